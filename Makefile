@@ -1,0 +1,41 @@
+# Baton: the two commands of the README, and a few more for developers.
+#   make up     install what is missing, build Release, run `baton up`
+#   make test   install what is missing, build the ASan+UBSan configuration, run the suite
+.PHONY: up test build asan bench deps format clean
+
+JOBS ?= $(shell nproc)
+GEN := $(shell command -v ninja >/dev/null 2>&1 && echo "-G Ninja")
+UP_ARGS ?=
+
+deps:
+	@scripts/install-deps
+
+build/release/build.ninja build/release/Makefile:
+	cmake -S . -B build/release $(GEN) -DCMAKE_BUILD_TYPE=Release
+
+build/asan/build.ninja build/asan/Makefile:
+	cmake -S . -B build/asan $(GEN) -DCMAKE_BUILD_TYPE=Debug -DBATON_SANITIZE=ON
+
+build: deps
+	@[ -f build/release/CMakeCache.txt ] || cmake -S . -B build/release $(GEN) -DCMAKE_BUILD_TYPE=Release
+	cmake --build build/release -j $(JOBS)
+
+asan: deps
+	@[ -f build/asan/CMakeCache.txt ] || cmake -S . -B build/asan $(GEN) -DCMAKE_BUILD_TYPE=Debug -DBATON_SANITIZE=ON
+	cmake --build build/asan -j $(JOBS)
+
+up: build
+	./build/release/baton up $(UP_ARGS)
+
+test: asan
+	cd build/asan && ctest --output-on-failure -j 2 --timeout 900
+
+bench: build
+	./build/release/baton_bench_sched
+	@echo "end-to-end load: see docs/performance.md"
+
+format:
+	clang-format -i $$(git ls-files 'src/*.h' 'src/*.cc' 'tests/*.cc' 'bench/*.cc')
+
+clean:
+	rm -rf build

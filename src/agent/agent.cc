@@ -1,0 +1,473 @@
+#include "agent/agent.h"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+#include "codec/json_codec.h"
+#include "core/quantity.h"
+#include "net/http_client.h"
+
+namespace baton::agent {
+namespace fs = std::filesystem;
+namespace {
+
+TimePoint Now() { return std::chrono::time_point_cast<Duration>(std::chrono::system_clock::now()); }
+
+constexpr size_t kLogChunk = 256 * 1024;
+
+std::string GetEnv(const char* key, const char* fallback) {
+  const char* v = std::getenv(key);
+  return v != nullptr ? v : fallback;
+}
+
+int64_t FileSize(const std::string& path) {
+  std::error_code ec;
+  auto n = fs::file_size(path, ec);
+  return ec ? 0 : static_cast<int64_t>(n);
+}
+
+std::string ReadRange(const std::string& path, int64_t offset, size_t max) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return {};
+  in.seekg(offset);
+  std::string out(max, '\0');
+  in.read(out.data(), static_cast<std::streamsize>(max));
+  out.resize(static_cast<size_t>(in.gcount()));
+  return out;
+}
+
+}  // namespace
+
+Agent::Agent(AgentOptions options, GpuBackend& backend, Executor& executor)
+    : options_(std::move(options)), backend_(backend), executor_(executor) {}
+
+Agent::~Agent() { Stop(); }
+
+std::string Agent::JobDir(JobId id) const { return options_.data_dir + "/jobs/" + id.ToString(); }
+std::string Agent::Key(JobId id, int attempt) const { return id.ToString() + "." + std::to_string(attempt); }
+std::string Agent::RunFile(JobId id, int attempt) const {
+  return options_.data_dir + "/run/" + Key(id, attempt) + ".run";
+}
+
+Status Agent::Start() {
+  std::error_code ec;
+  fs::create_directories(options_.data_dir + "/run", ec);
+  fs::create_directories(options_.data_dir + "/jobs", ec);
+  if (ec) return Internal("agent: cannot create " + options_.data_dir + ": " + ec.message());
+  gpus_ = backend_.Discover();
+  auto poll = net::HttpClient::Create(options_.server, options_.token);
+  if (!poll) return poll.error();
+  poll_client_ = std::move(*poll);
+  auto report = net::HttpClient::Create(options_.server, options_.token);
+  if (!report) return report.error();
+  report_client_ = std::move(*report);
+  Recover();
+  stopping_ = false;
+  main_thread_ = std::thread([this] { MainLoop(); });
+  poll_thread_ = std::thread([this] { PollLoop(); });
+  return Status::Ok();
+}
+
+void Agent::Stop() {
+  if (stopping_.exchange(true)) return;
+  cv_.notify_all();
+  if (poll_client_) poll_client_->Cancel();
+  if (poll_thread_.joinable()) poll_thread_.join();
+  if (main_thread_.joinable()) main_thread_.join();
+}
+
+// A run file: line 1 "shim_pid job_pid shim_start_ticks started_at_ms", line 2 the launch
+// order as the protocol encodes it.
+void Agent::WriteRunFile(const RunningJob& job) {
+  std::string path = RunFile(job.order.job, job.order.attempt);
+  std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    Order o;
+    o.kind = Order::Kind::kLaunch;
+    o.launch = job.order;
+    out << job.process.shim_pid << ' ' << job.process.job_pid << ' ' << job.process.shim_start_ticks
+        << ' ' << ToMillis(job.started_at) << '\n'
+        << codec::EncodeOrders({o}) << '\n';
+  }
+  std::error_code ec;
+  fs::rename(tmp, path, ec);
+}
+
+void Agent::Recover() {
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(options_.data_dir + "/run", ec)) {
+    if (entry.path().extension() != ".run") continue;
+    std::ifstream in(entry.path());
+    RunningJob job;
+    int64_t started_ms = 0;
+    std::string orders_line;
+    in >> job.process.shim_pid >> job.process.job_pid >> job.process.shim_start_ticks >> started_ms;
+    std::getline(in, orders_line);
+    std::getline(in, orders_line);
+    auto orders = codec::DecodeOrders(orders_line);
+    if (!in.good() && !in.eof()) continue;
+    if (!orders || orders->size() != 1) {
+      fs::remove(entry.path(), ec);  // unreadable: nothing can be adopted from it
+      continue;
+    }
+    job.order = (*orders)[0].launch;
+    job.started_at = FromMillis(started_ms);
+    job.adopted = true;
+    job.start_reported = true;  // registration tells the controller
+    // The controller has the log up to wherever it got; offsets make re-sending harmless.
+    job.log_shipped = 0;
+    jobs_[Key(job.order.job, job.order.attempt)] = std::move(job);
+  }
+  CollectExits(Now());
+}
+
+bool Agent::RegisterWithController() {
+  auto client = net::HttpClient::Create(options_.server, options_.token);
+  if (!client) return false;
+  RegisterRequest req;
+  req.node.name = options_.name;
+  req.node.gpus = gpus_;
+  req.node.cpus = static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN));
+  req.node.memory_bytes = static_cast<int64_t>(sysconf(_SC_PHYS_PAGES)) * sysconf(_SC_PAGE_SIZE);
+  req.node.gpu_backend = backend_.name();
+  req.node.topology = backend_.topology();
+  for (auto& [key, job] : jobs_) {
+    JobEvent e;
+    e.job = job.order.job;
+    e.attempt = job.order.attempt;
+    e.at = job.started_at;
+    e.kind = job.exited ? JobEvent::Kind::kExited : JobEvent::Kind::kStarted;
+    e.exit_code = job.status.exit_code;
+    e.signal = job.status.signal;
+    e.timed_out = job.timed_out;
+    e.lost = job.lost;
+    req.jobs.push_back(e);
+  }
+  auto res = (*client)->Request("POST", "/v1/agent/register", codec::EncodeRegister(req));
+  if (!res || res->status != 200) return false;
+  auto reply = codec::DecodeRegisterReply(res->body);
+  if (!reply) return false;
+  // The registration told the controller everything; exits in it are acknowledged.
+  pending_events_.clear();
+  for (auto& [key, job] : jobs_) {
+    job.start_reported = true;
+    job.exit_acked = job.exited;
+  }
+  DropAcknowledged();
+  {
+    std::lock_guard lock(mu_);
+    session_ = reply->session;
+    need_register_ = false;
+    orders_.clear();
+  }
+  cv_.notify_all();
+  return true;
+}
+
+void Agent::PollLoop() {
+  net::HttpClient* client = poll_client_.get();
+  uint64_t session = 0;
+  uint64_t after = 0;
+  while (!stopping_) {
+    {
+      std::unique_lock lock(mu_);
+      cv_.wait(lock, [&] { return stopping_ || (!need_register_ && session_ != 0); });
+      if (stopping_) return;
+      if (session != session_) {
+        session = session_;
+        after = 0;
+      }
+    }
+    std::string target = "/v1/agent/orders?node=" + options_.name + "&session=" +
+                         std::to_string(session) + "&after=" + std::to_string(after);
+    auto res = client->Request("GET", target, {}, {}, std::chrono::seconds(40));
+    if (stopping_) return;
+    if (!res) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(300));
+      continue;
+    }
+    if (res->status == 409) {
+      std::lock_guard lock(mu_);
+      if (session_ == session) need_register_ = true;
+      cv_.notify_all();
+      continue;
+    }
+    if (res->status != 200) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(300));
+      continue;
+    }
+    auto orders = codec::DecodeOrders(res->body);
+    if (!orders) continue;
+    std::lock_guard lock(mu_);
+    if (session_ != session) continue;
+    for (Order& o : *orders) {
+      if (o.seq <= after) continue;
+      after = o.seq;
+      orders_.push_back(std::move(o));
+    }
+    cv_.notify_all();
+  }
+}
+
+void Agent::MainLoop() {
+  TimePoint next_register_try{};
+  while (!stopping_) {
+    bool need_register;
+    std::deque<Order> orders;
+    {
+      std::lock_guard lock(mu_);
+      need_register = need_register_;
+      orders.swap(orders_);
+    }
+    TimePoint now = Now();
+    if (need_register && now >= next_register_try) {
+      if (!RegisterWithController()) next_register_try = now + std::chrono::seconds(1);
+    }
+    for (const Order& o : orders) HandleOrder(o);
+    now = Now();
+    CollectExits(now);
+    StepStops(now);
+    bool samples_due = now - last_sample_ >= options_.sample_interval;
+    bool logs_due = now - last_logs_ >= options_.log_interval;
+    bool logs_waiting = false;
+    if (logs_due) {
+      for (auto& [key, job] : jobs_) {
+        if (job.log_shipped < FileSize(JobDir(job.order.job) + "/output.log")) logs_waiting = true;
+      }
+    }
+    if (!need_register && (!pending_events_.empty() || samples_due || logs_waiting)) {
+      if (SendReport(samples_due)) {
+        if (samples_due) last_sample_ = now;
+        if (logs_due) last_logs_ = now;
+      } else {
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      }
+    }
+    std::unique_lock lock(mu_);
+    bool busy = std::any_of(jobs_.begin(), jobs_.end(), [](const auto& kv) { return !kv.second.exited; });
+    cv_.wait_for(lock, busy ? std::chrono::milliseconds(2) : std::chrono::milliseconds(100),
+                 [&] { return stopping_ || !orders_.empty() || (need_register_ && !need_register); });
+  }
+}
+
+void Agent::HandleOrder(const Order& order) {
+  if (order.kind == Order::Kind::kLaunch) {
+    if (jobs_.count(Key(order.launch.job, order.launch.attempt)) == 0) Launch(order.launch);
+    return;
+  }
+  auto it = jobs_.find(Key(order.stop.job, order.stop.attempt));
+  if (it == jobs_.end() || it->second.exited) return;
+  RunningJob& job = it->second;
+  if (job.stop_phase == 0 || order.stop.grace_period.count() == 0) {
+    BeginStop(job, order.stop.grace_period, false);
+  }
+}
+
+void Agent::Launch(const LaunchOrder& order) {
+  std::string dir = JobDir(order.job);
+  std::error_code ec;
+  fs::create_directories(dir + "/checkpoints", ec);
+  RunningJob job;
+  job.order = order;
+  job.started_at = Now();
+  job.log_shipped = FileSize(dir + "/output.log");  // earlier attempts' output was shipped
+
+  std::map<std::string, std::string> env;
+  env["PATH"] = GetEnv("PATH", "/usr/local/bin:/usr/bin:/bin");
+  env["HOME"] = GetEnv("HOME", "/");
+  env["LANG"] = GetEnv("LANG", "C.UTF-8");
+  env["USER"] = order.user;
+  env["LOGNAME"] = order.user;
+  for (const auto& [k, v] : order.env) env[k] = v;
+  std::string visible;
+  for (int g : order.gpus) {
+    if (!visible.empty()) visible += ',';
+    visible += std::to_string(g);
+  }
+  env["CUDA_VISIBLE_DEVICES"] = visible;
+  env["CUDA_DEVICE_ORDER"] = "PCI_BUS_ID";
+  env["BATON_JOB_ID"] = order.job.ToString();
+  env["BATON_JOB_NAME"] = order.name;
+  env["BATON_RESTART_COUNT"] = std::to_string(order.attempt);
+  env["BATON_CHECKPOINT_DIR"] = dir + "/checkpoints";
+  env["BATON_METRICS_FILE"] = dir + "/metrics.jsonl";
+  env["BATON_NODELIST"] = order.nodelist;
+  env["BATON_NODE_NAME"] = options_.name;
+  if (order.milli_per_gpu < 1000 && !order.gpus.empty()) {
+    env["CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"] = std::to_string(std::max<int64_t>(1, order.milli_per_gpu / 10));
+    if (order.gpu_memory_bytes > 0) {
+      env["CUDA_MPS_PINNED_DEVICE_MEM_LIMIT"] =
+          "0=" + std::to_string(order.gpu_memory_bytes >> 20) + "M";
+    }
+  }
+  if (order.num_nodes > 1) {
+    std::string first = order.nodelist.substr(0, order.nodelist.find(','));
+    env["MASTER_ADDR"] = first;
+    env["MASTER_PORT"] = std::to_string(29500 + order.job.value % 1000);
+    env["WORLD_SIZE"] = std::to_string(order.num_nodes);
+    env["RANK"] = std::to_string(order.node_rank);
+    env["NODE_RANK"] = std::to_string(order.node_rank);
+    env["LOCAL_RANK"] = "0";
+    env["LOCAL_WORLD_SIZE"] = "1";
+  }
+
+  ProcessSpec spec;
+  spec.argv = order.shell ? std::vector<std::string>{"/bin/sh", "-c", order.command.at(0)} : order.command;
+  for (const auto& [k, v] : env) spec.env.push_back(k + "=" + v);
+  spec.workdir = order.workdir.empty() ? dir : order.workdir;
+  spec.log_path = dir + "/output.log";
+  spec.status_path = RunFile(order.job, order.attempt) + ".exit";
+
+  JobEvent started{.job = order.job, .attempt = order.attempt, .kind = JobEvent::Kind::kStarted,
+                   .at = job.started_at};
+  auto proc = executor_.Start(spec);
+  if (!proc) {
+    job.exited = true;
+    job.status.exit_code = 127;
+    pending_events_.push_back(started);
+    JobEvent exited = started;
+    exited.kind = JobEvent::Kind::kExited;
+    exited.exit_code = 127;
+    exited.message = proc.error().message();
+    pending_events_.push_back(exited);
+    jobs_[Key(order.job, order.attempt)] = std::move(job);
+    return;
+  }
+  job.process = *proc;
+  WriteRunFile(job);
+  pending_events_.push_back(started);
+  job.start_reported = true;
+  jobs_[Key(order.job, order.attempt)] = std::move(job);
+}
+
+void Agent::BeginStop(RunningJob& job, Duration grace, bool time_limit) {
+  job.timed_out = job.timed_out || time_limit;
+  job.stop_grace = grace;
+  if (grace.count() == 0) {
+    executor_.Signal(job.process.job_pid, SIGKILL);
+    job.stop_phase = 3;
+    return;
+  }
+  executor_.Signal(job.process.job_pid, SIGUSR1);
+  job.stop_phase = 1;
+  job.next_stop_step = Now() + grace;
+}
+
+void Agent::StepStops(TimePoint now) {
+  for (auto& [key, job] : jobs_) {
+    if (job.exited) continue;
+    const LaunchOrder& o = job.order;
+    if (job.stop_phase == 0 && o.time_limit.count() > 0 && now >= job.started_at + o.time_limit) {
+      BeginStop(job, o.grace_period, true);
+      continue;
+    }
+    if ((job.stop_phase == 1 || job.stop_phase == 2) && now >= job.next_stop_step) {
+      int sig = job.stop_phase == 1 ? SIGTERM : SIGKILL;
+      executor_.Signal(job.process.job_pid, sig);
+      job.stop_phase += 1;
+      job.next_stop_step = now + job.stop_grace;
+    }
+  }
+}
+
+void Agent::CollectExits(TimePoint now) {
+  (void)now;
+  std::vector<pid_t> reaped = executor_.Reap();
+  std::set<pid_t> ended(reaped.begin(), reaped.end());
+  for (auto& [key, job] : jobs_) {
+    if (job.exited) continue;
+    std::string status_path = RunFile(job.order.job, job.order.attempt) + ".exit";
+    std::optional<ExitStatus> status;
+    bool gone = false;
+    if (!job.adopted) {
+      if (!ended.count(job.process.shim_pid)) continue;
+      status = ReadExitStatus(status_path);
+      gone = true;
+    } else {
+      status = ReadExitStatus(status_path);
+      if (!status) gone = !executor_.Alive(job.process.shim_pid, job.process.shim_start_ticks);
+      if (!status && gone) status = ReadExitStatus(status_path);  // it may have just finished
+    }
+    if (!status && !gone) continue;
+    job.exited = true;
+    if (status) {
+      job.status = *status;
+    } else {
+      job.lost = true;  // the shim died without a word (killed): the job's fate is unknown
+      executor_.Signal(job.process.job_pid, SIGKILL);
+    }
+    JobEvent e{.job = job.order.job, .attempt = job.order.attempt, .kind = JobEvent::Kind::kExited,
+               .at = Now(), .exit_code = job.status.exit_code, .signal = job.status.signal,
+               .timed_out = job.timed_out, .lost = job.lost};
+    pending_events_.push_back(e);
+  }
+}
+
+bool Agent::SendReport(bool with_samples) {
+  ReportRequest rep;
+  rep.node = options_.name;
+  {
+    std::lock_guard lock(mu_);
+    rep.session = session_;
+  }
+  rep.events = pending_events_;
+  std::set<std::string> exits_in_report;
+  for (const JobEvent& e : rep.events) {
+    if (e.kind == JobEvent::Kind::kExited) exits_in_report.insert(Key(e.job, e.attempt));
+  }
+  std::map<std::string, size_t> shipped;
+  for (auto& [key, job] : jobs_) {
+    std::string log = JobDir(job.order.job) + "/output.log";
+    std::string data = ReadRange(log, job.log_shipped, kLogChunk);
+    if (data.empty()) continue;
+    shipped[key] = data.size();
+    rep.logs.push_back(LogChunk{.job = job.order.job, .offset = job.log_shipped, .data = std::move(data)});
+  }
+  if (with_samples) {
+    std::vector<bool> busy(gpus_.size(), false);
+    for (auto& [key, job] : jobs_) {
+      if (job.exited) continue;
+      for (int g : job.order.gpus) {
+        if (g >= 0 && static_cast<size_t>(g) < busy.size()) busy[g] = true;
+      }
+    }
+    rep.gpus = backend_.Sample(busy);
+  }
+  auto res = report_client_->Request("POST", "/v1/agent/report", codec::EncodeReport(rep));
+  if (!res) return false;
+  if (res->status == 409) {
+    std::lock_guard lock(mu_);
+    need_register_ = true;
+    return false;
+  }
+  if (res->status != 200) return false;
+  pending_events_.erase(pending_events_.begin(), pending_events_.begin() + static_cast<std::ptrdiff_t>(rep.events.size()));
+  for (auto& [key, n] : shipped) jobs_[key].log_shipped += static_cast<int64_t>(n);
+  for (const std::string& key : exits_in_report) {
+    if (auto it = jobs_.find(key); it != jobs_.end()) it->second.exit_acked = true;
+  }
+  DropAcknowledged();
+  return true;
+}
+
+void Agent::DropAcknowledged() {
+  for (auto it = jobs_.begin(); it != jobs_.end();) {
+    RunningJob& job = it->second;
+    if (job.exit_acked && job.log_shipped >= FileSize(JobDir(job.order.job) + "/output.log")) {
+      std::error_code ec;
+      fs::remove(RunFile(job.order.job, job.order.attempt), ec);
+      fs::remove(RunFile(job.order.job, job.order.attempt) + ".exit", ec);
+      it = jobs_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+}
+
+}  // namespace baton::agent

@@ -1,0 +1,108 @@
+// The node agent: registers its GPUs with the controller, long-polls for orders, runs jobs
+// through an Executor, enforces time limits (SIGUSR1, grace, SIGTERM, grace, SIGKILL), ships
+// job logs and reports exits. The same code runs inside `baton up` and as `baton agent`.
+//
+// Durable state is the directory `data_dir/run/`: one file per job attempt it runs, removed
+// once the controller has acknowledged how the job ended. A restarted agent reads it back,
+// re-adopts the jobs still running and reports the ones that ended while it was away.
+#pragma once
+
+#include <sys/types.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "agent/executor.h"
+#include "agent/gpu_backend.h"
+#include "core/protocol.h"
+#include "net/http_client.h"
+
+namespace baton::agent {
+
+struct AgentOptions {
+  std::string name;                 // node name; defaults to the host name
+  std::string data_dir;             // job directories, logs, run files
+  std::string server;               // controller URL, http://HOST:PORT
+  std::string token;                // agent join token
+  Duration sample_interval = std::chrono::seconds(2);
+  Duration log_interval = std::chrono::milliseconds(250);
+};
+
+class Agent {
+ public:
+  // `backend` and `executor` must outlive the agent.
+  Agent(AgentOptions options, GpuBackend& backend, Executor& executor);
+  ~Agent();
+
+  // Reads back the jobs of a previous run, then starts the agent's threads.
+  Status Start();
+  // Stops the threads. Jobs keep running; the next Start re-adopts them.
+  void Stop();
+
+ private:
+  struct RunningJob {
+    LaunchOrder order;
+    Started process;
+    TimePoint started_at{};
+    bool adopted = false;           // not our child: watch its status file instead of waitpid
+    bool exited = false;
+    ExitStatus status;
+    bool lost = false;
+    bool timed_out = false;
+    int stop_phase = 0;             // 0 none, 1 SIGUSR1 sent, 2 SIGTERM sent, 3 SIGKILL sent
+    TimePoint next_stop_step{};
+    Duration stop_grace{0};
+    int64_t log_shipped = 0;        // bytes of the log the controller has
+    bool start_reported = false;
+    bool exit_acked = false;        // the controller has how it ended
+  };
+
+  void MainLoop();
+  void PollLoop();
+  bool RegisterWithController();
+  void HandleOrder(const Order& order);
+  void Launch(const LaunchOrder& order);
+  void BeginStop(RunningJob& job, Duration grace, bool time_limit);
+  void StepStops(TimePoint now);
+  void CollectExits(TimePoint now);
+  bool SendReport(bool with_samples);
+  void Recover();
+  std::string JobDir(JobId id) const;
+  std::string RunFile(JobId id, int attempt) const;
+  std::string Key(JobId id, int attempt) const;
+  void WriteRunFile(const RunningJob& job);
+  // Forgets jobs whose end the controller has and whose log it has whole.
+  void DropAcknowledged();
+
+  AgentOptions options_;
+  GpuBackend& backend_;
+  Executor& executor_;
+  std::vector<Gpu> gpus_;
+
+  std::mutex mu_;                   // guards orders_, session_, need_register_
+  std::condition_variable cv_;
+  std::deque<Order> orders_;
+  uint64_t session_ = 0;
+  bool need_register_ = true;
+  std::atomic<bool> stopping_{false};
+
+  std::map<std::string, RunningJob> jobs_;  // main loop only; key "id.attempt"
+  std::vector<JobEvent> pending_events_;    // main loop only; not yet acknowledged
+  TimePoint last_sample_{};
+  TimePoint last_logs_{};
+
+  std::unique_ptr<net::HttpClient> poll_client_;    // poll thread only (Cancel: any)
+  std::unique_ptr<net::HttpClient> report_client_;  // main loop only
+
+  std::thread main_thread_;
+  std::thread poll_thread_;
+};
+
+}  // namespace baton::agent

@@ -1,0 +1,192 @@
+#include "api/http_server.h"
+
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <boost/url/parse.hpp>
+#include <optional>
+#include <thread>
+#include <vector>
+
+#include "codec/json_codec.h"
+
+namespace baton::api {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+using tcp = asio::ip::tcp;
+
+namespace {
+
+Response ErrorResponse(int status, Status st) {
+  return Response{.status = status, .body = codec::EncodeError(st)};
+}
+
+class Session : public std::enable_shared_from_this<Session> {
+ public:
+  Session(tcp::socket socket, const HttpServerOptions& options, const Handler& handler)
+      : stream_(std::move(socket)), options_(options), handler_(handler) {}
+
+  void Run() {
+    asio::dispatch(stream_.get_executor(), [self = shared_from_this()] { self->Read(); });
+  }
+
+ private:
+  void Read() {
+    parser_.emplace();
+    parser_->body_limit(options_.max_body_bytes);
+    parser_->header_limit(static_cast<uint32_t>(options_.max_header_bytes));
+    stream_.expires_after(std::chrono::seconds(300));  // idle keep-alive connections
+    http::async_read(stream_, buffer_, *parser_,
+                     [self = shared_from_this()](beast::error_code ec, size_t) { self->OnRead(ec); });
+  }
+
+  void OnRead(beast::error_code ec) {
+    if (ec == http::error::end_of_stream || ec == beast::error::timeout ||
+        ec == asio::error::operation_aborted || ec == asio::error::connection_reset ||
+        ec == asio::error::eof) {
+      Close();
+      return;
+    }
+    if (ec == http::error::body_limit) {
+      Write(ErrorResponse(413, TooLarge("body: larger than " + std::to_string(options_.max_body_bytes) +
+                                        " bytes")), false, 11);
+      return;
+    }
+    if (ec == http::error::header_limit) {
+      Write(ErrorResponse(431, TooLarge("headers: larger than " + std::to_string(options_.max_header_bytes) +
+                                        " bytes")), false, 11);
+      return;
+    }
+    if (ec) {
+      Write(ErrorResponse(400, InvalidArgument("request: " + ec.message())), false, 11);
+      return;
+    }
+    http::request<http::string_body> req = parser_->release();
+    bool keep_alive = req.keep_alive();
+    unsigned version = req.version();
+    Request r;
+    r.method = std::string(req.method_string());
+    auto target = boost::urls::parse_origin_form(std::string_view(req.target().data(), req.target().size()));
+    if (!target) {
+      Write(ErrorResponse(400, InvalidArgument("request: bad target")), false, version);
+      return;
+    }
+    r.path = std::string(target->path());
+    for (auto param : target->params()) r.query[std::string(param.key)] = std::string(param.value);
+    r.body = std::move(req.body());
+    if (auto it = req.find(http::field::authorization); it != req.end()) r.authorization = std::string(it->value());
+    if (auto it = req.find("Idempotency-Key"); it != req.end()) r.idempotency_key = std::string(it->value());
+    stream_.expires_never();  // the answer may take a while (long polls)
+    auto self = shared_from_this();
+    handler_(std::move(r), [self, keep_alive, version](Response res) {
+      asio::post(self->stream_.get_executor(), [self, res = std::move(res), keep_alive, version]() mutable {
+        self->Write(std::move(res), keep_alive, version);
+      });
+    });
+  }
+
+  void Write(Response res, bool keep_alive, unsigned version) {
+    auto msg = std::make_shared<http::response<http::string_body>>(static_cast<http::status>(res.status), version);
+    msg->set(http::field::server, "baton");
+    msg->set(http::field::content_type, res.content_type);
+    for (const auto& [k, v] : res.headers) msg->set(k, v);
+    msg->keep_alive(keep_alive);
+    msg->body() = std::move(res.body);
+    msg->prepare_payload();
+    stream_.expires_after(std::chrono::seconds(60));
+    http::async_write(stream_, *msg, [self = shared_from_this(), msg, keep_alive](beast::error_code ec, size_t) {
+      if (ec || !keep_alive) {
+        self->Close();
+        return;
+      }
+      self->Read();
+    });
+  }
+
+  void Close() {
+    beast::error_code ec;
+    stream_.socket().shutdown(tcp::socket::shutdown_send, ec);
+    stream_.socket().close(ec);
+  }
+
+  beast::tcp_stream stream_;
+  beast::flat_buffer buffer_;
+  std::optional<http::request_parser<http::string_body>> parser_;
+  const HttpServerOptions& options_;
+  const Handler& handler_;
+};
+
+}  // namespace
+
+struct HttpServer::Impl {
+  HttpServerOptions options;
+  Handler handler;
+  asio::io_context ioc;
+  std::optional<tcp::acceptor> acceptor;
+  std::vector<std::thread> threads;
+  std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work;
+
+  void Accept() {
+    acceptor->async_accept(asio::make_strand(ioc), [this](beast::error_code ec, tcp::socket socket) {
+      if (ec == asio::error::operation_aborted) return;
+      if (!ec) {
+        beast::error_code ignored;
+        socket.set_option(tcp::no_delay(true), ignored);
+        std::make_shared<Session>(std::move(socket), options, handler)->Run();
+      }
+      Accept();
+    });
+  }
+};
+
+HttpServer::HttpServer(HttpServerOptions options, Handler handler) : impl_(std::make_unique<Impl>()) {
+  impl_->options = std::move(options);
+  impl_->handler = std::move(handler);
+}
+
+HttpServer::~HttpServer() { Stop(); }
+
+Result<uint16_t> HttpServer::Start() {
+  Impl& im = *impl_;
+  beast::error_code ec;
+  auto address = asio::ip::make_address(im.options.host, ec);
+  if (ec) return Err(InvalidArgument("listen: \"" + im.options.host + "\" is not an IP address"));
+  tcp::endpoint endpoint(address, im.options.port);
+  im.acceptor.emplace(im.ioc);
+  im.acceptor->open(endpoint.protocol(), ec);
+  if (!ec) im.acceptor->set_option(asio::socket_base::reuse_address(true), ec);
+  if (!ec) im.acceptor->bind(endpoint, ec);
+  if (!ec) im.acceptor->listen(asio::socket_base::max_listen_connections, ec);
+  if (ec) {
+    return Err(Unavailable("listen: cannot listen on " + im.options.host + ":" +
+                           std::to_string(im.options.port) + ": " + ec.message()));
+  }
+  uint16_t port = im.acceptor->local_endpoint().port();
+  im.work.emplace(im.ioc.get_executor());
+  im.Accept();
+  for (int i = 0; i < std::max(1, im.options.threads); ++i) {
+    im.threads.emplace_back([&im] { im.ioc.run(); });
+  }
+  return port;
+}
+
+void HttpServer::Stop() {
+  Impl& im = *impl_;
+  if (im.threads.empty()) return;
+  asio::post(im.ioc, [&im] {
+    beast::error_code ec;
+    if (im.acceptor) im.acceptor->close(ec);
+  });
+  im.work.reset();
+  im.ioc.stop();
+  for (auto& t : im.threads) t.join();
+  im.threads.clear();
+}
+
+void HttpServer::Post(std::function<void()> fn) { asio::post(impl_->ioc, std::move(fn)); }
+
+}  // namespace baton::api

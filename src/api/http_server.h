@@ -1,0 +1,40 @@
+// The HTTP/1.1 server on Boost.Beast: keep-alive, bounded request sizes, answers that may come
+// later from another thread (long polls, group commit). Beast stays inside http_server.cc.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "api/http.h"
+#include "core/status.h"
+
+namespace baton::api {
+
+struct HttpServerOptions {
+  std::string host = "127.0.0.1";
+  uint16_t port = 0;                       // 0 picks a free port
+  size_t max_body_bytes = 1 << 20;         // larger bodies get 413
+  size_t max_header_bytes = 16 * 1024;
+  int threads = 1;
+};
+
+class HttpServer {
+ public:
+  HttpServer(HttpServerOptions options, Handler handler);
+  ~HttpServer();
+
+  // Binds and starts serving; returns the port bound.
+  Result<uint16_t> Start();
+  // Stops accepting and closes connections; joins the threads.
+  void Stop();
+  // Runs `fn` on one of the server's threads.
+  void Post(std::function<void()> fn);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace baton::api

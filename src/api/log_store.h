@@ -1,0 +1,36 @@
+// Job logs as the controller keeps them: agents ship byte ranges of each job's output, and
+// they land at their offsets in DIR/<job>/<node>.log, so a range sent twice is harmless.
+// Thread-safe: every call opens its own file descriptor.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/ids.h"
+#include "core/status.h"
+
+namespace baton::api {
+
+class LogStore {
+ public:
+  explicit LogStore(std::string dir);
+
+  Status Write(JobId job, const std::string& node, int64_t offset, std::string_view data);
+
+  struct Chunk {
+    std::string data;
+    int64_t size = 0;  // the whole log's size now
+  };
+  // Up to `max` bytes from `offset` of the job's log from `node`; an empty log when none yet.
+  Result<Chunk> Read(JobId job, const std::string& node, int64_t offset, size_t max) const;
+  // Nodes that sent output for the job, most recently written first.
+  std::vector<std::string> Nodes(JobId job) const;
+
+ private:
+  std::string Path(JobId job, const std::string& node) const;
+  std::string dir_;
+};
+
+}  // namespace baton::api

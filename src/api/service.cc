@@ -1,0 +1,303 @@
+#include "api/service.h"
+
+#include <charconv>
+
+#include "codec/json_codec.h"
+
+namespace baton::api {
+namespace {
+
+Response Error(const Status& st) {
+  return Response{.status = HttpStatus(st.code()), .body = codec::EncodeError(st)};
+}
+
+Response Json(int status, std::string body) { return Response{.status = status, .body = std::move(body)}; }
+
+// Parses an integer query parameter bounded to [lo, hi]; `fallback` when absent.
+Result<int64_t> QueryInt(const Request& req, const std::string& key, int64_t lo, int64_t hi,
+                         int64_t fallback) {
+  auto it = req.query.find(key);
+  if (it == req.query.end() || it->second.empty()) return fallback;
+  int64_t v = 0;
+  const std::string& s = it->second;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || p != s.data() + s.size() || v < lo || v > hi) {
+    return Err(InvalidArgument(key + ": must be a whole number between " + std::to_string(lo) +
+                               " and " + std::to_string(hi)));
+  }
+  return v;
+}
+
+// Splits "/v1/jobs/12/cancel" into its segments.
+std::vector<std::string> Segments(const std::string& path) {
+  std::vector<std::string> out;
+  size_t i = 0;
+  while (i < path.size()) {
+    size_t j = path.find('/', i);
+    if (j == std::string::npos) j = path.size();
+    if (j > i) out.push_back(path.substr(i, j - i));
+    i = j + 1;
+  }
+  return out;
+}
+
+Result<int64_t> ParseJobId(const std::string& s) {
+  int64_t v = 0;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || p != s.data() + s.size() || v <= 0) {
+    return Err(InvalidArgument("job id: \"" + s.substr(0, 32) + "\" is not a positive integer"));
+  }
+  return v;
+}
+
+control::Caller CallerOf(const Identity& who) {
+  return control::Caller{.user = who.user, .admin = who.role == Role::kAdmin};
+}
+
+}  // namespace
+
+int HttpStatus(Code code) {
+  switch (code) {
+    case Code::kOk: return 200;
+    case Code::kInvalidArgument: return 400;
+    case Code::kUnauthenticated: return 401;
+    case Code::kPermissionDenied: return 403;
+    case Code::kNotFound: return 404;
+    case Code::kConflict: return 409;
+    case Code::kTooLarge: return 413;
+    case Code::kUnavailable: return 503;
+    case Code::kInternal: return 500;
+  }
+  return 500;
+}
+
+Service::Service(control::ControllerLoop& loop, const TokenRegistry& tokens, LogStore& logs,
+                 PostToIo post_to_io)
+    : loop_(loop), tokens_(tokens), logs_(logs), post_to_io_(std::move(post_to_io)) {}
+
+void Service::Run(control::Command command, Respond respond,
+                  std::function<Response(control::Reply&)> encode) {
+  loop_.Post(std::move(command), [this, respond = std::move(respond),
+                                  encode = std::move(encode)](control::Reply reply) mutable {
+    post_to_io_([respond = std::move(respond), encode = std::move(encode), reply = std::move(reply)]() mutable {
+      if (!reply.status.ok()) {
+        respond(Error(reply.status));
+        return;
+      }
+      respond(encode(reply));
+    });
+  });
+}
+
+void Service::Handle(Request req, Respond respond) {
+  std::vector<std::string> seg = Segments(req.path);
+  if (seg.size() == 1 && seg[0] == "healthz") {
+    respond(Json(200, R"({"status":"ok"})"));
+    return;
+  }
+  if (seg.empty() || seg[0] != "v1") {
+    respond(Error(NotFound("no such endpoint: " + req.path.substr(0, 128))));
+    return;
+  }
+  auto who = tokens_.Authenticate(req.authorization);
+  if (!who) {
+    Response r = Error(who.error());
+    r.headers.emplace_back("WWW-Authenticate", "Bearer");
+    respond(std::move(r));
+    return;
+  }
+  const bool get = req.method == "GET";
+  const bool post = req.method == "POST";
+  auto method_not_allowed = [&] {
+    respond(Json(405, codec::EncodeError(InvalidArgument(req.method + " is not allowed on " + req.path))));
+  };
+
+  // The node protocol: agents (and admins) only.
+  if (seg.size() >= 2 && seg[1] == "agent") {
+    if (who->role == Role::kUser) {
+      respond(Error(PermissionDenied("the node protocol needs an agent token")));
+      return;
+    }
+    if (seg.size() == 3 && seg[2] == "register" && post) {
+      auto reg = codec::DecodeRegister(req.body);
+      if (!reg) return respond(Error(reg.error()));
+      Run(control::AgentRegister{std::move(*reg)}, std::move(respond), [](control::Reply& r) {
+        return Json(200, codec::EncodeRegisterReply(r.registration));
+      });
+      return;
+    }
+    if (seg.size() == 3 && seg[2] == "orders" && get) {
+      control::AgentPoll poll;
+      poll.node = req.query["node"];
+      auto session = QueryInt(req, "session", 0, INT64_MAX, 0);
+      auto after = QueryInt(req, "after", 0, INT64_MAX, 0);
+      if (!session) return respond(Error(session.error()));
+      if (!after) return respond(Error(after.error()));
+      poll.session = static_cast<uint64_t>(*session);
+      poll.after = static_cast<uint64_t>(*after);
+      Run(std::move(poll), std::move(respond),
+          [](control::Reply& r) { return Json(200, codec::EncodeOrders(r.orders)); });
+      return;
+    }
+    if (seg.size() == 3 && seg[2] == "report" && post) {
+      AgentReport(req, std::move(respond));
+      return;
+    }
+    return respond(Error(NotFound("no such endpoint: " + req.path.substr(0, 128))));
+  }
+  if (who->role == Role::kAgent) {
+    respond(Error(PermissionDenied("an agent token is for the node protocol only")));
+    return;
+  }
+
+  if (seg.size() == 2 && seg[1] == "jobs") {
+    if (post) return Submit(*who, req, std::move(respond), false);
+    if (!get) return method_not_allowed();
+    control::ListJobs list;
+    list.caller = CallerOf(*who);
+    if (auto it = req.query.find("state"); it != req.query.end() && !it->second.empty()) {
+      std::string states = it->second;
+      size_t i = 0;
+      while (i <= states.size()) {
+        size_t j = states.find(',', i);
+        if (j == std::string::npos) j = states.size();
+        auto st = ParseJobState(states.substr(i, j - i));
+        if (!st) return respond(Error(st.error()));
+        list.states.push_back(*st);
+        i = j + 1;
+      }
+    }
+    list.user = req.query["user"];
+    list.project = req.query["project"];
+    auto limit = QueryInt(req, "limit", 1, 1000, 100);
+    auto after = QueryInt(req, "after", 0, INT64_MAX, 0);
+    if (!limit) return respond(Error(limit.error()));
+    if (!after) return respond(Error(after.error()));
+    list.limit = static_cast<int>(*limit);
+    list.after = *after;
+    Run(std::move(list), std::move(respond), [](control::Reply& r) {
+      std::vector<const Job*> jobs;
+      for (const Job& j : r.jobs) jobs.push_back(&j);
+      return Json(200, codec::EncodeJobList(jobs, r.next));
+    });
+    return;
+  }
+  if (seg.size() == 3 && seg[1] == "jobs" && seg[2] == "batch") {
+    if (!post) return method_not_allowed();
+    return Submit(*who, req, std::move(respond), true);
+  }
+  if (seg.size() >= 3 && seg[1] == "jobs") {
+    auto id = ParseJobId(seg[2]);
+    if (!id) return respond(Error(id.error()));
+    if (seg.size() == 3) {
+      if (!get) return method_not_allowed();
+      Run(control::GetJob{CallerOf(*who), JobId{*id}}, std::move(respond),
+          [](control::Reply& r) { return Json(200, codec::EncodeJob(r.jobs.at(0))); });
+      return;
+    }
+    if (seg.size() == 4 && seg[3] == "logs") {
+      if (!get) return method_not_allowed();
+      return Logs(*who, req, *id, std::move(respond));
+    }
+    if (seg.size() == 4 && (seg[3] == "cancel" || seg[3] == "hold" || seg[3] == "release")) {
+      if (!post) return method_not_allowed();
+      using K = control::JobAction::Kind;
+      K kind = seg[3] == "cancel" ? K::kCancel : seg[3] == "hold" ? K::kHold : K::kRelease;
+      Run(control::JobAction{CallerOf(*who), JobId{*id}, kind}, std::move(respond),
+          [](control::Reply& r) { return Json(200, codec::EncodeJob(r.jobs.at(0))); });
+      return;
+    }
+  }
+  if (seg.size() >= 2 && seg[1] == "nodes") {
+    if (!get) return method_not_allowed();
+    std::string name = seg.size() >= 3 ? seg[2] : "";
+    if (seg.size() > 3) return respond(Error(NotFound("no such endpoint: " + req.path.substr(0, 128))));
+    Run(control::ListNodes{}, std::move(respond), [name](control::Reply& r) {
+      if (name.empty()) return Json(200, codec::EncodeNodeList(r.nodes));
+      for (const NodeStatus& n : r.nodes) {
+        if (n.info.name == name) {
+          std::string list = codec::EncodeNodeList({n});
+          // {"nodes":[X]} -> X
+          return Json(200, list.substr(10, list.size() - 12));
+        }
+      }
+      return Error(NotFound("node " + name + " is not known"));
+    });
+    return;
+  }
+  respond(Error(NotFound("no such endpoint: " + req.path.substr(0, 128))));
+}
+
+void Service::Submit(const Identity& who, Request& req, Respond respond, bool batch) {
+  control::SubmitJobs submit;
+  submit.caller = CallerOf(who);
+  if (req.idempotency_key.size() > 256) {
+    return respond(Error(InvalidArgument("Idempotency-Key: longer than 256 bytes")));
+  }
+  submit.idempotency_key = req.idempotency_key;
+  if (batch) {
+    if (req.body.find("\"jobs\"") == std::string::npos) {
+      return respond(Error(InvalidArgument("body: must be {\"jobs\": [spec, ...]}")));
+    }
+    auto specs = codec::DecodeJobSpecs(req.body);
+    if (!specs) return respond(Error(specs.error()));
+    submit.specs = std::move(*specs);
+  } else {
+    auto spec = codec::DecodeJobSpec(req.body);
+    if (!spec) return respond(Error(spec.error()));
+    submit.specs.push_back(std::move(*spec));
+  }
+  Run(std::move(submit), std::move(respond), [batch](control::Reply& r) {
+    int status = r.created ? 201 : 200;
+    if (!batch) return Json(status, codec::EncodeJob(r.jobs.at(0)));
+    std::vector<const Job*> jobs;
+    for (const Job& j : r.jobs) jobs.push_back(&j);
+    std::string list = codec::EncodeJobList(jobs, std::nullopt);
+    return Json(status, list);
+  });
+}
+
+void Service::Logs(const Identity& who, const Request& req, int64_t id, Respond respond) {
+  auto offset = QueryInt(req, "offset", 0, INT64_MAX, 0);
+  auto limit = QueryInt(req, "limit", 1, 16 << 20, 1 << 20);
+  if (!offset) return respond(Error(offset.error()));
+  if (!limit) return respond(Error(limit.error()));
+  std::string node;
+  if (auto it = req.query.find("node"); it != req.query.end()) node = it->second;
+  Run(control::GetJob{CallerOf(who), JobId{id}}, std::move(respond),
+      [this, node, offset = *offset, limit = *limit](control::Reply& r) {
+        const Job& job = r.jobs.at(0);
+        std::string from = node;
+        if (from.empty()) {
+          std::vector<std::string> nodes = logs_.Nodes(job.id);
+          if (!job.allocation.empty()) from = job.allocation.front().node;
+          else if (!nodes.empty()) from = nodes.front();
+        }
+        Response res;
+        res.content_type = "text/plain; charset=utf-8";
+        res.headers.emplace_back("X-Baton-Job-State", std::string(JobStateName(job.state)));
+        if (from.empty()) return res;
+        auto chunk = logs_.Read(job.id, from, offset, static_cast<size_t>(limit));
+        if (!chunk) return Error(chunk.error());
+        res.body = std::move(chunk->data);
+        res.headers.emplace_back("X-Baton-Log-Size", std::to_string(chunk->size));
+        return res;
+      });
+}
+
+void Service::AgentReport(Request& req, Respond respond) {
+  auto report = codec::DecodeReport(req.body);
+  if (!report) return respond(Error(report.error()));
+  if (!IsValidNodeName(report->node)) return respond(Error(InvalidArgument("node: not a valid node name")));
+  // Logs land before the report reaches the controller: once an exit is acknowledged, the
+  // output before it is on disk here.
+  for (const LogChunk& c : report->logs) {
+    Status st = logs_.Write(c.job, report->node, c.offset, c.data);
+    if (!st.ok()) return respond(Error(st));
+  }
+  report->logs.clear();
+  Run(control::AgentReport{std::move(*report)}, std::move(respond),
+      [](control::Reply&) { return Json(200, "{}"); });
+}
+
+}  // namespace baton::api

@@ -1,0 +1,42 @@
+// The REST API (PRODUCT.md §3) and the agent protocol (/v1/agent/...): authenticates each
+// request, turns it into a controller command, and encodes the reply. Decoding and encoding
+// run on the HTTP threads; only commands reach the controller's thread.
+#pragma once
+
+#include <functional>
+#include <string>
+
+#include "api/auth.h"
+#include "api/http.h"
+#include "api/log_store.h"
+#include "control/controller_loop.h"
+
+namespace baton::api {
+
+// Maps a status code to its HTTP status.
+int HttpStatus(Code code);
+
+class Service {
+ public:
+  using PostToIo = std::function<void(std::function<void()>)>;
+  // All references must outlive the service. `post_to_io` runs work on an HTTP thread.
+  Service(control::ControllerLoop& loop, const TokenRegistry& tokens, LogStore& logs,
+          PostToIo post_to_io);
+
+  void Handle(Request request, Respond respond);
+
+ private:
+  void Submit(const Identity& who, Request& req, Respond respond, bool batch);
+  void Logs(const Identity& who, const Request& req, int64_t id, Respond respond);
+  void AgentReport(Request& req, Respond respond);
+  // Posts `command`; the reply is turned into a response by `encode` on an HTTP thread.
+  void Run(control::Command command, Respond respond,
+           std::function<Response(control::Reply&)> encode);
+
+  control::ControllerLoop& loop_;
+  const TokenRegistry& tokens_;
+  LogStore& logs_;
+  PostToIo post_to_io_;
+};
+
+}  // namespace baton::api

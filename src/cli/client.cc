@@ -1,0 +1,81 @@
+#include "cli/client.h"
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include "codec/json_codec.h"
+
+namespace baton::cli {
+namespace {
+
+std::string ReadTrimmed(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return {};
+  std::stringstream ss;
+  ss << in.rdbuf();
+  std::string s = ss.str();
+  while (!s.empty() && (s.back() == '\n' || s.back() == ' ' || s.back() == '\r')) s.pop_back();
+  return s;
+}
+
+Status FromHttp(const net::HttpResponse& r) {
+  std::string msg = codec::ErrorMessage(r.body);
+  switch (r.status) {
+    case 400: return InvalidArgument(msg);
+    case 401: return Unauthenticated(msg);
+    case 403: return PermissionDenied(msg);
+    case 404: return NotFound(msg);
+    case 409: return Conflict(msg);
+    case 413: return TooLarge(msg);
+    case 503: return Unavailable(msg);
+    default: return Internal("HTTP " + std::to_string(r.status) + ": " + msg);
+  }
+}
+
+}  // namespace
+
+std::string DefaultDataDir() {
+  if (const char* home = std::getenv("BATON_HOME"); home != nullptr && *home != '\0') return home;
+  const char* user_home = std::getenv("HOME");
+  return std::string(user_home != nullptr ? user_home : ".") + "/.baton";
+}
+
+Result<std::unique_ptr<ApiClient>> ApiClient::Connect(const Connection& c) {
+  std::string dir = DefaultDataDir();
+  std::string server = c.server;
+  if (server.empty()) {
+    if (const char* s = std::getenv("BATON_SERVER"); s != nullptr) server = s;
+  }
+  if (server.empty()) server = ReadTrimmed(dir + "/server.url");
+  if (server.empty()) {
+    return Err(Unavailable("no server: pass --server URL, set BATON_SERVER, or start one with `baton up` (" +
+                           dir + "/server.url not found)"));
+  }
+  std::string token = c.token;
+  if (token.empty()) {
+    if (const char* t = std::getenv("BATON_TOKEN"); t != nullptr) token = t;
+  }
+  if (token.empty()) token = ReadTrimmed(dir + "/admin.token");
+  ASSIGN_OR_RETURN(auto http, net::HttpClient::Create(server, token));
+  return std::unique_ptr<ApiClient>(new ApiClient(std::move(http)));
+}
+
+Result<net::HttpResponse> ApiClient::Raw(std::string_view method, std::string_view target,
+                                         std::string_view body, const net::Headers& headers) {
+  return http_->Request(method, target, body, headers);
+}
+
+Result<std::string> ApiClient::Call(std::string_view method, std::string_view target,
+                                    std::string_view body, const net::Headers& headers) {
+  ASSIGN_OR_RETURN(net::HttpResponse r, Raw(method, target, body, headers));
+  if (r.status < 200 || r.status >= 300) return Err(FromHttp(r));
+  return std::move(r.body);
+}
+
+Result<Job> ApiClient::GetJob(JobId id) {
+  ASSIGN_OR_RETURN(std::string body, Call("GET", "/v1/jobs/" + id.ToString()));
+  return codec::DecodeJob(body);
+}
+
+}  // namespace baton::cli

@@ -1,0 +1,43 @@
+// How the CLI finds its server and token (PRODUCT.md §2), and a thin API client on top of
+// net::HttpClient that turns HTTP errors into messages.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "core/job.h"
+#include "core/status.h"
+#include "net/http_client.h"
+
+namespace baton::cli {
+
+struct Connection {
+  std::string server;   // --server
+  std::string token;    // --token
+};
+
+// $BATON_HOME, else ~/.baton.
+std::string DefaultDataDir();
+
+class ApiClient {
+ public:
+  // Resolves server and token: flags, then $BATON_SERVER / $BATON_TOKEN, then the files
+  // server.url and admin.token of the local data directory.
+  static Result<std::unique_ptr<ApiClient>> Connect(const Connection& c);
+
+  // Returns the body of a 2xx answer; other answers become errors carrying the server's message.
+  Result<std::string> Call(std::string_view method, std::string_view target,
+                           std::string_view body = {}, const net::Headers& headers = {});
+  // The raw answer, for callers that look at the status themselves.
+  Result<net::HttpResponse> Raw(std::string_view method, std::string_view target,
+                                std::string_view body = {}, const net::Headers& headers = {});
+
+  Result<Job> GetJob(JobId id);
+
+ private:
+  explicit ApiClient(std::unique_ptr<net::HttpClient> http) : http_(std::move(http)) {}
+  std::unique_ptr<net::HttpClient> http_;
+};
+
+}  // namespace baton::cli

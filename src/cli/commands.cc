@@ -1,0 +1,437 @@
+#include "cli/commands.h"
+
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <thread>
+
+#include "cli/client.h"
+#include "cli/table.h"
+#include "codec/json_codec.h"
+#include "core/quantity.h"
+
+namespace baton::cli {
+namespace {
+
+// Every command: a failure prints "baton: message" and exits 1.
+int Fail(const Status& st) {
+  std::cerr << "baton: " << st.message() << "\n";
+  return 1;
+}
+
+std::string RandomKey() {
+  std::ifstream in("/dev/urandom", std::ios::binary);
+  unsigned char b[16] = {};
+  in.read(reinterpret_cast<char*>(b), sizeof b);
+  std::string s;
+  const char* hex = "0123456789abcdef";
+  for (unsigned char c : b) {
+    s += hex[c >> 4];
+    s += hex[c & 15];
+  }
+  return s;
+}
+
+std::string Age(TimePoint t) {
+  auto now = std::chrono::time_point_cast<Duration>(std::chrono::system_clock::now());
+  Duration d = now - t;
+  if (d < Duration(0)) d = Duration(0);
+  int64_t s = std::chrono::duration_cast<std::chrono::seconds>(d).count();
+  if (s < 60) return std::to_string(s) + "s";
+  if (s < 3600) return std::to_string(s / 60) + "m";
+  if (s < 86400) return std::to_string(s / 3600) + "h";
+  return std::to_string(s / 86400) + "d";
+}
+
+std::string AllocationText(const Job& j) {
+  std::string out;
+  for (const auto& part : j.allocation) {
+    if (!out.empty()) out += " ";
+    out += part.node + ":";
+    for (size_t i = 0; i < part.gpus.size(); ++i) out += (i ? "," : "") + std::to_string(part.gpus[i]);
+  }
+  return out;
+}
+
+bool LooksLikeShell(const std::vector<std::string>& cmd) {
+  if (cmd.size() != 1) return false;
+  return cmd[0].find_first_of(" \t;|&$<>(){}*?`'\"\n") != std::string::npos;
+}
+
+struct SubmitFlags {
+  std::string gpus = "0";
+  std::string gpu_type, gpu_memory, memory, priority = "normal", project = "default", pool = "default";
+  std::string name, time, grace, workdir, file;
+  int nodes = 1, cpus = 0, retries = 0;
+  std::vector<int64_t> after;
+  std::vector<std::string> env;
+  bool preemptible = false, hold = false, json = false;
+};
+
+Result<JobSpec> SpecFromFlags(const SubmitFlags& f, std::vector<std::string> command) {
+  JobSpec spec;
+  ASSIGN_OR_RETURN(spec.resources.milli_gpus, ParseMilli(f.gpus, "--gpus", SpecLimits::kMaxMilliGpus));
+  spec.resources.gpu_type = f.gpu_type;
+  if (!f.gpu_memory.empty()) { ASSIGN_OR_RETURN(spec.resources.gpu_memory_bytes, ParseSize(f.gpu_memory, "--gpu-memory")); }
+  if (!f.memory.empty()) { ASSIGN_OR_RETURN(spec.resources.memory_bytes, ParseSize(f.memory, "--memory")); }
+  spec.resources.nodes = f.nodes;
+  spec.resources.cpus = f.cpus;
+  ASSIGN_OR_RETURN(spec.priority, ParsePriority(f.priority));
+  spec.project = f.project;
+  spec.pool = f.pool;
+  spec.name = f.name;
+  if (!f.time.empty()) { ASSIGN_OR_RETURN(spec.time_limit, ParseDuration(f.time, "--time")); }
+  if (!f.grace.empty()) { ASSIGN_OR_RETURN(spec.grace_period, ParseDuration(f.grace, "--grace")); }
+  spec.retries = f.retries;
+  for (const std::string& kv : f.env) {
+    size_t eq = kv.find('=');
+    if (eq == std::string::npos || eq == 0) return Err(InvalidArgument("--env: expected KEY=VALUE, got \"" + kv + "\""));
+    spec.env.emplace_back(kv.substr(0, eq), kv.substr(eq + 1));
+  }
+  spec.workdir = f.workdir.empty() ? std::filesystem::current_path().string() : f.workdir;
+  for (int64_t id : f.after) spec.after.push_back(JobId{id});
+  spec.preemptible = f.preemptible;
+  spec.hold = f.hold;
+  if (command.empty()) return Err(InvalidArgument("no command: use `baton submit [OPTIONS] -- COMMAND [ARGS...]` or -f FILE"));
+  spec.shell = LooksLikeShell(command);
+  spec.command = std::move(command);
+  if (spec.name.empty()) spec.name = std::filesystem::path(spec.shell ? "sh" : spec.command[0]).filename().string();
+  RETURN_IF_ERROR(ValidateJobSpec(spec));
+  return spec;
+}
+
+int Submit(const Connection& conn, const SubmitFlags& f, std::vector<std::string> command) {
+  std::string body;
+  bool batch = false;
+  if (!f.file.empty()) {
+    std::ifstream in(f.file);
+    if (!in) return Fail(NotFound(f.file + ": cannot be read"));
+    std::stringstream ss;
+    ss << in.rdbuf();
+    auto json = codec::YamlToJson(ss.str(), f.file);
+    if (!json) return Fail(json.error());
+    auto specs = codec::DecodeJobSpecs(*json);
+    if (!specs) return Fail(InvalidArgument(f.file + ": " + specs.error().message()));
+    batch = specs->size() > 1;
+    if (batch) {
+      body = "{\"jobs\":[";
+      for (size_t i = 0; i < specs->size(); ++i) body += (i ? "," : "") + codec::EncodeJobSpec((*specs)[i]);
+      body += "]}";
+    } else {
+      body = codec::EncodeJobSpec(specs->front());
+    }
+  } else {
+    auto spec = SpecFromFlags(f, std::move(command));
+    if (!spec) return Fail(spec.error());
+    body = codec::EncodeJobSpec(*spec);
+  }
+  auto api = ApiClient::Connect(conn);
+  if (!api) return Fail(api.error());
+  // The key makes a retried request (dropped connection) find the job instead of making two.
+  auto res = (*api)->Call("POST", batch ? "/v1/jobs/batch" : "/v1/jobs", body,
+                          {{"Idempotency-Key", RandomKey()}});
+  if (!res) return Fail(res.error());
+  if (f.json) {
+    std::cout << *res << "\n";
+    return 0;
+  }
+  if (batch) {
+    auto jobs = codec::DecodeJobList(*res, nullptr);
+    if (!jobs) return Fail(jobs.error());
+    for (const Job& j : *jobs) std::cout << j.id.value << "\n";
+  } else {
+    auto job = codec::DecodeJob(*res);
+    if (!job) return Fail(job.error());
+    std::cout << job->id.value << "\n";
+  }
+  return 0;
+}
+
+int Jobs(const Connection& conn, const std::string& state, const std::string& user, bool all, bool json) {
+  auto api = ApiClient::Connect(conn);
+  if (!api) return Fail(api.error());
+  std::string filter = state.empty() && !all ? "pending,held,running" : state;
+  std::vector<Job> jobs;
+  std::string raw_all = "{\"jobs\":[";
+  int64_t after = 0;
+  for (;;) {
+    std::string target = "/v1/jobs?limit=1000&after=" + std::to_string(after);
+    if (!filter.empty()) target += "&state=" + filter;
+    if (!user.empty()) target += "&user=" + user;
+    auto body = (*api)->Call("GET", target);
+    if (!body) return Fail(body.error());
+    std::optional<int64_t> next;
+    auto page = codec::DecodeJobList(*body, &next);
+    if (!page) return Fail(page.error());
+    for (Job& j : *page) jobs.push_back(std::move(j));
+    if (!next) break;
+    after = *next;
+  }
+  if (json) {
+    std::vector<const Job*> ptrs;
+    for (const Job& j : jobs) ptrs.push_back(&j);
+    std::cout << codec::EncodeJobList(ptrs, std::nullopt) << "\n";
+    return 0;
+  }
+  Table t({"ID", "NAME", "USER", "PROJECT", "STATE", "GPUS", "AGE", "WHERE/WHY"});
+  for (const Job& j : jobs) {
+    std::string where = j.state == JobState::kRunning ? AllocationText(j)
+                        : j.state == JobState::kPending || j.state == JobState::kHeld ? j.reason
+                        : j.exit_code ? "exit " + std::to_string(*j.exit_code)
+                        : j.exit_signal ? "signal " + std::to_string(*j.exit_signal) : "";
+    t.Add({std::to_string(j.id.value), j.spec.name, j.user, j.spec.project,
+           std::string(JobStateName(j.state)), FormatMilli(j.spec.resources.milli_gpus),
+           Age(j.submitted_at), where});
+  }
+  t.Print(std::cout);
+  return 0;
+}
+
+int Show(const Connection& conn, int64_t id, bool json) {
+  auto api = ApiClient::Connect(conn);
+  if (!api) return Fail(api.error());
+  auto body = (*api)->Call("GET", "/v1/jobs/" + std::to_string(id));
+  if (!body) return Fail(body.error());
+  if (json) {
+    std::cout << *body << "\n";
+    return 0;
+  }
+  auto job = codec::DecodeJob(*body);
+  if (!job) return Fail(job.error());
+  const Job& j = *job;
+  auto line = [](const std::string& k, const std::string& v) {
+    if (!v.empty()) std::cout << k << std::string(k.size() < 14 ? 14 - k.size() : 1, ' ') << v << "\n";
+  };
+  line("id", std::to_string(j.id.value));
+  line("name", j.spec.name);
+  line("user", j.user);
+  line("project", j.spec.project);
+  line("pool", j.spec.pool);
+  line("priority", std::string(PriorityName(j.spec.priority)));
+  line("state", std::string(JobStateName(j.state)));
+  if (!j.reason.empty()) line("reason", j.reason + (j.reason_detail.empty() ? "" : ": " + j.reason_detail));
+  else line("detail", j.reason_detail);
+  std::string cmd;
+  for (const auto& a : j.spec.command) cmd += (cmd.empty() ? "" : " ") + a;
+  line("command", cmd);
+  std::string res = FormatMilli(j.spec.resources.milli_gpus) + " GPU";
+  if (!j.spec.resources.gpu_type.empty()) res += " " + j.spec.resources.gpu_type;
+  if (j.spec.resources.nodes > 1) res += " on " + std::to_string(j.spec.resources.nodes) + " nodes";
+  line("resources", res);
+  if (j.spec.time_limit.count() > 0) line("time limit", FormatDuration(j.spec.time_limit));
+  line("restarts", std::to_string(j.restarts) + " (retries allowed: " + std::to_string(j.spec.retries) + ")");
+  line("submitted", FormatRfc3339(j.submitted_at));
+  if (j.started_at) line("started", FormatRfc3339(*j.started_at));
+  if (j.finished_at) line("finished", FormatRfc3339(*j.finished_at));
+  if (j.exit_code) line("exit code", std::to_string(*j.exit_code));
+  if (j.exit_signal) line("signal", std::to_string(*j.exit_signal));
+  line("allocation", AllocationText(j));
+  return 0;
+}
+
+int Logs(const Connection& conn, int64_t id, bool follow) {
+  auto api = ApiClient::Connect(conn);
+  if (!api) return Fail(api.error());
+  int64_t offset = 0;
+  for (;;) {
+    auto res = (*api)->Raw("GET", "/v1/jobs/" + std::to_string(id) + "/logs?offset=" + std::to_string(offset));
+    if (!res) return Fail(res.error());
+    if (res->status != 200) {
+      std::cerr << "baton: " << codec::ErrorMessage(res->body) << "\n";
+      return 1;
+    }
+    std::cout << res->body << std::flush;
+    offset += static_cast<int64_t>(res->body.size());
+    if (!follow) return 0;
+    if (!res->body.empty()) continue;
+    auto job = (*api)->GetJob(JobId{id});
+    if (!job) return Fail(job.error());
+    if (IsTerminal(job->state)) {
+      // One more read: output shipped with the exit report.
+      auto last = (*api)->Raw("GET", "/v1/jobs/" + std::to_string(id) + "/logs?offset=" + std::to_string(offset));
+      if (last && last->status == 200) std::cout << last->body << std::flush;
+      return 0;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(250));
+  }
+}
+
+int Act(const Connection& conn, const std::vector<int64_t>& ids, const std::string& action) {
+  auto api = ApiClient::Connect(conn);
+  if (!api) return Fail(api.error());
+  int rc = 0;
+  for (int64_t id : ids) {
+    auto res = (*api)->Call("POST", "/v1/jobs/" + std::to_string(id) + "/" + action, "{}");
+    if (!res) rc = Fail(res.error());
+  }
+  return rc;
+}
+
+int Wait(const Connection& conn, const std::vector<int64_t>& ids, const std::string& timeout) {
+  Duration limit = Duration::max();
+  if (!timeout.empty()) {
+    auto d = ParseDuration(timeout, "--timeout");
+    if (!d) {
+      std::cerr << "baton: " << d.error().message() << "\n";
+      return 2;
+    }
+    limit = *d;
+  }
+  auto api = ApiClient::Connect(conn);
+  if (!api) return Fail(api.error());
+  auto start = std::chrono::steady_clock::now();
+  auto sleep = std::chrono::milliseconds(20);
+  std::vector<int64_t> left = ids;
+  bool all_ok = true;
+  while (!left.empty()) {
+    std::vector<int64_t> still;
+    for (int64_t id : left) {
+      auto job = (*api)->GetJob(JobId{id});
+      if (!job) return Fail(job.error());
+      if (!IsTerminal(job->state)) {
+        still.push_back(id);
+      } else if (job->state != JobState::kSucceeded) {
+        all_ok = false;
+        std::cerr << "baton: job " << id << " " << JobStateName(job->state)
+                  << (job->reason_detail.empty() ? "" : " (" + job->reason_detail + ")") << "\n";
+      }
+    }
+    left.swap(still);
+    if (left.empty()) break;
+    if (std::chrono::steady_clock::now() - start >= limit) {
+      std::cerr << "baton: timed out waiting for " << left.size() << " job(s)\n";
+      return 1;
+    }
+    std::this_thread::sleep_for(sleep);
+    sleep = std::min<std::chrono::milliseconds>(sleep * 2, std::chrono::milliseconds(1000));
+  }
+  return all_ok ? 0 : 1;
+}
+
+int Nodes(const Connection& conn, bool json) {
+  auto api = ApiClient::Connect(conn);
+  if (!api) return Fail(api.error());
+  auto body = (*api)->Call("GET", "/v1/nodes");
+  if (!body) return Fail(body.error());
+  if (json) {
+    std::cout << *body << "\n";
+    return 0;
+  }
+  auto nodes = codec::DecodeNodeList(*body);
+  if (!nodes) return Fail(nodes.error());
+  Table t({"NAME", "STATE", "GPUS", "MODEL", "BUSY", "BACKEND", "TOPOLOGY", "LAST SEEN"});
+  for (const NodeStatus& n : *nodes) {
+    int busy = 0;
+    for (const auto& jobs : n.gpu_jobs) busy += jobs.empty() ? 0 : 1;
+    std::string model = n.info.gpus.empty() ? "-" : n.info.gpus[0].model;
+    t.Add({n.info.name, n.state, std::to_string(n.info.gpus.size()), model, std::to_string(busy),
+           n.info.gpu_backend, n.info.topology, Age(n.last_seen) + " ago"});
+  }
+  t.Print(std::cout);
+  return 0;
+}
+
+}  // namespace
+
+void AddClientCommands(CLI::App& app, int* exit_code) {
+  auto conn = std::make_shared<Connection>();
+  auto add_conn = [conn](CLI::App* sub) {
+    sub->add_option("--server", conn->server, "controller URL (default: $BATON_SERVER, then the local server.url)");
+    sub->add_option("--token", conn->token, "API token (default: $BATON_TOKEN, then the local admin.token)");
+  };
+
+  {
+    auto f = std::make_shared<SubmitFlags>();
+    CLI::App* sub = app.add_subcommand("submit", "submit a job: baton submit [OPTIONS] -- COMMAND [ARGS...]");
+    sub->prefix_command();
+    add_conn(sub);
+    sub->add_option("-g,--gpus", f->gpus, "GPUs (a fraction such as 0.25 shares one GPU)");
+    sub->add_option("--gpu-type", f->gpu_type, "GPU model, e.g. H100 or A100-40GB");
+    sub->add_option("--gpu-memory", f->gpu_memory, "minimum GPU memory, e.g. 40GiB");
+    sub->add_option("--nodes", f->nodes, "nodes (GPUs are split evenly across them)");
+    sub->add_option("--cpus", f->cpus, "CPU cores per node");
+    sub->add_option("--memory", f->memory, "memory per node, e.g. 64GiB");
+    sub->add_option("-p,--priority", f->priority, "low, normal, high or critical");
+    sub->add_option("--project", f->project, "project to account the job to");
+    sub->add_option("--pool", f->pool, "pool (partition)");
+    sub->add_option("--name", f->name, "job name");
+    sub->add_option("-t,--time", f->time, "time limit, e.g. 90s, 30m, 2h");
+    sub->add_option("--grace", f->grace, "grace between SIGUSR1, SIGTERM and SIGKILL (default 30s)");
+    sub->add_option("--retries", f->retries, "times a failed job is requeued");
+    sub->add_option("--after", f->after, "start only after these jobs succeeded");
+    sub->add_option("--env", f->env, "KEY=VALUE for the job's environment (repeatable)");
+    sub->add_option("--workdir", f->workdir, "working directory (default: the current one)");
+    sub->add_flag("--preemptible", f->preemptible, "the job may be preempted");
+    sub->add_flag("--hold", f->hold, "submit held; `baton release` lets it run");
+    sub->add_option("-f,--file", f->file, "YAML job file (one job, a list, or {jobs: [...]})");
+    sub->add_flag("--json", f->json, "print the job object instead of its id");
+    sub->callback([sub, f, conn, exit_code] {
+      std::vector<std::string> command = sub->remaining();
+      if (!command.empty() && command.front() == "--") command.erase(command.begin());
+      *exit_code = Submit(*conn, *f, std::move(command));
+    });
+  }
+  {
+    auto state = std::make_shared<std::string>();
+    auto user = std::make_shared<std::string>();
+    auto all = std::make_shared<bool>(false);
+    auto json = std::make_shared<bool>(false);
+    CLI::App* sub = app.add_subcommand("jobs", "list jobs (pending, held and running unless --all or --state)");
+    add_conn(sub);
+    sub->add_option("--state", *state, "comma-separated states, e.g. running,pending");
+    sub->add_option("--user", *user, "only this user's jobs");
+    sub->add_flag("--all", *all, "include finished jobs");
+    sub->add_flag("--json", *json, "print JSON");
+    sub->callback([=] { *exit_code = Jobs(*conn, *state, *user, *all, *json); });
+  }
+  {
+    auto id = std::make_shared<int64_t>(0);
+    auto json = std::make_shared<bool>(false);
+    CLI::App* sub = app.add_subcommand("show", "show one job, with why it waits");
+    add_conn(sub);
+    sub->add_option("id", *id, "job id")->required();
+    sub->add_flag("--json", *json, "print JSON");
+    sub->callback([=] { *exit_code = Show(*conn, *id, *json); });
+  }
+  {
+    auto id = std::make_shared<int64_t>(0);
+    auto follow = std::make_shared<bool>(false);
+    CLI::App* sub = app.add_subcommand("logs", "print a job's output");
+    add_conn(sub);
+    sub->add_option("id", *id, "job id")->required();
+    sub->add_flag("-f,--follow", *follow, "keep printing until the job ends");
+    sub->callback([=] { *exit_code = Logs(*conn, *id, *follow); });
+  }
+  for (const char* action : {"cancel", "hold", "release"}) {
+    auto ids = std::make_shared<std::vector<int64_t>>();
+    std::string help = std::string(action) + " jobs";
+    CLI::App* sub = app.add_subcommand(action, help);
+    add_conn(sub);
+    sub->add_option("ids", *ids, "job ids")->required();
+    std::string a = action;
+    sub->callback([=] { *exit_code = Act(*conn, *ids, a); });
+  }
+  {
+    auto ids = std::make_shared<std::vector<int64_t>>();
+    auto timeout = std::make_shared<std::string>();
+    CLI::App* sub = app.add_subcommand("wait", "wait for jobs to end; exit 0 when all succeeded");
+    add_conn(sub);
+    sub->add_option("ids", *ids, "job ids")->required();
+    sub->add_option("--timeout", *timeout, "give up after this long, e.g. 10m");
+    sub->callback([=] { *exit_code = Wait(*conn, *ids, *timeout); });
+  }
+  {
+    auto json = std::make_shared<bool>(false);
+    CLI::App* sub = app.add_subcommand("nodes", "list nodes and their GPUs");
+    add_conn(sub);
+    sub->add_flag("--json", *json, "print JSON");
+    sub->callback([=] { *exit_code = Nodes(*conn, *json); });
+  }
+}
+
+}  // namespace baton::cli

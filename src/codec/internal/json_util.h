@@ -1,0 +1,39 @@
+// Helpers shared by codec/*.cc for reading Boost.JSON values with errors that name the field.
+// Internal to codec/: nothing outside it includes Boost.JSON.
+#pragma once
+
+#include <boost/json.hpp>
+#include <string>
+#include <string_view>
+
+#include "core/status.h"
+#include "core/time.h"
+
+namespace baton::codec::internal {
+
+namespace json = boost::json;
+
+// Parses text with Baton's bounds (depth, strict UTF-8, no comments, no NaN).
+Result<json::value> Parse(std::string_view text);
+
+Status FieldError(std::string_view field, std::string_view why);
+std::string Join(std::string_view prefix, std::string_view key);
+
+Result<std::string> GetString(const json::value& v, std::string_view field, size_t max_bytes);
+Result<int64_t> GetInt(const json::value& v, std::string_view field, int64_t lo, int64_t hi);
+Result<double> GetNumber(const json::value& v, std::string_view field);
+Result<bool> GetBool(const json::value& v, std::string_view field);
+Result<const json::object*> GetObject(const json::value& v, std::string_view field);
+Result<const json::array*> GetArray(const json::value& v, std::string_view field);
+
+// Optional accessors on an object: absent or null leaves `out` unchanged.
+const json::value* Find(const json::object& o, std::string_view key);
+
+// Base64 (RFC 4648) for bytes that need not be UTF-8, such as job logs.
+std::string Base64Encode(std::string_view bytes);
+Result<std::string> Base64Decode(std::string_view text, std::string_view field);
+
+json::value TimeValue(TimePoint t);
+Result<TimePoint> GetTime(const json::value& v, std::string_view field);
+
+}  // namespace baton::codec::internal

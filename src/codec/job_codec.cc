@@ -1,0 +1,511 @@
+// JSON <-> JobSpec and Job.
+#include <cmath>
+
+#include "codec/internal/json_util.h"
+#include "codec/json_codec.h"
+#include "core/quantity.h"
+
+namespace baton::codec {
+namespace {
+
+using namespace internal;
+
+Result<Duration> GetDuration(const json::value& v, std::string_view field) {
+  if (v.is_string()) {
+    return ParseDuration(std::string_view(v.get_string().data(), v.get_string().size()), field);
+  }
+  if (v.is_number()) {
+    ASSIGN_OR_RETURN(double secs, GetNumber(v, field));
+    return DurationFromSeconds(secs, field);
+  }
+  return Err(FieldError(field, "must be seconds (a number) or a string such as 90s, 30m, 2h"));
+}
+
+Result<int64_t> GetSize(const json::value& v, std::string_view field) {
+  if (v.is_string()) {
+    return ParseSize(std::string_view(v.get_string().data(), v.get_string().size()), field);
+  }
+  if (v.is_number()) {
+    ASSIGN_OR_RETURN(double bytes, GetNumber(v, field));
+    return SizeFromNumber(bytes, field);
+  }
+  return Err(FieldError(field, "must be bytes (a number) or a string such as 40GiB"));
+}
+
+Status DecodeResources(const json::value& v, std::string_view prefix, Resources* r) {
+  auto obj = GetObject(v, prefix);
+  if (!obj) return obj.error();
+  for (const auto& kv : **obj) {
+    std::string_view key(kv.key().data(), kv.key().size());
+    std::string field = Join(prefix, key);
+    const json::value& val = kv.value();
+    if (val.is_null()) continue;
+    if (key == "gpus") {
+      if (!val.is_number()) return FieldError(field, "must be a number such as 1, 8 or 0.25");
+      auto d = GetNumber(val, field);
+      auto m = MilliFromNumber(*d, field, SpecLimits::kMaxMilliGpus);
+      if (!m) return m.error();
+      r->milli_gpus = *m;
+    } else if (key == "gpu_type") {
+      auto s = GetString(val, field, SpecLimits::kLabelBytes);
+      if (!s) return s.error();
+      r->gpu_type = *s;
+    } else if (key == "gpu_memory" || key == "gpu_memory_bytes") {
+      auto s = GetSize(val, field);
+      if (!s) return s.error();
+      r->gpu_memory_bytes = *s;
+    } else if (key == "nodes") {
+      auto n = GetInt(val, field, 1, SpecLimits::kMaxNodes);
+      if (!n) return n.error();
+      r->nodes = static_cast<int>(*n);
+    } else if (key == "cpus") {
+      auto n = GetInt(val, field, 0, SpecLimits::kMaxCpus);
+      if (!n) return n.error();
+      r->cpus = static_cast<int>(*n);
+    } else if (key == "memory" || key == "memory_bytes") {
+      auto s = GetSize(val, field);
+      if (!s) return s.error();
+      r->memory_bytes = *s;
+    } else {
+      return FieldError(field, "unknown field");
+    }
+  }
+  return Status::Ok();
+}
+
+Status DecodeCommand(const json::value& v, JobSpec* spec) {
+  if (v.is_string()) {
+    auto s = GetString(v, "command", SpecLimits::kCommandBytes);
+    if (!s) return s.error();
+    spec->command = {*s};
+    spec->shell = true;
+    return Status::Ok();
+  }
+  if (!v.is_array()) return FieldError("command", "must be an array of strings or a string");
+  const json::array& a = v.get_array();
+  if (a.size() > SpecLimits::kCommandArgs) {
+    return FieldError("command", "more than " + std::to_string(SpecLimits::kCommandArgs) + " arguments");
+  }
+  spec->command.clear();
+  for (size_t i = 0; i < a.size(); ++i) {
+    auto s = GetString(a[i], "command[" + std::to_string(i) + "]", SpecLimits::kCommandBytes);
+    if (!s) return s.error();
+    spec->command.push_back(std::move(*s));
+  }
+  spec->shell = false;
+  return Status::Ok();
+}
+
+Status DecodeSpecObject(const json::value& v, std::string_view prefix, JobSpec* spec) {
+  auto obj = GetObject(v, prefix);
+  if (!obj) return obj.error();
+  bool has_command = false;
+  for (const auto& kv : **obj) {
+    std::string_view key(kv.key().data(), kv.key().size());
+    std::string field = Join(prefix, key);
+    const json::value& val = kv.value();
+    if (val.is_null()) continue;
+    Status st;
+    if (key == "name") {
+      auto s = GetString(val, field, SpecLimits::kNameBytes);
+      if (!s) return s.error();
+      spec->name = *s;
+    } else if (key == "command") {
+      st = DecodeCommand(val, spec);
+      has_command = true;
+    } else if (key == "shell") {
+      // Informational in the public form; the command's type decides.
+      auto b = GetBool(val, field);
+      if (!b) return b.error();
+    } else if (key == "resources") {
+      st = DecodeResources(val, field, &spec->resources);
+    } else if (key == "priority") {
+      auto s = GetString(val, field, 32);
+      if (!s) return s.error();
+      auto p = ParsePriority(*s);
+      if (!p) return FieldError(field, "must be one of low, normal, high, critical");
+      spec->priority = *p;
+    } else if (key == "project" || key == "pool" || key == "workdir") {
+      auto s = GetString(val, field, SpecLimits::kPathBytes);
+      if (!s) return s.error();
+      (key == "project" ? spec->project : key == "pool" ? spec->pool : spec->workdir) = *s;
+    } else if (key == "time_limit" || key == "time_limit_s") {
+      auto d = GetDuration(val, field);
+      if (!d) return d.error();
+      spec->time_limit = *d;
+    } else if (key == "grace_period" || key == "grace_period_s") {
+      auto d = GetDuration(val, field);
+      if (!d) return d.error();
+      spec->grace_period = *d;
+    } else if (key == "retries") {
+      auto n = GetInt(val, field, 0, SpecLimits::kMaxRetries);
+      if (!n) return n.error();
+      spec->retries = static_cast<int>(*n);
+    } else if (key == "env") {
+      auto o = GetObject(val, field);
+      if (!o) return o.error();
+      if ((*o)->size() > SpecLimits::kEnvVars) return FieldError(field, "too many variables");
+      spec->env.clear();
+      for (const auto& e : **o) {
+        std::string k(e.key().data(), e.key().size());
+        auto s = GetString(e.value(), Join(field, k), SpecLimits::kEnvBytes);
+        if (!s) return s.error();
+        spec->env.emplace_back(std::move(k), std::move(*s));
+      }
+    } else if (key == "after") {
+      spec->after.clear();
+      if (val.is_number()) {
+        auto n = GetInt(val, field, 1, INT64_MAX);
+        if (!n) return n.error();
+        spec->after.push_back(JobId{*n});
+      } else {
+        auto a = GetArray(val, field);
+        if (!a) return a.error();
+        if ((*a)->size() > SpecLimits::kMaxAfter) return FieldError(field, "more than 256 dependencies");
+        for (size_t i = 0; i < (*a)->size(); ++i) {
+          auto n = GetInt((**a)[i], field + "[" + std::to_string(i) + "]", 1, INT64_MAX);
+          if (!n) return n.error();
+          spec->after.push_back(JobId{*n});
+        }
+      }
+    } else if (key == "preemptible" || key == "hold") {
+      auto b = GetBool(val, field);
+      if (!b) return b.error();
+      (key == "hold" ? spec->hold : spec->preemptible) = *b;
+    } else {
+      return FieldError(field, "unknown field");
+    }
+    if (!st.ok()) return st;
+  }
+  if (!has_command) return FieldError(Join(prefix, "command"), "is required");
+  Status st = ValidateJobSpec(*spec);
+  if (!st.ok() && !prefix.empty()) return InvalidArgument(std::string(prefix) + "." + st.message());
+  return st;
+}
+
+json::object EncodeResources(const Resources& r) {
+  json::object o;
+  o["gpus"] = r.milli_gpus % 1000 == 0 ? json::value(r.milli_gpus / 1000)
+                                       : json::value(static_cast<double>(r.milli_gpus) / 1000.0);
+  o["gpu_type"] = r.gpu_type.empty() ? json::value(nullptr) : json::value(r.gpu_type);
+  o["gpu_memory_bytes"] = r.gpu_memory_bytes;
+  o["nodes"] = r.nodes;
+  o["cpus"] = r.cpus;
+  o["memory_bytes"] = r.memory_bytes;
+  return o;
+}
+
+json::value OptTime(const std::optional<TimePoint>& t) {
+  return t ? TimeValue(*t) : json::value(nullptr);
+}
+
+json::object JobObject(const Job& job, JobForm form) {
+  const JobSpec& s = job.spec;
+  json::object o;
+  o["id"] = job.id.value;
+  o["name"] = s.name;
+  o["user"] = job.user;
+  o["project"] = s.project;
+  o["pool"] = s.pool;
+  o["priority"] = PriorityName(s.priority);
+  o["state"] = JobStateName(job.state);
+  o["reason"] = job.reason.empty() ? json::value(nullptr) : json::value(job.reason);
+  o["reason_detail"] = job.reason_detail.empty() ? json::value(nullptr) : json::value(job.reason_detail);
+  json::array cmd;
+  for (const auto& a : s.command) cmd.emplace_back(a);
+  o["command"] = std::move(cmd);
+  o["shell"] = s.shell;
+  o["resources"] = EncodeResources(s.resources);
+  o["time_limit_s"] = s.time_limit.count() == 0 ? json::value(nullptr)
+                                                : json::value(static_cast<double>(s.time_limit.count()) / 1000.0);
+  o["grace_period_s"] = static_cast<double>(s.grace_period.count()) / 1000.0;
+  o["retries"] = s.retries;
+  o["restarts"] = job.restarts;
+  json::object env;
+  for (const auto& [k, v] : s.env) env[k] = v;
+  o["env"] = std::move(env);
+  o["workdir"] = s.workdir.empty() ? json::value(nullptr) : json::value(s.workdir);
+  json::array after;
+  for (JobId id : s.after) after.emplace_back(id.value);
+  o["after"] = std::move(after);
+  o["preemptible"] = s.preemptible;
+  o["hold"] = s.hold;
+  o["submitted_at"] = TimeValue(job.submitted_at);
+  o["started_at"] = OptTime(job.started_at);
+  o["finished_at"] = OptTime(job.finished_at);
+  o["exit_code"] = job.exit_code ? json::value(*job.exit_code) : json::value(nullptr);
+  o["exit_signal"] = job.exit_signal ? json::value(*job.exit_signal) : json::value(nullptr);
+  json::array alloc;
+  for (const auto& part : job.allocation) {
+    json::object p;
+    p["node"] = part.node;
+    json::array gpus;
+    for (int g : part.gpus) gpus.emplace_back(g);
+    p["gpus"] = std::move(gpus);
+    if (form == JobForm::kRecord || part.milli_per_gpu != 1000) {
+      p["gpu_share"] = static_cast<double>(part.milli_per_gpu) / 1000.0;
+    }
+    if (form == JobForm::kRecord) {
+      p["started"] = part.started;
+      p["ended"] = part.ended;
+      p["exit_code"] = part.exit_code;
+      p["signal"] = part.signal;
+      p["timed_out"] = part.timed_out;
+      p["lost"] = part.lost;
+    }
+    alloc.emplace_back(std::move(p));
+  }
+  o["allocation"] = std::move(alloc);
+  o["cost"] = static_cast<double>(job.cost_micros) / 1e6;
+  if (form == JobForm::kRecord) {
+    o["launched"] = job.launched;
+    o["stop_requested"] = job.stop_requested;
+    o["cost_micros"] = job.cost_micros;
+  }
+  return o;
+}
+
+Result<std::optional<TimePoint>> OptionalTime(const json::object& o, std::string_view key) {
+  const json::value* v = Find(o, key);
+  if (v == nullptr) return std::optional<TimePoint>();
+  ASSIGN_OR_RETURN(TimePoint t, GetTime(*v, key));
+  return std::optional<TimePoint>(t);
+}
+
+Result<Job> JobFromValue(const json::value& v) {
+  ASSIGN_OR_RETURN(const json::object* o, GetObject(v, "job"));
+  Job job;
+  const json::value* id = Find(*o, "id");
+  if (id == nullptr) return Err(InvalidArgument("job: missing id"));
+  ASSIGN_OR_RETURN(job.id.value, GetInt(*id, "id", 1, INT64_MAX));
+  // The spec fields, through the same decoder users' specs go through.
+  json::object spec_obj;
+  for (std::string_view key : {"name", "command", "priority", "project", "pool", "retries", "env",
+                               "workdir", "after", "preemptible", "hold", "time_limit_s",
+                               "grace_period_s"}) {
+    if (const json::value* f = Find(*o, key)) spec_obj[key] = *f;
+  }
+  if (const json::value* res = Find(*o, "resources")) spec_obj["resources"] = *res;
+  if (const json::value* cmd = Find(*o, "command"); cmd != nullptr && cmd->is_array()) {
+    const json::value* shell = Find(*o, "shell");
+    if (shell != nullptr && shell->is_bool() && shell->get_bool() && cmd->get_array().size() == 1) {
+      spec_obj["command"] = cmd->get_array()[0];
+    }
+  }
+  json::value spec_value(std::move(spec_obj));
+  JobSpec spec;
+  RETURN_IF_ERROR(DecodeSpecObject(spec_value, "", &spec));
+  job.spec = std::move(spec);
+  if (const json::value* f = Find(*o, "user")) { ASSIGN_OR_RETURN(job.user, GetString(*f, "user", 256)); }
+  if (const json::value* f = Find(*o, "state")) {
+    ASSIGN_OR_RETURN(std::string s, GetString(*f, "state", 32));
+    ASSIGN_OR_RETURN(job.state, ParseJobState(s));
+  }
+  if (const json::value* f = Find(*o, "reason")) { ASSIGN_OR_RETURN(job.reason, GetString(*f, "reason", 64)); }
+  if (const json::value* f = Find(*o, "reason_detail")) {
+    ASSIGN_OR_RETURN(job.reason_detail, GetString(*f, "reason_detail", 4096));
+  }
+  if (const json::value* f = Find(*o, "restarts")) {
+    ASSIGN_OR_RETURN(int64_t n, GetInt(*f, "restarts", 0, 1'000'000));
+    job.restarts = static_cast<int>(n);
+  }
+  if (const json::value* f = Find(*o, "submitted_at")) { ASSIGN_OR_RETURN(job.submitted_at, GetTime(*f, "submitted_at")); }
+  ASSIGN_OR_RETURN(job.started_at, OptionalTime(*o, "started_at"));
+  ASSIGN_OR_RETURN(job.finished_at, OptionalTime(*o, "finished_at"));
+  if (const json::value* f = Find(*o, "exit_code")) {
+    ASSIGN_OR_RETURN(int64_t n, GetInt(*f, "exit_code", -1, 255));
+    job.exit_code = static_cast<int>(n);
+  }
+  if (const json::value* f = Find(*o, "exit_signal")) {
+    ASSIGN_OR_RETURN(int64_t n, GetInt(*f, "exit_signal", 0, 128));
+    job.exit_signal = static_cast<int>(n);
+  }
+  if (const json::value* f = Find(*o, "allocation")) {
+    ASSIGN_OR_RETURN(const json::array* parts, GetArray(*f, "allocation"));
+    for (const auto& pv : *parts) {
+      ASSIGN_OR_RETURN(const json::object* p, GetObject(pv, "allocation[]"));
+      NodeAllocation part;
+      if (const json::value* n = Find(*p, "node")) { ASSIGN_OR_RETURN(part.node, GetString(*n, "node", 64)); }
+      if (const json::value* g = Find(*p, "gpus")) {
+        ASSIGN_OR_RETURN(const json::array* gpus, GetArray(*g, "gpus"));
+        for (const auto& gv : *gpus) {
+          ASSIGN_OR_RETURN(int64_t idx, GetInt(gv, "gpus[]", 0, 4096));
+          part.gpus.push_back(static_cast<int>(idx));
+        }
+      }
+      if (const json::value* s = Find(*p, "gpu_share")) {
+        ASSIGN_OR_RETURN(double share, GetNumber(*s, "gpu_share"));
+        ASSIGN_OR_RETURN(part.milli_per_gpu, MilliFromNumber(share, "gpu_share", 1000));
+      }
+      for (auto [key, flag] : {std::pair{"started", &part.started}, std::pair{"ended", &part.ended},
+                               std::pair{"timed_out", &part.timed_out}, std::pair{"lost", &part.lost}}) {
+        if (const json::value* b = Find(*p, key)) { ASSIGN_OR_RETURN(*flag, GetBool(*b, key)); }
+      }
+      if (const json::value* e = Find(*p, "exit_code")) {
+        ASSIGN_OR_RETURN(int64_t n, GetInt(*e, "exit_code", -1, 255));
+        part.exit_code = static_cast<int>(n);
+      }
+      if (const json::value* e = Find(*p, "signal")) {
+        ASSIGN_OR_RETURN(int64_t n, GetInt(*e, "signal", 0, 128));
+        part.signal = static_cast<int>(n);
+      }
+      job.allocation.push_back(std::move(part));
+    }
+  }
+  if (const json::value* f = Find(*o, "launched")) { ASSIGN_OR_RETURN(job.launched, GetBool(*f, "launched")); }
+  if (const json::value* f = Find(*o, "stop_requested")) {
+    ASSIGN_OR_RETURN(job.stop_requested, GetBool(*f, "stop_requested"));
+  }
+  if (const json::value* f = Find(*o, "cost_micros")) {
+    ASSIGN_OR_RETURN(job.cost_micros, GetInt(*f, "cost_micros", 0, INT64_MAX));
+  } else if (const json::value* c = Find(*o, "cost")) {
+    ASSIGN_OR_RETURN(double cost, GetNumber(*c, "cost"));
+    job.cost_micros = static_cast<int64_t>(std::llround(cost * 1e6));
+  }
+  return job;
+}
+
+}  // namespace
+
+Result<JobSpec> DecodeJobSpec(std::string_view text) {
+  ASSIGN_OR_RETURN(json::value v, Parse(text));
+  JobSpec spec;
+  RETURN_IF_ERROR(DecodeSpecObject(v, "", &spec));
+  return spec;
+}
+
+Result<std::vector<JobSpec>> DecodeJobSpecs(std::string_view text) {
+  ASSIGN_OR_RETURN(json::value v, Parse(text));
+  const json::array* list = nullptr;
+  std::string prefix = "jobs";
+  if (v.is_object() && v.get_object().contains("jobs")) {
+    if (v.get_object().size() != 1) {
+      for (const auto& kv : v.get_object()) {
+        if (kv.key() != "jobs") return Err(FieldError(std::string(kv.key()), "unknown field"));
+      }
+    }
+    ASSIGN_OR_RETURN(list, GetArray(v.get_object().at("jobs"), "jobs"));
+  } else if (v.is_array()) {
+    list = &v.get_array();
+  } else {
+    JobSpec spec;
+    RETURN_IF_ERROR(DecodeSpecObject(v, "", &spec));
+    return std::vector<JobSpec>{std::move(spec)};
+  }
+  if (list->empty()) return Err(InvalidArgument("jobs: must hold at least one job"));
+  if (list->size() > 10000) return Err(TooLarge("jobs: at most 10000 jobs in one batch"));
+  std::vector<JobSpec> specs;
+  specs.reserve(list->size());
+  for (size_t i = 0; i < list->size(); ++i) {
+    JobSpec spec;
+    RETURN_IF_ERROR(DecodeSpecObject((*list)[i], prefix + "[" + std::to_string(i) + "]", &spec));
+    specs.push_back(std::move(spec));
+  }
+  return specs;
+}
+
+std::string EncodeJobSpec(const JobSpec& s) {
+  json::object o;
+  if (!s.name.empty()) o["name"] = s.name;
+  if (s.shell) {
+    o["command"] = s.command.at(0);
+  } else {
+    json::array cmd;
+    for (const auto& a : s.command) cmd.emplace_back(a);
+    o["command"] = std::move(cmd);
+  }
+  json::object r = EncodeResources(s.resources);
+  json::object res;
+  res["gpus"] = r["gpus"];
+  if (!s.resources.gpu_type.empty()) res["gpu_type"] = s.resources.gpu_type;
+  if (s.resources.gpu_memory_bytes > 0) res["gpu_memory"] = s.resources.gpu_memory_bytes;
+  if (s.resources.nodes != 1) res["nodes"] = s.resources.nodes;
+  if (s.resources.cpus > 0) res["cpus"] = s.resources.cpus;
+  if (s.resources.memory_bytes > 0) res["memory"] = s.resources.memory_bytes;
+  o["resources"] = std::move(res);
+  o["priority"] = PriorityName(s.priority);
+  o["project"] = s.project;
+  o["pool"] = s.pool;
+  if (s.time_limit.count() > 0) o["time_limit"] = static_cast<double>(s.time_limit.count()) / 1000.0;
+  o["grace_period"] = static_cast<double>(s.grace_period.count()) / 1000.0;
+  if (s.retries > 0) o["retries"] = s.retries;
+  if (!s.env.empty()) {
+    json::object env;
+    for (const auto& [k, v] : s.env) env[k] = v;
+    o["env"] = std::move(env);
+  }
+  if (!s.workdir.empty()) o["workdir"] = s.workdir;
+  if (!s.after.empty()) {
+    json::array after;
+    for (JobId id : s.after) after.emplace_back(id.value);
+    o["after"] = std::move(after);
+  }
+  if (s.preemptible) o["preemptible"] = true;
+  if (s.hold) o["hold"] = true;
+  return json::serialize(o);
+}
+
+std::string EncodeJob(const Job& job, JobForm form) {
+  return json::serialize(JobObject(job, form));
+}
+
+std::string EncodeJobList(const std::vector<const Job*>& jobs, std::optional<int64_t> next) {
+  json::array a;
+  a.reserve(jobs.size());
+  for (const Job* j : jobs) a.emplace_back(JobObject(*j, JobForm::kPublic));
+  json::object o;
+  o["jobs"] = std::move(a);
+  o["next"] = next ? json::value(*next) : json::value(nullptr);
+  return json::serialize(o);
+}
+
+Result<Job> DecodeJob(std::string_view text) {
+  ASSIGN_OR_RETURN(json::value v, Parse(text));
+  return JobFromValue(v);
+}
+
+Result<std::vector<Job>> DecodeJobList(std::string_view text, std::optional<int64_t>* next) {
+  ASSIGN_OR_RETURN(json::value v, Parse(text));
+  ASSIGN_OR_RETURN(const json::object* o, GetObject(v, ""));
+  const json::value* jobs = Find(*o, "jobs");
+  if (jobs == nullptr) return Err(InvalidArgument("jobs: missing"));
+  ASSIGN_OR_RETURN(const json::array* a, GetArray(*jobs, "jobs"));
+  std::vector<Job> out;
+  for (const auto& jv : *a) {
+    ASSIGN_OR_RETURN(Job j, JobFromValue(jv));
+    out.push_back(std::move(j));
+  }
+  if (next != nullptr) {
+    next->reset();
+    if (const json::value* n = Find(*o, "next")) {
+      ASSIGN_OR_RETURN(int64_t nv, GetInt(*n, "next", 0, INT64_MAX));
+      *next = nv;
+    }
+  }
+  return out;
+}
+
+std::string EncodeError(const Status& status) {
+  json::object inner;
+  inner["code"] = CodeName(status.code());
+  inner["message"] = status.message();
+  json::object o;
+  o["error"] = std::move(inner);
+  return json::serialize(o);
+}
+
+std::string ErrorMessage(std::string_view body) {
+  auto v = Parse(body);
+  if (v && v->is_object()) {
+    const json::value* e = Find(v->get_object(), "error");
+    if (e != nullptr && e->is_object()) {
+      const json::value* m = Find(e->get_object(), "message");
+      if (m != nullptr && m->is_string()) return std::string(m->get_string());
+    }
+  }
+  return std::string(body.substr(0, 512));
+}
+
+std::string EncodeString(std::string_view s) { return json::serialize(json::value(s)); }
+
+}  // namespace baton::codec

@@ -1,0 +1,75 @@
+// JSON encodings of Baton's values: job specs as users write them (with messages naming the
+// bad field), jobs and nodes as the API shows them, the durable job record the store keeps,
+// and the agent protocol. Boost.JSON stays inside codec/*.cc.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/job.h"
+#include "core/protocol.h"
+#include "core/status.h"
+
+namespace baton::codec {
+
+// Bounds on any JSON document Baton parses.
+inline constexpr int kMaxJsonDepth = 64;
+
+// A job spec object. Unknown fields, wrong types and out-of-range values are errors naming
+// the field; the result has passed ValidateJobSpec.
+Result<JobSpec> DecodeJobSpec(std::string_view json);
+// {"jobs": [spec, ...]} (batch submit), a bare array, or one spec object. Errors name the
+// index: "jobs[3].resources.gpus: ...".
+Result<std::vector<JobSpec>> DecodeJobSpecs(std::string_view json);
+
+// The spec as a user would write it (the body of POST /v1/jobs).
+std::string EncodeJobSpec(const JobSpec& spec);
+// Converts a YAML document's text to JSON text (for `baton submit -f job.yaml`): plain
+// scalars become numbers, booleans or null where they read as such, quoted ones stay strings.
+Result<std::string> YamlToJson(std::string_view yaml, std::string_view file);
+
+enum class JobForm {
+  kPublic,  // the API's job object (PRODUCT.md §3)
+  kRecord,  // the public object plus the controller's bookkeeping; what the store keeps
+};
+std::string EncodeJob(const Job& job, JobForm form = JobForm::kPublic);
+// {"jobs": [...], "next": N|null}
+std::string EncodeJobList(const std::vector<const Job*>& jobs, std::optional<int64_t> next);
+// Reads either form back (public form: bookkeeping fields take their defaults).
+Result<Job> DecodeJob(std::string_view json);
+Result<std::vector<Job>> DecodeJobList(std::string_view json, std::optional<int64_t>* next);
+
+// Nodes as the API shows them.
+std::string EncodeNodeList(const std::vector<NodeStatus>& nodes);
+Result<std::vector<NodeStatus>> DecodeNodeList(std::string_view json);
+
+// {"error": {"code": "...", "message": "..."}}
+std::string EncodeError(const Status& status);
+// The message inside an error body, or the body itself when it is not one.
+std::string ErrorMessage(std::string_view body);
+
+// Agent protocol.
+std::string EncodeRegister(const RegisterRequest& r);
+Result<RegisterRequest> DecodeRegister(std::string_view json);
+std::string EncodeRegisterReply(const RegisterReply& r);
+Result<RegisterReply> DecodeRegisterReply(std::string_view json);
+std::string EncodeOrders(const std::vector<Order>& orders);
+Result<std::vector<Order>> DecodeOrders(std::string_view json);
+std::string EncodeReport(const ReportRequest& r);
+Result<ReportRequest> DecodeReport(std::string_view json);
+
+// `baton server --config FILE` (YAML). Only what the controller reads today; unknown keys
+// are errors naming the key.
+struct ServerConfig {
+  std::string listen;   // HOST:PORT
+  std::string data;     // data directory
+};
+Result<ServerConfig> DecodeServerConfig(std::string_view yaml, std::string_view file);
+
+// Small helpers for handlers and the CLI.
+std::string EncodeString(std::string_view s);  // a JSON string literal, quoted and escaped
+
+}  // namespace baton::codec

@@ -1,0 +1,431 @@
+// JSON <-> the agent protocol and node views.
+#include "codec/internal/json_util.h"
+#include "codec/json_codec.h"
+
+namespace baton::codec {
+namespace {
+
+using namespace internal;
+
+json::array IntArray(const std::vector<int>& v) {
+  json::array a;
+  for (int x : v) a.emplace_back(x);
+  return a;
+}
+
+Result<std::vector<int>> GetIntArray(const json::value& v, std::string_view field, int64_t hi) {
+  ASSIGN_OR_RETURN(const json::array* a, GetArray(v, field));
+  std::vector<int> out;
+  for (const auto& x : *a) {
+    ASSIGN_OR_RETURN(int64_t n, GetInt(x, field, 0, hi));
+    out.push_back(static_cast<int>(n));
+  }
+  return out;
+}
+
+// Reads `key` of `o` into `out` with `get`, when present.
+template <typename T, typename Get>
+Status Read(const json::object& o, std::string_view key, T* out, Get get) {
+  const json::value* v = Find(o, key);
+  if (v == nullptr) return Status::Ok();
+  auto r = get(*v, key);
+  if (!r) return r.error();
+  *out = static_cast<T>(*r);
+  return Status::Ok();
+}
+
+auto Str(size_t max) {
+  return [max](const json::value& v, std::string_view f) { return GetString(v, f, max); };
+}
+auto Int(int64_t lo, int64_t hi) {
+  return [lo, hi](const json::value& v, std::string_view f) { return GetInt(v, f, lo, hi); };
+}
+auto Bool() { return [](const json::value& v, std::string_view f) { return GetBool(v, f); }; }
+
+json::object NodeInfoObject(const NodeInfo& n) {
+  json::object o;
+  o["name"] = n.name;
+  o["cpus"] = n.cpus;
+  o["memory_bytes"] = n.memory_bytes;
+  o["gpu_backend"] = n.gpu_backend;
+  o["topology"] = n.topology;
+  json::array gpus;
+  for (const Gpu& g : n.gpus) {
+    json::object go;
+    go["index"] = g.index;
+    go["uuid"] = g.uuid;
+    go["model"] = g.model;
+    go["memory_bytes"] = g.memory_bytes;
+    go["numa_node"] = g.numa_node;
+    go["island"] = g.island;
+    gpus.emplace_back(std::move(go));
+  }
+  o["gpus"] = std::move(gpus);
+  return o;
+}
+
+Result<NodeInfo> NodeInfoFrom(const json::value& v) {
+  ASSIGN_OR_RETURN(const json::object* o, GetObject(v, "node"));
+  NodeInfo n;
+  RETURN_IF_ERROR(Read(*o, "name", &n.name, Str(64)));
+  if (!IsValidNodeName(n.name)) return Err(InvalidArgument("node.name: 1-64 of letters, digits, '.', '_', '-'"));
+  RETURN_IF_ERROR(Read(*o, "cpus", &n.cpus, Int(0, 1'000'000)));
+  RETURN_IF_ERROR(Read(*o, "memory_bytes", &n.memory_bytes, Int(0, INT64_MAX)));
+  RETURN_IF_ERROR(Read(*o, "gpu_backend", &n.gpu_backend, Str(32)));
+  RETURN_IF_ERROR(Read(*o, "topology", &n.topology, Str(32)));
+  if (const json::value* gv = Find(*o, "gpus")) {
+    ASSIGN_OR_RETURN(const json::array* gpus, GetArray(*gv, "node.gpus"));
+    if (gpus->size() > 1024) return Err(InvalidArgument("node.gpus: more than 1024"));
+    for (const auto& g : *gpus) {
+      ASSIGN_OR_RETURN(const json::object* go, GetObject(g, "node.gpus[]"));
+      Gpu gpu;
+      RETURN_IF_ERROR(Read(*go, "index", &gpu.index, Int(0, 1023)));
+      RETURN_IF_ERROR(Read(*go, "uuid", &gpu.uuid, Str(128)));
+      RETURN_IF_ERROR(Read(*go, "model", &gpu.model, Str(64)));
+      RETURN_IF_ERROR(Read(*go, "memory_bytes", &gpu.memory_bytes, Int(0, INT64_MAX)));
+      RETURN_IF_ERROR(Read(*go, "numa_node", &gpu.numa_node, Int(-1, 1024)));
+      RETURN_IF_ERROR(Read(*go, "island", &gpu.island, Int(-1, 1'000'000)));
+      if (gpu.index != static_cast<int>(n.gpus.size())) {
+        return Err(InvalidArgument("node.gpus: indices must be 0, 1, 2, ... in order"));
+      }
+      n.gpus.push_back(std::move(gpu));
+    }
+  }
+  return n;
+}
+
+json::object EventObject(const JobEvent& e) {
+  json::object o;
+  o["job"] = e.job.value;
+  o["attempt"] = e.attempt;
+  o["kind"] = e.kind == JobEvent::Kind::kStarted ? "started" : "exited";
+  o["at"] = TimeValue(e.at);
+  o["exit_code"] = e.exit_code;
+  o["signal"] = e.signal;
+  o["timed_out"] = e.timed_out;
+  o["lost"] = e.lost;
+  if (!e.message.empty()) o["message"] = e.message;
+  return o;
+}
+
+Result<JobEvent> EventFrom(const json::value& v) {
+  ASSIGN_OR_RETURN(const json::object* o, GetObject(v, "event"));
+  JobEvent e;
+  RETURN_IF_ERROR(Read(*o, "job", &e.job.value, Int(1, INT64_MAX)));
+  RETURN_IF_ERROR(Read(*o, "attempt", &e.attempt, Int(0, 1'000'000)));
+  std::string kind;
+  RETURN_IF_ERROR(Read(*o, "kind", &kind, Str(16)));
+  if (kind == "started") e.kind = JobEvent::Kind::kStarted;
+  else if (kind == "exited") e.kind = JobEvent::Kind::kExited;
+  else return Err(InvalidArgument("event.kind: must be started or exited"));
+  if (const json::value* at = Find(*o, "at")) { ASSIGN_OR_RETURN(e.at, GetTime(*at, "event.at")); }
+  RETURN_IF_ERROR(Read(*o, "exit_code", &e.exit_code, Int(-1, 255)));
+  RETURN_IF_ERROR(Read(*o, "signal", &e.signal, Int(0, 128)));
+  RETURN_IF_ERROR(Read(*o, "timed_out", &e.timed_out, Bool()));
+  RETURN_IF_ERROR(Read(*o, "lost", &e.lost, Bool()));
+  RETURN_IF_ERROR(Read(*o, "message", &e.message, Str(4096)));
+  return e;
+}
+
+json::array EnvArray(const std::vector<std::pair<std::string, std::string>>& env) {
+  json::array a;
+  for (const auto& [k, v] : env) a.emplace_back(json::array{json::value(k), json::value(v)});
+  return a;
+}
+
+json::object SampleObject(const GpuSample& s) {
+  json::object o;
+  o["index"] = s.index;
+  o["utilization_pct"] = s.utilization_pct;
+  o["memory_used_bytes"] = s.memory_used_bytes;
+  o["temperature_c"] = s.temperature_c;
+  o["power_w"] = s.power_w;
+  return o;
+}
+
+Result<GpuSample> SampleFrom(const json::value& v) {
+  ASSIGN_OR_RETURN(const json::object* o, GetObject(v, "gpu sample"));
+  GpuSample s;
+  RETURN_IF_ERROR(Read(*o, "index", &s.index, Int(0, 1023)));
+  RETURN_IF_ERROR(Read(*o, "utilization_pct", &s.utilization_pct, Int(0, 100)));
+  RETURN_IF_ERROR(Read(*o, "memory_used_bytes", &s.memory_used_bytes, Int(0, INT64_MAX)));
+  RETURN_IF_ERROR(Read(*o, "temperature_c", &s.temperature_c, Int(-100, 300)));
+  RETURN_IF_ERROR(Read(*o, "power_w", &s.power_w, Int(0, 100000)));
+  return s;
+}
+
+}  // namespace
+
+std::string EncodeRegister(const RegisterRequest& r) {
+  json::object o;
+  o["node"] = NodeInfoObject(r.node);
+  json::array jobs;
+  for (const auto& e : r.jobs) jobs.emplace_back(EventObject(e));
+  o["jobs"] = std::move(jobs);
+  return json::serialize(o);
+}
+
+Result<RegisterRequest> DecodeRegister(std::string_view text) {
+  ASSIGN_OR_RETURN(json::value v, Parse(text));
+  ASSIGN_OR_RETURN(const json::object* o, GetObject(v, ""));
+  RegisterRequest r;
+  const json::value* node = Find(*o, "node");
+  if (node == nullptr) return Err(InvalidArgument("node: missing"));
+  ASSIGN_OR_RETURN(r.node, NodeInfoFrom(*node));
+  if (const json::value* jobs = Find(*o, "jobs")) {
+    ASSIGN_OR_RETURN(const json::array* a, GetArray(*jobs, "jobs"));
+    for (const auto& e : *a) {
+      ASSIGN_OR_RETURN(JobEvent ev, EventFrom(e));
+      r.jobs.push_back(std::move(ev));
+    }
+  }
+  return r;
+}
+
+std::string EncodeRegisterReply(const RegisterReply& r) {
+  json::object o;
+  o["session"] = r.session;
+  o["next_seq"] = r.next_seq;
+  return json::serialize(o);
+}
+
+Result<RegisterReply> DecodeRegisterReply(std::string_view text) {
+  ASSIGN_OR_RETURN(json::value v, Parse(text));
+  ASSIGN_OR_RETURN(const json::object* o, GetObject(v, ""));
+  RegisterReply r;
+  RETURN_IF_ERROR(Read(*o, "session", &r.session, Int(0, INT64_MAX)));
+  RETURN_IF_ERROR(Read(*o, "next_seq", &r.next_seq, Int(0, INT64_MAX)));
+  return r;
+}
+
+std::string EncodeOrders(const std::vector<Order>& orders) {
+  json::array a;
+  for (const Order& ord : orders) {
+    json::object o;
+    o["seq"] = ord.seq;
+    if (ord.kind == Order::Kind::kLaunch) {
+      const LaunchOrder& l = ord.launch;
+      o["kind"] = "launch";
+      o["job"] = l.job.value;
+      o["attempt"] = l.attempt;
+      o["name"] = l.name;
+      o["user"] = l.user;
+      json::array cmd;
+      for (const auto& c : l.command) cmd.emplace_back(c);
+      o["command"] = std::move(cmd);
+      o["shell"] = l.shell;
+      o["env"] = EnvArray(l.env);
+      o["workdir"] = l.workdir;
+      o["gpus"] = IntArray(l.gpus);
+      o["milli_per_gpu"] = l.milli_per_gpu;
+      o["gpu_memory_bytes"] = l.gpu_memory_bytes;
+      o["time_limit_ms"] = l.time_limit.count();
+      o["grace_period_ms"] = l.grace_period.count();
+      o["nodelist"] = l.nodelist;
+      o["node_rank"] = l.node_rank;
+      o["num_nodes"] = l.num_nodes;
+    } else {
+      o["kind"] = "stop";
+      o["job"] = ord.stop.job.value;
+      o["attempt"] = ord.stop.attempt;
+      o["reason"] = StopReasonName(ord.stop.reason);
+      o["grace_period_ms"] = ord.stop.grace_period.count();
+    }
+    a.emplace_back(std::move(o));
+  }
+  json::object root;
+  root["orders"] = std::move(a);
+  return json::serialize(root);
+}
+
+Result<std::vector<Order>> DecodeOrders(std::string_view text) {
+  ASSIGN_OR_RETURN(json::value v, Parse(text));
+  ASSIGN_OR_RETURN(const json::object* root, GetObject(v, ""));
+  const json::value* list = Find(*root, "orders");
+  if (list == nullptr) return Err(InvalidArgument("orders: missing"));
+  ASSIGN_OR_RETURN(const json::array* a, GetArray(*list, "orders"));
+  std::vector<Order> out;
+  for (const auto& item : *a) {
+    ASSIGN_OR_RETURN(const json::object* o, GetObject(item, "order"));
+    Order ord;
+    RETURN_IF_ERROR(Read(*o, "seq", &ord.seq, Int(0, INT64_MAX)));
+    std::string kind;
+    RETURN_IF_ERROR(Read(*o, "kind", &kind, Str(16)));
+    int64_t ms = 0;
+    if (kind == "launch") {
+      ord.kind = Order::Kind::kLaunch;
+      LaunchOrder& l = ord.launch;
+      RETURN_IF_ERROR(Read(*o, "job", &l.job.value, Int(1, INT64_MAX)));
+      RETURN_IF_ERROR(Read(*o, "attempt", &l.attempt, Int(0, 1'000'000)));
+      RETURN_IF_ERROR(Read(*o, "name", &l.name, Str(1024)));
+      RETURN_IF_ERROR(Read(*o, "user", &l.user, Str(256)));
+      RETURN_IF_ERROR(Read(*o, "shell", &l.shell, Bool()));
+      RETURN_IF_ERROR(Read(*o, "workdir", &l.workdir, Str(4096)));
+      RETURN_IF_ERROR(Read(*o, "milli_per_gpu", &l.milli_per_gpu, Int(0, 1000)));
+      RETURN_IF_ERROR(Read(*o, "gpu_memory_bytes", &l.gpu_memory_bytes, Int(0, INT64_MAX)));
+      RETURN_IF_ERROR(Read(*o, "time_limit_ms", &ms, Int(0, INT64_MAX)));
+      l.time_limit = Duration(ms);
+      RETURN_IF_ERROR(Read(*o, "grace_period_ms", &ms, Int(0, INT64_MAX)));
+      l.grace_period = Duration(ms);
+      RETURN_IF_ERROR(Read(*o, "nodelist", &l.nodelist, Str(1 << 20)));
+      RETURN_IF_ERROR(Read(*o, "node_rank", &l.node_rank, Int(0, 1'000'000)));
+      RETURN_IF_ERROR(Read(*o, "num_nodes", &l.num_nodes, Int(1, 1'000'000)));
+      if (const json::value* c = Find(*o, "command")) {
+        ASSIGN_OR_RETURN(const json::array* cmd, GetArray(*c, "command"));
+        for (const auto& arg : *cmd) {
+          ASSIGN_OR_RETURN(std::string s, GetString(arg, "command[]", 1 << 20));
+          l.command.push_back(std::move(s));
+        }
+      }
+      if (const json::value* e = Find(*o, "env")) {
+        ASSIGN_OR_RETURN(const json::array* env, GetArray(*e, "env"));
+        for (const auto& pair : *env) {
+          ASSIGN_OR_RETURN(const json::array* kv, GetArray(pair, "env[]"));
+          if (kv->size() != 2) return Err(InvalidArgument("env[]: must be [key, value]"));
+          ASSIGN_OR_RETURN(std::string k, GetString((*kv)[0], "env[].key", 256));
+          ASSIGN_OR_RETURN(std::string val, GetString((*kv)[1], "env[].value", 1 << 20));
+          l.env.emplace_back(std::move(k), std::move(val));
+        }
+      }
+      if (const json::value* g = Find(*o, "gpus")) { ASSIGN_OR_RETURN(l.gpus, GetIntArray(*g, "gpus", 1023)); }
+    } else if (kind == "stop") {
+      ord.kind = Order::Kind::kStop;
+      StopOrder& s = ord.stop;
+      RETURN_IF_ERROR(Read(*o, "job", &s.job.value, Int(1, INT64_MAX)));
+      RETURN_IF_ERROR(Read(*o, "attempt", &s.attempt, Int(0, 1'000'000)));
+      std::string reason;
+      RETURN_IF_ERROR(Read(*o, "reason", &reason, Str(32)));
+      for (StopReason r : {StopReason::kCancel, StopReason::kPreempt, StopReason::kTimeLimit,
+                           StopReason::kNodeFailure}) {
+        if (reason == StopReasonName(r)) s.reason = r;
+      }
+      RETURN_IF_ERROR(Read(*o, "grace_period_ms", &ms, Int(0, INT64_MAX)));
+      s.grace_period = Duration(ms);
+    } else {
+      return Err(InvalidArgument("order.kind: must be launch or stop"));
+    }
+    out.push_back(std::move(ord));
+  }
+  return out;
+}
+
+std::string EncodeReport(const ReportRequest& r) {
+  json::object o;
+  o["node"] = r.node;
+  o["session"] = r.session;
+  json::array events;
+  for (const auto& e : r.events) events.emplace_back(EventObject(e));
+  o["events"] = std::move(events);
+  json::array logs;
+  for (const auto& l : r.logs) {
+    json::object lo;
+    lo["job"] = l.job.value;
+    lo["offset"] = l.offset;
+    lo["data_b64"] = Base64Encode(l.data);  // logs are bytes, not necessarily UTF-8
+    logs.emplace_back(std::move(lo));
+  }
+  o["logs"] = std::move(logs);
+  json::array gpus;
+  for (const auto& s : r.gpus) gpus.emplace_back(SampleObject(s));
+  o["gpus"] = std::move(gpus);
+  return json::serialize(o);
+}
+
+Result<ReportRequest> DecodeReport(std::string_view text) {
+  ASSIGN_OR_RETURN(json::value v, Parse(text));
+  ASSIGN_OR_RETURN(const json::object* o, GetObject(v, ""));
+  ReportRequest r;
+  RETURN_IF_ERROR(Read(*o, "node", &r.node, Str(64)));
+  RETURN_IF_ERROR(Read(*o, "session", &r.session, Int(0, INT64_MAX)));
+  if (const json::value* ev = Find(*o, "events")) {
+    ASSIGN_OR_RETURN(const json::array* a, GetArray(*ev, "events"));
+    for (const auto& e : *a) {
+      ASSIGN_OR_RETURN(JobEvent je, EventFrom(e));
+      r.events.push_back(std::move(je));
+    }
+  }
+  if (const json::value* lv = Find(*o, "logs")) {
+    ASSIGN_OR_RETURN(const json::array* a, GetArray(*lv, "logs"));
+    for (const auto& item : *a) {
+      ASSIGN_OR_RETURN(const json::object* lo, GetObject(item, "logs[]"));
+      LogChunk c;
+      RETURN_IF_ERROR(Read(*lo, "job", &c.job.value, Int(1, INT64_MAX)));
+      RETURN_IF_ERROR(Read(*lo, "offset", &c.offset, Int(0, INT64_MAX)));
+      std::string b64;
+      RETURN_IF_ERROR(Read(*lo, "data_b64", &b64, Str(12 << 20)));
+      ASSIGN_OR_RETURN(c.data, Base64Decode(b64, "logs[].data_b64"));
+      r.logs.push_back(std::move(c));
+    }
+  }
+  if (const json::value* gv = Find(*o, "gpus")) {
+    ASSIGN_OR_RETURN(const json::array* a, GetArray(*gv, "gpus"));
+    for (const auto& s : *a) {
+      ASSIGN_OR_RETURN(GpuSample gs, SampleFrom(s));
+      r.gpus.push_back(gs);
+    }
+  }
+  return r;
+}
+
+std::string EncodeNodeList(const std::vector<NodeStatus>& nodes) {
+  json::array a;
+  for (const NodeStatus& n : nodes) {
+    json::object o = NodeInfoObject(n.info);
+    o["state"] = n.state;
+    o["last_seen"] = TimeValue(n.last_seen);
+    json::array& gpus = o["gpus"].as_array();
+    for (size_t i = 0; i < gpus.size(); ++i) {
+      json::object& g = gpus[i].as_object();
+      if (i < n.samples.size()) {
+        g["utilization_pct"] = n.samples[i].utilization_pct;
+        g["memory_used_bytes"] = n.samples[i].memory_used_bytes;
+        g["temperature_c"] = n.samples[i].temperature_c;
+        g["power_w"] = n.samples[i].power_w;
+      }
+      json::array jobs;
+      if (i < n.gpu_jobs.size()) {
+        for (int64_t id : n.gpu_jobs[i]) jobs.emplace_back(id);
+      }
+      g["jobs"] = std::move(jobs);
+    }
+    a.emplace_back(std::move(o));
+  }
+  json::object root;
+  root["nodes"] = std::move(a);
+  return json::serialize(root);
+}
+
+Result<std::vector<NodeStatus>> DecodeNodeList(std::string_view text) {
+  ASSIGN_OR_RETURN(json::value v, Parse(text));
+  ASSIGN_OR_RETURN(const json::object* root, GetObject(v, ""));
+  const json::value* list = Find(*root, "nodes");
+  if (list == nullptr) return Err(InvalidArgument("nodes: missing"));
+  ASSIGN_OR_RETURN(const json::array* a, GetArray(*list, "nodes"));
+  std::vector<NodeStatus> out;
+  for (const auto& item : *a) {
+    NodeStatus n;
+    ASSIGN_OR_RETURN(n.info, NodeInfoFrom(item));
+    const json::object& o = item.get_object();
+    RETURN_IF_ERROR(Read(o, "state", &n.state, Str(32)));
+    if (const json::value* t = Find(o, "last_seen")) { ASSIGN_OR_RETURN(n.last_seen, GetTime(*t, "last_seen")); }
+    if (const json::value* gv = Find(o, "gpus"); gv != nullptr && gv->is_array()) {
+      for (const auto& g : gv->get_array()) {
+        ASSIGN_OR_RETURN(GpuSample s, SampleFrom(g));
+        n.samples.push_back(s);
+        std::vector<int64_t> ids;
+        if (g.is_object()) {
+          if (const json::value* jobs = Find(g.get_object(), "jobs"); jobs != nullptr && jobs->is_array()) {
+            for (const auto& id : jobs->get_array()) {
+              if (id.is_int64()) ids.push_back(id.get_int64());
+            }
+          }
+        }
+        n.gpu_jobs.push_back(std::move(ids));
+      }
+    }
+    out.push_back(std::move(n));
+  }
+  return out;
+}
+
+}  // namespace baton::codec

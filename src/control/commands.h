@@ -1,0 +1,95 @@
+// What the controller is asked to do (commands), what it answers (replies), and what it asks
+// the outside world to do afterwards (effects). Plain values: the same commands come from the
+// HTTP API, the agents, timers and `baton sim`.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "core/job.h"
+#include "core/node.h"
+#include "core/protocol.h"
+#include "store/store.h"
+
+namespace baton::control {
+
+struct Caller {
+  std::string user;
+  bool admin = false;
+};
+
+struct SubmitJobs {
+  Caller caller;
+  std::vector<JobSpec> specs;        // one, or a batch: all are created or none
+  std::string idempotency_key;       // "" = none
+};
+
+struct JobAction {
+  enum class Kind { kCancel, kHold, kRelease };
+  Caller caller;
+  JobId id;
+  Kind kind = Kind::kCancel;
+};
+
+struct GetJob {
+  Caller caller;
+  JobId id;
+};
+
+struct ListJobs {
+  Caller caller;
+  std::vector<JobState> states;      // empty = all
+  std::string user;                  // "" = all
+  std::string project;               // "" = all
+  int limit = 100;
+  int64_t after = 0;                 // ids greater than this
+};
+
+struct ListNodes {};
+
+struct AgentRegister {
+  RegisterRequest request;
+};
+
+struct AgentPoll {
+  std::string node;
+  uint64_t session = 0;
+  uint64_t after = 0;                // orders up to here are acknowledged
+  uint64_t poll_id = 0;              // names this poll if it has to wait
+};
+
+struct AgentReport {
+  ReportRequest report;
+};
+
+struct Tick {};                      // time passed; look at timeouts
+
+using Command = std::variant<SubmitJobs, JobAction, GetJob, ListJobs, ListNodes, AgentRegister,
+                             AgentPoll, AgentReport, Tick>;
+
+struct Reply {
+  Status status;
+  bool created = false;              // a submit made new jobs (201), or found them by key (200)
+  std::vector<Job> jobs;             // copies, safe to read on another thread
+  std::optional<int64_t> next;       // paging cursor for ListJobs
+  std::vector<NodeStatus> nodes;
+  RegisterReply registration;
+  std::vector<Order> orders;
+  bool parked = false;               // an AgentPoll that waits; a Delivery answers it later
+};
+
+// Answers a parked AgentPoll.
+struct Delivery {
+  uint64_t poll_id = 0;
+  std::vector<Order> orders;
+};
+
+struct Effects {
+  store::Batch store;                // must be durable before any reply of this batch is sent
+  std::vector<Delivery> deliveries;
+};
+
+}  // namespace baton::control

@@ -1,0 +1,115 @@
+// The controller: a deterministic state machine over jobs and nodes. Commands go in through
+// Apply (each answered at once), EndBatch closes a batch of them (scheduling, orders for the
+// agents) and returns the Effects the caller must carry out: make the store batch durable,
+// then send the replies and deliveries. Time is always a parameter; nothing here reads a
+// clock, does I/O or starts a thread. One owner calls it; it is not thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "control/commands.h"
+#include "sched/cluster_view.h"
+#include "store/store.h"
+
+namespace baton::control {
+
+struct ControllerOptions {
+  Duration node_timeout = std::chrono::seconds(60);  // silent agent -> node lost
+  Duration poll_timeout = std::chrono::seconds(20);  // longest an agent's poll is held
+};
+
+class Controller {
+ public:
+  explicit Controller(ControllerOptions options = {});
+
+  // Rebuilds the state a store snapshot describes. REQUIRES: called once, before any Apply.
+  void Restore(store::Snapshot snapshot, TimePoint now);
+
+  Reply Apply(const Command& command, TimePoint now);
+  Effects EndBatch(TimePoint now);
+
+  // Read-only views for tests and the simulator.
+  const Job* FindJob(JobId id) const;
+  const std::map<JobId, Job>& jobs() const { return jobs_; }
+  const sched::ClusterView& cluster() const { return view_; }
+  size_t queue_length() const { return queue_.size(); }
+
+ private:
+  struct NodeRecord {
+    NodeInfo info;
+    enum class State { kAwaiting, kReady, kLost } state = State::kAwaiting;
+    uint64_t session = 0;
+    TimePoint last_seen{};
+    std::deque<Order> outbox;     // sent or waiting to be sent, not yet acknowledged
+    uint64_t next_seq = 1;
+    std::optional<uint64_t> parked_poll;
+    TimePoint parked_at{};
+    std::vector<GpuSample> samples;
+  };
+  // Queue order: higher priority first, then lower id (submit order).
+  struct QueueKey {
+    int priority;
+    int64_t id;
+    bool operator<(const QueueKey& o) const {
+      return priority != o.priority ? priority > o.priority : id < o.id;
+    }
+  };
+
+  Reply Submit(const SubmitJobs& c, TimePoint now);
+  Reply Act(const JobAction& c, TimePoint now);
+  Reply Get(const GetJob& c) const;
+  Reply List(const ListJobs& c) const;
+  Reply Nodes() const;
+  Reply Register(const AgentRegister& c, TimePoint now);
+  Reply Poll(const AgentPoll& c, TimePoint now);
+  Reply Report(const AgentReport& c, TimePoint now);
+  void OnTick(TimePoint now);
+
+  void Schedule(TimePoint now);
+  void Launch(Job& job);
+  void HandleEvent(NodeRecord& node, const JobEvent& e, TimePoint now);
+  void StopParts(Job& job, StopReason reason, Duration grace, TimePoint now);
+  void Finish(Job& job, TimePoint now);
+  void MarkLost(NodeRecord& node, TimePoint now);
+  void RebuildNodeSlots(const NodeRecord& node);
+
+  void SetState(Job& job, JobState to, TimePoint now);
+  void Enqueue(Job& job, TimePoint now);
+  void Dequeue(const Job& job);
+  void OnTerminal(const Job& job, TimePoint now);
+  // 1: all dependencies succeeded; 0: still waiting; -1: one ended otherwise (never met).
+  int DependencyState(const Job& job, JobId* broken) const;
+  void SendOrder(const std::string& node, Order order);
+  NodeRecord* FindNode(const std::string& name);
+  NodeRecord& EnsureNode(const std::string& name);
+  void MarkDirty(const Job& job) { dirty_.insert(job.id); }
+
+  ControllerOptions options_;
+  std::map<JobId, Job> jobs_;
+  int64_t next_id_ = 1;
+  bool next_id_dirty_ = false;
+  std::unordered_map<std::string, store::IdempotencyEntry> keys_;  // user + '\n' + key
+  std::vector<store::IdempotencyEntry> new_keys_;
+
+  std::set<QueueKey> queue_;        // pending jobs whose dependencies are met
+  std::set<JobId> blocked_;         // pending jobs waiting for dependencies
+  std::set<JobId> running_;
+  std::vector<JobId> fresh_;        // joined the queue since the last pass
+  bool full_pass_ = false;          // resources were freed or added: look at the whole queue
+
+  std::map<std::string, NodeRecord> nodes_;
+  sched::ClusterView view_;
+  uint64_t session_counter_ = 0;
+
+  std::set<JobId> dirty_;
+  std::vector<Delivery> deliveries_;
+};
+
+}  // namespace baton::control

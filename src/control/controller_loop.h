@@ -1,0 +1,72 @@
+// Runs a Controller on its own thread: takes commands from any thread, applies them in
+// batches, makes each batch durable with one store commit (group commit), and only then
+// answers the batch's callers. Parked agent polls are answered when orders appear.
+#pragma once
+
+#include <condition_variable>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "control/clock.h"
+#include "control/controller.h"
+#include "store/store.h"
+
+namespace baton::control {
+
+struct LoopOptions {
+  Duration tick = std::chrono::milliseconds(500);  // how often timeouts are looked at
+  int commit_attempts = 3;                          // then the store is declared failed
+  size_t max_batch = 4096;                          // commands applied per commit at most
+};
+
+class ControllerLoop {
+ public:
+  using Done = std::function<void(Reply)>;
+  // Called when the store cannot commit: the in-memory state is ahead of the durable state,
+  // so the process must stop (the store's state is rebuilt on the next start).
+  using Fatal = std::function<void(const Status&)>;
+
+  // `controller`, `store` and `clock` must outlive the loop.
+  ControllerLoop(Controller& controller, store::Store& store, Clock& clock, LoopOptions options,
+                 Fatal fatal);
+  ~ControllerLoop();
+
+  void Start();
+  // Stops the thread; commands not yet applied are answered with Unavailable.
+  void Stop();
+
+  // Thread-safe. `done` runs on the loop thread once the reply may be sent: keep it short.
+  void Post(Command command, Done done);
+
+  // Counters for the metrics and benchmarks.
+  struct Stats {
+    uint64_t batches = 0;
+    uint64_t commands = 0;
+    uint64_t commits = 0;
+  };
+  Stats stats();
+
+ private:
+  void Run();
+
+  Controller& controller_;
+  store::Store& store_;
+  Clock& clock_;
+  LoopOptions options_;
+  Fatal fatal_;
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<std::pair<Command, Done>> inbox_;
+  bool stopping_ = false;
+  uint64_t next_poll_id_ = 1;
+  Stats stats_;
+
+  std::unordered_map<uint64_t, Done> parked_;  // loop thread only
+  std::thread thread_;
+};
+
+}  // namespace baton::control

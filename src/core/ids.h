@@ -1,0 +1,22 @@
+// Strong identifiers. A JobId is handed out once, by the controller, and never reused.
+#pragma once
+
+#include <compare>
+#include <cstdint>
+#include <functional>
+#include <string>
+
+namespace baton {
+
+struct JobId {
+  int64_t value = 0;
+  auto operator<=>(const JobId&) const = default;
+  std::string ToString() const { return std::to_string(value); }
+};
+
+}  // namespace baton
+
+template <>
+struct std::hash<baton::JobId> {
+  size_t operator()(const baton::JobId& id) const noexcept { return std::hash<int64_t>{}(id.value); }
+};

@@ -1,0 +1,116 @@
+// Jobs: what a user asks for (JobSpec), what Baton knows about it (Job), and the job state
+// machine. Only the transitions listed in CanTransition are legal; the controller checks
+// every change against it.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "core/ids.h"
+#include "core/quantity.h"
+#include "core/status.h"
+#include "core/time.h"
+
+namespace baton {
+
+enum class Priority { kLow = 0, kNormal = 1, kHigh = 2, kCritical = 3 };
+std::string_view PriorityName(Priority p);
+Result<Priority> ParsePriority(std::string_view text);
+
+enum class JobState { kPending, kHeld, kRunning, kSucceeded, kFailed, kCancelled, kTimedOut };
+std::string_view JobStateName(JobState s);
+Result<JobState> ParseJobState(std::string_view text);
+bool IsTerminal(JobState s);
+bool CanTransition(JobState from, JobState to);
+
+// Bounds on every field of a job spec. Submits beyond them are rejected with the field named.
+struct SpecLimits {
+  static constexpr size_t kNameBytes = 128;
+  static constexpr size_t kCommandArgs = 4096;
+  static constexpr size_t kCommandBytes = 256 * 1024;
+  static constexpr size_t kEnvVars = 512;
+  static constexpr size_t kEnvKeyBytes = 256;
+  static constexpr size_t kEnvBytes = 256 * 1024;
+  static constexpr size_t kPathBytes = 4096;
+  static constexpr size_t kLabelBytes = 64;  // project, pool, gpu type
+  static constexpr int64_t kMaxMilliGpus = 4096 * 1000;
+  static constexpr int kMaxNodes = 1024;
+  static constexpr int kMaxCpus = 100'000;
+  static constexpr int kMaxRetries = 100;
+  static constexpr size_t kMaxAfter = 256;
+};
+
+struct Resources {
+  int64_t milli_gpus = 0;         // total across nodes; fractions (< 1000) only for one GPU
+  std::string gpu_type;           // "" = any; matched case-insensitively against the GPU model
+  int64_t gpu_memory_bytes = 0;   // minimum memory per GPU (whole GPUs) or share (fractions)
+  int nodes = 1;
+  int cpus = 0;                   // per node; 0 = no requirement
+  int64_t memory_bytes = 0;       // per node; 0 = no requirement
+  bool operator==(const Resources&) const = default;
+};
+
+struct JobSpec {
+  std::string name;
+  std::vector<std::string> command;  // argv; with `shell`, command[0] runs under /bin/sh -c
+  bool shell = false;
+  Resources resources;
+  Priority priority = Priority::kNormal;
+  std::string project = "default";
+  std::string pool = "default";
+  Duration time_limit{0};            // 0 = none
+  Duration grace_period = std::chrono::seconds(30);
+  int retries = 0;
+  std::vector<std::pair<std::string, std::string>> env;
+  std::string workdir;
+  std::vector<JobId> after;
+  bool preemptible = false;
+  bool hold = false;
+  bool operator==(const JobSpec&) const = default;
+};
+
+// Checks every field against SpecLimits and the rules between fields; the message names the
+// field ("resources.gpus: ...") so a user can fix the request.
+Status ValidateJobSpec(const JobSpec& spec);
+
+// The GPUs a job holds on one node (milli_per_gpu is 1000 for whole GPUs), and how the
+// job's process on that node fares.
+struct NodeAllocation {
+  std::string node;
+  std::vector<int> gpus;
+  int64_t milli_per_gpu = 1000;
+  bool started = false;   // the agent reported the process started
+  bool ended = false;     // the agent reported it ended, as below
+  int exit_code = 0;
+  int signal = 0;
+  bool timed_out = false;
+  bool lost = false;      // the node lost it (node failure): requeue, not fail
+  bool operator==(const NodeAllocation&) const = default;
+};
+
+struct Job {
+  JobId id;
+  JobSpec spec;
+  std::string user;
+  JobState state = JobState::kPending;
+  std::string reason;          // why pending/held: "priority", "resources", "held", ...
+  std::string reason_detail;   // the same, in words a researcher understands
+  int restarts = 0;            // also the attempt number of the current run
+  TimePoint submitted_at{};
+  std::optional<TimePoint> started_at;
+  std::optional<TimePoint> finished_at;
+  std::optional<int> exit_code;
+  std::optional<int> exit_signal;
+  std::vector<NodeAllocation> allocation;
+  bool launched = false;       // the agent confirmed the current attempt started
+  bool stop_requested = false; // cancel asked for while running; ends as cancelled
+  int64_t cost_micros = 0;     // accrued cost in millionths of a currency unit
+  bool operator==(const Job&) const = default;
+};
+
+}  // namespace baton

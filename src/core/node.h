@@ -1,0 +1,71 @@
+// Nodes and their GPUs as agents describe them, and the `--gpus SPEC` grammar for simulated
+// GPUs: COUNTxTYPE[:topo=nvswitch|pairs|pcie], e.g. 8xH100-80GB, 4xA100-40GB:topo=pcie.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/status.h"
+#include "core/time.h"
+
+namespace baton {
+
+struct Gpu {
+  int index = 0;
+  std::string uuid;
+  std::string model;          // "H100-80GB"; the type a job's gpu_type matches
+  int64_t memory_bytes = 0;
+  int numa_node = 0;
+  int island = 0;             // GPUs sharing an NVLink/NVSwitch island share this number
+  bool operator==(const Gpu&) const = default;
+};
+
+struct NodeInfo {
+  std::string name;
+  std::vector<Gpu> gpus;
+  int cpus = 0;
+  int64_t memory_bytes = 0;
+  std::string gpu_backend;    // "simulated" or "nvml"
+  std::string topology;       // "nvswitch", "pairs", "pcie"
+  bool operator==(const NodeInfo&) const = default;
+};
+
+// One reading of a GPU's gauges, as its agent last reported them.
+struct GpuSample {
+  int index = 0;
+  int utilization_pct = 0;
+  int64_t memory_used_bytes = 0;
+  int temperature_c = 0;
+  int power_w = 0;
+  bool operator==(const GpuSample&) const = default;
+};
+
+// A node as the controller shows it: what the agent said, and what Baton made of it.
+struct NodeStatus {
+  NodeInfo info;
+  std::string state;                           // "ready" or "lost"
+  TimePoint last_seen{};
+  std::vector<GpuSample> samples;
+  std::vector<std::vector<int64_t>> gpu_jobs;  // per GPU: ids of the jobs on it
+};
+
+struct GpuSpec {
+  int count = 0;
+  std::string model;          // "H100-80GB"
+  int64_t memory_bytes = 0;   // from the model's suffix
+  std::string topology;       // nvswitch | pairs | pcie
+};
+
+// Parses a simulated-GPU SPEC. The memory comes from the model suffix (-80GB = 80 GiB).
+Result<GpuSpec> ParseGpuSpec(std::string_view text);
+
+// Node names: 1-64 of [A-Za-z0-9._-].
+bool IsValidNodeName(std::string_view name);
+
+// Whether `model` satisfies a job's gpu_type constraint: equal, or a prefix up to a '-'
+// ("H100" matches "H100-80GB"), ignoring case.
+bool GpuTypeMatches(std::string_view model, std::string_view wanted);
+
+}  // namespace baton

@@ -1,0 +1,95 @@
+// The agent <-> controller protocol as values (codec/ turns them into JSON). Agents register,
+// long-poll for orders and post reports. Orders carry sequence numbers and are idempotent:
+// a duplicated launch or stop of the same (job, attempt) is harmless.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/ids.h"
+#include "core/node.h"
+#include "core/time.h"
+
+namespace baton {
+
+struct LaunchOrder {
+  JobId job;
+  int attempt = 0;                    // the job's restart count when launched
+  std::string name;
+  std::string user;
+  std::vector<std::string> command;
+  bool shell = false;
+  std::vector<std::pair<std::string, std::string>> env;
+  std::string workdir;
+  std::vector<int> gpus;              // GPU indices on this node
+  int64_t milli_per_gpu = 1000;       // < 1000: a fractional share run under MPS limits
+  int64_t gpu_memory_bytes = 0;       // the share's memory limit when fractional
+  Duration time_limit{0};             // 0 = none
+  Duration grace_period{0};
+  std::string nodelist;               // comma-separated node names of the whole job
+  int node_rank = 0;
+  int num_nodes = 1;
+  bool operator==(const LaunchOrder&) const = default;
+};
+
+enum class StopReason { kCancel, kPreempt, kTimeLimit, kNodeFailure };
+std::string_view StopReasonName(StopReason r);
+
+struct StopOrder {
+  JobId job;
+  int attempt = 0;
+  StopReason reason = StopReason::kCancel;
+  Duration grace_period{0};           // SIGUSR1, grace, SIGTERM, grace, SIGKILL
+  bool operator==(const StopOrder&) const = default;
+};
+
+struct Order {
+  enum class Kind { kLaunch, kStop };
+  uint64_t seq = 0;
+  Kind kind = Kind::kLaunch;
+  LaunchOrder launch;                 // when kind == kLaunch
+  StopOrder stop;                     // when kind == kStop
+};
+
+// What an agent says of one job: it started, or it ended and how.
+struct JobEvent {
+  enum class Kind { kStarted, kExited };
+  JobId job;
+  int attempt = 0;
+  Kind kind = Kind::kStarted;
+  TimePoint at{};
+  int exit_code = 0;                  // when exited normally
+  int signal = 0;                     // when killed by a signal
+  bool timed_out = false;             // the agent stopped it at its time limit
+  bool lost = false;                  // the agent could not find out how it ended
+  std::string message;                // e.g. "cannot execute 'foo': No such file"
+};
+
+struct LogChunk {
+  JobId job;
+  int64_t offset = 0;                 // where `data` starts in the job's log
+  std::string data;
+};
+
+struct RegisterRequest {
+  NodeInfo node;
+  std::vector<JobEvent> jobs;         // every job it holds: running (kStarted) or ended
+};
+
+struct RegisterReply {
+  uint64_t session = 0;               // names this registration; polls and reports carry it
+  uint64_t next_seq = 0;              // poll for orders after this sequence number
+};
+
+struct ReportRequest {
+  std::string node;
+  uint64_t session = 0;
+  std::vector<JobEvent> events;
+  std::vector<LogChunk> logs;
+  std::vector<GpuSample> gpus;
+};
+
+}  // namespace baton

@@ -1,0 +1,113 @@
+#include "core/time.h"
+
+#include <cmath>
+#include <cstdio>
+#include <ctime>
+
+namespace baton {
+namespace {
+
+bool IsDigit(char c) { return c >= '0' && c <= '9'; }
+
+}  // namespace
+
+Result<Duration> ParseDuration(std::string_view text, std::string_view field) {
+  auto bad = [&](std::string why) {
+    return Err(InvalidArgument(std::string(field) + ": " + why + " (got \"" +
+                               std::string(text.substr(0, 64)) +
+                               "\"; use seconds or forms like 90s, 30m, 2h, 1h30m)"));
+  };
+  if (text.empty()) return bad("empty duration");
+  if (text.size() > 32) return bad("duration too long");
+  int64_t total_ms = 0;
+  size_t i = 0;
+  bool bare_number = true;
+  while (i < text.size()) {
+    if (!IsDigit(text[i])) return bad("expected a number");
+    int64_t n = 0;
+    while (i < text.size() && IsDigit(text[i])) {
+      n = n * 10 + (text[i] - '0');
+      if (n > 1'000'000'000) return bad("number too large");
+      ++i;
+    }
+    int64_t unit_ms = 1000;
+    if (i < text.size()) {
+      bare_number = false;
+      std::string_view rest = text.substr(i);
+      if (rest.starts_with("ms")) { unit_ms = 1; i += 2; }
+      else if (rest[0] == 's') { unit_ms = 1000; ++i; }
+      else if (rest[0] == 'm') { unit_ms = 60'000; ++i; }
+      else if (rest[0] == 'h') { unit_ms = 3'600'000; ++i; }
+      else if (rest[0] == 'd') { unit_ms = 86'400'000; ++i; }
+      else return bad("unknown unit");
+    } else if (!bare_number) {
+      return bad("a number without a unit after another unit");
+    }
+    total_ms += n * unit_ms;
+    if (Duration(total_ms) > kMaxDuration) return bad("longer than 366 days");
+  }
+  return Duration(total_ms);
+}
+
+Result<Duration> DurationFromSeconds(double seconds, std::string_view field) {
+  if (std::isnan(seconds) || seconds < 0) {
+    return Err(InvalidArgument(std::string(field) + ": must be a non-negative number of seconds"));
+  }
+  if (seconds > static_cast<double>(std::chrono::duration_cast<std::chrono::seconds>(kMaxDuration).count())) {
+    return Err(InvalidArgument(std::string(field) + ": longer than 366 days"));
+  }
+  return Duration(static_cast<int64_t>(std::llround(seconds * 1000.0)));
+}
+
+std::string FormatDuration(Duration d) {
+  int64_t ms = d.count();
+  if (ms == 0) return "0s";
+  std::string out;
+  if (ms < 0) { out = "-"; ms = -ms; }
+  const struct { int64_t ms; const char* unit; } units[] = {
+      {86'400'000, "d"}, {3'600'000, "h"}, {60'000, "m"}, {1000, "s"}, {1, "ms"}};
+  for (const auto& u : units) {
+    if (ms >= u.ms) {
+      out += std::to_string(ms / u.ms) + u.unit;
+      ms %= u.ms;
+    }
+  }
+  return out;
+}
+
+std::string FormatRfc3339(TimePoint t) {
+  int64_t ms = ToMillis(t);
+  std::time_t secs = static_cast<std::time_t>(ms >= 0 ? ms / 1000 : (ms - 999) / 1000);
+  int frac = static_cast<int>(ms - static_cast<int64_t>(secs) * 1000);
+  std::tm tm{};
+  gmtime_r(&secs, &tm);
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900,
+                tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, frac);
+  return buf;
+}
+
+Result<TimePoint> ParseRfc3339(std::string_view text) {
+  std::tm tm{};
+  int ms = 0;
+  std::string s(text.substr(0, 40));
+  int year, mon, day, hour, min, sec;
+  char frac[8] = {0};
+  int n = std::sscanf(s.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d.%3[0-9]Z", &year, &mon, &day, &hour,
+                      &min, &sec, frac);
+  if (n < 6) return Err(InvalidArgument("not an RFC 3339 UTC time: \"" + s + "\""));
+  if (n == 7) {
+    ms = std::atoi(frac);
+    for (size_t len = std::string_view(frac).size(); len < 3; ++len) ms *= 10;
+  }
+  tm.tm_year = year - 1900;
+  tm.tm_mon = mon - 1;
+  tm.tm_mday = day;
+  tm.tm_hour = hour;
+  tm.tm_min = min;
+  tm.tm_sec = sec;
+  std::time_t secs = timegm(&tm);
+  return FromMillis(static_cast<int64_t>(secs) * 1000 + ms);
+}
+
+}  // namespace baton

@@ -1,0 +1,313 @@
+// The `baton` executable: the only place where real implementations are built and wired
+// together. Server-side commands (up, server, agent) are here; the client commands are in cli/.
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstring>
+
+#include <CLI/CLI.hpp>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <sstream>
+
+#include "agent/agent.h"
+#include "agent/executor.h"
+#include "agent/simulated_gpu_backend.h"
+#include "api/auth.h"
+#include "api/http_server.h"
+#include "api/log_store.h"
+#include "api/service.h"
+#include "cli/client.h"
+#include "cli/commands.h"
+#include "codec/json_codec.h"
+#include "control/clock.h"
+#include "control/controller.h"
+#include "control/controller_loop.h"
+#include "store/sqlite_store.h"
+
+namespace baton {
+namespace {
+namespace fs = std::filesystem;
+
+void Log(const std::string& msg) { std::cerr << "baton: " << msg << std::endl; }
+
+int Fail(const Status& st) {
+  Log(st.message());
+  return 1;
+}
+
+// Writes `content` to `path` atomically with the given mode.
+Status WriteFileAtomic(const std::string& path, const std::string& content, mode_t mode) {
+  std::string tmp = path + ".tmp";
+  int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
+  if (fd < 0) return Internal("cannot write " + tmp + ": " + strerror(errno));
+  bool ok = write(fd, content.data(), content.size()) == static_cast<ssize_t>(content.size());
+  ok = fsync(fd) == 0 && ok;
+  close(fd);
+  if (!ok || rename(tmp.c_str(), path.c_str()) != 0) return Internal("cannot write " + path);
+  chmod(path.c_str(), mode);
+  return Status::Ok();
+}
+
+std::string ReadTrimmed(const std::string& path) {
+  std::ifstream in(path);
+  std::string s;
+  std::getline(in, s);
+  return s;
+}
+
+// Reads the token in `path`, creating a new one (mode 0600) when there is none.
+Result<std::string> EnsureToken(const std::string& path) {
+  std::string t = ReadTrimmed(path);
+  if (t.size() >= 32) return t;
+  ASSIGN_OR_RETURN(t, api::NewToken());
+  RETURN_IF_ERROR(WriteFileAtomic(path, t + "\n", 0600));
+  return t;
+}
+
+Result<std::pair<std::string, uint16_t>> ParseListen(const std::string& listen) {
+  size_t colon = listen.rfind(':');
+  if (colon == std::string::npos) return Err(InvalidArgument("--listen: expected HOST:PORT, got \"" + listen + "\""));
+  std::string host = listen.substr(0, colon);
+  if (host.size() >= 2 && host.front() == '[') host = host.substr(1, host.size() - 2);
+  std::string port = listen.substr(colon + 1);
+  char* end = nullptr;
+  long p = std::strtol(port.c_str(), &end, 10);
+  if (port.empty() || *end != '\0' || p < 0 || p > 65535) {
+    return Err(InvalidArgument("--listen: \"" + port + "\" is not a port number"));
+  }
+  return std::make_pair(host, static_cast<uint16_t>(p));
+}
+
+std::string HostName() {
+  char buf[256] = {0};
+  gethostname(buf, sizeof buf - 1);
+  std::string name = buf;
+  if (name.find('.') != std::string::npos) name = name.substr(0, name.find('.'));
+  return IsValidNodeName(name) ? name : "localhost";
+}
+
+std::string LocalUser() {
+  const char* u = std::getenv("USER");
+  return u != nullptr && *u != '\0' ? u : (geteuid() == 0 ? "root" : "user");
+}
+
+// Blocks SIGINT and SIGTERM in every thread started after this, and waits for one.
+sigset_t BlockShutdownSignals() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+  return set;
+}
+
+int WaitForShutdown(const sigset_t& set) {
+  int sig = 0;
+  sigwait(&set, &sig);
+  return sig;
+}
+
+struct ServeOptions {
+  std::string data;
+  std::string listen = "127.0.0.1:8470";
+  bool local_agent = false;
+  std::string gpus = "8xH100-80GB";
+  int http_threads = 1;
+};
+
+struct AgentFlags {
+  std::string server, token, name, gpus = "8xH100-80GB", data;
+};
+
+std::unique_ptr<agent::GpuBackend> MakeBackend(const std::string& spec_text, const std::string& node,
+                                               Status* error) {
+  auto spec = ParseGpuSpec(spec_text);
+  if (!spec) {
+    *error = spec.error();
+    return nullptr;
+  }
+  return std::make_unique<agent::SimulatedGpuBackend>(*spec, node);
+}
+
+int Serve(const ServeOptions& o) {
+  sigset_t signals = BlockShutdownSignals();
+  std::string dir = o.data.empty() ? cli::DefaultDataDir() : o.data;
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) return Fail(Internal("cannot create the data directory " + dir + ": " + ec.message()));
+  chmod(dir.c_str(), 0700);
+  int lock_fd = open((dir + "/lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (lock_fd < 0 || flock(lock_fd, LOCK_EX | LOCK_NB) != 0) {
+    return Fail(Conflict("another baton already serves " + dir + " (" + dir + "/lock is held)"));
+  }
+  auto listen = ParseListen(o.listen);
+  if (!listen) return Fail(listen.error());
+  Status backend_error;
+  std::string node_name = HostName();
+  std::unique_ptr<agent::GpuBackend> backend;
+  if (o.local_agent) {
+    backend = MakeBackend(o.gpus, node_name, &backend_error);
+    if (!backend) return Fail(backend_error);
+  }
+  auto admin_token = EnsureToken(dir + "/admin.token");
+  if (!admin_token) return Fail(admin_token.error());
+  auto agent_token = EnsureToken(dir + "/agent.token");
+  if (!agent_token) return Fail(agent_token.error());
+
+  auto store = store::SqliteStore::Open(dir + "/baton.db");
+  if (!store) return Fail(store.error());
+  auto snapshot = (*store)->Load();
+  if (!snapshot) return Fail(snapshot.error());
+  size_t restored = snapshot->jobs.size();
+
+  control::RealClock clock;
+  control::Controller controller;
+  controller.Restore(std::move(*snapshot), clock.Now());
+  control::ControllerLoop loop(controller, **store, clock, control::LoopOptions{}, [](const Status& st) {
+    Log("fatal: " + st.message() + "; stopping so that nothing unacknowledged is lost");
+    std::_Exit(70);
+  });
+
+  api::TokenRegistry tokens;
+  tokens.Add(*admin_token, api::Identity{.user = LocalUser(), .role = api::Role::kAdmin});
+  tokens.Add(*agent_token, api::Identity{.user = "agent", .role = api::Role::kAgent});
+  api::LogStore logs(dir + "/logs");
+  // The server is declared before the service and loop callbacks use it: it must outlive
+  // every reply the loop may still send, so it is stopped last.
+  api::HttpServer* server_ptr = nullptr;
+  api::Service service(loop, tokens, logs, [&server_ptr](std::function<void()> fn) { server_ptr->Post(std::move(fn)); });
+  api::HttpServer server(api::HttpServerOptions{.host = listen->first, .port = listen->second,
+                                                .threads = o.http_threads},
+                         [&service](api::Request req, api::Respond respond) {
+                           service.Handle(std::move(req), std::move(respond));
+                         });
+  server_ptr = &server;
+  loop.Start();
+  auto port = server.Start();
+  if (!port) {
+    loop.Stop();
+    return Fail(port.error());
+  }
+  std::string host = listen->first.find(':') != std::string::npos ? "[" + listen->first + "]" : listen->first;
+  if (host == "0.0.0.0") host = "127.0.0.1";
+  std::string url = "http://" + host + ":" + std::to_string(*port);
+  Status st = WriteFileAtomic(dir + "/server.url", url + "\n", 0644);
+  if (!st.ok()) return Fail(st);
+  Log("serving " + url + " (data " + dir + ", " + std::to_string(restored) + " jobs restored)");
+
+  agent::ProcessExecutor executor;
+  std::unique_ptr<agent::Agent> local;
+  if (o.local_agent) {
+    local = std::make_unique<agent::Agent>(
+        agent::AgentOptions{.name = node_name, .data_dir = dir + "/agent", .server = url, .token = *agent_token},
+        *backend, executor);
+    st = local->Start();
+    if (!st.ok()) return Fail(st);
+    Log("local agent " + node_name + ": " + o.gpus + " (" + backend->name() + " GPUs)");
+  }
+  int sig = WaitForShutdown(signals);
+  Log(std::string("stopping on ") + (sig == SIGINT ? "SIGINT" : "SIGTERM") +
+      "; running jobs keep running and are re-adopted on the next start");
+  if (local) local->Stop();
+  loop.Stop();
+  server.Stop();
+  return 0;
+}
+
+int RunAgent(const AgentFlags& f) {
+  sigset_t signals = BlockShutdownSignals();
+  if (f.server.empty() || f.token.empty()) {
+    Log("agent: --server URL and --token AGENT_TOKEN are required");
+    return 2;
+  }
+  std::string name = f.name.empty() ? HostName() : f.name;
+  if (!IsValidNodeName(name)) return Fail(InvalidArgument("--name: 1-64 of letters, digits, '.', '_', '-'"));
+  Status err;
+  auto backend = MakeBackend(f.gpus, name, &err);
+  if (!backend) return Fail(err);
+  std::string dir = f.data.empty() ? cli::DefaultDataDir() + "/agent-" + name : f.data;
+  agent::ProcessExecutor executor;
+  agent::Agent a(agent::AgentOptions{.name = name, .data_dir = dir, .server = f.server, .token = f.token},
+                 *backend, executor);
+  Status st = a.Start();
+  if (!st.ok()) return Fail(st);
+  Log("agent " + name + " joined " + f.server + " with " + f.gpus + " (" + backend->name() + " GPUs)");
+  WaitForShutdown(signals);
+  a.Stop();
+  return 0;
+}
+
+}  // namespace
+}  // namespace baton
+
+int main(int argc, char** argv) {
+  using namespace baton;
+  CLI::App app{"Baton: a GPU cluster scheduler for ML teams"};
+  app.require_subcommand(1);
+  int exit_code = 0;
+
+  ServeOptions up;
+  up.local_agent = true;
+  CLI::App* up_cmd = app.add_subcommand("up", "controller and a local agent in one process");
+  up_cmd->add_option("--data", up.data, "data directory (default $BATON_HOME, else ~/.baton)");
+  up_cmd->add_option("--listen", up.listen, "HOST:PORT to serve (port 0 picks a free one)");
+  up_cmd->add_option("--gpus", up.gpus, "simulated GPUs, COUNTxTYPE[:topo=nvswitch|pairs|pcie]");
+  up_cmd->add_option("--http-threads", up.http_threads, "threads serving HTTP")->check(CLI::Range(1, 64));
+  up_cmd->callback([&] { exit_code = Serve(up); });
+
+  ServeOptions srv;
+  std::string config;
+  CLI::App* srv_cmd = app.add_subcommand("server", "the controller alone; agents join it");
+  srv_cmd->add_option("--config", config, "YAML configuration (keys: listen, data)");
+  srv_cmd->add_option("--data", srv.data, "data directory");
+  srv_cmd->add_option("--listen", srv.listen, "HOST:PORT to serve");
+  srv_cmd->callback([&] {
+    if (!config.empty()) {
+      std::ifstream in(config);
+      if (!in) {
+        exit_code = Fail(NotFound(config + ": cannot be read"));
+        return;
+      }
+      std::stringstream ss;
+      ss << in.rdbuf();
+      auto cfg = codec::DecodeServerConfig(ss.str(), config);
+      if (!cfg) {
+        exit_code = Fail(cfg.error());
+        return;
+      }
+      if (!cfg->listen.empty() && srv_cmd->count("--listen") == 0) srv.listen = cfg->listen;
+      if (!cfg->data.empty() && srv_cmd->count("--data") == 0) srv.data = cfg->data;
+    }
+    exit_code = Serve(srv);
+  });
+
+  AgentFlags agent_flags;
+  CLI::App* agent_cmd = app.add_subcommand("agent", "a node agent joining a controller");
+  agent_cmd->add_option("--server", agent_flags.server, "controller URL")->required();
+  agent_cmd->add_option("--token", agent_flags.token, "agent join token (the server's agent.token)")->required();
+  agent_cmd->add_option("--name", agent_flags.name, "node name (default: host name)");
+  agent_cmd->add_option("--gpus", agent_flags.gpus, "simulated GPUs, COUNTxTYPE[:topo=...]");
+  agent_cmd->add_option("--data", agent_flags.data, "agent state directory");
+  agent_cmd->callback([&] { exit_code = RunAgent(agent_flags); });
+
+  cli::AddClientCommands(app, &exit_code);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);
+    return 2;
+  }
+  return exit_code;
+}

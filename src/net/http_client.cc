@@ -1,0 +1,140 @@
+#include "net/http_client.h"
+
+#include <boost/asio/connect.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <boost/beast/version.hpp>
+#include <boost/url/parse.hpp>
+#include <optional>
+
+namespace baton::net {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+using tcp = asio::ip::tcp;
+
+Result<std::pair<std::string, std::string>> ParseBaseUrl(std::string_view url) {
+  auto u = boost::urls::parse_uri(url);
+  if (!u || u->scheme() != "http" || u->host().empty()) {
+    return Err(InvalidArgument("server: \"" + std::string(url) +
+                               "\" is not a URL of the form http://HOST:PORT"));
+  }
+  std::string port = u->has_port() ? std::string(u->port()) : "80";
+  std::string host = std::string(u->host());
+  if (host.size() > 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+  return std::make_pair(host, port);
+}
+
+struct HttpClient::Impl {
+  std::string host, port, token;
+  asio::io_context ioc;
+  std::optional<beast::tcp_stream> stream;
+  beast::flat_buffer buffer;
+
+  // Runs the io_context until the started operation finishes or `timeout` passes.
+  bool RunFor(Duration timeout) {
+    ioc.restart();
+    ioc.run_for(timeout);
+    if (!ioc.stopped()) {
+      // Timed out: cancel and drain.
+      if (stream) stream->socket().close();
+      ioc.restart();
+      ioc.run();
+      return false;
+    }
+    return true;
+  }
+
+  Status Connect(Duration timeout) {
+    stream.emplace(ioc);
+    buffer.clear();
+    beast::error_code result = asio::error::would_block;
+    tcp::resolver resolver(ioc);
+    tcp::resolver::results_type endpoints;
+    beast::error_code rec;
+    endpoints = resolver.resolve(host, port, rec);
+    if (rec) return Unavailable("cannot resolve " + host + ": " + rec.message());
+    stream->expires_after(timeout);
+    stream->async_connect(endpoints, [&](beast::error_code ec, const tcp::endpoint&) { result = ec; });
+    RunFor(timeout + std::chrono::seconds(1));
+    if (result) {
+      stream.reset();
+      return Unavailable("cannot connect to http://" + host + ":" + port + ": " + result.message());
+    }
+    stream->socket().set_option(tcp::no_delay(true));
+    return Status::Ok();
+  }
+
+  Result<HttpResponse> Once(http::request<http::string_body>& req, Duration timeout) {
+    beast::error_code result = asio::error::would_block;
+    http::response_parser<http::string_body> parser;
+    parser.body_limit(512 * 1024 * 1024);
+    stream->expires_after(timeout);
+    http::async_write(*stream, req, [&](beast::error_code ec, size_t) {
+      if (ec) {
+        result = ec;
+        return;
+      }
+      http::async_read(*stream, buffer, parser, [&](beast::error_code ec2, size_t) { result = ec2; });
+    });
+    RunFor(timeout + std::chrono::seconds(1));
+    if (result) {
+      stream.reset();
+      return Err(Unavailable("request to http://" + host + ":" + port + " failed: " + result.message()));
+    }
+    auto res = parser.release();
+    if (!res.keep_alive()) stream.reset();
+    return HttpResponse{.status = static_cast<int>(res.result_int()), .body = std::move(res.body())};
+  }
+};
+
+HttpClient::HttpClient(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+HttpClient::~HttpClient() = default;
+
+Result<std::unique_ptr<HttpClient>> HttpClient::Create(std::string_view base_url, std::string token) {
+  ASSIGN_OR_RETURN(auto hp, ParseBaseUrl(base_url));
+  auto impl = std::make_unique<Impl>();
+  impl->host = hp.first;
+  impl->port = hp.second;
+  impl->token = std::move(token);
+  return std::unique_ptr<HttpClient>(new HttpClient(std::move(impl)));
+}
+
+void HttpClient::Cancel() {
+  asio::post(impl_->ioc, [im = impl_.get()] {
+    if (im->stream) im->stream->socket().close();
+  });
+}
+
+Result<HttpResponse> HttpClient::Request(std::string_view method, std::string_view target,
+                                         std::string_view body, const Headers& headers,
+                                         Duration timeout) {
+  Impl& im = *impl_;
+  http::request<http::string_body> req;
+  req.method(http::string_to_verb(method));
+  req.target(target);
+  req.version(11);
+  req.set(http::field::host, im.host + ":" + im.port);
+  req.set(http::field::user_agent, "baton");
+  req.keep_alive(true);
+  if (!im.token.empty()) req.set(http::field::authorization, "Bearer " + im.token);
+  for (const auto& [k, v] : headers) req.set(k, v);
+  if (!body.empty() || method == "POST") {
+    req.set(http::field::content_type, "application/json");
+    req.body() = std::string(body);
+    req.prepare_payload();
+  }
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    bool fresh = !im.stream.has_value();
+    if (fresh) RETURN_IF_ERROR(im.Connect(std::min<Duration>(timeout, std::chrono::seconds(10))));
+    auto res = im.Once(req, timeout);
+    if (res || fresh) return res;  // a reused connection may have been closed by the server
+  }
+  return Err(Unavailable("request failed"));
+}
+
+}  // namespace baton::net

@@ -1,0 +1,49 @@
+// A small blocking HTTP/1.1 client with keep-alive and timeouts, for the CLI and the agent's
+// link to the controller. One connection per client object; not thread-safe (use one per
+// thread). Beast stays inside http_client.cc.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "core/status.h"
+#include "core/time.h"
+
+namespace baton::net {
+
+struct HttpResponse {
+  int status = 0;
+  std::string body;
+};
+
+using Headers = std::vector<std::pair<std::string, std::string>>;
+
+class HttpClient {
+ public:
+  // `base_url` is http://HOST:PORT (a path after it is ignored); `token` goes in the
+  // Authorization header when not empty.
+  static Result<std::unique_ptr<HttpClient>> Create(std::string_view base_url, std::string token);
+  ~HttpClient();
+
+  // Sends one request and reads the whole response. A dropped keep-alive connection is
+  // reopened once. Network failures are Unavailable; HTTP errors are responses.
+  Result<HttpResponse> Request(std::string_view method, std::string_view target,
+                               std::string_view body = {}, const Headers& headers = {},
+                               Duration timeout = std::chrono::seconds(30));
+
+  // Thread-safe: makes a Request in progress on another thread fail at once (for shutdown).
+  void Cancel();
+
+ private:
+  struct Impl;
+  explicit HttpClient(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+// Splits http://HOST:PORT[/...] into host and port.
+Result<std::pair<std::string, std::string>> ParseBaseUrl(std::string_view url);
+
+}  // namespace baton::net

@@ -1,0 +1,202 @@
+#include "store/sqlite_store.h"
+
+#include <sqlite3.h>
+
+#include "codec/json_codec.h"
+
+namespace baton::store {
+namespace {
+
+// Each entry migrates the schema from version i to i+1; PRAGMA user_version records where a
+// database stands. Append only.
+constexpr const char* kMigrations[] = {
+    R"sql(
+      CREATE TABLE jobs (id INTEGER PRIMARY KEY, state TEXT NOT NULL, record TEXT NOT NULL);
+      CREATE TABLE meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
+      CREATE TABLE idempotency (user TEXT NOT NULL, key TEXT NOT NULL, first_job INTEGER NOT NULL,
+                                count INTEGER NOT NULL, PRIMARY KEY (user, key));
+    )sql",
+};
+
+Status SqlError(sqlite3* db, const std::string& what) {
+  return Unavailable("sqlite: " + what + ": " + (db ? sqlite3_errmsg(db) : "out of memory"));
+}
+
+class Statement {
+ public:
+  Statement() = default;
+  Statement(const Statement&) = delete;
+  Statement& operator=(const Statement&) = delete;
+  ~Statement() { sqlite3_finalize(stmt_); }
+  Status Prepare(sqlite3* db, const char* sql) {
+    if (sqlite3_prepare_v3(db, sql, -1, SQLITE_PREPARE_PERSISTENT, &stmt_, nullptr) != SQLITE_OK) {
+      return SqlError(db, std::string("prepare ") + sql);
+    }
+    return Status::Ok();
+  }
+  sqlite3_stmt* get() { return stmt_; }
+
+ private:
+  sqlite3_stmt* stmt_ = nullptr;
+};
+
+}  // namespace
+
+struct SqliteStore::Impl {
+  sqlite3* db = nullptr;
+  std::string path;
+  Statement put_job, put_meta, put_key, begin, commit, rollback;
+
+  ~Impl() {
+    // Statements finalize in their destructors, which run after this body: close_v2 defers.
+    sqlite3_close_v2(db);
+  }
+
+  Status Exec(const char* sql) {
+    char* err = nullptr;
+    if (sqlite3_exec(db, sql, nullptr, nullptr, &err) != SQLITE_OK) {
+      std::string msg = err ? err : "unknown error";
+      sqlite3_free(err);
+      return Unavailable("sqlite: " + msg);
+    }
+    return Status::Ok();
+  }
+
+  Status Step(sqlite3_stmt* s, const char* what) {
+    int rc = sqlite3_step(s);
+    sqlite3_reset(s);
+    if (rc != SQLITE_DONE) return SqlError(db, what);
+    return Status::Ok();
+  }
+};
+
+SqliteStore::SqliteStore(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+SqliteStore::~SqliteStore() = default;
+
+Result<std::unique_ptr<SqliteStore>> SqliteStore::Open(const std::string& path) {
+  auto impl = std::make_unique<Impl>();
+  impl->path = path;
+  if (sqlite3_open_v2(path.c_str(), &impl->db,
+                      SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+                      nullptr) != SQLITE_OK) {
+    return Err(SqlError(impl->db, "open " + path));
+  }
+  RETURN_IF_ERROR(impl->Exec("PRAGMA journal_mode=WAL"));
+  RETURN_IF_ERROR(impl->Exec("PRAGMA synchronous=FULL"));
+  RETURN_IF_ERROR(impl->Exec("PRAGMA busy_timeout=5000"));
+  // Checkpoints happen on commit past this many WAL pages; default 1000 is fine.
+
+  sqlite3_stmt* v = nullptr;
+  sqlite3_prepare_v2(impl->db, "PRAGMA user_version", -1, &v, nullptr);
+  int version = 0;
+  if (v != nullptr && sqlite3_step(v) == SQLITE_ROW) version = sqlite3_column_int(v, 0);
+  sqlite3_finalize(v);
+  constexpr int kLatest = static_cast<int>(std::size(kMigrations));
+  if (version > kLatest) {
+    return Err(Conflict("store " + path + " has schema version " + std::to_string(version) +
+                        ", newer than this baton understands (" + std::to_string(kLatest) + ")"));
+  }
+  for (int i = version; i < kLatest; ++i) {
+    RETURN_IF_ERROR(impl->Exec("BEGIN IMMEDIATE"));
+    Status st = impl->Exec(kMigrations[i]);
+    if (st.ok()) st = impl->Exec(("PRAGMA user_version=" + std::to_string(i + 1)).c_str());
+    if (!st.ok()) {
+      (void)impl->Exec("ROLLBACK");
+      return Err(st);
+    }
+    RETURN_IF_ERROR(impl->Exec("COMMIT"));
+  }
+
+  RETURN_IF_ERROR(impl->put_job.Prepare(impl->db, "INSERT OR REPLACE INTO jobs (id, state, record) VALUES (?, ?, ?)"));
+  RETURN_IF_ERROR(impl->put_meta.Prepare(impl->db, "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)"));
+  RETURN_IF_ERROR(impl->put_key.Prepare(
+      impl->db, "INSERT OR REPLACE INTO idempotency (user, key, first_job, count) VALUES (?, ?, ?, ?)"));
+  RETURN_IF_ERROR(impl->begin.Prepare(impl->db, "BEGIN IMMEDIATE"));
+  RETURN_IF_ERROR(impl->commit.Prepare(impl->db, "COMMIT"));
+  RETURN_IF_ERROR(impl->rollback.Prepare(impl->db, "ROLLBACK"));
+  return std::unique_ptr<SqliteStore>(new SqliteStore(std::move(impl)));
+}
+
+Result<Snapshot> SqliteStore::Load() {
+  Snapshot snap;
+  sqlite3* db = impl_->db;
+  {
+    Statement s;
+    RETURN_IF_ERROR(s.Prepare(db, "SELECT id, record FROM jobs ORDER BY id"));
+    int rc;
+    while ((rc = sqlite3_step(s.get())) == SQLITE_ROW) {
+      int64_t id = sqlite3_column_int64(s.get(), 0);
+      const char* text = reinterpret_cast<const char*>(sqlite3_column_text(s.get(), 1));
+      int len = sqlite3_column_bytes(s.get(), 1);
+      auto job = codec::DecodeJob(std::string_view(text ? text : "", static_cast<size_t>(len)));
+      if (!job) {
+        return Err(Internal("store " + impl_->path + ": job " + std::to_string(id) +
+                            " cannot be read: " + job.error().message()));
+      }
+      snap.jobs.push_back(std::move(*job));
+      snap.next_job_id = std::max(snap.next_job_id, id + 1);
+    }
+    if (rc != SQLITE_DONE) return Err(SqlError(db, "load jobs"));
+  }
+  {
+    Statement s;
+    RETURN_IF_ERROR(s.Prepare(db, "SELECT value FROM meta WHERE key = 'next_job_id'"));
+    if (sqlite3_step(s.get()) == SQLITE_ROW) {
+      snap.next_job_id = std::max<int64_t>(snap.next_job_id, sqlite3_column_int64(s.get(), 0));
+    }
+  }
+  {
+    Statement s;
+    RETURN_IF_ERROR(s.Prepare(db, "SELECT user, key, first_job, count FROM idempotency"));
+    while (sqlite3_step(s.get()) == SQLITE_ROW) {
+      IdempotencyEntry e;
+      e.user = reinterpret_cast<const char*>(sqlite3_column_text(s.get(), 0));
+      e.key = reinterpret_cast<const char*>(sqlite3_column_text(s.get(), 1));
+      e.first = JobId{sqlite3_column_int64(s.get(), 2)};
+      e.count = sqlite3_column_int(s.get(), 3);
+      snap.idempotency.push_back(std::move(e));
+    }
+  }
+  return snap;
+}
+
+Status SqliteStore::Commit(const Batch& batch) {
+  if (batch.empty()) return Status::Ok();
+  Impl& im = *impl_;
+  RETURN_STATUS_IF_ERROR(im.Step(im.begin.get(), "begin"));
+  auto fail = [&](Status st) {
+    im.Step(im.rollback.get(), "rollback").ok();
+    return st;
+  };
+  for (const Job& job : batch.jobs) {
+    std::string record = codec::EncodeJob(job, codec::JobForm::kRecord);
+    sqlite3_stmt* s = im.put_job.get();
+    sqlite3_bind_int64(s, 1, job.id.value);
+    std::string_view state = JobStateName(job.state);
+    sqlite3_bind_text(s, 2, state.data(), static_cast<int>(state.size()), SQLITE_STATIC);
+    sqlite3_bind_text(s, 3, record.data(), static_cast<int>(record.size()), SQLITE_STATIC);
+    Status st = im.Step(s, "write job");
+    if (!st.ok()) return fail(st);
+  }
+  if (batch.next_job_id) {
+    sqlite3_stmt* s = im.put_meta.get();
+    sqlite3_bind_text(s, 1, "next_job_id", -1, SQLITE_STATIC);
+    sqlite3_bind_int64(s, 2, *batch.next_job_id);
+    Status st = im.Step(s, "write next_job_id");
+    if (!st.ok()) return fail(st);
+  }
+  for (const IdempotencyEntry& e : batch.idempotency) {
+    sqlite3_stmt* s = im.put_key.get();
+    sqlite3_bind_text(s, 1, e.user.data(), static_cast<int>(e.user.size()), SQLITE_STATIC);
+    sqlite3_bind_text(s, 2, e.key.data(), static_cast<int>(e.key.size()), SQLITE_STATIC);
+    sqlite3_bind_int64(s, 3, e.first.value);
+    sqlite3_bind_int(s, 4, e.count);
+    Status st = im.Step(s, "write idempotency key");
+    if (!st.ok()) return fail(st);
+  }
+  Status st = im.Step(im.commit.get(), "commit");
+  if (!st.ok()) return fail(st);
+  return Status::Ok();
+}
+
+}  // namespace baton::store
