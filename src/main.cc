@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include <CLI/CLI.hpp>
@@ -297,10 +298,18 @@ int main(int argc, char** argv) {
   agent_cmd->add_option("--data", agent_flags.data, "agent state directory");
   agent_cmd->callback([&] { exit_code = RunAgent(agent_flags); });
 
-  cli::AddClientCommands(app, &exit_code);
+  auto [head, tail] = cli::SplitCommandTail(argc, argv);
+  if (tail.has_value() && (head.size() < 2 || head[1] != "submit")) {
+    head.emplace_back("--");  // only `submit` takes a command; others see `--` as CLI11 does
+    head.insert(head.end(), tail->begin(), tail->end());
+    tail.reset();
+  }
+  cli::AddClientCommands(app, &exit_code, tail);
 
   try {
-    app.parse(argc, argv);
+    std::reverse(head.begin() + 1, head.end());  // CLI11 consumes a reversed vector
+    head.erase(head.begin());
+    app.parse(head);
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {

@@ -2,12 +2,15 @@
 
 #include <unistd.h>
 
+#include <cstring>
+
 #include <CLI/CLI.hpp>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <sstream>
+#include <string_view>
 #include <thread>
 
 #include "cli/client.h"
@@ -17,6 +20,13 @@
 
 namespace baton::cli {
 namespace {
+
+// "SIGKILL (9)"; sigabbrev_np is glibc's table of signal names.
+std::string SignalText(int sig) {
+  const char* abbrev = sigabbrev_np(sig);
+  return abbrev != nullptr ? "SIG" + std::string(abbrev) + " (" + std::to_string(sig) + ")" : std::to_string(sig);
+}
+
 
 // Every command: a failure prints "baton: message" and exits 1.
 int Fail(const Status& st) {
@@ -183,7 +193,7 @@ int Jobs(const Connection& conn, const std::string& state, const std::string& us
     std::string where = j.state == JobState::kRunning ? AllocationText(j)
                         : j.state == JobState::kPending || j.state == JobState::kHeld ? j.reason
                         : j.exit_code ? "exit " + std::to_string(*j.exit_code)
-                        : j.exit_signal ? "signal " + std::to_string(*j.exit_signal) : "";
+                        : j.exit_signal ? "signal " + SignalText(*j.exit_signal) : "";
     t.Add({std::to_string(j.id.value), j.spec.name, j.user, j.spec.project,
            std::string(JobStateName(j.state)), FormatMilli(j.spec.resources.milli_gpus),
            Age(j.submitted_at), where});
@@ -229,7 +239,7 @@ int Show(const Connection& conn, int64_t id, bool json) {
   if (j.started_at) line("started", FormatRfc3339(*j.started_at));
   if (j.finished_at) line("finished", FormatRfc3339(*j.finished_at));
   if (j.exit_code) line("exit code", std::to_string(*j.exit_code));
-  if (j.exit_signal) line("signal", std::to_string(*j.exit_signal));
+  if (j.exit_signal) line("signal", SignalText(*j.exit_signal));
   line("allocation", AllocationText(j));
   return 0;
 }
@@ -338,7 +348,20 @@ int Nodes(const Connection& conn, bool json) {
 
 }  // namespace
 
-void AddClientCommands(CLI::App& app, int* exit_code) {
+std::pair<std::vector<std::string>, std::optional<std::vector<std::string>>> SplitCommandTail(int argc,
+                                                                                           char** argv) {
+  std::vector<std::string> head;
+  for (int i = 0; i < argc; ++i) {
+    if (std::string_view(argv[i]) == "--") {
+      return {std::move(head), std::vector<std::string>(argv + i + 1, argv + argc)};
+    }
+    head.emplace_back(argv[i]);
+  }
+  return {std::move(head), std::nullopt};
+}
+
+void AddClientCommands(CLI::App& app, int* exit_code, std::optional<std::vector<std::string>> command_tail) {
+  auto tail = std::make_shared<std::optional<std::vector<std::string>>>(std::move(command_tail));
   auto conn = std::make_shared<Connection>();
   auto add_conn = [conn](CLI::App* sub) {
     sub->add_option("--server", conn->server, "controller URL (default: $BATON_SERVER, then the local server.url)");
@@ -370,9 +393,14 @@ void AddClientCommands(CLI::App& app, int* exit_code) {
     sub->add_flag("--hold", f->hold, "submit held; `baton release` lets it run");
     sub->add_option("-f,--file", f->file, "YAML job file (one job, a list, or {jobs: [...]})");
     sub->add_flag("--json", f->json, "print the job object instead of its id");
-    sub->callback([sub, f, conn, exit_code] {
+    sub->callback([sub, f, conn, exit_code, tail] {
+      // Words before the `--` that started the command keep the `--` as part of it
+      // (`baton submit python x.py -- --flag`); otherwise the command is what follows `--`.
       std::vector<std::string> command = sub->remaining();
-      if (!command.empty() && command.front() == "--") command.erase(command.begin());
+      if (tail->has_value()) {
+        if (!command.empty()) command.emplace_back("--");
+        command.insert(command.end(), (*tail)->begin(), (*tail)->end());
+      }
       *exit_code = Submit(*conn, *f, std::move(command));
     });
   }

@@ -3,6 +3,10 @@
 // server or the job, 2 usage error.
 #pragma once
 
+#include <optional>
+#include <string>
+#include <vector>
+
 namespace CLI {
 class App;
 }
@@ -10,6 +14,15 @@ class App;
 namespace baton::cli {
 
 // Adds the client subcommands to `app`. The chosen command's exit code lands in *exit_code.
-void AddClientCommands(CLI::App& app, int* exit_code);
+// `command_tail` holds the words after the first `--` of the command line when the caller cut
+// them off before parsing (see SplitCommandTail): CLI11 hands a `--` that precedes every
+// positional word back to the parent app, so `submit` takes its command from here.
+void AddClientCommands(CLI::App& app, int* exit_code,
+                       std::optional<std::vector<std::string>> command_tail = std::nullopt);
+
+// Splits argv at its first `--`: returns the words before it (argv[0] included) and the words
+// after it, or no tail when there is no `--`.
+std::pair<std::vector<std::string>, std::optional<std::vector<std::string>>> SplitCommandTail(int argc,
+                                                                                           char** argv);
 
 }  // namespace baton::cli
