@@ -1,5 +1,7 @@
 #include "api/http_server.h"
 
+#include <array>
+
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/strand.hpp>
@@ -99,11 +101,42 @@ class Session : public std::enable_shared_from_this<Session> {
     msg->prepare_payload();
     stream_.expires_after(std::chrono::seconds(60));
     http::async_write(stream_, *msg, [self = shared_from_this(), msg, keep_alive](beast::error_code ec, size_t) {
-      if (ec || !keep_alive) {
+      if (ec) {
+        self->Close();
+      } else if (!keep_alive) {
+        self->LingeringClose();
+      } else {
+        self->Read();
+      }
+    });
+  }
+
+  // Closing a socket with unread input makes the kernel send a reset, which can destroy the
+  // response the client has not read yet (a 413 for a body still being sent, say). So: stop
+  // sending, then read and discard what the client still sends, for a bounded time and size.
+  void LingeringClose() {
+    beast::error_code ec;
+    stream_.socket().shutdown(tcp::socket::shutdown_send, ec);
+    if (ec) {
+      Close();
+      return;
+    }
+    stream_.expires_after(std::chrono::seconds(5));
+    Discard();
+  }
+
+  void Discard() {
+    if (discarded_ > (int64_t{64} << 20)) {
+      Close();
+      return;
+    }
+    stream_.async_read_some(asio::buffer(scratch_), [self = shared_from_this()](beast::error_code ec, size_t n) {
+      if (ec) {
         self->Close();
         return;
       }
-      self->Read();
+      self->discarded_ += static_cast<int64_t>(n);
+      self->Discard();
     });
   }
 
@@ -115,6 +148,8 @@ class Session : public std::enable_shared_from_this<Session> {
 
   beast::tcp_stream stream_;
   beast::flat_buffer buffer_;
+  std::array<char, 64 * 1024> scratch_;
+  int64_t discarded_ = 0;
   std::optional<http::request_parser<http::string_body>> parser_;
   const HttpServerOptions& options_;
   const Handler& handler_;

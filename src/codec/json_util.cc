@@ -6,6 +6,40 @@
 
 namespace baton::codec::internal {
 
+// Only called on a failed parse, to word the error: RFC 3629 well-formed UTF-8.
+bool IsValidUtf8(std::string_view text) {
+  size_t i = 0;
+  while (i < text.size()) {
+    auto c = static_cast<unsigned char>(text[i]);
+    int extra;
+    uint32_t cp;
+    if (c < 0x80) {
+      ++i;
+      continue;
+    } else if (c >= 0xc2 && c <= 0xdf) {
+      extra = 1, cp = c & 0x1f;
+    } else if (c >= 0xe0 && c <= 0xef) {
+      extra = 2, cp = c & 0x0f;
+    } else if (c >= 0xf0 && c <= 0xf4) {
+      extra = 3, cp = c & 0x07;
+    } else {
+      return false;
+    }
+    if (i + static_cast<size_t>(extra) >= text.size()) return false;
+    for (int k = 1; k <= extra; ++k) {
+      auto cc = static_cast<unsigned char>(text[i + static_cast<size_t>(k)]);
+      if ((cc & 0xc0) != 0x80) return false;
+      cp = (cp << 6) | (cc & 0x3f);
+    }
+    if ((extra == 2 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
+        (extra == 3 && (cp < 0x10000 || cp > 0x10ffff))) {
+      return false;
+    }
+    i += static_cast<size_t>(extra) + 1;
+  }
+  return true;
+}
+
 Result<json::value> Parse(std::string_view text) {
   json::parse_options opt;
   opt.max_depth = kMaxJsonDepth;
@@ -18,9 +52,9 @@ Result<json::value> Parse(std::string_view text) {
     if (ec == json::error::too_deep) {
       return Err(InvalidArgument("body: JSON nested deeper than " + std::to_string(kMaxJsonDepth) + " levels"));
     }
-    if (ec == json::error::syntax && !text.empty()) {
-      // Boost reports invalid UTF-8 as a syntax error; say which when we can tell.
-      return Err(InvalidArgument("body: not valid JSON (" + ec.message() + ")"));
+    if (ec == json::error::syntax && !IsValidUtf8(text)) {
+      // Boost reports invalid UTF-8 as a syntax error; say which.
+      return Err(InvalidArgument("body: not valid UTF-8 (JSON text must be UTF-8)"));
     }
     return Err(InvalidArgument("body: not valid JSON (" + ec.message() + ")"));
   }

@@ -63,6 +63,7 @@ Result<GpuSpec> ParseGpuSpec(std::string_view text) {
 
 bool IsValidNodeName(std::string_view name) {
   if (name.empty() || name.size() > 64) return false;
+  if (!std::isalnum(static_cast<unsigned char>(name[0]))) return false;  // no ".", "..", "-x"
   for (char c : name) {
     if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' && c != '.') return false;
   }

@@ -1,5 +1,7 @@
 #include "net/http_client.h"
 
+#include <atomic>
+
 #include <boost/asio/connect.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/io_context.hpp>
@@ -31,6 +33,7 @@ Result<std::pair<std::string, std::string>> ParseBaseUrl(std::string_view url) {
 
 struct HttpClient::Impl {
   std::string host, port, token;
+  std::atomic<bool> cancelled{false};
   asio::io_context ioc;
   std::optional<beast::tcp_stream> stream;
   beast::flat_buffer buffer;
@@ -105,6 +108,7 @@ Result<std::unique_ptr<HttpClient>> HttpClient::Create(std::string_view base_url
 }
 
 void HttpClient::Cancel() {
+  impl_->cancelled = true;
   asio::post(impl_->ioc, [im = impl_.get()] {
     if (im->stream) im->stream->socket().close();
   });
@@ -129,6 +133,7 @@ Result<HttpResponse> HttpClient::Request(std::string_view method, std::string_vi
     req.prepare_payload();
   }
   for (int attempt = 0; attempt < 2; ++attempt) {
+    if (im.cancelled) return Err(Unavailable("request to http://" + im.host + ":" + im.port + " cancelled"));
     bool fresh = !im.stream.has_value();
     if (fresh) RETURN_IF_ERROR(im.Connect(std::min<Duration>(timeout, std::chrono::seconds(10))));
     auto res = im.Once(req, timeout);

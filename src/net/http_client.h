@@ -34,7 +34,8 @@ class HttpClient {
                                std::string_view body = {}, const Headers& headers = {},
                                Duration timeout = std::chrono::seconds(30));
 
-  // Thread-safe: makes a Request in progress on another thread fail at once (for shutdown).
+  // Thread-safe: makes a Request in progress on another thread fail at once, and every later
+  // one too (for shutdown).
   void Cancel();
 
  private:

@@ -113,23 +113,31 @@ Placement PlaceFirstFit(ClusterView& view, const Resources& r) {
 
 PassResult RunFirstFitPass(ClusterView view, const std::vector<Candidate>& ordered) {
   PassResult result;
-  std::vector<const Resources*> failed_shapes;  // identical requests fail identically
+  // Identical requests fail identically: remember the first few failures with their words.
+  std::vector<std::pair<const Resources*, std::string>> failed_shapes;
   int64_t free_gpu_milli = 0;
   for (const auto& n : view.nodes) {
     if (!n.schedulable) continue;
     for (const auto& g : n.gpus) free_gpu_milli += g.usable ? g.free_milli : 0;
   }
   int ahead = 0;
+  auto wait = [&](JobId id, std::string detail) {
+    if (ahead > 0) detail += "; " + std::to_string(ahead) + (ahead == 1 ? " job" : " jobs") + " ahead in the queue";
+    result.waits.push_back(Wait{.id = id, .reason = "resources", .detail = std::move(detail)});
+    ++ahead;
+  };
   for (const Candidate& c : ordered) {
     const Resources& r = *c.resources;
     if (r.milli_gpus > 0 && free_gpu_milli < r.milli_gpus) {
-      ++ahead;
-      continue;  // cannot fit; keeps the pass cheap on a long queue
+      // Cannot fit anywhere: no placement attempt, which keeps a pass over a long queue cheap.
+      wait(c.id, "waiting for " + FormatMilli(r.milli_gpus) + (r.milli_gpus == 1000 ? " GPU" : " GPUs") + "; " +
+                     FormatMilli(free_gpu_milli) + " free now");
+      continue;
     }
-    bool known_failure = std::any_of(failed_shapes.begin(), failed_shapes.end(),
-                                     [&](const Resources* f) { return *f == r; });
-    if (known_failure) {
-      ++ahead;
+    auto known = std::find_if(failed_shapes.begin(), failed_shapes.end(),
+                              [&](const auto& f) { return *f.first == r; });
+    if (known != failed_shapes.end()) {
+      wait(c.id, known->second);
       continue;
     }
     Placement p = PlaceFirstFit(view, r);
@@ -138,12 +146,8 @@ PassResult RunFirstFitPass(ClusterView view, const std::vector<Candidate>& order
       result.starts.push_back(Start{.id = c.id, .allocation = std::move(p.allocation)});
       continue;
     }
-    if (failed_shapes.size() < 32) failed_shapes.push_back(&r);
-    if (ahead > 0 && p.fit == Fit::kNotNow) {
-      p.detail += "; " + std::to_string(ahead) + " jobs ahead in the queue";
-    }
-    result.waits.push_back(Wait{.id = c.id, .reason = "resources", .detail = std::move(p.detail)});
-    ++ahead;
+    if (failed_shapes.size() < 32) failed_shapes.emplace_back(&r, p.detail);
+    wait(c.id, std::move(p.detail));
   }
   return result;
 }

@@ -74,6 +74,14 @@ SqliteStore::SqliteStore(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 SqliteStore::~SqliteStore() = default;
 
 Result<std::unique_ptr<SqliteStore>> SqliteStore::Open(const std::string& path) {
+  auto store = OpenUnlabelled(path);
+  if (!store && store.error().message().find(path) == std::string::npos) {
+    return Err(Status(store.error().code(), "store " + path + ": " + store.error().message()));
+  }
+  return store;
+}
+
+Result<std::unique_ptr<SqliteStore>> SqliteStore::OpenUnlabelled(const std::string& path) {
   auto impl = std::make_unique<Impl>();
   impl->path = path;
   if (sqlite3_open_v2(path.c_str(), &impl->db,

@@ -21,6 +21,7 @@ class SqliteStore : public Store {
 
  private:
   struct Impl;
+  static Result<std::unique_ptr<SqliteStore>> OpenUnlabelled(const std::string& path);
   explicit SqliteStore(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };

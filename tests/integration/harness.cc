@@ -1,0 +1,237 @@
+#include "harness.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <boost/json.hpp>
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <stdexcept>
+#include <thread>
+
+namespace baton::testing {
+namespace fs = std::filesystem;
+namespace json = boost::json;
+
+TempDir::TempDir() {
+  std::string tmpl = (fs::temp_directory_path() / "baton-it-XXXXXX").string();
+  if (mkdtemp(tmpl.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
+  path_ = tmpl;
+}
+
+TempDir::~TempDir() {
+  std::error_code ec;
+  fs::remove_all(path_, ec);
+}
+
+BatonProcess::BatonProcess(std::string data_dir, std::vector<std::string> extra)
+    : data_dir_(std::move(data_dir)), extra_(std::move(extra)) {
+  Start();
+}
+
+BatonProcess::~BatonProcess() {
+  if (pid_ <= 0) return;
+  // Jobs outlive the server by design (a restarted agent adopts them): cancel what still runs
+  // so that a test leaves no processes behind.
+  try {
+    auto c = Client();
+    auto r = c->Request("GET", "/v1/jobs?state=pending,held,running&limit=1000");
+    std::vector<int64_t> running;
+    if (r && r->status == 200) {
+      std::string jobs = JsonField(r->body, "jobs");
+      for (size_t pos = 0; (pos = jobs.find("\"id\":", pos)) != std::string::npos;) {
+        pos += 5;
+        running.push_back(std::stoll(jobs.substr(pos)));
+      }
+    }
+    for (int64_t id : running) (void)c->Request("POST", "/v1/jobs/" + std::to_string(id) + "/cancel");
+    for (int64_t id : running) WaitForJob(*c, id, 10000);
+  } catch (const std::exception&) {
+  }
+  Stop();
+}
+
+void BatonProcess::Start() {
+  fs::remove(data_dir_ + "/server.url");
+  std::vector<std::string> args = {BATON_BINARY, "up", "--data", data_dir_, "--listen", "127.0.0.1:0"};
+  args.insert(args.end(), extra_.begin(), extra_.end());
+  std::string log = data_dir_ + "/baton.out";
+  pid_ = fork();
+  if (pid_ == 0) {
+    int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+    dup2(fd, 1);
+    dup2(fd, 2);
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    execv(argv[0], argv.data());
+    _exit(127);
+  }
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (std::chrono::steady_clock::now() < deadline) {
+    std::ifstream in(data_dir_ + "/server.url");
+    std::string url;
+    if (in >> url && !url.empty()) {
+      url_ = url;
+      std::ifstream t(data_dir_ + "/admin.token");
+      t >> token_;
+      return;
+    }
+    int status = 0;
+    if (waitpid(pid_, &status, WNOHANG) == pid_) {
+      pid_ = 0;
+      std::ifstream out(log);
+      std::string text((std::istreambuf_iterator<char>(out)), std::istreambuf_iterator<char>());
+      throw std::runtime_error("baton up exited at start: " + text);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  throw std::runtime_error("baton up did not write server.url within 30 s");
+}
+
+void BatonProcess::Stop() {
+  if (pid_ <= 0) return;
+  kill(pid_, SIGTERM);
+  int status = 0;
+  waitpid(pid_, &status, 0);
+  pid_ = 0;
+}
+
+void BatonProcess::Kill9() {
+  if (pid_ <= 0) return;
+  kill(pid_, SIGKILL);
+  int status = 0;
+  waitpid(pid_, &status, 0);
+  pid_ = 0;
+}
+
+bool BatonProcess::Alive() {
+  if (pid_ <= 0) return false;
+  int status = 0;
+  return waitpid(pid_, &status, WNOHANG) == 0;
+}
+
+std::unique_ptr<net::HttpClient> BatonProcess::Client() const { return Client(token_); }
+
+std::unique_ptr<net::HttpClient> BatonProcess::Client(const std::string& token) const {
+  auto c = net::HttpClient::Create(url_, token);
+  if (!c) throw std::runtime_error(c.error().message());
+  return std::move(*c);
+}
+
+CliResult RunCli(const BatonProcess& server, const std::vector<std::string>& args) {
+  int pipefd[2];
+  if (pipe(pipefd) != 0) throw std::runtime_error("pipe");
+  pid_t pid = fork();
+  if (pid == 0) {
+    dup2(pipefd[1], 1);
+    dup2(pipefd[1], 2);
+    close(pipefd[0]);
+    close(pipefd[1]);
+    setenv("BATON_HOME", server.data_dir().c_str(), 1);
+    unsetenv("BATON_SERVER");
+    unsetenv("BATON_TOKEN");
+    std::vector<std::string> all = {BATON_BINARY};
+    all.insert(all.end(), args.begin(), args.end());
+    std::vector<char*> argv;
+    for (auto& a : all) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    execv(argv[0], argv.data());
+    _exit(127);
+  }
+  close(pipefd[1]);
+  CliResult r;
+  char buf[4096];
+  ssize_t n;
+  while ((n = read(pipefd[0], buf, sizeof buf)) > 0) r.out.append(buf, static_cast<size_t>(n));
+  close(pipefd[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return r;
+}
+
+std::string RawExchange(const std::string& url, const std::string& bytes, int timeout_ms) {
+  auto hp = net::ParseBaseUrl(url);
+  if (!hp) throw std::runtime_error("bad url " + url);
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(std::stoi(hp->second)));
+  inet_pton(AF_INET, hp->first.c_str(), &addr.sin_addr);
+  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+    close(fd);
+    return "";
+  }
+  fcntl(fd, F_SETFL, O_NONBLOCK);
+  std::string in;
+  size_t sent = 0;
+  bool write_open = true;
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  while (std::chrono::steady_clock::now() < deadline) {
+    pollfd p{fd, static_cast<short>(POLLIN | (write_open && sent < bytes.size() ? POLLOUT : 0)), 0};
+    if (poll(&p, 1, 50) < 0) break;
+    if (p.revents & POLLOUT) {
+      ssize_t n = send(fd, bytes.data() + sent, bytes.size() - sent, MSG_NOSIGNAL);
+      if (n > 0) sent += static_cast<size_t>(n);
+      if (n < 0 && errno != EAGAIN) write_open = false;
+    }
+    if (p.revents & (POLLIN | POLLHUP | POLLERR)) {
+      char buf[65536];
+      ssize_t n = recv(fd, buf, sizeof buf, 0);
+      if (n > 0) {
+        in.append(buf, static_cast<size_t>(n));
+      } else if (n == 0 || errno != EAGAIN) {
+        break;
+      }
+    }
+  }
+  close(fd);
+  return in;
+}
+
+int RawStatus(const std::string& response) {
+  if (response.rfind("HTTP/1.1 ", 0) != 0 || response.size() < 12) return 0;
+  return std::atoi(response.substr(9, 3).c_str());
+}
+
+std::string JsonField(const std::string& text, const std::string& field) {
+  boost::system::error_code ec;
+  json::value v = json::parse(text, ec);
+  if (ec || !v.is_object()) return "";
+  const json::value* f = v.get_object().if_contains(field);
+  return f == nullptr ? "" : json::serialize(*f);
+}
+
+std::string JsonString(const std::string& text, const std::string& field) {
+  boost::system::error_code ec;
+  json::value v = json::parse(text, ec);
+  if (ec || !v.is_object()) return "";
+  const json::value* f = v.get_object().if_contains(field);
+  return f != nullptr && f->is_string() ? std::string(f->get_string()) : "";
+}
+
+std::string WaitForJob(net::HttpClient& client, int64_t id, int timeout_ms) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  while (std::chrono::steady_clock::now() < deadline) {
+    auto r = client.Request("GET", "/v1/jobs/" + std::to_string(id));
+    if (r && r->status == 200) {
+      std::string state = JsonString(r->body, "state");
+      if (state == "succeeded" || state == "failed" || state == "cancelled" || state == "timed_out") {
+        return r->body;
+      }
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return "";
+}
+
+}  // namespace baton::testing

@@ -1,0 +1,74 @@
+// Starts the real `baton` binary (`baton up` on 127.0.0.1:0 in a temporary data directory) and
+// talks to it over HTTP and through its command line, as users do.
+#pragma once
+
+#include <sys/types.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+#include "net/http_client.h"
+
+namespace baton::testing {
+
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+class BatonProcess {
+ public:
+  // Starts `baton up --data DIR --listen 127.0.0.1:0 EXTRA...` and waits until it serves.
+  explicit BatonProcess(std::string data_dir, std::vector<std::string> extra = {});
+  ~BatonProcess();
+
+  void Start();
+  void Stop();     // SIGTERM, then wait
+  void Kill9();    // SIGKILL, then wait; the job processes it started are left running
+  bool Alive();
+
+  const std::string& url() const { return url_; }
+  const std::string& token() const { return token_; }
+  const std::string& data_dir() const { return data_dir_; }
+
+  // A new client with the admin token (or `token`).
+  std::unique_ptr<net::HttpClient> Client() const;
+  std::unique_ptr<net::HttpClient> Client(const std::string& token) const;
+
+ private:
+  std::string data_dir_;
+  std::vector<std::string> extra_;
+  pid_t pid_ = 0;
+  std::string url_, token_;
+};
+
+struct CliResult {
+  int exit_code = -1;
+  std::string out;  // stdout and stderr together
+};
+
+// Runs `baton ARGS...` with BATON_HOME set to the server's data dir.
+CliResult RunCli(const BatonProcess& server, const std::vector<std::string>& args);
+
+// Sends raw bytes on a new connection and returns everything the server answers until it
+// closes (or `timeout_ms` passes). For requests an HTTP client library would refuse to make.
+std::string RawExchange(const std::string& url, const std::string& bytes, int timeout_ms = 10000);
+
+// The status code of a raw HTTP response, or 0.
+int RawStatus(const std::string& response);
+
+// GET /v1/jobs/{id} until its state is terminal; returns the job's JSON, or "" on timeout.
+std::string WaitForJob(net::HttpClient& client, int64_t id, int timeout_ms = 30000);
+
+// A top-level field of a JSON object, as text: "\"running\"", "3", "null"...
+std::string JsonField(const std::string& json, const std::string& field);
+std::string JsonString(const std::string& json, const std::string& field);
+
+}  // namespace baton::testing

@@ -1,0 +1,238 @@
+// End to end through the real binary: GPU isolation, time limits, cancel of a process tree,
+// the command line.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <chrono>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <thread>
+
+#include "harness.h"
+
+namespace baton::testing {
+namespace {
+
+std::string SubmitBody(const std::string& shell_command, const std::string& extra = "") {
+  std::string escaped;
+  for (char c : shell_command) {
+    if (c == '"' || c == '\\') escaped += '\\';
+    escaped += c;
+  }
+  return R"({"command": ")" + escaped + R"(", "resources": {"gpus": 1})" + extra + "}";
+}
+
+int64_t SubmitOk(net::HttpClient& c, const std::string& body) {
+  auto r = c.Request("POST", "/v1/jobs", body);
+  EXPECT_TRUE(r.has_value());
+  if (!r) return 0;
+  EXPECT_EQ(r->status, 201) << r->body;
+  return std::stoll(JsonField(r->body, "id").empty() ? "0" : JsonField(r->body, "id"));
+}
+
+// The job's log once it holds `marker` (logs reach the controller shortly after the job ends).
+std::string LogsUntil(net::HttpClient& c, int64_t id, const std::string& marker) {
+  std::string body;
+  for (int i = 0; i < 500; ++i) {
+    auto r = c.Request("GET", "/v1/jobs/" + std::to_string(id) + "/logs");
+    if (r && r->status == 200) {
+      body = r->body;
+      if (body.find(marker) != std::string::npos) return body;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return body;
+}
+
+TEST(Jobs, TwentyFourOneGpuJobsOnEightGpusNeverShareAGpu) {
+  TempDir dir;
+  BatonProcess baton(dir.path(), {"--gpus", "8xH100-80GB"});
+  auto c = baton.Client();
+  // Each job prints the GPUs it sees and when it held them (ns since the epoch).
+  const std::string script =
+      "echo \"gpus=$CUDA_VISIBLE_DEVICES start=$(date +%s%N)\"; sleep 0.3; echo \"end=$(date +%s%N)\"";
+  std::vector<int64_t> ids;
+  for (int i = 0; i < 24; ++i) ids.push_back(SubmitOk(*c, SubmitBody(script)));
+  struct Span {
+    int64_t start, end, job;
+  };
+  std::map<int, std::vector<Span>> by_gpu;
+  for (int64_t id : ids) {
+    std::string job = WaitForJob(*c, id, 60000);
+    ASSERT_EQ(JsonString(job, "state"), "succeeded") << job;
+    std::string log = LogsUntil(*c, id, "end=");
+    std::istringstream in(log);
+    std::string gpus, start, end;
+    in >> gpus >> start >> end;
+    ASSERT_EQ(gpus.rfind("gpus=", 0), 0u) << log;
+    std::string visible = gpus.substr(5);
+    ASSERT_FALSE(visible.empty()) << "job " << id << " saw no GPU";
+    ASSERT_EQ(visible.find(','), std::string::npos) << "job " << id << " saw more than one GPU: " << visible;
+    int gpu = std::stoi(visible);
+    ASSERT_GE(gpu, 0);
+    ASSERT_LT(gpu, 8);
+    // The job's allocation names the same GPU the job saw.
+    EXPECT_NE(JsonField(job, "allocation").find("[" + visible + "]"), std::string::npos) << job;
+    by_gpu[gpu].push_back(Span{std::stoll(start.substr(6)), std::stoll(end.substr(4)), id});
+  }
+  int spans = 0;
+  for (auto& [gpu, list] : by_gpu) {
+    std::sort(list.begin(), list.end(), [](const Span& a, const Span& b) { return a.start < b.start; });
+    for (size_t i = 1; i < list.size(); ++i) {
+      EXPECT_LE(list[i - 1].end, list[i].start)
+          << "GPU " << gpu << " ran jobs " << list[i - 1].job << " and " << list[i].job << " at once";
+    }
+    spans += static_cast<int>(list.size());
+  }
+  EXPECT_EQ(spans, 24);
+  EXPECT_GE(by_gpu.size(), 4u) << "the jobs should have spread over the GPUs";
+}
+
+TEST(Jobs, ATimeLimitKillsAJobThatIgnoresSigterm) {
+  TempDir dir;
+  BatonProcess baton(dir.path());
+  auto c = baton.Client();
+  auto start = std::chrono::steady_clock::now();
+  int64_t id = SubmitOk(*c, SubmitBody("trap 'echo got-usr1' USR1; trap 'echo got-term' TERM; "
+                                       "while true; do sleep 0.05; done",
+                                       R"(, "time_limit": "1s", "grace_period": 1)"));
+  std::string job = WaitForJob(*c, id, 30000);
+  auto took = std::chrono::steady_clock::now() - start;
+  ASSERT_EQ(JsonString(job, "state"), "timed_out") << job;
+  EXPECT_EQ(JsonField(job, "exit_signal"), "9") << job;
+  EXPECT_GE(took, std::chrono::milliseconds(2900));  // 1 s limit + 1 s grace + 1 s grace
+  std::string log = LogsUntil(*c, id, "got-term");
+  EXPECT_NE(log.find("got-usr1"), std::string::npos) << log;
+  EXPECT_NE(log.find("got-term"), std::string::npos) << log;
+  EXPECT_LT(log.find("got-usr1"), log.find("got-term")) << log;
+}
+
+TEST(Jobs, CancelEndsTheWholeProcessTree) {
+  TempDir dir;
+  BatonProcess baton(dir.path());
+  auto c = baton.Client();
+  std::string pids = dir.path() + "/pids";
+  // Grandchildren in the background, one ignoring SIGTERM and SIGUSR1, each recording its pid.
+  int64_t id = SubmitOk(*c, SubmitBody("(trap '' TERM USR1; sleep 300 & echo $! >> " + pids +
+                                           "; wait) & (sleep 300 & echo $! >> " + pids + "; wait) & wait",
+                                       R"(, "grace_period": 1)"));
+  std::vector<pid_t> children;
+  for (int i = 0; i < 500 && children.size() < 2; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    children.clear();
+    std::ifstream in(pids);
+    pid_t p;
+    while (in >> p) children.push_back(p);
+  }
+  ASSERT_EQ(children.size(), 2u);
+  auto r = c->Request("POST", "/v1/jobs/" + std::to_string(id) + "/cancel");
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->status, 200) << r->body;
+  std::string job = WaitForJob(*c, id, 30000);
+  EXPECT_EQ(JsonString(job, "state"), "cancelled") << job;
+  for (pid_t p : children) {
+    bool gone = false;
+    for (int i = 0; i < 200 && !gone; ++i) {
+      gone = kill(p, 0) != 0;
+      if (!gone) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    EXPECT_TRUE(gone) << "process " << p << " of the cancelled job is still alive";
+  }
+}
+
+TEST(Jobs, TheJobEnvironment) {
+  TempDir dir;
+  BatonProcess baton(dir.path(), {"--gpus", "4xA100-40GB"});
+  auto c = baton.Client();
+  int64_t id = SubmitOk(*c, R"({"name": "envcheck", "command": "env | grep -E '^(CUDA_VISIBLE_DEVICES|BATON_)' | sort; echo END",
+                               "resources": {"gpus": 2}, "env": {"SEED": "7"}})");
+  std::string job = WaitForJob(*c, id);
+  ASSERT_EQ(JsonString(job, "state"), "succeeded") << job;
+  std::string log = LogsUntil(*c, id, "END");
+  EXPECT_NE(log.find("BATON_JOB_ID=" + std::to_string(id) + "\n"), std::string::npos) << log;
+  EXPECT_NE(log.find("BATON_JOB_NAME=envcheck\n"), std::string::npos) << log;
+  EXPECT_NE(log.find("BATON_RESTART_COUNT=0\n"), std::string::npos) << log;
+  EXPECT_NE(log.find("BATON_CHECKPOINT_DIR="), std::string::npos) << log;
+  EXPECT_NE(log.find("BATON_METRICS_FILE="), std::string::npos) << log;
+  EXPECT_NE(log.find("BATON_NODELIST="), std::string::npos) << log;
+  EXPECT_NE(log.find("CUDA_VISIBLE_DEVICES=0,1\n"), std::string::npos) << log;
+}
+
+TEST(Jobs, FailedJobsRecordTheirExitCodeAndCpuJobsSeeNoGpu) {
+  TempDir dir;
+  BatonProcess baton(dir.path());
+  auto c = baton.Client();
+  int64_t failing = SubmitOk(*c, R"({"command": ["sh", "-c", "exit 7"]})");
+  int64_t cpu = SubmitOk(*c, R"({"command": ["sh", "-c", "echo \"[$CUDA_VISIBLE_DEVICES]\""]})");
+  std::string f = WaitForJob(*c, failing);
+  EXPECT_EQ(JsonString(f, "state"), "failed") << f;
+  EXPECT_EQ(JsonField(f, "exit_code"), "7");
+  EXPECT_EQ(JsonString(WaitForJob(*c, cpu), "state"), "succeeded");
+  EXPECT_NE(LogsUntil(*c, cpu, "[]").find("[]"), std::string::npos);
+}
+
+TEST(Cli, TheTourWorks) {
+  TempDir dir;
+  BatonProcess baton(dir.path());
+  CliResult sub = RunCli(baton, {"submit", "-g", "1", "--name", "hello", "--", "echo", "hello", "world"});
+  ASSERT_EQ(sub.exit_code, 0) << sub.out;
+  std::string id = sub.out.substr(0, sub.out.find('\n'));
+  CliResult wait = RunCli(baton, {"wait", id, "--timeout", "30s"});
+  EXPECT_EQ(wait.exit_code, 0) << wait.out;
+  CliResult all = RunCli(baton, {"jobs", "--all"});
+  EXPECT_EQ(all.exit_code, 0);
+  EXPECT_NE(all.out.find("hello"), std::string::npos) << all.out;
+  EXPECT_NE(all.out.find("succeeded"), std::string::npos) << all.out;
+  CliResult logs;
+  for (int i = 0; i < 100; ++i) {
+    logs = RunCli(baton, {"logs", id});
+    if (logs.out.find("hello world") != std::string::npos) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_EQ(logs.out, "hello world\n");
+  CliResult show = RunCli(baton, {"show", id, "--json"});
+  EXPECT_EQ(show.exit_code, 0);
+  EXPECT_EQ(JsonString(show.out, "state"), "succeeded") << show.out;
+
+  CliResult bad = RunCli(baton, {"submit", "-g", "1", "--", "sh", "-c", "exit 3"});
+  ASSERT_EQ(bad.exit_code, 0) << bad.out;
+  std::string bad_id = bad.out.substr(0, bad.out.find('\n'));
+  EXPECT_EQ(RunCli(baton, {"wait", bad_id, "--timeout", "30s"}).exit_code, 1);
+
+  CliResult usage = RunCli(baton, {"submit", "--gpus"});
+  EXPECT_EQ(usage.exit_code, 2) << usage.out;
+  CliResult invalid = RunCli(baton, {"submit", "-g", "-3", "--", "true"});
+  EXPECT_EQ(invalid.exit_code, 1) << invalid.out;
+  EXPECT_NE(invalid.out.find("gpus"), std::string::npos) << invalid.out;
+  CliResult missing = RunCli(baton, {"show", "999999"});
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_NE(missing.out.find("999999"), std::string::npos) << missing.out;
+
+  CliResult held = RunCli(baton, {"submit", "--hold", "--", "true"});
+  std::string held_id = held.out.substr(0, held.out.find('\n'));
+  CliResult pending = RunCli(baton, {"jobs"});
+  EXPECT_NE(pending.out.find("held"), std::string::npos) << pending.out;
+  EXPECT_EQ(RunCli(baton, {"release", held_id}).exit_code, 0);
+  EXPECT_EQ(RunCli(baton, {"wait", held_id, "--timeout", "30s"}).exit_code, 0);
+  CliResult nodes = RunCli(baton, {"nodes"});
+  EXPECT_NE(nodes.out.find("H100-80GB"), std::string::npos) << nodes.out;
+}
+
+TEST(Cli, JobFileSubmitsEveryJob) {
+  TempDir dir;
+  BatonProcess baton(dir.path());
+  std::string file = dir.path() + "/jobs.yaml";
+  std::ofstream(file) << "jobs:\n  - name: a\n    command: [echo, a]\n  - name: b\n    command: echo b\n"
+                         "    resources: {gpus: 0.5}\n";
+  CliResult sub = RunCli(baton, {"submit", "-f", file});
+  ASSERT_EQ(sub.exit_code, 0) << sub.out;
+  EXPECT_EQ(std::count(sub.out.begin(), sub.out.end(), '\n'), 2) << sub.out;
+  std::ofstream(file) << "name: [broken\n";
+  CliResult bad = RunCli(baton, {"submit", "-f", file});
+  EXPECT_EQ(bad.exit_code, 1);
+  EXPECT_NE(bad.out.find("jobs.yaml"), std::string::npos) << bad.out;
+}
+
+}  // namespace
+}  // namespace baton::testing

@@ -1,0 +1,182 @@
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "codec/json_codec.h"
+
+namespace baton::codec {
+namespace {
+
+using std::chrono::seconds;
+
+TEST(DecodeJobSpec, ReadsEveryContractField) {
+  auto spec = DecodeJobSpec(R"({
+    "name": "train", "command": ["python", "train.py", "--lr", "3e-4"],
+    "resources": {"gpus": 2, "gpu_type": "H100", "gpu_memory": "40GiB", "cpus": 8, "memory": "64GiB"},
+    "priority": "high", "project": "vision", "pool": "batch", "time_limit": "2h", "retries": 3,
+    "env": {"SEED": "7"}, "workdir": "/tmp", "after": [4, 5], "preemptible": true, "hold": true})");
+  ASSERT_TRUE(spec.has_value()) << spec.error().message();
+  EXPECT_EQ(spec->name, "train");
+  EXPECT_EQ(spec->command.size(), 4u);
+  EXPECT_FALSE(spec->shell);
+  EXPECT_EQ(spec->resources.milli_gpus, 2000);
+  EXPECT_EQ(spec->resources.gpu_type, "H100");
+  EXPECT_EQ(spec->resources.gpu_memory_bytes, 40LL << 30);
+  EXPECT_EQ(spec->resources.cpus, 8);
+  EXPECT_EQ(spec->resources.memory_bytes, 64LL << 30);
+  EXPECT_EQ(spec->priority, Priority::kHigh);
+  EXPECT_EQ(spec->project, "vision");
+  EXPECT_EQ(spec->pool, "batch");
+  EXPECT_EQ(spec->time_limit, std::chrono::hours(2));
+  EXPECT_EQ(spec->retries, 3);
+  ASSERT_EQ(spec->env.size(), 1u);
+  EXPECT_EQ(spec->env[0].first, "SEED");
+  EXPECT_EQ(spec->after.size(), 2u);
+  EXPECT_TRUE(spec->preemptible);
+  EXPECT_TRUE(spec->hold);
+}
+
+TEST(DecodeJobSpec, StringCommandRunsUnderShellAndNumbersAreSecondsAndBytes) {
+  auto spec = DecodeJobSpec(R"({"command": "echo $HOME | wc -c", "time_limit": 90,
+                               "resources": {"gpus": 0.5, "gpu_memory": 1073741824}})");
+  ASSERT_TRUE(spec.has_value()) << spec.error().message();
+  EXPECT_TRUE(spec->shell);
+  ASSERT_EQ(spec->command.size(), 1u);
+  EXPECT_EQ(spec->time_limit, seconds(90));
+  EXPECT_EQ(spec->resources.milli_gpus, 500);
+  EXPECT_EQ(spec->resources.gpu_memory_bytes, 1LL << 30);
+}
+
+struct BadSpec {
+  const char* json;
+  const char* names;  // a word the error message must contain
+};
+
+class DecodeJobSpecRejects : public ::testing::TestWithParam<BadSpec> {};
+
+TEST_P(DecodeJobSpecRejects, WithAMessageNamingTheProblem) {
+  auto spec = DecodeJobSpec(GetParam().json);
+  ASSERT_FALSE(spec.has_value()) << GetParam().json;
+  EXPECT_EQ(spec.error().code(), Code::kInvalidArgument);
+  EXPECT_NE(spec.error().message().find(GetParam().names), std::string::npos)
+      << GetParam().json << " -> " << spec.error().message();
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Hostile, DecodeJobSpecRejects,
+    ::testing::Values(
+        BadSpec{"", "JSON"}, BadSpec{"{", "JSON"}, BadSpec{R"({"command": ["a")", "JSON"},
+        BadSpec{"[]", "object"}, BadSpec{"{}", "command"}, BadSpec{R"({"command": []})", "command"},
+        BadSpec{R"({"command": ""})", "command"}, BadSpec{R"({"command": [""]})", "command"},
+        BadSpec{R"({"command": [1, 2]})", "command"},
+        BadSpec{R"({"command": ["a"], "resources": {"gpus": -1}})", "gpus"},
+        BadSpec{R"({"command": ["a"], "resources": {"gpus": 1e300}})", "gpus"},
+        BadSpec{R"({"command": ["a"], "resources": {"gpus": "lots"}})", "gpus"},
+        BadSpec{R"({"command": ["a"], "resources": {"gpus": NaN}})", "JSON"},
+        BadSpec{R"({"command": ["a"], "resources": {"gpus": true}})", "gpus"},
+        BadSpec{R"({"command": ["a"], "resources": {"gpus": 99999}})", "gpus"},
+        BadSpec{R"({"command": ["a"], "resources": {"gpuz": 1}})", "gpuz"},
+        BadSpec{R"({"command": ["a"], "colour": "red"})", "colour"},
+        BadSpec{R"({"command": ["a"], "time_limit": "soon"})", "time_limit"},
+        BadSpec{R"({"command": ["a"], "time_limit": -4})", "time_limit"},
+        BadSpec{R"({"command": ["a"], "resources": {"memory": "12 parsecs"}})", "memory"},
+        BadSpec{R"({"command": ["a"], "priority": "urgent"})", "priority"},
+        BadSpec{R"({"command": ["a"], "retries": 1.5})", "retries"},
+        BadSpec{R"({"command": ["a"], "env": {"BATON_JOB_ID": "1"}})", "BATON_"},
+        BadSpec{R"({"command": ["a"], "env": ["A=B"]})", "env"},
+        BadSpec{R"({"command": ["a"], "after": [0]})", "after"},
+        BadSpec{R"({"command": ["a"], "workdir": "relative/dir"})", "workdir"},
+        BadSpec{"{\"command\": [\"\xff\xfe\"]}", "UTF-8"}));
+
+TEST(DecodeJobSpec, DeepNestingIsRejectedNotRecursedInto) {
+  std::string deep(200'000, '[');
+  auto spec = DecodeJobSpec(deep);
+  ASSERT_FALSE(spec.has_value());
+  EXPECT_EQ(spec.error().code(), Code::kInvalidArgument);
+  std::string deep_obj = R"({"command": ["a"], "env": )" + std::string(100, '[') + std::string(100, ']') + "}";
+  EXPECT_FALSE(DecodeJobSpec(deep_obj).has_value());
+}
+
+TEST(DecodeJobSpecs, BatchNamesTheBadJob) {
+  auto specs = DecodeJobSpecs(R"({"jobs": [{"command": ["a"]}, {"command": ["b"], "retries": -1}]})");
+  ASSERT_FALSE(specs.has_value());
+  EXPECT_NE(specs.error().message().find("jobs[1]"), std::string::npos) << specs.error().message();
+  auto ok = DecodeJobSpecs(R"({"jobs": [{"command": ["a"]}, {"command": "b"}]})");
+  ASSERT_TRUE(ok.has_value()) << ok.error().message();
+  EXPECT_EQ(ok->size(), 2u);
+  EXPECT_FALSE(DecodeJobSpecs(R"({"jobs": []})").has_value());
+}
+
+TEST(JobRecord, RoundTripsEverything) {
+  Job job;
+  job.id = JobId{42};
+  job.spec.name = "n";
+  job.spec.command = {"sleep", "1"};
+  job.spec.resources.milli_gpus = 250;
+  job.spec.resources.gpu_memory_bytes = 10LL << 30;
+  job.spec.env = {{"A", "b"}};
+  job.spec.after = {JobId{3}};
+  job.spec.time_limit = seconds(30);
+  job.spec.grace_period = seconds(5);
+  job.user = "ada";
+  job.state = JobState::kRunning;
+  job.restarts = 2;
+  job.submitted_at = FromMillis(1'790'000'000'000);
+  job.started_at = FromMillis(1'790'000'001'000);
+  job.allocation = {NodeAllocation{.node = "n1", .gpus = {3}, .milli_per_gpu = 250, .started = true}};
+  job.launched = true;
+  job.cost_micros = 1234;
+  auto back = DecodeJob(EncodeJob(job, JobForm::kRecord));
+  ASSERT_TRUE(back.has_value()) << back.error().message();
+  EXPECT_EQ(*back, job);
+}
+
+TEST(Yaml, JobFileBecomesTheSameSpec) {
+  auto json = YamlToJson(R"(
+name: train
+command: [python, train.py]
+resources:
+  gpus: 4
+  gpu_type: H100
+time_limit: 2h
+env:
+  SEED: "1"
+)",
+                         "job.yaml");
+  ASSERT_TRUE(json.has_value()) << json.error().message();
+  auto spec = DecodeJobSpecs(*json);
+  ASSERT_TRUE(spec.has_value()) << spec.error().message();
+  ASSERT_EQ(spec->size(), 1u);
+  EXPECT_EQ((*spec)[0].resources.milli_gpus, 4000);
+  EXPECT_EQ((*spec)[0].time_limit, std::chrono::hours(2));
+}
+
+TEST(Yaml, BadYamlNamesTheFileAndLine) {
+  auto json = YamlToJson("name: [unclosed\n", "job.yaml");
+  ASSERT_FALSE(json.has_value());
+  EXPECT_NE(json.error().message().find("job.yaml"), std::string::npos) << json.error().message();
+}
+
+TEST(Protocol, ReportRoundTripsBinaryLogs) {
+  ReportRequest r;
+  r.node = "n1";
+  r.session = 9;
+  r.events = {JobEvent{.job = JobId{1}, .attempt = 0, .kind = JobEvent::Kind::kExited,
+                       .at = FromMillis(5000), .exit_code = 3}};
+  r.logs = {LogChunk{.job = JobId{1}, .offset = 10, .data = std::string("\x00\xff\n ok", 5)}};
+  auto back = DecodeReport(EncodeReport(r));
+  ASSERT_TRUE(back.has_value()) << back.error().message();
+  EXPECT_EQ(back->logs[0].data, r.logs[0].data);
+  EXPECT_EQ(back->events[0].exit_code, 3);
+  EXPECT_EQ(back->session, 9u);
+}
+
+TEST(Errors, ContractShape) {
+  std::string body = EncodeError(InvalidArgument("gpus: must be a number"));
+  EXPECT_NE(body.find(R"("error")"), std::string::npos);
+  EXPECT_NE(body.find(R"("code")"), std::string::npos);
+  EXPECT_EQ(ErrorMessage(body), "gpus: must be a number");
+}
+
+}  // namespace
+}  // namespace baton::codec

@@ -1,0 +1,275 @@
+// The controller as a state machine: commands in, state and effects out, time as a parameter.
+#include <gtest/gtest.h>
+
+#include "control/controller.h"
+#include "store/memory_store.h"
+
+namespace baton::control {
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+class ControllerTest : public ::testing::Test {
+ protected:
+  TimePoint now_ = FromMillis(1'790'000'000'000);
+  store::MemoryStore store_;
+  std::unique_ptr<Controller> c_ = std::make_unique<Controller>();
+  uint64_t session_ = 0;
+  uint64_t acked_ = 0;
+
+  void SetUp() override { c_->Restore(*store_.Load(), now_); }
+
+  // Runs one batch as the controller loop does: apply, end the batch, commit the store batch.
+  Reply Run(const Command& cmd) {
+    Reply r = c_->Apply(cmd, now_);
+    Effects fx = c_->EndBatch(now_);
+    EXPECT_TRUE(store_.Commit(fx.store).ok());
+    last_deliveries_ = fx.deliveries;
+    return r;
+  }
+
+  void RegisterNode(const std::string& name, int gpus, std::vector<JobEvent> held = {}) {
+    NodeInfo info;
+    info.name = name;
+    for (int i = 0; i < gpus; ++i) {
+      info.gpus.push_back(Gpu{.index = i, .uuid = "GPU-" + std::to_string(i), .model = "H100-80GB",
+                              .memory_bytes = 80LL << 30});
+    }
+    info.cpus = 64;
+    info.memory_bytes = 512LL << 30;
+    info.gpu_backend = "simulated";
+    Reply r = Run(AgentRegister{RegisterRequest{.node = info, .jobs = std::move(held)}});
+    ASSERT_TRUE(r.status.ok()) << r.status.message();
+    session_ = r.registration.session;
+    acked_ = 0;
+  }
+
+  // Polls for orders as an agent would, acknowledging what it saw before.
+  std::vector<Order> Poll(const std::string& node) {
+    Reply r = Run(AgentPoll{.node = node, .session = session_, .after = acked_, .poll_id = ++poll_});
+    EXPECT_TRUE(r.status.ok()) << r.status.message();
+    std::vector<Order> orders = r.orders;
+    if (r.parked) {
+      for (const Delivery& d : last_deliveries_) {
+        if (d.poll_id == poll_) orders = d.orders;
+      }
+    }
+    for (const Order& o : orders) acked_ = std::max(acked_, o.seq);
+    return orders;
+  }
+
+  void ReportEvent(const std::string& node, JobEvent e) {
+    e.at = now_;
+    Reply r = Run(AgentReport{ReportRequest{.node = node, .session = session_, .events = {e}}});
+    ASSERT_TRUE(r.status.ok()) << r.status.message();
+  }
+
+  JobId Submit(int64_t milli_gpus, Priority p = Priority::kNormal, std::string key = "") {
+    JobSpec s;
+    s.name = "j";
+    s.command = {"true"};
+    s.resources.milli_gpus = milli_gpus;
+    s.priority = p;
+    Reply r = Run(SubmitJobs{.caller = {"ada", true}, .specs = {s}, .idempotency_key = key});
+    EXPECT_TRUE(r.status.ok()) << r.status.message();
+    EXPECT_EQ(r.jobs.size(), 1u);
+    return r.jobs.empty() ? JobId{0} : r.jobs[0].id;
+  }
+
+  JobState State(JobId id) { return c_->FindJob(id)->state; }
+
+  std::vector<Delivery> last_deliveries_;
+  uint64_t poll_ = 0;
+};
+
+TEST_F(ControllerTest, JobsWaitForANodeThenRunOnDistinctGpus) {
+  JobId a = Submit(1000), b = Submit(1000), c = Submit(1000);
+  EXPECT_EQ(State(a), JobState::kPending);
+  EXPECT_EQ(c_->FindJob(a)->reason, "resources");
+  RegisterNode("n1", 2);
+  std::vector<Order> orders = Poll("n1");
+  ASSERT_EQ(orders.size(), 2u);
+  EXPECT_EQ(orders[0].launch.job, a);
+  EXPECT_EQ(orders[1].launch.job, b);
+  EXPECT_NE(orders[0].launch.gpus, orders[1].launch.gpus);
+  EXPECT_EQ(State(a), JobState::kRunning);
+  EXPECT_EQ(State(c), JobState::kPending);
+
+  ReportEvent("n1", {.job = a, .kind = JobEvent::Kind::kStarted});
+  ReportEvent("n1", {.job = a, .kind = JobEvent::Kind::kExited, .exit_code = 0});
+  EXPECT_EQ(State(a), JobState::kSucceeded);
+  EXPECT_EQ(*c_->FindJob(a)->exit_code, 0);
+  orders = Poll("n1");
+  ASSERT_EQ(orders.size(), 1u);
+  EXPECT_EQ(orders[0].launch.job, c);
+  EXPECT_EQ(orders[0].launch.gpus, c_->FindJob(a)->allocation[0].gpus);  // a's GPU, now free
+}
+
+TEST_F(ControllerTest, HigherPriorityStartsFirst) {
+  RegisterNode("n1", 1);
+  JobId busy = Submit(1000);
+  Poll("n1");
+  JobId low = Submit(1000, Priority::kLow);
+  JobId high = Submit(1000, Priority::kHigh);
+  ReportEvent("n1", {.job = busy, .kind = JobEvent::Kind::kStarted});
+  ReportEvent("n1", {.job = busy, .kind = JobEvent::Kind::kExited});
+  EXPECT_EQ(State(high), JobState::kRunning);
+  EXPECT_EQ(State(low), JobState::kPending);
+}
+
+TEST_F(ControllerTest, FailedExitRetriesThenFails) {
+  RegisterNode("n1", 1);
+  JobSpec s;
+  s.command = {"false"};
+  s.resources.milli_gpus = 1000;
+  s.retries = 1;
+  JobId id = Run(SubmitJobs{.caller = {"ada", false}, .specs = {s}}).jobs[0].id;
+  Poll("n1");
+  ReportEvent("n1", {.job = id, .kind = JobEvent::Kind::kStarted});
+  ReportEvent("n1", {.job = id, .attempt = 0, .kind = JobEvent::Kind::kExited, .exit_code = 1});
+  EXPECT_EQ(c_->FindJob(id)->restarts, 1);
+  EXPECT_EQ(State(id), JobState::kRunning);  // requeued and started again at once
+  std::vector<Order> orders = Poll("n1");
+  ASSERT_EQ(orders.size(), 1u);
+  EXPECT_EQ(orders[0].launch.attempt, 1);
+  ReportEvent("n1", {.job = id, .attempt = 1, .kind = JobEvent::Kind::kStarted});
+  ReportEvent("n1", {.job = id, .attempt = 1, .kind = JobEvent::Kind::kExited, .exit_code = 1});
+  EXPECT_EQ(State(id), JobState::kFailed);
+}
+
+TEST_F(ControllerTest, StaleEventsOfAnEarlierAttemptAreIgnored) {
+  RegisterNode("n1", 1);
+  JobId id = Submit(1000);
+  Poll("n1");
+  ReportEvent("n1", {.job = id, .attempt = 7, .kind = JobEvent::Kind::kExited, .exit_code = 1});
+  EXPECT_EQ(State(id), JobState::kRunning);
+}
+
+TEST_F(ControllerTest, CancelPendingAndRunning) {
+  RegisterNode("n1", 1);
+  JobId run = Submit(1000), wait = Submit(1000);
+  Poll("n1");
+  ReportEvent("n1", {.job = run, .kind = JobEvent::Kind::kStarted});
+  EXPECT_TRUE(Run(JobAction{.caller = {"ada", true}, .id = wait, .kind = JobAction::Kind::kCancel}).status.ok());
+  EXPECT_EQ(State(wait), JobState::kCancelled);
+  EXPECT_TRUE(Run(JobAction{.caller = {"ada", true}, .id = run, .kind = JobAction::Kind::kCancel}).status.ok());
+  std::vector<Order> orders = Poll("n1");
+  ASSERT_EQ(orders.size(), 1u);
+  EXPECT_EQ(orders[0].kind, Order::Kind::kStop);
+  EXPECT_EQ(orders[0].stop.reason, StopReason::kCancel);
+  ReportEvent("n1", {.job = run, .kind = JobEvent::Kind::kExited, .signal = 10});
+  EXPECT_EQ(State(run), JobState::kCancelled);
+  // Cancelling an ended job again is harmless (a retried request), and changes nothing.
+  Reply again = Run(JobAction{.caller = {"ada", true}, .id = run, .kind = JobAction::Kind::kCancel});
+  EXPECT_TRUE(again.status.ok());
+  EXPECT_EQ(State(run), JobState::kCancelled);
+}
+
+TEST_F(ControllerTest, OnlyTheOwnerOrAnAdminActsOnAJob) {
+  JobSpec s;
+  s.command = {"true"};
+  JobId id = Run(SubmitJobs{.caller = {"ada", false}, .specs = {s}}).jobs[0].id;
+  Reply r = Run(JobAction{.caller = {"bob", false}, .id = id, .kind = JobAction::Kind::kCancel});
+  EXPECT_EQ(r.status.code(), Code::kPermissionDenied);
+  EXPECT_EQ(State(id), JobState::kPending);
+}
+
+TEST_F(ControllerTest, HoldAndRelease) {
+  JobSpec s;
+  s.command = {"true"};
+  s.hold = true;
+  JobId id = Run(SubmitJobs{.caller = {"ada", false}, .specs = {s}}).jobs[0].id;
+  EXPECT_EQ(State(id), JobState::kHeld);
+  RegisterNode("n1", 1);
+  EXPECT_EQ(State(id), JobState::kHeld);
+  EXPECT_TRUE(Run(JobAction{.caller = {"ada", false}, .id = id, .kind = JobAction::Kind::kRelease}).status.ok());
+  EXPECT_EQ(State(id), JobState::kRunning);
+}
+
+TEST_F(ControllerTest, DependenciesWaitAndBreak) {
+  RegisterNode("n1", 1);
+  JobId first = Submit(1000);
+  JobSpec s;
+  s.command = {"true"};
+  s.after = {first};
+  JobId second = Run(SubmitJobs{.caller = {"ada", false}, .specs = {s}}).jobs[0].id;
+  EXPECT_EQ(c_->FindJob(second)->reason, "dependency");
+  Poll("n1");
+  ReportEvent("n1", {.job = first, .kind = JobEvent::Kind::kStarted});
+  ReportEvent("n1", {.job = first, .kind = JobEvent::Kind::kExited, .exit_code = 2});
+  EXPECT_EQ(State(first), JobState::kFailed);
+  EXPECT_EQ(State(second), JobState::kFailed);  // its dependency can never be met
+  EXPECT_EQ(c_->FindJob(second)->reason, "dependency");
+  EXPECT_NE(c_->FindJob(second)->reason_detail.find("job " + first.ToString()), std::string::npos);
+  s.after = {JobId{999}};
+  Reply bad = Run(SubmitJobs{.caller = {"ada", false}, .specs = {s}});
+  EXPECT_EQ(bad.status.code(), Code::kInvalidArgument);
+}
+
+TEST_F(ControllerTest, IdempotencyKeyReturnsTheSameJob) {
+  JobId a = Submit(0, Priority::kNormal, "k1");
+  JobSpec s;
+  s.command = {"true"};
+  Reply again = Run(SubmitJobs{.caller = {"ada", true}, .specs = {s}, .idempotency_key = "k1"});
+  ASSERT_TRUE(again.status.ok());
+  EXPECT_FALSE(again.created);
+  EXPECT_EQ(again.jobs[0].id, a);
+  EXPECT_EQ(c_->jobs().size(), 1u);
+}
+
+TEST_F(ControllerTest, ALostNodeRequeuesItsJobs) {
+  RegisterNode("n1", 1);
+  JobId id = Submit(1000);
+  Poll("n1");
+  ReportEvent("n1", {.job = id, .kind = JobEvent::Kind::kStarted});
+  now_ += seconds(61);
+  Run(Tick{});
+  EXPECT_EQ(State(id), JobState::kPending);
+  EXPECT_EQ(c_->FindJob(id)->restarts, 1);
+  RegisterNode("n1", 1);  // back, holding nothing: the job starts again
+  EXPECT_EQ(State(id), JobState::kRunning);
+}
+
+TEST_F(ControllerTest, ARegisteringAgentReportsJobsThatEndedWhileAway) {
+  RegisterNode("n1", 1);
+  JobId id = Submit(1000);
+  Poll("n1");
+  ReportEvent("n1", {.job = id, .kind = JobEvent::Kind::kStarted});
+  RegisterNode("n1", 1, {JobEvent{.job = id, .kind = JobEvent::Kind::kExited, .at = now_, .exit_code = 0}});
+  EXPECT_EQ(State(id), JobState::kSucceeded);
+}
+
+TEST_F(ControllerTest, ARestartRebuildsExactlyTheSameState) {
+  RegisterNode("n1", 2);
+  JobId a = Submit(1000), b = Submit(1000), c = Submit(1000);
+  Poll("n1");
+  ReportEvent("n1", {.job = a, .kind = JobEvent::Kind::kStarted});
+  ReportEvent("n1", {.job = a, .kind = JobEvent::Kind::kExited, .exit_code = 0});
+  std::map<JobId, Job> before = c_->jobs();
+
+  Controller restarted;
+  restarted.Restore(*store_.Load(), now_);
+  EXPECT_EQ(restarted.jobs(), before);
+  EXPECT_EQ(restarted.queue_length(), c_->queue_length());
+  // And it never hands out an id twice.
+  c_ = std::make_unique<Controller>();
+  c_->Restore(*store_.Load(), now_);
+  JobId d = Submit(0);
+  EXPECT_GT(d.value, c.value);
+  (void)b;
+}
+
+TEST_F(ControllerTest, ABatchIsAllOrNothing) {
+  JobSpec good;
+  good.command = {"true"};
+  JobSpec bad = good;
+  bad.after = {JobId{12345}};
+  Reply r = Run(SubmitJobs{.caller = {"ada", false}, .specs = {good, bad}});
+  EXPECT_FALSE(r.status.ok());
+  EXPECT_TRUE(c_->jobs().empty());
+  EXPECT_EQ(Submit(0).value, 1);  // no id was used up by the failed batch
+}
+
+}  // namespace
+}  // namespace baton::control

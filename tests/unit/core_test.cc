@@ -1,0 +1,184 @@
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+#include "core/job.h"
+#include "core/node.h"
+#include "core/quantity.h"
+#include "core/time.h"
+
+namespace baton {
+namespace {
+
+using std::chrono::hours;
+using std::chrono::milliseconds;
+using std::chrono::minutes;
+using std::chrono::seconds;
+
+TEST(Duration, ParsesUnitsAndCombinations) {
+  EXPECT_EQ(*ParseDuration("90s", "time_limit"), seconds(90));
+  EXPECT_EQ(*ParseDuration("30m", "time_limit"), minutes(30));
+  EXPECT_EQ(*ParseDuration("2h", "time_limit"), hours(2));
+  EXPECT_EQ(*ParseDuration("1h30m", "time_limit"), minutes(90));
+  EXPECT_EQ(*ParseDuration("250ms", "time_limit"), milliseconds(250));
+}
+
+TEST(Duration, RejectsBadTextNamingTheField) {
+  for (const char* bad : {"", "abc", "-5s", "5x", "1e9h", "99999999999999999999s", "s", "1h-"}) {
+    auto d = ParseDuration(bad, "time_limit");
+    ASSERT_FALSE(d.has_value()) << bad;
+    EXPECT_NE(d.error().message().find("time_limit"), std::string::npos) << d.error().message();
+  }
+}
+
+TEST(Duration, BareNumberIsSeconds) { EXPECT_EQ(*ParseDuration("5", "t"), seconds(5)); }
+
+TEST(Duration, BoundedAbove) {
+  EXPECT_FALSE(ParseDuration("400d", "t").has_value());
+  EXPECT_FALSE(DurationFromSeconds(1e300, "t").has_value());
+  EXPECT_FALSE(DurationFromSeconds(std::nan(""), "t").has_value());
+  EXPECT_FALSE(DurationFromSeconds(-1, "t").has_value());
+  EXPECT_EQ(*DurationFromSeconds(1.5, "t"), milliseconds(1500));
+}
+
+TEST(Time, Rfc3339RoundTrips) {
+  TimePoint t = FromMillis(1'790'000'000'123);
+  std::string s = FormatRfc3339(t);
+  EXPECT_EQ(s.back(), 'Z');
+  EXPECT_EQ(*ParseRfc3339(s), t);
+  EXPECT_FALSE(ParseRfc3339("yesterday").has_value());
+}
+
+TEST(Size, ParsesBinaryAndDecimalUnits) {
+  EXPECT_EQ(*ParseSize("40GiB", "memory"), 40LL << 30);
+  EXPECT_EQ(*ParseSize("512MiB", "memory"), 512LL << 20);
+  EXPECT_EQ(*ParseSize("1GB", "memory"), 1'000'000'000LL);
+  EXPECT_EQ(*ParseSize("1024", "memory"), 1024);
+}
+
+TEST(Size, RejectsBadSizes) {
+  for (const char* bad : {"", "-1GiB", "lots", "1QiB", "99999999999999999999999"}) {
+    auto s = ParseSize(bad, "memory");
+    ASSERT_FALSE(s.has_value()) << bad;
+    EXPECT_NE(s.error().message().find("memory"), std::string::npos);
+  }
+  EXPECT_FALSE(SizeFromNumber(std::numeric_limits<double>::infinity(), "memory").has_value());
+  EXPECT_FALSE(SizeFromNumber(-3, "memory").has_value());
+}
+
+TEST(Milli, ParsesFractionsExactly) {
+  EXPECT_EQ(*ParseMilli("0.25", "gpus", 8000), 250);
+  EXPECT_EQ(*ParseMilli("2", "gpus", 8000), 2000);
+  EXPECT_EQ(FormatMilli(250), "0.25");
+  EXPECT_EQ(FormatMilli(2000), "2");
+  EXPECT_FALSE(ParseMilli("0.0001", "gpus", 8000).has_value());  // finer than a milli-GPU
+  EXPECT_FALSE(ParseMilli("9", "gpus", 8000).has_value());       // above the bound
+  EXPECT_FALSE(ParseMilli("-1", "gpus", 8000).has_value());
+  EXPECT_FALSE(MilliFromNumber(std::nan(""), "gpus", 8000).has_value());
+}
+
+JobSpec GoodSpec() {
+  JobSpec s;
+  s.name = "train";
+  s.command = {"python", "train.py"};
+  s.resources.milli_gpus = 1000;
+  return s;
+}
+
+TEST(JobSpec, AcceptsAGoodSpec) { EXPECT_TRUE(ValidateJobSpec(GoodSpec()).ok()); }
+
+TEST(JobSpec, EveryBoundNamesItsField) {
+  struct Case {
+    const char* field;
+    void (*mutate)(JobSpec&);
+  };
+  const Case cases[] = {
+      {"command", [](JobSpec& s) { s.command.clear(); }},
+      {"command", [](JobSpec& s) { s.command = {""}; }},
+      {"name", [](JobSpec& s) { s.name = std::string(1000, 'x'); }},
+      {"gpus", [](JobSpec& s) { s.resources.milli_gpus = -1000; }},
+      {"gpus", [](JobSpec& s) { s.resources.milli_gpus = SpecLimits::kMaxMilliGpus + 1000; }},
+      {"gpus", [](JobSpec& s) { s.resources.milli_gpus = 1500; }},  // 1.5 GPUs: fractions only below 1
+      {"nodes", [](JobSpec& s) { s.resources.nodes = 0; }},
+      {"nodes", [](JobSpec& s) { s.resources.nodes = 3; s.resources.milli_gpus = 4000; }},
+      {"retries", [](JobSpec& s) { s.retries = -1; }},
+      {"retries", [](JobSpec& s) { s.retries = 1000; }},
+      {"env", [](JobSpec& s) { s.env = {{"", "x"}}; }},
+      {"env", [](JobSpec& s) { s.env = {{"A=B", "x"}}; }},
+      {"project", [](JobSpec& s) { s.project = std::string(100, 'p'); }},
+      {"cpus", [](JobSpec& s) { s.resources.cpus = -1; }},
+      {"time_limit", [](JobSpec& s) { s.time_limit = milliseconds(-5); }},
+  };
+  for (const Case& c : cases) {
+    JobSpec s = GoodSpec();
+    c.mutate(s);
+    Status st = ValidateJobSpec(s);
+    ASSERT_FALSE(st.ok()) << c.field;
+    EXPECT_NE(st.message().find(c.field), std::string::npos) << c.field << ": " << st.message();
+  }
+}
+
+TEST(JobState, OnlyLegalTransitions) {
+  using S = JobState;
+  EXPECT_TRUE(CanTransition(S::kPending, S::kRunning));
+  EXPECT_TRUE(CanTransition(S::kPending, S::kHeld));
+  EXPECT_TRUE(CanTransition(S::kHeld, S::kPending));
+  EXPECT_TRUE(CanTransition(S::kPending, S::kCancelled));
+  EXPECT_TRUE(CanTransition(S::kRunning, S::kSucceeded));
+  EXPECT_TRUE(CanTransition(S::kRunning, S::kFailed));
+  EXPECT_TRUE(CanTransition(S::kRunning, S::kTimedOut));
+  EXPECT_TRUE(CanTransition(S::kRunning, S::kPending));  // requeue: retry, lost node
+  EXPECT_FALSE(CanTransition(S::kHeld, S::kRunning));
+  EXPECT_FALSE(CanTransition(S::kPending, S::kSucceeded));
+  for (S terminal : {S::kSucceeded, S::kFailed, S::kCancelled, S::kTimedOut}) {
+    EXPECT_TRUE(IsTerminal(terminal));
+    for (S to : {S::kPending, S::kHeld, S::kRunning, S::kSucceeded, S::kFailed, S::kCancelled,
+                 S::kTimedOut}) {
+      EXPECT_FALSE(CanTransition(terminal, to)) << JobStateName(terminal) << " -> " << JobStateName(to);
+    }
+  }
+}
+
+TEST(JobState, NamesRoundTrip) {
+  for (JobState s : {JobState::kPending, JobState::kHeld, JobState::kRunning, JobState::kSucceeded,
+                     JobState::kFailed, JobState::kCancelled, JobState::kTimedOut}) {
+    EXPECT_EQ(*ParseJobState(JobStateName(s)), s);
+  }
+  EXPECT_FALSE(ParseJobState("exploded").has_value());
+  EXPECT_EQ(*ParsePriority("high"), Priority::kHigh);
+  EXPECT_FALSE(ParsePriority("urgent!").has_value());
+}
+
+TEST(GpuSpec, ParsesCountModelAndTopology) {
+  GpuSpec s = *ParseGpuSpec("8xH100-80GB");
+  EXPECT_EQ(s.count, 8);
+  EXPECT_EQ(s.model, "H100-80GB");
+  EXPECT_EQ(s.memory_bytes, 80LL << 30);
+  GpuSpec p = *ParseGpuSpec("4xA100-40GB:topo=pairs");
+  EXPECT_EQ(p.count, 4);
+  EXPECT_EQ(p.topology, "pairs");
+  for (const char* bad : {"", "x", "8", "8xH100-80GB:topo=mesh", "100000xH100-80GB"}) {
+    EXPECT_FALSE(ParseGpuSpec(bad).has_value()) << bad;
+  }
+}
+
+TEST(GpuType, MatchesModelFamilyCaseInsensitively) {
+  EXPECT_TRUE(GpuTypeMatches("H100-80GB", "h100"));
+  EXPECT_TRUE(GpuTypeMatches("H100-80GB", "H100-80GB"));
+  EXPECT_TRUE(GpuTypeMatches("H100-80GB", ""));
+  EXPECT_FALSE(GpuTypeMatches("H100-80GB", "A100"));
+  EXPECT_FALSE(GpuTypeMatches("A100-40GB", "A100-80GB"));
+}
+
+TEST(NodeName, Validated) {
+  EXPECT_TRUE(IsValidNodeName("gpu-01"));
+  EXPECT_FALSE(IsValidNodeName(""));
+  EXPECT_FALSE(IsValidNodeName("a b"));
+  EXPECT_FALSE(IsValidNodeName("../etc"));
+  EXPECT_FALSE(IsValidNodeName(".."));
+  EXPECT_FALSE(IsValidNodeName("-n"));
+}
+
+}  // namespace
+}  // namespace baton

@@ -1,0 +1,139 @@
+// The process executor runs real processes: these tests fork, exec /bin/sh and send signals.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "agent/executor.h"
+
+namespace baton::agent {
+namespace {
+
+namespace fs = std::filesystem;
+
+class ExecutorTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string tmpl = (fs::temp_directory_path() / "baton-exec-XXXXXX").string();
+    dir_ = mkdtemp(tmpl.data());
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  ProcessSpec Shell(const std::string& script) {
+    ProcessSpec s;
+    s.argv = {"/bin/sh", "-c", script};
+    s.env = {"PATH=/usr/bin:/bin", "GREETING=hello"};
+    s.workdir = dir_;
+    s.log_path = dir_ + "/job.log";
+    s.status_path = dir_ + "/job.status";
+    return s;
+  }
+
+  // Waits (reaping shims, as the agent does) until the status file appears.
+  std::optional<ExitStatus> WaitForExit(const ProcessSpec& spec, std::chrono::seconds limit = std::chrono::seconds(20)) {
+    auto deadline = std::chrono::steady_clock::now() + limit;
+    while (std::chrono::steady_clock::now() < deadline) {
+      exec_.Reap();
+      if (auto st = ReadExitStatus(spec.status_path)) return st;
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    return std::nullopt;
+  }
+
+  std::string Log() {
+    std::ifstream in(dir_ + "/job.log");
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+  }
+
+  std::string dir_;
+  ProcessExecutor exec_;
+};
+
+TEST_F(ExecutorTest, RunsTheCommandWithItsEnvironmentAndRecordsTheExitCode) {
+  ProcessSpec spec = Shell("echo $GREETING from $(pwd); echo oops >&2; exit 3");
+  auto started = exec_.Start(spec);
+  ASSERT_TRUE(started.has_value()) << started.error().message();
+  auto st = WaitForExit(spec);
+  ASSERT_TRUE(st.has_value());
+  EXPECT_EQ(st->exit_code, 3);
+  EXPECT_EQ(st->signal, 0);
+  EXPECT_EQ(Log(), "hello from " + fs::canonical(dir_).string() + "\noops\n");
+}
+
+TEST_F(ExecutorTest, TheJobLeadsItsOwnProcessGroup) {
+  ProcessSpec spec = Shell("ps -o pgid= -p $$ > pgid; ps -o sid= -p $$ > sid");
+  auto started = exec_.Start(spec);
+  ASSERT_TRUE(started.has_value());
+  ASSERT_TRUE(WaitForExit(spec).has_value());
+  std::ifstream in(dir_ + "/pgid");
+  pid_t pgid = 0;
+  in >> pgid;
+  EXPECT_EQ(pgid, started->job_pid);
+  EXPECT_NE(pgid, getpgrp());
+}
+
+TEST_F(ExecutorTest, AProgramThatDoesNotExistFailsWith127) {
+  ProcessSpec spec = Shell("");
+  spec.argv = {"/nonexistent/program"};
+  auto started = exec_.Start(spec);
+  ASSERT_TRUE(started.has_value());
+  auto st = WaitForExit(spec);
+  ASSERT_TRUE(st.has_value());
+  EXPECT_EQ(st->exit_code, 127);
+  EXPECT_NE(Log().find("/nonexistent/program"), std::string::npos) << Log();
+}
+
+TEST_F(ExecutorTest, SignallingTheGroupEndsTheWholeProcessTree) {
+  // A job that starts grandchildren which ignore SIGTERM and outlive their parent shell.
+  ProcessSpec spec = Shell("trap '' TERM; (trap '' TERM; sleep 300) & (sleep 300) & echo $! > child; wait");
+  auto started = exec_.Start(spec);
+  ASSERT_TRUE(started.has_value());
+  for (int i = 0; i < 400 && !fs::exists(dir_ + "/child"); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  exec_.Signal(started->job_pid, SIGKILL);
+  auto st = WaitForExit(spec);
+  ASSERT_TRUE(st.has_value());
+  EXPECT_EQ(st->signal, SIGKILL);
+  // No process is left in the job's group.
+  for (int i = 0; i < 200 && kill(-started->job_pid, 0) == 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_NE(kill(-started->job_pid, 0), 0) << "processes of the job's group are still alive";
+}
+
+TEST_F(ExecutorTest, TheShimIsTrackedByPidAndStartTime) {
+  ProcessSpec spec = Shell("sleep 0.3");
+  auto started = exec_.Start(spec);
+  ASSERT_TRUE(started.has_value());
+  EXPECT_TRUE(exec_.Alive(started->shim_pid, started->shim_start_ticks));
+  EXPECT_FALSE(exec_.Alive(started->shim_pid, started->shim_start_ticks + 1));
+  ASSERT_TRUE(WaitForExit(spec).has_value());
+  exec_.Reap();
+  for (int i = 0; i < 100 && exec_.Alive(started->shim_pid, started->shim_start_ticks); ++i) {
+    exec_.Reap();
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_FALSE(exec_.Alive(started->shim_pid, started->shim_start_ticks));
+}
+
+TEST(ReadExitStatus, ParsesOnlyWellFormedFiles) {
+  std::string path = (fs::temp_directory_path() / ("baton-status-" + std::to_string(getpid()))).string();
+  EXPECT_FALSE(ReadExitStatus(path).has_value());
+  std::ofstream(path) << "exit 4\n";
+  EXPECT_EQ(ReadExitStatus(path)->exit_code, 4);
+  std::ofstream(path) << "signal 15\n";
+  EXPECT_EQ(ReadExitStatus(path)->signal, 15);
+  std::ofstream(path) << "garbage";
+  EXPECT_FALSE(ReadExitStatus(path).has_value());
+  fs::remove(path);
+}
+
+}  // namespace
+}  // namespace baton::agent

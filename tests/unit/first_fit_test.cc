@@ -1,0 +1,118 @@
+#include <gtest/gtest.h>
+
+#include "sched/first_fit.h"
+
+namespace baton::sched {
+namespace {
+
+NodeSlots Node(std::string name, int gpus, std::string model = "H100-80GB") {
+  NodeSlots n;
+  n.name = std::move(name);
+  for (int i = 0; i < gpus; ++i) {
+    n.gpus.push_back(GpuSlot{.index = i, .model = model, .memory_bytes = 80LL << 30,
+                             .free_milli = 1000, .free_memory_bytes = 80LL << 30});
+  }
+  n.total_cpus = n.free_cpus = 64;
+  n.total_memory_bytes = n.free_memory_bytes = 512LL << 30;
+  return n;
+}
+
+Resources Gpus(int64_t milli, int nodes = 1) {
+  Resources r;
+  r.milli_gpus = milli;
+  r.nodes = nodes;
+  return r;
+}
+
+TEST(FirstFit, WholeGpusOnOneNodeInIndexOrder) {
+  ClusterView v{{Node("a", 8)}};
+  Placement p = PlaceFirstFit(v, Gpus(3000));
+  ASSERT_EQ(p.fit, Fit::kPlaced);
+  ASSERT_EQ(p.allocation.size(), 1u);
+  EXPECT_EQ(p.allocation[0].gpus, (std::vector<int>{0, 1, 2}));
+  EXPECT_EQ(v.FreeWholeGpus(), 5);
+}
+
+TEST(FirstFit, NeverSplitsASingleNodeJobAcrossNodes) {
+  ClusterView v{{Node("a", 4), Node("b", 4)}};
+  ASSERT_EQ(PlaceFirstFit(v, Gpus(3000)).fit, Fit::kPlaced);
+  Placement p = PlaceFirstFit(v, Gpus(2000));
+  ASSERT_EQ(p.fit, Fit::kPlaced);
+  EXPECT_EQ(p.allocation[0].node, "b");
+  EXPECT_EQ(PlaceFirstFit(v, Gpus(3000)).fit, Fit::kNotNow);  // 1 + 2 free, not on one node
+  EXPECT_EQ(PlaceFirstFit(v, Gpus(5000)).fit, Fit::kNever);   // no node has 5
+}
+
+TEST(FirstFit, GangIsAllOrNothing) {
+  ClusterView v{{Node("a", 4), Node("b", 4), Node("c", 4)}};
+  ASSERT_EQ(PlaceFirstFit(v, Gpus(1000)).fit, Fit::kPlaced);  // a has 3 left
+  Placement p = PlaceFirstFit(v, Gpus(8000, 2));
+  ASSERT_EQ(p.fit, Fit::kPlaced);
+  ASSERT_EQ(p.allocation.size(), 2u);
+  EXPECT_EQ(p.allocation[0].node, "b");
+  EXPECT_EQ(p.allocation[1].node, "c");
+  ClusterView before = v;
+  Placement q = PlaceFirstFit(v, Gpus(8000, 2));
+  EXPECT_NE(q.fit, Fit::kPlaced);
+  EXPECT_EQ(v.FreeWholeGpus(), before.FreeWholeGpus());  // nothing held on a failed gang
+}
+
+TEST(FirstFit, FractionsPackOntoASharedGpuFirst) {
+  ClusterView v{{Node("a", 2)}};
+  Placement p1 = PlaceFirstFit(v, Gpus(500));
+  Placement p2 = PlaceFirstFit(v, Gpus(250));
+  ASSERT_EQ(p1.fit, Fit::kPlaced);
+  ASSERT_EQ(p2.fit, Fit::kPlaced);
+  EXPECT_EQ(p1.allocation[0].gpus, p2.allocation[0].gpus);
+  EXPECT_EQ(p2.allocation[0].milli_per_gpu, 250);
+  EXPECT_EQ(v.FreeWholeGpus(), 1);
+  EXPECT_EQ(PlaceFirstFit(v, Gpus(2000)).fit, Fit::kNotNow);
+}
+
+TEST(FirstFit, FractionalMemoryIsNeverOversubscribed) {
+  ClusterView v{{Node("a", 1)}};
+  Resources r = Gpus(100);
+  r.gpu_memory_bytes = 50LL << 30;
+  ASSERT_EQ(PlaceFirstFit(v, r).fit, Fit::kPlaced);
+  EXPECT_EQ(PlaceFirstFit(v, r).fit, Fit::kNotNow);  // 100 GiB > 80 GiB though compute is free
+}
+
+TEST(FirstFit, GpuTypeConstraint) {
+  ClusterView v{{Node("a", 8, "A100-40GB"), Node("b", 2, "H100-80GB")}};
+  Resources r = Gpus(2000);
+  r.gpu_type = "H100";
+  Placement p = PlaceFirstFit(v, r);
+  ASSERT_EQ(p.fit, Fit::kPlaced);
+  EXPECT_EQ(p.allocation[0].node, "b");
+  EXPECT_EQ(PlaceFirstFit(v, r).fit, Fit::kNotNow);
+  r.gpu_type = "B200";
+  Placement never = PlaceFirstFit(v, r);
+  EXPECT_EQ(never.fit, Fit::kNever);
+  EXPECT_NE(never.detail.find("B200"), std::string::npos) << never.detail;
+}
+
+TEST(FirstFitPass, PriorityOrderWithoutHoldingBackSmallerJobs) {
+  ClusterView v{{Node("a", 8)}};
+  Resources big = Gpus(8000), one = Gpus(1000);
+  ASSERT_EQ(PlaceFirstFit(v, Gpus(4000)).fit, Fit::kPlaced);
+  PassResult r = RunFirstFitPass(v, {{JobId{1}, &big}, {JobId{2}, &one}, {JobId{3}, &one}});
+  ASSERT_EQ(r.starts.size(), 2u);
+  EXPECT_EQ(r.starts[0].id, JobId{2});
+  EXPECT_EQ(r.starts[1].id, JobId{3});
+  ASSERT_EQ(r.waits.size(), 1u);
+  EXPECT_EQ(r.waits[0].id, JobId{1});
+  EXPECT_EQ(r.waits[0].reason, "resources");
+  EXPECT_FALSE(r.waits[0].detail.empty());
+}
+
+TEST(FirstFitPass, CpuOnlyJobsStillStartWhenGpusAreFull) {
+  ClusterView v{{Node("a", 1)}};
+  Resources gpu = Gpus(1000), cpu = Gpus(0);
+  cpu.cpus = 2;
+  PassResult r = RunFirstFitPass(v, {{JobId{1}, &gpu}, {JobId{2}, &gpu}, {JobId{3}, &cpu}});
+  ASSERT_EQ(r.starts.size(), 2u);
+  EXPECT_EQ(r.starts[1].id, JobId{3});
+}
+
+}  // namespace
+}  // namespace baton::sched

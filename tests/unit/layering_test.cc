@@ -1,0 +1,63 @@
+// Fails when a module includes a module it may not depend on (docs/architecture.md): the
+// dependency order is core → codec → sched → store → control → net → agent → api → cli, and
+// each module lists exactly what it may use. main.cc, which wires everything, is exempt.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <regex>
+#include <set>
+#include <string>
+
+namespace {
+namespace fs = std::filesystem;
+
+const std::map<std::string, std::set<std::string>>& Allowed() {
+  static const std::map<std::string, std::set<std::string>> allowed = {
+      {"core", {}},
+      {"codec", {"core"}},
+      {"sched", {"core"}},
+      {"store", {"core", "codec"}},
+      {"control", {"core", "sched", "store"}},
+      {"net", {"core"}},
+      {"agent", {"core", "codec", "net"}},
+      {"api", {"core", "codec", "control"}},
+      {"cli", {"core", "codec", "net"}},
+  };
+  return allowed;
+}
+
+TEST(Layering, NoModuleIncludesOneItMayNotUse) {
+  fs::path src = fs::path(BATON_SOURCE_DIR) / "src";
+  ASSERT_TRUE(fs::is_directory(src)) << src;
+  std::regex include(R"re(^\s*#\s*include\s*"([a-z_]+)/)re");
+  int files = 0;
+  for (const auto& entry : fs::recursive_directory_iterator(src)) {
+    if (!entry.is_regular_file()) continue;
+    fs::path rel = fs::relative(entry.path(), src);
+    if (rel.begin() == rel.end() || std::next(rel.begin()) == rel.end()) continue;  // main.cc
+    std::string module = rel.begin()->string();
+    auto it = Allowed().find(module);
+    ASSERT_NE(it, Allowed().end()) << "module " << module << " (" << rel
+                                   << ") is not in the layering table: add it here and to "
+                                      "docs/architecture.md";
+    ++files;
+    std::ifstream in(entry.path());
+    std::string line;
+    int number = 0;
+    while (std::getline(in, line)) {
+      ++number;
+      std::smatch m;
+      if (!std::regex_search(line, m, include)) continue;
+      std::string used = m[1];
+      if (used == module) continue;
+      EXPECT_TRUE(it->second.count(used) == 1)
+          << rel.string() << ":" << number << " includes " << used << "/, which " << module
+          << "/ may not use (" << line << ")";
+    }
+  }
+  EXPECT_GT(files, 20);
+}
+
+}  // namespace

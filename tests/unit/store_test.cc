@@ -1,0 +1,141 @@
+// The Store contract, for both implementations: what a Commit made durable comes back from
+// Load, whole; and for SQLite, across closing and reopening the database.
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "store/memory_store.h"
+#include "store/sqlite_store.h"
+
+namespace baton::store {
+namespace {
+
+namespace fs = std::filesystem;
+
+Job MakeJob(int64_t id, JobState state) {
+  Job j;
+  j.id = JobId{id};
+  j.spec.name = "job" + std::to_string(id);
+  j.spec.command = {"echo", "it's \"quoted\"\n", "ünïcode"};
+  j.spec.resources.milli_gpus = 2000;
+  j.user = "ada";
+  j.state = state;
+  j.submitted_at = FromMillis(1'790'000'000'000 + id);
+  return j;
+}
+
+class TempDir {
+ public:
+  TempDir() {
+    std::string tmpl = (fs::temp_directory_path() / "baton-store-XXXXXX").string();
+    path_ = mkdtemp(tmpl.data());
+  }
+  ~TempDir() { fs::remove_all(path_); }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+void ExerciseStore(Store& s) {
+  Snapshot empty = *s.Load();
+  EXPECT_TRUE(empty.jobs.empty());
+  EXPECT_EQ(empty.next_job_id, 1);
+
+  Batch b;
+  b.jobs = {MakeJob(1, JobState::kPending), MakeJob(2, JobState::kRunning)};
+  b.next_job_id = 3;
+  b.idempotency = {IdempotencyEntry{"ada", "key-1", JobId{1}, 2}};
+  ASSERT_TRUE(s.Commit(b).ok());
+  Batch update;
+  update.jobs = {MakeJob(2, JobState::kSucceeded)};
+  ASSERT_TRUE(s.Commit(update).ok());
+  ASSERT_TRUE(s.Commit(Batch{}).ok());
+}
+
+void ExpectExercised(const Snapshot& snap) {
+  ASSERT_EQ(snap.jobs.size(), 2u);
+  EXPECT_EQ(snap.jobs[0], MakeJob(1, JobState::kPending));
+  EXPECT_EQ(snap.jobs[1], MakeJob(2, JobState::kSucceeded));
+  EXPECT_EQ(snap.next_job_id, 3);
+  ASSERT_EQ(snap.idempotency.size(), 1u);
+  EXPECT_EQ(snap.idempotency[0], (IdempotencyEntry{"ada", "key-1", JobId{1}, 2}));
+}
+
+TEST(MemoryStore, KeepsWhatWasCommitted) {
+  MemoryStore s;
+  ExerciseStore(s);
+  ExpectExercised(*s.Load());
+}
+
+TEST(MemoryStore, AFailedCommitChangesNothing) {
+  MemoryStore s;
+  ExerciseStore(s);
+  s.FailCommits(true);
+  Batch b;
+  b.jobs = {MakeJob(9, JobState::kPending)};
+  b.next_job_id = 10;
+  EXPECT_FALSE(s.Commit(b).ok());
+  ExpectExercised(*s.Load());
+}
+
+TEST(SqliteStore, SurvivesReopening) {
+  TempDir dir;
+  std::string db = dir.path() + "/baton.db";
+  {
+    auto s = SqliteStore::Open(db);
+    ASSERT_TRUE(s.has_value()) << s.error().message();
+    ExerciseStore(**s);
+    ExpectExercised(*(*s)->Load());
+  }
+  auto again = SqliteStore::Open(db);
+  ASSERT_TRUE(again.has_value()) << again.error().message();
+  ExpectExercised(*(*again)->Load());
+}
+
+TEST(SqliteStore, ManyJobsInOneBatch) {
+  TempDir dir;
+  auto s = *SqliteStore::Open(dir.path() + "/baton.db");
+  Batch b;
+  for (int i = 1; i <= 5000; ++i) b.jobs.push_back(MakeJob(i, JobState::kPending));
+  b.next_job_id = 5001;
+  ASSERT_TRUE(s->Commit(b).ok());
+  Snapshot snap = *s->Load();
+  ASSERT_EQ(snap.jobs.size(), 5000u);
+  EXPECT_EQ(snap.jobs.back().id, JobId{5000});
+  EXPECT_EQ(snap.next_job_id, 5001);
+}
+
+TEST(SqliteStore, ACorruptFileIsAClearError) {
+  TempDir dir;
+  std::string db = dir.path() + "/baton.db";
+  FILE* f = fopen(db.c_str(), "w");
+  fputs("this is not a database, it is a text file that is long enough to be noticed ......", f);
+  fclose(f);
+  auto s = SqliteStore::Open(db);
+  if (s.has_value()) {
+    EXPECT_FALSE((*s)->Load().has_value());
+  } else {
+    EXPECT_NE(s.error().message().find(db), std::string::npos) << s.error().message();
+  }
+}
+
+TEST(SqliteStore, ADatabaseFromANewerBatonIsRefused) {
+  TempDir dir;
+  std::string db = dir.path() + "/baton.db";
+  { ASSERT_TRUE(SqliteStore::Open(db).has_value()); }
+  {
+    sqlite3* raw = nullptr;
+    ASSERT_EQ(sqlite3_open(db.c_str(), &raw), SQLITE_OK);
+    ASSERT_EQ(sqlite3_exec(raw, "PRAGMA user_version=999", nullptr, nullptr, nullptr), SQLITE_OK);
+    sqlite3_close(raw);
+  }
+  auto s = SqliteStore::Open(db);
+  ASSERT_FALSE(s.has_value());
+  EXPECT_NE(s.error().message().find("newer"), std::string::npos) << s.error().message();
+}
+
+}  // namespace
+}  // namespace baton::store
