@@ -31,8 +31,8 @@ test: asan
 	cd build/asan && ctest --output-on-failure -j 2 --timeout 900
 
 bench: build
-	./build/release/baton_bench_sched
-	@echo "end-to-end load: see docs/performance.md"
+	./build/release/bench/baton_bench_sched
+	@echo "load over HTTP against a running baton: build/release/bench/baton_load (docs/performance.md)"
 
 format:
 	clang-format -i $$(git ls-files 'src/*.h' 'src/*.cc' 'tests/*.cc' 'bench/*.cc')

@@ -19,6 +19,9 @@ namespace {
 TimePoint Now() { return std::chrono::time_point_cast<Duration>(std::chrono::system_clock::now()); }
 
 constexpr size_t kLogChunk = 256 * 1024;
+// Log bytes in one report, all jobs together: base64 and JSON keep the report well under the
+// server's 1 MiB body limit. What does not fit goes in the next report.
+constexpr size_t kReportLogBudget = 512 * 1024;
 
 std::string GetEnv(const char* key, const char* fallback) {
   const char* v = std::getenv(key);
@@ -422,10 +425,13 @@ bool Agent::SendReport(bool with_samples) {
     if (e.kind == JobEvent::Kind::kExited) exits_in_report.insert(Key(e.job, e.attempt));
   }
   std::map<std::string, size_t> shipped;
+  size_t budget = kReportLogBudget;
   for (auto& [key, job] : jobs_) {
+    if (budget == 0) break;
     std::string log = JobDir(job.order.job) + "/output.log";
-    std::string data = ReadRange(log, job.log_shipped, kLogChunk);
+    std::string data = ReadRange(log, job.log_shipped, std::min(kLogChunk, budget));
     if (data.empty()) continue;
+    budget -= data.size();
     shipped[key] = data.size();
     rep.logs.push_back(LogChunk{.job = job.order.job, .offset = job.log_shipped, .data = std::move(data)});
   }

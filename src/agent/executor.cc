@@ -79,6 +79,9 @@ char* SafeItoa(long v, char* end) {
   setsid();  // out of the agent's session: terminal signals and the agent's death pass it by
   pid_t job = fork();
   if (job == 0) RunJob(spec, path, argv, envp, log_fd);
+  // Both sides set the process group, so that it exists before the agent learns the pid and
+  // may signal the group, whichever of the two runs first.
+  if (job > 0) setpgid(job, job);
   char buf[32];
   long reported = job > 0 ? job : -1;
   if (job > 0) {

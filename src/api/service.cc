@@ -3,6 +3,7 @@
 #include <charconv>
 
 #include "codec/json_codec.h"
+#include "core/node.h"
 
 namespace baton::api {
 namespace {
@@ -264,6 +265,9 @@ void Service::Logs(const Identity& who, const Request& req, int64_t id, Respond 
   if (!limit) return respond(Error(limit.error()));
   std::string node;
   if (auto it = req.query.find("node"); it != req.query.end()) node = it->second;
+  if (!node.empty() && !IsValidNodeName(node)) {
+    return respond(Error(InvalidArgument("node: \"" + node.substr(0, 64) + "\" is not a node name")));
+  }
   Run(control::GetJob{CallerOf(who), JobId{id}}, std::move(respond),
       [this, node, offset = *offset, limit = *limit](control::Reply& r) {
         const Job& job = r.jobs.at(0);

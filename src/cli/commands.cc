@@ -34,6 +34,12 @@ int Fail(const Status& st) {
   return 1;
 }
 
+// Bad input caught here, before asking the server (a flag value, a job file): exit 2.
+int Usage(const Status& st) {
+  std::cerr << "baton: " << st.message() << "\n";
+  return 2;
+}
+
 std::string RandomKey() {
   std::ifstream in("/dev/urandom", std::ios::binary);
   unsigned char b[16] = {};
@@ -120,13 +126,13 @@ int Submit(const Connection& conn, const SubmitFlags& f, std::vector<std::string
   bool batch = false;
   if (!f.file.empty()) {
     std::ifstream in(f.file);
-    if (!in) return Fail(NotFound(f.file + ": cannot be read"));
+    if (!in) return Usage(NotFound(f.file + ": cannot be read"));
     std::stringstream ss;
     ss << in.rdbuf();
     auto json = codec::YamlToJson(ss.str(), f.file);
-    if (!json) return Fail(json.error());
+    if (!json) return Usage(json.error());
     auto specs = codec::DecodeJobSpecs(*json);
-    if (!specs) return Fail(InvalidArgument(f.file + ": " + specs.error().message()));
+    if (!specs) return Usage(InvalidArgument(f.file + ": " + specs.error().message()));
     batch = specs->size() > 1;
     if (batch) {
       body = "{\"jobs\":[";
@@ -137,7 +143,7 @@ int Submit(const Connection& conn, const SubmitFlags& f, std::vector<std::string
     }
   } else {
     auto spec = SpecFromFlags(f, std::move(command));
-    if (!spec) return Fail(spec.error());
+    if (!spec) return Usage(spec.error());
     body = codec::EncodeJobSpec(*spec);
   }
   auto api = ApiClient::Connect(conn);

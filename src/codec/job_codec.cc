@@ -260,6 +260,7 @@ json::object JobObject(const Job& job, JobForm form) {
   if (form == JobForm::kRecord) {
     o["launched"] = job.launched;
     o["stop_requested"] = job.stop_requested;
+    o["failures"] = job.failures;
     o["cost_micros"] = job.cost_micros;
   }
   return o;
@@ -355,6 +356,10 @@ Result<Job> JobFromValue(const json::value& v) {
   if (const json::value* f = Find(*o, "launched")) { ASSIGN_OR_RETURN(job.launched, GetBool(*f, "launched")); }
   if (const json::value* f = Find(*o, "stop_requested")) {
     ASSIGN_OR_RETURN(job.stop_requested, GetBool(*f, "stop_requested"));
+  }
+  if (const json::value* f = Find(*o, "failures")) {
+    ASSIGN_OR_RETURN(int64_t n, GetInt(*f, "failures", 0, SpecLimits::kMaxRetries));
+    job.failures = static_cast<int>(n);
   }
   if (const json::value* f = Find(*o, "cost_micros")) {
     ASSIGN_OR_RETURN(job.cost_micros, GetInt(*f, "cost_micros", 0, INT64_MAX));

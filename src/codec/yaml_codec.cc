@@ -12,7 +12,14 @@ namespace {
 
 using namespace internal;
 
-Result<json::value> Convert(const YAML::Node& node, int depth, std::string_view file) {
+// Keys whose values are text (or lists and maps of text): there a plain scalar keeps its
+// words, so `command: [python, x.py, --lr, 0.1]` and `env: {N: 4}` mean what they say.
+bool IsTextKey(std::string_view key) {
+  return key == "command" || key == "env" || key == "name" || key == "project" || key == "pool" ||
+         key == "workdir" || key == "gpu_type";
+}
+
+Result<json::value> Convert(const YAML::Node& node, int depth, std::string_view file, bool text) {
   if (depth > kMaxJsonDepth) return Err(InvalidArgument(std::string(file) + ": nested too deeply"));
   switch (node.Type()) {
     case YAML::NodeType::Null:
@@ -20,10 +27,10 @@ Result<json::value> Convert(const YAML::Node& node, int depth, std::string_view 
       return json::value(nullptr);
     case YAML::NodeType::Scalar: {
       const std::string& s = node.Scalar();
-      if (node.Tag() == "!") return json::value(s);  // quoted: always a string
+      if (node.Tag() == "!" || text) return json::value(s);  // quoted, or where text is meant
       if (s == "null" || s == "~" || s.empty()) return json::value(nullptr);
-      if (s == "true" || s == "True") return json::value(true);
-      if (s == "false" || s == "False") return json::value(false);
+      if (s == "true" || s == "True" || s == "TRUE" || s == "yes" || s == "Yes" || s == "on") return json::value(true);
+      if (s == "false" || s == "False" || s == "FALSE" || s == "no" || s == "No" || s == "off") return json::value(false);
       char* end = nullptr;
       errno = 0;
       long long i = std::strtoll(s.c_str(), &end, 10);
@@ -35,7 +42,7 @@ Result<json::value> Convert(const YAML::Node& node, int depth, std::string_view 
     case YAML::NodeType::Sequence: {
       json::array a;
       for (const auto& item : node) {
-        ASSIGN_OR_RETURN(json::value v, Convert(item, depth + 1, file));
+        ASSIGN_OR_RETURN(json::value v, Convert(item, depth + 1, file, text));
         a.push_back(std::move(v));
       }
       return json::value(std::move(a));
@@ -47,7 +54,7 @@ Result<json::value> Convert(const YAML::Node& node, int depth, std::string_view 
           return Err(InvalidArgument(std::string(file) + ": line " + std::to_string(kv.first.Mark().line + 1) +
                                      ": keys must be plain words"));
         }
-        ASSIGN_OR_RETURN(json::value v, Convert(kv.second, depth + 1, file));
+        ASSIGN_OR_RETURN(json::value v, Convert(kv.second, depth + 1, file, text || IsTextKey(kv.first.Scalar())));
         o[kv.first.Scalar()] = std::move(v);
       }
       return json::value(std::move(o));
@@ -61,7 +68,7 @@ Result<json::value> Convert(const YAML::Node& node, int depth, std::string_view 
 Result<std::string> YamlToJson(std::string_view yaml, std::string_view file) {
   try {
     YAML::Node root = YAML::Load(std::string(yaml));
-    ASSIGN_OR_RETURN(json::value v, Convert(root, 0, file));
+    ASSIGN_OR_RETURN(json::value v, Convert(root, 0, file, false));
     return json::serialize(v);
   } catch (const YAML::Exception& e) {
     return Err(InvalidArgument(std::string(file) + ": line " + std::to_string(e.mark.line + 1) +

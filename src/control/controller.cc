@@ -377,13 +377,14 @@ void Controller::Schedule(TimePoint now) {
   }
 }
 
-void Controller::Launch(Job& job) {
+void Controller::Launch(Job& job, std::optional<size_t> only_rank) {
   std::string nodelist;
   for (const auto& part : job.allocation) {
     if (!nodelist.empty()) nodelist += ',';
     nodelist += part.node;
   }
   for (size_t rank = 0; rank < job.allocation.size(); ++rank) {
+    if (only_rank && rank != *only_rank) continue;
     const NodeAllocation& part = job.allocation[rank];
     Order o;
     o.kind = Order::Kind::kLaunch;
@@ -465,12 +466,15 @@ void Controller::Finish(Job& job, TimePoint now) {
   } else if (ok) {
     job.reason_detail.clear();
     SetState(job, JobState::kSucceeded, now);
-  } else if (job.restarts < job.spec.retries) {
-    requeue("requeued after a failure (retry " + std::to_string(job.restarts + 1) + " of " +
+  } else if (job.failures < job.spec.retries) {
+    job.failures += 1;
+    requeue("requeued after a failure (retry " + std::to_string(job.failures) + " of " +
             std::to_string(job.spec.retries) + ")");
   } else {
-    job.reason_detail = report.signal != 0 ? "killed by signal " + std::to_string(report.signal)
-                                           : "exited with code " + std::to_string(report.exit_code);
+    std::string why = report.signal != 0 ? "killed by signal " + std::to_string(report.signal)
+                                         : "exited with code " + std::to_string(report.exit_code);
+    if (!job.reason_detail.empty()) why += ": " + job.reason_detail;  // the agent's words
+    job.reason_detail = std::move(why);
     SetState(job, JobState::kFailed, now);
   }
 }
@@ -550,10 +554,21 @@ Reply Controller::Register(const AgentRegister& c, TimePoint now) {
     if (j.state != JobState::kRunning) continue;
     for (size_t rank = 0; rank < j.allocation.size(); ++rank) {
       NodeAllocation& part = j.allocation[rank];
-      if (part.node != info.name || part.ended || held.count({id.value, j.restarts})) continue;
+      if (part.node != info.name || part.ended) continue;
+      if (held.count({id.value, j.restarts})) {
+        if (j.stop_requested) {
+          // A stop sent before the agent re-registered was dropped with the old outbox.
+          Order o;
+          o.kind = Order::Kind::kStop;
+          o.stop = StopOrder{.job = j.id, .attempt = j.restarts, .reason = StopReason::kCancel,
+                             .grace_period = j.spec.grace_period};
+          SendOrder(info.name, std::move(o));
+        }
+        continue;
+      }
       if (!part.started) {
         // The launch order never reached the agent: send it again (launches are idempotent).
-        Launch(j);
+        Launch(j, rank);
         break;
       }
       part.ended = true;
@@ -630,6 +645,7 @@ void Controller::HandleEvent(NodeRecord& node, const JobEvent& e, TimePoint now)
     MarkDirty(*job);
   }
   if (e.kind != JobEvent::Kind::kExited) return;
+  if (!e.message.empty()) job->reason_detail = e.message.substr(0, 512);  // e.g. cannot execute
   part->ended = true;
   part->exit_code = e.exit_code;
   part->signal = e.signal;

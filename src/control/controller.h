@@ -73,7 +73,8 @@ class Controller {
   void OnTick(TimePoint now);
 
   void Schedule(TimePoint now);
-  void Launch(Job& job);
+  // Sends the launch orders of the job's current attempt (only rank `only_rank`'s if given).
+  void Launch(Job& job, std::optional<size_t> only_rank = std::nullopt);
   void HandleEvent(NodeRecord& node, const JobEvent& e, TimePoint now);
   void StopParts(Job& job, StopReason reason, Duration grace, TimePoint now);
   void Finish(Job& job, TimePoint now);

@@ -86,6 +86,8 @@ void ControllerLoop::Run() {
     bool committed = fx.store.empty();
     Status st;
     for (int attempt = 0; !committed && attempt < options_.commit_attempts; ++attempt) {
+      // A busy or briefly failing disk gets a moment: 0, 50, 200 ms...
+      if (attempt > 0) std::this_thread::sleep_for(std::chrono::milliseconds(50 << (2 * (attempt - 1))));
       st = store_.Commit(fx.store);
       committed = st.ok();
     }

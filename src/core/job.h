@@ -101,6 +101,7 @@ struct Job {
   std::string reason;          // why pending/held: "priority", "resources", "held", ...
   std::string reason_detail;   // the same, in words a researcher understands
   int restarts = 0;            // also the attempt number of the current run
+  int failures = 0;            // retries used: requeues after a failure (not after a lost node)
   TimePoint submitted_at{};
   std::optional<TimePoint> started_at;
   std::optional<TimePoint> finished_at;

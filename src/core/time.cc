@@ -95,7 +95,9 @@ Result<TimePoint> ParseRfc3339(std::string_view text) {
   char frac[8] = {0};
   int n = std::sscanf(s.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d.%3[0-9]Z", &year, &mon, &day, &hour,
                       &min, &sec, frac);
-  if (n < 6) return Err(InvalidArgument("not an RFC 3339 UTC time: \"" + s + "\""));
+  if (n < 6 || (text.back() != 'Z' && text.back() != 'z')) {
+    return Err(InvalidArgument("not an RFC 3339 UTC time such as 2026-11-23T09:00:00Z: \"" + s + "\""));
+  }
   if (n == 7) {
     ms = std::atoi(frac);
     for (size_t len = std::string_view(frac).size(); len < 3; ++len) ms *= 10;

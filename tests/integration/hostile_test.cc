@@ -155,7 +155,7 @@ TEST_F(Hostile, BadRoutesMethodsAndIds) {
            {"GET", "/v1/jobs/abc", 400}, {"GET", "/v1/jobs/-1", 400}, {"GET", "/v1/jobs/99999999999999999999999", 400},
            {"GET", "/v1/jobs/424242", 404}, {"POST", "/v1/jobs/424242/cancel", 404}, {"GET", "/v1/nowhere", 404},
            {"DELETE", "/v1/jobs", 405}, {"GET", "/v1/jobs?limit=-4", 400}, {"GET", "/v1/jobs?state=exploded", 400},
-           {"GET", "/v1/jobs/1/logs?offset=-1", 400}}) {
+           {"GET", "/v1/jobs/1/logs?offset=-1", 400}, {"GET", "/v1/jobs/1/logs?node=../../admin", 400}}) {
     auto r = c->Request(method, target);
     ASSERT_TRUE(r.has_value()) << target;
     EXPECT_EQ(r->status, status) << method << " " << target << " -> " << r->body;

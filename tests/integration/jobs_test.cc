@@ -203,7 +203,7 @@ TEST(Cli, TheTourWorks) {
   CliResult usage = RunCli(baton, {"submit", "--gpus"});
   EXPECT_EQ(usage.exit_code, 2) << usage.out;
   CliResult invalid = RunCli(baton, {"submit", "-g", "-3", "--", "true"});
-  EXPECT_EQ(invalid.exit_code, 1) << invalid.out;
+  EXPECT_EQ(invalid.exit_code, 2) << invalid.out;  // caught before asking the server
   EXPECT_NE(invalid.out.find("gpus"), std::string::npos) << invalid.out;
   CliResult missing = RunCli(baton, {"show", "999999"});
   EXPECT_EQ(missing.exit_code, 1);
@@ -230,7 +230,7 @@ TEST(Cli, JobFileSubmitsEveryJob) {
   EXPECT_EQ(std::count(sub.out.begin(), sub.out.end(), '\n'), 2) << sub.out;
   std::ofstream(file) << "name: [broken\n";
   CliResult bad = RunCli(baton, {"submit", "-f", file});
-  EXPECT_EQ(bad.exit_code, 1);
+  EXPECT_EQ(bad.exit_code, 2);
   EXPECT_NE(bad.out.find("jobs.yaml"), std::string::npos) << bad.out;
 }
 

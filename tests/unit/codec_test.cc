@@ -121,6 +121,7 @@ TEST(JobRecord, RoundTripsEverything) {
   job.user = "ada";
   job.state = JobState::kRunning;
   job.restarts = 2;
+  job.failures = 1;
   job.submitted_at = FromMillis(1'790'000'000'000);
   job.started_at = FromMillis(1'790'000'001'000);
   job.allocation = {NodeAllocation{.node = "n1", .gpus = {3}, .milli_per_gpu = 250, .started = true}};
@@ -149,6 +150,20 @@ env:
   ASSERT_EQ(spec->size(), 1u);
   EXPECT_EQ((*spec)[0].resources.milli_gpus, 4000);
   EXPECT_EQ((*spec)[0].time_limit, std::chrono::hours(2));
+}
+
+TEST(Yaml, PlainNumbersInCommandsAndEnvStayText) {
+  auto json = YamlToJson("command: [python, x.py, --lr, 0.1, --epochs, 10]\nenv: {N: 4, DEBUG: true}\n"
+                         "retries: 2\nhold: yes\n",
+                         "job.yaml");
+  ASSERT_TRUE(json.has_value()) << json.error().message();
+  auto spec = DecodeJobSpec(*json);
+  ASSERT_TRUE(spec.has_value()) << spec.error().message();
+  EXPECT_EQ(spec->command, (std::vector<std::string>{"python", "x.py", "--lr", "0.1", "--epochs", "10"}));
+  EXPECT_EQ(spec->env[0], (std::pair<std::string, std::string>{"N", "4"}));
+  EXPECT_EQ(spec->env[1].second, "true");
+  EXPECT_EQ(spec->retries, 2);
+  EXPECT_TRUE(spec->hold);
 }
 
 TEST(Yaml, BadYamlNamesTheFileAndLine) {

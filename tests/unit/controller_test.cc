@@ -231,6 +231,46 @@ TEST_F(ControllerTest, ALostNodeRequeuesItsJobs) {
   EXPECT_EQ(State(id), JobState::kRunning);
 }
 
+TEST_F(ControllerTest, ALostNodeDoesNotUseUpARetry) {
+  RegisterNode("n1", 1);
+  JobSpec s;
+  s.command = {"false"};
+  s.resources.milli_gpus = 1000;
+  s.retries = 1;
+  JobId id = Run(SubmitJobs{.caller = {"ada", false}, .specs = {s}}).jobs[0].id;
+  Poll("n1");
+  ReportEvent("n1", {.job = id, .kind = JobEvent::Kind::kStarted});
+  now_ += seconds(61);
+  Run(Tick{});  // lost: requeued, restarts 1, no retry used
+  RegisterNode("n1", 1);
+  ASSERT_EQ(State(id), JobState::kRunning);
+  Poll("n1");
+  ReportEvent("n1", {.job = id, .attempt = 1, .kind = JobEvent::Kind::kStarted});
+  ReportEvent("n1", {.job = id, .attempt = 1, .kind = JobEvent::Kind::kExited, .exit_code = 1});
+  EXPECT_EQ(State(id), JobState::kRunning);  // its one retry
+  EXPECT_EQ(c_->FindJob(id)->restarts, 2);
+  Poll("n1");
+  ReportEvent("n1", {.job = id, .attempt = 2, .kind = JobEvent::Kind::kStarted});
+  ReportEvent("n1", {.job = id, .attempt = 2, .kind = JobEvent::Kind::kExited, .exit_code = 1,
+                     .message = "it went wrong"});
+  EXPECT_EQ(State(id), JobState::kFailed);
+  EXPECT_NE(c_->FindJob(id)->reason_detail.find("it went wrong"), std::string::npos);
+}
+
+TEST_F(ControllerTest, ACancelIsResentToAnAgentThatRegistersAgain) {
+  RegisterNode("n1", 1);
+  JobId id = Submit(1000);
+  Poll("n1");
+  ReportEvent("n1", {.job = id, .kind = JobEvent::Kind::kStarted});
+  Run(JobAction{.caller = {"ada", true}, .id = id, .kind = JobAction::Kind::kCancel});
+  // The agent restarts before it polled the stop order, and still holds the job.
+  RegisterNode("n1", 1, {JobEvent{.job = id, .kind = JobEvent::Kind::kStarted, .at = now_}});
+  std::vector<Order> orders = Poll("n1");
+  ASSERT_EQ(orders.size(), 1u);
+  EXPECT_EQ(orders[0].kind, Order::Kind::kStop);
+  EXPECT_EQ(orders[0].stop.job, id);
+}
+
 TEST_F(ControllerTest, ARegisteringAgentReportsJobsThatEndedWhileAway) {
   RegisterNode("n1", 1);
   JobId id = Submit(1000);

@@ -48,6 +48,7 @@ TEST(Time, Rfc3339RoundTrips) {
   EXPECT_EQ(s.back(), 'Z');
   EXPECT_EQ(*ParseRfc3339(s), t);
   EXPECT_FALSE(ParseRfc3339("yesterday").has_value());
+  EXPECT_FALSE(ParseRfc3339("2026-11-23T10:00:00+02:00").has_value());  // only UTC
 }
 
 TEST(Size, ParsesBinaryAndDecimalUnits) {

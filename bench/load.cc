@@ -1,0 +1,207 @@
+// baton_load: drives a running baton over HTTP and reports what a user would measure.
+//
+//   baton_load submit  --jobs N --conns C [--held 1]  durable submits/s, p50/p99 ack latency
+//                                               (--held 1: submitted held, so none runs)
+//   baton_load latency --runs N                submit -> the job's process running, p50/p99
+//   baton_load e2e     --jobs N                one-GPU `true` jobs/s, from first submit to last end
+//
+// Server and token as for the CLI: --server/--token, else $BATON_SERVER/$BATON_TOKEN, else the
+// server.url and admin.token of $BATON_HOME (default ~/.baton).
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <boost/json.hpp>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "net/http_client.h"
+
+namespace {
+
+namespace json = boost::json;
+using Clock = std::chrono::steady_clock;
+
+struct Options {
+  std::string mode;
+  std::string server, token;
+  int jobs = 10000;
+  int conns = 16;
+  int runs = 50;
+  int batch = 100;
+  bool held = false;
+};
+
+std::string ReadFirstLine(const std::string& path) {
+  std::ifstream in(path);
+  std::string s;
+  std::getline(in, s);
+  return s;
+}
+
+[[noreturn]] void Die(const std::string& msg) {
+  std::cerr << "baton_load: " << msg << "\n";
+  std::exit(1);
+}
+
+std::unique_ptr<baton::net::HttpClient> Connect(const Options& o) {
+  auto c = baton::net::HttpClient::Create(o.server, o.token);
+  if (!c) Die(c.error().message());
+  return std::move(*c);
+}
+
+double Percentile(std::vector<double> v, double p) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  size_t i = static_cast<size_t>(p * static_cast<double>(v.size() - 1) + 0.5);
+  return v[std::min(i, v.size() - 1)];
+}
+
+double Ms(Clock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); }
+
+int64_t IdOf(const std::string& body) {
+  boost::system::error_code ec;
+  json::value v = json::parse(body, ec);
+  if (ec || !v.is_object() || !v.get_object().contains("id")) return 0;
+  return v.get_object().at("id").to_number<int64_t>();
+}
+
+// C connections, each submitting its share of N jobs one after another over keep-alive.
+int Submit(const Options& o) {
+  std::vector<std::vector<double>> latencies(static_cast<size_t>(o.conns));
+  std::atomic<int> failures{0};
+  std::vector<std::thread> threads;
+  auto start = Clock::now();
+  for (int c = 0; c < o.conns; ++c) {
+    threads.emplace_back([&, c] {
+      auto client = Connect(o);
+      int mine = o.jobs / o.conns + (c < o.jobs % o.conns ? 1 : 0);
+      auto& lat = latencies[static_cast<size_t>(c)];
+      lat.reserve(static_cast<size_t>(mine));
+      const std::string body = std::string(R"({"name": "load", "command": ["true"], "resources": {"gpus": 1})") +
+                               (o.held ? R"(, "hold": true})" : "}");
+      for (int i = 0; i < mine; ++i) {
+        auto t0 = Clock::now();
+        auto r = client->Request("POST", "/v1/jobs", body);
+        lat.push_back(Ms(Clock::now() - t0));
+        if (!r || r->status != 201) ++failures;
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  double secs = std::chrono::duration<double>(Clock::now() - start).count();
+  std::vector<double> all;
+  for (auto& l : latencies) all.insert(all.end(), l.begin(), l.end());
+  std::printf("submit: %d jobs over %d connections in %.2f s: %.0f durable submits/s; "
+              "ack latency p50 %.2f ms, p99 %.2f ms; failures %d\n",
+              o.jobs, o.conns, secs, o.jobs / secs, Percentile(all, 0.5), Percentile(all, 0.99), failures.load());
+  return failures == 0 ? 0 : 1;
+}
+
+// One job at a time on an idle cluster: time from sending the submit to the job's own first
+// instruction (it writes the wall clock to a file).
+int Latency(const Options& o) {
+  auto client = Connect(o);
+  std::string dir = std::filesystem::temp_directory_path() / ("baton-load-" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  std::vector<double> lat;
+  for (int i = 0; i < o.runs; ++i) {
+    std::string file = dir + "/" + std::to_string(i);
+    std::string body = R"({"name": "latency", "command": ["/bin/sh", "-c", "date +%s%N > )" + file +
+                       R"("], "resources": {"gpus": 1}})";
+    auto sent = std::chrono::system_clock::now();
+    auto r = client->Request("POST", "/v1/jobs", body);
+    if (!r || r->status != 201) Die("submit failed: " + (r ? r->body : r.error().message()));
+    std::string stamp;
+    for (int k = 0; k < 5000 && stamp.empty(); ++k) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      stamp = ReadFirstLine(file);
+    }
+    if (stamp.empty()) Die("job " + std::to_string(IdOf(r->body)) + " did not start within 5 s");
+    int64_t ran_ns = std::stoll(stamp);
+    int64_t sent_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(sent.time_since_epoch()).count();
+    lat.push_back(static_cast<double>(ran_ns - sent_ns) / 1e6);
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));  // let it end: the GPU is idle again
+  }
+  std::filesystem::remove_all(dir);
+  std::printf("latency: submit -> job running, %d runs on an idle GPU: p50 %.2f ms, p99 %.2f ms, max %.2f ms\n",
+              o.runs, Percentile(lat, 0.5), Percentile(lat, 0.99), Percentile(lat, 1.0));
+  return 0;
+}
+
+// N one-GPU `true` jobs, submitted in batches; jobs/s from the first submit to the last end.
+int EndToEnd(const Options& o) {
+  auto client = Connect(o);
+  auto start = Clock::now();
+  int64_t first = 0, last = 0;
+  for (int done = 0; done < o.jobs;) {
+    int n = std::min(o.batch, o.jobs - done);
+    std::string body = R"({"jobs": [)";
+    for (int i = 0; i < n; ++i) body += std::string(i ? "," : "") + R"({"name": "e2e", "command": ["true"], "resources": {"gpus": 1}})";
+    body += "]}";
+    auto r = client->Request("POST", "/v1/jobs/batch", body);
+    if (!r || r->status != 201) Die("batch submit failed: " + (r ? r->body : r.error().message()));
+    json::value v = json::parse(r->body);
+    for (const auto& j : v.at("jobs").as_array()) {
+      int64_t id = j.at("id").to_number<int64_t>();
+      if (first == 0) first = id;
+      last = id;
+    }
+    done += n;
+  }
+  double submitted = std::chrono::duration<double>(Clock::now() - start).count();
+  // Wait until none of them is pending or running.
+  for (;;) {
+    auto r = client->Request("GET", "/v1/jobs?state=pending,running&limit=1");
+    if (!r || r->status != 200) Die("list failed");
+    if (json::parse(r->body).at("jobs").as_array().empty()) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  double secs = std::chrono::duration<double>(Clock::now() - start).count();
+  int failed = 0;
+  auto r = client->Request("GET", "/v1/jobs?state=failed,cancelled,timed_out&limit=1000");
+  if (r && r->status == 200) failed = static_cast<int>(json::parse(r->body).at("jobs").as_array().size());
+  std::printf("e2e: %d one-GPU `true` jobs (ids %lld..%lld) in %.2f s (submitted in %.2f s): %.0f jobs/s; "
+              "not succeeded: %d\n",
+              o.jobs, static_cast<long long>(first), static_cast<long long>(last), secs, submitted, o.jobs / secs,
+              failed);
+  return failed == 0 ? 0 : 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options o;
+  if (argc < 2) Die("usage: baton_load submit|latency|e2e [--jobs N] [--conns C] [--runs N] [--batch B] [--server URL] [--token T]");
+  o.mode = argv[1];
+  for (int i = 2; i + 1 < argc; i += 2) {
+    std::string k = argv[i], v = argv[i + 1];
+    if (k == "--jobs") o.jobs = std::max(1, std::atoi(v.c_str()));
+    else if (k == "--conns") o.conns = std::max(1, std::atoi(v.c_str()));
+    else if (k == "--runs") o.runs = std::max(1, std::atoi(v.c_str()));
+    else if (k == "--batch") o.batch = std::max(1, std::atoi(v.c_str()));
+    else if (k == "--held") o.held = v == "1" || v == "true";
+    else if (k == "--server") o.server = v;
+    else if (k == "--token") o.token = v;
+    else Die("unknown option " + k);
+  }
+  const char* home_env = std::getenv("BATON_HOME");
+  std::string home = home_env ? home_env : std::string(std::getenv("HOME") ? std::getenv("HOME") : ".") + "/.baton";
+  if (o.server.empty() && std::getenv("BATON_SERVER")) o.server = std::getenv("BATON_SERVER");
+  if (o.server.empty()) o.server = ReadFirstLine(home + "/server.url");
+  if (o.token.empty() && std::getenv("BATON_TOKEN")) o.token = std::getenv("BATON_TOKEN");
+  if (o.token.empty()) o.token = ReadFirstLine(home + "/admin.token");
+  if (o.server.empty()) Die("no server: pass --server or start `baton up`");
+  if (o.mode == "submit") return Submit(o);
+  if (o.mode == "latency") return Latency(o);
+  if (o.mode == "e2e") return EndToEnd(o);
+  Die("unknown mode " + o.mode);
+}
