@@ -206,6 +206,8 @@ int Serve(const ServeOptions& o) {
   agent::ProcessExecutor executor;
   std::unique_ptr<agent::Agent> local;
   if (o.local_agent) {
+    st = executor.Check();
+    if (!st.ok()) return Fail(st);
     local = std::make_unique<agent::Agent>(
         agent::AgentOptions{.name = node_name, .data_dir = dir + "/agent", .server = url, .token = *agent_token},
         *backend, executor);
@@ -235,6 +237,7 @@ int RunAgent(const AgentFlags& f) {
   if (!backend) return Fail(err);
   std::string dir = f.data.empty() ? cli::DefaultDataDir() + "/agent-" + name : f.data;
   agent::ProcessExecutor executor;
+  if (Status ok = executor.Check(); !ok.ok()) return Fail(ok);
   agent::Agent a(agent::AgentOptions{.name = name, .data_dir = dir, .server = f.server, .token = f.token},
                  *backend, executor);
   Status st = a.Start();

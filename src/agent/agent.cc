@@ -326,6 +326,7 @@ void Agent::Launch(const LaunchOrder& order) {
   spec.workdir = order.workdir.empty() ? dir : order.workdir;
   spec.log_path = dir + "/output.log";
   spec.status_path = RunFile(order.job, order.attempt) + ".exit";
+  spec.pid_path = RunFile(order.job, order.attempt) + ".pid";
 
   JobEvent started{.job = order.job, .attempt = order.attempt, .kind = JobEvent::Kind::kStarted,
                    .at = job.started_at};
@@ -349,15 +350,31 @@ void Agent::Launch(const LaunchOrder& order) {
   jobs_[Key(order.job, order.attempt)] = std::move(job);
 }
 
+void Agent::SignalJob(RunningJob& job, int sig) {
+  if (job.process.job_pid == 0) {
+    // The shim writes the job's pid within a millisecond or so of starting.
+    std::string pid_path = RunFile(job.order.job, job.order.attempt) + ".pid";
+    for (int i = 0; i < 200 && job.process.job_pid == 0; ++i) {
+      job.process.job_pid = ReadJobPid(pid_path);
+      if (job.process.job_pid != 0) break;
+      if (!executor_.Alive(job.process.shim_pid, job.process.shim_start_ticks)) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    if (job.process.job_pid == 0) return;  // it never ran: nothing to signal
+    WriteRunFile(job);
+  }
+  executor_.Signal(job.process.job_pid, sig);
+}
+
 void Agent::BeginStop(RunningJob& job, Duration grace, bool time_limit) {
   job.timed_out = job.timed_out || time_limit;
   job.stop_grace = grace;
   if (grace.count() == 0) {
-    executor_.Signal(job.process.job_pid, SIGKILL);
+    SignalJob(job, SIGKILL);
     job.stop_phase = 3;
     return;
   }
-  executor_.Signal(job.process.job_pid, SIGUSR1);
+  SignalJob(job, SIGUSR1);
   job.stop_phase = 1;
   job.next_stop_step = Now() + grace;
 }
@@ -372,7 +389,7 @@ void Agent::StepStops(TimePoint now) {
     }
     if ((job.stop_phase == 1 || job.stop_phase == 2) && now >= job.next_stop_step) {
       int sig = job.stop_phase == 1 ? SIGTERM : SIGKILL;
-      executor_.Signal(job.process.job_pid, sig);
+      SignalJob(job, sig);
       job.stop_phase += 1;
       job.next_stop_step = now + job.stop_grace;
     }
@@ -403,7 +420,7 @@ void Agent::CollectExits(TimePoint now) {
       job.status = *status;
     } else {
       job.lost = true;  // the shim died without a word (killed): the job's fate is unknown
-      executor_.Signal(job.process.job_pid, SIGKILL);
+      SignalJob(job, SIGKILL);
     }
     JobEvent e{.job = job.order.job, .attempt = job.order.attempt, .kind = JobEvent::Kind::kExited,
                .at = Now(), .exit_code = job.status.exit_code, .signal = job.status.signal,
@@ -469,6 +486,7 @@ void Agent::DropAcknowledged() {
       std::error_code ec;
       fs::remove(RunFile(job.order.job, job.order.attempt), ec);
       fs::remove(RunFile(job.order.job, job.order.attempt) + ".exit", ec);
+      fs::remove(RunFile(job.order.job, job.order.attempt) + ".pid", ec);
       it = jobs_.erase(it);
     } else {
       ++it;

@@ -69,6 +69,8 @@ class Agent {
   bool RegisterWithController();
   void HandleOrder(const Order& order);
   void Launch(const LaunchOrder& order);
+  // Signals the job's process group, learning its pid from the shim's pid file if need be.
+  void SignalJob(RunningJob& job, int sig);
   void BeginStop(RunningJob& job, Duration grace, bool time_limit);
   void StepStops(TimePoint now);
   void CollectExits(TimePoint now);

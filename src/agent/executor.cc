@@ -2,126 +2,19 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <spawn.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
 namespace baton::agent {
 namespace {
-
-// Async-signal-safe helpers for the code between fork and exec.
-size_t SafeLen(const char* s) {
-  size_t n = 0;
-  while (s[n] != '\0') ++n;
-  return n;
-}
-
-void SafeWrite(int fd, const char* s) {
-  size_t n = SafeLen(s);
-  while (n > 0) {
-    ssize_t w = write(fd, s, n);
-    if (w <= 0) return;
-    s += w;
-    n -= static_cast<size_t>(w);
-  }
-}
-
-// Writes a non-negative integer in decimal.
-char* SafeItoa(long v, char* end) {
-  *--end = '\0';
-  if (v == 0) *--end = '0';
-  while (v > 0) {
-    *--end = static_cast<char>('0' + v % 10);
-    v /= 10;
-  }
-  return end;
-}
-
-[[noreturn]] void RunJob(const ProcessSpec& spec, const char* path, char* const* argv,
-                         char* const* envp, int log_fd) {
-  setpgid(0, 0);
-  sigset_t none;
-  sigemptyset(&none);
-  sigprocmask(SIG_SETMASK, &none, nullptr);
-  struct sigaction dfl {};
-  dfl.sa_handler = SIG_DFL;
-  for (int sig = 1; sig < NSIG; ++sig) sigaction(sig, &dfl, nullptr);
-  int null_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
-  if (null_fd >= 0) dup2(null_fd, 0);
-  dup2(log_fd, 1);
-  dup2(log_fd, 2);
-  close_range(3, ~0U, 0);
-  if (!spec.workdir.empty() && chdir(spec.workdir.c_str()) != 0) {
-    SafeWrite(2, "baton: cannot enter the working directory ");
-    SafeWrite(2, spec.workdir.c_str());
-    SafeWrite(2, ": ");
-    SafeWrite(2, strerror(errno));
-    SafeWrite(2, "\n");
-    _exit(126);
-  }
-  execve(path, argv, envp);
-  int err = errno;
-  SafeWrite(2, "baton: cannot execute '");
-  SafeWrite(2, argv[0]);
-  SafeWrite(2, "': ");
-  SafeWrite(2, strerror(err));
-  SafeWrite(2, "\n");
-  _exit(err == ENOENT ? 127 : 126);
-}
-
-[[noreturn]] void RunShim(const ProcessSpec& spec, const char* path, char* const* argv,
-                          char* const* envp, int log_fd, int report_fd, const char* tmp_status) {
-  setsid();  // out of the agent's session: terminal signals and the agent's death pass it by
-  // vfork: the shim is a copy of the whole agent, and copying its page tables again costs
-  // milliseconds (measured ~2.5 ms here) of every job's start. The child only calls
-  // async-signal-safe functions and ends in execve or _exit, as vfork requires.
-  pid_t job = vfork();
-  if (job == 0) RunJob(spec, path, argv, envp, log_fd);
-  // Both sides set the process group, so that it exists before the agent learns the pid and
-  // may signal the group, whichever of the two runs first.
-  if (job > 0) setpgid(job, job);
-  char buf[32];
-  long reported = job > 0 ? job : -1;
-  if (job > 0) {
-    char* s = SafeItoa(reported, buf + sizeof buf);
-    SafeWrite(report_fd, s);
-  } else {
-    SafeWrite(report_fd, "-1");
-  }
-  close(report_fd);
-  close(log_fd);
-  close_range(3, ~0U, 0);
-  int status = 0;
-  const char* kind = "exit ";
-  long value = 127;
-  if (job > 0) {
-    while (waitpid(job, &status, 0) < 0 && errno == EINTR) {
-    }
-    if (WIFSIGNALED(status)) {
-      kind = "signal ";
-      value = WTERMSIG(status);
-    } else {
-      value = WEXITSTATUS(status);
-    }
-    // Whatever the job left behind in its group ends with it.
-    kill(-job, SIGKILL);
-  }
-  int fd = open(tmp_status, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd >= 0) {
-    SafeWrite(fd, kind);
-    SafeWrite(fd, SafeItoa(value, buf + sizeof buf));
-    SafeWrite(fd, "\n");
-    fsync(fd);
-    close(fd);
-    rename(tmp_status, spec.status_path.c_str());
-  }
-  _exit(0);
-}
 
 std::string Lookup(const std::string& program, const std::vector<std::string>& env) {
   if (program.find('/') != std::string::npos) return program;
@@ -141,55 +34,51 @@ std::string Lookup(const std::string& program, const std::vector<std::string>& e
 
 }  // namespace
 
+ProcessExecutor::ProcessExecutor(std::string shim_path) : shim_path_(std::move(shim_path)) {}
+
+std::string ProcessExecutor::DefaultShimPath() {
+  std::error_code ec;
+  std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return ec ? "baton-shim" : (self.parent_path() / "baton-shim").string();
+}
+
+Status ProcessExecutor::Check() const {
+  if (access(shim_path_.c_str(), X_OK) != 0) {
+    return Unavailable("cannot run jobs: " + shim_path_ + " is missing (it is built and installed beside baton)");
+  }
+  return Status::Ok();
+}
+
 Result<Started> ProcessExecutor::Start(const ProcessSpec& spec) {
   if (spec.argv.empty()) return Err(InvalidArgument("empty command"));
-  // Everything the children need is built before fork: after it only async-signal-safe calls.
-  std::string path = Lookup(spec.argv[0], spec.env);
+  std::string program = Lookup(spec.argv[0], spec.env);
+  // The job's argv follows the program's path: its argv[0] stays as typed.
+  std::vector<std::string> args = {shim_path_, spec.log_path, spec.status_path, spec.pid_path, spec.workdir, program};
+  args.insert(args.end(), spec.argv.begin(), spec.argv.end());
   std::vector<char*> argv, envp;
-  for (const auto& a : spec.argv) argv.push_back(const_cast<char*>(a.c_str()));
+  for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
   for (const auto& e : spec.env) envp.push_back(const_cast<char*>(e.c_str()));
   envp.push_back(nullptr);
-  std::string tmp_status = spec.status_path + ".tmp";
   (void)unlink(spec.status_path.c_str());
+  (void)unlink(spec.pid_path.c_str());
 
-  int log_fd = open(spec.log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-  if (log_fd < 0) return Err(Internal("cannot open log " + spec.log_path + ": " + strerror(errno)));
-  int pipe_fds[2];
-  if (pipe2(pipe_fds, O_CLOEXEC) != 0) {
-    close(log_fd);
-    return Err(Internal(std::string("pipe: ") + strerror(errno)));
-  }
-  pid_t shim = fork();
-  if (shim < 0) {
-    int err = errno;
-    close(log_fd);
-    close(pipe_fds[0]);
-    close(pipe_fds[1]);
-    return Err(Unavailable(std::string("fork: ") + strerror(err)));
-  }
-  if (shim == 0) {
-    close(pipe_fds[0]);
-    RunShim(spec, path.c_str(), argv.data(), envp.data(), log_fd, pipe_fds[1], tmp_status.c_str());
-  }
-  close(log_fd);
-  close(pipe_fds[1]);
-  char buf[32] = {0};
-  size_t got = 0;
-  for (;;) {
-    ssize_t n = read(pipe_fds[0], buf + got, sizeof buf - 1 - got);
-    if (n > 0) {
-      got += static_cast<size_t>(n);
-      continue;
-    }
-    if (n < 0 && errno == EINTR) continue;
-    break;
-  }
-  close(pipe_fds[0]);
-  long job_pid = std::strtol(buf, nullptr, 10);
-  if (job_pid <= 0) return Err(Unavailable("the shim could not fork the job"));
-  return Started{.shim_pid = shim, .job_pid = static_cast<pid_t>(job_pid),
-                 .shim_start_ticks = ProcessStartTicks(shim)};
+  // posix_spawn starts the shim without copying this (large) process: with glibc it is a
+  // vfork-style clone followed by exec. The shim starts with default signal handling and
+  // nothing blocked, which the job inherits.
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  sigset_t all, none;
+  sigfillset(&all);
+  sigemptyset(&none);
+  posix_spawnattr_setsigdefault(&attr, &all);
+  posix_spawnattr_setsigmask(&attr, &none);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
+  pid_t shim = 0;
+  int err = posix_spawn(&shim, shim_path_.c_str(), nullptr, &attr, argv.data(), envp.data());
+  posix_spawnattr_destroy(&attr);
+  if (err != 0) return Err(Unavailable("cannot start " + shim_path_ + ": " + strerror(err)));
+  return Started{.shim_pid = shim, .job_pid = 0, .shim_start_ticks = ProcessStartTicks(shim)};
 }
 
 void ProcessExecutor::Signal(pid_t job_pid, int sig) {
@@ -210,6 +99,13 @@ std::vector<pid_t> ProcessExecutor::Reap() {
 bool ProcessExecutor::Alive(pid_t shim_pid, uint64_t start_ticks) {
   uint64_t ticks = ProcessStartTicks(shim_pid);
   return ticks != 0 && (start_ticks == 0 || ticks == start_ticks);
+}
+
+pid_t ReadJobPid(const std::string& path) {
+  std::ifstream in(path);
+  long pid = 0;
+  if (!(in >> pid) || pid <= 1) return 0;
+  return static_cast<pid_t>(pid);
 }
 
 std::optional<ExitStatus> ReadExitStatus(const std::string& path) {

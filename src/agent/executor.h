@@ -1,8 +1,8 @@
-// Runs job processes. Each job is started through a small "shim": a forked copy of the agent
-// that leaves the agent's session, starts the job in its own process group with stdout and
-// stderr appended to the job's log, waits for it, and writes how it ended to a status file.
-// The shim outlives the agent, so a restarted agent finds every job's fate in its status
-// file: running jobs survive agent restarts and are re-adopted (see Agent).
+// Runs job processes. Each job is started through a small program, baton-shim (shim/), which
+// leaves the agent's session, starts the job in its own process group with stdout and stderr
+// appended to the job's log, writes the job's pid to a file, waits for it, and writes how it
+// ended to a status file. The shim outlives the agent, so a restarted agent finds every job's
+// fate in its status file: running jobs survive agent restarts and are re-adopted (see Agent).
 #pragma once
 
 #include <sys/types.h>
@@ -21,11 +21,12 @@ struct ProcessSpec {
   std::string workdir;
   std::string log_path;           // appended to, created 0644
   std::string status_path;        // written by the shim when the job ends
+  std::string pid_path;           // written by the shim once the job runs: its pid
 };
 
 struct Started {
   pid_t shim_pid = 0;
-  pid_t job_pid = 0;              // also the job's process group id
+  pid_t job_pid = 0;              // also the job's process group id; 0 until read from pid_path
   uint64_t shim_start_ticks = 0;  // /proc start time, to tell a reused pid apart
 };
 
@@ -48,11 +49,23 @@ class Executor {
 
 class ProcessExecutor : public Executor {
  public:
+  explicit ProcessExecutor(std::string shim_path = DefaultShimPath());
+  // baton-shim beside the running executable.
+  static std::string DefaultShimPath();
+  // Whether the shim is there to run.
+  Status Check() const;
+
   Result<Started> Start(const ProcessSpec& spec) override;
   void Signal(pid_t job_pid, int sig) override;
   std::vector<pid_t> Reap() override;
   bool Alive(pid_t shim_pid, uint64_t start_ticks) override;
+
+ private:
+  std::string shim_path_;
 };
+
+// Reads the job's pid from the file the shim writes: 0 when not there (yet).
+pid_t ReadJobPid(const std::string& path);
 
 // Reads a status file the shim wrote: "exit N" or "signal N". Nothing when not there yet.
 std::optional<ExitStatus> ReadExitStatus(const std::string& path);

@@ -31,6 +31,7 @@ class ExecutorTest : public ::testing::Test {
     s.workdir = dir_;
     s.log_path = dir_ + "/job.log";
     s.status_path = dir_ + "/job.status";
+    s.pid_path = dir_ + "/job.pid";
     return s;
   }
 
@@ -53,7 +54,16 @@ class ExecutorTest : public ::testing::Test {
   }
 
   std::string dir_;
-  ProcessExecutor exec_;
+  // The job's pid, once the shim has written it.
+  pid_t JobPid(const ProcessSpec& spec) {
+    for (int i = 0; i < 2000; ++i) {
+      if (pid_t p = ReadJobPid(spec.pid_path); p != 0) return p;
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    return 0;
+  }
+
+  ProcessExecutor exec_{BATON_SHIM};
 };
 
 TEST_F(ExecutorTest, RunsTheCommandWithItsEnvironmentAndRecordsTheExitCode) {
@@ -71,11 +81,13 @@ TEST_F(ExecutorTest, TheJobLeadsItsOwnProcessGroup) {
   ProcessSpec spec = Shell("ps -o pgid= -p $$ > pgid; ps -o sid= -p $$ > sid");
   auto started = exec_.Start(spec);
   ASSERT_TRUE(started.has_value());
+  pid_t job_pid = JobPid(spec);
   ASSERT_TRUE(WaitForExit(spec).has_value());
   std::ifstream in(dir_ + "/pgid");
   pid_t pgid = 0;
   in >> pgid;
-  EXPECT_EQ(pgid, started->job_pid);
+  EXPECT_NE(job_pid, 0);
+  EXPECT_EQ(pgid, job_pid);
   EXPECT_NE(pgid, getpgrp());
 }
 
@@ -97,15 +109,17 @@ TEST_F(ExecutorTest, SignallingTheGroupEndsTheWholeProcessTree) {
   ASSERT_TRUE(started.has_value());
   for (int i = 0; i < 400 && !fs::exists(dir_ + "/child"); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  exec_.Signal(started->job_pid, SIGKILL);
+  pid_t job_pid = JobPid(spec);
+  ASSERT_NE(job_pid, 0);
+  exec_.Signal(job_pid, SIGKILL);
   auto st = WaitForExit(spec);
   ASSERT_TRUE(st.has_value());
   EXPECT_EQ(st->signal, SIGKILL);
   // No process is left in the job's group.
-  for (int i = 0; i < 200 && kill(-started->job_pid, 0) == 0; ++i) {
+  for (int i = 0; i < 200 && kill(-job_pid, 0) == 0; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
-  EXPECT_NE(kill(-started->job_pid, 0), 0) << "processes of the job's group are still alive";
+  EXPECT_NE(kill(-job_pid, 0), 0) << "processes of the job's group are still alive";
 }
 
 TEST_F(ExecutorTest, TheShimIsTrackedByPidAndStartTime) {
@@ -121,6 +135,14 @@ TEST_F(ExecutorTest, TheShimIsTrackedByPidAndStartTime) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   EXPECT_FALSE(exec_.Alive(started->shim_pid, started->shim_start_ticks));
+}
+
+TEST_F(ExecutorTest, AMissingShimIsAClearError) {
+  ProcessExecutor missing("/nonexistent/baton-shim");
+  Status st = missing.Check();
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("/nonexistent/baton-shim"), std::string::npos);
+  EXPECT_FALSE(missing.Start(Shell("true")).has_value());
 }
 
 TEST(ReadExitStatus, ParsesOnlyWellFormedFiles) {

@@ -1,0 +1,118 @@
+// baton-shim: the small program between the agent and one job. The agent starts it with
+// posix_spawn (cheap for a large parent: no page tables are copied); it leaves the agent's
+// session, starts the job in its own process group with stdout and stderr appended to the
+// job's log, records the job's pid, waits for it, ends whatever the job left in its group and
+// writes how the job ended. It outlives the agent, so a restarted agent still learns every
+// job's fate (see executor.h).
+//
+//   baton-shim LOG STATUS PIDFILE WORKDIR PROGRAM ARGV0 [ARG...]    (environment: the job's)
+//
+// Deliberately plain: no C++ library beyond what the C library offers, so that it starts fast.
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char** environ;
+
+namespace {
+
+void WriteAll(int fd, const char* s) {
+  size_t n = strlen(s);
+  while (n > 0) {
+    ssize_t w = write(fd, s, n);
+    if (w <= 0) return;
+    s += w;
+    n -= static_cast<size_t>(w);
+  }
+}
+
+// Writes `text` to `path` through a temporary file and a rename, fsynced: all or nothing.
+void WriteFileAtomic(const char* path, const char* text) {
+  char tmp[4200];
+  if (snprintf(tmp, sizeof tmp, "%s.tmp", path) >= static_cast<int>(sizeof tmp)) return;
+  int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return;
+  WriteAll(fd, text);
+  fsync(fd);
+  close(fd);
+  rename(tmp, path);
+}
+
+// In the vforked child: only async-signal-safe calls, ending in execve or _exit.
+[[noreturn]] void RunJob(int log_fd, const char* workdir, const char* program, char** argv) {
+  setpgid(0, 0);
+  int null_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+  if (null_fd >= 0) dup2(null_fd, 0);
+  dup2(log_fd, 1);
+  dup2(log_fd, 2);
+  if (workdir[0] != '\0' && chdir(workdir) != 0) {
+    int err = errno;
+    WriteAll(2, "baton: cannot enter the working directory ");
+    WriteAll(2, workdir);
+    WriteAll(2, ": ");
+    WriteAll(2, strerror(err));
+    WriteAll(2, "\n");
+    _exit(126);
+  }
+  execve(program, argv, environ);
+  int err = errno;
+  WriteAll(2, "baton: cannot execute '");
+  WriteAll(2, argv[0]);
+  WriteAll(2, "': ");
+  WriteAll(2, strerror(err));
+  WriteAll(2, "\n");
+  _exit(err == ENOENT ? 127 : 126);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 7) {
+    WriteAll(2, "usage: baton-shim LOG STATUS PIDFILE WORKDIR PROGRAM ARGV0 [ARG...] (started by the baton agent)\n");
+    return 2;
+  }
+  const char* log_path = argv[1];
+  const char* status_path = argv[2];
+  const char* pid_path = argv[3];
+  const char* workdir = argv[4];
+  const char* program = argv[5];
+  char** job_argv = argv + 6;
+
+  setsid();  // out of the agent's session: terminal signals and the agent's death pass it by
+  int log_fd = open(log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (log_fd < 0) {
+    WriteFileAtomic(status_path, "exit 126\n");
+    return 0;
+  }
+  pid_t job = vfork();
+  if (job == 0) RunJob(log_fd, workdir, program, job_argv);
+  char text[64];
+  if (job < 0) {
+    WriteAll(log_fd, "baton: cannot start the job: fork failed\n");
+    WriteFileAtomic(status_path, "exit 126\n");
+    return 0;
+  }
+  // Both sides set the process group, so that it exists whichever runs first.
+  setpgid(job, job);
+  close(log_fd);
+  snprintf(text, sizeof text, "%d\n", static_cast<int>(job));
+  WriteFileAtomic(pid_path, text);
+
+  int status = 0;
+  while (waitpid(job, &status, 0) < 0 && errno == EINTR) {
+  }
+  // Whatever the job left behind in its group ends with it.
+  kill(-job, SIGKILL);
+  if (WIFSIGNALED(status)) {
+    snprintf(text, sizeof text, "signal %d\n", WTERMSIG(status));
+  } else {
+    snprintf(text, sizeof text, "exit %d\n", WEXITSTATUS(status));
+  }
+  WriteFileAtomic(status_path, text);
+  return 0;
+}
