@@ -122,6 +122,12 @@ PassResult RunFirstFitPass(ClusterView view, const std::vector<Candidate>& order
   }
   int ahead = 0;
   auto wait = [&](JobId id, std::string detail) {
+    // Words for the first waiting jobs only: past those, a pass over a long queue would spend
+    // its time formatting reasons nobody reads this second (the others keep their last one).
+    if (ahead >= kExplainedWaits) {
+      ++ahead;
+      return;
+    }
     if (ahead > 0) detail += "; " + std::to_string(ahead) + (ahead == 1 ? " job" : " jobs") + " ahead in the queue";
     result.waits.push_back(Wait{.id = id, .reason = "resources", .detail = std::move(detail)});
     ++ahead;
@@ -130,6 +136,10 @@ PassResult RunFirstFitPass(ClusterView view, const std::vector<Candidate>& order
     const Resources& r = *c.resources;
     if (r.milli_gpus > 0 && free_gpu_milli < r.milli_gpus) {
       // Cannot fit anywhere: no placement attempt, which keeps a pass over a long queue cheap.
+      if (ahead >= kExplainedWaits) {
+        ++ahead;
+        continue;
+      }
       wait(c.id, "waiting for " + FormatMilli(r.milli_gpus) + (r.milli_gpus == 1000 ? " GPU" : " GPUs") + "; " +
                      FormatMilli(free_gpu_milli) + " free now");
       continue;

@@ -45,9 +45,12 @@ struct Wait {
   std::string detail;
 };
 
+// Waiting jobs of one pass that get a reason (the first ones in queue order).
+inline constexpr int kExplainedWaits = 256;
+
 struct PassResult {
   std::vector<Start> starts;
-  std::vector<Wait> waits;  // only for candidates examined and not started
+  std::vector<Wait> waits;  // the first kExplainedWaits candidates not started
 };
 
 // One pass over `ordered` (highest first) against `view`, which it consumes.
