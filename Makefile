@@ -1,7 +1,10 @@
 # Baton: the two commands of the README, and a few more for developers.
 #   make up     install what is missing, build Release, run `baton up`
 #   make test   install what is missing, build the ASan+UBSan configuration, run the suite
-.PHONY: up test build asan bench deps format clean
+.PHONY: up test build asan bench fuzz deps format clean
+
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS := job_spec yaml quantity protocol
 
 JOBS ?= $(shell nproc)
 GEN := $(shell command -v ninja >/dev/null 2>&1 && echo "-G Ninja")
@@ -33,6 +36,16 @@ test: asan
 bench: build
 	./build/release/bench/baton_bench_sched
 	@echo "load over HTTP against a running baton: build/release/bench/baton_load (docs/performance.md)"
+
+# libFuzzer with clang: each target explores for FUZZ_SECONDS from its seed corpus; new inputs
+# go to build/fuzz/corpus/TARGET (copy the interesting ones into tests/fuzz/corpus).
+fuzz: deps
+	@[ -f build/fuzz/CMakeCache.txt ] || CC=clang-14 CXX=clang++-14 cmake -S . -B build/fuzz $(GEN) -DCMAKE_BUILD_TYPE=Debug -DBATON_FUZZ=ON
+	cmake --build build/fuzz -j $(JOBS) $(addprefix --target fuzz_,$(FUZZ_TARGETS))
+	@for t in $(FUZZ_TARGETS); do \
+	  mkdir -p build/fuzz/corpus/$$t; \
+	  ./build/fuzz/tests/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 build/fuzz/corpus/$$t tests/fuzz/corpus/$$t || exit 1; \
+	done
 
 format:
 	clang-format -i $$(git ls-files 'src/*.h' 'src/*.cc' 'tests/*.cc' 'bench/*.cc')

@@ -19,8 +19,16 @@ bool IsTextKey(std::string_view key) {
          key == "workdir" || key == "gpu_type";
 }
 
-Result<json::value> Convert(const YAML::Node& node, int depth, std::string_view file, bool text) {
+// Nodes one file may expand to: aliases can repeat a subtree many times over ("billion laughs"),
+// which the depth bound alone does not stop.
+constexpr int kMaxYamlNodes = 100'000;
+
+Result<json::value> Convert(const YAML::Node& node, int depth, std::string_view file, bool text, int& budget) {
   if (depth > kMaxJsonDepth) return Err(InvalidArgument(std::string(file) + ": nested too deeply"));
+  if (--budget < 0) {
+    return Err(InvalidArgument(std::string(file) + ": more than " + std::to_string(kMaxYamlNodes) +
+                               " values (aliases expanded)"));
+  }
   switch (node.Type()) {
     case YAML::NodeType::Null:
     case YAML::NodeType::Undefined:
@@ -42,7 +50,7 @@ Result<json::value> Convert(const YAML::Node& node, int depth, std::string_view 
     case YAML::NodeType::Sequence: {
       json::array a;
       for (const auto& item : node) {
-        ASSIGN_OR_RETURN(json::value v, Convert(item, depth + 1, file, text));
+        ASSIGN_OR_RETURN(json::value v, Convert(item, depth + 1, file, text, budget));
         a.push_back(std::move(v));
       }
       return json::value(std::move(a));
@@ -54,7 +62,7 @@ Result<json::value> Convert(const YAML::Node& node, int depth, std::string_view 
           return Err(InvalidArgument(std::string(file) + ": line " + std::to_string(kv.first.Mark().line + 1) +
                                      ": keys must be plain words"));
         }
-        ASSIGN_OR_RETURN(json::value v, Convert(kv.second, depth + 1, file, text || IsTextKey(kv.first.Scalar())));
+        ASSIGN_OR_RETURN(json::value v, Convert(kv.second, depth + 1, file, text || IsTextKey(kv.first.Scalar()), budget));
         o[kv.first.Scalar()] = std::move(v);
       }
       return json::value(std::move(o));
@@ -68,7 +76,8 @@ Result<json::value> Convert(const YAML::Node& node, int depth, std::string_view 
 Result<std::string> YamlToJson(std::string_view yaml, std::string_view file) {
   try {
     YAML::Node root = YAML::Load(std::string(yaml));
-    ASSIGN_OR_RETURN(json::value v, Convert(root, 0, file, false));
+    int budget = kMaxYamlNodes;
+    ASSIGN_OR_RETURN(json::value v, Convert(root, 0, file, false, budget));
     return json::serialize(v);
   } catch (const YAML::Exception& e) {
     return Err(InvalidArgument(std::string(file) + ": line " + std::to_string(e.mark.line + 1) +

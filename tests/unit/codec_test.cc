@@ -166,6 +166,18 @@ TEST(Yaml, PlainNumbersInCommandsAndEnvStayText) {
   EXPECT_TRUE(spec->hold);
 }
 
+TEST(Yaml, AliasBombsAreBounded) {
+  std::string bomb = "a: &a [x, x, x, x, x, x, x, x, x, x]\n";
+  for (char c = 'b'; c <= 'j'; ++c) {
+    bomb += std::string(1, c) + ": &" + c + " [";
+    for (int i = 0; i < 10; ++i) bomb += std::string(i ? ", " : "") + "*" + static_cast<char>(c - 1);
+    bomb += "]\n";
+  }
+  auto json = YamlToJson(bomb, "bomb.yaml");
+  ASSERT_FALSE(json.has_value());
+  EXPECT_NE(json.error().message().find("bomb.yaml"), std::string::npos) << json.error().message();
+}
+
 TEST(Yaml, BadYamlNamesTheFileAndLine) {
   auto json = YamlToJson("name: [unclosed\n", "job.yaml");
   ASSERT_FALSE(json.has_value());
