@@ -15,6 +15,7 @@
 #include <iostream>
 #include <memory>
 #include <sstream>
+#include <thread>
 
 #include "agent/agent.h"
 #include "agent/executor.h"
@@ -173,6 +174,9 @@ int Serve(const ServeOptions& o) {
   controller.Restore(std::move(*snapshot), clock.Now());
   control::ControllerLoop loop(controller, **store, clock, control::LoopOptions{}, [](const Status& st) {
     Log("fatal: " + st.message() + "; stopping so that nothing unacknowledged is lost");
+    // The failed batch's 503 answers are on their way out on the HTTP thread: give them a
+    // moment to leave, but accept nothing more.
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
     std::_Exit(70);
   });
 

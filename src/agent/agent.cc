@@ -234,7 +234,9 @@ void Agent::MainLoop() {
     }
     for (const Order& o : orders) HandleOrder(o);
     now = Now();
+    size_t events_before = pending_events_.size();
     CollectExits(now);
+    bool active = !orders.empty() || pending_events_.size() != events_before;
     StepStops(now);
     bool samples_due = now - last_sample_ >= options_.sample_interval;
     bool logs_due = now - last_logs_ >= options_.log_interval;
@@ -253,8 +255,13 @@ void Agent::MainLoop() {
       }
     }
     std::unique_lock lock(mu_);
+    // How long until the next look at the jobs: 2 ms while jobs start and end (short jobs
+    // end fast), doubling while nothing happens, up to 100 ms for long-running ones. Orders
+    // wake the loop at once whatever the wait.
     bool busy = std::any_of(jobs_.begin(), jobs_.end(), [](const auto& kv) { return !kv.second.exited; });
-    cv_.wait_for(lock, busy ? std::chrono::milliseconds(2) : std::chrono::milliseconds(100),
+    idle_wait_ = active ? std::chrono::milliseconds(2)
+                        : std::min<Duration>(idle_wait_ * 2, std::chrono::milliseconds(100));
+    cv_.wait_for(lock, busy ? idle_wait_ : std::chrono::milliseconds(100),
                  [&] { return stopping_ || !orders_.empty() || (need_register_ && !need_register); });
   }
 }

@@ -97,10 +97,21 @@ void ControllerLoop::Run() {
         err.status = Unavailable("the store failed to commit: " + st.message());
         done(std::move(err));
       }
+      {
+        std::lock_guard lock(mu_);
+        stopping_ = true;  // nothing more is accepted: it could not be made durable
+      }
       fatal_(st);
       return;
     }
-    for (auto& [done, r] : replies) done(std::move(r));
+    for (auto& [done, r] : replies) {
+      // Answer with the jobs as the batch left them: a job submitted to an idle GPU is
+      // already running when its submit is answered.
+      for (Job& j : r.jobs) {
+        if (const Job* now_job = controller_.FindJob(j.id)) j = *now_job;
+      }
+      done(std::move(r));
+    }
     for (Delivery& d : fx.deliveries) {
       auto it = parked_.find(d.poll_id);
       if (it == parked_.end()) continue;

@@ -97,17 +97,13 @@ void BatonProcess::Start() {
   throw std::runtime_error("baton up did not write server.url within 30 s");
 }
 
-void BatonProcess::Stop() {
-  if (pid_ <= 0) return;
-  kill(pid_, SIGTERM);
-  int status = 0;
-  waitpid(pid_, &status, 0);
-  pid_ = 0;
-}
+void BatonProcess::Stop() { SignalAndWait(SIGTERM); }
 
-void BatonProcess::Kill9() {
+void BatonProcess::Kill9() { SignalAndWait(SIGKILL); }
+
+void BatonProcess::SignalAndWait(int sig) {
   if (pid_ <= 0) return;
-  kill(pid_, SIGKILL);
+  kill(pid_, sig);
   int status = 0;
   waitpid(pid_, &status, 0);
   pid_ = 0;

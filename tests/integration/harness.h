@@ -43,6 +43,8 @@ class BatonProcess {
   std::unique_ptr<net::HttpClient> Client(const std::string& token) const;
 
  private:
+  void SignalAndWait(int sig);
+
   std::string data_dir_;
   std::vector<std::string> extra_;
   pid_t pid_ = 0;

@@ -77,6 +77,15 @@ class ControllerTest : public ::testing::Test {
     return r.jobs.empty() ? JobId{0} : r.jobs[0].id;
   }
 
+  // A one-GPU job of ada's that may be retried `retries` times.
+  JobId SubmitFailing(int retries) {
+    JobSpec s;
+    s.command = {"false"};
+    s.resources.milli_gpus = 1000;
+    s.retries = retries;
+    return Run(SubmitJobs{.caller = {"ada", false}, .specs = {s}}).jobs[0].id;
+  }
+
   JobState State(JobId id) { return c_->FindJob(id)->state; }
 
   std::vector<Delivery> last_deliveries_;
@@ -120,11 +129,7 @@ TEST_F(ControllerTest, HigherPriorityStartsFirst) {
 
 TEST_F(ControllerTest, FailedExitRetriesThenFails) {
   RegisterNode("n1", 1);
-  JobSpec s;
-  s.command = {"false"};
-  s.resources.milli_gpus = 1000;
-  s.retries = 1;
-  JobId id = Run(SubmitJobs{.caller = {"ada", false}, .specs = {s}}).jobs[0].id;
+  JobId id = SubmitFailing(1);
   Poll("n1");
   ReportEvent("n1", {.job = id, .kind = JobEvent::Kind::kStarted});
   ReportEvent("n1", {.job = id, .attempt = 0, .kind = JobEvent::Kind::kExited, .exit_code = 1});
@@ -233,11 +238,7 @@ TEST_F(ControllerTest, ALostNodeRequeuesItsJobs) {
 
 TEST_F(ControllerTest, ALostNodeDoesNotUseUpARetry) {
   RegisterNode("n1", 1);
-  JobSpec s;
-  s.command = {"false"};
-  s.resources.milli_gpus = 1000;
-  s.retries = 1;
-  JobId id = Run(SubmitJobs{.caller = {"ada", false}, .specs = {s}}).jobs[0].id;
+  JobId id = SubmitFailing(1);
   Poll("n1");
   ReportEvent("n1", {.job = id, .kind = JobEvent::Kind::kStarted});
   now_ += seconds(61);
