@@ -255,12 +255,14 @@ void Agent::MainLoop() {
       }
     }
     std::unique_lock lock(mu_);
-    // How long until the next look at the jobs: 2 ms while jobs start and end (short jobs
-    // end fast), doubling while nothing happens, up to 100 ms for long-running ones. Orders
+    // How long until the next look at the jobs: 2 ms within a second of a job starting or
+    // ending (short jobs end fast), then doubling up to 100 ms for long-running ones. Orders
     // wake the loop at once whatever the wait.
     bool busy = std::any_of(jobs_.begin(), jobs_.end(), [](const auto& kv) { return !kv.second.exited; });
-    idle_wait_ = active ? std::chrono::milliseconds(2)
-                        : std::min<Duration>(idle_wait_ * 2, std::chrono::milliseconds(100));
+    if (active) last_active_ = now;
+    idle_wait_ = now - last_active_ < std::chrono::seconds(1)
+                     ? std::chrono::milliseconds(2)
+                     : std::min<Duration>(idle_wait_ * 2, std::chrono::milliseconds(100));
     cv_.wait_for(lock, busy ? idle_wait_ : std::chrono::milliseconds(100),
                  [&] { return stopping_ || !orders_.empty() || (need_register_ && !need_register); });
   }

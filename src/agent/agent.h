@@ -98,6 +98,7 @@ class Agent {
   std::map<std::string, RunningJob> jobs_;  // main loop only; key "id.attempt"
   std::vector<JobEvent> pending_events_;    // main loop only; not yet acknowledged
   Duration idle_wait_ = std::chrono::milliseconds(2);  // main loop: next look at the jobs
+  TimePoint last_active_{};                            // main loop: a job last started or ended
   TimePoint last_sample_{};
   TimePoint last_logs_{};
 
