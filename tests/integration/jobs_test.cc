@@ -159,6 +159,17 @@ TEST(Jobs, TheJobEnvironment) {
   EXPECT_NE(log.find("CUDA_VISIBLE_DEVICES=0,1\n"), std::string::npos) << log;
 }
 
+TEST(Jobs, AJobInheritsNoDescriptorOfTheServer) {
+  TempDir dir;
+  BatonProcess baton(dir.path());
+  auto c = baton.Client();
+  // `ls` opens the directory it lists as descriptor 3; anything more came from the server.
+  int64_t id = SubmitOk(*c, R"({"command": "ls /proc/self/fd | tr '\n' ' '; echo END"})");
+  ASSERT_EQ(JsonString(WaitForJob(*c, id), "state"), "succeeded");
+  std::string log = LogsUntil(*c, id, "END");
+  EXPECT_NE(log.find("0 1 2 3 END"), std::string::npos) << log;
+}
+
 TEST(Jobs, FailedJobsRecordTheirExitCodeAndCpuJobsSeeNoGpu) {
   TempDir dir;
   BatonProcess baton(dir.path());

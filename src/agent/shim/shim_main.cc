@@ -86,6 +86,9 @@ int main(int argc, char** argv) {
   char** job_argv = argv + 6;
 
   setsid();  // out of the agent's session: terminal signals and the agent's death pass it by
+  // Whatever the agent had open without close-on-exec (its listening and client sockets)
+  // must not reach the job: a job holding the server's port would outlive a restart.
+  close_range(3, ~0U, 0);
   int log_fd = open(log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   if (log_fd < 0) {
     WriteFileAtomic(status_path, "exit 126\n");
