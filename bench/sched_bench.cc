@@ -3,7 +3,7 @@
 #include <benchmark/benchmark.h>
 
 #include "control/controller.h"
-#include "sched/first_fit.h"
+#include "sched/scheduler.h"
 #include "store/memory_store.h"
 
 namespace baton {
@@ -25,24 +25,40 @@ sched::ClusterView Cluster(int nodes, int gpus) {
   return v;
 }
 
+const std::string kProject = "p", kUser = "u", kPool = "default";
+
+std::vector<sched::PendingJob> Queue(const std::vector<Resources>& shapes) {
+  std::vector<sched::PendingJob> q;
+  q.reserve(shapes.size());
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    q.push_back(sched::PendingJob{.id = JobId{static_cast<int64_t>(i + 1)}, .resources = &shapes[i],
+                                  .project = &kProject, .user = &kUser, .pool = &kPool,
+                                  .time_limit = std::chrono::hours(1 + static_cast<int>(i % 4))});
+  }
+  return q;
+}
+
 // A full pass over a queue of state.range(0) jobs of mixed shapes on 64 nodes x 8 GPUs.
-void BM_FirstFitPass(benchmark::State& state) {
+void BM_FullPass(benchmark::State& state) {
   sched::ClusterView view = Cluster(64, 8);
   std::vector<Resources> shapes(static_cast<size_t>(state.range(0)));
-  std::vector<sched::Candidate> queue;
   for (size_t i = 0; i < shapes.size(); ++i) {
     static const int64_t kMilli[] = {1000, 2000, 8000, 500, 4000, 16000};
     shapes[i].milli_gpus = kMilli[i % 6];
     shapes[i].nodes = shapes[i].milli_gpus == 16000 ? 2 : 1;
-    queue.push_back({JobId{static_cast<int64_t>(i + 1)}, &shapes[i]});
   }
+  std::vector<sched::PendingJob> queue = Queue(shapes);
   for (auto _ : state) {
-    sched::PassResult r = sched::RunFirstFitPass(view, queue);
+    sched::PassInput in;
+    in.view = view;
+    in.pending = queue;
+    in.now = FromMillis(1'790'000'000'000);
+    sched::PassResult r = sched::RunPass(std::move(in));
     benchmark::DoNotOptimize(r);
   }
   state.SetItemsProcessed(state.iterations() * state.range(0));
 }
-BENCHMARK(BM_FirstFitPass)->Arg(1000)->Arg(10000)->Arg(100000)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_FullPass)->Arg(1000)->Arg(10000)->Arg(100000)->Unit(benchmark::kMicrosecond);
 
 // Submits through the controller, one batch of state.range(0) submits per EndBatch, with
 // 10,000 jobs already waiting on a full cluster (the incremental pass looks only at new jobs).

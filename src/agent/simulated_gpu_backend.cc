@@ -41,8 +41,12 @@ std::vector<Gpu> SimulatedGpuBackend::Discover() {
     g.model = spec_.model;
     g.memory_bytes = spec_.memory_bytes;
     g.numa_node = spec_.count >= 2 ? (i < spec_.count / 2 ? 0 : 1) : 0;
+    // Two PCIe switches per NUMA node, as on DGX and 8-GPU PCIe servers.
+    int per_switch = spec_.count >= 4 ? spec_.count / 4 : 1;
+    g.pcie_switch = i / per_switch;
     if (spec_.topology == "nvswitch") g.island = 0;
     else if (spec_.topology == "pairs") g.island = i / 2;
+    else if (spec_.topology == "cubemesh") g.island = i / 4;
     else g.island = i;
     gpus.push_back(std::move(g));
   }

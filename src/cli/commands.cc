@@ -241,6 +241,8 @@ int Show(const Connection& conn, int64_t id, bool json) {
   line("resources", res);
   if (j.spec.time_limit.count() > 0) line("time limit", FormatDuration(j.spec.time_limit));
   line("restarts", std::to_string(j.restarts) + " (retries allowed: " + std::to_string(j.spec.retries) + ")");
+  line("last requeue", j.last_requeue);
+  if (j.estimated_start) line("expected start", FormatRfc3339(*j.estimated_start));
   line("submitted", FormatRfc3339(j.submitted_at));
   if (j.started_at) line("started", FormatRfc3339(*j.started_at));
   if (j.finished_at) line("finished", FormatRfc3339(*j.finished_at));

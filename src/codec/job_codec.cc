@@ -221,6 +221,7 @@ json::object JobObject(const Job& job, JobForm form) {
   o["grace_period_s"] = static_cast<double>(s.grace_period.count()) / 1000.0;
   o["retries"] = s.retries;
   o["restarts"] = job.restarts;
+  o["last_requeue"] = job.last_requeue.empty() ? json::value(nullptr) : json::value(job.last_requeue);
   json::object env;
   for (const auto& [k, v] : s.env) env[k] = v;
   o["env"] = std::move(env);
@@ -233,6 +234,9 @@ json::object JobObject(const Job& job, JobForm form) {
   o["submitted_at"] = TimeValue(job.submitted_at);
   o["started_at"] = OptTime(job.started_at);
   o["finished_at"] = OptTime(job.finished_at);
+  if (form != JobForm::kRecord && job.state == JobState::kPending) {
+    o["estimated_start"] = OptTime(job.estimated_start);
+  }
   o["exit_code"] = job.exit_code ? json::value(*job.exit_code) : json::value(nullptr);
   o["exit_signal"] = job.exit_signal ? json::value(*job.exit_signal) : json::value(nullptr);
   json::array alloc;
@@ -260,6 +264,8 @@ json::object JobObject(const Job& job, JobForm form) {
   if (form == JobForm::kRecord) {
     o["launched"] = job.launched;
     o["stop_requested"] = job.stop_requested;
+    o["preempt_requested"] = job.preempt_requested;
+    if (job.last_checkpoint) o["last_checkpoint"] = TimeValue(*job.last_checkpoint);
     o["failures"] = job.failures;
     o["cost_micros"] = job.cost_micros;
   }
@@ -312,6 +318,7 @@ Result<Job> JobFromValue(const json::value& v) {
   }
   if (const json::value* f = Find(*o, "submitted_at")) { ASSIGN_OR_RETURN(job.submitted_at, GetTime(*f, "submitted_at")); }
   ASSIGN_OR_RETURN(job.started_at, OptionalTime(*o, "started_at"));
+  ASSIGN_OR_RETURN(job.estimated_start, OptionalTime(*o, "estimated_start"));
   ASSIGN_OR_RETURN(job.finished_at, OptionalTime(*o, "finished_at"));
   if (const json::value* f = Find(*o, "exit_code")) {
     ASSIGN_OR_RETURN(int64_t n, GetInt(*f, "exit_code", -1, 255));
@@ -357,6 +364,13 @@ Result<Job> JobFromValue(const json::value& v) {
   if (const json::value* f = Find(*o, "stop_requested")) {
     ASSIGN_OR_RETURN(job.stop_requested, GetBool(*f, "stop_requested"));
   }
+  if (const json::value* f = Find(*o, "last_requeue"); f != nullptr && !f->is_null()) {
+    ASSIGN_OR_RETURN(job.last_requeue, GetString(*f, "last_requeue", 256));
+  }
+  if (const json::value* f = Find(*o, "preempt_requested")) {
+    ASSIGN_OR_RETURN(job.preempt_requested, GetBool(*f, "preempt_requested"));
+  }
+  ASSIGN_OR_RETURN(job.last_checkpoint, OptionalTime(*o, "last_checkpoint"));
   if (const json::value* f = Find(*o, "failures")) {
     ASSIGN_OR_RETURN(int64_t n, GetInt(*f, "failures", 0, SpecLimits::kMaxRetries));
     job.failures = static_cast<int>(n);

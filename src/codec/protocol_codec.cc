@@ -49,6 +49,7 @@ json::object NodeInfoObject(const NodeInfo& n) {
   o["memory_bytes"] = n.memory_bytes;
   o["gpu_backend"] = n.gpu_backend;
   o["topology"] = n.topology;
+  o["pool"] = n.pool;
   json::array gpus;
   for (const Gpu& g : n.gpus) {
     json::object go;
@@ -58,6 +59,7 @@ json::object NodeInfoObject(const NodeInfo& n) {
     go["memory_bytes"] = g.memory_bytes;
     go["numa_node"] = g.numa_node;
     go["island"] = g.island;
+    go["pcie_switch"] = g.pcie_switch;
     gpus.emplace_back(std::move(go));
   }
   o["gpus"] = std::move(gpus);
@@ -73,6 +75,8 @@ Result<NodeInfo> NodeInfoFrom(const json::value& v) {
   RETURN_IF_ERROR(Read(*o, "memory_bytes", &n.memory_bytes, Int(0, INT64_MAX)));
   RETURN_IF_ERROR(Read(*o, "gpu_backend", &n.gpu_backend, Str(32)));
   RETURN_IF_ERROR(Read(*o, "topology", &n.topology, Str(32)));
+  RETURN_IF_ERROR(Read(*o, "pool", &n.pool, Str(64)));
+  if (!IsValidNodeName(n.pool)) return Err(InvalidArgument("node.pool: 1-64 of letters, digits, '.', '_', '-'"));
   if (const json::value* gv = Find(*o, "gpus")) {
     ASSIGN_OR_RETURN(const json::array* gpus, GetArray(*gv, "node.gpus"));
     if (gpus->size() > 1024) return Err(InvalidArgument("node.gpus: more than 1024"));
@@ -85,6 +89,7 @@ Result<NodeInfo> NodeInfoFrom(const json::value& v) {
       RETURN_IF_ERROR(Read(*go, "memory_bytes", &gpu.memory_bytes, Int(0, INT64_MAX)));
       RETURN_IF_ERROR(Read(*go, "numa_node", &gpu.numa_node, Int(-1, 1024)));
       RETURN_IF_ERROR(Read(*go, "island", &gpu.island, Int(-1, 1'000'000)));
+      RETURN_IF_ERROR(Read(*go, "pcie_switch", &gpu.pcie_switch, Int(-1, 1'000'000)));
       if (gpu.index != static_cast<int>(n.gpus.size())) {
         return Err(InvalidArgument("node.gpus: indices must be 0, 1, 2, ... in order"));
       }

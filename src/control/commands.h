@@ -50,6 +50,12 @@ struct ListJobs {
 
 struct ListNodes {};
 
+struct GetQueue {
+  Caller caller;
+  int limit = 100;
+  int64_t offset = 0;               // position in the queue to start at
+};
+
 struct AgentRegister {
   RegisterRequest request;
 };
@@ -67,13 +73,14 @@ struct AgentReport {
 
 struct Tick {};                      // time passed; look at timeouts
 
-using Command = std::variant<SubmitJobs, JobAction, GetJob, ListJobs, ListNodes, AgentRegister,
-                             AgentPoll, AgentReport, Tick>;
+using Command = std::variant<SubmitJobs, JobAction, GetJob, ListJobs, ListNodes, GetQueue,
+                             AgentRegister, AgentPoll, AgentReport, Tick>;
 
 struct Reply {
   Status status;
   bool created = false;              // a submit made new jobs (201), or found them by key (200)
   std::vector<Job> jobs;             // copies, safe to read on another thread
+  std::vector<QueueFactors> factors; // GetQueue: one per job, in queue order
   std::optional<int64_t> next;       // paging cursor for ListJobs
   std::vector<NodeStatus> nodes;
   RegisterReply registration;

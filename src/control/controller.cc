@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cstdlib>
 
-#include "sched/first_fit.h"
+#include "core/quantity.h"
 
 namespace baton::control {
 namespace {
@@ -25,7 +25,8 @@ std::string KeyOf(const std::string& user, const std::string& key) { return user
 
 }  // namespace
 
-Controller::Controller(ControllerOptions options) : options_(options) {}
+Controller::Controller(ControllerOptions options)
+    : options_(std::move(options)), usage_(options_.policy.fairshare_half_life) {}
 
 void Controller::Restore(store::Snapshot snapshot, TimePoint now) {
   next_id_ = snapshot.next_job_id;
@@ -45,6 +46,14 @@ void Controller::Restore(store::Snapshot snapshot, TimePoint now) {
       }
     }
   }
+  // Fair-share usage from the jobs' own history: what ran, decayed to now.
+  usage_.Advance(now);
+  for (const auto& [id, j] : jobs_) {
+    if (!j.started_at) continue;
+    TimePoint end = j.finished_at.value_or(now);
+    usage_.AddPast(j.spec.project, j.user, j.spec.resources.milli_gpus, *j.started_at, end);
+    if (j.state == JobState::kRunning) usage_.AddRate(j.spec.project, j.user, j.spec.resources.milli_gpus);
+  }
   // Reasons of restored jobs are recomputed by the first pass.
   full_pass_ = true;
 }
@@ -56,6 +65,7 @@ Reply Controller::Apply(const Command& command, TimePoint now) {
                         [&](const GetJob& c) { return Get(c); },
                         [&](const ListJobs& c) { return List(c); },
                         [&](const ListNodes&) { return Nodes(); },
+                        [&](const GetQueue& c) { return Queue(c); },
                         [&](const AgentRegister& c) { return Register(c, now); },
                         [&](const AgentPoll& c) { return Poll(c, now); },
                         [&](const AgentReport& c) { return Report(c, now); },
@@ -113,6 +123,17 @@ Reply Controller::Submit(const SubmitJobs& c, TimePoint now) {
     std::string where = c.specs.size() > 1 ? "jobs[" + std::to_string(i) + "]." : "";
     Status st = ValidateJobSpec(spec);
     if (!st.ok()) return ErrorReply(InvalidArgument(where + st.message()));
+    if (const PoolPolicy* pool = options_.policy.Pool(spec.pool)) {
+      Duration limit = spec.time_limit.count() > 0 ? spec.time_limit : pool->default_time_limit;
+      if (pool->max_time_limit.count() > 0 && (limit.count() == 0 || limit > pool->max_time_limit)) {
+        return ErrorReply(InvalidArgument(where + "time_limit: pool " + spec.pool + " allows at most " +
+                                          FormatDuration(pool->max_time_limit)));
+      }
+      if (pool->max_milli_per_job != kNoLimit && spec.resources.milli_gpus > pool->max_milli_per_job) {
+        return ErrorReply(InvalidArgument(where + "resources.gpus: pool " + spec.pool + " allows at most " +
+                                          FormatMilli(pool->max_milli_per_job) + " GPUs per job"));
+      }
+    }
     for (JobId dep : spec.after) {
       if (jobs_.count(dep) == 0) {
         return ErrorReply(InvalidArgument(where + "after: job " + dep.ToString() + " does not exist"));
@@ -127,6 +148,9 @@ Reply Controller::Submit(const SubmitJobs& c, TimePoint now) {
     Job& job = jobs_[id];
     job.id = id;
     job.spec = spec;
+    if (const PoolPolicy* pool = options_.policy.Pool(spec.pool); pool && spec.time_limit.count() == 0) {
+      job.spec.time_limit = pool->default_time_limit;
+    }
     job.user = c.caller.user;
     job.submitted_at = now;
     if (spec.hold) {
@@ -254,15 +278,26 @@ void Controller::SetState(Job& job, JobState to, TimePoint now) {
   if (!CanTransition(job.state, to)) std::abort();  // an illegal transition is a bug here
   JobState from = job.state;
   if (from == JobState::kPending) Dequeue(job);
-  if (from == JobState::kRunning) running_.erase(job.id);
+  if (from == JobState::kRunning) {
+    running_.erase(job.id);
+    ChargeRate(job, -1, now);
+  }
   job.state = to;
   MarkDirty(job);
   if (to == JobState::kPending) Enqueue(job, now);
-  if (to == JobState::kRunning) running_.insert(job.id);
+  if (to == JobState::kRunning) {
+    running_.insert(job.id);
+    ChargeRate(job, +1, now);
+  }
   if (IsTerminal(to)) {
     job.finished_at = now;
     OnTerminal(job, now);
   }
+}
+
+void Controller::ChargeRate(const Job& job, int sign, TimePoint now) {
+  usage_.Advance(now);
+  usage_.AddRate(job.spec.project, job.user, sign * job.spec.resources.milli_gpus);
 }
 
 void Controller::Enqueue(Job& job, TimePoint now) {
@@ -329,40 +364,92 @@ void Controller::OnTerminal(const Job& ended, TimePoint now) {
 // ---- scheduling ----
 
 void Controller::Schedule(TimePoint now) {
-  (void)now;
   if (!full_pass_ && fresh_.empty()) return;
-  std::vector<sched::Candidate> candidates;
-  if (full_pass_) {
-    candidates.reserve(queue_.size());
-    for (const QueueKey& k : queue_) {
-      const Job& j = jobs_.at(JobId{k.id});
-      candidates.push_back({j.id, &j.spec.resources});
-    }
+  const bool full = full_pass_;
+  fresh_.erase(std::remove_if(fresh_.begin(), fresh_.end(),
+                              [&](JobId id) {
+                                const Job& j = jobs_.at(id);
+                                return j.state != JobState::kPending || blocked_.count(id) > 0;
+                              }),
+               fresh_.end());
+  std::sort(fresh_.begin(), fresh_.end());
+  fresh_.erase(std::unique(fresh_.begin(), fresh_.end()), fresh_.end());
+  sched::PassInput in;
+  auto pending = [](const Job& j) {
+    return sched::PendingJob{.id = j.id, .resources = &j.spec.resources, .priority = j.spec.priority,
+                             .project = &j.spec.project, .user = &j.user, .pool = &j.spec.pool,
+                             .submitted = j.submitted_at, .time_limit = j.spec.time_limit};
+  };
+  if (full) {
+    in.pending.reserve(queue_.size());
+    for (const QueueKey& k : queue_) in.pending.push_back(pending(jobs_.at(JobId{k.id})));
   } else {
-    std::vector<QueueKey> keys;
-    for (JobId id : fresh_) {
-      const Job& j = jobs_.at(id);
-      QueueKey k{static_cast<int>(j.spec.priority), id.value};
-      if (j.state == JobState::kPending && queue_.count(k)) keys.push_back(k);
-    }
-    std::sort(keys.begin(), keys.end());
-    keys.erase(std::unique(keys.begin(), keys.end(),
-                           [](const QueueKey& a, const QueueKey& b) { return a.id == b.id; }),
-               keys.end());
-    for (const QueueKey& k : keys) {
-      const Job& j = jobs_.at(JobId{k.id});
-      candidates.push_back({j.id, &j.spec.resources});
-    }
+    for (JobId id : fresh_) in.pending.push_back(pending(jobs_.at(id)));
   }
   fresh_.clear();
   full_pass_ = false;
-  if (candidates.empty()) return;
+  if (full) last_full_pass_ = now;
+  if (in.pending.empty()) {
+    if (full) order_.clear();
+    return;
+  }
+  in.running.reserve(running_.size());
+  int lowest_running = static_cast<int>(Priority::kCritical) + 1;
+  for (JobId id : running_) {
+    const Job& j = jobs_.at(id);
+    lowest_running = std::min(lowest_running, static_cast<int>(j.spec.priority));
+    TimePoint start = j.started_at.value_or(now);
+    in.running.push_back(sched::RunningJob{
+        .id = j.id, .resources = &j.spec.resources, .allocation = &j.allocation, .priority = j.spec.priority,
+        .project = &j.spec.project, .user = &j.user, .pool = &j.spec.pool, .started = start,
+        .expected_end = j.spec.time_limit.count() > 0 ? start + j.spec.time_limit : sched::kNever,
+        .last_checkpoint = j.last_checkpoint.value_or(start),
+        .stopping = j.stop_requested || j.preempt_requested});
+  }
+  usage_.Advance(now);
+  in.view = view_;
+  in.usage = &usage_;
+  in.policy = &options_.policy;
+  in.now = now;
+  in.full = full;
+  if (full) in.claims = claims_;
 
-  sched::PassResult pass = sched::RunFirstFitPass(view_, candidates);
+  sched::PassResult pass = sched::RunPass(std::move(in));
+  if (full) {
+    order_ = std::move(pass.order);
+    view_.ClearReservations();
+    claims_.clear();
+    for (const auto& r : pass.reservations) {
+      sched::MarkReservation(view_, r);
+      if (r.claim) claims_.push_back(r);
+    }
+  }
   for (const sched::Wait& w : pass.waits) {
     Job& j = jobs_.at(w.id);
     j.reason = w.reason;
     j.reason_detail = w.detail;
+    j.estimated_start = w.estimated_start;
+  }
+  for (const sched::Preemption& p : pass.preemptions) {
+    Job& victim = jobs_.at(p.victim);
+    if (victim.state != JobState::kRunning || victim.stop_requested || victim.preempt_requested) continue;
+    victim.preempt_requested = true;
+    victim.reason_detail = "preempted (" + p.reason + ") for job " + p.for_job.ToString();
+    StopParts(victim, StopReason::kPreempt, options_.policy.preempt_grace, now);
+  }
+  // A new arrival that waits but could preempt (a lower class runs, or its project has a
+  // guarantee) gets a full pass soon: at once unless one ran in the last 200 ms.
+  bool could_preempt = false;
+  if (!full && options_.policy.preemption) {
+    for (const sched::Wait& w : pass.waits) {
+      const Job& j = jobs_.at(w.id);
+      if (w.reason != "resources") continue;
+      if (static_cast<int>(j.spec.priority) > lowest_running ||
+          options_.policy.Project(j.spec.project).guaranteed_milli > 0) {
+        could_preempt = true;
+        break;
+      }
+    }
   }
   for (sched::Start& s : pass.starts) {
     Job& j = jobs_.at(s.id);
@@ -370,11 +457,36 @@ void Controller::Schedule(TimePoint now) {
     view_.Apply(j.allocation, j.spec.resources, +1);
     j.launched = false;
     j.stop_requested = false;
+    j.preempt_requested = false;
+    j.last_checkpoint.reset();
+    j.estimated_start.reset();
     j.reason.clear();
     j.reason_detail.clear();
     SetState(j, JobState::kRunning, now);
     Launch(j);
   }
+  if (could_preempt) {
+    full_pass_ = true;
+    if (now - last_full_pass_ >= std::chrono::milliseconds(200)) Schedule(now);
+  }
+}
+
+Reply Controller::Queue(const GetQueue& c) const {
+  Reply r;
+  int limit = std::clamp(c.limit, 1, 1000);
+  int64_t skipped = 0;
+  for (const sched::QueueEntry& e : order_) {
+    const Job* j = FindJob(e.id);
+    if (j == nullptr || j->state != JobState::kPending) continue;
+    if (skipped++ < c.offset) continue;
+    if (static_cast<int>(r.jobs.size()) == limit) {
+      r.next = c.offset + limit;
+      break;
+    }
+    r.jobs.push_back(*j);
+    r.factors.push_back(e.factors);
+  }
+  return r;
 }
 
 void Controller::Launch(Job& job, std::optional<size_t> only_rank) {
@@ -453,11 +565,16 @@ void Controller::Finish(Job& job, TimePoint now) {
     job.launched = false;
     job.started_at.reset();
     SetState(job, JobState::kPending, now);
+    job.last_requeue = detail.substr(0, 256);
     job.reason_detail = std::move(detail);
   };
   if (job.stop_requested) {
     job.reason_detail = "cancelled";
     SetState(job, JobState::kCancelled, now);
+  } else if (job.preempt_requested) {
+    std::string why = job.reason_detail.empty() ? "preempted" : job.reason_detail;
+    job.preempt_requested = false;
+    requeue("requeued: " + why);
   } else if (timed_out) {
     job.reason_detail = "stopped at its time limit of " + FormatDuration(job.spec.time_limit);
     SetState(job, JobState::kTimedOut, now);
@@ -685,6 +802,7 @@ void Controller::MarkLost(NodeRecord& node, TimePoint now) {
 }
 
 void Controller::OnTick(TimePoint now) {
+  if (!queue_.empty() && now - last_full_pass_ >= options_.full_pass_interval) full_pass_ = true;
   for (auto& [name, node] : nodes_) {
     if (node.state != NodeRecord::State::kLost && now - node.last_seen > options_.node_timeout) {
       MarkLost(node, now);

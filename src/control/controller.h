@@ -15,7 +15,10 @@
 #include <vector>
 
 #include "control/commands.h"
+#include "core/policy.h"
 #include "sched/cluster_view.h"
+#include "sched/fair_share.h"
+#include "sched/scheduler.h"
 #include "store/store.h"
 
 namespace baton::control {
@@ -23,6 +26,8 @@ namespace baton::control {
 struct ControllerOptions {
   Duration node_timeout = std::chrono::seconds(60);  // silent agent -> node lost
   Duration poll_timeout = std::chrono::seconds(20);  // longest an agent's poll is held
+  Duration full_pass_interval = std::chrono::seconds(2);  // re-order the queue (age, usage)
+  Policy policy;
 };
 
 class Controller {
@@ -40,6 +45,8 @@ class Controller {
   const std::map<JobId, Job>& jobs() const { return jobs_; }
   const sched::ClusterView& cluster() const { return view_; }
   size_t queue_length() const { return queue_.size(); }
+  const sched::UsageLedger& usage() const { return usage_; }
+  const Policy& policy() const { return options_.policy; }
 
  private:
   struct NodeRecord {
@@ -67,6 +74,7 @@ class Controller {
   Reply Get(const GetJob& c) const;
   Reply List(const ListJobs& c) const;
   Reply Nodes() const;
+  Reply Queue(const GetQueue& c) const;
   Reply Register(const AgentRegister& c, TimePoint now);
   Reply Poll(const AgentPoll& c, TimePoint now);
   Reply Report(const AgentReport& c, TimePoint now);
@@ -82,6 +90,7 @@ class Controller {
   void RebuildNodeSlots(const NodeRecord& node);
 
   void SetState(Job& job, JobState to, TimePoint now);
+  void ChargeRate(const Job& job, int sign, TimePoint now);
   void Enqueue(Job& job, TimePoint now);
   void Dequeue(const Job& job);
   void OnTerminal(const Job& job, TimePoint now);
@@ -104,6 +113,10 @@ class Controller {
   std::set<JobId> running_;
   std::vector<JobId> fresh_;        // joined the queue since the last pass
   bool full_pass_ = false;          // resources were freed or added: look at the whole queue
+  TimePoint last_full_pass_{};
+  std::vector<sched::QueueEntry> order_;  // the last full pass's queue order
+  std::vector<sched::Reservation> claims_;  // GPUs preemption freed, held for their claimers
+  sched::UsageLedger usage_;
 
   std::map<std::string, NodeRecord> nodes_;
   sched::ClusterView view_;

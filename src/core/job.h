@@ -93,6 +93,16 @@ struct NodeAllocation {
   bool operator==(const NodeAllocation&) const = default;
 };
 
+// A pending job's place in the queue: each factor in [0, 1] and the weighted score.
+struct QueueFactors {
+  double priority = 0;
+  double fairshare = 0;
+  double age = 0;
+  double size = 0;
+  double score = 0;
+  bool operator==(const QueueFactors&) const = default;
+};
+
 struct Job {
   JobId id;
   JobSpec spec;
@@ -101,6 +111,7 @@ struct Job {
   std::string reason;          // why pending/held: "priority", "resources", "held", ...
   std::string reason_detail;   // the same, in words a researcher understands
   int restarts = 0;            // also the attempt number of the current run
+  std::string last_requeue;    // why it last went back to pending ("preempted (priority) for job 9")
   int failures = 0;            // retries used: requeues after a failure (not after a lost node)
   TimePoint submitted_at{};
   std::optional<TimePoint> started_at;
@@ -110,6 +121,9 @@ struct Job {
   std::vector<NodeAllocation> allocation;
   bool launched = false;       // the agent confirmed the current attempt started
   bool stop_requested = false; // cancel asked for while running; ends as cancelled
+  bool preempt_requested = false;  // preempted while running; goes back to pending
+  std::optional<TimePoint> last_checkpoint;  // the current attempt's last reported checkpoint
+  std::optional<TimePoint> estimated_start;  // pending: the scheduler's estimate (not stored)
   int64_t cost_micros = 0;     // accrued cost in millionths of a currency unit
   bool operator==(const Job&) const = default;
 };

@@ -7,7 +7,7 @@ namespace baton {
 Result<GpuSpec> ParseGpuSpec(std::string_view text) {
   auto bad = [&](std::string why) {
     return Err(InvalidArgument("gpus: " + why + " (got \"" + std::string(text.substr(0, 64)) +
-                               "\"; use COUNTxTYPE[:topo=nvswitch|pairs|pcie], e.g. 8xH100-80GB)"));
+                               "\"; use COUNTxTYPE[:topo=nvswitch|pairs|cubemesh|pcie], e.g. 8xH100-80GB)"));
   };
   GpuSpec spec;
   std::string_view rest = text;
@@ -52,10 +52,13 @@ Result<GpuSpec> ParseGpuSpec(std::string_view text) {
                    spec.model.starts_with("A100") || spec.model.starts_with("B200") ||
                    spec.model.starts_with("V100");
   spec.topology = sxm_class && count >= 8 ? "nvswitch" : (sxm_class ? "pairs" : "pcie");
+  if (spec.model.starts_with("V100") && count == 8) spec.topology = "cubemesh";  // DGX-1
   if (!options.empty()) {
     if (!options.starts_with("topo=")) return bad("unknown option");
     std::string_view topo = options.substr(5);
-    if (topo != "nvswitch" && topo != "pairs" && topo != "pcie") return bad("unknown topology");
+    if (topo != "nvswitch" && topo != "pairs" && topo != "pcie" && topo != "cubemesh") {
+      return bad("unknown topology");
+    }
     spec.topology = std::string(topo);
   }
   return spec;

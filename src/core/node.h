@@ -1,5 +1,8 @@
 // Nodes and their GPUs as agents describe them, and the `--gpus SPEC` grammar for simulated
-// GPUs: COUNTxTYPE[:topo=nvswitch|pairs|pcie], e.g. 8xH100-80GB, 4xA100-40GB:topo=pcie.
+// GPUs: COUNTxTYPE[:topo=nvswitch|pairs|cubemesh|pcie], e.g. 8xH100-80GB, 4xA100-40GB:topo=pcie.
+// nvswitch: one NVLink island (DGX H100); pairs: NVLink bridges between GPU pairs;
+// cubemesh: two fully linked quads (DGX-1 V100 hybrid cube-mesh); pcie: no NVLink, GPUs
+// behind two PCIe switches per NUMA node (8xL40S servers).
 #pragma once
 
 #include <cstdint>
@@ -19,6 +22,7 @@ struct Gpu {
   int64_t memory_bytes = 0;
   int numa_node = 0;
   int island = 0;             // GPUs sharing an NVLink/NVSwitch island share this number
+  int pcie_switch = 0;        // GPUs behind the same PCIe switch share this number
   bool operator==(const Gpu&) const = default;
 };
 
@@ -29,6 +33,7 @@ struct NodeInfo {
   int64_t memory_bytes = 0;
   std::string gpu_backend;    // "simulated" or "nvml"
   std::string topology;       // "nvswitch", "pairs", "pcie"
+  std::string pool = "default";  // the pool (partition) whose jobs it runs
   bool operator==(const NodeInfo&) const = default;
 };
 
@@ -55,7 +60,7 @@ struct GpuSpec {
   int count = 0;
   std::string model;          // "H100-80GB"
   int64_t memory_bytes = 0;   // from the model's suffix
-  std::string topology;       // nvswitch | pairs | pcie
+  std::string topology;       // nvswitch | pairs | cubemesh | pcie
 };
 
 // Parses a simulated-GPU SPEC. The memory comes from the model suffix (-80GB = 80 GiB).

@@ -1,5 +1,6 @@
 // The scheduler's picture of the cluster: what every schedulable GPU, CPU and byte of memory
-// has free right now. The controller builds it; scheduling passes consume it by value.
+// has free right now, where each GPU sits (NVLink island, PCIe switch, NUMA node), and which
+// GPUs a waiting job has reserved from when. The controller builds it; passes copy it.
 #pragma once
 
 #include <cstdint>
@@ -10,6 +11,8 @@
 
 namespace baton::sched {
 
+inline constexpr TimePoint kNever = TimePoint::max();
+
 struct GpuSlot {
   int index = 0;
   std::string model;
@@ -17,16 +20,24 @@ struct GpuSlot {
   int64_t free_milli = 1000;      // 1000 = whole GPU free; less = shared by fractional jobs
   int64_t free_memory_bytes = 0;  // memory not promised to fractional jobs
   bool usable = true;             // false when drained or failed
+  int island = 0;                 // NVLink/NVSwitch island
+  int pcie_switch = 0;
+  int numa_node = 0;
+  TimePoint reserved_from = kNever;  // a waiting job's reservation starts here (backfill)
+  JobId reserved_for;                // ... and this is the job
 };
 
 struct NodeSlots {
   std::string name;
+  std::string pool = "default";
   std::vector<GpuSlot> gpus;
   int total_cpus = 0;
   int free_cpus = 0;
   int64_t total_memory_bytes = 0;
   int64_t free_memory_bytes = 0;
   bool schedulable = true;        // false when lost or drained
+  TimePoint host_reserved_from = kNever;  // CPUs/memory reserved from here
+  JobId host_reserved_for;
 };
 
 struct ClusterView {
@@ -36,6 +47,12 @@ struct ClusterView {
   // Subtracts (or with sign -1, returns) an allocation's GPUs, CPUs and memory.
   void Apply(const std::vector<NodeAllocation>& allocation, const Resources& r, int sign);
   NodeSlots* FindNode(const std::string& name);
+  const NodeSlots* FindNode(const std::string& name) const;
+  void ClearReservations();
 };
+
+// Subtracts (sign +1) or returns (sign -1) one node's part of an allocation. Aborts on
+// oversubscription: that would be a bug in a caller, never a user's doing.
+void ApplyPart(NodeSlots& node, const NodeAllocation& part, const Resources& r, int sign);
 
 }  // namespace baton::sched

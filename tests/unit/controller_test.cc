@@ -301,6 +301,74 @@ TEST_F(ControllerTest, ARestartRebuildsExactlyTheSameState) {
   (void)b;
 }
 
+TEST_F(ControllerTest, AHigherClassPreemptsAndTheVictimComesBackPending) {
+  RegisterNode("n1", 8);
+  JobId low = Submit(8000, Priority::kLow);
+  Poll("n1");
+  ReportEvent("n1", {.job = low, .kind = JobEvent::Kind::kStarted});
+  now_ += seconds(10);
+  JobId high = Submit(2000, Priority::kHigh);
+  EXPECT_EQ(State(high), JobState::kPending);
+  std::vector<Order> orders = Poll("n1");
+  ASSERT_EQ(orders.size(), 1u);
+  EXPECT_EQ(orders[0].kind, Order::Kind::kStop);
+  EXPECT_EQ(orders[0].stop.job, low);
+  EXPECT_EQ(orders[0].stop.reason, StopReason::kPreempt);
+  EXPECT_EQ(orders[0].stop.grace_period, c_->policy().preempt_grace);
+  EXPECT_TRUE(c_->FindJob(high)->estimated_start.has_value());
+  // The victim ends by the signal: it goes back to the queue, not to `failed`.
+  ReportEvent("n1", {.job = low, .kind = JobEvent::Kind::kExited, .signal = 15});
+  EXPECT_EQ(State(low), JobState::kPending);
+  EXPECT_EQ(c_->FindJob(low)->restarts, 1);
+  EXPECT_EQ(c_->FindJob(low)->failures, 0);
+  EXPECT_NE(c_->FindJob(low)->last_requeue.find("preempted (priority) for job " + high.ToString()), std::string::npos)
+      << c_->FindJob(low)->last_requeue;
+  EXPECT_EQ(State(high), JobState::kRunning);
+}
+
+TEST_F(ControllerTest, TheQueueListsPendingJobsInStartOrderWithTheirFactors) {
+  RegisterNode("n1", 1);
+  JobId busy = Submit(1000);
+  JobId low = Submit(1000, Priority::kLow);
+  JobId high = Submit(1000, Priority::kHigh);
+  now_ += seconds(5);
+  (void)Run(Tick{});
+  Reply q = Run(GetQueue{.caller = {"ada", true}});
+  ASSERT_TRUE(q.status.ok());
+  ASSERT_EQ(q.jobs.size(), 2u);
+  ASSERT_EQ(q.factors.size(), 2u);
+  EXPECT_EQ(q.jobs[0].id, high);
+  EXPECT_EQ(q.jobs[1].id, low);
+  EXPECT_GT(q.factors[0].priority, q.factors[1].priority);
+  EXPECT_GT(q.factors[0].score, q.factors[1].score);
+  EXPECT_EQ(State(busy), JobState::kRunning);
+}
+
+TEST_F(ControllerTest, PoolsGiveDefaultTimeLimitsAndRefuseLongerOnes) {
+  ControllerOptions options;
+  options.policy.pools["dev"] = PoolPolicy{.default_time_limit = std::chrono::hours(1),
+                                           .max_time_limit = std::chrono::hours(4), .max_milli_per_job = 2000};
+  c_ = std::make_unique<Controller>(options);
+  c_->Restore(*store_.Load(), now_);
+  JobSpec s;
+  s.command = {"true"};
+  s.pool = "dev";
+  s.resources.milli_gpus = 1000;
+  Reply ok = Run(SubmitJobs{.caller = {"ada", false}, .specs = {s}});
+  ASSERT_TRUE(ok.status.ok()) << ok.status.message();
+  EXPECT_EQ(ok.jobs[0].spec.time_limit, std::chrono::hours(1));
+  s.time_limit = std::chrono::hours(5);
+  Reply too_long = Run(SubmitJobs{.caller = {"ada", false}, .specs = {s}});
+  EXPECT_EQ(too_long.status.code(), Code::kInvalidArgument);
+  EXPECT_NE(too_long.status.message().find("time_limit: pool dev allows at most 4h"), std::string::npos)
+      << too_long.status.message();
+  s.time_limit = std::chrono::hours(1);
+  s.resources.milli_gpus = 4000;
+  Reply too_big = Run(SubmitJobs{.caller = {"ada", false}, .specs = {s}});
+  EXPECT_NE(too_big.status.message().find("resources.gpus: pool dev allows at most 2 GPUs"), std::string::npos)
+      << too_big.status.message();
+}
+
 TEST_F(ControllerTest, ABatchIsAllOrNothing) {
   JobSpec good;
   good.command = {"true"};

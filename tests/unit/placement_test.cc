@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
-#include "sched/first_fit.h"
+#include "sched/placement.h"
+#include "sched/scheduler.h"
 
 namespace baton::sched {
 namespace {
@@ -24,7 +25,33 @@ Resources Gpus(int64_t milli, int nodes = 1) {
   return r;
 }
 
-TEST(FirstFit, WholeGpusOnOneNodeInIndexOrder) {
+enum class Fit { kPlaced, kNotNow, kNever };
+struct Placement {
+  Fit fit = Fit::kNotNow;
+  std::vector<NodeAllocation> allocation;
+};
+
+// One placement on `v` now, as a pass makes it.
+Placement PlaceFirstFit(ClusterView& v, const Resources& r) {
+  Placer placer(v);
+  if (auto a = placer.Place(r, PlaceRules{})) return {Fit::kPlaced, *a};
+  return {placer.EverFits(r, "default") ? Fit::kNotNow : Fit::kNever, {}};
+}
+
+const std::string kProject = "p", kUser = "u", kPool = "default";
+
+// A pass over jobs 1..n in this order (equal scores: submit order decides).
+PassResult Pass(const ClusterView& v, const std::vector<const Resources*>& jobs) {
+  PassInput in;
+  in.view = v;
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    in.pending.push_back(PendingJob{.id = JobId{static_cast<int64_t>(i + 1)}, .resources = jobs[i],
+                                    .project = &kProject, .user = &kUser, .pool = &kPool});
+  }
+  return RunPass(std::move(in));
+}
+
+TEST(Placement, WholeGpusOnOneNodeInIndexOrder) {
   ClusterView v{{Node("a", 8)}};
   Placement p = PlaceFirstFit(v, Gpus(3000));
   ASSERT_EQ(p.fit, Fit::kPlaced);
@@ -33,7 +60,7 @@ TEST(FirstFit, WholeGpusOnOneNodeInIndexOrder) {
   EXPECT_EQ(v.FreeWholeGpus(), 5);
 }
 
-TEST(FirstFit, NeverSplitsASingleNodeJobAcrossNodes) {
+TEST(Placement, NeverSplitsASingleNodeJobAcrossNodes) {
   ClusterView v{{Node("a", 4), Node("b", 4)}};
   ASSERT_EQ(PlaceFirstFit(v, Gpus(3000)).fit, Fit::kPlaced);
   Placement p = PlaceFirstFit(v, Gpus(2000));
@@ -43,7 +70,7 @@ TEST(FirstFit, NeverSplitsASingleNodeJobAcrossNodes) {
   EXPECT_EQ(PlaceFirstFit(v, Gpus(5000)).fit, Fit::kNever);   // no node has 5
 }
 
-TEST(FirstFit, GangIsAllOrNothing) {
+TEST(Placement, GangIsAllOrNothing) {
   ClusterView v{{Node("a", 4), Node("b", 4), Node("c", 4)}};
   ASSERT_EQ(PlaceFirstFit(v, Gpus(1000)).fit, Fit::kPlaced);  // a has 3 left
   Placement p = PlaceFirstFit(v, Gpus(8000, 2));
@@ -57,7 +84,7 @@ TEST(FirstFit, GangIsAllOrNothing) {
   EXPECT_EQ(v.FreeWholeGpus(), before.FreeWholeGpus());  // nothing held on a failed gang
 }
 
-TEST(FirstFit, FractionsPackOntoASharedGpuFirst) {
+TEST(Placement, FractionsPackOntoASharedGpuFirst) {
   ClusterView v{{Node("a", 2)}};
   Placement p1 = PlaceFirstFit(v, Gpus(500));
   Placement p2 = PlaceFirstFit(v, Gpus(250));
@@ -69,7 +96,7 @@ TEST(FirstFit, FractionsPackOntoASharedGpuFirst) {
   EXPECT_EQ(PlaceFirstFit(v, Gpus(2000)).fit, Fit::kNotNow);
 }
 
-TEST(FirstFit, FractionalMemoryIsNeverOversubscribed) {
+TEST(Placement, FractionalMemoryIsNeverOversubscribed) {
   ClusterView v{{Node("a", 1)}};
   Resources r = Gpus(100);
   r.gpu_memory_bytes = 50LL << 30;
@@ -77,7 +104,7 @@ TEST(FirstFit, FractionalMemoryIsNeverOversubscribed) {
   EXPECT_EQ(PlaceFirstFit(v, r).fit, Fit::kNotNow);  // 100 GiB > 80 GiB though compute is free
 }
 
-TEST(FirstFit, GpuTypeConstraint) {
+TEST(Placement, GpuTypeConstraint) {
   ClusterView v{{Node("a", 8, "A100-40GB"), Node("b", 2, "H100-80GB")}};
   Resources r = Gpus(2000);
   r.gpu_type = "H100";
@@ -88,14 +115,14 @@ TEST(FirstFit, GpuTypeConstraint) {
   r.gpu_type = "B200";
   Placement never = PlaceFirstFit(v, r);
   EXPECT_EQ(never.fit, Fit::kNever);
-  EXPECT_NE(never.detail.find("B200"), std::string::npos) << never.detail;
+  EXPECT_NE(DescribeRequest(r).find("B200"), std::string::npos);
 }
 
-TEST(FirstFitPass, PriorityOrderWithoutHoldingBackSmallerJobs) {
+TEST(Pass, PriorityOrderWithoutHoldingBackSmallerJobs) {
   ClusterView v{{Node("a", 8)}};
   Resources big = Gpus(8000), one = Gpus(1000);
   ASSERT_EQ(PlaceFirstFit(v, Gpus(4000)).fit, Fit::kPlaced);
-  PassResult r = RunFirstFitPass(v, {{JobId{1}, &big}, {JobId{2}, &one}, {JobId{3}, &one}});
+  PassResult r = Pass(v, {&big, &one, &one});
   ASSERT_EQ(r.starts.size(), 2u);
   EXPECT_EQ(r.starts[0].id, JobId{2});
   EXPECT_EQ(r.starts[1].id, JobId{3});
@@ -105,11 +132,11 @@ TEST(FirstFitPass, PriorityOrderWithoutHoldingBackSmallerJobs) {
   EXPECT_FALSE(r.waits[0].detail.empty());
 }
 
-TEST(FirstFitPass, CpuOnlyJobsStillStartWhenGpusAreFull) {
+TEST(Pass, CpuOnlyJobsStillStartWhenGpusAreFull) {
   ClusterView v{{Node("a", 1)}};
   Resources gpu = Gpus(1000), cpu = Gpus(0);
   cpu.cpus = 2;
-  PassResult r = RunFirstFitPass(v, {{JobId{1}, &gpu}, {JobId{2}, &gpu}, {JobId{3}, &cpu}});
+  PassResult r = Pass(v, {&gpu, &gpu, &cpu});
   ASSERT_EQ(r.starts.size(), 2u);
   EXPECT_EQ(r.starts[1].id, JobId{3});
 }

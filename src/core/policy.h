@@ -1,0 +1,77 @@
+// Scheduling policy as data: the weights of the queue order, fair-share shares, quotas and
+// limits of projects, users and pools, and the switches for backfill and preemption. The
+// server's configuration file and `baton sim` fill it in; sched/ reads it and nothing else.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <string>
+
+#include "core/time.h"
+
+namespace baton {
+
+inline constexpr int64_t kNoLimit = -1;
+
+// Queue order = sum of weight x factor, each factor in [0, 1] (docs/scheduling.md).
+struct Weights {
+  double priority = 10'000;  // class: low 0, normal 1/3, high 2/3, critical 1
+  double fairshare = 5'000;  // 2^-(usage/share) of the project, refined by the user's
+  double age = 1'000;        // time waiting / max_age, capped at 1
+  double size = 0;           // GPUs asked / GPUs in the cluster
+  bool operator==(const Weights&) const = default;
+};
+
+struct ProjectPolicy {
+  double share = 1;                   // relative fair share
+  int64_t guaranteed_milli = 0;       // GPUs (milli) it may always claim back by preemption
+  int64_t limit_milli = kNoLimit;     // hard cap on GPUs it holds at once
+  bool operator==(const ProjectPolicy&) const = default;
+};
+
+struct UserPolicy {
+  double share = 1;                   // relative fair share among the users of a project
+  int64_t max_milli = kNoLimit;       // GPUs held at once
+  int max_jobs = -1;                  // jobs running at once; -1 = no limit
+  bool operator==(const UserPolicy&) const = default;
+};
+
+struct PoolPolicy {
+  Duration default_time_limit{0};     // given to jobs that name none; 0 = none
+  Duration max_time_limit{0};         // longest allowed; 0 = no bound
+  int64_t max_milli_per_job = kNoLimit;
+  int64_t max_milli_per_user = kNoLimit;
+  bool operator==(const PoolPolicy&) const = default;
+};
+
+struct Policy {
+  Weights weights;
+  Duration fairshare_half_life = std::chrono::hours(24 * 7);
+  Duration max_age = std::chrono::hours(24 * 7);
+  bool backfill = true;
+  int reservations = 8;               // waiting jobs that get a reservation each full pass
+  bool preemption = true;
+  Duration preempt_grace = std::chrono::seconds(30);  // SIGUSR1 -> SIGTERM for victims
+  std::map<std::string, ProjectPolicy> projects;      // unnamed projects get `default_project`
+  ProjectPolicy default_project;
+  std::map<std::string, UserPolicy> users;
+  UserPolicy default_user;
+  std::map<std::string, PoolPolicy> pools;
+  bool operator==(const Policy&) const = default;
+
+  const ProjectPolicy& Project(const std::string& name) const {
+    auto it = projects.find(name);
+    return it == projects.end() ? default_project : it->second;
+  }
+  const UserPolicy& User(const std::string& name) const {
+    auto it = users.find(name);
+    return it == users.end() ? default_user : it->second;
+  }
+  const PoolPolicy* Pool(const std::string& name) const {
+    auto it = pools.find(name);
+    return it == pools.end() ? nullptr : &it->second;
+  }
+};
+
+}  // namespace baton

@@ -1,0 +1,274 @@
+#include "sched/placement.h"
+
+#include <algorithm>
+
+#include "core/node.h"
+#include "core/quantity.h"
+
+namespace baton::sched {
+namespace {
+
+bool GpuMatches(const GpuSlot& g, const Resources& r) {
+  return g.usable && GpuTypeMatches(g.model, r.gpu_type) && g.memory_bytes >= r.gpu_memory_bytes;
+}
+
+bool FreeBefore(const GpuSlot& g, const PlaceRules& rules) {
+  return g.reserved_from >= rules.until || (rules.job.value != 0 && g.reserved_for == rules.job);
+}
+
+// Small-key counting for the few GPUs of one node: (key, count) pairs.
+struct Groups {
+  std::vector<std::pair<int, int>> counts;
+  void Add(int key) {
+    for (auto& [k, c] : counts) {
+      if (k == key) {
+        ++c;
+        return;
+      }
+    }
+    counts.emplace_back(key, 1);
+  }
+  // The smallest group holding at least `need`, lowest key on ties; -1 when none.
+  std::optional<int> BestFit(int need) const {
+    std::optional<int> best;
+    int best_count = 0;
+    for (auto [k, c] : counts) {
+      if (c < need) continue;
+      if (!best || c < best_count || (c == best_count && k < *best)) {
+        best = k;
+        best_count = c;
+      }
+    }
+    return best;
+  }
+};
+
+int Distinct(const std::vector<const GpuSlot*>& gpus, int GpuSlot::*field) {
+  Groups g;
+  for (const GpuSlot* s : gpus) g.Add(s->*field);
+  return static_cast<int>(g.counts.size());
+}
+
+int FreeWhole(const NodeSlots& n) {
+  int c = 0;
+  for (const auto& g : n.gpus) c += (g.usable && g.free_milli == 1000) ? 1 : 0;
+  return c;
+}
+
+}  // namespace
+
+std::string DescribeRequest(const Resources& r) {
+  std::string s;
+  if (r.milli_gpus == 0) {
+    s = "CPU only";
+  } else {
+    s = FormatMilli(r.milli_gpus) + (r.milli_gpus == 1000 ? " GPU" : " GPUs");
+  }
+  if (!r.gpu_type.empty()) s += " of type " + r.gpu_type;
+  if (r.gpu_memory_bytes > 0) s += " with " + FormatSize(r.gpu_memory_bytes) + " GPU memory";
+  if (r.nodes > 1) s += " across " + std::to_string(r.nodes) + " nodes";
+  if (r.cpus > 0) s += ", " + std::to_string(r.cpus) + " CPUs";
+  if (r.memory_bytes > 0) s += ", " + FormatSize(r.memory_bytes) + " memory";
+  return s;
+}
+
+std::vector<int> PickWholeGpus(const NodeSlots& node, const Resources& r, const PlaceRules& rules,
+                               int need, Spread* spread) {
+  std::vector<const GpuSlot*> set;
+  for (const auto& g : node.gpus) {
+    if (GpuMatches(g, r) && g.free_milli == 1000 && FreeBefore(g, rules)) set.push_back(&g);
+  }
+  if (static_cast<int>(set.size()) < need || need <= 0) return {};
+  // Narrow to the tightest island, then PCIe switch, then NUMA node that still holds `need`.
+  for (int GpuSlot::*field : {&GpuSlot::island, &GpuSlot::pcie_switch, &GpuSlot::numa_node}) {
+    Groups groups;
+    for (const GpuSlot* g : set) groups.Add(g->*field);
+    std::optional<int> key = groups.BestFit(need);
+    if (!key) continue;
+    std::erase_if(set, [&](const GpuSlot* g) { return g->*field != *key; });
+  }
+  std::sort(set.begin(), set.end(), [](const GpuSlot* a, const GpuSlot* b) {
+    return std::tie(a->island, a->pcie_switch, a->numa_node, a->index) <
+           std::tie(b->island, b->pcie_switch, b->numa_node, b->index);
+  });
+  set.resize(need);
+  if (spread != nullptr) {
+    *spread = Spread{.islands = Distinct(set, &GpuSlot::island),
+                     .switches = Distinct(set, &GpuSlot::pcie_switch),
+                     .numas = Distinct(set, &GpuSlot::numa_node)};
+  }
+  std::vector<int> picked;
+  picked.reserve(need);
+  for (const GpuSlot* g : set) picked.push_back(g->index);
+  std::sort(picked.begin(), picked.end());
+  return picked;
+}
+
+Placer::Placer(ClusterView& view) : view_(view) {
+  pos_.resize(view_.nodes.size());
+  for (size_t i = 0; i < view_.nodes.size(); ++i) {
+    by_name_[view_.nodes[i].name] = static_cast<int>(i);
+    Index(static_cast<int>(i));
+  }
+}
+
+int Placer::NodeIndex(const std::string& name) const {
+  auto it = by_name_.find(name);
+  return it == by_name_.end() ? -1 : it->second;
+}
+
+int64_t Placer::free_milli(std::string_view pool) const {
+  auto it = pools_.find(std::string(pool));
+  return it == pools_.end() ? 0 : it->second.free_milli;
+}
+
+void Placer::Index(int node) {
+  const NodeSlots& n = view_.nodes[node];
+  NodePos& p = pos_[node];
+  p = NodePos{};
+  if (!n.schedulable) return;
+  PoolIndex& pool = pools_[n.pool];
+  int whole = FreeWhole(n);
+  if (pool.buckets.size() <= static_cast<size_t>(whole)) pool.buckets.resize(whole + 1);
+  p.bucket = whole;
+  p.pos = static_cast<int>(pool.buckets[whole].size());
+  pool.buckets[whole].push_back(node);
+  for (const auto& g : n.gpus) {
+    if (!g.usable) continue;
+    p.free_milli += g.free_milli;
+    p.shared |= g.free_milli > 0 && g.free_milli < 1000;
+  }
+  pool.free_milli += p.free_milli;
+  if (p.shared) pool.shared.insert(node);
+}
+
+void Placer::Unindex(int node) {
+  NodePos& p = pos_[node];
+  if (p.bucket < 0) return;
+  PoolIndex& pool = pools_[view_.nodes[node].pool];
+  std::vector<int>& bucket = pool.buckets[p.bucket];
+  int moved = bucket.back();
+  bucket[p.pos] = moved;
+  pos_[moved].pos = p.pos;
+  bucket.pop_back();
+  pool.free_milli -= p.free_milli;
+  if (p.shared) pool.shared.erase(node);
+  p = NodePos{};
+}
+
+void Placer::Apply(const std::vector<NodeAllocation>& allocation, const Resources& r, int sign) {
+  for (const auto& part : allocation) {
+    int i = NodeIndex(part.node);
+    if (i < 0) continue;
+    Unindex(i);
+    ApplyPart(view_.nodes[i], part, r, sign);
+    Index(i);
+  }
+}
+
+std::optional<NodeAllocation> FitOnNodeSlots(const NodeSlots& n, const Resources& r,
+                                             const PlaceRules& rules, int64_t per_node_milli,
+                                             Spread* spread) {
+  if (!n.schedulable || n.pool != rules.pool) return std::nullopt;
+  if (n.free_cpus < r.cpus || n.free_memory_bytes < r.memory_bytes) return std::nullopt;
+  if ((r.cpus > 0 || r.memory_bytes > 0) && n.host_reserved_from < rules.until &&
+      !(rules.job.value != 0 && n.host_reserved_for == rules.job)) {
+    return std::nullopt;
+  }
+  NodeAllocation part{.node = n.name, .milli_per_gpu = std::min<int64_t>(per_node_milli, 1000)};
+  if (per_node_milli == 0) return part;
+  if (per_node_milli < 1000) {
+    // Best fit among GPUs: the one whose free share is smallest yet enough.
+    const GpuSlot* best = nullptr;
+    for (const auto& g : n.gpus) {
+      if (!GpuMatches(g, r) || !FreeBefore(g, rules) || g.free_milli < per_node_milli) continue;
+      if (g.free_memory_bytes < r.gpu_memory_bytes) continue;
+      if (best == nullptr || g.free_milli < best->free_milli) best = &g;
+    }
+    if (best == nullptr) return std::nullopt;
+    part.gpus.push_back(best->index);
+    if (spread != nullptr) *spread = Spread{1, 1, 1};
+    return part;
+  }
+  part.gpus = PickWholeGpus(n, r, rules, static_cast<int>(per_node_milli / 1000), spread);
+  if (part.gpus.empty()) return std::nullopt;
+  return part;
+}
+
+std::optional<std::vector<NodeAllocation>> Placer::Find(const Resources& r, const PlaceRules& rules) {
+  auto it = pools_.find(std::string(rules.pool));
+  if (it == pools_.end()) return std::nullopt;
+  const PoolIndex& pool = it->second;
+  if (pool.free_milli < r.milli_gpus) return std::nullopt;
+  const int64_t per_node = r.milli_gpus / r.nodes;
+  std::vector<NodeAllocation> out;
+  auto take = [&](int node) {
+    if (static_cast<int>(out.size()) == r.nodes) return;
+    for (const auto& part : out) {
+      if (part.node == view_.nodes[node].name) return;
+    }
+    if (auto part = FitOnNodeSlots(view_.nodes[node], r, rules, per_node, nullptr)) out.push_back(std::move(*part));
+  };
+  if (per_node > 0 && per_node < 1000) {
+    for (int node : pool.shared) {
+      take(node);
+      if (!out.empty()) return out;
+    }
+  }
+  const int first_bucket = per_node >= 1000 ? static_cast<int>(per_node / 1000) : (per_node > 0 ? 1 : 0);
+  if (per_node >= 1000 && r.nodes == 1) {
+    // Topology first, then packing: the best spread among the first few fits, scanning from
+    // the fullest nodes that can hold the job.
+    std::optional<NodeAllocation> best;
+    Spread best_spread;
+    int examined = 0;
+    const int need = static_cast<int>(per_node / 1000);
+    for (size_t b = first_bucket; b < pool.buckets.size() && examined < 4; ++b) {
+      for (int node : pool.buckets[b]) {
+        Spread s;
+        auto part = FitOnNodeSlots(view_.nodes[node], r, rules, per_node, &s);
+        if (!part) continue;
+        ++examined;
+        if (!best || s < best_spread) {
+          best = std::move(part);
+          best_spread = s;
+        }
+        bool ideal = s.islands == 1 && (s.switches == 1 || static_cast<int>(b) == need);
+        if (ideal || examined >= 4) break;
+      }
+      if (best && best_spread.islands == 1 && (best_spread.switches == 1 || static_cast<int>(b) == need)) break;
+    }
+    if (!best) return std::nullopt;
+    out.push_back(std::move(*best));
+    return out;
+  }
+  for (size_t b = first_bucket; b < pool.buckets.size(); ++b) {
+    for (int node : pool.buckets[b]) {
+      take(node);
+      if (static_cast<int>(out.size()) == r.nodes) return out;
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<std::vector<NodeAllocation>> Placer::Place(const Resources& r, const PlaceRules& rules) {
+  auto found = Find(r, rules);
+  if (found) Apply(*found, r, +1);
+  return found;
+}
+
+bool Placer::EverFits(const Resources& r, std::string_view pool) const {
+  const int64_t per_node = r.milli_gpus / r.nodes;
+  int nodes_ok = 0;
+  for (const auto& n : view_.nodes) {
+    if (!n.schedulable || n.pool != pool) continue;
+    if (n.total_cpus < r.cpus || n.total_memory_bytes < r.memory_bytes) continue;
+    int64_t matching = 0;
+    for (const auto& g : n.gpus) matching += GpuMatches(g, r) ? 1 : 0;
+    bool ok = per_node < 1000 ? (per_node == 0 || matching > 0) : matching * 1000 >= per_node;
+    nodes_ok += ok ? 1 : 0;
+  }
+  return nodes_ok >= r.nodes;
+}
+
+}  // namespace baton::sched

@@ -1,0 +1,91 @@
+// Placement: where a job's GPUs go. Topology first — the fewest NVLink islands, then PCIe
+// switches, then NUMA nodes — then packing: among nodes that fit, the one with the fewest
+// free whole GPUs, so whole nodes and islands stay free for big jobs (no 7/6/7-of-8
+// fragmentation). Fractions go to the already-shared GPU they fill best. A gang of N nodes
+// is placed on N nodes at once or not at all. GPUs a waiting job reserved from time T are
+// used only by jobs that end before T (backfill).
+//
+// Nodes are kept in buckets by free whole GPUs per pool, so a placement looks at the few
+// nodes that can hold it, not the whole cluster.
+#pragma once
+
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "core/job.h"
+#include "sched/cluster_view.h"
+
+namespace baton::sched {
+
+struct PlaceRules {
+  std::string_view pool = "default";
+  TimePoint until = kNever;  // when the job will have ended at the latest (now + time limit)
+  JobId job;                 // the job placed: its own reservations are open to it
+};
+
+// How spread a set of GPUs is; fewer is better, compared in this order.
+struct Spread {
+  int islands = 0;
+  int switches = 0;
+  int numas = 0;
+  auto operator<=>(const Spread&) const = default;
+};
+
+// Picks `need` whole GPUs among `gpus` for `r` under `rules`, topology first; empty if the
+// node cannot hold them now. Exposed for tests.
+std::vector<int> PickWholeGpus(const NodeSlots& node, const Resources& r, const PlaceRules& rules,
+                               int need, Spread* spread = nullptr);
+
+// What node `n` can give `r` now (per_node_milli of it) under `rules`; nullopt if nothing.
+std::optional<NodeAllocation> FitOnNodeSlots(const NodeSlots& n, const Resources& r,
+                                             const PlaceRules& rules, int64_t per_node_milli,
+                                             Spread* spread = nullptr);
+
+class Placer {
+ public:
+  // Indexes `view`, which must outlive the Placer and change only through it.
+  explicit Placer(ClusterView& view);
+
+  // Finds room for `r` now; on success subtracts it from the view and returns the allocation.
+  std::optional<std::vector<NodeAllocation>> Place(const Resources& r, const PlaceRules& rules);
+  // Where `r` would go now, without taking anything.
+  std::optional<std::vector<NodeAllocation>> Find(const Resources& r, const PlaceRules& rules);
+  // Adds (sign +1) or returns (sign -1) an allocation, e.g. a job that ends.
+  void Apply(const std::vector<NodeAllocation>& allocation, const Resources& r, int sign);
+  // Whether `r` could ever fit on this cluster's usable nodes of `pool` if all were empty.
+  bool EverFits(const Resources& r, std::string_view pool) const;
+
+  int64_t free_milli(std::string_view pool) const;
+  int NodeIndex(const std::string& name) const;
+  ClusterView& view() { return view_; }
+
+ private:
+  struct PoolIndex {
+    std::vector<std::vector<int>> buckets;  // [free whole GPUs] -> node indices
+    std::set<int> shared;                   // nodes with a GPU partly used by fractions
+    int64_t free_milli = 0;                 // usable GPU capacity free in the pool
+  };
+  struct NodePos {
+    int bucket = -1;
+    int pos = -1;
+    bool shared = false;
+    int64_t free_milli = 0;
+  };
+
+  void Index(int node);
+  void Unindex(int node);
+
+  ClusterView& view_;
+  std::unordered_map<std::string, PoolIndex> pools_;
+  std::unordered_map<std::string, int> by_name_;
+  std::vector<NodePos> pos_;
+};
+
+// Words for a request: "4 GPUs of type H100 with 40GiB GPU memory across 2 nodes".
+std::string DescribeRequest(const Resources& r);
+
+}  // namespace baton::sched

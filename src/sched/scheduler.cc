@@ -1,0 +1,520 @@
+#include "sched/scheduler.h"
+
+#include <algorithm>
+#include <cmath>
+#include <deque>
+#include <numeric>
+#include <set>
+#include <unordered_map>
+
+#include "core/quantity.h"
+#include "sched/placement.h"
+
+namespace baton::sched {
+namespace {
+
+double Seconds(Duration d) { return static_cast<double>(d.count()) / 1000.0; }
+
+std::string Gpus(int64_t milli) { return FormatMilli(milli) + (milli == 1000 ? " GPU" : " GPUs"); }
+
+std::string Ahead(int n) {
+  if (n <= 0) return "";
+  return "; " + std::to_string(n) + (n == 1 ? " job" : " jobs") + " ahead in the queue";
+}
+
+std::string When(TimePoint at, TimePoint now) {
+  if (at <= now) return "; expected to start now";
+  return "; expected start in ~" + FormatDuration(std::chrono::duration_cast<std::chrono::seconds>(at - now) +
+                                                  std::chrono::seconds(1)) +
+         " (" + FormatRfc3339(at).substr(11, 5) + " UTC)";
+}
+
+// What the running jobs hold, by project, user and pool+user, kept up to date in a pass.
+struct Holdings {
+  std::unordered_map<std::string, int64_t> project_milli;
+  std::unordered_map<std::string, int64_t> user_milli;
+  std::unordered_map<std::string, int> user_jobs;
+  std::unordered_map<std::string, int64_t> pool_user_milli;
+
+  void Add(const std::string& project, const std::string& user, const std::string& pool, int64_t milli,
+           int sign) {
+    project_milli[project] += sign * milli;
+    user_milli[user] += sign * milli;
+    user_jobs[user] += sign;
+    pool_user_milli[pool + '\n' + user] += sign * milli;
+  }
+  int64_t Project(const std::string& p) const {
+    auto it = project_milli.find(p);
+    return it == project_milli.end() ? 0 : it->second;
+  }
+};
+
+// Why `job` may not start now whatever the free GPUs: a quota or limit; "" when none.
+std::string LimitReason(const PendingJob& job, const Policy& policy, const Holdings& h) {
+  const int64_t need = job.resources->milli_gpus;
+  const ProjectPolicy& project = policy.Project(*job.project);
+  if (project.limit_milli != kNoLimit) {
+    int64_t held = h.Project(*job.project);
+    if (held + need > project.limit_milli) {
+      return "project " + *job.project + " holds " + Gpus(held) + " of its limit of " + Gpus(project.limit_milli);
+    }
+  }
+  const UserPolicy& user = policy.User(*job.user);
+  if (user.max_milli != kNoLimit) {
+    auto it = h.user_milli.find(*job.user);
+    int64_t held = it == h.user_milli.end() ? 0 : it->second;
+    if (held + need > user.max_milli) {
+      return "user " + *job.user + " holds " + Gpus(held) + " of a limit of " + Gpus(user.max_milli);
+    }
+  }
+  if (user.max_jobs >= 0) {
+    auto it = h.user_jobs.find(*job.user);
+    int held = it == h.user_jobs.end() ? 0 : it->second;
+    if (held + 1 > user.max_jobs) {
+      return "user " + *job.user + " runs " + std::to_string(held) + " of a limit of " +
+             std::to_string(user.max_jobs) + " jobs";
+    }
+  }
+  if (const PoolPolicy* pool = policy.Pool(*job.pool)) {
+    if (pool->max_milli_per_user != kNoLimit) {
+      auto it = h.pool_user_milli.find(*job.pool + '\n' + *job.user);
+      int64_t held = it == h.pool_user_milli.end() ? 0 : it->second;
+      if (held + need > pool->max_milli_per_user) {
+        return "user " + *job.user + " holds " + Gpus(held) + " in pool " + *job.pool + " of a limit of " +
+               Gpus(pool->max_milli_per_user);
+      }
+    }
+  }
+  return "";
+}
+
+struct Release {
+  TimePoint at;
+  const std::vector<NodeAllocation>* allocation;
+  const Resources* resources;
+};
+
+// The earliest time and GPUs at which `r` fits as the releases happen, on `view` with the GPUs
+// other reservations hold taken out. Bounded: gives up after a number of placement attempts.
+std::optional<Reservation> Shadow(const ClusterView& view, const std::vector<Release>& releases,
+                                  const Resources& r, const std::string& pool, TimePoint now) {
+  ClusterView scratch = view;
+  for (auto& n : scratch.nodes) {
+    for (auto& g : n.gpus) {
+      if (g.reserved_from != kNever) g.usable = false;
+    }
+    if (n.host_reserved_from != kNever && (r.cpus > 0 || r.memory_bytes > 0)) n.schedulable = false;
+  }
+  Placer placer(scratch);
+  PlaceRules rules{.pool = pool, .until = kNever};
+  int attempts = 0;
+  for (size_t i = 0; i < releases.size();) {
+    TimePoint at = releases[i].at;
+    if (at == kNever) break;
+    for (; i < releases.size() && releases[i].at == at; ++i) {
+      placer.Apply(*releases[i].allocation, *releases[i].resources, -1);
+    }
+    if (placer.free_milli(pool) < r.milli_gpus) continue;
+    if (++attempts > 256) break;
+    if (auto a = placer.Find(r, rules)) {
+      return Reservation{.from = std::max(at, now), .allocation = std::move(*a), .resources = r};
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+FairShareTable::FairShareTable(const UsageLedger* usage, const Policy* policy,
+                               const std::vector<PendingJob>& pending,
+                               const std::vector<RunningJob>& running)
+    : usage_(usage), policy_(policy) {
+  std::map<std::string, std::set<std::string>> members;
+  for (const auto& [name, p] : policy->projects) members[name];
+  if (usage != nullptr) {
+    for (const auto& [name, used] : usage->projects()) {
+      auto& m = members[name];
+      if (const auto* users = usage->users(name)) {
+        for (const auto& [u, x] : *users) m.insert(u);
+      }
+    }
+  }
+  // Pending jobs repeat a few projects and users many times: skip repeats cheaply.
+  const std::string* last_project = nullptr;
+  const std::string* last_user = nullptr;
+  auto add = [&](const std::string* project, const std::string* user) {
+    if (last_project != nullptr && *last_project == *project && *last_user == *user) return;
+    members[*project].insert(*user);
+    last_project = project;
+    last_user = user;
+  };
+  for (const auto& j : pending) add(j.project, j.user);
+  for (const auto& j : running) add(j.project, j.user);
+  for (const auto& [name, users] : members) {
+    share_total_ += policy->Project(name).share;
+    double user_shares = 0;
+    for (const auto& u : users) user_shares += policy->User(u).share;
+    users_per_project_[name] = static_cast<int>(users.size());
+    (void)user_shares;
+  }
+}
+
+double FairShareTable::Factor(const std::string& project, const std::string& user) {
+  auto& per_user = cache_[project];
+  auto hit = per_user.find(user);
+  if (hit != per_user.end()) return hit->second;
+  double f_project = 1;
+  double f_user = 1;
+  if (usage_ != nullptr && usage_->total() > 0 && share_total_ > 0) {
+    double used = usage_->project(project) / usage_->total();
+    double share = policy_->Project(project).share / share_total_;
+    f_project = share > 0 ? std::exp2(-used / share) : (used > 0 ? 0 : 1);
+    double project_used = usage_->project(project);
+    if (project_used > 0) {
+      double u_used = usage_->user(project, user) / project_used;
+      // Users of a project share it by their configured shares (1 each unless set).
+      double u_total = 0;
+      if (const auto* users = usage_->users(project)) {
+        for (const auto& [u, x] : *users) u_total += policy_->User(u).share;
+      }
+      int known = users_per_project_.count(project) ? users_per_project_.at(project) : 1;
+      u_total = std::max(u_total, static_cast<double>(known));
+      double u_share = policy_->User(user).share / std::max(u_total, 1.0);
+      f_user = u_share > 0 ? std::exp2(-u_used / u_share) : 0;
+    }
+  }
+  double f = f_project * (1 + f_user) / 2;
+  per_user.emplace(user, f);
+  return f;
+}
+
+Factors ComputeFactors(const PendingJob& job, const Policy& policy, TimePoint now, int64_t cluster_milli,
+                       FairShareTable& shares) {
+  Factors f;
+  f.priority = static_cast<double>(static_cast<int>(job.priority)) / 3.0;
+  f.fairshare = shares.Factor(*job.project, *job.user);
+  double waited = Seconds(now - job.submitted);
+  double max_age = std::max(Seconds(policy.max_age), 1.0);
+  f.age = std::clamp(waited / max_age, 0.0, 1.0);
+  f.size = cluster_milli > 0 ? std::min(1.0, static_cast<double>(job.resources->milli_gpus) /
+                                                 static_cast<double>(cluster_milli))
+                             : 0;
+  const Weights& w = policy.weights;
+  f.score = w.priority * f.priority + w.fairshare * f.fairshare + w.age * f.age + w.size * f.size;
+  return f;
+}
+
+void MarkReservation(ClusterView& view, const Reservation& r) {
+  for (const auto& part : r.allocation) {
+    NodeSlots* n = view.FindNode(part.node);
+    if (n == nullptr) continue;
+    for (int g : part.gpus) {
+      if (g < 0 || static_cast<size_t>(g) >= n->gpus.size()) continue;
+      GpuSlot& slot = n->gpus[g];
+      if (r.from < slot.reserved_from) {
+        slot.reserved_from = r.from;
+        slot.reserved_for = r.id;
+      }
+    }
+    if ((r.resources.cpus > 0 || r.resources.memory_bytes > 0) && r.from < n->host_reserved_from) {
+      n->host_reserved_from = r.from;
+      n->host_reserved_for = r.id;
+    }
+  }
+}
+
+PassResult RunPass(PassInput in) {
+  PassResult result;
+  static const Policy kDefaultPolicy;
+  const Policy& policy = in.policy != nullptr ? *in.policy : kDefaultPolicy;
+  const TimePoint now = in.now;
+  if (in.full) in.view.ClearReservations();
+
+  // 1. Order.
+  int64_t cluster_milli = 0;
+  for (const auto& n : in.view.nodes) {
+    if (!n.schedulable) continue;
+    for (const auto& g : n.gpus) cluster_milli += g.usable ? 1000 : 0;
+  }
+  FairShareTable shares(in.usage, &policy, in.pending, in.running);
+  std::vector<Factors> factors(in.pending.size());
+  for (size_t i = 0; i < in.pending.size(); ++i) {
+    factors[i] = ComputeFactors(in.pending[i], policy, now, cluster_milli, shares);
+  }
+  std::vector<uint32_t> order(in.pending.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+    if (factors[a].score != factors[b].score) return factors[a].score > factors[b].score;
+    return in.pending[a].id < in.pending[b].id;
+  });
+  result.order.reserve(order.size());
+  for (uint32_t i : order) result.order.push_back(QueueEntry{in.pending[i].id, factors[i]});
+
+  // Claims of earlier passes hold the GPUs their victims give back for their claimers.
+  std::unordered_map<int64_t, const Reservation*> claims;
+  std::set<int64_t> claimers;  // jobs holding a claim, old or made in this pass
+  if (in.full && !in.claims.empty()) {
+    std::unordered_map<int64_t, bool> waiting;
+    for (const auto& p : in.pending) waiting[p.id.value] = true;
+    for (const auto& c : in.claims) {
+      if (!c.claim || !waiting.count(c.id.value)) continue;
+      if (now > c.from + kClaimSlack) continue;  // its victims never stopped: search again
+      claims[c.id.value] = &c;
+      claimers.insert(c.id.value);
+      MarkReservation(in.view, c);
+    }
+  }
+
+  // 2. Walk it.
+  Placer placer(in.view);
+  Holdings held;
+  std::vector<Release> releases;
+  releases.reserve(in.running.size());
+  std::vector<bool> stopping(in.running.size());
+  for (size_t i = 0; i < in.running.size(); ++i) {
+    const RunningJob& r = in.running[i];
+    held.Add(*r.project, *r.user, *r.pool, r.resources->milli_gpus, +1);
+    TimePoint end = r.stopping ? std::min(r.expected_end, now + policy.preempt_grace) : r.expected_end;
+    releases.push_back(Release{end, r.allocation, r.resources});
+    stopping[i] = r.stopping;
+  }
+  bool releases_sorted = false;
+  auto sort_releases = [&] {
+    if (releases_sorted) return;
+    std::stable_sort(releases.begin(), releases.end(),
+                     [](const Release& a, const Release& b) { return a.at < b.at; });
+    releases_sorted = true;
+  };
+
+  struct Known {
+    const Resources* r;
+    const std::string* pool;
+    bool never;
+    TimePoint until;  // the shortest job of this shape that did not fit
+    std::string detail;
+  };
+  std::vector<Known> known;  // shapes that failed this pass, with their words
+  std::deque<std::vector<NodeAllocation>> started;  // stable addresses for `releases`
+  int ahead = 0;
+  int reserved = 0;
+  int searches = 0;
+  std::optional<JobId> strict_blocker;  // FIFO without backfill: the first job that waits
+  auto wait = [&](JobId id, std::string reason, std::string detail, std::optional<TimePoint> at = std::nullopt) {
+    if (ahead < kExplainedWaits) {
+      detail += Ahead(ahead);
+      if (at) detail += When(*at, now);
+      result.waits.push_back(Wait{id, std::move(reason), std::move(detail), at});
+    }
+    ++ahead;
+  };
+
+  for (uint32_t index : order) {
+    const PendingJob& job = in.pending[index];
+    const Resources& r = *job.resources;
+    if (std::string why = LimitReason(job, policy, held); !why.empty()) {
+      wait(job.id, "quota", std::move(why));
+      continue;
+    }
+    if (strict_blocker) {
+      wait(job.id, "priority", "behind job " + strict_blocker->ToString() + " (strict queue order, no backfill)");
+      continue;
+    }
+    PlaceRules rules{.pool = *job.pool,
+                     .until = job.time_limit > Duration(0) ? now + job.time_limit : kNever,
+                     .job = job.id};
+    const auto claim = claims.find(job.id.value);
+    // The view only fills during a pass: a shape that failed fails again, unless this job
+    // ends sooner and may use a hole before a reservation.
+    auto it = std::find_if(known.begin(), known.end(),
+                           [&](const Known& k) { return *k.r == r && *k.pool == *job.pool; });
+    bool skip = it != known.end() && (it->never || rules.until >= it->until) && claim == claims.end();
+    if (!skip) {
+      if (auto placed = placer.Place(r, rules)) {
+        held.Add(*job.project, *job.user, *job.pool, r.milli_gpus, +1);
+        started.push_back(*placed);
+        releases.push_back(Release{rules.until, &started.back(), job.resources});
+        releases_sorted = false;
+        result.starts.push_back(Start{job.id, std::move(*placed)});
+        continue;
+      }
+    }
+    Known local;
+    Known* shape = it != known.end() ? &*it : &local;
+    if (it == known.end()) {
+      bool never = !placer.EverFits(r, *job.pool);
+      local = Known{job.resources, job.pool, never, rules.until,
+                    never ? "no node in pool " + *job.pool + " can ever hold " + DescribeRequest(r)
+                          : "waiting for " + DescribeRequest(r) + "; " + Gpus(placer.free_milli(*job.pool)) +
+                                " free in pool " + *job.pool};
+      if (known.size() < 32) {
+        known.push_back(local);
+        shape = &known.back();
+      }
+    } else if (!skip) {
+      it->until = std::min(it->until, rules.until);
+    }
+    if (shape->never || !in.full) {
+      wait(job.id, "resources", shape->detail);
+      continue;
+    }
+    if (claim != claims.end()) {
+      // Its victims are still stopping: keep the claim, search no further.
+      result.reservations.push_back(*claim->second);
+      wait(job.id, "resources", "waiting for preempted jobs to stop to free " + DescribeRequest(r),
+           claim->second->from);
+      continue;
+    }
+    if (!policy.backfill) strict_blocker = job.id;
+
+    // 3. Reservation, and preemption when the wait would be long.
+    std::optional<Reservation> reservation;
+    bool claimed = false;  // the reservation stands on GPUs its victims are giving back
+    if (reserved < policy.reservations || (policy.preemption && searches < kPreemptionSearches)) {
+      sort_releases();
+      reservation = Shadow(placer.view(), releases, r, *job.pool, now);
+    }
+    if (policy.preemption && searches < kPreemptionSearches &&
+        (!reservation || reservation->from > now + policy.preempt_grace)) {
+      ++searches;
+      // Candidates: running jobs not already stopping, in this pool, of a lower class, or
+      // borrowing beyond their project's guarantee while this job's project is under its own.
+      const ProjectPolicy& mine = policy.Project(*job.project);
+      const bool reclaim = held.Project(*job.project) + r.milli_gpus <= mine.guaranteed_milli;
+      // A job its project needs to stay within its guarantee is protected: only a job of a
+      // higher class in the same project may take its GPUs. Without this, a high-priority
+      // borrower and a reclaiming owner would preempt each other in turn.
+      auto eligible = [&](size_t v) {
+        const RunningJob& x = in.running[v];
+        if (stopping[v] || *x.pool != *job.pool) return false;
+        bool same_project = *x.project == *job.project;
+        int64_t left = held.Project(*x.project) - x.resources->milli_gpus;
+        bool borrowed = left >= policy.Project(*x.project).guaranteed_milli;
+        if (x.priority < job.priority && (same_project || borrowed)) return true;
+        return reclaim && !same_project && borrowed;
+      };
+      // Per node: victims there, cheapest lost work per GPU first, until the job fits.
+      std::unordered_map<std::string, std::vector<size_t>> by_node;
+      for (size_t v = 0; v < in.running.size(); ++v) {
+        if (!eligible(v)) continue;
+        for (const auto& part : *in.running[v].allocation) by_node[part.node].push_back(v);
+      }
+      auto loss = [&](size_t v) {
+        const RunningJob& x = in.running[v];
+        TimePoint since = std::max(x.started, x.last_checkpoint);
+        return static_cast<double>(x.resources->milli_gpus) / 1000.0 * std::max(0.0, Seconds(now - since));
+      };
+      struct Plan {
+        double loss = 0;
+        std::vector<size_t> victims;
+        NodeAllocation part;
+        int node = 0;
+      };
+      std::vector<Plan> plans;
+      const int64_t per_node = r.milli_gpus / r.nodes;
+      PlaceRules any{.pool = *job.pool, .until = kNever};
+      for (size_t ni = 0; ni < placer.view().nodes.size(); ++ni) {
+        const NodeSlots& node = placer.view().nodes[ni];
+        if (!node.schedulable || node.pool != *job.pool) continue;
+        auto it = by_node.find(node.name);
+        if (r.nodes == 1 && it == by_node.end()) continue;  // it would have started already
+        NodeSlots scratch = node;
+        // The claimer goes before backfill reservations, not before other claims.
+        for (auto& g : scratch.gpus) {
+          if (!claimers.count(g.reserved_for.value)) g.reserved_from = kNever;
+        }
+        if (!claimers.count(scratch.host_reserved_for.value)) scratch.host_reserved_from = kNever;
+        Plan plan;
+        plan.node = static_cast<int>(ni);
+        auto fit = FitOnNodeSlots(scratch, r, any, per_node);
+        if (!fit && it != by_node.end()) {
+          std::vector<size_t> cands = it->second;
+          std::sort(cands.begin(), cands.end(), [&](size_t a, size_t b) {
+            double la = loss(a) / std::max<int64_t>(in.running[a].resources->milli_gpus, 1);
+            double lb = loss(b) / std::max<int64_t>(in.running[b].resources->milli_gpus, 1);
+            return la != lb ? la < lb : in.running[a].id < in.running[b].id;
+          });
+          auto release = [&](size_t v, int sign) {
+            for (const auto& part : *in.running[v].allocation) {
+              if (part.node == node.name) ApplyPart(scratch, part, *in.running[v].resources, -sign);
+            }
+          };
+          for (size_t v : cands) {
+            release(v, +1);
+            plan.victims.push_back(v);
+            fit = FitOnNodeSlots(scratch, r, any, per_node);
+            if (fit) break;
+          }
+          if (fit) {
+            // Drop victims not needed after all, the costliest first.
+            std::vector<size_t> chosen = plan.victims;
+            std::sort(chosen.begin(), chosen.end(), [&](size_t a, size_t b) { return loss(a) > loss(b); });
+            for (size_t v : chosen) {
+              release(v, -1);
+              if (auto still = FitOnNodeSlots(scratch, r, any, per_node)) {
+                fit = std::move(still);
+                std::erase(plan.victims, v);
+              } else {
+                release(v, +1);
+              }
+            }
+          }
+        }
+        if (!fit) continue;
+        for (size_t v : plan.victims) plan.loss += loss(v);
+        plan.part = std::move(*fit);
+        plans.push_back(std::move(plan));
+      }
+      std::sort(plans.begin(), plans.end(), [](const Plan& a, const Plan& b) {
+        if (a.loss != b.loss) return a.loss < b.loss;
+        if (a.victims.size() != b.victims.size()) return a.victims.size() < b.victims.size();
+        return a.node < b.node;
+      });
+      if (static_cast<int>(plans.size()) >= r.nodes) {
+        std::set<size_t> victims;
+        Reservation claim{.id = job.id, .from = now + policy.preempt_grace, .resources = r, .claim = true};
+        for (int k = 0; k < r.nodes; ++k) {
+          victims.insert(plans[k].victims.begin(), plans[k].victims.end());
+          claim.allocation.push_back(plans[k].part);
+        }
+        // Other projects must stay at or above their guarantee after all their victims.
+        std::unordered_map<std::string, int64_t> from_project;
+        bool ok = !victims.empty();
+        for (size_t v : victims) {
+          const RunningJob& x = in.running[v];
+          if (*x.project != *job.project) from_project[*x.project] += x.resources->milli_gpus;
+        }
+        for (const auto& [p, milli] : from_project) {
+          if (held.Project(p) - milli < policy.Project(p).guaranteed_milli) ok = false;
+        }
+        if (ok) {
+          for (size_t v : victims) {
+            const RunningJob& x = in.running[v];
+            stopping[v] = true;
+            result.preemptions.push_back(
+                Preemption{x.id, job.id, x.priority < job.priority ? "priority" : "quota"});
+            for (auto& rel : releases) {
+              if (rel.allocation == x.allocation) rel.at = std::min(rel.at, claim.from);
+            }
+          }
+          releases_sorted = false;
+          reservation = std::move(claim);
+          claimed = true;
+          claimers.insert(job.id.value);
+        }
+      }
+    }
+    if (reservation && (claimed || reserved < policy.reservations)) {
+      reservation->id = job.id;
+      reserved += claimed ? 0 : 1;
+      MarkReservation(placer.view(), *reservation);
+      TimePoint from = reservation->from;
+      result.reservations.push_back(std::move(*reservation));
+      wait(job.id, "resources", shape->detail, from);
+      continue;
+    }
+    wait(job.id, "resources", shape->detail);
+  }
+  return result;
+}
+
+}  // namespace baton::sched

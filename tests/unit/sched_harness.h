@@ -1,0 +1,235 @@
+// A small driver for scheduling passes in tests: jobs that run for a fixed duration on a
+// cluster view, advanced from event to event. It calls the real sched::RunPass and applies its
+// decisions the way the controller does (starts, preemptions with a grace period, requeue).
+#pragma once
+
+#include <algorithm>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/policy.h"
+#include "sched/fair_share.h"
+#include "sched/scheduler.h"
+
+namespace baton::sched::testing {
+
+inline NodeSlots MakeNode(std::string name, int gpus, std::string model = "H100-80GB",
+                          std::string topology = "nvswitch", std::string pool = "default") {
+  NodeSlots n;
+  n.name = std::move(name);
+  n.pool = std::move(pool);
+  for (int i = 0; i < gpus; ++i) {
+    GpuSlot g{.index = i, .model = model, .memory_bytes = 80LL << 30, .free_milli = 1000,
+              .free_memory_bytes = 80LL << 30};
+    g.numa_node = i < gpus / 2 ? 0 : 1;
+    g.pcie_switch = gpus >= 4 ? i / (gpus / 4) : 0;
+    g.island = topology == "nvswitch" ? 0 : topology == "pairs" ? i / 2 : topology == "cubemesh" ? i / 4 : i;
+    n.gpus.push_back(g);
+  }
+  n.total_cpus = n.free_cpus = 128;
+  n.total_memory_bytes = n.free_memory_bytes = 1LL << 40;
+  return n;
+}
+
+struct SimJob {
+  JobId id;
+  Resources r;
+  Priority priority = Priority::kNormal;
+  std::string project = "p";
+  std::string user = "u";
+  std::string pool = "default";
+  Duration limit{0};
+  Duration duration = std::chrono::minutes(10);
+  TimePoint submitted{};
+  std::optional<TimePoint> started;
+  std::optional<TimePoint> ended;
+  std::optional<TimePoint> checkpoint;
+  std::vector<NodeAllocation> allocation;
+  std::optional<TimePoint> stop_at;  // being preempted: ends here
+  int restarts = 0;
+  std::string reason;
+  std::string detail;
+  std::optional<TimePoint> estimated_start;
+};
+
+class MiniSim {
+ public:
+  explicit MiniSim(ClusterView view, Policy policy = {})
+      : view_(std::move(view)), policy_(std::move(policy)), usage_(policy_.fairshare_half_life) {
+    usage_.Advance(now_);
+  }
+
+  SimJob& Submit(SimJob job) {
+    job.id = JobId{next_id_++};
+    job.submitted = now_;
+    SimJob& j = jobs_[job.id] = std::move(job);
+    return j;
+  }
+  // A job that arrives at `at` (RunToEnd submits it then).
+  void SubmitAt(TimePoint at, SimJob job) { arrivals_.emplace(at, std::move(job)); }
+  const std::map<JobId, SimJob>& jobs() const { return jobs_; }
+  SimJob& job(JobId id) { return jobs_.at(id); }
+  SimJob& job(int64_t id) { return jobs_.at(JobId{id}); }
+  const ClusterView& view() const { return view_; }
+  TimePoint now() const { return now_; }
+  UsageLedger& usage() { return usage_; }
+  std::vector<std::pair<JobId, JobId>>& preemptions() { return preemptions_; }
+  // Per preemption: how many outside events (arrivals, jobs ending on their own) came before.
+  const std::vector<int>& preemption_epochs() const { return preemption_epochs_; }
+
+  PassResult Pass(bool full = true) {
+    PassInput in;
+    in.view = view_;
+    in.policy = &policy_;
+    in.usage = &usage_;
+    in.now = now_;
+    in.full = full;
+    if (full) in.claims = claims_;
+    for (auto& [id, j] : jobs_) {
+      if (j.ended) continue;
+      if (!j.started) {
+        in.pending.push_back(PendingJob{.id = id, .resources = &j.r, .priority = j.priority,
+                                        .project = &j.project, .user = &j.user, .pool = &j.pool,
+                                        .submitted = j.submitted, .time_limit = j.limit});
+      } else {
+        in.running.push_back(RunningJob{.id = id, .resources = &j.r, .allocation = &j.allocation,
+                                        .priority = j.priority, .project = &j.project, .user = &j.user,
+                                        .pool = &j.pool, .started = *j.started,
+                                        .expected_end = j.limit.count() > 0 ? *j.started + j.limit : kNever,
+                                        .last_checkpoint = j.checkpoint.value_or(*j.started),
+                                        .stopping = j.stop_at.has_value()});
+      }
+    }
+    usage_.Advance(now_);
+    PassResult result = RunPass(std::move(in));
+    if (full) {
+      view_.ClearReservations();
+      claims_.clear();
+      for (const auto& r : result.reservations) {
+        MarkReservation(view_, r);
+        if (r.claim) claims_.push_back(r);
+      }
+    }
+    for (const auto& w : result.waits) {
+      SimJob& j = jobs_.at(w.id);
+      j.reason = w.reason;
+      j.detail = w.detail;
+      j.estimated_start = w.estimated_start;
+    }
+    for (const auto& p : result.preemptions) {
+      SimJob& v = jobs_.at(p.victim);
+      if (!v.stop_at) v.stop_at = now_ + policy_.preempt_grace;
+      preemptions_.emplace_back(p.for_job, p.victim);
+      preemption_epochs_.push_back(epoch_);
+    }
+    for (const auto& s : result.starts) {
+      SimJob& j = jobs_.at(s.id);
+      j.allocation = s.allocation;
+      j.started = now_;
+      view_.Apply(j.allocation, j.r, +1);
+      usage_.AddRate(j.project, j.user, j.r.milli_gpus);
+    }
+    return result;
+  }
+
+  // When the next job ends (or a preempted one stops); nullopt when nothing runs.
+  std::optional<TimePoint> NextEnd() const {
+    std::optional<TimePoint> next;
+    for (const auto& [id, j] : jobs_) {
+      if (!j.started || j.ended) continue;
+      TimePoint end = *j.started + j.duration;
+      if (j.limit.count() > 0) end = std::min(end, *j.started + j.limit);
+      if (j.stop_at) end = std::min(end, *j.stop_at);
+      if (!next || end < *next) next = end;
+    }
+    return next;
+  }
+
+  // Moves time to `t`, ending (or requeuing, when preempted) the jobs due by then.
+  void AdvanceTo(TimePoint t) {
+    usage_.Advance(t);
+    now_ = t;
+    for (auto& [id, j] : jobs_) {
+      if (!j.started || j.ended) continue;
+      TimePoint end = *j.started + j.duration;
+      if (j.limit.count() > 0) end = std::min(end, *j.started + j.limit);
+      bool preempted = j.stop_at && *j.stop_at <= t && *j.stop_at < end;
+      if (!preempted && end > t) continue;
+      view_.Apply(j.allocation, j.r, -1);
+      usage_.AddRate(j.project, j.user, -j.r.milli_gpus);
+      j.allocation.clear();
+      if (preempted) {
+        j.started.reset();
+        j.stop_at.reset();
+        j.checkpoint.reset();
+        j.restarts += 1;
+      } else {
+        j.ended = t;
+        ++epoch_;
+      }
+    }
+  }
+
+  // Passes and advances until every job ended or `max_steps` events passed; true if all ended.
+  // `after_pass` (if given) sees every pass's result.
+  template <class F = void (*)(const PassResult&)>
+  bool RunToEnd(int max_steps = 10'000, F after_pass = [](const PassResult&) {}) {
+    for (int step = 0; step < max_steps; ++step) {
+      while (!arrivals_.empty() && arrivals_.begin()->first <= now_) {
+        Submit(std::move(arrivals_.begin()->second));
+        arrivals_.erase(arrivals_.begin());
+        ++epoch_;
+      }
+      after_pass(Pass());
+      auto next = NextEnd();
+      if (!arrivals_.empty() && (!next || arrivals_.begin()->first < *next)) next = arrivals_.begin()->first;
+      if (!next) {
+        return std::all_of(jobs_.begin(), jobs_.end(), [](const auto& e) { return e.second.ended.has_value(); });
+      }
+      AdvanceTo(*next);
+    }
+    return false;
+  }
+
+  // Whether every GPU's free share equals its capacity minus what the running jobs hold.
+  bool Consistent() const {
+    std::map<std::pair<std::string, int>, int64_t> used;
+    for (const auto& [id, j] : jobs_) {
+      if (!j.started || j.ended) continue;
+      for (const auto& part : j.allocation) {
+        for (int g : part.gpus) used[{part.node, g}] += part.milli_per_gpu;
+      }
+    }
+    for (const auto& n : view_.nodes) {
+      for (const auto& g : n.gpus) {
+        int64_t u = used[{n.name, g.index}];
+        if (u > 1000 || g.free_milli != 1000 - u) return false;
+      }
+    }
+    return true;
+  }
+
+ private:
+  ClusterView view_;
+  Policy policy_;
+  UsageLedger usage_;
+  std::map<JobId, SimJob> jobs_;
+  int64_t next_id_ = 1;
+  TimePoint now_ = FromMillis(1'790'000'000'000);
+  std::vector<std::pair<JobId, JobId>> preemptions_;  // (for, victim)
+  std::multimap<TimePoint, SimJob> arrivals_;
+  std::vector<Reservation> claims_;
+  std::vector<int> preemption_epochs_;
+  int epoch_ = 0;
+};
+
+inline Resources Gpus(int64_t milli, int nodes = 1) {
+  Resources r;
+  r.milli_gpus = milli;
+  r.nodes = nodes;
+  return r;
+}
+
+}  // namespace baton::sched::testing
