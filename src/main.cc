@@ -121,12 +121,28 @@ struct ServeOptions {
   std::string listen = "127.0.0.1:8470";
   bool local_agent = false;
   std::string gpus = "8xH100-80GB";
+  std::string pool = "default";
   int http_threads = 1;
+  Policy policy;
 };
 
 struct AgentFlags {
-  std::string server, token, name, gpus = "8xH100-80GB", data;
+  std::string server, token, name, gpus = "8xH100-80GB", data, pool = "default";
 };
+
+// Reads `--config FILE` into `o`; flags given on the command line win over the file.
+Status LoadConfig(const std::string& path, const CLI::App& cmd, ServeOptions* o) {
+  std::ifstream in(path);
+  if (!in) return NotFound(path + ": cannot be read");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  auto cfg = codec::DecodeServerConfig(ss.str(), path);
+  if (!cfg) return cfg.error();
+  if (!cfg->listen.empty() && cmd.count("--listen") == 0) o->listen = cfg->listen;
+  if (!cfg->data.empty() && cmd.count("--data") == 0) o->data = cfg->data;
+  o->policy = std::move(cfg->policy);
+  return Status::Ok();
+}
 
 std::unique_ptr<agent::GpuBackend> MakeBackend(const std::string& spec_text, const std::string& node,
                                                Status* error) {
@@ -170,7 +186,7 @@ int Serve(const ServeOptions& o) {
   size_t restored = snapshot->jobs.size();
 
   control::RealClock clock;
-  control::Controller controller;
+  control::Controller controller(control::ControllerOptions{.policy = o.policy});
   controller.Restore(std::move(*snapshot), clock.Now());
   control::ControllerLoop loop(controller, **store, clock, control::LoopOptions{}, [](const Status& st) {
     Log("fatal: " + st.message() + "; stopping so that nothing unacknowledged is lost");
@@ -213,7 +229,8 @@ int Serve(const ServeOptions& o) {
     st = executor.Check();
     if (!st.ok()) return Fail(st);
     local = std::make_unique<agent::Agent>(
-        agent::AgentOptions{.name = node_name, .data_dir = dir + "/agent", .server = url, .token = *agent_token},
+        agent::AgentOptions{.name = node_name, .data_dir = dir + "/agent", .server = url, .token = *agent_token,
+                            .pool = o.pool},
         *backend, executor);
     st = local->Start();
     if (!st.ok()) return Fail(st);
@@ -242,7 +259,9 @@ int RunAgent(const AgentFlags& f) {
   std::string dir = f.data.empty() ? cli::DefaultDataDir() + "/agent-" + name : f.data;
   agent::ProcessExecutor executor;
   if (Status ok = executor.Check(); !ok.ok()) return Fail(ok);
-  agent::Agent a(agent::AgentOptions{.name = name, .data_dir = dir, .server = f.server, .token = f.token},
+  if (!IsValidNodeName(f.pool)) return Fail(InvalidArgument("--pool: 1-64 of letters, digits, '.', '_', '-'"));
+  agent::Agent a(agent::AgentOptions{.name = name, .data_dir = dir, .server = f.server, .token = f.token,
+                                     .pool = f.pool},
                  *backend, executor);
   Status st = a.Start();
   if (!st.ok()) return Fail(st);
@@ -266,32 +285,39 @@ int main(int argc, char** argv) {
   CLI::App* up_cmd = app.add_subcommand("up", "controller and a local agent in one process");
   up_cmd->add_option("--data", up.data, "data directory (default $BATON_HOME, else ~/.baton)");
   up_cmd->add_option("--listen", up.listen, "HOST:PORT to serve (port 0 picks a free one)");
-  up_cmd->add_option("--gpus", up.gpus, "simulated GPUs, COUNTxTYPE[:topo=nvswitch|pairs|pcie]");
+  up_cmd->add_option("--gpus", up.gpus, "simulated GPUs, COUNTxTYPE[:topo=nvswitch|pairs|cubemesh|pcie]");
   up_cmd->add_option("--http-threads", up.http_threads, "threads serving HTTP")->check(CLI::Range(1, 64));
-  up_cmd->callback([&] { exit_code = Serve(up); });
+  up_cmd->add_option("--pool", up.pool, "pool (partition) of the local node");
+  std::string up_config;
+  up_cmd->add_option("--config", up_config, "YAML configuration: listen, data, scheduling, projects, users, pools");
+  up_cmd->callback([&] {
+    if (!IsValidNodeName(up.pool)) {
+      exit_code = Fail(InvalidArgument("--pool: 1-64 of letters, digits, '.', '_', '-'"));
+      return;
+    }
+    if (!up_config.empty()) {
+      if (Status st = LoadConfig(up_config, *up_cmd, &up); !st.ok()) {
+        Fail(st);
+        exit_code = 2;
+        return;
+      }
+    }
+    exit_code = Serve(up);
+  });
 
   ServeOptions srv;
   std::string config;
   CLI::App* srv_cmd = app.add_subcommand("server", "the controller alone; agents join it");
-  srv_cmd->add_option("--config", config, "YAML configuration (keys: listen, data)");
+  srv_cmd->add_option("--config", config, "YAML configuration: listen, data, scheduling, projects, users, pools");
   srv_cmd->add_option("--data", srv.data, "data directory");
   srv_cmd->add_option("--listen", srv.listen, "HOST:PORT to serve");
   srv_cmd->callback([&] {
     if (!config.empty()) {
-      std::ifstream in(config);
-      if (!in) {
-        exit_code = Fail(NotFound(config + ": cannot be read"));
+      if (Status st = LoadConfig(config, *srv_cmd, &srv); !st.ok()) {
+        Fail(st);
+        exit_code = 2;
         return;
       }
-      std::stringstream ss;
-      ss << in.rdbuf();
-      auto cfg = codec::DecodeServerConfig(ss.str(), config);
-      if (!cfg) {
-        exit_code = Fail(cfg.error());
-        return;
-      }
-      if (!cfg->listen.empty() && srv_cmd->count("--listen") == 0) srv.listen = cfg->listen;
-      if (!cfg->data.empty() && srv_cmd->count("--data") == 0) srv.data = cfg->data;
     }
     exit_code = Serve(srv);
   });
@@ -303,6 +329,7 @@ int main(int argc, char** argv) {
   agent_cmd->add_option("--name", agent_flags.name, "node name (default: host name)");
   agent_cmd->add_option("--gpus", agent_flags.gpus, "simulated GPUs, COUNTxTYPE[:topo=...]");
   agent_cmd->add_option("--data", agent_flags.data, "agent state directory");
+  agent_cmd->add_option("--pool", agent_flags.pool, "pool (partition) this node serves");
   agent_cmd->callback([&] { exit_code = RunAgent(agent_flags); });
 
   auto [head, tail] = cli::SplitCommandTail(argc, argv);

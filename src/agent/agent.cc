@@ -140,6 +140,7 @@ bool Agent::RegisterWithController() {
   req.node.memory_bytes = static_cast<int64_t>(sysconf(_SC_PHYS_PAGES)) * sysconf(_SC_PAGE_SIZE);
   req.node.gpu_backend = backend_.name();
   req.node.topology = backend_.topology();
+  req.node.pool = options_.pool;
   for (auto& [key, job] : jobs_) {
     JobEvent e;
     e.job = job.order.job;

@@ -31,6 +31,7 @@ struct AgentOptions {
   std::string data_dir;             // job directories, logs, run files
   std::string server;               // controller URL, http://HOST:PORT
   std::string token;                // agent join token
+  std::string pool = "default";     // the pool (partition) this node serves
   Duration sample_interval = std::chrono::seconds(2);
   Duration log_interval = std::chrono::milliseconds(250);
 };

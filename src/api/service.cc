@@ -209,6 +209,34 @@ void Service::Handle(Request req, Respond respond) {
       return;
     }
   }
+  if (seg.size() == 4 && seg[1] == "nodes" && (seg[3] == "drain" || seg[3] == "undrain")) {
+    if (!post) return method_not_allowed();
+    control::DrainNode d;
+    d.caller = CallerOf(*who);
+    d.node = seg[2];
+    d.drain = seg[3] == "drain";
+    if (!IsValidNodeName(d.node)) return respond(Error(InvalidArgument("node: not a valid node name")));
+    auto body = codec::DecodeDrainBody(req.body);
+    if (!body) return respond(Error(body.error()));
+    d.gpus = std::move(body->gpus);
+    d.reason = std::move(body->reason);
+    Run(std::move(d), std::move(respond), [](control::Reply& r) { return Json(200, codec::EncodeNodeList(r.nodes)); });
+    return;
+  }
+  if (seg.size() == 2 && seg[1] == "queue") {
+    if (!get) return method_not_allowed();
+    control::GetQueue q;
+    q.caller = CallerOf(*who);
+    auto limit = QueryInt(req, "limit", 1, 1000, 100);
+    auto offset = QueryInt(req, "offset", 0, INT64_MAX, 0);
+    if (!limit) return respond(Error(limit.error()));
+    if (!offset) return respond(Error(offset.error()));
+    q.limit = static_cast<int>(*limit);
+    q.offset = *offset;
+    Run(std::move(q), std::move(respond),
+        [](control::Reply& r) { return Json(200, codec::EncodeQueue(r.jobs, r.factors, r.next)); });
+    return;
+  }
   if (seg.size() >= 2 && seg[1] == "nodes") {
     if (!get) return method_not_allowed();
     std::string name = seg.size() >= 3 ? seg[2] : "";

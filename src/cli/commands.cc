@@ -342,13 +342,76 @@ int Nodes(const Connection& conn, bool json) {
   }
   auto nodes = codec::DecodeNodeList(*body);
   if (!nodes) return Fail(nodes.error());
-  Table t({"NAME", "STATE", "GPUS", "MODEL", "BUSY", "BACKEND", "TOPOLOGY", "LAST SEEN"});
+  Table t({"NAME", "STATE", "POOL", "GPUS", "MODEL", "BUSY", "DRAINED", "TOPOLOGY", "LAST SEEN", "NOTE"});
   for (const NodeStatus& n : *nodes) {
-    int busy = 0;
+    int busy = 0, drained = 0;
+    std::string note = n.drain_reason;
     for (const auto& jobs : n.gpu_jobs) busy += jobs.empty() ? 0 : 1;
+    for (size_t g = 0; g < n.gpu_drain_reasons.size(); ++g) {
+      if (n.gpu_drain_reasons[g].empty()) continue;
+      ++drained;
+      if (note.empty()) note = "GPU " + std::to_string(g) + ": " + n.gpu_drain_reasons[g];
+    }
     std::string model = n.info.gpus.empty() ? "-" : n.info.gpus[0].model;
-    t.Add({n.info.name, n.state, std::to_string(n.info.gpus.size()), model, std::to_string(busy),
-           n.info.gpu_backend, n.info.topology, Age(n.last_seen) + " ago"});
+    t.Add({n.info.name, n.state, n.info.pool, std::to_string(n.info.gpus.size()), model, std::to_string(busy),
+           std::to_string(drained), n.info.topology, Age(n.last_seen) + " ago", note});
+  }
+  t.Print(std::cout);
+  return 0;
+}
+
+// `baton drain NODE[/GPU[,GPU...]]` and `baton undrain ...`.
+int Drain(const Connection& conn, const std::string& target, const std::string& reason, bool drain) {
+  std::string node = target;
+  std::string body = "{";
+  if (size_t slash = target.find('/'); slash != std::string::npos) {
+    node = target.substr(0, slash);
+    std::string list = target.substr(slash + 1);
+    std::string gpus;
+    size_t i = 0;
+    while (i <= list.size()) {
+      size_t j = list.find(',', i);
+      if (j == std::string::npos) j = list.size();
+      std::string one = list.substr(i, j - i);
+      if (one.empty() || one.size() > 4 || one.find_first_not_of("0123456789") != std::string::npos) {
+        return Usage(InvalidArgument("NODE/GPU: \"" + list.substr(0, 32) + "\" is not a GPU index list such as 0 or 2,3"));
+      }
+      gpus += (gpus.empty() ? "" : ",") + one;
+      i = j + 1;
+    }
+    body += "\"gpus\": [" + gpus + "]";
+  }
+  if (!IsValidNodeName(node)) return Usage(InvalidArgument("NODE: \"" + node.substr(0, 64) + "\" is not a node name"));
+  if (!reason.empty()) body += std::string(body.size() > 1 ? ", " : "") + "\"reason\": " + codec::EncodeString(reason);
+  body += "}";
+  auto api = ApiClient::Connect(conn);
+  if (!api) return Fail(api.error());
+  auto res = (*api)->Call("POST", "/v1/nodes/" + node + (drain ? "/drain" : "/undrain"), body);
+  if (!res) return Fail(res.error());
+  return 0;
+}
+
+// `baton queue`: pending jobs in the order they would start, with why they wait.
+int Queue(const Connection& conn, int limit, bool json) {
+  auto api = ApiClient::Connect(conn);
+  if (!api) return Fail(api.error());
+  auto body = (*api)->Call("GET", "/v1/queue?limit=" + std::to_string(limit));
+  if (!body) return Fail(body.error());
+  if (json) {
+    std::cout << *body << "\n";
+    return 0;
+  }
+  std::optional<int64_t> next;
+  auto jobs = codec::DecodeJobList(*body, &next);
+  if (!jobs) return Fail(jobs.error());
+  Table t({"#", "ID", "USER", "PROJECT", "PRIORITY", "GPUS", "WAITING", "EXPECTED START", "REASON"});
+  int pos = 0;
+  for (const Job& j : *jobs) {
+    std::string why = j.reason + (j.reason_detail.empty() ? "" : ": " + j.reason_detail);
+    if (why.size() > 100) why = why.substr(0, 97) + "...";
+    t.Add({std::to_string(++pos), std::to_string(j.id.value), j.user, j.spec.project,
+           std::string(PriorityName(j.spec.priority)), FormatMilli(j.spec.resources.milli_gpus),
+           Age(j.submitted_at), j.estimated_start ? FormatRfc3339(*j.estimated_start).substr(0, 19) + "Z" : "-", why});
   }
   t.Print(std::cout);
   return 0;
@@ -467,6 +530,26 @@ void AddClientCommands(CLI::App& app, int* exit_code, std::optional<std::vector<
     add_conn(sub);
     sub->add_flag("--json", *json, "print JSON");
     sub->callback([=] { *exit_code = Nodes(*conn, *json); });
+  }
+  for (bool drain : {true, false}) {
+    auto target = std::make_shared<std::string>();
+    auto reason = std::make_shared<std::string>();
+    CLI::App* sub = app.add_subcommand(drain ? "drain" : "undrain",
+                                       drain ? "stop placing new jobs on a node or some of its GPUs (admin)"
+                                             : "let a drained node or GPU take jobs again (admin)");
+    add_conn(sub);
+    sub->add_option("target", *target, "NODE or NODE/GPU[,GPU...]")->required();
+    if (drain) sub->add_option("--reason", *reason, "why, shown by `baton nodes`");
+    sub->callback([=] { *exit_code = Drain(*conn, *target, *reason, drain); });
+  }
+  {
+    auto json = std::make_shared<bool>(false);
+    auto limit = std::make_shared<int>(50);
+    CLI::App* sub = app.add_subcommand("queue", "pending jobs in the order they would start, with reasons");
+    add_conn(sub);
+    sub->add_flag("--json", *json, "print JSON");
+    sub->add_option("-n,--limit", *limit, "how many (1-1000)")->check(CLI::Range(1, 1000));
+    sub->callback([=] { *exit_code = Queue(*conn, *limit, *json); });
   }
 }
 

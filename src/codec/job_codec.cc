@@ -478,6 +478,30 @@ std::string EncodeJobList(const std::vector<const Job*>& jobs, std::optional<int
   return json::serialize(o);
 }
 
+std::string EncodeQueue(const std::vector<Job>& jobs, const std::vector<QueueFactors>& factors,
+                        std::optional<int64_t> next) {
+  json::array a;
+  a.reserve(jobs.size());
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    json::object o = JobObject(jobs[i], JobForm::kPublic);
+    if (i < factors.size()) {
+      const QueueFactors& f = factors[i];
+      json::object fo;
+      fo["priority"] = f.priority;
+      fo["fairshare"] = f.fairshare;
+      fo["age"] = f.age;
+      fo["size"] = f.size;
+      fo["score"] = f.score;
+      o["factors"] = std::move(fo);
+    }
+    a.emplace_back(std::move(o));
+  }
+  json::object root;
+  root["jobs"] = std::move(a);
+  root["next"] = next ? json::value(*next) : json::value(nullptr);
+  return json::serialize(root);
+}
+
 Result<Job> DecodeJob(std::string_view text) {
   ASSIGN_OR_RETURN(json::value v, Parse(text));
   return JobFromValue(v);

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/job.h"
+#include "core/policy.h"
 #include "core/protocol.h"
 #include "core/status.h"
 
@@ -44,6 +45,17 @@ Result<std::vector<Job>> DecodeJobList(std::string_view json, std::optional<int6
 
 // Nodes as the API shows them.
 std::string EncodeNodeList(const std::vector<NodeStatus>& nodes);
+
+// The body of POST /v1/nodes/{name}/drain|undrain: {"gpus": [INDEX, ...], "reason": "..."}, all optional.
+struct DrainBody {
+  std::vector<int> gpus;
+  std::string reason;
+};
+Result<DrainBody> DecodeDrainBody(std::string_view text);
+
+// GET /v1/queue: {"jobs": [job + "position" + "factors"], "next": OFFSET|null}.
+std::string EncodeQueue(const std::vector<Job>& jobs, const std::vector<QueueFactors>& factors,
+                        std::optional<int64_t> next);
 Result<std::vector<NodeStatus>> DecodeNodeList(std::string_view json);
 
 // {"error": {"code": "...", "message": "..."}}
@@ -61,11 +73,13 @@ Result<std::vector<Order>> DecodeOrders(std::string_view json);
 std::string EncodeReport(const ReportRequest& r);
 Result<ReportRequest> DecodeReport(std::string_view json);
 
-// `baton server --config FILE` (YAML). Only what the controller reads today; unknown keys
-// are errors naming the key.
+// `baton server --config FILE` and `baton up --config FILE` (YAML): where to serve, and the
+// scheduling policy (docs/operations.md lists every key). Errors name the file, the line and
+// the key; unknown keys are errors.
 struct ServerConfig {
   std::string listen;   // HOST:PORT
   std::string data;     // data directory
+  Policy policy;
 };
 Result<ServerConfig> DecodeServerConfig(std::string_view yaml, std::string_view file);
 

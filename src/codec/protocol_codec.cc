@@ -378,9 +378,12 @@ std::string EncodeNodeList(const std::vector<NodeStatus>& nodes) {
     json::object o = NodeInfoObject(n.info);
     o["state"] = n.state;
     o["last_seen"] = TimeValue(n.last_seen);
+    o["drain_reason"] = n.drain_reason.empty() ? json::value(nullptr) : json::value(n.drain_reason);
     json::array& gpus = o["gpus"].as_array();
     for (size_t i = 0; i < gpus.size(); ++i) {
       json::object& g = gpus[i].as_object();
+      bool drained = i < n.gpu_drain_reasons.size() && !n.gpu_drain_reasons[i].empty();
+      g["drain_reason"] = drained ? json::value(n.gpu_drain_reasons[i]) : json::value(nullptr);
       if (i < n.samples.size()) {
         g["utilization_pct"] = n.samples[i].utilization_pct;
         g["memory_used_bytes"] = n.samples[i].memory_used_bytes;
@@ -400,6 +403,29 @@ std::string EncodeNodeList(const std::vector<NodeStatus>& nodes) {
   return json::serialize(root);
 }
 
+Result<DrainBody> DecodeDrainBody(std::string_view text) {
+  DrainBody body;
+  if (text.find_first_not_of(" \t\r\n") == std::string_view::npos) return body;
+  ASSIGN_OR_RETURN(json::value v, Parse(text));
+  ASSIGN_OR_RETURN(const json::object* o, GetObject(v, "body"));
+  for (const auto& kv : *o) {
+    if (kv.key() != "gpus" && kv.key() != "reason") {
+      return Err(InvalidArgument("body: unknown field \"" + std::string(kv.key().substr(0, 64)) +
+                                 "\" (use gpus, reason)"));
+    }
+  }
+  if (const json::value* g = Find(*o, "gpus")) {
+    ASSIGN_OR_RETURN(const json::array* a, GetArray(*g, "gpus"));
+    if (a->size() > 1024) return Err(InvalidArgument("gpus: more than 1024"));
+    for (const auto& x : *a) {
+      ASSIGN_OR_RETURN(int64_t idx, GetInt(x, "gpus[]", 0, 1023));
+      body.gpus.push_back(static_cast<int>(idx));
+    }
+  }
+  if (const json::value* r = Find(*o, "reason")) { ASSIGN_OR_RETURN(body.reason, GetString(*r, "reason", 256)); }
+  return body;
+}
+
 Result<std::vector<NodeStatus>> DecodeNodeList(std::string_view text) {
   ASSIGN_OR_RETURN(json::value v, Parse(text));
   ASSIGN_OR_RETURN(const json::object* root, GetObject(v, ""));
@@ -413,6 +439,9 @@ Result<std::vector<NodeStatus>> DecodeNodeList(std::string_view text) {
     const json::object& o = item.get_object();
     RETURN_IF_ERROR(Read(o, "state", &n.state, Str(32)));
     if (const json::value* t = Find(o, "last_seen")) { ASSIGN_OR_RETURN(n.last_seen, GetTime(*t, "last_seen")); }
+    if (const json::value* d = Find(o, "drain_reason"); d != nullptr && d->is_string()) {
+      n.drain_reason = std::string(d->get_string().subview(0, 256));
+    }
     if (const json::value* gv = Find(o, "gpus"); gv != nullptr && gv->is_array()) {
       for (const auto& g : gv->get_array()) {
         ASSIGN_OR_RETURN(GpuSample s, SampleFrom(g));
@@ -426,6 +455,13 @@ Result<std::vector<NodeStatus>> DecodeNodeList(std::string_view text) {
           }
         }
         n.gpu_jobs.push_back(std::move(ids));
+        std::string why;
+        if (g.is_object()) {
+          if (const json::value* d = Find(g.get_object(), "drain_reason"); d != nullptr && d->is_string()) {
+            why = std::string(d->get_string().subview(0, 256));
+          }
+        }
+        n.gpu_drain_reasons.push_back(std::move(why));
       }
     }
     out.push_back(std::move(n));

@@ -1,8 +1,13 @@
 // YAML -> JSON, so job files in YAML go through the same spec decoder as API bodies.
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <functional>
+#include <sstream>
+
+#include "core/node.h"
 
 #include "codec/internal/json_util.h"
 #include "codec/json_codec.h"
@@ -85,23 +90,208 @@ Result<std::string> YamlToJson(std::string_view yaml, std::string_view file) {
   }
 }
 
-Result<ServerConfig> DecodeServerConfig(std::string_view yaml, std::string_view file) {
-  ASSIGN_OR_RETURN(std::string text, YamlToJson(yaml, file));
-  ASSIGN_OR_RETURN(json::value v, Parse(text));
-  ServerConfig cfg;
-  if (v.is_null()) return cfg;
-  if (!v.is_object()) return Err(InvalidArgument(std::string(file) + ": must be a mapping of keys"));
-  for (const auto& kv : v.get_object()) {
-    std::string key(kv.key());
-    if (key == "listen" || key == "data") {
-      auto s = GetString(kv.value(), std::string(file) + ": " + key, 4096);
-      if (!s) return Err(s.error());
-      (key == "listen" ? cfg.listen : cfg.data) = *s;
-    } else {
-      return Err(InvalidArgument(std::string(file) + ": unknown key \"" + key + "\""));
+namespace {
+
+// Reads one YAML mapping of the configuration with errors that name file, line and key path.
+class ConfigReader {
+ public:
+  explicit ConfigReader(std::string_view file) : file_(file) {}
+
+  Status Error(const YAML::Node& at, const std::string& path, const std::string& why) const {
+    return InvalidArgument(file_ + ": line " + std::to_string(at.Mark().line + 1) + ": " + path + ": " + why);
+  }
+
+  // Checks `node` is a mapping whose keys are all in `allowed`.
+  Status Keys(const YAML::Node& node, const std::string& path, std::initializer_list<std::string_view> allowed) const {
+    if (!node.IsMap()) return Error(node, path, "must be a mapping of keys");
+    for (const auto& kv : node) {
+      const std::string& key = kv.first.Scalar();
+      if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
+        std::string list;
+        for (auto k : allowed) list += (list.empty() ? "" : ", ") + std::string(k);
+        return Error(kv.first, path.empty() ? key : path + "." + key, "unknown key (known: " + list + ")");
+      }
     }
+    return Status::Ok();
+  }
+
+  Result<std::string> Text(const YAML::Node& n, const std::string& path, size_t max = 4096) const {
+    if (!n.IsScalar()) return Err(Error(n, path, "must be text"));
+    if (n.Scalar().size() > max) return Err(Error(n, path, "longer than " + std::to_string(max) + " bytes"));
+    return n.Scalar();
+  }
+
+  Result<double> Number(const YAML::Node& n, const std::string& path, double lo, double hi) const {
+    if (!n.IsScalar()) return Err(Error(n, path, "must be a number"));
+    char* end = nullptr;
+    const std::string& t = n.Scalar();
+    double d = std::strtod(t.c_str(), &end);
+    if (t.empty() || *end != '\0' || !std::isfinite(d) || d < lo || d > hi) {
+      std::ostringstream range;
+      range << lo << " to " << hi;
+      return Err(Error(n, path, "must be a number from " + range.str() + " (got \"" + t.substr(0, 32) + "\")"));
+    }
+    return d;
+  }
+
+  Result<int64_t> Gpus(const YAML::Node& n, const std::string& path) const {
+    ASSIGN_OR_RETURN(double d, Number(n, path, 0, 1'000'000));
+    return static_cast<int64_t>(std::llround(d * 1000));
+  }
+
+  Result<bool> Bool(const YAML::Node& n, const std::string& path) const {
+    if (n.IsScalar()) {
+      const std::string& t = n.Scalar();
+      if (t == "true" || t == "yes" || t == "on") return true;
+      if (t == "false" || t == "no" || t == "off") return false;
+    }
+    return Err(Error(n, path, "must be true or false"));
+  }
+
+  Result<Duration> Time(const YAML::Node& n, const std::string& path) const {
+    if (!n.IsScalar()) return Err(Error(n, path, "must be a duration such as 30s, 2h or 7d"));
+    auto d = ParseDuration(n.Scalar(), path);
+    if (!d) return Err(Error(n, path, d.error().message()));
+    return *d;
+  }
+
+  bool IsName(const std::string& s) const { return IsValidNodeName(s); }
+
+ private:
+  std::string file_;
+};
+
+#define TRY(expr)                                          \
+  do {                                                     \
+    auto _r = (expr);                                      \
+    if (!_r) return ::baton::Err(std::move(_r.error()));   \
+  } while (0)
+
+Result<void> ReadProject(const ConfigReader& r, const YAML::Node& n, const std::string& path, ProjectPolicy* p) {
+  RETURN_IF_ERROR(r.Keys(n, path, {"share", "guaranteed_gpus", "limit_gpus"}));
+  if (n["share"]) { ASSIGN_OR_RETURN(p->share, r.Number(n["share"], path + ".share", 0.001, 1e6)); }
+  if (n["guaranteed_gpus"]) { ASSIGN_OR_RETURN(p->guaranteed_milli, r.Gpus(n["guaranteed_gpus"], path + ".guaranteed_gpus")); }
+  if (n["limit_gpus"]) { ASSIGN_OR_RETURN(p->limit_milli, r.Gpus(n["limit_gpus"], path + ".limit_gpus")); }
+  if (p->limit_milli != kNoLimit && p->limit_milli < p->guaranteed_milli) {
+    return Err(r.Error(n, path, "limit_gpus is below guaranteed_gpus"));
+  }
+  return {};
+}
+
+Result<void> ReadUser(const ConfigReader& r, const YAML::Node& n, const std::string& path, UserPolicy* u) {
+  RETURN_IF_ERROR(r.Keys(n, path, {"share", "max_gpus", "max_jobs"}));
+  if (n["share"]) { ASSIGN_OR_RETURN(u->share, r.Number(n["share"], path + ".share", 0.001, 1e6)); }
+  if (n["max_gpus"]) { ASSIGN_OR_RETURN(u->max_milli, r.Gpus(n["max_gpus"], path + ".max_gpus")); }
+  if (n["max_jobs"]) {
+    ASSIGN_OR_RETURN(double jobs, r.Number(n["max_jobs"], path + ".max_jobs", 0, 1e9));
+    if (jobs != std::floor(jobs)) return Err(r.Error(n["max_jobs"], path + ".max_jobs", "must be a whole number"));
+    u->max_jobs = static_cast<int>(jobs);
+  }
+  return {};
+}
+
+Result<void> ReadNamed(const ConfigReader& r, const YAML::Node& n, const std::string& path,
+                 const std::function<Result<void>(const std::string&, const YAML::Node&)>& each) {
+  if (!n.IsMap()) return Err(r.Error(n, path, "must be a mapping from names to settings"));
+  for (const auto& kv : n) {
+    const std::string& name = kv.first.Scalar();
+    if (!r.IsName(name)) return Err(r.Error(kv.first, path + "." + name.substr(0, 64), "names are 1-64 of letters, digits, '.', '_', '-'"));
+    TRY(each(name, kv.second));
+  }
+  return {};
+}
+
+Result<void> ReadPolicy(const ConfigReader& r, const YAML::Node& root, Policy* policy) {
+  if (const YAML::Node s = root["scheduling"]) {
+    RETURN_IF_ERROR(r.Keys(s, "scheduling", {"weights", "fairshare_half_life", "max_age", "backfill",
+                                             "reservations", "preemption", "preempt_grace"}));
+    if (const YAML::Node w = s["weights"]) {
+      RETURN_IF_ERROR(r.Keys(w, "scheduling.weights", {"priority", "fairshare", "age", "size"}));
+      Weights& x = policy->weights;
+      for (auto [key, field] : {std::pair{"priority", &x.priority}, std::pair{"fairshare", &x.fairshare},
+                                std::pair{"age", &x.age}, std::pair{"size", &x.size}}) {
+        if (w[key]) { ASSIGN_OR_RETURN(*field, r.Number(w[key], std::string("scheduling.weights.") + key, 0, 1e9)); }
+      }
+    }
+    if (s["fairshare_half_life"]) {
+      ASSIGN_OR_RETURN(policy->fairshare_half_life, r.Time(s["fairshare_half_life"], "scheduling.fairshare_half_life"));
+      if (policy->fairshare_half_life.count() == 0) {
+        return Err(r.Error(s["fairshare_half_life"], "scheduling.fairshare_half_life", "must be longer than 0"));
+      }
+    }
+    if (s["max_age"]) {
+      ASSIGN_OR_RETURN(policy->max_age, r.Time(s["max_age"], "scheduling.max_age"));
+      if (policy->max_age.count() == 0) return Err(r.Error(s["max_age"], "scheduling.max_age", "must be longer than 0"));
+    }
+    if (s["backfill"]) { ASSIGN_OR_RETURN(policy->backfill, r.Bool(s["backfill"], "scheduling.backfill")); }
+    if (s["preemption"]) { ASSIGN_OR_RETURN(policy->preemption, r.Bool(s["preemption"], "scheduling.preemption")); }
+    if (s["reservations"]) {
+      ASSIGN_OR_RETURN(double n, r.Number(s["reservations"], "scheduling.reservations", 0, 1000));
+      policy->reservations = static_cast<int>(n);
+    }
+    if (s["preempt_grace"]) { ASSIGN_OR_RETURN(policy->preempt_grace, r.Time(s["preempt_grace"], "scheduling.preempt_grace")); }
+  }
+  if (const YAML::Node d = root["defaults"]) {
+    RETURN_IF_ERROR(r.Keys(d, "defaults", {"project", "user"}));
+    if (d["project"]) TRY(ReadProject(r, d["project"], "defaults.project", &policy->default_project));
+    if (d["user"]) TRY(ReadUser(r, d["user"], "defaults.user", &policy->default_user));
+  }
+  if (const YAML::Node p = root["projects"]) {
+    TRY(ReadNamed(r, p, "projects", [&](const std::string& name, const YAML::Node& n) -> Result<void> {
+      ProjectPolicy pp = policy->default_project;
+      TRY(ReadProject(r, n, "projects." + name, &pp));
+      policy->projects[name] = pp;
+      return {};
+    }));
+  }
+  if (const YAML::Node u = root["users"]) {
+    TRY(ReadNamed(r, u, "users", [&](const std::string& name, const YAML::Node& n) -> Result<void> {
+      UserPolicy up = policy->default_user;
+      TRY(ReadUser(r, n, "users." + name, &up));
+      policy->users[name] = up;
+      return {};
+    }));
+  }
+  if (const YAML::Node p = root["pools"]) {
+    TRY(ReadNamed(r, p, "pools", [&](const std::string& name, const YAML::Node& n) -> Result<void> {
+      std::string path = "pools." + name;
+      RETURN_IF_ERROR(r.Keys(n, path, {"default_time_limit", "max_time_limit", "max_gpus_per_job", "max_gpus_per_user"}));
+      PoolPolicy pp;
+      if (n["default_time_limit"]) { ASSIGN_OR_RETURN(pp.default_time_limit, r.Time(n["default_time_limit"], path + ".default_time_limit")); }
+      if (n["max_time_limit"]) { ASSIGN_OR_RETURN(pp.max_time_limit, r.Time(n["max_time_limit"], path + ".max_time_limit")); }
+      if (n["max_gpus_per_job"]) { ASSIGN_OR_RETURN(pp.max_milli_per_job, r.Gpus(n["max_gpus_per_job"], path + ".max_gpus_per_job")); }
+      if (n["max_gpus_per_user"]) { ASSIGN_OR_RETURN(pp.max_milli_per_user, r.Gpus(n["max_gpus_per_user"], path + ".max_gpus_per_user")); }
+      if (pp.max_time_limit.count() > 0 && pp.default_time_limit > pp.max_time_limit) {
+        return Err(r.Error(n, path, "default_time_limit is longer than max_time_limit"));
+      }
+      policy->pools[name] = pp;
+      return {};
+    }));
+  }
+  return {};
+}
+
+}  // namespace
+
+Result<ServerConfig> DecodeServerConfig(std::string_view yaml, std::string_view file) {
+  ServerConfig cfg;
+  ConfigReader r(file);
+  try {
+    YAML::Node root = YAML::Load(std::string(yaml));
+    // The same bound on expanded aliases as job files.
+    int budget = kMaxYamlNodes;
+    if (auto converted = Convert(root, 0, file, false, budget); !converted) return Err(converted.error());
+    if (root.IsNull()) return cfg;
+    RETURN_IF_ERROR(r.Keys(root, "", {"listen", "data", "scheduling", "defaults", "projects", "users", "pools"}));
+    if (root["listen"]) { ASSIGN_OR_RETURN(cfg.listen, r.Text(root["listen"], "listen")); }
+    if (root["data"]) { ASSIGN_OR_RETURN(cfg.data, r.Text(root["data"], "data")); }
+    TRY(ReadPolicy(r, root, &cfg.policy));
+  } catch (const YAML::Exception& e) {
+    return Err(InvalidArgument(std::string(file) + ": line " + std::to_string(e.mark.line + 1) + ": " + e.msg));
   }
   return cfg;
 }
+
+#undef TRY
 
 }  // namespace baton::codec

@@ -50,6 +50,15 @@ struct ListJobs {
 
 struct ListNodes {};
 
+// Drain (no new jobs; running ones go on) or undrain a node, or some of its GPUs.
+struct DrainNode {
+  Caller caller;
+  std::string node;
+  std::vector<int> gpus;             // empty = the whole node
+  std::string reason;
+  bool drain = true;                 // false = undrain
+};
+
 struct GetQueue {
   Caller caller;
   int limit = 100;
@@ -73,7 +82,7 @@ struct AgentReport {
 
 struct Tick {};                      // time passed; look at timeouts
 
-using Command = std::variant<SubmitJobs, JobAction, GetJob, ListJobs, ListNodes, GetQueue,
+using Command = std::variant<SubmitJobs, JobAction, GetJob, ListJobs, ListNodes, GetQueue, DrainNode,
                              AgentRegister, AgentPoll, AgentReport, Tick>;
 
 struct Reply {

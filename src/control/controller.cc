@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <unordered_set>
 
 #include "core/quantity.h"
 
@@ -46,6 +47,12 @@ void Controller::Restore(store::Snapshot snapshot, TimePoint now) {
       }
     }
   }
+  for (const store::Drain& d : snapshot.drains) {
+    if (!IsValidNodeName(d.node)) continue;
+    NodeRecord& n = EnsureNode(d.node);
+    if (d.gpu < 0) n.drain_reason = d.reason;
+    else n.gpu_drains[d.gpu] = d.reason;
+  }
   // Fair-share usage from the jobs' own history: what ran, decayed to now.
   usage_.Advance(now);
   for (const auto& [id, j] : jobs_) {
@@ -66,6 +73,7 @@ Reply Controller::Apply(const Command& command, TimePoint now) {
                         [&](const ListJobs& c) { return List(c); },
                         [&](const ListNodes&) { return Nodes(); },
                         [&](const GetQueue& c) { return Queue(c); },
+                        [&](const DrainNode& c) { return Drain(c); },
                         [&](const AgentRegister& c) { return Register(c, now); },
                         [&](const AgentPoll& c) { return Poll(c, now); },
                         [&](const AgentReport& c) { return Report(c, now); },
@@ -96,6 +104,8 @@ Effects Controller::EndBatch(TimePoint now) {
   next_id_dirty_ = false;
   fx.store.idempotency = std::move(new_keys_);
   new_keys_.clear();
+  fx.store.drains = std::move(new_drains_);
+  new_drains_.clear();
   return fx;
 }
 
@@ -256,6 +266,12 @@ Reply Controller::Nodes() const {
     s.last_seen = node.last_seen;
     s.samples = node.samples;
     s.gpu_jobs.resize(node.info.gpus.size());
+    s.drain_reason = node.drain_reason;
+    if (!node.drain_reason.empty() && s.state == "ready") s.state = "drained";
+    s.gpu_drain_reasons.resize(node.info.gpus.size());
+    for (const auto& [g, why] : node.gpu_drains) {
+      if (g >= 0 && static_cast<size_t>(g) < s.gpu_drain_reasons.size()) s.gpu_drain_reasons[g] = why;
+    }
     r.nodes.push_back(std::move(s));
   }
   for (JobId id : running_) {
@@ -471,20 +487,56 @@ void Controller::Schedule(TimePoint now) {
   }
 }
 
+Reply Controller::Drain(const DrainNode& c) {
+  if (!c.caller.admin) return ErrorReply(PermissionDenied("only an admin drains or undrains nodes"));
+  NodeRecord* node = FindNode(c.node);
+  if (node == nullptr) return ErrorReply(NotFound("node " + c.node.substr(0, 64) + " is not known"));
+  for (int g : c.gpus) {
+    if (g < 0 || static_cast<size_t>(g) >= node->info.gpus.size()) {
+      return ErrorReply(InvalidArgument("gpus: node " + c.node + " has no GPU " + std::to_string(g)));
+    }
+  }
+  std::string reason = c.reason.empty() ? "drained by " + c.caller.user : c.reason.substr(0, 256);
+  if (c.gpus.empty()) {
+    node->drain_reason = c.drain ? reason : "";
+    new_drains_.push_back(store::Drain{.node = c.node, .gpu = -1, .reason = reason, .active = c.drain});
+  }
+  for (int g : c.gpus) {
+    if (c.drain) node->gpu_drains[g] = reason;
+    else node->gpu_drains.erase(g);
+    new_drains_.push_back(store::Drain{.node = c.node, .gpu = g, .reason = reason, .active = c.drain});
+  }
+  if (view_.FindNode(c.node) != nullptr) RebuildNodeSlots(*node);
+  full_pass_ = true;  // an undrain frees GPUs; a drain changes reservations
+  return Nodes();
+}
+
 Reply Controller::Queue(const GetQueue& c) const {
   Reply r;
   int limit = std::clamp(c.limit, 1, 1000);
   int64_t skipped = 0;
-  for (const sched::QueueEntry& e : order_) {
-    const Job* j = FindJob(e.id);
-    if (j == nullptr || j->state != JobState::kPending) continue;
-    if (skipped++ < c.offset) continue;
+  auto take = [&](const Job& j, const QueueFactors& f) {
+    if (skipped++ < c.offset) return true;
     if (static_cast<int>(r.jobs.size()) == limit) {
       r.next = c.offset + limit;
-      break;
+      return false;
     }
-    r.jobs.push_back(*j);
-    r.factors.push_back(e.factors);
+    r.jobs.push_back(j);
+    r.factors.push_back(f);
+    return true;
+  };
+  // The last full pass's order, then jobs that joined the queue since (not yet ordered).
+  std::unordered_set<int64_t> listed;
+  listed.reserve(order_.size());
+  for (const sched::QueueEntry& e : order_) {
+    const Job* j = FindJob(e.id);
+    if (j == nullptr || j->state != JobState::kPending || blocked_.count(e.id)) continue;
+    listed.insert(e.id.value);
+    if (!take(*j, e.factors)) return r;
+  }
+  for (const QueueKey& k : queue_) {
+    if (listed.count(k.id)) continue;
+    if (!take(jobs_.at(JobId{k.id}), QueueFactors{})) return r;
   }
   return r;
 }
@@ -621,11 +673,15 @@ void Controller::RebuildNodeSlots(const NodeRecord& node) {
   for (const Gpu& g : node.info.gpus) {
     slots->gpus.push_back(sched::GpuSlot{.index = g.index, .model = g.model,
                                          .memory_bytes = g.memory_bytes, .free_milli = 1000,
-                                         .free_memory_bytes = g.memory_bytes, .usable = true});
+                                         .free_memory_bytes = g.memory_bytes,
+                                         .usable = node.gpu_drains.count(g.index) == 0,
+                                         .island = g.island, .pcie_switch = g.pcie_switch,
+                                         .numa_node = g.numa_node});
   }
+  slots->pool = node.info.pool;
   slots->total_cpus = slots->free_cpus = node.info.cpus;
   slots->total_memory_bytes = slots->free_memory_bytes = node.info.memory_bytes;
-  slots->schedulable = node.state == NodeRecord::State::kReady;
+  slots->schedulable = node.state == NodeRecord::State::kReady && node.drain_reason.empty();
   for (JobId id : running_) {
     const Job& j = jobs_.at(id);
     for (const auto& part : j.allocation) {

@@ -59,6 +59,8 @@ class Controller {
     std::optional<uint64_t> parked_poll;
     TimePoint parked_at{};
     std::vector<GpuSample> samples;
+    std::string drain_reason;                // non-empty: drained by an admin
+    std::map<int, std::string> gpu_drains;   // GPU index -> reason
   };
   // Queue order: higher priority first, then lower id (submit order).
   struct QueueKey {
@@ -75,6 +77,7 @@ class Controller {
   Reply List(const ListJobs& c) const;
   Reply Nodes() const;
   Reply Queue(const GetQueue& c) const;
+  Reply Drain(const DrainNode& c);
   Reply Register(const AgentRegister& c, TimePoint now);
   Reply Poll(const AgentPoll& c, TimePoint now);
   Reply Report(const AgentReport& c, TimePoint now);
@@ -123,6 +126,7 @@ class Controller {
   uint64_t session_counter_ = 0;
 
   std::set<JobId> dirty_;
+  std::vector<store::Drain> new_drains_;
   std::vector<Delivery> deliveries_;
 };
 

@@ -54,6 +54,8 @@ struct NodeStatus {
   TimePoint last_seen{};
   std::vector<GpuSample> samples;
   std::vector<std::vector<int64_t>> gpu_jobs;  // per GPU: ids of the jobs on it
+  std::string drain_reason;                    // non-empty: the node is drained
+  std::vector<std::string> gpu_drain_reasons;  // per GPU: non-empty when that GPU is drained
 };
 
 struct GpuSpec {

@@ -7,6 +7,7 @@ Result<Snapshot> MemoryStore::Load() {
   for (const auto& [id, job] : jobs_) s.jobs.push_back(job);
   s.next_job_id = next_job_id_;
   s.idempotency = keys_;
+  for (const auto& [key, d] : drains_) s.drains.push_back(d);
   return s;
 }
 
@@ -15,6 +16,10 @@ Status MemoryStore::Commit(const Batch& batch) {
   for (const Job& j : batch.jobs) jobs_[j.id] = j;
   if (batch.next_job_id) next_job_id_ = *batch.next_job_id;
   keys_.insert(keys_.end(), batch.idempotency.begin(), batch.idempotency.end());
+  for (const Drain& d : batch.drains) {
+    if (d.active) drains_[{d.node, d.gpu}] = d;
+    else drains_.erase({d.node, d.gpu});
+  }
   ++commits_;
   return Status::Ok();
 }

@@ -20,6 +20,7 @@ class MemoryStore : public Store {
   std::map<JobId, Job> jobs_;
   int64_t next_job_id_ = 1;
   std::vector<IdempotencyEntry> keys_;
+  std::map<std::pair<std::string, int>, Drain> drains_;
   bool fail_ = false;
   int commits_ = 0;
 };

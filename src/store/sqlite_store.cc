@@ -16,6 +16,10 @@ constexpr const char* kMigrations[] = {
       CREATE TABLE idempotency (user TEXT NOT NULL, key TEXT NOT NULL, first_job INTEGER NOT NULL,
                                 count INTEGER NOT NULL, PRIMARY KEY (user, key));
     )sql",
+    R"sql(
+      CREATE TABLE drains (node TEXT NOT NULL, gpu INTEGER NOT NULL, reason TEXT NOT NULL,
+                           PRIMARY KEY (node, gpu));
+    )sql",
 };
 
 Status SqlError(sqlite3* db, const std::string& what) {
@@ -45,7 +49,7 @@ class Statement {
 struct SqliteStore::Impl {
   sqlite3* db = nullptr;
   std::string path;
-  Statement put_job, put_meta, put_key, begin, commit, rollback;
+  Statement put_job, put_meta, put_key, put_drain, del_drain, begin, commit, rollback;
 
   ~Impl() {
     // Statements finalize in their destructors, which run after this body: close_v2 defers.
@@ -119,6 +123,9 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::OpenUnlabelled(const std::stri
   RETURN_IF_ERROR(impl->put_meta.Prepare(impl->db, "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)"));
   RETURN_IF_ERROR(impl->put_key.Prepare(
       impl->db, "INSERT OR REPLACE INTO idempotency (user, key, first_job, count) VALUES (?, ?, ?, ?)"));
+  RETURN_IF_ERROR(impl->put_drain.Prepare(
+      impl->db, "INSERT OR REPLACE INTO drains (node, gpu, reason) VALUES (?, ?, ?)"));
+  RETURN_IF_ERROR(impl->del_drain.Prepare(impl->db, "DELETE FROM drains WHERE node = ? AND gpu = ?"));
   RETURN_IF_ERROR(impl->begin.Prepare(impl->db, "BEGIN IMMEDIATE"));
   RETURN_IF_ERROR(impl->commit.Prepare(impl->db, "COMMIT"));
   RETURN_IF_ERROR(impl->rollback.Prepare(impl->db, "ROLLBACK"));
@@ -165,6 +172,17 @@ Result<Snapshot> SqliteStore::Load() {
       snap.idempotency.push_back(std::move(e));
     }
   }
+  {
+    Statement s;
+    RETURN_IF_ERROR(s.Prepare(db, "SELECT node, gpu, reason FROM drains ORDER BY node, gpu"));
+    while (sqlite3_step(s.get()) == SQLITE_ROW) {
+      Drain d;
+      d.node = reinterpret_cast<const char*>(sqlite3_column_text(s.get(), 0));
+      d.gpu = sqlite3_column_int(s.get(), 1);
+      d.reason = reinterpret_cast<const char*>(sqlite3_column_text(s.get(), 2));
+      snap.drains.push_back(std::move(d));
+    }
+  }
   return snap;
 }
 
@@ -200,6 +218,14 @@ Status SqliteStore::Commit(const Batch& batch) {
     sqlite3_bind_int64(s, 3, e.first.value);
     sqlite3_bind_int(s, 4, e.count);
     Status st = im.Step(s, "write idempotency key");
+    if (!st.ok()) return fail(st);
+  }
+  for (const Drain& d : batch.drains) {
+    sqlite3_stmt* s = d.active ? im.put_drain.get() : im.del_drain.get();
+    sqlite3_bind_text(s, 1, d.node.data(), static_cast<int>(d.node.size()), SQLITE_STATIC);
+    sqlite3_bind_int(s, 2, d.gpu);
+    if (d.active) sqlite3_bind_text(s, 3, d.reason.data(), static_cast<int>(d.reason.size()), SQLITE_STATIC);
+    Status st = im.Step(s, "write drain");
     if (!st.ok()) return fail(st);
   }
   Status st = im.Step(im.commit.get(), "commit");

@@ -22,17 +22,28 @@ struct IdempotencyEntry {
   bool operator==(const IdempotencyEntry&) const = default;
 };
 
+// An admin's drain of a node (gpu = -1) or of one GPU, with the reason given.
+struct Drain {
+  std::string node;
+  int gpu = -1;
+  std::string reason;
+  bool active = true;                        // in a Batch: false removes it (undrain)
+  bool operator==(const Drain&) const = default;
+};
+
 struct Snapshot {
   std::vector<Job> jobs;                     // ascending id
   int64_t next_job_id = 1;                   // never handed out before
   std::vector<IdempotencyEntry> idempotency;
+  std::vector<Drain> drains;                 // active ones
 };
 
 struct Batch {
   std::vector<Job> jobs;                     // inserted or replaced whole
   std::optional<int64_t> next_job_id;
   std::vector<IdempotencyEntry> idempotency;
-  bool empty() const { return jobs.empty() && !next_job_id && idempotency.empty(); }
+  std::vector<Drain> drains;                 // applied in order
+  bool empty() const { return jobs.empty() && !next_job_id && idempotency.empty() && drains.empty(); }
 };
 
 class Store {

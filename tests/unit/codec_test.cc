@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <sstream>
 #include <string>
 
 #include "codec/json_codec.h"
@@ -203,6 +205,101 @@ TEST(Errors, ContractShape) {
   EXPECT_NE(body.find(R"("error")"), std::string::npos);
   EXPECT_NE(body.find(R"("code")"), std::string::npos);
   EXPECT_EQ(ErrorMessage(body), "gpus: must be a number");
+}
+
+}  // namespace
+}  // namespace baton::codec
+
+namespace baton::codec {
+namespace {
+
+TEST(ServerConfig, ReadsTheSchedulingPolicy) {
+  auto cfg = DecodeServerConfig(R"(
+listen: 127.0.0.1:9000
+scheduling:
+  weights: {priority: 100, fairshare: 50, age: 10, size: 1}
+  fairshare_half_life: 3d
+  max_age: 12h
+  backfill: no
+  reservations: 4
+  preemption: yes
+  preempt_grace: 45s
+defaults:
+  project: {share: 1, limit_gpus: 64}
+  user: {max_jobs: 50}
+projects:
+  vision: {share: 3, guaranteed_gpus: 16, limit_gpus: 32}
+  nlp: {share: 1}
+users:
+  alice: {max_gpus: 8, max_jobs: 20}
+pools:
+  dev: {default_time_limit: 1h, max_time_limit: 4h, max_gpus_per_job: 2, max_gpus_per_user: 0.5}
+)", "baton.yaml");
+  ASSERT_TRUE(cfg.has_value()) << cfg.error().message();
+  const Policy& p = cfg->policy;
+  EXPECT_EQ(cfg->listen, "127.0.0.1:9000");
+  EXPECT_EQ(p.weights.priority, 100);
+  EXPECT_EQ(p.weights.size, 1);
+  EXPECT_EQ(p.fairshare_half_life, std::chrono::hours(72));
+  EXPECT_EQ(p.max_age, std::chrono::hours(12));
+  EXPECT_FALSE(p.backfill);
+  EXPECT_EQ(p.reservations, 4);
+  EXPECT_EQ(p.preempt_grace, std::chrono::seconds(45));
+  EXPECT_EQ(p.Project("vision").share, 3);
+  EXPECT_EQ(p.Project("vision").guaranteed_milli, 16000);
+  EXPECT_EQ(p.Project("vision").limit_milli, 32000);
+  EXPECT_EQ(p.Project("nlp").limit_milli, 64000);  // from defaults.project
+  EXPECT_EQ(p.Project("other").limit_milli, 64000);
+  EXPECT_EQ(p.User("alice").max_milli, 8000);
+  EXPECT_EQ(p.User("alice").max_jobs, 20);
+  EXPECT_EQ(p.User("bob").max_jobs, 50);
+  ASSERT_NE(p.Pool("dev"), nullptr);
+  EXPECT_EQ(p.Pool("dev")->default_time_limit, std::chrono::hours(1));
+  EXPECT_EQ(p.Pool("dev")->max_milli_per_user, 500);
+  EXPECT_EQ(p.Pool("prod"), nullptr);
+}
+
+TEST(ServerConfig, ErrorsNameTheFileTheLineAndTheKey) {
+  struct Case {
+    const char* yaml;
+    const char* message;
+  } cases[] = {
+      {"listen: x\nschedulng: {}\n", "baton.yaml: line 2: schedulng: unknown key"},
+      {"projects:\n  vision:\n    share: lots\n", "baton.yaml: line 3: projects.vision.share: must be a number"},
+      {"projects:\n  vision: {share: -1}\n", "projects.vision.share: must be a number from"},
+      {"projects:\n  v: {guaranteed_gpus: 8, limit_gpus: 4}\n", "projects.v: limit_gpus is below guaranteed_gpus"},
+      {"users:\n  bob: {max_jobs: 2.5}\n", "users.bob.max_jobs: must be a whole number"},
+      {"pools:\n  dev: {max_time_limit: forever}\n", "line 2: pools.dev.max_time_limit"},
+      {"pools:\n  dev: {default_time_limit: 5h, max_time_limit: 1h}\n", "default_time_limit is longer than max_time_limit"},
+      {"scheduling:\n  backfill: maybe\n", "line 2: scheduling.backfill: must be true or false"},
+      {"scheduling:\n  weights: {priority: 1, luck: 2}\n", "scheduling.weights.luck: unknown key"},
+      {"projects:\n  ../x: {}\n", "names are 1-64 of letters"},
+      {"projects: [a, b]\n", "projects: must be a mapping"},
+      {"listen: [\n", "baton.yaml: line"},
+  };
+  for (const auto& c : cases) {
+    auto cfg = DecodeServerConfig(c.yaml, "baton.yaml");
+    ASSERT_FALSE(cfg.has_value()) << c.yaml;
+    EXPECT_NE(cfg.error().message().find(c.message), std::string::npos)
+        << "for:\n" << c.yaml << "got: " << cfg.error().message();
+  }
+}
+
+}  // namespace
+}  // namespace baton::codec
+
+namespace baton::codec {
+namespace {
+
+TEST(ServerConfig, TheShippedExampleIsValid) {
+  std::ifstream in(std::string(BATON_SOURCE_DIR) + "/deploy/baton.example.yaml");
+  ASSERT_TRUE(in.good());
+  std::stringstream ss;
+  ss << in.rdbuf();
+  auto cfg = DecodeServerConfig(ss.str(), "baton.example.yaml");
+  ASSERT_TRUE(cfg.has_value()) << cfg.error().message();
+  EXPECT_EQ(cfg->policy.Project("vision").guaranteed_milli, 16000);
+  EXPECT_EQ(cfg->policy.Pool("dev")->max_time_limit, std::chrono::hours(8));
 }
 
 }  // namespace

@@ -369,6 +369,39 @@ TEST_F(ControllerTest, PoolsGiveDefaultTimeLimitsAndRefuseLongerOnes) {
       << too_big.status.message();
 }
 
+TEST_F(ControllerTest, DrainedGpusAndNodesTakeNoNewJobsAndStayDrainedAcrossARestart) {
+  RegisterNode("n1", 2);
+  Reply d = Run(DrainNode{.caller = {"root", true}, .node = "n1", .gpus = {0}, .reason = "ECC errors"});
+  ASSERT_TRUE(d.status.ok()) << d.status.message();
+  ASSERT_EQ(d.nodes.size(), 1u);
+  EXPECT_EQ(d.nodes[0].gpu_drain_reasons[0], "ECC errors");
+  JobId a = Submit(1000), b = Submit(1000);
+  std::vector<Order> orders = Poll("n1");
+  ASSERT_EQ(orders.size(), 1u);
+  EXPECT_EQ(orders[0].launch.gpus, (std::vector<int>{1}));
+  EXPECT_EQ(State(b), JobState::kPending);
+  // Users cannot drain; unknown nodes and GPUs are clear errors.
+  EXPECT_EQ(Run(DrainNode{.caller = {"ada", false}, .node = "n1"}).status.code(), Code::kPermissionDenied);
+  EXPECT_EQ(Run(DrainNode{.caller = {"root", true}, .node = "nx"}).status.code(), Code::kNotFound);
+  EXPECT_EQ(Run(DrainNode{.caller = {"root", true}, .node = "n1", .gpus = {9}}).status.code(), Code::kInvalidArgument);
+  // A whole-node drain: the running job goes on, nothing new starts.
+  ASSERT_TRUE(Run(DrainNode{.caller = {"root", true}, .node = "n1", .reason = "maintenance"}).status.ok());
+  EXPECT_EQ(State(a), JobState::kRunning);
+  ASSERT_TRUE(Run(DrainNode{.caller = {"root", true}, .node = "n1", .gpus = {0}, .drain = false}).status.ok());
+  EXPECT_EQ(State(b), JobState::kPending);
+  // Restart: the node drain is still there.
+  c_ = std::make_unique<Controller>();
+  c_->Restore(*store_.Load(), now_);
+  RegisterNode("n1", 2, {JobEvent{.job = a, .kind = JobEvent::Kind::kStarted}});
+  Reply nodes = Run(ListNodes{});
+  ASSERT_EQ(nodes.nodes.size(), 1u);
+  EXPECT_EQ(nodes.nodes[0].state, "drained");
+  EXPECT_EQ(nodes.nodes[0].drain_reason, "maintenance");
+  EXPECT_EQ(State(b), JobState::kPending);
+  ASSERT_TRUE(Run(DrainNode{.caller = {"root", true}, .node = "n1", .drain = false}).status.ok());
+  EXPECT_EQ(State(b), JobState::kRunning);
+}
+
 TEST_F(ControllerTest, ABatchIsAllOrNothing) {
   JobSpec good;
   good.command = {"true"};

@@ -95,6 +95,29 @@ TEST(SqliteStore, SurvivesReopening) {
   ExpectExercised(*(*again)->Load());
 }
 
+TEST(SqliteStore, DrainsSurviveReopeningAndUndrainRemovesThem) {
+  TempDir dir;
+  std::string db = dir.path() + "/baton.db";
+  {
+    auto s = SqliteStore::Open(db);
+    ASSERT_TRUE(s.has_value()) << s.error().message();
+    Batch b;
+    b.drains.push_back(Drain{.node = "n1", .gpu = -1, .reason = "rack maintenance"});
+    b.drains.push_back(Drain{.node = "n2", .gpu = 3, .reason = "ECC errors"});
+    b.drains.push_back(Drain{.node = "n2", .gpu = 5, .reason = "fan"});
+    ASSERT_TRUE((*s)->Commit(b).ok());
+    Batch undo;
+    undo.drains.push_back(Drain{.node = "n2", .gpu = 5, .active = false});
+    ASSERT_TRUE((*s)->Commit(undo).ok());
+  }
+  auto again = SqliteStore::Open(db);
+  ASSERT_TRUE(again.has_value()) << again.error().message();
+  Snapshot snap = *(*again)->Load();
+  ASSERT_EQ(snap.drains.size(), 2u);
+  EXPECT_EQ(snap.drains[0], (Drain{.node = "n1", .gpu = -1, .reason = "rack maintenance"}));
+  EXPECT_EQ(snap.drains[1], (Drain{.node = "n2", .gpu = 3, .reason = "ECC errors"}));
+}
+
 TEST(SqliteStore, ManyJobsInOneBatch) {
   TempDir dir;
   auto s = *SqliteStore::Open(dir.path() + "/baton.db");

@@ -1,0 +1,171 @@
+// Scheduling through the real binary: the configuration file, the queue, drains and
+// preemption, as an admin and a researcher meet them.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <fstream>
+#include <thread>
+
+#include <boost/json.hpp>
+
+#include "harness.h"
+
+namespace baton::testing {
+namespace {
+
+int64_t Submit(net::HttpClient& c, const std::string& body) {
+  auto r = c.Request("POST", "/v1/jobs", body);
+  EXPECT_TRUE(r.has_value());
+  if (!r) return 0;
+  EXPECT_EQ(r->status, 201) << r->body;
+  std::string id = JsonField(r->body, "id");
+  return id.empty() ? 0 : std::stoll(id);
+}
+
+std::string GetJob(net::HttpClient& c, int64_t id) {
+  auto r = c.Request("GET", "/v1/jobs/" + std::to_string(id));
+  return r ? r->body : "";
+}
+
+// Polls job `id` until `pred` holds for its JSON (or ~20 s pass); returns the last JSON.
+template <class Pred>
+std::string Until(net::HttpClient& c, int64_t id, Pred pred) {
+  std::string job;
+  for (int i = 0; i < 400; ++i) {
+    job = GetJob(c, id);
+    if (pred(job)) return job;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return job;
+}
+
+std::string WriteConfig(const TempDir& dir, const std::string& text) {
+  std::string path = dir.path() + "/baton.yaml";
+  std::ofstream(path) << text;
+  return path;
+}
+
+TEST(Scheduling, ABadConfigurationIsRefusedWithFileLineAndKey) {
+  TempDir dir;
+  std::string path = WriteConfig(dir, "projects:\n  vision: {share: many}\n");
+  BatonProcess baton(dir.path() + "/running");
+  CliResult r = RunCli(baton, {"up", "--data", dir.path() + "/other", "--listen", "127.0.0.1:0", "--config", path});
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.out.find("baton.yaml: line 2: projects.vision.share: must be a number"), std::string::npos) << r.out;
+}
+
+TEST(Scheduling, PoolLimitsFromTheConfigurationApplyAtSubmit) {
+  TempDir dir;
+  std::string path = WriteConfig(dir, "pools:\n  default: {default_time_limit: 2h, max_time_limit: 4h}\n");
+  BatonProcess baton(dir.path(), {"--config", path});
+  auto c = baton.Client();
+  auto r = c->Request("POST", "/v1/jobs", R"({"command": ["true"], "time_limit": "10h"})");
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->status, 400) << r->body;
+  EXPECT_NE(r->body.find("pool default allows at most 4h"), std::string::npos) << r->body;
+  int64_t id = Submit(*c, R"({"command": ["true"]})");
+  EXPECT_EQ(std::stod(JsonField(GetJob(*c, id), "time_limit_s")), 7200.0);
+}
+
+TEST(Scheduling, TheQueueShowsOrderReasonsAndEstimatedStarts) {
+  TempDir dir;
+  BatonProcess baton(dir.path(), {"--gpus", "2xH100-80GB"});
+  auto c = baton.Client();
+  int64_t busy = Submit(*c, R"({"command": ["sleep", "30"], "resources": {"gpus": 2}, "priority": "critical", "time_limit": "1h"})");
+  Until(*c, busy, [](const std::string& j) { return JsonString(j, "state") == "running"; });
+  int64_t low = Submit(*c, R"({"command": ["true"], "resources": {"gpus": 2}, "priority": "low", "time_limit": "5m"})");
+  int64_t high = Submit(*c, R"({"command": ["true"], "resources": {"gpus": 2}, "priority": "high", "time_limit": "5m"})");
+  // Both are listed at once; a full pass (within a few seconds) orders them with reasons.
+  std::string body;
+  for (int i = 0; i < 100; ++i) {
+    auto q = c->Request("GET", "/v1/queue");
+    ASSERT_TRUE(q.has_value());
+    body = q->body;
+    size_t h = body.find("\"id\":" + std::to_string(high)), l = body.find("\"id\":" + std::to_string(low));
+    if (h != std::string::npos && l != std::string::npos && h < l &&
+        body.substr(h, l - h).find("\"estimated_start\":\"20") != std::string::npos) {
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  size_t at_high = body.find("\"id\":" + std::to_string(high));
+  size_t at_low = body.find("\"id\":" + std::to_string(low));
+  ASSERT_NE(at_high, std::string::npos) << body;
+  ASSERT_NE(at_low, std::string::npos) << body;
+  EXPECT_LT(at_high, at_low) << body;
+  EXPECT_NE(body.find("\"estimated_start\":\"20"), std::string::npos) << body;
+  CliResult table = RunCli(baton, {"queue"});
+  EXPECT_EQ(table.exit_code, 0) << table.out;
+  EXPECT_NE(table.out.find("EXPECTED START"), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find("waiting for 2 GPUs"), std::string::npos) << table.out;
+  CliResult show = RunCli(baton, {"show", std::to_string(high)});
+  EXPECT_NE(show.out.find("expected start"), std::string::npos) << show.out;
+  RunCli(baton, {"cancel", std::to_string(busy), std::to_string(low), std::to_string(high)});
+}
+
+TEST(Scheduling, DrainAndUndrainThroughTheCli) {
+  TempDir dir;
+  BatonProcess baton(dir.path(), {"--gpus", "2xH100-80GB"});
+  auto c = baton.Client();
+  std::string node;
+  for (int i = 0; i < 200 && node.empty(); ++i) {  // the local agent registers shortly after start
+    auto nodes = c->Request("GET", "/v1/nodes");
+    ASSERT_TRUE(nodes.has_value());
+    boost::json::value v = boost::json::parse(nodes->body);
+    const auto& list = v.at("nodes").as_array();
+    if (!list.empty()) {
+      node = std::string(list[0].at("name").as_string());
+    } else {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  }
+  ASSERT_FALSE(node.empty());
+
+  CliResult d = RunCli(baton, {"drain", node + "/1", "--reason", "ECC errors"});
+  ASSERT_EQ(d.exit_code, 0) << d.out;
+  int64_t two = Submit(*c, R"({"command": ["true"], "resources": {"gpus": 2}})");
+  int64_t one = Submit(*c, R"({"command": ["sh", "-c", "echo gpu=$CUDA_VISIBLE_DEVICES"], "resources": {"gpus": 1}})");
+  EXPECT_EQ(JsonString(WaitForJob(*c, one), "state"), "succeeded");
+  EXPECT_EQ(JsonString(GetJob(*c, two), "state"), "pending");
+  CliResult list = RunCli(baton, {"nodes"});
+  EXPECT_NE(list.out.find("GPU 1: ECC errors"), std::string::npos) << list.out;
+
+  EXPECT_EQ(RunCli(baton, {"drain", node + "/x"}).exit_code, 2);
+  EXPECT_EQ(RunCli(baton, {"drain", "no-such-node"}).exit_code, 1);
+  ASSERT_EQ(RunCli(baton, {"undrain", node + "/1"}).exit_code, 0);
+  EXPECT_EQ(JsonString(WaitForJob(*c, two), "state"), "succeeded");
+
+  // A drain survives a restart of the server.
+  ASSERT_EQ(RunCli(baton, {"drain", node, "--reason", "maintenance"}).exit_code, 0);
+  baton.Stop();
+  baton.Start();
+  auto again = baton.Client();
+  auto after = again->Request("GET", "/v1/nodes");
+  ASSERT_TRUE(after.has_value());
+  EXPECT_NE(after->body.find("\"drain_reason\":\"maintenance\""), std::string::npos) << after->body;
+  int64_t waits = Submit(*again, R"({"command": ["true"]})");
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  EXPECT_EQ(JsonString(GetJob(*again, waits), "state"), "pending");
+  ASSERT_EQ(RunCli(baton, {"undrain", node}).exit_code, 0);
+  EXPECT_EQ(JsonString(WaitForJob(*again, waits), "state"), "succeeded");
+}
+
+TEST(Scheduling, AHighPriorityJobPreemptsALowOneWhichComesBack) {
+  TempDir dir;
+  std::string path = WriteConfig(dir, "scheduling: {preempt_grace: 1s}\n");
+  BatonProcess baton(dir.path(), {"--gpus", "2xH100-80GB", "--config", path});
+  auto c = baton.Client();
+  int64_t low = Submit(*c, R"({"command": ["sleep", "60"], "resources": {"gpus": 2}, "priority": "low"})");
+  Until(*c, low, [](const std::string& j) { return JsonString(j, "state") == "running"; });
+  int64_t high = Submit(*c, R"({"command": ["true"], "resources": {"gpus": 1}, "priority": "high"})");
+  EXPECT_EQ(JsonString(WaitForJob(*c, high), "state"), "succeeded");
+  std::string victim = Until(*c, low, [](const std::string& j) {
+    return JsonField(j, "restarts") == "1" && JsonString(j, "state") == "running";
+  });
+  EXPECT_EQ(JsonField(victim, "restarts"), "1") << victim;
+  EXPECT_NE(victim.find("preempted (priority) for job " + std::to_string(high)), std::string::npos) << victim;
+  RunCli(baton, {"cancel", std::to_string(low)});
+}
+
+}  // namespace
+}  // namespace baton::testing
