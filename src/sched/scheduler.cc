@@ -298,6 +298,7 @@ PassResult RunPass(PassInput in) {
   int ahead = 0;
   int reserved = 0;
   int searches = 0;
+  std::vector<std::vector<uint32_t>> running_on_node;  // built at the first preemption search
   std::optional<JobId> strict_blocker;  // FIFO without backfill: the first job that waits
   auto wait = [&](JobId id, std::string reason, std::string detail, std::optional<TimePoint> at = std::nullopt) {
     if (ahead < kExplainedWaits) {
@@ -369,12 +370,17 @@ PassResult RunPass(PassInput in) {
     // 3. Reservation, and preemption when the wait would be long.
     std::optional<Reservation> reservation;
     bool claimed = false;  // the reservation stands on GPUs its victims are giving back
-    if (reserved < policy.reservations || (policy.preemption && searches < kPreemptionSearches)) {
-      sort_releases();
+    bool shadowed = false;
+    const bool may_preempt = policy.preemption && searches < kPreemptionSearches;
+    sort_releases();
+    // Whether anything frees within the grace period; if not, the wait is long for sure and
+    // the shadow can wait until preemption found nothing.
+    const bool soon = !releases.empty() && releases.front().at <= now + policy.preempt_grace;
+    if ((reserved < policy.reservations || may_preempt) && (!may_preempt || soon)) {
       reservation = Shadow(placer.view(), releases, r, *job.pool, now);
+      shadowed = true;
     }
-    if (policy.preemption && searches < kPreemptionSearches &&
-        (!reservation || reservation->from > now + policy.preempt_grace)) {
+    if (may_preempt && (!reservation || reservation->from > now + policy.preempt_grace)) {
       ++searches;
       // Candidates: running jobs not already stopping, in this pool, of a lower class, or
       // borrowing beyond their project's guarantee while this job's project is under its own.
@@ -393,10 +399,14 @@ PassResult RunPass(PassInput in) {
         return reclaim && !same_project && borrowed;
       };
       // Per node: victims there, cheapest lost work per GPU first, until the job fits.
-      std::unordered_map<std::string, std::vector<size_t>> by_node;
-      for (size_t v = 0; v < in.running.size(); ++v) {
-        if (!eligible(v)) continue;
-        for (const auto& part : *in.running[v].allocation) by_node[part.node].push_back(v);
+      if (running_on_node.empty()) {
+        running_on_node.resize(placer.view().nodes.size());
+        for (size_t v = 0; v < in.running.size(); ++v) {
+          for (const auto& part : *in.running[v].allocation) {
+            int ni = placer.NodeIndex(part.node);
+            if (ni >= 0) running_on_node[ni].push_back(static_cast<uint32_t>(v));
+          }
+        }
       }
       auto loss = [&](size_t v) {
         const RunningJob& x = in.running[v];
@@ -412,11 +422,59 @@ PassResult RunPass(PassInput in) {
       std::vector<Plan> plans;
       const int64_t per_node = r.milli_gpus / r.nodes;
       PlaceRules any{.pool = *job.pool, .until = kNever};
+      // Phase 1, cheap: per node, the candidates and a lower bound on the work lost to free
+      // room there (the fractional cover: victims by loss per GPU, the last one in part).
+      struct NodeCands {
+        double bound = 0;
+        int node = 0;
+        std::vector<size_t> cands;  // by loss per GPU, ascending
+      };
+      std::vector<NodeCands> nodes;
+      auto per_gpu = [&](size_t v) {
+        return loss(v) / static_cast<double>(std::max<int64_t>(in.running[v].resources->milli_gpus, 1));
+      };
       for (size_t ni = 0; ni < placer.view().nodes.size(); ++ni) {
         const NodeSlots& node = placer.view().nodes[ni];
         if (!node.schedulable || node.pool != *job.pool) continue;
-        auto it = by_node.find(node.name);
-        if (r.nodes == 1 && it == by_node.end()) continue;  // it would have started already
+        NodeCands nc;
+        nc.node = static_cast<int>(ni);
+        for (uint32_t v : running_on_node[ni]) {
+          if (eligible(v)) nc.cands.push_back(v);
+        }
+        if (r.nodes == 1 && nc.cands.empty()) continue;  // it would have started already
+        int64_t free_here = 0;
+        for (const auto& g : node.gpus) free_here += g.usable ? g.free_milli : 0;
+        std::sort(nc.cands.begin(), nc.cands.end(), [&](size_t a, size_t b) {
+          double la = per_gpu(a), lb = per_gpu(b);
+          return la != lb ? la < lb : in.running[a].id < in.running[b].id;
+        });
+        int64_t missing = std::max<int64_t>(0, per_node - free_here);
+        for (size_t v : nc.cands) {
+          if (missing <= 0) break;
+          int64_t here = 0;
+          for (const auto& part : *in.running[v].allocation) {
+            if (part.node == node.name) here += part.milli_per_gpu * static_cast<int64_t>(part.gpus.size());
+          }
+          int64_t used = std::min(here, missing);
+          nc.bound += per_gpu(v) * static_cast<double>(used);
+          missing -= used;
+        }
+        if (missing > 0) continue;  // not even every candidate makes room here
+        nodes.push_back(std::move(nc));
+      }
+      std::sort(nodes.begin(), nodes.end(), [](const NodeCands& a, const NodeCands& b) {
+        return a.bound != b.bound ? a.bound < b.bound : a.node < b.node;
+      });
+      // Phase 2, exact: release candidates in that order until the job fits (topology and
+      // all), then drop the ones not needed; stop once no remaining node can do better.
+      for (NodeCands& nc : nodes) {
+        if (static_cast<int>(plans.size()) >= r.nodes) {
+          std::vector<double> losses;
+          for (const Plan& p : plans) losses.push_back(p.loss);
+          std::nth_element(losses.begin(), losses.begin() + (r.nodes - 1), losses.end());
+          if (nc.bound >= losses[r.nodes - 1]) break;
+        }
+        const NodeSlots& node = placer.view().nodes[nc.node];
         NodeSlots scratch = node;
         // The claimer goes before backfill reservations, not before other claims.
         for (auto& g : scratch.gpus) {
@@ -424,21 +482,15 @@ PassResult RunPass(PassInput in) {
         }
         if (!claimers.count(scratch.host_reserved_for.value)) scratch.host_reserved_from = kNever;
         Plan plan;
-        plan.node = static_cast<int>(ni);
+        plan.node = nc.node;
         auto fit = FitOnNodeSlots(scratch, r, any, per_node);
-        if (!fit && it != by_node.end()) {
-          std::vector<size_t> cands = it->second;
-          std::sort(cands.begin(), cands.end(), [&](size_t a, size_t b) {
-            double la = loss(a) / std::max<int64_t>(in.running[a].resources->milli_gpus, 1);
-            double lb = loss(b) / std::max<int64_t>(in.running[b].resources->milli_gpus, 1);
-            return la != lb ? la < lb : in.running[a].id < in.running[b].id;
-          });
+        if (!fit && !nc.cands.empty()) {
           auto release = [&](size_t v, int sign) {
             for (const auto& part : *in.running[v].allocation) {
               if (part.node == node.name) ApplyPart(scratch, part, *in.running[v].resources, -sign);
             }
           };
-          for (size_t v : cands) {
+          for (size_t v : nc.cands) {
             release(v, +1);
             plan.victims.push_back(v);
             fit = FitOnNodeSlots(scratch, r, any, per_node);
@@ -502,6 +554,9 @@ PassResult RunPass(PassInput in) {
           claimers.insert(job.id.value);
         }
       }
+    }
+    if (!shadowed && !claimed && reserved < policy.reservations) {
+      reservation = Shadow(placer.view(), releases, r, *job.pool, now);
     }
     if (reservation && (claimed || reserved < policy.reservations)) {
       reservation->id = job.id;
