@@ -242,6 +242,7 @@ void Agent::MainLoop() {
     bool samples_due = now - last_sample_ >= options_.sample_interval;
     bool logs_due = now - last_logs_ >= options_.log_interval;
     bool logs_waiting = false;
+    if (logs_due) ScanCheckpoints();
     if (logs_due) {
       for (auto& [key, job] : jobs_) {
         if (job.log_shipped < FileSize(JobDir(job.order.job) + "/output.log")) logs_waiting = true;
@@ -290,6 +291,7 @@ void Agent::Launch(const LaunchOrder& order) {
   job.order = order;
   job.started_at = Now();
   job.log_shipped = FileSize(dir + "/output.log");  // earlier attempts' output was shipped
+  job.metrics_scanned = FileSize(dir + "/metrics.jsonl");  // earlier attempts' checkpoints are old
 
   std::map<std::string, std::string> env;
   env["PATH"] = GetEnv("PATH", "/usr/local/bin:/usr/bin:/bin");
@@ -402,6 +404,34 @@ void Agent::StepStops(TimePoint now) {
       SignalJob(job, sig);
       job.stop_phase += 1;
       job.next_stop_step = now + job.stop_grace;
+    }
+  }
+}
+
+void Agent::ScanCheckpoints() {
+  for (auto& [key, job] : jobs_) {
+    if (job.exited) continue;
+    std::string path = JobDir(job.order.job) + "/metrics.jsonl";
+    int64_t size = FileSize(path);
+    if (size <= job.metrics_scanned) continue;
+    std::string data = ReadRange(path, job.metrics_scanned, 1 << 20);
+    size_t end = data.rfind('\n');
+    if (end == std::string::npos) {
+      // One line longer than we read at once is no checkpoint line: skip it.
+      if (data.size() >= (1u << 20)) job.metrics_scanned += static_cast<int64_t>(data.size());
+      continue;
+    }
+    std::optional<std::string> last;
+    size_t start = 0;
+    while (start <= end) {
+      size_t nl = data.find('\n', start);
+      if (auto c = codec::CheckpointFromMetricsLine(std::string_view(data).substr(start, nl - start))) last = c;
+      start = nl + 1;
+    }
+    job.metrics_scanned += static_cast<int64_t>(end + 1);
+    if (last) {
+      pending_events_.push_back(JobEvent{.job = job.order.job, .attempt = job.order.attempt,
+                                         .kind = JobEvent::Kind::kCheckpoint, .at = Now(), .message = *last});
     }
   }
 }

@@ -61,6 +61,7 @@ class Agent {
     TimePoint next_stop_step{};
     Duration stop_grace{0};
     int64_t log_shipped = 0;        // bytes of the log the controller has
+    int64_t metrics_scanned = 0;    // bytes of the metrics file looked at for checkpoints
     bool start_reported = false;
     bool exit_acked = false;        // the controller has how it ended
   };
@@ -74,6 +75,8 @@ class Agent {
   void SignalJob(RunningJob& job, int sig);
   void BeginStop(RunningJob& job, Duration grace, bool time_limit);
   void StepStops(TimePoint now);
+  // Reports checkpoints jobs announced in their metrics file since the last look.
+  void ScanCheckpoints();
   void CollectExits(TimePoint now);
   bool SendReport(bool with_samples);
   void Recover();

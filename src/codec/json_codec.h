@@ -46,6 +46,10 @@ Result<std::vector<Job>> DecodeJobList(std::string_view json, std::optional<int6
 // Nodes as the API shows them.
 std::string EncodeNodeList(const std::vector<NodeStatus>& nodes);
 
+// A line a job appended to $BATON_METRICS_FILE: the path when it reports a checkpoint,
+// {"checkpoint": "PATH", ...}; nullopt for other lines and for anything malformed.
+std::optional<std::string> CheckpointFromMetricsLine(std::string_view line);
+
 // The body of POST /v1/nodes/{name}/drain|undrain: {"gpus": [INDEX, ...], "reason": "..."}, all optional.
 struct DrainBody {
   std::vector<int> gpus;

@@ -103,7 +103,9 @@ json::object EventObject(const JobEvent& e) {
   json::object o;
   o["job"] = e.job.value;
   o["attempt"] = e.attempt;
-  o["kind"] = e.kind == JobEvent::Kind::kStarted ? "started" : "exited";
+  o["kind"] = e.kind == JobEvent::Kind::kStarted ? "started"
+              : e.kind == JobEvent::Kind::kExited ? "exited"
+                                                   : "checkpoint";
   o["at"] = TimeValue(e.at);
   o["exit_code"] = e.exit_code;
   o["signal"] = e.signal;
@@ -122,7 +124,8 @@ Result<JobEvent> EventFrom(const json::value& v) {
   RETURN_IF_ERROR(Read(*o, "kind", &kind, Str(16)));
   if (kind == "started") e.kind = JobEvent::Kind::kStarted;
   else if (kind == "exited") e.kind = JobEvent::Kind::kExited;
-  else return Err(InvalidArgument("event.kind: must be started or exited"));
+  else if (kind == "checkpoint") e.kind = JobEvent::Kind::kCheckpoint;
+  else return Err(InvalidArgument("event.kind: must be started, exited or checkpoint"));
   if (const json::value* at = Find(*o, "at")) { ASSIGN_OR_RETURN(e.at, GetTime(*at, "event.at")); }
   RETURN_IF_ERROR(Read(*o, "exit_code", &e.exit_code, Int(-1, 255)));
   RETURN_IF_ERROR(Read(*o, "signal", &e.signal, Int(0, 128)));
@@ -401,6 +404,15 @@ std::string EncodeNodeList(const std::vector<NodeStatus>& nodes) {
   json::object root;
   root["nodes"] = std::move(a);
   return json::serialize(root);
+}
+
+std::optional<std::string> CheckpointFromMetricsLine(std::string_view line) {
+  if (line.find("\"checkpoint\"") == std::string_view::npos || line.size() > 64 * 1024) return std::nullopt;
+  auto v = Parse(line);
+  if (!v || !v->is_object()) return std::nullopt;
+  const json::value* c = Find(v->get_object(), "checkpoint");
+  if (c == nullptr || !c->is_string() || c->get_string().empty()) return std::nullopt;
+  return std::string(c->get_string().subview(0, 4096));
 }
 
 Result<DrainBody> DecodeDrainBody(std::string_view text) {

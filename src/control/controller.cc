@@ -810,6 +810,12 @@ void Controller::HandleEvent(NodeRecord& node, const JobEvent& e, TimePoint now)
     return;
   }
   if (part->ended) return;
+  if (e.kind == JobEvent::Kind::kCheckpoint) {
+    // What preemption would lose is counted from here on.
+    job->last_checkpoint = std::max(job->last_checkpoint.value_or(TimePoint{}), std::min(e.at, now));
+    MarkDirty(*job);
+    return;
+  }
   if (!part->started) {
     part->started = true;
     if (!job->started_at) job->started_at = now;

@@ -56,7 +56,7 @@ struct Order {
 
 // What an agent says of one job: it started, or it ended and how.
 struct JobEvent {
-  enum class Kind { kStarted, kExited };
+  enum class Kind { kStarted, kExited, kCheckpoint };  // checkpoint: message = its path
   JobId job;
   int attempt = 0;
   Kind kind = Kind::kStarted;

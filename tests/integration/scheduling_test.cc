@@ -167,5 +167,28 @@ TEST(Scheduling, AHighPriorityJobPreemptsALowOneWhichComesBack) {
   RunCli(baton, {"cancel", std::to_string(low)});
 }
 
+TEST(Scheduling, AJobsCheckpointLineMakesItTheCheaperVictim) {
+  TempDir dir;
+  std::string path = WriteConfig(dir, "scheduling: {preempt_grace: 1s}\n");
+  BatonProcess baton(dir.path(), {"--gpus", "2xH100-80GB", "--config", path});
+  auto c = baton.Client();
+  // `saver` starts first, so it has run longer; but 3 s in it reports a checkpoint, and then
+  // preempting it loses less than preempting `plain`, which started later and never saved.
+  int64_t saver = Submit(*c, R"({"command": ["sh", "-c",
+      "sleep 3; echo '{\"checkpoint\": \"ck-1\", \"step\": 10}' >> $BATON_METRICS_FILE; sleep 60"],
+      "priority": "low", "resources": {"gpus": 1}})");
+  Until(*c, saver, [](const std::string& j) { return JsonString(j, "state") == "running"; });
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  int64_t plain = Submit(*c, R"({"command": ["sleep", "60"], "priority": "low", "resources": {"gpus": 1}})");
+  Until(*c, plain, [](const std::string& j) { return JsonString(j, "state") == "running"; });
+  std::this_thread::sleep_for(std::chrono::milliseconds(3500));
+  int64_t high = Submit(*c, R"({"command": ["true"], "priority": "high", "resources": {"gpus": 1}})");
+  EXPECT_EQ(JsonString(WaitForJob(*c, high), "state"), "succeeded");
+  std::string s = Until(*c, saver, [](const std::string& j) { return JsonField(j, "restarts") == "1"; });
+  EXPECT_EQ(JsonField(s, "restarts"), "1") << s;
+  EXPECT_EQ(JsonField(GetJob(*c, plain), "restarts"), "0");
+  RunCli(baton, {"cancel", std::to_string(plain), std::to_string(saver)});
+}
+
 }  // namespace
 }  // namespace baton::testing

@@ -304,3 +304,18 @@ TEST(ServerConfig, TheShippedExampleIsValid) {
 
 }  // namespace
 }  // namespace baton::codec
+
+namespace baton::codec {
+namespace {
+
+TEST(MetricsFile, CheckpointLinesAreRecognisedAndNothingElse) {
+  EXPECT_EQ(CheckpointFromMetricsLine(R"({"checkpoint": "/ckpt/step-100.pt", "step": 100})"), "/ckpt/step-100.pt");
+  EXPECT_EQ(CheckpointFromMetricsLine(R"({"step": 100, "loss": 0.42})"), std::nullopt);
+  EXPECT_EQ(CheckpointFromMetricsLine(R"({"checkpoint": 7})"), std::nullopt);
+  EXPECT_EQ(CheckpointFromMetricsLine(R"({"checkpoint": ""})"), std::nullopt);
+  EXPECT_EQ(CheckpointFromMetricsLine(R"({"checkpoint": "/x")"), std::nullopt);  // cut short
+  EXPECT_EQ(CheckpointFromMetricsLine(R"(["checkpoint"])"), std::nullopt);
+}
+
+}  // namespace
+}  // namespace baton::codec

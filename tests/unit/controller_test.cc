@@ -326,6 +326,24 @@ TEST_F(ControllerTest, AHigherClassPreemptsAndTheVictimComesBackPending) {
   EXPECT_EQ(State(high), JobState::kRunning);
 }
 
+TEST_F(ControllerTest, PreemptionTakesTheJobWhoseCheckpointIsFreshest) {
+  RegisterNode("n1", 4);
+  JobId a = Submit(2000, Priority::kLow), b = Submit(2000, Priority::kLow);
+  Poll("n1");
+  ReportEvent("n1", {.job = a, .kind = JobEvent::Kind::kStarted});
+  ReportEvent("n1", {.job = b, .kind = JobEvent::Kind::kStarted});
+  now_ += std::chrono::minutes(30);
+  ReportEvent("n1", {.job = b, .kind = JobEvent::Kind::kCheckpoint, .message = "/ckpt/b-30m.pt"});
+  EXPECT_EQ(c_->FindJob(b)->last_checkpoint, now_);
+  now_ += std::chrono::minutes(1);
+  Submit(2000, Priority::kHigh);
+  std::vector<Order> orders = Poll("n1");
+  ASSERT_EQ(orders.size(), 1u);
+  EXPECT_EQ(orders[0].kind, Order::Kind::kStop);
+  EXPECT_EQ(orders[0].stop.job, b);  // 1 minute lost, not a's 31
+  (void)a;
+}
+
 TEST_F(ControllerTest, TheQueueListsPendingJobsInStartOrderWithTheirFactors) {
   RegisterNode("n1", 1);
   JobId busy = Submit(1000);
