@@ -300,10 +300,17 @@ void Agent::Launch(const LaunchOrder& order) {
   env["USER"] = order.user;
   env["LOGNAME"] = order.user;
   for (const auto& [k, v] : order.env) env[k] = v;
+  // Whole GPUs by their CUDA index; MIG instances by their UUID, the only way CUDA names them.
   std::string visible;
   for (int g : order.gpus) {
     if (!visible.empty()) visible += ',';
-    visible += std::to_string(g);
+    if (g >= 0 && static_cast<size_t>(g) < gpus_.size() && !gpus_[g].mig_profile.empty()) {
+      visible += gpus_[g].uuid;
+    } else if (g >= 0 && static_cast<size_t>(g) < gpus_.size() && gpus_[g].physical >= 0) {
+      visible += std::to_string(gpus_[g].physical);
+    } else {
+      visible += std::to_string(g);
+    }
   }
   env["CUDA_VISIBLE_DEVICES"] = visible;
   env["CUDA_DEVICE_ORDER"] = "PCI_BUS_ID";

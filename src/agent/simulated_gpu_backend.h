@@ -25,6 +25,7 @@ class SimulatedGpuBackend : public GpuBackend {
   GpuSpec spec_;
   std::string node_name_;
   uint64_t rng_;
+  int devices_ = 0;  // GPUs, or MIG instances, that Discover reported
 };
 
 }  // namespace baton::agent

@@ -60,6 +60,8 @@ json::object NodeInfoObject(const NodeInfo& n) {
     go["numa_node"] = g.numa_node;
     go["island"] = g.island;
     go["pcie_switch"] = g.pcie_switch;
+    go["physical"] = g.physical;
+    go["mig_profile"] = g.mig_profile.empty() ? json::value(nullptr) : json::value(g.mig_profile);
     gpus.emplace_back(std::move(go));
   }
   o["gpus"] = std::move(gpus);
@@ -90,6 +92,10 @@ Result<NodeInfo> NodeInfoFrom(const json::value& v) {
       RETURN_IF_ERROR(Read(*go, "numa_node", &gpu.numa_node, Int(-1, 1024)));
       RETURN_IF_ERROR(Read(*go, "island", &gpu.island, Int(-1, 1'000'000)));
       RETURN_IF_ERROR(Read(*go, "pcie_switch", &gpu.pcie_switch, Int(-1, 1'000'000)));
+      RETURN_IF_ERROR(Read(*go, "physical", &gpu.physical, Int(-1, 1023)));
+      if (const json::value* m = Find(*go, "mig_profile"); m != nullptr && !m->is_null()) {
+        ASSIGN_OR_RETURN(gpu.mig_profile, GetString(*m, "node.gpus[].mig_profile", 32));
+      }
       if (gpu.index != static_cast<int>(n.gpus.size())) {
         return Err(InvalidArgument("node.gpus: indices must be 0, 1, 2, ... in order"));
       }

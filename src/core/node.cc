@@ -7,7 +7,7 @@ namespace baton {
 Result<GpuSpec> ParseGpuSpec(std::string_view text) {
   auto bad = [&](std::string why) {
     return Err(InvalidArgument("gpus: " + why + " (got \"" + std::string(text.substr(0, 64)) +
-                               "\"; use COUNTxTYPE[:topo=nvswitch|pairs|cubemesh|pcie], e.g. 8xH100-80GB)"));
+                               "\"; use COUNTxTYPE[:topo=nvswitch|pairs|cubemesh|pcie][:mig=PROFILE+...], e.g. 8xH100-80GB)"));
   };
   GpuSpec spec;
   std::string_view rest = text;
@@ -53,13 +53,55 @@ Result<GpuSpec> ParseGpuSpec(std::string_view text) {
                    spec.model.starts_with("V100");
   spec.topology = sxm_class && count >= 8 ? "nvswitch" : (sxm_class ? "pairs" : "pcie");
   if (spec.model.starts_with("V100") && count == 8) spec.topology = "cubemesh";  // DGX-1
-  if (!options.empty()) {
-    if (!options.starts_with("topo=")) return bad("unknown option");
-    std::string_view topo = options.substr(5);
-    if (topo != "nvswitch" && topo != "pairs" && topo != "pcie" && topo != "cubemesh") {
-      return bad("unknown topology");
+  while (!options.empty()) {
+    size_t next = options.find(':');
+    std::string_view opt = options.substr(0, next);
+    options = next == std::string_view::npos ? std::string_view() : options.substr(next + 1);
+    if (opt.starts_with("topo=")) {
+      std::string_view topo = opt.substr(5);
+      if (topo != "nvswitch" && topo != "pairs" && topo != "pcie" && topo != "cubemesh") {
+        return bad("unknown topology");
+      }
+      spec.topology = std::string(topo);
+    } else if (opt.starts_with("mig=")) {
+      std::string_view layout = opt.substr(4);
+      int compute = 0;
+      int64_t memory_gb = 0;
+      while (!layout.empty()) {
+        size_t plus = layout.find('+');
+        std::string_view item = layout.substr(0, plus);
+        layout = plus == std::string_view::npos ? std::string_view() : layout.substr(plus + 1);
+        int times = 1;
+        if (size_t star = item.find('*'); star != std::string_view::npos) {
+          std::string_view n = item.substr(star + 1);
+          if (n.empty() || n.size() > 1 || n[0] < '1' || n[0] > '7') return bad("MIG count after '*' must be 1-7");
+          times = n[0] - '0';
+          item = item.substr(0, star);
+        }
+        // <C>g.<M>gb with C in 1-7.
+        size_t g = item.find("g.");
+        if (g != 1 || item[0] < '1' || item[0] > '7' || item.size() < 5 || !item.ends_with("gb")) {
+          return bad("MIG profile \"" + std::string(item.substr(0, 16)) + "\" is not <C>g.<M>gb, e.g. 1g.10gb");
+        }
+        int64_t gb = 0;
+        for (char c : item.substr(3, item.size() - 5)) {
+          if (c < '0' || c > '9' || gb > 4096) return bad("MIG profile memory is not a number of GB");
+          gb = gb * 10 + (c - '0');
+        }
+        if (gb == 0) return bad("MIG profile memory is 0");
+        compute += (item[0] - '0') * times;
+        memory_gb += gb * times;
+        for (int i = 0; i < times; ++i) spec.mig.emplace_back(item);
+      }
+      if (spec.mig.empty()) return bad("mig= names no profile");
+      if (compute > 7) return bad("MIG layout uses " + std::to_string(compute) + " compute slices; a GPU has 7");
+      if ((memory_gb << 30) > spec.memory_bytes) {
+        return bad("MIG layout uses " + std::to_string(memory_gb) + "GB; the GPU has " +
+                   std::to_string(spec.memory_bytes >> 30) + "GB");
+      }
+    } else {
+      return bad("unknown option \"" + std::string(opt.substr(0, 16)) + "\"");
     }
-    spec.topology = std::string(topo);
   }
   return spec;
 }
@@ -73,7 +115,24 @@ bool IsValidNodeName(std::string_view name) {
   return true;
 }
 
+std::string MigModel(std::string_view gpu_model, std::string_view profile) {
+  return std::string(gpu_model) + "-MIG-" + std::string(profile);
+}
+
+namespace {
+bool EqualNoCase(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (std::tolower(static_cast<unsigned char>(a[i])) != std::tolower(static_cast<unsigned char>(b[i]))) return false;
+  }
+  return true;
+}
+}  // namespace
+
 bool GpuTypeMatches(std::string_view model, std::string_view wanted) {
+  if (size_t mig = model.find("-MIG-"); mig != std::string_view::npos) {
+    return !wanted.empty() && (EqualNoCase(wanted, model.substr(mig + 5)) || EqualNoCase(wanted, model));
+  }
   if (wanted.empty()) return true;
   if (wanted.size() > model.size()) return false;
   for (size_t i = 0; i < wanted.size(); ++i) {

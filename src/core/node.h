@@ -23,6 +23,8 @@ struct Gpu {
   int numa_node = 0;
   int island = 0;             // GPUs sharing an NVLink/NVSwitch island share this number
   int pcie_switch = 0;        // GPUs behind the same PCIe switch share this number
+  int physical = -1;          // the physical GPU's ordinal (its CUDA index); -1 = same as index
+  std::string mig_profile;    // a MIG instance ("1g.10gb") of GPU `physical`; "" = a whole GPU
   bool operator==(const Gpu&) const = default;
 };
 
@@ -63,16 +65,25 @@ struct GpuSpec {
   std::string model;          // "H100-80GB"
   int64_t memory_bytes = 0;   // from the model's suffix
   std::string topology;       // nvswitch | pairs | cubemesh | pcie
+  std::vector<std::string> mig;  // MIG instances on every GPU ("3g.40gb", "1g.10gb", ...)
 };
 
 // Parses a simulated-GPU SPEC. The memory comes from the model suffix (-80GB = 80 GiB).
+// Option `:mig=P+P*N...` splits every GPU into MIG instances of profiles "<C>g.<M>gb"
+// (e.g. 8xA100-80GB:mig=3g.40gb+2g.20gb+1g.10gb*2): at most 7 compute slices and the GPU's
+// memory per GPU, so a layout can never promise more than the hardware has.
 Result<GpuSpec> ParseGpuSpec(std::string_view text);
 
 // Node names: 1-64 of [A-Za-z0-9._-].
 bool IsValidNodeName(std::string_view name);
 
 // Whether `model` satisfies a job's gpu_type constraint: equal, or a prefix up to a '-'
-// ("H100" matches "H100-80GB"), ignoring case.
+// ("H100" matches "H100-80GB"), ignoring case. A MIG instance (model "A100-80GB-MIG-1g.10gb")
+// matches only a request naming its profile ("1g.10gb") or its whole model: a job asking for
+// "a GPU" or "an A100" gets a whole GPU, never a slice.
 bool GpuTypeMatches(std::string_view model, std::string_view wanted);
+
+// The model name of a MIG instance: "A100-80GB" + "1g.10gb" -> "A100-80GB-MIG-1g.10gb".
+std::string MigModel(std::string_view gpu_model, std::string_view profile);
 
 }  // namespace baton

@@ -46,7 +46,8 @@ void ApplyPart(NodeSlots& node, const NodeAllocation& part, const Resources& r, 
     GpuSlot& g = node.gpus[idx];
     g.free_milli -= sign * part.milli_per_gpu;
     if (part.milli_per_gpu < 1000) g.free_memory_bytes -= sign * r.gpu_memory_bytes;
-    if (g.free_milli < 0 || g.free_milli > 1000) std::abort();  // oversubscription is a bug
+    // Oversubscription of a share or of GPU memory is a bug in a caller, never a user's doing.
+    if (g.free_milli < 0 || g.free_milli > 1000 || g.free_memory_bytes < 0) std::abort();
   }
 }
 

@@ -24,8 +24,8 @@ std::string Ahead(int n) {
 
 std::string When(TimePoint at, TimePoint now) {
   if (at <= now) return "; expected to start now";
-  return "; expected start in ~" + FormatDuration(std::chrono::duration_cast<std::chrono::seconds>(at - now) +
-                                                  std::chrono::seconds(1)) +
+  return "; expected start in ~" +
+         FormatDuration(std::chrono::duration_cast<std::chrono::seconds>(at - now + std::chrono::milliseconds(999))) +
          " (" + FormatRfc3339(at).substr(11, 5) + " UTC)";
 }
 
@@ -252,7 +252,6 @@ PassResult RunPass(PassInput in) {
 
   // Claims of earlier passes hold the GPUs their victims give back for their claimers.
   std::unordered_map<int64_t, const Reservation*> claims;
-  std::set<int64_t> claimers;  // jobs holding a claim, old or made in this pass
   if (in.full && !in.claims.empty()) {
     std::unordered_map<int64_t, bool> waiting;
     for (const auto& p : in.pending) waiting[p.id.value] = true;
@@ -260,7 +259,6 @@ PassResult RunPass(PassInput in) {
       if (!c.claim || !waiting.count(c.id.value)) continue;
       if (now > c.from + kClaimSlack) continue;  // its victims never stopped: search again
       claims[c.id.value] = &c;
-      claimers.insert(c.id.value);
       MarkReservation(in.view, c);
     }
   }
@@ -421,7 +419,9 @@ PassResult RunPass(PassInput in) {
       };
       std::vector<Plan> plans;
       const int64_t per_node = r.milli_gpus / r.nodes;
-      PlaceRules any{.pool = *job.pool, .until = kNever};
+      PlaceRules any{.pool = *job.pool,
+                     .until = job.time_limit > Duration(0) ? now + policy.preempt_grace + job.time_limit : kNever,
+                     .job = job.id};
       // Phase 1, cheap: per node, the candidates and a lower bound on the work lost to free
       // room there (the fractional cover: victims by loss per GPU, the last one in part).
       struct NodeCands {
@@ -475,12 +475,9 @@ PassResult RunPass(PassInput in) {
           if (nc.bound >= losses[r.nodes - 1]) break;
         }
         const NodeSlots& node = placer.view().nodes[nc.node];
+        // Reservations stand: they belong to jobs ahead of this one (or to claims), so the
+        // claimer may take such GPUs only if it ends before the reservation begins.
         NodeSlots scratch = node;
-        // The claimer goes before backfill reservations, not before other claims.
-        for (auto& g : scratch.gpus) {
-          if (!claimers.count(g.reserved_for.value)) g.reserved_from = kNever;
-        }
-        if (!claimers.count(scratch.host_reserved_for.value)) scratch.host_reserved_from = kNever;
         Plan plan;
         plan.node = nc.node;
         auto fit = FitOnNodeSlots(scratch, r, any, per_node);
@@ -551,7 +548,6 @@ PassResult RunPass(PassInput in) {
           releases_sorted = false;
           reservation = std::move(claim);
           claimed = true;
-          claimers.insert(job.id.value);
         }
       }
     }

@@ -167,6 +167,28 @@ TEST(Scheduling, AHighPriorityJobPreemptsALowOneWhichComesBack) {
   RunCli(baton, {"cancel", std::to_string(low)});
 }
 
+TEST(Scheduling, AJobOnAMigSliceSeesOnlyThatInstance) {
+  TempDir dir;
+  BatonProcess baton(dir.path(), {"--gpus", "1xA100-80GB:mig=3g.40gb+2g.20gb+1g.10gb*2"});
+  auto c = baton.Client();
+  int64_t id = Submit(*c, R"({"command": "echo dev=$CUDA_VISIBLE_DEVICES", "resources": {"gpus": 1, "gpu_type": "1g.10gb"}})");
+  std::string job = WaitForJob(*c, id);
+  ASSERT_EQ(JsonString(job, "state"), "succeeded") << job;
+  std::string log;
+  for (int i = 0; i < 200 && log.find("dev=") == std::string::npos; ++i) {
+    auto r = c->Request("GET", "/v1/jobs/" + std::to_string(id) + "/logs");
+    if (r) log = r->body;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_NE(log.find("dev=MIG-"), std::string::npos) << log;
+  EXPECT_EQ(log.find(","), std::string::npos) << log;  // one instance, nothing else
+  // A request for a whole GPU cannot be met by slices: it says so.
+  int64_t whole = Submit(*c, R"({"command": ["true"], "resources": {"gpus": 1}})");
+  std::string w = Until(*c, whole, [](const std::string& j) { return JsonString(j, "reason") == "resources"; });
+  EXPECT_NE(w.find("can ever hold"), std::string::npos) << w;
+  RunCli(baton, {"cancel", std::to_string(whole)});
+}
+
 TEST(Scheduling, AJobsCheckpointLineMakesItTheCheaperVictim) {
   TempDir dir;
   std::string path = WriteConfig(dir, "scheduling: {preempt_grace: 1s}\n");

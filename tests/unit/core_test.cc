@@ -172,6 +172,44 @@ TEST(GpuType, MatchesModelFamilyCaseInsensitively) {
   EXPECT_FALSE(GpuTypeMatches("A100-40GB", "A100-80GB"));
 }
 
+TEST(GpuSpec, MigLayoutsAreCheckedAgainstTheHardware) {
+  auto parsed = ParseGpuSpec("2xA100-80GB:mig=3g.40gb+2g.20gb+1g.10gb*2");
+  ASSERT_TRUE(parsed.has_value()) << parsed.error().message();
+  GpuSpec s = *parsed;
+  EXPECT_EQ(s.mig, (std::vector<std::string>{"3g.40gb", "2g.20gb", "1g.10gb", "1g.10gb"}));
+  GpuSpec t = *ParseGpuSpec("1xA100-80GB:topo=pcie:mig=1g.10gb*7");
+  EXPECT_EQ(t.mig.size(), 7u);
+  EXPECT_EQ(t.topology, "pcie");
+  struct Bad {
+    const char* spec;
+    const char* why;
+  } bad[] = {
+      {"1xA100-80GB:mig=7g.80gb+1g.10gb", "8 compute slices"},  // more than 7 slices
+      {"1xA100-40GB:mig=3g.40gb+1g.10gb", "50GB; the GPU has 40GB"},
+      {"1xA100-80GB:mig=big", "not <C>g.<M>gb"},
+      {"1xA100-80GB:mig=", "names no profile"},
+      {"1xA100-80GB:mig=1g.10gb*9", "count after '*'"},
+      {"1xA100-80GB:colour=red", "unknown option"},
+  };
+  for (const auto& b : bad) {
+    auto r = ParseGpuSpec(b.spec);
+    ASSERT_FALSE(r.has_value()) << b.spec;
+    EXPECT_NE(r.error().message().find(b.why), std::string::npos) << b.spec << ": " << r.error().message();
+  }
+}
+
+TEST(GpuType, MigSlicesGoOnlyToJobsThatNameTheirProfile) {
+  std::string slice = MigModel("A100-80GB", "1g.10gb");
+  EXPECT_EQ(slice, "A100-80GB-MIG-1g.10gb");
+  EXPECT_TRUE(GpuTypeMatches(slice, "1g.10gb"));
+  EXPECT_TRUE(GpuTypeMatches(slice, "1G.10GB"));
+  EXPECT_TRUE(GpuTypeMatches(slice, "A100-80GB-MIG-1g.10gb"));
+  EXPECT_FALSE(GpuTypeMatches(slice, ""));      // "any GPU" means a whole one
+  EXPECT_FALSE(GpuTypeMatches(slice, "A100"));  // so does "an A100"
+  EXPECT_FALSE(GpuTypeMatches(slice, "2g.20gb"));
+  EXPECT_FALSE(GpuTypeMatches("A100-80GB", "1g.10gb"));
+}
+
 TEST(NodeName, Validated) {
   EXPECT_TRUE(IsValidNodeName("gpu-01"));
   EXPECT_FALSE(IsValidNodeName(""));

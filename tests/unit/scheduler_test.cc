@@ -1,6 +1,7 @@
 // Scenario tests of the scheduling pass, named after what users of other schedulers report.
 #include <gtest/gtest.h>
 
+#include "core/node.h"
 #include "sched/placement.h"
 #include "sched_harness.h"
 
@@ -131,6 +132,37 @@ TEST(Scenario, FairShareAcrossProjectsFollowsConfiguredShares) {
   EXPECT_EQ(r.order[0].id, big.id);
   EXPECT_GT(r.order[0].factors.fairshare, r.order[1].factors.fairshare);
   EXPECT_TRUE(big.started);
+}
+
+TEST(Scenario, MigSlicesAreDevicesAndNeverOversubscribed) {
+  // An A100 in MIG mode as 3g.40gb + 2g.20gb + 2 x 1g.10gb, beside a whole H100.
+  NodeSlots mig = MakeNode("a100", 0);
+  const char* profiles[] = {"3g.40gb", "2g.20gb", "1g.10gb", "1g.10gb"};
+  for (int i = 0; i < 4; ++i) {
+    mig.gpus.push_back(GpuSlot{.index = i, .model = MigModel("A100-80GB", profiles[i]),
+                               .memory_bytes = 10LL << 30, .free_milli = 1000, .free_memory_bytes = 10LL << 30,
+                               .island = 7});
+  }
+  ClusterView v{{mig, MakeNode("h100", 1)}};
+  MiniSim sim(v);
+  Resources slice = Gpus(1000);
+  slice.gpu_type = "1g.10gb";
+  SimJob& a = sim.Submit(SimJob{.r = slice});
+  SimJob& b = sim.Submit(SimJob{.r = slice});
+  SimJob& c = sim.Submit(SimJob{.r = slice});
+  SimJob& whole = sim.Submit(SimJob{.r = Gpus(1000)});
+  SimJob& whole2 = sim.Submit(SimJob{.r = Gpus(1000)});
+  sim.Pass();
+  ASSERT_TRUE(a.started && b.started);
+  EXPECT_EQ(a.allocation[0].node, "a100");
+  EXPECT_NE(a.allocation[0].gpus, b.allocation[0].gpus);
+  EXPECT_GE(a.allocation[0].gpus[0], 2);  // a 1g.10gb instance, not the 3g or 2g one
+  EXPECT_FALSE(c.started);                // two such instances only
+  EXPECT_TRUE(whole.started);
+  EXPECT_EQ(whole.allocation[0].node, "h100");  // a plain GPU request never gets a slice
+  EXPECT_FALSE(whole2.started);
+  EXPECT_EQ(whole2.reason, "resources");
+  EXPECT_TRUE(sim.Consistent());
 }
 
 TEST(Scenario, HighPriorityTwoGpuJobPreemptsALowPriorityEightGpuJob) {
