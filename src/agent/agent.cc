@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <set>
 
 #include "codec/json_codec.h"
@@ -63,6 +64,7 @@ Status Agent::Start() {
   fs::create_directories(options_.data_dir + "/jobs", ec);
   if (ec) return Internal("agent: cannot create " + options_.data_dir + ": " + ec.message());
   gpus_ = backend_.Discover();
+  numa_ = HostNuma::Read(options_.numa_root);
   auto poll = net::HttpClient::Create(options_.server, options_.token);
   if (!poll) return poll.error();
   poll_client_ = std::move(*poll);
@@ -346,6 +348,24 @@ void Agent::Launch(const LaunchOrder& order) {
   spec.log_path = dir + "/output.log";
   spec.status_path = RunFile(order.job, order.attempt) + ".exit";
   spec.pid_path = RunFile(order.job, order.attempt) + ".pid";
+  // CPUs and memory of the NUMA node(s) the job's GPUs hang off.
+  std::set<int> numa_nodes;
+  for (int g : order.gpus) {
+    if (g >= 0 && static_cast<size_t>(g) < gpus_.size() && gpus_[g].numa_node >= 0) numa_nodes.insert(gpus_[g].numa_node);
+  }
+  if (!numa_nodes.empty()) {
+    if (auto cpus = numa_.CpusOf(numa_nodes)) {
+      spec.cpus = *cpus;
+      if (numa_nodes.size() == 1) spec.memory_node = *numa_nodes.begin();
+    } else {
+      for (int n : numa_nodes) {
+        if (numa_.Has(n) || !numa_warned_.insert(n).second) continue;
+        std::cerr << "baton: agent " << options_.name << ": GPUs on NUMA node " << n
+                  << " but this host has no such node (simulated GPUs?): their jobs run without CPU binding"
+                  << std::endl;
+      }
+    }
+  }
 
   JobEvent started{.job = order.job, .attempt = order.attempt, .kind = JobEvent::Kind::kStarted,
                    .at = job.started_at};

@@ -15,12 +15,14 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "agent/executor.h"
 #include "agent/gpu_backend.h"
+#include "agent/numa.h"
 #include "core/protocol.h"
 #include "net/http_client.h"
 
@@ -32,6 +34,7 @@ struct AgentOptions {
   std::string server;               // controller URL, http://HOST:PORT
   std::string token;                // agent join token
   std::string pool = "default";     // the pool (partition) this node serves
+  std::string numa_root = "/sys/devices/system/node";  // where the host's NUMA nodes are listed
   Duration sample_interval = std::chrono::seconds(2);
   Duration log_interval = std::chrono::milliseconds(250);
 };
@@ -91,6 +94,8 @@ class Agent {
   GpuBackend& backend_;
   Executor& executor_;
   std::vector<Gpu> gpus_;
+  HostNuma numa_;
+  std::set<int> numa_warned_;       // GPU NUMA nodes this host lacks, told once
 
   std::mutex mu_;                   // guards orders_, session_, need_register_
   std::condition_variable cv_;

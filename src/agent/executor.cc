@@ -53,7 +53,14 @@ Result<Started> ProcessExecutor::Start(const ProcessSpec& spec) {
   if (spec.argv.empty()) return Err(InvalidArgument("empty command"));
   std::string program = Lookup(spec.argv[0], spec.env);
   // The job's argv follows the program's path: its argv[0] stays as typed.
-  std::vector<std::string> args = {shim_path_, spec.log_path, spec.status_path, spec.pid_path, spec.workdir, program};
+  std::vector<std::string> args = {shim_path_,
+                                   spec.log_path,
+                                   spec.status_path,
+                                   spec.pid_path,
+                                   spec.workdir,
+                                   spec.cpus.empty() ? "-" : spec.cpus,
+                                   spec.memory_node < 0 ? "-" : std::to_string(spec.memory_node),
+                                   program};
   args.insert(args.end(), spec.argv.begin(), spec.argv.end());
   std::vector<char*> argv, envp;
   for (auto& a : args) argv.push_back(a.data());

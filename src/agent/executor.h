@@ -22,6 +22,8 @@ struct ProcessSpec {
   std::string log_path;           // appended to, created 0644
   std::string status_path;        // written by the shim when the job ends
   std::string pid_path;           // written by the shim once the job runs: its pid
+  std::string cpus;               // cpulist the job is bound to ("0-15,32-47"); "" = unbound
+  int memory_node = -1;           // NUMA node whose memory the job prefers; -1 = none
 };
 
 struct Started {

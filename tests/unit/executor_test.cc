@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "agent/executor.h"
+#include "agent/numa.h"
 
 namespace baton::agent {
 namespace {
@@ -155,6 +156,55 @@ TEST(ReadExitStatus, ParsesOnlyWellFormedFiles) {
   std::ofstream(path) << "garbage";
   EXPECT_FALSE(ReadExitStatus(path).has_value());
   fs::remove(path);
+}
+
+}  // namespace
+}  // namespace baton::agent
+
+namespace baton::agent {
+namespace {
+
+TEST_F(ExecutorTest, TheJobRunsOnTheCpusItIsBoundTo) {
+  ProcessSpec spec = Shell("grep Cpus_allowed_list /proc/self/status");
+  spec.cpus = "0";
+  spec.memory_node = 0;
+  ASSERT_TRUE(exec_.Start(spec).has_value());
+  ASSERT_TRUE(WaitForExit(spec).has_value());
+  EXPECT_NE(Log().find("Cpus_allowed_list:\t0\n"), std::string::npos) << Log();
+  EXPECT_EQ(Log().find("baton:"), std::string::npos) << Log();
+}
+
+TEST_F(ExecutorTest, ABindingThatCannotBeMadeIsSaidInTheLogAndTheJobStillRuns) {
+  ProcessSpec spec = Shell("echo ran");
+  spec.cpus = "1000-1001";  // no such CPUs here
+  spec.memory_node = 999;
+  ASSERT_TRUE(exec_.Start(spec).has_value());
+  auto st = WaitForExit(spec);
+  ASSERT_TRUE(st.has_value());
+  EXPECT_EQ(st->exit_code, 0);
+  EXPECT_NE(Log().find("baton: cannot bind the job to CPUs 1000-1001"), std::string::npos) << Log();
+  EXPECT_NE(Log().find("cannot prefer the memory of NUMA node 999"), std::string::npos) << Log();
+  EXPECT_NE(Log().find("ran\n"), std::string::npos) << Log();
+}
+
+TEST(HostNuma, ReadsNodeCpuListsAndJoinsThem) {
+  std::string tmpl = (fs::temp_directory_path() / "baton-numa-XXXXXX").string();
+  std::string root = mkdtemp(tmpl.data());
+  for (auto [node, list] : {std::pair{"node0", "0-15,32-47"}, std::pair{"node1", "16-31,48-63"}}) {
+    fs::create_directories(root + "/" + node);
+    std::ofstream(root + "/" + node + "/cpulist") << list << "\n";
+  }
+  fs::create_directories(root + "/node2");  // memory only: no cpulist
+  fs::create_directories(root + "/power");
+  HostNuma numa = HostNuma::Read(root);
+  EXPECT_EQ(numa.size(), 2u);
+  EXPECT_EQ(numa.CpusOf({1}), "16-31,48-63");
+  EXPECT_EQ(numa.CpusOf({0, 1}), "0-15,32-47,16-31,48-63");
+  EXPECT_EQ(numa.CpusOf({3}), std::nullopt);
+  EXPECT_EQ(numa.CpusOf({}), std::nullopt);
+  fs::remove_all(root);
+  // This machine's own nodes, whatever they are, include node 0.
+  EXPECT_TRUE(HostNuma::Read().Has(0));
 }
 
 }  // namespace

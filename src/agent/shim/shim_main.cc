@@ -5,10 +5,14 @@
 // writes how the job ended. It outlives the agent, so a restarted agent still learns every
 // job's fate (see executor.h).
 //
-//   baton-shim LOG STATUS PIDFILE WORKDIR PROGRAM ARGV0 [ARG...]    (environment: the job's)
+//   baton-shim LOG STATUS PIDFILE WORKDIR CPUS MEMNODE PROGRAM ARGV0 [ARG...]
+//     (environment: the job's; CPUS a cpulist such as 0-15,32-47 and MEMNODE a NUMA node,
+//      each "-" for none)
 //
 // Deliberately plain: no C++ library beyond what the C library offers, so that it starts fast.
 #include <errno.h>
+#include <sched.h>
+#include <sys/syscall.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -71,19 +75,54 @@ void WriteFileAtomic(const char* path, const char* text) {
   _exit(err == ENOENT ? 127 : 126);
 }
 
+// Parses a cpulist ("0-3,8,10-11") and binds this process (and so the job) to it.
+bool BindCpus(const char* list) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  const char* p = list;
+  while (*p != '\0') {
+    char* end = nullptr;
+    long a = strtol(p, &end, 10);
+    if (end == p || a < 0 || a >= CPU_SETSIZE) return false;
+    long b = a;
+    p = end;
+    if (*p == '-') {
+      b = strtol(p + 1, &end, 10);
+      if (end == p + 1 || b < a || b >= CPU_SETSIZE) return false;
+      p = end;
+    }
+    for (long c = a; c <= b; ++c) CPU_SET(static_cast<int>(c), &set);
+    if (*p == ',') ++p;
+    else if (*p != '\0') return false;
+  }
+  return sched_setaffinity(0, sizeof set, &set) == 0;
+}
+
+// set_mempolicy(MPOL_PREFERRED) for one node: allocations come from there while it has room.
+bool PreferMemoryNode(int node) {
+  if (node < 0 || node >= 1024) return false;
+  unsigned long mask[1024 / (8 * sizeof(unsigned long))] = {};
+  mask[node / (8 * sizeof(unsigned long))] |= 1UL << (node % (8 * sizeof(unsigned long)));
+  const int kMpolPreferred = 1;
+  return syscall(SYS_set_mempolicy, kMpolPreferred, mask, 1024 + 1) == 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 7) {
-    WriteAll(2, "usage: baton-shim LOG STATUS PIDFILE WORKDIR PROGRAM ARGV0 [ARG...] (started by the baton agent)\n");
+  if (argc < 9) {
+    WriteAll(2, "usage: baton-shim LOG STATUS PIDFILE WORKDIR CPUS MEMNODE PROGRAM ARGV0 [ARG...] "
+                "(started by the baton agent)\n");
     return 2;
   }
   const char* log_path = argv[1];
   const char* status_path = argv[2];
   const char* pid_path = argv[3];
   const char* workdir = argv[4];
-  const char* program = argv[5];
-  char** job_argv = argv + 6;
+  const char* cpus = argv[5];
+  const char* memory_node = argv[6];
+  const char* program = argv[7];
+  char** job_argv = argv + 8;
 
   setsid();  // out of the agent's session: terminal signals and the agent's death pass it by
   // Whatever the agent had open without close-on-exec (its listening and client sockets)
@@ -93,6 +132,18 @@ int main(int argc, char** argv) {
   if (log_fd < 0) {
     WriteFileAtomic(status_path, "exit 126\n");
     return 0;
+  }
+  // The job (and all it starts) runs on the CPUs of its GPUs' NUMA node and prefers that
+  // node's memory. A failure is written to the job's log, and the job runs unbound.
+  if (strcmp(cpus, "-") != 0 && !BindCpus(cpus)) {
+    WriteAll(log_fd, "baton: cannot bind the job to CPUs ");
+    WriteAll(log_fd, cpus);
+    WriteAll(log_fd, "; it runs on any CPU\n");
+  }
+  if (strcmp(memory_node, "-") != 0 && !PreferMemoryNode(atoi(memory_node))) {
+    WriteAll(log_fd, "baton: cannot prefer the memory of NUMA node ");
+    WriteAll(log_fd, memory_node);
+    WriteAll(log_fd, "; the job's memory comes from any node\n");
   }
   pid_t job = vfork();
   if (job == 0) RunJob(log_fd, workdir, program, job_argv);
