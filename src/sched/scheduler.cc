@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <deque>
-#include <numeric>
 #include <set>
 #include <unordered_map>
 
@@ -241,12 +240,19 @@ PassResult RunPass(PassInput in) {
   for (size_t i = 0; i < in.pending.size(); ++i) {
     factors[i] = ComputeFactors(in.pending[i], policy, now, cluster_milli, shares);
   }
-  std::vector<uint32_t> order(in.pending.size());
-  std::iota(order.begin(), order.end(), 0);
-  std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
-    if (factors[a].score != factors[b].score) return factors[a].score > factors[b].score;
-    return in.pending[a].id < in.pending[b].id;
+  // Sorted as compact keys: a queue of 100,000 stays in cache while it sorts.
+  struct Key {
+    double score;
+    int64_t id;
+    uint32_t index;
+  };
+  std::vector<Key> keys(in.pending.size());
+  for (uint32_t i = 0; i < keys.size(); ++i) keys[i] = Key{factors[i].score, in.pending[i].id.value, i};
+  std::sort(keys.begin(), keys.end(), [](const Key& a, const Key& b) {
+    return a.score != b.score ? a.score > b.score : a.id < b.id;
   });
+  std::vector<uint32_t> order(keys.size());
+  for (size_t i = 0; i < keys.size(); ++i) order[i] = keys[i].index;
   result.order.reserve(order.size());
   for (uint32_t i : order) result.order.push_back(QueueEntry{in.pending[i].id, factors[i]});
 
@@ -316,6 +322,14 @@ PassResult RunPass(PassInput in) {
     }
     if (strict_blocker) {
       wait(job.id, "priority", "behind job " + strict_blocker->ToString() + " (strict queue order, no backfill)");
+      continue;
+    }
+    // Deep in a queue that no longer fits: no words to write, no reservation or search left
+    // to make, and no room for it. Counting it is all there is to do.
+    if (ahead >= kExplainedWaits && r.milli_gpus > placer.free_milli(*job.pool) &&
+        (!in.full || (reserved >= policy.reservations &&
+                      (!policy.preemption || searches >= kPreemptionSearches)))) {
+      ++ahead;
       continue;
     }
     PlaceRules rules{.pool = *job.pool,
