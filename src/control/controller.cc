@@ -380,8 +380,13 @@ void Controller::OnTerminal(const Job& ended, TimePoint now) {
 // ---- scheduling ----
 
 void Controller::Schedule(TimePoint now) {
-  if (!full_pass_ && fresh_.empty()) return;
-  const bool full = full_pass_;
+  if (!full_pass_ && !freed_ && fresh_.empty()) return;
+  // Resources freed between full passes: the head of the last full pass's order gets the
+  // first look (a full pass, every full_pass_interval, looks at the rest). Jobs end hundreds
+  // of times a second on a busy cluster; re-ordering the whole queue each time would not pay.
+  const bool full = full_pass_ || (freed_ && order_.empty());
+  const bool head = !full && freed_;
+  freed_ = false;
   fresh_.erase(std::remove_if(fresh_.begin(), fresh_.end(),
                               [&](JobId id) {
                                 const Job& j = jobs_.at(id);
@@ -400,7 +405,40 @@ void Controller::Schedule(TimePoint now) {
     in.pending.reserve(queue_.size());
     for (const QueueKey& k : queue_) in.pending.push_back(pending(jobs_.at(JobId{k.id})));
   } else {
-    for (JobId id : fresh_) in.pending.push_back(pending(jobs_.at(id)));
+    std::unordered_set<int64_t> taken;
+    if (head) {
+      for (const sched::QueueEntry& e : order_) {
+        if (static_cast<int>(in.pending.size()) >= kHeadPass) break;
+        const Job& j = jobs_.at(e.id);
+        if (j.state != JobState::kPending || blocked_.count(e.id)) continue;
+        in.pending.push_back(pending(j));
+        taken.insert(e.id.value);
+      }
+    }
+    // Arrivals since the last full pass are not in its order: they come along.
+    if (head) {
+      int added = 0;
+      for (auto it = since_full_.begin(); it != since_full_.end() && added < kHeadPass;) {
+        const Job& j = jobs_.at(JobId{it->id});
+        if (j.state != JobState::kPending) {
+          it = since_full_.erase(it);
+          continue;
+        }
+        if (!blocked_.count(j.id) && taken.insert(j.id.value).second) {
+          in.pending.push_back(pending(j));
+          ++added;
+        }
+        ++it;
+      }
+    }
+    for (JobId id : fresh_) {
+      if (!taken.count(id.value)) in.pending.push_back(pending(jobs_.at(id)));
+    }
+  }
+  if (full) {
+    since_full_.clear();
+  } else {
+    for (JobId id : fresh_) since_full_.insert(QueueKey{static_cast<int>(jobs_.at(id).spec.priority), id.value});
   }
   fresh_.clear();
   full_pass_ = false;
@@ -595,7 +633,7 @@ void Controller::StopParts(Job& job, StopReason reason, Duration grace, TimePoin
 
 void Controller::Finish(Job& job, TimePoint now) {
   view_.Apply(job.allocation, job.spec.resources, -1);
-  full_pass_ = true;
+  freed_ = true;
   bool lost = false, timed_out = false, ok = true;
   const NodeAllocation* failed = nullptr;
   for (const NodeAllocation& p : job.allocation) {

@@ -115,7 +115,10 @@ class Controller {
   std::set<JobId> blocked_;         // pending jobs waiting for dependencies
   std::set<JobId> running_;
   std::vector<JobId> fresh_;        // joined the queue since the last pass
-  bool full_pass_ = false;          // resources were freed or added: look at the whole queue
+  bool full_pass_ = false;          // look at the whole queue: order, reserve, preempt
+  bool freed_ = false;              // a job ended: look at the head of the queue at least
+  static constexpr int kHeadPass = 256;
+  std::set<QueueKey> since_full_;   // arrivals since the last full pass (not in order_)
   TimePoint last_full_pass_{};
   std::vector<sched::QueueEntry> order_;  // the last full pass's queue order
   std::vector<sched::Reservation> claims_;  // GPUs preemption freed, held for their claimers

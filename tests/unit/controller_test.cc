@@ -127,6 +127,22 @@ TEST_F(ControllerTest, HigherPriorityStartsFirst) {
   EXPECT_EQ(State(low), JobState::kPending);
 }
 
+TEST_F(ControllerTest, ALaterHighPriorityArrivalStillGetsTheNextFreeGpu) {
+  RegisterNode("n1", 1);
+  JobId busy = Submit(1000, Priority::kCritical);  // nothing preempts it: no full pass on arrival
+  Poll("n1");
+  ReportEvent("n1", {.job = busy, .kind = JobEvent::Kind::kStarted});
+  JobId low1 = Submit(1000, Priority::kLow), low2 = Submit(1000, Priority::kLow);
+  now_ += seconds(3);
+  (void)Run(Tick{});  // a full pass orders the queue: low1, low2
+  JobId high = Submit(1000, Priority::kHigh);  // arrives after it
+  now_ += milliseconds(100);
+  ReportEvent("n1", {.job = busy, .kind = JobEvent::Kind::kExited});  // a GPU frees between full passes
+  EXPECT_EQ(State(high), JobState::kRunning);
+  EXPECT_EQ(State(low1), JobState::kPending);
+  EXPECT_EQ(State(low2), JobState::kPending);
+}
+
 TEST_F(ControllerTest, FailedExitRetriesThenFails) {
   RegisterNode("n1", 1);
   JobId id = SubmitFailing(1);
