@@ -468,6 +468,13 @@ void AddClientCommands(CLI::App& app, int* exit_code, std::optional<std::vector<
       // Words before the `--` that started the command keep the `--` as part of it
       // (`baton submit python x.py -- --flag`); otherwise the command is what follows `--`.
       std::vector<std::string> command = sub->remaining();
+      // CLI11 hands over an unknown option as the first word of the command: a typo such as
+      // `--gpu 1` would become the job's program. No program's name starts with '-'.
+      if (!command.empty() && command[0].size() > 1 && command[0][0] == '-') {
+        *exit_code = Usage(InvalidArgument("submit: unknown option \"" + command[0].substr(0, 64) +
+                                           "\" (see `baton submit --help`; the command goes after --)"));
+        return;
+      }
       if (tail->has_value()) {
         if (!command.empty()) command.emplace_back("--");
         command.insert(command.end(), (*tail)->begin(), (*tail)->end());

@@ -216,6 +216,9 @@ TEST(Cli, TheTourWorks) {
   CliResult invalid = RunCli(baton, {"submit", "-g", "-3", "--", "true"});
   EXPECT_EQ(invalid.exit_code, 2) << invalid.out;  // caught before asking the server
   EXPECT_NE(invalid.out.find("gpus"), std::string::npos) << invalid.out;
+  CliResult typo = RunCli(baton, {"submit", "--gpu", "1", "python", "train.py"});
+  EXPECT_EQ(typo.exit_code, 2) << typo.out;  // not a job whose program is "--gpu"
+  EXPECT_NE(typo.out.find("unknown option \"--gpu\""), std::string::npos) << typo.out;
   CliResult missing = RunCli(baton, {"show", "999999"});
   EXPECT_EQ(missing.exit_code, 1);
   EXPECT_NE(missing.out.find("999999"), std::string::npos) << missing.out;
