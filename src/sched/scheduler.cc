@@ -269,6 +269,13 @@ PassResult RunPass(PassInput in) {
     }
   }
 
+  // Jobs holding a claim go first: they preempted for those GPUs, and no job ahead of them in
+  // the order may stand in their way (in strict order, it would block them for ever).
+  if (!claims.empty()) {
+    std::stable_partition(order.begin(), order.end(),
+                          [&](uint32_t i) { return claims.count(in.pending[i].id.value) > 0; });
+  }
+
   // 2. Walk it.
   Placer placer(in.view);
   Holdings held;

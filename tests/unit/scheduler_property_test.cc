@@ -7,6 +7,7 @@
 
 #include <map>
 
+#include "core/node.h"
 #include "sched/placement.h"
 #include "sched_harness.h"
 
@@ -154,6 +155,18 @@ World RandomWorld() {
     std::string topo = *rc::gen::element<std::string>("nvswitch", "pairs", "cubemesh", "pcie");
     w.view.nodes.push_back(testing::MakeNode("n" + std::to_string(n), 8, "H100-80GB", topo));
   }
+  // Sometimes an A100 in MIG mode: 3g.40gb + 2g.20gb + 2 x 1g.10gb instances as devices.
+  const bool mig = *rc::gen::arbitrary<bool>();
+  if (mig) {
+    NodeSlots a100 = testing::MakeNode("mig", 0);
+    const char* profiles[] = {"3g.40gb", "2g.20gb", "1g.10gb", "1g.10gb"};
+    for (int i = 0; i < 4; ++i) {
+      a100.gpus.push_back(GpuSlot{.index = i, .model = MigModel("A100-80GB", profiles[i]),
+                                  .memory_bytes = 10LL << 30, .free_milli = 1000,
+                                  .free_memory_bytes = 10LL << 30, .island = 9});
+    }
+    w.view.nodes.push_back(std::move(a100));
+  }
   w.policy.backfill = *rc::gen::inRange(0, 4) != 0;
   w.policy.preemption = *rc::gen::inRange(0, 4) != 0;
   w.policy.reservations = *rc::gen::inRange(0, 4);
@@ -175,6 +188,11 @@ World RandomWorld() {
     j.r.milli_gpus = kShapes[*rc::gen::inRange(0, 7)];
     j.r.nodes = j.r.milli_gpus == 16000 ? 2 : 1;
     if (j.r.milli_gpus < 1000 && *rc::gen::arbitrary<bool>()) j.r.gpu_memory_bytes = int64_t{*rc::gen::inRange(1, 40)} << 30;
+    if (mig && *rc::gen::inRange(0, 5) == 0) {  // a job for a MIG slice: one or two instances
+      j.r = Resources{};
+      j.r.milli_gpus = *rc::gen::element<int64_t>(1000, 2000, 500);
+      j.r.gpu_type = "1g.10gb";
+    }
     j.priority = static_cast<Priority>(*rc::gen::inRange(0, 4));
     j.project = projects[*rc::gen::inRange<size_t>(0, projects.size())];
     j.user = "u" + std::to_string(*rc::gen::inRange(0, 3));
@@ -195,6 +213,14 @@ struct Outcome {
 
 Outcome Replay(const World& w, bool check) {
   testing::MiniSim sim(w.view, w.policy);
+  if (check) {
+    int id = 0;
+    for (const auto& [at, j] : w.arrivals) {
+      RC_LOG() << "job " << ++id << ": at +" << at.count() / 1000 << "s " << j.r.milli_gpus << "m x" << j.r.nodes
+               << " " << j.r.gpu_type << " prio " << static_cast<int>(j.priority) << " " << j.project << "/" << j.user
+               << " runs " << j.duration.count() / 1000 << "s limit " << j.limit.count() / 1000 << "s\n";
+    }
+  }
   for (const auto& [at, j] : w.arrivals) sim.SubmitAt(sim.now() + at, j);
   bool ended = sim.RunToEnd(20'000, [&](const PassResult& r) {
     if (!check) return;
