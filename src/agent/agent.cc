@@ -127,6 +127,8 @@ void Agent::Recover() {
     job.start_reported = true;  // registration tells the controller
     // The controller has the log up to wherever it got; offsets make re-sending harmless.
     job.log_shipped = 0;
+    // Checkpoints it announced before the restart were reported then (or are stale now).
+    job.metrics_scanned = FileSize(JobDir(job.order.job) + "/metrics.jsonl");
     jobs_[Key(job.order.job, job.order.attempt)] = std::move(job);
   }
   CollectExits(Now());

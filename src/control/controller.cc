@@ -56,10 +56,12 @@ void Controller::Restore(store::Snapshot snapshot, TimePoint now) {
   // Fair-share usage from the jobs' own history: what ran, decayed to now.
   usage_.Advance(now);
   for (const auto& [id, j] : jobs_) {
+    // A running job is charged from the pass that placed it until it leaves `running`,
+    // whether or not its start was reported: the charge must match what leaving takes off.
+    if (j.state == JobState::kRunning) usage_.AddRate(j.spec.project, j.user, j.spec.resources.milli_gpus);
     if (!j.started_at) continue;
     TimePoint end = j.finished_at.value_or(now);
     usage_.AddPast(j.spec.project, j.user, j.spec.resources.milli_gpus, *j.started_at, end);
-    if (j.state == JobState::kRunning) usage_.AddRate(j.spec.project, j.user, j.spec.resources.milli_gpus);
   }
   // Reasons of restored jobs are recomputed by the first pass.
   full_pass_ = true;
@@ -529,8 +531,10 @@ Reply Controller::Drain(const DrainNode& c) {
   if (!c.caller.admin) return ErrorReply(PermissionDenied("only an admin drains or undrains nodes"));
   NodeRecord* node = FindNode(c.node);
   if (node == nullptr) return ErrorReply(NotFound("node " + c.node.substr(0, 64) + " is not known"));
+  // A node known only from the store (not back since a restart) has no GPU list yet: its
+  // GPU drains are taken on trust and apply when it registers.
   for (int g : c.gpus) {
-    if (g < 0 || static_cast<size_t>(g) >= node->info.gpus.size()) {
+    if (g < 0 || (!node->info.gpus.empty() && static_cast<size_t>(g) >= node->info.gpus.size())) {
       return ErrorReply(InvalidArgument("gpus: node " + c.node + " has no GPU " + std::to_string(g)));
     }
   }
@@ -767,12 +771,15 @@ Reply Controller::Register(const AgentRegister& c, TimePoint now) {
       NodeAllocation& part = j.allocation[rank];
       if (part.node != info.name || part.ended) continue;
       if (held.count({id.value, j.restarts})) {
-        if (j.stop_requested) {
+        if (j.stop_requested || j.preempt_requested) {
           // A stop sent before the agent re-registered was dropped with the old outbox.
           Order o;
           o.kind = Order::Kind::kStop;
-          o.stop = StopOrder{.job = j.id, .attempt = j.restarts, .reason = StopReason::kCancel,
-                             .grace_period = j.spec.grace_period};
+          o.stop = j.stop_requested
+                       ? StopOrder{.job = j.id, .attempt = j.restarts, .reason = StopReason::kCancel,
+                                   .grace_period = j.spec.grace_period}
+                       : StopOrder{.job = j.id, .attempt = j.restarts, .reason = StopReason::kPreempt,
+                                   .grace_period = options_.policy.preempt_grace};
           SendOrder(info.name, std::move(o));
         }
         continue;

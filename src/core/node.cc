@@ -1,6 +1,7 @@
 #include "core/node.h"
 
 #include <cctype>
+#include <utility>
 
 namespace baton {
 
@@ -53,10 +54,15 @@ Result<GpuSpec> ParseGpuSpec(std::string_view text) {
                    spec.model.starts_with("V100");
   spec.topology = sxm_class && count >= 8 ? "nvswitch" : (sxm_class ? "pairs" : "pcie");
   if (spec.model.starts_with("V100") && count == 8) spec.topology = "cubemesh";  // DGX-1
+  bool seen_topo = false, seen_mig = false;
   while (!options.empty()) {
     size_t next = options.find(':');
     std::string_view opt = options.substr(0, next);
     options = next == std::string_view::npos ? std::string_view() : options.substr(next + 1);
+    if ((opt.starts_with("topo=") && std::exchange(seen_topo, true)) ||
+        (opt.starts_with("mig=") && std::exchange(seen_mig, true))) {
+      return bad("option given twice");
+    }
     if (opt.starts_with("topo=")) {
       std::string_view topo = opt.substr(5);
       if (topo != "nvswitch" && topo != "pairs" && topo != "pcie" && topo != "cubemesh") {

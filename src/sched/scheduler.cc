@@ -333,7 +333,8 @@ PassResult RunPass(PassInput in) {
     }
     // Deep in a queue that no longer fits: no words to write, no reservation or search left
     // to make, and no room for it. Counting it is all there is to do.
-    if (ahead >= kExplainedWaits && r.milli_gpus > placer.free_milli(*job.pool) &&
+    if (ahead >= kExplainedWaits && r.milli_gpus > placer.free_milli(*job.pool) && policy.backfill &&
+        !claims.count(job.id.value) &&
         (!in.full || (reserved >= policy.reservations &&
                       (!policy.preemption || searches >= kPreemptionSearches)))) {
       ++ahead;

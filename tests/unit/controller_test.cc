@@ -288,6 +288,42 @@ TEST_F(ControllerTest, ACancelIsResentToAnAgentThatRegistersAgain) {
   EXPECT_EQ(orders[0].stop.job, id);
 }
 
+TEST_F(ControllerTest, APreemptionIsResentToAnAgentThatRegistersAgain) {
+  RegisterNode("n1", 1);
+  JobId low = Submit(1000, Priority::kLow);
+  Poll("n1");
+  ReportEvent("n1", {.job = low, .kind = JobEvent::Kind::kStarted});
+  now_ += seconds(10);
+  JobId high = Submit(1000, Priority::kHigh);
+  ASSERT_TRUE(c_->FindJob(low)->preempt_requested);
+  // The agent restarts before it polled the stop order, and still holds the job.
+  RegisterNode("n1", 1, {JobEvent{.job = low, .kind = JobEvent::Kind::kStarted, .at = now_}});
+  std::vector<Order> orders = Poll("n1");
+  ASSERT_EQ(orders.size(), 1u);
+  EXPECT_EQ(orders[0].kind, Order::Kind::kStop);
+  EXPECT_EQ(orders[0].stop.job, low);
+  EXPECT_EQ(orders[0].stop.reason, StopReason::kPreempt);
+  (void)high;
+}
+
+TEST_F(ControllerTest, FairShareChargesSurviveARestartOfJobsNotYetStarted) {
+  RegisterNode("n1", 2);
+  JobId a = Submit(1000), b = Submit(1000);
+  Poll("n1");
+  ReportEvent("n1", {.job = a, .kind = JobEvent::Kind::kStarted});  // b's start not reported yet
+  c_ = std::make_unique<Controller>();
+  c_->Restore(*store_.Load(), now_);
+  RegisterNode("n1", 2, {JobEvent{.job = a, .kind = JobEvent::Kind::kStarted, .at = now_},
+                         JobEvent{.job = b, .kind = JobEvent::Kind::kStarted, .at = now_}});
+  ReportEvent("n1", {.job = b, .kind = JobEvent::Kind::kExited});
+  double before = c_->usage().project("default");
+  now_ += std::chrono::hours(1);
+  (void)Run(Tick{});
+  Submit(0);  // any pass brings the ledger up to now
+  // a still runs on one GPU: an hour of it is charged (a little less with the week's decay).
+  EXPECT_GT(c_->usage().project("default") - before, 3500.0);
+}
+
 TEST_F(ControllerTest, ARegisteringAgentReportsJobsThatEndedWhileAway) {
   RegisterNode("n1", 1);
   JobId id = Submit(1000);

@@ -190,6 +190,7 @@ TEST(GpuSpec, MigLayoutsAreCheckedAgainstTheHardware) {
       {"1xA100-80GB:mig=", "names no profile"},
       {"1xA100-80GB:mig=1g.10gb*9", "count after '*'"},
       {"1xA100-80GB:colour=red", "unknown option"},
+      {"1xA100-80GB:mig=7g.80gb:mig=7g.80gb", "option given twice"},
   };
   for (const auto& b : bad) {
     auto r = ParseGpuSpec(b.spec);
