@@ -42,6 +42,15 @@ std::vector<sched::PendingJob> Queue(const std::vector<Resources>& shapes) {
   return q;
 }
 
+// One full pass of `queue` on a copy of `view`, nothing running.
+sched::PassResult PassOnce(const sched::ClusterView& view, const std::vector<sched::PendingJob>& queue) {
+  sched::PassInput in;
+  in.view = view;
+  in.pending = queue;
+  in.now = FromMillis(1'790'000'000'000);
+  return sched::RunPass(std::move(in));
+}
+
 // A full pass over a queue of state.range(0) jobs of mixed shapes on 64 nodes x 8 GPUs.
 void BM_FullPass(benchmark::State& state) {
   sched::ClusterView view = Cluster(64, 8);
@@ -53,11 +62,7 @@ void BM_FullPass(benchmark::State& state) {
   }
   std::vector<sched::PendingJob> queue = Queue(shapes);
   for (auto _ : state) {
-    sched::PassInput in;
-    in.view = view;
-    in.pending = queue;
-    in.now = FromMillis(1'790'000'000'000);
-    sched::PassResult r = sched::RunPass(std::move(in));
+    sched::PassResult r = PassOnce(view, queue);
     benchmark::DoNotOptimize(r);
   }
   state.SetItemsProcessed(state.iterations() * state.range(0));
@@ -149,11 +154,7 @@ void BM_GangPlacement(benchmark::State& state) {
   std::vector<sched::PendingJob> queue = Queue(shapes);
   size_t placed = 0;
   for (auto _ : state) {
-    sched::PassInput in;
-    in.view = view;
-    in.pending = queue;
-    in.now = FromMillis(1'790'000'000'000);
-    sched::PassResult r = sched::RunPass(std::move(in));
+    sched::PassResult r = PassOnce(view, queue);
     placed = r.starts.size();
     benchmark::DoNotOptimize(r);
   }

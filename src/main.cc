@@ -130,6 +130,9 @@ struct AgentFlags {
   std::string server, token, name, gpus = "8xH100-80GB", data, pool = "default";
 };
 
+// Serves with `o`, after reading `config` (if given) into it; a bad file is a usage error.
+int ServeWithConfig(ServeOptions& o, const std::string& config, const CLI::App& cmd);
+
 // Reads `--config FILE` into `o`; flags given on the command line win over the file.
 Status LoadConfig(const std::string& path, const CLI::App& cmd, ServeOptions* o) {
   std::ifstream in(path);
@@ -245,6 +248,16 @@ int Serve(const ServeOptions& o) {
   return 0;
 }
 
+int ServeWithConfig(ServeOptions& o, const std::string& config, const CLI::App& cmd) {
+  if (!config.empty()) {
+    if (Status st = LoadConfig(config, cmd, &o); !st.ok()) {
+      Fail(st);
+      return 2;
+    }
+  }
+  return Serve(o);
+}
+
 int RunAgent(const AgentFlags& f) {
   sigset_t signals = BlockShutdownSignals();
   if (f.server.empty() || f.token.empty()) {
@@ -295,14 +308,7 @@ int main(int argc, char** argv) {
       exit_code = Fail(InvalidArgument("--pool: 1-64 of letters, digits, '.', '_', '-'"));
       return;
     }
-    if (!up_config.empty()) {
-      if (Status st = LoadConfig(up_config, *up_cmd, &up); !st.ok()) {
-        Fail(st);
-        exit_code = 2;
-        return;
-      }
-    }
-    exit_code = Serve(up);
+    exit_code = ServeWithConfig(up, up_config, *up_cmd);
   });
 
   ServeOptions srv;
@@ -311,16 +317,7 @@ int main(int argc, char** argv) {
   srv_cmd->add_option("--config", config, "YAML configuration: listen, data, scheduling, projects, users, pools");
   srv_cmd->add_option("--data", srv.data, "data directory");
   srv_cmd->add_option("--listen", srv.listen, "HOST:PORT to serve");
-  srv_cmd->callback([&] {
-    if (!config.empty()) {
-      if (Status st = LoadConfig(config, *srv_cmd, &srv); !st.ok()) {
-        Fail(st);
-        exit_code = 2;
-        return;
-      }
-    }
-    exit_code = Serve(srv);
-  });
+  srv_cmd->callback([&] { exit_code = ServeWithConfig(srv, config, *srv_cmd); });
 
   AgentFlags agent_flags;
   CLI::App* agent_cmd = app.add_subcommand("agent", "a node agent joining a controller");

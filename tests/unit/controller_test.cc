@@ -88,6 +88,14 @@ class ControllerTest : public ::testing::Test {
 
   JobState State(JobId id) { return c_->FindJob(id)->state; }
 
+  // A job submitted, launched on `node` and reported started there.
+  JobId StartJob(const std::string& node, int64_t milli_gpus, Priority p) {
+    JobId id = Submit(milli_gpus, p);
+    Poll(node);
+    ReportEvent(node, {.job = id, .kind = JobEvent::Kind::kStarted});
+    return id;
+  }
+
   std::vector<Delivery> last_deliveries_;
   uint64_t poll_ = 0;
 };
@@ -290,9 +298,7 @@ TEST_F(ControllerTest, ACancelIsResentToAnAgentThatRegistersAgain) {
 
 TEST_F(ControllerTest, APreemptionIsResentToAnAgentThatRegistersAgain) {
   RegisterNode("n1", 1);
-  JobId low = Submit(1000, Priority::kLow);
-  Poll("n1");
-  ReportEvent("n1", {.job = low, .kind = JobEvent::Kind::kStarted});
+  JobId low = StartJob("n1", 1000, Priority::kLow);
   now_ += seconds(10);
   JobId high = Submit(1000, Priority::kHigh);
   ASSERT_TRUE(c_->FindJob(low)->preempt_requested);
@@ -355,9 +361,7 @@ TEST_F(ControllerTest, ARestartRebuildsExactlyTheSameState) {
 
 TEST_F(ControllerTest, AHigherClassPreemptsAndTheVictimComesBackPending) {
   RegisterNode("n1", 8);
-  JobId low = Submit(8000, Priority::kLow);
-  Poll("n1");
-  ReportEvent("n1", {.job = low, .kind = JobEvent::Kind::kStarted});
+  JobId low = StartJob("n1", 8000, Priority::kLow);
   now_ += seconds(10);
   JobId high = Submit(2000, Priority::kHigh);
   EXPECT_EQ(State(high), JobState::kPending);
