@@ -192,8 +192,10 @@ void Service::Handle(Request req, Respond respond) {
     if (!id) return respond(Error(id.error()));
     if (seg.size() == 3) {
       if (!get) return method_not_allowed();
-      Run(control::GetJob{CallerOf(*who), JobId{*id}}, std::move(respond),
-          [](control::Reply& r) { return Json(200, codec::EncodeJob(r.jobs.at(0))); });
+      Run(control::GetJob{CallerOf(*who), JobId{*id}}, std::move(respond), [](control::Reply& r) {
+        return Json(200, codec::EncodeJobDetail(r.jobs.at(0), r.factors.empty() ? nullptr : &r.factors[0],
+                                                r.queue_position));
+      });
       return;
     }
     if (seg.size() == 4 && seg[3] == "logs") {

@@ -243,6 +243,13 @@ int Show(const Connection& conn, int64_t id, bool json) {
   line("restarts", std::to_string(j.restarts) + " (retries allowed: " + std::to_string(j.spec.retries) + ")");
   line("last requeue", j.last_requeue);
   if (j.estimated_start) line("expected start", FormatRfc3339(*j.estimated_start));
+  if (auto q = codec::DecodeQueueInfo(*body); q && j.state == JobState::kPending) {
+    char text[160];
+    std::snprintf(text, sizeof text, "%lld (score %.0f = priority %.2f, fair share %.2f, age %.2f, size %.2f, each weighted)",
+                  static_cast<long long>(q->position), q->factors.score, q->factors.priority, q->factors.fairshare,
+                  q->factors.age, q->factors.size);
+    line("queue position", text);
+  }
   line("submitted", FormatRfc3339(j.submitted_at));
   if (j.started_at) line("started", FormatRfc3339(*j.started_at));
   if (j.finished_at) line("finished", FormatRfc3339(*j.finished_at));

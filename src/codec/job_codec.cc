@@ -478,22 +478,48 @@ std::string EncodeJobList(const std::vector<const Job*>& jobs, std::optional<int
   return json::serialize(o);
 }
 
+json::object FactorsObject(const QueueFactors& f) {
+  json::object fo;
+  fo["priority"] = f.priority;
+  fo["fairshare"] = f.fairshare;
+  fo["age"] = f.age;
+  fo["size"] = f.size;
+  fo["score"] = f.score;
+  return fo;
+}
+
+std::string EncodeJobDetail(const Job& job, const QueueFactors* factors, std::optional<int64_t> position) {
+  json::object o = JobObject(job, JobForm::kPublic);
+  if (factors != nullptr) o["factors"] = FactorsObject(*factors);
+  if (position) o["queue_position"] = *position;
+  return json::serialize(o);
+}
+
+std::optional<QueueInfo> DecodeQueueInfo(std::string_view job_json) {
+  auto v = Parse(job_json);
+  if (!v || !v->is_object()) return std::nullopt;
+  const json::value* f = Find(v->get_object(), "factors");
+  const json::value* p = Find(v->get_object(), "queue_position");
+  if (f == nullptr || !f->is_object() || p == nullptr || !p->is_int64()) return std::nullopt;
+  QueueInfo info;
+  info.position = p->get_int64();
+  for (auto [key, field] : {std::pair{"priority", &info.factors.priority}, std::pair{"fairshare", &info.factors.fairshare},
+                            std::pair{"age", &info.factors.age}, std::pair{"size", &info.factors.size},
+                            std::pair{"score", &info.factors.score}}) {
+    const json::value* x = Find(f->get_object(), key);
+    if (x == nullptr || !x->is_number()) return std::nullopt;
+    *field = x->to_number<double>();
+  }
+  return info;
+}
+
 std::string EncodeQueue(const std::vector<Job>& jobs, const std::vector<QueueFactors>& factors,
                         std::optional<int64_t> next) {
   json::array a;
   a.reserve(jobs.size());
   for (size_t i = 0; i < jobs.size(); ++i) {
     json::object o = JobObject(jobs[i], JobForm::kPublic);
-    if (i < factors.size()) {
-      const QueueFactors& f = factors[i];
-      json::object fo;
-      fo["priority"] = f.priority;
-      fo["fairshare"] = f.fairshare;
-      fo["age"] = f.age;
-      fo["size"] = f.size;
-      fo["score"] = f.score;
-      o["factors"] = std::move(fo);
-    }
+    if (i < factors.size()) o["factors"] = FactorsObject(factors[i]);
     a.emplace_back(std::move(o));
   }
   json::object root;

@@ -57,6 +57,15 @@ struct DrainBody {
 };
 Result<DrainBody> DecodeDrainBody(std::string_view text);
 
+// GET /v1/jobs/{id}: the job, and for a pending job its factors and place in the last full
+// ordering ("factors", "queue_position") when it has them.
+std::string EncodeJobDetail(const Job& job, const QueueFactors* factors, std::optional<int64_t> position);
+struct QueueInfo {
+  QueueFactors factors;
+  int64_t position = 0;
+};
+std::optional<QueueInfo> DecodeQueueInfo(std::string_view job_json);
+
 // GET /v1/queue: {"jobs": [job + "position" + "factors"], "next": OFFSET|null}.
 std::string EncodeQueue(const std::vector<Job>& jobs, const std::vector<QueueFactors>& factors,
                         std::optional<int64_t> next);

@@ -89,7 +89,8 @@ struct Reply {
   Status status;
   bool created = false;              // a submit made new jobs (201), or found them by key (200)
   std::vector<Job> jobs;             // copies, safe to read on another thread
-  std::vector<QueueFactors> factors; // GetQueue: one per job, in queue order
+  std::vector<QueueFactors> factors; // GetQueue: one per job, in queue order; GetJob: a pending job's
+  std::optional<int64_t> queue_position;  // GetJob: a pending job's place in the last full ordering (1 = next)
   std::optional<int64_t> next;       // paging cursor for ListJobs
   std::vector<NodeStatus> nodes;
   RegisterReply registration;

@@ -237,6 +237,12 @@ Reply Controller::Get(const GetJob& c) const {
   if (job == nullptr) return ErrorReply(NotFound("job " + c.id.ToString() + " does not exist"));
   Reply r;
   r.jobs.push_back(*job);
+  if (job->state == JobState::kPending) {
+    if (auto it = order_pos_.find(job->id.value); it != order_pos_.end()) {
+      r.factors.push_back(order_[it->second].factors);
+      r.queue_position = static_cast<int64_t>(it->second) + 1;
+    }
+  }
   return r;
 }
 
@@ -446,7 +452,10 @@ void Controller::Schedule(TimePoint now) {
   full_pass_ = false;
   if (full) last_full_pass_ = now;
   if (in.pending.empty()) {
-    if (full) order_.clear();
+    if (full) {
+      order_.clear();
+      order_pos_.clear();
+    }
     return;
   }
   in.running.reserve(running_.size());
@@ -473,6 +482,9 @@ void Controller::Schedule(TimePoint now) {
   sched::PassResult pass = sched::RunPass(std::move(in));
   if (full) {
     order_ = std::move(pass.order);
+    order_pos_.clear();
+    order_pos_.reserve(order_.size());
+    for (uint32_t i = 0; i < order_.size(); ++i) order_pos_[order_[i].id.value] = i;
     view_.ClearReservations();
     claims_.clear();
     for (const auto& r : pass.reservations) {

@@ -121,6 +121,7 @@ class Controller {
   std::set<QueueKey> since_full_;   // arrivals since the last full pass (not in order_)
   TimePoint last_full_pass_{};
   std::vector<sched::QueueEntry> order_;  // the last full pass's queue order
+  std::unordered_map<int64_t, uint32_t> order_pos_;  // job id -> index in order_
   std::vector<sched::Reservation> claims_;  // GPUs preemption freed, held for their claimers
   sched::UsageLedger usage_;
 

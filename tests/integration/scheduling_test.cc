@@ -100,6 +100,8 @@ TEST(Scheduling, TheQueueShowsOrderReasonsAndEstimatedStarts) {
   EXPECT_NE(table.out.find("waiting for 2 GPUs"), std::string::npos) << table.out;
   CliResult show = RunCli(baton, {"show", std::to_string(high)});
   EXPECT_NE(show.out.find("expected start"), std::string::npos) << show.out;
+  EXPECT_NE(show.out.find("queue position 1 (score"), std::string::npos) << show.out;
+  EXPECT_NE(show.out.find("fair share"), std::string::npos) << show.out;
   RunCli(baton, {"cancel", std::to_string(busy), std::to_string(low), std::to_string(high)});
 }
 

@@ -416,6 +416,12 @@ TEST_F(ControllerTest, TheQueueListsPendingJobsInStartOrderWithTheirFactors) {
   EXPECT_GT(q.factors[0].priority, q.factors[1].priority);
   EXPECT_GT(q.factors[0].score, q.factors[1].score);
   EXPECT_EQ(State(busy), JobState::kRunning);
+  // One job's page carries the same.
+  Reply one = Run(GetJob{.caller = {"ada", true}, .id = low});
+  ASSERT_EQ(one.factors.size(), 1u);
+  EXPECT_EQ(one.factors[0], q.factors[1]);
+  EXPECT_EQ(one.queue_position, 2);
+  EXPECT_TRUE(Run(GetJob{.caller = {"ada", true}, .id = busy}).factors.empty());
 }
 
 TEST_F(ControllerTest, PoolsGiveDefaultTimeLimitsAndRefuseLongerOnes) {
