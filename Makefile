@@ -4,7 +4,7 @@
 .PHONY: up test build asan bench fuzz deps format clean
 
 FUZZ_SECONDS ?= 60
-FUZZ_TARGETS := job_spec yaml quantity protocol
+FUZZ_TARGETS := job_spec yaml quantity protocol trace
 
 JOBS ?= $(shell nproc)
 GEN := $(shell command -v ninja >/dev/null 2>&1 && echo "-G Ninja")

@@ -96,6 +96,21 @@ struct ServerConfig {
 };
 Result<ServerConfig> DecodeServerConfig(std::string_view yaml, std::string_view file);
 
+// `baton sim --cluster FILE` (YAML): node groups, and the policy keys of the server's file
+// (scheduling, defaults, projects, users, pools):
+//   nodes: [{name: dgx, count: 4, gpus: 8xH100-80GB, pool: prod}, ...]
+struct ClusterFile {
+  struct Group {
+    std::string name;
+    int count = 1;
+    std::string gpus;   // a --gpus SPEC, checked
+    std::string pool = "default";
+  };
+  std::vector<Group> groups;
+  Policy policy;
+};
+Result<ClusterFile> DecodeClusterFile(std::string_view yaml, std::string_view file);
+
 // Small helpers for handlers and the CLI.
 std::string EncodeString(std::string_view s);  // a JSON string literal, quoted and escaped
 

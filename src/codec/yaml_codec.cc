@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <functional>
+#include <set>
 #include <sstream>
 
 #include "core/node.h"
@@ -290,6 +291,52 @@ Result<ServerConfig> DecodeServerConfig(std::string_view yaml, std::string_view 
     return Err(InvalidArgument(std::string(file) + ": line " + std::to_string(e.mark.line + 1) + ": " + e.msg));
   }
   return cfg;
+}
+
+Result<ClusterFile> DecodeClusterFile(std::string_view yaml, std::string_view file) {
+  ClusterFile cluster;
+  ConfigReader r(file);
+  try {
+    YAML::Node root = YAML::Load(std::string(yaml));
+    int budget = kMaxYamlNodes;
+    if (auto converted = Convert(root, 0, file, false, budget); !converted) return Err(converted.error());
+    if (root.IsNull()) return Err(InvalidArgument(std::string(file) + ": empty (it needs nodes: [...])"));
+    RETURN_IF_ERROR(r.Keys(root, "", {"nodes", "scheduling", "defaults", "projects", "users", "pools"}));
+    const YAML::Node nodes = root["nodes"];
+    if (!nodes) return Err(r.Error(root, "nodes", "missing: a list of node groups"));
+    if (!nodes.IsSequence() || nodes.size() == 0) return Err(r.Error(nodes, "nodes", "must be a non-empty list"));
+    int total = 0;
+    std::set<std::string> names;
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      const YAML::Node g = nodes[i];
+      std::string path = "nodes[" + std::to_string(i) + "]";
+      RETURN_IF_ERROR(r.Keys(g, path, {"name", "count", "gpus", "pool"}));
+      ClusterFile::Group group;
+      if (!g["name"]) return Err(r.Error(g, path + ".name", "missing"));
+      ASSIGN_OR_RETURN(group.name, r.Text(g["name"], path + ".name", 48));
+      if (!IsValidNodeName(group.name)) return Err(r.Error(g["name"], path + ".name", "1-48 of letters, digits, '.', '_', '-'"));
+      if (!names.insert(group.name).second) return Err(r.Error(g["name"], path + ".name", "named twice"));
+      if (g["count"]) {
+        ASSIGN_OR_RETURN(double count, r.Number(g["count"], path + ".count", 1, 100'000));
+        if (count != std::floor(count)) return Err(r.Error(g["count"], path + ".count", "must be a whole number"));
+        group.count = static_cast<int>(count);
+      }
+      total += group.count;
+      if (total > 100'000) return Err(r.Error(g, path + ".count", "more than 100,000 nodes in all"));
+      if (!g["gpus"]) return Err(r.Error(g, path + ".gpus", "missing (a SPEC such as 8xH100-80GB)"));
+      ASSIGN_OR_RETURN(group.gpus, r.Text(g["gpus"], path + ".gpus", 256));
+      if (auto spec = ParseGpuSpec(group.gpus); !spec) return Err(r.Error(g["gpus"], path + ".gpus", spec.error().message()));
+      if (g["pool"]) {
+        ASSIGN_OR_RETURN(group.pool, r.Text(g["pool"], path + ".pool", 64));
+        if (!IsValidNodeName(group.pool)) return Err(r.Error(g["pool"], path + ".pool", "1-64 of letters, digits, '.', '_', '-'"));
+      }
+      cluster.groups.push_back(std::move(group));
+    }
+    TRY(ReadPolicy(r, root, &cluster.policy));
+  } catch (const YAML::Exception& e) {
+    return Err(InvalidArgument(std::string(file) + ": line " + std::to_string(e.mark.line + 1) + ": " + e.msg));
+  }
+  return cluster;
 }
 
 #undef TRY

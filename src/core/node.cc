@@ -1,6 +1,7 @@
 #include "core/node.h"
 
 #include <cctype>
+#include <cstdio>
 #include <utility>
 
 namespace baton {
@@ -119,6 +120,63 @@ bool IsValidNodeName(std::string_view name) {
     if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' && c != '.') return false;
   }
   return true;
+}
+
+namespace {
+uint64_t Fnv1a(std::string_view s) {
+  uint64_t h = 1469598103934665603ULL;
+  for (unsigned char c : s) {
+    h ^= c;
+    h *= 1099511628211ULL;
+  }
+  return h;
+}
+}  // namespace
+
+std::vector<Gpu> SimulatedGpus(const GpuSpec& spec_, std::string_view node_name_) {
+  std::vector<Gpu> gpus;
+  uint64_t seed = Fnv1a(std::string(node_name_) + "/" + spec_.model);
+  auto uuid_of = [&](const char* prefix, uint64_t salt, int i) {
+    char uuid[80];
+    uint64_t a = seed ^ (salt * 0x9E3779B97F4A7C15ULL);
+    std::snprintf(uuid, sizeof uuid, "%s-%08x-%04x-%04x-%04x-%012llx", prefix, static_cast<unsigned>(a >> 32),
+                  static_cast<unsigned>(a >> 16) & 0xffff, static_cast<unsigned>(a) & 0xffff, i,
+                  static_cast<unsigned long long>(seed & 0xffffffffffffULL));
+    return std::string(uuid);
+  };
+  for (int i = 0; i < spec_.count; ++i) {
+    Gpu g;
+    g.uuid = uuid_of("GPU", static_cast<uint64_t>(i), i);
+    g.model = spec_.model;
+    g.memory_bytes = spec_.memory_bytes;
+    g.physical = i;
+    g.numa_node = spec_.count >= 2 ? (i < spec_.count / 2 ? 0 : 1) : 0;
+    // Two PCIe switches per NUMA node, as on DGX and 8-GPU PCIe servers.
+    int per_switch = spec_.count >= 4 ? spec_.count / 4 : 1;
+    g.pcie_switch = i / per_switch;
+    if (spec_.topology == "nvswitch") g.island = 0;
+    else if (spec_.topology == "pairs") g.island = i / 2;
+    else if (spec_.topology == "cubemesh") g.island = i / 4;
+    else g.island = i;
+    if (spec_.mig.empty()) {
+      g.index = static_cast<int>(gpus.size());
+      gpus.push_back(std::move(g));
+      continue;
+    }
+    // MIG mode: the GPU shows up as its instances, each a device of its own.
+    for (size_t k = 0; k < spec_.mig.size(); ++k) {
+      Gpu m = g;
+      m.index = static_cast<int>(gpus.size());
+      m.uuid = uuid_of("MIG", 1000 + static_cast<uint64_t>(i) * 16 + k, m.index);
+      m.mig_profile = spec_.mig[k];
+      m.model = MigModel(spec_.model, m.mig_profile);
+      size_t dot = m.mig_profile.find('.');
+      m.memory_bytes = std::stoll(m.mig_profile.substr(dot + 1, m.mig_profile.size() - dot - 3)) << 30;
+      m.island = 1'000'000 - 1 - i;  // instances of one GPU stay together, apart from other GPUs
+      gpus.push_back(std::move(m));
+    }
+  }
+  return gpus;
 }
 
 std::string MigModel(std::string_view gpu_model, std::string_view profile) {

@@ -74,6 +74,10 @@ struct GpuSpec {
 // memory per GPU, so a layout can never promise more than the hardware has.
 Result<GpuSpec> ParseGpuSpec(std::string_view text);
 
+// The GPUs (or MIG instances) a node with simulated GPUs has: indices, stable UUIDs seeded
+// by the node's name, NVLink islands, PCIe switches and NUMA nodes by topology (node.h top).
+std::vector<Gpu> SimulatedGpus(const GpuSpec& spec, std::string_view node_name);
+
 // Node names: 1-64 of [A-Za-z0-9._-].
 bool IsValidNodeName(std::string_view name);
 

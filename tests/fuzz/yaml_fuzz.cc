@@ -1,4 +1,4 @@
-// Fuzz target: YAML job files (`baton submit -f`) and the server config file.
+// Fuzz target: YAML job files (`baton submit -f`), the server config file and sim cluster files.
 #include <cstdint>
 #include <string_view>
 
@@ -9,5 +9,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   auto json = baton::codec::YamlToJson(text, "fuzz.yaml");
   if (json) (void)baton::codec::DecodeJobSpecs(*json);
   (void)baton::codec::DecodeServerConfig(text, "fuzz.yaml");
+  (void)baton::codec::DecodeClusterFile(text, "fuzz.yaml");
   return 0;
 }

@@ -214,5 +214,33 @@ TEST(Scheduling, AJobsCheckpointLineMakesItTheCheaperVictim) {
   RunCli(baton, {"cancel", std::to_string(plain), std::to_string(saver)});
 }
 
+TEST(Sim, ReplaysATraceAndWritesItsReport) {
+  TempDir dir;
+  BatonProcess baton(dir.path() + "/server");
+  std::ofstream(dir.path() + "/cluster.yaml") << "nodes:\n  - {name: dgx, count: 2, gpus: 8xH100-80GB}\n";
+  std::ofstream(dir.path() + "/trace.csv") << "submit_time,duration,gpus,user\n0,600,8,ana\n0,600,8,bo\n10,60,8,ana\n";
+  CliResult r = RunCli(baton, {"sim", "--cluster", dir.path() + "/cluster.yaml", "--trace", dir.path() + "/trace.csv",
+                               "--policy", "fifo", "--json", "--report", dir.path() + "/report"});
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  std::string json = r.out.substr(r.out.find('{'));
+  EXPECT_EQ(JsonField(json, "jobs"), "3") << json;
+  EXPECT_EQ(std::stod(JsonField(json, "makespan_s")), 660.0) << json;  // the third waits 600 s
+  EXPECT_NEAR(std::stod(JsonField(json, "avg_wait_s")), 590.0 / 3, 0.01) << json;
+  for (const char* key : {"avg_jct_s", "p50_jct_s", "p95_jct_s", "gpu_utilization", "preemptions", "jain_fairness"}) {
+    EXPECT_FALSE(JsonField(json, key).empty()) << key << " in " << json;
+  }
+  std::ifstream csv(dir.path() + "/report/jobs.csv");
+  std::string header, first;
+  std::getline(csv, header);
+  std::getline(csv, first);
+  EXPECT_EQ(header, "id,name,user,project,gpus,submit_time,start_time,end_time,restarts,state");
+  EXPECT_EQ(first, "1,,ana,default,8,0.000,0.000,600.000,0,succeeded");
+
+  std::ofstream(dir.path() + "/bad.csv") << "submit_time,duration,gpus\n0,sixty,1\n";
+  CliResult bad = RunCli(baton, {"sim", "--cluster", dir.path() + "/cluster.yaml", "--trace", dir.path() + "/bad.csv"});
+  EXPECT_EQ(bad.exit_code, 2) << bad.out;
+  EXPECT_NE(bad.out.find("bad.csv: line 2: duration"), std::string::npos) << bad.out;
+}
+
 }  // namespace
 }  // namespace baton::testing

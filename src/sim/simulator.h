@@ -1,0 +1,60 @@
+// `baton sim`: replays a trace on a described cluster through the real Controller and
+// scheduler, with a virtual clock and simulated agents speaking the agent protocol's
+// commands in process. Jobs "run" for their trace duration; time limits, preemption and
+// requeues behave as in production, because it is the production code.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/policy.h"
+#include "core/status.h"
+#include "sim/trace.h"
+
+namespace baton::sim {
+
+struct SimNode {
+  std::string name;
+  std::string gpus;  // --gpus SPEC
+  std::string pool = "default";
+};
+
+// What became of one trace job; times in seconds from the trace's start, -1 when not reached.
+struct JobOutcome {
+  int64_t id = 0;
+  std::string name, user, project;
+  int64_t milli_gpus = 0;
+  double submit = 0;
+  double start = -1;  // first start
+  double end = -1;    // final end
+  int restarts = 0;
+  std::string state;  // succeeded, timed_out, pending (never ran), ...
+};
+
+struct Summary {
+  int64_t jobs = 0;
+  int64_t finished = 0;
+  double makespan_s = 0;
+  double avg_jct_s = 0, p50_jct_s = 0, p95_jct_s = 0;
+  double avg_wait_s = 0;
+  double gpu_utilization = 0;  // GPU-seconds run / (GPUs x makespan)
+  int64_t preemptions = 0;
+  double jain_fairness = 1;    // over users' mean slowdown (JCT / duration)
+  int64_t events = 0;          // commands the controller applied
+};
+
+struct SimResult {
+  Summary summary;
+  std::vector<JobOutcome> jobs;
+  // (seconds, busy GPUs, pending jobs) at each change: for the report's pictures.
+  std::vector<std::tuple<double, double, int64_t>> timeline;
+};
+
+// Policies by name: fifo, priority, fairshare, backfill, default (PRODUCT.md §2).
+Result<Policy> NamedPolicy(const std::string& name, const Policy& configured);
+
+Result<SimResult> Simulate(const std::vector<SimNode>& nodes, const std::vector<TraceJob>& trace,
+                           const Policy& policy);
+
+}  // namespace baton::sim

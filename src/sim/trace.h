@@ -1,0 +1,34 @@
+// Workload traces for `baton sim`: the CSV format of PRODUCT.md §6 (a header, then one job a
+// line). Every error names the file, the line and the column.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/job.h"
+#include "core/status.h"
+
+namespace baton::sim {
+
+struct TraceJob {
+  Duration submit{0};        // from the trace's start
+  Duration duration{0};      // how long it runs once given its GPUs
+  Resources resources;       // gpus (milli), nodes, gpu_type
+  std::string name;
+  std::string user = "user";
+  std::string project = "default";
+  Priority priority = Priority::kNormal;
+  Duration time_limit{0};    // 0 = none
+  bool preemptible = false;
+  int line = 0;              // in the trace file, for messages
+};
+
+// Parses a trace: columns submit_time, duration, gpus (required); name, user, project,
+// priority, gpu_type, time_limit, nodes, preemptible (optional), in any order. Times are
+// seconds (a number) or durations such as 90s, 2h. At most `max_jobs` rows.
+Result<std::vector<TraceJob>> ParseTraceCsv(std::string_view text, std::string_view file,
+                                            size_t max_jobs = 10'000'000);
+
+}  // namespace baton::sim

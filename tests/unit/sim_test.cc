@@ -1,0 +1,164 @@
+// `baton sim`: trace and cluster files, and replays through the real controller.
+#include <gtest/gtest.h>
+
+#include "codec/json_codec.h"
+#include "sim/simulator.h"
+#include "sim/trace.h"
+
+namespace baton::sim {
+namespace {
+
+TEST(Trace, ReadsTheColumnsOfTheContractInAnyOrder) {
+  auto t = ParseTraceCsv(
+      "# a comment\n"
+      "gpus,submit_time,duration,user,project,priority,time_limit,nodes,name,gpu_type,preemptible\n"
+      "2,0,3600,ana,vision,high,2h,1,\"train, v2\",H100,true\n"
+      "0.5,30.5,90s,,,,,,,,\n",
+      "t.csv");
+  ASSERT_TRUE(t.has_value()) << t.error().message();
+  ASSERT_EQ(t->size(), 2u);
+  const TraceJob& a = (*t)[0];
+  EXPECT_EQ(a.resources.milli_gpus, 2000);
+  EXPECT_EQ(a.duration, std::chrono::hours(1));
+  EXPECT_EQ(a.user, "ana");
+  EXPECT_EQ(a.project, "vision");
+  EXPECT_EQ(a.priority, Priority::kHigh);
+  EXPECT_EQ(a.time_limit, std::chrono::hours(2));
+  EXPECT_EQ(a.name, "train, v2");
+  EXPECT_EQ(a.resources.gpu_type, "H100");
+  EXPECT_TRUE(a.preemptible);
+  EXPECT_EQ(a.line, 3);
+  const TraceJob& b = (*t)[1];
+  EXPECT_EQ(b.resources.milli_gpus, 500);
+  EXPECT_EQ(b.submit, std::chrono::milliseconds(30'500));
+  EXPECT_EQ(b.user, "user");
+  EXPECT_EQ(b.project, "default");
+}
+
+TEST(Trace, ErrorsNameTheFileTheLineAndTheColumn) {
+  struct Case {
+    const char* csv;
+    const char* message;
+  } cases[] = {
+      {"", "t.csv: empty"},
+      {"submit_time,duration\n", "t.csv: line 1: gpus: required column missing"},
+      {"submit_time,duration,gpus,colour\n", "line 1: colour: unknown column"},
+      {"submit_time,duration,gpus\n0,60,1\n5,abc,1\n", "t.csv: line 3: duration:"},
+      {"submit_time,duration,gpus\n-5,60,1\n", "line 2: submit_time:"},
+      {"submit_time,duration,gpus\n0,60,-2\n", "line 2: gpus:"},
+      {"submit_time,duration,gpus\n0,60\n", "line 2: 2 fields where the header has 3"},
+      {"submit_time,duration,gpus,priority\n0,60,1,urgent\n", "line 2: priority:"},
+      {"submit_time,duration,gpus,user\n0,60,1,../root\n", "line 2: user:"},
+      {"submit_time,duration,gpus,nodes\n0,60,3,2\n", "line 2: resources.gpus: must divide evenly"},
+      {"submit_time,duration,gpus,name\n0,60,1,\"open\n", "line 2: a quoted field is not closed"},
+  };
+  for (const auto& c : cases) {
+    auto t = ParseTraceCsv(c.csv, "t.csv");
+    ASSERT_FALSE(t.has_value()) << c.csv;
+    EXPECT_NE(t.error().message().find(c.message), std::string::npos) << c.csv << " -> " << t.error().message();
+  }
+}
+
+TEST(ClusterFile, NodeGroupsAndThePolicyKeys) {
+  auto c = codec::DecodeClusterFile(R"(
+nodes:
+  - {name: dgx, count: 4, gpus: 8xH100-80GB, pool: prod}
+  - {name: pcie, gpus: "4xA100-40GB:topo=pcie"}
+projects:
+  vision: {share: 2, guaranteed_gpus: 8}
+)", "c.yaml");
+  ASSERT_TRUE(c.has_value()) << c.error().message();
+  ASSERT_EQ(c->groups.size(), 2u);
+  EXPECT_EQ(c->groups[0].count, 4);
+  EXPECT_EQ(c->groups[0].pool, "prod");
+  EXPECT_EQ(c->groups[1].count, 1);
+  EXPECT_EQ(c->policy.Project("vision").guaranteed_milli, 8000);
+  for (auto [yaml, message] : {std::pair{"projects: {}\n", "c.yaml: line 1: nodes: missing"},
+                               std::pair{"nodes:\n  - {name: a, gpus: 8xH100-80GB:topo=mesh}\n", "line 2: nodes[0].gpus"},
+                               std::pair{"nodes:\n  - {name: a, count: 0, gpus: 1xH100-80GB}\n", "nodes[0].count"},
+                               std::pair{"nodes:\n  - {name: a, gpus: 1xH100-80GB}\n  - {name: a, gpus: 1xH100-80GB}\n",
+                                         "line 3: nodes[1].name: named twice"},
+                               std::pair{"nodes: []\n", "nodes: must be a non-empty list"}}) {
+    auto bad = codec::DecodeClusterFile(yaml, "c.yaml");
+    ASSERT_FALSE(bad.has_value()) << yaml;
+    EXPECT_NE(bad.error().message().find(message), std::string::npos) << yaml << " -> " << bad.error().message();
+  }
+}
+
+TraceJob Job(double submit_s, double duration_s, int64_t milli, Duration limit = Duration(0)) {
+  TraceJob j;
+  j.submit = std::chrono::milliseconds(static_cast<int64_t>(submit_s * 1000));
+  j.duration = std::chrono::milliseconds(static_cast<int64_t>(duration_s * 1000));
+  j.resources.milli_gpus = milli;
+  j.time_limit = limit;
+  return j;
+}
+
+TEST(Simulate, JobsRunForTheirDurationOnTheRealController) {
+  std::vector<SimNode> nodes = {{.name = "n1", .gpus = "4xH100-80GB"}};
+  std::vector<TraceJob> trace = {Job(0, 100, 4000), Job(10, 50, 2000), Job(20, 300, 1000, std::chrono::seconds(60))};
+  auto r = Simulate(nodes, trace, Policy{});
+  ASSERT_TRUE(r.has_value()) << r.error().message();
+  ASSERT_EQ(r->jobs.size(), 3u);
+  EXPECT_DOUBLE_EQ(r->jobs[0].start, 0);
+  EXPECT_DOUBLE_EQ(r->jobs[0].end, 100);
+  EXPECT_DOUBLE_EQ(r->jobs[1].start, 100);  // waited for the whole node
+  EXPECT_DOUBLE_EQ(r->jobs[1].end, 150);
+  EXPECT_DOUBLE_EQ(r->jobs[2].start, 100);
+  EXPECT_DOUBLE_EQ(r->jobs[2].end, 160);    // stopped at its 60 s limit
+  EXPECT_EQ(r->jobs[2].state, "timed_out");
+  const Summary& s = r->summary;
+  EXPECT_EQ(s.finished, 3);
+  EXPECT_DOUBLE_EQ(s.makespan_s, 160);
+  EXPECT_NEAR(s.avg_jct_s, (100.0 + 140.0 + 140.0) / 3, 1e-9);
+  EXPECT_NEAR(s.avg_wait_s, (0.0 + 90.0 + 80.0) / 3, 1e-9);
+  // GPU-seconds: 4 x 100 + 2 x 50 + 1 x 60 = 560 of 4 x 160 = 640.
+  EXPECT_NEAR(s.gpu_utilization, 560.0 / 640.0, 1e-9);
+}
+
+TEST(Simulate, PreemptionAndRequeueHappenAsInProduction) {
+  std::vector<SimNode> nodes = {{.name = "n1", .gpus = "8xH100-80GB"}};
+  TraceJob low = Job(0, 1000, 8000);
+  low.priority = Priority::kLow;
+  TraceJob high = Job(100, 50, 2000);
+  high.priority = Priority::kHigh;
+  auto r = Simulate(nodes, {low, high}, Policy{});
+  ASSERT_TRUE(r.has_value()) << r.error().message();
+  EXPECT_EQ(r->summary.preemptions, 1);
+  EXPECT_EQ(r->jobs[0].restarts, 1);
+  EXPECT_EQ(r->jobs[0].state, "succeeded");
+  EXPECT_DOUBLE_EQ(r->jobs[1].start, 100);
+  EXPECT_DOUBLE_EQ(r->jobs[0].end, 150 + 1000);  // reruns whole after the high job
+}
+
+TEST(Simulate, BackfillBeatsFifoAndTheSameTraceGivesTheSameResult) {
+  std::vector<SimNode> nodes = {{.name = "n1", .gpus = "8xH100-80GB"}};
+  // Half the node is busy for 1,000 s; a whole-node job waits for it; short one-GPU jobs
+  // behind it fit in the free half and end long before: backfill runs them, FIFO does not.
+  std::vector<TraceJob> trace = {Job(0, 1000, 4000, std::chrono::seconds(1000)),
+                                 Job(10, 100, 8000, std::chrono::seconds(100))};
+  for (int i = 0; i < 20; ++i) trace.push_back(Job(20 + i, 60, 1000, std::chrono::seconds(60)));
+  auto fifo = Simulate(nodes, trace, *NamedPolicy("fifo", Policy{}));
+  auto backfill = Simulate(nodes, trace, *NamedPolicy("backfill", Policy{}));
+  ASSERT_TRUE(fifo.has_value() && backfill.has_value());
+  EXPECT_LT(backfill->summary.avg_wait_s, fifo->summary.avg_wait_s);
+  auto again = Simulate(nodes, trace, *NamedPolicy("backfill", Policy{}));
+  ASSERT_EQ(again->jobs.size(), backfill->jobs.size());
+  for (size_t i = 0; i < again->jobs.size(); ++i) {
+    EXPECT_EQ(again->jobs[i].start, backfill->jobs[i].start);
+    EXPECT_EQ(again->jobs[i].end, backfill->jobs[i].end);
+  }
+  EXPECT_FALSE(NamedPolicy("random", Policy{}).has_value());
+}
+
+TEST(Simulate, AJobThatFitsNowhereNeverRunsAndTheReplayStillEnds) {
+  std::vector<SimNode> nodes = {{.name = "n1", .gpus = "2xH100-80GB"}};
+  auto r = Simulate(nodes, {Job(0, 10, 1000), Job(0, 10, 4000)}, Policy{});
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->summary.finished, 1);
+  EXPECT_EQ(r->jobs[1].state, "pending");
+  EXPECT_LT(r->jobs[1].start, 0);
+}
+
+}  // namespace
+}  // namespace baton::sim
