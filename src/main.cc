@@ -309,7 +309,7 @@ int RunSim(const SimFlags& f) {
   if (!cluster) return Fail(cluster.error()), 2;
   auto trace_text = ReadWholeFile(f.trace);
   if (!trace_text) return Fail(trace_text.error()), 2;
-  auto trace = sim::ParseTraceCsv(*trace_text, f.trace);
+  auto trace = sim::ParseTrace(*trace_text, f.trace);
   if (!trace) return Fail(trace.error()), 2;
   auto policy = sim::NamedPolicy(f.policy, cluster->policy);
   if (!policy) return Fail(policy.error()), 2;

@@ -323,6 +323,10 @@ PassResult RunPass(PassInput in) {
   for (uint32_t index : order) {
     const PendingJob& job = in.pending[index];
     const Resources& r = *job.resources;
+    if (strict_blocker && ahead >= kExplainedWaits) {
+      ++ahead;  // behind the blocker, past the explained ones: nothing can change for it
+      continue;
+    }
     if (std::string why = LimitReason(job, policy, held); !why.empty()) {
       wait(job.id, "quota", std::move(why));
       continue;

@@ -1,6 +1,8 @@
 #include "sim/trace.h"
 
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <map>
 
@@ -150,6 +152,137 @@ Result<std::vector<TraceJob>> ParseTraceCsv(std::string_view text, std::string_v
   }
   if (column.empty()) return Err(InvalidArgument(std::string(file) + ": empty (a header line is needed)"));
   return jobs;
+}
+
+namespace {
+
+// Each data line of a CSV with a header, as a map from column to field; `each` returns an
+// error to stop. Lines are numbered from 1 (the header).
+template <class F>
+Status ForEachRow(std::string_view text, std::string_view file, F each) {
+  std::vector<std::string> header;
+  size_t pos = 0;
+  int line_no = 0;
+  while (pos < text.size()) {
+    size_t nl = text.find('\n', pos);
+    std::string_view raw = text.substr(pos, nl == std::string_view::npos ? std::string_view::npos : nl - pos);
+    pos = nl == std::string_view::npos ? text.size() : nl + 1;
+    ++line_no;
+    std::string line = Trim(std::string(raw));
+    if (line.empty()) continue;
+    auto fields = SplitCsv(line);
+    if (!fields) return InvalidArgument(std::string(file) + ": line " + std::to_string(line_no) + ": " + fields.error().message());
+    if (header.empty()) {
+      header = *fields;
+      continue;
+    }
+    if (fields->size() != header.size()) {
+      return InvalidArgument(std::string(file) + ": line " + std::to_string(line_no) + ": " +
+                             std::to_string(fields->size()) + " fields where the header has " +
+                             std::to_string(header.size()));
+    }
+    std::map<std::string, std::string> row;
+    for (size_t i = 0; i < header.size(); ++i) row[header[i]] = Trim((*fields)[i]);
+    if (Status st = each(row, line_no); !st.ok()) return st;
+  }
+  return Status::Ok();
+}
+
+Result<double> Number(const std::string& text) {
+  char* end = nullptr;
+  double d = std::strtod(text.c_str(), &end);
+  if (text.empty() || *end != '\0' || !std::isfinite(d)) return Err(InvalidArgument("not a number"));
+  return d;
+}
+
+// "2017-10-09 07:01:55" as seconds since 1970 (the trace's own clock; only differences count).
+Result<int64_t> PhillyTime(const std::string& text) {
+  int y, mo, d, h, mi, s;
+  char tail;
+  if (std::sscanf(text.c_str(), "%4d-%2d-%2d %2d:%2d:%2d%c", &y, &mo, &d, &h, &mi, &s, &tail) != 6) {
+    return Err(InvalidArgument("not a time YYYY-MM-DD HH:MM:SS"));
+  }
+  auto t = ParseRfc3339(text.substr(0, 10) + "T" + text.substr(11) + "Z");
+  if (!t) return Err(t.error());
+  return ToMillis(*t) / 1000;
+}
+
+}  // namespace
+
+Result<std::vector<TraceJob>> ParseTrace(std::string_view text, std::string_view file, size_t max_jobs) {
+  size_t first = text.find_first_not_of(" \t\r\n");
+  std::string_view header = first == std::string_view::npos ? "" : text.substr(first, text.find('\n', first) - first);
+  std::vector<TraceJob> jobs;
+  auto fail = [&](int line, const std::string& field, const std::string& why) {
+    return InvalidArgument(std::string(file) + ": line " + std::to_string(line) + ": " + field + ": " + why);
+  };
+  if (header.starts_with("timestamp,duration,num_gpus")) {
+    std::vector<int64_t> at;
+    Status st = ForEachRow(text, file, [&](std::map<std::string, std::string>& row, int line) {
+      if (jobs.size() >= max_jobs) return fail(line, "", "more than " + std::to_string(max_jobs) + " jobs");
+      auto t = PhillyTime(row["timestamp"]);
+      if (!t) return fail(line, "timestamp", t.error().message());
+      auto d = Number(row["duration"]);
+      if (!d || *d < 0 || *d > 1e9) return fail(line, "duration", "not a number of seconds");
+      auto g = Number(row["num_gpus"]);
+      if (!g || *g < 0 || *g > 4096 || *g != std::floor(*g)) return fail(line, "num_gpus", "not a whole number of GPUs");
+      TraceJob j;
+      j.line = line;
+      j.duration = std::chrono::milliseconds(static_cast<int64_t>(*d * 1000));
+      int gpus = static_cast<int>(*g);
+      // Over 8 GPUs: a gang over nodes of 8, the fewest that divide the count evenly.
+      int nodes = std::max(1, (gpus + 7) / 8);
+      while (gpus > 0 && gpus % nodes != 0) ++nodes;
+      j.resources.milli_gpus = int64_t{gpus} * 1000;
+      j.resources.nodes = nodes;
+      std::string vc = row["cluster"].empty() ? "unknown" : row["cluster"].substr(0, 48);
+      if (!IsValidNodeName(vc)) return fail(line, "cluster", "not a name of letters and digits");
+      j.project = "vc-" + vc;
+      j.user = "vc-" + vc;
+      at.push_back(*t);
+      jobs.push_back(std::move(j));
+      return Status::Ok();
+    });
+    if (!st.ok()) return Err(st);
+    int64_t start = at.empty() ? 0 : *std::min_element(at.begin(), at.end());
+    for (size_t i = 0; i < jobs.size(); ++i) jobs[i].submit = std::chrono::seconds(at[i] - start);
+    return jobs;
+  }
+  if (header.starts_with("name,cpu_milli,memory_mib,num_gpu,gpu_milli")) {
+    Status st = ForEachRow(text, file, [&](std::map<std::string, std::string>& row, int line) {
+      if (jobs.size() >= max_jobs) return fail(line, "", "more than " + std::to_string(max_jobs) + " jobs");
+      if (!row.count("creation_time") || !row.count("deletion_time")) {
+        return fail(line, "creation_time", "this pod list has no times (multigpu50 has none): it cannot be replayed");
+      }
+      if (row["creation_time"].empty() || row["deletion_time"].empty()) return Status::Ok();
+      auto created = Number(row["creation_time"]);
+      auto deleted = Number(row["deletion_time"]);
+      if (!created || *created < 0) return fail(line, "creation_time", "not a number of seconds");
+      if (!deleted || *deleted < *created) return fail(line, "deletion_time", "not a number of seconds after creation_time");
+      auto n = Number(row["num_gpu"]);
+      auto m = Number(row["gpu_milli"]);
+      if (!n || *n < 0 || *n > 64 || *n != std::floor(*n)) return fail(line, "num_gpu", "not a whole number of GPUs");
+      if (!m || *m < 0 || *m > 1000) return fail(line, "gpu_milli", "not 0 to 1000");
+      TraceJob j;
+      j.line = line;
+      j.submit = std::chrono::milliseconds(static_cast<int64_t>(*created * 1000));
+      j.duration = std::chrono::milliseconds(static_cast<int64_t>((*deleted - *created) * 1000));
+      j.resources.milli_gpus = *n == 1 && *m > 0 && *m < 1000 ? static_cast<int64_t>(*m) : static_cast<int64_t>(*n) * 1000;
+      // A list of acceptable types ("V100M16|V100M32"): the first (Baton takes one type).
+      std::string spec = row["gpu_spec"].substr(0, row["gpu_spec"].find('|'));
+      if (!spec.empty() && j.resources.milli_gpus > 0) j.resources.gpu_type = spec.substr(0, 64);
+      const std::string& qos = row["qos"];
+      j.priority = qos == "Guaranteed" ? Priority::kHigh : qos == "BE" ? Priority::kLow : Priority::kNormal;
+      j.project = qos.empty() ? "default" : "qos-" + qos.substr(0, 32);
+      j.user = j.project;
+      j.name = row["name"].substr(0, SpecLimits::kNameBytes);
+      jobs.push_back(std::move(j));
+      return Status::Ok();
+    });
+    if (!st.ok()) return Err(st);
+    return jobs;
+  }
+  return ParseTraceCsv(text, file, max_jobs);
 }
 
 }  // namespace baton::sim

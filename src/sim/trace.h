@@ -31,4 +31,12 @@ struct TraceJob {
 Result<std::vector<TraceJob>> ParseTraceCsv(std::string_view text, std::string_view file,
                                             size_t max_jobs = 10'000'000);
 
+// Parses a trace file of any known kind, told apart by its header line: the CSV above, the
+// Philly trace (timestamp,duration,num_gpus,gpu_time,cluster: each virtual cluster becomes a
+// project with one user; jobs over 8 GPUs are gangs over whole 8-GPU shares), or an Alibaba
+// openb pod list (name,cpu_milli,...,creation_time,deletion_time: fractional gpu_milli,
+// gpu_spec as the GPU type, qos as the priority class; pods without both times are left out).
+Result<std::vector<TraceJob>> ParseTrace(std::string_view text, std::string_view file,
+                                         size_t max_jobs = 10'000'000);
+
 }  // namespace baton::sim

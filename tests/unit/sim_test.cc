@@ -59,6 +59,45 @@ TEST(Trace, ErrorsNameTheFileTheLineAndTheColumn) {
   }
 }
 
+TEST(Trace, ThePhillyTraceIsRecognisedByItsHeader) {
+  auto t = ParseTrace(
+      "timestamp,duration,num_gpus,gpu_time,cluster\n"
+      "2017-10-09 07:01:55,66.0,1,66.0,11cb48\n"
+      "2017-10-09 06:13:03,2951.0,12,35412.0,6214e9\n"
+      "2017-10-09 06:14:03,10.5,128,1344.0,6214e9\n",
+      "philly.csv");
+  ASSERT_TRUE(t.has_value()) << t.error().message();
+  ASSERT_EQ(t->size(), 3u);
+  EXPECT_EQ((*t)[0].submit, std::chrono::seconds(48 * 60 + 52));  // from the earliest submit
+  EXPECT_EQ((*t)[1].submit, std::chrono::seconds(0));
+  EXPECT_EQ((*t)[0].project, "vc-11cb48");
+  EXPECT_EQ((*t)[0].user, "vc-11cb48");
+  EXPECT_EQ((*t)[1].resources.nodes, 2);   // 12 GPUs: two nodes of 6
+  EXPECT_EQ((*t)[2].resources.nodes, 16);  // 128 GPUs: sixteen of 8
+  EXPECT_EQ((*t)[2].duration, std::chrono::milliseconds(10'500));
+  auto bad = ParseTrace("timestamp,duration,num_gpus,gpu_time,cluster\n2017-13-09 7:1,66.0,1,66.0,x\n", "philly.csv");
+  ASSERT_FALSE(bad.has_value());
+  EXPECT_NE(bad.error().message().find("philly.csv: line 2: timestamp"), std::string::npos) << bad.error().message();
+}
+
+TEST(Trace, AnAlibabaPodListIsRecognisedByItsHeader) {
+  auto t = ParseTrace(
+      "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time\n"
+      "p0,12000,16384,1,460,,LS,Running,100,700,100\n"
+      "p1,6000,12288,2,1000,V100M16|V100M32,BE,Failed,200,260,\n"
+      "p2,6000,12288,1,1000,,LS,Pending,300,,\n",
+      "pods.csv");
+  ASSERT_TRUE(t.has_value()) << t.error().message();
+  ASSERT_EQ(t->size(), 2u);  // p2 has no deletion time: never ran, left out
+  EXPECT_EQ((*t)[0].resources.milli_gpus, 460);
+  EXPECT_EQ((*t)[0].duration, std::chrono::seconds(600));
+  EXPECT_EQ((*t)[0].submit, std::chrono::seconds(100));
+  EXPECT_EQ((*t)[1].resources.milli_gpus, 2000);
+  EXPECT_EQ((*t)[1].resources.gpu_type, "V100M16");
+  EXPECT_EQ((*t)[1].priority, Priority::kLow);
+  EXPECT_EQ((*t)[1].project, "qos-BE");
+}
+
 TEST(ClusterFile, NodeGroupsAndThePolicyKeys) {
   auto c = codec::DecodeClusterFile(R"(
 nodes:
