@@ -392,7 +392,9 @@ void Controller::Schedule(TimePoint now) {
   // Resources freed between full passes: the head of the last full pass's order gets the
   // first look (a full pass, every full_pass_interval, looks at the rest). Jobs end hundreds
   // of times a second on a busy cluster; re-ordering the whole queue each time would not pay.
-  const bool full = full_pass_ || (freed_ && order_.empty());
+  // Strict order (no backfill) needs the whole queue to place anything: a new arrival must not
+  // pass a job ahead that waits.
+  const bool full = full_pass_ || (freed_ && order_.empty()) || (!options_.policy.backfill && !queue_.empty());
   const bool head = !full && freed_;
   freed_ = false;
   fresh_.erase(std::remove_if(fresh_.begin(), fresh_.end(),

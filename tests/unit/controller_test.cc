@@ -151,6 +151,21 @@ TEST_F(ControllerTest, ALaterHighPriorityArrivalStillGetsTheNextFreeGpu) {
   EXPECT_EQ(State(low2), JobState::kPending);
 }
 
+TEST_F(ControllerTest, StrictOrderHoldsNewArrivalsBehindAWaitingJob) {
+  ControllerOptions options;
+  options.policy.backfill = false;
+  c_ = std::make_unique<Controller>(options);
+  c_->Restore(*store_.Load(), now_);
+  RegisterNode("n1", 8);
+  JobId busy = StartJob("n1", 4000, Priority::kNormal);
+  JobId wide = Submit(8000);
+  JobId small = Submit(1000);  // would fit now; it must wait behind `wide`
+  EXPECT_EQ(State(wide), JobState::kPending);
+  EXPECT_EQ(State(small), JobState::kPending);
+  EXPECT_EQ(c_->FindJob(small)->reason, "priority");
+  (void)busy;
+}
+
 TEST_F(ControllerTest, FailedExitRetriesThenFails) {
   RegisterNode("n1", 1);
   JobId id = SubmitFailing(1);
