@@ -225,17 +225,9 @@ Result<SimResult> Simulate(const std::vector<SimNode>& nodes, const std::vector<
     while (next < arrival.size() && kEpoch + trace[arrival[next]].submit <= now) {
       size_t i = arrival[next++];
       const TraceJob& tj = trace[i];
-      JobSpec spec;
-      spec.name = tj.name;
-      spec.command = {"sim"};
-      spec.resources = tj.resources;
-      spec.priority = tj.priority;
-      spec.project = tj.project;
-      spec.time_limit = tj.time_limit;
-      spec.preemptible = tj.preemptible;
       control::SubmitJobs submit;  // built step by step: GCC 12 misreads the aggregate (bug 107919)
       submit.caller.user = tj.user;
-      submit.specs.push_back(std::move(spec));
+      submit.specs.push_back(tj.Spec());
       control::Reply r = apply(submit, now);
       if (!r.status.ok() || r.jobs.empty()) {
         return Err(InvalidArgument("trace line " + std::to_string(tj.line) + ": " + r.status.message()));

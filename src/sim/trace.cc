@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <map>
+#include <optional>
 
 #include "core/node.h"
 #include "core/quantity.h"
@@ -55,7 +56,29 @@ Result<Duration> Seconds(const std::string& text, const std::string& field) {
   return ParseDuration(text, field);
 }
 
+// The next line of `text` from `pos`, trimmed, counting lines in `line_no`; nullopt at the end.
+std::optional<std::string> NextLine(std::string_view text, size_t& pos, int& line_no) {
+  if (pos >= text.size()) return std::nullopt;
+  size_t nl = text.find('\n', pos);
+  std::string_view raw = text.substr(pos, nl == std::string_view::npos ? std::string_view::npos : nl - pos);
+  pos = nl == std::string_view::npos ? text.size() : nl + 1;
+  ++line_no;
+  return Trim(std::string(raw));
+}
+
 }  // namespace
+
+JobSpec TraceJob::Spec() const {
+  JobSpec spec;
+  spec.name = name;
+  spec.command = {"sim"};
+  spec.resources = resources;
+  spec.project = project;
+  spec.priority = priority;
+  spec.time_limit = time_limit;
+  spec.preemptible = preemptible;
+  return spec;
+}
 
 Result<std::vector<TraceJob>> ParseTraceCsv(std::string_view text, std::string_view file, size_t max_jobs) {
   std::vector<TraceJob> jobs;
@@ -66,12 +89,8 @@ Result<std::vector<TraceJob>> ParseTraceCsv(std::string_view text, std::string_v
     return Err(InvalidArgument(std::string(file) + ": line " + std::to_string(line_no) +
                                (field.empty() ? "" : ": " + field) + ": " + why));
   };
-  while (pos < text.size()) {
-    size_t nl = text.find('\n', pos);
-    std::string_view raw = text.substr(pos, nl == std::string_view::npos ? std::string_view::npos : nl - pos);
-    pos = nl == std::string_view::npos ? text.size() : nl + 1;
-    ++line_no;
-    std::string line = Trim(std::string(raw));
+  while (auto next = NextLine(text, pos, line_no)) {
+    const std::string& line = *next;
     if (line.empty() || line[0] == '#') continue;
     auto fields = SplitCsv(line);
     if (!fields) return fail("", fields.error().message());
@@ -139,14 +158,7 @@ Result<std::vector<TraceJob>> ParseTraceCsv(std::string_view text, std::string_v
       else return fail("preemptible", "must be true or false");
     }
     // The same rules as a submitted job: a trace row is a job spec.
-    JobSpec spec;
-    spec.name = j.name;
-    spec.command = {"sim"};
-    spec.resources = j.resources;
-    spec.project = j.project;
-    spec.priority = j.priority;
-    spec.time_limit = j.time_limit;
-    if (Status st = ValidateJobSpec(spec); !st.ok()) return fail("", st.message());
+    if (Status st = ValidateJobSpec(j.Spec()); !st.ok()) return fail("", st.message());
     if (!IsValidNodeName(j.user)) return fail("user", "1-64 of letters, digits, '.', '_', '-'");
     jobs.push_back(std::move(j));
   }
@@ -163,12 +175,8 @@ Status ForEachRow(std::string_view text, std::string_view file, F each) {
   std::vector<std::string> header;
   size_t pos = 0;
   int line_no = 0;
-  while (pos < text.size()) {
-    size_t nl = text.find('\n', pos);
-    std::string_view raw = text.substr(pos, nl == std::string_view::npos ? std::string_view::npos : nl - pos);
-    pos = nl == std::string_view::npos ? text.size() : nl + 1;
-    ++line_no;
-    std::string line = Trim(std::string(raw));
+  while (auto next = NextLine(text, pos, line_no)) {
+    const std::string& line = *next;
     if (line.empty()) continue;
     auto fields = SplitCsv(line);
     if (!fields) return InvalidArgument(std::string(file) + ": line " + std::to_string(line_no) + ": " + fields.error().message());

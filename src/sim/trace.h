@@ -23,6 +23,9 @@ struct TraceJob {
   Duration time_limit{0};    // 0 = none
   bool preemptible = false;
   int line = 0;              // in the trace file, for messages
+
+  // The job spec it is submitted as (command "sim").
+  JobSpec Spec() const;
 };
 
 // Parses a trace: columns submit_time, duration, gpus (required); name, user, project,
