@@ -98,6 +98,13 @@ struct Reply {
   bool parked = false;               // an AgentPoll that waits; a Delivery answers it later
 };
 
+// A reply that only says what went wrong.
+inline Reply ErrorReply(Status s) {
+  Reply r;
+  r.status = std::move(s);
+  return r;
+}
+
 // Answers a parked AgentPoll.
 struct Delivery {
   uint64_t poll_id = 0;

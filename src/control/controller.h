@@ -3,6 +3,8 @@
 // agents) and returns the Effects the caller must carry out: make the store batch durable,
 // then send the replies and deliveries. Time is always a parameter; nothing here reads a
 // clock, does I/O or starts a thread. One owner calls it; it is not thread-safe.
+// controller.cc: restore, users' commands, job bookkeeping and runs; controller_schedule.cc:
+// scheduling passes and the queue; controller_agents.cc: agents, nodes and drains.
 #pragma once
 
 #include <cstdint>

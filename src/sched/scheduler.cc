@@ -122,6 +122,193 @@ std::optional<Reservation> Shadow(const ClusterView& view, const std::vector<Rel
   return std::nullopt;
 }
 
+// What a preemption search reads of the pass it runs in.
+struct VictimSearch {
+  const PassInput& in;
+  const Policy& policy;
+  TimePoint now;
+  const Holdings& held;
+  const std::vector<bool>& stopping;
+  Placer& placer;
+  std::vector<std::vector<uint32_t>>& running_on_node;  // built at the first search
+};
+
+struct Claim {
+  std::set<size_t> victims;  // indices into the pass's running jobs
+  Reservation reservation;   // on the GPUs they give back
+};
+
+// Preemption for `job`: per node, its candidate victims (a lower class, or borrowing beyond a
+// guarantee this job's project may reclaim) released cheapest lost work per GPU first until
+// the job fits, then pruned; the cheapest nodes win. Nothing when no set frees enough room
+// within the rules.
+std::optional<Claim> SearchVictims(const PendingJob& job, VictimSearch& ctx) {
+  const PassInput& in = ctx.in;
+  const Policy& policy = ctx.policy;
+  const TimePoint now = ctx.now;
+  const Holdings& held = ctx.held;
+  const std::vector<bool>& stopping = ctx.stopping;
+  Placer& placer = ctx.placer;
+  std::vector<std::vector<uint32_t>>& running_on_node = ctx.running_on_node;
+  const Resources& r = *job.resources;
+  // Candidates: running jobs not already stopping, in this pool, of a lower class, or
+  // borrowing beyond their project's guarantee while this job's project is under its own.
+  const ProjectPolicy& mine = policy.Project(*job.project);
+  const bool reclaim = held.Project(*job.project) + r.milli_gpus <= mine.guaranteed_milli;
+  // A job its project needs to stay within its guarantee is protected: only a job of a
+  // higher class in the same project may take its GPUs. Without this, a high-priority
+  // borrower and a reclaiming owner would preempt each other in turn.
+  auto eligible = [&](size_t v) {
+    const RunningJob& x = in.running[v];
+    if (stopping[v] || *x.pool != *job.pool) return false;
+    bool same_project = *x.project == *job.project;
+    int64_t left = held.Project(*x.project) - x.resources->milli_gpus;
+    bool borrowed = left >= policy.Project(*x.project).guaranteed_milli;
+    if (x.priority < job.priority && (same_project || borrowed)) return true;
+    return reclaim && !same_project && borrowed;
+  };
+  // Per node: victims there, cheapest lost work per GPU first, until the job fits.
+  if (running_on_node.empty()) {
+    running_on_node.resize(placer.view().nodes.size());
+    for (size_t v = 0; v < in.running.size(); ++v) {
+      for (const auto& part : *in.running[v].allocation) {
+        int ni = placer.NodeIndex(part.node);
+        if (ni >= 0) running_on_node[ni].push_back(static_cast<uint32_t>(v));
+      }
+    }
+  }
+  auto loss = [&](size_t v) {
+    const RunningJob& x = in.running[v];
+    TimePoint since = std::max(x.started, x.last_checkpoint);
+    return static_cast<double>(x.resources->milli_gpus) / 1000.0 * std::max(0.0, Seconds(now - since));
+  };
+  struct Plan {
+    double loss = 0;
+    std::vector<size_t> victims;
+    NodeAllocation part;
+    int node = 0;
+  };
+  std::vector<Plan> plans;
+  const int64_t per_node = r.milli_gpus / r.nodes;
+  PlaceRules any{.pool = *job.pool,
+                 .until = job.time_limit > Duration(0) ? now + policy.preempt_grace + job.time_limit : kNever,
+                 .job = job.id};
+  // Phase 1, cheap: per node, the candidates and a lower bound on the work lost to free
+  // room there (the fractional cover: victims by loss per GPU, the last one in part).
+  struct NodeCands {
+    double bound = 0;
+    int node = 0;
+    std::vector<size_t> cands;  // by loss per GPU, ascending
+  };
+  std::vector<NodeCands> nodes;
+  auto per_gpu = [&](size_t v) {
+    return loss(v) / static_cast<double>(std::max<int64_t>(in.running[v].resources->milli_gpus, 1));
+  };
+  for (size_t ni = 0; ni < placer.view().nodes.size(); ++ni) {
+    const NodeSlots& node = placer.view().nodes[ni];
+    if (!node.schedulable || node.pool != *job.pool) continue;
+    NodeCands nc;
+    nc.node = static_cast<int>(ni);
+    for (uint32_t v : running_on_node[ni]) {
+      if (eligible(v)) nc.cands.push_back(v);
+    }
+    if (r.nodes == 1 && nc.cands.empty()) continue;  // it would have started already
+    int64_t free_here = 0;
+    for (const auto& g : node.gpus) free_here += g.usable ? g.free_milli : 0;
+    std::sort(nc.cands.begin(), nc.cands.end(), [&](size_t a, size_t b) {
+      double la = per_gpu(a), lb = per_gpu(b);
+      return la != lb ? la < lb : in.running[a].id < in.running[b].id;
+    });
+    int64_t missing = std::max<int64_t>(0, per_node - free_here);
+    for (size_t v : nc.cands) {
+      if (missing <= 0) break;
+      int64_t here = 0;
+      for (const auto& part : *in.running[v].allocation) {
+        if (part.node == node.name) here += part.milli_per_gpu * static_cast<int64_t>(part.gpus.size());
+      }
+      int64_t used = std::min(here, missing);
+      nc.bound += per_gpu(v) * static_cast<double>(used);
+      missing -= used;
+    }
+    if (missing > 0) continue;  // not even every candidate makes room here
+    nodes.push_back(std::move(nc));
+  }
+  std::sort(nodes.begin(), nodes.end(), [](const NodeCands& a, const NodeCands& b) {
+    return a.bound != b.bound ? a.bound < b.bound : a.node < b.node;
+  });
+  // Phase 2, exact: release candidates in that order until the job fits (topology and
+  // all), then drop the ones not needed; stop once no remaining node can do better.
+  for (NodeCands& nc : nodes) {
+    if (static_cast<int>(plans.size()) >= r.nodes) {
+      std::vector<double> losses;
+      for (const Plan& p : plans) losses.push_back(p.loss);
+      std::nth_element(losses.begin(), losses.begin() + (r.nodes - 1), losses.end());
+      if (nc.bound >= losses[r.nodes - 1]) break;
+    }
+    const NodeSlots& node = placer.view().nodes[nc.node];
+    // Reservations stand: they belong to jobs ahead of this one (or to claims), so the
+    // claimer may take such GPUs only if it ends before the reservation begins.
+    NodeSlots scratch = node;
+    Plan plan;
+    plan.node = nc.node;
+    auto fit = FitOnNodeSlots(scratch, r, any, per_node);
+    if (!fit && !nc.cands.empty()) {
+      auto release = [&](size_t v, int sign) {
+        for (const auto& part : *in.running[v].allocation) {
+          if (part.node == node.name) ApplyPart(scratch, part, *in.running[v].resources, -sign);
+        }
+      };
+      for (size_t v : nc.cands) {
+        release(v, +1);
+        plan.victims.push_back(v);
+        fit = FitOnNodeSlots(scratch, r, any, per_node);
+        if (fit) break;
+      }
+      if (fit) {
+        // Drop victims not needed after all, the costliest first.
+        std::vector<size_t> chosen = plan.victims;
+        std::sort(chosen.begin(), chosen.end(), [&](size_t a, size_t b) { return loss(a) > loss(b); });
+        for (size_t v : chosen) {
+          release(v, -1);
+          if (auto still = FitOnNodeSlots(scratch, r, any, per_node)) {
+            fit = std::move(still);
+            std::erase(plan.victims, v);
+          } else {
+            release(v, +1);
+          }
+        }
+      }
+    }
+    if (!fit) continue;
+    for (size_t v : plan.victims) plan.loss += loss(v);
+    plan.part = std::move(*fit);
+    plans.push_back(std::move(plan));
+  }
+  std::sort(plans.begin(), plans.end(), [](const Plan& a, const Plan& b) {
+    if (a.loss != b.loss) return a.loss < b.loss;
+    if (a.victims.size() != b.victims.size()) return a.victims.size() < b.victims.size();
+    return a.node < b.node;
+  });
+  if (static_cast<int>(plans.size()) < r.nodes) return std::nullopt;
+  Claim found{.reservation = Reservation{.id = job.id, .from = now + policy.preempt_grace, .resources = r,
+                                         .claim = true}};
+  for (int k = 0; k < r.nodes; ++k) {
+    found.victims.insert(plans[k].victims.begin(), plans[k].victims.end());
+    found.reservation.allocation.push_back(plans[k].part);
+  }
+  if (found.victims.empty()) return std::nullopt;
+  // Other projects must stay at or above their guarantee after all their victims.
+  std::unordered_map<std::string, int64_t> from_project;
+  for (size_t v : found.victims) {
+    const RunningJob& x = in.running[v];
+    if (*x.project != *job.project) from_project[*x.project] += x.resources->milli_gpus;
+  }
+  for (const auto& [p, milli] : from_project) {
+    if (held.Project(p) - milli < policy.Project(p).guaranteed_milli) return std::nullopt;
+  }
+  return found;
+}
+
 }  // namespace
 
 FairShareTable::FairShareTable(const UsageLedger* usage, const Policy* policy,
@@ -151,10 +338,7 @@ FairShareTable::FairShareTable(const UsageLedger* usage, const Policy* policy,
   for (const auto& j : running) add(j.project, j.user);
   for (const auto& [name, users] : members) {
     share_total_ += policy->Project(name).share;
-    double user_shares = 0;
-    for (const auto& u : users) user_shares += policy->User(u).share;
     users_per_project_[name] = static_cast<int>(users.size());
-    (void)user_shares;
   }
 }
 
@@ -406,175 +590,19 @@ PassResult RunPass(PassInput in) {
     }
     if (may_preempt && (!reservation || reservation->from > now + policy.preempt_grace)) {
       ++searches;
-      // Candidates: running jobs not already stopping, in this pool, of a lower class, or
-      // borrowing beyond their project's guarantee while this job's project is under its own.
-      const ProjectPolicy& mine = policy.Project(*job.project);
-      const bool reclaim = held.Project(*job.project) + r.milli_gpus <= mine.guaranteed_milli;
-      // A job its project needs to stay within its guarantee is protected: only a job of a
-      // higher class in the same project may take its GPUs. Without this, a high-priority
-      // borrower and a reclaiming owner would preempt each other in turn.
-      auto eligible = [&](size_t v) {
-        const RunningJob& x = in.running[v];
-        if (stopping[v] || *x.pool != *job.pool) return false;
-        bool same_project = *x.project == *job.project;
-        int64_t left = held.Project(*x.project) - x.resources->milli_gpus;
-        bool borrowed = left >= policy.Project(*x.project).guaranteed_milli;
-        if (x.priority < job.priority && (same_project || borrowed)) return true;
-        return reclaim && !same_project && borrowed;
-      };
-      // Per node: victims there, cheapest lost work per GPU first, until the job fits.
-      if (running_on_node.empty()) {
-        running_on_node.resize(placer.view().nodes.size());
-        for (size_t v = 0; v < in.running.size(); ++v) {
-          for (const auto& part : *in.running[v].allocation) {
-            int ni = placer.NodeIndex(part.node);
-            if (ni >= 0) running_on_node[ni].push_back(static_cast<uint32_t>(v));
-          }
-        }
-      }
-      auto loss = [&](size_t v) {
-        const RunningJob& x = in.running[v];
-        TimePoint since = std::max(x.started, x.last_checkpoint);
-        return static_cast<double>(x.resources->milli_gpus) / 1000.0 * std::max(0.0, Seconds(now - since));
-      };
-      struct Plan {
-        double loss = 0;
-        std::vector<size_t> victims;
-        NodeAllocation part;
-        int node = 0;
-      };
-      std::vector<Plan> plans;
-      const int64_t per_node = r.milli_gpus / r.nodes;
-      PlaceRules any{.pool = *job.pool,
-                     .until = job.time_limit > Duration(0) ? now + policy.preempt_grace + job.time_limit : kNever,
-                     .job = job.id};
-      // Phase 1, cheap: per node, the candidates and a lower bound on the work lost to free
-      // room there (the fractional cover: victims by loss per GPU, the last one in part).
-      struct NodeCands {
-        double bound = 0;
-        int node = 0;
-        std::vector<size_t> cands;  // by loss per GPU, ascending
-      };
-      std::vector<NodeCands> nodes;
-      auto per_gpu = [&](size_t v) {
-        return loss(v) / static_cast<double>(std::max<int64_t>(in.running[v].resources->milli_gpus, 1));
-      };
-      for (size_t ni = 0; ni < placer.view().nodes.size(); ++ni) {
-        const NodeSlots& node = placer.view().nodes[ni];
-        if (!node.schedulable || node.pool != *job.pool) continue;
-        NodeCands nc;
-        nc.node = static_cast<int>(ni);
-        for (uint32_t v : running_on_node[ni]) {
-          if (eligible(v)) nc.cands.push_back(v);
-        }
-        if (r.nodes == 1 && nc.cands.empty()) continue;  // it would have started already
-        int64_t free_here = 0;
-        for (const auto& g : node.gpus) free_here += g.usable ? g.free_milli : 0;
-        std::sort(nc.cands.begin(), nc.cands.end(), [&](size_t a, size_t b) {
-          double la = per_gpu(a), lb = per_gpu(b);
-          return la != lb ? la < lb : in.running[a].id < in.running[b].id;
-        });
-        int64_t missing = std::max<int64_t>(0, per_node - free_here);
-        for (size_t v : nc.cands) {
-          if (missing <= 0) break;
-          int64_t here = 0;
-          for (const auto& part : *in.running[v].allocation) {
-            if (part.node == node.name) here += part.milli_per_gpu * static_cast<int64_t>(part.gpus.size());
-          }
-          int64_t used = std::min(here, missing);
-          nc.bound += per_gpu(v) * static_cast<double>(used);
-          missing -= used;
-        }
-        if (missing > 0) continue;  // not even every candidate makes room here
-        nodes.push_back(std::move(nc));
-      }
-      std::sort(nodes.begin(), nodes.end(), [](const NodeCands& a, const NodeCands& b) {
-        return a.bound != b.bound ? a.bound < b.bound : a.node < b.node;
-      });
-      // Phase 2, exact: release candidates in that order until the job fits (topology and
-      // all), then drop the ones not needed; stop once no remaining node can do better.
-      for (NodeCands& nc : nodes) {
-        if (static_cast<int>(plans.size()) >= r.nodes) {
-          std::vector<double> losses;
-          for (const Plan& p : plans) losses.push_back(p.loss);
-          std::nth_element(losses.begin(), losses.begin() + (r.nodes - 1), losses.end());
-          if (nc.bound >= losses[r.nodes - 1]) break;
-        }
-        const NodeSlots& node = placer.view().nodes[nc.node];
-        // Reservations stand: they belong to jobs ahead of this one (or to claims), so the
-        // claimer may take such GPUs only if it ends before the reservation begins.
-        NodeSlots scratch = node;
-        Plan plan;
-        plan.node = nc.node;
-        auto fit = FitOnNodeSlots(scratch, r, any, per_node);
-        if (!fit && !nc.cands.empty()) {
-          auto release = [&](size_t v, int sign) {
-            for (const auto& part : *in.running[v].allocation) {
-              if (part.node == node.name) ApplyPart(scratch, part, *in.running[v].resources, -sign);
-            }
-          };
-          for (size_t v : nc.cands) {
-            release(v, +1);
-            plan.victims.push_back(v);
-            fit = FitOnNodeSlots(scratch, r, any, per_node);
-            if (fit) break;
-          }
-          if (fit) {
-            // Drop victims not needed after all, the costliest first.
-            std::vector<size_t> chosen = plan.victims;
-            std::sort(chosen.begin(), chosen.end(), [&](size_t a, size_t b) { return loss(a) > loss(b); });
-            for (size_t v : chosen) {
-              release(v, -1);
-              if (auto still = FitOnNodeSlots(scratch, r, any, per_node)) {
-                fit = std::move(still);
-                std::erase(plan.victims, v);
-              } else {
-                release(v, +1);
-              }
-            }
-          }
-        }
-        if (!fit) continue;
-        for (size_t v : plan.victims) plan.loss += loss(v);
-        plan.part = std::move(*fit);
-        plans.push_back(std::move(plan));
-      }
-      std::sort(plans.begin(), plans.end(), [](const Plan& a, const Plan& b) {
-        if (a.loss != b.loss) return a.loss < b.loss;
-        if (a.victims.size() != b.victims.size()) return a.victims.size() < b.victims.size();
-        return a.node < b.node;
-      });
-      if (static_cast<int>(plans.size()) >= r.nodes) {
-        std::set<size_t> victims;
-        Reservation claim{.id = job.id, .from = now + policy.preempt_grace, .resources = r, .claim = true};
-        for (int k = 0; k < r.nodes; ++k) {
-          victims.insert(plans[k].victims.begin(), plans[k].victims.end());
-          claim.allocation.push_back(plans[k].part);
-        }
-        // Other projects must stay at or above their guarantee after all their victims.
-        std::unordered_map<std::string, int64_t> from_project;
-        bool ok = !victims.empty();
-        for (size_t v : victims) {
+      VictimSearch ctx{in, policy, now, held, stopping, placer, running_on_node};
+      if (std::optional<Claim> found = SearchVictims(job, ctx)) {
+        for (size_t v : found->victims) {
           const RunningJob& x = in.running[v];
-          if (*x.project != *job.project) from_project[*x.project] += x.resources->milli_gpus;
-        }
-        for (const auto& [p, milli] : from_project) {
-          if (held.Project(p) - milli < policy.Project(p).guaranteed_milli) ok = false;
-        }
-        if (ok) {
-          for (size_t v : victims) {
-            const RunningJob& x = in.running[v];
-            stopping[v] = true;
-            result.preemptions.push_back(
-                Preemption{x.id, job.id, x.priority < job.priority ? "priority" : "quota"});
-            for (auto& rel : releases) {
-              if (rel.allocation == x.allocation) rel.at = std::min(rel.at, claim.from);
-            }
+          stopping[v] = true;
+          result.preemptions.push_back(Preemption{x.id, job.id, x.priority < job.priority ? "priority" : "quota"});
+          for (auto& rel : releases) {
+            if (rel.allocation == x.allocation) rel.at = std::min(rel.at, found->reservation.from);
           }
-          releases_sorted = false;
-          reservation = std::move(claim);
-          claimed = true;
         }
+        releases_sorted = false;
+        reservation = std::move(found->reservation);
+        claimed = true;
       }
     }
     if (!shadowed && !claimed && reserved < policy.reservations) {

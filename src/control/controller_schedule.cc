@@ -1,0 +1,196 @@
+// The controller's scheduling: when a pass runs, what it is given, and what its decisions
+// change (starts, preemptions, reservations and claims, reasons); and the queue view.
+#include <algorithm>
+#include <unordered_set>
+
+#include "control/controller.h"
+
+namespace baton::control {
+
+// ---- scheduling ----
+
+void Controller::Schedule(TimePoint now) {
+  if (!full_pass_ && !freed_ && fresh_.empty()) return;
+  // Resources freed between full passes: the head of the last full pass's order gets the
+  // first look (a full pass, every full_pass_interval, looks at the rest). Jobs end hundreds
+  // of times a second on a busy cluster; re-ordering the whole queue each time would not pay.
+  // Strict order (no backfill) needs the whole queue to place anything: a new arrival must not
+  // pass a job ahead that waits.
+  const bool full = full_pass_ || (freed_ && order_.empty()) || (!options_.policy.backfill && !queue_.empty());
+  const bool head = !full && freed_;
+  freed_ = false;
+  fresh_.erase(std::remove_if(fresh_.begin(), fresh_.end(),
+                              [&](JobId id) {
+                                const Job& j = jobs_.at(id);
+                                return j.state != JobState::kPending || blocked_.count(id) > 0;
+                              }),
+               fresh_.end());
+  std::sort(fresh_.begin(), fresh_.end());
+  fresh_.erase(std::unique(fresh_.begin(), fresh_.end()), fresh_.end());
+  sched::PassInput in;
+  auto pending = [](const Job& j) {
+    return sched::PendingJob{.id = j.id, .resources = &j.spec.resources, .priority = j.spec.priority,
+                             .project = &j.spec.project, .user = &j.user, .pool = &j.spec.pool,
+                             .submitted = j.submitted_at, .time_limit = j.spec.time_limit};
+  };
+  if (full) {
+    in.pending.reserve(queue_.size());
+    for (const QueueKey& k : queue_) in.pending.push_back(pending(jobs_.at(JobId{k.id})));
+  } else {
+    std::unordered_set<int64_t> taken;
+    if (head) {
+      for (const sched::QueueEntry& e : order_) {
+        if (static_cast<int>(in.pending.size()) >= kHeadPass) break;
+        const Job& j = jobs_.at(e.id);
+        if (j.state != JobState::kPending || blocked_.count(e.id)) continue;
+        in.pending.push_back(pending(j));
+        taken.insert(e.id.value);
+      }
+    }
+    // Arrivals since the last full pass are not in its order: they come along.
+    if (head) {
+      int added = 0;
+      for (auto it = since_full_.begin(); it != since_full_.end() && added < kHeadPass;) {
+        const Job& j = jobs_.at(JobId{it->id});
+        if (j.state != JobState::kPending) {
+          it = since_full_.erase(it);
+          continue;
+        }
+        if (!blocked_.count(j.id) && taken.insert(j.id.value).second) {
+          in.pending.push_back(pending(j));
+          ++added;
+        }
+        ++it;
+      }
+    }
+    for (JobId id : fresh_) {
+      if (!taken.count(id.value)) in.pending.push_back(pending(jobs_.at(id)));
+    }
+  }
+  if (full) {
+    since_full_.clear();
+  } else {
+    for (JobId id : fresh_) since_full_.insert(QueueKey{static_cast<int>(jobs_.at(id).spec.priority), id.value});
+  }
+  fresh_.clear();
+  full_pass_ = false;
+  if (full) last_full_pass_ = now;
+  if (in.pending.empty()) {
+    if (full) {
+      order_.clear();
+      order_pos_.clear();
+    }
+    return;
+  }
+  in.running.reserve(running_.size());
+  int lowest_running = static_cast<int>(Priority::kCritical) + 1;
+  for (JobId id : running_) {
+    const Job& j = jobs_.at(id);
+    lowest_running = std::min(lowest_running, static_cast<int>(j.spec.priority));
+    TimePoint start = j.started_at.value_or(now);
+    in.running.push_back(sched::RunningJob{
+        .id = j.id, .resources = &j.spec.resources, .allocation = &j.allocation, .priority = j.spec.priority,
+        .project = &j.spec.project, .user = &j.user, .pool = &j.spec.pool, .started = start,
+        .expected_end = j.spec.time_limit.count() > 0 ? start + j.spec.time_limit : sched::kNever,
+        .last_checkpoint = j.last_checkpoint.value_or(start),
+        .stopping = j.stop_requested || j.preempt_requested});
+  }
+  usage_.Advance(now);
+  in.view = view_;
+  in.usage = &usage_;
+  in.policy = &options_.policy;
+  in.now = now;
+  in.full = full;
+  if (full) in.claims = claims_;
+
+  sched::PassResult pass = sched::RunPass(std::move(in));
+  if (full) {
+    order_ = std::move(pass.order);
+    order_pos_.clear();
+    order_pos_.reserve(order_.size());
+    for (uint32_t i = 0; i < order_.size(); ++i) order_pos_[order_[i].id.value] = i;
+    view_.ClearReservations();
+    claims_.clear();
+    for (const auto& r : pass.reservations) {
+      sched::MarkReservation(view_, r);
+      if (r.claim) claims_.push_back(r);
+    }
+  }
+  for (const sched::Wait& w : pass.waits) {
+    Job& j = jobs_.at(w.id);
+    j.reason = w.reason;
+    j.reason_detail = w.detail;
+    j.estimated_start = w.estimated_start;
+  }
+  for (const sched::Preemption& p : pass.preemptions) {
+    Job& victim = jobs_.at(p.victim);
+    if (victim.state != JobState::kRunning || victim.stop_requested || victim.preempt_requested) continue;
+    victim.preempt_requested = true;
+    victim.reason_detail = "preempted (" + p.reason + ") for job " + p.for_job.ToString();
+    StopParts(victim, StopReason::kPreempt, options_.policy.preempt_grace, now);
+  }
+  // A new arrival that waits but could preempt (a lower class runs, or its project has a
+  // guarantee) gets a full pass soon: at once unless one ran in the last 200 ms.
+  bool could_preempt = false;
+  if (!full && options_.policy.preemption) {
+    for (const sched::Wait& w : pass.waits) {
+      const Job& j = jobs_.at(w.id);
+      if (w.reason != "resources") continue;
+      if (static_cast<int>(j.spec.priority) > lowest_running ||
+          options_.policy.Project(j.spec.project).guaranteed_milli > 0) {
+        could_preempt = true;
+        break;
+      }
+    }
+  }
+  for (sched::Start& s : pass.starts) {
+    Job& j = jobs_.at(s.id);
+    j.allocation = std::move(s.allocation);
+    view_.Apply(j.allocation, j.spec.resources, +1);
+    j.launched = false;
+    j.stop_requested = false;
+    j.preempt_requested = false;
+    j.last_checkpoint.reset();
+    j.estimated_start.reset();
+    j.reason.clear();
+    j.reason_detail.clear();
+    SetState(j, JobState::kRunning, now);
+    Launch(j);
+  }
+  if (could_preempt) {
+    full_pass_ = true;
+    if (now - last_full_pass_ >= std::chrono::milliseconds(200)) Schedule(now);
+  }
+}
+
+Reply Controller::Queue(const GetQueue& c) const {
+  Reply r;
+  int limit = std::clamp(c.limit, 1, 1000);
+  int64_t skipped = 0;
+  auto take = [&](const Job& j, const QueueFactors& f) {
+    if (skipped++ < c.offset) return true;
+    if (static_cast<int>(r.jobs.size()) == limit) {
+      r.next = c.offset + limit;
+      return false;
+    }
+    r.jobs.push_back(j);
+    r.factors.push_back(f);
+    return true;
+  };
+  // The last full pass's order, then jobs that joined the queue since (not yet ordered).
+  std::unordered_set<int64_t> listed;
+  listed.reserve(order_.size());
+  for (const sched::QueueEntry& e : order_) {
+    const Job* j = FindJob(e.id);
+    if (j == nullptr || j->state != JobState::kPending || blocked_.count(e.id)) continue;
+    listed.insert(e.id.value);
+    if (!take(*j, e.factors)) return r;
+  }
+  for (const QueueKey& k : queue_) {
+    if (listed.count(k.id)) continue;
+    if (!take(jobs_.at(JobId{k.id}), QueueFactors{})) return r;
+  }
+  return r;
+}
+
+}  // namespace baton::control
