@@ -231,6 +231,13 @@ Reply Controller::Get(const GetJob& c) const {
   Reply r;
   r.jobs.push_back(*job);
   if (job->state == JobState::kPending) {
+    if (order_pos_stale_) {
+      // Built on the first look after a full pass: most passes are never asked about.
+      order_pos_.clear();
+      order_pos_.reserve(order_.size());
+      for (uint32_t i = 0; i < order_.size(); ++i) order_pos_[order_[i].id.value] = i;
+      order_pos_stale_ = false;
+    }
     if (auto it = order_pos_.find(job->id.value); it != order_pos_.end()) {
       r.factors.push_back(order_[it->second].factors);
       r.queue_position = static_cast<int64_t>(it->second) + 1;
@@ -300,7 +307,7 @@ void Controller::Enqueue(Job& job, TimePoint now) {
     SetState(job, JobState::kFailed, now);
     return;
   }
-  queue_.insert(QueueKey{static_cast<int>(job.spec.priority), job.id.value});
+  queue_.insert(QueueKey{static_cast<int>(job.spec.priority), job.id.value, &job});
   fresh_.push_back(job.id);
   job.reason = "priority";
   job.reason_detail = "waiting for the scheduler";

@@ -68,6 +68,7 @@ class Controller {
   struct QueueKey {
     int priority;
     int64_t id;
+    const Job* job = nullptr;  // jobs_ never drops a job, and map nodes do not move
     bool operator<(const QueueKey& o) const {
       return priority != o.priority ? priority > o.priority : id < o.id;
     }
@@ -123,7 +124,8 @@ class Controller {
   std::set<QueueKey> since_full_;   // arrivals since the last full pass (not in order_)
   TimePoint last_full_pass_{};
   std::vector<sched::QueueEntry> order_;  // the last full pass's queue order
-  std::unordered_map<int64_t, uint32_t> order_pos_;  // job id -> index in order_
+  mutable std::unordered_map<int64_t, uint32_t> order_pos_;  // job id -> index in order_, built on demand
+  mutable bool order_pos_stale_ = false;
   std::vector<sched::Reservation> claims_;  // GPUs preemption freed, held for their claimers
   sched::UsageLedger usage_;
 

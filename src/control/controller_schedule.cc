@@ -35,7 +35,7 @@ void Controller::Schedule(TimePoint now) {
   };
   if (full) {
     in.pending.reserve(queue_.size());
-    for (const QueueKey& k : queue_) in.pending.push_back(pending(jobs_.at(JobId{k.id})));
+    for (const QueueKey& k : queue_) in.pending.push_back(pending(*k.job));
   } else {
     std::unordered_set<int64_t> taken;
     if (head) {
@@ -51,7 +51,7 @@ void Controller::Schedule(TimePoint now) {
     if (head) {
       int added = 0;
       for (auto it = since_full_.begin(); it != since_full_.end() && added < kHeadPass;) {
-        const Job& j = jobs_.at(JobId{it->id});
+        const Job& j = *it->job;
         if (j.state != JobState::kPending) {
           it = since_full_.erase(it);
           continue;
@@ -70,7 +70,10 @@ void Controller::Schedule(TimePoint now) {
   if (full) {
     since_full_.clear();
   } else {
-    for (JobId id : fresh_) since_full_.insert(QueueKey{static_cast<int>(jobs_.at(id).spec.priority), id.value});
+    for (JobId id : fresh_) {
+      const Job& j = jobs_.at(id);
+      since_full_.insert(QueueKey{static_cast<int>(j.spec.priority), id.value, &j});
+    }
   }
   fresh_.clear();
   full_pass_ = false;
@@ -78,7 +81,7 @@ void Controller::Schedule(TimePoint now) {
   if (in.pending.empty()) {
     if (full) {
       order_.clear();
-      order_pos_.clear();
+      order_pos_stale_ = true;
     }
     return;
   }
@@ -106,9 +109,7 @@ void Controller::Schedule(TimePoint now) {
   sched::PassResult pass = sched::RunPass(std::move(in));
   if (full) {
     order_ = std::move(pass.order);
-    order_pos_.clear();
-    order_pos_.reserve(order_.size());
-    for (uint32_t i = 0; i < order_.size(); ++i) order_pos_[order_[i].id.value] = i;
+    order_pos_stale_ = true;
     view_.ClearReservations();
     claims_.clear();
     for (const auto& r : pass.reservations) {
@@ -188,7 +189,7 @@ Reply Controller::Queue(const GetQueue& c) const {
   }
   for (const QueueKey& k : queue_) {
     if (listed.count(k.id)) continue;
-    if (!take(jobs_.at(JobId{k.id}), QueueFactors{})) return r;
+    if (!take(*k.job, QueueFactors{})) return r;
   }
   return r;
 }

@@ -97,6 +97,8 @@ struct Release {
 // other reservations hold taken out. Bounded: gives up after a number of placement attempts.
 std::optional<Reservation> Shadow(const ClusterView& view, const std::vector<Release>& releases,
                                   const Resources& r, const std::string& pool, TimePoint now) {
+  // Releases come sorted: when none has a time (no time limits), nothing can be promised.
+  if (releases.empty() || releases.front().at == kNever) return std::nullopt;
   ClusterView scratch = view;
   for (auto& n : scratch.nodes) {
     for (auto& g : n.gpus) {
@@ -343,6 +345,16 @@ FairShareTable::FairShareTable(const UsageLedger* usage, const Policy* policy,
 }
 
 double FairShareTable::Factor(const std::string& project, const std::string& user) {
+  // Queues hold runs of one user's jobs: the last answer is usually the one asked for.
+  if (last_ != nullptr && last_project_ == project && last_user_ == user) return *last_;
+  double f = Lookup(project, user);
+  last_project_ = project;
+  last_user_ = user;
+  last_ = &cache_[project][user];
+  return f;
+}
+
+double FairShareTable::Lookup(const std::string& project, const std::string& user) {
   auto& per_user = cache_[project];
   auto hit = per_user.find(user);
   if (hit != per_user.end()) return hit->second;
@@ -473,6 +485,30 @@ PassResult RunPass(PassInput in) {
     releases.push_back(Release{end, r.allocation, r.resources});
     stopping[i] = r.stopping;
   }
+  // Whether a preemption search can find anything this pass: a running job of a lower class
+  // than some waiting one, or a project with a guarantee to reclaim. Most passes of most
+  // clusters have neither, and a search looks at every running job.
+  int lowest_running = static_cast<int>(Priority::kCritical) + 1;
+  for (size_t i = 0; i < in.running.size(); ++i) {
+    if (!stopping[i]) lowest_running = std::min(lowest_running, static_cast<int>(in.running[i].priority));
+  }
+  bool any_guarantee = false;
+  for (const auto& [name, p] : policy.projects) any_guarantee |= p.guaranteed_milli > 0;
+  auto may_have_victims = [&](const PendingJob& job) {
+    return static_cast<int>(job.priority) > lowest_running ||
+           (any_guarantee && policy.Project(*job.project).guaranteed_milli > 0);
+  };
+  bool preemption = policy.preemption && !in.running.empty();
+  if (preemption) {
+    bool any = false;
+    for (const PendingJob& p : in.pending) {
+      if (may_have_victims(p)) {
+        any = true;
+        break;
+      }
+    }
+    preemption = any;
+  }
   bool releases_sorted = false;
   auto sort_releases = [&] {
     if (releases_sorted) return;
@@ -524,7 +560,7 @@ PassResult RunPass(PassInput in) {
     if (ahead >= kExplainedWaits && r.milli_gpus > placer.free_milli(*job.pool) && policy.backfill &&
         !claims.count(job.id.value) &&
         (!in.full || (reserved >= policy.reservations &&
-                      (!policy.preemption || searches >= kPreemptionSearches)))) {
+                      (!preemption || searches >= kPreemptionSearches)))) {
       ++ahead;
       continue;
     }
@@ -579,7 +615,7 @@ PassResult RunPass(PassInput in) {
     std::optional<Reservation> reservation;
     bool claimed = false;  // the reservation stands on GPUs its victims are giving back
     bool shadowed = false;
-    const bool may_preempt = policy.preemption && searches < kPreemptionSearches;
+    const bool may_preempt = preemption && searches < kPreemptionSearches && may_have_victims(job);
     sort_releases();
     // Whether anything frees within the grace period; if not, the wait is long for sure and
     // the shadow can wait until preemption found nothing.

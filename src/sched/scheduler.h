@@ -127,11 +127,15 @@ class FairShareTable {
   double Factor(const std::string& project, const std::string& user);
 
  private:
+  double Lookup(const std::string& project, const std::string& user);
+
   const UsageLedger* usage_;
   const Policy* policy_;
   double share_total_ = 0;
   std::map<std::string, std::map<std::string, double>> cache_;
   std::map<std::string, int> users_per_project_;
+  std::string last_project_, last_user_;  // the last Factor asked, and its answer in cache_
+  const double* last_ = nullptr;
 };
 
 Factors ComputeFactors(const PendingJob& job, const Policy& policy, TimePoint now,
