@@ -261,6 +261,7 @@ json::object JobObject(const Job& job, JobForm form) {
   }
   o["allocation"] = std::move(alloc);
   o["cost"] = static_cast<double>(job.cost_micros) / 1e6;
+  o["gpu_seconds"] = std::round(job.gpu_seconds * 1000) / 1000;
   if (form == JobForm::kRecord) {
     o["launched"] = job.launched;
     o["stop_requested"] = job.stop_requested;
@@ -381,6 +382,12 @@ Result<Job> JobFromValue(const json::value& v) {
     ASSIGN_OR_RETURN(double cost, GetNumber(*c, "cost"));
     job.cost_micros = static_cast<int64_t>(std::llround(cost * 1e6));
   }
+  if (const json::value* f = Find(*o, "gpu_seconds")) {
+    ASSIGN_OR_RETURN(job.gpu_seconds, GetNumber(*f, "gpu_seconds"));
+    if (!(job.gpu_seconds >= 0 && job.gpu_seconds < 1e15)) {
+      return Err(InvalidArgument("gpu_seconds: must be between 0 and 1e15"));
+    }
+  }
   return job;
 }
 
@@ -484,6 +491,7 @@ json::object FactorsObject(const QueueFactors& f) {
   fo["fairshare"] = f.fairshare;
   fo["age"] = f.age;
   fo["size"] = f.size;
+  fo["las"] = f.las;
   fo["score"] = f.score;
   return fo;
 }

@@ -205,12 +205,13 @@ Result<void> ReadNamed(const ConfigReader& r, const YAML::Node& n, const std::st
 Result<void> ReadPolicy(const ConfigReader& r, const YAML::Node& root, Policy* policy) {
   if (const YAML::Node s = root["scheduling"]) {
     RETURN_IF_ERROR(r.Keys(s, "scheduling", {"weights", "fairshare_half_life", "max_age", "backfill",
-                                             "reservations", "preemption", "preempt_grace"}));
+                                             "reservations", "preemption", "preempt_grace", "las_thresholds",
+                                             "las_preemption"}));
     if (const YAML::Node w = s["weights"]) {
-      RETURN_IF_ERROR(r.Keys(w, "scheduling.weights", {"priority", "fairshare", "age", "size"}));
+      RETURN_IF_ERROR(r.Keys(w, "scheduling.weights", {"priority", "fairshare", "age", "size", "las"}));
       Weights& x = policy->weights;
       for (auto [key, field] : {std::pair{"priority", &x.priority}, std::pair{"fairshare", &x.fairshare},
-                                std::pair{"age", &x.age}, std::pair{"size", &x.size}}) {
+                                std::pair{"age", &x.age}, std::pair{"size", &x.size}, std::pair{"las", &x.las}}) {
         if (w[key]) { ASSIGN_OR_RETURN(*field, r.Number(w[key], std::string("scheduling.weights.") + key, 0, 1e9)); }
       }
     }
@@ -231,6 +232,25 @@ Result<void> ReadPolicy(const ConfigReader& r, const YAML::Node& root, Policy* p
       policy->reservations = static_cast<int>(n);
     }
     if (s["preempt_grace"]) { ASSIGN_OR_RETURN(policy->preempt_grace, r.Time(s["preempt_grace"], "scheduling.preempt_grace")); }
+    if (const YAML::Node t = s["las_thresholds"]) {
+      // GPU-time, written as durations: 1h is one GPU for an hour (or four for 15 minutes).
+      if (!t.IsSequence() || t.size() > 16) {
+        return Err(r.Error(t, "scheduling.las_thresholds", "must be a list of at most 16 GPU-times such as [1h, 10h]"));
+      }
+      policy->las_thresholds.clear();
+      for (size_t i = 0; i < t.size(); ++i) {
+        std::string path = "scheduling.las_thresholds[" + std::to_string(i) + "]";
+        ASSIGN_OR_RETURN(Duration d, r.Time(t[i], path));
+        double gpu_s = static_cast<double>(d.count()) / 1000.0;
+        if (gpu_s <= 0 || (!policy->las_thresholds.empty() && gpu_s <= policy->las_thresholds.back())) {
+          return Err(r.Error(t[i], path, "thresholds must be above 0 and ascending"));
+        }
+        policy->las_thresholds.push_back(gpu_s);
+      }
+    }
+    if (s["las_preemption"]) {
+      ASSIGN_OR_RETURN(policy->las_preemption, r.Bool(s["las_preemption"], "scheduling.las_preemption"));
+    }
   }
   if (const YAML::Node d = root["defaults"]) {
     RETURN_IF_ERROR(r.Keys(d, "defaults", {"project", "user"}));

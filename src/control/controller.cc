@@ -272,6 +272,7 @@ void Controller::SetState(Job& job, JobState to, TimePoint now) {
   if (from == JobState::kRunning) {
     running_.erase(job.id);
     ChargeRate(job, -1, now);
+    if (job.started_at && now > *job.started_at) job.gpu_seconds += Service(job, now);
   }
   job.state = to;
   MarkDirty(job);
@@ -284,6 +285,12 @@ void Controller::SetState(Job& job, JobState to, TimePoint now) {
     job.finished_at = now;
     OnTerminal(job, now);
   }
+}
+
+double Controller::Service(const Job& job, TimePoint now) {
+  if (!job.started_at || now <= *job.started_at) return 0;
+  return static_cast<double>(job.spec.resources.milli_gpus) / 1000.0 *
+         static_cast<double>((now - *job.started_at).count()) / 1000.0;
 }
 
 void Controller::ChargeRate(const Job& job, int sign, TimePoint now) {
@@ -428,8 +435,8 @@ void Controller::Finish(Job& job, TimePoint now) {
     job.restarts += 1;
     job.allocation.clear();
     job.launched = false;
+    SetState(job, JobState::kPending, now);  // counts the attempt's GPU-seconds: before the reset
     job.started_at.reset();
-    SetState(job, JobState::kPending, now);
     job.last_requeue = detail.substr(0, 256);
     job.reason_detail = std::move(detail);
   };

@@ -97,6 +97,8 @@ class Controller {
 
   void SetState(Job& job, JobState to, TimePoint now);
   void ChargeRate(const Job& job, int sign, TimePoint now);
+  // GPU-seconds the running attempt of `job` has had by `now`.
+  static double Service(const Job& job, TimePoint now);
   void Enqueue(Job& job, TimePoint now);
   void Dequeue(const Job& job);
   void OnTerminal(const Job& job, TimePoint now);

@@ -31,7 +31,8 @@ void Controller::Schedule(TimePoint now) {
   auto pending = [](const Job& j) {
     return sched::PendingJob{.id = j.id, .resources = &j.spec.resources, .priority = j.spec.priority,
                              .project = &j.spec.project, .user = &j.user, .pool = &j.spec.pool,
-                             .submitted = j.submitted_at, .time_limit = j.spec.time_limit};
+                             .submitted = j.submitted_at, .time_limit = j.spec.time_limit,
+                             .service = j.gpu_seconds};
   };
   if (full) {
     in.pending.reserve(queue_.size());
@@ -96,7 +97,7 @@ void Controller::Schedule(TimePoint now) {
         .project = &j.spec.project, .user = &j.user, .pool = &j.spec.pool, .started = start,
         .expected_end = j.spec.time_limit.count() > 0 ? start + j.spec.time_limit : sched::kNever,
         .last_checkpoint = j.last_checkpoint.value_or(start),
-        .stopping = j.stop_requested || j.preempt_requested});
+        .stopping = j.stop_requested || j.preempt_requested, .service = j.gpu_seconds + Service(j, now)});
   }
   usage_.Advance(now);
   in.view = view_;

@@ -99,6 +99,7 @@ struct QueueFactors {
   double fairshare = 0;
   double age = 0;
   double size = 0;
+  double las = 0;  // least attained service: 1 in the first level, 0 in the last
   double score = 0;
   bool operator==(const QueueFactors&) const = default;
 };
@@ -125,6 +126,7 @@ struct Job {
   std::optional<TimePoint> last_checkpoint;  // the current attempt's last reported checkpoint
   std::optional<TimePoint> estimated_start;  // pending: the scheduler's estimate (not stored)
   int64_t cost_micros = 0;     // accrued cost in millionths of a currency unit
+  double gpu_seconds = 0;      // GPU-seconds its ended attempts ran (the running one not counted)
   bool operator==(const Job&) const = default;
 };
 

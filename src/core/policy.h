@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "core/time.h"
 
@@ -20,6 +21,7 @@ struct Weights {
   double fairshare = 5'000;  // 2^-(usage/share) of the project, refined by the user's
   double age = 1'000;        // time waiting / max_age, capped at 1
   double size = 0;           // GPUs asked / GPUs in the cluster
+  double las = 0;            // least attained service level (Policy::las_thresholds)
   bool operator==(const Weights&) const = default;
 };
 
@@ -53,6 +55,12 @@ struct Policy {
   int reservations = 8;               // waiting jobs that get a reservation each full pass
   bool preemption = true;
   Duration preempt_grace = std::chrono::seconds(30);  // SIGUSR1 -> SIGTERM for victims
+  // Least attained service (Tiresias' two-dimensional LAS): a job's service is the GPU-seconds
+  // it has run (GPUs x time, over all its attempts); these ascending thresholds split jobs into
+  // levels, and the `las` factor is 1 in the first level and falls to 0 in the last. With
+  // `las_preemption`, a waiting job may preempt a running job of a later level (more service).
+  std::vector<double> las_thresholds;  // GPU-seconds
+  bool las_preemption = false;
   std::map<std::string, ProjectPolicy> projects;      // unnamed projects get `default_project`
   ProjectPolicy default_project;
   std::map<std::string, UserPolicy> users;

@@ -112,6 +112,17 @@ Placer::Placer(ClusterView& view) : view_(view) {
   }
 }
 
+void Placer::SetUsable(int node, int gpu, bool usable) {
+  Unindex(node);
+  NodeSlots& n = view_.nodes[node];
+  if (gpu >= 0) {
+    n.gpus[gpu].usable = usable;
+  } else {
+    n.schedulable = usable;
+  }
+  Index(node);
+}
+
 int Placer::NodeIndex(const std::string& name) const {
   auto it = by_name_.find(name);
   return it == by_name_.end() ? -1 : it->second;

@@ -49,6 +49,9 @@ class Placer {
  public:
   // Indexes `view`, which must outlive the Placer and change only through it.
   explicit Placer(ClusterView& view);
+  // Takes a GPU (gpu >= 0) or a node's host (gpu = -1: CPUs and memory) out of use, or puts
+  // it back: for a search that must not count it.
+  void SetUsable(int node, int gpu, bool usable);
 
   // Finds room for `r` now; on success subtracts it from the view and returns the allocation.
   std::optional<std::vector<NodeAllocation>> Place(const Resources& r, const PlaceRules& rules);

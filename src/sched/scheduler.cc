@@ -4,6 +4,7 @@
 #include <cmath>
 #include <deque>
 #include <set>
+#include <string_view>
 #include <unordered_map>
 
 #include "core/quantity.h"
@@ -28,23 +29,41 @@ std::string When(TimePoint at, TimePoint now) {
          " (" + FormatRfc3339(at).substr(11, 5) + " UTC)";
 }
 
-// What the running jobs hold, by project, user and pool+user, kept up to date in a pass.
+// What the running jobs hold, by project, user and pool+user, kept up to date in a pass. Keys
+// are views of the jobs' own strings, which outlive the pass. Per-user counts are kept only
+// when the policy limits users: a pass adds every running job, and most clusters set none.
 struct Holdings {
-  std::unordered_map<std::string, int64_t> project_milli;
-  std::unordered_map<std::string, int64_t> user_milli;
-  std::unordered_map<std::string, int> user_jobs;
-  std::unordered_map<std::string, int64_t> pool_user_milli;
+  explicit Holdings(const Policy& policy) {
+    auto limits = [](const UserPolicy& u) { return u.max_milli != kNoLimit || u.max_jobs >= 0; };
+    track_users = limits(policy.default_user);
+    for (const auto& [name, u] : policy.users) track_users |= limits(u);
+    for (const auto& [name, p] : policy.pools) track_pool_users |= p.max_milli_per_user != kNoLimit;
+  }
+  bool track_users = false;
+  bool track_pool_users = false;
+  std::unordered_map<std::string_view, int64_t> project_milli;
+  std::unordered_map<std::string_view, int64_t> user_milli;
+  std::unordered_map<std::string_view, int> user_jobs;
+  std::unordered_map<std::string_view, std::unordered_map<std::string_view, int64_t>> pool_user_milli;
 
   void Add(const std::string& project, const std::string& user, const std::string& pool, int64_t milli,
            int sign) {
     project_milli[project] += sign * milli;
-    user_milli[user] += sign * milli;
-    user_jobs[user] += sign;
-    pool_user_milli[pool + '\n' + user] += sign * milli;
+    if (track_users) {
+      user_milli[user] += sign * milli;
+      user_jobs[user] += sign;
+    }
+    if (track_pool_users) pool_user_milli[pool][user] += sign * milli;
   }
   int64_t Project(const std::string& p) const {
     auto it = project_milli.find(p);
     return it == project_milli.end() ? 0 : it->second;
+  }
+  int64_t PoolUser(const std::string& pool, const std::string& user) const {
+    auto it = pool_user_milli.find(pool);
+    if (it == pool_user_milli.end()) return 0;
+    auto u = it->second.find(user);
+    return u == it->second.end() ? 0 : u->second;
   }
 };
 
@@ -76,8 +95,7 @@ std::string LimitReason(const PendingJob& job, const Policy& policy, const Holdi
   }
   if (const PoolPolicy* pool = policy.Pool(*job.pool)) {
     if (pool->max_milli_per_user != kNoLimit) {
-      auto it = h.pool_user_milli.find(*job.pool + '\n' + *job.user);
-      int64_t held = it == h.pool_user_milli.end() ? 0 : it->second;
+      int64_t held = h.PoolUser(*job.pool, *job.user);
       if (held + need > pool->max_milli_per_user) {
         return "user " + *job.user + " holds " + Gpus(held) + " in pool " + *job.pool + " of a limit of " +
                Gpus(pool->max_milli_per_user);
@@ -93,35 +111,62 @@ struct Release {
   const Resources* resources;
 };
 
-// The earliest time and GPUs at which `r` fits as the releases happen, on `view` with the GPUs
-// other reservations hold taken out. Bounded: gives up after a number of placement attempts.
-std::optional<Reservation> Shadow(const ClusterView& view, const std::vector<Release>& releases,
-                                  const Resources& r, const std::string& pool, TimePoint now) {
-  // Releases come sorted: when none has a time (no time limits), nothing can be promised.
-  if (releases.empty() || releases.front().at == kNever) return std::nullopt;
-  ClusterView scratch = view;
-  for (auto& n : scratch.nodes) {
-    for (auto& g : n.gpus) {
-      if (g.reserved_from != kNever) g.usable = false;
-    }
-    if (n.host_reserved_from != kNever && (r.cpus > 0 || r.memory_bytes > 0)) n.schedulable = false;
+// The earliest time and GPUs at which `r` fits as the releases happen, with the GPUs other
+// reservations hold taken out. Bounded: gives up after a number of placement attempts. Works
+// on the pass's own placer and puts everything back before it returns: a copy of the cluster
+// per search cost more than the search.
+std::optional<Reservation> Shadow(Placer& placer, const std::vector<Release>& releases, const Resources& r,
+                                  const std::string& pool, TimePoint now) {
+  // Releases come sorted: when none has a time (no time limits), nothing can be promised; nor
+  // when all that frees by a known time, with what is free now, is short of the request.
+  int64_t freeing = placer.free_milli(pool);
+  for (const Release& rel : releases) {
+    if (rel.at == kNever || freeing >= r.milli_gpus) break;
+    freeing += rel.resources->milli_gpus;
   }
-  Placer placer(scratch);
+  if (freeing < r.milli_gpus) return std::nullopt;
+  // Reserved GPUs (and hosts, for a job that asks for CPUs or memory) are out of the picture.
+  struct Hidden {
+    int node;
+    int gpu;  // -1: the host
+  };
+  std::vector<Hidden> hidden;
+  const auto& nodes = placer.view().nodes;
+  for (size_t ni = 0; ni < nodes.size(); ++ni) {
+    const NodeSlots& n = nodes[ni];
+    if (n.pool != pool) continue;
+    for (size_t gi = 0; gi < n.gpus.size(); ++gi) {
+      if (n.gpus[gi].reserved_from != kNever && n.gpus[gi].usable) {
+        hidden.push_back(Hidden{static_cast<int>(ni), static_cast<int>(gi)});
+      }
+    }
+    if (n.host_reserved_from != kNever && n.schedulable && (r.cpus > 0 || r.memory_bytes > 0)) {
+      hidden.push_back(Hidden{static_cast<int>(ni), -1});
+    }
+  }
+  for (const Hidden& h : hidden) placer.SetUsable(h.node, h.gpu, false);
   PlaceRules rules{.pool = pool, .until = kNever};
+  std::optional<Reservation> found;
   int attempts = 0;
-  for (size_t i = 0; i < releases.size();) {
-    TimePoint at = releases[i].at;
+  size_t applied = 0;
+  while (applied < releases.size() && !found) {
+    TimePoint at = releases[applied].at;
     if (at == kNever) break;
-    for (; i < releases.size() && releases[i].at == at; ++i) {
-      placer.Apply(*releases[i].allocation, *releases[i].resources, -1);
+    for (; applied < releases.size() && releases[applied].at == at; ++applied) {
+      placer.Apply(*releases[applied].allocation, *releases[applied].resources, -1);
     }
     if (placer.free_milli(pool) < r.milli_gpus) continue;
     if (++attempts > 256) break;
     if (auto a = placer.Find(r, rules)) {
-      return Reservation{.from = std::max(at, now), .allocation = std::move(*a), .resources = r};
+      found = Reservation{.from = std::max(at, now), .allocation = std::move(*a), .resources = r};
     }
   }
-  return std::nullopt;
+  while (applied > 0) {
+    --applied;
+    placer.Apply(*releases[applied].allocation, *releases[applied].resources, +1);
+  }
+  for (const Hidden& h : hidden) placer.SetUsable(h.node, h.gpu, true);
+  return found;
 }
 
 // What a preemption search reads of the pass it runs in.
@@ -167,6 +212,12 @@ std::optional<Claim> SearchVictims(const PendingJob& job, VictimSearch& ctx) {
     int64_t left = held.Project(*x.project) - x.resources->milli_gpus;
     bool borrowed = left >= policy.Project(*x.project).guaranteed_milli;
     if (x.priority < job.priority && (same_project || borrowed)) return true;
+    // Least attained service: a job that has had more GPU-time yields to one that has had less
+    // (never to a lower class).
+    if (policy.las_preemption && x.priority <= job.priority && (same_project || borrowed) &&
+        LasLevel(policy, x.service) > LasLevel(policy, job.service)) {
+      return true;
+    }
     return reclaim && !same_project && borrowed;
   };
   // Per node: victims there, cheapest lost work per GPU first, until the job fits.
@@ -383,6 +434,11 @@ double FairShareTable::Lookup(const std::string& project, const std::string& use
   return f;
 }
 
+int LasLevel(const Policy& policy, double service) {
+  const auto& t = policy.las_thresholds;
+  return static_cast<int>(std::upper_bound(t.begin(), t.end(), service) - t.begin());
+}
+
 Factors ComputeFactors(const PendingJob& job, const Policy& policy, TimePoint now, int64_t cluster_milli,
                        FairShareTable& shares) {
   Factors f;
@@ -394,8 +450,10 @@ Factors ComputeFactors(const PendingJob& job, const Policy& policy, TimePoint no
   f.size = cluster_milli > 0 ? std::min(1.0, static_cast<double>(job.resources->milli_gpus) /
                                                  static_cast<double>(cluster_milli))
                              : 0;
+  const auto levels = static_cast<double>(policy.las_thresholds.size());
+  f.las = levels > 0 ? 1.0 - LasLevel(policy, job.service) / levels : 1.0;
   const Weights& w = policy.weights;
-  f.score = w.priority * f.priority + w.fairshare * f.fairshare + w.age * f.age + w.size * f.size;
+  f.score = w.priority * f.priority + w.fairshare * f.fairshare + w.age * f.age + w.size * f.size + w.las * f.las;
   return f;
 }
 
@@ -474,7 +532,7 @@ PassResult RunPass(PassInput in) {
 
   // 2. Walk it.
   Placer placer(in.view);
-  Holdings held;
+  Holdings held(policy);
   std::vector<Release> releases;
   releases.reserve(in.running.size());
   std::vector<bool> stopping(in.running.size());
@@ -489,14 +547,18 @@ PassResult RunPass(PassInput in) {
   // than some waiting one, or a project with a guarantee to reclaim. Most passes of most
   // clusters have neither, and a search looks at every running job.
   int lowest_running = static_cast<int>(Priority::kCritical) + 1;
+  int highest_level = -1;  // the most served running job's LAS level
   for (size_t i = 0; i < in.running.size(); ++i) {
-    if (!stopping[i]) lowest_running = std::min(lowest_running, static_cast<int>(in.running[i].priority));
+    if (stopping[i]) continue;
+    lowest_running = std::min(lowest_running, static_cast<int>(in.running[i].priority));
+    if (policy.las_preemption) highest_level = std::max(highest_level, LasLevel(policy, in.running[i].service));
   }
   bool any_guarantee = false;
   for (const auto& [name, p] : policy.projects) any_guarantee |= p.guaranteed_milli > 0;
   auto may_have_victims = [&](const PendingJob& job) {
     return static_cast<int>(job.priority) > lowest_running ||
-           (any_guarantee && policy.Project(*job.project).guaranteed_milli > 0);
+           (any_guarantee && policy.Project(*job.project).guaranteed_milli > 0) ||
+           (policy.las_preemption && LasLevel(policy, job.service) < highest_level);
   };
   bool preemption = policy.preemption && !in.running.empty();
   if (preemption) {
@@ -621,7 +683,7 @@ PassResult RunPass(PassInput in) {
     // the shadow can wait until preemption found nothing.
     const bool soon = !releases.empty() && releases.front().at <= now + policy.preempt_grace;
     if ((reserved < policy.reservations || may_preempt) && (!may_preempt || soon)) {
-      reservation = Shadow(placer.view(), releases, r, *job.pool, now);
+      reservation = Shadow(placer, releases, r, *job.pool, now);
       shadowed = true;
     }
     if (may_preempt && (!reservation || reservation->from > now + policy.preempt_grace)) {
@@ -631,7 +693,11 @@ PassResult RunPass(PassInput in) {
         for (size_t v : found->victims) {
           const RunningJob& x = in.running[v];
           stopping[v] = true;
-          result.preemptions.push_back(Preemption{x.id, job.id, x.priority < job.priority ? "priority" : "quota"});
+          const char* why = x.priority < job.priority ? "priority"
+                            : policy.las_preemption && LasLevel(policy, x.service) > LasLevel(policy, job.service)
+                                ? "service"
+                                : "quota";
+          result.preemptions.push_back(Preemption{x.id, job.id, why});
           for (auto& rel : releases) {
             if (rel.allocation == x.allocation) rel.at = std::min(rel.at, found->reservation.from);
           }
@@ -642,7 +708,7 @@ PassResult RunPass(PassInput in) {
       }
     }
     if (!shadowed && !claimed && reserved < policy.reservations) {
-      reservation = Shadow(placer.view(), releases, r, *job.pool, now);
+      reservation = Shadow(placer, releases, r, *job.pool, now);
     }
     if (reservation && (claimed || reserved < policy.reservations)) {
       reservation->id = job.id;

@@ -38,6 +38,7 @@ struct PendingJob {
   const std::string* pool = nullptr;
   TimePoint submitted{};
   Duration time_limit{0};  // 0 = none
+  double service = 0;      // GPU-seconds it has run so far, over all its attempts
 };
 
 struct RunningJob {
@@ -52,6 +53,7 @@ struct RunningJob {
   TimePoint expected_end = kNever;  // start + time limit; kNever when it has none
   TimePoint last_checkpoint{};      // the start when it reported none
   bool stopping = false;            // being stopped already (cancel, preemption)
+  double service = 0;               // GPU-seconds run so far, this attempt included
 };
 
 using Factors = QueueFactors;
@@ -71,7 +73,7 @@ struct Wait {
 struct Preemption {
   JobId victim;
   JobId for_job;
-  std::string reason;  // "priority" or "quota"
+  std::string reason;  // "priority", "quota" or "service" (least attained service)
 };
 
 struct Reservation {
@@ -137,6 +139,10 @@ class FairShareTable {
   std::string last_project_, last_user_;  // the last Factor asked, and its answer in cache_
   const double* last_ = nullptr;
 };
+
+// The least-attained-service level of a job that has run `service` GPU-seconds: the number of
+// Policy::las_thresholds it has reached.
+int LasLevel(const Policy& policy, double service);
 
 Factors ComputeFactors(const PendingJob& job, const Policy& policy, TimePoint now,
                        int64_t cluster_milli, FairShareTable& shares);
