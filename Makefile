@@ -1,7 +1,7 @@
 # Baton: the two commands of the README, and a few more for developers.
 #   make up     install what is missing, build Release, run `baton up`
 #   make test   install what is missing, build the ASan+UBSan configuration, run the suite
-.PHONY: up test build asan bench fuzz deps format clean
+.PHONY: up test build asan bench fuzz golden quality deps format clean
 
 FUZZ_SECONDS ?= 60
 FUZZ_TARGETS := job_spec yaml quantity protocol trace
@@ -36,6 +36,16 @@ test: asan
 bench: build
 	./build/release/bench/baton_bench_sched
 	@echo "load over HTTP against a running baton: build/release/bench/baton_load (docs/performance.md)"
+
+# Rewrites the pinned decision logs of tests/golden after an intended change of the scheduler;
+# review `git diff tests/golden` before committing.
+golden: build
+	BATON_UPDATE_GOLDEN=1 ./build/release/tests/baton_unit_tests --gtest_filter='Golden.*'
+
+# Regenerates docs/scheduling-quality.md: every policy on the Philly and Alibaba traces
+# (needs the traces: TRACES=path/to/traces, default ../shared/traces).
+quality: build
+	scripts/scheduling-quality $(TRACES)
 
 # libFuzzer with clang: each target explores for FUZZ_SECONDS from its seed corpus; new inputs
 # go to build/fuzz/corpus/TARGET (copy the interesting ones into tests/fuzz/corpus).

@@ -32,8 +32,7 @@
 #include "core/quantity.h"
 #include "control/controller.h"
 #include "control/controller_loop.h"
-#include "sim/simulator.h"
-#include "sim/trace.h"
+#include "sim/command.h"
 #include "store/sqlite_store.h"
 
 namespace baton {
@@ -288,90 +287,6 @@ int RunAgent(const AgentFlags& f) {
   return 0;
 }
 
-struct SimFlags {
-  std::string cluster, trace, policy = "default", report;
-  bool json = false;
-};
-
-Result<std::string> ReadWholeFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Err(NotFound(path + ": cannot be read"));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-// `baton sim`: exit 2 for bad input (files, flags), 1 when the report cannot be written.
-int RunSim(const SimFlags& f) {
-  auto cluster_text = ReadWholeFile(f.cluster);
-  if (!cluster_text) return Fail(cluster_text.error()), 2;
-  auto cluster = codec::DecodeClusterFile(*cluster_text, f.cluster);
-  if (!cluster) return Fail(cluster.error()), 2;
-  auto trace_text = ReadWholeFile(f.trace);
-  if (!trace_text) return Fail(trace_text.error()), 2;
-  auto trace = sim::ParseTrace(*trace_text, f.trace);
-  if (!trace) return Fail(trace.error()), 2;
-  auto policy = sim::NamedPolicy(f.policy, cluster->policy);
-  if (!policy) return Fail(policy.error()), 2;
-  std::vector<sim::SimNode> nodes;
-  for (const auto& g : cluster->groups) {
-    for (int i = 0; i < g.count; ++i) {
-      nodes.push_back(sim::SimNode{.name = g.count == 1 ? g.name : g.name + "-" + std::to_string(i + 1),
-                                   .gpus = g.gpus, .pool = g.pool});
-    }
-  }
-  auto wall = std::chrono::steady_clock::now();
-  auto result = sim::Simulate(nodes, *trace, *policy);
-  if (!result) return Fail(result.error()), 2;
-  double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall).count();
-  const sim::Summary& s = result->summary;
-  if (!f.report.empty()) {
-    std::error_code ec;
-    fs::create_directories(f.report, ec);
-    std::ofstream csv(f.report + "/jobs.csv");
-    csv << "id,name,user,project,gpus,submit_time,start_time,end_time,restarts,state\n";
-    auto num = [](double x) {
-      if (x < 0) return std::string();
-      std::ostringstream o;
-      o << std::fixed << std::setprecision(3) << x;
-      return o.str();
-    };
-    auto quote = [](const std::string& x) {
-      if (x.find_first_of(",\"\n") == std::string::npos) return x;
-      std::string q = "\"";
-      for (char ch : x) q += ch == '"' ? std::string("\"\"") : std::string(1, ch);
-      return q + "\"";
-    };
-    for (const auto& j : result->jobs) {
-      csv << j.id << ',' << quote(j.name) << ',' << quote(j.user) << ',' << quote(j.project) << ','
-          << FormatMilli(j.milli_gpus) << ',' << num(j.submit) << ',' << num(j.start) << ',' << num(j.end) << ','
-          << j.restarts << ',' << j.state << '\n';
-    }
-    if (!csv.good()) return Fail(Internal(f.report + "/jobs.csv: cannot be written"));
-  }
-  std::ostringstream out;
-  out << std::setprecision(6);
-  if (f.json) {
-    out << "{\"policy\": " << codec::EncodeString(f.policy) << ", \"jobs\": " << s.jobs
-        << ", \"finished\": " << s.finished << ", \"makespan_s\": " << s.makespan_s
-        << ", \"avg_jct_s\": " << s.avg_jct_s << ", \"p50_jct_s\": " << s.p50_jct_s
-        << ", \"p95_jct_s\": " << s.p95_jct_s << ", \"avg_wait_s\": " << s.avg_wait_s
-        << ", \"gpu_utilization\": " << s.gpu_utilization << ", \"preemptions\": " << s.preemptions
-        << ", \"jain_fairness\": " << s.jain_fairness << ", \"events\": " << s.events
-        << ", \"wall_s\": " << wall_s << "}";
-  } else {
-    out << "policy " << f.policy << ": " << s.jobs << " jobs (" << s.finished << " finished) on " << nodes.size()
-        << " nodes\n"
-        << "  makespan " << s.makespan_s << " s, JCT avg " << s.avg_jct_s << " s, p50 " << s.p50_jct_s << " s, p95 "
-        << s.p95_jct_s << " s\n"
-        << "  wait avg " << s.avg_wait_s << " s, GPU utilisation " << s.gpu_utilization << ", preemptions "
-        << s.preemptions << ", Jain fairness (users) " << s.jain_fairness << "\n"
-        << "  " << s.events << " controller commands in " << wall_s << " s";
-  }
-  std::cout << out.str() << std::endl;
-  return 0;
-}
-
 }  // namespace
 }  // namespace baton
 
@@ -417,15 +332,19 @@ int main(int argc, char** argv) {
   agent_cmd->add_option("--pool", agent_flags.pool, "pool (partition) this node serves");
   agent_cmd->callback([&] { exit_code = RunAgent(agent_flags); });
 
-  SimFlags sim_flags;
+  sim::SimFlags sim_flags;
   CLI::App* sim_cmd = app.add_subcommand("sim", "replay a workload trace on a described cluster (docs/scheduling.md)");
-  sim_cmd->add_option("--cluster", sim_flags.cluster, "cluster YAML: nodes, and the policy keys of the server's file")
+  sim_cmd->add_option("--cluster", sim_flags.cluster,
+                      "cluster YAML (nodes, and the policy keys of the server's file) or an Alibaba openb node list");
+  sim_cmd->add_option("--trace", sim_flags.trace,
+                      "trace: the CSV of docs/scheduling.md, Philly, Alibaba openb pods, or sacct --parsable2")
       ->required();
-  sim_cmd->add_option("--trace", sim_flags.trace, "trace CSV: submit_time, duration, gpus, ...")->required();
-  sim_cmd->add_option("--policy", sim_flags.policy, "fifo, priority, fairshare, backfill or default");
-  sim_cmd->add_option("--report", sim_flags.report, "directory for jobs.csv");
-  sim_cmd->add_flag("--json", sim_flags.json, "print the summary as one JSON object");
-  sim_cmd->callback([&] { exit_code = RunSim(sim_flags); });
+  sim_cmd->add_option("--policy", sim_flags.policy,
+                      "fifo, priority, fairshare, backfill, las or default; several, comma-separated, to compare");
+  sim_cmd->add_option("--report", sim_flags.report, "directory for jobs.csv, summary.json and SVG pictures");
+  sim_cmd->add_option("--convert", sim_flags.convert, "write the trace as the plain CSV to this file and stop");
+  sim_cmd->add_flag("--json", sim_flags.json, "print each policy's summary as one JSON object (a line each)");
+  sim_cmd->callback([&] { exit_code = sim::RunSim(sim_flags, std::cout, std::cerr); });
 
   auto [head, tail] = cli::SplitCommandTail(argc, argv);
   if (tail.has_value() && (head.size() < 2 || head[1] != "submit")) {

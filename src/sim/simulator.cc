@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <map>
 #include <optional>
 #include <queue>
@@ -9,6 +10,7 @@
 
 #include "control/controller.h"
 #include "core/node.h"
+#include "core/quantity.h"
 
 namespace baton::sim {
 namespace {
@@ -65,15 +67,26 @@ Result<Policy> NamedPolicy(const std::string& name, const Policy& configured) {
     only(0, 0, 0);
     p.backfill = true;
     p.preemption = false;
+  } else if (name == "las") {
+    // Tiresias' discretised two-dimensional LAS: within a priority class, the job with the
+    // least GPU-time so far goes first (submit order within a level); a job that crossed into
+    // a later level yields its GPUs to waiting jobs of an earlier one. Work-conserving: a job
+    // that fits starts even if one ahead waits.
+    only(10'000, 0, 0);
+    p.weights.las = 1'000;
+    if (p.las_thresholds.empty()) p.las_thresholds = {3600, 36'000};  // 1 and 10 GPU-hours
+    p.las_preemption = true;
+    p.preemption = true;
+    p.backfill = true;
   } else {
     return Err(InvalidArgument("--policy: \"" + name.substr(0, 32) +
-                               "\" is not a policy (fifo, priority, fairshare, backfill, default)"));
+                               "\" is not a policy (fifo, priority, fairshare, backfill, las, default)"));
   }
   return p;
 }
 
 Result<SimResult> Simulate(const std::vector<SimNode>& nodes, const std::vector<TraceJob>& trace,
-                           const Policy& policy) {
+                           const Policy& policy, const SimOptions& sim_options) {
   control::ControllerOptions options;
   options.node_timeout = kMaxDuration;  // simulated agents never go silent
   options.poll_timeout = kMaxDuration;
@@ -114,6 +127,12 @@ Result<SimResult> Simulate(const std::vector<SimNode>& nodes, const std::vector<
   std::unordered_map<int64_t, size_t> index_of;  // job id -> trace row
   std::vector<JobId> id_of(trace.size());
   std::vector<double> first_start(trace.size(), -1);
+  // Work done by earlier attempts: a simulated job checkpoints when preempted and resumes there.
+  std::vector<Duration> done(trace.size(), Duration(0));
+  std::map<std::pair<int64_t, int>, TimePoint> attempt_start;  // (job, attempt) -> when it began
+  // Times a running job crosses a least-attained-service threshold: the controller should look
+  // then (a live one looks every 2 s; here nothing else would wake it).
+  std::priority_queue<TimePoint, std::vector<TimePoint>, std::greater<>> wakes;
 
   std::priority_queue<Exit, std::vector<Exit>, std::greater<>> exits;
   std::map<std::tuple<int64_t, int, size_t>, Part> parts;
@@ -121,8 +140,17 @@ Result<SimResult> Simulate(const std::vector<SimNode>& nodes, const std::vector<
   std::unordered_map<uint64_t, size_t> parked;  // poll id -> agent
   int64_t busy_milli = 0;
   double gpu_seconds = 0;
+  double idle_waiting = 0;  // GPU-seconds free while the queue was not empty
   TimePoint now = kEpoch;
 
+  auto log = [&](JobId job, int attempt, size_t ai, const std::string& what) {
+    if (!sim_options.decisions) return;
+    char at[32];
+    std::snprintf(at, sizeof at, "%.3f", Seconds(now - kEpoch));
+    result.decisions.push_back(std::string(at) + " " + what.substr(0, what.find(' ')) + " " + job.ToString() + " a" +
+                               std::to_string(attempt) + " " + agents[ai].name +
+                               (what.find(' ') == std::string::npos ? "" : what.substr(what.find(' '))));
+  };
   auto handle_orders = [&](size_t ai, const std::vector<Order>& orders) {
     Agent& a = agents[ai];
     for (const Order& o : orders) {
@@ -134,16 +162,32 @@ Result<SimResult> Simulate(const std::vector<SimNode>& nodes, const std::vector<
         auto it = index_of.find(l.job.value);
         if (it == index_of.end()) continue;
         const TraceJob& t = trace[it->second];
-        Duration run = t.duration;
+        Duration run = std::max(Duration(1), t.duration - done[it->second]);
         bool timed_out = false;
-        if (l.time_limit.count() > 0 && l.time_limit < t.duration) {
+        if (l.time_limit.count() > 0 && l.time_limit < run) {
           run = l.time_limit;  // the agent ends it at its limit
           timed_out = true;
         }
         int64_t milli = static_cast<int64_t>(l.gpus.size()) * l.milli_per_gpu;
         parts[key] = Part{.alive = true, .milli = milli};
+        if (sim_options.decisions) {
+          std::string gpus;
+          for (int g : l.gpus) gpus += (gpus.empty() ? "" : ",") + std::to_string(g);
+          log(l.job, l.attempt, ai,
+              "start gpus=" + gpus + (l.milli_per_gpu < 1000 ? " share=" + FormatMilli(l.milli_per_gpu) : ""));
+        }
         busy_milli += milli;
         if (first_start[it->second] < 0) first_start[it->second] = Seconds(now - kEpoch);
+        if (attempt_start.emplace(std::make_pair(l.job.value, l.attempt), now).second && policy.las_preemption) {
+          const Job* job = c.FindJob(l.job);
+          double gpus = static_cast<double>(t.resources.milli_gpus) / 1000.0;
+          for (double threshold : policy.las_thresholds) {
+            double left = threshold - (job != nullptr ? job->gpu_seconds : 0);
+            if (left <= 0 || gpus <= 0) continue;
+            auto until = std::chrono::duration_cast<Duration>(std::chrono::duration<double>(left / gpus));
+            if (until < run) wakes.push(now + until + options.full_pass_interval);
+          }
+        }
         a.outbox.push_back(JobEvent{.job = l.job, .attempt = l.attempt, .kind = JobEvent::Kind::kStarted, .at = now});
         exits.push(Exit{.at = now + run, .seq = ++seq, .agent = ai, .job = l.job, .attempt = l.attempt,
                         .timed_out = timed_out});
@@ -153,6 +197,11 @@ Result<SimResult> Simulate(const std::vector<SimNode>& nodes, const std::vector<
         if (it == parts.end() || !it->second.alive) continue;
         // A simulated job checkpoints on SIGUSR1 and stops at once.
         it->second.alive = false;
+        log(s.job, s.attempt, ai, "stop " + std::string(StopReasonName(s.reason)));
+        if (auto a = attempt_start.find(std::make_pair(s.job.value, s.attempt)); a != attempt_start.end()) {
+          if (auto row = index_of.find(s.job.value); row != index_of.end()) done[row->second] += now - a->second;
+          attempt_start.erase(a);
+        }
         busy_milli -= it->second.milli;
         if (s.reason == StopReason::kPreempt) ++result.summary.preemptions;
         a.outbox.push_back(JobEvent{.job = s.job, .attempt = s.attempt, .kind = JobEvent::Kind::kExited, .at = now,
@@ -211,6 +260,8 @@ Result<SimResult> Simulate(const std::vector<SimNode>& nodes, const std::vector<
     std::optional<TimePoint> t;
     if (next < arrival.size()) t = kEpoch + trace[arrival[next]].submit;
     if (!exits.empty() && (!t || exits.top().at < *t)) t = exits.top().at;
+    while (!wakes.empty() && wakes.top() <= now) wakes.pop();
+    if (!wakes.empty() && (!t || wakes.top() < *t)) t = wakes.top();
     if (!t) {
       // Nothing will happen by itself: give the queue one full pass (a tick two seconds on),
       // in case jobs deep in it can run; then stop.
@@ -221,6 +272,7 @@ Result<SimResult> Simulate(const std::vector<SimNode>& nodes, const std::vector<
       idle_tick_done = false;
     }
     gpu_seconds += static_cast<double>(busy_milli) / 1000.0 * Seconds(*t - now);
+    if (c.queue_length() > 0) idle_waiting += static_cast<double>(total_milli - busy_milli) / 1000.0 * Seconds(*t - now);
     now = std::max(now, *t);
     while (next < arrival.size() && kEpoch + trace[arrival[next]].submit <= now) {
       size_t i = arrival[next++];
@@ -241,6 +293,8 @@ Result<SimResult> Simulate(const std::vector<SimNode>& nodes, const std::vector<
       auto it = parts.find(std::make_tuple(e.job.value, e.attempt, e.agent));
       if (it == parts.end() || !it->second.alive) continue;  // stopped before its end
       it->second.alive = false;
+      attempt_start.erase(std::make_pair(e.job.value, e.attempt));
+      log(e.job, e.attempt, e.agent, e.timed_out ? "end timed_out" : "end");
       busy_milli -= it->second.milli;
       agents[e.agent].outbox.push_back(JobEvent{.job = e.job, .attempt = e.attempt, .kind = JobEvent::Kind::kExited,
                                                 .at = now, .timed_out = e.timed_out});
@@ -303,6 +357,9 @@ Result<SimResult> Simulate(const std::vector<SimNode>& nodes, const std::vector<
   s.gpu_utilization = s.makespan_s > 0 && total_milli > 0
                           ? gpu_seconds / (static_cast<double>(total_milli) / 1000.0 * s.makespan_s)
                           : 0;
+  s.idle_while_waiting = s.makespan_s > 0 && total_milli > 0
+                             ? idle_waiting / (static_cast<double>(total_milli) / 1000.0 * s.makespan_s)
+                             : 0;
   double sum = 0, squares = 0;
   for (const auto& [user, acc] : slowdown) {
     double x = acc.first / acc.second;

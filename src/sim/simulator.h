@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "core/policy.h"
@@ -41,6 +42,9 @@ struct Summary {
   double gpu_utilization = 0;  // GPU-seconds run / (GPUs x makespan)
   int64_t preemptions = 0;
   double jain_fairness = 1;    // over users' mean slowdown (JCT / duration)
+  // Share of the cluster's GPU-time left idle while jobs waited in the queue: GPUs free but of
+  // the wrong type, on the wrong node, or in pieces too small for what waits (fragmentation).
+  double idle_while_waiting = 0;
   int64_t events = 0;          // commands the controller applied
 };
 
@@ -49,12 +53,20 @@ struct SimResult {
   std::vector<JobOutcome> jobs;
   // (seconds, busy GPUs, pending jobs) at each change: for the report's pictures.
   std::vector<std::tuple<double, double, int64_t>> timeline;
+  // With SimOptions::decisions: what the controller decided, a line each, in order: "120.000
+  // start 7 a1 n1 gpus=0,1", "130.000 stop 7 a1 n1 preempt", "150.000 end 9 a0 n2". Pinned by
+  // the golden tests: a change of the scheduler's behaviour shows as a diff.
+  std::vector<std::string> decisions;
+};
+
+struct SimOptions {
+  bool decisions = false;
 };
 
 // Policies by name: fifo, priority, fairshare, backfill, default (PRODUCT.md §2).
 Result<Policy> NamedPolicy(const std::string& name, const Policy& configured);
 
 Result<SimResult> Simulate(const std::vector<SimNode>& nodes, const std::vector<TraceJob>& trace,
-                           const Policy& policy);
+                           const Policy& policy, const SimOptions& options = {});
 
 }  // namespace baton::sim

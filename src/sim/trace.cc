@@ -9,6 +9,8 @@
 
 #include "core/node.h"
 #include "core/quantity.h"
+#include "sim/alibaba_nodes.h"
+#include "sim/sacct.h"
 
 namespace baton::sim {
 namespace {
@@ -224,6 +226,7 @@ Result<std::vector<TraceJob>> ParseTrace(std::string_view text, std::string_view
   auto fail = [&](int line, const std::string& field, const std::string& why) {
     return InvalidArgument(std::string(file) + ": line " + std::to_string(line) + ": " + field + ": " + why);
   };
+  if (IsSacctHeader(header)) return ParseSacct(text, file, max_jobs);
   if (header.starts_with("timestamp,duration,num_gpus")) {
     std::vector<int64_t> at;
     Status st = ForEachRow(text, file, [&](std::map<std::string, std::string>& row, int line) {
@@ -276,8 +279,22 @@ Result<std::vector<TraceJob>> ParseTrace(std::string_view text, std::string_view
       j.submit = std::chrono::milliseconds(static_cast<int64_t>(*created * 1000));
       j.duration = std::chrono::milliseconds(static_cast<int64_t>((*deleted - *created) * 1000));
       j.resources.milli_gpus = *n == 1 && *m > 0 && *m < 1000 ? static_cast<int64_t>(*m) : static_cast<int64_t>(*n) * 1000;
-      // A list of acceptable types ("V100M16|V100M32"): the first (Baton takes one type).
-      std::string spec = row["gpu_spec"].substr(0, row["gpu_spec"].find('|'));
+      // The trace's model names, as Baton names them (the node list's too). A list of acceptable
+      // types ("V100M16|V100M32"): Baton takes one type, so their family ("V100") when they
+      // share one, else the first.
+      std::string spec;
+      std::string_view list = row["gpu_spec"];
+      for (size_t pos = 0; pos < list.size();) {
+        size_t bar = std::min(list.find('|', pos), list.size());
+        std::string one = OpenbGpuModel(list.substr(pos, bar - pos));
+        if (spec.empty()) {
+          spec = one;
+        } else if (spec != one) {
+          std::string family = one.substr(0, one.find('-'));
+          spec = spec.substr(0, spec.find('-')) == family ? family : spec;
+        }
+        pos = bar + 1;
+      }
       if (!spec.empty() && j.resources.milli_gpus > 0) j.resources.gpu_type = spec.substr(0, 64);
       const std::string& qos = row["qos"];
       j.priority = qos == "Guaranteed" ? Priority::kHigh : qos == "BE" ? Priority::kLow : Priority::kNormal;

@@ -93,7 +93,7 @@ TEST(Trace, AnAlibabaPodListIsRecognisedByItsHeader) {
   EXPECT_EQ((*t)[0].duration, std::chrono::seconds(600));
   EXPECT_EQ((*t)[0].submit, std::chrono::seconds(100));
   EXPECT_EQ((*t)[1].resources.milli_gpus, 2000);
-  EXPECT_EQ((*t)[1].resources.gpu_type, "V100M16");
+  EXPECT_EQ((*t)[1].resources.gpu_type, "V100");  // V100M16 or V100M32: their family, as Baton names it
   EXPECT_EQ((*t)[1].priority, Priority::kLow);
   EXPECT_EQ((*t)[1].project, "qos-BE");
 }
@@ -167,7 +167,8 @@ TEST(Simulate, PreemptionAndRequeueHappenAsInProduction) {
   EXPECT_EQ(r->jobs[0].restarts, 1);
   EXPECT_EQ(r->jobs[0].state, "succeeded");
   EXPECT_DOUBLE_EQ(r->jobs[1].start, 100);
-  EXPECT_DOUBLE_EQ(r->jobs[0].end, 150 + 1000);  // reruns whole after the high job
+  // A simulated job checkpoints when preempted: 100 s done, the other 900 s after the high job.
+  EXPECT_DOUBLE_EQ(r->jobs[0].end, 150 + 900);
 }
 
 TEST(Simulate, BackfillBeatsFifoAndTheSameTraceGivesTheSameResult) {

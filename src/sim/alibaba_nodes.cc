@@ -1,0 +1,130 @@
+#include "sim/alibaba_nodes.h"
+
+#include <map>
+#include <optional>
+
+#include "core/node.h"
+
+namespace baton::sim {
+namespace {
+
+constexpr size_t kMaxLineBytes = 4096;    // real rows are ~40 bytes
+constexpr size_t kMaxNodes = 100'000;     // the real list has 1,523
+constexpr int kMaxGpusPerNode = 1024;     // ParseGpuSpec's bound
+
+// openb model -> Baton model. The trace names a model by family and memory; Baton's --gpus SPEC
+// takes a GPU's memory from a "-<N>GB" suffix and its NVLink topology from the family
+// (core/node.h), so the memory goes into the name:
+//   P100     P100-16GB   the trace does not say 12 or 16 GB; 16 GB is the common P100. Baton
+//                        gives P100 no NVLink, right for the PCIe cards of the trace's 1-2 GPU nodes
+//   T4       T4-16GB     T4 comes only with 16 GB
+//   V100M16  V100-16GB   "M16" is the memory; 8-GPU nodes get Baton's DGX-1 cube-mesh, 4-GPU
+//                        nodes NVLink pairs: the trace does not give the interconnect
+//   V100M32  V100-32GB
+//   A10      A10-24GB    A10 comes only with 24 GB
+//   G1/G2/G3 unchanged   models the trace does not disclose: no memory is known, so no suffix
+//                        (Baton then assumes 16 GiB, PCIe); the name keeps the guess visible
+struct Model {
+  std::string_view openb, baton;
+};
+constexpr Model kModels[] = {
+    {"P100", "P100-16GB"},    {"T4", "T4-16GB"},   {"V100M16", "V100-16GB"},
+    {"V100M32", "V100-32GB"}, {"A10", "A10-24GB"},
+};
+
+std::string_view Trim(std::string_view s) {
+  size_t a = s.find_first_not_of(" \t\r");
+  if (a == std::string_view::npos) return {};
+  return s.substr(a, s.find_last_not_of(" \t\r") - a + 1);
+}
+
+std::vector<std::string_view> SplitCommas(std::string_view line) {
+  std::vector<std::string_view> out;
+  for (size_t start = 0;;) {
+    size_t at = line.find(',', start);
+    out.push_back(Trim(line.substr(start, at == std::string_view::npos ? std::string_view::npos : at - start)));
+    if (at == std::string_view::npos) return out;
+    start = at + 1;
+  }
+}
+
+std::optional<int> GpuCount(std::string_view s) {
+  if (s.empty() || s.size() > 4) return std::nullopt;
+  int n = 0;
+  for (char c : s) {
+    if (c < '0' || c > '9') return std::nullopt;
+    n = n * 10 + (c - '0');
+  }
+  if (n > kMaxGpusPerNode) return std::nullopt;
+  return n;
+}
+
+}  // namespace
+
+std::string OpenbGpuModel(std::string_view model) {
+  for (const Model& m : kModels) {
+    if (m.openb == model) return std::string(m.baton);
+  }
+  return std::string(model);
+}
+
+Result<std::vector<SimNode>> ParseAlibabaNodes(std::string_view text, std::string_view file) {
+  auto fail = [&](int line, std::string_view column, const std::string& why) {
+    return Err(InvalidArgument(std::string(file) + ": line " + std::to_string(line) + ": " +
+                               (column.empty() ? "" : std::string(column) + ": ") + why));
+  };
+  auto quote = [](std::string_view s) { return "\"" + std::string(s.substr(0, 64)) + "\""; };
+  std::map<std::string, size_t> column;
+  size_t width = 0;
+  std::map<std::string, int, std::less<>> seen;  // node name -> its line
+  std::vector<SimNode> nodes;
+  int line_no = 0;
+  for (size_t pos = 0; pos < text.size();) {
+    size_t nl = text.find('\n', pos);
+    std::string_view raw = text.substr(pos, nl == std::string_view::npos ? std::string_view::npos : nl - pos);
+    pos = nl == std::string_view::npos ? text.size() : nl + 1;
+    ++line_no;
+    if (raw.size() > kMaxLineBytes) return fail(line_no, "", "longer than " + std::to_string(kMaxLineBytes) + " bytes");
+    std::string_view line = Trim(raw);
+    if (line.empty()) continue;
+    std::vector<std::string_view> fields = SplitCommas(line);
+    if (width == 0) {
+      width = fields.size();
+      for (size_t i = 0; i < fields.size(); ++i) {
+        if (!column.emplace(std::string(fields[i]), i).second) return fail(line_no, fields[i], "column named twice");
+      }
+      for (const char* required : {"sn", "gpu", "model"}) {
+        if (!column.count(required)) {
+          return fail(line_no, required, "required column missing from the header (an openb node list has "
+                                         "sn,cpu_milli,memory_mib,gpu,model)");
+        }
+      }
+      continue;
+    }
+    if (fields.size() != width) {
+      return fail(line_no, "", std::to_string(fields.size()) + " fields where the header has " + std::to_string(width));
+    }
+    std::string_view sn = fields[column["sn"]];
+    std::string_view gpu = fields[column["gpu"]];
+    std::string_view model = fields[column["model"]];
+    auto count = GpuCount(gpu);
+    if (!count) return fail(line_no, "gpu", quote(gpu) + " is not a number of GPUs from 0 to 1024");
+    if (*count == 0) continue;
+    if (!IsValidNodeName(sn)) return fail(line_no, "sn", quote(sn) + " is not a node name (1-64 of [A-Za-z0-9._-])");
+    if (auto [it, fresh] = seen.emplace(std::string(sn), line_no); !fresh) {
+      return fail(line_no, "sn", quote(sn) + " is on line " + std::to_string(it->second) + " too");
+    }
+    if (model.empty()) return fail(line_no, "model", "empty for a node with GPUs");
+    SimNode node;
+    node.name = std::string(sn);
+    node.gpus = std::to_string(*count) + "x" + OpenbGpuModel(model);
+    if (auto spec = ParseGpuSpec(node.gpus); !spec) return fail(line_no, "model", spec.error().message());
+    if (nodes.size() >= kMaxNodes) return fail(line_no, "", "more than " + std::to_string(kMaxNodes) + " nodes");
+    nodes.push_back(std::move(node));
+  }
+  if (width == 0) return Err(InvalidArgument(std::string(file) + ": empty (a header line is needed)"));
+  if (nodes.empty()) return Err(InvalidArgument("no node with GPUs in " + std::string(file)));
+  return nodes;
+}
+
+}  // namespace baton::sim

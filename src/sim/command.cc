@@ -1,0 +1,192 @@
+#include "sim/command.h"
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <iomanip>
+#include <sstream>
+#include <vector>
+
+#include "codec/json_codec.h"
+#include "core/quantity.h"
+#include "sim/alibaba_nodes.h"
+#include "sim/report.h"
+#include "sim/sacct.h"
+#include "sim/simulator.h"
+#include "sim/trace.h"
+
+namespace baton::sim {
+namespace {
+
+namespace fs = std::filesystem;
+
+Result<std::string> ReadWholeFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Err(NotFound(path + ": cannot be read"));
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::vector<std::string> SplitPolicies(const std::string& list) {
+  std::vector<std::string> out;
+  std::stringstream ss(list);
+  std::string one;
+  while (std::getline(ss, one, ',')) {
+    if (!one.empty()) out.push_back(one);
+  }
+  return out;
+}
+
+double ClusterGpus(const std::vector<SimNode>& nodes) {
+  double gpus = 0;
+  for (const SimNode& n : nodes) {
+    if (auto spec = ParseGpuSpec(n.gpus)) gpus += spec->count;
+  }
+  return gpus;
+}
+
+std::string SummaryJson(const std::string& policy, const Summary& s, double wall_s) {
+  std::ostringstream out;
+  out << std::setprecision(6);
+  out << "{\"policy\": " << codec::EncodeString(policy) << ", \"jobs\": " << s.jobs << ", \"finished\": " << s.finished
+      << ", \"makespan_s\": " << s.makespan_s << ", \"avg_jct_s\": " << s.avg_jct_s << ", \"p50_jct_s\": " << s.p50_jct_s
+      << ", \"p95_jct_s\": " << s.p95_jct_s << ", \"avg_wait_s\": " << s.avg_wait_s
+      << ", \"gpu_utilization\": " << s.gpu_utilization << ", \"idle_while_waiting\": " << s.idle_while_waiting
+      << ", \"preemptions\": " << s.preemptions << ", \"jain_fairness\": " << s.jain_fairness
+      << ", \"events\": " << s.events << ", \"wall_s\": " << wall_s
+      << ", \"events_per_s\": " << (wall_s > 0 ? static_cast<double>(s.events) / wall_s : 0) << "}";
+  return out.str();
+}
+
+std::string SummaryText(const std::string& policy, const Summary& s, size_t nodes, double wall_s) {
+  std::ostringstream out;
+  out << std::setprecision(6);
+  out << "policy " << policy << ": " << s.jobs << " jobs (" << s.finished << " finished) on " << nodes << " nodes\n"
+      << "  makespan " << s.makespan_s << " s, JCT avg " << s.avg_jct_s << " s, p50 " << s.p50_jct_s << " s, p95 "
+      << s.p95_jct_s << " s\n"
+      << "  wait avg " << s.avg_wait_s << " s, GPU utilisation " << s.gpu_utilization << ", idle while jobs waited "
+      << s.idle_while_waiting << ", preemptions " << s.preemptions << ", Jain fairness (users) " << s.jain_fairness
+      << "\n"
+      << "  " << s.events << " controller commands in " << wall_s << " s";
+  return out.str();
+}
+
+struct Run {
+  std::string policy;
+  SimResult result;
+  double wall_s = 0;
+};
+
+Status WriteFile(const std::string& path, const std::string& content) {
+  std::ofstream f(path, std::ios::binary | std::ios::trunc);
+  f << content;
+  f.close();
+  if (!f.good()) return Internal(path + ": cannot be written");
+  return Status::Ok();
+}
+
+// DIR/jobs.csv (a row per job and policy), DIR/summary.json (a line per policy) and the
+// pictures: utilisation.svg, queue.svg, jct_cdf.svg.
+Status WriteReport(const std::string& dir, const std::vector<Run>& runs, double gpus) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) return Internal(dir + ": cannot be created: " + ec.message());
+  auto num = [](double x) {
+    if (x < 0) return std::string();
+    std::ostringstream o;
+    o << std::fixed << std::setprecision(3) << x;
+    return o.str();
+  };
+  auto quote = [](const std::string& x) {
+    if (x.find_first_of(",\"\n") == std::string::npos) return x;
+    std::string q = "\"";
+    for (char ch : x) q += ch == '"' ? std::string("\"\"") : std::string(1, ch);
+    return q + "\"";
+  };
+  std::ostringstream csv, summary;
+  csv << "id,name,user,project,gpus,submit_time,start_time,end_time,restarts,state,policy\n";
+  std::vector<ReportRun> pictures;
+  for (const Run& run : runs) {
+    for (const auto& j : run.result.jobs) {
+      csv << j.id << ',' << quote(j.name) << ',' << quote(j.user) << ',' << quote(j.project) << ','
+          << FormatMilli(j.milli_gpus) << ',' << num(j.submit) << ',' << num(j.start) << ',' << num(j.end) << ','
+          << j.restarts << ',' << j.state << ',' << quote(run.policy) << '\n';
+    }
+    summary << SummaryJson(run.policy, run.result.summary, run.wall_s) << '\n';
+    pictures.push_back(ReportRun{.policy = run.policy, .result = &run.result, .gpus = gpus});
+  }
+  for (const auto& [name, content] : {std::pair{"jobs.csv", csv.str()}, std::pair{"summary.json", summary.str()},
+                                      std::pair{"utilisation.svg", UtilisationSvg(pictures)},
+                                      std::pair{"queue.svg", QueueSvg(pictures)},
+                                      std::pair{"jct_cdf.svg", JctCdfSvg(pictures)}}) {
+    if (Status st = WriteFile(dir + "/" + name, content); !st.ok()) return st;
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<SimCluster> LoadCluster(const std::string& path) {
+  ASSIGN_OR_RETURN(std::string text, ReadWholeFile(path));
+  SimCluster c;
+  size_t first = text.find_first_not_of(" \t\r\n");
+  if (first != std::string::npos && std::string_view(text).substr(first).starts_with("sn,cpu_milli,memory_mib,gpu")) {
+    ASSIGN_OR_RETURN(c.nodes, ParseAlibabaNodes(text, path));
+    return c;
+  }
+  ASSIGN_OR_RETURN(codec::ClusterFile file, codec::DecodeClusterFile(text, path));
+  for (const auto& g : file.groups) {
+    for (int i = 0; i < g.count; ++i) {
+      c.nodes.push_back(SimNode{.name = g.count == 1 ? g.name : g.name + "-" + std::to_string(i + 1),
+                                .gpus = g.gpus, .pool = g.pool});
+    }
+  }
+  c.policy = std::move(file.policy);
+  return c;
+}
+
+int RunSim(const SimFlags& f, std::ostream& out, std::ostream& err) {
+  auto fail = [&](const Status& st, int code) {
+    err << "baton: " << st.message() << std::endl;
+    return code;
+  };
+  auto trace_text = ReadWholeFile(f.trace);
+  if (!trace_text) return fail(trace_text.error(), 2);
+  auto trace = ParseTrace(*trace_text, f.trace);
+  if (!trace) return fail(trace.error(), 2);
+  if (!f.convert.empty()) {
+    // A site's own history (sacct, or any known trace) as the plain CSV, to edit and replay.
+    if (Status st = WriteFile(f.convert, TraceCsv(*trace)); !st.ok()) return fail(st, 1);
+    out << trace->size() << " jobs written to " << f.convert << std::endl;
+    return 0;
+  }
+  if (f.cluster.empty()) return fail(InvalidArgument("--cluster is required (unless --convert)"), 2);
+  auto cluster = LoadCluster(f.cluster);
+  if (!cluster) return fail(cluster.error(), 2);
+  std::vector<std::string> names = SplitPolicies(f.policy);
+  if (names.empty()) return fail(InvalidArgument("--policy: name one or more policies"), 2);
+  std::vector<Policy> policies;
+  for (const std::string& name : names) {
+    auto policy = NamedPolicy(name, cluster->policy);
+    if (!policy) return fail(policy.error(), 2);
+    policies.push_back(std::move(*policy));
+  }
+  std::vector<Run> runs;
+  for (size_t i = 0; i < names.size(); ++i) {
+    auto wall = std::chrono::steady_clock::now();
+    auto result = Simulate(cluster->nodes, *trace, policies[i]);
+    if (!result) return fail(result.error(), 2);
+    double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall).count();
+    out << (f.json ? SummaryJson(names[i], result->summary, wall_s)
+                   : SummaryText(names[i], result->summary, cluster->nodes.size(), wall_s))
+        << std::endl;
+    runs.push_back(Run{.policy = names[i], .result = std::move(*result), .wall_s = wall_s});
+  }
+  if (!f.report.empty()) {
+    if (Status st = WriteReport(f.report, runs, ClusterGpus(cluster->nodes)); !st.ok()) return fail(st, 1);
+  }
+  return 0;
+}
+
+}  // namespace baton::sim
