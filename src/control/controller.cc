@@ -32,7 +32,7 @@ void Controller::Restore(store::Snapshot snapshot, TimePoint now) {
     if (j.state == JobState::kPending) {
       Enqueue(j, now);
     } else if (j.state == JobState::kRunning) {
-      running_.insert(id);
+      running_.emplace(id, &j);
       // Its nodes must come back and say what became of it; until then they are awaited.
       for (const auto& part : j.allocation) {
         NodeRecord& n = EnsureNode(part.node);
@@ -278,7 +278,7 @@ void Controller::SetState(Job& job, JobState to, TimePoint now) {
   MarkDirty(job);
   if (to == JobState::kPending) Enqueue(job, now);
   if (to == JobState::kRunning) {
-    running_.insert(job.id);
+    running_.emplace(job.id, &job);
     ChargeRate(job, +1, now);
   }
   if (IsTerminal(to)) {

@@ -118,7 +118,7 @@ class Controller {
 
   std::set<QueueKey> queue_;        // pending jobs whose dependencies are met
   std::set<JobId> blocked_;         // pending jobs waiting for dependencies
-  std::set<JobId> running_;
+  std::map<JobId, Job*> running_;  // jobs_ never drops a job, and map nodes do not move
   std::vector<JobId> fresh_;        // joined the queue since the last pass
   bool full_pass_ = false;          // look at the whole queue: order, reserve, preempt
   bool freed_ = false;              // a job ended: look at the head of the queue at least
@@ -133,6 +133,7 @@ class Controller {
 
   std::map<std::string, NodeRecord> nodes_;
   sched::ClusterView view_;
+  sched::ClusterView pass_view_;  // scratch for passes, kept for its buffers
   uint64_t session_counter_ = 0;
 
   std::set<JobId> dirty_;

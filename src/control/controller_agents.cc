@@ -27,8 +27,8 @@ Reply Controller::Nodes() const {
     }
     r.nodes.push_back(std::move(s));
   }
-  for (JobId id : running_) {
-    const Job& j = jobs_.at(id);
+  for (const auto& [id, job] : running_) {
+    const Job& j = *job;
     for (const auto& part : j.allocation) {
       for (auto& s : r.nodes) {
         if (s.info.name != part.node) continue;
@@ -99,8 +99,8 @@ void Controller::RebuildNodeSlots(const NodeRecord& node) {
   slots->total_cpus = slots->free_cpus = node.info.cpus;
   slots->total_memory_bytes = slots->free_memory_bytes = node.info.memory_bytes;
   slots->schedulable = node.state == NodeRecord::State::kReady && node.drain_reason.empty();
-  for (JobId id : running_) {
-    const Job& j = jobs_.at(id);
+  for (const auto& [id, job] : running_) {
+    const Job& j = *job;
     for (const auto& part : j.allocation) {
       if (part.node != node.info.name) continue;
       view_.Apply({part}, j.spec.resources, +1);
@@ -138,7 +138,9 @@ Reply Controller::Register(const AgentRegister& c, TimePoint now) {
     held.insert({e.job.value, e.attempt});
     HandleEvent(node, e, now);
   }
-  std::vector<JobId> expected(running_.begin(), running_.end());
+  std::vector<JobId> expected;
+  expected.reserve(running_.size());
+  for (const auto& [id, job] : running_) expected.push_back(id);
   for (JobId id : expected) {
     Job& j = jobs_.at(id);
     if (j.state != JobState::kRunning) continue;
@@ -271,8 +273,8 @@ void Controller::MarkLost(NodeRecord& node, TimePoint now) {
   }
   node.outbox.clear();
   std::vector<JobId> on_node;
-  for (JobId id : running_) {
-    for (const auto& p : jobs_.at(id).allocation) {
+  for (const auto& [id, job] : running_) {
+    for (const auto& p : job->allocation) {
       if (p.node == node.info.name) on_node.push_back(id);
     }
   }

@@ -88,8 +88,8 @@ void Controller::Schedule(TimePoint now) {
   }
   in.running.reserve(running_.size());
   int lowest_running = static_cast<int>(Priority::kCritical) + 1;
-  for (JobId id : running_) {
-    const Job& j = jobs_.at(id);
+  for (const auto& [id, job] : running_) {
+    const Job& j = *job;
     lowest_running = std::min(lowest_running, static_cast<int>(j.spec.priority));
     TimePoint start = j.started_at.value_or(now);
     in.running.push_back(sched::RunningJob{
@@ -100,14 +100,16 @@ void Controller::Schedule(TimePoint now) {
         .stopping = j.stop_requested || j.preempt_requested, .service = j.gpu_seconds + Service(j, now)});
   }
   usage_.Advance(now);
-  in.view = view_;
+  pass_view_ = view_;  // into the last pass's buffers: no allocation per node
+  in.view = std::move(pass_view_);
   in.usage = &usage_;
   in.policy = &options_.policy;
   in.now = now;
   in.full = full;
   if (full) in.claims = claims_;
 
-  sched::PassResult pass = sched::RunPass(std::move(in));
+  sched::PassResult pass = sched::RunPassOn(in);
+  pass_view_ = std::move(in.view);
   if (full) {
     order_ = std::move(pass.order);
     order_pos_stale_ = true;
@@ -118,10 +120,10 @@ void Controller::Schedule(TimePoint now) {
       if (r.claim) claims_.push_back(r);
     }
   }
-  for (const sched::Wait& w : pass.waits) {
+  for (sched::Wait& w : pass.waits) {
     Job& j = jobs_.at(w.id);
-    j.reason = w.reason;
-    j.reason_detail = w.detail;
+    j.reason = w.reason;  // still read below
+    j.reason_detail = std::move(w.detail);
     j.estimated_start = w.estimated_start;
   }
   for (const sched::Preemption& p : pass.preemptions) {

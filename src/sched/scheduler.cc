@@ -476,7 +476,9 @@ void MarkReservation(ClusterView& view, const Reservation& r) {
   }
 }
 
-PassResult RunPass(PassInput in) {
+PassResult RunPass(PassInput in) { return RunPassOn(in); }
+
+PassResult RunPassOn(PassInput& in) {
   PassResult result;
   static const Policy kDefaultPolicy;
   const Policy& policy = in.policy != nullptr ? *in.policy : kDefaultPolicy;

@@ -116,6 +116,9 @@ struct PassResult {
 };
 
 PassResult RunPass(PassInput in);
+// The same, leaving `in.view` changed (it is the pass's scratch): a caller that runs passes
+// often keeps one view and copies into it, which reuses its buffers.
+PassResult RunPassOn(PassInput& in);
 
 // Marks `allocation` reserved from `from` for a waiting job (GPUs, and host CPUs/memory when
 // it asks for them).

@@ -54,6 +54,7 @@ std::string SummaryJson(const std::string& policy, const Summary& s, double wall
       << ", \"p95_jct_s\": " << s.p95_jct_s << ", \"avg_wait_s\": " << s.avg_wait_s
       << ", \"gpu_utilization\": " << s.gpu_utilization << ", \"idle_while_waiting\": " << s.idle_while_waiting
       << ", \"preemptions\": " << s.preemptions << ", \"jain_fairness\": " << s.jain_fairness
+      << ", \"max_user_slowdown\": " << s.max_user_slowdown
       << ", \"events\": " << s.events << ", \"wall_s\": " << wall_s
       << ", \"events_per_s\": " << (wall_s > 0 ? static_cast<double>(s.events) / wall_s : 0) << "}";
   return out.str();
@@ -67,7 +68,7 @@ std::string SummaryText(const std::string& policy, const Summary& s, size_t node
       << s.p95_jct_s << " s\n"
       << "  wait avg " << s.avg_wait_s << " s, GPU utilisation " << s.gpu_utilization << ", idle while jobs waited "
       << s.idle_while_waiting << ", preemptions " << s.preemptions << ", Jain fairness (users) " << s.jain_fairness
-      << "\n"
+      << ", worst user's mean slowdown " << s.max_user_slowdown << "\n"
       << "  " << s.events << " controller commands in " << wall_s << " s";
   return out.str();
 }

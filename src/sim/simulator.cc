@@ -141,6 +141,7 @@ Result<SimResult> Simulate(const std::vector<SimNode>& nodes, const std::vector<
   int64_t busy_milli = 0;
   double gpu_seconds = 0;
   double idle_waiting = 0;  // GPU-seconds free while the queue was not empty
+  double waiting_s = 0;     // ... and for how long it was not
   TimePoint now = kEpoch;
 
   auto log = [&](JobId job, int attempt, size_t ai, const std::string& what) {
@@ -272,7 +273,10 @@ Result<SimResult> Simulate(const std::vector<SimNode>& nodes, const std::vector<
       idle_tick_done = false;
     }
     gpu_seconds += static_cast<double>(busy_milli) / 1000.0 * Seconds(*t - now);
-    if (c.queue_length() > 0) idle_waiting += static_cast<double>(total_milli - busy_milli) / 1000.0 * Seconds(*t - now);
+    if (c.queue_length() > 0) {
+      idle_waiting += static_cast<double>(total_milli - busy_milli) / 1000.0 * Seconds(*t - now);
+      waiting_s += Seconds(*t - now);
+    }
     now = std::max(now, *t);
     while (next < arrival.size() && kEpoch + trace[arrival[next]].submit <= now) {
       size_t i = arrival[next++];
@@ -357,14 +361,15 @@ Result<SimResult> Simulate(const std::vector<SimNode>& nodes, const std::vector<
   s.gpu_utilization = s.makespan_s > 0 && total_milli > 0
                           ? gpu_seconds / (static_cast<double>(total_milli) / 1000.0 * s.makespan_s)
                           : 0;
-  s.idle_while_waiting = s.makespan_s > 0 && total_milli > 0
-                             ? idle_waiting / (static_cast<double>(total_milli) / 1000.0 * s.makespan_s)
-                             : 0;
+  s.idle_while_waiting =
+      waiting_s > 0 && total_milli > 0 ? idle_waiting / (static_cast<double>(total_milli) / 1000.0 * waiting_s) : 0;
   double sum = 0, squares = 0;
+  s.max_user_slowdown = slowdown.empty() ? 1 : 0;
   for (const auto& [user, acc] : slowdown) {
     double x = acc.first / acc.second;
     sum += x;
     squares += x * x;
+    s.max_user_slowdown = std::max(s.max_user_slowdown, x);
   }
   s.jain_fairness = squares > 0 ? sum * sum / (static_cast<double>(slowdown.size()) * squares) : 1;
   return result;

@@ -42,8 +42,13 @@ struct Summary {
   double gpu_utilization = 0;  // GPU-seconds run / (GPUs x makespan)
   int64_t preemptions = 0;
   double jain_fairness = 1;    // over users' mean slowdown (JCT / duration)
-  // Share of the cluster's GPU-time left idle while jobs waited in the queue: GPUs free but of
-  // the wrong type, on the wrong node, or in pieces too small for what waits (fragmentation).
+  // The worst user's mean slowdown: Jain's index falls when one user is slowed while the others
+  // are not, even if everyone is better off than under another policy; this says how bad the
+  // worst-off user has it.
+  double max_user_slowdown = 1;
+  // The mean share of the cluster's GPUs left idle while jobs waited in the queue: free but of
+  // the wrong type, on the wrong node, or in pieces too small for what waits (fragmentation),
+  // or held back for a reservation.
   double idle_while_waiting = 0;
   int64_t events = 0;          // commands the controller applied
 };

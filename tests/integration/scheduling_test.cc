@@ -4,6 +4,8 @@
 
 #include <chrono>
 #include <fstream>
+#include <sstream>
+#include <vector>
 #include <thread>
 
 #include <boost/json.hpp>
@@ -233,13 +235,74 @@ TEST(Sim, ReplaysATraceAndWritesItsReport) {
   std::string header, first;
   std::getline(csv, header);
   std::getline(csv, first);
-  EXPECT_EQ(header, "id,name,user,project,gpus,submit_time,start_time,end_time,restarts,state");
-  EXPECT_EQ(first, "1,,ana,default,8,0.000,0.000,600.000,0,succeeded");
+  EXPECT_EQ(header, "id,name,user,project,gpus,submit_time,start_time,end_time,restarts,state,policy");
+  EXPECT_EQ(first, "1,,ana,default,8,0.000,0.000,600.000,0,succeeded,fifo");
+  for (const char* svg : {"utilisation.svg", "queue.svg", "jct_cdf.svg"}) {
+    std::ifstream in(dir.path() + "/report/" + svg);
+    std::string head;
+    std::getline(in, head);
+    EXPECT_EQ(head.rfind("<svg", 0), 0u) << svg << ": " << head;
+  }
 
   std::ofstream(dir.path() + "/bad.csv") << "submit_time,duration,gpus\n0,sixty,1\n";
   CliResult bad = RunCli(baton, {"sim", "--cluster", dir.path() + "/cluster.yaml", "--trace", dir.path() + "/bad.csv"});
   EXPECT_EQ(bad.exit_code, 2) << bad.out;
   EXPECT_NE(bad.out.find("bad.csv: line 2: duration"), std::string::npos) << bad.out;
+}
+
+// Policies side by side in one run: a summary line each, one report with a row per job and
+// policy; a Slurm site's sacct history replays directly and converts to the plain CSV; an
+// Alibaba openb node list serves as the cluster.
+TEST(Sim, ComparesPoliciesReplaysSacctAndReadsANodeList) {
+  TempDir dir;
+  BatonProcess baton(dir.path() + "/server");
+  std::ofstream(dir.path() + "/nodes.csv") << "sn,cpu_milli,memory_mib,gpu,model\nn-a,96000,786432,8,V100M32\n"
+                                              "n-b,64000,262144,2,P100\nn-c,64000,262144,0,\n";
+  std::ofstream(dir.path() + "/jobs.sacct")
+      << "JobID|JobName|User|Account|Submit|Start|End|State|AllocTRES|Timelimit\n"
+         "100|train|ana|vision|2024-03-01T10:00:00|2024-03-01T10:00:00|2024-03-01T11:00:00|COMPLETED|"
+         "billing=8,cpu=8,gres/gpu=8,mem=64G,node=1|02:00:00\n"
+         "100.batch|batch||vision|2024-03-01T10:00:00|2024-03-01T10:00:00|2024-03-01T11:00:00|COMPLETED|"
+         "cpu=8,gres/gpu=8,mem=64G,node=1|\n"
+         "101|eval|bo|speech|2024-03-01T10:05:00|2024-03-01T10:05:00|2024-03-01T10:15:00|COMPLETED|"
+         "cpu=2,gres/gpu=1,node=1|UNLIMITED\n"
+         "102|prep|bo|speech|2024-03-01T10:06:00|2024-03-01T10:06:00|2024-03-01T10:07:00|COMPLETED|cpu=4,node=1|"
+         "UNLIMITED\n";
+  CliResult r = RunCli(baton, {"sim", "--cluster", dir.path() + "/nodes.csv", "--trace", dir.path() + "/jobs.sacct",
+                               "--policy", "fifo,las,default", "--json", "--report", dir.path() + "/report"});
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  std::istringstream lines(r.out);
+  std::vector<std::string> policies;
+  for (std::string line; std::getline(lines, line);) {
+    if (line.empty() || line[0] != '{') continue;
+    policies.push_back(JsonString(line, "policy"));
+    EXPECT_EQ(JsonField(line, "jobs"), "2") << line;  // the step and the CPU-only job are left out
+    EXPECT_EQ(std::stod(JsonField(line, "makespan_s")), 3600.0) << line;
+  }
+  EXPECT_EQ(policies, (std::vector<std::string>{"fifo", "las", "default"}));
+  std::ifstream csv(dir.path() + "/report/jobs.csv");
+  int rows = -1;
+  for (std::string line; std::getline(csv, line);) ++rows;
+  EXPECT_EQ(rows, 2 * 3);
+
+  CliResult converted = RunCli(baton, {"sim", "--trace", dir.path() + "/jobs.sacct", "--convert", dir.path() + "/t.csv"});
+  ASSERT_EQ(converted.exit_code, 0) << converted.out;
+  std::ifstream t(dir.path() + "/t.csv");
+  std::string header, first;
+  std::getline(t, header);
+  std::getline(t, first);
+  EXPECT_EQ(header.rfind("submit_time,duration,gpus", 0), 0u) << header;
+  EXPECT_NE(first.find("train"), std::string::npos) << first;
+  // The plain CSV replays to the same result.
+  CliResult again = RunCli(baton, {"sim", "--cluster", dir.path() + "/nodes.csv", "--trace", dir.path() + "/t.csv",
+                                   "--policy", "fifo", "--json"});
+  ASSERT_EQ(again.exit_code, 0) << again.out;
+  EXPECT_EQ(std::stod(JsonField(again.out.substr(again.out.find('{')), "makespan_s")), 3600.0) << again.out;
+
+  CliResult unknown = RunCli(baton, {"sim", "--cluster", dir.path() + "/nodes.csv", "--trace", dir.path() + "/t.csv",
+                                     "--policy", "fifo,sjf"});
+  EXPECT_EQ(unknown.exit_code, 2);
+  EXPECT_NE(unknown.out.find("\"sjf\" is not a policy"), std::string::npos) << unknown.out;
 }
 
 }  // namespace

@@ -224,6 +224,8 @@ scheduling:
   reservations: 4
   preemption: yes
   preempt_grace: 45s
+  las_thresholds: [1h, 10h]
+  las_preemption: yes
 defaults:
   project: {share: 1, limit_gpus: 64}
   user: {max_jobs: 50}
@@ -245,6 +247,8 @@ pools:
   EXPECT_FALSE(p.backfill);
   EXPECT_EQ(p.reservations, 4);
   EXPECT_EQ(p.preempt_grace, std::chrono::seconds(45));
+  EXPECT_EQ(p.las_thresholds, (std::vector<double>{3600, 36'000}));  // GPU-seconds
+  EXPECT_TRUE(p.las_preemption);
   EXPECT_EQ(p.Project("vision").share, 3);
   EXPECT_EQ(p.Project("vision").guaranteed_milli, 16000);
   EXPECT_EQ(p.Project("vision").limit_milli, 32000);
@@ -276,6 +280,9 @@ TEST(ServerConfig, ErrorsNameTheFileTheLineAndTheKey) {
       {"projects:\n  ../x: {}\n", "names are 1-64 of letters"},
       {"projects: [a, b]\n", "projects: must be a mapping"},
       {"listen: [\n", "baton.yaml: line"},
+      {"scheduling:\n  las_thresholds: [10h, 1h]\n", "line 2: scheduling.las_thresholds[1]: thresholds must be above 0 and ascending"},
+      {"scheduling:\n  las_thresholds: 1h\n", "scheduling.las_thresholds: must be a list"},
+      {"scheduling:\n  las_thresholds: [soon]\n", "scheduling.las_thresholds[0]"},
   };
   for (const auto& c : cases) {
     auto cfg = DecodeServerConfig(c.yaml, "baton.yaml");

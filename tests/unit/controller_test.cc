@@ -392,6 +392,8 @@ TEST_F(ControllerTest, AHigherClassPreemptsAndTheVictimComesBackPending) {
   EXPECT_EQ(State(low), JobState::kPending);
   EXPECT_EQ(c_->FindJob(low)->restarts, 1);
   EXPECT_EQ(c_->FindJob(low)->failures, 0);
+  // The GPU-time of the attempt stays with the job (least attained service counts it).
+  EXPECT_NEAR(c_->FindJob(low)->gpu_seconds, 8 * 10.0, 1e-6);
   EXPECT_NE(c_->FindJob(low)->last_requeue.find("preempted (priority) for job " + high.ToString()), std::string::npos)
       << c_->FindJob(low)->last_requeue;
   EXPECT_EQ(State(high), JobState::kRunning);
