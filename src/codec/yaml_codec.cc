@@ -206,7 +206,7 @@ Result<void> ReadPolicy(const ConfigReader& r, const YAML::Node& root, Policy* p
   if (const YAML::Node s = root["scheduling"]) {
     RETURN_IF_ERROR(r.Keys(s, "scheduling", {"weights", "fairshare_half_life", "max_age", "backfill",
                                              "reservations", "preemption", "preempt_grace", "las_thresholds",
-                                             "las_preemption"}));
+                                             "las_preemption", "untimed_reservation"}));
     if (const YAML::Node w = s["weights"]) {
       RETURN_IF_ERROR(r.Keys(w, "scheduling.weights", {"priority", "fairshare", "age", "size", "las"}));
       Weights& x = policy->weights;
@@ -227,6 +227,9 @@ Result<void> ReadPolicy(const ConfigReader& r, const YAML::Node& root, Policy* p
     }
     if (s["backfill"]) { ASSIGN_OR_RETURN(policy->backfill, r.Bool(s["backfill"], "scheduling.backfill")); }
     if (s["preemption"]) { ASSIGN_OR_RETURN(policy->preemption, r.Bool(s["preemption"], "scheduling.preemption")); }
+    if (s["untimed_reservation"]) {
+      ASSIGN_OR_RETURN(policy->untimed_reservation, r.Bool(s["untimed_reservation"], "scheduling.untimed_reservation"));
+    }
     if (s["reservations"]) {
       ASSIGN_OR_RETURN(double n, r.Number(s["reservations"], "scheduling.reservations", 0, 1000));
       policy->reservations = static_cast<int>(n);

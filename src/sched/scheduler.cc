@@ -7,6 +7,7 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "core/node.h"
 #include "core/quantity.h"
 #include "sched/placement.h"
 
@@ -119,6 +120,7 @@ std::optional<Reservation> Shadow(Placer& placer, const std::vector<Release>& re
                                   const std::string& pool, TimePoint now) {
   // Releases come sorted: when none has a time (no time limits), nothing can be promised; nor
   // when all that frees by a known time, with what is free now, is short of the request.
+  if (releases.empty() || releases.front().at == kNever) return std::nullopt;
   int64_t freeing = placer.free_milli(pool);
   for (const Release& rel : releases) {
     if (rel.at == kNever || freeing >= r.milli_gpus) break;
@@ -167,6 +169,57 @@ std::optional<Reservation> Shadow(Placer& placer, const std::vector<Release>& re
   }
   for (const Hidden& h : hidden) placer.SetUsable(h.node, h.gpu, true);
   return found;
+}
+
+// Nodes to hold for `r` when no release time says when it could start (running jobs without
+// time limits): the nodes of `pool` holding the most free GPUs it could use, and on each the
+// GPUs it would take: free ones first, then busy ones, none held for another job. Held from
+// now, they go to no other job as they free, so the node empties for this one. Whole GPUs,
+// two or more a node; nothing when too few nodes could ever hold it.
+std::optional<Reservation> Untimed(Placer& placer, const Resources& r, const std::string& pool, TimePoint now) {
+  if (r.milli_gpus < 1000 || r.milli_gpus % (1000 * r.nodes) != 0) return std::nullopt;
+  const int per_node = static_cast<int>(r.milli_gpus / 1000 / r.nodes);
+  // A job of one GPU a node fits in any GPU that frees: gaps cannot starve it.
+  if (per_node < 2) return std::nullopt;
+  struct Candidate {
+    int free = 0;
+    int node = 0;
+    std::vector<int> gpus;
+  };
+  std::vector<Candidate> candidates;
+  const auto& nodes = placer.view().nodes;
+  for (size_t ni = 0; ni < nodes.size(); ++ni) {
+    const NodeSlots& n = nodes[ni];
+    if (!n.schedulable || n.pool != pool) continue;
+    if ((r.cpus > 0 && n.total_cpus < r.cpus) || (r.memory_bytes > 0 && n.total_memory_bytes < r.memory_bytes)) continue;
+    Candidate c{.node = static_cast<int>(ni)};
+    std::vector<int> busy;
+    for (const GpuSlot& g : n.gpus) {
+      if (!g.usable || g.reserved_from != kNever || !GpuTypeMatches(g.model, r.gpu_type) ||
+          g.memory_bytes < r.gpu_memory_bytes) {
+        continue;
+      }
+      if (g.free_milli == 1000) {
+        c.gpus.push_back(g.index);
+        ++c.free;
+      } else {
+        busy.push_back(g.index);
+      }
+    }
+    c.gpus.insert(c.gpus.end(), busy.begin(), busy.end());
+    if (static_cast<int>(c.gpus.size()) < per_node) continue;
+    c.gpus.resize(per_node);
+    c.free = std::min(c.free, per_node);
+    candidates.push_back(std::move(c));
+  }
+  if (static_cast<int>(candidates.size()) < r.nodes) return std::nullopt;
+  std::stable_sort(candidates.begin(), candidates.end(),
+                   [](const Candidate& a, const Candidate& b) { return a.free > b.free; });
+  Reservation res{.from = now, .resources = r};
+  for (int i = 0; i < r.nodes; ++i) {
+    res.allocation.push_back(NodeAllocation{.node = nodes[candidates[i].node].name, .gpus = candidates[i].gpus});
+  }
+  return res;
 }
 
 // What a preemption search reads of the pass it runs in.
@@ -595,6 +648,7 @@ PassResult RunPassOn(PassInput& in) {
   int searches = 0;
   std::vector<std::vector<uint32_t>> running_on_node;  // built at the first preemption search
   std::optional<JobId> strict_blocker;  // FIFO without backfill: the first job that waits
+  std::set<std::string_view> untimed_pools;  // pools where a job holds nodes without a start time
   auto wait = [&](JobId id, std::string reason, std::string detail, std::optional<TimePoint> at = std::nullopt) {
     if (ahead < kExplainedWaits) {
       detail += Ahead(ahead);
@@ -712,13 +766,28 @@ PassResult RunPassOn(PassInput& in) {
     if (!shadowed && !claimed && reserved < policy.reservations) {
       reservation = Shadow(placer, releases, r, *job.pool, now);
     }
+    // No time says when it could start: the first such job of a pool holds nodes as they
+    // empty, else jobs that fit in the gaps would pass it for ever.
+    bool untimed = false;
+    if (!reservation && !claimed && reserved < policy.reservations && policy.backfill &&
+        policy.untimed_reservation && !untimed_pools.count(*job.pool)) {
+      reservation = Untimed(placer, r, *job.pool, now);
+      untimed = reservation.has_value();
+      if (untimed) untimed_pools.insert(*job.pool);
+    }
     if (reservation && (claimed || reserved < policy.reservations)) {
       reservation->id = job.id;
       reserved += claimed ? 0 : 1;
       MarkReservation(placer.view(), *reservation);
       TimePoint from = reservation->from;
+      std::string nodes;
+      for (const auto& part : reservation->allocation) nodes += (nodes.empty() ? "" : ", ") + part.node;
       result.reservations.push_back(std::move(*reservation));
-      wait(job.id, "resources", shape->detail, from);
+      if (untimed) {
+        wait(job.id, "resources", shape->detail + "; holding " + nodes + " for it as running jobs end");
+      } else {
+        wait(job.id, "resources", shape->detail, from);
+      }
       continue;
     }
     wait(job.id, "resources", shape->detail);

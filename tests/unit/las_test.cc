@@ -11,8 +11,10 @@ namespace baton::sched {
 namespace {
 
 using testing::MakeNode;
+using Fixture = testing::PassJobs;
+using testing::kPassNow;
 
-const TimePoint kNow = FromMillis(1'700'000'000'000);
+const TimePoint kNow = kPassNow;
 
 Policy LasPolicy(bool preempt) {
   Policy p;
@@ -22,31 +24,6 @@ Policy LasPolicy(bool preempt) {
   p.preemption = preempt;
   return p;
 }
-
-struct Fixture {
-  std::string project = "p", user = "u", pool = "default";
-  std::vector<Resources> resources{16};  // stable addresses for the borrowed pointers
-  std::vector<std::vector<NodeAllocation>> allocations{16};
-
-  PendingJob Pending(int64_t id, int64_t milli, double service, TimePoint submitted = kNow) {
-    resources[id] = Resources{.milli_gpus = milli};
-    return PendingJob{.id = JobId{id}, .resources = &resources[id], .project = &project, .user = &user,
-                      .pool = &pool, .submitted = submitted, .service = service};
-  }
-  // A running job on node `node`'s GPUs [first, first + count), taken out of `view`.
-  RunningJob Running(ClusterView& view, int64_t id, const std::string& node, int first, int count, double service,
-                     Priority priority = Priority::kNormal) {
-    resources[id] = Resources{.milli_gpus = count * 1000};
-    NodeAllocation a{.node = node};
-    for (int g = first; g < first + count; ++g) a.gpus.push_back(g);
-    allocations[id] = {a};
-    view.Apply(allocations[id], resources[id], +1);
-    return RunningJob{.id = JobId{id}, .resources = &resources[id], .allocation = &allocations[id],
-                      .priority = priority, .project = &project, .user = &user, .pool = &pool,
-                      .started = kNow - std::chrono::hours(1), .last_checkpoint = kNow - std::chrono::hours(1),
-                      .service = service};
-  }
-};
 
 TEST(Las, LevelsCountTheThresholdsReached) {
   Policy p = LasPolicy(false);

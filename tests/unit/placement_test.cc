@@ -41,9 +41,10 @@ Placement PlaceFirstFit(ClusterView& v, const Resources& r) {
 const std::string kProject = "p", kUser = "u", kPool = "default";
 
 // A pass over jobs 1..n in this order (equal scores: submit order decides).
-PassResult Pass(const ClusterView& v, const std::vector<const Resources*>& jobs) {
+PassResult Pass(const ClusterView& v, const std::vector<const Resources*>& jobs, const Policy* policy = nullptr) {
   PassInput in;
   in.view = v;
+  in.policy = policy;
   for (size_t i = 0; i < jobs.size(); ++i) {
     in.pending.push_back(PendingJob{.id = JobId{static_cast<int64_t>(i + 1)}, .resources = jobs[i],
                                     .project = &kProject, .user = &kUser, .pool = &kPool});
@@ -122,7 +123,11 @@ TEST(Pass, PriorityOrderWithoutHoldingBackSmallerJobs) {
   ClusterView v{{Node("a", 8)}};
   Resources big = Gpus(8000), one = Gpus(1000);
   ASSERT_EQ(PlaceFirstFit(v, Gpus(4000)).fit, Fit::kPlaced);
-  PassResult r = Pass(v, {&big, &one, &one});
+  // (With nothing to say when the 4 busy GPUs free, the big job would otherwise hold the node:
+  // untimed_reservation_test.cc.)
+  Policy policy;
+  policy.untimed_reservation = false;
+  PassResult r = Pass(v, {&big, &one, &one}, &policy);
   ASSERT_EQ(r.starts.size(), 2u);
   EXPECT_EQ(r.starts[0].id, JobId{2});
   EXPECT_EQ(r.starts[1].id, JobId{3});

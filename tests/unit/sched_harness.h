@@ -33,6 +33,34 @@ inline NodeSlots MakeNode(std::string name, int gpus, std::string model = "H100-
   return n;
 }
 
+// Jobs for a single RunPass call, with the strings and allocations they borrow kept alive.
+inline const TimePoint kPassNow = FromMillis(1'700'000'000'000);
+
+struct PassJobs {
+  std::string project = "p", user = "u", pool = "default";
+  std::vector<Resources> resources{16};  // stable addresses for the borrowed pointers
+  std::vector<std::vector<NodeAllocation>> allocations{16};
+
+  PendingJob Pending(int64_t id, int64_t milli, double service, TimePoint submitted = kPassNow) {
+    resources[id] = Resources{.milli_gpus = milli};
+    return PendingJob{.id = JobId{id}, .resources = &resources[id], .project = &project, .user = &user,
+                      .pool = &pool, .submitted = submitted, .service = service};
+  }
+  // A running job on node `node`'s GPUs [first, first + count), taken out of `view`.
+  RunningJob Running(ClusterView& view, int64_t id, const std::string& node, int first, int count, double service,
+                     Priority priority = Priority::kNormal) {
+    resources[id] = Resources{.milli_gpus = count * 1000};
+    NodeAllocation a{.node = node};
+    for (int g = first; g < first + count; ++g) a.gpus.push_back(g);
+    allocations[id] = {a};
+    view.Apply(allocations[id], resources[id], +1);
+    return RunningJob{.id = JobId{id}, .resources = &resources[id], .allocation = &allocations[id],
+                      .priority = priority, .project = &project, .user = &user, .pool = &pool,
+                      .started = kPassNow - std::chrono::hours(1), .last_checkpoint = kPassNow - std::chrono::hours(1),
+                      .service = service};
+  }
+};
+
 struct SimJob {
   JobId id;
   Resources r;

@@ -1,0 +1,62 @@
+// Reservations without a start time: when the running jobs have no time limits, the first
+// waiting job of a pool that cannot start holds the node it fits on soonest, so that small jobs
+// arriving behind it cannot take every GPU that frees.
+#include <gtest/gtest.h>
+
+#include "core/policy.h"
+#include "sched/scheduler.h"
+#include "sched_harness.h"
+
+namespace baton::sched {
+namespace {
+
+using testing::kPassNow;
+using testing::MakeNode;
+using testing::PassJobs;
+
+// Two 8-GPU nodes: n1 has 6 GPUs busy, n2 has 7; no running job has a time limit. An 8-GPU
+// job waits; behind it, one-GPU jobs.
+PassResult HeldOrNot(bool untimed, PassJobs& f) {
+  ClusterView view{{MakeNode("n1", 8), MakeNode("n2", 8)}};
+  RunningJob a = f.Running(view, 1, "n1", 0, 6, 0);
+  RunningJob b = f.Running(view, 2, "n2", 0, 7, 0);
+  static Policy policy;
+  policy = Policy{};
+  policy.untimed_reservation = untimed;
+  PassInput in{.view = view, .policy = &policy, .now = kPassNow};
+  in.running = {a, b};
+  in.pending = {f.Pending(3, 8000, 0, kPassNow - std::chrono::hours(2)), f.Pending(4, 1000, 0, kPassNow),
+                f.Pending(5, 1000, 0, kPassNow), f.Pending(6, 1000, 0, kPassNow)};
+  return RunPass(std::move(in));
+}
+
+TEST(UntimedReservation, TheFirstBigJobHoldsTheNodeClosestToFreeAndSmallJobsGoElsewhere) {
+  PassJobs f;
+  PassResult r = HeldOrNot(true, f);
+  ASSERT_EQ(r.reservations.size(), 1u);
+  const Reservation& held = r.reservations[0];
+  EXPECT_EQ(held.id, JobId{3});
+  ASSERT_EQ(held.allocation.size(), 1u);
+  EXPECT_EQ(held.allocation[0].node, "n1");  // 2 GPUs free there, 1 on n2
+  EXPECT_EQ(held.allocation[0].gpus, (std::vector<int>{6, 7, 0, 1, 2, 3, 4, 5}));  // free ones first
+  // The one-GPU jobs take n2's free GPU only; n1's two free GPUs stay held.
+  ASSERT_EQ(r.starts.size(), 1u);
+  EXPECT_EQ(r.starts[0].allocation[0].node, "n2");
+  bool said = false;
+  for (const Wait& w : r.waits) {
+    if (w.id != JobId{3}) continue;
+    said = w.detail.find("holding n1 for it as running jobs end") != std::string::npos;
+    EXPECT_FALSE(w.estimated_start.has_value());  // nothing says when
+  }
+  EXPECT_TRUE(said);
+}
+
+TEST(UntimedReservation, WhenTurnedOffSmallJobsFillEveryGap) {
+  PassJobs f;
+  PassResult r = HeldOrNot(false, f);
+  EXPECT_TRUE(r.reservations.empty());
+  EXPECT_EQ(r.starts.size(), 3u);  // n1's two free GPUs and n2's one
+}
+
+}  // namespace
+}  // namespace baton::sched
