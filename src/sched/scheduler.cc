@@ -721,7 +721,10 @@ PassResult RunPassOn(PassInput& in) {
       continue;
     }
     if (claim != claims.end()) {
-      // Its victims are still stopping: keep the claim, search no further.
+      // Its victims are still stopping: keep the claim, search no further. What it claimed
+      // counts as its project's already: another of its jobs reclaims only what is left of
+      // the guarantee, else the two together would exceed it and be preempted back.
+      held.Add(*job.project, *job.user, *job.pool, r.milli_gpus, +1);
       result.reservations.push_back(*claim->second);
       wait(job.id, "resources", "waiting for preempted jobs to stop to free " + DescribeRequest(r),
            claim->second->from);
@@ -749,10 +752,9 @@ PassResult RunPassOn(PassInput& in) {
         for (size_t v : found->victims) {
           const RunningJob& x = in.running[v];
           stopping[v] = true;
-          const char* why = x.priority < job.priority ? "priority"
-                            : policy.las_preemption && LasLevel(policy, x.service) > LasLevel(policy, job.service)
-                                ? "service"
-                                : "quota";
+          const bool by_service = policy.las_preemption && x.priority <= job.priority &&
+                                  LasLevel(policy, x.service) > LasLevel(policy, job.service);
+          const char* why = x.priority < job.priority ? "priority" : by_service ? "service" : "quota";
           result.preemptions.push_back(Preemption{x.id, job.id, why});
           for (auto& rel : releases) {
             if (rel.allocation == x.allocation) rel.at = std::min(rel.at, found->reservation.from);
@@ -761,6 +763,7 @@ PassResult RunPassOn(PassInput& in) {
         releases_sorted = false;
         reservation = std::move(found->reservation);
         claimed = true;
+        held.Add(*job.project, *job.user, *job.pool, r.milli_gpus, +1);  // as for a kept claim, above
       }
     }
     if (!shadowed && !claimed && reserved < policy.reservations) {

@@ -77,6 +77,7 @@ struct SimJob {
   std::vector<NodeAllocation> allocation;
   std::optional<TimePoint> stop_at;  // being preempted: ends here
   int restarts = 0;
+  double service = 0;  // GPU-seconds of its ended attempts (least attained service)
   std::string reason;
   std::string detail;
   std::optional<TimePoint> estimated_start;
@@ -104,6 +105,16 @@ class MiniSim {
   TimePoint now() const { return now_; }
   UsageLedger& usage() { return usage_; }
   std::vector<std::pair<JobId, JobId>>& preemptions() { return preemptions_; }
+  // Per preemption: its reason and when it was decided.
+  const std::vector<std::pair<std::string, TimePoint>>& preemption_reasons() const { return preemption_reasons_; }
+  // GPU-seconds `j` has had by now, its running attempt included.
+  double Service(const SimJob& j) const {
+    double s = j.service;
+    if (j.started && !j.ended) {
+      s += static_cast<double>(j.r.milli_gpus) / 1000.0 * static_cast<double>((now_ - *j.started).count()) / 1000.0;
+    }
+    return s;
+  }
   // Per preemption: how many outside events (arrivals, jobs ending on their own) came before.
   const std::vector<int>& preemption_epochs() const { return preemption_epochs_; }
 
@@ -120,14 +131,14 @@ class MiniSim {
       if (!j.started) {
         in.pending.push_back(PendingJob{.id = id, .resources = &j.r, .priority = j.priority,
                                         .project = &j.project, .user = &j.user, .pool = &j.pool,
-                                        .submitted = j.submitted, .time_limit = j.limit});
+                                        .submitted = j.submitted, .time_limit = j.limit, .service = j.service});
       } else {
         in.running.push_back(RunningJob{.id = id, .resources = &j.r, .allocation = &j.allocation,
                                         .priority = j.priority, .project = &j.project, .user = &j.user,
                                         .pool = &j.pool, .started = *j.started,
                                         .expected_end = j.limit.count() > 0 ? *j.started + j.limit : kNever,
                                         .last_checkpoint = j.checkpoint.value_or(*j.started),
-                                        .stopping = j.stop_at.has_value()});
+                                        .stopping = j.stop_at.has_value(), .service = Service(j)});
       }
     }
     usage_.Advance(now_);
@@ -151,6 +162,7 @@ class MiniSim {
       if (!v.stop_at) v.stop_at = now_ + policy_.preempt_grace;
       preemptions_.emplace_back(p.for_job, p.victim);
       preemption_epochs_.push_back(epoch_);
+      preemption_reasons_.emplace_back(p.reason, now_);
     }
     for (const auto& s : result.starts) {
       SimJob& j = jobs_.at(s.id);
@@ -187,6 +199,7 @@ class MiniSim {
       if (!preempted && end > t) continue;
       view_.Apply(j.allocation, j.r, -1);
       usage_.AddRate(j.project, j.user, -j.r.milli_gpus);
+      j.service = Service(j);  // now_ is the attempt's end
       j.allocation.clear();
       if (preempted) {
         j.started.reset();
@@ -250,6 +263,7 @@ class MiniSim {
   std::multimap<TimePoint, SimJob> arrivals_;
   std::vector<Reservation> claims_;
   std::vector<int> preemption_epochs_;
+  std::vector<std::pair<std::string, TimePoint>> preemption_reasons_;
   int epoch_ = 0;
 };
 
