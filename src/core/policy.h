@@ -54,8 +54,8 @@ struct Policy {
   bool backfill = true;
   int reservations = 8;               // waiting jobs that get a reservation each full pass
   // When running jobs have no time limits, no reservation can say when a waiting job starts;
-  // then the first job of each pool that cannot start holds the nodes it fits on soonest, as
-  // they empty (else small jobs that fit in the gaps could pass a big one for ever).
+  // then the first such job of each pool (one node, two or more GPUs) holds the node it fits
+  // on soonest as it empties (else small jobs that fit in the gaps could pass it for ever).
   bool untimed_reservation = true;
   bool preemption = true;
   Duration preempt_grace = std::chrono::seconds(30);  // SIGUSR1 -> SIGTERM for victims

@@ -174,13 +174,15 @@ std::optional<Reservation> Shadow(Placer& placer, const std::vector<Release>& re
 // Nodes to hold for `r` when no release time says when it could start (running jobs without
 // time limits): the nodes of `pool` holding the most free GPUs it could use, and on each the
 // GPUs it would take: free ones first, then busy ones, none held for another job. Held from
-// now, they go to no other job as they free, so the node empties for this one. Whole GPUs,
-// two or more a node; nothing when too few nodes could ever hold it.
+// now, they go to no other job as they free, so the node empties for this one. One node, two
+// or more whole GPUs; nothing when no node could ever hold it.
 std::optional<Reservation> Untimed(Placer& placer, const Resources& r, const std::string& pool, TimePoint now) {
   if (r.milli_gpus < 1000 || r.milli_gpus % (1000 * r.nodes) != 0) return std::nullopt;
   const int per_node = static_cast<int>(r.milli_gpus / 1000 / r.nodes);
-  // A job of one GPU a node fits in any GPU that frees: gaps cannot starve it.
-  if (per_node < 2) return std::nullopt;
+  // A job of one GPU a node fits in any GPU that frees: gaps cannot starve it. A gang over
+  // several nodes would hold them all for an unknown time: on the Philly trace that idled more
+  // than it gave (docs/scheduling-quality.md).
+  if (per_node < 2 || r.nodes > 1) return std::nullopt;
   struct Candidate {
     int free = 0;
     int node = 0;

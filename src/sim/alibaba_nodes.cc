@@ -1,7 +1,9 @@
 #include "sim/alibaba_nodes.h"
 
+#include <charconv>
 #include <map>
 #include <optional>
+#include <system_error>
 
 #include "core/node.h"
 
@@ -49,13 +51,11 @@ std::vector<std::string_view> SplitCommas(std::string_view line) {
 }
 
 std::optional<int> GpuCount(std::string_view s) {
-  if (s.empty() || s.size() > 4) return std::nullopt;
   int n = 0;
-  for (char c : s) {
-    if (c < '0' || c > '9') return std::nullopt;
-    n = n * 10 + (c - '0');
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), n);
+  if (s.empty() || ec != std::errc() || end != s.data() + s.size() || n < 0 || n > kMaxGpusPerNode) {
+    return std::nullopt;
   }
-  if (n > kMaxGpusPerNode) return std::nullopt;
   return n;
 }
 

@@ -5,6 +5,7 @@
 #include <cctype>
 #include <chrono>
 #include <cstdio>
+#include <ctime>
 #include <map>
 #include <optional>
 
@@ -60,18 +61,8 @@ std::optional<int64_t> Whole(std::string_view s, int64_t max) {
   return n;
 }
 
-// Days from 1970-01-01 to a proleptic Gregorian date (H. Hinnant's days_from_civil).
-int64_t DaysFromCivil(int64_t y, int64_t m, int64_t d) {
-  y -= m <= 2 ? 1 : 0;
-  int64_t era = (y >= 0 ? y : y - 399) / 400;
-  int64_t yoe = y - era * 400;
-  int64_t doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1;
-  int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-  return era * 146097 + doe - 719468;
-}
-
 // sacct's "2024-03-01T12:00:00" in seconds since 1970, the wall time read as UTC (only
-// differences count). Checked field by field: sscanf and timegm would take 2024-13-01.
+// differences count). Checked field by field first: timegm alone would take 2024-13-01.
 std::optional<int64_t> SlurmTime(std::string_view s) {
   if (s.size() != 19 || s[4] != '-' || s[7] != '-' || s[10] != 'T' || s[13] != ':' || s[16] != ':') {
     return std::nullopt;
@@ -87,7 +78,14 @@ std::optional<int64_t> SlurmTime(std::string_view s) {
   static constexpr std::array<int, 12> kMonthDays = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
   bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
   if (d > kMonthDays[mo - 1] + (mo == 2 && leap ? 1 : 0)) return std::nullopt;
-  return DaysFromCivil(y, mo, d) * 86400 + h * 3600 + mi * 60 + sec;
+  std::tm tm{};
+  tm.tm_year = static_cast<int>(y - 1900);
+  tm.tm_mon = static_cast<int>(mo - 1);
+  tm.tm_mday = static_cast<int>(d);
+  tm.tm_hour = static_cast<int>(h);
+  tm.tm_min = static_cast<int>(mi);
+  tm.tm_sec = static_cast<int>(sec);
+  return static_cast<int64_t>(timegm(&tm));
 }
 
 // Slurm's time grammar in seconds: MM, MM:SS, HH:MM:SS, D-HH, D-HH:MM, D-HH:MM:SS. sacct

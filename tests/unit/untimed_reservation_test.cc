@@ -60,3 +60,26 @@ TEST(UntimedReservation, WhenTurnedOffSmallJobsFillEveryGap) {
 
 }  // namespace
 }  // namespace baton::sched
+
+namespace baton::sched {
+namespace {
+
+TEST(UntimedReservation, AGangOverSeveralNodesHoldsNone) {
+  PassJobs f;
+  ClusterView view{{testing::MakeNode("n1", 8), testing::MakeNode("n2", 8)}};
+  RunningJob a = f.Running(view, 1, "n1", 0, 4, 0);
+  RunningJob b = f.Running(view, 2, "n2", 0, 4, 0);
+  Policy policy;
+  PassInput in{.view = view, .policy = &policy, .now = kPassNow};
+  in.running = {a, b};
+  PendingJob gang = f.Pending(3, 16'000, 0, kPassNow - std::chrono::hours(2));
+  f.resources[3].nodes = 2;
+  in.pending = {gang, f.Pending(4, 1000, 0, kPassNow)};
+  PassResult r = RunPass(std::move(in));
+  EXPECT_TRUE(r.reservations.empty());  // holding two nodes for an unknown time costs too much
+  ASSERT_EQ(r.starts.size(), 1u);
+  EXPECT_EQ(r.starts[0].id, JobId{4});
+}
+
+}  // namespace
+}  // namespace baton::sched
