@@ -108,10 +108,9 @@ Placer::Placer(ClusterView& view) : view_(view) {
   pos_.resize(view_.nodes.size());
   by_name_.reserve(view_.nodes.size());
   for (size_t i = 0; i < view_.nodes.size(); ++i) {
-    by_name_.emplace_back(view_.nodes[i].name, static_cast<int>(i));
+    by_name_.emplace(view_.nodes[i].name, static_cast<int>(i));
     Index(static_cast<int>(i));
   }
-  std::sort(by_name_.begin(), by_name_.end());
 }
 
 void Placer::SetUsable(int node, int gpu, bool usable) {
@@ -126,9 +125,8 @@ void Placer::SetUsable(int node, int gpu, bool usable) {
 }
 
 int Placer::NodeIndex(const std::string& name) const {
-  auto it = std::lower_bound(by_name_.begin(), by_name_.end(), std::string_view(name),
-                             [](const auto& entry, std::string_view n) { return entry.first < n; });
-  return it == by_name_.end() || it->first != name ? -1 : it->second;
+  auto it = by_name_.find(name);
+  return it == by_name_.end() ? -1 : it->second;
 }
 
 int64_t Placer::free_milli(std::string_view pool) const {

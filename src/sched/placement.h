@@ -84,7 +84,7 @@ class Placer {
 
   ClusterView& view_;
   std::unordered_map<std::string, PoolIndex> pools_;
-  std::vector<std::pair<std::string_view, int>> by_name_;  // sorted; names live in the view
+  std::unordered_map<std::string_view, int> by_name_;  // the names live in the view
   std::vector<NodePos> pos_;
 };
 
