@@ -20,6 +20,7 @@
 
 #include "agent/agent.h"
 #include "agent/executor.h"
+#include "agent/nvml_backend.h"
 #include "agent/simulated_gpu_backend.h"
 #include "api/auth.h"
 #include "api/http_server.h"
@@ -123,14 +124,14 @@ struct ServeOptions {
   std::string data;
   std::string listen = "127.0.0.1:8470";
   bool local_agent = false;
-  std::string gpus = "8xH100-80GB";
+  std::string gpus = "auto";
   std::string pool = "default";
   int http_threads = 1;
   Policy policy;
 };
 
 struct AgentFlags {
-  std::string server, token, name, gpus = "8xH100-80GB", data, pool = "default";
+  std::string server, token, name, gpus = "auto", data, pool = "default";
 };
 
 // Serves with `o`, after reading `config` (if given) into it; a bad file is a usage error.
@@ -150,8 +151,25 @@ Status LoadConfig(const std::string& path, const CLI::App& cmd, ServeOptions* o)
   return Status::Ok();
 }
 
-std::unique_ptr<agent::GpuBackend> MakeBackend(const std::string& spec_text, const std::string& node,
-                                               Status* error) {
+// `--gpus`: "auto" (NVML's GPUs when the library loads and finds any, else 8 simulated H100s),
+// "nvml" (NVML's GPUs, or an error saying why not), or a SPEC of simulated GPUs.
+std::unique_ptr<agent::GpuBackend> MakeBackend(const std::string& gpus, const std::string& node, Status* error) {
+  std::string spec_text = gpus;
+  if (gpus == "auto" || gpus == "nvml") {
+    std::string why;
+    if (auto nvml = agent::NvmlGpuBackend::Open()) {
+      if (!(*nvml)->Discover().empty()) return std::move(*nvml);
+      why = "NVML found no GPU";
+    } else {
+      why = nvml.error().message();
+    }
+    if (gpus == "nvml") {
+      *error = Unavailable("--gpus nvml: " + why);
+      return nullptr;
+    }
+    Log("no NVIDIA GPUs here (" + why + "): simulating 8 H100s");
+    spec_text = "8xH100-80GB";
+  }
   auto spec = ParseGpuSpec(spec_text);
   if (!spec) {
     *error = spec.error();
@@ -240,7 +258,9 @@ int Serve(const ServeOptions& o) {
         *backend, executor);
     st = local->Start();
     if (!st.ok()) return Fail(st);
-    Log("local agent " + node_name + ": " + o.gpus + " (" + backend->name() + " GPUs)");
+    auto gpus = backend->Discover();
+    std::string model = gpus.empty() ? "no GPU" : std::to_string(gpus.size()) + "x" + gpus[0].model;
+    Log("local agent " + node_name + ": " + model + " (" + backend->name() + " GPUs)");
   }
   int sig = WaitForShutdown(signals);
   Log(std::string("stopping on ") + (sig == SIGINT ? "SIGINT" : "SIGTERM") +
@@ -301,7 +321,9 @@ int main(int argc, char** argv) {
   CLI::App* up_cmd = app.add_subcommand("up", "controller and a local agent in one process");
   up_cmd->add_option("--data", up.data, "data directory (default $BATON_HOME, else ~/.baton)");
   up_cmd->add_option("--listen", up.listen, "HOST:PORT to serve (port 0 picks a free one)");
-  up_cmd->add_option("--gpus", up.gpus, "simulated GPUs, COUNTxTYPE[:topo=nvswitch|pairs|cubemesh|pcie]");
+  up_cmd->add_option("--gpus", up.gpus,
+                     "auto (NVML's GPUs, else 8 simulated H100s), nvml, or simulated GPUs: "
+                     "COUNTxTYPE[:topo=nvswitch|pairs|cubemesh|pcie]");
   up_cmd->add_option("--http-threads", up.http_threads, "threads serving HTTP")->check(CLI::Range(1, 64));
   up_cmd->add_option("--pool", up.pool, "pool (partition) of the local node");
   std::string up_config;
@@ -327,7 +349,7 @@ int main(int argc, char** argv) {
   agent_cmd->add_option("--server", agent_flags.server, "controller URL")->required();
   agent_cmd->add_option("--token", agent_flags.token, "agent join token (the server's agent.token)")->required();
   agent_cmd->add_option("--name", agent_flags.name, "node name (default: host name)");
-  agent_cmd->add_option("--gpus", agent_flags.gpus, "simulated GPUs, COUNTxTYPE[:topo=...]");
+  agent_cmd->add_option("--gpus", agent_flags.gpus, "auto, nvml, or simulated GPUs: COUNTxTYPE[:topo=...]");
   agent_cmd->add_option("--data", agent_flags.data, "agent state directory");
   agent_cmd->add_option("--pool", agent_flags.pool, "pool (partition) this node serves");
   agent_cmd->callback([&] { exit_code = RunAgent(agent_flags); });

@@ -154,6 +154,8 @@ json::object SampleObject(const GpuSample& s) {
   o["memory_used_bytes"] = s.memory_used_bytes;
   o["temperature_c"] = s.temperature_c;
   o["power_w"] = s.power_w;
+  o["ecc_uncorrected"] = s.ecc_uncorrected;
+  o["lost"] = s.lost;
   return o;
 }
 
@@ -165,6 +167,8 @@ Result<GpuSample> SampleFrom(const json::value& v) {
   RETURN_IF_ERROR(Read(*o, "memory_used_bytes", &s.memory_used_bytes, Int(0, INT64_MAX)));
   RETURN_IF_ERROR(Read(*o, "temperature_c", &s.temperature_c, Int(-100, 300)));
   RETURN_IF_ERROR(Read(*o, "power_w", &s.power_w, Int(0, 100000)));
+  RETURN_IF_ERROR(Read(*o, "ecc_uncorrected", &s.ecc_uncorrected, Int(0, INT64_MAX)));
+  RETURN_IF_ERROR(Read(*o, "lost", &s.lost, Bool()));
   return s;
 }
 
@@ -398,6 +402,8 @@ std::string EncodeNodeList(const std::vector<NodeStatus>& nodes) {
         g["memory_used_bytes"] = n.samples[i].memory_used_bytes;
         g["temperature_c"] = n.samples[i].temperature_c;
         g["power_w"] = n.samples[i].power_w;
+        g["ecc_uncorrected"] = n.samples[i].ecc_uncorrected;
+        g["lost"] = n.samples[i].lost;
       }
       json::array jobs;
       if (i < n.gpu_jobs.size()) {

@@ -46,6 +46,8 @@ struct GpuSample {
   int64_t memory_used_bytes = 0;
   int temperature_c = 0;
   int power_w = 0;
+  int64_t ecc_uncorrected = 0;  // volatile uncorrected ECC errors (since the driver loaded)
+  bool lost = false;            // the GPU stopped answering ("fell off the bus")
   bool operator==(const GpuSample&) const = default;
 };
 

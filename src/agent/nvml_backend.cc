@@ -1,0 +1,385 @@
+#include "agent/nvml_backend.h"
+
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <numeric>
+
+#include "agent/nvml_api.h"
+
+namespace baton::agent {
+
+namespace fs = std::filesystem;
+
+// NVML's functions as loaded. The first group must exist; the others are left null when an old
+// driver lacks them (no MIG, no NVLink, no events), and what needs them is skipped.
+struct NvmlGpuBackend::Api {
+  decltype(&nvmlInit_v2) init = nullptr;
+  decltype(&nvmlShutdown) shutdown = nullptr;
+  decltype(&nvmlErrorString) error_string = nullptr;
+  decltype(&nvmlDeviceGetCount_v2) count = nullptr;
+  decltype(&nvmlDeviceGetHandleByIndex_v2) handle = nullptr;
+  decltype(&nvmlDeviceGetUUID) uuid = nullptr;
+  decltype(&nvmlDeviceGetName) name = nullptr;
+  decltype(&nvmlDeviceGetMemoryInfo) memory = nullptr;
+
+  decltype(&nvmlSystemGetDriverVersion) driver = nullptr;
+  decltype(&nvmlDeviceGetPciInfo_v3) pci = nullptr;
+  decltype(&nvmlDeviceGetUtilizationRates) utilization = nullptr;
+  decltype(&nvmlDeviceGetTemperature) temperature = nullptr;
+  decltype(&nvmlDeviceGetPowerUsage) power = nullptr;
+  decltype(&nvmlDeviceGetTotalEccErrors) ecc = nullptr;
+  decltype(&nvmlDeviceGetNvLinkState) link_state = nullptr;
+  decltype(&nvmlDeviceGetNvLinkRemotePciInfo_v2) link_remote = nullptr;
+  decltype(&nvmlDeviceGetMigMode) mig_mode = nullptr;
+  decltype(&nvmlDeviceGetMaxMigDeviceCount) mig_count = nullptr;
+  decltype(&nvmlDeviceGetMigDeviceHandleByIndex) mig_handle = nullptr;
+  decltype(&nvmlEventSetCreate) event_set_create = nullptr;
+  decltype(&nvmlDeviceRegisterEvents) register_events = nullptr;
+  decltype(&nvmlEventSetWait_v2) event_wait = nullptr;
+  decltype(&nvmlEventSetFree) event_set_free = nullptr;
+
+  std::string Error(nvmlReturn_t r) const {
+    const char* s = error_string != nullptr ? error_string(r) : nullptr;
+    return s != nullptr ? std::string(s) : "NVML error " + std::to_string(r);
+  }
+};
+
+namespace {
+
+template <class F>
+void Resolve(void* lib, const char* symbol, F& out) {
+  out = reinterpret_cast<F>(dlsym(lib, symbol));
+}
+
+nvmlDevice_t Dev(void* h) { return static_cast<nvmlDevice_t>(h); }
+
+// NVML writes "00000000:18:00.0"; sysfs names the device "0000:18:00.0".
+std::string SysfsBusId(const std::string& nvml) {
+  std::string id = nvml;
+  for (char& c : id) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  size_t colon = id.find(':');
+  if (colon != std::string::npos && colon > 4) id = id.substr(colon - 4);
+  return id;
+}
+
+std::string ReadSmallFile(const fs::path& p) {
+  std::ifstream in(p);
+  std::string s;
+  std::getline(in, s);
+  return s;
+}
+
+// The marketed memory sizes a GPU is sold with, in GB.
+constexpr int kMarketedGb[] = {8, 10, 12, 16, 20, 24, 32, 40, 48, 64, 80, 94, 96, 141, 144, 180, 192, 288};
+
+}  // namespace
+
+std::string ModelFromNvmlName(const std::string& name, int64_t memory_bytes) {
+  // Words of the name, without the vendor's.
+  std::vector<std::string> words;
+  std::string word;
+  for (char c : name + " ") {
+    if (c == ' ') {
+      if (!word.empty()) words.push_back(word);
+      word.clear();
+    } else {
+      word += c;
+    }
+  }
+  words.erase(std::remove_if(words.begin(), words.end(),
+                             [](const std::string& w) { return w == "NVIDIA" || w == "Tesla" || w == "GeForce"; }),
+              words.end());
+  if (words.empty()) return "GPU";
+  // "A100-SXM4-80GB": the family before the first '-', the memory maybe after it.
+  std::string first = words[0];
+  std::string family = first.substr(0, first.find('-'));
+  if ((family == "RTX" || family == "GTX") && words.size() > 1) family += words[1];
+  int gb = 0;
+  auto read_gb = [&](const std::string& s) {
+    size_t at = s.find("GB");
+    if (at == std::string::npos || at == 0) return;
+    size_t start = at;
+    while (start > 0 && std::isdigit(static_cast<unsigned char>(s[start - 1]))) --start;
+    if (start < at) gb = std::atoi(s.substr(start, at - start).c_str());
+  };
+  for (const auto& w : words) {
+    if (gb == 0) read_gb(w);
+  }
+  if (gb <= 0 || gb > 4096) {
+    double gib = static_cast<double>(memory_bytes) / static_cast<double>(int64_t{1} << 30);
+    gb = static_cast<int>(std::ceil(gib));
+    for (int m : kMarketedGb) {
+      if (m >= gib - 0.5) {
+        gb = m;
+        break;
+      }
+    }
+  }
+  std::string model;
+  for (char c : family) {
+    if (std::isalnum(static_cast<unsigned char>(c))) model += c;
+  }
+  return (model.empty() ? "GPU" : model) + "-" + std::to_string(gb) + "GB";
+}
+
+Result<std::unique_ptr<NvmlGpuBackend>> NvmlGpuBackend::Open(NvmlOptions options) {
+  if (options.library.empty()) {
+    const char* env = std::getenv("BATON_NVML_LIBRARY");
+    options.library = env != nullptr && *env != '\0' ? env : "libnvidia-ml.so.1";
+  }
+  void* lib = dlopen(options.library.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (lib == nullptr) {
+    const char* why = dlerror();
+    return Err(NotFound("cannot load " + options.library + ": " + (why != nullptr ? why : "unknown error")));
+  }
+  std::unique_ptr<NvmlGpuBackend> b(new NvmlGpuBackend());
+  b->handle_ = lib;
+  b->options_ = std::move(options);
+  b->api_ = std::make_unique<Api>();
+  Api& a = *b->api_;
+  Resolve(lib, "nvmlInit_v2", a.init);
+  Resolve(lib, "nvmlShutdown", a.shutdown);
+  Resolve(lib, "nvmlErrorString", a.error_string);
+  Resolve(lib, "nvmlDeviceGetCount_v2", a.count);
+  Resolve(lib, "nvmlDeviceGetHandleByIndex_v2", a.handle);
+  Resolve(lib, "nvmlDeviceGetUUID", a.uuid);
+  Resolve(lib, "nvmlDeviceGetName", a.name);
+  Resolve(lib, "nvmlDeviceGetMemoryInfo", a.memory);
+  Resolve(lib, "nvmlSystemGetDriverVersion", a.driver);
+  Resolve(lib, "nvmlDeviceGetPciInfo_v3", a.pci);
+  Resolve(lib, "nvmlDeviceGetUtilizationRates", a.utilization);
+  Resolve(lib, "nvmlDeviceGetTemperature", a.temperature);
+  Resolve(lib, "nvmlDeviceGetPowerUsage", a.power);
+  Resolve(lib, "nvmlDeviceGetTotalEccErrors", a.ecc);
+  Resolve(lib, "nvmlDeviceGetNvLinkState", a.link_state);
+  Resolve(lib, "nvmlDeviceGetNvLinkRemotePciInfo_v2", a.link_remote);
+  Resolve(lib, "nvmlDeviceGetMigMode", a.mig_mode);
+  Resolve(lib, "nvmlDeviceGetMaxMigDeviceCount", a.mig_count);
+  Resolve(lib, "nvmlDeviceGetMigDeviceHandleByIndex", a.mig_handle);
+  Resolve(lib, "nvmlEventSetCreate", a.event_set_create);
+  Resolve(lib, "nvmlDeviceRegisterEvents", a.register_events);
+  Resolve(lib, "nvmlEventSetWait_v2", a.event_wait);
+  Resolve(lib, "nvmlEventSetFree", a.event_set_free);
+  for (auto [fn, symbol] : {std::pair{reinterpret_cast<void*>(a.init), "nvmlInit_v2"},
+                            {reinterpret_cast<void*>(a.shutdown), "nvmlShutdown"},
+                            {reinterpret_cast<void*>(a.count), "nvmlDeviceGetCount_v2"},
+                            {reinterpret_cast<void*>(a.handle), "nvmlDeviceGetHandleByIndex_v2"},
+                            {reinterpret_cast<void*>(a.uuid), "nvmlDeviceGetUUID"},
+                            {reinterpret_cast<void*>(a.name), "nvmlDeviceGetName"},
+                            {reinterpret_cast<void*>(a.memory), "nvmlDeviceGetMemoryInfo"}}) {
+    if (fn == nullptr) {
+      return Err(Unavailable(b->options_.library + " lacks " + symbol + ": not NVML, or a driver too old"));
+    }
+  }
+  if (nvmlReturn_t r = a.init(); r != NVML_SUCCESS) {
+    a.shutdown = nullptr;  // nothing to shut down
+    return Err(Unavailable("nvmlInit: " + a.Error(r)));
+  }
+  if (a.driver != nullptr) {
+    char version[96] = {};
+    if (a.driver(version, sizeof version) == NVML_SUCCESS) b->driver_ = version;
+  }
+  return b;
+}
+
+NvmlGpuBackend::~NvmlGpuBackend() {
+  if (api_ != nullptr) {
+    if (events_ != nullptr && api_->event_set_free != nullptr) {
+      api_->event_set_free(static_cast<nvmlEventSet_t>(events_));
+    }
+    if (api_->shutdown != nullptr) api_->shutdown();
+  }
+  if (handle_ != nullptr) dlclose(handle_);
+}
+
+std::vector<Gpu> NvmlGpuBackend::Discover() {
+  const Api& a = *api_;
+  std::vector<Gpu> out;
+  devices_.clear();
+  physical_.clear();
+  unsigned int count = 0;
+  if (a.count(&count) != NVML_SUCCESS) return out;
+  count = std::min(count, 64u);
+
+  struct Physical {
+    Gpu gpu;
+    std::string bus;        // sysfs form
+    std::vector<std::string> peers;  // bus ids at the other end of active NVLinks
+  };
+  std::vector<Physical> found;
+  for (unsigned int i = 0; i < count; ++i) {
+    nvmlDevice_t h = nullptr;
+    if (a.handle(i, &h) != NVML_SUCCESS) continue;
+    Physical p;
+    char text[NVML_DEVICE_NAME_V2_BUFFER_SIZE] = {};
+    if (a.uuid(h, text, sizeof text) == NVML_SUCCESS) p.gpu.uuid = text;
+    std::string name = a.name(h, text, sizeof text) == NVML_SUCCESS ? text : "";
+    nvmlMemory_t mem{};
+    if (a.memory(h, &mem) == NVML_SUCCESS) p.gpu.memory_bytes = static_cast<int64_t>(mem.total);
+    p.gpu.model = ModelFromNvmlName(name, p.gpu.memory_bytes);
+    nvmlPciInfo_t pci{};
+    if (a.pci != nullptr && a.pci(h, &pci) == NVML_SUCCESS) p.bus = SysfsBusId(pci.busId);
+    if (a.link_state != nullptr && a.link_remote != nullptr) {
+      for (unsigned int link = 0; link < NVML_NVLINK_MAX_LINKS; ++link) {
+        int active = NVML_FEATURE_DISABLED;
+        if (a.link_state(h, link, &active) != NVML_SUCCESS) break;
+        if (active != NVML_FEATURE_ENABLED) continue;
+        nvmlPciInfo_t remote{};
+        if (a.link_remote(h, link, &remote) == NVML_SUCCESS) p.peers.push_back(SysfsBusId(remote.busId));
+      }
+    }
+    physical_.push_back(h);
+    p.gpu.physical = static_cast<int>(physical_.size()) - 1;
+    found.push_back(std::move(p));
+  }
+
+  // NUMA node and the PCIe switch above each GPU, from sysfs: the switch is the grandparent
+  // of the GPU in the device tree (GPU <- downstream port <- switch's upstream port).
+  std::map<std::string, int> switches;
+  for (size_t i = 0; i < found.size(); ++i) {
+    Physical& p = found[i];
+    p.gpu.pcie_switch = static_cast<int>(i);
+    if (p.bus.empty()) continue;
+    fs::path dev = fs::path(options_.sysfs) / "bus/pci/devices" / p.bus;
+    std::string numa = ReadSmallFile(dev / "numa_node");
+    p.gpu.numa_node = std::max(0, std::atoi(numa.c_str()));
+    std::error_code ec;
+    fs::path real = fs::canonical(dev, ec);
+    if (!ec && real.has_parent_path() && real.parent_path().has_parent_path()) {
+      std::string above = real.parent_path().parent_path().string();
+      auto [it, added] = switches.emplace(above, static_cast<int>(switches.size()));
+      p.gpu.pcie_switch = it->second;
+    }
+  }
+  // NVLink islands: GPUs joined by active links, directly or through NVSwitches (a link whose
+  // far end is not one of these GPUs); one island per connected group, numbered in order.
+  std::vector<int> parent(found.size() + 1);
+  std::iota(parent.begin(), parent.end(), 0);
+  const int kSwitch = static_cast<int>(found.size());
+  std::function<int(int)> root = [&](int x) { return parent[x] == x ? x : parent[x] = root(parent[x]); };
+  std::map<std::string, int> by_bus;
+  for (size_t i = 0; i < found.size(); ++i) by_bus[found[i].bus] = static_cast<int>(i);
+  bool any_link = false, via_switch = false;
+  for (size_t i = 0; i < found.size(); ++i) {
+    for (const auto& peer : found[i].peers) {
+      any_link = true;
+      auto it = by_bus.find(peer);
+      int other = it != by_bus.end() ? it->second : kSwitch;
+      via_switch |= other == kSwitch;
+      parent[root(static_cast<int>(i))] = root(other);
+    }
+  }
+  std::map<int, int> islands;
+  for (size_t i = 0; i < found.size(); ++i) {
+    auto [it, added] = islands.emplace(root(static_cast<int>(i)), static_cast<int>(islands.size()));
+    found[i].gpu.island = it->second;
+  }
+  topology_ = via_switch ? "nvswitch" : any_link ? "nvlink" : "pcie";
+
+  // Devices: a whole GPU, or its MIG instances when MIG is on.
+  for (size_t i = 0; i < found.size(); ++i) {
+    const Physical& p = found[i];
+    nvmlDevice_t h = Dev(physical_[i]);
+    unsigned int current = NVML_DEVICE_MIG_DISABLE, pending = NVML_DEVICE_MIG_DISABLE;
+    bool mig = a.mig_mode != nullptr && a.mig_count != nullptr && a.mig_handle != nullptr &&
+               a.mig_mode(h, &current, &pending) == NVML_SUCCESS && current == NVML_DEVICE_MIG_ENABLE;
+    unsigned int instances = 0;
+    if (mig && a.mig_count(h, &instances) != NVML_SUCCESS) instances = 0;
+    int added = 0;
+    for (unsigned int k = 0; k < std::min(instances, 8u); ++k) {
+      nvmlDevice_t m = nullptr;
+      if (a.mig_handle(h, k, &m) != NVML_SUCCESS || m == nullptr) continue;
+      Gpu g = p.gpu;
+      char text[NVML_DEVICE_NAME_V2_BUFFER_SIZE] = {};
+      if (a.uuid(m, text, sizeof text) == NVML_SUCCESS) g.uuid = text;
+      std::string name = a.name(m, text, sizeof text) == NVML_SUCCESS ? text : "";
+      size_t at = name.rfind("MIG ");
+      g.mig_profile = at == std::string::npos ? "mig" : name.substr(at + 4);
+      g.model = MigModel(p.gpu.model, g.mig_profile);
+      nvmlMemory_t mem{};
+      if (a.memory(m, &mem) == NVML_SUCCESS) g.memory_bytes = static_cast<int64_t>(mem.total);
+      g.index = static_cast<int>(out.size());
+      out.push_back(g);
+      devices_.push_back(Device{.gpu = physical_[i], .mig = m, .physical = static_cast<int>(i)});
+      ++added;
+    }
+    if (added == 0) {
+      Gpu g = p.gpu;
+      g.index = static_cast<int>(out.size());
+      g.physical = -1;
+      out.push_back(g);
+      devices_.push_back(Device{.gpu = physical_[i], .physical = static_cast<int>(i)});
+    }
+  }
+
+  // XIDs: one event set for every physical GPU that supports it.
+  if (events_ == nullptr && a.event_set_create != nullptr && a.register_events != nullptr && a.event_wait != nullptr) {
+    nvmlEventSet_t set = nullptr;
+    if (a.event_set_create(&set) == NVML_SUCCESS) {
+      events_ = set;
+      for (void* h : physical_) (void)a.register_events(Dev(h), nvmlEventTypeXidCriticalError, set);
+    }
+  }
+  return out;
+}
+
+std::vector<GpuSample> NvmlGpuBackend::Sample(const std::vector<bool>& /*busy: the hardware says*/) {
+  const Api& a = *api_;
+  std::vector<GpuSample> out;
+  out.reserve(devices_.size());
+  for (size_t i = 0; i < devices_.size(); ++i) {
+    nvmlDevice_t h = Dev(devices_[i].gpu);
+    GpuSample s;
+    s.index = static_cast<int>(i);
+    auto lost = [&](nvmlReturn_t r) {
+      if (r == NVML_ERROR_GPU_IS_LOST) s.lost = true;
+      return r == NVML_SUCCESS;
+    };
+    nvmlUtilization_t util{};
+    if (a.utilization != nullptr && devices_[i].mig == nullptr && lost(a.utilization(h, &util))) {
+      s.utilization_pct = static_cast<int>(std::min(util.gpu, 100u));
+    }
+    nvmlMemory_t mem{};
+    nvmlDevice_t m = devices_[i].mig != nullptr ? Dev(devices_[i].mig) : h;
+    if (lost(a.memory(m, &mem))) s.memory_used_bytes = static_cast<int64_t>(mem.used);
+    unsigned int temp = 0, milliwatts = 0;
+    if (a.temperature != nullptr && lost(a.temperature(h, NVML_TEMPERATURE_GPU, &temp))) {
+      s.temperature_c = static_cast<int>(temp);
+    }
+    if (a.power != nullptr && lost(a.power(h, &milliwatts))) s.power_w = static_cast<int>(milliwatts / 1000);
+    unsigned long long ecc = 0;
+    if (a.ecc != nullptr && lost(a.ecc(h, NVML_MEMORY_ERROR_TYPE_UNCORRECTED, NVML_VOLATILE_ECC, &ecc))) {
+      s.ecc_uncorrected = static_cast<int64_t>(ecc);
+    }
+    out.push_back(s);
+  }
+  return out;
+}
+
+std::vector<XidEvent> NvmlGpuBackend::PollXids() {
+  std::vector<XidEvent> out;
+  if (events_ == nullptr) return out;
+  for (int n = 0; n < 1024; ++n) {
+    nvmlEventData_t data{};
+    if (api_->event_wait(static_cast<nvmlEventSet_t>(events_), &data, 0) != NVML_SUCCESS) break;
+    if ((data.eventType & nvmlEventTypeXidCriticalError) == 0) continue;
+    // The first device Discover made of that physical GPU.
+    for (size_t i = 0; i < devices_.size(); ++i) {
+      if (devices_[i].gpu == data.device) {
+        out.push_back(XidEvent{.gpu = static_cast<int>(i), .xid = static_cast<int>(data.eventData)});
+        break;
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace baton::agent

@@ -1,0 +1,113 @@
+// The NVML test double's script, parsed (nvml_double_script.c reads it; the format is in
+// README.md): the GPUs, MIG devices, injected failures and XID events that nvml_double.c
+// answers from. Internal to the double: none of these names is exported.
+#pragma once
+
+#include "agent/nvml_api.h"
+
+#pragma GCC visibility push(hidden)
+
+enum {
+  kMaxGpus = 64,
+  kMaxMigs = 64,
+  kMaxMigsPerGpu = 7,  // what nvmlDeviceGetMaxMigDeviceCount answers with MIG on
+  kMaxXids = 4096,
+  kMaxFails = 256,
+  kDriverVersionSize = 80,  // NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE
+};
+
+// The functions, by the names tests and `fail` lines use.
+typedef enum {
+  kFnInit,
+  kFnShutdown,
+  kFnErrorString,
+  kFnDriverVersion,
+  kFnGetCount,
+  kFnGetHandleByIndex,
+  kFnGetUuid,
+  kFnGetName,
+  kFnGetMemoryInfo,
+  kFnGetPciInfo,
+  kFnGetUtilization,
+  kFnGetTemperature,
+  kFnGetPowerUsage,
+  kFnGetTotalEccErrors,
+  kFnGetNvLinkState,
+  kFnGetNvLinkRemotePciInfo,
+  kFnGetMigMode,
+  kFnGetMaxMigDeviceCount,
+  kFnGetMigDeviceHandleByIndex,
+  kFnEventSetCreate,
+  kFnRegisterEvents,
+  kFnEventSetWait,
+  kFnEventSetFree,
+  kFnCount
+} Fn;
+
+// Per-device functions take `fail ... gpu=N` and are what `function=*` means; system-wide ones
+// take only gpu=*; the rest cannot be made to fail (nvmlInit_v2 has its `init` line).
+typedef enum { kNotFailable, kSystemWide, kPerDevice } FnKind;
+
+typedef struct {
+  const char* name;
+  FnKind kind;
+} FnInfo;
+extern const FnInfo kFns[kFnCount];
+
+typedef struct {
+  char id[NVML_DEVICE_PCI_BUS_ID_BUFFER_SIZE];  // as written: "00000000:18:00.0"
+  unsigned int domain, bus, device, function;
+} Pci;
+
+typedef struct {
+  int line;
+  char uuid[NVML_DEVICE_UUID_V2_BUFFER_SIZE];
+  char name[NVML_DEVICE_NAME_V2_BUFFER_SIZE];
+  unsigned long long memory, used, ecc;  // bytes, bytes, volatile uncorrected errors
+  Pci pci;
+  unsigned int util, memutil, temp, power_mw;
+  int mig;
+  unsigned int link_count;
+  int link_gpu[NVML_NVLINK_MAX_LINKS];  // the peer GPU, or -1 where the peer is a bus id
+  Pci link_peer[NVML_NVLINK_MAX_LINKS];
+} Gpu;
+
+typedef struct {
+  int line;
+  unsigned int parent;
+  char uuid[NVML_DEVICE_UUID_V2_BUFFER_SIZE];
+  char name[NVML_DEVICE_NAME_V2_BUFFER_SIZE];
+  unsigned long long memory, used;
+} Mig;
+
+typedef struct {
+  int line;
+  int fn;   // -1: every per-device function
+  int gpu;  // -1: every GPU
+  int code;
+} FailRule;
+
+typedef struct {
+  int line;
+  unsigned int gpu;
+  unsigned long long xid;
+} Xid;
+
+typedef struct {
+  char driver[kDriverVersionSize];
+  int init_code;
+  Gpu gpus[kMaxGpus];
+  unsigned int gpu_count;
+  Mig migs[kMaxMigs];
+  unsigned int mig_count;
+  FailRule fails[kMaxFails];
+  unsigned int fail_count;
+  Xid xids[kMaxXids];
+  unsigned int xid_count;
+} Script;
+
+// Reads the script at `path` into `script`: 0, or -1 after saying why on stderr
+// ("nvml double: script line N: ...").
+int ReadScript(const char* path, Script* script);
+
+#pragma GCC visibility pop

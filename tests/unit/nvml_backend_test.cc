@@ -1,0 +1,205 @@
+// The NVML backend, driven through the NVML test double (tests/nvml_double/): a shared library
+// with NVML's C functions and scripted answers, loaded through the backend's own dlopen path.
+#include <gtest/gtest.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "agent/nvml_backend.h"
+#include "core/node.h"
+
+namespace baton::agent {
+namespace {
+
+namespace fs = std::filesystem;
+
+// A temporary machine: the double's script, and a sysfs tree with the GPUs' PCI devices.
+class Machine {
+ public:
+  Machine() {
+    char tmpl[] = "/tmp/baton-nvml-XXXXXX";
+    dir_ = mkdtemp(tmpl);
+    script_ = dir_ + "/nvml.script";
+    setenv("BATON_NVML_DOUBLE_SCRIPT", script_.c_str(), 1);
+  }
+  ~Machine() {
+    unsetenv("BATON_NVML_DOUBLE_SCRIPT");
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  }
+  void Script(const std::string& text) {
+    std::ofstream(script_, std::ios::trunc) << text;
+    // The double re-reads a script whose size or time changed; make sure the time does.
+    fs::last_write_time(script_, fs::last_write_time(script_) + std::chrono::seconds(++edits_));
+  }
+  // A GPU at `bus` ("0000:18:00.0") behind PCIe switch `sw`, on NUMA node `numa`.
+  void PciDevice(const std::string& bus, int sw, int numa) {
+    fs::path real = fs::path(dir_) / "sys/devices/pci0000:00/0000:00:0" / std::to_string(sw) /
+                    ("switch" + std::to_string(sw)) / "port" / bus;
+    fs::create_directories(real);
+    std::ofstream(real / "numa_node") << numa << "\n";
+    fs::path link = fs::path(dir_) / "sys/bus/pci/devices" / bus;
+    fs::create_directories(link.parent_path());
+    fs::create_directory_symlink(real, link);
+  }
+  Result<std::unique_ptr<NvmlGpuBackend>> Open() {
+    return NvmlGpuBackend::Open(NvmlOptions{.library = BATON_NVML_DOUBLE, .sysfs = dir_ + "/sys"});
+  }
+
+ private:
+  std::string dir_, script_;
+  int edits_ = 0;
+};
+
+std::string Gpu(int i, const std::string& extra) {
+  char bus[32];
+  std::snprintf(bus, sizeof bus, "00000000:%02X:00.0", 0x18 + i);
+  return "gpu uuid=GPU-" + std::to_string(1000 + i) + " name=\"NVIDIA H100 80GB HBM3\" memory=85520809984 used=" +
+         std::to_string((i + 1) * (int64_t{1} << 30)) + " bus=" + bus + " util=" + std::to_string(10 * i) +
+         " memutil=5 temp=" + std::to_string(40 + i) + " power_mw=" + std::to_string(100'000 + i * 1000) +
+         " ecc=0 " + extra + "\n";
+}
+
+std::string Bus(int i) {
+  char bus[32];
+  std::snprintf(bus, sizeof bus, "0000:%02x:00.0", 0x18 + i);
+  return bus;
+}
+
+TEST(NvmlModel, NamesFromNvmlBecomeBatonTypes) {
+  const int64_t gib = int64_t{1} << 30;
+  EXPECT_EQ(ModelFromNvmlName("NVIDIA H100 80GB HBM3", 79 * gib), "H100-80GB");
+  EXPECT_EQ(ModelFromNvmlName("NVIDIA A100-SXM4-80GB", 79 * gib), "A100-80GB");
+  EXPECT_EQ(ModelFromNvmlName("NVIDIA A100-PCIE-40GB", 39 * gib), "A100-40GB");
+  EXPECT_EQ(ModelFromNvmlName("Tesla V100-SXM2-32GB", 31 * gib + gib / 2), "V100-32GB");
+  EXPECT_EQ(ModelFromNvmlName("NVIDIA L40S", 45 * gib), "L40S-48GB");  // no size in the name
+  EXPECT_EQ(ModelFromNvmlName("Tesla T4", 15 * gib), "T4-16GB");
+  EXPECT_EQ(ModelFromNvmlName("NVIDIA A10", 22 * gib + gib / 2), "A10-24GB");
+  EXPECT_EQ(ModelFromNvmlName("NVIDIA GeForce RTX 4090", 23 * gib + gib / 2), "RTX4090-24GB");
+  EXPECT_EQ(ModelFromNvmlName("", 0), "GPU");
+}
+
+TEST(NvmlBackend, DiscoversGpusTheirLinksSwitchesAndNumaNodes) {
+  Machine m;
+  // Two NVLink pairs (0-1, 2-3), two PCIe switches on two NUMA nodes.
+  m.Script("driver version=550.54.15\n" + Gpu(0, "nvlink=1") + Gpu(1, "nvlink=0") + Gpu(2, "nvlink=3") +
+           Gpu(3, "nvlink=2"));
+  for (int i = 0; i < 4; ++i) m.PciDevice(Bus(i), i / 2, i / 2);
+  auto b = m.Open();
+  ASSERT_TRUE(b.has_value()) << b.error().message();
+  EXPECT_EQ((*b)->name(), std::string("nvml"));
+  EXPECT_EQ((*b)->driver(), "550.54.15");
+  std::vector<baton::Gpu> gpus = (*b)->Discover();
+  ASSERT_EQ(gpus.size(), 4u);
+  for (int i = 0; i < 4; ++i) {
+    SCOPED_TRACE(i);
+    EXPECT_EQ(gpus[i].index, i);
+    EXPECT_EQ(gpus[i].uuid, "GPU-" + std::to_string(1000 + i));
+    EXPECT_EQ(gpus[i].model, "H100-80GB");
+    EXPECT_EQ(gpus[i].memory_bytes, 85520809984);
+    EXPECT_EQ(gpus[i].island, i / 2);
+    EXPECT_EQ(gpus[i].pcie_switch, i / 2);
+    EXPECT_EQ(gpus[i].numa_node, i / 2);
+    EXPECT_TRUE(gpus[i].mig_profile.empty());
+  }
+  EXPECT_EQ((*b)->topology(), "nvlink");
+}
+
+TEST(NvmlBackend, GpusLinkedThroughNvSwitchesFormOneIsland) {
+  Machine m;
+  std::string script;
+  // Every GPU's links lead to NVSwitches: bus ids that are no GPU's.
+  for (int i = 0; i < 4; ++i) script += Gpu(i, "nvlink=switch");
+  m.Script(script);
+  auto b = m.Open();
+  ASSERT_TRUE(b.has_value()) << b.error().message();
+  auto gpus = (*b)->Discover();
+  ASSERT_EQ(gpus.size(), 4u);
+  for (const auto& g : gpus) EXPECT_EQ(g.island, 0);
+  EXPECT_EQ((*b)->topology(), "nvswitch");
+}
+
+TEST(NvmlBackend, SamplesGaugesAndSeesAGpuFallOffTheBus) {
+  Machine m;
+  std::string gpus = Gpu(0, "") + Gpu(1, "") + Gpu(2, "ecc=3");
+  m.Script(gpus);
+  auto b = m.Open();
+  ASSERT_TRUE(b.has_value()) << b.error().message();
+  ASSERT_EQ((*b)->Discover().size(), 3u);
+  auto s = (*b)->Sample({false, false, false});
+  ASSERT_EQ(s.size(), 3u);
+  EXPECT_EQ(s[1].utilization_pct, 10);
+  EXPECT_EQ(s[1].memory_used_bytes, 2 * (int64_t{1} << 30));
+  EXPECT_EQ(s[1].temperature_c, 41);
+  EXPECT_EQ(s[1].power_w, 101);
+  EXPECT_EQ(s[2].ecc_uncorrected, 3);
+  for (const auto& x : s) EXPECT_FALSE(x.lost);
+  // GPU 2 stops answering.
+  m.Script(gpus + "fail function=* gpu=2 code=15\n");
+  s = (*b)->Sample({false, false, false});
+  ASSERT_EQ(s.size(), 3u);
+  EXPECT_FALSE(s[0].lost);
+  EXPECT_FALSE(s[1].lost);
+  EXPECT_TRUE(s[2].lost);
+  EXPECT_EQ(s[0].temperature_c, 40);  // the others keep working
+}
+
+TEST(NvmlBackend, XidsArriveOnceForTheirGpu) {
+  Machine m;
+  std::string gpus = Gpu(0, "") + Gpu(1, "");
+  m.Script(gpus);
+  auto b = m.Open();
+  ASSERT_TRUE(b.has_value()) << b.error().message();
+  ASSERT_EQ((*b)->Discover().size(), 2u);
+  EXPECT_TRUE((*b)->PollXids().empty());
+  m.Script(gpus + "xid gpu=1 xid=79\n");
+  auto x = (*b)->PollXids();
+  ASSERT_EQ(x.size(), 1u);
+  EXPECT_EQ(x[0].gpu, 1);
+  EXPECT_EQ(x[0].xid, 79);
+  EXPECT_TRUE((*b)->PollXids().empty());  // delivered once
+  m.Script(gpus + "xid gpu=1 xid=79\nxid gpu=0 xid=48\n");
+  x = (*b)->PollXids();
+  ASSERT_EQ(x.size(), 1u);
+  EXPECT_EQ(x[0].gpu, 0);
+  EXPECT_EQ(x[0].xid, 48);
+}
+
+TEST(NvmlBackend, MigInstancesAreTheDevices) {
+  Machine m;
+  m.Script("gpu uuid=GPU-a name=\"NVIDIA A100-SXM4-80GB\" memory=85899345920 used=0 bus=00000000:18:00.0 mig=1\n"
+           "mig parent=0 uuid=MIG-1 name=\"NVIDIA A100-SXM4-80GB MIG 3g.40gb\" memory=42949672960\n"
+           "mig parent=0 uuid=MIG-2 name=\"NVIDIA A100-SXM4-80GB MIG 1g.10gb\" memory=10737418240\n" +
+           Gpu(1, ""));
+  auto b = m.Open();
+  ASSERT_TRUE(b.has_value()) << b.error().message();
+  auto gpus = (*b)->Discover();
+  ASSERT_EQ(gpus.size(), 3u);
+  EXPECT_EQ(gpus[0].uuid, "MIG-1");
+  EXPECT_EQ(gpus[0].mig_profile, "3g.40gb");
+  EXPECT_EQ(gpus[0].model, MigModel("A100-80GB", "3g.40gb"));
+  EXPECT_EQ(gpus[0].memory_bytes, int64_t{40} << 30);
+  EXPECT_EQ(gpus[0].physical, 0);
+  EXPECT_EQ(gpus[1].uuid, "MIG-2");
+  EXPECT_EQ(gpus[1].physical, 0);
+  EXPECT_EQ(gpus[2].uuid, "GPU-1001");
+  EXPECT_TRUE(gpus[2].mig_profile.empty());
+  EXPECT_EQ(gpus[2].index, 2);
+}
+
+TEST(NvmlBackend, ErrorsSayWhatFailed) {
+  auto missing = NvmlGpuBackend::Open(NvmlOptions{.library = "/nonexistent/libnvidia-ml.so.1"});
+  ASSERT_FALSE(missing.has_value());
+  EXPECT_NE(missing.error().message().find("cannot load /nonexistent/libnvidia-ml.so.1"), std::string::npos);
+  Machine m;
+  m.Script("init code=9\n");
+  auto no_driver = m.Open();
+  ASSERT_FALSE(no_driver.has_value());
+  EXPECT_NE(no_driver.error().message().find("nvmlInit: "), std::string::npos) << no_driver.error().message();
+}
+
+}  // namespace
+}  // namespace baton::agent
