@@ -6,17 +6,14 @@
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
-#include <filesystem>
-#include <fstream>
 #include <functional>
 #include <map>
 #include <numeric>
 
+#include "agent/host_topology.h"
 #include "agent/nvml_api.h"
 
 namespace baton::agent {
-
-namespace fs = std::filesystem;
 
 // NVML's functions as loaded. The first group must exist; the others are left null when an old
 // driver lacks them (no MIG, no NVLink, no events), and what needs them is skipped.
@@ -61,20 +58,13 @@ void Resolve(void* lib, const char* symbol, F& out) {
 
 nvmlDevice_t Dev(void* h) { return static_cast<nvmlDevice_t>(h); }
 
-// NVML writes "00000000:18:00.0"; sysfs names the device "0000:18:00.0".
+// NVML writes "00000000:18:00.0"; hwloc and sysfs name the device "0000:18:00.0".
 std::string SysfsBusId(const std::string& nvml) {
   std::string id = nvml;
   for (char& c : id) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   size_t colon = id.find(':');
   if (colon != std::string::npos && colon > 4) id = id.substr(colon - 4);
   return id;
-}
-
-std::string ReadSmallFile(const fs::path& p) {
-  std::ifstream in(p);
-  std::string s;
-  std::getline(in, s);
-  return s;
 }
 
 // The marketed memory sizes a GPU is sold with, in GB.
@@ -241,23 +231,17 @@ std::vector<Gpu> NvmlGpuBackend::Discover() {
     found.push_back(std::move(p));
   }
 
-  // NUMA node and the PCIe switch above each GPU, from sysfs: the switch is the grandparent
-  // of the GPU in the device tree (GPU <- downstream port <- switch's upstream port).
-  std::map<std::string, int> switches;
+  // NUMA node and the PCIe switch above each GPU, from hwloc. A GPU hwloc does not know gets
+  // NUMA node 0 and a switch of its own.
+  auto host = LoadHostTopology(options_.topology_xml);
+  std::map<int, int> switches;  // hwloc's numbering -> ours (dense, in GPU order)
   for (size_t i = 0; i < found.size(); ++i) {
     Physical& p = found[i];
-    p.gpu.pcie_switch = static_cast<int>(i);
-    if (p.bus.empty()) continue;
-    fs::path dev = fs::path(options_.sysfs) / "bus/pci/devices" / p.bus;
-    std::string numa = ReadSmallFile(dev / "numa_node");
-    p.gpu.numa_node = std::max(0, std::atoi(numa.c_str()));
-    std::error_code ec;
-    fs::path real = fs::canonical(dev, ec);
-    if (!ec && real.has_parent_path() && real.parent_path().has_parent_path()) {
-      std::string above = real.parent_path().parent_path().string();
-      auto [it, added] = switches.emplace(above, static_cast<int>(switches.size()));
-      p.gpu.pcie_switch = it->second;
-    }
+    const HostGpu* h = host && !p.bus.empty() ? host->Gpu(p.bus) : nullptr;
+    int key = h != nullptr ? h->pcie_switch : -1 - static_cast<int>(i);
+    auto [it, added] = switches.emplace(key, static_cast<int>(switches.size()));
+    p.gpu.pcie_switch = it->second;
+    p.gpu.numa_node = h != nullptr ? h->numa_node : 0;
   }
   // NVLink islands: GPUs joined by active links, directly or through NVSwitches (a link whose
   // far end is not one of these GPUs); one island per connected group, numbered in order.
@@ -275,6 +259,19 @@ std::vector<Gpu> NvmlGpuBackend::Discover() {
       int other = it != by_bus.end() ? it->second : kSwitch;
       via_switch |= other == kSwitch;
       parent[root(static_cast<int>(i))] = root(other);
+    }
+  }
+  // Without NVML's links (an old driver), hwloc's NVLink bandwidth matrix, where it has one.
+  if (!any_link && host) {
+    std::map<int, int> first_of_island;
+    for (size_t i = 0; i < found.size(); ++i) {
+      const HostGpu* h = found[i].bus.empty() ? nullptr : host->Gpu(found[i].bus);
+      if (h == nullptr || h->island < 0) continue;
+      auto [it, added] = first_of_island.emplace(h->island, static_cast<int>(i));
+      if (!added) {
+        parent[root(static_cast<int>(i))] = root(it->second);
+        any_link = true;
+      }
     }
   }
   std::map<int, int> islands;

@@ -24,8 +24,9 @@ struct XidEvent {
 struct NvmlOptions {
   // The library to load: NVML's soname by default; $BATON_NVML_LIBRARY overrides it (tests).
   std::string library;
-  // Where the PCI devices are described (NUMA node, the PCIe switch above each GPU).
-  std::string sysfs = "/sys";
+  // Where each GPU sits (NUMA node, PCIe switch) comes from hwloc: this machine's topology, or
+  // an hwloc XML export (tests).
+  std::string topology_xml;
 };
 
 class NvmlGpuBackend : public GpuBackend {

@@ -16,7 +16,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// A temporary machine: the double's script, and a sysfs tree with the GPUs' PCI devices.
+// A temporary machine: the double's script; where the GPUs sit comes from an hwloc export of a
+// real server (tests/data/topologies).
 class Machine {
  public:
   Machine() {
@@ -35,18 +36,11 @@ class Machine {
     // The double re-reads a script whose size or time changed; make sure the time does.
     fs::last_write_time(script_, fs::last_write_time(script_) + std::chrono::seconds(++edits_));
   }
-  // A GPU at `bus` ("0000:18:00.0") behind PCIe switch `sw`, on NUMA node `numa`.
-  void PciDevice(const std::string& bus, int sw, int numa) {
-    fs::path real = fs::path(dir_) / "sys/devices/pci0000:00/0000:00:0" / std::to_string(sw) /
-                    ("switch" + std::to_string(sw)) / "port" / bus;
-    fs::create_directories(real);
-    std::ofstream(real / "numa_node") << numa << "\n";
-    fs::path link = fs::path(dir_) / "sys/bus/pci/devices" / bus;
-    fs::create_directories(link.parent_path());
-    fs::create_directory_symlink(real, link);
-  }
-  Result<std::unique_ptr<NvmlGpuBackend>> Open() {
-    return NvmlGpuBackend::Open(NvmlOptions{.library = BATON_NVML_DOUBLE, .sysfs = dir_ + "/sys"});
+  // The NVIDIA DGX-2's topology by default: GPUs at 0000:34, 36 (one PLX switch), 39, 3b (the
+  // next), ... on NUMA node 0 for the first eight.
+  Result<std::unique_ptr<NvmlGpuBackend>> Open(const std::string& xml = "nvidiaDGX2.xml") {
+    return NvmlGpuBackend::Open(NvmlOptions{
+        .library = BATON_NVML_DOUBLE, .topology_xml = std::string(BATON_SOURCE_DIR) + "/tests/data/topologies/" + xml});
   }
 
  private:
@@ -54,19 +48,16 @@ class Machine {
   int edits_ = 0;
 };
 
+// The DGX-2's GPU bus numbers, in order.
+constexpr int kDgx2Bus[] = {0x34, 0x36, 0x39, 0x3b, 0x57, 0x59, 0x5c, 0x5e, 0xb7};
+
 std::string Gpu(int i, const std::string& extra) {
   char bus[32];
-  std::snprintf(bus, sizeof bus, "00000000:%02X:00.0", 0x18 + i);
+  std::snprintf(bus, sizeof bus, "00000000:%02X:00.0", kDgx2Bus[i]);
   return "gpu uuid=GPU-" + std::to_string(1000 + i) + " name=\"NVIDIA H100 80GB HBM3\" memory=85520809984 used=" +
          std::to_string((i + 1) * (int64_t{1} << 30)) + " bus=" + bus + " util=" + std::to_string(10 * i) +
          " memutil=5 temp=" + std::to_string(40 + i) + " power_mw=" + std::to_string(100'000 + i * 1000) +
          " ecc=0 " + extra + "\n";
-}
-
-std::string Bus(int i) {
-  char bus[32];
-  std::snprintf(bus, sizeof bus, "0000:%02x:00.0", 0x18 + i);
-  return bus;
 }
 
 TEST(NvmlModel, NamesFromNvmlBecomeBatonTypes) {
@@ -84,16 +75,19 @@ TEST(NvmlModel, NamesFromNvmlBecomeBatonTypes) {
 
 TEST(NvmlBackend, DiscoversGpusTheirLinksSwitchesAndNumaNodes) {
   Machine m;
-  // Two NVLink pairs (0-1, 2-3), two PCIe switches on two NUMA nodes.
+  // Two NVLink pairs (0-1, 2-3) on the DGX-2's first four GPUs, plus its ninth (the second
+  // socket's first): two PLX switches for the four, NUMA nodes 0 and 1.
   m.Script("driver version=550.54.15\n" + Gpu(0, "nvlink=1") + Gpu(1, "nvlink=0") + Gpu(2, "nvlink=3") +
-           Gpu(3, "nvlink=2"));
-  for (int i = 0; i < 4; ++i) m.PciDevice(Bus(i), i / 2, i / 2);
+           Gpu(3, "nvlink=2") + Gpu(8, ""));
   auto b = m.Open();
   ASSERT_TRUE(b.has_value()) << b.error().message();
   EXPECT_EQ((*b)->name(), std::string("nvml"));
   EXPECT_EQ((*b)->driver(), "550.54.15");
   std::vector<baton::Gpu> gpus = (*b)->Discover();
-  ASSERT_EQ(gpus.size(), 4u);
+  ASSERT_EQ(gpus.size(), 5u);
+  EXPECT_EQ(gpus[4].numa_node, 1);
+  EXPECT_EQ(gpus[4].pcie_switch, 2);
+  EXPECT_EQ(gpus[4].island, 2);  // no NVLink of its own
   for (int i = 0; i < 4; ++i) {
     SCOPED_TRACE(i);
     EXPECT_EQ(gpus[i].index, i);
@@ -102,9 +96,29 @@ TEST(NvmlBackend, DiscoversGpusTheirLinksSwitchesAndNumaNodes) {
     EXPECT_EQ(gpus[i].memory_bytes, 85520809984);
     EXPECT_EQ(gpus[i].island, i / 2);
     EXPECT_EQ(gpus[i].pcie_switch, i / 2);
-    EXPECT_EQ(gpus[i].numa_node, i / 2);
+    EXPECT_EQ(gpus[i].numa_node, 0);  // the DGX-2's first socket
     EXPECT_TRUE(gpus[i].mig_profile.empty());
   }
+  EXPECT_EQ((*b)->topology(), "nvlink");
+}
+
+TEST(NvmlBackend, WithoutNvmlLinksHwlocsBandwidthMatrixGivesTheIslands) {
+  Machine m;
+  // The POWER8's four P100s, NVLinked in pairs by hwloc's matrix; NVML reports no link.
+  m.Script("gpu uuid=GPU-p0 name=\"Tesla P100-SXM2-16GB\" bus=00000002:01:00.0\n"
+           "gpu uuid=GPU-p1 name=\"Tesla P100-SXM2-16GB\" bus=00000003:01:00.0\n"
+           "gpu uuid=GPU-p2 name=\"Tesla P100-SXM2-16GB\" bus=0000000A:01:00.0\n"
+           "gpu uuid=GPU-p3 name=\"Tesla P100-SXM2-16GB\" bus=0000000B:01:00.0\n");
+  auto b = m.Open("power8gpudistances.xml");
+  ASSERT_TRUE(b.has_value()) << b.error().message();
+  auto gpus = (*b)->Discover();
+  ASSERT_EQ(gpus.size(), 4u);
+  EXPECT_EQ(gpus[0].island, gpus[1].island);
+  EXPECT_EQ(gpus[2].island, gpus[3].island);
+  EXPECT_NE(gpus[0].island, gpus[2].island);
+  EXPECT_EQ(gpus[0].numa_node, 0);
+  EXPECT_EQ(gpus[2].numa_node, 1);
+  EXPECT_EQ(gpus[0].model, "P100-16GB");
   EXPECT_EQ((*b)->topology(), "nvlink");
 }
 
