@@ -258,7 +258,7 @@ int Serve(const ServeOptions& o) {
         *backend, executor);
     st = local->Start();
     if (!st.ok()) return Fail(st);
-    auto gpus = backend->Discover();
+    const auto& gpus = local->gpus();
     std::string model = gpus.empty() ? "no GPU" : std::to_string(gpus.size()) + "x" + gpus[0].model;
     Log("local agent " + node_name + ": " + model + " (" + backend->name() + " GPUs)");
   }

@@ -49,6 +49,8 @@ class Agent {
   Status Start();
   // Stops the threads. Jobs keep running; the next Start re-adopts them.
   void Stop();
+  // The GPUs Start discovered.
+  const std::vector<Gpu>& gpus() const { return gpus_; }
 
  private:
   struct RunningJob {

@@ -7,9 +7,9 @@
 #include <string_view>
 #include <unordered_map>
 
-#include "core/node.h"
 #include "core/quantity.h"
 #include "sched/placement.h"
+#include "sched/reservations.h"
 
 namespace baton::sched {
 namespace {
@@ -104,124 +104,6 @@ std::string LimitReason(const PendingJob& job, const Policy& policy, const Holdi
     }
   }
   return "";
-}
-
-struct Release {
-  TimePoint at;
-  const std::vector<NodeAllocation>* allocation;
-  const Resources* resources;
-};
-
-// The earliest time and GPUs at which `r` fits as the releases happen, with the GPUs other
-// reservations hold taken out. Bounded: gives up after a number of placement attempts. Works
-// on the pass's own placer and puts everything back before it returns: a copy of the cluster
-// per search cost more than the search.
-std::optional<Reservation> Shadow(Placer& placer, const std::vector<Release>& releases, const Resources& r,
-                                  const std::string& pool, TimePoint now) {
-  // Releases come sorted: when none has a time (no time limits), nothing can be promised; nor
-  // when all that frees by a known time, with what is free now, is short of the request.
-  if (releases.empty() || releases.front().at == kNever) return std::nullopt;
-  int64_t freeing = placer.free_milli(pool);
-  for (const Release& rel : releases) {
-    if (rel.at == kNever || freeing >= r.milli_gpus) break;
-    freeing += rel.resources->milli_gpus;
-  }
-  if (freeing < r.milli_gpus) return std::nullopt;
-  // Reserved GPUs (and hosts, for a job that asks for CPUs or memory) are out of the picture.
-  struct Hidden {
-    int node;
-    int gpu;  // -1: the host
-  };
-  std::vector<Hidden> hidden;
-  const auto& nodes = placer.view().nodes;
-  for (size_t ni = 0; ni < nodes.size(); ++ni) {
-    const NodeSlots& n = nodes[ni];
-    if (n.pool != pool) continue;
-    for (size_t gi = 0; gi < n.gpus.size(); ++gi) {
-      if (n.gpus[gi].reserved_from != kNever && n.gpus[gi].usable) {
-        hidden.push_back(Hidden{static_cast<int>(ni), static_cast<int>(gi)});
-      }
-    }
-    if (n.host_reserved_from != kNever && n.schedulable && (r.cpus > 0 || r.memory_bytes > 0)) {
-      hidden.push_back(Hidden{static_cast<int>(ni), -1});
-    }
-  }
-  for (const Hidden& h : hidden) placer.SetUsable(h.node, h.gpu, false);
-  PlaceRules rules{.pool = pool, .until = kNever};
-  std::optional<Reservation> found;
-  int attempts = 0;
-  size_t applied = 0;
-  while (applied < releases.size() && !found) {
-    TimePoint at = releases[applied].at;
-    if (at == kNever) break;
-    for (; applied < releases.size() && releases[applied].at == at; ++applied) {
-      placer.Apply(*releases[applied].allocation, *releases[applied].resources, -1);
-    }
-    if (placer.free_milli(pool) < r.milli_gpus) continue;
-    if (++attempts > 256) break;
-    if (auto a = placer.Find(r, rules)) {
-      found = Reservation{.from = std::max(at, now), .allocation = std::move(*a), .resources = r};
-    }
-  }
-  while (applied > 0) {
-    --applied;
-    placer.Apply(*releases[applied].allocation, *releases[applied].resources, +1);
-  }
-  for (const Hidden& h : hidden) placer.SetUsable(h.node, h.gpu, true);
-  return found;
-}
-
-// Nodes to hold for `r` when no release time says when it could start (running jobs without
-// time limits): the nodes of `pool` holding the most free GPUs it could use, and on each the
-// GPUs it would take: free ones first, then busy ones, none held for another job. Held from
-// now, they go to no other job as they free, so the node empties for this one. One node, two
-// or more whole GPUs; nothing when no node could ever hold it.
-std::optional<Reservation> Untimed(Placer& placer, const Resources& r, const std::string& pool, TimePoint now) {
-  if (r.milli_gpus < 1000 || r.milli_gpus % (1000 * r.nodes) != 0) return std::nullopt;
-  const int per_node = static_cast<int>(r.milli_gpus / 1000 / r.nodes);
-  // A job of one GPU a node fits in any GPU that frees: gaps cannot starve it. A gang over
-  // several nodes would hold them all for an unknown time: on the Philly trace that idled more
-  // than it gave (docs/scheduling-quality.md).
-  if (per_node < 2 || r.nodes > 1) return std::nullopt;
-  struct Candidate {
-    int free = 0;
-    int node = 0;
-    std::vector<int> gpus;
-  };
-  std::vector<Candidate> candidates;
-  const auto& nodes = placer.view().nodes;
-  for (size_t ni = 0; ni < nodes.size(); ++ni) {
-    const NodeSlots& n = nodes[ni];
-    if (!n.schedulable || n.pool != pool) continue;
-    if ((r.cpus > 0 && n.total_cpus < r.cpus) || (r.memory_bytes > 0 && n.total_memory_bytes < r.memory_bytes)) continue;
-    Candidate c{.node = static_cast<int>(ni)};
-    std::vector<int> busy;
-    for (const GpuSlot& g : n.gpus) {
-      if (!g.usable || g.reserved_from != kNever || !GpuTypeMatches(g.model, r.gpu_type) ||
-          g.memory_bytes < r.gpu_memory_bytes) {
-        continue;
-      }
-      if (g.free_milli == 1000) {
-        c.gpus.push_back(g.index);
-        ++c.free;
-      } else {
-        busy.push_back(g.index);
-      }
-    }
-    c.gpus.insert(c.gpus.end(), busy.begin(), busy.end());
-    if (static_cast<int>(c.gpus.size()) < per_node) continue;
-    c.gpus.resize(per_node);
-    c.free = std::min(c.free, per_node);
-    candidates.push_back(std::move(c));
-  }
-  if (static_cast<int>(candidates.size()) < r.nodes) return std::nullopt;
-  std::stable_sort(candidates.begin(), candidates.end(),
-                   [](const Candidate& a, const Candidate& b) { return a.free > b.free; });
-  Reservation res{.from = now, .resources = r};
-  for (int i = 0; i < r.nodes; ++i) {
-    res.allocation.push_back(NodeAllocation{.node = nodes[candidates[i].node].name, .gpus = candidates[i].gpus});
-  }
-  return res;
 }
 
 // What a preemption search reads of the pass it runs in.
@@ -510,25 +392,6 @@ Factors ComputeFactors(const PendingJob& job, const Policy& policy, TimePoint no
   const Weights& w = policy.weights;
   f.score = w.priority * f.priority + w.fairshare * f.fairshare + w.age * f.age + w.size * f.size + w.las * f.las;
   return f;
-}
-
-void MarkReservation(ClusterView& view, const Reservation& r) {
-  for (const auto& part : r.allocation) {
-    NodeSlots* n = view.FindNode(part.node);
-    if (n == nullptr) continue;
-    for (int g : part.gpus) {
-      if (g < 0 || static_cast<size_t>(g) >= n->gpus.size()) continue;
-      GpuSlot& slot = n->gpus[g];
-      if (r.from < slot.reserved_from) {
-        slot.reserved_from = r.from;
-        slot.reserved_for = r.id;
-      }
-    }
-    if ((r.resources.cpus > 0 || r.resources.memory_bytes > 0) && r.from < n->host_reserved_from) {
-      n->host_reserved_from = r.from;
-      n->host_reserved_for = r.id;
-    }
-  }
 }
 
 PassResult RunPass(PassInput in) { return RunPassOn(in); }

@@ -144,13 +144,13 @@ Result<SimResult> Simulate(const std::vector<SimNode>& nodes, const std::vector<
   double waiting_s = 0;     // ... and for how long it was not
   TimePoint now = kEpoch;
 
-  auto log = [&](JobId job, int attempt, size_t ai, const std::string& what) {
+  // "TIME VERB JOB aATTEMPT NODE[ DETAIL]", a line of the decision log.
+  auto log = [&](const char* verb, JobId job, int attempt, size_t ai, const std::string& detail = "") {
     if (!sim_options.decisions) return;
     char at[32];
     std::snprintf(at, sizeof at, "%.3f", Seconds(now - kEpoch));
-    result.decisions.push_back(std::string(at) + " " + what.substr(0, what.find(' ')) + " " + job.ToString() + " a" +
-                               std::to_string(attempt) + " " + agents[ai].name +
-                               (what.find(' ') == std::string::npos ? "" : what.substr(what.find(' '))));
+    result.decisions.push_back(std::string(at) + " " + verb + " " + job.ToString() + " a" + std::to_string(attempt) +
+                               " " + agents[ai].name + (detail.empty() ? "" : " " + detail));
   };
   auto handle_orders = [&](size_t ai, const std::vector<Order>& orders) {
     Agent& a = agents[ai];
@@ -174,8 +174,8 @@ Result<SimResult> Simulate(const std::vector<SimNode>& nodes, const std::vector<
         if (sim_options.decisions) {
           std::string gpus;
           for (int g : l.gpus) gpus += (gpus.empty() ? "" : ",") + std::to_string(g);
-          log(l.job, l.attempt, ai,
-              "start gpus=" + gpus + (l.milli_per_gpu < 1000 ? " share=" + FormatMilli(l.milli_per_gpu) : ""));
+          log("start", l.job, l.attempt, ai,
+              "gpus=" + gpus + (l.milli_per_gpu < 1000 ? " share=" + FormatMilli(l.milli_per_gpu) : ""));
         }
         busy_milli += milli;
         if (first_start[it->second] < 0) first_start[it->second] = Seconds(now - kEpoch);
@@ -198,7 +198,7 @@ Result<SimResult> Simulate(const std::vector<SimNode>& nodes, const std::vector<
         if (it == parts.end() || !it->second.alive) continue;
         // A simulated job checkpoints on SIGUSR1 and stops at once.
         it->second.alive = false;
-        log(s.job, s.attempt, ai, "stop " + std::string(StopReasonName(s.reason)));
+        log("stop", s.job, s.attempt, ai, std::string(StopReasonName(s.reason)));
         if (auto a = attempt_start.find(std::make_pair(s.job.value, s.attempt)); a != attempt_start.end()) {
           if (auto row = index_of.find(s.job.value); row != index_of.end()) done[row->second] += now - a->second;
           attempt_start.erase(a);
@@ -298,7 +298,7 @@ Result<SimResult> Simulate(const std::vector<SimNode>& nodes, const std::vector<
       if (it == parts.end() || !it->second.alive) continue;  // stopped before its end
       it->second.alive = false;
       attempt_start.erase(std::make_pair(e.job.value, e.attempt));
-      log(e.job, e.attempt, e.agent, e.timed_out ? "end timed_out" : "end");
+      log("end", e.job, e.attempt, e.agent, e.timed_out ? "timed_out" : "");
       busy_milli -= it->second.milli;
       agents[e.agent].outbox.push_back(JobEvent{.job = e.job, .attempt = e.attempt, .kind = JobEvent::Kind::kExited,
                                                 .at = now, .timed_out = e.timed_out});

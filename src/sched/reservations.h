@@ -1,0 +1,33 @@
+// Reservations of a scheduling pass (scheduler.cc): when and where a waiting job will fit as
+// running jobs end (the shadow, for backfill), and the node a job holds when nothing says
+// when it could start. Internal to sched/.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sched/placement.h"
+#include "sched/scheduler.h"
+
+namespace baton::sched {
+
+// A running job's GPUs coming free: at its start + time limit (kNever without one).
+struct Release {
+  TimePoint at;
+  const std::vector<NodeAllocation>* allocation;
+  const Resources* resources;
+};
+
+// The earliest time and GPUs at which `r` fits as `releases` (sorted by time) happen, with
+// the GPUs other reservations hold taken out; nullopt if none is found within the bounds.
+// Works on the pass's own placer and leaves it as it was.
+std::optional<Reservation> Shadow(Placer& placer, const std::vector<Release>& releases, const Resources& r,
+                                  const std::string& pool, TimePoint now);
+
+// The node to hold for `r` when no release time says when it could start (running jobs
+// without time limits); nullopt for gangs, fractions and one-GPU jobs, or when no node could
+// ever hold it.
+std::optional<Reservation> Untimed(Placer& placer, const Resources& r, const std::string& pool, TimePoint now);
+
+}  // namespace baton::sched
