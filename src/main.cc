@@ -120,6 +120,44 @@ int WaitForShutdown(const sigset_t& set) {
   return sig;
 }
 
+// The agent's GPU health limits (agent/health.h) and job isolation, on `baton up` and
+// `baton agent`.
+struct HealthFlags {
+  int max_temperature_c = 90;
+  std::string readmit_after = "30s";
+  bool allow_root_jobs = false;
+  bool no_cgroups = false;
+  std::string cgroup_root;
+  int64_t job_pids_max = 16384;
+};
+
+void AddHealthFlags(CLI::App* cmd, HealthFlags& f) {
+  cmd->add_option("--max-gpu-temperature", f.max_temperature_c,
+                  "degrees Celsius at which a GPU leaves service until it cools (default 90)")
+      ->check(CLI::Range(30, 150));
+  cmd->add_option("--gpu-readmit-after", f.readmit_after,
+                  "how long a failed GPU must stay quiet before its health check may bring it back (default 30s)");
+  cmd->add_flag("--allow-root-jobs", f.allow_root_jobs, "an agent running as root may run root's jobs as root");
+  cmd->add_flag("--no-cgroups", f.no_cgroups, "no cgroup per job (no memory, CPU or process limits)");
+  cmd->add_option("--cgroup-root", f.cgroup_root,
+                  "cgroup v2 directory for job groups (default: the agent's own group + /baton-jobs)");
+  cmd->add_option("--job-pids-max", f.job_pids_max, "most processes one job may have; 0 = no limit (default 16384)")
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 22));
+}
+
+// The agent options the flags above give.
+void ApplyAgentFlags(const HealthFlags& f, agent::AgentOptions* o) {
+  o->allow_root_jobs = f.allow_root_jobs;
+  o->cgroups = !f.no_cgroups;
+  o->cgroup_root = f.cgroup_root;
+  o->job_pids_max = f.job_pids_max;
+}
+
+Result<agent::HealthLimits> HealthLimitsOf(const HealthFlags& f) {
+  ASSIGN_OR_RETURN(Duration quiet, ParseDuration(f.readmit_after, "--gpu-readmit-after"));
+  return agent::HealthLimits{.max_temperature_c = f.max_temperature_c, .readmit_after = quiet};
+}
+
 struct ServeOptions {
   std::string data;
   std::string listen = "127.0.0.1:8470";
@@ -128,10 +166,12 @@ struct ServeOptions {
   std::string pool = "default";
   int http_threads = 1;
   Policy policy;
+  HealthFlags health;
 };
 
 struct AgentFlags {
   std::string server, token, name, gpus = "auto", data, pool = "default";
+  HealthFlags health;
 };
 
 // Serves with `o`, after reading `config` (if given) into it; a bad file is a usage error.
@@ -198,6 +238,8 @@ int Serve(const ServeOptions& o) {
     backend = MakeBackend(o.gpus, node_name, &backend_error);
     if (!backend) return Fail(backend_error);
   }
+  auto limits = HealthLimitsOf(o.health);
+  if (!limits) return Fail(limits.error());
   auto admin_token = EnsureToken(dir + "/admin.token");
   if (!admin_token) return Fail(admin_token.error());
   auto agent_token = EnsureToken(dir + "/agent.token");
@@ -212,7 +254,11 @@ int Serve(const ServeOptions& o) {
   control::RealClock clock;
   control::Controller controller(control::ControllerOptions{.policy = o.policy});
   controller.Restore(std::move(*snapshot), clock.Now());
-  control::ControllerLoop loop(controller, **store, clock, control::LoopOptions{}, [](const Status& st) {
+  control::LoopOptions loop_options;
+  loop_options.on_event = [](const ClusterEvent& e) {
+    Log(std::string(e.severity == "alert" ? "ALERT " : "") + e.kind + ": " + e.message);
+  };
+  control::ControllerLoop loop(controller, **store, clock, loop_options, [](const Status& st) {
     Log("fatal: " + st.message() + "; stopping so that nothing unacknowledged is lost");
     // The failed batch's 503 answers are on their way out on the HTTP thread: give them a
     // moment to leave, but accept nothing more.
@@ -252,10 +298,12 @@ int Serve(const ServeOptions& o) {
   if (o.local_agent) {
     st = executor.Check();
     if (!st.ok()) return Fail(st);
-    local = std::make_unique<agent::Agent>(
-        agent::AgentOptions{.name = node_name, .data_dir = dir + "/agent", .server = url, .token = *agent_token,
-                            .pool = o.pool},
-        *backend, executor);
+    agent::AgentOptions ao{.name = node_name, .data_dir = dir + "/agent", .server = url, .token = *agent_token,
+                           .pool = o.pool, .health = *limits};
+    ApplyAgentFlags(o.health, &ao);
+    // `baton up` run by root: root is the admin whose jobs these are.
+    if (geteuid() == 0 && LocalUser() == "root") ao.allow_root_jobs = true;
+    local = std::make_unique<agent::Agent>(std::move(ao), *backend, executor);
     st = local->Start();
     if (!st.ok()) return Fail(st);
     const auto& gpus = local->gpus();
@@ -296,9 +344,12 @@ int RunAgent(const AgentFlags& f) {
   agent::ProcessExecutor executor;
   if (Status ok = executor.Check(); !ok.ok()) return Fail(ok);
   if (!IsValidNodeName(f.pool)) return Fail(InvalidArgument("--pool: 1-64 of letters, digits, '.', '_', '-'"));
-  agent::Agent a(agent::AgentOptions{.name = name, .data_dir = dir, .server = f.server, .token = f.token,
-                                     .pool = f.pool},
-                 *backend, executor);
+  auto limits = HealthLimitsOf(f.health);
+  if (!limits) return Fail(limits.error());
+  agent::AgentOptions ao{.name = name, .data_dir = dir, .server = f.server, .token = f.token, .pool = f.pool,
+                         .health = *limits};
+  ApplyAgentFlags(f.health, &ao);
+  agent::Agent a(std::move(ao), *backend, executor);
   Status st = a.Start();
   if (!st.ok()) return Fail(st);
   Log("agent " + name + " joined " + f.server + " with " + f.gpus + " (" + backend->name() + " GPUs)");
@@ -326,6 +377,7 @@ int main(int argc, char** argv) {
                      "COUNTxTYPE[:topo=nvswitch|pairs|cubemesh|pcie]");
   up_cmd->add_option("--http-threads", up.http_threads, "threads serving HTTP")->check(CLI::Range(1, 64));
   up_cmd->add_option("--pool", up.pool, "pool (partition) of the local node");
+  AddHealthFlags(up_cmd, up.health);
   std::string up_config;
   up_cmd->add_option("--config", up_config, "YAML configuration: listen, data, scheduling, projects, users, pools");
   up_cmd->callback([&] {
@@ -352,6 +404,7 @@ int main(int argc, char** argv) {
   agent_cmd->add_option("--gpus", agent_flags.gpus, "auto, nvml, or simulated GPUs: COUNTxTYPE[:topo=...]");
   agent_cmd->add_option("--data", agent_flags.data, "agent state directory");
   agent_cmd->add_option("--pool", agent_flags.pool, "pool (partition) this node serves");
+  AddHealthFlags(agent_cmd, agent_flags.health);
   agent_cmd->callback([&] { exit_code = RunAgent(agent_flags); });
 
   sim::SimFlags sim_flags;

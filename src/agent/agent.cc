@@ -1,9 +1,12 @@
 #include "agent/agent.h"
 
+#include <pwd.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -35,6 +38,20 @@ int64_t FileSize(const std::string& path) {
   return ec ? 0 : static_cast<int64_t>(n);
 }
 
+// The home directory and ids of a Unix user, or nothing when the host has no such user.
+struct UserInfo {
+  std::string home;
+  uid_t uid = 0;
+  gid_t gid = 0;
+};
+std::optional<UserInfo> LookupUser(const std::string& user) {
+  struct passwd pw {};
+  struct passwd* found = nullptr;
+  std::vector<char> buffer(1 << 16);
+  if (getpwnam_r(user.c_str(), &pw, buffer.data(), buffer.size(), &found) != 0 || found == nullptr) return std::nullopt;
+  return UserInfo{.home = pw.pw_dir != nullptr ? pw.pw_dir : "/", .uid = pw.pw_uid, .gid = pw.pw_gid};
+}
+
 std::string ReadRange(const std::string& path, int64_t offset, size_t max) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return {};
@@ -58,12 +75,36 @@ std::string Agent::RunFile(JobId id, int attempt) const {
   return options_.data_dir + "/run/" + Key(id, attempt) + ".run";
 }
 
+std::string Agent::CgroupName(JobId id, int attempt) const {
+  return cgroup_prefix_ + "-" + Key(id, attempt);
+}
+
 Status Agent::Start() {
   std::error_code ec;
   fs::create_directories(options_.data_dir + "/run", ec);
   fs::create_directories(options_.data_dir + "/jobs", ec);
   if (ec) return Internal("agent: cannot create " + options_.data_dir + ": " + ec.message());
+  as_root_ = geteuid() == 0;
+  if (as_root_) {
+    // Jobs run as their users: they pass through to their own directories (0711: no listing).
+    chmod(options_.data_dir.c_str(), 0711);
+    chmod((options_.data_dir + "/jobs").c_str(), 0711);
+  }
+  char prefix[32];
+  std::snprintf(prefix, sizeof prefix, "baton-%08x",
+                static_cast<unsigned>(std::hash<std::string>{}(fs::absolute(options_.data_dir, ec).string())));
+  cgroup_prefix_ = prefix;
+  if (options_.cgroups) {
+    cgroups_ = CgroupManager::Detect(options_.cgroup_root);
+    std::cerr << "baton: agent " << options_.name << ": " << cgroups_.describe() << std::endl;
+    for (const std::string& w : cgroups_.warnings()) std::cerr << "baton: agent " << options_.name << ": " << w << std::endl;
+  } else {
+    std::cerr << "baton: agent " << options_.name << ": cgroups turned off (--no-cgroups): jobs run without memory, CPU or process limits" << std::endl;
+  }
   gpus_ = backend_.Discover();
+  std::vector<int> physical;
+  for (const Gpu& g : gpus_) physical.push_back(g.physical >= 0 ? g.physical : g.index);
+  health_ = HealthMonitor(std::move(physical), options_.health);
   numa_ = HostNuma::Read(options_.numa_root);
   auto poll = net::HttpClient::Create(options_.server, options_.token);
   if (!poll) return poll.error();
@@ -157,12 +198,14 @@ bool Agent::RegisterWithController() {
     e.lost = job.lost;
     req.jobs.push_back(e);
   }
+  req.health = health_.health();
   auto res = (*client)->Request("POST", "/v1/agent/register", codec::EncodeRegister(req));
   if (!res || res->status != 200) return false;
   auto reply = codec::DecodeRegisterReply(res->body);
   if (!reply) return false;
   // The registration told the controller everything; exits in it are acknowledged.
   pending_events_.clear();
+  health_dirty_ = false;
   for (auto& [key, job] : jobs_) {
     job.start_reported = true;
     job.exit_acked = job.exited;
@@ -246,14 +289,21 @@ void Agent::MainLoop() {
     bool samples_due = now - last_sample_ >= options_.sample_interval;
     bool logs_due = now - last_logs_ >= options_.log_interval;
     bool logs_waiting = false;
-    if (logs_due) ScanCheckpoints();
+    if (logs_due) {
+      ScanCheckpoints();
+      for (const XidEvent& x : backend_.PollXids()) health_dirty_ |= health_.ObserveXid(x.gpu, x.xid, now);
+      for (GpuNotice& n : health_.TakeNotices()) pending_notices_.push_back(std::move(n));
+    }
     if (logs_due) {
       for (auto& [key, job] : jobs_) {
         if (job.log_shipped < FileSize(JobDir(job.order.job) + "/output.log")) logs_waiting = true;
       }
     }
-    if (!need_register && (!pending_events_.empty() || samples_due || logs_waiting)) {
-      if (SendReport(samples_due)) {
+    std::vector<GpuSample> samples;
+    if (samples_due) health_dirty_ |= SampleGpus(&samples, now);
+    bool health_news = health_dirty_ || !pending_notices_.empty();
+    if (!need_register && (!pending_events_.empty() || samples_due || logs_waiting || health_news)) {
+      if (SendReport(std::move(samples))) {
         if (samples_due) last_sample_ = now;
         if (logs_due) last_logs_ = now;
       } else {
@@ -275,6 +325,13 @@ void Agent::MainLoop() {
 }
 
 void Agent::HandleOrder(const Order& order) {
+  if (order.kind == Order::Kind::kInject) {
+    Status st = backend_.Inject(order.inject);
+    if (!st.ok()) std::cerr << "baton: agent " << options_.name << ": cannot inject a fault: " << st.message() << std::endl;
+    last_sample_ = TimePoint{};  // look at the GPUs now
+    last_logs_ = TimePoint{};
+    return;
+  }
   if (order.kind == Order::Kind::kLaunch) {
     if (jobs_.count(Key(order.launch.job, order.launch.attempt)) == 0) Launch(order.launch);
     return;
@@ -369,26 +426,70 @@ void Agent::Launch(const LaunchOrder& order) {
     }
   }
 
+  if (as_root_) {
+    // The job runs as its user, who must exist here and own the job's directory.
+    if (order.user == "root" && !options_.allow_root_jobs) {
+      return FailLaunch(std::move(job), 126,
+                        "jobs do not run as root on node " + options_.name + " (its agent allows it with --allow-root-jobs)");
+    }
+    auto user = LookupUser(order.user);
+    if (!user) return FailLaunch(std::move(job), 126, "no such user '" + order.user + "' on node " + options_.name);
+    spec.run_as = order.user;
+    for (const std::string& path : {dir, dir + "/checkpoints"}) {
+      if (chown(path.c_str(), user->uid, user->gid) != 0) {
+        std::cerr << "baton: agent " << options_.name << ": cannot give " << path << " to " << order.user << ": "
+                  << std::strerror(errno) << std::endl;
+      }
+    }
+    bool home_given = false;
+    for (const auto& [k, v] : order.env) home_given |= k == "HOME";
+    if (!home_given) {
+      for (std::string& e : spec.env) {
+        if (e.rfind("HOME=", 0) == 0) e = "HOME=" + user->home;
+      }
+    }
+  }
+  if (cgroups_.usable()) {
+    CgroupLimits limits{.memory_bytes = order.memory_bytes, .cpu_millis = int64_t{order.cpus} * 1000,
+                        .cpus = spec.cpus, .mems = spec.memory_node >= 0 ? std::to_string(spec.memory_node) : "",
+                        .pids = options_.job_pids_max};
+    auto group = cgroups_.Create(CgroupName(order.job, order.attempt), limits);
+    if (group) {
+      spec.cgroup = *group;
+    } else {
+      std::cerr << "baton: agent " << options_.name << ": job " << order.job.ToString()
+                << " runs without its cgroup: " << group.error().message() << std::endl;
+    }
+  }
+
   JobEvent started{.job = order.job, .attempt = order.attempt, .kind = JobEvent::Kind::kStarted,
                    .at = job.started_at};
   auto proc = executor_.Start(spec);
   if (!proc) {
-    job.exited = true;
-    job.status.exit_code = 127;
-    pending_events_.push_back(started);
-    JobEvent exited = started;
-    exited.kind = JobEvent::Kind::kExited;
-    exited.exit_code = 127;
-    exited.message = proc.error().message();
-    pending_events_.push_back(exited);
-    jobs_[Key(order.job, order.attempt)] = std::move(job);
-    return;
+    if (!spec.cgroup.empty()) (void)cgroups_.Remove(spec.cgroup);
+    return FailLaunch(std::move(job), 127, proc.error().message());
   }
   job.process = *proc;
   WriteRunFile(job);
   pending_events_.push_back(started);
   job.start_reported = true;
   jobs_[Key(order.job, order.attempt)] = std::move(job);
+}
+
+void Agent::FailLaunch(RunningJob job, int code, const std::string& message) {
+  job.exited = true;
+  job.status.exit_code = code;
+  JobEvent started{.job = job.order.job, .attempt = job.order.attempt, .kind = JobEvent::Kind::kStarted,
+                   .at = job.started_at};
+  pending_events_.push_back(started);
+  JobEvent exited = started;
+  exited.kind = JobEvent::Kind::kExited;
+  exited.exit_code = code;
+  exited.message = message;
+  pending_events_.push_back(exited);
+  // Said in the job's log too, where its user looks first.
+  std::ofstream(JobDir(job.order.job) + "/output.log", std::ios::app) << "baton: " << message << "\n";
+  jobs_[Key(job.order.job, job.order.attempt)] = std::move(job);
 }
 
 void Agent::SignalJob(RunningJob& job, int sig) {
@@ -494,11 +595,36 @@ void Agent::CollectExits(TimePoint now) {
     JobEvent e{.job = job.order.job, .attempt = job.order.attempt, .kind = JobEvent::Kind::kExited,
                .at = Now(), .exit_code = job.status.exit_code, .signal = job.status.signal,
                .timed_out = job.timed_out, .lost = job.lost};
+    if (cgroups_.usable()) {
+      std::string group = cgroups_.GroupPath(CgroupName(job.order.job, job.order.attempt));
+      if (cgroups_.OomKills(group) > 0) {
+        e.message = job.order.memory_bytes > 0
+                        ? "killed by the out-of-memory killer at its memory limit of " + FormatSize(job.order.memory_bytes)
+                        : "killed by the out-of-memory killer";
+        std::ofstream(JobDir(job.order.job) + "/output.log", std::ios::app) << "baton: " << e.message << "\n";
+      }
+      Status st = cgroups_.Remove(group);  // and whatever the job left running in it
+      if (!st.ok()) std::cerr << "baton: agent " << options_.name << ": " << st.message() << std::endl;
+    }
     pending_events_.push_back(e);
   }
 }
 
-bool Agent::SendReport(bool with_samples) {
+bool Agent::SampleGpus(std::vector<GpuSample>* samples, TimePoint now) {
+  std::vector<bool> busy(gpus_.size(), false);
+  for (auto& [key, job] : jobs_) {
+    if (job.exited) continue;
+    for (int g : job.order.gpus) {
+      if (g >= 0 && static_cast<size_t>(g) < busy.size()) busy[g] = true;
+    }
+  }
+  *samples = backend_.Sample(busy);
+  bool changed = health_.ObserveSamples(*samples, now);
+  changed |= health_.Recheck([this](int device) { return backend_.CheckGpu(device); }, now);
+  return changed;
+}
+
+bool Agent::SendReport(std::vector<GpuSample> samples) {
   ReportRequest rep;
   rep.node = options_.name;
   {
@@ -521,16 +647,10 @@ bool Agent::SendReport(bool with_samples) {
     shipped[key] = data.size();
     rep.logs.push_back(LogChunk{.job = job.order.job, .offset = job.log_shipped, .data = std::move(data)});
   }
-  if (with_samples) {
-    std::vector<bool> busy(gpus_.size(), false);
-    for (auto& [key, job] : jobs_) {
-      if (job.exited) continue;
-      for (int g : job.order.gpus) {
-        if (g >= 0 && static_cast<size_t>(g) < busy.size()) busy[g] = true;
-      }
-    }
-    rep.gpus = backend_.Sample(busy);
-  }
+  rep.gpus = std::move(samples);
+  bool with_health = health_dirty_;
+  if (with_health) rep.health = health_.health();
+  rep.notices = pending_notices_;
   auto res = report_client_->Request("POST", "/v1/agent/report", codec::EncodeReport(rep));
   if (!res) return false;
   if (res->status == 409) {
@@ -540,6 +660,9 @@ bool Agent::SendReport(bool with_samples) {
   }
   if (res->status != 200) return false;
   pending_events_.erase(pending_events_.begin(), pending_events_.begin() + static_cast<std::ptrdiff_t>(rep.events.size()));
+  pending_notices_.erase(pending_notices_.begin(),
+                         pending_notices_.begin() + static_cast<std::ptrdiff_t>(rep.notices.size()));
+  if (with_health && rep.health == health_.health()) health_dirty_ = false;
   for (auto& [key, n] : shipped) jobs_[key].log_shipped += static_cast<int64_t>(n);
   for (const std::string& key : exits_in_report) {
     if (auto it = jobs_.find(key); it != jobs_.end()) it->second.exit_acked = true;

@@ -20,8 +20,10 @@
 #include <thread>
 #include <vector>
 
+#include "agent/cgroup.h"
 #include "agent/executor.h"
 #include "agent/gpu_backend.h"
+#include "agent/health.h"
 #include "agent/numa.h"
 #include "core/protocol.h"
 #include "net/http_client.h"
@@ -36,7 +38,13 @@ struct AgentOptions {
   std::string pool = "default";     // the pool (partition) this node serves
   std::string numa_root = "/sys/devices/system/node";  // where the host's NUMA nodes are listed
   Duration sample_interval = std::chrono::seconds(2);
-  Duration log_interval = std::chrono::milliseconds(250);
+  Duration log_interval = std::chrono::milliseconds(250);  // also how often XIDs are looked for
+  HealthLimits health;
+  // Isolation (when the agent runs as root, jobs run as their users, PRODUCT §1 Execution).
+  bool allow_root_jobs = false;     // a job whose user is root may run as root
+  bool cgroups = true;              // a cgroup v2 group per job, where the host allows it
+  std::string cgroup_root;          // "" = this process's group + "/baton-jobs"
+  int64_t job_pids_max = 16384;     // pids.max of each job; 0 = unlimited
 };
 
 class Agent {
@@ -83,12 +91,19 @@ class Agent {
   // Reports checkpoints jobs announced in their metrics file since the last look.
   void ScanCheckpoints();
   void CollectExits(TimePoint now);
-  bool SendReport(bool with_samples);
+  // Samples the GPUs and judges their health; true when some GPU's health changed.
+  bool SampleGpus(std::vector<GpuSample>* samples, TimePoint now);
+  bool SendReport(std::vector<GpuSample> samples);
   void Recover();
   std::string JobDir(JobId id) const;
   std::string RunFile(JobId id, int attempt) const;
   std::string Key(JobId id, int attempt) const;
   void WriteRunFile(const RunningJob& job);
+  // The job's cgroup name: unique to this agent's data directory, so that agents sharing a host
+  // (tests, `baton up` beside `baton agent`) never touch each other's groups.
+  std::string CgroupName(JobId id, int attempt) const;
+  // Records a launch that failed before the job ran: started, then exited with `code`.
+  void FailLaunch(RunningJob job, int code, const std::string& message);
   // Forgets jobs whose end the controller has and whose log it has whole.
   void DropAcknowledged();
 
@@ -98,6 +113,12 @@ class Agent {
   std::vector<Gpu> gpus_;
   HostNuma numa_;
   std::set<int> numa_warned_;       // GPU NUMA nodes this host lacks, told once
+  CgroupManager cgroups_;           // main loop only (after Start)
+  bool as_root_ = false;            // jobs run as their users
+  std::string cgroup_prefix_;
+  HealthMonitor health_;            // main loop only
+  bool health_dirty_ = false;       // main loop: health changed since the controller last heard
+  std::vector<GpuNotice> pending_notices_;  // main loop: not yet acknowledged
 
   std::mutex mu_;                   // guards orders_, session_, need_register_
   std::condition_variable cv_;

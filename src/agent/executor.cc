@@ -1,6 +1,8 @@
 #include "agent/executor.h"
 
 #include <fcntl.h>
+#include <grp.h>
+#include <pwd.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/stat.h>
@@ -34,6 +36,29 @@ std::string Lookup(const std::string& program, const std::vector<std::string>& e
 
 }  // namespace
 
+Result<std::string> ShimIdentity(const std::string& user) {
+  struct passwd pw {};
+  struct passwd* found = nullptr;
+  std::vector<char> buffer(1 << 16);
+  int err = getpwnam_r(user.c_str(), &pw, buffer.data(), buffer.size(), &found);
+  if (found == nullptr) {
+    if (err == 0 || err == ENOENT || err == ESRCH) return Err(NotFound("no such user '" + user + "' on this node"));
+    return Err(Unavailable("cannot look up user '" + user + "' on this node: " + std::strerror(err)));
+  }
+  if (pw.pw_uid == 0 && user != "root") {
+    return Err(PermissionDenied("user '" + user + "' has uid 0; a job runs as uid 0 only when its user is root"));
+  }
+  std::vector<gid_t> groups(64);
+  int count = static_cast<int>(groups.size());
+  if (getgrouplist(user.c_str(), pw.pw_gid, groups.data(), &count) < 0) {
+    groups.resize(static_cast<size_t>(count));  // count now says how many there are
+    if (getgrouplist(user.c_str(), pw.pw_gid, groups.data(), &count) < 0) count = 0;
+  }
+  std::string text = std::to_string(pw.pw_uid) + ":" + std::to_string(pw.pw_gid) + ":";
+  for (int i = 0; i < count; ++i) text += (i > 0 ? "," : "") + std::to_string(groups[i]);
+  return text;
+}
+
 ProcessExecutor::ProcessExecutor(std::string shim_path) : shim_path_(std::move(shim_path)) {}
 
 std::string ProcessExecutor::DefaultShimPath() {
@@ -52,6 +77,8 @@ Status ProcessExecutor::Check() const {
 Result<Started> ProcessExecutor::Start(const ProcessSpec& spec) {
   if (spec.argv.empty()) return Err(InvalidArgument("empty command"));
   std::string program = Lookup(spec.argv[0], spec.env);
+  std::string identity = "-";
+  if (!spec.run_as.empty()) { ASSIGN_OR_RETURN(identity, ShimIdentity(spec.run_as)); }
   // The job's argv follows the program's path: its argv[0] stays as typed.
   std::vector<std::string> args = {shim_path_,
                                    spec.log_path,
@@ -60,6 +87,8 @@ Result<Started> ProcessExecutor::Start(const ProcessSpec& spec) {
                                    spec.workdir,
                                    spec.cpus.empty() ? "-" : spec.cpus,
                                    spec.memory_node < 0 ? "-" : std::to_string(spec.memory_node),
+                                   spec.cgroup.empty() ? "-" : spec.cgroup,
+                                   identity,
                                    program};
   args.insert(args.end(), spec.argv.begin(), spec.argv.end());
   std::vector<char*> argv, envp;

@@ -1,8 +1,8 @@
 // Runs job processes. Each job is started through a small program, baton-shim (shim/), which
 // leaves the agent's session, starts the job in its own process group with stdout and stderr
-// appended to the job's log, writes the job's pid to a file, waits for it, and writes how it
-// ended to a status file. The shim outlives the agent, so a restarted agent finds every job's
-// fate in its status file: running jobs survive agent restarts and are re-adopted (see Agent).
+// appended to the job's log (in its cgroup and as its Unix user, when given), writes the job's
+// pid to a file, waits for it, and writes how it ended to a status file. The shim outlives the
+// agent, so a restarted agent finds every job's fate in its status file: running jobs survive agent restarts and are re-adopted (see Agent).
 #pragma once
 
 #include <sys/types.h>
@@ -24,6 +24,10 @@ struct ProcessSpec {
   std::string pid_path;           // written by the shim once the job runs: its pid
   std::string cpus;               // cpulist the job is bound to ("0-15,32-47"); "" = unbound
   int memory_node = -1;           // NUMA node whose memory the job prefers; -1 = none
+  std::string cgroup;             // the cgroup v2 group the job joins (CgroupManager); "" = none
+  std::string run_as;             // Unix user the job runs as (the shim must be root); "" = the
+                                  // agent's user. Uid 0 only when this is literally "root";
+                                  // an unknown user fails Start.
 };
 
 struct Started {
@@ -65,6 +69,11 @@ class ProcessExecutor : public Executor {
  private:
   std::string shim_path_;
 };
+
+// The shim's USER argument for a Unix user: "UID:GID:G1,G2,...". Looked up here, in the agent,
+// because the shim is linked statically and cannot use NSS. Errors: no such user; a name other
+// than "root" for uid 0.
+Result<std::string> ShimIdentity(const std::string& user);
 
 // Reads the job's pid from the file the shim writes: 0 when not there (yet).
 pid_t ReadJobPid(const std::string& path);

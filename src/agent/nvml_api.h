@@ -98,6 +98,11 @@ nvmlReturn_t nvmlEventSetCreate(nvmlEventSet_t* set);
 nvmlReturn_t nvmlDeviceRegisterEvents(nvmlDevice_t device, unsigned long long event_types, nvmlEventSet_t set);
 nvmlReturn_t nvmlEventSetWait_v2(nvmlEventSet_t set, nvmlEventData_t* data, unsigned int timeout_ms);
 nvmlReturn_t nvmlEventSetFree(nvmlEventSet_t set);
+// Memory faults waiting for a GPU reset: pages to retire (before Ampere), rows to remap (since).
+// is_pending is an nvmlEnableState_t: 0 disabled, 1 enabled.
+nvmlReturn_t nvmlDeviceGetRetiredPagesPendingStatus(nvmlDevice_t device, int* is_pending);
+nvmlReturn_t nvmlDeviceGetRemappedRows(nvmlDevice_t device, unsigned int* corr_rows, unsigned int* unc_rows,
+                                       unsigned int* is_pending, unsigned int* failure_occurred);
 
 #ifdef __cplusplus
 }  // extern "C"

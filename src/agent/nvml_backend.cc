@@ -42,6 +42,8 @@ struct NvmlGpuBackend::Api {
   decltype(&nvmlDeviceRegisterEvents) register_events = nullptr;
   decltype(&nvmlEventSetWait_v2) event_wait = nullptr;
   decltype(&nvmlEventSetFree) event_set_free = nullptr;
+  decltype(&nvmlDeviceGetRetiredPagesPendingStatus) retired_pending = nullptr;
+  decltype(&nvmlDeviceGetRemappedRows) remapped_rows = nullptr;
 
   std::string Error(nvmlReturn_t r) const {
     const char* s = error_string != nullptr ? error_string(r) : nullptr;
@@ -158,6 +160,8 @@ Result<std::unique_ptr<NvmlGpuBackend>> NvmlGpuBackend::Open(NvmlOptions options
   Resolve(lib, "nvmlDeviceRegisterEvents", a.register_events);
   Resolve(lib, "nvmlEventSetWait_v2", a.event_wait);
   Resolve(lib, "nvmlEventSetFree", a.event_set_free);
+  Resolve(lib, "nvmlDeviceGetRetiredPagesPendingStatus", a.retired_pending);
+  Resolve(lib, "nvmlDeviceGetRemappedRows", a.remapped_rows);
   for (auto [fn, symbol] : {std::pair{reinterpret_cast<void*>(a.init), "nvmlInit_v2"},
                             {reinterpret_cast<void*>(a.shutdown), "nvmlShutdown"},
                             {reinterpret_cast<void*>(a.count), "nvmlDeviceGetCount_v2"},
@@ -359,6 +363,25 @@ std::vector<GpuSample> NvmlGpuBackend::Sample(const std::vector<bool>& /*busy: t
     out.push_back(s);
   }
   return out;
+}
+
+Status NvmlGpuBackend::CheckGpu(int index) {
+  if (index < 0 || static_cast<size_t>(index) >= devices_.size()) return NotFound("no GPU " + std::to_string(index));
+  const Api& a = *api_;
+  nvmlDevice_t h = Dev(devices_[index].gpu);
+  nvmlMemory_t mem{};
+  if (nvmlReturn_t r = a.memory(h, &mem); r != NVML_SUCCESS) return Unavailable("the GPU does not answer: " + a.Error(r));
+  // Functions a GPU or driver lacks (NOT_SUPPORTED, or absent from an older library) say nothing.
+  int pages_pending = 0;
+  if (a.retired_pending != nullptr && a.retired_pending(h, &pages_pending) == NVML_SUCCESS && pages_pending != 0) {
+    return Unavailable("retired memory pages wait for a GPU reset");
+  }
+  unsigned int corr = 0, unc = 0, rows_pending = 0, failed = 0;
+  if (a.remapped_rows != nullptr && a.remapped_rows(h, &corr, &unc, &rows_pending, &failed) == NVML_SUCCESS) {
+    if (failed != 0) return Unavailable("a memory row could not be remapped: the GPU needs service");
+    if (rows_pending != 0) return Unavailable("remapped memory rows wait for a GPU reset");
+  }
+  return Status::Ok();
 }
 
 std::vector<XidEvent> NvmlGpuBackend::PollXids() {

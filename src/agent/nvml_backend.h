@@ -14,13 +14,6 @@
 
 namespace baton::agent {
 
-// An XID that NVML reported for one of the agent's GPUs (its index as Discover numbered it;
-// for a MIG GPU, the first of its instances).
-struct XidEvent {
-  int gpu = 0;
-  int xid = 0;
-};
-
 struct NvmlOptions {
   // The library to load: NVML's soname by default; $BATON_NVML_LIBRARY overrides it (tests).
   std::string library;
@@ -40,8 +33,9 @@ class NvmlGpuBackend : public GpuBackend {
   std::vector<Gpu> Discover() override;
   std::string topology() const override { return topology_; }
   std::vector<GpuSample> Sample(const std::vector<bool>& busy) override;
-  // XIDs reported since the last call; never blocks.
-  std::vector<XidEvent> PollXids();
+  std::vector<XidEvent> PollXids() override;
+  // The GPU answers NVML and has no retired pages or remapped rows waiting for a reset.
+  Status CheckGpu(int index) override;
   // The driver's version, "" if NVML does not say.
   const std::string& driver() const { return driver_; }
 

@@ -2,6 +2,8 @@
 
 #include <cstdio>
 
+#include "agent/xid_catalog.h"
+
 namespace baton::agent {
 namespace {
 
@@ -24,7 +26,9 @@ uint64_t Next(uint64_t& state) {  // xorshift64*
 }  // namespace
 
 SimulatedGpuBackend::SimulatedGpuBackend(GpuSpec spec, std::string node_name)
-    : spec_(std::move(spec)), node_name_(std::move(node_name)), rng_(Fnv1a(node_name_) | 1) {}
+    : spec_(std::move(spec)), node_name_(std::move(node_name)), rng_(Fnv1a(node_name_) | 1) {
+  now_ = [] { return std::chrono::time_point_cast<Duration>(std::chrono::system_clock::now()); };
+}
 
 std::vector<Gpu> SimulatedGpuBackend::Discover() {
   std::vector<Gpu> gpus = SimulatedGpus(spec_, node_name_);
@@ -44,9 +48,64 @@ std::vector<GpuSample> SimulatedGpuBackend::Sample(const std::vector<bool>& busy
     s.memory_used_bytes = b ? spec_.memory_bytes / 10 * 7 : int64_t{512} << 20;
     s.temperature_c = b ? 66 + jitter : 34 + jitter / 2;
     s.power_w = b ? 560 + jitter * 10 : 70 + jitter;
+    const Faults& f = FaultsOf(i);
+    if (f.temperature_c != 0) s.temperature_c = f.temperature_c;
+    s.ecc_uncorrected = f.ecc_uncorrected;
+    if (f.lost) s = GpuSample{.index = i, .lost = true};  // a lost GPU reads as nothing
     out.push_back(s);
   }
   return out;
+}
+
+SimulatedGpuBackend::Faults& SimulatedGpuBackend::FaultsOf(int index) {
+  int devices = devices_ > 0 ? devices_ : spec_.count;
+  if (faults_.size() < static_cast<size_t>(devices)) faults_.resize(static_cast<size_t>(devices));
+  Faults& f = faults_.at(static_cast<size_t>(index));
+  if (f.until != TimePoint{} && now_() >= f.until) f = Faults{};
+  return f;
+}
+
+std::vector<XidEvent> SimulatedGpuBackend::PollXids() {
+  std::vector<XidEvent> out;
+  out.swap(xids_);
+  return out;
+}
+
+Status SimulatedGpuBackend::CheckGpu(int index) {
+  int devices = devices_ > 0 ? devices_ : spec_.count;
+  if (index < 0 || index >= devices) return NotFound("no GPU " + std::to_string(index));
+  const Faults& f = FaultsOf(index);
+  if (f.lost) return Unavailable("the GPU does not answer");
+  if (f.broken_by_xid != 0) return Unavailable("xid " + std::to_string(f.broken_by_xid) + " needs a GPU reset");
+  if (f.ecc_uncorrected != 0) return Unavailable("uncorrectable ECC errors wait for a GPU reset");
+  return Status::Ok();
+}
+
+Status SimulatedGpuBackend::Inject(const FaultInjection& fault) {
+  int devices = devices_ > 0 ? devices_ : spec_.count;
+  if (fault.gpu < 0 || fault.gpu >= devices) {
+    return InvalidArgument("gpu: this node has GPUs 0-" + std::to_string(devices - 1));
+  }
+  Faults& f = FaultsOf(fault.gpu);
+  if (fault.duration.count() > 0) f.until = now_() + fault.duration;
+  if (fault.fault == "clear") {
+    f = Faults{};
+  } else if (fault.fault == "xid") {
+    xids_.push_back(XidEvent{.gpu = fault.gpu, .xid = static_cast<int>(fault.value)});
+    if (ClassifyXid(static_cast<int>(fault.value)).action != XidAction::kApplication) {
+      f.broken_by_xid = static_cast<int>(fault.value);
+    }
+    if (fault.value == 79) f.lost = true;  // fallen off the bus: it answers nothing until reset
+  } else if (fault.fault == "temperature") {
+    f.temperature_c = static_cast<int>(fault.value);
+  } else if (fault.fault == "ecc") {
+    f.ecc_uncorrected += fault.value;
+  } else if (fault.fault == "lost") {
+    f.lost = true;
+  } else {
+    return InvalidArgument("fault: must be xid, temperature, ecc, lost or clear");
+  }
+  return Status::Ok();
 }
 
 }  // namespace baton::agent

@@ -2,10 +2,17 @@
 // topology, and gauges that move with load (utilisation, memory, temperature, power), so that
 // every feature runs and is tested on machines without NVIDIA hardware. Deterministic: the
 // gauges follow from the busy pattern and a seeded generator.
+//
+// Faults can be injected (the controller forwards POST /v1/nodes/NAME/inject): an XID (which
+// leaves a GPU failing its health check when the catalog says it needs a reset or service; XID
+// 79 also makes it stop answering), a temperature, uncorrectable ECC errors, a GPU lost from the
+// bus, and `clear`, which stands for a GPU reset. A fault given a duration clears by itself.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
+#include <vector>
 
 #include "agent/gpu_backend.h"
 
@@ -20,8 +27,26 @@ class SimulatedGpuBackend : public GpuBackend {
   std::vector<Gpu> Discover() override;
   std::string topology() const override { return spec_.topology; }
   std::vector<GpuSample> Sample(const std::vector<bool>& busy) override;
+  std::vector<XidEvent> PollXids() override;
+  Status CheckGpu(int index) override;
+  Status Inject(const FaultInjection& fault) override;
+
+  // The clock faults' durations are measured on (tests set their own).
+  void SetClock(std::function<TimePoint()> now) { now_ = std::move(now); }
 
  private:
+  struct Faults {
+    bool lost = false;
+    int temperature_c = 0;          // 0 = none
+    int64_t ecc_uncorrected = 0;
+    int broken_by_xid = 0;          // an XID that needs a reset; 0 = none
+    TimePoint until{};              // all of them clear then; {} = when told
+  };
+  Faults& FaultsOf(int index);      // expires them first
+
+  std::function<TimePoint()> now_;
+  std::vector<Faults> faults_;
+  std::vector<XidEvent> xids_;
   GpuSpec spec_;
   std::string node_name_;
   uint64_t rng_;

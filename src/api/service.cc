@@ -225,6 +225,25 @@ void Service::Handle(Request req, Respond respond) {
     Run(std::move(d), std::move(respond), [](control::Reply& r) { return Json(200, codec::EncodeNodeList(r.nodes)); });
     return;
   }
+  if (seg.size() == 4 && seg[1] == "nodes" && seg[3] == "inject") {
+    if (!post) return method_not_allowed();
+    if (!IsValidNodeName(seg[2])) return respond(Error(InvalidArgument("node: not a valid node name")));
+    auto body = codec::DecodeInjectBody(req.body);
+    if (!body) return respond(Error(body.error()));
+    Run(control::InjectFault{CallerOf(*who), seg[2], body->fault}, std::move(respond),
+        [](control::Reply& r) { return Json(202, codec::EncodeNodeList(r.nodes)); });
+    return;
+  }
+  if (seg.size() == 2 && seg[1] == "events") {
+    if (!get) return method_not_allowed();
+    auto after = QueryInt(req, "after", 0, INT64_MAX, 0);
+    auto limit = QueryInt(req, "limit", 1, 10000, 1000);
+    if (!after) return respond(Error(after.error()));
+    if (!limit) return respond(Error(limit.error()));
+    Run(control::GetEvents{.after = *after, .limit = static_cast<int>(*limit)}, std::move(respond),
+        [](control::Reply& r) { return Json(200, codec::EncodeEvents(r.events)); });
+    return;
+  }
   if (seg.size() == 2 && seg[1] == "queue") {
     if (!get) return method_not_allowed();
     control::GetQueue q;

@@ -10,17 +10,6 @@ namespace {
 
 using namespace internal;
 
-Result<Duration> GetDuration(const json::value& v, std::string_view field) {
-  if (v.is_string()) {
-    return ParseDuration(std::string_view(v.get_string().data(), v.get_string().size()), field);
-  }
-  if (v.is_number()) {
-    ASSIGN_OR_RETURN(double secs, GetNumber(v, field));
-    return DurationFromSeconds(secs, field);
-  }
-  return Err(FieldError(field, "must be seconds (a number) or a string such as 90s, 30m, 2h"));
-}
-
 Result<int64_t> GetSize(const json::value& v, std::string_view field) {
   if (v.is_string()) {
     return ParseSize(std::string_view(v.get_string().data(), v.get_string().size()), field);

@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/event.h"
 #include "core/job.h"
 #include "core/policy.h"
 #include "core/protocol.h"
@@ -84,6 +85,14 @@ Result<RegisterReply> DecodeRegisterReply(std::string_view json);
 std::string EncodeOrders(const std::vector<Order>& orders);
 Result<std::vector<Order>> DecodeOrders(std::string_view json);
 std::string EncodeReport(const ReportRequest& r);
+
+// GET /v1/events: {"events": [...]}.
+std::string EncodeEvents(const std::vector<ClusterEvent>& events);
+// POST /v1/nodes/{name}/inject: {"gpu": 3, "fault": "xid", "xid": 79, "duration": "30s"}.
+struct InjectBody {
+  FaultInjection fault;
+};
+Result<InjectBody> DecodeInjectBody(std::string_view text);
 Result<ReportRequest> DecodeReport(std::string_view json);
 
 // `baton server --config FILE` and `baton up --config FILE` (YAML): where to serve, and the

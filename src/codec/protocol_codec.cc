@@ -172,6 +172,49 @@ Result<GpuSample> SampleFrom(const json::value& v) {
   return s;
 }
 
+json::object HealthObject(const GpuHealth& h) {
+  json::object o;
+  o["index"] = h.index;
+  o["state"] = h.state;
+  o["reason"] = h.reason;
+  o["since"] = TimeValue(h.since);
+  return o;
+}
+
+Result<GpuHealth> HealthFrom(const json::value& v) {
+  ASSIGN_OR_RETURN(const json::object* o, GetObject(v, "health[]"));
+  GpuHealth h;
+  RETURN_IF_ERROR(Read(*o, "index", &h.index, Int(0, 1023)));
+  RETURN_IF_ERROR(Read(*o, "state", &h.state, Str(16)));
+  if (h.state != "ok" && h.state != "reset" && h.state != "drain") {
+    return Err(InvalidArgument("health[].state: must be ok, reset or drain"));
+  }
+  RETURN_IF_ERROR(Read(*o, "reason", &h.reason, Str(512)));
+  if (const json::value* t = Find(*o, "since"); t != nullptr && !t->is_null()) {
+    ASSIGN_OR_RETURN(h.since, GetTime(*t, "health[].since"));
+  }
+  return h;
+}
+
+json::array HealthArray(const std::vector<GpuHealth>& health) {
+  json::array a;
+  for (const GpuHealth& h : health) a.emplace_back(HealthObject(h));
+  return a;
+}
+
+Result<std::vector<GpuHealth>> HealthListFrom(const json::object& o) {
+  std::vector<GpuHealth> out;
+  const json::value* v = Find(o, "health");
+  if (v == nullptr) return out;
+  ASSIGN_OR_RETURN(const json::array* a, GetArray(*v, "health"));
+  if (a->size() > 1024) return Err(InvalidArgument("health: more than 1024 GPUs"));
+  for (const auto& item : *a) {
+    ASSIGN_OR_RETURN(GpuHealth h, HealthFrom(item));
+    out.push_back(std::move(h));
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string EncodeRegister(const RegisterRequest& r) {
@@ -180,6 +223,7 @@ std::string EncodeRegister(const RegisterRequest& r) {
   json::array jobs;
   for (const auto& e : r.jobs) jobs.emplace_back(EventObject(e));
   o["jobs"] = std::move(jobs);
+  o["health"] = HealthArray(r.health);
   return json::serialize(o);
 }
 
@@ -197,6 +241,7 @@ Result<RegisterRequest> DecodeRegister(std::string_view text) {
       r.jobs.push_back(std::move(ev));
     }
   }
+  ASSIGN_OR_RETURN(r.health, HealthListFrom(*o));
   return r;
 }
 
@@ -237,11 +282,19 @@ std::string EncodeOrders(const std::vector<Order>& orders) {
       o["gpus"] = IntArray(l.gpus);
       o["milli_per_gpu"] = l.milli_per_gpu;
       o["gpu_memory_bytes"] = l.gpu_memory_bytes;
+      o["cpus"] = l.cpus;
+      o["memory_bytes"] = l.memory_bytes;
       o["time_limit_ms"] = l.time_limit.count();
       o["grace_period_ms"] = l.grace_period.count();
       o["nodelist"] = l.nodelist;
       o["node_rank"] = l.node_rank;
       o["num_nodes"] = l.num_nodes;
+    } else if (ord.kind == Order::Kind::kInject) {
+      o["kind"] = "inject";
+      o["gpu"] = ord.inject.gpu;
+      o["fault"] = ord.inject.fault;
+      o["value"] = ord.inject.value;
+      o["duration_ms"] = ord.inject.duration.count();
     } else {
       o["kind"] = "stop";
       o["job"] = ord.stop.job.value;
@@ -281,6 +334,8 @@ Result<std::vector<Order>> DecodeOrders(std::string_view text) {
       RETURN_IF_ERROR(Read(*o, "workdir", &l.workdir, Str(4096)));
       RETURN_IF_ERROR(Read(*o, "milli_per_gpu", &l.milli_per_gpu, Int(0, 1000)));
       RETURN_IF_ERROR(Read(*o, "gpu_memory_bytes", &l.gpu_memory_bytes, Int(0, INT64_MAX)));
+      RETURN_IF_ERROR(Read(*o, "cpus", &l.cpus, Int(0, 1'000'000)));
+      RETURN_IF_ERROR(Read(*o, "memory_bytes", &l.memory_bytes, Int(0, INT64_MAX)));
       RETURN_IF_ERROR(Read(*o, "time_limit_ms", &ms, Int(0, INT64_MAX)));
       l.time_limit = Duration(ms);
       RETURN_IF_ERROR(Read(*o, "grace_period_ms", &ms, Int(0, INT64_MAX)));
@@ -319,8 +374,17 @@ Result<std::vector<Order>> DecodeOrders(std::string_view text) {
       }
       RETURN_IF_ERROR(Read(*o, "grace_period_ms", &ms, Int(0, INT64_MAX)));
       s.grace_period = Duration(ms);
+    } else if (kind == "inject") {
+      ord.kind = Order::Kind::kInject;
+      FaultInjection& f = ord.inject;
+      RETURN_IF_ERROR(Read(*o, "gpu", &f.gpu, Int(0, 1023)));
+      RETURN_IF_ERROR(Read(*o, "fault", &f.fault, Str(16)));
+      if (!IsInjectableFault(f.fault)) return Err(InvalidArgument("order.fault: must be xid, temperature, ecc, lost or clear"));
+      RETURN_IF_ERROR(Read(*o, "value", &f.value, Int(0, 1'000'000)));
+      RETURN_IF_ERROR(Read(*o, "duration_ms", &ms, Int(0, INT64_MAX)));
+      f.duration = Duration(ms);
     } else {
-      return Err(InvalidArgument("order.kind: must be launch or stop"));
+      return Err(InvalidArgument("order.kind: must be launch, stop or inject"));
     }
     out.push_back(std::move(ord));
   }
@@ -346,6 +410,17 @@ std::string EncodeReport(const ReportRequest& r) {
   json::array gpus;
   for (const auto& s : r.gpus) gpus.emplace_back(SampleObject(s));
   o["gpus"] = std::move(gpus);
+  if (!r.health.empty()) o["health"] = HealthArray(r.health);
+  json::array notices;
+  for (const GpuNotice& n : r.notices) {
+    json::object no;
+    no["gpu"] = n.gpu;
+    no["xid"] = n.xid;
+    no["message"] = n.message;
+    no["at"] = TimeValue(n.at);
+    notices.emplace_back(std::move(no));
+  }
+  if (!notices.empty()) o["notices"] = std::move(notices);
   return json::serialize(o);
 }
 
@@ -382,6 +457,21 @@ Result<ReportRequest> DecodeReport(std::string_view text) {
       r.gpus.push_back(gs);
     }
   }
+  ASSIGN_OR_RETURN(r.health, HealthListFrom(*o));
+  if (const json::value* nv = Find(*o, "notices")) {
+    ASSIGN_OR_RETURN(const json::array* a, GetArray(*nv, "notices"));
+    for (const auto& item : *a) {
+      ASSIGN_OR_RETURN(const json::object* no, GetObject(item, "notices[]"));
+      GpuNotice n;
+      RETURN_IF_ERROR(Read(*no, "gpu", &n.gpu, Int(0, 1023)));
+      RETURN_IF_ERROR(Read(*no, "xid", &n.xid, Int(0, 1'000'000)));
+      RETURN_IF_ERROR(Read(*no, "message", &n.message, Str(512)));
+      if (const json::value* t = Find(*no, "at"); t != nullptr && !t->is_null()) {
+        ASSIGN_OR_RETURN(n.at, GetTime(*t, "notices[].at"));
+      }
+      r.notices.push_back(std::move(n));
+    }
+  }
   return r;
 }
 
@@ -397,6 +487,9 @@ std::string EncodeNodeList(const std::vector<NodeStatus>& nodes) {
       json::object& g = gpus[i].as_object();
       bool drained = i < n.gpu_drain_reasons.size() && !n.gpu_drain_reasons[i].empty();
       g["drain_reason"] = drained ? json::value(n.gpu_drain_reasons[i]) : json::value(nullptr);
+      const GpuHealth* h = i < n.health.size() ? &n.health[i] : nullptr;
+      g["health"] = h != nullptr ? h->state : "ok";
+      g["health_reason"] = h != nullptr && !h->reason.empty() ? json::value(h->reason) : json::value(nullptr);
       if (i < n.samples.size()) {
         g["utilization_pct"] = n.samples[i].utilization_pct;
         g["memory_used_bytes"] = n.samples[i].memory_used_bytes;
@@ -486,11 +579,71 @@ Result<std::vector<NodeStatus>> DecodeNodeList(std::string_view text) {
           }
         }
         n.gpu_drain_reasons.push_back(std::move(why));
+        GpuHealth h{.index = static_cast<int>(n.health.size())};
+        if (g.is_object()) {
+          if (const json::value* st = Find(g.get_object(), "health"); st != nullptr && st->is_string()) {
+            h.state = std::string(st->get_string().subview(0, 16));
+          }
+          if (const json::value* r = Find(g.get_object(), "health_reason"); r != nullptr && r->is_string()) {
+            h.reason = std::string(r->get_string().subview(0, 512));
+          }
+        }
+        n.health.push_back(std::move(h));
       }
     }
     out.push_back(std::move(n));
   }
   return out;
+}
+
+}  // namespace baton::codec
+
+namespace baton::codec {
+
+std::string EncodeEvents(const std::vector<ClusterEvent>& events) {
+  json::array a;
+  for (const ClusterEvent& e : events) {
+    json::object o;
+    o["seq"] = e.seq;
+    o["at"] = TimeValue(e.at);
+    o["kind"] = e.kind;
+    o["severity"] = e.severity;
+    o["node"] = e.node;
+    o["gpu"] = e.gpu >= 0 ? json::value(e.gpu) : json::value(nullptr);
+    o["job"] = e.job > 0 ? json::value(e.job) : json::value(nullptr);
+    o["message"] = e.message;
+    a.emplace_back(std::move(o));
+  }
+  json::object root;
+  root["events"] = std::move(a);
+  return json::serialize(root);
+}
+
+Result<InjectBody> DecodeInjectBody(std::string_view text) {
+  ASSIGN_OR_RETURN(json::value v, Parse(text));
+  ASSIGN_OR_RETURN(const json::object* o, GetObject(v, "body"));
+  for (const auto& kv : *o) {
+    std::string_view k = kv.key();
+    if (k != "gpu" && k != "fault" && k != "xid" && k != "value" && k != "duration") {
+      return Err(InvalidArgument("body: unknown field \"" + std::string(k.substr(0, 64)) +
+                                 "\" (use gpu, fault, xid, value, duration)"));
+    }
+  }
+  InjectBody body;
+  FaultInjection& f = body.fault;
+  if (Find(*o, "gpu") == nullptr) return Err(InvalidArgument("gpu: missing"));
+  RETURN_IF_ERROR(Read(*o, "gpu", &f.gpu, Int(0, 1023)));
+  if (Find(*o, "fault") == nullptr) return Err(InvalidArgument("fault: missing (xid, temperature, ecc, lost or clear)"));
+  RETURN_IF_ERROR(Read(*o, "fault", &f.fault, Str(16)));
+  if (!IsInjectableFault(f.fault)) return Err(InvalidArgument("fault: must be xid, temperature, ecc, lost or clear"));
+  RETURN_IF_ERROR(Read(*o, "value", &f.value, Int(0, 1'000'000)));
+  RETURN_IF_ERROR(Read(*o, "xid", &f.value, Int(1, 1'000'000)));
+  if (f.fault == "xid" && f.value == 0) return Err(InvalidArgument("xid: missing (the XID to inject, e.g. 79)"));
+  if ((f.fault == "temperature" || f.fault == "ecc") && f.value == 0) {
+    return Err(InvalidArgument("value: missing (" + std::string(f.fault == "ecc" ? "the number of errors" : "degrees Celsius") + ")"));
+  }
+  if (const json::value* d = Find(*o, "duration")) { ASSIGN_OR_RETURN(f.duration, GetDuration(*d, "duration")); }
+  return body;
 }
 
 }  // namespace baton::codec

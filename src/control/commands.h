@@ -9,6 +9,7 @@
 #include <variant>
 #include <vector>
 
+#include "core/event.h"
 #include "core/job.h"
 #include "core/node.h"
 #include "core/protocol.h"
@@ -65,6 +66,19 @@ struct GetQueue {
   int64_t offset = 0;               // position in the queue to start at
 };
 
+// Injects a fault into a GPU of a node whose GPUs are simulated (tests, failure drills).
+struct InjectFault {
+  Caller caller;
+  std::string node;
+  FaultInjection fault;
+};
+
+// The latest cluster events, oldest first.
+struct GetEvents {
+  int64_t after = 0;                 // events with a greater seq
+  int limit = 1000;
+};
+
 struct AgentRegister {
   RegisterRequest request;
 };
@@ -83,7 +97,7 @@ struct AgentReport {
 struct Tick {};                      // time passed; look at timeouts
 
 using Command = std::variant<SubmitJobs, JobAction, GetJob, ListJobs, ListNodes, GetQueue, DrainNode,
-                             AgentRegister, AgentPoll, AgentReport, Tick>;
+                             InjectFault, GetEvents, AgentRegister, AgentPoll, AgentReport, Tick>;
 
 struct Reply {
   Status status;
@@ -96,6 +110,7 @@ struct Reply {
   RegisterReply registration;
   std::vector<Order> orders;
   bool parked = false;               // an AgentPoll that waits; a Delivery answers it later
+  std::vector<ClusterEvent> events;  // GetEvents
 };
 
 // A reply that only says what went wrong.
@@ -114,6 +129,7 @@ struct Delivery {
 struct Effects {
   store::Batch store;                // must be durable before any reply of this batch is sent
   std::vector<Delivery> deliveries;
+  std::vector<ClusterEvent> events;  // raised in this batch: to the log, and alerts to their hooks
 };
 
 }  // namespace baton::control

@@ -69,6 +69,8 @@ Reply Controller::Apply(const Command& command, TimePoint now) {
                         [&](const ListNodes&) { return Nodes(); },
                         [&](const GetQueue& c) { return Queue(c); },
                         [&](const DrainNode& c) { return Drain(c); },
+                        [&](const InjectFault& c) { return Inject(c); },
+                        [&](const GetEvents& c) { return Events(c); },
                         [&](const AgentRegister& c) { return Register(c, now); },
                         [&](const AgentPoll& c) { return Poll(c, now); },
                         [&](const AgentReport& c) { return Report(c, now); },
@@ -101,6 +103,8 @@ Effects Controller::EndBatch(TimePoint now) {
   new_keys_.clear();
   fx.store.drains = std::move(new_drains_);
   new_drains_.clear();
+  fx.events = std::move(new_events_);
+  new_events_.clear();
   return fx;
 }
 
@@ -383,6 +387,8 @@ void Controller::Launch(Job& job, std::optional<size_t> only_rank) {
     l.workdir = job.spec.workdir;
     l.gpus = part.gpus;
     l.milli_per_gpu = part.milli_per_gpu;
+    l.cpus = job.spec.resources.cpus;
+    l.memory_bytes = job.spec.resources.memory_bytes;
     l.gpu_memory_bytes = job.spec.resources.gpu_memory_bytes;
     l.time_limit = job.spec.time_limit;
     l.grace_period = job.spec.grace_period;

@@ -63,6 +63,7 @@ class Controller {
     std::vector<GpuSample> samples;
     std::string drain_reason;                // non-empty: drained by an admin
     std::map<int, std::string> gpu_drains;   // GPU index -> reason
+    std::vector<GpuHealth> health;           // per GPU, as the agent last judged it
   };
   // Queue order: higher priority first, then lower id (submit order).
   struct QueueKey {
@@ -81,6 +82,8 @@ class Controller {
   Reply Nodes() const;
   Reply Queue(const GetQueue& c) const;
   Reply Drain(const DrainNode& c);
+  Reply Inject(const InjectFault& c);
+  Reply Events(const GetEvents& c) const;
   Reply Register(const AgentRegister& c, TimePoint now);
   Reply Poll(const AgentPoll& c, TimePoint now);
   Reply Report(const AgentReport& c, TimePoint now);
@@ -93,6 +96,11 @@ class Controller {
   void StopParts(Job& job, StopReason reason, Duration grace, TimePoint now);
   void Finish(Job& job, TimePoint now);
   void MarkLost(NodeRecord& node, TimePoint now);
+  // Acts on what the agent says of its GPUs' health: fences failed GPUs and requeues their
+  // jobs, turns hardware faults into drains, brings recovered GPUs back.
+  void ApplyHealth(NodeRecord& node, const std::vector<GpuHealth>& health, TimePoint now);
+  bool GpuUsable(const NodeRecord& node, int gpu) const;
+  void Raise(ClusterEvent event, TimePoint now);
   void RebuildNodeSlots(const NodeRecord& node);
 
   void SetState(Job& job, JobState to, TimePoint now);
@@ -139,6 +147,10 @@ class Controller {
   std::set<JobId> dirty_;
   std::vector<store::Drain> new_drains_;
   std::vector<Delivery> deliveries_;
+  std::deque<ClusterEvent> events_;        // the latest kMaxEvents
+  static constexpr size_t kMaxEvents = 10000;
+  int64_t next_event_seq_ = 1;
+  std::vector<ClusterEvent> new_events_;   // raised in this batch
 };
 
 }  // namespace baton::control

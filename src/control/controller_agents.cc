@@ -21,6 +21,9 @@ Reply Controller::Nodes() const {
     s.gpu_jobs.resize(node.info.gpus.size());
     s.drain_reason = node.drain_reason;
     if (!node.drain_reason.empty() && s.state == "ready") s.state = "drained";
+    s.health = node.health;
+    s.health.resize(node.info.gpus.size());
+    for (size_t g = 0; g < s.health.size(); ++g) s.health[g].index = static_cast<int>(g);
     s.gpu_drain_reasons.resize(node.info.gpus.size());
     for (const auto& [g, why] : node.gpu_drains) {
       if (g >= 0 && static_cast<size_t>(g) < s.gpu_drain_reasons.size()) s.gpu_drain_reasons[g] = why;
@@ -67,6 +70,110 @@ Reply Controller::Drain(const DrainNode& c) {
   return Nodes();
 }
 
+Reply Controller::Inject(const InjectFault& c) {
+  if (!c.caller.admin) return ErrorReply(PermissionDenied("only an admin injects faults"));
+  NodeRecord* node = FindNode(c.node);
+  if (node == nullptr) return ErrorReply(NotFound("node " + c.node.substr(0, 64) + " is not known"));
+  if (node->state != NodeRecord::State::kReady) return ErrorReply(Conflict("node " + c.node + " is not connected"));
+  if (node->info.gpu_backend != "simulated") {
+    return ErrorReply(InvalidArgument("node " + c.node + " has real GPUs (" + node->info.gpu_backend +
+                                      "): faults are injected only into simulated GPUs"));
+  }
+  if (c.fault.gpu < 0 || static_cast<size_t>(c.fault.gpu) >= node->info.gpus.size()) {
+    return ErrorReply(InvalidArgument("gpu: node " + c.node + " has no GPU " + std::to_string(c.fault.gpu)));
+  }
+  Order o;
+  o.kind = Order::Kind::kInject;
+  o.inject = c.fault;
+  SendOrder(c.node, std::move(o));
+  return Nodes();
+}
+
+Reply Controller::Events(const GetEvents& c) const {
+  Reply r;
+  auto it = std::upper_bound(events_.begin(), events_.end(), c.after,
+                             [](int64_t after, const ClusterEvent& e) { return after < e.seq; });
+  for (; it != events_.end() && static_cast<int>(r.events.size()) < c.limit; ++it) r.events.push_back(*it);
+  return r;
+}
+
+void Controller::Raise(ClusterEvent event, TimePoint now) {
+  event.seq = next_event_seq_++;
+  event.at = now;
+  events_.push_back(event);
+  if (events_.size() > kMaxEvents) events_.pop_front();
+  new_events_.push_back(std::move(event));
+}
+
+bool Controller::GpuUsable(const NodeRecord& node, int gpu) const {
+  if (node.gpu_drains.count(gpu) != 0) return false;
+  // "drain" health became an admin drain above; an admin's undrain overrides it.
+  return gpu < 0 || static_cast<size_t>(gpu) >= node.health.size() || node.health[gpu].state != "reset";
+}
+
+void Controller::ApplyHealth(NodeRecord& node, const std::vector<GpuHealth>& health, TimePoint now) {
+  size_t n = node.info.gpus.size();
+  std::vector<GpuHealth> next(n);
+  for (size_t g = 0; g < n; ++g) next[g].index = static_cast<int>(g);
+  for (const GpuHealth& h : health) {
+    if (h.index >= 0 && static_cast<size_t>(h.index) < n) next[h.index] = h;
+  }
+  node.health.resize(n);
+  for (size_t g = 0; g < n; ++g) node.health[g].index = static_cast<int>(g);
+  bool changed = false;
+  for (size_t g = 0; g < n; ++g) {
+    const GpuHealth old = node.health[g];
+    const GpuHealth& h = next[g];
+    if (old == h) continue;
+    changed = true;
+    int gpu = static_cast<int>(g);
+    std::string where = "GPU " + std::to_string(g) + " of " + node.info.name;
+    if (h.state == "ok") {
+      std::string still = node.gpu_drains.count(gpu) ? " (still drained: " + node.gpu_drains[gpu] + ")" : "";
+      Raise(ClusterEvent{.kind = "gpu_recovered", .severity = "info", .node = node.info.name, .gpu = gpu,
+                         .message = where + " passed its health check and is back in service" + still},
+            now);
+      continue;
+    }
+    if (old.state == h.state && old.since == h.since) continue;  // only its words changed
+    // A new fault.
+    std::string until = h.state == "drain" ? "until an admin undrains it" : "until it passes a health check";
+    if (h.state == "drain" && node.gpu_drains.count(gpu) == 0) {
+      std::string reason = ("health: " + h.reason).substr(0, 256);
+      node.gpu_drains[gpu] = reason;
+      new_drains_.push_back(store::Drain{.node = node.info.name, .gpu = gpu, .reason = reason, .active = true});
+    }
+    std::vector<JobId> hit;
+    for (const auto& [id, job] : running_) {
+      for (const NodeAllocation& part : job->allocation) {
+        if (part.node == node.info.name && !part.ended &&
+            std::find(part.gpus.begin(), part.gpus.end(), gpu) != part.gpus.end()) {
+          hit.push_back(id);
+        }
+      }
+    }
+    std::string jobs;
+    for (JobId id : hit) jobs += (jobs.empty() ? "; requeued job " : ", ") + id.ToString();
+    Raise(ClusterEvent{.kind = "gpu_failed", .severity = "alert", .node = node.info.name, .gpu = gpu,
+                       .job = hit.empty() ? 0 : hit.front().value,
+                       .message = where + " failed: " + h.reason + "; out of service " + until + jobs},
+          now);
+    for (JobId id : hit) {
+      Job& j = jobs_.at(id);
+      if (j.state != JobState::kRunning || j.stop_requested || j.preempt_requested) continue;
+      // Back to the queue without spending a retry: it resumes from its last checkpoint.
+      j.preempt_requested = true;
+      j.reason_detail = (where + " failed: " + h.reason).substr(0, 512);
+      StopParts(j, StopReason::kNodeFailure, Duration(0), now);
+    }
+  }
+  node.health = std::move(next);
+  if (changed) {
+    RebuildNodeSlots(node);
+    full_pass_ = true;
+  }
+}
+
 Controller::NodeRecord* Controller::FindNode(const std::string& name) {
   auto it = nodes_.find(name);
   return it == nodes_.end() ? nullptr : &it->second;
@@ -91,7 +198,7 @@ void Controller::RebuildNodeSlots(const NodeRecord& node) {
     slots->gpus.push_back(sched::GpuSlot{.index = g.index, .model = g.model,
                                          .memory_bytes = g.memory_bytes, .free_milli = 1000,
                                          .free_memory_bytes = g.memory_bytes,
-                                         .usable = node.gpu_drains.count(g.index) == 0,
+                                         .usable = GpuUsable(node, g.index),
                                          .island = g.island, .pcie_switch = g.pcie_switch,
                                          .numa_node = g.numa_node});
   }
@@ -118,6 +225,12 @@ Reply Controller::Register(const AgentRegister& c, TimePoint now) {
   const NodeInfo& info = c.request.node;
   if (!IsValidNodeName(info.name)) return ErrorReply(InvalidArgument("node.name: invalid"));
   NodeRecord& node = EnsureNode(info.name);
+  if (node.state != NodeRecord::State::kReady) {
+    Raise(ClusterEvent{.kind = "node_joined", .severity = "info", .node = info.name,
+                       .message = "node " + info.name + " joined with " + std::to_string(info.gpus.size()) + " GPUs"},
+          now);
+  }
+  if (node.info.gpus.size() != info.gpus.size()) node.health.clear();
   if (node.parked_poll) {
     deliveries_.push_back(Delivery{.poll_id = *node.parked_poll});
     node.parked_poll.reset();
@@ -173,6 +286,7 @@ Reply Controller::Register(const AgentRegister& c, TimePoint now) {
       break;
     }
   }
+  ApplyHealth(node, c.request.health, now);
   Reply r;
   r.registration = RegisterReply{.session = node.session, .next_seq = 0};
   return r;
@@ -207,6 +321,22 @@ Reply Controller::Report(const AgentReport& c, TimePoint now) {
   node->last_seen = now;
   if (!rep.gpus.empty()) node->samples = rep.gpus;
   for (const JobEvent& e : rep.events) HandleEvent(*node, e, now);
+  if (!rep.health.empty()) ApplyHealth(*node, rep.health, now);
+  for (const GpuNotice& n : rep.notices) {
+    int64_t job = 0;
+    for (const auto& [id, j] : running_) {
+      for (const NodeAllocation& part : j->allocation) {
+        if (part.node == rep.node && std::find(part.gpus.begin(), part.gpus.end(), n.gpu) != part.gpus.end()) {
+          job = id.value;
+        }
+      }
+    }
+    std::string msg = "GPU " + std::to_string(n.gpu) + " of " + rep.node + ": " + n.message.substr(0, 256);
+    if (job != 0) msg += " in job " + std::to_string(job);
+    Raise(ClusterEvent{.kind = "gpu_xid", .severity = "info", .node = rep.node, .gpu = n.gpu, .job = job,
+                       .message = msg},
+          now);
+  }
   return Reply{};
 }
 
@@ -266,6 +396,9 @@ void Controller::HandleEvent(NodeRecord& node, const JobEvent& e, TimePoint now)
 
 void Controller::MarkLost(NodeRecord& node, TimePoint now) {
   node.state = NodeRecord::State::kLost;
+  Raise(ClusterEvent{.kind = "node_lost", .severity = "alert", .node = node.info.name,
+                     .message = "node " + node.info.name + " stopped reporting; its jobs are requeued"},
+        now);
   if (sched::NodeSlots* s = view_.FindNode(node.info.name)) s->schedulable = false;
   if (node.parked_poll) {
     deliveries_.push_back(Delivery{.poll_id = *node.parked_poll});

@@ -112,6 +112,9 @@ void ControllerLoop::Run() {
       }
       done(std::move(r));
     }
+    if (options_.on_event) {
+      for (const ClusterEvent& e : fx.events) options_.on_event(e);
+    }
     for (Delivery& d : fx.deliveries) {
       auto it = parked_.find(d.poll_id);
       if (it == parked_.end()) continue;

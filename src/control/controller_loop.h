@@ -20,6 +20,9 @@ struct LoopOptions {
   Duration tick = std::chrono::milliseconds(500);  // how often timeouts are looked at
   int commit_attempts = 3;                          // then the store is declared failed
   size_t max_batch = 4096;                          // commands applied per commit at most
+  // Told of every cluster event once its batch is durable (the server logs them); on the loop's
+  // thread, so it must be quick.
+  std::function<void(const ClusterEvent&)> on_event;
 };
 
 class ControllerLoop {

@@ -51,6 +51,17 @@ struct GpuSample {
   bool operator==(const GpuSample&) const = default;
 };
 
+// A GPU's health as its agent judges it (agent/health.h). "ok"; "reset": out of service until it
+// passes a health check (after a reset, once cooled down); "drain": a hardware fault that keeps
+// it out until an admin returns it (the controller turns it into a drain that outlives restarts).
+struct GpuHealth {
+  int index = 0;
+  std::string state = "ok";     // ok | reset | drain
+  std::string reason;           // "xid 79: GPU has fallen off the bus"
+  TimePoint since{};            // when the latest fault was seen; a new fault changes it
+  bool operator==(const GpuHealth&) const = default;
+};
+
 // A node as the controller shows it: what the agent said, and what Baton made of it.
 struct NodeStatus {
   NodeInfo info;
@@ -60,6 +71,7 @@ struct NodeStatus {
   std::vector<std::vector<int64_t>> gpu_jobs;  // per GPU: ids of the jobs on it
   std::string drain_reason;                    // non-empty: the node is drained
   std::vector<std::string> gpu_drain_reasons;  // per GPU: non-empty when that GPU is drained
+  std::vector<GpuHealth> health;               // per GPU, as the agent last judged it
 };
 
 struct GpuSpec {

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -27,6 +28,8 @@ struct LaunchOrder {
   std::vector<int> gpus;              // GPU indices on this node
   int64_t milli_per_gpu = 1000;       // < 1000: a fractional share run under MPS limits
   int64_t gpu_memory_bytes = 0;       // the share's memory limit when fractional
+  int cpus = 0;                       // CPU cores on this node (cgroup cpu.max); 0 = unlimited
+  int64_t memory_bytes = 0;           // memory on this node (cgroup memory.max); 0 = unlimited
   Duration time_limit{0};             // 0 = none
   Duration grace_period{0};
   std::string nodelist;               // comma-separated node names of the whole job
@@ -46,12 +49,24 @@ struct StopOrder {
   bool operator==(const StopOrder&) const = default;
 };
 
+// A fault injected into a simulated GPU, for tests and failure drills. Real GPUs refuse it.
+struct FaultInjection {
+  int gpu = 0;
+  std::string fault;                  // xid | temperature | ecc | lost | clear
+  int64_t value = 0;                  // the XID, the degrees Celsius, or the ECC errors
+  Duration duration{0};               // how long it lasts (as if reset then); 0 = until cleared
+  bool operator==(const FaultInjection&) const = default;
+};
+// Whether `fault` names a fault FaultInjection can carry.
+bool IsInjectableFault(std::string_view fault);
+
 struct Order {
-  enum class Kind { kLaunch, kStop };
+  enum class Kind { kLaunch, kStop, kInject };
   uint64_t seq = 0;
   Kind kind = Kind::kLaunch;
   LaunchOrder launch;                 // when kind == kLaunch
   StopOrder stop;                     // when kind == kStop
+  FaultInjection inject;              // when kind == kInject
 };
 
 // What an agent says of one job: it started, or it ended and how.
@@ -74,9 +89,20 @@ struct LogChunk {
   std::string data;
 };
 
+// Something an agent saw on a GPU that leaves the GPU in service: an XID the catalog puts down
+// to the application (a job's bad memory access), told so that it shows up in the events.
+struct GpuNotice {
+  int gpu = 0;
+  int xid = 0;
+  std::string message;                // "xid 31: GPU memory page fault (the application's)"
+  TimePoint at{};
+  bool operator==(const GpuNotice&) const = default;
+};
+
 struct RegisterRequest {
   NodeInfo node;
   std::vector<JobEvent> jobs;         // every job it holds: running (kStarted) or ended
+  std::vector<GpuHealth> health;      // every GPU's health; empty = all ok
 };
 
 struct RegisterReply {
@@ -90,6 +116,8 @@ struct ReportRequest {
   std::vector<JobEvent> events;
   std::vector<LogChunk> logs;
   std::vector<GpuSample> gpus;
+  std::vector<GpuHealth> health;      // every GPU's health when it changed; empty = unchanged
+  std::vector<GpuNotice> notices;
 };
 
 }  // namespace baton

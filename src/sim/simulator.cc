@@ -192,7 +192,7 @@ Result<SimResult> Simulate(const std::vector<SimNode>& nodes, const std::vector<
         a.outbox.push_back(JobEvent{.job = l.job, .attempt = l.attempt, .kind = JobEvent::Kind::kStarted, .at = now});
         exits.push(Exit{.at = now + run, .seq = ++seq, .agent = ai, .job = l.job, .attempt = l.attempt,
                         .timed_out = timed_out});
-      } else {
+      } else if (o.kind == Order::Kind::kStop) {
         const StopOrder& s = o.stop;
         auto it = parts.find(std::make_tuple(s.job.value, s.attempt, ai));
         if (it == parts.end() || !it->second.alive) continue;

@@ -29,7 +29,12 @@ TEST(Nvml, UpRegistersTheGpusNvmlReportsAndRunsJobsOnThem) {
   unsetenv("BATON_NVML_LIBRARY");
   unsetenv("BATON_NVML_DOUBLE_SCRIPT");
 
+  // The local agent registers once the server serves.
   CliResult nodes = RunCli(baton, {"nodes", "--json"});
+  for (int i = 0; i < 100 && nodes.out.find("GPU-0aa") == std::string::npos; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    nodes = RunCli(baton, {"nodes", "--json"});
+  }
   ASSERT_EQ(nodes.exit_code, 0) << nodes.out;
   EXPECT_NE(nodes.out.find("\"gpu_backend\":\"nvml\""), std::string::npos) << nodes.out;
   EXPECT_NE(nodes.out.find("GPU-0aa"), std::string::npos) << nodes.out;

@@ -1,5 +1,6 @@
 // The process executor runs real processes: these tests fork, exec /bin/sh and send signals.
 #include <gtest/gtest.h>
+#include <pwd.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -185,6 +186,110 @@ TEST_F(ExecutorTest, ABindingThatCannotBeMadeIsSaidInTheLogAndTheJobStillRuns) {
   EXPECT_NE(Log().find("baton: cannot bind the job to CPUs 1000-1001"), std::string::npos) << Log();
   EXPECT_NE(Log().find("cannot prefer the memory of NUMA node 999"), std::string::npos) << Log();
   EXPECT_NE(Log().find("ran\n"), std::string::npos) << Log();
+}
+
+// Issue #5: a job runs as its submitting Unix user and in its cgroup.
+
+std::string ReadAll(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+TEST_F(ExecutorTest, AJobRunsAsItsUserAndJoinsItsCgroupWhileStillRoot) {
+  if (geteuid() != 0) GTEST_SKIP() << "only root can run a job as another user";
+  const struct passwd* nobody = getpwnam("nobody");
+  if (nobody == nullptr) GTEST_SKIP() << "this machine has no user nobody";
+  const uid_t uid = nobody->pw_uid;
+  const gid_t gid = nobody->pw_gid;
+  // A fake group in the test's directory, which is root's alone (0700): only a child that
+  // joins before it drops root can write its cgroup.procs.
+  std::string group = dir_ + "/cg";
+  fs::create_directories(group);
+  { std::ofstream procs(group + "/cgroup.procs"); }
+  ProcessSpec spec = Shell("id -u; id -g");
+  spec.workdir = "/";  // nobody may not enter the test's directory
+  spec.run_as = "nobody";
+  spec.cgroup = group;
+  ASSERT_TRUE(exec_.Start(spec).has_value());
+  auto st = WaitForExit(spec);
+  ASSERT_TRUE(st.has_value());
+  EXPECT_EQ(st->exit_code, 0) << Log();
+  EXPECT_EQ(Log(), std::to_string(uid) + "\n" + std::to_string(gid) + "\n");
+  EXPECT_EQ(ReadAll(group + "/cgroup.procs"), "0");
+}
+
+TEST_F(ExecutorTest, AJobRunsAsRootWhenItsUserIsRoot) {
+  if (geteuid() != 0) GTEST_SKIP() << "only root can run a job as root";
+  ProcessSpec spec = Shell("id -u");
+  spec.run_as = "root";
+  ASSERT_TRUE(exec_.Start(spec).has_value());
+  auto st = WaitForExit(spec);
+  ASSERT_TRUE(st.has_value());
+  EXPECT_EQ(st->exit_code, 0) << Log();
+  EXPECT_EQ(Log(), "0\n");
+}
+
+TEST_F(ExecutorTest, WithoutRootAJobForAnotherUserDoesNotRunAtAll) {
+  if (geteuid() == 0) GTEST_SKIP() << "as root the switch succeeds (see the test above)";
+  const struct passwd* nobody = getpwnam("nobody");
+  if (nobody == nullptr || nobody->pw_uid == geteuid()) GTEST_SKIP() << "no other user nobody";
+  ProcessSpec spec = Shell("echo ran");
+  spec.run_as = "nobody";
+  ASSERT_TRUE(exec_.Start(spec).has_value());
+  auto st = WaitForExit(spec);
+  ASSERT_TRUE(st.has_value());
+  EXPECT_EQ(st->exit_code, 126);
+  EXPECT_NE(Log().find("baton: cannot run the job as its user"), std::string::npos) << Log();
+  EXPECT_EQ(Log().find("ran\n"), std::string::npos) << Log();
+}
+
+TEST_F(ExecutorTest, AnUnknownUserIsRefusedByName) {
+  ProcessSpec spec = Shell("echo ran");
+  spec.run_as = "baton-no-such-user";
+  auto started = exec_.Start(spec);
+  ASSERT_FALSE(started.has_value());
+  EXPECT_EQ(started.error().message(), "no such user 'baton-no-such-user' on this node");
+}
+
+TEST(ShimIdentity, NamesUidGidAndGroupsAndRefusesASecondNameForRoot) {
+  auto root = ShimIdentity("root");
+  ASSERT_TRUE(root.has_value()) << root.error().message();
+  EXPECT_EQ(root->rfind("0:0:", 0), 0u) << *root;
+  if (const struct passwd* nobody = getpwnam("nobody")) {
+    auto id = ShimIdentity("nobody");
+    ASSERT_TRUE(id.has_value());
+    EXPECT_EQ(id->rfind(std::to_string(nobody->pw_uid) + ":" + std::to_string(nobody->pw_gid) + ":", 0), 0u) << *id;
+  }
+  EXPECT_FALSE(ShimIdentity("baton-no-such-user").has_value());
+}
+
+TEST_F(ExecutorTest, TheJobWritesItselfIntoItsCgroup) {
+  std::string group = dir_ + "/cg";
+  fs::create_directories(group);
+  { std::ofstream procs(group + "/cgroup.procs"); }
+  ProcessSpec spec = Shell("echo ran");
+  spec.cgroup = group;
+  ASSERT_TRUE(exec_.Start(spec).has_value());
+  auto st = WaitForExit(spec);
+  ASSERT_TRUE(st.has_value());
+  EXPECT_EQ(st->exit_code, 0);
+  EXPECT_EQ(Log(), "ran\n");
+  EXPECT_EQ(ReadAll(group + "/cgroup.procs"), "0");  // "0": the process that writes
+}
+
+TEST_F(ExecutorTest, ACgroupThatCannotBeJoinedIsSaidInTheLogAndTheJobStillRuns) {
+  ProcessSpec spec = Shell("echo ran");
+  spec.cgroup = dir_ + "/no-such-group";
+  ASSERT_TRUE(exec_.Start(spec).has_value());
+  auto st = WaitForExit(spec);
+  ASSERT_TRUE(st.has_value());
+  EXPECT_EQ(st->exit_code, 0);
+  EXPECT_NE(Log().find("baton: cannot join cgroup " + dir_ + "/no-such-group: "),
+            std::string::npos)
+      << Log();
+  EXPECT_NE(Log().find("the job runs without its limits\nran\n"), std::string::npos) << Log();
 }
 
 TEST(HostNuma, ReadsNodeCpuListsAndJoinsThem) {

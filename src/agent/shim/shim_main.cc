@@ -5,12 +5,19 @@
 // writes how the job ended. It outlives the agent, so a restarted agent still learns every
 // job's fate (see executor.h).
 //
-//   baton-shim LOG STATUS PIDFILE WORKDIR CPUS MEMNODE PROGRAM ARGV0 [ARG...]
-//     (environment: the job's; CPUS a cpulist such as 0-15,32-47 and MEMNODE a NUMA node,
-//      each "-" for none)
+//   baton-shim LOG STATUS PIDFILE WORKDIR CPUS MEMNODE CGROUP USER PROGRAM ARGV0 [ARG...]
+//     (environment: the job's; CPUS a cpulist such as 0-15,32-47, MEMNODE a NUMA node, CGROUP
+//      the cgroup v2 directory the job joins, USER the ids it runs as, UID:GID:G1,G2,...; each
+//      "-" for none)
+//
+// Isolation: the shim itself stays as it was started (root, when the agent is), so that it can
+// still write the status file; only the job joins CGROUP and becomes USER, in the child between
+// vfork and exec, in that order (moving into a cgroup needs the privileges the switch drops).
+// The agent looks the user up and decides whether a job may run as root.
 //
 // Deliberately plain: no C++ library beyond what the C library offers, so that it starts fast.
 #include <errno.h>
+#include <grp.h>
 #include <sched.h>
 #include <sys/syscall.h>
 #include <fcntl.h>
@@ -49,13 +56,114 @@ void WriteFileAtomic(const char* path, const char* text) {
   rename(tmp, path);
 }
 
+// The user a job runs as: numeric ids the agent looked up (the shim is linked statically, and
+// user lookups through NSS need the C library's shared modules), taken on in the child.
+struct Identity {
+  bool switch_user = false;  // false: the job runs as the shim does
+  uid_t uid = 0;
+  gid_t gid = 0;
+  const gid_t* groups = nullptr;
+  int group_count = 0;
+};
+
+// Everything the vforked child needs; it lives in the shim's memory, which the child shares.
+struct Launch {
+  int log_fd = -1;
+  const char* workdir = "";
+  const char* program = nullptr;
+  char** argv = nullptr;
+  const char* cgroup = nullptr;        // nullptr: no cgroup
+  const char* cgroup_procs = nullptr;  // CGROUP/cgroup.procs
+  Identity identity;
+};
+
+// The kernel's NGROUPS_MAX; static, since the shim's stack need not hold 256 KiB.
+constexpr int kMaxGroups = 65536;
+gid_t g_groups[kMaxGroups];
+
+// Parses USER, "UID:GID:G1,G2,..." (the group list may be empty), into `id`.
+bool ParseIdentity(const char* text, Identity* id) {
+  char* end = nullptr;
+  errno = 0;
+  unsigned long uid = strtoul(text, &end, 10);
+  if (end == text || *end != ':' || errno != 0) return false;
+  const char* p = end + 1;
+  unsigned long gid = strtoul(p, &end, 10);
+  if (end == p || *end != ':' || errno != 0) return false;
+  p = end + 1;
+  int count = 0;
+  while (*p != '\0') {
+    unsigned long g = strtoul(p, &end, 10);
+    if (end == p || errno != 0 || count >= kMaxGroups) return false;
+    g_groups[count++] = static_cast<gid_t>(g);
+    p = end;
+    if (*p == ',') ++p;
+    else if (*p != '\0') return false;
+  }
+  if (count == 0) g_groups[count++] = static_cast<gid_t>(gid);
+  // Already that user (an agent that is not root, running its own user's jobs): nothing to do.
+  if (getuid() == uid && geteuid() == uid && getgid() == gid && getegid() == gid) return true;
+  id->switch_user = true;
+  id->uid = static_cast<uid_t>(uid);
+  id->gid = static_cast<gid_t>(gid);
+  id->groups = g_groups;
+  id->group_count = count;
+  return true;
+}
+
+// In the child: moves it into the job's cgroup by writing "0" (the writer itself) to
+// cgroup.procs. A failure is said in the job's log, and the job runs without its limits.
+void JoinCgroup(const Launch& job) {
+  int err = 0;
+  int fd = open(job.cgroup_procs, O_WRONLY | O_CLOEXEC);
+  if (fd < 0) {
+    err = errno;
+  } else {
+    if (write(fd, "0", 1) != 1) err = errno;
+    close(fd);
+  }
+  if (err == 0) return;
+  WriteAll(2, "baton: cannot join cgroup ");
+  WriteAll(2, job.cgroup);
+  WriteAll(2, ": ");
+  WriteAll(2, strerror(err));
+  WriteAll(2, "; the job runs without its limits\n");
+}
+
+// In the child: becomes the job's user. Groups first, then the gid, then the uid: each step
+// needs the privilege that the next one gives up. A job never runs as the wrong user.
+void BecomeUser(const Identity& id) {
+  const char* step = nullptr;
+  if (setgroups(static_cast<size_t>(id.group_count), id.groups) != 0) {
+    step = "setgroups";
+  } else if (setgid(id.gid) != 0) {
+    step = "setgid";
+  } else if (setuid(id.uid) != 0) {
+    step = "setuid";
+  }
+  if (step == nullptr) return;
+  int err = errno;
+  WriteAll(2, "baton: cannot run the job as its user (");
+  WriteAll(2, step);
+  WriteAll(2, "): ");
+  WriteAll(2, strerror(err));
+  WriteAll(2, "\n");
+  _exit(126);
+}
+
 // In the vforked child: only async-signal-safe calls, ending in execve or _exit.
-[[noreturn]] void RunJob(int log_fd, const char* workdir, const char* program, char** argv) {
+[[noreturn]] void RunJob(const Launch& job) {
   setpgid(0, 0);
   int null_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
   if (null_fd >= 0) dup2(null_fd, 0);
-  dup2(log_fd, 1);
-  dup2(log_fd, 2);
+  dup2(job.log_fd, 1);
+  dup2(job.log_fd, 2);
+  // The cgroup first: joining one needs the privileges that becoming the user drops. The
+  // working directory after: it must be one the user may enter.
+  if (job.cgroup != nullptr) JoinCgroup(job);
+  if (job.identity.switch_user) BecomeUser(job.identity);
+  const char* workdir = job.workdir;
+  char** argv = job.argv;
   if (workdir[0] != '\0' && chdir(workdir) != 0) {
     int err = errno;
     WriteAll(2, "baton: cannot enter the working directory ");
@@ -65,7 +173,7 @@ void WriteFileAtomic(const char* path, const char* text) {
     WriteAll(2, "\n");
     _exit(126);
   }
-  execve(program, argv, environ);
+  execve(job.program, argv, environ);
   int err = errno;
   WriteAll(2, "baton: cannot execute '");
   WriteAll(2, argv[0]);
@@ -110,19 +218,22 @@ bool PreferMemoryNode(int node) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 9) {
-    WriteAll(2, "usage: baton-shim LOG STATUS PIDFILE WORKDIR CPUS MEMNODE PROGRAM ARGV0 [ARG...] "
-                "(started by the baton agent)\n");
+  if (argc < 11) {
+    WriteAll(2, "usage: baton-shim LOG STATUS PIDFILE WORKDIR CPUS MEMNODE CGROUP USER PROGRAM "
+                "ARGV0 [ARG...] (started by the baton agent)\n");
     return 2;
   }
   const char* log_path = argv[1];
   const char* status_path = argv[2];
   const char* pid_path = argv[3];
-  const char* workdir = argv[4];
   const char* cpus = argv[5];
   const char* memory_node = argv[6];
-  const char* program = argv[7];
-  char** job_argv = argv + 8;
+  const char* cgroup = argv[7];
+  const char* run_as = argv[8];
+  Launch launch;
+  launch.workdir = argv[4];
+  launch.program = argv[9];
+  launch.argv = argv + 10;
 
   setsid();  // out of the agent's session: terminal signals and the agent's death pass it by
   // Whatever the agent had open without close-on-exec (its listening and client sockets)
@@ -145,8 +256,28 @@ int main(int argc, char** argv) {
     WriteAll(log_fd, memory_node);
     WriteAll(log_fd, "; the job's memory comes from any node\n");
   }
+  launch.log_fd = log_fd;
+  if (strcmp(run_as, "-") != 0 && !ParseIdentity(run_as, &launch.identity)) {
+    WriteAll(log_fd, "baton: the agent gave the shim a bad user: ");
+    WriteAll(log_fd, run_as);
+    WriteAll(log_fd, "\n");
+    WriteFileAtomic(status_path, "exit 126\n");
+    return 0;
+  }
+  static char cgroup_procs[4200];
+  if (strcmp(cgroup, "-") != 0) {
+    if (snprintf(cgroup_procs, sizeof cgroup_procs, "%s/cgroup.procs", cgroup) >=
+        static_cast<int>(sizeof cgroup_procs)) {
+      WriteAll(log_fd, "baton: cannot join cgroup ");
+      WriteAll(log_fd, cgroup);
+      WriteAll(log_fd, ": the path is too long; the job runs without its limits\n");
+    } else {
+      launch.cgroup = cgroup;
+      launch.cgroup_procs = cgroup_procs;
+    }
+  }
   pid_t job = vfork();
-  if (job == 0) RunJob(log_fd, workdir, program, job_argv);
+  if (job == 0) RunJob(launch);
   char text[64];
   if (job < 0) {
     WriteAll(log_fd, "baton: cannot start the job: fork failed\n");

@@ -17,6 +17,8 @@ namespace json = boost::json;
 Result<json::value> Parse(std::string_view text);
 
 Status FieldError(std::string_view field, std::string_view why);
+// Seconds (a number) or a string such as 90s, 30m, 2h.
+Result<Duration> GetDuration(const json::value& v, std::string_view field);
 std::string Join(std::string_view prefix, std::string_view key);
 
 Result<std::string> GetString(const json::value& v, std::string_view field, size_t max_bytes);

@@ -1,0 +1,335 @@
+#include "agent/cgroup.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <fstream>
+#include <optional>
+#include <sstream>
+#include <thread>
+
+namespace baton::agent {
+namespace {
+
+// The controllers job groups are limited by, in the order their warnings appear.
+constexpr const char* kWanted[] = {"memory", "cpu", "cpuset", "pids"};
+
+// cpu.max's period: 100 ms, the kernel's default. A quota below 1 ms is refused (EINVAL).
+constexpr int64_t kCpuPeriodMicros = 100000;
+constexpr int64_t kMinCpuQuotaMicros = 1000;
+
+// Why a parent refuses with EBUSY: cgroup v2's "no internal processes" rule.
+constexpr const char* kBusyParent =
+    " (a group that holds processes, such as the agent's own, cannot pass controllers down: "
+    "start the agent in a leaf group of its delegated subtree, e.g. with systemd's "
+    "DelegateSubgroup=, and give the agent a job root beside it)";
+
+// Remove waits this long, at most, for the killed processes to leave the group.
+constexpr int kRemoveAttempts = 10;
+constexpr auto kRemoveWait = std::chrono::milliseconds(5);
+
+std::string ErrorText(int err) { return std::strerror(err); }
+
+std::string WhatJobsLack(std::string_view controller) {
+  if (controller == "memory") return "a memory limit, and OOM kills are not counted";
+  if (controller == "cpu") return "a CPU quota";
+  if (controller == "cpuset") return "cpuset pinning (the shim's CPU binding stays)";
+  return "a process-count limit";
+}
+
+// A whole small file; nothing when it cannot be opened.
+std::optional<std::string> ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return std::nullopt;
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::set<std::string> Words(const std::string& text) {
+  std::istringstream in(text);
+  std::set<std::string> words;
+  for (std::string w; in >> w;) words.insert(w);
+  return words;
+}
+
+// "(only: hugetlb io)" or "(none there)": what a group does offer, for a warning.
+std::string Offered(const std::set<std::string>& controllers) {
+  if (controllers.empty()) return "(none there)";
+  std::string out = "(only:";
+  for (const auto& c : controllers) out += " " + c;
+  return out + ")";
+}
+
+// Writes `value` to a cgroup file; 0 or the errno. O_CREAT: cgroupfs has the file already (and
+// the flag is then a no-op), while a test's fake root is a directory of plain files.
+int WriteValue(const std::string& path, const std::string& value) {
+  int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return errno;
+  // cgroupfs takes a value in one write(); its errors (EINVAL, EBUSY, ...) come back here.
+  ssize_t written = write(fd, value.data(), value.size());
+  int err = written < 0 ? errno : (static_cast<size_t>(written) == value.size() ? 0 : EIO);
+  close(fd);
+  return err;
+}
+
+// The directory that holds `path` ("" when there is none).
+std::string ParentOf(const std::string& path) {
+  size_t slash = path.rfind('/');
+  if (slash == std::string::npos) return "";
+  return slash == 0 ? "/" : path.substr(0, slash);
+}
+
+bool IsOctal(char c) { return c >= '0' && c <= '7'; }
+
+// /proc/self/mounts writes a space in a mount point as \040 (and tab, newline, backslash alike).
+std::string UnescapeMountField(const std::string& field) {
+  std::string out;
+  for (size_t i = 0; i < field.size(); ++i) {
+    if (field[i] == '\\' && i + 3 < field.size() && IsOctal(field[i + 1]) &&
+        IsOctal(field[i + 2]) && IsOctal(field[i + 3])) {
+      out += static_cast<char>((field[i + 1] - '0') * 64 + (field[i + 2] - '0') * 8 +
+                               (field[i + 3] - '0'));
+      i += 3;
+    } else {
+      out += field[i];
+    }
+  }
+  return out;
+}
+
+std::string CpuMax(int64_t cpu_millis) {
+  if (cpu_millis > INT64_MAX / (kCpuPeriodMicros / 1000))
+    return "max " + std::to_string(kCpuPeriodMicros);
+  int64_t quota = std::max(cpu_millis * (kCpuPeriodMicros / 1000), kMinCpuQuotaMicros);
+  return std::to_string(quota) + " " + std::to_string(kCpuPeriodMicros);
+}
+
+// SIGKILL to every process in the group, for kernels without cgroup.kill. Never this process.
+void KillEachProcess(const std::string& group) {
+  std::istringstream procs(ReadFile(group + "/cgroup.procs").value_or(""));
+  for (long pid; procs >> pid;) {
+    if (pid > 1 && pid != getpid()) kill(static_cast<pid_t>(pid), SIGKILL);
+  }
+}
+
+}  // namespace
+
+Result<std::string> DefaultCgroupRoot(std::string_view mounts, std::string_view self_cgroup) {
+  std::string mount;
+  std::istringstream mount_lines{std::string(mounts)};
+  for (std::string line; std::getline(mount_lines, line);) {
+    std::istringstream fields(line);
+    std::string device, dir, type;
+    if (fields >> device >> dir >> type && type == "cgroup2") {
+      mount = UnescapeMountField(dir);
+      break;
+    }
+  }
+  if (mount.empty())
+    return Err(Unavailable("no cgroup2 file system is mounted (/proc/self/mounts)"));
+
+  std::optional<std::string> group;
+  std::istringstream group_lines{std::string(self_cgroup)};
+  for (std::string line; std::getline(group_lines, line);) {
+    if (line.rfind("0::", 0) == 0) group = line.substr(3);
+  }
+  if (!group || group->empty() || (*group)[0] != '/') {
+    return Err(Unavailable(
+        "this process has no cgroup v2 group (no \"0::/...\" line in /proc/self/cgroup)"));
+  }
+  // In a cgroup namespace whose root is below the mount's, the path climbs out with "..".
+  if (group->find("/..") != std::string::npos) {
+    return Err(Unavailable("this process's cgroup " + *group + " lies outside the cgroup2 mount " +
+                           mount));
+  }
+  while (mount.size() > 1 && mount.back() == '/') mount.pop_back();
+  std::string root = *group == "/" ? mount : mount + *group;
+  return root + "/baton-jobs";
+}
+
+CgroupManager CgroupManager::Detect(std::string root_override) {
+  std::string root = std::move(root_override);
+  if (root.empty()) {
+    auto found = DefaultCgroupRoot(ReadFile("/proc/self/mounts").value_or(""),
+                                   ReadFile("/proc/self/cgroup").value_or(""));
+    if (!found) {
+      CgroupManager none;
+      none.warnings_.push_back("cgroup v2: " + found.error().message() +
+                               ": jobs run without cgroup limits");
+      return none;
+    }
+    root = *found;
+  }
+  while (root.size() > 1 && root.back() == '/') root.pop_back();
+  CgroupManager manager(root);
+  manager.SetUp(ParentOf(root));
+  return manager;
+}
+
+void CgroupManager::SetUp(const std::string& parent) {
+  if (mkdir(root_.c_str(), 0755) != 0 && errno != EEXIST) {
+    int err = errno;  // EACCES when not root, EROFS when cgroup2 is mounted read-only
+    warnings_.push_back("cgroup v2: cannot create " + root_ + ": " + ErrorText(err) +
+                        ": jobs run without cgroup limits");
+    return;
+  }
+  struct stat st {};
+  if (stat(root_.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+    warnings_.push_back("cgroup v2: " + root_ +
+                        " is not a directory: jobs run without cgroup limits");
+    return;
+  }
+  if (access(root_.c_str(), W_OK) != 0) {
+    int err = errno;
+    warnings_.push_back("cgroup v2: cannot create groups under " + root_ + ": " + ErrorText(err) +
+                        ": jobs run without cgroup limits");
+    return;
+  }
+  usable_ = true;
+  EnableControllers(parent);
+}
+
+// A job group gets a controller only when the root lists it in cgroup.subtree_control, and the
+// root can list only what its parent passes down (the root's cgroup.controllers). So a missing
+// controller is asked of the parent first; that fails with EBUSY while the parent holds
+// processes (cgroup v2's "no internal processes" rule), which is worth saying plainly.
+void CgroupManager::EnableControllers(const std::string& parent) {
+  std::set<std::string> root_has = Words(ReadFile(root_ + "/cgroup.controllers").value_or(""));
+  // Only a real group (one with a cgroup.controllers file) is asked, never a plain directory.
+  std::optional<std::string> parent_text;
+  if (!parent.empty()) parent_text = ReadFile(parent + "/cgroup.controllers");
+  std::set<std::string> parent_has = Words(parent_text.value_or(""));
+
+  for (std::string c : kWanted) {
+    const std::string without = ": jobs run without " + WhatJobsLack(c);
+    if (root_has.count(c) == 0 && parent_has.count(c) > 0) {
+      const std::string file = parent + "/cgroup.subtree_control";
+      if (int err = WriteValue(file, "+" + c); err != 0) {
+        std::string why = err == EBUSY ? kBusyParent : "";
+        warnings_.push_back("cgroup v2: cannot enable " + c + " in " + file + ": " +
+                            ErrorText(err) + why + without);
+        continue;
+      }
+      root_has.insert(c);
+    }
+    if (root_has.count(c) == 0) {
+      bool parent_lacks = parent_text.has_value();  // else the parent was never a candidate
+      warnings_.push_back("cgroup v2: controller " + c + " is not available under " +
+                          (parent_lacks ? parent : root_) + " " +
+                          Offered(parent_lacks ? parent_has : root_has) + without);
+      continue;
+    }
+    const std::string file = root_ + "/cgroup.subtree_control";
+    if (int err = WriteValue(file, "+" + c); err != 0) {
+      warnings_.push_back("cgroup v2: cannot enable " + c + " in " + file + ": " + ErrorText(err) +
+                          without);
+      continue;
+    }
+    enabled_.insert(c);
+  }
+}
+
+std::string CgroupManager::describe() const {
+  if (!usable_) {
+    return "job cgroups: off (" + (warnings_.empty() ? std::string("not set up") : warnings_[0]) +
+           ")";
+  }
+  std::string with, without;
+  for (std::string c : kWanted) (Has(c) ? with : without) += " " + c;
+  std::string line =
+      "job cgroups: cgroup v2 under " + root_ + ", limiting" + (with.empty() ? " nothing" : with);
+  if (!without.empty()) line += "; without" + without;
+  return line;
+}
+
+Result<std::string> CgroupManager::Create(const std::string& name, const CgroupLimits& limits) {
+  if (name.empty() || name == "." || name == ".." || name.find('/') != std::string::npos) {
+    return Err(InvalidArgument("job cgroup name '" + name + "' is not one path component"));
+  }
+  if (!usable_) {
+    return Err(Unavailable("no job cgroups on this node: " +
+                           (warnings_.empty() ? std::string("not set up") : warnings_[0])));
+  }
+  const std::string path = GroupPath(name);
+  // An existing group (a job started again under the same name) is reused: every limit of an
+  // enabled controller is written, "max" where unlimited, so none of the old ones stays.
+  if (mkdir(path.c_str(), 0755) != 0 && errno != EEXIST) {
+    int err = errno;
+    return Err(Internal("cannot create " + path + ": " + ErrorText(err)));
+  }
+  std::vector<std::pair<std::string, std::string>> writes;  // file, value
+  if (Has("memory")) {
+    writes.emplace_back("memory.max",
+                        limits.memory_bytes > 0 ? std::to_string(limits.memory_bytes) : "max");
+  }
+  if (Has("cpu")) {
+    writes.emplace_back("cpu.max", limits.cpu_millis > 0
+                                       ? CpuMax(limits.cpu_millis)
+                                       : "max " + std::to_string(kCpuPeriodMicros));
+  }
+  // cpuset.cpus before cpuset.mems, as the kernel documents them; "" leaves the parent's.
+  if (Has("cpuset") && !limits.cpus.empty()) writes.emplace_back("cpuset.cpus", limits.cpus);
+  if (Has("cpuset") && !limits.mems.empty()) writes.emplace_back("cpuset.mems", limits.mems);
+  if (Has("pids")) {
+    writes.emplace_back("pids.max", limits.pids > 0 ? std::to_string(limits.pids) : "max");
+  }
+  for (const auto& [file, value] : writes) {
+    const std::string file_path = path + "/" + file;
+    if (int err = WriteValue(file_path, value); err != 0) {
+      (void)rmdir(path.c_str());  // a group with half its limits must not be used
+      return Err(Internal("cannot write '" + value + "' to " + file_path + ": " + ErrorText(err)));
+    }
+  }
+  return path;
+}
+
+Status CgroupManager::Remove(const std::string& path) {
+  // The path comes from the agent's own records; a wrong one must not kill anything else.
+  const std::string prefix = root_ + "/";
+  if (root_.empty() || path.size() <= prefix.size() ||
+      path.compare(0, prefix.size(), prefix) != 0 || path.find("/..") != std::string::npos) {
+    return InvalidArgument("job cgroup " + path + " is not under " + root_);
+  }
+  if (access(path.c_str(), F_OK) != 0 && errno == ENOENT) return Status::Ok();
+  const std::string kill_file = path + "/cgroup.kill";
+  const bool has_kill = access(kill_file.c_str(), F_OK) == 0;
+  int err = 0;
+  for (int attempt = 0; attempt < kRemoveAttempts; ++attempt) {
+    if (attempt > 0) std::this_thread::sleep_for(kRemoveWait);
+    // Again on each attempt: what was forking at the last kill may have left a child.
+    if (has_kill) {
+      (void)WriteValue(kill_file, "1");
+    } else {
+      KillEachProcess(path);
+    }
+    // rmdir fails with EBUSY until the last process has left the group.
+    if (rmdir(path.c_str()) == 0) return Status::Ok();
+    err = errno;
+    if (err == ENOENT) return Status::Ok();
+    if (err != EBUSY) break;
+  }
+  if (err == EBUSY) {
+    return Unavailable("cannot remove " + path + " yet: its processes have not all ended (" +
+                       ErrorText(err) + ")");
+  }
+  return Internal("cannot remove " + path + ": " + ErrorText(err));
+}
+
+int64_t CgroupManager::OomKills(const std::string& path) const {
+  std::istringstream events(ReadFile(path + "/memory.events").value_or(""));
+  std::string key;
+  int64_t value = 0;
+  while (events >> key >> value) {
+    if (key == "oom_kill") return value;
+  }
+  return 0;
+}
+
+}  // namespace baton::agent

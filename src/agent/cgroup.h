@@ -1,0 +1,89 @@
+// Job cgroups (cgroup v2): each job runs in a group of its own under one root directory, with
+// its memory, CPU time, CPUs and memory nodes, and process count limited, and its OOM kills
+// counted. The root is the agent's own group joined with "baton-jobs" unless the operator names
+// one: cgroup v2 lets a group hand controllers to its children only while it holds no processes
+// itself, and the agent's own group holds the agent and the shims, so jobs live one level down.
+//
+// Nothing here fails the agent. Where cgroup v2 is missing, read-only, or lacks a controller,
+// the manager keeps a human-readable warning for each thing it cannot do (the agent logs them at
+// start) and jobs run without that limit: a clear fallback, never a silent one.
+//
+// Not thread-safe; the agent's main loop owns it.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "core/status.h"
+
+namespace baton::agent {
+
+// What one job's group is limited to. 0 or "" leaves that resource unlimited.
+struct CgroupLimits {
+  int64_t memory_bytes = 0;  // memory.max
+  int64_t cpu_millis = 0;    // cpu.max: 1000 = one CPU, written as "QUOTA 100000"
+  std::string cpus;          // cpuset.cpus, a cpulist such as "0-15,32-47"
+  std::string mems;          // cpuset.mems, NUMA nodes such as "0"
+  int64_t pids = 0;          // pids.max
+};
+
+class CgroupManager {
+ public:
+  // Sets up the root of the job groups: `root_override` when given, else the cgroup2 mount
+  // point joined with this process's own group and "baton-jobs" (DefaultCgroupRoot). Creates
+  // the root when missing and enables memory, cpu, cpuset and pids for its children where it
+  // can, asking the root's parent first when the root lacks one of them. Never fails: what it
+  // cannot do is in warnings(), and usable() says whether job groups can be made at all.
+  static CgroupManager Detect(std::string root_override = "");
+  // A manager that makes no groups (usable() is false): for an agent with cgroups turned off.
+  CgroupManager() = default;
+
+  // Whether job groups can be created under root() (some controllers may still be missing).
+  bool usable() const { return usable_; }
+  const std::string& root() const { return root_; }
+  // Whether job groups get this controller ("memory", "cpu", "cpuset", "pids").
+  bool Has(std::string_view controller) const { return enabled_.count(controller) > 0; }
+  // One line for the agent's start log.
+  std::string describe() const;
+  // One line per fallback, each saying what jobs run without.
+  const std::vector<std::string>& warnings() const { return warnings_; }
+
+  // The path of the job group called `name` (whether it exists or not).
+  std::string GroupPath(const std::string& name) const { return root_ + "/" + name; }
+
+  // Creates ROOT/NAME (an existing group is reused) and writes each limit whose controller is
+  // enabled; limits of missing controllers are skipped (a warning already says so). Returns the
+  // group's path. On a failed write the group is removed again and the error names the file.
+  // A `name` that is not one path component is InvalidArgument; an unusable manager Unavailable.
+  Result<std::string> Create(const std::string& name, const CgroupLimits& limits);
+
+  // Kills every process in the group (cgroup.kill where the kernel has it, 5.14 and later; else
+  // SIGKILL to each pid in cgroup.procs) and removes it, retrying briefly while the processes
+  // die. A group that is already gone is fine. `path` must lie under root().
+  Status Remove(const std::string& path);
+
+  // How many processes of the group the OOM killer ended ("oom_kill" in memory.events); 0 when
+  // the file or the line is not there.
+  int64_t OomKills(const std::string& path) const;
+
+ private:
+  explicit CgroupManager(std::string root) : root_(std::move(root)) {}
+  void SetUp(const std::string& parent);
+  void EnableControllers(const std::string& parent);
+
+  std::string root_;
+  bool usable_ = false;
+  std::set<std::string, std::less<>> enabled_;
+  std::vector<std::string> warnings_;
+};
+
+// The default root from the text of /proc/self/mounts and /proc/self/cgroup: the first cgroup2
+// mount point joined with the "0::PATH" group and "baton-jobs". The error says which is missing.
+Result<std::string> DefaultCgroupRoot(std::string_view mounts, std::string_view self_cgroup);
+
+}  // namespace baton::agent
