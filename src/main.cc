@@ -170,7 +170,7 @@ struct ServeOptions {
 };
 
 struct AgentFlags {
-  std::string server, token, name, gpus = "auto", data, pool = "default";
+  std::string server, token, name, gpus = "auto", data, pool = "default", address;
   HealthFlags health;
 };
 
@@ -347,7 +347,7 @@ int RunAgent(const AgentFlags& f) {
   auto limits = HealthLimitsOf(f.health);
   if (!limits) return Fail(limits.error());
   agent::AgentOptions ao{.name = name, .data_dir = dir, .server = f.server, .token = f.token, .pool = f.pool,
-                         .health = *limits};
+                         .address = f.address, .health = *limits};
   ApplyAgentFlags(f.health, &ao);
   agent::Agent a(std::move(ao), *backend, executor);
   Status st = a.Start();
@@ -404,6 +404,8 @@ int main(int argc, char** argv) {
   agent_cmd->add_option("--gpus", agent_flags.gpus, "auto, nvml, or simulated GPUs: COUNTxTYPE[:topo=...]");
   agent_cmd->add_option("--data", agent_flags.data, "agent state directory");
   agent_cmd->add_option("--pool", agent_flags.pool, "pool (partition) this node serves");
+  agent_cmd->add_option("--address", agent_flags.address,
+                        "host or IP other nodes reach this node's jobs at (MASTER_ADDR; default: the node name)");
   AddHealthFlags(agent_cmd, agent_flags.health);
   agent_cmd->callback([&] { exit_code = RunAgent(agent_flags); });
 

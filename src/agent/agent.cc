@@ -186,6 +186,7 @@ bool Agent::RegisterWithController() {
   req.node.gpu_backend = backend_.name();
   req.node.topology = backend_.topology();
   req.node.pool = options_.pool;
+  req.node.address = options_.address;
   for (auto& [key, job] : jobs_) {
     JobEvent e;
     e.job = job.order.job;
@@ -267,7 +268,20 @@ void Agent::PollLoop() {
 }
 
 void Agent::MainLoop() {
-  TimePoint next_register_try{};
+  // While the controller cannot be reached, jobs run on and contact is tried again after 1 s,
+  // 2 s, 4 s ... up to 30 s, each with up to a quarter more at random, so that a restarted
+  // controller is not met by every agent at once.
+  TimePoint next_contact{};
+  Duration backoff = std::chrono::seconds(1);
+  uint64_t jitter_state = std::hash<std::string>{}(options_.name) | 1;
+  auto contact_failed = [&](TimePoint now) {
+    jitter_state ^= jitter_state << 13;
+    jitter_state ^= jitter_state >> 7;
+    jitter_state ^= jitter_state << 17;
+    Duration jitter(static_cast<int64_t>(jitter_state % static_cast<uint64_t>(backoff.count() / 4 + 1)));
+    next_contact = now + backoff + jitter;
+    backoff = std::min<Duration>(backoff * 2, std::chrono::seconds(30));
+  };
   while (!stopping_) {
     bool need_register;
     std::deque<Order> orders;
@@ -277,8 +291,9 @@ void Agent::MainLoop() {
       orders.swap(orders_);
     }
     TimePoint now = Now();
-    if (need_register && now >= next_register_try) {
-      if (!RegisterWithController()) next_register_try = now + std::chrono::seconds(1);
+    if (need_register && now >= next_contact) {
+      if (RegisterWithController()) backoff = std::chrono::seconds(1);
+      else contact_failed(now);
     }
     for (const Order& o : orders) HandleOrder(o);
     now = Now();
@@ -302,12 +317,15 @@ void Agent::MainLoop() {
     std::vector<GpuSample> samples;
     if (samples_due) health_dirty_ |= SampleGpus(&samples, now);
     bool health_news = health_dirty_ || !pending_notices_.empty();
-    if (!need_register && (!pending_events_.empty() || samples_due || logs_waiting || health_news)) {
+    if (!need_register && now >= next_contact &&
+        (!pending_events_.empty() || samples_due || logs_waiting || health_news)) {
       if (SendReport(std::move(samples))) {
         if (samples_due) last_sample_ = now;
         if (logs_due) last_logs_ = now;
+        backoff = std::chrono::seconds(1);
       } else {
-        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        std::lock_guard lock(mu_);
+        if (!need_register_) contact_failed(now);  // a 409 asks to register again, at once
       }
     }
     std::unique_lock lock(mu_);
@@ -325,6 +343,10 @@ void Agent::MainLoop() {
 }
 
 void Agent::HandleOrder(const Order& order) {
+  if (order.kind == Order::Kind::kReadmit) {
+    health_dirty_ |= health_.Readmit(order.inject.gpu, Now());
+    return;
+  }
   if (order.kind == Order::Kind::kInject) {
     Status st = backend_.Inject(order.inject);
     if (!st.ok()) std::cerr << "baton: agent " << options_.name << ": cannot inject a fault: " << st.message() << std::endl;
@@ -389,21 +411,31 @@ void Agent::Launch(const LaunchOrder& order) {
           "0=" + std::to_string(order.gpu_memory_bytes >> 20) + "M";
     }
   }
-  if (order.num_nodes > 1) {
-    std::string first = order.nodelist.substr(0, order.nodelist.find(','));
-    env["MASTER_ADDR"] = first;
-    env["MASTER_PORT"] = std::to_string(29500 + order.job.value % 1000);
-    env["WORLD_SIZE"] = std::to_string(order.num_nodes);
-    env["RANK"] = std::to_string(order.node_rank);
+  if (order.num_nodes > 1 || order.processes > 1) {
+    // torchrun's rendezvous variables; a job that sets MASTER_ADDR or MASTER_PORT itself keeps
+    // its own.
+    auto set_default = [&](const std::string& k, const std::string& v) {
+      if (std::none_of(order.env.begin(), order.env.end(), [&](const auto& kv) { return kv.first == k; })) env[k] = v;
+    };
+    std::string master = order.master_addr;
+    if (master.empty()) master = order.nodelist.substr(0, order.nodelist.find(','));
+    set_default("MASTER_ADDR", master);
+    set_default("MASTER_PORT", std::to_string(order.master_port > 0 ? order.master_port : 29500 + order.job.value % 1000));
+    int world = std::max(order.world_size, order.num_nodes);
+    env["WORLD_SIZE"] = std::to_string(world);
+    env["RANK"] = std::to_string(order.world_size > 1 ? order.rank_offset : order.node_rank);
     env["NODE_RANK"] = std::to_string(order.node_rank);
     env["LOCAL_RANK"] = "0";
-    env["LOCAL_WORLD_SIZE"] = "1";
+    env["LOCAL_WORLD_SIZE"] = std::to_string(order.processes);
+    env["GROUP_RANK"] = std::to_string(order.node_rank);
   }
 
   ProcessSpec spec;
   spec.argv = order.shell ? std::vector<std::string>{"/bin/sh", "-c", order.command.at(0)} : order.command;
   for (const auto& [k, v] : env) spec.env.push_back(k + "=" + v);
   spec.workdir = order.workdir.empty() ? dir : order.workdir;
+  spec.processes = order.processes;
+  spec.rank0 = order.rank_offset;
   spec.log_path = dir + "/output.log";
   spec.status_path = RunFile(order.job, order.attempt) + ".exit";
   spec.pid_path = RunFile(order.job, order.attempt) + ".pid";

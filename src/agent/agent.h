@@ -36,6 +36,7 @@ struct AgentOptions {
   std::string server;               // controller URL, http://HOST:PORT
   std::string token;                // agent join token
   std::string pool = "default";     // the pool (partition) this node serves
+  std::string address;              // where other nodes reach its jobs (MASTER_ADDR); "" = name
   std::string numa_root = "/sys/devices/system/node";  // where the host's NUMA nodes are listed
   Duration sample_interval = std::chrono::seconds(2);
   Duration log_interval = std::chrono::milliseconds(250);  // also how often XIDs are looked for

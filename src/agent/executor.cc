@@ -89,6 +89,7 @@ Result<Started> ProcessExecutor::Start(const ProcessSpec& spec) {
                                    spec.memory_node < 0 ? "-" : std::to_string(spec.memory_node),
                                    spec.cgroup.empty() ? "-" : spec.cgroup,
                                    identity,
+                                   spec.processes > 1 ? std::to_string(spec.processes) + ":" + std::to_string(spec.rank0) : "-",
                                    program};
   args.insert(args.end(), spec.argv.begin(), spec.argv.end());
   std::vector<char*> argv, envp;

@@ -25,6 +25,8 @@ struct ProcessSpec {
   std::string cpus;               // cpulist the job is bound to ("0-15,32-47"); "" = unbound
   int memory_node = -1;           // NUMA node whose memory the job prefers; -1 = none
   std::string cgroup;             // the cgroup v2 group the job joins (CgroupManager); "" = none
+  int processes = 1;              // > 1: that many, with LOCAL_RANK 0.. and RANK rank0..
+  int rank0 = 0;
   std::string run_as;             // Unix user the job runs as (the shim must be root); "" = the
                                   // agent's user. Uid 0 only when this is literally "root";
                                   // an unknown user fails Start.

@@ -100,6 +100,19 @@ bool HealthMonitor::Recheck(const std::function<Status(int device)>& check, Time
   return changed;
 }
 
+bool HealthMonitor::Readmit(int device, TimePoint now) {
+  if (device < 0 || static_cast<size_t>(device) >= health_.size()) return false;
+  bool changed = false;
+  for (size_t i = 0; i < health_.size(); ++i) {
+    if (physical_[i] != physical_[device]) continue;
+    reset_xids_[i].clear();
+    if (health_[i].state == "ok") continue;
+    health_[i] = GpuHealth{.index = static_cast<int>(i), .state = "ok", .reason = "", .since = now};
+    changed = true;
+  }
+  return changed;
+}
+
 std::vector<GpuNotice> HealthMonitor::TakeNotices() {
   std::vector<GpuNotice> out;
   out.swap(notices_);

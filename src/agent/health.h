@@ -43,6 +43,9 @@ class HealthMonitor {
   // Brings back the GPUs in "reset" that have been quiet long enough and pass `check`.
   bool Recheck(const std::function<Status(int device)>& check, TimePoint now);
 
+  // An admin returned the GPU to service: its faults are forgotten (whatever the state).
+  bool Readmit(int device, TimePoint now);
+
   const std::vector<GpuHealth>& health() const { return health_; }
   // Notices gathered since the last call.
   std::vector<GpuNotice> TakeNotices();

@@ -86,7 +86,7 @@ struct SubmitFlags {
   int nodes = 1, cpus = 0, retries = 0;
   std::vector<int64_t> after;
   std::vector<std::string> env;
-  bool preemptible = false, hold = false, json = false;
+  bool preemptible = false, hold = false, json = false, process_per_gpu = false;
 };
 
 Result<JobSpec> SpecFromFlags(const SubmitFlags& f, std::vector<std::string> command) {
@@ -112,6 +112,7 @@ Result<JobSpec> SpecFromFlags(const SubmitFlags& f, std::vector<std::string> com
   spec.workdir = f.workdir.empty() ? std::filesystem::current_path().string() : f.workdir;
   for (int64_t id : f.after) spec.after.push_back(JobId{id});
   spec.preemptible = f.preemptible;
+  spec.process_per_gpu = f.process_per_gpu;
   spec.hold = f.hold;
   if (command.empty()) return Err(InvalidArgument("no command: use `baton submit [OPTIONS] -- COMMAND [ARGS...]` or -f FILE"));
   spec.shell = LooksLikeShell(command);
@@ -468,6 +469,8 @@ void AddClientCommands(CLI::App& app, int* exit_code, std::optional<std::vector<
     sub->add_option("--env", f->env, "KEY=VALUE for the job's environment (repeatable)");
     sub->add_option("--workdir", f->workdir, "working directory (default: the current one)");
     sub->add_flag("--preemptible", f->preemptible, "the job may be preempted");
+    sub->add_flag("--process-per-gpu", f->process_per_gpu,
+                  "one process per GPU (LOCAL_RANK 0..n-1 on each node), as torchrun --nproc-per-node");
     sub->add_flag("--hold", f->hold, "submit held; `baton release` lets it run");
     sub->add_option("-f,--file", f->file, "YAML job file (one job, a list, or {jobs: [...]})");
     sub->add_flag("--json", f->json, "print the job object instead of its id");

@@ -157,10 +157,10 @@ Status DecodeSpecObject(const json::value& v, std::string_view prefix, JobSpec* 
           spec->after.push_back(JobId{*n});
         }
       }
-    } else if (key == "preemptible" || key == "hold") {
+    } else if (key == "preemptible" || key == "hold" || key == "process_per_gpu") {
       auto b = GetBool(val, field);
       if (!b) return b.error();
-      (key == "hold" ? spec->hold : spec->preemptible) = *b;
+      (key == "hold" ? spec->hold : key == "preemptible" ? spec->preemptible : spec->process_per_gpu) = *b;
     } else {
       return FieldError(field, "unknown field");
     }
@@ -219,6 +219,7 @@ json::object JobObject(const Job& job, JobForm form) {
   for (JobId id : s.after) after.emplace_back(id.value);
   o["after"] = std::move(after);
   o["preemptible"] = s.preemptible;
+  o["process_per_gpu"] = s.process_per_gpu;
   o["hold"] = s.hold;
   o["submitted_at"] = TimeValue(job.submitted_at);
   o["started_at"] = OptTime(job.started_at);
@@ -278,7 +279,7 @@ Result<Job> JobFromValue(const json::value& v) {
   // The spec fields, through the same decoder users' specs go through.
   json::object spec_obj;
   for (std::string_view key : {"name", "command", "priority", "project", "pool", "retries", "env",
-                               "workdir", "after", "preemptible", "hold", "time_limit_s",
+                               "workdir", "after", "preemptible", "hold", "process_per_gpu", "time_limit_s",
                                "grace_period_s"}) {
     if (const json::value* f = Find(*o, key)) spec_obj[key] = *f;
   }
@@ -456,6 +457,7 @@ std::string EncodeJobSpec(const JobSpec& s) {
     o["after"] = std::move(after);
   }
   if (s.preemptible) o["preemptible"] = true;
+  if (s.process_per_gpu) o["process_per_gpu"] = true;
   if (s.hold) o["hold"] = true;
   return json::serialize(o);
 }

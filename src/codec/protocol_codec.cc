@@ -50,6 +50,7 @@ json::object NodeInfoObject(const NodeInfo& n) {
   o["gpu_backend"] = n.gpu_backend;
   o["topology"] = n.topology;
   o["pool"] = n.pool;
+  o["address"] = n.address;
   json::array gpus;
   for (const Gpu& g : n.gpus) {
     json::object go;
@@ -79,6 +80,7 @@ Result<NodeInfo> NodeInfoFrom(const json::value& v) {
   RETURN_IF_ERROR(Read(*o, "topology", &n.topology, Str(32)));
   RETURN_IF_ERROR(Read(*o, "pool", &n.pool, Str(64)));
   if (!IsValidNodeName(n.pool)) return Err(InvalidArgument("node.pool: 1-64 of letters, digits, '.', '_', '-'"));
+  RETURN_IF_ERROR(Read(*o, "address", &n.address, Str(255)));
   if (const json::value* gv = Find(*o, "gpus")) {
     ASSIGN_OR_RETURN(const json::array* gpus, GetArray(*gv, "node.gpus"));
     if (gpus->size() > 1024) return Err(InvalidArgument("node.gpus: more than 1024"));
@@ -289,6 +291,14 @@ std::string EncodeOrders(const std::vector<Order>& orders) {
       o["nodelist"] = l.nodelist;
       o["node_rank"] = l.node_rank;
       o["num_nodes"] = l.num_nodes;
+      o["master_addr"] = l.master_addr;
+      o["master_port"] = l.master_port;
+      o["processes"] = l.processes;
+      o["rank_offset"] = l.rank_offset;
+      o["world_size"] = l.world_size;
+    } else if (ord.kind == Order::Kind::kReadmit) {
+      o["kind"] = "readmit";
+      o["gpu"] = ord.inject.gpu;
     } else if (ord.kind == Order::Kind::kInject) {
       o["kind"] = "inject";
       o["gpu"] = ord.inject.gpu;
@@ -343,6 +353,11 @@ Result<std::vector<Order>> DecodeOrders(std::string_view text) {
       RETURN_IF_ERROR(Read(*o, "nodelist", &l.nodelist, Str(1 << 20)));
       RETURN_IF_ERROR(Read(*o, "node_rank", &l.node_rank, Int(0, 1'000'000)));
       RETURN_IF_ERROR(Read(*o, "num_nodes", &l.num_nodes, Int(1, 1'000'000)));
+      RETURN_IF_ERROR(Read(*o, "master_addr", &l.master_addr, Str(255)));
+      RETURN_IF_ERROR(Read(*o, "master_port", &l.master_port, Int(0, 65535)));
+      RETURN_IF_ERROR(Read(*o, "processes", &l.processes, Int(1, 4096)));
+      RETURN_IF_ERROR(Read(*o, "rank_offset", &l.rank_offset, Int(0, 1 << 24)));
+      RETURN_IF_ERROR(Read(*o, "world_size", &l.world_size, Int(1, 1 << 24)));
       if (const json::value* c = Find(*o, "command")) {
         ASSIGN_OR_RETURN(const json::array* cmd, GetArray(*c, "command"));
         for (const auto& arg : *cmd) {
@@ -374,6 +389,9 @@ Result<std::vector<Order>> DecodeOrders(std::string_view text) {
       }
       RETURN_IF_ERROR(Read(*o, "grace_period_ms", &ms, Int(0, INT64_MAX)));
       s.grace_period = Duration(ms);
+    } else if (kind == "readmit") {
+      ord.kind = Order::Kind::kReadmit;
+      RETURN_IF_ERROR(Read(*o, "gpu", &ord.inject.gpu, Int(0, 1023)));
     } else if (kind == "inject") {
       ord.kind = Order::Kind::kInject;
       FaultInjection& f = ord.inject;
@@ -384,7 +402,7 @@ Result<std::vector<Order>> DecodeOrders(std::string_view text) {
       RETURN_IF_ERROR(Read(*o, "duration_ms", &ms, Int(0, INT64_MAX)));
       f.duration = Duration(ms);
     } else {
-      return Err(InvalidArgument("order.kind: must be launch, stop or inject"));
+      return Err(InvalidArgument("order.kind: must be launch, stop, inject or readmit"));
     }
     out.push_back(std::move(ord));
   }

@@ -1,6 +1,7 @@
 #include "control/controller.h"
 
 #include <algorithm>
+#include <csignal>
 #include <cstdlib>
 
 #include "core/quantity.h"
@@ -16,6 +17,10 @@ template <class... Ts>
 Overloaded(Ts...) -> Overloaded<Ts...>;
 
 std::string KeyOf(const std::string& user, const std::string& key) { return user + '\n' + key; }
+
+// The port rank 0 of a multi-process job listens on: torchrun's 29500 and up, spread by job id
+// so that jobs sharing a first node rarely meet (a job can always set MASTER_PORT itself).
+int MasterPort(JobId id) { return 29500 + static_cast<int>(id.value % 10000); }
 
 }  // namespace
 
@@ -371,6 +376,20 @@ void Controller::Launch(Job& job, std::optional<size_t> only_rank) {
     if (!nodelist.empty()) nodelist += ',';
     nodelist += part.node;
   }
+  // Rank 0's node is where the processes meet: its address, else its name.
+  std::string master_addr = job.allocation.front().node;
+  if (const NodeRecord* first = FindNode(job.allocation.front().node); first != nullptr && !first->info.address.empty()) {
+    master_addr = first->info.address;
+  }
+  auto processes = [&](const NodeAllocation& part) {
+    return job.spec.process_per_gpu && !part.gpus.empty() ? static_cast<int>(part.gpus.size()) : 1;
+  };
+  std::vector<int> offsets;
+  int world = 0;
+  for (const NodeAllocation& part : job.allocation) {
+    offsets.push_back(world);
+    world += processes(part);
+  }
   for (size_t rank = 0; rank < job.allocation.size(); ++rank) {
     if (only_rank && rank != *only_rank) continue;
     const NodeAllocation& part = job.allocation[rank];
@@ -395,6 +414,11 @@ void Controller::Launch(Job& job, std::optional<size_t> only_rank) {
     l.nodelist = nodelist;
     l.node_rank = static_cast<int>(rank);
     l.num_nodes = static_cast<int>(job.allocation.size());
+    l.master_addr = master_addr;
+    l.master_port = MasterPort(job.id);
+    l.processes = processes(job.allocation[rank]);
+    l.rank_offset = offsets[rank];
+    l.world_size = world;
     SendOrder(part.node, std::move(o));
   }
 }
@@ -424,12 +448,17 @@ void Controller::Finish(Job& job, TimePoint now) {
   freed_ = true;
   bool lost = false, timed_out = false, ok = true;
   const NodeAllocation* failed = nullptr;
+  // What ended the job: the first process that failed by itself, rather than one Baton stopped
+  // (SIGUSR1, SIGTERM, SIGKILL) because another had failed.
+  auto stopped = [](const NodeAllocation& p) {
+    return p.signal == SIGUSR1 || p.signal == SIGTERM || p.signal == SIGKILL;
+  };
   for (const NodeAllocation& p : job.allocation) {
     lost |= p.lost;
     timed_out |= p.timed_out;
     if (p.exit_code != 0 || p.signal != 0 || p.lost) {
       ok = false;
-      if (failed == nullptr) failed = &p;
+      if (failed == nullptr || (stopped(*failed) && !stopped(p))) failed = &p;
     }
   }
   const NodeAllocation& report = failed != nullptr ? *failed : job.allocation.front();

@@ -63,6 +63,16 @@ Reply Controller::Drain(const DrainNode& c) {
   for (int g : c.gpus) {
     if (c.drain) node->gpu_drains[g] = reason;
     else node->gpu_drains.erase(g);
+    if (!c.drain && static_cast<size_t>(g) < node->health.size() && node->health[g].state == "drain") {
+      // The admin says it is fixed: its agent forgets the fault, or it would report it again.
+      node->health[g] = GpuHealth{.index = g};
+      if (node->state == NodeRecord::State::kReady) {
+        Order o;
+        o.kind = Order::Kind::kReadmit;
+        o.inject.gpu = g;
+        SendOrder(c.node, std::move(o));
+      }
+    }
     new_drains_.push_back(store::Drain{.node = c.node, .gpu = g, .reason = reason, .active = c.drain});
   }
   if (view_.FindNode(c.node) != nullptr) RebuildNodeSlots(*node);

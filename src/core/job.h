@@ -71,6 +71,9 @@ struct JobSpec {
   std::vector<JobId> after;
   bool preemptible = false;
   bool hold = false;
+  // One process per GPU (torchrun's nproc_per_node = GPUs), each with its LOCAL_RANK and RANK;
+  // false: one process per node.
+  bool process_per_gpu = false;
   bool operator==(const JobSpec&) const = default;
 };
 

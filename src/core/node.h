@@ -36,6 +36,7 @@ struct NodeInfo {
   std::string gpu_backend;    // "simulated" or "nvml"
   std::string topology;       // "nvswitch", "pairs", "pcie"
   std::string pool = "default";  // the pool (partition) whose jobs it runs
+  std::string address;        // where its jobs' processes are reached (MASTER_ADDR); "" = name
   bool operator==(const NodeInfo&) const = default;
 };
 

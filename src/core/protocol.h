@@ -35,6 +35,14 @@ struct LaunchOrder {
   std::string nodelist;               // comma-separated node names of the whole job
   int node_rank = 0;
   int num_nodes = 1;
+  // Rendezvous (PRODUCT §4): where rank 0 listens, and this node's processes: `processes` of
+  // them (one per GPU when asked), ranks rank_offset .. rank_offset + processes - 1 of
+  // world_size.
+  std::string master_addr;
+  int master_port = 0;
+  int processes = 1;
+  int rank_offset = 0;
+  int world_size = 1;
   bool operator==(const LaunchOrder&) const = default;
 };
 
@@ -61,12 +69,13 @@ struct FaultInjection {
 bool IsInjectableFault(std::string_view fault);
 
 struct Order {
-  enum class Kind { kLaunch, kStop, kInject };
+  // kReadmit: an admin returned GPU `inject.gpu` to service; the agent forgets its fault.
+  enum class Kind { kLaunch, kStop, kInject, kReadmit };
   uint64_t seq = 0;
   Kind kind = Kind::kLaunch;
   LaunchOrder launch;                 // when kind == kLaunch
   StopOrder stop;                     // when kind == kStop
-  FaultInjection inject;              // when kind == kInject
+  FaultInjection inject;              // when kind == kInject (kReadmit: its gpu)
 };
 
 // What an agent says of one job: it started, or it ended and how.

@@ -13,5 +13,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   (void)baton::codec::DecodeRegisterReply(text);
   if (auto job = baton::codec::DecodeJob(text)) (void)baton::codec::EncodeJob(*job, baton::codec::JobForm::kRecord);
   (void)baton::codec::DecodeNodeList(text);
+  (void)baton::codec::DecodeInjectBody(text);
   return 0;
 }

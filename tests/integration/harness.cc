@@ -32,8 +32,8 @@ TempDir::~TempDir() {
   fs::remove_all(path_, ec);
 }
 
-BatonProcess::BatonProcess(std::string data_dir, std::vector<std::string> extra)
-    : data_dir_(std::move(data_dir)), extra_(std::move(extra)) {
+BatonProcess::BatonProcess(std::string data_dir, std::vector<std::string> extra, std::string command)
+    : data_dir_(std::move(data_dir)), extra_(std::move(extra)), command_(std::move(command)) {
   Start();
 }
 
@@ -61,7 +61,7 @@ BatonProcess::~BatonProcess() {
 
 void BatonProcess::Start() {
   fs::remove(data_dir_ + "/server.url");
-  std::vector<std::string> args = {BATON_BINARY, "up", "--data", data_dir_, "--listen", "127.0.0.1:0"};
+  std::vector<std::string> args = {BATON_BINARY, command_, "--data", data_dir_, "--listen", "127.0.0.1:0"};
   args.insert(args.end(), extra_.begin(), extra_.end());
   std::string log = data_dir_ + "/baton.out";
   pid_ = fork();
@@ -109,6 +109,50 @@ void BatonProcess::SignalAndWait(int sig) {
   kill(pid_, sig);
   int status = 0;
   waitpid(pid_, &status, 0);
+  pid_ = 0;
+}
+
+AgentProcess::AgentProcess(const BatonProcess& server, std::string name, std::string data_dir, std::string gpus,
+                           std::vector<std::string> extra)
+    : log_(data_dir + ".out") {
+  std::ifstream t(server.data_dir() + "/agent.token");
+  std::string token;
+  t >> token;
+  args_ = {BATON_BINARY, "agent", "--server", server.url(), "--token", token, "--name", std::move(name),
+           "--data", std::move(data_dir), "--gpus", std::move(gpus), "--address", "127.0.0.1",
+           "--allow-root-jobs"};
+  args_.insert(args_.end(), extra.begin(), extra.end());
+  Start();
+}
+
+AgentProcess::~AgentProcess() { Stop(); }
+
+void AgentProcess::Start() {
+  pid_ = fork();
+  if (pid_ == 0) {
+    int fd = open(log_.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+    dup2(fd, 1);
+    dup2(fd, 2);
+    setenv("BATON_NVML_LIBRARY", "/nonexistent/libnvidia-ml.so.1", 0);
+    std::vector<char*> argv;
+    for (auto& a : args_) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    execv(argv[0], argv.data());
+    _exit(127);
+  }
+}
+
+void AgentProcess::Stop() {
+  if (pid_ <= 0) return;
+  kill(pid_, SIGTERM);
+  waitpid(pid_, nullptr, 0);
+  pid_ = 0;
+}
+
+void AgentProcess::Kill9() {
+  if (pid_ <= 0) return;
+  kill(pid_, SIGKILL);
+  waitpid(pid_, nullptr, 0);
   pid_ = 0;
 }
 

@@ -25,8 +25,9 @@ class TempDir {
 
 class BatonProcess {
  public:
-  // Starts `baton up --data DIR --listen 127.0.0.1:0 EXTRA...` and waits until it serves.
-  explicit BatonProcess(std::string data_dir, std::vector<std::string> extra = {});
+  // Starts `baton COMMAND --data DIR --listen 127.0.0.1:0 EXTRA...` and waits until it serves.
+  // COMMAND is "up" (controller and local agent) or "server" (controller alone).
+  explicit BatonProcess(std::string data_dir, std::vector<std::string> extra = {}, std::string command = "up");
   ~BatonProcess();
 
   void Start();
@@ -47,8 +48,29 @@ class BatonProcess {
 
   std::string data_dir_;
   std::vector<std::string> extra_;
+  std::string command_;
   pid_t pid_ = 0;
   std::string url_, token_;
+};
+
+// `baton agent` joining a server with its agent token, in its own data directory, reachable at
+// 127.0.0.1 (MASTER_ADDR) and allowed to run root's jobs (the tests run as root and submit with
+// the admin token of root).
+class AgentProcess {
+ public:
+  AgentProcess(const BatonProcess& server, std::string name, std::string data_dir, std::string gpus,
+               std::vector<std::string> extra = {});
+  ~AgentProcess();
+
+  void Start();
+  void Stop();   // SIGTERM, then wait
+  void Kill9();  // SIGKILL, then wait; its jobs keep running
+  pid_t pid() const { return pid_; }
+
+ private:
+  std::vector<std::string> args_;
+  std::string log_;
+  pid_t pid_ = 0;
 };
 
 struct CliResult {

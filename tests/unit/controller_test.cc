@@ -581,6 +581,19 @@ TEST_F(ControllerHealthTest, AHardwareFaultBecomesADrainThatOutlivesARestartUnti
   EXPECT_EQ(State(b), JobState::kRunning);
 }
 
+TEST_F(ControllerHealthTest, UndrainingAGpuDrainedForItsHealthTellsItsAgentToForgetTheFault) {
+  RegisterNode("n1", 2);
+  ReportHealth("n1", {GpuHealth{.index = 0, .state = "drain", .reason = "xid 64: row remap failed", .since = now_}});
+  Poll("n1");
+  ASSERT_TRUE(Run(DrainNode{.caller = {"root", true}, .node = "n1", .gpus = {0}, .drain = false}).status.ok());
+  std::vector<Order> orders = Poll("n1");
+  ASSERT_EQ(orders.size(), 1u);
+  EXPECT_EQ(orders[0].kind, Order::Kind::kReadmit);
+  EXPECT_EQ(orders[0].inject.gpu, 0);
+  EXPECT_EQ(Run(ListNodes{}).nodes[0].health[0].state, "ok");
+  EXPECT_EQ(State(Submit(2000)), JobState::kRunning);  // both GPUs take work again
+}
+
 TEST_F(ControllerHealthTest, RepeatedReportsOfTheSameFaultRaiseOneEvent) {
   RegisterNode("n1", 2);
   GpuHealth h{.index = 0, .state = "reset", .reason = "temperature 95 °C", .since = now_};

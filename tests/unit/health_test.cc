@@ -91,6 +91,9 @@ TEST_F(HealthTest, ADrainXidIsNeverCleared) {
   m_.ObserveXid(3, 48, now_);
   EXPECT_EQ(m_.health()[3].state, "drain");
   EXPECT_EQ(m_.health()[3].reason, "xid 79: GPU has fallen off the bus");
+  // Until an admin returns it.
+  EXPECT_TRUE(m_.Readmit(3, now_));
+  EXPECT_EQ(m_.health()[3].state, "ok");
 }
 
 TEST_F(HealthTest, ALostGpuAHotOneAndEccErrorsAreFaultsThatHealOnlyWhenGone) {

@@ -5,10 +5,15 @@
 // writes how the job ended. It outlives the agent, so a restarted agent still learns every
 // job's fate (see executor.h).
 //
-//   baton-shim LOG STATUS PIDFILE WORKDIR CPUS MEMNODE CGROUP USER PROGRAM ARGV0 [ARG...]
+//   baton-shim LOG STATUS PIDFILE WORKDIR CPUS MEMNODE CGROUP USER PROCS PROGRAM ARGV0 [ARG...]
 //     (environment: the job's; CPUS a cpulist such as 0-15,32-47, MEMNODE a NUMA node, CGROUP
-//      the cgroup v2 directory the job joins, USER the ids it runs as, UID:GID:G1,G2,...; each
-//      "-" for none)
+//      the cgroup v2 directory the job joins, USER the ids it runs as, UID:GID:G1,G2,...; PROCS
+//      N:RANK0 starts N processes with LOCAL_RANK 0..N-1 and RANK RANK0.. (one per GPU); each
+//      "-" for none: one process)
+//
+// Several processes share one process group (the first one's), so that a signal to the job
+// reaches them all; the first to fail ends the others at once (its peers cannot go on without
+// it, as torchrun does) and its status is the job's.
 //
 // Isolation: the shim itself stays as it was started (root, when the agent is), so that it can
 // still write the status file; only the job joins CGROUP and becomes USER, in the child between
@@ -75,6 +80,8 @@ struct Launch {
   const char* cgroup = nullptr;        // nullptr: no cgroup
   const char* cgroup_procs = nullptr;  // CGROUP/cgroup.procs
   Identity identity;
+  pid_t group = 0;                     // the process group to join; 0 = lead a new one
+  char** envp = nullptr;
 };
 
 // The kernel's NGROUPS_MAX; static, since the shim's stack need not hold 256 KiB.
@@ -153,7 +160,7 @@ void BecomeUser(const Identity& id) {
 
 // In the vforked child: only async-signal-safe calls, ending in execve or _exit.
 [[noreturn]] void RunJob(const Launch& job) {
-  setpgid(0, 0);
+  setpgid(0, job.group);
   int null_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
   if (null_fd >= 0) dup2(null_fd, 0);
   dup2(job.log_fd, 1);
@@ -173,7 +180,7 @@ void BecomeUser(const Identity& id) {
     WriteAll(2, "\n");
     _exit(126);
   }
-  execve(job.program, argv, environ);
+  execve(job.program, argv, job.envp);
   int err = errno;
   WriteAll(2, "baton: cannot execute '");
   WriteAll(2, argv[0]);
@@ -215,11 +222,45 @@ bool PreferMemoryNode(int node) {
   return syscall(SYS_set_mempolicy, kMpolPreferred, mask, 1024 + 1) == 0;
 }
 
+// The environment of process `local` of a multi-process job: the job's, with its LOCAL_RANK and
+// RANK. Built before vfork (malloc is not for the child); never freed, the shim exits soon.
+char** RankEnvironment(int local, long rank0) {
+  size_t n = 0;
+  while (environ[n] != nullptr) ++n;
+  char** env = static_cast<char**>(malloc((n + 3) * sizeof(char*)));
+  char* local_rank = static_cast<char*>(malloc(32));
+  char* rank = static_cast<char*>(malloc(32));
+  if (env == nullptr || local_rank == nullptr || rank == nullptr) return environ;
+  snprintf(local_rank, 32, "LOCAL_RANK=%d", local);
+  snprintf(rank, 32, "RANK=%ld", rank0 + local);
+  size_t k = 0;
+  for (size_t i = 0; i < n; ++i) {
+    if (strncmp(environ[i], "LOCAL_RANK=", 11) == 0 || strncmp(environ[i], "RANK=", 5) == 0) continue;
+    env[k++] = environ[i];
+  }
+  env[k++] = local_rank;
+  env[k++] = rank;
+  env[k] = nullptr;
+  return env;
+}
+
+// Parses PROCS, "N:RANK0".
+bool ParseProcs(const char* text, int* count, long* rank0) {
+  char* end = nullptr;
+  long n = strtol(text, &end, 10);
+  if (end == text || *end != ':' || n < 1 || n > 4096) return false;
+  const char* p = end + 1;
+  *rank0 = strtol(p, &end, 10);
+  if (end == p || *end != '\0' || *rank0 < 0) return false;
+  *count = static_cast<int>(n);
+  return true;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 11) {
-    WriteAll(2, "usage: baton-shim LOG STATUS PIDFILE WORKDIR CPUS MEMNODE CGROUP USER PROGRAM "
+  if (argc < 12) {
+    WriteAll(2, "usage: baton-shim LOG STATUS PIDFILE WORKDIR CPUS MEMNODE CGROUP USER PROCS PROGRAM "
                 "ARGV0 [ARG...] (started by the baton agent)\n");
     return 2;
   }
@@ -230,10 +271,12 @@ int main(int argc, char** argv) {
   const char* memory_node = argv[6];
   const char* cgroup = argv[7];
   const char* run_as = argv[8];
+  const char* procs = argv[9];
   Launch launch;
   launch.workdir = argv[4];
-  launch.program = argv[9];
-  launch.argv = argv + 10;
+  launch.program = argv[10];
+  launch.argv = argv + 11;
+  launch.envp = environ;
 
   setsid();  // out of the agent's session: terminal signals and the agent's death pass it by
   // Whatever the agent had open without close-on-exec (its listening and client sockets)
@@ -276,25 +319,62 @@ int main(int argc, char** argv) {
       launch.cgroup_procs = cgroup_procs;
     }
   }
-  pid_t job = vfork();
-  if (job == 0) RunJob(launch);
-  char text[64];
-  if (job < 0) {
-    WriteAll(log_fd, "baton: cannot start the job: fork failed\n");
+  int count = 1;
+  long rank0 = 0;
+  bool ranks = strcmp(procs, "-") != 0;
+  if (ranks && !ParseProcs(procs, &count, &rank0)) {
+    WriteAll(log_fd, "baton: the agent gave the shim a bad process count: ");
+    WriteAll(log_fd, procs);
+    WriteAll(log_fd, "\n");
     WriteFileAtomic(status_path, "exit 126\n");
     return 0;
   }
-  // Both sides set the process group, so that it exists whichever runs first.
-  setpgid(job, job);
+  char text[64];
+  pid_t group = 0;
+  int started = 0;
+  for (int i = 0; i < count; ++i) {
+    if (ranks) launch.envp = RankEnvironment(i, rank0);
+    launch.group = group;
+    pid_t pid = vfork();
+    if (pid == 0) RunJob(launch);
+    if (pid < 0) break;
+    // Both sides set the process group, so that it exists whichever runs first.
+    setpgid(pid, group == 0 ? pid : group);
+    if (group == 0) group = pid;
+    ++started;
+  }
+  if (started < count) {
+    WriteAll(log_fd, "baton: cannot start the job: fork failed\n");
+    if (group != 0) kill(-group, SIGKILL);
+    while (started-- > 0 && wait(nullptr) > 0) {
+    }
+    WriteFileAtomic(status_path, "exit 126\n");
+    return 0;
+  }
   close(log_fd);
-  snprintf(text, sizeof text, "%d\n", static_cast<int>(job));
+  snprintf(text, sizeof text, "%d\n", static_cast<int>(group));
   WriteFileAtomic(pid_path, text);
 
+  // The job's status: the first process that failed, else success.
   int status = 0;
-  while (waitpid(job, &status, 0) < 0 && errno == EINTR) {
+  bool failed = false;
+  for (int left = count; left > 0;) {
+    int st = 0;
+    pid_t pid = waitpid(-1, &st, 0);  // its only children are the job's processes
+    if (pid < 0) {
+      if (errno == EINTR) continue;
+      break;
+    }
+    --left;
+    bool bad = WIFSIGNALED(st) || WEXITSTATUS(st) != 0;
+    if (bad && !failed) {
+      failed = true;
+      status = st;
+      if (left > 0) kill(-group, SIGKILL);  // the others cannot go on without it
+    }
   }
   // Whatever the job left behind in its group ends with it.
-  kill(-job, SIGKILL);
+  kill(-group, SIGKILL);
   if (WIFSIGNALED(status)) {
     snprintf(text, sizeof text, "signal %d\n", WTERMSIG(status));
   } else {
