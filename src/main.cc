@@ -167,6 +167,7 @@ struct ServeOptions {
   int http_threads = 1;
   Policy policy;
   HealthFlags health;
+  std::string node_timeout = "60s";
 };
 
 struct AgentFlags {
@@ -252,7 +253,11 @@ int Serve(const ServeOptions& o) {
   size_t restored = snapshot->jobs.size();
 
   control::RealClock clock;
-  control::Controller controller(control::ControllerOptions{.policy = o.policy});
+  auto node_timeout = ParseDuration(o.node_timeout, "--node-timeout");
+  if (!node_timeout) return Fail(node_timeout.error());
+  // Agents report every 2 s: a shorter wait would lose nodes that are only between reports.
+  if (*node_timeout < std::chrono::seconds(5)) return Fail(InvalidArgument("--node-timeout: at least 5s"));
+  control::Controller controller(control::ControllerOptions{.node_timeout = *node_timeout, .policy = o.policy});
   controller.Restore(std::move(*snapshot), clock.Now());
   control::LoopOptions loop_options;
   loop_options.on_event = [](const ClusterEvent& e) {
@@ -378,6 +383,8 @@ int main(int argc, char** argv) {
   up_cmd->add_option("--http-threads", up.http_threads, "threads serving HTTP")->check(CLI::Range(1, 64));
   up_cmd->add_option("--pool", up.pool, "pool (partition) of the local node");
   AddHealthFlags(up_cmd, up.health);
+  up_cmd->add_option("--node-timeout", up.node_timeout,
+                     "how long an agent may stay silent before its node is lost and its jobs requeued (default 60s)");
   std::string up_config;
   up_cmd->add_option("--config", up_config, "YAML configuration: listen, data, scheduling, projects, users, pools");
   up_cmd->callback([&] {
@@ -394,6 +401,8 @@ int main(int argc, char** argv) {
   srv_cmd->add_option("--config", config, "YAML configuration: listen, data, scheduling, projects, users, pools");
   srv_cmd->add_option("--data", srv.data, "data directory");
   srv_cmd->add_option("--listen", srv.listen, "HOST:PORT to serve");
+  srv_cmd->add_option("--node-timeout", srv.node_timeout,
+                      "how long an agent may stay silent before its node is lost and its jobs requeued (default 60s)");
   srv_cmd->callback([&] { exit_code = ServeWithConfig(srv, config, *srv_cmd); });
 
   AgentFlags agent_flags;

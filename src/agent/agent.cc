@@ -236,6 +236,10 @@ void Agent::PollLoop() {
         after = 0;
       }
     }
+    if (ToMillis(std::chrono::time_point_cast<Duration>(std::chrono::system_clock::now())) < silent_until_ms_) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));  // an injected silence
+      continue;
+    }
     std::string target = "/v1/agent/orders?node=" + options_.name + "&session=" +
                          std::to_string(session) + "&after=" + std::to_string(after);
     auto res = client->Request("GET", target, {}, {}, std::chrono::seconds(40));
@@ -291,6 +295,7 @@ void Agent::MainLoop() {
       orders.swap(orders_);
     }
     TimePoint now = Now();
+    if (ToMillis(now) < silent_until_ms_) next_contact = std::max(next_contact, FromMillis(silent_until_ms_));
     if (need_register && now >= next_contact) {
       if (RegisterWithController()) backoff = std::chrono::seconds(1);
       else contact_failed(now);
@@ -345,6 +350,12 @@ void Agent::MainLoop() {
 void Agent::HandleOrder(const Order& order) {
   if (order.kind == Order::Kind::kReadmit) {
     health_dirty_ |= health_.Readmit(order.inject.gpu, Now());
+    return;
+  }
+  if (order.kind == Order::Kind::kInject && order.inject.fault == "silence") {
+    std::cerr << "baton: agent " << options_.name << ": silent for " << FormatDuration(order.inject.duration)
+              << " (an injected fault): its jobs run on" << std::endl;
+    silent_until_ms_ = ToMillis(Now() + order.inject.duration);
     return;
   }
   if (order.kind == Order::Kind::kInject) {

@@ -127,6 +127,7 @@ class Agent {
   uint64_t session_ = 0;
   bool need_register_ = true;
   std::atomic<bool> stopping_{false};
+  std::atomic<int64_t> silent_until_ms_{0};  // an injected silence: no contact until then
 
   std::map<std::string, RunningJob> jobs_;  // main loop only; key "id.attempt"
   std::vector<JobEvent> pending_events_;    // main loop only; not yet acknowledged

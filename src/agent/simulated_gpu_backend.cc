@@ -103,7 +103,7 @@ Status SimulatedGpuBackend::Inject(const FaultInjection& fault) {
   } else if (fault.fault == "lost") {
     f.lost = true;
   } else {
-    return InvalidArgument("fault: must be xid, temperature, ecc, lost or clear");
+    return InvalidArgument("fault: a simulated GPU takes xid, temperature, ecc, lost or clear");
   }
   return Status::Ok();
 }

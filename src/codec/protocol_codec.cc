@@ -397,7 +397,7 @@ Result<std::vector<Order>> DecodeOrders(std::string_view text) {
       FaultInjection& f = ord.inject;
       RETURN_IF_ERROR(Read(*o, "gpu", &f.gpu, Int(0, 1023)));
       RETURN_IF_ERROR(Read(*o, "fault", &f.fault, Str(16)));
-      if (!IsInjectableFault(f.fault)) return Err(InvalidArgument("order.fault: must be xid, temperature, ecc, lost or clear"));
+      if (!IsInjectableFault(f.fault)) return Err(InvalidArgument("order.fault: must be xid, temperature, ecc, lost, clear or silence"));
       RETURN_IF_ERROR(Read(*o, "value", &f.value, Int(0, 1'000'000)));
       RETURN_IF_ERROR(Read(*o, "duration_ms", &ms, Int(0, INT64_MAX)));
       f.duration = Duration(ms);
@@ -649,11 +649,11 @@ Result<InjectBody> DecodeInjectBody(std::string_view text) {
   }
   InjectBody body;
   FaultInjection& f = body.fault;
-  if (Find(*o, "gpu") == nullptr) return Err(InvalidArgument("gpu: missing"));
-  RETURN_IF_ERROR(Read(*o, "gpu", &f.gpu, Int(0, 1023)));
-  if (Find(*o, "fault") == nullptr) return Err(InvalidArgument("fault: missing (xid, temperature, ecc, lost or clear)"));
+  if (Find(*o, "fault") == nullptr) return Err(InvalidArgument("fault: missing (xid, temperature, ecc, lost, clear or silence)"));
   RETURN_IF_ERROR(Read(*o, "fault", &f.fault, Str(16)));
-  if (!IsInjectableFault(f.fault)) return Err(InvalidArgument("fault: must be xid, temperature, ecc, lost or clear"));
+  if (!IsInjectableFault(f.fault)) return Err(InvalidArgument("fault: must be xid, temperature, ecc, lost, clear or silence"));
+  if (Find(*o, "gpu") == nullptr && f.fault != "silence") return Err(InvalidArgument("gpu: missing"));
+  RETURN_IF_ERROR(Read(*o, "gpu", &f.gpu, Int(0, 1023)));
   RETURN_IF_ERROR(Read(*o, "value", &f.value, Int(0, 1'000'000)));
   RETURN_IF_ERROR(Read(*o, "xid", &f.value, Int(1, 1'000'000)));
   if (f.fault == "xid" && f.value == 0) return Err(InvalidArgument("xid: missing (the XID to inject, e.g. 79)"));
@@ -661,6 +661,9 @@ Result<InjectBody> DecodeInjectBody(std::string_view text) {
     return Err(InvalidArgument("value: missing (" + std::string(f.fault == "ecc" ? "the number of errors" : "degrees Celsius") + ")"));
   }
   if (const json::value* d = Find(*o, "duration")) { ASSIGN_OR_RETURN(f.duration, GetDuration(*d, "duration")); }
+  if (f.fault == "silence" && (f.duration.count() <= 0 || f.duration > std::chrono::hours(1))) {
+    return Err(InvalidArgument("duration: silence needs one, up to 1h"));
+  }
   return body;
 }
 

@@ -89,7 +89,7 @@ Reply Controller::Inject(const InjectFault& c) {
     return ErrorReply(InvalidArgument("node " + c.node + " has real GPUs (" + node->info.gpu_backend +
                                       "): faults are injected only into simulated GPUs"));
   }
-  if (c.fault.gpu < 0 || static_cast<size_t>(c.fault.gpu) >= node->info.gpus.size()) {
+  if (c.fault.fault != "silence" && (c.fault.gpu < 0 || static_cast<size_t>(c.fault.gpu) >= node->info.gpus.size())) {
     return ErrorReply(InvalidArgument("gpu: node " + c.node + " has no GPU " + std::to_string(c.fault.gpu)));
   }
   Order o;

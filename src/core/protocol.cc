@@ -13,7 +13,8 @@ std::string_view StopReasonName(StopReason r) {
 }
 
 bool IsInjectableFault(std::string_view fault) {
-  return fault == "xid" || fault == "temperature" || fault == "ecc" || fault == "lost" || fault == "clear";
+  return fault == "xid" || fault == "temperature" || fault == "ecc" || fault == "lost" || fault == "clear" ||
+         fault == "silence";
 }
 
 }  // namespace baton

@@ -60,7 +60,9 @@ struct StopOrder {
 // A fault injected into a simulated GPU, for tests and failure drills. Real GPUs refuse it.
 struct FaultInjection {
   int gpu = 0;
-  std::string fault;                  // xid | temperature | ecc | lost | clear
+  // xid | temperature | ecc | lost | clear, or silence: the agent stops talking to the
+  // controller for `duration` (lost heartbeats), its jobs running on
+  std::string fault;
   int64_t value = 0;                  // the XID, the degrees Celsius, or the ECC errors
   Duration duration{0};               // how long it lasts (as if reset then); 0 = until cleared
   bool operator==(const FaultInjection&) const = default;

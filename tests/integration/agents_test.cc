@@ -20,29 +20,10 @@ namespace {
 
 namespace json = boost::json;
 
-int64_t Submit(net::HttpClient& c, const std::string& body) {
-  auto r = c.Request("POST", "/v1/jobs", body);
-  EXPECT_TRUE(r.has_value());
-  if (!r) return 0;
-  EXPECT_EQ(r->status, 201) << r->body;
-  std::string id = JsonField(r->body, "id");
-  return id.empty() ? 0 : std::stoll(id);
-}
-
 json::value Get(net::HttpClient& c, const std::string& target) {
   auto r = c.Request("GET", target);
   if (!r || r->status != 200) return nullptr;
   return json::parse(r->body);
-}
-
-template <class Pred>
-bool Within(std::chrono::milliseconds limit, Pred pred) {
-  auto end = std::chrono::steady_clock::now() + limit;
-  while (std::chrono::steady_clock::now() < end) {
-    if (pred()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(25));
-  }
-  return pred();
 }
 
 // Waits until `n` nodes are ready.

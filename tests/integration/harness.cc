@@ -1,5 +1,7 @@
 #include "harness.h"
 
+#include <gtest/gtest.h>
+
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -64,6 +66,7 @@ void BatonProcess::Start() {
   std::vector<std::string> args = {BATON_BINARY, command_, "--data", data_dir_, "--listen", "127.0.0.1:0"};
   args.insert(args.end(), extra_.begin(), extra_.end());
   std::string log = data_dir_ + "/baton.out";
+  fs::create_directories(data_dir_);  // for the log, before baton makes it
   pid_ = fork();
   if (pid_ == 0) {
     int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
@@ -260,6 +263,15 @@ std::string JsonString(const std::string& text, const std::string& field) {
   if (ec || !v.is_object()) return "";
   const json::value* f = v.get_object().if_contains(field);
   return f != nullptr && f->is_string() ? std::string(f->get_string()) : "";
+}
+
+int64_t Submit(net::HttpClient& client, const std::string& body) {
+  auto r = client.Request("POST", "/v1/jobs", body);
+  EXPECT_TRUE(r.has_value());
+  if (!r) return 0;
+  EXPECT_EQ(r->status, 201) << r->body;
+  std::string id = JsonField(r->body, "id");
+  return id.empty() || id == "null" ? 0 : std::stoll(id);
 }
 
 std::string WaitForJob(net::HttpClient& client, int64_t id, int timeout_ms) {

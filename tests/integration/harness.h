@@ -4,8 +4,10 @@
 
 #include <sys/types.h>
 
+#include <chrono>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "core/status.h"
@@ -87,6 +89,20 @@ std::string RawExchange(const std::string& url, const std::string& bytes, int ti
 
 // The status code of a raw HTTP response, or 0.
 int RawStatus(const std::string& response);
+
+// POST /v1/jobs with `body`: the new job's id, or 0 (and a test failure) when it was refused.
+int64_t Submit(net::HttpClient& client, const std::string& body);
+
+// Looks at `pred` every 20 ms until it holds or `limit` passes; whether it held.
+template <class Pred>
+bool Within(std::chrono::milliseconds limit, Pred pred) {
+  auto end = std::chrono::steady_clock::now() + limit;
+  while (std::chrono::steady_clock::now() < end) {
+    if (pred()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return pred();
+}
 
 // GET /v1/jobs/{id} until its state is terminal; returns the job's JSON, or "" on timeout.
 std::string WaitForJob(net::HttpClient& client, int64_t id, int timeout_ms = 30000);

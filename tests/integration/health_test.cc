@@ -3,7 +3,10 @@
 // check comes back by itself.
 #include <gtest/gtest.h>
 
+#include <signal.h>
+
 #include <chrono>
+#include <fstream>
 #include <string>
 #include <thread>
 
@@ -16,15 +19,6 @@ namespace {
 
 namespace json = boost::json;
 using Clock = std::chrono::steady_clock;
-
-int64_t Submit(net::HttpClient& c, const std::string& body) {
-  auto r = c.Request("POST", "/v1/jobs", body);
-  EXPECT_TRUE(r.has_value());
-  if (!r) return 0;
-  EXPECT_EQ(r->status, 201) << r->body;
-  std::string id = JsonField(r->body, "id");
-  return id.empty() ? 0 : std::stoll(id);
-}
 
 json::value Get(net::HttpClient& c, const std::string& target) {
   auto r = c.Request("GET", target);
@@ -39,16 +33,6 @@ int RunningGpu(net::HttpClient& c, int64_t id, int restarts) {
   const json::array& alloc = j.at("allocation").as_array();
   if (alloc.empty()) return -1;
   return static_cast<int>(alloc[0].at("gpus").as_array().at(0).as_int64());
-}
-
-template <class Pred>
-bool Within(std::chrono::milliseconds limit, Pred pred) {
-  auto end = Clock::now() + limit;
-  while (Clock::now() < end) {
-    if (pred()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  return pred();
 }
 
 // GPU `gpu` of the one node, as GET /v1/nodes shows it.
@@ -173,7 +157,7 @@ TEST(Health, InjectionNeedsAnAdminAndASaneFault) {
   int status = 0;
   std::string body = Inject(*c, node, R"({"gpu": 0, "fault": "meltdown"})", &status);
   EXPECT_EQ(status, 400);
-  EXPECT_NE(body.find("fault: must be xid, temperature, ecc, lost or clear"), std::string::npos) << body;
+  EXPECT_NE(body.find("fault: must be xid, temperature, ecc, lost, clear or silence"), std::string::npos) << body;
   body = Inject(*c, node, R"({"gpu": 5, "fault": "lost"})", &status);
   EXPECT_EQ(status, 400);
   EXPECT_NE(body.find("has no GPU 5"), std::string::npos) << body;
@@ -184,6 +168,51 @@ TEST(Health, InjectionNeedsAnAdminAndASaneFault) {
   auto r = nobody->Request("POST", "/v1/nodes/" + node + "/inject", R"({"gpu": 0, "fault": "lost"})");
   ASSERT_TRUE(r.has_value());
   EXPECT_EQ(r->status, 401);
+}
+
+}  // namespace
+}  // namespace baton::testing
+
+namespace baton::testing {
+namespace {
+
+bool ProcessAlive(pid_t pid) { return kill(pid, 0) == 0; }
+
+TEST(Health, AnAgentThatFallsSilentLosesItsNodeAndItsOldRunIsKilledWhenItReturns) {
+  TempDir dir;
+  BatonProcess baton(dir.path() + "/server", {"--gpus", "1xH100-80GB", "--node-timeout", "5s"});
+  auto c = baton.Client();
+  std::string node = NodeName(*c);
+  std::string pids = dir.path() + "/pids";
+  int64_t id = Submit(*c, R"({"command": "echo $$ >> )" + pids + R"(; exec sleep 300", "resources": {"gpus": 1}})");
+  std::string first;
+  ASSERT_TRUE(Within(std::chrono::seconds(10), [&] {
+    std::ifstream in(pids);
+    return static_cast<bool>(in >> first);
+  }));
+  int status = 0;
+  std::string body = Inject(*c, node, R"({"fault": "silence", "duration": "8s"})", &status);
+  ASSERT_EQ(status, 202) << body;
+  // No heartbeat for longer than the node timeout: the node is lost, with an alert, and the
+  // job goes back to the queue.
+  ASSERT_TRUE(Within(std::chrono::seconds(30), [&] {
+    json::value j = Get(*c, "/v1/jobs/" + std::to_string(id));
+    return j.is_object() && j.at("restarts") == 1;
+  }));
+  bool alerted = false;
+  json::value events = Get(*c, "/v1/events");
+  for (const auto& e : events.at("events").as_array()) alerted |= e.at("kind") == "node_lost";
+  EXPECT_TRUE(alerted);
+  EXPECT_TRUE(ProcessAlive(std::stoi(first)));  // the agent kept it running meanwhile
+  // The agent speaks again: its old run is killed, and the job runs anew.
+  std::string second;
+  ASSERT_TRUE(Within(std::chrono::seconds(30), [&] {
+    std::ifstream in(pids);
+    return static_cast<bool>(in >> first >> second);
+  }));
+  EXPECT_TRUE(Within(std::chrono::seconds(10), [&] { return !ProcessAlive(std::stoi(first)); }));
+  EXPECT_TRUE(ProcessAlive(std::stoi(second)));
+  RunCli(baton, {"cancel", std::to_string(id)});
 }
 
 }  // namespace

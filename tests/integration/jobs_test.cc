@@ -23,14 +23,6 @@ std::string SubmitBody(const std::string& shell_command, const std::string& extr
   return R"({"command": ")" + escaped + R"(", "resources": {"gpus": 1})" + extra + "}";
 }
 
-int64_t SubmitOk(net::HttpClient& c, const std::string& body) {
-  auto r = c.Request("POST", "/v1/jobs", body);
-  EXPECT_TRUE(r.has_value());
-  if (!r) return 0;
-  EXPECT_EQ(r->status, 201) << r->body;
-  return std::stoll(JsonField(r->body, "id").empty() ? "0" : JsonField(r->body, "id"));
-}
-
 // The job's log once it holds `marker` (logs reach the controller shortly after the job ends).
 std::string LogsUntil(net::HttpClient& c, int64_t id, const std::string& marker) {
   std::string body;
@@ -53,7 +45,7 @@ TEST(Jobs, TwentyFourOneGpuJobsOnEightGpusNeverShareAGpu) {
   const std::string script =
       "echo \"gpus=$CUDA_VISIBLE_DEVICES start=$(date +%s%N)\"; sleep 0.3; echo \"end=$(date +%s%N)\"";
   std::vector<int64_t> ids;
-  for (int i = 0; i < 24; ++i) ids.push_back(SubmitOk(*c, SubmitBody(script)));
+  for (int i = 0; i < 24; ++i) ids.push_back(Submit(*c, SubmitBody(script)));
   struct Span {
     int64_t start, end, job;
   };
@@ -94,7 +86,7 @@ TEST(Jobs, ATimeLimitKillsAJobThatIgnoresSigterm) {
   BatonProcess baton(dir.path());
   auto c = baton.Client();
   auto start = std::chrono::steady_clock::now();
-  int64_t id = SubmitOk(*c, SubmitBody("trap 'echo got-usr1' USR1; trap 'echo got-term' TERM; "
+  int64_t id = Submit(*c, SubmitBody("trap 'echo got-usr1' USR1; trap 'echo got-term' TERM; "
                                        "while true; do sleep 0.05; done",
                                        R"(, "time_limit": "1s", "grace_period": 1)"));
   std::string job = WaitForJob(*c, id, 30000);
@@ -114,7 +106,7 @@ TEST(Jobs, CancelEndsTheWholeProcessTree) {
   auto c = baton.Client();
   std::string pids = dir.path() + "/pids";
   // Grandchildren in the background, one ignoring SIGTERM and SIGUSR1, each recording its pid.
-  int64_t id = SubmitOk(*c, SubmitBody("(trap '' TERM USR1; sleep 300 & echo $! >> " + pids +
+  int64_t id = Submit(*c, SubmitBody("(trap '' TERM USR1; sleep 300 & echo $! >> " + pids +
                                            "; wait) & (sleep 300 & echo $! >> " + pids + "; wait) & wait",
                                        R"(, "grace_period": 1)"));
   std::vector<pid_t> children;
@@ -145,7 +137,7 @@ TEST(Jobs, TheJobEnvironment) {
   TempDir dir;
   BatonProcess baton(dir.path(), {"--gpus", "4xA100-40GB"});
   auto c = baton.Client();
-  int64_t id = SubmitOk(*c, R"({"name": "envcheck", "command": "env | grep -E '^(CUDA_VISIBLE_DEVICES|BATON_)' | sort; echo END",
+  int64_t id = Submit(*c, R"({"name": "envcheck", "command": "env | grep -E '^(CUDA_VISIBLE_DEVICES|BATON_)' | sort; echo END",
                                "resources": {"gpus": 2}, "env": {"SEED": "7"}})");
   std::string job = WaitForJob(*c, id);
   ASSERT_EQ(JsonString(job, "state"), "succeeded") << job;
@@ -164,7 +156,7 @@ TEST(Jobs, AJobInheritsNoDescriptorOfTheServer) {
   BatonProcess baton(dir.path());
   auto c = baton.Client();
   // `ls` opens the directory it lists as descriptor 3; anything more came from the server.
-  int64_t id = SubmitOk(*c, R"({"command": "ls /proc/self/fd | tr '\n' ' '; echo END"})");
+  int64_t id = Submit(*c, R"({"command": "ls /proc/self/fd | tr '\n' ' '; echo END"})");
   ASSERT_EQ(JsonString(WaitForJob(*c, id), "state"), "succeeded");
   std::string log = LogsUntil(*c, id, "END");
   EXPECT_NE(log.find("0 1 2 3 END"), std::string::npos) << log;
@@ -174,8 +166,8 @@ TEST(Jobs, FailedJobsRecordTheirExitCodeAndCpuJobsSeeNoGpu) {
   TempDir dir;
   BatonProcess baton(dir.path());
   auto c = baton.Client();
-  int64_t failing = SubmitOk(*c, R"({"command": ["sh", "-c", "exit 7"]})");
-  int64_t cpu = SubmitOk(*c, R"({"command": ["sh", "-c", "echo \"[$CUDA_VISIBLE_DEVICES]\""]})");
+  int64_t failing = Submit(*c, R"({"command": ["sh", "-c", "exit 7"]})");
+  int64_t cpu = Submit(*c, R"({"command": ["sh", "-c", "echo \"[$CUDA_VISIBLE_DEVICES]\""]})");
   std::string f = WaitForJob(*c, failing);
   EXPECT_EQ(JsonString(f, "state"), "failed") << f;
   EXPECT_EQ(JsonField(f, "exit_code"), "7");

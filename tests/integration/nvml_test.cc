@@ -53,6 +53,15 @@ TEST(Nvml, UpRegistersTheGpusNvmlReportsAndRunsJobsOnThem) {
   }
   EXPECT_NE(log.find("gpus=0,1\n"), std::string::npos) << log;
 
+  // The driver reports XID 48 (double-bit ECC) on the second GPU: the agent hears it through
+  // NVML's event set and the GPU leaves service alone, until its check passes.
+  std::ofstream(script, std::ios::app) << "xid gpu=1 xid=48\n";
+  bool fenced = Within(std::chrono::seconds(5), [&] {
+    std::string out = RunCli(baton, {"nodes", "--json"}).out;
+    return out.find("\"health\":\"reset\",\"health_reason\":\"xid 48: double-bit ECC error\"") != std::string::npos;
+  });
+  EXPECT_TRUE(fenced) << RunCli(baton, {"nodes", "--json"}).out;
+
   // Without the library, `--gpus nvml` refuses to start and says why.
   TempDir other;
   setenv("BATON_NVML_LIBRARY", "/nonexistent/libnvidia-ml.so.1", 1);

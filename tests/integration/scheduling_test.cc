@@ -15,15 +15,6 @@
 namespace baton::testing {
 namespace {
 
-int64_t Submit(net::HttpClient& c, const std::string& body) {
-  auto r = c.Request("POST", "/v1/jobs", body);
-  EXPECT_TRUE(r.has_value());
-  if (!r) return 0;
-  EXPECT_EQ(r->status, 201) << r->body;
-  std::string id = JsonField(r->body, "id");
-  return id.empty() ? 0 : std::stoll(id);
-}
-
 std::string GetJob(net::HttpClient& c, int64_t id) {
   auto r = c.Request("GET", "/v1/jobs/" + std::to_string(id));
   return r ? r->body : "";

@@ -459,6 +459,32 @@ nvmlReturn_t nvmlDeviceGetTotalEccErrors(nvmlDevice_t device, int error_type, in
   return Leave(r);
 }
 
+nvmlReturn_t nvmlDeviceGetRetiredPagesPendingStatus(nvmlDevice_t device, int* is_pending) {
+  Enter(kFnGetRetiredPagesPendingStatus);
+  Target t;
+  nvmlReturn_t r = Resolve(kFnGetRetiredPagesPendingStatus, device, 0, &t);
+  if (r == NVML_SUCCESS && is_pending == NULL) r = NVML_ERROR_INVALID_ARGUMENT;
+  if (r == NVML_SUCCESS) *is_pending = (int)t.gpu->pages_pending;
+  return Leave(r);
+}
+
+nvmlReturn_t nvmlDeviceGetRemappedRows(nvmlDevice_t device, unsigned int* corr_rows, unsigned int* unc_rows,
+                                       unsigned int* is_pending, unsigned int* failure_occurred) {
+  Enter(kFnGetRemappedRows);
+  Target t;
+  nvmlReturn_t r = Resolve(kFnGetRemappedRows, device, 0, &t);
+  if (r == NVML_SUCCESS && (corr_rows == NULL || unc_rows == NULL || is_pending == NULL || failure_occurred == NULL)) {
+    r = NVML_ERROR_INVALID_ARGUMENT;
+  }
+  if (r == NVML_SUCCESS) {
+    *corr_rows = 0;
+    *unc_rows = t.gpu->remap_pending || t.gpu->remap_failed ? 1 : 0;
+    *is_pending = t.gpu->remap_pending;
+    *failure_occurred = t.gpu->remap_failed;
+  }
+  return Leave(r);
+}
+
 nvmlReturn_t nvmlDeviceGetNvLinkState(nvmlDevice_t device, unsigned int link, int* is_active) {
   Enter(kFnGetNvLinkState);
   Target t;

@@ -29,6 +29,8 @@ const FnInfo kFns[kFnCount] = {
     [kFnGetTemperature] = {"nvmlDeviceGetTemperature", kPerDevice},
     [kFnGetPowerUsage] = {"nvmlDeviceGetPowerUsage", kPerDevice},
     [kFnGetTotalEccErrors] = {"nvmlDeviceGetTotalEccErrors", kPerDevice},
+    [kFnGetRetiredPagesPendingStatus] = {"nvmlDeviceGetRetiredPagesPendingStatus", kPerDevice},
+    [kFnGetRemappedRows] = {"nvmlDeviceGetRemappedRows", kPerDevice},
     [kFnGetNvLinkState] = {"nvmlDeviceGetNvLinkState", kPerDevice},
     [kFnGetNvLinkRemotePciInfo] = {"nvmlDeviceGetNvLinkRemotePciInfo_v2", kPerDevice},
     [kFnGetMigMode] = {"nvmlDeviceGetMigMode", kPerDevice},
@@ -223,10 +225,14 @@ static int ParseLinks(const char* value, Gpu* gpu, int line) {
 }
 
 static int ParseGpu(const Tokens* t, int line, Script* s) {
-  enum { kUuid, kName, kMemory, kUsed, kBus, kUtil, kMemUtil, kTemp, kPower, kEcc, kNvlink, kMig };
-  static const char* const kKeys[] = {"uuid",   "name",    "memory", "used",     "bus",
-                                      "util",   "memutil", "temp",   "power_mw", "ecc",
-                                      "nvlink", "mig",     NULL};
+  enum {
+    kUuid, kName, kMemory, kUsed, kBus, kUtil, kMemUtil, kTemp, kPower, kEcc, kNvlink, kMig,
+    kPagesPending, kRemapPending, kRemapFailed
+  };
+  static const char* const kKeys[] = {"uuid",   "name",          "memory",        "used",     "bus",
+                                      "util",   "memutil",       "temp",          "power_mw", "ecc",
+                                      "nvlink", "mig",           "pages_pending", "remap_pending",
+                                      "remap_failed", NULL};
   const char* v[sizeof kKeys / sizeof kKeys[0]];
   if (CollectKeys(t, kKeys, v, line) != 0) return -1;
   if (s->gpu_count == kMaxGpus) return ScriptError(line, "more than %d gpu lines", kMaxGpus);
@@ -250,7 +256,11 @@ static int ParseGpu(const Tokens* t, int line, Script* s) {
       NumberU("temp", v[kTemp], UINT_MAX, &gpu->temp, line) != 0 ||
       NumberU("power_mw", v[kPower], UINT_MAX, &gpu->power_mw, line) != 0 ||
       Number("ecc", v[kEcc], ULLONG_MAX, &gpu->ecc, line) != 0 ||
-      NumberU("mig", v[kMig], 1, &mig, line) != 0 || ParseLinks(v[kNvlink], gpu, line) != 0) {
+      NumberU("mig", v[kMig], 1, &mig, line) != 0 ||
+      NumberU("pages_pending", v[kPagesPending], 1, &gpu->pages_pending, line) != 0 ||
+      NumberU("remap_pending", v[kRemapPending], 1, &gpu->remap_pending, line) != 0 ||
+      NumberU("remap_failed", v[kRemapFailed], 1, &gpu->remap_failed, line) != 0 ||
+      ParseLinks(v[kNvlink], gpu, line) != 0) {
     return -1;
   }
   gpu->mig = (int)mig;

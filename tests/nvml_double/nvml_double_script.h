@@ -41,6 +41,8 @@ typedef enum {
   kFnRegisterEvents,
   kFnEventSetWait,
   kFnEventSetFree,
+  kFnGetRetiredPagesPendingStatus,
+  kFnGetRemappedRows,
   kFnCount
 } Fn;
 
@@ -66,6 +68,7 @@ typedef struct {
   unsigned long long memory, used, ecc;  // bytes, bytes, volatile uncorrected errors
   Pci pci;
   unsigned int util, memutil, temp, power_mw;
+  unsigned int pages_pending, remap_pending, remap_failed;  // 0 or 1: what a reset would clear
   int mig;
   unsigned int link_count;
   int link_gpu[NVML_NVLINK_MAX_LINKS];  // the peer GPU, or -1 where the peer is a bus id

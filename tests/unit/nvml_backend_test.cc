@@ -182,6 +182,24 @@ TEST(NvmlBackend, XidsArriveOnceForTheirGpu) {
   EXPECT_EQ(x[0].xid, 48);
 }
 
+TEST(NvmlBackend, TheHealthCheckFailsWhileMemoryRepairsWaitForAResetOrTheGpuIsGone) {
+  Machine m;
+  std::string gpus = Gpu(0, "") + Gpu(1, "pages_pending=1") + Gpu(2, "remap_pending=1") + Gpu(3, "remap_failed=1");
+  m.Script(gpus);
+  auto b = m.Open();
+  ASSERT_TRUE(b.has_value()) << b.error().message();
+  ASSERT_EQ((*b)->Discover().size(), 4u);
+  EXPECT_TRUE((*b)->CheckGpu(0).ok());
+  EXPECT_EQ((*b)->CheckGpu(1).message(), "retired memory pages wait for a GPU reset");
+  EXPECT_EQ((*b)->CheckGpu(2).message(), "remapped memory rows wait for a GPU reset");
+  EXPECT_EQ((*b)->CheckGpu(3).message(), "a memory row could not be remapped: the GPU needs service");
+  // GPU 0 falls off the bus; a driver without the memory queries says nothing of them.
+  m.Script(gpus + "fail function=* gpu=0 code=15\nfail function=nvmlDeviceGetRemappedRows code=3\n");
+  EXPECT_FALSE((*b)->CheckGpu(0).ok());
+  EXPECT_EQ((*b)->CheckGpu(0).message(), "the GPU does not answer: GPU is lost");
+  EXPECT_TRUE((*b)->CheckGpu(2).ok());
+}
+
 TEST(NvmlBackend, MigInstancesAreTheDevices) {
   Machine m;
   m.Script("gpu uuid=GPU-a name=\"NVIDIA A100-SXM4-80GB\" memory=85899345920 used=0 bus=00000000:18:00.0 mig=1\n"
