@@ -116,14 +116,14 @@ void BatonProcess::SignalAndWait(int sig) {
 }
 
 AgentProcess::AgentProcess(const BatonProcess& server, std::string name, std::string data_dir, std::string gpus,
-                           std::vector<std::string> extra)
+                           std::vector<std::string> extra, bool allow_root)
     : log_(data_dir + ".out") {
   std::ifstream t(server.data_dir() + "/agent.token");
   std::string token;
   t >> token;
   args_ = {BATON_BINARY, "agent", "--server", server.url(), "--token", token, "--name", std::move(name),
-           "--data", std::move(data_dir), "--gpus", std::move(gpus), "--address", "127.0.0.1",
-           "--allow-root-jobs"};
+           "--data", std::move(data_dir), "--gpus", std::move(gpus), "--address", "127.0.0.1"};
+  if (allow_root) args_.push_back("--allow-root-jobs");
   args_.insert(args_.end(), extra.begin(), extra.end());
   Start();
 }
@@ -263,6 +263,19 @@ std::string JsonString(const std::string& text, const std::string& field) {
   if (ec || !v.is_object()) return "";
   const json::value* f = v.get_object().if_contains(field);
   return f != nullptr && f->is_string() ? std::string(f->get_string()) : "";
+}
+
+std::string LogsUntil(net::HttpClient& client, int64_t id, const std::string& marker) {
+  std::string body;
+  for (int i = 0; i < 500; ++i) {
+    auto r = client.Request("GET", "/v1/jobs/" + std::to_string(id) + "/logs");
+    if (r && r->status == 200) {
+      body = r->body;
+      if (body.find(marker) != std::string::npos) return body;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return body;
 }
 
 int64_t Submit(net::HttpClient& client, const std::string& body) {

@@ -56,12 +56,12 @@ class BatonProcess {
 };
 
 // `baton agent` joining a server with its agent token, in its own data directory, reachable at
-// 127.0.0.1 (MASTER_ADDR) and allowed to run root's jobs (the tests run as root and submit with
-// the admin token of root).
+// 127.0.0.1 (MASTER_ADDR) and, unless `allow_root` is false, allowed to run root's jobs (the
+// tests run as root and submit with the admin token of root).
 class AgentProcess {
  public:
   AgentProcess(const BatonProcess& server, std::string name, std::string data_dir, std::string gpus,
-               std::vector<std::string> extra = {});
+               std::vector<std::string> extra = {}, bool allow_root = true);
   ~AgentProcess();
 
   void Start();
@@ -103,6 +103,10 @@ bool Within(std::chrono::milliseconds limit, Pred pred) {
   }
   return pred();
 }
+
+// The job's log (from its first node) once it holds `marker`, or what it holds after ~10 s:
+// logs reach the controller shortly after the job ends.
+std::string LogsUntil(net::HttpClient& client, int64_t id, const std::string& marker);
 
 // GET /v1/jobs/{id} until its state is terminal; returns the job's JSON, or "" on timeout.
 std::string WaitForJob(net::HttpClient& client, int64_t id, int timeout_ms = 30000);

@@ -23,20 +23,6 @@ std::string SubmitBody(const std::string& shell_command, const std::string& extr
   return R"({"command": ")" + escaped + R"(", "resources": {"gpus": 1})" + extra + "}";
 }
 
-// The job's log once it holds `marker` (logs reach the controller shortly after the job ends).
-std::string LogsUntil(net::HttpClient& c, int64_t id, const std::string& marker) {
-  std::string body;
-  for (int i = 0; i < 500; ++i) {
-    auto r = c.Request("GET", "/v1/jobs/" + std::to_string(id) + "/logs");
-    if (r && r->status == 200) {
-      body = r->body;
-      if (body.find(marker) != std::string::npos) return body;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  return body;
-}
-
 TEST(Jobs, TwentyFourOneGpuJobsOnEightGpusNeverShareAGpu) {
   TempDir dir;
   BatonProcess baton(dir.path(), {"--gpus", "8xH100-80GB"});
