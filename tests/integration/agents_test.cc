@@ -1,8 +1,12 @@
 // Agents on their own (`baton agent` joining `baton server`): a job across three nodes whose
 // ranks meet over TCP, a rank that fails tearing its gang down, and agents killed with -9 whose
 // jobs are re-adopted (or requeued when they vanished with it).
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
 #include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <fstream>
@@ -48,6 +52,23 @@ size_t Count(const std::string& text, const std::string& what) {
   return n;
 }
 
+// A port no one listens on now: rank 0's, so that jobs of tests running side by side (each
+// server numbers its jobs from 1) do not meet at the same default MASTER_PORT.
+int FreePort() {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof a;
+  int port = 0;
+  if (bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 &&
+      getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0) {
+    port = ntohs(a.sin_port);
+  }
+  close(fd);
+  return port;
+}
+
 std::string ReadFile(const std::string& path) {
   std::ifstream in(path);
   std::stringstream ss;
@@ -65,9 +86,10 @@ TEST(Agents, ThreeAgentsRunATwelveGpuJobWhoseRanksMeetOverTcp) {
   }
   auto c = server.Client();
   ASSERT_TRUE(NodesReady(*c, 3));
+  std::string port = std::to_string(FreePort());
   int64_t id = Submit(*c, std::string(R"({"command": [")") + BATON_RENDEZVOUS +
                               R"("], "resources": {"gpus": 12, "nodes": 3}, "process_per_gpu": true,
-                                 "grace_period": 1})");
+                                 "grace_period": 1, "env": {"MASTER_PORT": ")" + port + R"("}})");
   std::string job = WaitForJob(*c, id, 60000);
   ASSERT_EQ(JsonString(job, "state"), "succeeded") << job;
   json::value j = json::parse(job);
@@ -91,7 +113,7 @@ TEST(Agents, ThreeAgentsRunATwelveGpuJobWhoseRanksMeetOverTcp) {
     }
     all += log;
   }
-  EXPECT_NE(all.find("rendezvous ok: world 12, 3 nodes, master 127.0.0.1:"), std::string::npos) << all;
+  EXPECT_NE(all.find("rendezvous ok: world 12, 3 nodes, master 127.0.0.1:" + port), std::string::npos) << all;
   for (int rank = 1; rank < 12; ++rank) EXPECT_EQ(Count(all, "rank " + std::to_string(rank) + " of 12 "), 1u) << all;
 }
 
@@ -105,7 +127,8 @@ TEST(Agents, ARankThatFailsTearsItsGangDownEverywhereAndTheJobIsRequeued) {
   // Rank 3 fails at once; rank 0 would wait for it forever: only a teardown ends the others.
   int64_t id = Submit(*c, std::string(R"({"command": [")") + BATON_RENDEZVOUS +
                               R"("], "resources": {"gpus": 4, "nodes": 2}, "process_per_gpu": true,
-                                 "env": {"FAIL_RANK": "3"}, "retries": 1, "grace_period": 1})");
+                                 "env": {"FAIL_RANK": "3", "MASTER_PORT": ")" + std::to_string(FreePort()) +
+                              R"("}, "retries": 1, "grace_period": 1})");
   std::string job = WaitForJob(*c, id, 30000);
   ASSERT_EQ(JsonString(job, "state"), "failed") << job;
   EXPECT_EQ(JsonField(job, "restarts"), "1") << job;  // torn down, requeued once, then failed
