@@ -258,6 +258,12 @@ int Serve(const ServeOptions& o) {
   // Agents report every 2 s: a shorter wait would lose nodes that are only between reports.
   if (*node_timeout < std::chrono::seconds(5)) return Fail(InvalidArgument("--node-timeout: at least 5s"));
   control::Controller controller(control::ControllerOptions{.node_timeout = *node_timeout, .policy = o.policy});
+  // Tokens made with `baton token create` (only their hashes are stored).
+  api::TokenRegistry tokens;
+  for (const store::Token& t : snapshot->tokens) {
+    auto role = api::ParseRole(t.role);
+    if (!t.revoked && role) tokens.AddHash(t.hash, api::Identity{.user = t.user, .role = *role});
+  }
   controller.Restore(std::move(*snapshot), clock.Now());
   control::LoopOptions loop_options;
   loop_options.on_event = [](const ClusterEvent& e) {
@@ -271,7 +277,6 @@ int Serve(const ServeOptions& o) {
     std::_Exit(70);
   });
 
-  api::TokenRegistry tokens;
   tokens.Add(*admin_token, api::Identity{.user = LocalUser(), .role = api::Role::kAdmin});
   tokens.Add(*agent_token, api::Identity{.user = "agent", .role = api::Role::kAgent});
   api::LogStore logs(dir + "/logs");

@@ -55,6 +55,15 @@ control::Caller CallerOf(const Identity& who) {
   return control::Caller{.user = who.user, .admin = who.role == Role::kAdmin};
 }
 
+// A job as `who` may see it: another user's environment (tokens, keys) stays theirs.
+void Redact(Job& job, const Identity& who) {
+  if (who.role != Role::kAdmin && job.user != who.user) job.spec.env.clear();
+}
+
+codec::TokenInfo Info(const store::Token& t, std::string secret = "") {
+  return codec::TokenInfo{.id = t.id, .user = t.user, .role = t.role, .name = t.name,
+                          .created_at = t.created_at, .revoked = t.revoked, .secret = std::move(secret)};
+}
 }  // namespace
 
 int HttpStatus(Code code) {
@@ -72,7 +81,7 @@ int HttpStatus(Code code) {
   return 500;
 }
 
-Service::Service(control::ControllerLoop& loop, const TokenRegistry& tokens, LogStore& logs,
+Service::Service(control::ControllerLoop& loop, TokenRegistry& tokens, LogStore& logs,
                  PostToIo post_to_io)
     : loop_(loop), tokens_(tokens), logs_(logs), post_to_io_(std::move(post_to_io)) {}
 
@@ -176,9 +185,12 @@ void Service::Handle(Request req, Respond respond) {
     if (!after) return respond(Error(after.error()));
     list.limit = static_cast<int>(*limit);
     list.after = *after;
-    Run(std::move(list), std::move(respond), [](control::Reply& r) {
+    Run(std::move(list), std::move(respond), [who = *who](control::Reply& r) {
       std::vector<const Job*> jobs;
-      for (const Job& j : r.jobs) jobs.push_back(&j);
+      for (Job& j : r.jobs) {
+        Redact(j, who);
+        jobs.push_back(&j);
+      }
       return Json(200, codec::EncodeJobList(jobs, r.next));
     });
     return;
@@ -192,7 +204,8 @@ void Service::Handle(Request req, Respond respond) {
     if (!id) return respond(Error(id.error()));
     if (seg.size() == 3) {
       if (!get) return method_not_allowed();
-      Run(control::GetJob{CallerOf(*who), JobId{*id}}, std::move(respond), [](control::Reply& r) {
+      Run(control::GetJob{CallerOf(*who), JobId{*id}}, std::move(respond), [who = *who](control::Reply& r) {
+        Redact(r.jobs.at(0), who);
         return Json(200, codec::EncodeJobDetail(r.jobs.at(0), r.factors.empty() ? nullptr : &r.factors[0],
                                                 r.queue_position));
       });
@@ -234,6 +247,7 @@ void Service::Handle(Request req, Respond respond) {
         [](control::Reply& r) { return Json(202, codec::EncodeNodeList(r.nodes)); });
     return;
   }
+  if (seg.size() >= 2 && seg[1] == "tokens") return Tokens(*who, req, seg, std::move(respond));
   if (seg.size() == 2 && seg[1] == "events") {
     if (!get) return method_not_allowed();
     auto after = QueryInt(req, "after", 0, INT64_MAX, 0);
@@ -318,8 +332,12 @@ void Service::Logs(const Identity& who, const Request& req, int64_t id, Respond 
     return respond(Error(InvalidArgument("node: \"" + node.substr(0, 64) + "\" is not a node name")));
   }
   Run(control::GetJob{CallerOf(who), JobId{id}}, std::move(respond),
-      [this, node, offset = *offset, limit = *limit](control::Reply& r) {
+      [this, who, node, offset = *offset, limit = *limit](control::Reply& r) {
         const Job& job = r.jobs.at(0);
+        if (who.role != Role::kAdmin && job.user != who.user) {
+          return Error(PermissionDenied("job " + job.id.ToString() + " is " + job.user + "'s: only " + job.user +
+                                        " or an admin reads its logs"));
+        }
         std::string from = node;
         if (from.empty()) {
           std::vector<std::string> nodes = logs_.Nodes(job.id);
@@ -336,6 +354,44 @@ void Service::Logs(const Identity& who, const Request& req, int64_t id, Respond 
         res.headers.emplace_back("X-Baton-Log-Size", std::to_string(chunk->size));
         return res;
       });
+}
+
+// POST /v1/tokens {"user", "role", "name"}: a new token, its secret shown this once.
+// GET /v1/tokens: the caller's tokens (an admin's: all). POST /v1/tokens/{id}/revoke.
+void Service::Tokens(const Identity& who, const Request& req, const std::vector<std::string>& seg, Respond respond) {
+  if (seg.size() == 2 && req.method == "POST") {
+    auto body = codec::DecodeTokenBody(req.body);
+    if (!body) return respond(Error(body.error()));
+    auto secret = NewToken();
+    if (!secret) return respond(Error(secret.error()));
+    control::CreateToken c{.caller = CallerOf(who), .user = body->user.empty() ? who.user : body->user,
+                           .role = body->role, .name = body->name, .hash = TokenHash(*secret)};
+    Run(std::move(c), std::move(respond), [this, secret = *secret](control::Reply& r) {
+      const store::Token& t = r.tokens.at(0);
+      tokens_.AddHash(t.hash, Identity{.user = t.user, .role = *ParseRole(t.role)});
+      return Json(201, codec::EncodeToken(Info(t, secret)));
+    });
+    return;
+  }
+  if (seg.size() == 2 && req.method == "GET") {
+    Run(control::ListTokens{CallerOf(who)}, std::move(respond), [](control::Reply& r) {
+      std::vector<codec::TokenInfo> list;
+      for (const store::Token& t : r.tokens) list.push_back(Info(t));
+      return Json(200, codec::EncodeTokenList(list));
+    });
+    return;
+  }
+  if (seg.size() == 4 && seg[3] == "revoke" && req.method == "POST") {
+    auto id = ParseJobId(seg[2]);
+    if (!id) return respond(Error(InvalidArgument("token id: must be a positive integer")));
+    Run(control::RevokeToken{CallerOf(who), *id}, std::move(respond), [this](control::Reply& r) {
+      const store::Token& t = r.tokens.at(0);
+      tokens_.RemoveHash(t.hash);
+      return Json(200, codec::EncodeToken(Info(t)));
+    });
+    return;
+  }
+  respond(Json(405, codec::EncodeError(InvalidArgument(req.method + " is not allowed on " + req.path.substr(0, 128)))));
 }
 
 void Service::AgentReport(Request& req, Respond respond) {

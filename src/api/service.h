@@ -20,7 +20,7 @@ class Service {
  public:
   using PostToIo = std::function<void(std::function<void()>)>;
   // All references must outlive the service. `post_to_io` runs work on an HTTP thread.
-  Service(control::ControllerLoop& loop, const TokenRegistry& tokens, LogStore& logs,
+  Service(control::ControllerLoop& loop, TokenRegistry& tokens, LogStore& logs,
           PostToIo post_to_io);
 
   void Handle(Request request, Respond respond);
@@ -29,12 +29,13 @@ class Service {
   void Submit(const Identity& who, Request& req, Respond respond, bool batch);
   void Logs(const Identity& who, const Request& req, int64_t id, Respond respond);
   void AgentReport(Request& req, Respond respond);
+  void Tokens(const Identity& who, const Request& req, const std::vector<std::string>& seg, Respond respond);
   // Posts `command`; the reply is turned into a response by `encode` on an HTTP thread.
   void Run(control::Command command, Respond respond,
            std::function<Response(control::Reply&)> encode);
 
   control::ControllerLoop& loop_;
-  const TokenRegistry& tokens_;
+  TokenRegistry& tokens_;
   LogStore& logs_;
   PostToIo post_to_io_;
 };

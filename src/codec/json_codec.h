@@ -93,6 +93,26 @@ struct InjectBody {
   FaultInjection fault;
 };
 Result<InjectBody> DecodeInjectBody(std::string_view text);
+// POST /v1/tokens: {"user": "alice", "role": "user", "name": "laptop"}, each optional ("" user:
+// the caller; role: user).
+struct TokenBody {
+  std::string user;
+  std::string role = "user";
+  std::string name;
+};
+Result<TokenBody> DecodeTokenBody(std::string_view text);
+// A token as the API shows it; `secret` only in the answer that created it.
+struct TokenInfo {
+  int64_t id = 0;
+  std::string user, role, name;
+  TimePoint created_at{};
+  bool revoked = false;
+  std::string secret;
+};
+std::string EncodeToken(const TokenInfo& t);
+std::string EncodeTokenList(const std::vector<TokenInfo>& tokens);  // {"tokens": [...]}
+Result<TokenInfo> DecodeToken(std::string_view json);
+Result<std::vector<TokenInfo>> DecodeTokenList(std::string_view json);
 Result<ReportRequest> DecodeReport(std::string_view json);
 
 // `baton server --config FILE` and `baton up --config FILE` (YAML): where to serve, and the

@@ -667,4 +667,78 @@ Result<InjectBody> DecodeInjectBody(std::string_view text) {
   return body;
 }
 
+Result<TokenBody> DecodeTokenBody(std::string_view text) {
+  TokenBody body;
+  if (text.find_first_not_of(" \t\r\n") == std::string_view::npos) return body;
+  ASSIGN_OR_RETURN(json::value v, Parse(text));
+  ASSIGN_OR_RETURN(const json::object* o, GetObject(v, "body"));
+  for (const auto& kv : *o) {
+    if (kv.key() != "user" && kv.key() != "role" && kv.key() != "name") {
+      return Err(InvalidArgument("body: unknown field \"" + std::string(kv.key().substr(0, 64)) + "\" (use user, role, name)"));
+    }
+  }
+  RETURN_IF_ERROR(Read(*o, "user", &body.user, Str(64)));
+  RETURN_IF_ERROR(Read(*o, "role", &body.role, Str(16)));
+  RETURN_IF_ERROR(Read(*o, "name", &body.name, Str(64)));
+  return body;
+}
+
+namespace {
+
+json::object TokenObject(const TokenInfo& t) {
+  json::object o;
+  o["id"] = t.id;
+  o["user"] = t.user;
+  o["role"] = t.role;
+  o["name"] = t.name;
+  o["created_at"] = TimeValue(t.created_at);
+  o["revoked"] = t.revoked;
+  if (!t.secret.empty()) o["token"] = t.secret;
+  return o;
+}
+
+Result<TokenInfo> TokenFrom(const json::value& v) {
+  ASSIGN_OR_RETURN(const json::object* o, GetObject(v, "token"));
+  TokenInfo t;
+  RETURN_IF_ERROR(Read(*o, "id", &t.id, Int(1, INT64_MAX)));
+  RETURN_IF_ERROR(Read(*o, "user", &t.user, Str(64)));
+  RETURN_IF_ERROR(Read(*o, "role", &t.role, Str(16)));
+  RETURN_IF_ERROR(Read(*o, "name", &t.name, Str(64)));
+  if (const json::value* c = Find(*o, "created_at")) { ASSIGN_OR_RETURN(t.created_at, GetTime(*c, "created_at")); }
+  RETURN_IF_ERROR(Read(*o, "revoked", &t.revoked, Bool()));
+  RETURN_IF_ERROR(Read(*o, "token", &t.secret, Str(256)));
+  return t;
+}
+
+}  // namespace
+
+std::string EncodeToken(const TokenInfo& t) { return json::serialize(TokenObject(t)); }
+
+std::string EncodeTokenList(const std::vector<TokenInfo>& tokens) {
+  json::array a;
+  for (const TokenInfo& t : tokens) a.emplace_back(TokenObject(t));
+  json::object root;
+  root["tokens"] = std::move(a);
+  return json::serialize(root);
+}
+
+Result<TokenInfo> DecodeToken(std::string_view text) {
+  ASSIGN_OR_RETURN(json::value v, Parse(text));
+  return TokenFrom(v);
+}
+
+Result<std::vector<TokenInfo>> DecodeTokenList(std::string_view text) {
+  ASSIGN_OR_RETURN(json::value v, Parse(text));
+  ASSIGN_OR_RETURN(const json::object* root, GetObject(v, ""));
+  const json::value* list = Find(*root, "tokens");
+  if (list == nullptr) return Err(InvalidArgument("tokens: missing"));
+  ASSIGN_OR_RETURN(const json::array* a, GetArray(*list, "tokens"));
+  std::vector<TokenInfo> out;
+  for (const auto& item : *a) {
+    ASSIGN_OR_RETURN(TokenInfo t, TokenFrom(item));
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
 }  // namespace baton::codec

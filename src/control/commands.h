@@ -73,6 +73,26 @@ struct InjectFault {
   FaultInjection fault;
 };
 
+// API tokens (users and tokens). The service makes the secret and hashes it; the controller
+// keeps the record durable. An admin creates tokens for anyone with any role; a user only
+// `user` tokens for themself.
+struct CreateToken {
+  Caller caller;
+  std::string user;
+  std::string role = "user";         // user | admin | agent
+  std::string name;
+  std::string hash;                  // SHA-256 of the secret, hex
+};
+
+struct RevokeToken {
+  Caller caller;
+  int64_t id = 0;
+};
+
+struct ListTokens {
+  Caller caller;                     // an admin sees every token; a user their own
+};
+
 // The latest cluster events, oldest first.
 struct GetEvents {
   int64_t after = 0;                 // events with a greater seq
@@ -97,7 +117,8 @@ struct AgentReport {
 struct Tick {};                      // time passed; look at timeouts
 
 using Command = std::variant<SubmitJobs, JobAction, GetJob, ListJobs, ListNodes, GetQueue, DrainNode,
-                             InjectFault, GetEvents, AgentRegister, AgentPoll, AgentReport, Tick>;
+                             InjectFault, GetEvents, CreateToken, RevokeToken, ListTokens, AgentRegister,
+                             AgentPoll, AgentReport, Tick>;
 
 struct Reply {
   Status status;
@@ -111,6 +132,7 @@ struct Reply {
   std::vector<Order> orders;
   bool parked = false;               // an AgentPoll that waits; a Delivery answers it later
   std::vector<ClusterEvent> events;  // GetEvents
+  std::vector<store::Token> tokens;  // CreateToken, RevokeToken: the one; ListTokens: all shown
 };
 
 // A reply that only says what went wrong.

@@ -45,6 +45,7 @@ void Controller::Restore(store::Snapshot snapshot, TimePoint now) {
       }
     }
   }
+  for (store::Token& t : snapshot.tokens) tokens_[t.id] = std::move(t);
   for (const store::Drain& d : snapshot.drains) {
     if (!IsValidNodeName(d.node)) continue;
     NodeRecord& n = EnsureNode(d.node);
@@ -76,6 +77,9 @@ Reply Controller::Apply(const Command& command, TimePoint now) {
                         [&](const DrainNode& c) { return Drain(c); },
                         [&](const InjectFault& c) { return Inject(c); },
                         [&](const GetEvents& c) { return Events(c); },
+                        [&](const CreateToken& c) { return Tokens(c, now); },
+                        [&](const RevokeToken& c) { return Tokens(c); },
+                        [&](const ListTokens& c) { return Tokens(c); },
                         [&](const AgentRegister& c) { return Register(c, now); },
                         [&](const AgentPoll& c) { return Poll(c, now); },
                         [&](const AgentReport& c) { return Report(c, now); },
@@ -110,6 +114,8 @@ Effects Controller::EndBatch(TimePoint now) {
   new_drains_.clear();
   fx.events = std::move(new_events_);
   new_events_.clear();
+  fx.store.tokens = std::move(new_tokens_);
+  new_tokens_.clear();
   return fx;
 }
 

@@ -83,6 +83,9 @@ class Controller {
   Reply Queue(const GetQueue& c) const;
   Reply Drain(const DrainNode& c);
   Reply Inject(const InjectFault& c);
+  Reply Tokens(const CreateToken& c, TimePoint now);
+  Reply Tokens(const RevokeToken& c);
+  Reply Tokens(const ListTokens& c) const;
   Reply Events(const GetEvents& c) const;
   Reply Register(const AgentRegister& c, TimePoint now);
   Reply Poll(const AgentPoll& c, TimePoint now);
@@ -151,6 +154,8 @@ class Controller {
   static constexpr size_t kMaxEvents = 10000;
   int64_t next_event_seq_ = 1;
   std::vector<ClusterEvent> new_events_;   // raised in this batch
+  std::map<int64_t, store::Token> tokens_;  // by id, revoked ones too
+  std::vector<store::Token> new_tokens_;     // changed in this batch
 };
 
 }  // namespace baton::control

@@ -21,6 +21,7 @@ class MemoryStore : public Store {
   int64_t next_job_id_ = 1;
   std::vector<IdempotencyEntry> keys_;
   std::map<std::pair<std::string, int>, Drain> drains_;
+  std::map<int64_t, Token> tokens_;
   bool fail_ = false;
   int commits_ = 0;
 };

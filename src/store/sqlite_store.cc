@@ -20,6 +20,11 @@ constexpr const char* kMigrations[] = {
       CREATE TABLE drains (node TEXT NOT NULL, gpu INTEGER NOT NULL, reason TEXT NOT NULL,
                            PRIMARY KEY (node, gpu));
     )sql",
+    R"sql(
+      CREATE TABLE tokens (id INTEGER PRIMARY KEY, hash TEXT NOT NULL UNIQUE, user TEXT NOT NULL,
+                           role TEXT NOT NULL, name TEXT NOT NULL, created_at_ms INTEGER NOT NULL,
+                           revoked INTEGER NOT NULL);
+    )sql",
 };
 
 Status SqlError(sqlite3* db, const std::string& what) {
@@ -49,7 +54,7 @@ class Statement {
 struct SqliteStore::Impl {
   sqlite3* db = nullptr;
   std::string path;
-  Statement put_job, put_meta, put_key, put_drain, del_drain, begin, commit, rollback;
+  Statement put_job, put_meta, put_key, put_drain, del_drain, put_token, begin, commit, rollback;
 
   ~Impl() {
     // Statements finalize in their destructors, which run after this body: close_v2 defers.
@@ -126,6 +131,9 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::OpenUnlabelled(const std::stri
   RETURN_IF_ERROR(impl->put_drain.Prepare(
       impl->db, "INSERT OR REPLACE INTO drains (node, gpu, reason) VALUES (?, ?, ?)"));
   RETURN_IF_ERROR(impl->del_drain.Prepare(impl->db, "DELETE FROM drains WHERE node = ? AND gpu = ?"));
+  RETURN_IF_ERROR(impl->put_token.Prepare(
+      impl->db,
+      "INSERT OR REPLACE INTO tokens (id, hash, user, role, name, created_at_ms, revoked) VALUES (?, ?, ?, ?, ?, ?, ?)"));
   RETURN_IF_ERROR(impl->begin.Prepare(impl->db, "BEGIN IMMEDIATE"));
   RETURN_IF_ERROR(impl->commit.Prepare(impl->db, "COMMIT"));
   RETURN_IF_ERROR(impl->rollback.Prepare(impl->db, "ROLLBACK"));
@@ -183,6 +191,25 @@ Result<Snapshot> SqliteStore::Load() {
       snap.drains.push_back(std::move(d));
     }
   }
+  {
+    Statement s;
+    RETURN_IF_ERROR(s.Prepare(db, "SELECT id, hash, user, role, name, created_at_ms, revoked FROM tokens ORDER BY id"));
+    auto text = [&](int col) {
+      const char* t = reinterpret_cast<const char*>(sqlite3_column_text(s.get(), col));
+      return std::string(t != nullptr ? t : "");
+    };
+    while (sqlite3_step(s.get()) == SQLITE_ROW) {
+      Token t;
+      t.id = sqlite3_column_int64(s.get(), 0);
+      t.hash = text(1);
+      t.user = text(2);
+      t.role = text(3);
+      t.name = text(4);
+      t.created_at = FromMillis(sqlite3_column_int64(s.get(), 5));
+      t.revoked = sqlite3_column_int(s.get(), 6) != 0;
+      snap.tokens.push_back(std::move(t));
+    }
+  }
   return snap;
 }
 
@@ -226,6 +253,18 @@ Status SqliteStore::Commit(const Batch& batch) {
     sqlite3_bind_int(s, 2, d.gpu);
     if (d.active) sqlite3_bind_text(s, 3, d.reason.data(), static_cast<int>(d.reason.size()), SQLITE_STATIC);
     Status st = im.Step(s, "write drain");
+    if (!st.ok()) return fail(st);
+  }
+  for (const Token& t : batch.tokens) {
+    sqlite3_stmt* s = im.put_token.get();
+    sqlite3_bind_int64(s, 1, t.id);
+    sqlite3_bind_text(s, 2, t.hash.data(), static_cast<int>(t.hash.size()), SQLITE_STATIC);
+    sqlite3_bind_text(s, 3, t.user.data(), static_cast<int>(t.user.size()), SQLITE_STATIC);
+    sqlite3_bind_text(s, 4, t.role.data(), static_cast<int>(t.role.size()), SQLITE_STATIC);
+    sqlite3_bind_text(s, 5, t.name.data(), static_cast<int>(t.name.size()), SQLITE_STATIC);
+    sqlite3_bind_int64(s, 6, ToMillis(t.created_at));
+    sqlite3_bind_int(s, 7, t.revoked ? 1 : 0);
+    Status st = im.Step(s, "write token");
     if (!st.ok()) return fail(st);
   }
   Status st = im.Step(im.commit.get(), "commit");

@@ -10,6 +10,7 @@
 
 #include "core/job.h"
 #include "core/status.h"
+#include "core/time.h"
 
 namespace baton::store {
 
@@ -31,11 +32,25 @@ struct Drain {
   bool operator==(const Drain&) const = default;
 };
 
+// An API token: who it acts as and with which role. The secret itself is never stored, only
+// its SHA-256 (hex); a revoked token stays, so that its id is never handed out again.
+struct Token {
+  int64_t id = 0;
+  std::string hash;                          // SHA-256 of the secret, lowercase hex
+  std::string user;
+  std::string role;                          // user | admin | agent
+  std::string name;                          // what it is for ("laptop", "ci")
+  TimePoint created_at{};
+  bool revoked = false;
+  bool operator==(const Token&) const = default;
+};
+
 struct Snapshot {
   std::vector<Job> jobs;                     // ascending id
   int64_t next_job_id = 1;                   // never handed out before
   std::vector<IdempotencyEntry> idempotency;
   std::vector<Drain> drains;                 // active ones
+  std::vector<Token> tokens;                 // ascending id, revoked ones too
 };
 
 struct Batch {
@@ -43,7 +58,10 @@ struct Batch {
   std::optional<int64_t> next_job_id;
   std::vector<IdempotencyEntry> idempotency;
   std::vector<Drain> drains;                 // applied in order
-  bool empty() const { return jobs.empty() && !next_job_id && idempotency.empty() && drains.empty(); }
+  std::vector<Token> tokens;                 // inserted or replaced whole
+  bool empty() const {
+    return jobs.empty() && !next_job_id && idempotency.empty() && drains.empty() && tokens.empty();
+  }
 };
 
 class Store {

@@ -118,6 +118,31 @@ TEST(SqliteStore, DrainsSurviveReopeningAndUndrainRemovesThem) {
   EXPECT_EQ(snap.drains[1], (Drain{.node = "n2", .gpu = 3, .reason = "ECC errors"}));
 }
 
+TEST(SqliteStore, TokensSurviveReopeningAndARevocationIsKept) {
+  TempDir dir;
+  std::string db = dir.path() + "/baton.db";
+  Token alice{.id = 1, .hash = std::string(64, 'a'), .user = "alice", .role = "user", .name = "laptop",
+              .created_at = FromMillis(1'790'000'000'000)};
+  Token ci{.id = 2, .hash = std::string(64, 'b'), .user = "ci", .role = "admin", .created_at = FromMillis(1'790'000'001'000)};
+  {
+    auto s = SqliteStore::Open(db);
+    ASSERT_TRUE(s.has_value()) << s.error().message();
+    Batch b;
+    b.tokens = {alice, ci};
+    ASSERT_TRUE((*s)->Commit(b).ok());
+    Batch revoke;
+    ci.revoked = true;
+    revoke.tokens = {ci};
+    ASSERT_TRUE((*s)->Commit(revoke).ok());
+  }
+  auto again = SqliteStore::Open(db);
+  ASSERT_TRUE(again.has_value()) << again.error().message();
+  Snapshot snap = *(*again)->Load();
+  ASSERT_EQ(snap.tokens.size(), 2u);
+  EXPECT_EQ(snap.tokens[0], alice);
+  EXPECT_EQ(snap.tokens[1], ci);
+}
+
 TEST(SqliteStore, ManyJobsInOneBatch) {
   TempDir dir;
   auto s = *SqliteStore::Open(dir.path() + "/baton.db");
