@@ -2,6 +2,7 @@
 
 #include <charconv>
 
+#include "api/metrics.h"
 #include "codec/json_codec.h"
 #include "core/node.h"
 
@@ -105,7 +106,8 @@ void Service::Handle(Request req, Respond respond) {
     respond(Json(200, R"({"status":"ok"})"));
     return;
   }
-  if (seg.empty() || seg[0] != "v1") {
+  bool metrics = seg.size() == 1 && seg[0] == "metrics";
+  if (!metrics && (seg.empty() || seg[0] != "v1")) {
     respond(Error(NotFound("no such endpoint: " + req.path.substr(0, 128))));
     return;
   }
@@ -121,6 +123,16 @@ void Service::Handle(Request req, Respond respond) {
   auto method_not_allowed = [&] {
     respond(Json(405, codec::EncodeError(InvalidArgument(req.method + " is not allowed on " + req.path))));
   };
+  if (metrics) {
+    // Prometheus scrapes with any token (a `user` token made for it is enough).
+    if (!get) return method_not_allowed();
+    Run(control::GetMetrics{}, std::move(respond), [stats = loop_.stats()](control::Reply& r) {
+      Response res = Json(200, RenderMetrics(*r.metrics, stats));
+      res.content_type = "text/plain; version=0.0.4; charset=utf-8";
+      return res;
+    });
+    return;
+  }
 
   // The node protocol: agents (and admins) only.
   if (seg.size() >= 2 && seg[1] == "agent") {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <variant>
@@ -12,6 +13,7 @@
 #include "core/event.h"
 #include "core/job.h"
 #include "core/node.h"
+#include "control/metrics.h"
 #include "core/protocol.h"
 #include "store/store.h"
 
@@ -99,6 +101,9 @@ struct GetEvents {
   int limit = 1000;
 };
 
+// A snapshot of what GET /metrics shows (control/metrics.h).
+struct GetMetrics {};
+
 struct AgentRegister {
   RegisterRequest request;
 };
@@ -117,8 +122,8 @@ struct AgentReport {
 struct Tick {};                      // time passed; look at timeouts
 
 using Command = std::variant<SubmitJobs, JobAction, GetJob, ListJobs, ListNodes, GetQueue, DrainNode,
-                             InjectFault, GetEvents, CreateToken, RevokeToken, ListTokens, AgentRegister,
-                             AgentPoll, AgentReport, Tick>;
+                             InjectFault, GetEvents, CreateToken, RevokeToken, ListTokens, GetMetrics,
+                             AgentRegister, AgentPoll, AgentReport, Tick>;
 
 struct Reply {
   Status status;
@@ -133,6 +138,7 @@ struct Reply {
   bool parked = false;               // an AgentPoll that waits; a Delivery answers it later
   std::vector<ClusterEvent> events;  // GetEvents
   std::vector<store::Token> tokens;  // CreateToken, RevokeToken: the one; ListTokens: all shown
+  std::shared_ptr<const MetricsSnapshot> metrics;  // GetMetrics
 };
 
 // A reply that only says what went wrong.

@@ -80,6 +80,7 @@ Reply Controller::Apply(const Command& command, TimePoint now) {
                         [&](const CreateToken& c) { return Tokens(c, now); },
                         [&](const RevokeToken& c) { return Tokens(c); },
                         [&](const ListTokens& c) { return Tokens(c); },
+                        [&](const GetMetrics&) { return Metrics(now); },
                         [&](const AgentRegister& c) { return Register(c, now); },
                         [&](const AgentPoll& c) { return Poll(c, now); },
                         [&](const AgentReport& c) { return Report(c, now); },
@@ -162,6 +163,7 @@ Reply Controller::Submit(const SubmitJobs& c, TimePoint now) {
   }
   Reply r;
   r.created = true;
+  jobs_submitted_ += c.specs.size();
   JobId first{next_id_};
   for (const JobSpec& spec : c.specs) {
     JobId id{next_id_++};
@@ -298,6 +300,7 @@ void Controller::SetState(Job& job, JobState to, TimePoint now) {
   }
   if (IsTerminal(to)) {
     job.finished_at = now;
+    jobs_finished_[std::string(JobStateName(to))] += 1;
     OnTerminal(job, now);
   }
 }

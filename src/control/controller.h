@@ -86,6 +86,7 @@ class Controller {
   Reply Tokens(const CreateToken& c, TimePoint now);
   Reply Tokens(const RevokeToken& c);
   Reply Tokens(const ListTokens& c) const;
+  Reply Metrics(TimePoint now) const;
   Reply Events(const GetEvents& c) const;
   Reply Register(const AgentRegister& c, TimePoint now);
   Reply Poll(const AgentPoll& c, TimePoint now);
@@ -155,6 +156,11 @@ class Controller {
   int64_t next_event_seq_ = 1;
   std::vector<ClusterEvent> new_events_;   // raised in this batch
   std::map<int64_t, store::Token> tokens_;  // by id, revoked ones too
+  // Counted for GET /metrics since this controller started.
+  uint64_t jobs_submitted_ = 0;
+  std::map<std::string, uint64_t> jobs_finished_;
+  uint64_t preemptions_ = 0;
+  Histogram wait_seconds_{{1, 5, 15, 60, 300, 900, 3600, 4 * 3600, 24 * 3600}};
   std::vector<store::Token> new_tokens_;     // changed in this batch
 };
 

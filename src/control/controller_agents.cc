@@ -380,7 +380,10 @@ void Controller::HandleEvent(NodeRecord& node, const JobEvent& e, TimePoint now)
   }
   if (!part->started) {
     part->started = true;
-    if (!job->started_at) job->started_at = now;
+    if (!job->started_at) {
+      job->started_at = now;
+      if (job->restarts == 0) wait_seconds_.Observe(static_cast<double>((now - job->submitted_at).count()) / 1000.0);
+    }
     job->launched = std::all_of(job->allocation.begin(), job->allocation.end(),
                                 [](const NodeAllocation& p) { return p.started; });
     MarkDirty(*job);

@@ -82,7 +82,9 @@ void ControllerLoop::Run() {
       (void)controller_.Apply(Tick{}, now);
       next_tick = now + options_.tick;
     }
+    auto cycle_start = std::chrono::steady_clock::now();
     Effects fx = controller_.EndBatch(now);
+    double cycle = std::chrono::duration<double>(std::chrono::steady_clock::now() - cycle_start).count();
     bool committed = fx.store.empty();
     Status st;
     for (int attempt = 0; !committed && attempt < options_.commit_attempts; ++attempt) {
@@ -126,6 +128,7 @@ void ControllerLoop::Run() {
     {
       std::lock_guard lock(mu_);
       stats_.batches += 1;
+      stats_.cycle_seconds.Observe(cycle);
       stats_.commands += batch.size();
       stats_.commits += fx.store.empty() ? 0 : 1;
     }

@@ -49,6 +49,8 @@ class ControllerLoop {
     uint64_t batches = 0;
     uint64_t commands = 0;
     uint64_t commits = 0;
+    // How long EndBatch took (the scheduling pass, orders and effects), on the real clock.
+    Histogram cycle_seconds{{0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1}};
   };
   Stats stats();
 

@@ -130,6 +130,7 @@ void Controller::Schedule(TimePoint now) {
     Job& victim = jobs_.at(p.victim);
     if (victim.state != JobState::kRunning || victim.stop_requested || victim.preempt_requested) continue;
     victim.preempt_requested = true;
+    ++preemptions_;
     victim.reason_detail = "preempted (" + p.reason + ") for job " + p.for_job.ToString();
     StopParts(victim, StopReason::kPreempt, options_.policy.preempt_grace, now);
   }

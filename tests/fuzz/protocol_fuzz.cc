@@ -14,5 +14,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (auto job = baton::codec::DecodeJob(text)) (void)baton::codec::EncodeJob(*job, baton::codec::JobForm::kRecord);
   (void)baton::codec::DecodeNodeList(text);
   (void)baton::codec::DecodeInjectBody(text);
+  (void)baton::codec::DecodeTokenBody(text);
+  if (auto t = baton::codec::DecodeTokenList(text)) (void)baton::codec::EncodeTokenList(*t);
   return 0;
 }

@@ -1,12 +1,8 @@
 // Agents on their own (`baton agent` joining `baton server`): a job across three nodes whose
 // ranks meet over TCP, a rank that fails tearing its gang down, and agents killed with -9 whose
 // jobs are re-adopted (or requeued when they vanished with it).
-#include <arpa/inet.h>
 #include <gtest/gtest.h>
-#include <netinet/in.h>
 #include <signal.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <chrono>
 #include <fstream>
@@ -50,23 +46,6 @@ size_t Count(const std::string& text, const std::string& what) {
   size_t n = 0;
   for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
   return n;
-}
-
-// A port no one listens on now: rank 0's, so that jobs of tests running side by side (each
-// server numbers its jobs from 1) do not meet at the same default MASTER_PORT.
-int FreePort() {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof a;
-  int port = 0;
-  if (bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 &&
-      getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0) {
-    port = ntohs(a.sin_port);
-  }
-  close(fd);
-  return port;
 }
 
 std::string ReadFile(const std::string& path) {
@@ -196,6 +175,7 @@ TEST(Agents, AJobThatVanishedWithItsAgentIsRequeued) {
   EXPECT_EQ(j.at("restarts"), 1) << j;
   EXPECT_EQ(j.at("state"), "running") << j;
   RunCli(server, {"cancel", std::to_string(id)});
+  EXPECT_EQ(JsonString(WaitForJob(*c, id), "state"), "cancelled");  // while its agent still runs
 }
 
 }  // namespace

@@ -90,6 +90,9 @@ std::string RawExchange(const std::string& url, const std::string& bytes, int ti
 // The status code of a raw HTTP response, or 0.
 int RawStatus(const std::string& response);
 
+// A loopback port no one listens on now (bound, read and closed).
+int FreePort();
+
 // POST /v1/jobs with `body`: the new job's id, or 0 (and a test failure) when it was refused.
 int64_t Submit(net::HttpClient& client, const std::string& body);
 

@@ -1,0 +1,54 @@
+// The controller's side of GET /metrics: a snapshot of jobs, nodes, GPUs and usage, taken on
+// the loop's thread (control/metrics.h says what is in it).
+#include "control/controller.h"
+
+namespace baton::control {
+
+Reply Controller::Metrics(TimePoint now) const {
+  auto m = std::make_shared<MetricsSnapshot>();
+  for (JobState s : {JobState::kPending, JobState::kHeld, JobState::kRunning, JobState::kSucceeded,
+                     JobState::kFailed, JobState::kCancelled, JobState::kTimedOut}) {
+    m->jobs_by_state[std::string(JobStateName(s))] = 0;
+  }
+  for (const auto& [id, job] : jobs_) {
+    m->jobs_by_state[std::string(JobStateName(job.state))] += 1;
+    double service = job.gpu_seconds + (job.state == JobState::kRunning ? Service(job, now) : 0);
+    m->project_gpu_seconds[job.spec.project] += service;
+    m->project_cost[job.spec.project] += static_cast<double>(job.cost_micros) / 1e6;
+  }
+  m->jobs_submitted = jobs_submitted_;
+  m->jobs_finished = jobs_finished_;
+  m->preemptions = preemptions_;
+  m->wait_seconds = wait_seconds_;
+  m->events = static_cast<uint64_t>(next_event_seq_ - 1);
+  for (const char* s : {"ready", "drained", "lost", "awaiting"}) m->nodes_by_state[s] = 0;
+  for (const auto& [name, node] : nodes_) {
+    bool ready = node.state == NodeRecord::State::kReady;
+    std::string state = node.state == NodeRecord::State::kLost ? "lost" : ready ? "ready" : "awaiting";
+    if (ready && !node.drain_reason.empty()) state = "drained";
+    m->nodes_by_state[state] += 1;
+    const sched::NodeSlots* slots = view_.FindNode(name);
+    for (const Gpu& g : node.info.gpus) {
+      GpuMetrics gm{.node = name, .index = g.index, .model = g.model, .memory_total_bytes = g.memory_bytes};
+      bool failed = !ready || (static_cast<size_t>(g.index) < node.health.size() && node.health[g.index].state != "ok");
+      bool drained = !node.drain_reason.empty() || node.gpu_drains.count(g.index) != 0;
+      bool allocated = slots != nullptr && static_cast<size_t>(g.index) < slots->gpus.size() &&
+                       slots->gpus[g.index].free_milli < 1000;
+      gm.state = failed ? "failed" : drained ? "drained" : allocated ? "allocated" : "idle";
+      for (const GpuSample& s : node.samples) {
+        if (s.index != g.index) continue;
+        gm.sampled = true;
+        gm.utilization_pct = s.utilization_pct;
+        gm.memory_used_bytes = s.memory_used_bytes;
+        gm.temperature_c = s.temperature_c;
+        gm.power_w = s.power_w;
+      }
+      m->gpus.push_back(std::move(gm));
+    }
+  }
+  Reply r;
+  r.metrics = std::move(m);
+  return r;
+}
+
+}  // namespace baton::control

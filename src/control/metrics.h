@@ -1,0 +1,60 @@
+// What the controller counts for GET /metrics (PRODUCT §5): a snapshot taken on the loop's
+// thread and rendered in Prometheus' text format by api/metrics.cc.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace baton::control {
+
+// A cumulative histogram with fixed upper bounds, Prometheus style: counts[i] holds the
+// observations <= bounds[i] (and above bounds[i-1]); the +Inf bucket is `count`.
+struct Histogram {
+  std::vector<double> bounds;
+  std::vector<uint64_t> counts;  // per bucket, not cumulative; one per bound
+  uint64_t count = 0;
+  double sum = 0;
+
+  explicit Histogram(std::vector<double> upper_bounds = {})
+      : bounds(std::move(upper_bounds)), counts(bounds.size(), 0) {}
+  void Observe(double value) {
+    for (size_t i = 0; i < bounds.size(); ++i) {
+      if (value <= bounds[i]) {
+        ++counts[i];
+        break;
+      }
+    }
+    ++count;
+    sum += value;
+  }
+};
+
+struct GpuMetrics {
+  std::string node;
+  int index = 0;
+  std::string model;
+  std::string state;               // idle | allocated | drained | failed
+  bool sampled = false;            // the gauges below came from the agent
+  int utilization_pct = 0;
+  int64_t memory_used_bytes = 0;
+  int64_t memory_total_bytes = 0;
+  int temperature_c = 0;
+  int power_w = 0;
+};
+
+struct MetricsSnapshot {
+  std::map<std::string, int64_t> jobs_by_state;      // every state, 0 included
+  uint64_t jobs_submitted = 0;                       // since this controller started
+  std::map<std::string, uint64_t> jobs_finished;     // by final state, since start
+  uint64_t preemptions = 0;
+  Histogram wait_seconds;                            // submit -> first start
+  std::map<std::string, int64_t> nodes_by_state;     // ready, drained, lost, awaiting
+  std::vector<GpuMetrics> gpus;
+  std::map<std::string, double> project_gpu_seconds;  // all attempts, running ones to now
+  std::map<std::string, double> project_cost;         // currency units
+  uint64_t events = 0;                                // cluster events raised
+};
+
+}  // namespace baton::control
