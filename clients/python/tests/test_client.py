@@ -1,0 +1,165 @@
+"""The Python client against a real `baton up`, beside the `baton` command line.
+
+Run by `make test` through scripts/python-client-tests, which sets BATON_BINARY."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+import pytest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+
+from baton_client import BatonError, BatonUnavailable, Client  # noqa: E402
+
+BATON = os.environ.get("BATON_BINARY", "baton")
+
+
+@pytest.fixture
+def server():
+    """A `baton up` on 127.0.0.1:0 in a temporary directory; its URL, admin token and directory."""
+    with tempfile.TemporaryDirectory(prefix="baton-py-") as d:
+        env = dict(os.environ, BATON_NVML_LIBRARY="/nonexistent/libnvidia-ml.so.1")
+        log = open(os.path.join(d, "baton.out"), "w")
+        proc = subprocess.Popen([BATON, "up", "--data", d, "--listen", "127.0.0.1:0", "--gpus", "2xH100-80GB"],
+                                stdout=log, stderr=subprocess.STDOUT, env=env)
+        url_file = os.path.join(d, "server.url")
+        for _ in range(600):
+            if os.path.exists(url_file) and open(url_file).read().strip():
+                break
+            assert proc.poll() is None, open(os.path.join(d, "baton.out")).read()
+            time.sleep(0.01)
+        url = open(url_file).read().strip()
+        token = open(os.path.join(d, "admin.token")).read().strip()
+        try:
+            yield {"url": url, "token": token, "dir": d}
+        finally:
+            c = Client(url, token)
+            for job in c.jobs(state=["pending", "held", "running"]):
+                c.cancel(job["id"])
+                c.wait(job["id"], timeout=10)
+            proc.send_signal(signal.SIGTERM)
+            proc.wait(timeout=30)
+            log.close()
+
+
+def cli(server, *args):
+    """`baton ARGS...` with BATON_HOME at the server's directory: (exit code, stdout, stderr)."""
+    env = dict(os.environ, BATON_HOME=server["dir"])
+    env.pop("BATON_SERVER", None)
+    env.pop("BATON_TOKEN", None)
+    p = subprocess.run([BATON, *args], capture_output=True, text=True, env=env, timeout=60)
+    return p.returncode, p.stdout, p.stderr
+
+
+def pycli(server, *args):
+    """`python3 -m baton_client ARGS...` the same way."""
+    env = dict(os.environ, BATON_HOME=server["dir"], PYTHONPATH=os.path.dirname(HERE))
+    env.pop("BATON_SERVER", None)
+    env.pop("BATON_TOKEN", None)
+    p = subprocess.run([sys.executable, "-m", "baton_client", *args], capture_output=True, text=True, env=env,
+                       timeout=60)
+    return p.returncode, p.stdout, p.stderr
+
+
+def test_submit_show_wait_logs_and_cancel(server):
+    c = Client(server["url"], server["token"])
+    job = c.submit("echo hello from $BATON_JOB_ID", gpus=1, name="hello", env={"A": "1"})
+    assert job["state"] in ("pending", "running")
+    done = c.wait(job["id"], timeout=30)
+    assert done["state"] == "succeeded"
+    assert done["exit_code"] == 0
+    for _ in range(200):
+        if c.logs(job["id"]):
+            break
+        time.sleep(0.02)
+    assert c.logs(job["id"]) == "hello from %d\n" % job["id"]
+    long = c.submit(["sleep", "60"])
+    assert c.show(long["id"])["command"] == ["sleep", "60"]
+    assert c.cancel(long["id"])["id"] == long["id"]
+    assert c.wait(long["id"], timeout=30)["state"] == "cancelled"
+    with pytest.raises(TimeoutError):
+        c.wait(c.submit(["sleep", "30"])["id"], timeout=0.2)
+
+
+def test_logs_follow_streams_until_the_job_ends(server):
+    c = Client(server["url"], server["token"])
+    job = c.submit("for i in 1 2 3; do echo line $i; sleep 0.3; done")
+    chunks = list(c.logs(job["id"], follow=True))
+    assert "".join(chunks) == "line 1\nline 2\nline 3\n"
+
+
+def test_errors_carry_the_servers_words(server):
+    c = Client(server["url"], server["token"])
+    with pytest.raises(BatonError) as e:
+        c.show(999)
+    assert e.value.status == 404
+    assert "999" in e.value.message
+    with pytest.raises(BatonError) as e:
+        c.submit(["true"], gpus=-1)
+    assert e.value.status == 400
+    assert "resources.gpus" in e.value.message
+    with pytest.raises(BatonError) as e:
+        Client(server["url"], "wrong").jobs()
+    assert e.value.status == 401
+    with pytest.raises(ValueError):
+        c.submit([])
+    with pytest.raises(BatonUnavailable):
+        Client("http://127.0.0.1:1", "x").jobs()
+
+
+def test_idempotency_key_gives_the_same_job(server):
+    c = Client(server["url"], server["token"])
+    a = c.submit(["true"], idempotency_key="py-1")
+    b = c.submit(["true"], idempotency_key="py-1")
+    assert a["id"] == b["id"]
+
+
+def test_the_cli_and_the_client_report_the_same(server):
+    c = Client(server["url"], server["token"])
+    ids = [c.submit(["true"], name="py-%d" % i)["id"] for i in range(3)]
+    code, out, err = cli(server, "submit", "--name", "from-cli", "--", "false")
+    assert code == 0, err
+    ids.append(int(out.strip()))
+    for i in ids:
+        c.wait(i, timeout=30)
+    code, out, err = cli(server, "jobs", "--all", "--json")
+    assert code == 0, err
+    from_cli = {j["id"]: (j["name"], j["user"], j["state"], j["exit_code"]) for j in json.loads(out)["jobs"]}
+    from_py = {j["id"]: (j["name"], j["user"], j["state"], j["exit_code"]) for j in c.jobs()}
+    assert from_cli == from_py
+    assert from_py[ids[-1]][2] == "failed"
+    # Without --all both list only what is still to run or running: nothing here.
+    assert json.loads(cli(server, "jobs", "--json")[1])["jobs"] == json.loads(pycli(server, "jobs", "--json")[1])["jobs"] == []
+    assert json.loads(pycli(server, "jobs", "--all", "--json")[1])["jobs"] == c.jobs()
+    # The same commands through both front ends: the same answers and exit codes.
+    assert cli(server, "show", str(ids[0]), "--json")[0] == 0
+    assert json.loads(cli(server, "show", str(ids[0]), "--json")[1])["state"] == \
+        json.loads(pycli(server, "show", str(ids[0]), "--json")[1])["state"]
+    assert cli(server, "wait", str(ids[0]))[0] == pycli(server, "wait", str(ids[0]))[0] == 0
+    assert cli(server, "wait", str(ids[-1]))[0] == pycli(server, "wait", str(ids[-1]))[0] == 1
+    code_cli, _, err_cli = cli(server, "show", "999")
+    code_py, _, err_py = pycli(server, "show", "999")
+    assert code_cli == code_py == 1
+    assert err_cli.strip() == err_py.strip()
+    assert pycli(server, "wait", "1", "--timeout", "soon")[0] == 2  # a usage error, as the CLI's
+    code, out, err = pycli(server, "submit", "-g", "1", "--", "echo", "hi")
+    assert code == 0, err
+    assert c.wait(int(out), timeout=30)["state"] == "succeeded"
+    assert cli(server, "logs", out.strip())[1] == pycli(server, "logs", out.strip())[1]
+
+
+def test_it_installs_with_pip_from_the_repository(tmp_path):
+    target = tmp_path / "site"
+    p = subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-index", "--no-build-isolation",
+                        "--target", str(target), os.path.dirname(HERE)], capture_output=True, text=True)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert (target / "baton_client" / "__init__.py").exists()
+    q = subprocess.run([sys.executable, "-c", "import baton_client; print(baton_client.TERMINAL_STATES[0])"],
+                       capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=str(target)), cwd=str(tmp_path))
+    assert q.stdout.strip() == "succeeded", q.stderr
