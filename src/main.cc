@@ -14,6 +14,7 @@
 #include <fstream>
 #include <iomanip>
 #include <iostream>
+#include <future>
 #include <memory>
 #include <sstream>
 #include <thread>
@@ -103,12 +104,13 @@ std::string LocalUser() {
   return u != nullptr && *u != '\0' ? u : (geteuid() == 0 ? "root" : "user");
 }
 
-// Blocks SIGINT and SIGTERM in every thread started after this, and waits for one.
+// Blocks SIGINT, SIGTERM and SIGHUP in every thread started after this, and waits for one.
 sigset_t BlockShutdownSignals() {
   sigset_t set;
   sigemptyset(&set);
   sigaddset(&set, SIGINT);
   sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGHUP);
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
   signal(SIGPIPE, SIG_IGN);
   return set;
@@ -219,7 +221,40 @@ std::unique_ptr<agent::GpuBackend> MakeBackend(const std::string& gpus, const st
   return std::make_unique<agent::SimulatedGpuBackend>(*spec, node);
 }
 
-int Serve(const ServeOptions& o) {
+// SIGHUP: reads the configuration file again and hands its policy (scheduling, projects,
+// users, pools) to the controller through the loop, so that nothing in flight is dropped. A
+// file that does not read or check keeps the running configuration, and says why.
+void Reload(const std::string& path, const ServeOptions& running, control::ControllerLoop& loop) {
+  if (path.empty()) {
+    Log("SIGHUP: started without --config: there is no file to reload");
+    return;
+  }
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  if (!in) {
+    Log("SIGHUP: " + path + ": cannot be read; the running configuration stays");
+    return;
+  }
+  auto cfg = codec::DecodeServerConfig(text.str(), path);
+  if (!cfg) {
+    Log("SIGHUP: " + cfg.error().message() + "; the running configuration stays");
+    return;
+  }
+  std::promise<Status> applied;
+  loop.Post(control::SetPolicy{cfg->policy}, [&applied](control::Reply r) { applied.set_value(r.status); });
+  Status st = applied.get_future().get();
+  if (!st.ok()) {
+    Log("SIGHUP: " + st.message() + "; the running configuration stays");
+    return;
+  }
+  Log("SIGHUP: reloaded " + path + ": its scheduling policy, projects, users and pools are in force");
+  if ((!cfg->listen.empty() && cfg->listen != running.listen) || (!cfg->data.empty() && cfg->data != running.data)) {
+    Log("SIGHUP: `listen` and `data` take effect at the next start only");
+  }
+}
+
+int Serve(const ServeOptions& o, const std::string& config) {
   sigset_t signals = BlockShutdownSignals();
   std::string dir = o.data.empty() ? cli::DefaultDataDir() : o.data;
   std::error_code ec;
@@ -320,7 +355,8 @@ int Serve(const ServeOptions& o) {
     std::string model = gpus.empty() ? "no GPU" : std::to_string(gpus.size()) + "x" + gpus[0].model;
     Log("local agent " + node_name + ": " + model + " (" + backend->name() + " GPUs)");
   }
-  int sig = WaitForShutdown(signals);
+  int sig;
+  while ((sig = WaitForShutdown(signals)) == SIGHUP) Reload(config, o, loop);
   Log(std::string("stopping on ") + (sig == SIGINT ? "SIGINT" : "SIGTERM") +
       "; running jobs keep running and are re-adopted on the next start");
   if (local) local->Stop();
@@ -336,7 +372,7 @@ int ServeWithConfig(ServeOptions& o, const std::string& config, const CLI::App& 
       return 2;
     }
   }
-  return Serve(o);
+  return Serve(o, config);
 }
 
 int RunAgent(const AgentFlags& f) {
@@ -363,7 +399,7 @@ int RunAgent(const AgentFlags& f) {
   Status st = a.Start();
   if (!st.ok()) return Fail(st);
   Log("agent " + name + " joined " + f.server + " with " + f.gpus + " (" + backend->name() + " GPUs)");
-  WaitForShutdown(signals);
+  while (WaitForShutdown(signals) == SIGHUP) Log("agent " + name + ": SIGHUP: an agent has no configuration file to reload");
   a.Stop();
   return 0;
 }

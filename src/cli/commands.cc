@@ -452,6 +452,20 @@ int TokenRevoke(const Connection& conn, int64_t id) {
   return 0;
 }
 
+// `baton config check FILE`: the server's configuration file checked as `baton server` would
+// read it; exit 0 and "FILE: ok", or 2 with the file, line and key of the first problem.
+int ConfigCheck(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return Usage(NotFound(path + ": cannot be read"));
+  std::stringstream text;
+  text << in.rdbuf();
+  auto cfg = codec::DecodeServerConfig(text.str(), path);
+  if (!cfg) return Usage(cfg.error());
+  std::cout << path << ": ok (" << cfg->policy.projects.size() << " projects, " << cfg->policy.users.size()
+            << " users, " << cfg->policy.pools.size() << " pools)\n";
+  return 0;
+}
+
 // `baton queue`: pending jobs in the order they would start, with why they wait.
 int Queue(const Connection& conn, int limit, bool json) {
   auto api = ApiClient::Connect(conn);
@@ -611,6 +625,19 @@ void AddClientCommands(CLI::App& app, int* exit_code, std::optional<std::vector<
     sub->add_option("target", *target, "NODE or NODE/GPU[,GPU...]")->required();
     if (drain) sub->add_option("--reason", *reason, "why, shown by `baton nodes`");
     sub->callback([=] { *exit_code = Drain(*conn, *target, *reason, drain); });
+  }
+  {
+    CLI::App* config = app.add_subcommand("config", "the server's configuration file: check one, or print a sample");
+    config->require_subcommand(1);
+    auto file = std::make_shared<std::string>();
+    CLI::App* check = config->add_subcommand("check", "check FILE as `baton server --config FILE` would (exit 2 if bad)");
+    check->add_option("file", *file, "the YAML configuration file")->required();
+    check->callback([=] { *exit_code = ConfigCheck(*file); });
+    CLI::App* sample = config->add_subcommand("sample", "print a configuration file with every section, to start from");
+    sample->callback([=] {
+      std::cout << ConfigSample();
+      *exit_code = 0;
+    });
   }
   {
     CLI::App* token = app.add_subcommand("token", "API tokens: create, list, revoke");

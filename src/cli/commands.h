@@ -20,6 +20,9 @@ namespace baton::cli {
 void AddClientCommands(CLI::App& app, int* exit_code,
                        std::optional<std::vector<std::string>> command_tail = std::nullopt);
 
+// deploy/baton.example.yaml, compiled in: what `baton config sample` prints.
+const char* ConfigSample();
+
 // Splits argv at its first `--`: returns the words before it (argv[0] included) and the words
 // after it, or no tail when there is no `--`.
 std::pair<std::vector<std::string>, std::optional<std::vector<std::string>>> SplitCommandTail(int argc,

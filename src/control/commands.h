@@ -12,6 +12,7 @@
 
 #include "core/event.h"
 #include "core/job.h"
+#include "core/policy.h"
 #include "core/node.h"
 #include "control/metrics.h"
 #include "core/protocol.h"
@@ -101,6 +102,12 @@ struct GetEvents {
   int limit = 1000;
 };
 
+// A new scheduling policy from the configuration file, reloaded on SIGHUP. Jobs keep what
+// they were given at submit (time limits); the next pass orders and places by the new one.
+struct SetPolicy {
+  Policy policy;
+};
+
 // A snapshot of what GET /metrics shows (control/metrics.h).
 struct GetMetrics {};
 
@@ -123,7 +130,7 @@ struct Tick {};                      // time passed; look at timeouts
 
 using Command = std::variant<SubmitJobs, JobAction, GetJob, ListJobs, ListNodes, GetQueue, DrainNode,
                              InjectFault, GetEvents, CreateToken, RevokeToken, ListTokens, GetMetrics,
-                             AgentRegister, AgentPoll, AgentReport, Tick>;
+                             SetPolicy, AgentRegister, AgentPoll, AgentReport, Tick>;
 
 struct Reply {
   Status status;

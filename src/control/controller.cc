@@ -81,6 +81,13 @@ Reply Controller::Apply(const Command& command, TimePoint now) {
                         [&](const RevokeToken& c) { return Tokens(c); },
                         [&](const ListTokens& c) { return Tokens(c); },
                         [&](const GetMetrics&) { return Metrics(now); },
+                        [&](const SetPolicy& c) {
+                          usage_.Advance(now);
+                          usage_.SetHalfLife(c.policy.fairshare_half_life);
+                          options_.policy = c.policy;
+                          full_pass_ = true;  // order, reserve and preempt by the new policy
+                          return Reply{};
+                        },
                         [&](const AgentRegister& c) { return Register(c, now); },
                         [&](const AgentPoll& c) { return Poll(c, now); },
                         [&](const AgentReport& c) { return Report(c, now); },

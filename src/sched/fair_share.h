@@ -31,6 +31,8 @@ class UsageLedger {
   const std::map<std::string, double>* users(const std::string& project) const;
   TimePoint at() const { return at_; }
   Duration half_life() const { return half_life_; }
+  // Decays with `half_life` from the ledger's time on (call Advance(now) first).
+  void SetHalfLife(Duration half_life) { half_life_ = half_life > Duration(0) ? half_life : Duration(1); }
 
  private:
   Duration half_life_;

@@ -159,6 +159,10 @@ void AgentProcess::Kill9() {
   pid_ = 0;
 }
 
+void BatonProcess::Signal(int sig) {
+  if (pid_ > 0) kill(pid_, sig);
+}
+
 bool BatonProcess::Alive() {
   if (pid_ <= 0) return false;
   int status = 0;

@@ -36,6 +36,7 @@ class BatonProcess {
   void Stop();     // SIGTERM, then wait
   void Kill9();    // SIGKILL, then wait; the job processes it started are left running
   bool Alive();
+  void Signal(int sig);  // e.g. SIGHUP: reload the configuration file
 
   const std::string& url() const { return url_; }
   const std::string& token() const { return token_; }

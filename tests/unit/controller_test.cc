@@ -441,6 +441,27 @@ TEST_F(ControllerTest, TheQueueListsPendingJobsInStartOrderWithTheirFactors) {
   EXPECT_TRUE(Run(GetJob{.caller = {"ada", true}, .id = busy}).factors.empty());
 }
 
+TEST_F(ControllerTest, ANewPolicyAppliesToWhatComesNextAndKeepsWhatJobsWereGiven) {
+  JobSpec s;
+  s.command = {"true"};
+  s.pool = "dev";
+  Reply before = Run(SubmitJobs{.caller = {"ada", false}, .specs = {s}});
+  ASSERT_TRUE(before.status.ok());
+  EXPECT_EQ(before.jobs[0].spec.time_limit.count(), 0);  // no pool limits yet
+  Policy p;
+  p.pools["dev"] = PoolPolicy{.default_time_limit = std::chrono::hours(1), .max_time_limit = std::chrono::hours(2)};
+  p.fairshare_half_life = std::chrono::hours(1);
+  ASSERT_TRUE(Run(SetPolicy{p}).status.ok());
+  EXPECT_EQ(c_->policy().pools.at("dev").max_time_limit, std::chrono::hours(2));
+  EXPECT_EQ(c_->usage().half_life(), std::chrono::hours(1));
+  Reply after = Run(SubmitJobs{.caller = {"ada", false}, .specs = {s}});
+  ASSERT_TRUE(after.status.ok());
+  EXPECT_EQ(after.jobs[0].spec.time_limit, std::chrono::hours(1));
+  EXPECT_EQ(c_->FindJob(before.jobs[0].id)->spec.time_limit.count(), 0);  // kept
+  s.time_limit = std::chrono::hours(3);
+  EXPECT_EQ(Run(SubmitJobs{.caller = {"ada", false}, .specs = {s}}).status.code(), Code::kInvalidArgument);
+}
+
 TEST_F(ControllerTest, PoolsGiveDefaultTimeLimitsAndRefuseLongerOnes) {
   ControllerOptions options;
   options.policy.pools["dev"] = PoolPolicy{.default_time_limit = std::chrono::hours(1),

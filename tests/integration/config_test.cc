@@ -1,0 +1,80 @@
+// The server's configuration file from the command line: `baton config sample` and `check`,
+// and a reload on SIGHUP that applies a good file and keeps the running one for a bad file.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "harness.h"
+
+namespace baton::testing {
+namespace {
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+int SubmitStatus(net::HttpClient& c, const std::string& body, std::string* out = nullptr) {
+  auto r = c.Request("POST", "/v1/jobs", body);
+  if (!r) return 0;
+  if (out != nullptr) *out = r->body;
+  return r->status;
+}
+
+TEST(Config, TheSampleChecksAndABadFileIsNamedByLineAndKey) {
+  TempDir dir;
+  BatonProcess baton(dir.path() + "/server");
+  CliResult sample = RunCli(baton, {"config", "sample"});
+  ASSERT_EQ(sample.exit_code, 0) << sample.out;
+  EXPECT_EQ(sample.out, ReadFile(std::string(BATON_SOURCE_DIR) + "/deploy/baton.example.yaml"));
+  std::string good = dir.path() + "/baton.yaml";
+  std::ofstream(good) << sample.out;
+  CliResult ok = RunCli(baton, {"config", "check", good});
+  EXPECT_EQ(ok.exit_code, 0) << ok.out;
+  EXPECT_NE(ok.out.find(good + ": ok (2 projects, 1 users, 2 pools)"), std::string::npos) << ok.out;
+
+  std::string bad = dir.path() + "/bad.yaml";
+  std::ofstream(bad) << "scheduling:\n  backfill: true\nprojects:\n  vision: {share: many}\n";
+  CliResult refused = RunCli(baton, {"config", "check", bad});
+  EXPECT_EQ(refused.exit_code, 2) << refused.out;
+  EXPECT_NE(refused.out.find("bad.yaml: line 4: projects.vision.share: must be a number"), std::string::npos)
+      << refused.out;
+  CliResult missing = RunCli(baton, {"config", "check", dir.path() + "/nope.yaml"});
+  EXPECT_EQ(missing.exit_code, 2) << missing.out;
+  EXPECT_NE(missing.out.find("nope.yaml: cannot be read"), std::string::npos) << missing.out;
+}
+
+TEST(Config, SighupAppliesAGoodFileAndKeepsTheRunningOneForABadFile) {
+  TempDir dir;
+  std::string path = dir.path() + "/baton.yaml";
+  std::ofstream(path) << "pools:\n  default: {max_time_limit: 1h}\n";
+  BatonProcess baton(dir.path() + "/server", {"--config", path});
+  auto c = baton.Client();
+  std::string body;
+  EXPECT_EQ(SubmitStatus(*c, R"({"command": ["true"], "time_limit": "2h"})", &body), 400) << body;
+
+  auto reloads = [&](const std::string& marker) {
+    return Within(std::chrono::seconds(10), [&] { return ReadFile(baton.data_dir() + "/baton.out").find(marker) != std::string::npos; });
+  };
+  std::ofstream(path) << "pools:\n  default: {max_time_limit: 4h}\n";
+  baton.Signal(SIGHUP);
+  ASSERT_TRUE(reloads("SIGHUP: reloaded " + path)) << ReadFile(baton.data_dir() + "/baton.out");
+  EXPECT_EQ(SubmitStatus(*c, R"({"command": ["true"], "time_limit": "2h"})", &body), 201) << body;
+
+  std::ofstream(path) << "pools:\n  default: {max_time_limit: soon}\n";
+  baton.Signal(SIGHUP);
+  ASSERT_TRUE(reloads("the running configuration stays")) << ReadFile(baton.data_dir() + "/baton.out");
+  EXPECT_NE(ReadFile(baton.data_dir() + "/baton.out").find("baton.yaml: line 2: pools.default.max_time_limit"),
+            std::string::npos);
+  EXPECT_TRUE(baton.Alive());
+  EXPECT_EQ(SubmitStatus(*c, R"({"command": ["true"], "time_limit": "3h"})", &body), 201) << body;
+  EXPECT_EQ(SubmitStatus(*c, R"({"command": ["true"], "time_limit": "5h"})", &body), 400) << body;
+}
+
+}  // namespace
+}  // namespace baton::testing
