@@ -260,6 +260,12 @@ void Service::Handle(Request req, Respond respond) {
     return;
   }
   if (seg.size() >= 2 && seg[1] == "tokens") return Tokens(*who, req, seg, std::move(respond));
+  if (seg.size() == 2 && seg[1] == "usage") {
+    if (!get) return method_not_allowed();
+    Run(control::GetUsage{}, std::move(respond),
+        [](control::Reply& r) { return Json(200, codec::EncodeUsage(r.usage_projects, r.usage_users)); });
+    return;
+  }
   if (seg.size() == 2 && seg[1] == "events") {
     if (!get) return method_not_allowed();
     auto after = QueryInt(req, "after", 0, INT64_MAX, 0);

@@ -14,6 +14,7 @@
 #include "core/policy.h"
 #include "core/protocol.h"
 #include "core/status.h"
+#include "core/usage.h"
 
 namespace baton::codec {
 
@@ -85,6 +86,9 @@ Result<RegisterReply> DecodeRegisterReply(std::string_view json);
 std::string EncodeOrders(const std::vector<Order>& orders);
 Result<std::vector<Order>> DecodeOrders(std::string_view json);
 std::string EncodeReport(const ReportRequest& r);
+
+// GET /v1/usage: {"projects": [...], "users": [...]}.
+std::string EncodeUsage(const std::vector<UsageRow>& projects, const std::vector<UsageRow>& users);
 
 // GET /v1/events: {"events": [...]}.
 std::string EncodeEvents(const std::vector<ClusterEvent>& events);

@@ -618,6 +618,29 @@ Result<std::vector<NodeStatus>> DecodeNodeList(std::string_view text) {
 
 namespace baton::codec {
 
+std::string EncodeUsage(const std::vector<UsageRow>& projects, const std::vector<UsageRow>& users) {
+  auto rows = [](const std::vector<UsageRow>& list, bool with_user) {
+    json::array a;
+    for (const UsageRow& u : list) {
+      json::object o;
+      o["project"] = u.project;
+      if (with_user) o["user"] = u.user;
+      o["jobs"] = u.jobs;
+      o["running"] = u.running;
+      o["gpu_seconds"] = u.gpu_seconds;
+      o["gpu_hours"] = u.gpu_seconds / 3600.0;
+      o["cost"] = u.cost;
+      o["fairshare_usage"] = u.fairshare_usage;
+      a.emplace_back(std::move(o));
+    }
+    return a;
+  };
+  json::object root;
+  root["projects"] = rows(projects, false);
+  root["users"] = rows(users, true);
+  return json::serialize(root);
+}
+
 std::string EncodeEvents(const std::vector<ClusterEvent>& events) {
   json::array a;
   for (const ClusterEvent& e : events) {

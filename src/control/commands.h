@@ -16,6 +16,7 @@
 #include "core/node.h"
 #include "control/metrics.h"
 #include "core/protocol.h"
+#include "core/usage.h"
 #include "store/store.h"
 
 namespace baton::control {
@@ -108,6 +109,9 @@ struct SetPolicy {
   Policy policy;
 };
 
+// GET /v1/usage: GPU-seconds and cost by project and by user.
+struct GetUsage {};
+
 // A snapshot of what GET /metrics shows (control/metrics.h).
 struct GetMetrics {};
 
@@ -130,7 +134,7 @@ struct Tick {};                      // time passed; look at timeouts
 
 using Command = std::variant<SubmitJobs, JobAction, GetJob, ListJobs, ListNodes, GetQueue, DrainNode,
                              InjectFault, GetEvents, CreateToken, RevokeToken, ListTokens, GetMetrics,
-                             SetPolicy, AgentRegister, AgentPoll, AgentReport, Tick>;
+                             SetPolicy, GetUsage, AgentRegister, AgentPoll, AgentReport, Tick>;
 
 struct Reply {
   Status status;
@@ -146,6 +150,7 @@ struct Reply {
   std::vector<ClusterEvent> events;  // GetEvents
   std::vector<store::Token> tokens;  // CreateToken, RevokeToken: the one; ListTokens: all shown
   std::shared_ptr<const MetricsSnapshot> metrics;  // GetMetrics
+  std::vector<UsageRow> usage_projects, usage_users;  // GetUsage
 };
 
 // A reply that only says what went wrong.

@@ -87,6 +87,7 @@ class Controller {
   Reply Tokens(const RevokeToken& c);
   Reply Tokens(const ListTokens& c) const;
   Reply Metrics(TimePoint now) const;
+  Reply Usage(TimePoint now) const;
   Reply Events(const GetEvents& c) const;
   Reply Register(const AgentRegister& c, TimePoint now);
   Reply Poll(const AgentPoll& c, TimePoint now);

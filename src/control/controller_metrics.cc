@@ -51,4 +51,32 @@ Reply Controller::Metrics(TimePoint now) const {
   return r;
 }
 
+Reply Controller::Usage(TimePoint now) const {
+  std::map<std::string, UsageRow> projects;
+  std::map<std::pair<std::string, std::string>, UsageRow> users;
+  for (const auto& [id, job] : jobs_) {
+    double service = job.gpu_seconds + (job.state == JobState::kRunning ? Service(job, now) : 0);
+    double cost = static_cast<double>(job.cost_micros) / 1e6;
+    for (UsageRow* row : {&projects[job.spec.project], &users[{job.spec.project, job.user}]}) {
+      row->jobs += 1;
+      row->running += job.state == JobState::kRunning;
+      row->gpu_seconds += service;
+      row->cost += cost;
+    }
+  }
+  Reply r;
+  for (auto& [name, row] : projects) {
+    row.project = name;
+    row.fairshare_usage = usage_.project(name);
+    r.usage_projects.push_back(std::move(row));
+  }
+  for (auto& [key, row] : users) {
+    row.project = key.first;
+    row.user = key.second;
+    row.fairshare_usage = usage_.user(key.first, key.second);
+    r.usage_users.push_back(std::move(row));
+  }
+  return r;
+}
+
 }  // namespace baton::control

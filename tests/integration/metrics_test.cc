@@ -72,6 +72,13 @@ TEST(Metrics, ThePromisedSeriesArePresentAndPromtoolAcceptsThem) {
   }
   std::string out;
   EXPECT_EQ(Shell("promtool check metrics", m, &out), 0) << out;
+  // The same usage as JSON, by project and by user.
+  auto usage = c->Request("GET", "/v1/usage");
+  ASSERT_TRUE(usage.has_value());
+  EXPECT_EQ(usage->status, 200);
+  EXPECT_NE(usage->body.find("{\"project\":\"vision\",\"jobs\":1,\"running\":0,\"gpu_seconds\":"), std::string::npos)
+      << usage->body;
+  EXPECT_NE(usage->body.find("\"users\":[{\"project\":\"default\",\"user\":"), std::string::npos) << usage->body;
   // Without a token: 401, as every route but /healthz.
   EXPECT_EQ(baton.Client("nope")->Request("GET", "/metrics")->status, 401);
 }

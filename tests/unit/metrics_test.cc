@@ -85,6 +85,14 @@ TEST(ControllerMetrics, CountJobsNodesGpusAndWaits) {
   for (const auto& g : m->gpus) allocated += g.state == "allocated";
   EXPECT_EQ(allocated, 1);
   EXPECT_DOUBLE_EQ(m->project_gpu_seconds.at("vision"), 10.0);  // one GPU for 10 s, still running
+  control::Reply usage = run(control::GetUsage{});
+  ASSERT_EQ(usage.usage_projects.size(), 1u);
+  EXPECT_EQ(usage.usage_projects[0].project, "vision");
+  EXPECT_EQ(usage.usage_projects[0].running, 1);
+  EXPECT_DOUBLE_EQ(usage.usage_projects[0].gpu_seconds, 10.0);
+  ASSERT_EQ(usage.usage_users.size(), 1u);
+  EXPECT_EQ(usage.usage_users[0].user, "ada");
+  EXPECT_EQ(usage.usage_users[0].jobs, 1);
   run(control::AgentReport{ReportRequest{.node = "n1", .session = reg.registration.session,
                                          .events = {JobEvent{.job = id, .kind = JobEvent::Kind::kExited, .at = now}}}});
   m = run(control::GetMetrics{}).metrics;
