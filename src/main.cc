@@ -34,6 +34,7 @@
 #include "core/quantity.h"
 #include "control/controller.h"
 #include "control/controller_loop.h"
+#include "net/webhook_sender.h"
 #include "sim/command.h"
 #include "store/sqlite_store.h"
 
@@ -170,6 +171,8 @@ struct ServeOptions {
   Policy policy;
   HealthFlags health;
   std::string node_timeout = "60s";
+  std::vector<std::string> webhooks;  // alerts.webhooks of the configuration file
+  int webhook_attempts = 5;
 };
 
 struct AgentFlags {
@@ -191,6 +194,8 @@ Status LoadConfig(const std::string& path, const CLI::App& cmd, ServeOptions* o)
   if (!cfg->listen.empty() && cmd.count("--listen") == 0) o->listen = cfg->listen;
   if (!cfg->data.empty() && cmd.count("--data") == 0) o->data = cfg->data;
   o->policy = std::move(cfg->policy);
+  o->webhooks = std::move(cfg->webhooks);
+  o->webhook_attempts = cfg->webhook_attempts;
   return Status::Ok();
 }
 
@@ -249,8 +254,9 @@ void Reload(const std::string& path, const ServeOptions& running, control::Contr
     return;
   }
   Log("SIGHUP: reloaded " + path + ": its scheduling policy, projects, users and pools are in force");
-  if ((!cfg->listen.empty() && cfg->listen != running.listen) || (!cfg->data.empty() && cfg->data != running.data)) {
-    Log("SIGHUP: `listen` and `data` take effect at the next start only");
+  if ((!cfg->listen.empty() && cfg->listen != running.listen) || (!cfg->data.empty() && cfg->data != running.data) ||
+      cfg->webhooks != running.webhooks || cfg->webhook_attempts != running.webhook_attempts) {
+    Log("SIGHUP: `listen`, `data` and `alerts` take effect at the next start only");
   }
 }
 
@@ -300,9 +306,15 @@ int Serve(const ServeOptions& o, const std::string& config) {
     if (!t.revoked && role) tokens.AddHash(t.hash, api::Identity{.user = t.user, .role = *role});
   }
   controller.Restore(std::move(*snapshot), clock.Now());
+  // Alerts go to the log and to the webhooks of the configuration file.
+  auto webhooks = net::WebhookSender::Create(net::WebhookOptions{
+      .urls = o.webhooks, .attempts = o.webhook_attempts, .log = [](const std::string& line) { Log(line); }});
+  if (!webhooks) return Fail(webhooks.error());
+  net::WebhookSender* sender = webhooks->get();
   control::LoopOptions loop_options;
-  loop_options.on_event = [](const ClusterEvent& e) {
+  loop_options.on_event = [sender](const ClusterEvent& e) {
     Log(std::string(e.severity == "alert" ? "ALERT " : "") + e.kind + ": " + e.message);
+    if (e.severity == "alert") sender->Send(codec::EncodeEvent(e));
   };
   control::ControllerLoop loop(controller, **store, clock, loop_options, [](const Status& st) {
     Log("fatal: " + st.message() + "; stopping so that nothing unacknowledged is lost");

@@ -90,6 +90,8 @@ std::string EncodeReport(const ReportRequest& r);
 // GET /v1/usage: {"projects": [...], "users": [...]}.
 std::string EncodeUsage(const std::vector<UsageRow>& projects, const std::vector<UsageRow>& users);
 
+// One event as an object: a webhook's body.
+std::string EncodeEvent(const ClusterEvent& event);
 // GET /v1/events: {"events": [...]}.
 std::string EncodeEvents(const std::vector<ClusterEvent>& events);
 // POST /v1/nodes/{name}/inject: {"gpu": 3, "fault": "xid", "xid": 79, "duration": "30s"}.
@@ -126,6 +128,8 @@ struct ServerConfig {
   std::string listen;   // HOST:PORT
   std::string data;     // data directory
   Policy policy;
+  std::vector<std::string> webhooks;  // alerts.webhooks: http:// URLs alerts are POSTed to
+  int webhook_attempts = 5;           // alerts.attempts: per alert and URL
 };
 Result<ServerConfig> DecodeServerConfig(std::string_view yaml, std::string_view file);
 

@@ -641,19 +641,29 @@ std::string EncodeUsage(const std::vector<UsageRow>& projects, const std::vector
   return json::serialize(root);
 }
 
+namespace {
+
+json::object EventObject(const ClusterEvent& e) {
+  json::object o;
+  o["seq"] = e.seq;
+  o["at"] = TimeValue(e.at);
+  o["kind"] = e.kind;
+  o["severity"] = e.severity;
+  o["node"] = e.node;
+  o["gpu"] = e.gpu >= 0 ? json::value(e.gpu) : json::value(nullptr);
+  o["job"] = e.job > 0 ? json::value(e.job) : json::value(nullptr);
+  o["message"] = e.message;
+  return o;
+}
+
+}  // namespace
+
+std::string EncodeEvent(const ClusterEvent& event) { return json::serialize(EventObject(event)); }
+
 std::string EncodeEvents(const std::vector<ClusterEvent>& events) {
   json::array a;
   for (const ClusterEvent& e : events) {
-    json::object o;
-    o["seq"] = e.seq;
-    o["at"] = TimeValue(e.at);
-    o["kind"] = e.kind;
-    o["severity"] = e.severity;
-    o["node"] = e.node;
-    o["gpu"] = e.gpu >= 0 ? json::value(e.gpu) : json::value(nullptr);
-    o["job"] = e.job > 0 ? json::value(e.job) : json::value(nullptr);
-    o["message"] = e.message;
-    a.emplace_back(std::move(o));
+    a.emplace_back(EventObject(e));
   }
   json::object root;
   root["events"] = std::move(a);

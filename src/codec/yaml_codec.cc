@@ -306,8 +306,28 @@ Result<ServerConfig> DecodeServerConfig(std::string_view yaml, std::string_view 
     int budget = kMaxYamlNodes;
     if (auto converted = Convert(root, 0, file, false, budget); !converted) return Err(converted.error());
     if (root.IsNull()) return cfg;
-    RETURN_IF_ERROR(r.Keys(root, "", {"listen", "data", "scheduling", "defaults", "projects", "users", "pools"}));
+    RETURN_IF_ERROR(r.Keys(root, "", {"listen", "data", "scheduling", "defaults", "projects", "users", "pools", "alerts"}));
     if (root["listen"]) { ASSIGN_OR_RETURN(cfg.listen, r.Text(root["listen"], "listen")); }
+    if (const YAML::Node a = root["alerts"]) {
+      RETURN_IF_ERROR(r.Keys(a, "alerts", {"webhooks", "attempts"}));
+      if (const YAML::Node w = a["webhooks"]) {
+        if (!w.IsSequence() || w.size() > 16) {
+          return Err(r.Error(w, "alerts.webhooks", "must be a list of at most 16 http:// URLs"));
+        }
+        for (size_t i = 0; i < w.size(); ++i) {
+          std::string path = "alerts.webhooks[" + std::to_string(i) + "]";
+          ASSIGN_OR_RETURN(std::string url, r.Text(w[i], path));
+          if (url.rfind("http://", 0) != 0 || url.size() <= 7) {
+            return Err(r.Error(w[i], path, "must be an http:// URL such as http://hooks.example:8080/baton"));
+          }
+          cfg.webhooks.push_back(std::move(url));
+        }
+      }
+      if (a["attempts"]) {
+        ASSIGN_OR_RETURN(double n, r.Number(a["attempts"], "alerts.attempts", 1, 100));
+        cfg.webhook_attempts = static_cast<int>(n);
+      }
+    }
     if (root["data"]) { ASSIGN_OR_RETURN(cfg.data, r.Text(root["data"], "data")); }
     TRY(ReadPolicy(r, root, &cfg.policy));
   } catch (const YAML::Exception& e) {

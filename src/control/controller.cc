@@ -309,6 +309,13 @@ void Controller::SetState(Job& job, JobState to, TimePoint now) {
   if (IsTerminal(to)) {
     job.finished_at = now;
     jobs_finished_[std::string(JobStateName(to))] += 1;
+    if (to == JobState::kFailed) {
+      std::string name = job.spec.name.empty() ? "" : " (" + job.spec.name + ")";
+      Raise(ClusterEvent{.kind = "job_failed", .severity = "alert", .job = job.id.value,
+                         .message = "job " + job.id.ToString() + name + " of " + job.user + " failed: " +
+                                    job.reason_detail.substr(0, 256)},
+            now);
+    }
     OnTerminal(job, now);
   }
 }
