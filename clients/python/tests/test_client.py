@@ -4,6 +4,7 @@ Run by `make test` through scripts/python-client-tests, which sets BATON_BINARY.
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -155,9 +156,13 @@ def test_the_cli_and_the_client_report_the_same(server):
 
 
 def test_it_installs_with_pip_from_the_repository(tmp_path):
+    # A copy: setuptools builds in the source directory, which must stay clean.
+    source = tmp_path / "src"
+    shutil.copytree(os.path.dirname(HERE), source,
+                    ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__", ".pytest_cache"))
     target = tmp_path / "site"
     p = subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-index", "--no-build-isolation",
-                        "--target", str(target), os.path.dirname(HERE)], capture_output=True, text=True)
+                        "--target", str(target), str(source)], capture_output=True, text=True)
     assert p.returncode == 0, p.stdout + p.stderr
     assert (target / "baton_client" / "__init__.py").exists()
     q = subprocess.run([sys.executable, "-c", "import baton_client; print(baton_client.TERMINAL_STATES[0])"],
