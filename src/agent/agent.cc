@@ -1,6 +1,5 @@
 #include "agent/agent.h"
 
-#include <pwd.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -36,20 +35,6 @@ int64_t FileSize(const std::string& path) {
   std::error_code ec;
   auto n = fs::file_size(path, ec);
   return ec ? 0 : static_cast<int64_t>(n);
-}
-
-// The home directory and ids of a Unix user, or nothing when the host has no such user.
-struct UserInfo {
-  std::string home;
-  uid_t uid = 0;
-  gid_t gid = 0;
-};
-std::optional<UserInfo> LookupUser(const std::string& user) {
-  struct passwd pw {};
-  struct passwd* found = nullptr;
-  std::vector<char> buffer(1 << 16);
-  if (getpwnam_r(user.c_str(), &pw, buffer.data(), buffer.size(), &found) != 0 || found == nullptr) return std::nullopt;
-  return UserInfo{.home = pw.pw_dir != nullptr ? pw.pw_dir : "/", .uid = pw.pw_uid, .gid = pw.pw_gid};
 }
 
 std::string ReadRange(const std::string& path, int64_t offset, size_t max) {
@@ -475,7 +460,7 @@ void Agent::Launch(const LaunchOrder& order) {
       return FailLaunch(std::move(job), 126,
                         "jobs do not run as root on node " + options_.name + " (its agent allows it with --allow-root-jobs)");
     }
-    auto user = LookupUser(order.user);
+    auto user = LookupUnixUser(order.user);
     if (!user) return FailLaunch(std::move(job), 126, "no such user '" + order.user + "' on node " + options_.name);
     spec.run_as = order.user;
     for (const std::string& path : {dir, dir + "/checkpoints"}) {
@@ -705,7 +690,7 @@ bool Agent::SendReport(std::vector<GpuSample> samples) {
   pending_events_.erase(pending_events_.begin(), pending_events_.begin() + static_cast<std::ptrdiff_t>(rep.events.size()));
   pending_notices_.erase(pending_notices_.begin(),
                          pending_notices_.begin() + static_cast<std::ptrdiff_t>(rep.notices.size()));
-  if (with_health && rep.health == health_.health()) health_dirty_ = false;
+  if (with_health) health_dirty_ = false;  // the loop is single-threaded: nothing changed meanwhile
   for (auto& [key, n] : shipped) jobs_[key].log_shipped += static_cast<int64_t>(n);
   for (const std::string& key : exits_in_report) {
     if (auto it = jobs_.find(key); it != jobs_.end()) it->second.exit_acked = true;

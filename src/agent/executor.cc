@@ -36,25 +36,30 @@ std::string Lookup(const std::string& program, const std::vector<std::string>& e
 
 }  // namespace
 
-Result<std::string> ShimIdentity(const std::string& user) {
+Result<UnixUser> LookupUnixUser(const std::string& name) {
   struct passwd pw {};
   struct passwd* found = nullptr;
   std::vector<char> buffer(1 << 16);
-  int err = getpwnam_r(user.c_str(), &pw, buffer.data(), buffer.size(), &found);
+  int err = getpwnam_r(name.c_str(), &pw, buffer.data(), buffer.size(), &found);
   if (found == nullptr) {
-    if (err == 0 || err == ENOENT || err == ESRCH) return Err(NotFound("no such user '" + user + "' on this node"));
-    return Err(Unavailable("cannot look up user '" + user + "' on this node: " + std::strerror(err)));
+    if (err == 0 || err == ENOENT || err == ESRCH) return Err(NotFound("no such user '" + name + "' on this node"));
+    return Err(Unavailable("cannot look up user '" + name + "' on this node: " + std::strerror(err)));
   }
-  if (pw.pw_uid == 0 && user != "root") {
+  return UnixUser{.uid = pw.pw_uid, .gid = pw.pw_gid, .home = pw.pw_dir != nullptr ? pw.pw_dir : "/"};
+}
+
+Result<std::string> ShimIdentity(const std::string& user) {
+  ASSIGN_OR_RETURN(UnixUser u, LookupUnixUser(user));
+  if (u.uid == 0 && user != "root") {
     return Err(PermissionDenied("user '" + user + "' has uid 0; a job runs as uid 0 only when its user is root"));
   }
   std::vector<gid_t> groups(64);
   int count = static_cast<int>(groups.size());
-  if (getgrouplist(user.c_str(), pw.pw_gid, groups.data(), &count) < 0) {
+  if (getgrouplist(user.c_str(), u.gid, groups.data(), &count) < 0) {
     groups.resize(static_cast<size_t>(count));  // count now says how many there are
-    if (getgrouplist(user.c_str(), pw.pw_gid, groups.data(), &count) < 0) count = 0;
+    if (getgrouplist(user.c_str(), u.gid, groups.data(), &count) < 0) count = 0;
   }
-  std::string text = std::to_string(pw.pw_uid) + ":" + std::to_string(pw.pw_gid) + ":";
+  std::string text = std::to_string(u.uid) + ":" + std::to_string(u.gid) + ":";
   for (int i = 0; i < count; ++i) text += (i > 0 ? "," : "") + std::to_string(groups[i]);
   return text;
 }

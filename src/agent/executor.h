@@ -72,6 +72,14 @@ class ProcessExecutor : public Executor {
   std::string shim_path_;
 };
 
+// A Unix user as the node's NSS knows them (files, LDAP...). NotFound names the user.
+struct UnixUser {
+  uid_t uid = 0;
+  gid_t gid = 0;
+  std::string home;
+};
+Result<UnixUser> LookupUnixUser(const std::string& name);
+
 // The shim's USER argument for a Unix user: "UID:GID:G1,G2,...". Looked up here, in the agent,
 // because the shim is linked statically and cannot use NSS. Errors: no such user; a name other
 // than "root" for uid 0.

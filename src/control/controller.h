@@ -105,6 +105,8 @@ class Controller {
   // jobs, turns hardware faults into drains, brings recovered GPUs back.
   void ApplyHealth(NodeRecord& node, const std::vector<GpuHealth>& health, TimePoint now);
   bool GpuUsable(const NodeRecord& node, int gpu) const;
+  // Running jobs with a live process on GPU `gpu` of `node`.
+  std::vector<JobId> JobsOnGpu(const std::string& node, int gpu) const;
   void Raise(ClusterEvent event, TimePoint now);
   void RebuildNodeSlots(const NodeRecord& node);
 
@@ -112,6 +114,10 @@ class Controller {
   void ChargeRate(const Job& job, int sign, TimePoint now);
   // GPU-seconds the running attempt of `job` has had by `now`.
   static double Service(const Job& job, TimePoint now);
+  // GPU-seconds of all of `job`'s attempts by `now`, the running one included.
+  static double AllService(const Job& job, TimePoint now) {
+    return job.gpu_seconds + (job.state == JobState::kRunning ? Service(job, now) : 0);
+  }
   void Enqueue(Job& job, TimePoint now);
   void Dequeue(const Job& job);
   void OnTerminal(const Job& job, TimePoint now);

@@ -115,6 +115,18 @@ void Controller::Raise(ClusterEvent event, TimePoint now) {
   new_events_.push_back(std::move(event));
 }
 
+std::vector<JobId> Controller::JobsOnGpu(const std::string& node, int gpu) const {
+  std::vector<JobId> out;
+  for (const auto& [id, job] : running_) {
+    for (const NodeAllocation& part : job->allocation) {
+      if (part.node == node && !part.ended && std::find(part.gpus.begin(), part.gpus.end(), gpu) != part.gpus.end()) {
+        out.push_back(id);
+      }
+    }
+  }
+  return out;
+}
+
 bool Controller::GpuUsable(const NodeRecord& node, int gpu) const {
   if (node.gpu_drains.count(gpu) != 0) return false;
   // "drain" health became an admin drain above; an admin's undrain overrides it.
@@ -153,15 +165,7 @@ void Controller::ApplyHealth(NodeRecord& node, const std::vector<GpuHealth>& hea
       node.gpu_drains[gpu] = reason;
       new_drains_.push_back(store::Drain{.node = node.info.name, .gpu = gpu, .reason = reason, .active = true});
     }
-    std::vector<JobId> hit;
-    for (const auto& [id, job] : running_) {
-      for (const NodeAllocation& part : job->allocation) {
-        if (part.node == node.info.name && !part.ended &&
-            std::find(part.gpus.begin(), part.gpus.end(), gpu) != part.gpus.end()) {
-          hit.push_back(id);
-        }
-      }
-    }
+    std::vector<JobId> hit = JobsOnGpu(node.info.name, gpu);
     std::string jobs;
     for (JobId id : hit) jobs += (jobs.empty() ? "; requeued job " : ", ") + id.ToString();
     Raise(ClusterEvent{.kind = "gpu_failed", .severity = "alert", .node = node.info.name, .gpu = gpu,
@@ -333,14 +337,8 @@ Reply Controller::Report(const AgentReport& c, TimePoint now) {
   for (const JobEvent& e : rep.events) HandleEvent(*node, e, now);
   if (!rep.health.empty()) ApplyHealth(*node, rep.health, now);
   for (const GpuNotice& n : rep.notices) {
-    int64_t job = 0;
-    for (const auto& [id, j] : running_) {
-      for (const NodeAllocation& part : j->allocation) {
-        if (part.node == rep.node && std::find(part.gpus.begin(), part.gpus.end(), n.gpu) != part.gpus.end()) {
-          job = id.value;
-        }
-      }
-    }
+    std::vector<JobId> on_gpu = JobsOnGpu(rep.node, n.gpu);
+    int64_t job = on_gpu.empty() ? 0 : on_gpu.back().value;
     std::string msg = "GPU " + std::to_string(n.gpu) + " of " + rep.node + ": " + n.message.substr(0, 256);
     if (job != 0) msg += " in job " + std::to_string(job);
     Raise(ClusterEvent{.kind = "gpu_xid", .severity = "info", .node = rep.node, .gpu = n.gpu, .job = job,

@@ -12,7 +12,7 @@ Reply Controller::Metrics(TimePoint now) const {
   }
   for (const auto& [id, job] : jobs_) {
     m->jobs_by_state[std::string(JobStateName(job.state))] += 1;
-    double service = job.gpu_seconds + (job.state == JobState::kRunning ? Service(job, now) : 0);
+    double service = AllService(job, now);
     m->project_gpu_seconds[job.spec.project] += service;
     m->project_cost[job.spec.project] += static_cast<double>(job.cost_micros) / 1e6;
   }
@@ -55,7 +55,7 @@ Reply Controller::Usage(TimePoint now) const {
   std::map<std::string, UsageRow> projects;
   std::map<std::pair<std::string, std::string>, UsageRow> users;
   for (const auto& [id, job] : jobs_) {
-    double service = job.gpu_seconds + (job.state == JobState::kRunning ? Service(job, now) : 0);
+    double service = AllService(job, now);
     double cost = static_cast<double>(job.cost_micros) / 1e6;
     for (UsageRow* row : {&projects[job.spec.project], &users[{job.spec.project, job.user}]}) {
       row->jobs += 1;

@@ -61,14 +61,12 @@ BatonProcess::~BatonProcess() {
   Stop();
 }
 
-void BatonProcess::Start() {
-  fs::remove(data_dir_ + "/server.url");
-  std::vector<std::string> args = {BATON_BINARY, command_, "--data", data_dir_, "--listen", "127.0.0.1:0"};
-  args.insert(args.end(), extra_.begin(), extra_.end());
-  std::string log = data_dir_ + "/baton.out";
-  fs::create_directories(data_dir_);  // for the log, before baton makes it
-  pid_ = fork();
-  if (pid_ == 0) {
+namespace {
+
+// Starts `args` (the baton binary first) with stdout and stderr appended to `log`.
+pid_t SpawnBaton(std::vector<std::string> args, const std::string& log) {
+  pid_t pid = fork();
+  if (pid == 0) {
     int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
     dup2(fd, 1);
     dup2(fd, 2);
@@ -81,6 +79,18 @@ void BatonProcess::Start() {
     execv(argv[0], argv.data());
     _exit(127);
   }
+  return pid;
+}
+
+}  // namespace
+
+void BatonProcess::Start() {
+  fs::remove(data_dir_ + "/server.url");
+  std::vector<std::string> args = {BATON_BINARY, command_, "--data", data_dir_, "--listen", "127.0.0.1:0"};
+  args.insert(args.end(), extra_.begin(), extra_.end());
+  std::string log = data_dir_ + "/baton.out";
+  fs::create_directories(data_dir_);  // for the log, before baton makes it
+  pid_ = SpawnBaton(args, log);
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
   while (std::chrono::steady_clock::now() < deadline) {
     std::ifstream in(data_dir_ + "/server.url");
@@ -130,20 +140,7 @@ AgentProcess::AgentProcess(const BatonProcess& server, std::string name, std::st
 
 AgentProcess::~AgentProcess() { Stop(); }
 
-void AgentProcess::Start() {
-  pid_ = fork();
-  if (pid_ == 0) {
-    int fd = open(log_.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-    dup2(fd, 1);
-    dup2(fd, 2);
-    setenv("BATON_NVML_LIBRARY", "/nonexistent/libnvidia-ml.so.1", 0);
-    std::vector<char*> argv;
-    for (auto& a : args_) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    execv(argv[0], argv.data());
-    _exit(127);
-  }
-}
+void AgentProcess::Start() { pid_ = SpawnBaton(args_, log_); }
 
 void AgentProcess::Stop() {
   if (pid_ <= 0) return;
