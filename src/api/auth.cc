@@ -3,6 +3,7 @@
 #include <openssl/evp.h>
 #include <sys/random.h>
 
+#include <cctype>
 #include <cstdio>
 #include <mutex>
 
@@ -39,7 +40,16 @@ void TokenRegistry::RemoveHash(const std::string& hash) {
 Result<Identity> TokenRegistry::Authenticate(const std::string& header) const {
   constexpr std::string_view kBearer = "Bearer ";
   if (header.empty()) return Err(Unauthenticated("missing Authorization: Bearer TOKEN header"));
-  if (header.size() <= kBearer.size() || header.compare(0, kBearer.size(), kBearer) != 0) {
+  // The scheme is case-insensitive (RFC 9110 §11.1): "bearer TOKEN" is as good.
+  auto scheme_is_bearer = [&] {
+    for (size_t i = 0; i < kBearer.size(); ++i) {
+      if (std::tolower(static_cast<unsigned char>(header[i])) != std::tolower(static_cast<unsigned char>(kBearer[i]))) {
+        return false;
+      }
+    }
+    return true;
+  };
+  if (header.size() <= kBearer.size() || !scheme_is_bearer()) {
     return Err(Unauthenticated("the Authorization header must be \"Bearer TOKEN\""));
   }
   std::string hash = TokenHash(std::string_view(header).substr(kBearer.size()));

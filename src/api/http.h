@@ -1,6 +1,7 @@
 // HTTP requests and responses as plain values, so handlers never see Beast.
 #pragma once
 
+#include <chrono>
 #include <functional>
 #include <map>
 #include <string>
@@ -16,13 +17,30 @@ struct Request {
   std::string body;
   std::string authorization;                // the Authorization header
   std::string idempotency_key;              // the Idempotency-Key header
+  std::string accept;                       // the Accept header
+  std::string last_event_id;                // the Last-Event-ID header (Server-Sent Events)
 };
+
+// One piece of a streamed body (a followed log, Server-Sent Events).
+struct Piece {
+  std::string data;                         // sent as one chunk when not empty
+  bool end = false;                         // the body is complete
+  std::chrono::milliseconds wait{0};        // no data now: ask again after this long
+};
+using PieceCallback = std::function<void(Piece)>;
+// Asked for the next piece each time the last one is written (or its wait is over); answers
+// through the callback exactly once, at once or later, from any thread. Never called again
+// once the client has gone.
+using Pull = std::function<void(PieceCallback)>;
 
 struct Response {
   int status = 200;
   std::string body;
   std::string content_type = "application/json";
   std::vector<std::pair<std::string, std::string>> headers;
+  // When set, the body is streamed with chunked transfer encoding from what `stream` gives,
+  // and `body` is ignored; the connection closes after the last piece.
+  Pull stream;
 };
 
 // Sends the response; callable from any thread, exactly once.

@@ -4,6 +4,8 @@
 
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/write.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
@@ -30,7 +32,7 @@ Response ErrorResponse(int status, Status st) {
 class Session : public std::enable_shared_from_this<Session> {
  public:
   Session(tcp::socket socket, const HttpServerOptions& options, const Handler& handler)
-      : stream_(std::move(socket)), options_(options), handler_(handler) {}
+      : stream_(std::move(socket)), timer_(stream_.get_executor()), options_(options), handler_(handler) {}
 
   void Run() {
     asio::dispatch(stream_.get_executor(), [self = shared_from_this()] { self->Read(); });
@@ -82,6 +84,8 @@ class Session : public std::enable_shared_from_this<Session> {
     r.body = std::move(req.body());
     if (auto it = req.find(http::field::authorization); it != req.end()) r.authorization = std::string(it->value());
     if (auto it = req.find("Idempotency-Key"); it != req.end()) r.idempotency_key = std::string(it->value());
+    if (auto it = req.find(http::field::accept); it != req.end()) r.accept = std::string(it->value());
+    if (auto it = req.find("Last-Event-ID"); it != req.end()) r.last_event_id = std::string(it->value());
     stream_.expires_never();  // the answer may take a while (long polls)
     auto self = shared_from_this();
     handler_(std::move(r), [self, keep_alive, version](Response res) {
@@ -92,6 +96,7 @@ class Session : public std::enable_shared_from_this<Session> {
   }
 
   void Write(Response res, bool keep_alive, unsigned version) {
+    if (res.stream) return StartStream(std::move(res), version);
     auto msg = std::make_shared<http::response<http::string_body>>(static_cast<http::status>(res.status), version);
     msg->set(http::field::server, "baton");
     msg->set(http::field::content_type, res.content_type);
@@ -109,6 +114,77 @@ class Session : public std::enable_shared_from_this<Session> {
         self->Read();
       }
     });
+  }
+
+  // A streamed body: the head, then one chunk per piece the response's `stream` gives, until it
+  // says the end or the client goes (a read that watches the socket notices a close at once,
+  // even while nothing is being written).
+  void StartStream(Response res, unsigned version) {
+    auto head = std::make_shared<http::response<http::empty_body>>(static_cast<http::status>(res.status), version);
+    head->set(http::field::server, "baton");
+    head->set(http::field::content_type, res.content_type);
+    head->set(http::field::cache_control, "no-cache");
+    for (const auto& [k, v] : res.headers) head->set(k, v);
+    head->keep_alive(false);
+    head->chunked(true);
+    pull_ = std::move(res.stream);
+    auto serializer = std::make_shared<http::response_serializer<http::empty_body>>(*head);
+    stream_.expires_after(std::chrono::seconds(60));
+    http::async_write_header(stream_, *serializer,
+                             [self = shared_from_this(), head, serializer](beast::error_code ec, size_t) {
+                               if (ec) return self->Gone();
+                               self->WatchForClose();
+                               self->PullNext();
+                             });
+  }
+
+  void WatchForClose() {
+    stream_.socket().async_read_some(asio::buffer(scratch_), [self = shared_from_this()](beast::error_code ec, size_t) {
+      if (ec) return self->Gone();
+      self->WatchForClose();  // a client may send more; it is not read as a request
+    });
+  }
+
+  void PullNext() {
+    if (gone_) return;
+    stream_.expires_never();
+    pull_([self = shared_from_this()](Piece piece) {
+      asio::post(self->stream_.get_executor(),
+                 [self, piece = std::move(piece)]() mutable { self->OnPiece(std::move(piece)); });
+    });
+  }
+
+  void OnPiece(Piece piece) {
+    if (gone_) return;
+    if (!piece.data.empty()) {
+      auto data = std::make_shared<std::string>(std::move(piece.data));
+      stream_.expires_after(std::chrono::seconds(60));  // a client that stops reading is dropped
+      asio::async_write(stream_, http::make_chunk(asio::buffer(*data)),
+                        [self = shared_from_this(), data, end = piece.end](beast::error_code ec, size_t) {
+                          if (ec) return self->Gone();
+                          if (end) return self->EndStream();
+                          self->PullNext();
+                        });
+      return;
+    }
+    if (piece.end) return EndStream();
+    timer_.expires_after(piece.wait);
+    timer_.async_wait([self = shared_from_this()](beast::error_code ec) {
+      if (!ec) self->PullNext();
+    });
+  }
+
+  void EndStream() {
+    stream_.expires_after(std::chrono::seconds(60));
+    asio::async_write(stream_, http::make_chunk_last(),
+                      [self = shared_from_this()](beast::error_code, size_t) { self->Gone(); });
+  }
+
+  void Gone() {
+    gone_ = true;
+    pull_ = nullptr;
+    timer_.cancel();
+    Close();
   }
 
   // Closing a socket with unread input makes the kernel send a reset, which can destroy the
@@ -147,6 +223,9 @@ class Session : public std::enable_shared_from_this<Session> {
   }
 
   beast::tcp_stream stream_;
+  asio::steady_timer timer_;
+  api::Pull pull_;
+  bool gone_ = false;
   beast::flat_buffer buffer_;
   std::array<char, 64 * 1024> scratch_;
   int64_t discarded_ = 0;

@@ -3,11 +3,12 @@
 #include <charconv>
 
 #include "api/metrics.h"
+#include "api/service_internal.h"
 #include "codec/json_codec.h"
 #include "core/node.h"
 
 namespace baton::api {
-namespace {
+namespace internal {
 
 Response Error(const Status& st) {
   return Response{.status = HttpStatus(st.code()), .body = codec::EncodeError(st)};
@@ -15,20 +16,42 @@ Response Error(const Status& st) {
 
 Response Json(int status, std::string body) { return Response{.status = status, .body = std::move(body)}; }
 
-// Parses an integer query parameter bounded to [lo, hi]; `fallback` when absent.
+Result<int64_t> BoundedInt(const std::string& name, const std::string& text, int64_t lo, int64_t hi) {
+  int64_t v = 0;
+  auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || p != text.data() + text.size() || v < lo || v > hi) {
+    return Err(InvalidArgument(name + ": must be a whole number between " + std::to_string(lo) + " and " +
+                               std::to_string(hi)));
+  }
+  return v;
+}
+
 Result<int64_t> QueryInt(const Request& req, const std::string& key, int64_t lo, int64_t hi,
                          int64_t fallback) {
   auto it = req.query.find(key);
   if (it == req.query.end() || it->second.empty()) return fallback;
-  int64_t v = 0;
-  const std::string& s = it->second;
-  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (ec != std::errc() || p != s.data() + s.size() || v < lo || v > hi) {
-    return Err(InvalidArgument(key + ": must be a whole number between " + std::to_string(lo) +
-                               " and " + std::to_string(hi)));
-  }
-  return v;
+  return BoundedInt(key, it->second, lo, hi);
 }
+
+bool QueryFlag(const Request& req, const std::string& key) {
+  auto it = req.query.find(key);
+  return it != req.query.end() && (it->second == "1" || it->second == "true" || it->second == "yes");
+}
+
+control::Caller CallerOf(const Identity& who) {
+  return control::Caller{.user = who.user, .admin = who.role == Role::kAdmin};
+}
+
+// A job as `who` may see it: another user's environment (tokens, keys) stays theirs.
+void Redact(Job& job, const Identity& who) {
+  if (who.role != Role::kAdmin && job.user != who.user) job.spec.env.clear();
+}
+
+}  // namespace internal
+
+using namespace internal;
+
+namespace {
 
 // Splits "/v1/jobs/12/cancel" into its segments.
 std::vector<std::string> Segments(const std::string& path) {
@@ -50,15 +73,6 @@ Result<int64_t> ParseJobId(const std::string& s) {
     return Err(InvalidArgument("job id: \"" + s.substr(0, 32) + "\" is not a positive integer"));
   }
   return v;
-}
-
-control::Caller CallerOf(const Identity& who) {
-  return control::Caller{.user = who.user, .admin = who.role == Role::kAdmin};
-}
-
-// A job as `who` may see it: another user's environment (tokens, keys) stays theirs.
-void Redact(Job& job, const Identity& who) {
-  if (who.role != Role::kAdmin && job.user != who.user) job.spec.env.clear();
 }
 
 codec::TokenInfo Info(const store::Token& t, std::string secret = "") {
@@ -86,17 +100,20 @@ Service::Service(control::ControllerLoop& loop, TokenRegistry& tokens, LogStore&
                  PostToIo post_to_io)
     : loop_(loop), tokens_(tokens), logs_(logs), post_to_io_(std::move(post_to_io)) {}
 
+void Service::Ask(control::Command command, std::function<void(control::Reply&)> on_reply) {
+  loop_.Post(std::move(command), [this, on_reply = std::move(on_reply)](control::Reply reply) mutable {
+    post_to_io_([on_reply = std::move(on_reply), reply = std::move(reply)]() mutable { on_reply(reply); });
+  });
+}
+
 void Service::Run(control::Command command, Respond respond,
                   std::function<Response(control::Reply&)> encode) {
-  loop_.Post(std::move(command), [this, respond = std::move(respond),
-                                  encode = std::move(encode)](control::Reply reply) mutable {
-    post_to_io_([respond = std::move(respond), encode = std::move(encode), reply = std::move(reply)]() mutable {
-      if (!reply.status.ok()) {
-        respond(Error(reply.status));
-        return;
-      }
-      respond(encode(reply));
-    });
+  Ask(std::move(command), [respond = std::move(respond), encode = std::move(encode)](control::Reply& reply) {
+    if (!reply.status.ok()) {
+      respond(Error(reply.status));
+      return;
+    }
+    respond(encode(reply));
   });
 }
 
@@ -105,6 +122,12 @@ void Service::Handle(Request req, Respond respond) {
   if (seg.size() == 1 && seg[0] == "healthz") {
     respond(Json(200, R"({"status":"ok"})"));
     return;
+  }
+  if (seg.size() == 2 && seg[0] == "v1" && seg[1] == "openapi.json") {
+    if (req.method != "GET") {
+      return respond(Json(405, codec::EncodeError(InvalidArgument(req.method + " is not allowed on " + req.path))));
+    }
+    return respond(Json(200, OpenApiDocument()));
   }
   bool metrics = seg.size() == 1 && seg[0] == "metrics";
   if (!metrics && (seg.empty() || seg[0] != "v1")) {
@@ -227,6 +250,10 @@ void Service::Handle(Request req, Respond respond) {
       if (!get) return method_not_allowed();
       return Logs(*who, req, *id, std::move(respond));
     }
+    if (seg.size() == 4 && seg[3] == "metrics") {
+      if (!get) return method_not_allowed();
+      return ShowJobMetrics(*who, *id, std::move(respond));
+    }
     if (seg.size() == 4 && (seg[3] == "cancel" || seg[3] == "hold" || seg[3] == "release")) {
       if (!post) return method_not_allowed();
       using K = control::JobAction::Kind;
@@ -263,11 +290,14 @@ void Service::Handle(Request req, Respond respond) {
   if (seg.size() == 2 && seg[1] == "usage") {
     if (!get) return method_not_allowed();
     Run(control::GetUsage{}, std::move(respond),
-        [](control::Reply& r) { return Json(200, codec::EncodeUsage(r.usage_projects, r.usage_users)); });
+        [](control::Reply& r) { return Json(200, codec::EncodeUsage(r.usage_projects, r.usage_users, r.currency)); });
     return;
   }
   if (seg.size() == 2 && seg[1] == "events") {
     if (!get) return method_not_allowed();
+    if (QueryFlag(req, "stream") || req.accept.find("text/event-stream") != std::string::npos) {
+      return EventStream(req, std::move(respond));
+    }
     auto after = QueryInt(req, "after", 0, INT64_MAX, 0);
     auto limit = QueryInt(req, "limit", 1, 10000, 1000);
     if (!after) return respond(Error(after.error()));
@@ -287,7 +317,10 @@ void Service::Handle(Request req, Respond respond) {
     q.limit = static_cast<int>(*limit);
     q.offset = *offset;
     Run(std::move(q), std::move(respond),
-        [](control::Reply& r) { return Json(200, codec::EncodeQueue(r.jobs, r.factors, r.next)); });
+        [who = *who](control::Reply& r) {
+          for (Job& j : r.jobs) Redact(j, who);
+          return Json(200, codec::EncodeQueue(r.jobs, r.factors, r.next));
+        });
     return;
   }
   if (seg.size() >= 2 && seg[1] == "nodes") {
@@ -344,13 +377,14 @@ void Service::Logs(const Identity& who, const Request& req, int64_t id, Respond 
   auto limit = QueryInt(req, "limit", 1, 16 << 20, 1 << 20);
   if (!offset) return respond(Error(offset.error()));
   if (!limit) return respond(Error(limit.error()));
+  bool follow = QueryFlag(req, "follow");
   std::string node;
   if (auto it = req.query.find("node"); it != req.query.end()) node = it->second;
   if (!node.empty() && !IsValidNodeName(node)) {
     return respond(Error(InvalidArgument("node: \"" + node.substr(0, 64) + "\" is not a node name")));
   }
   Run(control::GetJob{CallerOf(who), JobId{id}}, std::move(respond),
-      [this, who, node, offset = *offset, limit = *limit](control::Reply& r) {
+      [this, who, node, follow, offset = *offset, limit = *limit](control::Reply& r) {
         const Job& job = r.jobs.at(0);
         if (who.role != Role::kAdmin && job.user != who.user) {
           return Error(PermissionDenied("job " + job.id.ToString() + " is " + job.user + "'s: only " + job.user +
@@ -365,6 +399,10 @@ void Service::Logs(const Identity& who, const Request& req, int64_t id, Respond 
         Response res;
         res.content_type = "text/plain; charset=utf-8";
         res.headers.emplace_back("X-Baton-Job-State", std::string(JobStateName(job.state)));
+        if (follow) {
+          res.stream = FollowLogs(who, job.id, from, offset);
+          return res;
+        }
         if (from.empty()) return res;
         auto chunk = logs_.Read(job.id, from, offset, static_cast<size_t>(limit));
         if (!chunk) return Error(chunk.error());
@@ -372,6 +410,11 @@ void Service::Logs(const Identity& who, const Request& req, int64_t id, Respond 
         res.headers.emplace_back("X-Baton-Log-Size", std::to_string(chunk->size));
         return res;
       });
+}
+
+void Service::ShowJobMetrics(const Identity& who, int64_t id, Respond respond) {
+  Run(control::GetJobMetrics{CallerOf(who), JobId{id}}, std::move(respond),
+      [](control::Reply& r) { return Json(200, codec::EncodeJobMetrics(*r.job_metrics)); });
 }
 
 // POST /v1/tokens {"user", "role", "name"}: a new token, its secret shown this once.

@@ -28,8 +28,14 @@ class Service {
  private:
   void Submit(const Identity& who, Request& req, Respond respond, bool batch);
   void Logs(const Identity& who, const Request& req, int64_t id, Respond respond);
+  // GET /v1/jobs/{id}/logs?follow=1 and GET /v1/events as Server-Sent Events (streams.cc).
+  Pull FollowLogs(const Identity& who, JobId job, std::string node, int64_t offset);
+  void EventStream(const Request& req, Respond respond);
+  void ShowJobMetrics(const Identity& who, int64_t id, Respond respond);
   void AgentReport(Request& req, Respond respond);
   void Tokens(const Identity& who, const Request& req, const std::vector<std::string>& seg, Respond respond);
+  // Posts `command`; `on_reply` gets the reply (whatever its status) on an HTTP thread.
+  void Ask(control::Command command, std::function<void(control::Reply&)> on_reply);
   // Posts `command`; the reply is turned into a response by `encode` on an HTTP thread.
   void Run(control::Command command, Respond respond,
            std::function<Response(control::Reply&)> encode);

@@ -73,6 +73,14 @@ Result<std::string> ApiClient::Call(std::string_view method, std::string_view ta
   return std::move(r.body);
 }
 
+Status ApiClient::Stream(std::string_view target, const std::function<void(std::string_view)>& on_data,
+                         const net::Headers& headers) {
+  auto r = http_->Stream(target, on_data, headers);
+  if (!r) return r.error();
+  if (r->status < 200 || r->status >= 300) return FromHttp(*r);
+  return Status::Ok();
+}
+
 Result<Job> ApiClient::GetJob(JobId id) {
   ASSIGN_OR_RETURN(std::string body, Call("GET", "/v1/jobs/" + id.ToString()));
   return codec::DecodeJob(body);

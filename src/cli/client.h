@@ -33,6 +33,11 @@ class ApiClient {
   Result<net::HttpResponse> Raw(std::string_view method, std::string_view target,
                                 std::string_view body = {}, const net::Headers& headers = {});
 
+  // A streamed GET (a followed log, events): `on_data` gets the body as it comes; an answer
+  // that is not 2xx becomes an error carrying the server's message.
+  Status Stream(std::string_view target, const std::function<void(std::string_view)>& on_data,
+                const net::Headers& headers = {});
+
   Result<Job> GetJob(JobId id);
 
  private:

@@ -263,6 +263,13 @@ int Show(const Connection& conn, int64_t id, bool json) {
 int Logs(const Connection& conn, int64_t id, bool follow) {
   auto api = ApiClient::Connect(conn);
   if (!api) return Fail(api.error());
+  if (follow) {
+    // The server streams the log until the job has ended and its last bytes are out.
+    Status st = (*api)->Stream("/v1/jobs/" + std::to_string(id) + "/logs?follow=1",
+                               [](std::string_view piece) { std::cout << piece << std::flush; });
+    return st.ok() ? 0 : Fail(st);
+  }
+  // The whole log, a page (1 MiB) at a time.
   int64_t offset = 0;
   for (;;) {
     auto res = (*api)->Raw("GET", "/v1/jobs/" + std::to_string(id) + "/logs?offset=" + std::to_string(offset));
@@ -272,18 +279,8 @@ int Logs(const Connection& conn, int64_t id, bool follow) {
       return 1;
     }
     std::cout << res->body << std::flush;
+    if (res->body.empty()) return 0;
     offset += static_cast<int64_t>(res->body.size());
-    if (!follow) return 0;
-    if (!res->body.empty()) continue;
-    auto job = (*api)->GetJob(JobId{id});
-    if (!job) return Fail(job.error());
-    if (IsTerminal(job->state)) {
-      // One more read: output shipped with the exit report.
-      auto last = (*api)->Raw("GET", "/v1/jobs/" + std::to_string(id) + "/logs?offset=" + std::to_string(offset));
-      if (last && last->status == 200) std::cout << last->body << std::flush;
-      return 0;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(250));
   }
 }
 

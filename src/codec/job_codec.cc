@@ -251,6 +251,7 @@ json::object JobObject(const Job& job, JobForm form) {
   }
   o["allocation"] = std::move(alloc);
   o["cost"] = static_cast<double>(job.cost_micros) / 1e6;
+  o["cost_per_hour"] = static_cast<double>(job.cost_per_hour_micros) / 1e6;
   o["gpu_seconds"] = std::round(job.gpu_seconds * 1000) / 1000;
   if (form == JobForm::kRecord) {
     o["launched"] = job.launched;
@@ -259,6 +260,11 @@ json::object JobObject(const Job& job, JobForm form) {
     if (job.last_checkpoint) o["last_checkpoint"] = TimeValue(*job.last_checkpoint);
     o["failures"] = job.failures;
     o["cost_micros"] = job.cost_micros;
+    o["cost_per_hour_micros"] = job.cost_per_hour_micros;
+    if (job.utilization_samples > 0) {
+      o["utilization_sum"] = job.utilization_sum;
+      o["utilization_samples"] = job.utilization_samples;
+    }
   }
   return o;
 }
@@ -371,6 +377,15 @@ Result<Job> JobFromValue(const json::value& v) {
   } else if (const json::value* c = Find(*o, "cost")) {
     ASSIGN_OR_RETURN(double cost, GetNumber(*c, "cost"));
     job.cost_micros = static_cast<int64_t>(std::llround(cost * 1e6));
+  }
+  if (const json::value* f = Find(*o, "utilization_samples")) {
+    ASSIGN_OR_RETURN(job.utilization_samples, GetInt(*f, "utilization_samples", 0, INT64_MAX));
+    if (const json::value* sum = Find(*o, "utilization_sum")) {
+      ASSIGN_OR_RETURN(job.utilization_sum, GetNumber(*sum, "utilization_sum"));
+    }
+  }
+  if (const json::value* f = Find(*o, "cost_per_hour_micros")) {
+    ASSIGN_OR_RETURN(job.cost_per_hour_micros, GetInt(*f, "cost_per_hour_micros", 0, INT64_MAX));
   }
   if (const json::value* f = Find(*o, "gpu_seconds")) {
     ASSIGN_OR_RETURN(job.gpu_seconds, GetNumber(*f, "gpu_seconds"));

@@ -88,10 +88,13 @@ Result<std::vector<Order>> DecodeOrders(std::string_view json);
 std::string EncodeReport(const ReportRequest& r);
 
 // GET /v1/usage: {"projects": [...], "users": [...]}.
-std::string EncodeUsage(const std::vector<UsageRow>& projects, const std::vector<UsageRow>& users);
+std::string EncodeUsage(const std::vector<UsageRow>& projects, const std::vector<UsageRow>& users,
+                        const std::string& currency);
 
 // One event as an object: a webhook's body.
 std::string EncodeEvent(const ClusterEvent& event);
+// GET /v1/jobs/{id}/metrics.
+std::string EncodeJobMetrics(const JobMetrics& metrics);
 // GET /v1/events: {"events": [...]}.
 std::string EncodeEvents(const std::vector<ClusterEvent>& events);
 // POST /v1/nodes/{name}/inject: {"gpu": 3, "fault": "xid", "xid": 79, "duration": "30s"}.

@@ -618,7 +618,8 @@ Result<std::vector<NodeStatus>> DecodeNodeList(std::string_view text) {
 
 namespace baton::codec {
 
-std::string EncodeUsage(const std::vector<UsageRow>& projects, const std::vector<UsageRow>& users) {
+std::string EncodeUsage(const std::vector<UsageRow>& projects, const std::vector<UsageRow>& users,
+                        const std::string& currency) {
   auto rows = [](const std::vector<UsageRow>& list, bool with_user) {
     json::array a;
     for (const UsageRow& u : list) {
@@ -631,14 +632,54 @@ std::string EncodeUsage(const std::vector<UsageRow>& projects, const std::vector
       o["gpu_hours"] = u.gpu_seconds / 3600.0;
       o["cost"] = u.cost;
       o["fairshare_usage"] = u.fairshare_usage;
+      if (u.budget) {
+        o["budget"] = *u.budget;
+        o["budget_period"] = u.budget_period;
+        o["budget_spent"] = u.budget_spent;
+        o["budget_used_pct"] = *u.budget > 0 ? 100.0 * u.budget_spent / *u.budget : 100.0;
+      }
       a.emplace_back(std::move(o));
     }
     return a;
   };
   json::object root;
+  root["currency"] = currency;
   root["projects"] = rows(projects, false);
   root["users"] = rows(users, true);
   return json::serialize(root);
+}
+
+std::string EncodeJobMetrics(const JobMetrics& m) {
+  json::object o;
+  o["job"] = m.job;
+  o["state"] = m.state;
+  o["gpu_seconds"] = std::round(m.gpu_seconds * 1000) / 1000;
+  o["cost"] = m.cost;
+  o["cost_per_hour"] = m.cost_per_hour;
+  o["currency"] = m.currency;
+  json::array gpus;
+  for (const JobGpuReading& g : m.gpus) {
+    json::object x;
+    x["node"] = g.node;
+    x["index"] = g.index;
+    x["milli"] = g.milli;
+    x["model"] = g.model;
+    x["memory_total_bytes"] = g.memory_total_bytes;
+    if (g.sample) {
+      x["utilization_pct"] = g.sample->utilization_pct;
+      x["memory_used_bytes"] = g.sample->memory_used_bytes;
+      x["temperature_c"] = g.sample->temperature_c;
+      x["power_w"] = g.sample->power_w;
+    } else {
+      for (const char* k : {"utilization_pct", "memory_used_bytes", "temperature_c", "power_w"}) x[k] = nullptr;
+    }
+    gpus.emplace_back(std::move(x));
+  }
+  o["gpus"] = std::move(gpus);
+  o["mean_utilization_pct"] = m.samples > 0 ? json::value(m.utilization_sum / static_cast<double>(m.samples))
+                                            : json::value(nullptr);
+  o["samples"] = m.samples;
+  return json::serialize(o);
 }
 
 namespace {
@@ -652,6 +693,7 @@ json::object EventObject(const ClusterEvent& e) {
   o["node"] = e.node;
   o["gpu"] = e.gpu >= 0 ? json::value(e.gpu) : json::value(nullptr);
   o["job"] = e.job > 0 ? json::value(e.job) : json::value(nullptr);
+  if (!e.project.empty()) o["project"] = e.project;
   o["message"] = e.message;
   return o;
 }

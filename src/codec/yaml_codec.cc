@@ -168,8 +168,60 @@ class ConfigReader {
     if (!_r) return ::baton::Err(std::move(_r.error()));   \
   } while (0)
 
+// budget: 5000 (a month, no hard stop) or {amount: 5000, period: day|week|month|total, hard_stop: true}
+Result<void> ReadBudget(const ConfigReader& r, const YAML::Node& n, const std::string& path, Budget* b) {
+  if (n.IsScalar()) {
+    ASSIGN_OR_RETURN(b->amount, r.Number(n, path, 0, 1e12));
+    return {};
+  }
+  RETURN_IF_ERROR(r.Keys(n, path, {"amount", "period", "hard_stop"}));
+  if (!n["amount"]) return Err(r.Error(n, path + ".amount", "missing: how much the project may spend per period"));
+  ASSIGN_OR_RETURN(b->amount, r.Number(n["amount"], path + ".amount", 0, 1e12));
+  if (n["period"]) {
+    ASSIGN_OR_RETURN(std::string period, r.Text(n["period"], path + ".period", 16));
+    if (period == "day") b->period = BudgetPeriod::kDay;
+    else if (period == "week") b->period = BudgetPeriod::kWeek;
+    else if (period == "month") b->period = BudgetPeriod::kMonth;
+    else if (period == "total") b->period = BudgetPeriod::kTotal;
+    else return Err(r.Error(n["period"], path + ".period", "must be day, week, month or total"));
+  }
+  if (n["hard_stop"]) { ASSIGN_OR_RETURN(b->hard_stop, r.Bool(n["hard_stop"], path + ".hard_stop")); }
+  return {};
+}
+
+// gpu_catalog: {currency: USD, prices: {H100-80GB: {on_demand: 2.49, spot: 1.2}, A100: 1.1}}
+Result<void> ReadCatalog(const ConfigReader& r, const YAML::Node& n, Policy* policy) {
+  RETURN_IF_ERROR(r.Keys(n, "gpu_catalog", {"currency", "prices"}));
+  if (n["currency"]) {
+    ASSIGN_OR_RETURN(policy->currency, r.Text(n["currency"], "gpu_catalog.currency", 8));
+    if (policy->currency.empty()) return Err(r.Error(n["currency"], "gpu_catalog.currency", "must not be empty"));
+  }
+  const YAML::Node prices = n["prices"];
+  if (!prices) return {};
+  if (!prices.IsMap()) return Err(r.Error(prices, "gpu_catalog.prices", "must map GPU models to prices per GPU-hour"));
+  for (const auto& kv : prices) {
+    const std::string& model = kv.first.Scalar();
+    std::string path = "gpu_catalog.prices." + model.substr(0, 64);
+    if (model.empty() || model.size() > 64 || !r.IsName(model)) {
+      return Err(r.Error(kv.first, path, "a GPU model is 1-64 of letters, digits, '.', '_', '-'"));
+    }
+    GpuPrice price;
+    if (kv.second.IsScalar()) {
+      ASSIGN_OR_RETURN(price.on_demand, r.Number(kv.second, path, 0, 1e6));
+    } else {
+      RETURN_IF_ERROR(r.Keys(kv.second, path, {"on_demand", "spot"}));
+      if (!kv.second["on_demand"]) return Err(r.Error(kv.second, path + ".on_demand", "missing: the price per GPU-hour"));
+      ASSIGN_OR_RETURN(price.on_demand, r.Number(kv.second["on_demand"], path + ".on_demand", 0, 1e6));
+      if (kv.second["spot"]) { ASSIGN_OR_RETURN(price.spot, r.Number(kv.second["spot"], path + ".spot", 0, 1e6)); }
+    }
+    policy->prices[model] = price;
+  }
+  return {};
+}
+
 Result<void> ReadProject(const ConfigReader& r, const YAML::Node& n, const std::string& path, ProjectPolicy* p) {
-  RETURN_IF_ERROR(r.Keys(n, path, {"share", "guaranteed_gpus", "limit_gpus"}));
+  RETURN_IF_ERROR(r.Keys(n, path, {"share", "guaranteed_gpus", "limit_gpus", "budget"}));
+  if (n["budget"]) TRY(ReadBudget(r, n["budget"], path + ".budget", &p->budget));
   if (n["share"]) { ASSIGN_OR_RETURN(p->share, r.Number(n["share"], path + ".share", 0.001, 1e6)); }
   if (n["guaranteed_gpus"]) { ASSIGN_OR_RETURN(p->guaranteed_milli, r.Gpus(n["guaranteed_gpus"], path + ".guaranteed_gpus")); }
   if (n["limit_gpus"]) { ASSIGN_OR_RETURN(p->limit_milli, r.Gpus(n["limit_gpus"], path + ".limit_gpus")); }
@@ -255,6 +307,7 @@ Result<void> ReadPolicy(const ConfigReader& r, const YAML::Node& root, Policy* p
       ASSIGN_OR_RETURN(policy->las_preemption, r.Bool(s["las_preemption"], "scheduling.las_preemption"));
     }
   }
+  if (const YAML::Node c = root["gpu_catalog"]) TRY(ReadCatalog(r, c, policy));
   if (const YAML::Node d = root["defaults"]) {
     RETURN_IF_ERROR(r.Keys(d, "defaults", {"project", "user"}));
     if (d["project"]) TRY(ReadProject(r, d["project"], "defaults.project", &policy->default_project));
@@ -306,7 +359,8 @@ Result<ServerConfig> DecodeServerConfig(std::string_view yaml, std::string_view 
     int budget = kMaxYamlNodes;
     if (auto converted = Convert(root, 0, file, false, budget); !converted) return Err(converted.error());
     if (root.IsNull()) return cfg;
-    RETURN_IF_ERROR(r.Keys(root, "", {"listen", "data", "scheduling", "defaults", "projects", "users", "pools", "alerts"}));
+    RETURN_IF_ERROR(r.Keys(root, "", {"listen", "data", "scheduling", "defaults", "projects", "users", "pools", "alerts",
+                                      "gpu_catalog"}));
     if (root["listen"]) { ASSIGN_OR_RETURN(cfg.listen, r.Text(root["listen"], "listen")); }
     if (const YAML::Node a = root["alerts"]) {
       RETURN_IF_ERROR(r.Keys(a, "alerts", {"webhooks", "attempts"}));
@@ -344,7 +398,7 @@ Result<ClusterFile> DecodeClusterFile(std::string_view yaml, std::string_view fi
     int budget = kMaxYamlNodes;
     if (auto converted = Convert(root, 0, file, false, budget); !converted) return Err(converted.error());
     if (root.IsNull()) return Err(InvalidArgument(std::string(file) + ": empty (it needs nodes: [...])"));
-    RETURN_IF_ERROR(r.Keys(root, "", {"nodes", "scheduling", "defaults", "projects", "users", "pools"}));
+    RETURN_IF_ERROR(r.Keys(root, "", {"nodes", "scheduling", "defaults", "projects", "users", "pools", "gpu_catalog"}));
     const YAML::Node nodes = root["nodes"];
     if (!nodes) return Err(r.Error(root, "nodes", "missing: a list of node groups"));
     if (!nodes.IsSequence() || nodes.size() == 0) return Err(r.Error(nodes, "nodes", "must be a non-empty list"));

@@ -112,6 +112,12 @@ struct SetPolicy {
 // GET /v1/usage: GPU-seconds and cost by project and by user.
 struct GetUsage {};
 
+// GET /v1/jobs/{id}/metrics: the job's GPUs with their last readings, its cost so far.
+struct GetJobMetrics {
+  Caller caller;
+  JobId id;
+};
+
 // A snapshot of what GET /metrics shows (control/metrics.h).
 struct GetMetrics {};
 
@@ -134,7 +140,7 @@ struct Tick {};                      // time passed; look at timeouts
 
 using Command = std::variant<SubmitJobs, JobAction, GetJob, ListJobs, ListNodes, GetQueue, DrainNode,
                              InjectFault, GetEvents, CreateToken, RevokeToken, ListTokens, GetMetrics,
-                             SetPolicy, GetUsage, AgentRegister, AgentPoll, AgentReport, Tick>;
+                             SetPolicy, GetUsage, GetJobMetrics, AgentRegister, AgentPoll, AgentReport, Tick>;
 
 struct Reply {
   Status status;
@@ -151,6 +157,8 @@ struct Reply {
   std::vector<store::Token> tokens;  // CreateToken, RevokeToken: the one; ListTokens: all shown
   std::shared_ptr<const MetricsSnapshot> metrics;  // GetMetrics
   std::vector<UsageRow> usage_projects, usage_users;  // GetUsage
+  std::optional<JobMetrics> job_metrics;             // GetJobMetrics
+  std::string currency;                              // GetUsage: the catalog's
 };
 
 // A reply that only says what went wrong.

@@ -62,6 +62,11 @@ void Controller::Restore(store::Snapshot snapshot, TimePoint now) {
     TimePoint end = j.finished_at.value_or(now);
     usage_.AddPast(j.spec.project, j.user, j.spec.resources.milli_gpus, *j.started_at, end);
   }
+  for (const auto& [id, j] : jobs_) {
+    if (!IsTerminal(j.state)) open_cost_[j.spec.project] += j.cost_micros;
+  }
+  // Alerts a budget had reached before the restart are not sent again.
+  RecountBudgets(now, true);
   // Reasons of restored jobs are recomputed by the first pass.
   full_pass_ = true;
 }
@@ -70,8 +75,9 @@ Reply Controller::Apply(const Command& command, TimePoint now) {
   return std::visit(Overloaded{
                         [&](const SubmitJobs& c) { return Submit(c, now); },
                         [&](const JobAction& c) { return Act(c, now); },
-                        [&](const GetJob& c) { return Get(c); },
-                        [&](const ListJobs& c) { return List(c); },
+                        [&](const GetJob& c) { return Get(c, now); },
+                        [&](const ListJobs& c) { return List(c, now); },
+                        [&](const GetJobMetrics& c) { return JobMetricsOf(c, now); },
                         [&](const ListNodes&) { return Nodes(); },
                         [&](const GetQueue& c) { return Queue(c); },
                         [&](const DrainNode& c) { return Drain(c); },
@@ -86,6 +92,7 @@ Reply Controller::Apply(const Command& command, TimePoint now) {
                           usage_.Advance(now);
                           usage_.SetHalfLife(c.policy.fairshare_half_life);
                           options_.policy = c.policy;
+                          RecountBudgets(now, false);
                           full_pass_ = true;  // order, reserve and preempt by the new policy
                           return Reply{};
                         },
@@ -168,6 +175,8 @@ Reply Controller::Submit(const SubmitJobs& c, TimePoint now) {
         return ErrorReply(InvalidArgument(where + "after: job " + dep.ToString() + " does not exist"));
       }
     }
+    Status budget = BudgetAllows(spec.project, now);
+    if (!budget.ok()) return ErrorReply(budget);
   }
   Reply r;
   r.created = true;
@@ -183,6 +192,12 @@ Reply Controller::Submit(const SubmitJobs& c, TimePoint now) {
     }
     job.user = c.caller.user;
     job.submitted_at = now;
+    const Budget& budget = options_.policy.Project(spec.project).budget;
+    if (budget.amount >= 0 && budgets_.count(spec.project) == 0) {
+      // A project first seen, under the default project's budget.
+      budgets_[spec.project] = BudgetState{.period_start = PeriodStart(budget.period, now),
+                                           .next_period = NextPeriodStart(budget.period, now)};
+    }
     if (spec.hold) {
       job.state = JobState::kHeld;
       job.reason = "held";
@@ -250,11 +265,12 @@ Reply Controller::Act(const JobAction& c, TimePoint now) {
   return r;
 }
 
-Reply Controller::Get(const GetJob& c) const {
+Reply Controller::Get(const GetJob& c, TimePoint now) const {
   const Job* job = FindJob(c.id);
   if (job == nullptr) return ErrorReply(NotFound("job " + c.id.ToString() + " does not exist"));
   Reply r;
   r.jobs.push_back(*job);
+  r.jobs.back().cost_micros = AllCost(*job, now);
   if (job->state == JobState::kPending) {
     if (order_pos_stale_) {
       // Built on the first look after a full pass: most passes are never asked about.
@@ -271,7 +287,7 @@ Reply Controller::Get(const GetJob& c) const {
   return r;
 }
 
-Reply Controller::List(const ListJobs& c) const {
+Reply Controller::List(const ListJobs& c, TimePoint now) const {
   Reply r;
   int limit = std::clamp(c.limit, 1, 1000);
   for (auto it = jobs_.upper_bound(JobId{c.after}); it != jobs_.end(); ++it) {
@@ -284,6 +300,7 @@ Reply Controller::List(const ListJobs& c) const {
       break;
     }
     r.jobs.push_back(j);
+    r.jobs.back().cost_micros = AllCost(j, now);
   }
   return r;
 }
@@ -298,6 +315,7 @@ void Controller::SetState(Job& job, JobState to, TimePoint now) {
     running_.erase(job.id);
     ChargeRate(job, -1, now);
     if (job.started_at && now > *job.started_at) job.gpu_seconds += Service(job, now);
+    CloseAttempt(job, now);
   }
   job.state = to;
   MarkDirty(job);
@@ -305,9 +323,12 @@ void Controller::SetState(Job& job, JobState to, TimePoint now) {
   if (to == JobState::kRunning) {
     running_.emplace(job.id, &job);
     ChargeRate(job, +1, now);
+    job.cost_per_hour_micros = PricePerHour(job);
   }
   if (IsTerminal(to)) {
     job.finished_at = now;
+    open_cost_[job.spec.project] -= job.cost_micros;
+    if (auto b = budgets_.find(job.spec.project); b != budgets_.end()) b->second.ended_cost += job.cost_micros;
     jobs_finished_[std::string(JobStateName(to))] += 1;
     if (to == JobState::kFailed) {
       std::string name = job.spec.name.empty() ? "" : " (" + job.spec.name + ")";

@@ -77,8 +77,8 @@ class Controller {
 
   Reply Submit(const SubmitJobs& c, TimePoint now);
   Reply Act(const JobAction& c, TimePoint now);
-  Reply Get(const GetJob& c) const;
-  Reply List(const ListJobs& c) const;
+  Reply Get(const GetJob& c, TimePoint now) const;
+  Reply List(const ListJobs& c, TimePoint now) const;
   Reply Nodes() const;
   Reply Queue(const GetQueue& c) const;
   Reply Drain(const DrainNode& c);
@@ -89,6 +89,7 @@ class Controller {
   Reply Metrics(TimePoint now) const;
   Reply Usage(TimePoint now) const;
   Reply Events(const GetEvents& c) const;
+  Reply JobMetricsOf(const GetJobMetrics& c, TimePoint now) const;
   Reply Register(const AgentRegister& c, TimePoint now);
   Reply Poll(const AgentPoll& c, TimePoint now);
   Reply Report(const AgentReport& c, TimePoint now);
@@ -118,6 +119,25 @@ class Controller {
   static double AllService(const Job& job, TimePoint now) {
     return job.gpu_seconds + (job.state == JobState::kRunning ? Service(job, now) : 0);
   }
+  // Costs and budgets (controller_cost.cc). A job's price per hour is fixed when it is placed,
+  // from the catalog's price of each GPU it holds; its cost grows while it runs.
+  int64_t PricePerHour(const Job& job) const;
+  static int64_t AttemptCost(const Job& job, TimePoint now);
+  static int64_t AllCost(const Job& job, TimePoint now) {
+    return job.cost_micros + (job.state == JobState::kRunning ? AttemptCost(job, now) : 0);
+  }
+  // Called as an attempt ends: its cost and utilisation join the job's.
+  void CloseAttempt(Job& job, TimePoint now);
+  // The GPUs' readings of a report, counted towards the running jobs on them.
+  void ObserveUtilization(const std::string& node, const std::vector<GpuSample>& samples);
+  // Recounts every budgeted project's spending in its current period (restore, new policy,
+  // a new period); `quiet`: take the alert level reached as already alerted.
+  void RecountBudgets(TimePoint now, bool quiet);
+  // Raises budget alerts at 80 % and 100 %; starts new periods.
+  void CheckBudgets(TimePoint now);
+  int64_t BudgetSpent(const std::string& project, TimePoint now) const;
+  // Refuses a submit to a project whose hard-stop budget is spent.
+  Status BudgetAllows(const std::string& project, TimePoint now) const;
   void Enqueue(Job& job, TimePoint now);
   void Dequeue(const Job& job);
   void OnTerminal(const Job& job, TimePoint now);
@@ -169,6 +189,20 @@ class Controller {
   uint64_t preemptions_ = 0;
   Histogram wait_seconds_{{1, 5, 15, 60, 300, 900, 3600, 4 * 3600, 24 * 3600}};
   std::vector<store::Token> new_tokens_;     // changed in this batch
+  // Per running job: the sum of its readings' mean utilisation, and their count.
+  struct Utilization {
+    double sum = 0;
+    int64_t samples = 0;
+  };
+  std::unordered_map<int64_t, Utilization> utilization_;
+  std::map<std::string, int64_t> open_cost_;  // by project: the cost of its jobs not yet ended
+  struct BudgetState {
+    TimePoint period_start{};
+    TimePoint next_period{};
+    int64_t ended_cost = 0;  // jobs that ended in this period
+    int alerted = 0;         // 0, 1 (80 % alerted), 2 (100 % alerted)
+  };
+  std::map<std::string, BudgetState> budgets_;  // projects with a budget
 };
 
 }  // namespace baton::control

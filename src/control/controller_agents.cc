@@ -333,7 +333,10 @@ Reply Controller::Report(const AgentReport& c, TimePoint now) {
     return ErrorReply(Conflict("node " + rep.node + ": unknown session; register again"));
   }
   node->last_seen = now;
-  if (!rep.gpus.empty()) node->samples = rep.gpus;
+  if (!rep.gpus.empty()) {
+    node->samples = rep.gpus;
+    ObserveUtilization(rep.node, rep.gpus);
+  }
   for (const JobEvent& e : rep.events) HandleEvent(*node, e, now);
   if (!rep.health.empty()) ApplyHealth(*node, rep.health, now);
   for (const GpuNotice& n : rep.notices) {
@@ -430,6 +433,7 @@ void Controller::MarkLost(NodeRecord& node, TimePoint now) {
 }
 
 void Controller::OnTick(TimePoint now) {
+  CheckBudgets(now);
   if (!queue_.empty() && now - last_full_pass_ >= options_.full_pass_interval) full_pass_ = true;
   for (auto& [name, node] : nodes_) {
     if (node.state != NodeRecord::State::kLost && now - node.last_seen > options_.node_timeout) {

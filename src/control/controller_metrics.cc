@@ -14,7 +14,7 @@ Reply Controller::Metrics(TimePoint now) const {
     m->jobs_by_state[std::string(JobStateName(job.state))] += 1;
     double service = AllService(job, now);
     m->project_gpu_seconds[job.spec.project] += service;
-    m->project_cost[job.spec.project] += static_cast<double>(job.cost_micros) / 1e6;
+    m->project_cost[job.spec.project] += static_cast<double>(AllCost(job, now)) / 1e6;
   }
   m->jobs_submitted = jobs_submitted_;
   m->jobs_finished = jobs_finished_;
@@ -56,7 +56,7 @@ Reply Controller::Usage(TimePoint now) const {
   std::map<std::pair<std::string, std::string>, UsageRow> users;
   for (const auto& [id, job] : jobs_) {
     double service = AllService(job, now);
-    double cost = static_cast<double>(job.cost_micros) / 1e6;
+    double cost = static_cast<double>(AllCost(job, now)) / 1e6;
     for (UsageRow* row : {&projects[job.spec.project], &users[{job.spec.project, job.user}]}) {
       row->jobs += 1;
       row->running += job.state == JobState::kRunning;
@@ -65,9 +65,16 @@ Reply Controller::Usage(TimePoint now) const {
     }
   }
   Reply r;
+  r.currency = options_.policy.currency;
   for (auto& [name, row] : projects) {
     row.project = name;
     row.fairshare_usage = usage_.project(name);
+    if (budgets_.count(name) != 0) {
+      const Budget& b = options_.policy.Project(name).budget;
+      row.budget = b.amount;
+      row.budget_period = std::string(BudgetPeriodName(b.period));
+      row.budget_spent = static_cast<double>(BudgetSpent(name, now)) / 1e6;
+    }
     r.usage_projects.push_back(std::move(row));
   }
   for (auto& [key, row] : users) {

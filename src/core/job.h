@@ -128,8 +128,12 @@ struct Job {
   bool preempt_requested = false;  // preempted while running; goes back to pending
   std::optional<TimePoint> last_checkpoint;  // the current attempt's last reported checkpoint
   std::optional<TimePoint> estimated_start;  // pending: the scheduler's estimate (not stored)
-  int64_t cost_micros = 0;     // accrued cost in millionths of a currency unit
+  int64_t cost_micros = 0;     // cost of its ended attempts, in millionths of a currency unit
+  int64_t cost_per_hour_micros = 0;  // the current (else the last) attempt's price per hour
   double gpu_seconds = 0;      // GPU-seconds its ended attempts ran (the running one not counted)
+  // Its ended attempts' GPU readings: the sum of each reading's mean utilisation (%), and how many.
+  double utilization_sum = 0;
+  int64_t utilization_samples = 0;
   bool operator==(const Job&) const = default;
 };
 

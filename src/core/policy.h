@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/time.h"
@@ -25,11 +26,30 @@ struct Weights {
   bool operator==(const Weights&) const = default;
 };
 
+// What a project may spend per period (docs/operations.md#budgets). Alerts at 80 % and 100 %;
+// with `hard_stop`, new jobs of the project are refused once it is spent.
+enum class BudgetPeriod { kDay, kWeek, kMonth, kTotal };
+
+struct Budget {
+  double amount = -1;                 // in the catalog's currency; < 0: no budget
+  BudgetPeriod period = BudgetPeriod::kMonth;
+  bool hard_stop = false;
+  bool operator==(const Budget&) const = default;
+};
+
 struct ProjectPolicy {
   double share = 1;                   // relative fair share
   int64_t guaranteed_milli = 0;       // GPUs (milli) it may always claim back by preemption
   int64_t limit_milli = kNoLimit;     // hard cap on GPUs it holds at once
+  Budget budget;
   bool operator==(const ProjectPolicy&) const = default;
+};
+
+// A GPU model's price per GPU-hour (a fraction of a GPU pays its fraction).
+struct GpuPrice {
+  double on_demand = 0;
+  double spot = -1;                   // preemptible jobs; < 0: the on-demand price
+  bool operator==(const GpuPrice&) const = default;
 };
 
 struct UserPolicy {
@@ -70,6 +90,10 @@ struct Policy {
   std::map<std::string, UserPolicy> users;
   UserPolicy default_user;
   std::map<std::string, PoolPolicy> pools;
+  // The GPU catalog: prices by model name ("H100-80GB") or by a prefix a job's gpu_type could
+  // name ("H100"); a model found in neither costs nothing.
+  std::map<std::string, GpuPrice> prices;
+  std::string currency = "USD";
   bool operator==(const Policy&) const = default;
 
   const ProjectPolicy& Project(const std::string& name) const {
@@ -80,10 +104,19 @@ struct Policy {
     auto it = users.find(name);
     return it == users.end() ? default_user : it->second;
   }
+  // The price of a GPU of `model`: its own entry, else the entry it matches as a gpu_type
+  // would (the model's prefix before a '-', ignoring case); null when the catalog has neither.
+  const GpuPrice* Price(const std::string& model) const;
   const PoolPolicy* Pool(const std::string& name) const {
     auto it = pools.find(name);
     return it == pools.end() ? nullptr : &it->second;
   }
 };
+
+// The start of the budget period holding `t` (UTC: the day, the week from Monday, the
+// calendar month); the epoch for kTotal. And the start of the next one (far future for kTotal).
+TimePoint PeriodStart(BudgetPeriod period, TimePoint t);
+TimePoint NextPeriodStart(BudgetPeriod period, TimePoint t);
+std::string_view BudgetPeriodName(BudgetPeriod period);
 
 }  // namespace baton

@@ -3,7 +3,11 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <vector>
+
+#include "core/node.h"
 
 namespace baton {
 
@@ -15,6 +19,32 @@ struct UsageRow {
   double gpu_seconds = 0;           // every attempt, running ones up to now
   double cost = 0;                  // in the GPU catalog's currency
   double fairshare_usage = 0;       // decayed GPU-seconds, as of the last scheduling pass
+  // Projects with a budget: what it is, and what the current period has used of it.
+  std::optional<double> budget;
+  std::string budget_period;        // day | week | month | total
+  double budget_spent = 0;
+};
+
+// GET /v1/jobs/{id}/metrics: a job's GPUs with their last readings, and its cost so far.
+struct JobGpuReading {
+  std::string node;
+  int index = 0;
+  int64_t milli = 1000;             // the share of the GPU the job holds
+  std::string model;
+  int64_t memory_total_bytes = 0;
+  std::optional<GpuSample> sample;  // none until the agent has reported one
+};
+
+struct JobMetrics {
+  int64_t job = 0;
+  std::string state;
+  double gpu_seconds = 0;           // every attempt, the running one up to now
+  double cost = 0;
+  double cost_per_hour = 0;         // of the running attempt, else of the last one
+  std::string currency;
+  std::vector<JobGpuReading> gpus;  // of the running attempt only
+  double utilization_sum = 0;       // per reading, the mean utilisation of the job's GPUs
+  int64_t samples = 0;
 };
 
 }  // namespace baton

@@ -114,6 +114,46 @@ void HttpClient::Cancel() {
   });
 }
 
+Result<HttpResponse> HttpClient::Stream(std::string_view target,
+                                        const std::function<void(std::string_view)>& on_data,
+                                        const Headers& headers, Duration idle) {
+  Impl& im = *impl_;
+  if (im.cancelled) return Err(Unavailable("request to http://" + im.host + ":" + im.port + " cancelled"));
+  http::request<http::empty_body> req{http::verb::get, target, 11};
+  req.set(http::field::host, im.host + ":" + im.port);
+  req.set(http::field::user_agent, "baton");
+  if (!im.token.empty()) req.set(http::field::authorization, "Bearer " + im.token);
+  for (const auto& [k, v] : headers) req.set(k, v);
+  im.stream.reset();
+  RETURN_IF_ERROR(im.Connect(std::min<Duration>(idle, std::chrono::seconds(10))));
+  auto fail = [&](beast::error_code ec) {
+    im.stream.reset();
+    return Err(Unavailable("request to http://" + im.host + ":" + im.port + " failed: " + ec.message()));
+  };
+  beast::error_code result = asio::error::would_block;
+  im.stream->expires_after(idle);
+  http::async_write(*im.stream, req, [&](beast::error_code ec, size_t) { result = ec; });
+  im.RunFor(idle + std::chrono::seconds(1));
+  if (result) return fail(result);
+  http::response_parser<http::string_body> parser;
+  parser.body_limit(boost::none);  // chunks go to on_data; only an error body is kept (small)
+  auto on_chunk = [&](std::uint64_t, std::string_view body, beast::error_code&) -> size_t {
+    on_data(body);
+    return body.size();
+  };
+  parser.on_chunk_body(on_chunk);
+  while (!parser.is_done()) {
+    result = asio::error::would_block;
+    im.stream->expires_after(idle);
+    http::async_read_some(*im.stream, im.buffer, parser, [&](beast::error_code ec, size_t) { result = ec; });
+    if (!im.RunFor(idle + std::chrono::seconds(1)) && !result) result = beast::error::timeout;
+    if (result) return fail(result);
+  }
+  auto res = parser.release();
+  im.stream.reset();
+  return HttpResponse{.status = static_cast<int>(res.result_int()), .body = std::move(res.body())};
+}
+
 Result<HttpResponse> HttpClient::Request(std::string_view method, std::string_view target,
                                          std::string_view body, const Headers& headers,
                                          Duration timeout) {

@@ -3,6 +3,7 @@
 // thread). Beast stays inside http_client.cc.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -33,6 +34,13 @@ class HttpClient {
   Result<HttpResponse> Request(std::string_view method, std::string_view target,
                                std::string_view body = {}, const Headers& headers = {},
                                Duration timeout = std::chrono::seconds(30));
+
+  // Sends a GET whose answer is streamed (chunked: a followed log, Server-Sent Events) and
+  // hands each piece of the body to `on_data` as it arrives; returns once the body ends. The
+  // body of an answer that is not chunked (an error) is returned whole instead. `idle` bounds
+  // the wait for each piece. Always on a connection of its own, closed after.
+  Result<HttpResponse> Stream(std::string_view target, const std::function<void(std::string_view)>& on_data,
+                              const Headers& headers = {}, Duration idle = std::chrono::seconds(60));
 
   // Thread-safe: makes a Request in progress on another thread fail at once, and every later
   // one too (for shutdown).

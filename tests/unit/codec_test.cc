@@ -283,6 +283,13 @@ TEST(ServerConfig, ErrorsNameTheFileTheLineAndTheKey) {
       {"scheduling:\n  las_thresholds: [10h, 1h]\n", "line 2: scheduling.las_thresholds[1]: thresholds must be above 0 and ascending"},
       {"scheduling:\n  las_thresholds: 1h\n", "scheduling.las_thresholds: must be a list"},
       {"scheduling:\n  las_thresholds: [soon]\n", "scheduling.las_thresholds[0]"},
+      {"gpu_catalog:\n  prices:\n    H100: cheap\n", "line 3: gpu_catalog.prices.H100: must be a number"},
+      {"gpu_catalog:\n  prices:\n    H100: {spot: 1}\n", "gpu_catalog.prices.H100.on_demand: missing"},
+      {"gpu_catalog:\n  prices: [H100]\n", "gpu_catalog.prices: must map GPU models"},
+      {"gpu_catalog:\n  currency: EUR\n  price: {}\n", "line 3: gpu_catalog.price: unknown key"},
+      {"projects:\n  v: {budget: {amount: -5}}\n", "projects.v.budget.amount: must be a number from"},
+      {"projects:\n  v: {budget: {amount: 5, period: year}}\n", "projects.v.budget.period: must be day, week, month or total"},
+      {"projects:\n  v: {budget: {period: week}}\n", "projects.v.budget.amount: missing"},
   };
   for (const auto& c : cases) {
     auto cfg = DecodeServerConfig(c.yaml, "baton.yaml");
@@ -307,6 +314,31 @@ TEST(ServerConfig, TheShippedExampleIsValid) {
   ASSERT_TRUE(cfg.has_value()) << cfg.error().message();
   EXPECT_EQ(cfg->policy.Project("vision").guaranteed_milli, 16000);
   EXPECT_EQ(cfg->policy.Pool("dev")->max_time_limit, std::chrono::hours(8));
+  EXPECT_EQ(cfg->policy.currency, "USD");
+  ASSERT_NE(cfg->policy.Price("H100-80GB"), nullptr);
+  EXPECT_GT(cfg->policy.Price("H100-80GB")->on_demand, 0);
+  EXPECT_GT(cfg->policy.Project("vision").budget.amount, 0);
+}
+
+TEST(ServerConfig, ACatalogAndBudgetsAreRead) {
+  auto cfg = DecodeServerConfig(R"(
+gpu_catalog:
+  currency: EUR
+  prices:
+    H100-80GB: {on_demand: 2.5, spot: 1.1}
+    A100: 1.2
+projects:
+  vision: {budget: {amount: 5000, period: week, hard_stop: true}}
+  nlp: {budget: 300}
+)", "baton.yaml");
+  ASSERT_TRUE(cfg.has_value()) << cfg.error().message();
+  const Policy& p = cfg->policy;
+  EXPECT_EQ(p.currency, "EUR");
+  EXPECT_EQ(p.prices.at("H100-80GB"), (GpuPrice{.on_demand = 2.5, .spot = 1.1}));
+  EXPECT_EQ(p.prices.at("A100"), (GpuPrice{.on_demand = 1.2, .spot = -1}));
+  EXPECT_EQ(p.Project("vision").budget, (Budget{.amount = 5000, .period = BudgetPeriod::kWeek, .hard_stop = true}));
+  EXPECT_EQ(p.Project("nlp").budget, (Budget{.amount = 300, .period = BudgetPeriod::kMonth, .hard_stop = false}));
+  EXPECT_LT(p.Project("other").budget.amount, 0);
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 
 #include "core/job.h"
 #include "core/node.h"
+#include "core/policy.h"
 #include "core/quantity.h"
 #include "core/time.h"
 
@@ -218,6 +219,33 @@ TEST(NodeName, Validated) {
   EXPECT_FALSE(IsValidNodeName("../etc"));
   EXPECT_FALSE(IsValidNodeName(".."));
   EXPECT_FALSE(IsValidNodeName("-n"));
+}
+
+TEST(Budget, PeriodsStartAtUtcDayMondayAndFirstOfTheMonth) {
+  TimePoint wed = FromMillis(1'795'620'600'000);  // 2026-11-25T15:30Z, a Wednesday
+  EXPECT_EQ(PeriodStart(BudgetPeriod::kDay, wed), FromMillis(1'795'564'800'000));    // 11-25
+  EXPECT_EQ(NextPeriodStart(BudgetPeriod::kDay, wed), FromMillis(1'795'651'200'000));  // 11-26
+  EXPECT_EQ(PeriodStart(BudgetPeriod::kWeek, wed), FromMillis(1'795'392'000'000));   // Mon 11-23
+  EXPECT_EQ(NextPeriodStart(BudgetPeriod::kWeek, wed), FromMillis(1'795'996'800'000));  // Mon 11-30
+  EXPECT_EQ(PeriodStart(BudgetPeriod::kMonth, wed), FromMillis(1'793'491'200'000));  // 11-01
+  EXPECT_EQ(NextPeriodStart(BudgetPeriod::kMonth, wed), FromMillis(1'796'083'200'000));  // 12-01
+  EXPECT_EQ(PeriodStart(BudgetPeriod::kMonth, FromMillis(1'796'083'200'000)), FromMillis(1'796'083'200'000));
+  EXPECT_EQ(PeriodStart(BudgetPeriod::kTotal, wed), TimePoint{});
+  EXPECT_EQ(NextPeriodStart(BudgetPeriod::kTotal, wed), TimePoint::max());
+}
+
+TEST(Budget, APriceIsFoundByModelThenByTheLongestPrefixAGpuTypeWouldName) {
+  Policy p;
+  p.prices["H100"] = GpuPrice{.on_demand = 2};
+  p.prices["H100-80GB"] = GpuPrice{.on_demand = 3};
+  p.prices["a100"] = GpuPrice{.on_demand = 1};
+  p.prices["1g.10gb"] = GpuPrice{.on_demand = 0.5};
+  EXPECT_EQ(p.Price("H100-80GB")->on_demand, 3);
+  EXPECT_EQ(p.Price("H100-94GB")->on_demand, 2);
+  EXPECT_EQ(p.Price("A100-40GB")->on_demand, 1);  // case does not matter
+  EXPECT_EQ(p.Price("A100-80GB-MIG-1g.10gb")->on_demand, 0.5);
+  EXPECT_EQ(p.Price("L4"), nullptr);
+  EXPECT_EQ(p.Price("H1000"), nullptr);
 }
 
 }  // namespace

@@ -11,6 +11,7 @@ refuses, and BatonUnavailable when it cannot be reached: the CLI's exit code 1. 
 client itself finds wrong raise ValueError: the CLI's exit code 2.
 """
 
+import codecs
 import http.client
 import json
 import os
@@ -37,6 +38,16 @@ class BatonUnavailable(BatonError):
 
     def __init__(self, message):
         super().__init__(0, "unavailable", message)
+
+
+def _raise_for(status, data):
+    code, message = "http_%d" % status, data.decode("utf-8", "replace")
+    try:
+        error = json.loads(data)["error"]
+        code, message = error.get("code", code), error.get("message", message)
+    except (ValueError, KeyError, TypeError):
+        pass
+    raise BatonError(status, code, message)
 
 
 def _data_dir():
@@ -91,13 +102,7 @@ class Client:
                 if attempt == 1:
                     raise BatonUnavailable("cannot reach %s: %s" % (self.server, e)) from None
         if response.status >= 400:
-            code, message = "http_%d" % response.status, data.decode("utf-8", "replace")
-            try:
-                error = json.loads(data)["error"]
-                code, message = error.get("code", code), error.get("message", message)
-            except (ValueError, KeyError, TypeError):
-                pass
-            raise BatonError(response.status, code, message)
+            _raise_for(response.status, data)
         if raw:
             return data, response
         return json.loads(data) if data else {}
@@ -161,28 +166,48 @@ class Client:
     def release(self, job_id):
         return self._request("POST", "/v1/jobs/%d/release" % int(job_id), {})
 
-    def logs(self, job_id, follow=False, poll=0.25):
-        """The job's output as text; with follow=True an iterator of chunks until the job ends."""
+    def logs(self, job_id, follow=False):
+        """The job's output as text; with follow=True an iterator of chunks until the job ends
+        (the server streams them: GET /v1/jobs/ID/logs?follow=1)."""
         if not follow:
             data, _ = self._request("GET", "/v1/jobs/%d/logs" % int(job_id), raw=True)
             return data.decode("utf-8", "replace")
-        return self._follow(int(job_id), poll)
+        return self._stream("/v1/jobs/%d/logs?follow=1" % int(job_id))
 
-    def _follow(self, job_id, poll):
-        offset = 0
-        while True:
-            data, response = self._request("GET", "/v1/jobs/%d/logs?offset=%d" % (job_id, offset), raw=True)
-            if data:
-                offset += len(data)
-                yield data.decode("utf-8", "replace")
-                continue
-            if response.getheader("X-Baton-Job-State", "") in TERMINAL_STATES:
-                # One more read: output shipped with the exit report.
-                data, _ = self._request("GET", "/v1/jobs/%d/logs?offset=%d" % (job_id, offset), raw=True)
+    def events(self, after=0):
+        """Cluster events as they happen (Server-Sent Events): an endless iterator of event dicts,
+        starting after event `after` (0: every event the server still keeps)."""
+        buffered = ""
+        for chunk in self._stream("/v1/events?after=%d" % int(after), {"Accept": "text/event-stream"}):
+            buffered += chunk
+            while "\n\n" in buffered:  # a blank line ends each event
+                block, buffered = buffered.split("\n\n", 1)
+                data = [line[len("data: "):] for line in block.split("\n") if line.startswith("data: ")]
                 if data:
-                    yield data.decode("utf-8", "replace")
-                return
-            time.sleep(poll)
+                    yield json.loads("\n".join(data))
+
+    def _stream(self, path, headers=None):
+        """A streamed answer on a connection of its own: yields the body's text as it comes."""
+        headers = dict(headers or {}, Authorization="Bearer " + self.token)
+        conn = http.client.HTTPConnection(self._host, self._port, timeout=self._timeout)
+        try:
+            try:
+                conn.request("GET", path, headers=headers)
+                response = conn.getresponse()
+            except (ConnectionError, http.client.HTTPException, OSError) as e:
+                raise BatonUnavailable("cannot reach %s: %s" % (self.server, e)) from None
+            if response.status >= 400:
+                _raise_for(response.status, response.read())
+            decoder = codecs.getincrementaldecoder("utf-8")("replace")  # a character may span pieces
+            while True:
+                piece = response.read1(65536)
+                text = decoder.decode(piece, final=not piece)
+                if text:
+                    yield text
+                if not piece:
+                    break
+        finally:
+            conn.close()
 
     def wait(self, job_id, timeout=None):
         """Waits until the job ends and returns it; TimeoutError after `timeout` seconds."""

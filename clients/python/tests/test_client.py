@@ -95,6 +95,27 @@ def test_logs_follow_streams_until_the_job_ends(server):
     assert "".join(chunks) == "line 1\nline 2\nline 3\n"
 
 
+def test_followed_log_arrives_while_the_job_runs(server):
+    c = Client(server["url"], server["token"])
+    job = c.submit("echo first; sleep 2; echo second")
+    stream = c.logs(job["id"], follow=True)
+    start = time.monotonic()
+    got = ""
+    while "first" not in got:
+        got += next(stream)
+    # The first line came through the stream before the job ended (it sleeps 2 s).
+    assert time.monotonic() - start < 1.8
+    assert c.show(job["id"])["state"] == "running"
+    assert got + "".join(stream) == "first\nsecond\n"
+
+
+def test_events_stream_as_server_sent_events(server):
+    c = Client(server["url"], server["token"])
+    first = next(c.events())
+    assert first["kind"] == "node_joined"
+    assert first["seq"] >= 1
+
+
 def test_errors_carry_the_servers_words(server):
     c = Client(server["url"], server["token"])
     with pytest.raises(BatonError) as e:

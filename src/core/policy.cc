@@ -1,0 +1,79 @@
+#include "core/policy.h"
+
+#include <cctype>
+
+#include "core/node.h"
+
+namespace baton {
+
+namespace {
+
+bool EqualNoCase(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (std::tolower(static_cast<unsigned char>(a[i])) != std::tolower(static_cast<unsigned char>(b[i]))) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+const GpuPrice* Policy::Price(const std::string& model) const {
+  const GpuPrice* best = nullptr;
+  size_t best_len = 0;
+  for (const auto& [name, price] : prices) {
+    if (EqualNoCase(name, model)) return &price;
+    if (GpuTypeMatches(model, name) && name.size() > best_len) {
+      best = &price;
+      best_len = name.size();
+    }
+  }
+  return best;
+}
+
+TimePoint PeriodStart(BudgetPeriod period, TimePoint t) {
+  using namespace std::chrono;
+  sys_days day = floor<days>(t);
+  switch (period) {
+    case BudgetPeriod::kDay:
+      return time_point_cast<Duration>(day);
+    case BudgetPeriod::kWeek: {
+      weekday wd{day};
+      return time_point_cast<Duration>(day - (wd - Monday));
+    }
+    case BudgetPeriod::kMonth: {
+      year_month_day ymd{day};
+      return time_point_cast<Duration>(sys_days{ymd.year() / ymd.month() / 1});
+    }
+    case BudgetPeriod::kTotal:
+      return TimePoint{};
+  }
+  return TimePoint{};
+}
+
+TimePoint NextPeriodStart(BudgetPeriod period, TimePoint t) {
+  using namespace std::chrono;
+  TimePoint start = PeriodStart(period, t);
+  switch (period) {
+    case BudgetPeriod::kDay: return start + days{1};
+    case BudgetPeriod::kWeek: return start + days{7};
+    case BudgetPeriod::kMonth: {
+      year_month_day ymd{floor<days>(start)};
+      return time_point_cast<Duration>(sys_days{(ymd.year() / ymd.month() / 1) + months{1}});
+    }
+    case BudgetPeriod::kTotal: return TimePoint::max();
+  }
+  return TimePoint::max();
+}
+
+std::string_view BudgetPeriodName(BudgetPeriod period) {
+  switch (period) {
+    case BudgetPeriod::kDay: return "day";
+    case BudgetPeriod::kWeek: return "week";
+    case BudgetPeriod::kMonth: return "month";
+    case BudgetPeriod::kTotal: return "total";
+  }
+  return "month";
+}
+
+}  // namespace baton
