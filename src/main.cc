@@ -33,6 +33,8 @@
 #include "control/clock.h"
 #include "core/quantity.h"
 #include "control/controller.h"
+#include "core/log.h"
+#include "logging.h"
 #include "control/controller_loop.h"
 #include "net/webhook_sender.h"
 #include "sim/command.h"
@@ -42,11 +44,23 @@ namespace baton {
 namespace {
 namespace fs = std::filesystem;
 
-void Log(const std::string& msg) { std::cerr << "baton: " << msg << std::endl; }
+void Log(const std::string& msg) { LogInfo(msg); }
 
 int Fail(const Status& st) {
-  Log(st.message());
+  LogError(st.message());
   return 1;
+}
+
+// --log-level and --log-format of the long-running commands (up, server, agent).
+struct LogFlags {
+  std::string level = "info";
+  std::string format = "text";
+};
+
+void AddLogFlags(CLI::App* cmd, LogFlags& f) {
+  cmd->add_option("--log-level", f.level, "debug, info, warn or error (default info)")->envname("BATON_LOG_LEVEL");
+  cmd->add_option("--log-format", f.format, "text (\"baton: ...\") or json (a JSON object a line, with context)")
+      ->envname("BATON_LOG_FORMAT");
 }
 
 // Writes `content` to `path` atomically with the given mode.
@@ -173,6 +187,7 @@ struct ServeOptions {
   std::string node_timeout = "60s";
   std::vector<std::string> webhooks;  // alerts.webhooks of the configuration file
   int webhook_attempts = 5;
+  std::string store_path;             // store.path of the configuration file; "" = DATA/baton.db
 };
 
 struct AgentFlags {
@@ -196,6 +211,7 @@ Status LoadConfig(const std::string& path, const CLI::App& cmd, ServeOptions* o)
   o->policy = std::move(cfg->policy);
   o->webhooks = std::move(cfg->webhooks);
   o->webhook_attempts = cfg->webhook_attempts;
+  o->store_path = cfg->store_path;
   return Status::Ok();
 }
 
@@ -255,8 +271,9 @@ void Reload(const std::string& path, const ServeOptions& running, control::Contr
   }
   Log("SIGHUP: reloaded " + path + ": its scheduling policy, projects, users and pools are in force");
   if ((!cfg->listen.empty() && cfg->listen != running.listen) || (!cfg->data.empty() && cfg->data != running.data) ||
-      cfg->webhooks != running.webhooks || cfg->webhook_attempts != running.webhook_attempts) {
-    Log("SIGHUP: `listen`, `data` and `alerts` take effect at the next start only");
+      cfg->webhooks != running.webhooks || cfg->webhook_attempts != running.webhook_attempts ||
+      cfg->store_path != running.store_path) {
+    Log("SIGHUP: `listen`, `data`, `store` and `alerts` take effect at the next start only");
   }
 }
 
@@ -287,7 +304,7 @@ int Serve(const ServeOptions& o, const std::string& config) {
   auto agent_token = EnsureToken(dir + "/agent.token");
   if (!agent_token) return Fail(agent_token.error());
 
-  auto store = store::SqliteStore::Open(dir + "/baton.db");
+  auto store = store::SqliteStore::Open(o.store_path.empty() ? dir + "/baton.db" : o.store_path);
   if (!store) return Fail(store.error());
   auto snapshot = (*store)->Load();
   if (!snapshot) return Fail(snapshot.error());
@@ -308,12 +325,16 @@ int Serve(const ServeOptions& o, const std::string& config) {
   controller.Restore(std::move(*snapshot), clock.Now());
   // Alerts go to the log and to the webhooks of the configuration file.
   auto webhooks = net::WebhookSender::Create(net::WebhookOptions{
-      .urls = o.webhooks, .attempts = o.webhook_attempts, .log = [](const std::string& line) { Log(line); }});
+      .urls = o.webhooks, .attempts = o.webhook_attempts,
+      .log = [](const std::string& line) { LogWarn(line, {.component = "webhook"}); }});
   if (!webhooks) return Fail(webhooks.error());
   net::WebhookSender* sender = webhooks->get();
   control::LoopOptions loop_options;
   loop_options.on_event = [sender](const ClusterEvent& e) {
-    Log(std::string(e.severity == "alert" ? "ALERT " : "") + e.kind + ": " + e.message);
+    bool alert = e.severity == "alert";
+    Log(alert ? LogLevel::kWarn : LogLevel::kInfo, std::string(alert ? "ALERT " : "") + e.kind + ": " + e.message,
+        LogContext{.component = "events", .node = e.node, .job = e.job, .gpu = e.gpu, .project = e.project,
+                   .kind = e.kind});
     if (e.severity == "alert") sender->Send(codec::EncodeEvent(e));
   };
   control::ControllerLoop loop(controller, **store, clock, loop_options, [](const Status& st) {
@@ -423,6 +444,7 @@ int main(int argc, char** argv) {
   using namespace baton;
   CLI::App app{"Baton: a GPU cluster scheduler for ML teams"};
   app.require_subcommand(1);
+  app.set_version_flag("--version", "baton " BATON_VERSION);
   int exit_code = 0;
 
   ServeOptions up;
@@ -440,7 +462,13 @@ int main(int argc, char** argv) {
                      "how long an agent may stay silent before its node is lost and its jobs requeued (default 60s)");
   std::string up_config;
   up_cmd->add_option("--config", up_config, "YAML configuration: listen, data, scheduling, projects, users, pools");
+  LogFlags up_log;
+  AddLogFlags(up_cmd, up_log);
   up_cmd->callback([&] {
+    if (Status st = SetUpLogging(up_log.level, up_log.format); !st.ok()) {
+      exit_code = Fail(st);
+      return;
+    }
     if (!IsValidNodeName(up.pool)) {
       exit_code = Fail(InvalidArgument("--pool: 1-64 of letters, digits, '.', '_', '-'"));
       return;
@@ -456,7 +484,12 @@ int main(int argc, char** argv) {
   srv_cmd->add_option("--listen", srv.listen, "HOST:PORT to serve");
   srv_cmd->add_option("--node-timeout", srv.node_timeout,
                       "how long an agent may stay silent before its node is lost and its jobs requeued (default 60s)");
-  srv_cmd->callback([&] { exit_code = ServeWithConfig(srv, config, *srv_cmd); });
+  LogFlags srv_log;
+  AddLogFlags(srv_cmd, srv_log);
+  srv_cmd->callback([&] {
+    Status st = SetUpLogging(srv_log.level, srv_log.format);
+    exit_code = st.ok() ? ServeWithConfig(srv, config, *srv_cmd) : Fail(st);
+  });
 
   AgentFlags agent_flags;
   CLI::App* agent_cmd = app.add_subcommand("agent", "a node agent joining a controller");
@@ -469,7 +502,12 @@ int main(int argc, char** argv) {
   agent_cmd->add_option("--address", agent_flags.address,
                         "host or IP other nodes reach this node's jobs at (MASTER_ADDR; default: the node name)");
   AddHealthFlags(agent_cmd, agent_flags.health);
-  agent_cmd->callback([&] { exit_code = RunAgent(agent_flags); });
+  LogFlags agent_log;
+  AddLogFlags(agent_cmd, agent_log);
+  agent_cmd->callback([&] {
+    Status st = SetUpLogging(agent_log.level, agent_log.format);
+    exit_code = st.ok() ? RunAgent(agent_flags) : Fail(st);
+  });
 
   sim::SimFlags sim_flags;
   CLI::App* sim_cmd = app.add_subcommand("sim", "replay a workload trace on a described cluster (docs/scheduling.md)");

@@ -12,6 +12,7 @@
 #include <set>
 
 #include "codec/json_codec.h"
+#include "core/log.h"
 #include "core/quantity.h"
 #include "net/http_client.h"
 
@@ -81,10 +82,10 @@ Status Agent::Start() {
   cgroup_prefix_ = prefix;
   if (options_.cgroups) {
     cgroups_ = CgroupManager::Detect(options_.cgroup_root);
-    std::cerr << "baton: agent " << options_.name << ": " << cgroups_.describe() << std::endl;
-    for (const std::string& w : cgroups_.warnings()) std::cerr << "baton: agent " << options_.name << ": " << w << std::endl;
+    LogInfo(cgroups_.describe(), Context());
+    for (const std::string& w : cgroups_.warnings()) LogWarn(w, Context());
   } else {
-    std::cerr << "baton: agent " << options_.name << ": cgroups turned off (--no-cgroups): jobs run without memory, CPU or process limits" << std::endl;
+    LogWarn("cgroups turned off (--no-cgroups): jobs run without memory, CPU or process limits", Context());
   }
   gpus_ = backend_.Discover();
   std::vector<int> physical;
@@ -244,7 +245,15 @@ void Agent::PollLoop() {
       continue;
     }
     auto orders = codec::DecodeOrders(res->body);
-    if (!orders) continue;
+    if (!orders) {
+      // A controller newer than this agent (an order kind it does not know): say so and ask
+      // again in a while, rather than at once for ever.
+      LogWarn("cannot read the controller's orders (is the controller newer than this agent?): " +
+                  orders.error().message(),
+              Context());
+      std::this_thread::sleep_for(std::chrono::seconds(5));
+      continue;
+    }
     std::lock_guard lock(mu_);
     if (session_ != session) continue;
     for (Order& o : *orders) {
@@ -338,14 +347,13 @@ void Agent::HandleOrder(const Order& order) {
     return;
   }
   if (order.kind == Order::Kind::kInject && order.inject.fault == "silence") {
-    std::cerr << "baton: agent " << options_.name << ": silent for " << FormatDuration(order.inject.duration)
-              << " (an injected fault): its jobs run on" << std::endl;
+    LogWarn("silent for " + FormatDuration(order.inject.duration) + " (an injected fault): its jobs run on", Context());
     silent_until_ms_ = ToMillis(Now() + order.inject.duration);
     return;
   }
   if (order.kind == Order::Kind::kInject) {
     Status st = backend_.Inject(order.inject);
-    if (!st.ok()) std::cerr << "baton: agent " << options_.name << ": cannot inject a fault: " << st.message() << std::endl;
+    if (!st.ok()) LogWarn("cannot inject a fault: " + st.message(), Context());
     last_sample_ = TimePoint{};  // look at the GPUs now
     last_logs_ = TimePoint{};
     return;
@@ -447,9 +455,9 @@ void Agent::Launch(const LaunchOrder& order) {
     } else {
       for (int n : numa_nodes) {
         if (numa_.Has(n) || !numa_warned_.insert(n).second) continue;
-        std::cerr << "baton: agent " << options_.name << ": GPUs on NUMA node " << n
-                  << " but this host has no such node (simulated GPUs?): their jobs run without CPU binding"
-                  << std::endl;
+        LogWarn("GPUs on NUMA node " + std::to_string(n) +
+                    " but this host has no such node (simulated GPUs?): their jobs run without CPU binding",
+                Context());
       }
     }
   }
@@ -465,8 +473,7 @@ void Agent::Launch(const LaunchOrder& order) {
     spec.run_as = order.user;
     for (const std::string& path : {dir, dir + "/checkpoints"}) {
       if (chown(path.c_str(), user->uid, user->gid) != 0) {
-        std::cerr << "baton: agent " << options_.name << ": cannot give " << path << " to " << order.user << ": "
-                  << std::strerror(errno) << std::endl;
+        LogWarn("cannot give " + path + " to " + order.user + ": " + std::strerror(errno), Context(order.job));
       }
     }
     bool home_given = false;
@@ -485,8 +492,7 @@ void Agent::Launch(const LaunchOrder& order) {
     if (group) {
       spec.cgroup = *group;
     } else {
-      std::cerr << "baton: agent " << options_.name << ": job " << order.job.ToString()
-                << " runs without its cgroup: " << group.error().message() << std::endl;
+      LogWarn("job " + order.job.ToString() + " runs without its cgroup: " + group.error().message(), Context(order.job));
     }
   }
 
@@ -499,6 +505,13 @@ void Agent::Launch(const LaunchOrder& order) {
   }
   job.process = *proc;
   WriteRunFile(job);
+  if (LogEnabled(LogLevel::kDebug)) {
+    std::string gpus;
+    for (int g : order.gpus) gpus += (gpus.empty() ? "" : ",") + std::to_string(g);
+    LogDebug("job " + order.job.ToString() + " attempt " + std::to_string(order.attempt) + " started as pid " +
+                 std::to_string(job.process.shim_pid) + " on GPUs [" + gpus + "]",
+             Context(order.job));
+  }
   pending_events_.push_back(started);
   job.start_reported = true;
   jobs_[Key(order.job, order.attempt)] = std::move(job);
@@ -517,6 +530,7 @@ void Agent::FailLaunch(RunningJob job, int code, const std::string& message) {
   pending_events_.push_back(exited);
   // Said in the job's log too, where its user looks first.
   std::ofstream(JobDir(job.order.job) + "/output.log", std::ios::app) << "baton: " << message << "\n";
+  LogWarn("job " + job.order.job.ToString() + " could not start: " + message, Context(job.order.job));
   jobs_[Key(job.order.job, job.order.attempt)] = std::move(job);
 }
 
@@ -632,7 +646,13 @@ void Agent::CollectExits(TimePoint now) {
         std::ofstream(JobDir(job.order.job) + "/output.log", std::ios::app) << "baton: " << e.message << "\n";
       }
       Status st = cgroups_.Remove(group);  // and whatever the job left running in it
-      if (!st.ok()) std::cerr << "baton: agent " << options_.name << ": " << st.message() << std::endl;
+      if (!st.ok()) LogWarn(st.message(), Context(job.order.job));
+    }
+    if (LogEnabled(LogLevel::kDebug)) {
+      LogDebug("job " + job.order.job.ToString() + " attempt " + std::to_string(job.order.attempt) + " ended: " +
+                   (job.lost ? "lost" : e.signal != 0 ? "signal " + std::to_string(e.signal)
+                                                      : "exit code " + std::to_string(e.exit_code)),
+               Context(job.order.job));
     }
     pending_events_.push_back(e);
   }

@@ -25,6 +25,7 @@
 #include "agent/gpu_backend.h"
 #include "agent/health.h"
 #include "agent/numa.h"
+#include "core/log.h"
 #include "core/protocol.h"
 #include "net/http_client.h"
 
@@ -105,6 +106,10 @@ class Agent {
   std::string CgroupName(JobId id, int attempt) const;
   // Records a launch that failed before the job ran: started, then exited with `code`.
   void FailLaunch(RunningJob job, int code, const std::string& message);
+  // What the agent's log lines say they are about: this node, and `job` when given.
+  LogContext Context(JobId job = {}) const {
+    return LogContext{.component = "agent", .node = options_.name, .job = job.value};
+  }
   // Forgets jobs whose end the controller has and whose log it has whole.
   void DropAcknowledged();
 

@@ -58,7 +58,7 @@ Result<std::unique_ptr<ApiClient>> ApiClient::Connect(const Connection& c) {
   }
   if (token.empty()) token = ReadTrimmed(dir + "/admin.token");
   ASSIGN_OR_RETURN(auto http, net::HttpClient::Create(server, token));
-  return std::unique_ptr<ApiClient>(new ApiClient(std::move(http)));
+  return std::unique_ptr<ApiClient>(new ApiClient(std::move(http), server));
 }
 
 Result<net::HttpResponse> ApiClient::Raw(std::string_view method, std::string_view target,

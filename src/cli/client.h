@@ -39,10 +39,14 @@ class ApiClient {
                 const net::Headers& headers = {});
 
   Result<Job> GetJob(JobId id);
+  // The server's URL, as resolved.
+  const std::string& server() const { return server_; }
 
  private:
-  explicit ApiClient(std::unique_ptr<net::HttpClient> http) : http_(std::move(http)) {}
+  ApiClient(std::unique_ptr<net::HttpClient> http, std::string server)
+      : http_(std::move(http)), server_(std::move(server)) {}
   std::unique_ptr<net::HttpClient> http_;
+  std::string server_;
 };
 
 }  // namespace baton::cli

@@ -15,6 +15,7 @@
 
 #include "cli/client.h"
 #include "cli/table.h"
+#include "cli/views.h"
 #include "codec/json_codec.h"
 #include "core/quantity.h"
 
@@ -51,17 +52,6 @@ std::string RandomKey() {
     s += hex[c & 15];
   }
   return s;
-}
-
-std::string Age(TimePoint t) {
-  auto now = std::chrono::time_point_cast<Duration>(std::chrono::system_clock::now());
-  Duration d = now - t;
-  if (d < Duration(0)) d = Duration(0);
-  int64_t s = std::chrono::duration_cast<std::chrono::seconds>(d).count();
-  if (s < 60) return std::to_string(s) + "s";
-  if (s < 3600) return std::to_string(s / 60) + "m";
-  if (s < 86400) return std::to_string(s / 3600) + "h";
-  return std::to_string(s / 86400) + "d";
 }
 
 std::string AllocationText(const Job& j) {
@@ -669,6 +659,38 @@ void AddClientCommands(CLI::App& app, int* exit_code, std::optional<std::vector<
     sub->add_flag("--json", *json, "print JSON");
     sub->add_option("-n,--limit", *limit, "how many (1-1000)")->check(CLI::Range(1, 1000));
     sub->callback([=] { *exit_code = Queue(*conn, *limit, *json); });
+  }
+  {
+    auto json = std::make_shared<bool>(false);
+    CLI::App* sub = app.add_subcommand("gpus", "every GPU: state, utilisation, memory, temperature, power, jobs");
+    add_conn(sub);
+    sub->add_flag("--json", *json, "print JSON");
+    sub->callback([=] { *exit_code = Gpus(*conn, *json); });
+  }
+  {
+    auto json = std::make_shared<bool>(false);
+    CLI::App* sub = app.add_subcommand("usage", "GPU-hours, cost and budgets by project and user");
+    add_conn(sub);
+    sub->add_flag("--json", *json, "print JSON");
+    sub->callback([=] { *exit_code = ShowUsage(*conn, *json); });
+  }
+  {
+    auto json = std::make_shared<bool>(false);
+    auto follow = std::make_shared<bool>(false);
+    CLI::App* sub = app.add_subcommand("events", "cluster events (GPU faults, lost nodes, failed jobs, budgets)");
+    add_conn(sub);
+    sub->add_flag("--json", *json, "print each event as a JSON object");
+    sub->add_flag("-f,--follow", *follow, "keep printing events as they happen (Ctrl-C stops)");
+    sub->callback([=] { *exit_code = Events(*conn, *follow, *json); });
+  }
+  {
+    auto options = std::make_shared<TopOptions>();
+    CLI::App* sub = app.add_subcommand("top", "a live view: GPUs, the queue with reasons, running jobs (q quits)");
+    add_conn(sub);
+    sub->add_option("-d,--interval", options->interval_s, "seconds between frames (default 2)")
+        ->check(CLI::Range(0.1, 3600.0));
+    sub->add_flag("--once", options->once, "print one frame and exit");
+    sub->callback([=] { *exit_code = Top(*conn, *options); });
   }
 }
 

@@ -72,6 +72,8 @@ std::optional<QueueInfo> DecodeQueueInfo(std::string_view job_json);
 std::string EncodeQueue(const std::vector<Job>& jobs, const std::vector<QueueFactors>& factors,
                         std::optional<int64_t> next);
 Result<std::vector<NodeStatus>> DecodeNodeList(std::string_view json);
+// `baton gpus --json`: {"gpus": [one object per GPU of every node, with its readings and jobs]}.
+std::string EncodeGpuList(const std::vector<NodeStatus>& nodes);
 
 // {"error": {"code": "...", "message": "..."}}
 std::string EncodeError(const Status& status);
@@ -91,8 +93,16 @@ std::string EncodeReport(const ReportRequest& r);
 std::string EncodeUsage(const std::vector<UsageRow>& projects, const std::vector<UsageRow>& users,
                         const std::string& currency);
 
+struct Usage {
+  std::string currency;
+  std::vector<UsageRow> projects, users;
+};
+Result<Usage> DecodeUsage(std::string_view json);
+
 // One event as an object: a webhook's body.
 std::string EncodeEvent(const ClusterEvent& event);
+Result<ClusterEvent> DecodeEvent(std::string_view json);
+Result<std::vector<ClusterEvent>> DecodeEvents(std::string_view json);
 // GET /v1/jobs/{id}/metrics.
 std::string EncodeJobMetrics(const JobMetrics& metrics);
 // GET /v1/events: {"events": [...]}.
@@ -133,6 +143,7 @@ struct ServerConfig {
   Policy policy;
   std::vector<std::string> webhooks;  // alerts.webhooks: http:// URLs alerts are POSTed to
   int webhook_attempts = 5;           // alerts.attempts: per alert and URL
+  std::string store_path;             // store.path: the SQLite database ("" = DATA/baton.db)
 };
 Result<ServerConfig> DecodeServerConfig(std::string_view yaml, std::string_view file);
 

@@ -2,6 +2,8 @@
 #include "codec/internal/json_util.h"
 #include "codec/json_codec.h"
 
+#include <tuple>
+
 namespace baton::codec {
 namespace {
 
@@ -529,6 +531,38 @@ std::string EncodeNodeList(const std::vector<NodeStatus>& nodes) {
   return json::serialize(root);
 }
 
+std::string EncodeGpuList(const std::vector<NodeStatus>& nodes) {
+  json::array out;
+  for (const NodeStatus& n : nodes) {
+    for (size_t i = 0; i < n.info.gpus.size(); ++i) {
+      const Gpu& g = n.info.gpus[i];
+      json::object o;
+      o["node"] = n.info.name;
+      o["index"] = g.index;
+      o["model"] = g.model;
+      o["memory_total_bytes"] = g.memory_bytes;
+      o["node_state"] = n.state;
+      o["health"] = i < n.health.size() ? n.health[i].state : "ok";
+      bool drained = !n.drain_reason.empty() || (i < n.gpu_drain_reasons.size() && !n.gpu_drain_reasons[i].empty());
+      o["drained"] = drained;
+      const GpuSample* s = i < n.samples.size() ? &n.samples[i] : nullptr;
+      o["utilization_pct"] = s ? json::value(s->utilization_pct) : json::value(nullptr);
+      o["memory_used_bytes"] = s ? json::value(s->memory_used_bytes) : json::value(nullptr);
+      o["temperature_c"] = s ? json::value(s->temperature_c) : json::value(nullptr);
+      o["power_w"] = s ? json::value(s->power_w) : json::value(nullptr);
+      json::array ids;
+      if (i < n.gpu_jobs.size()) {
+        for (int64_t id : n.gpu_jobs[i]) ids.emplace_back(id);
+      }
+      o["jobs"] = std::move(ids);
+      out.emplace_back(std::move(o));
+    }
+  }
+  json::object root;
+  root["gpus"] = std::move(out);
+  return json::serialize(root);
+}
+
 std::optional<std::string> CheckpointFromMetricsLine(std::string_view line) {
   if (line.find("\"checkpoint\"") == std::string_view::npos || line.size() > 64 * 1024) return std::nullopt;
   auto v = Parse(line);
@@ -649,6 +683,47 @@ std::string EncodeUsage(const std::vector<UsageRow>& projects, const std::vector
   return json::serialize(root);
 }
 
+namespace {
+
+Result<UsageRow> UsageRowFrom(const json::value& v, bool with_user) {
+  ASSIGN_OR_RETURN(const json::object* o, GetObject(v, "usage row"));
+  UsageRow u;
+  RETURN_IF_ERROR(Read(*o, "project", &u.project, Str(64)));
+  if (with_user) RETURN_IF_ERROR(Read(*o, "user", &u.user, Str(64)));
+  RETURN_IF_ERROR(Read(*o, "jobs", &u.jobs, Int(0, INT64_MAX)));
+  RETURN_IF_ERROR(Read(*o, "running", &u.running, Int(0, INT64_MAX)));
+  for (auto [key, field] : {std::pair{"gpu_seconds", &u.gpu_seconds}, std::pair{"cost", &u.cost},
+                            std::pair{"fairshare_usage", &u.fairshare_usage}}) {
+    if (const json::value* f = Find(*o, key)) { ASSIGN_OR_RETURN(*field, GetNumber(*f, key)); }
+  }
+  if (const json::value* b = Find(*o, "budget"); b != nullptr && !b->is_null()) {
+    ASSIGN_OR_RETURN(double budget, GetNumber(*b, "budget"));
+    u.budget = budget;
+    RETURN_IF_ERROR(Read(*o, "budget_period", &u.budget_period, Str(16)));
+    if (const json::value* s = Find(*o, "budget_spent")) { ASSIGN_OR_RETURN(u.budget_spent, GetNumber(*s, "budget_spent")); }
+  }
+  return u;
+}
+
+}  // namespace
+
+Result<Usage> DecodeUsage(std::string_view text) {
+  ASSIGN_OR_RETURN(json::value v, Parse(text));
+  ASSIGN_OR_RETURN(const json::object* o, GetObject(v, ""));
+  Usage u;
+  if (Find(*o, "currency") != nullptr) RETURN_IF_ERROR(Read(*o, "currency", &u.currency, Str(16)));
+  for (auto [key, list, with_user] : {std::tuple{"projects", &u.projects, false}, std::tuple{"users", &u.users, true}}) {
+    const json::value* l = Find(*o, key);
+    if (l == nullptr) continue;
+    ASSIGN_OR_RETURN(const json::array* a, GetArray(*l, key));
+    for (const json::value& item : *a) {
+      ASSIGN_OR_RETURN(UsageRow row, UsageRowFrom(item, with_user));
+      list->push_back(std::move(row));
+    }
+  }
+  return u;
+}
+
 std::string EncodeJobMetrics(const JobMetrics& m) {
   json::object o;
   o["job"] = m.job;
@@ -701,6 +776,49 @@ json::object EventObject(const ClusterEvent& e) {
 }  // namespace
 
 std::string EncodeEvent(const ClusterEvent& event) { return json::serialize(EventObject(event)); }
+
+namespace {
+
+Result<ClusterEvent> EventFromValue(const json::value& v) {
+  ASSIGN_OR_RETURN(const json::object* o, GetObject(v, "event"));
+  ClusterEvent e;
+  RETURN_IF_ERROR(Read(*o, "seq", &e.seq, Int(0, INT64_MAX)));
+  if (const json::value* t = Find(*o, "at")) { ASSIGN_OR_RETURN(e.at, GetTime(*t, "at")); }
+  RETURN_IF_ERROR(Read(*o, "kind", &e.kind, Str(64)));
+  RETURN_IF_ERROR(Read(*o, "severity", &e.severity, Str(16)));
+  if (Find(*o, "node") != nullptr) RETURN_IF_ERROR(Read(*o, "node", &e.node, Str(64)));
+  if (const json::value* g = Find(*o, "gpu"); g != nullptr && !g->is_null()) {
+    ASSIGN_OR_RETURN(int64_t gpu, GetInt(*g, "gpu", 0, 1023));
+    e.gpu = static_cast<int>(gpu);
+  }
+  if (const json::value* j = Find(*o, "job"); j != nullptr && !j->is_null()) {
+    ASSIGN_OR_RETURN(e.job, GetInt(*j, "job", 1, INT64_MAX));
+  }
+  if (Find(*o, "project") != nullptr) RETURN_IF_ERROR(Read(*o, "project", &e.project, Str(64)));
+  RETURN_IF_ERROR(Read(*o, "message", &e.message, Str(4096)));
+  return e;
+}
+
+}  // namespace
+
+Result<ClusterEvent> DecodeEvent(std::string_view text) {
+  ASSIGN_OR_RETURN(json::value v, Parse(text));
+  return EventFromValue(v);
+}
+
+Result<std::vector<ClusterEvent>> DecodeEvents(std::string_view text) {
+  ASSIGN_OR_RETURN(json::value v, Parse(text));
+  ASSIGN_OR_RETURN(const json::object* o, GetObject(v, ""));
+  const json::value* l = Find(*o, "events");
+  if (l == nullptr) return Err(InvalidArgument("events: missing"));
+  ASSIGN_OR_RETURN(const json::array* a, GetArray(*l, "events"));
+  std::vector<ClusterEvent> out;
+  for (const json::value& item : *a) {
+    ASSIGN_OR_RETURN(ClusterEvent e, EventFromValue(item));
+    out.push_back(std::move(e));
+  }
+  return out;
+}
 
 std::string EncodeEvents(const std::vector<ClusterEvent>& events) {
   json::array a;

@@ -168,8 +168,11 @@ class ConfigReader {
     if (!_r) return ::baton::Err(std::move(_r.error()));   \
   } while (0)
 
-// budget: 5000 (a month, no hard stop) or {amount: 5000, period: day|week|month|total, hard_stop: true}
+// budget: 5000 (a month, no hard stop), none, or {amount: 5000, period: day|week|month|total, hard_stop: true}
+// A project's budget replaces the default project's whole; `budget: none` has none.
 Result<void> ReadBudget(const ConfigReader& r, const YAML::Node& n, const std::string& path, Budget* b) {
+  *b = Budget{};
+  if (n.IsNull() || (n.IsScalar() && n.Scalar() == "none")) return {};
   if (n.IsScalar()) {
     ASSIGN_OR_RETURN(b->amount, r.Number(n, path, 0, 1e12));
     return {};
@@ -359,8 +362,8 @@ Result<ServerConfig> DecodeServerConfig(std::string_view yaml, std::string_view 
     int budget = kMaxYamlNodes;
     if (auto converted = Convert(root, 0, file, false, budget); !converted) return Err(converted.error());
     if (root.IsNull()) return cfg;
-    RETURN_IF_ERROR(r.Keys(root, "", {"listen", "data", "scheduling", "defaults", "projects", "users", "pools", "alerts",
-                                      "gpu_catalog"}));
+    RETURN_IF_ERROR(r.Keys(root, "", {"listen", "data", "store", "scheduling", "defaults", "projects", "users",
+                                      "pools", "alerts", "gpu_catalog"}));
     if (root["listen"]) { ASSIGN_OR_RETURN(cfg.listen, r.Text(root["listen"], "listen")); }
     if (const YAML::Node a = root["alerts"]) {
       RETURN_IF_ERROR(r.Keys(a, "alerts", {"webhooks", "attempts"}));
@@ -383,6 +386,23 @@ Result<ServerConfig> DecodeServerConfig(std::string_view yaml, std::string_view 
       }
     }
     if (root["data"]) { ASSIGN_OR_RETURN(cfg.data, r.Text(root["data"], "data")); }
+    if (const YAML::Node s = root["store"]) {
+      // Where the jobs are kept. SQLite is the store there is; PostgreSQL is not built yet.
+      RETURN_IF_ERROR(r.Keys(s, "store", {"type", "path"}));
+      if (s["type"]) {
+        ASSIGN_OR_RETURN(std::string type, r.Text(s["type"], "store.type", 32));
+        if (type == "postgres" || type == "postgresql") {
+          return Err(r.Error(s["type"], "store.type", "postgres is not built yet: sqlite is the only store"));
+        }
+        if (type != "sqlite") return Err(r.Error(s["type"], "store.type", "must be sqlite"));
+      }
+      if (s["path"]) {
+        ASSIGN_OR_RETURN(cfg.store_path, r.Text(s["path"], "store.path"));
+        if (cfg.store_path.empty() || cfg.store_path[0] != '/') {
+          return Err(r.Error(s["path"], "store.path", "must be an absolute path such as /var/lib/baton/baton.db"));
+        }
+      }
+    }
     TRY(ReadPolicy(r, root, &cfg.policy));
   } catch (const YAML::Exception& e) {
     return Err(InvalidArgument(std::string(file) + ": line " + std::to_string(e.mark.line + 1) + ": " + e.msg));

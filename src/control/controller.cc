@@ -196,7 +196,8 @@ Reply Controller::Submit(const SubmitJobs& c, TimePoint now) {
     if (budget.amount >= 0 && budgets_.count(spec.project) == 0) {
       // A project first seen, under the default project's budget.
       budgets_[spec.project] = BudgetState{.period_start = PeriodStart(budget.period, now),
-                                           .next_period = NextPeriodStart(budget.period, now)};
+                                           .next_period = NextPeriodStart(budget.period, now),
+                                           .amount = budget.amount};
     }
     if (spec.hold) {
       job.state = JobState::kHeld;

@@ -200,6 +200,7 @@ class Controller {
     TimePoint period_start{};
     TimePoint next_period{};
     int64_t ended_cost = 0;  // jobs that ended in this period
+    double amount = 0;       // the budget the alerts were for: a new amount alerts anew
     int alerted = 0;         // 0, 1 (80 % alerted), 2 (100 % alerted)
   };
   std::map<std::string, BudgetState> budgets_;  // projects with a budget

@@ -26,10 +26,8 @@ int64_t Controller::PricePerHour(const Job& job) const {
     for (int index : part.gpus) {
       for (const Gpu& g : node->second.info.gpus) {
         if (g.index != index) continue;
-        const GpuPrice* price = options_.policy.Price(g.model);
-        if (price == nullptr) continue;
-        double p = job.spec.preemptible && price->spot >= 0 ? price->spot : price->on_demand;
-        per_hour += p * static_cast<double>(part.milli_per_gpu) / 1000.0;
+        std::optional<double> price = options_.policy.HourlyPrice(g.model, job.spec.preemptible);
+        if (price) per_hour += *price * static_cast<double>(part.milli_per_gpu) / 1000.0;
       }
     }
   }
@@ -78,14 +76,20 @@ void Controller::ObserveUtilization(const std::string& node, const std::vector<G
 
 void Controller::RecountBudgets(TimePoint now, bool quiet) {
   std::map<std::string, BudgetState> next;
+  // The alerts already raised for the same budget in the same period stay raised.
+  auto keep_alerted = [&](const std::string& name, BudgetState& b) {
+    auto old = budgets_.find(name);
+    if (old != budgets_.end() && old->second.period_start == b.period_start && old->second.amount == b.amount) {
+      b.alerted = old->second.alerted;
+    }
+  };
   for (const auto& [name, project] : options_.policy.projects) {
     if (project.budget.amount < 0) continue;
     BudgetState& b = next[name];
     b.period_start = PeriodStart(project.budget.period, now);
     b.next_period = NextPeriodStart(project.budget.period, now);
-    if (auto old = budgets_.find(name); old != budgets_.end() && old->second.period_start == b.period_start) {
-      b.alerted = old->second.alerted;
-    }
+    b.amount = project.budget.amount;
+    keep_alerted(name, b);
   }
   if (options_.policy.default_project.budget.amount >= 0) {
     // Every project without its own entry has the default budget: count those that have jobs.
@@ -95,9 +99,8 @@ void Controller::RecountBudgets(TimePoint now, bool quiet) {
       BudgetState& b = next[name];
       b.period_start = PeriodStart(options_.policy.default_project.budget.period, now);
       b.next_period = NextPeriodStart(options_.policy.default_project.budget.period, now);
-      if (auto old = budgets_.find(name); old != budgets_.end() && old->second.period_start == b.period_start) {
-        b.alerted = old->second.alerted;
-      }
+      b.amount = options_.policy.default_project.budget.amount;
+      keep_alerted(name, b);
     }
   }
   for (const auto& [id, job] : jobs_) {

@@ -31,6 +31,19 @@ const GpuPrice* Policy::Price(const std::string& model) const {
   return best;
 }
 
+std::optional<double> Policy::HourlyPrice(const std::string& model, bool spot) const {
+  auto pick = [spot](const GpuPrice& p) { return spot && p.spot >= 0 ? p.spot : p.on_demand; };
+  if (const GpuPrice* p = Price(model)) return pick(*p);
+  size_t mig = model.find("-MIG-");
+  if (mig == std::string::npos) return std::nullopt;
+  const GpuPrice* parent = Price(model.substr(0, mig));
+  if (parent == nullptr) return std::nullopt;
+  std::string_view profile = std::string_view(model).substr(mig + 5);  // "3g.40gb"
+  size_t g = profile.find('g');
+  if (g == 0 || g == std::string_view::npos || g > 1 || profile[0] < '1' || profile[0] > '7') return std::nullopt;
+  return pick(*parent) * (profile[0] - '0') / 7.0;
+}
+
 TimePoint PeriodStart(BudgetPeriod period, TimePoint t) {
   using namespace std::chrono;
   sys_days day = floor<days>(t);

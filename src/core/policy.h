@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -107,6 +108,10 @@ struct Policy {
   // The price of a GPU of `model`: its own entry, else the entry it matches as a gpu_type
   // would (the model's prefix before a '-', ignoring case); null when the catalog has neither.
   const GpuPrice* Price(const std::string& model) const;
+  // What a GPU of `model` costs an hour (the spot price for `spot`, when the catalog has one).
+  // A MIG instance the catalog does not name pays its share of its GPU's price: its compute
+  // slices of 7 ("3g.40gb" of an A100-80GB: 3/7). None when the catalog prices neither.
+  std::optional<double> HourlyPrice(const std::string& model, bool spot) const;
   const PoolPolicy* Pool(const std::string& name) const {
     auto it = pools.find(name);
     return it == pools.end() ? nullptr : &it->second;

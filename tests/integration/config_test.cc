@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -74,6 +75,28 @@ TEST(Config, SighupAppliesAGoodFileAndKeepsTheRunningOneForABadFile) {
   EXPECT_TRUE(baton.Alive());
   EXPECT_EQ(SubmitStatus(*c, R"({"command": ["true"], "time_limit": "3h"})", &body), 201) << body;
   EXPECT_EQ(SubmitStatus(*c, R"({"command": ["true"], "time_limit": "5h"})", &body), 400) << body;
+}
+
+TEST(Config, TheStoreLivesWhereTheFileSaysAndKeepsJobsAcrossARestart) {
+  TempDir dir;
+  std::string db = dir.path() + "/elsewhere/jobs.db";
+  std::filesystem::create_directories(dir.path() + "/elsewhere");
+  std::string config = dir.path() + "/baton.yaml";
+  std::ofstream(config) << "store: {type: sqlite, path: " << db << "}\n";
+  int64_t id = 0;
+  {
+    BatonProcess baton(dir.path() + "/data", {"--config", config});
+    auto c = baton.Client();
+    id = Submit(*c, R"({"command": ["true"]})");
+    ASSERT_GT(id, 0);
+  }
+  EXPECT_TRUE(std::filesystem::exists(db));
+  EXPECT_FALSE(std::filesystem::exists(dir.path() + "/data/baton.db"));
+  BatonProcess again(dir.path() + "/data", {"--config", config});
+  auto c = again.Client();
+  auto r = c->Request("GET", "/v1/jobs/" + std::to_string(id));
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200) << r->body;
 }
 
 }  // namespace

@@ -290,6 +290,8 @@ TEST(ServerConfig, ErrorsNameTheFileTheLineAndTheKey) {
       {"projects:\n  v: {budget: {amount: -5}}\n", "projects.v.budget.amount: must be a number from"},
       {"projects:\n  v: {budget: {amount: 5, period: year}}\n", "projects.v.budget.period: must be day, week, month or total"},
       {"projects:\n  v: {budget: {period: week}}\n", "projects.v.budget.amount: missing"},
+      {"store:\n  type: postgres\n", "line 2: store.type: postgres is not built yet"},
+      {"store: {path: baton.db}\n", "store.path: must be an absolute path"},
   };
   for (const auto& c : cases) {
     auto cfg = DecodeServerConfig(c.yaml, "baton.yaml");
@@ -338,6 +340,21 @@ projects:
   EXPECT_EQ(p.prices.at("A100"), (GpuPrice{.on_demand = 1.2, .spot = -1}));
   EXPECT_EQ(p.Project("vision").budget, (Budget{.amount = 5000, .period = BudgetPeriod::kWeek, .hard_stop = true}));
   EXPECT_EQ(p.Project("nlp").budget, (Budget{.amount = 300, .period = BudgetPeriod::kMonth, .hard_stop = false}));
+  auto store = DecodeServerConfig("store: {type: sqlite, path: /fast/baton.db}\n", "baton.yaml");
+  ASSERT_TRUE(store.has_value()) << store.error().message();
+  EXPECT_EQ(store->store_path, "/fast/baton.db");
+  // A project's budget replaces the default's whole, and `none` opts out of it.
+  auto defaults = DecodeServerConfig(R"(
+defaults:
+  project: {budget: {amount: 100, period: week, hard_stop: true}}
+projects:
+  a: {budget: 50}
+  b: {budget: none}
+)", "baton.yaml");
+  ASSERT_TRUE(defaults.has_value()) << defaults.error().message();
+  EXPECT_EQ(defaults->policy.Project("a").budget, (Budget{.amount = 50, .period = BudgetPeriod::kMonth}));
+  EXPECT_LT(defaults->policy.Project("b").budget.amount, 0);
+  EXPECT_EQ(defaults->policy.Project("c").budget.amount, 100);
   EXPECT_LT(p.Project("other").budget.amount, 0);
 }
 

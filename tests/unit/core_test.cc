@@ -246,6 +246,14 @@ TEST(Budget, APriceIsFoundByModelThenByTheLongestPrefixAGpuTypeWouldName) {
   EXPECT_EQ(p.Price("A100-80GB-MIG-1g.10gb")->on_demand, 0.5);
   EXPECT_EQ(p.Price("L4"), nullptr);
   EXPECT_EQ(p.Price("H1000"), nullptr);
+  // Spot when asked for and priced; MIG instances not named pay their slices of their GPU.
+  p.prices["H100"].spot = 1;
+  EXPECT_EQ(p.HourlyPrice("H100-94GB", true), 1.0);
+  EXPECT_EQ(p.HourlyPrice("A100-40GB", true), 1.0);  // no spot price: on demand
+  EXPECT_EQ(p.HourlyPrice("A100-80GB-MIG-1g.10gb", false), 0.5);
+  EXPECT_DOUBLE_EQ(*p.HourlyPrice("H100-80GB-MIG-3g.40gb", false), 3.0 * 3 / 7);
+  EXPECT_EQ(p.HourlyPrice("L4-MIG-1g.5gb", false), std::nullopt);
+  EXPECT_EQ(p.HourlyPrice("L4", false), std::nullopt);
 }
 
 }  // namespace

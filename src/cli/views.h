@@ -1,0 +1,28 @@
+// The cluster views of the command line: `baton gpus`, `baton usage`, `baton events [-f]`
+// and the live `baton top` (views.cc). Each prints a table, or the server's JSON with --json.
+#pragma once
+
+#include <string>
+
+#include "cli/client.h"
+#include "core/time.h"
+
+namespace baton::cli {
+
+// "42s", "3m", "5h", "2d": how long ago `t` was.
+std::string Age(TimePoint t);
+
+int Gpus(const Connection& conn, bool json);
+int ShowUsage(const Connection& conn, bool json);
+// With `follow`, the event stream (Server-Sent Events) until interrupted.
+int Events(const Connection& conn, bool follow, bool json);
+
+struct TopOptions {
+  double interval_s = 2;  // between frames
+  bool once = false;      // one frame, then exit (for scripts; also when stdout is not a terminal)
+};
+// A live view: the GPU grid (utilisation, memory, temperature, the job and its user), the
+// queue with its reasons, and the running jobs. q or Ctrl-C quits.
+int Top(const Connection& conn, const TopOptions& options);
+
+}  // namespace baton::cli
