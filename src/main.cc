@@ -304,8 +304,21 @@ int Serve(const ServeOptions& o, const std::string& config) {
   auto agent_token = EnsureToken(dir + "/agent.token");
   if (!agent_token) return Fail(agent_token.error());
 
-  auto store = store::SqliteStore::Open(o.store_path.empty() ? dir + "/baton.db" : o.store_path);
+  std::string db = o.store_path.empty() ? dir + "/baton.db" : o.store_path;
+  int store_lock = -1;
+  if (!o.store_path.empty()) {
+    // A store outside the data directory: its own lock (two servers with other data
+    // directories must not share it), and no one else may read it (jobs' env, token hashes).
+    store_lock = open((db + ".lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    if (store_lock < 0 || flock(store_lock, LOCK_EX | LOCK_NB) != 0) {
+      return Fail(Conflict("another baton already uses the store " + db + " (" + db + ".lock is held)"));
+    }
+  }
+  mode_t old_mask = umask(077);  // the database and its -wal and -shm files: 0600
+  auto store = store::SqliteStore::Open(db);
+  umask(old_mask);
   if (!store) return Fail(store.error());
+  for (const char* suffix : {"", "-wal", "-shm"}) (void)chmod((db + suffix).c_str(), 0600);  // made by an older baton
   auto snapshot = (*store)->Load();
   if (!snapshot) return Fail(snapshot.error());
   size_t restored = snapshot->jobs.size();

@@ -251,7 +251,7 @@ void Agent::PollLoop() {
       LogWarn("cannot read the controller's orders (is the controller newer than this agent?): " +
                   orders.error().message(),
               Context());
-      std::this_thread::sleep_for(std::chrono::seconds(5));
+      for (int i = 0; i < 50 && !stopping_; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
       continue;
     }
     std::lock_guard lock(mu_);

@@ -5,6 +5,8 @@
 #include <pwd.h>
 #include <signal.h>
 #include <spawn.h>
+#include <poll.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -64,7 +66,110 @@ Result<std::string> ShimIdentity(const std::string& user) {
   return text;
 }
 
-ProcessExecutor::ProcessExecutor(std::string shim_path) : shim_path_(std::move(shim_path)) {}
+ProcessExecutor::ProcessExecutor(std::string shim_path, bool zygote)
+    : shim_path_(std::move(shim_path)), use_zygote_(zygote) {}
+
+ProcessExecutor::~ProcessExecutor() { DropZygote(); }
+
+void ProcessExecutor::DropZygote() {
+  if (zygote_.pid == 0) return;
+  // Closing its request channel ends the zygote (and a stuck one is killed); the shims it made
+  // run on.
+  close(zygote_.requests);
+  close(zygote_.notices);
+  kill(zygote_.pid, SIGKILL);
+  int status = 0;
+  (void)waitpid(zygote_.pid, &status, 0);
+  orphans_.insert(from_zygote_.begin(), from_zygote_.end());
+  from_zygote_.clear();
+  zygote_ = Zygote{};
+}
+
+Status ProcessExecutor::StartZygote() {
+  int channel[2], notices[2];
+  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, channel) != 0) {
+    return Unavailable(std::string("zygote: socketpair: ") + strerror(errno));
+  }
+  if (pipe2(notices, O_CLOEXEC) != 0) {
+    close(channel[0]);
+    close(channel[1]);
+    return Unavailable(std::string("zygote: pipe: ") + strerror(errno));
+  }
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_adddup2(&fa, channel[1], 3);  // dup2 clears close-on-exec
+  posix_spawn_file_actions_adddup2(&fa, notices[1], 4);
+  std::string zygote_flag = "--zygote";
+  std::vector<char*> argv = {shim_path_.data(), zygote_flag.data(), nullptr};
+  std::vector<char*> envp = {nullptr};
+  auto pid = SpawnShim(argv, envp, &fa);
+  posix_spawn_file_actions_destroy(&fa);
+  close(channel[1]);
+  close(notices[1]);
+  if (!pid) {
+    close(channel[0]);
+    close(notices[0]);
+    return pid.error();
+  }
+  fcntl(notices[0], F_SETFL, fcntl(notices[0], F_GETFL) | O_NONBLOCK);
+  zygote_ = Zygote{.pid = *pid, .requests = channel[0], .notices = notices[0]};
+  return Status::Ok();
+}
+
+namespace {
+
+bool WriteFull(int fd, const char* p, size_t n) {
+  while (n > 0) {
+    ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) return false;
+    p += w;
+    n -= static_cast<size_t>(w);
+  }
+  return true;
+}
+
+bool ReadFull(int fd, char* p, size_t n) {
+  while (n > 0) {
+    ssize_t r = read(fd, p, n);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) return false;
+    p += r;
+    n -= static_cast<size_t>(r);
+  }
+  return true;
+}
+
+void PutU32(std::string& out, uint32_t v) { out.append(reinterpret_cast<const char*>(&v), sizeof v); }
+
+}  // namespace
+
+// One request to the zygote (the framing is in shim_main.cc): the shim's pid, or an error when
+// the zygote is gone, does not answer within 10 s, or could not fork.
+Result<Started> ProcessExecutor::ForkShim(const std::vector<std::string>& args, const std::vector<std::string>& env,
+                                          bool* sent) {
+  *sent = false;
+  std::string body;
+  PutU32(body, static_cast<uint32_t>(args.size()));
+  PutU32(body, static_cast<uint32_t>(env.size()));
+  for (const auto& a : args) body.append(a.c_str(), a.size() + 1);
+  for (const auto& e : env) body.append(e.c_str(), e.size() + 1);
+  std::string frame;
+  PutU32(frame, static_cast<uint32_t>(body.size()));
+  frame += body;
+  if (!WriteFull(zygote_.requests, frame.data(), frame.size())) return Err(Unavailable("the zygote is gone"));
+  *sent = true;
+  int64_t answer[2] = {0, 0};
+  pollfd reply{.fd = zygote_.requests, .events = POLLIN, .revents = 0};
+  if (poll(&reply, 1, 10'000) != 1 || !ReadFull(zygote_.requests, reinterpret_cast<char*>(answer), sizeof answer)) {
+    return Err(Unavailable("the zygote did not answer"));
+  }
+  if (answer[0] <= 0) {
+    return Err(Unavailable(std::string("the zygote cannot fork: ") + strerror(static_cast<int>(-answer[0]))));
+  }
+  return Started{.shim_pid = static_cast<pid_t>(answer[0]), .job_pid = 0,
+                 .shim_start_ticks = static_cast<uint64_t>(answer[1])};
+}
 
 std::string ProcessExecutor::DefaultShimPath() {
   std::error_code ec;
@@ -105,6 +210,27 @@ Result<Started> ProcessExecutor::Start(const ProcessSpec& spec) {
   (void)unlink(spec.status_path.c_str());
   (void)unlink(spec.pid_path.c_str());
 
+  if (use_zygote_) {
+    // Through the zygote; if it died, through a new one; if none can be had, on our own.
+    for (int attempt = 0; attempt < 2; ++attempt) {
+      if (zygote_.pid == 0 && !StartZygote().ok()) break;
+      bool sent = false;
+      auto started = ForkShim(args, spec.env, &sent);
+      if (started) {
+        from_zygote_[started->shim_pid] = started->shim_start_ticks;
+        return started;
+      }
+      DropZygote();
+      // A request the zygote got may have started the job before it failed: not again.
+      if (sent) return Err(Unavailable("cannot start the job: " + started.error().message()));
+    }
+  }
+  ASSIGN_OR_RETURN(pid_t shim, SpawnShim(argv, envp, nullptr));
+  return Started{.shim_pid = shim, .job_pid = 0, .shim_start_ticks = ProcessStartTicks(shim)};
+}
+
+Result<pid_t> ProcessExecutor::SpawnShim(std::vector<char*>& argv, std::vector<char*>& envp,
+                                         const posix_spawn_file_actions_t* actions) {
   // posix_spawn starts the shim without copying this (large) process: with glibc it is a
   // vfork-style clone followed by exec. The shim starts with default signal handling and
   // nothing blocked, which the job inherits.
@@ -117,10 +243,10 @@ Result<Started> ProcessExecutor::Start(const ProcessSpec& spec) {
   posix_spawnattr_setsigmask(&attr, &none);
   posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
   pid_t shim = 0;
-  int err = posix_spawn(&shim, shim_path_.c_str(), nullptr, &attr, argv.data(), envp.data());
+  int err = posix_spawn(&shim, shim_path_.c_str(), actions, &attr, argv.data(), envp.data());
   posix_spawnattr_destroy(&attr);
   if (err != 0) return Err(Unavailable("cannot start " + shim_path_ + ": " + strerror(err)));
-  return Started{.shim_pid = shim, .job_pid = 0, .shim_start_ticks = ProcessStartTicks(shim)};
+  return shim;
 }
 
 void ProcessExecutor::Signal(pid_t job_pid, int sig) {
@@ -129,11 +255,43 @@ void ProcessExecutor::Signal(pid_t job_pid, int sig) {
 
 std::vector<pid_t> ProcessExecutor::Reap() {
   std::vector<pid_t> out;
+  bool zygote_died = false;
   for (;;) {
     int status = 0;
     pid_t pid = waitpid(-1, &status, WNOHANG);
     if (pid <= 0) break;
+    if (pid == zygote_.pid) {
+      zygote_died = true;
+      continue;
+    }
     out.push_back(pid);
+  }
+  if (zygote_.pid != 0) {
+    int32_t ended[256];
+    for (;;) {
+      ssize_t n = read(zygote_.notices, ended, sizeof ended);
+      if (n <= 0) break;
+      for (ssize_t i = 0; i < n / static_cast<ssize_t>(sizeof(int32_t)); ++i) {
+        out.push_back(ended[i]);
+        from_zygote_.erase(ended[i]);
+      }
+    }
+  }
+  if (zygote_died) {
+    // Its shims are init's children now: their ends are found by looking.
+    close(zygote_.requests);
+    close(zygote_.notices);
+    orphans_.insert(from_zygote_.begin(), from_zygote_.end());
+    from_zygote_.clear();
+    zygote_ = Zygote{};
+  }
+  for (auto it = orphans_.begin(); it != orphans_.end();) {
+    if (!Alive(it->first, it->second)) {  // gone, a zombie, or its pid reused
+      out.push_back(it->first);
+      it = orphans_.erase(it);
+    } else {
+      ++it;
+    }
   }
   return out;
 }

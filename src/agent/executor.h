@@ -2,12 +2,20 @@
 // leaves the agent's session, starts the job in its own process group with stdout and stderr
 // appended to the job's log (in its cgroup and as its Unix user, when given), writes the job's
 // pid to a file, waits for it, and writes how it ended to a status file. The shim outlives the
-// agent, so a restarted agent finds every job's fate in its status file: running jobs survive agent restarts and are re-adopted (see Agent).
+// agent, so a restarted agent finds every job's fate in its status file: running jobs survive
+// agent restarts and are re-adopted (see Agent).
+//
+// ProcessExecutor starts the shims through a zygote (`baton-shim --zygote`, shim_main.cc): one
+// long-lived shim that forks a copy of itself per job, which saves an exec per job (the dearest
+// part of a short job on a node). A zygote that dies is replaced at the next start; the shims it
+// made run on, and their ends are then noticed by polling them.
 #pragma once
 
+#include <spawn.h>
 #include <sys/types.h>
 
 #include <optional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -57,7 +65,11 @@ class Executor {
 
 class ProcessExecutor : public Executor {
  public:
-  explicit ProcessExecutor(std::string shim_path = DefaultShimPath());
+  // `zygote`: start shims through a zygote (else each with its own posix_spawn).
+  explicit ProcessExecutor(std::string shim_path = DefaultShimPath(), bool zygote = true);
+  ~ProcessExecutor() override;
+  ProcessExecutor(const ProcessExecutor&) = delete;
+  ProcessExecutor& operator=(const ProcessExecutor&) = delete;
   // baton-shim beside the running executable.
   static std::string DefaultShimPath();
   // Whether the shim is there to run.
@@ -67,9 +79,28 @@ class ProcessExecutor : public Executor {
   void Signal(pid_t job_pid, int sig) override;
   std::vector<pid_t> Reap() override;
   bool Alive(pid_t shim_pid, uint64_t start_ticks) override;
+  // The zygote's pid, 0 when there is none (for tests).
+  pid_t zygote_pid() const { return zygote_.pid; }
 
  private:
+  struct Zygote {
+    pid_t pid = 0;
+    int requests = -1;  // request in, pid out
+    int notices = -1;   // pids of shims that ended (non-blocking)
+  };
+  Result<pid_t> SpawnShim(std::vector<char*>& argv, std::vector<char*>& envp,
+                          const posix_spawn_file_actions_t* actions);
+  // The new shim through the zygote. `sent` tells whether the request reached it (after which
+  // it must not be asked again: the job may be running).
+  Result<Started> ForkShim(const std::vector<std::string>& args, const std::vector<std::string>& env, bool* sent);
+  Status StartZygote();
+  void DropZygote();
+
   std::string shim_path_;
+  bool use_zygote_ = true;
+  Zygote zygote_;
+  std::map<pid_t, uint64_t> from_zygote_;  // shims of the current zygote not yet ended: start ticks
+  std::map<pid_t, uint64_t> orphans_;      // shims of a zygote that died: polled until they end
 };
 
 // A Unix user as the node's NSS knows them (files, LDAP...). NotFound names the user.

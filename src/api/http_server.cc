@@ -126,7 +126,9 @@ class Session : public std::enable_shared_from_this<Session> {
     head->set(http::field::cache_control, "no-cache");
     for (const auto& [k, v] : res.headers) head->set(k, v);
     head->keep_alive(false);
-    head->chunked(true);
+    // HTTP/1.0 has no chunks: the body is the bytes until the connection closes.
+    chunked_ = version >= 11;
+    head->chunked(chunked_);
     pull_ = std::move(res.stream);
     auto serializer = std::make_shared<http::response_serializer<http::empty_body>>(*head);
     stream_.expires_after(std::chrono::seconds(60));
@@ -159,12 +161,16 @@ class Session : public std::enable_shared_from_this<Session> {
     if (!piece.data.empty()) {
       auto data = std::make_shared<std::string>(std::move(piece.data));
       stream_.expires_after(std::chrono::seconds(60));  // a client that stops reading is dropped
-      asio::async_write(stream_, http::make_chunk(asio::buffer(*data)),
-                        [self = shared_from_this(), data, end = piece.end](beast::error_code ec, size_t) {
-                          if (ec) return self->Gone();
-                          if (end) return self->EndStream();
-                          self->PullNext();
-                        });
+      auto done = [self = shared_from_this(), data, end = piece.end](beast::error_code ec, size_t) {
+        if (ec) return self->Gone();
+        if (end) return self->EndStream();
+        self->PullNext();
+      };
+      if (chunked_) {
+        asio::async_write(stream_, http::make_chunk(asio::buffer(*data)), std::move(done));
+      } else {
+        asio::async_write(stream_, asio::buffer(*data), std::move(done));
+      }
       return;
     }
     if (piece.end) return EndStream();
@@ -175,6 +181,7 @@ class Session : public std::enable_shared_from_this<Session> {
   }
 
   void EndStream() {
+    if (!chunked_) return Gone();
     stream_.expires_after(std::chrono::seconds(60));
     asio::async_write(stream_, http::make_chunk_last(),
                       [self = shared_from_this()](beast::error_code, size_t) { self->Gone(); });
@@ -225,6 +232,7 @@ class Session : public std::enable_shared_from_this<Session> {
   beast::tcp_stream stream_;
   asio::steady_timer timer_;
   api::Pull pull_;
+  bool chunked_ = true;
   bool gone_ = false;
   beast::flat_buffer buffer_;
   std::array<char, 64 * 1024> scratch_;

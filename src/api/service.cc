@@ -400,7 +400,7 @@ void Service::Logs(const Identity& who, const Request& req, int64_t id, Respond 
         res.content_type = "text/plain; charset=utf-8";
         res.headers.emplace_back("X-Baton-Job-State", std::string(JobStateName(job.state)));
         if (follow) {
-          res.stream = FollowLogs(who, job.id, from, offset);
+          res.stream = FollowLogs(who, job.id, from, !node.empty(), offset);
           return res;
         }
         if (from.empty()) return res;

@@ -29,7 +29,7 @@ class Service {
   void Submit(const Identity& who, Request& req, Respond respond, bool batch);
   void Logs(const Identity& who, const Request& req, int64_t id, Respond respond);
   // GET /v1/jobs/{id}/logs?follow=1 and GET /v1/events as Server-Sent Events (streams.cc).
-  Pull FollowLogs(const Identity& who, JobId job, std::string node, int64_t offset);
+  Pull FollowLogs(const Identity& who, JobId job, std::string node, bool node_given, int64_t offset);
   void EventStream(const Request& req, Respond respond);
   void ShowJobMetrics(const Identity& who, int64_t id, Respond respond);
   void AgentReport(Request& req, Respond respond);

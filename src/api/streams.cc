@@ -23,6 +23,7 @@ struct LogFollow {
   control::Caller caller;
   JobId job;
   std::string node;      // the node whose log is followed; empty until the job has one
+  bool node_given = false;  // ?node=: that node's log, whatever the job does
   int64_t offset = 0;
   bool last = false;     // the job has ended: what is on disk is all there is
 };
@@ -34,9 +35,9 @@ struct EventFeed {
 
 }  // namespace
 
-Pull Service::FollowLogs(const Identity& who, JobId job, std::string node, int64_t offset) {
-  auto f = std::make_shared<LogFollow>(
-      LogFollow{.caller = CallerOf(who), .job = job, .node = std::move(node), .offset = offset});
+Pull Service::FollowLogs(const Identity& who, JobId job, std::string node, bool node_given, int64_t offset) {
+  auto f = std::make_shared<LogFollow>(LogFollow{
+      .caller = CallerOf(who), .job = job, .node = std::move(node), .node_given = node_given, .offset = offset});
   return [this, f](PieceCallback give) {
     if (!f->node.empty()) {
       auto chunk = logs_.Read(f->job, f->node, f->offset, kPieceBytes);
@@ -52,7 +53,11 @@ Pull Service::FollowLogs(const Identity& who, JobId job, std::string node, int64
     Ask(control::GetJob{f->caller, f->job}, [f, give](control::Reply& r) {
       if (!r.status.ok()) return give(Piece{.end = true});
       const Job& job = r.jobs.at(0);
-      if (f->node.empty() && !job.allocation.empty()) f->node = job.allocation.front().node;
+      // A requeued job that starts again elsewhere: its new node's log, from the start.
+      if (!f->node_given && !job.allocation.empty() && job.allocation.front().node != f->node) {
+        f->node = job.allocation.front().node;
+        f->offset = 0;
+      }
       if (IsTerminal(job.state)) {
         f->last = true;
         return give(Piece{});  // read once more, at once

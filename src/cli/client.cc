@@ -75,7 +75,9 @@ Result<std::string> ApiClient::Call(std::string_view method, std::string_view ta
 
 Status ApiClient::Stream(std::string_view target, const std::function<void(std::string_view)>& on_data,
                          const net::Headers& headers) {
-  auto r = http_->Stream(target, on_data, headers);
+  // A followed log of a job still waiting, or a quiet cluster's events, may send nothing for
+  // hours: the stream is left open as long as the server keeps it.
+  auto r = http_->Stream(target, on_data, headers, std::chrono::hours(24 * 365));
   if (!r) return r.error();
   if (r->status < 200 || r->status >= 300) return FromHttp(*r);
   return Status::Ok();

@@ -10,6 +10,7 @@
 #include <cmath>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <sstream>
 
 #include "cli/table.h"
@@ -330,7 +331,9 @@ int Top(const Connection& conn, const TopOptions& options) {
     sigaction(SIGINT, &sa, nullptr);
     sigaction(SIGTERM, &sa, nullptr);
   }
-  RawTerminal raw;
+  std::optional<RawTerminal> raw;
+  if (live) raw.emplace();
+  bool keys = live && isatty(STDIN_FILENO);  // q quits; without a terminal to read, only Ctrl-C
   if (live) std::cout << "\x1b[?1049h\x1b[?25l" << std::flush;  // the alternate screen, no cursor
   int rc = 0;
   while (!g_stop) {
@@ -349,12 +352,14 @@ int Top(const Connection& conn, const TopOptions& options) {
       rc = frame ? 0 : 1;
       break;
     }
-    // Wait for the next frame, or for q.
-    pollfd in{.fd = STDIN_FILENO, .events = POLLIN, .revents = 0};
+    // Wait for the next frame, or for q. (poll ignores a negative fd: then it only waits.)
+    pollfd in{.fd = keys ? STDIN_FILENO : -1, .events = POLLIN, .revents = 0};
     int ready = poll(&in, 1, static_cast<int>(options.interval_s * 1000));
     if (ready > 0) {
       char c = 0;
-      if (read(STDIN_FILENO, &c, 1) == 1 && (c == 'q' || c == 'Q')) break;
+      ssize_t n = read(STDIN_FILENO, &c, 1);
+      if (n <= 0) keys = false;  // stdin closed: stop reading it
+      if (n == 1 && (c == 'q' || c == 'Q')) break;
     }
   }
   if (live) std::cout << "\x1b[?25h\x1b[?1049l" << std::flush;

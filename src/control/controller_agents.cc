@@ -101,7 +101,10 @@ Reply Controller::Inject(const InjectFault& c) {
 
 Reply Controller::Events(const GetEvents& c) const {
   Reply r;
-  auto it = std::upper_bound(events_.begin(), events_.end(), c.after,
+  // Numbers start again at 1 after a restart: a client that asks after one not handed out yet
+  // has numbers of an earlier run, and gets every event from the start.
+  int64_t after = c.after >= next_event_seq_ ? 0 : c.after;
+  auto it = std::upper_bound(events_.begin(), events_.end(), after,
                              [](int64_t after, const ClusterEvent& e) { return after < e.seq; });
   for (; it != events_.end() && static_cast<int>(r.events.size()) < c.limit; ++it) r.events.push_back(*it);
   return r;

@@ -40,8 +40,10 @@ std::optional<double> Policy::HourlyPrice(const std::string& model, bool spot) c
   if (parent == nullptr) return std::nullopt;
   std::string_view profile = std::string_view(model).substr(mig + 5);  // "3g.40gb"
   size_t g = profile.find('g');
-  if (g == 0 || g == std::string_view::npos || g > 1 || profile[0] < '1' || profile[0] > '7') return std::nullopt;
-  return pick(*parent) * (profile[0] - '0') / 7.0;
+  // Compute slices of the whole GPU: 4 on an A30, 7 on the A100 and H100.
+  int slices = model.rfind("A30", 0) == 0 ? 4 : 7;
+  if (g != 1 || profile[0] < '1' || profile[0] - '0' > slices) return std::nullopt;
+  return pick(*parent) * (profile[0] - '0') / slices;
 }
 
 TimePoint PeriodStart(BudgetPeriod period, TimePoint t) {

@@ -110,7 +110,8 @@ struct Policy {
   const GpuPrice* Price(const std::string& model) const;
   // What a GPU of `model` costs an hour (the spot price for `spot`, when the catalog has one).
   // A MIG instance the catalog does not name pays its share of its GPU's price: its compute
-  // slices of 7 ("3g.40gb" of an A100-80GB: 3/7). None when the catalog prices neither.
+  // slices ("3g.40gb" of an A100-80GB: 3 of 7; "2g.12gb" of an A30: 2 of 4). None when the
+  // catalog prices neither.
   std::optional<double> HourlyPrice(const std::string& model, bool spot) const;
   const PoolPolicy* Pool(const std::string& name) const {
     auto it = pools.find(name);

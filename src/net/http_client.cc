@@ -151,7 +151,12 @@ Result<HttpResponse> HttpClient::Stream(std::string_view target,
   }
   auto res = parser.release();
   im.stream.reset();
-  return HttpResponse{.status = static_cast<int>(res.result_int()), .body = std::move(res.body())};
+  int status = static_cast<int>(res.result_int());
+  if (status >= 200 && status < 300 && !res.body().empty()) {
+    on_data(res.body());  // a body sent whole (not chunked): it is the stream
+    res.body().clear();
+  }
+  return HttpResponse{.status = status, .body = std::move(res.body())};
 }
 
 Result<HttpResponse> HttpClient::Request(std::string_view method, std::string_view target,

@@ -92,7 +92,13 @@ TEST(Config, TheStoreLivesWhereTheFileSaysAndKeepsJobsAcrossARestart) {
   }
   EXPECT_TRUE(std::filesystem::exists(db));
   EXPECT_FALSE(std::filesystem::exists(dir.path() + "/data/baton.db"));
+  // Outside the data directory it is still readable by its owner alone.
+  EXPECT_EQ(std::filesystem::status(db).permissions() & std::filesystem::perms::all, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
   BatonProcess again(dir.path() + "/data", {"--config", config});
+  // A second server with another data directory may not share the store.
+  CliResult second = RunCli(again, {"server", "--data", dir.path() + "/other", "--listen", "127.0.0.1:0", "--config", config});
+  EXPECT_EQ(second.exit_code, 1) << second.out;
+  EXPECT_NE(second.out.find("another baton already uses the store " + db), std::string::npos) << second.out;
   auto c = again.Client();
   auto r = c->Request("GET", "/v1/jobs/" + std::to_string(id));
   ASSERT_TRUE(r);

@@ -46,6 +46,13 @@ TEST(Streams, AFollowedLogArrivesWhileTheJobRunsAndEndsWithIt) {
                                           << Seconds(end - start) << " s";
   EXPECT_NE(JsonField(WaitForJob(*c, id, 5000), "state"), "");
 
+  // An HTTP/1.0 client (no chunks) gets the bytes as they are, until the connection closes.
+  std::string old = RawExchange(baton.url(), "GET /v1/jobs/" + std::to_string(id) +
+                                                  "/logs?follow=1 HTTP/1.0\r\nAuthorization: Bearer " + baton.token() +
+                                                  "\r\n\r\n");
+  EXPECT_EQ(old.rfind("HTTP/1.0 200 OK\r\n", 0), 0u) << old;
+  EXPECT_EQ(old.find("chunked"), std::string::npos) << old;
+  EXPECT_NE(old.find("\r\n\r\nfirst\nsecond\n"), std::string::npos) << old;
   // The command line follows the same way; a finished job's log is printed whole at once.
   CliResult cli = RunCli(baton, {"logs", "-f", std::to_string(id)});
   EXPECT_EQ(cli.exit_code, 0);

@@ -354,6 +354,16 @@ TEST_F(ControllerTest, ARegisteringAgentReportsJobsThatEndedWhileAway) {
   EXPECT_EQ(State(id), JobState::kSucceeded);
 }
 
+TEST_F(ControllerTest, EventsAfterANumberNotYetGivenStartFromTheBeginning) {
+  RegisterNode("n1", 1);  // node_joined: event 1
+  ASSERT_EQ(Run(GetEvents{}).events.size(), 1u);
+  EXPECT_TRUE(Run(GetEvents{.after = 1}).events.empty());
+  // A client that saw event 40 of the controller's previous run (numbers start again at 1).
+  Reply r = Run(GetEvents{.after = 40});
+  ASSERT_EQ(r.events.size(), 1u);
+  EXPECT_EQ(r.events[0].kind, "node_joined");
+}
+
 TEST_F(ControllerTest, ARestartRebuildsExactlyTheSameState) {
   RegisterNode("n1", 2);
   JobId a = Submit(1000), b = Submit(1000), c = Submit(1000);

@@ -252,6 +252,8 @@ TEST(Budget, APriceIsFoundByModelThenByTheLongestPrefixAGpuTypeWouldName) {
   EXPECT_EQ(p.HourlyPrice("A100-40GB", true), 1.0);  // no spot price: on demand
   EXPECT_EQ(p.HourlyPrice("A100-80GB-MIG-1g.10gb", false), 0.5);
   EXPECT_DOUBLE_EQ(*p.HourlyPrice("H100-80GB-MIG-3g.40gb", false), 3.0 * 3 / 7);
+  p.prices["A30"] = GpuPrice{.on_demand = 2};
+  EXPECT_EQ(p.HourlyPrice("A30-24GB-MIG-2g.12gb", false), 1.0);  // 2 of an A30's 4 slices
   EXPECT_EQ(p.HourlyPrice("L4-MIG-1g.5gb", false), std::nullopt);
   EXPECT_EQ(p.HourlyPrice("L4", false), std::nullopt);
 }

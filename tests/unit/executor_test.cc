@@ -139,6 +139,77 @@ TEST_F(ExecutorTest, TheShimIsTrackedByPidAndStartTime) {
   EXPECT_FALSE(exec_.Alive(started->shim_pid, started->shim_start_ticks));
 }
 
+// The parent pid of a process, from /proc/PID/stat (0 when it is gone).
+pid_t ParentOf(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  std::getline(in, line);
+  size_t close_paren = line.rfind(')');
+  if (close_paren == std::string::npos) return 0;
+  std::istringstream rest(line.substr(close_paren + 2));
+  char state = 0;
+  pid_t parent = 0;
+  rest >> state >> parent;
+  return parent;
+}
+
+// Whether `executor.Reap()` reports `shim` within about 2 s.
+bool ReapedWithin(ProcessExecutor& executor, pid_t shim) {
+  for (int i = 0; i < 400; ++i) {
+    for (pid_t p : executor.Reap()) {
+      if (p == shim) return true;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return false;
+}
+
+TEST_F(ExecutorTest, ShimsComeFromOneZygoteAndADeadZygoteIsReplacedWhileItsShimsRunOn) {
+  ProcessSpec first = Shell("sleep 0.5; echo first done");
+  auto a = exec_.Start(first);
+  ASSERT_TRUE(a.has_value()) << a.error().message();
+  pid_t zygote = exec_.zygote_pid();
+  ASSERT_GT(zygote, 0);
+  EXPECT_EQ(ParentOf(a->shim_pid), zygote);
+  // A second job: the same zygote, another shim.
+  ProcessSpec quick = Shell("exit 4");
+  quick.status_path = dir_ + "/quick.status";
+  quick.pid_path = dir_ + "/quick.pid";
+  auto b = exec_.Start(quick);
+  ASSERT_TRUE(b.has_value());
+  EXPECT_EQ(exec_.zygote_pid(), zygote);
+  EXPECT_NE(b->shim_pid, a->shim_pid);
+  // Its end is told by the zygote, which reaps it.
+  EXPECT_TRUE(ReapedWithin(exec_, b->shim_pid));
+  EXPECT_EQ(ReadExitStatus(quick.status_path)->exit_code, 4);
+  // The zygote dies; the first job runs on, and its end is still found.
+  kill(zygote, SIGKILL);
+  EXPECT_TRUE(ReapedWithin(exec_, a->shim_pid));
+  ASSERT_TRUE(ReadExitStatus(first.status_path).has_value());
+  EXPECT_EQ(ReadExitStatus(first.status_path)->exit_code, 0);
+  EXPECT_NE(Log().find("first done"), std::string::npos);
+  // The next job gets a new zygote.
+  ProcessSpec next = Shell("exit 0");
+  next.status_path = dir_ + "/next.status";
+  next.pid_path = dir_ + "/next.pid";
+  auto c = exec_.Start(next);
+  ASSERT_TRUE(c.has_value());
+  EXPECT_GT(exec_.zygote_pid(), 0);
+  EXPECT_NE(exec_.zygote_pid(), zygote);
+  ASSERT_TRUE(WaitForExit(next).has_value());
+}
+
+TEST_F(ExecutorTest, WithoutAZygoteEachShimIsSpawnedByTheExecutor) {
+  ProcessExecutor plain(BATON_SHIM, false);
+  ProcessSpec spec = Shell("exit 3");
+  auto started = plain.Start(spec);
+  ASSERT_TRUE(started.has_value());
+  EXPECT_EQ(plain.zygote_pid(), 0);
+  EXPECT_EQ(ParentOf(started->shim_pid), getpid());
+  EXPECT_TRUE(ReapedWithin(plain, started->shim_pid));
+  EXPECT_EQ(ReadExitStatus(spec.status_path)->exit_code, 3);
+}
+
 TEST_F(ExecutorTest, AMissingShimIsAClearError) {
   ProcessExecutor missing("/nonexistent/baton-shim");
   Status st = missing.Check();

@@ -193,11 +193,14 @@ class Client:
         try:
             try:
                 conn.request("GET", path, headers=headers)
+                sock = conn.sock  # http.client lets go of it once it reads "Connection: close"
                 response = conn.getresponse()
             except (ConnectionError, http.client.HTTPException, OSError) as e:
                 raise BatonUnavailable("cannot reach %s: %s" % (self.server, e)) from None
             if response.status >= 400:
                 _raise_for(response.status, response.read())
+            # A followed log of a waiting job, or quiet events, may send nothing for hours.
+            sock.settimeout(None)
             decoder = codecs.getincrementaldecoder("utf-8")("replace")  # a character may span pieces
             while True:
                 piece = response.read1(65536)

@@ -109,6 +109,12 @@ def test_followed_log_arrives_while_the_job_runs(server):
     assert got + "".join(stream) == "first\nsecond\n"
 
 
+def test_a_quiet_followed_log_outlasts_the_clients_timeout(server):
+    c = Client(server["url"], server["token"], timeout=1.0)
+    job = c.submit("sleep 2; echo late")
+    assert "".join(c.logs(job["id"], follow=True)) == "late\n"
+
+
 def test_events_stream_as_server_sent_events(server):
     c = Client(server["url"], server["token"])
     first = next(c.events())

@@ -21,9 +21,22 @@
 // The agent looks the user up and decides whether a job may run as root.
 //
 // Deliberately plain: no C++ library beyond what the C library offers, so that it starts fast.
+//
+//   baton-shim --zygote   (fd 3: requests and replies, fd 4: notices; started by the agent)
+//
+// Creating a process is what bounds how many short jobs a node runs a second, and an exec is
+// the dearest part of it. So the agent keeps one shim as a zygote: for each job it sends the
+// zygote the shim's arguments and environment, and the zygote forks a copy of itself (small,
+// static, no exec) that runs them exactly as a shim started on its own would. Each job still
+// has its own shim, which outlives the zygote and the agent alike. The zygote answers each
+// request with the new shim's pid, tells the agent on fd 4 when one of its shims has ended
+// (it is their parent and reaps them), and exits when the agent closes fd 3.
 #include <errno.h>
 #include <grp.h>
 #include <sched.h>
+#include <poll.h>
+#include <stdint.h>
+#include <sys/signalfd.h>
 #include <sys/syscall.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -256,9 +269,7 @@ bool ParseProcs(const char* text, int* count, long* rank0) {
   return true;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+int ShimMain(int argc, char** argv) {
   if (argc < 12) {
     WriteAll(2, "usage: baton-shim LOG STATUS PIDFILE WORKDIR CPUS MEMNODE CGROUP USER PROCS PROGRAM "
                 "ARGV0 [ARG...] (started by the baton agent)\n");
@@ -382,4 +393,134 @@ int main(int argc, char** argv) {
   }
   WriteFileAtomic(status_path, text);
   return 0;
+}
+
+// Reads exactly `n` bytes; false at end of file or on an error.
+bool ReadFull(int fd, void* buf, size_t n) {
+  char* p = static_cast<char*>(buf);
+  while (n > 0) {
+    ssize_t r = read(fd, p, n);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) return false;
+    p += r;
+    n -= static_cast<size_t>(r);
+  }
+  return true;
+}
+
+bool WriteFull(int fd, const void* buf, size_t n) {
+  const char* p = static_cast<const char*>(buf);
+  while (n > 0) {
+    ssize_t w = write(fd, p, n);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) return false;
+    p += w;
+    n -= static_cast<size_t>(w);
+  }
+  return true;
+}
+
+// A request: u32 size, then that many bytes: u32 argc, u32 envc, and argc + envc strings, each
+// ended by NUL. The answer: an i64, the new shim's pid or -errno, and a u64, its start time
+// (from /proc, read before the zygote can reap it, so that the agent never sees a pid whose
+// start it cannot tell). A notice on fd 4: an i32 pid of a shim that ended.
+constexpr uint32_t kMaxRequest = 16u << 20;
+
+// Field 22 of /proc/PID/stat, the process's start time in clock ticks; 0 when unreadable.
+uint64_t StartTicks(pid_t pid) {
+  char path[64], buf[1024];
+  snprintf(path, sizeof path, "/proc/%d/stat", static_cast<int>(pid));
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  ssize_t n = read(fd, buf, sizeof buf - 1);
+  close(fd);
+  if (n <= 0) return 0;
+  buf[n] = '\0';
+  char* p = strrchr(buf, ')');  // the name may hold spaces and parentheses
+  if (p == nullptr) return 0;
+  int field = 2;
+  for (; *p != '\0' && field < 22; ++p) {
+    if (*p == ' ') ++field;
+  }
+  return strtoull(p, nullptr, 10);
+}
+
+int Zygote() {
+  const int requests = 3, notices = 4;
+  // Out of the agent's session (a Ctrl-C at its terminal is not for us), and holding nothing
+  // of the agent's but the two channels: its sockets must not stay open here.
+  setsid();
+  close_range(5, ~0U, 0);
+  sigset_t chld;
+  sigemptyset(&chld);
+  sigaddset(&chld, SIGCHLD);
+  sigprocmask(SIG_BLOCK, &chld, nullptr);
+  int sfd = signalfd(-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK);
+  if (sfd < 0) return 1;
+  for (;;) {
+    pollfd fds[2] = {{.fd = requests, .events = POLLIN, .revents = 0}, {.fd = sfd, .events = POLLIN, .revents = 0}};
+    if (poll(fds, 2, -1) < 0) {
+      if (errno == EINTR) continue;
+      return 1;
+    }
+    if (fds[1].revents != 0) {
+      signalfd_siginfo info;
+      while (read(sfd, &info, sizeof info) > 0) {
+      }
+      for (;;) {
+        int st = 0;
+        pid_t pid = waitpid(-1, &st, WNOHANG);
+        if (pid <= 0) break;
+        int32_t ended = pid;
+        (void)WriteFull(notices, &ended, sizeof ended);
+      }
+    }
+    if (fds[0].revents == 0) continue;
+    uint32_t size = 0;
+    if (!ReadFull(requests, &size, sizeof size) || size < 8 || size > kMaxRequest) return 0;  // the agent is gone
+    char* buf = static_cast<char*>(malloc(size + 1));
+    if (buf == nullptr || !ReadFull(requests, buf, size)) return 0;
+    buf[size] = '\0';
+    uint32_t argc = 0, envc = 0;
+    memcpy(&argc, buf, 4);
+    memcpy(&envc, buf + 4, 4);
+    if (argc > size / 2 || envc > size / 2) return 0;  // more strings than bytes: not the agent
+    char** argv = static_cast<char**>(calloc(static_cast<size_t>(argc) + envc + 2, sizeof(char*)));
+    char* p = buf + 8;
+    char* end = buf + size;
+    bool ok = argv != nullptr && argc >= 1;
+    for (uint32_t i = 0; ok && i < argc + envc; ++i) {
+      if (p >= end) {
+        ok = false;
+        break;
+      }
+      argv[i < argc ? i : i + 1] = p;  // argv, NULL, envp, NULL
+      p += strlen(p) + 1;
+    }
+    int64_t answer[2] = {-EINVAL, 0};
+    if (ok) {
+      pid_t pid = fork();
+      if (pid == 0) {
+        // The shim: as if started on its own, with the job's environment and nothing blocked.
+        sigprocmask(SIG_UNBLOCK, &chld, nullptr);
+        close(sfd);
+        close(requests);
+        close(notices);
+        environ = argv + argc + 1;
+        _exit(ShimMain(static_cast<int>(argc), argv));
+      }
+      answer[0] = pid > 0 ? pid : -errno;
+      if (pid > 0) answer[1] = static_cast<int64_t>(StartTicks(pid));
+    }
+    free(argv);
+    free(buf);
+    if (!WriteFull(requests, answer, sizeof answer)) return 0;
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc == 2 && strcmp(argv[1], "--zygote") == 0) return Zygote();
+  return ShimMain(argc, argv);
 }
