@@ -50,6 +50,15 @@ extern char** environ;
 
 namespace {
 
+// Closes every descriptor from `first` up: close_range where the kernel has it (5.9 and
+// later), else one by one up to the limit of open files.
+void CloseFrom(int first) {
+  if (close_range(static_cast<unsigned>(first), ~0U, 0) == 0) return;
+  long max = sysconf(_SC_OPEN_MAX);
+  if (max < 0 || max > 1 << 20) max = 1 << 20;
+  for (long fd = first; fd < max; ++fd) close(static_cast<int>(fd));
+}
+
 void WriteAll(int fd, const char* s) {
   size_t n = strlen(s);
   while (n > 0) {
@@ -292,7 +301,7 @@ int ShimMain(int argc, char** argv) {
   setsid();  // out of the agent's session: terminal signals and the agent's death pass it by
   // Whatever the agent had open without close-on-exec (its listening and client sockets)
   // must not reach the job: a job holding the server's port would outlive a restart.
-  close_range(3, ~0U, 0);
+  CloseFrom(3);
   int log_fd = open(log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   if (log_fd < 0) {
     WriteFileAtomic(status_path, "exit 126\n");
@@ -450,7 +459,7 @@ int Zygote() {
   // Out of the agent's session (a Ctrl-C at its terminal is not for us), and holding nothing
   // of the agent's but the two channels: its sockets must not stay open here.
   setsid();
-  close_range(5, ~0U, 0);
+  CloseFrom(5);
   sigset_t chld;
   sigemptyset(&chld);
   sigaddset(&chld, SIGCHLD);
