@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <iostream>
 #include <sstream>
 
 #include "codec/json_codec.h"
@@ -39,6 +40,11 @@ std::string DefaultDataDir() {
   if (const char* home = std::getenv("BATON_HOME"); home != nullptr && *home != '\0') return home;
   const char* user_home = std::getenv("HOME");
   return std::string(user_home != nullptr ? user_home : ".") + "/.baton";
+}
+
+int Fail(const Status& st) {
+  std::cerr << "baton: " << st.message() << "\n";
+  return 1;
 }
 
 Result<std::unique_ptr<ApiClient>> ApiClient::Connect(const Connection& c) {

@@ -17,6 +17,9 @@ struct Connection {
   std::string token;    // --token
 };
 
+// Every command: a failure prints "baton: message" on stderr and exits 1.
+int Fail(const Status& st);
+
 // $BATON_HOME, else ~/.baton.
 std::string DefaultDataDir();
 

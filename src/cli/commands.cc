@@ -29,12 +29,6 @@ std::string SignalText(int sig) {
 }
 
 
-// Every command: a failure prints "baton: message" and exits 1.
-int Fail(const Status& st) {
-  std::cerr << "baton: " << st.message() << "\n";
-  return 1;
-}
-
 // Bad input caught here, before asking the server (a flag value, a job file): exit 2.
 int Usage(const Status& st) {
   std::cerr << "baton: " << st.message() << "\n";

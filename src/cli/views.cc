@@ -21,11 +21,6 @@ namespace baton::cli {
 
 namespace {
 
-int Fail(const Status& st) {
-  std::cerr << "baton: " << st.message() << "\n";
-  return 1;
-}
-
 std::string Fixed(double v, int digits) {
   std::ostringstream s;
   s.setf(std::ios::fixed);

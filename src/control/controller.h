@@ -136,7 +136,8 @@ class Controller {
   // Raises budget alerts at 80 % and 100 %; starts new periods.
   void CheckBudgets(TimePoint now);
   int64_t BudgetSpent(const std::string& project, TimePoint now) const;
-  // Refuses a submit to a project whose hard-stop budget is spent.
+  // Refuses a submit to a project whose hard-stop budget is spent (its running attempts
+  // counted as of the last tick, so that a submit does not walk the running jobs).
   Status BudgetAllows(const std::string& project, TimePoint now) const;
   void Enqueue(Job& job, TimePoint now);
   void Dequeue(const Job& job);
@@ -200,6 +201,7 @@ class Controller {
     TimePoint period_start{};
     TimePoint next_period{};
     int64_t ended_cost = 0;  // jobs that ended in this period
+    int64_t running_cost = 0;  // its running attempts' cost as of the last tick
     double amount = 0;       // the budget the alerts were for: a new amount alerts anew
     int alerted = 0;         // 0, 1 (80 % alerted), 2 (100 % alerted)
   };

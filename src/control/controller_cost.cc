@@ -108,6 +108,10 @@ void Controller::RecountBudgets(TimePoint now, bool quiet) {
     auto b = next.find(job.spec.project);
     if (b != next.end() && *job.finished_at >= b->second.period_start) b->second.ended_cost += job.cost_micros;
   }
+  for (const auto& [id, job] : running_) {
+    auto b = next.find(job->spec.project);
+    if (b != next.end()) b->second.running_cost += AttemptCost(*job, now);
+  }
   budgets_ = std::move(next);
   if (!quiet) return;
   for (auto& [name, b] : budgets_) {
@@ -140,7 +144,8 @@ void Controller::CheckBudgets(TimePoint now) {
   for (auto& [name, b] : budgets_) {
     const Budget& budget = options_.policy.Project(name).budget;
     int64_t limit = BudgetMicros(budget);
-    int64_t spent = b.ended_cost + open_cost_[name] + running_cost[name];
+    b.running_cost = running_cost[name];
+    int64_t spent = b.ended_cost + open_cost_[name] + b.running_cost;
     int level = spent >= limit ? 2 : spent * 10 >= limit * 8 ? 1 : 0;
     if (level <= b.alerted) continue;
     b.alerted = level;
@@ -156,8 +161,11 @@ void Controller::CheckBudgets(TimePoint now) {
 Status Controller::BudgetAllows(const std::string& project, TimePoint now) const {
   const Budget& budget = options_.policy.Project(project).budget;
   if (budget.amount < 0 || !budget.hard_stop) return Status::Ok();
+  auto b = budgets_.find(project);
+  if (b == budgets_.end()) return Status::Ok();
   int64_t limit = BudgetMicros(budget);
-  int64_t spent = BudgetSpent(project, now);
+  auto open = open_cost_.find(project);
+  int64_t spent = b->second.ended_cost + (open == open_cost_.end() ? 0 : open->second) + b->second.running_cost;
   if (spent < limit) return Status::Ok();
   const std::string& cur = options_.policy.currency;
   std::string until = budget.period == BudgetPeriod::kTotal

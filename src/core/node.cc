@@ -183,7 +183,6 @@ std::string MigModel(std::string_view gpu_model, std::string_view profile) {
   return std::string(gpu_model) + "-MIG-" + std::string(profile);
 }
 
-namespace {
 bool EqualNoCase(std::string_view a, std::string_view b) {
   if (a.size() != b.size()) return false;
   for (size_t i = 0; i < a.size(); ++i) {
@@ -191,7 +190,6 @@ bool EqualNoCase(std::string_view a, std::string_view b) {
   }
   return true;
 }
-}  // namespace
 
 bool GpuTypeMatches(std::string_view model, std::string_view wanted) {
   if (size_t mig = model.find("-MIG-"); mig != std::string_view::npos) {

@@ -101,6 +101,8 @@ bool IsValidNodeName(std::string_view name);
 // matches only a request naming its profile ("1g.10gb") or its whole model: a job asking for
 // "a GPU" or "an A100" gets a whole GPU, never a slice.
 bool GpuTypeMatches(std::string_view model, std::string_view wanted);
+// Whether two names are equal ignoring ASCII case (GPU models, profiles).
+bool EqualNoCase(std::string_view a, std::string_view b);
 
 // The model name of a MIG instance: "A100-80GB" + "1g.10gb" -> "A100-80GB-MIG-1g.10gb".
 std::string MigModel(std::string_view gpu_model, std::string_view profile);

@@ -1,22 +1,8 @@
 #include "core/policy.h"
 
-#include <cctype>
-
 #include "core/node.h"
 
 namespace baton {
-
-namespace {
-
-bool EqualNoCase(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (std::tolower(static_cast<unsigned char>(a[i])) != std::tolower(static_cast<unsigned char>(b[i]))) return false;
-  }
-  return true;
-}
-
-}  // namespace
 
 const GpuPrice* Policy::Price(const std::string& model) const {
   const GpuPrice* best = nullptr;

@@ -35,6 +35,25 @@ const json::value* Find(const json::object& o, std::string_view key);
 std::string Base64Encode(std::string_view bytes);
 Result<std::string> Base64Decode(std::string_view text, std::string_view field);
 
+// Reads `key` of `o` into `out` with `get` (Str, Int, Bool below), when present.
+template <typename T, typename Get>
+Status Read(const json::object& o, std::string_view key, T* out, Get get) {
+  const json::value* v = Find(o, key);
+  if (v == nullptr) return Status::Ok();
+  auto r = get(*v, key);
+  if (!r) return r.error();
+  *out = static_cast<T>(*r);
+  return Status::Ok();
+}
+
+inline auto Str(size_t max) {
+  return [max](const json::value& v, std::string_view f) { return GetString(v, f, max); };
+}
+inline auto Int(int64_t lo, int64_t hi) {
+  return [lo, hi](const json::value& v, std::string_view f) { return GetInt(v, f, lo, hi); };
+}
+inline auto Bool() { return [](const json::value& v, std::string_view f) { return GetBool(v, f); }; }
+
 json::value TimeValue(TimePoint t);
 Result<TimePoint> GetTime(const json::value& v, std::string_view field);
 

@@ -1,0 +1,296 @@
+// JSON <-> what operators read and send: usage, job metrics, cluster events (also the alert
+// webhooks' body), fault injections and tokens. The agent protocol and node views are in
+// protocol_codec.cc.
+#include "codec/internal/json_util.h"
+#include "codec/json_codec.h"
+
+#include <cmath>
+#include <tuple>
+
+namespace baton::codec {
+
+using namespace internal;
+
+std::string EncodeUsage(const std::vector<UsageRow>& projects, const std::vector<UsageRow>& users,
+                        const std::string& currency) {
+  auto rows = [](const std::vector<UsageRow>& list, bool with_user) {
+    json::array a;
+    for (const UsageRow& u : list) {
+      json::object o;
+      o["project"] = u.project;
+      if (with_user) o["user"] = u.user;
+      o["jobs"] = u.jobs;
+      o["running"] = u.running;
+      o["gpu_seconds"] = u.gpu_seconds;
+      o["gpu_hours"] = u.gpu_seconds / 3600.0;
+      o["cost"] = u.cost;
+      o["fairshare_usage"] = u.fairshare_usage;
+      if (u.budget) {
+        o["budget"] = *u.budget;
+        o["budget_period"] = u.budget_period;
+        o["budget_spent"] = u.budget_spent;
+        o["budget_used_pct"] = *u.budget > 0 ? 100.0 * u.budget_spent / *u.budget : 100.0;
+      }
+      a.emplace_back(std::move(o));
+    }
+    return a;
+  };
+  json::object root;
+  root["currency"] = currency;
+  root["projects"] = rows(projects, false);
+  root["users"] = rows(users, true);
+  return json::serialize(root);
+}
+
+namespace {
+
+Result<UsageRow> UsageRowFrom(const json::value& v, bool with_user) {
+  ASSIGN_OR_RETURN(const json::object* o, GetObject(v, "usage row"));
+  UsageRow u;
+  RETURN_IF_ERROR(Read(*o, "project", &u.project, Str(64)));
+  if (with_user) RETURN_IF_ERROR(Read(*o, "user", &u.user, Str(64)));
+  RETURN_IF_ERROR(Read(*o, "jobs", &u.jobs, Int(0, INT64_MAX)));
+  RETURN_IF_ERROR(Read(*o, "running", &u.running, Int(0, INT64_MAX)));
+  for (auto [key, field] : {std::pair{"gpu_seconds", &u.gpu_seconds}, std::pair{"cost", &u.cost},
+                            std::pair{"fairshare_usage", &u.fairshare_usage}}) {
+    if (const json::value* f = Find(*o, key)) { ASSIGN_OR_RETURN(*field, GetNumber(*f, key)); }
+  }
+  if (const json::value* b = Find(*o, "budget"); b != nullptr && !b->is_null()) {
+    ASSIGN_OR_RETURN(double budget, GetNumber(*b, "budget"));
+    u.budget = budget;
+    RETURN_IF_ERROR(Read(*o, "budget_period", &u.budget_period, Str(16)));
+    if (const json::value* s = Find(*o, "budget_spent")) { ASSIGN_OR_RETURN(u.budget_spent, GetNumber(*s, "budget_spent")); }
+  }
+  return u;
+}
+
+}  // namespace
+
+Result<Usage> DecodeUsage(std::string_view text) {
+  ASSIGN_OR_RETURN(json::value v, Parse(text));
+  ASSIGN_OR_RETURN(const json::object* o, GetObject(v, ""));
+  Usage u;
+  if (Find(*o, "currency") != nullptr) RETURN_IF_ERROR(Read(*o, "currency", &u.currency, Str(16)));
+  for (auto [key, list, with_user] : {std::tuple{"projects", &u.projects, false}, std::tuple{"users", &u.users, true}}) {
+    const json::value* l = Find(*o, key);
+    if (l == nullptr) continue;
+    ASSIGN_OR_RETURN(const json::array* a, GetArray(*l, key));
+    for (const json::value& item : *a) {
+      ASSIGN_OR_RETURN(UsageRow row, UsageRowFrom(item, with_user));
+      list->push_back(std::move(row));
+    }
+  }
+  return u;
+}
+
+std::string EncodeJobMetrics(const JobMetrics& m) {
+  json::object o;
+  o["job"] = m.job;
+  o["state"] = m.state;
+  o["gpu_seconds"] = std::round(m.gpu_seconds * 1000) / 1000;
+  o["cost"] = m.cost;
+  o["cost_per_hour"] = m.cost_per_hour;
+  o["currency"] = m.currency;
+  json::array gpus;
+  for (const JobGpuReading& g : m.gpus) {
+    json::object x;
+    x["node"] = g.node;
+    x["index"] = g.index;
+    x["milli"] = g.milli;
+    x["model"] = g.model;
+    x["memory_total_bytes"] = g.memory_total_bytes;
+    if (g.sample) {
+      x["utilization_pct"] = g.sample->utilization_pct;
+      x["memory_used_bytes"] = g.sample->memory_used_bytes;
+      x["temperature_c"] = g.sample->temperature_c;
+      x["power_w"] = g.sample->power_w;
+    } else {
+      for (const char* k : {"utilization_pct", "memory_used_bytes", "temperature_c", "power_w"}) x[k] = nullptr;
+    }
+    gpus.emplace_back(std::move(x));
+  }
+  o["gpus"] = std::move(gpus);
+  o["mean_utilization_pct"] = m.samples > 0 ? json::value(m.utilization_sum / static_cast<double>(m.samples))
+                                            : json::value(nullptr);
+  o["samples"] = m.samples;
+  return json::serialize(o);
+}
+
+namespace {
+
+json::object EventObject(const ClusterEvent& e) {
+  json::object o;
+  o["seq"] = e.seq;
+  o["at"] = TimeValue(e.at);
+  o["kind"] = e.kind;
+  o["severity"] = e.severity;
+  o["node"] = e.node;
+  o["gpu"] = e.gpu >= 0 ? json::value(e.gpu) : json::value(nullptr);
+  o["job"] = e.job > 0 ? json::value(e.job) : json::value(nullptr);
+  if (!e.project.empty()) o["project"] = e.project;
+  o["message"] = e.message;
+  return o;
+}
+
+}  // namespace
+
+std::string EncodeEvent(const ClusterEvent& event) { return json::serialize(EventObject(event)); }
+
+namespace {
+
+Result<ClusterEvent> EventFromValue(const json::value& v) {
+  ASSIGN_OR_RETURN(const json::object* o, GetObject(v, "event"));
+  ClusterEvent e;
+  RETURN_IF_ERROR(Read(*o, "seq", &e.seq, Int(0, INT64_MAX)));
+  if (const json::value* t = Find(*o, "at")) { ASSIGN_OR_RETURN(e.at, GetTime(*t, "at")); }
+  RETURN_IF_ERROR(Read(*o, "kind", &e.kind, Str(64)));
+  RETURN_IF_ERROR(Read(*o, "severity", &e.severity, Str(16)));
+  if (Find(*o, "node") != nullptr) RETURN_IF_ERROR(Read(*o, "node", &e.node, Str(64)));
+  if (const json::value* g = Find(*o, "gpu"); g != nullptr && !g->is_null()) {
+    ASSIGN_OR_RETURN(int64_t gpu, GetInt(*g, "gpu", 0, 1023));
+    e.gpu = static_cast<int>(gpu);
+  }
+  if (const json::value* j = Find(*o, "job"); j != nullptr && !j->is_null()) {
+    ASSIGN_OR_RETURN(e.job, GetInt(*j, "job", 1, INT64_MAX));
+  }
+  if (Find(*o, "project") != nullptr) RETURN_IF_ERROR(Read(*o, "project", &e.project, Str(64)));
+  RETURN_IF_ERROR(Read(*o, "message", &e.message, Str(4096)));
+  return e;
+}
+
+}  // namespace
+
+Result<ClusterEvent> DecodeEvent(std::string_view text) {
+  ASSIGN_OR_RETURN(json::value v, Parse(text));
+  return EventFromValue(v);
+}
+
+Result<std::vector<ClusterEvent>> DecodeEvents(std::string_view text) {
+  ASSIGN_OR_RETURN(json::value v, Parse(text));
+  ASSIGN_OR_RETURN(const json::object* o, GetObject(v, ""));
+  const json::value* l = Find(*o, "events");
+  if (l == nullptr) return Err(InvalidArgument("events: missing"));
+  ASSIGN_OR_RETURN(const json::array* a, GetArray(*l, "events"));
+  std::vector<ClusterEvent> out;
+  for (const json::value& item : *a) {
+    ASSIGN_OR_RETURN(ClusterEvent e, EventFromValue(item));
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
+std::string EncodeEvents(const std::vector<ClusterEvent>& events) {
+  json::array a;
+  for (const ClusterEvent& e : events) {
+    a.emplace_back(EventObject(e));
+  }
+  json::object root;
+  root["events"] = std::move(a);
+  return json::serialize(root);
+}
+
+Result<InjectBody> DecodeInjectBody(std::string_view text) {
+  ASSIGN_OR_RETURN(json::value v, Parse(text));
+  ASSIGN_OR_RETURN(const json::object* o, GetObject(v, "body"));
+  for (const auto& kv : *o) {
+    std::string_view k = kv.key();
+    if (k != "gpu" && k != "fault" && k != "xid" && k != "value" && k != "duration") {
+      return Err(InvalidArgument("body: unknown field \"" + std::string(k.substr(0, 64)) +
+                                 "\" (use gpu, fault, xid, value, duration)"));
+    }
+  }
+  InjectBody body;
+  FaultInjection& f = body.fault;
+  if (Find(*o, "fault") == nullptr) return Err(InvalidArgument("fault: missing (xid, temperature, ecc, lost, clear or silence)"));
+  RETURN_IF_ERROR(Read(*o, "fault", &f.fault, Str(16)));
+  if (!IsInjectableFault(f.fault)) return Err(InvalidArgument("fault: must be xid, temperature, ecc, lost, clear or silence"));
+  if (Find(*o, "gpu") == nullptr && f.fault != "silence") return Err(InvalidArgument("gpu: missing"));
+  RETURN_IF_ERROR(Read(*o, "gpu", &f.gpu, Int(0, 1023)));
+  RETURN_IF_ERROR(Read(*o, "value", &f.value, Int(0, 1'000'000)));
+  RETURN_IF_ERROR(Read(*o, "xid", &f.value, Int(1, 1'000'000)));
+  if (f.fault == "xid" && f.value == 0) return Err(InvalidArgument("xid: missing (the XID to inject, e.g. 79)"));
+  if ((f.fault == "temperature" || f.fault == "ecc") && f.value == 0) {
+    return Err(InvalidArgument("value: missing (" + std::string(f.fault == "ecc" ? "the number of errors" : "degrees Celsius") + ")"));
+  }
+  if (const json::value* d = Find(*o, "duration")) { ASSIGN_OR_RETURN(f.duration, GetDuration(*d, "duration")); }
+  if (f.fault == "silence" && (f.duration.count() <= 0 || f.duration > std::chrono::hours(1))) {
+    return Err(InvalidArgument("duration: silence needs one, up to 1h"));
+  }
+  return body;
+}
+
+Result<TokenBody> DecodeTokenBody(std::string_view text) {
+  TokenBody body;
+  if (text.find_first_not_of(" \t\r\n") == std::string_view::npos) return body;
+  ASSIGN_OR_RETURN(json::value v, Parse(text));
+  ASSIGN_OR_RETURN(const json::object* o, GetObject(v, "body"));
+  for (const auto& kv : *o) {
+    if (kv.key() != "user" && kv.key() != "role" && kv.key() != "name") {
+      return Err(InvalidArgument("body: unknown field \"" + std::string(kv.key().substr(0, 64)) + "\" (use user, role, name)"));
+    }
+  }
+  RETURN_IF_ERROR(Read(*o, "user", &body.user, Str(64)));
+  RETURN_IF_ERROR(Read(*o, "role", &body.role, Str(16)));
+  RETURN_IF_ERROR(Read(*o, "name", &body.name, Str(64)));
+  return body;
+}
+
+namespace {
+
+json::object TokenObject(const TokenInfo& t) {
+  json::object o;
+  o["id"] = t.id;
+  o["user"] = t.user;
+  o["role"] = t.role;
+  o["name"] = t.name;
+  o["created_at"] = TimeValue(t.created_at);
+  o["revoked"] = t.revoked;
+  if (!t.secret.empty()) o["token"] = t.secret;
+  return o;
+}
+
+Result<TokenInfo> TokenFrom(const json::value& v) {
+  ASSIGN_OR_RETURN(const json::object* o, GetObject(v, "token"));
+  TokenInfo t;
+  RETURN_IF_ERROR(Read(*o, "id", &t.id, Int(1, INT64_MAX)));
+  RETURN_IF_ERROR(Read(*o, "user", &t.user, Str(64)));
+  RETURN_IF_ERROR(Read(*o, "role", &t.role, Str(16)));
+  RETURN_IF_ERROR(Read(*o, "name", &t.name, Str(64)));
+  if (const json::value* c = Find(*o, "created_at")) { ASSIGN_OR_RETURN(t.created_at, GetTime(*c, "created_at")); }
+  RETURN_IF_ERROR(Read(*o, "revoked", &t.revoked, Bool()));
+  RETURN_IF_ERROR(Read(*o, "token", &t.secret, Str(256)));
+  return t;
+}
+
+}  // namespace
+
+std::string EncodeToken(const TokenInfo& t) { return json::serialize(TokenObject(t)); }
+
+std::string EncodeTokenList(const std::vector<TokenInfo>& tokens) {
+  json::array a;
+  for (const TokenInfo& t : tokens) a.emplace_back(TokenObject(t));
+  json::object root;
+  root["tokens"] = std::move(a);
+  return json::serialize(root);
+}
+
+Result<TokenInfo> DecodeToken(std::string_view text) {
+  ASSIGN_OR_RETURN(json::value v, Parse(text));
+  return TokenFrom(v);
+}
+
+Result<std::vector<TokenInfo>> DecodeTokenList(std::string_view text) {
+  ASSIGN_OR_RETURN(json::value v, Parse(text));
+  ASSIGN_OR_RETURN(const json::object* root, GetObject(v, ""));
+  const json::value* list = Find(*root, "tokens");
+  if (list == nullptr) return Err(InvalidArgument("tokens: missing"));
+  ASSIGN_OR_RETURN(const json::array* a, GetArray(*list, "tokens"));
+  std::vector<TokenInfo> out;
+  for (const auto& item : *a) {
+    ASSIGN_OR_RETURN(TokenInfo t, TokenFrom(item));
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
+}  // namespace baton::codec
