@@ -12,6 +12,8 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <charconv>
+#include <limits>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -301,22 +303,50 @@ bool ProcessExecutor::Alive(pid_t shim_pid, uint64_t start_ticks) {
   return ticks != 0 && (start_ticks == 0 || ticks == start_ticks);
 }
 
-pid_t ReadJobPid(const std::string& path) {
+namespace {
+
+// The first line of a file the shim writes, without its newline; nothing while that line is not
+// there whole (no file yet, or one the shim is writing).
+std::optional<std::string> ReadShimLine(const std::string& path) {
   std::ifstream in(path);
-  long pid = 0;
-  if (!(in >> pid) || pid <= 1) return 0;
-  return static_cast<pid_t>(pid);
+  if (!in) return std::nullopt;
+  char buf[64];
+  in.read(buf, sizeof buf);
+  std::string_view text(buf, static_cast<size_t>(in.gcount()));
+  size_t nl = text.find('\n');
+  if (nl == std::string_view::npos) return std::nullopt;
+  return std::string(text.substr(0, nl));
+}
+
+// The whole of `text` as a decimal number, else nothing.
+std::optional<long> WholeNumber(std::string_view text) {
+  long value = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || end != text.data() + text.size() || text.empty()) return std::nullopt;
+  return value;
+}
+
+}  // namespace
+
+pid_t ReadJobPid(const std::string& path) {
+  std::optional<std::string> line = ReadShimLine(path);
+  std::optional<long> pid = line ? WholeNumber(*line) : std::nullopt;
+  if (!pid || *pid <= 1 || *pid > std::numeric_limits<pid_t>::max()) return 0;
+  return static_cast<pid_t>(*pid);
 }
 
 std::optional<ExitStatus> ReadExitStatus(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return std::nullopt;
-  std::string kind;
-  int value = 0;
-  if (!(in >> kind >> value)) return std::nullopt;
+  std::optional<std::string> line = ReadShimLine(path);
+  if (!line) return std::nullopt;
+  std::string_view text = *line;
+  size_t space = text.find(' ');
+  if (space == std::string_view::npos) return std::nullopt;
+  std::string_view kind = text.substr(0, space);
+  std::optional<long> value = WholeNumber(text.substr(space + 1));
+  if (!value || *value < 0 || *value > 255 || (kind != "exit" && kind != "signal")) return std::nullopt;
   ExitStatus s;
-  if (kind == "signal") s.signal = value;
-  else s.exit_code = value;
+  if (kind == "signal") s.signal = static_cast<int>(*value);
+  else s.exit_code = static_cast<int>(*value);
   return s;
 }
 

@@ -116,10 +116,11 @@ Result<UnixUser> LookupUnixUser(const std::string& name);
 // than "root" for uid 0.
 Result<std::string> ShimIdentity(const std::string& user);
 
-// Reads the job's pid from the file the shim writes: 0 when not there (yet).
+// Reads the job's pid from the file the shim writes ("PID\n"): 0 when not there whole (yet).
 pid_t ReadJobPid(const std::string& path);
 
-// Reads a status file the shim wrote: "exit N" or "signal N". Nothing when not there yet.
+// Reads a status file the shim wrote: "exit N\n" or "signal N\n". Nothing when not there
+// whole (yet) or not of that form.
 std::optional<ExitStatus> ReadExitStatus(const std::string& path);
 // The start time of a process from /proc/PID/stat, or 0 when it does not exist.
 uint64_t ProcessStartTicks(pid_t pid);

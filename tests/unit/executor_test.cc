@@ -10,6 +10,7 @@
 #include <sstream>
 #include <thread>
 
+#include "agent/cgroup.h"
 #include "agent/executor.h"
 #include "agent/numa.h"
 
@@ -227,6 +228,28 @@ TEST(ReadExitStatus, ParsesOnlyWellFormedFiles) {
   EXPECT_EQ(ReadExitStatus(path)->signal, 15);
   std::ofstream(path) << "garbage";
   EXPECT_FALSE(ReadExitStatus(path).has_value());
+  std::ofstream(path) << "exit 1x\n";
+  EXPECT_FALSE(ReadExitStatus(path).has_value());
+  std::ofstream(path) << "stopped 3\n";
+  EXPECT_FALSE(ReadExitStatus(path).has_value());
+  // A line without its newline is not taken: it is not all there.
+  std::ofstream(path) << "exit 1";
+  EXPECT_FALSE(ReadExitStatus(path).has_value());
+  fs::remove(path);
+}
+
+TEST(ReadJobPid, TakesOnlyAWholeLine) {
+  std::string path = (fs::temp_directory_path() / ("baton-pid-" + std::to_string(getpid()))).string();
+  EXPECT_EQ(ReadJobPid(path), 0);
+  std::ofstream(path) << "12345\n";
+  EXPECT_EQ(ReadJobPid(path), 12345);
+  // Part of "12345\n" must never be taken for pid 12: that would signal another process group.
+  std::ofstream(path) << "12";
+  EXPECT_EQ(ReadJobPid(path), 0);
+  std::ofstream(path) << "1\n";  // init, never a job
+  EXPECT_EQ(ReadJobPid(path), 0);
+  std::ofstream(path) << "-5\n";
+  EXPECT_EQ(ReadJobPid(path), 0);
   fs::remove(path);
 }
 
@@ -348,6 +371,33 @@ TEST_F(ExecutorTest, TheJobWritesItselfIntoItsCgroup) {
   EXPECT_EQ(st->exit_code, 0);
   EXPECT_EQ(Log(), "ran\n");
   EXPECT_EQ(ReadAll(group + "/cgroup.procs"), "0");  // "0": the process that writes
+}
+
+// The host's own cgroup v2 hierarchy, as the agent uses it: the job is in its group from its
+// first instruction. (The shim creates it there with clone3 and CLONE_INTO_CGROUP; a plain
+// directory, as in the test above, makes it fall back to writing cgroup.procs.)
+TEST_F(ExecutorTest, TheJobRunsInARealCgroupFromItsFirstInstruction) {
+  if (geteuid() != 0) GTEST_SKIP() << "only root creates cgroups on this host";
+  CgroupManager cgroups = CgroupManager::Detect();
+  if (!cgroups.usable()) GTEST_SKIP() << "no writable cgroup v2 hierarchy: " << cgroups.describe();
+  std::string name = "executor-test-" + std::to_string(getpid());
+  auto group = cgroups.Create(name, {});
+  ASSERT_TRUE(group.has_value()) << group.error().message();
+  ProcessSpec spec = Shell("cat /proc/self/cgroup");
+  spec.cgroup = *group;
+  ASSERT_TRUE(exec_.Start(spec).has_value());
+  auto st = WaitForExit(spec);
+  EXPECT_TRUE(cgroups.Remove(*group).ok());
+  ASSERT_TRUE(st.has_value());
+  EXPECT_EQ(st->exit_code, 0);
+  std::string log = Log();
+  EXPECT_EQ(log.find("cannot join cgroup"), std::string::npos) << log;
+  // cgroup v2's line, "0::PATH", PATH being the group below the cgroup2 mount point.
+  size_t at = log.find("0::");
+  ASSERT_NE(at, std::string::npos) << log;
+  std::string path = log.substr(at + 3, log.find('\n', at) - at - 3);
+  EXPECT_TRUE(path.ends_with("/" + name)) << path;
+  EXPECT_TRUE(group->ends_with(path)) << *group << " vs " << path;
 }
 
 TEST_F(ExecutorTest, ACgroupThatCannotBeJoinedIsSaidInTheLogAndTheJobStillRuns) {
