@@ -253,6 +253,11 @@ json::object JobObject(const Job& job, JobForm form) {
   o["cost"] = static_cast<double>(job.cost_micros) / 1e6;
   o["cost_per_hour"] = static_cast<double>(job.cost_per_hour_micros) / 1e6;
   o["gpu_seconds"] = std::round(job.gpu_seconds * 1000) / 1000;
+  // Where a running multi-node or multi-process job's processes meet (its MASTER_PORT unless its
+  // env sets one); the record keeps it, so that a launch sent again names the same port.
+  if (job.master_port > 0 && (form == JobForm::kRecord || job.state == JobState::kRunning)) {
+    o["master_port"] = job.master_port;
+  }
   if (form == JobForm::kRecord) {
     o["launched"] = job.launched;
     o["stop_requested"] = job.stop_requested;
@@ -386,6 +391,10 @@ Result<Job> JobFromValue(const json::value& v) {
   }
   if (const json::value* f = Find(*o, "cost_per_hour_micros")) {
     ASSIGN_OR_RETURN(job.cost_per_hour_micros, GetInt(*f, "cost_per_hour_micros", 0, INT64_MAX));
+  }
+  if (const json::value* f = Find(*o, "master_port")) {
+    ASSIGN_OR_RETURN(int64_t port, GetInt(*f, "master_port", 1, 65535));
+    job.master_port = static_cast<int>(port);
   }
   if (const json::value* f = Find(*o, "gpu_seconds")) {
     ASSIGN_OR_RETURN(job.gpu_seconds, GetNumber(*f, "gpu_seconds"));

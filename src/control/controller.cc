@@ -18,11 +18,14 @@ Overloaded(Ts...) -> Overloaded<Ts...>;
 
 std::string KeyOf(const std::string& user, const std::string& key) { return user + '\n' + key; }
 
-// The port rank 0 of a multi-process job listens on: torchrun's 29500 and up, spread by job id
-// so that jobs sharing a first node rarely meet (a job can always set MASTER_PORT itself).
-int MasterPort(JobId id) { return 29500 + static_cast<int>(id.value % 10000); }
-
 }  // namespace
+
+int DefaultMasterPort(JobId id) { return kFirstMasterPort + static_cast<int>(id.value % kMasterPorts); }
+
+bool MeetsOverNetwork(const Job& job) {
+  if (job.allocation.size() > 1) return true;
+  return job.spec.process_per_gpu && !job.allocation.empty() && job.allocation.front().gpus.size() > 1;
+}
 
 Controller::Controller(ControllerOptions options)
     : options_(std::move(options)), usage_(options_.policy.fairshare_half_life) {}
@@ -461,7 +464,8 @@ void Controller::Launch(Job& job, std::optional<size_t> only_rank) {
     l.node_rank = static_cast<int>(rank);
     l.num_nodes = static_cast<int>(job.allocation.size());
     l.master_addr = master_addr;
-    l.master_port = MasterPort(job.id);
+    // A job started before master_port was kept got the default port; it keeps it.
+    l.master_port = job.master_port > 0 ? job.master_port : DefaultMasterPort(job.id);
     l.processes = processes(job.allocation[rank]);
     l.rank_offset = offsets[rank];
     l.world_size = world;

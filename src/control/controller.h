@@ -25,6 +25,18 @@
 
 namespace baton::control {
 
+// Where the processes of a multi-node or multi-process job meet: rank 0's node, at a port from
+// torchrun's 29500 up. A job's port is DefaultMasterPort (29500 + id mod 10000) unless another
+// running job already meets at that port on the same rank-0 node (by Baton's choice or its own
+// MASTER_PORT); then the next free one, wrapping within the range. A job's own MASTER_PORT
+// always wins in its environment.
+constexpr int kFirstMasterPort = 29500;
+constexpr int kMasterPorts = 10000;
+int DefaultMasterPort(JobId id);
+// Whether the job's processes meet over the network: more than one node, or one process per
+// GPU on more than one GPU.
+bool MeetsOverNetwork(const Job& job);
+
 struct ControllerOptions {
   Duration node_timeout = std::chrono::seconds(60);  // silent agent -> node lost
   Duration poll_timeout = std::chrono::seconds(20);  // longest an agent's poll is held

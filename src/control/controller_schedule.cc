@@ -1,11 +1,58 @@
 // The controller's scheduling: when a pass runs, what it is given, and what its decisions
 // change (starts, preemptions, reservations and claims, reasons); and the queue view.
 #include <algorithm>
+#include <charconv>
+#include <map>
+#include <set>
 #include <unordered_set>
 
 #include "control/controller.h"
 
 namespace baton::control {
+namespace {
+
+// The MASTER_PORT the job's own env sets, if any.
+std::optional<int> OwnMasterPort(const Job& job) {
+  for (const auto& [key, value] : job.spec.env) {
+    if (key != "MASTER_PORT") continue;
+    int port = 0;
+    auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), port);
+    if (ec == std::errc() && end == value.data() + value.size()) return port;
+  }
+  return std::nullopt;
+}
+
+// The rendezvous ports in use, by rank-0 node: where each running multi-node or multi-process
+// job meets.
+using PortsByNode = std::map<std::string, std::set<int>, std::less<>>;
+
+PortsByNode MasterPortsInUse(const std::map<JobId, Job*>& running) {
+  PortsByNode ports;
+  for (const auto& [id, job] : running) {
+    if (!MeetsOverNetwork(*job)) continue;
+    // A job started before master_port was kept met at its own port, else at the default.
+    int port = job->master_port > 0 ? job->master_port : OwnMasterPort(*job).value_or(DefaultMasterPort(id));
+    ports[job->allocation.front().node].insert(port);
+  }
+  return ports;
+}
+
+// The port the job starting now meets at, taken in `used` (its rank-0 node's): its own, else
+// its default, else the next one of the range that no job there meets at.
+int TakeMasterPort(const Job& job, std::set<int>& used) {
+  if (std::optional<int> own = OwnMasterPort(job)) {
+    used.insert(*own);
+    return *own;
+  }
+  int preferred = DefaultMasterPort(job.id);
+  for (int i = 0; i < kMasterPorts; ++i) {
+    int port = kFirstMasterPort + (preferred - kFirstMasterPort + i) % kMasterPorts;
+    if (used.insert(port).second) return port;
+  }
+  return preferred;  // 10,000 gangs meeting on one node: share
+}
+
+}  // namespace
 
 // ---- scheduling ----
 
@@ -148,9 +195,15 @@ void Controller::Schedule(TimePoint now) {
       }
     }
   }
+  std::optional<PortsByNode> ports;  // built at the pass's first start that needs one
   for (sched::Start& s : pass.starts) {
     Job& j = jobs_.at(s.id);
     j.allocation = std::move(s.allocation);
+    j.master_port = 0;
+    if (MeetsOverNetwork(j)) {
+      if (!ports) ports = MasterPortsInUse(running_);
+      j.master_port = TakeMasterPort(j, (*ports)[j.allocation.front().node]);
+    }
     view_.Apply(j.allocation, j.spec.resources, +1);
     j.launched = false;
     j.stop_requested = false;

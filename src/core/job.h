@@ -131,6 +131,7 @@ struct Job {
   int64_t cost_micros = 0;     // cost of its ended attempts, in millionths of a currency unit
   int64_t cost_per_hour_micros = 0;  // the current (else the last) attempt's price per hour
   double gpu_seconds = 0;      // GPU-seconds its ended attempts ran (the running one not counted)
+  int master_port = 0;         // multi-node or multi-process: the current attempt's MASTER_PORT
   // Its ended attempts' GPU readings: the sum of each reading's mean utilisation (%), and how many.
   double utilization_sum = 0;
   int64_t utilization_samples = 0;

@@ -364,6 +364,57 @@ TEST_F(ControllerTest, EventsAfterANumberNotYetGivenStartFromTheBeginning) {
   EXPECT_EQ(r.events[0].kind, "node_joined");
 }
 
+// A gang of `gpus` GPUs with one process per GPU: its processes meet at MASTER_PORT.
+JobSpec GangSpec(int gpus, std::vector<std::pair<std::string, std::string>> env = {}) {
+  JobSpec s;
+  s.command = {"torchrun"};
+  s.resources.milli_gpus = gpus * 1000;
+  s.process_per_gpu = true;
+  s.env = std::move(env);
+  return s;
+}
+
+// Two gangs whose ids are equal mod 10000 used to meet at the same MASTER_PORT on the node
+// where both have rank 0, and the second failed to bind it. Ports now never collide among the
+// jobs running on one rank-0 node, a job's own MASTER_PORT included.
+TEST_F(ControllerTest, GangsMeetingOnOneNodeGetDifferentMasterPorts) {
+  RegisterNode("n1", 8);
+  JobId first = Run(SubmitJobs{.caller = {"ada", false}, .specs = {GangSpec(2)}}).jobs[0].id;
+  JobSpec held;
+  held.command = {"true"};
+  held.hold = true;
+  ASSERT_TRUE(Run(SubmitJobs{.caller = {"ada", false}, .specs = std::vector<JobSpec>(9999, held)}).status.ok());
+  JobId again = Run(SubmitJobs{.caller = {"ada", false}, .specs = {GangSpec(2)}}).jobs[0].id;
+  ASSERT_EQ(again.value, first.value + 10000);
+  JobId single = Run(SubmitJobs{.caller = {"ada", false}, .specs = {GangSpec(1)}}).jobs[0].id;
+  std::map<JobId, int> ports;
+  for (const Order& o : Poll("n1")) ports[o.launch.job] = o.launch.master_port;
+  ASSERT_EQ(ports.size(), 3u);
+  EXPECT_EQ(ports[first], 29501);   // 29500 + 1 mod 10000
+  EXPECT_EQ(ports[again], 29502);   // its default, 29501, is first's on the same node
+  EXPECT_EQ(c_->FindJob(single)->master_port, 0);  // one process: nothing meets
+}
+
+TEST_F(ControllerTest, AJobsOwnMasterPortIsAvoidedByTheOthersAndAPortOutlivesARestart) {
+  // Both wait for the node and start in the same pass.
+  JobId own = Run(SubmitJobs{.caller = {"ada", false}, .specs = {GangSpec(2, {{"MASTER_PORT", "29502"}})}}).jobs[0].id;
+  JobId second = Run(SubmitJobs{.caller = {"ada", false}, .specs = {GangSpec(2)}}).jobs[0].id;
+  ASSERT_EQ(second.value, 2u);
+  RegisterNode("n1", 8);
+  Poll("n1");
+  EXPECT_EQ(c_->FindJob(own)->master_port, 29502);     // where it meets: its own
+  EXPECT_EQ(c_->FindJob(second)->master_port, 29503);  // its default, 29502, is taken
+  // A controller restart keeps the port: a launch sent again (the agent never reported the
+  // start) names the same one as the launch the agent may already have.
+  c_ = std::make_unique<Controller>();
+  c_->Restore(*store_.Load(), now_);
+  EXPECT_EQ(c_->FindJob(second)->master_port, 29503);
+  RegisterNode("n1", 8);
+  std::map<JobId, int> ports;
+  for (const Order& o : Poll("n1")) ports[o.launch.job] = o.launch.master_port;
+  EXPECT_EQ(ports[second], 29503);
+}
+
 TEST_F(ControllerTest, ARestartRebuildsExactlyTheSameState) {
   RegisterNode("n1", 2);
   JobId a = Submit(1000), b = Submit(1000), c = Submit(1000);
