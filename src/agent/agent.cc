@@ -424,7 +424,8 @@ void Agent::Launch(const LaunchOrder& order) {
     std::string master = order.master_addr;
     if (master.empty()) master = order.nodelist.substr(0, order.nodelist.find(','));
     set_default("MASTER_ADDR", master);
-    set_default("MASTER_PORT", std::to_string(order.master_port > 0 ? order.master_port : 29500 + order.job.value % 1000));
+    // A controller always names the port; one too old to do so used 29500 + id mod 10000.
+    set_default("MASTER_PORT", std::to_string(order.master_port > 0 ? order.master_port : 29500 + order.job.value % 10000));
     int world = std::max(order.world_size, order.num_nodes);
     env["WORLD_SIZE"] = std::to_string(world);
     env["RANK"] = std::to_string(order.world_size > 1 ? order.rank_offset : order.node_rank);

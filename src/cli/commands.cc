@@ -241,6 +241,7 @@ int Show(const Connection& conn, int64_t id, bool json) {
   if (j.exit_code) line("exit code", std::to_string(*j.exit_code));
   if (j.exit_signal) line("signal", SignalText(*j.exit_signal));
   line("allocation", AllocationText(j));
+  if (j.master_port > 0) line("master port", std::to_string(j.master_port));
   return 0;
 }
 

@@ -129,9 +129,27 @@ TEST(JobRecord, RoundTripsEverything) {
   job.allocation = {NodeAllocation{.node = "n1", .gpus = {3}, .milli_per_gpu = 250, .started = true}};
   job.launched = true;
   job.cost_micros = 1234;
+  job.master_port = 29543;
   auto back = DecodeJob(EncodeJob(job, JobForm::kRecord));
   ASSERT_TRUE(back.has_value()) << back.error().message();
   EXPECT_EQ(*back, job);
+}
+
+TEST(JobView, ShowsTheMasterPortOnlyWhileTheJobRuns) {
+  Job job;
+  job.id = JobId{7};
+  job.spec.command = {"torchrun"};
+  job.state = JobState::kRunning;
+  job.master_port = 29507;
+  EXPECT_NE(EncodeJob(job, JobForm::kPublic).find(R"("master_port":29507)"), std::string::npos);
+  job.state = JobState::kSucceeded;
+  EXPECT_EQ(EncodeJob(job, JobForm::kPublic).find("master_port"), std::string::npos);
+  EXPECT_NE(EncodeJob(job, JobForm::kRecord).find(R"("master_port":29507)"), std::string::npos);
+  std::string bad = EncodeJob(job, JobForm::kRecord);
+  bad.replace(bad.find("29507"), 5, "70000");
+  auto decoded = DecodeJob(bad);
+  ASSERT_FALSE(decoded.has_value());
+  EXPECT_NE(decoded.error().message().find("master_port"), std::string::npos) << decoded.error().message();
 }
 
 TEST(Yaml, JobFileBecomesTheSameSpec) {
