@@ -11,13 +11,14 @@
 namespace baton::control {
 namespace {
 
-// The MASTER_PORT the job's own env sets, if any.
+// The MASTER_PORT the job's own env sets, if it is a port (1-65535: anything else the job
+// cannot listen on, and a record must hold only ports).
 std::optional<int> OwnMasterPort(const Job& job) {
   for (const auto& [key, value] : job.spec.env) {
     if (key != "MASTER_PORT") continue;
     int port = 0;
     auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), port);
-    if (ec == std::errc() && end == value.data() + value.size()) return port;
+    if (ec == std::errc() && end == value.data() + value.size() && port >= 1 && port <= 65535) return port;
   }
   return std::nullopt;
 }

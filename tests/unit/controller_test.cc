@@ -1,6 +1,7 @@
 // The controller as a state machine: commands in, state and effects out, time as a parameter.
 #include <gtest/gtest.h>
 
+#include "codec/json_codec.h"
 #include "control/controller.h"
 #include "store/memory_store.h"
 
@@ -413,6 +414,20 @@ TEST_F(ControllerTest, AJobsOwnMasterPortIsAvoidedByTheOthersAndAPortOutlivesARe
   std::map<JobId, int> ports;
   for (const Order& o : Poll("n1")) ports[o.launch.job] = o.launch.master_port;
   EXPECT_EQ(ports[second], 29503);
+}
+
+TEST_F(ControllerTest, AMasterPortThatIsNoPortIsIgnoredAndTheJobSurvivesARestart) {
+  RegisterNode("n1", 8);
+  JobId odd = Run(SubmitJobs{.caller = {"ada", false}, .specs = {GangSpec(2, {{"MASTER_PORT", "99999"}})}}).jobs[0].id;
+  Poll("n1");
+  EXPECT_EQ(c_->FindJob(odd)->master_port, DefaultMasterPort(odd));
+  // What the SQLite store keeps reads back.
+  EXPECT_TRUE(codec::DecodeJob(codec::EncodeJob(*c_->FindJob(odd), codec::JobForm::kRecord)).has_value());
+  c_ = std::make_unique<Controller>();
+  ASSERT_TRUE(store_.Load().has_value());
+  c_->Restore(*store_.Load(), now_);
+  ASSERT_NE(c_->FindJob(odd), nullptr);
+  EXPECT_EQ(c_->FindJob(odd)->state, JobState::kRunning);
 }
 
 TEST_F(ControllerTest, ARestartRebuildsExactlyTheSameState) {
