@@ -58,7 +58,7 @@ fuzz: deps
 	done
 
 format:
-	clang-format -i $$(git ls-files 'src/*.h' 'src/*.cc' 'tests/*.cc' 'bench/*.cc')
+	clang-format -i $$(git ls-files 'src/*.h' 'src/*.cc' 'tests/*.cc' 'tests/*.h' 'bench/*.cc')
 
 clean:
 	rm -rf build

@@ -91,8 +91,9 @@ int Submit(const Options& o) {
       int mine = o.jobs / o.conns + (c < o.jobs % o.conns ? 1 : 0);
       auto& lat = latencies[static_cast<size_t>(c)];
       lat.reserve(static_cast<size_t>(mine));
-      const std::string body = std::string(R"({"name": "load", "command": ["true"], "resources": {"gpus": 1})") +
-                               (o.held ? R"(, "hold": true})" : "}");
+      const std::string body =
+          std::string(R"({"name": "load", "command": ["true"], "resources": {"gpus": 1})") +
+          (o.held ? R"(, "hold": true})" : "}");
       for (int i = 0; i < mine; ++i) {
         auto t0 = Clock::now();
         auto r = client->Request("POST", "/v1/jobs", body);
@@ -105,9 +106,11 @@ int Submit(const Options& o) {
   double secs = std::chrono::duration<double>(Clock::now() - start).count();
   std::vector<double> all;
   for (auto& l : latencies) all.insert(all.end(), l.begin(), l.end());
-  std::printf("submit: %d jobs over %d connections in %.2f s: %.0f durable submits/s; "
-              "ack latency p50 %.2f ms, p99 %.2f ms; failures %d\n",
-              o.jobs, o.conns, secs, o.jobs / secs, Percentile(all, 0.5), Percentile(all, 0.99), failures.load());
+  std::printf(
+      "submit: %d jobs over %d connections in %.2f s: %.0f durable submits/s; "
+      "ack latency p50 %.2f ms, p99 %.2f ms; failures %d\n",
+      o.jobs, o.conns, secs, o.jobs / secs, Percentile(all, 0.5), Percentile(all, 0.99),
+      failures.load());
   return failures == 0 ? 0 : 1;
 }
 
@@ -115,7 +118,8 @@ int Submit(const Options& o) {
 // instruction (it writes the wall clock to a file).
 int Latency(const Options& o) {
   auto client = Connect(o);
-  std::string dir = std::filesystem::temp_directory_path() / ("baton-load-" + std::to_string(getpid()));
+  std::string dir =
+      std::filesystem::temp_directory_path() / ("baton-load-" + std::to_string(getpid()));
   std::filesystem::create_directories(dir);
   std::vector<double> lat;
   for (int i = 0; i < o.runs; ++i) {
@@ -132,13 +136,17 @@ int Latency(const Options& o) {
     }
     if (stamp.empty()) Die("job " + std::to_string(IdOf(r->body)) + " did not start within 5 s");
     int64_t ran_ns = std::stoll(stamp);
-    int64_t sent_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(sent.time_since_epoch()).count();
+    int64_t sent_ns =
+        std::chrono::duration_cast<std::chrono::nanoseconds>(sent.time_since_epoch()).count();
     lat.push_back(static_cast<double>(ran_ns - sent_ns) / 1e6);
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));  // let it end: the GPU is idle again
+    std::this_thread::sleep_for(
+        std::chrono::milliseconds(20));  // let it end: the GPU is idle again
   }
   std::filesystem::remove_all(dir);
-  std::printf("latency: submit -> job running, %d runs on an idle GPU: p50 %.2f ms, p99 %.2f ms, max %.2f ms\n",
-              o.runs, Percentile(lat, 0.5), Percentile(lat, 0.99), Percentile(lat, 1.0));
+  std::printf(
+      "latency: submit -> job running, %d runs on an idle GPU: p50 %.2f ms, p99 %.2f ms, max %.2f "
+      "ms\n",
+      o.runs, Percentile(lat, 0.5), Percentile(lat, 0.99), Percentile(lat, 1.0));
   return 0;
 }
 
@@ -150,7 +158,9 @@ int EndToEnd(const Options& o) {
   for (int done = 0; done < o.jobs;) {
     int n = std::min(o.batch, o.jobs - done);
     std::string body = R"({"jobs": [)";
-    for (int i = 0; i < n; ++i) body += std::string(i ? "," : "") + R"({"name": "e2e", "command": ["true"], "resources": {"gpus": 1}})";
+    for (int i = 0; i < n; ++i)
+      body += std::string(i ? "," : "") +
+              R"({"name": "e2e", "command": ["true"], "resources": {"gpus": 1}})";
     body += "]}";
     auto r = client->Request("POST", "/v1/jobs/batch", body);
     if (!r || r->status != 201) Die("batch submit failed: " + (r ? r->body : r.error().message()));
@@ -174,11 +184,13 @@ int EndToEnd(const Options& o) {
   double secs = std::chrono::duration<double>(Clock::now() - start).count();
   int failed = 0;
   auto r = client->Request("GET", "/v1/jobs?state=failed,cancelled,timed_out&limit=1000");
-  if (r && r->status == 200) failed = static_cast<int>(json::parse(r->body).at("jobs").as_array().size());
-  std::printf("e2e: %d one-GPU `true` jobs (ids %lld..%lld) in %.2f s (submitted in %.2f s): %.0f jobs/s; "
-              "not succeeded: %d\n",
-              o.jobs, static_cast<long long>(first), static_cast<long long>(last), secs, submitted, o.jobs / secs,
-              failed);
+  if (r && r->status == 200)
+    failed = static_cast<int>(json::parse(r->body).at("jobs").as_array().size());
+  std::printf(
+      "e2e: %d one-GPU `true` jobs (ids %lld..%lld) in %.2f s (submitted in %.2f s): %.0f jobs/s; "
+      "not succeeded: %d\n",
+      o.jobs, static_cast<long long>(first), static_cast<long long>(last), secs, submitted,
+      o.jobs / secs, failed);
   return failed == 0 ? 0 : 1;
 }
 
@@ -190,7 +202,8 @@ int Spawn(const Options& o, char** program) {
   while (started < o.jobs || running > 0) {
     while (running < o.conns && started < o.jobs) {
       pid_t pid = 0;
-      if (posix_spawn(&pid, program[0], nullptr, nullptr, program, environ) != 0) Die(std::string("cannot start ") + program[0]);
+      if (posix_spawn(&pid, program[0], nullptr, nullptr, program, environ) != 0)
+        Die(std::string("cannot start ") + program[0]);
       ++running;
       ++started;
     }
@@ -201,8 +214,8 @@ int Spawn(const Options& o, char** program) {
     }
   }
   double secs = std::chrono::duration<double>(Clock::now() - start).count();
-  std::printf("spawn: %d runs of %s, %d at a time, in %.2f s: %.0f/s; failed %d\n", o.jobs, program[0], o.conns, secs,
-              o.jobs / secs, failed);
+  std::printf("spawn: %d runs of %s, %d at a time, in %.2f s: %.0f/s; failed %d\n", o.jobs,
+              program[0], o.conns, secs, o.jobs / secs, failed);
   return 0;
 }
 
@@ -210,7 +223,9 @@ int Spawn(const Options& o, char** program) {
 
 int main(int argc, char** argv) {
   Options o;
-  if (argc < 2) Die("usage: baton_load submit|latency|e2e|spawn [--jobs N] [--conns C] [--runs N] [--batch B] [--server URL] [--token T]");
+  if (argc < 2)
+    Die("usage: baton_load submit|latency|e2e|spawn [--jobs N] [--conns C] [--runs N] [--batch B] "
+        "[--server URL] [--token T]");
   o.mode = argv[1];
   char** program = nullptr;
   for (int i = 2; i < argc; ++i) {
@@ -222,21 +237,31 @@ int main(int argc, char** argv) {
   }
   for (int i = 2; i + 1 < argc; i += 2) {
     std::string k = argv[i], v = argv[i + 1];
-    if (k == "--jobs") o.jobs = std::max(1, std::atoi(v.c_str()));
-    else if (k == "--conns") o.conns = std::max(1, std::atoi(v.c_str()));
-    else if (k == "--runs") o.runs = std::max(1, std::atoi(v.c_str()));
-    else if (k == "--batch") o.batch = std::max(1, std::atoi(v.c_str()));
-    else if (k == "--held") o.held = v == "1" || v == "true";
-    else if (k == "--server") o.server = v;
-    else if (k == "--token") o.token = v;
-    else Die("unknown option " + k);
+    if (k == "--jobs")
+      o.jobs = std::max(1, std::atoi(v.c_str()));
+    else if (k == "--conns")
+      o.conns = std::max(1, std::atoi(v.c_str()));
+    else if (k == "--runs")
+      o.runs = std::max(1, std::atoi(v.c_str()));
+    else if (k == "--batch")
+      o.batch = std::max(1, std::atoi(v.c_str()));
+    else if (k == "--held")
+      o.held = v == "1" || v == "true";
+    else if (k == "--server")
+      o.server = v;
+    else if (k == "--token")
+      o.token = v;
+    else
+      Die("unknown option " + k);
   }
   if (o.mode == "spawn") {
     if (program == nullptr || program[0] == nullptr) Die("spawn: give the program after --");
     return Spawn(o, program);
   }
   const char* home_env = std::getenv("BATON_HOME");
-  std::string home = home_env ? home_env : std::string(std::getenv("HOME") ? std::getenv("HOME") : ".") + "/.baton";
+  std::string home = home_env
+                         ? home_env
+                         : std::string(std::getenv("HOME") ? std::getenv("HOME") : ".") + "/.baton";
   if (o.server.empty() && std::getenv("BATON_SERVER")) o.server = std::getenv("BATON_SERVER");
   if (o.server.empty()) o.server = ReadFirstLine(home + "/server.url");
   if (o.token.empty() && std::getenv("BATON_TOKEN")) o.token = std::getenv("BATON_TOKEN");

@@ -19,8 +19,11 @@ sched::ClusterView Cluster(int nodes, int gpus) {
     sched::NodeSlots s;
     s.name = "n" + std::to_string(n);
     for (int g = 0; g < gpus; ++g) {
-      s.gpus.push_back(sched::GpuSlot{.index = g, .model = "H100-80GB", .memory_bytes = 80LL << 30,
-                                      .free_milli = 1000, .free_memory_bytes = 80LL << 30});
+      s.gpus.push_back(sched::GpuSlot{.index = g,
+                                      .model = "H100-80GB",
+                                      .memory_bytes = 80LL << 30,
+                                      .free_milli = 1000,
+                                      .free_memory_bytes = 80LL << 30});
     }
     s.total_cpus = s.free_cpus = 128;
     s.total_memory_bytes = s.free_memory_bytes = 1LL << 40;
@@ -35,15 +38,19 @@ std::vector<sched::PendingJob> Queue(const std::vector<Resources>& shapes) {
   std::vector<sched::PendingJob> q;
   q.reserve(shapes.size());
   for (size_t i = 0; i < shapes.size(); ++i) {
-    q.push_back(sched::PendingJob{.id = JobId{static_cast<int64_t>(i + 1)}, .resources = &shapes[i],
-                                  .project = &kProject, .user = &kUser, .pool = &kPool,
+    q.push_back(sched::PendingJob{.id = JobId{static_cast<int64_t>(i + 1)},
+                                  .resources = &shapes[i],
+                                  .project = &kProject,
+                                  .user = &kUser,
+                                  .pool = &kPool,
                                   .time_limit = std::chrono::hours(1 + static_cast<int>(i % 4))});
   }
   return q;
 }
 
 // One full pass of `queue` on a copy of `view`, nothing running.
-sched::PassResult PassOnce(const sched::ClusterView& view, const std::vector<sched::PendingJob>& queue) {
+sched::PassResult PassOnce(const sched::ClusterView& view,
+                           const std::vector<sched::PendingJob>& queue) {
   sched::PassInput in;
   in.view = view;
   in.pending = queue;
@@ -89,12 +96,17 @@ void BM_FullPass100kOn10kGpus(benchmark::State& state) {
   for (size_t i = 0; i < shapes.size(); ++i) {
     static const int64_t kMilli[] = {1000, 1000, 2000, 4000, 8000, 500, 16000, 64000};
     shapes[i].milli_gpus = kMilli[i % 8];
-    shapes[i].nodes = shapes[i].milli_gpus > 8000 ? static_cast<int>(shapes[i].milli_gpus / 8000) : 1;
-    pending.push_back(sched::PendingJob{.id = JobId{static_cast<int64_t>(i + 100'000)}, .resources = &shapes[i],
-                                        .priority = static_cast<Priority>(i % 3), .project = &kProjects[i % 4],
-                                        .user = &kUsers[i % 8], .pool = &kPool,
-                                        .submitted = now - std::chrono::seconds(static_cast<int64_t>(i % 3600)),
-                                        .time_limit = std::chrono::hours(1 + static_cast<int>(i % 4))});
+    shapes[i].nodes =
+        shapes[i].milli_gpus > 8000 ? static_cast<int>(shapes[i].milli_gpus / 8000) : 1;
+    pending.push_back(
+        sched::PendingJob{.id = JobId{static_cast<int64_t>(i + 100'000)},
+                          .resources = &shapes[i],
+                          .priority = static_cast<Priority>(i % 3),
+                          .project = &kProjects[i % 4],
+                          .user = &kUsers[i % 8],
+                          .pool = &kPool,
+                          .submitted = now - std::chrono::seconds(static_cast<int64_t>(i % 3600)),
+                          .time_limit = std::chrono::hours(1 + static_cast<int>(i % 4))});
   }
   Resources one;
   one.milli_gpus = 1000;
@@ -106,11 +118,16 @@ void BM_FullPass100kOn10kGpus(benchmark::State& state) {
         allocations.push_back({NodeAllocation{.node = "n" + std::to_string(n), .gpus = {g}}});
         view.Apply(allocations.back(), one, +1);
         int64_t k = n * 8 + g;
-        running.push_back(sched::RunningJob{.id = JobId{k + 1}, .resources = &one, .allocation = &allocations.back(),
-                                            .priority = Priority::kLow, .project = &kProjects[k % 4],
-                                            .user = &kUsers[k % 8], .pool = &kPool,
-                                            .started = now - std::chrono::minutes(k % 50),
-                                            .expected_end = now + std::chrono::minutes(10 + k % 50)});
+        running.push_back(
+            sched::RunningJob{.id = JobId{k + 1},
+                              .resources = &one,
+                              .allocation = &allocations.back(),
+                              .priority = Priority::kLow,
+                              .project = &kProjects[k % 4],
+                              .user = &kUsers[k % 8],
+                              .pool = &kPool,
+                              .started = now - std::chrono::minutes(k % 50),
+                              .expected_end = now + std::chrono::minutes(10 + k % 50)});
       }
     }
   }
@@ -159,8 +176,8 @@ void BM_GangPlacement(benchmark::State& state) {
     benchmark::DoNotOptimize(r);
   }
   state.counters["gangs_placed"] = static_cast<double>(placed);
-  state.counters["gangs_per_s"] =
-      benchmark::Counter(static_cast<double>(placed), benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["gangs_per_s"] = benchmark::Counter(static_cast<double>(placed),
+                                                     benchmark::Counter::kIsIterationInvariantRate);
 }
 BENCHMARK(BM_GangPlacement)->Unit(benchmark::kMillisecond);
 
@@ -196,7 +213,10 @@ void BM_ControllerMemoryPerPendingJob(benchmark::State& state) {
     state.ResumeTiming();
   }
 }
-BENCHMARK(BM_ControllerMemoryPerPendingJob)->Arg(100'000)->Iterations(1)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_ControllerMemoryPerPendingJob)
+    ->Arg(100'000)
+    ->Iterations(1)
+    ->Unit(benchmark::kMillisecond);
 
 // Submits through the controller, one batch of state.range(0) submits per EndBatch, with
 // 10,000 jobs already waiting on a full cluster (the incremental pass looks only at new jobs).
@@ -207,16 +227,19 @@ void BM_ControllerSubmit(benchmark::State& state) {
   c.Restore(*store.Load(), now);
   NodeInfo info;
   info.name = "n1";
-  for (int i = 0; i < 8; ++i) info.gpus.push_back(Gpu{.index = i, .model = "H100-80GB", .memory_bytes = 80LL << 30});
+  for (int i = 0; i < 8; ++i)
+    info.gpus.push_back(Gpu{.index = i, .model = "H100-80GB", .memory_bytes = 80LL << 30});
   (void)c.Apply(control::AgentRegister{RegisterRequest{.node = info}}, now);
   JobSpec spec;
   spec.command = {"true"};
   spec.resources.milli_gpus = 1000;
-  for (int i = 0; i < 10000; ++i) (void)c.Apply(control::SubmitJobs{.caller = {"u", false}, .specs = {spec}}, now);
+  for (int i = 0; i < 10000; ++i)
+    (void)c.Apply(control::SubmitJobs{.caller = {"u", false}, .specs = {spec}}, now);
   (void)c.EndBatch(now);
   for (auto _ : state) {
     for (int i = 0; i < state.range(0); ++i) {
-      benchmark::DoNotOptimize(c.Apply(control::SubmitJobs{.caller = {"u", false}, .specs = {spec}}, now));
+      benchmark::DoNotOptimize(
+          c.Apply(control::SubmitJobs{.caller = {"u", false}, .specs = {spec}}, now));
     }
     control::Effects fx = c.EndBatch(now);
     benchmark::DoNotOptimize(fx);

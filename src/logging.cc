@@ -13,10 +13,14 @@ namespace {
 
 spdlog::level::level_enum SpdLevel(LogLevel level) {
   switch (level) {
-    case LogLevel::kDebug: return spdlog::level::debug;
-    case LogLevel::kInfo: return spdlog::level::info;
-    case LogLevel::kWarn: return spdlog::level::warn;
-    case LogLevel::kError: return spdlog::level::err;
+    case LogLevel::kDebug:
+      return spdlog::level::debug;
+    case LogLevel::kInfo:
+      return spdlog::level::info;
+    case LogLevel::kWarn:
+      return spdlog::level::warn;
+    case LogLevel::kError:
+      return spdlog::level::err;
   }
   return spdlog::level::info;
 }
@@ -39,7 +43,9 @@ std::string JsonFields(std::string_view message, const LogContext& c) {
 
 Status SetUpLogging(const std::string& level_name, const std::string& format) {
   auto level = ParseLogLevel(level_name);
-  if (!level) return InvalidArgument("--log-level: \"" + level_name.substr(0, 32) + "\" is not one of debug, info, warn, error");
+  if (!level)
+    return InvalidArgument("--log-level: \"" + level_name.substr(0, 32) +
+                           "\" is not one of debug, info, warn, error");
   if (format != "text" && format != "json") {
     return InvalidArgument("--log-format: \"" + format.substr(0, 32) + "\" is not text or json");
   }
@@ -49,7 +55,8 @@ Status SetUpLogging(const std::string& level_name, const std::string& format) {
   bool json = format == "json";
   if (json) {
     // %l is spdlog's level name (debug, info, warning, error).
-    logger->set_pattern(R"({"ts":"%Y-%m-%dT%H:%M:%S.%eZ","level":"%l",%v})", spdlog::pattern_time_type::utc);
+    logger->set_pattern(R"({"ts":"%Y-%m-%dT%H:%M:%S.%eZ","level":"%l",%v})",
+                        spdlog::pattern_time_type::utc);
   } else {
     logger->set_pattern("baton: %v");
   }

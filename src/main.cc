@@ -6,15 +6,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cstring>
-
-#include <CLI/CLI.hpp>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <iomanip>
 #include <iostream>
-#include <future>
 #include <memory>
 #include <sstream>
 #include <thread>
@@ -31,11 +30,11 @@
 #include "cli/commands.h"
 #include "codec/json_codec.h"
 #include "control/clock.h"
-#include "core/quantity.h"
 #include "control/controller.h"
-#include "core/log.h"
-#include "logging.h"
 #include "control/controller_loop.h"
+#include "core/log.h"
+#include "core/quantity.h"
+#include "logging.h"
 #include "net/webhook_sender.h"
 #include "sim/command.h"
 #include "store/sqlite_store.h"
@@ -58,8 +57,10 @@ struct LogFlags {
 };
 
 void AddLogFlags(CLI::App* cmd, LogFlags& f) {
-  cmd->add_option("--log-level", f.level, "debug, info, warn or error (default info)")->envname("BATON_LOG_LEVEL");
-  cmd->add_option("--log-format", f.format, "text (\"baton: ...\") or json (a JSON object a line, with context)")
+  cmd->add_option("--log-level", f.level, "debug, info, warn or error (default info)")
+      ->envname("BATON_LOG_LEVEL");
+  cmd->add_option("--log-format", f.format,
+                  "text (\"baton: ...\") or json (a JSON object a line, with context)")
       ->envname("BATON_LOG_FORMAT");
 }
 
@@ -94,7 +95,8 @@ Result<std::string> EnsureToken(const std::string& path) {
 
 Result<std::pair<std::string, uint16_t>> ParseListen(const std::string& listen) {
   size_t colon = listen.rfind(':');
-  if (colon == std::string::npos) return Err(InvalidArgument("--listen: expected HOST:PORT, got \"" + listen + "\""));
+  if (colon == std::string::npos)
+    return Err(InvalidArgument("--listen: expected HOST:PORT, got \"" + listen + "\""));
   std::string host = listen.substr(0, colon);
   if (host.size() >= 2 && host.front() == '[') host = host.substr(1, host.size() - 2);
   std::string port = listen.substr(colon + 1);
@@ -153,12 +155,17 @@ void AddHealthFlags(CLI::App* cmd, HealthFlags& f) {
                   "degrees Celsius at which a GPU leaves service until it cools (default 90)")
       ->check(CLI::Range(30, 150));
   cmd->add_option("--gpu-readmit-after", f.readmit_after,
-                  "how long a failed GPU must stay quiet before its health check may bring it back (default 30s)");
-  cmd->add_flag("--allow-root-jobs", f.allow_root_jobs, "an agent running as root may run root's jobs as root");
-  cmd->add_flag("--no-cgroups", f.no_cgroups, "no cgroup per job (no memory, CPU or process limits)");
-  cmd->add_option("--cgroup-root", f.cgroup_root,
-                  "cgroup v2 directory for job groups (default: the agent's own group + /baton-jobs)");
-  cmd->add_option("--job-pids-max", f.job_pids_max, "most processes one job may have; 0 = no limit (default 16384)")
+                  "how long a failed GPU must stay quiet before its health check may bring it back "
+                  "(default 30s)");
+  cmd->add_flag("--allow-root-jobs", f.allow_root_jobs,
+                "an agent running as root may run root's jobs as root");
+  cmd->add_flag("--no-cgroups", f.no_cgroups,
+                "no cgroup per job (no memory, CPU or process limits)");
+  cmd->add_option(
+      "--cgroup-root", f.cgroup_root,
+      "cgroup v2 directory for job groups (default: the agent's own group + /baton-jobs)");
+  cmd->add_option("--job-pids-max", f.job_pids_max,
+                  "most processes one job may have; 0 = no limit (default 16384)")
       ->check(CLI::Range(int64_t{0}, int64_t{1} << 22));
 }
 
@@ -187,7 +194,7 @@ struct ServeOptions {
   std::string node_timeout = "60s";
   std::vector<std::string> webhooks;  // alerts.webhooks of the configuration file
   int webhook_attempts = 5;
-  std::string store_path;             // store.path of the configuration file; "" = DATA/baton.db
+  std::string store_path;  // store.path of the configuration file; "" = DATA/baton.db
 };
 
 struct AgentFlags {
@@ -217,7 +224,8 @@ Status LoadConfig(const std::string& path, const CLI::App& cmd, ServeOptions* o)
 
 // `--gpus`: "auto" (NVML's GPUs when the library loads and finds any, else 8 simulated H100s),
 // "nvml" (NVML's GPUs, or an error saying why not), or a SPEC of simulated GPUs.
-std::unique_ptr<agent::GpuBackend> MakeBackend(const std::string& gpus, const std::string& node, Status* error) {
+std::unique_ptr<agent::GpuBackend> MakeBackend(const std::string& gpus, const std::string& node,
+                                               Status* error) {
   std::string spec_text = gpus;
   if (gpus == "auto" || gpus == "nvml") {
     std::string why;
@@ -263,16 +271,18 @@ void Reload(const std::string& path, const ServeOptions& running, control::Contr
     return;
   }
   std::promise<Status> applied;
-  loop.Post(control::SetPolicy{cfg->policy}, [&applied](control::Reply r) { applied.set_value(r.status); });
+  loop.Post(control::SetPolicy{cfg->policy},
+            [&applied](control::Reply r) { applied.set_value(r.status); });
   Status st = applied.get_future().get();
   if (!st.ok()) {
     Log("SIGHUP: " + st.message() + "; the running configuration stays");
     return;
   }
-  Log("SIGHUP: reloaded " + path + ": its scheduling policy, projects, users and pools are in force");
-  if ((!cfg->listen.empty() && cfg->listen != running.listen) || (!cfg->data.empty() && cfg->data != running.data) ||
-      cfg->webhooks != running.webhooks || cfg->webhook_attempts != running.webhook_attempts ||
-      cfg->store_path != running.store_path) {
+  Log("SIGHUP: reloaded " + path +
+      ": its scheduling policy, projects, users and pools are in force");
+  if ((!cfg->listen.empty() && cfg->listen != running.listen) ||
+      (!cfg->data.empty() && cfg->data != running.data) || cfg->webhooks != running.webhooks ||
+      cfg->webhook_attempts != running.webhook_attempts || cfg->store_path != running.store_path) {
     Log("SIGHUP: `listen`, `data`, `store` and `alerts` take effect at the next start only");
   }
 }
@@ -311,14 +321,16 @@ int Serve(const ServeOptions& o, const std::string& config) {
     // directories must not share it), and no one else may read it (jobs' env, token hashes).
     store_lock = open((db + ".lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
     if (store_lock < 0 || flock(store_lock, LOCK_EX | LOCK_NB) != 0) {
-      return Fail(Conflict("another baton already uses the store " + db + " (" + db + ".lock is held)"));
+      return Fail(
+          Conflict("another baton already uses the store " + db + " (" + db + ".lock is held)"));
     }
   }
   mode_t old_mask = umask(077);  // the database and its -wal and -shm files: 0600
   auto store = store::SqliteStore::Open(db);
   umask(old_mask);
   if (!store) return Fail(store.error());
-  for (const char* suffix : {"", "-wal", "-shm"}) (void)chmod((db + suffix).c_str(), 0600);  // made by an older baton
+  for (const char* suffix : {"", "-wal", "-shm"})
+    (void)chmod((db + suffix).c_str(), 0600);  // made by an older baton
   auto snapshot = (*store)->Load();
   if (!snapshot) return Fail(snapshot.error());
   size_t restored = snapshot->jobs.size();
@@ -327,8 +339,10 @@ int Serve(const ServeOptions& o, const std::string& config) {
   auto node_timeout = ParseDuration(o.node_timeout, "--node-timeout");
   if (!node_timeout) return Fail(node_timeout.error());
   // Agents report every 2 s: a shorter wait would lose nodes that are only between reports.
-  if (*node_timeout < std::chrono::seconds(5)) return Fail(InvalidArgument("--node-timeout: at least 5s"));
-  control::Controller controller(control::ControllerOptions{.node_timeout = *node_timeout, .policy = o.policy});
+  if (*node_timeout < std::chrono::seconds(5))
+    return Fail(InvalidArgument("--node-timeout: at least 5s"));
+  control::Controller controller(
+      control::ControllerOptions{.node_timeout = *node_timeout, .policy = o.policy});
   // Tokens made with `baton token create` (only their hashes are stored).
   api::TokenRegistry tokens;
   for (const store::Token& t : snapshot->tokens) {
@@ -338,15 +352,21 @@ int Serve(const ServeOptions& o, const std::string& config) {
   controller.Restore(std::move(*snapshot), clock.Now());
   // Alerts go to the log and to the webhooks of the configuration file.
   auto webhooks = net::WebhookSender::Create(net::WebhookOptions{
-      .urls = o.webhooks, .attempts = o.webhook_attempts,
-      .log = [](const std::string& line) { LogWarn(line, {.component = "webhook"}); }});
+      .urls = o.webhooks, .attempts = o.webhook_attempts, .log = [](const std::string& line) {
+        LogWarn(line, {.component = "webhook"});
+      }});
   if (!webhooks) return Fail(webhooks.error());
   net::WebhookSender* sender = webhooks->get();
   control::LoopOptions loop_options;
   loop_options.on_event = [sender](const ClusterEvent& e) {
     bool alert = e.severity == "alert";
-    Log(alert ? LogLevel::kWarn : LogLevel::kInfo, std::string(alert ? "ALERT " : "") + e.kind + ": " + e.message,
-        LogContext{.component = "events", .node = e.node, .job = e.job, .gpu = e.gpu, .project = e.project,
+    Log(alert ? LogLevel::kWarn : LogLevel::kInfo,
+        std::string(alert ? "ALERT " : "") + e.kind + ": " + e.message,
+        LogContext{.component = "events",
+                   .node = e.node,
+                   .job = e.job,
+                   .gpu = e.gpu,
+                   .project = e.project,
                    .kind = e.kind});
     if (e.severity == "alert") sender->Send(codec::EncodeEvent(e));
   };
@@ -364,12 +384,15 @@ int Serve(const ServeOptions& o, const std::string& config) {
   // The server is declared before the service and loop callbacks use it: it must outlive
   // every reply the loop may still send, so it is stopped last.
   api::HttpServer* server_ptr = nullptr;
-  api::Service service(loop, tokens, logs, [&server_ptr](std::function<void()> fn) { server_ptr->Post(std::move(fn)); });
-  api::HttpServer server(api::HttpServerOptions{.host = listen->first, .port = listen->second,
-                                                .threads = o.http_threads},
-                         [&service](api::Request req, api::Respond respond) {
-                           service.Handle(std::move(req), std::move(respond));
-                         });
+  api::Service service(loop, tokens, logs, [&server_ptr](std::function<void()> fn) {
+    server_ptr->Post(std::move(fn));
+  });
+  api::HttpServer server(
+      api::HttpServerOptions{
+          .host = listen->first, .port = listen->second, .threads = o.http_threads},
+      [&service](api::Request req, api::Respond respond) {
+        service.Handle(std::move(req), std::move(respond));
+      });
   server_ptr = &server;
   loop.Start();
   auto port = server.Start();
@@ -377,7 +400,8 @@ int Serve(const ServeOptions& o, const std::string& config) {
     loop.Stop();
     return Fail(port.error());
   }
-  std::string host = listen->first.find(':') != std::string::npos ? "[" + listen->first + "]" : listen->first;
+  std::string host =
+      listen->first.find(':') != std::string::npos ? "[" + listen->first + "]" : listen->first;
   if (host == "0.0.0.0") host = "127.0.0.1";
   std::string url = "http://" + host + ":" + std::to_string(*port);
   Status st = WriteFileAtomic(dir + "/server.url", url + "\n", 0644);
@@ -389,8 +413,12 @@ int Serve(const ServeOptions& o, const std::string& config) {
   if (o.local_agent) {
     st = executor.Check();
     if (!st.ok()) return Fail(st);
-    agent::AgentOptions ao{.name = node_name, .data_dir = dir + "/agent", .server = url, .token = *agent_token,
-                           .pool = o.pool, .health = *limits};
+    agent::AgentOptions ao{.name = node_name,
+                           .data_dir = dir + "/agent",
+                           .server = url,
+                           .token = *agent_token,
+                           .pool = o.pool,
+                           .health = *limits};
     ApplyAgentFlags(o.health, &ao);
     // `baton up` run by root: root is the admin whose jobs these are.
     if (geteuid() == 0 && LocalUser() == "root") ao.allow_root_jobs = true;
@@ -428,24 +456,33 @@ int RunAgent(const AgentFlags& f) {
     return 2;
   }
   std::string name = f.name.empty() ? HostName() : f.name;
-  if (!IsValidNodeName(name)) return Fail(InvalidArgument("--name: 1-64 of letters, digits, '.', '_', '-'"));
+  if (!IsValidNodeName(name))
+    return Fail(InvalidArgument("--name: 1-64 of letters, digits, '.', '_', '-'"));
   Status err;
   auto backend = MakeBackend(f.gpus, name, &err);
   if (!backend) return Fail(err);
   std::string dir = f.data.empty() ? cli::DefaultDataDir() + "/agent-" + name : f.data;
   agent::ProcessExecutor executor;
   if (Status ok = executor.Check(); !ok.ok()) return Fail(ok);
-  if (!IsValidNodeName(f.pool)) return Fail(InvalidArgument("--pool: 1-64 of letters, digits, '.', '_', '-'"));
+  if (!IsValidNodeName(f.pool))
+    return Fail(InvalidArgument("--pool: 1-64 of letters, digits, '.', '_', '-'"));
   auto limits = HealthLimitsOf(f.health);
   if (!limits) return Fail(limits.error());
-  agent::AgentOptions ao{.name = name, .data_dir = dir, .server = f.server, .token = f.token, .pool = f.pool,
-                         .address = f.address, .health = *limits};
+  agent::AgentOptions ao{.name = name,
+                         .data_dir = dir,
+                         .server = f.server,
+                         .token = f.token,
+                         .pool = f.pool,
+                         .address = f.address,
+                         .health = *limits};
   ApplyAgentFlags(f.health, &ao);
   agent::Agent a(std::move(ao), *backend, executor);
   Status st = a.Start();
   if (!st.ok()) return Fail(st);
-  Log("agent " + name + " joined " + f.server + " with " + f.gpus + " (" + backend->name() + " GPUs)");
-  while (WaitForShutdown(signals) == SIGHUP) Log("agent " + name + ": SIGHUP: an agent has no configuration file to reload");
+  Log("agent " + name + " joined " + f.server + " with " + f.gpus + " (" + backend->name() +
+      " GPUs)");
+  while (WaitForShutdown(signals) == SIGHUP)
+    Log("agent " + name + ": SIGHUP: an agent has no configuration file to reload");
   a.Stop();
   return 0;
 }
@@ -468,13 +505,16 @@ int main(int argc, char** argv) {
   up_cmd->add_option("--gpus", up.gpus,
                      "auto (NVML's GPUs, else 8 simulated H100s), nvml, or simulated GPUs: "
                      "COUNTxTYPE[:topo=nvswitch|pairs|cubemesh|pcie]");
-  up_cmd->add_option("--http-threads", up.http_threads, "threads serving HTTP")->check(CLI::Range(1, 64));
+  up_cmd->add_option("--http-threads", up.http_threads, "threads serving HTTP")
+      ->check(CLI::Range(1, 64));
   up_cmd->add_option("--pool", up.pool, "pool (partition) of the local node");
   AddHealthFlags(up_cmd, up.health);
   up_cmd->add_option("--node-timeout", up.node_timeout,
-                     "how long an agent may stay silent before its node is lost and its jobs requeued (default 60s)");
+                     "how long an agent may stay silent before its node is lost and its jobs "
+                     "requeued (default 60s)");
   std::string up_config;
-  up_cmd->add_option("--config", up_config, "YAML configuration: listen, data, scheduling, projects, users, pools");
+  up_cmd->add_option("--config", up_config,
+                     "YAML configuration: listen, data, scheduling, projects, users, pools");
   LogFlags up_log;
   AddLogFlags(up_cmd, up_log);
   up_cmd->callback([&] {
@@ -492,11 +532,13 @@ int main(int argc, char** argv) {
   ServeOptions srv;
   std::string config;
   CLI::App* srv_cmd = app.add_subcommand("server", "the controller alone; agents join it");
-  srv_cmd->add_option("--config", config, "YAML configuration: listen, data, scheduling, projects, users, pools");
+  srv_cmd->add_option("--config", config,
+                      "YAML configuration: listen, data, scheduling, projects, users, pools");
   srv_cmd->add_option("--data", srv.data, "data directory");
   srv_cmd->add_option("--listen", srv.listen, "HOST:PORT to serve");
   srv_cmd->add_option("--node-timeout", srv.node_timeout,
-                      "how long an agent may stay silent before its node is lost and its jobs requeued (default 60s)");
+                      "how long an agent may stay silent before its node is lost and its jobs "
+                      "requeued (default 60s)");
   LogFlags srv_log;
   AddLogFlags(srv_cmd, srv_log);
   srv_cmd->callback([&] {
@@ -507,13 +549,16 @@ int main(int argc, char** argv) {
   AgentFlags agent_flags;
   CLI::App* agent_cmd = app.add_subcommand("agent", "a node agent joining a controller");
   agent_cmd->add_option("--server", agent_flags.server, "controller URL")->required();
-  agent_cmd->add_option("--token", agent_flags.token, "agent join token (the server's agent.token)")->required();
+  agent_cmd->add_option("--token", agent_flags.token, "agent join token (the server's agent.token)")
+      ->required();
   agent_cmd->add_option("--name", agent_flags.name, "node name (default: host name)");
-  agent_cmd->add_option("--gpus", agent_flags.gpus, "auto, nvml, or simulated GPUs: COUNTxTYPE[:topo=...]");
+  agent_cmd->add_option("--gpus", agent_flags.gpus,
+                        "auto, nvml, or simulated GPUs: COUNTxTYPE[:topo=...]");
   agent_cmd->add_option("--data", agent_flags.data, "agent state directory");
   agent_cmd->add_option("--pool", agent_flags.pool, "pool (partition) this node serves");
-  agent_cmd->add_option("--address", agent_flags.address,
-                        "host or IP other nodes reach this node's jobs at (MASTER_ADDR; default: the node name)");
+  agent_cmd->add_option(
+      "--address", agent_flags.address,
+      "host or IP other nodes reach this node's jobs at (MASTER_ADDR; default: the node name)");
   AddHealthFlags(agent_cmd, agent_flags.health);
   LogFlags agent_log;
   AddLogFlags(agent_cmd, agent_log);
@@ -523,17 +568,25 @@ int main(int argc, char** argv) {
   });
 
   sim::SimFlags sim_flags;
-  CLI::App* sim_cmd = app.add_subcommand("sim", "replay a workload trace on a described cluster (docs/scheduling.md)");
+  CLI::App* sim_cmd = app.add_subcommand(
+      "sim", "replay a workload trace on a described cluster (docs/scheduling.md)");
   sim_cmd->add_option("--cluster", sim_flags.cluster,
-                      "cluster YAML (nodes, and the policy keys of the server's file) or an Alibaba openb node list");
-  sim_cmd->add_option("--trace", sim_flags.trace,
-                      "trace: the CSV of docs/scheduling.md, Philly, Alibaba openb pods, or sacct --parsable2")
+                      "cluster YAML (nodes, and the policy keys of the server's file) or an "
+                      "Alibaba openb node list");
+  sim_cmd
+      ->add_option(
+          "--trace", sim_flags.trace,
+          "trace: the CSV of docs/scheduling.md, Philly, Alibaba openb pods, or sacct --parsable2")
       ->required();
-  sim_cmd->add_option("--policy", sim_flags.policy,
-                      "fifo, priority, fairshare, backfill, las or default; several, comma-separated, to compare");
-  sim_cmd->add_option("--report", sim_flags.report, "directory for jobs.csv, summary.json and SVG pictures");
-  sim_cmd->add_option("--convert", sim_flags.convert, "write the trace as the plain CSV to this file and stop");
-  sim_cmd->add_flag("--json", sim_flags.json, "print each policy's summary as one JSON object (a line each)");
+  sim_cmd->add_option(
+      "--policy", sim_flags.policy,
+      "fifo, priority, fairshare, backfill, las or default; several, comma-separated, to compare");
+  sim_cmd->add_option("--report", sim_flags.report,
+                      "directory for jobs.csv, summary.json and SVG pictures");
+  sim_cmd->add_option("--convert", sim_flags.convert,
+                      "write the trace as the plain CSV to this file and stop");
+  sim_cmd->add_flag("--json", sim_flags.json,
+                    "print each policy's summary as one JSON object (a line each)");
   sim_cmd->callback([&] { exit_code = sim::RunSim(sim_flags, std::cout, std::cerr); });
 
   auto [head, tail] = cli::SplitCommandTail(argc, argv);

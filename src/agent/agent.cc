@@ -56,7 +56,9 @@ Agent::Agent(AgentOptions options, GpuBackend& backend, Executor& executor)
 Agent::~Agent() { Stop(); }
 
 std::string Agent::JobDir(JobId id) const { return options_.data_dir + "/jobs/" + id.ToString(); }
-std::string Agent::Key(JobId id, int attempt) const { return id.ToString() + "." + std::to_string(attempt); }
+std::string Agent::Key(JobId id, int attempt) const {
+  return id.ToString() + "." + std::to_string(attempt);
+}
 std::string Agent::RunFile(JobId id, int attempt) const {
   return options_.data_dir + "/run/" + Key(id, attempt) + ".run";
 }
@@ -78,14 +80,16 @@ Status Agent::Start() {
   }
   char prefix[32];
   std::snprintf(prefix, sizeof prefix, "baton-%08x",
-                static_cast<unsigned>(std::hash<std::string>{}(fs::absolute(options_.data_dir, ec).string())));
+                static_cast<unsigned>(
+                    std::hash<std::string>{}(fs::absolute(options_.data_dir, ec).string())));
   cgroup_prefix_ = prefix;
   if (options_.cgroups) {
     cgroups_ = CgroupManager::Detect(options_.cgroup_root);
     LogInfo(cgroups_.describe(), Context());
     for (const std::string& w : cgroups_.warnings()) LogWarn(w, Context());
   } else {
-    LogWarn("cgroups turned off (--no-cgroups): jobs run without memory, CPU or process limits", Context());
+    LogWarn("cgroups turned off (--no-cgroups): jobs run without memory, CPU or process limits",
+            Context());
   }
   gpus_ = backend_.Discover();
   std::vector<int> physical;
@@ -222,12 +226,13 @@ void Agent::PollLoop() {
         after = 0;
       }
     }
-    if (ToMillis(std::chrono::time_point_cast<Duration>(std::chrono::system_clock::now())) < silent_until_ms_) {
+    if (ToMillis(std::chrono::time_point_cast<Duration>(std::chrono::system_clock::now())) <
+        silent_until_ms_) {
       std::this_thread::sleep_for(std::chrono::milliseconds(100));  // an injected silence
       continue;
     }
-    std::string target = "/v1/agent/orders?node=" + options_.name + "&session=" +
-                         std::to_string(session) + "&after=" + std::to_string(after);
+    std::string target = "/v1/agent/orders?node=" + options_.name +
+                         "&session=" + std::to_string(session) + "&after=" + std::to_string(after);
     auto res = client->Request("GET", target, {}, {}, std::chrono::seconds(40));
     if (stopping_) return;
     if (!res) {
@@ -251,7 +256,8 @@ void Agent::PollLoop() {
       LogWarn("cannot read the controller's orders (is the controller newer than this agent?): " +
                   orders.error().message(),
               Context());
-      for (int i = 0; i < 50 && !stopping_; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      for (int i = 0; i < 50 && !stopping_; ++i)
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
       continue;
     }
     std::lock_guard lock(mu_);
@@ -276,7 +282,8 @@ void Agent::MainLoop() {
     jitter_state ^= jitter_state << 13;
     jitter_state ^= jitter_state >> 7;
     jitter_state ^= jitter_state << 17;
-    Duration jitter(static_cast<int64_t>(jitter_state % static_cast<uint64_t>(backoff.count() / 4 + 1)));
+    Duration jitter(
+        static_cast<int64_t>(jitter_state % static_cast<uint64_t>(backoff.count() / 4 + 1)));
     next_contact = now + backoff + jitter;
     backoff = std::min<Duration>(backoff * 2, std::chrono::seconds(30));
   };
@@ -289,10 +296,13 @@ void Agent::MainLoop() {
       orders.swap(orders_);
     }
     TimePoint now = Now();
-    if (ToMillis(now) < silent_until_ms_) next_contact = std::max(next_contact, FromMillis(silent_until_ms_));
+    if (ToMillis(now) < silent_until_ms_)
+      next_contact = std::max(next_contact, FromMillis(silent_until_ms_));
     if (need_register && now >= next_contact) {
-      if (RegisterWithController()) backoff = std::chrono::seconds(1);
-      else contact_failed(now);
+      if (RegisterWithController())
+        backoff = std::chrono::seconds(1);
+      else
+        contact_failed(now);
     }
     for (const Order& o : orders) HandleOrder(o);
     now = Now();
@@ -305,7 +315,8 @@ void Agent::MainLoop() {
     bool logs_waiting = false;
     if (logs_due) {
       ScanCheckpoints();
-      for (const XidEvent& x : backend_.PollXids()) health_dirty_ |= health_.ObserveXid(x.gpu, x.xid, now);
+      for (const XidEvent& x : backend_.PollXids())
+        health_dirty_ |= health_.ObserveXid(x.gpu, x.xid, now);
       for (GpuNotice& n : health_.TakeNotices()) pending_notices_.push_back(std::move(n));
     }
     if (logs_due) {
@@ -331,13 +342,15 @@ void Agent::MainLoop() {
     // How long until the next look at the jobs: 2 ms within a second of a job starting or
     // ending (short jobs end fast), then doubling up to 100 ms for long-running ones. Orders
     // wake the loop at once whatever the wait.
-    bool busy = std::any_of(jobs_.begin(), jobs_.end(), [](const auto& kv) { return !kv.second.exited; });
+    bool busy =
+        std::any_of(jobs_.begin(), jobs_.end(), [](const auto& kv) { return !kv.second.exited; });
     if (active) last_active_ = now;
     idle_wait_ = now - last_active_ < std::chrono::seconds(1)
                      ? std::chrono::milliseconds(2)
                      : std::min<Duration>(idle_wait_ * 2, std::chrono::milliseconds(100));
-    cv_.wait_for(lock, busy ? idle_wait_ : std::chrono::milliseconds(100),
-                 [&] { return stopping_ || !orders_.empty() || (need_register_ && !need_register); });
+    cv_.wait_for(lock, busy ? idle_wait_ : std::chrono::milliseconds(100), [&] {
+      return stopping_ || !orders_.empty() || (need_register_ && !need_register);
+    });
   }
 }
 
@@ -347,7 +360,9 @@ void Agent::HandleOrder(const Order& order) {
     return;
   }
   if (order.kind == Order::Kind::kInject && order.inject.fault == "silence") {
-    LogWarn("silent for " + FormatDuration(order.inject.duration) + " (an injected fault): its jobs run on", Context());
+    LogWarn("silent for " + FormatDuration(order.inject.duration) +
+                " (an injected fault): its jobs run on",
+            Context());
     silent_until_ms_ = ToMillis(Now() + order.inject.duration);
     return;
   }
@@ -377,7 +392,7 @@ void Agent::Launch(const LaunchOrder& order) {
   RunningJob job;
   job.order = order;
   job.started_at = Now();
-  job.log_shipped = FileSize(dir + "/output.log");  // earlier attempts' output was shipped
+  job.log_shipped = FileSize(dir + "/output.log");         // earlier attempts' output was shipped
   job.metrics_scanned = FileSize(dir + "/metrics.jsonl");  // earlier attempts' checkpoints are old
 
   std::map<std::string, std::string> env;
@@ -409,7 +424,8 @@ void Agent::Launch(const LaunchOrder& order) {
   env["BATON_NODELIST"] = order.nodelist;
   env["BATON_NODE_NAME"] = options_.name;
   if (order.milli_per_gpu < 1000 && !order.gpus.empty()) {
-    env["CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"] = std::to_string(std::max<int64_t>(1, order.milli_per_gpu / 10));
+    env["CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"] =
+        std::to_string(std::max<int64_t>(1, order.milli_per_gpu / 10));
     if (order.gpu_memory_bytes > 0) {
       env["CUDA_MPS_PINNED_DEVICE_MEM_LIMIT"] =
           "0=" + std::to_string(order.gpu_memory_bytes >> 20) + "M";
@@ -419,13 +435,17 @@ void Agent::Launch(const LaunchOrder& order) {
     // torchrun's rendezvous variables; a job that sets MASTER_ADDR or MASTER_PORT itself keeps
     // its own.
     auto set_default = [&](const std::string& k, const std::string& v) {
-      if (std::none_of(order.env.begin(), order.env.end(), [&](const auto& kv) { return kv.first == k; })) env[k] = v;
+      if (std::none_of(order.env.begin(), order.env.end(),
+                       [&](const auto& kv) { return kv.first == k; }))
+        env[k] = v;
     };
     std::string master = order.master_addr;
     if (master.empty()) master = order.nodelist.substr(0, order.nodelist.find(','));
     set_default("MASTER_ADDR", master);
     // A controller always names the port; one too old to do so used 29500 + id mod 10000.
-    set_default("MASTER_PORT", std::to_string(order.master_port > 0 ? order.master_port : 29500 + order.job.value % 10000));
+    set_default("MASTER_PORT",
+                std::to_string(order.master_port > 0 ? order.master_port
+                                                     : 29500 + order.job.value % 10000));
     int world = std::max(order.world_size, order.num_nodes);
     env["WORLD_SIZE"] = std::to_string(world);
     env["RANK"] = std::to_string(order.world_size > 1 ? order.rank_offset : order.node_rank);
@@ -436,7 +456,8 @@ void Agent::Launch(const LaunchOrder& order) {
   }
 
   ProcessSpec spec;
-  spec.argv = order.shell ? std::vector<std::string>{"/bin/sh", "-c", order.command.at(0)} : order.command;
+  spec.argv =
+      order.shell ? std::vector<std::string>{"/bin/sh", "-c", order.command.at(0)} : order.command;
   for (const auto& [k, v] : env) spec.env.push_back(k + "=" + v);
   spec.workdir = order.workdir.empty() ? dir : order.workdir;
   spec.processes = order.processes;
@@ -447,7 +468,8 @@ void Agent::Launch(const LaunchOrder& order) {
   // CPUs and memory of the NUMA node(s) the job's GPUs hang off.
   std::set<int> numa_nodes;
   for (int g : order.gpus) {
-    if (g >= 0 && static_cast<size_t>(g) < gpus_.size() && gpus_[g].numa_node >= 0) numa_nodes.insert(gpus_[g].numa_node);
+    if (g >= 0 && static_cast<size_t>(g) < gpus_.size() && gpus_[g].numa_node >= 0)
+      numa_nodes.insert(gpus_[g].numa_node);
   }
   if (!numa_nodes.empty()) {
     if (auto cpus = numa_.CpusOf(numa_nodes)) {
@@ -457,7 +479,8 @@ void Agent::Launch(const LaunchOrder& order) {
       for (int n : numa_nodes) {
         if (numa_.Has(n) || !numa_warned_.insert(n).second) continue;
         LogWarn("GPUs on NUMA node " + std::to_string(n) +
-                    " but this host has no such node (simulated GPUs?): their jobs run without CPU binding",
+                    " but this host has no such node (simulated GPUs?): their jobs run without CPU "
+                    "binding",
                 Context());
       }
     }
@@ -467,14 +490,18 @@ void Agent::Launch(const LaunchOrder& order) {
     // The job runs as its user, who must exist here and own the job's directory.
     if (order.user == "root" && !options_.allow_root_jobs) {
       return FailLaunch(std::move(job), 126,
-                        "jobs do not run as root on node " + options_.name + " (its agent allows it with --allow-root-jobs)");
+                        "jobs do not run as root on node " + options_.name +
+                            " (its agent allows it with --allow-root-jobs)");
     }
     auto user = LookupUnixUser(order.user);
-    if (!user) return FailLaunch(std::move(job), 126, "no such user '" + order.user + "' on node " + options_.name);
+    if (!user)
+      return FailLaunch(std::move(job), 126,
+                        "no such user '" + order.user + "' on node " + options_.name);
     spec.run_as = order.user;
     for (const std::string& path : {dir, dir + "/checkpoints"}) {
       if (chown(path.c_str(), user->uid, user->gid) != 0) {
-        LogWarn("cannot give " + path + " to " + order.user + ": " + std::strerror(errno), Context(order.job));
+        LogWarn("cannot give " + path + " to " + order.user + ": " + std::strerror(errno),
+                Context(order.job));
       }
     }
     bool home_given = false;
@@ -486,18 +513,24 @@ void Agent::Launch(const LaunchOrder& order) {
     }
   }
   if (cgroups_.usable()) {
-    CgroupLimits limits{.memory_bytes = order.memory_bytes, .cpu_millis = int64_t{order.cpus} * 1000,
-                        .cpus = spec.cpus, .mems = spec.memory_node >= 0 ? std::to_string(spec.memory_node) : "",
+    CgroupLimits limits{.memory_bytes = order.memory_bytes,
+                        .cpu_millis = int64_t{order.cpus} * 1000,
+                        .cpus = spec.cpus,
+                        .mems = spec.memory_node >= 0 ? std::to_string(spec.memory_node) : "",
                         .pids = options_.job_pids_max};
     auto group = cgroups_.Create(CgroupName(order.job, order.attempt), limits);
     if (group) {
       spec.cgroup = *group;
     } else {
-      LogWarn("job " + order.job.ToString() + " runs without its cgroup: " + group.error().message(), Context(order.job));
+      LogWarn(
+          "job " + order.job.ToString() + " runs without its cgroup: " + group.error().message(),
+          Context(order.job));
     }
   }
 
-  JobEvent started{.job = order.job, .attempt = order.attempt, .kind = JobEvent::Kind::kStarted,
+  JobEvent started{.job = order.job,
+                   .attempt = order.attempt,
+                   .kind = JobEvent::Kind::kStarted,
                    .at = job.started_at};
   auto proc = executor_.Start(spec);
   if (!proc) {
@@ -509,8 +542,9 @@ void Agent::Launch(const LaunchOrder& order) {
   if (LogEnabled(LogLevel::kDebug)) {
     std::string gpus;
     for (int g : order.gpus) gpus += (gpus.empty() ? "" : ",") + std::to_string(g);
-    LogDebug("job " + order.job.ToString() + " attempt " + std::to_string(order.attempt) + " started as pid " +
-                 std::to_string(job.process.shim_pid) + " on GPUs [" + gpus + "]",
+    LogDebug("job " + order.job.ToString() + " attempt " + std::to_string(order.attempt) +
+                 " started as pid " + std::to_string(job.process.shim_pid) + " on GPUs [" + gpus +
+                 "]",
              Context(order.job));
   }
   pending_events_.push_back(started);
@@ -521,7 +555,9 @@ void Agent::Launch(const LaunchOrder& order) {
 void Agent::FailLaunch(RunningJob job, int code, const std::string& message) {
   job.exited = true;
   job.status.exit_code = code;
-  JobEvent started{.job = job.order.job, .attempt = job.order.attempt, .kind = JobEvent::Kind::kStarted,
+  JobEvent started{.job = job.order.job,
+                   .attempt = job.order.attempt,
+                   .kind = JobEvent::Kind::kStarted,
                    .at = job.started_at};
   pending_events_.push_back(started);
   JobEvent exited = started;
@@ -530,8 +566,10 @@ void Agent::FailLaunch(RunningJob job, int code, const std::string& message) {
   exited.message = message;
   pending_events_.push_back(exited);
   // Said in the job's log too, where its user looks first.
-  std::ofstream(JobDir(job.order.job) + "/output.log", std::ios::app) << "baton: " << message << "\n";
-  LogWarn("job " + job.order.job.ToString() + " could not start: " + message, Context(job.order.job));
+  std::ofstream(JobDir(job.order.job) + "/output.log", std::ios::app)
+      << "baton: " << message << "\n";
+  LogWarn("job " + job.order.job.ToString() + " could not start: " + message,
+          Context(job.order.job));
   jobs_[Key(job.order.job, job.order.attempt)] = std::move(job);
 }
 
@@ -598,13 +636,18 @@ void Agent::ScanCheckpoints() {
     size_t start = 0;
     while (start <= end) {
       size_t nl = data.find('\n', start);
-      if (auto c = codec::CheckpointFromMetricsLine(std::string_view(data).substr(start, nl - start))) last = c;
+      if (auto c =
+              codec::CheckpointFromMetricsLine(std::string_view(data).substr(start, nl - start)))
+        last = c;
       start = nl + 1;
     }
     job.metrics_scanned += static_cast<int64_t>(end + 1);
     if (last) {
-      pending_events_.push_back(JobEvent{.job = job.order.job, .attempt = job.order.attempt,
-                                         .kind = JobEvent::Kind::kCheckpoint, .at = Now(), .message = *last});
+      pending_events_.push_back(JobEvent{.job = job.order.job,
+                                         .attempt = job.order.attempt,
+                                         .kind = JobEvent::Kind::kCheckpoint,
+                                         .at = Now(),
+                                         .message = *last});
     }
   }
 }
@@ -635,24 +678,33 @@ void Agent::CollectExits(TimePoint now) {
       job.lost = true;  // the shim died without a word (killed): the job's fate is unknown
       SignalJob(job, SIGKILL);
     }
-    JobEvent e{.job = job.order.job, .attempt = job.order.attempt, .kind = JobEvent::Kind::kExited,
-               .at = Now(), .exit_code = job.status.exit_code, .signal = job.status.signal,
-               .timed_out = job.timed_out, .lost = job.lost};
+    JobEvent e{.job = job.order.job,
+               .attempt = job.order.attempt,
+               .kind = JobEvent::Kind::kExited,
+               .at = Now(),
+               .exit_code = job.status.exit_code,
+               .signal = job.status.signal,
+               .timed_out = job.timed_out,
+               .lost = job.lost};
     if (cgroups_.usable()) {
       std::string group = cgroups_.GroupPath(CgroupName(job.order.job, job.order.attempt));
       if (cgroups_.OomKills(group) > 0) {
         e.message = job.order.memory_bytes > 0
-                        ? "killed by the out-of-memory killer at its memory limit of " + FormatSize(job.order.memory_bytes)
+                        ? "killed by the out-of-memory killer at its memory limit of " +
+                              FormatSize(job.order.memory_bytes)
                         : "killed by the out-of-memory killer";
-        std::ofstream(JobDir(job.order.job) + "/output.log", std::ios::app) << "baton: " << e.message << "\n";
+        std::ofstream(JobDir(job.order.job) + "/output.log", std::ios::app)
+            << "baton: " << e.message << "\n";
       }
       Status st = cgroups_.Remove(group);  // and whatever the job left running in it
       if (!st.ok()) LogWarn(st.message(), Context(job.order.job));
     }
     if (LogEnabled(LogLevel::kDebug)) {
-      LogDebug("job " + job.order.job.ToString() + " attempt " + std::to_string(job.order.attempt) + " ended: " +
-                   (job.lost ? "lost" : e.signal != 0 ? "signal " + std::to_string(e.signal)
-                                                      : "exit code " + std::to_string(e.exit_code)),
+      LogDebug("job " + job.order.job.ToString() + " attempt " + std::to_string(job.order.attempt) +
+                   " ended: " +
+                   (job.lost        ? "lost"
+                    : e.signal != 0 ? "signal " + std::to_string(e.signal)
+                                    : "exit code " + std::to_string(e.exit_code)),
                Context(job.order.job));
     }
     pending_events_.push_back(e);
@@ -694,7 +746,8 @@ bool Agent::SendReport(std::vector<GpuSample> samples) {
     if (data.empty()) continue;
     budget -= data.size();
     shipped[key] = data.size();
-    rep.logs.push_back(LogChunk{.job = job.order.job, .offset = job.log_shipped, .data = std::move(data)});
+    rep.logs.push_back(
+        LogChunk{.job = job.order.job, .offset = job.log_shipped, .data = std::move(data)});
   }
   rep.gpus = std::move(samples);
   bool with_health = health_dirty_;
@@ -708,9 +761,11 @@ bool Agent::SendReport(std::vector<GpuSample> samples) {
     return false;
   }
   if (res->status != 200) return false;
-  pending_events_.erase(pending_events_.begin(), pending_events_.begin() + static_cast<std::ptrdiff_t>(rep.events.size()));
-  pending_notices_.erase(pending_notices_.begin(),
-                         pending_notices_.begin() + static_cast<std::ptrdiff_t>(rep.notices.size()));
+  pending_events_.erase(pending_events_.begin(),
+                        pending_events_.begin() + static_cast<std::ptrdiff_t>(rep.events.size()));
+  pending_notices_.erase(
+      pending_notices_.begin(),
+      pending_notices_.begin() + static_cast<std::ptrdiff_t>(rep.notices.size()));
   if (with_health) health_dirty_ = false;  // the loop is single-threaded: nothing changed meanwhile
   for (auto& [key, n] : shipped) jobs_[key].log_shipped += static_cast<int64_t>(n);
   for (const std::string& key : exits_in_report) {

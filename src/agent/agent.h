@@ -32,21 +32,21 @@
 namespace baton::agent {
 
 struct AgentOptions {
-  std::string name;                 // node name; defaults to the host name
-  std::string data_dir;             // job directories, logs, run files
-  std::string server;               // controller URL, http://HOST:PORT
-  std::string token;                // agent join token
-  std::string pool = "default";     // the pool (partition) this node serves
-  std::string address;              // where other nodes reach its jobs (MASTER_ADDR); "" = name
+  std::string name;              // node name; defaults to the host name
+  std::string data_dir;          // job directories, logs, run files
+  std::string server;            // controller URL, http://HOST:PORT
+  std::string token;             // agent join token
+  std::string pool = "default";  // the pool (partition) this node serves
+  std::string address;           // where other nodes reach its jobs (MASTER_ADDR); "" = name
   std::string numa_root = "/sys/devices/system/node";  // where the host's NUMA nodes are listed
   Duration sample_interval = std::chrono::seconds(2);
   Duration log_interval = std::chrono::milliseconds(250);  // also how often XIDs are looked for
   HealthLimits health;
   // Isolation (when the agent runs as root, jobs run as their users, PRODUCT §1 Execution).
-  bool allow_root_jobs = false;     // a job whose user is root may run as root
-  bool cgroups = true;              // a cgroup v2 group per job, where the host allows it
-  std::string cgroup_root;          // "" = this process's group + "/baton-jobs"
-  int64_t job_pids_max = 16384;     // pids.max of each job; 0 = unlimited
+  bool allow_root_jobs = false;  // a job whose user is root may run as root
+  bool cgroups = true;           // a cgroup v2 group per job, where the host allows it
+  std::string cgroup_root;       // "" = this process's group + "/baton-jobs"
+  int64_t job_pids_max = 16384;  // pids.max of each job; 0 = unlimited
 };
 
 class Agent {
@@ -67,18 +67,18 @@ class Agent {
     LaunchOrder order;
     Started process;
     TimePoint started_at{};
-    bool adopted = false;           // not our child: watch its status file instead of waitpid
+    bool adopted = false;  // not our child: watch its status file instead of waitpid
     bool exited = false;
     ExitStatus status;
     bool lost = false;
     bool timed_out = false;
-    int stop_phase = 0;             // 0 none, 1 SIGUSR1 sent, 2 SIGTERM sent, 3 SIGKILL sent
+    int stop_phase = 0;  // 0 none, 1 SIGUSR1 sent, 2 SIGTERM sent, 3 SIGKILL sent
     TimePoint next_stop_step{};
     Duration stop_grace{0};
-    int64_t log_shipped = 0;        // bytes of the log the controller has
-    int64_t metrics_scanned = 0;    // bytes of the metrics file looked at for checkpoints
+    int64_t log_shipped = 0;      // bytes of the log the controller has
+    int64_t metrics_scanned = 0;  // bytes of the metrics file looked at for checkpoints
     bool start_reported = false;
-    bool exit_acked = false;        // the controller has how it ended
+    bool exit_acked = false;  // the controller has how it ended
   };
 
   void MainLoop();
@@ -118,15 +118,15 @@ class Agent {
   Executor& executor_;
   std::vector<Gpu> gpus_;
   HostNuma numa_;
-  std::set<int> numa_warned_;       // GPU NUMA nodes this host lacks, told once
-  CgroupManager cgroups_;           // main loop only (after Start)
-  bool as_root_ = false;            // jobs run as their users
+  std::set<int> numa_warned_;  // GPU NUMA nodes this host lacks, told once
+  CgroupManager cgroups_;      // main loop only (after Start)
+  bool as_root_ = false;       // jobs run as their users
   std::string cgroup_prefix_;
-  HealthMonitor health_;            // main loop only
-  bool health_dirty_ = false;       // main loop: health changed since the controller last heard
+  HealthMonitor health_;       // main loop only
+  bool health_dirty_ = false;  // main loop: health changed since the controller last heard
   std::vector<GpuNotice> pending_notices_;  // main loop: not yet acknowledged
 
-  std::mutex mu_;                   // guards orders_, session_, need_register_
+  std::mutex mu_;  // guards orders_, session_, need_register_
   std::condition_variable cv_;
   std::deque<Order> orders_;
   uint64_t session_ = 0;
@@ -134,8 +134,8 @@ class Agent {
   std::atomic<bool> stopping_{false};
   std::atomic<int64_t> silent_until_ms_{0};  // an injected silence: no contact until then
 
-  std::map<std::string, RunningJob> jobs_;  // main loop only; key "id.attempt"
-  std::vector<JobEvent> pending_events_;    // main loop only; not yet acknowledged
+  std::map<std::string, RunningJob> jobs_;             // main loop only; key "id.attempt"
+  std::vector<JobEvent> pending_events_;               // main loop only; not yet acknowledged
   Duration idle_wait_ = std::chrono::milliseconds(2);  // main loop: next look at the jobs
   TimePoint last_active_{};                            // main loop: a job last started or ended
   TimePoint last_sample_{};

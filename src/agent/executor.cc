@@ -2,10 +2,10 @@
 
 #include <fcntl.h>
 #include <grp.h>
+#include <poll.h>
 #include <pwd.h>
 #include <signal.h>
 #include <spawn.h>
-#include <poll.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -13,10 +13,10 @@
 
 #include <cerrno>
 #include <charconv>
-#include <limits>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <sstream>
 
 namespace baton::agent {
@@ -46,16 +46,20 @@ Result<UnixUser> LookupUnixUser(const std::string& name) {
   std::vector<char> buffer(1 << 16);
   int err = getpwnam_r(name.c_str(), &pw, buffer.data(), buffer.size(), &found);
   if (found == nullptr) {
-    if (err == 0 || err == ENOENT || err == ESRCH) return Err(NotFound("no such user '" + name + "' on this node"));
-    return Err(Unavailable("cannot look up user '" + name + "' on this node: " + std::strerror(err)));
+    if (err == 0 || err == ENOENT || err == ESRCH)
+      return Err(NotFound("no such user '" + name + "' on this node"));
+    return Err(
+        Unavailable("cannot look up user '" + name + "' on this node: " + std::strerror(err)));
   }
-  return UnixUser{.uid = pw.pw_uid, .gid = pw.pw_gid, .home = pw.pw_dir != nullptr ? pw.pw_dir : "/"};
+  return UnixUser{
+      .uid = pw.pw_uid, .gid = pw.pw_gid, .home = pw.pw_dir != nullptr ? pw.pw_dir : "/"};
 }
 
 Result<std::string> ShimIdentity(const std::string& user) {
   ASSIGN_OR_RETURN(UnixUser u, LookupUnixUser(user));
   if (u.uid == 0 && user != "root") {
-    return Err(PermissionDenied("user '" + user + "' has uid 0; a job runs as uid 0 only when its user is root"));
+    return Err(PermissionDenied("user '" + user +
+                                "' has uid 0; a job runs as uid 0 only when its user is root"));
   }
   std::vector<gid_t> groups(64);
   int count = static_cast<int>(groups.size());
@@ -142,14 +146,16 @@ bool ReadFull(int fd, char* p, size_t n) {
   return true;
 }
 
-void PutU32(std::string& out, uint32_t v) { out.append(reinterpret_cast<const char*>(&v), sizeof v); }
+void PutU32(std::string& out, uint32_t v) {
+  out.append(reinterpret_cast<const char*>(&v), sizeof v);
+}
 
 }  // namespace
 
 // One request to the zygote (the framing is in shim_main.cc): the shim's pid, or an error when
 // the zygote is gone, does not answer within 10 s, or could not fork.
-Result<Started> ProcessExecutor::ForkShim(const std::vector<std::string>& args, const std::vector<std::string>& env,
-                                          bool* sent) {
+Result<Started> ProcessExecutor::ForkShim(const std::vector<std::string>& args,
+                                          const std::vector<std::string>& env, bool* sent) {
   *sent = false;
   std::string body;
   PutU32(body, static_cast<uint32_t>(args.size()));
@@ -159,17 +165,21 @@ Result<Started> ProcessExecutor::ForkShim(const std::vector<std::string>& args, 
   std::string frame;
   PutU32(frame, static_cast<uint32_t>(body.size()));
   frame += body;
-  if (!WriteFull(zygote_.requests, frame.data(), frame.size())) return Err(Unavailable("the zygote is gone"));
+  if (!WriteFull(zygote_.requests, frame.data(), frame.size()))
+    return Err(Unavailable("the zygote is gone"));
   *sent = true;
   int64_t answer[2] = {0, 0};
   pollfd reply{.fd = zygote_.requests, .events = POLLIN, .revents = 0};
-  if (poll(&reply, 1, 10'000) != 1 || !ReadFull(zygote_.requests, reinterpret_cast<char*>(answer), sizeof answer)) {
+  if (poll(&reply, 1, 10'000) != 1 ||
+      !ReadFull(zygote_.requests, reinterpret_cast<char*>(answer), sizeof answer)) {
     return Err(Unavailable("the zygote did not answer"));
   }
   if (answer[0] <= 0) {
-    return Err(Unavailable(std::string("the zygote cannot fork: ") + strerror(static_cast<int>(-answer[0]))));
+    return Err(Unavailable(std::string("the zygote cannot fork: ") +
+                           strerror(static_cast<int>(-answer[0]))));
   }
-  return Started{.shim_pid = static_cast<pid_t>(answer[0]), .job_pid = 0,
+  return Started{.shim_pid = static_cast<pid_t>(answer[0]),
+                 .job_pid = 0,
                  .shim_start_ticks = static_cast<uint64_t>(answer[1])};
 }
 
@@ -181,7 +191,8 @@ std::string ProcessExecutor::DefaultShimPath() {
 
 Status ProcessExecutor::Check() const {
   if (access(shim_path_.c_str(), X_OK) != 0) {
-    return Unavailable("cannot run jobs: " + shim_path_ + " is missing (it is built and installed beside baton)");
+    return Unavailable("cannot run jobs: " + shim_path_ +
+                       " is missing (it is built and installed beside baton)");
   }
   return Status::Ok();
 }
@@ -190,19 +201,22 @@ Result<Started> ProcessExecutor::Start(const ProcessSpec& spec) {
   if (spec.argv.empty()) return Err(InvalidArgument("empty command"));
   std::string program = Lookup(spec.argv[0], spec.env);
   std::string identity = "-";
-  if (!spec.run_as.empty()) { ASSIGN_OR_RETURN(identity, ShimIdentity(spec.run_as)); }
+  if (!spec.run_as.empty()) {
+    ASSIGN_OR_RETURN(identity, ShimIdentity(spec.run_as));
+  }
   // The job's argv follows the program's path: its argv[0] stays as typed.
-  std::vector<std::string> args = {shim_path_,
-                                   spec.log_path,
-                                   spec.status_path,
-                                   spec.pid_path,
-                                   spec.workdir,
-                                   spec.cpus.empty() ? "-" : spec.cpus,
-                                   spec.memory_node < 0 ? "-" : std::to_string(spec.memory_node),
-                                   spec.cgroup.empty() ? "-" : spec.cgroup,
-                                   identity,
-                                   spec.processes > 1 ? std::to_string(spec.processes) + ":" + std::to_string(spec.rank0) : "-",
-                                   program};
+  std::vector<std::string> args = {
+      shim_path_,
+      spec.log_path,
+      spec.status_path,
+      spec.pid_path,
+      spec.workdir,
+      spec.cpus.empty() ? "-" : spec.cpus,
+      spec.memory_node < 0 ? "-" : std::to_string(spec.memory_node),
+      spec.cgroup.empty() ? "-" : spec.cgroup,
+      identity,
+      spec.processes > 1 ? std::to_string(spec.processes) + ":" + std::to_string(spec.rank0) : "-",
+      program};
   args.insert(args.end(), spec.argv.begin(), spec.argv.end());
   std::vector<char*> argv, envp;
   for (auto& a : args) argv.push_back(a.data());
@@ -343,10 +357,13 @@ std::optional<ExitStatus> ReadExitStatus(const std::string& path) {
   if (space == std::string_view::npos) return std::nullopt;
   std::string_view kind = text.substr(0, space);
   std::optional<long> value = WholeNumber(text.substr(space + 1));
-  if (!value || *value < 0 || *value > 255 || (kind != "exit" && kind != "signal")) return std::nullopt;
+  if (!value || *value < 0 || *value > 255 || (kind != "exit" && kind != "signal"))
+    return std::nullopt;
   ExitStatus s;
-  if (kind == "signal") s.signal = static_cast<int>(*value);
-  else s.exit_code = static_cast<int>(*value);
+  if (kind == "signal")
+    s.signal = static_cast<int>(*value);
+  else
+    s.exit_code = static_cast<int>(*value);
   return s;
 }
 

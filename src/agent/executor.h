@@ -14,8 +14,8 @@
 #include <spawn.h>
 #include <sys/types.h>
 
-#include <optional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -27,17 +27,17 @@ struct ProcessSpec {
   std::vector<std::string> argv;  // argv[0] is looked up in the PATH of `env` when it has no '/'
   std::vector<std::string> env;   // "KEY=VALUE"
   std::string workdir;
-  std::string log_path;           // appended to, created 0644
-  std::string status_path;        // written by the shim when the job ends
-  std::string pid_path;           // written by the shim once the job runs: its pid
-  std::string cpus;               // cpulist the job is bound to ("0-15,32-47"); "" = unbound
-  int memory_node = -1;           // NUMA node whose memory the job prefers; -1 = none
-  std::string cgroup;             // the cgroup v2 group the job joins (CgroupManager); "" = none
-  int processes = 1;              // > 1: that many, with LOCAL_RANK 0.. and RANK rank0..
+  std::string log_path;     // appended to, created 0644
+  std::string status_path;  // written by the shim when the job ends
+  std::string pid_path;     // written by the shim once the job runs: its pid
+  std::string cpus;         // cpulist the job is bound to ("0-15,32-47"); "" = unbound
+  int memory_node = -1;     // NUMA node whose memory the job prefers; -1 = none
+  std::string cgroup;       // the cgroup v2 group the job joins (CgroupManager); "" = none
+  int processes = 1;        // > 1: that many, with LOCAL_RANK 0.. and RANK rank0..
   int rank0 = 0;
-  std::string run_as;             // Unix user the job runs as (the shim must be root); "" = the
-                                  // agent's user. Uid 0 only when this is literally "root";
-                                  // an unknown user fails Start.
+  std::string run_as;  // Unix user the job runs as (the shim must be root); "" = the
+                       // agent's user. Uid 0 only when this is literally "root";
+                       // an unknown user fails Start.
 };
 
 struct Started {
@@ -47,7 +47,7 @@ struct Started {
 };
 
 struct ExitStatus {
-  int exit_code = 0;              // valid when signal == 0
+  int exit_code = 0;  // valid when signal == 0
   int signal = 0;
 };
 
@@ -92,7 +92,8 @@ class ProcessExecutor : public Executor {
                           const posix_spawn_file_actions_t* actions);
   // The new shim through the zygote. `sent` tells whether the request reached it (after which
   // it must not be asked again: the job may be running).
-  Result<Started> ForkShim(const std::vector<std::string>& args, const std::vector<std::string>& env, bool* sent);
+  Result<Started> ForkShim(const std::vector<std::string>& args,
+                           const std::vector<std::string>& env, bool* sent);
   Status StartZygote();
   void DropZygote();
 

@@ -20,9 +20,9 @@ struct XidEvent {
 class GpuBackend {
  public:
   virtual ~GpuBackend() = default;
-  virtual const char* name() const = 0;        // "simulated", "nvml"
+  virtual const char* name() const = 0;  // "simulated", "nvml"
   virtual std::vector<Gpu> Discover() = 0;
-  virtual std::string topology() const = 0;    // "nvswitch", "pairs", "pcie"
+  virtual std::string topology() const = 0;  // "nvswitch", "pairs", "pcie"
   // One reading of every GPU. `busy[i]` says whether a job runs on GPU i (the simulation
   // uses it; real backends read the hardware).
   virtual std::vector<GpuSample> Sample(const std::vector<bool>& busy) = 0;
@@ -30,11 +30,15 @@ class GpuBackend {
   virtual std::vector<XidEvent> PollXids() { return {}; }
   // The backend's own health check of a GPU out of service (agent/health.h): whether it may
   // come back. Beyond what the gauges show, which the health monitor checks itself.
-  virtual Status CheckGpu(int index) { (void)index; return Status::Ok(); }
+  virtual Status CheckGpu(int index) {
+    (void)index;
+    return Status::Ok();
+  }
   // Injects a fault: only simulated GPUs can fake one.
   virtual Status Inject(const FaultInjection& fault) {
     (void)fault;
-    return InvalidArgument(std::string("faults are injected only into simulated GPUs; this agent's are ") + name());
+    return InvalidArgument(
+        std::string("faults are injected only into simulated GPUs; this agent's are ") + name());
   }
 };
 

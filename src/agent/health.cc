@@ -19,8 +19,8 @@ HealthMonitor::HealthMonitor(std::vector<int> physical, HealthLimits limits)
   }
 }
 
-bool HealthMonitor::Fault(int device, const std::string& state, const std::string& reason, bool event,
-                          TimePoint now) {
+bool HealthMonitor::Fault(int device, const std::string& state, const std::string& reason,
+                          bool event, TimePoint now) {
   if (device < 0 || static_cast<size_t>(device) >= health_.size()) return false;
   bool changed = false;
   for (size_t i = 0; i < health_.size(); ++i) {
@@ -46,14 +46,16 @@ bool HealthMonitor::ObserveSamples(const std::vector<GpuSample>& samples, TimePo
     size_t i = static_cast<size_t>(s.index);
     last_[i] = s;
     if (s.lost) {
-      changed |= Fault(s.index, "reset", "the GPU stopped answering (fallen off the bus)", false, now);
+      changed |=
+          Fault(s.index, "reset", "the GPU stopped answering (fallen off the bus)", false, now);
       continue;
     }
     if (s.temperature_c >= limits_.max_temperature_c) {
-      changed |= Fault(s.index, "reset",
-                       "temperature " + std::to_string(s.temperature_c) + " °C at or above the limit of " +
-                           std::to_string(limits_.max_temperature_c) + " °C",
-                       false, now);
+      changed |=
+          Fault(s.index, "reset",
+                "temperature " + std::to_string(s.temperature_c) + " °C at or above the limit of " +
+                    std::to_string(limits_.max_temperature_c) + " °C",
+                false, now);
     }
     // The volatile count only grows until the GPU is reset (which zeroes it): any growth is a
     // new uncorrectable error; the first reading is the baseline.
@@ -62,7 +64,9 @@ bool HealthMonitor::ObserveSamples(const std::vector<GpuSample>& samples, TimePo
     } else if (s.ecc_uncorrected > ecc_baseline_[i]) {
       int64_t n = s.ecc_uncorrected - ecc_baseline_[i];
       ecc_baseline_[i] = s.ecc_uncorrected;
-      changed |= Fault(s.index, "reset", std::to_string(n) + " uncorrectable ECC error" + (n == 1 ? "" : "s"), true, now);
+      changed |=
+          Fault(s.index, "reset",
+                std::to_string(n) + " uncorrectable ECC error" + (n == 1 ? "" : "s"), true, now);
     }
   }
   return changed;
@@ -73,7 +77,8 @@ bool HealthMonitor::ObserveXid(int device, int xid, TimePoint now) {
   XidInfo info = ClassifyXid(xid);
   std::string what = "xid " + std::to_string(xid) + ": " + std::string(info.name);
   if (info.action == XidAction::kApplication) {
-    notices_.push_back(GpuNotice{.gpu = device, .xid = xid, .message = what + " (an application error)", .at = now});
+    notices_.push_back(GpuNotice{
+        .gpu = device, .xid = xid, .message = what + " (an application error)", .at = now});
     return false;
   }
   std::string state = info.action == XidAction::kDrain ? "drain" : "reset";

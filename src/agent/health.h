@@ -53,14 +53,15 @@ class HealthMonitor {
  private:
   // Puts every device of `device`'s physical GPU out of service. `event`: a fault that happened
   // now (an XID), rather than a condition seen again (still lost, still hot).
-  bool Fault(int device, const std::string& state, const std::string& reason, bool event, TimePoint now);
+  bool Fault(int device, const std::string& state, const std::string& reason, bool event,
+             TimePoint now);
 
   std::vector<int> physical_;
   HealthLimits limits_;
   std::vector<GpuHealth> health_;
-  std::vector<GpuSample> last_;          // the latest sample of each device
-  std::vector<int64_t> ecc_baseline_;    // uncorrected ECC errors already counted
-  std::vector<TimePoint> last_fault_;    // when each device last showed a fault
+  std::vector<GpuSample> last_;            // the latest sample of each device
+  std::vector<int64_t> ecc_baseline_;      // uncorrected ECC errors already counted
+  std::vector<TimePoint> last_fault_;      // when each device last showed a fault
   std::vector<std::set<int>> reset_xids_;  // reset-class XIDs each device has had
   std::vector<GpuNotice> notices_;
 };

@@ -69,16 +69,18 @@ Result<HostTopology> LoadHostTopology(const std::string& xml) {
   }
   // Keep the PCI tree: bridges say which switch a GPU is behind.
   hwloc_topology_set_io_types_filter(topo.t, HWLOC_TYPE_FILTER_KEEP_ALL);
-  if (hwloc_topology_load(topo.t) != 0) return Err(InvalidArgument("hwloc: cannot load the topology of " + what));
+  if (hwloc_topology_load(topo.t) != 0)
+    return Err(InvalidArgument("hwloc: cannot load the topology of " + what));
 
   HostTopology out;
   out.cpus = hwloc_get_nbobjs_by_type(topo.t, HWLOC_OBJ_PU);
-  for (hwloc_obj_t n = nullptr; (n = hwloc_get_next_obj_by_type(topo.t, HWLOC_OBJ_NUMANODE, n)) != nullptr;) {
+  for (hwloc_obj_t n = nullptr;
+       (n = hwloc_get_next_obj_by_type(topo.t, HWLOC_OBJ_NUMANODE, n)) != nullptr;) {
     HostTopology::Numa numa;
     numa.os_index = static_cast<int>(n->os_index);
     numa.memory_bytes = static_cast<int64_t>(n->attr->numanode.local_memory);
-    for (hwloc_obj_t pu = nullptr;
-         (pu = hwloc_get_next_obj_inside_cpuset_by_type(topo.t, n->cpuset, HWLOC_OBJ_PU, pu)) != nullptr;) {
+    for (hwloc_obj_t pu = nullptr; (pu = hwloc_get_next_obj_inside_cpuset_by_type(
+                                        topo.t, n->cpuset, HWLOC_OBJ_PU, pu)) != nullptr;) {
       numa.cpus.push_back(static_cast<int>(pu->os_index));
     }
     out.numa.push_back(std::move(numa));
@@ -92,8 +94,12 @@ Result<HostTopology> LoadHostTopology(const std::string& xml) {
     g.bus_id = BusId(o);
     for (hwloc_obj_t child = o->io_first_child; child != nullptr; child = child->next_sibling) {
       if (child->type != HWLOC_OBJ_OS_DEVICE) continue;
-      if (const char* m = hwloc_obj_get_info_by_name(child, "GPUModel"); m != nullptr && g.model.empty()) g.model = m;
-      if (const char* u = hwloc_obj_get_info_by_name(child, "NVIDIAUUID"); u != nullptr && g.uuid.empty()) g.uuid = u;
+      if (const char* m = hwloc_obj_get_info_by_name(child, "GPUModel");
+          m != nullptr && g.model.empty())
+        g.model = m;
+      if (const char* u = hwloc_obj_get_info_by_name(child, "NVIDIAUUID");
+          u != nullptr && g.uuid.empty())
+        g.uuid = u;
     }
     hwloc_obj_t cpu_side = hwloc_get_non_io_ancestor_obj(topo.t, o);
     if (cpu_side != nullptr && cpu_side->nodeset != nullptr) {
@@ -119,7 +125,8 @@ Result<HostTopology> LoadHostTopology(const std::string& xml) {
   // island. Links to CPUs (IBM POWER's NVLink to the processor) join nothing.
   unsigned nr = 1;
   hwloc_distances_s* dist = nullptr;
-  if (hwloc_distances_get_by_name(topo.t, "NVLinkBandwidth", &nr, &dist, 0) == 0 && nr == 1 && dist != nullptr) {
+  if (hwloc_distances_get_by_name(topo.t, "NVLinkBandwidth", &nr, &dist, 0) == 0 && nr == 1 &&
+      dist != nullptr) {
     const size_t n = dist->nbobjs;
     // Union-find over the GPUs, then one slot per matrix row for the switches.
     std::vector<int> parent(out.gpus.size() + n);
@@ -146,7 +153,8 @@ Result<HostTopology> LoadHostTopology(const std::string& xml) {
     }
     std::map<int, int> islands;
     for (size_t g = 0; g < out.gpus.size(); ++g) {
-      auto [it, added] = islands.emplace(root(static_cast<int>(g)), static_cast<int>(islands.size()));
+      auto [it, added] =
+          islands.emplace(root(static_cast<int>(g)), static_cast<int>(islands.size()));
       out.gpus[g].island = it->second;
     }
     hwloc_distances_release(topo.t, dist);

@@ -70,7 +70,8 @@ std::string SysfsBusId(const std::string& nvml) {
 }
 
 // The marketed memory sizes a GPU is sold with, in GB.
-constexpr int kMarketedGb[] = {8, 10, 12, 16, 20, 24, 32, 40, 48, 64, 80, 94, 96, 141, 144, 180, 192, 288};
+constexpr int kMarketedGb[] = {8,  10, 12, 16, 20,  24,  32,  40,  48,
+                               64, 80, 94, 96, 141, 144, 180, 192, 288};
 
 }  // namespace
 
@@ -87,7 +88,9 @@ std::string ModelFromNvmlName(const std::string& name, int64_t memory_bytes) {
     }
   }
   words.erase(std::remove_if(words.begin(), words.end(),
-                             [](const std::string& w) { return w == "NVIDIA" || w == "Tesla" || w == "GeForce"; }),
+                             [](const std::string& w) {
+                               return w == "NVIDIA" || w == "Tesla" || w == "GeForce";
+                             }),
               words.end());
   if (words.empty()) return "GPU";
   // "A100-SXM4-80GB": the family before the first '-', the memory maybe after it.
@@ -130,7 +133,8 @@ Result<std::unique_ptr<NvmlGpuBackend>> NvmlGpuBackend::Open(NvmlOptions options
   void* lib = dlopen(options.library.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (lib == nullptr) {
     const char* why = dlerror();
-    return Err(NotFound("cannot load " + options.library + ": " + (why != nullptr ? why : "unknown error")));
+    return Err(NotFound("cannot load " + options.library + ": " +
+                        (why != nullptr ? why : "unknown error")));
   }
   std::unique_ptr<NvmlGpuBackend> b(new NvmlGpuBackend());
   b->handle_ = lib;
@@ -170,7 +174,8 @@ Result<std::unique_ptr<NvmlGpuBackend>> NvmlGpuBackend::Open(NvmlOptions options
                             {reinterpret_cast<void*>(a.name), "nvmlDeviceGetName"},
                             {reinterpret_cast<void*>(a.memory), "nvmlDeviceGetMemoryInfo"}}) {
     if (fn == nullptr) {
-      return Err(Unavailable(b->options_.library + " lacks " + symbol + ": not NVML, or a driver too old"));
+      return Err(Unavailable(b->options_.library + " lacks " + symbol +
+                             ": not NVML, or a driver too old"));
     }
   }
   if (nvmlReturn_t r = a.init(); r != NVML_SUCCESS) {
@@ -205,7 +210,7 @@ std::vector<Gpu> NvmlGpuBackend::Discover() {
 
   struct Physical {
     Gpu gpu;
-    std::string bus;        // sysfs form
+    std::string bus;                 // sysfs form
     std::vector<std::string> peers;  // bus ids at the other end of active NVLinks
   };
   std::vector<Physical> found;
@@ -227,7 +232,8 @@ std::vector<Gpu> NvmlGpuBackend::Discover() {
         if (a.link_state(h, link, &active) != NVML_SUCCESS) break;
         if (active != NVML_FEATURE_ENABLED) continue;
         nvmlPciInfo_t remote{};
-        if (a.link_remote(h, link, &remote) == NVML_SUCCESS) p.peers.push_back(SysfsBusId(remote.busId));
+        if (a.link_remote(h, link, &remote) == NVML_SUCCESS)
+          p.peers.push_back(SysfsBusId(remote.busId));
       }
     }
     physical_.push_back(h);
@@ -252,7 +258,9 @@ std::vector<Gpu> NvmlGpuBackend::Discover() {
   std::vector<int> parent(found.size() + 1);
   std::iota(parent.begin(), parent.end(), 0);
   const int kSwitch = static_cast<int>(found.size());
-  std::function<int(int)> root = [&](int x) { return parent[x] == x ? x : parent[x] = root(parent[x]); };
+  std::function<int(int)> root = [&](int x) {
+    return parent[x] == x ? x : parent[x] = root(parent[x]);
+  };
   std::map<std::string, int> by_bus;
   for (size_t i = 0; i < found.size(); ++i) by_bus[found[i].bus] = static_cast<int>(i);
   bool any_link = false, via_switch = false;
@@ -291,7 +299,8 @@ std::vector<Gpu> NvmlGpuBackend::Discover() {
     nvmlDevice_t h = Dev(physical_[i]);
     unsigned int current = NVML_DEVICE_MIG_DISABLE, pending = NVML_DEVICE_MIG_DISABLE;
     bool mig = a.mig_mode != nullptr && a.mig_count != nullptr && a.mig_handle != nullptr &&
-               a.mig_mode(h, &current, &pending) == NVML_SUCCESS && current == NVML_DEVICE_MIG_ENABLE;
+               a.mig_mode(h, &current, &pending) == NVML_SUCCESS &&
+               current == NVML_DEVICE_MIG_ENABLE;
     unsigned int instances = 0;
     if (mig && a.mig_count(h, &instances) != NVML_SUCCESS) instances = 0;
     int added = 0;
@@ -322,7 +331,8 @@ std::vector<Gpu> NvmlGpuBackend::Discover() {
   }
 
   // XIDs: one event set for every physical GPU that supports it.
-  if (events_ == nullptr && a.event_set_create != nullptr && a.register_events != nullptr && a.event_wait != nullptr) {
+  if (events_ == nullptr && a.event_set_create != nullptr && a.register_events != nullptr &&
+      a.event_wait != nullptr) {
     nvmlEventSet_t set = nullptr;
     if (a.event_set_create(&set) == NVML_SUCCESS) {
       events_ = set;
@@ -332,7 +342,8 @@ std::vector<Gpu> NvmlGpuBackend::Discover() {
   return out;
 }
 
-std::vector<GpuSample> NvmlGpuBackend::Sample(const std::vector<bool>& /*busy: the hardware says*/) {
+std::vector<GpuSample> NvmlGpuBackend::Sample(
+    const std::vector<bool>& /*busy: the hardware says*/) {
   const Api& a = *api_;
   std::vector<GpuSample> out;
   out.reserve(devices_.size());
@@ -355,9 +366,11 @@ std::vector<GpuSample> NvmlGpuBackend::Sample(const std::vector<bool>& /*busy: t
     if (a.temperature != nullptr && lost(a.temperature(h, NVML_TEMPERATURE_GPU, &temp))) {
       s.temperature_c = static_cast<int>(temp);
     }
-    if (a.power != nullptr && lost(a.power(h, &milliwatts))) s.power_w = static_cast<int>(milliwatts / 1000);
+    if (a.power != nullptr && lost(a.power(h, &milliwatts)))
+      s.power_w = static_cast<int>(milliwatts / 1000);
     unsigned long long ecc = 0;
-    if (a.ecc != nullptr && lost(a.ecc(h, NVML_MEMORY_ERROR_TYPE_UNCORRECTED, NVML_VOLATILE_ECC, &ecc))) {
+    if (a.ecc != nullptr &&
+        lost(a.ecc(h, NVML_MEMORY_ERROR_TYPE_UNCORRECTED, NVML_VOLATILE_ECC, &ecc))) {
       s.ecc_uncorrected = static_cast<int64_t>(ecc);
     }
     out.push_back(s);
@@ -366,19 +379,24 @@ std::vector<GpuSample> NvmlGpuBackend::Sample(const std::vector<bool>& /*busy: t
 }
 
 Status NvmlGpuBackend::CheckGpu(int index) {
-  if (index < 0 || static_cast<size_t>(index) >= devices_.size()) return NotFound("no GPU " + std::to_string(index));
+  if (index < 0 || static_cast<size_t>(index) >= devices_.size())
+    return NotFound("no GPU " + std::to_string(index));
   const Api& a = *api_;
   nvmlDevice_t h = Dev(devices_[index].gpu);
   nvmlMemory_t mem{};
-  if (nvmlReturn_t r = a.memory(h, &mem); r != NVML_SUCCESS) return Unavailable("the GPU does not answer: " + a.Error(r));
+  if (nvmlReturn_t r = a.memory(h, &mem); r != NVML_SUCCESS)
+    return Unavailable("the GPU does not answer: " + a.Error(r));
   // Functions a GPU or driver lacks (NOT_SUPPORTED, or absent from an older library) say nothing.
   int pages_pending = 0;
-  if (a.retired_pending != nullptr && a.retired_pending(h, &pages_pending) == NVML_SUCCESS && pages_pending != 0) {
+  if (a.retired_pending != nullptr && a.retired_pending(h, &pages_pending) == NVML_SUCCESS &&
+      pages_pending != 0) {
     return Unavailable("retired memory pages wait for a GPU reset");
   }
   unsigned int corr = 0, unc = 0, rows_pending = 0, failed = 0;
-  if (a.remapped_rows != nullptr && a.remapped_rows(h, &corr, &unc, &rows_pending, &failed) == NVML_SUCCESS) {
-    if (failed != 0) return Unavailable("a memory row could not be remapped: the GPU needs service");
+  if (a.remapped_rows != nullptr &&
+      a.remapped_rows(h, &corr, &unc, &rows_pending, &failed) == NVML_SUCCESS) {
+    if (failed != 0)
+      return Unavailable("a memory row could not be remapped: the GPU needs service");
     if (rows_pending != 0) return Unavailable("remapped memory rows wait for a GPU reset");
   }
   return Status::Ok();
@@ -394,7 +412,8 @@ std::vector<XidEvent> NvmlGpuBackend::PollXids() {
     // The first device Discover made of that physical GPU.
     for (size_t i = 0; i < devices_.size(); ++i) {
       if (devices_[i].gpu == data.device) {
-        out.push_back(XidEvent{.gpu = static_cast<int>(i), .xid = static_cast<int>(data.eventData)});
+        out.push_back(
+            XidEvent{.gpu = static_cast<int>(i), .xid = static_cast<int>(data.eventData)});
         break;
       }
     }

@@ -76,7 +76,8 @@ Status SimulatedGpuBackend::CheckGpu(int index) {
   if (index < 0 || index >= devices) return NotFound("no GPU " + std::to_string(index));
   const Faults& f = FaultsOf(index);
   if (f.lost) return Unavailable("the GPU does not answer");
-  if (f.broken_by_xid != 0) return Unavailable("xid " + std::to_string(f.broken_by_xid) + " needs a GPU reset");
+  if (f.broken_by_xid != 0)
+    return Unavailable("xid " + std::to_string(f.broken_by_xid) + " needs a GPU reset");
   if (f.ecc_uncorrected != 0) return Unavailable("uncorrectable ECC errors wait for a GPU reset");
   return Status::Ok();
 }

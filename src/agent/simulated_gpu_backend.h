@@ -37,12 +37,12 @@ class SimulatedGpuBackend : public GpuBackend {
  private:
   struct Faults {
     bool lost = false;
-    int temperature_c = 0;          // 0 = none
+    int temperature_c = 0;  // 0 = none
     int64_t ecc_uncorrected = 0;
-    int broken_by_xid = 0;          // an XID that needs a reset; 0 = none
-    TimePoint until{};              // all of them clear then; {} = when told
+    int broken_by_xid = 0;  // an XID that needs a reset; 0 = none
+    TimePoint until{};      // all of them clear then; {} = when told
   };
-  Faults& FaultsOf(int index);      // expires them first
+  Faults& FaultsOf(int index);  // expires them first
 
   std::function<TimePoint()> now_;
   std::vector<Faults> faults_;

@@ -68,15 +68,19 @@ static_assert(std::is_sorted(kCatalog.begin(), kCatalog.end(),
 XidInfo ClassifyXid(int xid) {
   auto it = std::lower_bound(kCatalog.begin(), kCatalog.end(), xid,
                              [](const Entry& e, int x) { return e.xid < x; });
-  if (it == kCatalog.end() || it->xid != xid) return XidInfo{.action = kReset, .name = "not in Baton's XID catalog"};
+  if (it == kCatalog.end() || it->xid != xid)
+    return XidInfo{.action = kReset, .name = "not in Baton's XID catalog"};
   return XidInfo{.action = it->action, .name = it->name};
 }
 
 std::string_view XidActionName(XidAction action) {
   switch (action) {
-    case XidAction::kApplication: return "application";
-    case XidAction::kReset: return "reset";
-    case XidAction::kDrain: return "drain";
+    case XidAction::kApplication:
+      return "application";
+    case XidAction::kReset:
+      return "reset";
+    case XidAction::kDrain:
+      return "drain";
   }
   return "reset";
 }

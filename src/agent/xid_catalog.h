@@ -20,7 +20,7 @@ enum class XidAction { kApplication, kReset, kDrain };
 
 struct XidInfo {
   XidAction action = XidAction::kReset;
-  std::string_view name;       // "GPU has fallen off the bus"
+  std::string_view name;  // "GPU has fallen off the bus"
 };
 
 XidInfo ClassifyXid(int xid);

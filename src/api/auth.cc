@@ -11,9 +11,12 @@ namespace baton::api {
 
 std::string_view RoleName(Role role) {
   switch (role) {
-    case Role::kUser: return "user";
-    case Role::kAdmin: return "admin";
-    case Role::kAgent: return "agent";
+    case Role::kUser:
+      return "user";
+    case Role::kAdmin:
+      return "admin";
+    case Role::kAgent:
+      return "agent";
   }
   return "user";
 }
@@ -25,7 +28,9 @@ Result<Role> ParseRole(std::string_view name) {
   return Err(InvalidArgument("role: must be user, admin or agent"));
 }
 
-void TokenRegistry::Add(const std::string& token, Identity identity) { AddHash(TokenHash(token), std::move(identity)); }
+void TokenRegistry::Add(const std::string& token, Identity identity) {
+  AddHash(TokenHash(token), std::move(identity));
+}
 
 void TokenRegistry::AddHash(const std::string& hash, Identity identity) {
   std::unique_lock lock(mu_);
@@ -43,7 +48,8 @@ Result<Identity> TokenRegistry::Authenticate(const std::string& header) const {
   // The scheme is case-insensitive (RFC 9110 §11.1): "bearer TOKEN" is as good.
   auto scheme_is_bearer = [&] {
     for (size_t i = 0; i < kBearer.size(); ++i) {
-      if (std::tolower(static_cast<unsigned char>(header[i])) != std::tolower(static_cast<unsigned char>(kBearer[i]))) {
+      if (std::tolower(static_cast<unsigned char>(header[i])) !=
+          std::tolower(static_cast<unsigned char>(kBearer[i]))) {
         return false;
       }
     }

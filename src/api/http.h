@@ -11,21 +11,21 @@
 namespace baton::api {
 
 struct Request {
-  std::string method;                       // "GET", "POST", ...
-  std::string path;                         // decoded path, no query
-  std::map<std::string, std::string> query; // decoded query parameters (last one wins)
+  std::string method;                        // "GET", "POST", ...
+  std::string path;                          // decoded path, no query
+  std::map<std::string, std::string> query;  // decoded query parameters (last one wins)
   std::string body;
-  std::string authorization;                // the Authorization header
-  std::string idempotency_key;              // the Idempotency-Key header
-  std::string accept;                       // the Accept header
-  std::string last_event_id;                // the Last-Event-ID header (Server-Sent Events)
+  std::string authorization;    // the Authorization header
+  std::string idempotency_key;  // the Idempotency-Key header
+  std::string accept;           // the Accept header
+  std::string last_event_id;    // the Last-Event-ID header (Server-Sent Events)
 };
 
 // One piece of a streamed body (a followed log, Server-Sent Events).
 struct Piece {
-  std::string data;                         // sent as one chunk when not empty
-  bool end = false;                         // the body is complete
-  std::chrono::milliseconds wait{0};        // no data now: ask again after this long
+  std::string data;                   // sent as one chunk when not empty
+  bool end = false;                   // the body is complete
+  std::chrono::milliseconds wait{0};  // no data now: ask again after this long
 };
 using PieceCallback = std::function<void(Piece)>;
 // Asked for the next piece each time the last one is written (or its wait is over); answers

@@ -1,12 +1,11 @@
 #include "api/http_server.h"
 
 #include <array>
-
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
-#include <boost/asio/write.hpp>
 #include <boost/asio/strand.hpp>
+#include <boost/asio/write.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/url/parse.hpp>
@@ -32,7 +31,10 @@ Response ErrorResponse(int status, Status st) {
 class Session : public std::enable_shared_from_this<Session> {
  public:
   Session(tcp::socket socket, const HttpServerOptions& options, const Handler& handler)
-      : stream_(std::move(socket)), timer_(stream_.get_executor()), options_(options), handler_(handler) {}
+      : stream_(std::move(socket)),
+        timer_(stream_.get_executor()),
+        options_(options),
+        handler_(handler) {}
 
   void Run() {
     asio::dispatch(stream_.get_executor(), [self = shared_from_this()] { self->Read(); });
@@ -44,8 +46,9 @@ class Session : public std::enable_shared_from_this<Session> {
     parser_->body_limit(options_.max_body_bytes);
     parser_->header_limit(static_cast<uint32_t>(options_.max_header_bytes));
     stream_.expires_after(std::chrono::seconds(300));  // idle keep-alive connections
-    http::async_read(stream_, buffer_, *parser_,
-                     [self = shared_from_this()](beast::error_code ec, size_t) { self->OnRead(ec); });
+    http::async_read(
+        stream_, buffer_, *parser_,
+        [self = shared_from_this()](beast::error_code ec, size_t) { self->OnRead(ec); });
   }
 
   void OnRead(beast::error_code ec) {
@@ -56,13 +59,15 @@ class Session : public std::enable_shared_from_this<Session> {
       return;
     }
     if (ec == http::error::body_limit) {
-      Write(ErrorResponse(413, TooLarge("body: larger than " + std::to_string(options_.max_body_bytes) +
-                                        " bytes")), false, 11);
+      Write(ErrorResponse(413, TooLarge("body: larger than " +
+                                        std::to_string(options_.max_body_bytes) + " bytes")),
+            false, 11);
       return;
     }
     if (ec == http::error::header_limit) {
-      Write(ErrorResponse(431, TooLarge("headers: larger than " + std::to_string(options_.max_header_bytes) +
-                                        " bytes")), false, 11);
+      Write(ErrorResponse(431, TooLarge("headers: larger than " +
+                                        std::to_string(options_.max_header_bytes) + " bytes")),
+            false, 11);
       return;
     }
     if (ec) {
@@ -74,7 +79,8 @@ class Session : public std::enable_shared_from_this<Session> {
     unsigned version = req.version();
     Request r;
     r.method = std::string(req.method_string());
-    auto target = boost::urls::parse_origin_form(std::string_view(req.target().data(), req.target().size()));
+    auto target =
+        boost::urls::parse_origin_form(std::string_view(req.target().data(), req.target().size()));
     if (!target) {
       Write(ErrorResponse(400, InvalidArgument("request: bad target")), false, version);
       return;
@@ -82,22 +88,28 @@ class Session : public std::enable_shared_from_this<Session> {
     r.path = std::string(target->path());
     for (auto param : target->params()) r.query[std::string(param.key)] = std::string(param.value);
     r.body = std::move(req.body());
-    if (auto it = req.find(http::field::authorization); it != req.end()) r.authorization = std::string(it->value());
-    if (auto it = req.find("Idempotency-Key"); it != req.end()) r.idempotency_key = std::string(it->value());
-    if (auto it = req.find(http::field::accept); it != req.end()) r.accept = std::string(it->value());
-    if (auto it = req.find("Last-Event-ID"); it != req.end()) r.last_event_id = std::string(it->value());
+    if (auto it = req.find(http::field::authorization); it != req.end())
+      r.authorization = std::string(it->value());
+    if (auto it = req.find("Idempotency-Key"); it != req.end())
+      r.idempotency_key = std::string(it->value());
+    if (auto it = req.find(http::field::accept); it != req.end())
+      r.accept = std::string(it->value());
+    if (auto it = req.find("Last-Event-ID"); it != req.end())
+      r.last_event_id = std::string(it->value());
     stream_.expires_never();  // the answer may take a while (long polls)
     auto self = shared_from_this();
     handler_(std::move(r), [self, keep_alive, version](Response res) {
-      asio::post(self->stream_.get_executor(), [self, res = std::move(res), keep_alive, version]() mutable {
-        self->Write(std::move(res), keep_alive, version);
-      });
+      asio::post(self->stream_.get_executor(),
+                 [self, res = std::move(res), keep_alive, version]() mutable {
+                   self->Write(std::move(res), keep_alive, version);
+                 });
     });
   }
 
   void Write(Response res, bool keep_alive, unsigned version) {
     if (res.stream) return StartStream(std::move(res), version);
-    auto msg = std::make_shared<http::response<http::string_body>>(static_cast<http::status>(res.status), version);
+    auto msg = std::make_shared<http::response<http::string_body>>(
+        static_cast<http::status>(res.status), version);
     msg->set(http::field::server, "baton");
     msg->set(http::field::content_type, res.content_type);
     for (const auto& [k, v] : res.headers) msg->set(k, v);
@@ -105,22 +117,24 @@ class Session : public std::enable_shared_from_this<Session> {
     msg->body() = std::move(res.body);
     msg->prepare_payload();
     stream_.expires_after(std::chrono::seconds(60));
-    http::async_write(stream_, *msg, [self = shared_from_this(), msg, keep_alive](beast::error_code ec, size_t) {
-      if (ec) {
-        self->Close();
-      } else if (!keep_alive) {
-        self->LingeringClose();
-      } else {
-        self->Read();
-      }
-    });
+    http::async_write(stream_, *msg,
+                      [self = shared_from_this(), msg, keep_alive](beast::error_code ec, size_t) {
+                        if (ec) {
+                          self->Close();
+                        } else if (!keep_alive) {
+                          self->LingeringClose();
+                        } else {
+                          self->Read();
+                        }
+                      });
   }
 
   // A streamed body: the head, then one chunk per piece the response's `stream` gives, until it
   // says the end or the client goes (a read that watches the socket notices a close at once,
   // even while nothing is being written).
   void StartStream(Response res, unsigned version) {
-    auto head = std::make_shared<http::response<http::empty_body>>(static_cast<http::status>(res.status), version);
+    auto head = std::make_shared<http::response<http::empty_body>>(
+        static_cast<http::status>(res.status), version);
     head->set(http::field::server, "baton");
     head->set(http::field::content_type, res.content_type);
     head->set(http::field::cache_control, "no-cache");
@@ -132,19 +146,21 @@ class Session : public std::enable_shared_from_this<Session> {
     pull_ = std::move(res.stream);
     auto serializer = std::make_shared<http::response_serializer<http::empty_body>>(*head);
     stream_.expires_after(std::chrono::seconds(60));
-    http::async_write_header(stream_, *serializer,
-                             [self = shared_from_this(), head, serializer](beast::error_code ec, size_t) {
-                               if (ec) return self->Gone();
-                               self->WatchForClose();
-                               self->PullNext();
-                             });
+    http::async_write_header(
+        stream_, *serializer,
+        [self = shared_from_this(), head, serializer](beast::error_code ec, size_t) {
+          if (ec) return self->Gone();
+          self->WatchForClose();
+          self->PullNext();
+        });
   }
 
   void WatchForClose() {
-    stream_.socket().async_read_some(asio::buffer(scratch_), [self = shared_from_this()](beast::error_code ec, size_t) {
-      if (ec) return self->Gone();
-      self->WatchForClose();  // a client may send more; it is not read as a request
-    });
+    stream_.socket().async_read_some(
+        asio::buffer(scratch_), [self = shared_from_this()](beast::error_code ec, size_t) {
+          if (ec) return self->Gone();
+          self->WatchForClose();  // a client may send more; it is not read as a request
+        });
   }
 
   void PullNext() {
@@ -213,14 +229,15 @@ class Session : public std::enable_shared_from_this<Session> {
       Close();
       return;
     }
-    stream_.async_read_some(asio::buffer(scratch_), [self = shared_from_this()](beast::error_code ec, size_t n) {
-      if (ec) {
-        self->Close();
-        return;
-      }
-      self->discarded_ += static_cast<int64_t>(n);
-      self->Discard();
-    });
+    stream_.async_read_some(asio::buffer(scratch_),
+                            [self = shared_from_this()](beast::error_code ec, size_t n) {
+                              if (ec) {
+                                self->Close();
+                                return;
+                              }
+                              self->discarded_ += static_cast<int64_t>(n);
+                              self->Discard();
+                            });
   }
 
   void Close() {
@@ -253,19 +270,21 @@ struct HttpServer::Impl {
   std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work;
 
   void Accept() {
-    acceptor->async_accept(asio::make_strand(ioc), [this](beast::error_code ec, tcp::socket socket) {
-      if (ec == asio::error::operation_aborted) return;
-      if (!ec) {
-        beast::error_code ignored;
-        socket.set_option(tcp::no_delay(true), ignored);
-        std::make_shared<Session>(std::move(socket), options, handler)->Run();
-      }
-      Accept();
-    });
+    acceptor->async_accept(
+        asio::make_strand(ioc), [this](beast::error_code ec, tcp::socket socket) {
+          if (ec == asio::error::operation_aborted) return;
+          if (!ec) {
+            beast::error_code ignored;
+            socket.set_option(tcp::no_delay(true), ignored);
+            std::make_shared<Session>(std::move(socket), options, handler)->Run();
+          }
+          Accept();
+        });
   }
 };
 
-HttpServer::HttpServer(HttpServerOptions options, Handler handler) : impl_(std::make_unique<Impl>()) {
+HttpServer::HttpServer(HttpServerOptions options, Handler handler)
+    : impl_(std::make_unique<Impl>()) {
   impl_->options = std::move(options);
   impl_->handler = std::move(handler);
 }

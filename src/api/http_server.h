@@ -14,8 +14,8 @@ namespace baton::api {
 
 struct HttpServerOptions {
   std::string host = "127.0.0.1";
-  uint16_t port = 0;                       // 0 picks a free port
-  size_t max_body_bytes = 1 << 20;         // larger bodies get 413
+  uint16_t port = 0;                // 0 picks a free port
+  size_t max_body_bytes = 1 << 20;  // larger bodies get 413
   size_t max_header_bytes = 16 * 1024;
   int threads = 1;
 };

@@ -25,7 +25,8 @@ Status LogStore::Write(JobId job, const std::string& node, int64_t offset, std::
   if (fd < 0) return Internal("log " + Path(job, node) + ": " + strerror(errno));
   size_t done = 0;
   while (done < data.size()) {
-    ssize_t n = pwrite(fd, data.data() + done, data.size() - done, offset + static_cast<int64_t>(done));
+    ssize_t n =
+        pwrite(fd, data.data() + done, data.size() - done, offset + static_cast<int64_t>(done));
     if (n <= 0) {
       int err = errno;
       close(fd);

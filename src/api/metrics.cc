@@ -45,7 +45,8 @@ class Writer {
     uint64_t cumulative = 0;
     for (size_t i = 0; i < h.bounds.size(); ++i) {
       cumulative += h.counts[i];
-      Sample(name + "_bucket", "le=\"" + Number(h.bounds[i]) + "\"", static_cast<double>(cumulative));
+      Sample(name + "_bucket", "le=\"" + Number(h.bounds[i]) + "\"",
+             static_cast<double>(cumulative));
     }
     Sample(name + "_bucket", "le=\"+Inf\"", static_cast<double>(h.count));
     Sample(name + "_sum", "", h.sum);
@@ -57,27 +58,34 @@ class Writer {
   std::string out_;
 };
 
-std::string Label(const std::string& key, const std::string& value) { return key + "=\"" + Escape(value) + "\""; }
+std::string Label(const std::string& key, const std::string& value) {
+  return key + "=\"" + Escape(value) + "\"";
+}
 
 }  // namespace
 
-std::string RenderMetrics(const control::MetricsSnapshot& m, const control::ControllerLoop::Stats& loop) {
+std::string RenderMetrics(const control::MetricsSnapshot& m,
+                          const control::ControllerLoop::Stats& loop) {
   Writer w;
   w.Family("baton_jobs", "gauge", "Jobs by state.");
-  for (const auto& [state, n] : m.jobs_by_state) w.Sample("baton_jobs", Label("state", state), static_cast<double>(n));
+  for (const auto& [state, n] : m.jobs_by_state)
+    w.Sample("baton_jobs", Label("state", state), static_cast<double>(n));
   w.Family("baton_jobs_submitted_total", "counter", "Jobs submitted since the controller started.");
   w.Sample("baton_jobs_submitted_total", "", static_cast<double>(m.jobs_submitted));
-  w.Family("baton_jobs_finished_total", "counter", "Jobs that ended, by final state, since the controller started.");
+  w.Family("baton_jobs_finished_total", "counter",
+           "Jobs that ended, by final state, since the controller started.");
   for (const char* s : {"succeeded", "failed", "cancelled", "timed_out"}) {
     auto it = m.jobs_finished.find(s);
     w.Sample("baton_jobs_finished_total", Label("state", s),
              it == m.jobs_finished.end() ? 0.0 : static_cast<double>(it->second));
   }
-  w.Family("baton_preemptions_total", "counter", "Running jobs the scheduler preempted since the controller started.");
+  w.Family("baton_preemptions_total", "counter",
+           "Running jobs the scheduler preempted since the controller started.");
   w.Sample("baton_preemptions_total", "", static_cast<double>(m.preemptions));
   w.Histogram("baton_job_wait_seconds", "Time from submit to a job's first start.", m.wait_seconds);
   w.Histogram("baton_scheduling_cycle_duration_seconds",
-              "Time the controller took to end a batch: scheduling pass, orders and effects.", loop.cycle_seconds);
+              "Time the controller took to end a batch: scheduling pass, orders and effects.",
+              loop.cycle_seconds);
   w.Family("baton_controller_commands_total", "counter", "Commands the controller applied.");
   w.Sample("baton_controller_commands_total", "", static_cast<double>(loop.commands));
   w.Family("baton_store_commits_total", "counter", "Durable store commits (group commits).");
@@ -85,14 +93,17 @@ std::string RenderMetrics(const control::MetricsSnapshot& m, const control::Cont
   w.Family("baton_events_total", "counter", "Cluster events raised (GET /v1/events).");
   w.Sample("baton_events_total", "", static_cast<double>(m.events));
   w.Family("baton_nodes", "gauge", "Nodes by state.");
-  for (const auto& [state, n] : m.nodes_by_state) w.Sample("baton_nodes", Label("state", state), static_cast<double>(n));
+  for (const auto& [state, n] : m.nodes_by_state)
+    w.Sample("baton_nodes", Label("state", state), static_cast<double>(n));
   w.Family("baton_gpus", "gauge", "GPUs (or MIG instances) by state.");
-  std::map<std::string, int> by_state = {{"idle", 0}, {"allocated", 0}, {"drained", 0}, {"failed", 0}};
+  std::map<std::string, int> by_state = {
+      {"idle", 0}, {"allocated", 0}, {"drained", 0}, {"failed", 0}};
   for (const auto& g : m.gpus) by_state[g.state] += 1;
   for (const auto& [state, n] : by_state) w.Sample("baton_gpus", Label("state", state), n);
 
   auto gpu_labels = [](const control::GpuMetrics& g) {
-    return Label("node", g.node) + "," + Label("gpu", std::to_string(g.index)) + "," + Label("model", g.model);
+    return Label("node", g.node) + "," + Label("gpu", std::to_string(g.index)) + "," +
+           Label("model", g.model);
   };
   struct Gauge {
     const char* name;
@@ -116,12 +127,18 @@ std::string RenderMetrics(const control::MetricsSnapshot& m, const control::Cont
     }
   }
   w.Family("baton_gpu_memory_total_bytes", "gauge", "GPU memory.");
-  for (const auto& g : m.gpus) w.Sample("baton_gpu_memory_total_bytes", gpu_labels(g), static_cast<double>(g.memory_total_bytes));
+  for (const auto& g : m.gpus)
+    w.Sample("baton_gpu_memory_total_bytes", gpu_labels(g),
+             static_cast<double>(g.memory_total_bytes));
 
-  w.Family("baton_project_gpu_seconds_total", "counter", "GPU-seconds used by each project's jobs, running ones to now.");
-  for (const auto& [p, v] : m.project_gpu_seconds) w.Sample("baton_project_gpu_seconds_total", Label("project", p), v);
-  w.Family("baton_project_cost_total", "counter", "Cost accrued by each project's jobs, in the catalog's currency.");
-  for (const auto& [p, v] : m.project_cost) w.Sample("baton_project_cost_total", Label("project", p), v);
+  w.Family("baton_project_gpu_seconds_total", "counter",
+           "GPU-seconds used by each project's jobs, running ones to now.");
+  for (const auto& [p, v] : m.project_gpu_seconds)
+    w.Sample("baton_project_gpu_seconds_total", Label("project", p), v);
+  w.Family("baton_project_cost_total", "counter",
+           "Cost accrued by each project's jobs, in the catalog's currency.");
+  for (const auto& [p, v] : m.project_cost)
+    w.Sample("baton_project_cost_total", Label("project", p), v);
   return w.Take();
 }
 

@@ -10,6 +10,7 @@
 
 namespace baton::api {
 
-std::string RenderMetrics(const control::MetricsSnapshot& m, const control::ControllerLoop::Stats& loop);
+std::string RenderMetrics(const control::MetricsSnapshot& m,
+                          const control::ControllerLoop::Stats& loop);
 
 }  // namespace baton::api

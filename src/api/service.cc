@@ -14,14 +14,17 @@ Response Error(const Status& st) {
   return Response{.status = HttpStatus(st.code()), .body = codec::EncodeError(st)};
 }
 
-Response Json(int status, std::string body) { return Response{.status = status, .body = std::move(body)}; }
+Response Json(int status, std::string body) {
+  return Response{.status = status, .body = std::move(body)};
+}
 
-Result<int64_t> BoundedInt(const std::string& name, const std::string& text, int64_t lo, int64_t hi) {
+Result<int64_t> BoundedInt(const std::string& name, const std::string& text, int64_t lo,
+                           int64_t hi) {
   int64_t v = 0;
   auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
   if (ec != std::errc() || p != text.data() + text.size() || v < lo || v > hi) {
-    return Err(InvalidArgument(name + ": must be a whole number between " + std::to_string(lo) + " and " +
-                               std::to_string(hi)));
+    return Err(InvalidArgument(name + ": must be a whole number between " + std::to_string(lo) +
+                               " and " + std::to_string(hi)));
   }
   return v;
 }
@@ -35,7 +38,8 @@ Result<int64_t> QueryInt(const Request& req, const std::string& key, int64_t lo,
 
 bool QueryFlag(const Request& req, const std::string& key) {
   auto it = req.query.find(key);
-  return it != req.query.end() && (it->second == "1" || it->second == "true" || it->second == "yes");
+  return it != req.query.end() &&
+         (it->second == "1" || it->second == "true" || it->second == "yes");
 }
 
 control::Caller CallerOf(const Identity& who) {
@@ -76,22 +80,36 @@ Result<int64_t> ParseJobId(const std::string& s) {
 }
 
 codec::TokenInfo Info(const store::Token& t, std::string secret = "") {
-  return codec::TokenInfo{.id = t.id, .user = t.user, .role = t.role, .name = t.name,
-                          .created_at = t.created_at, .revoked = t.revoked, .secret = std::move(secret)};
+  return codec::TokenInfo{.id = t.id,
+                          .user = t.user,
+                          .role = t.role,
+                          .name = t.name,
+                          .created_at = t.created_at,
+                          .revoked = t.revoked,
+                          .secret = std::move(secret)};
 }
 }  // namespace
 
 int HttpStatus(Code code) {
   switch (code) {
-    case Code::kOk: return 200;
-    case Code::kInvalidArgument: return 400;
-    case Code::kUnauthenticated: return 401;
-    case Code::kPermissionDenied: return 403;
-    case Code::kNotFound: return 404;
-    case Code::kConflict: return 409;
-    case Code::kTooLarge: return 413;
-    case Code::kUnavailable: return 503;
-    case Code::kInternal: return 500;
+    case Code::kOk:
+      return 200;
+    case Code::kInvalidArgument:
+      return 400;
+    case Code::kUnauthenticated:
+      return 401;
+    case Code::kPermissionDenied:
+      return 403;
+    case Code::kNotFound:
+      return 404;
+    case Code::kConflict:
+      return 409;
+    case Code::kTooLarge:
+      return 413;
+    case Code::kUnavailable:
+      return 503;
+    case Code::kInternal:
+      return 500;
   }
   return 500;
 }
@@ -101,20 +119,24 @@ Service::Service(control::ControllerLoop& loop, TokenRegistry& tokens, LogStore&
     : loop_(loop), tokens_(tokens), logs_(logs), post_to_io_(std::move(post_to_io)) {}
 
 void Service::Ask(control::Command command, std::function<void(control::Reply&)> on_reply) {
-  loop_.Post(std::move(command), [this, on_reply = std::move(on_reply)](control::Reply reply) mutable {
-    post_to_io_([on_reply = std::move(on_reply), reply = std::move(reply)]() mutable { on_reply(reply); });
-  });
+  loop_.Post(std::move(command),
+             [this, on_reply = std::move(on_reply)](control::Reply reply) mutable {
+               post_to_io_([on_reply = std::move(on_reply), reply = std::move(reply)]() mutable {
+                 on_reply(reply);
+               });
+             });
 }
 
 void Service::Run(control::Command command, Respond respond,
                   std::function<Response(control::Reply&)> encode) {
-  Ask(std::move(command), [respond = std::move(respond), encode = std::move(encode)](control::Reply& reply) {
-    if (!reply.status.ok()) {
-      respond(Error(reply.status));
-      return;
-    }
-    respond(encode(reply));
-  });
+  Ask(std::move(command),
+      [respond = std::move(respond), encode = std::move(encode)](control::Reply& reply) {
+        if (!reply.status.ok()) {
+          respond(Error(reply.status));
+          return;
+        }
+        respond(encode(reply));
+      });
 }
 
 void Service::Handle(Request req, Respond respond) {
@@ -125,7 +147,8 @@ void Service::Handle(Request req, Respond respond) {
   }
   if (seg.size() == 2 && seg[0] == "v1" && seg[1] == "openapi.json") {
     if (req.method != "GET") {
-      return respond(Json(405, codec::EncodeError(InvalidArgument(req.method + " is not allowed on " + req.path))));
+      return respond(Json(
+          405, codec::EncodeError(InvalidArgument(req.method + " is not allowed on " + req.path))));
     }
     return respond(Json(200, OpenApiDocument()));
   }
@@ -144,7 +167,8 @@ void Service::Handle(Request req, Respond respond) {
   const bool get = req.method == "GET";
   const bool post = req.method == "POST";
   auto method_not_allowed = [&] {
-    respond(Json(405, codec::EncodeError(InvalidArgument(req.method + " is not allowed on " + req.path))));
+    respond(Json(
+        405, codec::EncodeError(InvalidArgument(req.method + " is not allowed on " + req.path))));
   };
   if (metrics) {
     // Prometheus scrapes with any token (a `user` token made for it is enough).
@@ -166,9 +190,8 @@ void Service::Handle(Request req, Respond respond) {
     if (seg.size() == 3 && seg[2] == "register" && post) {
       auto reg = codec::DecodeRegister(req.body);
       if (!reg) return respond(Error(reg.error()));
-      Run(control::AgentRegister{std::move(*reg)}, std::move(respond), [](control::Reply& r) {
-        return Json(200, codec::EncodeRegisterReply(r.registration));
-      });
+      Run(control::AgentRegister{std::move(*reg)}, std::move(respond),
+          [](control::Reply& r) { return Json(200, codec::EncodeRegisterReply(r.registration)); });
       return;
     }
     if (seg.size() == 3 && seg[2] == "orders" && get) {
@@ -239,11 +262,13 @@ void Service::Handle(Request req, Respond respond) {
     if (!id) return respond(Error(id.error()));
     if (seg.size() == 3) {
       if (!get) return method_not_allowed();
-      Run(control::GetJob{CallerOf(*who), JobId{*id}}, std::move(respond), [who = *who](control::Reply& r) {
-        Redact(r.jobs.at(0), who);
-        return Json(200, codec::EncodeJobDetail(r.jobs.at(0), r.factors.empty() ? nullptr : &r.factors[0],
-                                                r.queue_position));
-      });
+      Run(control::GetJob{CallerOf(*who), JobId{*id}}, std::move(respond),
+          [who = *who](control::Reply& r) {
+            Redact(r.jobs.at(0), who);
+            return Json(200, codec::EncodeJobDetail(r.jobs.at(0),
+                                                    r.factors.empty() ? nullptr : &r.factors[0],
+                                                    r.queue_position));
+          });
       return;
     }
     if (seg.size() == 4 && seg[3] == "logs") {
@@ -269,17 +294,20 @@ void Service::Handle(Request req, Respond respond) {
     d.caller = CallerOf(*who);
     d.node = seg[2];
     d.drain = seg[3] == "drain";
-    if (!IsValidNodeName(d.node)) return respond(Error(InvalidArgument("node: not a valid node name")));
+    if (!IsValidNodeName(d.node))
+      return respond(Error(InvalidArgument("node: not a valid node name")));
     auto body = codec::DecodeDrainBody(req.body);
     if (!body) return respond(Error(body.error()));
     d.gpus = std::move(body->gpus);
     d.reason = std::move(body->reason);
-    Run(std::move(d), std::move(respond), [](control::Reply& r) { return Json(200, codec::EncodeNodeList(r.nodes)); });
+    Run(std::move(d), std::move(respond),
+        [](control::Reply& r) { return Json(200, codec::EncodeNodeList(r.nodes)); });
     return;
   }
   if (seg.size() == 4 && seg[1] == "nodes" && seg[3] == "inject") {
     if (!post) return method_not_allowed();
-    if (!IsValidNodeName(seg[2])) return respond(Error(InvalidArgument("node: not a valid node name")));
+    if (!IsValidNodeName(seg[2]))
+      return respond(Error(InvalidArgument("node: not a valid node name")));
     auto body = codec::DecodeInjectBody(req.body);
     if (!body) return respond(Error(body.error()));
     Run(control::InjectFault{CallerOf(*who), seg[2], body->fault}, std::move(respond),
@@ -289,8 +317,9 @@ void Service::Handle(Request req, Respond respond) {
   if (seg.size() >= 2 && seg[1] == "tokens") return Tokens(*who, req, seg, std::move(respond));
   if (seg.size() == 2 && seg[1] == "usage") {
     if (!get) return method_not_allowed();
-    Run(control::GetUsage{}, std::move(respond),
-        [](control::Reply& r) { return Json(200, codec::EncodeUsage(r.usage_projects, r.usage_users, r.currency)); });
+    Run(control::GetUsage{}, std::move(respond), [](control::Reply& r) {
+      return Json(200, codec::EncodeUsage(r.usage_projects, r.usage_users, r.currency));
+    });
     return;
   }
   if (seg.size() == 2 && seg[1] == "events") {
@@ -316,17 +345,17 @@ void Service::Handle(Request req, Respond respond) {
     if (!offset) return respond(Error(offset.error()));
     q.limit = static_cast<int>(*limit);
     q.offset = *offset;
-    Run(std::move(q), std::move(respond),
-        [who = *who](control::Reply& r) {
-          for (Job& j : r.jobs) Redact(j, who);
-          return Json(200, codec::EncodeQueue(r.jobs, r.factors, r.next));
-        });
+    Run(std::move(q), std::move(respond), [who = *who](control::Reply& r) {
+      for (Job& j : r.jobs) Redact(j, who);
+      return Json(200, codec::EncodeQueue(r.jobs, r.factors, r.next));
+    });
     return;
   }
   if (seg.size() >= 2 && seg[1] == "nodes") {
     if (!get) return method_not_allowed();
     std::string name = seg.size() >= 3 ? seg[2] : "";
-    if (seg.size() > 3) return respond(Error(NotFound("no such endpoint: " + req.path.substr(0, 128))));
+    if (seg.size() > 3)
+      return respond(Error(NotFound("no such endpoint: " + req.path.substr(0, 128))));
     Run(control::ListNodes{}, std::move(respond), [name](control::Reply& r) {
       if (name.empty()) return Json(200, codec::EncodeNodeList(r.nodes));
       for (const NodeStatus& n : r.nodes) {
@@ -381,20 +410,23 @@ void Service::Logs(const Identity& who, const Request& req, int64_t id, Respond 
   std::string node;
   if (auto it = req.query.find("node"); it != req.query.end()) node = it->second;
   if (!node.empty() && !IsValidNodeName(node)) {
-    return respond(Error(InvalidArgument("node: \"" + node.substr(0, 64) + "\" is not a node name")));
+    return respond(
+        Error(InvalidArgument("node: \"" + node.substr(0, 64) + "\" is not a node name")));
   }
   Run(control::GetJob{CallerOf(who), JobId{id}}, std::move(respond),
       [this, who, node, follow, offset = *offset, limit = *limit](control::Reply& r) {
         const Job& job = r.jobs.at(0);
         if (who.role != Role::kAdmin && job.user != who.user) {
-          return Error(PermissionDenied("job " + job.id.ToString() + " is " + job.user + "'s: only " + job.user +
-                                        " or an admin reads its logs"));
+          return Error(PermissionDenied("job " + job.id.ToString() + " is " + job.user +
+                                        "'s: only " + job.user + " or an admin reads its logs"));
         }
         std::string from = node;
         if (from.empty()) {
           std::vector<std::string> nodes = logs_.Nodes(job.id);
-          if (!job.allocation.empty()) from = job.allocation.front().node;
-          else if (!nodes.empty()) from = nodes.front();
+          if (!job.allocation.empty())
+            from = job.allocation.front().node;
+          else if (!nodes.empty())
+            from = nodes.front();
         }
         Response res;
         res.content_type = "text/plain; charset=utf-8";
@@ -419,14 +451,18 @@ void Service::ShowJobMetrics(const Identity& who, int64_t id, Respond respond) {
 
 // POST /v1/tokens {"user", "role", "name"}: a new token, its secret shown this once.
 // GET /v1/tokens: the caller's tokens (an admin's: all). POST /v1/tokens/{id}/revoke.
-void Service::Tokens(const Identity& who, const Request& req, const std::vector<std::string>& seg, Respond respond) {
+void Service::Tokens(const Identity& who, const Request& req, const std::vector<std::string>& seg,
+                     Respond respond) {
   if (seg.size() == 2 && req.method == "POST") {
     auto body = codec::DecodeTokenBody(req.body);
     if (!body) return respond(Error(body.error()));
     auto secret = NewToken();
     if (!secret) return respond(Error(secret.error()));
-    control::CreateToken c{.caller = CallerOf(who), .user = body->user.empty() ? who.user : body->user,
-                           .role = body->role, .name = body->name, .hash = TokenHash(*secret)};
+    control::CreateToken c{.caller = CallerOf(who),
+                           .user = body->user.empty() ? who.user : body->user,
+                           .role = body->role,
+                           .name = body->name,
+                           .hash = TokenHash(*secret)};
     Run(std::move(c), std::move(respond), [this, secret = *secret](control::Reply& r) {
       const store::Token& t = r.tokens.at(0);
       tokens_.AddHash(t.hash, Identity{.user = t.user, .role = *ParseRole(t.role)});
@@ -452,13 +488,15 @@ void Service::Tokens(const Identity& who, const Request& req, const std::vector<
     });
     return;
   }
-  respond(Json(405, codec::EncodeError(InvalidArgument(req.method + " is not allowed on " + req.path.substr(0, 128)))));
+  respond(Json(405, codec::EncodeError(InvalidArgument(req.method + " is not allowed on " +
+                                                       req.path.substr(0, 128)))));
 }
 
 void Service::AgentReport(Request& req, Respond respond) {
   auto report = codec::DecodeReport(req.body);
   if (!report) return respond(Error(report.error()));
-  if (!IsValidNodeName(report->node)) return respond(Error(InvalidArgument("node: not a valid node name")));
+  if (!IsValidNodeName(report->node))
+    return respond(Error(InvalidArgument("node: not a valid node name")));
   // Logs land before the report reaches the controller: once an exit is acknowledged, the
   // output before it is on disk here.
   for (const LogChunk& c : report->logs) {

@@ -29,11 +29,13 @@ class Service {
   void Submit(const Identity& who, Request& req, Respond respond, bool batch);
   void Logs(const Identity& who, const Request& req, int64_t id, Respond respond);
   // GET /v1/jobs/{id}/logs?follow=1 and GET /v1/events as Server-Sent Events (streams.cc).
-  Pull FollowLogs(const Identity& who, JobId job, std::string node, bool node_given, int64_t offset);
+  Pull FollowLogs(const Identity& who, JobId job, std::string node, bool node_given,
+                  int64_t offset);
   void EventStream(const Request& req, Respond respond);
   void ShowJobMetrics(const Identity& who, int64_t id, Respond respond);
   void AgentReport(Request& req, Respond respond);
-  void Tokens(const Identity& who, const Request& req, const std::vector<std::string>& seg, Respond respond);
+  void Tokens(const Identity& who, const Request& req, const std::vector<std::string>& seg,
+              Respond respond);
   // Posts `command`; `on_reply` gets the reply (whatever its status) on an HTTP thread.
   void Ask(control::Command command, std::function<void(control::Reply&)> on_reply);
   // Posts `command`; the reply is turned into a response by `encode` on an HTTP thread.

@@ -16,9 +16,11 @@ namespace baton::api::internal {
 Response Error(const Status& st);
 Response Json(int status, std::string body);
 // `text` as an integer in [lo, hi]; the error names `name`.
-Result<int64_t> BoundedInt(const std::string& name, const std::string& text, int64_t lo, int64_t hi);
+Result<int64_t> BoundedInt(const std::string& name, const std::string& text, int64_t lo,
+                           int64_t hi);
 // An integer query parameter bounded to [lo, hi]; `fallback` when absent.
-Result<int64_t> QueryInt(const Request& req, const std::string& key, int64_t lo, int64_t hi, int64_t fallback);
+Result<int64_t> QueryInt(const Request& req, const std::string& key, int64_t lo, int64_t hi,
+                         int64_t fallback);
 // A query flag: "1", "true" or "yes".
 bool QueryFlag(const Request& req, const std::string& key);
 control::Caller CallerOf(const Identity& who);

@@ -22,10 +22,10 @@ constexpr size_t kPieceBytes = 256 * 1024;
 struct LogFollow {
   control::Caller caller;
   JobId job;
-  std::string node;      // the node whose log is followed; empty until the job has one
+  std::string node;         // the node whose log is followed; empty until the job has one
   bool node_given = false;  // ?node=: that node's log, whatever the job does
   int64_t offset = 0;
-  bool last = false;     // the job has ended: what is on disk is all there is
+  bool last = false;  // the job has ended: what is on disk is all there is
 };
 
 struct EventFeed {
@@ -35,13 +35,18 @@ struct EventFeed {
 
 }  // namespace
 
-Pull Service::FollowLogs(const Identity& who, JobId job, std::string node, bool node_given, int64_t offset) {
-  auto f = std::make_shared<LogFollow>(LogFollow{
-      .caller = CallerOf(who), .job = job, .node = std::move(node), .node_given = node_given, .offset = offset});
+Pull Service::FollowLogs(const Identity& who, JobId job, std::string node, bool node_given,
+                         int64_t offset) {
+  auto f = std::make_shared<LogFollow>(LogFollow{.caller = CallerOf(who),
+                                                 .job = job,
+                                                 .node = std::move(node),
+                                                 .node_given = node_given,
+                                                 .offset = offset});
   return [this, f](PieceCallback give) {
     if (!f->node.empty()) {
       auto chunk = logs_.Read(f->job, f->node, f->offset, kPieceBytes);
-      if (!chunk) return give(Piece{.data = "\nbaton: " + chunk.error().message() + "\n", .end = true});
+      if (!chunk)
+        return give(Piece{.data = "\nbaton: " + chunk.error().message() + "\n", .end = true});
       if (!chunk->data.empty()) {
         f->offset += static_cast<int64_t>(chunk->data.size());
         return give(Piece{.data = std::move(chunk->data)});
@@ -93,7 +98,8 @@ void Service::EventStream(const Request& req, Respond respond) {
       }
       std::string out;
       for (const ClusterEvent& e : r.events) {
-        out += "id: " + std::to_string(e.seq) + "\nevent: " + e.kind + "\ndata: " + codec::EncodeEvent(e) + "\n\n";
+        out += "id: " + std::to_string(e.seq) + "\nevent: " + e.kind +
+               "\ndata: " + codec::EncodeEvent(e) + "\n\n";
         feed->after = e.seq;
       }
       feed->last_sent = now;

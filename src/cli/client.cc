@@ -23,14 +23,22 @@ std::string ReadTrimmed(const std::string& path) {
 Status FromHttp(const net::HttpResponse& r) {
   std::string msg = codec::ErrorMessage(r.body);
   switch (r.status) {
-    case 400: return InvalidArgument(msg);
-    case 401: return Unauthenticated(msg);
-    case 403: return PermissionDenied(msg);
-    case 404: return NotFound(msg);
-    case 409: return Conflict(msg);
-    case 413: return TooLarge(msg);
-    case 503: return Unavailable(msg);
-    default: return Internal("HTTP " + std::to_string(r.status) + ": " + msg);
+    case 400:
+      return InvalidArgument(msg);
+    case 401:
+      return Unauthenticated(msg);
+    case 403:
+      return PermissionDenied(msg);
+    case 404:
+      return NotFound(msg);
+    case 409:
+      return Conflict(msg);
+    case 413:
+      return TooLarge(msg);
+    case 503:
+      return Unavailable(msg);
+    default:
+      return Internal("HTTP " + std::to_string(r.status) + ": " + msg);
   }
 }
 
@@ -55,8 +63,9 @@ Result<std::unique_ptr<ApiClient>> ApiClient::Connect(const Connection& c) {
   }
   if (server.empty()) server = ReadTrimmed(dir + "/server.url");
   if (server.empty()) {
-    return Err(Unavailable("no server: pass --server URL, set BATON_SERVER, or start one with `baton up` (" +
-                           dir + "/server.url not found)"));
+    return Err(Unavailable(
+        "no server: pass --server URL, set BATON_SERVER, or start one with `baton up` (" + dir +
+        "/server.url not found)"));
   }
   std::string token = c.token;
   if (token.empty()) {
@@ -79,7 +88,8 @@ Result<std::string> ApiClient::Call(std::string_view method, std::string_view ta
   return std::move(r.body);
 }
 
-Status ApiClient::Stream(std::string_view target, const std::function<void(std::string_view)>& on_data,
+Status ApiClient::Stream(std::string_view target,
+                         const std::function<void(std::string_view)>& on_data,
                          const net::Headers& headers) {
   // A followed log of a job still waiting, or a quiet cluster's events, may send nothing for
   // hours: the stream is left open as long as the server keeps it.

@@ -13,8 +13,8 @@
 namespace baton::cli {
 
 struct Connection {
-  std::string server;   // --server
-  std::string token;    // --token
+  std::string server;  // --server
+  std::string token;   // --token
 };
 
 // Every command: a failure prints "baton: message" on stderr and exits 1.

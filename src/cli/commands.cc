@@ -2,10 +2,9 @@
 
 #include <unistd.h>
 
-#include <cstring>
-
 #include <CLI/CLI.hpp>
 #include <chrono>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -25,9 +24,9 @@ namespace {
 // "SIGKILL (9)"; sigabbrev_np is glibc's table of signal names.
 std::string SignalText(int sig) {
   const char* abbrev = sigabbrev_np(sig);
-  return abbrev != nullptr ? "SIG" + std::string(abbrev) + " (" + std::to_string(sig) + ")" : std::to_string(sig);
+  return abbrev != nullptr ? "SIG" + std::string(abbrev) + " (" + std::to_string(sig) + ")"
+                           : std::to_string(sig);
 }
-
 
 // Bad input caught here, before asking the server (a flag value, a job file): exit 2.
 int Usage(const Status& st) {
@@ -53,7 +52,8 @@ std::string AllocationText(const Job& j) {
   for (const auto& part : j.allocation) {
     if (!out.empty()) out += " ";
     out += part.node + ":";
-    for (size_t i = 0; i < part.gpus.size(); ++i) out += (i ? "," : "") + std::to_string(part.gpus[i]);
+    for (size_t i = 0; i < part.gpus.size(); ++i)
+      out += (i ? "," : "") + std::to_string(part.gpus[i]);
   }
   return out;
 }
@@ -65,7 +65,8 @@ bool LooksLikeShell(const std::vector<std::string>& cmd) {
 
 struct SubmitFlags {
   std::string gpus = "0";
-  std::string gpu_type, gpu_memory, memory, priority = "normal", project = "default", pool = "default";
+  std::string gpu_type, gpu_memory, memory, priority = "normal", project = "default",
+                                            pool = "default";
   std::string name, time, grace, workdir, file;
   int nodes = 1, cpus = 0, retries = 0;
   std::vector<int64_t> after;
@@ -75,22 +76,32 @@ struct SubmitFlags {
 
 Result<JobSpec> SpecFromFlags(const SubmitFlags& f, std::vector<std::string> command) {
   JobSpec spec;
-  ASSIGN_OR_RETURN(spec.resources.milli_gpus, ParseMilli(f.gpus, "--gpus", SpecLimits::kMaxMilliGpus));
+  ASSIGN_OR_RETURN(spec.resources.milli_gpus,
+                   ParseMilli(f.gpus, "--gpus", SpecLimits::kMaxMilliGpus));
   spec.resources.gpu_type = f.gpu_type;
-  if (!f.gpu_memory.empty()) { ASSIGN_OR_RETURN(spec.resources.gpu_memory_bytes, ParseSize(f.gpu_memory, "--gpu-memory")); }
-  if (!f.memory.empty()) { ASSIGN_OR_RETURN(spec.resources.memory_bytes, ParseSize(f.memory, "--memory")); }
+  if (!f.gpu_memory.empty()) {
+    ASSIGN_OR_RETURN(spec.resources.gpu_memory_bytes, ParseSize(f.gpu_memory, "--gpu-memory"));
+  }
+  if (!f.memory.empty()) {
+    ASSIGN_OR_RETURN(spec.resources.memory_bytes, ParseSize(f.memory, "--memory"));
+  }
   spec.resources.nodes = f.nodes;
   spec.resources.cpus = f.cpus;
   ASSIGN_OR_RETURN(spec.priority, ParsePriority(f.priority));
   spec.project = f.project;
   spec.pool = f.pool;
   spec.name = f.name;
-  if (!f.time.empty()) { ASSIGN_OR_RETURN(spec.time_limit, ParseDuration(f.time, "--time")); }
-  if (!f.grace.empty()) { ASSIGN_OR_RETURN(spec.grace_period, ParseDuration(f.grace, "--grace")); }
+  if (!f.time.empty()) {
+    ASSIGN_OR_RETURN(spec.time_limit, ParseDuration(f.time, "--time"));
+  }
+  if (!f.grace.empty()) {
+    ASSIGN_OR_RETURN(spec.grace_period, ParseDuration(f.grace, "--grace"));
+  }
   spec.retries = f.retries;
   for (const std::string& kv : f.env) {
     size_t eq = kv.find('=');
-    if (eq == std::string::npos || eq == 0) return Err(InvalidArgument("--env: expected KEY=VALUE, got \"" + kv + "\""));
+    if (eq == std::string::npos || eq == 0)
+      return Err(InvalidArgument("--env: expected KEY=VALUE, got \"" + kv + "\""));
     spec.env.emplace_back(kv.substr(0, eq), kv.substr(eq + 1));
   }
   spec.workdir = f.workdir.empty() ? std::filesystem::current_path().string() : f.workdir;
@@ -98,10 +109,13 @@ Result<JobSpec> SpecFromFlags(const SubmitFlags& f, std::vector<std::string> com
   spec.preemptible = f.preemptible;
   spec.process_per_gpu = f.process_per_gpu;
   spec.hold = f.hold;
-  if (command.empty()) return Err(InvalidArgument("no command: use `baton submit [OPTIONS] -- COMMAND [ARGS...]` or -f FILE"));
+  if (command.empty())
+    return Err(InvalidArgument(
+        "no command: use `baton submit [OPTIONS] -- COMMAND [ARGS...]` or -f FILE"));
   spec.shell = LooksLikeShell(command);
   spec.command = std::move(command);
-  if (spec.name.empty()) spec.name = std::filesystem::path(spec.shell ? "sh" : spec.command[0]).filename().string();
+  if (spec.name.empty())
+    spec.name = std::filesystem::path(spec.shell ? "sh" : spec.command[0]).filename().string();
   RETURN_IF_ERROR(ValidateJobSpec(spec));
   return spec;
 }
@@ -121,7 +135,8 @@ int Submit(const Connection& conn, const SubmitFlags& f, std::vector<std::string
     batch = specs->size() > 1;
     if (batch) {
       body = "{\"jobs\":[";
-      for (size_t i = 0; i < specs->size(); ++i) body += (i ? "," : "") + codec::EncodeJobSpec((*specs)[i]);
+      for (size_t i = 0; i < specs->size(); ++i)
+        body += (i ? "," : "") + codec::EncodeJobSpec((*specs)[i]);
       body += "]}";
     } else {
       body = codec::EncodeJobSpec(specs->front());
@@ -153,7 +168,8 @@ int Submit(const Connection& conn, const SubmitFlags& f, std::vector<std::string
   return 0;
 }
 
-int Jobs(const Connection& conn, const std::string& state, const std::string& user, bool all, bool json) {
+int Jobs(const Connection& conn, const std::string& state, const std::string& user, bool all,
+         bool json) {
   auto api = ApiClient::Connect(conn);
   if (!api) return Fail(api.error());
   std::string filter = state.empty() && !all ? "pending,held,running" : state;
@@ -183,8 +199,9 @@ int Jobs(const Connection& conn, const std::string& state, const std::string& us
   for (const Job& j : jobs) {
     std::string where = j.state == JobState::kRunning ? AllocationText(j)
                         : j.state == JobState::kPending || j.state == JobState::kHeld ? j.reason
-                        : j.exit_code ? "exit " + std::to_string(*j.exit_code)
-                        : j.exit_signal ? "signal " + SignalText(*j.exit_signal) : "";
+                        : j.exit_code   ? "exit " + std::to_string(*j.exit_code)
+                        : j.exit_signal ? "signal " + SignalText(*j.exit_signal)
+                                        : "";
     t.Add({std::to_string(j.id.value), j.spec.name, j.user, j.spec.project,
            std::string(JobStateName(j.state)), FormatMilli(j.spec.resources.milli_gpus),
            Age(j.submitted_at), where});
@@ -206,7 +223,8 @@ int Show(const Connection& conn, int64_t id, bool json) {
   if (!job) return Fail(job.error());
   const Job& j = *job;
   auto line = [](const std::string& k, const std::string& v) {
-    if (!v.empty()) std::cout << k << std::string(k.size() < 14 ? 14 - k.size() : 1, ' ') << v << "\n";
+    if (!v.empty())
+      std::cout << k << std::string(k.size() < 14 ? 14 - k.size() : 1, ' ') << v << "\n";
   };
   line("id", std::to_string(j.id.value));
   line("name", j.spec.name);
@@ -215,8 +233,10 @@ int Show(const Connection& conn, int64_t id, bool json) {
   line("pool", j.spec.pool);
   line("priority", std::string(PriorityName(j.spec.priority)));
   line("state", std::string(JobStateName(j.state)));
-  if (!j.reason.empty()) line("reason", j.reason + (j.reason_detail.empty() ? "" : ": " + j.reason_detail));
-  else line("detail", j.reason_detail);
+  if (!j.reason.empty())
+    line("reason", j.reason + (j.reason_detail.empty() ? "" : ": " + j.reason_detail));
+  else
+    line("detail", j.reason_detail);
   std::string cmd;
   for (const auto& a : j.spec.command) cmd += (cmd.empty() ? "" : " ") + a;
   line("command", cmd);
@@ -225,14 +245,17 @@ int Show(const Connection& conn, int64_t id, bool json) {
   if (j.spec.resources.nodes > 1) res += " on " + std::to_string(j.spec.resources.nodes) + " nodes";
   line("resources", res);
   if (j.spec.time_limit.count() > 0) line("time limit", FormatDuration(j.spec.time_limit));
-  line("restarts", std::to_string(j.restarts) + " (retries allowed: " + std::to_string(j.spec.retries) + ")");
+  line("restarts",
+       std::to_string(j.restarts) + " (retries allowed: " + std::to_string(j.spec.retries) + ")");
   line("last requeue", j.last_requeue);
   if (j.estimated_start) line("expected start", FormatRfc3339(*j.estimated_start));
   if (auto q = codec::DecodeQueueInfo(*body); q && j.state == JobState::kPending) {
     char text[160];
-    std::snprintf(text, sizeof text, "%lld (score %.0f = priority %.2f, fair share %.2f, age %.2f, size %.2f, each weighted)",
-                  static_cast<long long>(q->position), q->factors.score, q->factors.priority, q->factors.fairshare,
-                  q->factors.age, q->factors.size);
+    std::snprintf(
+        text, sizeof text,
+        "%lld (score %.0f = priority %.2f, fair share %.2f, age %.2f, size %.2f, each weighted)",
+        static_cast<long long>(q->position), q->factors.score, q->factors.priority,
+        q->factors.fairshare, q->factors.age, q->factors.size);
     line("queue position", text);
   }
   line("submitted", FormatRfc3339(j.submitted_at));
@@ -257,7 +280,8 @@ int Logs(const Connection& conn, int64_t id, bool follow) {
   // The whole log, a page (1 MiB) at a time.
   int64_t offset = 0;
   for (;;) {
-    auto res = (*api)->Raw("GET", "/v1/jobs/" + std::to_string(id) + "/logs?offset=" + std::to_string(offset));
+    auto res = (*api)->Raw(
+        "GET", "/v1/jobs/" + std::to_string(id) + "/logs?offset=" + std::to_string(offset));
     if (!res) return Fail(res.error());
     if (res->status != 200) {
       std::cerr << "baton: " << codec::ErrorMessage(res->body) << "\n";
@@ -332,7 +356,8 @@ int Nodes(const Connection& conn, bool json) {
   }
   auto nodes = codec::DecodeNodeList(*body);
   if (!nodes) return Fail(nodes.error());
-  Table t({"NAME", "STATE", "POOL", "GPUS", "MODEL", "BUSY", "DRAINED", "TOPOLOGY", "LAST SEEN", "NOTE"});
+  Table t({"NAME", "STATE", "POOL", "GPUS", "MODEL", "BUSY", "DRAINED", "TOPOLOGY", "LAST SEEN",
+           "NOTE"});
   for (const NodeStatus& n : *nodes) {
     int busy = 0, drained = 0;
     std::string note = n.drain_reason;
@@ -343,15 +368,17 @@ int Nodes(const Connection& conn, bool json) {
       if (note.empty()) note = "GPU " + std::to_string(g) + ": " + n.gpu_drain_reasons[g];
     }
     std::string model = n.info.gpus.empty() ? "-" : n.info.gpus[0].model;
-    t.Add({n.info.name, n.state, n.info.pool, std::to_string(n.info.gpus.size()), model, std::to_string(busy),
-           std::to_string(drained), n.info.topology, Age(n.last_seen) + " ago", note});
+    t.Add({n.info.name, n.state, n.info.pool, std::to_string(n.info.gpus.size()), model,
+           std::to_string(busy), std::to_string(drained), n.info.topology,
+           Age(n.last_seen) + " ago", note});
   }
   t.Print(std::cout);
   return 0;
 }
 
 // `baton drain NODE[/GPU[,GPU...]]` and `baton undrain ...`.
-int Drain(const Connection& conn, const std::string& target, const std::string& reason, bool drain) {
+int Drain(const Connection& conn, const std::string& target, const std::string& reason,
+          bool drain) {
   std::string node = target;
   std::string body = "{";
   if (size_t slash = target.find('/'); slash != std::string::npos) {
@@ -363,16 +390,20 @@ int Drain(const Connection& conn, const std::string& target, const std::string& 
       size_t j = list.find(',', i);
       if (j == std::string::npos) j = list.size();
       std::string one = list.substr(i, j - i);
-      if (one.empty() || one.size() > 4 || one.find_first_not_of("0123456789") != std::string::npos) {
-        return Usage(InvalidArgument("NODE/GPU: \"" + list.substr(0, 32) + "\" is not a GPU index list such as 0 or 2,3"));
+      if (one.empty() || one.size() > 4 ||
+          one.find_first_not_of("0123456789") != std::string::npos) {
+        return Usage(InvalidArgument("NODE/GPU: \"" + list.substr(0, 32) +
+                                     "\" is not a GPU index list such as 0 or 2,3"));
       }
       gpus += (gpus.empty() ? "" : ",") + one;
       i = j + 1;
     }
     body += "\"gpus\": [" + gpus + "]";
   }
-  if (!IsValidNodeName(node)) return Usage(InvalidArgument("NODE: \"" + node.substr(0, 64) + "\" is not a node name"));
-  if (!reason.empty()) body += std::string(body.size() > 1 ? ", " : "") + "\"reason\": " + codec::EncodeString(reason);
+  if (!IsValidNodeName(node))
+    return Usage(InvalidArgument("NODE: \"" + node.substr(0, 64) + "\" is not a node name"));
+  if (!reason.empty())
+    body += std::string(body.size() > 1 ? ", " : "") + "\"reason\": " + codec::EncodeString(reason);
   body += "}";
   auto api = ApiClient::Connect(conn);
   if (!api) return Fail(api.error());
@@ -382,8 +413,8 @@ int Drain(const Connection& conn, const std::string& target, const std::string& 
 }
 
 // `baton token create [--user U] [--role R] [--name N]`: a new token, shown this once.
-int TokenCreate(const Connection& conn, const std::string& user, const std::string& role, const std::string& name,
-                bool json) {
+int TokenCreate(const Connection& conn, const std::string& user, const std::string& role,
+                const std::string& name, bool json) {
   std::string body = "{\"role\": " + codec::EncodeString(role);
   if (!user.empty()) body += ", \"user\": " + codec::EncodeString(user);
   if (!name.empty()) body += ", \"name\": " + codec::EncodeString(name);
@@ -400,7 +431,8 @@ int TokenCreate(const Connection& conn, const std::string& user, const std::stri
   }
   std::cout << t->secret << "\n";
   std::cerr << "token " << t->id << " for " << t->user << " (" << t->role
-            << "); it is shown only now: BATON_TOKEN=" << t->secret.substr(0, 8) << "... in the holder's environment\n";
+            << "); it is shown only now: BATON_TOKEN=" << t->secret.substr(0, 8)
+            << "... in the holder's environment\n";
   return 0;
 }
 
@@ -418,8 +450,8 @@ int TokenList(const Connection& conn, bool json) {
   if (!list) return Fail(list.error());
   Table t({"ID", "USER", "ROLE", "NAME", "CREATED", "STATE"});
   for (const auto& k : *list) {
-    t.Add({std::to_string(k.id), k.user, k.role, k.name.empty() ? "-" : k.name, FormatRfc3339(k.created_at),
-           k.revoked ? "revoked" : "active"});
+    t.Add({std::to_string(k.id), k.user, k.role, k.name.empty() ? "-" : k.name,
+           FormatRfc3339(k.created_at), k.revoked ? "revoked" : "active"});
   }
   t.Print(std::cout);
   return 0;
@@ -443,8 +475,8 @@ int ConfigCheck(const std::string& path) {
   text << in.rdbuf();
   auto cfg = codec::DecodeServerConfig(text.str(), path);
   if (!cfg) return Usage(cfg.error());
-  std::cout << path << ": ok (" << cfg->policy.projects.size() << " projects, " << cfg->policy.users.size()
-            << " users, " << cfg->policy.pools.size() << " pools)\n";
+  std::cout << path << ": ok (" << cfg->policy.projects.size() << " projects, "
+            << cfg->policy.users.size() << " users, " << cfg->policy.pools.size() << " pools)\n";
   return 0;
 }
 
@@ -461,14 +493,16 @@ int Queue(const Connection& conn, int limit, bool json) {
   std::optional<int64_t> next;
   auto jobs = codec::DecodeJobList(*body, &next);
   if (!jobs) return Fail(jobs.error());
-  Table t({"#", "ID", "USER", "PROJECT", "PRIORITY", "GPUS", "WAITING", "EXPECTED START", "REASON"});
+  Table t(
+      {"#", "ID", "USER", "PROJECT", "PRIORITY", "GPUS", "WAITING", "EXPECTED START", "REASON"});
   int pos = 0;
   for (const Job& j : *jobs) {
     std::string why = j.reason + (j.reason_detail.empty() ? "" : ": " + j.reason_detail);
     if (why.size() > 100) why = why.substr(0, 97) + "...";
     t.Add({std::to_string(++pos), std::to_string(j.id.value), j.user, j.spec.project,
            std::string(PriorityName(j.spec.priority)), FormatMilli(j.spec.resources.milli_gpus),
-           Age(j.submitted_at), j.estimated_start ? FormatRfc3339(*j.estimated_start).substr(0, 19) + "Z" : "-", why});
+           Age(j.submitted_at),
+           j.estimated_start ? FormatRfc3339(*j.estimated_start).substr(0, 19) + "Z" : "-", why});
   }
   t.Print(std::cout);
   return 0;
@@ -476,8 +510,8 @@ int Queue(const Connection& conn, int limit, bool json) {
 
 }  // namespace
 
-std::pair<std::vector<std::string>, std::optional<std::vector<std::string>>> SplitCommandTail(int argc,
-                                                                                           char** argv) {
+std::pair<std::vector<std::string>, std::optional<std::vector<std::string>>> SplitCommandTail(
+    int argc, char** argv) {
   std::vector<std::string> head;
   for (int i = 0; i < argc; ++i) {
     if (std::string_view(argv[i]) == "--") {
@@ -488,17 +522,21 @@ std::pair<std::vector<std::string>, std::optional<std::vector<std::string>>> Spl
   return {std::move(head), std::nullopt};
 }
 
-void AddClientCommands(CLI::App& app, int* exit_code, std::optional<std::vector<std::string>> command_tail) {
+void AddClientCommands(CLI::App& app, int* exit_code,
+                       std::optional<std::vector<std::string>> command_tail) {
   auto tail = std::make_shared<std::optional<std::vector<std::string>>>(std::move(command_tail));
   auto conn = std::make_shared<Connection>();
   auto add_conn = [conn](CLI::App* sub) {
-    sub->add_option("--server", conn->server, "controller URL (default: $BATON_SERVER, then the local server.url)");
-    sub->add_option("--token", conn->token, "API token (default: $BATON_TOKEN, then the local admin.token)");
+    sub->add_option("--server", conn->server,
+                    "controller URL (default: $BATON_SERVER, then the local server.url)");
+    sub->add_option("--token", conn->token,
+                    "API token (default: $BATON_TOKEN, then the local admin.token)");
   };
 
   {
     auto f = std::make_shared<SubmitFlags>();
-    CLI::App* sub = app.add_subcommand("submit", "submit a job: baton submit [OPTIONS] -- COMMAND [ARGS...]");
+    CLI::App* sub =
+        app.add_subcommand("submit", "submit a job: baton submit [OPTIONS] -- COMMAND [ARGS...]");
     sub->prefix_command();
     add_conn(sub);
     sub->add_option("-g,--gpus", f->gpus, "GPUs (a fraction such as 0.25 shares one GPU)");
@@ -512,14 +550,16 @@ void AddClientCommands(CLI::App& app, int* exit_code, std::optional<std::vector<
     sub->add_option("--pool", f->pool, "pool (partition)");
     sub->add_option("--name", f->name, "job name");
     sub->add_option("-t,--time", f->time, "time limit, e.g. 90s, 30m, 2h");
-    sub->add_option("--grace", f->grace, "grace between SIGUSR1, SIGTERM and SIGKILL (default 30s)");
+    sub->add_option("--grace", f->grace,
+                    "grace between SIGUSR1, SIGTERM and SIGKILL (default 30s)");
     sub->add_option("--retries", f->retries, "times a failed job is requeued");
     sub->add_option("--after", f->after, "start only after these jobs succeeded");
     sub->add_option("--env", f->env, "KEY=VALUE for the job's environment (repeatable)");
     sub->add_option("--workdir", f->workdir, "working directory (default: the current one)");
     sub->add_flag("--preemptible", f->preemptible, "the job may be preempted");
-    sub->add_flag("--process-per-gpu", f->process_per_gpu,
-                  "one process per GPU (LOCAL_RANK 0..n-1 on each node), as torchrun --nproc-per-node");
+    sub->add_flag(
+        "--process-per-gpu", f->process_per_gpu,
+        "one process per GPU (LOCAL_RANK 0..n-1 on each node), as torchrun --nproc-per-node");
     sub->add_flag("--hold", f->hold, "submit held; `baton release` lets it run");
     sub->add_option("-f,--file", f->file, "YAML job file (one job, a list, or {jobs: [...]})");
     sub->add_flag("--json", f->json, "print the job object instead of its id");
@@ -530,8 +570,9 @@ void AddClientCommands(CLI::App& app, int* exit_code, std::optional<std::vector<
       // CLI11 hands over an unknown option as the first word of the command: a typo such as
       // `--gpu 1` would become the job's program. No program's name starts with '-'.
       if (!command.empty() && command[0].size() > 1 && command[0][0] == '-') {
-        *exit_code = Usage(InvalidArgument("submit: unknown option \"" + command[0].substr(0, 64) +
-                                           "\" (see `baton submit --help`; the command goes after --)"));
+        *exit_code =
+            Usage(InvalidArgument("submit: unknown option \"" + command[0].substr(0, 64) +
+                                  "\" (see `baton submit --help`; the command goes after --)"));
         return;
       }
       if (tail->has_value()) {
@@ -546,7 +587,8 @@ void AddClientCommands(CLI::App& app, int* exit_code, std::optional<std::vector<
     auto user = std::make_shared<std::string>();
     auto all = std::make_shared<bool>(false);
     auto json = std::make_shared<bool>(false);
-    CLI::App* sub = app.add_subcommand("jobs", "list jobs (pending, held and running unless --all or --state)");
+    CLI::App* sub =
+        app.add_subcommand("jobs", "list jobs (pending, held and running unless --all or --state)");
     add_conn(sub);
     sub->add_option("--state", *state, "comma-separated states, e.g. running,pending");
     sub->add_option("--user", *user, "only this user's jobs");
@@ -600,22 +642,26 @@ void AddClientCommands(CLI::App& app, int* exit_code, std::optional<std::vector<
   for (bool drain : {true, false}) {
     auto target = std::make_shared<std::string>();
     auto reason = std::make_shared<std::string>();
-    CLI::App* sub = app.add_subcommand(drain ? "drain" : "undrain",
-                                       drain ? "stop placing new jobs on a node or some of its GPUs (admin)"
-                                             : "let a drained node or GPU take jobs again (admin)");
+    CLI::App* sub =
+        app.add_subcommand(drain ? "drain" : "undrain",
+                           drain ? "stop placing new jobs on a node or some of its GPUs (admin)"
+                                 : "let a drained node or GPU take jobs again (admin)");
     add_conn(sub);
     sub->add_option("target", *target, "NODE or NODE/GPU[,GPU...]")->required();
     if (drain) sub->add_option("--reason", *reason, "why, shown by `baton nodes`");
     sub->callback([=] { *exit_code = Drain(*conn, *target, *reason, drain); });
   }
   {
-    CLI::App* config = app.add_subcommand("config", "the server's configuration file: check one, or print a sample");
+    CLI::App* config = app.add_subcommand(
+        "config", "the server's configuration file: check one, or print a sample");
     config->require_subcommand(1);
     auto file = std::make_shared<std::string>();
-    CLI::App* check = config->add_subcommand("check", "check FILE as `baton server --config FILE` would (exit 2 if bad)");
+    CLI::App* check = config->add_subcommand(
+        "check", "check FILE as `baton server --config FILE` would (exit 2 if bad)");
     check->add_option("file", *file, "the YAML configuration file")->required();
     check->callback([=] { *exit_code = ConfigCheck(*file); });
-    CLI::App* sample = config->add_subcommand("sample", "print a configuration file with every section, to start from");
+    CLI::App* sample = config->add_subcommand(
+        "sample", "print a configuration file with every section, to start from");
     sample->callback([=] {
       std::cout << ConfigSample();
       *exit_code = 0;
@@ -631,25 +677,31 @@ void AddClientCommands(CLI::App& app, int* exit_code, std::optional<std::vector<
     CLI::App* create = token->add_subcommand("create", "a new token; its secret is printed once");
     add_conn(create);
     create->add_option("--user", *user, "the Unix user it acts as (default: yourself)");
-    create->add_option("--role", *role, "user (own jobs), admin (everything) or agent (node protocol)")
+    create
+        ->add_option("--role", *role,
+                     "user (own jobs), admin (everything) or agent (node protocol)")
         ->check(CLI::IsMember({"user", "admin", "agent"}));
     create->add_option("--name", *name, "what it is for, shown by `baton token list`");
     create->add_flag("--json", *json, "print JSON");
     create->callback([=] { *exit_code = TokenCreate(*conn, *user, *role, *name, *json); });
-    CLI::App* list = token->add_subcommand("list", "tokens (yours; an admin's: all), without secrets");
+    CLI::App* list =
+        token->add_subcommand("list", "tokens (yours; an admin's: all), without secrets");
     add_conn(list);
     list->add_flag("--json", *json, "print JSON");
     list->callback([=] { *exit_code = TokenList(*conn, *json); });
     auto id = std::make_shared<int64_t>(0);
     CLI::App* revoke = token->add_subcommand("revoke", "stop a token working, for good");
     add_conn(revoke);
-    revoke->add_option("id", *id, "the token's id (baton token list)")->required()->check(CLI::PositiveNumber);
+    revoke->add_option("id", *id, "the token's id (baton token list)")
+        ->required()
+        ->check(CLI::PositiveNumber);
     revoke->callback([=] { *exit_code = TokenRevoke(*conn, *id); });
   }
   {
     auto json = std::make_shared<bool>(false);
     auto limit = std::make_shared<int>(50);
-    CLI::App* sub = app.add_subcommand("queue", "pending jobs in the order they would start, with reasons");
+    CLI::App* sub =
+        app.add_subcommand("queue", "pending jobs in the order they would start, with reasons");
     add_conn(sub);
     sub->add_flag("--json", *json, "print JSON");
     sub->add_option("-n,--limit", *limit, "how many (1-1000)")->check(CLI::Range(1, 1000));
@@ -657,7 +709,8 @@ void AddClientCommands(CLI::App& app, int* exit_code, std::optional<std::vector<
   }
   {
     auto json = std::make_shared<bool>(false);
-    CLI::App* sub = app.add_subcommand("gpus", "every GPU: state, utilisation, memory, temperature, power, jobs");
+    CLI::App* sub = app.add_subcommand(
+        "gpus", "every GPU: state, utilisation, memory, temperature, power, jobs");
     add_conn(sub);
     sub->add_flag("--json", *json, "print JSON");
     sub->callback([=] { *exit_code = Gpus(*conn, *json); });
@@ -672,7 +725,8 @@ void AddClientCommands(CLI::App& app, int* exit_code, std::optional<std::vector<
   {
     auto json = std::make_shared<bool>(false);
     auto follow = std::make_shared<bool>(false);
-    CLI::App* sub = app.add_subcommand("events", "cluster events (GPU faults, lost nodes, failed jobs, budgets)");
+    CLI::App* sub = app.add_subcommand(
+        "events", "cluster events (GPU faults, lost nodes, failed jobs, budgets)");
     add_conn(sub);
     sub->add_flag("--json", *json, "print each event as a JSON object");
     sub->add_flag("-f,--follow", *follow, "keep printing events as they happen (Ctrl-C stops)");
@@ -680,7 +734,8 @@ void AddClientCommands(CLI::App& app, int* exit_code, std::optional<std::vector<
   }
   {
     auto options = std::make_shared<TopOptions>();
-    CLI::App* sub = app.add_subcommand("top", "a live view: GPUs, the queue with reasons, running jobs (q quits)");
+    CLI::App* sub = app.add_subcommand(
+        "top", "a live view: GPUs, the queue with reasons, running jobs (q quits)");
     add_conn(sub);
     sub->add_option("-d,--interval", options->interval_s, "seconds between frames (default 2)")
         ->check(CLI::Range(0.1, 3600.0));

@@ -25,7 +25,7 @@ const char* ConfigSample();
 
 // Splits argv at its first `--`: returns the words before it (argv[0] included) and the words
 // after it, or no tail when there is no `--`.
-std::pair<std::vector<std::string>, std::optional<std::vector<std::string>>> SplitCommandTail(int argc,
-                                                                                           char** argv);
+std::pair<std::vector<std::string>, std::optional<std::vector<std::string>>> SplitCommandTail(
+    int argc, char** argv);
 
 }  // namespace baton::cli

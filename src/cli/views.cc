@@ -47,11 +47,12 @@ struct Frame {
 };
 
 // Each GPU's row: the node, index, model, state, gauges, and the jobs on it with their users.
-Table GpuTable(const std::vector<NodeStatus>& nodes, const std::map<int64_t, const Job*>& jobs, bool bars,
-               size_t max_rows, size_t* hidden) {
-  Table t(bars ? std::vector<std::string>{"NODE", "GPU", "MODEL", "STATE", "UTIL", "MEMORY GiB", "TEMP", "JOBS"}
-               : std::vector<std::string>{"NODE", "GPU", "MODEL", "STATE", "UTIL%", "MEM USED", "MEM TOTAL",
-                                          "TEMP", "POWER", "JOBS"});
+Table GpuTable(const std::vector<NodeStatus>& nodes, const std::map<int64_t, const Job*>& jobs,
+               bool bars, size_t max_rows, size_t* hidden) {
+  Table t(bars ? std::vector<std::string>{"NODE", "GPU", "MODEL", "STATE", "UTIL", "MEMORY GiB",
+                                          "TEMP", "JOBS"}
+               : std::vector<std::string>{"NODE", "GPU", "MODEL", "STATE", "UTIL%", "MEM USED",
+                                          "MEM TOTAL", "TEMP", "POWER", "JOBS"});
   size_t rows = 0;
   for (const NodeStatus& n : nodes) {
     for (size_t i = 0; i < n.info.gpus.size(); ++i) {
@@ -62,24 +63,30 @@ Table GpuTable(const std::vector<NodeStatus>& nodes, const std::map<int64_t, con
       const Gpu& g = n.info.gpus[i];
       std::string state = n.state != "ready" ? n.state : "ok";
       if (i < n.health.size() && n.health[i].state != "ok") state = n.health[i].state;
-      if (!n.drain_reason.empty() || (i < n.gpu_drain_reasons.size() && !n.gpu_drain_reasons[i].empty())) {
+      if (!n.drain_reason.empty() ||
+          (i < n.gpu_drain_reasons.size() && !n.gpu_drain_reasons[i].empty())) {
         state = "drained";
       }
       std::string owners;
       if (i < n.gpu_jobs.size()) {
         for (int64_t id : n.gpu_jobs[i]) {
           auto it = jobs.find(id);
-          owners += (owners.empty() ? "" : " ") + std::to_string(id) + (it != jobs.end() ? "(" + it->second->user + ")" : "");
+          owners += (owners.empty() ? "" : " ") + std::to_string(id) +
+                    (it != jobs.end() ? "(" + it->second->user + ")" : "");
         }
       }
       if (owners.empty()) owners = "-";
       const GpuSample* s = i < n.samples.size() ? &n.samples[i] : nullptr;
       std::string temp = s ? std::to_string(s->temperature_c) + "C" : "-";
       if (bars) {
-        t.Add({n.info.name, std::to_string(g.index), g.model, state, s ? Bar(s->utilization_pct, 10) : "-",
-               s ? GiB(s->memory_used_bytes) + "/" + GiB(g.memory_bytes) : "-/" + GiB(g.memory_bytes), temp, owners});
+        t.Add(
+            {n.info.name, std::to_string(g.index), g.model, state,
+             s ? Bar(s->utilization_pct, 10) : "-",
+             s ? GiB(s->memory_used_bytes) + "/" + GiB(g.memory_bytes) : "-/" + GiB(g.memory_bytes),
+             temp, owners});
       } else {
-        t.Add({n.info.name, std::to_string(g.index), g.model, state, s ? std::to_string(s->utilization_pct) : "-",
+        t.Add({n.info.name, std::to_string(g.index), g.model, state,
+               s ? std::to_string(s->utilization_pct) : "-",
                s ? FormatSize(s->memory_used_bytes) : "-", FormatSize(g.memory_bytes), temp,
                s ? std::to_string(s->power_w) + "W" : "-", owners});
       }
@@ -95,7 +102,8 @@ Result<Frame> Fetch(ApiClient& api, int queue_rows) {
   std::optional<int64_t> next;
   ASSIGN_OR_RETURN(std::string running, api.Call("GET", "/v1/jobs?state=running&limit=1000"));
   ASSIGN_OR_RETURN(f.running, codec::DecodeJobList(running, &next));
-  ASSIGN_OR_RETURN(std::string queue, api.Call("GET", "/v1/queue?limit=" + std::to_string(std::max(1, queue_rows))));
+  ASSIGN_OR_RETURN(std::string queue,
+                   api.Call("GET", "/v1/queue?limit=" + std::to_string(std::max(1, queue_rows))));
   ASSIGN_OR_RETURN(f.queue, codec::DecodeJobList(queue, &next));
   f.queued = static_cast<int64_t>(f.queue.size());
   if (next) {
@@ -103,7 +111,8 @@ Result<Frame> Fetch(ApiClient& api, int queue_rows) {
     std::string after = "0";
     f.queued = 0;
     for (int page = 0; page < 100; ++page) {
-      ASSIGN_OR_RETURN(std::string body, api.Call("GET", "/v1/jobs?state=pending&limit=1000&after=" + after));
+      ASSIGN_OR_RETURN(std::string body,
+                       api.Call("GET", "/v1/jobs?state=pending&limit=1000&after=" + after));
       std::optional<int64_t> more;
       ASSIGN_OR_RETURN(std::vector<Job> jobs, codec::DecodeJobList(body, &more));
       f.queued += static_cast<int64_t>(jobs.size());
@@ -124,8 +133,11 @@ std::string Render(const Frame& f, const std::string& server, int rows, int cols
     for (size_t i = 0; i < n.info.gpus.size(); ++i) {
       ++total;
       if (i < n.gpu_jobs.size() && !n.gpu_jobs[i].empty()) ++busy;
-      if (n.state != "ready" || (i < n.health.size() && n.health[i].state != "ok")) ++failed;
-      else if (!n.drain_reason.empty() || (i < n.gpu_drain_reasons.size() && !n.gpu_drain_reasons[i].empty())) ++drained;
+      if (n.state != "ready" || (i < n.health.size() && n.health[i].state != "ok"))
+        ++failed;
+      else if (!n.drain_reason.empty() ||
+               (i < n.gpu_drain_reasons.size() && !n.gpu_drain_reasons[i].empty()))
+        ++drained;
       if (i < n.samples.size()) {
         util += n.samples[i].utilization_pct;
         ++sampled;
@@ -133,12 +145,13 @@ std::string Render(const Frame& f, const std::string& server, int rows, int cols
     }
   }
   std::ostringstream out;
-  std::string now = FormatRfc3339(std::chrono::time_point_cast<Duration>(std::chrono::system_clock::now()));
+  std::string now =
+      FormatRfc3339(std::chrono::time_point_cast<Duration>(std::chrono::system_clock::now()));
   out << "baton top  " << server << "  " << now.substr(0, 19) << "Z   (q quits)\n";
-  out << "GPUs " << total << ": " << busy << " busy, " << (total - busy - failed - drained) << " idle, " << failed
-      << " failed, " << drained << " drained; mean utilisation "
-      << (sampled > 0 ? std::to_string(static_cast<int>(std::lround(util / sampled))) + "%" : "-") << ".  Jobs: "
-      << f.running.size() << " running, " << f.queued << " waiting.\n\n";
+  out << "GPUs " << total << ": " << busy << " busy, " << (total - busy - failed - drained)
+      << " idle, " << failed << " failed, " << drained << " drained; mean utilisation "
+      << (sampled > 0 ? std::to_string(static_cast<int>(std::lround(util / sampled))) + "%" : "-")
+      << ".  Jobs: " << f.running.size() << " running, " << f.queued << " waiting.\n\n";
   // Share the screen: the GPU grid first, then the queue and the running jobs.
   int budget = std::max(6, rows - 8);
   size_t gpu_rows = static_cast<size_t>(std::max(2, budget / 2));
@@ -174,13 +187,16 @@ std::string Render(const Frame& f, const std::string& server, int rows, int cols
       std::string where;
       for (const NodeAllocation& part : j.allocation) {
         where += (where.empty() ? "" : " ") + part.node + ":";
-        for (size_t i = 0; i < part.gpus.size(); ++i) where += (i ? "," : "") + std::to_string(part.gpus[i]);
+        for (size_t i = 0; i < part.gpus.size(); ++i)
+          where += (i ? "," : "") + std::to_string(part.gpus[i]);
       }
-      r.Add({std::to_string(j.id.value), j.user, j.spec.project, FormatMilli(j.spec.resources.milli_gpus),
-             j.started_at ? Age(*j.started_at) : "-", where, j.spec.name});
+      r.Add({std::to_string(j.id.value), j.user, j.spec.project,
+             FormatMilli(j.spec.resources.milli_gpus), j.started_at ? Age(*j.started_at) : "-",
+             where, j.spec.name});
     }
     r.Print(out);
-    if (static_cast<int>(f.running.size()) > left / 2) out << "... and " << (f.running.size() - left / 2) << " more\n";
+    if (static_cast<int>(f.running.size()) > left / 2)
+      out << "... and " << (f.running.size() - left / 2) << " more\n";
   }
   return out.str();
 }
@@ -258,16 +274,19 @@ int ShowUsage(const Connection& conn, bool as_json) {
   const std::string& cur = usage->currency;
   Table projects({"PROJECT", "JOBS", "RUNNING", "GPU-HOURS", "COST", "BUDGET", "USED"});
   for (const UsageRow& u : usage->projects) {
-    projects.Add({u.project, std::to_string(u.jobs), std::to_string(u.running), Fixed(u.gpu_seconds / 3600, 2),
-                  Fixed(u.cost, 2) + " " + cur, u.budget ? Fixed(*u.budget, 2) + " a " + u.budget_period : "-",
-                  u.budget ? (*u.budget > 0 ? Fixed(100 * u.budget_spent / *u.budget, 1) : "100.0") + "%" : "-"});
+    projects.Add({u.project, std::to_string(u.jobs), std::to_string(u.running),
+                  Fixed(u.gpu_seconds / 3600, 2), Fixed(u.cost, 2) + " " + cur,
+                  u.budget ? Fixed(*u.budget, 2) + " a " + u.budget_period : "-",
+                  u.budget
+                      ? (*u.budget > 0 ? Fixed(100 * u.budget_spent / *u.budget, 1) : "100.0") + "%"
+                      : "-"});
   }
   projects.Print(std::cout);
   std::cout << "\n";
   Table users({"PROJECT", "USER", "JOBS", "RUNNING", "GPU-HOURS", "COST"});
   for (const UsageRow& u : usage->users) {
-    users.Add({u.project, u.user, std::to_string(u.jobs), std::to_string(u.running), Fixed(u.gpu_seconds / 3600, 2),
-               Fixed(u.cost, 2) + " " + cur});
+    users.Add({u.project, u.user, std::to_string(u.jobs), std::to_string(u.running),
+               Fixed(u.gpu_seconds / 3600, 2), Fixed(u.cost, 2) + " " + cur});
   }
   users.Print(std::cout);
   return 0;
@@ -283,8 +302,9 @@ int Events(const Connection& conn, bool follow, bool as_json) {
     }
     auto e = codec::DecodeEvent(event_json);
     if (!e) return;
-    std::cout << FormatRfc3339(e->at).substr(0, 19) << "Z  " << (e->severity == "alert" ? "ALERT " : "      ")
-              << e->kind << "  " << e->message << "\n"
+    std::cout << FormatRfc3339(e->at).substr(0, 19) << "Z  "
+              << (e->severity == "alert" ? "ALERT " : "      ") << e->kind << "  " << e->message
+              << "\n"
               << std::flush;
   };
   if (!follow) {
@@ -301,16 +321,19 @@ int Events(const Connection& conn, bool follow, bool as_json) {
   }
   // Server-Sent Events: "data: {...}" lines, each event ended by a blank line.
   std::string buffered;
-  Status st = (*api)->Stream("/v1/events", [&](std::string_view piece) {
-    buffered += piece;
-    size_t end;
-    while ((end = buffered.find("\n\n")) != std::string::npos) {
-      std::string block = buffered.substr(0, end);
-      buffered.erase(0, end + 2);
-      size_t data = block.find("data: ");
-      if (data != std::string::npos) print(block.substr(data + 6, block.find('\n', data) - data - 6));
-    }
-  }, {{"Accept", "text/event-stream"}});
+  Status st = (*api)->Stream("/v1/events",
+                             [&](std::string_view piece) {
+                               buffered += piece;
+                               size_t end;
+                               while ((end = buffered.find("\n\n")) != std::string::npos) {
+                                 std::string block = buffered.substr(0, end);
+                                 buffered.erase(0, end + 2);
+                                 size_t data = block.find("data: ");
+                                 if (data != std::string::npos)
+                                   print(block.substr(data + 6, block.find('\n', data) - data - 6));
+                               }
+                             },
+                             {{"Accept", "text/event-stream"}});
   return st.ok() ? 0 : Fail(st);
 }
 
@@ -339,7 +362,8 @@ int Top(const Connection& conn, const TopOptions& options) {
       cols = ws.ws_col;
     }
     auto frame = Fetch(**api, std::max(5, rows / 3));
-    std::string text = frame ? Render(*frame, server, rows, cols) : "baton: " + frame.error().message() + "\n";
+    std::string text =
+        frame ? Render(*frame, server, rows, cols) : "baton: " + frame.error().message() + "\n";
     if (live) {
       std::cout << "\x1b[H\x1b[2J" << text << std::flush;
     } else {

@@ -73,7 +73,8 @@ Status DecodeCommand(const json::value& v, JobSpec* spec) {
   if (!v.is_array()) return FieldError("command", "must be an array of strings or a string");
   const json::array& a = v.get_array();
   if (a.size() > SpecLimits::kCommandArgs) {
-    return FieldError("command", "more than " + std::to_string(SpecLimits::kCommandArgs) + " arguments");
+    return FieldError("command",
+                      "more than " + std::to_string(SpecLimits::kCommandArgs) + " arguments");
   }
   spec->command.clear();
   for (size_t i = 0; i < a.size(); ++i) {
@@ -150,7 +151,8 @@ Status DecodeSpecObject(const json::value& v, std::string_view prefix, JobSpec* 
       } else {
         auto a = GetArray(val, field);
         if (!a) return a.error();
-        if ((*a)->size() > SpecLimits::kMaxAfter) return FieldError(field, "more than 256 dependencies");
+        if ((*a)->size() > SpecLimits::kMaxAfter)
+          return FieldError(field, "more than 256 dependencies");
         for (size_t i = 0; i < (*a)->size(); ++i) {
           auto n = GetInt((**a)[i], field + "[" + std::to_string(i) + "]", 1, INT64_MAX);
           if (!n) return n.error();
@@ -160,7 +162,9 @@ Status DecodeSpecObject(const json::value& v, std::string_view prefix, JobSpec* 
     } else if (key == "preemptible" || key == "hold" || key == "process_per_gpu") {
       auto b = GetBool(val, field);
       if (!b) return b.error();
-      (key == "hold" ? spec->hold : key == "preemptible" ? spec->preemptible : spec->process_per_gpu) = *b;
+      (key == "hold"          ? spec->hold
+       : key == "preemptible" ? spec->preemptible
+                              : spec->process_per_gpu) = *b;
     } else {
       return FieldError(field, "unknown field");
     }
@@ -199,18 +203,21 @@ json::object JobObject(const Job& job, JobForm form) {
   o["priority"] = PriorityName(s.priority);
   o["state"] = JobStateName(job.state);
   o["reason"] = job.reason.empty() ? json::value(nullptr) : json::value(job.reason);
-  o["reason_detail"] = job.reason_detail.empty() ? json::value(nullptr) : json::value(job.reason_detail);
+  o["reason_detail"] =
+      job.reason_detail.empty() ? json::value(nullptr) : json::value(job.reason_detail);
   json::array cmd;
   for (const auto& a : s.command) cmd.emplace_back(a);
   o["command"] = std::move(cmd);
   o["shell"] = s.shell;
   o["resources"] = EncodeResources(s.resources);
-  o["time_limit_s"] = s.time_limit.count() == 0 ? json::value(nullptr)
-                                                : json::value(static_cast<double>(s.time_limit.count()) / 1000.0);
+  o["time_limit_s"] = s.time_limit.count() == 0
+                          ? json::value(nullptr)
+                          : json::value(static_cast<double>(s.time_limit.count()) / 1000.0);
   o["grace_period_s"] = static_cast<double>(s.grace_period.count()) / 1000.0;
   o["retries"] = s.retries;
   o["restarts"] = job.restarts;
-  o["last_requeue"] = job.last_requeue.empty() ? json::value(nullptr) : json::value(job.last_requeue);
+  o["last_requeue"] =
+      job.last_requeue.empty() ? json::value(nullptr) : json::value(job.last_requeue);
   json::object env;
   for (const auto& [k, v] : s.env) env[k] = v;
   o["env"] = std::move(env);
@@ -289,9 +296,9 @@ Result<Job> JobFromValue(const json::value& v) {
   ASSIGN_OR_RETURN(job.id.value, GetInt(*id, "id", 1, INT64_MAX));
   // The spec fields, through the same decoder users' specs go through.
   json::object spec_obj;
-  for (std::string_view key : {"name", "command", "priority", "project", "pool", "retries", "env",
-                               "workdir", "after", "preemptible", "hold", "process_per_gpu", "time_limit_s",
-                               "grace_period_s"}) {
+  for (std::string_view key :
+       {"name", "command", "priority", "project", "pool", "retries", "env", "workdir", "after",
+        "preemptible", "hold", "process_per_gpu", "time_limit_s", "grace_period_s"}) {
     if (const json::value* f = Find(*o, key)) spec_obj[key] = *f;
   }
   if (const json::value* res = Find(*o, "resources")) spec_obj["resources"] = *res;
@@ -305,12 +312,16 @@ Result<Job> JobFromValue(const json::value& v) {
   JobSpec spec;
   RETURN_IF_ERROR(DecodeSpecObject(spec_value, "", &spec));
   job.spec = std::move(spec);
-  if (const json::value* f = Find(*o, "user")) { ASSIGN_OR_RETURN(job.user, GetString(*f, "user", 256)); }
+  if (const json::value* f = Find(*o, "user")) {
+    ASSIGN_OR_RETURN(job.user, GetString(*f, "user", 256));
+  }
   if (const json::value* f = Find(*o, "state")) {
     ASSIGN_OR_RETURN(std::string s, GetString(*f, "state", 32));
     ASSIGN_OR_RETURN(job.state, ParseJobState(s));
   }
-  if (const json::value* f = Find(*o, "reason")) { ASSIGN_OR_RETURN(job.reason, GetString(*f, "reason", 64)); }
+  if (const json::value* f = Find(*o, "reason")) {
+    ASSIGN_OR_RETURN(job.reason, GetString(*f, "reason", 64));
+  }
   if (const json::value* f = Find(*o, "reason_detail")) {
     ASSIGN_OR_RETURN(job.reason_detail, GetString(*f, "reason_detail", 4096));
   }
@@ -318,7 +329,9 @@ Result<Job> JobFromValue(const json::value& v) {
     ASSIGN_OR_RETURN(int64_t n, GetInt(*f, "restarts", 0, 1'000'000));
     job.restarts = static_cast<int>(n);
   }
-  if (const json::value* f = Find(*o, "submitted_at")) { ASSIGN_OR_RETURN(job.submitted_at, GetTime(*f, "submitted_at")); }
+  if (const json::value* f = Find(*o, "submitted_at")) {
+    ASSIGN_OR_RETURN(job.submitted_at, GetTime(*f, "submitted_at"));
+  }
   ASSIGN_OR_RETURN(job.started_at, OptionalTime(*o, "started_at"));
   ASSIGN_OR_RETURN(job.estimated_start, OptionalTime(*o, "estimated_start"));
   ASSIGN_OR_RETURN(job.finished_at, OptionalTime(*o, "finished_at"));
@@ -335,7 +348,9 @@ Result<Job> JobFromValue(const json::value& v) {
     for (const auto& pv : *parts) {
       ASSIGN_OR_RETURN(const json::object* p, GetObject(pv, "allocation[]"));
       NodeAllocation part;
-      if (const json::value* n = Find(*p, "node")) { ASSIGN_OR_RETURN(part.node, GetString(*n, "node", 64)); }
+      if (const json::value* n = Find(*p, "node")) {
+        ASSIGN_OR_RETURN(part.node, GetString(*n, "node", 64));
+      }
       if (const json::value* g = Find(*p, "gpus")) {
         ASSIGN_OR_RETURN(const json::array* gpus, GetArray(*g, "gpus"));
         for (const auto& gv : *gpus) {
@@ -347,9 +362,12 @@ Result<Job> JobFromValue(const json::value& v) {
         ASSIGN_OR_RETURN(double share, GetNumber(*s, "gpu_share"));
         ASSIGN_OR_RETURN(part.milli_per_gpu, MilliFromNumber(share, "gpu_share", 1000));
       }
-      for (auto [key, flag] : {std::pair{"started", &part.started}, std::pair{"ended", &part.ended},
-                               std::pair{"timed_out", &part.timed_out}, std::pair{"lost", &part.lost}}) {
-        if (const json::value* b = Find(*p, key)) { ASSIGN_OR_RETURN(*flag, GetBool(*b, key)); }
+      for (auto [key, flag] :
+           {std::pair{"started", &part.started}, std::pair{"ended", &part.ended},
+            std::pair{"timed_out", &part.timed_out}, std::pair{"lost", &part.lost}}) {
+        if (const json::value* b = Find(*p, key)) {
+          ASSIGN_OR_RETURN(*flag, GetBool(*b, key));
+        }
       }
       if (const json::value* e = Find(*p, "exit_code")) {
         ASSIGN_OR_RETURN(int64_t n, GetInt(*e, "exit_code", -1, 255));
@@ -362,7 +380,9 @@ Result<Job> JobFromValue(const json::value& v) {
       job.allocation.push_back(std::move(part));
     }
   }
-  if (const json::value* f = Find(*o, "launched")) { ASSIGN_OR_RETURN(job.launched, GetBool(*f, "launched")); }
+  if (const json::value* f = Find(*o, "launched")) {
+    ASSIGN_OR_RETURN(job.launched, GetBool(*f, "launched"));
+  }
   if (const json::value* f = Find(*o, "stop_requested")) {
     ASSIGN_OR_RETURN(job.stop_requested, GetBool(*f, "stop_requested"));
   }
@@ -466,7 +486,8 @@ std::string EncodeJobSpec(const JobSpec& s) {
   o["priority"] = PriorityName(s.priority);
   o["project"] = s.project;
   o["pool"] = s.pool;
-  if (s.time_limit.count() > 0) o["time_limit"] = static_cast<double>(s.time_limit.count()) / 1000.0;
+  if (s.time_limit.count() > 0)
+    o["time_limit"] = static_cast<double>(s.time_limit.count()) / 1000.0;
   o["grace_period"] = static_cast<double>(s.grace_period.count()) / 1000.0;
   if (s.retries > 0) o["retries"] = s.retries;
   if (!s.env.empty()) {
@@ -511,7 +532,8 @@ json::object FactorsObject(const QueueFactors& f) {
   return fo;
 }
 
-std::string EncodeJobDetail(const Job& job, const QueueFactors* factors, std::optional<int64_t> position) {
+std::string EncodeJobDetail(const Job& job, const QueueFactors* factors,
+                            std::optional<int64_t> position) {
   json::object o = JobObject(job, JobForm::kPublic);
   if (factors != nullptr) o["factors"] = FactorsObject(*factors);
   if (position) o["queue_position"] = *position;
@@ -526,9 +548,10 @@ std::optional<QueueInfo> DecodeQueueInfo(std::string_view job_json) {
   if (f == nullptr || !f->is_object() || p == nullptr || !p->is_int64()) return std::nullopt;
   QueueInfo info;
   info.position = p->get_int64();
-  for (auto [key, field] : {std::pair{"priority", &info.factors.priority}, std::pair{"fairshare", &info.factors.fairshare},
-                            std::pair{"age", &info.factors.age}, std::pair{"size", &info.factors.size},
-                            std::pair{"score", &info.factors.score}}) {
+  for (auto [key, field] :
+       {std::pair{"priority", &info.factors.priority},
+        std::pair{"fairshare", &info.factors.fairshare}, std::pair{"age", &info.factors.age},
+        std::pair{"size", &info.factors.size}, std::pair{"score", &info.factors.score}}) {
     const json::value* x = Find(f->get_object(), key);
     if (x == nullptr || !x->is_number()) return std::nullopt;
     *field = x->to_number<double>();

@@ -52,7 +52,8 @@ std::string EncodeNodeList(const std::vector<NodeStatus>& nodes);
 // {"checkpoint": "PATH", ...}; nullopt for other lines and for anything malformed.
 std::optional<std::string> CheckpointFromMetricsLine(std::string_view line);
 
-// The body of POST /v1/nodes/{name}/drain|undrain: {"gpus": [INDEX, ...], "reason": "..."}, all optional.
+// The body of POST /v1/nodes/{name}/drain|undrain: {"gpus": [INDEX, ...], "reason": "..."}, all
+// optional.
 struct DrainBody {
   std::vector<int> gpus;
   std::string reason;
@@ -61,7 +62,8 @@ Result<DrainBody> DecodeDrainBody(std::string_view text);
 
 // GET /v1/jobs/{id}: the job, and for a pending job its factors and place in the last full
 // ordering ("factors", "queue_position") when it has them.
-std::string EncodeJobDetail(const Job& job, const QueueFactors* factors, std::optional<int64_t> position);
+std::string EncodeJobDetail(const Job& job, const QueueFactors* factors,
+                            std::optional<int64_t> position);
 struct QueueInfo {
   QueueFactors factors;
   int64_t position = 0;
@@ -138,8 +140,8 @@ Result<ReportRequest> DecodeReport(std::string_view json);
 // scheduling policy (docs/operations.md lists every key). Errors name the file, the line and
 // the key; unknown keys are errors.
 struct ServerConfig {
-  std::string listen;   // HOST:PORT
-  std::string data;     // data directory
+  std::string listen;  // HOST:PORT
+  std::string data;    // data directory
   Policy policy;
   std::vector<std::string> webhooks;  // alerts.webhooks: http:// URLs alerts are POSTed to
   int webhook_attempts = 5;           // alerts.attempts: per alert and URL
@@ -154,7 +156,7 @@ struct ClusterFile {
   struct Group {
     std::string name;
     int count = 1;
-    std::string gpus;   // a --gpus SPEC, checked
+    std::string gpus;  // a --gpus SPEC, checked
     std::string pool = "default";
   };
   std::vector<Group> groups;

@@ -50,7 +50,8 @@ Result<json::value> Parse(std::string_view text) {
   json::value v = json::parse(text, ec, {}, opt);
   if (ec) {
     if (ec == json::error::too_deep) {
-      return Err(InvalidArgument("body: JSON nested deeper than " + std::to_string(kMaxJsonDepth) + " levels"));
+      return Err(InvalidArgument("body: JSON nested deeper than " + std::to_string(kMaxJsonDepth) +
+                                 " levels"));
     }
     if (ec == json::error::syntax && !IsValidUtf8(text)) {
       // Boost reports invalid UTF-8 as a syntax error; say which.
@@ -101,7 +102,8 @@ Result<int64_t> GetInt(const json::value& v, std::string_view field, int64_t lo,
     n = static_cast<int64_t>(v.get_uint64());
   } else if (v.is_double()) {
     double d = v.get_double();
-    if (std::isnan(d) || d != std::floor(d) || d < static_cast<double>(lo) || d > static_cast<double>(hi)) {
+    if (std::isnan(d) || d != std::floor(d) || d < static_cast<double>(lo) ||
+        d > static_cast<double>(hi)) {
       return Err(FieldError(field, "must be a whole number between " + std::to_string(lo) +
                                        " and " + std::to_string(hi)));
     }
@@ -110,7 +112,8 @@ Result<int64_t> GetInt(const json::value& v, std::string_view field, int64_t lo,
     return Err(FieldError(field, "must be a number"));
   }
   if (n < lo || n > hi) {
-    return Err(FieldError(field, "must be between " + std::to_string(lo) + " and " + std::to_string(hi)));
+    return Err(
+        FieldError(field, "must be between " + std::to_string(lo) + " and " + std::to_string(hi)));
   }
   return n;
 }

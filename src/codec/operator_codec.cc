@@ -1,11 +1,11 @@
 // JSON <-> what operators read and send: usage, job metrics, cluster events (also the alert
 // webhooks' body), fault injections and tokens. The agent protocol and node views are in
 // protocol_codec.cc.
-#include "codec/internal/json_util.h"
-#include "codec/json_codec.h"
-
 #include <cmath>
 #include <tuple>
+
+#include "codec/internal/json_util.h"
+#include "codec/json_codec.h"
 
 namespace baton::codec {
 
@@ -53,13 +53,17 @@ Result<UsageRow> UsageRowFrom(const json::value& v, bool with_user) {
   RETURN_IF_ERROR(Read(*o, "running", &u.running, Int(0, INT64_MAX)));
   for (auto [key, field] : {std::pair{"gpu_seconds", &u.gpu_seconds}, std::pair{"cost", &u.cost},
                             std::pair{"fairshare_usage", &u.fairshare_usage}}) {
-    if (const json::value* f = Find(*o, key)) { ASSIGN_OR_RETURN(*field, GetNumber(*f, key)); }
+    if (const json::value* f = Find(*o, key)) {
+      ASSIGN_OR_RETURN(*field, GetNumber(*f, key));
+    }
   }
   if (const json::value* b = Find(*o, "budget"); b != nullptr && !b->is_null()) {
     ASSIGN_OR_RETURN(double budget, GetNumber(*b, "budget"));
     u.budget = budget;
     RETURN_IF_ERROR(Read(*o, "budget_period", &u.budget_period, Str(16)));
-    if (const json::value* s = Find(*o, "budget_spent")) { ASSIGN_OR_RETURN(u.budget_spent, GetNumber(*s, "budget_spent")); }
+    if (const json::value* s = Find(*o, "budget_spent")) {
+      ASSIGN_OR_RETURN(u.budget_spent, GetNumber(*s, "budget_spent"));
+    }
   }
   return u;
 }
@@ -71,7 +75,8 @@ Result<Usage> DecodeUsage(std::string_view text) {
   ASSIGN_OR_RETURN(const json::object* o, GetObject(v, ""));
   Usage u;
   if (Find(*o, "currency") != nullptr) RETURN_IF_ERROR(Read(*o, "currency", &u.currency, Str(16)));
-  for (auto [key, list, with_user] : {std::tuple{"projects", &u.projects, false}, std::tuple{"users", &u.users, true}}) {
+  for (auto [key, list, with_user] :
+       {std::tuple{"projects", &u.projects, false}, std::tuple{"users", &u.users, true}}) {
     const json::value* l = Find(*o, key);
     if (l == nullptr) continue;
     ASSIGN_OR_RETURN(const json::array* a, GetArray(*l, key));
@@ -105,13 +110,15 @@ std::string EncodeJobMetrics(const JobMetrics& m) {
       x["temperature_c"] = g.sample->temperature_c;
       x["power_w"] = g.sample->power_w;
     } else {
-      for (const char* k : {"utilization_pct", "memory_used_bytes", "temperature_c", "power_w"}) x[k] = nullptr;
+      for (const char* k : {"utilization_pct", "memory_used_bytes", "temperature_c", "power_w"})
+        x[k] = nullptr;
     }
     gpus.emplace_back(std::move(x));
   }
   o["gpus"] = std::move(gpus);
-  o["mean_utilization_pct"] = m.samples > 0 ? json::value(m.utilization_sum / static_cast<double>(m.samples))
-                                            : json::value(nullptr);
+  o["mean_utilization_pct"] = m.samples > 0
+                                  ? json::value(m.utilization_sum / static_cast<double>(m.samples))
+                                  : json::value(nullptr);
   o["samples"] = m.samples;
   return json::serialize(o);
 }
@@ -142,7 +149,9 @@ Result<ClusterEvent> EventFromValue(const json::value& v) {
   ASSIGN_OR_RETURN(const json::object* o, GetObject(v, "event"));
   ClusterEvent e;
   RETURN_IF_ERROR(Read(*o, "seq", &e.seq, Int(0, INT64_MAX)));
-  if (const json::value* t = Find(*o, "at")) { ASSIGN_OR_RETURN(e.at, GetTime(*t, "at")); }
+  if (const json::value* t = Find(*o, "at")) {
+    ASSIGN_OR_RETURN(e.at, GetTime(*t, "at"));
+  }
   RETURN_IF_ERROR(Read(*o, "kind", &e.kind, Str(64)));
   RETURN_IF_ERROR(Read(*o, "severity", &e.severity, Str(16)));
   if (Find(*o, "node") != nullptr) RETURN_IF_ERROR(Read(*o, "node", &e.node, Str(64)));
@@ -201,18 +210,26 @@ Result<InjectBody> DecodeInjectBody(std::string_view text) {
   }
   InjectBody body;
   FaultInjection& f = body.fault;
-  if (Find(*o, "fault") == nullptr) return Err(InvalidArgument("fault: missing (xid, temperature, ecc, lost, clear or silence)"));
+  if (Find(*o, "fault") == nullptr)
+    return Err(InvalidArgument("fault: missing (xid, temperature, ecc, lost, clear or silence)"));
   RETURN_IF_ERROR(Read(*o, "fault", &f.fault, Str(16)));
-  if (!IsInjectableFault(f.fault)) return Err(InvalidArgument("fault: must be xid, temperature, ecc, lost, clear or silence"));
-  if (Find(*o, "gpu") == nullptr && f.fault != "silence") return Err(InvalidArgument("gpu: missing"));
+  if (!IsInjectableFault(f.fault))
+    return Err(InvalidArgument("fault: must be xid, temperature, ecc, lost, clear or silence"));
+  if (Find(*o, "gpu") == nullptr && f.fault != "silence")
+    return Err(InvalidArgument("gpu: missing"));
   RETURN_IF_ERROR(Read(*o, "gpu", &f.gpu, Int(0, 1023)));
   RETURN_IF_ERROR(Read(*o, "value", &f.value, Int(0, 1'000'000)));
   RETURN_IF_ERROR(Read(*o, "xid", &f.value, Int(1, 1'000'000)));
-  if (f.fault == "xid" && f.value == 0) return Err(InvalidArgument("xid: missing (the XID to inject, e.g. 79)"));
+  if (f.fault == "xid" && f.value == 0)
+    return Err(InvalidArgument("xid: missing (the XID to inject, e.g. 79)"));
   if ((f.fault == "temperature" || f.fault == "ecc") && f.value == 0) {
-    return Err(InvalidArgument("value: missing (" + std::string(f.fault == "ecc" ? "the number of errors" : "degrees Celsius") + ")"));
+    return Err(InvalidArgument(
+        "value: missing (" +
+        std::string(f.fault == "ecc" ? "the number of errors" : "degrees Celsius") + ")"));
   }
-  if (const json::value* d = Find(*o, "duration")) { ASSIGN_OR_RETURN(f.duration, GetDuration(*d, "duration")); }
+  if (const json::value* d = Find(*o, "duration")) {
+    ASSIGN_OR_RETURN(f.duration, GetDuration(*d, "duration"));
+  }
   if (f.fault == "silence" && (f.duration.count() <= 0 || f.duration > std::chrono::hours(1))) {
     return Err(InvalidArgument("duration: silence needs one, up to 1h"));
   }
@@ -226,7 +243,8 @@ Result<TokenBody> DecodeTokenBody(std::string_view text) {
   ASSIGN_OR_RETURN(const json::object* o, GetObject(v, "body"));
   for (const auto& kv : *o) {
     if (kv.key() != "user" && kv.key() != "role" && kv.key() != "name") {
-      return Err(InvalidArgument("body: unknown field \"" + std::string(kv.key().substr(0, 64)) + "\" (use user, role, name)"));
+      return Err(InvalidArgument("body: unknown field \"" + std::string(kv.key().substr(0, 64)) +
+                                 "\" (use user, role, name)"));
     }
   }
   RETURN_IF_ERROR(Read(*o, "user", &body.user, Str(64)));
@@ -256,7 +274,9 @@ Result<TokenInfo> TokenFrom(const json::value& v) {
   RETURN_IF_ERROR(Read(*o, "user", &t.user, Str(64)));
   RETURN_IF_ERROR(Read(*o, "role", &t.role, Str(16)));
   RETURN_IF_ERROR(Read(*o, "name", &t.name, Str(64)));
-  if (const json::value* c = Find(*o, "created_at")) { ASSIGN_OR_RETURN(t.created_at, GetTime(*c, "created_at")); }
+  if (const json::value* c = Find(*o, "created_at")) {
+    ASSIGN_OR_RETURN(t.created_at, GetTime(*c, "created_at"));
+  }
   RETURN_IF_ERROR(Read(*o, "revoked", &t.revoked, Bool()));
   RETURN_IF_ERROR(Read(*o, "token", &t.secret, Str(256)));
   return t;

@@ -1,8 +1,8 @@
 // JSON <-> the agent protocol and node views.
+#include <tuple>
+
 #include "codec/internal/json_util.h"
 #include "codec/json_codec.h"
-
-#include <tuple>
 
 namespace baton::codec {
 namespace {
@@ -24,7 +24,6 @@ Result<std::vector<int>> GetIntArray(const json::value& v, std::string_view fiel
   }
   return out;
 }
-
 
 json::object NodeInfoObject(const NodeInfo& n) {
   json::object o;
@@ -57,13 +56,15 @@ Result<NodeInfo> NodeInfoFrom(const json::value& v) {
   ASSIGN_OR_RETURN(const json::object* o, GetObject(v, "node"));
   NodeInfo n;
   RETURN_IF_ERROR(Read(*o, "name", &n.name, Str(64)));
-  if (!IsValidNodeName(n.name)) return Err(InvalidArgument("node.name: 1-64 of letters, digits, '.', '_', '-'"));
+  if (!IsValidNodeName(n.name))
+    return Err(InvalidArgument("node.name: 1-64 of letters, digits, '.', '_', '-'"));
   RETURN_IF_ERROR(Read(*o, "cpus", &n.cpus, Int(0, 1'000'000)));
   RETURN_IF_ERROR(Read(*o, "memory_bytes", &n.memory_bytes, Int(0, INT64_MAX)));
   RETURN_IF_ERROR(Read(*o, "gpu_backend", &n.gpu_backend, Str(32)));
   RETURN_IF_ERROR(Read(*o, "topology", &n.topology, Str(32)));
   RETURN_IF_ERROR(Read(*o, "pool", &n.pool, Str(64)));
-  if (!IsValidNodeName(n.pool)) return Err(InvalidArgument("node.pool: 1-64 of letters, digits, '.', '_', '-'"));
+  if (!IsValidNodeName(n.pool))
+    return Err(InvalidArgument("node.pool: 1-64 of letters, digits, '.', '_', '-'"));
   RETURN_IF_ERROR(Read(*o, "address", &n.address, Str(255)));
   if (const json::value* gv = Find(*o, "gpus")) {
     ASSIGN_OR_RETURN(const json::array* gpus, GetArray(*gv, "node.gpus"));
@@ -95,9 +96,9 @@ json::object EventObject(const JobEvent& e) {
   json::object o;
   o["job"] = e.job.value;
   o["attempt"] = e.attempt;
-  o["kind"] = e.kind == JobEvent::Kind::kStarted ? "started"
+  o["kind"] = e.kind == JobEvent::Kind::kStarted  ? "started"
               : e.kind == JobEvent::Kind::kExited ? "exited"
-                                                   : "checkpoint";
+                                                  : "checkpoint";
   o["at"] = TimeValue(e.at);
   o["exit_code"] = e.exit_code;
   o["signal"] = e.signal;
@@ -114,11 +115,17 @@ Result<JobEvent> EventFrom(const json::value& v) {
   RETURN_IF_ERROR(Read(*o, "attempt", &e.attempt, Int(0, 1'000'000)));
   std::string kind;
   RETURN_IF_ERROR(Read(*o, "kind", &kind, Str(16)));
-  if (kind == "started") e.kind = JobEvent::Kind::kStarted;
-  else if (kind == "exited") e.kind = JobEvent::Kind::kExited;
-  else if (kind == "checkpoint") e.kind = JobEvent::Kind::kCheckpoint;
-  else return Err(InvalidArgument("event.kind: must be started, exited or checkpoint"));
-  if (const json::value* at = Find(*o, "at")) { ASSIGN_OR_RETURN(e.at, GetTime(*at, "event.at")); }
+  if (kind == "started")
+    e.kind = JobEvent::Kind::kStarted;
+  else if (kind == "exited")
+    e.kind = JobEvent::Kind::kExited;
+  else if (kind == "checkpoint")
+    e.kind = JobEvent::Kind::kCheckpoint;
+  else
+    return Err(InvalidArgument("event.kind: must be started, exited or checkpoint"));
+  if (const json::value* at = Find(*o, "at")) {
+    ASSIGN_OR_RETURN(e.at, GetTime(*at, "event.at"));
+  }
   RETURN_IF_ERROR(Read(*o, "exit_code", &e.exit_code, Int(-1, 255)));
   RETURN_IF_ERROR(Read(*o, "signal", &e.signal, Int(0, 128)));
   RETURN_IF_ERROR(Read(*o, "timed_out", &e.timed_out, Bool()));
@@ -359,7 +366,9 @@ Result<std::vector<Order>> DecodeOrders(std::string_view text) {
           l.env.emplace_back(std::move(k), std::move(val));
         }
       }
-      if (const json::value* g = Find(*o, "gpus")) { ASSIGN_OR_RETURN(l.gpus, GetIntArray(*g, "gpus", 1023)); }
+      if (const json::value* g = Find(*o, "gpus")) {
+        ASSIGN_OR_RETURN(l.gpus, GetIntArray(*g, "gpus", 1023));
+      }
     } else if (kind == "stop") {
       ord.kind = Order::Kind::kStop;
       StopOrder& s = ord.stop;
@@ -381,7 +390,9 @@ Result<std::vector<Order>> DecodeOrders(std::string_view text) {
       FaultInjection& f = ord.inject;
       RETURN_IF_ERROR(Read(*o, "gpu", &f.gpu, Int(0, 1023)));
       RETURN_IF_ERROR(Read(*o, "fault", &f.fault, Str(16)));
-      if (!IsInjectableFault(f.fault)) return Err(InvalidArgument("order.fault: must be xid, temperature, ecc, lost, clear or silence"));
+      if (!IsInjectableFault(f.fault))
+        return Err(
+            InvalidArgument("order.fault: must be xid, temperature, ecc, lost, clear or silence"));
       RETURN_IF_ERROR(Read(*o, "value", &f.value, Int(0, 1'000'000)));
       RETURN_IF_ERROR(Read(*o, "duration_ms", &ms, Int(0, INT64_MAX)));
       f.duration = Duration(ms);
@@ -491,7 +502,8 @@ std::string EncodeNodeList(const std::vector<NodeStatus>& nodes) {
       g["drain_reason"] = drained ? json::value(n.gpu_drain_reasons[i]) : json::value(nullptr);
       const GpuHealth* h = i < n.health.size() ? &n.health[i] : nullptr;
       g["health"] = h != nullptr ? h->state : "ok";
-      g["health_reason"] = h != nullptr && !h->reason.empty() ? json::value(h->reason) : json::value(nullptr);
+      g["health_reason"] =
+          h != nullptr && !h->reason.empty() ? json::value(h->reason) : json::value(nullptr);
       if (i < n.samples.size()) {
         g["utilization_pct"] = n.samples[i].utilization_pct;
         g["memory_used_bytes"] = n.samples[i].memory_used_bytes;
@@ -525,7 +537,8 @@ std::string EncodeGpuList(const std::vector<NodeStatus>& nodes) {
       o["memory_total_bytes"] = g.memory_bytes;
       o["node_state"] = n.state;
       o["health"] = i < n.health.size() ? n.health[i].state : "ok";
-      bool drained = !n.drain_reason.empty() || (i < n.gpu_drain_reasons.size() && !n.gpu_drain_reasons[i].empty());
+      bool drained = !n.drain_reason.empty() ||
+                     (i < n.gpu_drain_reasons.size() && !n.gpu_drain_reasons[i].empty());
       o["drained"] = drained;
       const GpuSample* s = i < n.samples.size() ? &n.samples[i] : nullptr;
       o["utilization_pct"] = s ? json::value(s->utilization_pct) : json::value(nullptr);
@@ -546,7 +559,8 @@ std::string EncodeGpuList(const std::vector<NodeStatus>& nodes) {
 }
 
 std::optional<std::string> CheckpointFromMetricsLine(std::string_view line) {
-  if (line.find("\"checkpoint\"") == std::string_view::npos || line.size() > 64 * 1024) return std::nullopt;
+  if (line.find("\"checkpoint\"") == std::string_view::npos || line.size() > 64 * 1024)
+    return std::nullopt;
   auto v = Parse(line);
   if (!v || !v->is_object()) return std::nullopt;
   const json::value* c = Find(v->get_object(), "checkpoint");
@@ -573,7 +587,9 @@ Result<DrainBody> DecodeDrainBody(std::string_view text) {
       body.gpus.push_back(static_cast<int>(idx));
     }
   }
-  if (const json::value* r = Find(*o, "reason")) { ASSIGN_OR_RETURN(body.reason, GetString(*r, "reason", 256)); }
+  if (const json::value* r = Find(*o, "reason")) {
+    ASSIGN_OR_RETURN(body.reason, GetString(*r, "reason", 256));
+  }
   return body;
 }
 
@@ -589,7 +605,9 @@ Result<std::vector<NodeStatus>> DecodeNodeList(std::string_view text) {
     ASSIGN_OR_RETURN(n.info, NodeInfoFrom(item));
     const json::object& o = item.get_object();
     RETURN_IF_ERROR(Read(o, "state", &n.state, Str(32)));
-    if (const json::value* t = Find(o, "last_seen")) { ASSIGN_OR_RETURN(n.last_seen, GetTime(*t, "last_seen")); }
+    if (const json::value* t = Find(o, "last_seen")) {
+      ASSIGN_OR_RETURN(n.last_seen, GetTime(*t, "last_seen"));
+    }
     if (const json::value* d = Find(o, "drain_reason"); d != nullptr && d->is_string()) {
       n.drain_reason = std::string(d->get_string().subview(0, 256));
     }
@@ -599,7 +617,8 @@ Result<std::vector<NodeStatus>> DecodeNodeList(std::string_view text) {
         n.samples.push_back(s);
         std::vector<int64_t> ids;
         if (g.is_object()) {
-          if (const json::value* jobs = Find(g.get_object(), "jobs"); jobs != nullptr && jobs->is_array()) {
+          if (const json::value* jobs = Find(g.get_object(), "jobs");
+              jobs != nullptr && jobs->is_array()) {
             for (const auto& id : jobs->get_array()) {
               if (id.is_int64()) ids.push_back(id.get_int64());
             }
@@ -608,17 +627,20 @@ Result<std::vector<NodeStatus>> DecodeNodeList(std::string_view text) {
         n.gpu_jobs.push_back(std::move(ids));
         std::string why;
         if (g.is_object()) {
-          if (const json::value* d = Find(g.get_object(), "drain_reason"); d != nullptr && d->is_string()) {
+          if (const json::value* d = Find(g.get_object(), "drain_reason");
+              d != nullptr && d->is_string()) {
             why = std::string(d->get_string().subview(0, 256));
           }
         }
         n.gpu_drain_reasons.push_back(std::move(why));
         GpuHealth h{.index = static_cast<int>(n.health.size())};
         if (g.is_object()) {
-          if (const json::value* st = Find(g.get_object(), "health"); st != nullptr && st->is_string()) {
+          if (const json::value* st = Find(g.get_object(), "health");
+              st != nullptr && st->is_string()) {
             h.state = std::string(st->get_string().subview(0, 16));
           }
-          if (const json::value* r = Find(g.get_object(), "health_reason"); r != nullptr && r->is_string()) {
+          if (const json::value* r = Find(g.get_object(), "health_reason");
+              r != nullptr && r->is_string()) {
             h.reason = std::string(r->get_string().subview(0, 512));
           }
         }

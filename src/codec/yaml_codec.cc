@@ -8,10 +8,9 @@
 #include <set>
 #include <sstream>
 
-#include "core/node.h"
-
 #include "codec/internal/json_util.h"
 #include "codec/json_codec.h"
+#include "core/node.h"
 
 namespace baton::codec {
 namespace {
@@ -29,7 +28,8 @@ bool IsTextKey(std::string_view key) {
 // which the depth bound alone does not stop.
 constexpr int kMaxYamlNodes = 100'000;
 
-Result<json::value> Convert(const YAML::Node& node, int depth, std::string_view file, bool text, int& budget) {
+Result<json::value> Convert(const YAML::Node& node, int depth, std::string_view file, bool text,
+                            int& budget) {
   if (depth > kMaxJsonDepth) return Err(InvalidArgument(std::string(file) + ": nested too deeply"));
   if (--budget < 0) {
     return Err(InvalidArgument(std::string(file) + ": more than " + std::to_string(kMaxYamlNodes) +
@@ -43,12 +43,15 @@ Result<json::value> Convert(const YAML::Node& node, int depth, std::string_view 
       const std::string& s = node.Scalar();
       if (node.Tag() == "!" || text) return json::value(s);  // quoted, or where text is meant
       if (s == "null" || s == "~" || s.empty()) return json::value(nullptr);
-      if (s == "true" || s == "True" || s == "TRUE" || s == "yes" || s == "Yes" || s == "on") return json::value(true);
-      if (s == "false" || s == "False" || s == "FALSE" || s == "no" || s == "No" || s == "off") return json::value(false);
+      if (s == "true" || s == "True" || s == "TRUE" || s == "yes" || s == "Yes" || s == "on")
+        return json::value(true);
+      if (s == "false" || s == "False" || s == "FALSE" || s == "no" || s == "No" || s == "off")
+        return json::value(false);
       char* end = nullptr;
       errno = 0;
       long long i = std::strtoll(s.c_str(), &end, 10);
-      if (end != s.c_str() && *end == '\0' && errno == 0) return json::value(static_cast<int64_t>(i));
+      if (end != s.c_str() && *end == '\0' && errno == 0)
+        return json::value(static_cast<int64_t>(i));
       double d = std::strtod(s.c_str(), &end);
       if (end != s.c_str() && *end == '\0' && std::isfinite(d)) return json::value(d);
       return json::value(s);
@@ -65,10 +68,12 @@ Result<json::value> Convert(const YAML::Node& node, int depth, std::string_view 
       json::object o;
       for (const auto& kv : node) {
         if (!kv.first.IsScalar()) {
-          return Err(InvalidArgument(std::string(file) + ": line " + std::to_string(kv.first.Mark().line + 1) +
+          return Err(InvalidArgument(std::string(file) + ": line " +
+                                     std::to_string(kv.first.Mark().line + 1) +
                                      ": keys must be plain words"));
         }
-        ASSIGN_OR_RETURN(json::value v, Convert(kv.second, depth + 1, file, text || IsTextKey(kv.first.Scalar()), budget));
+        ASSIGN_OR_RETURN(json::value v, Convert(kv.second, depth + 1, file,
+                                                text || IsTextKey(kv.first.Scalar()), budget));
         o[kv.first.Scalar()] = std::move(v);
       }
       return json::value(std::move(o));
@@ -99,18 +104,21 @@ class ConfigReader {
   explicit ConfigReader(std::string_view file) : file_(file) {}
 
   Status Error(const YAML::Node& at, const std::string& path, const std::string& why) const {
-    return InvalidArgument(file_ + ": line " + std::to_string(at.Mark().line + 1) + ": " + path + ": " + why);
+    return InvalidArgument(file_ + ": line " + std::to_string(at.Mark().line + 1) + ": " + path +
+                           ": " + why);
   }
 
   // Checks `node` is a mapping whose keys are all in `allowed`.
-  Status Keys(const YAML::Node& node, const std::string& path, std::initializer_list<std::string_view> allowed) const {
+  Status Keys(const YAML::Node& node, const std::string& path,
+              std::initializer_list<std::string_view> allowed) const {
     if (!node.IsMap()) return Error(node, path, "must be a mapping of keys");
     for (const auto& kv : node) {
       const std::string& key = kv.first.Scalar();
       if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
         std::string list;
         for (auto k : allowed) list += (list.empty() ? "" : ", ") + std::string(k);
-        return Error(kv.first, path.empty() ? key : path + "." + key, "unknown key (known: " + list + ")");
+        return Error(kv.first, path.empty() ? key : path + "." + key,
+                     "unknown key (known: " + list + ")");
       }
     }
     return Status::Ok();
@@ -118,7 +126,8 @@ class ConfigReader {
 
   Result<std::string> Text(const YAML::Node& n, const std::string& path, size_t max = 4096) const {
     if (!n.IsScalar()) return Err(Error(n, path, "must be text"));
-    if (n.Scalar().size() > max) return Err(Error(n, path, "longer than " + std::to_string(max) + " bytes"));
+    if (n.Scalar().size() > max)
+      return Err(Error(n, path, "longer than " + std::to_string(max) + " bytes"));
     return n.Scalar();
   }
 
@@ -130,7 +139,8 @@ class ConfigReader {
     if (t.empty() || *end != '\0' || !std::isfinite(d) || d < lo || d > hi) {
       std::ostringstream range;
       range << lo << " to " << hi;
-      return Err(Error(n, path, "must be a number from " + range.str() + " (got \"" + t.substr(0, 32) + "\")"));
+      return Err(Error(
+          n, path, "must be a number from " + range.str() + " (got \"" + t.substr(0, 32) + "\")"));
     }
     return d;
   }
@@ -162,15 +172,17 @@ class ConfigReader {
   std::string file_;
 };
 
-#define TRY(expr)                                          \
-  do {                                                     \
-    auto _r = (expr);                                      \
-    if (!_r) return ::baton::Err(std::move(_r.error()));   \
+#define TRY(expr)                                        \
+  do {                                                   \
+    auto _r = (expr);                                    \
+    if (!_r) return ::baton::Err(std::move(_r.error())); \
   } while (0)
 
-// budget: 5000 (a month, no hard stop), none, or {amount: 5000, period: day|week|month|total, hard_stop: true}
-// A project's budget replaces the default project's whole; `budget: none` has none.
-Result<void> ReadBudget(const ConfigReader& r, const YAML::Node& n, const std::string& path, Budget* b) {
+// budget: 5000 (a month, no hard stop), none, or {amount: 5000, period: day|week|month|total,
+// hard_stop: true} A project's budget replaces the default project's whole; `budget: none` has
+// none.
+Result<void> ReadBudget(const ConfigReader& r, const YAML::Node& n, const std::string& path,
+                        Budget* b) {
   *b = Budget{};
   if (n.IsNull() || (n.IsScalar() && n.Scalar() == "none")) return {};
   if (n.IsScalar()) {
@@ -178,17 +190,25 @@ Result<void> ReadBudget(const ConfigReader& r, const YAML::Node& n, const std::s
     return {};
   }
   RETURN_IF_ERROR(r.Keys(n, path, {"amount", "period", "hard_stop"}));
-  if (!n["amount"]) return Err(r.Error(n, path + ".amount", "missing: how much the project may spend per period"));
+  if (!n["amount"])
+    return Err(r.Error(n, path + ".amount", "missing: how much the project may spend per period"));
   ASSIGN_OR_RETURN(b->amount, r.Number(n["amount"], path + ".amount", 0, 1e12));
   if (n["period"]) {
     ASSIGN_OR_RETURN(std::string period, r.Text(n["period"], path + ".period", 16));
-    if (period == "day") b->period = BudgetPeriod::kDay;
-    else if (period == "week") b->period = BudgetPeriod::kWeek;
-    else if (period == "month") b->period = BudgetPeriod::kMonth;
-    else if (period == "total") b->period = BudgetPeriod::kTotal;
-    else return Err(r.Error(n["period"], path + ".period", "must be day, week, month or total"));
+    if (period == "day")
+      b->period = BudgetPeriod::kDay;
+    else if (period == "week")
+      b->period = BudgetPeriod::kWeek;
+    else if (period == "month")
+      b->period = BudgetPeriod::kMonth;
+    else if (period == "total")
+      b->period = BudgetPeriod::kTotal;
+    else
+      return Err(r.Error(n["period"], path + ".period", "must be day, week, month or total"));
   }
-  if (n["hard_stop"]) { ASSIGN_OR_RETURN(b->hard_stop, r.Bool(n["hard_stop"], path + ".hard_stop")); }
+  if (n["hard_stop"]) {
+    ASSIGN_OR_RETURN(b->hard_stop, r.Bool(n["hard_stop"], path + ".hard_stop"));
+  }
   return {};
 }
 
@@ -197,11 +217,13 @@ Result<void> ReadCatalog(const ConfigReader& r, const YAML::Node& n, Policy* pol
   RETURN_IF_ERROR(r.Keys(n, "gpu_catalog", {"currency", "prices"}));
   if (n["currency"]) {
     ASSIGN_OR_RETURN(policy->currency, r.Text(n["currency"], "gpu_catalog.currency", 8));
-    if (policy->currency.empty()) return Err(r.Error(n["currency"], "gpu_catalog.currency", "must not be empty"));
+    if (policy->currency.empty())
+      return Err(r.Error(n["currency"], "gpu_catalog.currency", "must not be empty"));
   }
   const YAML::Node prices = n["prices"];
   if (!prices) return {};
-  if (!prices.IsMap()) return Err(r.Error(prices, "gpu_catalog.prices", "must map GPU models to prices per GPU-hour"));
+  if (!prices.IsMap())
+    return Err(r.Error(prices, "gpu_catalog.prices", "must map GPU models to prices per GPU-hour"));
   for (const auto& kv : prices) {
     const std::string& model = kv.first.Scalar();
     std::string path = "gpu_catalog.prices." + model.substr(0, 64);
@@ -213,45 +235,65 @@ Result<void> ReadCatalog(const ConfigReader& r, const YAML::Node& n, Policy* pol
       ASSIGN_OR_RETURN(price.on_demand, r.Number(kv.second, path, 0, 1e6));
     } else {
       RETURN_IF_ERROR(r.Keys(kv.second, path, {"on_demand", "spot"}));
-      if (!kv.second["on_demand"]) return Err(r.Error(kv.second, path + ".on_demand", "missing: the price per GPU-hour"));
-      ASSIGN_OR_RETURN(price.on_demand, r.Number(kv.second["on_demand"], path + ".on_demand", 0, 1e6));
-      if (kv.second["spot"]) { ASSIGN_OR_RETURN(price.spot, r.Number(kv.second["spot"], path + ".spot", 0, 1e6)); }
+      if (!kv.second["on_demand"])
+        return Err(r.Error(kv.second, path + ".on_demand", "missing: the price per GPU-hour"));
+      ASSIGN_OR_RETURN(price.on_demand,
+                       r.Number(kv.second["on_demand"], path + ".on_demand", 0, 1e6));
+      if (kv.second["spot"]) {
+        ASSIGN_OR_RETURN(price.spot, r.Number(kv.second["spot"], path + ".spot", 0, 1e6));
+      }
     }
     policy->prices[model] = price;
   }
   return {};
 }
 
-Result<void> ReadProject(const ConfigReader& r, const YAML::Node& n, const std::string& path, ProjectPolicy* p) {
+Result<void> ReadProject(const ConfigReader& r, const YAML::Node& n, const std::string& path,
+                         ProjectPolicy* p) {
   RETURN_IF_ERROR(r.Keys(n, path, {"share", "guaranteed_gpus", "limit_gpus", "budget"}));
   if (n["budget"]) TRY(ReadBudget(r, n["budget"], path + ".budget", &p->budget));
-  if (n["share"]) { ASSIGN_OR_RETURN(p->share, r.Number(n["share"], path + ".share", 0.001, 1e6)); }
-  if (n["guaranteed_gpus"]) { ASSIGN_OR_RETURN(p->guaranteed_milli, r.Gpus(n["guaranteed_gpus"], path + ".guaranteed_gpus")); }
-  if (n["limit_gpus"]) { ASSIGN_OR_RETURN(p->limit_milli, r.Gpus(n["limit_gpus"], path + ".limit_gpus")); }
+  if (n["share"]) {
+    ASSIGN_OR_RETURN(p->share, r.Number(n["share"], path + ".share", 0.001, 1e6));
+  }
+  if (n["guaranteed_gpus"]) {
+    ASSIGN_OR_RETURN(p->guaranteed_milli, r.Gpus(n["guaranteed_gpus"], path + ".guaranteed_gpus"));
+  }
+  if (n["limit_gpus"]) {
+    ASSIGN_OR_RETURN(p->limit_milli, r.Gpus(n["limit_gpus"], path + ".limit_gpus"));
+  }
   if (p->limit_milli != kNoLimit && p->limit_milli < p->guaranteed_milli) {
     return Err(r.Error(n, path, "limit_gpus is below guaranteed_gpus"));
   }
   return {};
 }
 
-Result<void> ReadUser(const ConfigReader& r, const YAML::Node& n, const std::string& path, UserPolicy* u) {
+Result<void> ReadUser(const ConfigReader& r, const YAML::Node& n, const std::string& path,
+                      UserPolicy* u) {
   RETURN_IF_ERROR(r.Keys(n, path, {"share", "max_gpus", "max_jobs"}));
-  if (n["share"]) { ASSIGN_OR_RETURN(u->share, r.Number(n["share"], path + ".share", 0.001, 1e6)); }
-  if (n["max_gpus"]) { ASSIGN_OR_RETURN(u->max_milli, r.Gpus(n["max_gpus"], path + ".max_gpus")); }
+  if (n["share"]) {
+    ASSIGN_OR_RETURN(u->share, r.Number(n["share"], path + ".share", 0.001, 1e6));
+  }
+  if (n["max_gpus"]) {
+    ASSIGN_OR_RETURN(u->max_milli, r.Gpus(n["max_gpus"], path + ".max_gpus"));
+  }
   if (n["max_jobs"]) {
     ASSIGN_OR_RETURN(double jobs, r.Number(n["max_jobs"], path + ".max_jobs", 0, 1e9));
-    if (jobs != std::floor(jobs)) return Err(r.Error(n["max_jobs"], path + ".max_jobs", "must be a whole number"));
+    if (jobs != std::floor(jobs))
+      return Err(r.Error(n["max_jobs"], path + ".max_jobs", "must be a whole number"));
     u->max_jobs = static_cast<int>(jobs);
   }
   return {};
 }
 
-Result<void> ReadNamed(const ConfigReader& r, const YAML::Node& n, const std::string& path,
-                 const std::function<Result<void>(const std::string&, const YAML::Node&)>& each) {
+Result<void> ReadNamed(
+    const ConfigReader& r, const YAML::Node& n, const std::string& path,
+    const std::function<Result<void>(const std::string&, const YAML::Node&)>& each) {
   if (!n.IsMap()) return Err(r.Error(n, path, "must be a mapping from names to settings"));
   for (const auto& kv : n) {
     const std::string& name = kv.first.Scalar();
-    if (!r.IsName(name)) return Err(r.Error(kv.first, path + "." + name.substr(0, 64), "names are 1-64 of letters, digits, '.', '_', '-'"));
+    if (!r.IsName(name))
+      return Err(r.Error(kv.first, path + "." + name.substr(0, 64),
+                         "names are 1-64 of letters, digits, '.', '_', '-'"));
     TRY(each(name, kv.second));
   }
   return {};
@@ -259,70 +301,92 @@ Result<void> ReadNamed(const ConfigReader& r, const YAML::Node& n, const std::st
 
 Result<void> ReadPolicy(const ConfigReader& r, const YAML::Node& root, Policy* policy) {
   if (const YAML::Node s = root["scheduling"]) {
-    RETURN_IF_ERROR(r.Keys(s, "scheduling", {"weights", "fairshare_half_life", "max_age", "backfill",
-                                             "reservations", "preemption", "preempt_grace", "las_thresholds",
-                                             "las_preemption", "untimed_reservation"}));
+    RETURN_IF_ERROR(r.Keys(
+        s, "scheduling",
+        {"weights", "fairshare_half_life", "max_age", "backfill", "reservations", "preemption",
+         "preempt_grace", "las_thresholds", "las_preemption", "untimed_reservation"}));
     if (const YAML::Node w = s["weights"]) {
-      RETURN_IF_ERROR(r.Keys(w, "scheduling.weights", {"priority", "fairshare", "age", "size", "las"}));
+      RETURN_IF_ERROR(
+          r.Keys(w, "scheduling.weights", {"priority", "fairshare", "age", "size", "las"}));
       Weights& x = policy->weights;
-      for (auto [key, field] : {std::pair{"priority", &x.priority}, std::pair{"fairshare", &x.fairshare},
-                                std::pair{"age", &x.age}, std::pair{"size", &x.size}, std::pair{"las", &x.las}}) {
-        if (w[key]) { ASSIGN_OR_RETURN(*field, r.Number(w[key], std::string("scheduling.weights.") + key, 0, 1e9)); }
+      for (auto [key, field] :
+           {std::pair{"priority", &x.priority}, std::pair{"fairshare", &x.fairshare},
+            std::pair{"age", &x.age}, std::pair{"size", &x.size}, std::pair{"las", &x.las}}) {
+        if (w[key]) {
+          ASSIGN_OR_RETURN(*field,
+                           r.Number(w[key], std::string("scheduling.weights.") + key, 0, 1e9));
+        }
       }
     }
     if (s["fairshare_half_life"]) {
-      ASSIGN_OR_RETURN(policy->fairshare_half_life, r.Time(s["fairshare_half_life"], "scheduling.fairshare_half_life"));
+      ASSIGN_OR_RETURN(policy->fairshare_half_life,
+                       r.Time(s["fairshare_half_life"], "scheduling.fairshare_half_life"));
       if (policy->fairshare_half_life.count() == 0) {
-        return Err(r.Error(s["fairshare_half_life"], "scheduling.fairshare_half_life", "must be longer than 0"));
+        return Err(r.Error(s["fairshare_half_life"], "scheduling.fairshare_half_life",
+                           "must be longer than 0"));
       }
     }
     if (s["max_age"]) {
       ASSIGN_OR_RETURN(policy->max_age, r.Time(s["max_age"], "scheduling.max_age"));
-      if (policy->max_age.count() == 0) return Err(r.Error(s["max_age"], "scheduling.max_age", "must be longer than 0"));
+      if (policy->max_age.count() == 0)
+        return Err(r.Error(s["max_age"], "scheduling.max_age", "must be longer than 0"));
     }
-    if (s["backfill"]) { ASSIGN_OR_RETURN(policy->backfill, r.Bool(s["backfill"], "scheduling.backfill")); }
-    if (s["preemption"]) { ASSIGN_OR_RETURN(policy->preemption, r.Bool(s["preemption"], "scheduling.preemption")); }
+    if (s["backfill"]) {
+      ASSIGN_OR_RETURN(policy->backfill, r.Bool(s["backfill"], "scheduling.backfill"));
+    }
+    if (s["preemption"]) {
+      ASSIGN_OR_RETURN(policy->preemption, r.Bool(s["preemption"], "scheduling.preemption"));
+    }
     if (s["untimed_reservation"]) {
-      ASSIGN_OR_RETURN(policy->untimed_reservation, r.Bool(s["untimed_reservation"], "scheduling.untimed_reservation"));
+      ASSIGN_OR_RETURN(policy->untimed_reservation,
+                       r.Bool(s["untimed_reservation"], "scheduling.untimed_reservation"));
     }
     if (s["reservations"]) {
       ASSIGN_OR_RETURN(double n, r.Number(s["reservations"], "scheduling.reservations", 0, 1000));
       policy->reservations = static_cast<int>(n);
     }
-    if (s["preempt_grace"]) { ASSIGN_OR_RETURN(policy->preempt_grace, r.Time(s["preempt_grace"], "scheduling.preempt_grace")); }
+    if (s["preempt_grace"]) {
+      ASSIGN_OR_RETURN(policy->preempt_grace,
+                       r.Time(s["preempt_grace"], "scheduling.preempt_grace"));
+    }
     if (const YAML::Node t = s["las_thresholds"]) {
       // GPU-time, written as durations: 1h is one GPU for an hour (or four for 15 minutes).
       if (!t.IsSequence() || t.size() > 16) {
-        return Err(r.Error(t, "scheduling.las_thresholds", "must be a list of at most 16 GPU-times such as [1h, 10h]"));
+        return Err(r.Error(t, "scheduling.las_thresholds",
+                           "must be a list of at most 16 GPU-times such as [1h, 10h]"));
       }
       policy->las_thresholds.clear();
       for (size_t i = 0; i < t.size(); ++i) {
         std::string path = "scheduling.las_thresholds[" + std::to_string(i) + "]";
         ASSIGN_OR_RETURN(Duration d, r.Time(t[i], path));
         double gpu_s = static_cast<double>(d.count()) / 1000.0;
-        if (gpu_s <= 0 || (!policy->las_thresholds.empty() && gpu_s <= policy->las_thresholds.back())) {
+        if (gpu_s <= 0 ||
+            (!policy->las_thresholds.empty() && gpu_s <= policy->las_thresholds.back())) {
           return Err(r.Error(t[i], path, "thresholds must be above 0 and ascending"));
         }
         policy->las_thresholds.push_back(gpu_s);
       }
     }
     if (s["las_preemption"]) {
-      ASSIGN_OR_RETURN(policy->las_preemption, r.Bool(s["las_preemption"], "scheduling.las_preemption"));
+      ASSIGN_OR_RETURN(policy->las_preemption,
+                       r.Bool(s["las_preemption"], "scheduling.las_preemption"));
     }
   }
   if (const YAML::Node c = root["gpu_catalog"]) TRY(ReadCatalog(r, c, policy));
   if (const YAML::Node d = root["defaults"]) {
     RETURN_IF_ERROR(r.Keys(d, "defaults", {"project", "user"}));
-    if (d["project"]) TRY(ReadProject(r, d["project"], "defaults.project", &policy->default_project));
+    if (d["project"])
+      TRY(ReadProject(r, d["project"], "defaults.project", &policy->default_project));
     if (d["user"]) TRY(ReadUser(r, d["user"], "defaults.user", &policy->default_user));
   }
   if (const YAML::Node p = root["projects"]) {
-    TRY(ReadNamed(r, p, "projects", [&](const std::string& name, const YAML::Node& n) -> Result<void> {
-      ProjectPolicy pp = policy->default_project;
-      TRY(ReadProject(r, n, "projects." + name, &pp));
-      policy->projects[name] = pp;
-      return {};
-    }));
+    TRY(ReadNamed(r, p, "projects",
+                  [&](const std::string& name, const YAML::Node& n) -> Result<void> {
+                    ProjectPolicy pp = policy->default_project;
+                    TRY(ReadProject(r, n, "projects." + name, &pp));
+                    policy->projects[name] = pp;
+                    return {};
+                  }));
   }
   if (const YAML::Node u = root["users"]) {
     TRY(ReadNamed(r, u, "users", [&](const std::string& name, const YAML::Node& n) -> Result<void> {
@@ -335,12 +399,25 @@ Result<void> ReadPolicy(const ConfigReader& r, const YAML::Node& root, Policy* p
   if (const YAML::Node p = root["pools"]) {
     TRY(ReadNamed(r, p, "pools", [&](const std::string& name, const YAML::Node& n) -> Result<void> {
       std::string path = "pools." + name;
-      RETURN_IF_ERROR(r.Keys(n, path, {"default_time_limit", "max_time_limit", "max_gpus_per_job", "max_gpus_per_user"}));
+      RETURN_IF_ERROR(r.Keys(
+          n, path,
+          {"default_time_limit", "max_time_limit", "max_gpus_per_job", "max_gpus_per_user"}));
       PoolPolicy pp;
-      if (n["default_time_limit"]) { ASSIGN_OR_RETURN(pp.default_time_limit, r.Time(n["default_time_limit"], path + ".default_time_limit")); }
-      if (n["max_time_limit"]) { ASSIGN_OR_RETURN(pp.max_time_limit, r.Time(n["max_time_limit"], path + ".max_time_limit")); }
-      if (n["max_gpus_per_job"]) { ASSIGN_OR_RETURN(pp.max_milli_per_job, r.Gpus(n["max_gpus_per_job"], path + ".max_gpus_per_job")); }
-      if (n["max_gpus_per_user"]) { ASSIGN_OR_RETURN(pp.max_milli_per_user, r.Gpus(n["max_gpus_per_user"], path + ".max_gpus_per_user")); }
+      if (n["default_time_limit"]) {
+        ASSIGN_OR_RETURN(pp.default_time_limit,
+                         r.Time(n["default_time_limit"], path + ".default_time_limit"));
+      }
+      if (n["max_time_limit"]) {
+        ASSIGN_OR_RETURN(pp.max_time_limit, r.Time(n["max_time_limit"], path + ".max_time_limit"));
+      }
+      if (n["max_gpus_per_job"]) {
+        ASSIGN_OR_RETURN(pp.max_milli_per_job,
+                         r.Gpus(n["max_gpus_per_job"], path + ".max_gpus_per_job"));
+      }
+      if (n["max_gpus_per_user"]) {
+        ASSIGN_OR_RETURN(pp.max_milli_per_user,
+                         r.Gpus(n["max_gpus_per_user"], path + ".max_gpus_per_user"));
+      }
       if (pp.max_time_limit.count() > 0 && pp.default_time_limit > pp.max_time_limit) {
         return Err(r.Error(n, path, "default_time_limit is longer than max_time_limit"));
       }
@@ -360,11 +437,15 @@ Result<ServerConfig> DecodeServerConfig(std::string_view yaml, std::string_view 
     YAML::Node root = YAML::Load(std::string(yaml));
     // The same bound on expanded aliases as job files.
     int budget = kMaxYamlNodes;
-    if (auto converted = Convert(root, 0, file, false, budget); !converted) return Err(converted.error());
+    if (auto converted = Convert(root, 0, file, false, budget); !converted)
+      return Err(converted.error());
     if (root.IsNull()) return cfg;
-    RETURN_IF_ERROR(r.Keys(root, "", {"listen", "data", "store", "scheduling", "defaults", "projects", "users",
-                                      "pools", "alerts", "gpu_catalog"}));
-    if (root["listen"]) { ASSIGN_OR_RETURN(cfg.listen, r.Text(root["listen"], "listen")); }
+    RETURN_IF_ERROR(r.Keys(root, "",
+                           {"listen", "data", "store", "scheduling", "defaults", "projects",
+                            "users", "pools", "alerts", "gpu_catalog"}));
+    if (root["listen"]) {
+      ASSIGN_OR_RETURN(cfg.listen, r.Text(root["listen"], "listen"));
+    }
     if (const YAML::Node a = root["alerts"]) {
       RETURN_IF_ERROR(r.Keys(a, "alerts", {"webhooks", "attempts"}));
       if (const YAML::Node w = a["webhooks"]) {
@@ -375,7 +456,8 @@ Result<ServerConfig> DecodeServerConfig(std::string_view yaml, std::string_view 
           std::string path = "alerts.webhooks[" + std::to_string(i) + "]";
           ASSIGN_OR_RETURN(std::string url, r.Text(w[i], path));
           if (url.rfind("http://", 0) != 0 || url.size() <= 7) {
-            return Err(r.Error(w[i], path, "must be an http:// URL such as http://hooks.example:8080/baton"));
+            return Err(r.Error(w[i], path,
+                               "must be an http:// URL such as http://hooks.example:8080/baton"));
           }
           cfg.webhooks.push_back(std::move(url));
         }
@@ -385,27 +467,32 @@ Result<ServerConfig> DecodeServerConfig(std::string_view yaml, std::string_view 
         cfg.webhook_attempts = static_cast<int>(n);
       }
     }
-    if (root["data"]) { ASSIGN_OR_RETURN(cfg.data, r.Text(root["data"], "data")); }
+    if (root["data"]) {
+      ASSIGN_OR_RETURN(cfg.data, r.Text(root["data"], "data"));
+    }
     if (const YAML::Node s = root["store"]) {
       // Where the jobs are kept. SQLite is the store there is; PostgreSQL is not built yet.
       RETURN_IF_ERROR(r.Keys(s, "store", {"type", "path"}));
       if (s["type"]) {
         ASSIGN_OR_RETURN(std::string type, r.Text(s["type"], "store.type", 32));
         if (type == "postgres" || type == "postgresql") {
-          return Err(r.Error(s["type"], "store.type", "postgres is not built yet: sqlite is the only store"));
+          return Err(r.Error(s["type"], "store.type",
+                             "postgres is not built yet: sqlite is the only store"));
         }
         if (type != "sqlite") return Err(r.Error(s["type"], "store.type", "must be sqlite"));
       }
       if (s["path"]) {
         ASSIGN_OR_RETURN(cfg.store_path, r.Text(s["path"], "store.path"));
         if (cfg.store_path.empty() || cfg.store_path[0] != '/') {
-          return Err(r.Error(s["path"], "store.path", "must be an absolute path such as /var/lib/baton/baton.db"));
+          return Err(r.Error(s["path"], "store.path",
+                             "must be an absolute path such as /var/lib/baton/baton.db"));
         }
       }
     }
     TRY(ReadPolicy(r, root, &cfg.policy));
   } catch (const YAML::Exception& e) {
-    return Err(InvalidArgument(std::string(file) + ": line " + std::to_string(e.mark.line + 1) + ": " + e.msg));
+    return Err(InvalidArgument(std::string(file) + ": line " + std::to_string(e.mark.line + 1) +
+                               ": " + e.msg));
   }
   return cfg;
 }
@@ -416,12 +503,17 @@ Result<ClusterFile> DecodeClusterFile(std::string_view yaml, std::string_view fi
   try {
     YAML::Node root = YAML::Load(std::string(yaml));
     int budget = kMaxYamlNodes;
-    if (auto converted = Convert(root, 0, file, false, budget); !converted) return Err(converted.error());
-    if (root.IsNull()) return Err(InvalidArgument(std::string(file) + ": empty (it needs nodes: [...])"));
-    RETURN_IF_ERROR(r.Keys(root, "", {"nodes", "scheduling", "defaults", "projects", "users", "pools", "gpu_catalog"}));
+    if (auto converted = Convert(root, 0, file, false, budget); !converted)
+      return Err(converted.error());
+    if (root.IsNull())
+      return Err(InvalidArgument(std::string(file) + ": empty (it needs nodes: [...])"));
+    RETURN_IF_ERROR(
+        r.Keys(root, "",
+               {"nodes", "scheduling", "defaults", "projects", "users", "pools", "gpu_catalog"}));
     const YAML::Node nodes = root["nodes"];
     if (!nodes) return Err(r.Error(root, "nodes", "missing: a list of node groups"));
-    if (!nodes.IsSequence() || nodes.size() == 0) return Err(r.Error(nodes, "nodes", "must be a non-empty list"));
+    if (!nodes.IsSequence() || nodes.size() == 0)
+      return Err(r.Error(nodes, "nodes", "must be a non-empty list"));
     int total = 0;
     std::set<std::string> names;
     for (size_t i = 0; i < nodes.size(); ++i) {
@@ -431,27 +523,35 @@ Result<ClusterFile> DecodeClusterFile(std::string_view yaml, std::string_view fi
       ClusterFile::Group group;
       if (!g["name"]) return Err(r.Error(g, path + ".name", "missing"));
       ASSIGN_OR_RETURN(group.name, r.Text(g["name"], path + ".name", 48));
-      if (!IsValidNodeName(group.name)) return Err(r.Error(g["name"], path + ".name", "1-48 of letters, digits, '.', '_', '-'"));
-      if (!names.insert(group.name).second) return Err(r.Error(g["name"], path + ".name", "named twice"));
+      if (!IsValidNodeName(group.name))
+        return Err(r.Error(g["name"], path + ".name", "1-48 of letters, digits, '.', '_', '-'"));
+      if (!names.insert(group.name).second)
+        return Err(r.Error(g["name"], path + ".name", "named twice"));
       if (g["count"]) {
         ASSIGN_OR_RETURN(double count, r.Number(g["count"], path + ".count", 1, 100'000));
-        if (count != std::floor(count)) return Err(r.Error(g["count"], path + ".count", "must be a whole number"));
+        if (count != std::floor(count))
+          return Err(r.Error(g["count"], path + ".count", "must be a whole number"));
         group.count = static_cast<int>(count);
       }
       total += group.count;
-      if (total > 100'000) return Err(r.Error(g, path + ".count", "more than 100,000 nodes in all"));
-      if (!g["gpus"]) return Err(r.Error(g, path + ".gpus", "missing (a SPEC such as 8xH100-80GB)"));
+      if (total > 100'000)
+        return Err(r.Error(g, path + ".count", "more than 100,000 nodes in all"));
+      if (!g["gpus"])
+        return Err(r.Error(g, path + ".gpus", "missing (a SPEC such as 8xH100-80GB)"));
       ASSIGN_OR_RETURN(group.gpus, r.Text(g["gpus"], path + ".gpus", 256));
-      if (auto spec = ParseGpuSpec(group.gpus); !spec) return Err(r.Error(g["gpus"], path + ".gpus", spec.error().message()));
+      if (auto spec = ParseGpuSpec(group.gpus); !spec)
+        return Err(r.Error(g["gpus"], path + ".gpus", spec.error().message()));
       if (g["pool"]) {
         ASSIGN_OR_RETURN(group.pool, r.Text(g["pool"], path + ".pool", 64));
-        if (!IsValidNodeName(group.pool)) return Err(r.Error(g["pool"], path + ".pool", "1-64 of letters, digits, '.', '_', '-'"));
+        if (!IsValidNodeName(group.pool))
+          return Err(r.Error(g["pool"], path + ".pool", "1-64 of letters, digits, '.', '_', '-'"));
       }
       cluster.groups.push_back(std::move(group));
     }
     TRY(ReadPolicy(r, root, &cluster.policy));
   } catch (const YAML::Exception& e) {
-    return Err(InvalidArgument(std::string(file) + ": line " + std::to_string(e.mark.line + 1) + ": " + e.msg));
+    return Err(InvalidArgument(std::string(file) + ": line " + std::to_string(e.mark.line + 1) +
+                               ": " + e.msg));
   }
   return cluster;
 }

@@ -10,11 +10,11 @@
 #include <variant>
 #include <vector>
 
+#include "control/metrics.h"
 #include "core/event.h"
 #include "core/job.h"
-#include "core/policy.h"
 #include "core/node.h"
-#include "control/metrics.h"
+#include "core/policy.h"
 #include "core/protocol.h"
 #include "core/usage.h"
 #include "store/store.h"
@@ -28,8 +28,8 @@ struct Caller {
 
 struct SubmitJobs {
   Caller caller;
-  std::vector<JobSpec> specs;        // one, or a batch: all are created or none
-  std::string idempotency_key;       // "" = none
+  std::vector<JobSpec> specs;   // one, or a batch: all are created or none
+  std::string idempotency_key;  // "" = none
 };
 
 struct JobAction {
@@ -46,11 +46,11 @@ struct GetJob {
 
 struct ListJobs {
   Caller caller;
-  std::vector<JobState> states;      // empty = all
-  std::string user;                  // "" = all
-  std::string project;               // "" = all
+  std::vector<JobState> states;  // empty = all
+  std::string user;              // "" = all
+  std::string project;           // "" = all
   int limit = 100;
-  int64_t after = 0;                 // ids greater than this
+  int64_t after = 0;  // ids greater than this
 };
 
 struct ListNodes {};
@@ -59,15 +59,15 @@ struct ListNodes {};
 struct DrainNode {
   Caller caller;
   std::string node;
-  std::vector<int> gpus;             // empty = the whole node
+  std::vector<int> gpus;  // empty = the whole node
   std::string reason;
-  bool drain = true;                 // false = undrain
+  bool drain = true;  // false = undrain
 };
 
 struct GetQueue {
   Caller caller;
   int limit = 100;
-  int64_t offset = 0;               // position in the queue to start at
+  int64_t offset = 0;  // position in the queue to start at
 };
 
 // Injects a fault into a GPU of a node whose GPUs are simulated (tests, failure drills).
@@ -83,9 +83,9 @@ struct InjectFault {
 struct CreateToken {
   Caller caller;
   std::string user;
-  std::string role = "user";         // user | admin | agent
+  std::string role = "user";  // user | admin | agent
   std::string name;
-  std::string hash;                  // SHA-256 of the secret, hex
+  std::string hash;  // SHA-256 of the secret, hex
 };
 
 struct RevokeToken {
@@ -94,12 +94,12 @@ struct RevokeToken {
 };
 
 struct ListTokens {
-  Caller caller;                     // an admin sees every token; a user their own
+  Caller caller;  // an admin sees every token; a user their own
 };
 
 // The latest cluster events, oldest first.
 struct GetEvents {
-  int64_t after = 0;                 // events with a greater seq
+  int64_t after = 0;  // events with a greater seq
   int limit = 1000;
 };
 
@@ -128,37 +128,40 @@ struct AgentRegister {
 struct AgentPoll {
   std::string node;
   uint64_t session = 0;
-  uint64_t after = 0;                // orders up to here are acknowledged
-  uint64_t poll_id = 0;              // names this poll if it has to wait
+  uint64_t after = 0;    // orders up to here are acknowledged
+  uint64_t poll_id = 0;  // names this poll if it has to wait
 };
 
 struct AgentReport {
   ReportRequest report;
 };
 
-struct Tick {};                      // time passed; look at timeouts
+struct Tick {};  // time passed; look at timeouts
 
-using Command = std::variant<SubmitJobs, JobAction, GetJob, ListJobs, ListNodes, GetQueue, DrainNode,
-                             InjectFault, GetEvents, CreateToken, RevokeToken, ListTokens, GetMetrics,
-                             SetPolicy, GetUsage, GetJobMetrics, AgentRegister, AgentPoll, AgentReport, Tick>;
+using Command =
+    std::variant<SubmitJobs, JobAction, GetJob, ListJobs, ListNodes, GetQueue, DrainNode,
+                 InjectFault, GetEvents, CreateToken, RevokeToken, ListTokens, GetMetrics,
+                 SetPolicy, GetUsage, GetJobMetrics, AgentRegister, AgentPoll, AgentReport, Tick>;
 
 struct Reply {
   Status status;
-  bool created = false;              // a submit made new jobs (201), or found them by key (200)
-  std::vector<Job> jobs;             // copies, safe to read on another thread
-  std::vector<QueueFactors> factors; // GetQueue: one per job, in queue order; GetJob: a pending job's
-  std::optional<int64_t> queue_position;  // GetJob: a pending job's place in the last full ordering (1 = next)
-  std::optional<int64_t> next;       // paging cursor for ListJobs
+  bool created = false;   // a submit made new jobs (201), or found them by key (200)
+  std::vector<Job> jobs;  // copies, safe to read on another thread
+  std::vector<QueueFactors>
+      factors;  // GetQueue: one per job, in queue order; GetJob: a pending job's
+  std::optional<int64_t>
+      queue_position;  // GetJob: a pending job's place in the last full ordering (1 = next)
+  std::optional<int64_t> next;  // paging cursor for ListJobs
   std::vector<NodeStatus> nodes;
   RegisterReply registration;
   std::vector<Order> orders;
   bool parked = false;               // an AgentPoll that waits; a Delivery answers it later
   std::vector<ClusterEvent> events;  // GetEvents
   std::vector<store::Token> tokens;  // CreateToken, RevokeToken: the one; ListTokens: all shown
-  std::shared_ptr<const MetricsSnapshot> metrics;  // GetMetrics
+  std::shared_ptr<const MetricsSnapshot> metrics;     // GetMetrics
   std::vector<UsageRow> usage_projects, usage_users;  // GetUsage
-  std::optional<JobMetrics> job_metrics;             // GetJobMetrics
-  std::string currency;                              // GetUsage: the catalog's
+  std::optional<JobMetrics> job_metrics;              // GetJobMetrics
+  std::string currency;                               // GetUsage: the catalog's
 };
 
 // A reply that only says what went wrong.
@@ -175,7 +178,7 @@ struct Delivery {
 };
 
 struct Effects {
-  store::Batch store;                // must be durable before any reply of this batch is sent
+  store::Batch store;  // must be durable before any reply of this batch is sent
   std::vector<Delivery> deliveries;
   std::vector<ClusterEvent> events;  // raised in this batch: to the log, and alerts to their hooks
 };

@@ -20,11 +20,14 @@ std::string KeyOf(const std::string& user, const std::string& key) { return user
 
 }  // namespace
 
-int DefaultMasterPort(JobId id) { return kFirstMasterPort + static_cast<int>(id.value % kMasterPorts); }
+int DefaultMasterPort(JobId id) {
+  return kFirstMasterPort + static_cast<int>(id.value % kMasterPorts);
+}
 
 bool MeetsOverNetwork(const Job& job) {
   if (job.allocation.size() > 1) return true;
-  return job.spec.process_per_gpu && !job.allocation.empty() && job.allocation.front().gpus.size() > 1;
+  return job.spec.process_per_gpu && !job.allocation.empty() &&
+         job.allocation.front().gpus.size() > 1;
 }
 
 Controller::Controller(ControllerOptions options)
@@ -52,15 +55,18 @@ void Controller::Restore(store::Snapshot snapshot, TimePoint now) {
   for (const store::Drain& d : snapshot.drains) {
     if (!IsValidNodeName(d.node)) continue;
     NodeRecord& n = EnsureNode(d.node);
-    if (d.gpu < 0) n.drain_reason = d.reason;
-    else n.gpu_drains[d.gpu] = d.reason;
+    if (d.gpu < 0)
+      n.drain_reason = d.reason;
+    else
+      n.gpu_drains[d.gpu] = d.reason;
   }
   // Fair-share usage from the jobs' own history: what ran, decayed to now.
   usage_.Advance(now);
   for (const auto& [id, j] : jobs_) {
     // A running job is charged from the pass that placed it until it leaves `running`,
     // whether or not its start was reported: the charge must match what leaving takes off.
-    if (j.state == JobState::kRunning) usage_.AddRate(j.spec.project, j.user, j.spec.resources.milli_gpus);
+    if (j.state == JobState::kRunning)
+      usage_.AddRate(j.spec.project, j.user, j.spec.resources.milli_gpus);
     if (!j.started_at) continue;
     TimePoint end = j.finished_at.value_or(now);
     usage_.AddPast(j.spec.project, j.user, j.spec.resources.milli_gpus, *j.started_at, end);
@@ -164,18 +170,23 @@ Reply Controller::Submit(const SubmitJobs& c, TimePoint now) {
     if (!st.ok()) return ErrorReply(InvalidArgument(where + st.message()));
     if (const PoolPolicy* pool = options_.policy.Pool(spec.pool)) {
       Duration limit = spec.time_limit.count() > 0 ? spec.time_limit : pool->default_time_limit;
-      if (pool->max_time_limit.count() > 0 && (limit.count() == 0 || limit > pool->max_time_limit)) {
-        return ErrorReply(InvalidArgument(where + "time_limit: pool " + spec.pool + " allows at most " +
+      if (pool->max_time_limit.count() > 0 &&
+          (limit.count() == 0 || limit > pool->max_time_limit)) {
+        return ErrorReply(InvalidArgument(where + "time_limit: pool " + spec.pool +
+                                          " allows at most " +
                                           FormatDuration(pool->max_time_limit)));
       }
-      if (pool->max_milli_per_job != kNoLimit && spec.resources.milli_gpus > pool->max_milli_per_job) {
-        return ErrorReply(InvalidArgument(where + "resources.gpus: pool " + spec.pool + " allows at most " +
+      if (pool->max_milli_per_job != kNoLimit &&
+          spec.resources.milli_gpus > pool->max_milli_per_job) {
+        return ErrorReply(InvalidArgument(where + "resources.gpus: pool " + spec.pool +
+                                          " allows at most " +
                                           FormatMilli(pool->max_milli_per_job) + " GPUs per job"));
       }
     }
     for (JobId dep : spec.after) {
       if (jobs_.count(dep) == 0) {
-        return ErrorReply(InvalidArgument(where + "after: job " + dep.ToString() + " does not exist"));
+        return ErrorReply(
+            InvalidArgument(where + "after: job " + dep.ToString() + " does not exist"));
       }
     }
     Status budget = BudgetAllows(spec.project, now);
@@ -190,7 +201,8 @@ Reply Controller::Submit(const SubmitJobs& c, TimePoint now) {
     Job& job = jobs_[id];
     job.id = id;
     job.spec = spec;
-    if (const PoolPolicy* pool = options_.policy.Pool(spec.pool); pool && spec.time_limit.count() == 0) {
+    if (const PoolPolicy* pool = options_.policy.Pool(spec.pool);
+        pool && spec.time_limit.count() == 0) {
       job.spec.time_limit = pool->default_time_limit;
     }
     job.user = c.caller.user;
@@ -214,7 +226,9 @@ Reply Controller::Submit(const SubmitJobs& c, TimePoint now) {
   }
   next_id_dirty_ = true;
   if (!c.idempotency_key.empty()) {
-    store::IdempotencyEntry e{.user = c.caller.user, .key = c.idempotency_key, .first = first,
+    store::IdempotencyEntry e{.user = c.caller.user,
+                              .key = c.idempotency_key,
+                              .first = first,
                               .count = static_cast<int>(c.specs.size())};
     keys_[KeyOf(e.user, e.key)] = e;
     new_keys_.push_back(std::move(e));
@@ -249,17 +263,20 @@ Reply Controller::Act(const JobAction& c, TimePoint now) {
       if (job.state == JobState::kHeld) break;
       if (job.state != JobState::kPending) {
         return ErrorReply(Conflict("job " + c.id.ToString() + " is " +
-                                   std::string(JobStateName(job.state)) + "; only pending jobs can be held"));
+                                   std::string(JobStateName(job.state)) +
+                                   "; only pending jobs can be held"));
       }
       job.reason = "held";
-      job.reason_detail = "held by " + c.caller.user + "; `baton release " + c.id.ToString() + "` lets it run";
+      job.reason_detail =
+          "held by " + c.caller.user + "; `baton release " + c.id.ToString() + "` lets it run";
       SetState(job, JobState::kHeld, now);
       break;
     case K::kRelease:
       if (job.state == JobState::kPending) break;
       if (job.state != JobState::kHeld) {
         return ErrorReply(Conflict("job " + c.id.ToString() + " is " +
-                                   std::string(JobStateName(job.state)) + "; only held jobs can be released"));
+                                   std::string(JobStateName(job.state)) +
+                                   "; only held jobs can be released"));
       }
       SetState(job, JobState::kPending, now);
       break;
@@ -296,7 +313,8 @@ Reply Controller::List(const ListJobs& c, TimePoint now) const {
   int limit = std::clamp(c.limit, 1, 1000);
   for (auto it = jobs_.upper_bound(JobId{c.after}); it != jobs_.end(); ++it) {
     const Job& j = it->second;
-    if (!c.states.empty() && std::find(c.states.begin(), c.states.end(), j.state) == c.states.end()) continue;
+    if (!c.states.empty() && std::find(c.states.begin(), c.states.end(), j.state) == c.states.end())
+      continue;
     if (!c.user.empty() && j.user != c.user) continue;
     if (!c.project.empty() && j.spec.project != c.project) continue;
     if (static_cast<int>(r.jobs.size()) == limit) {
@@ -332,13 +350,16 @@ void Controller::SetState(Job& job, JobState to, TimePoint now) {
   if (IsTerminal(to)) {
     job.finished_at = now;
     open_cost_[job.spec.project] -= job.cost_micros;
-    if (auto b = budgets_.find(job.spec.project); b != budgets_.end()) b->second.ended_cost += job.cost_micros;
+    if (auto b = budgets_.find(job.spec.project); b != budgets_.end())
+      b->second.ended_cost += job.cost_micros;
     jobs_finished_[std::string(JobStateName(to))] += 1;
     if (to == JobState::kFailed) {
       std::string name = job.spec.name.empty() ? "" : " (" + job.spec.name + ")";
-      Raise(ClusterEvent{.kind = "job_failed", .severity = "alert", .job = job.id.value,
-                         .message = "job " + job.id.ToString() + name + " of " + job.user + " failed: " +
-                                    job.reason_detail.substr(0, 256)},
+      Raise(ClusterEvent{.kind = "job_failed",
+                         .severity = "alert",
+                         .job = job.id.value,
+                         .message = "job " + job.id.ToString() + name + " of " + job.user +
+                                    " failed: " + job.reason_detail.substr(0, 256)},
             now);
     }
     OnTerminal(job, now);
@@ -427,7 +448,8 @@ void Controller::Launch(Job& job, std::optional<size_t> only_rank) {
   }
   // Rank 0's node is where the processes meet: its address, else its name.
   std::string master_addr = job.allocation.front().node;
-  if (const NodeRecord* first = FindNode(job.allocation.front().node); first != nullptr && !first->info.address.empty()) {
+  if (const NodeRecord* first = FindNode(job.allocation.front().node);
+      first != nullptr && !first->info.address.empty()) {
     master_addr = first->info.address;
   }
   auto processes = [&](const NodeAllocation& part) {
@@ -484,7 +506,8 @@ void Controller::StopParts(Job& job, StopReason reason, Duration grace, TimePoin
     }
     Order o;
     o.kind = Order::Kind::kStop;
-    o.stop = StopOrder{.job = job.id, .attempt = job.restarts, .reason = reason, .grace_period = grace};
+    o.stop =
+        StopOrder{.job = job.id, .attempt = job.restarts, .reason = reason, .grace_period = grace};
     SendOrder(part.node, std::move(o));
   }
   MarkDirty(job);
@@ -513,7 +536,8 @@ void Controller::Finish(Job& job, TimePoint now) {
   }
   const NodeAllocation& report = failed != nullptr ? *failed : job.allocation.front();
   if (!report.lost) {
-    job.exit_code = report.signal != 0 ? std::optional<int>() : std::optional<int>(report.exit_code);
+    job.exit_code =
+        report.signal != 0 ? std::optional<int>() : std::optional<int>(report.exit_code);
     job.exit_signal = report.signal != 0 ? std::optional<int>(report.signal) : std::optional<int>();
   }
   auto requeue = [&](std::string detail) {

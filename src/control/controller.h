@@ -38,8 +38,8 @@ int DefaultMasterPort(JobId id);
 bool MeetsOverNetwork(const Job& job);
 
 struct ControllerOptions {
-  Duration node_timeout = std::chrono::seconds(60);  // silent agent -> node lost
-  Duration poll_timeout = std::chrono::seconds(20);  // longest an agent's poll is held
+  Duration node_timeout = std::chrono::seconds(60);       // silent agent -> node lost
+  Duration poll_timeout = std::chrono::seconds(20);       // longest an agent's poll is held
   Duration full_pass_interval = std::chrono::seconds(2);  // re-order the queue (age, usage)
   Policy policy;
 };
@@ -68,14 +68,14 @@ class Controller {
     enum class State { kAwaiting, kReady, kLost } state = State::kAwaiting;
     uint64_t session = 0;
     TimePoint last_seen{};
-    std::deque<Order> outbox;     // sent or waiting to be sent, not yet acknowledged
+    std::deque<Order> outbox;  // sent or waiting to be sent, not yet acknowledged
     uint64_t next_seq = 1;
     std::optional<uint64_t> parked_poll;
     TimePoint parked_at{};
     std::vector<GpuSample> samples;
-    std::string drain_reason;                // non-empty: drained by an admin
-    std::map<int, std::string> gpu_drains;   // GPU index -> reason
-    std::vector<GpuHealth> health;           // per GPU, as the agent last judged it
+    std::string drain_reason;               // non-empty: drained by an admin
+    std::map<int, std::string> gpu_drains;  // GPU index -> reason
+    std::vector<GpuHealth> health;          // per GPU, as the agent last judged it
   };
   // Queue order: higher priority first, then lower id (submit order).
   struct QueueKey {
@@ -168,17 +168,18 @@ class Controller {
   std::unordered_map<std::string, store::IdempotencyEntry> keys_;  // user + '\n' + key
   std::vector<store::IdempotencyEntry> new_keys_;
 
-  std::set<QueueKey> queue_;        // pending jobs whose dependencies are met
-  std::set<JobId> blocked_;         // pending jobs waiting for dependencies
+  std::set<QueueKey> queue_;       // pending jobs whose dependencies are met
+  std::set<JobId> blocked_;        // pending jobs waiting for dependencies
   std::map<JobId, Job*> running_;  // jobs_ never drops a job, and map nodes do not move
-  std::vector<JobId> fresh_;        // joined the queue since the last pass
-  bool full_pass_ = false;          // look at the whole queue: order, reserve, preempt
-  bool freed_ = false;              // a job ended: look at the head of the queue at least
+  std::vector<JobId> fresh_;       // joined the queue since the last pass
+  bool full_pass_ = false;         // look at the whole queue: order, reserve, preempt
+  bool freed_ = false;             // a job ended: look at the head of the queue at least
   static constexpr int kHeadPass = 256;
-  std::set<QueueKey> since_full_;   // arrivals since the last full pass (not in order_)
+  std::set<QueueKey> since_full_;  // arrivals since the last full pass (not in order_)
   TimePoint last_full_pass_{};
   std::vector<sched::QueueEntry> order_;  // the last full pass's queue order
-  mutable std::unordered_map<int64_t, uint32_t> order_pos_;  // job id -> index in order_, built on demand
+  mutable std::unordered_map<int64_t, uint32_t>
+      order_pos_;  // job id -> index in order_, built on demand
   mutable bool order_pos_stale_ = false;
   std::vector<sched::Reservation> claims_;  // GPUs preemption freed, held for their claimers
   sched::UsageLedger usage_;
@@ -191,17 +192,17 @@ class Controller {
   std::set<JobId> dirty_;
   std::vector<store::Drain> new_drains_;
   std::vector<Delivery> deliveries_;
-  std::deque<ClusterEvent> events_;        // the latest kMaxEvents
+  std::deque<ClusterEvent> events_;  // the latest kMaxEvents
   static constexpr size_t kMaxEvents = 10000;
   int64_t next_event_seq_ = 1;
-  std::vector<ClusterEvent> new_events_;   // raised in this batch
+  std::vector<ClusterEvent> new_events_;    // raised in this batch
   std::map<int64_t, store::Token> tokens_;  // by id, revoked ones too
   // Counted for GET /metrics since this controller started.
   uint64_t jobs_submitted_ = 0;
   std::map<std::string, uint64_t> jobs_finished_;
   uint64_t preemptions_ = 0;
   Histogram wait_seconds_{{1, 5, 15, 60, 300, 900, 3600, 4 * 3600, 24 * 3600}};
-  std::vector<store::Token> new_tokens_;     // changed in this batch
+  std::vector<store::Token> new_tokens_;  // changed in this batch
   // Per running job: the sum of its readings' mean utilisation, and their count.
   struct Utilization {
     double sum = 0;
@@ -212,10 +213,10 @@ class Controller {
   struct BudgetState {
     TimePoint period_start{};
     TimePoint next_period{};
-    int64_t ended_cost = 0;  // jobs that ended in this period
+    int64_t ended_cost = 0;    // jobs that ended in this period
     int64_t running_cost = 0;  // its running attempts' cost as of the last tick
-    double amount = 0;       // the budget the alerts were for: a new amount alerts anew
-    int alerted = 0;         // 0, 1 (80 % alerted), 2 (100 % alerted)
+    double amount = 0;         // the budget the alerts were for: a new amount alerts anew
+    int alerted = 0;           // 0, 1 (80 % alerted), 2 (100 % alerted)
   };
   std::map<std::string, BudgetState> budgets_;  // projects with a budget
 };

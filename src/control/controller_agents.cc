@@ -26,7 +26,8 @@ Reply Controller::Nodes() const {
     for (size_t g = 0; g < s.health.size(); ++g) s.health[g].index = static_cast<int>(g);
     s.gpu_drain_reasons.resize(node.info.gpus.size());
     for (const auto& [g, why] : node.gpu_drains) {
-      if (g >= 0 && static_cast<size_t>(g) < s.gpu_drain_reasons.size()) s.gpu_drain_reasons[g] = why;
+      if (g >= 0 && static_cast<size_t>(g) < s.gpu_drain_reasons.size())
+        s.gpu_drain_reasons[g] = why;
     }
     r.nodes.push_back(std::move(s));
   }
@@ -36,7 +37,8 @@ Reply Controller::Nodes() const {
       for (auto& s : r.nodes) {
         if (s.info.name != part.node) continue;
         for (int g : part.gpus) {
-          if (g >= 0 && static_cast<size_t>(g) < s.gpu_jobs.size()) s.gpu_jobs[g].push_back(id.value);
+          if (g >= 0 && static_cast<size_t>(g) < s.gpu_jobs.size())
+            s.gpu_jobs[g].push_back(id.value);
         }
       }
     }
@@ -45,25 +47,32 @@ Reply Controller::Nodes() const {
 }
 
 Reply Controller::Drain(const DrainNode& c) {
-  if (!c.caller.admin) return ErrorReply(PermissionDenied("only an admin drains or undrains nodes"));
+  if (!c.caller.admin)
+    return ErrorReply(PermissionDenied("only an admin drains or undrains nodes"));
   NodeRecord* node = FindNode(c.node);
-  if (node == nullptr) return ErrorReply(NotFound("node " + c.node.substr(0, 64) + " is not known"));
+  if (node == nullptr)
+    return ErrorReply(NotFound("node " + c.node.substr(0, 64) + " is not known"));
   // A node known only from the store (not back since a restart) has no GPU list yet: its
   // GPU drains are taken on trust and apply when it registers.
   for (int g : c.gpus) {
     if (g < 0 || (!node->info.gpus.empty() && static_cast<size_t>(g) >= node->info.gpus.size())) {
-      return ErrorReply(InvalidArgument("gpus: node " + c.node + " has no GPU " + std::to_string(g)));
+      return ErrorReply(
+          InvalidArgument("gpus: node " + c.node + " has no GPU " + std::to_string(g)));
     }
   }
   std::string reason = c.reason.empty() ? "drained by " + c.caller.user : c.reason.substr(0, 256);
   if (c.gpus.empty()) {
     node->drain_reason = c.drain ? reason : "";
-    new_drains_.push_back(store::Drain{.node = c.node, .gpu = -1, .reason = reason, .active = c.drain});
+    new_drains_.push_back(
+        store::Drain{.node = c.node, .gpu = -1, .reason = reason, .active = c.drain});
   }
   for (int g : c.gpus) {
-    if (c.drain) node->gpu_drains[g] = reason;
-    else node->gpu_drains.erase(g);
-    if (!c.drain && static_cast<size_t>(g) < node->health.size() && node->health[g].state == "drain") {
+    if (c.drain)
+      node->gpu_drains[g] = reason;
+    else
+      node->gpu_drains.erase(g);
+    if (!c.drain && static_cast<size_t>(g) < node->health.size() &&
+        node->health[g].state == "drain") {
       // The admin says it is fixed: its agent forgets the fault, or it would report it again.
       node->health[g] = GpuHealth{.index = g};
       if (node->state == NodeRecord::State::kReady) {
@@ -73,7 +82,8 @@ Reply Controller::Drain(const DrainNode& c) {
         SendOrder(c.node, std::move(o));
       }
     }
-    new_drains_.push_back(store::Drain{.node = c.node, .gpu = g, .reason = reason, .active = c.drain});
+    new_drains_.push_back(
+        store::Drain{.node = c.node, .gpu = g, .reason = reason, .active = c.drain});
   }
   if (view_.FindNode(c.node) != nullptr) RebuildNodeSlots(*node);
   full_pass_ = true;  // an undrain frees GPUs; a drain changes reservations
@@ -83,14 +93,19 @@ Reply Controller::Drain(const DrainNode& c) {
 Reply Controller::Inject(const InjectFault& c) {
   if (!c.caller.admin) return ErrorReply(PermissionDenied("only an admin injects faults"));
   NodeRecord* node = FindNode(c.node);
-  if (node == nullptr) return ErrorReply(NotFound("node " + c.node.substr(0, 64) + " is not known"));
-  if (node->state != NodeRecord::State::kReady) return ErrorReply(Conflict("node " + c.node + " is not connected"));
+  if (node == nullptr)
+    return ErrorReply(NotFound("node " + c.node.substr(0, 64) + " is not known"));
+  if (node->state != NodeRecord::State::kReady)
+    return ErrorReply(Conflict("node " + c.node + " is not connected"));
   if (node->info.gpu_backend != "simulated") {
-    return ErrorReply(InvalidArgument("node " + c.node + " has real GPUs (" + node->info.gpu_backend +
+    return ErrorReply(InvalidArgument("node " + c.node + " has real GPUs (" +
+                                      node->info.gpu_backend +
                                       "): faults are injected only into simulated GPUs"));
   }
-  if (c.fault.fault != "silence" && (c.fault.gpu < 0 || static_cast<size_t>(c.fault.gpu) >= node->info.gpus.size())) {
-    return ErrorReply(InvalidArgument("gpu: node " + c.node + " has no GPU " + std::to_string(c.fault.gpu)));
+  if (c.fault.fault != "silence" &&
+      (c.fault.gpu < 0 || static_cast<size_t>(c.fault.gpu) >= node->info.gpus.size())) {
+    return ErrorReply(
+        InvalidArgument("gpu: node " + c.node + " has no GPU " + std::to_string(c.fault.gpu)));
   }
   Order o;
   o.kind = Order::Kind::kInject;
@@ -106,7 +121,8 @@ Reply Controller::Events(const GetEvents& c) const {
   int64_t after = c.after >= next_event_seq_ ? 0 : c.after;
   auto it = std::upper_bound(events_.begin(), events_.end(), after,
                              [](int64_t after, const ClusterEvent& e) { return after < e.seq; });
-  for (; it != events_.end() && static_cast<int>(r.events.size()) < c.limit; ++it) r.events.push_back(*it);
+  for (; it != events_.end() && static_cast<int>(r.events.size()) < c.limit; ++it)
+    r.events.push_back(*it);
   return r;
 }
 
@@ -122,7 +138,8 @@ std::vector<JobId> Controller::JobsOnGpu(const std::string& node, int gpu) const
   std::vector<JobId> out;
   for (const auto& [id, job] : running_) {
     for (const NodeAllocation& part : job->allocation) {
-      if (part.node == node && !part.ended && std::find(part.gpus.begin(), part.gpus.end(), gpu) != part.gpus.end()) {
+      if (part.node == node && !part.ended &&
+          std::find(part.gpus.begin(), part.gpus.end(), gpu) != part.gpus.end()) {
         out.push_back(id);
       }
     }
@@ -133,10 +150,12 @@ std::vector<JobId> Controller::JobsOnGpu(const std::string& node, int gpu) const
 bool Controller::GpuUsable(const NodeRecord& node, int gpu) const {
   if (node.gpu_drains.count(gpu) != 0) return false;
   // "drain" health became an admin drain above; an admin's undrain overrides it.
-  return gpu < 0 || static_cast<size_t>(gpu) >= node.health.size() || node.health[gpu].state != "reset";
+  return gpu < 0 || static_cast<size_t>(gpu) >= node.health.size() ||
+         node.health[gpu].state != "reset";
 }
 
-void Controller::ApplyHealth(NodeRecord& node, const std::vector<GpuHealth>& health, TimePoint now) {
+void Controller::ApplyHealth(NodeRecord& node, const std::vector<GpuHealth>& health,
+                             TimePoint now) {
   size_t n = node.info.gpus.size();
   std::vector<GpuHealth> next(n);
   for (size_t g = 0; g < n; ++g) next[g].index = static_cast<int>(g);
@@ -154,26 +173,37 @@ void Controller::ApplyHealth(NodeRecord& node, const std::vector<GpuHealth>& hea
     int gpu = static_cast<int>(g);
     std::string where = "GPU " + std::to_string(g) + " of " + node.info.name;
     if (h.state == "ok") {
-      std::string still = node.gpu_drains.count(gpu) ? " (still drained: " + node.gpu_drains[gpu] + ")" : "";
-      Raise(ClusterEvent{.kind = "gpu_recovered", .severity = "info", .node = node.info.name, .gpu = gpu,
-                         .message = where + " passed its health check and is back in service" + still},
+      std::string still =
+          node.gpu_drains.count(gpu) ? " (still drained: " + node.gpu_drains[gpu] + ")" : "";
+      Raise(ClusterEvent{.kind = "gpu_recovered",
+                         .severity = "info",
+                         .node = node.info.name,
+                         .gpu = gpu,
+                         .message =
+                             where + " passed its health check and is back in service" + still},
             now);
       continue;
     }
     if (old.state == h.state && old.since == h.since) continue;  // only its words changed
     // A new fault.
-    std::string until = h.state == "drain" ? "until an admin undrains it" : "until it passes a health check";
+    std::string until =
+        h.state == "drain" ? "until an admin undrains it" : "until it passes a health check";
     if (h.state == "drain" && node.gpu_drains.count(gpu) == 0) {
       std::string reason = ("health: " + h.reason).substr(0, 256);
       node.gpu_drains[gpu] = reason;
-      new_drains_.push_back(store::Drain{.node = node.info.name, .gpu = gpu, .reason = reason, .active = true});
+      new_drains_.push_back(
+          store::Drain{.node = node.info.name, .gpu = gpu, .reason = reason, .active = true});
     }
     std::vector<JobId> hit = JobsOnGpu(node.info.name, gpu);
     std::string jobs;
     for (JobId id : hit) jobs += (jobs.empty() ? "; requeued job " : ", ") + id.ToString();
-    Raise(ClusterEvent{.kind = "gpu_failed", .severity = "alert", .node = node.info.name, .gpu = gpu,
+    Raise(ClusterEvent{.kind = "gpu_failed",
+                       .severity = "alert",
+                       .node = node.info.name,
+                       .gpu = gpu,
                        .job = hit.empty() ? 0 : hit.front().value,
-                       .message = where + " failed: " + h.reason + "; out of service " + until + jobs},
+                       .message =
+                           where + " failed: " + h.reason + "; out of service " + until + jobs},
           now);
     for (JobId id : hit) {
       Job& j = jobs_.at(id);
@@ -212,11 +242,14 @@ void Controller::RebuildNodeSlots(const NodeRecord& node) {
   sched::NodeSlots* slots = view_.FindNode(node.info.name);
   slots->gpus.clear();
   for (const Gpu& g : node.info.gpus) {
-    slots->gpus.push_back(sched::GpuSlot{.index = g.index, .model = g.model,
-                                         .memory_bytes = g.memory_bytes, .free_milli = 1000,
+    slots->gpus.push_back(sched::GpuSlot{.index = g.index,
+                                         .model = g.model,
+                                         .memory_bytes = g.memory_bytes,
+                                         .free_milli = 1000,
                                          .free_memory_bytes = g.memory_bytes,
                                          .usable = GpuUsable(node, g.index),
-                                         .island = g.island, .pcie_switch = g.pcie_switch,
+                                         .island = g.island,
+                                         .pcie_switch = g.pcie_switch,
                                          .numa_node = g.numa_node});
   }
   slots->pool = node.info.pool;
@@ -243,8 +276,11 @@ Reply Controller::Register(const AgentRegister& c, TimePoint now) {
   if (!IsValidNodeName(info.name)) return ErrorReply(InvalidArgument("node.name: invalid"));
   NodeRecord& node = EnsureNode(info.name);
   if (node.state != NodeRecord::State::kReady) {
-    Raise(ClusterEvent{.kind = "node_joined", .severity = "info", .node = info.name,
-                       .message = "node " + info.name + " joined with " + std::to_string(info.gpus.size()) + " GPUs"},
+    Raise(ClusterEvent{.kind = "node_joined",
+                       .severity = "info",
+                       .node = info.name,
+                       .message = "node " + info.name + " joined with " +
+                                  std::to_string(info.gpus.size()) + " GPUs"},
           now);
   }
   if (node.info.gpus.size() != info.gpus.size()) node.health.clear();
@@ -282,11 +318,14 @@ Reply Controller::Register(const AgentRegister& c, TimePoint now) {
           // A stop sent before the agent re-registered was dropped with the old outbox.
           Order o;
           o.kind = Order::Kind::kStop;
-          o.stop = j.stop_requested
-                       ? StopOrder{.job = j.id, .attempt = j.restarts, .reason = StopReason::kCancel,
-                                   .grace_period = j.spec.grace_period}
-                       : StopOrder{.job = j.id, .attempt = j.restarts, .reason = StopReason::kPreempt,
-                                   .grace_period = options_.policy.preempt_grace};
+          o.stop = j.stop_requested ? StopOrder{.job = j.id,
+                                                .attempt = j.restarts,
+                                                .reason = StopReason::kCancel,
+                                                .grace_period = j.spec.grace_period}
+                                    : StopOrder{.job = j.id,
+                                                .attempt = j.restarts,
+                                                .reason = StopReason::kPreempt,
+                                                .grace_period = options_.policy.preempt_grace};
           SendOrder(info.name, std::move(o));
         }
         continue;
@@ -345,9 +384,14 @@ Reply Controller::Report(const AgentReport& c, TimePoint now) {
   for (const GpuNotice& n : rep.notices) {
     std::vector<JobId> on_gpu = JobsOnGpu(rep.node, n.gpu);
     int64_t job = on_gpu.empty() ? 0 : on_gpu.back().value;
-    std::string msg = "GPU " + std::to_string(n.gpu) + " of " + rep.node + ": " + n.message.substr(0, 256);
+    std::string msg =
+        "GPU " + std::to_string(n.gpu) + " of " + rep.node + ": " + n.message.substr(0, 256);
     if (job != 0) msg += " in job " + std::to_string(job);
-    Raise(ClusterEvent{.kind = "gpu_xid", .severity = "info", .node = rep.node, .gpu = n.gpu, .job = job,
+    Raise(ClusterEvent{.kind = "gpu_xid",
+                       .severity = "info",
+                       .node = rep.node,
+                       .gpu = n.gpu,
+                       .job = job,
                        .message = msg},
           now);
   }
@@ -358,7 +402,8 @@ void Controller::HandleEvent(NodeRecord& node, const JobEvent& e, TimePoint now)
   auto it = jobs_.find(e.job);
   NodeAllocation* part = nullptr;
   Job* job = nullptr;
-  if (it != jobs_.end() && it->second.state == JobState::kRunning && it->second.restarts == e.attempt) {
+  if (it != jobs_.end() && it->second.state == JobState::kRunning &&
+      it->second.restarts == e.attempt) {
     job = &it->second;
     for (auto& p : job->allocation) {
       if (p.node == node.info.name) part = &p;
@@ -369,7 +414,9 @@ void Controller::HandleEvent(NodeRecord& node, const JobEvent& e, TimePoint now)
     if (e.kind == JobEvent::Kind::kStarted) {
       Order o;
       o.kind = Order::Kind::kStop;
-      o.stop = StopOrder{.job = e.job, .attempt = e.attempt, .reason = StopReason::kCancel,
+      o.stop = StopOrder{.job = e.job,
+                         .attempt = e.attempt,
+                         .reason = StopReason::kCancel,
                          .grace_period = Duration(0)};
       SendOrder(node.info.name, std::move(o));
     }
@@ -378,7 +425,8 @@ void Controller::HandleEvent(NodeRecord& node, const JobEvent& e, TimePoint now)
   if (part->ended) return;
   if (e.kind == JobEvent::Kind::kCheckpoint) {
     // What preemption would lose is counted from here on.
-    job->last_checkpoint = std::max(job->last_checkpoint.value_or(TimePoint{}), std::min(e.at, now));
+    job->last_checkpoint =
+        std::max(job->last_checkpoint.value_or(TimePoint{}), std::min(e.at, now));
     MarkDirty(*job);
     return;
   }
@@ -386,7 +434,8 @@ void Controller::HandleEvent(NodeRecord& node, const JobEvent& e, TimePoint now)
     part->started = true;
     if (!job->started_at) {
       job->started_at = now;
-      if (job->restarts == 0) wait_seconds_.Observe(static_cast<double>((now - job->submitted_at).count()) / 1000.0);
+      if (job->restarts == 0)
+        wait_seconds_.Observe(static_cast<double>((now - job->submitted_at).count()) / 1000.0);
     }
     job->launched = std::all_of(job->allocation.begin(), job->allocation.end(),
                                 [](const NodeAllocation& p) { return p.started; });
@@ -413,8 +462,11 @@ void Controller::HandleEvent(NodeRecord& node, const JobEvent& e, TimePoint now)
 
 void Controller::MarkLost(NodeRecord& node, TimePoint now) {
   node.state = NodeRecord::State::kLost;
-  Raise(ClusterEvent{.kind = "node_lost", .severity = "alert", .node = node.info.name,
-                     .message = "node " + node.info.name + " stopped reporting; its jobs are requeued"},
+  Raise(ClusterEvent{.kind = "node_lost",
+                     .severity = "alert",
+                     .node = node.info.name,
+                     .message =
+                         "node " + node.info.name + " stopped reporting; its jobs are requeued"},
         now);
   if (sched::NodeSlots* s = view_.FindNode(node.info.name)) s->schedulable = false;
   if (node.parked_poll) {

@@ -51,7 +51,8 @@ void Controller::CloseAttempt(Job& job, TimePoint now) {
   }
 }
 
-void Controller::ObserveUtilization(const std::string& node, const std::vector<GpuSample>& samples) {
+void Controller::ObserveUtilization(const std::string& node,
+                                    const std::vector<GpuSample>& samples) {
   if (samples.empty()) return;
   for (const auto& [id, job] : running_) {
     double sum = 0;
@@ -79,7 +80,8 @@ void Controller::RecountBudgets(TimePoint now, bool quiet) {
   // The alerts already raised for the same budget in the same period stay raised.
   auto keep_alerted = [&](const std::string& name, BudgetState& b) {
     auto old = budgets_.find(name);
-    if (old != budgets_.end() && old->second.period_start == b.period_start && old->second.amount == b.amount) {
+    if (old != budgets_.end() && old->second.period_start == b.period_start &&
+        old->second.amount == b.amount) {
       b.alerted = old->second.alerted;
     }
   };
@@ -106,7 +108,8 @@ void Controller::RecountBudgets(TimePoint now, bool quiet) {
   for (const auto& [id, job] : jobs_) {
     if (!IsTerminal(job.state) || !job.finished_at) continue;
     auto b = next.find(job.spec.project);
-    if (b != next.end() && *job.finished_at >= b->second.period_start) b->second.ended_cost += job.cost_micros;
+    if (b != next.end() && *job.finished_at >= b->second.period_start)
+      b->second.ended_cost += job.cost_micros;
   }
   for (const auto& [id, job] : running_) {
     auto b = next.find(job->spec.project);
@@ -139,7 +142,8 @@ void Controller::CheckBudgets(TimePoint now) {
   if (budgets_.empty()) return;
   std::map<std::string, int64_t> running_cost;
   for (const auto& [id, job] : running_) {
-    if (budgets_.count(job->spec.project) != 0) running_cost[job->spec.project] += AttemptCost(*job, now);
+    if (budgets_.count(job->spec.project) != 0)
+      running_cost[job->spec.project] += AttemptCost(*job, now);
   }
   for (auto& [name, b] : budgets_) {
     const Budget& budget = options_.policy.Project(name).budget;
@@ -150,11 +154,14 @@ void Controller::CheckBudgets(TimePoint now) {
     if (level <= b.alerted) continue;
     b.alerted = level;
     const std::string& cur = options_.policy.currency;
-    std::string period = budget.period == BudgetPeriod::kTotal ? "" : " this " + std::string(BudgetPeriodName(budget.period));
+    std::string period = budget.period == BudgetPeriod::kTotal
+                             ? ""
+                             : " this " + std::string(BudgetPeriodName(budget.period));
     std::string msg = "project " + name + " has spent " + Money(spent, cur) + " of its budget of " +
                       Money(limit, cur) + period + " (" + (level == 2 ? "100" : "80") + " %)";
     if (level == 2 && budget.hard_stop) msg += "; new jobs are refused";
-    Raise(ClusterEvent{.kind = "budget", .severity = "alert", .project = name, .message = msg}, now);
+    Raise(ClusterEvent{.kind = "budget", .severity = "alert", .project = name, .message = msg},
+          now);
   }
 }
 
@@ -165,20 +172,23 @@ Status Controller::BudgetAllows(const std::string& project, TimePoint now) const
   if (b == budgets_.end()) return Status::Ok();
   int64_t limit = BudgetMicros(budget);
   auto open = open_cost_.find(project);
-  int64_t spent = b->second.ended_cost + (open == open_cost_.end() ? 0 : open->second) + b->second.running_cost;
+  int64_t spent =
+      b->second.ended_cost + (open == open_cost_.end() ? 0 : open->second) + b->second.running_cost;
   if (spent < limit) return Status::Ok();
   const std::string& cur = options_.policy.currency;
   std::string until = budget.period == BudgetPeriod::kTotal
                           ? "until an admin raises it"
-                          : "until " + FormatRfc3339(NextPeriodStart(budget.period, now)) + " or an admin raises it";
-  return PermissionDenied("project " + project + " has spent its budget (" + Money(spent, cur) + " of " +
-                          Money(limit, cur) + "); new jobs are refused " + until);
+                          : "until " + FormatRfc3339(NextPeriodStart(budget.period, now)) +
+                                " or an admin raises it";
+  return PermissionDenied("project " + project + " has spent its budget (" + Money(spent, cur) +
+                          " of " + Money(limit, cur) + "); new jobs are refused " + until);
 }
 
 Reply Controller::JobMetricsOf(const GetJobMetrics& c, TimePoint now) const {
   const Job* job = FindJob(c.id);
   if (job == nullptr) return ErrorReply(NotFound("job " + c.id.ToString() + " does not exist"));
-  JobMetrics m{.job = job->id.value, .state = std::string(JobStateName(job->state)),
+  JobMetrics m{.job = job->id.value,
+               .state = std::string(JobStateName(job->state)),
                .gpu_seconds = AllService(*job, now),
                .cost = static_cast<double>(AllCost(*job, now)) / 1e6,
                .cost_per_hour = static_cast<double>(job->cost_per_hour_micros) / 1e6,

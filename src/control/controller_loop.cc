@@ -4,11 +4,17 @@ namespace baton::control {
 
 ControllerLoop::ControllerLoop(Controller& controller, store::Store& store, Clock& clock,
                                LoopOptions options, Fatal fatal)
-    : controller_(controller), store_(store), clock_(clock), options_(options), fatal_(std::move(fatal)) {}
+    : controller_(controller),
+      store_(store),
+      clock_(clock),
+      options_(options),
+      fatal_(std::move(fatal)) {}
 
 ControllerLoop::~ControllerLoop() { Stop(); }
 
-void ControllerLoop::Start() { thread_ = std::thread([this] { Run(); }); }
+void ControllerLoop::Start() {
+  thread_ = std::thread([this] { Run(); });
+}
 
 void ControllerLoop::Stop() {
   {
@@ -84,12 +90,14 @@ void ControllerLoop::Run() {
     }
     auto cycle_start = std::chrono::steady_clock::now();
     Effects fx = controller_.EndBatch(now);
-    double cycle = std::chrono::duration<double>(std::chrono::steady_clock::now() - cycle_start).count();
+    double cycle =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - cycle_start).count();
     bool committed = fx.store.empty();
     Status st;
     for (int attempt = 0; !committed && attempt < options_.commit_attempts; ++attempt) {
       // A busy or briefly failing disk gets a moment: 0, 50, 200 ms...
-      if (attempt > 0) std::this_thread::sleep_for(std::chrono::milliseconds(50 << (2 * (attempt - 1))));
+      if (attempt > 0)
+        std::this_thread::sleep_for(std::chrono::milliseconds(50 << (2 * (attempt - 1))));
       st = store_.Commit(fx.store);
       committed = st.ok();
     }

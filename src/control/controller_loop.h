@@ -18,8 +18,8 @@ namespace baton::control {
 
 struct LoopOptions {
   Duration tick = std::chrono::milliseconds(500);  // how often timeouts are looked at
-  int commit_attempts = 3;                          // then the store is declared failed
-  size_t max_batch = 4096;                          // commands applied per commit at most
+  int commit_attempts = 3;                         // then the store is declared failed
+  size_t max_batch = 4096;                         // commands applied per commit at most
   // Told of every cluster event once its batch is durable (the server logs them); on the loop's
   // thread, so it must be quick.
   std::function<void(const ClusterEvent&)> on_event;
@@ -50,7 +50,8 @@ class ControllerLoop {
     uint64_t commands = 0;
     uint64_t commits = 0;
     // How long EndBatch took (the scheduling pass, orders and effects), on the real clock.
-    Histogram cycle_seconds{{0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1}};
+    Histogram cycle_seconds{
+        {0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1}};
   };
   Stats stats();
 

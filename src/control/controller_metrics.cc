@@ -24,13 +24,17 @@ Reply Controller::Metrics(TimePoint now) const {
   for (const char* s : {"ready", "drained", "lost", "awaiting"}) m->nodes_by_state[s] = 0;
   for (const auto& [name, node] : nodes_) {
     bool ready = node.state == NodeRecord::State::kReady;
-    std::string state = node.state == NodeRecord::State::kLost ? "lost" : ready ? "ready" : "awaiting";
+    std::string state = node.state == NodeRecord::State::kLost ? "lost"
+                        : ready                                ? "ready"
+                                                               : "awaiting";
     if (ready && !node.drain_reason.empty()) state = "drained";
     m->nodes_by_state[state] += 1;
     const sched::NodeSlots* slots = view_.FindNode(name);
     for (const Gpu& g : node.info.gpus) {
-      GpuMetrics gm{.node = name, .index = g.index, .model = g.model, .memory_total_bytes = g.memory_bytes};
-      bool failed = !ready || (static_cast<size_t>(g.index) < node.health.size() && node.health[g.index].state != "ok");
+      GpuMetrics gm{
+          .node = name, .index = g.index, .model = g.model, .memory_total_bytes = g.memory_bytes};
+      bool failed = !ready || (static_cast<size_t>(g.index) < node.health.size() &&
+                               node.health[g.index].state != "ok");
       bool drained = !node.drain_reason.empty() || node.gpu_drains.count(g.index) != 0;
       bool allocated = slots != nullptr && static_cast<size_t>(g.index) < slots->gpus.size() &&
                        slots->gpus[g.index].free_milli < 1000;

@@ -18,7 +18,8 @@ std::optional<int> OwnMasterPort(const Job& job) {
     if (key != "MASTER_PORT") continue;
     int port = 0;
     auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), port);
-    if (ec == std::errc() && end == value.data() + value.size() && port >= 1 && port <= 65535) return port;
+    if (ec == std::errc() && end == value.data() + value.size() && port >= 1 && port <= 65535)
+      return port;
   }
   return std::nullopt;
 }
@@ -32,7 +33,8 @@ PortsByNode MasterPortsInUse(const std::map<JobId, Job*>& running) {
   for (const auto& [id, job] : running) {
     if (!MeetsOverNetwork(*job)) continue;
     // A job started before master_port was kept met at its own port, else at the default.
-    int port = job->master_port > 0 ? job->master_port : OwnMasterPort(*job).value_or(DefaultMasterPort(id));
+    int port = job->master_port > 0 ? job->master_port
+                                    : OwnMasterPort(*job).value_or(DefaultMasterPort(id));
     ports[job->allocation.front().node].insert(port);
   }
   return ports;
@@ -64,7 +66,8 @@ void Controller::Schedule(TimePoint now) {
   // of times a second on a busy cluster; re-ordering the whole queue each time would not pay.
   // Strict order (no backfill) needs the whole queue to place anything: a new arrival must not
   // pass a job ahead that waits.
-  const bool full = full_pass_ || (freed_ && order_.empty()) || (!options_.policy.backfill && !queue_.empty());
+  const bool full =
+      full_pass_ || (freed_ && order_.empty()) || (!options_.policy.backfill && !queue_.empty());
   const bool head = !full && freed_;
   freed_ = false;
   fresh_.erase(std::remove_if(fresh_.begin(), fresh_.end(),
@@ -77,9 +80,14 @@ void Controller::Schedule(TimePoint now) {
   fresh_.erase(std::unique(fresh_.begin(), fresh_.end()), fresh_.end());
   sched::PassInput in;
   auto pending = [](const Job& j) {
-    return sched::PendingJob{.id = j.id, .resources = &j.spec.resources, .priority = j.spec.priority,
-                             .project = &j.spec.project, .user = &j.user, .pool = &j.spec.pool,
-                             .submitted = j.submitted_at, .time_limit = j.spec.time_limit,
+    return sched::PendingJob{.id = j.id,
+                             .resources = &j.spec.resources,
+                             .priority = j.spec.priority,
+                             .project = &j.spec.project,
+                             .user = &j.user,
+                             .pool = &j.spec.pool,
+                             .submitted = j.submitted_at,
+                             .time_limit = j.spec.time_limit,
                              .service = j.gpu_seconds};
   };
   if (full) {
@@ -141,11 +149,18 @@ void Controller::Schedule(TimePoint now) {
     lowest_running = std::min(lowest_running, static_cast<int>(j.spec.priority));
     TimePoint start = j.started_at.value_or(now);
     in.running.push_back(sched::RunningJob{
-        .id = j.id, .resources = &j.spec.resources, .allocation = &j.allocation, .priority = j.spec.priority,
-        .project = &j.spec.project, .user = &j.user, .pool = &j.spec.pool, .started = start,
+        .id = j.id,
+        .resources = &j.spec.resources,
+        .allocation = &j.allocation,
+        .priority = j.spec.priority,
+        .project = &j.spec.project,
+        .user = &j.user,
+        .pool = &j.spec.pool,
+        .started = start,
         .expected_end = j.spec.time_limit.count() > 0 ? start + j.spec.time_limit : sched::kNever,
         .last_checkpoint = j.last_checkpoint.value_or(start),
-        .stopping = j.stop_requested || j.preempt_requested, .service = j.gpu_seconds + Service(j, now)});
+        .stopping = j.stop_requested || j.preempt_requested,
+        .service = j.gpu_seconds + Service(j, now)});
   }
   usage_.Advance(now);
   pass_view_ = view_;  // into the last pass's buffers: no allocation per node
@@ -176,7 +191,8 @@ void Controller::Schedule(TimePoint now) {
   }
   for (const sched::Preemption& p : pass.preemptions) {
     Job& victim = jobs_.at(p.victim);
-    if (victim.state != JobState::kRunning || victim.stop_requested || victim.preempt_requested) continue;
+    if (victim.state != JobState::kRunning || victim.stop_requested || victim.preempt_requested)
+      continue;
     victim.preempt_requested = true;
     ++preemptions_;
     victim.reason_detail = "preempted (" + p.reason + ") for job " + p.for_job.ToString();

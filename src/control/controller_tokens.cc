@@ -1,9 +1,9 @@
 // The controller's side of users and tokens: creating, revoking and listing API tokens. The
 // secrets never reach it; it keeps each token's hash, user, role and name durable, so that a
 // token acknowledged as created works after any restart and a revoked one never again.
-#include "control/controller.h"
-
 #include <cctype>
+
+#include "control/controller.h"
 
 namespace baton::control {
 namespace {
@@ -29,21 +29,24 @@ store::Token Shown(store::Token t) {
 
 Reply Controller::Tokens(const CreateToken& c, TimePoint now) {
   if (!IsValidUserName(c.user)) {
-    return ErrorReply(InvalidArgument("user: 1-32 of a-z, 0-9, '_', '-', '.', starting with a letter or '_' (a Unix user name)"));
+    return ErrorReply(InvalidArgument(
+        "user: 1-32 of a-z, 0-9, '_', '-', '.', starting with a letter or '_' (a Unix user name)"));
   }
   if (c.role != "user" && c.role != "admin" && c.role != "agent") {
     return ErrorReply(InvalidArgument("role: must be user, admin or agent"));
   }
   if (c.name.size() > 64) return ErrorReply(InvalidArgument("name: at most 64 bytes"));
   if (!c.caller.admin && (c.user != c.caller.user || c.role != "user")) {
-    return ErrorReply(PermissionDenied("a user creates only user tokens for themself; an admin creates the others"));
+    return ErrorReply(PermissionDenied(
+        "a user creates only user tokens for themself; an admin creates the others"));
   }
   if (c.hash.size() != 64) return ErrorReply(InvalidArgument("hash: must be 64 hex digits"));
   for (const auto& [id, t] : tokens_) {
     if (t.hash == c.hash) return ErrorReply(Conflict("that token exists already"));
   }
   int64_t id = tokens_.empty() ? 1 : tokens_.rbegin()->first + 1;
-  store::Token t{.id = id, .hash = c.hash, .user = c.user, .role = c.role, .name = c.name, .created_at = now};
+  store::Token t{
+      .id = id, .hash = c.hash, .user = c.user, .role = c.role, .name = c.name, .created_at = now};
   tokens_[id] = t;
   new_tokens_.push_back(t);
   Reply r;
@@ -54,10 +57,12 @@ Reply Controller::Tokens(const CreateToken& c, TimePoint now) {
 
 Reply Controller::Tokens(const RevokeToken& c) {
   auto it = tokens_.find(c.id);
-  if (it == tokens_.end()) return ErrorReply(NotFound("token " + std::to_string(c.id) + " does not exist"));
+  if (it == tokens_.end())
+    return ErrorReply(NotFound("token " + std::to_string(c.id) + " does not exist"));
   store::Token& t = it->second;
   if (!c.caller.admin && t.user != c.caller.user) {
-    return ErrorReply(PermissionDenied("token " + std::to_string(c.id) + " is not yours to revoke"));
+    return ErrorReply(
+        PermissionDenied("token " + std::to_string(c.id) + " is not yours to revoke"));
   }
   if (!t.revoked) {
     t.revoked = true;

@@ -35,8 +35,8 @@ struct GpuMetrics {
   std::string node;
   int index = 0;
   std::string model;
-  std::string state;               // idle | allocated | drained | failed
-  bool sampled = false;            // the gauges below came from the agent
+  std::string state;     // idle | allocated | drained | failed
+  bool sampled = false;  // the gauges below came from the agent
   int utilization_pct = 0;
   int64_t memory_used_bytes = 0;
   int64_t memory_total_bytes = 0;
@@ -45,12 +45,12 @@ struct GpuMetrics {
 };
 
 struct MetricsSnapshot {
-  std::map<std::string, int64_t> jobs_by_state;      // every state, 0 included
-  uint64_t jobs_submitted = 0;                       // since this controller started
-  std::map<std::string, uint64_t> jobs_finished;     // by final state, since start
+  std::map<std::string, int64_t> jobs_by_state;   // every state, 0 included
+  uint64_t jobs_submitted = 0;                    // since this controller started
+  std::map<std::string, uint64_t> jobs_finished;  // by final state, since start
   uint64_t preemptions = 0;
-  Histogram wait_seconds;                            // submit -> first start
-  std::map<std::string, int64_t> nodes_by_state;     // ready, drained, lost, awaiting
+  Histogram wait_seconds;                         // submit -> first start
+  std::map<std::string, int64_t> nodes_by_state;  // ready, drained, lost, awaiting
   std::vector<GpuMetrics> gpus;
   std::map<std::string, double> project_gpu_seconds;  // all attempts, running ones to now
   std::map<std::string, double> project_cost;         // currency units

@@ -11,15 +11,15 @@
 namespace baton {
 
 struct ClusterEvent {
-  int64_t seq = 0;              // increasing; GET /v1/events?after=SEQ pages on it
+  int64_t seq = 0;  // increasing; GET /v1/events?after=SEQ pages on it
   TimePoint at{};
-  std::string kind;             // gpu_failed | gpu_recovered | gpu_xid | node_lost | node_joined |
-                                // job_failed | budget
-  std::string severity;         // info | alert
+  std::string kind;      // gpu_failed | gpu_recovered | gpu_xid | node_lost | node_joined |
+                         // job_failed | budget
+  std::string severity;  // info | alert
   std::string node;
-  int gpu = -1;                 // -1 = the node as a whole
-  int64_t job = 0;              // a job it concerns, 0 = none
-  std::string project;          // a project it concerns (budget alerts), "" = none
+  int gpu = -1;         // -1 = the node as a whole
+  int64_t job = 0;      // a job it concerns, 0 = none
+  std::string project;  // a project it concerns (budget alerts), "" = none
   std::string message;
   bool operator==(const ClusterEvent&) const = default;
 };

@@ -18,5 +18,7 @@ struct JobId {
 
 template <>
 struct std::hash<baton::JobId> {
-  size_t operator()(const baton::JobId& id) const noexcept { return std::hash<int64_t>{}(id.value); }
+  size_t operator()(const baton::JobId& id) const noexcept {
+    return std::hash<int64_t>{}(id.value);
+  }
 };

@@ -30,7 +30,8 @@ bool IsEnvKey(std::string_view k) {
   if (k.empty() || k.size() > SpecLimits::kEnvKeyBytes) return false;
   if (k[0] >= '0' && k[0] <= '9') return false;
   for (char c : k) {
-    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+    bool ok =
+        (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
     if (!ok) return false;
   }
   return true;
@@ -53,8 +54,10 @@ Result<JobState> ParseJobState(std::string_view text) {
   for (size_t i = 0; i < kStateNames.size(); ++i) {
     if (text == kStateNames[i]) return static_cast<JobState>(i);
   }
-  return Err(InvalidArgument("state: must be one of pending, held, running, succeeded, failed, "
-                             "cancelled, timed_out (got \"" + std::string(text.substr(0, 32)) + "\")"));
+  return Err(
+      InvalidArgument("state: must be one of pending, held, running, succeeded, failed, "
+                      "cancelled, timed_out (got \"" +
+                      std::string(text.substr(0, 32)) + "\")"));
 }
 
 bool IsTerminal(JobState s) {
@@ -65,13 +68,16 @@ bool IsTerminal(JobState s) {
 bool CanTransition(JobState from, JobState to) {
   using S = JobState;
   switch (from) {
-    case S::kPending: return to == S::kHeld || to == S::kRunning || to == S::kCancelled ||
-                             to == S::kFailed;  // failed: dependency can never be met
-    case S::kHeld: return to == S::kPending || to == S::kCancelled;
+    case S::kPending:
+      return to == S::kHeld || to == S::kRunning || to == S::kCancelled ||
+             to == S::kFailed;  // failed: dependency can never be met
+    case S::kHeld:
+      return to == S::kPending || to == S::kCancelled;
     case S::kRunning:
-      return to == S::kPending || to == S::kSucceeded || to == S::kFailed ||
-             to == S::kCancelled || to == S::kTimedOut;
-    default: return false;  // terminal states are final
+      return to == S::kPending || to == S::kSucceeded || to == S::kFailed || to == S::kCancelled ||
+             to == S::kTimedOut;
+    default:
+      return false;  // terminal states are final
   }
 }
 
@@ -82,7 +88,8 @@ Status ValidateJobSpec(const JobSpec& spec) {
   if (HasNul(spec.name)) return FieldError("name", "contains a NUL byte");
   if (spec.command.empty()) return FieldError("command", "must not be empty");
   if (spec.command.size() > SpecLimits::kCommandArgs) {
-    return FieldError("command", "more than " + std::to_string(SpecLimits::kCommandArgs) + " arguments");
+    return FieldError("command",
+                      "more than " + std::to_string(SpecLimits::kCommandArgs) + " arguments");
   }
   if (spec.shell && spec.command.size() != 1) {
     return FieldError("command", "a shell command is a single string");
@@ -94,7 +101,8 @@ Status ValidateJobSpec(const JobSpec& spec) {
   }
   if (spec.command[0].empty()) return FieldError("command", "the program name is empty");
   if (command_bytes > SpecLimits::kCommandBytes) {
-    return FieldError("command", "longer than " + std::to_string(SpecLimits::kCommandBytes) + " bytes");
+    return FieldError("command",
+                      "longer than " + std::to_string(SpecLimits::kCommandBytes) + " bytes");
   }
 
   const Resources& r = spec.resources;
@@ -106,30 +114,39 @@ Status ValidateJobSpec(const JobSpec& spec) {
                                             FormatMilli(r.milli_gpus) + ")");
   }
   if (r.nodes < 1 || r.nodes > SpecLimits::kMaxNodes) {
-    return FieldError("resources.nodes", "must be between 1 and " + std::to_string(SpecLimits::kMaxNodes));
+    return FieldError("resources.nodes",
+                      "must be between 1 and " + std::to_string(SpecLimits::kMaxNodes));
   }
   if (r.nodes > 1) {
     if (r.milli_gpus % 1000 != 0 || (r.milli_gpus / 1000) % r.nodes != 0) {
-      return FieldError("resources.gpus", "must divide evenly across " + std::to_string(r.nodes) + " nodes");
+      return FieldError("resources.gpus",
+                        "must divide evenly across " + std::to_string(r.nodes) + " nodes");
     }
   }
-  if (r.cpus < 0 || r.cpus > SpecLimits::kMaxCpus) return FieldError("resources.cpus", "must be between 0 and 100000");
-  if (r.memory_bytes < 0 || r.memory_bytes > kMaxBytes) return FieldError("resources.memory", "out of range");
-  if (r.gpu_memory_bytes < 0 || r.gpu_memory_bytes > kMaxBytes) return FieldError("resources.gpu_memory", "out of range");
+  if (r.cpus < 0 || r.cpus > SpecLimits::kMaxCpus)
+    return FieldError("resources.cpus", "must be between 0 and 100000");
+  if (r.memory_bytes < 0 || r.memory_bytes > kMaxBytes)
+    return FieldError("resources.memory", "out of range");
+  if (r.gpu_memory_bytes < 0 || r.gpu_memory_bytes > kMaxBytes)
+    return FieldError("resources.gpu_memory", "out of range");
   if (!r.gpu_type.empty() && !IsLabel(r.gpu_type)) {
     return FieldError("resources.gpu_type", "letters, digits, '-', '_' and '.' only, at most 64");
   }
   if ((r.gpu_memory_bytes > 0 || !r.gpu_type.empty()) && r.milli_gpus == 0) {
     return FieldError("resources.gpus", "a GPU type or memory needs at least some GPU");
   }
-  if (!IsLabel(spec.project)) return FieldError("project", "letters, digits, '-', '_' and '.' only, 1 to 64");
-  if (!IsLabel(spec.pool)) return FieldError("pool", "letters, digits, '-', '_' and '.' only, 1 to 64");
-  if (spec.time_limit < Duration(0) || spec.time_limit > kMaxDuration) return FieldError("time_limit", "out of range");
+  if (!IsLabel(spec.project))
+    return FieldError("project", "letters, digits, '-', '_' and '.' only, 1 to 64");
+  if (!IsLabel(spec.pool))
+    return FieldError("pool", "letters, digits, '-', '_' and '.' only, 1 to 64");
+  if (spec.time_limit < Duration(0) || spec.time_limit > kMaxDuration)
+    return FieldError("time_limit", "out of range");
   if (spec.grace_period < Duration(0) || spec.grace_period > std::chrono::hours(1)) {
     return FieldError("grace_period", "must be between 0 and 1h");
   }
   if (spec.retries < 0 || spec.retries > SpecLimits::kMaxRetries) {
-    return FieldError("retries", "must be between 0 and " + std::to_string(SpecLimits::kMaxRetries));
+    return FieldError("retries",
+                      "must be between 0 and " + std::to_string(SpecLimits::kMaxRetries));
   }
   if (spec.env.size() > SpecLimits::kEnvVars) {
     return FieldError("env", "more than " + std::to_string(SpecLimits::kEnvVars) + " variables");
@@ -137,7 +154,8 @@ Status ValidateJobSpec(const JobSpec& spec) {
   size_t env_bytes = 0;
   std::set<std::string_view> keys;
   for (const auto& [k, v] : spec.env) {
-    if (!IsEnvKey(k)) return FieldError("env", "\"" + k.substr(0, 64) + "\" is not a valid variable name");
+    if (!IsEnvKey(k))
+      return FieldError("env", "\"" + k.substr(0, 64) + "\" is not a valid variable name");
     if (!keys.insert(k).second) return FieldError("env", "\"" + k + "\" given twice");
     if (HasNul(v)) return FieldError("env." + k, "contains a NUL byte");
     if (k.starts_with("BATON_")) return FieldError("env." + k, "BATON_ variables are set by Baton");
@@ -149,8 +167,10 @@ Status ValidateJobSpec(const JobSpec& spec) {
   if (spec.workdir.size() > SpecLimits::kPathBytes || HasNul(spec.workdir)) {
     return FieldError("workdir", "too long or contains a NUL byte");
   }
-  if (!spec.workdir.empty() && spec.workdir[0] != '/') return FieldError("workdir", "must be an absolute path");
-  if (spec.after.size() > SpecLimits::kMaxAfter) return FieldError("after", "more than 256 dependencies");
+  if (!spec.workdir.empty() && spec.workdir[0] != '/')
+    return FieldError("workdir", "must be an absolute path");
+  if (spec.after.size() > SpecLimits::kMaxAfter)
+    return FieldError("after", "more than 256 dependencies");
   for (JobId id : spec.after) {
     if (id.value <= 0) return FieldError("after", "job ids are positive integers");
   }

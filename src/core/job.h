@@ -46,12 +46,12 @@ struct SpecLimits {
 };
 
 struct Resources {
-  int64_t milli_gpus = 0;         // total across nodes; fractions (< 1000) only for one GPU
-  std::string gpu_type;           // "" = any; matched case-insensitively against the GPU model
-  int64_t gpu_memory_bytes = 0;   // minimum memory per GPU (whole GPUs) or share (fractions)
+  int64_t milli_gpus = 0;        // total across nodes; fractions (< 1000) only for one GPU
+  std::string gpu_type;          // "" = any; matched case-insensitively against the GPU model
+  int64_t gpu_memory_bytes = 0;  // minimum memory per GPU (whole GPUs) or share (fractions)
   int nodes = 1;
-  int cpus = 0;                   // per node; 0 = no requirement
-  int64_t memory_bytes = 0;       // per node; 0 = no requirement
+  int cpus = 0;              // per node; 0 = no requirement
+  int64_t memory_bytes = 0;  // per node; 0 = no requirement
   bool operator==(const Resources&) const = default;
 };
 
@@ -63,7 +63,7 @@ struct JobSpec {
   Priority priority = Priority::kNormal;
   std::string project = "default";
   std::string pool = "default";
-  Duration time_limit{0};            // 0 = none
+  Duration time_limit{0};  // 0 = none
   Duration grace_period = std::chrono::seconds(30);
   int retries = 0;
   std::vector<std::pair<std::string, std::string>> env;
@@ -87,12 +87,12 @@ struct NodeAllocation {
   std::string node;
   std::vector<int> gpus;
   int64_t milli_per_gpu = 1000;
-  bool started = false;   // the agent reported the process started
-  bool ended = false;     // the agent reported it ended, as below
+  bool started = false;  // the agent reported the process started
+  bool ended = false;    // the agent reported it ended, as below
   int exit_code = 0;
   int signal = 0;
   bool timed_out = false;
-  bool lost = false;      // the node lost it (node failure): requeue, not fail
+  bool lost = false;  // the node lost it (node failure): requeue, not fail
   bool operator==(const NodeAllocation&) const = default;
 };
 
@@ -112,26 +112,26 @@ struct Job {
   JobSpec spec;
   std::string user;
   JobState state = JobState::kPending;
-  std::string reason;          // why pending/held: "priority", "resources", "held", ...
-  std::string reason_detail;   // the same, in words a researcher understands
-  int restarts = 0;            // also the attempt number of the current run
-  std::string last_requeue;    // why it last went back to pending ("preempted (priority) for job 9")
-  int failures = 0;            // retries used: requeues after a failure (not after a lost node)
+  std::string reason;         // why pending/held: "priority", "resources", "held", ...
+  std::string reason_detail;  // the same, in words a researcher understands
+  int restarts = 0;           // also the attempt number of the current run
+  std::string last_requeue;   // why it last went back to pending ("preempted (priority) for job 9")
+  int failures = 0;           // retries used: requeues after a failure (not after a lost node)
   TimePoint submitted_at{};
   std::optional<TimePoint> started_at;
   std::optional<TimePoint> finished_at;
   std::optional<int> exit_code;
   std::optional<int> exit_signal;
   std::vector<NodeAllocation> allocation;
-  bool launched = false;       // the agent confirmed the current attempt started
-  bool stop_requested = false; // cancel asked for while running; ends as cancelled
-  bool preempt_requested = false;  // preempted while running; goes back to pending
+  bool launched = false;                     // the agent confirmed the current attempt started
+  bool stop_requested = false;               // cancel asked for while running; ends as cancelled
+  bool preempt_requested = false;            // preempted while running; goes back to pending
   std::optional<TimePoint> last_checkpoint;  // the current attempt's last reported checkpoint
   std::optional<TimePoint> estimated_start;  // pending: the scheduler's estimate (not stored)
-  int64_t cost_micros = 0;     // cost of its ended attempts, in millionths of a currency unit
+  int64_t cost_micros = 0;           // cost of its ended attempts, in millionths of a currency unit
   int64_t cost_per_hour_micros = 0;  // the current (else the last) attempt's price per hour
-  double gpu_seconds = 0;      // GPU-seconds its ended attempts ran (the running one not counted)
-  int master_port = 0;         // multi-node or multi-process: the current attempt's MASTER_PORT
+  double gpu_seconds = 0;  // GPU-seconds its ended attempts ran (the running one not counted)
+  int master_port = 0;     // multi-node or multi-process: the current attempt's MASTER_PORT
   // Its ended attempts' GPU readings: the sum of each reading's mean utilisation (%), and how many.
   double utilization_sum = 0;
   int64_t utilization_samples = 0;

@@ -29,10 +29,14 @@ Result<LogLevel> ParseLogLevel(std::string_view name) {
 
 std::string_view LogLevelName(LogLevel level) {
   switch (level) {
-    case LogLevel::kDebug: return "debug";
-    case LogLevel::kInfo: return "info";
-    case LogLevel::kWarn: return "warn";
-    case LogLevel::kError: return "error";
+    case LogLevel::kDebug:
+      return "debug";
+    case LogLevel::kInfo:
+      return "info";
+    case LogLevel::kWarn:
+      return "warn";
+    case LogLevel::kError:
+      return "error";
   }
   return "info";
 }
@@ -42,7 +46,9 @@ void SetLogSink(LogSink sink, LogLevel level) {
   Level() = static_cast<int>(level);
 }
 
-bool LogEnabled(LogLevel level) { return static_cast<int>(level) >= Level().load(std::memory_order_relaxed); }
+bool LogEnabled(LogLevel level) {
+  return static_cast<int>(level) >= Level().load(std::memory_order_relaxed);
+}
 
 std::string LogText(std::string_view message, const LogContext& context) {
   if (context.component == "agent" && !context.node.empty()) {

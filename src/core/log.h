@@ -19,10 +19,10 @@ enum class LogLevel { kDebug, kInfo, kWarn, kError };
 struct LogContext {
   std::string component;  // "agent", "server", "webhook", ...
   std::string node;
-  int64_t job = 0;        // 0: none
-  int gpu = -1;           // -1: none
+  int64_t job = 0;  // 0: none
+  int gpu = -1;     // -1: none
   std::string project;
-  std::string kind;       // an event's kind ("gpu_failed"), for alerts
+  std::string kind;  // an event's kind ("gpu_failed"), for alerts
 };
 
 using LogSink = std::function<void(LogLevel, std::string_view message, const LogContext&)>;
@@ -36,10 +36,18 @@ void SetLogSink(LogSink sink, LogLevel level);
 bool LogEnabled(LogLevel level);
 void Log(LogLevel level, std::string_view message, const LogContext& context = {});
 
-inline void LogInfo(std::string_view message, const LogContext& context = {}) { Log(LogLevel::kInfo, message, context); }
-inline void LogWarn(std::string_view message, const LogContext& context = {}) { Log(LogLevel::kWarn, message, context); }
-inline void LogError(std::string_view message, const LogContext& context = {}) { Log(LogLevel::kError, message, context); }
-inline void LogDebug(std::string_view message, const LogContext& context = {}) { Log(LogLevel::kDebug, message, context); }
+inline void LogInfo(std::string_view message, const LogContext& context = {}) {
+  Log(LogLevel::kInfo, message, context);
+}
+inline void LogWarn(std::string_view message, const LogContext& context = {}) {
+  Log(LogLevel::kWarn, message, context);
+}
+inline void LogError(std::string_view message, const LogContext& context = {}) {
+  Log(LogLevel::kError, message, context);
+}
+inline void LogDebug(std::string_view message, const LogContext& context = {}) {
+  Log(LogLevel::kDebug, message, context);
+}
 
 // The line the text format prints after "baton: ": the message, after "agent NODE: " for an
 // agent's lines.

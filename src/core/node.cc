@@ -8,8 +8,10 @@ namespace baton {
 
 Result<GpuSpec> ParseGpuSpec(std::string_view text) {
   auto bad = [&](std::string why) {
-    return Err(InvalidArgument("gpus: " + why + " (got \"" + std::string(text.substr(0, 64)) +
-                               "\"; use COUNTxTYPE[:topo=nvswitch|pairs|cubemesh|pcie][:mig=PROFILE+...], e.g. 8xH100-80GB)"));
+    return Err(
+        InvalidArgument("gpus: " + why + " (got \"" + std::string(text.substr(0, 64)) +
+                        "\"; use COUNTxTYPE[:topo=nvswitch|pairs|cubemesh|pcie][:mig=PROFILE+...], "
+                        "e.g. 8xH100-80GB)"));
   };
   GpuSpec spec;
   std::string_view rest = text;
@@ -81,18 +83,21 @@ Result<GpuSpec> ParseGpuSpec(std::string_view text) {
         int times = 1;
         if (size_t star = item.find('*'); star != std::string_view::npos) {
           std::string_view n = item.substr(star + 1);
-          if (n.empty() || n.size() > 1 || n[0] < '1' || n[0] > '7') return bad("MIG count after '*' must be 1-7");
+          if (n.empty() || n.size() > 1 || n[0] < '1' || n[0] > '7')
+            return bad("MIG count after '*' must be 1-7");
           times = n[0] - '0';
           item = item.substr(0, star);
         }
         // <C>g.<M>gb with C in 1-7.
         size_t g = item.find("g.");
         if (g != 1 || item[0] < '1' || item[0] > '7' || item.size() < 5 || !item.ends_with("gb")) {
-          return bad("MIG profile \"" + std::string(item.substr(0, 16)) + "\" is not <C>g.<M>gb, e.g. 1g.10gb");
+          return bad("MIG profile \"" + std::string(item.substr(0, 16)) +
+                     "\" is not <C>g.<M>gb, e.g. 1g.10gb");
         }
         int64_t gb = 0;
         for (char c : item.substr(3, item.size() - 5)) {
-          if (c < '0' || c > '9' || gb > 4096) return bad("MIG profile memory is not a number of GB");
+          if (c < '0' || c > '9' || gb > 4096)
+            return bad("MIG profile memory is not a number of GB");
           gb = gb * 10 + (c - '0');
         }
         if (gb == 0) return bad("MIG profile memory is 0");
@@ -101,7 +106,8 @@ Result<GpuSpec> ParseGpuSpec(std::string_view text) {
         for (int i = 0; i < times; ++i) spec.mig.emplace_back(item);
       }
       if (spec.mig.empty()) return bad("mig= names no profile");
-      if (compute > 7) return bad("MIG layout uses " + std::to_string(compute) + " compute slices; a GPU has 7");
+      if (compute > 7)
+        return bad("MIG layout uses " + std::to_string(compute) + " compute slices; a GPU has 7");
       if ((memory_gb << 30) > spec.memory_bytes) {
         return bad("MIG layout uses " + std::to_string(memory_gb) + "GB; the GPU has " +
                    std::to_string(spec.memory_bytes >> 30) + "GB");
@@ -117,7 +123,8 @@ bool IsValidNodeName(std::string_view name) {
   if (name.empty() || name.size() > 64) return false;
   if (!std::isalnum(static_cast<unsigned char>(name[0]))) return false;  // no ".", "..", "-x"
   for (char c : name) {
-    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' && c != '.') return false;
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' && c != '.')
+      return false;
   }
   return true;
 }
@@ -139,8 +146,9 @@ std::vector<Gpu> SimulatedGpus(const GpuSpec& spec_, std::string_view node_name_
   auto uuid_of = [&](const char* prefix, uint64_t salt, int i) {
     char uuid[80];
     uint64_t a = seed ^ (salt * 0x9E3779B97F4A7C15ULL);
-    std::snprintf(uuid, sizeof uuid, "%s-%08x-%04x-%04x-%04x-%012llx", prefix, static_cast<unsigned>(a >> 32),
-                  static_cast<unsigned>(a >> 16) & 0xffff, static_cast<unsigned>(a) & 0xffff, i,
+    std::snprintf(uuid, sizeof uuid, "%s-%08x-%04x-%04x-%04x-%012llx", prefix,
+                  static_cast<unsigned>(a >> 32), static_cast<unsigned>(a >> 16) & 0xffff,
+                  static_cast<unsigned>(a) & 0xffff, i,
                   static_cast<unsigned long long>(seed & 0xffffffffffffULL));
     return std::string(uuid);
   };
@@ -154,10 +162,14 @@ std::vector<Gpu> SimulatedGpus(const GpuSpec& spec_, std::string_view node_name_
     // Two PCIe switches per NUMA node, as on DGX and 8-GPU PCIe servers.
     int per_switch = spec_.count >= 4 ? spec_.count / 4 : 1;
     g.pcie_switch = i / per_switch;
-    if (spec_.topology == "nvswitch") g.island = 0;
-    else if (spec_.topology == "pairs") g.island = i / 2;
-    else if (spec_.topology == "cubemesh") g.island = i / 4;
-    else g.island = i;
+    if (spec_.topology == "nvswitch")
+      g.island = 0;
+    else if (spec_.topology == "pairs")
+      g.island = i / 2;
+    else if (spec_.topology == "cubemesh")
+      g.island = i / 4;
+    else
+      g.island = i;
     if (spec_.mig.empty()) {
       g.index = static_cast<int>(gpus.size());
       gpus.push_back(std::move(g));
@@ -171,7 +183,8 @@ std::vector<Gpu> SimulatedGpus(const GpuSpec& spec_, std::string_view node_name_
       m.mig_profile = spec_.mig[k];
       m.model = MigModel(spec_.model, m.mig_profile);
       size_t dot = m.mig_profile.find('.');
-      m.memory_bytes = std::stoll(m.mig_profile.substr(dot + 1, m.mig_profile.size() - dot - 3)) << 30;
+      m.memory_bytes = std::stoll(m.mig_profile.substr(dot + 1, m.mig_profile.size() - dot - 3))
+                       << 30;
       m.island = 1'000'000 - 1 - i;  // instances of one GPU stay together, apart from other GPUs
       gpus.push_back(std::move(m));
     }
@@ -186,14 +199,17 @@ std::string MigModel(std::string_view gpu_model, std::string_view profile) {
 bool EqualNoCase(std::string_view a, std::string_view b) {
   if (a.size() != b.size()) return false;
   for (size_t i = 0; i < a.size(); ++i) {
-    if (std::tolower(static_cast<unsigned char>(a[i])) != std::tolower(static_cast<unsigned char>(b[i]))) return false;
+    if (std::tolower(static_cast<unsigned char>(a[i])) !=
+        std::tolower(static_cast<unsigned char>(b[i])))
+      return false;
   }
   return true;
 }
 
 bool GpuTypeMatches(std::string_view model, std::string_view wanted) {
   if (size_t mig = model.find("-MIG-"); mig != std::string_view::npos) {
-    return !wanted.empty() && (EqualNoCase(wanted, model.substr(mig + 5)) || EqualNoCase(wanted, model));
+    return !wanted.empty() &&
+           (EqualNoCase(wanted, model.substr(mig + 5)) || EqualNoCase(wanted, model));
   }
   if (wanted.empty()) return true;
   if (wanted.size() > model.size()) return false;

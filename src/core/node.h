@@ -18,13 +18,13 @@ namespace baton {
 struct Gpu {
   int index = 0;
   std::string uuid;
-  std::string model;          // "H100-80GB"; the type a job's gpu_type matches
+  std::string model;  // "H100-80GB"; the type a job's gpu_type matches
   int64_t memory_bytes = 0;
   int numa_node = 0;
-  int island = 0;             // GPUs sharing an NVLink/NVSwitch island share this number
-  int pcie_switch = 0;        // GPUs behind the same PCIe switch share this number
-  int physical = -1;          // the physical GPU's ordinal (its CUDA index); -1 = same as index
-  std::string mig_profile;    // a MIG instance ("1g.10gb") of GPU `physical`; "" = a whole GPU
+  int island = 0;           // GPUs sharing an NVLink/NVSwitch island share this number
+  int pcie_switch = 0;      // GPUs behind the same PCIe switch share this number
+  int physical = -1;        // the physical GPU's ordinal (its CUDA index); -1 = same as index
+  std::string mig_profile;  // a MIG instance ("1g.10gb") of GPU `physical`; "" = a whole GPU
   bool operator==(const Gpu&) const = default;
 };
 
@@ -33,10 +33,10 @@ struct NodeInfo {
   std::vector<Gpu> gpus;
   int cpus = 0;
   int64_t memory_bytes = 0;
-  std::string gpu_backend;    // "simulated" or "nvml"
-  std::string topology;       // "nvswitch", "pairs", "pcie"
+  std::string gpu_backend;       // "simulated" or "nvml"
+  std::string topology;          // "nvswitch", "pairs", "pcie"
   std::string pool = "default";  // the pool (partition) whose jobs it runs
-  std::string address;        // where its jobs' processes are reached (MASTER_ADDR); "" = name
+  std::string address;           // where its jobs' processes are reached (MASTER_ADDR); "" = name
   bool operator==(const NodeInfo&) const = default;
 };
 
@@ -57,16 +57,16 @@ struct GpuSample {
 // it out until an admin returns it (the controller turns it into a drain that outlives restarts).
 struct GpuHealth {
   int index = 0;
-  std::string state = "ok";     // ok | reset | drain
-  std::string reason;           // "xid 79: GPU has fallen off the bus"
-  TimePoint since{};            // when the latest fault was seen; a new fault changes it
+  std::string state = "ok";  // ok | reset | drain
+  std::string reason;        // "xid 79: GPU has fallen off the bus"
+  TimePoint since{};         // when the latest fault was seen; a new fault changes it
   bool operator==(const GpuHealth&) const = default;
 };
 
 // A node as the controller shows it: what the agent said, and what Baton made of it.
 struct NodeStatus {
   NodeInfo info;
-  std::string state;                           // "ready" or "lost"
+  std::string state;  // "ready" or "lost"
   TimePoint last_seen{};
   std::vector<GpuSample> samples;
   std::vector<std::vector<int64_t>> gpu_jobs;  // per GPU: ids of the jobs on it
@@ -77,9 +77,9 @@ struct NodeStatus {
 
 struct GpuSpec {
   int count = 0;
-  std::string model;          // "H100-80GB"
-  int64_t memory_bytes = 0;   // from the model's suffix
-  std::string topology;       // nvswitch | pairs | cubemesh | pcie
+  std::string model;             // "H100-80GB"
+  int64_t memory_bytes = 0;      // from the model's suffix
+  std::string topology;          // nvswitch | pairs | cubemesh | pcie
   std::vector<std::string> mig;  // MIG instances on every GPU ("3g.40gb", "1g.10gb", ...)
 };
 

@@ -56,23 +56,30 @@ TimePoint NextPeriodStart(BudgetPeriod period, TimePoint t) {
   using namespace std::chrono;
   TimePoint start = PeriodStart(period, t);
   switch (period) {
-    case BudgetPeriod::kDay: return start + days{1};
-    case BudgetPeriod::kWeek: return start + days{7};
+    case BudgetPeriod::kDay:
+      return start + days{1};
+    case BudgetPeriod::kWeek:
+      return start + days{7};
     case BudgetPeriod::kMonth: {
       year_month_day ymd{floor<days>(start)};
       return time_point_cast<Duration>(sys_days{(ymd.year() / ymd.month() / 1) + months{1}});
     }
-    case BudgetPeriod::kTotal: return TimePoint::max();
+    case BudgetPeriod::kTotal:
+      return TimePoint::max();
   }
   return TimePoint::max();
 }
 
 std::string_view BudgetPeriodName(BudgetPeriod period) {
   switch (period) {
-    case BudgetPeriod::kDay: return "day";
-    case BudgetPeriod::kWeek: return "week";
-    case BudgetPeriod::kMonth: return "month";
-    case BudgetPeriod::kTotal: return "total";
+    case BudgetPeriod::kDay:
+      return "day";
+    case BudgetPeriod::kWeek:
+      return "week";
+    case BudgetPeriod::kMonth:
+      return "month";
+    case BudgetPeriod::kTotal:
+      return "total";
   }
   return "month";
 }

@@ -32,16 +32,16 @@ struct Weights {
 enum class BudgetPeriod { kDay, kWeek, kMonth, kTotal };
 
 struct Budget {
-  double amount = -1;                 // in the catalog's currency; < 0: no budget
+  double amount = -1;  // in the catalog's currency; < 0: no budget
   BudgetPeriod period = BudgetPeriod::kMonth;
   bool hard_stop = false;
   bool operator==(const Budget&) const = default;
 };
 
 struct ProjectPolicy {
-  double share = 1;                   // relative fair share
-  int64_t guaranteed_milli = 0;       // GPUs (milli) it may always claim back by preemption
-  int64_t limit_milli = kNoLimit;     // hard cap on GPUs it holds at once
+  double share = 1;                // relative fair share
+  int64_t guaranteed_milli = 0;    // GPUs (milli) it may always claim back by preemption
+  int64_t limit_milli = kNoLimit;  // hard cap on GPUs it holds at once
   Budget budget;
   bool operator==(const ProjectPolicy&) const = default;
 };
@@ -49,20 +49,20 @@ struct ProjectPolicy {
 // A GPU model's price per GPU-hour (a fraction of a GPU pays its fraction).
 struct GpuPrice {
   double on_demand = 0;
-  double spot = -1;                   // preemptible jobs; < 0: the on-demand price
+  double spot = -1;  // preemptible jobs; < 0: the on-demand price
   bool operator==(const GpuPrice&) const = default;
 };
 
 struct UserPolicy {
-  double share = 1;                   // relative fair share among the users of a project
-  int64_t max_milli = kNoLimit;       // GPUs held at once
-  int max_jobs = -1;                  // jobs running at once; -1 = no limit
+  double share = 1;              // relative fair share among the users of a project
+  int64_t max_milli = kNoLimit;  // GPUs held at once
+  int max_jobs = -1;             // jobs running at once; -1 = no limit
   bool operator==(const UserPolicy&) const = default;
 };
 
 struct PoolPolicy {
-  Duration default_time_limit{0};     // given to jobs that name none; 0 = none
-  Duration max_time_limit{0};         // longest allowed; 0 = no bound
+  Duration default_time_limit{0};  // given to jobs that name none; 0 = none
+  Duration max_time_limit{0};      // longest allowed; 0 = no bound
   int64_t max_milli_per_job = kNoLimit;
   int64_t max_milli_per_user = kNoLimit;
   bool operator==(const PoolPolicy&) const = default;
@@ -73,7 +73,7 @@ struct Policy {
   Duration fairshare_half_life = std::chrono::hours(24 * 7);
   Duration max_age = std::chrono::hours(24 * 7);
   bool backfill = true;
-  int reservations = 8;               // waiting jobs that get a reservation each full pass
+  int reservations = 8;  // waiting jobs that get a reservation each full pass
   // When running jobs have no time limits, no reservation can say when a waiting job starts;
   // then the first such job of each pool (one node, two or more GPUs) holds the node it fits
   // on soonest as it empties (else small jobs that fit in the gaps could pass it for ever).
@@ -86,7 +86,7 @@ struct Policy {
   // `las_preemption`, a waiting job may preempt a running job of a later level (more service).
   std::vector<double> las_thresholds;  // GPU-seconds
   bool las_preemption = false;
-  std::map<std::string, ProjectPolicy> projects;      // unnamed projects get `default_project`
+  std::map<std::string, ProjectPolicy> projects;  // unnamed projects get `default_project`
   ProjectPolicy default_project;
   std::map<std::string, UserPolicy> users;
   UserPolicy default_user;

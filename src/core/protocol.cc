@@ -4,17 +4,21 @@ namespace baton {
 
 std::string_view StopReasonName(StopReason r) {
   switch (r) {
-    case StopReason::kCancel: return "cancel";
-    case StopReason::kPreempt: return "preempt";
-    case StopReason::kTimeLimit: return "time_limit";
-    case StopReason::kNodeFailure: return "node_failure";
+    case StopReason::kCancel:
+      return "cancel";
+    case StopReason::kPreempt:
+      return "preempt";
+    case StopReason::kTimeLimit:
+      return "time_limit";
+    case StopReason::kNodeFailure:
+      return "node_failure";
   }
   return "cancel";
 }
 
 bool IsInjectableFault(std::string_view fault) {
-  return fault == "xid" || fault == "temperature" || fault == "ecc" || fault == "lost" || fault == "clear" ||
-         fault == "silence";
+  return fault == "xid" || fault == "temperature" || fault == "ecc" || fault == "lost" ||
+         fault == "clear" || fault == "silence";
 }
 
 }  // namespace baton

@@ -18,21 +18,21 @@ namespace baton {
 
 struct LaunchOrder {
   JobId job;
-  int attempt = 0;                    // the job's restart count when launched
+  int attempt = 0;  // the job's restart count when launched
   std::string name;
   std::string user;
   std::vector<std::string> command;
   bool shell = false;
   std::vector<std::pair<std::string, std::string>> env;
   std::string workdir;
-  std::vector<int> gpus;              // GPU indices on this node
-  int64_t milli_per_gpu = 1000;       // < 1000: a fractional share run under MPS limits
-  int64_t gpu_memory_bytes = 0;       // the share's memory limit when fractional
-  int cpus = 0;                       // CPU cores on this node (cgroup cpu.max); 0 = unlimited
-  int64_t memory_bytes = 0;           // memory on this node (cgroup memory.max); 0 = unlimited
-  Duration time_limit{0};             // 0 = none
+  std::vector<int> gpus;         // GPU indices on this node
+  int64_t milli_per_gpu = 1000;  // < 1000: a fractional share run under MPS limits
+  int64_t gpu_memory_bytes = 0;  // the share's memory limit when fractional
+  int cpus = 0;                  // CPU cores on this node (cgroup cpu.max); 0 = unlimited
+  int64_t memory_bytes = 0;      // memory on this node (cgroup memory.max); 0 = unlimited
+  Duration time_limit{0};        // 0 = none
   Duration grace_period{0};
-  std::string nodelist;               // comma-separated node names of the whole job
+  std::string nodelist;  // comma-separated node names of the whole job
   int node_rank = 0;
   int num_nodes = 1;
   // Rendezvous (PRODUCT §4): where rank 0 listens, and this node's processes: `processes` of
@@ -53,7 +53,7 @@ struct StopOrder {
   JobId job;
   int attempt = 0;
   StopReason reason = StopReason::kCancel;
-  Duration grace_period{0};           // SIGUSR1, grace, SIGTERM, grace, SIGKILL
+  Duration grace_period{0};  // SIGUSR1, grace, SIGTERM, grace, SIGKILL
   bool operator==(const StopOrder&) const = default;
 };
 
@@ -63,8 +63,8 @@ struct FaultInjection {
   // xid | temperature | ecc | lost | clear, or silence: the agent stops talking to the
   // controller for `duration` (lost heartbeats), its jobs running on
   std::string fault;
-  int64_t value = 0;                  // the XID, the degrees Celsius, or the ECC errors
-  Duration duration{0};               // how long it lasts (as if reset then); 0 = until cleared
+  int64_t value = 0;     // the XID, the degrees Celsius, or the ECC errors
+  Duration duration{0};  // how long it lasts (as if reset then); 0 = until cleared
   bool operator==(const FaultInjection&) const = default;
 };
 // Whether `fault` names a fault FaultInjection can carry.
@@ -75,9 +75,9 @@ struct Order {
   enum class Kind { kLaunch, kStop, kInject, kReadmit };
   uint64_t seq = 0;
   Kind kind = Kind::kLaunch;
-  LaunchOrder launch;                 // when kind == kLaunch
-  StopOrder stop;                     // when kind == kStop
-  FaultInjection inject;              // when kind == kInject (kReadmit: its gpu)
+  LaunchOrder launch;     // when kind == kLaunch
+  StopOrder stop;         // when kind == kStop
+  FaultInjection inject;  // when kind == kInject (kReadmit: its gpu)
 };
 
 // What an agent says of one job: it started, or it ended and how.
@@ -87,16 +87,16 @@ struct JobEvent {
   int attempt = 0;
   Kind kind = Kind::kStarted;
   TimePoint at{};
-  int exit_code = 0;                  // when exited normally
-  int signal = 0;                     // when killed by a signal
-  bool timed_out = false;             // the agent stopped it at its time limit
-  bool lost = false;                  // the agent could not find out how it ended
-  std::string message;                // e.g. "cannot execute 'foo': No such file"
+  int exit_code = 0;       // when exited normally
+  int signal = 0;          // when killed by a signal
+  bool timed_out = false;  // the agent stopped it at its time limit
+  bool lost = false;       // the agent could not find out how it ended
+  std::string message;     // e.g. "cannot execute 'foo': No such file"
 };
 
 struct LogChunk {
   JobId job;
-  int64_t offset = 0;                 // where `data` starts in the job's log
+  int64_t offset = 0;  // where `data` starts in the job's log
   std::string data;
 };
 
@@ -105,20 +105,20 @@ struct LogChunk {
 struct GpuNotice {
   int gpu = 0;
   int xid = 0;
-  std::string message;                // "xid 31: GPU memory page fault (the application's)"
+  std::string message;  // "xid 31: GPU memory page fault (the application's)"
   TimePoint at{};
   bool operator==(const GpuNotice&) const = default;
 };
 
 struct RegisterRequest {
   NodeInfo node;
-  std::vector<JobEvent> jobs;         // every job it holds: running (kStarted) or ended
-  std::vector<GpuHealth> health;      // every GPU's health; empty = all ok
+  std::vector<JobEvent> jobs;     // every job it holds: running (kStarted) or ended
+  std::vector<GpuHealth> health;  // every GPU's health; empty = all ok
 };
 
 struct RegisterReply {
-  uint64_t session = 0;               // names this registration; polls and reports carry it
-  uint64_t next_seq = 0;              // poll for orders after this sequence number
+  uint64_t session = 0;   // names this registration; polls and reports carry it
+  uint64_t next_seq = 0;  // poll for orders after this sequence number
 };
 
 struct ReportRequest {
@@ -127,7 +127,7 @@ struct ReportRequest {
   std::vector<JobEvent> events;
   std::vector<LogChunk> logs;
   std::vector<GpuSample> gpus;
-  std::vector<GpuHealth> health;      // every GPU's health when it changed; empty = unchanged
+  std::vector<GpuHealth> health;  // every GPU's health when it changed; empty = unchanged
   std::vector<GpuNotice> notices;
 };
 

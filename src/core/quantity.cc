@@ -59,13 +59,25 @@ Result<int64_t> ParseSize(std::string_view text, std::string_view field) {
   if (!ParseScaledDecimal(text, 3, int64_t{1} << 40, &scaled, &used)) return bad("not a size");
   std::string_view unit = text.substr(used);
   if (!unit.empty() && unit[0] == ' ') unit.remove_prefix(1);
-  struct Unit { std::string_view name; int64_t bytes; };
+  struct Unit {
+    std::string_view name;
+    int64_t bytes;
+  };
   static constexpr Unit kUnits[] = {
-      {"", 1},           {"B", 1},
-      {"K", 1LL << 10},  {"KiB", 1LL << 10}, {"KB", 1000},
-      {"M", 1LL << 20},  {"MiB", 1LL << 20}, {"MB", 1000'000},
-      {"G", 1LL << 30},  {"GiB", 1LL << 30}, {"GB", 1000'000'000},
-      {"T", 1LL << 40},  {"TiB", 1LL << 40}, {"TB", 1000'000'000'000},
+      {"", 1},
+      {"B", 1},
+      {"K", 1LL << 10},
+      {"KiB", 1LL << 10},
+      {"KB", 1000},
+      {"M", 1LL << 20},
+      {"MiB", 1LL << 20},
+      {"MB", 1000'000},
+      {"G", 1LL << 30},
+      {"GiB", 1LL << 30},
+      {"GB", 1000'000'000},
+      {"T", 1LL << 40},
+      {"TiB", 1LL << 40},
+      {"TB", 1000'000'000'000},
   };
   for (const Unit& u : kUnits) {
     if (unit == u.name) {
@@ -81,7 +93,8 @@ Result<int64_t> ParseSize(std::string_view text, std::string_view field) {
 
 Result<int64_t> SizeFromNumber(double bytes, std::string_view field) {
   if (std::isnan(bytes) || bytes < 0 || bytes != std::floor(bytes)) {
-    return Err(InvalidArgument(std::string(field) + ": must be a whole, non-negative number of bytes"));
+    return Err(
+        InvalidArgument(std::string(field) + ": must be a whole, non-negative number of bytes"));
   }
   if (bytes > static_cast<double>(kMaxBytes)) {
     return Err(InvalidArgument(std::string(field) + ": larger than 1 PiB"));
@@ -90,14 +103,18 @@ Result<int64_t> SizeFromNumber(double bytes, std::string_view field) {
 }
 
 std::string FormatSize(int64_t bytes) {
-  static constexpr struct { int64_t size; const char* unit; } kUnits[] = {
-      {1LL << 40, "TiB"}, {1LL << 30, "GiB"}, {1LL << 20, "MiB"}, {1LL << 10, "KiB"}};
+  static constexpr struct {
+    int64_t size;
+    const char* unit;
+  } kUnits[] = {{1LL << 40, "TiB"}, {1LL << 30, "GiB"}, {1LL << 20, "MiB"}, {1LL << 10, "KiB"}};
   for (const auto& u : kUnits) {
     if (bytes >= u.size) {
       char buf[32];
       double v = static_cast<double>(bytes) / static_cast<double>(u.size);
-      if (bytes % u.size == 0) std::snprintf(buf, sizeof buf, "%lld%s", static_cast<long long>(bytes / u.size), u.unit);
-      else std::snprintf(buf, sizeof buf, "%.1f%s", v, u.unit);
+      if (bytes % u.size == 0)
+        std::snprintf(buf, sizeof buf, "%lld%s", static_cast<long long>(bytes / u.size), u.unit);
+      else
+        std::snprintf(buf, sizeof buf, "%.1f%s", v, u.unit);
       return buf;
     }
   }
@@ -109,7 +126,8 @@ Result<int64_t> ParseMilli(std::string_view text, std::string_view field, int64_
   size_t used = 0;
   if (text.size() > 24 || !ParseScaledDecimal(text, 3, max_milli / kMilli + 1, &milli, &used) ||
       used != text.size()) {
-    return Err(InvalidArgument(std::string(field) + ": not a number with at most 3 decimals (got \"" +
+    return Err(InvalidArgument(std::string(field) +
+                               ": not a number with at most 3 decimals (got \"" +
                                std::string(text.substr(0, 32)) + "\")"));
   }
   if (milli > max_milli) {

@@ -4,9 +4,8 @@
 
 #include <string>
 #include <string_view>
-#include <utility>
-
 #include <tl/expected.hpp>
+#include <utility>
 
 namespace baton {
 
@@ -61,23 +60,23 @@ inline tl::unexpected<Status> Err(Status s) { return tl::unexpected<Status>(std:
 #define BATON_CONCAT(a, b) BATON_CONCAT_INNER(a, b)
 
 // Returns the status from the enclosing function when `expr` (a Status) is not ok.
-#define RETURN_IF_ERROR(expr)                     \
-  do {                                            \
-    ::baton::Status _st = (expr);                 \
+#define RETURN_IF_ERROR(expr)                           \
+  do {                                                  \
+    ::baton::Status _st = (expr);                       \
     if (!_st.ok()) return ::baton::Err(std::move(_st)); \
   } while (0)
 
 // Like RETURN_IF_ERROR, for functions that themselves return Status.
-#define RETURN_STATUS_IF_ERROR(expr)  \
-  do {                                \
-    ::baton::Status _st = (expr);     \
-    if (!_st.ok()) return _st;        \
+#define RETURN_STATUS_IF_ERROR(expr) \
+  do {                               \
+    ::baton::Status _st = (expr);    \
+    if (!_st.ok()) return _st;       \
   } while (0)
 
 // ASSIGN_OR_RETURN(lhs, result_expr): unwraps a Result or returns its error.
-#define ASSIGN_OR_RETURN(lhs, rexpr)                                \
-  auto BATON_CONCAT(_res_, __LINE__) = (rexpr);                     \
-  if (!BATON_CONCAT(_res_, __LINE__)) {                             \
+#define ASSIGN_OR_RETURN(lhs, rexpr)                                       \
+  auto BATON_CONCAT(_res_, __LINE__) = (rexpr);                            \
+  if (!BATON_CONCAT(_res_, __LINE__)) {                                    \
     return ::baton::Err(std::move(BATON_CONCAT(_res_, __LINE__).error())); \
-  }                                                                 \
+  }                                                                        \
   lhs = std::move(*BATON_CONCAT(_res_, __LINE__))

@@ -34,12 +34,23 @@ Result<Duration> ParseDuration(std::string_view text, std::string_view field) {
     if (i < text.size()) {
       bare_number = false;
       std::string_view rest = text.substr(i);
-      if (rest.starts_with("ms")) { unit_ms = 1; i += 2; }
-      else if (rest[0] == 's') { unit_ms = 1000; ++i; }
-      else if (rest[0] == 'm') { unit_ms = 60'000; ++i; }
-      else if (rest[0] == 'h') { unit_ms = 3'600'000; ++i; }
-      else if (rest[0] == 'd') { unit_ms = 86'400'000; ++i; }
-      else return bad("unknown unit");
+      if (rest.starts_with("ms")) {
+        unit_ms = 1;
+        i += 2;
+      } else if (rest[0] == 's') {
+        unit_ms = 1000;
+        ++i;
+      } else if (rest[0] == 'm') {
+        unit_ms = 60'000;
+        ++i;
+      } else if (rest[0] == 'h') {
+        unit_ms = 3'600'000;
+        ++i;
+      } else if (rest[0] == 'd') {
+        unit_ms = 86'400'000;
+        ++i;
+      } else
+        return bad("unknown unit");
     } else if (!bare_number) {
       return bad("a number without a unit after another unit");
     }
@@ -53,7 +64,8 @@ Result<Duration> DurationFromSeconds(double seconds, std::string_view field) {
   if (std::isnan(seconds) || seconds < 0) {
     return Err(InvalidArgument(std::string(field) + ": must be a non-negative number of seconds"));
   }
-  if (seconds > static_cast<double>(std::chrono::duration_cast<std::chrono::seconds>(kMaxDuration).count())) {
+  if (seconds >
+      static_cast<double>(std::chrono::duration_cast<std::chrono::seconds>(kMaxDuration).count())) {
     return Err(InvalidArgument(std::string(field) + ": longer than 366 days"));
   }
   return Duration(static_cast<int64_t>(std::llround(seconds * 1000.0)));
@@ -63,9 +75,14 @@ std::string FormatDuration(Duration d) {
   int64_t ms = d.count();
   if (ms == 0) return "0s";
   std::string out;
-  if (ms < 0) { out = "-"; ms = -ms; }
-  const struct { int64_t ms; const char* unit; } units[] = {
-      {86'400'000, "d"}, {3'600'000, "h"}, {60'000, "m"}, {1000, "s"}, {1, "ms"}};
+  if (ms < 0) {
+    out = "-";
+    ms = -ms;
+  }
+  const struct {
+    int64_t ms;
+    const char* unit;
+  } units[] = {{86'400'000, "d"}, {3'600'000, "h"}, {60'000, "m"}, {1000, "s"}, {1, "ms"}};
   for (const auto& u : units) {
     if (ms >= u.ms) {
       out += std::to_string(ms / u.ms) + u.unit;
@@ -93,10 +110,11 @@ Result<TimePoint> ParseRfc3339(std::string_view text) {
   std::string s(text.substr(0, 40));
   int year, mon, day, hour, min, sec;
   char frac[8] = {0};
-  int n = std::sscanf(s.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d.%3[0-9]Z", &year, &mon, &day, &hour,
-                      &min, &sec, frac);
+  int n = std::sscanf(s.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d.%3[0-9]Z", &year, &mon, &day, &hour, &min,
+                      &sec, frac);
   if (n < 6 || (text.back() != 'Z' && text.back() != 'z')) {
-    return Err(InvalidArgument("not an RFC 3339 UTC time such as 2026-11-23T09:00:00Z: \"" + s + "\""));
+    return Err(
+        InvalidArgument("not an RFC 3339 UTC time such as 2026-11-23T09:00:00Z: \"" + s + "\""));
   }
   if (n == 7) {
     ms = std::atoi(frac);

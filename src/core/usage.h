@@ -13,15 +13,15 @@ namespace baton {
 
 struct UsageRow {
   std::string project;
-  std::string user;                 // "" in a project's row
-  int64_t jobs = 0;                 // jobs submitted
-  int64_t running = 0;              // jobs running now
-  double gpu_seconds = 0;           // every attempt, running ones up to now
-  double cost = 0;                  // in the GPU catalog's currency
-  double fairshare_usage = 0;       // decayed GPU-seconds, as of the last scheduling pass
+  std::string user;            // "" in a project's row
+  int64_t jobs = 0;            // jobs submitted
+  int64_t running = 0;         // jobs running now
+  double gpu_seconds = 0;      // every attempt, running ones up to now
+  double cost = 0;             // in the GPU catalog's currency
+  double fairshare_usage = 0;  // decayed GPU-seconds, as of the last scheduling pass
   // Projects with a budget: what it is, and what the current period has used of it.
   std::optional<double> budget;
-  std::string budget_period;        // day | week | month | total
+  std::string budget_period;  // day | week | month | total
   double budget_spent = 0;
 };
 
@@ -29,7 +29,7 @@ struct UsageRow {
 struct JobGpuReading {
   std::string node;
   int index = 0;
-  int64_t milli = 1000;             // the share of the GPU the job holds
+  int64_t milli = 1000;  // the share of the GPU the job holds
   std::string model;
   int64_t memory_total_bytes = 0;
   std::optional<GpuSample> sample;  // none until the agent has reported one
@@ -38,9 +38,9 @@ struct JobGpuReading {
 struct JobMetrics {
   int64_t job = 0;
   std::string state;
-  double gpu_seconds = 0;           // every attempt, the running one up to now
+  double gpu_seconds = 0;  // every attempt, the running one up to now
   double cost = 0;
-  double cost_per_hour = 0;         // of the running attempt, else of the last one
+  double cost_per_hour = 0;  // of the running attempt, else of the last one
   std::string currency;
   std::vector<JobGpuReading> gpus;  // of the running attempt only
   double utilization_sum = 0;       // per reading, the mean utilisation of the job's GPUs

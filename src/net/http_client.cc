@@ -1,11 +1,10 @@
 #include "net/http_client.h"
 
 #include <atomic>
-
 #include <boost/asio/connect.hpp>
-#include <boost/asio/post.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/beast/version.hpp>
@@ -27,7 +26,8 @@ Result<std::pair<std::string, std::string>> ParseBaseUrl(std::string_view url) {
   }
   std::string port = u->has_port() ? std::string(u->port()) : "80";
   std::string host = std::string(u->host());
-  if (host.size() > 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+  if (host.size() > 2 && host.front() == '[' && host.back() == ']')
+    host = host.substr(1, host.size() - 2);
   return std::make_pair(host, port);
 }
 
@@ -62,7 +62,8 @@ struct HttpClient::Impl {
     endpoints = resolver.resolve(host, port, rec);
     if (rec) return Unavailable("cannot resolve " + host + ": " + rec.message());
     stream->expires_after(timeout);
-    stream->async_connect(endpoints, [&](beast::error_code ec, const tcp::endpoint&) { result = ec; });
+    stream->async_connect(endpoints,
+                          [&](beast::error_code ec, const tcp::endpoint&) { result = ec; });
     RunFor(timeout + std::chrono::seconds(1));
     if (result) {
       stream.reset();
@@ -82,23 +83,27 @@ struct HttpClient::Impl {
         result = ec;
         return;
       }
-      http::async_read(*stream, buffer, parser, [&](beast::error_code ec2, size_t) { result = ec2; });
+      http::async_read(*stream, buffer, parser,
+                       [&](beast::error_code ec2, size_t) { result = ec2; });
     });
     RunFor(timeout + std::chrono::seconds(1));
     if (result) {
       stream.reset();
-      return Err(Unavailable("request to http://" + host + ":" + port + " failed: " + result.message()));
+      return Err(
+          Unavailable("request to http://" + host + ":" + port + " failed: " + result.message()));
     }
     auto res = parser.release();
     if (!res.keep_alive()) stream.reset();
-    return HttpResponse{.status = static_cast<int>(res.result_int()), .body = std::move(res.body())};
+    return HttpResponse{.status = static_cast<int>(res.result_int()),
+                        .body = std::move(res.body())};
   }
 };
 
 HttpClient::HttpClient(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 HttpClient::~HttpClient() = default;
 
-Result<std::unique_ptr<HttpClient>> HttpClient::Create(std::string_view base_url, std::string token) {
+Result<std::unique_ptr<HttpClient>> HttpClient::Create(std::string_view base_url,
+                                                       std::string token) {
   ASSIGN_OR_RETURN(auto hp, ParseBaseUrl(base_url));
   auto impl = std::make_unique<Impl>();
   impl->host = hp.first;
@@ -118,7 +123,8 @@ Result<HttpResponse> HttpClient::Stream(std::string_view target,
                                         const std::function<void(std::string_view)>& on_data,
                                         const Headers& headers, Duration idle) {
   Impl& im = *impl_;
-  if (im.cancelled) return Err(Unavailable("request to http://" + im.host + ":" + im.port + " cancelled"));
+  if (im.cancelled)
+    return Err(Unavailable("request to http://" + im.host + ":" + im.port + " cancelled"));
   http::request<http::empty_body> req{http::verb::get, target, 11};
   req.set(http::field::host, im.host + ":" + im.port);
   req.set(http::field::user_agent, "baton");
@@ -128,7 +134,8 @@ Result<HttpResponse> HttpClient::Stream(std::string_view target,
   RETURN_IF_ERROR(im.Connect(std::min<Duration>(idle, std::chrono::seconds(10))));
   auto fail = [&](beast::error_code ec) {
     im.stream.reset();
-    return Err(Unavailable("request to http://" + im.host + ":" + im.port + " failed: " + ec.message()));
+    return Err(
+        Unavailable("request to http://" + im.host + ":" + im.port + " failed: " + ec.message()));
   };
   beast::error_code result = asio::error::would_block;
   im.stream->expires_after(idle);
@@ -145,7 +152,8 @@ Result<HttpResponse> HttpClient::Stream(std::string_view target,
   while (!parser.is_done()) {
     result = asio::error::would_block;
     im.stream->expires_after(idle);
-    http::async_read_some(*im.stream, im.buffer, parser, [&](beast::error_code ec, size_t) { result = ec; });
+    http::async_read_some(*im.stream, im.buffer, parser,
+                          [&](beast::error_code ec, size_t) { result = ec; });
     if (!im.RunFor(idle + std::chrono::seconds(1)) && !result) result = beast::error::timeout;
     if (result) return fail(result);
   }
@@ -178,7 +186,8 @@ Result<HttpResponse> HttpClient::Request(std::string_view method, std::string_vi
     req.prepare_payload();
   }
   for (int attempt = 0; attempt < 2; ++attempt) {
-    if (im.cancelled) return Err(Unavailable("request to http://" + im.host + ":" + im.port + " cancelled"));
+    if (im.cancelled)
+      return Err(Unavailable("request to http://" + im.host + ":" + im.port + " cancelled"));
     bool fresh = !im.stream.has_value();
     if (fresh) RETURN_IF_ERROR(im.Connect(std::min<Duration>(timeout, std::chrono::seconds(10))));
     auto res = im.Once(req, timeout);

@@ -39,8 +39,10 @@ class HttpClient {
   // hands each piece of the body to `on_data` as it arrives; returns once the body ends. The
   // body of an answer that is not chunked (an error) is returned whole instead. `idle` bounds
   // the wait for each piece. Always on a connection of its own, closed after.
-  Result<HttpResponse> Stream(std::string_view target, const std::function<void(std::string_view)>& on_data,
-                              const Headers& headers = {}, Duration idle = std::chrono::seconds(60));
+  Result<HttpResponse> Stream(std::string_view target,
+                              const std::function<void(std::string_view)>& on_data,
+                              const Headers& headers = {},
+                              Duration idle = std::chrono::seconds(60));
 
   // Thread-safe: makes a Request in progress on another thread fail at once, and every later
   // one too (for shutdown).

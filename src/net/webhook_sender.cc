@@ -20,7 +20,8 @@ Result<std::pair<std::string, std::string>> SplitUrl(const std::string& url) {
 
 Result<std::unique_ptr<WebhookSender>> WebhookSender::Create(WebhookOptions options) {
   for (const std::string& url : options.urls) {
-    if (url.rfind("http://", 0) != 0) return Err(InvalidArgument("webhook " + url + ": only http:// URLs are supported"));
+    if (url.rfind("http://", 0) != 0)
+      return Err(InvalidArgument("webhook " + url + ": only http:// URLs are supported"));
     auto split = SplitUrl(url);
     if (!split) return Err(InvalidArgument("webhook " + url + ": " + split.error().message()));
   }
@@ -39,7 +40,8 @@ WebhookSender::~WebhookSender() {
   cv_.notify_all();
   thread_.join();
   if (!queue_.empty() && options_.log) {
-    options_.log("webhooks: " + std::to_string(queue_.size()) + " alert deliveries not made before stopping");
+    options_.log("webhooks: " + std::to_string(queue_.size()) +
+                 " alert deliveries not made before stopping");
   }
 }
 
@@ -48,7 +50,9 @@ void WebhookSender::Send(std::string json) {
   std::lock_guard lock(mu_);
   for (size_t i = 0; i < options_.urls.size(); ++i) {
     if (queue_.size() >= options_.max_queue) {
-      if (options_.log) options_.log("webhook " + options_.urls[queue_.front().url] + ": queue full, an alert was dropped");
+      if (options_.log)
+        options_.log("webhook " + options_.urls[queue_.front().url] +
+                     ": queue full, an alert was dropped");
       queue_.pop_front();
     }
     queue_.push_back(Delivery{.url = i, .body = json, .due = std::chrono::steady_clock::now()});
@@ -70,8 +74,9 @@ void WebhookSender::Run() {
       cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
       continue;
     }
-    auto next = std::min_element(queue_.begin(), queue_.end(),
-                                 [](const Delivery& a, const Delivery& b) { return a.due < b.due; });
+    auto next =
+        std::min_element(queue_.begin(), queue_.end(),
+                         [](const Delivery& a, const Delivery& b) { return a.due < b.due; });
     if (next->due > std::chrono::steady_clock::now()) {
       cv_.wait_until(lock, next->due);
       continue;
@@ -85,14 +90,18 @@ void WebhookSender::Run() {
     std::string why;
     if (!clients[d.url]) {
       auto c = HttpClient::Create(split->first, "");
-      if (c) clients[d.url] = std::move(*c);
-      else why = c.error().message();
+      if (c)
+        clients[d.url] = std::move(*c);
+      else
+        why = c.error().message();
     }
     if (clients[d.url]) {
-      auto res = clients[d.url]->Request("POST", split->second, d.body, {{"Content-Type", "application/json"}},
-                                         options_.timeout);
-      if (res && res->status >= 200 && res->status < 300) why.clear();
-      else why = res ? "HTTP " + std::to_string(res->status) : res.error().message();
+      auto res = clients[d.url]->Request("POST", split->second, d.body,
+                                         {{"Content-Type", "application/json"}}, options_.timeout);
+      if (res && res->status >= 200 && res->status < 300)
+        why.clear();
+      else
+        why = res ? "HTTP " + std::to_string(res->status) : res.error().message();
       if (!res) clients[d.url].reset();
     }
     lock.lock();
@@ -101,7 +110,8 @@ void WebhookSender::Run() {
       d.attempt += 1;
       if (d.attempt >= options_.attempts) {
         if (options_.log) {
-          options_.log("webhook " + url + ": gave up after " + std::to_string(d.attempt) + " attempts (" + why + ")");
+          options_.log("webhook " + url + ": gave up after " + std::to_string(d.attempt) +
+                       " attempts (" + why + ")");
         }
       } else {
         Duration pause = options_.first_backoff * (1 << std::min(d.attempt - 1, 20));

@@ -18,13 +18,13 @@
 namespace baton::net {
 
 struct WebhookOptions {
-  std::vector<std::string> urls;                        // http://HOST:PORT/PATH
-  int attempts = 5;                                     // per delivery and URL
+  std::vector<std::string> urls;  // http://HOST:PORT/PATH
+  int attempts = 5;               // per delivery and URL
   Duration first_backoff = std::chrono::seconds(1);
   Duration max_backoff = std::chrono::seconds(60);
-  Duration timeout = std::chrono::seconds(10);          // per request
-  size_t max_queue = 10000;                             // beyond: the oldest are dropped, and said
-  std::function<void(const std::string&)> log;          // one line per failure
+  Duration timeout = std::chrono::seconds(10);  // per request
+  size_t max_queue = 10000;                     // beyond: the oldest are dropped, and said
+  std::function<void(const std::string&)> log;  // one line per failure
 };
 
 class WebhookSender {

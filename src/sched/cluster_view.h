@@ -35,7 +35,7 @@ struct NodeSlots {
   int free_cpus = 0;
   int64_t total_memory_bytes = 0;
   int64_t free_memory_bytes = 0;
-  bool schedulable = true;        // false when lost or drained
+  bool schedulable = true;                // false when lost or drained
   TimePoint host_reserved_from = kNever;  // CPUs/memory reserved from here
   JobId host_reserved_for;
 };

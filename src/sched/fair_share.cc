@@ -53,7 +53,8 @@ void UsageLedger::AddPast(const std::string& project, const std::string& user, i
   if (at_ == TimePoint{}) at_ = end;
   const double h = Seconds(half_life_);
   auto weight = [&](TimePoint t) { return std::exp2(-Seconds(at_ - std::min(t, at_)) / h); };
-  double add = static_cast<double>(milli) / 1000.0 * h / std::log(2.0) * (weight(end) - weight(start));
+  double add =
+      static_cast<double>(milli) / 1000.0 * h / std::log(2.0) * (weight(end) - weight(start));
   projects_[project] += add;
   users_[project][user] += add;
   total_ += add;

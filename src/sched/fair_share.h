@@ -20,8 +20,8 @@ class UsageLedger {
   // Changes the GPUs (milli) a project/user holds from now on. Call Advance(now) first.
   void AddRate(const std::string& project, const std::string& user, int64_t milli);
   // Adds GPU-seconds used in [start, end], decayed as seen at the ledger's time.
-  void AddPast(const std::string& project, const std::string& user, int64_t milli,
-               TimePoint start, TimePoint end);
+  void AddPast(const std::string& project, const std::string& user, int64_t milli, TimePoint start,
+               TimePoint end);
 
   double project(const std::string& name) const;
   double user(const std::string& project, const std::string& user) const;
@@ -32,7 +32,9 @@ class UsageLedger {
   TimePoint at() const { return at_; }
   Duration half_life() const { return half_life_; }
   // Decays with `half_life` from the ledger's time on (call Advance(now) first).
-  void SetHalfLife(Duration half_life) { half_life_ = half_life > Duration(0) ? half_life : Duration(1); }
+  void SetHalfLife(Duration half_life) {
+    half_life_ = half_life > Duration(0) ? half_life : Duration(1);
+  }
 
  private:
   Duration half_life_;

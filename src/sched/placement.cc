@@ -207,7 +207,8 @@ std::optional<NodeAllocation> FitOnNodeSlots(const NodeSlots& n, const Resources
   return part;
 }
 
-std::optional<std::vector<NodeAllocation>> Placer::Find(const Resources& r, const PlaceRules& rules) {
+std::optional<std::vector<NodeAllocation>> Placer::Find(const Resources& r,
+                                                        const PlaceRules& rules) {
   auto it = pools_.find(std::string(rules.pool));
   if (it == pools_.end()) return std::nullopt;
   const PoolIndex& pool = it->second;
@@ -219,7 +220,8 @@ std::optional<std::vector<NodeAllocation>> Placer::Find(const Resources& r, cons
     for (const auto& part : out) {
       if (part.node == view_.nodes[node].name) return;
     }
-    if (auto part = FitOnNodeSlots(view_.nodes[node], r, rules, per_node, nullptr)) out.push_back(std::move(*part));
+    if (auto part = FitOnNodeSlots(view_.nodes[node], r, rules, per_node, nullptr))
+      out.push_back(std::move(*part));
   };
   if (per_node > 0 && per_node < 1000) {
     for (int node : pool.shared) {
@@ -227,7 +229,8 @@ std::optional<std::vector<NodeAllocation>> Placer::Find(const Resources& r, cons
       if (!out.empty()) return out;
     }
   }
-  const int first_bucket = per_node >= 1000 ? static_cast<int>(per_node / 1000) : (per_node > 0 ? 1 : 0);
+  const int first_bucket =
+      per_node >= 1000 ? static_cast<int>(per_node / 1000) : (per_node > 0 ? 1 : 0);
   if (per_node >= 1000 && r.nodes == 1) {
     // Topology first, then packing: the best spread among the first few fits, scanning from
     // the fullest nodes that can hold the job.
@@ -248,7 +251,9 @@ std::optional<std::vector<NodeAllocation>> Placer::Find(const Resources& r, cons
         bool ideal = s.islands == 1 && (s.switches == 1 || static_cast<int>(b) == need);
         if (ideal || examined >= 4) break;
       }
-      if (best && best_spread.islands == 1 && (best_spread.switches == 1 || static_cast<int>(b) == need)) break;
+      if (best && best_spread.islands == 1 &&
+          (best_spread.switches == 1 || static_cast<int>(b) == need))
+        break;
     }
     if (!best) return std::nullopt;
     out.push_back(std::move(*best));
@@ -263,7 +268,8 @@ std::optional<std::vector<NodeAllocation>> Placer::Find(const Resources& r, cons
   return std::nullopt;
 }
 
-std::optional<std::vector<NodeAllocation>> Placer::Place(const Resources& r, const PlaceRules& rules) {
+std::optional<std::vector<NodeAllocation>> Placer::Place(const Resources& r,
+                                                         const PlaceRules& rules) {
   auto found = Find(r, rules);
   if (found) Apply(*found, r, +1);
   return found;

@@ -10,8 +10,8 @@ namespace baton::sched {
 // reservations hold taken out. Bounded: gives up after a number of placement attempts. Works
 // on the pass's own placer and puts everything back before it returns: a copy of the cluster
 // per search cost more than the search.
-std::optional<Reservation> Shadow(Placer& placer, const std::vector<Release>& releases, const Resources& r,
-                                  const std::string& pool, TimePoint now) {
+std::optional<Reservation> Shadow(Placer& placer, const std::vector<Release>& releases,
+                                  const Resources& r, const std::string& pool, TimePoint now) {
   // Releases come sorted: when none has a time (no time limits), nothing can be promised; nor
   // when all that frees by a known time, with what is free now, is short of the request.
   if (releases.empty() || releases.front().at == kNever) return std::nullopt;
@@ -70,7 +70,8 @@ std::optional<Reservation> Shadow(Placer& placer, const std::vector<Release>& re
 // GPUs it would take: free ones first, then busy ones, none held for another job. Held from
 // now, they go to no other job as they free, so the node empties for this one. One node, two
 // or more whole GPUs; nothing when no node could ever hold it.
-std::optional<Reservation> Untimed(Placer& placer, const Resources& r, const std::string& pool, TimePoint now) {
+std::optional<Reservation> Untimed(Placer& placer, const Resources& r, const std::string& pool,
+                                   TimePoint now) {
   if (r.milli_gpus < 1000 || r.milli_gpus % (1000 * r.nodes) != 0) return std::nullopt;
   const int per_node = static_cast<int>(r.milli_gpus / 1000 / r.nodes);
   // A job of one GPU a node fits in any GPU that frees: gaps cannot starve it. A gang over
@@ -87,7 +88,9 @@ std::optional<Reservation> Untimed(Placer& placer, const Resources& r, const std
   for (size_t ni = 0; ni < nodes.size(); ++ni) {
     const NodeSlots& n = nodes[ni];
     if (!n.schedulable || n.pool != pool) continue;
-    if ((r.cpus > 0 && n.total_cpus < r.cpus) || (r.memory_bytes > 0 && n.total_memory_bytes < r.memory_bytes)) continue;
+    if ((r.cpus > 0 && n.total_cpus < r.cpus) ||
+        (r.memory_bytes > 0 && n.total_memory_bytes < r.memory_bytes))
+      continue;
     Candidate c{.node = static_cast<int>(ni)};
     std::vector<int> busy;
     for (const GpuSlot& g : n.gpus) {
@@ -113,7 +116,8 @@ std::optional<Reservation> Untimed(Placer& placer, const Resources& r, const std
                    [](const Candidate& a, const Candidate& b) { return a.free > b.free; });
   Reservation res{.from = now, .resources = r};
   for (int i = 0; i < r.nodes; ++i) {
-    res.allocation.push_back(NodeAllocation{.node = nodes[candidates[i].node].name, .gpus = candidates[i].gpus});
+    res.allocation.push_back(
+        NodeAllocation{.node = nodes[candidates[i].node].name, .gpus = candidates[i].gpus});
   }
   return res;
 }

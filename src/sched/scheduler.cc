@@ -26,7 +26,8 @@ std::string Ahead(int n) {
 std::string When(TimePoint at, TimePoint now) {
   if (at <= now) return "; expected to start now";
   return "; expected start in ~" +
-         FormatDuration(std::chrono::duration_cast<std::chrono::seconds>(at - now + std::chrono::milliseconds(999))) +
+         FormatDuration(std::chrono::duration_cast<std::chrono::seconds>(
+             at - now + std::chrono::milliseconds(999))) +
          " (" + FormatRfc3339(at).substr(11, 5) + " UTC)";
 }
 
@@ -45,10 +46,11 @@ struct Holdings {
   std::unordered_map<std::string_view, int64_t> project_milli;
   std::unordered_map<std::string_view, int64_t> user_milli;
   std::unordered_map<std::string_view, int> user_jobs;
-  std::unordered_map<std::string_view, std::unordered_map<std::string_view, int64_t>> pool_user_milli;
+  std::unordered_map<std::string_view, std::unordered_map<std::string_view, int64_t>>
+      pool_user_milli;
 
-  void Add(const std::string& project, const std::string& user, const std::string& pool, int64_t milli,
-           int sign) {
+  void Add(const std::string& project, const std::string& user, const std::string& pool,
+           int64_t milli, int sign) {
     project_milli[project] += sign * milli;
     if (track_users) {
       user_milli[user] += sign * milli;
@@ -75,7 +77,8 @@ std::string LimitReason(const PendingJob& job, const Policy& policy, const Holdi
   if (project.limit_milli != kNoLimit) {
     int64_t held = h.Project(*job.project);
     if (held + need > project.limit_milli) {
-      return "project " + *job.project + " holds " + Gpus(held) + " of its limit of " + Gpus(project.limit_milli);
+      return "project " + *job.project + " holds " + Gpus(held) + " of its limit of " +
+             Gpus(project.limit_milli);
     }
   }
   const UserPolicy& user = policy.User(*job.user);
@@ -83,7 +86,8 @@ std::string LimitReason(const PendingJob& job, const Policy& policy, const Holdi
     auto it = h.user_milli.find(*job.user);
     int64_t held = it == h.user_milli.end() ? 0 : it->second;
     if (held + need > user.max_milli) {
-      return "user " + *job.user + " holds " + Gpus(held) + " of a limit of " + Gpus(user.max_milli);
+      return "user " + *job.user + " holds " + Gpus(held) + " of a limit of " +
+             Gpus(user.max_milli);
     }
   }
   if (user.max_jobs >= 0) {
@@ -98,8 +102,8 @@ std::string LimitReason(const PendingJob& job, const Policy& policy, const Holdi
     if (pool->max_milli_per_user != kNoLimit) {
       int64_t held = h.PoolUser(*job.pool, *job.user);
       if (held + need > pool->max_milli_per_user) {
-        return "user " + *job.user + " holds " + Gpus(held) + " in pool " + *job.pool + " of a limit of " +
-               Gpus(pool->max_milli_per_user);
+        return "user " + *job.user + " holds " + Gpus(held) + " in pool " + *job.pool +
+               " of a limit of " + Gpus(pool->max_milli_per_user);
       }
     }
   }
@@ -170,7 +174,8 @@ std::optional<Claim> SearchVictims(const PendingJob& job, VictimSearch& ctx) {
   auto loss = [&](size_t v) {
     const RunningJob& x = in.running[v];
     TimePoint since = std::max(x.started, x.last_checkpoint);
-    return static_cast<double>(x.resources->milli_gpus) / 1000.0 * std::max(0.0, Seconds(now - since));
+    return static_cast<double>(x.resources->milli_gpus) / 1000.0 *
+           std::max(0.0, Seconds(now - since));
   };
   struct Plan {
     double loss = 0;
@@ -180,9 +185,10 @@ std::optional<Claim> SearchVictims(const PendingJob& job, VictimSearch& ctx) {
   };
   std::vector<Plan> plans;
   const int64_t per_node = r.milli_gpus / r.nodes;
-  PlaceRules any{.pool = *job.pool,
-                 .until = job.time_limit > Duration(0) ? now + policy.preempt_grace + job.time_limit : kNever,
-                 .job = job.id};
+  PlaceRules any{
+      .pool = *job.pool,
+      .until = job.time_limit > Duration(0) ? now + policy.preempt_grace + job.time_limit : kNever,
+      .job = job.id};
   // Phase 1, cheap: per node, the candidates and a lower bound on the work lost to free
   // room there (the fractional cover: victims by loss per GPU, the last one in part).
   struct NodeCands {
@@ -214,7 +220,8 @@ std::optional<Claim> SearchVictims(const PendingJob& job, VictimSearch& ctx) {
       if (missing <= 0) break;
       int64_t here = 0;
       for (const auto& part : *in.running[v].allocation) {
-        if (part.node == node.name) here += part.milli_per_gpu * static_cast<int64_t>(part.gpus.size());
+        if (part.node == node.name)
+          here += part.milli_per_gpu * static_cast<int64_t>(part.gpus.size());
       }
       int64_t used = std::min(here, missing);
       nc.bound += per_gpu(v) * static_cast<double>(used);
@@ -257,7 +264,8 @@ std::optional<Claim> SearchVictims(const PendingJob& job, VictimSearch& ctx) {
       if (fit) {
         // Drop victims not needed after all, the costliest first.
         std::vector<size_t> chosen = plan.victims;
-        std::sort(chosen.begin(), chosen.end(), [&](size_t a, size_t b) { return loss(a) > loss(b); });
+        std::sort(chosen.begin(), chosen.end(),
+                  [&](size_t a, size_t b) { return loss(a) > loss(b); });
         for (size_t v : chosen) {
           release(v, -1);
           if (auto still = FitOnNodeSlots(scratch, r, any, per_node)) {
@@ -280,8 +288,8 @@ std::optional<Claim> SearchVictims(const PendingJob& job, VictimSearch& ctx) {
     return a.node < b.node;
   });
   if (static_cast<int>(plans.size()) < r.nodes) return std::nullopt;
-  Claim found{.reservation = Reservation{.id = job.id, .from = now + policy.preempt_grace, .resources = r,
-                                         .claim = true}};
+  Claim found{.reservation = Reservation{
+                  .id = job.id, .from = now + policy.preempt_grace, .resources = r, .claim = true}};
   for (int k = 0; k < r.nodes; ++k) {
     found.victims.insert(plans[k].victims.begin(), plans[k].victims.end());
     found.reservation.allocation.push_back(plans[k].part);
@@ -376,8 +384,8 @@ int LasLevel(const Policy& policy, double service) {
   return static_cast<int>(std::upper_bound(t.begin(), t.end(), service) - t.begin());
 }
 
-Factors ComputeFactors(const PendingJob& job, const Policy& policy, TimePoint now, int64_t cluster_milli,
-                       FairShareTable& shares) {
+Factors ComputeFactors(const PendingJob& job, const Policy& policy, TimePoint now,
+                       int64_t cluster_milli, FairShareTable& shares) {
   Factors f;
   f.priority = static_cast<double>(static_cast<int>(job.priority)) / 3.0;
   f.fairshare = shares.Factor(*job.project, *job.user);
@@ -390,7 +398,8 @@ Factors ComputeFactors(const PendingJob& job, const Policy& policy, TimePoint no
   const auto levels = static_cast<double>(policy.las_thresholds.size());
   f.las = levels > 0 ? 1.0 - LasLevel(policy, job.service) / levels : 1.0;
   const Weights& w = policy.weights;
-  f.score = w.priority * f.priority + w.fairshare * f.fairshare + w.age * f.age + w.size * f.size + w.las * f.las;
+  f.score = w.priority * f.priority + w.fairshare * f.fairshare + w.age * f.age + w.size * f.size +
+            w.las * f.las;
   return f;
 }
 
@@ -421,7 +430,8 @@ PassResult RunPassOn(PassInput& in) {
     uint32_t index;
   };
   std::vector<Key> keys(in.pending.size());
-  for (uint32_t i = 0; i < keys.size(); ++i) keys[i] = Key{factors[i].score, in.pending[i].id.value, i};
+  for (uint32_t i = 0; i < keys.size(); ++i)
+    keys[i] = Key{factors[i].score, in.pending[i].id.value, i};
   std::sort(keys.begin(), keys.end(), [](const Key& a, const Key& b) {
     return a.score != b.score ? a.score > b.score : a.id < b.id;
   });
@@ -459,7 +469,8 @@ PassResult RunPassOn(PassInput& in) {
   for (size_t i = 0; i < in.running.size(); ++i) {
     const RunningJob& r = in.running[i];
     held.Add(*r.project, *r.user, *r.pool, r.resources->milli_gpus, +1);
-    TimePoint end = r.stopping ? std::min(r.expected_end, now + policy.preempt_grace) : r.expected_end;
+    TimePoint end =
+        r.stopping ? std::min(r.expected_end, now + policy.preempt_grace) : r.expected_end;
     releases.push_back(Release{end, r.allocation, r.resources});
     stopping[i] = r.stopping;
   }
@@ -471,7 +482,8 @@ PassResult RunPassOn(PassInput& in) {
   for (size_t i = 0; i < in.running.size(); ++i) {
     if (stopping[i]) continue;
     lowest_running = std::min(lowest_running, static_cast<int>(in.running[i].priority));
-    if (policy.las_preemption) highest_level = std::max(highest_level, LasLevel(policy, in.running[i].service));
+    if (policy.las_preemption)
+      highest_level = std::max(highest_level, LasLevel(policy, in.running[i].service));
   }
   bool any_guarantee = false;
   for (const auto& [name, p] : policy.projects) any_guarantee |= p.guaranteed_milli > 0;
@@ -512,9 +524,10 @@ PassResult RunPassOn(PassInput& in) {
   int reserved = 0;
   int searches = 0;
   std::vector<std::vector<uint32_t>> running_on_node;  // built at the first preemption search
-  std::optional<JobId> strict_blocker;  // FIFO without backfill: the first job that waits
+  std::optional<JobId> strict_blocker;       // FIFO without backfill: the first job that waits
   std::set<std::string_view> untimed_pools;  // pools where a job holds nodes without a start time
-  auto wait = [&](JobId id, std::string reason, std::string detail, std::optional<TimePoint> at = std::nullopt) {
+  auto wait = [&](JobId id, std::string reason, std::string detail,
+                  std::optional<TimePoint> at = std::nullopt) {
     if (ahead < kExplainedWaits) {
       detail += Ahead(ahead);
       if (at) detail += When(*at, now);
@@ -535,15 +548,16 @@ PassResult RunPassOn(PassInput& in) {
       continue;
     }
     if (strict_blocker) {
-      wait(job.id, "priority", "behind job " + strict_blocker->ToString() + " (strict queue order, no backfill)");
+      wait(job.id, "priority",
+           "behind job " + strict_blocker->ToString() + " (strict queue order, no backfill)");
       continue;
     }
     // Deep in a queue that no longer fits: no words to write, no reservation or search left
     // to make, and no room for it. Counting it is all there is to do.
-    if (ahead >= kExplainedWaits && r.milli_gpus > placer.free_milli(*job.pool) && policy.backfill &&
-        !claims.count(job.id.value) &&
-        (!in.full || (reserved >= policy.reservations &&
-                      (!preemption || searches >= kPreemptionSearches)))) {
+    if (ahead >= kExplainedWaits && r.milli_gpus > placer.free_milli(*job.pool) &&
+        policy.backfill && !claims.count(job.id.value) &&
+        (!in.full ||
+         (reserved >= policy.reservations && (!preemption || searches >= kPreemptionSearches)))) {
       ++ahead;
       continue;
     }
@@ -555,7 +569,8 @@ PassResult RunPassOn(PassInput& in) {
     // ends sooner and may use a hole before a reservation.
     auto it = std::find_if(known.begin(), known.end(),
                            [&](const Known& k) { return *k.r == r && *k.pool == *job.pool; });
-    bool skip = it != known.end() && (it->never || rules.until >= it->until) && claim == claims.end();
+    bool skip =
+        it != known.end() && (it->never || rules.until >= it->until) && claim == claims.end();
     if (!skip) {
       if (auto placed = placer.Place(r, rules)) {
         held.Add(*job.project, *job.user, *job.pool, r.milli_gpus, +1);
@@ -572,8 +587,8 @@ PassResult RunPassOn(PassInput& in) {
       bool never = !placer.EverFits(r, *job.pool);
       local = Known{job.resources, job.pool, never, rules.until,
                     never ? "no node in pool " + *job.pool + " can ever hold " + DescribeRequest(r)
-                          : "waiting for " + DescribeRequest(r) + "; " + Gpus(placer.free_milli(*job.pool)) +
-                                " free in pool " + *job.pool};
+                          : "waiting for " + DescribeRequest(r) + "; " +
+                                Gpus(placer.free_milli(*job.pool)) + " free in pool " + *job.pool};
       if (known.size() < 32) {
         known.push_back(local);
         shape = &known.back();
@@ -619,7 +634,9 @@ PassResult RunPassOn(PassInput& in) {
           stopping[v] = true;
           const bool by_service = policy.las_preemption && x.priority <= job.priority &&
                                   LasLevel(policy, x.service) > LasLevel(policy, job.service);
-          const char* why = x.priority < job.priority ? "priority" : by_service ? "service" : "quota";
+          const char* why = x.priority < job.priority ? "priority"
+                            : by_service              ? "service"
+                                                      : "quota";
           result.preemptions.push_back(Preemption{x.id, job.id, why});
           for (auto& rel : releases) {
             if (rel.allocation == x.allocation) rel.at = std::min(rel.at, found->reservation.from);
@@ -628,7 +645,8 @@ PassResult RunPassOn(PassInput& in) {
         releases_sorted = false;
         reservation = std::move(found->reservation);
         claimed = true;
-        held.Add(*job.project, *job.user, *job.pool, r.milli_gpus, +1);  // as for a kept claim, above
+        held.Add(*job.project, *job.user, *job.pool, r.milli_gpus,
+                 +1);  // as for a kept claim, above
       }
     }
     if (!shadowed && !claimed && reserved < policy.reservations) {
@@ -649,10 +667,12 @@ PassResult RunPassOn(PassInput& in) {
       MarkReservation(placer.view(), *reservation);
       TimePoint from = reservation->from;
       std::string nodes;
-      for (const auto& part : reservation->allocation) nodes += (nodes.empty() ? "" : ", ") + part.node;
+      for (const auto& part : reservation->allocation)
+        nodes += (nodes.empty() ? "" : ", ") + part.node;
       result.reservations.push_back(std::move(*reservation));
       if (untimed) {
-        wait(job.id, "resources", shape->detail + "; holding " + nodes + " for it as running jobs end");
+        wait(job.id, "resources",
+             shape->detail + "; holding " + nodes + " for it as running jobs end");
       } else {
         wait(job.id, "resources", shape->detail, from);
       }

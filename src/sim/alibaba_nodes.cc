@@ -10,15 +10,16 @@
 namespace baton::sim {
 namespace {
 
-constexpr size_t kMaxLineBytes = 4096;    // real rows are ~40 bytes
-constexpr size_t kMaxNodes = 100'000;     // the real list has 1,523
-constexpr int kMaxGpusPerNode = 1024;     // ParseGpuSpec's bound
+constexpr size_t kMaxLineBytes = 4096;  // real rows are ~40 bytes
+constexpr size_t kMaxNodes = 100'000;   // the real list has 1,523
+constexpr int kMaxGpusPerNode = 1024;   // ParseGpuSpec's bound
 
 // openb model -> Baton model. The trace names a model by family and memory; Baton's --gpus SPEC
 // takes a GPU's memory from a "-<N>GB" suffix and its NVLink topology from the family
 // (core/node.h), so the memory goes into the name:
 //   P100     P100-16GB   the trace does not say 12 or 16 GB; 16 GB is the common P100. Baton
-//                        gives P100 no NVLink, right for the PCIe cards of the trace's 1-2 GPU nodes
+//                        gives P100 no NVLink, right for the PCIe cards of the trace's 1-2 GPU
+//                        nodes
 //   T4       T4-16GB     T4 comes only with 16 GB
 //   V100M16  V100-16GB   "M16" is the memory; 8-GPU nodes get Baton's DGX-1 cube-mesh, 4-GPU
 //                        nodes NVLink pairs: the trace does not give the interconnect
@@ -44,7 +45,8 @@ std::vector<std::string_view> SplitCommas(std::string_view line) {
   std::vector<std::string_view> out;
   for (size_t start = 0;;) {
     size_t at = line.find(',', start);
-    out.push_back(Trim(line.substr(start, at == std::string_view::npos ? std::string_view::npos : at - start)));
+    out.push_back(Trim(
+        line.substr(start, at == std::string_view::npos ? std::string_view::npos : at - start)));
     if (at == std::string_view::npos) return out;
     start = at + 1;
   }
@@ -53,7 +55,8 @@ std::vector<std::string_view> SplitCommas(std::string_view line) {
 std::optional<int> GpuCount(std::string_view s) {
   int n = 0;
   auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), n);
-  if (s.empty() || ec != std::errc() || end != s.data() + s.size() || n < 0 || n > kMaxGpusPerNode) {
+  if (s.empty() || ec != std::errc() || end != s.data() + s.size() || n < 0 ||
+      n > kMaxGpusPerNode) {
     return std::nullopt;
   }
   return n;
@@ -81,28 +84,34 @@ Result<std::vector<SimNode>> ParseAlibabaNodes(std::string_view text, std::strin
   int line_no = 0;
   for (size_t pos = 0; pos < text.size();) {
     size_t nl = text.find('\n', pos);
-    std::string_view raw = text.substr(pos, nl == std::string_view::npos ? std::string_view::npos : nl - pos);
+    std::string_view raw =
+        text.substr(pos, nl == std::string_view::npos ? std::string_view::npos : nl - pos);
     pos = nl == std::string_view::npos ? text.size() : nl + 1;
     ++line_no;
-    if (raw.size() > kMaxLineBytes) return fail(line_no, "", "longer than " + std::to_string(kMaxLineBytes) + " bytes");
+    if (raw.size() > kMaxLineBytes)
+      return fail(line_no, "", "longer than " + std::to_string(kMaxLineBytes) + " bytes");
     std::string_view line = Trim(raw);
     if (line.empty()) continue;
     std::vector<std::string_view> fields = SplitCommas(line);
     if (width == 0) {
       width = fields.size();
       for (size_t i = 0; i < fields.size(); ++i) {
-        if (!column.emplace(std::string(fields[i]), i).second) return fail(line_no, fields[i], "column named twice");
+        if (!column.emplace(std::string(fields[i]), i).second)
+          return fail(line_no, fields[i], "column named twice");
       }
       for (const char* required : {"sn", "gpu", "model"}) {
         if (!column.count(required)) {
-          return fail(line_no, required, "required column missing from the header (an openb node list has "
-                                         "sn,cpu_milli,memory_mib,gpu,model)");
+          return fail(line_no, required,
+                      "required column missing from the header (an openb node list has "
+                      "sn,cpu_milli,memory_mib,gpu,model)");
         }
       }
       continue;
     }
     if (fields.size() != width) {
-      return fail(line_no, "", std::to_string(fields.size()) + " fields where the header has " + std::to_string(width));
+      return fail(
+          line_no, "",
+          std::to_string(fields.size()) + " fields where the header has " + std::to_string(width));
     }
     std::string_view sn = fields[column["sn"]];
     std::string_view gpu = fields[column["gpu"]];
@@ -110,7 +119,8 @@ Result<std::vector<SimNode>> ParseAlibabaNodes(std::string_view text, std::strin
     auto count = GpuCount(gpu);
     if (!count) return fail(line_no, "gpu", quote(gpu) + " is not a number of GPUs from 0 to 1024");
     if (*count == 0) continue;
-    if (!IsValidNodeName(sn)) return fail(line_no, "sn", quote(sn) + " is not a node name (1-64 of [A-Za-z0-9._-])");
+    if (!IsValidNodeName(sn))
+      return fail(line_no, "sn", quote(sn) + " is not a node name (1-64 of [A-Za-z0-9._-])");
     if (auto [it, fresh] = seen.emplace(std::string(sn), line_no); !fresh) {
       return fail(line_no, "sn", quote(sn) + " is on line " + std::to_string(it->second) + " too");
     }
@@ -118,11 +128,14 @@ Result<std::vector<SimNode>> ParseAlibabaNodes(std::string_view text, std::strin
     SimNode node;
     node.name = std::string(sn);
     node.gpus = std::to_string(*count) + "x" + OpenbGpuModel(model);
-    if (auto spec = ParseGpuSpec(node.gpus); !spec) return fail(line_no, "model", spec.error().message());
-    if (nodes.size() >= kMaxNodes) return fail(line_no, "", "more than " + std::to_string(kMaxNodes) + " nodes");
+    if (auto spec = ParseGpuSpec(node.gpus); !spec)
+      return fail(line_no, "model", spec.error().message());
+    if (nodes.size() >= kMaxNodes)
+      return fail(line_no, "", "more than " + std::to_string(kMaxNodes) + " nodes");
     nodes.push_back(std::move(node));
   }
-  if (width == 0) return Err(InvalidArgument(std::string(file) + ": empty (a header line is needed)"));
+  if (width == 0)
+    return Err(InvalidArgument(std::string(file) + ": empty (a header line is needed)"));
   if (nodes.empty()) return Err(InvalidArgument("no node with GPUs in " + std::string(file)));
   return nodes;
 }

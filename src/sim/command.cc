@@ -49,13 +49,15 @@ double ClusterGpus(const std::vector<SimNode>& nodes) {
 std::string SummaryJson(const std::string& policy, const Summary& s, double wall_s) {
   std::ostringstream out;
   out << std::setprecision(6);
-  out << "{\"policy\": " << codec::EncodeString(policy) << ", \"jobs\": " << s.jobs << ", \"finished\": " << s.finished
-      << ", \"makespan_s\": " << s.makespan_s << ", \"avg_jct_s\": " << s.avg_jct_s << ", \"p50_jct_s\": " << s.p50_jct_s
+  out << "{\"policy\": " << codec::EncodeString(policy) << ", \"jobs\": " << s.jobs
+      << ", \"finished\": " << s.finished << ", \"makespan_s\": " << s.makespan_s
+      << ", \"avg_jct_s\": " << s.avg_jct_s << ", \"p50_jct_s\": " << s.p50_jct_s
       << ", \"p95_jct_s\": " << s.p95_jct_s << ", \"avg_wait_s\": " << s.avg_wait_s
-      << ", \"gpu_utilization\": " << s.gpu_utilization << ", \"idle_while_waiting\": " << s.idle_while_waiting
+      << ", \"gpu_utilization\": " << s.gpu_utilization
+      << ", \"idle_while_waiting\": " << s.idle_while_waiting
       << ", \"preemptions\": " << s.preemptions << ", \"jain_fairness\": " << s.jain_fairness
-      << ", \"max_user_slowdown\": " << s.max_user_slowdown
-      << ", \"events\": " << s.events << ", \"wall_s\": " << wall_s
+      << ", \"max_user_slowdown\": " << s.max_user_slowdown << ", \"events\": " << s.events
+      << ", \"wall_s\": " << wall_s
       << ", \"events_per_s\": " << (wall_s > 0 ? static_cast<double>(s.events) / wall_s : 0) << "}";
   return out.str();
 }
@@ -63,12 +65,14 @@ std::string SummaryJson(const std::string& policy, const Summary& s, double wall
 std::string SummaryText(const std::string& policy, const Summary& s, size_t nodes, double wall_s) {
   std::ostringstream out;
   out << std::setprecision(6);
-  out << "policy " << policy << ": " << s.jobs << " jobs (" << s.finished << " finished) on " << nodes << " nodes\n"
-      << "  makespan " << s.makespan_s << " s, JCT avg " << s.avg_jct_s << " s, p50 " << s.p50_jct_s << " s, p95 "
-      << s.p95_jct_s << " s\n"
-      << "  wait avg " << s.avg_wait_s << " s, GPU utilisation " << s.gpu_utilization << ", idle while jobs waited "
-      << s.idle_while_waiting << ", preemptions " << s.preemptions << ", Jain fairness (users) " << s.jain_fairness
-      << ", worst user's mean slowdown " << s.max_user_slowdown << "\n"
+  out << "policy " << policy << ": " << s.jobs << " jobs (" << s.finished << " finished) on "
+      << nodes << " nodes\n"
+      << "  makespan " << s.makespan_s << " s, JCT avg " << s.avg_jct_s << " s, p50 " << s.p50_jct_s
+      << " s, p95 " << s.p95_jct_s << " s\n"
+      << "  wait avg " << s.avg_wait_s << " s, GPU utilisation " << s.gpu_utilization
+      << ", idle while jobs waited " << s.idle_while_waiting << ", preemptions " << s.preemptions
+      << ", Jain fairness (users) " << s.jain_fairness << ", worst user's mean slowdown "
+      << s.max_user_slowdown << "\n"
       << "  " << s.events << " controller commands in " << wall_s << " s";
   return out.str();
 }
@@ -111,16 +115,17 @@ Status WriteReport(const std::string& dir, const std::vector<Run>& runs, double 
   for (const Run& run : runs) {
     for (const auto& j : run.result.jobs) {
       csv << j.id << ',' << quote(j.name) << ',' << quote(j.user) << ',' << quote(j.project) << ','
-          << FormatMilli(j.milli_gpus) << ',' << num(j.submit) << ',' << num(j.start) << ',' << num(j.end) << ','
-          << j.restarts << ',' << j.state << ',' << quote(run.policy) << '\n';
+          << FormatMilli(j.milli_gpus) << ',' << num(j.submit) << ',' << num(j.start) << ','
+          << num(j.end) << ',' << j.restarts << ',' << j.state << ',' << quote(run.policy) << '\n';
     }
     summary << SummaryJson(run.policy, run.result.summary, run.wall_s) << '\n';
     pictures.push_back(ReportRun{.policy = run.policy, .result = &run.result, .gpus = gpus});
   }
-  for (const auto& [name, content] : {std::pair{"jobs.csv", csv.str()}, std::pair{"summary.json", summary.str()},
-                                      std::pair{"utilisation.svg", UtilisationSvg(pictures)},
-                                      std::pair{"queue.svg", QueueSvg(pictures)},
-                                      std::pair{"jct_cdf.svg", JctCdfSvg(pictures)}}) {
+  for (const auto& [name, content] :
+       {std::pair{"jobs.csv", csv.str()}, std::pair{"summary.json", summary.str()},
+        std::pair{"utilisation.svg", UtilisationSvg(pictures)},
+        std::pair{"queue.svg", QueueSvg(pictures)},
+        std::pair{"jct_cdf.svg", JctCdfSvg(pictures)}}) {
     if (Status st = WriteFile(dir + "/" + name, content); !st.ok()) return st;
   }
   return Status::Ok();
@@ -132,15 +137,18 @@ Result<SimCluster> LoadCluster(const std::string& path) {
   ASSIGN_OR_RETURN(std::string text, ReadWholeFile(path));
   SimCluster c;
   size_t first = text.find_first_not_of(" \t\r\n");
-  if (first != std::string::npos && std::string_view(text).substr(first).starts_with("sn,cpu_milli,memory_mib,gpu")) {
+  if (first != std::string::npos &&
+      std::string_view(text).substr(first).starts_with("sn,cpu_milli,memory_mib,gpu")) {
     ASSIGN_OR_RETURN(c.nodes, ParseAlibabaNodes(text, path));
     return c;
   }
   ASSIGN_OR_RETURN(codec::ClusterFile file, codec::DecodeClusterFile(text, path));
   for (const auto& g : file.groups) {
     for (int i = 0; i < g.count; ++i) {
-      c.nodes.push_back(SimNode{.name = g.count == 1 ? g.name : g.name + "-" + std::to_string(i + 1),
-                                .gpus = g.gpus, .pool = g.pool});
+      c.nodes.push_back(
+          SimNode{.name = g.count == 1 ? g.name : g.name + "-" + std::to_string(i + 1),
+                  .gpus = g.gpus,
+                  .pool = g.pool});
     }
   }
   c.policy = std::move(file.policy);
@@ -162,7 +170,8 @@ int RunSim(const SimFlags& f, std::ostream& out, std::ostream& err) {
     out << trace->size() << " jobs written to " << f.convert << std::endl;
     return 0;
   }
-  if (f.cluster.empty()) return fail(InvalidArgument("--cluster is required (unless --convert)"), 2);
+  if (f.cluster.empty())
+    return fail(InvalidArgument("--cluster is required (unless --convert)"), 2);
   auto cluster = LoadCluster(f.cluster);
   if (!cluster) return fail(cluster.error(), 2);
   std::vector<std::string> names = SplitPolicies(f.policy);
@@ -185,7 +194,8 @@ int RunSim(const SimFlags& f, std::ostream& out, std::ostream& err) {
     runs.push_back(Run{.policy = names[i], .result = std::move(*result), .wall_s = wall_s});
   }
   if (!f.report.empty()) {
-    if (Status st = WriteReport(f.report, runs, ClusterGpus(cluster->nodes)); !st.ok()) return fail(st, 1);
+    if (Status st = WriteReport(f.report, runs, ClusterGpus(cluster->nodes)); !st.ok())
+      return fail(st, 1);
   }
   return 0;
 }

@@ -21,7 +21,8 @@ namespace {
 constexpr size_t kMaxLineBytes = 64 * 1024;
 constexpr int kMaxLines = 2'000'000'000;  // line numbers stay an int
 constexpr int64_t kMaxGpus = SpecLimits::kMaxMilliGpus / kMilli;
-constexpr int64_t kMaxSeconds = std::chrono::duration_cast<std::chrono::seconds>(kMaxDuration).count();
+constexpr int64_t kMaxSeconds =
+    std::chrono::duration_cast<std::chrono::seconds>(kMaxDuration).count();
 
 std::string_view Trim(std::string_view s) {
   size_t a = s.find_first_not_of(" \t\r");
@@ -31,7 +32,8 @@ std::string_view Trim(std::string_view s) {
 
 bool EqualNoCase(std::string_view a, std::string_view b) {
   return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-           return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
+           return std::tolower(static_cast<unsigned char>(x)) ==
+                  std::tolower(static_cast<unsigned char>(y));
          });
 }
 
@@ -39,7 +41,8 @@ std::vector<std::string_view> Split(std::string_view s, char sep) {
   std::vector<std::string_view> out;
   for (size_t start = 0;;) {
     size_t at = s.find(sep, start);
-    out.push_back(Trim(s.substr(start, at == std::string_view::npos ? std::string_view::npos : at - start)));
+    out.push_back(
+        Trim(s.substr(start, at == std::string_view::npos ? std::string_view::npos : at - start)));
     if (at == std::string_view::npos) return out;
     start = at + 1;
   }
@@ -64,18 +67,22 @@ std::optional<int64_t> Whole(std::string_view s, int64_t max) {
 // sacct's "2024-03-01T12:00:00" in seconds since 1970, the wall time read as UTC (only
 // differences count). Checked field by field first: timegm alone would take 2024-13-01.
 std::optional<int64_t> SlurmTime(std::string_view s) {
-  if (s.size() != 19 || s[4] != '-' || s[7] != '-' || s[10] != 'T' || s[13] != ':' || s[16] != ':') {
+  if (s.size() != 19 || s[4] != '-' || s[7] != '-' || s[10] != 'T' || s[13] != ':' ||
+      s[16] != ':') {
     return std::nullopt;
   }
   auto num = [&](size_t at, size_t len) -> int64_t {
     auto n = Whole(s.substr(at, len), 9999);
     return n ? *n : -1;
   };
-  int64_t y = num(0, 4), mo = num(5, 2), d = num(8, 2), h = num(11, 2), mi = num(14, 2), sec = num(17, 2);
-  if (y < 1970 || mo < 1 || mo > 12 || d < 1 || h < 0 || h > 23 || mi < 0 || mi > 59 || sec < 0 || sec > 59) {
+  int64_t y = num(0, 4), mo = num(5, 2), d = num(8, 2), h = num(11, 2), mi = num(14, 2),
+          sec = num(17, 2);
+  if (y < 1970 || mo < 1 || mo > 12 || d < 1 || h < 0 || h > 23 || mi < 0 || mi > 59 || sec < 0 ||
+      sec > 59) {
     return std::nullopt;
   }
-  static constexpr std::array<int, 12> kMonthDays = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  static constexpr std::array<int, 12> kMonthDays = {31, 28, 31, 30, 31, 30,
+                                                     31, 31, 30, 31, 30, 31};
   bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
   if (d > kMonthDays[mo - 1] + (mo == 2 && leap ? 1 : 0)) return std::nullopt;
   std::tm tm{};
@@ -125,8 +132,9 @@ std::optional<int64_t> SlurmDuration(std::string_view s) {
 // ("nvidia_a100-sxm4-80gb", "a100_3g.20gb", "rtx8000") are dropped rather than kept: a job
 // constrained to a type no simulated node has would never start.
 std::string BatonGpuType(std::string_view type) {
-  static constexpr std::string_view kFamilies[] = {"A10", "A100", "A30", "A40",  "B200", "H100", "H200",
-                                                   "L4",  "L40",  "L40S", "P100", "T4",   "V100"};
+  static constexpr std::string_view kFamilies[] = {"A10",  "A100", "A30", "A40", "B200",
+                                                   "H100", "H200", "L4",  "L40", "L40S",
+                                                   "P100", "T4",   "V100"};
   if (type.empty() || type.size() > 32) return "";
   std::string upper(type);
   for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
@@ -136,7 +144,9 @@ std::string BatonGpuType(std::string_view type) {
     std::string_view memory = std::string_view(upper).substr(dash + 1);
     if (!memory.ends_with("GB") || !Whole(memory.substr(0, memory.size() - 2), 4096)) return "";
   }
-  return std::find(std::begin(kFamilies), std::end(kFamilies), family) == std::end(kFamilies) ? "" : upper;
+  return std::find(std::begin(kFamilies), std::end(kFamilies), family) == std::end(kFamilies)
+             ? ""
+             : upper;
 }
 
 struct GpuRequest {
@@ -165,7 +175,8 @@ Result<GpuRequest> ParseTres(std::string_view tres) {
   for (std::string_view item : Split(tres, ',')) {
     if (item.empty()) continue;
     size_t eq = item.find('=');
-    if (eq == std::string_view::npos) return Err(InvalidArgument(Quote(item) + " is not NAME=COUNT"));
+    if (eq == std::string_view::npos)
+      return Err(InvalidArgument(Quote(item) + " is not NAME=COUNT"));
     std::string key(item.substr(0, eq));
     for (char& c : key) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     std::string_view value = item.substr(eq + 1);
@@ -175,7 +186,8 @@ Result<GpuRequest> ParseTres(std::string_view tres) {
       r.nodes = static_cast<int>(*n);
     } else if (key == "gres/gpu" || key.starts_with("gres/gpu:")) {
       auto n = Whole(value, kMaxGpus);
-      if (!n) return Err(InvalidArgument(Quote(item) + ": not a whole number of GPUs (at most 4096)"));
+      if (!n)
+        return Err(InvalidArgument(Quote(item) + ": not a whole number of GPUs (at most 4096)"));
       if (key == "gres/gpu") {
         untyped = *n;
       } else if (*n > 0) {
@@ -215,7 +227,8 @@ Result<GpuRequest> ParseGres(std::string_view gres) {
     // gpu, gpu:COUNT, gpu:TYPE (one), gpu:TYPE:COUNT.
     std::optional<int64_t> count = 1;
     std::string_view type;
-    if (parts.size() == 2 && !parts[1].empty() && std::isdigit(static_cast<unsigned char>(parts[1][0]))) {
+    if (parts.size() == 2 && !parts[1].empty() &&
+        std::isdigit(static_cast<unsigned char>(parts[1][0]))) {
       count = Whole(parts[1], kMaxGpus);
     } else if (parts.size() == 2) {
       type = parts[1];
@@ -251,8 +264,9 @@ tl::unexpected<Status> FieldError(std::string_view field, const std::string& why
   return Err(InvalidArgument(std::string(field) + ": " + why));
 }
 
-constexpr std::string_view kFields[] = {"JobID", "JobName", "User",     "Account",  "Submit",    "Start", "End",
-                                        "Elapsed", "AllocTRES", "ReqTRES", "AllocGRES", "Timelimit", "NNodes"};
+constexpr std::string_view kFields[] = {"JobID",     "JobName",   "User",    "Account",   "Submit",
+                                        "Start",     "End",       "Elapsed", "AllocTRES", "ReqTRES",
+                                        "AllocGRES", "Timelimit", "NNodes"};
 
 struct Header {
   std::map<std::string_view, size_t> column;  // a name of kFields -> its position
@@ -276,11 +290,14 @@ Result<Header> ReadHeader(std::string_view line) {
   }
   for (std::string_view required : {"JobID", "Submit", "End"}) {
     if (!h.Has(required)) {
-      return FieldError(required, "required field missing from the header (sacct --parsable2 output, with its "
-                                  "header, is expected)");
+      return FieldError(
+          required,
+          "required field missing from the header (sacct --parsable2 output, with its "
+          "header, is expected)");
     }
   }
-  if (!h.Has("Start") && !h.Has("Elapsed")) return FieldError("Start", "required field (or Elapsed) missing");
+  if (!h.Has("Start") && !h.Has("Elapsed"))
+    return FieldError("Start", "required field (or Elapsed) missing");
   if (!h.Has("AllocTRES") && !h.Has("ReqTRES") && !h.Has("AllocGRES")) {
     return FieldError("AllocTRES", "required field (or ReqTRES, AllocGRES) missing");
   }
@@ -294,7 +311,8 @@ struct Allocation {
 };
 
 // The allocation on one line, nullopt for one the trace leaves out (counted in `skip`).
-Result<std::optional<Allocation>> ReadRow(const Header& h, const std::vector<std::string_view>& fields,
+Result<std::optional<Allocation>> ReadRow(const Header& h,
+                                          const std::vector<std::string_view>& fields,
                                           SacctSkipped& skip) {
   auto get = [&](std::string_view name) -> std::string_view {
     auto it = h.column.find(name);
@@ -336,10 +354,13 @@ Result<std::optional<Allocation>> ReadRow(const Header& h, const std::vector<std
   if (!end) return FieldError("End", Quote(end_text) + " is not a time (YYYY-MM-DDTHH:MM:SS)");
   std::string_view submit_text = get("Submit");
   auto submit = SlurmTime(submit_text);
-  if (!submit) return FieldError("Submit", Quote(submit_text) + " is not a time (YYYY-MM-DDTHH:MM:SS)");
-  if (start && *end < *start) return FieldError("End", Quote(end_text) + " is before Start " + Quote(get("Start")));
+  if (!submit)
+    return FieldError("Submit", Quote(submit_text) + " is not a time (YYYY-MM-DDTHH:MM:SS)");
+  if (start && *end < *start)
+    return FieldError("End", Quote(end_text) + " is before Start " + Quote(get("Start")));
   int64_t seconds = start ? *end - *start : elapsed;
-  if (seconds > kMaxSeconds) return FieldError(start ? "End" : "Elapsed", "the job ran longer than 366 days");
+  if (seconds > kMaxSeconds)
+    return FieldError(start ? "End" : "Elapsed", "the job ran longer than 366 days");
 
   // The first GPU field the file has that is not empty in this row.
   std::string_view gpu_field, gpu_text;
@@ -359,13 +380,15 @@ Result<std::optional<Allocation>> ReadRow(const Header& h, const std::vector<std
   std::string_view nodes_field = request->nodes > 0 ? gpu_field : "NNodes";
   if (std::string_view n = get("NNodes"); !n.empty()) {
     auto count = Whole(n, SpecLimits::kMaxNodes);
-    if (!count || *count < 1) return FieldError("NNodes", Quote(n) + " is not a number of nodes from 1 to 1024");
+    if (!count || *count < 1)
+      return FieldError("NNodes", Quote(n) + " is not a number of nodes from 1 to 1024");
     nodes = static_cast<int>(*count);
     nodes_field = "NNodes";
   }
   if (request->gpus % nodes != 0) {
-    return FieldError(nodes_field, std::to_string(request->gpus) + " GPUs (" + std::string(gpu_field) +
-                                       ") do not divide evenly over " + std::to_string(nodes) + " nodes");
+    return FieldError(nodes_field, std::to_string(request->gpus) + " GPUs (" +
+                                       std::string(gpu_field) + ") do not divide evenly over " +
+                                       std::to_string(nodes) + " nodes");
   }
 
   Allocation a;
@@ -387,7 +410,9 @@ Result<std::optional<Allocation>> ReadRow(const Header& h, const std::vector<std
   std::string_view limit = get("Timelimit");
   if (!limit.empty() && limit != "UNLIMITED" && limit != "Partition_Limit") {
     auto s = SlurmDuration(limit);
-    if (!s) return FieldError("Timelimit", Quote(limit) + " is not UNLIMITED, MM:SS, HH:MM:SS or D-HH:MM:SS");
+    if (!s)
+      return FieldError("Timelimit",
+                        Quote(limit) + " is not UNLIMITED, MM:SS, HH:MM:SS or D-HH:MM:SS");
     if (*s <= kMaxSeconds) j.time_limit = std::chrono::seconds(*s);  // longer: as good as none
   }
   RETURN_IF_ERROR(ValidateJobSpec(j.Spec()));
@@ -397,15 +422,16 @@ Result<std::optional<Allocation>> ReadRow(const Header& h, const std::vector<std
 }  // namespace
 
 bool IsSacctHeader(std::string_view header_line) {
-  if (header_line.find('|') == std::string_view::npos || header_line.size() > kMaxLineBytes) return false;
+  if (header_line.find('|') == std::string_view::npos || header_line.size() > kMaxLineBytes)
+    return false;
   for (std::string_view f : Split(header_line, '|')) {
     if (EqualNoCase(f, "JobID")) return true;
   }
   return false;
 }
 
-Result<std::vector<TraceJob>> ParseSacct(std::string_view text, std::string_view file, size_t max_jobs,
-                                         SacctSkipped* skipped) {
+Result<std::vector<TraceJob>> ParseSacct(std::string_view text, std::string_view file,
+                                         size_t max_jobs, SacctSkipped* skipped) {
   auto fail = [&](int line, const std::string& why) {
     return Err(InvalidArgument(std::string(file) + ": line " + std::to_string(line) + ": " + why));
   };
@@ -415,10 +441,12 @@ Result<std::vector<TraceJob>> ParseSacct(std::string_view text, std::string_view
   int line_no = 0;
   for (size_t pos = 0; pos < text.size();) {
     size_t nl = text.find('\n', pos);
-    std::string_view raw = text.substr(pos, nl == std::string_view::npos ? std::string_view::npos : nl - pos);
+    std::string_view raw =
+        text.substr(pos, nl == std::string_view::npos ? std::string_view::npos : nl - pos);
     pos = nl == std::string_view::npos ? text.size() : nl + 1;
     if (++line_no >= kMaxLines) return fail(line_no, "too many lines");
-    if (raw.size() > kMaxLineBytes) return fail(line_no, "longer than " + std::to_string(kMaxLineBytes) + " bytes");
+    if (raw.size() > kMaxLineBytes)
+      return fail(line_no, "longer than " + std::to_string(kMaxLineBytes) + " bytes");
     std::string_view line = Trim(raw);
     if (line.empty()) continue;
     if (!header) {
@@ -436,29 +464,35 @@ Result<std::vector<TraceJob>> ParseSacct(std::string_view text, std::string_view
     auto row = ReadRow(*header, fields, skip);
     if (!row) return fail(line_no, row.error().message());
     if (!*row) continue;
-    if (allocations.size() >= max_jobs) return fail(line_no, "more than " + std::to_string(max_jobs) + " jobs");
+    if (allocations.size() >= max_jobs)
+      return fail(line_no, "more than " + std::to_string(max_jobs) + " jobs");
     (*row)->job.line = line_no;
     allocations.push_back(std::move(**row));
   }
   if (skipped != nullptr) *skipped = skip;
   if (!header) {
-    return Err(InvalidArgument(std::string(file) + ": empty (sacct's header line is needed: run sacct without "
-                                                   "--noheader)"));
+    return Err(InvalidArgument(std::string(file) +
+                               ": empty (sacct's header line is needed: run sacct without "
+                               "--noheader)"));
   }
   if (allocations.empty()) {
-    return Err(InvalidArgument("no job with GPUs in " + std::string(file) + " (allocations left out: " +
-                               std::to_string(skip.never_started) + " never started, " + std::to_string(skip.running) +
-                               " still running, " + std::to_string(skip.without_gpus) + " without GPUs)"));
+    return Err(InvalidArgument(
+        "no job with GPUs in " + std::string(file) + " (allocations left out: " +
+        std::to_string(skip.never_started) + " never started, " + std::to_string(skip.running) +
+        " still running, " + std::to_string(skip.without_gpus) + " without GPUs)"));
   }
   // From the first job in the trace, so that a replay does not open with idle time.
-  int64_t first = std::min_element(allocations.begin(), allocations.end(), [](const auto& a, const auto& b) {
-                    return a.submit < b.submit;
-                  })->submit;
+  int64_t first =
+      std::min_element(allocations.begin(), allocations.end(), [](const auto& a, const auto& b) {
+        return a.submit < b.submit;
+      })->submit;
   std::vector<TraceJob> jobs;
   jobs.reserve(allocations.size());
   for (Allocation& a : allocations) {
     if (a.submit - first > kMaxSeconds) {
-      return fail(a.job.line, "Submit: more than 366 days after the first submit (a trace spans at most 366 days)");
+      return fail(
+          a.job.line,
+          "Submit: more than 366 days after the first submit (a trace spans at most 366 days)");
     }
     a.job.submit = std::chrono::seconds(a.submit - first);
     jobs.push_back(std::move(a.job));
@@ -496,15 +530,17 @@ std::string CsvField(std::string_view s) {
 }  // namespace
 
 std::string TraceCsv(const std::vector<TraceJob>& jobs) {
-  bool priority =
-      std::any_of(jobs.begin(), jobs.end(), [](const TraceJob& j) { return j.priority != Priority::kNormal; });
-  bool preemptible = std::any_of(jobs.begin(), jobs.end(), [](const TraceJob& j) { return j.preemptible; });
+  bool priority = std::any_of(jobs.begin(), jobs.end(),
+                              [](const TraceJob& j) { return j.priority != Priority::kNormal; });
+  bool preemptible =
+      std::any_of(jobs.begin(), jobs.end(), [](const TraceJob& j) { return j.preemptible; });
   std::string out = "submit_time,duration,gpus,nodes,name,user,project,gpu_type,time_limit";
   out += std::string(priority ? ",priority" : "") + (preemptible ? ",preemptible" : "") + "\n";
   for (const TraceJob& j : jobs) {
-    out += Seconds(j.submit) + "," + Seconds(j.duration) + "," + FormatMilli(j.resources.milli_gpus) + "," +
-           std::to_string(j.resources.nodes) + "," + CsvField(j.name) + "," + CsvField(j.user) + "," +
-           CsvField(j.project) + "," + CsvField(j.resources.gpu_type) + "," +
+    out += Seconds(j.submit) + "," + Seconds(j.duration) + "," +
+           FormatMilli(j.resources.milli_gpus) + "," + std::to_string(j.resources.nodes) + "," +
+           CsvField(j.name) + "," + CsvField(j.user) + "," + CsvField(j.project) + "," +
+           CsvField(j.resources.gpu_type) + "," +
            (j.time_limit.count() == 0 ? "" : Seconds(j.time_limit));
     if (priority) out += "," + std::string(PriorityName(j.priority));
     if (preemptible) out += j.preemptible ? ",true" : ",false";

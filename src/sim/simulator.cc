@@ -79,8 +79,9 @@ Result<Policy> NamedPolicy(const std::string& name, const Policy& configured) {
     p.preemption = true;
     p.backfill = true;
   } else {
-    return Err(InvalidArgument("--policy: \"" + name.substr(0, 32) +
-                               "\" is not a policy (fifo, priority, fairshare, backfill, las, default)"));
+    return Err(
+        InvalidArgument("--policy: \"" + name.substr(0, 32) +
+                        "\" is not a policy (fifo, priority, fairshare, backfill, las, default)"));
   }
   return p;
 }
@@ -123,7 +124,8 @@ Result<SimResult> Simulate(const std::vector<SimNode>& nodes, const std::vector<
 
   std::vector<size_t> arrival(trace.size());
   for (size_t i = 0; i < arrival.size(); ++i) arrival[i] = i;
-  std::stable_sort(arrival.begin(), arrival.end(), [&](size_t a, size_t b) { return trace[a].submit < trace[b].submit; });
+  std::stable_sort(arrival.begin(), arrival.end(),
+                   [&](size_t a, size_t b) { return trace[a].submit < trace[b].submit; });
   std::unordered_map<int64_t, size_t> index_of;  // job id -> trace row
   std::vector<JobId> id_of(trace.size());
   std::vector<double> first_start(trace.size(), -1);
@@ -145,12 +147,14 @@ Result<SimResult> Simulate(const std::vector<SimNode>& nodes, const std::vector<
   TimePoint now = kEpoch;
 
   // "TIME VERB JOB aATTEMPT NODE[ DETAIL]", a line of the decision log.
-  auto log = [&](const char* verb, JobId job, int attempt, size_t ai, const std::string& detail = "") {
+  auto log = [&](const char* verb, JobId job, int attempt, size_t ai,
+                 const std::string& detail = "") {
     if (!sim_options.decisions) return;
     char at[32];
     std::snprintf(at, sizeof at, "%.3f", Seconds(now - kEpoch));
-    result.decisions.push_back(std::string(at) + " " + verb + " " + job.ToString() + " a" + std::to_string(attempt) +
-                               " " + agents[ai].name + (detail.empty() ? "" : " " + detail));
+    result.decisions.push_back(std::string(at) + " " + verb + " " + job.ToString() + " a" +
+                               std::to_string(attempt) + " " + agents[ai].name +
+                               (detail.empty() ? "" : " " + detail));
   };
   auto handle_orders = [&](size_t ai, const std::vector<Order>& orders) {
     Agent& a = agents[ai];
@@ -175,22 +179,30 @@ Result<SimResult> Simulate(const std::vector<SimNode>& nodes, const std::vector<
           std::string gpus;
           for (int g : l.gpus) gpus += (gpus.empty() ? "" : ",") + std::to_string(g);
           log("start", l.job, l.attempt, ai,
-              "gpus=" + gpus + (l.milli_per_gpu < 1000 ? " share=" + FormatMilli(l.milli_per_gpu) : ""));
+              "gpus=" + gpus +
+                  (l.milli_per_gpu < 1000 ? " share=" + FormatMilli(l.milli_per_gpu) : ""));
         }
         busy_milli += milli;
         if (first_start[it->second] < 0) first_start[it->second] = Seconds(now - kEpoch);
-        if (attempt_start.emplace(std::make_pair(l.job.value, l.attempt), now).second && policy.las_preemption) {
+        if (attempt_start.emplace(std::make_pair(l.job.value, l.attempt), now).second &&
+            policy.las_preemption) {
           const Job* job = c.FindJob(l.job);
           double gpus = static_cast<double>(t.resources.milli_gpus) / 1000.0;
           for (double threshold : policy.las_thresholds) {
             double left = threshold - (job != nullptr ? job->gpu_seconds : 0);
             if (left <= 0 || gpus <= 0) continue;
-            auto until = std::chrono::duration_cast<Duration>(std::chrono::duration<double>(left / gpus));
+            auto until =
+                std::chrono::duration_cast<Duration>(std::chrono::duration<double>(left / gpus));
             if (until < run) wakes.push(now + until + options.full_pass_interval);
           }
         }
-        a.outbox.push_back(JobEvent{.job = l.job, .attempt = l.attempt, .kind = JobEvent::Kind::kStarted, .at = now});
-        exits.push(Exit{.at = now + run, .seq = ++seq, .agent = ai, .job = l.job, .attempt = l.attempt,
+        a.outbox.push_back(JobEvent{
+            .job = l.job, .attempt = l.attempt, .kind = JobEvent::Kind::kStarted, .at = now});
+        exits.push(Exit{.at = now + run,
+                        .seq = ++seq,
+                        .agent = ai,
+                        .job = l.job,
+                        .attempt = l.attempt,
                         .timed_out = timed_out});
       } else if (o.kind == Order::Kind::kStop) {
         const StopOrder& s = o.stop;
@@ -199,13 +211,18 @@ Result<SimResult> Simulate(const std::vector<SimNode>& nodes, const std::vector<
         // A simulated job checkpoints on SIGUSR1 and stops at once.
         it->second.alive = false;
         log("stop", s.job, s.attempt, ai, std::string(StopReasonName(s.reason)));
-        if (auto a = attempt_start.find(std::make_pair(s.job.value, s.attempt)); a != attempt_start.end()) {
-          if (auto row = index_of.find(s.job.value); row != index_of.end()) done[row->second] += now - a->second;
+        if (auto a = attempt_start.find(std::make_pair(s.job.value, s.attempt));
+            a != attempt_start.end()) {
+          if (auto row = index_of.find(s.job.value); row != index_of.end())
+            done[row->second] += now - a->second;
           attempt_start.erase(a);
         }
         busy_milli -= it->second.milli;
         if (s.reason == StopReason::kPreempt) ++result.summary.preemptions;
-        a.outbox.push_back(JobEvent{.job = s.job, .attempt = s.attempt, .kind = JobEvent::Kind::kExited, .at = now,
+        a.outbox.push_back(JobEvent{.job = s.job,
+                                    .attempt = s.attempt,
+                                    .kind = JobEvent::Kind::kExited,
+                                    .at = now,
                                     .signal = 10});
       }
     }
@@ -214,9 +231,10 @@ Result<SimResult> Simulate(const std::vector<SimNode>& nodes, const std::vector<
     // An agent polls until its poll is parked (nothing more to do now).
     for (;;) {
       Agent& a = agents[ai];
-      control::Reply r = apply(control::AgentPoll{.node = a.name, .session = a.session, .after = a.acked,
-                                                  .poll_id = ++poll_id},
-                               now);
+      control::Reply r = apply(
+          control::AgentPoll{
+              .node = a.name, .session = a.session, .after = a.acked, .poll_id = ++poll_id},
+          now);
       if (r.parked) {
         parked[poll_id] = ai;
         return;
@@ -232,7 +250,9 @@ Result<SimResult> Simulate(const std::vector<SimNode>& nodes, const std::vector<
       bool reported = false;
       for (Agent& a : agents) {
         if (a.outbox.empty()) continue;
-        (void)apply(control::AgentReport{ReportRequest{.node = a.name, .session = a.session, .events = a.outbox}}, now);
+        (void)apply(control::AgentReport{ReportRequest{
+                        .node = a.name, .session = a.session, .events = a.outbox}},
+                    now);
         a.outbox.clear();
         reported = true;
       }
@@ -286,7 +306,8 @@ Result<SimResult> Simulate(const std::vector<SimNode>& nodes, const std::vector<
       submit.specs.push_back(tj.Spec());
       control::Reply r = apply(submit, now);
       if (!r.status.ok() || r.jobs.empty()) {
-        return Err(InvalidArgument("trace line " + std::to_string(tj.line) + ": " + r.status.message()));
+        return Err(
+            InvalidArgument("trace line " + std::to_string(tj.line) + ": " + r.status.message()));
       }
       id_of[i] = r.jobs[0].id;
       index_of[r.jobs[0].id.value] = i;
@@ -300,8 +321,11 @@ Result<SimResult> Simulate(const std::vector<SimNode>& nodes, const std::vector<
       attempt_start.erase(std::make_pair(e.job.value, e.attempt));
       log("end", e.job, e.attempt, e.agent, e.timed_out ? "timed_out" : "");
       busy_milli -= it->second.milli;
-      agents[e.agent].outbox.push_back(JobEvent{.job = e.job, .attempt = e.attempt, .kind = JobEvent::Kind::kExited,
-                                                .at = now, .timed_out = e.timed_out});
+      agents[e.agent].outbox.push_back(JobEvent{.job = e.job,
+                                                .attempt = e.attempt,
+                                                .kind = JobEvent::Kind::kExited,
+                                                .at = now,
+                                                .timed_out = e.timed_out});
     }
     settle();
     result.timeline.emplace_back(Seconds(now - kEpoch), static_cast<double>(busy_milli) / 1000.0,
@@ -351,7 +375,9 @@ Result<SimResult> Simulate(const std::vector<SimNode>& nodes, const std::vector<
   auto quantile = [](std::vector<double> v, double q) {
     if (v.empty()) return 0.0;
     std::sort(v.begin(), v.end());
-    return v[std::min(v.size() - 1, static_cast<size_t>(std::ceil(q * static_cast<double>(v.size()))) - (q > 0 ? 1 : 0))];
+    return v[std::min(
+        v.size() - 1,
+        static_cast<size_t>(std::ceil(q * static_cast<double>(v.size()))) - (q > 0 ? 1 : 0))];
   };
   s.avg_jct_s = mean(jcts);
   s.p50_jct_s = quantile(jcts, 0.5);
@@ -362,7 +388,9 @@ Result<SimResult> Simulate(const std::vector<SimNode>& nodes, const std::vector<
                           ? gpu_seconds / (static_cast<double>(total_milli) / 1000.0 * s.makespan_s)
                           : 0;
   s.idle_while_waiting =
-      waiting_s > 0 && total_milli > 0 ? idle_waiting / (static_cast<double>(total_milli) / 1000.0 * waiting_s) : 0;
+      waiting_s > 0 && total_milli > 0
+          ? idle_waiting / (static_cast<double>(total_milli) / 1000.0 * waiting_s)
+          : 0;
   double sum = 0, squares = 0;
   s.max_user_slowdown = slowdown.empty() ? 1 : 0;
   for (const auto& [user, acc] : slowdown) {

@@ -41,7 +41,7 @@ struct Summary {
   double avg_wait_s = 0;
   double gpu_utilization = 0;  // GPU-seconds run / (GPUs x makespan)
   int64_t preemptions = 0;
-  double jain_fairness = 1;    // over users' mean slowdown (JCT / duration)
+  double jain_fairness = 1;  // over users' mean slowdown (JCT / duration)
   // The worst user's mean slowdown: Jain's index falls when one user is slowed while the others
   // are not, even if everyone is better off than under another policy; this says how bad the
   // worst-off user has it.
@@ -50,7 +50,7 @@ struct Summary {
   // the wrong type, on the wrong node, or in pieces too small for what waits (fragmentation),
   // or held back for a reservation.
   double idle_while_waiting = 0;
-  int64_t events = 0;          // commands the controller applied
+  int64_t events = 0;  // commands the controller applied
 };
 
 struct SimResult {

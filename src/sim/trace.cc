@@ -62,7 +62,8 @@ Result<Duration> Seconds(const std::string& text, const std::string& field) {
 std::optional<std::string> NextLine(std::string_view text, size_t& pos, int& line_no) {
   if (pos >= text.size()) return std::nullopt;
   size_t nl = text.find('\n', pos);
-  std::string_view raw = text.substr(pos, nl == std::string_view::npos ? std::string_view::npos : nl - pos);
+  std::string_view raw =
+      text.substr(pos, nl == std::string_view::npos ? std::string_view::npos : nl - pos);
   pos = nl == std::string_view::npos ? text.size() : nl + 1;
   ++line_no;
   return Trim(std::string(raw));
@@ -82,7 +83,8 @@ JobSpec TraceJob::Spec() const {
   return spec;
 }
 
-Result<std::vector<TraceJob>> ParseTraceCsv(std::string_view text, std::string_view file, size_t max_jobs) {
+Result<std::vector<TraceJob>> ParseTraceCsv(std::string_view text, std::string_view file,
+                                            size_t max_jobs) {
   std::vector<TraceJob> jobs;
   std::map<std::string, size_t> column;
   size_t pos = 0;
@@ -99,18 +101,22 @@ Result<std::vector<TraceJob>> ParseTraceCsv(std::string_view text, std::string_v
     if (column.empty()) {
       for (size_t i = 0; i < fields->size(); ++i) {
         std::string name = Trim((*fields)[i]);
-        static const char* kKnown[] = {"submit_time", "duration", "gpus", "name", "user", "project",
-                                       "priority", "gpu_type", "time_limit", "nodes", "preemptible"};
+        static const char* kKnown[] = {"submit_time", "duration", "gpus",       "name",
+                                       "user",        "project",  "priority",   "gpu_type",
+                                       "time_limit",  "nodes",    "preemptible"};
         bool known = false;
         for (const char* k : kKnown) known |= name == k;
         if (!known) {
-          return fail(name, "unknown column (known: submit_time, duration, gpus, name, user, project, priority, "
-                            "gpu_type, time_limit, nodes, preemptible)");
+          return fail(
+              name,
+              "unknown column (known: submit_time, duration, gpus, name, user, project, priority, "
+              "gpu_type, time_limit, nodes, preemptible)");
         }
         if (!column.emplace(name, i).second) return fail(name, "column named twice");
       }
       for (const char* required : {"submit_time", "duration", "gpus"}) {
-        if (!column.count(required)) return fail(required, "required column missing from the header");
+        if (!column.count(required))
+          return fail(required, "required column missing from the header");
       }
       continue;
     }
@@ -126,10 +132,14 @@ Result<std::vector<TraceJob>> ParseTraceCsv(std::string_view text, std::string_v
     TraceJob j;
     j.line = line_no;
     auto submit = Seconds(get("submit_time"), "submit_time");
-    if (!submit) return fail("submit_time", "\"" + get("submit_time").substr(0, 32) + "\" is not a time in seconds");
+    if (!submit)
+      return fail("submit_time",
+                  "\"" + get("submit_time").substr(0, 32) + "\" is not a time in seconds");
     j.submit = *submit;
     auto duration = Seconds(get("duration"), "duration");
-    if (!duration) return fail("duration", "\"" + get("duration").substr(0, 32) + "\" is not a duration in seconds");
+    if (!duration)
+      return fail("duration",
+                  "\"" + get("duration").substr(0, 32) + "\" is not a duration in seconds");
     j.duration = *duration;
     auto gpus = ParseMilli(get("gpus"), "gpus", SpecLimits::kMaxMilliGpus);
     if (!gpus) return fail("gpus", gpus.error().message());
@@ -137,7 +147,8 @@ Result<std::vector<TraceJob>> ParseTraceCsv(std::string_view text, std::string_v
     if (std::string n = get("nodes"); !n.empty()) {
       char* end = nullptr;
       long nodes = std::strtol(n.c_str(), &end, 10);
-      if (*end != '\0' || nodes < 1 || nodes > SpecLimits::kMaxNodes) return fail("nodes", "must be 1 to 1024");
+      if (*end != '\0' || nodes < 1 || nodes > SpecLimits::kMaxNodes)
+        return fail("nodes", "must be 1 to 1024");
       j.resources.nodes = static_cast<int>(nodes);
     }
     j.resources.gpu_type = get("gpu_type");
@@ -155,16 +166,20 @@ Result<std::vector<TraceJob>> ParseTraceCsv(std::string_view text, std::string_v
       j.time_limit = *t;
     }
     if (std::string s = get("preemptible"); !s.empty()) {
-      if (s == "true" || s == "1" || s == "yes") j.preemptible = true;
-      else if (s == "false" || s == "0" || s == "no") j.preemptible = false;
-      else return fail("preemptible", "must be true or false");
+      if (s == "true" || s == "1" || s == "yes")
+        j.preemptible = true;
+      else if (s == "false" || s == "0" || s == "no")
+        j.preemptible = false;
+      else
+        return fail("preemptible", "must be true or false");
     }
     // The same rules as a submitted job: a trace row is a job spec.
     if (Status st = ValidateJobSpec(j.Spec()); !st.ok()) return fail("", st.message());
     if (!IsValidNodeName(j.user)) return fail("user", "1-64 of letters, digits, '.', '_', '-'");
     jobs.push_back(std::move(j));
   }
-  if (column.empty()) return Err(InvalidArgument(std::string(file) + ": empty (a header line is needed)"));
+  if (column.empty())
+    return Err(InvalidArgument(std::string(file) + ": empty (a header line is needed)"));
   return jobs;
 }
 
@@ -181,7 +196,9 @@ Status ForEachRow(std::string_view text, std::string_view file, F each) {
     const std::string& line = *next;
     if (line.empty()) continue;
     auto fields = SplitCsv(line);
-    if (!fields) return InvalidArgument(std::string(file) + ": line " + std::to_string(line_no) + ": " + fields.error().message());
+    if (!fields)
+      return InvalidArgument(std::string(file) + ": line " + std::to_string(line_no) + ": " +
+                             fields.error().message());
     if (header.empty()) {
       header = *fields;
       continue;
@@ -201,7 +218,8 @@ Status ForEachRow(std::string_view text, std::string_view file, F each) {
 Result<double> Number(const std::string& text) {
   char* end = nullptr;
   double d = std::strtod(text.c_str(), &end);
-  if (text.empty() || *end != '\0' || !std::isfinite(d)) return Err(InvalidArgument("not a number"));
+  if (text.empty() || *end != '\0' || !std::isfinite(d))
+    return Err(InvalidArgument("not a number"));
   return d;
 }
 
@@ -209,7 +227,8 @@ Result<double> Number(const std::string& text) {
 Result<int64_t> PhillyTime(const std::string& text) {
   int y, mo, d, h, mi, s;
   char tail;
-  if (std::sscanf(text.c_str(), "%4d-%2d-%2d %2d:%2d:%2d%c", &y, &mo, &d, &h, &mi, &s, &tail) != 6) {
+  if (std::sscanf(text.c_str(), "%4d-%2d-%2d %2d:%2d:%2d%c", &y, &mo, &d, &h, &mi, &s, &tail) !=
+      6) {
     return Err(InvalidArgument("not a time YYYY-MM-DD HH:MM:SS"));
   }
   auto t = ParseRfc3339(text.substr(0, 10) + "T" + text.substr(11) + "Z");
@@ -219,24 +238,29 @@ Result<int64_t> PhillyTime(const std::string& text) {
 
 }  // namespace
 
-Result<std::vector<TraceJob>> ParseTrace(std::string_view text, std::string_view file, size_t max_jobs) {
+Result<std::vector<TraceJob>> ParseTrace(std::string_view text, std::string_view file,
+                                         size_t max_jobs) {
   size_t first = text.find_first_not_of(" \t\r\n");
-  std::string_view header = first == std::string_view::npos ? "" : text.substr(first, text.find('\n', first) - first);
+  std::string_view header =
+      first == std::string_view::npos ? "" : text.substr(first, text.find('\n', first) - first);
   std::vector<TraceJob> jobs;
   auto fail = [&](int line, const std::string& field, const std::string& why) {
-    return InvalidArgument(std::string(file) + ": line " + std::to_string(line) + ": " + field + ": " + why);
+    return InvalidArgument(std::string(file) + ": line " + std::to_string(line) + ": " + field +
+                           ": " + why);
   };
   if (IsSacctHeader(header)) return ParseSacct(text, file, max_jobs);
   if (header.starts_with("timestamp,duration,num_gpus")) {
     std::vector<int64_t> at;
     Status st = ForEachRow(text, file, [&](std::map<std::string, std::string>& row, int line) {
-      if (jobs.size() >= max_jobs) return fail(line, "", "more than " + std::to_string(max_jobs) + " jobs");
+      if (jobs.size() >= max_jobs)
+        return fail(line, "", "more than " + std::to_string(max_jobs) + " jobs");
       auto t = PhillyTime(row["timestamp"]);
       if (!t) return fail(line, "timestamp", t.error().message());
       auto d = Number(row["duration"]);
       if (!d || *d < 0 || *d > 1e9) return fail(line, "duration", "not a number of seconds");
       auto g = Number(row["num_gpus"]);
-      if (!g || *g < 0 || *g > 4096 || *g != std::floor(*g)) return fail(line, "num_gpus", "not a whole number of GPUs");
+      if (!g || *g < 0 || *g > 4096 || *g != std::floor(*g))
+        return fail(line, "num_gpus", "not a whole number of GPUs");
       TraceJob j;
       j.line = line;
       j.duration = std::chrono::milliseconds(static_cast<int64_t>(*d * 1000));
@@ -261,24 +285,29 @@ Result<std::vector<TraceJob>> ParseTrace(std::string_view text, std::string_view
   }
   if (header.starts_with("name,cpu_milli,memory_mib,num_gpu,gpu_milli")) {
     Status st = ForEachRow(text, file, [&](std::map<std::string, std::string>& row, int line) {
-      if (jobs.size() >= max_jobs) return fail(line, "", "more than " + std::to_string(max_jobs) + " jobs");
+      if (jobs.size() >= max_jobs)
+        return fail(line, "", "more than " + std::to_string(max_jobs) + " jobs");
       if (!row.count("creation_time") || !row.count("deletion_time")) {
-        return fail(line, "creation_time", "this pod list has no times (multigpu50 has none): it cannot be replayed");
+        return fail(line, "creation_time",
+                    "this pod list has no times (multigpu50 has none): it cannot be replayed");
       }
       if (row["creation_time"].empty() || row["deletion_time"].empty()) return Status::Ok();
       auto created = Number(row["creation_time"]);
       auto deleted = Number(row["deletion_time"]);
       if (!created || *created < 0) return fail(line, "creation_time", "not a number of seconds");
-      if (!deleted || *deleted < *created) return fail(line, "deletion_time", "not a number of seconds after creation_time");
+      if (!deleted || *deleted < *created)
+        return fail(line, "deletion_time", "not a number of seconds after creation_time");
       auto n = Number(row["num_gpu"]);
       auto m = Number(row["gpu_milli"]);
-      if (!n || *n < 0 || *n > 64 || *n != std::floor(*n)) return fail(line, "num_gpu", "not a whole number of GPUs");
+      if (!n || *n < 0 || *n > 64 || *n != std::floor(*n))
+        return fail(line, "num_gpu", "not a whole number of GPUs");
       if (!m || *m < 0 || *m > 1000) return fail(line, "gpu_milli", "not 0 to 1000");
       TraceJob j;
       j.line = line;
       j.submit = std::chrono::milliseconds(static_cast<int64_t>(*created * 1000));
       j.duration = std::chrono::milliseconds(static_cast<int64_t>((*deleted - *created) * 1000));
-      j.resources.milli_gpus = *n == 1 && *m > 0 && *m < 1000 ? static_cast<int64_t>(*m) : static_cast<int64_t>(*n) * 1000;
+      j.resources.milli_gpus = *n == 1 && *m > 0 && *m < 1000 ? static_cast<int64_t>(*m)
+                                                              : static_cast<int64_t>(*n) * 1000;
       // The trace's model names, as Baton names them (the node list's too). A list of acceptable
       // types ("V100M16|V100M32"): Baton takes one type, so their family ("V100") when they
       // share one, else the first.
@@ -297,7 +326,9 @@ Result<std::vector<TraceJob>> ParseTrace(std::string_view text, std::string_view
       }
       if (!spec.empty() && j.resources.milli_gpus > 0) j.resources.gpu_type = spec.substr(0, 64);
       const std::string& qos = row["qos"];
-      j.priority = qos == "Guaranteed" ? Priority::kHigh : qos == "BE" ? Priority::kLow : Priority::kNormal;
+      j.priority = qos == "Guaranteed" ? Priority::kHigh
+                   : qos == "BE"       ? Priority::kLow
+                                       : Priority::kNormal;
       j.project = qos.empty() ? "default" : "qos-" + qos.substr(0, 32);
       j.user = j.project;
       j.name = row["name"].substr(0, SpecLimits::kNameBytes);

@@ -13,16 +13,16 @@
 namespace baton::sim {
 
 struct TraceJob {
-  Duration submit{0};        // from the trace's start
-  Duration duration{0};      // how long it runs once given its GPUs
-  Resources resources;       // gpus (milli), nodes, gpu_type
+  Duration submit{0};    // from the trace's start
+  Duration duration{0};  // how long it runs once given its GPUs
+  Resources resources;   // gpus (milli), nodes, gpu_type
   std::string name;
   std::string user = "user";
   std::string project = "default";
   Priority priority = Priority::kNormal;
-  Duration time_limit{0};    // 0 = none
+  Duration time_limit{0};  // 0 = none
   bool preemptible = false;
-  int line = 0;              // in the trace file, for messages
+  int line = 0;  // in the trace file, for messages
 
   // The job spec it is submitted as (command "sim").
   JobSpec Spec() const;

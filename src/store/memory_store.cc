@@ -19,8 +19,10 @@ Status MemoryStore::Commit(const Batch& batch) {
   keys_.insert(keys_.end(), batch.idempotency.begin(), batch.idempotency.end());
   for (const Token& t : batch.tokens) tokens_[t.id] = t;
   for (const Drain& d : batch.drains) {
-    if (d.active) drains_[{d.node, d.gpu}] = d;
-    else drains_.erase({d.node, d.gpu});
+    if (d.active)
+      drains_[{d.node, d.gpu}] = d;
+    else
+      drains_.erase({d.node, d.gpu});
   }
   ++commits_;
   return Status::Ok();

@@ -124,16 +124,21 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::OpenUnlabelled(const std::stri
     RETURN_IF_ERROR(impl->Exec("COMMIT"));
   }
 
-  RETURN_IF_ERROR(impl->put_job.Prepare(impl->db, "INSERT OR REPLACE INTO jobs (id, state, record) VALUES (?, ?, ?)"));
-  RETURN_IF_ERROR(impl->put_meta.Prepare(impl->db, "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)"));
+  RETURN_IF_ERROR(impl->put_job.Prepare(
+      impl->db, "INSERT OR REPLACE INTO jobs (id, state, record) VALUES (?, ?, ?)"));
+  RETURN_IF_ERROR(
+      impl->put_meta.Prepare(impl->db, "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)"));
   RETURN_IF_ERROR(impl->put_key.Prepare(
-      impl->db, "INSERT OR REPLACE INTO idempotency (user, key, first_job, count) VALUES (?, ?, ?, ?)"));
+      impl->db,
+      "INSERT OR REPLACE INTO idempotency (user, key, first_job, count) VALUES (?, ?, ?, ?)"));
   RETURN_IF_ERROR(impl->put_drain.Prepare(
       impl->db, "INSERT OR REPLACE INTO drains (node, gpu, reason) VALUES (?, ?, ?)"));
-  RETURN_IF_ERROR(impl->del_drain.Prepare(impl->db, "DELETE FROM drains WHERE node = ? AND gpu = ?"));
-  RETURN_IF_ERROR(impl->put_token.Prepare(
-      impl->db,
-      "INSERT OR REPLACE INTO tokens (id, hash, user, role, name, created_at_ms, revoked) VALUES (?, ?, ?, ?, ?, ?, ?)"));
+  RETURN_IF_ERROR(
+      impl->del_drain.Prepare(impl->db, "DELETE FROM drains WHERE node = ? AND gpu = ?"));
+  RETURN_IF_ERROR(
+      impl->put_token.Prepare(impl->db,
+                              "INSERT OR REPLACE INTO tokens (id, hash, user, role, name, "
+                              "created_at_ms, revoked) VALUES (?, ?, ?, ?, ?, ?, ?)"));
   RETURN_IF_ERROR(impl->begin.Prepare(impl->db, "BEGIN IMMEDIATE"));
   RETURN_IF_ERROR(impl->commit.Prepare(impl->db, "COMMIT"));
   RETURN_IF_ERROR(impl->rollback.Prepare(impl->db, "ROLLBACK"));
@@ -193,7 +198,8 @@ Result<Snapshot> SqliteStore::Load() {
   }
   {
     Statement s;
-    RETURN_IF_ERROR(s.Prepare(db, "SELECT id, hash, user, role, name, created_at_ms, revoked FROM tokens ORDER BY id"));
+    RETURN_IF_ERROR(s.Prepare(
+        db, "SELECT id, hash, user, role, name, created_at_ms, revoked FROM tokens ORDER BY id"));
     auto text = [&](int col) {
       const char* t = reinterpret_cast<const char*>(sqlite3_column_text(s.get(), col));
       return std::string(t != nullptr ? t : "");
@@ -251,7 +257,8 @@ Status SqliteStore::Commit(const Batch& batch) {
     sqlite3_stmt* s = d.active ? im.put_drain.get() : im.del_drain.get();
     sqlite3_bind_text(s, 1, d.node.data(), static_cast<int>(d.node.size()), SQLITE_STATIC);
     sqlite3_bind_int(s, 2, d.gpu);
-    if (d.active) sqlite3_bind_text(s, 3, d.reason.data(), static_cast<int>(d.reason.size()), SQLITE_STATIC);
+    if (d.active)
+      sqlite3_bind_text(s, 3, d.reason.data(), static_cast<int>(d.reason.size()), SQLITE_STATIC);
     Status st = im.Step(s, "write drain");
     if (!st.ok()) return fail(st);
   }

@@ -28,7 +28,7 @@ struct Drain {
   std::string node;
   int gpu = -1;
   std::string reason;
-  bool active = true;                        // in a Batch: false removes it (undrain)
+  bool active = true;  // in a Batch: false removes it (undrain)
   bool operator==(const Drain&) const = default;
 };
 
@@ -36,29 +36,29 @@ struct Drain {
 // its SHA-256 (hex); a revoked token stays, so that its id is never handed out again.
 struct Token {
   int64_t id = 0;
-  std::string hash;                          // SHA-256 of the secret, lowercase hex
+  std::string hash;  // SHA-256 of the secret, lowercase hex
   std::string user;
-  std::string role;                          // user | admin | agent
-  std::string name;                          // what it is for ("laptop", "ci")
+  std::string role;  // user | admin | agent
+  std::string name;  // what it is for ("laptop", "ci")
   TimePoint created_at{};
   bool revoked = false;
   bool operator==(const Token&) const = default;
 };
 
 struct Snapshot {
-  std::vector<Job> jobs;                     // ascending id
-  int64_t next_job_id = 1;                   // never handed out before
+  std::vector<Job> jobs;    // ascending id
+  int64_t next_job_id = 1;  // never handed out before
   std::vector<IdempotencyEntry> idempotency;
-  std::vector<Drain> drains;                 // active ones
-  std::vector<Token> tokens;                 // ascending id, revoked ones too
+  std::vector<Drain> drains;  // active ones
+  std::vector<Token> tokens;  // ascending id, revoked ones too
 };
 
 struct Batch {
-  std::vector<Job> jobs;                     // inserted or replaced whole
+  std::vector<Job> jobs;  // inserted or replaced whole
   std::optional<int64_t> next_job_id;
   std::vector<IdempotencyEntry> idempotency;
-  std::vector<Drain> drains;                 // applied in order
-  std::vector<Token> tokens;                 // inserted or replaced whole
+  std::vector<Drain> drains;  // applied in order
+  std::vector<Token> tokens;  // inserted or replaced whole
   bool empty() const {
     return jobs.empty() && !next_job_id && idempotency.empty() && drains.empty() && tokens.empty();
   }

@@ -11,7 +11,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   (void)baton::codec::DecodeReport(text);
   (void)baton::codec::DecodeOrders(text);
   (void)baton::codec::DecodeRegisterReply(text);
-  if (auto job = baton::codec::DecodeJob(text)) (void)baton::codec::EncodeJob(*job, baton::codec::JobForm::kRecord);
+  if (auto job = baton::codec::DecodeJob(text))
+    (void)baton::codec::EncodeJob(*job, baton::codec::JobForm::kRecord);
   (void)baton::codec::DecodeNodeList(text);
   (void)baton::codec::DecodeInjectBody(text);
   (void)baton::codec::DecodeTokenBody(text);

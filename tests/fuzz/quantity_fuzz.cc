@@ -11,7 +11,8 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view text(reinterpret_cast<const char*>(data), size);
-  if (auto d = baton::ParseDuration(text, "f"); d && (d->count() < 0 || *d > baton::kMaxDuration)) std::abort();
+  if (auto d = baton::ParseDuration(text, "f"); d && (d->count() < 0 || *d > baton::kMaxDuration))
+    std::abort();
   if (auto s = baton::ParseSize(text, "f"); s && *s < 0) std::abort();
   if (auto m = baton::ParseMilli(text, "f", 8000); m && (*m < 0 || *m > 8000)) std::abort();
   if (auto g = baton::ParseGpuSpec(text); g && (g->count < 0 || g->count > 1024)) std::abort();

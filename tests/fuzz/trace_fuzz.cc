@@ -10,7 +10,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   auto jobs = baton::sim::ParseTrace(text, "fuzz.csv", 10'000);
   if (jobs) {
     for (const auto& j : *jobs) {
-      if (j.submit.count() < 0 || j.duration.count() < 0 || j.resources.milli_gpus < 0) std::abort();
+      if (j.submit.count() < 0 || j.duration.count() < 0 || j.resources.milli_gpus < 0)
+        std::abort();
     }
   }
   return 0;

@@ -4,14 +4,13 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <boost/json.hpp>
 #include <chrono>
 #include <fstream>
 #include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <boost/json.hpp>
 
 #include "harness.h"
 
@@ -61,14 +60,16 @@ TEST(Agents, ThreeAgentsRunATwelveGpuJobWhoseRanksMeetOverTcp) {
   std::vector<std::unique_ptr<AgentProcess>> agents;
   for (int i = 1; i <= 3; ++i) {
     std::string name = "n" + std::to_string(i);
-    agents.push_back(std::make_unique<AgentProcess>(server, name, dir.path() + "/" + name, "4xA100-40GB"));
+    agents.push_back(
+        std::make_unique<AgentProcess>(server, name, dir.path() + "/" + name, "4xA100-40GB"));
   }
   auto c = server.Client();
   ASSERT_TRUE(NodesReady(*c, 3));
   std::string port = std::to_string(FreePort());
   int64_t id = Submit(*c, std::string(R"({"command": [")") + BATON_RENDEZVOUS +
                               R"("], "resources": {"gpus": 12, "nodes": 3}, "process_per_gpu": true,
-                                 "grace_period": 1, "env": {"MASTER_PORT": ")" + port + R"("}})");
+                                 "grace_period": 1, "env": {"MASTER_PORT": ")" +
+                              port + R"("}})");
   std::string job = WaitForJob(*c, id, 60000);
   ASSERT_EQ(JsonString(job, "state"), "succeeded") << job;
   json::value j = json::parse(job);
@@ -88,12 +89,17 @@ TEST(Agents, ThreeAgentsRunATwelveGpuJobWhoseRanksMeetOverTcp) {
     for (int local = 0; local < 4; ++local) {
       bool rank0 = node == first && local == 0;
       if (rank0) continue;
-      EXPECT_NE(log.find("(local " + std::to_string(local) + " of 4 on " + node + ") ok"), std::string::npos) << log;
+      EXPECT_NE(log.find("(local " + std::to_string(local) + " of 4 on " + node + ") ok"),
+                std::string::npos)
+          << log;
     }
     all += log;
   }
-  EXPECT_NE(all.find("rendezvous ok: world 12, 3 nodes, master 127.0.0.1:" + port), std::string::npos) << all;
-  for (int rank = 1; rank < 12; ++rank) EXPECT_EQ(Count(all, "rank " + std::to_string(rank) + " of 12 "), 1u) << all;
+  EXPECT_NE(all.find("rendezvous ok: world 12, 3 nodes, master 127.0.0.1:" + port),
+            std::string::npos)
+      << all;
+  for (int rank = 1; rank < 12; ++rank)
+    EXPECT_EQ(Count(all, "rank " + std::to_string(rank) + " of 12 "), 1u) << all;
 }
 
 TEST(Agents, ARankThatFailsTearsItsGangDownEverywhereAndTheJobIsRequeued) {
@@ -104,10 +110,11 @@ TEST(Agents, ARankThatFailsTearsItsGangDownEverywhereAndTheJobIsRequeued) {
   auto c = server.Client();
   ASSERT_TRUE(NodesReady(*c, 2));
   // Rank 3 fails at once; rank 0 would wait for it forever: only a teardown ends the others.
-  int64_t id = Submit(*c, std::string(R"({"command": [")") + BATON_RENDEZVOUS +
-                              R"("], "resources": {"gpus": 4, "nodes": 2}, "process_per_gpu": true,
-                                 "env": {"FAIL_RANK": "3", "MASTER_PORT": ")" + std::to_string(FreePort()) +
-                              R"("}, "retries": 1, "grace_period": 1})");
+  int64_t id =
+      Submit(*c, std::string(R"({"command": [")") + BATON_RENDEZVOUS +
+                     R"("], "resources": {"gpus": 4, "nodes": 2}, "process_per_gpu": true,
+                                 "env": {"FAIL_RANK": "3", "MASTER_PORT": ")" +
+                     std::to_string(FreePort()) + R"("}, "retries": 1, "grace_period": 1})");
   std::string job = WaitForJob(*c, id, 30000);
   ASSERT_EQ(JsonString(job, "state"), "failed") << job;
   EXPECT_EQ(JsonField(job, "restarts"), "1") << job;  // torn down, requeued once, then failed
@@ -123,8 +130,9 @@ TEST(Agents, AnAgentKilledWithSigkillReadoptsItsRunningJobsInsteadOfRerunningThe
   std::string starts = dir.path() + "/starts";
   std::string gate = dir.path() + "/gate";
   // It runs until the test opens the gate, and notes every start.
-  int64_t id = Submit(*c, R"({"command": "echo started >> )" + starts + R"(; while [ ! -e )" + gate +
-                              R"( ]; do sleep 0.05; done; echo finished", "resources": {"gpus": 1}})");
+  int64_t id =
+      Submit(*c, R"({"command": "echo started >> )" + starts + R"(; while [ ! -e )" + gate +
+                     R"( ]; do sleep 0.05; done; echo finished", "resources": {"gpus": 1}})");
   ASSERT_TRUE(Within(std::chrono::seconds(10), [&] { return ReadFile(starts) == "started\n"; }));
 
   agent.Kill9();
@@ -140,7 +148,8 @@ TEST(Agents, AnAgentKilledWithSigkillReadoptsItsRunningJobsInsteadOfRerunningThe
   EXPECT_EQ(JsonField(job, "restarts"), "0") << job;
   EXPECT_EQ(ReadFile(starts), "started\n");  // re-adopted, never run again
   std::string log;
-  Within(std::chrono::seconds(5), [&] { return (log = Log(*c, id, "n1")).find("finished") != std::string::npos; });
+  Within(std::chrono::seconds(5),
+         [&] { return (log = Log(*c, id, "n1")).find("finished") != std::string::npos; });
   EXPECT_NE(log.find("finished"), std::string::npos) << log;
 }
 
@@ -152,7 +161,8 @@ TEST(Agents, AJobThatVanishedWithItsAgentIsRequeued) {
   auto c = server.Client();
   ASSERT_TRUE(NodesReady(*c, 1));
   std::string starts = dir.path() + "/starts";
-  int64_t id = Submit(*c, R"({"command": "echo started >> )" + starts + R"(; sleep 300", "resources": {"gpus": 1}})");
+  int64_t id = Submit(*c, R"({"command": "echo started >> )" + starts +
+                              R"(; sleep 300", "resources": {"gpus": 1}})");
   ASSERT_TRUE(Within(std::chrono::seconds(10), [&] { return ReadFile(starts) == "started\n"; }));
 
   // The agent, the job's shim and the job all die (a crash that takes the processes along).
@@ -169,8 +179,9 @@ TEST(Agents, AJobThatVanishedWithItsAgentIsRequeued) {
 
   agent.Start();
   // Nothing says how it ended: it is requeued (without spending a retry) and runs again.
-  ASSERT_TRUE(Within(std::chrono::seconds(15), [&] { return ReadFile(starts) == "started\nstarted\n"; }))
-      << ReadFile(starts);
+  ASSERT_TRUE(Within(std::chrono::seconds(15), [&] {
+    return ReadFile(starts) == "started\nstarted\n";
+  })) << ReadFile(starts);
   json::value j = Get(*c, "/v1/jobs/" + std::to_string(id));
   EXPECT_EQ(j.at("restarts"), 1) << j;
   EXPECT_EQ(j.at("state"), "running") << j;

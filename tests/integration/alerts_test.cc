@@ -72,8 +72,9 @@ class Receiver {
               std::lock_guard lock(mu_);
               bodies_.push_back(body);
             }
-            std::string answer = refuse ? "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\n\r\n"
-                                        : "HTTP/1.1 204 No Content\r\n\r\n";
+            std::string answer =
+                refuse ? "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\n\r\n"
+                       : "HTTP/1.1 204 No Content\r\n\r\n";
             (void)!write(c, answer.data(), answer.size());
             continue;
           }
@@ -98,7 +99,8 @@ TEST(Alerts, WebhooksGetAFailedJobAndAFailedGpuAndARefusedDeliveryIsRetried) {
   Receiver hook(/*refuse=*/1);
   TempDir dir;
   std::string config = dir.path() + "/baton.yaml";
-  std::ofstream(config) << "alerts:\n  webhooks: [\"http://127.0.0.1:" << hook.port() << "/baton\"]\n  attempts: 3\n";
+  std::ofstream(config) << "alerts:\n  webhooks: [\"http://127.0.0.1:" << hook.port()
+                        << "/baton\"]\n  attempts: 3\n";
   BatonProcess baton(dir.path() + "/server", {"--gpus", "2xH100-80GB", "--config", config});
   auto c = baton.Client();
   int64_t id = Submit(*c, R"({"name": "doomed", "command": ["false"]})");
@@ -127,12 +129,14 @@ TEST(Alerts, WebhooksGetAFailedJobAndAFailedGpuAndARefusedDeliveryIsRetried) {
   ASSERT_TRUE(nodes.has_value());
   size_t at = nodes->body.find("\"name\":\"") + 8;
   std::string node = nodes->body.substr(at, nodes->body.find('"', at) - at);
-  auto injected = c->Request("POST", "/v1/nodes/" + node + "/inject", R"({"gpu": 1, "fault": "xid", "xid": 79})");
+  auto injected = c->Request("POST", "/v1/nodes/" + node + "/inject",
+                             R"({"gpu": 1, "fault": "xid", "xid": 79})");
   ASSERT_TRUE(injected.has_value());
   ASSERT_EQ(injected->status, 202) << injected->body;
   EXPECT_TRUE(received("\"kind\":\"gpu_failed\""));
   // Information (a node joining) is not an alert: it does not go out.
-  for (const std::string& b : hook.bodies()) EXPECT_EQ(b.find("node_joined"), std::string::npos) << b;
+  for (const std::string& b : hook.bodies())
+    EXPECT_EQ(b.find("node_joined"), std::string::npos) << b;
 }
 
 TEST(Alerts, ABadWebhookUrlIsRefusedAtStart) {
@@ -142,7 +146,9 @@ TEST(Alerts, ABadWebhookUrlIsRefusedAtStart) {
   BatonProcess baton(dir.path() + "/server");
   CliResult r = RunCli(baton, {"config", "check", config});
   EXPECT_EQ(r.exit_code, 2) << r.out;
-  EXPECT_NE(r.out.find("baton.yaml: line 2: alerts.webhooks[0]: must be an http:// URL"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("baton.yaml: line 2: alerts.webhooks[0]: must be an http:// URL"),
+            std::string::npos)
+      << r.out;
 }
 
 }  // namespace

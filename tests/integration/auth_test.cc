@@ -12,8 +12,8 @@
 namespace baton::testing {
 namespace {
 
-int Status(net::HttpClient& c, const std::string& method, const std::string& target, const std::string& body = "",
-           std::string* out = nullptr) {
+int Status(net::HttpClient& c, const std::string& method, const std::string& target,
+           const std::string& body = "", std::string* out = nullptr) {
   auto r = c.Request(method, target, body);
   if (!r) return 0;
   if (out != nullptr) *out = r->body;
@@ -21,7 +21,8 @@ int Status(net::HttpClient& c, const std::string& method, const std::string& tar
 }
 
 // `baton token create` as the admin: the secret it prints (and its id).
-std::string CreateToken(const BatonProcess& baton, const std::vector<std::string>& flags, std::string* id = nullptr) {
+std::string CreateToken(const BatonProcess& baton, const std::vector<std::string>& flags,
+                        std::string* id = nullptr) {
   std::vector<std::string> args = {"token", "create"};
   args.insert(args.end(), flags.begin(), flags.end());
   CliResult r = RunCli(baton, args);
@@ -77,7 +78,8 @@ TEST(Auth, AnAdminMakesAUserTokenThatWorksUntilRevokedAcrossARestart) {
 }
 
 TEST(Auth, AUserIsRefusedWhatIsNotTheirs) {
-  if (geteuid() != 0 || getpwnam("nobody") == nullptr) GTEST_SKIP() << "jobs run as their user only under root";
+  if (geteuid() != 0 || getpwnam("nobody") == nullptr)
+    GTEST_SKIP() << "jobs run as their user only under root";
   TempDir dir;
   BatonProcess baton(dir.path(), {"--gpus", "2xH100-80GB"});
   auto admin = baton.Client();
@@ -87,7 +89,8 @@ TEST(Auth, AUserIsRefusedWhatIsNotTheirs) {
   // The admin's job, with a secret in its environment.
   int64_t theirs = Submit(*admin, R"({"command": ["sleep", "60"], "env": {"API_KEY": "s3cr3t"}})");
   // The user's own job runs as the user.
-  int64_t mine = Submit(*user, R"({"command": "id -un", "workdir": "/tmp", "env": {"MINE": "yes"}})");
+  int64_t mine =
+      Submit(*user, R"({"command": "id -un", "workdir": "/tmp", "env": {"MINE": "yes"}})");
   ASSERT_GT(mine, 0);
   std::string job = WaitForJob(*user, mine);
   EXPECT_EQ(JsonString(job, "user"), "nobody") << job;
@@ -107,8 +110,12 @@ TEST(Auth, AUserIsRefusedWhatIsNotTheirs) {
   std::string node = FirstNode(*admin);
   ASSERT_FALSE(node.empty());
   EXPECT_EQ(Status(*user, "POST", "/v1/nodes/" + node + "/drain"), 403);
-  EXPECT_EQ(Status(*user, "POST", "/v1/nodes/" + node + "/inject", R"({"gpu": 0, "fault": "lost"})"), 403);
-  EXPECT_EQ(Status(*user, "POST", "/v1/tokens", R"({"user": "nobody", "role": "admin"})", &body), 403) << body;
+  EXPECT_EQ(
+      Status(*user, "POST", "/v1/nodes/" + node + "/inject", R"({"gpu": 0, "fault": "lost"})"),
+      403);
+  EXPECT_EQ(Status(*user, "POST", "/v1/tokens", R"({"user": "nobody", "role": "admin"})", &body),
+            403)
+      << body;
   EXPECT_EQ(Status(*user, "POST", "/v1/tokens", R"({"user": "root"})", &body), 403) << body;
   EXPECT_EQ(Status(*user, "GET", "/v1/agent/orders?node=x&session=1"), 403);
   // Their own: a second token for themself, which they may list and revoke.

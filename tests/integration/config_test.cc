@@ -43,7 +43,8 @@ TEST(Config, TheSampleChecksAndABadFileIsNamedByLineAndKey) {
   std::ofstream(bad) << "scheduling:\n  backfill: true\nprojects:\n  vision: {share: many}\n";
   CliResult refused = RunCli(baton, {"config", "check", bad});
   EXPECT_EQ(refused.exit_code, 2) << refused.out;
-  EXPECT_NE(refused.out.find("bad.yaml: line 4: projects.vision.share: must be a number"), std::string::npos)
+  EXPECT_NE(refused.out.find("bad.yaml: line 4: projects.vision.share: must be a number"),
+            std::string::npos)
       << refused.out;
   CliResult missing = RunCli(baton, {"config", "check", dir.path() + "/nope.yaml"});
   EXPECT_EQ(missing.exit_code, 2) << missing.out;
@@ -60,7 +61,9 @@ TEST(Config, SighupAppliesAGoodFileAndKeepsTheRunningOneForABadFile) {
   EXPECT_EQ(SubmitStatus(*c, R"({"command": ["true"], "time_limit": "2h"})", &body), 400) << body;
 
   auto reloads = [&](const std::string& marker) {
-    return Within(std::chrono::seconds(10), [&] { return ReadFile(baton.data_dir() + "/baton.out").find(marker) != std::string::npos; });
+    return Within(std::chrono::seconds(10), [&] {
+      return ReadFile(baton.data_dir() + "/baton.out").find(marker) != std::string::npos;
+    });
   };
   std::ofstream(path) << "pools:\n  default: {max_time_limit: 4h}\n";
   baton.Signal(SIGHUP);
@@ -69,8 +72,10 @@ TEST(Config, SighupAppliesAGoodFileAndKeepsTheRunningOneForABadFile) {
 
   std::ofstream(path) << "pools:\n  default: {max_time_limit: soon}\n";
   baton.Signal(SIGHUP);
-  ASSERT_TRUE(reloads("the running configuration stays")) << ReadFile(baton.data_dir() + "/baton.out");
-  EXPECT_NE(ReadFile(baton.data_dir() + "/baton.out").find("baton.yaml: line 2: pools.default.max_time_limit"),
+  ASSERT_TRUE(reloads("the running configuration stays"))
+      << ReadFile(baton.data_dir() + "/baton.out");
+  EXPECT_NE(ReadFile(baton.data_dir() + "/baton.out")
+                .find("baton.yaml: line 2: pools.default.max_time_limit"),
             std::string::npos);
   EXPECT_TRUE(baton.Alive());
   EXPECT_EQ(SubmitStatus(*c, R"({"command": ["true"], "time_limit": "3h"})", &body), 201) << body;
@@ -93,12 +98,15 @@ TEST(Config, TheStoreLivesWhereTheFileSaysAndKeepsJobsAcrossARestart) {
   EXPECT_TRUE(std::filesystem::exists(db));
   EXPECT_FALSE(std::filesystem::exists(dir.path() + "/data/baton.db"));
   // Outside the data directory it is still readable by its owner alone.
-  EXPECT_EQ(std::filesystem::status(db).permissions() & std::filesystem::perms::all, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
+  EXPECT_EQ(std::filesystem::status(db).permissions() & std::filesystem::perms::all,
+            std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
   BatonProcess again(dir.path() + "/data", {"--config", config});
   // A second server with another data directory may not share the store.
-  CliResult second = RunCli(again, {"server", "--data", dir.path() + "/other", "--listen", "127.0.0.1:0", "--config", config});
+  CliResult second = RunCli(again, {"server", "--data", dir.path() + "/other", "--listen",
+                                    "127.0.0.1:0", "--config", config});
   EXPECT_EQ(second.exit_code, 1) << second.out;
-  EXPECT_NE(second.out.find("another baton already uses the store " + db), std::string::npos) << second.out;
+  EXPECT_NE(second.out.find("another baton already uses the store " + db), std::string::npos)
+      << second.out;
   auto c = again.Client();
   auto r = c->Request("GET", "/v1/jobs/" + std::to_string(id));
   ASSERT_TRUE(r);

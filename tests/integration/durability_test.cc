@@ -25,7 +25,8 @@ TEST(Durability, KillNineAfterThreeHundredAcknowledgedSubmits) {
       for (int i = 0; i < kPerClient; ++i) {
         std::string name = "c" + std::to_string(t) + "-" + std::to_string(i);
         auto r = c->Request("POST", "/v1/jobs",
-                            R"({"name": ")" + name + R"(", "command": ["sleep", "600"], "resources": {"gpus": 1}})");
+                            R"({"name": ")" + name +
+                                R"(", "command": ["sleep", "600"], "resources": {"gpus": 1}})");
         if (r && r->status == 201) {
           std::lock_guard<std::mutex> lock(mu);
           acked[std::stoll(JsonField(r->body, "id"))] = name;
@@ -75,7 +76,8 @@ TEST(Durability, RunningJobsSurviveAControllerRestart) {
   TempDir dir;
   BatonProcess baton(dir.path());
   auto c = baton.Client();
-  auto r = c->Request("POST", "/v1/jobs", R"({"command": "sleep 1.5; echo survived", "resources": {"gpus": 1}})");
+  auto r = c->Request("POST", "/v1/jobs",
+                      R"({"command": "sleep 1.5; echo survived", "resources": {"gpus": 1}})");
   ASSERT_TRUE(r && r->status == 201);
   int64_t id = std::stoll(JsonField(r->body, "id"));
   for (int i = 0; i < 200; ++i) {

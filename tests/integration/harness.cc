@@ -1,9 +1,8 @@
 #include "harness.h"
 
-#include <gtest/gtest.h>
-
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
@@ -34,7 +33,8 @@ TempDir::~TempDir() {
   fs::remove_all(path_, ec);
 }
 
-BatonProcess::BatonProcess(std::string data_dir, std::vector<std::string> extra, std::string command)
+BatonProcess::BatonProcess(std::string data_dir, std::vector<std::string> extra,
+                           std::string command)
     : data_dir_(std::move(data_dir)), extra_(std::move(extra)), command_(std::move(command)) {
   Start();
 }
@@ -54,7 +54,8 @@ BatonProcess::~BatonProcess() {
         running.push_back(std::stoll(jobs.substr(pos)));
       }
     }
-    for (int64_t id : running) (void)c->Request("POST", "/v1/jobs/" + std::to_string(id) + "/cancel");
+    for (int64_t id : running)
+      (void)c->Request("POST", "/v1/jobs/" + std::to_string(id) + "/cancel");
     for (int64_t id : running) WaitForJob(*c, id, 10000);
   } catch (const std::exception&) {
   }
@@ -86,7 +87,8 @@ pid_t SpawnBaton(std::vector<std::string> args, const std::string& log) {
 
 void BatonProcess::Start() {
   fs::remove(data_dir_ + "/server.url");
-  std::vector<std::string> args = {BATON_BINARY, command_, "--data", data_dir_, "--listen", "127.0.0.1:0"};
+  std::vector<std::string> args = {BATON_BINARY, command_,   "--data",
+                                   data_dir_,    "--listen", "127.0.0.1:0"};
   args.insert(args.end(), extra_.begin(), extra_.end());
   std::string log = data_dir_ + "/baton.out";
   fs::create_directories(data_dir_);  // for the log, before baton makes it
@@ -125,14 +127,15 @@ void BatonProcess::SignalAndWait(int sig) {
   pid_ = 0;
 }
 
-AgentProcess::AgentProcess(const BatonProcess& server, std::string name, std::string data_dir, std::string gpus,
-                           std::vector<std::string> extra, bool allow_root)
+AgentProcess::AgentProcess(const BatonProcess& server, std::string name, std::string data_dir,
+                           std::string gpus, std::vector<std::string> extra, bool allow_root)
     : log_(data_dir + ".out") {
   std::ifstream t(server.data_dir() + "/agent.token");
   std::string token;
   t >> token;
-  args_ = {BATON_BINARY, "agent", "--server", server.url(), "--token", token, "--name", std::move(name),
-           "--data", std::move(data_dir), "--gpus", std::move(gpus), "--address", "127.0.0.1"};
+  args_ = {BATON_BINARY, "agent",         "--server",      server.url(), "--token",
+           token,        "--name",        std::move(name), "--data",     std::move(data_dir),
+           "--gpus",     std::move(gpus), "--address",     "127.0.0.1"};
   if (allow_root) args_.push_back("--allow-root-jobs");
   args_.insert(args_.end(), extra.begin(), extra.end());
   Start();
@@ -309,7 +312,8 @@ std::string WaitForJob(net::HttpClient& client, int64_t id, int timeout_ms) {
     auto r = client.Request("GET", "/v1/jobs/" + std::to_string(id));
     if (r && r->status == 200) {
       std::string state = JsonString(r->body, "state");
-      if (state == "succeeded" || state == "failed" || state == "cancelled" || state == "timed_out") {
+      if (state == "succeeded" || state == "failed" || state == "cancelled" ||
+          state == "timed_out") {
         return r->body;
       }
     }

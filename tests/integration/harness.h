@@ -29,12 +29,13 @@ class BatonProcess {
  public:
   // Starts `baton COMMAND --data DIR --listen 127.0.0.1:0 EXTRA...` and waits until it serves.
   // COMMAND is "up" (controller and local agent) or "server" (controller alone).
-  explicit BatonProcess(std::string data_dir, std::vector<std::string> extra = {}, std::string command = "up");
+  explicit BatonProcess(std::string data_dir, std::vector<std::string> extra = {},
+                        std::string command = "up");
   ~BatonProcess();
 
   void Start();
-  void Stop();     // SIGTERM, then wait
-  void Kill9();    // SIGKILL, then wait; the job processes it started are left running
+  void Stop();   // SIGTERM, then wait
+  void Kill9();  // SIGKILL, then wait; the job processes it started are left running
   bool Alive();
   void Signal(int sig);  // e.g. SIGHUP: reload the configuration file
 

@@ -2,15 +2,13 @@
 // alone, requeues its job onto a healthy one, raises an alert, and a GPU that passes its health
 // check comes back by itself.
 #include <gtest/gtest.h>
-
 #include <signal.h>
 
+#include <boost/json.hpp>
 #include <chrono>
 #include <fstream>
 #include <string>
 #include <thread>
-
-#include <boost/json.hpp>
 
 #include "harness.h"
 
@@ -29,7 +27,8 @@ json::value Get(net::HttpClient& c, const std::string& target) {
 // The job's GPU on its one node, once it runs; -1 until then.
 int RunningGpu(net::HttpClient& c, int64_t id, int restarts) {
   json::value j = Get(c, "/v1/jobs/" + std::to_string(id));
-  if (!j.is_object() || j.at("state") != "running" || j.at("restarts").as_int64() != restarts) return -1;
+  if (!j.is_object() || j.at("state") != "running" || j.at("restarts").as_int64() != restarts)
+    return -1;
   const json::array& alloc = j.at("allocation").as_array();
   if (alloc.empty()) return -1;
   return static_cast<int>(alloc[0].at("gpus").as_array().at(0).as_int64());
@@ -42,7 +41,8 @@ json::object GpuOf(net::HttpClient& c, int gpu) {
   return n.at("nodes").as_array()[0].at("gpus").as_array().at(gpu).as_object();
 }
 
-std::string Inject(net::HttpClient& c, const std::string& node, const std::string& body, int* status) {
+std::string Inject(net::HttpClient& c, const std::string& node, const std::string& body,
+                   int* status) {
   auto r = c.Request("POST", "/v1/nodes/" + node + "/inject", body);
   *status = r ? r->status : 0;
   return r ? r->body : "";
@@ -73,13 +73,15 @@ TEST(Health, AnXid79FencesThatGpuWithinFiveSecondsAndItsJobRunsElsewhere) {
 
   int status = 0;
   auto injected = Clock::now();
-  std::string body = Inject(*c, node, R"({"gpu": )" + std::to_string(gpu) + R"(, "fault": "xid", "xid": 79})", &status);
+  std::string body = Inject(
+      *c, node, R"({"gpu": )" + std::to_string(gpu) + R"(, "fault": "xid", "xid": 79})", &status);
   ASSERT_EQ(status, 202) << body;
   ASSERT_TRUE(Within(std::chrono::seconds(5), [&] {
     json::object g = GpuOf(*c, gpu);
     return g.contains("drain_reason") && g.at("drain_reason").is_string();
   })) << json::serialize(GpuOf(*c, gpu));
-  auto fenced_after = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - injected);
+  auto fenced_after =
+      std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - injected);
   EXPECT_LT(fenced_after.count(), 5000);
   json::object g = GpuOf(*c, gpu);
   EXPECT_EQ(g.at("health"), "drain");
@@ -87,7 +89,8 @@ TEST(Health, AnXid79FencesThatGpuWithinFiveSecondsAndItsJobRunsElsewhere) {
 
   // The victim comes back on the free GPU, not the fenced one; the bystander never stopped.
   int again = -1;
-  ASSERT_TRUE(Within(std::chrono::seconds(10), [&] { return (again = RunningGpu(*c, victim, 1)) >= 0; }));
+  ASSERT_TRUE(
+      Within(std::chrono::seconds(10), [&] { return (again = RunningGpu(*c, victim, 1)) >= 0; }));
   EXPECT_NE(again, gpu);
   EXPECT_NE(again, other);
   EXPECT_EQ(RunningGpu(*c, bystander, 0), other);
@@ -100,8 +103,10 @@ TEST(Health, AnXid79FencesThatGpuWithinFiveSecondsAndItsJobRunsElsewhere) {
   for (const auto& e : events.at("events").as_array()) {
     if (e.at("kind") == "gpu_failed" && e.at("gpu") == gpu && e.at("severity") == "alert") {
       alerted = true;
-      EXPECT_NE(std::string(e.at("message").as_string()).find("requeued job " + std::to_string(victim)),
-                std::string::npos) << e;
+      EXPECT_NE(
+          std::string(e.at("message").as_string()).find("requeued job " + std::to_string(victim)),
+          std::string::npos)
+          << e;
     }
   }
   EXPECT_TRUE(alerted) << events;
@@ -126,7 +131,8 @@ TEST(Health, AGpuThatNeedsAResetComesBackByItselfOnceItPassesItsCheck) {
   int status = 0;
   Inject(*c, node, R"({"gpu": 1, "fault": "xid", "xid": 48})", &status);
   ASSERT_EQ(status, 202);
-  ASSERT_TRUE(Within(std::chrono::seconds(5), [&] { return GpuOf(*c, 1).at("health") == "reset"; }));
+  ASSERT_TRUE(
+      Within(std::chrono::seconds(5), [&] { return GpuOf(*c, 1).at("health") == "reset"; }));
   EXPECT_TRUE(GpuOf(*c, 1).at("drain_reason").is_null());  // no admin needed
   // Two one-GPU jobs: only GPU 0 takes them, one after the other.
   int64_t a = Submit(*c, R"({"command": ["sleep", "1"], "resources": {"gpus": 1}})");
@@ -145,7 +151,8 @@ TEST(Health, AGpuThatNeedsAResetComesBackByItselfOnceItPassesItsCheck) {
   ASSERT_TRUE(Within(std::chrono::seconds(8), [&] { return GpuOf(*c, 1).at("health") == "ok"; }));
   json::value events = Get(*c, "/v1/events");
   std::string kinds;
-  for (const auto& e : events.at("events").as_array()) kinds += std::string(e.at("kind").as_string()) + " ";
+  for (const auto& e : events.at("events").as_array())
+    kinds += std::string(e.at("kind").as_string()) + " ";
   EXPECT_NE(kinds.find("gpu_failed gpu_recovered"), std::string::npos) << kinds;
 }
 
@@ -157,7 +164,9 @@ TEST(Health, InjectionNeedsAnAdminAndASaneFault) {
   int status = 0;
   std::string body = Inject(*c, node, R"({"gpu": 0, "fault": "meltdown"})", &status);
   EXPECT_EQ(status, 400);
-  EXPECT_NE(body.find("fault: must be xid, temperature, ecc, lost, clear or silence"), std::string::npos) << body;
+  EXPECT_NE(body.find("fault: must be xid, temperature, ecc, lost, clear or silence"),
+            std::string::npos)
+      << body;
   body = Inject(*c, node, R"({"gpu": 5, "fault": "lost"})", &status);
   EXPECT_EQ(status, 400);
   EXPECT_NE(body.find("has no GPU 5"), std::string::npos) << body;
@@ -165,7 +174,8 @@ TEST(Health, InjectionNeedsAnAdminAndASaneFault) {
   EXPECT_EQ(status, 400);
   EXPECT_NE(body.find("xid: missing"), std::string::npos) << body;
   auto nobody = baton.Client("not-a-token");
-  auto r = nobody->Request("POST", "/v1/nodes/" + node + "/inject", R"({"gpu": 0, "fault": "lost"})");
+  auto r =
+      nobody->Request("POST", "/v1/nodes/" + node + "/inject", R"({"gpu": 0, "fault": "lost"})");
   ASSERT_TRUE(r.has_value());
   EXPECT_EQ(r->status, 401);
 }
@@ -184,7 +194,8 @@ TEST(Health, AnAgentThatFallsSilentLosesItsNodeAndItsOldRunIsKilledWhenItReturns
   auto c = baton.Client();
   std::string node = NodeName(*c);
   std::string pids = dir.path() + "/pids";
-  int64_t id = Submit(*c, R"({"command": "echo $$ >> )" + pids + R"(; exec sleep 300", "resources": {"gpus": 1}})");
+  int64_t id = Submit(
+      *c, R"({"command": "echo $$ >> )" + pids + R"(; exec sleep 300", "resources": {"gpus": 1}})");
   std::string first;
   ASSERT_TRUE(Within(std::chrono::seconds(10), [&] {
     std::ifstream in(pids);

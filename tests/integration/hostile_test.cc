@@ -20,7 +20,8 @@ class Hostile : public ::testing::Test {
   void TearDown() override {
     // Nothing was created, and the server still serves.
     auto c = baton_->Client();
-    auto r = c->Request("GET", "/v1/jobs?state=pending,held,running,succeeded,failed,cancelled,timed_out");
+    auto r = c->Request("GET",
+                        "/v1/jobs?state=pending,held,running,succeeded,failed,cancelled,timed_out");
     ASSERT_TRUE(r.has_value()) << "server stopped answering";
     ASSERT_EQ(r->status, 200) << r->body;
     EXPECT_EQ(JsonField(r->body, "jobs"), "[]") << "a hostile request created a job";
@@ -65,7 +66,8 @@ TEST_F(Hostile, BadAndTruncatedJson) {
 TEST_F(Hostile, BadGpuCounts) {
   ExpectRejected(R"({"command": ["a"], "resources": {"gpus": -1}})", 400, "gpus");
   ExpectRejected(R"({"command": ["a"], "resources": {"gpus": 1e308}})", 400, "gpus");
-  ExpectRejected(R"({"command": ["a"], "resources": {"gpus": 99999999999999999999999}})", 400, "gpus");
+  ExpectRejected(R"({"command": ["a"], "resources": {"gpus": 99999999999999999999999}})", 400,
+                 "gpus");
   ExpectRejected(R"({"command": ["a"], "resources": {"gpus": NaN}})");
   ExpectRejected(R"({"command": ["a"], "resources": {"gpus": "NaN"}})", 400, "gpus");
   ExpectRejected(R"({"command": ["a"], "resources": {"gpus": "eight"}})", 400, "gpus");
@@ -94,14 +96,16 @@ TEST_F(Hostile, BadDurationsAndSizes) {
   ExpectRejected(R"({"command": ["a"], "time_limit": "9999d"})", 400, "time_limit");
   ExpectRejected(R"({"command": ["a"], "resources": {"memory": "12XB"}})", 400, "memory");
   ExpectRejected(R"({"command": ["a"], "resources": {"memory": -5}})", 400, "memory");
-  ExpectRejected(R"({"command": ["a"], "resources": {"gpus": 1, "gpu_memory": "lots"}})", 400, "gpu_memory");
+  ExpectRejected(R"({"command": ["a"], "resources": {"gpus": 1, "gpu_memory": "lots"}})", 400,
+                 "gpu_memory");
 }
 
 TEST_F(Hostile, TwelveMegabyteBody) {
   std::string big = R"({"command": ["echo", ")" + std::string(12 << 20, 'x') + R"("]})";
-  std::string request = "POST /v1/jobs HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + baton_->token() +
-                        "\r\nContent-Type: application/json\r\nContent-Length: " + std::to_string(big.size()) +
-                        "\r\n\r\n" + big;
+  std::string request =
+      "POST /v1/jobs HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + baton_->token() +
+      "\r\nContent-Type: application/json\r\nContent-Length: " + std::to_string(big.size()) +
+      "\r\n\r\n" + big;
   std::string response = RawExchange(baton_->url(), request, 30000);
   EXPECT_EQ(RawStatus(response), 413) << response.substr(0, 300);
   size_t body = response.find("\r\n\r\n");
@@ -139,12 +143,14 @@ TEST_F(Hostile, MissingOrWrongToken) {
 
 TEST_F(Hostile, ABatchWithOneBadJobCreatesNothing) {
   auto c = baton_->Client();
-  auto r = c->Request("POST", "/v1/jobs/batch",
-                      R"({"jobs": [{"command": ["a"]}, {"command": ["b"]}, {"command": ["c"], "resources": {"gpus": -2}}]})");
+  auto r = c->Request(
+      "POST", "/v1/jobs/batch",
+      R"({"jobs": [{"command": ["a"]}, {"command": ["b"]}, {"command": ["c"], "resources": {"gpus": -2}}]})");
   ASSERT_TRUE(r.has_value());
   EXPECT_EQ(r->status, 400) << r->body;
   ExpectJsonError(r->body, "jobs[2]");
-  r = c->Request("POST", "/v1/jobs/batch", R"({"jobs": [{"command": ["a"]}, {"command": ["b"], "after": [777]}]})");
+  r = c->Request("POST", "/v1/jobs/batch",
+                 R"({"jobs": [{"command": ["a"]}, {"command": ["b"], "after": [777]}]})");
   ASSERT_TRUE(r.has_value());
   EXPECT_EQ(r->status / 100, 4) << r->body;
 }
@@ -152,10 +158,17 @@ TEST_F(Hostile, ABatchWithOneBadJobCreatesNothing) {
 TEST_F(Hostile, BadRoutesMethodsAndIds) {
   auto c = baton_->Client();
   for (auto [method, target, status] : std::vector<std::tuple<std::string, std::string, int>>{
-           {"GET", "/v1/jobs/abc", 400}, {"GET", "/v1/jobs/-1", 400}, {"GET", "/v1/jobs/99999999999999999999999", 400},
-           {"GET", "/v1/jobs/424242", 404}, {"POST", "/v1/jobs/424242/cancel", 404}, {"GET", "/v1/nowhere", 404},
-           {"DELETE", "/v1/jobs", 405}, {"GET", "/v1/jobs?limit=-4", 400}, {"GET", "/v1/jobs?state=exploded", 400},
-           {"GET", "/v1/jobs/1/logs?offset=-1", 400}, {"GET", "/v1/jobs/1/logs?node=../../admin", 400}}) {
+           {"GET", "/v1/jobs/abc", 400},
+           {"GET", "/v1/jobs/-1", 400},
+           {"GET", "/v1/jobs/99999999999999999999999", 400},
+           {"GET", "/v1/jobs/424242", 404},
+           {"POST", "/v1/jobs/424242/cancel", 404},
+           {"GET", "/v1/nowhere", 404},
+           {"DELETE", "/v1/jobs", 405},
+           {"GET", "/v1/jobs?limit=-4", 400},
+           {"GET", "/v1/jobs?state=exploded", 400},
+           {"GET", "/v1/jobs/1/logs?offset=-1", 400},
+           {"GET", "/v1/jobs/1/logs?node=../../admin", 400}}) {
     auto r = c->Request(method, target);
     ASSERT_TRUE(r.has_value()) << target;
     EXPECT_EQ(r->status, status) << method << " " << target << " -> " << r->body;
@@ -165,10 +178,12 @@ TEST_F(Hostile, BadRoutesMethodsAndIds) {
 
 TEST_F(Hostile, MalformedHttp) {
   EXPECT_EQ(RawStatus(RawExchange(baton_->url(), "GARBAGE\r\n\r\n")), 400);
-  std::string huge_header = "GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: " + std::string(64 << 10, 'a') + "\r\n\r\n";
+  std::string huge_header =
+      "GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: " + std::string(64 << 10, 'a') + "\r\n\r\n";
   EXPECT_EQ(RawStatus(RawExchange(baton_->url(), huge_header)), 431);
   // A truncated body, then the client goes away: the server just drops the connection.
-  RawExchange(baton_->url(), "POST /v1/jobs HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{\"comm", 300);
+  RawExchange(baton_->url(),
+              "POST /v1/jobs HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{\"comm", 300);
 }
 
 }  // namespace

@@ -33,8 +33,10 @@ class ScopedEnv {
     setenv(key, value, 1);
   }
   ~ScopedEnv() {
-    if (old_.empty()) unsetenv(key_);
-    else setenv(key_, old_.c_str(), 1);
+    if (old_.empty())
+      unsetenv(key_);
+    else
+      setenv(key_, old_.c_str(), 1);
   }
 
  private:
@@ -74,8 +76,10 @@ TEST(Isolation, RootsJobsRunOnlyWhereTheAgentAllowsIt) {
   std::string job = WaitForJob(*c, id);
   EXPECT_EQ(JsonString(job, "state"), "failed") << job;
   EXPECT_EQ(JsonField(job, "exit_code"), "126") << job;
-  EXPECT_NE(job.find("jobs do not run as root on node n1 (its agent allows it with --allow-root-jobs)"),
-            std::string::npos) << job;
+  EXPECT_NE(
+      job.find("jobs do not run as root on node n1 (its agent allows it with --allow-root-jobs)"),
+      std::string::npos)
+      << job;
 }
 
 TEST(Isolation, EachJobGetsACgroupWithItsLimitsAndAnOomKillIsReported) {
@@ -95,7 +99,9 @@ TEST(Isolation, EachJobGetsACgroupWithItsLimitsAndAnOomKillIsReported) {
                               "\"resources\": {\"cpus\": 2, \"memory\": \"1GiB\"}}");
   std::string job = WaitForJob(*c, id);
   EXPECT_EQ(JsonString(job, "state"), "failed") << job;
-  EXPECT_NE(job.find("killed by the out-of-memory killer at its memory limit of 1GiB"), std::string::npos) << job;
+  EXPECT_NE(job.find("killed by the out-of-memory killer at its memory limit of 1GiB"),
+            std::string::npos)
+      << job;
   std::string group;
   for (const auto& e : fs::directory_iterator(root)) {
     if (e.is_directory()) group = e.path().string();

@@ -29,7 +29,8 @@ TEST(Jobs, TwentyFourOneGpuJobsOnEightGpusNeverShareAGpu) {
   auto c = baton.Client();
   // Each job prints the GPUs it sees and when it held them (ns since the epoch).
   const std::string script =
-      "echo \"gpus=$CUDA_VISIBLE_DEVICES start=$(date +%s%N)\"; sleep 0.3; echo \"end=$(date +%s%N)\"";
+      "echo \"gpus=$CUDA_VISIBLE_DEVICES start=$(date +%s%N)\"; sleep 0.3; echo \"end=$(date "
+      "+%s%N)\"";
   std::vector<int64_t> ids;
   for (int i = 0; i < 24; ++i) ids.push_back(Submit(*c, SubmitBody(script)));
   struct Span {
@@ -46,7 +47,8 @@ TEST(Jobs, TwentyFourOneGpuJobsOnEightGpusNeverShareAGpu) {
     ASSERT_EQ(gpus.rfind("gpus=", 0), 0u) << log;
     std::string visible = gpus.substr(5);
     ASSERT_FALSE(visible.empty()) << "job " << id << " saw no GPU";
-    ASSERT_EQ(visible.find(','), std::string::npos) << "job " << id << " saw more than one GPU: " << visible;
+    ASSERT_EQ(visible.find(','), std::string::npos)
+        << "job " << id << " saw more than one GPU: " << visible;
     int gpu = std::stoi(visible);
     ASSERT_GE(gpu, 0);
     ASSERT_LT(gpu, 8);
@@ -56,10 +58,11 @@ TEST(Jobs, TwentyFourOneGpuJobsOnEightGpusNeverShareAGpu) {
   }
   int spans = 0;
   for (auto& [gpu, list] : by_gpu) {
-    std::sort(list.begin(), list.end(), [](const Span& a, const Span& b) { return a.start < b.start; });
+    std::sort(list.begin(), list.end(),
+              [](const Span& a, const Span& b) { return a.start < b.start; });
     for (size_t i = 1; i < list.size(); ++i) {
-      EXPECT_LE(list[i - 1].end, list[i].start)
-          << "GPU " << gpu << " ran jobs " << list[i - 1].job << " and " << list[i].job << " at once";
+      EXPECT_LE(list[i - 1].end, list[i].start) << "GPU " << gpu << " ran jobs " << list[i - 1].job
+                                                << " and " << list[i].job << " at once";
     }
     spans += static_cast<int>(list.size());
   }
@@ -73,8 +76,8 @@ TEST(Jobs, ATimeLimitKillsAJobThatIgnoresSigterm) {
   auto c = baton.Client();
   auto start = std::chrono::steady_clock::now();
   int64_t id = Submit(*c, SubmitBody("trap 'echo got-usr1' USR1; trap 'echo got-term' TERM; "
-                                       "while true; do sleep 0.05; done",
-                                       R"(, "time_limit": "1s", "grace_period": 1)"));
+                                     "while true; do sleep 0.05; done",
+                                     R"(, "time_limit": "1s", "grace_period": 1)"));
   std::string job = WaitForJob(*c, id, 30000);
   auto took = std::chrono::steady_clock::now() - start;
   ASSERT_EQ(JsonString(job, "state"), "timed_out") << job;
@@ -92,9 +95,10 @@ TEST(Jobs, CancelEndsTheWholeProcessTree) {
   auto c = baton.Client();
   std::string pids = dir.path() + "/pids";
   // Grandchildren in the background, one ignoring SIGTERM and SIGUSR1, each recording its pid.
-  int64_t id = Submit(*c, SubmitBody("(trap '' TERM USR1; sleep 300 & echo $! >> " + pids +
-                                           "; wait) & (sleep 300 & echo $! >> " + pids + "; wait) & wait",
-                                       R"(, "grace_period": 1)"));
+  int64_t id =
+      Submit(*c, SubmitBody("(trap '' TERM USR1; sleep 300 & echo $! >> " + pids +
+                                "; wait) & (sleep 300 & echo $! >> " + pids + "; wait) & wait",
+                            R"(, "grace_period": 1)"));
   std::vector<pid_t> children;
   for (int i = 0; i < 500 && children.size() < 2; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
@@ -123,7 +127,9 @@ TEST(Jobs, TheJobEnvironment) {
   TempDir dir;
   BatonProcess baton(dir.path(), {"--gpus", "4xA100-40GB"});
   auto c = baton.Client();
-  int64_t id = Submit(*c, R"({"name": "envcheck", "command": "env | grep -E '^(CUDA_VISIBLE_DEVICES|BATON_)' | sort; echo END",
+  int64_t id = Submit(
+      *c,
+      R"({"name": "envcheck", "command": "env | grep -E '^(CUDA_VISIBLE_DEVICES|BATON_)' | sort; echo END",
                                "resources": {"gpus": 2}, "env": {"SEED": "7"}})");
   std::string job = WaitForJob(*c, id);
   ASSERT_EQ(JsonString(job, "state"), "succeeded") << job;
@@ -164,7 +170,8 @@ TEST(Jobs, FailedJobsRecordTheirExitCodeAndCpuJobsSeeNoGpu) {
 TEST(Cli, TheTourWorks) {
   TempDir dir;
   BatonProcess baton(dir.path());
-  CliResult sub = RunCli(baton, {"submit", "-g", "1", "--name", "hello", "--", "echo", "hello", "world"});
+  CliResult sub =
+      RunCli(baton, {"submit", "-g", "1", "--name", "hello", "--", "echo", "hello", "world"});
   ASSERT_EQ(sub.exit_code, 0) << sub.out;
   std::string id = sub.out.substr(0, sub.out.find('\n'));
   CliResult wait = RunCli(baton, {"wait", id, "--timeout", "30s"});
@@ -215,8 +222,9 @@ TEST(Cli, JobFileSubmitsEveryJob) {
   TempDir dir;
   BatonProcess baton(dir.path());
   std::string file = dir.path() + "/jobs.yaml";
-  std::ofstream(file) << "jobs:\n  - name: a\n    command: [echo, a]\n  - name: b\n    command: echo b\n"
-                         "    resources: {gpus: 0.5}\n";
+  std::ofstream(file)
+      << "jobs:\n  - name: a\n    command: [echo, a]\n  - name: b\n    command: echo b\n"
+         "    resources: {gpus: 0.5}\n";
   CliResult sub = RunCli(baton, {"submit", "-f", file});
   ASSERT_EQ(sub.exit_code, 0) << sub.out;
   EXPECT_EQ(std::count(sub.out.begin(), sub.out.end(), '\n'), 2) << sub.out;

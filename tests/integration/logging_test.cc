@@ -41,7 +41,8 @@ TEST(Logging, JsonLinesCarryLevelNodeAndJobAndDebugShowsJobsStartingAndEnding) {
       if (!o.contains("job") || o.at("job").as_int64() != id) continue;
       std::string msg(o.at("msg").as_string());
       std::string level(o.at("level").as_string());
-      if (level == "debug" && msg.find("started as pid") != std::string::npos && o.at("node").as_string() == "vm") {
+      if (level == "debug" && msg.find("started as pid") != std::string::npos &&
+          o.at("node").as_string() == "vm") {
         started = true;
       }
       if (level == "debug" && msg.find("ended: exit code 1") != std::string::npos) ended = true;
@@ -81,7 +82,9 @@ TEST(Logging, TextIsTheDefaultAndWarnHidesInfo) {
   EXPECT_EQ(q.find("node_joined"), std::string::npos) << q;
   CliResult bad = RunCli(quiet, {"server", "--log-level", "loud"});
   EXPECT_EQ(bad.exit_code, 1);
-  EXPECT_NE(bad.out.find("--log-level: \"loud\" is not one of debug, info, warn, error"), std::string::npos) << bad.out;
+  EXPECT_NE(bad.out.find("--log-level: \"loud\" is not one of debug, info, warn, error"),
+            std::string::npos)
+      << bad.out;
 }
 
 }  // namespace

@@ -41,7 +41,8 @@ int Shell(const std::string& command, const std::string& input, std::string* out
 void NeedPrometheus() {
   if (access("/usr/bin/prometheus", X_OK) == 0 && access("/usr/bin/promtool", X_OK) == 0) return;
   std::string out;
-  int rc = Shell(std::string(BATON_SOURCE_DIR) + "/scripts/install-test-server prometheus", "", &out);
+  int rc =
+      Shell(std::string(BATON_SOURCE_DIR) + "/scripts/install-test-server prometheus", "", &out);
   ASSERT_EQ(rc, 0) << out;
 }
 
@@ -50,7 +51,8 @@ TEST(Metrics, ThePromisedSeriesArePresentAndPromtoolAcceptsThem) {
   TempDir dir;
   BatonProcess baton(dir.path(), {"--gpus", "2xH100-80GB"});
   auto c = baton.Client();
-  int64_t ok = Submit(*c, R"({"command": ["true"], "resources": {"gpus": 1}, "project": "vision"})");
+  int64_t ok =
+      Submit(*c, R"({"command": ["true"], "resources": {"gpus": 1}, "project": "vision"})");
   int64_t bad = Submit(*c, R"({"command": ["false"], "resources": {"gpus": 1}})");
   WaitForJob(*c, ok);
   WaitForJob(*c, bad);
@@ -60,14 +62,15 @@ TEST(Metrics, ThePromisedSeriesArePresentAndPromtoolAcceptsThem) {
     m = Scrape(*c);
     return m.find("baton_gpu_temperature_celsius{") != std::string::npos;
   });
-  for (const char* line : {
-           "baton_jobs{state=\"succeeded\"} 1\n", "baton_jobs{state=\"failed\"} 1\n",
-           "baton_jobs_submitted_total 2\n", "baton_jobs_finished_total{state=\"succeeded\"} 1\n",
-           "baton_job_wait_seconds_count 2\n", "baton_gpus{state=\"idle\"} 2\n", "baton_nodes{state=\"ready\"} 1\n",
-           "# TYPE baton_scheduling_cycle_duration_seconds histogram\n",
-           "baton_gpu_memory_total_bytes{node=\"", "baton_gpu_utilization_ratio{node=\"",
-           "baton_gpu_power_watts{node=\"", "baton_project_gpu_seconds_total{project=\"vision\"} ",
-           "baton_project_cost_total{project=\"vision\"} "}) {
+  for (const char* line :
+       {"baton_jobs{state=\"succeeded\"} 1\n", "baton_jobs{state=\"failed\"} 1\n",
+        "baton_jobs_submitted_total 2\n", "baton_jobs_finished_total{state=\"succeeded\"} 1\n",
+        "baton_job_wait_seconds_count 2\n", "baton_gpus{state=\"idle\"} 2\n",
+        "baton_nodes{state=\"ready\"} 1\n",
+        "# TYPE baton_scheduling_cycle_duration_seconds histogram\n",
+        "baton_gpu_memory_total_bytes{node=\"", "baton_gpu_utilization_ratio{node=\"",
+        "baton_gpu_power_watts{node=\"", "baton_project_gpu_seconds_total{project=\"vision\"} ",
+        "baton_project_cost_total{project=\"vision\"} "}) {
     EXPECT_NE(m.find(line), std::string::npos) << line << "\n" << m;
   }
   std::string out;
@@ -76,9 +79,11 @@ TEST(Metrics, ThePromisedSeriesArePresentAndPromtoolAcceptsThem) {
   auto usage = c->Request("GET", "/v1/usage");
   ASSERT_TRUE(usage.has_value());
   EXPECT_EQ(usage->status, 200);
-  EXPECT_NE(usage->body.find("{\"project\":\"vision\",\"jobs\":1,\"running\":0,\"gpu_seconds\":"), std::string::npos)
+  EXPECT_NE(usage->body.find("{\"project\":\"vision\",\"jobs\":1,\"running\":0,\"gpu_seconds\":"),
+            std::string::npos)
       << usage->body;
-  EXPECT_NE(usage->body.find("\"users\":[{\"project\":\"default\",\"user\":"), std::string::npos) << usage->body;
+  EXPECT_NE(usage->body.find("\"users\":[{\"project\":\"default\",\"user\":"), std::string::npos)
+      << usage->body;
   // Without a token: 401, as every route but /healthz.
   EXPECT_EQ(baton.Client("nope")->Request("GET", "/metrics")->status, 401);
 }
@@ -99,8 +104,11 @@ TEST(Metrics, ARealPrometheusScrapesBatonAndAnswersAQuery) {
   std::ofstream(config) << "global: {scrape_interval: 1s}\n"
                            "scrape_configs:\n"
                            "  - job_name: baton\n"
-                           "    authorization: {credentials_file: " << token_file << "}\n"
-                           "    static_configs: [{targets: ['" << target << "']}]\n";
+                           "    authorization: {credentials_file: "
+                        << token_file
+                        << "}\n"
+                           "    static_configs: [{targets: ['"
+                        << target << "']}]\n";
   // Prometheus on a free loopback port, its data in the test's directory.
   int port = FreePort();
   ASSERT_GT(port, 0);
@@ -123,16 +131,18 @@ TEST(Metrics, ARealPrometheusScrapesBatonAndAnswersAQuery) {
     auto r = (*prometheus)->Request("GET", "/api/v1/query?query=baton_jobs_submitted_total");
     if (!r || r->status != 200) return false;
     answer = r->body;
-    return answer.find("\"value\":[") != std::string::npos && answer.find(",\"3\"]") != std::string::npos;
+    return answer.find("\"value\":[") != std::string::npos &&
+           answer.find(",\"3\"]") != std::string::npos;
   });
   kill(prom, SIGTERM);
   waitpid(prom, nullptr, 0);
-  EXPECT_TRUE(found) << answer << "\n" << [&] {
-    std::ifstream in(dir.path() + "/prometheus.log");
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str().substr(0, 4000);
-  }();
+  EXPECT_TRUE(found) << answer << "\n"
+                     << [&] {
+                          std::ifstream in(dir.path() + "/prometheus.log");
+                          std::stringstream ss;
+                          ss << in.rdbuf();
+                          return ss.str().substr(0, 4000);
+                        }();
 }
 
 }  // namespace

@@ -2,13 +2,12 @@
 // preemption, as an admin and a researcher meet them.
 #include <gtest/gtest.h>
 
+#include <boost/json.hpp>
 #include <chrono>
 #include <fstream>
 #include <sstream>
-#include <vector>
 #include <thread>
-
-#include <boost/json.hpp>
+#include <vector>
 
 #include "harness.h"
 
@@ -42,14 +41,18 @@ TEST(Scheduling, ABadConfigurationIsRefusedWithFileLineAndKey) {
   TempDir dir;
   std::string path = WriteConfig(dir, "projects:\n  vision: {share: many}\n");
   BatonProcess baton(dir.path() + "/running");
-  CliResult r = RunCli(baton, {"up", "--data", dir.path() + "/other", "--listen", "127.0.0.1:0", "--config", path});
+  CliResult r = RunCli(
+      baton, {"up", "--data", dir.path() + "/other", "--listen", "127.0.0.1:0", "--config", path});
   EXPECT_EQ(r.exit_code, 2) << r.out;
-  EXPECT_NE(r.out.find("baton.yaml: line 2: projects.vision.share: must be a number"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("baton.yaml: line 2: projects.vision.share: must be a number"),
+            std::string::npos)
+      << r.out;
 }
 
 TEST(Scheduling, PoolLimitsFromTheConfigurationApplyAtSubmit) {
   TempDir dir;
-  std::string path = WriteConfig(dir, "pools:\n  default: {default_time_limit: 2h, max_time_limit: 4h}\n");
+  std::string path =
+      WriteConfig(dir, "pools:\n  default: {default_time_limit: 2h, max_time_limit: 4h}\n");
   BatonProcess baton(dir.path(), {"--config", path});
   auto c = baton.Client();
   auto r = c->Request("POST", "/v1/jobs", R"({"command": ["true"], "time_limit": "10h"})");
@@ -64,17 +67,24 @@ TEST(Scheduling, TheQueueShowsOrderReasonsAndEstimatedStarts) {
   TempDir dir;
   BatonProcess baton(dir.path(), {"--gpus", "2xH100-80GB"});
   auto c = baton.Client();
-  int64_t busy = Submit(*c, R"({"command": ["sleep", "30"], "resources": {"gpus": 2}, "priority": "critical", "time_limit": "1h"})");
+  int64_t busy = Submit(
+      *c,
+      R"({"command": ["sleep", "30"], "resources": {"gpus": 2}, "priority": "critical", "time_limit": "1h"})");
   Until(*c, busy, [](const std::string& j) { return JsonString(j, "state") == "running"; });
-  int64_t low = Submit(*c, R"({"command": ["true"], "resources": {"gpus": 2}, "priority": "low", "time_limit": "5m"})");
-  int64_t high = Submit(*c, R"({"command": ["true"], "resources": {"gpus": 2}, "priority": "high", "time_limit": "5m"})");
+  int64_t low = Submit(
+      *c,
+      R"({"command": ["true"], "resources": {"gpus": 2}, "priority": "low", "time_limit": "5m"})");
+  int64_t high = Submit(
+      *c,
+      R"({"command": ["true"], "resources": {"gpus": 2}, "priority": "high", "time_limit": "5m"})");
   // Both are listed at once; a full pass (within a few seconds) orders them with reasons.
   std::string body;
   for (int i = 0; i < 100; ++i) {
     auto q = c->Request("GET", "/v1/queue");
     ASSERT_TRUE(q.has_value());
     body = q->body;
-    size_t h = body.find("\"id\":" + std::to_string(high)), l = body.find("\"id\":" + std::to_string(low));
+    size_t h = body.find("\"id\":" + std::to_string(high)),
+           l = body.find("\"id\":" + std::to_string(low));
     if (h != std::string::npos && l != std::string::npos && h < l &&
         body.substr(h, l - h).find("\"estimated_start\":\"20") != std::string::npos) {
       break;
@@ -119,7 +129,9 @@ TEST(Scheduling, DrainAndUndrainThroughTheCli) {
   CliResult d = RunCli(baton, {"drain", node + "/1", "--reason", "ECC errors"});
   ASSERT_EQ(d.exit_code, 0) << d.out;
   int64_t two = Submit(*c, R"({"command": ["true"], "resources": {"gpus": 2}})");
-  int64_t one = Submit(*c, R"({"command": ["sh", "-c", "echo gpu=$CUDA_VISIBLE_DEVICES"], "resources": {"gpus": 1}})");
+  int64_t one = Submit(
+      *c,
+      R"({"command": ["sh", "-c", "echo gpu=$CUDA_VISIBLE_DEVICES"], "resources": {"gpus": 1}})");
   EXPECT_EQ(JsonString(WaitForJob(*c, one), "state"), "succeeded");
   EXPECT_EQ(JsonString(GetJob(*c, two), "state"), "pending");
   CliResult list = RunCli(baton, {"nodes"});
@@ -150,15 +162,18 @@ TEST(Scheduling, AHighPriorityJobPreemptsALowOneWhichComesBack) {
   std::string path = WriteConfig(dir, "scheduling: {preempt_grace: 1s}\n");
   BatonProcess baton(dir.path(), {"--gpus", "2xH100-80GB", "--config", path});
   auto c = baton.Client();
-  int64_t low = Submit(*c, R"({"command": ["sleep", "60"], "resources": {"gpus": 2}, "priority": "low"})");
+  int64_t low =
+      Submit(*c, R"({"command": ["sleep", "60"], "resources": {"gpus": 2}, "priority": "low"})");
   Until(*c, low, [](const std::string& j) { return JsonString(j, "state") == "running"; });
-  int64_t high = Submit(*c, R"({"command": ["true"], "resources": {"gpus": 1}, "priority": "high"})");
+  int64_t high =
+      Submit(*c, R"({"command": ["true"], "resources": {"gpus": 1}, "priority": "high"})");
   EXPECT_EQ(JsonString(WaitForJob(*c, high), "state"), "succeeded");
   std::string victim = Until(*c, low, [](const std::string& j) {
     return JsonField(j, "restarts") == "1" && JsonString(j, "state") == "running";
   });
   EXPECT_EQ(JsonField(victim, "restarts"), "1") << victim;
-  EXPECT_NE(victim.find("preempted (priority) for job " + std::to_string(high)), std::string::npos) << victim;
+  EXPECT_NE(victim.find("preempted (priority) for job " + std::to_string(high)), std::string::npos)
+      << victim;
   RunCli(baton, {"cancel", std::to_string(low)});
 }
 
@@ -166,7 +181,9 @@ TEST(Scheduling, AJobOnAMigSliceSeesOnlyThatInstance) {
   TempDir dir;
   BatonProcess baton(dir.path(), {"--gpus", "1xA100-80GB:mig=3g.40gb+2g.20gb+1g.10gb*2"});
   auto c = baton.Client();
-  int64_t id = Submit(*c, R"({"command": "echo dev=$CUDA_VISIBLE_DEVICES", "resources": {"gpus": 1, "gpu_type": "1g.10gb"}})");
+  int64_t id = Submit(
+      *c,
+      R"({"command": "echo dev=$CUDA_VISIBLE_DEVICES", "resources": {"gpus": 1, "gpu_type": "1g.10gb"}})");
   std::string job = WaitForJob(*c, id);
   ASSERT_EQ(JsonString(job, "state"), "succeeded") << job;
   std::string log;
@@ -179,7 +196,8 @@ TEST(Scheduling, AJobOnAMigSliceSeesOnlyThatInstance) {
   EXPECT_EQ(log.find(","), std::string::npos) << log;  // one instance, nothing else
   // A request for a whole GPU cannot be met by slices: it says so.
   int64_t whole = Submit(*c, R"({"command": ["true"], "resources": {"gpus": 1}})");
-  std::string w = Until(*c, whole, [](const std::string& j) { return JsonString(j, "reason") == "resources"; });
+  std::string w =
+      Until(*c, whole, [](const std::string& j) { return JsonString(j, "reason") == "resources"; });
   EXPECT_NE(w.find("can ever hold"), std::string::npos) << w;
   RunCli(baton, {"cancel", std::to_string(whole)});
 }
@@ -196,12 +214,15 @@ TEST(Scheduling, AJobsCheckpointLineMakesItTheCheaperVictim) {
       "priority": "low", "resources": {"gpus": 1}})");
   Until(*c, saver, [](const std::string& j) { return JsonString(j, "state") == "running"; });
   std::this_thread::sleep_for(std::chrono::milliseconds(500));
-  int64_t plain = Submit(*c, R"({"command": ["sleep", "60"], "priority": "low", "resources": {"gpus": 1}})");
+  int64_t plain =
+      Submit(*c, R"({"command": ["sleep", "60"], "priority": "low", "resources": {"gpus": 1}})");
   Until(*c, plain, [](const std::string& j) { return JsonString(j, "state") == "running"; });
   std::this_thread::sleep_for(std::chrono::milliseconds(3500));
-  int64_t high = Submit(*c, R"({"command": ["true"], "priority": "high", "resources": {"gpus": 1}})");
+  int64_t high =
+      Submit(*c, R"({"command": ["true"], "priority": "high", "resources": {"gpus": 1}})");
   EXPECT_EQ(JsonString(WaitForJob(*c, high), "state"), "succeeded");
-  std::string s = Until(*c, saver, [](const std::string& j) { return JsonField(j, "restarts") == "1"; });
+  std::string s =
+      Until(*c, saver, [](const std::string& j) { return JsonField(j, "restarts") == "1"; });
   EXPECT_EQ(JsonField(s, "restarts"), "1") << s;
   EXPECT_EQ(JsonField(GetJob(*c, plain), "restarts"), "0");
   RunCli(baton, {"cancel", std::to_string(plain), std::to_string(saver)});
@@ -210,23 +231,28 @@ TEST(Scheduling, AJobsCheckpointLineMakesItTheCheaperVictim) {
 TEST(Sim, ReplaysATraceAndWritesItsReport) {
   TempDir dir;
   BatonProcess baton(dir.path() + "/server");
-  std::ofstream(dir.path() + "/cluster.yaml") << "nodes:\n  - {name: dgx, count: 2, gpus: 8xH100-80GB}\n";
-  std::ofstream(dir.path() + "/trace.csv") << "submit_time,duration,gpus,user\n0,600,8,ana\n0,600,8,bo\n10,60,8,ana\n";
-  CliResult r = RunCli(baton, {"sim", "--cluster", dir.path() + "/cluster.yaml", "--trace", dir.path() + "/trace.csv",
-                               "--policy", "fifo", "--json", "--report", dir.path() + "/report"});
+  std::ofstream(dir.path() + "/cluster.yaml")
+      << "nodes:\n  - {name: dgx, count: 2, gpus: 8xH100-80GB}\n";
+  std::ofstream(dir.path() + "/trace.csv")
+      << "submit_time,duration,gpus,user\n0,600,8,ana\n0,600,8,bo\n10,60,8,ana\n";
+  CliResult r = RunCli(baton, {"sim", "--cluster", dir.path() + "/cluster.yaml", "--trace",
+                               dir.path() + "/trace.csv", "--policy", "fifo", "--json", "--report",
+                               dir.path() + "/report"});
   ASSERT_EQ(r.exit_code, 0) << r.out;
   std::string json = r.out.substr(r.out.find('{'));
   EXPECT_EQ(JsonField(json, "jobs"), "3") << json;
   EXPECT_EQ(std::stod(JsonField(json, "makespan_s")), 660.0) << json;  // the third waits 600 s
   EXPECT_NEAR(std::stod(JsonField(json, "avg_wait_s")), 590.0 / 3, 0.01) << json;
-  for (const char* key : {"avg_jct_s", "p50_jct_s", "p95_jct_s", "gpu_utilization", "preemptions", "jain_fairness"}) {
+  for (const char* key :
+       {"avg_jct_s", "p50_jct_s", "p95_jct_s", "gpu_utilization", "preemptions", "jain_fairness"}) {
     EXPECT_FALSE(JsonField(json, key).empty()) << key << " in " << json;
   }
   std::ifstream csv(dir.path() + "/report/jobs.csv");
   std::string header, first;
   std::getline(csv, header);
   std::getline(csv, first);
-  EXPECT_EQ(header, "id,name,user,project,gpus,submit_time,start_time,end_time,restarts,state,policy");
+  EXPECT_EQ(header,
+            "id,name,user,project,gpus,submit_time,start_time,end_time,restarts,state,policy");
   EXPECT_EQ(first, "1,,ana,default,8,0.000,0.000,600.000,0,succeeded,fifo");
   for (const char* svg : {"utilisation.svg", "queue.svg", "jct_cdf.svg"}) {
     std::ifstream in(dir.path() + "/report/" + svg);
@@ -236,7 +262,8 @@ TEST(Sim, ReplaysATraceAndWritesItsReport) {
   }
 
   std::ofstream(dir.path() + "/bad.csv") << "submit_time,duration,gpus\n0,sixty,1\n";
-  CliResult bad = RunCli(baton, {"sim", "--cluster", dir.path() + "/cluster.yaml", "--trace", dir.path() + "/bad.csv"});
+  CliResult bad = RunCli(baton, {"sim", "--cluster", dir.path() + "/cluster.yaml", "--trace",
+                                 dir.path() + "/bad.csv"});
   EXPECT_EQ(bad.exit_code, 2) << bad.out;
   EXPECT_NE(bad.out.find("bad.csv: line 2: duration"), std::string::npos) << bad.out;
 }
@@ -247,20 +274,25 @@ TEST(Sim, ReplaysATraceAndWritesItsReport) {
 TEST(Sim, ComparesPoliciesReplaysSacctAndReadsANodeList) {
   TempDir dir;
   BatonProcess baton(dir.path() + "/server");
-  std::ofstream(dir.path() + "/nodes.csv") << "sn,cpu_milli,memory_mib,gpu,model\nn-a,96000,786432,8,V100M32\n"
-                                              "n-b,64000,262144,2,P100\nn-c,64000,262144,0,\n";
+  std::ofstream(dir.path() + "/nodes.csv")
+      << "sn,cpu_milli,memory_mib,gpu,model\nn-a,96000,786432,8,V100M32\n"
+         "n-b,64000,262144,2,P100\nn-c,64000,262144,0,\n";
   std::ofstream(dir.path() + "/jobs.sacct")
       << "JobID|JobName|User|Account|Submit|Start|End|State|AllocTRES|Timelimit\n"
-         "100|train|ana|vision|2024-03-01T10:00:00|2024-03-01T10:00:00|2024-03-01T11:00:00|COMPLETED|"
+         "100|train|ana|vision|2024-03-01T10:00:00|2024-03-01T10:00:00|2024-03-01T11:00:00|"
+         "COMPLETED|"
          "billing=8,cpu=8,gres/gpu=8,mem=64G,node=1|02:00:00\n"
-         "100.batch|batch||vision|2024-03-01T10:00:00|2024-03-01T10:00:00|2024-03-01T11:00:00|COMPLETED|"
+         "100.batch|batch||vision|2024-03-01T10:00:00|2024-03-01T10:00:00|2024-03-01T11:00:00|"
+         "COMPLETED|"
          "cpu=8,gres/gpu=8,mem=64G,node=1|\n"
          "101|eval|bo|speech|2024-03-01T10:05:00|2024-03-01T10:05:00|2024-03-01T10:15:00|COMPLETED|"
          "cpu=2,gres/gpu=1,node=1|UNLIMITED\n"
-         "102|prep|bo|speech|2024-03-01T10:06:00|2024-03-01T10:06:00|2024-03-01T10:07:00|COMPLETED|cpu=4,node=1|"
+         "102|prep|bo|speech|2024-03-01T10:06:00|2024-03-01T10:06:00|2024-03-01T10:07:00|COMPLETED|"
+         "cpu=4,node=1|"
          "UNLIMITED\n";
-  CliResult r = RunCli(baton, {"sim", "--cluster", dir.path() + "/nodes.csv", "--trace", dir.path() + "/jobs.sacct",
-                               "--policy", "fifo,las,default", "--json", "--report", dir.path() + "/report"});
+  CliResult r = RunCli(
+      baton, {"sim", "--cluster", dir.path() + "/nodes.csv", "--trace", dir.path() + "/jobs.sacct",
+              "--policy", "fifo,las,default", "--json", "--report", dir.path() + "/report"});
   ASSERT_EQ(r.exit_code, 0) << r.out;
   std::istringstream lines(r.out);
   std::vector<std::string> policies;
@@ -276,7 +308,8 @@ TEST(Sim, ComparesPoliciesReplaysSacctAndReadsANodeList) {
   for (std::string line; std::getline(csv, line);) ++rows;
   EXPECT_EQ(rows, 2 * 3);
 
-  CliResult converted = RunCli(baton, {"sim", "--trace", dir.path() + "/jobs.sacct", "--convert", dir.path() + "/t.csv"});
+  CliResult converted = RunCli(
+      baton, {"sim", "--trace", dir.path() + "/jobs.sacct", "--convert", dir.path() + "/t.csv"});
   ASSERT_EQ(converted.exit_code, 0) << converted.out;
   std::ifstream t(dir.path() + "/t.csv");
   std::string header, first;
@@ -285,13 +318,14 @@ TEST(Sim, ComparesPoliciesReplaysSacctAndReadsANodeList) {
   EXPECT_EQ(header.rfind("submit_time,duration,gpus", 0), 0u) << header;
   EXPECT_NE(first.find("train"), std::string::npos) << first;
   // The plain CSV replays to the same result.
-  CliResult again = RunCli(baton, {"sim", "--cluster", dir.path() + "/nodes.csv", "--trace", dir.path() + "/t.csv",
-                                   "--policy", "fifo", "--json"});
+  CliResult again = RunCli(baton, {"sim", "--cluster", dir.path() + "/nodes.csv", "--trace",
+                                   dir.path() + "/t.csv", "--policy", "fifo", "--json"});
   ASSERT_EQ(again.exit_code, 0) << again.out;
-  EXPECT_EQ(std::stod(JsonField(again.out.substr(again.out.find('{')), "makespan_s")), 3600.0) << again.out;
+  EXPECT_EQ(std::stod(JsonField(again.out.substr(again.out.find('{')), "makespan_s")), 3600.0)
+      << again.out;
 
-  CliResult unknown = RunCli(baton, {"sim", "--cluster", dir.path() + "/nodes.csv", "--trace", dir.path() + "/t.csv",
-                                     "--policy", "fifo,sjf"});
+  CliResult unknown = RunCli(baton, {"sim", "--cluster", dir.path() + "/nodes.csv", "--trace",
+                                     dir.path() + "/t.csv", "--policy", "fifo,sjf"});
   EXPECT_EQ(unknown.exit_code, 2);
   EXPECT_NE(unknown.out.find("\"sjf\" is not a policy"), std::string::npos) << unknown.out;
 }

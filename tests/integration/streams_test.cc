@@ -26,30 +26,34 @@ TEST(Streams, AFollowedLogArrivesWhileTheJobRunsAndEndsWithIt) {
   TempDir dir;
   BatonProcess baton(dir.path() + "/data");
   auto c = baton.Client();
-  int64_t id = Submit(*c, R"({"command": "echo first; sleep 2; echo second", "resources": {"gpus": 1}})");
+  int64_t id =
+      Submit(*c, R"({"command": "echo first; sleep 2; echo second", "resources": {"gpus": 1}})");
   ASSERT_GT(id, 0);
   auto follower = baton.Client();
   std::string got;
   Clock::time_point first_at{};
   Clock::time_point start = Clock::now();
-  auto res = follower->Stream("/v1/jobs/" + std::to_string(id) + "/logs?follow=1", [&](std::string_view piece) {
-    got += piece;
-    if (first_at == Clock::time_point{} && got.find("first") != std::string::npos) first_at = Clock::now();
-  });
+  auto res = follower->Stream(
+      "/v1/jobs/" + std::to_string(id) + "/logs?follow=1", [&](std::string_view piece) {
+        got += piece;
+        if (first_at == Clock::time_point{} && got.find("first") != std::string::npos)
+          first_at = Clock::now();
+      });
   Clock::time_point end = Clock::now();
   ASSERT_TRUE(res) << res.error().message();
   EXPECT_EQ(res->status, 200);
   EXPECT_EQ(got, "first\nsecond\n");
   ASSERT_NE(first_at, Clock::time_point{});
   // "first" came through about 2 s before the stream ended, with the job.
-  EXPECT_GT(Seconds(end - first_at), 1.0) << "first after " << Seconds(first_at - start) << " s, end after "
-                                          << Seconds(end - start) << " s";
+  EXPECT_GT(Seconds(end - first_at), 1.0) << "first after " << Seconds(first_at - start)
+                                          << " s, end after " << Seconds(end - start) << " s";
   EXPECT_NE(JsonField(WaitForJob(*c, id, 5000), "state"), "");
 
   // An HTTP/1.0 client (no chunks) gets the bytes as they are, until the connection closes.
-  std::string old = RawExchange(baton.url(), "GET /v1/jobs/" + std::to_string(id) +
-                                                  "/logs?follow=1 HTTP/1.0\r\nAuthorization: Bearer " + baton.token() +
-                                                  "\r\n\r\n");
+  std::string old =
+      RawExchange(baton.url(), "GET /v1/jobs/" + std::to_string(id) +
+                                   "/logs?follow=1 HTTP/1.0\r\nAuthorization: Bearer " +
+                                   baton.token() + "\r\n\r\n");
   EXPECT_EQ(old.rfind("HTTP/1.0 200 OK\r\n", 0), 0u) << old;
   EXPECT_EQ(old.find("chunked"), std::string::npos) << old;
   EXPECT_NE(old.find("\r\n\r\nfirst\nsecond\n"), std::string::npos) << old;
@@ -70,10 +74,12 @@ TEST(Streams, EventsComeAsServerSentEventsAndResumeAfterTheLastId) {
   std::mutex mu;
   std::string stream;
   std::thread reader([&] {
-    (void)listener->Stream("/v1/events", [&](std::string_view piece) {
-      std::lock_guard lock(mu);
-      stream += piece;
-    }, {{"Accept", "text/event-stream"}});
+    (void)listener->Stream("/v1/events",
+                           [&](std::string_view piece) {
+                             std::lock_guard lock(mu);
+                             stream += piece;
+                           },
+                           {{"Accept", "text/event-stream"}});
   });
   auto seen = [&](const std::string& s) {
     std::lock_guard lock(mu);
@@ -88,23 +94,25 @@ TEST(Streams, EventsComeAsServerSentEventsAndResumeAfterTheLastId) {
   reader.join();
   {
     std::lock_guard lock(mu);
-    EXPECT_NE(stream.find("id: 1\nevent: node_joined\ndata: {\"seq\":1,"), std::string::npos) << stream;
+    EXPECT_NE(stream.find("id: 1\nevent: node_joined\ndata: {\"seq\":1,"), std::string::npos)
+        << stream;
     EXPECT_NE(stream.find("\"job\":" + std::to_string(id)), std::string::npos) << stream;
   }
   // A reconnecting client says the last id it saw and gets only what came after; it can leave
   // at any time (here: the read times out), and the server goes on serving.
-  std::string raw = RawExchange(baton.url(),
-                                "GET /v1/events HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + baton.token() +
-                                    "\r\nAccept: text/event-stream\r\nLast-Event-ID: 1\r\n\r\n",
-                                1500);
+  std::string raw =
+      RawExchange(baton.url(),
+                  "GET /v1/events HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + baton.token() +
+                      "\r\nAccept: text/event-stream\r\nLast-Event-ID: 1\r\n\r\n",
+                  1500);
   EXPECT_EQ(RawStatus(raw), 200) << raw;
   EXPECT_NE(raw.find("Content-Type: text/event-stream"), std::string::npos) << raw;
   EXPECT_NE(raw.find("Transfer-Encoding: chunked"), std::string::npos) << raw;
   EXPECT_EQ(raw.find("event: node_joined"), std::string::npos) << raw;
   EXPECT_NE(raw.find("event: job_failed"), std::string::npos) << raw;
-  std::string bad = RawExchange(baton.url(),
-                                "GET /v1/events?stream=1 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " +
-                                    baton.token() + "\r\nLast-Event-ID: soon\r\nConnection: close\r\n\r\n");
+  std::string bad = RawExchange(
+      baton.url(), "GET /v1/events?stream=1 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " +
+                       baton.token() + "\r\nLast-Event-ID: soon\r\nConnection: close\r\n\r\n");
   EXPECT_EQ(RawStatus(bad), 400) << bad;
   EXPECT_NE(bad.find("Last-Event-ID: must be a whole number"), std::string::npos) << bad;
   // Without asking for a stream, the same route answers one JSON page.
@@ -134,7 +142,8 @@ TEST(Costs, AJobIsPricedFromTheCatalogAndItsGpusReadingsAreShown) {
   BatonProcess baton(dir.path() + "/data", {"--config", config, "--gpus", "2xH100-80GB"});
   auto c = baton.Client();
   int64_t id = Submit(*c, R"({"command": ["sleep", "3"], "resources": {"gpus": 1}})");
-  int64_t spot = Submit(*c, R"({"command": ["sleep", "1"], "resources": {"gpus": 0.5}, "preemptible": true})");
+  int64_t spot =
+      Submit(*c, R"({"command": ["sleep", "1"], "resources": {"gpus": 0.5}, "preemptible": true})");
   ASSERT_GT(id, 0);
   std::string running;
   ASSERT_TRUE(Within(std::chrono::seconds(10), [&] {
@@ -169,12 +178,15 @@ TEST(Costs, AJobIsPricedFromTheCatalogAndItsGpusReadingsAreShown) {
 TEST(Costs, ABudgetAlertsAt80And100PercentAndAHardStopRefusesNewJobsUntilRaised) {
   TempDir dir;
   std::string config = dir.path() + "/baton.yaml";
-  WriteFile(config, std::string(kCatalog) + "projects:\n  vision: {budget: {amount: 10, period: month, hard_stop: true}}\n");
+  WriteFile(config,
+            std::string(kCatalog) +
+                "projects:\n  vision: {budget: {amount: 10, period: month, hard_stop: true}}\n");
   BatonProcess baton(dir.path() + "/data", {"--config", config});
   auto c = baton.Client();
   // 1 EUR a second: 80 % after 8 s, 100 % after 10 s (the controller looks twice a second:
   // a 2 s window for the 80 % alert, even on a loaded machine).
-  int64_t id = Submit(*c, R"({"command": ["sleep", "11"], "resources": {"gpus": 1}, "project": "vision"})");
+  int64_t id =
+      Submit(*c, R"({"command": ["sleep", "11"], "resources": {"gpus": 1}, "project": "vision"})");
   ASSERT_GT(id, 0);
   std::string events;
   ASSERT_TRUE(Within(std::chrono::seconds(25), [&] {
@@ -184,19 +196,23 @@ TEST(Costs, ABudgetAlertsAt80And100PercentAndAHardStopRefusesNewJobsUntilRaised)
   })) << events;
   EXPECT_NE(events.find("\"kind\":\"budget\",\"severity\":\"alert\""), std::string::npos) << events;
   EXPECT_NE(events.find("\"project\":\"vision\""), std::string::npos) << events;
-  EXPECT_NE(events.find("of its budget of 10.00 EUR this month (80 %)"), std::string::npos) << events;
+  EXPECT_NE(events.find("of its budget of 10.00 EUR this month (80 %)"), std::string::npos)
+      << events;
   auto refused = c->Request("POST", "/v1/jobs", R"({"command": ["true"], "project": "vision"})");
   ASSERT_TRUE(refused);
   EXPECT_EQ(refused->status, 403) << refused->body;
-  EXPECT_NE(refused->body.find("project vision has spent its budget"), std::string::npos) << refused->body;
+  EXPECT_NE(refused->body.find("project vision has spent its budget"), std::string::npos)
+      << refused->body;
   EXPECT_NE(refused->body.find("new jobs are refused until "), std::string::npos) << refused->body;
   // Other projects are not affected, and the usage report says where vision stands.
   EXPECT_GT(Submit(*c, R"({"command": ["true"], "project": "nlp"})"), 0);
   auto usage = c->Request("GET", "/v1/usage");
   ASSERT_TRUE(usage);
-  EXPECT_NE(usage->body.find("\"budget\":1E1,\"budget_period\":\"month\""), std::string::npos) << usage->body;
+  EXPECT_NE(usage->body.find("\"budget\":1E1,\"budget_period\":\"month\""), std::string::npos)
+      << usage->body;
   // An admin raises the budget; after the reload the project submits again.
-  WriteFile(config, std::string(kCatalog) + "projects:\n  vision: {budget: {amount: 1000, hard_stop: true}}\n");
+  WriteFile(config, std::string(kCatalog) +
+                        "projects:\n  vision: {budget: {amount: 1000, hard_stop: true}}\n");
   baton.Signal(SIGHUP);
   EXPECT_TRUE(Within(std::chrono::seconds(10), [&] {
     auto r = c->Request("POST", "/v1/jobs", R"({"command": ["true"], "project": "vision"})");
@@ -208,17 +224,20 @@ TEST(OpenApi, TheServedDocumentIsValidByARealValidatorAndNamesEveryRoute) {
   TempDir dir;
   BatonProcess baton(dir.path() + "/data");
   // No token needed.
-  std::string raw = RawExchange(baton.url(), "GET /v1/openapi.json HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+  std::string raw = RawExchange(
+      baton.url(), "GET /v1/openapi.json HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
   ASSERT_EQ(RawStatus(raw), 200) << raw.substr(0, 300);
-  for (const char* path : {"\"/v1/jobs\"", "\"/v1/jobs/batch\"", "\"/v1/jobs/{id}\"", "\"/v1/jobs/{id}/logs\"",
-                           "\"/v1/jobs/{id}/metrics\"", "\"/v1/jobs/{id}/cancel\"", "\"/v1/queue\"",
-                           "\"/v1/nodes\"", "\"/v1/nodes/{name}/drain\"", "\"/v1/usage\"", "\"/v1/events\"",
-                           "\"/v1/tokens\"", "\"/metrics\"", "\"/healthz\"", "\"/v1/openapi.json\""}) {
+  for (const char* path :
+       {"\"/v1/jobs\"", "\"/v1/jobs/batch\"", "\"/v1/jobs/{id}\"", "\"/v1/jobs/{id}/logs\"",
+        "\"/v1/jobs/{id}/metrics\"", "\"/v1/jobs/{id}/cancel\"", "\"/v1/queue\"", "\"/v1/nodes\"",
+        "\"/v1/nodes/{name}/drain\"", "\"/v1/usage\"", "\"/v1/events\"", "\"/v1/tokens\"",
+        "\"/metrics\"", "\"/healthz\"", "\"/v1/openapi.json\""}) {
     EXPECT_NE(raw.find(path), std::string::npos) << path;
   }
   std::string script = std::string(BATON_SOURCE_DIR) + "/scripts/openapi-validate";
   std::string cmd = "command -v node >/dev/null || " + std::string(BATON_SOURCE_DIR) +
-                    "/scripts/install-test-server nodejs; " + script + " " + baton.url() + "/v1/openapi.json 2>&1";
+                    "/scripts/install-test-server nodejs; " + script + " " + baton.url() +
+                    "/v1/openapi.json 2>&1";
   FILE* p = popen(cmd.c_str(), "r");
   ASSERT_NE(p, nullptr);
   std::string out;

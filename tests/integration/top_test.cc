@@ -23,8 +23,10 @@ std::string Shell(const std::string& cmd, int* rc = nullptr) {
 
 class Tmux {
  public:
-  explicit Tmux(const std::string& command) : socket_("baton-top-test-" + std::to_string(getpid())) {
-    Shell("command -v tmux >/dev/null || " + std::string(BATON_SOURCE_DIR) + "/scripts/install-test-server tmux");
+  explicit Tmux(const std::string& command)
+      : socket_("baton-top-test-" + std::to_string(getpid())) {
+    Shell("command -v tmux >/dev/null || " + std::string(BATON_SOURCE_DIR) +
+          "/scripts/install-test-server tmux");
     int rc = 0;
     std::string out = Shell(tmux() + " new-session -d -s top -x 150 -y 45 '" + command + "'", &rc);
     EXPECT_EQ(rc, 0) << out;
@@ -47,7 +49,9 @@ TEST(Top, ShowsTheGpuGridTheQueueWithReasonsAndRunningJobsAndQuitsOnQ) {
   TempDir dir;
   BatonProcess baton(dir.path() + "/data", {"--gpus", "4xA100-80GB"});
   auto c = baton.Client();
-  ASSERT_GT(Submit(*c, R"({"name": "trainer", "command": ["sleep", "60"], "resources": {"gpus": 2}})"), 0);
+  ASSERT_GT(
+      Submit(*c, R"({"name": "trainer", "command": ["sleep", "60"], "resources": {"gpus": 2}})"),
+      0);
   ASSERT_GT(Submit(*c, R"({"name": "big", "command": ["true"], "resources": {"gpus": 4}})"), 0);
   // tmux gives the command a terminal; the environment names the server.
   Tmux tmux("env BATON_HOME=" + baton.data_dir() + " " + BATON_BINARY + " top -d 0.3; sleep 30");
@@ -58,14 +62,16 @@ TEST(Top, ShowsTheGpuGridTheQueueWithReasonsAndRunningJobsAndQuitsOnQ) {
            screen.find("1(root)") != std::string::npos;
   });
   ASSERT_TRUE(shown) << screen;
-  EXPECT_NE(screen.find("GPUs 4: 2 busy, 2 idle, 0 failed, 0 drained"), std::string::npos) << screen;
+  EXPECT_NE(screen.find("GPUs 4: 2 busy, 2 idle, 0 failed, 0 drained"), std::string::npos)
+      << screen;
   EXPECT_NE(screen.find("A100-80GB"), std::string::npos) << screen;
   EXPECT_NE(screen.find("QUEUE"), std::string::npos) << screen;
   EXPECT_NE(screen.find("resources: waiting for 4 GPUs"), std::string::npos) << screen;
   EXPECT_NE(screen.find("RUNNING"), std::string::npos) << screen;
   EXPECT_NE(screen.find("vm:0,1"), std::string::npos) << screen;
   // It redraws: a job submitted now appears without a key press.
-  ASSERT_GT(Submit(*c, R"({"name": "late", "command": ["sleep", "60"], "resources": {"gpus": 1}})"), 0);
+  ASSERT_GT(Submit(*c, R"({"name": "late", "command": ["sleep", "60"], "resources": {"gpus": 1}})"),
+            0);
   EXPECT_TRUE(Within(std::chrono::seconds(10), [&] {
     screen = tmux.Screen();
     return screen.find("late") != std::string::npos;

@@ -95,21 +95,24 @@ int main() {
       std::printf("rank %d: nobody listens at %s:%d\n", rank, master.c_str(), port);
       return 1;
     }
-    WriteLine(fd, std::to_string(rank) + " " + std::to_string(local) + " " + std::to_string(local_world) + " " + node);
+    WriteLine(fd, std::to_string(rank) + " " + std::to_string(local) + " " +
+                      std::to_string(local_world) + " " + node);
     std::string answer = ReadLine(fd);
     close(fd);
     if (answer != "ok " + std::to_string(world)) {
       std::printf("rank %d: rank 0 said '%s'\n", rank, answer.c_str());
       return 1;
     }
-    std::printf("rank %d of %d (local %d of %d on %s) ok\n", rank, world, local, local_world, node.c_str());
+    std::printf("rank %d of %d (local %d of %d on %s) ok\n", rank, world, local, local_world,
+                node.c_str());
     return 0;
   }
 
   int listener = socket(AF_INET, SOCK_STREAM, 0);
   int one = 1;
   setsockopt(listener, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-  if (bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 || listen(listener, 256) != 0) {
+  if (bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
+      listen(listener, 256) != 0) {
     std::printf("rank 0: cannot listen at %s:%d: %s\n", master.c_str(), port, std::strerror(errno));
     return 1;
   }
@@ -125,14 +128,17 @@ int main() {
     int r = -1, l = -1, lw = -1;
     char name[256] = {};
     std::string line = ReadLine(fd);
-    if (std::sscanf(line.c_str(), "%d %d %d %255s", &r, &l, &lw, name) != 4) problem = "bad hello: " + line;
-    if (r <= 0 || r >= world || !ranks.insert(r).second) problem = "rank " + std::to_string(r) + " twice or out of range";
+    if (std::sscanf(line.c_str(), "%d %d %d %255s", &r, &l, &lw, name) != 4)
+      problem = "bad hello: " + line;
+    if (r <= 0 || r >= world || !ranks.insert(r).second)
+      problem = "rank " + std::to_string(r) + " twice or out of range";
     if (lw != local_world || l < 0 || l >= lw || !locals[name].insert(l).second) {
       problem = "local rank " + std::to_string(l) + " of " + std::to_string(lw) + " on " + name;
     }
   }
   for (const auto& [n, ls] : locals) {
-    if (static_cast<int>(ls.size()) != local_world) problem = "node " + n + " has " + std::to_string(ls.size()) + " local ranks";
+    if (static_cast<int>(ls.size()) != local_world)
+      problem = "node " + n + " has " + std::to_string(ls.size()) + " local ranks";
   }
   for (int fd : peers) {
     WriteLine(fd, problem.empty() ? "ok " + std::to_string(world) : "bad");
@@ -142,6 +148,7 @@ int main() {
     std::printf("rendezvous failed: %s\n", problem.c_str());
     return 1;
   }
-  std::printf("rendezvous ok: world %d, %zu nodes, master %s:%d\n", world, locals.size(), master.c_str(), port);
+  std::printf("rendezvous ok: world %d, %zu nodes, master %s:%d\n", world, locals.size(),
+              master.c_str(), port);
   return 0;
 }

@@ -95,12 +95,14 @@ TEST(DecodeJobSpec, DeepNestingIsRejectedNotRecursedInto) {
   auto spec = DecodeJobSpec(deep);
   ASSERT_FALSE(spec.has_value());
   EXPECT_EQ(spec.error().code(), Code::kInvalidArgument);
-  std::string deep_obj = R"({"command": ["a"], "env": )" + std::string(100, '[') + std::string(100, ']') + "}";
+  std::string deep_obj =
+      R"({"command": ["a"], "env": )" + std::string(100, '[') + std::string(100, ']') + "}";
   EXPECT_FALSE(DecodeJobSpec(deep_obj).has_value());
 }
 
 TEST(DecodeJobSpecs, BatchNamesTheBadJob) {
-  auto specs = DecodeJobSpecs(R"({"jobs": [{"command": ["a"]}, {"command": ["b"], "retries": -1}]})");
+  auto specs =
+      DecodeJobSpecs(R"({"jobs": [{"command": ["a"]}, {"command": ["b"], "retries": -1}]})");
   ASSERT_FALSE(specs.has_value());
   EXPECT_NE(specs.error().message().find("jobs[1]"), std::string::npos) << specs.error().message();
   auto ok = DecodeJobSpecs(R"({"jobs": [{"command": ["a"]}, {"command": "b"}]})");
@@ -126,7 +128,8 @@ TEST(JobRecord, RoundTripsEverything) {
   job.failures = 1;
   job.submitted_at = FromMillis(1'790'000'000'000);
   job.started_at = FromMillis(1'790'000'001'000);
-  job.allocation = {NodeAllocation{.node = "n1", .gpus = {3}, .milli_per_gpu = 250, .started = true}};
+  job.allocation = {
+      NodeAllocation{.node = "n1", .gpus = {3}, .milli_per_gpu = 250, .started = true}};
   job.launched = true;
   job.cost_micros = 1234;
   job.master_port = 29543;
@@ -149,7 +152,8 @@ TEST(JobView, ShowsTheMasterPortOnlyWhileTheJobRuns) {
   bad.replace(bad.find("29507"), 5, "70000");
   auto decoded = DecodeJob(bad);
   ASSERT_FALSE(decoded.has_value());
-  EXPECT_NE(decoded.error().message().find("master_port"), std::string::npos) << decoded.error().message();
+  EXPECT_NE(decoded.error().message().find("master_port"), std::string::npos)
+      << decoded.error().message();
 }
 
 TEST(Yaml, JobFileBecomesTheSameSpec) {
@@ -173,13 +177,15 @@ env:
 }
 
 TEST(Yaml, PlainNumbersInCommandsAndEnvStayText) {
-  auto json = YamlToJson("command: [python, x.py, --lr, 0.1, --epochs, 10]\nenv: {N: 4, DEBUG: true}\n"
-                         "retries: 2\nhold: yes\n",
-                         "job.yaml");
+  auto json = YamlToJson(
+      "command: [python, x.py, --lr, 0.1, --epochs, 10]\nenv: {N: 4, DEBUG: true}\n"
+      "retries: 2\nhold: yes\n",
+      "job.yaml");
   ASSERT_TRUE(json.has_value()) << json.error().message();
   auto spec = DecodeJobSpec(*json);
   ASSERT_TRUE(spec.has_value()) << spec.error().message();
-  EXPECT_EQ(spec->command, (std::vector<std::string>{"python", "x.py", "--lr", "0.1", "--epochs", "10"}));
+  EXPECT_EQ(spec->command,
+            (std::vector<std::string>{"python", "x.py", "--lr", "0.1", "--epochs", "10"}));
   EXPECT_EQ(spec->env[0], (std::pair<std::string, std::string>{"N", "4"}));
   EXPECT_EQ(spec->env[1].second, "true");
   EXPECT_EQ(spec->retries, 2);
@@ -190,7 +196,8 @@ TEST(Yaml, AliasBombsAreBounded) {
   std::string bomb = "a: &a [x, x, x, x, x, x, x, x, x, x]\n";
   for (char c = 'b'; c <= 'j'; ++c) {
     bomb += std::string(1, c) + ": &" + c + " [";
-    for (int i = 0; i < 10; ++i) bomb += std::string(i ? ", " : "") + "*" + static_cast<char>(c - 1);
+    for (int i = 0; i < 10; ++i)
+      bomb += std::string(i ? ", " : "") + "*" + static_cast<char>(c - 1);
     bomb += "]\n";
   }
   auto json = YamlToJson(bomb, "bomb.yaml");
@@ -208,8 +215,11 @@ TEST(Protocol, ReportRoundTripsBinaryLogs) {
   ReportRequest r;
   r.node = "n1";
   r.session = 9;
-  r.events = {JobEvent{.job = JobId{1}, .attempt = 0, .kind = JobEvent::Kind::kExited,
-                       .at = FromMillis(5000), .exit_code = 3}};
+  r.events = {JobEvent{.job = JobId{1},
+                       .attempt = 0,
+                       .kind = JobEvent::Kind::kExited,
+                       .at = FromMillis(5000),
+                       .exit_code = 3}};
   r.logs = {LogChunk{.job = JobId{1}, .offset = 10, .data = std::string("\x00\xff\n ok", 5)}};
   auto back = DecodeReport(EncodeReport(r));
   ASSERT_TRUE(back.has_value()) << back.error().message();
@@ -254,7 +264,8 @@ users:
   alice: {max_gpus: 8, max_jobs: 20}
 pools:
   dev: {default_time_limit: 1h, max_time_limit: 4h, max_gpus_per_job: 2, max_gpus_per_user: 0.5}
-)", "baton.yaml");
+)",
+                                "baton.yaml");
   ASSERT_TRUE(cfg.has_value()) << cfg.error().message();
   const Policy& p = cfg->policy;
   EXPECT_EQ(cfg->listen, "127.0.0.1:9000");
@@ -287,26 +298,34 @@ TEST(ServerConfig, ErrorsNameTheFileTheLineAndTheKey) {
     const char* message;
   } cases[] = {
       {"listen: x\nschedulng: {}\n", "baton.yaml: line 2: schedulng: unknown key"},
-      {"projects:\n  vision:\n    share: lots\n", "baton.yaml: line 3: projects.vision.share: must be a number"},
+      {"projects:\n  vision:\n    share: lots\n",
+       "baton.yaml: line 3: projects.vision.share: must be a number"},
       {"projects:\n  vision: {share: -1}\n", "projects.vision.share: must be a number from"},
-      {"projects:\n  v: {guaranteed_gpus: 8, limit_gpus: 4}\n", "projects.v: limit_gpus is below guaranteed_gpus"},
+      {"projects:\n  v: {guaranteed_gpus: 8, limit_gpus: 4}\n",
+       "projects.v: limit_gpus is below guaranteed_gpus"},
       {"users:\n  bob: {max_jobs: 2.5}\n", "users.bob.max_jobs: must be a whole number"},
       {"pools:\n  dev: {max_time_limit: forever}\n", "line 2: pools.dev.max_time_limit"},
-      {"pools:\n  dev: {default_time_limit: 5h, max_time_limit: 1h}\n", "default_time_limit is longer than max_time_limit"},
+      {"pools:\n  dev: {default_time_limit: 5h, max_time_limit: 1h}\n",
+       "default_time_limit is longer than max_time_limit"},
       {"scheduling:\n  backfill: maybe\n", "line 2: scheduling.backfill: must be true or false"},
       {"scheduling:\n  weights: {priority: 1, luck: 2}\n", "scheduling.weights.luck: unknown key"},
       {"projects:\n  ../x: {}\n", "names are 1-64 of letters"},
       {"projects: [a, b]\n", "projects: must be a mapping"},
       {"listen: [\n", "baton.yaml: line"},
-      {"scheduling:\n  las_thresholds: [10h, 1h]\n", "line 2: scheduling.las_thresholds[1]: thresholds must be above 0 and ascending"},
+      {"scheduling:\n  las_thresholds: [10h, 1h]\n",
+       "line 2: scheduling.las_thresholds[1]: thresholds must be above 0 and ascending"},
       {"scheduling:\n  las_thresholds: 1h\n", "scheduling.las_thresholds: must be a list"},
       {"scheduling:\n  las_thresholds: [soon]\n", "scheduling.las_thresholds[0]"},
-      {"gpu_catalog:\n  prices:\n    H100: cheap\n", "line 3: gpu_catalog.prices.H100: must be a number"},
-      {"gpu_catalog:\n  prices:\n    H100: {spot: 1}\n", "gpu_catalog.prices.H100.on_demand: missing"},
+      {"gpu_catalog:\n  prices:\n    H100: cheap\n",
+       "line 3: gpu_catalog.prices.H100: must be a number"},
+      {"gpu_catalog:\n  prices:\n    H100: {spot: 1}\n",
+       "gpu_catalog.prices.H100.on_demand: missing"},
       {"gpu_catalog:\n  prices: [H100]\n", "gpu_catalog.prices: must map GPU models"},
       {"gpu_catalog:\n  currency: EUR\n  price: {}\n", "line 3: gpu_catalog.price: unknown key"},
-      {"projects:\n  v: {budget: {amount: -5}}\n", "projects.v.budget.amount: must be a number from"},
-      {"projects:\n  v: {budget: {amount: 5, period: year}}\n", "projects.v.budget.period: must be day, week, month or total"},
+      {"projects:\n  v: {budget: {amount: -5}}\n",
+       "projects.v.budget.amount: must be a number from"},
+      {"projects:\n  v: {budget: {amount: 5, period: year}}\n",
+       "projects.v.budget.period: must be day, week, month or total"},
       {"projects:\n  v: {budget: {period: week}}\n", "projects.v.budget.amount: missing"},
       {"store:\n  type: postgres\n", "line 2: store.type: postgres is not built yet"},
       {"store: {path: baton.db}\n", "store.path: must be an absolute path"},
@@ -315,7 +334,8 @@ TEST(ServerConfig, ErrorsNameTheFileTheLineAndTheKey) {
     auto cfg = DecodeServerConfig(c.yaml, "baton.yaml");
     ASSERT_FALSE(cfg.has_value()) << c.yaml;
     EXPECT_NE(cfg.error().message().find(c.message), std::string::npos)
-        << "for:\n" << c.yaml << "got: " << cfg.error().message();
+        << "for:\n"
+        << c.yaml << "got: " << cfg.error().message();
   }
 }
 
@@ -350,14 +370,17 @@ gpu_catalog:
 projects:
   vision: {budget: {amount: 5000, period: week, hard_stop: true}}
   nlp: {budget: 300}
-)", "baton.yaml");
+)",
+                                "baton.yaml");
   ASSERT_TRUE(cfg.has_value()) << cfg.error().message();
   const Policy& p = cfg->policy;
   EXPECT_EQ(p.currency, "EUR");
   EXPECT_EQ(p.prices.at("H100-80GB"), (GpuPrice{.on_demand = 2.5, .spot = 1.1}));
   EXPECT_EQ(p.prices.at("A100"), (GpuPrice{.on_demand = 1.2, .spot = -1}));
-  EXPECT_EQ(p.Project("vision").budget, (Budget{.amount = 5000, .period = BudgetPeriod::kWeek, .hard_stop = true}));
-  EXPECT_EQ(p.Project("nlp").budget, (Budget{.amount = 300, .period = BudgetPeriod::kMonth, .hard_stop = false}));
+  EXPECT_EQ(p.Project("vision").budget,
+            (Budget{.amount = 5000, .period = BudgetPeriod::kWeek, .hard_stop = true}));
+  EXPECT_EQ(p.Project("nlp").budget,
+            (Budget{.amount = 300, .period = BudgetPeriod::kMonth, .hard_stop = false}));
   auto store = DecodeServerConfig("store: {type: sqlite, path: /fast/baton.db}\n", "baton.yaml");
   ASSERT_TRUE(store.has_value()) << store.error().message();
   EXPECT_EQ(store->store_path, "/fast/baton.db");
@@ -368,9 +391,11 @@ defaults:
 projects:
   a: {budget: 50}
   b: {budget: none}
-)", "baton.yaml");
+)",
+                                     "baton.yaml");
   ASSERT_TRUE(defaults.has_value()) << defaults.error().message();
-  EXPECT_EQ(defaults->policy.Project("a").budget, (Budget{.amount = 50, .period = BudgetPeriod::kMonth}));
+  EXPECT_EQ(defaults->policy.Project("a").budget,
+            (Budget{.amount = 50, .period = BudgetPeriod::kMonth}));
   EXPECT_LT(defaults->policy.Project("b").budget.amount, 0);
   EXPECT_EQ(defaults->policy.Project("c").budget.amount, 100);
   EXPECT_LT(p.Project("other").budget.amount, 0);
@@ -383,7 +408,8 @@ namespace baton::codec {
 namespace {
 
 TEST(MetricsFile, CheckpointLinesAreRecognisedAndNothingElse) {
-  EXPECT_EQ(CheckpointFromMetricsLine(R"({"checkpoint": "/ckpt/step-100.pt", "step": 100})"), "/ckpt/step-100.pt");
+  EXPECT_EQ(CheckpointFromMetricsLine(R"({"checkpoint": "/ckpt/step-100.pt", "step": 100})"),
+            "/ckpt/step-100.pt");
   EXPECT_EQ(CheckpointFromMetricsLine(R"({"step": 100, "loss": 0.42})"), std::nullopt);
   EXPECT_EQ(CheckpointFromMetricsLine(R"({"checkpoint": 7})"), std::nullopt);
   EXPECT_EQ(CheckpointFromMetricsLine(R"({"checkpoint": ""})"), std::nullopt);

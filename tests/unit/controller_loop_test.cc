@@ -1,13 +1,14 @@
 // The controller loop: group commit, replies only after the commit, and a store that fails.
+#include "control/controller_loop.h"
+
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <future>
 #include <set>
 #include <thread>
-#include <future>
 #include <vector>
 
-#include "control/controller_loop.h"
 #include "store/memory_store.h"
 
 namespace baton::control {
@@ -86,7 +87,8 @@ TEST_F(ControllerLoopTest, AStoreThatCannotCommitIsFatalAndNothingIsAcknowledged
   Reply r = Submit().get().first;
   EXPECT_EQ(r.status.code(), Code::kUnavailable);
   EXPECT_NE(r.status.message().find("store"), std::string::npos);
-  for (int i = 0; i < 100 && fatal_calls_.load() == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  for (int i = 0; i < 100 && fatal_calls_.load() == 0; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
   EXPECT_EQ(fatal_calls_.load(), 1);
   EXPECT_EQ(Submit().get().first.status.code(), Code::kUnavailable);  // and nothing more is taken
   loop_->Stop();

@@ -1,8 +1,9 @@
 // The controller as a state machine: commands in, state and effects out, time as a parameter.
+#include "control/controller.h"
+
 #include <gtest/gtest.h>
 
 #include "codec/json_codec.h"
-#include "control/controller.h"
 #include "store/memory_store.h"
 
 namespace baton::control {
@@ -34,7 +35,9 @@ class ControllerTest : public ::testing::Test {
     NodeInfo info;
     info.name = name;
     for (int i = 0; i < gpus; ++i) {
-      info.gpus.push_back(Gpu{.index = i, .uuid = "GPU-" + std::to_string(i), .model = "H100-80GB",
+      info.gpus.push_back(Gpu{.index = i,
+                              .uuid = "GPU-" + std::to_string(i),
+                              .model = "H100-80GB",
                               .memory_bytes = 80LL << 30});
     }
     info.cpus = 64;
@@ -48,7 +51,8 @@ class ControllerTest : public ::testing::Test {
 
   // Polls for orders as an agent would, acknowledging what it saw before.
   std::vector<Order> Poll(const std::string& node) {
-    Reply r = Run(AgentPoll{.node = node, .session = session_, .after = acked_, .poll_id = ++poll_});
+    Reply r =
+        Run(AgentPoll{.node = node, .session = session_, .after = acked_, .poll_id = ++poll_});
     EXPECT_TRUE(r.status.ok()) << r.status.message();
     std::vector<Order> orders = r.orders;
     if (r.parked) {
@@ -143,10 +147,11 @@ TEST_F(ControllerTest, ALaterHighPriorityArrivalStillGetsTheNextFreeGpu) {
   ReportEvent("n1", {.job = busy, .kind = JobEvent::Kind::kStarted});
   JobId low1 = Submit(1000, Priority::kLow), low2 = Submit(1000, Priority::kLow);
   now_ += seconds(3);
-  (void)Run(Tick{});  // a full pass orders the queue: low1, low2
+  (void)Run(Tick{});                           // a full pass orders the queue: low1, low2
   JobId high = Submit(1000, Priority::kHigh);  // arrives after it
   now_ += milliseconds(100);
-  ReportEvent("n1", {.job = busy, .kind = JobEvent::Kind::kExited});  // a GPU frees between full passes
+  ReportEvent("n1",
+              {.job = busy, .kind = JobEvent::Kind::kExited});  // a GPU frees between full passes
   EXPECT_EQ(State(high), JobState::kRunning);
   EXPECT_EQ(State(low1), JobState::kPending);
   EXPECT_EQ(State(low2), JobState::kPending);
@@ -196,9 +201,11 @@ TEST_F(ControllerTest, CancelPendingAndRunning) {
   JobId run = Submit(1000), wait = Submit(1000);
   Poll("n1");
   ReportEvent("n1", {.job = run, .kind = JobEvent::Kind::kStarted});
-  EXPECT_TRUE(Run(JobAction{.caller = {"ada", true}, .id = wait, .kind = JobAction::Kind::kCancel}).status.ok());
+  EXPECT_TRUE(Run(JobAction{.caller = {"ada", true}, .id = wait, .kind = JobAction::Kind::kCancel})
+                  .status.ok());
   EXPECT_EQ(State(wait), JobState::kCancelled);
-  EXPECT_TRUE(Run(JobAction{.caller = {"ada", true}, .id = run, .kind = JobAction::Kind::kCancel}).status.ok());
+  EXPECT_TRUE(Run(JobAction{.caller = {"ada", true}, .id = run, .kind = JobAction::Kind::kCancel})
+                  .status.ok());
   std::vector<Order> orders = Poll("n1");
   ASSERT_EQ(orders.size(), 1u);
   EXPECT_EQ(orders[0].kind, Order::Kind::kStop);
@@ -206,7 +213,8 @@ TEST_F(ControllerTest, CancelPendingAndRunning) {
   ReportEvent("n1", {.job = run, .kind = JobEvent::Kind::kExited, .signal = 10});
   EXPECT_EQ(State(run), JobState::kCancelled);
   // Cancelling an ended job again is harmless (a retried request), and changes nothing.
-  Reply again = Run(JobAction{.caller = {"ada", true}, .id = run, .kind = JobAction::Kind::kCancel});
+  Reply again =
+      Run(JobAction{.caller = {"ada", true}, .id = run, .kind = JobAction::Kind::kCancel});
   EXPECT_TRUE(again.status.ok());
   EXPECT_EQ(State(run), JobState::kCancelled);
 }
@@ -228,7 +236,8 @@ TEST_F(ControllerTest, HoldAndRelease) {
   EXPECT_EQ(State(id), JobState::kHeld);
   RegisterNode("n1", 1);
   EXPECT_EQ(State(id), JobState::kHeld);
-  EXPECT_TRUE(Run(JobAction{.caller = {"ada", false}, .id = id, .kind = JobAction::Kind::kRelease}).status.ok());
+  EXPECT_TRUE(Run(JobAction{.caller = {"ada", false}, .id = id, .kind = JobAction::Kind::kRelease})
+                  .status.ok());
   EXPECT_EQ(State(id), JobState::kRunning);
 }
 
@@ -292,7 +301,10 @@ TEST_F(ControllerTest, ALostNodeDoesNotUseUpARetry) {
   EXPECT_EQ(c_->FindJob(id)->restarts, 2);
   Poll("n1");
   ReportEvent("n1", {.job = id, .attempt = 2, .kind = JobEvent::Kind::kStarted});
-  ReportEvent("n1", {.job = id, .attempt = 2, .kind = JobEvent::Kind::kExited, .exit_code = 1,
+  ReportEvent("n1", {.job = id,
+                     .attempt = 2,
+                     .kind = JobEvent::Kind::kExited,
+                     .exit_code = 1,
                      .message = "it went wrong"});
   EXPECT_EQ(State(id), JobState::kFailed);
   EXPECT_NE(c_->FindJob(id)->reason_detail.find("it went wrong"), std::string::npos);
@@ -335,8 +347,9 @@ TEST_F(ControllerTest, FairShareChargesSurviveARestartOfJobsNotYetStarted) {
   ReportEvent("n1", {.job = a, .kind = JobEvent::Kind::kStarted});  // b's start not reported yet
   c_ = std::make_unique<Controller>();
   c_->Restore(*store_.Load(), now_);
-  RegisterNode("n1", 2, {JobEvent{.job = a, .kind = JobEvent::Kind::kStarted, .at = now_},
-                         JobEvent{.job = b, .kind = JobEvent::Kind::kStarted, .at = now_}});
+  RegisterNode("n1", 2,
+               {JobEvent{.job = a, .kind = JobEvent::Kind::kStarted, .at = now_},
+                JobEvent{.job = b, .kind = JobEvent::Kind::kStarted, .at = now_}});
   ReportEvent("n1", {.job = b, .kind = JobEvent::Kind::kExited});
   double before = c_->usage().project("default");
   now_ += std::chrono::hours(1);
@@ -351,7 +364,8 @@ TEST_F(ControllerTest, ARegisteringAgentReportsJobsThatEndedWhileAway) {
   JobId id = Submit(1000);
   Poll("n1");
   ReportEvent("n1", {.job = id, .kind = JobEvent::Kind::kStarted});
-  RegisterNode("n1", 1, {JobEvent{.job = id, .kind = JobEvent::Kind::kExited, .at = now_, .exit_code = 0}});
+  RegisterNode("n1", 1,
+               {JobEvent{.job = id, .kind = JobEvent::Kind::kExited, .at = now_, .exit_code = 0}});
   EXPECT_EQ(State(id), JobState::kSucceeded);
 }
 
@@ -384,21 +398,25 @@ TEST_F(ControllerTest, GangsMeetingOnOneNodeGetDifferentMasterPorts) {
   JobSpec held;
   held.command = {"true"};
   held.hold = true;
-  ASSERT_TRUE(Run(SubmitJobs{.caller = {"ada", false}, .specs = std::vector<JobSpec>(9999, held)}).status.ok());
+  ASSERT_TRUE(Run(SubmitJobs{.caller = {"ada", false}, .specs = std::vector<JobSpec>(9999, held)})
+                  .status.ok());
   JobId again = Run(SubmitJobs{.caller = {"ada", false}, .specs = {GangSpec(2)}}).jobs[0].id;
   ASSERT_EQ(again.value, first.value + 10000);
   JobId single = Run(SubmitJobs{.caller = {"ada", false}, .specs = {GangSpec(1)}}).jobs[0].id;
   std::map<JobId, int> ports;
   for (const Order& o : Poll("n1")) ports[o.launch.job] = o.launch.master_port;
   ASSERT_EQ(ports.size(), 3u);
-  EXPECT_EQ(ports[first], 29501);   // 29500 + 1 mod 10000
-  EXPECT_EQ(ports[again], 29502);   // its default, 29501, is first's on the same node
+  EXPECT_EQ(ports[first], 29501);  // 29500 + 1 mod 10000
+  EXPECT_EQ(ports[again], 29502);  // its default, 29501, is first's on the same node
   EXPECT_EQ(c_->FindJob(single)->master_port, 0);  // one process: nothing meets
 }
 
 TEST_F(ControllerTest, AJobsOwnMasterPortIsAvoidedByTheOthersAndAPortOutlivesARestart) {
   // Both wait for the node and start in the same pass.
-  JobId own = Run(SubmitJobs{.caller = {"ada", false}, .specs = {GangSpec(2, {{"MASTER_PORT", "29502"}})}}).jobs[0].id;
+  JobId own =
+      Run(SubmitJobs{.caller = {"ada", false}, .specs = {GangSpec(2, {{"MASTER_PORT", "29502"}})}})
+          .jobs[0]
+          .id;
   JobId second = Run(SubmitJobs{.caller = {"ada", false}, .specs = {GangSpec(2)}}).jobs[0].id;
   ASSERT_EQ(second.value, 2u);
   RegisterNode("n1", 8);
@@ -418,11 +436,15 @@ TEST_F(ControllerTest, AJobsOwnMasterPortIsAvoidedByTheOthersAndAPortOutlivesARe
 
 TEST_F(ControllerTest, AMasterPortThatIsNoPortIsIgnoredAndTheJobSurvivesARestart) {
   RegisterNode("n1", 8);
-  JobId odd = Run(SubmitJobs{.caller = {"ada", false}, .specs = {GangSpec(2, {{"MASTER_PORT", "99999"}})}}).jobs[0].id;
+  JobId odd =
+      Run(SubmitJobs{.caller = {"ada", false}, .specs = {GangSpec(2, {{"MASTER_PORT", "99999"}})}})
+          .jobs[0]
+          .id;
   Poll("n1");
   EXPECT_EQ(c_->FindJob(odd)->master_port, DefaultMasterPort(odd));
   // What the SQLite store keeps reads back.
-  EXPECT_TRUE(codec::DecodeJob(codec::EncodeJob(*c_->FindJob(odd), codec::JobForm::kRecord)).has_value());
+  EXPECT_TRUE(
+      codec::DecodeJob(codec::EncodeJob(*c_->FindJob(odd), codec::JobForm::kRecord)).has_value());
   c_ = std::make_unique<Controller>();
   ASSERT_TRUE(store_.Load().has_value());
   c_->Restore(*store_.Load(), now_);
@@ -470,7 +492,8 @@ TEST_F(ControllerTest, AHigherClassPreemptsAndTheVictimComesBackPending) {
   EXPECT_EQ(c_->FindJob(low)->failures, 0);
   // The GPU-time of the attempt stays with the job (least attained service counts it).
   EXPECT_NEAR(c_->FindJob(low)->gpu_seconds, 8 * 10.0, 1e-6);
-  EXPECT_NE(c_->FindJob(low)->last_requeue.find("preempted (priority) for job " + high.ToString()), std::string::npos)
+  EXPECT_NE(c_->FindJob(low)->last_requeue.find("preempted (priority) for job " + high.ToString()),
+            std::string::npos)
       << c_->FindJob(low)->last_requeue;
   EXPECT_EQ(State(high), JobState::kRunning);
 }
@@ -525,7 +548,8 @@ TEST_F(ControllerTest, ANewPolicyAppliesToWhatComesNextAndKeepsWhatJobsWereGiven
   ASSERT_TRUE(before.status.ok());
   EXPECT_EQ(before.jobs[0].spec.time_limit.count(), 0);  // no pool limits yet
   Policy p;
-  p.pools["dev"] = PoolPolicy{.default_time_limit = std::chrono::hours(1), .max_time_limit = std::chrono::hours(2)};
+  p.pools["dev"] = PoolPolicy{.default_time_limit = std::chrono::hours(1),
+                              .max_time_limit = std::chrono::hours(2)};
   p.fairshare_half_life = std::chrono::hours(1);
   ASSERT_TRUE(Run(SetPolicy{p}).status.ok());
   EXPECT_EQ(c_->policy().pools.at("dev").max_time_limit, std::chrono::hours(2));
@@ -535,13 +559,15 @@ TEST_F(ControllerTest, ANewPolicyAppliesToWhatComesNextAndKeepsWhatJobsWereGiven
   EXPECT_EQ(after.jobs[0].spec.time_limit, std::chrono::hours(1));
   EXPECT_EQ(c_->FindJob(before.jobs[0].id)->spec.time_limit.count(), 0);  // kept
   s.time_limit = std::chrono::hours(3);
-  EXPECT_EQ(Run(SubmitJobs{.caller = {"ada", false}, .specs = {s}}).status.code(), Code::kInvalidArgument);
+  EXPECT_EQ(Run(SubmitJobs{.caller = {"ada", false}, .specs = {s}}).status.code(),
+            Code::kInvalidArgument);
 }
 
 TEST_F(ControllerTest, PoolsGiveDefaultTimeLimitsAndRefuseLongerOnes) {
   ControllerOptions options;
   options.policy.pools["dev"] = PoolPolicy{.default_time_limit = std::chrono::hours(1),
-                                           .max_time_limit = std::chrono::hours(4), .max_milli_per_job = 2000};
+                                           .max_time_limit = std::chrono::hours(4),
+                                           .max_milli_per_job = 2000};
   c_ = std::make_unique<Controller>(options);
   c_->Restore(*store_.Load(), now_);
   JobSpec s;
@@ -554,18 +580,21 @@ TEST_F(ControllerTest, PoolsGiveDefaultTimeLimitsAndRefuseLongerOnes) {
   s.time_limit = std::chrono::hours(5);
   Reply too_long = Run(SubmitJobs{.caller = {"ada", false}, .specs = {s}});
   EXPECT_EQ(too_long.status.code(), Code::kInvalidArgument);
-  EXPECT_NE(too_long.status.message().find("time_limit: pool dev allows at most 4h"), std::string::npos)
+  EXPECT_NE(too_long.status.message().find("time_limit: pool dev allows at most 4h"),
+            std::string::npos)
       << too_long.status.message();
   s.time_limit = std::chrono::hours(1);
   s.resources.milli_gpus = 4000;
   Reply too_big = Run(SubmitJobs{.caller = {"ada", false}, .specs = {s}});
-  EXPECT_NE(too_big.status.message().find("resources.gpus: pool dev allows at most 2 GPUs"), std::string::npos)
+  EXPECT_NE(too_big.status.message().find("resources.gpus: pool dev allows at most 2 GPUs"),
+            std::string::npos)
       << too_big.status.message();
 }
 
 TEST_F(ControllerTest, DrainedGpusAndNodesTakeNoNewJobsAndStayDrainedAcrossARestart) {
   RegisterNode("n1", 2);
-  Reply d = Run(DrainNode{.caller = {"root", true}, .node = "n1", .gpus = {0}, .reason = "ECC errors"});
+  Reply d =
+      Run(DrainNode{.caller = {"root", true}, .node = "n1", .gpus = {0}, .reason = "ECC errors"});
   ASSERT_TRUE(d.status.ok()) << d.status.message();
   ASSERT_EQ(d.nodes.size(), 1u);
   EXPECT_EQ(d.nodes[0].gpu_drain_reasons[0], "ECC errors");
@@ -575,13 +604,17 @@ TEST_F(ControllerTest, DrainedGpusAndNodesTakeNoNewJobsAndStayDrainedAcrossARest
   EXPECT_EQ(orders[0].launch.gpus, (std::vector<int>{1}));
   EXPECT_EQ(State(b), JobState::kPending);
   // Users cannot drain; unknown nodes and GPUs are clear errors.
-  EXPECT_EQ(Run(DrainNode{.caller = {"ada", false}, .node = "n1"}).status.code(), Code::kPermissionDenied);
+  EXPECT_EQ(Run(DrainNode{.caller = {"ada", false}, .node = "n1"}).status.code(),
+            Code::kPermissionDenied);
   EXPECT_EQ(Run(DrainNode{.caller = {"root", true}, .node = "nx"}).status.code(), Code::kNotFound);
-  EXPECT_EQ(Run(DrainNode{.caller = {"root", true}, .node = "n1", .gpus = {9}}).status.code(), Code::kInvalidArgument);
+  EXPECT_EQ(Run(DrainNode{.caller = {"root", true}, .node = "n1", .gpus = {9}}).status.code(),
+            Code::kInvalidArgument);
   // A whole-node drain: the running job goes on, nothing new starts.
-  ASSERT_TRUE(Run(DrainNode{.caller = {"root", true}, .node = "n1", .reason = "maintenance"}).status.ok());
+  ASSERT_TRUE(
+      Run(DrainNode{.caller = {"root", true}, .node = "n1", .reason = "maintenance"}).status.ok());
   EXPECT_EQ(State(a), JobState::kRunning);
-  ASSERT_TRUE(Run(DrainNode{.caller = {"root", true}, .node = "n1", .gpus = {0}, .drain = false}).status.ok());
+  ASSERT_TRUE(Run(DrainNode{.caller = {"root", true}, .node = "n1", .gpus = {0}, .drain = false})
+                  .status.ok());
   EXPECT_EQ(State(b), JobState::kPending);
   // Restart: the node drain is still there.
   c_ = std::make_unique<Controller>();
@@ -616,7 +649,8 @@ namespace {
 class ControllerHealthTest : public ControllerTest {
  protected:
   void ReportHealth(const std::string& node, std::vector<GpuHealth> health) {
-    Reply r = Run(AgentReport{ReportRequest{.node = node, .session = session_, .health = std::move(health)}});
+    Reply r = Run(
+        AgentReport{ReportRequest{.node = node, .session = session_, .health = std::move(health)}});
     ASSERT_TRUE(r.status.ok()) << r.status.message();
   }
   std::vector<ClusterEvent> Events() { return Run(GetEvents{}).events; }
@@ -628,7 +662,10 @@ TEST_F(ControllerHealthTest, AFailedGpuIsFencedAloneAndItsJobRequeuedWithoutARet
   JobId a = StartJob("n1", 1000, Priority::kNormal);
   JobId b = StartJob("n1", 1000, Priority::kNormal);
   int gpu_a = c_->FindJob(a)->allocation[0].gpus[0];
-  ReportHealth("n1", {GpuHealth{.index = gpu_a, .state = "reset", .reason = "xid 48: double-bit ECC error", .since = now_}});
+  ReportHealth("n1", {GpuHealth{.index = gpu_a,
+                                .state = "reset",
+                                .reason = "xid 48: double-bit ECC error",
+                                .since = now_}});
   // Its job is stopped at once; the other job runs on.
   std::vector<Order> orders = Poll("n1");
   ASSERT_EQ(orders.size(), 1u);
@@ -640,7 +677,8 @@ TEST_F(ControllerHealthTest, AFailedGpuIsFencedAloneAndItsJobRequeuedWithoutARet
   EXPECT_EQ(ja->state, JobState::kPending);
   EXPECT_EQ(ja->restarts, 1);
   EXPECT_EQ(ja->failures, 0);
-  EXPECT_NE(ja->last_requeue.find("GPU " + std::to_string(gpu_a) + " of n1 failed: xid 48"), std::string::npos);
+  EXPECT_NE(ja->last_requeue.find("GPU " + std::to_string(gpu_a) + " of n1 failed: xid 48"),
+            std::string::npos);
   EXPECT_EQ(State(b), JobState::kRunning);
   // The fenced GPU takes nothing: the requeued job waits for a healthy one.
   EXPECT_TRUE(Poll("n1").empty());
@@ -662,7 +700,10 @@ TEST_F(ControllerHealthTest, AFailedGpuIsFencedAloneAndItsJobRequeuedWithoutARet
 
 TEST_F(ControllerHealthTest, AHardwareFaultBecomesADrainThatOutlivesARestartUntilAnAdminUndrains) {
   RegisterNode("n1", 2);
-  ReportHealth("n1", {GpuHealth{.index = 1, .state = "drain", .reason = "xid 79: GPU has fallen off the bus", .since = now_}});
+  ReportHealth("n1", {GpuHealth{.index = 1,
+                                .state = "drain",
+                                .reason = "xid 79: GPU has fallen off the bus",
+                                .since = now_}});
   Reply nodes = Run(ListNodes{});
   EXPECT_EQ(Node(nodes).gpu_drain_reasons[1], "health: xid 79: GPU has fallen off the bus");
   // A new controller from the store: the drain is still there, the agent's health aside.
@@ -673,16 +714,21 @@ TEST_F(ControllerHealthTest, AHardwareFaultBecomesADrainThatOutlivesARestartUnti
   JobId b = Submit(1000);
   EXPECT_EQ(State(a), JobState::kRunning);
   EXPECT_EQ(State(b), JobState::kPending);  // GPU 1 takes nothing
-  Reply undrained = Run(DrainNode{.caller = {"root", true}, .node = "n1", .gpus = {1}, .drain = false});
+  Reply undrained =
+      Run(DrainNode{.caller = {"root", true}, .node = "n1", .gpus = {1}, .drain = false});
   ASSERT_TRUE(undrained.status.ok());
   EXPECT_EQ(State(b), JobState::kRunning);
 }
 
 TEST_F(ControllerHealthTest, UndrainingAGpuDrainedForItsHealthTellsItsAgentToForgetTheFault) {
   RegisterNode("n1", 2);
-  ReportHealth("n1", {GpuHealth{.index = 0, .state = "drain", .reason = "xid 64: row remap failed", .since = now_}});
+  ReportHealth(
+      "n1",
+      {GpuHealth{
+          .index = 0, .state = "drain", .reason = "xid 64: row remap failed", .since = now_}});
   Poll("n1");
-  ASSERT_TRUE(Run(DrainNode{.caller = {"root", true}, .node = "n1", .gpus = {0}, .drain = false}).status.ok());
+  ASSERT_TRUE(Run(DrainNode{.caller = {"root", true}, .node = "n1", .gpus = {0}, .drain = false})
+                  .status.ok());
   std::vector<Order> orders = Poll("n1");
   ASSERT_EQ(orders.size(), 1u);
   EXPECT_EQ(orders[0].kind, Order::Kind::kReadmit);
@@ -709,7 +755,8 @@ TEST_F(ControllerHealthTest, FaultsAreInjectedOnlyIntoSimulatedGpusAndOnlyByAnAd
   FaultInjection xid{.gpu = 1, .fault = "xid", .value = 79};
   EXPECT_EQ(Run(InjectFault{.caller = {"ada", false}, .node = "n1", .fault = xid}).status.code(),
             Code::kPermissionDenied);
-  EXPECT_EQ(Run(InjectFault{.caller = {"root", true}, .node = "nope", .fault = xid}).status.code(), Code::kNotFound);
+  EXPECT_EQ(Run(InjectFault{.caller = {"root", true}, .node = "nope", .fault = xid}).status.code(),
+            Code::kNotFound);
   FaultInjection far{.gpu = 7, .fault = "lost"};
   EXPECT_EQ(Run(InjectFault{.caller = {"root", true}, .node = "n1", .fault = far}).status.message(),
             "gpu: node n1 has no GPU 7");
@@ -724,14 +771,19 @@ TEST_F(ControllerHealthTest, FaultsAreInjectedOnlyIntoSimulatedGpusAndOnlyByAnAd
   real.gpu_backend = "nvml";
   Run(AgentRegister{RegisterRequest{.node = real}});
   Reply r = Run(InjectFault{.caller = {"root", true}, .node = "n2", .fault = xid});
-  EXPECT_EQ(r.status.message(), "node n2 has real GPUs (nvml): faults are injected only into simulated GPUs");
+  EXPECT_EQ(r.status.message(),
+            "node n2 has real GPUs (nvml): faults are injected only into simulated GPUs");
 }
 
 TEST_F(ControllerHealthTest, ApplicationXidsAndLostNodesAreEvents) {
   RegisterNode("n1", 1);
   JobId a = StartJob("n1", 1000, Priority::kNormal);
-  Run(AgentReport{ReportRequest{.node = "n1", .session = session_,
-                                .notices = {GpuNotice{.gpu = 0, .xid = 31, .message = "xid 31: GPU memory page fault (an application error)"}}}});
+  Run(AgentReport{ReportRequest{
+      .node = "n1",
+      .session = session_,
+      .notices = {GpuNotice{.gpu = 0,
+                            .xid = 31,
+                            .message = "xid 31: GPU memory page fault (an application error)"}}}});
   auto events = Events();
   ASSERT_FALSE(events.empty());
   EXPECT_EQ(events.back().kind, "gpu_xid");
@@ -754,8 +806,11 @@ namespace {
 class ControllerTokenTest : public ControllerTest {
  protected:
   Reply Create(Caller caller, std::string user, std::string role, char fill = 'a') {
-    return Run(CreateToken{.caller = std::move(caller), .user = std::move(user), .role = std::move(role),
-                           .name = "t", .hash = std::string(64, fill)});
+    return Run(CreateToken{.caller = std::move(caller),
+                           .user = std::move(user),
+                           .role = std::move(role),
+                           .name = "t",
+                           .hash = std::string(64, fill)});
   }
 };
 
@@ -812,7 +867,8 @@ Policy PricedPolicy(double budget, bool hard_stop) {
   Policy p;
   p.prices["H100"] = GpuPrice{.on_demand = 3600, .spot = 1800};
   p.currency = "EUR";
-  p.default_project.budget = Budget{.amount = budget, .period = BudgetPeriod::kMonth, .hard_stop = hard_stop};
+  p.default_project.budget =
+      Budget{.amount = budget, .period = BudgetPeriod::kMonth, .hard_stop = hard_stop};
   return p;
 }
 
@@ -841,7 +897,8 @@ TEST_F(ControllerTest, AJobPaysTheCatalogPriceOfItsGpusForTheTimeItRan) {
   EXPECT_FALSE(live.job_metrics->gpus[0].sample);  // no readings reported yet
   EXPECT_EQ(Run(GetJob{.caller = {"ada", true}, .id = a}).jobs[0].cost_micros, 60'000'000);
   // Readings of its GPUs count towards its mean utilisation; the other GPUs' do not.
-  Reply r = Run(AgentReport{ReportRequest{.node = "n1", .session = session_,
+  Reply r = Run(AgentReport{ReportRequest{.node = "n1",
+                                          .session = session_,
                                           .gpus = {GpuSample{.index = 0, .utilization_pct = 80},
                                                    GpuSample{.index = 1, .utilization_pct = 40},
                                                    GpuSample{.index = 2, .utilization_pct = 0}}}});
@@ -877,31 +934,39 @@ TEST_F(ControllerTest, ABudgetAlertsAt80And100PercentOnceAndAHardStopRefusesNewJ
   ASSERT_EQ(ev.size(), 1u);
   EXPECT_EQ(ev[0].severity, "alert");
   EXPECT_EQ(ev[0].project, "default");
-  EXPECT_EQ(ev[0].message, "project default has spent 8.00 EUR of its budget of 10.00 EUR this month (80 %)");
-  EXPECT_TRUE(Run(SubmitJobs{.caller = {"ada", false}, .specs = {JobSpec{.command = {"true"}}}}).status.ok());
+  EXPECT_EQ(ev[0].message,
+            "project default has spent 8.00 EUR of its budget of 10.00 EUR this month (80 %)");
+  EXPECT_TRUE(Run(SubmitJobs{.caller = {"ada", false}, .specs = {JobSpec{.command = {"true"}}}})
+                  .status.ok());
   now_ += seconds(2);
   Run(Tick{});
   ev = costs::BudgetEvents(Run(GetEvents{}).events);
   ASSERT_EQ(ev.size(), 2u);
-  EXPECT_NE(ev[1].message.find("(100 %); new jobs are refused"), std::string::npos) << ev[1].message;
-  Reply refused = Run(SubmitJobs{.caller = {"ada", false}, .specs = {JobSpec{.command = {"true"}}}});
+  EXPECT_NE(ev[1].message.find("(100 %); new jobs are refused"), std::string::npos)
+      << ev[1].message;
+  Reply refused =
+      Run(SubmitJobs{.caller = {"ada", false}, .specs = {JobSpec{.command = {"true"}}}});
   EXPECT_EQ(refused.status.code(), Code::kPermissionDenied);
-  EXPECT_NE(refused.status.message().find("project default has spent its budget (10.50 EUR of 10.00 EUR)"),
+  EXPECT_NE(refused.status.message().find(
+                "project default has spent its budget (10.50 EUR of 10.00 EUR)"),
             std::string::npos)
       << refused.status.message();
   ReportEvent("n1", {.job = a, .kind = JobEvent::Kind::kExited, .exit_code = 0});
   // A restart does not alert again, and the stop still holds.
-  auto restarted = std::make_unique<Controller>(ControllerOptions{.policy = costs::PricedPolicy(10, true)});
+  auto restarted =
+      std::make_unique<Controller>(ControllerOptions{.policy = costs::PricedPolicy(10, true)});
   restarted->Restore(*store_.Load(), now_);
   c_ = std::move(restarted);
   Run(Tick{});
   EXPECT_TRUE(costs::BudgetEvents(Run(GetEvents{}).events).empty());
-  EXPECT_EQ(Run(SubmitJobs{.caller = {"ada", false}, .specs = {JobSpec{.command = {"true"}}}}).status.code(),
+  EXPECT_EQ(Run(SubmitJobs{.caller = {"ada", false}, .specs = {JobSpec{.command = {"true"}}}})
+                .status.code(),
             Code::kPermissionDenied);
   // A new month starts from nothing.
   now_ = NextPeriodStart(BudgetPeriod::kMonth, now_) + seconds(1);
   Run(Tick{});
-  EXPECT_TRUE(Run(SubmitJobs{.caller = {"ada", false}, .specs = {JobSpec{.command = {"true"}}}}).status.ok());
+  EXPECT_TRUE(Run(SubmitJobs{.caller = {"ada", false}, .specs = {JobSpec{.command = {"true"}}}})
+                  .status.ok());
 }
 
 }  // namespace

@@ -101,13 +101,24 @@ TEST(JobSpec, EveryBoundNamesItsField) {
       {"name", [](JobSpec& s) { s.name = std::string(1000, 'x'); }},
       {"gpus", [](JobSpec& s) { s.resources.milli_gpus = -1000; }},
       {"gpus", [](JobSpec& s) { s.resources.milli_gpus = SpecLimits::kMaxMilliGpus + 1000; }},
-      {"gpus", [](JobSpec& s) { s.resources.milli_gpus = 1500; }},  // 1.5 GPUs: fractions only below 1
+      {"gpus",
+       [](JobSpec& s) { s.resources.milli_gpus = 1500; }},  // 1.5 GPUs: fractions only below 1
       {"nodes", [](JobSpec& s) { s.resources.nodes = 0; }},
-      {"nodes", [](JobSpec& s) { s.resources.nodes = 3; s.resources.milli_gpus = 4000; }},
+      {"nodes",
+       [](JobSpec& s) {
+         s.resources.nodes = 3;
+         s.resources.milli_gpus = 4000;
+       }},
       {"retries", [](JobSpec& s) { s.retries = -1; }},
       {"retries", [](JobSpec& s) { s.retries = 1000; }},
-      {"env", [](JobSpec& s) { s.env = {{"", "x"}}; }},
-      {"env", [](JobSpec& s) { s.env = {{"A=B", "x"}}; }},
+      {"env",
+       [](JobSpec& s) {
+         s.env = {{"", "x"}};
+       }},
+      {"env",
+       [](JobSpec& s) {
+         s.env = {{"A=B", "x"}};
+       }},
       {"project", [](JobSpec& s) { s.project = std::string(100, 'p'); }},
       {"cpus", [](JobSpec& s) { s.resources.cpus = -1; }},
       {"time_limit", [](JobSpec& s) { s.time_limit = milliseconds(-5); }},
@@ -137,7 +148,8 @@ TEST(JobState, OnlyLegalTransitions) {
     EXPECT_TRUE(IsTerminal(terminal));
     for (S to : {S::kPending, S::kHeld, S::kRunning, S::kSucceeded, S::kFailed, S::kCancelled,
                  S::kTimedOut}) {
-      EXPECT_FALSE(CanTransition(terminal, to)) << JobStateName(terminal) << " -> " << JobStateName(to);
+      EXPECT_FALSE(CanTransition(terminal, to))
+          << JobStateName(terminal) << " -> " << JobStateName(to);
     }
   }
 }
@@ -196,7 +208,8 @@ TEST(GpuSpec, MigLayoutsAreCheckedAgainstTheHardware) {
   for (const auto& b : bad) {
     auto r = ParseGpuSpec(b.spec);
     ASSERT_FALSE(r.has_value()) << b.spec;
-    EXPECT_NE(r.error().message().find(b.why), std::string::npos) << b.spec << ": " << r.error().message();
+    EXPECT_NE(r.error().message().find(b.why), std::string::npos)
+        << b.spec << ": " << r.error().message();
   }
 }
 
@@ -223,13 +236,14 @@ TEST(NodeName, Validated) {
 
 TEST(Budget, PeriodsStartAtUtcDayMondayAndFirstOfTheMonth) {
   TimePoint wed = FromMillis(1'795'620'600'000);  // 2026-11-25T15:30Z, a Wednesday
-  EXPECT_EQ(PeriodStart(BudgetPeriod::kDay, wed), FromMillis(1'795'564'800'000));    // 11-25
-  EXPECT_EQ(NextPeriodStart(BudgetPeriod::kDay, wed), FromMillis(1'795'651'200'000));  // 11-26
-  EXPECT_EQ(PeriodStart(BudgetPeriod::kWeek, wed), FromMillis(1'795'392'000'000));   // Mon 11-23
+  EXPECT_EQ(PeriodStart(BudgetPeriod::kDay, wed), FromMillis(1'795'564'800'000));       // 11-25
+  EXPECT_EQ(NextPeriodStart(BudgetPeriod::kDay, wed), FromMillis(1'795'651'200'000));   // 11-26
+  EXPECT_EQ(PeriodStart(BudgetPeriod::kWeek, wed), FromMillis(1'795'392'000'000));      // Mon 11-23
   EXPECT_EQ(NextPeriodStart(BudgetPeriod::kWeek, wed), FromMillis(1'795'996'800'000));  // Mon 11-30
-  EXPECT_EQ(PeriodStart(BudgetPeriod::kMonth, wed), FromMillis(1'793'491'200'000));  // 11-01
+  EXPECT_EQ(PeriodStart(BudgetPeriod::kMonth, wed), FromMillis(1'793'491'200'000));     // 11-01
   EXPECT_EQ(NextPeriodStart(BudgetPeriod::kMonth, wed), FromMillis(1'796'083'200'000));  // 12-01
-  EXPECT_EQ(PeriodStart(BudgetPeriod::kMonth, FromMillis(1'796'083'200'000)), FromMillis(1'796'083'200'000));
+  EXPECT_EQ(PeriodStart(BudgetPeriod::kMonth, FromMillis(1'796'083'200'000)),
+            FromMillis(1'796'083'200'000));
   EXPECT_EQ(PeriodStart(BudgetPeriod::kTotal, wed), TimePoint{});
   EXPECT_EQ(NextPeriodStart(BudgetPeriod::kTotal, wed), TimePoint::max());
 }

@@ -1,4 +1,6 @@
 // The process executor runs real processes: these tests fork, exec /bin/sh and send signals.
+#include "agent/executor.h"
+
 #include <gtest/gtest.h>
 #include <pwd.h>
 #include <signal.h>
@@ -11,7 +13,6 @@
 #include <thread>
 
 #include "agent/cgroup.h"
-#include "agent/executor.h"
 #include "agent/numa.h"
 
 namespace baton::agent {
@@ -39,7 +40,8 @@ class ExecutorTest : public ::testing::Test {
   }
 
   // Waits (reaping shims, as the agent does) until the status file appears.
-  std::optional<ExitStatus> WaitForExit(const ProcessSpec& spec, std::chrono::seconds limit = std::chrono::seconds(20)) {
+  std::optional<ExitStatus> WaitForExit(const ProcessSpec& spec,
+                                        std::chrono::seconds limit = std::chrono::seconds(20)) {
     auto deadline = std::chrono::steady_clock::now() + limit;
     while (std::chrono::steady_clock::now() < deadline) {
       exec_.Reap();
@@ -107,10 +109,12 @@ TEST_F(ExecutorTest, AProgramThatDoesNotExistFailsWith127) {
 
 TEST_F(ExecutorTest, SignallingTheGroupEndsTheWholeProcessTree) {
   // A job that starts grandchildren which ignore SIGTERM and outlive their parent shell.
-  ProcessSpec spec = Shell("trap '' TERM; (trap '' TERM; sleep 300) & (sleep 300) & echo $! > child; wait");
+  ProcessSpec spec =
+      Shell("trap '' TERM; (trap '' TERM; sleep 300) & (sleep 300) & echo $! > child; wait");
   auto started = exec_.Start(spec);
   ASSERT_TRUE(started.has_value());
-  for (int i = 0; i < 400 && !fs::exists(dir_ + "/child"); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  for (int i = 0; i < 400 && !fs::exists(dir_ + "/child"); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
   pid_t job_pid = JobPid(spec);
   ASSERT_NE(job_pid, 0);
@@ -220,7 +224,8 @@ TEST_F(ExecutorTest, AMissingShimIsAClearError) {
 }
 
 TEST(ReadExitStatus, ParsesOnlyWellFormedFiles) {
-  std::string path = (fs::temp_directory_path() / ("baton-status-" + std::to_string(getpid()))).string();
+  std::string path =
+      (fs::temp_directory_path() / ("baton-status-" + std::to_string(getpid()))).string();
   EXPECT_FALSE(ReadExitStatus(path).has_value());
   std::ofstream(path) << "exit 4\n";
   EXPECT_EQ(ReadExitStatus(path)->exit_code, 4);
@@ -239,7 +244,8 @@ TEST(ReadExitStatus, ParsesOnlyWellFormedFiles) {
 }
 
 TEST(ReadJobPid, TakesOnlyAWholeLine) {
-  std::string path = (fs::temp_directory_path() / ("baton-pid-" + std::to_string(getpid()))).string();
+  std::string path =
+      (fs::temp_directory_path() / ("baton-pid-" + std::to_string(getpid()))).string();
   EXPECT_EQ(ReadJobPid(path), 0);
   std::ofstream(path) << "12345\n";
   EXPECT_EQ(ReadJobPid(path), 12345);
@@ -354,7 +360,10 @@ TEST(ShimIdentity, NamesUidGidAndGroupsAndRefusesASecondNameForRoot) {
   if (const struct passwd* nobody = getpwnam("nobody")) {
     auto id = ShimIdentity("nobody");
     ASSERT_TRUE(id.has_value());
-    EXPECT_EQ(id->rfind(std::to_string(nobody->pw_uid) + ":" + std::to_string(nobody->pw_gid) + ":", 0), 0u) << *id;
+    EXPECT_EQ(
+        id->rfind(std::to_string(nobody->pw_uid) + ":" + std::to_string(nobody->pw_gid) + ":", 0),
+        0u)
+        << *id;
   }
   EXPECT_FALSE(ShimIdentity("baton-no-such-user").has_value());
 }
@@ -407,8 +416,7 @@ TEST_F(ExecutorTest, ACgroupThatCannotBeJoinedIsSaidInTheLogAndTheJobStillRuns) 
   auto st = WaitForExit(spec);
   ASSERT_TRUE(st.has_value());
   EXPECT_EQ(st->exit_code, 0);
-  EXPECT_NE(Log().find("baton: cannot join cgroup " + dir_ + "/no-such-group: "),
-            std::string::npos)
+  EXPECT_NE(Log().find("baton: cannot join cgroup " + dir_ + "/no-such-group: "), std::string::npos)
       << Log();
   EXPECT_NE(Log().find("the job runs without its limits\nran\n"), std::string::npos) << Log();
 }

@@ -1,8 +1,9 @@
 // GPU health on the agent: the XID catalog, the health monitor's judgements, and faults injected
 // into simulated GPUs.
+#include "agent/health.h"
+
 #include <gtest/gtest.h>
 
-#include "agent/health.h"
 #include "agent/simulated_gpu_backend.h"
 #include "agent/xid_catalog.h"
 
@@ -13,9 +14,11 @@ using std::chrono::seconds;
 
 TEST(XidCatalog, SortsXidsIntoApplicationResetAndDrain) {
   // The job's own errors leave the GPU in service.
-  for (int xid : {13, 31, 43, 45, 63, 68, 94}) EXPECT_EQ(ClassifyXid(xid).action, XidAction::kApplication) << xid;
+  for (int xid : {13, 31, 43, 45, 63, 68, 94})
+    EXPECT_EQ(ClassifyXid(xid).action, XidAction::kApplication) << xid;
   // Faults a GPU reset cures.
-  for (int xid : {48, 62, 74, 95, 109, 119, 120, 140}) EXPECT_EQ(ClassifyXid(xid).action, XidAction::kReset) << xid;
+  for (int xid : {48, 62, 74, 95, 109, 119, 120, 140})
+    EXPECT_EQ(ClassifyXid(xid).action, XidAction::kReset) << xid;
   // Hardware faults that need an admin.
   for (int xid : {64, 79}) EXPECT_EQ(ClassifyXid(xid).action, XidAction::kDrain) << xid;
   EXPECT_EQ(ClassifyXid(79).name, "GPU has fallen off the bus");
@@ -27,7 +30,8 @@ TEST(XidCatalog, SortsXidsIntoApplicationResetAndDrain) {
 class HealthTest : public ::testing::Test {
  protected:
   TimePoint now_ = FromMillis(1'790'000'000'000);
-  HealthMonitor m_{{0, 1, 2, 3}, HealthLimits{.max_temperature_c = 90, .readmit_after = seconds(30)}};
+  HealthMonitor m_{{0, 1, 2, 3},
+                   HealthLimits{.max_temperature_c = 90, .readmit_after = seconds(30)}};
   Status check_ = Status::Ok();
 
   std::vector<GpuSample> Healthy() {
@@ -144,7 +148,8 @@ TEST(SimulatedFaults, InjectedFaultsShowInSamplesXidsAndChecksUntilCleared) {
   b.SetClock([&] { return now; });
   b.Discover();
   ASSERT_TRUE(b.Inject({.gpu = 1, .fault = "xid", .value = 79}).ok());
-  ASSERT_TRUE(b.Inject({.gpu = 2, .fault = "temperature", .value = 99, .duration = seconds(60)}).ok());
+  ASSERT_TRUE(
+      b.Inject({.gpu = 2, .fault = "temperature", .value = 99, .duration = seconds(60)}).ok());
   ASSERT_TRUE(b.Inject({.gpu = 3, .fault = "ecc", .value = 4}).ok());
   auto xids = b.PollXids();
   ASSERT_EQ(xids.size(), 1u);

@@ -1,12 +1,12 @@
 // Topology discovery with hwloc on exports of real machines (tests/data/topologies, from
 // hwloc's own test suite): NUMA nodes and their CPUs, where each NVIDIA GPU sits (nearest NUMA
 // node, PCIe switch), and NVLink islands from hwloc's bandwidth matrices.
+#include "agent/host_topology.h"
+
 #include <gtest/gtest.h>
 
 #include <map>
 #include <string>
-
-#include "agent/host_topology.h"
 
 namespace baton::agent {
 namespace {
@@ -28,7 +28,7 @@ TEST(HostTopology, Dgx2SixteenV100sPairedBehindSwitchesOnTwoNumaNodes) {
     SCOPED_TRACE(g.bus_id);
     EXPECT_EQ(g.model, "Tesla V100-SXM3-32GB-H");
     EXPECT_EQ(g.uuid.rfind("GPU-", 0), 0u);
-    EXPECT_EQ(g.numa_node, i < 8 ? 0 : 1);  // 8 GPUs on each socket's PCIe tree
+    EXPECT_EQ(g.numa_node, i < 8 ? 0 : 1);              // 8 GPUs on each socket's PCIe tree
     EXPECT_EQ(g.pcie_switch, static_cast<int>(i / 2));  // two GPUs behind each PLX switch
     // NVSwitches join each baseboard's 8 GPUs; hwloc's matrix has no link between the boards.
     EXPECT_EQ(g.island, i < 8 ? 0 : 1);
@@ -63,7 +63,7 @@ TEST(HostTopology, AServerWithoutGpuDriversKnowsWhereTheDevicesSitNotWhatTheyAre
   ASSERT_EQ(t->numa.size(), 2u);
   EXPECT_EQ(t->numa[0].cpus.size(), 12u);
   EXPECT_EQ(t->numa[1].cpus.front(), 1);  // hyperthreads alternate between the sockets
-  ASSERT_EQ(t->gpus.size(), 3u);         // three Tesla M2070 without a driver
+  ASSERT_EQ(t->gpus.size(), 3u);          // three Tesla M2070 without a driver
   for (const auto& g : t->gpus) {
     EXPECT_TRUE(g.model.empty());
     EXPECT_TRUE(g.uuid.empty());
@@ -76,7 +76,8 @@ TEST(HostTopology, AServerWithoutGpuDriversKnowsWhereTheDevicesSitNotWhatTheyAre
 TEST(HostTopology, ABadFileIsNamed) {
   auto t = LoadHostTopology("/nonexistent/topology.xml");
   ASSERT_FALSE(t.has_value());
-  EXPECT_NE(t.error().message().find("/nonexistent/topology.xml"), std::string::npos) << t.error().message();
+  EXPECT_NE(t.error().message().find("/nonexistent/topology.xml"), std::string::npos)
+      << t.error().message();
 }
 
 TEST(HostTopology, ThisMachineLoads) {

@@ -40,7 +40,8 @@ TEST(Las, TheJobWithLessGpuTimeGoesFirstThenSubmitOrder) {
   Policy policy = LasPolicy(false);
   PassInput in{.view = view, .policy = &policy, .now = kNow};
   // Job 1 came first but has had 2 GPU-hours (level 1); jobs 2 and 3 are new (level 0).
-  in.pending = {f.Pending(1, 1000, 7200, kNow - std::chrono::hours(3)), f.Pending(2, 1000, 0, kNow - std::chrono::hours(2)),
+  in.pending = {f.Pending(1, 1000, 7200, kNow - std::chrono::hours(3)),
+                f.Pending(2, 1000, 0, kNow - std::chrono::hours(2)),
                 f.Pending(3, 1000, 10, kNow - std::chrono::hours(1))};
   PassResult r = RunPass(std::move(in));
   ASSERT_EQ(r.order.size(), 3u);

@@ -1,7 +1,8 @@
 // Metrics: the controller's counts and the Prometheus text they render to.
+#include "api/metrics.h"
+
 #include <gtest/gtest.h>
 
-#include "api/metrics.h"
 #include "control/controller.h"
 #include "store/memory_store.h"
 
@@ -23,25 +24,34 @@ TEST(RenderMetrics, WritesTypedFamiliesCumulativeBucketsAndEscapedLabels) {
   m.jobs_finished = {{"failed", 1}};
   m.wait_seconds = control::Histogram({1, 10});
   for (double v : {0.5, 3.0, 20.0}) m.wait_seconds.Observe(v);
-  m.gpus.push_back(control::GpuMetrics{.node = "gpu\"01", .index = 3, .model = "H100-80GB", .state = "allocated",
-                                       .sampled = true, .utilization_pct = 91, .memory_total_bytes = 85899345920,
+  m.gpus.push_back(control::GpuMetrics{.node = "gpu\"01",
+                                       .index = 3,
+                                       .model = "H100-80GB",
+                                       .state = "allocated",
+                                       .sampled = true,
+                                       .utilization_pct = 91,
+                                       .memory_total_bytes = 85899345920,
                                        .temperature_c = 69});
-  m.gpus.push_back(control::GpuMetrics{.node = "gpu02", .index = 0, .model = "H100-80GB", .state = "failed"});
+  m.gpus.push_back(
+      control::GpuMetrics{.node = "gpu02", .index = 0, .model = "H100-80GB", .state = "failed"});
   m.project_gpu_seconds = {{"vision", 3600}};
   control::ControllerLoop::Stats loop;
   loop.cycle_seconds.Observe(0.002);
   std::string t = api::RenderMetrics(m, loop);
-  for (const char* want : {
-           "# TYPE baton_jobs gauge\n", "baton_jobs{state=\"pending\"} 2\n",
-           "# TYPE baton_jobs_submitted_total counter\n", "baton_jobs_submitted_total 7\n",
-           "baton_jobs_finished_total{state=\"failed\"} 1\n", "baton_jobs_finished_total{state=\"succeeded\"} 0\n",
-           "baton_job_wait_seconds_bucket{le=\"1\"} 1\n", "baton_job_wait_seconds_bucket{le=\"10\"} 2\n",
-           "baton_job_wait_seconds_bucket{le=\"+Inf\"} 3\n", "baton_job_wait_seconds_sum 23.5\n",
-           "baton_job_wait_seconds_count 3\n", "baton_scheduling_cycle_duration_seconds_count 1\n",
-           "baton_gpus{state=\"allocated\"} 1\n", "baton_gpus{state=\"failed\"} 1\n", "baton_gpus{state=\"idle\"} 0\n",
-           "baton_gpu_utilization_ratio{node=\"gpu\\\"01\",gpu=\"3\",model=\"H100-80GB\"} 0.91\n",
-           "baton_gpu_temperature_celsius{node=\"gpu\\\"01\",gpu=\"3\",model=\"H100-80GB\"} 69\n",
-           "baton_project_gpu_seconds_total{project=\"vision\"} 3600\n"}) {
+  for (const char* want :
+       {"# TYPE baton_jobs gauge\n", "baton_jobs{state=\"pending\"} 2\n",
+        "# TYPE baton_jobs_submitted_total counter\n", "baton_jobs_submitted_total 7\n",
+        "baton_jobs_finished_total{state=\"failed\"} 1\n",
+        "baton_jobs_finished_total{state=\"succeeded\"} 0\n",
+        "baton_job_wait_seconds_bucket{le=\"1\"} 1\n",
+        "baton_job_wait_seconds_bucket{le=\"10\"} 2\n",
+        "baton_job_wait_seconds_bucket{le=\"+Inf\"} 3\n", "baton_job_wait_seconds_sum 23.5\n",
+        "baton_job_wait_seconds_count 3\n", "baton_scheduling_cycle_duration_seconds_count 1\n",
+        "baton_gpus{state=\"allocated\"} 1\n", "baton_gpus{state=\"failed\"} 1\n",
+        "baton_gpus{state=\"idle\"} 0\n",
+        "baton_gpu_utilization_ratio{node=\"gpu\\\"01\",gpu=\"3\",model=\"H100-80GB\"} 0.91\n",
+        "baton_gpu_temperature_celsius{node=\"gpu\\\"01\",gpu=\"3\",model=\"H100-80GB\"} 69\n",
+        "baton_project_gpu_seconds_total{project=\"vision\"} 3600\n"}) {
     EXPECT_NE(t.find(want), std::string::npos) << want << "\n" << t;
   }
   // A GPU its agent has not sampled has no gauges, only its total memory.
@@ -61,7 +71,8 @@ TEST(ControllerMetrics, CountJobsNodesGpusAndWaits) {
     return r;
   };
   NodeInfo info{.name = "n1", .cpus = 8, .memory_bytes = 1LL << 34, .gpu_backend = "simulated"};
-  for (int i = 0; i < 2; ++i) info.gpus.push_back(Gpu{.index = i, .model = "H100-80GB", .memory_bytes = 80LL << 30});
+  for (int i = 0; i < 2; ++i)
+    info.gpus.push_back(Gpu{.index = i, .model = "H100-80GB", .memory_bytes = 80LL << 30});
   control::Reply reg = run(control::AgentRegister{RegisterRequest{.node = info}});
   JobSpec spec;
   spec.command = {"true"};
@@ -69,8 +80,10 @@ TEST(ControllerMetrics, CountJobsNodesGpusAndWaits) {
   spec.project = "vision";
   JobId id = run(control::SubmitJobs{.caller = {"ada", false}, .specs = {spec}}).jobs.at(0).id;
   now += std::chrono::seconds(3);
-  run(control::AgentReport{ReportRequest{.node = "n1", .session = reg.registration.session,
-                                         .events = {JobEvent{.job = id, .kind = JobEvent::Kind::kStarted, .at = now}}}});
+  run(control::AgentReport{
+      ReportRequest{.node = "n1",
+                    .session = reg.registration.session,
+                    .events = {JobEvent{.job = id, .kind = JobEvent::Kind::kStarted, .at = now}}}});
   now += std::chrono::seconds(10);
   auto m = run(control::GetMetrics{}).metrics;
   ASSERT_NE(m, nullptr);
@@ -93,8 +106,10 @@ TEST(ControllerMetrics, CountJobsNodesGpusAndWaits) {
   ASSERT_EQ(usage.usage_users.size(), 1u);
   EXPECT_EQ(usage.usage_users[0].user, "ada");
   EXPECT_EQ(usage.usage_users[0].jobs, 1);
-  run(control::AgentReport{ReportRequest{.node = "n1", .session = reg.registration.session,
-                                         .events = {JobEvent{.job = id, .kind = JobEvent::Kind::kExited, .at = now}}}});
+  run(control::AgentReport{
+      ReportRequest{.node = "n1",
+                    .session = reg.registration.session,
+                    .events = {JobEvent{.job = id, .kind = JobEvent::Kind::kExited, .at = now}}}});
   m = run(control::GetMetrics{}).metrics;
   EXPECT_EQ(m->jobs_finished.at("succeeded"), 1u);
   EXPECT_EQ(m->jobs_by_state.at("succeeded"), 1);

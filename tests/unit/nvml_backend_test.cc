@@ -1,5 +1,7 @@
 // The NVML backend, driven through the NVML test double (tests/nvml_double/): a shared library
 // with NVML's C functions and scripted answers, loaded through the backend's own dlopen path.
+#include "agent/nvml_backend.h"
+
 #include <gtest/gtest.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -8,7 +10,6 @@
 #include <fstream>
 #include <string>
 
-#include "agent/nvml_backend.h"
 #include "core/node.h"
 
 namespace baton::agent {
@@ -40,7 +41,8 @@ class Machine {
   // next), ... on NUMA node 0 for the first eight.
   Result<std::unique_ptr<NvmlGpuBackend>> Open(const std::string& xml = "nvidiaDGX2.xml") {
     return NvmlGpuBackend::Open(NvmlOptions{
-        .library = BATON_NVML_DOUBLE, .topology_xml = std::string(BATON_SOURCE_DIR) + "/tests/data/topologies/" + xml});
+        .library = BATON_NVML_DOUBLE,
+        .topology_xml = std::string(BATON_SOURCE_DIR) + "/tests/data/topologies/" + xml});
   }
 
  private:
@@ -54,10 +56,11 @@ constexpr int kDgx2Bus[] = {0x34, 0x36, 0x39, 0x3b, 0x57, 0x59, 0x5c, 0x5e, 0xb7
 std::string Gpu(int i, const std::string& extra) {
   char bus[32];
   std::snprintf(bus, sizeof bus, "00000000:%02X:00.0", kDgx2Bus[i]);
-  return "gpu uuid=GPU-" + std::to_string(1000 + i) + " name=\"NVIDIA H100 80GB HBM3\" memory=85520809984 used=" +
-         std::to_string((i + 1) * (int64_t{1} << 30)) + " bus=" + bus + " util=" + std::to_string(10 * i) +
-         " memutil=5 temp=" + std::to_string(40 + i) + " power_mw=" + std::to_string(100'000 + i * 1000) +
-         " ecc=0 " + extra + "\n";
+  return "gpu uuid=GPU-" + std::to_string(1000 + i) +
+         " name=\"NVIDIA H100 80GB HBM3\" memory=85520809984 used=" +
+         std::to_string((i + 1) * (int64_t{1} << 30)) + " bus=" + bus +
+         " util=" + std::to_string(10 * i) + " memutil=5 temp=" + std::to_string(40 + i) +
+         " power_mw=" + std::to_string(100'000 + i * 1000) + " ecc=0 " + extra + "\n";
 }
 
 TEST(NvmlModel, NamesFromNvmlBecomeBatonTypes) {
@@ -77,8 +80,8 @@ TEST(NvmlBackend, DiscoversGpusTheirLinksSwitchesAndNumaNodes) {
   Machine m;
   // Two NVLink pairs (0-1, 2-3) on the DGX-2's first four GPUs, plus its ninth (the second
   // socket's first): two PLX switches for the four, NUMA nodes 0 and 1.
-  m.Script("driver version=550.54.15\n" + Gpu(0, "nvlink=1") + Gpu(1, "nvlink=0") + Gpu(2, "nvlink=3") +
-           Gpu(3, "nvlink=2") + Gpu(8, ""));
+  m.Script("driver version=550.54.15\n" + Gpu(0, "nvlink=1") + Gpu(1, "nvlink=0") +
+           Gpu(2, "nvlink=3") + Gpu(3, "nvlink=2") + Gpu(8, ""));
   auto b = m.Open();
   ASSERT_TRUE(b.has_value()) << b.error().message();
   EXPECT_EQ((*b)->name(), std::string("nvml"));
@@ -105,10 +108,11 @@ TEST(NvmlBackend, DiscoversGpusTheirLinksSwitchesAndNumaNodes) {
 TEST(NvmlBackend, WithoutNvmlLinksHwlocsBandwidthMatrixGivesTheIslands) {
   Machine m;
   // The POWER8's four P100s, NVLinked in pairs by hwloc's matrix; NVML reports no link.
-  m.Script("gpu uuid=GPU-p0 name=\"Tesla P100-SXM2-16GB\" bus=00000002:01:00.0\n"
-           "gpu uuid=GPU-p1 name=\"Tesla P100-SXM2-16GB\" bus=00000003:01:00.0\n"
-           "gpu uuid=GPU-p2 name=\"Tesla P100-SXM2-16GB\" bus=0000000A:01:00.0\n"
-           "gpu uuid=GPU-p3 name=\"Tesla P100-SXM2-16GB\" bus=0000000B:01:00.0\n");
+  m.Script(
+      "gpu uuid=GPU-p0 name=\"Tesla P100-SXM2-16GB\" bus=00000002:01:00.0\n"
+      "gpu uuid=GPU-p1 name=\"Tesla P100-SXM2-16GB\" bus=00000003:01:00.0\n"
+      "gpu uuid=GPU-p2 name=\"Tesla P100-SXM2-16GB\" bus=0000000A:01:00.0\n"
+      "gpu uuid=GPU-p3 name=\"Tesla P100-SXM2-16GB\" bus=0000000B:01:00.0\n");
   auto b = m.Open("power8gpudistances.xml");
   ASSERT_TRUE(b.has_value()) << b.error().message();
   auto gpus = (*b)->Discover();
@@ -184,7 +188,8 @@ TEST(NvmlBackend, XidsArriveOnceForTheirGpu) {
 
 TEST(NvmlBackend, TheHealthCheckFailsWhileMemoryRepairsWaitForAResetOrTheGpuIsGone) {
   Machine m;
-  std::string gpus = Gpu(0, "") + Gpu(1, "pages_pending=1") + Gpu(2, "remap_pending=1") + Gpu(3, "remap_failed=1");
+  std::string gpus =
+      Gpu(0, "") + Gpu(1, "pages_pending=1") + Gpu(2, "remap_pending=1") + Gpu(3, "remap_failed=1");
   m.Script(gpus);
   auto b = m.Open();
   ASSERT_TRUE(b.has_value()) << b.error().message();
@@ -192,9 +197,11 @@ TEST(NvmlBackend, TheHealthCheckFailsWhileMemoryRepairsWaitForAResetOrTheGpuIsGo
   EXPECT_TRUE((*b)->CheckGpu(0).ok());
   EXPECT_EQ((*b)->CheckGpu(1).message(), "retired memory pages wait for a GPU reset");
   EXPECT_EQ((*b)->CheckGpu(2).message(), "remapped memory rows wait for a GPU reset");
-  EXPECT_EQ((*b)->CheckGpu(3).message(), "a memory row could not be remapped: the GPU needs service");
+  EXPECT_EQ((*b)->CheckGpu(3).message(),
+            "a memory row could not be remapped: the GPU needs service");
   // GPU 0 falls off the bus; a driver without the memory queries says nothing of them.
-  m.Script(gpus + "fail function=* gpu=0 code=15\nfail function=nvmlDeviceGetRemappedRows code=3\n");
+  m.Script(gpus +
+           "fail function=* gpu=0 code=15\nfail function=nvmlDeviceGetRemappedRows code=3\n");
   EXPECT_FALSE((*b)->CheckGpu(0).ok());
   EXPECT_EQ((*b)->CheckGpu(0).message(), "the GPU does not answer: GPU is lost");
   EXPECT_TRUE((*b)->CheckGpu(2).ok());
@@ -202,10 +209,12 @@ TEST(NvmlBackend, TheHealthCheckFailsWhileMemoryRepairsWaitForAResetOrTheGpuIsGo
 
 TEST(NvmlBackend, MigInstancesAreTheDevices) {
   Machine m;
-  m.Script("gpu uuid=GPU-a name=\"NVIDIA A100-SXM4-80GB\" memory=85899345920 used=0 bus=00000000:18:00.0 mig=1\n"
-           "mig parent=0 uuid=MIG-1 name=\"NVIDIA A100-SXM4-80GB MIG 3g.40gb\" memory=42949672960\n"
-           "mig parent=0 uuid=MIG-2 name=\"NVIDIA A100-SXM4-80GB MIG 1g.10gb\" memory=10737418240\n" +
-           Gpu(1, ""));
+  m.Script(
+      "gpu uuid=GPU-a name=\"NVIDIA A100-SXM4-80GB\" memory=85899345920 used=0 "
+      "bus=00000000:18:00.0 mig=1\n"
+      "mig parent=0 uuid=MIG-1 name=\"NVIDIA A100-SXM4-80GB MIG 3g.40gb\" memory=42949672960\n"
+      "mig parent=0 uuid=MIG-2 name=\"NVIDIA A100-SXM4-80GB MIG 1g.10gb\" memory=10737418240\n" +
+      Gpu(1, ""));
   auto b = m.Open();
   ASSERT_TRUE(b.has_value()) << b.error().message();
   auto gpus = (*b)->Discover();
@@ -225,12 +234,14 @@ TEST(NvmlBackend, MigInstancesAreTheDevices) {
 TEST(NvmlBackend, ErrorsSayWhatFailed) {
   auto missing = NvmlGpuBackend::Open(NvmlOptions{.library = "/nonexistent/libnvidia-ml.so.1"});
   ASSERT_FALSE(missing.has_value());
-  EXPECT_NE(missing.error().message().find("cannot load /nonexistent/libnvidia-ml.so.1"), std::string::npos);
+  EXPECT_NE(missing.error().message().find("cannot load /nonexistent/libnvidia-ml.so.1"),
+            std::string::npos);
   Machine m;
   m.Script("init code=9\n");
   auto no_driver = m.Open();
   ASSERT_FALSE(no_driver.has_value());
-  EXPECT_NE(no_driver.error().message().find("nvmlInit: "), std::string::npos) << no_driver.error().message();
+  EXPECT_NE(no_driver.error().message().find("nvmlInit: "), std::string::npos)
+      << no_driver.error().message();
 }
 
 }  // namespace

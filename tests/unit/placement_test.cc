@@ -1,6 +1,7 @@
+#include "sched/placement.h"
+
 #include <gtest/gtest.h>
 
-#include "sched/placement.h"
 #include "sched/scheduler.h"
 
 namespace baton::sched {
@@ -10,8 +11,11 @@ NodeSlots Node(std::string name, int gpus, std::string model = "H100-80GB") {
   NodeSlots n;
   n.name = std::move(name);
   for (int i = 0; i < gpus; ++i) {
-    n.gpus.push_back(GpuSlot{.index = i, .model = model, .memory_bytes = 80LL << 30,
-                             .free_milli = 1000, .free_memory_bytes = 80LL << 30});
+    n.gpus.push_back(GpuSlot{.index = i,
+                             .model = model,
+                             .memory_bytes = 80LL << 30,
+                             .free_milli = 1000,
+                             .free_memory_bytes = 80LL << 30});
   }
   n.total_cpus = n.free_cpus = 64;
   n.total_memory_bytes = n.free_memory_bytes = 512LL << 30;
@@ -41,13 +45,17 @@ Placement PlaceFirstFit(ClusterView& v, const Resources& r) {
 const std::string kProject = "p", kUser = "u", kPool = "default";
 
 // A pass over jobs 1..n in this order (equal scores: submit order decides).
-PassResult Pass(const ClusterView& v, const std::vector<const Resources*>& jobs, const Policy* policy = nullptr) {
+PassResult Pass(const ClusterView& v, const std::vector<const Resources*>& jobs,
+                const Policy* policy = nullptr) {
   PassInput in;
   in.view = v;
   in.policy = policy;
   for (size_t i = 0; i < jobs.size(); ++i) {
-    in.pending.push_back(PendingJob{.id = JobId{static_cast<int64_t>(i + 1)}, .resources = jobs[i],
-                                    .project = &kProject, .user = &kUser, .pool = &kPool});
+    in.pending.push_back(PendingJob{.id = JobId{static_cast<int64_t>(i + 1)},
+                                    .resources = jobs[i],
+                                    .project = &kProject,
+                                    .user = &kUser,
+                                    .pool = &kPool});
   }
   return RunPass(std::move(in));
 }

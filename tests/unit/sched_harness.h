@@ -21,11 +21,17 @@ inline NodeSlots MakeNode(std::string name, int gpus, std::string model = "H100-
   n.name = std::move(name);
   n.pool = std::move(pool);
   for (int i = 0; i < gpus; ++i) {
-    GpuSlot g{.index = i, .model = model, .memory_bytes = 80LL << 30, .free_milli = 1000,
+    GpuSlot g{.index = i,
+              .model = model,
+              .memory_bytes = 80LL << 30,
+              .free_milli = 1000,
               .free_memory_bytes = 80LL << 30};
     g.numa_node = i < gpus / 2 ? 0 : 1;
     g.pcie_switch = gpus >= 4 ? i / (gpus / 4) : 0;
-    g.island = topology == "nvswitch" ? 0 : topology == "pairs" ? i / 2 : topology == "cubemesh" ? i / 4 : i;
+    g.island = topology == "nvswitch"   ? 0
+               : topology == "pairs"    ? i / 2
+               : topology == "cubemesh" ? i / 4
+                                        : i;
     n.gpus.push_back(g);
   }
   n.total_cpus = n.free_cpus = 128;
@@ -43,20 +49,31 @@ struct PassJobs {
 
   PendingJob Pending(int64_t id, int64_t milli, double service, TimePoint submitted = kPassNow) {
     resources[id] = Resources{.milli_gpus = milli};
-    return PendingJob{.id = JobId{id}, .resources = &resources[id], .project = &project, .user = &user,
-                      .pool = &pool, .submitted = submitted, .service = service};
+    return PendingJob{.id = JobId{id},
+                      .resources = &resources[id],
+                      .project = &project,
+                      .user = &user,
+                      .pool = &pool,
+                      .submitted = submitted,
+                      .service = service};
   }
   // A running job on node `node`'s GPUs [first, first + count), taken out of `view`.
-  RunningJob Running(ClusterView& view, int64_t id, const std::string& node, int first, int count, double service,
-                     Priority priority = Priority::kNormal) {
+  RunningJob Running(ClusterView& view, int64_t id, const std::string& node, int first, int count,
+                     double service, Priority priority = Priority::kNormal) {
     resources[id] = Resources{.milli_gpus = count * 1000};
     NodeAllocation a{.node = node};
     for (int g = first; g < first + count; ++g) a.gpus.push_back(g);
     allocations[id] = {a};
     view.Apply(allocations[id], resources[id], +1);
-    return RunningJob{.id = JobId{id}, .resources = &resources[id], .allocation = &allocations[id],
-                      .priority = priority, .project = &project, .user = &user, .pool = &pool,
-                      .started = kPassNow - std::chrono::hours(1), .last_checkpoint = kPassNow - std::chrono::hours(1),
+    return RunningJob{.id = JobId{id},
+                      .resources = &resources[id],
+                      .allocation = &allocations[id],
+                      .priority = priority,
+                      .project = &project,
+                      .user = &user,
+                      .pool = &pool,
+                      .started = kPassNow - std::chrono::hours(1),
+                      .last_checkpoint = kPassNow - std::chrono::hours(1),
                       .service = service};
   }
 };
@@ -106,12 +123,15 @@ class MiniSim {
   UsageLedger& usage() { return usage_; }
   std::vector<std::pair<JobId, JobId>>& preemptions() { return preemptions_; }
   // Per preemption: its reason and when it was decided.
-  const std::vector<std::pair<std::string, TimePoint>>& preemption_reasons() const { return preemption_reasons_; }
+  const std::vector<std::pair<std::string, TimePoint>>& preemption_reasons() const {
+    return preemption_reasons_;
+  }
   // GPU-seconds `j` has had by now, its running attempt included.
   double Service(const SimJob& j) const {
     double s = j.service;
     if (j.started && !j.ended) {
-      s += static_cast<double>(j.r.milli_gpus) / 1000.0 * static_cast<double>((now_ - *j.started).count()) / 1000.0;
+      s += static_cast<double>(j.r.milli_gpus) / 1000.0 *
+           static_cast<double>((now_ - *j.started).count()) / 1000.0;
     }
     return s;
   }
@@ -129,16 +149,29 @@ class MiniSim {
     for (auto& [id, j] : jobs_) {
       if (j.ended) continue;
       if (!j.started) {
-        in.pending.push_back(PendingJob{.id = id, .resources = &j.r, .priority = j.priority,
-                                        .project = &j.project, .user = &j.user, .pool = &j.pool,
-                                        .submitted = j.submitted, .time_limit = j.limit, .service = j.service});
+        in.pending.push_back(PendingJob{.id = id,
+                                        .resources = &j.r,
+                                        .priority = j.priority,
+                                        .project = &j.project,
+                                        .user = &j.user,
+                                        .pool = &j.pool,
+                                        .submitted = j.submitted,
+                                        .time_limit = j.limit,
+                                        .service = j.service});
       } else {
-        in.running.push_back(RunningJob{.id = id, .resources = &j.r, .allocation = &j.allocation,
-                                        .priority = j.priority, .project = &j.project, .user = &j.user,
-                                        .pool = &j.pool, .started = *j.started,
-                                        .expected_end = j.limit.count() > 0 ? *j.started + j.limit : kNever,
-                                        .last_checkpoint = j.checkpoint.value_or(*j.started),
-                                        .stopping = j.stop_at.has_value(), .service = Service(j)});
+        in.running.push_back(
+            RunningJob{.id = id,
+                       .resources = &j.r,
+                       .allocation = &j.allocation,
+                       .priority = j.priority,
+                       .project = &j.project,
+                       .user = &j.user,
+                       .pool = &j.pool,
+                       .started = *j.started,
+                       .expected_end = j.limit.count() > 0 ? *j.started + j.limit : kNever,
+                       .last_checkpoint = j.checkpoint.value_or(*j.started),
+                       .stopping = j.stop_at.has_value(),
+                       .service = Service(j)});
       }
     }
     usage_.Advance(now_);
@@ -216,7 +249,8 @@ class MiniSim {
   // Passes and advances until every job ended or `max_steps` events passed; true if all ended.
   // `after_pass` (if given) sees every pass's result.
   template <class F = void (*)(const PassResult&)>
-  bool RunToEnd(int max_steps = 10'000, F after_pass = [](const PassResult&) {}) {
+  bool RunToEnd(
+      int max_steps = 10'000, F after_pass = [](const PassResult&) {}) {
     for (int step = 0; step < max_steps; ++step) {
       while (!arrivals_.empty() && arrivals_.begin()->first <= now_) {
         Submit(std::move(arrivals_.begin()->second));
@@ -225,9 +259,11 @@ class MiniSim {
       }
       after_pass(Pass());
       auto next = NextEnd();
-      if (!arrivals_.empty() && (!next || arrivals_.begin()->first < *next)) next = arrivals_.begin()->first;
+      if (!arrivals_.empty() && (!next || arrivals_.begin()->first < *next))
+        next = arrivals_.begin()->first;
       if (!next) {
-        return std::all_of(jobs_.begin(), jobs_.end(), [](const auto& e) { return e.second.ended.has_value(); });
+        return std::all_of(jobs_.begin(), jobs_.end(),
+                           [](const auto& e) { return e.second.ended.has_value(); });
       }
       AdvanceTo(*next);
     }

@@ -29,7 +29,10 @@ ClusterView RandomCluster() {
     std::string model = *rc::gen::element<std::string>("H100-80GB", "A100-40GB");
     int64_t mem = model == "H100-80GB" ? 80LL << 30 : 40LL << 30;
     for (int g = 0; g < gpus; ++g) {
-      s.gpus.push_back(GpuSlot{.index = g, .model = model, .memory_bytes = mem, .free_milli = 1000,
+      s.gpus.push_back(GpuSlot{.index = g,
+                               .model = model,
+                               .memory_bytes = mem,
+                               .free_milli = 1000,
                                .free_memory_bytes = mem});
     }
     s.total_cpus = s.free_cpus = *rc::gen::inRange(1, 65);
@@ -61,7 +64,8 @@ Resources RandomRequest() {
 
 // Checks every GPU's promised share and memory against its capacity, from the live allocations
 // alone (independently of the view's own bookkeeping), and that the view agrees.
-void CheckNoOversubscription(const ClusterView& initial, const ClusterView& view, const std::map<int, Live>& live) {
+void CheckNoOversubscription(const ClusterView& initial, const ClusterView& view,
+                             const std::map<int, Live>& live) {
   std::map<std::pair<std::string, int>, int64_t> milli, memory;
   std::map<std::string, int64_t> cpus, host_memory;
   for (const auto& [id, l] : live) {
@@ -124,11 +128,13 @@ RC_GTEST_PROP(PlacementProperty, NeverOversubscribesAndGangsAreWhole, ()) {
     for (const NodeAllocation& a : (*placed)) {
       distinct.insert(a.node);
       total += static_cast<int64_t>(a.gpus.size()) * a.milli_per_gpu;
-      if (r.milli_gpus >= 1000) RC_ASSERT(static_cast<int64_t>(a.gpus.size()) * 1000 == r.milli_gpus / r.nodes);
+      if (r.milli_gpus >= 1000)
+        RC_ASSERT(static_cast<int64_t>(a.gpus.size()) * 1000 == r.milli_gpus / r.nodes);
       for (int g : a.gpus) {
         const NodeSlots* n = view.FindNode(a.node);
         RC_ASSERT(n != nullptr);
-        if (!r.gpu_type.empty()) RC_ASSERT(n->gpus[static_cast<size_t>(g)].model.starts_with("A100"));
+        if (!r.gpu_type.empty())
+          RC_ASSERT(n->gpus[static_cast<size_t>(g)].model.starts_with("A100"));
       }
     }
     RC_ASSERT(static_cast<int>(distinct.size()) == r.nodes);
@@ -161,9 +167,12 @@ World RandomWorld() {
     NodeSlots a100 = testing::MakeNode("mig", 0);
     const char* profiles[] = {"3g.40gb", "2g.20gb", "1g.10gb", "1g.10gb"};
     for (int i = 0; i < 4; ++i) {
-      a100.gpus.push_back(GpuSlot{.index = i, .model = MigModel("A100-80GB", profiles[i]),
-                                  .memory_bytes = 10LL << 30, .free_milli = 1000,
-                                  .free_memory_bytes = 10LL << 30, .island = 9});
+      a100.gpus.push_back(GpuSlot{.index = i,
+                                  .model = MigModel("A100-80GB", profiles[i]),
+                                  .memory_bytes = 10LL << 30,
+                                  .free_milli = 1000,
+                                  .free_memory_bytes = 10LL << 30,
+                                  .island = 9});
     }
     w.view.nodes.push_back(std::move(a100));
   }
@@ -194,7 +203,8 @@ World RandomWorld() {
     static const int64_t kShapes[] = {250, 500, 1000, 2000, 4000, 8000, 16000};
     j.r.milli_gpus = kShapes[*rc::gen::inRange(0, 7)];
     j.r.nodes = j.r.milli_gpus == 16000 ? 2 : 1;
-    if (j.r.milli_gpus < 1000 && *rc::gen::arbitrary<bool>()) j.r.gpu_memory_bytes = int64_t{*rc::gen::inRange(1, 40)} << 30;
+    if (j.r.milli_gpus < 1000 && *rc::gen::arbitrary<bool>())
+      j.r.gpu_memory_bytes = int64_t{*rc::gen::inRange(1, 40)} << 30;
     if (mig && *rc::gen::inRange(0, 5) == 0) {  // a job for a MIG slice: one or two instances
       j.r = Resources{};
       j.r.milli_gpus = *rc::gen::element<int64_t>(1000, 2000, 500);
@@ -204,7 +214,8 @@ World RandomWorld() {
     j.project = projects[*rc::gen::inRange<size_t>(0, projects.size())];
     j.user = "u" + std::to_string(*rc::gen::inRange(0, 3));
     j.duration = std::chrono::minutes(*rc::gen::inRange(1, 240));
-    if (*rc::gen::inRange(0, 3) != 0) j.limit = j.duration + std::chrono::minutes(*rc::gen::inRange(0, 60));
+    if (*rc::gen::inRange(0, 3) != 0)
+      j.limit = j.duration + std::chrono::minutes(*rc::gen::inRange(0, 60));
     Duration at = std::chrono::minutes(*rc::gen::inRange(0, 600));
     w.arrivals.emplace_back(at, std::move(j));
   }
@@ -224,9 +235,10 @@ Outcome Replay(const World& w, bool check) {
   if (check) {
     int id = 0;
     for (const auto& [at, j] : w.arrivals) {
-      RC_LOG() << "job " << ++id << ": at +" << at.count() / 1000 << "s " << j.r.milli_gpus << "m x" << j.r.nodes
-               << " " << j.r.gpu_type << " prio " << static_cast<int>(j.priority) << " " << j.project << "/" << j.user
-               << " runs " << j.duration.count() / 1000 << "s limit " << j.limit.count() / 1000 << "s\n";
+      RC_LOG() << "job " << ++id << ": at +" << at.count() / 1000 << "s " << j.r.milli_gpus << "m x"
+               << j.r.nodes << " " << j.r.gpu_type << " prio " << static_cast<int>(j.priority)
+               << " " << j.project << "/" << j.user << " runs " << j.duration.count() / 1000
+               << "s limit " << j.limit.count() / 1000 << "s\n";
     }
   }
   for (const auto& [at, j] : w.arrivals) sim.SubmitAt(sim.now() + at, j);
@@ -239,7 +251,8 @@ Outcome Replay(const World& w, bool check) {
       const testing::SimJob& j = sim.job(s.id);
       RC_ASSERT(static_cast<int>(s.allocation.size()) == j.r.nodes);
       int64_t total = 0;
-      for (const auto& part : s.allocation) total += part.milli_per_gpu * static_cast<int64_t>(part.gpus.size());
+      for (const auto& part : s.allocation)
+        total += part.milli_per_gpu * static_cast<int64_t>(part.gpus.size());
       if (j.r.milli_gpus > 0) RC_ASSERT(total == j.r.milli_gpus);
     }
     // Limits held.
@@ -261,17 +274,19 @@ Outcome Replay(const World& w, bool check) {
     for (const auto& p : r.preemptions) {
       const auto& by = sim.job(p.for_job);
       const auto& v = sim.job(p.victim);
-      RC_LOG() << "t=" << ToMillis(sim.now()) << " " << p.reason << ": job " << p.for_job.value << " (prio "
-               << static_cast<int>(by.priority) << ", " << by.project << ", " << by.r.milli_gpus << ") preempts job "
-               << p.victim.value << " (prio " << static_cast<int>(v.priority) << ", " << v.project << ", "
-               << v.r.milli_gpus << "); held:";
+      RC_LOG() << "t=" << ToMillis(sim.now()) << " " << p.reason << ": job " << p.for_job.value
+               << " (prio " << static_cast<int>(by.priority) << ", " << by.project << ", "
+               << by.r.milli_gpus << ") preempts job " << p.victim.value << " (prio "
+               << static_cast<int>(v.priority) << ", " << v.project << ", " << v.r.milli_gpus
+               << "); held:";
       for (const auto& [proj, milli] : project_milli) RC_LOG() << " " << proj << "=" << milli;
       RC_LOG() << "\n";
     }
     // A priority preemption always goes down in class; a least-attained-service one goes to a
     // job that has had more GPU-time, by a level at least, and never up in class.
     for (const auto& p : r.preemptions) {
-      if (p.reason == "priority") RC_ASSERT(sim.job(p.victim).priority < sim.job(p.for_job).priority);
+      if (p.reason == "priority")
+        RC_ASSERT(sim.job(p.victim).priority < sim.job(p.for_job).priority);
       if (p.reason == "service") {
         RC_ASSERT(w.policy.las_preemption);
         RC_ASSERT(sim.job(p.victim).priority <= sim.job(p.for_job).priority);
@@ -284,7 +299,8 @@ Outcome Replay(const World& w, bool check) {
   if (check) RC_ASSERT(ended);
   Outcome o;
   for (const auto& [id, j] : sim.jobs()) {
-    o.jobs.emplace_back(id.value, j.started ? ToMillis(*j.started) : -1, j.ended ? ToMillis(*j.ended) : -1, j.restarts);
+    o.jobs.emplace_back(id.value, j.started ? ToMillis(*j.started) : -1,
+                        j.ended ? ToMillis(*j.ended) : -1, j.restarts);
   }
   o.preemptions = sim.preemptions();
   o.epochs = sim.preemption_epochs();

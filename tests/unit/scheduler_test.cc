@@ -8,16 +8,17 @@
 namespace baton::sched {
 namespace {
 
+using std::chrono::hours;
+using std::chrono::minutes;
 using testing::Gpus;
 using testing::MakeNode;
 using testing::MiniSim;
 using testing::SimJob;
-using std::chrono::hours;
-using std::chrono::minutes;
 
 ClusterView Nodes(int count, int gpus, std::string topology = "nvswitch") {
   ClusterView v;
-  for (int i = 0; i < count; ++i) v.nodes.push_back(MakeNode("n" + std::to_string(i), gpus, "H100-80GB", topology));
+  for (int i = 0; i < count; ++i)
+    v.nodes.push_back(MakeNode("n" + std::to_string(i), gpus, "H100-80GB", topology));
   return v;
 }
 
@@ -25,7 +26,8 @@ TEST(Scenario, GangDeadlockNeverHappens) {
   // Two 100-GPU gangs on a 100-GPU cluster (25 nodes x 4), with small jobs around them:
   // neither gang holds part of the cluster while it waits; both finish, one after the other.
   MiniSim sim(Nodes(25, 4));
-  for (int i = 0; i < 10; ++i) sim.Submit(SimJob{.r = Gpus(1000), .limit = hours(1), .duration = minutes(30)});
+  for (int i = 0; i < 10; ++i)
+    sim.Submit(SimJob{.r = Gpus(1000), .limit = hours(1), .duration = minutes(30)});
   SimJob& a = sim.Submit(SimJob{.r = Gpus(100'000, 25), .limit = hours(2), .duration = hours(1)});
   SimJob& b = sim.Submit(SimJob{.r = Gpus(100'000, 25), .limit = hours(2), .duration = hours(1)});
   JobId ida = a.id, idb = b.id;
@@ -34,7 +36,8 @@ TEST(Scenario, GangDeadlockNeverHappens) {
   for (const auto& s : first.starts) EXPECT_NE(s.id, idb);
   ASSERT_TRUE(sim.RunToEnd());
   ASSERT_TRUE(sim.job(ida).ended && sim.job(idb).ended);
-  EXPECT_TRUE(*sim.job(idb).started >= *sim.job(ida).ended || *sim.job(ida).started >= *sim.job(idb).ended);
+  EXPECT_TRUE(*sim.job(idb).started >= *sim.job(ida).ended ||
+              *sim.job(ida).started >= *sim.job(idb).ended);
 }
 
 TEST(Scenario, SmallJobsPackSoAWholeNodeStaysFree) {
@@ -64,7 +67,8 @@ TEST(Scenario, AHoleIsFilledBeforeAWholeNodeIsBroken) {
   }
   int whole_nodes_free = 0;
   for (const auto& n : v.nodes) {
-    whole_nodes_free += std::all_of(n.gpus.begin(), n.gpus.end(), [](const GpuSlot& g) { return g.free_milli == 1000; });
+    whole_nodes_free += std::all_of(n.gpus.begin(), n.gpus.end(),
+                                    [](const GpuSlot& g) { return g.free_milli == 1000; });
   }
   EXPECT_EQ(whole_nodes_free, 2);
 }
@@ -102,9 +106,11 @@ TEST(Scenario, AHeavyUserFloodingTheQueueDoesNotStarveALightUser) {
   sim.usage().AddRate("p", "heavy", 8000);
   sim.AdvanceTo(sim.now() + hours(4));
   sim.usage().AddRate("p", "heavy", -8000);
-  for (int i = 0; i < 8; ++i) sim.Submit(SimJob{.r = Gpus(1000), .user = "heavy", .duration = hours(1)});
+  for (int i = 0; i < 8; ++i)
+    sim.Submit(SimJob{.r = Gpus(1000), .user = "heavy", .duration = hours(1)});
   sim.Pass();  // the cluster fills with heavy jobs
-  for (int i = 0; i < 200; ++i) sim.Submit(SimJob{.r = Gpus(1000), .user = "heavy", .duration = hours(1)});
+  for (int i = 0; i < 200; ++i)
+    sim.Submit(SimJob{.r = Gpus(1000), .user = "heavy", .duration = hours(1)});
   SimJob& light = sim.Submit(SimJob{.r = Gpus(1000), .user = "light", .duration = hours(1)});
   sim.Pass();
   EXPECT_FALSE(light.started);
@@ -139,8 +145,11 @@ TEST(Scenario, MigSlicesAreDevicesAndNeverOversubscribed) {
   NodeSlots mig = MakeNode("a100", 0);
   const char* profiles[] = {"3g.40gb", "2g.20gb", "1g.10gb", "1g.10gb"};
   for (int i = 0; i < 4; ++i) {
-    mig.gpus.push_back(GpuSlot{.index = i, .model = MigModel("A100-80GB", profiles[i]),
-                               .memory_bytes = 10LL << 30, .free_milli = 1000, .free_memory_bytes = 10LL << 30,
+    mig.gpus.push_back(GpuSlot{.index = i,
+                               .model = MigModel("A100-80GB", profiles[i]),
+                               .memory_bytes = 10LL << 30,
+                               .free_milli = 1000,
+                               .free_memory_bytes = 10LL << 30,
                                .island = 7});
   }
   ClusterView v{{mig, MakeNode("h100", 1)}};
@@ -169,11 +178,13 @@ TEST(Scenario, HighPriorityTwoGpuJobPreemptsALowPriorityEightGpuJob) {
   Policy policy;
   policy.preempt_grace = std::chrono::seconds(30);
   MiniSim sim(Nodes(1, 8), policy);
-  SimJob& low = sim.Submit(SimJob{.r = Gpus(8000), .priority = Priority::kLow, .duration = hours(10)});
+  SimJob& low =
+      sim.Submit(SimJob{.r = Gpus(8000), .priority = Priority::kLow, .duration = hours(10)});
   sim.Pass();
   ASSERT_TRUE(low.started);
   sim.AdvanceTo(sim.now() + minutes(5));
-  SimJob& high = sim.Submit(SimJob{.r = Gpus(2000), .priority = Priority::kHigh, .duration = hours(1)});
+  SimJob& high =
+      sim.Submit(SimJob{.r = Gpus(2000), .priority = Priority::kHigh, .duration = hours(1)});
   PassResult r = sim.Pass();
   ASSERT_EQ(r.preemptions.size(), 1u);
   EXPECT_EQ(r.preemptions[0].victim, low.id);
@@ -193,8 +204,10 @@ TEST(Scenario, HighPriorityTwoGpuJobPreemptsALowPriorityEightGpuJob) {
 
 TEST(Scenario, PreemptionPicksTheVictimsThatLoseTheLeastWork) {
   MiniSim sim(Nodes(2, 8));
-  SimJob& fresh_ckpt = sim.Submit(SimJob{.r = Gpus(8000), .priority = Priority::kLow, .duration = hours(10)});
-  SimJob& old_ckpt = sim.Submit(SimJob{.r = Gpus(8000), .priority = Priority::kLow, .duration = hours(10)});
+  SimJob& fresh_ckpt =
+      sim.Submit(SimJob{.r = Gpus(8000), .priority = Priority::kLow, .duration = hours(10)});
+  SimJob& old_ckpt =
+      sim.Submit(SimJob{.r = Gpus(8000), .priority = Priority::kLow, .duration = hours(10)});
   sim.Pass();
   sim.AdvanceTo(sim.now() + hours(2));
   fresh_ckpt.checkpoint = sim.now() - minutes(1);
@@ -211,12 +224,15 @@ TEST(Scenario, QuotaReclaimReturnsAnIdleProjectsGpus) {
   policy.projects["borrower"].guaranteed_milli = 8000;
   MiniSim sim(Nodes(2, 8), policy);
   // The owner is idle: the borrower takes the whole cluster, 8 GPUs beyond its guarantee.
-  SimJob& b1 = sim.Submit(SimJob{.r = Gpus(8000), .project = "borrower", .user = "b", .duration = hours(10)});
-  SimJob& b2 = sim.Submit(SimJob{.r = Gpus(8000), .project = "borrower", .user = "b", .duration = hours(10)});
+  SimJob& b1 = sim.Submit(
+      SimJob{.r = Gpus(8000), .project = "borrower", .user = "b", .duration = hours(10)});
+  SimJob& b2 = sim.Submit(
+      SimJob{.r = Gpus(8000), .project = "borrower", .user = "b", .duration = hours(10)});
   sim.Pass();
   ASSERT_TRUE(b1.started && b2.started);
   sim.AdvanceTo(sim.now() + minutes(10));
-  SimJob& own = sim.Submit(SimJob{.r = Gpus(4000), .project = "owner", .user = "o", .duration = hours(1)});
+  SimJob& own =
+      sim.Submit(SimJob{.r = Gpus(4000), .project = "owner", .user = "o", .duration = hours(1)});
   PassResult r = sim.Pass();
   ASSERT_EQ(r.preemptions.size(), 1u);
   EXPECT_EQ(r.preemptions[0].reason, "quota");
@@ -239,7 +255,8 @@ TEST(Scenario, BackfillNeverDelaysTheReservedJob) {
   SimJob& wide = sim.Submit(SimJob{.r = Gpus(8000), .limit = hours(1)});
   SimJob& too_long = sim.Submit(SimJob{.r = Gpus(2000), .limit = hours(2)});
   SimJob& unbounded = sim.Submit(SimJob{.r = Gpus(2000)});
-  SimJob& short_one = sim.Submit(SimJob{.r = Gpus(2000), .limit = minutes(30), .duration = minutes(20)});
+  SimJob& short_one =
+      sim.Submit(SimJob{.r = Gpus(2000), .limit = minutes(30), .duration = minutes(20)});
   sim.Pass();
   EXPECT_FALSE(wide.started);
   EXPECT_FALSE(too_long.started);
@@ -281,7 +298,8 @@ TEST(Scenario, ProjectLimitsAndUserLimitsHold) {
     quota_waits += 1;
   }
   EXPECT_EQ(quota_waits, 2);
-  EXPECT_NE(sim.job(3).detail.find("project capped holds 4 GPUs of its limit of 4 GPUs"), std::string::npos)
+  EXPECT_NE(sim.job(3).detail.find("project capped holds 4 GPUs of its limit of 4 GPUs"),
+            std::string::npos)
       << sim.job(3).detail;
   EXPECT_NE(sim.job(6).detail.find("user alice runs 2 of a limit of 2 jobs"), std::string::npos)
       << sim.job(6).detail;

@@ -45,8 +45,9 @@ std::string Replay(const std::string& name, const std::string& policy_name) {
   std::ostringstream out;
   for (const std::string& line : result->decisions) out << line << '\n';
   const Summary& s = result->summary;
-  out << std::fixed << std::setprecision(3) << "summary jobs=" << s.jobs << " finished=" << s.finished
-      << " makespan_s=" << s.makespan_s << " avg_jct_s=" << s.avg_jct_s << " avg_wait_s=" << s.avg_wait_s
+  out << std::fixed << std::setprecision(3) << "summary jobs=" << s.jobs
+      << " finished=" << s.finished << " makespan_s=" << s.makespan_s
+      << " avg_jct_s=" << s.avg_jct_s << " avg_wait_s=" << s.avg_wait_s
       << " gpu_utilization=" << s.gpu_utilization << " preemptions=" << s.preemptions
       << " jain_fairness=" << s.jain_fairness << '\n';
   return out.str();
@@ -77,7 +78,8 @@ TEST(Golden, DecisionLogsMatchThePinnedOnes) {
         if (!more_g && !more_w) break;
         if (!more_g || !more_w || gl != wl) break;
       }
-      ADD_FAILURE() << path << " differs first at line " << line << ":\n  pinned: " << wl << "\n  now:    " << gl
+      ADD_FAILURE() << path << " differs first at line " << line << ":\n  pinned: " << wl
+                    << "\n  now:    " << gl
                     << "\n(an intended change? `make golden`, then review `git diff tests/golden`)";
     }
   }

@@ -23,27 +23,37 @@ using std::chrono::seconds;
 // allocations, an array task, a two-node typed job, a pending and a cancelled-while-pending job,
 // a CPU-only job, a heterogeneous component and a job still running.
 constexpr const char* kSacct =
-    "JobID|JobName|User|Account|Partition|Submit|Start|End|State|AllocTRES|Timelimit|Priority|NNodes\n"
-    "4101|train-resnet50|alice|vision|gpu|2024-03-01T12:00:00|2024-03-01T12:00:05|2024-03-01T14:00:05|COMPLETED|"
+    "JobID|JobName|User|Account|Partition|Submit|Start|End|State|AllocTRES|Timelimit|Priority|"
+    "NNodes\n"
+    "4101|train-resnet50|alice|vision|gpu|2024-03-01T12:00:00|2024-03-01T12:00:05|2024-03-01T14:00:"
+    "05|COMPLETED|"
     "billing=8,cpu=8,gres/gpu=2,mem=64G,node=1|1-00:00:00|4294901000|1\n"
-    "4101.batch|batch||vision||2024-03-01T12:00:05|2024-03-01T12:00:05|2024-03-01T14:00:05|COMPLETED|"
+    "4101.batch|batch||vision||2024-03-01T12:00:05|2024-03-01T12:00:05|2024-03-01T14:00:05|"
+    "COMPLETED|"
     "cpu=8,gres/gpu=2,mem=64G,node=1|||1\n"
-    "4101.extern|extern||vision||2024-03-01T12:00:05|2024-03-01T12:00:05|2024-03-01T14:00:05|COMPLETED|"
+    "4101.extern|extern||vision||2024-03-01T12:00:05|2024-03-01T12:00:05|2024-03-01T14:00:05|"
+    "COMPLETED|"
     "billing=8,cpu=8,gres/gpu=2,mem=64G,node=1|||1\n"
-    "4102_3|sweep|bob|nlp|gpu|2024-03-01T12:30:00|2024-03-01T13:00:00|2024-03-01T13:45:30|COMPLETED|"
+    "4102_3|sweep|bob|nlp|gpu|2024-03-01T12:30:00|2024-03-01T13:00:00|2024-03-01T13:45:30|"
+    "COMPLETED|"
     "billing=4,cpu=4,gres/gpu=1,mem=16G,node=1|UNLIMITED|4294900500|1\n"
-    "4102_3.batch|batch||nlp||2024-03-01T13:00:00|2024-03-01T13:00:00|2024-03-01T13:45:30|COMPLETED|"
+    "4102_3.batch|batch||nlp||2024-03-01T13:00:00|2024-03-01T13:00:00|2024-03-01T13:45:30|"
+    "COMPLETED|"
     "cpu=4,gres/gpu=1,mem=16G,node=1|||1\n"
-    "4103|llm-pretrain|carol|nlp|gpu|2024-03-01T11:00:00|2024-03-01T11:10:00|2024-03-02T11:10:07|TIMEOUT|"
+    "4103|llm-pretrain|carol|nlp|gpu|2024-03-01T11:00:00|2024-03-01T11:10:00|2024-03-02T11:10:07|"
+    "TIMEOUT|"
     "billing=64,cpu=64,gres/gpu:a100=16,gres/gpu=16,mem=1000G,node=2|1-00:00:00|4294900800|2\n"
     "4103.0|python||nlp||2024-03-01T11:10:02|2024-03-01T11:10:02|2024-03-02T11:10:07|CANCELLED|"
     "cpu=64,gres/gpu:a100=16,gres/gpu=16,mem=1000G,node=2|||2\n"
-    "4104|waiting|dave|vision|gpu|2024-03-01T12:45:00|Unknown|Unknown|PENDING||02:00:00|4294900100|1\n"
+    "4104|waiting|dave|vision|gpu|2024-03-01T12:45:00|Unknown|Unknown|PENDING||02:00:00|4294900100|"
+    "1\n"
     "4105|gave-up|dave|vision|gpu|2024-03-01T12:50:00|None|2024-03-01T12:55:00|CANCELLED by 1001||"
     "Partition_Limit|4294900100|1\n"
-    "4106|preprocess|erin|data|cpu|2024-03-01T12:10:00|2024-03-01T12:10:01|2024-03-01T12:40:01|COMPLETED|"
+    "4106|preprocess|erin|data|cpu|2024-03-01T12:10:00|2024-03-01T12:10:01|2024-03-01T12:40:01|"
+    "COMPLETED|"
     "billing=16,cpu=16,mem=32G,node=1|30:00|4294900700|1\n"
-    "4107+0|het-leader|frank@corp|robotics|gpu|2024-03-01T13:00:00|2024-03-01T13:00:10|2024-03-01T13:30:10|"
+    "4107+0|het-leader|frank@corp|robotics|gpu|2024-03-01T13:00:00|2024-03-01T13:00:10|2024-03-"
+    "01T13:30:10|"
     "COMPLETED|billing=8,cpu=8,gres/gpu:rtx8000=4,gres/gpu=4,mem=64G,node=1|04:00:00|4294900600|1\n"
     "4108|still-going|alice|vision|gpu|2024-03-01T13:05:00|2024-03-01T13:05:02|Unknown|RUNNING|"
     "billing=8,cpu=8,gres/gpu=8,mem=64G,node=1|2-00:00:00|4294900900|1\n";
@@ -97,9 +107,12 @@ TEST(Sacct, FieldsInAnyOrderElapsedReqTresAndParsableTrailingPipes) {
   // --parsable (not 2) ends each line with '|'; no Start, so durations come from Elapsed.
   auto t = ParseSacct(
       "JobIDRaw|JobID|Elapsed|State|Submit|End|ReqTRES|Account|\n"
-      "77|77|01:30:00|COMPLETED|2024-05-01T00:00:00|2024-05-01T01:30:00|cpu=2,gres/gpu:h100=1,mem=8G,node=1|ml|\n"
-      "78|78|00:00:00|CANCELLED by 0|2024-05-01T00:10:00|2024-05-01T00:11:00|cpu=2,gres/gpu=1,node=1||\n"
-      "79|79|2-03:04:05|COMPLETED|2024-05-01T00:20:00|2024-05-03T03:24:05|billing=16,cpu=16,gres/gpu=8,node=2|ml|\n",
+      "77|77|01:30:00|COMPLETED|2024-05-01T00:00:00|2024-05-01T01:30:00|cpu=2,gres/"
+      "gpu:h100=1,mem=8G,node=1|ml|\n"
+      "78|78|00:00:00|CANCELLED by "
+      "0|2024-05-01T00:10:00|2024-05-01T00:11:00|cpu=2,gres/gpu=1,node=1||\n"
+      "79|79|2-03:04:05|COMPLETED|2024-05-01T00:20:00|2024-05-03T03:24:05|billing=16,cpu=16,gres/"
+      "gpu=8,node=2|ml|\n",
       "jobs.sacct");
   ASSERT_TRUE(t.has_value()) << t.error().message();
   ASSERT_EQ(t->size(), 2u);  // 78 never started
@@ -129,11 +142,13 @@ TEST(Sacct, OldSlurmAllocGres) {
 
 TEST(Sacct, ErrorsNameTheFileTheLineAndTheField) {
   const std::string header = "JobID|User|Submit|Start|End|AllocTRES|Timelimit|NNodes\n";
-  auto row = [](std::string submit, std::string start, std::string end, std::string tres, std::string limit,
-                std::string nodes) {
-    return "7|ana|" + submit + "|" + start + "|" + end + "|" + tres + "|" + limit + "|" + nodes + "\n";
+  auto row = [](std::string submit, std::string start, std::string end, std::string tres,
+                std::string limit, std::string nodes) {
+    return "7|ana|" + submit + "|" + start + "|" + end + "|" + tres + "|" + limit + "|" + nodes +
+           "\n";
   };
-  const std::string t0 = "2024-03-01T00:00:00", t1 = "2024-03-01T00:00:10", t2 = "2024-03-01T01:00:00";
+  const std::string t0 = "2024-03-01T00:00:00", t1 = "2024-03-01T00:00:10",
+                    t2 = "2024-03-01T01:00:00";
   const std::string good = row(t0, t1, t2, "gres/gpu=8,node=1", "01:00:00", "1");
   struct Case {
     std::string text;
@@ -146,30 +161,45 @@ TEST(Sacct, ErrorsNameTheFileTheLineAndTheField) {
       {"JobID|jobid|Submit|Start|End|AllocTRES\n", "line 1: JobID: field named twice"},
       {header + row("2024-13-01T00:00:00", t1, t2, "gres/gpu=8", "", "1"),
        "jobs.sacct: line 2: Submit: \"2024-13-01T00:00:00\" is not a time"},
-      {header + row(t0, "2024-02-30T00:00:00", t2, "gres/gpu=8", "", "1"), "jobs.sacct: line 2: Start: "},
+      {header + row(t0, "2024-02-30T00:00:00", t2, "gres/gpu=8", "", "1"),
+       "jobs.sacct: line 2: Start: "},
       {header + row(t0, t1, "yesterday", "gres/gpu=8", "", "1"), "jobs.sacct: line 2: End: "},
-      {header + row(t0, t2, t1, "gres/gpu=8", "", "1"), "jobs.sacct: line 2: End: \"2024-03-01T00:00:10\" is before"},
+      {header + row(t0, t2, t1, "gres/gpu=8", "", "1"),
+       "jobs.sacct: line 2: End: \"2024-03-01T00:00:10\" is before"},
       {header + row(t0, "2024-01-01T00:00:00", "2025-06-01T00:00:00", "gres/gpu=8", "", "1"),
        "line 2: End: the job ran longer than 366 days"},
-      {header + row(t0, t1, t2, "cpu=8,gres/gpu=nan", "", "1"), "jobs.sacct: line 2: AllocTRES: \"gres/gpu=nan\""},
-      {header + row(t0, t1, t2, "gres/gpu=99999999999999999999999", "", "1"), "jobs.sacct: line 2: AllocTRES: "},
+      {header + row(t0, t1, t2, "cpu=8,gres/gpu=nan", "", "1"),
+       "jobs.sacct: line 2: AllocTRES: \"gres/gpu=nan\""},
+      {header + row(t0, t1, t2, "gres/gpu=99999999999999999999999", "", "1"),
+       "jobs.sacct: line 2: AllocTRES: "},
       {header + row(t0, t1, t2, "gres/gpu=5000", "", "1"), "jobs.sacct: line 2: AllocTRES: "},
-      {header + row(t0, t1, t2, "gres/gpu:a100=4000,gres/gpu:h100=4000", "", "1"), "line 2: AllocTRES: more than 4096"},
-      {header + row(t0, t1, t2, "cpu=8,gres/gpu", "", "1"), "jobs.sacct: line 2: AllocTRES: \"gres/gpu\" is not"},
-      {header + row(t0, t1, t2, "gres/gpu=8", "soon", "1"), "jobs.sacct: line 2: Timelimit: \"soon\""},
+      {header + row(t0, t1, t2, "gres/gpu:a100=4000,gres/gpu:h100=4000", "", "1"),
+       "line 2: AllocTRES: more than 4096"},
+      {header + row(t0, t1, t2, "cpu=8,gres/gpu", "", "1"),
+       "jobs.sacct: line 2: AllocTRES: \"gres/gpu\" is not"},
+      {header + row(t0, t1, t2, "gres/gpu=8", "soon", "1"),
+       "jobs.sacct: line 2: Timelimit: \"soon\""},
       {header + row(t0, t1, t2, "gres/gpu=8", "1-2:3:4:5", "1"), "jobs.sacct: line 2: Timelimit: "},
       {header + row(t0, t1, t2, "gres/gpu=8", "", "3"),
        "jobs.sacct: line 2: NNodes: 8 GPUs (AllocTRES) do not divide evenly over 3 nodes"},
-      {header + row(t0, t1, t2, "gres/gpu=8,node=3", "", ""), "line 2: AllocTRES: 8 GPUs (AllocTRES) do not divide"},
+      {header + row(t0, t1, t2, "gres/gpu=8,node=3", "", ""),
+       "line 2: AllocTRES: 8 GPUs (AllocTRES) do not divide"},
       {header + row(t0, t1, t2, "gres/gpu=8", "", "0"), "jobs.sacct: line 2: NNodes: \"0\""},
-      {header + row(t0, t1, t2, "gres/gpu=8", "", "99999999999999999999"), "jobs.sacct: line 2: NNodes: "},
+      {header + row(t0, t1, t2, "gres/gpu=8", "", "99999999999999999999"),
+       "jobs.sacct: line 2: NNodes: "},
       {header + good + "8|ana|" + t0 + "\n", "jobs.sacct: line 3: 3 fields where the header has 8"},
-      {header + "|ana|" + t0 + "|" + t1 + "|" + t2 + "|gres/gpu=1||1\n", "jobs.sacct: line 2: JobID: empty"},
-      {header + good + row("2025-06-01T00:00:00", "2025-06-01T00:00:00", "2025-06-01T00:00:01", "gres/gpu=1", "", "1"),
+      {header + "|ana|" + t0 + "|" + t1 + "|" + t2 + "|gres/gpu=1||1\n",
+       "jobs.sacct: line 2: JobID: empty"},
+      {header + good +
+           row("2025-06-01T00:00:00", "2025-06-01T00:00:00", "2025-06-01T00:00:01", "gres/gpu=1",
+               "", "1"),
        "jobs.sacct: line 3: Submit: more than 366 days after the first submit"},
-      {header + row(t0, t1, t2, "cpu=8,mem=8G", "", "1") + row(t0, "Unknown", "Unknown", "", "", "1"),
-       "no job with GPUs in jobs.sacct (allocations left out: 1 never started, 0 still running, 1 without GPUs)"},
-      {header + "7|" + std::string(70'000, 'a') + "\n", "jobs.sacct: line 2: longer than 65536 bytes"},
+      {header + row(t0, t1, t2, "cpu=8,mem=8G", "", "1") +
+           row(t0, "Unknown", "Unknown", "", "", "1"),
+       "no job with GPUs in jobs.sacct (allocations left out: 1 never started, 0 still running, 1 "
+       "without GPUs)"},
+      {header + "7|" + std::string(70'000, 'a') + "\n",
+       "jobs.sacct: line 2: longer than 65536 bytes"},
   };
   for (const auto& c : cases) {
     auto t = ParseSacct(c.text, "jobs.sacct");
@@ -179,11 +209,13 @@ TEST(Sacct, ErrorsNameTheFileTheLineAndTheField) {
   }
   auto capped = ParseSacct(header + good + good, "jobs.sacct", 1);
   ASSERT_FALSE(capped.has_value());
-  EXPECT_NE(capped.error().message().find("line 3: more than 1 jobs"), std::string::npos) << capped.error().message();
+  EXPECT_NE(capped.error().message().find("line 3: more than 1 jobs"), std::string::npos)
+      << capped.error().message();
 }
 
 TEST(Sacct, TheHeaderTellsSacctFromOtherTraces) {
-  EXPECT_TRUE(IsSacctHeader("JobID|JobName|User|Account|Partition|Submit|Start|End|State|AllocTRES"));
+  EXPECT_TRUE(
+      IsSacctHeader("JobID|JobName|User|Account|Partition|Submit|Start|End|State|AllocTRES"));
   EXPECT_TRUE(IsSacctHeader("Submit|jobid|End|"));
   EXPECT_FALSE(IsSacctHeader("submit_time,duration,gpus"));
   EXPECT_FALSE(IsSacctHeader("timestamp,duration,num_gpus,gpu_time,cluster"));
@@ -221,7 +253,8 @@ TEST(TraceCsv, SacctJobsRoundTripThroughParseTraceCsv) {
   auto jobs = ParseSacct(kSacct, "jobs.sacct");
   ASSERT_TRUE(jobs.has_value()) << jobs.error().message();
   std::string csv = TraceCsv(*jobs);
-  EXPECT_EQ(csv.substr(0, csv.find('\n')), "submit_time,duration,gpus,nodes,name,user,project,gpu_type,time_limit");
+  EXPECT_EQ(csv.substr(0, csv.find('\n')),
+            "submit_time,duration,gpus,nodes,name,user,project,gpu_type,time_limit");
   auto back = ParseTraceCsv(csv, "out.csv");
   ASSERT_TRUE(back.has_value()) << back.error().message() << "\n" << csv;
   ExpectSameJobs(*jobs, *back);
@@ -246,7 +279,9 @@ TEST(TraceCsv, QuotesNamesAndKeepsMillisecondsPriorityAndPreemption) {
   k.resources.nodes = 2;
   std::vector<TraceJob> jobs = {j, k};
   std::string csv = TraceCsv(jobs);
-  EXPECT_NE(csv.find("1.234,0.5,0.25,1,\"eval, \"\"big\"\"\",ana,vision,T4,90,high,true\n"), std::string::npos) << csv;
+  EXPECT_NE(csv.find("1.234,0.5,0.25,1,\"eval, \"\"big\"\"\",ana,vision,T4,90,high,true\n"),
+            std::string::npos)
+      << csv;
   auto back = ParseTraceCsv(csv, "out.csv");
   ASSERT_TRUE(back.has_value()) << back.error().message() << "\n" << csv;
   ExpectSameJobs(jobs, *back);
@@ -320,7 +355,8 @@ TEST(AlibabaNodes, ErrorsNameTheFileTheLineAndTheColumn) {
       {header + "n1,64000,262144,-1,T4\n", "nodes.csv: line 2: gpu: "},
       {header + "n1,64000,262144,99999999999,T4\n", "nodes.csv: line 2: gpu: "},
       {header + "../n1,64000,262144,2,T4\n", "nodes.csv: line 2: sn: \"../n1\""},
-      {header + "n1,64000,262144,2,T4\nn1,64000,262144,2,T4\n", "nodes.csv: line 3: sn: \"n1\" is on line 2 too"},
+      {header + "n1,64000,262144,2,T4\nn1,64000,262144,2,T4\n",
+       "nodes.csv: line 3: sn: \"n1\" is on line 2 too"},
       {header + "n1,64000,262144,2,\n", "nodes.csv: line 2: model: empty"},
       {header + "n1,64000,262144,2,V100 32\n", "nodes.csv: line 2: model: "},
       {header + "n1,64000,2,T4\n", "nodes.csv: line 2: 4 fields where the header has 5"},

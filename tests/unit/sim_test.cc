@@ -55,7 +55,8 @@ TEST(Trace, ErrorsNameTheFileTheLineAndTheColumn) {
   for (const auto& c : cases) {
     auto t = ParseTraceCsv(c.csv, "t.csv");
     ASSERT_FALSE(t.has_value()) << c.csv;
-    EXPECT_NE(t.error().message().find(c.message), std::string::npos) << c.csv << " -> " << t.error().message();
+    EXPECT_NE(t.error().message().find(c.message), std::string::npos)
+        << c.csv << " -> " << t.error().message();
   }
 }
 
@@ -75,14 +76,17 @@ TEST(Trace, ThePhillyTraceIsRecognisedByItsHeader) {
   EXPECT_EQ((*t)[1].resources.nodes, 2);   // 12 GPUs: two nodes of 6
   EXPECT_EQ((*t)[2].resources.nodes, 16);  // 128 GPUs: sixteen of 8
   EXPECT_EQ((*t)[2].duration, std::chrono::milliseconds(10'500));
-  auto bad = ParseTrace("timestamp,duration,num_gpus,gpu_time,cluster\n2017-13-09 7:1,66.0,1,66.0,x\n", "philly.csv");
+  auto bad = ParseTrace(
+      "timestamp,duration,num_gpus,gpu_time,cluster\n2017-13-09 7:1,66.0,1,66.0,x\n", "philly.csv");
   ASSERT_FALSE(bad.has_value());
-  EXPECT_NE(bad.error().message().find("philly.csv: line 2: timestamp"), std::string::npos) << bad.error().message();
+  EXPECT_NE(bad.error().message().find("philly.csv: line 2: timestamp"), std::string::npos)
+      << bad.error().message();
 }
 
 TEST(Trace, AnAlibabaPodListIsRecognisedByItsHeader) {
   auto t = ParseTrace(
-      "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time\n"
+      "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_"
+      "time,scheduled_time\n"
       "p0,12000,16384,1,460,,LS,Running,100,700,100\n"
       "p1,6000,12288,2,1000,V100M16|V100M32,BE,Failed,200,260,\n"
       "p2,6000,12288,1,1000,,LS,Pending,300,,\n",
@@ -93,7 +97,8 @@ TEST(Trace, AnAlibabaPodListIsRecognisedByItsHeader) {
   EXPECT_EQ((*t)[0].duration, std::chrono::seconds(600));
   EXPECT_EQ((*t)[0].submit, std::chrono::seconds(100));
   EXPECT_EQ((*t)[1].resources.milli_gpus, 2000);
-  EXPECT_EQ((*t)[1].resources.gpu_type, "V100");  // V100M16 or V100M32: their family, as Baton names it
+  EXPECT_EQ((*t)[1].resources.gpu_type,
+            "V100");  // V100M16 or V100M32: their family, as Baton names it
   EXPECT_EQ((*t)[1].priority, Priority::kLow);
   EXPECT_EQ((*t)[1].project, "qos-BE");
 }
@@ -105,22 +110,25 @@ nodes:
   - {name: pcie, gpus: "4xA100-40GB:topo=pcie"}
 projects:
   vision: {share: 2, guaranteed_gpus: 8}
-)", "c.yaml");
+)",
+                                    "c.yaml");
   ASSERT_TRUE(c.has_value()) << c.error().message();
   ASSERT_EQ(c->groups.size(), 2u);
   EXPECT_EQ(c->groups[0].count, 4);
   EXPECT_EQ(c->groups[0].pool, "prod");
   EXPECT_EQ(c->groups[1].count, 1);
   EXPECT_EQ(c->policy.Project("vision").guaranteed_milli, 8000);
-  for (auto [yaml, message] : {std::pair{"projects: {}\n", "c.yaml: line 1: nodes: missing"},
-                               std::pair{"nodes:\n  - {name: a, gpus: 8xH100-80GB:topo=mesh}\n", "line 2: nodes[0].gpus"},
-                               std::pair{"nodes:\n  - {name: a, count: 0, gpus: 1xH100-80GB}\n", "nodes[0].count"},
-                               std::pair{"nodes:\n  - {name: a, gpus: 1xH100-80GB}\n  - {name: a, gpus: 1xH100-80GB}\n",
-                                         "line 3: nodes[1].name: named twice"},
-                               std::pair{"nodes: []\n", "nodes: must be a non-empty list"}}) {
+  for (auto [yaml, message] :
+       {std::pair{"projects: {}\n", "c.yaml: line 1: nodes: missing"},
+        std::pair{"nodes:\n  - {name: a, gpus: 8xH100-80GB:topo=mesh}\n", "line 2: nodes[0].gpus"},
+        std::pair{"nodes:\n  - {name: a, count: 0, gpus: 1xH100-80GB}\n", "nodes[0].count"},
+        std::pair{"nodes:\n  - {name: a, gpus: 1xH100-80GB}\n  - {name: a, gpus: 1xH100-80GB}\n",
+                  "line 3: nodes[1].name: named twice"},
+        std::pair{"nodes: []\n", "nodes: must be a non-empty list"}}) {
     auto bad = codec::DecodeClusterFile(yaml, "c.yaml");
     ASSERT_FALSE(bad.has_value()) << yaml;
-    EXPECT_NE(bad.error().message().find(message), std::string::npos) << yaml << " -> " << bad.error().message();
+    EXPECT_NE(bad.error().message().find(message), std::string::npos)
+        << yaml << " -> " << bad.error().message();
   }
 }
 
@@ -135,7 +143,8 @@ TraceJob Job(double submit_s, double duration_s, int64_t milli, Duration limit =
 
 TEST(Simulate, JobsRunForTheirDurationOnTheRealController) {
   std::vector<SimNode> nodes = {{.name = "n1", .gpus = "4xH100-80GB"}};
-  std::vector<TraceJob> trace = {Job(0, 100, 4000), Job(10, 50, 2000), Job(20, 300, 1000, std::chrono::seconds(60))};
+  std::vector<TraceJob> trace = {Job(0, 100, 4000), Job(10, 50, 2000),
+                                 Job(20, 300, 1000, std::chrono::seconds(60))};
   auto r = Simulate(nodes, trace, Policy{});
   ASSERT_TRUE(r.has_value()) << r.error().message();
   ASSERT_EQ(r->jobs.size(), 3u);
@@ -144,7 +153,7 @@ TEST(Simulate, JobsRunForTheirDurationOnTheRealController) {
   EXPECT_DOUBLE_EQ(r->jobs[1].start, 100);  // waited for the whole node
   EXPECT_DOUBLE_EQ(r->jobs[1].end, 150);
   EXPECT_DOUBLE_EQ(r->jobs[2].start, 100);
-  EXPECT_DOUBLE_EQ(r->jobs[2].end, 160);    // stopped at its 60 s limit
+  EXPECT_DOUBLE_EQ(r->jobs[2].end, 160);  // stopped at its 60 s limit
   EXPECT_EQ(r->jobs[2].state, "timed_out");
   const Summary& s = r->summary;
   EXPECT_EQ(s.finished, 3);

@@ -29,7 +29,8 @@ TEST(SimulatedGpus, TopologiesOfTheMachinesTheyStandFor) {
 }
 
 TEST(SimulatedGpus, MigModeShowsEachInstanceAsADevice) {
-  SimulatedGpuBackend backend(*ParseGpuSpec("2xA100-80GB:mig=3g.40gb+2g.20gb+1g.10gb*2"), "a100-mig");
+  SimulatedGpuBackend backend(*ParseGpuSpec("2xA100-80GB:mig=3g.40gb+2g.20gb+1g.10gb*2"),
+                              "a100-mig");
   std::vector<Gpu> gpus = backend.Discover();
   ASSERT_EQ(gpus.size(), 8u);  // 4 instances on each of 2 GPUs
   EXPECT_EQ(gpus[0].model, "A100-80GB-MIG-3g.40gb");
@@ -45,8 +46,10 @@ TEST(SimulatedGpus, MigModeShowsEachInstanceAsADevice) {
   EXPECT_NE(gpus[0].island, gpus[4].island);
   EXPECT_EQ(backend.Sample(std::vector<bool>(8, false)).size(), 8u);
   // Stable across restarts of the same node.
-  EXPECT_EQ(SimulatedGpuBackend(*ParseGpuSpec("2xA100-80GB:mig=3g.40gb+2g.20gb+1g.10gb*2"), "a100-mig").Discover(),
-            gpus);
+  EXPECT_EQ(
+      SimulatedGpuBackend(*ParseGpuSpec("2xA100-80GB:mig=3g.40gb+2g.20gb+1g.10gb*2"), "a100-mig")
+          .Discover(),
+      gpus);
 }
 
 }  // namespace

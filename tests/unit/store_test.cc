@@ -121,9 +121,17 @@ TEST(SqliteStore, DrainsSurviveReopeningAndUndrainRemovesThem) {
 TEST(SqliteStore, TokensSurviveReopeningAndARevocationIsKept) {
   TempDir dir;
   std::string db = dir.path() + "/baton.db";
-  Token alice{.id = 1, .hash = std::string(64, 'a'), .user = "alice", .role = "user", .name = "laptop",
+  Token alice{.id = 1,
+              .hash = std::string(64, 'a'),
+              .user = "alice",
+              .role = "user",
+              .name = "laptop",
               .created_at = FromMillis(1'790'000'000'000)};
-  Token ci{.id = 2, .hash = std::string(64, 'b'), .user = "ci", .role = "admin", .created_at = FromMillis(1'790'000'001'000)};
+  Token ci{.id = 2,
+           .hash = std::string(64, 'b'),
+           .user = "ci",
+           .role = "admin",
+           .created_at = FromMillis(1'790'000'001'000)};
   {
     auto s = SqliteStore::Open(db);
     ASSERT_TRUE(s.has_value()) << s.error().message();

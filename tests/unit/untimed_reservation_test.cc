@@ -25,8 +25,9 @@ PassResult HeldOrNot(bool untimed, PassJobs& f) {
   policy.untimed_reservation = untimed;
   PassInput in{.view = view, .policy = &policy, .now = kPassNow};
   in.running = {a, b};
-  in.pending = {f.Pending(3, 8000, 0, kPassNow - std::chrono::hours(2)), f.Pending(4, 1000, 0, kPassNow),
-                f.Pending(5, 1000, 0, kPassNow), f.Pending(6, 1000, 0, kPassNow)};
+  in.pending = {f.Pending(3, 8000, 0, kPassNow - std::chrono::hours(2)),
+                f.Pending(4, 1000, 0, kPassNow), f.Pending(5, 1000, 0, kPassNow),
+                f.Pending(6, 1000, 0, kPassNow)};
   return RunPass(std::move(in));
 }
 
@@ -38,7 +39,8 @@ TEST(UntimedReservation, TheFirstBigJobHoldsTheNodeClosestToFreeAndSmallJobsGoEl
   EXPECT_EQ(held.id, JobId{3});
   ASSERT_EQ(held.allocation.size(), 1u);
   EXPECT_EQ(held.allocation[0].node, "n1");  // 2 GPUs free there, 1 on n2
-  EXPECT_EQ(held.allocation[0].gpus, (std::vector<int>{6, 7, 0, 1, 2, 3, 4, 5}));  // free ones first
+  EXPECT_EQ(held.allocation[0].gpus,
+            (std::vector<int>{6, 7, 0, 1, 2, 3, 4, 5}));  // free ones first
   // The one-GPU jobs take n2's free GPU only; n1's two free GPUs stay held.
   ASSERT_EQ(r.starts.size(), 1u);
   EXPECT_EQ(r.starts[0].allocation[0].node, "n2");

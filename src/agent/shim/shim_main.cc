@@ -37,18 +37,18 @@
 // request with the new shim's pid, tells the agent on fd 4 when one of its shims has ended
 // (it is their parent and reaps them), and exits when the agent closes fd 3.
 #include <errno.h>
+#include <fcntl.h>
 #include <grp.h>
 #include <linux/sched.h>  // struct clone_args, CLONE_INTO_CGROUP
-#include <sched.h>
 #include <poll.h>
-#include <stdint.h>
-#include <sys/signalfd.h>
-#include <sys/syscall.h>
-#include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/signalfd.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -109,7 +109,7 @@ struct Launch {
   const char* cgroup_procs = nullptr;  // CGROUP/cgroup.procs
   int cgroup_fd = -1;                  // CGROUP opened for clone3; -1: join by cgroup.procs
   Identity identity;
-  pid_t group = 0;                     // the process group to join; 0 = lead a new one
+  pid_t group = 0;  // the process group to join; 0 = lead a new one
   char** envp = nullptr;
 };
 
@@ -133,8 +133,10 @@ bool ParseIdentity(const char* text, Identity* id) {
     if (end == p || errno != 0 || count >= kMaxGroups) return false;
     g_groups[count++] = static_cast<gid_t>(g);
     p = end;
-    if (*p == ',') ++p;
-    else if (*p != '\0') return false;
+    if (*p == ',')
+      ++p;
+    else if (*p != '\0')
+      return false;
   }
   if (count == 0) g_groups[count++] = static_cast<gid_t>(gid);
   // Already that user (an agent that is not root, running its own user's jobs): nothing to do.
@@ -264,8 +266,10 @@ bool BindCpus(const char* list) {
       p = end;
     }
     for (long c = a; c <= b; ++c) CPU_SET(static_cast<int>(c), &set);
-    if (*p == ',') ++p;
-    else if (*p != '\0') return false;
+    if (*p == ',')
+      ++p;
+    else if (*p != '\0')
+      return false;
   }
   return sched_setaffinity(0, sizeof set, &set) == 0;
 }
@@ -292,7 +296,8 @@ char** RankEnvironment(int local, long rank0) {
   snprintf(rank, 32, "RANK=%ld", rank0 + local);
   size_t k = 0;
   for (size_t i = 0; i < n; ++i) {
-    if (strncmp(environ[i], "LOCAL_RANK=", 11) == 0 || strncmp(environ[i], "RANK=", 5) == 0) continue;
+    if (strncmp(environ[i], "LOCAL_RANK=", 11) == 0 || strncmp(environ[i], "RANK=", 5) == 0)
+      continue;
     env[k++] = environ[i];
   }
   env[k++] = local_rank;
@@ -315,8 +320,9 @@ bool ParseProcs(const char* text, int* count, long* rank0) {
 
 int ShimMain(int argc, char** argv) {
   if (argc < 12) {
-    WriteAll(2, "usage: baton-shim LOG STATUS PIDFILE WORKDIR CPUS MEMNODE CGROUP USER PROCS PROGRAM "
-                "ARGV0 [ARG...] (started by the baton agent)\n");
+    WriteAll(2,
+             "usage: baton-shim LOG STATUS PIDFILE WORKDIR CPUS MEMNODE CGROUP USER PROCS PROGRAM "
+             "ARGV0 [ARG...] (started by the baton agent)\n");
     return 2;
   }
   const char* log_path = argv[1];
@@ -503,7 +509,8 @@ int Zygote() {
   int sfd = signalfd(-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK);
   if (sfd < 0) return 1;
   for (;;) {
-    pollfd fds[2] = {{.fd = requests, .events = POLLIN, .revents = 0}, {.fd = sfd, .events = POLLIN, .revents = 0}};
+    pollfd fds[2] = {{.fd = requests, .events = POLLIN, .revents = 0},
+                     {.fd = sfd, .events = POLLIN, .revents = 0}};
     if (poll(fds, 2, -1) < 0) {
       if (errno == EINTR) continue;
       return 1;
@@ -522,7 +529,8 @@ int Zygote() {
     }
     if (fds[0].revents == 0) continue;
     uint32_t size = 0;
-    if (!ReadFull(requests, &size, sizeof size) || size < 8 || size > kMaxRequest) return 0;  // the agent is gone
+    if (!ReadFull(requests, &size, sizeof size) || size < 8 || size > kMaxRequest)
+      return 0;  // the agent is gone
     char* buf = static_cast<char*>(malloc(size + 1));
     if (buf == nullptr || !ReadFull(requests, buf, size)) return 0;
     buf[size] = '\0';

@@ -52,7 +52,9 @@ inline auto Str(size_t max) {
 inline auto Int(int64_t lo, int64_t hi) {
   return [lo, hi](const json::value& v, std::string_view f) { return GetInt(v, f, lo, hi); };
 }
-inline auto Bool() { return [](const json::value& v, std::string_view f) { return GetBool(v, f); }; }
+inline auto Bool() {
+  return [](const json::value& v, std::string_view f) { return GetBool(v, f); };
+}
 
 json::value TimeValue(TimePoint t);
 Result<TimePoint> GetTime(const json::value& v, std::string_view field);
