@@ -26,94 +26,10 @@
 #include "core/policy.h"
 #include "sched/cluster_view.h"
 #include "sched/fair_share.h"
+#include "sched/ordering.h"
+#include "sched/pass.h"
 
 namespace baton::sched {
-
-struct PendingJob {
-  JobId id;
-  const Resources* resources = nullptr;  // borrowed, like every pointer here
-  Priority priority = Priority::kNormal;
-  const std::string* project = nullptr;
-  const std::string* user = nullptr;
-  const std::string* pool = nullptr;
-  TimePoint submitted{};
-  Duration time_limit{0};  // 0 = none
-  double service = 0;      // GPU-seconds it has run so far, over all its attempts
-};
-
-struct RunningJob {
-  JobId id;
-  const Resources* resources = nullptr;
-  const std::vector<NodeAllocation>* allocation = nullptr;
-  Priority priority = Priority::kNormal;
-  const std::string* project = nullptr;
-  const std::string* user = nullptr;
-  const std::string* pool = nullptr;
-  TimePoint started{};
-  TimePoint expected_end = kNever;  // start + time limit; kNever when it has none
-  TimePoint last_checkpoint{};      // the start when it reported none
-  bool stopping = false;            // being stopped already (cancel, preemption)
-  double service = 0;               // GPU-seconds run so far, this attempt included
-};
-
-using Factors = QueueFactors;
-
-struct Start {
-  JobId id;
-  std::vector<NodeAllocation> allocation;
-};
-
-struct Wait {
-  JobId id;
-  std::string reason;  // "resources", "quota", "priority"
-  std::string detail;
-  std::optional<TimePoint> estimated_start;
-};
-
-struct Preemption {
-  JobId victim;
-  JobId for_job;
-  std::string reason;  // "priority", "quota" or "service" (least attained service)
-};
-
-struct Reservation {
-  JobId id;
-  TimePoint from{};
-  std::vector<NodeAllocation> allocation;
-  Resources resources;
-  bool claim = false;  // made by preemption: held for the job across passes until it starts
-};
-
-struct QueueEntry {
-  JobId id;
-  Factors factors;
-};
-
-// Waiting jobs of one pass that get a reason (the first ones in queue order).
-inline constexpr int kExplainedWaits = 256;
-// Preemption searches per full pass.
-inline constexpr int kPreemptionSearches = 8;
-// A claim lapses this long after its victims should have stopped (then a new search may run).
-inline constexpr Duration kClaimSlack = std::chrono::seconds(60);
-
-struct PassInput {
-  ClusterView view;                 // consumed
-  std::vector<PendingJob> pending;  // any order
-  std::vector<RunningJob> running;
-  const UsageLedger* usage = nullptr;
-  const Policy* policy = nullptr;
-  TimePoint now{};
-  bool full = true;
-  std::vector<Reservation> claims;  // the claims of the last full pass (PassResult::reservations)
-};
-
-struct PassResult {
-  std::vector<Start> starts;
-  std::vector<Preemption> preemptions;
-  std::vector<Wait> waits;                // the first kExplainedWaits jobs not started
-  std::vector<Reservation> reservations;  // full passes only
-  std::vector<QueueEntry> order;          // every pending job, highest first
-};
 
 PassResult RunPass(PassInput in);
 // The same, leaving `in.view` changed (it is the pass's scratch): a caller that runs passes
@@ -123,31 +39,5 @@ PassResult RunPassOn(PassInput& in);
 // Marks `allocation` reserved from `from` for a waiting job (GPUs, and host CPUs/memory when
 // it asks for them).
 void MarkReservation(ClusterView& view, const Reservation& r);
-
-// The factors of one job; `shares` caches per-project/user fair-share factors of a pass.
-class FairShareTable {
- public:
-  FairShareTable(const UsageLedger* usage, const Policy* policy,
-                 const std::vector<PendingJob>& pending, const std::vector<RunningJob>& running);
-  double Factor(const std::string& project, const std::string& user);
-
- private:
-  double Lookup(const std::string& project, const std::string& user);
-
-  const UsageLedger* usage_;
-  const Policy* policy_;
-  double share_total_ = 0;
-  std::map<std::string, std::map<std::string, double>> cache_;
-  std::map<std::string, int> users_per_project_;
-  std::string last_project_, last_user_;  // the last Factor asked, and its answer in cache_
-  const double* last_ = nullptr;
-};
-
-// The least-attained-service level of a job that has run `service` GPU-seconds: the number of
-// Policy::las_thresholds it has reached.
-int LasLevel(const Policy& policy, double service);
-
-Factors ComputeFactors(const PendingJob& job, const Policy& policy, TimePoint now,
-                       int64_t cluster_milli, FairShareTable& shares);
 
 }  // namespace baton::sched

@@ -1,0 +1,80 @@
+#include "sched/holdings.h"
+
+#include "core/quantity.h"
+
+namespace baton::sched {
+namespace {
+
+std::string Gpus(int64_t milli) { return FormatMilli(milli) + (milli == 1000 ? " GPU" : " GPUs"); }
+
+}  // namespace
+
+Holdings::Holdings(const Policy& policy) {
+  auto limits = [](const UserPolicy& u) { return u.max_milli != kNoLimit || u.max_jobs >= 0; };
+  track_users = limits(policy.default_user);
+  for (const auto& [name, u] : policy.users) track_users |= limits(u);
+  for (const auto& [name, p] : policy.pools) track_pool_users |= p.max_milli_per_user != kNoLimit;
+}
+
+void Holdings::Add(const std::string& project, const std::string& user, const std::string& pool,
+                   int64_t milli, int sign) {
+  project_milli[project] += sign * milli;
+  if (track_users) {
+    user_milli[user] += sign * milli;
+    user_jobs[user] += sign;
+  }
+  if (track_pool_users) pool_user_milli[pool][user] += sign * milli;
+}
+
+int64_t Holdings::Project(const std::string& p) const {
+  auto it = project_milli.find(p);
+  return it == project_milli.end() ? 0 : it->second;
+}
+
+int64_t Holdings::PoolUser(const std::string& pool, const std::string& user) const {
+  auto it = pool_user_milli.find(pool);
+  if (it == pool_user_milli.end()) return 0;
+  auto u = it->second.find(user);
+  return u == it->second.end() ? 0 : u->second;
+}
+
+std::string LimitReason(const PendingJob& job, const Policy& policy, const Holdings& h) {
+  const int64_t need = job.resources->milli_gpus;
+  const ProjectPolicy& project = policy.Project(*job.project);
+  if (project.limit_milli != kNoLimit) {
+    int64_t held = h.Project(*job.project);
+    if (held + need > project.limit_milli) {
+      return "project " + *job.project + " holds " + Gpus(held) + " of its limit of " +
+             Gpus(project.limit_milli);
+    }
+  }
+  const UserPolicy& user = policy.User(*job.user);
+  if (user.max_milli != kNoLimit) {
+    auto it = h.user_milli.find(*job.user);
+    int64_t held = it == h.user_milli.end() ? 0 : it->second;
+    if (held + need > user.max_milli) {
+      return "user " + *job.user + " holds " + Gpus(held) + " of a limit of " +
+             Gpus(user.max_milli);
+    }
+  }
+  if (user.max_jobs >= 0) {
+    auto it = h.user_jobs.find(*job.user);
+    int held = it == h.user_jobs.end() ? 0 : it->second;
+    if (held + 1 > user.max_jobs) {
+      return "user " + *job.user + " runs " + std::to_string(held) + " of a limit of " +
+             std::to_string(user.max_jobs) + " jobs";
+    }
+  }
+  if (const PoolPolicy* pool = policy.Pool(*job.pool)) {
+    if (pool->max_milli_per_user != kNoLimit) {
+      int64_t held = h.PoolUser(*job.pool, *job.user);
+      if (held + need > pool->max_milli_per_user) {
+        return "user " + *job.user + " holds " + Gpus(held) + " in pool " + *job.pool +
+               " of a limit of " + Gpus(pool->max_milli_per_user);
+      }
+    }
+  }
+  return "";
+}
+
+}  // namespace baton::sched

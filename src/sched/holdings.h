@@ -1,0 +1,37 @@
+// Quotas and limits in a pass: what the running jobs (and the jobs the pass starts or claims
+// for) hold by project, user and pool+user, and the limit a waiting job would cross.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+#include "core/policy.h"
+#include "sched/pass.h"
+
+namespace baton::sched {
+
+// What the running jobs hold, by project, user and pool+user, kept up to date in a pass. Keys
+// are views of the jobs' own strings, which outlive the pass. Per-user counts are kept only
+// when the policy limits users: a pass adds every running job, and most clusters set none.
+struct Holdings {
+  explicit Holdings(const Policy& policy);
+  bool track_users = false;
+  bool track_pool_users = false;
+  std::unordered_map<std::string_view, int64_t> project_milli;
+  std::unordered_map<std::string_view, int64_t> user_milli;
+  std::unordered_map<std::string_view, int> user_jobs;
+  std::unordered_map<std::string_view, std::unordered_map<std::string_view, int64_t>>
+      pool_user_milli;
+
+  void Add(const std::string& project, const std::string& user, const std::string& pool,
+           int64_t milli, int sign);
+  int64_t Project(const std::string& p) const;
+  int64_t PoolUser(const std::string& pool, const std::string& user) const;
+};
+
+// Why `job` may not start now whatever the free GPUs: a quota or limit; "" when none.
+std::string LimitReason(const PendingJob& job, const Policy& policy, const Holdings& h);
+
+}  // namespace baton::sched
