@@ -6,6 +6,7 @@
 #include <system_error>
 
 #include "core/node.h"
+#include "core/text.h"
 
 namespace baton::sim {
 namespace {
@@ -34,23 +35,6 @@ constexpr Model kModels[] = {
     {"P100", "P100-16GB"},    {"T4", "T4-16GB"},   {"V100M16", "V100-16GB"},
     {"V100M32", "V100-32GB"}, {"A10", "A10-24GB"},
 };
-
-std::string_view Trim(std::string_view s) {
-  size_t a = s.find_first_not_of(" \t\r");
-  if (a == std::string_view::npos) return {};
-  return s.substr(a, s.find_last_not_of(" \t\r") - a + 1);
-}
-
-std::vector<std::string_view> SplitCommas(std::string_view line) {
-  std::vector<std::string_view> out;
-  for (size_t start = 0;;) {
-    size_t at = line.find(',', start);
-    out.push_back(Trim(
-        line.substr(start, at == std::string_view::npos ? std::string_view::npos : at - start)));
-    if (at == std::string_view::npos) return out;
-    start = at + 1;
-  }
-}
 
 std::optional<int> GpuCount(std::string_view s) {
   int n = 0;
@@ -92,7 +76,7 @@ Result<std::vector<SimNode>> ParseAlibabaNodes(std::string_view text, std::strin
       return fail(line_no, "", "longer than " + std::to_string(kMaxLineBytes) + " bytes");
     std::string_view line = Trim(raw);
     if (line.empty()) continue;
-    std::vector<std::string_view> fields = SplitCommas(line);
+    std::vector<std::string_view> fields = SplitTrimmed(line, ',');
     if (width == 0) {
       width = fields.size();
       for (size_t i = 0; i < fields.size(); ++i) {

@@ -9,6 +9,7 @@
 
 #include "codec/json_codec.h"
 #include "core/quantity.h"
+#include "core/text.h"
 #include "sim/alibaba_nodes.h"
 #include "sim/report.h"
 #include "sim/sacct.h"
@@ -30,10 +31,8 @@ Result<std::string> ReadWholeFile(const std::string& path) {
 
 std::vector<std::string> SplitPolicies(const std::string& list) {
   std::vector<std::string> out;
-  std::stringstream ss(list);
-  std::string one;
-  while (std::getline(ss, one, ',')) {
-    if (!one.empty()) out.push_back(one);
+  for (std::string_view one : SplitTrimmed(list, ',')) {
+    if (!one.empty()) out.emplace_back(one);
   }
   return out;
 }

@@ -10,7 +10,9 @@
 #include <optional>
 
 #include "core/job.h"
+#include "core/node.h"
 #include "core/quantity.h"
+#include "core/text.h"
 #include "core/time.h"
 
 namespace baton::sim {
@@ -23,30 +25,6 @@ constexpr int kMaxLines = 2'000'000'000;  // line numbers stay an int
 constexpr int64_t kMaxGpus = SpecLimits::kMaxMilliGpus / kMilli;
 constexpr int64_t kMaxSeconds =
     std::chrono::duration_cast<std::chrono::seconds>(kMaxDuration).count();
-
-std::string_view Trim(std::string_view s) {
-  size_t a = s.find_first_not_of(" \t\r");
-  if (a == std::string_view::npos) return {};
-  return s.substr(a, s.find_last_not_of(" \t\r") - a + 1);
-}
-
-bool EqualNoCase(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-           return std::tolower(static_cast<unsigned char>(x)) ==
-                  std::tolower(static_cast<unsigned char>(y));
-         });
-}
-
-std::vector<std::string_view> Split(std::string_view s, char sep) {
-  std::vector<std::string_view> out;
-  for (size_t start = 0;;) {
-    size_t at = s.find(sep, start);
-    out.push_back(
-        Trim(s.substr(start, at == std::string_view::npos ? std::string_view::npos : at - start)));
-    if (at == std::string_view::npos) return out;
-    start = at + 1;
-  }
-}
 
 std::string Quote(std::string_view s) {
   return "\"" + std::string(s.substr(0, 48)) + (s.size() > 48 ? "...\"" : "\"");
@@ -106,7 +84,7 @@ std::optional<int64_t> SlurmDuration(std::string_view s) {
     days = *d;
     s = s.substr(dash + 1);
   }
-  std::vector<std::string_view> parts = Split(s, ':');
+  std::vector<std::string_view> parts = SplitTrimmed(s, ':');
   if (parts.size() > 3) return std::nullopt;
   std::array<int64_t, 3> v{};
   for (size_t i = 0; i < parts.size(); ++i) {
@@ -172,7 +150,7 @@ Result<GpuRequest> ParseTres(std::string_view tres) {
   std::optional<int64_t> untyped;
   int64_t typed = 0;
   std::vector<std::string_view> types;
-  for (std::string_view item : Split(tres, ',')) {
+  for (std::string_view item : SplitTrimmed(tres, ',')) {
     if (item.empty()) continue;
     size_t eq = item.find('=');
     if (eq == std::string_view::npos)
@@ -222,7 +200,7 @@ Result<GpuRequest> ParseGres(std::string_view gres) {
   GpuRequest r;
   std::vector<std::string_view> types;
   for (std::string_view item : items) {
-    std::vector<std::string_view> parts = Split(item, ':');
+    std::vector<std::string_view> parts = SplitTrimmed(item, ':');
     if (parts[0] != "gpu") continue;  // other GRES: mps, shard, licences
     // gpu, gpu:COUNT, gpu:TYPE (one), gpu:TYPE:COUNT.
     std::optional<int64_t> count = 1;
@@ -279,7 +257,7 @@ Result<Header> ReadHeader(std::string_view line) {
   Header h;
   h.trailing_pipe = line.ends_with('|');
   if (h.trailing_pipe) line.remove_suffix(1);
-  std::vector<std::string_view> names = Split(line, '|');
+  std::vector<std::string_view> names = SplitTrimmed(line, '|');
   h.width = names.size();
   for (size_t i = 0; i < names.size(); ++i) {
     for (std::string_view known : kFields) {
@@ -424,7 +402,7 @@ Result<std::optional<Allocation>> ReadRow(const Header& h,
 bool IsSacctHeader(std::string_view header_line) {
   if (header_line.find('|') == std::string_view::npos || header_line.size() > kMaxLineBytes)
     return false;
-  for (std::string_view f : Split(header_line, '|')) {
+  for (std::string_view f : SplitTrimmed(header_line, '|')) {
     if (EqualNoCase(f, "JobID")) return true;
   }
   return false;
@@ -456,7 +434,7 @@ Result<std::vector<TraceJob>> ParseSacct(std::string_view text, std::string_view
       continue;
     }
     if (header->trailing_pipe && line.ends_with('|')) line.remove_suffix(1);
-    std::vector<std::string_view> fields = Split(line, '|');
+    std::vector<std::string_view> fields = SplitTrimmed(line, '|');
     if (fields.size() != header->width) {
       return fail(line_no, std::to_string(fields.size()) + " fields where the header has " +
                                std::to_string(header->width) + " (a '|' inside a JobName?)");

@@ -9,6 +9,7 @@
 
 #include "core/node.h"
 #include "core/quantity.h"
+#include "core/text.h"
 #include "sim/alibaba_nodes.h"
 #include "sim/sacct.h"
 
@@ -45,11 +46,7 @@ Result<std::vector<std::string>> SplitCsv(std::string_view line) {
   return out;
 }
 
-std::string Trim(std::string s) {
-  size_t a = s.find_first_not_of(" \t\r");
-  size_t b = s.find_last_not_of(" \t\r");
-  return a == std::string::npos ? "" : s.substr(a, b - a + 1);
-}
+std::string Trimmed(std::string_view s) { return std::string(Trim(s)); }
 
 Result<Duration> Seconds(const std::string& text, const std::string& field) {
   char* end = nullptr;
@@ -66,7 +63,7 @@ std::optional<std::string> NextLine(std::string_view text, size_t& pos, int& lin
       text.substr(pos, nl == std::string_view::npos ? std::string_view::npos : nl - pos);
   pos = nl == std::string_view::npos ? text.size() : nl + 1;
   ++line_no;
-  return Trim(std::string(raw));
+  return Trimmed(raw);
 }
 
 }  // namespace
@@ -100,7 +97,7 @@ Result<std::vector<TraceJob>> ParseTraceCsv(std::string_view text, std::string_v
     if (!fields) return fail("", fields.error().message());
     if (column.empty()) {
       for (size_t i = 0; i < fields->size(); ++i) {
-        std::string name = Trim((*fields)[i]);
+        std::string name = Trimmed((*fields)[i]);
         static const char* kKnown[] = {"submit_time", "duration", "gpus",       "name",
                                        "user",        "project",  "priority",   "gpu_type",
                                        "time_limit",  "nodes",    "preemptible"};
@@ -127,7 +124,7 @@ Result<std::vector<TraceJob>> ParseTraceCsv(std::string_view text, std::string_v
     if (jobs.size() >= max_jobs) return fail("", "more than " + std::to_string(max_jobs) + " jobs");
     auto get = [&](const char* name) -> std::string {
       auto it = column.find(name);
-      return it == column.end() ? "" : Trim((*fields)[it->second]);
+      return it == column.end() ? "" : Trimmed((*fields)[it->second]);
     };
     TraceJob j;
     j.line = line_no;
@@ -209,7 +206,7 @@ Status ForEachRow(std::string_view text, std::string_view file, F each) {
                              std::to_string(header.size()));
     }
     std::map<std::string, std::string> row;
-    for (size_t i = 0; i < header.size(); ++i) row[header[i]] = Trim((*fields)[i]);
+    for (size_t i = 0; i < header.size(); ++i) row[header[i]] = Trimmed((*fields)[i]);
     if (Status st = each(row, line_no); !st.ok()) return st;
   }
   return Status::Ok();
