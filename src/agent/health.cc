@@ -19,15 +19,16 @@ HealthMonitor::HealthMonitor(std::vector<int> physical, HealthLimits limits)
   }
 }
 
-bool HealthMonitor::Fault(int device, const std::string& state, const std::string& reason,
-                          bool event, TimePoint now) {
+bool HealthMonitor::Fault(int device, GpuHealthState state, const std::string& reason, bool event,
+                          TimePoint now) {
   if (device < 0 || static_cast<size_t>(device) >= health_.size()) return false;
   bool changed = false;
   for (size_t i = 0; i < health_.size(); ++i) {
     if (physical_[i] != physical_[device]) continue;
     last_fault_[i] = now;  // the quiet time starts again
     GpuHealth& h = health_[i];
-    bool escalate = h.state == "ok" || (state == "drain" && h.state == "reset");
+    bool escalate = h.state == GpuHealthState::kOk ||
+                    (state == GpuHealthState::kDrain && h.state == GpuHealthState::kReset);
     // A condition that persists (still lost, still hot) is not news; an event (an XID, more ECC
     // errors) is, even on a GPU already out of service.
     if (!escalate && !event) continue;
@@ -46,13 +47,13 @@ bool HealthMonitor::ObserveSamples(const std::vector<GpuSample>& samples, TimePo
     size_t i = static_cast<size_t>(s.index);
     last_[i] = s;
     if (s.lost) {
-      changed |=
-          Fault(s.index, "reset", "the GPU stopped answering (fallen off the bus)", false, now);
+      changed |= Fault(s.index, GpuHealthState::kReset,
+                       "the GPU stopped answering (fallen off the bus)", false, now);
       continue;
     }
     if (s.temperature_c >= limits_.max_temperature_c) {
       changed |=
-          Fault(s.index, "reset",
+          Fault(s.index, GpuHealthState::kReset,
                 "temperature " + std::to_string(s.temperature_c) + " °C at or above the limit of " +
                     std::to_string(limits_.max_temperature_c) + " °C",
                 false, now);
@@ -65,7 +66,7 @@ bool HealthMonitor::ObserveSamples(const std::vector<GpuSample>& samples, TimePo
       int64_t n = s.ecc_uncorrected - ecc_baseline_[i];
       ecc_baseline_[i] = s.ecc_uncorrected;
       changed |=
-          Fault(s.index, "reset",
+          Fault(s.index, GpuHealthState::kReset,
                 std::to_string(n) + " uncorrectable ECC error" + (n == 1 ? "" : "s"), true, now);
     }
   }
@@ -81,11 +82,12 @@ bool HealthMonitor::ObserveXid(int device, int xid, TimePoint now) {
         .gpu = device, .xid = xid, .message = what + " (an application error)", .at = now});
     return false;
   }
-  std::string state = info.action == XidAction::kDrain ? "drain" : "reset";
+  GpuHealthState state =
+      info.action == XidAction::kDrain ? GpuHealthState::kDrain : GpuHealthState::kReset;
   // A reset that did not cure it: the same XID on a GPU that came back from it is a drain.
   bool again = !reset_xids_[device].insert(xid).second;
-  if (state == "reset" && again && health_[device].state == "ok") {
-    state = "drain";
+  if (state == GpuHealthState::kReset && again && health_[device].state == GpuHealthState::kOk) {
+    state = GpuHealthState::kDrain;
     what += " (again after the GPU came back from it)";
   }
   return Fault(device, state, what, true, now);
@@ -95,11 +97,12 @@ bool HealthMonitor::Recheck(const std::function<Status(int device)>& check, Time
   bool changed = false;
   for (size_t i = 0; i < health_.size(); ++i) {
     GpuHealth& h = health_[i];
-    if (h.state != "reset" || now - last_fault_[i] < limits_.readmit_after) continue;
+    if (h.state != GpuHealthState::kReset || now - last_fault_[i] < limits_.readmit_after) continue;
     const GpuSample& s = last_[i];
     if (s.lost || s.temperature_c > limits_.max_temperature_c - 5) continue;
     if (!check(static_cast<int>(i)).ok()) continue;
-    h = GpuHealth{.index = static_cast<int>(i), .state = "ok", .reason = "", .since = now};
+    h = GpuHealth{
+        .index = static_cast<int>(i), .state = GpuHealthState::kOk, .reason = "", .since = now};
     changed = true;
   }
   return changed;
@@ -111,8 +114,9 @@ bool HealthMonitor::Readmit(int device, TimePoint now) {
   for (size_t i = 0; i < health_.size(); ++i) {
     if (physical_[i] != physical_[device]) continue;
     reset_xids_[i].clear();
-    if (health_[i].state == "ok") continue;
-    health_[i] = GpuHealth{.index = static_cast<int>(i), .state = "ok", .reason = "", .since = now};
+    if (health_[i].state == GpuHealthState::kOk) continue;
+    health_[i] = GpuHealth{
+        .index = static_cast<int>(i), .state = GpuHealthState::kOk, .reason = "", .since = now};
     changed = true;
   }
   return changed;

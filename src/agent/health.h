@@ -53,7 +53,7 @@ class HealthMonitor {
  private:
   // Puts every device of `device`'s physical GPU out of service. `event`: a fault that happened
   // now (an XID), rather than a condition seen again (still lost, still hot).
-  bool Fault(int device, const std::string& state, const std::string& reason, bool event,
+  bool Fault(int device, GpuHealthState state, const std::string& reason, bool event,
              TimePoint now);
 
   std::vector<int> physical_;

@@ -198,7 +198,8 @@ int Jobs(const Connection& conn, const std::string& state, const std::string& us
   Table t({"ID", "NAME", "USER", "PROJECT", "STATE", "GPUS", "AGE", "WHERE/WHY"});
   for (const Job& j : jobs) {
     std::string where = j.state == JobState::kRunning ? AllocationText(j)
-                        : j.state == JobState::kPending || j.state == JobState::kHeld ? j.reason
+                        : j.state == JobState::kPending || j.state == JobState::kHeld
+                            ? std::string(WaitReasonName(j.reason))
                         : j.exit_code   ? "exit " + std::to_string(*j.exit_code)
                         : j.exit_signal ? "signal " + SignalText(*j.exit_signal)
                                         : "";
@@ -233,8 +234,8 @@ int Show(const Connection& conn, int64_t id, bool json) {
   line("pool", j.spec.pool);
   line("priority", std::string(PriorityName(j.spec.priority)));
   line("state", std::string(JobStateName(j.state)));
-  if (!j.reason.empty())
-    line("reason", j.reason + (j.reason_detail.empty() ? "" : ": " + j.reason_detail));
+  if (j.reason != WaitReason::kNone)
+    line("reason", WhyWaiting(j));
   else
     line("detail", j.reason_detail);
   std::string cmd;
@@ -497,7 +498,7 @@ int Queue(const Connection& conn, int limit, bool json) {
       {"#", "ID", "USER", "PROJECT", "PRIORITY", "GPUS", "WAITING", "EXPECTED START", "REASON"});
   int pos = 0;
   for (const Job& j : *jobs) {
-    std::string why = j.reason + (j.reason_detail.empty() ? "" : ": " + j.reason_detail);
+    std::string why = WhyWaiting(j);
     if (why.size() > 100) why = why.substr(0, 97) + "...";
     t.Add({std::to_string(++pos), std::to_string(j.id.value), j.user, j.spec.project,
            std::string(PriorityName(j.spec.priority)), FormatMilli(j.spec.resources.milli_gpus),

@@ -62,7 +62,8 @@ Table GpuTable(const std::vector<NodeStatus>& nodes, const std::map<int64_t, con
       }
       const Gpu& g = n.info.gpus[i];
       std::string state = n.state != "ready" ? n.state : "ok";
-      if (i < n.health.size() && n.health[i].state != "ok") state = n.health[i].state;
+      if (i < n.health.size() && n.health[i].state != GpuHealthState::kOk)
+        state = GpuHealthStateName(n.health[i].state);
       if (!n.drain_reason.empty() ||
           (i < n.gpu_drain_reasons.size() && !n.gpu_drain_reasons[i].empty())) {
         state = "drained";
@@ -133,7 +134,7 @@ std::string Render(const Frame& f, const std::string& server, int rows, int cols
     for (size_t i = 0; i < n.info.gpus.size(); ++i) {
       ++total;
       if (i < n.gpu_jobs.size() && !n.gpu_jobs[i].empty()) ++busy;
-      if (n.state != "ready" || (i < n.health.size() && n.health[i].state != "ok"))
+      if (n.state != "ready" || (i < n.health.size() && n.health[i].state != GpuHealthState::kOk))
         ++failed;
       else if (!n.drain_reason.empty() ||
                (i < n.gpu_drain_reasons.size() && !n.gpu_drain_reasons[i].empty()))
@@ -167,7 +168,7 @@ std::string Render(const Frame& f, const std::string& server, int rows, int cols
     int shown = 0;
     for (const Job& j : f.queue) {
       if (shown >= left / 2) break;
-      std::string why = j.reason + (j.reason_detail.empty() ? "" : ": " + j.reason_detail);
+      std::string why = WhyWaiting(j);
       size_t room = static_cast<size_t>(std::max(20, cols - 50));
       if (why.size() > room) why = why.substr(0, room - 3) + "...";
       q.Add({std::to_string(++shown), std::to_string(j.id.value), j.user, j.spec.project,
@@ -225,6 +226,12 @@ class RawTerminal {
 };
 
 }  // namespace
+
+std::string WhyWaiting(const Job& j) {
+  std::string reason(WaitReasonName(j.reason));
+  if (j.reason_detail.empty()) return reason;
+  return reason.empty() ? j.reason_detail : reason + ": " + j.reason_detail;
+}
 
 std::string Age(TimePoint t) {
   auto now = std::chrono::time_point_cast<Duration>(std::chrono::system_clock::now());

@@ -11,6 +11,8 @@ namespace baton::cli {
 
 // "42s", "3m", "5h", "2d": how long ago `t` was.
 std::string Age(TimePoint t);
+// Why a pending or held job waits: "resources: no 8 free H100 ..." ("" when it does not).
+std::string WhyWaiting(const Job& j);
 
 int Gpus(const Connection& conn, bool json);
 int ShowUsage(const Connection& conn, bool json);

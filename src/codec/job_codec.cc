@@ -202,7 +202,8 @@ json::object JobObject(const Job& job, JobForm form) {
   o["pool"] = s.pool;
   o["priority"] = PriorityName(s.priority);
   o["state"] = JobStateName(job.state);
-  o["reason"] = job.reason.empty() ? json::value(nullptr) : json::value(job.reason);
+  o["reason"] = job.reason == WaitReason::kNone ? json::value(nullptr)
+                                                : json::value(WaitReasonName(job.reason));
   o["reason_detail"] =
       job.reason_detail.empty() ? json::value(nullptr) : json::value(job.reason_detail);
   json::array cmd;
@@ -320,7 +321,8 @@ Result<Job> JobFromValue(const json::value& v) {
     ASSIGN_OR_RETURN(job.state, ParseJobState(s));
   }
   if (const json::value* f = Find(*o, "reason")) {
-    ASSIGN_OR_RETURN(job.reason, GetString(*f, "reason", 64));
+    ASSIGN_OR_RETURN(std::string reason, GetString(*f, "reason", 64));
+    ASSIGN_OR_RETURN(job.reason, ParseWaitReason(reason));
   }
   if (const json::value* f = Find(*o, "reason_detail")) {
     ASSIGN_OR_RETURN(job.reason_detail, GetString(*f, "reason_detail", 4096));

@@ -168,7 +168,7 @@ Result<GpuSample> SampleFrom(const json::value& v) {
 json::object HealthObject(const GpuHealth& h) {
   json::object o;
   o["index"] = h.index;
-  o["state"] = h.state;
+  o["state"] = GpuHealthStateName(h.state);
   o["reason"] = h.reason;
   o["since"] = TimeValue(h.since);
   return o;
@@ -178,10 +178,11 @@ Result<GpuHealth> HealthFrom(const json::value& v) {
   ASSIGN_OR_RETURN(const json::object* o, GetObject(v, "health[]"));
   GpuHealth h;
   RETURN_IF_ERROR(Read(*o, "index", &h.index, Int(0, 1023)));
-  RETURN_IF_ERROR(Read(*o, "state", &h.state, Str(16)));
-  if (h.state != "ok" && h.state != "reset" && h.state != "drain") {
-    return Err(InvalidArgument("health[].state: must be ok, reset or drain"));
-  }
+  std::string state;
+  RETURN_IF_ERROR(Read(*o, "state", &state, Str(16)));
+  auto parsed = ParseGpuHealthState(state);
+  if (!parsed) return Err(InvalidArgument("health[]." + parsed.error().message()));
+  h.state = *parsed;
   RETURN_IF_ERROR(Read(*o, "reason", &h.reason, Str(512)));
   if (const json::value* t = Find(*o, "since"); t != nullptr && !t->is_null()) {
     ASSIGN_OR_RETURN(h.since, GetTime(*t, "health[].since"));
@@ -501,7 +502,7 @@ std::string EncodeNodeList(const std::vector<NodeStatus>& nodes) {
       bool drained = i < n.gpu_drain_reasons.size() && !n.gpu_drain_reasons[i].empty();
       g["drain_reason"] = drained ? json::value(n.gpu_drain_reasons[i]) : json::value(nullptr);
       const GpuHealth* h = i < n.health.size() ? &n.health[i] : nullptr;
-      g["health"] = h != nullptr ? h->state : "ok";
+      g["health"] = GpuHealthStateName(h != nullptr ? h->state : GpuHealthState::kOk);
       g["health_reason"] =
           h != nullptr && !h->reason.empty() ? json::value(h->reason) : json::value(nullptr);
       if (i < n.samples.size()) {
@@ -536,7 +537,8 @@ std::string EncodeGpuList(const std::vector<NodeStatus>& nodes) {
       o["model"] = g.model;
       o["memory_total_bytes"] = g.memory_bytes;
       o["node_state"] = n.state;
-      o["health"] = i < n.health.size() ? n.health[i].state : "ok";
+      o["health"] =
+          GpuHealthStateName(i < n.health.size() ? n.health[i].state : GpuHealthState::kOk);
       bool drained = !n.drain_reason.empty() ||
                      (i < n.gpu_drain_reasons.size() && !n.gpu_drain_reasons[i].empty());
       o["drained"] = drained;
@@ -637,7 +639,9 @@ Result<std::vector<NodeStatus>> DecodeNodeList(std::string_view text) {
         if (g.is_object()) {
           if (const json::value* st = Find(g.get_object(), "health");
               st != nullptr && st->is_string()) {
-            h.state = std::string(st->get_string().subview(0, 16));
+            // An unknown state from a newer controller shows as a fault, not as healthy.
+            h.state = ParseGpuHealthState(std::string_view(st->get_string()))
+                          .value_or(GpuHealthState::kReset);
           }
           if (const json::value* r = Find(g.get_object(), "health_reason");
               r != nullptr && r->is_string()) {

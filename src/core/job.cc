@@ -3,12 +3,17 @@
 #include <array>
 #include <set>
 
+#include "core/names.h"
+
 namespace baton {
 
 namespace {
 constexpr std::array<std::string_view, 4> kPriorityNames = {"low", "normal", "high", "critical"};
 constexpr std::array<std::string_view, 7> kStateNames = {
     "pending", "held", "running", "succeeded", "failed", "cancelled", "timed_out"};
+constexpr std::array<std::string_view, 6> kWaitReasonNames = {"",      "priority", "resources",
+                                                              "quota", "held",     "dependency"};
+constexpr std::array<std::string_view, 3> kPreemptReasonNames = {"priority", "quota", "service"};
 
 Status FieldError(std::string_view field, std::string why) {
   return InvalidArgument(std::string(field) + ": " + why);
@@ -59,6 +64,14 @@ Result<JobState> ParseJobState(std::string_view text) {
                       "cancelled, timed_out (got \"" +
                       std::string(text.substr(0, 32)) + "\")"));
 }
+
+std::string_view WaitReasonName(WaitReason r) { return EnumName(kWaitReasonNames, r); }
+
+Result<WaitReason> ParseWaitReason(std::string_view text) {
+  return ParseEnum<WaitReason>(kWaitReasonNames, "reason", text);
+}
+
+std::string_view PreemptReasonName(PreemptReason r) { return EnumName(kPreemptReasonNames, r); }
 
 bool IsTerminal(JobState s) {
   return s == JobState::kSucceeded || s == JobState::kFailed || s == JobState::kCancelled ||

@@ -26,6 +26,22 @@ enum class JobState { kPending, kHeld, kRunning, kSucceeded, kFailed, kCancelled
 std::string_view JobStateName(JobState s);
 Result<JobState> ParseJobState(std::string_view text);
 bool IsTerminal(JobState s);
+
+// Why a job waits, as squeue's REASON: what stands between it and a start.
+//   priority:   jobs ahead of it in the queue go first;
+//   resources:  no set of free GPUs (and CPUs, memory) fits it now;
+//   quota:      its project or user is at a limit;
+//   held:       held by its owner or an admin until released;
+//   dependency: a job it runs after has not ended as it needs.
+enum class WaitReason { kNone, kPriority, kResources, kQuota, kHeld, kDependency };
+std::string_view WaitReasonName(WaitReason r);  // "" for kNone
+Result<WaitReason> ParseWaitReason(std::string_view text);
+
+// Why a running job was preempted for a waiting one: a higher priority class, a project over
+// its guarantee while the waiting job's is under its own, or (least attained service) more
+// GPU-time run than the waiting job.
+enum class PreemptReason { kPriority, kQuota, kService };
+std::string_view PreemptReasonName(PreemptReason r);
 bool CanTransition(JobState from, JobState to);
 
 // Bounds on every field of a job spec. Submits beyond them are rejected with the field named.
@@ -112,11 +128,11 @@ struct Job {
   JobSpec spec;
   std::string user;
   JobState state = JobState::kPending;
-  std::string reason;         // why pending/held: "priority", "resources", "held", ...
-  std::string reason_detail;  // the same, in words a researcher understands
-  int restarts = 0;           // also the attempt number of the current run
-  std::string last_requeue;   // why it last went back to pending ("preempted (priority) for job 9")
-  int failures = 0;           // retries used: requeues after a failure (not after a lost node)
+  WaitReason reason = WaitReason::kNone;  // why pending/held
+  std::string reason_detail;              // the same, in words a researcher understands
+  int restarts = 0;                       // also the attempt number of the current run
+  std::string last_requeue;  // why it last went back to pending ("preempted (priority) for job 9")
+  int failures = 0;          // retries used: requeues after a failure (not after a lost node)
   TimePoint submitted_at{};
   std::optional<TimePoint> started_at;
   std::optional<TimePoint> finished_at;

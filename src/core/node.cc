@@ -4,7 +4,19 @@
 #include <cstdio>
 #include <utility>
 
+#include "core/names.h"
+
 namespace baton {
+
+namespace {
+constexpr std::array<std::string_view, 3> kGpuHealthNames = {"ok", "reset", "drain"};
+}  // namespace
+
+std::string_view GpuHealthStateName(GpuHealthState s) { return EnumName(kGpuHealthNames, s); }
+
+Result<GpuHealthState> ParseGpuHealthState(std::string_view text) {
+  return ParseEnum<GpuHealthState>(kGpuHealthNames, "state", text);
+}
 
 Result<GpuSpec> ParseGpuSpec(std::string_view text) {
   auto bad = [&](std::string why) {

@@ -52,21 +52,25 @@ struct GpuSample {
   bool operator==(const GpuSample&) const = default;
 };
 
-// A GPU's health as its agent judges it (agent/health.h). "ok"; "reset": out of service until it
-// passes a health check (after a reset, once cooled down); "drain": a hardware fault that keeps
+// A GPU's health as its agent judges it (agent/health.h). ok; reset: out of service until it
+// passes a health check (after a reset, once cooled down); drain: a hardware fault that keeps
 // it out until an admin returns it (the controller turns it into a drain that outlives restarts).
+enum class GpuHealthState { kOk, kReset, kDrain };
+std::string_view GpuHealthStateName(GpuHealthState s);
+Result<GpuHealthState> ParseGpuHealthState(std::string_view text);
+
 struct GpuHealth {
   int index = 0;
-  std::string state = "ok";  // ok | reset | drain
-  std::string reason;        // "xid 79: GPU has fallen off the bus"
-  TimePoint since{};         // when the latest fault was seen; a new fault changes it
+  GpuHealthState state = GpuHealthState::kOk;
+  std::string reason;  // "xid 79: GPU has fallen off the bus"
+  TimePoint since{};   // when the latest fault was seen; a new fault changes it
   bool operator==(const GpuHealth&) const = default;
 };
 
 // A node as the controller shows it: what the agent said, and what Baton made of it.
 struct NodeStatus {
   NodeInfo info;
-  std::string state;  // "ready" or "lost"
+  std::string state;  // "ready", "drained", "lost", or "awaiting" (known, not registered yet)
   TimePoint last_seen{};
   std::vector<GpuSample> samples;
   std::vector<std::vector<int64_t>> gpu_jobs;  // per GPU: ids of the jobs on it

@@ -46,7 +46,7 @@ class HealthTest : public ::testing::Test {
 
 TEST_F(HealthTest, AnApplicationXidIsANoticeAndTheGpuStaysInService) {
   EXPECT_FALSE(m_.ObserveXid(2, 31, now_));
-  EXPECT_EQ(m_.health()[2].state, "ok");
+  EXPECT_EQ(m_.health()[2].state, GpuHealthState::kOk);
   auto notices = m_.TakeNotices();
   ASSERT_EQ(notices.size(), 1u);
   EXPECT_EQ(notices[0].gpu, 2);
@@ -56,9 +56,9 @@ TEST_F(HealthTest, AnApplicationXidIsANoticeAndTheGpuStaysInService) {
 
 TEST_F(HealthTest, AResetXidFencesTheGpuUntilItIsQuietAndPassesItsCheck) {
   ASSERT_TRUE(m_.ObserveXid(1, 48, now_));
-  EXPECT_EQ(m_.health()[1].state, "reset");
+  EXPECT_EQ(m_.health()[1].state, GpuHealthState::kReset);
   EXPECT_EQ(m_.health()[1].reason, "xid 48: double-bit ECC error");
-  EXPECT_EQ(m_.health()[0].state, "ok");  // the others keep working
+  EXPECT_EQ(m_.health()[0].state, GpuHealthState::kOk);  // the others keep working
   now_ += seconds(10);
   m_.ObserveSamples(Healthy(), now_);
   EXPECT_FALSE(Recheck());  // not quiet long enough
@@ -67,7 +67,7 @@ TEST_F(HealthTest, AResetXidFencesTheGpuUntilItIsQuietAndPassesItsCheck) {
   EXPECT_FALSE(Recheck());  // quiet, but the backend's check fails
   check_ = Status::Ok();
   EXPECT_TRUE(Recheck());
-  EXPECT_EQ(m_.health()[1].state, "ok");
+  EXPECT_EQ(m_.health()[1].state, GpuHealthState::kOk);
   EXPECT_EQ(m_.health()[1].reason, "");
 }
 
@@ -78,7 +78,7 @@ TEST_F(HealthTest, TheSameResetXidAfterTheGpuCameBackDrainsIt) {
   ASSERT_TRUE(Recheck());
   now_ += seconds(60);
   ASSERT_TRUE(m_.ObserveXid(1, 119, now_));
-  EXPECT_EQ(m_.health()[1].state, "drain");
+  EXPECT_EQ(m_.health()[1].state, GpuHealthState::kDrain);
   EXPECT_NE(m_.health()[1].reason.find("again after the GPU came back"), std::string::npos);
   now_ += seconds(600);
   EXPECT_FALSE(Recheck());  // a drain waits for an admin
@@ -86,18 +86,18 @@ TEST_F(HealthTest, TheSameResetXidAfterTheGpuCameBackDrainsIt) {
 
 TEST_F(HealthTest, ADrainXidIsNeverCleared) {
   ASSERT_TRUE(m_.ObserveXid(3, 79, now_));
-  EXPECT_EQ(m_.health()[3].state, "drain");
+  EXPECT_EQ(m_.health()[3].state, GpuHealthState::kDrain);
   now_ += seconds(3600);
   m_.ObserveSamples(Healthy(), now_);
   EXPECT_FALSE(Recheck());
-  EXPECT_EQ(m_.health()[3].state, "drain");
+  EXPECT_EQ(m_.health()[3].state, GpuHealthState::kDrain);
   // A later reset-class fault neither weakens it nor hides why it was drained.
   m_.ObserveXid(3, 48, now_);
-  EXPECT_EQ(m_.health()[3].state, "drain");
+  EXPECT_EQ(m_.health()[3].state, GpuHealthState::kDrain);
   EXPECT_EQ(m_.health()[3].reason, "xid 79: GPU has fallen off the bus");
   // Until an admin returns it.
   EXPECT_TRUE(m_.Readmit(3, now_));
-  EXPECT_EQ(m_.health()[3].state, "ok");
+  EXPECT_EQ(m_.health()[3].state, GpuHealthState::kOk);
 }
 
 TEST_F(HealthTest, ALostGpuAHotOneAndEccErrorsAreFaultsThatHealOnlyWhenGone) {
@@ -119,16 +119,16 @@ TEST_F(HealthTest, ALostGpuAHotOneAndEccErrorsAreFaultsThatHealOnlyWhenGone) {
   m_.ObserveSamples(s, now_);
   now_ += seconds(40);
   EXPECT_TRUE(Recheck());  // only GPU 2 (its ECC count stopped growing)
-  EXPECT_EQ(m_.health()[2].state, "ok");
-  EXPECT_EQ(m_.health()[0].state, "reset");
-  EXPECT_EQ(m_.health()[1].state, "reset");
+  EXPECT_EQ(m_.health()[2].state, GpuHealthState::kOk);
+  EXPECT_EQ(m_.health()[0].state, GpuHealthState::kReset);
+  EXPECT_EQ(m_.health()[1].state, GpuHealthState::kReset);
   s[0].lost = false;
   s[1].temperature_c = 60;
   m_.ObserveSamples(s, now_);
   now_ += seconds(31);
   EXPECT_TRUE(Recheck());
-  EXPECT_EQ(m_.health()[0].state, "ok");
-  EXPECT_EQ(m_.health()[1].state, "ok");
+  EXPECT_EQ(m_.health()[0].state, GpuHealthState::kOk);
+  EXPECT_EQ(m_.health()[1].state, GpuHealthState::kOk);
 }
 
 TEST(HealthMig, AFaultOnAGpuFencesEveryInstanceOfIt) {
@@ -136,8 +136,8 @@ TEST(HealthMig, AFaultOnAGpuFencesEveryInstanceOfIt) {
   HealthMonitor m({0, 0, 0, 1}, HealthLimits{});
   TimePoint now = FromMillis(1'790'000'000'000);
   ASSERT_TRUE(m.ObserveXid(0, 95, now));
-  for (int d : {0, 1, 2}) EXPECT_EQ(m.health()[d].state, "reset") << d;
-  EXPECT_EQ(m.health()[3].state, "ok");
+  for (int d : {0, 1, 2}) EXPECT_EQ(m.health()[d].state, GpuHealthState::kReset) << d;
+  EXPECT_EQ(m.health()[3].state, GpuHealthState::kOk);
 }
 
 TEST(SimulatedFaults, InjectedFaultsShowInSamplesXidsAndChecksUntilCleared) {

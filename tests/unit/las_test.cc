@@ -66,7 +66,7 @@ TEST(Las, ANewJobPreemptsTheJobThatHasHadMoreGpuTime) {
   ASSERT_EQ(r.preemptions.size(), 1u);
   EXPECT_EQ(r.preemptions[0].victim, JobId{1});
   EXPECT_EQ(r.preemptions[0].for_job, JobId{2});
-  EXPECT_EQ(r.preemptions[0].reason, "service");
+  EXPECT_EQ(r.preemptions[0].reason, PreemptReason::kService);
 }
 
 TEST(Las, NoPreemptionWithinALevelOrWhenTurnedOffOrFromAHigherClass) {
@@ -87,7 +87,7 @@ TEST(Las, NoPreemptionWithinALevelOrWhenTurnedOffOrFromAHigherClass) {
     PassResult r = RunPass(std::move(in));
     EXPECT_TRUE(r.preemptions.empty());
     ASSERT_EQ(r.waits.size(), 1u);
-    EXPECT_EQ(r.waits[0].reason, "resources");
+    EXPECT_EQ(r.waits[0].reason, WaitReason::kResources);
   }
 }
 

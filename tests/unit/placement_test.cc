@@ -141,7 +141,7 @@ TEST(Pass, PriorityOrderWithoutHoldingBackSmallerJobs) {
   EXPECT_EQ(r.starts[1].id, JobId{3});
   ASSERT_EQ(r.waits.size(), 1u);
   EXPECT_EQ(r.waits[0].id, JobId{1});
-  EXPECT_EQ(r.waits[0].reason, "resources");
+  EXPECT_EQ(r.waits[0].reason, WaitReason::kResources);
   EXPECT_FALSE(r.waits[0].detail.empty());
 }
 

@@ -95,7 +95,7 @@ struct SimJob {
   std::optional<TimePoint> stop_at;  // being preempted: ends here
   int restarts = 0;
   double service = 0;  // GPU-seconds of its ended attempts (least attained service)
-  std::string reason;
+  WaitReason reason = WaitReason::kNone;
   std::string detail;
   std::optional<TimePoint> estimated_start;
 };
@@ -123,7 +123,7 @@ class MiniSim {
   UsageLedger& usage() { return usage_; }
   std::vector<std::pair<JobId, JobId>>& preemptions() { return preemptions_; }
   // Per preemption: its reason and when it was decided.
-  const std::vector<std::pair<std::string, TimePoint>>& preemption_reasons() const {
+  const std::vector<std::pair<PreemptReason, TimePoint>>& preemption_reasons() const {
     return preemption_reasons_;
   }
   // GPU-seconds `j` has had by now, its running attempt included.
@@ -299,7 +299,7 @@ class MiniSim {
   std::multimap<TimePoint, SimJob> arrivals_;
   std::vector<Reservation> claims_;
   std::vector<int> preemption_epochs_;
-  std::vector<std::pair<std::string, TimePoint>> preemption_reasons_;
+  std::vector<std::pair<PreemptReason, TimePoint>> preemption_reasons_;
   int epoch_ = 0;
 };
 

@@ -226,7 +226,7 @@ struct Outcome {
   std::vector<std::tuple<int64_t, int64_t, int64_t, int>> jobs;  // id, start, end, restarts
   std::vector<std::pair<JobId, JobId>> preemptions;
   std::vector<int> epochs;
-  std::vector<std::pair<std::string, TimePoint>> reasons;
+  std::vector<std::pair<PreemptReason, TimePoint>> reasons;
   bool operator==(const Outcome&) const = default;
 };
 
@@ -274,20 +274,20 @@ Outcome Replay(const World& w, bool check) {
     for (const auto& p : r.preemptions) {
       const auto& by = sim.job(p.for_job);
       const auto& v = sim.job(p.victim);
-      RC_LOG() << "t=" << ToMillis(sim.now()) << " " << p.reason << ": job " << p.for_job.value
-               << " (prio " << static_cast<int>(by.priority) << ", " << by.project << ", "
-               << by.r.milli_gpus << ") preempts job " << p.victim.value << " (prio "
-               << static_cast<int>(v.priority) << ", " << v.project << ", " << v.r.milli_gpus
-               << "); held:";
+      RC_LOG() << "t=" << ToMillis(sim.now()) << " " << PreemptReasonName(p.reason) << ": job "
+               << p.for_job.value << " (prio " << static_cast<int>(by.priority) << ", "
+               << by.project << ", " << by.r.milli_gpus << ") preempts job " << p.victim.value
+               << " (prio " << static_cast<int>(v.priority) << ", " << v.project << ", "
+               << v.r.milli_gpus << "); held:";
       for (const auto& [proj, milli] : project_milli) RC_LOG() << " " << proj << "=" << milli;
       RC_LOG() << "\n";
     }
     // A priority preemption always goes down in class; a least-attained-service one goes to a
     // job that has had more GPU-time, by a level at least, and never up in class.
     for (const auto& p : r.preemptions) {
-      if (p.reason == "priority")
+      if (p.reason == PreemptReason::kPriority)
         RC_ASSERT(sim.job(p.victim).priority < sim.job(p.for_job).priority);
-      if (p.reason == "service") {
+      if (p.reason == PreemptReason::kService) {
         RC_ASSERT(w.policy.las_preemption);
         RC_ASSERT(sim.job(p.victim).priority <= sim.job(p.for_job).priority);
         RC_ASSERT(LasLevel(w.policy, sim.Service(sim.job(p.victim))) >
@@ -330,10 +330,11 @@ RC_GTEST_PROP(SchedulerProperty, InvariantsHoldOverWholeWorkloads, ()) {
     for (size_t i : ours) {
       for (size_t j : back->second) {
         RC_ASSERT(o.reasons[i].second != o.reasons[j].second);
-        const std::string& a = o.reasons[i].first;
-        const std::string& b = o.reasons[j].first;
-        RC_ASSERT((a == "service" && b == "service") || (a == "quota" && b == "priority") ||
-                  (a == "priority" && b == "quota"));
+        PreemptReason a = o.reasons[i].first;
+        PreemptReason b = o.reasons[j].first;
+        RC_ASSERT((a == PreemptReason::kService && b == PreemptReason::kService) ||
+                  (a == PreemptReason::kQuota && b == PreemptReason::kPriority) ||
+                  (a == PreemptReason::kPriority && b == PreemptReason::kQuota));
       }
     }
   }

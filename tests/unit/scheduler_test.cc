@@ -114,7 +114,7 @@ TEST(Scenario, AHeavyUserFloodingTheQueueDoesNotStarveALightUser) {
   SimJob& light = sim.Submit(SimJob{.r = Gpus(1000), .user = "light", .duration = hours(1)});
   sim.Pass();
   EXPECT_FALSE(light.started);
-  EXPECT_EQ(light.reason, "resources");
+  EXPECT_EQ(light.reason, WaitReason::kResources);
   sim.AdvanceTo(*sim.NextEnd());  // GPUs free up
   sim.Pass();
   EXPECT_TRUE(light.started) << light.detail;
@@ -170,7 +170,7 @@ TEST(Scenario, MigSlicesAreDevicesAndNeverOversubscribed) {
   EXPECT_TRUE(whole.started);
   EXPECT_EQ(whole.allocation[0].node, "h100");  // a plain GPU request never gets a slice
   EXPECT_FALSE(whole2.started);
-  EXPECT_EQ(whole2.reason, "resources");
+  EXPECT_EQ(whole2.reason, WaitReason::kResources);
   EXPECT_TRUE(sim.Consistent());
 }
 
@@ -188,7 +188,7 @@ TEST(Scenario, HighPriorityTwoGpuJobPreemptsALowPriorityEightGpuJob) {
   PassResult r = sim.Pass();
   ASSERT_EQ(r.preemptions.size(), 1u);
   EXPECT_EQ(r.preemptions[0].victim, low.id);
-  EXPECT_EQ(r.preemptions[0].reason, "priority");
+  EXPECT_EQ(r.preemptions[0].reason, PreemptReason::kPriority);
   ASSERT_TRUE(high.estimated_start);
   EXPECT_EQ(*high.estimated_start, sim.now() + policy.preempt_grace);
   // Nothing else is preempted while the victim stops.
@@ -235,7 +235,7 @@ TEST(Scenario, QuotaReclaimReturnsAnIdleProjectsGpus) {
       sim.Submit(SimJob{.r = Gpus(4000), .project = "owner", .user = "o", .duration = hours(1)});
   PassResult r = sim.Pass();
   ASSERT_EQ(r.preemptions.size(), 1u);
-  EXPECT_EQ(r.preemptions[0].reason, "quota");
+  EXPECT_EQ(r.preemptions[0].reason, PreemptReason::kQuota);
   sim.AdvanceTo(*sim.NextEnd());
   sim.Pass();
   EXPECT_TRUE(own.started);
@@ -280,7 +280,7 @@ TEST(Scenario, StrictFifoWithoutBackfillHoldsEveryoneBehindTheFirst) {
   sim.Pass();
   EXPECT_FALSE(wide.started);
   EXPECT_FALSE(small.started);
-  EXPECT_EQ(small.reason, "priority");
+  EXPECT_EQ(small.reason, WaitReason::kPriority);
 }
 
 TEST(Scenario, ProjectLimitsAndUserLimitsHold) {
@@ -294,7 +294,7 @@ TEST(Scenario, ProjectLimitsAndUserLimitsHold) {
   EXPECT_EQ(r.starts.size(), 4u);
   int quota_waits = 0;
   for (const auto& w : r.waits) {
-    EXPECT_EQ(w.reason, "quota");
+    EXPECT_EQ(w.reason, WaitReason::kQuota);
     quota_waits += 1;
   }
   EXPECT_EQ(quota_waits, 2);
@@ -342,7 +342,7 @@ TEST(Scenario, EveryWaitingJobSaysWhyInWords) {
   SimJob& next = sim.Submit(SimJob{.r = Gpus(4000), .limit = hours(1)});
   SimJob& after = sim.Submit(SimJob{.r = Gpus(2000), .limit = hours(3)});
   sim.Pass();
-  EXPECT_EQ(next.reason, "resources");
+  EXPECT_EQ(next.reason, WaitReason::kResources);
   EXPECT_NE(next.detail.find("waiting for 4 GPUs"), std::string::npos) << next.detail;
   EXPECT_NE(next.detail.find("expected start in ~1h"), std::string::npos) << next.detail;
   EXPECT_NE(after.detail.find("1 job ahead"), std::string::npos) << after.detail;
