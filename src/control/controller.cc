@@ -72,7 +72,7 @@ void Controller::Restore(store::Snapshot snapshot, TimePoint now) {
     usage_.AddPast(j.spec.project, j.user, j.spec.resources.milli_gpus, *j.started_at, end);
   }
   for (const auto& [id, j] : jobs_) {
-    if (!IsTerminal(j.state)) open_cost_[j.spec.project] += j.cost_micros;
+    if (!IsTerminal(j.state)) budgets_.AttemptClosed(j.spec.project, j.cost_micros);
   }
   // Alerts a budget had reached before the restart are not sent again.
   RecountBudgets(now, true);
@@ -137,8 +137,7 @@ Effects Controller::EndBatch(TimePoint now) {
   new_keys_.clear();
   fx.store.drains = std::move(new_drains_);
   new_drains_.clear();
-  fx.events = std::move(new_events_);
-  new_events_.clear();
+  fx.events = events_.TakeNew();
   fx.store.tokens = std::move(new_tokens_);
   new_tokens_.clear();
   return fx;
@@ -189,7 +188,8 @@ Reply Controller::Submit(const SubmitJobs& c, TimePoint now) {
             InvalidArgument(where + "after: job " + dep.ToString() + " does not exist"));
       }
     }
-    Status budget = BudgetAllows(spec.project, now);
+    // Running attempts count as of the last tick: a submit does not walk the running jobs.
+    Status budget = budgets_.Allows(options_.policy, spec.project, now);
     if (!budget.ok()) return ErrorReply(budget);
   }
   Reply r;
@@ -207,16 +207,10 @@ Reply Controller::Submit(const SubmitJobs& c, TimePoint now) {
     }
     job.user = c.caller.user;
     job.submitted_at = now;
-    const Budget& budget = options_.policy.Project(spec.project).budget;
-    if (budget.amount >= 0 && budgets_.count(spec.project) == 0) {
-      // A project first seen, under the default project's budget.
-      budgets_[spec.project] = BudgetState{.period_start = PeriodStart(budget.period, now),
-                                           .next_period = NextPeriodStart(budget.period, now),
-                                           .amount = budget.amount};
-    }
+    budgets_.Track(options_.policy, spec.project, now);
     if (spec.hold) {
       job.state = JobState::kHeld;
-      job.reason = "held";
+      job.reason = WaitReason::kHeld;
       job.reason_detail = "held at submit; `baton release " + id.ToString() + "` lets it run";
     } else {
       Enqueue(job, now);
@@ -254,7 +248,7 @@ Reply Controller::Act(const JobAction& c, TimePoint now) {
           StopParts(job, StopReason::kCancel, job.spec.grace_period, now);
         }
       } else {
-        job.reason.clear();
+        job.reason = WaitReason::kNone;
         job.reason_detail = "cancelled before it ran";
         SetState(job, JobState::kCancelled, now);
       }
@@ -266,7 +260,7 @@ Reply Controller::Act(const JobAction& c, TimePoint now) {
                                    std::string(JobStateName(job.state)) +
                                    "; only pending jobs can be held"));
       }
-      job.reason = "held";
+      job.reason = WaitReason::kHeld;
       job.reason_detail =
           "held by " + c.caller.user + "; `baton release " + c.id.ToString() + "` lets it run";
       SetState(job, JobState::kHeld, now);
@@ -290,8 +284,7 @@ Reply Controller::Get(const GetJob& c, TimePoint now) const {
   const Job* job = FindJob(c.id);
   if (job == nullptr) return ErrorReply(NotFound("job " + c.id.ToString() + " does not exist"));
   Reply r;
-  r.jobs.push_back(*job);
-  r.jobs.back().cost_micros = AllCost(*job, now);
+  r.jobs.push_back(JobAsShown(*job, now));
   if (job->state == JobState::kPending) {
     if (order_pos_stale_) {
       // Built on the first look after a full pass: most passes are never asked about.
@@ -321,10 +314,21 @@ Reply Controller::List(const ListJobs& c, TimePoint now) const {
       r.next = r.jobs.back().id.value;
       break;
     }
-    r.jobs.push_back(j);
-    r.jobs.back().cost_micros = AllCost(j, now);
+    r.jobs.push_back(JobAsShown(j, now));
   }
   return r;
+}
+
+Job Controller::JobAsShown(const Job& job, TimePoint now) {
+  Job shown = job;
+  shown.cost_micros = AllCost(job, now);
+  return shown;
+}
+
+void Controller::ShowAsNow(std::vector<Job>& jobs, TimePoint now) const {
+  for (Job& j : jobs) {
+    if (const Job* current = FindJob(j.id)) j = JobAsShown(*current, now);
+  }
 }
 
 // ---- job state bookkeeping ----
@@ -349,9 +353,7 @@ void Controller::SetState(Job& job, JobState to, TimePoint now) {
   }
   if (IsTerminal(to)) {
     job.finished_at = now;
-    open_cost_[job.spec.project] -= job.cost_micros;
-    if (auto b = budgets_.find(job.spec.project); b != budgets_.end())
-      b->second.ended_cost += job.cost_micros;
+    budgets_.JobEnded(job.spec.project, job.cost_micros);
     jobs_finished_[std::string(JobStateName(to))] += 1;
     if (to == JobState::kFailed) {
       std::string name = job.spec.name.empty() ? "" : " (" + job.spec.name + ")";
@@ -382,12 +384,12 @@ void Controller::Enqueue(Job& job, TimePoint now) {
   int deps = DependencyState(job, &broken);
   if (deps == 0) {
     blocked_.insert(job.id);
-    job.reason = "dependency";
+    job.reason = WaitReason::kDependency;
     job.reason_detail = "waiting for jobs it runs after to succeed";
     return;
   }
   if (deps < 0) {
-    job.reason = "dependency";
+    job.reason = WaitReason::kDependency;
     job.reason_detail = "job " + broken.ToString() + " it runs after ended " +
                         std::string(JobStateName(FindJob(broken)->state)) + "; it can never run";
     SetState(job, JobState::kFailed, now);
@@ -395,7 +397,7 @@ void Controller::Enqueue(Job& job, TimePoint now) {
   }
   queue_.insert(QueueKey{static_cast<int>(job.spec.priority), job.id.value, &job});
   fresh_.push_back(job.id);
-  job.reason = "priority";
+  job.reason = WaitReason::kPriority;
   job.reason_detail = "waiting for the scheduler";
 }
 

@@ -16,7 +16,9 @@
 #include <unordered_map>
 #include <vector>
 
+#include "control/budget_book.h"
 #include "control/commands.h"
+#include "control/event_ring.h"
 #include "core/policy.h"
 #include "sched/cluster_view.h"
 #include "sched/fair_share.h"
@@ -54,6 +56,10 @@ class Controller {
   Reply Apply(const Command& command, TimePoint now);
   Effects EndBatch(TimePoint now);
 
+  // Replaces each job with the current record as GET shows it: the running attempt's cost
+  // included. A job the controller does not know is left as it is.
+  void ShowAsNow(std::vector<Job>& jobs, TimePoint now) const;
+
   // Read-only views for tests and the simulator.
   const Job* FindJob(JobId id) const;
   const std::map<JobId, Job>& jobs() const { return jobs_; }
@@ -89,6 +95,8 @@ class Controller {
 
   Reply Submit(const SubmitJobs& c, TimePoint now);
   Reply Act(const JobAction& c, TimePoint now);
+  // A copy of `job` as users see it at `now`.
+  static Job JobAsShown(const Job& job, TimePoint now);
   Reply Get(const GetJob& c, TimePoint now) const;
   Reply List(const ListJobs& c, TimePoint now) const;
   Reply Nodes() const;
@@ -142,15 +150,12 @@ class Controller {
   void CloseAttempt(Job& job, TimePoint now);
   // The GPUs' readings of a report, counted towards the running jobs on them.
   void ObserveUtilization(const std::string& node, const std::vector<GpuSample>& samples);
-  // Recounts every budgeted project's spending in its current period (restore, new policy,
-  // a new period); `quiet`: take the alert level reached as already alerted.
+  // Budgets (control/budget_book.h): the running attempts' cost by budgeted project, a recount
+  // (restore, new policy; `quiet`: alert levels reached count as alerted), and the alerts.
+  // `all`: every project's, else the budgeted ones' only.
+  BudgetBook::RunningCost RunningCostByProject(TimePoint now, bool all = false) const;
   void RecountBudgets(TimePoint now, bool quiet);
-  // Raises budget alerts at 80 % and 100 %; starts new periods.
   void CheckBudgets(TimePoint now);
-  int64_t BudgetSpent(const std::string& project, TimePoint now) const;
-  // Refuses a submit to a project whose hard-stop budget is spent (its running attempts
-  // counted as of the last tick, so that a submit does not walk the running jobs).
-  Status BudgetAllows(const std::string& project, TimePoint now) const;
   void Enqueue(Job& job, TimePoint now);
   void Dequeue(const Job& job);
   void OnTerminal(const Job& job, TimePoint now);
@@ -192,10 +197,7 @@ class Controller {
   std::set<JobId> dirty_;
   std::vector<store::Drain> new_drains_;
   std::vector<Delivery> deliveries_;
-  std::deque<ClusterEvent> events_;  // the latest kMaxEvents
-  static constexpr size_t kMaxEvents = 10000;
-  int64_t next_event_seq_ = 1;
-  std::vector<ClusterEvent> new_events_;    // raised in this batch
+  EventRing events_;
   std::map<int64_t, store::Token> tokens_;  // by id, revoked ones too
   // Counted for GET /metrics since this controller started.
   uint64_t jobs_submitted_ = 0;
@@ -209,16 +211,7 @@ class Controller {
     int64_t samples = 0;
   };
   std::unordered_map<int64_t, Utilization> utilization_;
-  std::map<std::string, int64_t> open_cost_;  // by project: the cost of its jobs not yet ended
-  struct BudgetState {
-    TimePoint period_start{};
-    TimePoint next_period{};
-    int64_t ended_cost = 0;    // jobs that ended in this period
-    int64_t running_cost = 0;  // its running attempts' cost as of the last tick
-    double amount = 0;         // the budget the alerts were for: a new amount alerts anew
-    int alerted = 0;           // 0, 1 (80 % alerted), 2 (100 % alerted)
-  };
-  std::map<std::string, BudgetState> budgets_;  // projects with a budget
+  BudgetBook budgets_;
 };
 
 }  // namespace baton::control

@@ -72,7 +72,7 @@ Reply Controller::Drain(const DrainNode& c) {
     else
       node->gpu_drains.erase(g);
     if (!c.drain && static_cast<size_t>(g) < node->health.size() &&
-        node->health[g].state == "drain") {
+        node->health[g].state == GpuHealthState::kDrain) {
       // The admin says it is fixed: its agent forgets the fault, or it would report it again.
       node->health[g] = GpuHealth{.index = g};
       if (node->state == NodeRecord::State::kReady) {
@@ -116,23 +116,11 @@ Reply Controller::Inject(const InjectFault& c) {
 
 Reply Controller::Events(const GetEvents& c) const {
   Reply r;
-  // Numbers start again at 1 after a restart: a client that asks after one not handed out yet
-  // has numbers of an earlier run, and gets every event from the start.
-  int64_t after = c.after >= next_event_seq_ ? 0 : c.after;
-  auto it = std::upper_bound(events_.begin(), events_.end(), after,
-                             [](int64_t after, const ClusterEvent& e) { return after < e.seq; });
-  for (; it != events_.end() && static_cast<int>(r.events.size()) < c.limit; ++it)
-    r.events.push_back(*it);
+  r.events = events_.After(c.after, c.limit);
   return r;
 }
 
-void Controller::Raise(ClusterEvent event, TimePoint now) {
-  event.seq = next_event_seq_++;
-  event.at = now;
-  events_.push_back(event);
-  if (events_.size() > kMaxEvents) events_.pop_front();
-  new_events_.push_back(std::move(event));
-}
+void Controller::Raise(ClusterEvent event, TimePoint now) { events_.Raise(std::move(event), now); }
 
 std::vector<JobId> Controller::JobsOnGpu(const std::string& node, int gpu) const {
   std::vector<JobId> out;
@@ -151,7 +139,7 @@ bool Controller::GpuUsable(const NodeRecord& node, int gpu) const {
   if (node.gpu_drains.count(gpu) != 0) return false;
   // "drain" health became an admin drain above; an admin's undrain overrides it.
   return gpu < 0 || static_cast<size_t>(gpu) >= node.health.size() ||
-         node.health[gpu].state != "reset";
+         node.health[gpu].state != GpuHealthState::kReset;
 }
 
 void Controller::ApplyHealth(NodeRecord& node, const std::vector<GpuHealth>& health,
@@ -172,7 +160,7 @@ void Controller::ApplyHealth(NodeRecord& node, const std::vector<GpuHealth>& hea
     changed = true;
     int gpu = static_cast<int>(g);
     std::string where = "GPU " + std::to_string(g) + " of " + node.info.name;
-    if (h.state == "ok") {
+    if (h.state == GpuHealthState::kOk) {
       std::string still =
           node.gpu_drains.count(gpu) ? " (still drained: " + node.gpu_drains[gpu] + ")" : "";
       Raise(ClusterEvent{.kind = "gpu_recovered",
@@ -186,9 +174,9 @@ void Controller::ApplyHealth(NodeRecord& node, const std::vector<GpuHealth>& hea
     }
     if (old.state == h.state && old.since == h.since) continue;  // only its words changed
     // A new fault.
-    std::string until =
-        h.state == "drain" ? "until an admin undrains it" : "until it passes a health check";
-    if (h.state == "drain" && node.gpu_drains.count(gpu) == 0) {
+    std::string until = h.state == GpuHealthState::kDrain ? "until an admin undrains it"
+                                                          : "until it passes a health check";
+    if (h.state == GpuHealthState::kDrain && node.gpu_drains.count(gpu) == 0) {
       std::string reason = ("health: " + h.reason).substr(0, 256);
       node.gpu_drains[gpu] = reason;
       new_drains_.push_back(

@@ -1,22 +1,10 @@
-// Costs, budgets and a job's GPU readings: what a job's GPUs cost by the catalog, what each
-// budgeted project has spent in its period, and the alerts and hard stop that follow.
+// Costs and a job's GPU readings: what a job's GPUs cost by the catalog, and the budgets
+// (control/budget_book.h) fed from them.
 #include <cmath>
 
 #include "control/controller.h"
 
 namespace baton::control {
-
-namespace {
-
-std::string Money(int64_t micros, const std::string& currency) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.2f %s", static_cast<double>(micros) / 1e6, currency.c_str());
-  return buf;
-}
-
-int64_t BudgetMicros(const Budget& b) { return static_cast<int64_t>(std::llround(b.amount * 1e6)); }
-
-}  // namespace
 
 int64_t Controller::PricePerHour(const Job& job) const {
   double per_hour = 0;
@@ -43,7 +31,7 @@ int64_t Controller::AttemptCost(const Job& job, TimePoint now) {
 void Controller::CloseAttempt(Job& job, TimePoint now) {
   int64_t cost = AttemptCost(job, now);
   job.cost_micros += cost;
-  open_cost_[job.spec.project] += cost;
+  budgets_.AttemptClosed(job.spec.project, cost);
   if (auto it = utilization_.find(job.id.value); it != utilization_.end()) {
     job.utilization_sum += it->second.sum;
     job.utilization_samples += it->second.samples;
@@ -75,113 +63,25 @@ void Controller::ObserveUtilization(const std::string& node,
   }
 }
 
-void Controller::RecountBudgets(TimePoint now, bool quiet) {
-  std::map<std::string, BudgetState> next;
-  // The alerts already raised for the same budget in the same period stay raised.
-  auto keep_alerted = [&](const std::string& name, BudgetState& b) {
-    auto old = budgets_.find(name);
-    if (old != budgets_.end() && old->second.period_start == b.period_start &&
-        old->second.amount == b.amount) {
-      b.alerted = old->second.alerted;
-    }
-  };
-  for (const auto& [name, project] : options_.policy.projects) {
-    if (project.budget.amount < 0) continue;
-    BudgetState& b = next[name];
-    b.period_start = PeriodStart(project.budget.period, now);
-    b.next_period = NextPeriodStart(project.budget.period, now);
-    b.amount = project.budget.amount;
-    keep_alerted(name, b);
-  }
-  if (options_.policy.default_project.budget.amount >= 0) {
-    // Every project without its own entry has the default budget: count those that have jobs.
-    for (const auto& [id, job] : jobs_) {
-      const std::string& name = job.spec.project;
-      if (next.count(name) != 0 || options_.policy.projects.count(name) != 0) continue;
-      BudgetState& b = next[name];
-      b.period_start = PeriodStart(options_.policy.default_project.budget.period, now);
-      b.next_period = NextPeriodStart(options_.policy.default_project.budget.period, now);
-      b.amount = options_.policy.default_project.budget.amount;
-      keep_alerted(name, b);
-    }
-  }
-  for (const auto& [id, job] : jobs_) {
-    if (!IsTerminal(job.state) || !job.finished_at) continue;
-    auto b = next.find(job.spec.project);
-    if (b != next.end() && *job.finished_at >= b->second.period_start)
-      b->second.ended_cost += job.cost_micros;
-  }
+BudgetBook::RunningCost Controller::RunningCostByProject(TimePoint now, bool all) const {
+  BudgetBook::RunningCost cost;
   for (const auto& [id, job] : running_) {
-    auto b = next.find(job->spec.project);
-    if (b != next.end()) b->second.running_cost += AttemptCost(*job, now);
+    if (all || budgets_.Tracks(job->spec.project))
+      cost[job->spec.project] += AttemptCost(*job, now);
   }
-  budgets_ = std::move(next);
-  if (!quiet) return;
-  for (auto& [name, b] : budgets_) {
-    int64_t limit = BudgetMicros(options_.policy.Project(name).budget);
-    int64_t spent = BudgetSpent(name, now);
-    b.alerted = std::max(b.alerted, spent >= limit ? 2 : spent * 10 >= limit * 8 ? 1 : 0);
-  }
+  return cost;
 }
 
-int64_t Controller::BudgetSpent(const std::string& project, TimePoint now) const {
-  auto b = budgets_.find(project);
-  if (b == budgets_.end()) return 0;
-  int64_t spent = b->second.ended_cost;
-  if (auto open = open_cost_.find(project); open != open_cost_.end()) spent += open->second;
-  for (const auto& [id, job] : running_) {
-    if (job->spec.project == project) spent += AttemptCost(*job, now);
-  }
-  return spent;
+void Controller::RecountBudgets(TimePoint now, bool quiet) {
+  // Every project's: the recount may give a budget to a project that had none.
+  budgets_.Recount(options_.policy, jobs_, RunningCostByProject(now, true), now, quiet);
 }
 
 void Controller::CheckBudgets(TimePoint now) {
-  bool new_period = false;
-  for (const auto& [name, b] : budgets_) new_period |= now >= b.next_period;
-  if (new_period) RecountBudgets(now, false);
-  if (budgets_.empty()) return;
-  std::map<std::string, int64_t> running_cost;
-  for (const auto& [id, job] : running_) {
-    if (budgets_.count(job->spec.project) != 0)
-      running_cost[job->spec.project] += AttemptCost(*job, now);
+  for (ClusterEvent& alert :
+       budgets_.Check(options_.policy, jobs_, RunningCostByProject(now), now)) {
+    Raise(std::move(alert), now);
   }
-  for (auto& [name, b] : budgets_) {
-    const Budget& budget = options_.policy.Project(name).budget;
-    int64_t limit = BudgetMicros(budget);
-    b.running_cost = running_cost[name];
-    int64_t spent = b.ended_cost + open_cost_[name] + b.running_cost;
-    int level = spent >= limit ? 2 : spent * 10 >= limit * 8 ? 1 : 0;
-    if (level <= b.alerted) continue;
-    b.alerted = level;
-    const std::string& cur = options_.policy.currency;
-    std::string period = budget.period == BudgetPeriod::kTotal
-                             ? ""
-                             : " this " + std::string(BudgetPeriodName(budget.period));
-    std::string msg = "project " + name + " has spent " + Money(spent, cur) + " of its budget of " +
-                      Money(limit, cur) + period + " (" + (level == 2 ? "100" : "80") + " %)";
-    if (level == 2 && budget.hard_stop) msg += "; new jobs are refused";
-    Raise(ClusterEvent{.kind = "budget", .severity = "alert", .project = name, .message = msg},
-          now);
-  }
-}
-
-Status Controller::BudgetAllows(const std::string& project, TimePoint now) const {
-  const Budget& budget = options_.policy.Project(project).budget;
-  if (budget.amount < 0 || !budget.hard_stop) return Status::Ok();
-  auto b = budgets_.find(project);
-  if (b == budgets_.end()) return Status::Ok();
-  int64_t limit = BudgetMicros(budget);
-  auto open = open_cost_.find(project);
-  int64_t spent =
-      b->second.ended_cost + (open == open_cost_.end() ? 0 : open->second) + b->second.running_cost;
-  if (spent < limit) return Status::Ok();
-  const std::string& cur = options_.policy.currency;
-  std::string until = budget.period == BudgetPeriod::kTotal
-                          ? "until an admin raises it"
-                          : "until " + FormatRfc3339(NextPeriodStart(budget.period, now)) +
-                                " or an admin raises it";
-  return PermissionDenied("project " + project + " has spent its budget (" + Money(spent, cur) +
-                          " of " + Money(limit, cur) + "); new jobs are refused " + until);
 }
 
 Reply Controller::JobMetricsOf(const GetJobMetrics& c, TimePoint now) const {
@@ -220,8 +120,7 @@ Reply Controller::JobMetricsOf(const GetJobMetrics& c, TimePoint now) const {
     }
   }
   Reply r;
-  r.jobs.push_back(*job);
-  r.jobs.back().cost_micros = AllCost(*job, now);
+  r.jobs.push_back(JobAsShown(*job, now));
   r.job_metrics = std::move(m);
   return r;
 }

@@ -24,16 +24,13 @@ void ControllerLoop::Stop() {
   }
   cv_.notify_all();
   if (thread_.joinable()) thread_.join();
-  std::vector<std::pair<Command, Done>> left;
+  std::vector<Done> left;
   {
     std::lock_guard lock(mu_);
-    left.swap(inbox_);
+    left.swap(inbox_done_);
+    inbox_.clear();
   }
-  for (auto& [cmd, done] : left) {
-    Reply r;
-    r.status = Unavailable("the controller is shutting down");
-    done(std::move(r));
-  }
+  for (Done& done : left) done(ErrorReply(Unavailable("the controller is shutting down")));
   for (auto& [id, done] : parked_) done(Reply{});
   parked_.clear();
 }
@@ -42,13 +39,12 @@ void ControllerLoop::Post(Command command, Done done) {
   {
     std::lock_guard lock(mu_);
     if (stopping_) {
-      Reply r;
-      r.status = Unavailable("the controller is shutting down");
-      done(std::move(r));
+      done(ErrorReply(Unavailable("the controller is shutting down")));
       return;
     }
     if (auto* poll = std::get_if<AgentPoll>(&command)) poll->poll_id = next_poll_id_++;
-    inbox_.emplace_back(std::move(command), std::move(done));
+    inbox_.push_back(std::move(command));
+    inbox_done_.push_back(std::move(done));
   }
   cv_.notify_one();
 }
@@ -58,54 +54,76 @@ ControllerLoop::Stats ControllerLoop::stats() {
   return stats_;
 }
 
+void ControllerLoop::TakeBatch(std::vector<Command>& commands, std::vector<Done>& dones) {
+  if (inbox_.size() <= options_.max_batch) {
+    commands.swap(inbox_);
+    dones.swap(inbox_done_);
+    return;
+  }
+  auto n = static_cast<std::ptrdiff_t>(options_.max_batch);
+  commands.assign(std::make_move_iterator(inbox_.begin()),
+                  std::make_move_iterator(inbox_.begin() + n));
+  dones.assign(std::make_move_iterator(inbox_done_.begin()),
+               std::make_move_iterator(inbox_done_.begin() + n));
+  inbox_.erase(inbox_.begin(), inbox_.begin() + n);
+  inbox_done_.erase(inbox_done_.begin(), inbox_done_.begin() + n);
+}
+
+Status ControllerLoop::Commit(const store::Batch& batch) {
+  if (batch.empty()) return Status::Ok();
+  Status st;
+  for (int attempt = 0; attempt < options_.commit_attempts; ++attempt) {
+    // A busy or briefly failing disk gets a moment: 0, 50, 200 ms...
+    if (attempt > 0)
+      std::this_thread::sleep_for(std::chrono::milliseconds(50 << (2 * (attempt - 1))));
+    st = store_.Commit(batch);
+    if (st.ok()) return st;
+  }
+  return st;
+}
+
+void ControllerLoop::Answer(BatchResult& result, std::vector<Command>& commands,
+                            std::vector<Done>& dones) {
+  for (size_t i = 0; i < dones.size(); ++i) {
+    Reply& r = result.replies[i];
+    if (r.parked) {
+      parked_[std::get<AgentPoll>(commands[i]).poll_id] = std::move(dones[i]);
+    } else {
+      dones[i](std::move(r));
+    }
+  }
+  if (options_.on_event) {
+    for (const ClusterEvent& e : result.effects.events) options_.on_event(e);
+  }
+  for (Delivery& d : result.effects.deliveries) {
+    auto it = parked_.find(d.poll_id);
+    if (it == parked_.end()) continue;
+    Reply r;
+    r.orders = std::move(d.orders);
+    it->second(std::move(r));
+    parked_.erase(it);
+  }
+}
+
 void ControllerLoop::Run() {
-  std::vector<std::pair<Command, Done>> batch;
-  std::vector<std::pair<Done, Reply>> replies;
+  std::vector<Command> commands;
+  std::vector<Done> dones;
   TimePoint next_tick = clock_.Now() + options_.tick;
   for (;;) {
     {
       std::unique_lock lock(mu_);
       cv_.wait_for(lock, options_.tick, [&] { return stopping_ || !inbox_.empty(); });
       if (stopping_) return;
-      if (inbox_.size() <= options_.max_batch) {
-        batch.swap(inbox_);
-      } else {
-        auto cut = inbox_.begin() + static_cast<std::ptrdiff_t>(options_.max_batch);
-        batch.assign(std::make_move_iterator(inbox_.begin()), std::make_move_iterator(cut));
-        inbox_.erase(inbox_.begin(), cut);
-      }
+      TakeBatch(commands, dones);
     }
     TimePoint now = clock_.Now();
-    for (auto& [cmd, done] : batch) {
-      Reply r = controller_.Apply(cmd, now);
-      if (r.parked) {
-        parked_[std::get<AgentPoll>(cmd).poll_id] = std::move(done);
-      } else {
-        replies.emplace_back(std::move(done), std::move(r));
-      }
-    }
-    if (now >= next_tick) {
-      (void)controller_.Apply(Tick{}, now);
-      next_tick = now + options_.tick;
-    }
-    auto cycle_start = std::chrono::steady_clock::now();
-    Effects fx = controller_.EndBatch(now);
-    double cycle =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - cycle_start).count();
-    bool committed = fx.store.empty();
-    Status st;
-    for (int attempt = 0; !committed && attempt < options_.commit_attempts; ++attempt) {
-      // A busy or briefly failing disk gets a moment: 0, 50, 200 ms...
-      if (attempt > 0)
-        std::this_thread::sleep_for(std::chrono::milliseconds(50 << (2 * (attempt - 1))));
-      st = store_.Commit(fx.store);
-      committed = st.ok();
-    }
-    if (!committed) {
-      for (auto& [done, r] : replies) {
-        Reply err;
-        err.status = Unavailable("the store failed to commit: " + st.message());
-        done(std::move(err));
+    bool tick = now >= next_tick;
+    if (tick) next_tick = now + options_.tick;
+    BatchResult result = RunBatch(controller_, commands, now, {.tick = tick});
+    if (Status st = Commit(result.effects.store); !st.ok()) {
+      for (size_t i = 0; i < dones.size(); ++i) {
+        // A parked poll is answered too: nothing it waited for can be sent.
+        dones[i](ErrorReply(Unavailable("the store failed to commit: " + st.message())));
       }
       {
         std::lock_guard lock(mu_);
@@ -114,34 +132,16 @@ void ControllerLoop::Run() {
       fatal_(st);
       return;
     }
-    for (auto& [done, r] : replies) {
-      // Answer with the jobs as the batch left them: a job submitted to an idle GPU is
-      // already running when its submit is answered.
-      for (Job& j : r.jobs) {
-        if (const Job* now_job = controller_.FindJob(j.id)) j = *now_job;
-      }
-      done(std::move(r));
-    }
-    if (options_.on_event) {
-      for (const ClusterEvent& e : fx.events) options_.on_event(e);
-    }
-    for (Delivery& d : fx.deliveries) {
-      auto it = parked_.find(d.poll_id);
-      if (it == parked_.end()) continue;
-      Reply r;
-      r.orders = std::move(d.orders);
-      it->second(std::move(r));
-      parked_.erase(it);
-    }
+    Answer(result, commands, dones);
     {
       std::lock_guard lock(mu_);
       stats_.batches += 1;
-      stats_.cycle_seconds.Observe(cycle);
-      stats_.commands += batch.size();
-      stats_.commits += fx.store.empty() ? 0 : 1;
+      stats_.cycle_seconds.Observe(result.end_seconds);
+      stats_.commands += commands.size();
+      stats_.commits += result.effects.store.empty() ? 0 : 1;
     }
-    batch.clear();
-    replies.clear();
+    commands.clear();
+    dones.clear();
   }
 }
 

@@ -10,6 +10,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "control/batch.h"
 #include "control/clock.h"
 #include "control/controller.h"
 #include "store/store.h"
@@ -49,7 +50,7 @@ class ControllerLoop {
     uint64_t batches = 0;
     uint64_t commands = 0;
     uint64_t commits = 0;
-    // How long EndBatch took (the scheduling pass, orders and effects), on the real clock.
+    // How long ending each batch took (the scheduling pass, orders and effects), real time.
     Histogram cycle_seconds{
         {0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1}};
   };
@@ -57,6 +58,12 @@ class ControllerLoop {
 
  private:
   void Run();
+  // Moves at most max_batch commands from the inbox. REQUIRES: mu_ held.
+  void TakeBatch(std::vector<Command>& commands, std::vector<Done>& dones);
+  // Makes the batch durable, retrying a failing store; the last failure when it could not.
+  Status Commit(const store::Batch& batch);
+  // Sends each reply, parks the polls that wait, answers parked polls with their orders.
+  void Answer(BatchResult& result, std::vector<Command>& commands, std::vector<Done>& dones);
 
   Controller& controller_;
   store::Store& store_;
@@ -66,7 +73,9 @@ class ControllerLoop {
 
   std::mutex mu_;
   std::condition_variable cv_;
-  std::vector<std::pair<Command, Done>> inbox_;
+  // Commands not yet applied, and who waits for each reply (parallel vectors).
+  std::vector<Command> inbox_;
+  std::vector<Done> inbox_done_;
   bool stopping_ = false;
   uint64_t next_poll_id_ = 1;
   Stats stats_;

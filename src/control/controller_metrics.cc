@@ -20,7 +20,7 @@ Reply Controller::Metrics(TimePoint now) const {
   m->jobs_finished = jobs_finished_;
   m->preemptions = preemptions_;
   m->wait_seconds = wait_seconds_;
-  m->events = static_cast<uint64_t>(next_event_seq_ - 1);
+  m->events = static_cast<uint64_t>(events_.raised());
   for (const char* s : {"ready", "drained", "lost", "awaiting"}) m->nodes_by_state[s] = 0;
   for (const auto& [name, node] : nodes_) {
     bool ready = node.state == NodeRecord::State::kReady;
@@ -34,7 +34,7 @@ Reply Controller::Metrics(TimePoint now) const {
       GpuMetrics gm{
           .node = name, .index = g.index, .model = g.model, .memory_total_bytes = g.memory_bytes};
       bool failed = !ready || (static_cast<size_t>(g.index) < node.health.size() &&
-                               node.health[g.index].state != "ok");
+                               node.health[g.index].state != GpuHealthState::kOk);
       bool drained = !node.drain_reason.empty() || node.gpu_drains.count(g.index) != 0;
       bool allocated = slots != nullptr && static_cast<size_t>(g.index) < slots->gpus.size() &&
                        slots->gpus[g.index].free_milli < 1000;
@@ -56,6 +56,7 @@ Reply Controller::Metrics(TimePoint now) const {
 }
 
 Reply Controller::Usage(TimePoint now) const {
+  const BudgetBook::RunningCost running_cost = RunningCostByProject(now);
   std::map<std::string, UsageRow> projects;
   std::map<std::pair<std::string, std::string>, UsageRow> users;
   for (const auto& [id, job] : jobs_) {
@@ -73,11 +74,11 @@ Reply Controller::Usage(TimePoint now) const {
   for (auto& [name, row] : projects) {
     row.project = name;
     row.fairshare_usage = usage_.project(name);
-    if (budgets_.count(name) != 0) {
+    if (budgets_.Tracks(name)) {
       const Budget& b = options_.policy.Project(name).budget;
       row.budget = b.amount;
       row.budget_period = std::string(BudgetPeriodName(b.period));
-      row.budget_spent = static_cast<double>(BudgetSpent(name, now)) / 1e6;
+      row.budget_spent = static_cast<double>(budgets_.Spent(name, running_cost)) / 1e6;
     }
     r.usage_projects.push_back(std::move(row));
   }

@@ -195,7 +195,8 @@ void Controller::Schedule(TimePoint now) {
       continue;
     victim.preempt_requested = true;
     ++preemptions_;
-    victim.reason_detail = "preempted (" + p.reason + ") for job " + p.for_job.ToString();
+    victim.reason_detail = "preempted (" + std::string(PreemptReasonName(p.reason)) + ") for job " +
+                           p.for_job.ToString();
     StopParts(victim, StopReason::kPreempt, options_.policy.preempt_grace, now);
   }
   // A new arrival that waits but could preempt (a lower class runs, or its project has a
@@ -204,7 +205,7 @@ void Controller::Schedule(TimePoint now) {
   if (!full && options_.policy.preemption) {
     for (const sched::Wait& w : pass.waits) {
       const Job& j = jobs_.at(w.id);
-      if (w.reason != "resources") continue;
+      if (w.reason != WaitReason::kResources) continue;
       if (static_cast<int>(j.spec.priority) > lowest_running ||
           options_.policy.Project(j.spec.project).guaranteed_milli > 0) {
         could_preempt = true;
@@ -227,7 +228,7 @@ void Controller::Schedule(TimePoint now) {
     j.preempt_requested = false;
     j.last_checkpoint.reset();
     j.estimated_start.reset();
-    j.reason.clear();
+    j.reason = WaitReason::kNone;
     j.reason_detail.clear();
     SetState(j, JobState::kRunning, now);
     Launch(j);

@@ -61,7 +61,7 @@ struct StopOrder {
 struct FaultInjection {
   int gpu = 0;
   // xid | temperature | ecc | lost | clear, or silence: the agent stops talking to the
-  // controller for `duration` (lost heartbeats), its jobs running on
+  // controller for `duration` (lost heartbeats) while its jobs run on
   std::string fault;
   int64_t value = 0;     // the XID, the degrees Celsius, or the ECC errors
   Duration duration{0};  // how long it lasts (as if reset then); 0 = until cleared

@@ -8,6 +8,7 @@
 #include <queue>
 #include <unordered_map>
 
+#include "control/batch.h"
 #include "control/controller.h"
 #include "core/node.h"
 #include "core/quantity.h"
@@ -42,6 +43,449 @@ struct Exit {
   bool timed_out = false;
   bool operator>(const Exit& o) const { return at != o.at ? at > o.at : seq > o.seq; }
 };
+
+double Mean(const std::vector<double>& v) {
+  double sum = 0;
+  for (double x : v) sum += x;
+  return v.empty() ? 0.0 : sum / static_cast<double>(v.size());
+}
+
+// The q-quantile by nearest rank.
+double Quantile(std::vector<double> v, double q) {
+  if (v.empty()) return 0.0;
+  std::sort(v.begin(), v.end());
+  return v[std::min(
+      v.size() - 1,
+      static_cast<size_t>(std::ceil(q * static_cast<double>(v.size()))) - (q > 0 ? 1 : 0))];
+}
+
+// One replay of a trace. The simulated agents speak the agent protocol's commands in process;
+// every batch goes through control::RunBatch, as the server's loop runs it, so the decisions
+// are the production controller's.
+class Replay {
+ public:
+  Replay(const std::vector<TraceJob>& trace, const Policy& policy, const SimOptions& options);
+
+  Result<SimResult> Run(const std::vector<SimNode>& nodes);
+
+ private:
+  // A command waiting for the next batch, and what its reply is for.
+  enum class Sent { kSubmit, kPoll, kReport };
+  struct Pending {
+    Sent kind;
+    size_t index;          // trace row (kSubmit) or agent (kPoll, kReport)
+    uint64_t poll_id = 0;  // kPoll
+  };
+
+  Status RegisterNodes(const std::vector<SimNode>& nodes);
+  void Queue(control::Command command, Pending pending);
+  // Applies the waiting commands, the agents' reports and a tick as one batch.
+  Status RunOneBatch(bool* progressed);
+  // Runs batches at `now_` until nothing more happens: reports, a tick, the batch's end,
+  // orders to the agents, their new polls.
+  Status Settle();
+  // Takes in a reply; adds an agent that should poll again to `repoll`.
+  Status TakeReply(const Pending& p, const control::Reply& r, std::vector<size_t>& repoll);
+  void Poll(size_t agent);
+  void HandleOrders(size_t agent, const std::vector<Order>& orders);
+  void Launch(size_t agent, const LaunchOrder& l);
+  void Stop(size_t agent, const StopOrder& s);
+  void WakeAtThresholds(const LaunchOrder& l, const TraceJob& t, Duration run);
+  void SubmitArrivals();
+  void EndExits();
+  // When the next thing happens by itself; none when nothing will.
+  std::optional<TimePoint> NextEvent();
+  void Summarize(SimResult& result) const;
+  // "TIME VERB JOB aATTEMPT NODE[ DETAIL]", a line of the decision log.
+  void Log(const char* verb, JobId job, int attempt, size_t agent, const std::string& detail = "");
+
+  const std::vector<TraceJob>& trace_;
+  const Policy& policy_;
+  SimOptions sim_options_;
+  control::ControllerOptions options_;
+  control::Controller c_;
+  SimResult result_;
+  int64_t events_ = 0;
+  TimePoint now_ = kEpoch;
+
+  std::vector<Agent> agents_;
+  int64_t total_milli_ = 0;
+  std::vector<control::Command> batch_;
+  std::vector<Pending> pending_;
+  std::vector<size_t> arrival_;
+  size_t next_arrival_ = 0;
+  std::unordered_map<int64_t, size_t> index_of_;  // job id -> trace row
+  std::vector<JobId> id_of_;
+  std::vector<double> first_start_;
+  // Work done by earlier attempts: a simulated job checkpoints when preempted and resumes there.
+  std::vector<Duration> done_;
+  std::map<std::pair<int64_t, int>, TimePoint> attempt_start_;  // (job, attempt) -> when it began
+  // Times a running job crosses a least-attained-service threshold: the controller should look
+  // then (a live one looks every 2 s; here nothing else would wake it).
+  std::priority_queue<TimePoint, std::vector<TimePoint>, std::greater<>> wakes_;
+  std::priority_queue<Exit, std::vector<Exit>, std::greater<>> exits_;
+  std::map<std::tuple<int64_t, int, size_t>, Part> parts_;
+  uint64_t seq_ = 0, poll_id_ = 0;
+  std::unordered_map<uint64_t, size_t> parked_;  // poll id -> agent
+  int64_t busy_milli_ = 0;
+  double gpu_seconds_ = 0;
+  double idle_waiting_ = 0;  // GPU-seconds free while the queue was not empty
+  double waiting_s_ = 0;     // ... and for how long it was not
+};
+
+control::ControllerOptions SimControllerOptions(const Policy& policy) {
+  control::ControllerOptions options;
+  options.node_timeout = kMaxDuration;  // simulated agents never go silent
+  options.poll_timeout = kMaxDuration;
+  options.policy = policy;
+  return options;
+}
+
+Replay::Replay(const std::vector<TraceJob>& trace, const Policy& policy, const SimOptions& options)
+    : trace_(trace),
+      policy_(policy),
+      sim_options_(options),
+      options_(SimControllerOptions(policy)),
+      c_(options_),
+      id_of_(trace.size()),
+      first_start_(trace.size(), -1),
+      done_(trace.size(), Duration(0)) {
+  c_.Restore(store::Snapshot{}, kEpoch);
+  arrival_.resize(trace.size());
+  for (size_t i = 0; i < arrival_.size(); ++i) arrival_[i] = i;
+  std::stable_sort(arrival_.begin(), arrival_.end(),
+                   [&](size_t a, size_t b) { return trace[a].submit < trace[b].submit; });
+}
+
+void Replay::Log(const char* verb, JobId job, int attempt, size_t agent,
+                 const std::string& detail) {
+  if (!sim_options_.decisions) return;
+  char at[32];
+  std::snprintf(at, sizeof at, "%.3f", Seconds(now_ - kEpoch));
+  result_.decisions.push_back(std::string(at) + " " + verb + " " + job.ToString() + " a" +
+                              std::to_string(attempt) + " " + agents_[agent].name +
+                              (detail.empty() ? "" : " " + detail));
+}
+
+Status Replay::RegisterNodes(const std::vector<SimNode>& nodes) {
+  std::vector<control::Command> registers;
+  for (const SimNode& n : nodes) {
+    auto spec = ParseGpuSpec(n.gpus);
+    if (!spec) return InvalidArgument("node " + n.name + ": " + spec.error().message());
+    NodeInfo info;
+    info.name = n.name;
+    info.gpus = SimulatedGpus(*spec, n.name);
+    info.cpus = 256;
+    info.memory_bytes = int64_t{2} << 40;
+    info.gpu_backend = "simulated";
+    info.topology = spec->topology;
+    info.pool = n.pool;
+    total_milli_ += static_cast<int64_t>(info.gpus.size()) * 1000;
+    registers.push_back(control::AgentRegister{RegisterRequest{.node = info}});
+  }
+  control::BatchResult b = control::RunBatch(c_, registers, now_);
+  events_ += static_cast<int64_t>(registers.size());
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const control::Reply& r = b.replies[i];
+    if (!r.status.ok()) return InvalidArgument("node " + nodes[i].name + ": " + r.status.message());
+    agents_.push_back(Agent{.name = nodes[i].name, .session = r.registration.session});
+  }
+  return Status::Ok();
+}
+
+void Replay::Queue(control::Command command, Pending pending) {
+  batch_.push_back(std::move(command));
+  pending_.push_back(pending);
+}
+
+void Replay::Poll(size_t agent) {
+  const Agent& a = agents_[agent];
+  ++poll_id_;
+  Queue(
+      control::AgentPoll{
+          .node = a.name, .session = a.session, .after = a.acked, .poll_id = poll_id_},
+      Pending{.kind = Sent::kPoll, .index = agent, .poll_id = poll_id_});
+}
+
+void Replay::WakeAtThresholds(const LaunchOrder& l, const TraceJob& t, Duration run) {
+  const Job* job = c_.FindJob(l.job);
+  double gpus = static_cast<double>(t.resources.milli_gpus) / 1000.0;
+  for (double threshold : policy_.las_thresholds) {
+    double left = threshold - (job != nullptr ? job->gpu_seconds : 0);
+    if (left <= 0 || gpus <= 0) continue;
+    auto until = std::chrono::duration_cast<Duration>(std::chrono::duration<double>(left / gpus));
+    if (until < run) wakes_.push(now_ + until + options_.full_pass_interval);
+  }
+}
+
+void Replay::Launch(size_t agent, const LaunchOrder& l) {
+  auto key = std::make_tuple(l.job.value, l.attempt, agent);
+  if (parts_.count(key)) return;  // a launch resent: already running
+  auto it = index_of_.find(l.job.value);
+  if (it == index_of_.end()) return;
+  const TraceJob& t = trace_[it->second];
+  Duration run = std::max(Duration(1), t.duration - done_[it->second]);
+  bool timed_out = false;
+  if (l.time_limit.count() > 0 && l.time_limit < run) {
+    run = l.time_limit;  // the agent ends it at its limit
+    timed_out = true;
+  }
+  int64_t milli = static_cast<int64_t>(l.gpus.size()) * l.milli_per_gpu;
+  parts_[key] = Part{.alive = true, .milli = milli};
+  if (sim_options_.decisions) {
+    std::string gpus;
+    for (int g : l.gpus) gpus += (gpus.empty() ? "" : ",") + std::to_string(g);
+    Log("start", l.job, l.attempt, agent,
+        "gpus=" + gpus + (l.milli_per_gpu < 1000 ? " share=" + FormatMilli(l.milli_per_gpu) : ""));
+  }
+  busy_milli_ += milli;
+  if (first_start_[it->second] < 0) first_start_[it->second] = Seconds(now_ - kEpoch);
+  if (attempt_start_.emplace(std::make_pair(l.job.value, l.attempt), now_).second &&
+      policy_.las_preemption) {
+    WakeAtThresholds(l, t, run);
+  }
+  agents_[agent].outbox.push_back(
+      JobEvent{.job = l.job, .attempt = l.attempt, .kind = JobEvent::Kind::kStarted, .at = now_});
+  exits_.push(Exit{.at = now_ + run,
+                   .seq = ++seq_,
+                   .agent = agent,
+                   .job = l.job,
+                   .attempt = l.attempt,
+                   .timed_out = timed_out});
+}
+
+void Replay::Stop(size_t agent, const StopOrder& s) {
+  auto it = parts_.find(std::make_tuple(s.job.value, s.attempt, agent));
+  if (it == parts_.end() || !it->second.alive) return;
+  // A simulated job checkpoints at its notice and stops at once.
+  it->second.alive = false;
+  Log("stop", s.job, s.attempt, agent, std::string(StopReasonName(s.reason)));
+  if (auto a = attempt_start_.find(std::make_pair(s.job.value, s.attempt));
+      a != attempt_start_.end()) {
+    if (auto row = index_of_.find(s.job.value); row != index_of_.end())
+      done_[row->second] += now_ - a->second;
+    attempt_start_.erase(a);
+  }
+  busy_milli_ -= it->second.milli;
+  if (s.reason == StopReason::kPreempt) ++result_.summary.preemptions;
+  agents_[agent].outbox.push_back(JobEvent{.job = s.job,
+                                           .attempt = s.attempt,
+                                           .kind = JobEvent::Kind::kExited,
+                                           .at = now_,
+                                           .signal = 10});
+}
+
+void Replay::HandleOrders(size_t agent, const std::vector<Order>& orders) {
+  Agent& a = agents_[agent];
+  for (const Order& o : orders) {
+    a.acked = std::max(a.acked, o.seq);
+    if (o.kind == Order::Kind::kLaunch) {
+      Launch(agent, o.launch);
+    } else if (o.kind == Order::Kind::kStop) {
+      Stop(agent, o.stop);
+    }
+  }
+}
+
+Status Replay::TakeReply(const Pending& p, const control::Reply& r, std::vector<size_t>& repoll) {
+  switch (p.kind) {
+    case Sent::kSubmit: {
+      const TraceJob& tj = trace_[p.index];
+      if (!r.status.ok() || r.jobs.empty()) {
+        return InvalidArgument("trace line " + std::to_string(tj.line) + ": " + r.status.message());
+      }
+      id_of_[p.index] = r.jobs[0].id;
+      index_of_[r.jobs[0].id.value] = p.index;
+      return Status::Ok();
+    }
+    case Sent::kPoll:
+      // An agent polls until its poll is parked (nothing more to do now).
+      if (r.parked) {
+        parked_[p.poll_id] = p.index;
+      } else if (r.status.ok() && !r.orders.empty()) {
+        HandleOrders(p.index, r.orders);
+        repoll.push_back(p.index);
+      }
+      return Status::Ok();
+    case Sent::kReport:
+      return Status::Ok();
+  }
+  return Status::Ok();
+}
+
+Status Replay::RunOneBatch(bool* progressed) {
+  bool reported = false;
+  for (size_t ai = 0; ai < agents_.size(); ++ai) {
+    Agent& a = agents_[ai];
+    if (a.outbox.empty()) continue;
+    Queue(control::AgentReport{ReportRequest{
+              .node = a.name, .session = a.session, .events = a.outbox}},
+          Pending{.kind = Sent::kReport, .index = ai});
+    a.outbox.clear();
+    reported = true;
+  }
+  control::BatchResult b = control::RunBatch(c_, batch_, now_, {.tick = true});
+  events_ += static_cast<int64_t>(batch_.size()) + 1;
+  std::vector<size_t> repoll;
+  for (size_t i = 0; i < pending_.size(); ++i) {
+    RETURN_STATUS_IF_ERROR(TakeReply(pending_[i], b.replies[i], repoll));
+  }
+  batch_.clear();
+  pending_.clear();
+  bool delivered = false;
+  for (const control::Delivery& d : b.effects.deliveries) {
+    auto it = parked_.find(d.poll_id);
+    if (it == parked_.end()) continue;
+    size_t ai = it->second;
+    parked_.erase(it);
+    HandleOrders(ai, d.orders);
+    repoll.push_back(ai);
+    delivered |= !d.orders.empty();
+  }
+  for (size_t ai : repoll) Poll(ai);
+  *progressed = reported || delivered || !batch_.empty();
+  return Status::Ok();
+}
+
+Status Replay::Settle() {
+  for (int round = 0; round < 1000; ++round) {
+    bool progressed = false;
+    RETURN_STATUS_IF_ERROR(RunOneBatch(&progressed));
+    if (!progressed) return Status::Ok();
+  }
+  return Status::Ok();
+}
+
+void Replay::SubmitArrivals() {
+  while (next_arrival_ < arrival_.size() &&
+         kEpoch + trace_[arrival_[next_arrival_]].submit <= now_) {
+    size_t i = arrival_[next_arrival_++];
+    control::SubmitJobs submit;  // built step by step: GCC 12 misreads the aggregate (bug 107919)
+    submit.caller.user = trace_[i].user;
+    submit.specs.push_back(trace_[i].Spec());
+    Queue(std::move(submit), Pending{.kind = Sent::kSubmit, .index = i});
+  }
+}
+
+void Replay::EndExits() {
+  while (!exits_.empty() && exits_.top().at <= now_) {
+    Exit e = exits_.top();
+    exits_.pop();
+    auto it = parts_.find(std::make_tuple(e.job.value, e.attempt, e.agent));
+    if (it == parts_.end() || !it->second.alive) continue;  // stopped before its end
+    it->second.alive = false;
+    attempt_start_.erase(std::make_pair(e.job.value, e.attempt));
+    Log("end", e.job, e.attempt, e.agent, e.timed_out ? "timed_out" : "");
+    busy_milli_ -= it->second.milli;
+    agents_[e.agent].outbox.push_back(JobEvent{.job = e.job,
+                                               .attempt = e.attempt,
+                                               .kind = JobEvent::Kind::kExited,
+                                               .at = now_,
+                                               .timed_out = e.timed_out});
+  }
+}
+
+std::optional<TimePoint> Replay::NextEvent() {
+  std::optional<TimePoint> t;
+  if (next_arrival_ < arrival_.size()) t = kEpoch + trace_[arrival_[next_arrival_]].submit;
+  if (!exits_.empty() && (!t || exits_.top().at < *t)) t = exits_.top().at;
+  while (!wakes_.empty() && wakes_.top() <= now_) wakes_.pop();
+  if (!wakes_.empty() && (!t || wakes_.top() < *t)) t = wakes_.top();
+  return t;
+}
+
+Result<SimResult> Replay::Run(const std::vector<SimNode>& nodes) {
+  RETURN_IF_ERROR(RegisterNodes(nodes));
+  for (size_t ai = 0; ai < agents_.size(); ++ai) Poll(ai);
+  RETURN_IF_ERROR(Settle());
+  bool idle_tick_done = false;
+  while (true) {
+    std::optional<TimePoint> t = NextEvent();
+    if (!t) {
+      // Nothing will happen by itself: give the queue one full pass (a tick two seconds on),
+      // in case jobs deep in it can run; then stop.
+      if (c_.queue_length() == 0 || idle_tick_done) break;
+      idle_tick_done = true;
+      t = now_ + options_.full_pass_interval;
+    } else {
+      idle_tick_done = false;
+    }
+    gpu_seconds_ += static_cast<double>(busy_milli_) / 1000.0 * Seconds(*t - now_);
+    if (c_.queue_length() > 0) {
+      idle_waiting_ +=
+          static_cast<double>(total_milli_ - busy_milli_) / 1000.0 * Seconds(*t - now_);
+      waiting_s_ += Seconds(*t - now_);
+    }
+    now_ = std::max(now_, *t);
+    SubmitArrivals();
+    EndExits();
+    RETURN_IF_ERROR(Settle());
+    result_.timeline.emplace_back(Seconds(now_ - kEpoch), static_cast<double>(busy_milli_) / 1000.0,
+                                  static_cast<int64_t>(c_.queue_length()));
+  }
+  Summarize(result_);
+  return std::move(result_);
+}
+
+void Replay::Summarize(SimResult& result) const {
+  // What became of each job.
+  Summary& s = result.summary;
+  s.jobs = static_cast<int64_t>(trace_.size());
+  s.events = events_;
+  std::vector<double> jcts, waits;
+  std::map<std::string, std::pair<double, int>> slowdown;  // user -> (sum, count)
+  double first_submit = -1, last_end = 0;
+  for (size_t i = 0; i < trace_.size(); ++i) {
+    const TraceJob& tj = trace_[i];
+    JobOutcome o;
+    o.name = tj.name;
+    o.user = tj.user;
+    o.project = tj.project;
+    o.milli_gpus = tj.resources.milli_gpus;
+    o.submit = Seconds(tj.submit);
+    o.start = first_start_[i];
+    if (first_submit < 0 || o.submit < first_submit) first_submit = o.submit;
+    if (const Job* j = id_of_[i].value != 0 ? c_.FindJob(id_of_[i]) : nullptr) {
+      o.id = j->id.value;
+      o.restarts = j->restarts;
+      o.state = std::string(JobStateName(j->state));
+      if (IsTerminal(j->state) && j->finished_at) o.end = Seconds(*j->finished_at - kEpoch);
+    }
+    if (o.end >= 0) {
+      ++s.finished;
+      double jct = o.end - o.submit;
+      jcts.push_back(jct);
+      last_end = std::max(last_end, o.end);
+      auto& [sum, n] = slowdown[o.user];
+      sum += jct / std::max(1.0, Seconds(tj.duration));
+      n += 1;
+    }
+    if (o.start >= 0) waits.push_back(o.start - o.submit);
+    result.jobs.push_back(std::move(o));
+  }
+  s.avg_jct_s = Mean(jcts);
+  s.p50_jct_s = Quantile(jcts, 0.5);
+  s.p95_jct_s = Quantile(jcts, 0.95);
+  s.avg_wait_s = Mean(waits);
+  s.makespan_s = first_submit >= 0 && last_end > first_submit ? last_end - first_submit : 0;
+  s.gpu_utilization =
+      s.makespan_s > 0 && total_milli_ > 0
+          ? gpu_seconds_ / (static_cast<double>(total_milli_) / 1000.0 * s.makespan_s)
+          : 0;
+  s.idle_while_waiting =
+      waiting_s_ > 0 && total_milli_ > 0
+          ? idle_waiting_ / (static_cast<double>(total_milli_) / 1000.0 * waiting_s_)
+          : 0;
+  double sum = 0, squares = 0;
+  s.max_user_slowdown = slowdown.empty() ? 1 : 0;
+  for (const auto& [user, acc] : slowdown) {
+    double x = acc.first / acc.second;
+    sum += x;
+    squares += x * x;
+    s.max_user_slowdown = std::max(s.max_user_slowdown, x);
+  }
+  s.jain_fairness = squares > 0 ? sum * sum / (static_cast<double>(slowdown.size()) * squares) : 1;
+}
 
 }  // namespace
 
@@ -87,320 +531,9 @@ Result<Policy> NamedPolicy(const std::string& name, const Policy& configured) {
 }
 
 Result<SimResult> Simulate(const std::vector<SimNode>& nodes, const std::vector<TraceJob>& trace,
-                           const Policy& policy, const SimOptions& sim_options) {
-  control::ControllerOptions options;
-  options.node_timeout = kMaxDuration;  // simulated agents never go silent
-  options.poll_timeout = kMaxDuration;
-  options.policy = policy;
-  control::Controller c(options);
-  c.Restore(store::Snapshot{}, kEpoch);
-  SimResult result;
-  int64_t events = 0;
-  auto apply = [&](const control::Command& cmd, TimePoint now) {
-    ++events;
-    return c.Apply(cmd, now);
-  };
-
-  std::vector<Agent> agents;
-  std::unordered_map<std::string, size_t> agent_of;
-  int64_t total_milli = 0;
-  for (const SimNode& n : nodes) {
-    auto spec = ParseGpuSpec(n.gpus);
-    if (!spec) return Err(InvalidArgument("node " + n.name + ": " + spec.error().message()));
-    NodeInfo info;
-    info.name = n.name;
-    info.gpus = SimulatedGpus(*spec, n.name);
-    info.cpus = 256;
-    info.memory_bytes = int64_t{2} << 40;
-    info.gpu_backend = "simulated";
-    info.topology = spec->topology;
-    info.pool = n.pool;
-    total_milli += static_cast<int64_t>(info.gpus.size()) * 1000;
-    control::Reply r = apply(control::AgentRegister{RegisterRequest{.node = info}}, kEpoch);
-    if (!r.status.ok()) return Err(InvalidArgument("node " + n.name + ": " + r.status.message()));
-    agent_of[n.name] = agents.size();
-    agents.push_back(Agent{.name = n.name, .session = r.registration.session});
-  }
-
-  std::vector<size_t> arrival(trace.size());
-  for (size_t i = 0; i < arrival.size(); ++i) arrival[i] = i;
-  std::stable_sort(arrival.begin(), arrival.end(),
-                   [&](size_t a, size_t b) { return trace[a].submit < trace[b].submit; });
-  std::unordered_map<int64_t, size_t> index_of;  // job id -> trace row
-  std::vector<JobId> id_of(trace.size());
-  std::vector<double> first_start(trace.size(), -1);
-  // Work done by earlier attempts: a simulated job checkpoints when preempted and resumes there.
-  std::vector<Duration> done(trace.size(), Duration(0));
-  std::map<std::pair<int64_t, int>, TimePoint> attempt_start;  // (job, attempt) -> when it began
-  // Times a running job crosses a least-attained-service threshold: the controller should look
-  // then (a live one looks every 2 s; here nothing else would wake it).
-  std::priority_queue<TimePoint, std::vector<TimePoint>, std::greater<>> wakes;
-
-  std::priority_queue<Exit, std::vector<Exit>, std::greater<>> exits;
-  std::map<std::tuple<int64_t, int, size_t>, Part> parts;
-  uint64_t seq = 0, poll_id = 0;
-  std::unordered_map<uint64_t, size_t> parked;  // poll id -> agent
-  int64_t busy_milli = 0;
-  double gpu_seconds = 0;
-  double idle_waiting = 0;  // GPU-seconds free while the queue was not empty
-  double waiting_s = 0;     // ... and for how long it was not
-  TimePoint now = kEpoch;
-
-  // "TIME VERB JOB aATTEMPT NODE[ DETAIL]", a line of the decision log.
-  auto log = [&](const char* verb, JobId job, int attempt, size_t ai,
-                 const std::string& detail = "") {
-    if (!sim_options.decisions) return;
-    char at[32];
-    std::snprintf(at, sizeof at, "%.3f", Seconds(now - kEpoch));
-    result.decisions.push_back(std::string(at) + " " + verb + " " + job.ToString() + " a" +
-                               std::to_string(attempt) + " " + agents[ai].name +
-                               (detail.empty() ? "" : " " + detail));
-  };
-  auto handle_orders = [&](size_t ai, const std::vector<Order>& orders) {
-    Agent& a = agents[ai];
-    for (const Order& o : orders) {
-      a.acked = std::max(a.acked, o.seq);
-      if (o.kind == Order::Kind::kLaunch) {
-        const LaunchOrder& l = o.launch;
-        auto key = std::make_tuple(l.job.value, l.attempt, ai);
-        if (parts.count(key)) continue;  // a launch resent: already running
-        auto it = index_of.find(l.job.value);
-        if (it == index_of.end()) continue;
-        const TraceJob& t = trace[it->second];
-        Duration run = std::max(Duration(1), t.duration - done[it->second]);
-        bool timed_out = false;
-        if (l.time_limit.count() > 0 && l.time_limit < run) {
-          run = l.time_limit;  // the agent ends it at its limit
-          timed_out = true;
-        }
-        int64_t milli = static_cast<int64_t>(l.gpus.size()) * l.milli_per_gpu;
-        parts[key] = Part{.alive = true, .milli = milli};
-        if (sim_options.decisions) {
-          std::string gpus;
-          for (int g : l.gpus) gpus += (gpus.empty() ? "" : ",") + std::to_string(g);
-          log("start", l.job, l.attempt, ai,
-              "gpus=" + gpus +
-                  (l.milli_per_gpu < 1000 ? " share=" + FormatMilli(l.milli_per_gpu) : ""));
-        }
-        busy_milli += milli;
-        if (first_start[it->second] < 0) first_start[it->second] = Seconds(now - kEpoch);
-        if (attempt_start.emplace(std::make_pair(l.job.value, l.attempt), now).second &&
-            policy.las_preemption) {
-          const Job* job = c.FindJob(l.job);
-          double gpus = static_cast<double>(t.resources.milli_gpus) / 1000.0;
-          for (double threshold : policy.las_thresholds) {
-            double left = threshold - (job != nullptr ? job->gpu_seconds : 0);
-            if (left <= 0 || gpus <= 0) continue;
-            auto until =
-                std::chrono::duration_cast<Duration>(std::chrono::duration<double>(left / gpus));
-            if (until < run) wakes.push(now + until + options.full_pass_interval);
-          }
-        }
-        a.outbox.push_back(JobEvent{
-            .job = l.job, .attempt = l.attempt, .kind = JobEvent::Kind::kStarted, .at = now});
-        exits.push(Exit{.at = now + run,
-                        .seq = ++seq,
-                        .agent = ai,
-                        .job = l.job,
-                        .attempt = l.attempt,
-                        .timed_out = timed_out});
-      } else if (o.kind == Order::Kind::kStop) {
-        const StopOrder& s = o.stop;
-        auto it = parts.find(std::make_tuple(s.job.value, s.attempt, ai));
-        if (it == parts.end() || !it->second.alive) continue;
-        // A simulated job checkpoints on SIGUSR1 and stops at once.
-        it->second.alive = false;
-        log("stop", s.job, s.attempt, ai, std::string(StopReasonName(s.reason)));
-        if (auto a = attempt_start.find(std::make_pair(s.job.value, s.attempt));
-            a != attempt_start.end()) {
-          if (auto row = index_of.find(s.job.value); row != index_of.end())
-            done[row->second] += now - a->second;
-          attempt_start.erase(a);
-        }
-        busy_milli -= it->second.milli;
-        if (s.reason == StopReason::kPreempt) ++result.summary.preemptions;
-        a.outbox.push_back(JobEvent{.job = s.job,
-                                    .attempt = s.attempt,
-                                    .kind = JobEvent::Kind::kExited,
-                                    .at = now,
-                                    .signal = 10});
-      }
-    }
-  };
-  auto poll = [&](size_t ai) {
-    // An agent polls until its poll is parked (nothing more to do now).
-    for (;;) {
-      Agent& a = agents[ai];
-      control::Reply r = apply(
-          control::AgentPoll{
-              .node = a.name, .session = a.session, .after = a.acked, .poll_id = ++poll_id},
-          now);
-      if (r.parked) {
-        parked[poll_id] = ai;
-        return;
-      }
-      if (!r.status.ok() || r.orders.empty()) return;
-      handle_orders(ai, r.orders);
-    }
-  };
-  // Runs batches at `now` until nothing more happens: reports, a tick, the batch's end,
-  // orders to the agents, their new polls.
-  auto settle = [&] {
-    for (int round = 0; round < 1000; ++round) {
-      bool reported = false;
-      for (Agent& a : agents) {
-        if (a.outbox.empty()) continue;
-        (void)apply(control::AgentReport{ReportRequest{
-                        .node = a.name, .session = a.session, .events = a.outbox}},
-                    now);
-        a.outbox.clear();
-        reported = true;
-      }
-      (void)apply(control::Tick{}, now);
-      control::Effects fx = c.EndBatch(now);
-      bool delivered = false;
-      for (const control::Delivery& d : fx.deliveries) {
-        auto it = parked.find(d.poll_id);
-        if (it == parked.end()) continue;
-        size_t ai = it->second;
-        parked.erase(it);
-        handle_orders(ai, d.orders);
-        poll(ai);
-        delivered |= !d.orders.empty();
-      }
-      if (!reported && !delivered) return;
-    }
-  };
-
-  for (size_t ai = 0; ai < agents.size(); ++ai) poll(ai);
-  settle();
-
-  size_t next = 0;
-  bool idle_tick_done = false;
-  while (true) {
-    std::optional<TimePoint> t;
-    if (next < arrival.size()) t = kEpoch + trace[arrival[next]].submit;
-    if (!exits.empty() && (!t || exits.top().at < *t)) t = exits.top().at;
-    while (!wakes.empty() && wakes.top() <= now) wakes.pop();
-    if (!wakes.empty() && (!t || wakes.top() < *t)) t = wakes.top();
-    if (!t) {
-      // Nothing will happen by itself: give the queue one full pass (a tick two seconds on),
-      // in case jobs deep in it can run; then stop.
-      if (c.queue_length() == 0 || idle_tick_done) break;
-      idle_tick_done = true;
-      t = now + options.full_pass_interval;
-    } else {
-      idle_tick_done = false;
-    }
-    gpu_seconds += static_cast<double>(busy_milli) / 1000.0 * Seconds(*t - now);
-    if (c.queue_length() > 0) {
-      idle_waiting += static_cast<double>(total_milli - busy_milli) / 1000.0 * Seconds(*t - now);
-      waiting_s += Seconds(*t - now);
-    }
-    now = std::max(now, *t);
-    while (next < arrival.size() && kEpoch + trace[arrival[next]].submit <= now) {
-      size_t i = arrival[next++];
-      const TraceJob& tj = trace[i];
-      control::SubmitJobs submit;  // built step by step: GCC 12 misreads the aggregate (bug 107919)
-      submit.caller.user = tj.user;
-      submit.specs.push_back(tj.Spec());
-      control::Reply r = apply(submit, now);
-      if (!r.status.ok() || r.jobs.empty()) {
-        return Err(
-            InvalidArgument("trace line " + std::to_string(tj.line) + ": " + r.status.message()));
-      }
-      id_of[i] = r.jobs[0].id;
-      index_of[r.jobs[0].id.value] = i;
-    }
-    while (!exits.empty() && exits.top().at <= now) {
-      Exit e = exits.top();
-      exits.pop();
-      auto it = parts.find(std::make_tuple(e.job.value, e.attempt, e.agent));
-      if (it == parts.end() || !it->second.alive) continue;  // stopped before its end
-      it->second.alive = false;
-      attempt_start.erase(std::make_pair(e.job.value, e.attempt));
-      log("end", e.job, e.attempt, e.agent, e.timed_out ? "timed_out" : "");
-      busy_milli -= it->second.milli;
-      agents[e.agent].outbox.push_back(JobEvent{.job = e.job,
-                                                .attempt = e.attempt,
-                                                .kind = JobEvent::Kind::kExited,
-                                                .at = now,
-                                                .timed_out = e.timed_out});
-    }
-    settle();
-    result.timeline.emplace_back(Seconds(now - kEpoch), static_cast<double>(busy_milli) / 1000.0,
-                                 static_cast<int64_t>(c.queue_length()));
-  }
-
-  // What became of each job.
-  Summary& s = result.summary;
-  s.jobs = static_cast<int64_t>(trace.size());
-  s.events = events;
-  std::vector<double> jcts, waits;
-  std::map<std::string, std::pair<double, int>> slowdown;  // user -> (sum, count)
-  double first_submit = -1, last_end = 0;
-  for (size_t i = 0; i < trace.size(); ++i) {
-    const TraceJob& tj = trace[i];
-    JobOutcome o;
-    o.name = tj.name;
-    o.user = tj.user;
-    o.project = tj.project;
-    o.milli_gpus = tj.resources.milli_gpus;
-    o.submit = Seconds(tj.submit);
-    o.start = first_start[i];
-    if (first_submit < 0 || o.submit < first_submit) first_submit = o.submit;
-    if (const Job* j = id_of[i].value != 0 ? c.FindJob(id_of[i]) : nullptr) {
-      o.id = j->id.value;
-      o.restarts = j->restarts;
-      o.state = std::string(JobStateName(j->state));
-      if (IsTerminal(j->state) && j->finished_at) o.end = Seconds(*j->finished_at - kEpoch);
-    }
-    if (o.end >= 0) {
-      ++s.finished;
-      double jct = o.end - o.submit;
-      jcts.push_back(jct);
-      last_end = std::max(last_end, o.end);
-      auto& [sum, n] = slowdown[o.user];
-      sum += jct / std::max(1.0, Seconds(tj.duration));
-      n += 1;
-    }
-    if (o.start >= 0) waits.push_back(o.start - o.submit);
-    result.jobs.push_back(std::move(o));
-  }
-  auto mean = [](const std::vector<double>& v) {
-    double sum = 0;
-    for (double x : v) sum += x;
-    return v.empty() ? 0.0 : sum / static_cast<double>(v.size());
-  };
-  auto quantile = [](std::vector<double> v, double q) {
-    if (v.empty()) return 0.0;
-    std::sort(v.begin(), v.end());
-    return v[std::min(
-        v.size() - 1,
-        static_cast<size_t>(std::ceil(q * static_cast<double>(v.size()))) - (q > 0 ? 1 : 0))];
-  };
-  s.avg_jct_s = mean(jcts);
-  s.p50_jct_s = quantile(jcts, 0.5);
-  s.p95_jct_s = quantile(jcts, 0.95);
-  s.avg_wait_s = mean(waits);
-  s.makespan_s = first_submit >= 0 && last_end > first_submit ? last_end - first_submit : 0;
-  s.gpu_utilization = s.makespan_s > 0 && total_milli > 0
-                          ? gpu_seconds / (static_cast<double>(total_milli) / 1000.0 * s.makespan_s)
-                          : 0;
-  s.idle_while_waiting =
-      waiting_s > 0 && total_milli > 0
-          ? idle_waiting / (static_cast<double>(total_milli) / 1000.0 * waiting_s)
-          : 0;
-  double sum = 0, squares = 0;
-  s.max_user_slowdown = slowdown.empty() ? 1 : 0;
-  for (const auto& [user, acc] : slowdown) {
-    double x = acc.first / acc.second;
-    sum += x;
-    squares += x * x;
-    s.max_user_slowdown = std::max(s.max_user_slowdown, x);
-  }
-  s.jain_fairness = squares > 0 ? sum * sum / (static_cast<double>(slowdown.size()) * squares) : 1;
-  return result;
+                           const Policy& policy, const SimOptions& options) {
+  Replay replay(trace, policy, options);
+  return replay.Run(nodes);
 }
 
 }  // namespace baton::sim

@@ -175,6 +175,50 @@ TEST(Costs, AJobIsPricedFromTheCatalogAndItsGpusReadingsAreShown) {
   EXPECT_EQ(missing->status, 404);
 }
 
+// Issue 15: the loop used to answer with the stored record after a batch, which dropped the
+// running attempt's cost that GET computes: a running job showed the cost of its ended
+// attempts only (none).
+TEST(Costs, GetOfARunningPricedJobShowsItsCostSoFar) {
+  TempDir dir;
+  std::string config = dir.path() + "/baton.yaml";
+  WriteFile(config, kCatalog);
+  BatonProcess baton(dir.path() + "/data", {"--config", config, "--gpus", "1xH100-80GB"});
+  auto c = baton.Client();
+  int64_t id = Submit(*c, R"({"command": ["sleep", "30"], "resources": {"gpus": 1}})");
+  ASSERT_GT(id, 0);
+  auto cost_of = [&](std::string* body) {
+    auto r = c->Request("GET", "/v1/jobs/" + std::to_string(id));
+    *body = r ? r->body : "";
+    if (!r || r->status != 200 || body->find("\"state\":\"running\"") == std::string::npos)
+      return -1.0;
+    std::string cost = JsonField(*body, "cost");
+    return cost.empty() || cost == "null" ? -1.0 : std::stod(cost);
+  };
+  std::string job;
+  double first = -1;
+  // 1 a GPU-second: after a second of running the job has cost about 1.
+  ASSERT_TRUE(Within(std::chrono::seconds(15), [&] {
+    first = cost_of(&job);
+    return first >= 1.0;
+  })) << job;
+  EXPECT_LT(first, 15.0) << job;
+  double later = -1;
+  ASSERT_TRUE(Within(std::chrono::seconds(10),
+                     [&] {
+                       later = cost_of(&job);
+                       return later >= first + 1.0;
+                     }))
+      << "first " << first << ", then " << job;
+  // The list shows the same running cost.
+  auto list = c->Request("GET", "/v1/jobs");
+  ASSERT_TRUE(list);
+  size_t at = list->body.find("\"cost\":");
+  ASSERT_NE(at, std::string::npos) << list->body;
+  EXPECT_GE(std::stod(list->body.substr(at + 7)), first) << list->body;
+  auto cancel = c->Request("POST", "/v1/jobs/" + std::to_string(id) + "/cancel");
+  ASSERT_TRUE(cancel);
+}
+
 TEST(Costs, ABudgetAlertsAt80And100PercentAndAHardStopRefusesNewJobsUntilRaised) {
   TempDir dir;
   std::string config = dir.path() + "/baton.yaml";

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include "control/batch.h"
 #include "control/controller.h"
 #include "store/memory_store.h"
 
@@ -65,10 +66,9 @@ TEST(ControllerMetrics, CountJobsNodesGpusAndWaits) {
   control::Controller c;
   c.Restore(*store.Load(), now);
   auto run = [&](const control::Command& cmd) {
-    control::Reply r = c.Apply(cmd, now);
-    control::Effects fx = c.EndBatch(now);
-    EXPECT_TRUE(store.Commit(fx.store).ok());
-    return r;
+    control::BatchResult b = control::RunBatch(c, std::span(&cmd, 1), now);
+    EXPECT_TRUE(store.Commit(b.effects.store).ok());
+    return std::move(b.replies[0]);
   };
   NodeInfo info{.name = "n1", .cpus = 8, .memory_bytes = 1LL << 34, .gpu_backend = "simulated"};
   for (int i = 0; i < 2; ++i)

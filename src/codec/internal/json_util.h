@@ -28,14 +28,15 @@ Result<bool> GetBool(const json::value& v, std::string_view field);
 Result<const json::object*> GetObject(const json::value& v, std::string_view field);
 Result<const json::array*> GetArray(const json::value& v, std::string_view field);
 
-// Optional accessors on an object: absent or null leaves `out` unchanged.
+// The value of `key` in `o`; nullptr when it is absent or null.
 const json::value* Find(const json::object& o, std::string_view key);
 
 // Base64 (RFC 4648) for bytes that need not be UTF-8, such as job logs.
 std::string Base64Encode(std::string_view bytes);
 Result<std::string> Base64Decode(std::string_view text, std::string_view field);
 
-// Reads `key` of `o` into `out` with `get` (Str, Int, Bool below), when present.
+// Reads `key` of `o` into `out` with `get` (Str, Int, Bool below); absent or null leaves `out`
+// unchanged.
 template <typename T, typename Get>
 Status Read(const json::object& o, std::string_view key, T* out, Get get) {
   const json::value* v = Find(o, key);

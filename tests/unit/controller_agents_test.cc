@@ -1,0 +1,211 @@
+// The controller and its agents: lost nodes, agents that register again, rendezvous ports,
+// drains and the events they raise.
+#include <gtest/gtest.h>
+
+#include "controller_fixture.h"
+
+namespace baton::control {
+namespace {
+
+TEST_F(ControllerTest, ALostNodeRequeuesItsJobs) {
+  RegisterNode("n1", 1);
+  JobId id = Submit(1000);
+  Poll("n1");
+  ReportEvent("n1", {.job = id, .kind = JobEvent::Kind::kStarted});
+  now_ += seconds(61);
+  Run(Tick{});
+  EXPECT_EQ(State(id), JobState::kPending);
+  EXPECT_EQ(c_->FindJob(id)->restarts, 1);
+  RegisterNode("n1", 1);  // back, holding nothing: the job starts again
+  EXPECT_EQ(State(id), JobState::kRunning);
+}
+
+TEST_F(ControllerTest, ALostNodeDoesNotUseUpARetry) {
+  RegisterNode("n1", 1);
+  JobId id = SubmitFailing(1);
+  Poll("n1");
+  ReportEvent("n1", {.job = id, .kind = JobEvent::Kind::kStarted});
+  now_ += seconds(61);
+  Run(Tick{});  // lost: requeued, restarts 1, no retry used
+  RegisterNode("n1", 1);
+  ASSERT_EQ(State(id), JobState::kRunning);
+  Poll("n1");
+  ReportEvent("n1", {.job = id, .attempt = 1, .kind = JobEvent::Kind::kStarted});
+  ReportEvent("n1", {.job = id, .attempt = 1, .kind = JobEvent::Kind::kExited, .exit_code = 1});
+  EXPECT_EQ(State(id), JobState::kRunning);  // its one retry
+  EXPECT_EQ(c_->FindJob(id)->restarts, 2);
+  Poll("n1");
+  ReportEvent("n1", {.job = id, .attempt = 2, .kind = JobEvent::Kind::kStarted});
+  ReportEvent("n1", {.job = id,
+                     .attempt = 2,
+                     .kind = JobEvent::Kind::kExited,
+                     .exit_code = 1,
+                     .message = "it went wrong"});
+  EXPECT_EQ(State(id), JobState::kFailed);
+  EXPECT_NE(c_->FindJob(id)->reason_detail.find("it went wrong"), std::string::npos);
+}
+
+TEST_F(ControllerTest, ACancelIsResentToAnAgentThatRegistersAgain) {
+  RegisterNode("n1", 1);
+  JobId id = Submit(1000);
+  Poll("n1");
+  ReportEvent("n1", {.job = id, .kind = JobEvent::Kind::kStarted});
+  Run(JobAction{.caller = {"ada", true}, .id = id, .kind = JobAction::Kind::kCancel});
+  // The agent restarts before it polled the stop order, and still holds the job.
+  RegisterNode("n1", 1, {JobEvent{.job = id, .kind = JobEvent::Kind::kStarted, .at = now_}});
+  std::vector<Order> orders = Poll("n1");
+  ASSERT_EQ(orders.size(), 1u);
+  EXPECT_EQ(orders[0].kind, Order::Kind::kStop);
+  EXPECT_EQ(orders[0].stop.job, id);
+}
+
+TEST_F(ControllerTest, APreemptionIsResentToAnAgentThatRegistersAgain) {
+  RegisterNode("n1", 1);
+  JobId low = StartJob("n1", 1000, Priority::kLow);
+  now_ += seconds(10);
+  JobId high = Submit(1000, Priority::kHigh);
+  ASSERT_TRUE(c_->FindJob(low)->preempt_requested);
+  // The agent restarts before it polled the stop order, and still holds the job.
+  RegisterNode("n1", 1, {JobEvent{.job = low, .kind = JobEvent::Kind::kStarted, .at = now_}});
+  std::vector<Order> orders = Poll("n1");
+  ASSERT_EQ(orders.size(), 1u);
+  EXPECT_EQ(orders[0].kind, Order::Kind::kStop);
+  EXPECT_EQ(orders[0].stop.job, low);
+  EXPECT_EQ(orders[0].stop.reason, StopReason::kPreempt);
+  (void)high;
+}
+
+TEST_F(ControllerTest, ARegisteringAgentReportsJobsThatEndedWhileAway) {
+  RegisterNode("n1", 1);
+  JobId id = Submit(1000);
+  Poll("n1");
+  ReportEvent("n1", {.job = id, .kind = JobEvent::Kind::kStarted});
+  RegisterNode("n1", 1,
+               {JobEvent{.job = id, .kind = JobEvent::Kind::kExited, .at = now_, .exit_code = 0}});
+  EXPECT_EQ(State(id), JobState::kSucceeded);
+}
+
+TEST_F(ControllerTest, EventsAfterANumberNotYetGivenStartFromTheBeginning) {
+  RegisterNode("n1", 1);  // node_joined: event 1
+  ASSERT_EQ(Run(GetEvents{}).events.size(), 1u);
+  EXPECT_TRUE(Run(GetEvents{.after = 1}).events.empty());
+  // A client that saw event 40 of the controller's previous run (numbers start again at 1).
+  Reply r = Run(GetEvents{.after = 40});
+  ASSERT_EQ(r.events.size(), 1u);
+  EXPECT_EQ(r.events[0].kind, "node_joined");
+}
+
+// A gang of `gpus` GPUs with one process per GPU: its processes meet at MASTER_PORT.
+JobSpec GangSpec(int gpus, std::vector<std::pair<std::string, std::string>> env = {}) {
+  JobSpec s;
+  s.command = {"torchrun"};
+  s.resources.milli_gpus = gpus * 1000;
+  s.process_per_gpu = true;
+  s.env = std::move(env);
+  return s;
+}
+
+// Two gangs whose ids are equal mod 10000 used to meet at the same MASTER_PORT on the node
+// where both have rank 0, and the second failed to bind it. Ports now never collide among the
+// jobs running on one rank-0 node, a job's own MASTER_PORT included.
+
+TEST_F(ControllerTest, GangsMeetingOnOneNodeGetDifferentMasterPorts) {
+  RegisterNode("n1", 8);
+  JobId first = Run(SubmitJobs{.caller = {"ada", false}, .specs = {GangSpec(2)}}).jobs[0].id;
+  JobSpec held;
+  held.command = {"true"};
+  held.hold = true;
+  ASSERT_TRUE(Run(SubmitJobs{.caller = {"ada", false}, .specs = std::vector<JobSpec>(9999, held)})
+                  .status.ok());
+  JobId again = Run(SubmitJobs{.caller = {"ada", false}, .specs = {GangSpec(2)}}).jobs[0].id;
+  ASSERT_EQ(again.value, first.value + 10000);
+  JobId single = Run(SubmitJobs{.caller = {"ada", false}, .specs = {GangSpec(1)}}).jobs[0].id;
+  std::map<JobId, int> ports;
+  for (const Order& o : Poll("n1")) ports[o.launch.job] = o.launch.master_port;
+  ASSERT_EQ(ports.size(), 3u);
+  EXPECT_EQ(ports[first], 29501);  // 29500 + 1 mod 10000
+  EXPECT_EQ(ports[again], 29502);  // its default, 29501, is first's on the same node
+  EXPECT_EQ(c_->FindJob(single)->master_port, 0);  // one process: nothing meets
+}
+
+TEST_F(ControllerTest, AJobsOwnMasterPortIsAvoidedByTheOthersAndAPortOutlivesARestart) {
+  // Both wait for the node and start in the same pass.
+  JobId own =
+      Run(SubmitJobs{.caller = {"ada", false}, .specs = {GangSpec(2, {{"MASTER_PORT", "29502"}})}})
+          .jobs[0]
+          .id;
+  JobId second = Run(SubmitJobs{.caller = {"ada", false}, .specs = {GangSpec(2)}}).jobs[0].id;
+  ASSERT_EQ(second.value, 2u);
+  RegisterNode("n1", 8);
+  Poll("n1");
+  EXPECT_EQ(c_->FindJob(own)->master_port, 29502);     // where it meets: its own
+  EXPECT_EQ(c_->FindJob(second)->master_port, 29503);  // its default, 29502, is taken
+  // A controller restart keeps the port: a launch sent again (the agent never reported the
+  // start) names the same one as the launch the agent may already have.
+  c_ = std::make_unique<Controller>();
+  c_->Restore(*store_.Load(), now_);
+  EXPECT_EQ(c_->FindJob(second)->master_port, 29503);
+  RegisterNode("n1", 8);
+  std::map<JobId, int> ports;
+  for (const Order& o : Poll("n1")) ports[o.launch.job] = o.launch.master_port;
+  EXPECT_EQ(ports[second], 29503);
+}
+
+TEST_F(ControllerTest, AMasterPortThatIsNoPortIsIgnoredAndTheJobSurvivesARestart) {
+  RegisterNode("n1", 8);
+  JobId odd =
+      Run(SubmitJobs{.caller = {"ada", false}, .specs = {GangSpec(2, {{"MASTER_PORT", "99999"}})}})
+          .jobs[0]
+          .id;
+  Poll("n1");
+  EXPECT_EQ(c_->FindJob(odd)->master_port, DefaultMasterPort(odd));
+  // What the SQLite store keeps reads back.
+  EXPECT_TRUE(
+      codec::DecodeJob(codec::EncodeJob(*c_->FindJob(odd), codec::JobForm::kRecord)).has_value());
+  c_ = std::make_unique<Controller>();
+  ASSERT_TRUE(store_.Load().has_value());
+  c_->Restore(*store_.Load(), now_);
+  ASSERT_NE(c_->FindJob(odd), nullptr);
+  EXPECT_EQ(c_->FindJob(odd)->state, JobState::kRunning);
+}
+
+TEST_F(ControllerTest, DrainedGpusAndNodesTakeNoNewJobsAndStayDrainedAcrossARestart) {
+  RegisterNode("n1", 2);
+  Reply d =
+      Run(DrainNode{.caller = {"root", true}, .node = "n1", .gpus = {0}, .reason = "ECC errors"});
+  ASSERT_TRUE(d.status.ok()) << d.status.message();
+  ASSERT_EQ(d.nodes.size(), 1u);
+  EXPECT_EQ(d.nodes[0].gpu_drain_reasons[0], "ECC errors");
+  JobId a = Submit(1000), b = Submit(1000);
+  std::vector<Order> orders = Poll("n1");
+  ASSERT_EQ(orders.size(), 1u);
+  EXPECT_EQ(orders[0].launch.gpus, (std::vector<int>{1}));
+  EXPECT_EQ(State(b), JobState::kPending);
+  // Users cannot drain; unknown nodes and GPUs are clear errors.
+  EXPECT_EQ(Run(DrainNode{.caller = {"ada", false}, .node = "n1"}).status.code(),
+            Code::kPermissionDenied);
+  EXPECT_EQ(Run(DrainNode{.caller = {"root", true}, .node = "nx"}).status.code(), Code::kNotFound);
+  EXPECT_EQ(Run(DrainNode{.caller = {"root", true}, .node = "n1", .gpus = {9}}).status.code(),
+            Code::kInvalidArgument);
+  // A whole-node drain: the running job goes on, nothing new starts.
+  ASSERT_TRUE(
+      Run(DrainNode{.caller = {"root", true}, .node = "n1", .reason = "maintenance"}).status.ok());
+  EXPECT_EQ(State(a), JobState::kRunning);
+  ASSERT_TRUE(Run(DrainNode{.caller = {"root", true}, .node = "n1", .gpus = {0}, .drain = false})
+                  .status.ok());
+  EXPECT_EQ(State(b), JobState::kPending);
+  // Restart: the node drain is still there.
+  c_ = std::make_unique<Controller>();
+  c_->Restore(*store_.Load(), now_);
+  RegisterNode("n1", 2, {JobEvent{.job = a, .kind = JobEvent::Kind::kStarted}});
+  Reply nodes = Run(ListNodes{});
+  ASSERT_EQ(nodes.nodes.size(), 1u);
+  EXPECT_EQ(nodes.nodes[0].state, "drained");
+  EXPECT_EQ(nodes.nodes[0].drain_reason, "maintenance");
+  EXPECT_EQ(State(b), JobState::kPending);
+  ASSERT_TRUE(Run(DrainNode{.caller = {"root", true}, .node = "n1", .drain = false}).status.ok());
+  EXPECT_EQ(State(b), JobState::kRunning);
+}
+
+}  // namespace
+}  // namespace baton::control

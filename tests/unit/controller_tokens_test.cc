@@ -1,0 +1,67 @@
+// The controller's tokens: who may create, list and revoke them, and that a revocation lasts.
+#include <gtest/gtest.h>
+
+#include "controller_fixture.h"
+
+namespace baton::control {
+namespace {
+
+class ControllerTokenTest : public ControllerTest {
+ protected:
+  Reply Create(Caller caller, std::string user, std::string role, char fill = 'a') {
+    return Run(CreateToken{.caller = std::move(caller),
+                           .user = std::move(user),
+                           .role = std::move(role),
+                           .name = "t",
+                           .hash = std::string(64, fill)});
+  }
+};
+
+TEST_F(ControllerTokenTest, AnAdminCreatesTokensAUserOnlyTheirOwnUserTokens) {
+  Caller admin{"root", true}, ada{"ada", false};
+  Reply made = Create(admin, "alice", "user");
+  ASSERT_TRUE(made.status.ok()) << made.status.message();
+  EXPECT_EQ(made.tokens.at(0).id, 1);
+  EXPECT_EQ(made.tokens.at(0).hash, std::string(64, 'a'));
+  EXPECT_EQ(Create(ada, "ada", "user", 'b').status.code(), Code::kOk);
+  EXPECT_EQ(Create(ada, "ada", "admin", 'c').status.code(), Code::kPermissionDenied);
+  EXPECT_EQ(Create(ada, "alice", "user", 'c').status.code(), Code::kPermissionDenied);
+  EXPECT_EQ(Create(admin, "Not A User", "user", 'c').status.code(), Code::kInvalidArgument);
+  EXPECT_EQ(Create(admin, "bob", "superuser", 'c').status.code(), Code::kInvalidArgument);
+  EXPECT_EQ(Create(admin, "bob", "user", 'a').status.code(), Code::kConflict);  // the same secret
+}
+
+TEST_F(ControllerTokenTest, ListingShowsNoHashesAndOnlyYourOwnUnlessAdmin) {
+  Caller admin{"root", true}, ada{"ada", false};
+  Create(admin, "alice", "user", 'a');
+  Create(admin, "ada", "user", 'b');
+  Reply all = Run(ListTokens{admin});
+  ASSERT_EQ(all.tokens.size(), 2u);
+  for (const auto& t : all.tokens) EXPECT_TRUE(t.hash.empty());
+  Reply mine = Run(ListTokens{ada});
+  ASSERT_EQ(mine.tokens.size(), 1u);
+  EXPECT_EQ(mine.tokens[0].user, "ada");
+}
+
+TEST_F(ControllerTokenTest, ARevocationIsDurableAndOnlyTheOwnerOrAnAdminRevokes) {
+  Caller admin{"root", true}, ada{"ada", false};
+  Create(admin, "alice", "user", 'a');
+  Create(admin, "ada", "user", 'b');
+  EXPECT_EQ(Run(RevokeToken{ada, 1}).status.code(), Code::kPermissionDenied);
+  EXPECT_EQ(Run(RevokeToken{ada, 9}).status.code(), Code::kNotFound);
+  Reply r = Run(RevokeToken{ada, 2});
+  ASSERT_TRUE(r.status.ok());
+  EXPECT_TRUE(r.tokens.at(0).revoked);
+  EXPECT_EQ(r.tokens.at(0).hash, std::string(64, 'b'));  // the service forgets it by its hash
+  // A new controller from the store has both, the second revoked; ids are never reused.
+  c_ = std::make_unique<Controller>();
+  c_->Restore(*store_.Load(), now_);
+  Reply all = Run(ListTokens{admin});
+  ASSERT_EQ(all.tokens.size(), 2u);
+  EXPECT_FALSE(all.tokens[0].revoked);
+  EXPECT_TRUE(all.tokens[1].revoked);
+  EXPECT_EQ(Create(admin, "bob", "user", 'c').tokens.at(0).id, 3);
+}
+
+}  // namespace
+}  // namespace baton::control

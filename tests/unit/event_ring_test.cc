@@ -1,0 +1,68 @@
+// The controller's event ring: numbering, paging, the capacity, a client of an earlier run.
+#include "control/event_ring.h"
+
+#include <gtest/gtest.h>
+
+namespace baton::control {
+namespace {
+
+const TimePoint kNow = FromMillis(1'790'000'000'000);
+
+ClusterEvent Event(std::string kind) {
+  return ClusterEvent{.kind = std::move(kind), .severity = "info", .message = "m"};
+}
+
+TEST(EventRing, NumbersEventsFromOneAndStampsThem) {
+  EventRing ring;
+  ring.Raise(Event("node_joined"), kNow);
+  ring.Raise(Event("gpu_failed"), kNow + std::chrono::seconds(1));
+  std::vector<ClusterEvent> all = ring.After(0, 100);
+  ASSERT_EQ(all.size(), 2u);
+  EXPECT_EQ(all[0].seq, 1);
+  EXPECT_EQ(all[0].at, kNow);
+  EXPECT_EQ(all[1].seq, 2);
+  EXPECT_EQ(all[1].kind, "gpu_failed");
+  EXPECT_EQ(ring.raised(), 2);
+}
+
+TEST(EventRing, PagesAfterANumberWithinALimit) {
+  EventRing ring;
+  for (int i = 0; i < 10; ++i) ring.Raise(Event("gpu_xid"), kNow);
+  std::vector<ClusterEvent> page = ring.After(3, 4);
+  ASSERT_EQ(page.size(), 4u);
+  EXPECT_EQ(page.front().seq, 4);
+  EXPECT_EQ(page.back().seq, 7);
+  EXPECT_TRUE(ring.After(10, 100).empty());
+}
+
+TEST(EventRing, KeepsOnlyTheLatestCapacityEvents) {
+  EventRing ring(3);
+  for (int i = 0; i < 5; ++i) ring.Raise(Event("gpu_xid"), kNow);
+  std::vector<ClusterEvent> kept = ring.After(0, 100);
+  ASSERT_EQ(kept.size(), 3u);
+  EXPECT_EQ(kept.front().seq, 3);
+  EXPECT_EQ(ring.raised(), 5);
+}
+
+TEST(EventRing, ANumberOfAnEarlierRunGetsEveryEventFromTheStart) {
+  EventRing ring;
+  ring.Raise(Event("node_joined"), kNow);
+  std::vector<ClusterEvent> all = ring.After(500, 100);
+  ASSERT_EQ(all.size(), 1u);
+  EXPECT_EQ(all[0].seq, 1);
+}
+
+TEST(EventRing, HandsTheBatchsNewEventsOverOnce) {
+  EventRing ring;
+  ring.Raise(Event("node_lost"), kNow);
+  EXPECT_EQ(ring.TakeNew().size(), 1u);
+  EXPECT_TRUE(ring.TakeNew().empty());
+  ring.Raise(Event("budget"), kNow);
+  std::vector<ClusterEvent> batch = ring.TakeNew();
+  ASSERT_EQ(batch.size(), 1u);
+  EXPECT_EQ(batch[0].seq, 2);
+  EXPECT_EQ(ring.After(0, 100).size(), 2u);  // still kept for GET /v1/events
+}
+
+}  // namespace
+}  // namespace baton::control
