@@ -32,6 +32,7 @@
 #include "control/clock.h"
 #include "control/controller.h"
 #include "control/controller_loop.h"
+#include "core/file_util.h"
 #include "core/log.h"
 #include "core/quantity.h"
 #include "logging.h"
@@ -64,19 +65,6 @@ void AddLogFlags(CLI::App* cmd, LogFlags& f) {
       ->envname("BATON_LOG_FORMAT");
 }
 
-// Writes `content` to `path` atomically with the given mode.
-Status WriteFileAtomic(const std::string& path, const std::string& content, mode_t mode) {
-  std::string tmp = path + ".tmp";
-  int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
-  if (fd < 0) return Internal("cannot write " + tmp + ": " + strerror(errno));
-  bool ok = write(fd, content.data(), content.size()) == static_cast<ssize_t>(content.size());
-  ok = fsync(fd) == 0 && ok;
-  close(fd);
-  if (!ok || rename(tmp.c_str(), path.c_str()) != 0) return Internal("cannot write " + path);
-  chmod(path.c_str(), mode);
-  return Status::Ok();
-}
-
 std::string ReadTrimmed(const std::string& path) {
   std::ifstream in(path);
   std::string s;
@@ -89,7 +77,7 @@ Result<std::string> EnsureToken(const std::string& path) {
   std::string t = ReadTrimmed(path);
   if (t.size() >= 32) return t;
   ASSIGN_OR_RETURN(t, api::NewToken());
-  RETURN_IF_ERROR(WriteFileAtomic(path, t + "\n", 0600));
+  RETURN_IF_ERROR(WriteFileAtomic(path, t + "\n", {.mode = 0600}));
   return t;
 }
 
@@ -404,7 +392,7 @@ int Serve(const ServeOptions& o, const std::string& config) {
       listen->first.find(':') != std::string::npos ? "[" + listen->first + "]" : listen->first;
   if (host == "0.0.0.0") host = "127.0.0.1";
   std::string url = "http://" + host + ":" + std::to_string(*port);
-  Status st = WriteFileAtomic(dir + "/server.url", url + "\n", 0644);
+  Status st = WriteFileAtomic(dir + "/server.url", url + "\n", {.mode = 0644});
   if (!st.ok()) return Fail(st);
   Log("serving " + url + " (data " + dir + ", " + std::to_string(restored) + " jobs restored)");
 
