@@ -21,6 +21,7 @@
 #include "agent/agent.h"
 #include "agent/executor.h"
 #include "agent/nvml_backend.h"
+#include "agent/posix_env.h"
 #include "agent/simulated_gpu_backend.h"
 #include "api/auth.h"
 #include "api/http_server.h"
@@ -396,7 +397,8 @@ int Serve(const ServeOptions& o, const std::string& config) {
   if (!st.ok()) return Fail(st);
   Log("serving " + url + " (data " + dir + ", " + std::to_string(restored) + " jobs restored)");
 
-  agent::ProcessExecutor executor;
+  agent::PosixEnv env;
+  agent::ProcessExecutor executor(env);
   std::unique_ptr<agent::Agent> local;
   if (o.local_agent) {
     st = executor.Check();
@@ -410,7 +412,9 @@ int Serve(const ServeOptions& o, const std::string& config) {
     ApplyAgentFlags(o.health, &ao);
     // `baton up` run by root: root is the admin whose jobs these are.
     if (geteuid() == 0 && LocalUser() == "root") ao.allow_root_jobs = true;
-    local = std::make_unique<agent::Agent>(std::move(ao), *backend, executor);
+    local = std::make_unique<agent::Agent>(
+        std::move(ao),
+        agent::AgentDeps{.backend = *backend, .executor = executor, .env = env, .clock = clock});
     st = local->Start();
     if (!st.ok()) return Fail(st);
     const auto& gpus = local->gpus();
@@ -450,7 +454,9 @@ int RunAgent(const AgentFlags& f) {
   auto backend = MakeBackend(f.gpus, name, &err);
   if (!backend) return Fail(err);
   std::string dir = f.data.empty() ? cli::DefaultDataDir() + "/agent-" + name : f.data;
-  agent::ProcessExecutor executor;
+  agent::PosixEnv env;
+  RealClock clock;
+  agent::ProcessExecutor executor(env);
   if (Status ok = executor.Check(); !ok.ok()) return Fail(ok);
   if (!IsValidNodeName(f.pool))
     return Fail(InvalidArgument("--pool: 1-64 of letters, digits, '.', '_', '-'"));
@@ -464,7 +470,8 @@ int RunAgent(const AgentFlags& f) {
                          .address = f.address,
                          .health = *limits};
   ApplyAgentFlags(f.health, &ao);
-  agent::Agent a(std::move(ao), *backend, executor);
+  agent::Agent a(std::move(ao),
+                 {.backend = *backend, .executor = executor, .env = env, .clock = clock});
   Status st = a.Start();
   if (!st.ok()) return Fail(st);
   Log("agent " + name + " joined " + f.server + " with " + f.gpus + " (" + backend->name() +
