@@ -20,6 +20,7 @@
 
 #include "agent/agent.h"
 #include "agent/executor.h"
+#include "agent/host_topology.h"
 #include "agent/nvml_backend.h"
 #include "agent/posix_env.h"
 #include "agent/simulated_gpu_backend.h"
@@ -64,6 +65,18 @@ void AddLogFlags(CLI::App* cmd, LogFlags& f) {
   cmd->add_option("--log-format", f.format,
                   "text (\"baton: ...\") or json (a JSON object a line, with context)")
       ->envname("BATON_LOG_FORMAT");
+}
+
+// This host's topology, for binding jobs to their GPUs' NUMA nodes; empty (jobs unbound) when
+// hwloc cannot load it. Loaded before the server says it is up, so that the local agent
+// registers at once.
+agent::HostTopology HostTopologyOrNone() {
+  auto topology = agent::LoadHostTopology();
+  if (!topology) {
+    LogWarn(topology.error().message() + ": jobs run without CPU binding", {.component = "agent"});
+    return {};
+  }
+  return std::move(*topology);
 }
 
 std::string ReadTrimmed(const std::string& path) {
@@ -292,9 +305,11 @@ int Serve(const ServeOptions& o, const std::string& config) {
   Status backend_error;
   std::string node_name = HostName();
   std::unique_ptr<agent::GpuBackend> backend;
+  agent::HostTopology topology;
   if (o.local_agent) {
     backend = MakeBackend(o.gpus, node_name, &backend_error);
     if (!backend) return Fail(backend_error);
+    topology = HostTopologyOrNone();
   }
   auto limits = HealthLimitsOf(o.health);
   if (!limits) return Fail(limits.error());
@@ -408,6 +423,7 @@ int Serve(const ServeOptions& o, const std::string& config) {
                            .server = url,
                            .token = *agent_token,
                            .pool = o.pool,
+                           .topology = std::move(topology),
                            .health = *limits};
     ApplyAgentFlags(o.health, &ao);
     // `baton up` run by root: root is the admin whose jobs these are.
@@ -468,6 +484,7 @@ int RunAgent(const AgentFlags& f) {
                          .token = f.token,
                          .pool = f.pool,
                          .address = f.address,
+                         .topology = HostTopologyOrNone(),
                          .health = *limits};
   ApplyAgentFlags(f.health, &ao);
   agent::Agent a(std::move(ao),

@@ -83,7 +83,6 @@ Status Agent::Start() {
   std::vector<int> physical;
   for (const Gpu& g : gpus_) physical.push_back(g.physical >= 0 ? g.physical : g.index);
   health_ = HealthMonitor(std::move(physical), options_.health);
-  numa_ = HostNuma::Read(options_.numa_root);
   auto poll = net::HttpClient::Create(options_.server, options_.token);
   if (!poll) return poll.error();
   poll_client_ = std::move(*poll);
@@ -495,12 +494,13 @@ void Agent::BindToGpuNuma(const LaunchOrder& order, ProcessSpec* spec) {
       numa_nodes.insert(gpus_[g].numa_node);
   }
   if (!numa_nodes.empty()) {
-    if (auto cpus = numa_.CpusOf(numa_nodes)) {
+    if (auto cpus = options_.topology.CpuListOf(numa_nodes)) {
       spec->cpus = *cpus;
       if (numa_nodes.size() == 1) spec->memory_node = *numa_nodes.begin();
     } else {
       for (int n : numa_nodes) {
-        if (numa_.Has(n) || !numa_warned_.insert(n).second) continue;
+        const HostTopology::Numa* node = options_.topology.NumaNode(n);
+        if ((node != nullptr && !node->cpus.empty()) || !numa_warned_.insert(n).second) continue;
         LogWarn("GPUs on NUMA node " + std::to_string(n) +
                     " but this host has no such node (simulated GPUs?): their jobs run without CPU "
                     "binding",

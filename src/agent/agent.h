@@ -28,7 +28,7 @@
 #include "agent/executor.h"
 #include "agent/gpu_backend.h"
 #include "agent/health.h"
-#include "agent/numa.h"
+#include "agent/host_topology.h"
 #include "agent/run_file.h"
 #include "core/clock.h"
 #include "core/log.h"
@@ -44,7 +44,9 @@ struct AgentOptions {
   std::string token;             // agent join token
   std::string pool = "default";  // the pool (partition) this node serves
   std::string address;           // where other nodes reach its jobs (MASTER_ADDR); "" = name
-  std::string numa_root = "/sys/devices/system/node";  // where the host's NUMA nodes are listed
+  // The host's NUMA nodes and their CPUs, which jobs are bound to (LoadHostTopology); empty:
+  // jobs run unbound.
+  HostTopology topology;
   Duration sample_interval = std::chrono::seconds(2);
   Duration log_interval = std::chrono::milliseconds(250);  // also how often XIDs are looked for
   HealthLimits health;
@@ -144,7 +146,6 @@ class Agent {
   Clock& clock_;
   RunFiles run_files_;
   std::vector<Gpu> gpus_;
-  HostNuma numa_;
   std::set<int> numa_warned_;  // GPU NUMA nodes this host lacks, told once
   CgroupManager cgroups_;      // main loop only (after Start)
   bool as_root_ = false;       // jobs run as their users

@@ -22,6 +22,10 @@ namespace {
 using testing::FaultyEnv;
 using testing::MemEnv;
 
+std::string Xml(const std::string& name) {
+  return std::string(BATON_SOURCE_DIR) + "/tests/data/topologies/" + name;
+}
+
 // The controller's side of the agent protocol, recording registrations and reports.
 class FakeController {
  public:
@@ -149,6 +153,7 @@ class AgentTest : public ::testing::Test {
   std::unique_ptr<Agent> StartAgent(Env& env) {
     AgentOptions o{.name = "n1", .data_dir = "/data", .server = url_, .token = "t"};
     o.cgroups = false;
+    o.topology = *LoadHostTopology(Xml("nvidiaDGX2.xml"));
     auto agent = std::make_unique<Agent>(
         o, AgentDeps{.backend = backend_, .executor = executor_, .env = env, .clock = clock_});
     Status st = agent->Start();
@@ -164,7 +169,7 @@ class AgentTest : public ::testing::Test {
   SimulatedGpuBackend backend_{*ParseGpuSpec("8xH100-80GB"), "n1"};
 };
 
-TEST_F(AgentTest, ALaunchedJobIsRecordedInItsRunFile) {
+TEST_F(AgentTest, ALaunchedJobIsRecordedInItsRunFileAndBoundToItsGpusNumaNode) {
   auto agent = StartAgent(env_);
   controller_.Send(Launch(6, {4}));
   ASSERT_TRUE(controller_.WaitFor(
@@ -174,7 +179,11 @@ TEST_F(AgentTest, ALaunchedJobIsRecordedInItsRunFile) {
   EXPECT_EQ(record->order.job, JobId{6});
   EXPECT_EQ(record->process.shim_pid, 1000);
   EXPECT_EQ(record->started_at, clock_.Now());
-  EXPECT_EQ(executor_.specs().size(), 1u);
+  // Simulated GPU 4 is on NUMA node 1: the job runs on that node's CPUs of the DGX-2.
+  auto topology = LoadHostTopology(Xml("nvidiaDGX2.xml"));
+  ASSERT_EQ(executor_.specs().size(), 1u);
+  EXPECT_EQ(executor_.specs()[0].cpus, *topology->CpuListOf({1}));
+  EXPECT_EQ(executor_.specs()[0].memory_node, 1);
 }
 
 // Issue 15: the run file's write and rename failures were ignored, and the job ran on without

@@ -13,7 +13,6 @@
 #include <thread>
 
 #include "agent/cgroup.h"
-#include "agent/numa.h"
 #include "agent/posix_env.h"
 
 namespace baton::agent {
@@ -425,26 +424,6 @@ TEST_F(ExecutorTest, ACgroupThatCannotBeJoinedIsSaidInTheLogAndTheJobStillRuns) 
   EXPECT_NE(Log().find("baton: cannot join cgroup " + dir_ + "/no-such-group: "), std::string::npos)
       << Log();
   EXPECT_NE(Log().find("the job runs without its limits\nran\n"), std::string::npos) << Log();
-}
-
-TEST(HostNuma, ReadsNodeCpuListsAndJoinsThem) {
-  std::string tmpl = (fs::temp_directory_path() / "baton-numa-XXXXXX").string();
-  std::string root = mkdtemp(tmpl.data());
-  for (auto [node, list] : {std::pair{"node0", "0-15,32-47"}, std::pair{"node1", "16-31,48-63"}}) {
-    fs::create_directories(root + "/" + node);
-    std::ofstream(root + "/" + node + "/cpulist") << list << "\n";
-  }
-  fs::create_directories(root + "/node2");  // memory only: no cpulist
-  fs::create_directories(root + "/power");
-  HostNuma numa = HostNuma::Read(root);
-  EXPECT_EQ(numa.size(), 2u);
-  EXPECT_EQ(numa.CpusOf({1}), "16-31,48-63");
-  EXPECT_EQ(numa.CpusOf({0, 1}), "0-15,32-47,16-31,48-63");
-  EXPECT_EQ(numa.CpusOf({3}), std::nullopt);
-  EXPECT_EQ(numa.CpusOf({}), std::nullopt);
-  fs::remove_all(root);
-  // This machine's own nodes, whatever they are, include node 0.
-  EXPECT_TRUE(HostNuma::Read().Has(0));
 }
 
 }  // namespace
