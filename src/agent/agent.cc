@@ -382,31 +382,24 @@ void Agent::Launch(const LaunchOrder& order, TimePoint now) {
                    .attempt = order.attempt,
                    .kind = JobEvent::Kind::kStarted,
                    .at = job.started_at};
-  // The run file is the agent's only record of the job: an agent that restarted without it
-  // would never report the job's end, and the controller would give its GPUs to another job
-  // while it still runs. So a job whose run file cannot be written does not start: the
-  // controller hears of a failed launch and why ("no space left on device"), which an
-  // operator can act on. The record is written before the start (without the shim's pid) and
-  // again after it; a restarted agent that finds one without a pid reports that job lost.
-  if (Status st = WriteRunFile(job); !st.ok()) {
-    LogError("job " + order.job.ToString() + " not started: " + st.message(), Context(order.job));
-    if (!spec.cgroup.empty()) (void)cgroups_.Remove(spec.cgroup);
-    return FailLaunch(std::move(job), 127,
-                      "node " + options_.name + " cannot record the job: " + st.message());
-  }
   auto proc = executor_.Start(spec);
   if (!proc) {
     if (!spec.cgroup.empty()) (void)cgroups_.Remove(spec.cgroup);
-    if (Status st = env_.RemoveFile(RunFile(order.job, order.attempt)); !st.ok())
-      LogWarn(st.message(), Context(order.job));
     return FailLaunch(std::move(job), 127, proc.error().message());
   }
   job.process = *proc;
+  // The run file is the agent's only record of the job: an agent that restarted without it
+  // would never report the job's end, and the controller would give its GPUs to another job
+  // while it still runs. So a job whose run file cannot be written is killed at once and
+  // reported as a failed launch with the reason ("no space left on device"), which an
+  // operator can act on; the controller fails or retries it as any failed launch. (The file
+  // needs the shim's pid, so it cannot be written before the start.)
   if (Status st = WriteRunFile(job); !st.ok()) {
-    // The record written before the start stands: a restarted agent reports the job lost
-    // (and kills it through the shim's pid file) rather than forgetting it.
-    LogError("job " + order.job.ToString() + " runs with an incomplete run file: " + st.message(),
-             Context(order.job));
+    LogError("job " + order.job.ToString() + " killed: " + st.message(), Context(order.job));
+    SignalJob(job, SIGKILL);
+    if (!spec.cgroup.empty()) (void)cgroups_.Remove(spec.cgroup);
+    return FailLaunch(std::move(job), 127,
+                      "node " + options_.name + " cannot record the job: " + st.message());
   }
   if (LogEnabled(LogLevel::kDebug)) {
     std::string gpus;

@@ -17,7 +17,7 @@ namespace baton::agent {
 
 struct RunRecord {
   LaunchOrder order;
-  Started process;  // shim_pid 0: written before the shim started (see Agent::Launch)
+  Started process;
   TimePoint started_at{};
   bool operator==(const RunRecord&) const = default;
 };

@@ -200,7 +200,9 @@ TEST_F(AgentTest, AJobWhoseRunFileCannotBeWrittenIsAFailedLaunch) {
     EXPECT_NE(e.message.find("cannot record the job"), std::string::npos) << e.message;
     EXPECT_NE(e.message.find("No space left on device"), std::string::npos) << e.message;
   }
-  EXPECT_TRUE(executor_.specs().empty());  // never started
+  // It had started: it is killed (its process group, from the shim's pid file).
+  ASSERT_TRUE(executor_.WaitForSignal());
+  EXPECT_EQ(executor_.signals()[0], std::make_pair(pid_t{1001}, SIGKILL));
   EXPECT_NE(env_.ReadFile("/data/jobs/5/output.log")->find("cannot record the job"),
             std::string::npos);
 }
