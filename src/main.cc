@@ -20,7 +20,9 @@
 
 #include "agent/agent.h"
 #include "agent/executor.h"
+#include "agent/host_topology.h"
 #include "agent/nvml_backend.h"
+#include "agent/posix_env.h"
 #include "agent/simulated_gpu_backend.h"
 #include "api/auth.h"
 #include "api/http_server.h"
@@ -32,6 +34,7 @@
 #include "control/clock.h"
 #include "control/controller.h"
 #include "control/controller_loop.h"
+#include "core/file_util.h"
 #include "core/log.h"
 #include "core/quantity.h"
 #include "logging.h"
@@ -64,17 +67,16 @@ void AddLogFlags(CLI::App* cmd, LogFlags& f) {
       ->envname("BATON_LOG_FORMAT");
 }
 
-// Writes `content` to `path` atomically with the given mode.
-Status WriteFileAtomic(const std::string& path, const std::string& content, mode_t mode) {
-  std::string tmp = path + ".tmp";
-  int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
-  if (fd < 0) return Internal("cannot write " + tmp + ": " + strerror(errno));
-  bool ok = write(fd, content.data(), content.size()) == static_cast<ssize_t>(content.size());
-  ok = fsync(fd) == 0 && ok;
-  close(fd);
-  if (!ok || rename(tmp.c_str(), path.c_str()) != 0) return Internal("cannot write " + path);
-  chmod(path.c_str(), mode);
-  return Status::Ok();
+// This host's topology, for binding jobs to their GPUs' NUMA nodes; empty (jobs unbound) when
+// hwloc cannot load it. Loaded before the server says it is up, so that the local agent
+// registers at once.
+agent::HostTopology HostTopologyOrNone() {
+  auto topology = agent::LoadHostTopology();
+  if (!topology) {
+    LogWarn(topology.error().message() + ": jobs run without CPU binding", {.component = "agent"});
+    return {};
+  }
+  return std::move(*topology);
 }
 
 std::string ReadTrimmed(const std::string& path) {
@@ -89,7 +91,7 @@ Result<std::string> EnsureToken(const std::string& path) {
   std::string t = ReadTrimmed(path);
   if (t.size() >= 32) return t;
   ASSIGN_OR_RETURN(t, api::NewToken());
-  RETURN_IF_ERROR(WriteFileAtomic(path, t + "\n", 0600));
+  RETURN_IF_ERROR(WriteFileAtomic(path, t + "\n", {.mode = 0600}));
   return t;
 }
 
@@ -303,9 +305,11 @@ int Serve(const ServeOptions& o, const std::string& config) {
   Status backend_error;
   std::string node_name = HostName();
   std::unique_ptr<agent::GpuBackend> backend;
+  agent::HostTopology topology;
   if (o.local_agent) {
     backend = MakeBackend(o.gpus, node_name, &backend_error);
     if (!backend) return Fail(backend_error);
+    topology = HostTopologyOrNone();
   }
   auto limits = HealthLimitsOf(o.health);
   if (!limits) return Fail(limits.error());
@@ -404,11 +408,12 @@ int Serve(const ServeOptions& o, const std::string& config) {
       listen->first.find(':') != std::string::npos ? "[" + listen->first + "]" : listen->first;
   if (host == "0.0.0.0") host = "127.0.0.1";
   std::string url = "http://" + host + ":" + std::to_string(*port);
-  Status st = WriteFileAtomic(dir + "/server.url", url + "\n", 0644);
+  Status st = WriteFileAtomic(dir + "/server.url", url + "\n", {.mode = 0644});
   if (!st.ok()) return Fail(st);
   Log("serving " + url + " (data " + dir + ", " + std::to_string(restored) + " jobs restored)");
 
-  agent::ProcessExecutor executor;
+  agent::PosixEnv env;
+  agent::ProcessExecutor executor(env);
   std::unique_ptr<agent::Agent> local;
   if (o.local_agent) {
     st = executor.Check();
@@ -418,11 +423,14 @@ int Serve(const ServeOptions& o, const std::string& config) {
                            .server = url,
                            .token = *agent_token,
                            .pool = o.pool,
+                           .topology = std::move(topology),
                            .health = *limits};
     ApplyAgentFlags(o.health, &ao);
     // `baton up` run by root: root is the admin whose jobs these are.
     if (geteuid() == 0 && LocalUser() == "root") ao.allow_root_jobs = true;
-    local = std::make_unique<agent::Agent>(std::move(ao), *backend, executor);
+    local = std::make_unique<agent::Agent>(
+        std::move(ao),
+        agent::AgentDeps{.backend = *backend, .executor = executor, .env = env, .clock = clock});
     st = local->Start();
     if (!st.ok()) return Fail(st);
     const auto& gpus = local->gpus();
@@ -462,7 +470,9 @@ int RunAgent(const AgentFlags& f) {
   auto backend = MakeBackend(f.gpus, name, &err);
   if (!backend) return Fail(err);
   std::string dir = f.data.empty() ? cli::DefaultDataDir() + "/agent-" + name : f.data;
-  agent::ProcessExecutor executor;
+  agent::PosixEnv env;
+  RealClock clock;
+  agent::ProcessExecutor executor(env);
   if (Status ok = executor.Check(); !ok.ok()) return Fail(ok);
   if (!IsValidNodeName(f.pool))
     return Fail(InvalidArgument("--pool: 1-64 of letters, digits, '.', '_', '-'"));
@@ -474,9 +484,11 @@ int RunAgent(const AgentFlags& f) {
                          .token = f.token,
                          .pool = f.pool,
                          .address = f.address,
+                         .topology = HostTopologyOrNone(),
                          .health = *limits};
   ApplyAgentFlags(f.health, &ao);
-  agent::Agent a(std::move(ao), *backend, executor);
+  agent::Agent a(std::move(ao),
+                 {.backend = *backend, .executor = executor, .env = env, .clock = clock});
   Status st = a.Start();
   if (!st.ok()) return Fail(st);
   Log("agent " + name + " joined " + f.server + " with " + f.gpus + " (" + backend->name() +

@@ -7,8 +7,6 @@
 #include <algorithm>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <iostream>
 #include <set>
 
 #include "codec/json_codec.h"
@@ -20,8 +18,6 @@ namespace baton::agent {
 namespace fs = std::filesystem;
 namespace {
 
-TimePoint Now() { return std::chrono::time_point_cast<Duration>(std::chrono::system_clock::now()); }
-
 constexpr size_t kLogChunk = 256 * 1024;
 // Log bytes in one report, all jobs together: base64 and JSON keep the report well under the
 // server's 1 MiB body limit. What does not fit goes in the next report.
@@ -32,26 +28,15 @@ std::string GetEnv(const char* key, const char* fallback) {
   return v != nullptr ? v : fallback;
 }
 
-int64_t FileSize(const std::string& path) {
-  std::error_code ec;
-  auto n = fs::file_size(path, ec);
-  return ec ? 0 : static_cast<int64_t>(n);
-}
-
-std::string ReadRange(const std::string& path, int64_t offset, size_t max) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return {};
-  in.seekg(offset);
-  std::string out(max, '\0');
-  in.read(out.data(), static_cast<std::streamsize>(max));
-  out.resize(static_cast<size_t>(in.gcount()));
-  return out;
-}
-
 }  // namespace
 
-Agent::Agent(AgentOptions options, GpuBackend& backend, Executor& executor)
-    : options_(std::move(options)), backend_(backend), executor_(executor) {}
+Agent::Agent(AgentOptions options, AgentDeps deps)
+    : options_(std::move(options)),
+      backend_(deps.backend),
+      executor_(deps.executor),
+      env_(deps.env),
+      clock_(deps.clock),
+      run_files_(deps.env, options_.data_dir + "/run", Context()) {}
 
 Agent::~Agent() { Stop(); }
 
@@ -59,25 +44,28 @@ std::string Agent::JobDir(JobId id) const { return options_.data_dir + "/jobs/" 
 std::string Agent::Key(JobId id, int attempt) const {
   return id.ToString() + "." + std::to_string(attempt);
 }
-std::string Agent::RunFile(JobId id, int attempt) const {
-  return options_.data_dir + "/run/" + Key(id, attempt) + ".run";
-}
+std::string Agent::RunFile(JobId id, int attempt) const { return run_files_.PathOf(id, attempt); }
+
+int64_t Agent::SizeOf(const std::string& path) const { return env_.FileSize(path).value_or(0); }
 
 std::string Agent::CgroupName(JobId id, int attempt) const {
   return cgroup_prefix_ + "-" + Key(id, attempt);
 }
 
 Status Agent::Start() {
-  std::error_code ec;
-  fs::create_directories(options_.data_dir + "/run", ec);
-  fs::create_directories(options_.data_dir + "/jobs", ec);
-  if (ec) return Internal("agent: cannot create " + options_.data_dir + ": " + ec.message());
-  as_root_ = geteuid() == 0;
+  for (const char* sub : {"/run", "/jobs"}) {
+    if (Status st = env_.CreateDirs(options_.data_dir + sub); !st.ok())
+      return Internal("agent: " + st.message());
+  }
+  as_root_ = env_.RunsAsRoot();
   if (as_root_) {
     // Jobs run as their users: they pass through to their own directories (0711: no listing).
-    chmod(options_.data_dir.c_str(), 0711);
-    chmod((options_.data_dir + "/jobs").c_str(), 0711);
+    for (const std::string& dir : {options_.data_dir, options_.data_dir + "/jobs"}) {
+      if (Status st = env_.SetMode(dir, 0711); !st.ok())
+        LogWarn(st.message() + ": jobs of other users may not reach their directories", Context());
+    }
   }
+  std::error_code ec;  // absolute() only fails without a working directory: then as given
   char prefix[32];
   std::snprintf(prefix, sizeof prefix, "baton-%08x",
                 static_cast<unsigned>(
@@ -95,14 +83,13 @@ Status Agent::Start() {
   std::vector<int> physical;
   for (const Gpu& g : gpus_) physical.push_back(g.physical >= 0 ? g.physical : g.index);
   health_ = HealthMonitor(std::move(physical), options_.health);
-  numa_ = HostNuma::Read(options_.numa_root);
   auto poll = net::HttpClient::Create(options_.server, options_.token);
   if (!poll) return poll.error();
   poll_client_ = std::move(*poll);
   auto report = net::HttpClient::Create(options_.server, options_.token);
   if (!report) return report.error();
   report_client_ = std::move(*report);
-  Recover();
+  RETURN_STATUS_IF_ERROR(Recover());
   stopping_ = false;
   main_thread_ = std::thread([this] { MainLoop(); });
   poll_thread_ = std::thread([this] { PollLoop(); });
@@ -117,52 +104,29 @@ void Agent::Stop() {
   if (main_thread_.joinable()) main_thread_.join();
 }
 
-// A run file: line 1 "shim_pid job_pid shim_start_ticks started_at_ms", line 2 the launch
-// order as the protocol encodes it.
-void Agent::WriteRunFile(const RunningJob& job) {
-  std::string path = RunFile(job.order.job, job.order.attempt);
-  std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    Order o;
-    o.kind = Order::Kind::kLaunch;
-    o.launch = job.order;
-    out << job.process.shim_pid << ' ' << job.process.job_pid << ' ' << job.process.shim_start_ticks
-        << ' ' << ToMillis(job.started_at) << '\n'
-        << codec::EncodeOrders({o}) << '\n';
-  }
-  std::error_code ec;
-  fs::rename(tmp, path, ec);
+Status Agent::WriteRunFile(const RunningJob& job) {
+  return run_files_.Write(
+      RunRecord{.order = job.order, .process = job.process, .started_at = job.started_at});
 }
 
-void Agent::Recover() {
-  std::error_code ec;
-  for (const auto& entry : fs::directory_iterator(options_.data_dir + "/run", ec)) {
-    if (entry.path().extension() != ".run") continue;
-    std::ifstream in(entry.path());
+Status Agent::Recover() {
+  auto records = run_files_.ReadAll();
+  if (!records) return Internal("agent: cannot read back its jobs: " + records.error().message());
+  for (RunRecord& r : *records) {
     RunningJob job;
-    int64_t started_ms = 0;
-    std::string orders_line;
-    in >> job.process.shim_pid >> job.process.job_pid >> job.process.shim_start_ticks >> started_ms;
-    std::getline(in, orders_line);
-    std::getline(in, orders_line);
-    auto orders = codec::DecodeOrders(orders_line);
-    if (!in.good() && !in.eof()) continue;
-    if (!orders || orders->size() != 1) {
-      fs::remove(entry.path(), ec);  // unreadable: nothing can be adopted from it
-      continue;
-    }
-    job.order = (*orders)[0].launch;
-    job.started_at = FromMillis(started_ms);
+    job.order = std::move(r.order);
+    job.process = r.process;
+    job.started_at = r.started_at;
     job.adopted = true;
     job.start_reported = true;  // registration tells the controller
     // The controller has the log up to wherever it got; offsets make re-sending harmless.
     job.log_shipped = 0;
     // Checkpoints it announced before the restart were reported then (or are stale now).
-    job.metrics_scanned = FileSize(JobDir(job.order.job) + "/metrics.jsonl");
+    job.metrics_scanned = SizeOf(JobDir(job.order.job) + "/metrics.jsonl");
     jobs_[Key(job.order.job, job.order.attempt)] = std::move(job);
   }
-  CollectExits(Now());
+  CollectExits(clock_.Now());
+  return Status::Ok();
 }
 
 bool Agent::RegisterWithController() {
@@ -226,8 +190,7 @@ void Agent::PollLoop() {
         after = 0;
       }
     }
-    if (ToMillis(std::chrono::time_point_cast<Duration>(std::chrono::system_clock::now())) <
-        silent_until_ms_) {
+    if (ToMillis(clock_.Now()) < silent_until_ms_) {
       std::this_thread::sleep_for(std::chrono::milliseconds(100));  // an injected silence
       continue;
     }
@@ -295,7 +258,7 @@ void Agent::MainLoop() {
       need_register = need_register_;
       orders.swap(orders_);
     }
-    TimePoint now = Now();
+    TimePoint now = clock_.Now();
     if (ToMillis(now) < silent_until_ms_)
       next_contact = std::max(next_contact, FromMillis(silent_until_ms_));
     if (need_register && now >= next_contact) {
@@ -305,7 +268,7 @@ void Agent::MainLoop() {
         contact_failed(now);
     }
     for (const Order& o : orders) HandleOrder(o);
-    now = Now();
+    now = clock_.Now();
     size_t events_before = pending_events_.size();
     CollectExits(now);
     bool active = !orders.empty() || pending_events_.size() != events_before;
@@ -314,14 +277,14 @@ void Agent::MainLoop() {
     bool logs_due = now - last_logs_ >= options_.log_interval;
     bool logs_waiting = false;
     if (logs_due) {
-      ScanCheckpoints();
+      ScanCheckpoints(now);
       for (const XidEvent& x : backend_.PollXids())
         health_dirty_ |= health_.ObserveXid(x.gpu, x.xid, now);
       for (GpuNotice& n : health_.TakeNotices()) pending_notices_.push_back(std::move(n));
     }
     if (logs_due) {
       for (auto& [key, job] : jobs_) {
-        if (job.log_shipped < FileSize(JobDir(job.order.job) + "/output.log")) logs_waiting = true;
+        if (job.log_shipped < SizeOf(JobDir(job.order.job) + "/output.log")) logs_waiting = true;
       }
     }
     std::vector<GpuSample> samples;
@@ -355,15 +318,17 @@ void Agent::MainLoop() {
 }
 
 void Agent::HandleOrder(const Order& order) {
+  // Read here, not before: registering may have taken a while.
+  TimePoint now = clock_.Now();
   if (order.kind == Order::Kind::kReadmit) {
-    health_dirty_ |= health_.Readmit(order.inject.gpu, Now());
+    health_dirty_ |= health_.Readmit(order.inject.gpu, now);
     return;
   }
   if (order.kind == Order::Kind::kInject && order.inject.fault == "silence") {
     LogWarn("silent for " + FormatDuration(order.inject.duration) +
                 " (an injected fault): its jobs run on",
             Context());
-    silent_until_ms_ = ToMillis(Now() + order.inject.duration);
+    silent_until_ms_ = ToMillis(now + order.inject.duration);
     return;
   }
   if (order.kind == Order::Kind::kInject) {
@@ -374,27 +339,83 @@ void Agent::HandleOrder(const Order& order) {
     return;
   }
   if (order.kind == Order::Kind::kLaunch) {
-    if (jobs_.count(Key(order.launch.job, order.launch.attempt)) == 0) Launch(order.launch);
+    if (jobs_.count(Key(order.launch.job, order.launch.attempt)) == 0) Launch(order.launch, now);
     return;
   }
   auto it = jobs_.find(Key(order.stop.job, order.stop.attempt));
   if (it == jobs_.end() || it->second.exited) return;
   RunningJob& job = it->second;
   if (job.stop_phase == 0 || order.stop.grace_period.count() == 0) {
-    BeginStop(job, order.stop.grace_period, false);
+    BeginStop(job, order.stop.grace_period, false, now);
   }
 }
 
-void Agent::Launch(const LaunchOrder& order) {
+void Agent::Launch(const LaunchOrder& order, TimePoint now) {
   std::string dir = JobDir(order.job);
-  std::error_code ec;
-  fs::create_directories(dir + "/checkpoints", ec);
   RunningJob job;
   job.order = order;
-  job.started_at = Now();
-  job.log_shipped = FileSize(dir + "/output.log");         // earlier attempts' output was shipped
-  job.metrics_scanned = FileSize(dir + "/metrics.jsonl");  // earlier attempts' checkpoints are old
+  job.started_at = now;
+  job.log_shipped = SizeOf(dir + "/output.log");         // earlier attempts' output was shipped
+  job.metrics_scanned = SizeOf(dir + "/metrics.jsonl");  // earlier attempts' checkpoints are old
+  if (Status st = env_.CreateDirs(dir + "/checkpoints"); !st.ok())
+    return FailLaunch(std::move(job), 127, "node " + options_.name + ": " + st.message());
 
+  ProcessSpec spec;
+  spec.argv =
+      order.shell ? std::vector<std::string>{"/bin/sh", "-c", order.command.at(0)} : order.command;
+  for (const auto& [k, v] : JobEnvironment(order)) spec.env.push_back(k + "=" + v);
+  spec.workdir = order.workdir.empty() ? dir : order.workdir;
+  spec.processes = order.processes;
+  spec.rank0 = order.rank_offset;
+  spec.log_path = dir + "/output.log";
+  spec.status_path = RunFile(order.job, order.attempt) + ".exit";
+  spec.pid_path = RunFile(order.job, order.attempt) + ".pid";
+  BindToGpuNuma(order, &spec);
+
+  if (as_root_) {
+    if (Status st = RunAsUser(order, &spec); !st.ok())
+      return FailLaunch(std::move(job), 126, st.message());
+  }
+  JoinCgroup(order, &spec);
+
+  JobEvent started{.job = order.job,
+                   .attempt = order.attempt,
+                   .kind = JobEvent::Kind::kStarted,
+                   .at = job.started_at};
+  auto proc = executor_.Start(spec);
+  if (!proc) {
+    if (!spec.cgroup.empty()) (void)cgroups_.Remove(spec.cgroup);
+    return FailLaunch(std::move(job), 127, proc.error().message());
+  }
+  job.process = *proc;
+  // The run file is the agent's only record of the job: an agent that restarted without it
+  // would never report the job's end, and the controller would give its GPUs to another job
+  // while it still runs. So a job whose run file cannot be written is killed at once and
+  // reported as a failed launch with the reason ("no space left on device"), which an
+  // operator can act on; the controller fails or retries it as any failed launch. (The file
+  // needs the shim's pid, so it cannot be written before the start.)
+  if (Status st = WriteRunFile(job); !st.ok()) {
+    LogError("job " + order.job.ToString() + " killed: " + st.message(), Context(order.job));
+    SignalJob(job, SIGKILL);
+    if (!spec.cgroup.empty()) (void)cgroups_.Remove(spec.cgroup);
+    return FailLaunch(std::move(job), 127,
+                      "node " + options_.name + " cannot record the job: " + st.message());
+  }
+  if (LogEnabled(LogLevel::kDebug)) {
+    std::string gpus;
+    for (int g : order.gpus) gpus += (gpus.empty() ? "" : ",") + std::to_string(g);
+    LogDebug("job " + order.job.ToString() + " attempt " + std::to_string(order.attempt) +
+                 " started as pid " + std::to_string(job.process.shim_pid) + " on GPUs [" + gpus +
+                 "]",
+             Context(order.job));
+  }
+  pending_events_.push_back(started);
+  job.start_reported = true;
+  jobs_[Key(order.job, order.attempt)] = std::move(job);
+}
+
+std::map<std::string, std::string> Agent::JobEnvironment(const LaunchOrder& order) const {
+  std::string dir = JobDir(order.job);
   std::map<std::string, std::string> env;
   env["PATH"] = GetEnv("PATH", "/usr/local/bin:/usr/bin:/bin");
   env["HOME"] = GetEnv("HOME", "/");
@@ -455,16 +476,10 @@ void Agent::Launch(const LaunchOrder& order) {
     env["GROUP_RANK"] = std::to_string(order.node_rank);
   }
 
-  ProcessSpec spec;
-  spec.argv =
-      order.shell ? std::vector<std::string>{"/bin/sh", "-c", order.command.at(0)} : order.command;
-  for (const auto& [k, v] : env) spec.env.push_back(k + "=" + v);
-  spec.workdir = order.workdir.empty() ? dir : order.workdir;
-  spec.processes = order.processes;
-  spec.rank0 = order.rank_offset;
-  spec.log_path = dir + "/output.log";
-  spec.status_path = RunFile(order.job, order.attempt) + ".exit";
-  spec.pid_path = RunFile(order.job, order.attempt) + ".pid";
+  return env;
+}
+
+void Agent::BindToGpuNuma(const LaunchOrder& order, ProcessSpec* spec) {
   // CPUs and memory of the NUMA node(s) the job's GPUs hang off.
   std::set<int> numa_nodes;
   for (int g : order.gpus) {
@@ -472,12 +487,13 @@ void Agent::Launch(const LaunchOrder& order) {
       numa_nodes.insert(gpus_[g].numa_node);
   }
   if (!numa_nodes.empty()) {
-    if (auto cpus = numa_.CpusOf(numa_nodes)) {
-      spec.cpus = *cpus;
-      if (numa_nodes.size() == 1) spec.memory_node = *numa_nodes.begin();
+    if (auto cpus = options_.topology.CpuListOf(numa_nodes)) {
+      spec->cpus = *cpus;
+      if (numa_nodes.size() == 1) spec->memory_node = *numa_nodes.begin();
     } else {
       for (int n : numa_nodes) {
-        if (numa_.Has(n) || !numa_warned_.insert(n).second) continue;
+        const HostTopology::Numa* node = options_.topology.NumaNode(n);
+        if ((node != nullptr && !node->cpus.empty()) || !numa_warned_.insert(n).second) continue;
         LogWarn("GPUs on NUMA node " + std::to_string(n) +
                     " but this host has no such node (simulated GPUs?): their jobs run without CPU "
                     "binding",
@@ -485,71 +501,46 @@ void Agent::Launch(const LaunchOrder& order) {
       }
     }
   }
+}
 
-  if (as_root_) {
-    // The job runs as its user, who must exist here and own the job's directory.
-    if (order.user == "root" && !options_.allow_root_jobs) {
-      return FailLaunch(std::move(job), 126,
-                        "jobs do not run as root on node " + options_.name +
+Status Agent::RunAsUser(const LaunchOrder& order, ProcessSpec* spec) {
+  // The job runs as its user, who must exist here and own the job's directory.
+  if (order.user == "root" && !options_.allow_root_jobs) {
+    return PermissionDenied("jobs do not run as root on node " + options_.name +
                             " (its agent allows it with --allow-root-jobs)");
-    }
-    auto user = LookupUnixUser(order.user);
-    if (!user)
-      return FailLaunch(std::move(job), 126,
-                        "no such user '" + order.user + "' on node " + options_.name);
-    spec.run_as = order.user;
-    for (const std::string& path : {dir, dir + "/checkpoints"}) {
-      if (chown(path.c_str(), user->uid, user->gid) != 0) {
-        LogWarn("cannot give " + path + " to " + order.user + ": " + std::strerror(errno),
-                Context(order.job));
-      }
-    }
-    bool home_given = false;
-    for (const auto& [k, v] : order.env) home_given |= k == "HOME";
-    if (!home_given) {
-      for (std::string& e : spec.env) {
-        if (e.rfind("HOME=", 0) == 0) e = "HOME=" + user->home;
-      }
+  }
+  auto user = LookupUnixUser(order.user);
+  if (!user) return NotFound("no such user '" + order.user + "' on node " + options_.name);
+  spec->run_as = order.user;
+  std::string dir = JobDir(order.job);
+  for (const std::string& path : {dir, dir + "/checkpoints"}) {
+    if (Status st = env_.SetOwner(path, user->uid, user->gid); !st.ok())
+      LogWarn(st.message() + ": the job's user may not write there", Context(order.job));
+  }
+  bool home_given = false;
+  for (const auto& [k, v] : order.env) home_given |= k == "HOME";
+  if (!home_given) {
+    for (std::string& e : spec->env) {
+      if (e.rfind("HOME=", 0) == 0) e = "HOME=" + user->home;
     }
   }
-  if (cgroups_.usable()) {
-    CgroupLimits limits{.memory_bytes = order.memory_bytes,
-                        .cpu_millis = int64_t{order.cpus} * 1000,
-                        .cpus = spec.cpus,
-                        .mems = spec.memory_node >= 0 ? std::to_string(spec.memory_node) : "",
-                        .pids = options_.job_pids_max};
-    auto group = cgroups_.Create(CgroupName(order.job, order.attempt), limits);
-    if (group) {
-      spec.cgroup = *group;
-    } else {
-      LogWarn(
-          "job " + order.job.ToString() + " runs without its cgroup: " + group.error().message(),
-          Context(order.job));
-    }
-  }
+  return Status::Ok();
+}
 
-  JobEvent started{.job = order.job,
-                   .attempt = order.attempt,
-                   .kind = JobEvent::Kind::kStarted,
-                   .at = job.started_at};
-  auto proc = executor_.Start(spec);
-  if (!proc) {
-    if (!spec.cgroup.empty()) (void)cgroups_.Remove(spec.cgroup);
-    return FailLaunch(std::move(job), 127, proc.error().message());
+void Agent::JoinCgroup(const LaunchOrder& order, ProcessSpec* spec) {
+  if (!cgroups_.usable()) return;
+  CgroupLimits limits{.memory_bytes = order.memory_bytes,
+                      .cpu_millis = int64_t{order.cpus} * 1000,
+                      .cpus = spec->cpus,
+                      .mems = spec->memory_node >= 0 ? std::to_string(spec->memory_node) : "",
+                      .pids = options_.job_pids_max};
+  auto group = cgroups_.Create(CgroupName(order.job, order.attempt), limits);
+  if (group) {
+    spec->cgroup = *group;
+  } else {
+    LogWarn("job " + order.job.ToString() + " runs without its cgroup: " + group.error().message(),
+            Context(order.job));
   }
-  job.process = *proc;
-  WriteRunFile(job);
-  if (LogEnabled(LogLevel::kDebug)) {
-    std::string gpus;
-    for (int g : order.gpus) gpus += (gpus.empty() ? "" : ",") + std::to_string(g);
-    LogDebug("job " + order.job.ToString() + " attempt " + std::to_string(order.attempt) +
-                 " started as pid " + std::to_string(job.process.shim_pid) + " on GPUs [" + gpus +
-                 "]",
-             Context(order.job));
-  }
-  pending_events_.push_back(started);
-  job.start_reported = true;
-  jobs_[Key(order.job, order.attempt)] = std::move(job);
 }
 
 void Agent::FailLaunch(RunningJob job, int code, const std::string& message) {
@@ -566,8 +557,10 @@ void Agent::FailLaunch(RunningJob job, int code, const std::string& message) {
   exited.message = message;
   pending_events_.push_back(exited);
   // Said in the job's log too, where its user looks first.
-  std::ofstream(JobDir(job.order.job) + "/output.log", std::ios::app)
-      << "baton: " << message << "\n";
+  if (Status st =
+          env_.AppendFile(JobDir(job.order.job) + "/output.log", "baton: " + message + "\n");
+      !st.ok())
+    LogWarn(st.message(), Context(job.order.job));
   LogWarn("job " + job.order.job.ToString() + " could not start: " + message,
           Context(job.order.job));
   jobs_[Key(job.order.job, job.order.attempt)] = std::move(job);
@@ -578,18 +571,19 @@ void Agent::SignalJob(RunningJob& job, int sig) {
     // The shim writes the job's pid within a millisecond or so of starting.
     std::string pid_path = RunFile(job.order.job, job.order.attempt) + ".pid";
     for (int i = 0; i < 200 && job.process.job_pid == 0; ++i) {
-      job.process.job_pid = ReadJobPid(pid_path);
+      job.process.job_pid = ReadJobPid(env_, pid_path);
       if (job.process.job_pid != 0) break;
       if (!executor_.Alive(job.process.shim_pid, job.process.shim_start_ticks)) break;
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
     if (job.process.job_pid == 0) return;  // it never ran: nothing to signal
-    WriteRunFile(job);
+    // Harmless when it fails: a restarted agent reads the pid from the shim's file again.
+    if (Status st = WriteRunFile(job); !st.ok()) LogWarn(st.message(), Context(job.order.job));
   }
   executor_.Signal(job.process.job_pid, sig);
 }
 
-void Agent::BeginStop(RunningJob& job, Duration grace, bool time_limit) {
+void Agent::BeginStop(RunningJob& job, Duration grace, bool time_limit, TimePoint now) {
   job.timed_out = job.timed_out || time_limit;
   job.stop_grace = grace;
   if (grace.count() == 0) {
@@ -599,7 +593,7 @@ void Agent::BeginStop(RunningJob& job, Duration grace, bool time_limit) {
   }
   SignalJob(job, SIGUSR1);
   job.stop_phase = 1;
-  job.next_stop_step = Now() + grace;
+  job.next_stop_step = now + grace;
 }
 
 void Agent::StepStops(TimePoint now) {
@@ -607,7 +601,7 @@ void Agent::StepStops(TimePoint now) {
     if (job.exited) continue;
     const LaunchOrder& o = job.order;
     if (job.stop_phase == 0 && o.time_limit.count() > 0 && now >= job.started_at + o.time_limit) {
-      BeginStop(job, o.grace_period, true);
+      BeginStop(job, o.grace_period, true, now);
       continue;
     }
     if ((job.stop_phase == 1 || job.stop_phase == 2) && now >= job.next_stop_step) {
@@ -619,13 +613,13 @@ void Agent::StepStops(TimePoint now) {
   }
 }
 
-void Agent::ScanCheckpoints() {
+void Agent::ScanCheckpoints(TimePoint now) {
   for (auto& [key, job] : jobs_) {
     if (job.exited) continue;
     std::string path = JobDir(job.order.job) + "/metrics.jsonl";
-    int64_t size = FileSize(path);
+    int64_t size = SizeOf(path);
     if (size <= job.metrics_scanned) continue;
-    std::string data = ReadRange(path, job.metrics_scanned, 1 << 20);
+    std::string data = env_.ReadRange(path, job.metrics_scanned, 1 << 20).value_or("");
     size_t end = data.rfind('\n');
     if (end == std::string::npos) {
       // One line longer than we read at once is no checkpoint line: skip it.
@@ -646,14 +640,13 @@ void Agent::ScanCheckpoints() {
       pending_events_.push_back(JobEvent{.job = job.order.job,
                                          .attempt = job.order.attempt,
                                          .kind = JobEvent::Kind::kCheckpoint,
-                                         .at = Now(),
+                                         .at = now,
                                          .message = *last});
     }
   }
 }
 
 void Agent::CollectExits(TimePoint now) {
-  (void)now;
   std::vector<pid_t> reaped = executor_.Reap();
   std::set<pid_t> ended(reaped.begin(), reaped.end());
   for (auto& [key, job] : jobs_) {
@@ -663,12 +656,12 @@ void Agent::CollectExits(TimePoint now) {
     bool gone = false;
     if (!job.adopted) {
       if (!ended.count(job.process.shim_pid)) continue;
-      status = ReadExitStatus(status_path);
+      status = ReadExitStatus(env_, status_path);
       gone = true;
     } else {
-      status = ReadExitStatus(status_path);
+      status = ReadExitStatus(env_, status_path);
       if (!status) gone = !executor_.Alive(job.process.shim_pid, job.process.shim_start_ticks);
-      if (!status && gone) status = ReadExitStatus(status_path);  // it may have just finished
+      if (!status && gone) status = ReadExitStatus(env_, status_path);  // it may have just finished
     }
     if (!status && !gone) continue;
     job.exited = true;
@@ -681,7 +674,7 @@ void Agent::CollectExits(TimePoint now) {
     JobEvent e{.job = job.order.job,
                .attempt = job.order.attempt,
                .kind = JobEvent::Kind::kExited,
-               .at = Now(),
+               .at = now,
                .exit_code = job.status.exit_code,
                .signal = job.status.signal,
                .timed_out = job.timed_out,
@@ -693,8 +686,10 @@ void Agent::CollectExits(TimePoint now) {
                         ? "killed by the out-of-memory killer at its memory limit of " +
                               FormatSize(job.order.memory_bytes)
                         : "killed by the out-of-memory killer";
-        std::ofstream(JobDir(job.order.job) + "/output.log", std::ios::app)
-            << "baton: " << e.message << "\n";
+        if (Status st = env_.AppendFile(JobDir(job.order.job) + "/output.log",
+                                        "baton: " + e.message + "\n");
+            !st.ok())
+          LogWarn(st.message(), Context(job.order.job));
       }
       Status st = cgroups_.Remove(group);  // and whatever the job left running in it
       if (!st.ok()) LogWarn(st.message(), Context(job.order.job));
@@ -742,7 +737,8 @@ bool Agent::SendReport(std::vector<GpuSample> samples) {
   for (auto& [key, job] : jobs_) {
     if (budget == 0) break;
     std::string log = JobDir(job.order.job) + "/output.log";
-    std::string data = ReadRange(log, job.log_shipped, std::min(kLogChunk, budget));
+    std::string data =
+        env_.ReadRange(log, job.log_shipped, std::min(kLogChunk, budget)).value_or("");
     if (data.empty()) continue;
     budget -= data.size();
     shipped[key] = data.size();
@@ -778,11 +774,11 @@ bool Agent::SendReport(std::vector<GpuSample> samples) {
 void Agent::DropAcknowledged() {
   for (auto it = jobs_.begin(); it != jobs_.end();) {
     RunningJob& job = it->second;
-    if (job.exit_acked && job.log_shipped >= FileSize(JobDir(job.order.job) + "/output.log")) {
-      std::error_code ec;
-      fs::remove(RunFile(job.order.job, job.order.attempt), ec);
-      fs::remove(RunFile(job.order.job, job.order.attempt) + ".exit", ec);
-      fs::remove(RunFile(job.order.job, job.order.attempt) + ".pid", ec);
+    if (job.exit_acked && job.log_shipped >= SizeOf(JobDir(job.order.job) + "/output.log")) {
+      // A run file left behind re-adopts an ended job after a restart, which reports its end
+      // again: harmless, but worth a line.
+      if (Status st = run_files_.Remove(job.order.job, job.order.attempt); !st.ok())
+        LogWarn(st.message(), Context(job.order.job));
       it = jobs_.erase(it);
     } else {
       ++it;

@@ -5,6 +5,9 @@
 // Durable state is the directory `data_dir/run/`: one file per job attempt it runs, removed
 // once the controller has acknowledged how the job ended. A restarted agent reads it back,
 // re-adopts the jobs still running and reports the ones that ended while it was away.
+//
+// All its access to files and processes goes through an Env (env.h), its time through a Clock
+// (core/clock.h), and the running of jobs through an Executor: tests drive it over fakes.
 #pragma once
 
 #include <sys/types.h>
@@ -21,10 +24,13 @@
 #include <vector>
 
 #include "agent/cgroup.h"
+#include "agent/env.h"
 #include "agent/executor.h"
 #include "agent/gpu_backend.h"
 #include "agent/health.h"
-#include "agent/numa.h"
+#include "agent/host_topology.h"
+#include "agent/run_file.h"
+#include "core/clock.h"
 #include "core/log.h"
 #include "core/protocol.h"
 #include "net/http_client.h"
@@ -38,7 +44,9 @@ struct AgentOptions {
   std::string token;             // agent join token
   std::string pool = "default";  // the pool (partition) this node serves
   std::string address;           // where other nodes reach its jobs (MASTER_ADDR); "" = name
-  std::string numa_root = "/sys/devices/system/node";  // where the host's NUMA nodes are listed
+  // The host's NUMA nodes and their CPUs, which jobs are bound to (LoadHostTopology); empty:
+  // jobs run unbound.
+  HostTopology topology;
   Duration sample_interval = std::chrono::seconds(2);
   Duration log_interval = std::chrono::milliseconds(250);  // also how often XIDs are looked for
   HealthLimits health;
@@ -49,10 +57,17 @@ struct AgentOptions {
   int64_t job_pids_max = 16384;  // pids.max of each job; 0 = unlimited
 };
 
+// What the agent works through. All must outlive it.
+struct AgentDeps {
+  GpuBackend& backend;
+  Executor& executor;
+  Env& env;
+  Clock& clock;
+};
+
 class Agent {
  public:
-  // `backend` and `executor` must outlive the agent.
-  Agent(AgentOptions options, GpuBackend& backend, Executor& executor);
+  Agent(AgentOptions options, AgentDeps deps);
   ~Agent();
 
   // Reads back the jobs of a previous run, then starts the agent's threads.
@@ -85,22 +100,33 @@ class Agent {
   void PollLoop();
   bool RegisterWithController();
   void HandleOrder(const Order& order);
-  void Launch(const LaunchOrder& order);
+  void Launch(const LaunchOrder& order, TimePoint now);
+  // The job's environment: the agent's basics, the job's own, and Baton's variables.
+  std::map<std::string, std::string> JobEnvironment(const LaunchOrder& order) const;
+  // Binds the job to the CPUs (and, on one node, the memory) of its GPUs' NUMA nodes.
+  void BindToGpuNuma(const LaunchOrder& order, ProcessSpec* spec);
+  // As root: the job runs as its user, who gets its directory. An error says why it cannot.
+  Status RunAsUser(const LaunchOrder& order, ProcessSpec* spec);
+  // Puts the job in a cgroup of its own with its limits, where the host allows it.
+  void JoinCgroup(const LaunchOrder& order, ProcessSpec* spec);
   // Signals the job's process group, learning its pid from the shim's pid file if need be.
   void SignalJob(RunningJob& job, int sig);
-  void BeginStop(RunningJob& job, Duration grace, bool time_limit);
+  void BeginStop(RunningJob& job, Duration grace, bool time_limit, TimePoint now);
   void StepStops(TimePoint now);
   // Reports checkpoints jobs announced in their metrics file since the last look.
-  void ScanCheckpoints();
+  void ScanCheckpoints(TimePoint now);
   void CollectExits(TimePoint now);
   // Samples the GPUs and judges their health; true when some GPU's health changed.
   bool SampleGpus(std::vector<GpuSample>* samples, TimePoint now);
   bool SendReport(std::vector<GpuSample> samples);
-  void Recover();
+  // Reads the run files back; an error when the run directory cannot be listed.
+  Status Recover();
   std::string JobDir(JobId id) const;
   std::string RunFile(JobId id, int attempt) const;
   std::string Key(JobId id, int attempt) const;
-  void WriteRunFile(const RunningJob& job);
+  Status WriteRunFile(const RunningJob& job);
+  // The size of a file the job writes; 0 while there is none.
+  int64_t SizeOf(const std::string& path) const;
   // The job's cgroup name: unique to this agent's data directory, so that agents sharing a host
   // (tests, `baton up` beside `baton agent`) never touch each other's groups.
   std::string CgroupName(JobId id, int attempt) const;
@@ -116,8 +142,10 @@ class Agent {
   AgentOptions options_;
   GpuBackend& backend_;
   Executor& executor_;
+  Env& env_;
+  Clock& clock_;
+  RunFiles run_files_;
   std::vector<Gpu> gpus_;
-  HostNuma numa_;
   std::set<int> numa_warned_;  // GPU NUMA nodes this host lacks, told once
   CgroupManager cgroups_;      // main loop only (after Start)
   bool as_root_ = false;       // jobs run as their users

@@ -15,7 +15,6 @@
 #include <charconv>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <limits>
 #include <sstream>
 
@@ -72,8 +71,8 @@ Result<std::string> ShimIdentity(const std::string& user) {
   return text;
 }
 
-ProcessExecutor::ProcessExecutor(std::string shim_path, bool zygote)
-    : shim_path_(std::move(shim_path)), use_zygote_(zygote) {}
+ProcessExecutor::ProcessExecutor(Env& env, std::string shim_path, bool zygote)
+    : env_(env), shim_path_(std::move(shim_path)), use_zygote_(zygote) {}
 
 ProcessExecutor::~ProcessExecutor() { DropZygote(); }
 
@@ -223,8 +222,11 @@ Result<Started> ProcessExecutor::Start(const ProcessSpec& spec) {
   argv.push_back(nullptr);
   for (const auto& e : spec.env) envp.push_back(const_cast<char*>(e.c_str()));
   envp.push_back(nullptr);
-  (void)unlink(spec.status_path.c_str());
-  (void)unlink(spec.pid_path.c_str());
+  // An earlier attempt's files would be read as this one's.
+  for (const std::string& stale : {spec.status_path, spec.pid_path}) {
+    if (Status st = env_.RemoveFile(stale); !st.ok())
+      return Err(Unavailable("cannot start the job: " + st.message()));
+  }
 
   if (use_zygote_) {
     // Through the zygote; if it died, through a new one; if none can be had, on our own.
@@ -242,7 +244,7 @@ Result<Started> ProcessExecutor::Start(const ProcessSpec& spec) {
     }
   }
   ASSIGN_OR_RETURN(pid_t shim, SpawnShim(argv, envp, nullptr));
-  return Started{.shim_pid = shim, .job_pid = 0, .shim_start_ticks = ProcessStartTicks(shim)};
+  return Started{.shim_pid = shim, .job_pid = 0, .shim_start_ticks = env_.ProcessStartTicks(shim)};
 }
 
 Result<pid_t> ProcessExecutor::SpawnShim(std::vector<char*>& argv, std::vector<char*>& envp,
@@ -266,7 +268,8 @@ Result<pid_t> ProcessExecutor::SpawnShim(std::vector<char*>& argv, std::vector<c
 }
 
 void ProcessExecutor::Signal(pid_t job_pid, int sig) {
-  if (job_pid > 1) kill(-job_pid, sig);
+  // A group that has ended is no error: the signal had nothing left to stop.
+  if (job_pid > 1) (void)env_.Signal(-job_pid, sig);
 }
 
 std::vector<pid_t> ProcessExecutor::Reap() {
@@ -313,7 +316,7 @@ std::vector<pid_t> ProcessExecutor::Reap() {
 }
 
 bool ProcessExecutor::Alive(pid_t shim_pid, uint64_t start_ticks) {
-  uint64_t ticks = ProcessStartTicks(shim_pid);
+  uint64_t ticks = env_.ProcessStartTicks(shim_pid);
   return ticks != 0 && (start_ticks == 0 || ticks == start_ticks);
 }
 
@@ -321,15 +324,12 @@ namespace {
 
 // The first line of a file the shim writes, without its newline; nothing while that line is not
 // there whole (no file yet, or one the shim is writing).
-std::optional<std::string> ReadShimLine(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return std::nullopt;
-  char buf[64];
-  in.read(buf, sizeof buf);
-  std::string_view text(buf, static_cast<size_t>(in.gcount()));
-  size_t nl = text.find('\n');
-  if (nl == std::string_view::npos) return std::nullopt;
-  return std::string(text.substr(0, nl));
+std::optional<std::string> ReadShimLine(Env& env, const std::string& path) {
+  auto text = env.ReadRange(path, 0, 64);
+  if (!text) return std::nullopt;
+  size_t nl = text->find('\n');
+  if (nl == std::string::npos) return std::nullopt;
+  return text->substr(0, nl);
 }
 
 // The whole of `text` as a decimal number, else nothing.
@@ -342,15 +342,15 @@ std::optional<long> WholeNumber(std::string_view text) {
 
 }  // namespace
 
-pid_t ReadJobPid(const std::string& path) {
-  std::optional<std::string> line = ReadShimLine(path);
+pid_t ReadJobPid(Env& env, const std::string& path) {
+  std::optional<std::string> line = ReadShimLine(env, path);
   std::optional<long> pid = line ? WholeNumber(*line) : std::nullopt;
   if (!pid || *pid <= 1 || *pid > std::numeric_limits<pid_t>::max()) return 0;
   return static_cast<pid_t>(*pid);
 }
 
-std::optional<ExitStatus> ReadExitStatus(const std::string& path) {
-  std::optional<std::string> line = ReadShimLine(path);
+std::optional<ExitStatus> ReadExitStatus(Env& env, const std::string& path) {
+  std::optional<std::string> line = ReadShimLine(env, path);
   if (!line) return std::nullopt;
   std::string_view text = *line;
   size_t space = text.find(' ');
@@ -365,26 +365,6 @@ std::optional<ExitStatus> ReadExitStatus(const std::string& path) {
   else
     s.exit_code = static_cast<int>(*value);
   return s;
-}
-
-uint64_t ProcessStartTicks(pid_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-  if (!in) return 0;
-  std::string line;
-  std::getline(in, line);
-  // Field 2 is "(comm)", which may hold spaces: count fields after the last ')'.
-  size_t close_paren = line.rfind(')');
-  if (close_paren == std::string::npos) return 0;
-  std::istringstream rest(line.substr(close_paren + 2));
-  std::string field;
-  char state = 0;
-  rest >> state;
-  if (state == 'Z' || state == 'X') return 0;  // a zombie is not alive
-  for (int i = 4; i <= 22; ++i) {
-    rest >> field;
-    if (i == 22) return std::strtoull(field.c_str(), nullptr, 10);
-  }
-  return 0;
 }
 
 }  // namespace baton::agent

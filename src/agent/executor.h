@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "agent/env.h"
 #include "core/status.h"
 
 namespace baton::agent {
@@ -44,6 +45,7 @@ struct Started {
   pid_t shim_pid = 0;
   pid_t job_pid = 0;              // also the job's process group id; 0 until read from pid_path
   uint64_t shim_start_ticks = 0;  // /proc start time, to tell a reused pid apart
+  bool operator==(const Started&) const = default;
 };
 
 struct ExitStatus {
@@ -65,8 +67,9 @@ class Executor {
 
 class ProcessExecutor : public Executor {
  public:
-  // `zygote`: start shims through a zygote (else each with its own posix_spawn).
-  explicit ProcessExecutor(std::string shim_path = DefaultShimPath(), bool zygote = true);
+  // `zygote`: start shims through a zygote (else each with its own posix_spawn). `env` (which
+  // asks after and signals the shims and jobs) must outlive the executor.
+  explicit ProcessExecutor(Env& env, std::string shim_path = DefaultShimPath(), bool zygote = true);
   ~ProcessExecutor() override;
   ProcessExecutor(const ProcessExecutor&) = delete;
   ProcessExecutor& operator=(const ProcessExecutor&) = delete;
@@ -97,6 +100,7 @@ class ProcessExecutor : public Executor {
   Status StartZygote();
   void DropZygote();
 
+  Env& env_;
   std::string shim_path_;
   bool use_zygote_ = true;
   Zygote zygote_;
@@ -118,12 +122,10 @@ Result<UnixUser> LookupUnixUser(const std::string& name);
 Result<std::string> ShimIdentity(const std::string& user);
 
 // Reads the job's pid from the file the shim writes ("PID\n"): 0 when not there whole (yet).
-pid_t ReadJobPid(const std::string& path);
+pid_t ReadJobPid(Env& env, const std::string& path);
 
 // Reads a status file the shim wrote: "exit N\n" or "signal N\n". Nothing when not there
 // whole (yet) or not of that form.
-std::optional<ExitStatus> ReadExitStatus(const std::string& path);
-// The start time of a process from /proc/PID/stat, or 0 when it does not exist.
-uint64_t ProcessStartTicks(pid_t pid);
+std::optional<ExitStatus> ReadExitStatus(Env& env, const std::string& path);
 
 }  // namespace baton::agent

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <map>
 #include <numeric>
+#include <set>
 
 namespace baton::agent {
 namespace {
@@ -58,6 +59,34 @@ const HostGpu* HostTopology::Gpu(std::string_view bus_id) const {
     if (g.bus_id == want) return &g;
   }
   return nullptr;
+}
+
+const HostTopology::Numa* HostTopology::NumaNode(int os_index) const {
+  for (const auto& n : numa) {
+    if (n.os_index == os_index) return &n;
+  }
+  return nullptr;
+}
+
+std::optional<std::string> HostTopology::CpuListOf(const std::set<int>& nodes) const {
+  std::set<int> cpus;
+  for (int id : nodes) {
+    const Numa* n = NumaNode(id);
+    if (n == nullptr || n->cpus.empty()) return std::nullopt;
+    cpus.insert(n->cpus.begin(), n->cpus.end());
+  }
+  if (cpus.empty()) return std::nullopt;
+  // Runs of consecutive CPUs as "first-last", the form the kernel's cpulists take.
+  std::string out;
+  for (auto it = cpus.begin(); it != cpus.end();) {
+    int first = *it;
+    int last = first;
+    while (++it != cpus.end() && *it == last + 1) last = *it;
+    if (!out.empty()) out += ',';
+    out += std::to_string(first);
+    if (last != first) out += '-' + std::to_string(last);
+  }
+  return out;
 }
 
 Result<HostTopology> LoadHostTopology(const std::string& xml) {

@@ -1,10 +1,13 @@
-// The machine around the GPUs, from hwloc: NUMA nodes and their CPUs, and for each NVIDIA GPU
+// The machine around the GPUs, from hwloc (the agent's one model of it): NUMA nodes and their
+// CPUs, which the agent binds jobs to, and for each NVIDIA GPU
 // its PCI bus id, nearest NUMA node, the PCIe switch above it, and, where hwloc knows NVLink
 // bandwidths (IBM POWER, NVML's plugin), which GPUs NVLink joins. Read from the running machine,
 // or from an hwloc XML export (`lstopo file.xml`), which is how the tests see real servers.
 #pragma once
 
 #include <cstdint>
+#include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -34,6 +37,12 @@ struct HostTopology {
 
   // The GPU at `bus_id` (any case, 4- or 8-digit domain), or null.
   const HostGpu* Gpu(std::string_view bus_id) const;
+  // The NUMA node with this OS index, or null.
+  const Numa* NumaNode(int os_index) const;
+  // The CPUs of these NUMA nodes as one cpulist ("0-15,32-47"), for binding a job to them;
+  // nullopt when one of them is not this host's or has no CPUs (a memory-only node), or when
+  // `nodes` is empty.
+  std::optional<std::string> CpuListOf(const std::set<int>& nodes) const;
 };
 
 // This machine's topology (`xml` empty), or the one an hwloc XML export describes. An error

@@ -1,5 +1,5 @@
 // Time as data: durations and instants in whole milliseconds. The core never reads a clock;
-// `now` is always a parameter (control/clock.h provides the real and simulated clocks).
+// `now` is always a parameter (core/clock.h provides the real and simulated clocks).
 #pragma once
 
 #include <chrono>

@@ -13,12 +13,17 @@
 #include <thread>
 
 #include "agent/cgroup.h"
-#include "agent/numa.h"
+#include "agent/posix_env.h"
 
 namespace baton::agent {
 namespace {
 
 namespace fs = std::filesystem;
+
+Env& TestEnv() {
+  static PosixEnv env;
+  return env;
+}
 
 class ExecutorTest : public ::testing::Test {
  protected:
@@ -45,7 +50,7 @@ class ExecutorTest : public ::testing::Test {
     auto deadline = std::chrono::steady_clock::now() + limit;
     while (std::chrono::steady_clock::now() < deadline) {
       exec_.Reap();
-      if (auto st = ReadExitStatus(spec.status_path)) return st;
+      if (auto st = ReadExitStatus(TestEnv(), spec.status_path)) return st;
       std::this_thread::sleep_for(std::chrono::milliseconds(5));
     }
     return std::nullopt;
@@ -62,13 +67,13 @@ class ExecutorTest : public ::testing::Test {
   // The job's pid, once the shim has written it.
   pid_t JobPid(const ProcessSpec& spec) {
     for (int i = 0; i < 2000; ++i) {
-      if (pid_t p = ReadJobPid(spec.pid_path); p != 0) return p;
+      if (pid_t p = ReadJobPid(TestEnv(), spec.pid_path); p != 0) return p;
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
     return 0;
   }
 
-  ProcessExecutor exec_{BATON_SHIM};
+  ProcessExecutor exec_{TestEnv(), BATON_SHIM};
 };
 
 TEST_F(ExecutorTest, RunsTheCommandWithItsEnvironmentAndRecordsTheExitCode) {
@@ -186,12 +191,12 @@ TEST_F(ExecutorTest, ShimsComeFromOneZygoteAndADeadZygoteIsReplacedWhileItsShims
   EXPECT_NE(b->shim_pid, a->shim_pid);
   // Its end is told by the zygote, which reaps it.
   EXPECT_TRUE(ReapedWithin(exec_, b->shim_pid));
-  EXPECT_EQ(ReadExitStatus(quick.status_path)->exit_code, 4);
+  EXPECT_EQ(ReadExitStatus(TestEnv(), quick.status_path)->exit_code, 4);
   // The zygote dies; the first job runs on, and its end is still found.
   kill(zygote, SIGKILL);
   EXPECT_TRUE(ReapedWithin(exec_, a->shim_pid));
-  ASSERT_TRUE(ReadExitStatus(first.status_path).has_value());
-  EXPECT_EQ(ReadExitStatus(first.status_path)->exit_code, 0);
+  ASSERT_TRUE(ReadExitStatus(TestEnv(), first.status_path).has_value());
+  EXPECT_EQ(ReadExitStatus(TestEnv(), first.status_path)->exit_code, 0);
   EXPECT_NE(Log().find("first done"), std::string::npos);
   // The next job gets a new zygote.
   ProcessSpec next = Shell("exit 0");
@@ -205,18 +210,18 @@ TEST_F(ExecutorTest, ShimsComeFromOneZygoteAndADeadZygoteIsReplacedWhileItsShims
 }
 
 TEST_F(ExecutorTest, WithoutAZygoteEachShimIsSpawnedByTheExecutor) {
-  ProcessExecutor plain(BATON_SHIM, false);
+  ProcessExecutor plain(TestEnv(), BATON_SHIM, false);
   ProcessSpec spec = Shell("exit 3");
   auto started = plain.Start(spec);
   ASSERT_TRUE(started.has_value());
   EXPECT_EQ(plain.zygote_pid(), 0);
   EXPECT_EQ(ParentOf(started->shim_pid), getpid());
   EXPECT_TRUE(ReapedWithin(plain, started->shim_pid));
-  EXPECT_EQ(ReadExitStatus(spec.status_path)->exit_code, 3);
+  EXPECT_EQ(ReadExitStatus(TestEnv(), spec.status_path)->exit_code, 3);
 }
 
 TEST_F(ExecutorTest, AMissingShimIsAClearError) {
-  ProcessExecutor missing("/nonexistent/baton-shim");
+  ProcessExecutor missing(TestEnv(), "/nonexistent/baton-shim");
   Status st = missing.Check();
   ASSERT_FALSE(st.ok());
   EXPECT_NE(st.message().find("/nonexistent/baton-shim"), std::string::npos);
@@ -226,36 +231,36 @@ TEST_F(ExecutorTest, AMissingShimIsAClearError) {
 TEST(ReadExitStatus, ParsesOnlyWellFormedFiles) {
   std::string path =
       (fs::temp_directory_path() / ("baton-status-" + std::to_string(getpid()))).string();
-  EXPECT_FALSE(ReadExitStatus(path).has_value());
+  EXPECT_FALSE(ReadExitStatus(TestEnv(), path).has_value());
   std::ofstream(path) << "exit 4\n";
-  EXPECT_EQ(ReadExitStatus(path)->exit_code, 4);
+  EXPECT_EQ(ReadExitStatus(TestEnv(), path)->exit_code, 4);
   std::ofstream(path) << "signal 15\n";
-  EXPECT_EQ(ReadExitStatus(path)->signal, 15);
+  EXPECT_EQ(ReadExitStatus(TestEnv(), path)->signal, 15);
   std::ofstream(path) << "garbage";
-  EXPECT_FALSE(ReadExitStatus(path).has_value());
+  EXPECT_FALSE(ReadExitStatus(TestEnv(), path).has_value());
   std::ofstream(path) << "exit 1x\n";
-  EXPECT_FALSE(ReadExitStatus(path).has_value());
+  EXPECT_FALSE(ReadExitStatus(TestEnv(), path).has_value());
   std::ofstream(path) << "stopped 3\n";
-  EXPECT_FALSE(ReadExitStatus(path).has_value());
+  EXPECT_FALSE(ReadExitStatus(TestEnv(), path).has_value());
   // A line without its newline is not taken: it is not all there.
   std::ofstream(path) << "exit 1";
-  EXPECT_FALSE(ReadExitStatus(path).has_value());
+  EXPECT_FALSE(ReadExitStatus(TestEnv(), path).has_value());
   fs::remove(path);
 }
 
 TEST(ReadJobPid, TakesOnlyAWholeLine) {
   std::string path =
       (fs::temp_directory_path() / ("baton-pid-" + std::to_string(getpid()))).string();
-  EXPECT_EQ(ReadJobPid(path), 0);
+  EXPECT_EQ(ReadJobPid(TestEnv(), path), 0);
   std::ofstream(path) << "12345\n";
-  EXPECT_EQ(ReadJobPid(path), 12345);
+  EXPECT_EQ(ReadJobPid(TestEnv(), path), 12345);
   // Part of "12345\n" must never be taken for pid 12: that would signal another process group.
   std::ofstream(path) << "12";
-  EXPECT_EQ(ReadJobPid(path), 0);
+  EXPECT_EQ(ReadJobPid(TestEnv(), path), 0);
   std::ofstream(path) << "1\n";  // init, never a job
-  EXPECT_EQ(ReadJobPid(path), 0);
+  EXPECT_EQ(ReadJobPid(TestEnv(), path), 0);
   std::ofstream(path) << "-5\n";
-  EXPECT_EQ(ReadJobPid(path), 0);
+  EXPECT_EQ(ReadJobPid(TestEnv(), path), 0);
   fs::remove(path);
 }
 
@@ -419,26 +424,6 @@ TEST_F(ExecutorTest, ACgroupThatCannotBeJoinedIsSaidInTheLogAndTheJobStillRuns) 
   EXPECT_NE(Log().find("baton: cannot join cgroup " + dir_ + "/no-such-group: "), std::string::npos)
       << Log();
   EXPECT_NE(Log().find("the job runs without its limits\nran\n"), std::string::npos) << Log();
-}
-
-TEST(HostNuma, ReadsNodeCpuListsAndJoinsThem) {
-  std::string tmpl = (fs::temp_directory_path() / "baton-numa-XXXXXX").string();
-  std::string root = mkdtemp(tmpl.data());
-  for (auto [node, list] : {std::pair{"node0", "0-15,32-47"}, std::pair{"node1", "16-31,48-63"}}) {
-    fs::create_directories(root + "/" + node);
-    std::ofstream(root + "/" + node + "/cpulist") << list << "\n";
-  }
-  fs::create_directories(root + "/node2");  // memory only: no cpulist
-  fs::create_directories(root + "/power");
-  HostNuma numa = HostNuma::Read(root);
-  EXPECT_EQ(numa.size(), 2u);
-  EXPECT_EQ(numa.CpusOf({1}), "16-31,48-63");
-  EXPECT_EQ(numa.CpusOf({0, 1}), "0-15,32-47,16-31,48-63");
-  EXPECT_EQ(numa.CpusOf({3}), std::nullopt);
-  EXPECT_EQ(numa.CpusOf({}), std::nullopt);
-  fs::remove_all(root);
-  // This machine's own nodes, whatever they are, include node 0.
-  EXPECT_TRUE(HostNuma::Read().Has(0));
 }
 
 }  // namespace

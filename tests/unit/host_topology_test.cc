@@ -73,6 +73,29 @@ TEST(HostTopology, AServerWithoutGpuDriversKnowsWhereTheDevicesSitNotWhatTheyAre
   EXPECT_EQ(t->gpus[1].numa_node, 1);
 }
 
+TEST(HostTopology, CpuListOfANumaNodeIsTheCpulistJobsAreBoundTo) {
+  auto t = LoadHostTopology(Xml("power8gpudistances.xml"));
+  ASSERT_TRUE(t.has_value()) << t.error().message();
+  // Two of each POWER8 core's eight hardware threads are online: runs of two.
+  EXPECT_EQ(t->CpuListOf({0}), "0-1,8-9,16-17,24-25");
+  EXPECT_EQ(t->CpuListOf({1}), "80-81,88-89,96-97,104-105");
+  EXPECT_EQ(t->CpuListOf({0, 1}), "0-1,8-9,16-17,24-25,80-81,88-89,96-97,104-105");
+  EXPECT_EQ(t->CpuListOf({2}), std::nullopt);
+  EXPECT_EQ(t->CpuListOf({0, 2}), std::nullopt);  // not all of them this host's
+  EXPECT_EQ(t->CpuListOf({}), std::nullopt);
+  ASSERT_NE(t->NumaNode(1), nullptr);
+  EXPECT_EQ(t->NumaNode(1)->os_index, 1);
+  EXPECT_EQ(t->NumaNode(7), nullptr);
+}
+
+TEST(HostTopology, CpuListOfInterleavedHyperthreadsListsEachCpu) {
+  auto t = LoadHostTopology(Xml("24em64t-2n6c2t-pci.xml"));
+  ASSERT_TRUE(t.has_value()) << t.error().message();
+  // The sockets' hyperthreads alternate: node 1 has the odd CPUs.
+  EXPECT_EQ(t->CpuListOf({1}), "1,3,5,7,9,11,13,15,17,19,21,23");
+  EXPECT_EQ(t->CpuListOf({0, 1}), "0-23");
+}
+
 TEST(HostTopology, ABadFileIsNamed) {
   auto t = LoadHostTopology("/nonexistent/topology.xml");
   ASSERT_FALSE(t.has_value());

@@ -1,0 +1,146 @@
+#include "agent/posix_env.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace baton::agent {
+namespace fs = std::filesystem;
+namespace {
+
+Status Failed(const std::string& what, const std::string& path, int err) {
+  if (err == ENOENT) return NotFound(path + ": no such file or directory");
+  return Internal("cannot " + what + " " + path + ": " + std::strerror(err));
+}
+
+Status Failed(const std::string& what, const std::string& path, const std::error_code& ec) {
+  if (ec == std::errc::no_such_file_or_directory)
+    return NotFound(path + ": no such file or directory");
+  return Internal("cannot " + what + " " + path + ": " + ec.message());
+}
+
+// Closes the descriptor when it goes out of scope.
+struct Fd {
+  int fd = -1;
+  ~Fd() {
+    if (fd >= 0) close(fd);
+  }
+};
+
+}  // namespace
+
+Result<std::string> PosixEnv::ReadRange(const std::string& path, int64_t offset, size_t max) {
+  Fd f{open(path.c_str(), O_RDONLY | O_CLOEXEC)};
+  if (f.fd < 0) return Err(Failed("open", path, errno));
+  std::string out;
+  char buf[64 * 1024];
+  while (out.size() < max) {
+    size_t want = std::min(sizeof buf, max - out.size());
+    ssize_t n = pread(f.fd, buf, want, offset + static_cast<int64_t>(out.size()));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return Err(Failed("read", path, errno));
+    if (n == 0) break;
+    out.append(buf, static_cast<size_t>(n));
+  }
+  return out;
+}
+
+Result<int64_t> PosixEnv::FileSize(const std::string& path) {
+  struct stat st {};
+  if (stat(path.c_str(), &st) != 0) return Err(Failed("stat", path, errno));
+  return static_cast<int64_t>(st.st_size);
+}
+
+Status PosixEnv::WriteFileAtomic(const std::string& path, std::string_view contents,
+                                 WriteFileOptions options) {
+  return baton::WriteFileAtomic(path, contents, options);
+}
+
+Status PosixEnv::AppendFile(const std::string& path, std::string_view contents) {
+  Fd f{open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644)};
+  if (f.fd < 0) return Failed("open", path, errno);
+  while (!contents.empty()) {
+    ssize_t n = write(f.fd, contents.data(), contents.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return Failed("append to", path, errno);
+    contents.remove_prefix(static_cast<size_t>(n));
+  }
+  return Status::Ok();
+}
+
+Result<std::vector<std::string>> PosixEnv::ListDir(const std::string& dir) {
+  std::error_code ec;
+  std::vector<std::string> names;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
+    names.push_back(it->path().filename().string());
+  if (ec) return Err(Failed("list", dir, ec));
+  return names;
+}
+
+Status PosixEnv::CreateDirs(const std::string& dir) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  return ec ? Failed("create", dir, ec) : Status::Ok();
+}
+
+Status PosixEnv::RemoveFile(const std::string& path) {
+  if (unlink(path.c_str()) != 0 && errno != ENOENT) return Failed("remove", path, errno);
+  return Status::Ok();
+}
+
+Status PosixEnv::RenameFile(const std::string& from, const std::string& to) {
+  if (rename(from.c_str(), to.c_str()) != 0) return Failed("rename " + from + " to", to, errno);
+  return Status::Ok();
+}
+
+Status PosixEnv::SetMode(const std::string& path, mode_t mode) {
+  if (chmod(path.c_str(), mode) != 0) return Failed("set the mode of", path, errno);
+  return Status::Ok();
+}
+
+Status PosixEnv::SetOwner(const std::string& path, uid_t uid, gid_t gid) {
+  if (chown(path.c_str(), uid, gid) != 0) return Failed("set the owner of", path, errno);
+  return Status::Ok();
+}
+
+bool PosixEnv::RunsAsRoot() { return geteuid() == 0; }
+
+uint64_t PosixEnv::ProcessStartTicks(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  if (!in) return 0;
+  std::string line;
+  std::getline(in, line);
+  // Field 2 is "(comm)", which may hold spaces: count fields after the last ')'.
+  size_t close_paren = line.rfind(')');
+  if (close_paren == std::string::npos) return 0;
+  std::istringstream rest(line.substr(close_paren + 2));
+  std::string field;
+  char state = 0;
+  rest >> state;
+  if (state == 'Z' || state == 'X') return 0;  // a zombie is not alive
+  for (int i = 4; i <= 22; ++i) {
+    rest >> field;
+    if (i == 22) return std::strtoull(field.c_str(), nullptr, 10);
+  }
+  return 0;
+}
+
+Status PosixEnv::Signal(pid_t pid, int sig) {
+  if (kill(pid, sig) != 0) {
+    return Internal(
+        "cannot send signal " + std::to_string(sig) + " to " +
+        (pid < 0 ? "process group " + std::to_string(-pid) : "process " + std::to_string(pid)) +
+        ": " + std::strerror(errno));
+  }
+  return Status::Ok();
+}
+
+}  // namespace baton::agent

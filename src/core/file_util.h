@@ -1,0 +1,26 @@
+// Writing a whole file so that readers see the old contents or the new, never a torn file:
+// the one implementation behind `baton up`'s server.url and the agent's Env (agent/env.h).
+#pragma once
+
+#include <sys/types.h>
+
+#include <string>
+#include <string_view>
+
+#include "core/status.h"
+
+namespace baton {
+
+struct WriteFileOptions {
+  mode_t mode = 0644;
+  // fsync the file before the rename, so that it survives a crash of the machine, not only of
+  // the process. Costs a disk flush (milliseconds on some disks).
+  bool sync = true;
+};
+
+// Writes `contents` to `path` + ".tmp", then renames it over `path`. An error names the path
+// and the failing step; the temporary file is removed on failure.
+Status WriteFileAtomic(const std::string& path, std::string_view contents,
+                       WriteFileOptions options = {});
+
+}  // namespace baton

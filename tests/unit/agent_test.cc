@@ -1,0 +1,249 @@
+// The agent over fakes: files and processes in a MemEnv, time from a SimulatedClock, jobs
+// "run" by a fake executor, and a fake controller on a local HTTP server that records what the
+// agent tells it. Nothing here touches the host's files or processes, so the outcomes are the
+// same on every run.
+#include "agent/agent.h"
+
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <condition_variable>
+#include <functional>
+#include <mutex>
+
+#include "agent/simulated_gpu_backend.h"
+#include "api/http_server.h"
+#include "codec/json_codec.h"
+#include "mem_env.h"
+
+namespace baton::agent {
+namespace {
+
+using testing::FaultyEnv;
+using testing::MemEnv;
+
+std::string Xml(const std::string& name) {
+  return std::string(BATON_SOURCE_DIR) + "/tests/data/topologies/" + name;
+}
+
+// The controller's side of the agent protocol, recording registrations and reports.
+class FakeController {
+ public:
+  FakeController()
+      : server_({.port = 0, .threads = 4},
+                [this](auto req, auto respond) { Handle(std::move(req), std::move(respond)); }) {}
+  ~FakeController() { server_.Stop(); }
+  std::string Start() { return "http://127.0.0.1:" + std::to_string(*server_.Start()); }
+
+  void Send(Order o) {
+    std::lock_guard lock(mu_);
+    o.seq = orders_.size() + 1;
+    orders_.push_back(std::move(o));
+    cv_.notify_all();
+  }
+  // Waits (up to 20 s of real time, for the agent's threads) until `pred` holds.
+  bool WaitFor(const std::function<bool(const std::vector<RegisterRequest>&,
+                                        const std::vector<JobEvent>&)>& pred) {
+    std::unique_lock lock(mu_);
+    return cv_.wait_for(lock, std::chrono::seconds(20), [&] { return pred(registers_, events_); });
+  }
+  std::vector<JobEvent> events() {
+    std::lock_guard lock(mu_);
+    return events_;
+  }
+
+ private:
+  void Handle(api::Request req, api::Respond respond) {
+    std::unique_lock lock(mu_);
+    if (req.path == "/v1/agent/register") {
+      registers_.push_back(*codec::DecodeRegister(req.body));
+      cv_.notify_all();
+      return respond({.body = codec::EncodeRegisterReply({.session = 1})});
+    }
+    if (req.path == "/v1/agent/report") {
+      auto rep = codec::DecodeReport(req.body);
+      for (const JobEvent& e : rep->events) events_.push_back(e);
+      cv_.notify_all();
+      return respond({.body = "{}"});
+    }
+    // A short long poll: new orders, or none after 50 ms.
+    uint64_t after = std::stoull(req.query["after"]);
+    cv_.wait_for(lock, std::chrono::milliseconds(50), [&] { return orders_.size() > after; });
+    std::vector<Order> out(orders_.begin() + static_cast<std::ptrdiff_t>(after), orders_.end());
+    respond({.body = codec::EncodeOrders(out)});
+  }
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<Order> orders_;
+  std::vector<RegisterRequest> registers_;
+  std::vector<JobEvent> events_;
+  api::HttpServer server_;
+};
+
+// Starts nothing: each job gets the next pid, is alive in the Env, and has its pid file.
+class FakeExecutor : public Executor {
+ public:
+  explicit FakeExecutor(MemEnv& env) : env_(env) {}
+  Result<Started> Start(const ProcessSpec& spec) override {
+    std::lock_guard lock(mu_);
+    specs_.push_back(spec);
+    pid_t shim = next_pid_++;
+    pid_t job = next_pid_++;
+    env_.SetProcess(shim, 77);
+    (void)env_.WriteFileAtomic(spec.pid_path, std::to_string(job) + "\n", {});
+    return Started{.shim_pid = shim, .job_pid = 0, .shim_start_ticks = 77};
+  }
+  void Signal(pid_t job_pid, int sig) override {
+    std::lock_guard lock(mu_);
+    signals_.emplace_back(job_pid, sig);
+    cv_.notify_all();
+  }
+  std::vector<pid_t> Reap() override { return {}; }
+  bool Alive(pid_t shim_pid, uint64_t start_ticks) override {
+    uint64_t ticks = env_.ProcessStartTicks(shim_pid);
+    return ticks != 0 && ticks == start_ticks;
+  }
+  std::vector<ProcessSpec> specs() {
+    std::lock_guard lock(mu_);
+    return specs_;
+  }
+  std::vector<std::pair<pid_t, int>> signals() {
+    std::lock_guard lock(mu_);
+    return signals_;
+  }
+  // Waits (up to 20 s of real time, for the agent's main loop) for a signal to be sent.
+  bool WaitForSignal() {
+    std::unique_lock lock(mu_);
+    return cv_.wait_for(lock, std::chrono::seconds(20), [&] { return !signals_.empty(); });
+  }
+
+ private:
+  MemEnv& env_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  pid_t next_pid_ = 1000;
+  std::vector<ProcessSpec> specs_;
+  std::vector<std::pair<pid_t, int>> signals_;
+};
+
+Order Launch(int64_t job, std::vector<int> gpus, Duration time_limit = Duration(0)) {
+  Order o;
+  o.kind = Order::Kind::kLaunch;
+  o.launch.job = JobId{job};
+  o.launch.user = "alice";
+  o.launch.command = {"train"};
+  o.launch.gpus = std::move(gpus);
+  o.launch.time_limit = time_limit;
+  o.launch.nodelist = "n1";
+  return o;
+}
+
+bool Has(const std::vector<JobEvent>& events, int64_t job, JobEvent::Kind kind) {
+  for (const JobEvent& e : events) {
+    if (e.job.value == job && e.kind == kind) return true;
+  }
+  return false;
+}
+
+class AgentTest : public ::testing::Test {
+ protected:
+  void SetUp() override { url_ = controller_.Start(); }
+
+  std::unique_ptr<Agent> StartAgent(Env& env) {
+    AgentOptions o{.name = "n1", .data_dir = "/data", .server = url_, .token = "t"};
+    o.cgroups = false;
+    o.topology = *LoadHostTopology(Xml("nvidiaDGX2.xml"));
+    auto agent = std::make_unique<Agent>(
+        o, AgentDeps{.backend = backend_, .executor = executor_, .env = env, .clock = clock_});
+    Status st = agent->Start();
+    EXPECT_TRUE(st.ok()) << st.message();
+    return agent;
+  }
+
+  FakeController controller_;
+  std::string url_;
+  MemEnv env_;
+  FakeExecutor executor_{env_};
+  SimulatedClock clock_{FromMillis(1'800'000'000'000)};
+  SimulatedGpuBackend backend_{*ParseGpuSpec("8xH100-80GB"), "n1"};
+};
+
+TEST_F(AgentTest, ALaunchedJobIsRecordedInItsRunFileAndBoundToItsGpusNumaNode) {
+  auto agent = StartAgent(env_);
+  controller_.Send(Launch(6, {4}));
+  ASSERT_TRUE(controller_.WaitFor(
+      [](auto&, auto& events) { return Has(events, 6, JobEvent::Kind::kStarted); }));
+  auto record = DecodeRunRecord(*env_.ReadFile("/data/run/6.0.run"));
+  ASSERT_TRUE(record.has_value()) << record.error().message();
+  EXPECT_EQ(record->order.job, JobId{6});
+  EXPECT_EQ(record->process.shim_pid, 1000);
+  EXPECT_EQ(record->started_at, clock_.Now());
+  // Simulated GPU 4 is on NUMA node 1: the job runs on that node's CPUs of the DGX-2.
+  auto topology = LoadHostTopology(Xml("nvidiaDGX2.xml"));
+  ASSERT_EQ(executor_.specs().size(), 1u);
+  EXPECT_EQ(executor_.specs()[0].cpus, *topology->CpuListOf({1}));
+  EXPECT_EQ(executor_.specs()[0].memory_node, 1);
+}
+
+// Issue 15: the run file's write and rename failures were ignored, and the job ran on without
+// a record that a restarted agent could re-adopt it from.
+TEST_F(AgentTest, AJobWhoseRunFileCannotBeWrittenIsAFailedLaunch) {
+  FaultyEnv faulty(env_, ".run");
+  auto agent = StartAgent(faulty);
+  controller_.Send(Launch(5, {0}));
+  ASSERT_TRUE(controller_.WaitFor(
+      [](auto&, auto& events) { return Has(events, 5, JobEvent::Kind::kExited); }));
+  for (const JobEvent& e : controller_.events()) {
+    if (e.kind != JobEvent::Kind::kExited) continue;
+    EXPECT_EQ(e.exit_code, 127);
+    EXPECT_NE(e.message.find("cannot record the job"), std::string::npos) << e.message;
+    EXPECT_NE(e.message.find("No space left on device"), std::string::npos) << e.message;
+  }
+  // It had started: it is killed (its process group, from the shim's pid file).
+  ASSERT_TRUE(executor_.WaitForSignal());
+  EXPECT_EQ(executor_.signals()[0], std::make_pair(pid_t{1001}, SIGKILL));
+  EXPECT_NE(env_.ReadFile("/data/jobs/5/output.log")->find("cannot record the job"),
+            std::string::npos);
+}
+
+TEST_F(AgentTest, ARestartedAgentReadoptsItsJobsFromRunFilesReadThroughTheEnv) {
+  ASSERT_TRUE(env_.CreateDirs("/data/run").ok());
+  RunRecord running{.order = Launch(7, {0}).launch,
+                    .process = {.shim_pid = 500, .job_pid = 501, .shim_start_ticks = 9}};
+  RunRecord ended{.order = Launch(8, {1}).launch,
+                  .process = {.shim_pid = 502, .job_pid = 503, .shim_start_ticks = 9}};
+  ASSERT_TRUE(env_.WriteFileAtomic("/data/run/7.0.run", EncodeRunRecord(running), {}).ok());
+  ASSERT_TRUE(env_.WriteFileAtomic("/data/run/8.0.run", EncodeRunRecord(ended), {}).ok());
+  ASSERT_TRUE(env_.WriteFileAtomic("/data/run/8.0.run.exit", "exit 3\n", {}).ok());
+  env_.SetProcess(500, 9);  // job 7's shim runs on; job 8's has gone
+
+  auto agent = StartAgent(env_);
+  RegisterRequest reg;
+  ASSERT_TRUE(controller_.WaitFor([&](auto& registers, auto&) {
+    if (registers.empty()) return false;
+    reg = registers[0];
+    return true;
+  }));
+  ASSERT_EQ(reg.jobs.size(), 2u);
+  EXPECT_EQ(reg.jobs[0].job, JobId{7});
+  EXPECT_EQ(reg.jobs[0].kind, JobEvent::Kind::kStarted);
+  EXPECT_EQ(reg.jobs[1].job, JobId{8});
+  EXPECT_EQ(reg.jobs[1].kind, JobEvent::Kind::kExited);
+  EXPECT_EQ(reg.jobs[1].exit_code, 3);
+}
+
+TEST_F(AgentTest, ATimeLimitIsEnforcedOnTheInjectedClock) {
+  auto agent = StartAgent(env_);
+  controller_.Send(Launch(9, {0}, std::chrono::minutes(1)));  // no grace: SIGKILL at the limit
+  ASSERT_TRUE(controller_.WaitFor(
+      [](auto&, auto& events) { return Has(events, 9, JobEvent::Kind::kStarted); }));
+  EXPECT_TRUE(executor_.signals().empty());
+  clock_.Advance(std::chrono::seconds(61));
+  // Job 9's process group is 1001, the pid the fake executor wrote to its pid file.
+  ASSERT_TRUE(executor_.WaitForSignal());
+  EXPECT_EQ(executor_.signals()[0], std::make_pair(pid_t{1001}, SIGKILL));
+}
+
+}  // namespace
+}  // namespace baton::agent

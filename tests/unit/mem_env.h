@@ -1,0 +1,130 @@
+// Test doubles for the agent's Env (agent/env.h): MemEnv keeps files in memory and processes in
+// a table the test fills, so that the agent runs without touching the host; FaultyEnv wraps
+// another Env and fails the writes a test names. Test-only: production never links these.
+#pragma once
+
+#include <map>
+#include <mutex>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "agent/env.h"
+
+namespace baton::agent::testing {
+
+class MemEnv : public Env {
+ public:
+  Result<std::string> ReadRange(const std::string& path, int64_t offset, size_t max) override {
+    std::lock_guard lock(mu_);
+    auto it = files_.find(path);
+    if (it == files_.end()) return Err(NotFound(path + ": no such file"));
+    if (static_cast<size_t>(offset) >= it->second.size()) return std::string();
+    return it->second.substr(static_cast<size_t>(offset), max);
+  }
+  Result<int64_t> FileSize(const std::string& path) override {
+    std::lock_guard lock(mu_);
+    auto it = files_.find(path);
+    if (it == files_.end()) return Err(NotFound(path + ": no such file"));
+    return static_cast<int64_t>(it->second.size());
+  }
+  Status WriteFileAtomic(const std::string& path, std::string_view contents,
+                         WriteFileOptions) override {
+    std::lock_guard lock(mu_);
+    files_[path] = std::string(contents);
+    return Status::Ok();
+  }
+  Status AppendFile(const std::string& path, std::string_view contents) override {
+    std::lock_guard lock(mu_);
+    files_[path] += contents;
+    return Status::Ok();
+  }
+  Result<std::vector<std::string>> ListDir(const std::string& dir) override {
+    std::lock_guard lock(mu_);
+    if (!dirs_.count(dir)) return Err(NotFound(dir + ": no such directory"));
+    std::vector<std::string> names;
+    for (const auto& [path, data] : files_) {
+      if (path.size() > dir.size() + 1 && path.compare(0, dir.size() + 1, dir + "/") == 0 &&
+          path.find('/', dir.size() + 1) == std::string::npos)
+        names.push_back(path.substr(dir.size() + 1));
+    }
+    return names;
+  }
+  Status CreateDirs(const std::string& dir) override {
+    std::lock_guard lock(mu_);
+    for (size_t i = 1; i != std::string::npos; i = dir.find('/', i + 1))
+      dirs_.insert(dir.substr(0, i));
+    dirs_.insert(dir);
+    return Status::Ok();
+  }
+  Status RemoveFile(const std::string& path) override {
+    std::lock_guard lock(mu_);
+    files_.erase(path);
+    return Status::Ok();
+  }
+  Status RenameFile(const std::string& from, const std::string& to) override {
+    std::lock_guard lock(mu_);
+    auto it = files_.find(from);
+    if (it == files_.end()) return NotFound(from + ": no such file");
+    files_[to] = std::move(it->second);
+    files_.erase(from);
+    return Status::Ok();
+  }
+  Status SetMode(const std::string&, mode_t) override { return Status::Ok(); }
+  Status SetOwner(const std::string&, uid_t, gid_t) override { return Status::Ok(); }
+  bool RunsAsRoot() override { return false; }
+  uint64_t ProcessStartTicks(pid_t pid) override {
+    std::lock_guard lock(mu_);
+    auto it = processes_.find(pid);
+    return it == processes_.end() ? 0 : it->second;
+  }
+  Status Signal(pid_t pid, int sig) override {
+    std::lock_guard lock(mu_);
+    signals_.emplace_back(pid, sig);
+    return Status::Ok();
+  }
+
+  // For the test: files, live processes (pid -> start ticks) and the signals sent.
+  bool Exists(const std::string& path) {
+    std::lock_guard lock(mu_);
+    return files_.count(path) > 0;
+  }
+  void SetProcess(pid_t pid, uint64_t start_ticks) {
+    std::lock_guard lock(mu_);
+    if (start_ticks == 0)
+      processes_.erase(pid);
+    else
+      processes_[pid] = start_ticks;
+  }
+  std::vector<std::pair<pid_t, int>> signals() {
+    std::lock_guard lock(mu_);
+    return signals_;
+  }
+
+ private:
+  std::mutex mu_;
+  std::map<std::string, std::string> files_;
+  std::set<std::string> dirs_;
+  std::map<pid_t, uint64_t> processes_;
+  std::vector<std::pair<pid_t, int>> signals_;
+};
+
+// Fails every atomic write to a path that contains `fragment`, as a full disk or a failed
+// rename would.
+class FaultyEnv : public EnvWrapper {
+ public:
+  FaultyEnv(Env& target, std::string fragment)
+      : EnvWrapper(target), fragment_(std::move(fragment)) {}
+  Status WriteFileAtomic(const std::string& path, std::string_view contents,
+                         WriteFileOptions options) override {
+    if (path.find(fragment_) != std::string::npos)
+      return Internal("cannot rename onto " + path + ": No space left on device");
+    return EnvWrapper::WriteFileAtomic(path, contents, options);
+  }
+
+ private:
+  std::string fragment_;
+};
+
+}  // namespace baton::agent::testing
