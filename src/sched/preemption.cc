@@ -211,10 +211,9 @@ std::optional<Claim> Search::Run() {
     return a.node < b.node;
   });
   if (static_cast<int>(plans.size()) < r_.nodes) return std::nullopt;
-  Claim found{.reservation = Reservation{.id = job_.id,
-                                         .from = ctx_.now + policy_.preempt_grace,
-                                         .resources = r_,
-                                         .claim = true}};
+  Claim found{
+      .reservation = Reservation{
+          .id = job_.id, .from = ctx_.now + policy_.preempt_grace, .resources = r_, .claim = true}};
   for (int k = 0; k < r_.nodes; ++k) {
     found.victims.insert(plans[k].victims.begin(), plans[k].victims.end());
     found.reservation.allocation.push_back(plans[k].part);

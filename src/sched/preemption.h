@@ -36,7 +36,7 @@ struct VictimSearch {
   const Policy& policy;
   TimePoint now;
   const Holdings& held;
-  const std::vector<bool>& stopping;                    // per running job
+  const std::vector<bool>& stopping;  // per running job
   Placer& placer;
   std::vector<std::vector<uint32_t>>& running_on_node;  // built at the first search
 };
