@@ -1,10 +1,12 @@
-// The Store contract, for both implementations: what a Commit made durable comes back from
-// Load, whole; and for SQLite, across closing and reopening the database.
+// The Store contract, one suite run against every implementation: what a Commit made durable
+// comes back from Load, whole, and for a store on disk across closing and reopening it.
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 #include <unistd.h>
 
 #include <filesystem>
+#include <functional>
+#include <memory>
 
 #include "store/memory_store.h"
 #include "store/sqlite_store.h"
@@ -64,63 +66,60 @@ void ExpectExercised(const Snapshot& snap) {
   EXPECT_EQ(snap.idempotency[0], (IdempotencyEntry{"ada", "key-1", JobId{1}, 2}));
 }
 
-TEST(MemoryStore, KeepsWhatWasCommitted) {
-  MemoryStore s;
-  ExerciseStore(s);
-  ExpectExercised(*s.Load());
+// One conformance suite for every Store: each test runs against each kind. A kind that keeps
+// nothing on disk "reopens" as the same instance; a durable one is closed and opened again, so
+// that what the test reads back after Reopen() is what the disk kept.
+struct StoreKind {
+  std::string name;
+  bool durable = false;
+  std::function<Result<std::unique_ptr<Store>>(const std::string& path)> open;
+};
+
+class StoreConformance : public ::testing::TestWithParam<StoreKind> {
+ protected:
+  void SetUp() override { Open(); }
+  Store& store() { return *store_; }
+  void Reopen() {
+    if (!GetParam().durable) return;
+    store_.reset();
+    Open();
+  }
+
+ private:
+  void Open() {
+    auto s = GetParam().open(dir_.path() + "/baton.db");
+    ASSERT_TRUE(s.has_value()) << s.error().message();
+    store_ = std::move(*s);
+  }
+
+  TempDir dir_;
+  std::unique_ptr<Store> store_;
+};
+
+TEST_P(StoreConformance, KeepsWhatWasCommittedWhole) {
+  ExerciseStore(store());
+  ExpectExercised(*store().Load());
+  Reopen();
+  ExpectExercised(*store().Load());
 }
 
-TEST(MemoryStore, AFailedCommitChangesNothing) {
-  MemoryStore s;
-  ExerciseStore(s);
-  s.FailCommits(true);
+TEST_P(StoreConformance, DrainsAreKeptAndAnUndrainRemovesThem) {
   Batch b;
-  b.jobs = {MakeJob(9, JobState::kPending)};
-  b.next_job_id = 10;
-  EXPECT_FALSE(s.Commit(b).ok());
-  ExpectExercised(*s.Load());
-}
-
-TEST(SqliteStore, SurvivesReopening) {
-  TempDir dir;
-  std::string db = dir.path() + "/baton.db";
-  {
-    auto s = SqliteStore::Open(db);
-    ASSERT_TRUE(s.has_value()) << s.error().message();
-    ExerciseStore(**s);
-    ExpectExercised(*(*s)->Load());
-  }
-  auto again = SqliteStore::Open(db);
-  ASSERT_TRUE(again.has_value()) << again.error().message();
-  ExpectExercised(*(*again)->Load());
-}
-
-TEST(SqliteStore, DrainsSurviveReopeningAndUndrainRemovesThem) {
-  TempDir dir;
-  std::string db = dir.path() + "/baton.db";
-  {
-    auto s = SqliteStore::Open(db);
-    ASSERT_TRUE(s.has_value()) << s.error().message();
-    Batch b;
-    b.drains.push_back(Drain{.node = "n1", .gpu = -1, .reason = "rack maintenance"});
-    b.drains.push_back(Drain{.node = "n2", .gpu = 3, .reason = "ECC errors"});
-    b.drains.push_back(Drain{.node = "n2", .gpu = 5, .reason = "fan"});
-    ASSERT_TRUE((*s)->Commit(b).ok());
-    Batch undo;
-    undo.drains.push_back(Drain{.node = "n2", .gpu = 5, .active = false});
-    ASSERT_TRUE((*s)->Commit(undo).ok());
-  }
-  auto again = SqliteStore::Open(db);
-  ASSERT_TRUE(again.has_value()) << again.error().message();
-  Snapshot snap = *(*again)->Load();
+  b.drains.push_back(Drain{.node = "n1", .gpu = -1, .reason = "rack maintenance"});
+  b.drains.push_back(Drain{.node = "n2", .gpu = 3, .reason = "ECC errors"});
+  b.drains.push_back(Drain{.node = "n2", .gpu = 5, .reason = "fan"});
+  ASSERT_TRUE(store().Commit(b).ok());
+  Batch undo;
+  undo.drains.push_back(Drain{.node = "n2", .gpu = 5, .active = false});
+  ASSERT_TRUE(store().Commit(undo).ok());
+  Reopen();
+  Snapshot snap = *store().Load();
   ASSERT_EQ(snap.drains.size(), 2u);
   EXPECT_EQ(snap.drains[0], (Drain{.node = "n1", .gpu = -1, .reason = "rack maintenance"}));
   EXPECT_EQ(snap.drains[1], (Drain{.node = "n2", .gpu = 3, .reason = "ECC errors"}));
 }
 
-TEST(SqliteStore, TokensSurviveReopeningAndARevocationIsKept) {
-  TempDir dir;
-  std::string db = dir.path() + "/baton.db";
+TEST_P(StoreConformance, TokensAreKeptAndARevocationToo) {
   Token alice{.id = 1,
               .hash = std::string(64, 'a'),
               .user = "alice",
@@ -132,38 +131,75 @@ TEST(SqliteStore, TokensSurviveReopeningAndARevocationIsKept) {
            .user = "ci",
            .role = "admin",
            .created_at = FromMillis(1'790'000'001'000)};
-  {
-    auto s = SqliteStore::Open(db);
-    ASSERT_TRUE(s.has_value()) << s.error().message();
-    Batch b;
-    b.tokens = {alice, ci};
-    ASSERT_TRUE((*s)->Commit(b).ok());
-    Batch revoke;
-    ci.revoked = true;
-    revoke.tokens = {ci};
-    ASSERT_TRUE((*s)->Commit(revoke).ok());
-  }
-  auto again = SqliteStore::Open(db);
-  ASSERT_TRUE(again.has_value()) << again.error().message();
-  Snapshot snap = *(*again)->Load();
+  Batch b;
+  b.tokens = {alice, ci};
+  ASSERT_TRUE(store().Commit(b).ok());
+  Batch revoke;
+  ci.revoked = true;
+  revoke.tokens = {ci};
+  ASSERT_TRUE(store().Commit(revoke).ok());
+  Reopen();
+  Snapshot snap = *store().Load();
   ASSERT_EQ(snap.tokens.size(), 2u);
   EXPECT_EQ(snap.tokens[0], alice);
   EXPECT_EQ(snap.tokens[1], ci);
 }
 
-TEST(SqliteStore, ManyJobsInOneBatch) {
-  TempDir dir;
-  auto s = *SqliteStore::Open(dir.path() + "/baton.db");
+TEST_P(StoreConformance, ManyJobsInOneBatch) {
   Batch b;
   for (int i = 1; i <= 5000; ++i) b.jobs.push_back(MakeJob(i, JobState::kPending));
   b.next_job_id = 5001;
-  ASSERT_TRUE(s->Commit(b).ok());
-  Snapshot snap = *s->Load();
+  ASSERT_TRUE(store().Commit(b).ok());
+  Reopen();
+  Snapshot snap = *store().Load();
   ASSERT_EQ(snap.jobs.size(), 5000u);
   EXPECT_EQ(snap.jobs.back().id, JobId{5000});
   EXPECT_EQ(snap.next_job_id, 5001);
 }
 
+TEST_P(StoreConformance, ALaterCommitOfAJobReplacesItsRecord) {
+  Batch b;
+  b.jobs = {MakeJob(1, JobState::kPending)};
+  ASSERT_TRUE(store().Commit(b).ok());
+  for (JobState s : {JobState::kRunning, JobState::kFailed}) {
+    Batch next;
+    next.jobs = {MakeJob(1, s)};
+    ASSERT_TRUE(store().Commit(next).ok());
+  }
+  Reopen();
+  Snapshot snap = *store().Load();
+  ASSERT_EQ(snap.jobs.size(), 1u);
+  EXPECT_EQ(snap.jobs[0], MakeJob(1, JobState::kFailed));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    EveryStore, StoreConformance,
+    ::testing::Values(
+        StoreKind{.name = "Memory",
+                  .open = [](const std::string&) -> Result<std::unique_ptr<Store>> {
+                    return std::make_unique<MemoryStore>();
+                  }},
+        StoreKind{.name = "Sqlite",
+                  .durable = true,
+                  .open = [](const std::string& path) -> Result<std::unique_ptr<Store>> {
+                    ASSIGN_OR_RETURN(auto s, SqliteStore::Open(path));
+                    return std::unique_ptr<Store>(std::move(s));
+                  }}),
+    [](const ::testing::TestParamInfo<StoreKind>& info) { return info.param.name; });
+
+// What only a memory store does: fail commits on demand, for the controller's tests.
+TEST(MemoryStore, AFailedCommitChangesNothing) {
+  MemoryStore s;
+  ExerciseStore(s);
+  s.FailCommits(true);
+  Batch b;
+  b.jobs = {MakeJob(9, JobState::kPending)};
+  b.next_job_id = 10;
+  EXPECT_FALSE(s.Commit(b).ok());
+  ExpectExercised(*s.Load());
+}
+
+// What only a store on disk meets: a file that is not its database, or a newer one.
 TEST(SqliteStore, ACorruptFileIsAClearError) {
   TempDir dir;
   std::string db = dir.path() + "/baton.db";
