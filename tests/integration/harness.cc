@@ -322,4 +322,18 @@ std::string WaitForJob(net::HttpClient& client, int64_t id, int timeout_ms) {
   return "";
 }
 
+std::string WaitUntilWaiting(net::HttpClient& client, int64_t id, const std::string& reason,
+                             int timeout_ms) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  while (std::chrono::steady_clock::now() < deadline) {
+    auto r = client.Request("GET", "/v1/jobs/" + std::to_string(id));
+    if (r && r->status == 200 && JsonString(r->body, "state") == "pending" &&
+        JsonString(r->body, "reason") == reason) {
+      return r->body;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return "";
+}
+
 }  // namespace baton::testing

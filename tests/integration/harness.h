@@ -115,6 +115,11 @@ std::string LogsUntil(net::HttpClient& client, int64_t id, const std::string& ma
 
 // GET /v1/jobs/{id} until its state is terminal; returns the job's JSON, or "" on timeout.
 std::string WaitForJob(net::HttpClient& client, int64_t id, int timeout_ms = 30000);
+// Waits until the scheduler has looked at job `id` and left it waiting for `reason`
+// ("resources", "priority", ...); returns the job's JSON then, "" on timeout. A test that a job
+// stays pending waits for this instead of sleeping: the reason is only set by a pass.
+std::string WaitUntilWaiting(net::HttpClient& client, int64_t id, const std::string& reason,
+                             int timeout_ms = 10000);
 
 // A top-level field of a JSON object, as text: "\"running\"", "3", "null"...
 std::string JsonField(const std::string& json, const std::string& field);

@@ -116,8 +116,8 @@ TEST(Health, AnXid79FencesThatGpuWithinFiveSecondsAndItsJobRunsElsewhere) {
   RunCli(baton, {"cancel", std::to_string(victim)});
   RunCli(baton, {"cancel", std::to_string(bystander)});
   int64_t wide = Submit(*c, R"({"command": ["true"], "resources": {"gpus": 3}})");
-  std::this_thread::sleep_for(std::chrono::milliseconds(500));
-  EXPECT_EQ(Get(*c, "/v1/jobs/" + std::to_string(wide)).at("state"), "pending");
+  std::string waiting = WaitUntilWaiting(*c, wide, "resources");
+  EXPECT_NE(waiting.find("3 GPUs"), std::string::npos) << waiting;
   Inject(*c, node, R"({"gpu": )" + std::to_string(gpu) + R"(, "fault": "clear"})", &status);
   ASSERT_EQ(RunCli(baton, {"undrain", node + "/" + std::to_string(gpu)}).exit_code, 0);
   EXPECT_EQ(JsonString(WaitForJob(*c, wide), "state"), "succeeded");

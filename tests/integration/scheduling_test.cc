@@ -151,8 +151,7 @@ TEST(Scheduling, DrainAndUndrainThroughTheCli) {
   ASSERT_TRUE(after.has_value());
   EXPECT_NE(after->body.find("\"drain_reason\":\"maintenance\""), std::string::npos) << after->body;
   int64_t waits = Submit(*again, R"({"command": ["true"]})");
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
-  EXPECT_EQ(JsonString(GetJob(*again, waits), "state"), "pending");
+  EXPECT_NE(WaitUntilWaiting(*again, waits, "resources"), "") << GetJob(*again, waits);
   ASSERT_EQ(RunCli(baton, {"undrain", node}).exit_code, 0);
   EXPECT_EQ(JsonString(WaitForJob(*again, waits), "state"), "succeeded");
 }
