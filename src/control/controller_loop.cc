@@ -114,6 +114,7 @@ void ControllerLoop::Run() {
       fatal_(st);
       return;
     }
+    if (options_.on_commit && !fx.store.empty()) options_.on_commit(fx.store);
     for (auto& [done, r] : replies) {
       // Answer with the jobs as the batch left them: a job submitted to an idle GPU is
       // already running when its submit is answered.
