@@ -13,6 +13,7 @@
 #include "core/job.h"
 #include "core/policy.h"
 #include "core/protocol.h"
+#include "core/role.h"
 #include "core/status.h"
 #include "core/usage.h"
 
@@ -122,14 +123,16 @@ Result<InjectBody> DecodeInjectBody(std::string_view text);
 // the caller; role: user).
 struct TokenBody {
   std::string user;
-  std::string role = "user";
+  Role role = Role::kUser;
   std::string name;
 };
 Result<TokenBody> DecodeTokenBody(std::string_view text);
 // A token as the API shows it; `secret` only in the answer that created it.
 struct TokenInfo {
   int64_t id = 0;
-  std::string user, role, name;
+  std::string user;
+  Role role = Role::kUser;
+  std::string name;
   TimePoint created_at{};
   bool revoked = false;
   std::string secret;

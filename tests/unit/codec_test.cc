@@ -131,6 +131,19 @@ TEST(DecodeJobBatch, TakesOnlyAJobsObject) {
   EXPECT_NE(unknown.error().message().find("extra"), std::string::npos);
 }
 
+TEST(DecodeTokenBody, ReadsTheRoleAsARole) {
+  auto body = DecodeTokenBody(R"({"user": "ada", "role": "agent"})");
+  ASSERT_TRUE(body.has_value()) << body.error().message();
+  EXPECT_EQ(body->role, Role::kAgent);
+  EXPECT_EQ(DecodeTokenBody("")->role, Role::kUser);
+  auto bad = DecodeTokenBody(R"({"role": "superuser"})");
+  ASSERT_FALSE(bad.has_value());
+  EXPECT_EQ(bad.error().message(), "role: must be user, admin or agent");
+  auto shown = DecodeToken(EncodeToken(TokenInfo{.id = 3, .user = "ci", .role = Role::kAdmin}));
+  ASSERT_TRUE(shown.has_value()) << shown.error().message();
+  EXPECT_EQ(shown->role, Role::kAdmin);
+}
+
 TEST(JobRecord, RoundTripsEverything) {
   Job job;
   job.id = JobId{42};

@@ -124,13 +124,13 @@ TEST(SqliteStore, TokensSurviveReopeningAndARevocationIsKept) {
   Token alice{.id = 1,
               .hash = std::string(64, 'a'),
               .user = "alice",
-              .role = "user",
+              .role = Role::kUser,
               .name = "laptop",
               .created_at = FromMillis(1'790'000'000'000)};
   Token ci{.id = 2,
            .hash = std::string(64, 'b'),
            .user = "ci",
-           .role = "admin",
+           .role = Role::kAdmin,
            .created_at = FromMillis(1'790'000'001'000)};
   {
     auto s = SqliteStore::Open(db);
