@@ -375,7 +375,7 @@ int Serve(const ServeOptions& o, const std::string& config) {
   };
   loop_options.on_commit = [&tokens, &news](const store::Batch& batch) {
     if (!batch.tokens.empty()) tokens.Apply(batch.tokens);
-    if (!batch.jobs.empty()) news.jobs.Notify();
+    for (const Job& job : batch.jobs) news.jobs.Notify(job.id.value);
   };
   control::ControllerLoop loop(controller, **store, clock, loop_options, [](const Status& st) {
     Log("fatal: " + st.message() + "; stopping so that nothing unacknowledged is lost");

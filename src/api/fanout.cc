@@ -5,36 +5,45 @@
 namespace baton::api {
 
 Fanout::Subscription::Subscription(Subscription&& other) noexcept
-    : fanout_(std::exchange(other.fanout_, nullptr)), id_(other.id_) {}
+    : fanout_(std::exchange(other.fanout_, nullptr)), topic_(other.topic_), id_(other.id_) {}
 
 Fanout::Subscription& Fanout::Subscription::operator=(Subscription&& other) noexcept {
   if (this != &other) {
-    if (fanout_ != nullptr) fanout_->Unsubscribe(id_);
+    if (fanout_ != nullptr) fanout_->Unsubscribe(topic_, id_);
     fanout_ = std::exchange(other.fanout_, nullptr);
+    topic_ = other.topic_;
     id_ = other.id_;
   }
   return *this;
 }
 
 Fanout::Subscription::~Subscription() {
-  if (fanout_ != nullptr) fanout_->Unsubscribe(id_);
+  if (fanout_ != nullptr) fanout_->Unsubscribe(topic_, id_);
 }
 
-Fanout::Subscription Fanout::Subscribe(std::function<void()> wake) {
+Fanout::Subscription Fanout::Subscribe(std::function<void()> wake, int64_t topic) {
   std::lock_guard lock(mu_);
   uint64_t id = next_id_++;
-  wakes_.emplace(id, std::move(wake));
-  return Subscription(this, id);
+  wakes_.emplace(std::make_pair(topic, id), std::move(wake));
+  return Subscription(this, topic, id);
 }
 
-void Fanout::Unsubscribe(uint64_t id) {
+void Fanout::Unsubscribe(int64_t topic, uint64_t id) {
   std::lock_guard lock(mu_);
-  wakes_.erase(id);
+  wakes_.erase(std::make_pair(topic, id));
 }
 
-void Fanout::Notify() {
+void Fanout::Notify(int64_t topic) {
   std::lock_guard lock(mu_);
-  for (auto& [id, wake] : wakes_) wake();
+  if (topic == kEveryTopic) {
+    for (auto& [key, wake] : wakes_) wake();
+    return;
+  }
+  // The topic's subscribers, then those of every topic: two ranges of the ordered map.
+  for (int64_t t : {topic, kEveryTopic}) {
+    for (auto it = wakes_.lower_bound({t, 0}); it != wakes_.end() && it->first.first == t; ++it)
+      it->second();
+  }
 }
 
 size_t Fanout::subscribers() const {
@@ -42,7 +51,8 @@ size_t Fanout::subscribers() const {
   return wakes_.size();
 }
 
-Waiter::Waiter(Fanout& fanout) : subscription_(fanout.Subscribe([this] { OnNews(); })) {}
+Waiter::Waiter(Fanout& fanout, int64_t topic)
+    : subscription_(fanout.Subscribe([this] { OnNews(); }, topic)) {}
 
 void Waiter::Look() {
   std::lock_guard lock(mu_);

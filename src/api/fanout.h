@@ -1,13 +1,16 @@
 // Wakes streams when there is news, instead of having them poll. A Fanout is fed by whoever
 // makes news (the controller loop's hooks after a durable batch, the agent reports that land
-// log bytes) and wakes every subscriber; a Waiter is one stream's link to a fanout: news seen
-// since the stream last looked, and the wake-up of the wait the stream is in. Thread-safe.
+// log bytes) and wakes its subscribers: all of them, or those of one topic (a job's id), so
+// that a follower of one job does not wake for every other. A Waiter is one stream's link to
+// a fanout: news seen since the stream last looked, and the wake-up of the wait the stream is
+// in. Thread-safe.
 #pragma once
 
 #include <cstdint>
 #include <functional>
 #include <map>
 #include <mutex>
+#include <utility>
 
 namespace baton::api {
 
@@ -23,28 +26,33 @@ class Fanout {
 
    private:
     friend class Fanout;
-    Subscription(Fanout* fanout, uint64_t id) : fanout_(fanout), id_(id) {}
+    Subscription(Fanout* fanout, int64_t topic, uint64_t id)
+        : fanout_(fanout), topic_(topic), id_(id) {}
     Fanout* fanout_ = nullptr;
+    int64_t topic_ = 0;
     uint64_t id_ = 0;
   };
+
+  static constexpr int64_t kEveryTopic = 0;
 
   Fanout() = default;
   Fanout(const Fanout&) = delete;
   Fanout& operator=(const Fanout&) = delete;
 
-  // `wake` is called on every Notify, on the notifying thread and under the fanout's lock (so
-  // that no call is in flight once the subscription is gone): it must be quick, and must not
-  // subscribe, unsubscribe or notify.
-  [[nodiscard]] Subscription Subscribe(std::function<void()> wake);
-  void Notify();
+  // `wake` is called on each Notify of `topic` or of kEveryTopic (a kEveryTopic subscriber:
+  // on every Notify), on the notifying thread and under the fanout's lock (so that no call is
+  // in flight once the subscription is gone): it must be quick, and must not subscribe,
+  // unsubscribe or notify.
+  [[nodiscard]] Subscription Subscribe(std::function<void()> wake, int64_t topic = kEveryTopic);
+  void Notify(int64_t topic = kEveryTopic);
   size_t subscribers() const;
 
  private:
-  void Unsubscribe(uint64_t id);
+  void Unsubscribe(int64_t topic, uint64_t id);
 
   mutable std::mutex mu_;
   uint64_t next_id_ = 1;
-  std::map<uint64_t, std::function<void()>> wakes_;
+  std::map<std::pair<int64_t, uint64_t>, std::function<void()>> wakes_;  // by topic, then id
 };
 
 // One stream's view of a fanout. The stream calls Look() before it looks for news and, when it
@@ -52,7 +60,7 @@ class Fanout {
 // so none is missed. Subscribed for the waiter's life; `fanout` must outlive it.
 class Waiter {
  public:
-  explicit Waiter(Fanout& fanout);
+  explicit Waiter(Fanout& fanout, int64_t topic = Fanout::kEveryTopic);
   Waiter(const Waiter&) = delete;
   Waiter& operator=(const Waiter&) = delete;
 

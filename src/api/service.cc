@@ -237,7 +237,7 @@ void Service::AgentReport(Call c) {
     Status st = logs_.Write(chunk.job, report->node, chunk.offset, chunk.data);
     if (!st.ok()) return c.respond(Error(st));
   }
-  if (!report->logs.empty()) news_.jobs.Notify();  // followed logs: new bytes
+  for (const LogChunk& chunk : report->logs) news_.jobs.Notify(chunk.job.value);  // followers
   report->logs.clear();
   Run(control::AgentReport{std::move(*report)}, std::move(c.respond),
       [](control::Reply&) { return Json(200, "{}"); });

@@ -22,7 +22,8 @@ int HttpStatus(Code code);
 // What streams wait for. main feeds both from the controller loop's hooks.
 struct News {
   Fanout events;  // a cluster event is durable (LoopOptions::on_event)
-  Fanout jobs;    // a batch that changed jobs is durable (on_commit), or log bytes landed
+  // By job id: a batch that changed the job is durable (on_commit), or its log bytes landed.
+  Fanout jobs;
 };
 
 class Service {

@@ -32,7 +32,7 @@ struct LogFollow {
         node(std::move(n)),
         node_given(given),
         offset(o),
-        waiter(jobs) {}
+        waiter(jobs, j.value) {}
 
   control::Caller caller;
   JobId job;

@@ -183,6 +183,25 @@ TEST(Fanout, NotifyWakesEverySubscriberUntilItsSubscriptionIsGone) {
   EXPECT_EQ(fanout.subscribers(), 0u);
 }
 
+TEST(Fanout, ATopicsNewsWakesItsSubscribersAndThoseOfEveryTopicOnly) {
+  Fanout fanout;
+  int job7 = 0, job8 = 0, every = 0;
+  auto a = fanout.Subscribe([&] { ++job7; }, 7);
+  auto b = fanout.Subscribe([&] { ++job8; }, 8);
+  auto c = fanout.Subscribe([&] { ++every; });
+  fanout.Notify(7);
+  EXPECT_EQ(job7, 1);
+  EXPECT_EQ(job8, 0);
+  EXPECT_EQ(every, 1);
+  fanout.Notify();  // news of every topic
+  EXPECT_EQ(job7, 2);
+  EXPECT_EQ(job8, 1);
+  EXPECT_EQ(every, 2);
+  fanout.Notify(9);
+  EXPECT_EQ(job7 + job8, 3);
+  EXPECT_EQ(every, 3);
+}
+
 TEST(Waiter, AnArmedWaitWakesOnceAtTheNextNotify) {
   Fanout fanout;
   Waiter waiter(fanout);
