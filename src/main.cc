@@ -347,12 +347,14 @@ int Serve(const ServeOptions& o, const std::string& config) {
     return Fail(InvalidArgument("--node-timeout: at least 5s"));
   control::Controller controller(
       control::ControllerOptions{.node_timeout = *node_timeout, .policy = o.policy});
-  // Tokens made with `baton token create` (only their hashes are stored).
-  api::TokenRegistry tokens;
-  for (const store::Token& t : snapshot->tokens) {
-    auto role = api::ParseRole(t.role);
-    if (!t.revoked && role) tokens.AddHash(t.hash, api::Identity{.user = t.user, .role = *role});
-  }
+  // The controller owns the tokens; the API's table is its copy: the tokens of the store now,
+  // then each durable batch's changes (on_commit below), and the two made at start.
+  api::TokenTable tokens;
+  tokens.Apply(snapshot->tokens);
+  tokens.AddFixed(*admin_token, api::Identity{.user = LocalUser(), .role = Role::kAdmin});
+  tokens.AddFixed(*agent_token, api::Identity{.user = "agent", .role = Role::kAgent});
+  // What streams wait on, fed by the loop's hooks (and the agent reports that land log bytes).
+  api::News news;
   controller.Restore(std::move(*snapshot), clock.Now());
   // Alerts go to the log and to the webhooks of the configuration file.
   auto webhooks = net::WebhookSender::Create(net::WebhookOptions{
@@ -362,7 +364,7 @@ int Serve(const ServeOptions& o, const std::string& config) {
   if (!webhooks) return Fail(webhooks.error());
   net::WebhookSender* sender = webhooks->get();
   control::LoopOptions loop_options;
-  loop_options.on_event = [sender](const ClusterEvent& e) {
+  loop_options.on_event = [sender, &news](const ClusterEvent& e) {
     bool alert = e.severity == "alert";
     Log(alert ? LogLevel::kWarn : LogLevel::kInfo,
         std::string(alert ? "ALERT " : "") + e.kind + ": " + e.message,
@@ -373,6 +375,11 @@ int Serve(const ServeOptions& o, const std::string& config) {
                    .project = e.project,
                    .kind = e.kind});
     if (e.severity == "alert") sender->Send(codec::EncodeEvent(e));
+    news.events.Notify();
+  };
+  loop_options.on_commit = [&tokens, &news](const store::Batch& batch) {
+    if (!batch.tokens.empty()) tokens.Apply(batch.tokens);
+    for (const Job& job : batch.jobs) news.jobs.Notify(job.id.value);
   };
   control::ControllerLoop loop(controller, **store, clock, loop_options, [](const Status& st) {
     Log("fatal: " + st.message() + "; stopping so that nothing unacknowledged is lost");
@@ -382,15 +389,16 @@ int Serve(const ServeOptions& o, const std::string& config) {
     std::_Exit(70);
   });
 
-  tokens.Add(*admin_token, api::Identity{.user = LocalUser(), .role = api::Role::kAdmin});
-  tokens.Add(*agent_token, api::Identity{.user = "agent", .role = api::Role::kAgent});
   api::LogStore logs(dir + "/logs");
   // The server is declared before the service and loop callbacks use it: it must outlive
   // every reply the loop may still send, so it is stopped last.
   api::HttpServer* server_ptr = nullptr;
-  api::Service service(loop, tokens, logs, [&server_ptr](std::function<void()> fn) {
-    server_ptr->Post(std::move(fn));
-  });
+  api::Service service(api::Service::Deps{
+      .loop = loop,
+      .tokens = tokens,
+      .logs = logs,
+      .news = news,
+      .post_to_io = [&server_ptr](std::function<void()> fn) { server_ptr->Post(std::move(fn)); }});
   api::HttpServer server(
       api::HttpServerOptions{
           .host = listen->first, .port = listen->second, .threads = o.http_threads},

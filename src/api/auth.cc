@@ -9,40 +9,23 @@
 
 namespace baton::api {
 
-std::string_view RoleName(Role role) {
-  switch (role) {
-    case Role::kUser:
-      return "user";
-    case Role::kAdmin:
-      return "admin";
-    case Role::kAgent:
-      return "agent";
+void TokenTable::AddFixed(std::string_view secret, Identity identity) {
+  std::unique_lock lock(mu_);
+  by_hash_[TokenHash(secret)] = std::move(identity);
+}
+
+void TokenTable::Apply(const std::vector<store::Token>& records) {
+  std::unique_lock lock(mu_);
+  for (const store::Token& t : records) {
+    if (t.revoked) {
+      by_hash_.erase(t.hash);
+    } else {
+      by_hash_[t.hash] = Identity{.user = t.user, .role = t.role};
+    }
   }
-  return "user";
 }
 
-Result<Role> ParseRole(std::string_view name) {
-  if (name == "user") return Role::kUser;
-  if (name == "admin") return Role::kAdmin;
-  if (name == "agent") return Role::kAgent;
-  return Err(InvalidArgument("role: must be user, admin or agent"));
-}
-
-void TokenRegistry::Add(const std::string& token, Identity identity) {
-  AddHash(TokenHash(token), std::move(identity));
-}
-
-void TokenRegistry::AddHash(const std::string& hash, Identity identity) {
-  std::unique_lock lock(mu_);
-  by_hash_[hash] = std::move(identity);
-}
-
-void TokenRegistry::RemoveHash(const std::string& hash) {
-  std::unique_lock lock(mu_);
-  by_hash_.erase(hash);
-}
-
-Result<Identity> TokenRegistry::Authenticate(const std::string& header) const {
+Result<Identity> TokenTable::Authenticate(std::string_view header) const {
   constexpr std::string_view kBearer = "Bearer ";
   if (header.empty()) return Err(Unauthenticated("missing Authorization: Bearer TOKEN header"));
   // The scheme is case-insensitive (RFC 9110 §11.1): "bearer TOKEN" is as good.
@@ -58,7 +41,7 @@ Result<Identity> TokenRegistry::Authenticate(const std::string& header) const {
   if (header.size() <= kBearer.size() || !scheme_is_bearer()) {
     return Err(Unauthenticated("the Authorization header must be \"Bearer TOKEN\""));
   }
-  std::string hash = TokenHash(std::string_view(header).substr(kBearer.size()));
+  std::string hash = TokenHash(header.substr(kBearer.size()));
   std::shared_lock lock(mu_);
   auto it = by_hash_.find(hash);
   if (it == by_hash_.end()) return Err(Unauthenticated("unknown token"));

@@ -1,38 +1,39 @@
-// Bearer tokens and what they may do. Roles: `user` (own jobs), `admin` (everything), `agent`
-// (the node protocol only). The registry knows tokens only by their SHA-256: the secrets are
-// in the hands of their holders (and, for the two made at start, in admin.token and
-// agent.token), never in the store. Tokens are added and revoked while the server runs, so
-// the registry takes a lock; lookups share it.
+// Bearer tokens: who sends a request, and with which role (core/role.h). The controller owns
+// the tokens: it creates and revokes them through commands and keeps their records durable.
+// The TokenTable is the API's read-only copy for a lookup per request without a trip through
+// the controller's loop: main fills it from the store's snapshot at start and then hands it
+// each durable batch's changed records (LoopOptions::on_commit), before that batch's replies
+// leave, so a token works once its creation is answered and never once its revocation is. It
+// knows tokens only by their SHA-256: the secrets are in the hands of their holders (and, for
+// the two made at start, in admin.token and agent.token), never in the store.
 #pragma once
 
 #include <map>
 #include <shared_mutex>
 #include <string>
 #include <string_view>
+#include <vector>
 
+#include "control/commands.h"
+#include "core/role.h"
 #include "core/status.h"
 
 namespace baton::api {
-
-enum class Role { kUser, kAdmin, kAgent };
-
-std::string_view RoleName(Role role);
-Result<Role> ParseRole(std::string_view name);
 
 struct Identity {
   std::string user;
   Role role = Role::kUser;
 };
 
-class TokenRegistry {
+// Thread-safe: lookups share a lock that Apply takes alone.
+class TokenTable {
  public:
-  // A token by its secret (the two made at start).
-  void Add(const std::string& token, Identity identity);
-  // A token by the hash of its secret (the store's).
-  void AddHash(const std::string& hash, Identity identity);
-  void RemoveHash(const std::string& hash);
+  // A token the store does not know, by its secret: admin.token and agent.token, made at start.
+  void AddFixed(std::string_view secret, Identity identity);
+  // The controller's records, new or changed: a revoked one stops working.
+  void Apply(const std::vector<store::Token>& records);
   // Checks an Authorization header ("Bearer TOKEN").
-  Result<Identity> Authenticate(const std::string& header) const;
+  Result<Identity> Authenticate(std::string_view header) const;
 
  private:
   mutable std::shared_mutex mu_;

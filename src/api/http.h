@@ -13,6 +13,7 @@ namespace baton::api {
 struct Request {
   std::string method;                        // "GET", "POST", ...
   std::string path;                          // decoded path, no query
+  std::vector<std::string> segments;         // the path's decoded segments, empty ones left out
   std::map<std::string, std::string> query;  // decoded query parameters (last one wins)
   std::string body;
   std::string authorization;    // the Authorization header
@@ -25,7 +26,10 @@ struct Request {
 struct Piece {
   std::string data;                   // sent as one chunk when not empty
   bool end = false;                   // the body is complete
-  std::chrono::milliseconds wait{0};  // no data now: ask again after this long
+  std::chrono::milliseconds wait{0};  // no data now: ask again after this long at the latest
+  // With `wait`: how to ask again sooner. The server calls it once with a wake-up that ends the
+  // wait; the wake-up may be called from any thread, and does nothing once the wait is over.
+  std::function<void(std::function<void()> wake)> on_wake;
 };
 using PieceCallback = std::function<void(Piece)>;
 // Asked for the next piece each time the last one is written (or its wait is over); answers

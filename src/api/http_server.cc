@@ -86,6 +86,9 @@ class Session : public std::enable_shared_from_this<Session> {
       return;
     }
     r.path = std::string(target->path());
+    for (std::string segment : target->segments()) {
+      if (!segment.empty()) r.segments.push_back(std::move(segment));  // "/v1//jobs/" as before
+    }
     for (auto param : target->params()) r.query[std::string(param.key)] = std::string(param.value);
     r.body = std::move(req.body());
     if (auto it = req.find(http::field::authorization); it != req.end())
@@ -190,10 +193,22 @@ class Session : public std::enable_shared_from_this<Session> {
       return;
     }
     if (piece.end) return EndStream();
+    // The wait ends when the timer expires or is cancelled by the piece's wake-up: either way
+    // the handler runs once and asks again. A wake-up for an earlier wait finds another id.
+    uint64_t wait = ++wait_id_;
     timer_.expires_after(piece.wait);
-    timer_.async_wait([self = shared_from_this()](beast::error_code ec) {
-      if (!ec) self->PullNext();
+    timer_.async_wait([self = shared_from_this()](beast::error_code) {
+      if (!self->gone_) self->PullNext();
     });
+    if (piece.on_wake) {
+      // Holds no reference to the session: a stream that never hears news does not keep it.
+      piece.on_wake([weak = weak_from_this(), executor = stream_.get_executor(), wait] {
+        asio::post(executor, [weak, wait] {
+          auto self = weak.lock();
+          if (self && !self->gone_ && self->wait_id_ == wait) self->timer_.cancel();
+        });
+      });
+    }
   }
 
   void EndStream() {
@@ -251,6 +266,7 @@ class Session : public std::enable_shared_from_this<Session> {
   api::Pull pull_;
   bool chunked_ = true;
   bool gone_ = false;
+  uint64_t wait_id_ = 0;  // the stream's current wait (OnPiece)
   beast::flat_buffer buffer_;
   std::array<char, 64 * 1024> scratch_;
   int64_t discarded_ = 0;

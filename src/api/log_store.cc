@@ -9,6 +9,8 @@
 #include <cstring>
 #include <filesystem>
 
+#include "core/log.h"
+
 namespace baton::api {
 namespace fs = std::filesystem;
 
@@ -38,31 +40,61 @@ Status LogStore::Write(JobId job, const std::string& node, int64_t offset, std::
   return Status::Ok();
 }
 
+namespace {
+
+// A failure to read a log: said in the server's log (an operator's problem: permissions, a
+// full or failing disk) and returned, so that the client gets a 500 with the reason rather than
+// an empty log.
+Status ReadError(JobId job, const std::string& what, int err) {
+  Status st = Internal("log " + what + ": " + strerror(err));
+  LogWarn(st.message(), LogContext{.component = "logs", .job = job.value});
+  return st;
+}
+
+}  // namespace
+
 Result<LogStore::Chunk> LogStore::Read(JobId job, const std::string& node, int64_t offset,
                                        size_t max) const {
   Chunk c;
-  int fd = open(Path(job, node).c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return c;  // nothing shipped yet
+  std::string path = Path(job, node);
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0 && errno == ENOENT) return c;  // nothing shipped yet
+  if (fd < 0) return Err(ReadError(job, path, errno));
   struct stat st {};
-  fstat(fd, &st);
+  if (fstat(fd, &st) != 0) {
+    int err = errno;
+    close(fd);
+    return Err(ReadError(job, path, err));
+  }
   c.size = st.st_size;
   if (offset < c.size) {
     size_t want = std::min<size_t>(max, static_cast<size_t>(c.size - offset));
     c.data.resize(want);
     ssize_t n = pread(fd, c.data.data(), want, offset);
-    c.data.resize(n > 0 ? static_cast<size_t>(n) : 0);
+    if (n < 0) {
+      int err = errno;
+      close(fd);
+      return Err(ReadError(job, path, err));
+    }
+    c.data.resize(static_cast<size_t>(n));
   }
   close(fd);
   return c;
 }
 
-std::vector<std::string> LogStore::Nodes(JobId job) const {
+Result<std::vector<std::string>> LogStore::Nodes(JobId job) const {
   std::vector<std::pair<fs::file_time_type, std::string>> found;
+  std::string dir = dir_ + "/" + job.ToString();
   std::error_code ec;
-  for (const auto& e : fs::directory_iterator(dir_ + "/" + job.ToString(), ec)) {
-    if (e.path().extension() != ".log") continue;
-    found.emplace_back(e.last_write_time(ec), e.path().stem().string());
+  fs::directory_iterator it(dir, ec);
+  if (ec == std::errc::no_such_file_or_directory) return std::vector<std::string>{};
+  if (ec) return Err(ReadError(job, dir, ec.value()));
+  for (; it != fs::directory_iterator(); it.increment(ec)) {
+    if (it->path().extension() != ".log") continue;
+    found.emplace_back(it->last_write_time(ec), it->path().stem().string());
+    if (ec) return Err(ReadError(job, it->path().string(), ec.value()));
   }
+  if (ec) return Err(ReadError(job, dir, ec.value()));
   std::sort(found.begin(), found.end(), std::greater<>());
   std::vector<std::string> out;
   for (auto& [t, n] : found) out.push_back(std::move(n));

@@ -1,6 +1,7 @@
 // Job logs as the controller keeps them: agents ship byte ranges of each job's output, and
 // they land at their offsets in DIR/<job>/<node>.log, so a range sent twice is harmless.
-// Thread-safe: every call opens its own file descriptor.
+// Thread-safe: every call opens its own file descriptor. A log that does not exist yet is an
+// empty one; any other failure to read is an Internal error, said in the log too.
 #pragma once
 
 #include <cstdint>
@@ -25,8 +26,8 @@ class LogStore {
   };
   // Up to `max` bytes from `offset` of the job's log from `node`; an empty log when none yet.
   Result<Chunk> Read(JobId job, const std::string& node, int64_t offset, size_t max) const;
-  // Nodes that sent output for the job, most recently written first.
-  std::vector<std::string> Nodes(JobId job) const;
+  // Nodes that sent output for the job, most recently written first; none when none did.
+  Result<std::vector<std::string>> Nodes(JobId job) const;
 
  private:
   std::string Path(JobId job, const std::string& node) const;

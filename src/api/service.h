@@ -1,14 +1,17 @@
-// The REST API (PRODUCT.md §3) and the agent protocol (/v1/agent/...): authenticates each
-// request, turns it into a controller command, and encodes the reply. Decoding and encoding
-// run on the HTTP threads; only commands reach the controller's thread.
+// The REST API (PRODUCT.md §3) and the agent protocol (/v1/agent/...): a route table
+// (api/router.h) whose handlers turn requests into controller commands and encode the replies.
+// Decoding and encoding run on the HTTP threads; only commands reach the controller's thread.
+// Streams (followed logs, Server-Sent Events) wait on fanouts (api/fanout.h), not on timers.
 #pragma once
 
 #include <functional>
 #include <string>
 
 #include "api/auth.h"
+#include "api/fanout.h"
 #include "api/http.h"
 #include "api/log_store.h"
+#include "api/router.h"
 #include "control/controller_loop.h"
 
 namespace baton::api {
@@ -16,26 +19,57 @@ namespace baton::api {
 // Maps a status code to its HTTP status.
 int HttpStatus(Code code);
 
+// What streams wait for. main feeds both from the controller loop's hooks.
+struct News {
+  Fanout events;  // a cluster event is durable (LoopOptions::on_event)
+  // By job id: a batch that changed the job is durable (on_commit), or its log bytes landed.
+  Fanout jobs;
+};
+
 class Service {
  public:
   using PostToIo = std::function<void(std::function<void()>)>;
-  // All references must outlive the service. `post_to_io` runs work on an HTTP thread.
-  Service(control::ControllerLoop& loop, TokenRegistry& tokens, LogStore& logs,
-          PostToIo post_to_io);
+  struct Deps {  // all must outlive the service
+    control::ControllerLoop& loop;
+    const TokenTable& tokens;
+    LogStore& logs;
+    News& news;
+    PostToIo post_to_io;  // runs work on an HTTP thread
+  };
+  explicit Service(Deps deps);
 
   void Handle(Request request, Respond respond);
 
  private:
-  void Submit(const Identity& who, Request& req, Respond respond, bool batch);
-  void Logs(const Identity& who, const Request& req, int64_t id, Respond respond);
+  std::vector<Route> Routes();
+  // Handlers, one per route or family of routes (service.cc, service_jobs.cc).
+  void OpenApi(Call c);
+  void Metrics(Call c);
+  void AgentRegister(Call c);
+  void AgentOrders(Call c);
+  void AgentReport(Call c);
+  void SubmitOne(Call c);
+  void SubmitBatch(Call c);
+  void Submit(Call c, bool batch);
+  void ListJobs(Call c);
+  void ShowJob(Call c);
+  void JobAction(Call c, control::JobAction::Kind kind);
+  void Logs(Call c);
+  void ShowJobMetrics(Call c);
+  void Queue(Call c);
+  void ListNodes(Call c);
+  void ShowNode(Call c);
+  void Drain(Call c, bool drain);
+  void Inject(Call c);
+  void Events(Call c);
+  void Usage(Call c);
+  void CreateToken(Call c);
+  void ListTokens(Call c);
+  void RevokeToken(Call c);
   // GET /v1/jobs/{id}/logs?follow=1 and GET /v1/events as Server-Sent Events (streams.cc).
   Pull FollowLogs(const Identity& who, JobId job, std::string node, bool node_given,
                   int64_t offset);
-  void EventStream(const Request& req, Respond respond);
-  void ShowJobMetrics(const Identity& who, int64_t id, Respond respond);
-  void AgentReport(Request& req, Respond respond);
-  void Tokens(const Identity& who, const Request& req, const std::vector<std::string>& seg,
-              Respond respond);
+  void EventStream(Call c);
   // Posts `command`; `on_reply` gets the reply (whatever its status) on an HTTP thread.
   void Ask(control::Command command, std::function<void(control::Reply&)> on_reply);
   // Posts `command`; the reply is turned into a response by `encode` on an HTTP thread.
@@ -43,9 +77,10 @@ class Service {
            std::function<Response(control::Reply&)> encode);
 
   control::ControllerLoop& loop_;
-  TokenRegistry& tokens_;
   LogStore& logs_;
+  News& news_;
   PostToIo post_to_io_;
+  Router router_;
 };
 
 }  // namespace baton::api

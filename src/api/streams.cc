@@ -1,9 +1,11 @@
 // The streamed routes of api::Service: a followed log (GET /v1/jobs/{id}/logs?follow=1) and the
-// event stream (GET /v1/events as Server-Sent Events). Both poll: the log file and the job's
-// state, or the controller's event ring, four times a second while there is nothing new. A
-// followed log ends once the job has ended and its last bytes are sent; an event stream ends
-// only when the client goes (or the server stops).
+// event stream (GET /v1/events as Server-Sent Events). Neither polls: with nothing new, a stream
+// waits on a fanout (api/fanout.h) until there is news: log bytes landed or a batch that changed
+// jobs is durable (News::jobs), a cluster event is durable (News::events). A followed log ends
+// once the job has ended and its last bytes are sent; an event stream ends only when the client
+// goes (or the server stops).
 #include <chrono>
+#include <memory>
 
 #include "api/service.h"
 #include "api/service_internal.h"
@@ -15,34 +17,56 @@ using namespace internal;
 
 namespace {
 
-constexpr std::chrono::milliseconds kIdlePoll{250};
-constexpr auto kKeepAlive = std::chrono::seconds(15);
+// Every change a follower waits for is notified (AgentReport notifies new log bytes, the loop's
+// on_commit every durable change of a job), so this only bounds how long a notification that
+// went missing through a bug would leave a follower behind.
+constexpr std::chrono::milliseconds kSafetyNet = std::chrono::seconds(5);
+// An idle event stream sends a comment this often, so that proxies keep it open.
+constexpr std::chrono::milliseconds kKeepAlive = std::chrono::seconds(15);
 constexpr size_t kPieceBytes = 256 * 1024;
 
 struct LogFollow {
+  LogFollow(Fanout& jobs, control::Caller c, JobId j, std::string n, bool given, int64_t o)
+      : caller(std::move(c)),
+        job(j),
+        node(std::move(n)),
+        node_given(given),
+        offset(o),
+        waiter(jobs, j.value) {}
+
   control::Caller caller;
   JobId job;
   std::string node;         // the node whose log is followed; empty until the job has one
   bool node_given = false;  // ?node=: that node's log, whatever the job does
   int64_t offset = 0;
   bool last = false;  // the job has ended: what is on disk is all there is
+  Waiter waiter;
 };
 
 struct EventFeed {
+  EventFeed(Fanout& events, int64_t from) : after(from), waiter(events) {}
+
   int64_t after = 0;
   std::chrono::steady_clock::time_point last_sent = std::chrono::steady_clock::now();
+  Waiter waiter;
 };
+
+// Nothing new: ask again after `wait` at the latest, sooner when `waiter` hears news.
+template <typename State>
+Piece WaitForNews(std::shared_ptr<State> state, std::chrono::milliseconds wait) {
+  return Piece{
+      .wait = std::max(wait, std::chrono::milliseconds(1)),
+      .on_wake = [state](std::function<void()> wake) { state->waiter.Arm(std::move(wake)); }};
+}
 
 }  // namespace
 
 Pull Service::FollowLogs(const Identity& who, JobId job, std::string node, bool node_given,
                          int64_t offset) {
-  auto f = std::make_shared<LogFollow>(LogFollow{.caller = CallerOf(who),
-                                                 .job = job,
-                                                 .node = std::move(node),
-                                                 .node_given = node_given,
-                                                 .offset = offset});
+  auto f = std::make_shared<LogFollow>(news_.jobs, CallerOf(who), job, std::move(node), node_given,
+                                       offset);
   return [this, f](PieceCallback give) {
+    f->waiter.Look();  // news from here on wakes the wait below
     if (!f->node.empty()) {
       auto chunk = logs_.Read(f->job, f->node, f->offset, kPieceBytes);
       if (!chunk)
@@ -62,37 +86,40 @@ Pull Service::FollowLogs(const Identity& who, JobId job, std::string node, bool 
       if (!f->node_given && !job.allocation.empty() && job.allocation.front().node != f->node) {
         f->node = job.allocation.front().node;
         f->offset = 0;
+        return give(Piece{});  // read at once
       }
       if (IsTerminal(job.state)) {
         f->last = true;
         return give(Piece{});  // read once more, at once
       }
-      give(Piece{.wait = kIdlePoll});
+      give(WaitForNews(f, kSafetyNet));
     });
   };
 }
 
 // text/event-stream: "id: SEQ", "event: KIND", "data: EVENT-JSON" per event; a client that
 // reconnects with Last-Event-ID (or ?after=SEQ) gets what it missed, as far as the ring reaches.
-void Service::EventStream(const Request& req, Respond respond) {
-  auto after = QueryInt(req, "after", 0, INT64_MAX, 0);
-  if (!after) return respond(Error(after.error()));
+void Service::EventStream(Call c) {
+  auto after = QueryInt(c.request, "after", 0, INT64_MAX, 0);
+  if (!after) return c.respond(Error(after.error()));
   int64_t from = *after;
-  if (!req.last_event_id.empty()) {
-    auto last = BoundedInt("Last-Event-ID", req.last_event_id, 0, INT64_MAX);
-    if (!last) return respond(Error(last.error()));
+  if (!c.request.last_event_id.empty()) {
+    auto last = BoundedInt("Last-Event-ID", c.request.last_event_id, 0, INT64_MAX);
+    if (!last) return c.respond(Error(last.error()));
     from = *last;
   }
-  auto feed = std::make_shared<EventFeed>(EventFeed{.after = from});
+  auto feed = std::make_shared<EventFeed>(news_.events, from);
   Response res;
   res.content_type = "text/event-stream";
   res.headers.emplace_back("X-Accel-Buffering", "no");  // nginx in front: do not buffer
   res.stream = [this, feed](PieceCallback give) {
+    feed->waiter.Look();
     Ask(control::GetEvents{.after = feed->after, .limit = 1000}, [feed, give](control::Reply& r) {
       if (!r.status.ok()) return give(Piece{.end = true});
       auto now = std::chrono::steady_clock::now();
       if (r.events.empty()) {
-        if (now - feed->last_sent < kKeepAlive) return give(Piece{.wait = kIdlePoll});
+        auto idle = std::chrono::duration_cast<std::chrono::milliseconds>(now - feed->last_sent);
+        if (idle < kKeepAlive) return give(WaitForNews(feed, kKeepAlive - idle));
         feed->last_sent = now;
         return give(Piece{.data = ": keep-alive\n\n"});
       }
@@ -106,7 +133,7 @@ void Service::EventStream(const Request& req, Respond respond) {
       give(Piece{.data = std::move(out)});
     });
   };
-  respond(std::move(res));
+  c.respond(std::move(res));
 }
 
 }  // namespace baton::api

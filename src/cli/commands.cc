@@ -431,7 +431,7 @@ int TokenCreate(const Connection& conn, const std::string& user, const std::stri
     return 0;
   }
   std::cout << t->secret << "\n";
-  std::cerr << "token " << t->id << " for " << t->user << " (" << t->role
+  std::cerr << "token " << t->id << " for " << t->user << " (" << RoleName(t->role)
             << "); it is shown only now: BATON_TOKEN=" << t->secret.substr(0, 8)
             << "... in the holder's environment\n";
   return 0;
@@ -451,8 +451,9 @@ int TokenList(const Connection& conn, bool json) {
   if (!list) return Fail(list.error());
   Table t({"ID", "USER", "ROLE", "NAME", "CREATED", "STATE"});
   for (const auto& k : *list) {
-    t.Add({std::to_string(k.id), k.user, k.role, k.name.empty() ? "-" : k.name,
-           FormatRfc3339(k.created_at), k.revoked ? "revoked" : "active"});
+    t.Add({std::to_string(k.id), k.user, std::string(RoleName(k.role)),
+           k.name.empty() ? "-" : k.name, FormatRfc3339(k.created_at),
+           k.revoked ? "revoked" : "active"});
   }
   t.Print(std::cout);
   return 0;

@@ -436,23 +436,22 @@ Result<JobSpec> DecodeJobSpec(std::string_view text) {
   return spec;
 }
 
-Result<std::vector<JobSpec>> DecodeJobSpecs(std::string_view text) {
-  ASSIGN_OR_RETURN(json::value v, Parse(text));
+namespace {
+
+bool IsBatchObject(const json::value& v) {
+  return v.is_object() && v.get_object().contains("jobs");
+}
+
+// {"jobs": [spec, ...]}, or a bare array of specs.
+Result<std::vector<JobSpec>> DecodeSpecList(const json::value& v) {
   const json::array* list = nullptr;
-  std::string prefix = "jobs";
-  if (v.is_object() && v.get_object().contains("jobs")) {
-    if (v.get_object().size() != 1) {
-      for (const auto& kv : v.get_object()) {
-        if (kv.key() != "jobs") return Err(FieldError(std::string(kv.key()), "unknown field"));
-      }
+  if (IsBatchObject(v)) {
+    for (const auto& kv : v.get_object()) {
+      if (kv.key() != "jobs") return Err(FieldError(std::string(kv.key()), "unknown field"));
     }
     ASSIGN_OR_RETURN(list, GetArray(v.get_object().at("jobs"), "jobs"));
-  } else if (v.is_array()) {
-    list = &v.get_array();
   } else {
-    JobSpec spec;
-    RETURN_IF_ERROR(DecodeSpecObject(v, "", &spec));
-    return std::vector<JobSpec>{std::move(spec)};
+    list = &v.get_array();
   }
   if (list->empty()) return Err(InvalidArgument("jobs: must hold at least one job"));
   if (list->size() > 10000) return Err(TooLarge("jobs: at most 10000 jobs in one batch"));
@@ -460,10 +459,26 @@ Result<std::vector<JobSpec>> DecodeJobSpecs(std::string_view text) {
   specs.reserve(list->size());
   for (size_t i = 0; i < list->size(); ++i) {
     JobSpec spec;
-    RETURN_IF_ERROR(DecodeSpecObject((*list)[i], prefix + "[" + std::to_string(i) + "]", &spec));
+    RETURN_IF_ERROR(DecodeSpecObject((*list)[i], "jobs[" + std::to_string(i) + "]", &spec));
     specs.push_back(std::move(spec));
   }
   return specs;
+}
+
+}  // namespace
+
+Result<std::vector<JobSpec>> DecodeJobSpecs(std::string_view text) {
+  ASSIGN_OR_RETURN(json::value v, Parse(text));
+  if (IsBatchObject(v) || v.is_array()) return DecodeSpecList(v);
+  JobSpec spec;
+  RETURN_IF_ERROR(DecodeSpecObject(v, "", &spec));
+  return std::vector<JobSpec>{std::move(spec)};
+}
+
+Result<std::vector<JobSpec>> DecodeJobBatch(std::string_view text) {
+  ASSIGN_OR_RETURN(json::value v, Parse(text));
+  if (!IsBatchObject(v)) return Err(InvalidArgument("body: must be {\"jobs\": [spec, ...]}"));
+  return DecodeSpecList(v);
 }
 
 std::string EncodeJobSpec(const JobSpec& s) {

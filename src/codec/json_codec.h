@@ -13,6 +13,7 @@
 #include "core/job.h"
 #include "core/policy.h"
 #include "core/protocol.h"
+#include "core/role.h"
 #include "core/status.h"
 #include "core/usage.h"
 
@@ -27,6 +28,9 @@ Result<JobSpec> DecodeJobSpec(std::string_view json);
 // {"jobs": [spec, ...]} (batch submit), a bare array, or one spec object. Errors name the
 // index: "jobs[3].resources.gpus: ...".
 Result<std::vector<JobSpec>> DecodeJobSpecs(std::string_view json);
+// The body of POST /v1/jobs/batch: {"jobs": [spec, ...]} only; anything else is an error
+// saying so.
+Result<std::vector<JobSpec>> DecodeJobBatch(std::string_view json);
 
 // The spec as a user would write it (the body of POST /v1/jobs).
 std::string EncodeJobSpec(const JobSpec& spec);
@@ -45,8 +49,9 @@ std::string EncodeJobList(const std::vector<const Job*>& jobs, std::optional<int
 Result<Job> DecodeJob(std::string_view json);
 Result<std::vector<Job>> DecodeJobList(std::string_view json, std::optional<int64_t>* next);
 
-// Nodes as the API shows them.
+// Nodes as the API shows them: {"nodes": [node, ...]}, and one node's object.
 std::string EncodeNodeList(const std::vector<NodeStatus>& nodes);
+std::string EncodeNode(const NodeStatus& node);
 
 // A line a job appended to $BATON_METRICS_FILE: the path when it reports a checkpoint,
 // {"checkpoint": "PATH", ...}; nullopt for other lines and for anything malformed.
@@ -118,14 +123,16 @@ Result<InjectBody> DecodeInjectBody(std::string_view text);
 // the caller; role: user).
 struct TokenBody {
   std::string user;
-  std::string role = "user";
+  Role role = Role::kUser;
   std::string name;
 };
 Result<TokenBody> DecodeTokenBody(std::string_view text);
 // A token as the API shows it; `secret` only in the answer that created it.
 struct TokenInfo {
   int64_t id = 0;
-  std::string user, role, name;
+  std::string user;
+  Role role = Role::kUser;
+  std::string name;
   TimePoint created_at{};
   bool revoked = false;
   std::string secret;

@@ -236,6 +236,16 @@ Result<InjectBody> DecodeInjectBody(std::string_view text) {
   return body;
 }
 
+namespace {
+
+// A role by its name ("user", "admin", "agent").
+Result<Role> GetRole(const json::value& v, std::string_view field) {
+  ASSIGN_OR_RETURN(std::string name, GetString(v, field, 16));
+  return ParseRole(name);
+}
+
+}  // namespace
+
 Result<TokenBody> DecodeTokenBody(std::string_view text) {
   TokenBody body;
   if (text.find_first_not_of(" \t\r\n") == std::string_view::npos) return body;
@@ -248,7 +258,7 @@ Result<TokenBody> DecodeTokenBody(std::string_view text) {
     }
   }
   RETURN_IF_ERROR(Read(*o, "user", &body.user, Str(64)));
-  RETURN_IF_ERROR(Read(*o, "role", &body.role, Str(16)));
+  RETURN_IF_ERROR(Read(*o, "role", &body.role, GetRole));
   RETURN_IF_ERROR(Read(*o, "name", &body.name, Str(64)));
   return body;
 }
@@ -259,7 +269,7 @@ json::object TokenObject(const TokenInfo& t) {
   json::object o;
   o["id"] = t.id;
   o["user"] = t.user;
-  o["role"] = t.role;
+  o["role"] = RoleName(t.role);
   o["name"] = t.name;
   o["created_at"] = TimeValue(t.created_at);
   o["revoked"] = t.revoked;
@@ -272,7 +282,7 @@ Result<TokenInfo> TokenFrom(const json::value& v) {
   TokenInfo t;
   RETURN_IF_ERROR(Read(*o, "id", &t.id, Int(1, INT64_MAX)));
   RETURN_IF_ERROR(Read(*o, "user", &t.user, Str(64)));
-  RETURN_IF_ERROR(Read(*o, "role", &t.role, Str(16)));
+  RETURN_IF_ERROR(Read(*o, "role", &t.role, GetRole));
   RETURN_IF_ERROR(Read(*o, "name", &t.name, Str(64)));
   if (const json::value* c = Find(*o, "created_at")) {
     ASSIGN_OR_RETURN(t.created_at, GetTime(*c, "created_at"));

@@ -489,38 +489,46 @@ Result<ReportRequest> DecodeReport(std::string_view text) {
   return r;
 }
 
+namespace {
+
+json::object NodeStatusObject(const NodeStatus& n) {
+  json::object o = NodeInfoObject(n.info);
+  o["state"] = n.state;
+  o["last_seen"] = TimeValue(n.last_seen);
+  o["drain_reason"] = n.drain_reason.empty() ? json::value(nullptr) : json::value(n.drain_reason);
+  json::array& gpus = o["gpus"].as_array();
+  for (size_t i = 0; i < gpus.size(); ++i) {
+    json::object& g = gpus[i].as_object();
+    bool drained = i < n.gpu_drain_reasons.size() && !n.gpu_drain_reasons[i].empty();
+    g["drain_reason"] = drained ? json::value(n.gpu_drain_reasons[i]) : json::value(nullptr);
+    const GpuHealth* h = i < n.health.size() ? &n.health[i] : nullptr;
+    g["health"] = GpuHealthStateName(h != nullptr ? h->state : GpuHealthState::kOk);
+    g["health_reason"] =
+        h != nullptr && !h->reason.empty() ? json::value(h->reason) : json::value(nullptr);
+    if (i < n.samples.size()) {
+      g["utilization_pct"] = n.samples[i].utilization_pct;
+      g["memory_used_bytes"] = n.samples[i].memory_used_bytes;
+      g["temperature_c"] = n.samples[i].temperature_c;
+      g["power_w"] = n.samples[i].power_w;
+      g["ecc_uncorrected"] = n.samples[i].ecc_uncorrected;
+      g["lost"] = n.samples[i].lost;
+    }
+    json::array jobs;
+    if (i < n.gpu_jobs.size()) {
+      for (int64_t id : n.gpu_jobs[i]) jobs.emplace_back(id);
+    }
+    g["jobs"] = std::move(jobs);
+  }
+  return o;
+}
+
+}  // namespace
+
+std::string EncodeNode(const NodeStatus& node) { return json::serialize(NodeStatusObject(node)); }
+
 std::string EncodeNodeList(const std::vector<NodeStatus>& nodes) {
   json::array a;
-  for (const NodeStatus& n : nodes) {
-    json::object o = NodeInfoObject(n.info);
-    o["state"] = n.state;
-    o["last_seen"] = TimeValue(n.last_seen);
-    o["drain_reason"] = n.drain_reason.empty() ? json::value(nullptr) : json::value(n.drain_reason);
-    json::array& gpus = o["gpus"].as_array();
-    for (size_t i = 0; i < gpus.size(); ++i) {
-      json::object& g = gpus[i].as_object();
-      bool drained = i < n.gpu_drain_reasons.size() && !n.gpu_drain_reasons[i].empty();
-      g["drain_reason"] = drained ? json::value(n.gpu_drain_reasons[i]) : json::value(nullptr);
-      const GpuHealth* h = i < n.health.size() ? &n.health[i] : nullptr;
-      g["health"] = GpuHealthStateName(h != nullptr ? h->state : GpuHealthState::kOk);
-      g["health_reason"] =
-          h != nullptr && !h->reason.empty() ? json::value(h->reason) : json::value(nullptr);
-      if (i < n.samples.size()) {
-        g["utilization_pct"] = n.samples[i].utilization_pct;
-        g["memory_used_bytes"] = n.samples[i].memory_used_bytes;
-        g["temperature_c"] = n.samples[i].temperature_c;
-        g["power_w"] = n.samples[i].power_w;
-        g["ecc_uncorrected"] = n.samples[i].ecc_uncorrected;
-        g["lost"] = n.samples[i].lost;
-      }
-      json::array jobs;
-      if (i < n.gpu_jobs.size()) {
-        for (int64_t id : n.gpu_jobs[i]) jobs.emplace_back(id);
-      }
-      g["jobs"] = std::move(jobs);
-    }
-    a.emplace_back(std::move(o));
-  }
+  for (const NodeStatus& n : nodes) a.emplace_back(NodeStatusObject(n));
   json::object root;
   root["nodes"] = std::move(a);
   return json::serialize(root);

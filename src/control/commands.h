@@ -83,7 +83,7 @@ struct InjectFault {
 struct CreateToken {
   Caller caller;
   std::string user;
-  std::string role = "user";  // user | admin | agent
+  Role role = Role::kUser;
   std::string name;
   std::string hash;  // SHA-256 of the secret, hex
 };

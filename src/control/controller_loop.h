@@ -24,6 +24,10 @@ struct LoopOptions {
   // Told of every cluster event once its batch is durable (the server logs them); on the loop's
   // thread, so it must be quick.
   std::function<void(const ClusterEvent&)> on_event;
+  // Handed each batch's store changes once they are durable and before the batch's replies are
+  // sent (a token created in the batch works once its creation is answered); not called for a
+  // batch that changed nothing durable. On the loop's thread, so it must be quick.
+  std::function<void(const store::Batch&)> on_commit;
 };
 
 class ControllerLoop {

@@ -32,11 +32,8 @@ Reply Controller::Tokens(const CreateToken& c, TimePoint now) {
     return ErrorReply(InvalidArgument(
         "user: 1-32 of a-z, 0-9, '_', '-', '.', starting with a letter or '_' (a Unix user name)"));
   }
-  if (c.role != "user" && c.role != "admin" && c.role != "agent") {
-    return ErrorReply(InvalidArgument("role: must be user, admin or agent"));
-  }
   if (c.name.size() > 64) return ErrorReply(InvalidArgument("name: at most 64 bytes"));
-  if (!c.caller.admin && (c.user != c.caller.user || c.role != "user")) {
+  if (!c.caller.admin && (c.user != c.caller.user || c.role != Role::kUser)) {
     return ErrorReply(PermissionDenied(
         "a user creates only user tokens for themself; an admin creates the others"));
   }

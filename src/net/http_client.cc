@@ -18,17 +18,27 @@ namespace beast = boost::beast;
 namespace http = beast::http;
 using tcp = asio::ip::tcp;
 
-Result<std::pair<std::string, std::string>> ParseBaseUrl(std::string_view url) {
+Result<HttpUrl> ParseHttpUrl(std::string_view url) {
   auto u = boost::urls::parse_uri(url);
   if (!u || u->scheme() != "http" || u->host().empty()) {
     return Err(InvalidArgument("server: \"" + std::string(url) +
                                "\" is not a URL of the form http://HOST:PORT"));
   }
-  std::string port = u->has_port() ? std::string(u->port()) : "80";
-  std::string host = std::string(u->host());
-  if (host.size() > 2 && host.front() == '[' && host.back() == ']')
-    host = host.substr(1, host.size() - 2);
-  return std::make_pair(host, port);
+  HttpUrl out;
+  out.port = u->has_port() ? std::string(u->port()) : "80";
+  out.host = std::string(u->host());
+  if (out.host.size() > 2 && out.host.front() == '[' && out.host.back() == ']')
+    out.host = out.host.substr(1, out.host.size() - 2);
+  if (!u->encoded_path().empty())
+    out.target = std::string(u->encoded_target());
+  else if (u->has_query())
+    out.target = "/?" + std::string(u->encoded_query());
+  return out;
+}
+
+Result<std::pair<std::string, std::string>> ParseBaseUrl(std::string_view url) {
+  ASSIGN_OR_RETURN(HttpUrl u, ParseHttpUrl(url));
+  return std::make_pair(std::move(u.host), std::move(u.port));
 }
 
 struct HttpClient::Impl {
@@ -104,10 +114,14 @@ HttpClient::~HttpClient() = default;
 
 Result<std::unique_ptr<HttpClient>> HttpClient::Create(std::string_view base_url,
                                                        std::string token) {
-  ASSIGN_OR_RETURN(auto hp, ParseBaseUrl(base_url));
+  ASSIGN_OR_RETURN(HttpUrl url, ParseHttpUrl(base_url));
+  return Create(url, std::move(token));
+}
+
+std::unique_ptr<HttpClient> HttpClient::Create(const HttpUrl& url, std::string token) {
   auto impl = std::make_unique<Impl>();
-  impl->host = hp.first;
-  impl->port = hp.second;
+  impl->host = url.host;
+  impl->port = url.port;
   impl->token = std::move(token);
   return std::unique_ptr<HttpClient>(new HttpClient(std::move(impl)));
 }

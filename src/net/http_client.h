@@ -22,11 +22,21 @@ struct HttpResponse {
 
 using Headers = std::vector<std::pair<std::string, std::string>>;
 
+// The parts of an http://HOST[:PORT][/PATH[?QUERY]] URL.
+struct HttpUrl {
+  std::string host;          // without an IPv6 address's brackets
+  std::string port;          // "80" when the URL has none
+  std::string target = "/";  // the path and query: what a request names
+};
+Result<HttpUrl> ParseHttpUrl(std::string_view url);
+
 class HttpClient {
  public:
   // `base_url` is http://HOST:PORT (a path after it is ignored); `token` goes in the
   // Authorization header when not empty.
   static Result<std::unique_ptr<HttpClient>> Create(std::string_view base_url, std::string token);
+  // The same for a URL parsed already (its target is ignored).
+  static std::unique_ptr<HttpClient> Create(const HttpUrl& url, std::string token);
   ~HttpClient();
 
   // Sends one request and reads the whole response. A dropped keep-alive connection is

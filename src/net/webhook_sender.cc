@@ -5,30 +5,20 @@
 #include "net/http_client.h"
 
 namespace baton::net {
-namespace {
-
-// http://HOST:PORT/PATH -> (http://HOST:PORT, /PATH).
-Result<std::pair<std::string, std::string>> SplitUrl(const std::string& url) {
-  ASSIGN_OR_RETURN(auto host_port, ParseBaseUrl(url));
-  size_t scheme = url.find("://");
-  size_t slash = scheme == std::string::npos ? std::string::npos : url.find('/', scheme + 3);
-  std::string path = slash == std::string::npos ? "/" : url.substr(slash);
-  return std::make_pair("http://" + host_port.first + ":" + host_port.second, path);
-}
-
-}  // namespace
-
 Result<std::unique_ptr<WebhookSender>> WebhookSender::Create(WebhookOptions options) {
+  std::vector<HttpUrl> targets;
   for (const std::string& url : options.urls) {
     if (url.rfind("http://", 0) != 0)
       return Err(InvalidArgument("webhook " + url + ": only http:// URLs are supported"));
-    auto split = SplitUrl(url);
-    if (!split) return Err(InvalidArgument("webhook " + url + ": " + split.error().message()));
+    auto parsed = ParseHttpUrl(url);
+    if (!parsed) return Err(InvalidArgument("webhook " + url + ": " + parsed.error().message()));
+    targets.push_back(std::move(*parsed));
   }
-  return std::unique_ptr<WebhookSender>(new WebhookSender(std::move(options)));
+  return std::unique_ptr<WebhookSender>(new WebhookSender(std::move(options), std::move(targets)));
 }
 
-WebhookSender::WebhookSender(WebhookOptions options) : options_(std::move(options)) {
+WebhookSender::WebhookSender(WebhookOptions options, std::vector<HttpUrl> targets)
+    : options_(std::move(options)), targets_(std::move(targets)) {
   thread_ = std::thread([this] { Run(); });
 }
 
@@ -86,24 +76,14 @@ void WebhookSender::Run() {
     busy_ = true;
     lock.unlock();
     const std::string& url = options_.urls[d.url];
-    auto split = SplitUrl(url);
+    const HttpUrl& target = targets_[d.url];
+    if (!clients[d.url]) clients[d.url] = HttpClient::Create(target, "");
     std::string why;
-    if (!clients[d.url]) {
-      auto c = HttpClient::Create(split->first, "");
-      if (c)
-        clients[d.url] = std::move(*c);
-      else
-        why = c.error().message();
-    }
-    if (clients[d.url]) {
-      auto res = clients[d.url]->Request("POST", split->second, d.body,
-                                         {{"Content-Type", "application/json"}}, options_.timeout);
-      if (res && res->status >= 200 && res->status < 300)
-        why.clear();
-      else
-        why = res ? "HTTP " + std::to_string(res->status) : res.error().message();
-      if (!res) clients[d.url].reset();
-    }
+    auto res = clients[d.url]->Request("POST", target.target, d.body,
+                                       {{"Content-Type", "application/json"}}, options_.timeout);
+    if (!res || res->status < 200 || res->status >= 300)
+      why = res ? "HTTP " + std::to_string(res->status) : res.error().message();
+    if (!res) clients[d.url].reset();
     lock.lock();
     busy_ = false;
     if (!why.empty()) {

@@ -14,6 +14,7 @@
 
 #include "core/status.h"
 #include "core/time.h"
+#include "net/http_client.h"
 
 namespace baton::net {
 
@@ -39,7 +40,7 @@ class WebhookSender {
   bool Flush(Duration limit);
 
  private:
-  explicit WebhookSender(WebhookOptions options);
+  WebhookSender(WebhookOptions options, std::vector<HttpUrl> targets);
   void Run();
 
   struct Delivery {
@@ -50,6 +51,7 @@ class WebhookSender {
   };
 
   WebhookOptions options_;
+  const std::vector<HttpUrl> targets_;  // options_.urls, parsed once by Create
   std::mutex mu_;
   std::condition_variable cv_;
   std::deque<Delivery> queue_;

@@ -209,7 +209,12 @@ Result<Snapshot> SqliteStore::Load() {
       t.id = sqlite3_column_int64(s.get(), 0);
       t.hash = text(1);
       t.user = text(2);
-      t.role = text(3);
+      auto role = ParseRole(text(3));
+      if (!role) {
+        return Err(Internal("tokens: token " + std::to_string(t.id) + " has an unknown role \"" +
+                            text(3) + "\""));
+      }
+      t.role = *role;
       t.name = text(4);
       t.created_at = FromMillis(sqlite3_column_int64(s.get(), 5));
       t.revoked = sqlite3_column_int(s.get(), 6) != 0;
@@ -267,7 +272,8 @@ Status SqliteStore::Commit(const Batch& batch) {
     sqlite3_bind_int64(s, 1, t.id);
     sqlite3_bind_text(s, 2, t.hash.data(), static_cast<int>(t.hash.size()), SQLITE_STATIC);
     sqlite3_bind_text(s, 3, t.user.data(), static_cast<int>(t.user.size()), SQLITE_STATIC);
-    sqlite3_bind_text(s, 4, t.role.data(), static_cast<int>(t.role.size()), SQLITE_STATIC);
+    std::string_view role = RoleName(t.role);
+    sqlite3_bind_text(s, 4, role.data(), static_cast<int>(role.size()), SQLITE_STATIC);
     sqlite3_bind_text(s, 5, t.name.data(), static_cast<int>(t.name.size()), SQLITE_STATIC);
     sqlite3_bind_int64(s, 6, ToMillis(t.created_at));
     sqlite3_bind_int(s, 7, t.revoked ? 1 : 0);

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/job.h"
+#include "core/role.h"
 #include "core/status.h"
 #include "core/time.h"
 
@@ -38,7 +39,7 @@ struct Token {
   int64_t id = 0;
   std::string hash;  // SHA-256 of the secret, lowercase hex
   std::string user;
-  std::string role;  // user | admin | agent
+  Role role = Role::kUser;
   std::string name;  // what it is for ("laptop", "ci")
   TimePoint created_at{};
   bool revoked = false;

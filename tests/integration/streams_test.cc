@@ -171,8 +171,9 @@ TEST(Costs, AJobIsPricedFromTheCatalogAndItsGpusReadingsAreShown) {
   ASSERT_TRUE(usage);
   EXPECT_NE(usage->body.find("\"currency\":\"EUR\""), std::string::npos) << usage->body;
   auto missing = c->Request("GET", "/v1/jobs/999/metrics");
-  ASSERT_TRUE(missing);
-  EXPECT_EQ(missing->status, 404);
+  ASSERT_TRUE(missing) << missing.error().message();
+  EXPECT_EQ(missing->status, 404) << missing->body;
+  EXPECT_NE(missing->body.find("job 999 does not exist"), std::string::npos) << missing->body;
 }
 
 // Issue 15: the loop used to answer with the stored record after a batch, which dropped the

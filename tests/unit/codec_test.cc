@@ -111,6 +111,39 @@ TEST(DecodeJobSpecs, BatchNamesTheBadJob) {
   EXPECT_FALSE(DecodeJobSpecs(R"({"jobs": []})").has_value());
 }
 
+TEST(DecodeJobBatch, TakesOnlyAJobsObject) {
+  auto ok = DecodeJobBatch(R"({"jobs": [{"command": ["a"]}, {"command": "b"}]})");
+  ASSERT_TRUE(ok.has_value()) << ok.error().message();
+  EXPECT_EQ(ok->size(), 2u);
+  // A single spec or a bare array is what POST /v1/jobs takes, not a batch; a spec named "jobs"
+  // is no batch either.
+  for (const char* body : {R"({"command": ["a"]})", R"([{"command": ["a"]}])",
+                           R"({"command": ["a"], "name": "\"jobs\""})"}) {
+    auto bad = DecodeJobBatch(body);
+    ASSERT_FALSE(bad.has_value()) << body;
+    EXPECT_EQ(bad.error().message(), R"(body: must be {"jobs": [spec, ...]})") << body;
+  }
+  auto broken = DecodeJobBatch(R"({"jobs": [)");
+  ASSERT_FALSE(broken.has_value());
+  EXPECT_EQ(broken.error().code(), Code::kInvalidArgument);
+  auto unknown = DecodeJobBatch(R"({"jobs": [{"command": ["a"]}], "extra": 1})");
+  ASSERT_FALSE(unknown.has_value());
+  EXPECT_NE(unknown.error().message().find("extra"), std::string::npos);
+}
+
+TEST(DecodeTokenBody, ReadsTheRoleAsARole) {
+  auto body = DecodeTokenBody(R"({"user": "ada", "role": "agent"})");
+  ASSERT_TRUE(body.has_value()) << body.error().message();
+  EXPECT_EQ(body->role, Role::kAgent);
+  EXPECT_EQ(DecodeTokenBody("")->role, Role::kUser);
+  auto bad = DecodeTokenBody(R"({"role": "superuser"})");
+  ASSERT_FALSE(bad.has_value());
+  EXPECT_EQ(bad.error().message(), "role: must be user, admin or agent");
+  auto shown = DecodeToken(EncodeToken(TokenInfo{.id = 3, .user = "ci", .role = Role::kAdmin}));
+  ASSERT_TRUE(shown.has_value()) << shown.error().message();
+  EXPECT_EQ(shown->role, Role::kAdmin);
+}
+
 TEST(JobRecord, RoundTripsEverything) {
   Job job;
   job.id = JobId{42};

@@ -95,6 +95,30 @@ TEST_F(ControllerLoopTest, AStoreThatCannotCommitIsFatalAndNothingIsAcknowledged
   EXPECT_TRUE(store_.Load()->jobs.empty());
 }
 
+// The API's token table and its followed logs learn of a batch through on_commit: it must come
+// after the commit and before the batch's replies (a token works once its creation is answered).
+TEST_F(ControllerLoopTest, OnCommitSeesTheDurableBatchBeforeItsReplies) {
+  std::atomic<int> committed_jobs{0};
+  loop_ = std::make_unique<ControllerLoop>(
+      controller_, store_, clock_,
+      LoopOptions{.on_commit =
+                      [this, &committed_jobs](const store::Batch& batch) {
+                        for (const Job& j : batch.jobs) {
+                          EXPECT_TRUE(store_.Durable(j.id.value));
+                          ++committed_jobs;
+                        }
+                      }},
+      [this](const Status&) { fatal_calls_++; });
+  loop_->Start();
+  std::promise<int> seen;
+  loop_->Post(OneJob(), [&](Reply r) {
+    EXPECT_TRUE(r.status.ok());
+    seen.set_value(committed_jobs.load());
+  });
+  EXPECT_GE(seen.get_future().get(), 1);
+  loop_->Stop();
+}
+
 TEST_F(ControllerLoopTest, StopAnswersWhatIsLeft) {
   loop_->Start();
   loop_->Stop();

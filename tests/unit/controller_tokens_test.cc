@@ -8,10 +8,10 @@ namespace {
 
 class ControllerTokenTest : public ControllerTest {
  protected:
-  Reply Create(Caller caller, std::string user, std::string role, char fill = 'a') {
+  Reply Create(Caller caller, std::string user, Role role, char fill = 'a') {
     return Run(CreateToken{.caller = std::move(caller),
                            .user = std::move(user),
-                           .role = std::move(role),
+                           .role = role,
                            .name = "t",
                            .hash = std::string(64, fill)});
   }
@@ -19,22 +19,21 @@ class ControllerTokenTest : public ControllerTest {
 
 TEST_F(ControllerTokenTest, AnAdminCreatesTokensAUserOnlyTheirOwnUserTokens) {
   Caller admin{"root", true}, ada{"ada", false};
-  Reply made = Create(admin, "alice", "user");
+  Reply made = Create(admin, "alice", Role::kUser);
   ASSERT_TRUE(made.status.ok()) << made.status.message();
   EXPECT_EQ(made.tokens.at(0).id, 1);
   EXPECT_EQ(made.tokens.at(0).hash, std::string(64, 'a'));
-  EXPECT_EQ(Create(ada, "ada", "user", 'b').status.code(), Code::kOk);
-  EXPECT_EQ(Create(ada, "ada", "admin", 'c').status.code(), Code::kPermissionDenied);
-  EXPECT_EQ(Create(ada, "alice", "user", 'c').status.code(), Code::kPermissionDenied);
-  EXPECT_EQ(Create(admin, "Not A User", "user", 'c').status.code(), Code::kInvalidArgument);
-  EXPECT_EQ(Create(admin, "bob", "superuser", 'c').status.code(), Code::kInvalidArgument);
-  EXPECT_EQ(Create(admin, "bob", "user", 'a').status.code(), Code::kConflict);  // the same secret
+  EXPECT_EQ(Create(ada, "ada", Role::kUser, 'b').status.code(), Code::kOk);
+  EXPECT_EQ(Create(ada, "ada", Role::kAdmin, 'c').status.code(), Code::kPermissionDenied);
+  EXPECT_EQ(Create(ada, "alice", Role::kUser, 'c').status.code(), Code::kPermissionDenied);
+  EXPECT_EQ(Create(admin, "Not A User", Role::kUser, 'c').status.code(), Code::kInvalidArgument);
+  EXPECT_EQ(Create(admin, "bob", Role::kUser, 'a').status.code(), Code::kConflict);  // the same secret
 }
 
 TEST_F(ControllerTokenTest, ListingShowsNoHashesAndOnlyYourOwnUnlessAdmin) {
   Caller admin{"root", true}, ada{"ada", false};
-  Create(admin, "alice", "user", 'a');
-  Create(admin, "ada", "user", 'b');
+  Create(admin, "alice", Role::kUser, 'a');
+  Create(admin, "ada", Role::kUser, 'b');
   Reply all = Run(ListTokens{admin});
   ASSERT_EQ(all.tokens.size(), 2u);
   for (const auto& t : all.tokens) EXPECT_TRUE(t.hash.empty());
@@ -45,8 +44,8 @@ TEST_F(ControllerTokenTest, ListingShowsNoHashesAndOnlyYourOwnUnlessAdmin) {
 
 TEST_F(ControllerTokenTest, ARevocationIsDurableAndOnlyTheOwnerOrAnAdminRevokes) {
   Caller admin{"root", true}, ada{"ada", false};
-  Create(admin, "alice", "user", 'a');
-  Create(admin, "ada", "user", 'b');
+  Create(admin, "alice", Role::kUser, 'a');
+  Create(admin, "ada", Role::kUser, 'b');
   EXPECT_EQ(Run(RevokeToken{ada, 1}).status.code(), Code::kPermissionDenied);
   EXPECT_EQ(Run(RevokeToken{ada, 9}).status.code(), Code::kNotFound);
   Reply r = Run(RevokeToken{ada, 2});
@@ -60,7 +59,7 @@ TEST_F(ControllerTokenTest, ARevocationIsDurableAndOnlyTheOwnerOrAnAdminRevokes)
   ASSERT_EQ(all.tokens.size(), 2u);
   EXPECT_FALSE(all.tokens[0].revoked);
   EXPECT_TRUE(all.tokens[1].revoked);
-  EXPECT_EQ(Create(admin, "bob", "user", 'c').tokens.at(0).id, 3);
+  EXPECT_EQ(Create(admin, "bob", Role::kUser, 'c').tokens.at(0).id, 3);
 }
 
 }  // namespace

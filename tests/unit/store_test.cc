@@ -123,13 +123,13 @@ TEST_P(StoreConformance, TokensAreKeptAndARevocationToo) {
   Token alice{.id = 1,
               .hash = std::string(64, 'a'),
               .user = "alice",
-              .role = "user",
+              .role = Role::kUser,
               .name = "laptop",
               .created_at = FromMillis(1'790'000'000'000)};
   Token ci{.id = 2,
            .hash = std::string(64, 'b'),
            .user = "ci",
-           .role = "admin",
+           .role = Role::kAdmin,
            .created_at = FromMillis(1'790'000'001'000)};
   Batch b;
   b.tokens = {alice, ci};

@@ -1,0 +1,150 @@
+// The job routes of api::Service: submit, list, show, act on, read the logs and metrics of
+// jobs, and the queue.
+#include "api/service.h"
+#include "api/service_internal.h"
+#include "codec/json_codec.h"
+#include "core/node.h"
+
+namespace baton::api {
+
+using namespace internal;
+
+void Service::SubmitOne(Call c) { Submit(std::move(c), false); }
+
+void Service::SubmitBatch(Call c) { Submit(std::move(c), true); }
+
+void Service::Submit(Call c, bool batch) {
+  if (c.request.idempotency_key.size() > 256) {
+    return c.respond(Error(InvalidArgument("Idempotency-Key: longer than 256 bytes")));
+  }
+  control::SubmitJobs submit{.caller = CallerOf(c.who),
+                             .idempotency_key = c.request.idempotency_key};
+  if (batch) {
+    auto specs = codec::DecodeJobBatch(c.request.body);
+    if (!specs) return c.respond(Error(specs.error()));
+    submit.specs = std::move(*specs);
+  } else {
+    auto spec = codec::DecodeJobSpec(c.request.body);
+    if (!spec) return c.respond(Error(spec.error()));
+    submit.specs.push_back(std::move(*spec));
+  }
+  Run(std::move(submit), std::move(c.respond), [batch](control::Reply& r) {
+    int status = r.created ? 201 : 200;
+    if (!batch) return Json(status, codec::EncodeJob(r.jobs.at(0)));
+    std::vector<const Job*> jobs;
+    for (const Job& j : r.jobs) jobs.push_back(&j);
+    return Json(status, codec::EncodeJobList(jobs, std::nullopt));
+  });
+}
+
+void Service::ListJobs(Call c) {
+  const Request& req = c.request;
+  control::ListJobs list{.caller = CallerOf(c.who),
+                         .user = QueryText(req, "user"),
+                         .project = QueryText(req, "project")};
+  for (const std::string& name : QueryList(req, "state")) {
+    auto st = ParseJobState(name);
+    if (!st) return c.respond(Error(st.error()));
+    list.states.push_back(*st);
+  }
+  auto limit = QueryInt(req, "limit", 1, 1000, 100);
+  auto after = QueryInt(req, "after", 0, INT64_MAX, 0);
+  if (!limit) return c.respond(Error(limit.error()));
+  if (!after) return c.respond(Error(after.error()));
+  list.limit = static_cast<int>(*limit);
+  list.after = *after;
+  Run(std::move(list), std::move(c.respond), [who = c.who](control::Reply& r) {
+    std::vector<const Job*> jobs;
+    for (Job& j : r.jobs) {
+      Redact(j, who);
+      jobs.push_back(&j);
+    }
+    return Json(200, codec::EncodeJobList(jobs, r.next));
+  });
+}
+
+void Service::ShowJob(Call c) {
+  auto id = JobIdParam(c);
+  if (!id) return c.respond(Error(id.error()));
+  Run(control::GetJob{CallerOf(c.who), *id}, std::move(c.respond),
+      [who = c.who](control::Reply& r) {
+        Redact(r.jobs.at(0), who);
+        return Json(
+            200, codec::EncodeJobDetail(r.jobs.at(0), r.factors.empty() ? nullptr : &r.factors[0],
+                                        r.queue_position));
+      });
+}
+
+void Service::JobAction(Call c, control::JobAction::Kind kind) {
+  auto id = JobIdParam(c);
+  if (!id) return c.respond(Error(id.error()));
+  Run(control::JobAction{CallerOf(c.who), *id, kind}, std::move(c.respond),
+      [](control::Reply& r) { return Json(200, codec::EncodeJob(r.jobs.at(0))); });
+}
+
+void Service::ShowJobMetrics(Call c) {
+  auto id = JobIdParam(c);
+  if (!id) return c.respond(Error(id.error()));
+  Run(control::GetJobMetrics{CallerOf(c.who), *id}, std::move(c.respond),
+      [](control::Reply& r) { return Json(200, codec::EncodeJobMetrics(*r.job_metrics)); });
+}
+
+void Service::Queue(Call c) {
+  auto limit = QueryInt(c.request, "limit", 1, 1000, 100);
+  auto offset = QueryInt(c.request, "offset", 0, INT64_MAX, 0);
+  if (!limit) return c.respond(Error(limit.error()));
+  if (!offset) return c.respond(Error(offset.error()));
+  control::GetQueue q{
+      .caller = CallerOf(c.who), .limit = static_cast<int>(*limit), .offset = *offset};
+  Run(std::move(q), std::move(c.respond), [who = c.who](control::Reply& r) {
+    for (Job& j : r.jobs) Redact(j, who);
+    return Json(200, codec::EncodeQueue(r.jobs, r.factors, r.next));
+  });
+}
+
+// GET /v1/jobs/{id}/logs: its owner's or an admin's. The log of ?node=, else of the node the
+// job runs on (a gang's rank 0), else of the node that last wrote output for it.
+void Service::Logs(Call c) {
+  auto id = JobIdParam(c);
+  if (!id) return c.respond(Error(id.error()));
+  auto offset = QueryInt(c.request, "offset", 0, INT64_MAX, 0);
+  auto limit = QueryInt(c.request, "limit", 1, 16 << 20, 1 << 20);
+  if (!offset) return c.respond(Error(offset.error()));
+  if (!limit) return c.respond(Error(limit.error()));
+  bool follow = QueryFlag(c.request, "follow");
+  std::string node = QueryText(c.request, "node");
+  if (!node.empty() && !IsValidNodeName(node)) {
+    return c.respond(
+        Error(InvalidArgument("node: \"" + node.substr(0, 64) + "\" is not a node name")));
+  }
+  Run(control::GetJob{CallerOf(c.who), *id}, std::move(c.respond),
+      [this, who = c.who, node, follow, offset = *offset, limit = *limit](control::Reply& r) {
+        const Job& job = r.jobs.at(0);
+        if (who.role != Role::kAdmin && job.user != who.user) {
+          return Error(PermissionDenied("job " + job.id.ToString() + " is " + job.user +
+                                        "'s: only " + job.user + " or an admin reads its logs"));
+        }
+        std::string from = node;
+        if (from.empty() && !job.allocation.empty()) from = job.allocation.front().node;
+        if (from.empty()) {
+          auto nodes = logs_.Nodes(job.id);
+          if (!nodes) return Error(nodes.error());
+          if (!nodes->empty()) from = nodes->front();
+        }
+        Response res;
+        res.content_type = "text/plain; charset=utf-8";
+        res.headers.emplace_back("X-Baton-Job-State", std::string(JobStateName(job.state)));
+        if (follow) {
+          res.stream = FollowLogs(who, job.id, from, !node.empty(), offset);
+          return res;
+        }
+        if (from.empty()) return res;  // no output yet
+        auto chunk = logs_.Read(job.id, from, offset, static_cast<size_t>(limit));
+        if (!chunk) return Error(chunk.error());
+        res.body = std::move(chunk->data);
+        res.headers.emplace_back("X-Baton-Log-Size", std::to_string(chunk->size));
+        return res;
+      });
+}
+
+}  // namespace baton::api
