@@ -77,7 +77,7 @@ void Controller::Restore(store::Snapshot snapshot, TimePoint now) {
   // Alerts a budget had reached before the restart are not sent again.
   RecountBudgets(now, true);
   // Reasons of restored jobs are recomputed by the first pass.
-  full_pass_ = true;
+  queue_.RequestFull();
 }
 
 Reply Controller::Apply(const Command& command, TimePoint now) {
@@ -102,7 +102,7 @@ Reply Controller::Apply(const Command& command, TimePoint now) {
                           usage_.SetHalfLife(c.policy.fairshare_half_life);
                           options_.policy = c.policy;
                           RecountBudgets(now, false);
-                          full_pass_ = true;  // order, reserve and preempt by the new policy
+                          queue_.RequestFull();  // order, reserve and preempt by the new policy
                           return Reply{};
                         },
                         [&](const AgentRegister& c) { return Register(c, now); },
@@ -286,16 +286,9 @@ Reply Controller::Get(const GetJob& c, TimePoint now) const {
   Reply r;
   r.jobs.push_back(JobAsShown(*job, now));
   if (job->state == JobState::kPending) {
-    if (order_pos_stale_) {
-      // Built on the first look after a full pass: most passes are never asked about.
-      order_pos_.clear();
-      order_pos_.reserve(order_.size());
-      for (uint32_t i = 0; i < order_.size(); ++i) order_pos_[order_[i].id.value] = i;
-      order_pos_stale_ = false;
-    }
-    if (auto it = order_pos_.find(job->id.value); it != order_pos_.end()) {
-      r.factors.push_back(order_[it->second].factors);
-      r.queue_position = static_cast<int64_t>(it->second) + 1;
+    if (auto pos = queue_.Position(job->id)) {
+      r.queue_position = pos->first;
+      r.factors.push_back(pos->second);
     }
   }
   return r;
@@ -395,14 +388,13 @@ void Controller::Enqueue(Job& job, TimePoint now) {
     SetState(job, JobState::kFailed, now);
     return;
   }
-  queue_.insert(QueueKey{static_cast<int>(job.spec.priority), job.id.value, &job});
-  fresh_.push_back(job.id);
+  queue_.Add(job);
   job.reason = WaitReason::kPriority;
   job.reason_detail = "waiting for the scheduler";
 }
 
 void Controller::Dequeue(const Job& job) {
-  queue_.erase(QueueKey{static_cast<int>(job.spec.priority), job.id.value});
+  queue_.Remove(job);
   blocked_.erase(job.id);
 }
 
@@ -520,7 +512,7 @@ void Controller::StopParts(Job& job, StopReason reason, Duration grace, TimePoin
 
 void Controller::Finish(Job& job, TimePoint now) {
   view_.Apply(job.allocation, job.spec.resources, -1);
-  freed_ = true;
+  queue_.Freed();
   bool lost = false, timed_out = false, ok = true;
   const NodeAllocation* failed = nullptr;
   // What ended the job: the first process that failed by itself, rather than one Baton stopped

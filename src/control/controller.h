@@ -22,6 +22,7 @@
 #include "core/policy.h"
 #include "sched/cluster_view.h"
 #include "sched/fair_share.h"
+#include "sched/job_queue.h"
 #include "sched/scheduler.h"
 #include "store/store.h"
 
@@ -83,16 +84,6 @@ class Controller {
     std::map<int, std::string> gpu_drains;  // GPU index -> reason
     std::vector<GpuHealth> health;          // per GPU, as the agent last judged it
   };
-  // Queue order: higher priority first, then lower id (submit order).
-  struct QueueKey {
-    int priority;
-    int64_t id;
-    const Job* job = nullptr;  // jobs_ never drops a job, and map nodes do not move
-    bool operator<(const QueueKey& o) const {
-      return priority != o.priority ? priority > o.priority : id < o.id;
-    }
-  };
-
   Reply Submit(const SubmitJobs& c, TimePoint now);
   Reply Act(const JobAction& c, TimePoint now);
   // A copy of `job` as users see it at `now`.
@@ -116,6 +107,14 @@ class Controller {
   void OnTick(TimePoint now);
 
   void Schedule(TimePoint now);
+  // The pass's view of a waiting job, and of a running one.
+  static sched::PendingJob PendingOf(const Job& j);
+  sched::RunningJob RunningOf(const Job& j, TimePoint now) const;
+  // Takes in a pass's decisions: reasons, preemptions, starts; whether an arrival that waits
+  // could preempt (the re-pass rule, sched/job_queue.h).
+  bool ApplyPass(sched::PassResult& pass, bool full, TimePoint now);
+  // Starts `j` on its allocation: the view, its state, the launch orders.
+  void StartJob(Job& j, TimePoint now);
   // Sends the launch orders of the job's current attempt (only rank `only_rank`'s if given).
   void Launch(Job& job, std::optional<size_t> only_rank = std::nullopt);
   void HandleEvent(NodeRecord& node, const JobEvent& e, TimePoint now);
@@ -173,19 +172,9 @@ class Controller {
   std::unordered_map<std::string, store::IdempotencyEntry> keys_;  // user + '\n' + key
   std::vector<store::IdempotencyEntry> new_keys_;
 
-  std::set<QueueKey> queue_;       // pending jobs whose dependencies are met
+  sched::JobQueue queue_;          // pending jobs whose dependencies are met; pass planning
   std::set<JobId> blocked_;        // pending jobs waiting for dependencies
   std::map<JobId, Job*> running_;  // jobs_ never drops a job, and map nodes do not move
-  std::vector<JobId> fresh_;       // joined the queue since the last pass
-  bool full_pass_ = false;         // look at the whole queue: order, reserve, preempt
-  bool freed_ = false;             // a job ended: look at the head of the queue at least
-  static constexpr int kHeadPass = 256;
-  std::set<QueueKey> since_full_;  // arrivals since the last full pass (not in order_)
-  TimePoint last_full_pass_{};
-  std::vector<sched::QueueEntry> order_;  // the last full pass's queue order
-  mutable std::unordered_map<int64_t, uint32_t>
-      order_pos_;  // job id -> index in order_, built on demand
-  mutable bool order_pos_stale_ = false;
   std::vector<sched::Reservation> claims_;  // GPUs preemption freed, held for their claimers
   sched::UsageLedger usage_;
 

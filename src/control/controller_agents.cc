@@ -86,7 +86,7 @@ Reply Controller::Drain(const DrainNode& c) {
         store::Drain{.node = c.node, .gpu = g, .reason = reason, .active = c.drain});
   }
   if (view_.FindNode(c.node) != nullptr) RebuildNodeSlots(*node);
-  full_pass_ = true;  // an undrain frees GPUs; a drain changes reservations
+  queue_.RequestFull();  // an undrain frees GPUs; a drain changes reservations
   return Nodes();
 }
 
@@ -205,7 +205,7 @@ void Controller::ApplyHealth(NodeRecord& node, const std::vector<GpuHealth>& hea
   node.health = std::move(next);
   if (changed) {
     RebuildNodeSlots(node);
-    full_pass_ = true;
+    queue_.RequestFull();
   }
 }
 
@@ -284,7 +284,7 @@ Reply Controller::Register(const AgentRegister& c, TimePoint now) {
   node.next_seq = 1;
   node.samples.clear();
   RebuildNodeSlots(node);
-  full_pass_ = true;
+  queue_.RequestFull();
 
   // Reconcile: what the agent holds against what the controller expects of this node.
   std::set<std::pair<int64_t, int>> held;
@@ -477,7 +477,7 @@ void Controller::MarkLost(NodeRecord& node, TimePoint now) {
 
 void Controller::OnTick(TimePoint now) {
   CheckBudgets(now);
-  if (!queue_.empty() && now - last_full_pass_ >= options_.full_pass_interval) full_pass_ = true;
+  queue_.Tick(now, options_.full_pass_interval);
   for (auto& [name, node] : nodes_) {
     if (node.state != NodeRecord::State::kLost && now - node.last_seen > options_.node_timeout) {
       MarkLost(node, now);

@@ -133,7 +133,8 @@ void ControllerLoop::Run() {
       return;
     }
     // After the commit, before the replies: a reader that a reply wakes sees the batch.
-    if (options_.on_commit && !result.effects.store.empty()) options_.on_commit(result.effects.store);
+    if (options_.on_commit && !result.effects.store.empty())
+      options_.on_commit(result.effects.store);
     Answer(result, commands, dones);
     {
       std::lock_guard lock(mu_);

@@ -59,109 +59,50 @@ int TakeMasterPort(const Job& job, std::set<int>& used) {
 
 // ---- scheduling ----
 
+sched::PendingJob Controller::PendingOf(const Job& j) {
+  return sched::PendingJob{.id = j.id,
+                           .resources = &j.spec.resources,
+                           .priority = j.spec.priority,
+                           .project = &j.spec.project,
+                           .user = &j.user,
+                           .pool = &j.spec.pool,
+                           .submitted = j.submitted_at,
+                           .time_limit = j.spec.time_limit,
+                           .service = j.gpu_seconds};
+}
+
+sched::RunningJob Controller::RunningOf(const Job& j, TimePoint now) const {
+  TimePoint start = j.started_at.value_or(now);
+  return sched::RunningJob{
+      .id = j.id,
+      .resources = &j.spec.resources,
+      .allocation = &j.allocation,
+      .priority = j.spec.priority,
+      .project = &j.spec.project,
+      .user = &j.user,
+      .pool = &j.spec.pool,
+      .started = start,
+      .expected_end = j.spec.time_limit.count() > 0 ? start + j.spec.time_limit : sched::kNever,
+      .last_checkpoint = j.last_checkpoint.value_or(start),
+      .stopping = j.stop_requested || j.preempt_requested,
+      .service = j.gpu_seconds + Service(j, now)};
+}
+
+// Which jobs a pass looks at, and when the queue is ordered again, is the queue's to plan
+// (sched/job_queue.h); the controller hands the pass its jobs and takes in its decisions.
 void Controller::Schedule(TimePoint now) {
-  if (!full_pass_ && !freed_ && fresh_.empty()) return;
-  // Resources freed between full passes: the head of the last full pass's order gets the
-  // first look (a full pass, every full_pass_interval, looks at the rest). Jobs end hundreds
-  // of times a second on a busy cluster; re-ordering the whole queue each time would not pay.
-  // Strict order (no backfill) needs the whole queue to place anything: a new arrival must not
-  // pass a job ahead that waits.
-  const bool full =
-      full_pass_ || (freed_ && order_.empty()) || (!options_.policy.backfill && !queue_.empty());
-  const bool head = !full && freed_;
-  freed_ = false;
-  fresh_.erase(std::remove_if(fresh_.begin(), fresh_.end(),
-                              [&](JobId id) {
-                                const Job& j = jobs_.at(id);
-                                return j.state != JobState::kPending || blocked_.count(id) > 0;
-                              }),
-               fresh_.end());
-  std::sort(fresh_.begin(), fresh_.end());
-  fresh_.erase(std::unique(fresh_.begin(), fresh_.end()), fresh_.end());
+  sched::JobQueue::Plan plan =
+      queue_.Next(now, !options_.policy.backfill, [&](JobId id) -> const Job* {
+        const Job& j = jobs_.at(id);
+        return j.state == JobState::kPending && !blocked_.count(id) ? &j : nullptr;
+      });
+  if (plan.jobs.empty()) return;
+  const bool full = plan.kind == sched::JobQueue::Kind::kFull;
   sched::PassInput in;
-  auto pending = [](const Job& j) {
-    return sched::PendingJob{.id = j.id,
-                             .resources = &j.spec.resources,
-                             .priority = j.spec.priority,
-                             .project = &j.spec.project,
-                             .user = &j.user,
-                             .pool = &j.spec.pool,
-                             .submitted = j.submitted_at,
-                             .time_limit = j.spec.time_limit,
-                             .service = j.gpu_seconds};
-  };
-  if (full) {
-    in.pending.reserve(queue_.size());
-    for (const QueueKey& k : queue_) in.pending.push_back(pending(*k.job));
-  } else {
-    std::unordered_set<int64_t> taken;
-    if (head) {
-      for (const sched::QueueEntry& e : order_) {
-        if (static_cast<int>(in.pending.size()) >= kHeadPass) break;
-        const Job& j = jobs_.at(e.id);
-        if (j.state != JobState::kPending || blocked_.count(e.id)) continue;
-        in.pending.push_back(pending(j));
-        taken.insert(e.id.value);
-      }
-    }
-    // Arrivals since the last full pass are not in its order: they come along.
-    if (head) {
-      int added = 0;
-      for (auto it = since_full_.begin(); it != since_full_.end() && added < kHeadPass;) {
-        const Job& j = *it->job;
-        if (j.state != JobState::kPending) {
-          it = since_full_.erase(it);
-          continue;
-        }
-        if (!blocked_.count(j.id) && taken.insert(j.id.value).second) {
-          in.pending.push_back(pending(j));
-          ++added;
-        }
-        ++it;
-      }
-    }
-    for (JobId id : fresh_) {
-      if (!taken.count(id.value)) in.pending.push_back(pending(jobs_.at(id)));
-    }
-  }
-  if (full) {
-    since_full_.clear();
-  } else {
-    for (JobId id : fresh_) {
-      const Job& j = jobs_.at(id);
-      since_full_.insert(QueueKey{static_cast<int>(j.spec.priority), id.value, &j});
-    }
-  }
-  fresh_.clear();
-  full_pass_ = false;
-  if (full) last_full_pass_ = now;
-  if (in.pending.empty()) {
-    if (full) {
-      order_.clear();
-      order_pos_stale_ = true;
-    }
-    return;
-  }
+  in.pending.reserve(plan.jobs.size());
+  for (const Job* j : plan.jobs) in.pending.push_back(PendingOf(*j));
   in.running.reserve(running_.size());
-  int lowest_running = static_cast<int>(Priority::kCritical) + 1;
-  for (const auto& [id, job] : running_) {
-    const Job& j = *job;
-    lowest_running = std::min(lowest_running, static_cast<int>(j.spec.priority));
-    TimePoint start = j.started_at.value_or(now);
-    in.running.push_back(sched::RunningJob{
-        .id = j.id,
-        .resources = &j.spec.resources,
-        .allocation = &j.allocation,
-        .priority = j.spec.priority,
-        .project = &j.spec.project,
-        .user = &j.user,
-        .pool = &j.spec.pool,
-        .started = start,
-        .expected_end = j.spec.time_limit.count() > 0 ? start + j.spec.time_limit : sched::kNever,
-        .last_checkpoint = j.last_checkpoint.value_or(start),
-        .stopping = j.stop_requested || j.preempt_requested,
-        .service = j.gpu_seconds + Service(j, now)});
-  }
+  for (const auto& [id, job] : running_) in.running.push_back(RunningOf(*job, now));
   usage_.Advance(now);
   pass_view_ = view_;  // into the last pass's buffers: no allocation per node
   in.view = std::move(pass_view_);
@@ -173,9 +114,13 @@ void Controller::Schedule(TimePoint now) {
 
   sched::PassResult pass = sched::RunPassOn(in);
   pass_view_ = std::move(in.view);
+  bool could_preempt = ApplyPass(pass, full, now);
+  if (queue_.WantsRepass(plan.kind, could_preempt, now)) Schedule(now);
+}
+
+bool Controller::ApplyPass(sched::PassResult& pass, bool full, TimePoint now) {
   if (full) {
-    order_ = std::move(pass.order);
-    order_pos_stale_ = true;
+    queue_.Ordered(std::move(pass.order));
     view_.ClearReservations();
     claims_.clear();
     for (const auto& r : pass.reservations) {
@@ -185,7 +130,7 @@ void Controller::Schedule(TimePoint now) {
   }
   for (sched::Wait& w : pass.waits) {
     Job& j = jobs_.at(w.id);
-    j.reason = w.reason;  // still read below
+    j.reason = w.reason;
     j.reason_detail = std::move(w.detail);
     j.estimated_start = w.estimated_start;
   }
@@ -199,10 +144,13 @@ void Controller::Schedule(TimePoint now) {
                            p.for_job.ToString();
     StopParts(victim, StopReason::kPreempt, options_.policy.preempt_grace, now);
   }
-  // A new arrival that waits but could preempt (a lower class runs, or its project has a
-  // guarantee) gets a full pass soon: at once unless one ran in the last 200 ms.
+  // An arrival that waits but could preempt (a lower class runs, or its project has a
+  // guarantee): the lowest class among the jobs running before this pass's starts.
   bool could_preempt = false;
   if (!full && options_.policy.preemption) {
+    int lowest_running = static_cast<int>(Priority::kCritical) + 1;
+    for (const auto& [id, job] : running_)
+      lowest_running = std::min(lowest_running, static_cast<int>(job->spec.priority));
     for (const sched::Wait& w : pass.waits) {
       const Job& j = jobs_.at(w.id);
       if (w.reason != WaitReason::kResources) continue;
@@ -222,21 +170,22 @@ void Controller::Schedule(TimePoint now) {
       if (!ports) ports = MasterPortsInUse(running_);
       j.master_port = TakeMasterPort(j, (*ports)[j.allocation.front().node]);
     }
-    view_.Apply(j.allocation, j.spec.resources, +1);
-    j.launched = false;
-    j.stop_requested = false;
-    j.preempt_requested = false;
-    j.last_checkpoint.reset();
-    j.estimated_start.reset();
-    j.reason = WaitReason::kNone;
-    j.reason_detail.clear();
-    SetState(j, JobState::kRunning, now);
-    Launch(j);
+    StartJob(j, now);
   }
-  if (could_preempt) {
-    full_pass_ = true;
-    if (now - last_full_pass_ >= std::chrono::milliseconds(200)) Schedule(now);
-  }
+  return could_preempt;
+}
+
+void Controller::StartJob(Job& j, TimePoint now) {
+  view_.Apply(j.allocation, j.spec.resources, +1);
+  j.launched = false;
+  j.stop_requested = false;
+  j.preempt_requested = false;
+  j.last_checkpoint.reset();
+  j.estimated_start.reset();
+  j.reason = WaitReason::kNone;
+  j.reason_detail.clear();
+  SetState(j, JobState::kRunning, now);
+  Launch(j);
 }
 
 Reply Controller::Queue(const GetQueue& c) const {
@@ -255,17 +204,17 @@ Reply Controller::Queue(const GetQueue& c) const {
   };
   // The last full pass's order, then jobs that joined the queue since (not yet ordered).
   std::unordered_set<int64_t> listed;
-  listed.reserve(order_.size());
-  for (const sched::QueueEntry& e : order_) {
+  listed.reserve(queue_.order().size());
+  for (const sched::QueueEntry& e : queue_.order()) {
     const Job* j = FindJob(e.id);
     if (j == nullptr || j->state != JobState::kPending || blocked_.count(e.id)) continue;
     listed.insert(e.id.value);
     if (!take(*j, e.factors)) return r;
   }
-  for (const QueueKey& k : queue_) {
-    if (listed.count(k.id)) continue;
-    if (!take(*k.job, QueueFactors{})) return r;
-  }
+  bool more = true;
+  queue_.ForEach([&](const Job& j) {
+    if (more && !listed.count(j.id.value)) more = take(j, QueueFactors{});
+  });
   return r;
 }
 

@@ -1,24 +1,16 @@
 #include "core/role.h"
 
+#include <array>
+
+#include "core/names.h"
+
 namespace baton {
+namespace {
+constexpr std::array<std::string_view, 3> kRoleNames = {"user", "admin", "agent"};
+}  // namespace
 
-std::string_view RoleName(Role role) {
-  switch (role) {
-    case Role::kUser:
-      return "user";
-    case Role::kAdmin:
-      return "admin";
-    case Role::kAgent:
-      return "agent";
-  }
-  return "user";
-}
+std::string_view RoleName(Role role) { return EnumName(kRoleNames, role); }
 
-Result<Role> ParseRole(std::string_view text) {
-  if (text == "user") return Role::kUser;
-  if (text == "admin") return Role::kAdmin;
-  if (text == "agent") return Role::kAgent;
-  return Err(InvalidArgument("role: must be user, admin or agent"));
-}
+Result<Role> ParseRole(std::string_view text) { return ParseEnum<Role>(kRoleNames, "role", text); }
 
 }  // namespace baton

@@ -138,7 +138,7 @@ TEST(DecodeTokenBody, ReadsTheRoleAsARole) {
   EXPECT_EQ(DecodeTokenBody("")->role, Role::kUser);
   auto bad = DecodeTokenBody(R"({"role": "superuser"})");
   ASSERT_FALSE(bad.has_value());
-  EXPECT_EQ(bad.error().message(), "role: must be user, admin or agent");
+  EXPECT_EQ(bad.error().message(), "role: must be one of user, admin, agent (got \"superuser\")");
   auto shown = DecodeToken(EncodeToken(TokenInfo{.id = 3, .user = "ci", .role = Role::kAdmin}));
   ASSERT_TRUE(shown.has_value()) << shown.error().message();
   EXPECT_EQ(shown->role, Role::kAdmin);

@@ -27,7 +27,8 @@ TEST_F(ControllerTokenTest, AnAdminCreatesTokensAUserOnlyTheirOwnUserTokens) {
   EXPECT_EQ(Create(ada, "ada", Role::kAdmin, 'c').status.code(), Code::kPermissionDenied);
   EXPECT_EQ(Create(ada, "alice", Role::kUser, 'c').status.code(), Code::kPermissionDenied);
   EXPECT_EQ(Create(admin, "Not A User", Role::kUser, 'c').status.code(), Code::kInvalidArgument);
-  EXPECT_EQ(Create(admin, "bob", Role::kUser, 'a').status.code(), Code::kConflict);  // the same secret
+  EXPECT_EQ(Create(admin, "bob", Role::kUser, 'a').status.code(),
+            Code::kConflict);  // the same secret
 }
 
 TEST_F(ControllerTokenTest, ListingShowsNoHashesAndOnlyYourOwnUnlessAdmin) {

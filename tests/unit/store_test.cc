@@ -174,17 +174,17 @@ TEST_P(StoreConformance, ALaterCommitOfAJobReplacesItsRecord) {
 
 INSTANTIATE_TEST_SUITE_P(
     EveryStore, StoreConformance,
-    ::testing::Values(
-        StoreKind{.name = "Memory",
-                  .open = [](const std::string&) -> Result<std::unique_ptr<Store>> {
-                    return std::make_unique<MemoryStore>();
-                  }},
-        StoreKind{.name = "Sqlite",
-                  .durable = true,
-                  .open = [](const std::string& path) -> Result<std::unique_ptr<Store>> {
-                    ASSIGN_OR_RETURN(auto s, SqliteStore::Open(path));
-                    return std::unique_ptr<Store>(std::move(s));
-                  }}),
+    ::testing::Values(StoreKind{.name = "Memory",
+                                .open = [](const std::string&) -> Result<std::unique_ptr<Store>> {
+                                  return std::make_unique<MemoryStore>();
+                                }},
+                      StoreKind{
+                          .name = "Sqlite",
+                          .durable = true,
+                          .open = [](const std::string& path) -> Result<std::unique_ptr<Store>> {
+                            ASSIGN_OR_RETURN(auto s, SqliteStore::Open(path));
+                            return std::unique_ptr<Store>(std::move(s));
+                          }}),
     [](const ::testing::TestParamInfo<StoreKind>& info) { return info.param.name; });
 
 // What only a memory store does: fail commits on demand, for the controller's tests.

@@ -1,0 +1,101 @@
+// The queue of waiting jobs (pending, their dependencies met) and the planning of scheduling
+// passes over it: which jobs the next pass looks at, and when the whole queue is ordered again.
+//
+// Three kinds of pass:
+//   full:        the whole queue, ordered, with reservations and preemption; its order is kept
+//                (GET /v1/queue, a job's position, and the head passes that follow). Due every
+//                full_pass_interval (ages and usage change the order), when asked (a policy,
+//                node, drain or health change), when GPUs were freed and no order is known yet,
+//                and always in strict order (no backfill): an arrival must not pass a job ahead.
+//   head:        GPUs were freed between full passes (jobs end hundreds of times a second on a
+//                busy cluster; ordering the whole queue each time would not pay): the first
+//                kHeadPass jobs of the last order, up to kHeadPass arrivals since it, and the
+//                new arrivals.
+//   incremental: only the new arrivals, against the reservations already made.
+// Re-pass rule: when a pass that was not full leaves an arrival waiting that could preempt (a
+// lower class runs, or its project has a guarantee), a full pass follows at once, unless one
+// ran in the last kRepassGap (then at the next batch).
+// Owned by the Controller; the jobs are borrowed from its job map (whose nodes never move).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <set>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "core/job.h"
+#include "sched/pass.h"
+
+namespace baton::sched {
+
+class JobQueue {
+ public:
+  static constexpr int kHeadPass = 256;
+  static constexpr Duration kRepassGap = std::chrono::milliseconds(200);
+
+  // A job joined the queue (it is pending and may run) / left it (any other state).
+  void Add(const Job& job);
+  void Remove(const Job& job);
+  size_t size() const { return queue_.size(); }
+  bool empty() const { return queue_.empty(); }
+
+  void RequestFull() { full_due_ = true; }
+  void Freed() { freed_ = true; }
+  // Time passed: a full pass is due every `interval` while jobs wait.
+  void Tick(TimePoint now, Duration interval);
+
+  enum class Kind { kNone, kFull, kHead, kIncremental };
+  struct Plan {
+    Kind kind = Kind::kNone;
+    std::vector<const Job*> jobs;  // full: in queue order (class, then id)
+  };
+  // The job `id` if it still waits in the queue (pending, its dependencies met), else nullptr.
+  using Lookup = std::function<const Job*(JobId id)>;
+  // What the next pass looks at; kNone when nothing changed since the last. `strict`: strict
+  // order (no backfill).
+  Plan Next(TimePoint now, bool strict, const Lookup& waiting);
+  // A full pass ordered the queue so (every job it looked at, highest first).
+  void Ordered(std::vector<QueueEntry> order);
+  // Whether the re-pass rule wants a full pass right after a pass of `kind` now.
+  bool WantsRepass(Kind kind, bool could_preempt, TimePoint now);
+
+  // A job's place in the last full order (1 = next) and its factors, if it was in it.
+  std::optional<std::pair<int64_t, QueueFactors>> Position(JobId id) const;
+  const std::vector<QueueEntry>& order() const { return order_; }
+  // Every waiting job, by class then id.
+  template <typename F>
+  void ForEach(const F& f) const {
+    for (const Key& k : queue_) f(*k.job);
+  }
+
+ private:
+  // Queue order: higher priority first, then lower id (submit order).
+  struct Key {
+    int priority;
+    int64_t id;
+    const Job* job = nullptr;
+    bool operator<(const Key& o) const {
+      return priority != o.priority ? priority > o.priority : id < o.id;
+    }
+  };
+  static Key KeyOf(const Job& job) {
+    return Key{static_cast<int>(job.spec.priority), job.id.value, &job};
+  }
+  // A head pass's jobs: the head of the last order, then arrivals since it.
+  void AddHead(Plan& plan, std::unordered_set<int64_t>& taken, const Lookup& waiting);
+
+  std::set<Key> queue_;
+  std::vector<JobId> fresh_;  // joined since the last pass
+  bool full_due_ = false;
+  bool freed_ = false;
+  std::set<Key> since_full_;  // arrivals since the last full pass (not in order_)
+  TimePoint last_full_{};
+  std::vector<QueueEntry> order_;  // the last full pass's order
+  mutable std::unordered_map<int64_t, uint32_t> position_;  // id -> index in order_, on demand
+  mutable bool position_stale_ = false;
+};
+
+}  // namespace baton::sched

@@ -1,0 +1,142 @@
+// The job queue's pass planning (sched/job_queue.h): which jobs each kind of pass looks at.
+#include "sched/job_queue.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+
+namespace baton::sched {
+namespace {
+
+const TimePoint kNow = FromMillis(1'790'000'000'000);
+
+class JobQueueTest : public ::testing::Test {
+ protected:
+  Job& Make(int64_t id, Priority p = Priority::kNormal) {
+    Job& j = jobs_[id];
+    j.id = JobId{id};
+    j.spec.priority = p;
+    j.state = JobState::kPending;
+    return j;
+  }
+  void Arrive(int64_t id, Priority p = Priority::kNormal) { q_.Add(Make(id, p)); }
+  void Leave(int64_t id) {
+    jobs_.at(id).state = JobState::kRunning;
+    q_.Remove(jobs_.at(id));
+  }
+  std::vector<int64_t> Ids(const JobQueue::Plan& plan) {
+    std::vector<int64_t> ids;
+    for (const Job* j : plan.jobs) ids.push_back(j->id.value);
+    return ids;
+  }
+  JobQueue::Plan Next(TimePoint now = kNow, bool strict = false) {
+    return q_.Next(now, strict, [&](JobId id) -> const Job* {
+      auto it = jobs_.find(id.value);
+      return it != jobs_.end() && it->second.state == JobState::kPending ? &it->second : nullptr;
+    });
+  }
+  void OrderAs(std::vector<int64_t> ids) {
+    std::vector<QueueEntry> order;
+    for (int64_t id : ids) order.push_back(QueueEntry{JobId{id}, QueueFactors{}});
+    q_.Ordered(std::move(order));
+  }
+
+  std::map<int64_t, Job> jobs_;
+  JobQueue q_;
+};
+
+TEST_F(JobQueueTest, NothingChangedMeansNoPass) {
+  EXPECT_EQ(Next().kind, JobQueue::Kind::kNone);
+  Arrive(1);
+  (void)Next();
+  EXPECT_EQ(Next().kind, JobQueue::Kind::kNone);
+}
+
+TEST_F(JobQueueTest, ArrivalsAloneGetAnIncrementalPass) {
+  Arrive(2);
+  Arrive(1);
+  JobQueue::Plan plan = Next();
+  EXPECT_EQ(plan.kind, JobQueue::Kind::kIncremental);
+  EXPECT_EQ(Ids(plan), (std::vector<int64_t>{1, 2}));  // by id, once each
+}
+
+TEST_F(JobQueueTest, AFullPassLooksAtTheWholeQueueByClassThenSubmitOrder) {
+  Arrive(1, Priority::kLow);
+  Arrive(2, Priority::kHigh);
+  Arrive(3, Priority::kNormal);
+  (void)Next();
+  q_.RequestFull();
+  JobQueue::Plan plan = Next();
+  EXPECT_EQ(plan.kind, JobQueue::Kind::kFull);
+  EXPECT_EQ(Ids(plan), (std::vector<int64_t>{2, 3, 1}));
+}
+
+TEST_F(JobQueueTest, FreedGpusWithoutAnOrderMeanAFullPass) {
+  Arrive(1);
+  (void)Next();
+  q_.Freed();
+  EXPECT_EQ(Next().kind, JobQueue::Kind::kFull);
+}
+
+TEST_F(JobQueueTest, FreedGpusAfterAFullPassLookAtTheHeadOfItsOrderAndTheArrivalsSince) {
+  for (int64_t id = 1; id <= 3; ++id) Arrive(id);
+  q_.RequestFull();
+  (void)Next();
+  OrderAs({3, 1, 2});
+  Leave(1);  // started
+  Arrive(4);
+  (void)Next();  // the arrival's incremental pass
+  Arrive(5);
+  q_.Freed();
+  JobQueue::Plan plan = Next();
+  EXPECT_EQ(plan.kind, JobQueue::Kind::kHead);
+  EXPECT_EQ(Ids(plan), (std::vector<int64_t>{3, 2, 4, 5}));
+}
+
+TEST_F(JobQueueTest, StrictOrderAlwaysLooksAtTheWholeQueue) {
+  Arrive(1);
+  Arrive(2);
+  JobQueue::Plan plan = Next(kNow, /*strict=*/true);
+  EXPECT_EQ(plan.kind, JobQueue::Kind::kFull);
+  EXPECT_EQ(plan.jobs.size(), 2u);
+}
+
+TEST_F(JobQueueTest, AFullPassIsDueEveryIntervalWhileJobsWait) {
+  q_.Tick(kNow, std::chrono::seconds(2));
+  EXPECT_EQ(Next().kind, JobQueue::Kind::kNone);  // nothing waits
+  Arrive(1);
+  q_.RequestFull();
+  (void)Next(kNow);
+  q_.Tick(kNow + std::chrono::seconds(1), std::chrono::seconds(2));
+  EXPECT_EQ(Next(kNow + std::chrono::seconds(1)).kind, JobQueue::Kind::kNone);
+  q_.Tick(kNow + std::chrono::seconds(2), std::chrono::seconds(2));
+  EXPECT_EQ(Next(kNow + std::chrono::seconds(2)).kind, JobQueue::Kind::kFull);
+}
+
+TEST_F(JobQueueTest, AnArrivalThatCouldPreemptGetsAFullPassSoonButNotTwiceIn200Ms) {
+  Arrive(1);
+  q_.RequestFull();
+  (void)Next(kNow);
+  EXPECT_FALSE(q_.WantsRepass(JobQueue::Kind::kFull, true, kNow));
+  EXPECT_FALSE(q_.WantsRepass(JobQueue::Kind::kIncremental, false, kNow));
+  EXPECT_FALSE(q_.WantsRepass(JobQueue::Kind::kIncremental, true, kNow + JobQueue::kRepassGap / 2));
+  // Not at once, but the next pass is full.
+  EXPECT_EQ(Next(kNow).kind, JobQueue::Kind::kFull);
+  EXPECT_TRUE(q_.WantsRepass(JobQueue::Kind::kIncremental, true, kNow + JobQueue::kRepassGap));
+}
+
+TEST_F(JobQueueTest, APositionIsTheJobsPlaceInTheLastFullOrder) {
+  Arrive(1);
+  Arrive(2);
+  OrderAs({2, 1});
+  auto first = q_.Position(JobId{2});
+  ASSERT_TRUE(first.has_value());
+  EXPECT_EQ(first->first, 1);
+  EXPECT_EQ(q_.Position(JobId{1})->first, 2);
+  EXPECT_FALSE(q_.Position(JobId{7}).has_value());
+  OrderAs({1});
+  EXPECT_FALSE(q_.Position(JobId{2}).has_value());
+}
+
+}  // namespace
+}  // namespace baton::sched
