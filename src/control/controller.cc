@@ -51,7 +51,7 @@ void Controller::Restore(store::Snapshot snapshot, TimePoint now) {
       }
     }
   }
-  for (store::Token& t : snapshot.tokens) tokens_[t.id] = std::move(t);
+  tokens_.Restore(std::move(snapshot.tokens));
   for (const store::Drain& d : snapshot.drains) {
     if (!IsValidNodeName(d.node)) continue;
     NodeRecord& n = EnsureNode(d.node);
@@ -119,15 +119,7 @@ Reply Controller::Apply(const Command& command, TimePoint now) {
 Effects Controller::EndBatch(TimePoint now) {
   Schedule(now);
   Effects fx;
-  for (auto& [name, node] : nodes_) {
-    if (node.parked_poll && !node.outbox.empty()) {
-      deliveries_.push_back(Delivery{.poll_id = *node.parked_poll,
-                                     .orders = {node.outbox.begin(), node.outbox.end()}});
-      node.parked_poll.reset();
-    }
-  }
-  fx.deliveries = std::move(deliveries_);
-  deliveries_.clear();
+  fx.deliveries = nodes_.TakeDeliveries();
   fx.store.jobs.reserve(dirty_.size());
   for (JobId id : dirty_) fx.store.jobs.push_back(jobs_.at(id));
   dirty_.clear();
@@ -138,8 +130,7 @@ Effects Controller::EndBatch(TimePoint now) {
   fx.store.drains = std::move(new_drains_);
   new_drains_.clear();
   fx.events = events_.TakeNew();
-  fx.store.tokens = std::move(new_tokens_);
-  new_tokens_.clear();
+  fx.store.tokens = tokens_.TakeChanged();
   return fx;
 }
 

@@ -3,8 +3,18 @@
 // agents) and returns the Effects the caller must carry out: make the store batch durable,
 // then send the replies and deliveries. Time is always a parameter; nothing here reads a
 // clock, does I/O or starts a thread. One owner calls it; it is not thread-safe.
+// control::RunBatch (batch.h) is the one way to drive it.
+//
+// It owns the jobs and their runs, the scheduler's view and usage ledger, and these parts:
+//   nodes_   (NodeTable,       node_table.h):  nodes, sessions, outboxes, parked polls;
+//   queue_   (sched::JobQueue, job_queue.h):   the waiting jobs and the planning of passes;
+//   budgets_ (BudgetBook,      budget_book.h): budgets' periods, spending and alerts;
+//   events_  (EventRing,       event_ring.h):  the latest cluster events;
+//   tokens_  (TokenBook,       token_book.h):  the API tokens' records.
 // controller.cc: restore, users' commands, job bookkeeping and runs; controller_schedule.cc:
-// scheduling passes and the queue; controller_agents.cc: agents, nodes and drains.
+// a pass's input and what its result does; controller_agents.cc: agents, nodes and drains;
+// controller_cost.cc: prices and costs; controller_metrics.cc and controller_tokens.cc: the
+// read-outs and token commands.
 #pragma once
 
 #include <cstdint>
@@ -19,6 +29,8 @@
 #include "control/budget_book.h"
 #include "control/commands.h"
 #include "control/event_ring.h"
+#include "control/node_table.h"
+#include "control/token_book.h"
 #include "core/policy.h"
 #include "sched/cluster_view.h"
 #include "sched/fair_share.h"
@@ -70,20 +82,6 @@ class Controller {
   const Policy& policy() const { return options_.policy; }
 
  private:
-  struct NodeRecord {
-    NodeInfo info;
-    enum class State { kAwaiting, kReady, kLost } state = State::kAwaiting;
-    uint64_t session = 0;
-    TimePoint last_seen{};
-    std::deque<Order> outbox;  // sent or waiting to be sent, not yet acknowledged
-    uint64_t next_seq = 1;
-    std::optional<uint64_t> parked_poll;
-    TimePoint parked_at{};
-    std::vector<GpuSample> samples;
-    std::string drain_reason;               // non-empty: drained by an admin
-    std::map<int, std::string> gpu_drains;  // GPU index -> reason
-    std::vector<GpuHealth> health;          // per GPU, as the agent last judged it
-  };
   Reply Submit(const SubmitJobs& c, TimePoint now);
   Reply Act(const JobAction& c, TimePoint now);
   // A copy of `job` as users see it at `now`.
@@ -162,6 +160,7 @@ class Controller {
   int DependencyState(const Job& job, JobId* broken) const;
   void SendOrder(const std::string& node, Order order);
   NodeRecord* FindNode(const std::string& name);
+  // The node, added to the table and (unschedulable) to the view if it was not known.
   NodeRecord& EnsureNode(const std::string& name);
   void MarkDirty(const Job& job) { dirty_.insert(job.id); }
 
@@ -178,22 +177,19 @@ class Controller {
   std::vector<sched::Reservation> claims_;  // GPUs preemption freed, held for their claimers
   sched::UsageLedger usage_;
 
-  std::map<std::string, NodeRecord> nodes_;
+  NodeTable nodes_;
   sched::ClusterView view_;
   sched::ClusterView pass_view_;  // scratch for passes, kept for its buffers
-  uint64_t session_counter_ = 0;
 
   std::set<JobId> dirty_;
   std::vector<store::Drain> new_drains_;
-  std::vector<Delivery> deliveries_;
   EventRing events_;
-  std::map<int64_t, store::Token> tokens_;  // by id, revoked ones too
+  TokenBook tokens_;
   // Counted for GET /metrics since this controller started.
   uint64_t jobs_submitted_ = 0;
   std::map<std::string, uint64_t> jobs_finished_;
   uint64_t preemptions_ = 0;
   Histogram wait_seconds_{{1, 5, 15, 60, 300, 900, 3600, 4 * 3600, 24 * 3600}};
-  std::vector<store::Token> new_tokens_;  // changed in this batch
   // Per running job: the sum of its readings' mean utilisation, and their count.
   struct Utilization {
     double sum = 0;

@@ -209,21 +209,18 @@ void Controller::ApplyHealth(NodeRecord& node, const std::vector<GpuHealth>& hea
   }
 }
 
-Controller::NodeRecord* Controller::FindNode(const std::string& name) {
-  auto it = nodes_.find(name);
-  return it == nodes_.end() ? nullptr : &it->second;
-}
+NodeRecord* Controller::FindNode(const std::string& name) { return nodes_.Find(name); }
 
-Controller::NodeRecord& Controller::EnsureNode(const std::string& name) {
-  auto [it, inserted] = nodes_.try_emplace(name);
-  if (inserted) {
-    it->second.info.name = name;
+NodeRecord& Controller::EnsureNode(const std::string& name) {
+  bool added = false;
+  NodeRecord& node = nodes_.Ensure(name, &added);
+  if (added) {
     sched::NodeSlots slots;
     slots.name = name;
     slots.schedulable = false;
     view_.nodes.push_back(std::move(slots));
   }
-  return it->second;
+  return node;
 }
 
 void Controller::RebuildNodeSlots(const NodeRecord& node) {
@@ -254,9 +251,7 @@ void Controller::RebuildNodeSlots(const NodeRecord& node) {
 }
 
 void Controller::SendOrder(const std::string& name, Order order) {
-  NodeRecord& node = EnsureNode(name);
-  order.seq = node.next_seq++;
-  node.outbox.push_back(std::move(order));
+  nodes_.Send(EnsureNode(name), std::move(order));
 }
 
 Reply Controller::Register(const AgentRegister& c, TimePoint now) {
@@ -272,16 +267,10 @@ Reply Controller::Register(const AgentRegister& c, TimePoint now) {
           now);
   }
   if (node.info.gpus.size() != info.gpus.size()) node.health.clear();
-  if (node.parked_poll) {
-    deliveries_.push_back(Delivery{.poll_id = *node.parked_poll});
-    node.parked_poll.reset();
-  }
+  nodes_.StartSession(node, now);
   node.info = info;
   node.state = NodeRecord::State::kReady;
-  node.session = ++session_counter_ + (static_cast<uint64_t>(ToMillis(now)) << 16);
   node.last_seen = now;
-  node.outbox.clear();
-  node.next_seq = 1;
   node.samples.clear();
   RebuildNodeSlots(node);
   queue_.RequestFull();
@@ -342,17 +331,12 @@ Reply Controller::Poll(const AgentPoll& c, TimePoint now) {
     return ErrorReply(Conflict("node " + c.node + ": unknown session; register again"));
   }
   node->last_seen = now;
-  while (!node->outbox.empty() && node->outbox.front().seq <= c.after) node->outbox.pop_front();
-  if (node->parked_poll) deliveries_.push_back(Delivery{.poll_id = *node->parked_poll});
-  node->parked_poll.reset();
   Reply r;
-  if (!node->outbox.empty()) {
-    r.orders.assign(node->outbox.begin(), node->outbox.end());
-    return r;
+  if (std::optional<std::vector<Order>> orders = nodes_.Poll(*node, c.after, c.poll_id, now)) {
+    r.orders = std::move(*orders);
+  } else {
+    r.parked = true;
   }
-  node->parked_poll = c.poll_id;
-  node->parked_at = now;
-  r.parked = true;
   return r;
 }
 
@@ -457,11 +441,7 @@ void Controller::MarkLost(NodeRecord& node, TimePoint now) {
                          "node " + node.info.name + " stopped reporting; its jobs are requeued"},
         now);
   if (sched::NodeSlots* s = view_.FindNode(node.info.name)) s->schedulable = false;
-  if (node.parked_poll) {
-    deliveries_.push_back(Delivery{.poll_id = *node.parked_poll});
-    node.parked_poll.reset();
-  }
-  node.outbox.clear();
+  nodes_.Disconnect(node);
   std::vector<JobId> on_node;
   for (const auto& [id, job] : running_) {
     for (const auto& p : job->allocation) {
@@ -482,11 +462,8 @@ void Controller::OnTick(TimePoint now) {
     if (node.state != NodeRecord::State::kLost && now - node.last_seen > options_.node_timeout) {
       MarkLost(node, now);
     }
-    if (node.parked_poll && now - node.parked_at >= options_.poll_timeout) {
-      deliveries_.push_back(Delivery{.poll_id = *node.parked_poll});
-      node.parked_poll.reset();
-    }
   }
+  nodes_.ExpirePolls(now, options_.poll_timeout);
 }
 
 }  // namespace baton::control

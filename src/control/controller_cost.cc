@@ -9,10 +9,10 @@ namespace baton::control {
 int64_t Controller::PricePerHour(const Job& job) const {
   double per_hour = 0;
   for (const NodeAllocation& part : job.allocation) {
-    auto node = nodes_.find(part.node);
-    if (node == nodes_.end()) continue;
+    const NodeRecord* node = nodes_.Find(part.node);
+    if (node == nullptr) continue;
     for (int index : part.gpus) {
-      for (const Gpu& g : node->second.info.gpus) {
+      for (const Gpu& g : node->info.gpus) {
         if (g.index != index) continue;
         std::optional<double> price = options_.policy.HourlyPrice(g.model, job.spec.preemptible);
         if (price) per_hour += *price * static_cast<double>(part.milli_per_gpu) / 1000.0;
@@ -101,17 +101,17 @@ Reply Controller::JobMetricsOf(const GetJobMetrics& c, TimePoint now) const {
   }
   if (job->state == JobState::kRunning) {
     for (const NodeAllocation& part : job->allocation) {
-      auto node = nodes_.find(part.node);
+      const NodeRecord* node = nodes_.Find(part.node);
       for (int index : part.gpus) {
         JobGpuReading g{.node = part.node, .index = index, .milli = part.milli_per_gpu};
-        if (node != nodes_.end()) {
-          for (const Gpu& gpu : node->second.info.gpus) {
+        if (node != nullptr) {
+          for (const Gpu& gpu : node->info.gpus) {
             if (gpu.index == index) {
               g.model = gpu.model;
               g.memory_total_bytes = gpu.memory_bytes;
             }
           }
-          for (const GpuSample& s : node->second.samples) {
+          for (const GpuSample& s : node->samples) {
             if (s.index == index) g.sample = s;
           }
         }

@@ -1,0 +1,76 @@
+#include "control/node_table.h"
+
+namespace baton::control {
+
+NodeRecord* NodeTable::Find(const std::string& name) {
+  auto it = nodes_.find(name);
+  return it == nodes_.end() ? nullptr : &it->second;
+}
+
+const NodeRecord* NodeTable::Find(const std::string& name) const {
+  auto it = nodes_.find(name);
+  return it == nodes_.end() ? nullptr : &it->second;
+}
+
+NodeRecord& NodeTable::Ensure(const std::string& name, bool* added) {
+  auto [it, inserted] = nodes_.try_emplace(name);
+  if (inserted) it->second.info.name = name;
+  if (added != nullptr) *added = inserted;
+  return it->second;
+}
+
+void NodeTable::Unpark(NodeRecord& node) {
+  if (!node.parked_poll) return;
+  deliveries_.push_back(Delivery{.poll_id = *node.parked_poll});
+  node.parked_poll.reset();
+}
+
+uint64_t NodeTable::StartSession(NodeRecord& node, TimePoint now) {
+  Unpark(node);
+  // Unique across restarts too: the time in the high bits, a counter in the low ones.
+  node.session = ++session_counter_ + (static_cast<uint64_t>(ToMillis(now)) << 16);
+  node.outbox.clear();
+  node.next_seq = 1;
+  return node.session;
+}
+
+void NodeTable::Send(NodeRecord& node, Order order) {
+  order.seq = node.next_seq++;
+  node.outbox.push_back(std::move(order));
+}
+
+std::optional<std::vector<Order>> NodeTable::Poll(NodeRecord& node, uint64_t after,
+                                                  uint64_t poll_id, TimePoint now) {
+  while (!node.outbox.empty() && node.outbox.front().seq <= after) node.outbox.pop_front();
+  Unpark(node);
+  if (!node.outbox.empty()) return std::vector<Order>(node.outbox.begin(), node.outbox.end());
+  node.parked_poll = poll_id;
+  node.parked_at = now;
+  return std::nullopt;
+}
+
+void NodeTable::Disconnect(NodeRecord& node) {
+  Unpark(node);
+  node.outbox.clear();
+}
+
+void NodeTable::ExpirePolls(TimePoint now, Duration timeout) {
+  for (auto& [name, node] : nodes_) {
+    if (node.parked_poll && now - node.parked_at >= timeout) Unpark(node);
+  }
+}
+
+std::vector<Delivery> NodeTable::TakeDeliveries() {
+  for (auto& [name, node] : nodes_) {
+    if (node.parked_poll && !node.outbox.empty()) {
+      deliveries_.push_back(Delivery{.poll_id = *node.parked_poll,
+                                     .orders = {node.outbox.begin(), node.outbox.end()}});
+      node.parked_poll.reset();
+    }
+  }
+  std::vector<Delivery> out = std::move(deliveries_);
+  deliveries_.clear();
+  return out;
+}
+
+}  // namespace baton::control

@@ -1,0 +1,73 @@
+// The nodes as the controller knows them: what each agent said (GPUs, readings, health), the
+// node's state and session, its drains, and its outbox: the orders sent or waiting to be
+// sent, numbered, until the agent acknowledges them, with the poll it parked to wait for more.
+// The deliveries that answer parked polls are collected for the batch's Effects. The scheduler's
+// slots of each node live in the controller's ClusterView, not here. Owned by the Controller;
+// not thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "control/commands.h"
+
+namespace baton::control {
+
+struct NodeRecord {
+  NodeInfo info;
+  enum class State { kAwaiting, kReady, kLost } state = State::kAwaiting;
+  uint64_t session = 0;
+  TimePoint last_seen{};
+  std::deque<Order> outbox;  // sent or waiting to be sent, not yet acknowledged
+  uint64_t next_seq = 1;
+  std::optional<uint64_t> parked_poll;
+  TimePoint parked_at{};
+  std::vector<GpuSample> samples;
+  std::string drain_reason;               // non-empty: drained by an admin
+  std::map<int, std::string> gpu_drains;  // GPU index -> reason
+  std::vector<GpuHealth> health;          // per GPU, as the agent last judged it
+};
+
+class NodeTable {
+ public:
+  NodeRecord* Find(const std::string& name);
+  const NodeRecord* Find(const std::string& name) const;
+  // The node, added (awaiting its agent) if it was not known; `added` says which.
+  NodeRecord& Ensure(const std::string& name, bool* added = nullptr);
+
+  // A new session for an agent registering now: its outbox and numbering start over, and a
+  // poll it had parked is answered empty.
+  uint64_t StartSession(NodeRecord& node, TimePoint now);
+  // Numbers `order` and queues it in the node's outbox.
+  void Send(NodeRecord& node, Order order);
+  // An agent's poll, acknowledging the orders up to `after`: the orders still waiting, or none
+  // and the poll parked (answered later by a delivery). An earlier parked poll is answered
+  // empty.
+  std::optional<std::vector<Order>> Poll(NodeRecord& node, uint64_t after, uint64_t poll_id,
+                                         TimePoint now);
+  // Answers the node's parked poll empty and drops its orders (the node is lost).
+  void Disconnect(NodeRecord& node);
+  // Answers parked polls that waited `timeout` empty, so that agents poll again.
+  void ExpirePolls(TimePoint now, Duration timeout);
+  // The batch's deliveries: parked polls answered with the orders now waiting, and those
+  // answered empty since the last call.
+  std::vector<Delivery> TakeDeliveries();
+
+  auto begin() { return nodes_.begin(); }
+  auto end() { return nodes_.end(); }
+  auto begin() const { return nodes_.begin(); }
+  auto end() const { return nodes_.end(); }
+
+ private:
+  void Unpark(NodeRecord& node);
+
+  std::map<std::string, NodeRecord> nodes_;
+  uint64_t session_counter_ = 0;
+  std::vector<Delivery> deliveries_;
+};
+
+}  // namespace baton::control

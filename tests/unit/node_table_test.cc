@@ -1,0 +1,101 @@
+// The node table alone: sessions, numbered orders in an outbox until acknowledged, parked
+// polls and the deliveries that answer them.
+#include "control/node_table.h"
+
+#include <gtest/gtest.h>
+
+namespace baton::control {
+namespace {
+
+const TimePoint kNow = FromMillis(1'790'000'000'000);
+
+Order Stop(int64_t job) {
+  Order o;
+  o.kind = Order::Kind::kStop;
+  o.stop.job = JobId{job};
+  return o;
+}
+
+TEST(NodeTable, ANodeIsAddedOnceAndFoundByName) {
+  NodeTable t;
+  bool added = false;
+  NodeRecord& n = t.Ensure("n1", &added);
+  EXPECT_TRUE(added);
+  EXPECT_EQ(n.info.name, "n1");
+  EXPECT_EQ(n.state, NodeRecord::State::kAwaiting);
+  t.Ensure("n1", &added);
+  EXPECT_FALSE(added);
+  EXPECT_EQ(t.Find("n1"), &n);
+  EXPECT_EQ(t.Find("n2"), nullptr);
+}
+
+TEST(NodeTable, OrdersAreNumberedAndStayUntilAcknowledged) {
+  NodeTable t;
+  NodeRecord& n = t.Ensure("n1");
+  t.StartSession(n, kNow);
+  t.Send(n, Stop(1));
+  t.Send(n, Stop(2));
+  auto orders = t.Poll(n, 0, 1, kNow);
+  ASSERT_TRUE(orders.has_value());
+  ASSERT_EQ(orders->size(), 2u);
+  EXPECT_EQ((*orders)[0].seq, 1u);
+  EXPECT_EQ((*orders)[1].seq, 2u);
+  orders = t.Poll(n, 1, 2, kNow);  // the first acknowledged
+  ASSERT_TRUE(orders.has_value());
+  ASSERT_EQ(orders->size(), 1u);
+  EXPECT_EQ((*orders)[0].stop.job, JobId{2});
+  EXPECT_FALSE(t.Poll(n, 2, 3, kNow).has_value());  // nothing left: parked
+  EXPECT_EQ(n.parked_poll, 3u);
+}
+
+TEST(NodeTable, AParkedPollIsAnsweredByTheNextOrdersAtTheBatchsEnd) {
+  NodeTable t;
+  NodeRecord& n = t.Ensure("n1");
+  t.StartSession(n, kNow);
+  ASSERT_FALSE(t.Poll(n, 0, 7, kNow).has_value());
+  EXPECT_TRUE(t.TakeDeliveries().empty());
+  t.Send(n, Stop(5));
+  std::vector<Delivery> d = t.TakeDeliveries();
+  ASSERT_EQ(d.size(), 1u);
+  EXPECT_EQ(d[0].poll_id, 7u);
+  ASSERT_EQ(d[0].orders.size(), 1u);
+  EXPECT_FALSE(n.parked_poll.has_value());
+}
+
+TEST(NodeTable, ANewSessionOrALostNodeAnswersItsParkedPollEmptyAndDropsItsOrders) {
+  NodeTable t;
+  NodeRecord& n = t.Ensure("n1");
+  uint64_t first = t.StartSession(n, kNow);
+  ASSERT_FALSE(t.Poll(n, 0, 1, kNow).has_value());
+  uint64_t second = t.StartSession(n, kNow);
+  EXPECT_NE(first, second);
+  t.Send(n, Stop(1));
+  EXPECT_EQ(t.Poll(n, 0, 2, kNow)->at(0).seq, 1u);  // numbering starts over
+  std::vector<Delivery> d = t.TakeDeliveries();
+  ASSERT_EQ(d.size(), 1u);
+  EXPECT_EQ(d[0].poll_id, 1u);
+  EXPECT_TRUE(d[0].orders.empty());
+  ASSERT_FALSE(t.Poll(n, 1, 3, kNow).has_value());
+  t.Send(n, Stop(2));
+  t.Disconnect(n);
+  EXPECT_TRUE(n.outbox.empty());
+  d = t.TakeDeliveries();
+  ASSERT_EQ(d.size(), 1u);
+  EXPECT_TRUE(d[0].orders.empty());
+}
+
+TEST(NodeTable, APollParkedTooLongIsAnsweredEmpty) {
+  NodeTable t;
+  NodeRecord& n = t.Ensure("n1");
+  t.StartSession(n, kNow);
+  ASSERT_FALSE(t.Poll(n, 0, 4, kNow).has_value());
+  t.ExpirePolls(kNow + std::chrono::seconds(19), std::chrono::seconds(20));
+  EXPECT_TRUE(t.TakeDeliveries().empty());
+  t.ExpirePolls(kNow + std::chrono::seconds(20), std::chrono::seconds(20));
+  std::vector<Delivery> d = t.TakeDeliveries();
+  ASSERT_EQ(d.size(), 1u);
+  EXPECT_EQ(d[0].poll_id, 4u);
+}
+
+}  // namespace
+}  // namespace baton::control
