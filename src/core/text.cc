@@ -8,6 +8,15 @@ std::string_view Trim(std::string_view s) {
   return s.substr(a, s.find_last_not_of(" \t\r") - a + 1);
 }
 
+std::optional<std::string_view> NextLine(std::string_view text, size_t* pos) {
+  if (*pos >= text.size()) return std::nullopt;
+  size_t nl = text.find('\n', *pos);
+  std::string_view line =
+      text.substr(*pos, nl == std::string_view::npos ? std::string_view::npos : nl - *pos);
+  *pos = nl == std::string_view::npos ? text.size() : nl + 1;
+  return line;
+}
+
 std::vector<std::string_view> SplitTrimmed(std::string_view s, char sep) {
   std::vector<std::string_view> out;
   for (size_t start = 0;;) {

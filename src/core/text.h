@@ -1,6 +1,7 @@
 // Small text helpers shared by the parsers of traces, node lists and command-line lists.
 #pragma once
 
+#include <optional>
 #include <string_view>
 #include <vector>
 
@@ -8,6 +9,10 @@ namespace baton {
 
 // `s` without leading and trailing spaces, tabs and carriage returns.
 std::string_view Trim(std::string_view s);
+
+// The line of `text` that starts at `*pos` (without its '\n'), moving `*pos` past it; nullopt
+// once `*pos` is at the end.
+std::optional<std::string_view> NextLine(std::string_view text, size_t* pos);
 
 // The fields of `s` between `sep`s, each trimmed; one (empty) field for an empty `s`.
 std::vector<std::string_view> SplitTrimmed(std::string_view s, char sep);

@@ -66,11 +66,9 @@ Result<std::vector<SimNode>> ParseAlibabaNodes(std::string_view text, std::strin
   std::map<std::string, int, std::less<>> seen;  // node name -> its line
   std::vector<SimNode> nodes;
   int line_no = 0;
-  for (size_t pos = 0; pos < text.size();) {
-    size_t nl = text.find('\n', pos);
-    std::string_view raw =
-        text.substr(pos, nl == std::string_view::npos ? std::string_view::npos : nl - pos);
-    pos = nl == std::string_view::npos ? text.size() : nl + 1;
+  size_t pos = 0;
+  while (std::optional<std::string_view> next = NextLine(text, &pos)) {
+    std::string_view raw = *next;
     ++line_no;
     if (raw.size() > kMaxLineBytes)
       return fail(line_no, "", "longer than " + std::to_string(kMaxLineBytes) + " bytes");

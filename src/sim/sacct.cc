@@ -417,11 +417,9 @@ Result<std::vector<TraceJob>> ParseSacct(std::string_view text, std::string_view
   std::vector<Allocation> allocations;
   SacctSkipped skip;
   int line_no = 0;
-  for (size_t pos = 0; pos < text.size();) {
-    size_t nl = text.find('\n', pos);
-    std::string_view raw =
-        text.substr(pos, nl == std::string_view::npos ? std::string_view::npos : nl - pos);
-    pos = nl == std::string_view::npos ? text.size() : nl + 1;
+  size_t pos = 0;
+  while (std::optional<std::string_view> next = NextLine(text, &pos)) {
+    std::string_view raw = *next;
     if (++line_no >= kMaxLines) return fail(line_no, "too many lines");
     if (raw.size() > kMaxLineBytes)
       return fail(line_no, "longer than " + std::to_string(kMaxLineBytes) + " bytes");

@@ -56,14 +56,11 @@ Result<Duration> Seconds(const std::string& text, const std::string& field) {
 }
 
 // The next line of `text` from `pos`, trimmed, counting lines in `line_no`; nullopt at the end.
-std::optional<std::string> NextLine(std::string_view text, size_t& pos, int& line_no) {
-  if (pos >= text.size()) return std::nullopt;
-  size_t nl = text.find('\n', pos);
-  std::string_view raw =
-      text.substr(pos, nl == std::string_view::npos ? std::string_view::npos : nl - pos);
-  pos = nl == std::string_view::npos ? text.size() : nl + 1;
+std::optional<std::string> NextTrimmedLine(std::string_view text, size_t& pos, int& line_no) {
+  std::optional<std::string_view> raw = NextLine(text, &pos);
+  if (!raw) return std::nullopt;
   ++line_no;
-  return Trimmed(raw);
+  return Trimmed(*raw);
 }
 
 }  // namespace
@@ -90,7 +87,7 @@ Result<std::vector<TraceJob>> ParseTraceCsv(std::string_view text, std::string_v
     return Err(InvalidArgument(std::string(file) + ": line " + std::to_string(line_no) +
                                (field.empty() ? "" : ": " + field) + ": " + why));
   };
-  while (auto next = NextLine(text, pos, line_no)) {
+  while (auto next = NextTrimmedLine(text, pos, line_no)) {
     const std::string& line = *next;
     if (line.empty() || line[0] == '#') continue;
     auto fields = SplitCsv(line);
@@ -189,7 +186,7 @@ Status ForEachRow(std::string_view text, std::string_view file, F each) {
   std::vector<std::string> header;
   size_t pos = 0;
   int line_no = 0;
-  while (auto next = NextLine(text, pos, line_no)) {
+  while (auto next = NextTrimmedLine(text, pos, line_no)) {
     const std::string& line = *next;
     if (line.empty()) continue;
     auto fields = SplitCsv(line);
