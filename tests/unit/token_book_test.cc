@@ -40,7 +40,7 @@ TEST(TokenBook, AUserCreatesOnlyTheirOwnUserTokens) {
             Code::kInvalidArgument);
   ASSERT_TRUE(book.Create(Make(kAdmin, "bob", Role::kAgent, 'a'), kNow).has_value());
   EXPECT_EQ(book.Create(Make(kAdmin, "carl", Role::kUser, 'a'), kNow).error().code(),
-            Code::kConflict);  // the same secret
+            Code::kConflict);                // the same secret
   EXPECT_EQ(book.TakeChanged().size(), 1u);  // refusals change nothing
 }
 
