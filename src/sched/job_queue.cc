@@ -43,8 +43,8 @@ JobQueue::Plan JobQueue::Next(TimePoint now, bool strict, const Lookup& waiting)
   if (!full_due_ && !freed_ && fresh_.empty()) return {};
   Plan plan;
   plan.kind = full_due_ || (freed_ && order_.empty()) || (strict && !queue_.empty()) ? Kind::kFull
-              : freed_                                                              ? Kind::kHead
-                                                              : Kind::kIncremental;
+              : freed_                                                               ? Kind::kHead
+                       : Kind::kIncremental;
   freed_ = false;
   std::erase_if(fresh_, [&](JobId id) { return waiting(id) == nullptr; });
   std::sort(fresh_.begin(), fresh_.end());

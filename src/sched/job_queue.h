@@ -93,7 +93,7 @@ class JobQueue {
   bool freed_ = false;
   std::set<Key> since_full_;  // arrivals since the last full pass (not in order_)
   TimePoint last_full_{};
-  std::vector<QueueEntry> order_;  // the last full pass's order
+  std::vector<QueueEntry> order_;                           // the last full pass's order
   mutable std::unordered_map<int64_t, uint32_t> position_;  // id -> index in order_, on demand
   mutable bool position_stale_ = false;
 };
