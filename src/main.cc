@@ -15,6 +15,7 @@
 #include <iomanip>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <thread>
 
@@ -289,35 +290,26 @@ void Reload(const std::string& path, const ServeOptions& running, control::Contr
   }
 }
 
-int Serve(const ServeOptions& o, const std::string& config) {
-  sigset_t signals = BlockShutdownSignals();
+// The steps of Serve, in the order it takes them.
+
+// The data directory, made private to this user and locked: one baton serves it at a time. The
+// lock is held until the process ends.
+Result<std::string> LockDataDir(const ServeOptions& o) {
   std::string dir = o.data.empty() ? cli::DefaultDataDir() : o.data;
   std::error_code ec;
   fs::create_directories(dir, ec);
-  if (ec) return Fail(Internal("cannot create the data directory " + dir + ": " + ec.message()));
+  if (ec) return Err(Internal("cannot create the data directory " + dir + ": " + ec.message()));
   chmod(dir.c_str(), 0700);
   int lock_fd = open((dir + "/lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
   if (lock_fd < 0 || flock(lock_fd, LOCK_EX | LOCK_NB) != 0) {
-    return Fail(Conflict("another baton already serves " + dir + " (" + dir + "/lock is held)"));
+    return Err(Conflict("another baton already serves " + dir + " (" + dir + "/lock is held)"));
   }
-  auto listen = ParseListen(o.listen);
-  if (!listen) return Fail(listen.error());
-  Status backend_error;
-  std::string node_name = HostName();
-  std::unique_ptr<agent::GpuBackend> backend;
-  agent::HostTopology topology;
-  if (o.local_agent) {
-    backend = MakeBackend(o.gpus, node_name, &backend_error);
-    if (!backend) return Fail(backend_error);
-    topology = HostTopologyOrNone();
-  }
-  auto limits = HealthLimitsOf(o.health);
-  if (!limits) return Fail(limits.error());
-  auto admin_token = EnsureToken(dir + "/admin.token");
-  if (!admin_token) return Fail(admin_token.error());
-  auto agent_token = EnsureToken(dir + "/agent.token");
-  if (!agent_token) return Fail(agent_token.error());
+  return dir;
+}
 
+// The store: DATA/baton.db, or the configuration file's store.path.
+Result<std::unique_ptr<store::SqliteStore>> OpenStore(const ServeOptions& o,
+                                                      const std::string& dir) {
   std::string db = o.store_path.empty() ? dir + "/baton.db" : o.store_path;
   int store_lock = -1;
   if (!o.store_path.empty()) {
@@ -325,44 +317,40 @@ int Serve(const ServeOptions& o, const std::string& config) {
     // directories must not share it), and no one else may read it (jobs' env, token hashes).
     store_lock = open((db + ".lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
     if (store_lock < 0 || flock(store_lock, LOCK_EX | LOCK_NB) != 0) {
-      return Fail(
+      return Err(
           Conflict("another baton already uses the store " + db + " (" + db + ".lock is held)"));
     }
   }
   mode_t old_mask = umask(077);  // the database and its -wal and -shm files: 0600
   auto store = store::SqliteStore::Open(db);
   umask(old_mask);
-  if (!store) return Fail(store.error());
+  if (!store) return store;
   for (const char* suffix : {"", "-wal", "-shm"})
     (void)chmod((db + suffix).c_str(), 0600);  // made by an older baton
-  auto snapshot = (*store)->Load();
-  if (!snapshot) return Fail(snapshot.error());
-  size_t restored = snapshot->jobs.size();
+  return store;
+}
 
-  control::RealClock clock;
-  auto node_timeout = ParseDuration(o.node_timeout, "--node-timeout");
-  if (!node_timeout) return Fail(node_timeout.error());
+Result<Duration> NodeTimeoutOf(const ServeOptions& o) {
+  ASSIGN_OR_RETURN(Duration node_timeout, ParseDuration(o.node_timeout, "--node-timeout"));
   // Agents report every 2 s: a shorter wait would lose nodes that are only between reports.
-  if (*node_timeout < std::chrono::seconds(5))
-    return Fail(InvalidArgument("--node-timeout: at least 5s"));
-  control::Controller controller(
-      control::ControllerOptions{.node_timeout = *node_timeout, .policy = o.policy});
-  // The controller owns the tokens; the API's table is its copy: the tokens of the store now,
-  // then each durable batch's changes (on_commit below), and the two made at start.
-  api::TokenTable tokens;
-  tokens.Apply(snapshot->tokens);
-  tokens.AddFixed(*admin_token, api::Identity{.user = LocalUser(), .role = Role::kAdmin});
-  tokens.AddFixed(*agent_token, api::Identity{.user = "agent", .role = Role::kAgent});
-  // What streams wait on, fed by the loop's hooks (and the agent reports that land log bytes).
-  api::News news;
-  controller.Restore(std::move(*snapshot), clock.Now());
-  // Alerts go to the log and to the webhooks of the configuration file.
-  auto webhooks = net::WebhookSender::Create(net::WebhookOptions{
+  if (node_timeout < std::chrono::seconds(5))
+    return Err(InvalidArgument("--node-timeout: at least 5s"));
+  return node_timeout;
+}
+
+// Alerts go to the log and to the webhooks of the configuration file.
+Result<std::unique_ptr<net::WebhookSender>> MakeWebhookSender(const ServeOptions& o) {
+  return net::WebhookSender::Create(net::WebhookOptions{
       .urls = o.webhooks, .attempts = o.webhook_attempts, .log = [](const std::string& line) {
         LogWarn(line, {.component = "webhook"});
       }});
-  if (!webhooks) return Fail(webhooks.error());
-  net::WebhookSender* sender = webhooks->get();
+}
+
+// The loop's hooks: events go to the log (alerts to the webhooks too) and wake the streams;
+// each durable batch updates the API's token table and wakes those waiting on its jobs. All
+// three must outlive the loop.
+control::LoopOptions MakeLoopOptions(net::WebhookSender* sender, api::News& news,
+                                     api::TokenTable& tokens) {
   control::LoopOptions loop_options;
   loop_options.on_event = [sender, &news](const ClusterEvent& e) {
     bool alert = e.severity == "alert";
@@ -381,13 +369,134 @@ int Serve(const ServeOptions& o, const std::string& config) {
     if (!batch.tokens.empty()) tokens.Apply(batch.tokens);
     for (const Job& job : batch.jobs) news.jobs.Notify(job.id.value);
   };
-  control::ControllerLoop loop(controller, **store, clock, loop_options, [](const Status& st) {
-    Log("fatal: " + st.message() + "; stopping so that nothing unacknowledged is lost");
-    // The failed batch's 503 answers are on their way out on the HTTP thread: give them a
-    // moment to leave, but accept nothing more.
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));
-    std::_Exit(70);
-  });
+  return loop_options;
+}
+
+// The loop's answer to a batch the store failed to commit.
+[[noreturn]] void StopOnStoreFailure(const Status& st) {
+  Log("fatal: " + st.message() + "; stopping so that nothing unacknowledged is lost");
+  // The failed batch's 503 answers are on their way out on the HTTP thread: give them a
+  // moment to leave, but accept nothing more.
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  std::_Exit(70);
+}
+
+// Starts the loop and the HTTP server and writes DATA/server.url; returns the URL served.
+Result<std::string> StartServing(control::ControllerLoop& loop, api::HttpServer& server,
+                                 const std::string& listen_host, const std::string& dir) {
+  loop.Start();
+  auto port = server.Start();
+  if (!port) {
+    loop.Stop();
+    return Err(port.error());
+  }
+  std::string host =
+      listen_host.find(':') != std::string::npos ? "[" + listen_host + "]" : listen_host;
+  if (host == "0.0.0.0") host = "127.0.0.1";
+  std::string url = "http://" + host + ":" + std::to_string(*port);
+  RETURN_IF_ERROR(WriteFileAtomic(dir + "/server.url", url + "\n", {.mode = 0644}));
+  return url;
+}
+
+// What `baton up`'s local agent is given besides the flags.
+struct LocalAgentSetup {
+  std::string node_name;
+  std::string data_dir;  // the server's
+  std::string url;       // the server's
+  std::string token;     // the server's agent token
+  agent::HostTopology topology;
+  agent::HealthLimits limits;
+};
+
+// Builds `baton up`'s local agent into *local, then starts it.
+Status StartLocalAgent(const ServeOptions& o, LocalAgentSetup s, const agent::AgentDeps& deps,
+                       std::unique_ptr<agent::Agent>* local) {
+  agent::AgentOptions ao{.name = s.node_name,
+                         .data_dir = s.data_dir + "/agent",
+                         .server = s.url,
+                         .token = s.token,
+                         .pool = o.pool,
+                         .topology = std::move(s.topology),
+                         .health = s.limits};
+  ApplyAgentFlags(o.health, &ao);
+  // `baton up` run by root: root is the admin whose jobs these are.
+  if (geteuid() == 0 && LocalUser() == "root") ao.allow_root_jobs = true;
+  *local = std::make_unique<agent::Agent>(std::move(ao), deps);
+  RETURN_STATUS_IF_ERROR((*local)->Start());
+  const auto& gpus = (*local)->gpus();
+  std::string model = gpus.empty() ? "no GPU" : std::to_string(gpus.size()) + "x" + gpus[0].model;
+  Log("local agent " + s.node_name + ": " + model + " (" + deps.backend.name() + " GPUs)");
+  return Status::Ok();
+}
+
+// Waits for SIGINT or SIGTERM, reloading `config` on each SIGHUP until then.
+void WaitForStop(const sigset_t& signals, const std::string& config, const ServeOptions& o,
+                 control::ControllerLoop& loop) {
+  int sig;
+  while ((sig = WaitForShutdown(signals)) == SIGHUP) Reload(config, o, loop);
+  Log(std::string("stopping on ") + (sig == SIGINT ? "SIGINT" : "SIGTERM") +
+      "; running jobs keep running and are re-adopted on the next start");
+}
+
+// What Serve has ready before anything runs: the data directory locked, the flags checked, the
+// tokens made and the store opened and read.
+struct ServeSetup {
+  std::string dir;
+  std::pair<std::string, uint16_t> listen;
+  std::string node_name;
+  std::unique_ptr<agent::GpuBackend> backend;  // with a local agent only
+  agent::HostTopology topology;                // with a local agent only
+  agent::HealthLimits limits;
+  std::string admin_token;
+  std::string agent_token;
+  std::unique_ptr<store::SqliteStore> store;
+  store::Snapshot snapshot;
+};
+
+Result<ServeSetup> PrepareToServe(const ServeOptions& o) {
+  ServeSetup s;
+  ASSIGN_OR_RETURN(s.dir, LockDataDir(o));
+  ASSIGN_OR_RETURN(s.listen, ParseListen(o.listen));
+  Status backend_error;
+  s.node_name = HostName();
+  if (o.local_agent) {
+    s.backend = MakeBackend(o.gpus, s.node_name, &backend_error);
+    if (!s.backend) return Err(backend_error);
+    s.topology = HostTopologyOrNone();
+  }
+  ASSIGN_OR_RETURN(s.limits, HealthLimitsOf(o.health));
+  ASSIGN_OR_RETURN(s.admin_token, EnsureToken(s.dir + "/admin.token"));
+  ASSIGN_OR_RETURN(s.agent_token, EnsureToken(s.dir + "/agent.token"));
+  ASSIGN_OR_RETURN(s.store, OpenStore(o, s.dir));
+  ASSIGN_OR_RETURN(s.snapshot, s.store->Load());
+  return s;
+}
+
+int Serve(const ServeOptions& o, const std::string& config) {
+  sigset_t signals = BlockShutdownSignals();
+  auto setup = PrepareToServe(o);
+  if (!setup) return Fail(setup.error());
+  const std::string& dir = setup->dir;
+  size_t restored = setup->snapshot.jobs.size();
+
+  control::RealClock clock;
+  auto node_timeout = NodeTimeoutOf(o);
+  if (!node_timeout) return Fail(node_timeout.error());
+  control::Controller controller(
+      control::ControllerOptions{.node_timeout = *node_timeout, .policy = o.policy});
+  // The controller owns the tokens; the API's table is its copy: the tokens of the store now,
+  // then each durable batch's changes (on_commit), and the two made at start.
+  api::TokenTable tokens;
+  tokens.Apply(setup->snapshot.tokens);
+  tokens.AddFixed(setup->admin_token, api::Identity{.user = LocalUser(), .role = Role::kAdmin});
+  tokens.AddFixed(setup->agent_token, api::Identity{.user = "agent", .role = Role::kAgent});
+  // What streams wait on, fed by the loop's hooks (and the agent reports that land log bytes).
+  api::News news;
+  controller.Restore(std::move(setup->snapshot), clock.Now());
+  auto webhooks = MakeWebhookSender(o);
+  if (!webhooks) return Fail(webhooks.error());
+  control::ControllerLoop loop(controller, *setup->store, clock,
+                               MakeLoopOptions(webhooks->get(), news, tokens), StopOnStoreFailure);
 
   api::LogStore logs(dir + "/logs");
   // The server is declared before the service and loop callbacks use it: it must outlive
@@ -401,54 +510,34 @@ int Serve(const ServeOptions& o, const std::string& config) {
       .post_to_io = [&server_ptr](std::function<void()> fn) { server_ptr->Post(std::move(fn)); }});
   api::HttpServer server(
       api::HttpServerOptions{
-          .host = listen->first, .port = listen->second, .threads = o.http_threads},
+          .host = setup->listen.first, .port = setup->listen.second, .threads = o.http_threads},
       [&service](api::Request req, api::Respond respond) {
         service.Handle(std::move(req), std::move(respond));
       });
   server_ptr = &server;
-  loop.Start();
-  auto port = server.Start();
-  if (!port) {
-    loop.Stop();
-    return Fail(port.error());
-  }
-  std::string host =
-      listen->first.find(':') != std::string::npos ? "[" + listen->first + "]" : listen->first;
-  if (host == "0.0.0.0") host = "127.0.0.1";
-  std::string url = "http://" + host + ":" + std::to_string(*port);
-  Status st = WriteFileAtomic(dir + "/server.url", url + "\n", {.mode = 0644});
-  if (!st.ok()) return Fail(st);
-  Log("serving " + url + " (data " + dir + ", " + std::to_string(restored) + " jobs restored)");
+  auto url = StartServing(loop, server, setup->listen.first, dir);
+  if (!url) return Fail(url.error());
+  Log("serving " + *url + " (data " + dir + ", " + std::to_string(restored) + " jobs restored)");
 
   agent::PosixEnv env;
   agent::ProcessExecutor executor(env);
   std::unique_ptr<agent::Agent> local;
   if (o.local_agent) {
-    st = executor.Check();
+    if (Status st = executor.Check(); !st.ok()) return Fail(st);
+    Status st = StartLocalAgent(
+        o,
+        LocalAgentSetup{.node_name = setup->node_name,
+                        .data_dir = dir,
+                        .url = *url,
+                        .token = setup->agent_token,
+                        .topology = std::move(setup->topology),
+                        .limits = setup->limits},
+        agent::AgentDeps{
+            .backend = *setup->backend, .executor = executor, .env = env, .clock = clock},
+        &local);
     if (!st.ok()) return Fail(st);
-    agent::AgentOptions ao{.name = node_name,
-                           .data_dir = dir + "/agent",
-                           .server = url,
-                           .token = *agent_token,
-                           .pool = o.pool,
-                           .topology = std::move(topology),
-                           .health = *limits};
-    ApplyAgentFlags(o.health, &ao);
-    // `baton up` run by root: root is the admin whose jobs these are.
-    if (geteuid() == 0 && LocalUser() == "root") ao.allow_root_jobs = true;
-    local = std::make_unique<agent::Agent>(
-        std::move(ao),
-        agent::AgentDeps{.backend = *backend, .executor = executor, .env = env, .clock = clock});
-    st = local->Start();
-    if (!st.ok()) return Fail(st);
-    const auto& gpus = local->gpus();
-    std::string model = gpus.empty() ? "no GPU" : std::to_string(gpus.size()) + "x" + gpus[0].model;
-    Log("local agent " + node_name + ": " + model + " (" + backend->name() + " GPUs)");
   }
-  int sig;
-  while ((sig = WaitForShutdown(signals)) == SIGHUP) Reload(config, o, loop);
-  Log(std::string("stopping on ") + (sig == SIGINT ? "SIGINT" : "SIGTERM") +
-      "; running jobs keep running and are re-adopted on the next start");
+  WaitForStop(signals, config, o, loop);
   if (local) local->Stop();
   loop.Stop();
   server.Stop();
@@ -507,17 +596,18 @@ int RunAgent(const AgentFlags& f) {
   return 0;
 }
 
-}  // namespace
-}  // namespace baton
+// The subcommands `up`, `server`, `agent` and `sim`. CLI11 writes each one's flags while
+// parsing and then runs its callback, which sets *exit_code: the flags live in main, and a
+// command's struct must outlive the parse.
 
-int main(int argc, char** argv) {
-  using namespace baton;
-  CLI::App app{"Baton: a GPU cluster scheduler for ML teams"};
-  app.require_subcommand(1);
-  app.set_version_flag("--version", "baton " BATON_VERSION);
-  int exit_code = 0;
+struct ServeCommand {
+  ServeOptions options;
+  std::string config;
+  LogFlags log;
+};
 
-  ServeOptions up;
+void AddUpCommand(CLI::App& app, ServeCommand& c, int* exit_code) {
+  ServeOptions& up = c.options;
   up.local_agent = true;
   CLI::App* up_cmd = app.add_subcommand("up", "controller and a local agent in one process");
   up_cmd->add_option("--data", up.data, "data directory (default $BATON_HOME, else ~/.baton)");
@@ -532,91 +622,90 @@ int main(int argc, char** argv) {
   up_cmd->add_option("--node-timeout", up.node_timeout,
                      "how long an agent may stay silent before its node is lost and its jobs "
                      "requeued (default 60s)");
-  std::string up_config;
-  up_cmd->add_option("--config", up_config,
+  up_cmd->add_option("--config", c.config,
                      "YAML configuration: listen, data, scheduling, projects, users, pools");
-  LogFlags up_log;
-  AddLogFlags(up_cmd, up_log);
-  up_cmd->callback([&] {
-    if (Status st = SetUpLogging(up_log.level, up_log.format); !st.ok()) {
-      exit_code = Fail(st);
+  AddLogFlags(up_cmd, c.log);
+  up_cmd->callback([&c, up_cmd, exit_code] {
+    if (Status st = SetUpLogging(c.log.level, c.log.format); !st.ok()) {
+      *exit_code = Fail(st);
       return;
     }
-    if (!IsValidNodeName(up.pool)) {
-      exit_code = Fail(InvalidArgument("--pool: 1-64 of letters, digits, '.', '_', '-'"));
+    if (!IsValidNodeName(c.options.pool)) {
+      *exit_code = Fail(InvalidArgument("--pool: 1-64 of letters, digits, '.', '_', '-'"));
       return;
     }
-    exit_code = ServeWithConfig(up, up_config, *up_cmd);
+    *exit_code = ServeWithConfig(c.options, c.config, *up_cmd);
   });
+}
 
-  ServeOptions srv;
-  std::string config;
+void AddServerCommand(CLI::App& app, ServeCommand& c, int* exit_code) {
   CLI::App* srv_cmd = app.add_subcommand("server", "the controller alone; agents join it");
-  srv_cmd->add_option("--config", config,
+  srv_cmd->add_option("--config", c.config,
                       "YAML configuration: listen, data, scheduling, projects, users, pools");
-  srv_cmd->add_option("--data", srv.data, "data directory");
-  srv_cmd->add_option("--listen", srv.listen, "HOST:PORT to serve");
-  srv_cmd->add_option("--node-timeout", srv.node_timeout,
+  srv_cmd->add_option("--data", c.options.data, "data directory");
+  srv_cmd->add_option("--listen", c.options.listen, "HOST:PORT to serve");
+  srv_cmd->add_option("--node-timeout", c.options.node_timeout,
                       "how long an agent may stay silent before its node is lost and its jobs "
                       "requeued (default 60s)");
-  LogFlags srv_log;
-  AddLogFlags(srv_cmd, srv_log);
-  srv_cmd->callback([&] {
-    Status st = SetUpLogging(srv_log.level, srv_log.format);
-    exit_code = st.ok() ? ServeWithConfig(srv, config, *srv_cmd) : Fail(st);
+  AddLogFlags(srv_cmd, c.log);
+  srv_cmd->callback([&c, srv_cmd, exit_code] {
+    Status st = SetUpLogging(c.log.level, c.log.format);
+    *exit_code = st.ok() ? ServeWithConfig(c.options, c.config, *srv_cmd) : Fail(st);
   });
+}
 
-  AgentFlags agent_flags;
+struct AgentCommand {
+  AgentFlags flags;
+  LogFlags log;
+};
+
+void AddAgentCommand(CLI::App& app, AgentCommand& c, int* exit_code) {
+  AgentFlags& f = c.flags;
   CLI::App* agent_cmd = app.add_subcommand("agent", "a node agent joining a controller");
-  agent_cmd->add_option("--server", agent_flags.server, "controller URL")->required();
-  agent_cmd->add_option("--token", agent_flags.token, "agent join token (the server's agent.token)")
+  agent_cmd->add_option("--server", f.server, "controller URL")->required();
+  agent_cmd->add_option("--token", f.token, "agent join token (the server's agent.token)")
       ->required();
-  agent_cmd->add_option("--name", agent_flags.name, "node name (default: host name)");
-  agent_cmd->add_option("--gpus", agent_flags.gpus,
-                        "auto, nvml, or simulated GPUs: COUNTxTYPE[:topo=...]");
-  agent_cmd->add_option("--data", agent_flags.data, "agent state directory");
-  agent_cmd->add_option("--pool", agent_flags.pool, "pool (partition) this node serves");
+  agent_cmd->add_option("--name", f.name, "node name (default: host name)");
+  agent_cmd->add_option("--gpus", f.gpus, "auto, nvml, or simulated GPUs: COUNTxTYPE[:topo=...]");
+  agent_cmd->add_option("--data", f.data, "agent state directory");
+  agent_cmd->add_option("--pool", f.pool, "pool (partition) this node serves");
   agent_cmd->add_option(
-      "--address", agent_flags.address,
+      "--address", f.address,
       "host or IP other nodes reach this node's jobs at (MASTER_ADDR; default: the node name)");
-  AddHealthFlags(agent_cmd, agent_flags.health);
-  LogFlags agent_log;
-  AddLogFlags(agent_cmd, agent_log);
-  agent_cmd->callback([&] {
-    Status st = SetUpLogging(agent_log.level, agent_log.format);
-    exit_code = st.ok() ? RunAgent(agent_flags) : Fail(st);
+  AddHealthFlags(agent_cmd, f.health);
+  AddLogFlags(agent_cmd, c.log);
+  agent_cmd->callback([&c, exit_code] {
+    Status st = SetUpLogging(c.log.level, c.log.format);
+    *exit_code = st.ok() ? RunAgent(c.flags) : Fail(st);
   });
+}
 
-  sim::SimFlags sim_flags;
+void AddSimCommand(CLI::App& app, sim::SimFlags& f, int* exit_code) {
   CLI::App* sim_cmd = app.add_subcommand(
       "sim", "replay a workload trace on a described cluster (docs/scheduling.md)");
-  sim_cmd->add_option("--cluster", sim_flags.cluster,
+  sim_cmd->add_option("--cluster", f.cluster,
                       "cluster YAML (nodes, and the policy keys of the server's file) or an "
                       "Alibaba openb node list");
   sim_cmd
       ->add_option(
-          "--trace", sim_flags.trace,
+          "--trace", f.trace,
           "trace: the CSV of docs/scheduling.md, Philly, Alibaba openb pods, or sacct --parsable2")
       ->required();
   sim_cmd->add_option(
-      "--policy", sim_flags.policy,
+      "--policy", f.policy,
       "fifo, priority, fairshare, backfill, las or default; several, comma-separated, to compare");
-  sim_cmd->add_option("--report", sim_flags.report,
+  sim_cmd->add_option("--report", f.report,
                       "directory for jobs.csv, summary.json and SVG pictures");
-  sim_cmd->add_option("--convert", sim_flags.convert,
+  sim_cmd->add_option("--convert", f.convert,
                       "write the trace as the plain CSV to this file and stop");
-  sim_cmd->add_flag("--json", sim_flags.json,
+  sim_cmd->add_flag("--json", f.json,
                     "print each policy's summary as one JSON object (a line each)");
-  sim_cmd->callback([&] { exit_code = sim::RunSim(sim_flags, std::cout, std::cerr); });
+  sim_cmd->callback([&f, exit_code] { *exit_code = sim::RunSim(f, std::cout, std::cerr); });
+}
 
-  auto [head, tail] = cli::SplitCommandTail(argc, argv);
-  if (tail.has_value() && (head.size() < 2 || head[1] != "submit")) {
-    head.emplace_back("--");  // only `submit` takes a command; others see `--` as CLI11 does
-    head.insert(head.end(), tail->begin(), tail->end());
-    tail.reset();
-  }
-  cli::AddClientCommands(app, &exit_code, tail);
-
+// Parses the arguments in `head` (argv without a command's tail), running the chosen command;
+// a request for help or a usage error gives the exit status to return instead.
+std::optional<int> ParseCommandLine(CLI::App& app, std::vector<std::string> head) {
   try {
     std::reverse(head.begin() + 1, head.end());  // CLI11 consumes a reversed vector
     head.erase(head.begin());
@@ -629,5 +718,34 @@ int main(int argc, char** argv) {
     app.exit(e);
     return 2;
   }
+  return std::nullopt;
+}
+
+}  // namespace
+}  // namespace baton
+
+int main(int argc, char** argv) {
+  using namespace baton;
+  CLI::App app{"Baton: a GPU cluster scheduler for ML teams"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "baton " BATON_VERSION);
+  int exit_code = 0;
+
+  ServeCommand up, srv;
+  AgentCommand agent_cmd;
+  sim::SimFlags sim_flags;
+  AddUpCommand(app, up, &exit_code);
+  AddServerCommand(app, srv, &exit_code);
+  AddAgentCommand(app, agent_cmd, &exit_code);
+  AddSimCommand(app, sim_flags, &exit_code);
+
+  auto [head, tail] = cli::SplitCommandTail(argc, argv);
+  if (tail.has_value() && (head.size() < 2 || head[1] != "submit")) {
+    head.emplace_back("--");  // only `submit` takes a command; others see `--` as CLI11 does
+    head.insert(head.end(), tail->begin(), tail->end());
+    tail.reset();
+  }
+  cli::AddClientCommands(app, &exit_code, tail);
+  if (std::optional<int> early = ParseCommandLine(app, std::move(head))) return *early;
   return exit_code;
 }

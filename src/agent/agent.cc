@@ -234,22 +234,40 @@ void Agent::PollLoop() {
   }
 }
 
-void Agent::MainLoop() {
-  // While the controller cannot be reached, jobs run on and contact is tried again after 1 s,
-  // 2 s, 4 s ... up to 30 s, each with up to a quarter more at random, so that a restarted
-  // controller is not met by every agent at once.
-  TimePoint next_contact{};
-  Duration backoff = std::chrono::seconds(1);
-  uint64_t jitter_state = std::hash<std::string>{}(options_.name) | 1;
-  auto contact_failed = [&](TimePoint now) {
-    jitter_state ^= jitter_state << 13;
-    jitter_state ^= jitter_state >> 7;
-    jitter_state ^= jitter_state << 17;
+namespace {
+
+// When the main loop may next contact the controller. While the controller cannot be reached,
+// jobs run on and contact is tried again after 1 s, 2 s, 4 s ... up to 30 s, each with up to a
+// quarter more at random, so that a restarted controller is not met by every agent at once.
+class ContactBackoff {
+ public:
+  // `seed` (the node's name) makes each agent's jitter its own.
+  explicit ContactBackoff(const std::string& seed)
+      : jitter_state_(std::hash<std::string>{}(seed) | 1) {}
+
+  bool Due(TimePoint now) const { return now >= next_contact_; }
+  void NotBefore(TimePoint t) { next_contact_ = std::max(next_contact_, t); }
+  void Succeeded() { backoff_ = std::chrono::seconds(1); }
+  void Failed(TimePoint now) {
+    jitter_state_ ^= jitter_state_ << 13;
+    jitter_state_ ^= jitter_state_ >> 7;
+    jitter_state_ ^= jitter_state_ << 17;
     Duration jitter(
-        static_cast<int64_t>(jitter_state % static_cast<uint64_t>(backoff.count() / 4 + 1)));
-    next_contact = now + backoff + jitter;
-    backoff = std::min<Duration>(backoff * 2, std::chrono::seconds(30));
-  };
+        static_cast<int64_t>(jitter_state_ % static_cast<uint64_t>(backoff_.count() / 4 + 1)));
+    next_contact_ = now + backoff_ + jitter;
+    backoff_ = std::min<Duration>(backoff_ * 2, std::chrono::seconds(30));
+  }
+
+ private:
+  TimePoint next_contact_{};
+  Duration backoff_ = std::chrono::seconds(1);
+  uint64_t jitter_state_;
+};
+
+}  // namespace
+
+void Agent::MainLoop() {
+  ContactBackoff contact(options_.name);
   while (!stopping_) {
     bool need_register;
     std::deque<Order> orders;
@@ -259,13 +277,12 @@ void Agent::MainLoop() {
       orders.swap(orders_);
     }
     TimePoint now = clock_.Now();
-    if (ToMillis(now) < silent_until_ms_)
-      next_contact = std::max(next_contact, FromMillis(silent_until_ms_));
-    if (need_register && now >= next_contact) {
+    if (ToMillis(now) < silent_until_ms_) contact.NotBefore(FromMillis(silent_until_ms_));
+    if (need_register && contact.Due(now)) {
       if (RegisterWithController())
-        backoff = std::chrono::seconds(1);
+        contact.Succeeded();
       else
-        contact_failed(now);
+        contact.Failed(now);
     }
     for (const Order& o : orders) HandleOrder(o);
     now = clock_.Now();
@@ -275,46 +292,50 @@ void Agent::MainLoop() {
     StepStops(now);
     bool samples_due = now - last_sample_ >= options_.sample_interval;
     bool logs_due = now - last_logs_ >= options_.log_interval;
-    bool logs_waiting = false;
-    if (logs_due) {
-      ScanCheckpoints(now);
-      for (const XidEvent& x : backend_.PollXids())
-        health_dirty_ |= health_.ObserveXid(x.gpu, x.xid, now);
-      for (GpuNotice& n : health_.TakeNotices()) pending_notices_.push_back(std::move(n));
-    }
-    if (logs_due) {
-      for (auto& [key, job] : jobs_) {
-        if (job.log_shipped < SizeOf(JobDir(job.order.job) + "/output.log")) logs_waiting = true;
-      }
-    }
+    bool logs_waiting = logs_due && PollHealthAndLogs(now);
     std::vector<GpuSample> samples;
     if (samples_due) health_dirty_ |= SampleGpus(&samples, now);
     bool health_news = health_dirty_ || !pending_notices_.empty();
-    if (!need_register && now >= next_contact &&
+    if (!need_register && contact.Due(now) &&
         (!pending_events_.empty() || samples_due || logs_waiting || health_news)) {
       if (SendReport(std::move(samples))) {
         if (samples_due) last_sample_ = now;
         if (logs_due) last_logs_ = now;
-        backoff = std::chrono::seconds(1);
+        contact.Succeeded();
       } else {
         std::lock_guard lock(mu_);
-        if (!need_register_) contact_failed(now);  // a 409 asks to register again, at once
+        if (!need_register_) contact.Failed(now);  // a 409 asks to register again, at once
       }
     }
-    std::unique_lock lock(mu_);
-    // How long until the next look at the jobs: 2 ms within a second of a job starting or
-    // ending (short jobs end fast), then doubling up to 100 ms for long-running ones. Orders
-    // wake the loop at once whatever the wait.
-    bool busy =
-        std::any_of(jobs_.begin(), jobs_.end(), [](const auto& kv) { return !kv.second.exited; });
-    if (active) last_active_ = now;
-    idle_wait_ = now - last_active_ < std::chrono::seconds(1)
-                     ? std::chrono::milliseconds(2)
-                     : std::min<Duration>(idle_wait_ * 2, std::chrono::milliseconds(100));
-    cv_.wait_for(lock, busy ? idle_wait_ : std::chrono::milliseconds(100), [&] {
-      return stopping_ || !orders_.empty() || (need_register_ && !need_register);
-    });
+    WaitForWork(now, active, need_register);
   }
+}
+
+bool Agent::PollHealthAndLogs(TimePoint now) {
+  ScanCheckpoints(now);
+  for (const XidEvent& x : backend_.PollXids())
+    health_dirty_ |= health_.ObserveXid(x.gpu, x.xid, now);
+  for (GpuNotice& n : health_.TakeNotices()) pending_notices_.push_back(std::move(n));
+  bool logs_waiting = false;
+  for (auto& [key, job] : jobs_) {
+    if (job.log_shipped < SizeOf(JobDir(job.order.job) + "/output.log")) logs_waiting = true;
+  }
+  return logs_waiting;
+}
+
+void Agent::WaitForWork(TimePoint now, bool active, bool need_register) {
+  std::unique_lock lock(mu_);
+  // How long until the next look at the jobs: 2 ms within a second of a job starting or
+  // ending (short jobs end fast), then doubling up to 100 ms for long-running ones. Orders
+  // wake the loop at once whatever the wait.
+  bool busy =
+      std::any_of(jobs_.begin(), jobs_.end(), [](const auto& kv) { return !kv.second.exited; });
+  if (active) last_active_ = now;
+  idle_wait_ = now - last_active_ < std::chrono::seconds(1)
+                   ? std::chrono::milliseconds(2)
+                   : std::min<Duration>(idle_wait_ * 2, std::chrono::milliseconds(100));
+  cv_.wait_for(lock, busy ? idle_wait_ : std::chrono::milliseconds(100),
+               [&] { return stopping_ || !orders_.empty() || (need_register_ && !need_register); });
 }
 
 void Agent::HandleOrder(const Order& order) {

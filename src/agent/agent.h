@@ -119,6 +119,11 @@ class Agent {
   // Samples the GPUs and judges their health; true when some GPU's health changed.
   bool SampleGpus(std::vector<GpuSample>* samples, TimePoint now);
   bool SendReport(std::vector<GpuSample> samples);
+  // When logs are due: checkpoints, XIDs and health notices; true when some job has log
+  // output not yet shipped.
+  bool PollHealthAndLogs(TimePoint now);
+  // Sleeps until the next look at the jobs, an order, a stop or a call to register again.
+  void WaitForWork(TimePoint now, bool active, bool need_register);
   // Reads the run files back; an error when the run directory cannot be listed.
   Status Recover();
   std::string JobDir(JobId id) const;

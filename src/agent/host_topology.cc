@@ -89,6 +89,114 @@ std::optional<std::string> HostTopology::CpuListOf(const std::set<int>& nodes) c
   return out;
 }
 
+namespace {
+
+// The steps of LoadHostTopology, over a loaded topology.
+
+void ReadNumaNodes(hwloc_topology_t t, HostTopology* out) {
+  for (hwloc_obj_t n = nullptr;
+       (n = hwloc_get_next_obj_by_type(t, HWLOC_OBJ_NUMANODE, n)) != nullptr;) {
+    HostTopology::Numa numa;
+    numa.os_index = static_cast<int>(n->os_index);
+    numa.memory_bytes = static_cast<int64_t>(n->attr->numanode.local_memory);
+    for (hwloc_obj_t pu = nullptr; (pu = hwloc_get_next_obj_inside_cpuset_by_type(
+                                        t, n->cpuset, HWLOC_OBJ_PU, pu)) != nullptr;) {
+      numa.cpus.push_back(static_cast<int>(pu->os_index));
+    }
+    out->numa.push_back(std::move(numa));
+  }
+}
+
+// One NVIDIA GPU's PCI device as a HostGpu; `switches` numbers the PCIe switches in the
+// order first seen.
+HostGpu ReadGpu(hwloc_topology_t t, hwloc_obj_t o, std::map<hwloc_obj_t, int>* switches) {
+  HostGpu g;
+  g.bus_id = BusId(o);
+  for (hwloc_obj_t child = o->io_first_child; child != nullptr; child = child->next_sibling) {
+    if (child->type != HWLOC_OBJ_OS_DEVICE) continue;
+    if (const char* m = hwloc_obj_get_info_by_name(child, "GPUModel");
+        m != nullptr && g.model.empty())
+      g.model = m;
+    if (const char* u = hwloc_obj_get_info_by_name(child, "NVIDIAUUID");
+        u != nullptr && g.uuid.empty())
+      g.uuid = u;
+  }
+  hwloc_obj_t cpu_side = hwloc_get_non_io_ancestor_obj(t, o);
+  if (cpu_side != nullptr && cpu_side->nodeset != nullptr) {
+    int first = hwloc_bitmap_first(cpu_side->nodeset);
+    g.numa_node = first >= 0 ? first : 0;
+  }
+  // The switch: the bridge above the GPU's own port (GPU <- downstream port <- upstream
+  // port); a GPU straight on a root port has the port itself.
+  hwloc_obj_t port = o->parent;
+  hwloc_obj_t sw = port;
+  if (port != nullptr && port->type == HWLOC_OBJ_BRIDGE && port->parent != nullptr &&
+      port->parent->type == HWLOC_OBJ_BRIDGE) {
+    sw = port->parent;
+  }
+  auto [it, added] = switches->emplace(sw, static_cast<int>(switches->size()));
+  g.pcie_switch = it->second;
+  return g;
+}
+
+// Appends the NVIDIA GPUs to out->gpus; returns PCI device -> index in out->gpus.
+std::map<hwloc_obj_t, size_t> ReadGpus(hwloc_topology_t t, HostTopology* out) {
+  std::map<hwloc_obj_t, size_t> gpu_of;
+  std::map<hwloc_obj_t, int> switches;
+  for (hwloc_obj_t o = nullptr; (o = hwloc_get_next_pcidev(t, o)) != nullptr;) {
+    if (!IsNvidiaGpu(o)) continue;
+    HostGpu g = ReadGpu(t, o, &switches);
+    gpu_of[o] = out->gpus.size();
+    out->gpus.push_back(std::move(g));
+  }
+  return gpu_of;
+}
+
+// NVLink islands from a bandwidth matrix, when hwloc has one: GPUs with bandwidth between
+// them, directly or through NVSwitches (NVIDIA PCI devices that are not GPUs), share an
+// island. Links to CPUs (IBM POWER's NVLink to the processor) join nothing.
+void SetNvlinkIslands(hwloc_topology_t t, const std::map<hwloc_obj_t, size_t>& gpu_of,
+                      HostTopology* out) {
+  unsigned nr = 1;
+  hwloc_distances_s* dist = nullptr;
+  if (hwloc_distances_get_by_name(t, "NVLinkBandwidth", &nr, &dist, 0) != 0 || nr != 1 ||
+      dist == nullptr) {
+    return;
+  }
+  const size_t n = dist->nbobjs;
+  // Union-find over the GPUs, then one slot per matrix row for the switches.
+  std::vector<int> parent(out->gpus.size() + n);
+  std::iota(parent.begin(), parent.end(), 0);
+  auto root = [&](int x) {
+    while (parent[x] != x) x = parent[x] = parent[parent[x]];
+    return x;
+  };
+  std::vector<int> node(n, -1);  // matrix row -> union-find node; -1: not a GPU or switch
+  for (size_t i = 0; i < n; ++i) {
+    hwloc_obj_t pci = PciOf(dist->objs[i]);
+    if (pci == nullptr) continue;
+    if (auto it = gpu_of.find(pci); it != gpu_of.end()) {
+      node[i] = static_cast<int>(it->second);
+    } else if (pci->attr->pcidev.vendor_id == kNvidia) {
+      node[i] = static_cast<int>(out->gpus.size() + i);  // an NVSwitch
+    }
+  }
+  for (size_t i = 0; i < n; ++i) {
+    for (size_t j = 0; j < n; ++j) {
+      if (i == j || node[i] < 0 || node[j] < 0 || dist->values[i * n + j] == 0) continue;
+      parent[root(node[i])] = root(node[j]);
+    }
+  }
+  std::map<int, int> islands;
+  for (size_t g = 0; g < out->gpus.size(); ++g) {
+    auto [it, added] = islands.emplace(root(static_cast<int>(g)), static_cast<int>(islands.size()));
+    out->gpus[g].island = it->second;
+  }
+  hwloc_distances_release(t, dist);
+}
+
+}  // namespace
+
 Result<HostTopology> LoadHostTopology(const std::string& xml) {
   const std::string what = xml.empty() ? std::string("this machine") : xml;
   Topology topo;
@@ -103,91 +211,9 @@ Result<HostTopology> LoadHostTopology(const std::string& xml) {
 
   HostTopology out;
   out.cpus = hwloc_get_nbobjs_by_type(topo.t, HWLOC_OBJ_PU);
-  for (hwloc_obj_t n = nullptr;
-       (n = hwloc_get_next_obj_by_type(topo.t, HWLOC_OBJ_NUMANODE, n)) != nullptr;) {
-    HostTopology::Numa numa;
-    numa.os_index = static_cast<int>(n->os_index);
-    numa.memory_bytes = static_cast<int64_t>(n->attr->numanode.local_memory);
-    for (hwloc_obj_t pu = nullptr; (pu = hwloc_get_next_obj_inside_cpuset_by_type(
-                                        topo.t, n->cpuset, HWLOC_OBJ_PU, pu)) != nullptr;) {
-      numa.cpus.push_back(static_cast<int>(pu->os_index));
-    }
-    out.numa.push_back(std::move(numa));
-  }
-
-  std::map<hwloc_obj_t, size_t> gpu_of;  // PCI device -> index in out.gpus
-  std::map<hwloc_obj_t, int> switches;
-  for (hwloc_obj_t o = nullptr; (o = hwloc_get_next_pcidev(topo.t, o)) != nullptr;) {
-    if (!IsNvidiaGpu(o)) continue;
-    HostGpu g;
-    g.bus_id = BusId(o);
-    for (hwloc_obj_t child = o->io_first_child; child != nullptr; child = child->next_sibling) {
-      if (child->type != HWLOC_OBJ_OS_DEVICE) continue;
-      if (const char* m = hwloc_obj_get_info_by_name(child, "GPUModel");
-          m != nullptr && g.model.empty())
-        g.model = m;
-      if (const char* u = hwloc_obj_get_info_by_name(child, "NVIDIAUUID");
-          u != nullptr && g.uuid.empty())
-        g.uuid = u;
-    }
-    hwloc_obj_t cpu_side = hwloc_get_non_io_ancestor_obj(topo.t, o);
-    if (cpu_side != nullptr && cpu_side->nodeset != nullptr) {
-      int first = hwloc_bitmap_first(cpu_side->nodeset);
-      g.numa_node = first >= 0 ? first : 0;
-    }
-    // The switch: the bridge above the GPU's own port (GPU <- downstream port <- upstream
-    // port); a GPU straight on a root port has the port itself.
-    hwloc_obj_t port = o->parent;
-    hwloc_obj_t sw = port;
-    if (port != nullptr && port->type == HWLOC_OBJ_BRIDGE && port->parent != nullptr &&
-        port->parent->type == HWLOC_OBJ_BRIDGE) {
-      sw = port->parent;
-    }
-    auto [it, added] = switches.emplace(sw, static_cast<int>(switches.size()));
-    g.pcie_switch = it->second;
-    gpu_of[o] = out.gpus.size();
-    out.gpus.push_back(std::move(g));
-  }
-
-  // NVLink islands from a bandwidth matrix, when hwloc has one: GPUs with bandwidth between
-  // them, directly or through NVSwitches (NVIDIA PCI devices that are not GPUs), share an
-  // island. Links to CPUs (IBM POWER's NVLink to the processor) join nothing.
-  unsigned nr = 1;
-  hwloc_distances_s* dist = nullptr;
-  if (hwloc_distances_get_by_name(topo.t, "NVLinkBandwidth", &nr, &dist, 0) == 0 && nr == 1 &&
-      dist != nullptr) {
-    const size_t n = dist->nbobjs;
-    // Union-find over the GPUs, then one slot per matrix row for the switches.
-    std::vector<int> parent(out.gpus.size() + n);
-    std::iota(parent.begin(), parent.end(), 0);
-    auto root = [&](int x) {
-      while (parent[x] != x) x = parent[x] = parent[parent[x]];
-      return x;
-    };
-    std::vector<int> node(n, -1);  // matrix row -> union-find node; -1: not a GPU or switch
-    for (size_t i = 0; i < n; ++i) {
-      hwloc_obj_t pci = PciOf(dist->objs[i]);
-      if (pci == nullptr) continue;
-      if (auto it = gpu_of.find(pci); it != gpu_of.end()) {
-        node[i] = static_cast<int>(it->second);
-      } else if (pci->attr->pcidev.vendor_id == kNvidia) {
-        node[i] = static_cast<int>(out.gpus.size() + i);  // an NVSwitch
-      }
-    }
-    for (size_t i = 0; i < n; ++i) {
-      for (size_t j = 0; j < n; ++j) {
-        if (i == j || node[i] < 0 || node[j] < 0 || dist->values[i * n + j] == 0) continue;
-        parent[root(node[i])] = root(node[j]);
-      }
-    }
-    std::map<int, int> islands;
-    for (size_t g = 0; g < out.gpus.size(); ++g) {
-      auto [it, added] =
-          islands.emplace(root(static_cast<int>(g)), static_cast<int>(islands.size()));
-      out.gpus[g].island = it->second;
-    }
-    hwloc_distances_release(topo.t, dist);
-  }
+  ReadNumaNodes(topo.t, &out);
+  std::map<hwloc_obj_t, size_t> gpu_of = ReadGpus(topo.t, &out);
+  SetNvlinkIslands(topo.t, gpu_of, &out);
   return out;
 }
 

@@ -199,73 +199,69 @@ NvmlGpuBackend::~NvmlGpuBackend() {
   if (handle_ != nullptr) dlclose(handle_);
 }
 
-std::vector<Gpu> NvmlGpuBackend::Discover() {
-  const Api& a = *api_;
-  std::vector<Gpu> out;
-  devices_.clear();
-  physical_.clear();
-  unsigned int count = 0;
-  if (a.count(&count) != NVML_SUCCESS) return out;
-  count = std::min(count, 64u);
+namespace {
 
-  struct Physical {
-    Gpu gpu;
-    std::string bus;                 // sysfs form
-    std::vector<std::string> peers;  // bus ids at the other end of active NVLinks
-  };
-  std::vector<Physical> found;
-  for (unsigned int i = 0; i < count; ++i) {
-    nvmlDevice_t h = nullptr;
-    if (a.handle(i, &h) != NVML_SUCCESS) continue;
-    Physical p;
-    char text[NVML_DEVICE_NAME_V2_BUFFER_SIZE] = {};
-    if (a.uuid(h, text, sizeof text) == NVML_SUCCESS) p.gpu.uuid = text;
-    std::string name = a.name(h, text, sizeof text) == NVML_SUCCESS ? text : "";
-    nvmlMemory_t mem{};
-    if (a.memory(h, &mem) == NVML_SUCCESS) p.gpu.memory_bytes = static_cast<int64_t>(mem.total);
-    p.gpu.model = ModelFromNvmlName(name, p.gpu.memory_bytes);
-    nvmlPciInfo_t pci{};
-    if (a.pci != nullptr && a.pci(h, &pci) == NVML_SUCCESS) p.bus = SysfsBusId(pci.busId);
-    if (a.link_state != nullptr && a.link_remote != nullptr) {
-      for (unsigned int link = 0; link < NVML_NVLINK_MAX_LINKS; ++link) {
-        int active = NVML_FEATURE_DISABLED;
-        if (a.link_state(h, link, &active) != NVML_SUCCESS) break;
-        if (active != NVML_FEATURE_ENABLED) continue;
-        nvmlPciInfo_t remote{};
-        if (a.link_remote(h, link, &remote) == NVML_SUCCESS)
-          p.peers.push_back(SysfsBusId(remote.busId));
-      }
+using Api = NvmlGpuBackend::Api;
+
+// A physical GPU as Discover first reads it.
+struct PhysicalGpu {
+  Gpu gpu;
+  std::string bus;                 // sysfs form
+  std::vector<std::string> peers;  // bus ids at the other end of active NVLinks
+};
+
+PhysicalGpu ReadPhysicalGpu(const Api& a, nvmlDevice_t h) {
+  PhysicalGpu p;
+  char text[NVML_DEVICE_NAME_V2_BUFFER_SIZE] = {};
+  if (a.uuid(h, text, sizeof text) == NVML_SUCCESS) p.gpu.uuid = text;
+  std::string name = a.name(h, text, sizeof text) == NVML_SUCCESS ? text : "";
+  nvmlMemory_t mem{};
+  if (a.memory(h, &mem) == NVML_SUCCESS) p.gpu.memory_bytes = static_cast<int64_t>(mem.total);
+  p.gpu.model = ModelFromNvmlName(name, p.gpu.memory_bytes);
+  nvmlPciInfo_t pci{};
+  if (a.pci != nullptr && a.pci(h, &pci) == NVML_SUCCESS) p.bus = SysfsBusId(pci.busId);
+  if (a.link_state != nullptr && a.link_remote != nullptr) {
+    for (unsigned int link = 0; link < NVML_NVLINK_MAX_LINKS; ++link) {
+      int active = NVML_FEATURE_DISABLED;
+      if (a.link_state(h, link, &active) != NVML_SUCCESS) break;
+      if (active != NVML_FEATURE_ENABLED) continue;
+      nvmlPciInfo_t remote{};
+      if (a.link_remote(h, link, &remote) == NVML_SUCCESS)
+        p.peers.push_back(SysfsBusId(remote.busId));
     }
-    physical_.push_back(h);
-    p.gpu.physical = static_cast<int>(physical_.size()) - 1;
-    found.push_back(std::move(p));
   }
+  return p;
+}
 
-  // NUMA node and the PCIe switch above each GPU, from hwloc. A GPU hwloc does not know gets
-  // NUMA node 0 and a switch of its own.
-  auto host = LoadHostTopology(options_.topology_xml);
+// NUMA node and the PCIe switch above each GPU, from hwloc. A GPU hwloc does not know gets
+// NUMA node 0 and a switch of its own.
+void PlaceOnHost(const Result<HostTopology>& host, std::vector<PhysicalGpu>* found) {
   std::map<int, int> switches;  // hwloc's numbering -> ours (dense, in GPU order)
-  for (size_t i = 0; i < found.size(); ++i) {
-    Physical& p = found[i];
+  for (size_t i = 0; i < found->size(); ++i) {
+    PhysicalGpu& p = (*found)[i];
     const HostGpu* h = host && !p.bus.empty() ? host->Gpu(p.bus) : nullptr;
     int key = h != nullptr ? h->pcie_switch : -1 - static_cast<int>(i);
     auto [it, added] = switches.emplace(key, static_cast<int>(switches.size()));
     p.gpu.pcie_switch = it->second;
     p.gpu.numa_node = h != nullptr ? h->numa_node : 0;
   }
-  // NVLink islands: GPUs joined by active links, directly or through NVSwitches (a link whose
-  // far end is not one of these GPUs); one island per connected group, numbered in order.
-  std::vector<int> parent(found.size() + 1);
+}
+
+// NVLink islands: GPUs joined by active links, directly or through NVSwitches (a link whose
+// far end is not one of these GPUs); one island per connected group, numbered in order.
+// Returns the host's topology: "nvswitch", "nvlink" or "pcie".
+std::string SetNvlinkIslands(const Result<HostTopology>& host, std::vector<PhysicalGpu>* found) {
+  std::vector<int> parent(found->size() + 1);
   std::iota(parent.begin(), parent.end(), 0);
-  const int kSwitch = static_cast<int>(found.size());
+  const int kSwitch = static_cast<int>(found->size());
   std::function<int(int)> root = [&](int x) {
     return parent[x] == x ? x : parent[x] = root(parent[x]);
   };
   std::map<std::string, int> by_bus;
-  for (size_t i = 0; i < found.size(); ++i) by_bus[found[i].bus] = static_cast<int>(i);
+  for (size_t i = 0; i < found->size(); ++i) by_bus[(*found)[i].bus] = static_cast<int>(i);
   bool any_link = false, via_switch = false;
-  for (size_t i = 0; i < found.size(); ++i) {
-    for (const auto& peer : found[i].peers) {
+  for (size_t i = 0; i < found->size(); ++i) {
+    for (const auto& peer : (*found)[i].peers) {
       any_link = true;
       auto it = by_bus.find(peer);
       int other = it != by_bus.end() ? it->second : kSwitch;
@@ -276,8 +272,8 @@ std::vector<Gpu> NvmlGpuBackend::Discover() {
   // Without NVML's links (an old driver), hwloc's NVLink bandwidth matrix, where it has one.
   if (!any_link && host) {
     std::map<int, int> first_of_island;
-    for (size_t i = 0; i < found.size(); ++i) {
-      const HostGpu* h = found[i].bus.empty() ? nullptr : host->Gpu(found[i].bus);
+    for (size_t i = 0; i < found->size(); ++i) {
+      const HostGpu* h = (*found)[i].bus.empty() ? nullptr : host->Gpu((*found)[i].bus);
       if (h == nullptr || h->island < 0) continue;
       auto [it, added] = first_of_island.emplace(h->island, static_cast<int>(i));
       if (!added) {
@@ -287,58 +283,98 @@ std::vector<Gpu> NvmlGpuBackend::Discover() {
     }
   }
   std::map<int, int> islands;
-  for (size_t i = 0; i < found.size(); ++i) {
+  for (size_t i = 0; i < found->size(); ++i) {
     auto [it, added] = islands.emplace(root(static_cast<int>(i)), static_cast<int>(islands.size()));
-    found[i].gpu.island = it->second;
+    (*found)[i].gpu.island = it->second;
   }
-  topology_ = via_switch ? "nvswitch" : any_link ? "nvlink" : "pcie";
+  return via_switch ? "nvswitch" : any_link ? "nvlink" : "pcie";
+}
+
+// A MIG instance of a physical GPU: what Discover reports for it (index not yet set) and its
+// handle.
+struct MigInstance {
+  Gpu gpu;
+  nvmlDevice_t handle = nullptr;
+};
+
+// The MIG instances of physical GPU `h` (at most 8); none when MIG is off or unknown.
+std::vector<MigInstance> MigInstances(const Api& a, nvmlDevice_t h, const Gpu& whole) {
+  std::vector<MigInstance> out;
+  unsigned int current = NVML_DEVICE_MIG_DISABLE, pending = NVML_DEVICE_MIG_DISABLE;
+  bool mig = a.mig_mode != nullptr && a.mig_count != nullptr && a.mig_handle != nullptr &&
+             a.mig_mode(h, &current, &pending) == NVML_SUCCESS && current == NVML_DEVICE_MIG_ENABLE;
+  unsigned int instances = 0;
+  if (mig && a.mig_count(h, &instances) != NVML_SUCCESS) instances = 0;
+  for (unsigned int k = 0; k < std::min(instances, 8u); ++k) {
+    nvmlDevice_t m = nullptr;
+    if (a.mig_handle(h, k, &m) != NVML_SUCCESS || m == nullptr) continue;
+    Gpu g = whole;
+    char text[NVML_DEVICE_NAME_V2_BUFFER_SIZE] = {};
+    if (a.uuid(m, text, sizeof text) == NVML_SUCCESS) g.uuid = text;
+    std::string name = a.name(m, text, sizeof text) == NVML_SUCCESS ? text : "";
+    size_t at = name.rfind("MIG ");
+    g.mig_profile = at == std::string::npos ? "mig" : name.substr(at + 4);
+    g.model = MigModel(whole.model, g.mig_profile);
+    nvmlMemory_t mem{};
+    if (a.memory(m, &mem) == NVML_SUCCESS) g.memory_bytes = static_cast<int64_t>(mem.total);
+    out.push_back(MigInstance{.gpu = std::move(g), .handle = m});
+  }
+  return out;
+}
+
+// XIDs: one event set for every physical GPU that supports it; null when NVML has no events.
+void* XidEventSet(const Api& a, const std::vector<void*>& physical) {
+  if (a.event_set_create == nullptr || a.register_events == nullptr || a.event_wait == nullptr) {
+    return nullptr;
+  }
+  nvmlEventSet_t set = nullptr;
+  if (a.event_set_create(&set) != NVML_SUCCESS) return nullptr;
+  for (void* h : physical) (void)a.register_events(Dev(h), nvmlEventTypeXidCriticalError, set);
+  return set;
+}
+
+}  // namespace
+
+std::vector<Gpu> NvmlGpuBackend::Discover() {
+  const Api& a = *api_;
+  std::vector<Gpu> out;
+  devices_.clear();
+  physical_.clear();
+  unsigned int count = 0;
+  if (a.count(&count) != NVML_SUCCESS) return out;
+  count = std::min(count, 64u);
+
+  std::vector<PhysicalGpu> found;
+  for (unsigned int i = 0; i < count; ++i) {
+    nvmlDevice_t h = nullptr;
+    if (a.handle(i, &h) != NVML_SUCCESS) continue;
+    PhysicalGpu p = ReadPhysicalGpu(a, h);
+    physical_.push_back(h);
+    p.gpu.physical = static_cast<int>(physical_.size()) - 1;
+    found.push_back(std::move(p));
+  }
+  auto host = LoadHostTopology(options_.topology_xml);
+  PlaceOnHost(host, &found);
+  topology_ = SetNvlinkIslands(host, &found);
 
   // Devices: a whole GPU, or its MIG instances when MIG is on.
   for (size_t i = 0; i < found.size(); ++i) {
-    const Physical& p = found[i];
-    nvmlDevice_t h = Dev(physical_[i]);
-    unsigned int current = NVML_DEVICE_MIG_DISABLE, pending = NVML_DEVICE_MIG_DISABLE;
-    bool mig = a.mig_mode != nullptr && a.mig_count != nullptr && a.mig_handle != nullptr &&
-               a.mig_mode(h, &current, &pending) == NVML_SUCCESS &&
-               current == NVML_DEVICE_MIG_ENABLE;
-    unsigned int instances = 0;
-    if (mig && a.mig_count(h, &instances) != NVML_SUCCESS) instances = 0;
-    int added = 0;
-    for (unsigned int k = 0; k < std::min(instances, 8u); ++k) {
-      nvmlDevice_t m = nullptr;
-      if (a.mig_handle(h, k, &m) != NVML_SUCCESS || m == nullptr) continue;
-      Gpu g = p.gpu;
-      char text[NVML_DEVICE_NAME_V2_BUFFER_SIZE] = {};
-      if (a.uuid(m, text, sizeof text) == NVML_SUCCESS) g.uuid = text;
-      std::string name = a.name(m, text, sizeof text) == NVML_SUCCESS ? text : "";
-      size_t at = name.rfind("MIG ");
-      g.mig_profile = at == std::string::npos ? "mig" : name.substr(at + 4);
-      g.model = MigModel(p.gpu.model, g.mig_profile);
-      nvmlMemory_t mem{};
-      if (a.memory(m, &mem) == NVML_SUCCESS) g.memory_bytes = static_cast<int64_t>(mem.total);
-      g.index = static_cast<int>(out.size());
-      out.push_back(g);
-      devices_.push_back(Device{.gpu = physical_[i], .mig = m, .physical = static_cast<int>(i)});
-      ++added;
+    const int physical = static_cast<int>(i);
+    std::vector<MigInstance> migs = MigInstances(a, Dev(physical_[i]), found[i].gpu);
+    for (MigInstance& m : migs) {
+      m.gpu.index = static_cast<int>(out.size());
+      out.push_back(m.gpu);
+      devices_.push_back(Device{.gpu = physical_[i], .mig = m.handle, .physical = physical});
     }
-    if (added == 0) {
-      Gpu g = p.gpu;
+    if (migs.empty()) {
+      Gpu g = found[i].gpu;
       g.index = static_cast<int>(out.size());
       g.physical = -1;
       out.push_back(g);
-      devices_.push_back(Device{.gpu = physical_[i], .physical = static_cast<int>(i)});
+      devices_.push_back(Device{.gpu = physical_[i], .physical = physical});
     }
   }
-
-  // XIDs: one event set for every physical GPU that supports it.
-  if (events_ == nullptr && a.event_set_create != nullptr && a.register_events != nullptr &&
-      a.event_wait != nullptr) {
-    nvmlEventSet_t set = nullptr;
-    if (a.event_set_create(&set) == NVML_SUCCESS) {
-      events_ = set;
-      for (void* h : physical_) (void)a.register_events(Dev(h), nvmlEventTypeXidCriticalError, set);
-    }
-  }
+  if (events_ == nullptr) events_ = XidEventSet(a, physical_);
   return out;
 }
 

@@ -524,66 +524,72 @@ std::pair<std::vector<std::string>, std::optional<std::vector<std::string>>> Spl
   return {std::move(head), std::nullopt};
 }
 
-void AddClientCommands(CLI::App& app, int* exit_code,
-                       std::optional<std::vector<std::string>> command_tail) {
-  auto tail = std::make_shared<std::optional<std::vector<std::string>>>(std::move(command_tail));
-  auto conn = std::make_shared<Connection>();
-  auto add_conn = [conn](CLI::App* sub) {
-    sub->add_option("--server", conn->server,
-                    "controller URL (default: $BATON_SERVER, then the local server.url)");
-    sub->add_option("--token", conn->token,
-                    "API token (default: $BATON_TOKEN, then the local admin.token)");
-  };
+namespace {
 
-  {
-    auto f = std::make_shared<SubmitFlags>();
-    CLI::App* sub =
-        app.add_subcommand("submit", "submit a job: baton submit [OPTIONS] -- COMMAND [ARGS...]");
-    sub->prefix_command();
-    add_conn(sub);
-    sub->add_option("-g,--gpus", f->gpus, "GPUs (a fraction such as 0.25 shares one GPU)");
-    sub->add_option("--gpu-type", f->gpu_type, "GPU model, e.g. H100 or A100-40GB");
-    sub->add_option("--gpu-memory", f->gpu_memory, "minimum GPU memory, e.g. 40GiB");
-    sub->add_option("--nodes", f->nodes, "nodes (GPUs are split evenly across them)");
-    sub->add_option("--cpus", f->cpus, "CPU cores per node");
-    sub->add_option("--memory", f->memory, "memory per node, e.g. 64GiB");
-    sub->add_option("-p,--priority", f->priority, "low, normal, high or critical");
-    sub->add_option("--project", f->project, "project to account the job to");
-    sub->add_option("--pool", f->pool, "pool (partition)");
-    sub->add_option("--name", f->name, "job name");
-    sub->add_option("-t,--time", f->time, "time limit, e.g. 90s, 30m, 2h");
-    sub->add_option("--grace", f->grace,
-                    "grace between SIGUSR1, SIGTERM and SIGKILL (default 30s)");
-    sub->add_option("--retries", f->retries, "times a failed job is requeued");
-    sub->add_option("--after", f->after, "start only after these jobs succeeded");
-    sub->add_option("--env", f->env, "KEY=VALUE for the job's environment (repeatable)");
-    sub->add_option("--workdir", f->workdir, "working directory (default: the current one)");
-    sub->add_flag("--preemptible", f->preemptible, "the job may be preempted");
-    sub->add_flag(
-        "--process-per-gpu", f->process_per_gpu,
-        "one process per GPU (LOCAL_RANK 0..n-1 on each node), as torchrun --nproc-per-node");
-    sub->add_flag("--hold", f->hold, "submit held; `baton release` lets it run");
-    sub->add_option("-f,--file", f->file, "YAML job file (one job, a list, or {jobs: [...]})");
-    sub->add_flag("--json", f->json, "print the job object instead of its id");
-    sub->callback([sub, f, conn, exit_code, tail] {
-      // Words before the `--` that started the command keep the `--` as part of it
-      // (`baton submit python x.py -- --flag`); otherwise the command is what follows `--`.
-      std::vector<std::string> command = sub->remaining();
-      // CLI11 hands over an unknown option as the first word of the command: a typo such as
-      // `--gpu 1` would become the job's program. No program's name starts with '-'.
-      if (!command.empty() && command[0].size() > 1 && command[0][0] == '-') {
-        *exit_code =
-            Usage(InvalidArgument("submit: unknown option \"" + command[0].substr(0, 64) +
-                                  "\" (see `baton submit --help`; the command goes after --)"));
-        return;
-      }
-      if (tail->has_value()) {
-        if (!command.empty()) command.emplace_back("--");
-        command.insert(command.end(), (*tail)->begin(), (*tail)->end());
-      }
-      *exit_code = Submit(*conn, *f, std::move(command));
-    });
-  }
+// The flags every command that talks to the server takes; `conn` must outlive the parse.
+void AddConnectionFlags(CLI::App* sub, Connection& conn) {
+  sub->add_option("--server", conn.server,
+                  "controller URL (default: $BATON_SERVER, then the local server.url)");
+  sub->add_option("--token", conn.token,
+                  "API token (default: $BATON_TOKEN, then the local admin.token)");
+}
+
+// The groups of client commands, in the order `baton --help` lists them. Each command's flags
+// live in shared pointers its callback holds, so that they outlive the parse.
+
+// `baton submit`: the job's spec from flags or a file; its command after `--`.
+void AddSubmitCommand(CLI::App& app, const std::shared_ptr<Connection>& conn, int* exit_code,
+                      const std::shared_ptr<std::optional<std::vector<std::string>>>& tail) {
+  auto f = std::make_shared<SubmitFlags>();
+  CLI::App* sub =
+      app.add_subcommand("submit", "submit a job: baton submit [OPTIONS] -- COMMAND [ARGS...]");
+  sub->prefix_command();
+  AddConnectionFlags(sub, *conn);
+  sub->add_option("-g,--gpus", f->gpus, "GPUs (a fraction such as 0.25 shares one GPU)");
+  sub->add_option("--gpu-type", f->gpu_type, "GPU model, e.g. H100 or A100-40GB");
+  sub->add_option("--gpu-memory", f->gpu_memory, "minimum GPU memory, e.g. 40GiB");
+  sub->add_option("--nodes", f->nodes, "nodes (GPUs are split evenly across them)");
+  sub->add_option("--cpus", f->cpus, "CPU cores per node");
+  sub->add_option("--memory", f->memory, "memory per node, e.g. 64GiB");
+  sub->add_option("-p,--priority", f->priority, "low, normal, high or critical");
+  sub->add_option("--project", f->project, "project to account the job to");
+  sub->add_option("--pool", f->pool, "pool (partition)");
+  sub->add_option("--name", f->name, "job name");
+  sub->add_option("-t,--time", f->time, "time limit, e.g. 90s, 30m, 2h");
+  sub->add_option("--grace", f->grace, "grace between SIGUSR1, SIGTERM and SIGKILL (default 30s)");
+  sub->add_option("--retries", f->retries, "times a failed job is requeued");
+  sub->add_option("--after", f->after, "start only after these jobs succeeded");
+  sub->add_option("--env", f->env, "KEY=VALUE for the job's environment (repeatable)");
+  sub->add_option("--workdir", f->workdir, "working directory (default: the current one)");
+  sub->add_flag("--preemptible", f->preemptible, "the job may be preempted");
+  sub->add_flag(
+      "--process-per-gpu", f->process_per_gpu,
+      "one process per GPU (LOCAL_RANK 0..n-1 on each node), as torchrun --nproc-per-node");
+  sub->add_flag("--hold", f->hold, "submit held; `baton release` lets it run");
+  sub->add_option("-f,--file", f->file, "YAML job file (one job, a list, or {jobs: [...]})");
+  sub->add_flag("--json", f->json, "print the job object instead of its id");
+  sub->callback([sub, f, conn, exit_code, tail] {
+    // Words before the `--` that started the command keep the `--` as part of it
+    // (`baton submit python x.py -- --flag`); otherwise the command is what follows `--`.
+    std::vector<std::string> command = sub->remaining();
+    // CLI11 hands over an unknown option as the first word of the command: a typo such as
+    // `--gpu 1` would become the job's program. No program's name starts with '-'.
+    if (!command.empty() && command[0].size() > 1 && command[0][0] == '-') {
+      *exit_code =
+          Usage(InvalidArgument("submit: unknown option \"" + command[0].substr(0, 64) +
+                                "\" (see `baton submit --help`; the command goes after --)"));
+      return;
+    }
+    if (tail->has_value()) {
+      if (!command.empty()) command.emplace_back("--");
+      command.insert(command.end(), (*tail)->begin(), (*tail)->end());
+    }
+    *exit_code = Submit(*conn, *f, std::move(command));
+  });
+}
+
+// Commands on jobs: jobs, show, logs, cancel, hold, release, wait.
+void AddJobCommands(CLI::App& app, const std::shared_ptr<Connection>& conn, int* exit_code) {
   {
     auto state = std::make_shared<std::string>();
     auto user = std::make_shared<std::string>();
@@ -591,7 +597,7 @@ void AddClientCommands(CLI::App& app, int* exit_code,
     auto json = std::make_shared<bool>(false);
     CLI::App* sub =
         app.add_subcommand("jobs", "list jobs (pending, held and running unless --all or --state)");
-    add_conn(sub);
+    AddConnectionFlags(sub, *conn);
     sub->add_option("--state", *state, "comma-separated states, e.g. running,pending");
     sub->add_option("--user", *user, "only this user's jobs");
     sub->add_flag("--all", *all, "include finished jobs");
@@ -602,7 +608,7 @@ void AddClientCommands(CLI::App& app, int* exit_code,
     auto id = std::make_shared<int64_t>(0);
     auto json = std::make_shared<bool>(false);
     CLI::App* sub = app.add_subcommand("show", "show one job, with why it waits");
-    add_conn(sub);
+    AddConnectionFlags(sub, *conn);
     sub->add_option("id", *id, "job id")->required();
     sub->add_flag("--json", *json, "print JSON");
     sub->callback([=] { *exit_code = Show(*conn, *id, *json); });
@@ -611,7 +617,7 @@ void AddClientCommands(CLI::App& app, int* exit_code,
     auto id = std::make_shared<int64_t>(0);
     auto follow = std::make_shared<bool>(false);
     CLI::App* sub = app.add_subcommand("logs", "print a job's output");
-    add_conn(sub);
+    AddConnectionFlags(sub, *conn);
     sub->add_option("id", *id, "job id")->required();
     sub->add_flag("-f,--follow", *follow, "keep printing until the job ends");
     sub->callback([=] { *exit_code = Logs(*conn, *id, *follow); });
@@ -620,7 +626,7 @@ void AddClientCommands(CLI::App& app, int* exit_code,
     auto ids = std::make_shared<std::vector<int64_t>>();
     std::string help = std::string(action) + " jobs";
     CLI::App* sub = app.add_subcommand(action, help);
-    add_conn(sub);
+    AddConnectionFlags(sub, *conn);
     sub->add_option("ids", *ids, "job ids")->required();
     std::string a = action;
     sub->callback([=] { *exit_code = Act(*conn, *ids, a); });
@@ -629,15 +635,19 @@ void AddClientCommands(CLI::App& app, int* exit_code,
     auto ids = std::make_shared<std::vector<int64_t>>();
     auto timeout = std::make_shared<std::string>();
     CLI::App* sub = app.add_subcommand("wait", "wait for jobs to end; exit 0 when all succeeded");
-    add_conn(sub);
+    AddConnectionFlags(sub, *conn);
     sub->add_option("ids", *ids, "job ids")->required();
     sub->add_option("--timeout", *timeout, "give up after this long, e.g. 10m");
     sub->callback([=] { *exit_code = Wait(*conn, *ids, *timeout); });
   }
+}
+
+// Commands on nodes: nodes, drain, undrain.
+void AddNodeCommands(CLI::App& app, const std::shared_ptr<Connection>& conn, int* exit_code) {
   {
     auto json = std::make_shared<bool>(false);
     CLI::App* sub = app.add_subcommand("nodes", "list nodes and their GPUs");
-    add_conn(sub);
+    AddConnectionFlags(sub, *conn);
     sub->add_flag("--json", *json, "print JSON");
     sub->callback([=] { *exit_code = Nodes(*conn, *json); });
   }
@@ -648,63 +658,70 @@ void AddClientCommands(CLI::App& app, int* exit_code,
         app.add_subcommand(drain ? "drain" : "undrain",
                            drain ? "stop placing new jobs on a node or some of its GPUs (admin)"
                                  : "let a drained node or GPU take jobs again (admin)");
-    add_conn(sub);
+    AddConnectionFlags(sub, *conn);
     sub->add_option("target", *target, "NODE or NODE/GPU[,GPU...]")->required();
     if (drain) sub->add_option("--reason", *reason, "why, shown by `baton nodes`");
     sub->callback([=] { *exit_code = Drain(*conn, *target, *reason, drain); });
   }
-  {
-    CLI::App* config = app.add_subcommand(
-        "config", "the server's configuration file: check one, or print a sample");
-    config->require_subcommand(1);
-    auto file = std::make_shared<std::string>();
-    CLI::App* check = config->add_subcommand(
-        "check", "check FILE as `baton server --config FILE` would (exit 2 if bad)");
-    check->add_option("file", *file, "the YAML configuration file")->required();
-    check->callback([=] { *exit_code = ConfigCheck(*file); });
-    CLI::App* sample = config->add_subcommand(
-        "sample", "print a configuration file with every section, to start from");
-    sample->callback([=] {
-      std::cout << ConfigSample();
-      *exit_code = 0;
-    });
-  }
-  {
-    CLI::App* token = app.add_subcommand("token", "API tokens: create, list, revoke");
-    token->require_subcommand(1);
-    auto user = std::make_shared<std::string>();
-    auto role = std::make_shared<std::string>("user");
-    auto name = std::make_shared<std::string>();
-    auto json = std::make_shared<bool>(false);
-    CLI::App* create = token->add_subcommand("create", "a new token; its secret is printed once");
-    add_conn(create);
-    create->add_option("--user", *user, "the Unix user it acts as (default: yourself)");
-    create
-        ->add_option("--role", *role,
-                     "user (own jobs), admin (everything) or agent (node protocol)")
-        ->check(CLI::IsMember({"user", "admin", "agent"}));
-    create->add_option("--name", *name, "what it is for, shown by `baton token list`");
-    create->add_flag("--json", *json, "print JSON");
-    create->callback([=] { *exit_code = TokenCreate(*conn, *user, *role, *name, *json); });
-    CLI::App* list =
-        token->add_subcommand("list", "tokens (yours; an admin's: all), without secrets");
-    add_conn(list);
-    list->add_flag("--json", *json, "print JSON");
-    list->callback([=] { *exit_code = TokenList(*conn, *json); });
-    auto id = std::make_shared<int64_t>(0);
-    CLI::App* revoke = token->add_subcommand("revoke", "stop a token working, for good");
-    add_conn(revoke);
-    revoke->add_option("id", *id, "the token's id (baton token list)")
-        ->required()
-        ->check(CLI::PositiveNumber);
-    revoke->callback([=] { *exit_code = TokenRevoke(*conn, *id); });
-  }
+}
+
+// `baton config check` and `baton config sample`: no server involved.
+void AddConfigCommands(CLI::App& app, int* exit_code) {
+  CLI::App* config =
+      app.add_subcommand("config", "the server's configuration file: check one, or print a sample");
+  config->require_subcommand(1);
+  auto file = std::make_shared<std::string>();
+  CLI::App* check = config->add_subcommand(
+      "check", "check FILE as `baton server --config FILE` would (exit 2 if bad)");
+  check->add_option("file", *file, "the YAML configuration file")->required();
+  check->callback([=] { *exit_code = ConfigCheck(*file); });
+  CLI::App* sample = config->add_subcommand(
+      "sample", "print a configuration file with every section, to start from");
+  sample->callback([=] {
+    std::cout << ConfigSample();
+    *exit_code = 0;
+  });
+}
+
+// `baton token create`, `list` and `revoke`.
+void AddTokenCommands(CLI::App& app, const std::shared_ptr<Connection>& conn, int* exit_code) {
+  CLI::App* token = app.add_subcommand("token", "API tokens: create, list, revoke");
+  token->require_subcommand(1);
+  auto user = std::make_shared<std::string>();
+  auto role = std::make_shared<std::string>("user");
+  auto name = std::make_shared<std::string>();
+  auto json = std::make_shared<bool>(false);
+  CLI::App* create = token->add_subcommand("create", "a new token; its secret is printed once");
+  AddConnectionFlags(create, *conn);
+  create->add_option("--user", *user, "the Unix user it acts as (default: yourself)");
+  create
+      ->add_option("--role", *role, "user (own jobs), admin (everything) or agent (node protocol)")
+      ->check(CLI::IsMember({"user", "admin", "agent"}));
+  create->add_option("--name", *name, "what it is for, shown by `baton token list`");
+  create->add_flag("--json", *json, "print JSON");
+  create->callback([=] { *exit_code = TokenCreate(*conn, *user, *role, *name, *json); });
+  CLI::App* list =
+      token->add_subcommand("list", "tokens (yours; an admin's: all), without secrets");
+  AddConnectionFlags(list, *conn);
+  list->add_flag("--json", *json, "print JSON");
+  list->callback([=] { *exit_code = TokenList(*conn, *json); });
+  auto id = std::make_shared<int64_t>(0);
+  CLI::App* revoke = token->add_subcommand("revoke", "stop a token working, for good");
+  AddConnectionFlags(revoke, *conn);
+  revoke->add_option("id", *id, "the token's id (baton token list)")
+      ->required()
+      ->check(CLI::PositiveNumber);
+  revoke->callback([=] { *exit_code = TokenRevoke(*conn, *id); });
+}
+
+// Views of the cluster: queue, gpus, usage, events, top.
+void AddViewCommands(CLI::App& app, const std::shared_ptr<Connection>& conn, int* exit_code) {
   {
     auto json = std::make_shared<bool>(false);
     auto limit = std::make_shared<int>(50);
     CLI::App* sub =
         app.add_subcommand("queue", "pending jobs in the order they would start, with reasons");
-    add_conn(sub);
+    AddConnectionFlags(sub, *conn);
     sub->add_flag("--json", *json, "print JSON");
     sub->add_option("-n,--limit", *limit, "how many (1-1000)")->check(CLI::Range(1, 1000));
     sub->callback([=] { *exit_code = Queue(*conn, *limit, *json); });
@@ -713,14 +730,14 @@ void AddClientCommands(CLI::App& app, int* exit_code,
     auto json = std::make_shared<bool>(false);
     CLI::App* sub = app.add_subcommand(
         "gpus", "every GPU: state, utilisation, memory, temperature, power, jobs");
-    add_conn(sub);
+    AddConnectionFlags(sub, *conn);
     sub->add_flag("--json", *json, "print JSON");
     sub->callback([=] { *exit_code = Gpus(*conn, *json); });
   }
   {
     auto json = std::make_shared<bool>(false);
     CLI::App* sub = app.add_subcommand("usage", "GPU-hours, cost and budgets by project and user");
-    add_conn(sub);
+    AddConnectionFlags(sub, *conn);
     sub->add_flag("--json", *json, "print JSON");
     sub->callback([=] { *exit_code = ShowUsage(*conn, *json); });
   }
@@ -729,7 +746,7 @@ void AddClientCommands(CLI::App& app, int* exit_code,
     auto follow = std::make_shared<bool>(false);
     CLI::App* sub = app.add_subcommand(
         "events", "cluster events (GPU faults, lost nodes, failed jobs, budgets)");
-    add_conn(sub);
+    AddConnectionFlags(sub, *conn);
     sub->add_flag("--json", *json, "print each event as a JSON object");
     sub->add_flag("-f,--follow", *follow, "keep printing events as they happen (Ctrl-C stops)");
     sub->callback([=] { *exit_code = Events(*conn, *follow, *json); });
@@ -738,12 +755,26 @@ void AddClientCommands(CLI::App& app, int* exit_code,
     auto options = std::make_shared<TopOptions>();
     CLI::App* sub = app.add_subcommand(
         "top", "a live view: GPUs, the queue with reasons, running jobs (q quits)");
-    add_conn(sub);
+    AddConnectionFlags(sub, *conn);
     sub->add_option("-d,--interval", options->interval_s, "seconds between frames (default 2)")
         ->check(CLI::Range(0.1, 3600.0));
     sub->add_flag("--once", options->once, "print one frame and exit");
     sub->callback([=] { *exit_code = Top(*conn, *options); });
   }
+}
+
+}  // namespace
+
+void AddClientCommands(CLI::App& app, int* exit_code,
+                       std::optional<std::vector<std::string>> command_tail) {
+  auto tail = std::make_shared<std::optional<std::vector<std::string>>>(std::move(command_tail));
+  auto conn = std::make_shared<Connection>();
+  AddSubmitCommand(app, conn, exit_code, tail);
+  AddJobCommands(app, conn, exit_code);
+  AddNodeCommands(app, conn, exit_code);
+  AddConfigCommands(app, exit_code);
+  AddTokenCommands(app, conn, exit_code);
+  AddViewCommands(app, conn, exit_code);
 }
 
 }  // namespace baton::cli

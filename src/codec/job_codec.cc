@@ -86,6 +86,93 @@ Status DecodeCommand(const json::value& v, JobSpec* spec) {
   return Status::Ok();
 }
 
+Status DecodeEnv(const json::value& val, const std::string& field, JobSpec* spec) {
+  auto o = GetObject(val, field);
+  if (!o) return o.error();
+  if ((*o)->size() > SpecLimits::kEnvVars) return FieldError(field, "too many variables");
+  spec->env.clear();
+  for (const auto& e : **o) {
+    std::string k(e.key().data(), e.key().size());
+    auto s = GetString(e.value(), Join(field, k), SpecLimits::kEnvBytes);
+    if (!s) return s.error();
+    spec->env.emplace_back(std::move(k), std::move(*s));
+  }
+  return Status::Ok();
+}
+
+// after: one job id, or a list of them.
+Status DecodeAfter(const json::value& val, const std::string& field, JobSpec* spec) {
+  spec->after.clear();
+  if (val.is_number()) {
+    auto n = GetInt(val, field, 1, INT64_MAX);
+    if (!n) return n.error();
+    spec->after.push_back(JobId{*n});
+    return Status::Ok();
+  }
+  auto a = GetArray(val, field);
+  if (!a) return a.error();
+  if ((*a)->size() > SpecLimits::kMaxAfter) return FieldError(field, "more than 256 dependencies");
+  for (size_t i = 0; i < (*a)->size(); ++i) {
+    auto n = GetInt((**a)[i], field + "[" + std::to_string(i) + "]", 1, INT64_MAX);
+    if (!n) return n.error();
+    spec->after.push_back(JobId{*n});
+  }
+  return Status::Ok();
+}
+
+// One non-null field of a spec object; `field` is its path for errors.
+Status DecodeSpecField(std::string_view key, const std::string& field, const json::value& val,
+                       JobSpec* spec) {
+  if (key == "name") {
+    auto s = GetString(val, field, SpecLimits::kNameBytes);
+    if (!s) return s.error();
+    spec->name = *s;
+  } else if (key == "command") {
+    return DecodeCommand(val, spec);
+  } else if (key == "shell") {
+    // Informational in the public form; the command's type decides.
+    auto b = GetBool(val, field);
+    if (!b) return b.error();
+  } else if (key == "resources") {
+    return DecodeResources(val, field, &spec->resources);
+  } else if (key == "priority") {
+    auto s = GetString(val, field, 32);
+    if (!s) return s.error();
+    auto p = ParsePriority(*s);
+    if (!p) return FieldError(field, "must be one of low, normal, high, critical");
+    spec->priority = *p;
+  } else if (key == "project" || key == "pool" || key == "workdir") {
+    auto s = GetString(val, field, SpecLimits::kPathBytes);
+    if (!s) return s.error();
+    (key == "project" ? spec->project : key == "pool" ? spec->pool : spec->workdir) = *s;
+  } else if (key == "time_limit" || key == "time_limit_s") {
+    auto d = GetDuration(val, field);
+    if (!d) return d.error();
+    spec->time_limit = *d;
+  } else if (key == "grace_period" || key == "grace_period_s") {
+    auto d = GetDuration(val, field);
+    if (!d) return d.error();
+    spec->grace_period = *d;
+  } else if (key == "retries") {
+    auto n = GetInt(val, field, 0, SpecLimits::kMaxRetries);
+    if (!n) return n.error();
+    spec->retries = static_cast<int>(*n);
+  } else if (key == "env") {
+    return DecodeEnv(val, field, spec);
+  } else if (key == "after") {
+    return DecodeAfter(val, field, spec);
+  } else if (key == "preemptible" || key == "hold" || key == "process_per_gpu") {
+    auto b = GetBool(val, field);
+    if (!b) return b.error();
+    (key == "hold"          ? spec->hold
+     : key == "preemptible" ? spec->preemptible
+                            : spec->process_per_gpu) = *b;
+  } else {
+    return FieldError(field, "unknown field");
+  }
+  return Status::Ok();
+}
+
 Status DecodeSpecObject(const json::value& v, std::string_view prefix, JobSpec* spec) {
   auto obj = GetObject(v, prefix);
   if (!obj) return obj.error();
@@ -95,80 +182,8 @@ Status DecodeSpecObject(const json::value& v, std::string_view prefix, JobSpec* 
     std::string field = Join(prefix, key);
     const json::value& val = kv.value();
     if (val.is_null()) continue;
-    Status st;
-    if (key == "name") {
-      auto s = GetString(val, field, SpecLimits::kNameBytes);
-      if (!s) return s.error();
-      spec->name = *s;
-    } else if (key == "command") {
-      st = DecodeCommand(val, spec);
-      has_command = true;
-    } else if (key == "shell") {
-      // Informational in the public form; the command's type decides.
-      auto b = GetBool(val, field);
-      if (!b) return b.error();
-    } else if (key == "resources") {
-      st = DecodeResources(val, field, &spec->resources);
-    } else if (key == "priority") {
-      auto s = GetString(val, field, 32);
-      if (!s) return s.error();
-      auto p = ParsePriority(*s);
-      if (!p) return FieldError(field, "must be one of low, normal, high, critical");
-      spec->priority = *p;
-    } else if (key == "project" || key == "pool" || key == "workdir") {
-      auto s = GetString(val, field, SpecLimits::kPathBytes);
-      if (!s) return s.error();
-      (key == "project" ? spec->project : key == "pool" ? spec->pool : spec->workdir) = *s;
-    } else if (key == "time_limit" || key == "time_limit_s") {
-      auto d = GetDuration(val, field);
-      if (!d) return d.error();
-      spec->time_limit = *d;
-    } else if (key == "grace_period" || key == "grace_period_s") {
-      auto d = GetDuration(val, field);
-      if (!d) return d.error();
-      spec->grace_period = *d;
-    } else if (key == "retries") {
-      auto n = GetInt(val, field, 0, SpecLimits::kMaxRetries);
-      if (!n) return n.error();
-      spec->retries = static_cast<int>(*n);
-    } else if (key == "env") {
-      auto o = GetObject(val, field);
-      if (!o) return o.error();
-      if ((*o)->size() > SpecLimits::kEnvVars) return FieldError(field, "too many variables");
-      spec->env.clear();
-      for (const auto& e : **o) {
-        std::string k(e.key().data(), e.key().size());
-        auto s = GetString(e.value(), Join(field, k), SpecLimits::kEnvBytes);
-        if (!s) return s.error();
-        spec->env.emplace_back(std::move(k), std::move(*s));
-      }
-    } else if (key == "after") {
-      spec->after.clear();
-      if (val.is_number()) {
-        auto n = GetInt(val, field, 1, INT64_MAX);
-        if (!n) return n.error();
-        spec->after.push_back(JobId{*n});
-      } else {
-        auto a = GetArray(val, field);
-        if (!a) return a.error();
-        if ((*a)->size() > SpecLimits::kMaxAfter)
-          return FieldError(field, "more than 256 dependencies");
-        for (size_t i = 0; i < (*a)->size(); ++i) {
-          auto n = GetInt((**a)[i], field + "[" + std::to_string(i) + "]", 1, INT64_MAX);
-          if (!n) return n.error();
-          spec->after.push_back(JobId{*n});
-        }
-      }
-    } else if (key == "preemptible" || key == "hold" || key == "process_per_gpu") {
-      auto b = GetBool(val, field);
-      if (!b) return b.error();
-      (key == "hold"          ? spec->hold
-       : key == "preemptible" ? spec->preemptible
-                              : spec->process_per_gpu) = *b;
-    } else {
-      return FieldError(field, "unknown field");
-    }
-    if (!st.ok()) return st;
+    if (key == "command") has_command = true;
+    RETURN_STATUS_IF_ERROR(DecodeSpecField(key, field, val, spec));
   }
   if (!has_command) return FieldError(Join(prefix, "command"), "is required");
   Status st = ValidateJobSpec(*spec);
@@ -190,6 +205,45 @@ json::object EncodeResources(const Resources& r) {
 
 json::value OptTime(const std::optional<TimePoint>& t) {
   return t ? TimeValue(*t) : json::value(nullptr);
+}
+
+json::array AllocationArray(const std::vector<NodeAllocation>& allocation, JobForm form) {
+  json::array alloc;
+  for (const auto& part : allocation) {
+    json::object p;
+    p["node"] = part.node;
+    json::array gpus;
+    for (int g : part.gpus) gpus.emplace_back(g);
+    p["gpus"] = std::move(gpus);
+    if (form == JobForm::kRecord || part.milli_per_gpu != 1000) {
+      p["gpu_share"] = static_cast<double>(part.milli_per_gpu) / 1000.0;
+    }
+    if (form == JobForm::kRecord) {
+      p["started"] = part.started;
+      p["ended"] = part.ended;
+      p["exit_code"] = part.exit_code;
+      p["signal"] = part.signal;
+      p["timed_out"] = part.timed_out;
+      p["lost"] = part.lost;
+    }
+    alloc.emplace_back(std::move(p));
+  }
+  return alloc;
+}
+
+// The fields only the stored record has, after all the others.
+void AddRecordOnlyFields(const Job& job, json::object* o) {
+  (*o)["launched"] = job.launched;
+  (*o)["stop_requested"] = job.stop_requested;
+  (*o)["preempt_requested"] = job.preempt_requested;
+  if (job.last_checkpoint) (*o)["last_checkpoint"] = TimeValue(*job.last_checkpoint);
+  (*o)["failures"] = job.failures;
+  (*o)["cost_micros"] = job.cost_micros;
+  (*o)["cost_per_hour_micros"] = job.cost_per_hour_micros;
+  if (job.utilization_samples > 0) {
+    (*o)["utilization_sum"] = job.utilization_sum;
+    (*o)["utilization_samples"] = job.utilization_samples;
+  }
 }
 
 json::object JobObject(const Job& job, JobForm form) {
@@ -237,27 +291,7 @@ json::object JobObject(const Job& job, JobForm form) {
   }
   o["exit_code"] = job.exit_code ? json::value(*job.exit_code) : json::value(nullptr);
   o["exit_signal"] = job.exit_signal ? json::value(*job.exit_signal) : json::value(nullptr);
-  json::array alloc;
-  for (const auto& part : job.allocation) {
-    json::object p;
-    p["node"] = part.node;
-    json::array gpus;
-    for (int g : part.gpus) gpus.emplace_back(g);
-    p["gpus"] = std::move(gpus);
-    if (form == JobForm::kRecord || part.milli_per_gpu != 1000) {
-      p["gpu_share"] = static_cast<double>(part.milli_per_gpu) / 1000.0;
-    }
-    if (form == JobForm::kRecord) {
-      p["started"] = part.started;
-      p["ended"] = part.ended;
-      p["exit_code"] = part.exit_code;
-      p["signal"] = part.signal;
-      p["timed_out"] = part.timed_out;
-      p["lost"] = part.lost;
-    }
-    alloc.emplace_back(std::move(p));
-  }
-  o["allocation"] = std::move(alloc);
+  o["allocation"] = AllocationArray(job.allocation, form);
   o["cost"] = static_cast<double>(job.cost_micros) / 1e6;
   o["cost_per_hour"] = static_cast<double>(job.cost_per_hour_micros) / 1e6;
   o["gpu_seconds"] = std::round(job.gpu_seconds * 1000) / 1000;
@@ -266,19 +300,7 @@ json::object JobObject(const Job& job, JobForm form) {
   if (job.master_port > 0 && (form == JobForm::kRecord || job.state == JobState::kRunning)) {
     o["master_port"] = job.master_port;
   }
-  if (form == JobForm::kRecord) {
-    o["launched"] = job.launched;
-    o["stop_requested"] = job.stop_requested;
-    o["preempt_requested"] = job.preempt_requested;
-    if (job.last_checkpoint) o["last_checkpoint"] = TimeValue(*job.last_checkpoint);
-    o["failures"] = job.failures;
-    o["cost_micros"] = job.cost_micros;
-    o["cost_per_hour_micros"] = job.cost_per_hour_micros;
-    if (job.utilization_samples > 0) {
-      o["utilization_sum"] = job.utilization_sum;
-      o["utilization_samples"] = job.utilization_samples;
-    }
-  }
+  if (form == JobForm::kRecord) AddRecordOnlyFields(job, &o);
   return o;
 }
 
@@ -289,22 +311,17 @@ Result<std::optional<TimePoint>> OptionalTime(const json::object& o, std::string
   return std::optional<TimePoint>(t);
 }
 
-Result<Job> JobFromValue(const json::value& v) {
-  ASSIGN_OR_RETURN(const json::object* o, GetObject(v, "job"));
-  Job job;
-  const json::value* id = Find(*o, "id");
-  if (id == nullptr) return Err(InvalidArgument("job: missing id"));
-  ASSIGN_OR_RETURN(job.id.value, GetInt(*id, "id", 1, INT64_MAX));
-  // The spec fields, through the same decoder users' specs go through.
+// The spec fields of a job object, through the same decoder users' specs go through.
+Result<JobSpec> SpecFromJobObject(const json::object& o) {
   json::object spec_obj;
   for (std::string_view key :
        {"name", "command", "priority", "project", "pool", "retries", "env", "workdir", "after",
         "preemptible", "hold", "process_per_gpu", "time_limit_s", "grace_period_s"}) {
-    if (const json::value* f = Find(*o, key)) spec_obj[key] = *f;
+    if (const json::value* f = Find(o, key)) spec_obj[key] = *f;
   }
-  if (const json::value* res = Find(*o, "resources")) spec_obj["resources"] = *res;
-  if (const json::value* cmd = Find(*o, "command"); cmd != nullptr && cmd->is_array()) {
-    const json::value* shell = Find(*o, "shell");
+  if (const json::value* res = Find(o, "resources")) spec_obj["resources"] = *res;
+  if (const json::value* cmd = Find(o, "command"); cmd != nullptr && cmd->is_array()) {
+    const json::value* shell = Find(o, "shell");
     if (shell != nullptr && shell->is_bool() && shell->get_bool() && cmd->get_array().size() == 1) {
       spec_obj["command"] = cmd->get_array()[0];
     }
@@ -312,118 +329,146 @@ Result<Job> JobFromValue(const json::value& v) {
   json::value spec_value(std::move(spec_obj));
   JobSpec spec;
   RETURN_IF_ERROR(DecodeSpecObject(spec_value, "", &spec));
-  job.spec = std::move(spec);
-  if (const json::value* f = Find(*o, "user")) {
-    ASSIGN_OR_RETURN(job.user, GetString(*f, "user", 256));
+  return spec;
+}
+
+// Who submitted the job, where it stands and when it started and ended.
+Result<void> ReadJobStatus(const json::object& o, Job* job) {
+  if (const json::value* f = Find(o, "user")) {
+    ASSIGN_OR_RETURN(job->user, GetString(*f, "user", 256));
   }
-  if (const json::value* f = Find(*o, "state")) {
+  if (const json::value* f = Find(o, "state")) {
     ASSIGN_OR_RETURN(std::string s, GetString(*f, "state", 32));
-    ASSIGN_OR_RETURN(job.state, ParseJobState(s));
+    ASSIGN_OR_RETURN(job->state, ParseJobState(s));
   }
-  if (const json::value* f = Find(*o, "reason")) {
+  if (const json::value* f = Find(o, "reason")) {
     ASSIGN_OR_RETURN(std::string reason, GetString(*f, "reason", 64));
-    ASSIGN_OR_RETURN(job.reason, ParseWaitReason(reason));
+    ASSIGN_OR_RETURN(job->reason, ParseWaitReason(reason));
   }
-  if (const json::value* f = Find(*o, "reason_detail")) {
-    ASSIGN_OR_RETURN(job.reason_detail, GetString(*f, "reason_detail", 4096));
+  if (const json::value* f = Find(o, "reason_detail")) {
+    ASSIGN_OR_RETURN(job->reason_detail, GetString(*f, "reason_detail", 4096));
   }
-  if (const json::value* f = Find(*o, "restarts")) {
+  if (const json::value* f = Find(o, "restarts")) {
     ASSIGN_OR_RETURN(int64_t n, GetInt(*f, "restarts", 0, 1'000'000));
-    job.restarts = static_cast<int>(n);
+    job->restarts = static_cast<int>(n);
   }
-  if (const json::value* f = Find(*o, "submitted_at")) {
-    ASSIGN_OR_RETURN(job.submitted_at, GetTime(*f, "submitted_at"));
+  if (const json::value* f = Find(o, "submitted_at")) {
+    ASSIGN_OR_RETURN(job->submitted_at, GetTime(*f, "submitted_at"));
   }
-  ASSIGN_OR_RETURN(job.started_at, OptionalTime(*o, "started_at"));
-  ASSIGN_OR_RETURN(job.estimated_start, OptionalTime(*o, "estimated_start"));
-  ASSIGN_OR_RETURN(job.finished_at, OptionalTime(*o, "finished_at"));
-  if (const json::value* f = Find(*o, "exit_code")) {
+  ASSIGN_OR_RETURN(job->started_at, OptionalTime(o, "started_at"));
+  ASSIGN_OR_RETURN(job->estimated_start, OptionalTime(o, "estimated_start"));
+  ASSIGN_OR_RETURN(job->finished_at, OptionalTime(o, "finished_at"));
+  if (const json::value* f = Find(o, "exit_code")) {
     ASSIGN_OR_RETURN(int64_t n, GetInt(*f, "exit_code", -1, 255));
-    job.exit_code = static_cast<int>(n);
+    job->exit_code = static_cast<int>(n);
   }
-  if (const json::value* f = Find(*o, "exit_signal")) {
+  if (const json::value* f = Find(o, "exit_signal")) {
     ASSIGN_OR_RETURN(int64_t n, GetInt(*f, "exit_signal", 0, 128));
-    job.exit_signal = static_cast<int>(n);
+    job->exit_signal = static_cast<int>(n);
   }
-  if (const json::value* f = Find(*o, "allocation")) {
-    ASSIGN_OR_RETURN(const json::array* parts, GetArray(*f, "allocation"));
-    for (const auto& pv : *parts) {
-      ASSIGN_OR_RETURN(const json::object* p, GetObject(pv, "allocation[]"));
-      NodeAllocation part;
-      if (const json::value* n = Find(*p, "node")) {
-        ASSIGN_OR_RETURN(part.node, GetString(*n, "node", 64));
-      }
-      if (const json::value* g = Find(*p, "gpus")) {
-        ASSIGN_OR_RETURN(const json::array* gpus, GetArray(*g, "gpus"));
-        for (const auto& gv : *gpus) {
-          ASSIGN_OR_RETURN(int64_t idx, GetInt(gv, "gpus[]", 0, 4096));
-          part.gpus.push_back(static_cast<int>(idx));
-        }
-      }
-      if (const json::value* s = Find(*p, "gpu_share")) {
-        ASSIGN_OR_RETURN(double share, GetNumber(*s, "gpu_share"));
-        ASSIGN_OR_RETURN(part.milli_per_gpu, MilliFromNumber(share, "gpu_share", 1000));
-      }
-      for (auto [key, flag] :
-           {std::pair{"started", &part.started}, std::pair{"ended", &part.ended},
-            std::pair{"timed_out", &part.timed_out}, std::pair{"lost", &part.lost}}) {
-        if (const json::value* b = Find(*p, key)) {
-          ASSIGN_OR_RETURN(*flag, GetBool(*b, key));
-        }
-      }
-      if (const json::value* e = Find(*p, "exit_code")) {
-        ASSIGN_OR_RETURN(int64_t n, GetInt(*e, "exit_code", -1, 255));
-        part.exit_code = static_cast<int>(n);
-      }
-      if (const json::value* e = Find(*p, "signal")) {
-        ASSIGN_OR_RETURN(int64_t n, GetInt(*e, "signal", 0, 128));
-        part.signal = static_cast<int>(n);
-      }
-      job.allocation.push_back(std::move(part));
+  return {};
+}
+
+// One element of allocation: a node, its GPUs and how its part ran.
+Result<NodeAllocation> AllocationPartFromValue(const json::value& pv) {
+  ASSIGN_OR_RETURN(const json::object* p, GetObject(pv, "allocation[]"));
+  NodeAllocation part;
+  if (const json::value* n = Find(*p, "node")) {
+    ASSIGN_OR_RETURN(part.node, GetString(*n, "node", 64));
+  }
+  if (const json::value* g = Find(*p, "gpus")) {
+    ASSIGN_OR_RETURN(const json::array* gpus, GetArray(*g, "gpus"));
+    for (const auto& gv : *gpus) {
+      ASSIGN_OR_RETURN(int64_t idx, GetInt(gv, "gpus[]", 0, 4096));
+      part.gpus.push_back(static_cast<int>(idx));
     }
   }
-  if (const json::value* f = Find(*o, "launched")) {
-    ASSIGN_OR_RETURN(job.launched, GetBool(*f, "launched"));
+  if (const json::value* s = Find(*p, "gpu_share")) {
+    ASSIGN_OR_RETURN(double share, GetNumber(*s, "gpu_share"));
+    ASSIGN_OR_RETURN(part.milli_per_gpu, MilliFromNumber(share, "gpu_share", 1000));
   }
-  if (const json::value* f = Find(*o, "stop_requested")) {
-    ASSIGN_OR_RETURN(job.stop_requested, GetBool(*f, "stop_requested"));
+  for (auto [key, flag] :
+       {std::pair{"started", &part.started}, std::pair{"ended", &part.ended},
+        std::pair{"timed_out", &part.timed_out}, std::pair{"lost", &part.lost}}) {
+    if (const json::value* b = Find(*p, key)) {
+      ASSIGN_OR_RETURN(*flag, GetBool(*b, key));
+    }
   }
-  if (const json::value* f = Find(*o, "last_requeue"); f != nullptr && !f->is_null()) {
-    ASSIGN_OR_RETURN(job.last_requeue, GetString(*f, "last_requeue", 256));
+  if (const json::value* e = Find(*p, "exit_code")) {
+    ASSIGN_OR_RETURN(int64_t n, GetInt(*e, "exit_code", -1, 255));
+    part.exit_code = static_cast<int>(n);
   }
-  if (const json::value* f = Find(*o, "preempt_requested")) {
-    ASSIGN_OR_RETURN(job.preempt_requested, GetBool(*f, "preempt_requested"));
+  if (const json::value* e = Find(*p, "signal")) {
+    ASSIGN_OR_RETURN(int64_t n, GetInt(*e, "signal", 0, 128));
+    part.signal = static_cast<int>(n);
   }
-  ASSIGN_OR_RETURN(job.last_checkpoint, OptionalTime(*o, "last_checkpoint"));
-  if (const json::value* f = Find(*o, "failures")) {
+  return part;
+}
+
+// The controller's bookkeeping: launch and stop flags, failures, cost, utilisation, the
+// master port and GPU-seconds.
+Result<void> ReadJobBookkeeping(const json::object& o, Job* job) {
+  if (const json::value* f = Find(o, "launched")) {
+    ASSIGN_OR_RETURN(job->launched, GetBool(*f, "launched"));
+  }
+  if (const json::value* f = Find(o, "stop_requested")) {
+    ASSIGN_OR_RETURN(job->stop_requested, GetBool(*f, "stop_requested"));
+  }
+  if (const json::value* f = Find(o, "last_requeue"); f != nullptr && !f->is_null()) {
+    ASSIGN_OR_RETURN(job->last_requeue, GetString(*f, "last_requeue", 256));
+  }
+  if (const json::value* f = Find(o, "preempt_requested")) {
+    ASSIGN_OR_RETURN(job->preempt_requested, GetBool(*f, "preempt_requested"));
+  }
+  ASSIGN_OR_RETURN(job->last_checkpoint, OptionalTime(o, "last_checkpoint"));
+  if (const json::value* f = Find(o, "failures")) {
     ASSIGN_OR_RETURN(int64_t n, GetInt(*f, "failures", 0, SpecLimits::kMaxRetries));
-    job.failures = static_cast<int>(n);
+    job->failures = static_cast<int>(n);
   }
-  if (const json::value* f = Find(*o, "cost_micros")) {
-    ASSIGN_OR_RETURN(job.cost_micros, GetInt(*f, "cost_micros", 0, INT64_MAX));
-  } else if (const json::value* c = Find(*o, "cost")) {
+  if (const json::value* f = Find(o, "cost_micros")) {
+    ASSIGN_OR_RETURN(job->cost_micros, GetInt(*f, "cost_micros", 0, INT64_MAX));
+  } else if (const json::value* c = Find(o, "cost")) {
     ASSIGN_OR_RETURN(double cost, GetNumber(*c, "cost"));
-    job.cost_micros = static_cast<int64_t>(std::llround(cost * 1e6));
+    job->cost_micros = static_cast<int64_t>(std::llround(cost * 1e6));
   }
-  if (const json::value* f = Find(*o, "utilization_samples")) {
-    ASSIGN_OR_RETURN(job.utilization_samples, GetInt(*f, "utilization_samples", 0, INT64_MAX));
-    if (const json::value* sum = Find(*o, "utilization_sum")) {
-      ASSIGN_OR_RETURN(job.utilization_sum, GetNumber(*sum, "utilization_sum"));
+  if (const json::value* f = Find(o, "utilization_samples")) {
+    ASSIGN_OR_RETURN(job->utilization_samples, GetInt(*f, "utilization_samples", 0, INT64_MAX));
+    if (const json::value* sum = Find(o, "utilization_sum")) {
+      ASSIGN_OR_RETURN(job->utilization_sum, GetNumber(*sum, "utilization_sum"));
     }
   }
-  if (const json::value* f = Find(*o, "cost_per_hour_micros")) {
-    ASSIGN_OR_RETURN(job.cost_per_hour_micros, GetInt(*f, "cost_per_hour_micros", 0, INT64_MAX));
+  if (const json::value* f = Find(o, "cost_per_hour_micros")) {
+    ASSIGN_OR_RETURN(job->cost_per_hour_micros, GetInt(*f, "cost_per_hour_micros", 0, INT64_MAX));
   }
-  if (const json::value* f = Find(*o, "master_port")) {
+  if (const json::value* f = Find(o, "master_port")) {
     ASSIGN_OR_RETURN(int64_t port, GetInt(*f, "master_port", 1, 65535));
-    job.master_port = static_cast<int>(port);
+    job->master_port = static_cast<int>(port);
   }
-  if (const json::value* f = Find(*o, "gpu_seconds")) {
-    ASSIGN_OR_RETURN(job.gpu_seconds, GetNumber(*f, "gpu_seconds"));
-    if (!(job.gpu_seconds >= 0 && job.gpu_seconds < 1e15)) {
+  if (const json::value* f = Find(o, "gpu_seconds")) {
+    ASSIGN_OR_RETURN(job->gpu_seconds, GetNumber(*f, "gpu_seconds"));
+    if (!(job->gpu_seconds >= 0 && job->gpu_seconds < 1e15)) {
       return Err(InvalidArgument("gpu_seconds: must be between 0 and 1e15"));
     }
   }
+  return {};
+}
+
+Result<Job> JobFromValue(const json::value& v) {
+  ASSIGN_OR_RETURN(const json::object* o, GetObject(v, "job"));
+  Job job;
+  const json::value* id = Find(*o, "id");
+  if (id == nullptr) return Err(InvalidArgument("job: missing id"));
+  ASSIGN_OR_RETURN(job.id.value, GetInt(*id, "id", 1, INT64_MAX));
+  ASSIGN_OR_RETURN(job.spec, SpecFromJobObject(*o));
+  if (Result<void> r = ReadJobStatus(*o, &job); !r) return Err(r.error());
+  if (const json::value* f = Find(*o, "allocation")) {
+    ASSIGN_OR_RETURN(const json::array* parts, GetArray(*f, "allocation"));
+    for (const auto& pv : *parts) {
+      ASSIGN_OR_RETURN(NodeAllocation part, AllocationPartFromValue(pv));
+      job.allocation.push_back(std::move(part));
+    }
+  }
+  if (Result<void> r = ReadJobBookkeeping(*o, &job); !r) return Err(r.error());
   return job;
 }
 

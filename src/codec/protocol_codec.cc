@@ -311,6 +311,115 @@ std::string EncodeOrders(const std::vector<Order>& orders) {
   return json::serialize(root);
 }
 
+namespace {
+
+// The steps of DecodeOrders: one order of each kind. An absent field keeps its default; `ms`
+// carries over between the duration fields of one order, as Read leaves it when one is absent.
+
+Result<LaunchOrder> LaunchFrom(const json::object& o) {
+  LaunchOrder l;
+  int64_t ms = 0;
+  RETURN_IF_ERROR(Read(o, "job", &l.job.value, Int(1, INT64_MAX)));
+  RETURN_IF_ERROR(Read(o, "attempt", &l.attempt, Int(0, 1'000'000)));
+  RETURN_IF_ERROR(Read(o, "name", &l.name, Str(1024)));
+  RETURN_IF_ERROR(Read(o, "user", &l.user, Str(256)));
+  RETURN_IF_ERROR(Read(o, "shell", &l.shell, Bool()));
+  RETURN_IF_ERROR(Read(o, "workdir", &l.workdir, Str(4096)));
+  RETURN_IF_ERROR(Read(o, "milli_per_gpu", &l.milli_per_gpu, Int(0, 1000)));
+  RETURN_IF_ERROR(Read(o, "gpu_memory_bytes", &l.gpu_memory_bytes, Int(0, INT64_MAX)));
+  RETURN_IF_ERROR(Read(o, "cpus", &l.cpus, Int(0, 1'000'000)));
+  RETURN_IF_ERROR(Read(o, "memory_bytes", &l.memory_bytes, Int(0, INT64_MAX)));
+  RETURN_IF_ERROR(Read(o, "time_limit_ms", &ms, Int(0, INT64_MAX)));
+  l.time_limit = Duration(ms);
+  RETURN_IF_ERROR(Read(o, "grace_period_ms", &ms, Int(0, INT64_MAX)));
+  l.grace_period = Duration(ms);
+  RETURN_IF_ERROR(Read(o, "nodelist", &l.nodelist, Str(1 << 20)));
+  RETURN_IF_ERROR(Read(o, "node_rank", &l.node_rank, Int(0, 1'000'000)));
+  RETURN_IF_ERROR(Read(o, "num_nodes", &l.num_nodes, Int(1, 1'000'000)));
+  RETURN_IF_ERROR(Read(o, "master_addr", &l.master_addr, Str(255)));
+  RETURN_IF_ERROR(Read(o, "master_port", &l.master_port, Int(0, 65535)));
+  RETURN_IF_ERROR(Read(o, "processes", &l.processes, Int(1, 4096)));
+  RETURN_IF_ERROR(Read(o, "rank_offset", &l.rank_offset, Int(0, 1 << 24)));
+  RETURN_IF_ERROR(Read(o, "world_size", &l.world_size, Int(1, 1 << 24)));
+  if (const json::value* c = Find(o, "command")) {
+    ASSIGN_OR_RETURN(const json::array* cmd, GetArray(*c, "command"));
+    for (const auto& arg : *cmd) {
+      ASSIGN_OR_RETURN(std::string s, GetString(arg, "command[]", 1 << 20));
+      l.command.push_back(std::move(s));
+    }
+  }
+  if (const json::value* e = Find(o, "env")) {
+    ASSIGN_OR_RETURN(const json::array* env, GetArray(*e, "env"));
+    for (const auto& pair : *env) {
+      ASSIGN_OR_RETURN(const json::array* kv, GetArray(pair, "env[]"));
+      if (kv->size() != 2) return Err(InvalidArgument("env[]: must be [key, value]"));
+      ASSIGN_OR_RETURN(std::string k, GetString((*kv)[0], "env[].key", 256));
+      ASSIGN_OR_RETURN(std::string val, GetString((*kv)[1], "env[].value", 1 << 20));
+      l.env.emplace_back(std::move(k), std::move(val));
+    }
+  }
+  if (const json::value* g = Find(o, "gpus")) {
+    ASSIGN_OR_RETURN(l.gpus, GetIntArray(*g, "gpus", 1023));
+  }
+  return l;
+}
+
+Result<StopOrder> StopFrom(const json::object& o) {
+  StopOrder s;
+  int64_t ms = 0;
+  RETURN_IF_ERROR(Read(o, "job", &s.job.value, Int(1, INT64_MAX)));
+  RETURN_IF_ERROR(Read(o, "attempt", &s.attempt, Int(0, 1'000'000)));
+  std::string reason;
+  RETURN_IF_ERROR(Read(o, "reason", &reason, Str(32)));
+  for (StopReason r : {StopReason::kCancel, StopReason::kPreempt, StopReason::kTimeLimit,
+                       StopReason::kNodeFailure}) {
+    if (reason == StopReasonName(r)) s.reason = r;
+  }
+  RETURN_IF_ERROR(Read(o, "grace_period_ms", &ms, Int(0, INT64_MAX)));
+  s.grace_period = Duration(ms);
+  return s;
+}
+
+Result<FaultInjection> InjectionFrom(const json::object& o) {
+  FaultInjection f;
+  int64_t ms = 0;
+  RETURN_IF_ERROR(Read(o, "gpu", &f.gpu, Int(0, 1023)));
+  RETURN_IF_ERROR(Read(o, "fault", &f.fault, Str(16)));
+  if (!IsInjectableFault(f.fault))
+    return Err(
+        InvalidArgument("order.fault: must be xid, temperature, ecc, lost, clear or silence"));
+  RETURN_IF_ERROR(Read(o, "value", &f.value, Int(0, 1'000'000)));
+  RETURN_IF_ERROR(Read(o, "duration_ms", &ms, Int(0, INT64_MAX)));
+  f.duration = Duration(ms);
+  return f;
+}
+
+Result<Order> OrderFrom(const json::value& item) {
+  ASSIGN_OR_RETURN(const json::object* o, GetObject(item, "order"));
+  Order ord;
+  RETURN_IF_ERROR(Read(*o, "seq", &ord.seq, Int(0, INT64_MAX)));
+  std::string kind;
+  RETURN_IF_ERROR(Read(*o, "kind", &kind, Str(16)));
+  if (kind == "launch") {
+    ord.kind = Order::Kind::kLaunch;
+    ASSIGN_OR_RETURN(ord.launch, LaunchFrom(*o));
+  } else if (kind == "stop") {
+    ord.kind = Order::Kind::kStop;
+    ASSIGN_OR_RETURN(ord.stop, StopFrom(*o));
+  } else if (kind == "readmit") {
+    ord.kind = Order::Kind::kReadmit;
+    RETURN_IF_ERROR(Read(*o, "gpu", &ord.inject.gpu, Int(0, 1023)));
+  } else if (kind == "inject") {
+    ord.kind = Order::Kind::kInject;
+    ASSIGN_OR_RETURN(ord.inject, InjectionFrom(*o));
+  } else {
+    return Err(InvalidArgument("order.kind: must be launch, stop, inject or readmit"));
+  }
+  return ord;
+}
+
+}  // namespace
+
 Result<std::vector<Order>> DecodeOrders(std::string_view text) {
   ASSIGN_OR_RETURN(json::value v, Parse(text));
   ASSIGN_OR_RETURN(const json::object* root, GetObject(v, ""));
@@ -319,87 +428,7 @@ Result<std::vector<Order>> DecodeOrders(std::string_view text) {
   ASSIGN_OR_RETURN(const json::array* a, GetArray(*list, "orders"));
   std::vector<Order> out;
   for (const auto& item : *a) {
-    ASSIGN_OR_RETURN(const json::object* o, GetObject(item, "order"));
-    Order ord;
-    RETURN_IF_ERROR(Read(*o, "seq", &ord.seq, Int(0, INT64_MAX)));
-    std::string kind;
-    RETURN_IF_ERROR(Read(*o, "kind", &kind, Str(16)));
-    int64_t ms = 0;
-    if (kind == "launch") {
-      ord.kind = Order::Kind::kLaunch;
-      LaunchOrder& l = ord.launch;
-      RETURN_IF_ERROR(Read(*o, "job", &l.job.value, Int(1, INT64_MAX)));
-      RETURN_IF_ERROR(Read(*o, "attempt", &l.attempt, Int(0, 1'000'000)));
-      RETURN_IF_ERROR(Read(*o, "name", &l.name, Str(1024)));
-      RETURN_IF_ERROR(Read(*o, "user", &l.user, Str(256)));
-      RETURN_IF_ERROR(Read(*o, "shell", &l.shell, Bool()));
-      RETURN_IF_ERROR(Read(*o, "workdir", &l.workdir, Str(4096)));
-      RETURN_IF_ERROR(Read(*o, "milli_per_gpu", &l.milli_per_gpu, Int(0, 1000)));
-      RETURN_IF_ERROR(Read(*o, "gpu_memory_bytes", &l.gpu_memory_bytes, Int(0, INT64_MAX)));
-      RETURN_IF_ERROR(Read(*o, "cpus", &l.cpus, Int(0, 1'000'000)));
-      RETURN_IF_ERROR(Read(*o, "memory_bytes", &l.memory_bytes, Int(0, INT64_MAX)));
-      RETURN_IF_ERROR(Read(*o, "time_limit_ms", &ms, Int(0, INT64_MAX)));
-      l.time_limit = Duration(ms);
-      RETURN_IF_ERROR(Read(*o, "grace_period_ms", &ms, Int(0, INT64_MAX)));
-      l.grace_period = Duration(ms);
-      RETURN_IF_ERROR(Read(*o, "nodelist", &l.nodelist, Str(1 << 20)));
-      RETURN_IF_ERROR(Read(*o, "node_rank", &l.node_rank, Int(0, 1'000'000)));
-      RETURN_IF_ERROR(Read(*o, "num_nodes", &l.num_nodes, Int(1, 1'000'000)));
-      RETURN_IF_ERROR(Read(*o, "master_addr", &l.master_addr, Str(255)));
-      RETURN_IF_ERROR(Read(*o, "master_port", &l.master_port, Int(0, 65535)));
-      RETURN_IF_ERROR(Read(*o, "processes", &l.processes, Int(1, 4096)));
-      RETURN_IF_ERROR(Read(*o, "rank_offset", &l.rank_offset, Int(0, 1 << 24)));
-      RETURN_IF_ERROR(Read(*o, "world_size", &l.world_size, Int(1, 1 << 24)));
-      if (const json::value* c = Find(*o, "command")) {
-        ASSIGN_OR_RETURN(const json::array* cmd, GetArray(*c, "command"));
-        for (const auto& arg : *cmd) {
-          ASSIGN_OR_RETURN(std::string s, GetString(arg, "command[]", 1 << 20));
-          l.command.push_back(std::move(s));
-        }
-      }
-      if (const json::value* e = Find(*o, "env")) {
-        ASSIGN_OR_RETURN(const json::array* env, GetArray(*e, "env"));
-        for (const auto& pair : *env) {
-          ASSIGN_OR_RETURN(const json::array* kv, GetArray(pair, "env[]"));
-          if (kv->size() != 2) return Err(InvalidArgument("env[]: must be [key, value]"));
-          ASSIGN_OR_RETURN(std::string k, GetString((*kv)[0], "env[].key", 256));
-          ASSIGN_OR_RETURN(std::string val, GetString((*kv)[1], "env[].value", 1 << 20));
-          l.env.emplace_back(std::move(k), std::move(val));
-        }
-      }
-      if (const json::value* g = Find(*o, "gpus")) {
-        ASSIGN_OR_RETURN(l.gpus, GetIntArray(*g, "gpus", 1023));
-      }
-    } else if (kind == "stop") {
-      ord.kind = Order::Kind::kStop;
-      StopOrder& s = ord.stop;
-      RETURN_IF_ERROR(Read(*o, "job", &s.job.value, Int(1, INT64_MAX)));
-      RETURN_IF_ERROR(Read(*o, "attempt", &s.attempt, Int(0, 1'000'000)));
-      std::string reason;
-      RETURN_IF_ERROR(Read(*o, "reason", &reason, Str(32)));
-      for (StopReason r : {StopReason::kCancel, StopReason::kPreempt, StopReason::kTimeLimit,
-                           StopReason::kNodeFailure}) {
-        if (reason == StopReasonName(r)) s.reason = r;
-      }
-      RETURN_IF_ERROR(Read(*o, "grace_period_ms", &ms, Int(0, INT64_MAX)));
-      s.grace_period = Duration(ms);
-    } else if (kind == "readmit") {
-      ord.kind = Order::Kind::kReadmit;
-      RETURN_IF_ERROR(Read(*o, "gpu", &ord.inject.gpu, Int(0, 1023)));
-    } else if (kind == "inject") {
-      ord.kind = Order::Kind::kInject;
-      FaultInjection& f = ord.inject;
-      RETURN_IF_ERROR(Read(*o, "gpu", &f.gpu, Int(0, 1023)));
-      RETURN_IF_ERROR(Read(*o, "fault", &f.fault, Str(16)));
-      if (!IsInjectableFault(f.fault))
-        return Err(
-            InvalidArgument("order.fault: must be xid, temperature, ecc, lost, clear or silence"));
-      RETURN_IF_ERROR(Read(*o, "value", &f.value, Int(0, 1'000'000)));
-      RETURN_IF_ERROR(Read(*o, "duration_ms", &ms, Int(0, INT64_MAX)));
-      f.duration = Duration(ms);
-    } else {
-      return Err(InvalidArgument("order.kind: must be launch, stop, inject or readmit"));
-    }
+    ASSIGN_OR_RETURN(Order ord, OrderFrom(item));
     out.push_back(std::move(ord));
   }
   return out;

@@ -299,79 +299,117 @@ Result<void> ReadNamed(
   return {};
 }
 
-Result<void> ReadPolicy(const ConfigReader& r, const YAML::Node& root, Policy* policy) {
-  if (const YAML::Node s = root["scheduling"]) {
-    RETURN_IF_ERROR(r.Keys(
-        s, "scheduling",
-        {"weights", "fairshare_half_life", "max_age", "backfill", "reservations", "preemption",
-         "preempt_grace", "las_thresholds", "las_preemption", "untimed_reservation"}));
-    if (const YAML::Node w = s["weights"]) {
-      RETURN_IF_ERROR(
-          r.Keys(w, "scheduling.weights", {"priority", "fairshare", "age", "size", "las"}));
-      Weights& x = policy->weights;
-      for (auto [key, field] :
-           {std::pair{"priority", &x.priority}, std::pair{"fairshare", &x.fairshare},
-            std::pair{"age", &x.age}, std::pair{"size", &x.size}, std::pair{"las", &x.las}}) {
-        if (w[key]) {
-          ASSIGN_OR_RETURN(*field,
-                           r.Number(w[key], std::string("scheduling.weights.") + key, 0, 1e9));
-        }
-      }
-    }
-    if (s["fairshare_half_life"]) {
-      ASSIGN_OR_RETURN(policy->fairshare_half_life,
-                       r.Time(s["fairshare_half_life"], "scheduling.fairshare_half_life"));
-      if (policy->fairshare_half_life.count() == 0) {
-        return Err(r.Error(s["fairshare_half_life"], "scheduling.fairshare_half_life",
-                           "must be longer than 0"));
-      }
-    }
-    if (s["max_age"]) {
-      ASSIGN_OR_RETURN(policy->max_age, r.Time(s["max_age"], "scheduling.max_age"));
-      if (policy->max_age.count() == 0)
-        return Err(r.Error(s["max_age"], "scheduling.max_age", "must be longer than 0"));
-    }
-    if (s["backfill"]) {
-      ASSIGN_OR_RETURN(policy->backfill, r.Bool(s["backfill"], "scheduling.backfill"));
-    }
-    if (s["preemption"]) {
-      ASSIGN_OR_RETURN(policy->preemption, r.Bool(s["preemption"], "scheduling.preemption"));
-    }
-    if (s["untimed_reservation"]) {
-      ASSIGN_OR_RETURN(policy->untimed_reservation,
-                       r.Bool(s["untimed_reservation"], "scheduling.untimed_reservation"));
-    }
-    if (s["reservations"]) {
-      ASSIGN_OR_RETURN(double n, r.Number(s["reservations"], "scheduling.reservations", 0, 1000));
-      policy->reservations = static_cast<int>(n);
-    }
-    if (s["preempt_grace"]) {
-      ASSIGN_OR_RETURN(policy->preempt_grace,
-                       r.Time(s["preempt_grace"], "scheduling.preempt_grace"));
-    }
-    if (const YAML::Node t = s["las_thresholds"]) {
-      // GPU-time, written as durations: 1h is one GPU for an hour (or four for 15 minutes).
-      if (!t.IsSequence() || t.size() > 16) {
-        return Err(r.Error(t, "scheduling.las_thresholds",
-                           "must be a list of at most 16 GPU-times such as [1h, 10h]"));
-      }
-      policy->las_thresholds.clear();
-      for (size_t i = 0; i < t.size(); ++i) {
-        std::string path = "scheduling.las_thresholds[" + std::to_string(i) + "]";
-        ASSIGN_OR_RETURN(Duration d, r.Time(t[i], path));
-        double gpu_s = static_cast<double>(d.count()) / 1000.0;
-        if (gpu_s <= 0 ||
-            (!policy->las_thresholds.empty() && gpu_s <= policy->las_thresholds.back())) {
-          return Err(r.Error(t[i], path, "thresholds must be above 0 and ascending"));
-        }
-        policy->las_thresholds.push_back(gpu_s);
-      }
-    }
-    if (s["las_preemption"]) {
-      ASSIGN_OR_RETURN(policy->las_preemption,
-                       r.Bool(s["las_preemption"], "scheduling.las_preemption"));
+// scheduling.weights: {priority, fairshare, age, size, las}
+Result<void> ReadWeights(const ConfigReader& r, const YAML::Node& w, Weights* x) {
+  RETURN_IF_ERROR(r.Keys(w, "scheduling.weights", {"priority", "fairshare", "age", "size", "las"}));
+  for (auto [key, field] :
+       {std::pair{"priority", &x->priority}, std::pair{"fairshare", &x->fairshare},
+        std::pair{"age", &x->age}, std::pair{"size", &x->size}, std::pair{"las", &x->las}}) {
+    if (w[key]) {
+      ASSIGN_OR_RETURN(*field, r.Number(w[key], std::string("scheduling.weights.") + key, 0, 1e9));
     }
   }
+  return {};
+}
+
+// scheduling.las_thresholds: GPU-time, written as durations: 1h is one GPU for an hour (or four
+// for 15 minutes).
+Result<void> ReadLasThresholds(const ConfigReader& r, const YAML::Node& t, Policy* policy) {
+  if (!t.IsSequence() || t.size() > 16) {
+    return Err(r.Error(t, "scheduling.las_thresholds",
+                       "must be a list of at most 16 GPU-times such as [1h, 10h]"));
+  }
+  policy->las_thresholds.clear();
+  for (size_t i = 0; i < t.size(); ++i) {
+    std::string path = "scheduling.las_thresholds[" + std::to_string(i) + "]";
+    ASSIGN_OR_RETURN(Duration d, r.Time(t[i], path));
+    double gpu_s = static_cast<double>(d.count()) / 1000.0;
+    if (gpu_s <= 0 || (!policy->las_thresholds.empty() && gpu_s <= policy->las_thresholds.back())) {
+      return Err(r.Error(t[i], path, "thresholds must be above 0 and ascending"));
+    }
+    policy->las_thresholds.push_back(gpu_s);
+  }
+  return {};
+}
+
+// The durations of scheduling: fairshare_half_life and max_age (both above 0).
+Result<void> ReadSchedulingTimes(const ConfigReader& r, const YAML::Node& s, Policy* policy) {
+  if (s["fairshare_half_life"]) {
+    ASSIGN_OR_RETURN(policy->fairshare_half_life,
+                     r.Time(s["fairshare_half_life"], "scheduling.fairshare_half_life"));
+    if (policy->fairshare_half_life.count() == 0) {
+      return Err(r.Error(s["fairshare_half_life"], "scheduling.fairshare_half_life",
+                         "must be longer than 0"));
+    }
+  }
+  if (s["max_age"]) {
+    ASSIGN_OR_RETURN(policy->max_age, r.Time(s["max_age"], "scheduling.max_age"));
+    if (policy->max_age.count() == 0)
+      return Err(r.Error(s["max_age"], "scheduling.max_age", "must be longer than 0"));
+  }
+  return {};
+}
+
+Result<void> ReadScheduling(const ConfigReader& r, const YAML::Node& s, Policy* policy) {
+  RETURN_IF_ERROR(
+      r.Keys(s, "scheduling",
+             {"weights", "fairshare_half_life", "max_age", "backfill", "reservations", "preemption",
+              "preempt_grace", "las_thresholds", "las_preemption", "untimed_reservation"}));
+  if (const YAML::Node w = s["weights"]) TRY(ReadWeights(r, w, &policy->weights));
+  TRY(ReadSchedulingTimes(r, s, policy));
+  if (s["backfill"]) {
+    ASSIGN_OR_RETURN(policy->backfill, r.Bool(s["backfill"], "scheduling.backfill"));
+  }
+  if (s["preemption"]) {
+    ASSIGN_OR_RETURN(policy->preemption, r.Bool(s["preemption"], "scheduling.preemption"));
+  }
+  if (s["untimed_reservation"]) {
+    ASSIGN_OR_RETURN(policy->untimed_reservation,
+                     r.Bool(s["untimed_reservation"], "scheduling.untimed_reservation"));
+  }
+  if (s["reservations"]) {
+    ASSIGN_OR_RETURN(double n, r.Number(s["reservations"], "scheduling.reservations", 0, 1000));
+    policy->reservations = static_cast<int>(n);
+  }
+  if (s["preempt_grace"]) {
+    ASSIGN_OR_RETURN(policy->preempt_grace, r.Time(s["preempt_grace"], "scheduling.preempt_grace"));
+  }
+  if (const YAML::Node t = s["las_thresholds"]) TRY(ReadLasThresholds(r, t, policy));
+  if (s["las_preemption"]) {
+    ASSIGN_OR_RETURN(policy->las_preemption,
+                     r.Bool(s["las_preemption"], "scheduling.las_preemption"));
+  }
+  return {};
+}
+
+// One pool of pools: its time limits and GPU caps.
+Result<PoolPolicy> ReadPool(const ConfigReader& r, const YAML::Node& n, const std::string& path) {
+  RETURN_IF_ERROR(r.Keys(
+      n, path, {"default_time_limit", "max_time_limit", "max_gpus_per_job", "max_gpus_per_user"}));
+  PoolPolicy pp;
+  if (n["default_time_limit"]) {
+    ASSIGN_OR_RETURN(pp.default_time_limit,
+                     r.Time(n["default_time_limit"], path + ".default_time_limit"));
+  }
+  if (n["max_time_limit"]) {
+    ASSIGN_OR_RETURN(pp.max_time_limit, r.Time(n["max_time_limit"], path + ".max_time_limit"));
+  }
+  if (n["max_gpus_per_job"]) {
+    ASSIGN_OR_RETURN(pp.max_milli_per_job,
+                     r.Gpus(n["max_gpus_per_job"], path + ".max_gpus_per_job"));
+  }
+  if (n["max_gpus_per_user"]) {
+    ASSIGN_OR_RETURN(pp.max_milli_per_user,
+                     r.Gpus(n["max_gpus_per_user"], path + ".max_gpus_per_user"));
+  }
+  if (pp.max_time_limit.count() > 0 && pp.default_time_limit > pp.max_time_limit) {
+    return Err(r.Error(n, path, "default_time_limit is longer than max_time_limit"));
+  }
+  return pp;
+}
+
+Result<void> ReadPolicy(const ConfigReader& r, const YAML::Node& root, Policy* policy) {
+  if (const YAML::Node s = root["scheduling"]) TRY(ReadScheduling(r, s, policy));
   if (const YAML::Node c = root["gpu_catalog"]) TRY(ReadCatalog(r, c, policy));
   if (const YAML::Node d = root["defaults"]) {
     RETURN_IF_ERROR(r.Keys(d, "defaults", {"project", "user"}));
@@ -398,29 +436,7 @@ Result<void> ReadPolicy(const ConfigReader& r, const YAML::Node& root, Policy* p
   }
   if (const YAML::Node p = root["pools"]) {
     TRY(ReadNamed(r, p, "pools", [&](const std::string& name, const YAML::Node& n) -> Result<void> {
-      std::string path = "pools." + name;
-      RETURN_IF_ERROR(r.Keys(
-          n, path,
-          {"default_time_limit", "max_time_limit", "max_gpus_per_job", "max_gpus_per_user"}));
-      PoolPolicy pp;
-      if (n["default_time_limit"]) {
-        ASSIGN_OR_RETURN(pp.default_time_limit,
-                         r.Time(n["default_time_limit"], path + ".default_time_limit"));
-      }
-      if (n["max_time_limit"]) {
-        ASSIGN_OR_RETURN(pp.max_time_limit, r.Time(n["max_time_limit"], path + ".max_time_limit"));
-      }
-      if (n["max_gpus_per_job"]) {
-        ASSIGN_OR_RETURN(pp.max_milli_per_job,
-                         r.Gpus(n["max_gpus_per_job"], path + ".max_gpus_per_job"));
-      }
-      if (n["max_gpus_per_user"]) {
-        ASSIGN_OR_RETURN(pp.max_milli_per_user,
-                         r.Gpus(n["max_gpus_per_user"], path + ".max_gpus_per_user"));
-      }
-      if (pp.max_time_limit.count() > 0 && pp.default_time_limit > pp.max_time_limit) {
-        return Err(r.Error(n, path, "default_time_limit is longer than max_time_limit"));
-      }
+      ASSIGN_OR_RETURN(PoolPolicy pp, ReadPool(r, n, "pools." + name));
       policy->pools[name] = pp;
       return {};
     }));

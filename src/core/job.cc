@@ -94,7 +94,11 @@ bool CanTransition(JobState from, JobState to) {
   }
 }
 
-Status ValidateJobSpec(const JobSpec& spec) {
+namespace {
+
+// The steps of ValidateJobSpec, in the order it checks; each returns the first problem found.
+
+Status ValidateNameAndCommand(const JobSpec& spec) {
   if (spec.name.size() > SpecLimits::kNameBytes) {
     return FieldError("name", "longer than " + std::to_string(SpecLimits::kNameBytes) + " bytes");
   }
@@ -117,8 +121,10 @@ Status ValidateJobSpec(const JobSpec& spec) {
     return FieldError("command",
                       "longer than " + std::to_string(SpecLimits::kCommandBytes) + " bytes");
   }
+  return Status::Ok();
+}
 
-  const Resources& r = spec.resources;
+Status ValidateResources(const Resources& r) {
   if (r.milli_gpus < 0 || r.milli_gpus > SpecLimits::kMaxMilliGpus) {
     return FieldError("resources.gpus", "must be between 0 and 4096");
   }
@@ -148,6 +154,11 @@ Status ValidateJobSpec(const JobSpec& spec) {
   if ((r.gpu_memory_bytes > 0 || !r.gpu_type.empty()) && r.milli_gpus == 0) {
     return FieldError("resources.gpus", "a GPU type or memory needs at least some GPU");
   }
+  return Status::Ok();
+}
+
+// Project, pool, time limit, grace period and retries.
+Status ValidateAccountAndLimits(const JobSpec& spec) {
   if (!IsLabel(spec.project))
     return FieldError("project", "letters, digits, '-', '_' and '.' only, 1 to 64");
   if (!IsLabel(spec.pool))
@@ -161,6 +172,10 @@ Status ValidateJobSpec(const JobSpec& spec) {
     return FieldError("retries",
                       "must be between 0 and " + std::to_string(SpecLimits::kMaxRetries));
   }
+  return Status::Ok();
+}
+
+Status ValidateEnv(const JobSpec& spec) {
   if (spec.env.size() > SpecLimits::kEnvVars) {
     return FieldError("env", "more than " + std::to_string(SpecLimits::kEnvVars) + " variables");
   }
@@ -177,6 +192,10 @@ Status ValidateJobSpec(const JobSpec& spec) {
   if (env_bytes > SpecLimits::kEnvBytes) {
     return FieldError("env", "larger than " + std::to_string(SpecLimits::kEnvBytes) + " bytes");
   }
+  return Status::Ok();
+}
+
+Status ValidateWorkdirAndAfter(const JobSpec& spec) {
   if (spec.workdir.size() > SpecLimits::kPathBytes || HasNul(spec.workdir)) {
     return FieldError("workdir", "too long or contains a NUL byte");
   }
@@ -188,6 +207,16 @@ Status ValidateJobSpec(const JobSpec& spec) {
     if (id.value <= 0) return FieldError("after", "job ids are positive integers");
   }
   return Status::Ok();
+}
+
+}  // namespace
+
+Status ValidateJobSpec(const JobSpec& spec) {
+  RETURN_STATUS_IF_ERROR(ValidateNameAndCommand(spec));
+  RETURN_STATUS_IF_ERROR(ValidateResources(spec.resources));
+  RETURN_STATUS_IF_ERROR(ValidateAccountAndLimits(spec));
+  RETURN_STATUS_IF_ERROR(ValidateEnv(spec));
+  return ValidateWorkdirAndAfter(spec);
 }
 
 }  // namespace baton

@@ -18,13 +18,136 @@ Result<GpuHealthState> ParseGpuHealthState(std::string_view text) {
   return ParseEnum<GpuHealthState>(kGpuHealthNames, "state", text);
 }
 
-Result<GpuSpec> ParseGpuSpec(std::string_view text) {
-  auto bad = [&](std::string why) {
-    return Err(
-        InvalidArgument("gpus: " + why + " (got \"" + std::string(text.substr(0, 64)) +
-                        "\"; use COUNTxTYPE[:topo=nvswitch|pairs|cubemesh|pcie][:mig=PROFILE+...], "
-                        "e.g. 8xH100-80GB)"));
-  };
+namespace {
+
+// The steps of ParseGpuSpec. Each fails with InvalidArgument(reason) carrying only the reason;
+// ParseGpuSpec adds the text and the expected form.
+
+// The COUNT of COUNTxTYPE.
+Result<int> ParseGpuCount(std::string_view digits) {
+  int count = 0;
+  for (char c : digits) {
+    if (c < '0' || c > '9') return Err(InvalidArgument("COUNT is not a number"));
+    count = count * 10 + (c - '0');
+    if (count > 1024) return Err(InvalidArgument("more than 1024 GPUs"));
+  }
+  return count;
+}
+
+// The TYPE of COUNTxTYPE, and the memory it implies: from a "-<N>GB" suffix; without one, a
+// type-specific default.
+Status ParseGpuModel(std::string_view model, GpuSpec* spec) {
+  spec->model = std::string(model);
+  if (spec->model.empty() || spec->model.size() > 64) return InvalidArgument("missing TYPE");
+  for (char c : spec->model) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' && c != '.') {
+      return InvalidArgument("TYPE has a character other than letters, digits, '-', '_', '.'");
+    }
+  }
+  size_t dash = spec->model.rfind('-');
+  if (dash != std::string::npos && spec->model.size() > dash + 3 &&
+      spec->model.compare(spec->model.size() - 2, 2, "GB") == 0) {
+    int64_t gb = 0;
+    for (size_t i = dash + 1; i + 2 < spec->model.size(); ++i) {
+      char c = spec->model[i];
+      if (c < '0' || c > '9') return InvalidArgument("memory suffix is not a number of GB");
+      gb = gb * 10 + (c - '0');
+      if (gb > 4096) return InvalidArgument("more than 4096GB per GPU");
+    }
+    spec->memory_bytes = gb << 30;
+  } else {
+    spec->memory_bytes = int64_t{16} << 30;
+  }
+  return Status::Ok();
+}
+
+// The topology a type and count imply when no topo= option says otherwise.
+std::string DefaultGpuTopology(const std::string& model, int count) {
+  bool sxm_class = model.starts_with("H100") || model.starts_with("H200") ||
+                   model.starts_with("A100") || model.starts_with("B200") ||
+                   model.starts_with("V100");
+  if (model.starts_with("V100") && count == 8) return "cubemesh";  // DGX-1
+  return sxm_class && count >= 8 ? "nvswitch" : (sxm_class ? "pairs" : "pcie");
+}
+
+// One item of a mig= layout, PROFILE[*N], appended N times to spec->mig; adds the compute
+// slices and GB it uses to the totals.
+Status ParseMigItem(std::string_view item, GpuSpec* spec, int* compute, int64_t* memory_gb) {
+  int times = 1;
+  if (size_t star = item.find('*'); star != std::string_view::npos) {
+    std::string_view n = item.substr(star + 1);
+    if (n.empty() || n.size() > 1 || n[0] < '1' || n[0] > '7')
+      return InvalidArgument("MIG count after '*' must be 1-7");
+    times = n[0] - '0';
+    item = item.substr(0, star);
+  }
+  // <C>g.<M>gb with C in 1-7.
+  size_t g = item.find("g.");
+  if (g != 1 || item[0] < '1' || item[0] > '7' || item.size() < 5 || !item.ends_with("gb")) {
+    return InvalidArgument("MIG profile \"" + std::string(item.substr(0, 16)) +
+                           "\" is not <C>g.<M>gb, e.g. 1g.10gb");
+  }
+  int64_t gb = 0;
+  for (char c : item.substr(3, item.size() - 5)) {
+    if (c < '0' || c > '9' || gb > 4096)
+      return InvalidArgument("MIG profile memory is not a number of GB");
+    gb = gb * 10 + (c - '0');
+  }
+  if (gb == 0) return InvalidArgument("MIG profile memory is 0");
+  *compute += (item[0] - '0') * times;
+  *memory_gb += gb * times;
+  for (int i = 0; i < times; ++i) spec->mig.emplace_back(item);
+  return Status::Ok();
+}
+
+// The value of mig=: PROFILE+PROFILE+..., which must fit one GPU.
+Status ParseMigLayout(std::string_view layout, GpuSpec* spec) {
+  int compute = 0;
+  int64_t memory_gb = 0;
+  while (!layout.empty()) {
+    size_t plus = layout.find('+');
+    std::string_view item = layout.substr(0, plus);
+    layout = plus == std::string_view::npos ? std::string_view() : layout.substr(plus + 1);
+    RETURN_STATUS_IF_ERROR(ParseMigItem(item, spec, &compute, &memory_gb));
+  }
+  if (spec->mig.empty()) return InvalidArgument("mig= names no profile");
+  if (compute > 7)
+    return InvalidArgument("MIG layout uses " + std::to_string(compute) +
+                           " compute slices; a GPU has 7");
+  if ((memory_gb << 30) > spec->memory_bytes) {
+    return InvalidArgument("MIG layout uses " + std::to_string(memory_gb) + "GB; the GPU has " +
+                           std::to_string(spec->memory_bytes >> 30) + "GB");
+  }
+  return Status::Ok();
+}
+
+// The options after the first ':', each at most once: topo=... and mig=....
+Status ParseGpuOptions(std::string_view options, GpuSpec* spec) {
+  bool seen_topo = false, seen_mig = false;
+  while (!options.empty()) {
+    size_t next = options.find(':');
+    std::string_view opt = options.substr(0, next);
+    options = next == std::string_view::npos ? std::string_view() : options.substr(next + 1);
+    if ((opt.starts_with("topo=") && std::exchange(seen_topo, true)) ||
+        (opt.starts_with("mig=") && std::exchange(seen_mig, true))) {
+      return InvalidArgument("option given twice");
+    }
+    if (opt.starts_with("topo=")) {
+      std::string_view topo = opt.substr(5);
+      if (topo != "nvswitch" && topo != "pairs" && topo != "pcie" && topo != "cubemesh") {
+        return InvalidArgument("unknown topology");
+      }
+      spec->topology = std::string(topo);
+    } else if (opt.starts_with("mig=")) {
+      RETURN_STATUS_IF_ERROR(ParseMigLayout(opt.substr(4), spec));
+    } else {
+      return InvalidArgument("unknown option \"" + std::string(opt.substr(0, 16)) + "\"");
+    }
+  }
+  return Status::Ok();
+}
+
+Result<GpuSpec> ParseGpuSpecParts(std::string_view text) {
   GpuSpec spec;
   std::string_view rest = text;
   size_t colon = rest.find(':');
@@ -34,99 +157,23 @@ Result<GpuSpec> ParseGpuSpec(std::string_view text) {
     rest = rest.substr(0, colon);
   }
   size_t x = rest.find('x');
-  if (x == 0 || x == std::string_view::npos) return bad("missing COUNTx");
-  int count = 0;
-  for (char c : rest.substr(0, x)) {
-    if (c < '0' || c > '9') return bad("COUNT is not a number");
-    count = count * 10 + (c - '0');
-    if (count > 1024) return bad("more than 1024 GPUs");
-  }
-  spec.count = count;
-  spec.model = std::string(rest.substr(x + 1));
-  if (spec.model.empty() || spec.model.size() > 64) return bad("missing TYPE");
-  for (char c : spec.model) {
-    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' && c != '.') {
-      return bad("TYPE has a character other than letters, digits, '-', '_', '.'");
-    }
-  }
-  // Memory from a "-<N>GB" suffix; without one, a type-specific default.
-  size_t dash = spec.model.rfind('-');
-  if (dash != std::string::npos && spec.model.size() > dash + 3 &&
-      spec.model.compare(spec.model.size() - 2, 2, "GB") == 0) {
-    int64_t gb = 0;
-    for (size_t i = dash + 1; i + 2 < spec.model.size(); ++i) {
-      char c = spec.model[i];
-      if (c < '0' || c > '9') return bad("memory suffix is not a number of GB");
-      gb = gb * 10 + (c - '0');
-      if (gb > 4096) return bad("more than 4096GB per GPU");
-    }
-    spec.memory_bytes = gb << 30;
-  } else {
-    spec.memory_bytes = int64_t{16} << 30;
-  }
-  bool sxm_class = spec.model.starts_with("H100") || spec.model.starts_with("H200") ||
-                   spec.model.starts_with("A100") || spec.model.starts_with("B200") ||
-                   spec.model.starts_with("V100");
-  spec.topology = sxm_class && count >= 8 ? "nvswitch" : (sxm_class ? "pairs" : "pcie");
-  if (spec.model.starts_with("V100") && count == 8) spec.topology = "cubemesh";  // DGX-1
-  bool seen_topo = false, seen_mig = false;
-  while (!options.empty()) {
-    size_t next = options.find(':');
-    std::string_view opt = options.substr(0, next);
-    options = next == std::string_view::npos ? std::string_view() : options.substr(next + 1);
-    if ((opt.starts_with("topo=") && std::exchange(seen_topo, true)) ||
-        (opt.starts_with("mig=") && std::exchange(seen_mig, true))) {
-      return bad("option given twice");
-    }
-    if (opt.starts_with("topo=")) {
-      std::string_view topo = opt.substr(5);
-      if (topo != "nvswitch" && topo != "pairs" && topo != "pcie" && topo != "cubemesh") {
-        return bad("unknown topology");
-      }
-      spec.topology = std::string(topo);
-    } else if (opt.starts_with("mig=")) {
-      std::string_view layout = opt.substr(4);
-      int compute = 0;
-      int64_t memory_gb = 0;
-      while (!layout.empty()) {
-        size_t plus = layout.find('+');
-        std::string_view item = layout.substr(0, plus);
-        layout = plus == std::string_view::npos ? std::string_view() : layout.substr(plus + 1);
-        int times = 1;
-        if (size_t star = item.find('*'); star != std::string_view::npos) {
-          std::string_view n = item.substr(star + 1);
-          if (n.empty() || n.size() > 1 || n[0] < '1' || n[0] > '7')
-            return bad("MIG count after '*' must be 1-7");
-          times = n[0] - '0';
-          item = item.substr(0, star);
-        }
-        // <C>g.<M>gb with C in 1-7.
-        size_t g = item.find("g.");
-        if (g != 1 || item[0] < '1' || item[0] > '7' || item.size() < 5 || !item.ends_with("gb")) {
-          return bad("MIG profile \"" + std::string(item.substr(0, 16)) +
-                     "\" is not <C>g.<M>gb, e.g. 1g.10gb");
-        }
-        int64_t gb = 0;
-        for (char c : item.substr(3, item.size() - 5)) {
-          if (c < '0' || c > '9' || gb > 4096)
-            return bad("MIG profile memory is not a number of GB");
-          gb = gb * 10 + (c - '0');
-        }
-        if (gb == 0) return bad("MIG profile memory is 0");
-        compute += (item[0] - '0') * times;
-        memory_gb += gb * times;
-        for (int i = 0; i < times; ++i) spec.mig.emplace_back(item);
-      }
-      if (spec.mig.empty()) return bad("mig= names no profile");
-      if (compute > 7)
-        return bad("MIG layout uses " + std::to_string(compute) + " compute slices; a GPU has 7");
-      if ((memory_gb << 30) > spec.memory_bytes) {
-        return bad("MIG layout uses " + std::to_string(memory_gb) + "GB; the GPU has " +
-                   std::to_string(spec.memory_bytes >> 30) + "GB");
-      }
-    } else {
-      return bad("unknown option \"" + std::string(opt.substr(0, 16)) + "\"");
-    }
+  if (x == 0 || x == std::string_view::npos) return Err(InvalidArgument("missing COUNTx"));
+  ASSIGN_OR_RETURN(spec.count, ParseGpuCount(rest.substr(0, x)));
+  RETURN_IF_ERROR(ParseGpuModel(rest.substr(x + 1), &spec));
+  spec.topology = DefaultGpuTopology(spec.model, spec.count);
+  RETURN_IF_ERROR(ParseGpuOptions(options, &spec));
+  return spec;
+}
+
+}  // namespace
+
+Result<GpuSpec> ParseGpuSpec(std::string_view text) {
+  Result<GpuSpec> spec = ParseGpuSpecParts(text);
+  if (!spec) {
+    return Err(InvalidArgument(
+        "gpus: " + spec.error().message() + " (got \"" + std::string(text.substr(0, 64)) +
+        "\"; use COUNTxTYPE[:topo=nvswitch|pairs|cubemesh|pcie][:mig=PROFILE+...], "
+        "e.g. 8xH100-80GB)"));
   }
   return spec;
 }

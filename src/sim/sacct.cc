@@ -288,24 +288,31 @@ struct Allocation {
   int64_t submit = 0;  // seconds
 };
 
-// The allocation on one line, nullopt for one the trace leaves out (counted in `skip`).
-Result<std::optional<Allocation>> ReadRow(const Header& h,
-                                          const std::vector<std::string_view>& fields,
-                                          SacctSkipped& skip) {
-  auto get = [&](std::string_view name) -> std::string_view {
+// The steps of ReadRow.
+
+// One row's fields by name; "" for a field the file lacks.
+struct Row {
+  const Header& h;
+  const std::vector<std::string_view>& fields;
+  std::string_view Get(std::string_view name) const {
     auto it = h.column.find(name);
     return it == h.column.end() ? std::string_view() : fields[it->second];
-  };
-  std::string_view id = get("JobID");
-  if (id.empty()) return FieldError("JobID", "empty");
-  if (id.find('.') != std::string_view::npos) {
-    ++skip.steps;
-    return std::nullopt;
   }
+};
+
+// When a job was submitted and how long it ran, in seconds.
+struct RunTimes {
+  int64_t submit = 0;
+  int64_t seconds = 0;
+};
+
+// A row's times; nullopt for a job that never started or is still running (counted in `skip`).
+Result<std::optional<RunTimes>> ReadRunTimes(const Row& row, SacctSkipped& skip) {
+  auto get = [&](std::string_view name) { return row.Get(name); };
   // Ran at all? A Start of Unknown or None, or (without Start) no Elapsed time, says no.
   std::optional<int64_t> start;
   int64_t elapsed = 0;
-  if (h.Has("Start")) {
+  if (row.h.Has("Start")) {
     std::string_view s = get("Start");
     if (Unset(s)) {
       ++skip.never_started;
@@ -339,13 +346,18 @@ Result<std::optional<Allocation>> ReadRow(const Header& h,
   int64_t seconds = start ? *end - *start : elapsed;
   if (seconds > kMaxSeconds)
     return FieldError(start ? "End" : "Elapsed", "the job ran longer than 366 days");
+  return RunTimes{.submit = *submit, .seconds = seconds};
+}
 
+// A row's GPUs, with `nodes` the number of nodes they are spread over (at least 1); nullopt
+// for a job without GPUs (counted in `skip`).
+Result<std::optional<GpuRequest>> ReadGpuRequest(const Row& row, SacctSkipped& skip) {
   // The first GPU field the file has that is not empty in this row.
   std::string_view gpu_field, gpu_text;
   for (std::string_view f : {"AllocTRES", "ReqTRES", "AllocGRES"}) {
-    if (!h.Has(f)) continue;
+    if (!row.h.Has(f)) continue;
     gpu_field = f;
-    gpu_text = get(f);
+    gpu_text = row.Get(f);
     if (!gpu_text.empty()) break;
   }
   auto request = gpu_field == "AllocGRES" ? ParseGres(gpu_text) : ParseTres(gpu_text);
@@ -356,7 +368,7 @@ Result<std::optional<Allocation>> ReadRow(const Header& h,
   }
   int nodes = request->nodes > 0 ? request->nodes : 1;
   std::string_view nodes_field = request->nodes > 0 ? gpu_field : "NNodes";
-  if (std::string_view n = get("NNodes"); !n.empty()) {
+  if (std::string_view n = row.Get("NNodes"); !n.empty()) {
     auto count = Whole(n, SpecLimits::kMaxNodes);
     if (!count || *count < 1)
       return FieldError("NNodes", Quote(n) + " is not a number of nodes from 1 to 1024");
@@ -368,13 +380,33 @@ Result<std::optional<Allocation>> ReadRow(const Header& h,
                                        std::string(gpu_field) + ") do not divide evenly over " +
                                        std::to_string(nodes) + " nodes");
   }
+  request->nodes = nodes;
+  return std::optional<GpuRequest>(std::move(*request));
+}
+
+// The allocation on one line, nullopt for one the trace leaves out (counted in `skip`).
+Result<std::optional<Allocation>> ReadRow(const Header& h,
+                                          const std::vector<std::string_view>& fields,
+                                          SacctSkipped& skip) {
+  Row row{.h = h, .fields = fields};
+  auto get = [&](std::string_view name) { return row.Get(name); };
+  std::string_view id = get("JobID");
+  if (id.empty()) return FieldError("JobID", "empty");
+  if (id.find('.') != std::string_view::npos) {
+    ++skip.steps;
+    return std::nullopt;
+  }
+  ASSIGN_OR_RETURN(std::optional<RunTimes> times, ReadRunTimes(row, skip));
+  if (!times) return std::nullopt;
+  ASSIGN_OR_RETURN(std::optional<GpuRequest> request, ReadGpuRequest(row, skip));
+  if (!request) return std::nullopt;
 
   Allocation a;
-  a.submit = *submit;
+  a.submit = times->submit;
   TraceJob& j = a.job;
-  j.duration = std::chrono::seconds(seconds);
+  j.duration = std::chrono::seconds(times->seconds);
   j.resources.milli_gpus = request->gpus * kMilli;
-  j.resources.nodes = nodes;
+  j.resources.nodes = request->nodes;
   j.resources.gpu_type = request->type;
   j.name = std::string(get("JobName").substr(0, SpecLimits::kNameBytes));
   if (std::string_view user = get("User"); !user.empty()) {

@@ -77,99 +77,129 @@ JobSpec TraceJob::Spec() const {
   return spec;
 }
 
+namespace {
+
+// The steps of ParseTraceCsv. A row's problem comes back as InvalidArgument("FIELD: why"), or
+// just "why" when no one field is at fault; ParseTraceCsv adds the file and line.
+
+Status RowProblem(const std::string& field, const std::string& why) {
+  return InvalidArgument(field.empty() ? why : field + ": " + why);
+}
+
+// The header line: each column known and named once, the required ones present.
+Status ReadCsvHeader(const std::vector<std::string>& fields,
+                     std::map<std::string, size_t>* column) {
+  for (size_t i = 0; i < fields.size(); ++i) {
+    std::string name = Trimmed(fields[i]);
+    static const char* kKnown[] = {"submit_time", "duration", "gpus",       "name",
+                                   "user",        "project",  "priority",   "gpu_type",
+                                   "time_limit",  "nodes",    "preemptible"};
+    bool known = false;
+    for (const char* k : kKnown) known |= name == k;
+    if (!known) {
+      return RowProblem(
+          name,
+          "unknown column (known: submit_time, duration, gpus, name, user, project, priority, "
+          "gpu_type, time_limit, nodes, preemptible)");
+    }
+    if (!column->emplace(name, i).second) return RowProblem(name, "column named twice");
+  }
+  for (const char* required : {"submit_time", "duration", "gpus"}) {
+    if (!column->count(required))
+      return RowProblem(required, "required column missing from the header");
+  }
+  return Status::Ok();
+}
+
+// A column's trimmed field in a row; "" for a column the file lacks.
+std::string Field(const std::vector<std::string>& fields,
+                  const std::map<std::string, size_t>& column, const char* name) {
+  auto it = column.find(name);
+  return it == column.end() ? "" : Trimmed(fields[it->second]);
+}
+
+// One data row as a job.
+Status ReadCsvRow(const std::vector<std::string>& fields,
+                  const std::map<std::string, size_t>& column, TraceJob* j) {
+  auto get = [&](const char* name) { return Field(fields, column, name); };
+  auto submit = Seconds(get("submit_time"), "submit_time");
+  if (!submit)
+    return RowProblem("submit_time",
+                      "\"" + get("submit_time").substr(0, 32) + "\" is not a time in seconds");
+  j->submit = *submit;
+  auto duration = Seconds(get("duration"), "duration");
+  if (!duration)
+    return RowProblem("duration",
+                      "\"" + get("duration").substr(0, 32) + "\" is not a duration in seconds");
+  j->duration = *duration;
+  auto gpus = ParseMilli(get("gpus"), "gpus", SpecLimits::kMaxMilliGpus);
+  if (!gpus) return RowProblem("gpus", gpus.error().message());
+  j->resources.milli_gpus = *gpus;
+  if (std::string n = get("nodes"); !n.empty()) {
+    char* end = nullptr;
+    long nodes = std::strtol(n.c_str(), &end, 10);
+    if (*end != '\0' || nodes < 1 || nodes > SpecLimits::kMaxNodes)
+      return RowProblem("nodes", "must be 1 to 1024");
+    j->resources.nodes = static_cast<int>(nodes);
+  }
+  j->resources.gpu_type = get("gpu_type");
+  if (std::string s = get("name"); !s.empty()) j->name = s;
+  if (std::string s = get("user"); !s.empty()) j->user = s;
+  if (std::string s = get("project"); !s.empty()) j->project = s;
+  if (std::string s = get("priority"); !s.empty()) {
+    auto p = ParsePriority(s);
+    if (!p) return RowProblem("priority", p.error().message());
+    j->priority = *p;
+  }
+  if (std::string s = get("time_limit"); !s.empty()) {
+    auto t = Seconds(s, "time_limit");
+    if (!t) return RowProblem("time_limit", "\"" + s.substr(0, 32) + "\" is not a duration");
+    j->time_limit = *t;
+  }
+  if (std::string s = get("preemptible"); !s.empty()) {
+    if (s == "true" || s == "1" || s == "yes")
+      j->preemptible = true;
+    else if (s == "false" || s == "0" || s == "no")
+      j->preemptible = false;
+    else
+      return RowProblem("preemptible", "must be true or false");
+  }
+  // The same rules as a submitted job: a trace row is a job spec.
+  if (Status st = ValidateJobSpec(j->Spec()); !st.ok()) return RowProblem("", st.message());
+  if (!IsValidNodeName(j->user))
+    return RowProblem("user", "1-64 of letters, digits, '.', '_', '-'");
+  return Status::Ok();
+}
+
+}  // namespace
+
 Result<std::vector<TraceJob>> ParseTraceCsv(std::string_view text, std::string_view file,
                                             size_t max_jobs) {
   std::vector<TraceJob> jobs;
   std::map<std::string, size_t> column;
   size_t pos = 0;
   int line_no = 0;
-  auto fail = [&](const std::string& field, const std::string& why) {
-    return Err(InvalidArgument(std::string(file) + ": line " + std::to_string(line_no) +
-                               (field.empty() ? "" : ": " + field) + ": " + why));
+  auto fail = [&](const std::string& why) {
+    return Err(
+        InvalidArgument(std::string(file) + ": line " + std::to_string(line_no) + ": " + why));
   };
   while (auto next = NextTrimmedLine(text, pos, line_no)) {
     const std::string& line = *next;
     if (line.empty() || line[0] == '#') continue;
     auto fields = SplitCsv(line);
-    if (!fields) return fail("", fields.error().message());
+    if (!fields) return fail(fields.error().message());
     if (column.empty()) {
-      for (size_t i = 0; i < fields->size(); ++i) {
-        std::string name = Trimmed((*fields)[i]);
-        static const char* kKnown[] = {"submit_time", "duration", "gpus",       "name",
-                                       "user",        "project",  "priority",   "gpu_type",
-                                       "time_limit",  "nodes",    "preemptible"};
-        bool known = false;
-        for (const char* k : kKnown) known |= name == k;
-        if (!known) {
-          return fail(
-              name,
-              "unknown column (known: submit_time, duration, gpus, name, user, project, priority, "
-              "gpu_type, time_limit, nodes, preemptible)");
-        }
-        if (!column.emplace(name, i).second) return fail(name, "column named twice");
-      }
-      for (const char* required : {"submit_time", "duration", "gpus"}) {
-        if (!column.count(required))
-          return fail(required, "required column missing from the header");
-      }
+      if (Status st = ReadCsvHeader(*fields, &column); !st.ok()) return fail(st.message());
       continue;
     }
     if (fields->size() != column.size()) {
-      return fail("", std::to_string(fields->size()) + " fields where the header has " +
-                          std::to_string(column.size()));
+      return fail(std::to_string(fields->size()) + " fields where the header has " +
+                  std::to_string(column.size()));
     }
-    if (jobs.size() >= max_jobs) return fail("", "more than " + std::to_string(max_jobs) + " jobs");
-    auto get = [&](const char* name) -> std::string {
-      auto it = column.find(name);
-      return it == column.end() ? "" : Trimmed((*fields)[it->second]);
-    };
+    if (jobs.size() >= max_jobs) return fail("more than " + std::to_string(max_jobs) + " jobs");
     TraceJob j;
     j.line = line_no;
-    auto submit = Seconds(get("submit_time"), "submit_time");
-    if (!submit)
-      return fail("submit_time",
-                  "\"" + get("submit_time").substr(0, 32) + "\" is not a time in seconds");
-    j.submit = *submit;
-    auto duration = Seconds(get("duration"), "duration");
-    if (!duration)
-      return fail("duration",
-                  "\"" + get("duration").substr(0, 32) + "\" is not a duration in seconds");
-    j.duration = *duration;
-    auto gpus = ParseMilli(get("gpus"), "gpus", SpecLimits::kMaxMilliGpus);
-    if (!gpus) return fail("gpus", gpus.error().message());
-    j.resources.milli_gpus = *gpus;
-    if (std::string n = get("nodes"); !n.empty()) {
-      char* end = nullptr;
-      long nodes = std::strtol(n.c_str(), &end, 10);
-      if (*end != '\0' || nodes < 1 || nodes > SpecLimits::kMaxNodes)
-        return fail("nodes", "must be 1 to 1024");
-      j.resources.nodes = static_cast<int>(nodes);
-    }
-    j.resources.gpu_type = get("gpu_type");
-    if (std::string s = get("name"); !s.empty()) j.name = s;
-    if (std::string s = get("user"); !s.empty()) j.user = s;
-    if (std::string s = get("project"); !s.empty()) j.project = s;
-    if (std::string s = get("priority"); !s.empty()) {
-      auto p = ParsePriority(s);
-      if (!p) return fail("priority", p.error().message());
-      j.priority = *p;
-    }
-    if (std::string s = get("time_limit"); !s.empty()) {
-      auto t = Seconds(s, "time_limit");
-      if (!t) return fail("time_limit", "\"" + s.substr(0, 32) + "\" is not a duration");
-      j.time_limit = *t;
-    }
-    if (std::string s = get("preemptible"); !s.empty()) {
-      if (s == "true" || s == "1" || s == "yes")
-        j.preemptible = true;
-      else if (s == "false" || s == "0" || s == "no")
-        j.preemptible = false;
-      else
-        return fail("preemptible", "must be true or false");
-    }
-    // The same rules as a submitted job: a trace row is a job spec.
-    if (Status st = ValidateJobSpec(j.Spec()); !st.ok()) return fail("", st.message());
-    if (!IsValidNodeName(j.user)) return fail("user", "1-64 of letters, digits, '.', '_', '-'");
+    if (Status st = ReadCsvRow(*fields, column, &j); !st.ok()) return fail(st.message());
     jobs.push_back(std::move(j));
   }
   if (column.empty())
@@ -230,6 +260,118 @@ Result<int64_t> PhillyTime(const std::string& text) {
   return ToMillis(*t) / 1000;
 }
 
+// The steps of ParseTrace: one function per kind of trace.
+
+Status RowError(std::string_view file, int line, const std::string& field, const std::string& why) {
+  return InvalidArgument(std::string(file) + ": line " + std::to_string(line) + ": " + field +
+                         ": " + why);
+}
+
+// Microsoft's Philly trace: timestamp,duration,num_gpus,... with a virtual cluster per row.
+Result<std::vector<TraceJob>> ParsePhilly(std::string_view text, std::string_view file,
+                                          size_t max_jobs) {
+  std::vector<TraceJob> jobs;
+  std::vector<int64_t> at;
+  Status st = ForEachRow(text, file, [&](std::map<std::string, std::string>& row, int line) {
+    if (jobs.size() >= max_jobs)
+      return RowError(file, line, "", "more than " + std::to_string(max_jobs) + " jobs");
+    auto t = PhillyTime(row["timestamp"]);
+    if (!t) return RowError(file, line, "timestamp", t.error().message());
+    auto d = Number(row["duration"]);
+    if (!d || *d < 0 || *d > 1e9)
+      return RowError(file, line, "duration", "not a number of seconds");
+    auto g = Number(row["num_gpus"]);
+    if (!g || *g < 0 || *g > 4096 || *g != std::floor(*g))
+      return RowError(file, line, "num_gpus", "not a whole number of GPUs");
+    TraceJob j;
+    j.line = line;
+    j.duration = std::chrono::milliseconds(static_cast<int64_t>(*d * 1000));
+    int gpus = static_cast<int>(*g);
+    // Over 8 GPUs: a gang over nodes of 8, the fewest that divide the count evenly.
+    int nodes = std::max(1, (gpus + 7) / 8);
+    while (gpus > 0 && gpus % nodes != 0) ++nodes;
+    j.resources.milli_gpus = int64_t{gpus} * 1000;
+    j.resources.nodes = nodes;
+    std::string vc = row["cluster"].empty() ? "unknown" : row["cluster"].substr(0, 48);
+    if (!IsValidNodeName(vc))
+      return RowError(file, line, "cluster", "not a name of letters and digits");
+    j.project = "vc-" + vc;
+    j.user = "vc-" + vc;
+    at.push_back(*t);
+    jobs.push_back(std::move(j));
+    return Status::Ok();
+  });
+  if (!st.ok()) return Err(st);
+  int64_t start = at.empty() ? 0 : *std::min_element(at.begin(), at.end());
+  for (size_t i = 0; i < jobs.size(); ++i) jobs[i].submit = std::chrono::seconds(at[i] - start);
+  return jobs;
+}
+
+// The trace's model names, as Baton names them (the node list's too). A list of acceptable
+// types ("V100M16|V100M32"): Baton takes one type, so their family ("V100") when they share
+// one, else the first.
+std::string OpenbGpuType(std::string_view list) {
+  std::string spec;
+  for (size_t pos = 0; pos < list.size();) {
+    size_t bar = std::min(list.find('|', pos), list.size());
+    std::string one = OpenbGpuModel(list.substr(pos, bar - pos));
+    if (spec.empty()) {
+      spec = one;
+    } else if (spec != one) {
+      std::string family = one.substr(0, one.find('-'));
+      spec = spec.substr(0, spec.find('-')) == family ? family : spec;
+    }
+    pos = bar + 1;
+  }
+  return spec;
+}
+
+// Alibaba's openb pod list: name,cpu_milli,memory_mib,num_gpu,gpu_milli,... with creation and
+// deletion times; pods without them are left out.
+Result<std::vector<TraceJob>> ParseOpenbPods(std::string_view text, std::string_view file,
+                                             size_t max_jobs) {
+  std::vector<TraceJob> jobs;
+  Status st = ForEachRow(text, file, [&](std::map<std::string, std::string>& row, int line) {
+    if (jobs.size() >= max_jobs)
+      return RowError(file, line, "", "more than " + std::to_string(max_jobs) + " jobs");
+    if (!row.count("creation_time") || !row.count("deletion_time")) {
+      return RowError(file, line, "creation_time",
+                      "this pod list has no times (multigpu50 has none): it cannot be replayed");
+    }
+    if (row["creation_time"].empty() || row["deletion_time"].empty()) return Status::Ok();
+    auto created = Number(row["creation_time"]);
+    auto deleted = Number(row["deletion_time"]);
+    if (!created || *created < 0)
+      return RowError(file, line, "creation_time", "not a number of seconds");
+    if (!deleted || *deleted < *created)
+      return RowError(file, line, "deletion_time", "not a number of seconds after creation_time");
+    auto n = Number(row["num_gpu"]);
+    auto m = Number(row["gpu_milli"]);
+    if (!n || *n < 0 || *n > 64 || *n != std::floor(*n))
+      return RowError(file, line, "num_gpu", "not a whole number of GPUs");
+    if (!m || *m < 0 || *m > 1000) return RowError(file, line, "gpu_milli", "not 0 to 1000");
+    TraceJob j;
+    j.line = line;
+    j.submit = std::chrono::milliseconds(static_cast<int64_t>(*created * 1000));
+    j.duration = std::chrono::milliseconds(static_cast<int64_t>((*deleted - *created) * 1000));
+    j.resources.milli_gpus =
+        *n == 1 && *m > 0 && *m < 1000 ? static_cast<int64_t>(*m) : static_cast<int64_t>(*n) * 1000;
+    std::string spec = OpenbGpuType(row["gpu_spec"]);
+    if (!spec.empty() && j.resources.milli_gpus > 0) j.resources.gpu_type = spec.substr(0, 64);
+    const std::string& qos = row["qos"];
+    j.priority = qos == "Guaranteed" ? Priority::kHigh
+                 : qos == "BE"       ? Priority::kLow
+                                     : Priority::kNormal;
+    j.project = qos.empty() ? "default" : "qos-" + qos.substr(0, 32);
+    j.user = j.project;
+    j.name = row["name"].substr(0, SpecLimits::kNameBytes);
+    jobs.push_back(std::move(j));
+    return Status::Ok();
+  });
+  if (!st.ok()) return Err(st);
+  return jobs;
+}
+
 }  // namespace
 
 Result<std::vector<TraceJob>> ParseTrace(std::string_view text, std::string_view file,
@@ -237,101 +379,10 @@ Result<std::vector<TraceJob>> ParseTrace(std::string_view text, std::string_view
   size_t first = text.find_first_not_of(" \t\r\n");
   std::string_view header =
       first == std::string_view::npos ? "" : text.substr(first, text.find('\n', first) - first);
-  std::vector<TraceJob> jobs;
-  auto fail = [&](int line, const std::string& field, const std::string& why) {
-    return InvalidArgument(std::string(file) + ": line " + std::to_string(line) + ": " + field +
-                           ": " + why);
-  };
   if (IsSacctHeader(header)) return ParseSacct(text, file, max_jobs);
-  if (header.starts_with("timestamp,duration,num_gpus")) {
-    std::vector<int64_t> at;
-    Status st = ForEachRow(text, file, [&](std::map<std::string, std::string>& row, int line) {
-      if (jobs.size() >= max_jobs)
-        return fail(line, "", "more than " + std::to_string(max_jobs) + " jobs");
-      auto t = PhillyTime(row["timestamp"]);
-      if (!t) return fail(line, "timestamp", t.error().message());
-      auto d = Number(row["duration"]);
-      if (!d || *d < 0 || *d > 1e9) return fail(line, "duration", "not a number of seconds");
-      auto g = Number(row["num_gpus"]);
-      if (!g || *g < 0 || *g > 4096 || *g != std::floor(*g))
-        return fail(line, "num_gpus", "not a whole number of GPUs");
-      TraceJob j;
-      j.line = line;
-      j.duration = std::chrono::milliseconds(static_cast<int64_t>(*d * 1000));
-      int gpus = static_cast<int>(*g);
-      // Over 8 GPUs: a gang over nodes of 8, the fewest that divide the count evenly.
-      int nodes = std::max(1, (gpus + 7) / 8);
-      while (gpus > 0 && gpus % nodes != 0) ++nodes;
-      j.resources.milli_gpus = int64_t{gpus} * 1000;
-      j.resources.nodes = nodes;
-      std::string vc = row["cluster"].empty() ? "unknown" : row["cluster"].substr(0, 48);
-      if (!IsValidNodeName(vc)) return fail(line, "cluster", "not a name of letters and digits");
-      j.project = "vc-" + vc;
-      j.user = "vc-" + vc;
-      at.push_back(*t);
-      jobs.push_back(std::move(j));
-      return Status::Ok();
-    });
-    if (!st.ok()) return Err(st);
-    int64_t start = at.empty() ? 0 : *std::min_element(at.begin(), at.end());
-    for (size_t i = 0; i < jobs.size(); ++i) jobs[i].submit = std::chrono::seconds(at[i] - start);
-    return jobs;
-  }
-  if (header.starts_with("name,cpu_milli,memory_mib,num_gpu,gpu_milli")) {
-    Status st = ForEachRow(text, file, [&](std::map<std::string, std::string>& row, int line) {
-      if (jobs.size() >= max_jobs)
-        return fail(line, "", "more than " + std::to_string(max_jobs) + " jobs");
-      if (!row.count("creation_time") || !row.count("deletion_time")) {
-        return fail(line, "creation_time",
-                    "this pod list has no times (multigpu50 has none): it cannot be replayed");
-      }
-      if (row["creation_time"].empty() || row["deletion_time"].empty()) return Status::Ok();
-      auto created = Number(row["creation_time"]);
-      auto deleted = Number(row["deletion_time"]);
-      if (!created || *created < 0) return fail(line, "creation_time", "not a number of seconds");
-      if (!deleted || *deleted < *created)
-        return fail(line, "deletion_time", "not a number of seconds after creation_time");
-      auto n = Number(row["num_gpu"]);
-      auto m = Number(row["gpu_milli"]);
-      if (!n || *n < 0 || *n > 64 || *n != std::floor(*n))
-        return fail(line, "num_gpu", "not a whole number of GPUs");
-      if (!m || *m < 0 || *m > 1000) return fail(line, "gpu_milli", "not 0 to 1000");
-      TraceJob j;
-      j.line = line;
-      j.submit = std::chrono::milliseconds(static_cast<int64_t>(*created * 1000));
-      j.duration = std::chrono::milliseconds(static_cast<int64_t>((*deleted - *created) * 1000));
-      j.resources.milli_gpus = *n == 1 && *m > 0 && *m < 1000 ? static_cast<int64_t>(*m)
-                                                              : static_cast<int64_t>(*n) * 1000;
-      // The trace's model names, as Baton names them (the node list's too). A list of acceptable
-      // types ("V100M16|V100M32"): Baton takes one type, so their family ("V100") when they
-      // share one, else the first.
-      std::string spec;
-      std::string_view list = row["gpu_spec"];
-      for (size_t pos = 0; pos < list.size();) {
-        size_t bar = std::min(list.find('|', pos), list.size());
-        std::string one = OpenbGpuModel(list.substr(pos, bar - pos));
-        if (spec.empty()) {
-          spec = one;
-        } else if (spec != one) {
-          std::string family = one.substr(0, one.find('-'));
-          spec = spec.substr(0, spec.find('-')) == family ? family : spec;
-        }
-        pos = bar + 1;
-      }
-      if (!spec.empty() && j.resources.milli_gpus > 0) j.resources.gpu_type = spec.substr(0, 64);
-      const std::string& qos = row["qos"];
-      j.priority = qos == "Guaranteed" ? Priority::kHigh
-                   : qos == "BE"       ? Priority::kLow
-                                       : Priority::kNormal;
-      j.project = qos.empty() ? "default" : "qos-" + qos.substr(0, 32);
-      j.user = j.project;
-      j.name = row["name"].substr(0, SpecLimits::kNameBytes);
-      jobs.push_back(std::move(j));
-      return Status::Ok();
-    });
-    if (!st.ok()) return Err(st);
-    return jobs;
-  }
+  if (header.starts_with("timestamp,duration,num_gpus")) return ParsePhilly(text, file, max_jobs);
+  if (header.starts_with("name,cpu_milli,memory_mib,num_gpu,gpu_milli"))
+    return ParseOpenbPods(text, file, max_jobs);
   return ParseTraceCsv(text, file, max_jobs);
 }
 

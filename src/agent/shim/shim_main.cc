@@ -318,38 +318,17 @@ bool ParseProcs(const char* text, int* count, long* rank0) {
   return true;
 }
 
-int ShimMain(int argc, char** argv) {
-  if (argc < 12) {
-    WriteAll(2,
-             "usage: baton-shim LOG STATUS PIDFILE WORKDIR CPUS MEMNODE CGROUP USER PROCS PROGRAM "
-             "ARGV0 [ARG...] (started by the baton agent)\n");
-    return 2;
-  }
-  const char* log_path = argv[1];
-  const char* status_path = argv[2];
-  const char* pid_path = argv[3];
-  const char* cpus = argv[5];
-  const char* memory_node = argv[6];
-  const char* cgroup = argv[7];
-  const char* run_as = argv[8];
-  const char* procs = argv[9];
-  Launch launch;
-  launch.workdir = argv[4];
-  launch.program = argv[10];
-  launch.argv = argv + 11;
-  launch.envp = environ;
+// The steps of ShimMain.
 
-  setsid();  // out of the agent's session: terminal signals and the agent's death pass it by
-  // Whatever the agent had open without close-on-exec (its listening and client sockets)
-  // must not reach the job: a job holding the server's port would outlive a restart.
-  CloseFrom(3);
-  int log_fd = open(log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-  if (log_fd < 0) {
-    WriteFileAtomic(status_path, "exit 126\n");
-    return 0;
-  }
-  // The job (and all it starts) runs on the CPUs of its GPUs' NUMA node and prefers that
-  // node's memory. A failure is written to the job's log, and the job runs unbound.
+// What the shim writes when the job cannot run at all; the shim's own exit status stays 0.
+int CannotRun(const char* status_path) {
+  WriteFileAtomic(status_path, "exit 126\n");
+  return 0;
+}
+
+// The job (and all it starts) runs on the CPUs of its GPUs' NUMA node and prefers that node's
+// memory ("-": no binding). A failure is written to the job's log, and the job runs unbound.
+void BindToNumaNode(int log_fd, const char* cpus, const char* memory_node) {
   if (strcmp(cpus, "-") != 0 && !BindCpus(cpus)) {
     WriteAll(log_fd, "baton: cannot bind the job to CPUs ");
     WriteAll(log_fd, cpus);
@@ -360,64 +339,61 @@ int ShimMain(int argc, char** argv) {
     WriteAll(log_fd, memory_node);
     WriteAll(log_fd, "; the job's memory comes from any node\n");
   }
-  launch.log_fd = log_fd;
-  if (strcmp(run_as, "-") != 0 && !ParseIdentity(run_as, &launch.identity)) {
-    WriteAll(log_fd, "baton: the agent gave the shim a bad user: ");
-    WriteAll(log_fd, run_as);
-    WriteAll(log_fd, "\n");
-    WriteFileAtomic(status_path, "exit 126\n");
-    return 0;
-  }
+}
+
+// Has the job created in CGROUP ("-": none). A path too long is written to the job's log, and
+// the job runs without its limits.
+void UseCgroup(int log_fd, const char* cgroup, Launch* launch) {
   static char cgroup_procs[4200];
-  if (strcmp(cgroup, "-") != 0) {
-    if (snprintf(cgroup_procs, sizeof cgroup_procs, "%s/cgroup.procs", cgroup) >=
-        static_cast<int>(sizeof cgroup_procs)) {
-      WriteAll(log_fd, "baton: cannot join cgroup ");
-      WriteAll(log_fd, cgroup);
-      WriteAll(log_fd, ": the path is too long; the job runs without its limits\n");
-    } else {
-      launch.cgroup = cgroup;
-      launch.cgroup_procs = cgroup_procs;
-      launch.cgroup_fd = open(cgroup, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    }
+  if (strcmp(cgroup, "-") == 0) return;
+  if (snprintf(cgroup_procs, sizeof cgroup_procs, "%s/cgroup.procs", cgroup) >=
+      static_cast<int>(sizeof cgroup_procs)) {
+    WriteAll(log_fd, "baton: cannot join cgroup ");
+    WriteAll(log_fd, cgroup);
+    WriteAll(log_fd, ": the path is too long; the job runs without its limits\n");
+  } else {
+    launch->cgroup = cgroup;
+    launch->cgroup_procs = cgroup_procs;
+    launch->cgroup_fd = open(cgroup, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   }
+}
+
+// PROCS: how many processes to start and the RANK of the first; "-" is one process without
+// rank variables.
+struct Procs {
+  bool ranked = false;
   int count = 1;
   long rank0 = 0;
-  bool ranks = strcmp(procs, "-") != 0;
-  if (ranks && !ParseProcs(procs, &count, &rank0)) {
-    WriteAll(log_fd, "baton: the agent gave the shim a bad process count: ");
-    WriteAll(log_fd, procs);
-    WriteAll(log_fd, "\n");
-    WriteFileAtomic(status_path, "exit 126\n");
-    return 0;
-  }
-  char text[64];
+};
+
+// Starts the job's processes in one process group, the first one's. Returns the group, or -1
+// when one could not be started: then the log says so and those started are killed and reaped.
+pid_t StartProcesses(Launch* launch, const Procs& procs) {
   pid_t group = 0;
   int started = 0;
-  for (int i = 0; i < count; ++i) {
-    if (ranks) launch.envp = RankEnvironment(i, rank0);
-    launch.group = group;
-    pid_t pid = StartProcess(launch);
+  for (int i = 0; i < procs.count; ++i) {
+    if (procs.ranked) launch->envp = RankEnvironment(i, procs.rank0);
+    launch->group = group;
+    pid_t pid = StartProcess(*launch);
     if (pid < 0) break;
     // Both sides set the process group, so that it exists whichever runs first.
     setpgid(pid, group == 0 ? pid : group);
     if (group == 0) group = pid;
     ++started;
   }
-  if (started < count) {
-    WriteAll(log_fd, "baton: cannot start the job: fork failed\n");
+  if (started < procs.count) {
+    WriteAll(launch->log_fd, "baton: cannot start the job: fork failed\n");
     if (group != 0) kill(-group, SIGKILL);
     while (started-- > 0 && wait(nullptr) > 0) {
     }
-    WriteFileAtomic(status_path, "exit 126\n");
-    return 0;
+    return -1;
   }
-  close(log_fd);
-  if (launch.cgroup_fd >= 0) close(launch.cgroup_fd);
-  snprintf(text, sizeof text, "%d\n", static_cast<int>(group));
-  WriteFileAtomic(pid_path, text);
+  return group;
+}
 
-  // The job's status: the first process that failed, else success.
+// Waits for the job's `count` processes; the first to fail ends the others at once. Returns the
+// wait status of the first that failed, else 0 (success).
+int WaitForJob(int count, pid_t group) {
   int status = 0;
   bool failed = false;
   for (int left = count; left > 0;) {
@@ -435,6 +411,63 @@ int ShimMain(int argc, char** argv) {
       if (left > 0) kill(-group, SIGKILL);  // the others cannot go on without it
     }
   }
+  return status;
+}
+
+int ShimMain(int argc, char** argv) {
+  if (argc < 12) {
+    WriteAll(2,
+             "usage: baton-shim LOG STATUS PIDFILE WORKDIR CPUS MEMNODE CGROUP USER PROCS PROGRAM "
+             "ARGV0 [ARG...] (started by the baton agent)\n");
+    return 2;
+  }
+  const char* log_path = argv[1];
+  const char* status_path = argv[2];
+  const char* pid_path = argv[3];
+  const char* cpus = argv[5];
+  const char* memory_node = argv[6];
+  const char* cgroup = argv[7];
+  const char* run_as = argv[8];
+  const char* procs_text = argv[9];
+  Launch launch;
+  launch.workdir = argv[4];
+  launch.program = argv[10];
+  launch.argv = argv + 11;
+  launch.envp = environ;
+
+  setsid();  // out of the agent's session: terminal signals and the agent's death pass it by
+  // Whatever the agent had open without close-on-exec (its listening and client sockets)
+  // must not reach the job: a job holding the server's port would outlive a restart.
+  CloseFrom(3);
+  int log_fd = open(log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (log_fd < 0) return CannotRun(status_path);
+  BindToNumaNode(log_fd, cpus, memory_node);
+  launch.log_fd = log_fd;
+  if (strcmp(run_as, "-") != 0 && !ParseIdentity(run_as, &launch.identity)) {
+    WriteAll(log_fd, "baton: the agent gave the shim a bad user: ");
+    WriteAll(log_fd, run_as);
+    WriteAll(log_fd, "\n");
+    return CannotRun(status_path);
+  }
+  UseCgroup(log_fd, cgroup, &launch);
+  Procs procs;
+  procs.ranked = strcmp(procs_text, "-") != 0;
+  if (procs.ranked && !ParseProcs(procs_text, &procs.count, &procs.rank0)) {
+    WriteAll(log_fd, "baton: the agent gave the shim a bad process count: ");
+    WriteAll(log_fd, procs_text);
+    WriteAll(log_fd, "\n");
+    return CannotRun(status_path);
+  }
+  pid_t group = StartProcesses(&launch, procs);
+  if (group < 0) return CannotRun(status_path);
+  close(log_fd);
+  if (launch.cgroup_fd >= 0) close(launch.cgroup_fd);
+  char text[64];
+  snprintf(text, sizeof text, "%d\n", static_cast<int>(group));
+  WriteFileAtomic(pid_path, text);
+
+  // The job's status: the first process that failed, else success.
+  int status = WaitForJob(procs.count, group);
   // Whatever the job left behind in its group ends with it.
   kill(-group, SIGKILL);
   if (WIFSIGNALED(status)) {
