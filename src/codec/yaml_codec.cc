@@ -84,15 +84,35 @@ Result<json::value> Convert(const YAML::Node& node, int depth, std::string_view 
 
 }  // namespace
 
+namespace {
+
+// Parses `yaml` and checks it as a job file is checked (depth, size, and the bound on expanded
+// aliases); its JSON form goes to `as_json` when given. Throws YAML::Exception: callers catch
+// it and answer YamlError.
+Result<YAML::Node> LoadChecked(std::string_view yaml, std::string_view file,
+                               json::value* as_json = nullptr) {
+  YAML::Node root = YAML::Load(std::string(yaml));
+  int budget = kMaxYamlNodes;
+  ASSIGN_OR_RETURN(json::value v, Convert(root, 0, file, false, budget));
+  if (as_json != nullptr) *as_json = std::move(v);
+  return root;
+}
+
+// "FILE: line N: what" for a YAML exception.
+Status YamlError(std::string_view file, const YAML::Exception& e) {
+  return InvalidArgument(std::string(file) + ": line " + std::to_string(e.mark.line + 1) + ": " +
+                         e.msg);
+}
+
+}  // namespace
+
 Result<std::string> YamlToJson(std::string_view yaml, std::string_view file) {
   try {
-    YAML::Node root = YAML::Load(std::string(yaml));
-    int budget = kMaxYamlNodes;
-    ASSIGN_OR_RETURN(json::value v, Convert(root, 0, file, false, budget));
+    json::value v;
+    if (auto loaded = LoadChecked(yaml, file, &v); !loaded) return Err(loaded.error());
     return json::serialize(v);
   } catch (const YAML::Exception& e) {
-    return Err(InvalidArgument(std::string(file) + ": line " + std::to_string(e.mark.line + 1) +
-                               ": " + e.msg));
+    return Err(YamlError(file, e));
   }
 }
 
@@ -450,11 +470,8 @@ Result<ServerConfig> DecodeServerConfig(std::string_view yaml, std::string_view 
   ServerConfig cfg;
   ConfigReader r(file);
   try {
-    YAML::Node root = YAML::Load(std::string(yaml));
-    // The same bound on expanded aliases as job files.
-    int budget = kMaxYamlNodes;
-    if (auto converted = Convert(root, 0, file, false, budget); !converted)
-      return Err(converted.error());
+    // The same checks and bound on expanded aliases as job files.
+    ASSIGN_OR_RETURN(YAML::Node root, LoadChecked(yaml, file));
     if (root.IsNull()) return cfg;
     RETURN_IF_ERROR(r.Keys(root, "",
                            {"listen", "data", "store", "scheduling", "defaults", "projects",
@@ -507,8 +524,7 @@ Result<ServerConfig> DecodeServerConfig(std::string_view yaml, std::string_view 
     }
     TRY(ReadPolicy(r, root, &cfg.policy));
   } catch (const YAML::Exception& e) {
-    return Err(InvalidArgument(std::string(file) + ": line " + std::to_string(e.mark.line + 1) +
-                               ": " + e.msg));
+    return Err(YamlError(file, e));
   }
   return cfg;
 }
@@ -517,10 +533,7 @@ Result<ClusterFile> DecodeClusterFile(std::string_view yaml, std::string_view fi
   ClusterFile cluster;
   ConfigReader r(file);
   try {
-    YAML::Node root = YAML::Load(std::string(yaml));
-    int budget = kMaxYamlNodes;
-    if (auto converted = Convert(root, 0, file, false, budget); !converted)
-      return Err(converted.error());
+    ASSIGN_OR_RETURN(YAML::Node root, LoadChecked(yaml, file));
     if (root.IsNull())
       return Err(InvalidArgument(std::string(file) + ": empty (it needs nodes: [...])"));
     RETURN_IF_ERROR(
@@ -566,8 +579,7 @@ Result<ClusterFile> DecodeClusterFile(std::string_view yaml, std::string_view fi
     }
     TRY(ReadPolicy(r, root, &cluster.policy));
   } catch (const YAML::Exception& e) {
-    return Err(InvalidArgument(std::string(file) + ": line " + std::to_string(e.mark.line + 1) +
-                               ": " + e.msg));
+    return Err(YamlError(file, e));
   }
   return cluster;
 }

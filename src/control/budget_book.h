@@ -40,6 +40,7 @@ class BudgetBook {
   // hard-stop budget that is spent (running attempts as of the last Check).
   Status Allows(const Policy& policy, const std::string& project, TimePoint now) const;
   bool Tracks(const std::string& project) const { return budgets_.count(project) != 0; }
+  bool empty() const { return budgets_.empty(); }
   // What `project` has spent in its period; 0 for a project without a budget.
   int64_t Spent(const std::string& project, const RunningCost& running) const;
 

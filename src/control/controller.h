@@ -111,6 +111,8 @@ class Controller {
   // Takes in a pass's decisions: reasons, preemptions, starts; whether an arrival that waits
   // could preempt (the re-pass rule, sched/job_queue.h).
   bool ApplyPass(sched::PassResult& pass, bool full, TimePoint now);
+  // The lowest priority class among the running jobs (above kCritical when none runs).
+  int LowestRunningClass() const;
   // Starts `j` on its allocation: the view, its state, the launch orders.
   void StartJob(Job& j, TimePoint now);
   // Sends the launch orders of the job's current attempt (only rank `only_rank`'s if given).

@@ -148,13 +148,12 @@ bool Controller::ApplyPass(sched::PassResult& pass, bool full, TimePoint now) {
   // guarantee): the lowest class among the jobs running before this pass's starts.
   bool could_preempt = false;
   if (!full && options_.policy.preemption) {
-    int lowest_running = static_cast<int>(Priority::kCritical) + 1;
-    for (const auto& [id, job] : running_)
-      lowest_running = std::min(lowest_running, static_cast<int>(job->spec.priority));
+    std::optional<int> lowest_running;  // walked only once a job waits for resources
     for (const sched::Wait& w : pass.waits) {
-      const Job& j = jobs_.at(w.id);
       if (w.reason != WaitReason::kResources) continue;
-      if (static_cast<int>(j.spec.priority) > lowest_running ||
+      const Job& j = jobs_.at(w.id);
+      if (!lowest_running) lowest_running = LowestRunningClass();
+      if (static_cast<int>(j.spec.priority) > *lowest_running ||
           options_.policy.Project(j.spec.project).guaranteed_milli > 0) {
         could_preempt = true;
         break;
@@ -173,6 +172,13 @@ bool Controller::ApplyPass(sched::PassResult& pass, bool full, TimePoint now) {
     StartJob(j, now);
   }
   return could_preempt;
+}
+
+int Controller::LowestRunningClass() const {
+  int lowest = static_cast<int>(Priority::kCritical) + 1;
+  for (const auto& [id, job] : running_)
+    lowest = std::min(lowest, static_cast<int>(job->spec.priority));
+  return lowest;
 }
 
 void Controller::StartJob(Job& j, TimePoint now) {

@@ -16,28 +16,6 @@ Holdings::Holdings(const Policy& policy) {
   for (const auto& [name, p] : policy.pools) track_pool_users |= p.max_milli_per_user != kNoLimit;
 }
 
-void Holdings::Add(const std::string& project, const std::string& user, const std::string& pool,
-                   int64_t milli, int sign) {
-  project_milli[project] += sign * milli;
-  if (track_users) {
-    user_milli[user] += sign * milli;
-    user_jobs[user] += sign;
-  }
-  if (track_pool_users) pool_user_milli[pool][user] += sign * milli;
-}
-
-int64_t Holdings::Project(const std::string& p) const {
-  auto it = project_milli.find(p);
-  return it == project_milli.end() ? 0 : it->second;
-}
-
-int64_t Holdings::PoolUser(const std::string& pool, const std::string& user) const {
-  auto it = pool_user_milli.find(pool);
-  if (it == pool_user_milli.end()) return 0;
-  auto u = it->second.find(user);
-  return u == it->second.end() ? 0 : u->second;
-}
-
 std::string LimitReason(const PendingJob& job, const Policy& policy, const Holdings& h) {
   const int64_t need = job.resources->milli_gpus;
   const ProjectPolicy& project = policy.Project(*job.project);

@@ -25,10 +25,26 @@ struct Holdings {
   std::unordered_map<std::string_view, std::unordered_map<std::string_view, int64_t>>
       pool_user_milli;
 
+  // Inline: a pass calls these for every running job and every victim it weighs.
   void Add(const std::string& project, const std::string& user, const std::string& pool,
-           int64_t milli, int sign);
-  int64_t Project(const std::string& p) const;
-  int64_t PoolUser(const std::string& pool, const std::string& user) const;
+           int64_t milli, int sign) {
+    project_milli[project] += sign * milli;
+    if (track_users) {
+      user_milli[user] += sign * milli;
+      user_jobs[user] += sign;
+    }
+    if (track_pool_users) pool_user_milli[pool][user] += sign * milli;
+  }
+  int64_t Project(const std::string& p) const {
+    auto it = project_milli.find(p);
+    return it == project_milli.end() ? 0 : it->second;
+  }
+  int64_t PoolUser(const std::string& pool, const std::string& user) const {
+    auto it = pool_user_milli.find(pool);
+    if (it == pool_user_milli.end()) return 0;
+    auto u = it->second.find(user);
+    return u == it->second.end() ? 0 : u->second;
+  }
 };
 
 // Why `job` may not start now whatever the free GPUs: a quota or limit; "" when none.

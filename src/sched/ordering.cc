@@ -91,11 +91,6 @@ double FairShareTable::Lookup(const std::string& project, const std::string& use
   return f;
 }
 
-int LasLevel(const Policy& policy, double service) {
-  const auto& t = policy.las_thresholds;
-  return static_cast<int>(std::upper_bound(t.begin(), t.end(), service) - t.begin());
-}
-
 Factors ComputeFactors(const PendingJob& job, const Policy& policy, TimePoint now,
                        int64_t cluster_milli, FairShareTable& shares) {
   Factors f;

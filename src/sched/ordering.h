@@ -4,6 +4,7 @@
 // service level; the highest score goes first, ties by submit order (lower id).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -36,7 +37,10 @@ class FairShareTable {
 
 // The least-attained-service level of a job that has run `service` GPU-seconds: the number of
 // Policy::las_thresholds it has reached.
-int LasLevel(const Policy& policy, double service);
+inline int LasLevel(const Policy& policy, double service) {
+  const auto& t = policy.las_thresholds;
+  return static_cast<int>(std::upper_bound(t.begin(), t.end(), service) - t.begin());
+}
 
 Factors ComputeFactors(const PendingJob& job, const Policy& policy, TimePoint now,
                        int64_t cluster_milli, FairShareTable& shares);
