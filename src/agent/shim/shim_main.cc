@@ -4,6 +4,9 @@
 // job's log, records the job's pid, waits for it, ends whatever the job left in its group and
 // writes how the job ended. It outlives the agent, so a restarted agent still learns every
 // job's fate (see executor.h).
+// It is linked statically and links nothing of ours, to start fast and small: the few helpers
+// it shares in spirit with the agent (whole reads and writes, the atomic status file) are its
+// own copies on purpose.
 //
 //   baton-shim LOG STATUS PIDFILE WORKDIR CPUS MEMNODE CGROUP USER PROCS PROGRAM ARGV0 [ARG...]
 //     (environment: the job's; CPUS a cpulist such as 0-15,32-47, MEMNODE a NUMA node, CGROUP
