@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <sstream>
 #include <string_view>
 #include <thread>
@@ -306,7 +307,9 @@ int Act(const Connection& conn, const std::vector<int64_t>& ids, const std::stri
 }
 
 int Wait(const Connection& conn, const std::vector<int64_t>& ids, const std::string& timeout) {
-  Duration limit = Duration::max();
+  // No --timeout: wait as long as it takes. (A limit of Duration::max() overflowed when
+  // compared with the steady clock's nanoseconds, and `baton wait ID` gave up at once.)
+  std::optional<Duration> limit;
   if (!timeout.empty()) {
     auto d = ParseDuration(timeout, "--timeout");
     if (!d) {
@@ -336,7 +339,7 @@ int Wait(const Connection& conn, const std::vector<int64_t>& ids, const std::str
     }
     left.swap(still);
     if (left.empty()) break;
-    if (std::chrono::steady_clock::now() - start >= limit) {
+    if (limit && std::chrono::steady_clock::now() - start >= *limit) {
       std::cerr << "baton: timed out waiting for " << left.size() << " job(s)\n";
       return 1;
     }

@@ -218,6 +218,31 @@ TEST(Cli, TheTourWorks) {
   EXPECT_NE(nodes.out.find("H100-80GB"), std::string::npos) << nodes.out;
 }
 
+// Issue 16: `baton wait ID` without --timeout returned at once ("timed out waiting for 1
+// job(s)", exit 1). Without --timeout it waits as long as it takes, as users type it.
+TEST(Cli, WaitWithoutATimeoutWaitsForTheJobToEnd) {
+  TempDir dir;
+  BatonProcess baton(dir.path());
+  CliResult sub = RunCli(baton, {"submit", "--", "sh", "-c", "sleep 2; echo done"});
+  ASSERT_EQ(sub.exit_code, 0) << sub.out;
+  std::string id = sub.out.substr(0, sub.out.find('\n'));
+  auto start = std::chrono::steady_clock::now();
+  CliResult wait = RunCli(baton, {"wait", id});
+  auto waited = std::chrono::steady_clock::now() - start;
+  EXPECT_EQ(wait.exit_code, 0) << wait.out;
+  EXPECT_EQ(wait.out.find("timed out"), std::string::npos) << wait.out;
+  EXPECT_GE(waited, std::chrono::milliseconds(1500)) << wait.out;
+  CliResult show = RunCli(baton, {"show", id, "--json"});
+  EXPECT_EQ(JsonString(show.out, "state"), "succeeded") << show.out;
+  // A job that fails: wait reports it and exits 1, still without a timeout.
+  CliResult bad = RunCli(baton, {"submit", "--", "sh", "-c", "sleep 1; exit 3"});
+  std::string bad_id = bad.out.substr(0, bad.out.find('\n'));
+  CliResult failed = RunCli(baton, {"wait", bad_id});
+  EXPECT_EQ(failed.exit_code, 1) << failed.out;
+  EXPECT_NE(failed.out.find("job " + bad_id + " failed"), std::string::npos) << failed.out;
+  EXPECT_EQ(failed.out.find("timed out"), std::string::npos) << failed.out;
+}
+
 TEST(Cli, JobFileSubmitsEveryJob) {
   TempDir dir;
   BatonProcess baton(dir.path());
