@@ -609,10 +609,12 @@ void Agent::BeginStop(RunningJob& job, Duration grace, bool time_limit, TimePoin
   job.stop_grace = grace;
   if (grace.count() == 0) {
     SignalJob(job, SIGKILL);
-    job.stop_phase = 3;
+    job.stop_phase = 2;
     return;
   }
-  SignalJob(job, SIGUSR1);
+  // PRODUCT.md §4: SIGTERM (checkpoint now, the convention training code already handles),
+  // then SIGKILL after the grace period.
+  SignalJob(job, SIGTERM);
   job.stop_phase = 1;
   job.next_stop_step = now + grace;
 }
@@ -625,11 +627,15 @@ void Agent::StepStops(TimePoint now) {
       BeginStop(job, o.grace_period, true, now);
       continue;
     }
-    if ((job.stop_phase == 1 || job.stop_phase == 2) && now >= job.next_stop_step) {
-      int sig = job.stop_phase == 1 ? SIGTERM : SIGKILL;
-      SignalJob(job, sig);
-      job.stop_phase += 1;
-      job.next_stop_step = now + job.stop_grace;
+    // The notice the job asked for (Slurm's --signal), once, that long before its limit.
+    if (job.stop_phase == 0 && o.signal != 0 && !job.notice_sent && o.time_limit.count() > 0 &&
+        now >= job.started_at + o.time_limit - o.signal_before) {
+      SignalJob(job, o.signal);
+      job.notice_sent = true;
+    }
+    if (job.stop_phase == 1 && now >= job.next_stop_step) {
+      SignalJob(job, SIGKILL);
+      job.stop_phase = 2;
     }
   }
 }

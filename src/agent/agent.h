@@ -1,5 +1,5 @@
 // The node agent: registers its GPUs with the controller, long-polls for orders, runs jobs
-// through an Executor, enforces time limits (SIGUSR1, grace, SIGTERM, grace, SIGKILL), ships
+// through an Executor, enforces time limits (SIGTERM, grace, SIGKILL), ships
 // job logs and reports exits. The same code runs inside `baton up` and as `baton agent`.
 //
 // Durable state is the directory `data_dir/run/`: one file per job attempt it runs, removed
@@ -87,7 +87,8 @@ class Agent {
     ExitStatus status;
     bool lost = false;
     bool timed_out = false;
-    int stop_phase = 0;  // 0 none, 1 SIGUSR1 sent, 2 SIGTERM sent, 3 SIGKILL sent
+    int stop_phase = 0;        // 0 none, 1 SIGTERM sent, 2 SIGKILL sent
+    bool notice_sent = false;  // the job's notice signal (LaunchOrder::signal) was sent
     TimePoint next_stop_step{};
     Duration stop_grace{0};
     int64_t log_shipped = 0;      // bytes of the log the controller has

@@ -68,7 +68,7 @@ struct SubmitFlags {
   std::string gpus = "0";
   std::string gpu_type, gpu_memory, memory, priority = "normal", project = "default",
                                             pool = "default";
-  std::string name, time, grace, workdir, file;
+  std::string name, time, grace, signal, workdir, file;
   int nodes = 1, cpus = 0, retries = 0;
   std::vector<int64_t> after;
   std::vector<std::string> env;
@@ -94,6 +94,11 @@ Result<JobSpec> SpecFromFlags(const SubmitFlags& f, std::vector<std::string> com
   spec.name = f.name;
   if (!f.time.empty()) {
     ASSIGN_OR_RETURN(spec.time_limit, ParseDuration(f.time, "--time"));
+  }
+  if (!f.signal.empty()) {
+    ASSIGN_OR_RETURN(NoticeSignal notice, ParseNoticeSignal(f.signal, "--signal"));
+    spec.signal = notice.signal;
+    spec.signal_before = notice.before;
   }
   if (!f.grace.empty()) {
     ASSIGN_OR_RETURN(spec.grace_period, ParseDuration(f.grace, "--grace"));
@@ -201,9 +206,12 @@ int Jobs(const Connection& conn, const std::string& state, const std::string& us
     std::string where = j.state == JobState::kRunning ? AllocationText(j)
                         : j.state == JobState::kPending || j.state == JobState::kHeld
                             ? std::string(WaitReasonName(j.reason))
-                        : j.exit_code   ? "exit " + std::to_string(*j.exit_code)
-                        : j.exit_signal ? "signal " + SignalText(*j.exit_signal)
-                                        : "";
+                        // Baton's own stops are not crashes: the state says what ended it.
+                        : j.state == JobState::kCancelled ? std::string("cancelled")
+                        : j.state == JobState::kTimedOut  ? std::string("time limit")
+                        : j.exit_code                     ? "exit " + std::to_string(*j.exit_code)
+                        : j.exit_signal                   ? "signal " + SignalText(*j.exit_signal)
+                                                          : "";
     t.Add({std::to_string(j.id.value), j.spec.name, j.user, j.spec.project,
            std::string(JobStateName(j.state)), FormatMilli(j.spec.resources.milli_gpus),
            Age(j.submitted_at), where});
@@ -247,6 +255,8 @@ int Show(const Connection& conn, int64_t id, bool json) {
   if (j.spec.resources.nodes > 1) res += " on " + std::to_string(j.spec.resources.nodes) + " nodes";
   line("resources", res);
   if (j.spec.time_limit.count() > 0) line("time limit", FormatDuration(j.spec.time_limit));
+  if (j.spec.signal != 0)
+    line("signal", FormatNoticeSignal(j.spec.signal, j.spec.signal_before) + " before its limit");
   line("restarts",
        std::to_string(j.restarts) + " (retries allowed: " + std::to_string(j.spec.retries) + ")");
   line("last requeue", j.last_requeue);
@@ -559,7 +569,10 @@ void AddSubmitCommand(CLI::App& app, const std::shared_ptr<Connection>& conn, in
   sub->add_option("--pool", f->pool, "pool (partition)");
   sub->add_option("--name", f->name, "job name");
   sub->add_option("-t,--time", f->time, "time limit, e.g. 90s, 30m, 2h");
-  sub->add_option("--grace", f->grace, "grace between SIGUSR1, SIGTERM and SIGKILL (default 30s)");
+  sub->add_option("--grace", f->grace, "grace between SIGTERM and SIGKILL (default 30s)");
+  sub->add_option("--signal", f->signal,
+                  "SIG[@TIME]: send SIG (e.g. USR1) TIME before the time limit (default 60s), "
+                  "as Slurm's --signal; SIGTERM follows at the limit");
   sub->add_option("--retries", f->retries, "times a failed job is requeued");
   sub->add_option("--after", f->after, "start only after these jobs succeeded");
   sub->add_option("--env", f->env, "KEY=VALUE for the job's environment (repeatable)");

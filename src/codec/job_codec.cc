@@ -153,6 +153,18 @@ Status DecodeSpecField(std::string_view key, const std::string& field, const jso
     auto d = GetDuration(val, field);
     if (!d) return d.error();
     spec->grace_period = *d;
+  } else if (key == "signal") {
+    auto s = GetString(val, field, 64);
+    if (!s) return s.error();
+    if (s->empty()) {
+      spec->signal = 0;
+      spec->signal_before = Duration(0);
+      return Status::Ok();
+    }
+    auto notice = ParseNoticeSignal(*s, field);
+    if (!notice) return notice.error();
+    spec->signal = notice->signal;
+    spec->signal_before = notice->before;
   } else if (key == "retries") {
     auto n = GetInt(val, field, 0, SpecLimits::kMaxRetries);
     if (!n) return n.error();
@@ -269,6 +281,8 @@ json::object JobObject(const Job& job, JobForm form) {
                           ? json::value(nullptr)
                           : json::value(static_cast<double>(s.time_limit.count()) / 1000.0);
   o["grace_period_s"] = static_cast<double>(s.grace_period.count()) / 1000.0;
+  o["signal"] = s.signal == 0 ? json::value(nullptr)
+                              : json::value(FormatNoticeSignal(s.signal, s.signal_before));
   o["retries"] = s.retries;
   o["restarts"] = job.restarts;
   o["last_requeue"] =
@@ -316,7 +330,7 @@ Result<JobSpec> SpecFromJobObject(const json::object& o) {
   json::object spec_obj;
   for (std::string_view key :
        {"name", "command", "priority", "project", "pool", "retries", "env", "workdir", "after",
-        "preemptible", "hold", "process_per_gpu", "time_limit_s", "grace_period_s"}) {
+        "preemptible", "hold", "process_per_gpu", "time_limit_s", "grace_period_s", "signal"}) {
     if (const json::value* f = Find(o, key)) spec_obj[key] = *f;
   }
   if (const json::value* res = Find(o, "resources")) spec_obj["resources"] = *res;
@@ -551,6 +565,7 @@ std::string EncodeJobSpec(const JobSpec& s) {
   if (s.time_limit.count() > 0)
     o["time_limit"] = static_cast<double>(s.time_limit.count()) / 1000.0;
   o["grace_period"] = static_cast<double>(s.grace_period.count()) / 1000.0;
+  if (s.signal != 0) o["signal"] = FormatNoticeSignal(s.signal, s.signal_before);
   if (s.retries > 0) o["retries"] = s.retries;
   if (!s.env.empty()) {
     json::object env;

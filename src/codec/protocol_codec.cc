@@ -280,6 +280,10 @@ std::string EncodeOrders(const std::vector<Order>& orders) {
       o["memory_bytes"] = l.memory_bytes;
       o["time_limit_ms"] = l.time_limit.count();
       o["grace_period_ms"] = l.grace_period.count();
+      if (l.signal != 0) {
+        o["signal"] = l.signal;
+        o["signal_before_ms"] = l.signal_before.count();
+      }
       o["nodelist"] = l.nodelist;
       o["node_rank"] = l.node_rank;
       o["num_nodes"] = l.num_nodes;
@@ -333,6 +337,10 @@ Result<LaunchOrder> LaunchFrom(const json::object& o) {
   l.time_limit = Duration(ms);
   RETURN_IF_ERROR(Read(o, "grace_period_ms", &ms, Int(0, INT64_MAX)));
   l.grace_period = Duration(ms);
+  RETURN_IF_ERROR(Read(o, "signal", &l.signal, Int(0, 64)));
+  ms = 0;
+  RETURN_IF_ERROR(Read(o, "signal_before_ms", &ms, Int(0, INT64_MAX)));
+  l.signal_before = Duration(ms);
   RETURN_IF_ERROR(Read(o, "nodelist", &l.nodelist, Str(1 << 20)));
   RETURN_IF_ERROR(Read(o, "node_rank", &l.node_rank, Int(0, 1'000'000)));
   RETURN_IF_ERROR(Read(o, "num_nodes", &l.num_nodes, Int(1, 1'000'000)));

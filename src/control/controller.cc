@@ -467,6 +467,8 @@ void Controller::Launch(Job& job, std::optional<size_t> only_rank) {
     l.gpu_memory_bytes = job.spec.resources.gpu_memory_bytes;
     l.time_limit = job.spec.time_limit;
     l.grace_period = job.spec.grace_period;
+    l.signal = job.spec.signal;
+    l.signal_before = job.spec.signal_before;
     l.nodelist = nodelist;
     l.node_rank = static_cast<int>(rank);
     l.num_nodes = static_cast<int>(job.allocation.size());
@@ -507,7 +509,8 @@ void Controller::Finish(Job& job, TimePoint now) {
   bool lost = false, timed_out = false, ok = true;
   const NodeAllocation* failed = nullptr;
   // What ended the job: the first process that failed by itself, rather than one Baton stopped
-  // (SIGUSR1, SIGTERM, SIGKILL) because another had failed.
+  // (SIGTERM, SIGKILL; SIGUSR1 from agents before PRODUCT §4 changed) because another had
+  // failed.
   auto stopped = [](const NodeAllocation& p) {
     return p.signal == SIGUSR1 || p.signal == SIGTERM || p.signal == SIGKILL;
   };

@@ -1,6 +1,9 @@
 #include "core/job.h"
 
+#include <algorithm>
 #include <array>
+#include <cctype>
+#include <csignal>
 #include <set>
 
 #include "core/names.h"
@@ -168,6 +171,11 @@ Status ValidateAccountAndLimits(const JobSpec& spec) {
   if (spec.grace_period < Duration(0) || spec.grace_period > std::chrono::hours(1)) {
     return FieldError("grace_period", "must be between 0 and 1h");
   }
+  if (spec.signal != 0 && spec.time_limit.count() > 0 && spec.signal_before >= spec.time_limit) {
+    return FieldError("signal", FormatDuration(spec.signal_before) +
+                                    " before the time limit is no earlier than the start (" +
+                                    "time limit " + FormatDuration(spec.time_limit) + ")");
+  }
   if (spec.retries < 0 || spec.retries > SpecLimits::kMaxRetries) {
     return FieldError("retries",
                       "must be between 0 and " + std::to_string(SpecLimits::kMaxRetries));
@@ -210,6 +218,66 @@ Status ValidateWorkdirAndAfter(const JobSpec& spec) {
 }
 
 }  // namespace
+
+namespace {
+
+// Signals a job may ask for as its notice: those whose default action a handler replaces.
+struct SignalName {
+  std::string_view name;
+  int number;
+};
+constexpr SignalName kNoticeSignals[] = {
+    {"HUP", SIGHUP},   {"INT", SIGINT},   {"QUIT", SIGQUIT},   {"USR1", SIGUSR1},
+    {"USR2", SIGUSR2}, {"ALRM", SIGALRM}, {"TERM", SIGTERM},   {"CONT", SIGCONT},
+    {"URG", SIGURG},   {"XCPU", SIGXCPU}, {"WINCH", SIGWINCH}, {"PWR", SIGPWR},
+};
+
+std::optional<int> NoticeSignalNumber(std::string_view text) {
+  std::string upper;
+  for (char c : text) upper += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  std::string_view name = upper;
+  if (name.starts_with("SIG")) name.remove_prefix(3);
+  for (const SignalName& s : kNoticeSignals) {
+    if (s.name == name) return s.number;
+  }
+  if (name.empty() || name.size() > 2 ||
+      !std::all_of(name.begin(), name.end(), [](char c) { return c >= '0' && c <= '9'; }))
+    return std::nullopt;
+  int n = std::stoi(std::string(name));
+  for (const SignalName& s : kNoticeSignals) {
+    if (s.number == n) return n;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+Result<NoticeSignal> ParseNoticeSignal(std::string_view text, std::string_view field) {
+  size_t at = text.find('@');
+  std::string_view sig = text.substr(0, at);
+  std::optional<int> number = NoticeSignalNumber(sig);
+  if (!number) {
+    return Err(FieldError(field, "\"" + std::string(sig.substr(0, 16)) +
+                                     "\" is no signal a job can catch (use e.g. USR1, USR2, "
+                                     "INT, HUP or TERM; KILL and STOP cannot be caught)"));
+  }
+  NoticeSignal out{.signal = *number, .before = std::chrono::seconds(60)};
+  if (at != std::string_view::npos) {
+    auto before = ParseDuration(text.substr(at + 1), field);
+    if (!before) return Err(before.error());
+    if (*before <= Duration(0) || *before > std::chrono::hours(24))
+      return Err(FieldError(field, "the time after @ must be between 1s and 24h"));
+    out.before = *before;
+  }
+  return out;
+}
+
+std::string FormatNoticeSignal(int signal, Duration before) {
+  for (const SignalName& s : kNoticeSignals) {
+    if (s.number == signal) return std::string(s.name) + "@" + FormatDuration(before);
+  }
+  return signal == 0 ? "" : std::to_string(signal) + "@" + FormatDuration(before);
+}
 
 Status ValidateJobSpec(const JobSpec& spec) {
   RETURN_STATUS_IF_ERROR(ValidateNameAndCommand(spec));

@@ -90,8 +90,23 @@ struct JobSpec {
   // One process per GPU (torchrun's nproc_per_node = GPUs), each with its LOCAL_RANK and RANK;
   // false: one process per node.
   bool process_per_gpu = false;
+  // An earlier notice, as Slurm's --signal: signal number `signal` (0 = none) `signal_before`
+  // ahead of the time limit (the job's or its pool's), then SIGTERM at the limit.
+  int signal = 0;
+  Duration signal_before{0};
   bool operator==(const JobSpec&) const = default;
 };
+
+// A job's notice signal, "SIG[@DURATION]" as Slurm's --signal takes it: a name (USR1 or
+// SIGUSR1, any case) or a number, and how long before the time limit (default 60 s, as
+// Slurm's). Signals that cannot be caught (KILL, STOP) are refused.
+struct NoticeSignal {
+  int signal = 0;
+  Duration before{0};
+};
+Result<NoticeSignal> ParseNoticeSignal(std::string_view text, std::string_view field);
+// "USR1@2m": what ParseNoticeSignal reads back; "" when `signal` is 0.
+std::string FormatNoticeSignal(int signal, Duration before);
 
 // Checks every field against SpecLimits and the rules between fields; the message names the
 // field ("resources.gpus: ...") so a user can fix the request.

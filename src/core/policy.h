@@ -79,7 +79,7 @@ struct Policy {
   // on soonest as it empties (else small jobs that fit in the gaps could pass it for ever).
   bool untimed_reservation = true;
   bool preemption = true;
-  Duration preempt_grace = std::chrono::seconds(30);  // SIGUSR1 -> SIGTERM for victims
+  Duration preempt_grace = std::chrono::seconds(30);  // SIGTERM -> SIGKILL for victims
   // Least attained service (Tiresias' two-dimensional LAS): a job's service is the GPU-seconds
   // it has run (GPUs x time, over all its attempts); these ascending thresholds split jobs into
   // levels, and the `las` factor is 1 in the first level and falls to 0 in the last. With

@@ -32,7 +32,9 @@ struct LaunchOrder {
   int64_t memory_bytes = 0;      // memory on this node (cgroup memory.max); 0 = unlimited
   Duration time_limit{0};        // 0 = none
   Duration grace_period{0};
-  std::string nodelist;  // comma-separated node names of the whole job
+  int signal = 0;             // the job's notice signal (JobSpec::signal); 0 = none
+  Duration signal_before{0};  // ... sent this long before the time limit
+  std::string nodelist;       // comma-separated node names of the whole job
   int node_rank = 0;
   int num_nodes = 1;
   // Rendezvous (PRODUCT §4): where rank 0 listens, and this node's processes: `processes` of
@@ -53,7 +55,7 @@ struct StopOrder {
   JobId job;
   int attempt = 0;
   StopReason reason = StopReason::kCancel;
-  Duration grace_period{0};  // SIGUSR1, grace, SIGTERM, grace, SIGKILL
+  Duration grace_period{0};  // SIGTERM, grace, SIGKILL
   bool operator==(const StopOrder&) const = default;
 };
 

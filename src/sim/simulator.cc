@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <csignal>
 #include <cstdio>
 #include <map>
 #include <optional>
@@ -257,7 +258,7 @@ void Replay::Launch(size_t agent, const LaunchOrder& l) {
 void Replay::Stop(size_t agent, const StopOrder& s) {
   auto it = parts_.find(std::make_tuple(s.job.value, s.attempt, agent));
   if (it == parts_.end() || !it->second.alive) return;
-  // A simulated job checkpoints at its notice and stops at once.
+  // A simulated job checkpoints at its notice (SIGTERM) and stops at once.
   it->second.alive = false;
   Log("stop", s.job, s.attempt, agent, std::string(StopReasonName(s.reason)));
   if (auto a = attempt_start_.find(std::make_pair(s.job.value, s.attempt));
@@ -272,7 +273,7 @@ void Replay::Stop(size_t agent, const StopOrder& s) {
                                            .attempt = s.attempt,
                                            .kind = JobEvent::Kind::kExited,
                                            .at = now_,
-                                           .signal = 10});
+                                           .signal = SIGTERM});
 }
 
 void Replay::HandleOrders(size_t agent, const std::vector<Order>& orders) {

@@ -47,13 +47,6 @@ size_t Count(const std::string& text, const std::string& what) {
   return n;
 }
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 TEST(Agents, ThreeAgentsRunATwelveGpuJobWhoseRanksMeetOverTcp) {
   TempDir dir;
   BatonProcess server(dir.path() + "/server", {}, "server");

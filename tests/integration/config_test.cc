@@ -13,13 +13,6 @@
 namespace baton::testing {
 namespace {
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 int SubmitStatus(net::HttpClient& c, const std::string& body, std::string* out = nullptr) {
   auto r = c.Request("POST", "/v1/jobs", body);
   if (!r) return 0;

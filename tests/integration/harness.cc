@@ -15,6 +15,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <stdexcept>
 #include <thread>
 
@@ -334,6 +335,18 @@ std::string WaitUntilWaiting(net::HttpClient& client, int64_t id, const std::str
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   return "";
+}
+
+std::string GetJob(net::HttpClient& client, int64_t id) {
+  auto r = client.Request("GET", "/v1/jobs/" + std::to_string(id));
+  return r ? r->body : "";
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
 }
 
 }  // namespace baton::testing

@@ -115,6 +115,10 @@ std::string LogsUntil(net::HttpClient& client, int64_t id, const std::string& ma
 
 // GET /v1/jobs/{id} until its state is terminal; returns the job's JSON, or "" on timeout.
 std::string WaitForJob(net::HttpClient& client, int64_t id, int timeout_ms = 30000);
+// Job `id`'s JSON now ("" when the request failed).
+std::string GetJob(net::HttpClient& client, int64_t id);
+// The whole file ("" when it cannot be read).
+std::string ReadFile(const std::string& path);
 // Waits until the scheduler has looked at job `id` and left it waiting for `reason`
 // ("resources", "priority", ...); returns the job's JSON then, "" on timeout. A test that a job
 // stays pending waits for this instead of sleeping: the reason is only set by a pass.

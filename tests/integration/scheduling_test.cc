@@ -14,11 +14,6 @@
 namespace baton::testing {
 namespace {
 
-std::string GetJob(net::HttpClient& c, int64_t id) {
-  auto r = c.Request("GET", "/v1/jobs/" + std::to_string(id));
-  return r ? r->body : "";
-}
-
 // Polls job `id` until `pred` holds for its JSON (or ~20 s pass); returns the last JSON.
 template <class Pred>
 std::string Until(net::HttpClient& c, int64_t id, Pred pred) {

@@ -113,9 +113,9 @@ class FakeExecutor : public Executor {
     return signals_;
   }
   // Waits (up to 20 s of real time, for the agent's main loop) for a signal to be sent.
-  bool WaitForSignal() {
+  bool WaitForSignal(size_t count = 1) {
     std::unique_lock lock(mu_);
-    return cv_.wait_for(lock, std::chrono::seconds(20), [&] { return !signals_.empty(); });
+    return cv_.wait_for(lock, std::chrono::seconds(20), [&] { return signals_.size() >= count; });
   }
 
  private:
@@ -243,6 +243,45 @@ TEST_F(AgentTest, ATimeLimitIsEnforcedOnTheInjectedClock) {
   // Job 9's process group is 1001, the pid the fake executor wrote to its pid file.
   ASSERT_TRUE(executor_.WaitForSignal());
   EXPECT_EQ(executor_.signals()[0], std::make_pair(pid_t{1001}, SIGKILL));
+}
+
+// Issue 16 and PRODUCT.md §4: SIGTERM, the grace period, SIGKILL; a job that asked for a notice
+// (Slurm's --signal USR1@2m) gets it once, that long before its limit, and nothing else.
+TEST_F(AgentTest, ATimeLimitSendsTheNoticeTheJobAskedForThenSigtermThenSigkill) {
+  auto agent = StartAgent(env_);
+  Order o = Launch(11, {0}, std::chrono::minutes(10));
+  o.launch.grace_period = std::chrono::seconds(30);
+  o.launch.signal = SIGUSR1;
+  o.launch.signal_before = std::chrono::minutes(2);
+  controller_.Send(o);
+  ASSERT_TRUE(controller_.WaitFor(
+      [](auto&, auto& events) { return Has(events, 11, JobEvent::Kind::kStarted); }));
+  clock_.Advance(std::chrono::minutes(7));
+  clock_.Advance(std::chrono::minutes(1) + std::chrono::seconds(1));  // 2 min before the limit
+  ASSERT_TRUE(executor_.WaitForSignal(1));
+  EXPECT_EQ(executor_.signals()[0], std::make_pair(pid_t{1001}, SIGUSR1));
+  clock_.Advance(std::chrono::minutes(2));  // the limit
+  ASSERT_TRUE(executor_.WaitForSignal(2));
+  clock_.Advance(std::chrono::seconds(31));  // the grace period
+  ASSERT_TRUE(executor_.WaitForSignal(3));
+  std::vector<std::pair<pid_t, int>> want = {
+      {1001, SIGUSR1}, {1001, SIGTERM}, {1001, SIGKILL}};  // the notice once, no SIGUSR1 after
+  EXPECT_EQ(executor_.signals(), want);
+}
+
+TEST_F(AgentTest, WithoutANoticeATimeLimitSendsSigtermFirst) {
+  auto agent = StartAgent(env_);
+  Order o = Launch(12, {0}, std::chrono::minutes(1));
+  o.launch.grace_period = std::chrono::seconds(10);
+  controller_.Send(o);
+  ASSERT_TRUE(controller_.WaitFor(
+      [](auto&, auto& events) { return Has(events, 12, JobEvent::Kind::kStarted); }));
+  clock_.Advance(std::chrono::seconds(61));
+  ASSERT_TRUE(executor_.WaitForSignal(1));
+  clock_.Advance(std::chrono::seconds(11));
+  ASSERT_TRUE(executor_.WaitForSignal(2));
+  std::vector<std::pair<pid_t, int>> want = {{1001, SIGTERM}, {1001, SIGKILL}};
+  EXPECT_EQ(executor_.signals(), want);
 }
 
 }  // namespace

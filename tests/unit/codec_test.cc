@@ -88,6 +88,9 @@ INSTANTIATE_TEST_SUITE_P(
         BadSpec{R"({"command": ["a"], "env": ["A=B"]})", "env"},
         BadSpec{R"({"command": ["a"], "after": [0]})", "after"},
         BadSpec{R"({"command": ["a"], "workdir": "relative/dir"})", "workdir"},
+        BadSpec{R"({"command": ["a"], "signal": "KILL@1m"})", "signal"},
+        BadSpec{R"({"command": ["a"], "signal": "USR1@later"})", "signal"},
+        BadSpec{R"({"command": ["a"], "time_limit": "1m", "signal": "USR1@2m"})", "signal"},
         BadSpec{"{\"command\": [\"\xff\xfe\"]}", "UTF-8"}));
 
 TEST(DecodeJobSpec, DeepNestingIsRejectedNotRecursedInto) {
@@ -155,6 +158,8 @@ TEST(JobRecord, RoundTripsEverything) {
   job.spec.after = {JobId{3}};
   job.spec.time_limit = seconds(30);
   job.spec.grace_period = seconds(5);
+  job.spec.signal = 10;  // SIGUSR1
+  job.spec.signal_before = seconds(20);
   job.user = "ada";
   job.state = JobState::kRunning;
   job.restarts = 2;

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <csignal>
 #include <limits>
 
 #include "core/job.h"
@@ -270,6 +271,57 @@ TEST(Budget, APriceIsFoundByModelThenByTheLongestPrefixAGpuTypeWouldName) {
   EXPECT_EQ(p.HourlyPrice("A30-24GB-MIG-2g.12gb", false), 1.0);  // 2 of an A30's 4 slices
   EXPECT_EQ(p.HourlyPrice("L4-MIG-1g.5gb", false), std::nullopt);
   EXPECT_EQ(p.HourlyPrice("L4", false), std::nullopt);
+}
+
+}  // namespace
+}  // namespace baton
+
+namespace baton {
+namespace {
+
+// Issue 16: Slurm's --signal SIG[@TIME].
+TEST(NoticeSignal, ReadsNamesNumbersAndTimesAsSlurmDoes) {
+  auto usr1 = ParseNoticeSignal("USR1@2m", "signal");
+  ASSERT_TRUE(usr1.has_value()) << usr1.error().message();
+  EXPECT_EQ(usr1->signal, SIGUSR1);
+  EXPECT_EQ(usr1->before, std::chrono::minutes(2));
+  auto plain = ParseNoticeSignal("sigusr2", "signal");
+  ASSERT_TRUE(plain.has_value());
+  EXPECT_EQ(plain->signal, SIGUSR2);
+  EXPECT_EQ(plain->before, std::chrono::seconds(60));  // Slurm's default
+  EXPECT_EQ(ParseNoticeSignal("10@90s", "signal")->signal, SIGUSR1);
+  EXPECT_EQ(FormatNoticeSignal(SIGUSR1, std::chrono::minutes(2)), "USR1@2m");
+  auto back = ParseNoticeSignal(FormatNoticeSignal(SIGINT, std::chrono::seconds(90)), "signal");
+  ASSERT_TRUE(back.has_value());
+  EXPECT_EQ(back->signal, SIGINT);
+  EXPECT_EQ(back->before, std::chrono::seconds(90));
+}
+
+TEST(NoticeSignal, RefusesWhatAJobCannotCatchAndBadTimes) {
+  auto kill = ParseNoticeSignal("KILL@1m", "--signal");
+  ASSERT_FALSE(kill.has_value());
+  EXPECT_NE(kill.error().message().find("--signal"), std::string::npos);
+  EXPECT_NE(kill.error().message().find("cannot be caught"), std::string::npos);
+  EXPECT_FALSE(ParseNoticeSignal("9", "signal").has_value());
+  EXPECT_FALSE(ParseNoticeSignal("STOP", "signal").has_value());
+  EXPECT_FALSE(ParseNoticeSignal("", "signal").has_value());
+  EXPECT_FALSE(ParseNoticeSignal("USR1@", "signal").has_value());
+  EXPECT_FALSE(ParseNoticeSignal("USR1@0s", "signal").has_value());
+  EXPECT_FALSE(ParseNoticeSignal("USR1@48h", "signal").has_value());
+  EXPECT_FALSE(ParseNoticeSignal("USR1@soon", "signal").has_value());
+}
+
+TEST(NoticeSignal, MustComeBeforeTheStartOfTheJob) {
+  JobSpec spec;
+  spec.command = {"train"};
+  spec.time_limit = std::chrono::minutes(5);
+  spec.signal = SIGUSR1;
+  spec.signal_before = std::chrono::minutes(5);
+  Status st = ValidateJobSpec(spec);
+  EXPECT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("signal"), std::string::npos) << st.message();
+  spec.signal_before = std::chrono::minutes(4);
+  EXPECT_TRUE(ValidateJobSpec(spec).ok());
 }
 
 }  // namespace
