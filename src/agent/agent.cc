@@ -747,6 +747,34 @@ bool Agent::SampleGpus(std::vector<GpuSample>* samples, TimePoint now) {
   return changed;
 }
 
+std::vector<size_t> Agent::EventsToReport(const std::map<std::string, size_t>& shipped) {
+  // A job's end is told only with the last of its output: a `baton wait` that sees the job
+  // ended then finds its whole log on the controller (issue 16: a 2.6 MB log was cut at
+  // 256 KiB right after the end). Later events of a job whose end waits, wait with it.
+  std::vector<size_t> sent;
+  std::set<std::string> held;
+  for (size_t i = 0; i < pending_events_.size(); ++i) {
+    const JobEvent& e = pending_events_[i];
+    std::string key = Key(e.job, e.attempt);
+    if (held.count(key)) continue;
+    if (e.kind == JobEvent::Kind::kExited) {
+      auto job = jobs_.find(key);
+      if (job != jobs_.end()) {
+        auto n = shipped.find(key);
+        bool unreadable = n != shipped.end() && n->second == SIZE_MAX;
+        int64_t told = job->second.log_shipped +
+                       (n == shipped.end() || unreadable ? 0 : static_cast<int64_t>(n->second));
+        if (!unreadable && told < SizeOf(JobDir(e.job) + "/output.log")) {
+          held.insert(key);
+          continue;
+        }
+      }
+    }
+    sent.push_back(i);
+  }
+  return sent;
+}
+
 bool Agent::SendReport(std::vector<GpuSample> samples) {
   ReportRequest rep;
   rep.node = options_.name;
@@ -754,23 +782,31 @@ bool Agent::SendReport(std::vector<GpuSample> samples) {
     std::lock_guard lock(mu_);
     rep.session = session_;
   }
-  rep.events = pending_events_;
-  std::set<std::string> exits_in_report;
-  for (const JobEvent& e : rep.events) {
-    if (e.kind == JobEvent::Kind::kExited) exits_in_report.insert(Key(e.job, e.attempt));
-  }
+  // Bytes of each job's log in this report; SIZE_MAX for a log that cannot be read (its end
+  // is not held back for output that will never come).
   std::map<std::string, size_t> shipped;
   size_t budget = kReportLogBudget;
   for (auto& [key, job] : jobs_) {
     if (budget == 0) break;
     std::string log = JobDir(job.order.job) + "/output.log";
-    std::string data =
-        env_.ReadRange(log, job.log_shipped, std::min(kLogChunk, budget)).value_or("");
+    Result<std::string> read = env_.ReadRange(log, job.log_shipped, std::min(kLogChunk, budget));
+    if (!read) {
+      shipped[key] = SIZE_MAX;
+      continue;
+    }
+    std::string data = std::move(*read);
     if (data.empty()) continue;
     budget -= data.size();
     shipped[key] = data.size();
     rep.logs.push_back(
         LogChunk{.job = job.order.job, .offset = job.log_shipped, .data = std::move(data)});
+  }
+  std::vector<size_t> sent = EventsToReport(shipped);
+  std::set<std::string> exits_in_report;
+  for (size_t i : sent) {
+    const JobEvent& e = pending_events_[i];
+    rep.events.push_back(e);
+    if (e.kind == JobEvent::Kind::kExited) exits_in_report.insert(Key(e.job, e.attempt));
   }
   rep.gpus = std::move(samples);
   bool with_health = health_dirty_;
@@ -784,13 +820,15 @@ bool Agent::SendReport(std::vector<GpuSample> samples) {
     return false;
   }
   if (res->status != 200) return false;
-  pending_events_.erase(pending_events_.begin(),
-                        pending_events_.begin() + static_cast<std::ptrdiff_t>(rep.events.size()));
+  for (auto i = sent.rbegin(); i != sent.rend(); ++i)
+    pending_events_.erase(pending_events_.begin() + static_cast<std::ptrdiff_t>(*i));
   pending_notices_.erase(
       pending_notices_.begin(),
       pending_notices_.begin() + static_cast<std::ptrdiff_t>(rep.notices.size()));
   if (with_health) health_dirty_ = false;  // the loop is single-threaded: nothing changed meanwhile
-  for (auto& [key, n] : shipped) jobs_[key].log_shipped += static_cast<int64_t>(n);
+  for (auto& [key, n] : shipped) {
+    if (n != SIZE_MAX) jobs_[key].log_shipped += static_cast<int64_t>(n);
+  }
   for (const std::string& key : exits_in_report) {
     if (auto it = jobs_.find(key); it != jobs_.end()) it->second.exit_acked = true;
   }

@@ -119,6 +119,9 @@ class Agent {
   void CollectExits(TimePoint now);
   // Samples the GPUs and judges their health; true when some GPU's health changed.
   bool SampleGpus(std::vector<GpuSample>* samples, TimePoint now);
+  // Indices into pending_events_ that go into the next report, whose log chunks are `shipped`
+  // (bytes by job key): all but a job's end while its log is not all shipped.
+  std::vector<size_t> EventsToReport(const std::map<std::string, size_t>& shipped);
   bool SendReport(std::vector<GpuSample> samples);
   // When logs are due: checkpoints, XIDs and health notices; true when some job has log
   // output not yet shipped.

@@ -289,6 +289,27 @@ TEST(Cli, JobFileSubmitsEveryJob) {
   EXPECT_NE(bad.out.find("jobs.yaml"), std::string::npos) << bad.out;
 }
 
+// Issue 16: right after `baton wait` said a job ended, `baton logs` could stop at exactly
+// 262,144 bytes (one shipped chunk); the rest came seconds later. An end is reported only with
+// the last of the job's output.
+TEST(Cli, LogsRightAfterWaitHaveTheWholeOutput) {
+  TempDir dir;
+  BatonProcess baton(dir.path());
+  CliResult sub = RunCli(baton, {"submit", "--", "bash", "-c", "seq 1 400000; exit 7"});
+  ASSERT_EQ(sub.exit_code, 0) << sub.out;
+  std::string id = sub.out.substr(0, sub.out.find('\n'));
+  CliResult wait = RunCli(baton, {"wait", id});
+  EXPECT_EQ(wait.exit_code, 1) << wait.out;  // it failed, with exit 7
+  CliResult logs = RunCli(baton, {"logs", id});
+  EXPECT_EQ(logs.exit_code, 0);
+  std::string expected;
+  for (int i = 1; i <= 400000; ++i) expected += std::to_string(i) + "\n";
+  ASSERT_EQ(logs.out.size(), expected.size()) << "the log stopped at " << logs.out.size();
+  EXPECT_TRUE(logs.out == expected);
+  CliResult followed = RunCli(baton, {"logs", "-f", id});
+  EXPECT_EQ(followed.out.size(), expected.size());
+}
+
 // Issue 16: Slurm's --signal SIG[@TIME], typed as users type it, and `signal:` in job files.
 TEST(Cli, SignalAsksForANoticeBeforeTheTimeLimit) {
   TempDir dir;
