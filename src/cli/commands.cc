@@ -9,6 +9,7 @@
 #include <fstream>
 #include <iostream>
 #include <optional>
+#include <set>
 #include <sstream>
 #include <string_view>
 #include <thread>
@@ -73,48 +74,82 @@ struct SubmitFlags {
   std::vector<int64_t> after;
   std::vector<std::string> env;
   bool preemptible = false, hold = false, json = false, process_per_gpu = false;
+  std::set<std::string> given;  // the flags typed, by long name ("--gpus")
 };
+
+// Sets the fields of `spec` that the flags give: every flag (its default when not typed) when
+// `given` is null; only the typed ones (long names, e.g. "--gpus") otherwise, as with -f FILE,
+// where typed flags override the file's fields.
+Status ApplyResourceFlags(const SubmitFlags& f, const std::set<std::string>* given, JobSpec* spec) {
+  auto use = [&](const char* flag) { return given == nullptr || given->count(flag) > 0; };
+  if (use("--gpus")) {
+    ASSIGN_OR_RETURN_STATUS(spec->resources.milli_gpus,
+                            ParseMilli(f.gpus, "--gpus", SpecLimits::kMaxMilliGpus));
+  }
+  if (use("--gpu-type")) spec->resources.gpu_type = f.gpu_type;
+  if (use("--gpu-memory") && !f.gpu_memory.empty()) {
+    ASSIGN_OR_RETURN_STATUS(spec->resources.gpu_memory_bytes,
+                            ParseSize(f.gpu_memory, "--gpu-memory"));
+  }
+  if (use("--memory") && !f.memory.empty()) {
+    ASSIGN_OR_RETURN_STATUS(spec->resources.memory_bytes, ParseSize(f.memory, "--memory"));
+  }
+  if (use("--nodes")) spec->resources.nodes = f.nodes;
+  if (use("--cpus")) spec->resources.cpus = f.cpus;
+  return Status::Ok();
+}
+
+Status ApplyTimeFlags(const SubmitFlags& f, const std::set<std::string>* given, JobSpec* spec) {
+  auto use = [&](const char* flag) { return given == nullptr || given->count(flag) > 0; };
+  if (use("--time") && !f.time.empty()) {
+    ASSIGN_OR_RETURN_STATUS(spec->time_limit, ParseDuration(f.time, "--time"));
+  }
+  if (use("--signal") && !f.signal.empty()) {
+    ASSIGN_OR_RETURN_STATUS(NoticeSignal notice, ParseNoticeSignal(f.signal, "--signal"));
+    spec->signal = notice.signal;
+    spec->signal_before = notice.before;
+  }
+  if (use("--grace") && !f.grace.empty()) {
+    ASSIGN_OR_RETURN_STATUS(spec->grace_period, ParseDuration(f.grace, "--grace"));
+  }
+  return Status::Ok();
+}
+
+Status ApplyFlags(const SubmitFlags& f, const std::set<std::string>* given, JobSpec* spec) {
+  auto use = [&](const char* flag) { return given == nullptr || given->count(flag) > 0; };
+  RETURN_STATUS_IF_ERROR(ApplyResourceFlags(f, given, spec));
+  RETURN_STATUS_IF_ERROR(ApplyTimeFlags(f, given, spec));
+  if (use("--priority")) {
+    ASSIGN_OR_RETURN_STATUS(spec->priority, ParsePriority(f.priority));
+  }
+  if (use("--project")) spec->project = f.project;
+  if (use("--pool")) spec->pool = f.pool;
+  if (use("--name")) spec->name = f.name;
+  if (use("--retries")) spec->retries = f.retries;
+  if (use("--env")) {
+    for (const std::string& kv : f.env) {
+      size_t eq = kv.find('=');
+      if (eq == std::string::npos || eq == 0)
+        return InvalidArgument("--env: expected KEY=VALUE, got \"" + kv + "\"");
+      std::erase_if(spec->env, [&](const auto& e) { return e.first == kv.substr(0, eq); });
+      spec->env.emplace_back(kv.substr(0, eq), kv.substr(eq + 1));
+    }
+  }
+  if (use("--workdir"))
+    spec->workdir = f.workdir.empty() ? std::filesystem::current_path().string() : f.workdir;
+  if (use("--after")) {
+    spec->after.clear();
+    for (int64_t id : f.after) spec->after.push_back(JobId{id});
+  }
+  if (use("--preemptible")) spec->preemptible = f.preemptible;
+  if (use("--process-per-gpu")) spec->process_per_gpu = f.process_per_gpu;
+  if (use("--hold")) spec->hold = f.hold;
+  return Status::Ok();
+}
 
 Result<JobSpec> SpecFromFlags(const SubmitFlags& f, std::vector<std::string> command) {
   JobSpec spec;
-  ASSIGN_OR_RETURN(spec.resources.milli_gpus,
-                   ParseMilli(f.gpus, "--gpus", SpecLimits::kMaxMilliGpus));
-  spec.resources.gpu_type = f.gpu_type;
-  if (!f.gpu_memory.empty()) {
-    ASSIGN_OR_RETURN(spec.resources.gpu_memory_bytes, ParseSize(f.gpu_memory, "--gpu-memory"));
-  }
-  if (!f.memory.empty()) {
-    ASSIGN_OR_RETURN(spec.resources.memory_bytes, ParseSize(f.memory, "--memory"));
-  }
-  spec.resources.nodes = f.nodes;
-  spec.resources.cpus = f.cpus;
-  ASSIGN_OR_RETURN(spec.priority, ParsePriority(f.priority));
-  spec.project = f.project;
-  spec.pool = f.pool;
-  spec.name = f.name;
-  if (!f.time.empty()) {
-    ASSIGN_OR_RETURN(spec.time_limit, ParseDuration(f.time, "--time"));
-  }
-  if (!f.signal.empty()) {
-    ASSIGN_OR_RETURN(NoticeSignal notice, ParseNoticeSignal(f.signal, "--signal"));
-    spec.signal = notice.signal;
-    spec.signal_before = notice.before;
-  }
-  if (!f.grace.empty()) {
-    ASSIGN_OR_RETURN(spec.grace_period, ParseDuration(f.grace, "--grace"));
-  }
-  spec.retries = f.retries;
-  for (const std::string& kv : f.env) {
-    size_t eq = kv.find('=');
-    if (eq == std::string::npos || eq == 0)
-      return Err(InvalidArgument("--env: expected KEY=VALUE, got \"" + kv + "\""));
-    spec.env.emplace_back(kv.substr(0, eq), kv.substr(eq + 1));
-  }
-  spec.workdir = f.workdir.empty() ? std::filesystem::current_path().string() : f.workdir;
-  for (int64_t id : f.after) spec.after.push_back(JobId{id});
-  spec.preemptible = f.preemptible;
-  spec.process_per_gpu = f.process_per_gpu;
-  spec.hold = f.hold;
+  RETURN_IF_ERROR(ApplyFlags(f, nullptr, &spec));
   if (command.empty())
     return Err(InvalidArgument(
         "no command: use `baton submit [OPTIONS] -- COMMAND [ARGS...]` or -f FILE"));
@@ -126,18 +161,34 @@ Result<JobSpec> SpecFromFlags(const SubmitFlags& f, std::vector<std::string> com
   return spec;
 }
 
+// The jobs of a job file, with the typed flags applied to each (they override the file).
+Result<std::vector<JobSpec>> SpecsFromFile(const SubmitFlags& f) {
+  std::ifstream in(f.file);
+  if (!in) return Err(NotFound(f.file + ": cannot be read"));
+  std::stringstream ss;
+  ss << in.rdbuf();
+  ASSIGN_OR_RETURN(std::string json, codec::YamlToJson(ss.str(), f.file));
+  auto specs = codec::DecodeJobSpecs(json);
+  if (!specs) return Err(InvalidArgument(f.file + ": " + specs.error().message()));
+  for (JobSpec& spec : *specs) {
+    RETURN_IF_ERROR(ApplyFlags(f, &f.given, &spec));
+    if (Status st = ValidateJobSpec(spec); !st.ok())
+      return Err(InvalidArgument(f.file + " with the flags given: " + st.message()));
+  }
+  return specs;
+}
+
 int Submit(const Connection& conn, const SubmitFlags& f, std::vector<std::string> command) {
   std::string body;
   bool batch = false;
   if (!f.file.empty()) {
-    std::ifstream in(f.file);
-    if (!in) return Usage(NotFound(f.file + ": cannot be read"));
-    std::stringstream ss;
-    ss << in.rdbuf();
-    auto json = codec::YamlToJson(ss.str(), f.file);
-    if (!json) return Usage(json.error());
-    auto specs = codec::DecodeJobSpecs(*json);
-    if (!specs) return Usage(InvalidArgument(f.file + ": " + specs.error().message()));
+    if (!command.empty()) {
+      return Usage(InvalidArgument(
+          "submit: -f FILE and a command cannot go together (the file's jobs have their "
+          "commands; flags given with -f override the file's fields)"));
+    }
+    auto specs = SpecsFromFile(f);
+    if (!specs) return Usage(specs.error());
     batch = specs->size() > 1;
     if (batch) {
       body = "{\"jobs\":[";
@@ -599,6 +650,9 @@ void AddSubmitCommand(CLI::App& app, const std::shared_ptr<Connection>& conn, in
     if (tail->has_value()) {
       if (!command.empty()) command.emplace_back("--");
       command.insert(command.end(), (*tail)->begin(), (*tail)->end());
+    }
+    for (const CLI::Option* o : sub->get_options()) {
+      if (o->count() > 0) f->given.insert("--" + o->get_single_name());
     }
     *exit_code = Submit(*conn, *f, std::move(command));
   });

@@ -80,3 +80,11 @@ inline tl::unexpected<Status> Err(Status s) { return tl::unexpected<Status>(std:
     return ::baton::Err(std::move(BATON_CONCAT(_res_, __LINE__).error())); \
   }                                                                        \
   lhs = std::move(*BATON_CONCAT(_res_, __LINE__))
+
+// The same, for functions that themselves return Status.
+#define ASSIGN_OR_RETURN_STATUS(lhs, rexpr)                  \
+  auto BATON_CONCAT(_res_, __LINE__) = (rexpr);              \
+  if (!BATON_CONCAT(_res_, __LINE__)) {                      \
+    return std::move(BATON_CONCAT(_res_, __LINE__).error()); \
+  }                                                          \
+  lhs = std::move(*BATON_CONCAT(_res_, __LINE__))

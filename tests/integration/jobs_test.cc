@@ -289,6 +289,49 @@ TEST(Cli, JobFileSubmitsEveryJob) {
   EXPECT_NE(bad.out.find("jobs.yaml"), std::string::npos) << bad.out;
 }
 
+// Issue 16: `submit -f FILE` silently ignored the other flags. Flags given with -f override the
+// file's fields (for a list, in each job); a command after -- with -f is an error.
+TEST(Cli, FlagsGivenWithAFileOverrideItsFields) {
+  TempDir dir;
+  BatonProcess baton(dir.path());
+  auto c = baton.Client();
+  std::string file = dir.path() + "/job.yaml";
+  std::ofstream(file) << "name: a\ncommand: [sleep, '60']\nproject: vision\n"
+                         "resources: {gpus: 1}\nenv: {LR: '0.1', SEED: '1'}\n";
+  CliResult one = RunCli(baton, {"submit", "-f", file, "-g", "2", "--project", "speech", "--name",
+                                 "b", "--env", "LR=0.3", "--hold"});
+  ASSERT_EQ(one.exit_code, 0) << one.out;
+  std::string job = GetJob(*c, std::stoll(one.out));
+  EXPECT_EQ(JsonString(job, "state"), "held") << job;
+  EXPECT_EQ(JsonString(job, "project"), "speech") << job;
+  EXPECT_EQ(JsonString(job, "name"), "b") << job;
+  EXPECT_NE(job.find("\"gpus\":2"), std::string::npos) << job;
+  EXPECT_NE(job.find("\"LR\":\"0.3\""), std::string::npos) << job;  // the flag's value
+  EXPECT_NE(job.find("\"SEED\":\"1\""), std::string::npos) << job;  // the file's others stay
+  // Not given: the file's fields stay, not the flags' defaults.
+  CliResult plain = RunCli(baton, {"submit", "-f", file, "--hold"});
+  ASSERT_EQ(plain.exit_code, 0) << plain.out;
+  std::string kept = GetJob(*c, std::stoll(plain.out));
+  EXPECT_EQ(JsonString(kept, "project"), "vision") << kept;
+  EXPECT_NE(kept.find("\"gpus\":1"), std::string::npos) << kept;
+  // A list: the flags apply to each job.
+  std::string list = dir.path() + "/jobs.yaml";
+  std::ofstream(list) << "- {name: x, command: [true]}\n- {name: y, command: [true]}\n";
+  CliResult both = RunCli(baton, {"submit", "-f", list, "-p", "high", "--hold"});
+  ASSERT_EQ(both.exit_code, 0) << both.out;
+  std::stringstream ids(both.out);
+  for (std::string id; std::getline(ids, id);) {
+    std::string j = GetJob(*c, std::stoll(id));
+    EXPECT_EQ(JsonString(j, "priority"), "high") << j;
+    EXPECT_EQ(JsonString(j, "state"), "held") << j;
+  }
+  CliResult mixed = RunCli(baton, {"submit", "-f", file, "--", "echo", "hi"});
+  EXPECT_EQ(mixed.exit_code, 2) << mixed.out;
+  EXPECT_NE(mixed.out.find("cannot go together"), std::string::npos) << mixed.out;
+  CliResult bad = RunCli(baton, {"submit", "-f", file, "-g", "-1"});
+  EXPECT_EQ(bad.exit_code, 2) << bad.out;
+}
+
 // Issue 16: right after `baton wait` said a job ended, `baton logs` could stop at exactly
 // 262,144 bytes (one shipped chunk); the rest came seconds later. An end is reported only with
 // the last of the job's output.
