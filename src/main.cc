@@ -1,8 +1,11 @@
 // The `baton` executable: the only place where real implementations are built and wired
 // together. Server-side commands (up, server, agent) are here; the client commands are in cli/.
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <signal.h>
 #include <sys/file.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -395,6 +398,8 @@ Result<std::string> StartServing(control::ControllerLoop& loop, api::HttpServer&
   if (host == "0.0.0.0") host = "127.0.0.1";
   std::string url = "http://" + host + ":" + std::to_string(*port);
   RETURN_IF_ERROR(WriteFileAtomic(dir + "/server.url", url + "\n", {.mode = 0644}));
+  RETURN_IF_ERROR(
+      WriteFileAtomic(dir + "/server.port", std::to_string(*port) + "\n", {.mode = 0644}));
   return url;
 }
 
@@ -453,10 +458,55 @@ struct ServeSetup {
   store::Snapshot snapshot;
 };
 
+// Whether a TCP port can be bound on `host` now.
+bool PortFree(const std::string& host, uint16_t port) {
+  bool v6 = host.find(':') != std::string::npos;
+  int fd = socket(v6 ? AF_INET6 : AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return false;
+  int one = 1;
+  setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);  // as the HTTP server binds
+  bool ok = false;
+  if (v6) {
+    sockaddr_in6 a{};
+    a.sin6_family = AF_INET6;
+    a.sin6_port = htons(port);
+    ok = inet_pton(AF_INET6, host.c_str(), &a.sin6_addr) == 1 &&
+         bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
+  } else {
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(port);
+    ok = inet_pton(AF_INET, host.c_str(), &a.sin_addr) == 1 &&
+         bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
+  }
+  close(fd);
+  return ok;
+}
+
+// With --listen HOST:0, a restart keeps the port of the previous start (DATA/server.port):
+// agents and clients given that address find the controller again (issue 16). A port taken
+// meanwhile gives a new one, and the log says so. An explicit port is always used as given.
+void KeepPreviousPort(const std::string& dir, std::pair<std::string, uint16_t>& listen) {
+  if (listen.second != 0) return;
+  std::ifstream in(dir + "/server.port");
+  int port = 0;
+  if (!(in >> port) || port <= 0 || port > 65535) return;
+  if (PortFree(listen.first, static_cast<uint16_t>(port))) {
+    listen.second = static_cast<uint16_t>(port);
+    Log("keeping port " + std::to_string(port) + " of the previous start (" + dir +
+        "/server.port)");
+  } else {
+    LogWarn("port " + std::to_string(port) +
+            " of the previous start is taken: serving on a new port; agents given the old "
+            "address must be pointed at the new one");
+  }
+}
+
 Result<ServeSetup> PrepareToServe(const ServeOptions& o) {
   ServeSetup s;
   ASSIGN_OR_RETURN(s.dir, LockDataDir(o));
   ASSIGN_OR_RETURN(s.listen, ParseListen(o.listen));
+  KeepPreviousPort(s.dir, s.listen);
   Status backend_error;
   s.node_name = HostName();
   if (o.local_agent) {

@@ -247,8 +247,31 @@ class ContactBackoff {
 
   bool Due(TimePoint now) const { return now >= next_contact_; }
   void NotBefore(TimePoint t) { next_contact_ = std::max(next_contact_, t); }
-  void Succeeded() { backoff_ = std::chrono::seconds(1); }
-  void Failed(TimePoint now) {
+  // How long the controller had been out of reach (0 when it had not).
+  Duration Succeeded(TimePoint now) {
+    backoff_ = std::chrono::seconds(1);
+    Duration out = failing_since_ ? now - *failing_since_ : Duration(0);
+    failing_since_.reset();
+    return out;
+  }
+  // Whether to say so in the log: at the first failure, then once a minute while it lasts.
+  bool Failed(TimePoint now) {
+    Backoff(now);
+    if (!failing_since_) {
+      failing_since_ = now;
+      last_said_ = now;
+      return true;
+    }
+    if (now - last_said_ < std::chrono::minutes(1)) return false;
+    last_said_ = now;
+    return true;
+  }
+  Duration failing_for(TimePoint now) const {
+    return failing_since_ ? now - *failing_since_ : Duration(0);
+  }
+
+ private:
+  void Backoff(TimePoint now) {
     jitter_state_ ^= jitter_state_ << 13;
     jitter_state_ ^= jitter_state_ >> 7;
     jitter_state_ ^= jitter_state_ << 17;
@@ -258,13 +281,28 @@ class ContactBackoff {
     backoff_ = std::min<Duration>(backoff_ * 2, std::chrono::seconds(30));
   }
 
- private:
   TimePoint next_contact_{};
+  std::optional<TimePoint> failing_since_;
+  TimePoint last_said_{};
   Duration backoff_ = std::chrono::seconds(1);
   uint64_t jitter_state_;
 };
 
 }  // namespace
+
+void Agent::Unreachable(Duration for_how_long) const {
+  LogWarn("cannot reach the controller at " + options_.server +
+              (for_how_long.count() > 0 ? " for " + FormatDuration(for_how_long) : "") +
+              "; retrying that address (at most every 30 s); jobs run on",
+          Context());
+}
+
+void Agent::Reached(Duration after) const {
+  if (after.count() > 0)
+    LogInfo(
+        "reached the controller at " + options_.server + " again after " + FormatDuration(after),
+        Context());
+}
 
 void Agent::MainLoop() {
   ContactBackoff contact(options_.name);
@@ -280,9 +318,9 @@ void Agent::MainLoop() {
     if (ToMillis(now) < silent_until_ms_) contact.NotBefore(FromMillis(silent_until_ms_));
     if (need_register && contact.Due(now)) {
       if (RegisterWithController())
-        contact.Succeeded();
-      else
-        contact.Failed(now);
+        Reached(contact.Succeeded(now));
+      else if (contact.Failed(now))
+        Unreachable(contact.failing_for(now));
     }
     for (const Order& o : orders) HandleOrder(o);
     now = clock_.Now();
@@ -301,10 +339,11 @@ void Agent::MainLoop() {
       if (SendReport(std::move(samples))) {
         if (samples_due) last_sample_ = now;
         if (logs_due) last_logs_ = now;
-        contact.Succeeded();
+        Reached(contact.Succeeded(now));
       } else {
         std::lock_guard lock(mu_);
-        if (!need_register_) contact.Failed(now);  // a 409 asks to register again, at once
+        // A 409 asks to register again, at once.
+        if (!need_register_ && contact.Failed(now)) Unreachable(contact.failing_for(now));
       }
     }
     WaitForWork(now, active, need_register);

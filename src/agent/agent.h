@@ -121,6 +121,9 @@ class Agent {
   bool SampleGpus(std::vector<GpuSample>* samples, TimePoint now);
   // Indices into pending_events_ that go into the next report, whose log chunks are `shipped`
   // (bytes by job key): all but a job's end while its log is not all shipped.
+  // The log lines of a controller out of reach (once a minute while it lasts) and back.
+  void Unreachable(Duration for_how_long) const;
+  void Reached(Duration after) const;
   std::vector<size_t> EventsToReport(const std::map<std::string, size_t>& shipped);
   bool SendReport(std::vector<GpuSample> samples);
   // When logs are due: checkpoints, XIDs and health notices; true when some job has log

@@ -182,5 +182,37 @@ TEST(Agents, AJobThatVanishedWithItsAgentIsRequeued) {
   EXPECT_EQ(JsonString(WaitForJob(*c, id), "state"), "cancelled");  // while its agent still runs
 }
 
+// Issue 16: restarting `baton up --listen 127.0.0.1:0` moved the port and stranded agents. A
+// restart keeps the port of the previous start; the agent finds the controller again and its
+// jobs go on.
+TEST(Agents, ARestartedControllerKeepsItsPortAndItsAgentComesBack) {
+  TempDir dir;
+  BatonProcess server(dir.path() + "/server", {}, "server");
+  AgentProcess agent(server, "n1", dir.path() + "/n1", "1xH100-80GB");
+  auto c = server.Client();
+  ASSERT_TRUE(NodesReady(*c, 1));
+  std::string first = server.url();
+  server.Stop();
+  // The agent keeps trying the address it was given, and says so in its log (at once, then
+  // once a minute while it lasts).
+  ASSERT_TRUE(Within(std::chrono::seconds(10), [&] {
+    return ReadFile(dir.path() + "/n1.out").find("cannot reach the controller at " + first) !=
+           std::string::npos;
+  })) << ReadFile(dir.path() + "/n1.out");
+  server.Start();
+  EXPECT_EQ(server.url(), first);
+  EXPECT_TRUE(Within(std::chrono::seconds(40), [&] {
+    return ReadFile(dir.path() + "/n1.out").find("reached the controller at " + first) !=
+           std::string::npos;
+  })) << ReadFile(dir.path() + "/n1.out");
+  server.Kill9();  // a crash keeps it too
+  server.Start();
+  EXPECT_EQ(server.url(), first);
+  auto again = server.Client();
+  ASSERT_TRUE(NodesReady(*again, 1));
+  int64_t id = Submit(*again, R"({"command": ["true"], "resources": {"gpus": 1}})");
+  EXPECT_EQ(JsonString(WaitForJob(*again, id), "state"), "succeeded");
+}
+
 }  // namespace
 }  // namespace baton::testing
