@@ -1,11 +1,8 @@
 // The `baton` executable: the only place where real implementations are built and wired
 // together. Server-side commands (up, server, agent) are here; the client commands are in cli/.
-#include <arpa/inet.h>
 #include <fcntl.h>
-#include <netinet/in.h>
 #include <signal.h>
 #include <sys/file.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -41,6 +38,7 @@
 #include "core/file_util.h"
 #include "core/log.h"
 #include "core/quantity.h"
+#include "host.h"
 #include "logging.h"
 #include "net/webhook_sender.h"
 #include "sim/command.h"
@@ -69,80 +67,6 @@ void AddLogFlags(CLI::App* cmd, LogFlags& f) {
   cmd->add_option("--log-format", f.format,
                   "text (\"baton: ...\") or json (a JSON object a line, with context)")
       ->envname("BATON_LOG_FORMAT");
-}
-
-// This host's topology, for binding jobs to their GPUs' NUMA nodes; empty (jobs unbound) when
-// hwloc cannot load it. Loaded before the server says it is up, so that the local agent
-// registers at once.
-agent::HostTopology HostTopologyOrNone() {
-  auto topology = agent::LoadHostTopology();
-  if (!topology) {
-    LogWarn(topology.error().message() + ": jobs run without CPU binding", {.component = "agent"});
-    return {};
-  }
-  return std::move(*topology);
-}
-
-std::string ReadTrimmed(const std::string& path) {
-  std::ifstream in(path);
-  std::string s;
-  std::getline(in, s);
-  return s;
-}
-
-// Reads the token in `path`, creating a new one (mode 0600) when there is none.
-Result<std::string> EnsureToken(const std::string& path) {
-  std::string t = ReadTrimmed(path);
-  if (t.size() >= 32) return t;
-  ASSIGN_OR_RETURN(t, api::NewToken());
-  RETURN_IF_ERROR(WriteFileAtomic(path, t + "\n", {.mode = 0600}));
-  return t;
-}
-
-Result<std::pair<std::string, uint16_t>> ParseListen(const std::string& listen) {
-  size_t colon = listen.rfind(':');
-  if (colon == std::string::npos)
-    return Err(InvalidArgument("--listen: expected HOST:PORT, got \"" + listen + "\""));
-  std::string host = listen.substr(0, colon);
-  if (host.size() >= 2 && host.front() == '[') host = host.substr(1, host.size() - 2);
-  std::string port = listen.substr(colon + 1);
-  char* end = nullptr;
-  long p = std::strtol(port.c_str(), &end, 10);
-  if (port.empty() || *end != '\0' || p < 0 || p > 65535) {
-    return Err(InvalidArgument("--listen: \"" + port + "\" is not a port number"));
-  }
-  return std::make_pair(host, static_cast<uint16_t>(p));
-}
-
-std::string HostName() {
-  char buf[256] = {0};
-  gethostname(buf, sizeof buf - 1);
-  std::string name = buf;
-  if (name.find('.') != std::string::npos) name = name.substr(0, name.find('.'));
-  return IsValidNodeName(name) ? name : "localhost";
-}
-
-std::string LocalUser() {
-  const char* u = std::getenv("USER");
-  return u != nullptr && *u != '\0' ? u : (geteuid() == 0 ? "root" : "user");
-}
-
-// Blocks SIGINT, SIGTERM and SIGHUP in every thread started after this, and waits for one.
-sigset_t BlockShutdownSignals() {
-  sigset_t set;
-  sigemptyset(&set);
-  sigaddset(&set, SIGINT);
-  sigaddset(&set, SIGTERM);
-  sigaddset(&set, SIGHUP);
-  pthread_sigmask(SIG_BLOCK, &set, nullptr);
-  signal(SIGPIPE, SIG_IGN);
-  return set;
-}
-
-int WaitForShutdown(const sigset_t& set) {
-  int sig = 0;
-  sigwait(&set, &sig);
-  return sig;
 }
 
 // The agent's GPU health limits (agent/health.h) and job isolation, on `baton up` and
@@ -457,50 +381,6 @@ struct ServeSetup {
   std::unique_ptr<store::SqliteStore> store;
   store::Snapshot snapshot;
 };
-
-// Whether a TCP port can be bound on `host` now.
-bool PortFree(const std::string& host, uint16_t port) {
-  bool v6 = host.find(':') != std::string::npos;
-  int fd = socket(v6 ? AF_INET6 : AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return false;
-  int one = 1;
-  setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);  // as the HTTP server binds
-  bool ok = false;
-  if (v6) {
-    sockaddr_in6 a{};
-    a.sin6_family = AF_INET6;
-    a.sin6_port = htons(port);
-    ok = inet_pton(AF_INET6, host.c_str(), &a.sin6_addr) == 1 &&
-         bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
-  } else {
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_port = htons(port);
-    ok = inet_pton(AF_INET, host.c_str(), &a.sin_addr) == 1 &&
-         bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
-  }
-  close(fd);
-  return ok;
-}
-
-// With --listen HOST:0, a restart keeps the port of the previous start (DATA/server.port):
-// agents and clients given that address find the controller again (issue 16). A port taken
-// meanwhile gives a new one, and the log says so. An explicit port is always used as given.
-void KeepPreviousPort(const std::string& dir, std::pair<std::string, uint16_t>& listen) {
-  if (listen.second != 0) return;
-  std::ifstream in(dir + "/server.port");
-  int port = 0;
-  if (!(in >> port) || port <= 0 || port > 65535) return;
-  if (PortFree(listen.first, static_cast<uint16_t>(port))) {
-    listen.second = static_cast<uint16_t>(port);
-    Log("keeping port " + std::to_string(port) + " of the previous start (" + dir +
-        "/server.port)");
-  } else {
-    LogWarn("port " + std::to_string(port) +
-            " of the previous start is taken: serving on a new port; agents given the old "
-            "address must be pointed at the new one");
-  }
-}
 
 Result<ServeSetup> PrepareToServe(const ServeOptions& o) {
   ServeSetup s;

@@ -55,6 +55,11 @@ int Fail(const Status& st) {
   return 1;
 }
 
+int Usage(const Status& st) {
+  std::cerr << "baton: " << st.message() << "\n";
+  return 2;
+}
+
 Result<std::unique_ptr<ApiClient>> ApiClient::Connect(const Connection& c) {
   std::string dir = DefaultDataDir();
   std::string server = c.server;

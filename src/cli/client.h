@@ -19,6 +19,8 @@ struct Connection {
 
 // Every command: a failure prints "baton: message" on stderr and exits 1.
 int Fail(const Status& st);
+// Bad input caught before asking the server (a flag value, a job file): "baton: message", 2.
+int Usage(const Status& st);
 
 // $BATON_HOME, else ~/.baton.
 std::string DefaultDataDir();

@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "cli/client.h"
+#include "cli/submit.h"
 #include "cli/table.h"
 #include "cli/views.h"
 #include "codec/json_codec.h"
@@ -30,25 +31,6 @@ std::string SignalText(int sig) {
                            : std::to_string(sig);
 }
 
-// Bad input caught here, before asking the server (a flag value, a job file): exit 2.
-int Usage(const Status& st) {
-  std::cerr << "baton: " << st.message() << "\n";
-  return 2;
-}
-
-std::string RandomKey() {
-  std::ifstream in("/dev/urandom", std::ios::binary);
-  unsigned char b[16] = {};
-  in.read(reinterpret_cast<char*>(b), sizeof b);
-  std::string s;
-  const char* hex = "0123456789abcdef";
-  for (unsigned char c : b) {
-    s += hex[c >> 4];
-    s += hex[c & 15];
-  }
-  return s;
-}
-
 std::string AllocationText(const Job& j) {
   std::string out;
   for (const auto& part : j.allocation) {
@@ -58,171 +40,6 @@ std::string AllocationText(const Job& j) {
       out += (i ? "," : "") + std::to_string(part.gpus[i]);
   }
   return out;
-}
-
-bool LooksLikeShell(const std::vector<std::string>& cmd) {
-  if (cmd.size() != 1) return false;
-  return cmd[0].find_first_of(" \t;|&$<>(){}*?`'\"\n") != std::string::npos;
-}
-
-struct SubmitFlags {
-  std::string gpus = "0";
-  std::string gpu_type, gpu_memory, memory, priority = "normal", project = "default",
-                                            pool = "default";
-  std::string name, time, grace, signal, workdir, file;
-  int nodes = 1, cpus = 0, retries = 0;
-  std::vector<int64_t> after;
-  std::vector<std::string> env;
-  bool preemptible = false, hold = false, json = false, process_per_gpu = false;
-  std::set<std::string> given;  // the flags typed, by long name ("--gpus")
-};
-
-// Sets the fields of `spec` that the flags give: every flag (its default when not typed) when
-// `given` is null; only the typed ones (long names, e.g. "--gpus") otherwise, as with -f FILE,
-// where typed flags override the file's fields.
-Status ApplyResourceFlags(const SubmitFlags& f, const std::set<std::string>* given, JobSpec* spec) {
-  auto use = [&](const char* flag) { return given == nullptr || given->count(flag) > 0; };
-  if (use("--gpus")) {
-    ASSIGN_OR_RETURN_STATUS(spec->resources.milli_gpus,
-                            ParseMilli(f.gpus, "--gpus", SpecLimits::kMaxMilliGpus));
-  }
-  if (use("--gpu-type")) spec->resources.gpu_type = f.gpu_type;
-  if (use("--gpu-memory") && !f.gpu_memory.empty()) {
-    ASSIGN_OR_RETURN_STATUS(spec->resources.gpu_memory_bytes,
-                            ParseSize(f.gpu_memory, "--gpu-memory"));
-  }
-  if (use("--memory") && !f.memory.empty()) {
-    ASSIGN_OR_RETURN_STATUS(spec->resources.memory_bytes, ParseSize(f.memory, "--memory"));
-  }
-  if (use("--nodes")) spec->resources.nodes = f.nodes;
-  if (use("--cpus")) spec->resources.cpus = f.cpus;
-  return Status::Ok();
-}
-
-Status ApplyTimeFlags(const SubmitFlags& f, const std::set<std::string>* given, JobSpec* spec) {
-  auto use = [&](const char* flag) { return given == nullptr || given->count(flag) > 0; };
-  if (use("--time") && !f.time.empty()) {
-    ASSIGN_OR_RETURN_STATUS(spec->time_limit, ParseDuration(f.time, "--time"));
-  }
-  if (use("--signal") && !f.signal.empty()) {
-    ASSIGN_OR_RETURN_STATUS(NoticeSignal notice, ParseNoticeSignal(f.signal, "--signal"));
-    spec->signal = notice.signal;
-    spec->signal_before = notice.before;
-  }
-  if (use("--grace") && !f.grace.empty()) {
-    ASSIGN_OR_RETURN_STATUS(spec->grace_period, ParseDuration(f.grace, "--grace"));
-  }
-  return Status::Ok();
-}
-
-Status ApplyFlags(const SubmitFlags& f, const std::set<std::string>* given, JobSpec* spec) {
-  auto use = [&](const char* flag) { return given == nullptr || given->count(flag) > 0; };
-  RETURN_STATUS_IF_ERROR(ApplyResourceFlags(f, given, spec));
-  RETURN_STATUS_IF_ERROR(ApplyTimeFlags(f, given, spec));
-  if (use("--priority")) {
-    ASSIGN_OR_RETURN_STATUS(spec->priority, ParsePriority(f.priority));
-  }
-  if (use("--project")) spec->project = f.project;
-  if (use("--pool")) spec->pool = f.pool;
-  if (use("--name")) spec->name = f.name;
-  if (use("--retries")) spec->retries = f.retries;
-  if (use("--env")) {
-    for (const std::string& kv : f.env) {
-      size_t eq = kv.find('=');
-      if (eq == std::string::npos || eq == 0)
-        return InvalidArgument("--env: expected KEY=VALUE, got \"" + kv + "\"");
-      std::erase_if(spec->env, [&](const auto& e) { return e.first == kv.substr(0, eq); });
-      spec->env.emplace_back(kv.substr(0, eq), kv.substr(eq + 1));
-    }
-  }
-  if (use("--workdir"))
-    spec->workdir = f.workdir.empty() ? std::filesystem::current_path().string() : f.workdir;
-  if (use("--after")) {
-    spec->after.clear();
-    for (int64_t id : f.after) spec->after.push_back(JobId{id});
-  }
-  if (use("--preemptible")) spec->preemptible = f.preemptible;
-  if (use("--process-per-gpu")) spec->process_per_gpu = f.process_per_gpu;
-  if (use("--hold")) spec->hold = f.hold;
-  return Status::Ok();
-}
-
-Result<JobSpec> SpecFromFlags(const SubmitFlags& f, std::vector<std::string> command) {
-  JobSpec spec;
-  RETURN_IF_ERROR(ApplyFlags(f, nullptr, &spec));
-  if (command.empty())
-    return Err(InvalidArgument(
-        "no command: use `baton submit [OPTIONS] -- COMMAND [ARGS...]` or -f FILE"));
-  spec.shell = LooksLikeShell(command);
-  spec.command = std::move(command);
-  if (spec.name.empty())
-    spec.name = std::filesystem::path(spec.shell ? "sh" : spec.command[0]).filename().string();
-  RETURN_IF_ERROR(ValidateJobSpec(spec));
-  return spec;
-}
-
-// The jobs of a job file, with the typed flags applied to each (they override the file).
-Result<std::vector<JobSpec>> SpecsFromFile(const SubmitFlags& f) {
-  std::ifstream in(f.file);
-  if (!in) return Err(NotFound(f.file + ": cannot be read"));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  ASSIGN_OR_RETURN(std::string json, codec::YamlToJson(ss.str(), f.file));
-  auto specs = codec::DecodeJobSpecs(json);
-  if (!specs) return Err(InvalidArgument(f.file + ": " + specs.error().message()));
-  for (JobSpec& spec : *specs) {
-    RETURN_IF_ERROR(ApplyFlags(f, &f.given, &spec));
-    if (Status st = ValidateJobSpec(spec); !st.ok())
-      return Err(InvalidArgument(f.file + " with the flags given: " + st.message()));
-  }
-  return specs;
-}
-
-int Submit(const Connection& conn, const SubmitFlags& f, std::vector<std::string> command) {
-  std::string body;
-  bool batch = false;
-  if (!f.file.empty()) {
-    if (!command.empty()) {
-      return Usage(InvalidArgument(
-          "submit: -f FILE and a command cannot go together (the file's jobs have their "
-          "commands; flags given with -f override the file's fields)"));
-    }
-    auto specs = SpecsFromFile(f);
-    if (!specs) return Usage(specs.error());
-    batch = specs->size() > 1;
-    if (batch) {
-      body = "{\"jobs\":[";
-      for (size_t i = 0; i < specs->size(); ++i)
-        body += (i ? "," : "") + codec::EncodeJobSpec((*specs)[i]);
-      body += "]}";
-    } else {
-      body = codec::EncodeJobSpec(specs->front());
-    }
-  } else {
-    auto spec = SpecFromFlags(f, std::move(command));
-    if (!spec) return Usage(spec.error());
-    body = codec::EncodeJobSpec(*spec);
-  }
-  auto api = ApiClient::Connect(conn);
-  if (!api) return Fail(api.error());
-  // The key makes a retried request (dropped connection) find the job instead of making two.
-  auto res = (*api)->Call("POST", batch ? "/v1/jobs/batch" : "/v1/jobs", body,
-                          {{"Idempotency-Key", RandomKey()}});
-  if (!res) return Fail(res.error());
-  if (f.json) {
-    std::cout << *res << "\n";
-    return 0;
-  }
-  if (batch) {
-    auto jobs = codec::DecodeJobList(*res, nullptr);
-    if (!jobs) return Fail(jobs.error());
-    for (const Job& j : *jobs) std::cout << j.id.value << "\n";
-  } else {
-    auto job = codec::DecodeJob(*res);
-    if (!job) return Fail(job.error());
-    std::cout << job->id.value << "\n";
-  }
-  return 0;
 }
 
 int Jobs(const Connection& conn, const std::string& state, const std::string& user, bool all,
@@ -588,9 +405,6 @@ std::pair<std::vector<std::string>, std::optional<std::vector<std::string>>> Spl
   return {std::move(head), std::nullopt};
 }
 
-namespace {
-
-// The flags every command that talks to the server takes; `conn` must outlive the parse.
 void AddConnectionFlags(CLI::App* sub, Connection& conn) {
   sub->add_option("--server", conn.server,
                   "controller URL (default: $BATON_SERVER, then the local server.url)");
@@ -598,65 +412,10 @@ void AddConnectionFlags(CLI::App* sub, Connection& conn) {
                   "API token (default: $BATON_TOKEN, then the local admin.token)");
 }
 
+namespace {
+
 // The groups of client commands, in the order `baton --help` lists them. Each command's flags
 // live in shared pointers its callback holds, so that they outlive the parse.
-
-// `baton submit`: the job's spec from flags or a file; its command after `--`.
-void AddSubmitCommand(CLI::App& app, const std::shared_ptr<Connection>& conn, int* exit_code,
-                      const std::shared_ptr<std::optional<std::vector<std::string>>>& tail) {
-  auto f = std::make_shared<SubmitFlags>();
-  CLI::App* sub =
-      app.add_subcommand("submit", "submit a job: baton submit [OPTIONS] -- COMMAND [ARGS...]");
-  sub->prefix_command();
-  AddConnectionFlags(sub, *conn);
-  sub->add_option("-g,--gpus", f->gpus, "GPUs (a fraction such as 0.25 shares one GPU)");
-  sub->add_option("--gpu-type", f->gpu_type, "GPU model, e.g. H100 or A100-40GB");
-  sub->add_option("--gpu-memory", f->gpu_memory, "minimum GPU memory, e.g. 40GiB");
-  sub->add_option("--nodes", f->nodes, "nodes (GPUs are split evenly across them)");
-  sub->add_option("--cpus", f->cpus, "CPU cores per node");
-  sub->add_option("--memory", f->memory, "memory per node, e.g. 64GiB");
-  sub->add_option("-p,--priority", f->priority, "low, normal, high or critical");
-  sub->add_option("--project", f->project, "project to account the job to");
-  sub->add_option("--pool", f->pool, "pool (partition)");
-  sub->add_option("--name", f->name, "job name");
-  sub->add_option("-t,--time", f->time, "time limit, e.g. 90s, 30m, 2h");
-  sub->add_option("--grace", f->grace, "grace between SIGTERM and SIGKILL (default 30s)");
-  sub->add_option("--signal", f->signal,
-                  "SIG[@TIME]: send SIG (e.g. USR1) TIME before the time limit (default 60s), "
-                  "as Slurm's --signal; SIGTERM follows at the limit");
-  sub->add_option("--retries", f->retries, "times a failed job is requeued");
-  sub->add_option("--after", f->after, "start only after these jobs succeeded");
-  sub->add_option("--env", f->env, "KEY=VALUE for the job's environment (repeatable)");
-  sub->add_option("--workdir", f->workdir, "working directory (default: the current one)");
-  sub->add_flag("--preemptible", f->preemptible, "the job may be preempted");
-  sub->add_flag(
-      "--process-per-gpu", f->process_per_gpu,
-      "one process per GPU (LOCAL_RANK 0..n-1 on each node), as torchrun --nproc-per-node");
-  sub->add_flag("--hold", f->hold, "submit held; `baton release` lets it run");
-  sub->add_option("-f,--file", f->file, "YAML job file (one job, a list, or {jobs: [...]})");
-  sub->add_flag("--json", f->json, "print the job object instead of its id");
-  sub->callback([sub, f, conn, exit_code, tail] {
-    // Words before the `--` that started the command keep the `--` as part of it
-    // (`baton submit python x.py -- --flag`); otherwise the command is what follows `--`.
-    std::vector<std::string> command = sub->remaining();
-    // CLI11 hands over an unknown option as the first word of the command: a typo such as
-    // `--gpu 1` would become the job's program. No program's name starts with '-'.
-    if (!command.empty() && command[0].size() > 1 && command[0][0] == '-') {
-      *exit_code =
-          Usage(InvalidArgument("submit: unknown option \"" + command[0].substr(0, 64) +
-                                "\" (see `baton submit --help`; the command goes after --)"));
-      return;
-    }
-    if (tail->has_value()) {
-      if (!command.empty()) command.emplace_back("--");
-      command.insert(command.end(), (*tail)->begin(), (*tail)->end());
-    }
-    for (const CLI::Option* o : sub->get_options()) {
-      if (o->count() > 0) f->given.insert("--" + o->get_single_name());
-    }
-    *exit_code = Submit(*conn, *f, std::move(command));
-  });
-}
 
 // Commands on jobs: jobs, show, logs, cancel, hold, release, wait.
 void AddJobCommands(CLI::App& app, const std::shared_ptr<Connection>& conn, int* exit_code) {

@@ -1,0 +1,242 @@
+// The agent's launches: a job's directory, environment, NUMA binding, user and cgroup, the
+// process started through the Executor, its run file, and a launch that fails before the job
+// ran (reported as the job's end with the reason, in its log too).
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <filesystem>
+
+#include "agent/agent.h"
+#include "core/log.h"
+#include "core/quantity.h"
+
+namespace baton::agent {
+namespace {
+
+std::string GetEnv(const char* key, const char* fallback) {
+  const char* v = std::getenv(key);
+  return v != nullptr ? v : fallback;
+}
+
+}  // namespace
+
+void Agent::Launch(const LaunchOrder& order, TimePoint now) {
+  std::string dir = JobDir(order.job);
+  RunningJob job;
+  job.order = order;
+  job.started_at = now;
+  job.log_shipped = SizeOf(dir + "/output.log");         // earlier attempts' output was shipped
+  job.metrics_scanned = SizeOf(dir + "/metrics.jsonl");  // earlier attempts' checkpoints are old
+  if (Status st = env_.CreateDirs(dir + "/checkpoints"); !st.ok())
+    return FailLaunch(std::move(job), 127, "node " + options_.name + ": " + st.message());
+
+  ProcessSpec spec;
+  spec.argv =
+      order.shell ? std::vector<std::string>{"/bin/sh", "-c", order.command.at(0)} : order.command;
+  for (const auto& [k, v] : JobEnvironment(order)) spec.env.push_back(k + "=" + v);
+  spec.workdir = order.workdir.empty() ? dir : order.workdir;
+  spec.processes = order.processes;
+  spec.rank0 = order.rank_offset;
+  spec.log_path = dir + "/output.log";
+  spec.status_path = RunFile(order.job, order.attempt) + ".exit";
+  spec.pid_path = RunFile(order.job, order.attempt) + ".pid";
+  BindToGpuNuma(order, &spec);
+
+  if (as_root_) {
+    if (Status st = RunAsUser(order, &spec); !st.ok())
+      return FailLaunch(std::move(job), 126, st.message());
+  }
+  JoinCgroup(order, &spec);
+
+  JobEvent started{.job = order.job,
+                   .attempt = order.attempt,
+                   .kind = JobEvent::Kind::kStarted,
+                   .at = job.started_at};
+  auto proc = executor_.Start(spec);
+  if (!proc) {
+    if (!spec.cgroup.empty()) (void)cgroups_.Remove(spec.cgroup);
+    return FailLaunch(std::move(job), 127, proc.error().message());
+  }
+  job.process = *proc;
+  // The run file is the agent's only record of the job: an agent that restarted without it
+  // would never report the job's end, and the controller would give its GPUs to another job
+  // while it still runs. So a job whose run file cannot be written is killed at once and
+  // reported as a failed launch with the reason ("no space left on device"), which an
+  // operator can act on; the controller fails or retries it as any failed launch. (The file
+  // needs the shim's pid, so it cannot be written before the start.)
+  if (Status st = WriteRunFile(job); !st.ok()) {
+    LogError("job " + order.job.ToString() + " killed: " + st.message(), Context(order.job));
+    SignalJob(job, SIGKILL);
+    if (!spec.cgroup.empty()) (void)cgroups_.Remove(spec.cgroup);
+    return FailLaunch(std::move(job), 127,
+                      "node " + options_.name + " cannot record the job: " + st.message());
+  }
+  if (LogEnabled(LogLevel::kDebug)) {
+    std::string gpus;
+    for (int g : order.gpus) gpus += (gpus.empty() ? "" : ",") + std::to_string(g);
+    LogDebug("job " + order.job.ToString() + " attempt " + std::to_string(order.attempt) +
+                 " started as pid " + std::to_string(job.process.shim_pid) + " on GPUs [" + gpus +
+                 "]",
+             Context(order.job));
+  }
+  pending_events_.push_back(started);
+  job.start_reported = true;
+  jobs_[Key(order.job, order.attempt)] = std::move(job);
+}
+
+std::map<std::string, std::string> Agent::JobEnvironment(const LaunchOrder& order) const {
+  std::string dir = JobDir(order.job);
+  std::map<std::string, std::string> env;
+  env["PATH"] = GetEnv("PATH", "/usr/local/bin:/usr/bin:/bin");
+  env["HOME"] = GetEnv("HOME", "/");
+  env["LANG"] = GetEnv("LANG", "C.UTF-8");
+  env["USER"] = order.user;
+  env["LOGNAME"] = order.user;
+  for (const auto& [k, v] : order.env) env[k] = v;
+  // Whole GPUs by their CUDA index; MIG instances by their UUID, the only way CUDA names them.
+  std::string visible;
+  for (int g : order.gpus) {
+    if (!visible.empty()) visible += ',';
+    if (g >= 0 && static_cast<size_t>(g) < gpus_.size() && !gpus_[g].mig_profile.empty()) {
+      visible += gpus_[g].uuid;
+    } else if (g >= 0 && static_cast<size_t>(g) < gpus_.size() && gpus_[g].physical >= 0) {
+      visible += std::to_string(gpus_[g].physical);
+    } else {
+      visible += std::to_string(g);
+    }
+  }
+  env["CUDA_VISIBLE_DEVICES"] = visible;
+  env["CUDA_DEVICE_ORDER"] = "PCI_BUS_ID";
+  env["BATON_JOB_ID"] = order.job.ToString();
+  env["BATON_JOB_NAME"] = order.name;
+  env["BATON_RESTART_COUNT"] = std::to_string(order.attempt);
+  env["BATON_CHECKPOINT_DIR"] = dir + "/checkpoints";
+  env["BATON_METRICS_FILE"] = dir + "/metrics.jsonl";
+  env["BATON_NODELIST"] = order.nodelist;
+  env["BATON_NODE_NAME"] = options_.name;
+  if (order.milli_per_gpu < 1000 && !order.gpus.empty()) {
+    env["CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"] =
+        std::to_string(std::max<int64_t>(1, order.milli_per_gpu / 10));
+    if (order.gpu_memory_bytes > 0) {
+      env["CUDA_MPS_PINNED_DEVICE_MEM_LIMIT"] =
+          "0=" + std::to_string(order.gpu_memory_bytes >> 20) + "M";
+    }
+  }
+  if (order.num_nodes > 1 || order.processes > 1) {
+    // torchrun's rendezvous variables; a job that sets MASTER_ADDR or MASTER_PORT itself keeps
+    // its own.
+    auto set_default = [&](const std::string& k, const std::string& v) {
+      if (std::none_of(order.env.begin(), order.env.end(),
+                       [&](const auto& kv) { return kv.first == k; }))
+        env[k] = v;
+    };
+    std::string master = order.master_addr;
+    if (master.empty()) master = order.nodelist.substr(0, order.nodelist.find(','));
+    set_default("MASTER_ADDR", master);
+    // A controller always names the port; one too old to do so used 29500 + id mod 10000.
+    set_default("MASTER_PORT",
+                std::to_string(order.master_port > 0 ? order.master_port
+                                                     : 29500 + order.job.value % 10000));
+    int world = std::max(order.world_size, order.num_nodes);
+    env["WORLD_SIZE"] = std::to_string(world);
+    env["RANK"] = std::to_string(order.world_size > 1 ? order.rank_offset : order.node_rank);
+    env["NODE_RANK"] = std::to_string(order.node_rank);
+    env["LOCAL_RANK"] = "0";
+    env["LOCAL_WORLD_SIZE"] = std::to_string(order.processes);
+    env["GROUP_RANK"] = std::to_string(order.node_rank);
+  }
+
+  return env;
+}
+
+void Agent::BindToGpuNuma(const LaunchOrder& order, ProcessSpec* spec) {
+  // CPUs and memory of the NUMA node(s) the job's GPUs hang off.
+  std::set<int> numa_nodes;
+  for (int g : order.gpus) {
+    if (g >= 0 && static_cast<size_t>(g) < gpus_.size() && gpus_[g].numa_node >= 0)
+      numa_nodes.insert(gpus_[g].numa_node);
+  }
+  if (!numa_nodes.empty()) {
+    if (auto cpus = options_.topology.CpuListOf(numa_nodes)) {
+      spec->cpus = *cpus;
+      if (numa_nodes.size() == 1) spec->memory_node = *numa_nodes.begin();
+    } else {
+      for (int n : numa_nodes) {
+        const HostTopology::Numa* node = options_.topology.NumaNode(n);
+        if ((node != nullptr && !node->cpus.empty()) || !numa_warned_.insert(n).second) continue;
+        LogWarn("GPUs on NUMA node " + std::to_string(n) +
+                    " but this host has no such node (simulated GPUs?): their jobs run without CPU "
+                    "binding",
+                Context());
+      }
+    }
+  }
+}
+
+Status Agent::RunAsUser(const LaunchOrder& order, ProcessSpec* spec) {
+  // The job runs as its user, who must exist here and own the job's directory.
+  if (order.user == "root" && !options_.allow_root_jobs) {
+    return PermissionDenied("jobs do not run as root on node " + options_.name +
+                            " (its agent allows it with --allow-root-jobs)");
+  }
+  auto user = LookupUnixUser(order.user);
+  if (!user) return NotFound("no such user '" + order.user + "' on node " + options_.name);
+  spec->run_as = order.user;
+  std::string dir = JobDir(order.job);
+  for (const std::string& path : {dir, dir + "/checkpoints"}) {
+    if (Status st = env_.SetOwner(path, user->uid, user->gid); !st.ok())
+      LogWarn(st.message() + ": the job's user may not write there", Context(order.job));
+  }
+  bool home_given = false;
+  for (const auto& [k, v] : order.env) home_given |= k == "HOME";
+  if (!home_given) {
+    for (std::string& e : spec->env) {
+      if (e.rfind("HOME=", 0) == 0) e = "HOME=" + user->home;
+    }
+  }
+  return Status::Ok();
+}
+
+void Agent::JoinCgroup(const LaunchOrder& order, ProcessSpec* spec) {
+  if (!cgroups_.usable()) return;
+  CgroupLimits limits{.memory_bytes = order.memory_bytes,
+                      .cpu_millis = int64_t{order.cpus} * 1000,
+                      .cpus = spec->cpus,
+                      .mems = spec->memory_node >= 0 ? std::to_string(spec->memory_node) : "",
+                      .pids = options_.job_pids_max};
+  auto group = cgroups_.Create(CgroupName(order.job, order.attempt), limits);
+  if (group) {
+    spec->cgroup = *group;
+  } else {
+    LogWarn("job " + order.job.ToString() + " runs without its cgroup: " + group.error().message(),
+            Context(order.job));
+  }
+}
+
+void Agent::FailLaunch(RunningJob job, int code, const std::string& message) {
+  job.exited = true;
+  job.status.exit_code = code;
+  JobEvent started{.job = job.order.job,
+                   .attempt = job.order.attempt,
+                   .kind = JobEvent::Kind::kStarted,
+                   .at = job.started_at};
+  pending_events_.push_back(started);
+  JobEvent exited = started;
+  exited.kind = JobEvent::Kind::kExited;
+  exited.exit_code = code;
+  exited.message = message;
+  pending_events_.push_back(exited);
+  // Said in the job's log too, where its user looks first.
+  if (Status st =
+          env_.AppendFile(JobDir(job.order.job) + "/output.log", "baton: " + message + "\n");
+      !st.ok())
+    LogWarn(st.message(), Context(job.order.job));
+  LogWarn("job " + job.order.job.ToString() + " could not start: " + message,
+          Context(job.order.job));
+  jobs_[Key(job.order.job, job.order.attempt)] = std::move(job);
+}
+
+}  // namespace baton::agent

@@ -1,0 +1,26 @@
+// `baton submit`: a job's spec from flags or from a YAML job file (flags given with -f override
+// its fields), its command after `--`, sent as one job or one all-or-nothing batch.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cli/client.h"
+
+namespace CLI {
+class App;
+}
+
+namespace baton::cli {
+
+// `tail`: the words after the command line's first `--` (see SplitCommandTail).
+void AddSubmitCommand(CLI::App& app, const std::shared_ptr<Connection>& conn, int* exit_code,
+                      const std::shared_ptr<std::optional<std::vector<std::string>>>& tail);
+
+// The flags every command that talks to the server takes (commands.cc); `conn` must outlive
+// the parse.
+void AddConnectionFlags(CLI::App* sub, Connection& conn);
+
+}  // namespace baton::cli
