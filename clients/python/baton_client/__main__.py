@@ -1,137 +1,400 @@
-"""`python3 -m baton_client` (or `baton-py`): submit, jobs, show, cancel, logs, wait, with the
-semantics of the `baton` command line: exit 0 on success, 1 when the server or a job reports a
-failure (or the server cannot be reached), 2 for a usage error found before anything is sent;
-errors go to stderr as "baton: message"."""
+"""`python3 -m baton_client` (or `baton-py`): submit, jobs, show, queue, nodes, cancel, hold,
+release, logs, wait, with the flag names and semantics of the `baton` command line: exit 0 on
+success, 1 when the server or a job reports a failure (or the server cannot be reached), 2 for a
+usage error found before anything is sent; errors go to stderr as "baton: message"."""
 
 import argparse
 import json
+import re
 import sys
+import time
 
-from . import BatonError, Client
+from . import ACTION_STATES, TERMINAL_STATES, BatonError, BatonUnavailable, Client, looks_like_shell, parse_targets
+
+# ---- the CLI's own checks (core/quantity.cc, core/time.cc, core/job.cc), with its messages ----
+
+_MAX_DURATION_MS = 366 * 86400 * 1000
+_MAX_BYTES = 1 << 50
+_MAX_MILLI_GPUS = 4096 * 1000
+_SIZE_UNITS = {"": 1, "B": 1, "K": 1 << 10, "KiB": 1 << 10, "KB": 1000, "M": 1 << 20, "MiB": 1 << 20,
+               "MB": 1000 ** 2, "G": 1 << 30, "GiB": 1 << 30, "GB": 1000 ** 3, "T": 1 << 40, "TiB": 1 << 40,
+               "TB": 1000 ** 4}
+_NOTICE_SIGNALS = {"HUP": 1, "INT": 2, "QUIT": 3, "USR1": 10, "USR2": 12, "ALRM": 14, "TERM": 15, "CONT": 18,
+                   "URG": 23, "XCPU": 24, "WINCH": 28, "PWR": 30}
+_PRIORITIES = ("low", "normal", "high", "critical")
 
 
-def _duration(text):
-    units = {"s": 1, "m": 60, "h": 3600, "d": 86400}
-    try:
-        return float(text[:-1]) * units[text[-1]] if text and text[-1] in units else float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError("%r is not a duration such as 90s, 30m or 2h" % text) from None
+class Usage(ValueError):
+    """A usage error: "baton: message" and exit 2."""
+
+
+def _digits(text, i):
+    j = i
+    while j < len(text) and "0" <= text[j] <= "9":
+        j += 1
+    return j
+
+
+def parse_duration(text, field):
+    """Milliseconds, as ParseDuration reads "90", "90s", "30m", "2h", "1h30m", "500ms"."""
+    def bad(why):
+        return Usage('%s: %s (got "%s"; use seconds or forms like 90s, 30m, 2h, 1h30m)' % (field, why, text[:64]))
+    if not text:
+        raise bad("empty duration")
+    if len(text) > 32:
+        raise bad("duration too long")
+    total, i, bare = 0, 0, True
+    while i < len(text):
+        j = _digits(text, i)
+        if j == i:
+            raise bad("expected a number")
+        n = int(text[i:j])
+        if n > 1000000000:
+            raise bad("number too large")
+        i, unit = j, 1000
+        if i < len(text):
+            bare = False
+            rest = text[i:]
+            if rest.startswith("ms"):
+                unit, i = 1, i + 2
+            elif rest[0] in "smhd":
+                unit, i = {"s": 1000, "m": 60000, "h": 3600000, "d": 86400000}[rest[0]], i + 1
+            else:
+                raise bad("unknown unit")
+        elif not bare:
+            raise bad("a number without a unit after another unit")
+        total += n * unit
+        if total > _MAX_DURATION_MS:
+            raise bad("longer than 366 days")
+    return total
+
+
+def _scaled(text, limit):
+    """("1.5" -> 1500, characters used) with at most 3 decimals, or None."""
+    j = _digits(text, 0)
+    if j == 0 or int(text[:j]) > limit:
+        return None
+    whole, frac, i = int(text[:j]), "", j
+    if i < len(text) and text[i] == ".":
+        k = _digits(text, i + 1)
+        if k == i + 1:
+            return None
+        digits = text[i + 1:k]
+        if len(digits) > 3 and digits[3:].strip("0"):
+            return None
+        frac, i = digits[:3], k
+    return whole * 1000 + int((frac + "000")[:3]), i
+
+
+def parse_size(text, field):
+    """Bytes, as ParseSize reads "1024", "512MiB", "40GiB", "80GB", "1.5TiB"."""
+    def bad(why):
+        return Usage('%s: %s (got "%s"; use bytes or forms like 512MiB, 40GiB, 80GB)' % (field, why, text[:64]))
+    if not text:
+        raise bad("empty size")
+    if len(text) > 32:
+        raise bad("size too long")
+    got = _scaled(text, 1 << 40)
+    if got is None:
+        raise bad("not a size")
+    scaled, used = got
+    unit = text[used:]
+    if unit.startswith(" "):
+        unit = unit[1:]
+    if unit not in _SIZE_UNITS:
+        raise bad("unknown unit")
+    size = _SIZE_UNITS[unit]
+    if scaled * size / 1000 > _MAX_BYTES:
+        raise bad("larger than 1 PiB")
+    if size == 1 and scaled % 1000:
+        raise bad("a fraction of a byte")
+    return scaled * size // 1000
+
+
+def parse_gpus(text, field="--gpus"):
+    """The GPU count as ParseMilli reads it: a number with at most 3 decimals."""
+    got = _scaled(text, _MAX_MILLI_GPUS // 1000 + 1) if len(text) <= 24 else None
+    if got is None or got[1] != len(text):
+        raise Usage('%s: not a number with at most 3 decimals (got "%s")' % (field, text[:32]))
+    if got[0] > _MAX_MILLI_GPUS:
+        raise Usage("%s: at most %d" % (field, _MAX_MILLI_GPUS // 1000))
+    return got[0] // 1000 if got[0] % 1000 == 0 else got[0] / 1000
+
+
+def check_signal(text, field="--signal"):
+    sig, at, before = text.partition("@")
+    name = sig.upper()[3:] if sig.upper().startswith("SIG") else sig.upper()
+    if name not in _NOTICE_SIGNALS and not (name.isdigit() and len(name) <= 2 and
+                                            int(name) in _NOTICE_SIGNALS.values()):
+        raise Usage('%s: "%s" is no signal a job can catch (use e.g. USR1, USR2, INT, HUP or TERM; '
+                    "KILL and STOP cannot be caught)" % (field, sig[:16]))
+    if at:
+        ms = parse_duration(before, field)
+        if ms <= 0 or ms > 24 * 3600 * 1000:
+            raise Usage("%s: the time after @ must be between 1s and 24h" % field)
+
+
+# ---- the command line ----
+
+def _connection(p, top=False):
+    # A subcommand's copy leaves the value given before it alone when it is not typed again.
+    default = None if top else argparse.SUPPRESS
+    p.add_argument("--server", default=default,
+                   help="controller URL (default $BATON_SERVER, else BATON_HOME/server.url)")
+    p.add_argument("--token", default=default, help="API token (default $BATON_TOKEN, else BATON_HOME/admin.token)")
+
+
+def _selection(p, what):
+    p.add_argument("ids", nargs="*", metavar="ID", help="job ids and ranges: 7 10-20 3,5")
+    p.add_argument("--all", action="store_true", help="every %s job (with the filters below: those matching)" % what)
+    p.add_argument("--user", help="only this user's jobs")
+    p.add_argument("--name", help="only jobs of this name (or shell pattern, e.g. 'sweep-*')")
+    p.add_argument("--state", help="only jobs in these states, e.g. pending,held")
+    p.add_argument("--project", help="only this project's jobs")
 
 
 def _parser():
-    p = argparse.ArgumentParser(prog="baton-py", description="Baton's Python client")
-    p.add_argument("--server", help="controller URL (default $BATON_SERVER, else BATON_HOME/server.url)")
-    p.add_argument("--token", help="API token (default $BATON_TOKEN, else BATON_HOME/admin.token)")
+    p = argparse.ArgumentParser(prog="baton-py", description="Baton's Python client", allow_abbrev=False)
+    _connection(p, top=True)
     sub = p.add_subparsers(dest="cmd", required=True)
-    s = sub.add_parser("submit", help="submit a job: submit [flags] -- COMMAND [ARGS...]")
-    s.add_argument("-g", "--gpus", type=float, default=0)
-    s.add_argument("--name")
-    s.add_argument("--priority", choices=["low", "normal", "high", "critical"])
-    s.add_argument("--project")
-    s.add_argument("--pool")
-    s.add_argument("--time-limit")
-    s.add_argument("--nodes", type=int)
-    s.add_argument("--retries", type=int)
-    s.add_argument("--workdir")
-    s.add_argument("--process-per-gpu", action="store_true")
-    s.add_argument("-e", "--env", action="append", default=[], metavar="KEY=VALUE")
-    s.add_argument("--json", action="store_true")
+    s = sub.add_parser("submit", help="submit a job: submit [OPTIONS] -- COMMAND [ARGS...]", allow_abbrev=False)
+    _connection(s)
+    s.add_argument("-g", "--gpus", default="0", help="GPUs (a fraction such as 0.25 shares one GPU)")
+    s.add_argument("--gpu-type", help="GPU model, e.g. H100 or A100-40GB")
+    s.add_argument("--gpu-memory", help="minimum GPU memory, e.g. 40GiB")
+    s.add_argument("--nodes", type=int, help="nodes (GPUs are split evenly across them)")
+    s.add_argument("--cpus", type=int, help="CPU cores per node")
+    s.add_argument("--memory", help="memory per node, e.g. 64GiB")
+    s.add_argument("-p", "--priority", help="low, normal, high or critical")
+    s.add_argument("--project", help="project to account the job to")
+    s.add_argument("--pool", help="pool (partition)")
+    s.add_argument("--name", help="job name (default: the program's)")
+    s.add_argument("-t", "--time", "--time-limit", dest="time", help="time limit, e.g. 90s, 30m, 2h")
+    s.add_argument("--grace", help="grace between SIGTERM and SIGKILL (default 30s)")
+    s.add_argument("--signal", help="SIG[@TIME]: send SIG (e.g. USR1) TIME before the time limit (default 60s)")
+    s.add_argument("--retries", type=int, help="times a failed job is requeued")
+    s.add_argument("--after", action="append", default=[], metavar="ID",
+                   help="start only after these jobs succeeded (repeatable; or 3,4)")
+    s.add_argument("--array", metavar="SPEC", help="a job array, e.g. 0-9 or 0-99%%10 (passed on as `array`)")
+    s.add_argument("-e", "--env", action="append", default=[], metavar="KEY=VALUE",
+                   help="KEY=VALUE for the job's environment (repeatable)")
+    s.add_argument("--workdir", help="working directory (default: the current one)")
+    s.add_argument("--preemptible", action="store_true", help="the job may be preempted")
+    s.add_argument("--process-per-gpu", action="store_true", help="one process per GPU, as torchrun --nproc-per-node")
+    s.add_argument("--hold", action="store_true", help="submit held; `release` lets it run")
+    s.add_argument("--json", action="store_true", help="print the job object instead of its id")
     s.add_argument("command", nargs=argparse.REMAINDER)
     j = sub.add_parser("jobs", help="list jobs (pending, held and running unless --all or --state)")
+    _connection(j)
     j.add_argument("--state")
     j.add_argument("--all", action="store_true", help="include finished jobs")
     j.add_argument("--user")
     j.add_argument("--project")
+    j.add_argument("--name", help="a job name or shell pattern")
     j.add_argument("--json", action="store_true")
     sh = sub.add_parser("show", help="one job")
+    _connection(sh)
     sh.add_argument("id", type=int)
     sh.add_argument("--json", action="store_true")
-    c = sub.add_parser("cancel", help="cancel jobs")
-    c.add_argument("ids", type=int, nargs="+")
-    lg = sub.add_parser("logs", help="a job's output")
+    q = sub.add_parser("queue", help="pending jobs in the order they would start, with reasons")
+    _connection(q)
+    q.add_argument("-n", "--limit", type=int, default=50, help="how many (1-1000)")
+    q.add_argument("--json", action="store_true")
+    n = sub.add_parser("nodes", help="list nodes and their GPUs")
+    _connection(n)
+    n.add_argument("--json", action="store_true")
+    for action, what in (("cancel", "pending, held or running"), ("hold", "pending"), ("release", "held")):
+        a = sub.add_parser(action, help="%s jobs: ids, ranges or filters" % action)
+        _connection(a)
+        _selection(a, what)
+    lg = sub.add_parser("logs", help="a job's output (each node's, prefixed, for a job on several)")
+    _connection(lg)
     lg.add_argument("id", type=int)
-    lg.add_argument("-f", "--follow", action="store_true")
+    lg.add_argument("-f", "--follow", action="store_true", help="keep printing until the job ends")
+    lg.add_argument("--node", help="only this node's log, as it is")
     w = sub.add_parser("wait", help="wait for jobs to end; 1 if one did not succeed")
+    _connection(w)
     w.add_argument("ids", type=int, nargs="+")
-    w.add_argument("--timeout", type=_duration)
+    w.add_argument("--timeout", help="give up after this long, e.g. 10m")
     return p
 
 
 def _gpus(job):
     g = job["resources"]["gpus"]
-    return str(int(g)) if float(g).is_integer() else str(g)
+    return str(int(g)) if float(g).is_integer() else ("%.3f" % float(g)).rstrip("0")
+
+
+def _table(rows):
+    """Columns two spaces apart, as the CLI's tables."""
+    width = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    for row in rows:
+        print("".join(cell + " " * (width[i] - len(cell) + 2) if i + 1 < len(row) else cell
+                      for i, cell in enumerate(row)))
+
+
+def _check_submit(args):
+    """What `baton submit` finds wrong before it sends anything (exit 2); the values parsed."""
+    command = args.command[1:] if args.command[:1] == ["--"] else args.command
+    if command and len(command[0]) > 1 and command[0].startswith("-"):
+        raise Usage('submit: unknown option "%s" (see `baton-py submit --help`; the command goes after --)'
+                    % command[0][:64])
+    if not command:
+        raise Usage("no command: use `baton-py submit [OPTIONS] -- COMMAND [ARGS...]`")
+    args.command = command
+    args.gpus = parse_gpus(args.gpus)
+    for value, field, check in ((args.time, "--time", parse_duration), (args.grace, "--grace", parse_duration),
+                                (args.gpu_memory, "--gpu-memory", parse_size), (args.memory, "--memory", parse_size),
+                                (args.signal, "--signal", check_signal)):
+        if value:
+            check(value, field)
+    if args.priority is not None and args.priority not in _PRIORITIES:
+        raise Usage('priority: must be one of low, normal, high, critical (got "%s")' % args.priority[:32])
+    after = []
+    for word in args.after:
+        for part in word.split(","):
+            if not re.fullmatch(r"[0-9]+", part.strip()):
+                raise Usage('--after: "%s" is not a job id' % part[:64])
+            after.append(int(part))
+    args.after = after
+    for kv in args.env:
+        if "=" not in kv or kv.startswith("="):
+            raise Usage('--env: expected KEY=VALUE, got "%s"' % kv)
+
+
+def _check(args):
+    if args.cmd == "submit":
+        _check_submit(args)
+    elif args.cmd in ACTION_STATES:
+        ids, ranges = parse_targets(args.ids)
+        if not ids and not ranges and not (args.all or args.user or args.name or args.state or args.project):
+            raise Usage("%s: no jobs named: give ids or ranges (7, 10-20), or --all, --user, --name, --state "
+                        "or --project" % args.cmd)
+    elif args.cmd == "wait" and args.timeout is not None:
+        args.timeout = parse_duration(args.timeout, "--timeout") / 1000.0
+    elif args.cmd == "queue" and not 1 <= args.limit <= 1000:
+        raise Usage("--limit: %d not in [1 - 1000]" % args.limit)
+
+
+def _submit(client, args):
+    command = args.command
+    job = client.submit(command[0] if looks_like_shell(command) else command, gpus=args.gpus, name=args.name,
+                        priority=args.priority, project=args.project, pool=args.pool,
+                        time_limit=args.time or None, nodes=args.nodes, retries=args.retries,
+                        workdir=args.workdir, env=args.env or None, process_per_gpu=args.process_per_gpu,
+                        after=args.after or None, gpu_type=args.gpu_type or None, gpu_memory=args.gpu_memory or None,
+                        cpus=args.cpus, memory=args.memory or None, grace=args.grace or None,
+                        signal=args.signal or None, hold=args.hold, preemptible=args.preemptible,
+                        array=args.array)
+    print(json.dumps(job) if args.json else job["id"])
+    return 0
+
+
+def _act(client, args):
+    """cancel/hold/release: every job named, each on its own; exit 1 if one failed."""
+    ids = client.select(*args.ids, action=args.cmd, all=args.all, user=args.user, name=args.name,
+                        state=args.state.split(",") if args.state else None, project=args.project)
+    rc = 0
+    for job_id in ids:
+        try:
+            getattr(client, args.cmd)(job_id)
+        except BatonError as e:
+            print("baton: " + e.message, file=sys.stderr)
+            rc = 1
+    return rc
+
+
+def _wait(client, args):
+    """As `baton wait`: every job, until all ended; 1 if one did not succeed or time ran out."""
+    limit = args.timeout
+    start, pause, left, ok = time.monotonic(), 0.02, list(args.ids), True
+    while left:
+        still = []
+        for job_id in left:
+            job = client.show(job_id)
+            if job["state"] not in TERMINAL_STATES:
+                still.append(job_id)
+            elif job["state"] != "succeeded":
+                ok = False
+                detail = " (%s)" % job["reason_detail"] if job.get("reason_detail") else ""
+                print("baton: job %d %s%s" % (job_id, job["state"], detail), file=sys.stderr)
+        left = still
+        if not left:
+            break
+        if limit is not None and time.monotonic() - start >= limit:
+            print("baton: timed out waiting for %d job(s)" % len(left), file=sys.stderr)
+            return 1
+        time.sleep(pause)
+        pause = min(pause * 2, 1.0)
+    return 0 if ok else 1
+
+
+def _run(client, args):
+    if args.cmd == "submit":
+        return _submit(client, args)
+    if args.cmd in ACTION_STATES:
+        return _act(client, args)
+    if args.cmd == "wait":
+        return _wait(client, args)
+    if args.cmd == "jobs":
+        state = args.state or (None if args.all else ["pending", "held", "running"])
+        jobs = client.jobs(state=state, user=args.user, project=args.project, name=args.name)
+        if args.json:
+            print(json.dumps({"jobs": jobs}))
+        else:
+            print("%-6s %-20s %-10s %-10s %s" % ("ID", "NAME", "USER", "STATE", "GPUS"))
+            for job in jobs:
+                print("%-6d %-20s %-10s %-10s %s" % (job["id"], job["name"][:20], job["user"], job["state"],
+                                                      _gpus(job)))
+    elif args.cmd == "show":
+        job = client.show(args.id)
+        if args.json:
+            print(json.dumps(job))
+        else:
+            for key in ("id", "name", "user", "project", "pool", "priority", "state", "reason_detail",
+                        "restarts", "submitted_at", "started_at", "finished_at", "exit_code"):
+                if job.get(key) is not None:
+                    print("%-14s %s" % (key.replace("_", " "), job[key]))
+    elif args.cmd == "queue":
+        jobs = client.queue(limit=args.limit)
+        if args.json:
+            print(json.dumps({"jobs": jobs}))
+        else:
+            rows = [["#", "ID", "USER", "PROJECT", "PRIORITY", "GPUS", "REASON"]]
+            for pos, job in enumerate(jobs, 1):
+                why = job.get("reason_detail") or job.get("reason") or ""
+                rows.append([str(pos), str(job["id"]), job["user"], job["project"], job["priority"], _gpus(job),
+                             why if len(why) <= 100 else why[:97] + "..."])
+            _table(rows)
+    elif args.cmd == "nodes":
+        nodes = client.nodes()
+        if args.json:
+            print(json.dumps({"nodes": nodes}))
+        else:
+            rows = [["NAME", "STATE", "POOL", "GPUS", "MODEL", "TOPOLOGY"]]
+            for node in nodes:
+                gpus = node.get("gpus") or []
+                rows.append([node["name"], node.get("state", ""), node.get("pool", ""), str(len(gpus)),
+                             gpus[0].get("model", "-") if gpus else "-", node.get("topology", "")])
+            _table(rows)
+    elif args.cmd == "logs":
+        if args.follow:
+            for chunk in client.logs(args.id, follow=True, node=args.node):
+                sys.stdout.write(chunk)
+                sys.stdout.flush()
+        else:
+            sys.stdout.write(client.logs(args.id, node=args.node))
+    return 0
 
 
 def main(argv=None):
     args = _parser().parse_args(argv)
     try:
-        client = Client(server=args.server, token=args.token)
-        if args.cmd == "submit":
-            command = args.command[1:] if args.command[:1] == ["--"] else args.command
-            if not command:
-                print("baton: submit: no command (put it after --)", file=sys.stderr)
-                return 2
-            env = {}
-            for kv in args.env:
-                if "=" not in kv:
-                    print("baton: --env: expected KEY=VALUE, got %r" % kv, file=sys.stderr)
-                    return 2
-                k, v = kv.split("=", 1)
-                env[k] = v
-            job = client.submit(command, gpus=args.gpus, name=args.name, priority=args.priority,
-                                project=args.project, pool=args.pool, time_limit=args.time_limit,
-                                nodes=args.nodes, retries=args.retries, workdir=args.workdir,
-                                env=env or None, process_per_gpu=args.process_per_gpu)
-            print(json.dumps(job) if args.json else job["id"])
-        elif args.cmd == "jobs":
-            state = args.state or (None if args.all else ["pending", "held", "running"])
-            jobs = client.jobs(state=state, user=args.user, project=args.project)
-            if args.json:
-                print(json.dumps({"jobs": jobs}))
-            else:
-                print("%-6s %-20s %-10s %-10s %s" % ("ID", "NAME", "USER", "STATE", "GPUS"))
-                for job in jobs:
-                    print("%-6d %-20s %-10s %-10s %s" % (job["id"], job["name"][:20], job["user"], job["state"],
-                                                          _gpus(job)))
-        elif args.cmd == "show":
-            job = client.show(args.id)
-            if args.json:
-                print(json.dumps(job))
-            else:
-                for key in ("id", "name", "user", "project", "pool", "priority", "state", "reason_detail",
-                            "restarts", "submitted_at", "started_at", "finished_at", "exit_code"):
-                    if job.get(key) is not None:
-                        print("%-14s %s" % (key.replace("_", " "), job[key]))
-        elif args.cmd == "cancel":
-            rc = 0
-            for job_id in args.ids:
-                try:
-                    client.cancel(job_id)
-                except BatonError as e:
-                    print("baton: " + e.message, file=sys.stderr)
-                    rc = 1
-            return rc
-        elif args.cmd == "logs":
-            if args.follow:
-                for chunk in client.logs(args.id, follow=True):
-                    sys.stdout.write(chunk)
-                    sys.stdout.flush()
-            else:
-                sys.stdout.write(client.logs(args.id))
-        elif args.cmd == "wait":
-            ok = True
-            for job_id in args.ids:
-                try:
-                    job = client.wait(job_id, timeout=args.timeout)
-                except TimeoutError:
-                    print("baton: timed out waiting for job %d" % job_id, file=sys.stderr)
-                    return 1
-                if job["state"] != "succeeded":
-                    ok = False
-                    detail = " (%s)" % job["reason_detail"] if job.get("reason_detail") else ""
-                    print("baton: job %d %s%s" % (job_id, job["state"], detail), file=sys.stderr)
-            return 0 if ok else 1
-        return 0
+        _check(args)
+        try:
+            client = Client(server=args.server, token=args.token)
+        except BatonUnavailable as e:
+            raise BatonUnavailable(e.message.replace("pass server=URL", "pass --server URL")) from None
+        return _run(client, args)
     except BatonError as e:
         print("baton: " + e.message, file=sys.stderr)
         return 1
