@@ -117,7 +117,7 @@ void KeepPreviousPort(const std::string& dir, std::pair<std::string, uint16_t>& 
   if (PortFree(listen.first, static_cast<uint16_t>(port))) {
     listen.second = static_cast<uint16_t>(port);
     LogInfo("keeping port " + std::to_string(port) + " of the previous start (" + dir +
-        "/server.port)");
+            "/server.port)");
   } else {
     LogWarn("port " + std::to_string(port) +
             " of the previous start is taken: serving on a new port; agents given the old "
