@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "cli/client.h"
+#include "cli/logs.h"
 #include "cli/submit.h"
 #include "cli/table.h"
 #include "cli/views.h"
@@ -146,31 +147,6 @@ int Show(const Connection& conn, int64_t id, bool json) {
   line("allocation", AllocationText(j));
   if (j.master_port > 0) line("master port", std::to_string(j.master_port));
   return 0;
-}
-
-int Logs(const Connection& conn, int64_t id, bool follow) {
-  auto api = ApiClient::Connect(conn);
-  if (!api) return Fail(api.error());
-  if (follow) {
-    // The server streams the log until the job has ended and its last bytes are out.
-    Status st = (*api)->Stream("/v1/jobs/" + std::to_string(id) + "/logs?follow=1",
-                               [](std::string_view piece) { std::cout << piece << std::flush; });
-    return st.ok() ? 0 : Fail(st);
-  }
-  // The whole log, a page (1 MiB) at a time.
-  int64_t offset = 0;
-  for (;;) {
-    auto res = (*api)->Raw(
-        "GET", "/v1/jobs/" + std::to_string(id) + "/logs?offset=" + std::to_string(offset));
-    if (!res) return Fail(res.error());
-    if (res->status != 200) {
-      std::cerr << "baton: " << codec::ErrorMessage(res->body) << "\n";
-      return 1;
-    }
-    std::cout << res->body << std::flush;
-    if (res->body.empty()) return 0;
-    offset += static_cast<int64_t>(res->body.size());
-  }
 }
 
 int Act(const Connection& conn, const std::vector<int64_t>& ids, const std::string& action) {
@@ -445,11 +421,14 @@ void AddJobCommands(CLI::App& app, const std::shared_ptr<Connection>& conn, int*
   {
     auto id = std::make_shared<int64_t>(0);
     auto follow = std::make_shared<bool>(false);
-    CLI::App* sub = app.add_subcommand("logs", "print a job's output");
+    auto node = std::make_shared<std::string>();
+    CLI::App* sub = app.add_subcommand(
+        "logs", "print a job's output (every node's, each line labelled, for a multi-node job)");
     AddConnectionFlags(sub, *conn);
     sub->add_option("id", *id, "job id")->required();
     sub->add_flag("-f,--follow", *follow, "keep printing until the job ends");
-    sub->callback([=] { *exit_code = Logs(*conn, *id, *follow); });
+    sub->add_option("--node", *node, "only this node's output, unlabelled");
+    sub->callback([=] { *exit_code = Logs(*conn, *id, *follow, *node); });
   }
   for (const char* action : {"cancel", "hold", "release"}) {
     auto ids = std::make_shared<std::vector<int64_t>>();
