@@ -122,6 +122,7 @@ struct ServeOptions {
   Policy policy;
   HealthFlags health;
   std::string node_timeout = "60s";
+  int drain_after_launch_failures = 3;
   std::vector<std::string> webhooks;  // alerts.webhooks of the configuration file
   int webhook_attempts = 5;
   std::string store_path;  // store.path of the configuration file; "" = DATA/baton.db
@@ -413,7 +414,9 @@ int Serve(const ServeOptions& o, const std::string& config) {
   auto node_timeout = NodeTimeoutOf(o);
   if (!node_timeout) return Fail(node_timeout.error());
   control::Controller controller(
-      control::ControllerOptions{.node_timeout = *node_timeout, .policy = o.policy});
+      control::ControllerOptions{.node_timeout = *node_timeout,
+                                 .drain_after_launch_failures = o.drain_after_launch_failures,
+                                 .policy = o.policy});
   // The controller owns the tokens; the API's table is its copy: the tokens of the store now,
   // then each durable batch's changes (on_commit), and the two made at start.
   api::TokenTable tokens;
@@ -536,6 +539,13 @@ struct ServeCommand {
   LogFlags log;
 };
 
+void AddLaunchFailureFlag(CLI::App* cmd, ServeOptions& o) {
+  cmd->add_option("--drain-after-launch-failures", o.drain_after_launch_failures,
+                  "drain a node where this many jobs in a row could not start and then started "
+                  "elsewhere (default 3; 0: never)")
+      ->check(CLI::Range(0, 1000));
+}
+
 void AddUpCommand(CLI::App& app, ServeCommand& c, int* exit_code) {
   ServeOptions& up = c.options;
   up.local_agent = true;
@@ -552,6 +562,7 @@ void AddUpCommand(CLI::App& app, ServeCommand& c, int* exit_code) {
   up_cmd->add_option("--node-timeout", up.node_timeout,
                      "how long an agent may stay silent before its node is lost and its jobs "
                      "requeued (default 60s)");
+  AddLaunchFailureFlag(up_cmd, up);
   up_cmd->add_option("--config", c.config,
                      "YAML configuration: listen, data, scheduling, projects, users, pools");
   AddLogFlags(up_cmd, c.log);
@@ -577,6 +588,7 @@ void AddServerCommand(CLI::App& app, ServeCommand& c, int* exit_code) {
   srv_cmd->add_option("--node-timeout", c.options.node_timeout,
                       "how long an agent may stay silent before its node is lost and its jobs "
                       "requeued (default 60s)");
+  AddLaunchFailureFlag(srv_cmd, c.options);
   AddLogFlags(srv_cmd, c.log);
   srv_cmd->callback([&c, srv_cmd, exit_code] {
     Status st = SetUpLogging(c.log.level, c.log.format);

@@ -136,6 +136,7 @@ bool Agent::RegisterWithController() {
   req.node.topology = backend_.topology();
   req.node.pool = options_.pool;
   req.node.address = options_.address;
+  req.node.refuses_root_jobs = as_root_ && !options_.allow_root_jobs;
   for (auto& [key, job] : jobs_) {
     JobEvent e;
     e.job = job.order.job;
@@ -146,6 +147,7 @@ bool Agent::RegisterWithController() {
     e.signal = job.status.signal;
     e.timed_out = job.timed_out;
     e.lost = job.lost;
+    e.launch_failed = job.launch_failed;
     req.jobs.push_back(e);
   }
   req.health = health_.health();
@@ -491,6 +493,21 @@ void Agent::ScanCheckpoints(TimePoint now) {
   }
 }
 
+// The last "baton: ..." line the shim wrote to a job's log (why it could not start), without
+// the prefix; "" when there is none.
+std::string Agent::ShimsWords(const std::string& log) {
+  auto size = env_.FileSize(log);
+  if (!size) return "";
+  const int64_t from = std::max<int64_t>(0, *size - 4096);
+  auto tail = env_.ReadRange(log, from, 4096);
+  if (!tail) return "";
+  size_t at = tail->rfind("baton: ");
+  if (at == std::string::npos || (at > 0 && (*tail)[at - 1] != '\n')) return "";
+  std::string line = tail->substr(at + 7);
+  if (size_t nl = line.find('\n'); nl != std::string::npos) line.resize(nl);
+  return line.substr(0, 400);
+}
+
 void Agent::CollectExits(TimePoint now) {
   std::vector<pid_t> reaped = executor_.Reap();
   std::set<pid_t> ended(reaped.begin(), reaped.end());
@@ -512,6 +529,7 @@ void Agent::CollectExits(TimePoint now) {
     job.exited = true;
     if (status) {
       job.status = *status;
+      job.launch_failed = status->unstarted;
     } else {
       job.lost = true;  // the shim died without a word (killed): the job's fate is unknown
       SignalJob(job, SIGKILL);
@@ -523,7 +541,9 @@ void Agent::CollectExits(TimePoint now) {
                .exit_code = job.status.exit_code,
                .signal = job.status.signal,
                .timed_out = job.timed_out,
-               .lost = job.lost};
+               .lost = job.lost,
+               .launch_failed = job.launch_failed};
+    if (job.launch_failed) e.message = ShimsWords(JobDir(job.order.job) + "/output.log");
     if (cgroups_.usable()) {
       std::string group = cgroups_.GroupPath(CgroupName(job.order.job, job.order.attempt));
       if (cgroups_.OomKills(group) > 0) {

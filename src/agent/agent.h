@@ -87,8 +87,9 @@ class Agent {
     ExitStatus status;
     bool lost = false;
     bool timed_out = false;
-    int stop_phase = 0;        // 0 none, 1 SIGTERM sent, 2 SIGKILL sent
-    bool notice_sent = false;  // the job's notice signal (LaunchOrder::signal) was sent
+    bool launch_failed = false;  // it never started: said so to the controller
+    int stop_phase = 0;          // 0 none, 1 SIGTERM sent, 2 SIGKILL sent
+    bool notice_sent = false;    // the job's notice signal (LaunchOrder::signal) was sent
     TimePoint next_stop_step{};
     Duration stop_grace{0};
     int64_t log_shipped = 0;      // bytes of the log the controller has
@@ -102,6 +103,7 @@ class Agent {
   bool RegisterWithController();
   void HandleOrder(const Order& order);
   void Launch(const LaunchOrder& order, TimePoint now);
+  std::string ShimsWords(const std::string& log);
   // The job's environment: the agent's basics, the job's own, and Baton's variables.
   std::map<std::string, std::string> JobEnvironment(const LaunchOrder& order) const;
   // Binds the job to the CPUs (and, on one node, the memory) of its GPUs' NUMA nodes.

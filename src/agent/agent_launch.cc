@@ -218,11 +218,13 @@ void Agent::JoinCgroup(const LaunchOrder& order, ProcessSpec* spec) {
 
 void Agent::FailLaunch(RunningJob job, int code, const std::string& message) {
   job.exited = true;
+  job.launch_failed = true;
   job.status.exit_code = code;
   JobEvent started{.job = job.order.job,
                    .attempt = job.order.attempt,
                    .kind = JobEvent::Kind::kStarted,
-                   .at = job.started_at};
+                   .at = job.started_at,
+                   .launch_failed = true};
   pending_events_.push_back(started);
   JobEvent exited = started;
   exited.kind = JobEvent::Kind::kExited;

@@ -357,13 +357,15 @@ std::optional<ExitStatus> ReadExitStatus(Env& env, const std::string& path) {
   if (space == std::string_view::npos) return std::nullopt;
   std::string_view kind = text.substr(0, space);
   std::optional<long> value = WholeNumber(text.substr(space + 1));
-  if (!value || *value < 0 || *value > 255 || (kind != "exit" && kind != "signal"))
+  if (!value || *value < 0 || *value > 255 ||
+      (kind != "exit" && kind != "signal" && kind != "unstarted"))
     return std::nullopt;
   ExitStatus s;
   if (kind == "signal")
     s.signal = static_cast<int>(*value);
   else
     s.exit_code = static_cast<int>(*value);
+  s.unstarted = kind == "unstarted";
   return s;
 }
 

@@ -51,6 +51,7 @@ struct Started {
 struct ExitStatus {
   int exit_code = 0;  // valid when signal == 0
   int signal = 0;
+  bool unstarted = false;  // the job never started: its user, working directory or program
 };
 
 class Executor {

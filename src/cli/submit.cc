@@ -36,7 +36,7 @@ struct SubmitFlags {
   std::string gpu_type, gpu_memory, memory, priority = "normal", project = "default",
                                             pool = "default";
   std::string name, time, grace, signal, workdir, file;
-  int nodes = 1, cpus = 0, retries = 0;
+  int nodes = 0, cpus = 0, retries = 0;
   std::vector<int64_t> after;
   std::vector<std::string> env;
   bool preemptible = false, hold = false, json = false, process_per_gpu = false;
@@ -114,7 +114,7 @@ Status ApplyFlags(const SubmitFlags& f, const std::set<std::string>* given, JobS
 }
 
 Result<JobSpec> SpecFromFlags(const SubmitFlags& f, std::vector<std::string> command) {
-  JobSpec spec;
+  JobSpec spec = SubmittedSpec();
   RETURN_IF_ERROR(ApplyFlags(f, nullptr, &spec));
   if (command.empty())
     return Err(InvalidArgument(
@@ -204,7 +204,8 @@ void AddSubmitCommand(CLI::App& app, const std::shared_ptr<Connection>& conn, in
   sub->add_option("-g,--gpus", f->gpus, "GPUs (a fraction such as 0.25 shares one GPU)");
   sub->add_option("--gpu-type", f->gpu_type, "GPU model, e.g. H100 or A100-40GB");
   sub->add_option("--gpu-memory", f->gpu_memory, "minimum GPU memory, e.g. 40GiB");
-  sub->add_option("--nodes", f->nodes, "nodes (GPUs are split evenly across them)");
+  sub->add_option("--nodes", f->nodes,
+                  "nodes (GPUs split evenly; default: the fewest that hold them)");
   sub->add_option("--cpus", f->cpus, "CPU cores per node");
   sub->add_option("--memory", f->memory, "memory per node, e.g. 64GiB");
   sub->add_option("-p,--priority", f->priority, "low, normal, high or critical");

@@ -44,7 +44,7 @@ Status DecodeResources(const json::value& v, std::string_view prefix, Resources*
       if (!s) return s.error();
       r->gpu_memory_bytes = *s;
     } else if (key == "nodes") {
-      auto n = GetInt(val, field, 1, SpecLimits::kMaxNodes);
+      auto n = GetInt(val, field, 0, SpecLimits::kMaxNodes);
       if (!n) return n.error();
       r->nodes = static_cast<int>(*n);
     } else if (key == "cpus") {
@@ -237,6 +237,7 @@ json::array AllocationArray(const std::vector<NodeAllocation>& allocation, JobFo
       p["signal"] = part.signal;
       p["timed_out"] = part.timed_out;
       p["lost"] = part.lost;
+      if (part.launch_failed) p["launch_failed"] = true;
     }
     alloc.emplace_back(std::move(p));
   }
@@ -256,6 +257,7 @@ void AddRecordOnlyFields(const Job& job, json::object* o) {
     (*o)["utilization_sum"] = job.utilization_sum;
     (*o)["utilization_samples"] = job.utilization_samples;
   }
+  if (job.launch_blamed > 0) (*o)["launch_blamed"] = job.launch_blamed;
 }
 
 json::object JobObject(const Job& job, JobForm form) {
@@ -313,6 +315,11 @@ json::object JobObject(const Job& job, JobForm form) {
   // env sets one); the record keeps it, so that a launch sent again names the same port.
   if (job.master_port > 0 && (form == JobForm::kRecord || job.state == JobState::kRunning)) {
     o["master_port"] = job.master_port;
+  }
+  if (!job.launch_failed_on.empty()) {
+    json::array nodes;
+    for (const std::string& n : job.launch_failed_on) nodes.emplace_back(n);
+    o["launch_failed_on"] = std::move(nodes);
   }
   if (form == JobForm::kRecord) AddRecordOnlyFields(job, &o);
   return o;
@@ -401,9 +408,9 @@ Result<NodeAllocation> AllocationPartFromValue(const json::value& pv) {
     ASSIGN_OR_RETURN(double share, GetNumber(*s, "gpu_share"));
     ASSIGN_OR_RETURN(part.milli_per_gpu, MilliFromNumber(share, "gpu_share", 1000));
   }
-  for (auto [key, flag] :
-       {std::pair{"started", &part.started}, std::pair{"ended", &part.ended},
-        std::pair{"timed_out", &part.timed_out}, std::pair{"lost", &part.lost}}) {
+  for (auto [key, flag] : {std::pair{"started", &part.started}, std::pair{"ended", &part.ended},
+                           std::pair{"timed_out", &part.timed_out}, std::pair{"lost", &part.lost},
+                           std::pair{"launch_failed", &part.launch_failed}}) {
     if (const json::value* b = Find(*p, key)) {
       ASSIGN_OR_RETURN(*flag, GetBool(*b, key));
     }
@@ -458,6 +465,18 @@ Result<void> ReadJobBookkeeping(const json::object& o, Job* job) {
     ASSIGN_OR_RETURN(int64_t port, GetInt(*f, "master_port", 1, 65535));
     job->master_port = static_cast<int>(port);
   }
+  if (const json::value* f = Find(o, "launch_failed_on")) {
+    ASSIGN_OR_RETURN(const json::array* nodes, GetArray(*f, "launch_failed_on"));
+    if (nodes->size() > 64) return Err(InvalidArgument("launch_failed_on: more than 64 nodes"));
+    for (const auto& n : *nodes) {
+      ASSIGN_OR_RETURN(std::string name, GetString(n, "launch_failed_on[]", 64));
+      job->launch_failed_on.push_back(std::move(name));
+    }
+  }
+  if (const json::value* f = Find(o, "launch_blamed")) {
+    ASSIGN_OR_RETURN(int64_t n, GetInt(*f, "launch_blamed", 0, 64));
+    job->launch_blamed = static_cast<int>(n);
+  }
   if (const json::value* f = Find(o, "gpu_seconds")) {
     ASSIGN_OR_RETURN(job->gpu_seconds, GetNumber(*f, "gpu_seconds"));
     if (!(job->gpu_seconds >= 0 && job->gpu_seconds < 1e15)) {
@@ -490,7 +509,7 @@ Result<Job> JobFromValue(const json::value& v) {
 
 Result<JobSpec> DecodeJobSpec(std::string_view text) {
   ASSIGN_OR_RETURN(json::value v, Parse(text));
-  JobSpec spec;
+  JobSpec spec = SubmittedSpec();
   RETURN_IF_ERROR(DecodeSpecObject(v, "", &spec));
   return spec;
 }
@@ -517,7 +536,7 @@ Result<std::vector<JobSpec>> DecodeSpecList(const json::value& v) {
   std::vector<JobSpec> specs;
   specs.reserve(list->size());
   for (size_t i = 0; i < list->size(); ++i) {
-    JobSpec spec;
+    JobSpec spec = SubmittedSpec();
     RETURN_IF_ERROR(DecodeSpecObject((*list)[i], "jobs[" + std::to_string(i) + "]", &spec));
     specs.push_back(std::move(spec));
   }
@@ -529,7 +548,7 @@ Result<std::vector<JobSpec>> DecodeSpecList(const json::value& v) {
 Result<std::vector<JobSpec>> DecodeJobSpecs(std::string_view text) {
   ASSIGN_OR_RETURN(json::value v, Parse(text));
   if (IsBatchObject(v) || v.is_array()) return DecodeSpecList(v);
-  JobSpec spec;
+  JobSpec spec = SubmittedSpec();
   RETURN_IF_ERROR(DecodeSpecObject(v, "", &spec));
   return std::vector<JobSpec>{std::move(spec)};
 }
@@ -555,7 +574,7 @@ std::string EncodeJobSpec(const JobSpec& s) {
   res["gpus"] = r["gpus"];
   if (!s.resources.gpu_type.empty()) res["gpu_type"] = s.resources.gpu_type;
   if (s.resources.gpu_memory_bytes > 0) res["gpu_memory"] = s.resources.gpu_memory_bytes;
-  if (s.resources.nodes != 1) res["nodes"] = s.resources.nodes;
+  if (s.resources.nodes != 0) res["nodes"] = s.resources.nodes;
   if (s.resources.cpus > 0) res["cpus"] = s.resources.cpus;
   if (s.resources.memory_bytes > 0) res["memory"] = s.resources.memory_bytes;
   o["resources"] = std::move(res);

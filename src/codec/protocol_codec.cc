@@ -34,6 +34,7 @@ json::object NodeInfoObject(const NodeInfo& n) {
   o["topology"] = n.topology;
   o["pool"] = n.pool;
   o["address"] = n.address;
+  o["refuses_root_jobs"] = n.refuses_root_jobs;
   json::array gpus;
   for (const Gpu& g : n.gpus) {
     json::object go;
@@ -66,6 +67,7 @@ Result<NodeInfo> NodeInfoFrom(const json::value& v) {
   if (!IsValidNodeName(n.pool))
     return Err(InvalidArgument("node.pool: 1-64 of letters, digits, '.', '_', '-'"));
   RETURN_IF_ERROR(Read(*o, "address", &n.address, Str(255)));
+  RETURN_IF_ERROR(Read(*o, "refuses_root_jobs", &n.refuses_root_jobs, Bool()));
   if (const json::value* gv = Find(*o, "gpus")) {
     ASSIGN_OR_RETURN(const json::array* gpus, GetArray(*gv, "node.gpus"));
     if (gpus->size() > 1024) return Err(InvalidArgument("node.gpus: more than 1024"));
@@ -104,6 +106,7 @@ json::object EventObject(const JobEvent& e) {
   o["signal"] = e.signal;
   o["timed_out"] = e.timed_out;
   o["lost"] = e.lost;
+  if (e.launch_failed) o["launch_failed"] = true;
   if (!e.message.empty()) o["message"] = e.message;
   return o;
 }
@@ -130,6 +133,7 @@ Result<JobEvent> EventFrom(const json::value& v) {
   RETURN_IF_ERROR(Read(*o, "signal", &e.signal, Int(0, 128)));
   RETURN_IF_ERROR(Read(*o, "timed_out", &e.timed_out, Bool()));
   RETURN_IF_ERROR(Read(*o, "lost", &e.lost, Bool()));
+  RETURN_IF_ERROR(Read(*o, "launch_failed", &e.launch_failed, Bool()));
   RETURN_IF_ERROR(Read(*o, "message", &e.message, Str(4096)));
   return e;
 }

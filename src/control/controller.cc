@@ -44,6 +44,7 @@ void Controller::Restore(store::Snapshot snapshot, TimePoint now) {
       Enqueue(j, now);
     } else if (j.state == JobState::kRunning) {
       running_.emplace(id, &j);
+      if (j.launch_blamed < static_cast<int>(j.launch_failed_on.size())) unproven_.insert(id);
       // Its nodes must come back and say what became of it; until then they are awaited.
       for (const auto& part : j.allocation) {
         NodeRecord& n = EnsureNode(part.node);
@@ -101,6 +102,7 @@ Reply Controller::Apply(const Command& command, TimePoint now) {
                           usage_.Advance(now);
                           usage_.SetHalfLife(c.policy.fairshare_half_life);
                           options_.policy = c.policy;
+                          known_nodes_stale_ = true;  // pools may have come or gone
                           RecountBudgets(now, false);
                           queue_.RequestFull();  // order, reserve and preempt by the new policy
                           return Reply{};
@@ -153,6 +155,8 @@ Reply Controller::Submit(const SubmitJobs& c, TimePoint now) {
       return r;
     }
   }
+  std::vector<Resources> resolved;  // each spec's request as it will run
+  resolved.reserve(c.specs.size());
   for (size_t i = 0; i < c.specs.size(); ++i) {
     const JobSpec& spec = c.specs[i];
     std::string where = c.specs.size() > 1 ? "jobs[" + std::to_string(i) + "]." : "";
@@ -182,16 +186,21 @@ Reply Controller::Submit(const SubmitJobs& c, TimePoint now) {
     // Running attempts count as of the last tick: a submit does not walk the running jobs.
     Status budget = budgets_.Allows(options_.policy, spec.project, now);
     if (!budget.ok()) return ErrorReply(budget);
+    Result<Resources> fits = Feasible(spec, c.caller.user);
+    if (!fits) return ErrorReply(InvalidArgument(where + fits.error().message()));
+    resolved.push_back(std::move(*fits));
   }
   Reply r;
   r.created = true;
   jobs_submitted_ += c.specs.size();
   JobId first{next_id_};
-  for (const JobSpec& spec : c.specs) {
+  for (size_t i = 0; i < c.specs.size(); ++i) {
+    const JobSpec& spec = c.specs[i];
     JobId id{next_id_++};
     Job& job = jobs_[id];
     job.id = id;
     job.spec = spec;
+    job.spec.resources = std::move(resolved[i]);
     if (const PoolPolicy* pool = options_.policy.Pool(spec.pool);
         pool && spec.time_limit.count() == 0) {
       job.spec.time_limit = pool->default_time_limit;
@@ -219,6 +228,31 @@ Reply Controller::Submit(const SubmitJobs& c, TimePoint now) {
     new_keys_.push_back(std::move(e));
   }
   return r;
+}
+
+Result<Resources> Controller::Feasible(const JobSpec& spec, const std::string& user) {
+  if (known_nodes_stale_) {
+    known_nodes_.clear();
+    for (const auto& [name, node] : nodes_) {
+      known_nodes_.push_back(sched::KnownNode{
+          .info = &node.info, .registered = node.state != NodeRecord::State::kAwaiting});
+    }
+    feasible_.clear();
+    known_nodes_stale_ = false;
+  }
+  const Resources& r = spec.resources;
+  std::string key = spec.pool + '\n' + r.gpu_type + '\n' + std::to_string(r.milli_gpus) + ' ' +
+                    std::to_string(r.gpu_memory_bytes) + ' ' + std::to_string(r.nodes) + ' ' +
+                    std::to_string(r.cpus) + ' ' + std::to_string(r.memory_bytes) +
+                    (user == "root" ? " root" : "");
+  if (auto it = feasible_.find(key); it != feasible_.end()) return it->second;
+  auto checked = sched::CheckFeasible(known_nodes_, r, spec.pool,
+                                      options_.policy.Pool(spec.pool) != nullptr, user);
+  Result<Resources> answer =
+      checked ? Result<Resources>(checked->resources) : Result<Resources>(Err(checked.error()));
+  if (feasible_.size() >= 1024) feasible_.clear();
+  feasible_.emplace(std::move(key), answer);
+  return answer;
 }
 
 Reply Controller::Act(const JobAction& c, TimePoint now) {
@@ -503,6 +537,60 @@ void Controller::StopParts(Job& job, StopReason reason, Duration grace, TimePoin
   if (all_ended) Finish(job, now);
 }
 
+bool Controller::LaunchElsewhere(Job& job) {
+  for (const NodeAllocation& p : job.allocation) {
+    auto& tried = job.launch_failed_on;
+    if (p.launch_failed && std::find(tried.begin(), tried.end(), p.node) == tried.end())
+      tried.push_back(p.node);
+  }
+  if (job.launch_failed_on.size() >= kLaunchNodesTried) return false;
+  // Another node of its pool must be able to hold it.
+  std::vector<sched::KnownNode> others;
+  for (const auto& [name, node] : nodes_) {
+    if (std::find(job.launch_failed_on.begin(), job.launch_failed_on.end(), name) !=
+        job.launch_failed_on.end())
+      continue;
+    others.push_back(sched::KnownNode{.info = &node.info,
+                                      .registered = node.state != NodeRecord::State::kAwaiting});
+  }
+  if (others.empty()) return false;
+  return sched::CheckFeasible(others, job.spec.resources, job.spec.pool, false, job.user)
+      .has_value();
+}
+
+void Controller::BlameLaunchFailures(Job& job, TimePoint now) {
+  unproven_.erase(job.id);
+  const int limit = options_.drain_after_launch_failures;
+  for (size_t i = job.launch_blamed; i < job.launch_failed_on.size(); ++i) {
+    const std::string& name = job.launch_failed_on[i];
+    NodeRecord* failed = nodes_.Find(name);
+    bool runs_here = std::any_of(job.allocation.begin(), job.allocation.end(),
+                                 [&](const NodeAllocation& p) { return p.node == name; });
+    if (failed == nullptr || runs_here) continue;
+    failed->launch_failures += 1;
+    if (limit <= 0 || failed->launch_failures < limit || !failed->drain_reason.empty()) continue;
+    std::string reason = "launch failures: " + std::to_string(failed->launch_failures) +
+                         " jobs in a row could not start here and started on other nodes (last: "
+                         "job " +
+                         job.id.ToString() + ")";
+    failed->drain_reason = reason;
+    new_drains_.push_back(store::Drain{.node = name, .gpu = -1, .reason = reason, .active = true});
+    if (view_.FindNode(name) != nullptr) RebuildNodeSlots(*failed);
+    queue_.RequestFull();
+    Raise(ClusterEvent{.kind = "node_drained",
+                       .severity = "alert",
+                       .node = name,
+                       .job = job.id.value,
+                       .message = "node " + name + " drained: " + reason + "; `baton undrain " +
+                                  name + "` returns it"},
+          now);
+  }
+  if (job.launch_blamed != static_cast<int>(job.launch_failed_on.size())) {
+    job.launch_blamed = static_cast<int>(job.launch_failed_on.size());
+    MarkDirty(job);
+  }
+}
+
 void Controller::Finish(Job& job, TimePoint now) {
   view_.Apply(job.allocation, job.spec.resources, -1);
   queue_.Freed();
@@ -523,6 +611,12 @@ void Controller::Finish(Job& job, TimePoint now) {
     }
   }
   const NodeAllocation& report = failed != nullptr ? *failed : job.allocation.front();
+  const bool unstarted = std::any_of(job.allocation.begin(), job.allocation.end(),
+                                     [](const NodeAllocation& p) { return p.launch_failed; });
+  std::string where;  // the nodes it could not start on, for the words below
+  for (const NodeAllocation& p : job.allocation) {
+    if (p.launch_failed) where += (where.empty() ? "" : ", ") + p.node;
+  }
   if (!report.lost) {
     job.exit_code =
         report.signal != 0 ? std::optional<int>() : std::optional<int>(report.exit_code);
@@ -549,19 +643,30 @@ void Controller::Finish(Job& job, TimePoint now) {
     SetState(job, JobState::kTimedOut, now);
   } else if (lost) {
     requeue("requeued: its node was lost while it ran");
+  } else if (unstarted && LaunchElsewhere(job)) {
+    // Not the job's failure (yet): no retry spent.
+    std::string words = job.reason_detail.empty() ? "" : ": " + job.reason_detail;
+    requeue("requeued: could not start on node " + where + words);
   } else if (ok) {
     job.reason_detail.clear();
     SetState(job, JobState::kSucceeded, now);
-  } else if (job.failures < job.spec.retries) {
+  } else if (!unstarted && job.failures < job.spec.retries) {
     job.failures += 1;
     requeue("requeued after a failure (retry " + std::to_string(job.failures) + " of " +
             std::to_string(job.spec.retries) + ")");
   } else {
     std::string why = report.signal != 0 ? "killed by signal " + std::to_string(report.signal)
                                          : "exited with code " + std::to_string(report.exit_code);
+    if (unstarted) {
+      std::string nodes;
+      for (const std::string& n : job.launch_failed_on) nodes += (nodes.empty() ? "" : ", ") + n;
+      why = "could not start on " +
+            std::string(job.launch_failed_on.size() == 1 ? "node " : "nodes ") + nodes;
+    }
     if (!job.reason_detail.empty()) why += ": " + job.reason_detail;  // the agent's words
     job.reason_detail = std::move(why);
     SetState(job, JobState::kFailed, now);
+    if (unstarted) job.started_at.reset();  // its shim ran; its program never did
   }
 }
 

@@ -34,6 +34,7 @@
 #include "core/policy.h"
 #include "sched/cluster_view.h"
 #include "sched/fair_share.h"
+#include "sched/feasibility.h"
 #include "sched/job_queue.h"
 #include "sched/scheduler.h"
 #include "store/store.h"
@@ -56,8 +57,17 @@ struct ControllerOptions {
   Duration node_timeout = std::chrono::seconds(60);       // silent agent -> node lost
   Duration poll_timeout = std::chrono::seconds(20);       // longest an agent's poll is held
   Duration full_pass_interval = std::chrono::seconds(2);  // re-order the queue (age, usage)
+  // A node where this many jobs in a row could not start, and then started elsewhere, is
+  // drained with the reason (a black hole would fail the whole queue); 0: never.
+  int drain_after_launch_failures = 3;
   Policy policy;
 };
+
+// A job that could not start on this many nodes fails for good: the fault is its own.
+inline constexpr size_t kLaunchNodesTried = 3;
+// A program that cannot be executed fails within milliseconds of its start: one still running
+// this long after started.
+inline constexpr Duration kProvenAfter = std::chrono::seconds(3);
 
 class Controller {
  public:
@@ -83,6 +93,10 @@ class Controller {
 
  private:
   Reply Submit(const SubmitJobs& c, TimePoint now);
+  // The request of `spec` as it will run (its nodes chosen when it named none), or why no set
+  // of its pool's nodes can ever hold it (sched/feasibility.h). Memoised per request shape
+  // until a node joins or changes.
+  Result<Resources> Feasible(const JobSpec& spec, const std::string& user);
   Reply Act(const JobAction& c, TimePoint now);
   // A copy of `job` as users see it at `now`.
   static Job JobAsShown(const Job& job, TimePoint now);
@@ -120,6 +134,16 @@ class Controller {
   void HandleEvent(NodeRecord& node, const JobEvent& e, TimePoint now);
   void StopParts(Job& job, StopReason reason, Duration grace, TimePoint now);
   void Finish(Job& job, TimePoint now);
+  // Launch failures (a job that never started on a node): the job goes back to the queue to
+  // start elsewhere, or fails when no other node could hold it; a node whose failures the
+  // job's start elsewhere proves to be its own is drained after
+  // ControllerOptions::drain_after_launch_failures of them in a row.
+  // Adds the nodes it could not start on to the job's; whether it may try another node.
+  bool LaunchElsewhere(Job& job);
+  // The job's program ran on its nodes (an exit of its own, or still running after
+  // kProvenAfter): the nodes it could not start on before are counted against, and drained
+  // at the limit.
+  void BlameLaunchFailures(Job& job, TimePoint now);
   void MarkLost(NodeRecord& node, TimePoint now);
   // Acts on what the agent says of its GPUs' health: fences failed GPUs and requeues their
   // jobs, turns hardware faults into drains, brings recovered GPUs back.
@@ -175,11 +199,15 @@ class Controller {
 
   sched::JobQueue queue_;          // pending jobs whose dependencies are met; pass planning
   std::set<JobId> blocked_;        // pending jobs waiting for dependencies
+  std::set<JobId> unproven_;       // running after launch failures elsewhere, blame not yet counted
   std::map<JobId, Job*> running_;  // jobs_ never drops a job, and map nodes do not move
   std::vector<sched::Reservation> claims_;  // GPUs preemption freed, held for their claimers
   sched::UsageLedger usage_;
 
   NodeTable nodes_;
+  std::vector<sched::KnownNode> known_nodes_;  // for Feasible; rebuilt when stale
+  bool known_nodes_stale_ = true;
+  std::unordered_map<std::string, Result<Resources>> feasible_;  // request shape -> answer
   sched::ClusterView view_;
   sched::ClusterView pass_view_;  // scratch for passes, kept for its buffers
 

@@ -63,6 +63,7 @@ Reply Controller::Drain(const DrainNode& c) {
   std::string reason = c.reason.empty() ? "drained by " + c.caller.user : c.reason.substr(0, 256);
   if (c.gpus.empty()) {
     node->drain_reason = c.drain ? reason : "";
+    node->launch_failures = 0;  // an undrained node starts over
     new_drains_.push_back(
         store::Drain{.node = c.node, .gpu = -1, .reason = reason, .active = c.drain});
   }
@@ -215,6 +216,7 @@ NodeRecord& Controller::EnsureNode(const std::string& name) {
   bool added = false;
   NodeRecord& node = nodes_.Ensure(name, &added);
   if (added) {
+    known_nodes_stale_ = true;
     sched::NodeSlots slots;
     slots.name = name;
     slots.schedulable = false;
@@ -238,6 +240,7 @@ void Controller::RebuildNodeSlots(const NodeRecord& node) {
                                          .numa_node = g.numa_node});
   }
   slots->pool = node.info.pool;
+  slots->refuses_root_jobs = node.info.refuses_root_jobs;
   slots->total_cpus = slots->free_cpus = node.info.cpus;
   slots->total_memory_bytes = slots->free_memory_bytes = node.info.memory_bytes;
   slots->schedulable = node.state == NodeRecord::State::kReady && node.drain_reason.empty();
@@ -268,6 +271,7 @@ Reply Controller::Register(const AgentRegister& c, TimePoint now) {
   }
   if (node.info.gpus.size() != info.gpus.size()) node.health.clear();
   nodes_.StartSession(node, now);
+  if (node.info != info || node.state == NodeRecord::State::kAwaiting) known_nodes_stale_ = true;
   node.info = info;
   node.state = NodeRecord::State::kReady;
   node.last_seen = now;
@@ -402,9 +406,12 @@ void Controller::HandleEvent(NodeRecord& node, const JobEvent& e, TimePoint now)
     MarkDirty(*job);
     return;
   }
+  if (e.launch_failed) part->launch_failed = true;
   if (!part->started) {
+    if (!e.launch_failed && job->launch_blamed < static_cast<int>(job->launch_failed_on.size()))
+      unproven_.insert(job->id);
     part->started = true;
-    if (!job->started_at) {
+    if (!job->started_at && !e.launch_failed) {
       job->started_at = now;
       if (job->restarts == 0)
         wait_seconds_.Observe(static_cast<double>((now - job->submitted_at).count()) / 1000.0);
@@ -414,6 +421,11 @@ void Controller::HandleEvent(NodeRecord& node, const JobEvent& e, TimePoint now)
     MarkDirty(*job);
   }
   if (e.kind != JobEvent::Kind::kExited) return;
+  if (!e.launch_failed) {
+    // Its program ran here, whatever its exit: the node starts jobs.
+    node.launch_failures = 0;
+    if (unproven_.count(job->id)) BlameLaunchFailures(*job, now);
+  }
   if (!e.message.empty()) job->reason_detail = e.message.substr(0, 512);  // e.g. cannot execute
   part->ended = true;
   part->exit_code = e.exit_code;
@@ -457,6 +469,19 @@ void Controller::MarkLost(NodeRecord& node, TimePoint now) {
 
 void Controller::OnTick(TimePoint now) {
   CheckBudgets(now);
+  for (auto it = unproven_.begin(); it != unproven_.end();) {
+    Job& job = jobs_.at(*it);
+    if (job.state != JobState::kRunning) {
+      it = unproven_.erase(it);  // blamed, if at all, when it next starts
+      continue;
+    }
+    ++it;
+    if (!job.launched) continue;
+    bool ok = std::none_of(job.allocation.begin(), job.allocation.end(),
+                           [](const NodeAllocation& p) { return p.launch_failed; });
+    if (ok && job.started_at && now - *job.started_at >= kProvenAfter)
+      BlameLaunchFailures(job, now);
+  }
   queue_.Tick(now, options_.full_pass_interval);
   for (auto& [name, node] : nodes_) {
     if (node.state != NodeRecord::State::kLost && now - node.last_seen > options_.node_timeout) {

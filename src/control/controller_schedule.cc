@@ -68,7 +68,8 @@ sched::PendingJob Controller::PendingOf(const Job& j) {
                            .pool = &j.spec.pool,
                            .submitted = j.submitted_at,
                            .time_limit = j.spec.time_limit,
-                           .service = j.gpu_seconds};
+                           .service = j.gpu_seconds,
+                           .avoid = &j.launch_failed_on};
 }
 
 sched::RunningJob Controller::RunningOf(const Job& j, TimePoint now) const {

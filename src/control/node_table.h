@@ -30,6 +30,7 @@ struct NodeRecord {
   std::string drain_reason;               // non-empty: drained by an admin
   std::map<int, std::string> gpu_drains;  // GPU index -> reason
   std::vector<GpuHealth> health;          // per GPU, as the agent last judged it
+  int launch_failures = 0;  // jobs in a row that could not start here and did elsewhere
 };
 
 class NodeTable {

@@ -135,9 +135,10 @@ Status ValidateResources(const Resources& r) {
     return FieldError("resources.gpus", "a fraction of a GPU is possible only below one GPU (got " +
                                             FormatMilli(r.milli_gpus) + ")");
   }
-  if (r.nodes < 1 || r.nodes > SpecLimits::kMaxNodes) {
-    return FieldError("resources.nodes",
-                      "must be between 1 and " + std::to_string(SpecLimits::kMaxNodes));
+  if (r.nodes < 0 || r.nodes > SpecLimits::kMaxNodes) {
+    return FieldError("resources.nodes", "must be between 1 and " +
+                                             std::to_string(SpecLimits::kMaxNodes) +
+                                             " (or 0: the fewest that hold the GPUs)");
   }
   if (r.nodes > 1) {
     if (r.milli_gpus % 1000 != 0 || (r.milli_gpus / 1000) % r.nodes != 0) {

@@ -65,6 +65,8 @@ struct Resources {
   int64_t milli_gpus = 0;        // total across nodes; fractions (< 1000) only for one GPU
   std::string gpu_type;          // "" = any; matched case-insensitively against the GPU model
   int64_t gpu_memory_bytes = 0;  // minimum memory per GPU (whole GPUs) or share (fractions)
+  // 0 (a submit that names none): the fewest whole nodes that hold the GPUs split evenly,
+  // chosen at submit (sched/feasibility.h); a stored job always has its nodes.
   int nodes = 1;
   int cpus = 0;              // per node; 0 = no requirement
   int64_t memory_bytes = 0;  // per node; 0 = no requirement
@@ -97,6 +99,14 @@ struct JobSpec {
   bool operator==(const JobSpec&) const = default;
 };
 
+// A spec as a submit starts it: what it does not name is the default, and its nodes are left
+// to the controller (Resources::nodes 0).
+inline JobSpec SubmittedSpec() {
+  JobSpec spec;
+  spec.resources.nodes = 0;
+  return spec;
+}
+
 // A job's notice signal, "SIG[@DURATION]" as Slurm's --signal takes it: a name (USR1 or
 // SIGUSR1, any case) or a number, and how long before the time limit (default 60 s, as
 // Slurm's). Signals that cannot be caught (KILL, STOP) are refused.
@@ -124,6 +134,9 @@ struct NodeAllocation {
   int signal = 0;
   bool timed_out = false;
   bool lost = false;  // the node lost it (node failure): requeue, not fail
+  // It never started there (no such user, refused, no working directory, no such program):
+  // requeued elsewhere without spending a retry.
+  bool launch_failed = false;
   bool operator==(const NodeAllocation&) const = default;
 };
 
@@ -163,6 +176,10 @@ struct Job {
   int64_t cost_per_hour_micros = 0;  // the current (else the last) attempt's price per hour
   double gpu_seconds = 0;  // GPU-seconds its ended attempts ran (the running one not counted)
   int master_port = 0;     // multi-node or multi-process: the current attempt's MASTER_PORT
+  // Nodes where it could not start, in order: it is not placed there again. The first
+  // `launch_blamed` of them were counted against their nodes when it started elsewhere.
+  std::vector<std::string> launch_failed_on;
+  int launch_blamed = 0;
   // Its ended attempts' GPU readings: the sum of each reading's mean utilisation (%), and how many.
   double utilization_sum = 0;
   int64_t utilization_samples = 0;

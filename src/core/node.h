@@ -37,6 +37,9 @@ struct NodeInfo {
   std::string topology;          // "nvswitch", "pairs", "pcie"
   std::string pool = "default";  // the pool (partition) whose jobs it runs
   std::string address;           // where its jobs' processes are reached (MASTER_ADDR); "" = name
+  // Its agent refuses root's jobs (it runs as root without --allow-root-jobs): the scheduler
+  // places none there, and a root job no node of its pool runs is refused at submit.
+  bool refuses_root_jobs = false;
   bool operator==(const NodeInfo&) const = default;
 };
 

@@ -89,11 +89,12 @@ struct JobEvent {
   int attempt = 0;
   Kind kind = Kind::kStarted;
   TimePoint at{};
-  int exit_code = 0;       // when exited normally
-  int signal = 0;          // when killed by a signal
-  bool timed_out = false;  // the agent stopped it at its time limit
-  bool lost = false;       // the agent could not find out how it ended
-  std::string message;     // e.g. "cannot execute 'foo': No such file"
+  int exit_code = 0;           // when exited normally
+  int signal = 0;              // when killed by a signal
+  bool timed_out = false;      // the agent stopped it at its time limit
+  bool lost = false;           // the agent could not find out how it ended
+  bool launch_failed = false;  // it never started (no such user, workdir, program; refused)
+  std::string message;         // e.g. "cannot execute 'foo': No such file"
 };
 
 struct LogChunk {

@@ -36,8 +36,18 @@ struct NodeSlots {
   int64_t total_memory_bytes = 0;
   int64_t free_memory_bytes = 0;
   bool schedulable = true;                // false when lost or drained
+  bool refuses_root_jobs = false;         // its agent does not run root's jobs
   TimePoint host_reserved_from = kNever;  // CPUs/memory reserved from here
   JobId host_reserved_for;
+};
+
+// Nodes a job may not go to: its agent refuses the job's user (root), or the job could not
+// start there before (a launch failure: the node is likely at fault, another may run it).
+struct NodeLimits {
+  bool root = false;
+  const std::vector<std::string>* avoid = nullptr;
+  bool Allows(const NodeSlots& n) const;
+  bool any() const { return root || (avoid != nullptr && !avoid->empty()); }
 };
 
 struct ClusterView {

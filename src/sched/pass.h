@@ -24,6 +24,10 @@ struct PendingJob {
   TimePoint submitted{};
   Duration time_limit{0};  // 0 = none
   double service = 0;      // GPU-seconds it has run so far, over all its attempts
+  const std::vector<std::string>* avoid = nullptr;  // nodes where it could not start
+  NodeLimits Limits() const {
+    return NodeLimits{.root = user != nullptr && *user == "root", .avoid = avoid};
+  }
 };
 
 struct RunningJob {

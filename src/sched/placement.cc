@@ -178,10 +178,15 @@ void Placer::Apply(const std::vector<NodeAllocation>& allocation, const Resource
   }
 }
 
+bool NodeLimits::Allows(const NodeSlots& n) const {
+  if (root && n.refuses_root_jobs) return false;
+  return avoid == nullptr || std::find(avoid->begin(), avoid->end(), n.name) == avoid->end();
+}
+
 std::optional<NodeAllocation> FitOnNodeSlots(const NodeSlots& n, const Resources& r,
                                              const PlaceRules& rules, int64_t per_node_milli,
                                              Spread* spread) {
-  if (!n.schedulable || n.pool != rules.pool) return std::nullopt;
+  if (!n.schedulable || n.pool != rules.pool || !rules.limits.Allows(n)) return std::nullopt;
   if (n.free_cpus < r.cpus || n.free_memory_bytes < r.memory_bytes) return std::nullopt;
   if ((r.cpus > 0 || r.memory_bytes > 0) && n.host_reserved_from < rules.until &&
       !(rules.job.value != 0 && n.host_reserved_for == rules.job)) {

@@ -23,6 +23,7 @@ namespace baton::sched {
 
 struct PlaceRules {
   std::string_view pool = "default";
+  NodeLimits limits;
   TimePoint until = kNever;  // when the job will have ended at the latest (now + time limit)
   JobId job;                 // the job placed: its own reservations are open to it
 };

@@ -39,6 +39,7 @@ class Search {
         reclaim_(ctx.held.Project(*job.project) + r_.milli_gpus <=
                  ctx.policy.Project(*job.project).guaranteed_milli),
         any_{.pool = *job.pool,
+             .limits = job.Limits(),
              .until = job.time_limit > Duration(0)
                           ? ctx.now + ctx.policy.preempt_grace + job.time_limit
                           : kNever,

@@ -11,7 +11,8 @@ namespace baton::sched {
 // on the pass's own placer and puts everything back before it returns: a copy of the cluster
 // per search cost more than the search.
 std::optional<Reservation> Shadow(Placer& placer, const std::vector<Release>& releases,
-                                  const Resources& r, const std::string& pool, TimePoint now) {
+                                  const Resources& r, const std::string& pool, TimePoint now,
+                                  NodeLimits limits) {
   // Releases come sorted: when none has a time (no time limits), nothing can be promised; nor
   // when all that frees by a known time, with what is free now, is short of the request.
   if (releases.empty() || releases.front().at == kNever) return std::nullopt;
@@ -41,7 +42,7 @@ std::optional<Reservation> Shadow(Placer& placer, const std::vector<Release>& re
     }
   }
   for (const Hidden& h : hidden) placer.SetUsable(h.node, h.gpu, false);
-  PlaceRules rules{.pool = pool, .until = kNever};
+  PlaceRules rules{.pool = pool, .limits = limits, .until = kNever};
   std::optional<Reservation> found;
   int attempts = 0;
   size_t applied = 0;
@@ -71,7 +72,7 @@ std::optional<Reservation> Shadow(Placer& placer, const std::vector<Release>& re
 // now, they go to no other job as they free, so the node empties for this one. One node, two
 // or more whole GPUs; nothing when no node could ever hold it.
 std::optional<Reservation> Untimed(Placer& placer, const Resources& r, const std::string& pool,
-                                   TimePoint now) {
+                                   TimePoint now, NodeLimits limits) {
   if (r.milli_gpus < 1000 || r.milli_gpus % (1000 * r.nodes) != 0) return std::nullopt;
   const int per_node = static_cast<int>(r.milli_gpus / 1000 / r.nodes);
   // A job of one GPU a node fits in any GPU that frees: gaps cannot starve it. A gang over
@@ -87,7 +88,7 @@ std::optional<Reservation> Untimed(Placer& placer, const Resources& r, const std
   const auto& nodes = placer.view().nodes;
   for (size_t ni = 0; ni < nodes.size(); ++ni) {
     const NodeSlots& n = nodes[ni];
-    if (!n.schedulable || n.pool != pool) continue;
+    if (!n.schedulable || n.pool != pool || !limits.Allows(n)) continue;
     if ((r.cpus > 0 && n.total_cpus < r.cpus) ||
         (r.memory_bytes > 0 && n.total_memory_bytes < r.memory_bytes))
       continue;

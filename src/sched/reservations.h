@@ -23,12 +23,13 @@ struct Release {
 // the GPUs other reservations hold taken out; nullopt if none is found within the bounds.
 // Works on the pass's own placer and leaves it as it was.
 std::optional<Reservation> Shadow(Placer& placer, const std::vector<Release>& releases,
-                                  const Resources& r, const std::string& pool, TimePoint now);
+                                  const Resources& r, const std::string& pool, TimePoint now,
+                                  NodeLimits limits = {});
 
 // The node to hold for `r` when no release time says when it could start (running jobs
 // without time limits); nullopt for gangs, fractions and one-GPU jobs, or when no node could
 // ever hold it.
 std::optional<Reservation> Untimed(Placer& placer, const Resources& r, const std::string& pool,
-                                   TimePoint now);
+                                   TimePoint now, NodeLimits limits = {});
 
 }  // namespace baton::sched

@@ -202,7 +202,7 @@ Known& Pass::ShapeOf(const PendingJob& job, const PlaceRules& rules,
                 never ? "no node in pool " + *job.pool + " can ever hold " + DescribeRequest(r)
                       : "waiting for " + DescribeRequest(r) + "; " +
                             Gpus(placer_->free_milli(*job.pool)) + " free in pool " + *job.pool};
-  if (known_.size() >= 32) return local;
+  if (known_.size() >= 32 || rules.limits.any()) return local;
   known_.push_back(local);
   return known_.back();
 }
@@ -211,11 +211,15 @@ void Pass::Consider(const PendingJob& job) {
   if (WaitsWithoutLooking(job)) return;
   const Resources& r = *job.resources;
   PlaceRules rules{.pool = *job.pool,
+                   .limits = job.Limits(),
                    .until = job.time_limit > Duration(0) ? now_ + job.time_limit : kNever,
                    .job = job.id};
   const auto claim = claims_.find(job.id.value);
-  auto it = std::find_if(known_.begin(), known_.end(),
-                         [&](const Known& k) { return *k.r == r && *k.pool == *job.pool; });
+  // A job some nodes refuse is its own shape: what failed for it may fit another.
+  auto it = rules.limits.any() ? known_.end()
+                               : std::find_if(known_.begin(), known_.end(), [&](const Known& k) {
+                                   return *k.r == r && *k.pool == *job.pool;
+                                 });
   bool skip =
       it != known_.end() && (it->never || rules.until >= it->until) && claim == claims_.end();
   if (!skip) {
@@ -275,21 +279,21 @@ void Pass::Reserve(const PendingJob& job, const Known& shape) {
   // the shadow can wait until preemption found nothing.
   const bool soon = !releases_.empty() && releases_.front().at <= now_ + policy_.preempt_grace;
   if ((reserved_ < policy_.reservations || may_preempt) && (!may_preempt || soon)) {
-    reservation = Shadow(*placer_, releases_, r, *job.pool, now_);
+    reservation = Shadow(*placer_, releases_, r, *job.pool, now_, job.Limits());
     shadowed = true;
   }
   if (may_preempt && (!reservation || reservation->from > now_ + policy_.preempt_grace)) {
     claimed = Preempt(job, reservation);
   }
   if (!shadowed && !claimed && reserved_ < policy_.reservations) {
-    reservation = Shadow(*placer_, releases_, r, *job.pool, now_);
+    reservation = Shadow(*placer_, releases_, r, *job.pool, now_, job.Limits());
   }
   // No time says when it could start: the first such job of a pool holds nodes as they
   // empty, else jobs that fit in the gaps would pass it for ever.
   bool untimed = false;
   if (!reservation && !claimed && reserved_ < policy_.reservations && policy_.backfill &&
       policy_.untimed_reservation && !untimed_pools_.count(*job.pool)) {
-    reservation = Untimed(*placer_, r, *job.pool, now_);
+    reservation = Untimed(*placer_, r, *job.pool, now_, job.Limits());
     untimed = reservation.has_value();
     if (untimed) untimed_pools_.insert(*job.pool);
   }

@@ -57,7 +57,14 @@ std::string SummaryJson(const std::string& policy, const Summary& s, double wall
       << ", \"preemptions\": " << s.preemptions << ", \"jain_fairness\": " << s.jain_fairness
       << ", \"max_user_slowdown\": " << s.max_user_slowdown << ", \"events\": " << s.events
       << ", \"wall_s\": " << wall_s
-      << ", \"events_per_s\": " << (wall_s > 0 ? static_cast<double>(s.events) / wall_s : 0) << "}";
+      << ", \"events_per_s\": " << (wall_s > 0 ? static_cast<double>(s.events) / wall_s : 0)
+      << ", \"unrunnable\": " << s.unrunnable << ", \"unrunnable_jobs\": [";
+  for (size_t i = 0; i < s.unrunnable_jobs.size(); ++i) {
+    const Unrunnable& u = s.unrunnable_jobs[i];
+    out << (i ? ", " : "") << "{\"name\": " << codec::EncodeString(u.name)
+        << ", \"line\": " << u.line << ", \"reason\": " << codec::EncodeString(u.reason) << "}";
+  }
+  out << "]}";
   return out.str();
 }
 
@@ -73,6 +80,16 @@ std::string SummaryText(const std::string& policy, const Summary& s, size_t node
       << ", Jain fairness (users) " << s.jain_fairness << ", worst user's mean slowdown "
       << s.max_user_slowdown << "\n"
       << "  " << s.events << " controller commands in " << wall_s << " s";
+  if (s.unrunnable > 0) {
+    out << "\n  " << s.unrunnable << " jobs can never run on this cluster (refused at submit)";
+    for (const Unrunnable& u : s.unrunnable_jobs) {
+      out << "\n    line " << u.line << (u.name.empty() ? "" : " (" + u.name + ")") << ": "
+          << u.reason;
+    }
+    if (s.unrunnable > static_cast<int64_t>(s.unrunnable_jobs.size()))
+      out << "\n    ... and " << s.unrunnable - static_cast<int64_t>(s.unrunnable_jobs.size())
+          << " more";
+  }
   return out.str();
 }
 

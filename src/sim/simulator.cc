@@ -117,6 +117,7 @@ class Replay {
   size_t next_arrival_ = 0;
   std::unordered_map<int64_t, size_t> index_of_;  // job id -> trace row
   std::vector<JobId> id_of_;
+  std::unordered_map<size_t, std::string> refused_;  // trace row -> why it can never run
   std::vector<double> first_start_;
   // Work done by earlier attempts: a simulated job checkpoints when preempted and resumes there.
   std::vector<Duration> done_;
@@ -292,6 +293,12 @@ Status Replay::TakeReply(const Pending& p, const control::Reply& r, std::vector<
   switch (p.kind) {
     case Sent::kSubmit: {
       const TraceJob& tj = trace_[p.index];
+      if (r.status.code() == Code::kInvalidArgument) {
+        // The trace's rows are valid specs (the reader checked them): what the controller
+        // refuses can never run on this cluster.
+        refused_[p.index] = r.status.message();
+        return Status::Ok();
+      }
       if (!r.status.ok() || r.jobs.empty()) {
         return InvalidArgument("trace line " + std::to_string(tj.line) + ": " + r.status.message());
       }
@@ -446,7 +453,12 @@ void Replay::Summarize(SimResult& result) const {
     o.submit = Seconds(tj.submit);
     o.start = first_start_[i];
     if (first_submit < 0 || o.submit < first_submit) first_submit = o.submit;
-    if (const Job* j = id_of_[i].value != 0 ? c_.FindJob(id_of_[i]) : nullptr) {
+    if (auto refused = refused_.find(i); refused != refused_.end()) {
+      o.state = "refused";
+      if (s.unrunnable_jobs.size() < 10)
+        s.unrunnable_jobs.push_back(Unrunnable{tj.name, tj.line, refused->second});
+      ++s.unrunnable;
+    } else if (const Job* j = id_of_[i].value != 0 ? c_.FindJob(id_of_[i]) : nullptr) {
       o.id = j->id.value;
       o.restarts = j->restarts;
       o.state = std::string(JobStateName(j->state));

@@ -30,7 +30,15 @@ struct JobOutcome {
   double start = -1;  // first start
   double end = -1;    // final end
   int restarts = 0;
-  std::string state;  // succeeded, timed_out, pending (never ran), ...
+  std::string state;  // succeeded, timed_out, pending (never ran), refused (can never run), ...
+};
+
+// A trace job the controller refused at submit because no set of the cluster's nodes can ever
+// hold it (sched/feasibility.h): counted and named, never left silently pending.
+struct Unrunnable {
+  std::string name;
+  int line = 0;  // in the trace
+  std::string reason;
 };
 
 struct Summary {
@@ -50,7 +58,9 @@ struct Summary {
   // the wrong type, on the wrong node, or in pieces too small for what waits (fragmentation),
   // or held back for a reservation.
   double idle_while_waiting = 0;
-  int64_t events = 0;  // commands the controller applied
+  int64_t events = 0;                       // commands the controller applied
+  int64_t unrunnable = 0;                   // jobs refused: no node set can ever hold them
+  std::vector<Unrunnable> unrunnable_jobs;  // the first few of them, in trace order
 };
 
 struct SimResult {

@@ -65,14 +65,17 @@ TEST(Isolation, RootsJobsRunOnlyWhereTheAgentAllowsIt) {
   ASSERT_TRUE(Within(std::chrono::seconds(10), [&] {
     return RunCli(server, {"nodes"}).out.find("n1") != std::string::npos;
   }));
-  int64_t id = Submit(*c, R"({"command": ["true"]})");
-  std::string job = WaitForJob(*c, id);
-  EXPECT_EQ(JsonString(job, "state"), "failed") << job;
-  EXPECT_EQ(JsonField(job, "exit_code"), "126") << job;
-  EXPECT_NE(
-      job.find("jobs do not run as root on node n1 (its agent allows it with --allow-root-jobs)"),
-      std::string::npos)
-      << job;
+  // The agent says it refuses root's jobs when it registers: with no other node, a job of
+  // root's is refused at submit instead of failing on the node (issue 16).
+  auto r = c->Request("POST", "/v1/jobs", R"({"command": ["true"]})");
+  ASSERT_TRUE(r) << r.error().message();
+  EXPECT_EQ(r->status, 400) << r->body;
+  EXPECT_NE(r->body.find("user root: no node in pool default runs root's jobs"), std::string::npos)
+      << r->body;
+  EXPECT_NE(r->body.find("--allow-root-jobs"), std::string::npos) << r->body;
+  auto nodes = c->Request("GET", "/v1/nodes");
+  ASSERT_TRUE(nodes);
+  EXPECT_NE(nodes->body.find("\"refuses_root_jobs\":true"), std::string::npos) << nodes->body;
 }
 
 TEST(Isolation, EachJobGetsACgroupWithItsLimitsAndAnOomKillIsReported) {

@@ -104,7 +104,8 @@ TEST(JobSpec, EveryBoundNamesItsField) {
       {"gpus", [](JobSpec& s) { s.resources.milli_gpus = SpecLimits::kMaxMilliGpus + 1000; }},
       {"gpus",
        [](JobSpec& s) { s.resources.milli_gpus = 1500; }},  // 1.5 GPUs: fractions only below 1
-      {"nodes", [](JobSpec& s) { s.resources.nodes = 0; }},
+      {"nodes", [](JobSpec& s) { s.resources.nodes = -1; }},
+      {"nodes", [](JobSpec& s) { s.resources.nodes = SpecLimits::kMaxNodes + 1; }},
       {"nodes",
        [](JobSpec& s) {
          s.resources.nodes = 3;

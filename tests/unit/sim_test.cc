@@ -200,13 +200,28 @@ TEST(Simulate, BackfillBeatsFifoAndTheSameTraceGivesTheSameResult) {
   EXPECT_FALSE(NamedPolicy("random", Policy{}).has_value());
 }
 
-TEST(Simulate, AJobThatFitsNowhereNeverRunsAndTheReplayStillEnds) {
+// Issue 16: a job no set of nodes can ever hold is refused by the controller at submit, and the
+// summary counts and names it instead of leaving it pending without a word.
+TEST(Simulate, AJobThatFitsNowhereIsCountedAndNamedAndTheReplayStillEnds) {
   std::vector<SimNode> nodes = {{.name = "n1", .gpus = "2xH100-80GB"}};
-  auto r = Simulate(nodes, {Job(0, 10, 1000), Job(0, 10, 4000)}, Policy{});
-  ASSERT_TRUE(r.has_value());
+  TraceJob big = Job(0, 10, 4000);
+  big.name = "too-big";
+  big.line = 7;
+  TraceJob typed = Job(0, 10, 1000);
+  typed.resources.gpu_type = "H200";
+  auto r = Simulate(nodes, {Job(0, 10, 1000), big, typed}, Policy{});
+  ASSERT_TRUE(r.has_value()) << r.error().message();
   EXPECT_EQ(r->summary.finished, 1);
-  EXPECT_EQ(r->jobs[1].state, "pending");
+  EXPECT_EQ(r->jobs[1].state, "refused");
   EXPECT_LT(r->jobs[1].start, 0);
+  EXPECT_EQ(r->jobs[2].state, "refused");
+  EXPECT_EQ(r->summary.unrunnable, 2);
+  ASSERT_EQ(r->summary.unrunnable_jobs.size(), 2u);
+  const Unrunnable& u = r->summary.unrunnable_jobs[0];
+  EXPECT_EQ(u.name, "too-big");
+  EXPECT_EQ(u.line, 7);
+  EXPECT_NE(u.reason.find("1 node of 2xH100-80GB"), std::string::npos) << u.reason;
+  EXPECT_NE(r->summary.unrunnable_jobs[1].reason.find("H200"), std::string::npos);
 }
 
 }  // namespace

@@ -114,7 +114,19 @@ struct Launch {
   Identity identity;
   pid_t group = 0;  // the process group to join; 0 = lead a new one
   char** envp = nullptr;
+  // A child that cannot become the job (user, working directory, exec) writes a byte here before
+  // it exits; close-on-exec, so a started job leaves the pipe without a word.
+  int unstarted_fd = -1;
 };
+
+// In the child: says the job never started, then exits with `code`.
+[[noreturn]] void NotStarted(const Launch& job, int code) {
+  if (job.unstarted_fd >= 0) {
+    char c = 1;
+    (void)!write(job.unstarted_fd, &c, 1);
+  }
+  _exit(code);
+}
 
 // The kernel's NGROUPS_MAX; static, since the shim's stack need not hold 256 KiB.
 constexpr int kMaxGroups = 65536;
@@ -173,7 +185,8 @@ void JoinCgroup(const Launch& job) {
 
 // In the child: becomes the job's user. Groups first, then the gid, then the uid: each step
 // needs the privilege that the next one gives up. A job never runs as the wrong user.
-void BecomeUser(const Identity& id) {
+void BecomeUser(const Launch& job) {
+  const Identity& id = job.identity;
   const char* step = nullptr;
   if (setgroups(static_cast<size_t>(id.group_count), id.groups) != 0) {
     step = "setgroups";
@@ -189,7 +202,7 @@ void BecomeUser(const Identity& id) {
   WriteAll(2, "): ");
   WriteAll(2, strerror(err));
   WriteAll(2, "\n");
-  _exit(126);
+  NotStarted(job, 126);
 }
 
 // In the child: only async-signal-safe calls, ending in execve or _exit. `in_cgroup`: the
@@ -203,7 +216,7 @@ void BecomeUser(const Identity& id) {
   // The cgroup first: joining one needs the privileges that becoming the user drops. The
   // working directory after: it must be one the user may enter.
   if (job.cgroup != nullptr && !in_cgroup) JoinCgroup(job);
-  if (job.identity.switch_user) BecomeUser(job.identity);
+  if (job.identity.switch_user) BecomeUser(job);
   const char* workdir = job.workdir;
   char** argv = job.argv;
   if (workdir[0] != '\0' && chdir(workdir) != 0) {
@@ -213,7 +226,7 @@ void BecomeUser(const Identity& id) {
     WriteAll(2, ": ");
     WriteAll(2, strerror(err));
     WriteAll(2, "\n");
-    _exit(126);
+    NotStarted(job, 126);
   }
   execve(job.program, argv, job.envp);
   int err = errno;
@@ -222,7 +235,7 @@ void BecomeUser(const Identity& id) {
   WriteAll(2, "': ");
   WriteAll(2, strerror(err));
   WriteAll(2, "\n");
-  _exit(err == ENOENT ? 127 : 126);
+  NotStarted(job, err == ENOENT ? 127 : 126);
 }
 
 // Starts a child (fork semantics: the shim is small and static, so there is little to copy)
@@ -325,7 +338,7 @@ bool ParseProcs(const char* text, int* count, long* rank0) {
 
 // What the shim writes when the job cannot run at all; the shim's own exit status stays 0.
 int CannotRun(const char* status_path) {
-  WriteFileAtomic(status_path, "exit 126\n");
+  WriteFileAtomic(status_path, "unstarted 126\n");
   return 0;
 }
 
@@ -461,8 +474,22 @@ int ShimMain(int argc, char** argv) {
     WriteAll(log_fd, "\n");
     return CannotRun(status_path);
   }
+  int unstarted[2];
+  if (pipe2(unstarted, O_CLOEXEC) == 0) launch.unstarted_fd = unstarted[1];
   pid_t group = StartProcesses(&launch, procs);
+  if (launch.unstarted_fd >= 0) close(launch.unstarted_fd);
   if (group < 0) return CannotRun(status_path);
+  // Every process has exec'd (the pipe closed) or one said it could not start.
+  bool not_started = false;
+  if (launch.unstarted_fd >= 0) {
+    char c = 0;
+    ssize_t n;
+    do {
+      n = read(unstarted[0], &c, 1);
+    } while (n < 0 && errno == EINTR);
+    not_started = n == 1;
+    close(unstarted[0]);
+  }
   close(log_fd);
   if (launch.cgroup_fd >= 0) close(launch.cgroup_fd);
   char text[64];
@@ -476,7 +503,7 @@ int ShimMain(int argc, char** argv) {
   if (WIFSIGNALED(status)) {
     snprintf(text, sizeof text, "signal %d\n", WTERMSIG(status));
   } else {
-    snprintf(text, sizeof text, "exit %d\n", WEXITSTATUS(status));
+    snprintf(text, sizeof text, "%s %d\n", not_started ? "unstarted" : "exit", WEXITSTATUS(status));
   }
   WriteFileAtomic(status_path, text);
   return 0;

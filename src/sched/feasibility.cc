@@ -1,0 +1,236 @@
+#include "sched/feasibility.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "core/quantity.h"
+
+namespace baton::sched {
+namespace {
+
+std::string Plural(int64_t n, std::string_view one, std::string_view many) {
+  return std::to_string(n) + " " + std::string(n == 1 ? one : many);
+}
+
+// "8xH100-80GB", or "4xA100-40GB+2xL40S-48GB" for a node of mixed GPUs; "no GPU".
+std::string GpuShape(const NodeInfo& n) {
+  std::vector<std::pair<std::string, int>> models;
+  for (const Gpu& g : n.gpus) {
+    auto it = std::find_if(models.begin(), models.end(),
+                           [&](const auto& m) { return m.first == g.model; });
+    if (it == models.end())
+      models.emplace_back(g.model, 1);
+    else
+      ++it->second;
+  }
+  if (models.empty()) return "no GPU";
+  std::string s;
+  for (const auto& [model, count] : models)
+    s += (s.empty() ? "" : "+") + std::to_string(count) + "x" + model;
+  return s;
+}
+
+std::string NodeShape(const NodeInfo& n) {
+  return GpuShape(n) + " (" + std::to_string(n.cpus) + " CPUs, " + FormatSize(n.memory_bytes) + ")";
+}
+
+// The request's GPUs in words: "10 GPUs of type H100 with 80 GiB".
+std::string Gpus(const Resources& r, int64_t milli) {
+  std::string s = FormatMilli(milli) + (milli == 1000 ? " GPU" : " GPUs");
+  if (!r.gpu_type.empty()) s += " of type " + r.gpu_type;
+  if (r.gpu_memory_bytes > 0) s += " with " + FormatSize(r.gpu_memory_bytes);
+  return s;
+}
+
+class Check {
+ public:
+  Check(std::vector<const NodeInfo*> nodes, const Resources& r, std::string_view pool,
+        std::string description)
+      : nodes_(std::move(nodes)), r_(r), pool_(pool), has_(std::move(description)) {}
+
+  Status Fail(std::string_view field, const std::string& what) const {
+    return InvalidArgument(std::string(field) + ": " + what + "; pool " + std::string(pool_) +
+                           " has " + has_);
+  }
+
+  // Whether some GPU of the pool is of the type and memory asked for; the error otherwise.
+  Status GpuKind() const {
+    bool typed = false, sized = false;
+    int64_t largest = 0;
+    for (const NodeInfo* n : nodes_) {
+      for (const Gpu& g : n->gpus) {
+        if (!GpuTypeMatches(g.model, r_.gpu_type)) continue;
+        typed = true;
+        largest = std::max(largest, g.memory_bytes);
+        sized |= g.memory_bytes >= r_.gpu_memory_bytes;
+      }
+    }
+    if (!typed) {
+      return Fail("resources.gpu_type", r_.gpu_type.empty()
+                                            ? std::string("no GPU in pool ") + std::string(pool_)
+                                            : "no GPU of type " + r_.gpu_type);
+    }
+    if (!sized) {
+      return Fail("resources.gpu_memory",
+                  "no GPU" + (r_.gpu_type.empty() ? "" : " of type " + r_.gpu_type) + " has " +
+                      FormatSize(r_.gpu_memory_bytes) + " (the largest has " + FormatSize(largest) +
+                      ")");
+    }
+    return Status::Ok();
+  }
+
+  Status Host() const {
+    int cpus = 0;
+    int64_t memory = 0;
+    for (const NodeInfo* n : nodes_) {
+      cpus = std::max(cpus, n->cpus);
+      memory = std::max(memory, n->memory_bytes);
+    }
+    if (cpus < r_.cpus) {
+      return Fail("resources.cpus", "no node has " + std::to_string(r_.cpus) +
+                                        " CPUs (the largest has " + std::to_string(cpus) + ")");
+    }
+    if (memory < r_.memory_bytes) {
+      return Fail("resources.memory", "no node has " + FormatSize(r_.memory_bytes) +
+                                          " of memory (the largest has " + FormatSize(memory) +
+                                          ")");
+    }
+    return Status::Ok();
+  }
+
+  // How many of the request's GPUs each node can hold, largest first; nodes short of the
+  // request's CPUs or memory hold none.
+  std::vector<int> Capacities() const {
+    std::vector<int> caps;
+    for (const NodeInfo* n : nodes_) {
+      if (n->cpus < r_.cpus || n->memory_bytes < r_.memory_bytes) continue;
+      int cap = 0;
+      for (const Gpu& g : n->gpus) {
+        cap += GpuTypeMatches(g.model, r_.gpu_type) && g.memory_bytes >= r_.gpu_memory_bytes;
+      }
+      caps.push_back(cap);
+    }
+    std::sort(caps.rbegin(), caps.rend());
+    return caps;
+  }
+
+  // The fewest nodes that hold `gpus` whole GPUs split evenly; 0 when none do.
+  static int FewestNodes(const std::vector<int>& caps, int64_t gpus) {
+    for (int64_t n = 1; n <= static_cast<int64_t>(caps.size()) && n <= gpus; ++n) {
+      if (gpus % n == 0 && caps[n - 1] >= gpus / n) return static_cast<int>(n);
+    }
+    return 0;
+  }
+
+  Result<int> Nodes() const {
+    std::vector<int> caps = Capacities();
+    if (r_.milli_gpus == 0) {
+      int want = std::max(r_.nodes, 1);
+      if (static_cast<int>(caps.size()) >= want) return want;
+      return Err(Fail("resources.nodes", Plural(want, "node", "nodes") + " with " + HostWords(r_) +
+                                             " asked, " + std::to_string(caps.size()) + " exist"));
+    }
+    if (r_.milli_gpus < 1000) return 1;  // GpuKind found a GPU it fits on
+    const int64_t gpus = r_.milli_gpus / 1000;
+    const int fewest = FewestNodes(caps, gpus);
+    if (r_.nodes == 0 && fewest > 0) return fewest;
+    if (r_.nodes > 0) {
+      const int64_t per = gpus / r_.nodes;
+      if (static_cast<int>(caps.size()) >= r_.nodes && caps[r_.nodes - 1] >= per) return r_.nodes;
+    }
+    int64_t total = 0;
+    for (int c : caps) total += c;
+    std::string asked = Gpus(r_, r_.milli_gpus);
+    if (r_.nodes > 1) {
+      asked += " on " + std::to_string(r_.nodes) + " nodes (" + std::to_string(gpus / r_.nodes) +
+               " on each)";
+    } else if (r_.nodes == 1) {
+      asked += " on one node";
+    }
+    std::string why = "no set of nodes can ever hold " + asked;
+    if (fewest > 0) {
+      why += " (" +
+             (fewest == 1 ? "one node"
+                          : std::to_string(gpus / fewest) + " on each of " +
+                                std::to_string(fewest) + " nodes") +
+             " would fit: --nodes " + std::to_string(fewest) + ")";
+    } else {
+      why += " (the largest node holds " + std::to_string(caps.empty() ? 0 : caps.front()) +
+             " of them, the pool " + std::to_string(total) + " in all)";
+    }
+    return Err(Fail("resources.gpus", why));
+  }
+
+ private:
+  static std::string HostWords(const Resources& r) {
+    std::string s = std::to_string(r.cpus) + " CPUs";
+    if (r.memory_bytes > 0) s += " and " + FormatSize(r.memory_bytes);
+    return s;
+  }
+
+  std::vector<const NodeInfo*> nodes_;
+  const Resources& r_;
+  std::string_view pool_;
+  std::string has_;
+};
+
+std::vector<const NodeInfo*> InPool(const std::vector<KnownNode>& nodes, std::string_view pool) {
+  std::vector<const NodeInfo*> out;
+  for (const KnownNode& n : nodes) {
+    if (n.registered && n.info->pool == pool) out.push_back(n.info);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string DescribePool(const std::vector<KnownNode>& nodes, std::string_view pool) {
+  std::map<std::string, int> shapes;
+  for (const NodeInfo* n : InPool(nodes, pool)) ++shapes[NodeShape(*n)];
+  std::vector<std::pair<int, std::string>> order;
+  for (const auto& [shape, count] : shapes) order.emplace_back(count, shape);
+  std::sort(order.begin(), order.end(), [](const auto& a, const auto& b) { return a > b; });
+  std::string s;
+  for (const auto& [count, shape] : order)
+    s += (s.empty() ? "" : ", ") + Plural(count, "node", "nodes") + " of " + shape;
+  return s.empty() ? "no node" : s;
+}
+
+Result<Feasibility> CheckFeasible(const std::vector<KnownNode>& nodes, const Resources& request,
+                                  std::string_view pool, bool pool_configured,
+                                  std::string_view user) {
+  Feasibility out{.resources = request};
+  if (out.resources.nodes == 0) out.resources.nodes = 1;  // unless judged below
+  bool awaited =
+      std::any_of(nodes.begin(), nodes.end(), [](const KnownNode& n) { return !n.registered; });
+  std::vector<const NodeInfo*> in_pool = InPool(nodes, pool);
+  if (awaited || (in_pool.empty() && (pool_configured || nodes.empty()))) return out;
+  if (in_pool.empty()) {
+    std::set<std::string> pools;
+    for (const KnownNode& n : nodes) pools.insert(n.info->pool);
+    std::string names;
+    for (const std::string& p : pools) names += (names.empty() ? "" : ", ") + p;
+    return Err(InvalidArgument("pool: no node is in pool " + std::string(pool) +
+                               " (pools with nodes: " + names + ")"));
+  }
+  std::string has = DescribePool(nodes, pool);
+  if (user == "root") {
+    std::erase_if(in_pool, [](const NodeInfo* n) { return n->refuses_root_jobs; });
+    if (in_pool.empty()) {
+      return Err(InvalidArgument(
+          "user root: no node in pool " + std::string(pool) +
+          " runs root's jobs (their agents refuse them; `baton agent --allow-root-jobs` "
+          "allows them); pool " +
+          std::string(pool) + " has " + has));
+    }
+  }
+  Check check(std::move(in_pool), request, pool, std::move(has));
+  if (request.milli_gpus > 0) RETURN_IF_ERROR(check.GpuKind());
+  RETURN_IF_ERROR(check.Host());
+  ASSIGN_OR_RETURN(out.resources.nodes, check.Nodes());
+  out.judged = true;
+  return out;
+}
+
+}  // namespace baton::sched

@@ -1,0 +1,265 @@
+// What the controller does with a request no node can hold, a job that could not start on a
+// node (a launch failure), and nodes that refuse root's jobs (issue 16).
+#include <map>
+
+#include "controller_fixture.h"
+
+namespace baton::control {
+namespace {
+
+class LaunchTest : public ControllerTest {
+ protected:
+  // Registers `name` with `gpus` H100s in its own session.
+  void Join(const std::string& name, int gpus, bool refuses_root = false) {
+    NodeInfo info;
+    info.name = name;
+    for (int i = 0; i < gpus; ++i) {
+      info.gpus.push_back(Gpu{.index = i, .model = "H100-80GB", .memory_bytes = 80LL << 30});
+    }
+    info.cpus = 64;
+    info.memory_bytes = 512LL << 30;
+    info.gpu_backend = "simulated";
+    info.refuses_root_jobs = refuses_root;
+    Reply r = Run(AgentRegister{RegisterRequest{.node = info}});
+    ASSERT_TRUE(r.status.ok()) << r.status.message();
+    sessions_[name] = r.registration.session;
+  }
+
+  // The launches sent to `node` since the last look.
+  std::vector<LaunchOrder> Launches(const std::string& node) {
+    Reply r = Run(AgentPoll{
+        .node = node, .session = sessions_[node], .after = acked_[node], .poll_id = ++poll_});
+    EXPECT_TRUE(r.status.ok()) << r.status.message();
+    std::vector<Order> orders = r.orders;
+    if (r.parked) {
+      for (const Delivery& d : last_deliveries_) {
+        if (d.poll_id == poll_) orders = d.orders;
+      }
+    }
+    std::vector<LaunchOrder> out;
+    for (const Order& o : orders) {
+      acked_[node] = std::max(acked_[node], o.seq);
+      if (o.kind == Order::Kind::kLaunch) out.push_back(o.launch);
+    }
+    return out;
+  }
+
+  void Tell(const std::string& node, JobEvent e) {
+    e.at = now_;
+    Reply r =
+        Run(AgentReport{ReportRequest{.node = node, .session = sessions_[node], .events = {e}}});
+    ASSERT_TRUE(r.status.ok()) << r.status.message();
+  }
+
+  // The agent of `node` could not start `job` (attempt `attempt`), as FailLaunch says it.
+  void CannotStart(const std::string& node, JobId job, int attempt, std::string why) {
+    JobEvent started{
+        .job = job, .attempt = attempt, .kind = JobEvent::Kind::kStarted, .launch_failed = true};
+    Tell(node, started);
+    JobEvent exited = started;
+    exited.kind = JobEvent::Kind::kExited;
+    exited.exit_code = 126;
+    exited.message = std::move(why);
+    Tell(node, exited);
+  }
+
+  Reply SubmitAs(const std::string& user, Resources r, int retries = 0) {
+    JobSpec s = SubmittedSpec();
+    s.command = {"train"};
+    s.resources = r;
+    s.retries = retries;
+    return Run(SubmitJobs{.caller = {user, false}, .specs = {s}});
+  }
+
+  static Resources Gpus(int n) {
+    Resources r;
+    r.milli_gpus = n * 1000;
+    r.nodes = 0;  // as a submit that names none
+    return r;
+  }
+
+  const Job& J(JobId id) { return *c_->FindJob(id); }
+
+  std::map<std::string, uint64_t> sessions_, acked_;
+};
+
+TEST_F(LaunchTest, ARequestNoNodeCanEverHoldIsRefusedAtSubmit) {
+  Join("a", 8);
+  Join("b", 8);
+  Reply too_many = SubmitAs("ada", Gpus(17));
+  ASSERT_FALSE(too_many.status.ok());
+  EXPECT_EQ(too_many.status.code(), Code::kInvalidArgument);
+  EXPECT_NE(too_many.status.message().find("2 nodes of 8xH100-80GB"), std::string::npos)
+      << too_many.status.message();
+  Resources typed = Gpus(1);
+  typed.gpu_type = "H200";
+  Reply no_type = SubmitAs("ada", typed);
+  ASSERT_FALSE(no_type.status.ok());
+  EXPECT_NE(no_type.status.message().find("no GPU of type H200"), std::string::npos);
+  EXPECT_TRUE(c_->jobs().empty());  // nothing half-made
+  // In a batch, the message names the job.
+  JobSpec good = SubmittedSpec(), bad = SubmittedSpec();
+  good.command = bad.command = {"x"};
+  good.resources = Gpus(1);
+  bad.resources = Gpus(64);
+  Reply batch = Run(SubmitJobs{.caller = {"ada", false}, .specs = {good, bad}});
+  ASSERT_FALSE(batch.status.ok());
+  EXPECT_EQ(batch.status.message().rfind("jobs[1].resources.gpus", 0), 0u)
+      << batch.status.message();
+  EXPECT_TRUE(c_->jobs().empty());
+}
+
+TEST_F(LaunchTest, SixteenGpusWithNoNodeCountRunOnTwoWholeNodes) {
+  Join("a", 8);
+  Join("b", 8);
+  Reply r = SubmitAs("ada", Gpus(16));
+  ASSERT_TRUE(r.status.ok()) << r.status.message();
+  JobId id = r.jobs.at(0).id;
+  EXPECT_EQ(J(id).spec.resources.nodes, 2);
+  EXPECT_EQ(State(id), JobState::kRunning);
+  ASSERT_EQ(J(id).allocation.size(), 2u);
+  EXPECT_EQ(J(id).allocation[0].gpus.size(), 8u);
+  EXPECT_EQ(J(id).allocation[1].gpus.size(), 8u);
+  // Before any node is known nothing can be judged: one node, as asked of none.
+}
+
+TEST_F(LaunchTest, WithNoNodeKnownARequestIsTakenAsItIs) {
+  Reply r = SubmitAs("ada", Gpus(64));
+  ASSERT_TRUE(r.status.ok()) << r.status.message();
+  EXPECT_EQ(J(r.jobs.at(0).id).spec.resources.nodes, 1);
+  EXPECT_EQ(State(r.jobs.at(0).id), JobState::kPending);
+}
+
+TEST_F(LaunchTest, RootsJobsGoOnlyWhereTheAgentRunsThem) {
+  Join("strict", 8, /*refuses_root=*/true);
+  Reply r = SubmitAs("root", Gpus(1));
+  ASSERT_FALSE(r.status.ok());  // no node runs them
+  EXPECT_NE(r.status.message().find("--allow-root-jobs"), std::string::npos);
+  Join("open", 2);
+  // Fill "open": root's next job waits rather than going to "strict".
+  JobId first = SubmitAs("root", Gpus(2)).jobs.at(0).id;
+  EXPECT_EQ(J(first).allocation.at(0).node, "open");
+  JobId second = SubmitAs("root", Gpus(1)).jobs.at(0).id;
+  EXPECT_EQ(State(second), JobState::kPending);
+  JobId other = SubmitAs("ada", Gpus(1)).jobs.at(0).id;
+  EXPECT_EQ(State(other), JobState::kRunning);
+  EXPECT_EQ(J(other).allocation.at(0).node, "strict");
+}
+
+TEST_F(LaunchTest, ALaunchFailureIsRequeuedElsewhereWithoutSpendingARetry) {
+  Join("n1", 1);
+  Join("n2", 1);
+  // One job holds a node, so the next goes to the other.
+  JobId blocker = SubmitAs("ada", Gpus(1)).jobs.at(0).id;
+  const std::string held = J(blocker).allocation.at(0).node;
+  const std::string free = held == "n1" ? "n2" : "n1";
+  JobId job = SubmitAs("ada", Gpus(1), /*retries=*/0).jobs.at(0).id;
+  ASSERT_EQ(J(job).allocation.at(0).node, free);
+  CannotStart(free, job, 0, "no such user 'ada' on node " + free);
+  EXPECT_EQ(State(job), JobState::kPending);
+  EXPECT_EQ(J(job).failures, 0);  // no retry spent, though it had none
+  EXPECT_EQ(J(job).restarts, 1);
+  EXPECT_EQ(J(job).launch_failed_on, std::vector<std::string>{free});
+  EXPECT_NE(J(job).last_requeue.find("could not start on node " + free + ": no such user"),
+            std::string::npos)
+      << J(job).last_requeue;
+  // It is not placed there again, though that node is free.
+  Run(Tick{});
+  EXPECT_EQ(State(job), JobState::kPending);
+  // The blocker ends: it starts on the other node.
+  Launches(held);
+  Tell(held, JobEvent{.job = blocker, .kind = JobEvent::Kind::kStarted});
+  Tell(held, JobEvent{.job = blocker, .kind = JobEvent::Kind::kExited});
+  EXPECT_EQ(State(job), JobState::kRunning);
+  EXPECT_EQ(J(job).allocation.at(0).node, held);
+}
+
+TEST_F(LaunchTest, AJobThatCannotStartAnywhereFailsWithTheAgentsWords) {
+  Join("only", 1);
+  JobId job = SubmitAs("ada", Gpus(1), /*retries=*/5).jobs.at(0).id;
+  CannotStart("only", job, 0, "cannot execute 'trian': No such file or directory");
+  EXPECT_EQ(State(job), JobState::kFailed);
+  EXPECT_EQ(J(job).failures, 0);
+  EXPECT_EQ(J(job).exit_code, 126);
+  EXPECT_NE(J(job).reason_detail.find("could not start on node only"), std::string::npos)
+      << J(job).reason_detail;
+  EXPECT_NE(J(job).reason_detail.find("cannot execute 'trian'"), std::string::npos)
+      << J(job).reason_detail;
+  EXPECT_FALSE(J(job).started_at.has_value());
+}
+
+TEST_F(LaunchTest, AJobFailsForGoodAfterThreeNodes) {
+  for (const char* n : {"n1", "n2", "n3", "n4"}) Join(n, 1);
+  JobId job = SubmitAs("ada", Gpus(1)).jobs.at(0).id;
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    ASSERT_EQ(State(job), JobState::kRunning) << attempt;
+    CannotStart(J(job).allocation.at(0).node, job, attempt, "cannot enter the working directory");
+  }
+  EXPECT_EQ(State(job), JobState::kFailed);
+  EXPECT_EQ(J(job).launch_failed_on.size(), kLaunchNodesTried);
+}
+
+TEST_F(LaunchTest, ANodeWhereJobsInARowCouldNotStartIsDrained) {
+  Join("hole", 1);
+  Join("fine", 1);
+  // Hold "fine" so that every new job is offered to "hole" first.
+  JobId blocker = SubmitAs("ada", Gpus(1)).jobs.at(0).id;
+  const std::string held = J(blocker).allocation.at(0).node;
+  const std::string hole = held == "fine" ? "hole" : "fine";
+  std::vector<JobId> victims;
+  for (int i = 0; i < 3; ++i) {
+    JobId id = SubmitAs("ada", Gpus(1)).jobs.at(0).id;
+    ASSERT_EQ(J(id).allocation.at(0).node, hole);
+    CannotStart(hole, id, 0, "jobs do not run as root on node " + hole);
+    ASSERT_EQ(State(id), JobState::kPending);
+    victims.push_back(id);
+  }
+  // Not drained yet: nothing shows the fault is the node's until the jobs start elsewhere.
+  Reply nodes = Run(ListNodes{});
+  for (const NodeStatus& n : nodes.nodes) EXPECT_TRUE(n.drain_reason.empty()) << n.info.name;
+  Launches(held);
+  Tell(held, JobEvent{.job = blocker, .kind = JobEvent::Kind::kStarted});
+  Tell(held, JobEvent{.job = blocker, .kind = JobEvent::Kind::kExited});
+  for (JobId id : victims) {
+    ASSERT_EQ(State(id), JobState::kRunning) << id.value;
+    ASSERT_EQ(J(id).allocation.at(0).node, held);
+    Tell(held, JobEvent{.job = id, .attempt = 1, .kind = JobEvent::Kind::kStarted});
+    Tell(held, JobEvent{.job = id, .attempt = 1, .kind = JobEvent::Kind::kExited});
+    EXPECT_EQ(State(id), JobState::kSucceeded);
+  }
+  nodes = Run(ListNodes{});
+  bool drained = false;
+  for (const NodeStatus& n : nodes.nodes) {
+    if (n.info.name != hole) continue;
+    drained = n.state == "drained";
+    EXPECT_NE(n.drain_reason.find("3 jobs in a row could not start here"), std::string::npos)
+        << n.drain_reason;
+  }
+  EXPECT_TRUE(drained);
+  Reply events = Run(GetEvents{});
+  bool raised = false;
+  for (const ClusterEvent& e : events.events) raised |= e.kind == "node_drained" && e.node == hole;
+  EXPECT_TRUE(raised);
+  // The drain is durable.
+  auto snapshot = store_.Load();
+  ASSERT_TRUE(snapshot);
+  bool stored = false;
+  for (const store::Drain& d : snapshot->drains) stored |= d.node == hole && d.gpu < 0;
+  EXPECT_TRUE(stored);
+}
+
+TEST_F(LaunchTest, AFaultOfTheJobItselfDrainsNoNode) {
+  for (const char* n : {"n1", "n2", "n3"}) Join(n, 1);
+  // Three jobs with a typo fail on every node they try; none starts anywhere.
+  for (int i = 0; i < 3; ++i) {
+    JobId id = SubmitAs("ada", Gpus(1)).jobs.at(0).id;
+    for (int attempt = 0; State(id) == JobState::kRunning; ++attempt)
+      CannotStart(J(id).allocation.at(0).node, id, attempt, "cannot execute 'trian'");
+    EXPECT_EQ(State(id), JobState::kFailed);
+  }
+  Reply nodes = Run(ListNodes{});
+  for (const NodeStatus& n : nodes.nodes) EXPECT_EQ(n.state, "ready") << n.info.name;
+}
+
+}  // namespace
+}  // namespace baton::control
