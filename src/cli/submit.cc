@@ -1,11 +1,14 @@
 #include "cli/submit.h"
 
 #include <CLI/CLI.hpp>
+#include <cstdio>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <set>
 #include <sstream>
+#include <tuple>
 
 #include "codec/json_codec.h"
 #include "core/quantity.h"
@@ -26,6 +29,61 @@ std::string RandomKey() {
   return s;
 }
 
+}  // namespace
+
+Result<TimePoint> ParseBeginTime(std::string_view text, TimePoint now, std::string_view field) {
+  auto bad = [&] {
+    return Err(InvalidArgument(std::string(field) + ": \"" + std::string(text.substr(0, 64)) +
+                               "\" is not a time (+2h, now+30m, 14:00, 2026-12-01, "
+                               "2026-12-01T09:00, or RFC 3339)"));
+  };
+  std::string_view t = text;
+  if (t.rfind("now", 0) == 0) t.remove_prefix(3);
+  if (t.empty() && text == "now") return now;
+  if (!t.empty() && t[0] == '+') {
+    auto d = ParseDuration(t.substr(1), field);
+    if (!d) return bad();
+    return now + *d;
+  }
+  if (t.size() != text.size()) return bad();  // "now" followed by anything but +DURATION
+  if (auto exact = ParseRfc3339(text)) return *exact;
+  // Local time, as Slurm reads --begin: HH:MM[:SS] (today, or tomorrow once passed),
+  // YYYY-MM-DD, YYYY-MM-DDTHH:MM[:SS].
+  std::string s(text);
+  std::tm tm{};
+  time_t now_t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::time_point(
+      std::chrono::duration_cast<std::chrono::system_clock::duration>(now.time_since_epoch())));
+  localtime_r(&now_t, &tm);
+  int y = 0, mo = 0, d = 0, h = 0, mi = 0, sec = 0;
+  char tail = 0;
+  bool clock_only = false;
+  if (std::sscanf(s.c_str(), "%d-%d-%dT%d:%d:%d%c", &y, &mo, &d, &h, &mi, &sec, &tail) == 6 ||
+      std::sscanf(s.c_str(), "%d-%d-%dT%d:%d%c", &y, &mo, &d, &h, &mi, &tail) == 5 ||
+      std::sscanf(s.c_str(), "%d-%d-%d%c", &y, &mo, &d, &tail) == 3) {
+    tm.tm_year = y - 1900;
+    tm.tm_mon = mo - 1;
+    tm.tm_mday = d;
+  } else if (std::sscanf(s.c_str(), "%d:%d:%d%c", &h, &mi, &sec, &tail) == 3 ||
+             std::sscanf(s.c_str(), "%d:%d%c", &h, &mi, &tail) == 2) {
+    clock_only = true;
+  } else {
+    return bad();
+  }
+  if (mo < 0 || mo > 12 || d < 0 || d > 31 || h < 0 || h > 23 || mi < 0 || mi > 59 || sec < 0 ||
+      sec > 60 || (!clock_only && (mo == 0 || d == 0)))
+    return bad();
+  tm.tm_hour = h;
+  tm.tm_min = mi;
+  tm.tm_sec = sec;
+  tm.tm_isdst = -1;
+  time_t at = mktime(&tm);
+  if (at == -1) return bad();
+  if (clock_only && at * 1000LL < ToMillis(now)) at += 24 * 3600;
+  return FromMillis(static_cast<int64_t>(at) * 1000);
+}
+
+namespace {
+
 bool LooksLikeShell(const std::vector<std::string>& cmd) {
   if (cmd.size() != 1) return false;
   return cmd[0].find_first_of(" \t;|&$<>(){}*?`'\"\n") != std::string::npos;
@@ -37,9 +95,10 @@ struct SubmitFlags {
                                             pool = "default";
   std::string name, time, grace, signal, workdir, file;
   int nodes = 0, cpus = 0, retries = 0;
-  std::vector<int64_t> after;
+  std::vector<int64_t> after, after_any, after_notok;
+  std::string begin;
   std::vector<std::string> env;
-  bool preemptible = false, hold = false, json = false, process_per_gpu = false;
+  bool preemptible = false, hold = false, json = false, process_per_gpu = false, singleton = false;
   std::set<std::string> given;  // the flags typed, by long name ("--gpus")
 };
 
@@ -103,9 +162,21 @@ Status ApplyFlags(const SubmitFlags& f, const std::set<std::string>* given, JobS
   }
   if (use("--workdir"))
     spec->workdir = f.workdir.empty() ? std::filesystem::current_path().string() : f.workdir;
-  if (use("--after")) {
-    spec->after.clear();
-    for (int64_t id : f.after) spec->after.push_back(JobId{id});
+  for (const auto& [flag, from, to] :
+       {std::tuple{"--after", &f.after, &spec->after},
+        std::tuple{"--after-any", &f.after_any, &spec->after_any},
+        std::tuple{"--after-notok", &f.after_notok, &spec->after_notok}}) {
+    if (!use(flag)) continue;
+    to->clear();
+    for (int64_t id : *from) to->push_back(JobId{id});
+  }
+  if (use("--singleton")) spec->singleton = f.singleton;
+  if (use("--begin") && !f.begin.empty()) {
+    ASSIGN_OR_RETURN_STATUS(
+        spec->begin,
+        ParseBeginTime(f.begin,
+                       std::chrono::time_point_cast<Duration>(std::chrono::system_clock::now()),
+                       "--begin"));
   }
   if (use("--preemptible")) spec->preemptible = f.preemptible;
   if (use("--process-per-gpu")) spec->process_per_gpu = f.process_per_gpu;
@@ -218,7 +289,18 @@ void AddSubmitCommand(CLI::App& app, const std::shared_ptr<Connection>& conn, in
                   "SIG[@TIME]: send SIG (e.g. USR1) TIME before the time limit (default 60s), "
                   "as Slurm's --signal; SIGTERM follows at the limit");
   sub->add_option("--retries", f->retries, "times a failed job is requeued");
-  sub->add_option("--after", f->after, "start only after these jobs succeeded");
+  sub->add_option("--after", f->after, "start only after these jobs succeeded (ID[,ID...])")
+      ->delimiter(',');
+  sub->add_option("--after-any", f->after_any, "start only after these jobs ended, however")
+      ->delimiter(',');
+  sub->add_option("--after-notok", f->after_notok,
+                  "start only after these jobs ended other than succeeded (a clean-up job)")
+      ->delimiter(',');
+  sub->add_flag("--singleton", f->singleton,
+                "start only once your earlier jobs of the same name have ended");
+  sub->add_option("--begin", f->begin,
+                  "not before TIME: +2h, now+30m, 14:00, 2026-12-01, 2026-12-01T09:00, or "
+                  "2026-12-01T09:00:00Z (local time unless it ends in Z)");
   sub->add_option("--env", f->env, "KEY=VALUE for the job's environment (repeatable)");
   sub->add_option("--workdir", f->workdir, "working directory (default: the current one)");
   sub->add_flag("--preemptible", f->preemptible, "the job may be preempted");

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "cli/client.h"
+#include "core/time.h"
 
 namespace CLI {
 class App;
@@ -18,6 +19,11 @@ namespace baton::cli {
 // `tail`: the words after the command line's first `--` (see SplitCommandTail).
 void AddSubmitCommand(CLI::App& app, const std::shared_ptr<Connection>& conn, int* exit_code,
                       const std::shared_ptr<std::optional<std::vector<std::string>>>& tail);
+
+// `--begin TEXT` as Slurm reads it: +DURATION or now+DURATION from `now`, RFC 3339 UTC
+// (2026-12-01T09:00:00Z), or a local
+// YYYY-MM-DD[THH:MM[:SS]] or HH:MM[:SS] (today, or tomorrow once that time has passed).
+Result<TimePoint> ParseBeginTime(std::string_view text, TimePoint now, std::string_view field);
 
 // The flags every command that talks to the server takes (commands.cc); `conn` must outlive
 // the parse.

@@ -100,13 +100,13 @@ Status DecodeEnv(const json::value& val, const std::string& field, JobSpec* spec
   return Status::Ok();
 }
 
-// after: one job id, or a list of them.
-Status DecodeAfter(const json::value& val, const std::string& field, JobSpec* spec) {
-  spec->after.clear();
+// after, after_any, after_notok: one job id, or a list of them.
+Status DecodeAfter(const json::value& val, const std::string& field, std::vector<JobId>* ids) {
+  ids->clear();
   if (val.is_number()) {
     auto n = GetInt(val, field, 1, INT64_MAX);
     if (!n) return n.error();
-    spec->after.push_back(JobId{*n});
+    ids->push_back(JobId{*n});
     return Status::Ok();
   }
   auto a = GetArray(val, field);
@@ -115,7 +115,7 @@ Status DecodeAfter(const json::value& val, const std::string& field, JobSpec* sp
   for (size_t i = 0; i < (*a)->size(); ++i) {
     auto n = GetInt((**a)[i], field + "[" + std::to_string(i) + "]", 1, INT64_MAX);
     if (!n) return n.error();
-    spec->after.push_back(JobId{*n});
+    ids->push_back(JobId{*n});
   }
   return Status::Ok();
 }
@@ -171,13 +171,23 @@ Status DecodeSpecField(std::string_view key, const std::string& field, const jso
     spec->retries = static_cast<int>(*n);
   } else if (key == "env") {
     return DecodeEnv(val, field, spec);
-  } else if (key == "after") {
-    return DecodeAfter(val, field, spec);
-  } else if (key == "preemptible" || key == "hold" || key == "process_per_gpu") {
+  } else if (key == "after" || key == "after_ok") {
+    return DecodeAfter(val, field, &spec->after);
+  } else if (key == "after_any") {
+    return DecodeAfter(val, field, &spec->after_any);
+  } else if (key == "after_notok") {
+    return DecodeAfter(val, field, &spec->after_notok);
+  } else if (key == "begin") {
+    auto t = GetTime(val, field);
+    if (!t) return t.error();
+    spec->begin = *t;
+  } else if (key == "preemptible" || key == "hold" || key == "process_per_gpu" ||
+             key == "singleton") {
     auto b = GetBool(val, field);
     if (!b) return b.error();
     (key == "hold"          ? spec->hold
      : key == "preemptible" ? spec->preemptible
+     : key == "singleton"   ? spec->singleton
                             : spec->process_per_gpu) = *b;
   } else {
     return FieldError(field, "unknown field");
@@ -293,9 +303,14 @@ json::object JobObject(const Job& job, JobForm form) {
   for (const auto& [k, v] : s.env) env[k] = v;
   o["env"] = std::move(env);
   o["workdir"] = s.workdir.empty() ? json::value(nullptr) : json::value(s.workdir);
-  json::array after;
-  for (JobId id : s.after) after.emplace_back(id.value);
-  o["after"] = std::move(after);
+  for (const auto& [key, ids] : {std::pair{"after", &s.after}, std::pair{"after_any", &s.after_any},
+                                 std::pair{"after_notok", &s.after_notok}}) {
+    json::array list;
+    for (JobId id : *ids) list.emplace_back(id.value);
+    if (!list.empty() || std::string_view(key) == "after") o[key] = std::move(list);
+  }
+  if (s.singleton) o["singleton"] = true;
+  if (s.begin) o["begin"] = TimeValue(*s.begin);
   o["preemptible"] = s.preemptible;
   o["process_per_gpu"] = s.process_per_gpu;
   o["hold"] = s.hold;
@@ -337,7 +352,8 @@ Result<JobSpec> SpecFromJobObject(const json::object& o) {
   json::object spec_obj;
   for (std::string_view key :
        {"name", "command", "priority", "project", "pool", "retries", "env", "workdir", "after",
-        "preemptible", "hold", "process_per_gpu", "time_limit_s", "grace_period_s", "signal"}) {
+        "after_any", "after_notok", "singleton", "begin", "preemptible", "hold", "process_per_gpu",
+        "time_limit_s", "grace_period_s", "signal"}) {
     if (const json::value* f = Find(o, key)) spec_obj[key] = *f;
   }
   if (const json::value* res = Find(o, "resources")) spec_obj["resources"] = *res;
@@ -592,11 +608,15 @@ std::string EncodeJobSpec(const JobSpec& s) {
     o["env"] = std::move(env);
   }
   if (!s.workdir.empty()) o["workdir"] = s.workdir;
-  if (!s.after.empty()) {
-    json::array after;
-    for (JobId id : s.after) after.emplace_back(id.value);
-    o["after"] = std::move(after);
+  for (const auto& [key, ids] : {std::pair{"after", &s.after}, std::pair{"after_any", &s.after_any},
+                                 std::pair{"after_notok", &s.after_notok}}) {
+    if (ids->empty()) continue;
+    json::array list;
+    for (JobId id : *ids) list.emplace_back(id.value);
+    o[key] = std::move(list);
   }
+  if (s.singleton) o["singleton"] = true;
+  if (s.begin) o["begin"] = TimeValue(*s.begin);
   if (s.preemptible) o["preemptible"] = true;
   if (s.process_per_gpu) o["process_per_gpu"] = true;
   if (s.hold) o["hold"] = true;

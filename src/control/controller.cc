@@ -177,10 +177,14 @@ Reply Controller::Submit(const SubmitJobs& c, TimePoint now) {
                                           FormatMilli(pool->max_milli_per_job) + " GPUs per job"));
       }
     }
-    for (JobId dep : spec.after) {
-      if (jobs_.count(dep) == 0) {
-        return ErrorReply(
-            InvalidArgument(where + "after: job " + dep.ToString() + " does not exist"));
+    for (const auto& [field, ids] :
+         {std::pair{"after", &spec.after}, std::pair{"after_any", &spec.after_any},
+          std::pair{"after_notok", &spec.after_notok}}) {
+      for (JobId dep : *ids) {
+        if (jobs_.count(dep) == 0) {
+          return ErrorReply(
+              InvalidArgument(where + field + ": job " + dep.ToString() + " does not exist"));
+        }
       }
     }
     // Running attempts count as of the last tick: a submit does not walk the running jobs.
@@ -398,19 +402,19 @@ void Controller::ChargeRate(const Job& job, int sign, TimePoint now) {
 }
 
 void Controller::Enqueue(Job& job, TimePoint now) {
-  JobId broken;
-  int deps = DependencyState(job, &broken);
-  if (deps == 0) {
-    blocked_.insert(job.id);
+  Waiting w = WaitingFor(job, now);
+  if (w.never) {
     job.reason = WaitReason::kDependency;
-    job.reason_detail = "waiting for jobs it runs after to succeed";
+    job.reason_detail = std::move(w.detail);
+    SetState(job, JobState::kFailed, now);
     return;
   }
-  if (deps < 0) {
-    job.reason = WaitReason::kDependency;
-    job.reason_detail = "job " + broken.ToString() + " it runs after ended " +
-                        std::string(JobStateName(FindJob(broken)->state)) + "; it can never run";
-    SetState(job, JobState::kFailed, now);
+  if (w.reason != WaitReason::kNone) {
+    blocked_.insert(job.id);
+    job.reason = w.reason;
+    job.reason_detail = std::move(w.detail);
+    if (w.reason == WaitReason::kBeginTime) begins_.emplace(*job.spec.begin, job.id);
+    if (job.spec.singleton) singletons_.emplace(SingletonKey(job), job.id);
     return;
   }
   queue_.Add(job);
@@ -420,41 +424,130 @@ void Controller::Enqueue(Job& job, TimePoint now) {
 
 void Controller::Dequeue(const Job& job) {
   queue_.Remove(job);
-  blocked_.erase(job.id);
+  if (blocked_.erase(job.id) > 0) Unblock(job);
 }
 
-int Controller::DependencyState(const Job& job, JobId* broken) const {
-  int state = 1;
+void Controller::Unblock(const Job& job) {
+  if (job.spec.begin) {
+    auto [from, to] = begins_.equal_range(*job.spec.begin);
+    for (auto it = from; it != to; ++it) {
+      if (it->second == job.id) {
+        begins_.erase(it);
+        break;
+      }
+    }
+  }
+  if (job.spec.singleton) {
+    auto [from, to] = singletons_.equal_range(SingletonKey(job));
+    for (auto it = from; it != to; ++it) {
+      if (it->second == job.id) {
+        singletons_.erase(it);
+        break;
+      }
+    }
+  }
+}
+
+std::string Controller::SingletonKey(const Job& job) { return job.user + '\n' + job.spec.name; }
+
+// The dependencies first (after-ok, after-any, after-notok), then the singleton rule, then the
+// begin time: the first that holds the job back says why.
+Controller::Waiting Controller::WaitingFor(const Job& job, TimePoint now) const {
+  auto ended = [](const Job* d) { return d == nullptr || IsTerminal(d->state); };
+  auto never = [&](JobId dep, std::string_view rule) {
+    const Job* d = FindJob(dep);
+    return Waiting{.reason = WaitReason::kDependency,
+                   .never = true,
+                   .detail = "job " + dep.ToString() + " it runs after (" + std::string(rule) +
+                             ") ended " + std::string(JobStateName(d->state)) +
+                             "; it can never run"};
+  };
+  std::optional<Waiting> waiting;
+  auto wait_for = [&](JobId dep, const char* what) {
+    if (!waiting) {
+      waiting = Waiting{.reason = WaitReason::kDependency,
+                        .detail = "waiting for job " + dep.ToString() + " to " + what};
+    }
+  };
   for (JobId dep : job.spec.after) {
     const Job* d = FindJob(dep);
-    if (d == nullptr) continue;
-    if (d->state == JobState::kSucceeded) continue;
-    if (IsTerminal(d->state)) {
-      *broken = dep;
-      return -1;
-    }
-    state = 0;
+    if (d == nullptr || d->state == JobState::kSucceeded) continue;
+    if (IsTerminal(d->state)) return never(dep, "after-ok");
+    wait_for(dep, "succeed");
   }
-  return state;
+  for (JobId dep : job.spec.after_any) {
+    if (!ended(FindJob(dep))) wait_for(dep, "end");
+  }
+  for (JobId dep : job.spec.after_notok) {
+    const Job* d = FindJob(dep);
+    if (d == nullptr) continue;
+    if (d->state == JobState::kSucceeded) return never(dep, "after-notok");
+    if (!IsTerminal(d->state)) wait_for(dep, "end other than succeeded");
+  }
+  if (waiting) return *waiting;
+  if (job.spec.singleton) {
+    // Jobs are numbered in submit order: an earlier one of the same name and user not ended.
+    for (auto it = jobs_.begin(); it != jobs_.end() && it->first < job.id; ++it) {
+      const Job& other = it->second;
+      if (IsTerminal(other.state) || other.user != job.user || other.spec.name != job.spec.name)
+        continue;
+      return Waiting{.reason = WaitReason::kDependency,
+                     .detail = "singleton: waiting for job " + other.id.ToString() +
+                               " of the same name and user to end"};
+    }
+  }
+  if (job.spec.begin && *job.spec.begin > now) {
+    return Waiting{.reason = WaitReason::kBeginTime,
+                   .detail = "starts no earlier than " + FormatRfc3339(*job.spec.begin)};
+  }
+  return Waiting{};
 }
 
 void Controller::OnTerminal(const Job& ended, TimePoint now) {
   if (blocked_.empty()) return;
   std::vector<JobId> check;
+  auto names = [&](const std::vector<JobId>& ids) {
+    return std::find(ids.begin(), ids.end(), ended.id) != ids.end();
+  };
+  // Jobs that run after it: a scan of the blocked ones (dependencies are rare; a cluster's
+  // blocked jobs are few).
   for (JobId id : blocked_) {
     const Job& j = jobs_.at(id);
-    if (std::find(j.spec.after.begin(), j.spec.after.end(), ended.id) != j.spec.after.end()) {
+    if (names(j.spec.after) || names(j.spec.after_any) || names(j.spec.after_notok))
       check.push_back(id);
-    }
   }
-  for (JobId id : check) {
+  // The singletons of its name and user: the earliest may go now, the others wait for it.
+  if (!singletons_.empty()) {
+    auto [from, to] = singletons_.equal_range(SingletonKey(ended));
+    std::vector<JobId> same;
+    for (auto it = from; it != to; ++it) same.push_back(it->second);
+    std::sort(same.begin(), same.end());
+    check.insert(check.end(), same.begin(), same.end());
+  }
+  Recheck(check, now);
+}
+
+void Controller::Recheck(const std::vector<JobId>& ids, TimePoint now) {
+  for (JobId id : ids) {
     Job& j = jobs_.at(id);
-    JobId broken;
-    int deps = DependencyState(j, &broken);
-    if (deps == 0) continue;
+    if (j.state != JobState::kPending || !blocked_.count(id)) continue;
+    Waiting w = WaitingFor(j, now);
+    if (!w.never && w.reason == j.reason && w.reason != WaitReason::kNone) {
+      j.reason_detail = std::move(w.detail);  // still waiting, perhaps for another job
+      continue;
+    }
     blocked_.erase(id);
+    Unblock(j);
     Enqueue(j, now);
+    MarkDirty(j);
   }
+}
+
+void Controller::ReleaseBegun(TimePoint now) {
+  std::vector<JobId> due;
+  for (auto it = begins_.begin(); it != begins_.end() && it->first <= now; ++it)
+    due.push_back(it->second);
+  if (!due.empty()) Recheck(due, now);
 }
 
 // ---- a job's runs: launch, stop, end ----

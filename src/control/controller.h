@@ -182,8 +182,22 @@ class Controller {
   void Enqueue(Job& job, TimePoint now);
   void Dequeue(const Job& job);
   void OnTerminal(const Job& job, TimePoint now);
-  // 1: all dependencies succeeded; 0: still waiting; -1: one ended otherwise (never met).
-  int DependencyState(const Job& job, JobId* broken) const;
+  // What keeps a pending job out of the queue: its dependencies (after-ok, after-any,
+  // after-notok), the singleton rule, its begin time; `never` when a dependency can no longer
+  // be met. reason kNone: nothing.
+  struct Waiting {
+    WaitReason reason = WaitReason::kNone;
+    bool never = false;
+    std::string detail;
+  };
+  Waiting WaitingFor(const Job& job, TimePoint now) const;
+  // Looks again at blocked jobs that may go now; those that can enter the queue.
+  void Recheck(const std::vector<JobId>& ids, TimePoint now);
+  // The blocked jobs whose begin time has come.
+  void ReleaseBegun(TimePoint now);
+  // Forgets a job that leaves the blocked set in the begin-time and singleton indexes.
+  void Unblock(const Job& job);
+  static std::string SingletonKey(const Job& job);
   void SendOrder(const std::string& node, Order order);
   NodeRecord* FindNode(const std::string& name);
   // The node, added to the table and (unschedulable) to the view if it was not known.
@@ -197,8 +211,10 @@ class Controller {
   std::unordered_map<std::string, store::IdempotencyEntry> keys_;  // user + '\n' + key
   std::vector<store::IdempotencyEntry> new_keys_;
 
-  sched::JobQueue queue_;          // pending jobs whose dependencies are met; pass planning
-  std::set<JobId> blocked_;        // pending jobs waiting for dependencies
+  sched::JobQueue queue_;    // pending jobs whose dependencies are met; pass planning
+  std::set<JobId> blocked_;  // pending jobs waiting for dependencies or their begin time
+  std::multimap<TimePoint, JobId> begins_;        // blocked jobs with a begin time, by it
+  std::multimap<std::string, JobId> singletons_;  // blocked singleton jobs, by user and name
   std::set<JobId> unproven_;       // running after launch failures elsewhere, blame not yet counted
   std::map<JobId, Job*> running_;  // jobs_ never drops a job, and map nodes do not move
   std::vector<sched::Reservation> claims_;  // GPUs preemption freed, held for their claimers

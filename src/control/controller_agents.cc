@@ -469,6 +469,7 @@ void Controller::MarkLost(NodeRecord& node, TimePoint now) {
 
 void Controller::OnTick(TimePoint now) {
   CheckBudgets(now);
+  if (!begins_.empty()) ReleaseBegun(now);
   for (auto it = unproven_.begin(); it != unproven_.end();) {
     Job& job = jobs_.at(*it);
     if (job.state != JobState::kRunning) {

@@ -14,8 +14,8 @@ namespace {
 constexpr std::array<std::string_view, 4> kPriorityNames = {"low", "normal", "high", "critical"};
 constexpr std::array<std::string_view, 7> kStateNames = {
     "pending", "held", "running", "succeeded", "failed", "cancelled", "timed_out"};
-constexpr std::array<std::string_view, 6> kWaitReasonNames = {"",      "priority", "resources",
-                                                              "quota", "held",     "dependency"};
+constexpr std::array<std::string_view, 7> kWaitReasonNames = {
+    "", "priority", "resources", "quota", "held", "dependency", "begin_time"};
 constexpr std::array<std::string_view, 3> kPreemptReasonNames = {"priority", "quota", "service"};
 
 Status FieldError(std::string_view field, std::string why) {
@@ -210,10 +210,13 @@ Status ValidateWorkdirAndAfter(const JobSpec& spec) {
   }
   if (!spec.workdir.empty() && spec.workdir[0] != '/')
     return FieldError("workdir", "must be an absolute path");
-  if (spec.after.size() > SpecLimits::kMaxAfter)
-    return FieldError("after", "more than 256 dependencies");
-  for (JobId id : spec.after) {
-    if (id.value <= 0) return FieldError("after", "job ids are positive integers");
+  for (const auto& [field, ids] :
+       {std::pair{"after", &spec.after}, std::pair{"after_any", &spec.after_any},
+        std::pair{"after_notok", &spec.after_notok}}) {
+    if (ids->size() > SpecLimits::kMaxAfter) return FieldError(field, "more than 256 dependencies");
+    for (JobId id : *ids) {
+      if (id.value <= 0) return FieldError(field, "job ids are positive integers");
+    }
   }
   return Status::Ok();
 }

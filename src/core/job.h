@@ -32,8 +32,10 @@ bool IsTerminal(JobState s);
 //   resources:  no set of free GPUs (and CPUs, memory) fits it now;
 //   quota:      its project or user is at a limit;
 //   held:       held by its owner or an admin until released;
-//   dependency: a job it runs after has not ended as it needs.
-enum class WaitReason { kNone, kPriority, kResources, kQuota, kHeld, kDependency };
+//   dependency: a job it runs after has not ended as it needs (or, a singleton, an earlier job
+//               of its name and user has not ended);
+//   begin_time: it may not start before its begin time.
+enum class WaitReason { kNone, kPriority, kResources, kQuota, kHeld, kDependency, kBeginTime };
 std::string_view WaitReasonName(WaitReason r);  // "" for kNone
 Result<WaitReason> ParseWaitReason(std::string_view text);
 
@@ -86,7 +88,13 @@ struct JobSpec {
   int retries = 0;
   std::vector<std::pair<std::string, std::string>> env;
   std::string workdir;
-  std::vector<JobId> after;
+  std::vector<JobId> after;        // after-ok: each must succeed first
+  std::vector<JobId> after_any;    // each must have ended, however
+  std::vector<JobId> after_notok;  // each must have ended other than succeeded
+  // As Slurm's --dependency=singleton: it starts only once every job of its user with the
+  // same name submitted before it has ended (one at a time, in submit order).
+  bool singleton = false;
+  std::optional<TimePoint> begin;  // not before (Slurm's --begin)
   bool preemptible = false;
   bool hold = false;
   // One process per GPU (torchrun's nproc_per_node = GPUs), each with its LOCAL_RANK and RANK;

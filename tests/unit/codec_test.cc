@@ -156,6 +156,10 @@ TEST(JobRecord, RoundTripsEverything) {
   job.spec.resources.gpu_memory_bytes = 10LL << 30;
   job.spec.env = {{"A", "b"}};
   job.spec.after = {JobId{3}};
+  job.spec.after_any = {JobId{4}, JobId{5}};
+  job.spec.after_notok = {JobId{6}};
+  job.spec.singleton = true;
+  job.spec.begin = FromMillis(1'790'000'100'000);
   job.spec.time_limit = seconds(30);
   job.spec.grace_period = seconds(5);
   job.spec.signal = 10;  // SIGUSR1
@@ -171,9 +175,30 @@ TEST(JobRecord, RoundTripsEverything) {
   job.launched = true;
   job.cost_micros = 1234;
   job.master_port = 29543;
+  job.launch_failed_on = {"n7", "n9"};
+  job.launch_blamed = 1;
+  job.allocation[0].launch_failed = true;
   auto back = DecodeJob(EncodeJob(job, JobForm::kRecord));
   ASSERT_TRUE(back.has_value()) << back.error().message();
   EXPECT_EQ(*back, job);
+}
+
+TEST(JobSpecCodec, DependenciesBeginAndNodesRoundTripThroughASubmit) {
+  JobSpec spec = SubmittedSpec();
+  spec.command = {"eval"};
+  spec.after_any = {JobId{4}};
+  spec.after_notok = {JobId{5}, JobId{6}};
+  spec.singleton = true;
+  spec.begin = FromMillis(1'790'000'100'000);
+  auto back = DecodeJobSpec(EncodeJobSpec(spec));
+  ASSERT_TRUE(back.has_value()) << back.error().message();
+  EXPECT_EQ(*back, spec);
+  EXPECT_EQ(back->resources.nodes, 0);  // left to the controller
+  spec.resources.nodes = 1;             // named: kept
+  EXPECT_EQ(DecodeJobSpec(EncodeJobSpec(spec))->resources.nodes, 1);
+  auto bad = DecodeJobSpec(R"({"command": ["x"], "begin": "tomorrow"})");
+  ASSERT_FALSE(bad.has_value());
+  EXPECT_NE(bad.error().message().find("begin"), std::string::npos) << bad.error().message();
 }
 
 TEST(JobView, ShowsTheMasterPortOnlyWhileTheJobRuns) {
