@@ -113,6 +113,10 @@ std::map<std::string, std::string> Agent::JobEnvironment(const LaunchOrder& orde
   env["BATON_JOB_ID"] = order.job.ToString();
   env["BATON_JOB_NAME"] = order.name;
   env["BATON_RESTART_COUNT"] = std::to_string(order.attempt);
+  if (order.array_id.value != 0) {
+    env["BATON_ARRAY_JOB_ID"] = order.array_id.ToString();
+    env["BATON_ARRAY_INDEX"] = std::to_string(order.array_index);
+  }
   env["BATON_CHECKPOINT_DIR"] = dir + "/checkpoints";
   env["BATON_METRICS_FILE"] = dir + "/metrics.jsonl";
   env["BATON_NODELIST"] = order.nodelist;

@@ -62,13 +62,21 @@ std::optional<int64_t> PositiveInt(const std::string& text) {
   return v;
 }
 
-Result<JobId> JobIdParam(const Call& c) {
+Result<JobRef> JobIdParam(const Call& c) {
   const std::string& text = c.Param("id");
-  auto id = PositiveInt(text);
-  if (!id) {
-    return Err(InvalidArgument("job id: \"" + text.substr(0, 32) + "\" is not a positive integer"));
+  size_t under = text.find('_');
+  auto id = PositiveInt(text.substr(0, under));
+  std::optional<int64_t> index;
+  if (under != std::string::npos) {
+    std::string rest = text.substr(under + 1);
+    index = rest == "0" ? std::optional<int64_t>(0) : PositiveInt(rest);
+    if (index && *index > SpecLimits::kMaxArrayIndex) index.reset();
   }
-  return JobId{*id};
+  if (!id || (under != std::string::npos && !index)) {
+    return Err(InvalidArgument("job id: \"" + text.substr(0, 32) +
+                               "\" is not a job id (12) or a task of an array (12_7)"));
+  }
+  return JobRef{JobId{*id}, index ? static_cast<int>(*index) : -1};
 }
 
 control::Caller CallerOf(const Identity& who) {

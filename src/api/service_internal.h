@@ -34,7 +34,12 @@ bool QueryFlag(const Request& req, const std::string& key);
 // `text` as a positive integer; nullopt when it is not one.
 std::optional<int64_t> PositiveInt(const std::string& text);
 // The path's {id} as a job id.
-Result<JobId> JobIdParam(const Call& c);
+// The {id} of a job route: a job id, or ARRAY_INDEX for a task of a job array ("12_7").
+struct JobRef {
+  JobId id;
+  int array_index = -1;
+};
+Result<JobRef> JobIdParam(const Call& c);
 control::Caller CallerOf(const Identity& who);
 // A job as `who` may see it: another user's environment (tokens, keys) stays theirs.
 void Redact(Job& job, const Identity& who);

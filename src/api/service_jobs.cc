@@ -49,6 +49,9 @@ void Service::ListJobs(Call c) {
   }
   auto limit = QueryInt(req, "limit", 1, 1000, 100);
   auto after = QueryInt(req, "after", 0, INT64_MAX, 0);
+  auto array = QueryInt(req, "array", 0, INT64_MAX, 0);
+  if (!array) return c.respond(Error(array.error()));
+  list.array = *array;
   if (!limit) return c.respond(Error(limit.error()));
   if (!after) return c.respond(Error(after.error()));
   list.limit = static_cast<int>(*limit);
@@ -66,7 +69,7 @@ void Service::ListJobs(Call c) {
 void Service::ShowJob(Call c) {
   auto id = JobIdParam(c);
   if (!id) return c.respond(Error(id.error()));
-  Run(control::GetJob{CallerOf(c.who), *id}, std::move(c.respond),
+  Run(control::GetJob{CallerOf(c.who), id->id, id->array_index}, std::move(c.respond),
       [who = c.who](control::Reply& r) {
         Redact(r.jobs.at(0), who);
         return Json(
@@ -78,14 +81,14 @@ void Service::ShowJob(Call c) {
 void Service::JobAction(Call c, control::JobAction::Kind kind) {
   auto id = JobIdParam(c);
   if (!id) return c.respond(Error(id.error()));
-  Run(control::JobAction{CallerOf(c.who), *id, kind}, std::move(c.respond),
+  Run(control::JobAction{CallerOf(c.who), id->id, kind, id->array_index}, std::move(c.respond),
       [](control::Reply& r) { return Json(200, codec::EncodeJob(r.jobs.at(0))); });
 }
 
 void Service::ShowJobMetrics(Call c) {
   auto id = JobIdParam(c);
   if (!id) return c.respond(Error(id.error()));
-  Run(control::GetJobMetrics{CallerOf(c.who), *id}, std::move(c.respond),
+  Run(control::GetJobMetrics{CallerOf(c.who), id->id, id->array_index}, std::move(c.respond),
       [](control::Reply& r) { return Json(200, codec::EncodeJobMetrics(*r.job_metrics)); });
 }
 
@@ -117,7 +120,7 @@ void Service::Logs(Call c) {
     return c.respond(
         Error(InvalidArgument("node: \"" + node.substr(0, 64) + "\" is not a node name")));
   }
-  Run(control::GetJob{CallerOf(c.who), *id}, std::move(c.respond),
+  Run(control::GetJob{CallerOf(c.who), id->id, id->array_index}, std::move(c.respond),
       [this, who = c.who, node, follow, offset = *offset, limit = *limit](control::Reply& r) {
         const Job& job = r.jobs.at(0);
         if (who.role != Role::kAdmin && job.user != who.user) {

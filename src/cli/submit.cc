@@ -96,7 +96,7 @@ struct SubmitFlags {
   std::string name, time, grace, signal, workdir, file;
   int nodes = 0, cpus = 0, retries = 0;
   std::vector<int64_t> after, after_any, after_notok;
-  std::string begin;
+  std::string begin, array;
   std::vector<std::string> env;
   bool preemptible = false, hold = false, json = false, process_per_gpu = false, singleton = false;
   std::set<std::string> given;  // the flags typed, by long name ("--gpus")
@@ -171,6 +171,7 @@ Status ApplyFlags(const SubmitFlags& f, const std::set<std::string>* given, JobS
     for (int64_t id : *from) to->push_back(JobId{id});
   }
   if (use("--singleton")) spec->singleton = f.singleton;
+  if (use("--array")) spec->array = f.array;
   if (use("--begin") && !f.begin.empty()) {
     ASSIGN_OR_RETURN_STATUS(
         spec->begin,
@@ -296,6 +297,9 @@ void AddSubmitCommand(CLI::App& app, const std::shared_ptr<Connection>& conn, in
   sub->add_option("--after-notok", f->after_notok,
                   "start only after these jobs ended other than succeeded (a clean-up job)")
       ->delimiter(',');
+  sub->add_option("--array", f->array,
+                  "a job array, one task per index: 0-99%8 (at most 8 at once), 1,5,9, 0-20:5; "
+                  "each task sees BATON_ARRAY_JOB_ID and BATON_ARRAY_INDEX");
   sub->add_flag("--singleton", f->singleton,
                 "start only once your earlier jobs of the same name have ended");
   sub->add_option("--begin", f->begin,

@@ -177,6 +177,10 @@ Status DecodeSpecField(std::string_view key, const std::string& field, const jso
     return DecodeAfter(val, field, &spec->after_any);
   } else if (key == "after_notok") {
     return DecodeAfter(val, field, &spec->after_notok);
+  } else if (key == "array") {
+    auto s = GetString(val, field, 4096);
+    if (!s) return s.error();
+    spec->array = *s;
   } else if (key == "begin") {
     auto t = GetTime(val, field);
     if (!t) return t.error();
@@ -311,6 +315,11 @@ json::object JobObject(const Job& job, JobForm form) {
   }
   if (s.singleton) o["singleton"] = true;
   if (s.begin) o["begin"] = TimeValue(*s.begin);
+  if (!s.array.empty()) o["array"] = s.array;
+  if (job.array_id.value != 0) {
+    o["array_id"] = job.array_id.value;
+    o["array_index"] = job.array_index;
+  }
   o["preemptible"] = s.preemptible;
   o["process_per_gpu"] = s.process_per_gpu;
   o["hold"] = s.hold;
@@ -350,10 +359,26 @@ Result<std::optional<TimePoint>> OptionalTime(const json::object& o, std::string
 // The spec fields of a job object, through the same decoder users' specs go through.
 Result<JobSpec> SpecFromJobObject(const json::object& o) {
   json::object spec_obj;
-  for (std::string_view key :
-       {"name", "command", "priority", "project", "pool", "retries", "env", "workdir", "after",
-        "after_any", "after_notok", "singleton", "begin", "preemptible", "hold", "process_per_gpu",
-        "time_limit_s", "grace_period_s", "signal"}) {
+  for (std::string_view key : {"name",
+                               "command",
+                               "priority",
+                               "project",
+                               "pool",
+                               "retries",
+                               "env",
+                               "workdir",
+                               "after",
+                               "after_any",
+                               "after_notok",
+                               "singleton",
+                               "begin",
+                               "array",
+                               "preemptible",
+                               "hold",
+                               "process_per_gpu",
+                               "time_limit_s",
+                               "grace_period_s",
+                               "signal"}) {
     if (const json::value* f = Find(o, key)) spec_obj[key] = *f;
   }
   if (const json::value* res = Find(o, "resources")) spec_obj["resources"] = *res;
@@ -480,6 +505,13 @@ Result<void> ReadJobBookkeeping(const json::object& o, Job* job) {
   if (const json::value* f = Find(o, "master_port")) {
     ASSIGN_OR_RETURN(int64_t port, GetInt(*f, "master_port", 1, 65535));
     job->master_port = static_cast<int>(port);
+  }
+  if (const json::value* f = Find(o, "array_id")) {
+    ASSIGN_OR_RETURN(job->array_id.value, GetInt(*f, "array_id", 1, INT64_MAX));
+    const json::value* i = Find(o, "array_index");
+    if (i == nullptr) return Err(InvalidArgument("array_index: missing beside array_id"));
+    ASSIGN_OR_RETURN(int64_t index, GetInt(*i, "array_index", 0, SpecLimits::kMaxArrayIndex));
+    job->array_index = static_cast<int>(index);
   }
   if (const json::value* f = Find(o, "launch_failed_on")) {
     ASSIGN_OR_RETURN(const json::array* nodes, GetArray(*f, "launch_failed_on"));
@@ -617,6 +649,7 @@ std::string EncodeJobSpec(const JobSpec& s) {
   }
   if (s.singleton) o["singleton"] = true;
   if (s.begin) o["begin"] = TimeValue(*s.begin);
+  if (!s.array.empty()) o["array"] = s.array;
   if (s.preemptible) o["preemptible"] = true;
   if (s.process_per_gpu) o["process_per_gpu"] = true;
   if (s.hold) o["hold"] = true;

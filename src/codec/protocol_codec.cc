@@ -269,6 +269,10 @@ std::string EncodeOrders(const std::vector<Order>& orders) {
       o["kind"] = "launch";
       o["job"] = l.job.value;
       o["attempt"] = l.attempt;
+      if (l.array_id.value != 0) {
+        o["array_id"] = l.array_id.value;
+        o["array_index"] = l.array_index;
+      }
       o["name"] = l.name;
       o["user"] = l.user;
       json::array cmd;
@@ -329,6 +333,8 @@ Result<LaunchOrder> LaunchFrom(const json::object& o) {
   int64_t ms = 0;
   RETURN_IF_ERROR(Read(o, "job", &l.job.value, Int(1, INT64_MAX)));
   RETURN_IF_ERROR(Read(o, "attempt", &l.attempt, Int(0, 1'000'000)));
+  RETURN_IF_ERROR(Read(o, "array_id", &l.array_id.value, Int(1, INT64_MAX)));
+  RETURN_IF_ERROR(Read(o, "array_index", &l.array_index, Int(0, SpecLimits::kMaxArrayIndex)));
   RETURN_IF_ERROR(Read(o, "name", &l.name, Str(1024)));
   RETURN_IF_ERROR(Read(o, "user", &l.user, Str(256)));
   RETURN_IF_ERROR(Read(o, "shell", &l.shell, Bool()));

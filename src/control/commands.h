@@ -32,16 +32,20 @@ struct SubmitJobs {
   std::string idempotency_key;  // "" = none
 };
 
+// `id` with `array_index` >= 0 names a task of array `id` ("12_7"). An action on an array's id
+// alone acts on every task of the array, as Slurm's scancel 12 does.
 struct JobAction {
   enum class Kind { kCancel, kHold, kRelease };
   Caller caller;
   JobId id;
   Kind kind = Kind::kCancel;
+  int array_index = -1;
 };
 
 struct GetJob {
   Caller caller;
   JobId id;
+  int array_index = -1;  // >= 0: the task of array `id` with this index
 };
 
 struct ListJobs {
@@ -49,6 +53,7 @@ struct ListJobs {
   std::vector<JobState> states;  // empty = all
   std::string user;              // "" = all
   std::string project;           // "" = all
+  int64_t array = 0;             // 0 = all; else the tasks of this job array
   int limit = 100;
   int64_t after = 0;  // ids greater than this
 };
@@ -116,6 +121,7 @@ struct GetUsage {};
 struct GetJobMetrics {
   Caller caller;
   JobId id;
+  int array_index = -1;
 };
 
 // A snapshot of what GET /metrics shows (control/metrics.h).

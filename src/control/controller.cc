@@ -40,10 +40,9 @@ void Controller::Restore(store::Snapshot snapshot, TimePoint now) {
     JobId id = job.id;
     next_id_ = std::max(next_id_, id.value + 1);
     Job& j = jobs_[id] = std::move(job);
-    if (j.state == JobState::kPending) {
-      Enqueue(j, now);
-    } else if (j.state == JobState::kRunning) {
+    if (j.state == JobState::kRunning) {
       running_.emplace(id, &j);
+      if (ArrayGate* gate = GateOf(j)) gate->active += 1;
       if (j.launch_blamed < static_cast<int>(j.launch_failed_on.size())) unproven_.insert(id);
       // Its nodes must come back and say what became of it; until then they are awaited.
       for (const auto& part : j.allocation) {
@@ -51,6 +50,11 @@ void Controller::Restore(store::Snapshot snapshot, TimePoint now) {
         n.last_seen = now;
       }
     }
+  }
+  // Pending jobs once every job is known: the running tasks of an array hold their places
+  // first, and a singleton sees every earlier job of its name.
+  for (auto& [id, j] : jobs_) {
+    if (j.state == JobState::kPending) Enqueue(j, now);
   }
   tokens_.Restore(std::move(snapshot.tokens));
   for (const store::Drain& d : snapshot.drains) {
@@ -157,6 +161,8 @@ Reply Controller::Submit(const SubmitJobs& c, TimePoint now) {
   }
   std::vector<Resources> resolved;  // each spec's request as it will run
   resolved.reserve(c.specs.size());
+  std::vector<std::vector<int>> tasks(c.specs.size());  // an array's indices; {-1}: one job
+  size_t total = 0;
   for (size_t i = 0; i < c.specs.size(); ++i) {
     const JobSpec& spec = c.specs[i];
     std::string where = c.specs.size() > 1 ? "jobs[" + std::to_string(i) + "]." : "";
@@ -193,45 +199,63 @@ Reply Controller::Submit(const SubmitJobs& c, TimePoint now) {
     Result<Resources> fits = Feasible(spec, c.caller.user);
     if (!fits) return ErrorReply(InvalidArgument(where + fits.error().message()));
     resolved.push_back(std::move(*fits));
+    tasks[i] = {-1};
+    if (!spec.array.empty()) tasks[i] = ParseArraySpec(spec.array, "array")->indices;
+    total += tasks[i].size();
+    if (total > SpecLimits::kMaxArrayTasks) {
+      return ErrorReply(TooLarge(where + "array: more than " +
+                                 std::to_string(SpecLimits::kMaxArrayTasks) +
+                                 " jobs in one submit"));
+    }
   }
   Reply r;
   r.created = true;
-  jobs_submitted_ += c.specs.size();
+  jobs_submitted_ += total;
   JobId first{next_id_};
   for (size_t i = 0; i < c.specs.size(); ++i) {
-    const JobSpec& spec = c.specs[i];
-    JobId id{next_id_++};
-    Job& job = jobs_[id];
-    job.id = id;
-    job.spec = spec;
-    job.spec.resources = std::move(resolved[i]);
-    if (const PoolPolicy* pool = options_.policy.Pool(spec.pool);
-        pool && spec.time_limit.count() == 0) {
-      job.spec.time_limit = pool->default_time_limit;
+    const JobId array{tasks[i].front() >= 0 ? next_id_ : 0};
+    for (int index : tasks[i]) {
+      Job& job = NewJob(c.specs[i], resolved[i], c.caller.user, now);
+      job.array_id = array;
+      job.array_index = index;
+      if (job.spec.hold) {
+        job.state = JobState::kHeld;
+        job.reason = WaitReason::kHeld;
+        job.reason_detail = "held at submit; `baton release " + job.id.ToString() + "` lets it run";
+      } else {
+        Enqueue(job, now);
+      }
+      MarkDirty(job);
+      r.jobs.push_back(job);
     }
-    job.user = c.caller.user;
-    job.submitted_at = now;
-    budgets_.Track(options_.policy, spec.project, now);
-    if (spec.hold) {
-      job.state = JobState::kHeld;
-      job.reason = WaitReason::kHeld;
-      job.reason_detail = "held at submit; `baton release " + id.ToString() + "` lets it run";
-    } else {
-      Enqueue(job, now);
-    }
-    MarkDirty(job);
-    r.jobs.push_back(job);
   }
   next_id_dirty_ = true;
   if (!c.idempotency_key.empty()) {
     store::IdempotencyEntry e{.user = c.caller.user,
                               .key = c.idempotency_key,
                               .first = first,
-                              .count = static_cast<int>(c.specs.size())};
+                              .count = static_cast<int>(total)};
     keys_[KeyOf(e.user, e.key)] = e;
     new_keys_.push_back(std::move(e));
   }
   return r;
+}
+
+Job& Controller::NewJob(const JobSpec& spec, const Resources& resources, const std::string& user,
+                        TimePoint now) {
+  JobId id{next_id_++};
+  Job& job = jobs_[id];
+  job.id = id;
+  job.spec = spec;
+  job.spec.resources = resources;
+  if (const PoolPolicy* pool = options_.policy.Pool(spec.pool);
+      pool && spec.time_limit.count() == 0) {
+    job.spec.time_limit = pool->default_time_limit;
+  }
+  job.user = user;
+  job.submitted_at = now;
+  budgets_.Track(options_.policy, spec.project, now);
+  return job;
 }
 
 Result<Resources> Controller::Feasible(const JobSpec& spec, const std::string& user) {
@@ -259,15 +283,52 @@ Result<Resources> Controller::Feasible(const JobSpec& spec, const std::string& u
   return answer;
 }
 
-Reply Controller::Act(const JobAction& c, TimePoint now) {
-  auto it = jobs_.find(c.id);
-  if (it == jobs_.end()) return ErrorReply(NotFound("job " + c.id.ToString() + " does not exist"));
-  Job& job = it->second;
-  if (!c.caller.admin && job.user != c.caller.user) {
-    return ErrorReply(PermissionDenied("job " + c.id.ToString() + " belongs to " + job.user));
+const Job* Controller::FindJob(JobId id, int array_index) const {
+  const Job* job = FindJob(id);
+  if (array_index < 0 || job == nullptr) return job;
+  if (job->array_id != id) return nullptr;
+  for (auto it = jobs_.find(id); it != jobs_.end() && it->second.array_id == id; ++it) {
+    if (it->second.array_index == array_index) return &it->second;
   }
+  return nullptr;
+}
+
+std::string TaskName(JobId id, int array_index) {
+  return id.ToString() + (array_index >= 0 ? "_" + std::to_string(array_index) : "");
+}
+
+Reply Controller::Act(const JobAction& c, TimePoint now) {
+  const Job* found = FindJob(c.id, c.array_index);
+  if (found == nullptr) {
+    return ErrorReply(NotFound("job " + TaskName(c.id, c.array_index) + " does not exist"));
+  }
+  Job& job = jobs_.at(found->id);
+  if (!c.caller.admin && job.user != c.caller.user) {
+    return ErrorReply(
+        PermissionDenied("job " + TaskName(c.id, c.array_index) + " belongs to " + job.user));
+  }
+  if (c.array_index < 0 && job.array_id == job.id) {
+    // The array's id: every task it can apply to (the others are left as they are).
+    for (auto it = jobs_.find(job.id); it != jobs_.end() && it->second.array_id == job.id; ++it) {
+      Job& task = it->second;
+      bool applies = c.kind == JobAction::Kind::kCancel ? !IsTerminal(task.state)
+                     : c.kind == JobAction::Kind::kHold ? task.state == JobState::kPending
+                                                        : task.state == JobState::kHeld;
+      if (applies) (void)ActOn(task, c.kind, c.caller, now);
+    }
+  } else if (Status st = ActOn(job, c.kind, c.caller, now); !st.ok()) {
+    return ErrorReply(st);
+  }
+  Reply r;
+  r.jobs.push_back(job);
+  return r;
+}
+
+Status Controller::ActOn(Job& job, JobAction::Kind kind, const Caller& caller, TimePoint now) {
+  const std::string name = TaskName(job.array_id.value != 0 ? job.array_id : job.id,
+                                    job.array_id.value != 0 ? job.array_index : -1);
   using K = JobAction::Kind;
-  switch (c.kind) {
+  switch (kind) {
     case K::kCancel:
       if (IsTerminal(job.state)) break;  // cancelling an ended job changes nothing
       if (job.state == JobState::kRunning) {
@@ -285,33 +346,30 @@ Reply Controller::Act(const JobAction& c, TimePoint now) {
     case K::kHold:
       if (job.state == JobState::kHeld) break;
       if (job.state != JobState::kPending) {
-        return ErrorReply(Conflict("job " + c.id.ToString() + " is " +
-                                   std::string(JobStateName(job.state)) +
-                                   "; only pending jobs can be held"));
+        return Conflict("job " + name + " is " + std::string(JobStateName(job.state)) +
+                        "; only pending jobs can be held");
       }
       job.reason = WaitReason::kHeld;
-      job.reason_detail =
-          "held by " + c.caller.user + "; `baton release " + c.id.ToString() + "` lets it run";
+      job.reason_detail = "held by " + caller.user + "; `baton release " + name + "` lets it run";
       SetState(job, JobState::kHeld, now);
       break;
     case K::kRelease:
       if (job.state == JobState::kPending) break;
       if (job.state != JobState::kHeld) {
-        return ErrorReply(Conflict("job " + c.id.ToString() + " is " +
-                                   std::string(JobStateName(job.state)) +
-                                   "; only held jobs can be released"));
+        return Conflict("job " + name + " is " + std::string(JobStateName(job.state)) +
+                        "; only held jobs can be released");
       }
       SetState(job, JobState::kPending, now);
       break;
   }
-  Reply r;
-  r.jobs.push_back(job);
-  return r;
+  return Status::Ok();
 }
 
 Reply Controller::Get(const GetJob& c, TimePoint now) const {
-  const Job* job = FindJob(c.id);
-  if (job == nullptr) return ErrorReply(NotFound("job " + c.id.ToString() + " does not exist"));
+  const Job* job = FindJob(c.id, c.array_index);
+  if (job == nullptr) {
+    return ErrorReply(NotFound("job " + TaskName(c.id, c.array_index) + " does not exist"));
+  }
   Reply r;
   r.jobs.push_back(JobAsShown(*job, now));
   if (job->state == JobState::kPending) {
@@ -332,6 +390,7 @@ Reply Controller::List(const ListJobs& c, TimePoint now) const {
       continue;
     if (!c.user.empty() && j.user != c.user) continue;
     if (!c.project.empty() && j.spec.project != c.project) continue;
+    if (c.array != 0 && j.array_id.value != c.array) continue;
     if (static_cast<int>(r.jobs.size()) == limit) {
       r.next = r.jobs.back().id.value;
       break;
@@ -358,6 +417,11 @@ void Controller::ShowAsNow(std::vector<Job>& jobs, TimePoint now) const {
 void Controller::SetState(Job& job, JobState to, TimePoint now) {
   if (!CanTransition(job.state, to)) std::abort();  // an illegal transition is a bug here
   JobState from = job.state;
+  // A task of a throttled array holds a place while queued or running.
+  const bool held_place =
+      job.array_id.value != 0 &&
+      ((from == JobState::kPending && !blocked_.count(job.id) && to != JobState::kRunning) ||
+       from == JobState::kRunning);
   if (from == JobState::kPending) Dequeue(job);
   if (from == JobState::kRunning) {
     running_.erase(job.id);
@@ -367,6 +431,7 @@ void Controller::SetState(Job& job, JobState to, TimePoint now) {
   }
   job.state = to;
   MarkDirty(job);
+  if (held_place) LeaveGate(job, now);
   if (to == JobState::kPending) Enqueue(job, now);
   if (to == JobState::kRunning) {
     running_.emplace(job.id, &job);
@@ -417,6 +482,18 @@ void Controller::Enqueue(Job& job, TimePoint now) {
     if (job.spec.singleton) singletons_.emplace(SingletonKey(job), job.id);
     return;
   }
+  if (ArrayGate* gate = GateOf(job)) {
+    if (gate->active >= gate->limit) {
+      blocked_.insert(job.id);
+      gate->waiting.insert(job.id);
+      job.reason = WaitReason::kArrayLimit;
+      job.reason_detail = "array " + job.array_id.ToString() + " runs at most " +
+                          std::to_string(gate->limit) + " tasks at once (%" +
+                          std::to_string(gate->limit) + ")";
+      return;
+    }
+    gate->active += 1;
+  }
   queue_.Add(job);
   job.reason = WaitReason::kPriority;
   job.reason_detail = "waiting for the scheduler";
@@ -427,7 +504,35 @@ void Controller::Dequeue(const Job& job) {
   if (blocked_.erase(job.id) > 0) Unblock(job);
 }
 
+Controller::ArrayGate* Controller::GateOf(const Job& job) {
+  if (job.array_id.value == 0) return nullptr;
+  auto it = arrays_.find(job.array_id);
+  if (it == arrays_.end()) {
+    auto spec = ParseArraySpec(job.spec.array, "array");
+    if (!spec || spec->throttle == 0) return nullptr;
+    it = arrays_.emplace(job.array_id, ArrayGate{.limit = spec->throttle}).first;
+  }
+  return &it->second;
+}
+
+void Controller::LeaveGate(const Job& job, TimePoint now) {
+  ArrayGate* gate = GateOf(job);
+  if (gate == nullptr) return;
+  gate->active -= 1;
+  while (gate->active < gate->limit && !gate->waiting.empty()) {
+    Job& next = jobs_.at(*gate->waiting.begin());
+    gate->waiting.erase(gate->waiting.begin());
+    blocked_.erase(next.id);
+    Enqueue(next, now);  // takes a place, or waits again behind a dependency
+    MarkDirty(next);
+  }
+  if (gate->active == 0 && gate->waiting.empty()) arrays_.erase(job.array_id);
+}
+
 void Controller::Unblock(const Job& job) {
+  if (job.array_id.value != 0) {
+    if (auto it = arrays_.find(job.array_id); it != arrays_.end()) it->second.waiting.erase(job.id);
+  }
   if (job.spec.begin) {
     auto [from, to] = begins_.equal_range(*job.spec.begin);
     for (auto it = from; it != to; ++it) {
@@ -581,6 +686,8 @@ void Controller::Launch(Job& job, std::optional<size_t> only_rank) {
     LaunchOrder& l = o.launch;
     l.job = job.id;
     l.attempt = job.restarts;
+    l.array_id = job.array_id;
+    l.array_index = job.array_index;
     l.name = job.spec.name;
     l.user = job.user;
     l.command = job.spec.command;

@@ -69,6 +69,9 @@ inline constexpr size_t kLaunchNodesTried = 3;
 // this long after started.
 inline constexpr Duration kProvenAfter = std::chrono::seconds(3);
 
+// "12" or, for task 7 of array 12, "12_7".
+std::string TaskName(JobId id, int array_index);
+
 class Controller {
  public:
   explicit Controller(ControllerOptions options = {});
@@ -85,6 +88,8 @@ class Controller {
 
   // Read-only views for tests and the simulator.
   const Job* FindJob(JobId id) const;
+  // Task `array_index` of array `id`; with array_index < 0, job `id` itself.
+  const Job* FindJob(JobId id, int array_index) const;
   const std::map<JobId, Job>& jobs() const { return jobs_; }
   const sched::ClusterView& cluster() const { return view_; }
   size_t queue_length() const { return queue_.size(); }
@@ -98,6 +103,7 @@ class Controller {
   // until a node joins or changes.
   Result<Resources> Feasible(const JobSpec& spec, const std::string& user);
   Reply Act(const JobAction& c, TimePoint now);
+  Status ActOn(Job& job, JobAction::Kind kind, const Caller& caller, TimePoint now);
   // A copy of `job` as users see it at `now`.
   static Job JobAsShown(const Job& job, TimePoint now);
   Reply Get(const GetJob& c, TimePoint now) const;
@@ -195,8 +201,19 @@ class Controller {
   void Recheck(const std::vector<JobId>& ids, TimePoint now);
   // The blocked jobs whose begin time has come.
   void ReleaseBegun(TimePoint now);
-  // Forgets a job that leaves the blocked set in the begin-time and singleton indexes.
+  // Forgets a job that leaves the blocked set in the begin-time, singleton and array indexes.
   void Unblock(const Job& job);
+  // A job array's throttle (`%N`): tasks hold a place while queued or running; the others
+  // wait, in index order, with reason array_limit.
+  struct ArrayGate {
+    int limit = 0;
+    int active = 0;
+    std::set<JobId> waiting;
+  };
+  ArrayGate* GateOf(const Job& job);  // null: not a task of a throttled array
+  void LeaveGate(const Job& job, TimePoint now);
+  Job& NewJob(const JobSpec& spec, const Resources& resources, const std::string& user,
+              TimePoint now);
   static std::string SingletonKey(const Job& job);
   void SendOrder(const std::string& node, Order order);
   NodeRecord* FindNode(const std::string& name);
@@ -215,6 +232,7 @@ class Controller {
   std::set<JobId> blocked_;  // pending jobs waiting for dependencies or their begin time
   std::multimap<TimePoint, JobId> begins_;        // blocked jobs with a begin time, by it
   std::multimap<std::string, JobId> singletons_;  // blocked singleton jobs, by user and name
+  std::map<JobId, ArrayGate> arrays_;             // throttled arrays with tasks queued or running
   std::set<JobId> unproven_;       // running after launch failures elsewhere, blame not yet counted
   std::map<JobId, Job*> running_;  // jobs_ never drops a job, and map nodes do not move
   std::vector<sched::Reservation> claims_;  // GPUs preemption freed, held for their claimers

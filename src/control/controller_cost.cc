@@ -87,7 +87,7 @@ void Controller::CheckBudgets(TimePoint now) {
 }
 
 Reply Controller::JobMetricsOf(const GetJobMetrics& c, TimePoint now) const {
-  const Job* job = FindJob(c.id);
+  const Job* job = FindJob(c.id, c.array_index);
   if (job == nullptr) return ErrorReply(NotFound("job " + c.id.ToString() + " does not exist"));
   JobMetrics m{.job = job->id.value,
                .state = std::string(JobStateName(job->state)),

@@ -14,8 +14,8 @@ namespace {
 constexpr std::array<std::string_view, 4> kPriorityNames = {"low", "normal", "high", "critical"};
 constexpr std::array<std::string_view, 7> kStateNames = {
     "pending", "held", "running", "succeeded", "failed", "cancelled", "timed_out"};
-constexpr std::array<std::string_view, 7> kWaitReasonNames = {
-    "", "priority", "resources", "quota", "held", "dependency", "begin_time"};
+constexpr std::array<std::string_view, 8> kWaitReasonNames = {
+    "", "priority", "resources", "quota", "held", "dependency", "begin_time", "array_limit"};
 constexpr std::array<std::string_view, 3> kPreemptReasonNames = {"priority", "quota", "service"};
 
 Status FieldError(std::string_view field, std::string why) {
@@ -288,7 +288,67 @@ Status ValidateJobSpec(const JobSpec& spec) {
   RETURN_STATUS_IF_ERROR(ValidateResources(spec.resources));
   RETURN_STATUS_IF_ERROR(ValidateAccountAndLimits(spec));
   RETURN_STATUS_IF_ERROR(ValidateEnv(spec));
+  if (!spec.array.empty()) {
+    auto array = ParseArraySpec(spec.array, "array");
+    if (!array) return array.error();
+  }
   return ValidateWorkdirAndAfter(spec);
+}
+
+Result<ArraySpec> ParseArraySpec(std::string_view text, std::string_view field) {
+  auto bad = [&](std::string why) {
+    return Err(InvalidArgument(std::string(field) + ": \"" + std::string(text.substr(0, 64)) +
+                               "\" " + why + " (e.g. 0-99%8, 1,5,9 or 0-20:5)"));
+  };
+  auto number = [](std::string_view s, long* out) {
+    if (s.empty() || s.size() > 9) return false;
+    long v = 0;
+    for (char c : s) {
+      if (c < '0' || c > '9') return false;
+      v = v * 10 + (c - '0');
+    }
+    *out = v;
+    return true;
+  };
+  ArraySpec out;
+  std::string_view list = text;
+  if (size_t pct = text.find('%'); pct != std::string_view::npos) {
+    long n = 0;
+    if (!number(text.substr(pct + 1), &n) || n < 1) return bad("has a bad throttle after %");
+    out.throttle = static_cast<int>(std::min<long>(n, SpecLimits::kMaxArrayTasks));
+    list = text.substr(0, pct);
+  }
+  if (list.empty()) return bad("names no index");
+  std::set<int> indices;
+  while (!list.empty()) {
+    size_t comma = list.find(',');
+    std::string_view item = list.substr(0, comma);
+    list = comma == std::string_view::npos ? std::string_view() : list.substr(comma + 1);
+    if (comma != std::string_view::npos && list.empty()) return bad("ends with a comma");
+    long step = 1;
+    if (size_t colon = item.find(':'); colon != std::string_view::npos) {
+      if (!number(item.substr(colon + 1), &step) || step < 1) return bad("has a bad step");
+      item = item.substr(0, colon);
+    }
+    long lo = 0, hi = 0;
+    size_t dash = item.find('-');
+    if (dash == std::string_view::npos) {
+      if (!number(item, &lo)) return bad("is not a list of indices and ranges");
+      hi = lo;
+    } else if (!number(item.substr(0, dash), &lo) || !number(item.substr(dash + 1), &hi) ||
+               hi < lo) {
+      return bad("is not a list of indices and ranges");
+    }
+    if (hi > SpecLimits::kMaxArrayIndex)
+      return bad("has an index over " + std::to_string(SpecLimits::kMaxArrayIndex));
+    for (long i = lo; i <= hi; i += step) {
+      indices.insert(static_cast<int>(i));
+      if (indices.size() > SpecLimits::kMaxArrayTasks)
+        return bad("has more than " + std::to_string(SpecLimits::kMaxArrayTasks) + " tasks");
+    }
+  }
+  out.indices.assign(indices.begin(), indices.end());
+  return out;
 }
 
 }  // namespace baton

@@ -34,8 +34,18 @@ bool IsTerminal(JobState s);
 //   held:       held by its owner or an admin until released;
 //   dependency: a job it runs after has not ended as it needs (or, a singleton, an earlier job
 //               of its name and user has not ended);
-//   begin_time: it may not start before its begin time.
-enum class WaitReason { kNone, kPriority, kResources, kQuota, kHeld, kDependency, kBeginTime };
+//   begin_time: it may not start before its begin time;
+//   array_limit: its array runs (or queues) as many tasks at once as its throttle allows.
+enum class WaitReason {
+  kNone,
+  kPriority,
+  kResources,
+  kQuota,
+  kHeld,
+  kDependency,
+  kBeginTime,
+  kArrayLimit
+};
 std::string_view WaitReasonName(WaitReason r);  // "" for kNone
 Result<WaitReason> ParseWaitReason(std::string_view text);
 
@@ -61,6 +71,8 @@ struct SpecLimits {
   static constexpr int kMaxCpus = 100'000;
   static constexpr int kMaxRetries = 100;
   static constexpr size_t kMaxAfter = 256;
+  static constexpr size_t kMaxArrayTasks = 10'000;
+  static constexpr int kMaxArrayIndex = 1'000'000;
 };
 
 struct Resources {
@@ -95,6 +107,9 @@ struct JobSpec {
   // same name submitted before it has ended (one at a time, in submit order).
   bool singleton = false;
   std::optional<TimePoint> begin;  // not before (Slurm's --begin)
+  // A job array, as Slurm's --array: "0-99%8", "1,5,9", "0-20:5". One task (job) per index,
+  // at most `%N` of them queued or running at once. Kept on every task as submitted.
+  std::string array;
   bool preemptible = false;
   bool hold = false;
   // One process per GPU (torchrun's nproc_per_node = GPUs), each with its LOCAL_RANK and RANK;
@@ -106,6 +121,14 @@ struct JobSpec {
   Duration signal_before{0};
   bool operator==(const JobSpec&) const = default;
 };
+
+// A job array's indices and throttle: "0-99%8" (0 to 99, at most 8 at once), "1,5,9",
+// "0-20:5" (0, 5, 10, 15, 20). Indices 0 to 1,000,000, at most SpecLimits::kMaxArrayTasks.
+struct ArraySpec {
+  std::vector<int> indices;  // sorted, each once
+  int throttle = 0;          // 0: no limit
+};
+Result<ArraySpec> ParseArraySpec(std::string_view text, std::string_view field);
 
 // A spec as a submit starts it: what it does not name is the default, and its nodes are left
 // to the controller (Resources::nodes 0).
@@ -184,6 +207,9 @@ struct Job {
   int64_t cost_per_hour_micros = 0;  // the current (else the last) attempt's price per hour
   double gpu_seconds = 0;  // GPU-seconds its ended attempts ran (the running one not counted)
   int master_port = 0;     // multi-node or multi-process: the current attempt's MASTER_PORT
+  // A task of a job array: the array's id (its first task's) and this task's index.
+  JobId array_id{0};
+  int array_index = -1;
   // Nodes where it could not start, in order: it is not placed there again. The first
   // `launch_blamed` of them were counted against their nodes when it started elsewhere.
   std::vector<std::string> launch_failed_on;

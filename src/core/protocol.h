@@ -18,7 +18,9 @@ namespace baton {
 
 struct LaunchOrder {
   JobId job;
-  int attempt = 0;  // the job's restart count when launched
+  int attempt = 0;       // the job's restart count when launched
+  JobId array_id;        // a task of a job array: the array's id (0: none) ...
+  int array_index = -1;  // ... and the task's index (BATON_ARRAY_JOB_ID, BATON_ARRAY_INDEX)
   std::string name;
   std::string user;
   std::vector<std::string> command;
