@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "cli/client.h"
+#include "cli/parser.h"
 #include "cli/submit.h"
 #include "cli/table.h"
 #include "cli/views.h"
@@ -598,12 +599,15 @@ void AddClientCommands(CLI::App& app, int* exit_code,
                        std::optional<std::vector<std::string>> command_tail) {
   auto tail = std::make_shared<std::optional<std::vector<std::string>>>(std::move(command_tail));
   auto conn = std::make_shared<Connection>();
+  // The connection flags, before the command (`baton --server URL jobs`) as after it.
+  AddConnectionFlags(&app, *conn);
   AddSubmitCommand(app, conn, exit_code, tail);
   AddJobCommands(app, conn, exit_code);
   AddNodeCommands(app, conn, exit_code);
   AddConfigCommands(app, exit_code);
   AddTokenCommands(app, conn, exit_code);
   AddViewCommands(app, conn, exit_code);
+  AddParserCommands(app, exit_code);
 }
 
 }  // namespace baton::cli

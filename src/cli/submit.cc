@@ -7,6 +7,7 @@
 #include <set>
 #include <sstream>
 
+#include "cli/parser.h"
 #include "codec/json_codec.h"
 #include "core/quantity.h"
 
@@ -49,6 +50,10 @@ struct SubmitFlags {
 Status ApplyResourceFlags(const SubmitFlags& f, const std::set<std::string>* given, JobSpec* spec) {
   auto use = [&](const char* flag) { return given == nullptr || given->count(flag) > 0; };
   if (use("--gpus")) {
+    if (f.gpus.starts_with("-")) {
+      return InvalidArgument("--gpus: GPUs must be positive, or 0 for a job without GPUs (got \"" +
+                             f.gpus.substr(0, 32) + "\")");
+    }
     ASSIGN_OR_RETURN_STATUS(spec->resources.milli_gpus,
                             ParseMilli(f.gpus, "--gpus", SpecLimits::kMaxMilliGpus));
   }
@@ -200,6 +205,8 @@ void AddSubmitCommand(CLI::App& app, const std::shared_ptr<Connection>& conn, in
   CLI::App* sub =
       app.add_subcommand("submit", "submit a job: baton submit [OPTIONS] -- COMMAND [ARGS...]");
   sub->prefix_command();
+  SetUsage(sub,
+           "baton submit [OPTIONS] -- COMMAND [ARGS...]\n       baton submit -f FILE [OPTIONS]");
   AddConnectionFlags(sub, *conn);
   sub->add_option("-g,--gpus", f->gpus, "GPUs (a fraction such as 0.25 shares one GPU)");
   sub->add_option("--gpu-type", f->gpu_type, "GPU model, e.g. H100 or A100-40GB");

@@ -56,7 +56,8 @@ Status DecodeResources(const json::value& v, std::string_view prefix, Resources*
       if (!s) return s.error();
       r->memory_bytes = *s;
     } else {
-      return FieldError(field, "unknown field");
+      return FieldError(field,
+                        "unknown field (valid: gpus, gpu_type, gpu_memory, nodes, cpus, memory)");
     }
   }
   return Status::Ok();
@@ -180,7 +181,10 @@ Status DecodeSpecField(std::string_view key, const std::string& field, const jso
      : key == "preemptible" ? spec->preemptible
                             : spec->process_per_gpu) = *b;
   } else {
-    return FieldError(field, "unknown field");
+    return FieldError(field,
+                      "unknown field (valid: name, command, resources, priority, project, pool, "
+                      "time_limit, grace_period, signal, retries, env, workdir, after, "
+                      "preemptible, hold, process_per_gpu)");
   }
   return Status::Ok();
 }
@@ -506,7 +510,8 @@ Result<std::vector<JobSpec>> DecodeSpecList(const json::value& v) {
   const json::array* list = nullptr;
   if (IsBatchObject(v)) {
     for (const auto& kv : v.get_object()) {
-      if (kv.key() != "jobs") return Err(FieldError(std::string(kv.key()), "unknown field"));
+      if (kv.key() != "jobs")
+        return Err(FieldError(std::string(kv.key()), "unknown field (valid: jobs)"));
     }
     ASSIGN_OR_RETURN(list, GetArray(v.get_object().at("jobs"), "jobs"));
   } else {

@@ -1,0 +1,142 @@
+// Issue 16, "What a Slurm user expects on day one": the command line as users type it, through
+// the real binary: its words and messages, acting on many jobs, resubmitting, history, and
+// the views that show everything.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+
+#include "harness.h"
+
+namespace baton::testing {
+namespace {
+
+std::string FirstLine(const std::string& s) { return s.substr(0, s.find('\n')); }
+
+// Every line of `out` starts with "baton:".
+bool EveryLineSaysBaton(const std::string& out) {
+  std::istringstream in(out);
+  for (std::string line; std::getline(in, line);) {
+    if (!line.starts_with("baton:")) return false;
+  }
+  return !out.empty();
+}
+
+TEST(CliParser, AnUnknownCommandIsNamedWithTheClosestOne) {
+  TempDir dir;
+  BatonProcess baton(dir.path());
+  CliResult typo = RunCli(baton, {"sumbit", "--", "echo", "hi"});
+  EXPECT_EQ(typo.exit_code, 2);
+  EXPECT_EQ(typo.out, "baton: unknown command 'sumbit'; did you mean 'submit'?\n");
+  CliResult far = RunCli(baton, {"frobnicate"});
+  EXPECT_EQ(far.exit_code, 2);
+  EXPECT_EQ(far.out.rfind("baton: unknown command 'frobnicate'", 0), 0u) << far.out;
+  CliResult help_typo = RunCli(baton, {"help", "canel"});
+  EXPECT_EQ(help_typo.exit_code, 2);
+  EXPECT_NE(help_typo.out.find("did you mean 'cancel'?"), std::string::npos) << help_typo.out;
+}
+
+TEST(CliParser, HelpAndVersion) {
+  TempDir dir;
+  BatonProcess baton(dir.path());
+  CliResult help = RunCli(baton, {"help"});
+  EXPECT_EQ(help.exit_code, 0) << help.out;
+  EXPECT_NE(help.out.find("Usage: baton [OPTIONS] SUBCOMMAND"), std::string::npos) << help.out;
+  EXPECT_NE(help.out.find("cancel"), std::string::npos) << help.out;
+  CliResult submit = RunCli(baton, {"help", "submit"});
+  EXPECT_EQ(submit.exit_code, 0) << submit.out;
+  EXPECT_NE(submit.out.find("Usage: baton submit [OPTIONS] -- COMMAND [ARGS...]"),
+            std::string::npos)
+      << submit.out;
+  EXPECT_NE(submit.out.find("--gpus"), std::string::npos) << submit.out;
+  CliResult dash = RunCli(baton, {"submit", "--help"});
+  EXPECT_EQ(dash.exit_code, 0);
+  EXPECT_NE(dash.out.find("Usage: baton submit [OPTIONS] -- COMMAND [ARGS...]"), std::string::npos)
+      << dash.out;
+  CliResult nested = RunCli(baton, {"help", "token", "create"});
+  EXPECT_EQ(nested.exit_code, 0) << nested.out;
+  EXPECT_NE(nested.out.find("Usage: baton token create"), std::string::npos) << nested.out;
+  CliResult version = RunCli(baton, {"version"});
+  EXPECT_EQ(version.exit_code, 0);
+  EXPECT_EQ(version.out.rfind("baton ", 0), 0u) << version.out;
+  CliResult flag = RunCli(baton, {"--version"});
+  EXPECT_EQ(flag.exit_code, 0);
+  EXPECT_EQ(flag.out, version.out);
+}
+
+TEST(CliParser, ConnectionFlagsGoBeforeTheCommandToo) {
+  TempDir dir;
+  BatonProcess baton(dir.path());
+  CliResult bad = RunCli(baton, {"--token", "not-a-token", "jobs"});
+  EXPECT_EQ(bad.exit_code, 1) << bad.out;  // the flag was used, not the local admin.token
+  EXPECT_TRUE(EveryLineSaysBaton(bad.out)) << bad.out;
+  CliResult nowhere = RunCli(baton, {"--server=http://127.0.0.1:1", "jobs"});
+  EXPECT_EQ(nowhere.exit_code, 1) << nowhere.out;
+  CliResult good = RunCli(baton, {"--server", baton.url(), "--token", baton.token(), "jobs"});
+  EXPECT_EQ(good.exit_code, 0) << good.out;
+  CliResult sub =
+      RunCli(baton, {"--server", baton.url(), "--token", baton.token(), "submit", "--", "true"});
+  ASSERT_EQ(sub.exit_code, 0) << sub.out;
+  EXPECT_GT(std::stoll(sub.out), 0) << sub.out;
+  CliResult after = RunCli(baton, {"jobs", "--token", "not-a-token"});
+  EXPECT_EQ(after.exit_code, 1) << after.out;
+}
+
+TEST(CliParser, EveryErrorLineStartsWithBaton) {
+  TempDir dir;
+  BatonProcess baton(dir.path());
+  for (std::vector<std::string> args : std::vector<std::vector<std::string>>{
+           {"show"},
+           {"jobs", "--bogus"},
+           {"show", "notanumber"},
+           {"token"},
+           {"submit", "-t", "soon", "--", "true"},
+           {"show", "999999"},
+       }) {
+    CliResult r = RunCli(baton, args);
+    EXPECT_NE(r.exit_code, 0) << args[0];
+    EXPECT_TRUE(EveryLineSaysBaton(r.out)) << args[0] << ": " << r.out;
+  }
+  CliResult missing = RunCli(baton, {"show"});
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_NE(missing.out.find("baton help show"), std::string::npos) << missing.out;
+}
+
+TEST(CliParser, JobFileMistakesSayWhatToFix) {
+  TempDir dir;
+  BatonProcess baton(dir.path());
+  std::string file = dir.path() + "/job.yaml";
+  std::ofstream(file) << "name: a\ncommand: [true]\nresources:\n\tgpus: 1\n";
+  CliResult tab = RunCli(baton, {"submit", "-f", file});
+  EXPECT_EQ(tab.exit_code, 2);
+  EXPECT_NE(tab.out.find("job.yaml: line 4: tabs are not allowed for indentation"),
+            std::string::npos)
+      << tab.out;
+  std::ofstream(file) << "name: a\ncommand: [true]\ngpus: 1\n";
+  CliResult field = RunCli(baton, {"submit", "-f", file});
+  EXPECT_EQ(field.exit_code, 2);
+  EXPECT_NE(field.out.find("gpus: unknown field (valid: name, command, resources"),
+            std::string::npos)
+      << field.out;
+  std::ofstream(file) << "command: [true]\nresources: {gpu: 1}\n";
+  CliResult inner = RunCli(baton, {"submit", "-f", file});
+  EXPECT_NE(inner.out.find("resources.gpu: unknown field (valid: gpus,"), std::string::npos)
+      << inner.out;
+}
+
+TEST(CliParser, DecimalDurationsAndNegativeGpus) {
+  TempDir dir;
+  BatonProcess baton(dir.path());
+  CliResult sub = RunCli(baton, {"submit", "--hold", "-t", "1.5h", "--", "true"});
+  ASSERT_EQ(sub.exit_code, 0) << sub.out;
+  CliResult show = RunCli(baton, {"show", FirstLine(sub.out)});
+  EXPECT_NE(show.out.find("1h30m"), std::string::npos) << show.out;
+  CliResult neg = RunCli(baton, {"submit", "-g", "-1", "--", "true"});
+  EXPECT_EQ(neg.exit_code, 2) << neg.out;
+  EXPECT_NE(neg.out.find("GPUs must be positive"), std::string::npos) << neg.out;
+  EXPECT_TRUE(EveryLineSaysBaton(neg.out)) << neg.out;
+}
+
+}  // namespace
+}  // namespace baton::testing
