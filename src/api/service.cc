@@ -165,6 +165,12 @@ std::vector<Route> Service::Routes() {
        "only an admin injects faults"},
       {"GET", "/v1/events", A::kUserOrAdmin, to(&Service::Events)},
       {"GET", "/v1/usage", A::kUserOrAdmin, to(&Service::Usage)},
+      // Who the token acts as: `baton cancel --all` cancels that user's jobs.
+      {"GET", "/v1/whoami", A::kUserOrAdmin,
+       [](Call c) {
+         c.respond(Json(200, "{\"user\":" + codec::EncodeString(c.who.user) +
+                                 ",\"role\":" + codec::EncodeString(RoleName(c.who.role)) + "}"));
+       }},
       {"POST", "/v1/tokens", A::kUserOrAdmin, to(&Service::CreateToken)},
       {"GET", "/v1/tokens", A::kUserOrAdmin, to(&Service::ListTokens)},
       {"POST", "/v1/tokens/{id}/revoke", A::kUserOrAdmin, to(&Service::RevokeToken)},

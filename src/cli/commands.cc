@@ -14,6 +14,7 @@
 #include <string_view>
 #include <thread>
 
+#include "cli/actions.h"
 #include "cli/client.h"
 #include "cli/parser.h"
 #include "cli/submit.h"
@@ -172,17 +173,6 @@ int Logs(const Connection& conn, int64_t id, bool follow) {
     if (res->body.empty()) return 0;
     offset += static_cast<int64_t>(res->body.size());
   }
-}
-
-int Act(const Connection& conn, const std::vector<int64_t>& ids, const std::string& action) {
-  auto api = ApiClient::Connect(conn);
-  if (!api) return Fail(api.error());
-  int rc = 0;
-  for (int64_t id : ids) {
-    auto res = (*api)->Call("POST", "/v1/jobs/" + std::to_string(id) + "/" + action, "{}");
-    if (!res) rc = Fail(res.error());
-  }
-  return rc;
 }
 
 int Wait(const Connection& conn, const std::vector<int64_t>& ids, const std::string& timeout) {
@@ -452,15 +442,7 @@ void AddJobCommands(CLI::App& app, const std::shared_ptr<Connection>& conn, int*
     sub->add_flag("-f,--follow", *follow, "keep printing until the job ends");
     sub->callback([=] { *exit_code = Logs(*conn, *id, *follow); });
   }
-  for (const char* action : {"cancel", "hold", "release"}) {
-    auto ids = std::make_shared<std::vector<int64_t>>();
-    std::string help = std::string(action) + " jobs";
-    CLI::App* sub = app.add_subcommand(action, help);
-    AddConnectionFlags(sub, *conn);
-    sub->add_option("ids", *ids, "job ids")->required();
-    std::string a = action;
-    sub->callback([=] { *exit_code = Act(*conn, *ids, a); });
-  }
+  AddActionCommands(app, conn, exit_code);
   {
     auto ids = std::make_shared<std::vector<int64_t>>();
     auto timeout = std::make_shared<std::string>();

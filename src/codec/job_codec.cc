@@ -703,6 +703,14 @@ std::string ErrorMessage(std::string_view body) {
   return std::string(body.substr(0, 512));
 }
 
+Result<std::string> DecodeWhoAmI(std::string_view body) {
+  ASSIGN_OR_RETURN(json::value v, Parse(body));
+  ASSIGN_OR_RETURN(const json::object* o, GetObject(v, "whoami"));
+  const json::value* user = Find(*o, "user");
+  if (user == nullptr) return Err(InvalidArgument("whoami: missing user"));
+  return GetString(*user, "user", 256);
+}
+
 std::string EncodeString(std::string_view s) { return json::serialize(json::value(s)); }
 
 }  // namespace baton::codec

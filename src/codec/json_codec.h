@@ -86,6 +86,8 @@ std::string EncodeGpuList(const std::vector<NodeStatus>& nodes);
 std::string EncodeError(const Status& status);
 // The message inside an error body, or the body itself when it is not one.
 std::string ErrorMessage(std::string_view body);
+// GET /v1/whoami: {"user": "...", "role": "..."}; the user.
+Result<std::string> DecodeWhoAmI(std::string_view body);
 
 // Agent protocol.
 std::string EncodeRegister(const RegisterRequest& r);

@@ -138,5 +138,71 @@ TEST(CliParser, DecimalDurationsAndNegativeGpus) {
   EXPECT_TRUE(EveryLineSaysBaton(neg.out)) << neg.out;
 }
 
+// `baton submit ARGS... --hold -- sleep 60`: the new job's id, as text.
+std::string SubmitHeld(const BatonProcess& baton, std::vector<std::string> args) {
+  args.insert(args.begin(), "submit");
+  for (const char* w : {"--hold", "--", "sleep", "60"}) args.emplace_back(w);
+  CliResult r = RunCli(baton, args);
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  return FirstLine(r.out);
+}
+
+TEST(CliActions, CancelManyByIdsRangesAndSelectors) {
+  TempDir dir;
+  BatonProcess baton(dir.path());
+  auto c = baton.Client();
+  std::vector<std::string> ids;
+  for (const char* name : {"a", "a", "a", "b", "b", "c", "c", "d"}) {
+    ids.push_back(
+        SubmitHeld(baton, {"--name", name, "--project", name[0] == 'd' ? "vision" : "nlp"}));
+  }
+  auto state = [&](const std::string& id) {
+    return JsonString(GetJob(*c, std::stoll(id)), "state");
+  };
+  CliResult some = RunCli(baton, {"cancel", ids[0], ids[1] + "-" + ids[2]});
+  EXPECT_EQ(some.exit_code, 0) << some.out;
+  EXPECT_EQ(some.out, "job " + ids[0] + ": cancelled\njob " + ids[1] + ": cancelled\njob " +
+                          ids[2] + ": cancelled\n");
+  CliResult by_name = RunCli(baton, {"release", "--name", "b"});
+  EXPECT_EQ(by_name.exit_code, 0) << by_name.out;
+  EXPECT_NE(by_name.out.find("job " + ids[3] + ": released"), std::string::npos) << by_name.out;
+  EXPECT_NE(state(ids[3]), "held");
+  EXPECT_EQ(state(ids[5]), "held");
+  CliResult held_again = RunCli(baton, {"hold", "--name", "b", "--state", "pending,running"});
+  EXPECT_EQ(held_again.out.find(ids[5]), std::string::npos) << held_again.out;  // not a b
+  CliResult by_project = RunCli(baton, {"cancel", "--project", "vision"});
+  EXPECT_EQ(by_project.exit_code, 0) << by_project.out;
+  EXPECT_EQ(by_project.out, "job " + ids[7] + ": cancelled\n");
+  CliResult held_c = RunCli(baton, {"cancel", "--state", "held", "--name", "c"});
+  EXPECT_EQ(held_c.exit_code, 0) << held_c.out;
+  EXPECT_EQ(state(ids[5]), "cancelled");
+  EXPECT_EQ(state(ids[6]), "cancelled");
+  // Someone else's --all is theirs: none of root's jobs.
+  CliResult made = RunCli(baton, {"token", "create", "--user", "nobody", "--json"});
+  ASSERT_EQ(made.exit_code, 0) << made.out;
+  std::string bob = JsonString(made.out, "token");
+  ASSERT_FALSE(bob.empty()) << made.out;
+  CliResult theirs = RunCli(baton, {"cancel", "--all", "--token", bob});
+  EXPECT_EQ(theirs.exit_code, 0) << theirs.out;
+  EXPECT_EQ(theirs.out, "no matching jobs\n");
+  CliResult not_theirs = RunCli(baton, {"cancel", "--user", "root", "--token", bob});
+  EXPECT_EQ(not_theirs.exit_code, 1) << not_theirs.out;  // the server says no, for each
+  EXPECT_NE(not_theirs.out.find("baton: could not cancel"), std::string::npos) << not_theirs.out;
+  CliResult all = RunCli(baton, {"cancel", "--all"});
+  EXPECT_EQ(all.exit_code, 0) << all.out;
+  EXPECT_NE(all.out.find("job " + ids[4] + ": cancelled"), std::string::npos) << all.out;
+  EXPECT_EQ(JsonString(WaitForJob(*c, std::stoll(ids[3])), "state"), "cancelled");
+  // Failures are named, and the exit status says so.
+  CliResult again = RunCli(baton, {"cancel", ids[0], "999999"});
+  EXPECT_EQ(again.exit_code, 1) << again.out;
+  EXPECT_NE(again.out.find("baton: job 999999 does not exist"), std::string::npos) << again.out;
+  EXPECT_NE(again.out.find("baton: could not cancel 1 of 2 jobs: 999999"), std::string::npos)
+      << again.out;
+  CliResult nothing = RunCli(baton, {"cancel"});
+  EXPECT_EQ(nothing.exit_code, 2) << nothing.out;
+  CliResult bad = RunCli(baton, {"cancel", "20-10"});
+  EXPECT_EQ(bad.exit_code, 2) << bad.out;
+}
+
 }  // namespace
 }  // namespace baton::testing
