@@ -584,6 +584,7 @@ void AddClientCommands(CLI::App& app, int* exit_code,
   // The connection flags, before the command (`baton --server URL jobs`) as after it.
   AddConnectionFlags(&app, *conn);
   AddSubmitCommand(app, conn, exit_code, tail);
+  AddResubmitCommand(app, conn, exit_code);
   AddJobCommands(app, conn, exit_code);
   AddNodeCommands(app, conn, exit_code);
   AddConfigCommands(app, exit_code);

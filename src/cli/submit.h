@@ -19,6 +19,9 @@ namespace baton::cli {
 void AddSubmitCommand(CLI::App& app, const std::shared_ptr<Connection>& conn, int* exit_code,
                       const std::shared_ptr<std::optional<std::vector<std::string>>>& tail);
 
+// `baton resubmit ID [OPTIONS]`: the job's spec again; the flags of submit typed override it.
+void AddResubmitCommand(CLI::App& app, const std::shared_ptr<Connection>& conn, int* exit_code);
+
 // The flags every command that talks to the server takes (commands.cc); `conn` must outlive
 // the parse.
 void AddConnectionFlags(CLI::App* sub, Connection& conn);

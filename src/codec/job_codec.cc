@@ -539,6 +539,44 @@ Result<std::vector<JobSpec>> DecodeJobSpecs(std::string_view text) {
   return std::vector<JobSpec>{std::move(spec)};
 }
 
+namespace {
+
+// A job object as the API shows it, told from a spec by its id.
+bool IsJobObject(const json::value& v) { return v.is_object() && v.get_object().contains("id"); }
+
+Result<JobSpec> SpecOfShownJob(const json::value& v, const std::string& where) {
+  auto spec = SpecFromJobObject(v.get_object());
+  if (!spec) return Err(InvalidArgument(where + spec.error().message()));
+  spec->hold = false;
+  return spec;
+}
+
+}  // namespace
+
+Result<std::vector<JobSpec>> DecodeJobFile(std::string_view text) {
+  ASSIGN_OR_RETURN(json::value v, Parse(text));
+  if (IsJobObject(v)) {
+    ASSIGN_OR_RETURN(JobSpec spec, SpecOfShownJob(v, ""));
+    return std::vector<JobSpec>{std::move(spec)};
+  }
+  // `baton jobs --json`: {"jobs": [job, ...], "next": ...}, or a bare array of jobs.
+  const json::value* list = &v;
+  if (v.is_object() && v.get_object().contains("jobs")) list = &v.get_object().at("jobs");
+  if (list->is_array() && !list->get_array().empty() && IsJobObject(list->get_array()[0])) {
+    std::vector<JobSpec> specs;
+    const json::array& a = list->get_array();
+    if (a.size() > 10000) return Err(TooLarge("jobs: at most 10000 jobs in one batch"));
+    for (size_t i = 0; i < a.size(); ++i) {
+      std::string where = "jobs[" + std::to_string(i) + "]: ";
+      if (!IsJobObject(a[i])) return Err(InvalidArgument(where + "not a job object"));
+      ASSIGN_OR_RETURN(JobSpec spec, SpecOfShownJob(a[i], where));
+      specs.push_back(std::move(spec));
+    }
+    return specs;
+  }
+  return DecodeJobSpecs(text);
+}
+
 Result<std::vector<JobSpec>> DecodeJobBatch(std::string_view text) {
   ASSIGN_OR_RETURN(json::value v, Parse(text));
   if (!IsBatchObject(v)) return Err(InvalidArgument("body: must be {\"jobs\": [spec, ...]}"));

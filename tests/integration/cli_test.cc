@@ -204,5 +204,75 @@ TEST(CliActions, CancelManyByIdsRangesAndSelectors) {
   EXPECT_EQ(bad.exit_code, 2) << bad.out;
 }
 
+TEST(CliResubmit, ResubmitTakesTheFlagsOfSubmit) {
+  TempDir dir;
+  BatonProcess baton(dir.path());
+  auto c = baton.Client();
+  CliResult sub =
+      RunCli(baton, {"submit", "--name", "r", "-g", "1", "-t", "1h", "--env", "A=1", "--env", "B=2",
+                     "--project", "nlp", "--hold", "--", "sleep", "60"});
+  ASSERT_EQ(sub.exit_code, 0) << sub.out;
+  std::string id = FirstLine(sub.out);
+  CliResult again =
+      RunCli(baton, {"resubmit", id, "-g", "2", "-t", "30m", "--env", "A=5", "--hold"});
+  ASSERT_EQ(again.exit_code, 0) << again.out;
+  ASSERT_NE(FirstLine(again.out), id);
+  std::string job = GetJob(*c, std::stoll(again.out));
+  EXPECT_EQ(JsonString(job, "name"), "r") << job;
+  EXPECT_EQ(JsonString(job, "project"), "nlp") << job;
+  EXPECT_EQ(JsonString(job, "state"), "held") << job;
+  EXPECT_NE(job.find("\"gpus\":2"), std::string::npos) << job;
+  EXPECT_NE(job.find("\"A\":\"5\""), std::string::npos) << job;
+  EXPECT_NE(job.find("\"B\":\"2\""), std::string::npos) << job;
+  EXPECT_NE(job.find("\"command\":[\"sleep\",\"60\"]"), std::string::npos) << job;
+  CliResult show = RunCli(baton, {"show", FirstLine(again.out)});
+  EXPECT_NE(show.out.find("30m"), std::string::npos) << show.out;
+  // Not held unless asked: the original's --hold is how it was submitted, not what it is.
+  CliResult plain = RunCli(baton, {"resubmit", id});
+  ASSERT_EQ(plain.exit_code, 0) << plain.out;
+  EXPECT_NE(JsonString(GetJob(*c, std::stoll(plain.out)), "state"), "held");
+  RunCli(baton, {"cancel", FirstLine(plain.out)});
+  CliResult help = RunCli(baton, {"help", "resubmit"});
+  EXPECT_NE(help.out.find("Usage: baton resubmit ID [OPTIONS]"), std::string::npos) << help.out;
+  EXPECT_NE(help.out.find("--gpus"), std::string::npos) << help.out;
+  CliResult missing = RunCli(baton, {"resubmit", "999999"});
+  EXPECT_EQ(missing.exit_code, 1) << missing.out;
+  EXPECT_NE(missing.out.find("999999"), std::string::npos) << missing.out;
+  CliResult bad = RunCli(baton, {"resubmit", id, "-g", "-1"});
+  EXPECT_EQ(bad.exit_code, 2) << bad.out;
+}
+
+TEST(CliResubmit, ShowJsonIsAJobFile) {
+  TempDir dir;
+  BatonProcess baton(dir.path());
+  auto c = baton.Client();
+  CliResult sub =
+      RunCli(baton, {"submit", "--name", "copy", "-g", "0.5", "--cpus", "2", "--memory", "1GiB",
+                     "--env", "K=V", "-t", "2h", "--hold", "--", "sh", "-c", "echo hi"});
+  ASSERT_EQ(sub.exit_code, 0) << sub.out;
+  CliResult show = RunCli(baton, {"show", FirstLine(sub.out), "--json"});
+  ASSERT_EQ(show.exit_code, 0) << show.out;
+  std::string file = dir.path() + "/job.json";
+  std::ofstream(file) << show.out;
+  CliResult copy = RunCli(baton, {"submit", "-f", file, "--hold"});
+  ASSERT_EQ(copy.exit_code, 0) << copy.out;  // id, state, user, allocation... are no errors
+  std::string job = GetJob(*c, std::stoll(copy.out));
+  EXPECT_EQ(JsonString(job, "name"), "copy") << job;
+  EXPECT_EQ(JsonField(job, "command"), R"(["sh","-c","echo hi"])") << job;
+  EXPECT_NE(job.find("\"gpus\":5E-1"), std::string::npos) << job;
+  EXPECT_NE(job.find("\"cpus\":2"), std::string::npos) << job;
+  EXPECT_NE(job.find("\"K\":\"V\""), std::string::npos) << job;
+  EXPECT_EQ(JsonField(job, "time_limit_s"), JsonField(show.out, "time_limit_s")) << job;
+  // Flags still override, and `baton jobs --json` is a file of jobs too.
+  CliResult more = RunCli(baton, {"submit", "-f", file, "-g", "1", "--hold", "--json"});
+  ASSERT_EQ(more.exit_code, 0) << more.out;
+  EXPECT_NE(more.out.find("\"gpus\":1"), std::string::npos) << more.out;
+  CliResult list = RunCli(baton, {"jobs", "--json"});
+  std::ofstream(file) << list.out;
+  CliResult all = RunCli(baton, {"submit", "-f", file, "--hold"});
+  ASSERT_EQ(all.exit_code, 0) << all.out;
+  EXPECT_EQ(std::count(all.out.begin(), all.out.end(), '\n'), 3) << all.out;
+}
+
 }  // namespace
 }  // namespace baton::testing
