@@ -299,7 +299,15 @@ void Service::Events(Call c) {
 }
 
 void Service::Usage(Call c) {
-  Run(control::GetUsage{}, std::move(c.respond), [](control::Reply& r) {
+  control::GetUsage usage;
+  for (auto [key, at] : {std::pair{"since", &usage.since}, std::pair{"until", &usage.until}}) {
+    std::string text = QueryText(c.request, key);
+    if (text.empty()) continue;
+    auto t = ParseRfc3339(text);
+    if (!t) return c.respond(Error(InvalidArgument(std::string(key) + ": " + t.error().message())));
+    *at = *t;
+  }
+  Run(usage, std::move(c.respond), [](control::Reply& r) {
     return Json(200, codec::EncodeUsage(r.usage_projects, r.usage_users, r.currency));
   });
 }

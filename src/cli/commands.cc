@@ -16,6 +16,7 @@
 
 #include "cli/actions.h"
 #include "cli/client.h"
+#include "cli/history.h"
 #include "cli/parser.h"
 #include "cli/submit.h"
 #include "cli/table.h"
@@ -25,70 +26,6 @@
 
 namespace baton::cli {
 namespace {
-
-// "SIGKILL (9)"; sigabbrev_np is glibc's table of signal names.
-std::string SignalText(int sig) {
-  const char* abbrev = sigabbrev_np(sig);
-  return abbrev != nullptr ? "SIG" + std::string(abbrev) + " (" + std::to_string(sig) + ")"
-                           : std::to_string(sig);
-}
-
-std::string AllocationText(const Job& j) {
-  std::string out;
-  for (const auto& part : j.allocation) {
-    if (!out.empty()) out += " ";
-    out += part.node + ":";
-    for (size_t i = 0; i < part.gpus.size(); ++i)
-      out += (i ? "," : "") + std::to_string(part.gpus[i]);
-  }
-  return out;
-}
-
-int Jobs(const Connection& conn, const std::string& state, const std::string& user, bool all,
-         bool json) {
-  auto api = ApiClient::Connect(conn);
-  if (!api) return Fail(api.error());
-  std::string filter = state.empty() && !all ? "pending,held,running" : state;
-  std::vector<Job> jobs;
-  std::string raw_all = "{\"jobs\":[";
-  int64_t after = 0;
-  for (;;) {
-    std::string target = "/v1/jobs?limit=1000&after=" + std::to_string(after);
-    if (!filter.empty()) target += "&state=" + filter;
-    if (!user.empty()) target += "&user=" + user;
-    auto body = (*api)->Call("GET", target);
-    if (!body) return Fail(body.error());
-    std::optional<int64_t> next;
-    auto page = codec::DecodeJobList(*body, &next);
-    if (!page) return Fail(page.error());
-    for (Job& j : *page) jobs.push_back(std::move(j));
-    if (!next) break;
-    after = *next;
-  }
-  if (json) {
-    std::vector<const Job*> ptrs;
-    for (const Job& j : jobs) ptrs.push_back(&j);
-    std::cout << codec::EncodeJobList(ptrs, std::nullopt) << "\n";
-    return 0;
-  }
-  Table t({"ID", "NAME", "USER", "PROJECT", "STATE", "GPUS", "AGE", "WHERE/WHY"});
-  for (const Job& j : jobs) {
-    std::string where = j.state == JobState::kRunning ? AllocationText(j)
-                        : j.state == JobState::kPending || j.state == JobState::kHeld
-                            ? std::string(WaitReasonName(j.reason))
-                        // Baton's own stops are not crashes: the state says what ended it.
-                        : j.state == JobState::kCancelled ? std::string("cancelled")
-                        : j.state == JobState::kTimedOut  ? std::string("time limit")
-                        : j.exit_code                     ? "exit " + std::to_string(*j.exit_code)
-                        : j.exit_signal                   ? "signal " + SignalText(*j.exit_signal)
-                                                          : "";
-    t.Add({std::to_string(j.id.value), j.spec.name, j.user, j.spec.project,
-           std::string(JobStateName(j.state)), FormatMilli(j.spec.resources.milli_gpus),
-           Age(j.submitted_at), where});
-  }
-  t.Print(std::cout);
-  return 0;
-}
 
 int Show(const Connection& conn, int64_t id, bool json) {
   auto api = ApiClient::Connect(conn);
@@ -411,18 +348,25 @@ namespace {
 // Commands on jobs: jobs, show, logs, cancel, hold, release, wait.
 void AddJobCommands(CLI::App& app, const std::shared_ptr<Connection>& conn, int* exit_code) {
   {
-    auto state = std::make_shared<std::string>();
-    auto user = std::make_shared<std::string>();
-    auto all = std::make_shared<bool>(false);
-    auto json = std::make_shared<bool>(false);
-    CLI::App* sub =
-        app.add_subcommand("jobs", "list jobs (pending, held and running unless --all or --state)");
+    auto o = std::make_shared<JobsOptions>();
+    CLI::App* sub = app.add_subcommand(
+        "jobs", "list jobs (pending, held and running), or the history (--all, --since)");
     AddConnectionFlags(sub, *conn);
-    sub->add_option("--state", *state, "comma-separated states, e.g. running,pending");
-    sub->add_option("--user", *user, "only this user's jobs");
-    sub->add_flag("--all", *all, "include finished jobs");
-    sub->add_flag("--json", *json, "print JSON");
-    sub->callback([=] { *exit_code = Jobs(*conn, *state, *user, *all, *json); });
+    sub->add_option("--state", o->state, "comma-separated states, e.g. running,pending");
+    sub->add_option("--user", o->user, "only this user's jobs");
+    sub->add_option("--project", o->project, "only this project's jobs");
+    sub->add_option("--name", o->name, "only jobs of this name");
+    sub->add_flag("-a,--all", o->all, "include finished jobs (the history, as sacct)");
+    sub->add_option("-S,--since", o->since,
+                    "jobs not ended before this: 2026-11-20, 2026-11-20T09:00:00Z, or -7d, -12h "
+                    "(implies --all)");
+    sub->add_option("-E,--until", o->until, "jobs submitted before this (same forms)");
+    sub->add_option("-o,--format", o->format,
+                    "columns, e.g. id,name,state,elapsed (id name user project pool priority "
+                    "state gpus gpu_type nodes cpus memory submitted start end elapsed timelimit "
+                    "restarts exitcode age where command)");
+    sub->add_flag("--json", o->json, "print JSON");
+    sub->callback([=] { *exit_code = Jobs(*conn, *o); });
   }
   {
     auto id = std::make_shared<int64_t>(0);
@@ -547,11 +491,14 @@ void AddViewCommands(CLI::App& app, const std::shared_ptr<Connection>& conn, int
     sub->callback([=] { *exit_code = Gpus(*conn, *json); });
   }
   {
-    auto json = std::make_shared<bool>(false);
+    auto o = std::make_shared<UsageOptions>();
     CLI::App* sub = app.add_subcommand("usage", "GPU-hours, cost and budgets by project and user");
     AddConnectionFlags(sub, *conn);
-    sub->add_flag("--json", *json, "print JSON");
-    sub->callback([=] { *exit_code = ShowUsage(*conn, *json); });
+    sub->add_option("-S,--since", o->since,
+                    "only jobs not ended before this: 2026-11-01, 2026-11-01T09:00:00Z, -7d, -12h");
+    sub->add_option("-E,--until", o->until, "only jobs submitted before this (same forms)");
+    sub->add_flag("--json", o->json, "print JSON");
+    sub->callback([=] { *exit_code = ShowUsage(*conn, *o); });
   }
   {
     auto json = std::make_shared<bool>(false);

@@ -96,7 +96,7 @@ Reply Controller::Apply(const Command& command, TimePoint now) {
                         [&](const RevokeToken& c) { return Tokens(c); },
                         [&](const ListTokens& c) { return Tokens(c); },
                         [&](const GetMetrics&) { return Metrics(now); },
-                        [&](const GetUsage&) { return Usage(now); },
+                        [&](const GetUsage& c) { return Usage(c, now); },
                         [&](const SetPolicy& c) {
                           usage_.Advance(now);
                           usage_.SetHalfLife(c.policy.fairshare_half_life);

@@ -96,7 +96,7 @@ class Controller {
   Reply Tokens(const RevokeToken& c);
   Reply Tokens(const ListTokens& c) const;
   Reply Metrics(TimePoint now) const;
-  Reply Usage(TimePoint now) const;
+  Reply Usage(const GetUsage& c, TimePoint now) const;
   Reply Events(const GetEvents& c) const;
   Reply JobMetricsOf(const GetJobMetrics& c, TimePoint now) const;
   Reply Register(const AgentRegister& c, TimePoint now);

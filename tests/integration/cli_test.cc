@@ -274,5 +274,92 @@ TEST(CliResubmit, ShowJsonIsAJobFile) {
   EXPECT_EQ(std::count(all.out.begin(), all.out.end(), '\n'), 3) << all.out;
 }
 
+// The lines of `out` after its header, each one's first word (a job's id).
+std::vector<std::string> Ids(const std::string& out) {
+  std::istringstream in(out);
+  std::vector<std::string> ids;
+  std::string line;
+  std::getline(in, line);
+  while (std::getline(in, line)) ids.push_back(line.substr(0, line.find(' ')));
+  return ids;
+}
+
+TEST(CliHistory, JobsAllFiltersByWindowUserProjectStateAndName) {
+  TempDir dir;
+  BatonProcess baton(dir.path());
+  std::string a = FirstLine(
+      RunCli(baton, {"submit", "--name", "a", "--project", "nlp", "--", "sh", "-c", "sleep 1.2"})
+          .out);
+  std::string b = FirstLine(
+      RunCli(baton, {"submit", "--name", "b", "--project", "vision", "--", "sh", "-c", "exit 3"})
+          .out);
+  std::string held = SubmitHeld(baton, {"--name", "c", "--project", "nlp"});
+  EXPECT_EQ(RunCli(baton, {"wait", a}).exit_code, 0);
+  EXPECT_EQ(RunCli(baton, {"wait", b}).exit_code, 1);
+  CliResult all = RunCli(baton, {"jobs", "--all"});
+  ASSERT_EQ(all.exit_code, 0) << all.out;
+  EXPECT_NE(FirstLine(all.out).find("START"), std::string::npos) << all.out;
+  EXPECT_NE(FirstLine(all.out).find("END"), std::string::npos) << all.out;
+  EXPECT_NE(FirstLine(all.out).find("ELAPSED"), std::string::npos) << all.out;
+  EXPECT_EQ(Ids(all.out), (std::vector<std::string>{a, b, held})) << all.out;
+  CliResult picked = RunCli(baton, {"jobs", "--all", "--format", "id,name,state,elapsed"});
+  ASSERT_EQ(picked.exit_code, 0) << picked.out;
+  std::istringstream rows(picked.out);
+  std::string header, row_a;
+  std::getline(rows, header);
+  std::getline(rows, row_a);
+  EXPECT_EQ(header.substr(0, 2), "ID") << picked.out;
+  EXPECT_NE(header.find("ELAPSED"), std::string::npos) << picked.out;
+  EXPECT_EQ(header.find("USER"), std::string::npos) << picked.out;
+  EXPECT_NE(row_a.find("succeeded  00:00:01"), std::string::npos) << picked.out;
+  EXPECT_EQ(Ids(RunCli(baton, {"jobs", "--all", "--name", "a"}).out), std::vector<std::string>{a});
+  EXPECT_EQ(Ids(RunCli(baton, {"jobs", "--all", "--project", "vision"}).out),
+            std::vector<std::string>{b});
+  EXPECT_EQ(Ids(RunCli(baton, {"jobs", "--state", "failed"}).out), std::vector<std::string>{b});
+  EXPECT_TRUE(Ids(RunCli(baton, {"jobs", "--all", "--user", "nobody"}).out).empty());
+  EXPECT_EQ(Ids(RunCli(baton, {"jobs", "--since", "-1h"}).out),
+            (std::vector<std::string>{a, b, held}));
+  EXPECT_EQ(Ids(RunCli(baton, {"jobs", "--since", "-12h", "--until", "2020-01-01"}).out),
+            std::vector<std::string>{});
+  // Not ended before 2099: only the job that has not ended.
+  EXPECT_EQ(Ids(RunCli(baton, {"jobs", "--since", "2099-01-01"}).out),
+            std::vector<std::string>{held});
+  EXPECT_EQ(Ids(RunCli(baton, {"jobs", "--since", "2099-01-01T00:00:00Z"}).out),
+            std::vector<std::string>{held});
+  CliResult bad_time = RunCli(baton, {"jobs", "--since", "last tuesday"});
+  EXPECT_EQ(bad_time.exit_code, 2) << bad_time.out;
+  EXPECT_NE(bad_time.out.find("--since"), std::string::npos) << bad_time.out;
+  CliResult bad_column = RunCli(baton, {"jobs", "--format", "id,bogus"});
+  EXPECT_EQ(bad_column.exit_code, 2) << bad_column.out;
+  EXPECT_NE(bad_column.out.find("unknown column 'bogus' (valid: id, name,"), std::string::npos)
+      << bad_column.out;
+  EXPECT_TRUE(EveryLineSaysBaton(bad_column.out)) << bad_column.out;
+}
+
+TEST(CliHistory, UsageSinceAndUntil) {
+  TempDir dir;
+  BatonProcess baton(dir.path());
+  std::string a =
+      FirstLine(RunCli(baton, {"submit", "-g", "1", "--project", "nlp", "--", "sleep", "0.2"}).out);
+  EXPECT_EQ(RunCli(baton, {"wait", a}).exit_code, 0);
+  CliResult recent = RunCli(baton, {"usage", "--since", "-1h"});
+  ASSERT_EQ(recent.exit_code, 0) << recent.out;
+  EXPECT_NE(recent.out.find("nlp"), std::string::npos) << recent.out;
+  CliResult before = RunCli(baton, {"usage", "--until", "2020-01-01"});
+  ASSERT_EQ(before.exit_code, 0) << before.out;
+  EXPECT_EQ(before.out.find("nlp"), std::string::npos) << before.out;
+  CliResult after = RunCli(baton, {"usage", "--since", "2099-01-01", "--json"});
+  ASSERT_EQ(after.exit_code, 0) << after.out;
+  EXPECT_EQ(after.out.find("nlp"), std::string::npos) << after.out;
+  CliResult bad = RunCli(baton, {"usage", "--since", "soon"});
+  EXPECT_EQ(bad.exit_code, 2) << bad.out;
+  // The route itself: a bad time is a 400 naming the parameter.
+  auto c = baton.Client();
+  auto res = c->Request("GET", "/v1/usage?since=yesterday", "", {});
+  ASSERT_TRUE(res.has_value());
+  EXPECT_EQ(res->status, 400);
+  EXPECT_NE(res->body.find("since"), std::string::npos) << res->body;
+}
+
 }  // namespace
 }  // namespace baton::testing
