@@ -27,6 +27,23 @@
 namespace baton::cli {
 namespace {
 
+// The command as a shell would take it back: words with spaces or quotes in single quotes.
+std::string CommandText(const JobSpec& spec) {
+  if (spec.shell && spec.command.size() == 1) return spec.command[0] + "  (run by /bin/sh -c)";
+  std::string out;
+  for (const std::string& a : spec.command) {
+    bool plain = !a.empty() && a.find_first_of(" \t\n'\"\\$`;|&<>(){}*?!#~") == std::string::npos;
+    std::string word = a;
+    if (!plain) {
+      word = "'";
+      for (char ch : a) word += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
+      word += "'";
+    }
+    out += (out.empty() ? "" : " ") + word;
+  }
+  return out;
+}
+
 int Show(const Connection& conn, int64_t id, bool json) {
   auto api = ApiClient::Connect(conn);
   if (!api) return Fail(api.error());
@@ -54,16 +71,29 @@ int Show(const Connection& conn, int64_t id, bool json) {
     line("reason", WhyWaiting(j));
   else
     line("detail", j.reason_detail);
-  std::string cmd;
-  for (const auto& a : j.spec.command) cmd += (cmd.empty() ? "" : " ") + a;
-  line("command", cmd);
-  std::string res = FormatMilli(j.spec.resources.milli_gpus) + " GPU";
-  if (!j.spec.resources.gpu_type.empty()) res += " " + j.spec.resources.gpu_type;
-  if (j.spec.resources.nodes > 1) res += " on " + std::to_string(j.spec.resources.nodes) + " nodes";
-  line("resources", res);
-  if (j.spec.time_limit.count() > 0) line("time limit", FormatDuration(j.spec.time_limit));
-  if (j.spec.signal != 0)
-    line("signal", FormatNoticeSignal(j.spec.signal, j.spec.signal_before) + " before its limit");
+  line("command", CommandText(j.spec));
+  const Resources& r = j.spec.resources;
+  line("gpus", FormatMilli(r.milli_gpus) + (r.gpu_type.empty() ? "" : " " + r.gpu_type) +
+                   (r.nodes > 1 ? " on " + std::to_string(r.nodes) + " nodes" : ""));
+  line("gpu memory", r.gpu_memory_bytes > 0 ? "at least " + FormatSize(r.gpu_memory_bytes) : "any");
+  line("nodes", std::to_string(r.nodes));
+  line("cpus", r.cpus > 0 ? std::to_string(r.cpus) + " per node" : "not requested");
+  line("memory", r.memory_bytes > 0 ? FormatSize(r.memory_bytes) + " per node" : "not requested");
+  line("time limit", j.spec.time_limit.count() > 0 ? FormatDuration(j.spec.time_limit) : "none");
+  line("grace", FormatDuration(j.spec.grace_period) + " from SIGTERM to SIGKILL");
+  line("signal", j.spec.signal != 0
+                     ? FormatNoticeSignal(j.spec.signal, j.spec.signal_before) + " before its limit"
+                     : "none asked");
+  std::string after;
+  for (JobId dep : j.spec.after) after += (after.empty() ? "" : ", ") + dep.ToString();
+  line("dependencies", after.empty() ? "none" : after + " (starts once they succeeded)");
+  line("workdir", j.spec.workdir.empty() ? "the agent's" : j.spec.workdir);
+  // The server shows the environment to the job's owner and admins only.
+  if (j.spec.env.empty()) line("env", "none set (or not yours to see)");
+  for (size_t i = 0; i < j.spec.env.size(); ++i)
+    line(i == 0 ? "env" : " ", j.spec.env[i].first + "=" + j.spec.env[i].second);
+  line("preemptible", j.spec.preemptible ? "yes" : "no");
+  if (j.spec.process_per_gpu) line("processes", "one per GPU");
   line("restarts",
        std::to_string(j.restarts) + " (retries allowed: " + std::to_string(j.spec.retries) + ")");
   line("last requeue", j.last_requeue);
@@ -81,9 +111,19 @@ int Show(const Connection& conn, int64_t id, bool json) {
   if (j.started_at) line("started", FormatRfc3339(*j.started_at));
   if (j.finished_at) line("finished", FormatRfc3339(*j.finished_at));
   if (j.exit_code) line("exit code", std::to_string(*j.exit_code));
-  if (j.exit_signal) line("signal", SignalText(*j.exit_signal));
+  if (j.exit_signal) line("exit signal", SignalText(*j.exit_signal));
+  TimePoint now = std::chrono::time_point_cast<Duration>(std::chrono::system_clock::now());
+  line("elapsed", Elapsed(j, now));
   line("allocation", AllocationText(j));
+  std::string nodes;
+  for (const auto& part : j.allocation) nodes += (nodes.empty() ? "" : ",") + part.node;
+  line("node list", nodes);
   if (j.master_port > 0) line("master port", std::to_string(j.master_port));
+  char cost[128];
+  std::snprintf(cost, sizeof cost, "%.2f (%.2f an hour; %.2f GPU-hours)",
+                static_cast<double>(j.cost_micros) / 1e6,
+                static_cast<double>(j.cost_per_hour_micros) / 1e6, j.gpu_seconds / 3600);
+  line("cost", cost);
   return 0;
 }
 
@@ -166,8 +206,8 @@ int Nodes(const Connection& conn, bool json) {
   }
   auto nodes = codec::DecodeNodeList(*body);
   if (!nodes) return Fail(nodes.error());
-  Table t({"NAME", "STATE", "POOL", "GPUS", "MODEL", "BUSY", "DRAINED", "TOPOLOGY", "LAST SEEN",
-           "NOTE"});
+  Table t({"NAME", "STATE", "POOL", "GPUS", "MODEL", "BUSY", "DRAINED", "CPUS", "MEMORY",
+           "TOPOLOGY", "LAST SEEN", "NOTE"});
   for (const NodeStatus& n : *nodes) {
     int busy = 0, drained = 0;
     std::string note = n.drain_reason;
@@ -179,8 +219,8 @@ int Nodes(const Connection& conn, bool json) {
     }
     std::string model = n.info.gpus.empty() ? "-" : n.info.gpus[0].model;
     t.Add({n.info.name, n.state, n.info.pool, std::to_string(n.info.gpus.size()), model,
-           std::to_string(busy), std::to_string(drained), n.info.topology,
-           Age(n.last_seen) + " ago", note});
+           std::to_string(busy), std::to_string(drained), std::to_string(n.info.cpus),
+           FormatSize(n.info.memory_bytes), n.info.topology, Age(n.last_seen) + " ago", note});
   }
   t.Print(std::cout);
   return 0;
@@ -292,7 +332,7 @@ int ConfigCheck(const std::string& path) {
 }
 
 // `baton queue`: pending jobs in the order they would start, with why they wait.
-int Queue(const Connection& conn, int limit, bool json) {
+int Queue(const Connection& conn, int limit, bool json, bool whole) {
   auto api = ApiClient::Connect(conn);
   if (!api) return Fail(api.error());
   auto body = (*api)->Call("GET", "/v1/queue?limit=" + std::to_string(limit));
@@ -309,7 +349,8 @@ int Queue(const Connection& conn, int limit, bool json) {
   int pos = 0;
   for (const Job& j : *jobs) {
     std::string why = WhyWaiting(j);
-    if (why.size() > 100) why = why.substr(0, 97) + "...";
+    // Cut to fit a terminal only: piped or with --long, every reason is whole.
+    if (!whole && why.size() > 100) why = why.substr(0, 97) + "... (--long shows it whole)";
     t.Add({std::to_string(++pos), std::to_string(j.id.value), j.user, j.spec.project,
            std::string(PriorityName(j.spec.priority)), FormatMilli(j.spec.resources.milli_gpus),
            Age(j.submitted_at),
@@ -480,7 +521,11 @@ void AddViewCommands(CLI::App& app, const std::shared_ptr<Connection>& conn, int
     AddConnectionFlags(sub, *conn);
     sub->add_flag("--json", *json, "print JSON");
     sub->add_option("-n,--limit", *limit, "how many (1-1000)")->check(CLI::Range(1, 1000));
-    sub->callback([=] { *exit_code = Queue(*conn, *limit, *json); });
+    auto long_reasons = std::make_shared<bool>(false);
+    sub->add_flag("-l,--long", *long_reasons,
+                  "reasons whole (they are cut to fit a terminal; piped, they are always whole)");
+    sub->callback(
+        [=] { *exit_code = Queue(*conn, *limit, *json, *long_reasons || !isatty(STDOUT_FILENO)); });
   }
   {
     auto json = std::make_shared<bool>(false);

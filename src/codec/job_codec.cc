@@ -457,6 +457,9 @@ Result<void> ReadJobBookkeeping(const json::object& o, Job* job) {
   }
   if (const json::value* f = Find(o, "cost_per_hour_micros")) {
     ASSIGN_OR_RETURN(job->cost_per_hour_micros, GetInt(*f, "cost_per_hour_micros", 0, INT64_MAX));
+  } else if (const json::value* c = Find(o, "cost_per_hour")) {
+    ASSIGN_OR_RETURN(double per_hour, GetNumber(*c, "cost_per_hour"));
+    job->cost_per_hour_micros = static_cast<int64_t>(std::llround(per_hour * 1e6));
   }
   if (const json::value* f = Find(o, "master_port")) {
     ASSIGN_OR_RETURN(int64_t port, GetInt(*f, "master_port", 1, 65535));

@@ -361,5 +361,65 @@ TEST(CliHistory, UsageSinceAndUntil) {
   EXPECT_NE(res->body.find("since"), std::string::npos) << res->body;
 }
 
+TEST(CliViews, ShowHasEveryFieldOfTheJob) {
+  TempDir dir;
+  BatonProcess baton(dir.path());
+  std::string first = SubmitHeld(baton, {});
+  CliResult sub = RunCli(
+      baton, {"submit",   "-g",   "1",         "--gpu-memory", "40GiB",   "--cpus",  "2",
+              "--memory", "1GiB", "--workdir", "/tmp",         "--env",   "LR=0.1",  "--grace",
+              "5s",       "-t",   "1h",        "--signal",     "USR1@2m", "--after", first,
+              "--hold",   "--",   "python",    "train.py",     "--lr",    "0.1"});
+  ASSERT_EQ(sub.exit_code, 0) << sub.out;
+  CliResult show = RunCli(baton, {"show", FirstLine(sub.out)});
+  ASSERT_EQ(show.exit_code, 0) << show.out;
+  for (const char* want :
+       {"command       python train.py --lr 0.1\n", "gpu memory    at least 40GiB\n",
+        "cpus          2 per node\n", "memory        1GiB per node\n", "workdir       /tmp\n",
+        "env           LR=0.1\n", "grace         5s from SIGTERM to SIGKILL\n",
+        "time limit    1h\n", "signal        USR1@2m before its limit\n", "cost          0.00"}) {
+    EXPECT_NE(show.out.find(want), std::string::npos) << want << " in\n" << show.out;
+  }
+  EXPECT_NE(show.out.find("dependencies  " + first + " "), std::string::npos) << show.out;
+  // Running: where, on which nodes, for how long.
+  RunCli(baton, {"release", first});
+  CliResult run = RunCli(baton, {"submit", "-g", "1", "--", "sleep", "30"});
+  std::string id = FirstLine(run.out);
+  auto c = baton.Client();
+  ASSERT_TRUE(Within(std::chrono::seconds(10),
+                     [&] { return JsonString(GetJob(*c, std::stoll(id)), "state") == "running"; }));
+  CliResult running = RunCli(baton, {"show", id});
+  EXPECT_NE(running.out.find("node list     "), std::string::npos) << running.out;
+  EXPECT_NE(running.out.find("elapsed       00:00:"), std::string::npos) << running.out;
+  // Not yours: the environment is not shown, and show says why it may be empty.
+  CliResult made = RunCli(baton, {"token", "create", "--user", "nobody", "--json"});
+  std::string other = JsonString(made.out, "token");
+  CliResult theirs = RunCli(baton, {"show", FirstLine(sub.out), "--token", other});
+  EXPECT_EQ(theirs.out.find("LR=0.1"), std::string::npos) << theirs.out;
+  EXPECT_NE(theirs.out.find("not yours to see"), std::string::npos) << theirs.out;
+  RunCli(baton, {"cancel", "--all"});
+}
+
+TEST(CliViews, NodesShowCpusAndMemoryAndQueueReasonsAreWholeWhenPiped) {
+  TempDir dir;
+  BatonProcess baton(dir.path());
+  CliResult nodes = RunCli(baton, {"nodes"});
+  ASSERT_EQ(nodes.exit_code, 0) << nodes.out;
+  EXPECT_NE(FirstLine(nodes.out).find("CPUS"), std::string::npos) << nodes.out;
+  EXPECT_NE(FirstLine(nodes.out).find("MEMORY"), std::string::npos) << nodes.out;
+  EXPECT_NE(nodes.out.find("GiB"), std::string::npos) << nodes.out;
+  const std::string type = "A100-40GB-SXM-WITH-A-MODEL-NAME-LONG-ENOUGH-TO-BE-CUT-AT-THE-END";
+  CliResult sub = RunCli(baton, {"submit", "-g", "9", "--gpu-type", type, "--", "true"});
+  ASSERT_EQ(sub.exit_code, 0) << sub.out;
+  auto c = baton.Client();
+  ASSERT_FALSE(WaitUntilWaiting(*c, std::stoll(sub.out), "resources").empty());
+  CliResult queue = RunCli(baton, {"queue"});  // stdout is a pipe here
+  EXPECT_NE(queue.out.find(type), std::string::npos) << queue.out;
+  EXPECT_EQ(queue.out.find("..."), std::string::npos) << queue.out;
+  CliResult whole = RunCli(baton, {"queue", "--long"});
+  EXPECT_EQ(whole.exit_code, 0) << whole.out;
+  EXPECT_NE(whole.out.find(type), std::string::npos) << whole.out;
+}
+
 }  // namespace
 }  // namespace baton::testing
