@@ -1,5 +1,6 @@
 #include "cli/commands.h"
 
+#include <pwd.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -275,6 +276,13 @@ int TokenCreate(const Connection& conn, const std::string& user, const std::stri
   if (!res) return Fail(res.error());
   auto t = codec::DecodeToken(*res);
   if (!t) return Fail(t.error());
+  // Jobs run as their user's Unix account: a name no account has here is most likely a typo,
+  // and agents set up as this machine is would fail its jobs. Made all the same: the agents'
+  // machines may know it.
+  if (!user.empty() && role != "agent" && getpwnam(user.c_str()) == nullptr) {
+    std::cerr << "baton: warning: no Unix user '" << user
+              << "' on this machine; its jobs will fail on any node that lacks it too\n";
+  }
   if (json) {
     std::cout << *res << "\n";
     return 0;

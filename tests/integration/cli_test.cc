@@ -421,5 +421,20 @@ TEST(CliViews, NodesShowCpusAndMemoryAndQueueReasonsAreWholeWhenPiped) {
   EXPECT_NE(whole.out.find(type), std::string::npos) << whole.out;
 }
 
+TEST(CliTokens, ATokenForAUserThisMachineLacksWarnsButIsMade) {
+  TempDir dir;
+  BatonProcess baton(dir.path());
+  CliResult made = RunCli(baton, {"token", "create", "--user", "no-such-user-16"});
+  EXPECT_EQ(made.exit_code, 0) << made.out;
+  EXPECT_NE(made.out.find("baton: warning: no Unix user 'no-such-user-16' on this machine"),
+            std::string::npos)
+      << made.out;
+  CliResult list = RunCli(baton, {"token", "list"});
+  EXPECT_NE(list.out.find("no-such-user-16"), std::string::npos) << list.out;
+  CliResult known = RunCli(baton, {"token", "create", "--user", "nobody"});
+  EXPECT_EQ(known.exit_code, 0) << known.out;
+  EXPECT_EQ(known.out.find("warning"), std::string::npos) << known.out;
+}
+
 }  // namespace
 }  // namespace baton::testing
