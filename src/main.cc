@@ -31,6 +31,7 @@
 #include "api/service.h"
 #include "cli/client.h"
 #include "cli/commands.h"
+#include "cli/parser.h"
 #include "codec/json_codec.h"
 #include "control/clock.h"
 #include "control/controller.h"
@@ -656,6 +657,8 @@ std::optional<int> ParseCommandLine(CLI::App& app, std::vector<std::string> head
     return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {
     return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);  // `baton --version`: 0
   } catch (const CLI::ParseError& e) {
     app.exit(e);
     return 2;
@@ -682,12 +685,14 @@ int main(int argc, char** argv) {
   AddSimCommand(app, sim_flags, &exit_code);
 
   auto [head, tail] = cli::SplitCommandTail(argc, argv);
-  if (tail.has_value() && (head.size() < 2 || head[1] != "submit")) {
+  size_t command = cli::CommandIndex(head);  // after the global --server and --token
+  if (tail.has_value() && (command >= head.size() || head[command] != "submit")) {
     head.emplace_back("--");  // only `submit` takes a command; others see `--` as CLI11 does
     head.insert(head.end(), tail->begin(), tail->end());
     tail.reset();
   }
   cli::AddClientCommands(app, &exit_code, tail);
+  if (std::optional<int> unknown = cli::RejectUnknownCommand(app, head)) return *unknown;
   if (std::optional<int> early = ParseCommandLine(app, std::move(head))) return *early;
   return exit_code;
 }

@@ -173,6 +173,12 @@ std::vector<Route> Service::Routes() {
        "only an admin injects faults"},
       {"GET", "/v1/events", A::kUserOrAdmin, to(&Service::Events)},
       {"GET", "/v1/usage", A::kUserOrAdmin, to(&Service::Usage)},
+      // Who the token acts as: `baton cancel --all` cancels that user's jobs.
+      {"GET", "/v1/whoami", A::kUserOrAdmin,
+       [](Call c) {
+         c.respond(Json(200, "{\"user\":" + codec::EncodeString(c.who.user) +
+                                 ",\"role\":" + codec::EncodeString(RoleName(c.who.role)) + "}"));
+       }},
       {"POST", "/v1/tokens", A::kUserOrAdmin, to(&Service::CreateToken)},
       {"GET", "/v1/tokens", A::kUserOrAdmin, to(&Service::ListTokens)},
       {"POST", "/v1/tokens/{id}/revoke", A::kUserOrAdmin, to(&Service::RevokeToken)},
@@ -301,7 +307,15 @@ void Service::Events(Call c) {
 }
 
 void Service::Usage(Call c) {
-  Run(control::GetUsage{}, std::move(c.respond), [](control::Reply& r) {
+  control::GetUsage usage;
+  for (auto [key, at] : {std::pair{"since", &usage.since}, std::pair{"until", &usage.until}}) {
+    std::string text = QueryText(c.request, key);
+    if (text.empty()) continue;
+    auto t = ParseRfc3339(text);
+    if (!t) return c.respond(Error(InvalidArgument(std::string(key) + ": " + t.error().message())));
+    *at = *t;
+  }
+  Run(usage, std::move(c.respond), [](control::Reply& r) {
     return Json(200, codec::EncodeUsage(r.usage_projects, r.usage_users, r.currency));
   });
 }

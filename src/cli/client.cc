@@ -1,5 +1,6 @@
 #include "cli/client.h"
 
+#include <cctype>
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
@@ -43,6 +44,21 @@ Status FromHttp(const net::HttpResponse& r) {
 }
 
 }  // namespace
+
+std::string QueryEscape(std::string_view text) {
+  static const char* kHex = "0123456789ABCDEF";
+  std::string out;
+  for (unsigned char c : text) {
+    if (std::isalnum(c) || c == '-' || c == '.' || c == '_' || c == '~') {
+      out += static_cast<char>(c);
+    } else {
+      out += '%';
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+    }
+  }
+  return out;
+}
 
 std::string DefaultDataDir() {
   if (const char* home = std::getenv("BATON_HOME"); home != nullptr && *home != '\0') return home;
@@ -104,8 +120,33 @@ Status ApiClient::Stream(std::string_view target,
   return Status::Ok();
 }
 
-Result<Job> ApiClient::GetJob(JobId id) {
-  ASSIGN_OR_RETURN(std::string body, Call("GET", "/v1/jobs/" + id.ToString()));
+Result<std::vector<Job>> ApiClient::ListJobs(const JobQuery& q) {
+  std::vector<Job> jobs;
+  int64_t after = 0;
+  for (;;) {
+    std::string target = "/v1/jobs?limit=1000&after=" + std::to_string(after);
+    if (!q.states.empty()) target += "&state=" + QueryEscape(q.states);
+    if (!q.user.empty()) target += "&user=" + QueryEscape(q.user);
+    if (!q.project.empty()) target += "&project=" + QueryEscape(q.project);
+    if (q.array != 0) target += "&array=" + std::to_string(q.array);
+    ASSIGN_OR_RETURN(std::string body, Call("GET", target));
+    std::optional<int64_t> next;
+    ASSIGN_OR_RETURN(std::vector<Job> page, codec::DecodeJobList(body, &next));
+    for (Job& j : page) jobs.push_back(std::move(j));
+    if (!next) return jobs;
+    after = *next;
+  }
+}
+
+Result<std::string> ApiClient::WhoAmI() {
+  ASSIGN_OR_RETURN(std::string body, Call("GET", "/v1/whoami"));
+  return codec::DecodeWhoAmI(body);
+}
+
+Result<Job> ApiClient::GetJob(JobId id) { return GetJob(id.ToString()); }
+
+Result<Job> ApiClient::GetJob(const std::string& ref) {
+  ASSIGN_OR_RETURN(std::string body, Call("GET", "/v1/jobs/" + ref));
   return codec::DecodeJob(body);
 }
 

@@ -5,6 +5,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "core/job.h"
 #include "core/status.h"
@@ -21,6 +22,9 @@ struct Connection {
 int Fail(const Status& st);
 // Bad input caught before asking the server (a flag value, a job file): "baton: message", 2.
 int Usage(const Status& st);
+
+// `text` for a URL's query: letters, digits and -._~ as they are, every other byte %XX.
+std::string QueryEscape(std::string_view text);
 
 // $BATON_HOME, else ~/.baton.
 std::string DefaultDataDir();
@@ -44,6 +48,19 @@ class ApiClient {
                 const net::Headers& headers = {});
 
   Result<Job> GetJob(JobId id);
+  // A job by what the job routes take: "12", or "12_7" for task 7 of array 12.
+  Result<Job> GetJob(const std::string& ref);
+
+  // GET /v1/jobs, every page, with the server's filters: comma-separated `states`, a `user`
+  // and a `project` ("" = any).
+  struct JobQuery {
+    std::string states, user, project;
+    int64_t array = 0;  // the tasks of this job array
+  };
+  Result<std::vector<Job>> ListJobs(const JobQuery& q);
+
+  // GET /v1/whoami: the user the token acts as.
+  Result<std::string> WhoAmI();
   // The server's URL, as resolved.
   const std::string& server() const { return server_; }
 

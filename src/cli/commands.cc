@@ -1,5 +1,6 @@
 #include "cli/commands.h"
 
+#include <pwd.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -14,8 +15,11 @@
 #include <string_view>
 #include <thread>
 
+#include "cli/actions.h"
 #include "cli/client.h"
+#include "cli/history.h"
 #include "cli/logs.h"
+#include "cli/parser.h"
 #include "cli/submit.h"
 #include "cli/table.h"
 #include "cli/views.h"
@@ -25,74 +29,39 @@
 namespace baton::cli {
 namespace {
 
-// "SIGKILL (9)"; sigabbrev_np is glibc's table of signal names.
-std::string SignalText(int sig) {
-  const char* abbrev = sigabbrev_np(sig);
-  return abbrev != nullptr ? "SIG" + std::string(abbrev) + " (" + std::to_string(sig) + ")"
-                           : std::to_string(sig);
-}
-
-std::string AllocationText(const Job& j) {
+// The command as a shell would take it back: words with spaces or quotes in single quotes.
+std::string CommandText(const JobSpec& spec) {
+  if (spec.shell && spec.command.size() == 1) return spec.command[0] + "  (run by /bin/sh -c)";
   std::string out;
-  for (const auto& part : j.allocation) {
-    if (!out.empty()) out += " ";
-    out += part.node + ":";
-    for (size_t i = 0; i < part.gpus.size(); ++i)
-      out += (i ? "," : "") + std::to_string(part.gpus[i]);
+  for (const std::string& a : spec.command) {
+    bool plain = !a.empty() && a.find_first_of(" \t\n'\"\\$`;|&<>(){}*?!#~") == std::string::npos;
+    std::string word = a;
+    if (!plain) {
+      word = "'";
+      for (char ch : a) word += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
+      word += "'";
+    }
+    out += (out.empty() ? "" : " ") + word;
   }
   return out;
 }
 
-int Jobs(const Connection& conn, const std::string& state, const std::string& user, bool all,
-         bool json) {
-  auto api = ApiClient::Connect(conn);
-  if (!api) return Fail(api.error());
-  std::string filter = state.empty() && !all ? "pending,held,running" : state;
-  std::vector<Job> jobs;
-  std::string raw_all = "{\"jobs\":[";
-  int64_t after = 0;
-  for (;;) {
-    std::string target = "/v1/jobs?limit=1000&after=" + std::to_string(after);
-    if (!filter.empty()) target += "&state=" + filter;
-    if (!user.empty()) target += "&user=" + user;
-    auto body = (*api)->Call("GET", target);
-    if (!body) return Fail(body.error());
-    std::optional<int64_t> next;
-    auto page = codec::DecodeJobList(*body, &next);
-    if (!page) return Fail(page.error());
-    for (Job& j : *page) jobs.push_back(std::move(j));
-    if (!next) break;
-    after = *next;
+// One job as the job routes name it: "12", or "12_7" for a task of an array.
+Result<std::string> OneJobRef(const std::string& word) {
+  ASSIGN_OR_RETURN(std::vector<std::string> refs, ParseJobIds({word}));
+  if (refs.size() != 1) {
+    return Err(InvalidArgument("\"" + word.substr(0, 64) +
+                               "\": one job id (12) or task (12_7), not a range"));
   }
-  if (json) {
-    std::vector<const Job*> ptrs;
-    for (const Job& j : jobs) ptrs.push_back(&j);
-    std::cout << codec::EncodeJobList(ptrs, std::nullopt) << "\n";
-    return 0;
-  }
-  Table t({"ID", "NAME", "USER", "PROJECT", "STATE", "GPUS", "AGE", "WHERE/WHY"});
-  for (const Job& j : jobs) {
-    std::string where = j.state == JobState::kRunning ? AllocationText(j)
-                        : j.state == JobState::kPending || j.state == JobState::kHeld
-                            ? std::string(WaitReasonName(j.reason))
-                        // Baton's own stops are not crashes: the state says what ended it.
-                        : j.state == JobState::kCancelled ? std::string("cancelled")
-                        : j.state == JobState::kTimedOut  ? std::string("time limit")
-                        : j.exit_code                     ? "exit " + std::to_string(*j.exit_code)
-                        : j.exit_signal                   ? "signal " + SignalText(*j.exit_signal)
-                                                          : "";
-    t.Add({std::to_string(j.id.value), j.spec.name, j.user, j.spec.project,
-           std::string(JobStateName(j.state)), FormatMilli(j.spec.resources.milli_gpus),
-           Age(j.submitted_at), where});
-  }
-  t.Print(std::cout);
-  return 0;
+  return refs.front();
 }
 
-int Show(const Connection& conn, int64_t id, bool json) {
+int Show(const Connection& conn, const std::string& word, bool json) {
+  auto ref = OneJobRef(word);
+  if (!ref) return Usage(ref.error());
   auto api = ApiClient::Connect(conn);
   if (!api) return Fail(api.error());
-  auto body = (*api)->Call("GET", "/v1/jobs/" + std::to_string(id));
+  auto body = (*api)->Call("GET", "/v1/jobs/" + *ref);
   if (!body) return Fail(body.error());
   if (json) {
     std::cout << *body << "\n";
@@ -106,6 +75,10 @@ int Show(const Connection& conn, int64_t id, bool json) {
       std::cout << k << std::string(k.size() < 14 ? 14 - k.size() : 1, ' ') << v << "\n";
   };
   line("id", std::to_string(j.id.value));
+  if (j.array_id.value != 0) {
+    line("array task", TaskName(j.array_id, j.array_index) + " of array " + j.array_id.ToString() +
+                           " (" + j.spec.array + ")");
+  }
   line("name", j.spec.name);
   line("user", j.user);
   line("project", j.spec.project);
@@ -116,16 +89,38 @@ int Show(const Connection& conn, int64_t id, bool json) {
     line("reason", WhyWaiting(j));
   else
     line("detail", j.reason_detail);
-  std::string cmd;
-  for (const auto& a : j.spec.command) cmd += (cmd.empty() ? "" : " ") + a;
-  line("command", cmd);
-  std::string res = FormatMilli(j.spec.resources.milli_gpus) + " GPU";
-  if (!j.spec.resources.gpu_type.empty()) res += " " + j.spec.resources.gpu_type;
-  if (j.spec.resources.nodes > 1) res += " on " + std::to_string(j.spec.resources.nodes) + " nodes";
-  line("resources", res);
-  if (j.spec.time_limit.count() > 0) line("time limit", FormatDuration(j.spec.time_limit));
-  if (j.spec.signal != 0)
-    line("signal", FormatNoticeSignal(j.spec.signal, j.spec.signal_before) + " before its limit");
+  line("command", CommandText(j.spec));
+  const Resources& r = j.spec.resources;
+  line("gpus", FormatMilli(r.milli_gpus) + (r.gpu_type.empty() ? "" : " " + r.gpu_type) +
+                   (r.nodes > 1 ? " on " + std::to_string(r.nodes) + " nodes" : ""));
+  line("gpu memory", r.gpu_memory_bytes > 0 ? "at least " + FormatSize(r.gpu_memory_bytes) : "any");
+  line("nodes", std::to_string(r.nodes));
+  line("cpus", r.cpus > 0 ? std::to_string(r.cpus) + " per node" : "not requested");
+  line("memory", r.memory_bytes > 0 ? FormatSize(r.memory_bytes) + " per node" : "not requested");
+  line("time limit", j.spec.time_limit.count() > 0 ? FormatDuration(j.spec.time_limit) : "none");
+  line("grace", FormatDuration(j.spec.grace_period) + " from SIGTERM to SIGKILL");
+  line("signal", j.spec.signal != 0
+                     ? FormatNoticeSignal(j.spec.signal, j.spec.signal_before) + " before its limit"
+                     : "none asked");
+  std::string deps;
+  for (const auto& [ids, when] :
+       {std::pair{&j.spec.after, "once they succeeded"},
+        std::pair{&j.spec.after_any, "once they ended"},
+        std::pair{&j.spec.after_notok, "once they ended otherwise than succeeded"}}) {
+    std::string list;
+    for (JobId dep : *ids) list += (list.empty() ? "" : ", ") + dep.ToString();
+    if (!list.empty()) deps += (deps.empty() ? "" : "; ") + list + " (starts " + when + ")";
+  }
+  if (j.spec.singleton) deps += std::string(deps.empty() ? "" : "; ") + "singleton";
+  line("dependencies", deps.empty() ? "none" : deps);
+  if (j.spec.begin) line("begin", FormatRfc3339(*j.spec.begin));
+  line("workdir", j.spec.workdir.empty() ? "the agent's" : j.spec.workdir);
+  // The server shows the environment to the job's owner and admins only.
+  if (j.spec.env.empty()) line("env", "none set (or not yours to see)");
+  for (size_t i = 0; i < j.spec.env.size(); ++i)
+    line(i == 0 ? "env" : " ", j.spec.env[i].first + "=" + j.spec.env[i].second);
+  line("preemptible", j.spec.preemptible ? "yes" : "no");
+  if (j.spec.process_per_gpu) line("processes", "one per GPU");
   line("restarts",
        std::to_string(j.restarts) + " (retries allowed: " + std::to_string(j.spec.retries) + ")");
   line("last requeue", j.last_requeue);
@@ -143,24 +138,24 @@ int Show(const Connection& conn, int64_t id, bool json) {
   if (j.started_at) line("started", FormatRfc3339(*j.started_at));
   if (j.finished_at) line("finished", FormatRfc3339(*j.finished_at));
   if (j.exit_code) line("exit code", std::to_string(*j.exit_code));
-  if (j.exit_signal) line("signal", SignalText(*j.exit_signal));
+  if (j.exit_signal) line("exit signal", SignalText(*j.exit_signal));
+  TimePoint now = std::chrono::time_point_cast<Duration>(std::chrono::system_clock::now());
+  line("elapsed", Elapsed(j, now));
   line("allocation", AllocationText(j));
+  std::string nodes;
+  for (const auto& part : j.allocation) nodes += (nodes.empty() ? "" : ",") + part.node;
+  line("node list", nodes);
   if (j.master_port > 0) line("master port", std::to_string(j.master_port));
+  char cost[128];
+  std::snprintf(cost, sizeof cost, "%.2f (%.2f an hour; %.2f GPU-hours)",
+                static_cast<double>(j.cost_micros) / 1e6,
+                static_cast<double>(j.cost_per_hour_micros) / 1e6, j.gpu_seconds / 3600);
+  line("cost", cost);
   return 0;
 }
 
-int Act(const Connection& conn, const std::vector<int64_t>& ids, const std::string& action) {
-  auto api = ApiClient::Connect(conn);
-  if (!api) return Fail(api.error());
-  int rc = 0;
-  for (int64_t id : ids) {
-    auto res = (*api)->Call("POST", "/v1/jobs/" + std::to_string(id) + "/" + action, "{}");
-    if (!res) rc = Fail(res.error());
-  }
-  return rc;
-}
-
-int Wait(const Connection& conn, const std::vector<int64_t>& ids, const std::string& timeout) {
+int Wait(const Connection& conn, const std::vector<std::string>& words,
+         const std::string& timeout) {
   // No --timeout: wait as long as it takes. (A limit of Duration::max() overflowed when
   // compared with the steady clock's nanoseconds, and `baton wait ID` gave up at once.)
   std::optional<Duration> limit;
@@ -172,16 +167,30 @@ int Wait(const Connection& conn, const std::vector<int64_t>& ids, const std::str
     }
     limit = *d;
   }
+  auto refs = ParseJobIds(words);
+  if (!refs) return Usage(InvalidArgument("wait: " + refs.error().message()));
   auto api = ApiClient::Connect(conn);
   if (!api) return Fail(api.error());
+  // An array's id stands for every task of the array.
+  std::vector<std::string> left;
+  for (const std::string& ref : *refs) {
+    auto job = (*api)->GetJob(ref);
+    if (!job) return Fail(job.error());
+    if (ref.find('_') != std::string::npos || job->array_id != job->id) {
+      left.push_back(ref);
+      continue;
+    }
+    auto tasks = (*api)->ListJobs({.array = job->id.value});
+    if (!tasks) return Fail(tasks.error());
+    for (const Job& t : *tasks) left.push_back(TaskName(t.array_id, t.array_index));
+  }
   auto start = std::chrono::steady_clock::now();
   auto sleep = std::chrono::milliseconds(20);
-  std::vector<int64_t> left = ids;
   bool all_ok = true;
   while (!left.empty()) {
-    std::vector<int64_t> still;
-    for (int64_t id : left) {
-      auto job = (*api)->GetJob(JobId{id});
+    std::vector<std::string> still;
+    for (const std::string& id : left) {
+      auto job = (*api)->GetJob(id);
       if (!job) return Fail(job.error());
       if (!IsTerminal(job->state)) {
         still.push_back(id);
@@ -214,8 +223,8 @@ int Nodes(const Connection& conn, bool json) {
   }
   auto nodes = codec::DecodeNodeList(*body);
   if (!nodes) return Fail(nodes.error());
-  Table t({"NAME", "STATE", "POOL", "GPUS", "MODEL", "BUSY", "DRAINED", "TOPOLOGY", "LAST SEEN",
-           "NOTE"});
+  Table t({"NAME", "STATE", "POOL", "GPUS", "MODEL", "BUSY", "DRAINED", "CPUS", "MEMORY",
+           "TOPOLOGY", "LAST SEEN", "NOTE"});
   for (const NodeStatus& n : *nodes) {
     int busy = 0, drained = 0;
     std::string note = n.drain_reason;
@@ -227,8 +236,8 @@ int Nodes(const Connection& conn, bool json) {
     }
     std::string model = n.info.gpus.empty() ? "-" : n.info.gpus[0].model;
     t.Add({n.info.name, n.state, n.info.pool, std::to_string(n.info.gpus.size()), model,
-           std::to_string(busy), std::to_string(drained), n.info.topology,
-           Age(n.last_seen) + " ago", note});
+           std::to_string(busy), std::to_string(drained), std::to_string(n.info.cpus),
+           FormatSize(n.info.memory_bytes), n.info.topology, Age(n.last_seen) + " ago", note});
   }
   t.Print(std::cout);
   return 0;
@@ -283,6 +292,13 @@ int TokenCreate(const Connection& conn, const std::string& user, const std::stri
   if (!res) return Fail(res.error());
   auto t = codec::DecodeToken(*res);
   if (!t) return Fail(t.error());
+  // Jobs run as their user's Unix account: a name no account has here is most likely a typo,
+  // and agents set up as this machine is would fail its jobs. Made all the same: the agents'
+  // machines may know it.
+  if (!user.empty() && role != "agent" && getpwnam(user.c_str()) == nullptr) {
+    std::cerr << "baton: warning: no Unix user '" << user
+              << "' on this machine; its jobs will fail on any node that lacks it too\n";
+  }
   if (json) {
     std::cout << *res << "\n";
     return 0;
@@ -340,7 +356,7 @@ int ConfigCheck(const std::string& path) {
 }
 
 // `baton queue`: pending jobs in the order they would start, with why they wait.
-int Queue(const Connection& conn, int limit, bool json) {
+int Queue(const Connection& conn, int limit, bool json, bool whole) {
   auto api = ApiClient::Connect(conn);
   if (!api) return Fail(api.error());
   auto body = (*api)->Call("GET", "/v1/queue?limit=" + std::to_string(limit));
@@ -357,7 +373,8 @@ int Queue(const Connection& conn, int limit, bool json) {
   int pos = 0;
   for (const Job& j : *jobs) {
     std::string why = WhyWaiting(j);
-    if (why.size() > 100) why = why.substr(0, 97) + "...";
+    // Cut to fit a terminal only: piped or with --long, every reason is whole.
+    if (!whole && why.size() > 100) why = why.substr(0, 97) + "... (--long shows it whole)";
     t.Add({std::to_string(++pos), std::to_string(j.id.value), j.user, j.spec.project,
            std::string(PriorityName(j.spec.priority)), FormatMilli(j.spec.resources.milli_gpus),
            Age(j.submitted_at),
@@ -396,55 +413,61 @@ namespace {
 // Commands on jobs: jobs, show, logs, cancel, hold, release, wait.
 void AddJobCommands(CLI::App& app, const std::shared_ptr<Connection>& conn, int* exit_code) {
   {
-    auto state = std::make_shared<std::string>();
-    auto user = std::make_shared<std::string>();
-    auto all = std::make_shared<bool>(false);
-    auto json = std::make_shared<bool>(false);
-    CLI::App* sub =
-        app.add_subcommand("jobs", "list jobs (pending, held and running unless --all or --state)");
+    auto o = std::make_shared<JobsOptions>();
+    CLI::App* sub = app.add_subcommand(
+        "jobs", "list jobs (pending, held and running), or the history (--all, --since)");
     AddConnectionFlags(sub, *conn);
-    sub->add_option("--state", *state, "comma-separated states, e.g. running,pending");
-    sub->add_option("--user", *user, "only this user's jobs");
-    sub->add_flag("--all", *all, "include finished jobs");
-    sub->add_flag("--json", *json, "print JSON");
-    sub->callback([=] { *exit_code = Jobs(*conn, *state, *user, *all, *json); });
+    sub->add_option("--state", o->state, "comma-separated states, e.g. running,pending");
+    sub->add_option("--user", o->user, "only this user's jobs");
+    sub->add_option("--project", o->project, "only this project's jobs");
+    sub->add_option("--name", o->name, "only jobs of this name");
+    sub->add_flag("-a,--all", o->all, "include finished jobs (the history, as sacct)");
+    sub->add_option("-S,--since", o->since,
+                    "jobs not ended before this: 2026-11-20, 2026-11-20T09:00:00Z, or -7d, -12h "
+                    "(implies --all)");
+    sub->add_option("-E,--until", o->until, "jobs submitted before this (same forms)");
+    sub->add_option("-o,--format", o->format,
+                    "columns, e.g. id,name,state,elapsed (id name user project pool priority "
+                    "state gpus gpu_type nodes cpus memory submitted start end elapsed timelimit "
+                    "restarts exitcode age where command)");
+    sub->add_flag("--expand", o->expand,
+                  "a job array's tasks a line each (12_7), instead of one line per array");
+    sub->add_flag("--json", o->json, "print JSON");
+    sub->callback([=] { *exit_code = Jobs(*conn, *o); });
   }
   {
-    auto id = std::make_shared<int64_t>(0);
+    auto id = std::make_shared<std::string>();
     auto json = std::make_shared<bool>(false);
     CLI::App* sub = app.add_subcommand("show", "show one job, with why it waits");
     AddConnectionFlags(sub, *conn);
-    sub->add_option("id", *id, "job id")->required();
+    sub->add_option("id", *id, "job id, or ARRAY_INDEX for a task of an array (12_7)")->required();
     sub->add_flag("--json", *json, "print JSON");
     sub->callback([=] { *exit_code = Show(*conn, *id, *json); });
   }
   {
-    auto id = std::make_shared<int64_t>(0);
+    auto id = std::make_shared<std::string>();
     auto follow = std::make_shared<bool>(false);
     auto node = std::make_shared<std::string>();
     CLI::App* sub = app.add_subcommand(
         "logs", "print a job's output (every node's, each line labelled, for a multi-node job)");
     AddConnectionFlags(sub, *conn);
-    sub->add_option("id", *id, "job id")->required();
+    sub->add_option("id", *id, "job id, or a task of an array (12_7)")->required();
     sub->add_flag("-f,--follow", *follow, "keep printing until the job ends");
     sub->add_option("--node", *node, "only this node's output, unlabelled");
-    sub->callback([=] { *exit_code = Logs(*conn, *id, *follow, *node); });
+    sub->callback([=] {
+      auto ref = OneJobRef(*id);
+      *exit_code = ref ? Logs(*conn, *ref, *follow, *node) : Usage(ref.error());
+    });
   }
-  for (const char* action : {"cancel", "hold", "release"}) {
-    auto ids = std::make_shared<std::vector<int64_t>>();
-    std::string help = std::string(action) + " jobs";
-    CLI::App* sub = app.add_subcommand(action, help);
-    AddConnectionFlags(sub, *conn);
-    sub->add_option("ids", *ids, "job ids")->required();
-    std::string a = action;
-    sub->callback([=] { *exit_code = Act(*conn, *ids, a); });
-  }
+  AddActionCommands(app, conn, exit_code);
   {
-    auto ids = std::make_shared<std::vector<int64_t>>();
+    auto ids = std::make_shared<std::vector<std::string>>();
     auto timeout = std::make_shared<std::string>();
     CLI::App* sub = app.add_subcommand("wait", "wait for jobs to end; exit 0 when all succeeded");
     AddConnectionFlags(sub, *conn);
-    sub->add_option("ids", *ids, "job ids")->required();
+    sub->add_option("ids", *ids,
+                    "job ids, ranges, tasks (12_7); an array's id waits for all its tasks")
+        ->required();
     sub->add_option("--timeout", *timeout, "give up after this long, e.g. 10m");
     sub->callback([=] { *exit_code = Wait(*conn, *ids, *timeout); });
   }
@@ -532,7 +555,11 @@ void AddViewCommands(CLI::App& app, const std::shared_ptr<Connection>& conn, int
     AddConnectionFlags(sub, *conn);
     sub->add_flag("--json", *json, "print JSON");
     sub->add_option("-n,--limit", *limit, "how many (1-1000)")->check(CLI::Range(1, 1000));
-    sub->callback([=] { *exit_code = Queue(*conn, *limit, *json); });
+    auto long_reasons = std::make_shared<bool>(false);
+    sub->add_flag("-l,--long", *long_reasons,
+                  "reasons whole (they are cut to fit a terminal; piped, they are always whole)");
+    sub->callback(
+        [=] { *exit_code = Queue(*conn, *limit, *json, *long_reasons || !isatty(STDOUT_FILENO)); });
   }
   {
     auto json = std::make_shared<bool>(false);
@@ -543,11 +570,14 @@ void AddViewCommands(CLI::App& app, const std::shared_ptr<Connection>& conn, int
     sub->callback([=] { *exit_code = Gpus(*conn, *json); });
   }
   {
-    auto json = std::make_shared<bool>(false);
+    auto o = std::make_shared<UsageOptions>();
     CLI::App* sub = app.add_subcommand("usage", "GPU-hours, cost and budgets by project and user");
     AddConnectionFlags(sub, *conn);
-    sub->add_flag("--json", *json, "print JSON");
-    sub->callback([=] { *exit_code = ShowUsage(*conn, *json); });
+    sub->add_option("-S,--since", o->since,
+                    "only jobs not ended before this: 2026-11-01, 2026-11-01T09:00:00Z, -7d, -12h");
+    sub->add_option("-E,--until", o->until, "only jobs submitted before this (same forms)");
+    sub->add_flag("--json", o->json, "print JSON");
+    sub->callback([=] { *exit_code = ShowUsage(*conn, *o); });
   }
   {
     auto json = std::make_shared<bool>(false);
@@ -577,12 +607,16 @@ void AddClientCommands(CLI::App& app, int* exit_code,
                        std::optional<std::vector<std::string>> command_tail) {
   auto tail = std::make_shared<std::optional<std::vector<std::string>>>(std::move(command_tail));
   auto conn = std::make_shared<Connection>();
+  // The connection flags, before the command (`baton --server URL jobs`) as after it.
+  AddConnectionFlags(&app, *conn);
   AddSubmitCommand(app, conn, exit_code, tail);
+  AddResubmitCommand(app, conn, exit_code);
   AddJobCommands(app, conn, exit_code);
   AddNodeCommands(app, conn, exit_code);
   AddConfigCommands(app, exit_code);
   AddTokenCommands(app, conn, exit_code);
   AddViewCommands(app, conn, exit_code);
+  AddParserCommands(app, exit_code);
 }
 
 }  // namespace baton::cli

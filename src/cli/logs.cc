@@ -35,13 +35,13 @@ std::string LineLabeler::Flush() {
 
 namespace {
 
-std::string LogTarget(int64_t id, const std::string& node) {
-  return "/v1/jobs/" + std::to_string(id) + "/logs" + (node.empty() ? "" : "?node=" + node);
+std::string LogTarget(const std::string& id, const std::string& node) {
+  return "/v1/jobs/" + id + "/logs" + (node.empty() ? "" : "?node=" + node);
 }
 
 // The whole log (of `node`, else the one the server picks), a page (1 MiB) at a time, each
 // page through `print`.
-Status ReadWhole(ApiClient& api, int64_t id, const std::string& node,
+Status ReadWhole(ApiClient& api, const std::string& id, const std::string& node,
                  const std::function<void(std::string_view)>& print) {
   int64_t offset = 0;
   for (;;) {
@@ -56,7 +56,7 @@ Status ReadWhole(ApiClient& api, int64_t id, const std::string& node,
   }
 }
 
-Status Follow(ApiClient& api, int64_t id, const std::string& node,
+Status Follow(ApiClient& api, const std::string& id, const std::string& node,
               const std::function<void(std::string_view)>& print) {
   std::string target = LogTarget(id, node);
   target += node.empty() ? "?follow=1" : "&follow=1";
@@ -65,7 +65,8 @@ Status Follow(ApiClient& api, int64_t id, const std::string& node,
 
 // Every node of a multi-node job, each line labelled; followed at once with -f, one node after
 // another otherwise.
-int AllNodes(const Connection& conn, ApiClient& api, int64_t id, const Job& job, bool follow) {
+int AllNodes(const Connection& conn, ApiClient& api, const std::string& id, const Job& job,
+             bool follow) {
   std::mutex out;
   std::vector<Status> results(job.allocation.size());
   auto one = [&](size_t rank, ApiClient& client) {
@@ -102,11 +103,11 @@ int AllNodes(const Connection& conn, ApiClient& api, int64_t id, const Job& job,
 
 }  // namespace
 
-int Logs(const Connection& conn, int64_t id, bool follow, const std::string& node) {
+int Logs(const Connection& conn, const std::string& id, bool follow, const std::string& node) {
   auto api = ApiClient::Connect(conn);
   if (!api) return Fail(api.error());
   if (node.empty()) {
-    auto job = (*api)->GetJob(JobId{id});
+    auto job = (*api)->GetJob(id);
     if (!job) return Fail(job.error());
     if (job->allocation.size() > 1) return AllNodes(conn, **api, id, *job, follow);
   }

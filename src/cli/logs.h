@@ -12,7 +12,8 @@
 
 namespace baton::cli {
 
-int Logs(const Connection& conn, int64_t id, bool follow, const std::string& node);
+// `ref`: "12", or "12_7" for a task of an array.
+int Logs(const Connection& conn, const std::string& ref, bool follow, const std::string& node);
 
 // Prefixes every whole line of `data` with `label`; an unfinished last line waits in `partial`
 // for the rest (or for Flush at the end). Exposed for tests.

@@ -10,6 +10,7 @@
 #include <sstream>
 #include <tuple>
 
+#include "cli/parser.h"
 #include "codec/json_codec.h"
 #include "core/quantity.h"
 
@@ -108,6 +109,10 @@ struct SubmitFlags {
 Status ApplyResourceFlags(const SubmitFlags& f, const std::set<std::string>* given, JobSpec* spec) {
   auto use = [&](const char* flag) { return given == nullptr || given->count(flag) > 0; };
   if (use("--gpus")) {
+    if (f.gpus.starts_with("-")) {
+      return InvalidArgument("--gpus: GPUs must be positive, or 0 for a job without GPUs (got \"" +
+                             f.gpus.substr(0, 32) + "\")");
+    }
     ASSIGN_OR_RETURN_STATUS(spec->resources.milli_gpus,
                             ParseMilli(f.gpus, "--gpus", SpecLimits::kMaxMilliGpus));
   }
@@ -206,7 +211,7 @@ Result<std::vector<JobSpec>> SpecsFromFile(const SubmitFlags& f) {
   std::stringstream ss;
   ss << in.rdbuf();
   ASSIGN_OR_RETURN(std::string json, codec::YamlToJson(ss.str(), f.file));
-  auto specs = codec::DecodeJobSpecs(json);
+  auto specs = codec::DecodeJobFile(json);
   if (!specs) return Err(InvalidArgument(f.file + ": " + specs.error().message()));
   for (JobSpec& spec : *specs) {
     RETURN_IF_ERROR(ApplyFlags(f, &f.given, &spec));
@@ -215,6 +220,8 @@ Result<std::vector<JobSpec>> SpecsFromFile(const SubmitFlags& f) {
   }
   return specs;
 }
+
+int Post(ApiClient& api, const std::string& body, bool batch, bool json);
 
 int Submit(const Connection& conn, const SubmitFlags& f, std::vector<std::string> command) {
   std::string body;
@@ -243,11 +250,32 @@ int Submit(const Connection& conn, const SubmitFlags& f, std::vector<std::string
   }
   auto api = ApiClient::Connect(conn);
   if (!api) return Fail(api.error());
+  return Post(**api, body, batch, f.json);
+}
+
+// `baton resubmit ID`: the job's spec again, with the flags given overriding its fields.
+int Resubmit(const Connection& conn, const SubmitFlags& f, int64_t id) {
+  auto api = ApiClient::Connect(conn);
+  if (!api) return Fail(api.error());
+  auto job = (*api)->GetJob(JobId{id});
+  if (!job) return Fail(job.error());
+  JobSpec spec = std::move(job->spec);
+  spec.hold = false;  // held again only when asked (--hold)
+  if (Status st = ApplyFlags(f, &f.given, &spec); !st.ok()) return Usage(st);
+  if (Status st = ValidateJobSpec(spec); !st.ok()) {
+    return Usage(
+        InvalidArgument("job " + std::to_string(id) + " with the flags given: " + st.message()));
+  }
+  return Post(**api, codec::EncodeJobSpec(spec), false, f.json);
+}
+
+// POSTs one spec or a batch; prints the new jobs' ids (or, with `json`, the server's answer).
+int Post(ApiClient& api, const std::string& body, bool batch, bool json) {
   // The key makes a retried request (dropped connection) find the job instead of making two.
-  auto res = (*api)->Call("POST", batch ? "/v1/jobs/batch" : "/v1/jobs", body,
-                          {{"Idempotency-Key", RandomKey()}});
+  auto res = api.Call("POST", batch ? "/v1/jobs/batch" : "/v1/jobs", body,
+                      {{"Idempotency-Key", RandomKey()}});
   if (!res) return Fail(res.error());
-  if (f.json) {
+  if (json) {
     std::cout << *res << "\n";
     return 0;
   }
@@ -263,6 +291,56 @@ int Submit(const Connection& conn, const SubmitFlags& f, std::vector<std::string
   return 0;
 }
 
+// The flags of a job's spec, shared by submit and resubmit.
+void AddSpecFlags(CLI::App* sub, SubmitFlags& f) {
+  sub->add_option("-g,--gpus", f.gpus, "GPUs (a fraction such as 0.25 shares one GPU)");
+  sub->add_option("--gpu-type", f.gpu_type, "GPU model, e.g. H100 or A100-40GB");
+  sub->add_option("--gpu-memory", f.gpu_memory, "minimum GPU memory, e.g. 40GiB");
+  sub->add_option("--nodes", f.nodes,
+                  "nodes (GPUs split evenly; default: the fewest that hold them)");
+  sub->add_option("--cpus", f.cpus, "CPU cores per node");
+  sub->add_option("--memory", f.memory, "memory per node, e.g. 64GiB");
+  sub->add_option("-p,--priority", f.priority, "low, normal, high or critical");
+  sub->add_option("--project", f.project, "project to account the job to");
+  sub->add_option("--pool", f.pool, "pool (partition)");
+  sub->add_option("--name", f.name, "job name");
+  sub->add_option("-t,--time", f.time, "time limit, e.g. 90s, 30m, 2h");
+  sub->add_option("--grace", f.grace, "grace between SIGTERM and SIGKILL (default 30s)");
+  sub->add_option("--signal", f.signal,
+                  "SIG[@TIME]: send SIG (e.g. USR1) TIME before the time limit (default 60s), "
+                  "as Slurm's --signal; SIGTERM follows at the limit");
+  sub->add_option("--retries", f.retries, "times a failed job is requeued");
+  sub->add_option("--after", f.after, "start only after these jobs succeeded (ID[,ID...])")
+      ->delimiter(',');
+  sub->add_option("--after-any", f.after_any, "start only after these jobs ended, however")
+      ->delimiter(',');
+  sub->add_option("--after-notok", f.after_notok,
+                  "start only after these jobs ended other than succeeded (a clean-up job)")
+      ->delimiter(',');
+  sub->add_option("--array", f.array,
+                  "a job array, one task per index: 0-99%8 (at most 8 at once), 1,5,9, 0-20:5; "
+                  "each task sees BATON_ARRAY_JOB_ID and BATON_ARRAY_INDEX");
+  sub->add_flag("--singleton", f.singleton,
+                "start only once your earlier jobs of the same name have ended");
+  sub->add_option("--begin", f.begin,
+                  "not before TIME: +2h, now+30m, 14:00, 2026-12-01, 2026-12-01T09:00, or "
+                  "2026-12-01T09:00:00Z (local time unless it ends in Z)");
+  sub->add_option("--env", f.env, "KEY=VALUE for the job's environment (repeatable)");
+  sub->add_option("--workdir", f.workdir, "working directory (default: the current one)");
+  sub->add_flag("--preemptible", f.preemptible, "the job may be preempted");
+  sub->add_flag(
+      "--process-per-gpu", f.process_per_gpu,
+      "one process per GPU (LOCAL_RANK 0..n-1 on each node), as torchrun --nproc-per-node");
+  sub->add_flag("--hold", f.hold, "submit held; `baton release` lets it run");
+}
+
+// Records which flags were typed (their long names): only those override a file or a job.
+void NoteGiven(const CLI::App& sub, SubmitFlags* f) {
+  for (const CLI::Option* o : sub.get_options()) {
+    if (o->count() > 0) f->given.insert("--" + o->get_single_name());
+  }
+}
+
 }  // namespace
 
 // `baton submit`: the job's spec from flags or a file; its command after `--`.
@@ -272,47 +350,13 @@ void AddSubmitCommand(CLI::App& app, const std::shared_ptr<Connection>& conn, in
   CLI::App* sub =
       app.add_subcommand("submit", "submit a job: baton submit [OPTIONS] -- COMMAND [ARGS...]");
   sub->prefix_command();
+  SetUsage(sub,
+           "baton submit [OPTIONS] -- COMMAND [ARGS...]\n       baton submit -f FILE [OPTIONS]");
   AddConnectionFlags(sub, *conn);
-  sub->add_option("-g,--gpus", f->gpus, "GPUs (a fraction such as 0.25 shares one GPU)");
-  sub->add_option("--gpu-type", f->gpu_type, "GPU model, e.g. H100 or A100-40GB");
-  sub->add_option("--gpu-memory", f->gpu_memory, "minimum GPU memory, e.g. 40GiB");
-  sub->add_option("--nodes", f->nodes,
-                  "nodes (GPUs split evenly; default: the fewest that hold them)");
-  sub->add_option("--cpus", f->cpus, "CPU cores per node");
-  sub->add_option("--memory", f->memory, "memory per node, e.g. 64GiB");
-  sub->add_option("-p,--priority", f->priority, "low, normal, high or critical");
-  sub->add_option("--project", f->project, "project to account the job to");
-  sub->add_option("--pool", f->pool, "pool (partition)");
-  sub->add_option("--name", f->name, "job name");
-  sub->add_option("-t,--time", f->time, "time limit, e.g. 90s, 30m, 2h");
-  sub->add_option("--grace", f->grace, "grace between SIGTERM and SIGKILL (default 30s)");
-  sub->add_option("--signal", f->signal,
-                  "SIG[@TIME]: send SIG (e.g. USR1) TIME before the time limit (default 60s), "
-                  "as Slurm's --signal; SIGTERM follows at the limit");
-  sub->add_option("--retries", f->retries, "times a failed job is requeued");
-  sub->add_option("--after", f->after, "start only after these jobs succeeded (ID[,ID...])")
-      ->delimiter(',');
-  sub->add_option("--after-any", f->after_any, "start only after these jobs ended, however")
-      ->delimiter(',');
-  sub->add_option("--after-notok", f->after_notok,
-                  "start only after these jobs ended other than succeeded (a clean-up job)")
-      ->delimiter(',');
-  sub->add_option("--array", f->array,
-                  "a job array, one task per index: 0-99%8 (at most 8 at once), 1,5,9, 0-20:5; "
-                  "each task sees BATON_ARRAY_JOB_ID and BATON_ARRAY_INDEX");
-  sub->add_flag("--singleton", f->singleton,
-                "start only once your earlier jobs of the same name have ended");
-  sub->add_option("--begin", f->begin,
-                  "not before TIME: +2h, now+30m, 14:00, 2026-12-01, 2026-12-01T09:00, or "
-                  "2026-12-01T09:00:00Z (local time unless it ends in Z)");
-  sub->add_option("--env", f->env, "KEY=VALUE for the job's environment (repeatable)");
-  sub->add_option("--workdir", f->workdir, "working directory (default: the current one)");
-  sub->add_flag("--preemptible", f->preemptible, "the job may be preempted");
-  sub->add_flag(
-      "--process-per-gpu", f->process_per_gpu,
-      "one process per GPU (LOCAL_RANK 0..n-1 on each node), as torchrun --nproc-per-node");
-  sub->add_flag("--hold", f->hold, "submit held; `baton release` lets it run");
-  sub->add_option("-f,--file", f->file, "YAML job file (one job, a list, or {jobs: [...]})");
+  AddSpecFlags(sub, *f);
+  sub->add_option("-f,--file", f->file,
+                  "YAML job file (one job, a list, or {jobs: [...]}), or a job as `baton show ID "
+                  "--json` prints it");
   sub->add_flag("--json", f->json, "print the job object instead of its id");
   sub->callback([sub, f, conn, exit_code, tail] {
     // Words before the `--` that started the command keep the `--` as part of it
@@ -330,10 +374,24 @@ void AddSubmitCommand(CLI::App& app, const std::shared_ptr<Connection>& conn, in
       if (!command.empty()) command.emplace_back("--");
       command.insert(command.end(), (*tail)->begin(), (*tail)->end());
     }
-    for (const CLI::Option* o : sub->get_options()) {
-      if (o->count() > 0) f->given.insert("--" + o->get_single_name());
-    }
+    NoteGiven(*sub, f.get());
     *exit_code = Submit(*conn, *f, std::move(command));
+  });
+}
+
+void AddResubmitCommand(CLI::App& app, const std::shared_ptr<Connection>& conn, int* exit_code) {
+  auto f = std::make_shared<SubmitFlags>();
+  auto id = std::make_shared<int64_t>(0);
+  CLI::App* sub = app.add_subcommand(
+      "resubmit", "submit a job again, as it was but for the flags given (those of submit)");
+  SetUsage(sub, "baton resubmit ID [OPTIONS]   e.g. baton resubmit 12 -g 2 -t 4h --env LR=0.1");
+  AddConnectionFlags(sub, *conn);
+  sub->add_option("id", *id, "the job to submit again")->required()->check(CLI::PositiveNumber);
+  AddSpecFlags(sub, *f);
+  sub->add_flag("--json", f->json, "print the job object instead of its id");
+  sub->callback([sub, f, id, conn, exit_code] {
+    NoteGiven(*sub, f.get());
+    *exit_code = Resubmit(*conn, *f, *id);
   });
 }
 

@@ -25,6 +25,9 @@ void AddSubmitCommand(CLI::App& app, const std::shared_ptr<Connection>& conn, in
 // YYYY-MM-DD[THH:MM[:SS]] or HH:MM[:SS] (today, or tomorrow once that time has passed).
 Result<TimePoint> ParseBeginTime(std::string_view text, TimePoint now, std::string_view field);
 
+// `baton resubmit ID [OPTIONS]`: the job's spec again; the flags of submit typed override it.
+void AddResubmitCommand(CLI::App& app, const std::shared_ptr<Connection>& conn, int* exit_code);
+
 // The flags every command that talks to the server takes (commands.cc); `conn` must outlive
 // the parse.
 void AddConnectionFlags(CLI::App* sub, Connection& conn);

@@ -13,6 +13,7 @@
 #include <optional>
 #include <sstream>
 
+#include "cli/history.h"
 #include "cli/table.h"
 #include "codec/json_codec.h"
 #include "core/quantity.h"
@@ -267,10 +268,20 @@ int Gpus(const Connection& conn, bool as_json) {
   return 0;
 }
 
-int ShowUsage(const Connection& conn, bool as_json) {
+int ShowUsage(const Connection& conn, const UsageOptions& o) {
+  bool as_json = o.json;
+  TimePoint now = std::chrono::time_point_cast<Duration>(std::chrono::system_clock::now());
+  std::string target = "/v1/usage";
+  for (auto [flag, text] : {std::pair{"--since", &o.since}, std::pair{"--until", &o.until}}) {
+    if (text->empty()) continue;
+    auto t = ParseTimeArg(*text, flag, now);
+    if (!t) return Usage(t.error());
+    target += (target.find('?') == std::string::npos ? "?" : "&") + std::string(flag + 2) + "=" +
+              QueryEscape(FormatRfc3339(*t));
+  }
   auto api = ApiClient::Connect(conn);
   if (!api) return Fail(api.error());
-  auto body = (*api)->Call("GET", "/v1/usage");
+  auto body = (*api)->Call("GET", target);
   if (!body) return Fail(body.error());
   if (as_json) {
     std::cout << *body << "\n";

@@ -15,7 +15,11 @@ std::string Age(TimePoint t);
 std::string WhyWaiting(const Job& j);
 
 int Gpus(const Connection& conn, bool json);
-int ShowUsage(const Connection& conn, bool json);
+struct UsageOptions {
+  std::string since, until;  // the window, as ParseTimeArg (history.h) reads them; "" = open
+  bool json = false;
+};
+int ShowUsage(const Connection& conn, const UsageOptions& o);
 // With `follow`, the event stream (Server-Sent Events) until interrupted.
 int Events(const Connection& conn, bool follow, bool json);
 

@@ -56,7 +56,8 @@ Status DecodeResources(const json::value& v, std::string_view prefix, Resources*
       if (!s) return s.error();
       r->memory_bytes = *s;
     } else {
-      return FieldError(field, "unknown field");
+      return FieldError(field,
+                        "unknown field (valid: gpus, gpu_type, gpu_memory, nodes, cpus, memory)");
     }
   }
   return Status::Ok();
@@ -194,7 +195,10 @@ Status DecodeSpecField(std::string_view key, const std::string& field, const jso
      : key == "singleton"   ? spec->singleton
                             : spec->process_per_gpu) = *b;
   } else {
-    return FieldError(field, "unknown field");
+    return FieldError(field,
+                      "unknown field (valid: name, command, resources, priority, project, pool, "
+                      "time_limit, grace_period, signal, retries, env, workdir, after, "
+                      "preemptible, hold, process_per_gpu)");
   }
   return Status::Ok();
 }
@@ -501,6 +505,9 @@ Result<void> ReadJobBookkeeping(const json::object& o, Job* job) {
   }
   if (const json::value* f = Find(o, "cost_per_hour_micros")) {
     ASSIGN_OR_RETURN(job->cost_per_hour_micros, GetInt(*f, "cost_per_hour_micros", 0, INT64_MAX));
+  } else if (const json::value* c = Find(o, "cost_per_hour")) {
+    ASSIGN_OR_RETURN(double per_hour, GetNumber(*c, "cost_per_hour"));
+    job->cost_per_hour_micros = static_cast<int64_t>(std::llround(per_hour * 1e6));
   }
   if (const json::value* f = Find(o, "master_port")) {
     ASSIGN_OR_RETURN(int64_t port, GetInt(*f, "master_port", 1, 65535));
@@ -573,7 +580,8 @@ Result<std::vector<JobSpec>> DecodeSpecList(const json::value& v) {
   const json::array* list = nullptr;
   if (IsBatchObject(v)) {
     for (const auto& kv : v.get_object()) {
-      if (kv.key() != "jobs") return Err(FieldError(std::string(kv.key()), "unknown field"));
+      if (kv.key() != "jobs")
+        return Err(FieldError(std::string(kv.key()), "unknown field (valid: jobs)"));
     }
     ASSIGN_OR_RETURN(list, GetArray(v.get_object().at("jobs"), "jobs"));
   } else {
@@ -599,6 +607,44 @@ Result<std::vector<JobSpec>> DecodeJobSpecs(std::string_view text) {
   JobSpec spec = SubmittedSpec();
   RETURN_IF_ERROR(DecodeSpecObject(v, "", &spec));
   return std::vector<JobSpec>{std::move(spec)};
+}
+
+namespace {
+
+// A job object as the API shows it, told from a spec by its id.
+bool IsJobObject(const json::value& v) { return v.is_object() && v.get_object().contains("id"); }
+
+Result<JobSpec> SpecOfShownJob(const json::value& v, const std::string& where) {
+  auto spec = SpecFromJobObject(v.get_object());
+  if (!spec) return Err(InvalidArgument(where + spec.error().message()));
+  spec->hold = false;
+  return spec;
+}
+
+}  // namespace
+
+Result<std::vector<JobSpec>> DecodeJobFile(std::string_view text) {
+  ASSIGN_OR_RETURN(json::value v, Parse(text));
+  if (IsJobObject(v)) {
+    ASSIGN_OR_RETURN(JobSpec spec, SpecOfShownJob(v, ""));
+    return std::vector<JobSpec>{std::move(spec)};
+  }
+  // `baton jobs --json`: {"jobs": [job, ...], "next": ...}, or a bare array of jobs.
+  const json::value* list = &v;
+  if (v.is_object() && v.get_object().contains("jobs")) list = &v.get_object().at("jobs");
+  if (list->is_array() && !list->get_array().empty() && IsJobObject(list->get_array()[0])) {
+    std::vector<JobSpec> specs;
+    const json::array& a = list->get_array();
+    if (a.size() > 10000) return Err(TooLarge("jobs: at most 10000 jobs in one batch"));
+    for (size_t i = 0; i < a.size(); ++i) {
+      std::string where = "jobs[" + std::to_string(i) + "]: ";
+      if (!IsJobObject(a[i])) return Err(InvalidArgument(where + "not a job object"));
+      ASSIGN_OR_RETURN(JobSpec spec, SpecOfShownJob(a[i], where));
+      specs.push_back(std::move(spec));
+    }
+    return specs;
+  }
+  return DecodeJobSpecs(text);
 }
 
 Result<std::vector<JobSpec>> DecodeJobBatch(std::string_view text) {
@@ -768,6 +814,14 @@ std::string ErrorMessage(std::string_view body) {
     }
   }
   return std::string(body.substr(0, 512));
+}
+
+Result<std::string> DecodeWhoAmI(std::string_view body) {
+  ASSIGN_OR_RETURN(json::value v, Parse(body));
+  ASSIGN_OR_RETURN(const json::object* o, GetObject(v, "whoami"));
+  const json::value* user = Find(*o, "user");
+  if (user == nullptr) return Err(InvalidArgument("whoami: missing user"));
+  return GetString(*user, "user", 256);
 }
 
 std::string EncodeString(std::string_view s) { return json::serialize(json::value(s)); }

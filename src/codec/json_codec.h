@@ -28,6 +28,10 @@ Result<JobSpec> DecodeJobSpec(std::string_view json);
 // {"jobs": [spec, ...]} (batch submit), a bare array, or one spec object. Errors name the
 // index: "jobs[3].resources.gpus: ...".
 Result<std::vector<JobSpec>> DecodeJobSpecs(std::string_view json);
+// A job file (`baton submit -f`): what DecodeJobSpecs takes, or jobs as `baton show ID --json`
+// and `baton jobs --json` print them: of those, the spec's fields are read and the others (id,
+// state, user, allocation, cost, ...) ignored; `hold` is not carried over.
+Result<std::vector<JobSpec>> DecodeJobFile(std::string_view json);
 // The body of POST /v1/jobs/batch: {"jobs": [spec, ...]} only; anything else is an error
 // saying so.
 Result<std::vector<JobSpec>> DecodeJobBatch(std::string_view json);
@@ -86,6 +90,8 @@ std::string EncodeGpuList(const std::vector<NodeStatus>& nodes);
 std::string EncodeError(const Status& status);
 // The message inside an error body, or the body itself when it is not one.
 std::string ErrorMessage(std::string_view body);
+// GET /v1/whoami: {"user": "...", "role": "..."}; the user.
+Result<std::string> DecodeWhoAmI(std::string_view body);
 
 // Agent protocol.
 std::string EncodeRegister(const RegisterRequest& r);

@@ -98,8 +98,31 @@ Result<YAML::Node> LoadChecked(std::string_view yaml, std::string_view file,
   return root;
 }
 
-// "FILE: line N: what" for a YAML exception.
-Status YamlError(std::string_view file, const YAML::Exception& e) {
+// The first line (1-based) whose indentation holds a tab, or 0.
+int FirstTabIndentedLine(std::string_view yaml) {
+  int line = 1;
+  bool indent = true;  // still in the line's leading whitespace
+  for (char c : yaml) {
+    if (c == '\n') {
+      ++line;
+      indent = true;
+    } else if (indent && c == '\t') {
+      return line;
+    } else if (c != ' ') {
+      indent = false;
+    }
+  }
+  return 0;
+}
+
+// "FILE: line N: what" for a YAML exception. yaml-cpp's words for a tab in the indentation
+// ("illegal map value", "illegal block entry") do not say what to fix: a file that fails with
+// one is named as such.
+Status YamlError(std::string_view file, std::string_view yaml, const YAML::Exception& e) {
+  if (int tab = FirstTabIndentedLine(yaml); tab > 0 && tab <= e.mark.line + 1) {
+    return InvalidArgument(std::string(file) + ": line " + std::to_string(tab) +
+                           ": tabs are not allowed for indentation (YAML indents with spaces)");
+  }
   return InvalidArgument(std::string(file) + ": line " + std::to_string(e.mark.line + 1) + ": " +
                          e.msg);
 }
@@ -112,7 +135,7 @@ Result<std::string> YamlToJson(std::string_view yaml, std::string_view file) {
     if (auto loaded = LoadChecked(yaml, file, &v); !loaded) return Err(loaded.error());
     return json::serialize(v);
   } catch (const YAML::Exception& e) {
-    return Err(YamlError(file, e));
+    return Err(YamlError(file, yaml, e));
   }
 }
 
@@ -524,7 +547,7 @@ Result<ServerConfig> DecodeServerConfig(std::string_view yaml, std::string_view 
     }
     TRY(ReadPolicy(r, root, &cfg.policy));
   } catch (const YAML::Exception& e) {
-    return Err(YamlError(file, e));
+    return Err(YamlError(file, yaml, e));
   }
   return cfg;
 }
@@ -579,7 +602,7 @@ Result<ClusterFile> DecodeClusterFile(std::string_view yaml, std::string_view fi
     }
     TRY(ReadPolicy(r, root, &cluster.policy));
   } catch (const YAML::Exception& e) {
-    return Err(YamlError(file, e));
+    return Err(YamlError(file, yaml, e));
   }
   return cluster;
 }

@@ -114,8 +114,11 @@ struct SetPolicy {
   Policy policy;
 };
 
-// GET /v1/usage: GPU-seconds and cost by project and by user.
-struct GetUsage {};
+// GET /v1/usage: GPU-seconds and cost by project and by user. With a window, only the jobs
+// that were in the system in it (submitted before `until`, not ended before `since`) count.
+struct GetUsage {
+  std::optional<TimePoint> since, until;
+};
 
 // GET /v1/jobs/{id}/metrics: the job's GPUs with their last readings, its cost so far.
 struct GetJobMetrics {

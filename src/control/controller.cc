@@ -101,7 +101,7 @@ Reply Controller::Apply(const Command& command, TimePoint now) {
                         [&](const RevokeToken& c) { return Tokens(c); },
                         [&](const ListTokens& c) { return Tokens(c); },
                         [&](const GetMetrics&) { return Metrics(now); },
-                        [&](const GetUsage&) { return Usage(now); },
+                        [&](const GetUsage& c) { return Usage(c, now); },
                         [&](const SetPolicy& c) {
                           usage_.Advance(now);
                           usage_.SetHalfLife(c.policy.fairshare_half_life);
@@ -291,10 +291,6 @@ const Job* Controller::FindJob(JobId id, int array_index) const {
     if (it->second.array_index == array_index) return &it->second;
   }
   return nullptr;
-}
-
-std::string TaskName(JobId id, int array_index) {
-  return id.ToString() + (array_index >= 0 ? "_" + std::to_string(array_index) : "");
 }
 
 Reply Controller::Act(const JobAction& c, TimePoint now) {

@@ -69,9 +69,6 @@ inline constexpr size_t kLaunchNodesTried = 3;
 // this long after started.
 inline constexpr Duration kProvenAfter = std::chrono::seconds(3);
 
-// "12" or, for task 7 of array 12, "12_7".
-std::string TaskName(JobId id, int array_index);
-
 class Controller {
  public:
   explicit Controller(ControllerOptions options = {});
@@ -116,7 +113,7 @@ class Controller {
   Reply Tokens(const RevokeToken& c);
   Reply Tokens(const ListTokens& c) const;
   Reply Metrics(TimePoint now) const;
-  Reply Usage(TimePoint now) const;
+  Reply Usage(const GetUsage& c, TimePoint now) const;
   Reply Events(const GetEvents& c) const;
   Reply JobMetricsOf(const GetJobMetrics& c, TimePoint now) const;
   Reply Register(const AgentRegister& c, TimePoint now);

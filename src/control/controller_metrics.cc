@@ -55,11 +55,13 @@ Reply Controller::Metrics(TimePoint now) const {
   return r;
 }
 
-Reply Controller::Usage(TimePoint now) const {
+Reply Controller::Usage(const GetUsage& c, TimePoint now) const {
   const BudgetBook::RunningCost running_cost = RunningCostByProject(now);
   std::map<std::string, UsageRow> projects;
   std::map<std::pair<std::string, std::string>, UsageRow> users;
   for (const auto& [id, job] : jobs_) {
+    if (c.until && job.submitted_at >= *c.until) continue;
+    if (c.since && job.finished_at && *job.finished_at < *c.since) continue;
     double service = AllService(job, now);
     double cost = static_cast<double>(AllCost(job, now)) / 1e6;
     for (UsageRow* row : {&projects[job.spec.project], &users[{job.spec.project, job.user}]}) {

@@ -295,6 +295,10 @@ Status ValidateJobSpec(const JobSpec& spec) {
   return ValidateWorkdirAndAfter(spec);
 }
 
+std::string TaskName(JobId id, int array_index) {
+  return id.ToString() + (array_index >= 0 ? "_" + std::to_string(array_index) : "");
+}
+
 Result<ArraySpec> ParseArraySpec(std::string_view text, std::string_view field) {
   auto bad = [&](std::string why) {
     return Err(InvalidArgument(std::string(field) + ": \"" + std::string(text.substr(0, 64)) +

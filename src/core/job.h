@@ -129,6 +129,8 @@ struct ArraySpec {
   int throttle = 0;          // 0: no limit
 };
 Result<ArraySpec> ParseArraySpec(std::string_view text, std::string_view field);
+// "12" or, for task 7 of array 12, "12_7" (array_index < 0: the job id alone).
+std::string TaskName(JobId id, int array_index);
 
 // A spec as a submit starts it: what it does not name is the default, and its nodes are left
 // to the controller (Resources::nodes 0).

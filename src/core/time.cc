@@ -30,6 +30,18 @@ Result<Duration> ParseDuration(std::string_view text, std::string_view field) {
       if (n > 1'000'000'000) return bad("number too large");
       ++i;
     }
+    // A decimal part ("1.5h", as Slurm users type): its digits over their power of ten.
+    int64_t frac = 0, frac_scale = 1;
+    if (i < text.size() && text[i] == '.') {
+      ++i;
+      if (i >= text.size() || !IsDigit(text[i])) return bad("expected digits after '.'");
+      while (i < text.size() && IsDigit(text[i])) {
+        if (frac_scale >= 1'000'000'000) return bad("too many decimals");
+        frac = frac * 10 + (text[i] - '0');
+        frac_scale *= 10;
+        ++i;
+      }
+    }
     int64_t unit_ms = 1000;
     if (i < text.size()) {
       bare_number = false;
@@ -54,7 +66,8 @@ Result<Duration> ParseDuration(std::string_view text, std::string_view field) {
     } else if (!bare_number) {
       return bad("a number without a unit after another unit");
     }
-    total_ms += n * unit_ms;
+    // Exact to the millisecond, rounded half up: 1.5h is 5,400,000 ms.
+    total_ms += n * unit_ms + (frac * unit_ms + frac_scale / 2) / frac_scale;
     if (Duration(total_ms) > kMaxDuration) return bad("longer than 366 days");
   }
   return Duration(total_ms);

@@ -34,6 +34,18 @@ TEST(Duration, RejectsBadTextNamingTheField) {
   }
 }
 
+// Issue 16: Slurm users type decimals ("-t 1.5h"); they were "unknown unit".
+TEST(Duration, AcceptsDecimals) {
+  EXPECT_EQ(*ParseDuration("1.5h", "t"), minutes(90));
+  EXPECT_EQ(*ParseDuration("0.5d", "t"), hours(12));
+  EXPECT_EQ(*ParseDuration("2.25m", "t"), seconds(135));
+  EXPECT_EQ(*ParseDuration("1.5", "t"), milliseconds(1500));
+  EXPECT_EQ(*ParseDuration("1h0.5m", "t"), seconds(3630));
+  for (const char* bad : {"1.h", ".5h", "1..5h", "1.5.h", "1.0000000001s"}) {
+    EXPECT_FALSE(ParseDuration(bad, "t").has_value()) << bad;
+  }
+}
+
 TEST(Duration, BareNumberIsSeconds) { EXPECT_EQ(*ParseDuration("5", "t"), seconds(5)); }
 
 TEST(Duration, BoundedAbove) {

@@ -115,5 +115,49 @@ TEST(ControllerMetrics, CountJobsNodesGpusAndWaits) {
   EXPECT_EQ(m->jobs_by_state.at("succeeded"), 1);
 }
 
+// Issue 16: `baton usage --since 2026-11-01` counts the jobs of that window only.
+TEST(ControllerMetrics, UsageCountsOnlyTheJobsOfItsWindow) {
+  TimePoint now = FromMillis(1'790'000'000'000);
+  store::MemoryStore store;
+  control::Controller c;
+  c.Restore(*store.Load(), now);
+  auto run = [&](const control::Command& cmd) {
+    control::BatchResult b = control::RunBatch(c, std::span(&cmd, 1), now);
+    EXPECT_TRUE(store.Commit(b.effects.store).ok());
+    return std::move(b.replies[0]);
+  };
+  NodeInfo info{.name = "n1", .cpus = 8, .memory_bytes = 1LL << 34, .gpu_backend = "simulated"};
+  info.gpus.push_back(Gpu{.index = 0, .model = "H100-80GB", .memory_bytes = 80LL << 30});
+  control::Reply reg = run(control::AgentRegister{RegisterRequest{.node = info}});
+  JobSpec spec;
+  spec.command = {"true"};
+  spec.resources.milli_gpus = 1000;
+  spec.project = "old";
+  JobId old = run(control::SubmitJobs{.caller = {"ada", false}, .specs = {spec}}).jobs.at(0).id;
+  for (auto kind : {JobEvent::Kind::kStarted, JobEvent::Kind::kExited}) {
+    run(control::AgentReport{
+        ReportRequest{.node = "n1",
+                      .session = reg.registration.session,
+                      .events = {JobEvent{.job = old, .kind = kind, .at = now}}}});
+    now += std::chrono::seconds(10);
+  }
+  TimePoint between = now + std::chrono::hours(1);
+  now = between + std::chrono::hours(1);
+  spec.project = "new";
+  spec.hold = true;
+  run(control::SubmitJobs{.caller = {"bob", false}, .specs = {spec}});
+  auto projects = [](const control::Reply& r) {
+    std::string names;
+    for (const UsageRow& row : r.usage_projects) names += row.project + " ";
+    return names;
+  };
+  EXPECT_EQ(projects(run(control::GetUsage{})), "new old ");
+  EXPECT_EQ(projects(run(control::GetUsage{.since = between})), "new ");
+  EXPECT_EQ(projects(run(control::GetUsage{.until = between})), "old ");
+  control::Reply none = run(control::GetUsage{.since = between, .until = between});
+  EXPECT_TRUE(none.usage_projects.empty());
+  EXPECT_TRUE(none.usage_users.empty());
+}
+
 }  // namespace
 }  // namespace baton

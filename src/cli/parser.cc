@@ -1,0 +1,150 @@
+#include "cli/parser.h"
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <iostream>
+
+namespace baton::cli {
+namespace {
+
+// Edits from `a` to `b`, a swap of two neighbouring letters counting as one ("sumbit").
+size_t Distance(const std::string& a, const std::string& b) {
+  std::vector<std::vector<size_t>> d(a.size() + 1, std::vector<size_t>(b.size() + 1));
+  for (size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
+  for (size_t j = 0; j <= b.size(); ++j) d[0][j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    for (size_t j = 1; j <= b.size(); ++j) {
+      size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
+      d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1])
+        d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+    }
+  }
+  return d[a.size()][b.size()];
+}
+
+std::vector<std::string> CommandNames(const CLI::App& app) {
+  std::vector<std::string> names;
+  for (const CLI::App* sub : app.get_subcommands({})) names.push_back(sub->get_name());
+  return names;
+}
+
+const CLI::App* FindCommand(const CLI::App& app, const std::string& name) {
+  for (const CLI::App* sub : app.get_subcommands({})) {
+    if (sub->get_name() == name) return sub;
+  }
+  return nullptr;
+}
+
+// "baton: unknown command 'X'; did you mean 'Y'?" (after `where`, e.g. "baton token").
+int UnknownCommand(const CLI::App& app, const std::string& where, const std::string& word) {
+  std::string closest = ClosestWord(word, CommandNames(app));
+  std::cerr << "baton: unknown command '" << word.substr(0, 64) << "'";
+  if (where != "baton") std::cerr << " for `" << where << "`";
+  if (!closest.empty())
+    std::cerr << "; did you mean '" << closest << "'?\n";
+  else
+    std::cerr << " (`" << (where == "baton" ? "baton help" : "baton help" + where.substr(5))
+              << "` lists the commands)\n";
+  return 2;
+}
+
+// The usage line CLI11 would write ("Usage: baton [OPTIONS] SUBCOMMAND"), or a fixed one.
+class UsageFormatter : public CLI::Formatter {
+ public:
+  explicit UsageFormatter(std::string usage) : usage_(std::move(usage)) {}
+  std::string make_usage(const CLI::App*, std::string) const override {
+    return "Usage: " + usage_ + "\n";
+  }
+
+ private:
+  std::string usage_;
+};
+
+}  // namespace
+
+size_t CommandIndex(const std::vector<std::string>& head) {
+  size_t i = 1;
+  while (i < head.size()) {
+    const std::string& w = head[i];
+    if (w == "--server" || w == "--token") {
+      i += 2;
+    } else if (w.starts_with("--server=") || w.starts_with("--token=")) {
+      ++i;
+    } else {
+      return i;
+    }
+  }
+  return head.size();
+}
+
+std::string ClosestWord(const std::string& word, const std::vector<std::string>& known) {
+  std::string best;
+  size_t best_distance = SIZE_MAX;
+  for (const std::string& k : known) {
+    size_t d = Distance(word, k);
+    if (d < best_distance) {
+      best = k;
+      best_distance = d;
+    }
+  }
+  // Close enough to be a typo: one or two edits, fewer than the word has letters to spare.
+  size_t allowed = std::min<size_t>(2, std::max<size_t>(1, word.size() / 3));
+  if (best_distance <= allowed) return best;
+  for (const std::string& k : known) {
+    if (word.size() >= 2 && k.starts_with(word)) return k;  // "subm"
+  }
+  return "";
+}
+
+std::optional<int> RejectUnknownCommand(const CLI::App& app, const std::vector<std::string>& head) {
+  size_t i = CommandIndex(head);
+  if (i >= head.size() || head[i].empty() || head[i][0] == '-') return std::nullopt;
+  if (FindCommand(app, head[i]) != nullptr) return std::nullopt;
+  return UnknownCommand(app, "baton", head[i]);
+}
+
+void SetUsage(CLI::App* app, std::string usage) {
+  app->formatter(std::make_shared<UsageFormatter>(std::move(usage)));
+}
+
+void AddParserCommands(CLI::App& app, int* exit_code) {
+  app.name("baton");
+  // CLI11's errors, as every other: one line that starts with "baton:", and where to look.
+  app.failure_message([](const CLI::App* root, const CLI::Error& e) {
+    std::string where = "baton help";
+    for (const CLI::App* at = root;;) {
+      auto chosen = at->get_subcommands();
+      if (chosen.empty()) break;
+      at = chosen.front();
+      where += " " + at->get_name();
+    }
+    std::string what = e.what();
+    std::replace(what.begin(), what.end(), '\n', ' ');
+    return "baton: " + what + " (see `" + where + "`)\n";
+  });
+  auto words = std::make_shared<std::vector<std::string>>();
+  CLI::App* help = app.add_subcommand("help", "help on baton, or on a command: baton help submit");
+  help->add_option("command", *words, "a command, e.g. submit, or token create");
+  help->callback([&app, words, exit_code] {
+    const CLI::App* at = &app;
+    std::string name = "baton";
+    for (const std::string& w : *words) {
+      const CLI::App* next = FindCommand(*at, w);
+      if (next == nullptr) {
+        *exit_code = UnknownCommand(*at, name, w);
+        return;
+      }
+      at = next;
+      name += " " + w;
+    }
+    std::cout << at->get_formatter()->make_help(at, name, CLI::AppFormatMode::Normal);
+    *exit_code = 0;
+  });
+  app.add_subcommand("version", "print baton's version")->callback([exit_code] {
+    std::cout << "baton " << BATON_VERSION << "\n";
+    *exit_code = 0;
+  });
+}
+
+}  // namespace baton::cli

@@ -1,0 +1,35 @@
+// The command line's own words, around CLI11: which command a line names (after the global
+// flags), an unknown command named with the closest known one, `baton help [CMD...]`,
+// `baton version`, and parse errors as "baton: ..." lines.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace CLI {
+class App;
+}
+
+namespace baton::cli {
+
+// The index in `head` (argv, argv[0] included) of the command word: the first word after the
+// global flags `--server URL` and `--token T` (also `--server=URL`); head.size() when none.
+size_t CommandIndex(const std::vector<std::string>& head);
+
+// The closest of `known` to `word` (edits, a swap of two letters counting as one), or "" when
+// none is close enough to be what was meant.
+std::string ClosestWord(const std::string& word, const std::vector<std::string>& known);
+
+// Before parsing: a command word `app` does not know gets "baton: unknown command 'sumbit'; did
+// you mean 'submit'?" on stderr and exit status 2. Nothing (parse on) otherwise.
+std::optional<int> RejectUnknownCommand(const CLI::App& app, const std::vector<std::string>& head);
+
+// `baton help [CMD...]`, `baton version`, the usage line of commands whose words CLI11 cannot
+// show (submit's `-- COMMAND`), and CLI11's errors as one "baton: ..." line with where to look.
+void AddParserCommands(CLI::App& app, int* exit_code);
+
+// `usage` as the command's usage line in its help ("baton submit [OPTIONS] -- COMMAND ...").
+void SetUsage(CLI::App* command, std::string usage);
+
+}  // namespace baton::cli

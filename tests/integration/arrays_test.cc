@@ -1,0 +1,79 @@
+// Job arrays through the real binary (issue 16): one id for the array, BATON_ARRAY_JOB_ID and
+// BATON_ARRAY_INDEX in each task, a throttle, `baton jobs` folding the array into one line
+// unless --expand, and cancel, wait, show and logs of the whole array or one task (12_7).
+#include <gtest/gtest.h>
+
+#include <boost/json.hpp>
+#include <string>
+#include <vector>
+
+#include "harness.h"
+
+namespace baton::testing {
+namespace {
+
+namespace json = boost::json;
+
+std::string FirstLine(const std::string& text) { return text.substr(0, text.find('\n')); }
+
+size_t Count(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+TEST(Arrays, AnArrayRunsATaskPerIndexUnderOneId) {
+  TempDir dir;
+  BatonProcess baton(dir.path());
+  CliResult sub =
+      RunCli(baton, {"submit", "--array", "0-5%2", "-g", "1", "--name", "sweep", "--", "sh", "-c",
+                     "echo task $BATON_ARRAY_INDEX of $BATON_ARRAY_JOB_ID"});
+  ASSERT_EQ(sub.exit_code, 0) << sub.out;
+  const std::string id = FirstLine(sub.out);
+  EXPECT_EQ(sub.out, id + "\n");  // one id, the array's
+  CliResult waiting = RunCli(baton, {"show", id + "_5", "--json"});
+  json::value task = json::parse(waiting.out);
+  EXPECT_EQ(task.at("array_id").as_int64(), std::stoll(id)) << waiting.out;
+  EXPECT_EQ(task.at("array_index"), 5) << waiting.out;
+  EXPECT_EQ(task.at("array"), "0-5%2");
+  ASSERT_EQ(RunCli(baton, {"wait", id}).exit_code, 0);  // every task of the array
+  CliResult logs = RunCli(baton, {"logs", id + "_3"});
+  EXPECT_EQ(logs.out, "task 3 of " + id + "\n");
+  CliResult folded = RunCli(baton, {"jobs", "--all"});
+  EXPECT_NE(folded.out.find(id + "_[0-5%2]"), std::string::npos) << folded.out;
+  EXPECT_NE(folded.out.find("6 succeeded"), std::string::npos) << folded.out;
+  EXPECT_EQ(Count(folded.out, "sweep"), 1u) << folded.out;
+  CliResult expanded = RunCli(baton, {"jobs", "--all", "--expand"});
+  EXPECT_EQ(Count(expanded.out, "sweep"), 6u) << expanded.out;
+  EXPECT_NE(expanded.out.find(id + "_4 "), std::string::npos) << expanded.out;
+  CliResult text = RunCli(baton, {"show", id + "_4"});
+  EXPECT_NE(text.out.find("array task    " + id + "_4 of array " + id + " (0-5%2)"),
+            std::string::npos)
+      << text.out;
+  CliResult missing = RunCli(baton, {"show", id + "_9"});
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_NE(missing.out.find("job " + id + "_9 does not exist"), std::string::npos) << missing.out;
+}
+
+TEST(Arrays, AThrottledArrayWaitsAndCancelTakesATaskOrTheWholeArray) {
+  TempDir dir;
+  BatonProcess baton(dir.path());
+  CliResult sub = RunCli(baton, {"submit", "--array", "1-8%3", "-g", "1", "--", "sleep", "300"});
+  ASSERT_EQ(sub.exit_code, 0) << sub.out;
+  const std::string id = FirstLine(sub.out);
+  auto c = baton.Client();
+  std::string last = WaitUntilWaiting(*c, std::stoll(id) + 7, "array_limit");
+  EXPECT_NE(last.find("runs at most 3 tasks at once"), std::string::npos) << last;
+  CliResult one = RunCli(baton, {"cancel", id + "_8"});
+  EXPECT_EQ(one.exit_code, 0) << one.out;
+  EXPECT_EQ(JsonString(GetJob(*c, std::stoll(id) + 7), "state"), "cancelled");
+  EXPECT_EQ(JsonString(GetJob(*c, std::stoll(id) + 6), "state"), "pending");
+  CliResult all = RunCli(baton, {"cancel", id});
+  EXPECT_EQ(all.exit_code, 0) << all.out;
+  EXPECT_EQ(RunCli(baton, {"wait", id}).exit_code, 1);  // they did not succeed
+  for (int i = 0; i < 8; ++i)
+    EXPECT_EQ(JsonString(GetJob(*c, std::stoll(id) + i), "state"), "cancelled") << i;
+}
+
+}  // namespace
+}  // namespace baton::testing

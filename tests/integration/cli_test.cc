@@ -1,0 +1,447 @@
+// Issue 16, "What a Slurm user expects on day one": the command line as users type it, through
+// the real binary: its words and messages, acting on many jobs, resubmitting, history, and
+// the views that show everything.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+
+#include "harness.h"
+
+namespace baton::testing {
+namespace {
+
+std::string FirstLine(const std::string& s) { return s.substr(0, s.find('\n')); }
+
+// Every line of `out` starts with "baton:".
+bool EveryLineSaysBaton(const std::string& out) {
+  std::istringstream in(out);
+  for (std::string line; std::getline(in, line);) {
+    if (!line.starts_with("baton:")) return false;
+  }
+  return !out.empty();
+}
+
+TEST(CliParser, AnUnknownCommandIsNamedWithTheClosestOne) {
+  TempDir dir;
+  BatonProcess baton(dir.path());
+  CliResult typo = RunCli(baton, {"sumbit", "--", "echo", "hi"});
+  EXPECT_EQ(typo.exit_code, 2);
+  EXPECT_EQ(typo.out, "baton: unknown command 'sumbit'; did you mean 'submit'?\n");
+  CliResult far = RunCli(baton, {"frobnicate"});
+  EXPECT_EQ(far.exit_code, 2);
+  EXPECT_EQ(far.out.rfind("baton: unknown command 'frobnicate'", 0), 0u) << far.out;
+  CliResult help_typo = RunCli(baton, {"help", "canel"});
+  EXPECT_EQ(help_typo.exit_code, 2);
+  EXPECT_NE(help_typo.out.find("did you mean 'cancel'?"), std::string::npos) << help_typo.out;
+}
+
+TEST(CliParser, HelpAndVersion) {
+  TempDir dir;
+  BatonProcess baton(dir.path());
+  CliResult help = RunCli(baton, {"help"});
+  EXPECT_EQ(help.exit_code, 0) << help.out;
+  EXPECT_NE(help.out.find("Usage: baton [OPTIONS] SUBCOMMAND"), std::string::npos) << help.out;
+  EXPECT_NE(help.out.find("cancel"), std::string::npos) << help.out;
+  CliResult submit = RunCli(baton, {"help", "submit"});
+  EXPECT_EQ(submit.exit_code, 0) << submit.out;
+  EXPECT_NE(submit.out.find("Usage: baton submit [OPTIONS] -- COMMAND [ARGS...]"),
+            std::string::npos)
+      << submit.out;
+  EXPECT_NE(submit.out.find("--gpus"), std::string::npos) << submit.out;
+  CliResult dash = RunCli(baton, {"submit", "--help"});
+  EXPECT_EQ(dash.exit_code, 0);
+  EXPECT_NE(dash.out.find("Usage: baton submit [OPTIONS] -- COMMAND [ARGS...]"), std::string::npos)
+      << dash.out;
+  CliResult nested = RunCli(baton, {"help", "token", "create"});
+  EXPECT_EQ(nested.exit_code, 0) << nested.out;
+  EXPECT_NE(nested.out.find("Usage: baton token create"), std::string::npos) << nested.out;
+  CliResult version = RunCli(baton, {"version"});
+  EXPECT_EQ(version.exit_code, 0);
+  EXPECT_EQ(version.out.rfind("baton ", 0), 0u) << version.out;
+  CliResult flag = RunCli(baton, {"--version"});
+  EXPECT_EQ(flag.exit_code, 0);
+  EXPECT_EQ(flag.out, version.out);
+}
+
+TEST(CliParser, ConnectionFlagsGoBeforeTheCommandToo) {
+  TempDir dir;
+  BatonProcess baton(dir.path());
+  CliResult bad = RunCli(baton, {"--token", "not-a-token", "jobs"});
+  EXPECT_EQ(bad.exit_code, 1) << bad.out;  // the flag was used, not the local admin.token
+  EXPECT_TRUE(EveryLineSaysBaton(bad.out)) << bad.out;
+  CliResult nowhere = RunCli(baton, {"--server=http://127.0.0.1:1", "jobs"});
+  EXPECT_EQ(nowhere.exit_code, 1) << nowhere.out;
+  CliResult good = RunCli(baton, {"--server", baton.url(), "--token", baton.token(), "jobs"});
+  EXPECT_EQ(good.exit_code, 0) << good.out;
+  CliResult sub =
+      RunCli(baton, {"--server", baton.url(), "--token", baton.token(), "submit", "--", "true"});
+  ASSERT_EQ(sub.exit_code, 0) << sub.out;
+  EXPECT_GT(std::stoll(sub.out), 0) << sub.out;
+  CliResult after = RunCli(baton, {"jobs", "--token", "not-a-token"});
+  EXPECT_EQ(after.exit_code, 1) << after.out;
+}
+
+TEST(CliParser, EveryErrorLineStartsWithBaton) {
+  TempDir dir;
+  BatonProcess baton(dir.path());
+  for (std::vector<std::string> args : std::vector<std::vector<std::string>>{
+           {"show"},
+           {"jobs", "--bogus"},
+           {"show", "notanumber"},
+           {"token"},
+           {"submit", "-t", "soon", "--", "true"},
+           {"show", "999999"},
+       }) {
+    CliResult r = RunCli(baton, args);
+    EXPECT_NE(r.exit_code, 0) << args[0];
+    EXPECT_TRUE(EveryLineSaysBaton(r.out)) << args[0] << ": " << r.out;
+  }
+  CliResult missing = RunCli(baton, {"show"});
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_NE(missing.out.find("baton help show"), std::string::npos) << missing.out;
+}
+
+TEST(CliParser, JobFileMistakesSayWhatToFix) {
+  TempDir dir;
+  BatonProcess baton(dir.path());
+  std::string file = dir.path() + "/job.yaml";
+  std::ofstream(file) << "name: a\ncommand: [true]\nresources:\n\tgpus: 1\n";
+  CliResult tab = RunCli(baton, {"submit", "-f", file});
+  EXPECT_EQ(tab.exit_code, 2);
+  EXPECT_NE(tab.out.find("job.yaml: line 4: tabs are not allowed for indentation"),
+            std::string::npos)
+      << tab.out;
+  std::ofstream(file) << "name: a\ncommand: [true]\ngpus: 1\n";
+  CliResult field = RunCli(baton, {"submit", "-f", file});
+  EXPECT_EQ(field.exit_code, 2);
+  EXPECT_NE(field.out.find("gpus: unknown field (valid: name, command, resources"),
+            std::string::npos)
+      << field.out;
+  std::ofstream(file) << "command: [true]\nresources: {gpu: 1}\n";
+  CliResult inner = RunCli(baton, {"submit", "-f", file});
+  EXPECT_NE(inner.out.find("resources.gpu: unknown field (valid: gpus,"), std::string::npos)
+      << inner.out;
+}
+
+TEST(CliParser, DecimalDurationsAndNegativeGpus) {
+  TempDir dir;
+  BatonProcess baton(dir.path());
+  CliResult sub = RunCli(baton, {"submit", "--hold", "-t", "1.5h", "--", "true"});
+  ASSERT_EQ(sub.exit_code, 0) << sub.out;
+  CliResult show = RunCli(baton, {"show", FirstLine(sub.out)});
+  EXPECT_NE(show.out.find("1h30m"), std::string::npos) << show.out;
+  CliResult neg = RunCli(baton, {"submit", "-g", "-1", "--", "true"});
+  EXPECT_EQ(neg.exit_code, 2) << neg.out;
+  EXPECT_NE(neg.out.find("GPUs must be positive"), std::string::npos) << neg.out;
+  EXPECT_TRUE(EveryLineSaysBaton(neg.out)) << neg.out;
+}
+
+// `baton submit ARGS... --hold -- sleep 60`: the new job's id, as text.
+std::string SubmitHeld(const BatonProcess& baton, std::vector<std::string> args) {
+  args.insert(args.begin(), "submit");
+  for (const char* w : {"--hold", "--", "sleep", "60"}) args.emplace_back(w);
+  CliResult r = RunCli(baton, args);
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  return FirstLine(r.out);
+}
+
+TEST(CliActions, CancelManyByIdsRangesAndSelectors) {
+  TempDir dir;
+  BatonProcess baton(dir.path());
+  auto c = baton.Client();
+  std::vector<std::string> ids;
+  for (const char* name : {"a", "a", "a", "b", "b", "c", "c", "d"}) {
+    ids.push_back(
+        SubmitHeld(baton, {"--name", name, "--project", name[0] == 'd' ? "vision" : "nlp"}));
+  }
+  auto state = [&](const std::string& id) {
+    return JsonString(GetJob(*c, std::stoll(id)), "state");
+  };
+  CliResult some = RunCli(baton, {"cancel", ids[0], ids[1] + "-" + ids[2]});
+  EXPECT_EQ(some.exit_code, 0) << some.out;
+  EXPECT_EQ(some.out, "job " + ids[0] + ": cancelled\njob " + ids[1] + ": cancelled\njob " +
+                          ids[2] + ": cancelled\n");
+  CliResult by_name = RunCli(baton, {"release", "--name", "b"});
+  EXPECT_EQ(by_name.exit_code, 0) << by_name.out;
+  EXPECT_NE(by_name.out.find("job " + ids[3] + ": released"), std::string::npos) << by_name.out;
+  EXPECT_NE(state(ids[3]), "held");
+  EXPECT_EQ(state(ids[5]), "held");
+  CliResult held_again = RunCli(baton, {"hold", "--name", "b", "--state", "pending,running"});
+  EXPECT_EQ(held_again.out.find(ids[5]), std::string::npos) << held_again.out;  // not a b
+  CliResult by_project = RunCli(baton, {"cancel", "--project", "vision"});
+  EXPECT_EQ(by_project.exit_code, 0) << by_project.out;
+  EXPECT_EQ(by_project.out, "job " + ids[7] + ": cancelled\n");
+  CliResult held_c = RunCli(baton, {"cancel", "--state", "held", "--name", "c"});
+  EXPECT_EQ(held_c.exit_code, 0) << held_c.out;
+  EXPECT_EQ(state(ids[5]), "cancelled");
+  EXPECT_EQ(state(ids[6]), "cancelled");
+  // Someone else's --all is theirs: none of root's jobs.
+  CliResult made = RunCli(baton, {"token", "create", "--user", "nobody", "--json"});
+  ASSERT_EQ(made.exit_code, 0) << made.out;
+  std::string bob = JsonString(made.out, "token");
+  ASSERT_FALSE(bob.empty()) << made.out;
+  CliResult theirs = RunCli(baton, {"cancel", "--all", "--token", bob});
+  EXPECT_EQ(theirs.exit_code, 0) << theirs.out;
+  EXPECT_EQ(theirs.out, "no matching jobs\n");
+  CliResult not_theirs = RunCli(baton, {"cancel", "--user", "root", "--token", bob});
+  EXPECT_EQ(not_theirs.exit_code, 1) << not_theirs.out;  // the server says no, for each
+  EXPECT_NE(not_theirs.out.find("baton: could not cancel"), std::string::npos) << not_theirs.out;
+  CliResult all = RunCli(baton, {"cancel", "--all"});
+  EXPECT_EQ(all.exit_code, 0) << all.out;
+  EXPECT_NE(all.out.find("job " + ids[4] + ": cancelled"), std::string::npos) << all.out;
+  EXPECT_EQ(JsonString(WaitForJob(*c, std::stoll(ids[3])), "state"), "cancelled");
+  // Failures are named, and the exit status says so.
+  CliResult again = RunCli(baton, {"cancel", ids[0], "999999"});
+  EXPECT_EQ(again.exit_code, 1) << again.out;
+  EXPECT_NE(again.out.find("baton: job 999999 does not exist"), std::string::npos) << again.out;
+  EXPECT_NE(again.out.find("baton: could not cancel 1 of 2 jobs: 999999"), std::string::npos)
+      << again.out;
+  CliResult nothing = RunCli(baton, {"cancel"});
+  EXPECT_EQ(nothing.exit_code, 2) << nothing.out;
+  CliResult bad = RunCli(baton, {"cancel", "20-10"});
+  EXPECT_EQ(bad.exit_code, 2) << bad.out;
+}
+
+TEST(CliResubmit, ResubmitTakesTheFlagsOfSubmit) {
+  TempDir dir;
+  BatonProcess baton(dir.path());
+  auto c = baton.Client();
+  CliResult sub =
+      RunCli(baton, {"submit", "--name", "r", "-g", "1", "-t", "1h", "--env", "A=1", "--env", "B=2",
+                     "--project", "nlp", "--hold", "--", "sleep", "60"});
+  ASSERT_EQ(sub.exit_code, 0) << sub.out;
+  std::string id = FirstLine(sub.out);
+  CliResult again =
+      RunCli(baton, {"resubmit", id, "-g", "2", "-t", "30m", "--env", "A=5", "--hold"});
+  ASSERT_EQ(again.exit_code, 0) << again.out;
+  ASSERT_NE(FirstLine(again.out), id);
+  std::string job = GetJob(*c, std::stoll(again.out));
+  EXPECT_EQ(JsonString(job, "name"), "r") << job;
+  EXPECT_EQ(JsonString(job, "project"), "nlp") << job;
+  EXPECT_EQ(JsonString(job, "state"), "held") << job;
+  EXPECT_NE(job.find("\"gpus\":2"), std::string::npos) << job;
+  EXPECT_NE(job.find("\"A\":\"5\""), std::string::npos) << job;
+  EXPECT_NE(job.find("\"B\":\"2\""), std::string::npos) << job;
+  EXPECT_NE(job.find("\"command\":[\"sleep\",\"60\"]"), std::string::npos) << job;
+  CliResult show = RunCli(baton, {"show", FirstLine(again.out)});
+  EXPECT_NE(show.out.find("30m"), std::string::npos) << show.out;
+  // Not held unless asked: the original's --hold is how it was submitted, not what it is.
+  CliResult plain = RunCli(baton, {"resubmit", id});
+  ASSERT_EQ(plain.exit_code, 0) << plain.out;
+  EXPECT_NE(JsonString(GetJob(*c, std::stoll(plain.out)), "state"), "held");
+  RunCli(baton, {"cancel", FirstLine(plain.out)});
+  CliResult help = RunCli(baton, {"help", "resubmit"});
+  EXPECT_NE(help.out.find("Usage: baton resubmit ID [OPTIONS]"), std::string::npos) << help.out;
+  EXPECT_NE(help.out.find("--gpus"), std::string::npos) << help.out;
+  CliResult missing = RunCli(baton, {"resubmit", "999999"});
+  EXPECT_EQ(missing.exit_code, 1) << missing.out;
+  EXPECT_NE(missing.out.find("999999"), std::string::npos) << missing.out;
+  CliResult bad = RunCli(baton, {"resubmit", id, "-g", "-1"});
+  EXPECT_EQ(bad.exit_code, 2) << bad.out;
+}
+
+TEST(CliResubmit, ShowJsonIsAJobFile) {
+  TempDir dir;
+  BatonProcess baton(dir.path());
+  auto c = baton.Client();
+  CliResult sub =
+      RunCli(baton, {"submit", "--name", "copy", "-g", "0.5", "--cpus", "2", "--memory", "1GiB",
+                     "--env", "K=V", "-t", "2h", "--hold", "--", "sh", "-c", "echo hi"});
+  ASSERT_EQ(sub.exit_code, 0) << sub.out;
+  CliResult show = RunCli(baton, {"show", FirstLine(sub.out), "--json"});
+  ASSERT_EQ(show.exit_code, 0) << show.out;
+  std::string file = dir.path() + "/job.json";
+  std::ofstream(file) << show.out;
+  CliResult copy = RunCli(baton, {"submit", "-f", file, "--hold"});
+  ASSERT_EQ(copy.exit_code, 0) << copy.out;  // id, state, user, allocation... are no errors
+  std::string job = GetJob(*c, std::stoll(copy.out));
+  EXPECT_EQ(JsonString(job, "name"), "copy") << job;
+  EXPECT_EQ(JsonField(job, "command"), R"(["sh","-c","echo hi"])") << job;
+  EXPECT_NE(job.find("\"gpus\":5E-1"), std::string::npos) << job;
+  EXPECT_NE(job.find("\"cpus\":2"), std::string::npos) << job;
+  EXPECT_NE(job.find("\"K\":\"V\""), std::string::npos) << job;
+  EXPECT_EQ(JsonField(job, "time_limit_s"), JsonField(show.out, "time_limit_s")) << job;
+  // Flags still override, and `baton jobs --json` is a file of jobs too.
+  CliResult more = RunCli(baton, {"submit", "-f", file, "-g", "1", "--hold", "--json"});
+  ASSERT_EQ(more.exit_code, 0) << more.out;
+  EXPECT_NE(more.out.find("\"gpus\":1"), std::string::npos) << more.out;
+  CliResult list = RunCli(baton, {"jobs", "--json"});
+  std::ofstream(file) << list.out;
+  CliResult all = RunCli(baton, {"submit", "-f", file, "--hold"});
+  ASSERT_EQ(all.exit_code, 0) << all.out;
+  EXPECT_EQ(std::count(all.out.begin(), all.out.end(), '\n'), 3) << all.out;
+}
+
+// The lines of `out` after its header, each one's first word (a job's id).
+std::vector<std::string> Ids(const std::string& out) {
+  std::istringstream in(out);
+  std::vector<std::string> ids;
+  std::string line;
+  std::getline(in, line);
+  while (std::getline(in, line)) ids.push_back(line.substr(0, line.find(' ')));
+  return ids;
+}
+
+TEST(CliHistory, JobsAllFiltersByWindowUserProjectStateAndName) {
+  TempDir dir;
+  BatonProcess baton(dir.path());
+  std::string a = FirstLine(
+      RunCli(baton, {"submit", "--name", "a", "--project", "nlp", "--", "sh", "-c", "sleep 1.2"})
+          .out);
+  std::string b = FirstLine(
+      RunCli(baton, {"submit", "--name", "b", "--project", "vision", "--", "sh", "-c", "exit 3"})
+          .out);
+  std::string held = SubmitHeld(baton, {"--name", "c", "--project", "nlp"});
+  EXPECT_EQ(RunCli(baton, {"wait", a}).exit_code, 0);
+  EXPECT_EQ(RunCli(baton, {"wait", b}).exit_code, 1);
+  CliResult all = RunCli(baton, {"jobs", "--all"});
+  ASSERT_EQ(all.exit_code, 0) << all.out;
+  EXPECT_NE(FirstLine(all.out).find("START"), std::string::npos) << all.out;
+  EXPECT_NE(FirstLine(all.out).find("END"), std::string::npos) << all.out;
+  EXPECT_NE(FirstLine(all.out).find("ELAPSED"), std::string::npos) << all.out;
+  EXPECT_EQ(Ids(all.out), (std::vector<std::string>{a, b, held})) << all.out;
+  CliResult picked = RunCli(baton, {"jobs", "--all", "--format", "id,name,state,elapsed"});
+  ASSERT_EQ(picked.exit_code, 0) << picked.out;
+  std::istringstream rows(picked.out);
+  std::string header, row_a;
+  std::getline(rows, header);
+  std::getline(rows, row_a);
+  EXPECT_EQ(header.substr(0, 2), "ID") << picked.out;
+  EXPECT_NE(header.find("ELAPSED"), std::string::npos) << picked.out;
+  EXPECT_EQ(header.find("USER"), std::string::npos) << picked.out;
+  EXPECT_NE(row_a.find("succeeded  00:00:01"), std::string::npos) << picked.out;
+  EXPECT_EQ(Ids(RunCli(baton, {"jobs", "--all", "--name", "a"}).out), std::vector<std::string>{a});
+  EXPECT_EQ(Ids(RunCli(baton, {"jobs", "--all", "--project", "vision"}).out),
+            std::vector<std::string>{b});
+  EXPECT_EQ(Ids(RunCli(baton, {"jobs", "--state", "failed"}).out), std::vector<std::string>{b});
+  EXPECT_TRUE(Ids(RunCli(baton, {"jobs", "--all", "--user", "nobody"}).out).empty());
+  EXPECT_EQ(Ids(RunCli(baton, {"jobs", "--since", "-1h"}).out),
+            (std::vector<std::string>{a, b, held}));
+  EXPECT_EQ(Ids(RunCli(baton, {"jobs", "--since", "-12h", "--until", "2020-01-01"}).out),
+            std::vector<std::string>{});
+  // Not ended before 2099: only the job that has not ended.
+  EXPECT_EQ(Ids(RunCli(baton, {"jobs", "--since", "2099-01-01"}).out),
+            std::vector<std::string>{held});
+  EXPECT_EQ(Ids(RunCli(baton, {"jobs", "--since", "2099-01-01T00:00:00Z"}).out),
+            std::vector<std::string>{held});
+  CliResult bad_time = RunCli(baton, {"jobs", "--since", "last tuesday"});
+  EXPECT_EQ(bad_time.exit_code, 2) << bad_time.out;
+  EXPECT_NE(bad_time.out.find("--since"), std::string::npos) << bad_time.out;
+  CliResult bad_column = RunCli(baton, {"jobs", "--format", "id,bogus"});
+  EXPECT_EQ(bad_column.exit_code, 2) << bad_column.out;
+  EXPECT_NE(bad_column.out.find("unknown column 'bogus' (valid: id, name,"), std::string::npos)
+      << bad_column.out;
+  EXPECT_TRUE(EveryLineSaysBaton(bad_column.out)) << bad_column.out;
+}
+
+TEST(CliHistory, UsageSinceAndUntil) {
+  TempDir dir;
+  BatonProcess baton(dir.path());
+  std::string a =
+      FirstLine(RunCli(baton, {"submit", "-g", "1", "--project", "nlp", "--", "sleep", "0.2"}).out);
+  EXPECT_EQ(RunCli(baton, {"wait", a}).exit_code, 0);
+  CliResult recent = RunCli(baton, {"usage", "--since", "-1h"});
+  ASSERT_EQ(recent.exit_code, 0) << recent.out;
+  EXPECT_NE(recent.out.find("nlp"), std::string::npos) << recent.out;
+  CliResult before = RunCli(baton, {"usage", "--until", "2020-01-01"});
+  ASSERT_EQ(before.exit_code, 0) << before.out;
+  EXPECT_EQ(before.out.find("nlp"), std::string::npos) << before.out;
+  CliResult after = RunCli(baton, {"usage", "--since", "2099-01-01", "--json"});
+  ASSERT_EQ(after.exit_code, 0) << after.out;
+  EXPECT_EQ(after.out.find("nlp"), std::string::npos) << after.out;
+  CliResult bad = RunCli(baton, {"usage", "--since", "soon"});
+  EXPECT_EQ(bad.exit_code, 2) << bad.out;
+  // The route itself: a bad time is a 400 naming the parameter.
+  auto c = baton.Client();
+  auto res = c->Request("GET", "/v1/usage?since=yesterday", "", {});
+  ASSERT_TRUE(res.has_value());
+  EXPECT_EQ(res->status, 400);
+  EXPECT_NE(res->body.find("since"), std::string::npos) << res->body;
+}
+
+TEST(CliViews, ShowHasEveryFieldOfTheJob) {
+  TempDir dir;
+  BatonProcess baton(dir.path());
+  std::string first = SubmitHeld(baton, {});
+  CliResult sub = RunCli(
+      baton, {"submit",   "-g",   "1",         "--gpu-memory", "40GiB",   "--cpus",  "2",
+              "--memory", "1GiB", "--workdir", "/tmp",         "--env",   "LR=0.1",  "--grace",
+              "5s",       "-t",   "1h",        "--signal",     "USR1@2m", "--after", first,
+              "--hold",   "--",   "python",    "train.py",     "--lr",    "0.1"});
+  ASSERT_EQ(sub.exit_code, 0) << sub.out;
+  CliResult show = RunCli(baton, {"show", FirstLine(sub.out)});
+  ASSERT_EQ(show.exit_code, 0) << show.out;
+  for (const char* want :
+       {"command       python train.py --lr 0.1\n", "gpu memory    at least 40GiB\n",
+        "cpus          2 per node\n", "memory        1GiB per node\n", "workdir       /tmp\n",
+        "env           LR=0.1\n", "grace         5s from SIGTERM to SIGKILL\n",
+        "time limit    1h\n", "signal        USR1@2m before its limit\n", "cost          0.00"}) {
+    EXPECT_NE(show.out.find(want), std::string::npos) << want << " in\n" << show.out;
+  }
+  EXPECT_NE(show.out.find("dependencies  " + first + " "), std::string::npos) << show.out;
+  // Running: where, on which nodes, for how long.
+  RunCli(baton, {"release", first});
+  CliResult run = RunCli(baton, {"submit", "-g", "1", "--", "sleep", "30"});
+  std::string id = FirstLine(run.out);
+  auto c = baton.Client();
+  ASSERT_TRUE(Within(std::chrono::seconds(10),
+                     [&] { return JsonString(GetJob(*c, std::stoll(id)), "state") == "running"; }));
+  CliResult running = RunCli(baton, {"show", id});
+  EXPECT_NE(running.out.find("node list     "), std::string::npos) << running.out;
+  EXPECT_NE(running.out.find("elapsed       00:00:"), std::string::npos) << running.out;
+  // Not yours: the environment is not shown, and show says why it may be empty.
+  CliResult made = RunCli(baton, {"token", "create", "--user", "nobody", "--json"});
+  std::string other = JsonString(made.out, "token");
+  CliResult theirs = RunCli(baton, {"show", FirstLine(sub.out), "--token", other});
+  EXPECT_EQ(theirs.out.find("LR=0.1"), std::string::npos) << theirs.out;
+  EXPECT_NE(theirs.out.find("not yours to see"), std::string::npos) << theirs.out;
+  RunCli(baton, {"cancel", "--all"});
+}
+
+TEST(CliViews, NodesShowCpusAndMemoryAndQueueReasonsAreWholeWhenPiped) {
+  TempDir dir;
+  BatonProcess baton(dir.path());
+  CliResult nodes = RunCli(baton, {"nodes"});
+  ASSERT_EQ(nodes.exit_code, 0) << nodes.out;
+  EXPECT_NE(FirstLine(nodes.out).find("CPUS"), std::string::npos) << nodes.out;
+  EXPECT_NE(FirstLine(nodes.out).find("MEMORY"), std::string::npos) << nodes.out;
+  EXPECT_NE(nodes.out.find("GiB"), std::string::npos) << nodes.out;
+  // A job that waits behind another for the whole node, with a reason longer than a terminal
+  // line's cut: "waiting for 8 GPUs of type H100-80GB with 80GiB GPU memory, 1 CPUs, 1GiB
+  // memory; 0 GPUs free in pool default". (A request no node can hold is refused at submit.)
+  CliResult blocker = RunCli(baton, {"submit", "-g", "8", "--", "sleep", "300"});
+  ASSERT_EQ(blocker.exit_code, 0) << blocker.out;
+  CliResult sub = RunCli(baton, {"submit", "-g", "8", "--gpu-type", "H100-80GB", "--gpu-memory",
+                                 "80GiB", "--cpus", "1", "--memory", "1GiB", "--", "true"});
+  ASSERT_EQ(sub.exit_code, 0) << sub.out;
+  auto c = baton.Client();
+  ASSERT_FALSE(WaitUntilWaiting(*c, std::stoll(sub.out), "resources").empty());
+  const std::string end = "free in pool default";
+  CliResult queue = RunCli(baton, {"queue"});  // stdout is a pipe here
+  EXPECT_NE(queue.out.find(end), std::string::npos) << queue.out;
+  EXPECT_EQ(queue.out.find("..."), std::string::npos) << queue.out;
+  CliResult whole = RunCli(baton, {"queue", "--long"});
+  EXPECT_EQ(whole.exit_code, 0) << whole.out;
+  EXPECT_NE(whole.out.find(end), std::string::npos) << whole.out;
+  RunCli(baton, {"cancel", "--all"});
+}
+
+TEST(CliTokens, ATokenForAUserThisMachineLacksWarnsButIsMade) {
+  TempDir dir;
+  BatonProcess baton(dir.path());
+  CliResult made = RunCli(baton, {"token", "create", "--user", "no-such-user-16"});
+  EXPECT_EQ(made.exit_code, 0) << made.out;
+  EXPECT_NE(made.out.find("baton: warning: no Unix user 'no-such-user-16' on this machine"),
+            std::string::npos)
+      << made.out;
+  CliResult list = RunCli(baton, {"token", "list"});
+  EXPECT_NE(list.out.find("no-such-user-16"), std::string::npos) << list.out;
+  CliResult known = RunCli(baton, {"token", "create", "--user", "nobody"});
+  EXPECT_EQ(known.exit_code, 0) << known.out;
+  EXPECT_EQ(known.out.find("warning"), std::string::npos) << known.out;
+}
+
+}  // namespace
+}  // namespace baton::testing
