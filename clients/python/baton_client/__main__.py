@@ -9,11 +9,11 @@ import re
 import sys
 import time
 
-from . import ACTION_STATES, TERMINAL_STATES, BatonError, BatonUnavailable, Client, looks_like_shell, parse_targets
+from . import (ACTION_STATES, TERMINAL_STATES, BatonError, BatonUnavailable, Client, job_ref, looks_like_shell,
+               parse_array, parse_begin, parse_duration, parse_refs, parse_targets)
 
 # ---- the CLI's own checks (core/quantity.cc, core/time.cc, core/job.cc), with its messages ----
 
-_MAX_DURATION_MS = 366 * 86400 * 1000
 _MAX_BYTES = 1 << 50
 _MAX_MILLI_GPUS = 4096 * 1000
 _SIZE_UNITS = {"": 1, "B": 1, "K": 1 << 10, "KiB": 1 << 10, "KB": 1000, "M": 1 << 20, "MiB": 1 << 20,
@@ -33,40 +33,6 @@ def _digits(text, i):
     while j < len(text) and "0" <= text[j] <= "9":
         j += 1
     return j
-
-
-def parse_duration(text, field):
-    """Milliseconds, as ParseDuration reads "90", "90s", "30m", "2h", "1h30m", "500ms"."""
-    def bad(why):
-        return Usage('%s: %s (got "%s"; use seconds or forms like 90s, 30m, 2h, 1h30m)' % (field, why, text[:64]))
-    if not text:
-        raise bad("empty duration")
-    if len(text) > 32:
-        raise bad("duration too long")
-    total, i, bare = 0, 0, True
-    while i < len(text):
-        j = _digits(text, i)
-        if j == i:
-            raise bad("expected a number")
-        n = int(text[i:j])
-        if n > 1000000000:
-            raise bad("number too large")
-        i, unit = j, 1000
-        if i < len(text):
-            bare = False
-            rest = text[i:]
-            if rest.startswith("ms"):
-                unit, i = 1, i + 2
-            elif rest[0] in "smhd":
-                unit, i = {"s": 1000, "m": 60000, "h": 3600000, "d": 86400000}[rest[0]], i + 1
-            else:
-                raise bad("unknown unit")
-        elif not bare:
-            raise bad("a number without a unit after another unit")
-        total += n * unit
-        if total > _MAX_DURATION_MS:
-            raise bad("longer than 366 days")
-    return total
 
 
 def _scaled(text, limit):
@@ -145,7 +111,7 @@ def _connection(p, top=False):
 
 
 def _selection(p, what):
-    p.add_argument("ids", nargs="*", metavar="ID", help="job ids and ranges: 7 10-20 3,5")
+    p.add_argument("ids", nargs="*", metavar="ID", help="job ids and ranges: 7 10-20 3,5; tasks: 12_7 12_0-3")
     p.add_argument("--all", action="store_true", help="every %s job (with the filters below: those matching)" % what)
     p.add_argument("--user", help="only this user's jobs")
     p.add_argument("--name", help="only jobs of this name (or shell pattern, e.g. 'sweep-*')")
@@ -173,9 +139,19 @@ def _parser():
     s.add_argument("--grace", help="grace between SIGTERM and SIGKILL (default 30s)")
     s.add_argument("--signal", help="SIG[@TIME]: send SIG (e.g. USR1) TIME before the time limit (default 60s)")
     s.add_argument("--retries", type=int, help="times a failed job is requeued")
-    s.add_argument("--after", action="append", default=[], metavar="ID",
+    s.add_argument("--after", action="append", default=[], metavar="ID[,ID]",
                    help="start only after these jobs succeeded (repeatable; or 3,4)")
-    s.add_argument("--array", metavar="SPEC", help="a job array, e.g. 0-9 or 0-99%%10 (passed on as `array`)")
+    s.add_argument("--after-any", action="append", default=[], metavar="ID[,ID]",
+                   help="start only after these jobs ended, however")
+    s.add_argument("--after-notok", action="append", default=[], metavar="ID[,ID]",
+                   help="start only after these jobs ended other than succeeded (a clean-up job)")
+    s.add_argument("--array", metavar="SPEC",
+                   help="a job array, one task per index: 0-99%%8 (at most 8 at once), 1,5,9, 0-20:5")
+    s.add_argument("--singleton", action="store_true",
+                   help="start only once your earlier jobs of the same name have ended")
+    s.add_argument("--begin", metavar="TIME",
+                   help="not before TIME: +2h, now+30m, 14:00, 2026-12-01, 2026-12-01T09:00, or "
+                        "2026-12-01T09:00:00Z (local time unless it ends in Z)")
     s.add_argument("-e", "--env", action="append", default=[], metavar="KEY=VALUE",
                    help="KEY=VALUE for the job's environment (repeatable)")
     s.add_argument("--workdir", help="working directory (default: the current one)")
@@ -194,7 +170,7 @@ def _parser():
     j.add_argument("--json", action="store_true")
     sh = sub.add_parser("show", help="one job")
     _connection(sh)
-    sh.add_argument("id", type=int)
+    sh.add_argument("id", help="job id, or a task of an array (12_7)")
     sh.add_argument("--json", action="store_true")
     q = sub.add_parser("queue", help="pending jobs in the order they would start, with reasons")
     _connection(q)
@@ -209,12 +185,13 @@ def _parser():
         _selection(a, what)
     lg = sub.add_parser("logs", help="a job's output (each node's, prefixed, for a job on several)")
     _connection(lg)
-    lg.add_argument("id", type=int)
+    lg.add_argument("id", help="job id, or a task of an array (12_7)")
     lg.add_argument("-f", "--follow", action="store_true", help="keep printing until the job ends")
     lg.add_argument("--node", help="only this node's log, as it is")
     w = sub.add_parser("wait", help="wait for jobs to end; 1 if one did not succeed")
     _connection(w)
-    w.add_argument("ids", type=int, nargs="+")
+    w.add_argument("ids", nargs="+", metavar="ID",
+                   help="job ids, ranges, tasks (12_7, 12_0-3); an array's id waits for all its tasks")
     w.add_argument("--timeout", help="give up after this long, e.g. 10m")
     return p
 
@@ -232,8 +209,25 @@ def _table(rows):
                       for i, cell in enumerate(row)))
 
 
+def _id_list(words, flag):
+    """--after 3,4 --after 5: the ids, as the CLI reads them (an empty part is left out)."""
+    out = []
+    for word in words:
+        for part in word.split(","):
+            if not part:
+                continue
+            if not re.fullmatch(r"\s*[+-]?[0-9]+\s*", part):
+                raise Usage("Could not convert: %s = %s (see `baton-py submit --help`)" % (flag, word))
+            out.append(int(part))
+    return out
+
+
 def _check_submit(args):
     """What `baton submit` finds wrong before it sends anything (exit 2); the values parsed."""
+    # What its flag parser cannot convert comes first, as with the CLI.
+    args.after, args.after_any, args.after_notok = (_id_list(args.after, "--after"),
+                                                    _id_list(args.after_any, "--after-any"),
+                                                    _id_list(args.after_notok, "--after-notok"))
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
     if command and len(command[0]) > 1 and command[0].startswith("-"):
         raise Usage('submit: unknown option "%s" (see `baton-py submit --help`; the command goes after --)'
@@ -249,28 +243,39 @@ def _check_submit(args):
             check(value, field)
     if args.priority is not None and args.priority not in _PRIORITIES:
         raise Usage('priority: must be one of low, normal, high, critical (got "%s")' % args.priority[:32])
-    after = []
-    for word in args.after:
-        for part in word.split(","):
-            if not re.fullmatch(r"[0-9]+", part.strip()):
-                raise Usage('--after: "%s" is not a job id' % part[:64])
-            after.append(int(part))
-    args.after = after
     for kv in args.env:
         if "=" not in kv or kv.startswith("="):
             raise Usage('--env: expected KEY=VALUE, got "%s"' % kv)
+    if args.begin:
+        args.begin = parse_begin(args.begin, "--begin")
+    for field, ids in (("after", args.after), ("after_any", args.after_any), ("after_notok", args.after_notok)):
+        for n in ids:
+            if n <= 0:
+                raise Usage("%s: job ids are positive integers" % field)
+    if args.array is not None:
+        parse_array(args.array, "array")
 
 
 def _check(args):
     if args.cmd == "submit":
         _check_submit(args)
     elif args.cmd in ACTION_STATES:
-        ids, ranges = parse_targets(args.ids)
+        try:
+            ids, ranges = parse_targets(args.ids)
+        except ValueError as e:
+            raise Usage("%s: %s" % (args.cmd, e)) from None
         if not ids and not ranges and not (args.all or args.user or args.name or args.state or args.project):
             raise Usage("%s: no jobs named: give ids or ranges (7, 10-20), or --all, --user, --name, --state "
                         "or --project" % args.cmd)
-    elif args.cmd == "wait" and args.timeout is not None:
-        args.timeout = parse_duration(args.timeout, "--timeout") / 1000.0
+    elif args.cmd == "wait":
+        if args.timeout is not None:
+            args.timeout = parse_duration(args.timeout, "--timeout") / 1000.0
+        try:
+            args.ids = parse_refs(args.ids)
+        except ValueError as e:
+            raise Usage("wait: %s" % e) from None
+    elif args.cmd in ("show", "logs"):
+        args.id = job_ref(args.id)
     elif args.cmd == "queue" and not 1 <= args.limit <= 1000:
         raise Usage("--limit: %d not in [1 - 1000]" % args.limit)
 
@@ -284,7 +289,8 @@ def _submit(client, args):
                         after=args.after or None, gpu_type=args.gpu_type or None, gpu_memory=args.gpu_memory or None,
                         cpus=args.cpus, memory=args.memory or None, grace=args.grace or None,
                         signal=args.signal or None, hold=args.hold, preemptible=args.preemptible,
-                        array=args.array)
+                        array=args.array, after_any=args.after_any or None, after_notok=args.after_notok or None,
+                        singleton=args.singleton, begin=args.begin or None)
     print(json.dumps(job) if args.json else job["id"])
     return 0
 
@@ -293,20 +299,46 @@ def _act(client, args):
     """cancel/hold/release: every job named, each on its own; exit 1 if one failed."""
     ids = client.select(*args.ids, action=args.cmd, all=args.all, user=args.user, name=args.name,
                         state=args.state.split(",") if args.state else None, project=args.project)
-    rc = 0
+    if not ids:
+        print("no matching jobs")
+        return 0
+    done_word = {"cancel": "cancelled", "hold": "held", "release": "released"}[args.cmd]
+    failed = []
     for job_id in ids:
         try:
-            getattr(client, args.cmd)(job_id)
+            job = getattr(client, args.cmd)(job_id)
+        except BatonUnavailable:
+            raise
         except BatonError as e:
-            print("baton: " + e.message, file=sys.stderr)
-            rc = 1
-    return rc
+            name = "job %s" % job_id
+            print("baton: " + (e.message if e.message.startswith(name + " ") else name + ": " + e.message),
+                  file=sys.stderr)
+            failed.append(str(job_id))
+            continue
+        # A job that had already ended stays as it was: say so rather than "cancelled".
+        if job.get("state") in TERMINAL_STATES and job["state"] != "cancelled":
+            print("job %s: already %s" % (job_id, job["state"]))
+        else:
+            print("job %s: %s" % (job_id, done_word))
+    if not failed:
+        return 0
+    listed = ", ".join(failed[:20]) + (", ..." if len(failed) > 20 else "")
+    print("baton: could not %s %d of %d job%s: %s" % (args.cmd, len(failed), len(ids), "" if len(ids) == 1 else "s",
+                                                     listed), file=sys.stderr)
+    return 1
 
 
 def _wait(client, args):
     """As `baton wait`: every job, until all ended; 1 if one did not succeed or time ran out."""
     limit = args.timeout
-    start, pause, left, ok = time.monotonic(), 0.02, list(args.ids), True
+    left = []
+    for ref in args.ids:  # an array's id stands for every task of the array
+        job = client.show(ref)
+        if "_" not in ref and job.get("array_id") == job["id"]:
+            left += ["%d_%d" % (t["array_id"], t["array_index"]) for t in client.jobs(array=job["id"])]
+        else:
+            left.append(ref)
+    start, pause, ok = time.monotonic(), 0.02, True
     while left:
         still = []
         for job_id in left:
@@ -316,7 +348,7 @@ def _wait(client, args):
             elif job["state"] != "succeeded":
                 ok = False
                 detail = " (%s)" % job["reason_detail"] if job.get("reason_detail") else ""
-                print("baton: job %d %s%s" % (job_id, job["state"], detail), file=sys.stderr)
+                print("baton: job %s %s%s" % (job_id, job["state"], detail), file=sys.stderr)
         left = still
         if not left:
             break
@@ -350,7 +382,11 @@ def _run(client, args):
         if args.json:
             print(json.dumps(job))
         else:
-            for key in ("id", "name", "user", "project", "pool", "priority", "state", "reason_detail",
+            print("%-14s %s" % ("id", job["id"]))
+            if job.get("array_id"):
+                print("%-14s %d_%d of array %d (%s)" % ("array task", job["array_id"], job["array_index"],
+                                                       job["array_id"], job.get("array", "")))
+            for key in ("name", "user", "project", "pool", "priority", "state", "reason_detail",
                         "restarts", "submitted_at", "started_at", "finished_at", "exit_code"):
                 if job.get(key) is not None:
                     print("%-14s %s" % (key.replace("_", " "), job[key]))

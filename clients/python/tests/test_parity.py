@@ -158,9 +158,11 @@ def test_the_python_cli_sends_what_baton_submit_sends(fake, tmp_path, monkeypatc
 
 def test_targets_take_ids_ranges_and_lists():
     assert parse_targets([7, "8", "10-12", "3,5-6"]) == ([7, 8, 3], [(10, 12), (5, 6)])
-    for bad in ["x", "5-3", "0", "1-", "-1"]:
-        with pytest.raises(ValueError, match="not an id or a range"):
+    for bad in ["x", "0", "1-", "-1", "12_", "_3", "12_x", "0_1"]:
+        with pytest.raises(ValueError, match="is not a job id or a range of them such as 10-20"):
             parse_targets([bad])
+    with pytest.raises(ValueError, match="a range goes up"):
+        parse_targets(["5-3"])
 
 
 def test_logs_of_a_job_on_three_nodes_come_prefixed_in_allocation_order(fake):
@@ -236,7 +238,7 @@ def test_all_fields_give_the_same_job_as_baton_submit(server):
     assert from_py["state"] == "held" and from_py["workdir"] == os.getcwd()
     assert from_py["resources"]["memory_bytes"] == 1 << 30 and from_py["signal"] == "USR1@2m"
     # Usage errors: exit 2 and the same words from both, before anything is sent.
-    for bad in (["-t", "1.5h"], ["--memory", "1.5XB"], ["--gpus", "0.1234"], ["--env", "=x"],
+    for bad in (["-t", "1.5x"], ["-t", "1.h"], ["--memory", "1.5XB"], ["--gpus", "0.1234"], ["--env", "=x"],
                 ["--signal", "KILL"], ["-p", "urgent"]):
         code_cli, _, err_cli = cli(server, "submit", *bad, "--", "true")
         code_py, _, err_py = pycli(server, "submit", *bad, "--", "true")
