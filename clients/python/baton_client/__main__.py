@@ -167,6 +167,8 @@ def _parser():
     j.add_argument("--user")
     j.add_argument("--project")
     j.add_argument("--name", help="a job name or shell pattern")
+    j.add_argument("--expand", action="store_true",
+                   help="a job array's tasks a line each (12_7), instead of one line per array")
     j.add_argument("--json", action="store_true")
     sh = sub.add_parser("show", help="one job")
     _connection(sh)
@@ -220,6 +222,35 @@ def _id_list(words, flag):
                 raise Usage("Could not convert: %s = %s (see `baton-py submit --help`)" % (flag, word))
             out.append(int(part))
     return out
+
+
+_STATE_ORDER = ("pending", "held", "running", "succeeded", "failed", "cancelled", "timed_out")
+
+
+def _jobs_table(jobs, expand):
+    """ID NAME USER STATE GPUS; an array folded into one line, 12_[0-99%8] with its tasks'
+    states counted ("2 running 6 pending"), as `baton jobs` does, unless `expand` (12_7 each)."""
+    tasks = {}
+    for job in jobs:
+        if job.get("array_id") and not expand:
+            tasks.setdefault(job["array_id"], []).append(job)
+    rows = [["ID", "NAME", "USER", "STATE", "GPUS"]]
+    for job in jobs:
+        array = job.get("array_id")
+        if array and not expand:
+            if tasks[array][0] is not job:
+                continue  # one line per array, at its first task
+            counts = {}
+            for t in tasks[array]:
+                counts[t["state"]] = counts.get(t["state"], 0) + 1
+            state = " ".join("%d %s" % (counts[st], st) for st in sorted(
+                counts, key=lambda st: _STATE_ORDER.index(st) if st in _STATE_ORDER else len(_STATE_ORDER)))
+            rows.append(["%d_[%s]" % (array, job.get("array", "")), job["name"][:20], job["user"], state,
+                         _gpus(job)])
+        else:
+            ref = "%d_%d" % (array, job["array_index"]) if array else str(job["id"])
+            rows.append([ref, job["name"][:20], job["user"], job["state"], _gpus(job)])
+    _table(rows)
 
 
 def _check_submit(args):
@@ -373,10 +404,7 @@ def _run(client, args):
         if args.json:
             print(json.dumps({"jobs": jobs}))
         else:
-            print("%-6s %-20s %-10s %-10s %s" % ("ID", "NAME", "USER", "STATE", "GPUS"))
-            for job in jobs:
-                print("%-6d %-20s %-10s %-10s %s" % (job["id"], job["name"][:20], job["user"], job["state"],
-                                                      _gpus(job)))
+            _jobs_table(jobs, args.expand)
     elif args.cmd == "show":
         job = client.show(args.id)
         if args.json:

@@ -259,6 +259,15 @@ def test_arrays_side_by_side(server):
         assert shown[0]["id"] == shown[1]["id"] == a + i
         assert _strip(shown[0]) == _strip(shown[1]) == _strip(shown[2]) == _strip(shown[3]), i
     assert c.show("%d_3" % a)["reason"] == "array_limit"
+    # `jobs` folds an array into one line, as `baton jobs` does, unless --expand.
+    for front in (cli, pycli):
+        lines = [l.split() for l in front(server, "jobs")[1].splitlines()]
+        assert ["%d_[0-3%%2]" % a, "arr"] == lines[2][:2] and "4 pending" in " ".join(lines[2]), (front, lines)
+        lines = [l.split() for l in front(server, "jobs", "--expand")[1].splitlines()]
+        assert [l[0] for l in lines[2:6]] == ["%d_%d" % (a, i) for i in range(4)], (front, lines)
+    listed = [[(j["id"], j.get("array_id"), j.get("array_index"), j["state"]) for j in json.loads(out)["jobs"]]
+              for out in (cli(server, "jobs", "--json")[1], pycli(server, "jobs", "--json")[1])]
+    assert listed[0] == listed[1] and len(listed[0]) == 13  # --json: every task, from both
     # Bad refs: exit 2 and the same words from both.
     for args in (["show", "%d_0-3" % a], ["show", "%d_x" % a], ["logs", "x_1"], ["wait", "%d_3-1" % a],
                  ["cancel", "%d_" % a], ["hold", "0_1"]):
