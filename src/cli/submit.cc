@@ -10,6 +10,7 @@
 #include <sstream>
 #include <tuple>
 
+#include "cli/actions.h"
 #include "cli/parser.h"
 #include "codec/json_codec.h"
 #include "core/quantity.h"
@@ -254,17 +255,24 @@ int Submit(const Connection& conn, const SubmitFlags& f, std::vector<std::string
 }
 
 // `baton resubmit ID`: the job's spec again, with the flags given overriding its fields.
-int Resubmit(const Connection& conn, const SubmitFlags& f, int64_t id) {
+// A task of an array ("12_3") is submitted again alone, unless --array says otherwise.
+int Resubmit(const Connection& conn, const SubmitFlags& f, const std::string& word) {
+  auto refs = ParseJobIds({word});
+  if (!refs || refs->size() != 1) {
+    return Usage(InvalidArgument("resubmit: \"" + word.substr(0, 64) +
+                                 "\" is not one job id (12) or task of an array (12_3)"));
+  }
+  const std::string& id = refs->front();
   auto api = ApiClient::Connect(conn);
   if (!api) return Fail(api.error());
-  auto job = (*api)->GetJob(JobId{id});
+  auto job = (*api)->GetJob(id);
   if (!job) return Fail(job.error());
   JobSpec spec = std::move(job->spec);
   spec.hold = false;  // held again only when asked (--hold)
+  if (job->array_id.value != 0) spec.array.clear();
   if (Status st = ApplyFlags(f, &f.given, &spec); !st.ok()) return Usage(st);
   if (Status st = ValidateJobSpec(spec); !st.ok()) {
-    return Usage(
-        InvalidArgument("job " + std::to_string(id) + " with the flags given: " + st.message()));
+    return Usage(InvalidArgument("job " + id + " with the flags given: " + st.message()));
   }
   return Post(**api, codec::EncodeJobSpec(spec), false, f.json);
 }
@@ -381,12 +389,13 @@ void AddSubmitCommand(CLI::App& app, const std::shared_ptr<Connection>& conn, in
 
 void AddResubmitCommand(CLI::App& app, const std::shared_ptr<Connection>& conn, int* exit_code) {
   auto f = std::make_shared<SubmitFlags>();
-  auto id = std::make_shared<int64_t>(0);
+  auto id = std::make_shared<std::string>();
   CLI::App* sub = app.add_subcommand(
       "resubmit", "submit a job again, as it was but for the flags given (those of submit)");
   SetUsage(sub, "baton resubmit ID [OPTIONS]   e.g. baton resubmit 12 -g 2 -t 4h --env LR=0.1");
   AddConnectionFlags(sub, *conn);
-  sub->add_option("id", *id, "the job to submit again")->required()->check(CLI::PositiveNumber);
+  sub->add_option("id", *id, "the job to submit again (12, or 12_3 for one task of an array)")
+      ->required();
   AddSpecFlags(sub, *f);
   sub->add_flag("--json", f->json, "print the job object instead of its id");
   sub->callback([sub, f, id, conn, exit_code] {

@@ -1,4 +1,5 @@
 // JSON <-> JobSpec and Job.
+#include <charconv>
 #include <cmath>
 
 #include "codec/internal/json_util.h"
@@ -121,6 +122,66 @@ Status DecodeAfter(const json::value& val, const std::string& field, std::vector
   return Status::Ok();
 }
 
+// A sweep value as text: strings as they are, numbers and booleans as JSON writes them.
+Result<std::string> SweepValue(const json::value& v, const std::string& field) {
+  if (v.is_string()) return std::string(v.get_string());
+  if (v.is_double()) {
+    char text[64];
+    auto [end, ec] = std::to_chars(text, text + sizeof text, v.get_double());  // shortest: 2.5
+    if (ec == std::errc()) return std::string(text, end);
+  }
+  if (v.is_int64() || v.is_uint64() || v.is_bool()) return json::serialize(v);
+  return Err(FieldError(field, "must be text, a number or true/false"));
+}
+
+// sweep: a list of parameter sets ({NAME: VALUE}), or a grid ({NAME: [VALUE, ...]}) whose every
+// combination is a set, the first name varying slowest.
+Status DecodeSweep(const json::value& val, const std::string& field, JobSpec* spec) {
+  spec->sweep.clear();
+  using Set = std::vector<std::pair<std::string, std::string>>;
+  if (val.is_array()) {
+    const json::array& list = val.get_array();
+    if (list.size() > SpecLimits::kMaxArrayTasks)
+      return FieldError(field, "more than 10000 parameter sets");
+    for (size_t i = 0; i < list.size(); ++i) {
+      std::string at = field + "[" + std::to_string(i) + "]";
+      if (!list[i].is_object()) return FieldError(at, "must be a map of NAME: VALUE");
+      Set set;
+      for (const auto& kv : list[i].get_object()) {
+        auto v = SweepValue(kv.value(), at + "." + std::string(kv.key()));
+        if (!v) return v.error();
+        set.emplace_back(std::string(kv.key()), std::move(*v));
+      }
+      spec->sweep.push_back(std::move(set));
+    }
+  } else if (val.is_object()) {
+    std::vector<Set> sets = {Set{}};
+    for (const auto& kv : val.get_object()) {
+      std::string at = field + "." + std::string(kv.key());
+      if (!kv.value().is_array() || kv.value().get_array().empty())
+        return FieldError(at, "must be a non-empty list of values");
+      std::vector<Set> next;
+      for (const Set& s : sets) {
+        for (const auto& item : kv.value().get_array()) {
+          auto v = SweepValue(item, at);
+          if (!v) return v.error();
+          Set grown = s;
+          grown.emplace_back(std::string(kv.key()), std::move(*v));
+          next.push_back(std::move(grown));
+          if (next.size() > SpecLimits::kMaxArrayTasks)
+            return FieldError(field, "more than 10000 combinations");
+        }
+      }
+      sets = std::move(next);
+    }
+    spec->sweep = std::move(sets);
+  } else {
+    return FieldError(field, "must be a list of parameter sets or a map of NAME: [VALUES]");
+  }
+  if (spec->sweep.empty()) return FieldError(field, "has no parameter set");
+  return Status::Ok();
+}
+
 // One non-null field of a spec object; `field` is its path for errors.
 Status DecodeSpecField(std::string_view key, const std::string& field, const json::value& val,
                        JobSpec* spec) {
@@ -178,6 +239,8 @@ Status DecodeSpecField(std::string_view key, const std::string& field, const jso
     return DecodeAfter(val, field, &spec->after_any);
   } else if (key == "after_notok") {
     return DecodeAfter(val, field, &spec->after_notok);
+  } else if (key == "sweep") {
+    return DecodeSweep(val, field, spec);
   } else if (key == "array") {
     auto s = GetString(val, field, 4096);
     if (!s) return s.error();
@@ -197,8 +260,9 @@ Status DecodeSpecField(std::string_view key, const std::string& field, const jso
   } else {
     return FieldError(field,
                       "unknown field (valid: name, command, resources, priority, project, pool, "
-                      "time_limit, grace_period, signal, retries, env, workdir, after, "
-                      "preemptible, hold, process_per_gpu)");
+                      "time_limit, grace_period, signal, retries, env, workdir, after, after_any, "
+                      "after_notok, singleton, begin, array, sweep, preemptible, hold, "
+                      "process_per_gpu)");
   }
   return Status::Ok();
 }
@@ -618,6 +682,8 @@ Result<JobSpec> SpecOfShownJob(const json::value& v, const std::string& where) {
   auto spec = SpecFromJobObject(v.get_object());
   if (!spec) return Err(InvalidArgument(where + spec.error().message()));
   spec->hold = false;
+  // A task of an array is that one job again, not its whole array.
+  if (v.get_object().contains("array_id")) spec->array.clear();
   return spec;
 }
 
@@ -696,6 +762,15 @@ std::string EncodeJobSpec(const JobSpec& s) {
   if (s.singleton) o["singleton"] = true;
   if (s.begin) o["begin"] = TimeValue(*s.begin);
   if (!s.array.empty()) o["array"] = s.array;
+  if (!s.sweep.empty()) {
+    json::array sets;
+    for (const auto& set : s.sweep) {
+      json::object params;
+      for (const auto& [k, v] : set) params[k] = v;
+      sets.emplace_back(std::move(params));
+    }
+    o["sweep"] = std::move(sets);
+  }
   if (s.preemptible) o["preemptible"] = true;
   if (s.process_per_gpu) o["process_per_gpu"] = true;
   if (s.hold) o["hold"] = true;

@@ -200,7 +200,7 @@ Reply Controller::Submit(const SubmitJobs& c, TimePoint now) {
     if (!fits) return ErrorReply(InvalidArgument(where + fits.error().message()));
     resolved.push_back(std::move(*fits));
     tasks[i] = {-1};
-    if (!spec.array.empty()) tasks[i] = ParseArraySpec(spec.array, "array")->indices;
+    if (auto array = *TasksOf(spec)) tasks[i] = std::move(array->indices);  // validated above
     total += tasks[i].size();
     if (total > SpecLimits::kMaxArrayTasks) {
       return ErrorReply(TooLarge(where + "array: more than " +
@@ -214,8 +214,10 @@ Reply Controller::Submit(const SubmitJobs& c, TimePoint now) {
   JobId first{next_id_};
   for (size_t i = 0; i < c.specs.size(); ++i) {
     const JobId array{tasks[i].front() >= 0 ? next_id_ : 0};
+    const JobSpec& spec = c.specs[i];
     for (int index : tasks[i]) {
-      Job& job = NewJob(c.specs[i], resolved[i], c.caller.user, now);
+      Job& job = NewJob(spec.sweep.empty() ? spec : SweepTask(spec, static_cast<size_t>(index)),
+                        resolved[i], c.caller.user, now);
       job.array_id = array;
       job.array_index = index;
       if (job.spec.hold) {
@@ -553,15 +555,34 @@ std::string Controller::SingletonKey(const Job& job) { return job.user + '\n' + 
 
 // The dependencies first (after-ok, after-any, after-notok), then the singleton rule, then the
 // begin time: the first that holds the job back says why.
+Controller::Outcome Controller::OutcomeOf(JobId dep) const {
+  Outcome out;
+  const Job* d = FindJob(dep);
+  if (d == nullptr) return out;  // gone: counts as met
+  // An array's id stands for every task of the array, as in Slurm.
+  const bool array = d->array_id == dep;
+  for (auto it = jobs_.find(dep);
+       it != jobs_.end() && (it->first == dep || (array && it->second.array_id == dep)); ++it) {
+    const Job& t = it->second;
+    if (!IsTerminal(t.state)) {
+      out.all_ended = false;
+    } else if (t.state != JobState::kSucceeded) {
+      out.failed = &t;
+    }
+  }
+  return out;
+}
+
 Controller::Waiting Controller::WaitingFor(const Job& job, TimePoint now) const {
-  auto ended = [](const Job* d) { return d == nullptr || IsTerminal(d->state); };
-  auto never = [&](JobId dep, std::string_view rule) {
-    const Job* d = FindJob(dep);
+  auto ended = [&](JobId dep) { return OutcomeOf(dep).all_ended; };
+  auto never = [&](JobId dep, std::string_view rule, const Job* how) {
+    std::string state = how != nullptr ? std::string(JobStateName(how->state)) : "succeeded";
+    if (how != nullptr && how->array_id.value != 0)
+      state += " (task " + TaskName(how->array_id, how->array_index) + ")";
     return Waiting{.reason = WaitReason::kDependency,
                    .never = true,
                    .detail = "job " + dep.ToString() + " it runs after (" + std::string(rule) +
-                             ") ended " + std::string(JobStateName(d->state)) +
-                             "; it can never run"};
+                             ") ended " + state + "; it can never run"};
   };
   std::optional<Waiting> waiting;
   auto wait_for = [&](JobId dep, const char* what) {
@@ -571,19 +592,20 @@ Controller::Waiting Controller::WaitingFor(const Job& job, TimePoint now) const 
     }
   };
   for (JobId dep : job.spec.after) {
-    const Job* d = FindJob(dep);
-    if (d == nullptr || d->state == JobState::kSucceeded) continue;
-    if (IsTerminal(d->state)) return never(dep, "after-ok");
-    wait_for(dep, "succeed");
+    Outcome o = OutcomeOf(dep);
+    if (o.failed != nullptr) return never(dep, "after-ok", o.failed);
+    if (!o.all_ended) wait_for(dep, "succeed");
   }
   for (JobId dep : job.spec.after_any) {
-    if (!ended(FindJob(dep))) wait_for(dep, "end");
+    if (!ended(dep)) wait_for(dep, "end");
   }
   for (JobId dep : job.spec.after_notok) {
-    const Job* d = FindJob(dep);
-    if (d == nullptr) continue;
-    if (d->state == JobState::kSucceeded) return never(dep, "after-notok");
-    if (!IsTerminal(d->state)) wait_for(dep, "end other than succeeded");
+    Outcome o = OutcomeOf(dep);
+    if (!o.all_ended) {
+      wait_for(dep, "end other than succeeded");
+    } else if (o.failed == nullptr && FindJob(dep) != nullptr) {
+      return never(dep, "after-notok", nullptr);
+    }
   }
   if (waiting) return *waiting;
   if (job.spec.singleton) {
@@ -608,7 +630,9 @@ void Controller::OnTerminal(const Job& ended, TimePoint now) {
   if (blocked_.empty()) return;
   std::vector<JobId> check;
   auto names = [&](const std::vector<JobId>& ids) {
-    return std::find(ids.begin(), ids.end(), ended.id) != ids.end();
+    return std::find(ids.begin(), ids.end(), ended.id) != ids.end() ||
+           (ended.array_id.value != 0 &&
+            std::find(ids.begin(), ids.end(), ended.array_id) != ids.end());
   };
   // Jobs that run after it: a scan of the blocked ones (dependencies are rare; a cluster's
   // blocked jobs are few).

@@ -194,6 +194,12 @@ class Controller {
     std::string detail;
   };
   Waiting WaitingFor(const Job& job, TimePoint now) const;
+  // How a job a dependency names ended: an array's id stands for all its tasks.
+  struct Outcome {
+    bool all_ended = true;
+    const Job* failed = nullptr;  // one that ended other than succeeded
+  };
+  Outcome OutcomeOf(JobId dep) const;
   // Looks again at blocked jobs that may go now; those that can enter the queue.
   void Recheck(const std::vector<JobId>& ids, TimePoint now);
   // The blocked jobs whose begin time has come.

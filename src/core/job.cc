@@ -288,11 +288,60 @@ Status ValidateJobSpec(const JobSpec& spec) {
   RETURN_STATUS_IF_ERROR(ValidateResources(spec.resources));
   RETURN_STATUS_IF_ERROR(ValidateAccountAndLimits(spec));
   RETURN_STATUS_IF_ERROR(ValidateEnv(spec));
-  if (!spec.array.empty()) {
-    auto array = ParseArraySpec(spec.array, "array");
-    if (!array) return array.error();
+  for (const auto& set : spec.sweep) {
+    if (set.size() > SpecLimits::kMaxSweepParams)
+      return FieldError("sweep", "more than 64 parameters in a set");
+    for (const auto& [k, v] : set) {
+      if (!IsEnvKey(k) || k.rfind("BATON_", 0) == 0)
+        return FieldError("sweep", "\"" + k.substr(0, 64) + "\" is not a variable name");
+      if (v.size() > SpecLimits::kPathBytes || HasNul(v))
+        return FieldError("sweep", "the value of " + k + " is too long or has a NUL byte");
+    }
   }
+  if (auto tasks = TasksOf(spec); !tasks) return tasks.error();
   return ValidateWorkdirAndAfter(spec);
+}
+
+Result<std::optional<ArraySpec>> TasksOf(const JobSpec& spec) {
+  if (spec.sweep.empty()) {
+    if (spec.array.empty()) return std::optional<ArraySpec>();
+    ASSIGN_OR_RETURN(ArraySpec a, ParseArraySpec(spec.array, "array"));
+    return std::optional<ArraySpec>(std::move(a));
+  }
+  if (spec.sweep.size() > SpecLimits::kMaxArrayTasks)
+    return Err(FieldError("sweep", "more than 10000 parameter sets"));
+  ArraySpec out;
+  if (!spec.array.empty()) {
+    // A throttle only: "%4".
+    auto throttle = spec.array[0] == '%' ? ParseArraySpec("0" + spec.array, "array")
+                                         : Result<ArraySpec>(Err(InvalidArgument("")));
+    if (!throttle) {
+      return Err(FieldError("array",
+                            "with a sweep, only a throttle such as \"%4\" (the sweep "
+                            "names the tasks)"));
+    }
+    out.throttle = throttle->throttle;
+  }
+  for (size_t i = 0; i < spec.sweep.size(); ++i) out.indices.push_back(static_cast<int>(i));
+  return std::optional<ArraySpec>(std::move(out));
+}
+
+JobSpec SweepTask(const JobSpec& spec, size_t index) {
+  JobSpec task = spec;
+  task.sweep.clear();
+  task.array = "0-" + std::to_string(spec.sweep.size() - 1) + spec.array;
+  for (const auto& [k, v] : spec.sweep.at(index)) {
+    std::erase_if(task.env, [&](const auto& e) { return e.first == k; });
+    task.env.emplace_back(k, v);
+    const std::string mark = "{" + k + "}";
+    for (std::string& word : task.command) {
+      for (size_t at = word.find(mark); at != std::string::npos; at = word.find(mark, at)) {
+        word.replace(at, mark.size(), v);
+        at += v.size();
+      }
+    }
+  }
+  return task;
 }
 
 std::string TaskName(JobId id, int array_index) {

@@ -73,6 +73,7 @@ struct SpecLimits {
   static constexpr size_t kMaxAfter = 256;
   static constexpr size_t kMaxArrayTasks = 10'000;
   static constexpr int kMaxArrayIndex = 1'000'000;
+  static constexpr size_t kMaxSweepParams = 64;  // names in one parameter set
 };
 
 struct Resources {
@@ -110,6 +111,10 @@ struct JobSpec {
   // A job array, as Slurm's --array: "0-99%8", "1,5,9", "0-20:5". One task (job) per index,
   // at most `%N` of them queued or running at once. Kept on every task as submitted.
   std::string array;
+  // A sweep: one task of an array per parameter set (NAME -> VALUE). Each task gets its set as
+  // environment variables, and "{NAME}" in its command words replaced by the value; `array`
+  // may then only be a throttle ("%4"). Expanded at submit: tasks do not keep it.
+  std::vector<std::vector<std::pair<std::string, std::string>>> sweep;
   bool preemptible = false;
   bool hold = false;
   // One process per GPU (torchrun's nproc_per_node = GPUs), each with its LOCAL_RANK and RANK;
@@ -131,6 +136,11 @@ struct ArraySpec {
 Result<ArraySpec> ParseArraySpec(std::string_view text, std::string_view field);
 // "12" or, for task 7 of array 12, "12_7" (array_index < 0: the job id alone).
 std::string TaskName(JobId id, int array_index);
+// The indices and throttle of a spec's tasks: its sweep's sets (0..N-1, `array` a throttle
+// "%N" or empty), else its array; none when it is neither.
+Result<std::optional<ArraySpec>> TasksOf(const JobSpec& spec);
+// Task `index` of a sweep: its parameter set in the environment and in "{NAME}" of its command.
+JobSpec SweepTask(const JobSpec& spec, size_t index);
 
 // A spec as a submit starts it: what it does not name is the default, and its nodes are left
 // to the controller (Resources::nodes 0).

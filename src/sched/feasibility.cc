@@ -56,10 +56,11 @@ class Check {
 
   // Whether some GPU of the pool is of the type and memory asked for; the error otherwise.
   Status GpuKind() const {
-    bool typed = false, sized = false;
+    bool typed = false, sized = false, mig = false;
     int64_t largest = 0;
     for (const NodeInfo* n : nodes_) {
       for (const Gpu& g : n->gpus) {
+        mig |= !g.mig_profile.empty();
         if (!GpuTypeMatches(g.model, r_.gpu_type)) continue;
         typed = true;
         largest = std::max(largest, g.memory_bytes);
@@ -67,9 +68,11 @@ class Check {
       }
     }
     if (!typed) {
-      return Fail("resources.gpu_type", r_.gpu_type.empty()
-                                            ? std::string("no GPU in pool ") + std::string(pool_)
-                                            : "no GPU of type " + r_.gpu_type);
+      std::string what = !r_.gpu_type.empty() ? "no GPU of type " + r_.gpu_type
+                         : mig ? "no whole GPU (a MIG instance is asked for by its profile, "
+                                 "e.g. --gpu-type 1g.10gb)"
+                               : "no GPU";
+      return Fail("resources.gpu_type", what);
     }
     if (!sized) {
       return Fail("resources.gpu_memory",

@@ -80,6 +80,8 @@ struct QueueEntry {
 
 // Waiting jobs of one pass that get a reason (the first ones in queue order).
 inline constexpr int kExplainedWaits = 256;
+// ... and of those, how many first say which part of the request is short now (Shortfall).
+inline constexpr int kDetailedWaits = 32;
 // Preemption searches per full pass.
 inline constexpr int kPreemptionSearches = 8;
 // A claim lapses this long after its victims should have stopped (then a new search may run).

@@ -72,6 +72,69 @@ std::string DescribeRequest(const Resources& r) {
   return s;
 }
 
+std::string Shortfall(const ClusterView& view, const Resources& r, std::string_view pool) {
+  const int64_t per_node = r.milli_gpus / std::max(r.nodes, 1);
+  const std::string kind = r.gpu_type.empty() ? "" : " of type " + r.gpu_type;
+  bool any_free = false, typed_free = false;
+  int64_t best_gpus = 0;    // the most free GPUs (milli) of the kind asked, on one node
+  int nodes_with_gpus = 0;  // nodes with enough of them for one part
+  int best_cpus = 0;        // ... and among those, the most free CPUs
+  int64_t best_memory = 0;  // ... and memory
+  for (const NodeSlots& n : view.nodes) {
+    if (!n.schedulable || n.pool != pool) continue;
+    int64_t whole = 0, largest_share = 0;
+    for (const GpuSlot& g : n.gpus) {
+      if (!g.usable || g.free_milli == 0) continue;
+      any_free = true;
+      if (!GpuTypeMatches(g.model, r.gpu_type)) continue;
+      typed_free = true;
+      if (g.memory_bytes < r.gpu_memory_bytes) continue;
+      whole += g.free_milli == 1000 ? 1000 : 0;
+      largest_share = std::max(largest_share, g.free_milli);
+    }
+    int64_t free = per_node < 1000 ? largest_share : whole;
+    best_gpus = std::max(best_gpus, free);
+    if (free < per_node) continue;
+    ++nodes_with_gpus;
+    best_cpus = std::max(best_cpus, n.free_cpus);
+    best_memory = std::max(best_memory, n.free_memory_bytes);
+  }
+  if (r.milli_gpus > 0) {
+    if (!any_free) return "GPUs: none free in pool " + std::string(pool);
+    if (!typed_free) return "GPU type: no free GPU" + kind + " (the free ones are other models)";
+    if (best_gpus == 0 && r.gpu_memory_bytes > 0) {
+      return "GPU memory: no free GPU" + kind + " has " + FormatSize(r.gpu_memory_bytes);
+    }
+    if (nodes_with_gpus < std::max(r.nodes, 1)) {
+      if (r.nodes > 1 && best_gpus >= per_node) {
+        return "nodes: only " + std::to_string(nodes_with_gpus) +
+               (nodes_with_gpus == 1 ? " has " : " have ") + FormatMilli(per_node) + " GPUs" +
+               kind + " free, " + std::to_string(r.nodes) + " asked";
+      }
+      return "GPUs: at most " + FormatMilli(best_gpus) + kind + " free on one node, " +
+             FormatMilli(per_node) + " asked";
+    }
+  } else {
+    nodes_with_gpus = 0;
+    for (const NodeSlots& n : view.nodes) {
+      if (!n.schedulable || n.pool != pool) continue;
+      ++nodes_with_gpus;
+      best_cpus = std::max(best_cpus, n.free_cpus);
+      best_memory = std::max(best_memory, n.free_memory_bytes);
+    }
+  }
+  const std::string where = r.milli_gpus > 0 ? "the nodes with the GPUs free have" : "nodes have";
+  if (r.cpus > best_cpus) {
+    return "CPUs: " + where + " at most " + std::to_string(best_cpus) + " free, " +
+           std::to_string(r.cpus) + " asked";
+  }
+  if (r.memory_bytes > best_memory) {
+    return "memory: " + where + " at most " + FormatSize(best_memory) + " free, " +
+           FormatSize(r.memory_bytes) + " asked";
+  }
+  return "";
+}
+
 std::vector<int> PickWholeGpus(const NodeSlots& node, const Resources& r, const PlaceRules& rules,
                                int need, Spread* spread) {
   std::vector<const GpuSlot*> set;

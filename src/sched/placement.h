@@ -91,5 +91,10 @@ class Placer {
 
 // Words for a request: "4 GPUs of type H100 with 40GiB GPU memory across 2 nodes".
 std::string DescribeRequest(const Resources& r);
+// Which part of `r` the schedulable nodes of `pool` cannot give it now, in words: "GPUs: at
+// most 3 of type H100 free on one node, 8 asked", "CPUs: the nodes with the GPUs free have at
+// most 12 CPUs free, 32 asked"; "" when every part is free somewhere (held by reservations,
+// or the nodes that have each part are not the same).
+std::string Shortfall(const ClusterView& view, const Resources& r, std::string_view pool);
 
 }  // namespace baton::sched

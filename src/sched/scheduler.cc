@@ -198,10 +198,19 @@ Known& Pass::ShapeOf(const PendingJob& job, const PlaceRules& rules,
   }
   const Resources& r = *job.resources;
   bool never = !placer_->EverFits(r, *job.pool);
-  local = Known{job.resources, job.pool, never, rules.until,
-                never ? "no node in pool " + *job.pool + " can ever hold " + DescribeRequest(r)
-                      : "waiting for " + DescribeRequest(r) + "; " +
-                            Gpus(placer_->free_milli(*job.pool)) + " free in pool " + *job.pool};
+  std::string detail;
+  if (never) {
+    detail = "no node in pool " + *job.pool + " can ever hold " + DescribeRequest(r);
+  } else {
+    detail = "waiting for " + DescribeRequest(r) + "; " + Gpus(placer_->free_milli(*job.pool)) +
+             " free in pool " + *job.pool;
+    // What is short, for the head of the queue (a walk over the pool's nodes each).
+    if (ahead_ < kDetailedWaits) {
+      if (std::string short_of = Shortfall(placer_->view(), r, *job.pool); !short_of.empty())
+        detail += "; short of " + short_of;
+    }
+  }
+  local = Known{job.resources, job.pool, never, rules.until, std::move(detail)};
   if (known_.size() >= 32 || rules.limits.any()) return local;
   known_.push_back(local);
   return known_.back();

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <boost/json.hpp>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -73,6 +74,35 @@ TEST(Arrays, AThrottledArrayWaitsAndCancelTakesATaskOrTheWholeArray) {
   EXPECT_EQ(RunCli(baton, {"wait", id}).exit_code, 1);  // they did not succeed
   for (int i = 0; i < 8; ++i)
     EXPECT_EQ(JsonString(GetJob(*c, std::stoll(id) + i), "state"), "cancelled") << i;
+}
+
+TEST(Arrays, ASweepFileBecomesAnArrayAndAJobAfterItWaitsForEveryTask) {
+  TempDir dir;
+  BatonProcess baton(dir.path());
+  std::string file = dir.path() + "/sweep.yaml";
+  std::ofstream(file) << "name: lr-sweep\n"
+                         "command: [sh, -c, 'echo lr={lr} bs=$bs']\n"
+                         "sweep:\n"
+                         "  lr: [0.1, 0.01]\n"
+                         "  bs: [32, 64]\n"
+                         "array: \"%2\"\n";
+  CliResult sub = RunCli(baton, {"submit", "-f", file});
+  ASSERT_EQ(sub.exit_code, 0) << sub.out;
+  const std::string id = FirstLine(sub.out);
+  EXPECT_EQ(sub.out, id + "\n");
+  CliResult after = RunCli(baton, {"submit", "--after", id, "--", "echo", "report"});
+  ASSERT_EQ(after.exit_code, 0) << after.out;
+  ASSERT_EQ(RunCli(baton, {"wait", id, FirstLine(after.out)}).exit_code, 0);
+  std::vector<std::string> outs;
+  for (int i = 0; i < 4; ++i)
+    outs.push_back(RunCli(baton, {"logs", id + "_" + std::to_string(i)}).out);
+  EXPECT_EQ(outs, (std::vector<std::string>{"lr=0.1 bs=32\n", "lr=0.1 bs=64\n", "lr=0.01 bs=32\n",
+                                            "lr=0.01 bs=64\n"}));
+  // The report started after the last task ended.
+  auto c = baton.Client();
+  std::string report = GetJob(*c, std::stoll(FirstLine(after.out)));
+  std::string last = GetJob(*c, std::stoll(id) + 3);
+  EXPECT_GE(JsonString(report, "started_at"), JsonString(last, "finished_at")) << report << last;
 }
 
 }  // namespace

@@ -201,6 +201,40 @@ TEST(JobSpecCodec, DependenciesBeginAndNodesRoundTripThroughASubmit) {
   EXPECT_NE(bad.error().message().find("begin"), std::string::npos) << bad.error().message();
 }
 
+TEST(JobSpecCodec, ASweepGridIsEveryCombinationAndAListIsItsSets) {
+  auto json = YamlToJson(R"(
+command: python train.py --lr {lr}
+sweep:
+  lr: [0.1, 0.01]
+  bs: [32, 64, 128]
+array: "%2"
+)",
+                         "sweep.yaml");
+  ASSERT_TRUE(json.has_value()) << json.error().message();
+  auto spec = DecodeJobSpec(*json);
+  ASSERT_TRUE(spec.has_value()) << spec.error().message();
+  ASSERT_EQ(spec->sweep.size(), 6u);
+  using Set = std::vector<std::pair<std::string, std::string>>;
+  EXPECT_EQ(spec->sweep[0], (Set{{"lr", "0.1"}, {"bs", "32"}}));  // YAML's words kept as text
+  EXPECT_EQ(spec->sweep[5], (Set{{"lr", "0.01"}, {"bs", "128"}}));
+  auto list =
+      DecodeJobSpec(R"({"command": ["x"], "sweep": [{"seed": 1}, {"seed": 2.5, "ok": true}]})");
+  ASSERT_TRUE(list.has_value()) << list.error().message();
+  EXPECT_EQ(list->sweep[1], (Set{{"seed", "2.5"}, {"ok", "true"}}));
+  EXPECT_EQ(*DecodeJobSpec(EncodeJobSpec(*list)), *list);
+  for (const char* bad : {R"({"command": ["x"], "sweep": 3})", R"({"command": ["x"], "sweep": []})",
+                          R"({"command": ["x"], "sweep": {"lr": []}})",
+                          R"({"command": ["x"], "sweep": [{"lr": [1]}]})",
+                          R"({"command": ["x"], "sweep": [{"BATON_X": "1"}]})"}) {
+    auto r = DecodeJobSpec(bad);
+    if (r) {
+      EXPECT_FALSE(ValidateJobSpec(*r).ok()) << bad;
+    } else {
+      EXPECT_NE(r.error().message().find("sweep"), std::string::npos) << r.error().message();
+    }
+  }
+}
+
 TEST(JobView, ShowsTheMasterPortOnlyWhileTheJobRuns) {
   Job job;
   job.id = JobId{7};

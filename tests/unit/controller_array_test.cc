@@ -136,5 +136,31 @@ TEST_F(ArrayTest, BadArraysAreRefusedNamingTheField) {
   EXPECT_TRUE(c_->jobs().empty());
 }
 
+TEST_F(ArrayTest, ASweepIsAnArrayWhoseTasksGetTheirParameters) {
+  JobSpec s;
+  s.name = "lr";
+  s.command = {"python", "train.py", "--lr={lr}", "--bs", "{bs}"};
+  s.resources.milli_gpus = 1000;
+  s.sweep = {{{"lr", "0.1"}, {"bs", "32"}}, {{"lr", "0.01"}, {"bs", "64"}}};
+  s.array = "%1";
+  Reply r = Run(SubmitJobs{.caller = {"ada", false}, .specs = {s}});
+  ASSERT_TRUE(r.status.ok()) << r.status.message();
+  ASSERT_EQ(r.jobs.size(), 2u);
+  const Job& second = r.jobs[1];
+  EXPECT_EQ(second.array_index, 1);
+  EXPECT_EQ(second.spec.command,
+            (std::vector<std::string>{"python", "train.py", "--lr=0.01", "--bs", "64"}));
+  EXPECT_EQ(second.spec.env,
+            (std::vector<std::pair<std::string, std::string>>{{"lr", "0.01"}, {"bs", "64"}}));
+  EXPECT_EQ(second.spec.array, "0-1%1");
+  EXPECT_TRUE(second.spec.sweep.empty());
+  EXPECT_EQ(Count(r.jobs[0].id, JobState::kRunning), 1);  // the throttle
+  // With a sweep, an array may only be a throttle.
+  s.array = "0-5";
+  Reply bad = Run(SubmitJobs{.caller = {"ada", false}, .specs = {s}});
+  EXPECT_NE(bad.status.message().find("array: with a sweep, only a throttle"), std::string::npos)
+      << bad.status.message();
+}
+
 }  // namespace
 }  // namespace baton::control

@@ -134,5 +134,31 @@ TEST_F(DepsTest, AHeldJobWithABeginTimeWaitsForBothAndAReleaseLooksAgain) {
   EXPECT_EQ(State(id), JobState::kRunning);
 }
 
+TEST_F(DepsTest, AnArraysIdInADependencyStandsForEveryTask) {
+  JobSpec a;
+  a.resources.milli_gpus = 1000;
+  a.array = "0-2";
+  JobId array = SubmitSpec(a);
+  JobSpec ok, notok;
+  ok.after = {array};
+  notok.after_notok = {array};
+  JobId report = SubmitSpec(ok), alert = SubmitSpec(notok);
+  Poll("n1");
+  for (int i = 0; i < 2; ++i) {
+    JobId t{array.value + i};
+    ReportEvent("n1", {.job = t, .kind = JobEvent::Kind::kStarted});
+    ReportEvent("n1", {.job = t, .kind = JobEvent::Kind::kExited});
+  }
+  EXPECT_EQ(State(report), JobState::kPending);  // task 2 still runs
+  JobId last{array.value + 2};
+  ReportEvent("n1", {.job = last, .kind = JobEvent::Kind::kStarted});
+  ReportEvent("n1", {.job = last, .kind = JobEvent::Kind::kExited, .exit_code = 4});
+  EXPECT_EQ(State(report), JobState::kFailed);
+  EXPECT_NE(J(report).reason_detail.find("ended failed (task " + array.ToString() + "_2)"),
+            std::string::npos)
+      << J(report).reason_detail;
+  EXPECT_EQ(State(alert), JobState::kRunning);
+}
+
 }  // namespace
 }  // namespace baton::control

@@ -195,3 +195,54 @@ TEST(NodeLimits, AJobGoesNowhereItsUserIsRefusedOrItCouldNotStart) {
 
 }  // namespace
 }  // namespace baton::sched
+
+namespace baton::sched {
+namespace {
+
+NodeSlots FreeNode(std::string name, int free_gpus, int gpus, int free_cpus) {
+  NodeSlots n;
+  n.name = std::move(name);
+  for (int i = 0; i < gpus; ++i) {
+    n.gpus.push_back(GpuSlot{.index = i,
+                             .model = "H100-80GB",
+                             .memory_bytes = 80LL << 30,
+                             .free_milli = i < free_gpus ? 1000 : 0,
+                             .free_memory_bytes = 80LL << 30});
+  }
+  n.total_cpus = 64;
+  n.free_cpus = free_cpus;
+  n.total_memory_bytes = n.free_memory_bytes = 512LL << 30;
+  return n;
+}
+
+TEST(Shortfall, SaysWhichPartOfTheRequestIsShortNow) {
+  ClusterView v;
+  v.nodes = {FreeNode("a", 3, 8, 64), FreeNode("b", 8, 8, 4)};
+  Resources r;
+  r.milli_gpus = 8000;
+  r.cpus = 16;
+  EXPECT_EQ(Shortfall(v, r, "default"),
+            "CPUs: the nodes with the GPUs free have at most 4 free, 16 asked");
+  r.cpus = 0;
+  EXPECT_EQ(Shortfall(v, r, "default"), "");  // it fits on b (what holds it back is elsewhere)
+  v.nodes[1] = FreeNode("b", 5, 8, 64);
+  EXPECT_EQ(Shortfall(v, r, "default"), "GPUs: at most 5 free on one node, 8 asked");
+  r.gpu_type = "A100";
+  EXPECT_EQ(Shortfall(v, r, "default"),
+            "GPU type: no free GPU of type A100 (the free ones are other models)");
+  r.gpu_type = "";
+  r.gpu_memory_bytes = 100LL << 30;
+  EXPECT_EQ(Shortfall(v, r, "default"), "GPU memory: no free GPU has 100GiB");
+  Resources gang;
+  gang.milli_gpus = 8000;
+  gang.nodes = 2;
+  EXPECT_EQ(Shortfall(v, gang, "default"), "nodes: only 1 has 4 GPUs free, 2 asked");
+  v.nodes = {FreeNode("a", 0, 8, 64)};
+  EXPECT_EQ(Shortfall(v, gang, "default"), "GPUs: none free in pool default");
+  Resources cpu_only;
+  cpu_only.cpus = 128;
+  EXPECT_EQ(Shortfall(v, cpu_only, "default"), "CPUs: nodes have at most 64 free, 128 asked");
+}
+
+}  // namespace
+}  // namespace baton::sched
