@@ -25,26 +25,9 @@ json::value Get(net::HttpClient& c, const std::string& target) {
   return json::parse(r->body);
 }
 
-// Waits until `n` nodes are ready.
-bool NodesReady(net::HttpClient& c, size_t n) {
-  return Within(std::chrono::seconds(20), [&] {
-    json::value v = Get(c, "/v1/nodes");
-    if (!v.is_object()) return false;
-    size_t ready = 0;
-    for (const auto& node : v.at("nodes").as_array()) ready += node.at("state") == "ready";
-    return ready == n;
-  });
-}
-
 std::string Log(net::HttpClient& c, int64_t id, const std::string& node) {
   auto r = c.Request("GET", "/v1/jobs/" + std::to_string(id) + "/logs?node=" + node);
   return r ? r->body : "";
-}
-
-size_t Count(const std::string& text, const std::string& what) {
-  size_t n = 0;
-  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
-  return n;
 }
 
 TEST(Agents, ThreeAgentsRunATwelveGpuJobWhoseRanksMeetOverTcp) {
@@ -76,7 +59,7 @@ TEST(Agents, ThreeAgentsRunATwelveGpuJobWhoseRanksMeetOverTcp) {
     std::string log;
     Within(std::chrono::seconds(5), [&] {
       log = Log(*c, id, node);
-      return Count(log, " ok") + Count(log, "rendezvous ok") >= 4;
+      return CountOf(log, " ok") + CountOf(log, "rendezvous ok") >= 4;
     });
     // Four processes on each node, local ranks 0-3.
     for (int local = 0; local < 4; ++local) {
@@ -92,7 +75,7 @@ TEST(Agents, ThreeAgentsRunATwelveGpuJobWhoseRanksMeetOverTcp) {
             std::string::npos)
       << all;
   for (int rank = 1; rank < 12; ++rank)
-    EXPECT_EQ(Count(all, "rank " + std::to_string(rank) + " of 12 "), 1u) << all;
+    EXPECT_EQ(CountOf(all, "rank " + std::to_string(rank) + " of 12 "), 1u) << all;
 }
 
 TEST(Agents, ARankThatFailsTearsItsGangDownEverywhereAndTheJobIsRequeued) {

@@ -15,14 +15,6 @@ namespace {
 
 namespace json = boost::json;
 
-std::string FirstLine(const std::string& text) { return text.substr(0, text.find('\n')); }
-
-size_t Count(const std::string& text, const std::string& what) {
-  size_t n = 0;
-  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
-  return n;
-}
-
 TEST(Arrays, AnArrayRunsATaskPerIndexUnderOneId) {
   TempDir dir;
   BatonProcess baton(dir.path());
@@ -43,9 +35,9 @@ TEST(Arrays, AnArrayRunsATaskPerIndexUnderOneId) {
   CliResult folded = RunCli(baton, {"jobs", "--all"});
   EXPECT_NE(folded.out.find(id + "_[0-5%2]"), std::string::npos) << folded.out;
   EXPECT_NE(folded.out.find("6 succeeded"), std::string::npos) << folded.out;
-  EXPECT_EQ(Count(folded.out, "sweep"), 1u) << folded.out;
+  EXPECT_EQ(CountOf(folded.out, "sweep"), 1u) << folded.out;
   CliResult expanded = RunCli(baton, {"jobs", "--all", "--expand"});
-  EXPECT_EQ(Count(expanded.out, "sweep"), 6u) << expanded.out;
+  EXPECT_EQ(CountOf(expanded.out, "sweep"), 6u) << expanded.out;
   EXPECT_NE(expanded.out.find(id + "_4 "), std::string::npos) << expanded.out;
   CliResult text = RunCli(baton, {"show", id + "_4"});
   EXPECT_NE(text.out.find("array task    " + id + "_4 of array " + id + " (0-5%2)"),

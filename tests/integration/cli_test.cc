@@ -12,8 +12,6 @@
 namespace baton::testing {
 namespace {
 
-std::string FirstLine(const std::string& s) { return s.substr(0, s.find('\n')); }
-
 // Every line of `out` starts with "baton:".
 bool EveryLineSaysBaton(const std::string& out) {
   std::istringstream in(out);

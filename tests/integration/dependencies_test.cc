@@ -15,8 +15,6 @@ namespace {
 
 namespace json = boost::json;
 
-std::string FirstLine(const std::string& text) { return text.substr(0, text.find('\n')); }
-
 std::string SubmitCli(const BatonProcess& b, std::vector<std::string> args) {
   args.insert(args.begin(), "submit");
   CliResult r = RunCli(b, args);

@@ -349,4 +349,25 @@ std::string ReadFile(const std::string& path) {
   return ss.str();
 }
 
+bool NodesReady(net::HttpClient& client, size_t n) {
+  return Within(std::chrono::seconds(20), [&] {
+    auto r = client.Request("GET", "/v1/nodes");
+    if (!r || r->status != 200) return false;
+    boost::system::error_code ec;
+    json::value v = json::parse(r->body, ec);
+    if (ec || !v.is_object()) return false;
+    size_t ready = 0;
+    for (const auto& node : v.at("nodes").as_array()) ready += node.at("state") == "ready";
+    return ready == n;
+  });
+}
+
+std::string FirstLine(const std::string& text) { return text.substr(0, text.find('\n')); }
+
+size_t CountOf(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
 }  // namespace baton::testing

@@ -125,6 +125,13 @@ std::string ReadFile(const std::string& path);
 std::string WaitUntilWaiting(net::HttpClient& client, int64_t id, const std::string& reason,
                              int timeout_ms = 10000);
 
+// Waits (up to 20 s) until `n` nodes are ready; whether they are.
+bool NodesReady(net::HttpClient& client, size_t n);
+// The text up to its first newline: the id `baton submit` prints.
+std::string FirstLine(const std::string& text);
+// How many times `what` occurs in `text`.
+size_t CountOf(const std::string& text, const std::string& what);
+
 // A top-level field of a JSON object, as text: "\"running\"", "3", "null"...
 std::string JsonField(const std::string& json, const std::string& field);
 std::string JsonString(const std::string& json, const std::string& field);

@@ -16,19 +16,6 @@ namespace {
 
 namespace json = boost::json;
 
-bool NodesReady(net::HttpClient& c, size_t n) {
-  return Within(std::chrono::seconds(20), [&] {
-    auto r = c.Request("GET", "/v1/nodes");
-    if (!r || r->status != 200) return false;
-    size_t ready = 0;
-    json::value nodes = json::parse(r->body);
-    for (const auto& node : nodes.at("nodes").as_array()) ready += node.at("state") == "ready";
-    return ready == n;
-  });
-}
-
-std::string FirstLine(const std::string& text) { return text.substr(0, text.find('\n')); }
-
 TEST(Fit, WhatNoNodeCanEverHoldIsRefusedAtSubmitNamingWhatExists) {
   TempDir dir;
   BatonProcess baton(dir.path(), {"--gpus", "8xH100-80GB"});
