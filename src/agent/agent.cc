@@ -247,14 +247,15 @@ class ContactBackoff {
   // How long the controller had been out of reach (0 when it had not).
   Duration Succeeded(TimePoint now) {
     backoff_ = std::chrono::seconds(1);
-    Duration out = failing_since_ ? now - *failing_since_ : Duration(0);
-    failing_since_.reset();
+    Duration out = failing_ ? now - failing_since_ : Duration(0);
+    failing_ = false;
     return out;
   }
   // Whether to say so in the log: at the first failure, then once a minute while it lasts.
   bool Failed(TimePoint now) {
     Backoff(now);
-    if (!failing_since_) {
+    if (!failing_) {
+      failing_ = true;
       failing_since_ = now;
       last_said_ = now;
       return true;
@@ -264,7 +265,7 @@ class ContactBackoff {
     return true;
   }
   Duration failing_for(TimePoint now) const {
-    return failing_since_ ? now - *failing_since_ : Duration(0);
+    return failing_ ? now - failing_since_ : Duration(0);
   }
 
  private:
@@ -279,7 +280,9 @@ class ContactBackoff {
   }
 
   TimePoint next_contact_{};
-  std::optional<TimePoint> failing_since_;
+  // Not a std::optional: GCC 12 at -O3 warns (falsely) that it may be read uninitialised.
+  bool failing_ = false;
+  TimePoint failing_since_{};
   TimePoint last_said_{};
   Duration backoff_ = std::chrono::seconds(1);
   uint64_t jitter_state_;

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "codec/json_codec.h"
+#include "core/text.h"
 
 namespace baton::cli {
 namespace {
@@ -120,12 +121,29 @@ Status ApiClient::Stream(std::string_view target,
   return Status::Ok();
 }
 
+// States as users type them: any case, and Slurm's codes (PD, R, CD, F, CA, TO).
+static std::string StateNames(std::string_view list) {
+  std::string out;
+  for (std::string_view word : SplitTrimmed(list, ',')) {
+    std::string s(word);
+    for (char& ch : s) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    if (s == "pd") s = "pending";
+    if (s == "r") s = "running";
+    if (s == "cd") s = "succeeded";
+    if (s == "f") s = "failed";
+    if (s == "ca") s = "cancelled";
+    if (s == "to") s = "timed_out";
+    out += (out.empty() ? "" : ",") + s;
+  }
+  return out;
+}
+
 Result<std::vector<Job>> ApiClient::ListJobs(const JobQuery& q) {
   std::vector<Job> jobs;
   int64_t after = 0;
   for (;;) {
     std::string target = "/v1/jobs?limit=1000&after=" + std::to_string(after);
-    if (!q.states.empty()) target += "&state=" + QueryEscape(q.states);
+    if (!q.states.empty()) target += "&state=" + QueryEscape(StateNames(q.states));
     if (!q.user.empty()) target += "&user=" + QueryEscape(q.user);
     if (!q.project.empty()) target += "&project=" + QueryEscape(q.project);
     if (q.array != 0) target += "&array=" + std::to_string(q.array);

@@ -56,39 +56,15 @@ Result<std::string> OneJobRef(const std::string& word) {
   return refs.front();
 }
 
-int Show(const Connection& conn, const std::string& word, bool json) {
-  auto ref = OneJobRef(word);
-  if (!ref) return Usage(ref.error());
-  auto api = ApiClient::Connect(conn);
-  if (!api) return Fail(api.error());
-  auto body = (*api)->Call("GET", "/v1/jobs/" + *ref);
-  if (!body) return Fail(body.error());
-  if (json) {
-    std::cout << *body << "\n";
-    return 0;
-  }
-  auto job = codec::DecodeJob(*body);
-  if (!job) return Fail(job.error());
-  const Job& j = *job;
-  auto line = [](const std::string& k, const std::string& v) {
-    if (!v.empty())
-      std::cout << k << std::string(k.size() < 14 ? 14 - k.size() : 1, ' ') << v << "\n";
-  };
-  line("id", std::to_string(j.id.value));
-  if (j.array_id.value != 0) {
-    line("array task", TaskName(j.array_id, j.array_index) + " of array " + j.array_id.ToString() +
-                           " (" + j.spec.array + ")");
-  }
-  line("name", j.spec.name);
-  line("user", j.user);
-  line("project", j.spec.project);
-  line("pool", j.spec.pool);
-  line("priority", std::string(PriorityName(j.spec.priority)));
-  line("state", std::string(JobStateName(j.state)));
-  if (j.reason != WaitReason::kNone)
-    line("reason", WhyWaiting(j));
-  else
-    line("detail", j.reason_detail);
+// "name          value", the form of `baton show`; nothing for an empty value.
+void ShowLine(const std::string& k, const std::string& v) {
+  if (!v.empty())
+    std::cout << k << std::string(k.size() < 14 ? 14 - k.size() : 1, ' ') << v << "\n";
+}
+
+// What the job asks for: its command, resources, limits, dependencies and environment.
+void ShowRequest(const Job& j) {
+  auto line = ShowLine;
   line("command", CommandText(j.spec));
   const Resources& r = j.spec.resources;
   line("gpus", FormatMilli(r.milli_gpus) + (r.gpu_type.empty() ? "" : " " + r.gpu_type) +
@@ -121,11 +97,16 @@ int Show(const Connection& conn, const std::string& word, bool json) {
     line(i == 0 ? "env" : " ", j.spec.env[i].first + "=" + j.spec.env[i].second);
   line("preemptible", j.spec.preemptible ? "yes" : "no");
   if (j.spec.process_per_gpu) line("processes", "one per GPU");
+}
+
+// How it has run: restarts, its place in the queue, times, where, cost.
+void ShowRuns(const Job& j, const std::string& body) {
+  auto line = ShowLine;
   line("restarts",
        std::to_string(j.restarts) + " (retries allowed: " + std::to_string(j.spec.retries) + ")");
   line("last requeue", j.last_requeue);
   if (j.estimated_start) line("expected start", FormatRfc3339(*j.estimated_start));
-  if (auto q = codec::DecodeQueueInfo(*body); q && j.state == JobState::kPending) {
+  if (auto q = codec::DecodeQueueInfo(body); q && j.state == JobState::kPending) {
     char text[160];
     std::snprintf(
         text, sizeof text,
@@ -151,6 +132,40 @@ int Show(const Connection& conn, const std::string& word, bool json) {
                 static_cast<double>(j.cost_micros) / 1e6,
                 static_cast<double>(j.cost_per_hour_micros) / 1e6, j.gpu_seconds / 3600);
   line("cost", cost);
+}
+
+int Show(const Connection& conn, const std::string& word, bool json) {
+  auto ref = OneJobRef(word);
+  if (!ref) return Usage(ref.error());
+  auto api = ApiClient::Connect(conn);
+  if (!api) return Fail(api.error());
+  auto body = (*api)->Call("GET", "/v1/jobs/" + *ref);
+  if (!body) return Fail(body.error());
+  if (json) {
+    std::cout << *body << "\n";
+    return 0;
+  }
+  auto job = codec::DecodeJob(*body);
+  if (!job) return Fail(job.error());
+  const Job& j = *job;
+  auto line = ShowLine;
+  line("id", std::to_string(j.id.value));
+  if (j.array_id.value != 0) {
+    line("array task", TaskName(j.array_id, j.array_index) + " of array " + j.array_id.ToString() +
+                           " (" + j.spec.array + ")");
+  }
+  line("name", j.spec.name);
+  line("user", j.user);
+  line("project", j.spec.project);
+  line("pool", j.spec.pool);
+  line("priority", std::string(PriorityName(j.spec.priority)));
+  line("state", std::string(JobStateName(j.state)));
+  if (j.reason != WaitReason::kNone)
+    line("reason", WhyWaiting(j));
+  else
+    line("detail", j.reason_detail);
+  ShowRequest(j);
+  ShowRuns(j, *body);
   return 0;
 }
 
@@ -440,7 +455,8 @@ void AddJobCommands(CLI::App& app, const std::shared_ptr<Connection>& conn, int*
     auto json = std::make_shared<bool>(false);
     CLI::App* sub = app.add_subcommand("show", "show one job, with why it waits");
     AddConnectionFlags(sub, *conn);
-    sub->add_option("id", *id, "job id, or ARRAY_INDEX for a task of an array (12_7)")->required();
+    sub->add_option("id", *id, "job id, or a task of an array (12_7: task 7 of array 12)")
+        ->required();
     sub->add_flag("--json", *json, "print JSON");
     sub->callback([=] { *exit_code = Show(*conn, *id, *json); });
   }

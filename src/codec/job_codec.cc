@@ -182,6 +182,29 @@ Status DecodeSweep(const json::value& val, const std::string& field, JobSpec* sp
   return Status::Ok();
 }
 
+// The fields of when and how many times a job runs: dependencies, begin, array and sweep;
+// nullopt when `key` is none of them.
+std::optional<Status> DecodeWhenField(std::string_view key, const std::string& field,
+                                      const json::value& val, JobSpec* spec) {
+  if (key == "after" || key == "after_ok") return DecodeAfter(val, field, &spec->after);
+  if (key == "after_any") return DecodeAfter(val, field, &spec->after_any);
+  if (key == "after_notok") return DecodeAfter(val, field, &spec->after_notok);
+  if (key == "sweep") return DecodeSweep(val, field, spec);
+  if (key == "array") {
+    auto s = GetString(val, field, 4096);
+    if (!s) return s.error();
+    spec->array = *s;
+    return Status::Ok();
+  }
+  if (key == "begin") {
+    auto t = GetTime(val, field);
+    if (!t) return t.error();
+    spec->begin = *t;
+    return Status::Ok();
+  }
+  return std::nullopt;
+}
+
 // One non-null field of a spec object; `field` is its path for errors.
 Status DecodeSpecField(std::string_view key, const std::string& field, const json::value& val,
                        JobSpec* spec) {
@@ -233,22 +256,8 @@ Status DecodeSpecField(std::string_view key, const std::string& field, const jso
     spec->retries = static_cast<int>(*n);
   } else if (key == "env") {
     return DecodeEnv(val, field, spec);
-  } else if (key == "after" || key == "after_ok") {
-    return DecodeAfter(val, field, &spec->after);
-  } else if (key == "after_any") {
-    return DecodeAfter(val, field, &spec->after_any);
-  } else if (key == "after_notok") {
-    return DecodeAfter(val, field, &spec->after_notok);
-  } else if (key == "sweep") {
-    return DecodeSweep(val, field, spec);
-  } else if (key == "array") {
-    auto s = GetString(val, field, 4096);
-    if (!s) return s.error();
-    spec->array = *s;
-  } else if (key == "begin") {
-    auto t = GetTime(val, field);
-    if (!t) return t.error();
-    spec->begin = *t;
+  } else if (std::optional<Status> st = DecodeWhenField(key, field, val, spec)) {
+    return *st;
   } else if (key == "preemptible" || key == "hold" || key == "process_per_gpu" ||
              key == "singleton") {
     auto b = GetBool(val, field);

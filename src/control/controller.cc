@@ -166,38 +166,12 @@ Reply Controller::Submit(const SubmitJobs& c, TimePoint now) {
   for (size_t i = 0; i < c.specs.size(); ++i) {
     const JobSpec& spec = c.specs[i];
     std::string where = c.specs.size() > 1 ? "jobs[" + std::to_string(i) + "]." : "";
-    Status st = ValidateJobSpec(spec);
-    if (!st.ok()) return ErrorReply(InvalidArgument(where + st.message()));
-    if (const PoolPolicy* pool = options_.policy.Pool(spec.pool)) {
-      Duration limit = spec.time_limit.count() > 0 ? spec.time_limit : pool->default_time_limit;
-      if (pool->max_time_limit.count() > 0 &&
-          (limit.count() == 0 || limit > pool->max_time_limit)) {
-        return ErrorReply(InvalidArgument(where + "time_limit: pool " + spec.pool +
-                                          " allows at most " +
-                                          FormatDuration(pool->max_time_limit)));
-      }
-      if (pool->max_milli_per_job != kNoLimit &&
-          spec.resources.milli_gpus > pool->max_milli_per_job) {
-        return ErrorReply(InvalidArgument(where + "resources.gpus: pool " + spec.pool +
-                                          " allows at most " +
-                                          FormatMilli(pool->max_milli_per_job) + " GPUs per job"));
-      }
+    Result<Resources> fits = Admit(spec, c.caller.user, now);
+    if (!fits) {
+      Status st = fits.error();
+      return ErrorReply(st.code() == Code::kInvalidArgument ? InvalidArgument(where + st.message())
+                                                            : st);
     }
-    for (const auto& [field, ids] :
-         {std::pair{"after", &spec.after}, std::pair{"after_any", &spec.after_any},
-          std::pair{"after_notok", &spec.after_notok}}) {
-      for (JobId dep : *ids) {
-        if (jobs_.count(dep) == 0) {
-          return ErrorReply(
-              InvalidArgument(where + field + ": job " + dep.ToString() + " does not exist"));
-        }
-      }
-    }
-    // Running attempts count as of the last tick: a submit does not walk the running jobs.
-    Status budget = budgets_.Allows(options_.policy, spec.project, now);
-    if (!budget.ok()) return ErrorReply(budget);
-    Result<Resources> fits = Feasible(spec, c.caller.user);
-    if (!fits) return ErrorReply(InvalidArgument(where + fits.error().message()));
     resolved.push_back(std::move(*fits));
     tasks[i] = {-1};
     if (auto array = *TasksOf(spec)) tasks[i] = std::move(array->indices);  // validated above
@@ -241,6 +215,36 @@ Reply Controller::Submit(const SubmitJobs& c, TimePoint now) {
     new_keys_.push_back(std::move(e));
   }
   return r;
+}
+
+// Whether a spec may be submitted: valid, within its pool's limits and its project's budget,
+// its dependencies existing, and some set of nodes able to hold it; its request as it will run.
+Result<Resources> Controller::Admit(const JobSpec& spec, const std::string& user, TimePoint now) {
+  RETURN_IF_ERROR(ValidateJobSpec(spec));
+  if (const PoolPolicy* pool = options_.policy.Pool(spec.pool)) {
+    Duration limit = spec.time_limit.count() > 0 ? spec.time_limit : pool->default_time_limit;
+    if (pool->max_time_limit.count() > 0 && (limit.count() == 0 || limit > pool->max_time_limit)) {
+      return Err(InvalidArgument("time_limit: pool " + spec.pool + " allows at most " +
+                                 FormatDuration(pool->max_time_limit)));
+    }
+    if (pool->max_milli_per_job != kNoLimit &&
+        spec.resources.milli_gpus > pool->max_milli_per_job) {
+      return Err(InvalidArgument("resources.gpus: pool " + spec.pool + " allows at most " +
+                                 FormatMilli(pool->max_milli_per_job) + " GPUs per job"));
+    }
+  }
+  for (const auto& [field, ids] :
+       {std::pair{"after", &spec.after}, std::pair{"after_any", &spec.after_any},
+        std::pair{"after_notok", &spec.after_notok}}) {
+    for (JobId dep : *ids) {
+      if (jobs_.count(dep) == 0)
+        return Err(
+            InvalidArgument(std::string(field) + ": job " + dep.ToString() + " does not exist"));
+    }
+  }
+  // Running attempts count as of the last tick: a submit does not walk the running jobs.
+  RETURN_IF_ERROR(budgets_.Allows(options_.policy, spec.project, now));
+  return Feasible(spec, user);
 }
 
 Job& Controller::NewJob(const JobSpec& spec, const Resources& resources, const std::string& user,

@@ -99,6 +99,7 @@ class Controller {
   // of its pool's nodes can ever hold it (sched/feasibility.h). Memoised per request shape
   // until a node joins or changes.
   Result<Resources> Feasible(const JobSpec& spec, const std::string& user);
+  Result<Resources> Admit(const JobSpec& spec, const std::string& user, TimePoint now);
   Reply Act(const JobAction& c, TimePoint now);
   Status ActOn(Job& job, JobAction::Kind kind, const Caller& caller, TimePoint now);
   // A copy of `job` as users see it at `now`.

@@ -443,3 +443,26 @@ TEST(CliTokens, ATokenForAUserThisMachineLacksWarnsButIsMade) {
 
 }  // namespace
 }  // namespace baton::testing
+
+namespace baton::testing {
+namespace {
+
+// Slurm users type states in capitals or as squeue's codes.
+TEST(CliHistory, StatesMayBeTypedInAnyCaseOrAsSlurmsCodes) {
+  TempDir dir;
+  BatonProcess baton(dir.path());
+  CliResult held = RunCli(baton, {"submit", "--hold", "--name", "waits", "--", "true"});
+  ASSERT_EQ(held.exit_code, 0) << held.out;
+  CliResult upper = RunCli(baton, {"jobs", "--state", "HELD"});
+  EXPECT_EQ(upper.exit_code, 0) << upper.out;
+  EXPECT_NE(upper.out.find("waits"), std::string::npos) << upper.out;
+  CliResult code = RunCli(baton, {"jobs", "--state", "PD,R"});
+  EXPECT_EQ(code.exit_code, 0) << code.out;
+  EXPECT_EQ(code.out.find("waits"), std::string::npos) << code.out;
+  CliResult bad = RunCli(baton, {"jobs", "--state", "sleeping"});
+  EXPECT_EQ(bad.exit_code, 1) << bad.out;
+  EXPECT_NE(bad.out.find("state: must be one of"), std::string::npos) << bad.out;
+}
+
+}  // namespace
+}  // namespace baton::testing
