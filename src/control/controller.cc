@@ -275,17 +275,17 @@ Result<Resources> Controller::Feasible(const JobSpec& spec, const std::string& u
     known_nodes_stale_ = false;
   }
   const Resources& r = spec.resources;
-  std::string key = spec.pool + '\n' + r.gpu_type + '\n' + std::to_string(r.milli_gpus) + ' ' +
-                    std::to_string(r.gpu_memory_bytes) + ' ' + std::to_string(r.nodes) + ' ' +
-                    std::to_string(r.cpus) + ' ' + std::to_string(r.memory_bytes) +
-                    (user == "root" ? " root" : "");
-  if (auto it = feasible_.find(key); it != feasible_.end()) return it->second;
+  const bool root = user == "root";
+  // The latest shapes first: a sweep or a burst of alike jobs finds its own at once.
+  for (auto it = feasible_.rbegin(); it != feasible_.rend(); ++it) {
+    if (it->root == root && it->request == r && it->pool == spec.pool) return it->answer;
+  }
   auto checked = sched::CheckFeasible(known_nodes_, r, spec.pool,
                                       options_.policy.Pool(spec.pool) != nullptr, user);
   Result<Resources> answer =
       checked ? Result<Resources>(checked->resources) : Result<Resources>(Err(checked.error()));
-  if (feasible_.size() >= 1024) feasible_.clear();
-  feasible_.emplace(std::move(key), answer);
+  if (feasible_.size() >= 64) feasible_.erase(feasible_.begin());
+  feasible_.push_back(FeasibleShape{spec.pool, r, root, answer});
   return answer;
 }
 

@@ -245,7 +245,13 @@ class Controller {
   NodeTable nodes_;
   std::vector<sched::KnownNode> known_nodes_;  // for Feasible; rebuilt when stale
   bool known_nodes_stale_ = true;
-  std::unordered_map<std::string, Result<Resources>> feasible_;  // request shape -> answer
+  struct FeasibleShape {
+    std::string pool;
+    Resources request;
+    bool root = false;
+    Result<Resources> answer;
+  };
+  std::vector<FeasibleShape> feasible_;  // the latest request shapes and their answers
   sched::ClusterView view_;
   sched::ClusterView pass_view_;  // scratch for passes, kept for its buffers
 
