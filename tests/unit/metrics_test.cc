@@ -60,16 +60,23 @@ TEST(RenderMetrics, WritesTypedFamiliesCumulativeBucketsAndEscapedLabels) {
   EXPECT_NE(t.find("baton_gpu_memory_total_bytes{node=\"gpu02\""), std::string::npos) << t;
 }
 
-TEST(ControllerMetrics, CountJobsNodesGpusAndWaits) {
+// A controller driven batch by batch as the loop drives it, with a memory store.
+struct Driven {
   TimePoint now = FromMillis(1'790'000'000'000);
   store::MemoryStore store;
   control::Controller c;
-  c.Restore(*store.Load(), now);
-  auto run = [&](const control::Command& cmd) {
+  Driven() { c.Restore(*store.Load(), now); }
+  control::Reply Run(const control::Command& cmd) {
     control::BatchResult b = control::RunBatch(c, std::span(&cmd, 1), now);
     EXPECT_TRUE(store.Commit(b.effects.store).ok());
     return std::move(b.replies[0]);
-  };
+  }
+};
+
+TEST(ControllerMetrics, CountJobsNodesGpusAndWaits) {
+  Driven d;
+  TimePoint& now = d.now;
+  auto run = [&](const control::Command& cmd) { return d.Run(cmd); };
   NodeInfo info{.name = "n1", .cpus = 8, .memory_bytes = 1LL << 34, .gpu_backend = "simulated"};
   for (int i = 0; i < 2; ++i)
     info.gpus.push_back(Gpu{.index = i, .model = "H100-80GB", .memory_bytes = 80LL << 30});
@@ -117,15 +124,9 @@ TEST(ControllerMetrics, CountJobsNodesGpusAndWaits) {
 
 // Issue 16: `baton usage --since 2026-11-01` counts the jobs of that window only.
 TEST(ControllerMetrics, UsageCountsOnlyTheJobsOfItsWindow) {
-  TimePoint now = FromMillis(1'790'000'000'000);
-  store::MemoryStore store;
-  control::Controller c;
-  c.Restore(*store.Load(), now);
-  auto run = [&](const control::Command& cmd) {
-    control::BatchResult b = control::RunBatch(c, std::span(&cmd, 1), now);
-    EXPECT_TRUE(store.Commit(b.effects.store).ok());
-    return std::move(b.replies[0]);
-  };
+  Driven d;
+  TimePoint& now = d.now;
+  auto run = [&](const control::Command& cmd) { return d.Run(cmd); };
   NodeInfo info{.name = "n1", .cpus = 8, .memory_bytes = 1LL << 34, .gpu_backend = "simulated"};
   info.gpus.push_back(Gpu{.index = 0, .model = "H100-80GB", .memory_bytes = 80LL << 30});
   control::Reply reg = run(control::AgentRegister{RegisterRequest{.node = info}});
