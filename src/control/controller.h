@@ -100,6 +100,9 @@ class Controller {
   // until a node joins or changes.
   Result<Resources> Feasible(const JobSpec& spec, const std::string& user);
   Result<Resources> Admit(const JobSpec& spec, const std::string& user, TimePoint now);
+  // Every node known, registered or awaited, for the feasibility checks; rebuilt when a node
+  // joins or changes.
+  const std::vector<sched::KnownNode>& KnownNodes();
   Reply Act(const JobAction& c, TimePoint now);
   Status ActOn(Job& job, JobAction::Kind kind, const Caller& caller, TimePoint now);
   // A copy of `job` as users see it at `now`.

@@ -1,0 +1,427 @@
+// JSON <-> JobSpec: what users submit (POST /v1/jobs, batches, YAML job files through
+// YamlToJson), field by field with the field's path in every error, and back.
+#include <charconv>
+
+#include "codec/internal/job_spec.h"
+#include "codec/internal/json_util.h"
+#include "codec/json_codec.h"
+
+namespace baton::codec {
+
+using namespace internal;
+
+namespace {
+
+Result<int64_t> GetSize(const json::value& v, std::string_view field) {
+  if (v.is_string()) {
+    return ParseSize(std::string_view(v.get_string().data(), v.get_string().size()), field);
+  }
+  if (v.is_number()) {
+    ASSIGN_OR_RETURN(double bytes, GetNumber(v, field));
+    return SizeFromNumber(bytes, field);
+  }
+  return Err(FieldError(field, "must be bytes (a number) or a string such as 40GiB"));
+}
+
+Status DecodeResources(const json::value& v, std::string_view prefix, Resources* r) {
+  auto obj = GetObject(v, prefix);
+  if (!obj) return obj.error();
+  for (const auto& kv : **obj) {
+    std::string_view key(kv.key().data(), kv.key().size());
+    std::string field = Join(prefix, key);
+    const json::value& val = kv.value();
+    if (val.is_null()) continue;
+    if (key == "gpus") {
+      if (!val.is_number()) return FieldError(field, "must be a number such as 1, 8 or 0.25");
+      auto d = GetNumber(val, field);
+      auto m = MilliFromNumber(*d, field, SpecLimits::kMaxMilliGpus);
+      if (!m) return m.error();
+      r->milli_gpus = *m;
+    } else if (key == "gpu_type") {
+      auto s = GetString(val, field, SpecLimits::kLabelBytes);
+      if (!s) return s.error();
+      r->gpu_type = *s;
+    } else if (key == "gpu_memory" || key == "gpu_memory_bytes") {
+      auto s = GetSize(val, field);
+      if (!s) return s.error();
+      r->gpu_memory_bytes = *s;
+    } else if (key == "nodes") {
+      auto n = GetInt(val, field, 0, SpecLimits::kMaxNodes);
+      if (!n) return n.error();
+      r->nodes = static_cast<int>(*n);
+    } else if (key == "cpus") {
+      auto n = GetInt(val, field, 0, SpecLimits::kMaxCpus);
+      if (!n) return n.error();
+      r->cpus = static_cast<int>(*n);
+    } else if (key == "memory" || key == "memory_bytes") {
+      auto s = GetSize(val, field);
+      if (!s) return s.error();
+      r->memory_bytes = *s;
+    } else {
+      return FieldError(field,
+                        "unknown field (valid: gpus, gpu_type, gpu_memory, nodes, cpus, memory)");
+    }
+  }
+  return Status::Ok();
+}
+
+Status DecodeCommand(const json::value& v, JobSpec* spec) {
+  if (v.is_string()) {
+    auto s = GetString(v, "command", SpecLimits::kCommandBytes);
+    if (!s) return s.error();
+    spec->command = {*s};
+    spec->shell = true;
+    return Status::Ok();
+  }
+  if (!v.is_array()) return FieldError("command", "must be an array of strings or a string");
+  const json::array& a = v.get_array();
+  if (a.size() > SpecLimits::kCommandArgs) {
+    return FieldError("command",
+                      "more than " + std::to_string(SpecLimits::kCommandArgs) + " arguments");
+  }
+  spec->command.clear();
+  for (size_t i = 0; i < a.size(); ++i) {
+    auto s = GetString(a[i], "command[" + std::to_string(i) + "]", SpecLimits::kCommandBytes);
+    if (!s) return s.error();
+    spec->command.push_back(std::move(*s));
+  }
+  spec->shell = false;
+  return Status::Ok();
+}
+
+Status DecodeEnv(const json::value& val, const std::string& field, JobSpec* spec) {
+  auto o = GetObject(val, field);
+  if (!o) return o.error();
+  if ((*o)->size() > SpecLimits::kEnvVars) return FieldError(field, "too many variables");
+  spec->env.clear();
+  for (const auto& e : **o) {
+    std::string k(e.key().data(), e.key().size());
+    auto s = GetString(e.value(), Join(field, k), SpecLimits::kEnvBytes);
+    if (!s) return s.error();
+    spec->env.emplace_back(std::move(k), std::move(*s));
+  }
+  return Status::Ok();
+}
+
+// after, after_any, after_notok: one job id, or a list of them.
+Status DecodeAfter(const json::value& val, const std::string& field, std::vector<JobId>* ids) {
+  ids->clear();
+  if (val.is_number()) {
+    auto n = GetInt(val, field, 1, INT64_MAX);
+    if (!n) return n.error();
+    ids->push_back(JobId{*n});
+    return Status::Ok();
+  }
+  auto a = GetArray(val, field);
+  if (!a) return a.error();
+  if ((*a)->size() > SpecLimits::kMaxAfter) return FieldError(field, "more than 256 dependencies");
+  for (size_t i = 0; i < (*a)->size(); ++i) {
+    auto n = GetInt((**a)[i], field + "[" + std::to_string(i) + "]", 1, INT64_MAX);
+    if (!n) return n.error();
+    ids->push_back(JobId{*n});
+  }
+  return Status::Ok();
+}
+
+// A sweep value as text: strings as they are, numbers and booleans as JSON writes them.
+Result<std::string> SweepValue(const json::value& v, const std::string& field) {
+  if (v.is_string()) return std::string(v.get_string());
+  if (v.is_double()) {
+    char text[64];
+    auto [end, ec] = std::to_chars(text, text + sizeof text, v.get_double());  // shortest: 2.5
+    if (ec == std::errc()) return std::string(text, end);
+  }
+  if (v.is_int64() || v.is_uint64() || v.is_bool()) return json::serialize(v);
+  return Err(FieldError(field, "must be text, a number or true/false"));
+}
+
+// sweep: a list of parameter sets ({NAME: VALUE}), or a grid ({NAME: [VALUE, ...]}) whose every
+// combination is a set, the first name varying slowest.
+Status DecodeSweep(const json::value& val, const std::string& field, JobSpec* spec) {
+  spec->sweep.clear();
+  using Set = std::vector<std::pair<std::string, std::string>>;
+  if (val.is_array()) {
+    const json::array& list = val.get_array();
+    if (list.size() > SpecLimits::kMaxArrayTasks)
+      return FieldError(field, "more than 10000 parameter sets");
+    for (size_t i = 0; i < list.size(); ++i) {
+      std::string at = field + "[" + std::to_string(i) + "]";
+      if (!list[i].is_object()) return FieldError(at, "must be a map of NAME: VALUE");
+      Set set;
+      for (const auto& kv : list[i].get_object()) {
+        auto v = SweepValue(kv.value(), at + "." + std::string(kv.key()));
+        if (!v) return v.error();
+        set.emplace_back(std::string(kv.key()), std::move(*v));
+      }
+      spec->sweep.push_back(std::move(set));
+    }
+  } else if (val.is_object()) {
+    std::vector<Set> sets = {Set{}};
+    for (const auto& kv : val.get_object()) {
+      std::string at = field + "." + std::string(kv.key());
+      if (!kv.value().is_array() || kv.value().get_array().empty())
+        return FieldError(at, "must be a non-empty list of values");
+      std::vector<Set> next;
+      for (const Set& s : sets) {
+        for (const auto& item : kv.value().get_array()) {
+          auto v = SweepValue(item, at);
+          if (!v) return v.error();
+          Set grown = s;
+          grown.emplace_back(std::string(kv.key()), std::move(*v));
+          next.push_back(std::move(grown));
+          if (next.size() > SpecLimits::kMaxArrayTasks)
+            return FieldError(field, "more than 10000 combinations");
+        }
+      }
+      sets = std::move(next);
+    }
+    spec->sweep = std::move(sets);
+  } else {
+    return FieldError(field, "must be a list of parameter sets or a map of NAME: [VALUES]");
+  }
+  if (spec->sweep.empty()) return FieldError(field, "has no parameter set");
+  return Status::Ok();
+}
+
+// The fields of when and how many times a job runs: dependencies, begin, array and sweep;
+// nullopt when `key` is none of them.
+std::optional<Status> DecodeWhenField(std::string_view key, const std::string& field,
+                                      const json::value& val, JobSpec* spec) {
+  if (key == "after" || key == "after_ok") return DecodeAfter(val, field, &spec->after);
+  if (key == "after_any") return DecodeAfter(val, field, &spec->after_any);
+  if (key == "after_notok") return DecodeAfter(val, field, &spec->after_notok);
+  if (key == "sweep") return DecodeSweep(val, field, spec);
+  if (key == "array") {
+    auto s = GetString(val, field, 4096);
+    if (!s) return s.error();
+    spec->array = *s;
+    return Status::Ok();
+  }
+  if (key == "begin") {
+    auto t = GetTime(val, field);
+    if (!t) return t.error();
+    spec->begin = *t;
+    return Status::Ok();
+  }
+  return std::nullopt;
+}
+
+// One non-null field of a spec object; `field` is its path for errors.
+Status DecodeSpecField(std::string_view key, const std::string& field, const json::value& val,
+                       JobSpec* spec) {
+  if (key == "name") {
+    auto s = GetString(val, field, SpecLimits::kNameBytes);
+    if (!s) return s.error();
+    spec->name = *s;
+  } else if (key == "command") {
+    return DecodeCommand(val, spec);
+  } else if (key == "shell") {
+    // Informational in the public form; the command's type decides.
+    auto b = GetBool(val, field);
+    if (!b) return b.error();
+  } else if (key == "resources") {
+    return DecodeResources(val, field, &spec->resources);
+  } else if (key == "priority") {
+    auto s = GetString(val, field, 32);
+    if (!s) return s.error();
+    auto p = ParsePriority(*s);
+    if (!p) return FieldError(field, "must be one of low, normal, high, critical");
+    spec->priority = *p;
+  } else if (key == "project" || key == "pool" || key == "workdir") {
+    auto s = GetString(val, field, SpecLimits::kPathBytes);
+    if (!s) return s.error();
+    (key == "project" ? spec->project : key == "pool" ? spec->pool : spec->workdir) = *s;
+  } else if (key == "time_limit" || key == "time_limit_s") {
+    auto d = GetDuration(val, field);
+    if (!d) return d.error();
+    spec->time_limit = *d;
+  } else if (key == "grace_period" || key == "grace_period_s") {
+    auto d = GetDuration(val, field);
+    if (!d) return d.error();
+    spec->grace_period = *d;
+  } else if (key == "signal") {
+    auto s = GetString(val, field, 64);
+    if (!s) return s.error();
+    if (s->empty()) {
+      spec->signal = 0;
+      spec->signal_before = Duration(0);
+      return Status::Ok();
+    }
+    auto notice = ParseNoticeSignal(*s, field);
+    if (!notice) return notice.error();
+    spec->signal = notice->signal;
+    spec->signal_before = notice->before;
+  } else if (key == "retries") {
+    auto n = GetInt(val, field, 0, SpecLimits::kMaxRetries);
+    if (!n) return n.error();
+    spec->retries = static_cast<int>(*n);
+  } else if (key == "env") {
+    return DecodeEnv(val, field, spec);
+  } else if (std::optional<Status> st = DecodeWhenField(key, field, val, spec)) {
+    return *st;
+  } else if (key == "preemptible" || key == "hold" || key == "process_per_gpu" ||
+             key == "singleton") {
+    auto b = GetBool(val, field);
+    if (!b) return b.error();
+    (key == "hold"          ? spec->hold
+     : key == "preemptible" ? spec->preemptible
+     : key == "singleton"   ? spec->singleton
+                            : spec->process_per_gpu) = *b;
+  } else {
+    return FieldError(field,
+                      "unknown field (valid: name, command, resources, priority, project, pool, "
+                      "time_limit, grace_period, signal, retries, env, workdir, after, after_any, "
+                      "after_notok, singleton, begin, array, sweep, preemptible, hold, "
+                      "process_per_gpu)");
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+namespace internal {
+
+Status DecodeSpecObject(const json::value& v, std::string_view prefix, JobSpec* spec) {
+  auto obj = GetObject(v, prefix);
+  if (!obj) return obj.error();
+  bool has_command = false;
+  for (const auto& kv : **obj) {
+    std::string_view key(kv.key().data(), kv.key().size());
+    std::string field = Join(prefix, key);
+    const json::value& val = kv.value();
+    if (val.is_null()) continue;
+    if (key == "command") has_command = true;
+    RETURN_STATUS_IF_ERROR(DecodeSpecField(key, field, val, spec));
+  }
+  if (!has_command) return FieldError(Join(prefix, "command"), "is required");
+  Status st = ValidateJobSpec(*spec);
+  if (!st.ok() && !prefix.empty()) return InvalidArgument(std::string(prefix) + "." + st.message());
+  return st;
+}
+
+json::object EncodeResources(const Resources& r) {
+  json::object o;
+  o["gpus"] = r.milli_gpus % 1000 == 0 ? json::value(r.milli_gpus / 1000)
+                                       : json::value(static_cast<double>(r.milli_gpus) / 1000.0);
+  o["gpu_type"] = r.gpu_type.empty() ? json::value(nullptr) : json::value(r.gpu_type);
+  o["gpu_memory_bytes"] = r.gpu_memory_bytes;
+  o["nodes"] = r.nodes;
+  o["cpus"] = r.cpus;
+  o["memory_bytes"] = r.memory_bytes;
+  return o;
+}
+
+}  // namespace internal
+
+Result<JobSpec> DecodeJobSpec(std::string_view text) {
+  ASSIGN_OR_RETURN(json::value v, Parse(text));
+  JobSpec spec = SubmittedSpec();
+  RETURN_IF_ERROR(DecodeSpecObject(v, "", &spec));
+  return spec;
+}
+
+namespace {
+
+bool IsBatchObject(const json::value& v) {
+  return v.is_object() && v.get_object().contains("jobs");
+}
+
+// {"jobs": [spec, ...]}, or a bare array of specs.
+Result<std::vector<JobSpec>> DecodeSpecList(const json::value& v) {
+  const json::array* list = nullptr;
+  if (IsBatchObject(v)) {
+    for (const auto& kv : v.get_object()) {
+      if (kv.key() != "jobs")
+        return Err(FieldError(std::string(kv.key()), "unknown field (valid: jobs)"));
+    }
+    ASSIGN_OR_RETURN(list, GetArray(v.get_object().at("jobs"), "jobs"));
+  } else {
+    list = &v.get_array();
+  }
+  if (list->empty()) return Err(InvalidArgument("jobs: must hold at least one job"));
+  if (list->size() > 10000) return Err(TooLarge("jobs: at most 10000 jobs in one batch"));
+  std::vector<JobSpec> specs;
+  specs.reserve(list->size());
+  for (size_t i = 0; i < list->size(); ++i) {
+    JobSpec spec = SubmittedSpec();
+    RETURN_IF_ERROR(DecodeSpecObject((*list)[i], "jobs[" + std::to_string(i) + "]", &spec));
+    specs.push_back(std::move(spec));
+  }
+  return specs;
+}
+
+}  // namespace
+
+Result<std::vector<JobSpec>> DecodeJobSpecs(std::string_view text) {
+  ASSIGN_OR_RETURN(json::value v, Parse(text));
+  if (IsBatchObject(v) || v.is_array()) return DecodeSpecList(v);
+  JobSpec spec = SubmittedSpec();
+  RETURN_IF_ERROR(DecodeSpecObject(v, "", &spec));
+  return std::vector<JobSpec>{std::move(spec)};
+}
+
+Result<std::vector<JobSpec>> DecodeJobBatch(std::string_view text) {
+  ASSIGN_OR_RETURN(json::value v, Parse(text));
+  if (!IsBatchObject(v)) return Err(InvalidArgument("body: must be {\"jobs\": [spec, ...]}"));
+  return DecodeSpecList(v);
+}
+
+std::string EncodeJobSpec(const JobSpec& s) {
+  json::object o;
+  if (!s.name.empty()) o["name"] = s.name;
+  if (s.shell) {
+    o["command"] = s.command.at(0);
+  } else {
+    json::array cmd;
+    for (const auto& a : s.command) cmd.emplace_back(a);
+    o["command"] = std::move(cmd);
+  }
+  json::object r = EncodeResources(s.resources);
+  json::object res;
+  res["gpus"] = r["gpus"];
+  if (!s.resources.gpu_type.empty()) res["gpu_type"] = s.resources.gpu_type;
+  if (s.resources.gpu_memory_bytes > 0) res["gpu_memory"] = s.resources.gpu_memory_bytes;
+  if (s.resources.nodes != 0) res["nodes"] = s.resources.nodes;
+  if (s.resources.cpus > 0) res["cpus"] = s.resources.cpus;
+  if (s.resources.memory_bytes > 0) res["memory"] = s.resources.memory_bytes;
+  o["resources"] = std::move(res);
+  o["priority"] = PriorityName(s.priority);
+  o["project"] = s.project;
+  o["pool"] = s.pool;
+  if (s.time_limit.count() > 0)
+    o["time_limit"] = static_cast<double>(s.time_limit.count()) / 1000.0;
+  o["grace_period"] = static_cast<double>(s.grace_period.count()) / 1000.0;
+  if (s.signal != 0) o["signal"] = FormatNoticeSignal(s.signal, s.signal_before);
+  if (s.retries > 0) o["retries"] = s.retries;
+  if (!s.env.empty()) {
+    json::object env;
+    for (const auto& [k, v] : s.env) env[k] = v;
+    o["env"] = std::move(env);
+  }
+  if (!s.workdir.empty()) o["workdir"] = s.workdir;
+  for (const auto& [key, ids] : {std::pair{"after", &s.after}, std::pair{"after_any", &s.after_any},
+                                 std::pair{"after_notok", &s.after_notok}}) {
+    if (ids->empty()) continue;
+    json::array list;
+    for (JobId id : *ids) list.emplace_back(id.value);
+    o[key] = std::move(list);
+  }
+  if (s.singleton) o["singleton"] = true;
+  if (s.begin) o["begin"] = TimeValue(*s.begin);
+  if (!s.array.empty()) o["array"] = s.array;
+  if (!s.sweep.empty()) {
+    json::array sets;
+    for (const auto& set : s.sweep) {
+      json::object params;
+      for (const auto& [k, v] : set) params[k] = v;
+      sets.emplace_back(std::move(params));
+    }
+    o["sweep"] = std::move(sets);
+  }
+  if (s.preemptible) o["preemptible"] = true;
+  if (s.process_per_gpu) o["process_per_gpu"] = true;
+  if (s.hold) o["hold"] = true;
+  return json::serialize(o);
+}
+
+}  // namespace baton::codec
