@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <filesystem>
@@ -186,39 +187,57 @@ int Wait(const Connection& conn, const std::vector<std::string>& words,
   if (!refs) return Usage(InvalidArgument("wait: " + refs.error().message()));
   auto api = ApiClient::Connect(conn);
   if (!api) return Fail(api.error());
-  // An array's id stands for every task of the array.
+  // An array's id stands for every task of the array: its tasks are looked at in one listing
+  // per round, not one request each.
   std::vector<std::string> left;
+  std::vector<int64_t> arrays;
   for (const std::string& ref : *refs) {
     auto job = (*api)->GetJob(ref);
     if (!job) return Fail(job.error());
-    if (ref.find('_') != std::string::npos || job->array_id != job->id) {
+    if (ref.find('_') == std::string::npos && job->array_id == job->id)
+      arrays.push_back(job->id.value);
+    else
       left.push_back(ref);
-      continue;
-    }
-    auto tasks = (*api)->ListJobs({.array = job->id.value});
-    if (!tasks) return Fail(tasks.error());
-    for (const Job& t : *tasks) left.push_back(TaskName(t.array_id, t.array_index));
   }
   auto start = std::chrono::steady_clock::now();
   auto sleep = std::chrono::milliseconds(20);
   bool all_ok = true;
-  while (!left.empty()) {
+  auto ended = [&](const Job& job, const std::string& name) {
+    if (job.state != JobState::kSucceeded) {
+      all_ok = false;
+      std::cerr << "baton: job " << name << " " << JobStateName(job.state)
+                << (job.reason_detail.empty() ? "" : " (" + job.reason_detail + ")") << "\n";
+    }
+  };
+  while (!left.empty() || !arrays.empty()) {
     std::vector<std::string> still;
     for (const std::string& id : left) {
       auto job = (*api)->GetJob(id);
       if (!job) return Fail(job.error());
-      if (!IsTerminal(job->state)) {
+      if (IsTerminal(job->state))
+        ended(*job, id);
+      else
         still.push_back(id);
-      } else if (job->state != JobState::kSucceeded) {
-        all_ok = false;
-        std::cerr << "baton: job " << id << " " << JobStateName(job->state)
-                  << (job->reason_detail.empty() ? "" : " (" + job->reason_detail + ")") << "\n";
-      }
     }
     left.swap(still);
-    if (left.empty()) break;
+    std::vector<int64_t> going;
+    size_t tasks_left = 0;
+    for (int64_t array : arrays) {
+      auto tasks = (*api)->ListJobs({.array = array});
+      if (!tasks) return Fail(tasks.error());
+      size_t running = std::count_if(tasks->begin(), tasks->end(),
+                                     [](const Job& t) { return !IsTerminal(t.state); });
+      if (running > 0) {
+        going.push_back(array);
+        tasks_left += running;
+        continue;
+      }
+      for (const Job& t : *tasks) ended(t, TaskName(t.array_id, t.array_index));
+    }
+    arrays.swap(going);
+    if (left.empty() && arrays.empty()) break;
     if (limit && std::chrono::steady_clock::now() - start >= *limit) {
-      std::cerr << "baton: timed out waiting for " << left.size() << " job(s)\n";
+      std::cerr << "baton: timed out waiting for " << left.size() + tasks_left << " job(s)\n";
       return 1;
     }
     std::this_thread::sleep_for(sleep);
