@@ -163,6 +163,8 @@ std::vector<Route> Service::Routes() {
       {"GET", "/v1/jobs/{id}/logs", A::kUserOrAdmin, to(&Service::Logs)},
       {"GET", "/v1/jobs/{id}/metrics", A::kUserOrAdmin, to(&Service::ShowJobMetrics)},
       {"GET", "/v1/queue", A::kUserOrAdmin, to(&Service::Queue)},
+      {"GET", "/v1/crons", A::kUserOrAdmin, to(&Service::ListCrons)},
+      {"DELETE", "/v1/crons/{id}", A::kUserOrAdmin, to(&Service::DeleteCron)},
       {"GET", "/v1/nodes", A::kUserOrAdmin, to(&Service::ListNodes)},
       {"GET", "/v1/nodes/{name}", A::kUserOrAdmin, to(&Service::ShowNode)},
       {"POST", "/v1/nodes/{name}/drain", A::kAdmin, drain(true),

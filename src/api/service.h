@@ -56,6 +56,8 @@ class Service {
   void JobAction(Call c, control::JobAction::Kind kind);
   void Logs(Call c);
   void ShowJobMetrics(Call c);
+  void ListCrons(Call c);
+  void DeleteCron(Call c);
   void Queue(Call c);
   void ListNodes(Call c);
   void ShowNode(Call c);

@@ -92,6 +92,26 @@ void Service::ShowJobMetrics(Call c) {
       [](control::Reply& r) { return Json(200, codec::EncodeJobMetrics(*r.job_metrics)); });
 }
 
+// GET /v1/crons[?user=NAME]: the recurring jobs not deleted.
+void Service::ListCrons(Call c) {
+  control::ListCrons list{.user = QueryText(c.request, "user")};
+  Run(std::move(list), std::move(c.respond), [who = c.who](control::Reply& r) {
+    for (CronEntry& e : r.crons) {
+      Redact(e.current, who);
+      if (e.last) Redact(*e.last, who);
+    }
+    return Json(200, codec::EncodeCronList(r.crons));
+  });
+}
+
+// DELETE /v1/crons/{id}: no more runs; the waiting one is cancelled, a running one goes on.
+void Service::DeleteCron(Call c) {
+  auto id = PositiveInt(c.Param("id"));
+  if (!id) return c.respond(Error(InvalidArgument("cron id: must be a positive integer")));
+  Run(control::DeleteCron{CallerOf(c.who), JobId{*id}}, std::move(c.respond),
+      [](control::Reply& r) { return Json(200, codec::EncodeCron(r.crons.at(0))); });
+}
+
 void Service::Queue(Call c) {
   auto limit = QueryInt(c.request, "limit", 1, 1000, 100);
   auto offset = QueryInt(c.request, "offset", 0, INT64_MAX, 0);

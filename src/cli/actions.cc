@@ -89,6 +89,9 @@ int Act(const Connection& conn, const JobSelection& s, const std::string& action
       auto job = codec::DecodeJob(*res);
       if (job && IsTerminal(job->state) && job->state != JobState::kCancelled) {
         std::cout << "job " << id << ": already " << JobStateName(job->state) << "\n";
+      } else if (job && job->cron_stopped && job->state == JobState::kCancelled) {
+        std::cout << "job " << id << ": " << w.done << "; no more runs of recurring job "
+                  << job->cron_id.ToString() << " (its schedule is deleted)\n";
       } else {
         std::cout << "job " << id << ": " << w.done << "\n";
       }

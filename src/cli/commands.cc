@@ -18,6 +18,7 @@
 
 #include "cli/actions.h"
 #include "cli/client.h"
+#include "cli/crons.h"
 #include "cli/history.h"
 #include "cli/logs.h"
 #include "cli/parser.h"
@@ -90,7 +91,12 @@ void ShowRequest(const Job& j) {
   }
   if (j.spec.singleton) deps += std::string(deps.empty() ? "" : "; ") + "singleton";
   line("dependencies", deps.empty() ? "none" : deps);
-  if (j.spec.begin) line("begin", FormatRfc3339(*j.spec.begin));
+  if (j.spec.begin)
+    line(j.spec.schedule.empty() ? "begin" : "next run", FormatRfc3339(*j.spec.begin));
+  if (!j.spec.schedule.empty()) {
+    line("schedule", j.spec.schedule + " (a run of recurring job " + j.cron_id.ToString() +
+                         (j.cron_stopped ? ", its last" : "; `baton crons` lists it") + ")");
+  }
   line("workdir", j.spec.workdir.empty() ? "the agent's" : j.spec.workdir);
   // The server shows the environment to the job's owner and admins only.
   if (j.spec.env.empty()) line("env", "none set (or not yours to see)");
@@ -647,6 +653,7 @@ void AddClientCommands(CLI::App& app, int* exit_code,
   AddSubmitCommand(app, conn, exit_code, tail);
   AddResubmitCommand(app, conn, exit_code);
   AddJobCommands(app, conn, exit_code);
+  AddCronCommands(app, conn, exit_code);
   AddNodeCommands(app, conn, exit_code);
   AddConfigCommands(app, exit_code);
   AddTokenCommands(app, conn, exit_code);

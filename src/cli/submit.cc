@@ -98,7 +98,7 @@ struct SubmitFlags {
   std::string name, time, grace, signal, workdir, file;
   int nodes = 0, cpus = 0, retries = 0;
   std::vector<int64_t> after, after_any, after_notok;
-  std::string begin, array;
+  std::string begin, array, schedule;
   std::vector<std::string> env;
   bool preemptible = false, hold = false, json = false, process_per_gpu = false, singleton = false;
   std::set<std::string> given;  // the flags typed, by long name ("--gpus")
@@ -178,6 +178,7 @@ Status ApplyFlags(const SubmitFlags& f, const std::set<std::string>* given, JobS
   }
   if (use("--singleton")) spec->singleton = f.singleton;
   if (use("--array")) spec->array = f.array;
+  if (use("--schedule")) spec->schedule = f.schedule;
   if (use("--begin") && !f.begin.empty()) {
     ASSIGN_OR_RETURN_STATUS(
         spec->begin,
@@ -270,6 +271,11 @@ int Resubmit(const Connection& conn, const SubmitFlags& f, const std::string& wo
   JobSpec spec = std::move(job->spec);
   spec.hold = false;  // held again only when asked (--hold)
   if (job->array_id.value != 0) spec.array.clear();
+  if (job->cron_id.value != 0) {
+    // A run of a recurring job is run once more, now (--schedule makes it recurring again).
+    spec.schedule.clear();
+    spec.begin.reset();
+  }
   if (Status st = ApplyFlags(f, &f.given, &spec); !st.ok()) return Usage(st);
   if (Status st = ValidateJobSpec(spec); !st.ok()) {
     return Usage(InvalidArgument("job " + id + " with the flags given: " + st.message()));
@@ -295,6 +301,12 @@ int Post(ApiClient& api, const std::string& body, bool batch, bool json) {
     auto job = codec::DecodeJob(*res);
     if (!job) return Fail(job.error());
     std::cout << job->id.value << "\n";
+    if (!job->spec.schedule.empty() && job->spec.begin) {
+      std::cerr << "recurring job " << job->id.value << " (" << job->spec.schedule
+                << "): first run at " << FormatRfc3339(*job->spec.begin)
+                << "; `baton crons` lists it, `baton crons delete " << job->id.value
+                << "` stops it\n";
+    }
   }
   return 0;
 }
@@ -333,6 +345,10 @@ void AddSpecFlags(CLI::App* sub, SubmitFlags& f) {
   sub->add_option("--begin", f.begin,
                   "not before TIME: +2h, now+30m, 14:00, 2026-12-01, 2026-12-01T09:00, or "
                   "2026-12-01T09:00:00Z (local time unless it ends in Z)");
+  sub->add_option("--schedule", f.schedule,
+                  "recurring: a run at each time of this cron schedule, e.g. \"0 3 * * *\" "
+                  "(03:00 daily, the controller's local time), \"*/15 * * * *\", @hourly; "
+                  "`baton crons` lists them");
   sub->add_option("--env", f.env, "KEY=VALUE for the job's environment (repeatable)");
   sub->add_option("--workdir", f.workdir, "working directory (default: the current one)");
   sub->add_flag("--preemptible", f.preemptible, "the job may be preempted");

@@ -104,6 +104,9 @@ json::object JobObject(const Job& job, JobForm form) {
     o["array_id"] = job.array_id.value;
     o["array_index"] = job.array_index;
   }
+  if (!s.schedule.empty()) o["schedule"] = s.schedule;
+  if (job.cron_id.value != 0) o["cron_id"] = job.cron_id.value;
+  if (job.cron_stopped) o["cron_stopped"] = true;  // its series ends with it
   o["preemptible"] = s.preemptible;
   o["process_per_gpu"] = s.process_per_gpu;
   o["hold"] = s.hold;
@@ -143,26 +146,12 @@ Result<std::optional<TimePoint>> OptionalTime(const json::object& o, std::string
 // The spec fields of a job object, through the same decoder users' specs go through.
 Result<JobSpec> SpecFromJobObject(const json::object& o) {
   json::object spec_obj;
-  for (std::string_view key : {"name",
-                               "command",
-                               "priority",
-                               "project",
-                               "pool",
-                               "retries",
-                               "env",
-                               "workdir",
-                               "after",
-                               "after_any",
-                               "after_notok",
-                               "singleton",
-                               "begin",
-                               "array",
-                               "preemptible",
-                               "hold",
-                               "process_per_gpu",
-                               "time_limit_s",
-                               "grace_period_s",
-                               "signal"}) {
+  for (std::string_view key :
+       {"name",        "command",   "priority",        "project",      "pool",
+        "retries",     "env",       "workdir",         "after",        "after_any",
+        "after_notok", "singleton", "begin",           "array",        "schedule",
+        "preemptible", "hold",      "process_per_gpu", "time_limit_s", "grace_period_s",
+        "signal"}) {
     if (const json::value* f = Find(o, key)) spec_obj[key] = *f;
   }
   if (const json::value* res = Find(o, "resources")) spec_obj["resources"] = *res;
@@ -308,6 +297,12 @@ Result<void> ReadJobBookkeeping(const json::object& o, Job* job) {
       job->launch_failed_on.push_back(std::move(name));
     }
   }
+  if (const json::value* f = Find(o, "cron_id")) {
+    ASSIGN_OR_RETURN(job->cron_id.value, GetInt(*f, "cron_id", 1, INT64_MAX));
+  }
+  if (const json::value* f = Find(o, "cron_stopped")) {
+    ASSIGN_OR_RETURN(job->cron_stopped, GetBool(*f, "cron_stopped"));
+  }
   if (const json::value* f = Find(o, "launch_blamed")) {
     ASSIGN_OR_RETURN(int64_t n, GetInt(*f, "launch_blamed", 0, 64));
     job->launch_blamed = static_cast<int>(n);
@@ -353,6 +348,11 @@ Result<JobSpec> SpecOfShownJob(const json::value& v, const std::string& where) {
   spec->hold = false;
   // A task of an array is that one job again, not its whole array.
   if (v.get_object().contains("array_id")) spec->array.clear();
+  // A run of a recurring job likewise: that run again, now, not a second series.
+  if (v.get_object().contains("cron_id")) {
+    spec->schedule.clear();
+    spec->begin.reset();
+  }
   return spec;
 }
 
@@ -471,6 +471,67 @@ Result<std::vector<Job>> DecodeJobList(std::string_view text, std::optional<int6
       ASSIGN_OR_RETURN(int64_t nv, GetInt(*n, "next", 0, INT64_MAX));
       *next = nv;
     }
+  }
+  return out;
+}
+
+namespace {
+
+json::object CronObject(const CronEntry& e) {
+  json::object o;
+  o["id"] = e.id.value;
+  o["user"] = e.current.user;
+  o["name"] = e.current.spec.name;
+  o["schedule"] = e.current.spec.schedule;
+  o["runs"] = e.runs;
+  const bool waiting = e.current.state == JobState::kPending || e.current.state == JobState::kHeld;
+  o["next_run"] =
+      waiting && e.current.spec.begin ? TimeValue(*e.current.spec.begin) : json::value(nullptr);
+  o["job"] = JobObject(e.current, JobForm::kPublic);
+  o["last"] = e.last ? json::value(JobObject(*e.last, JobForm::kPublic)) : json::value(nullptr);
+  return o;
+}
+
+Result<CronEntry> CronFromValue(const json::value& v) {
+  ASSIGN_OR_RETURN(const json::object* o, GetObject(v, "cron"));
+  CronEntry e;
+  const json::value* id = Find(*o, "id");
+  const json::value* job = Find(*o, "job");
+  if (id == nullptr || job == nullptr) return Err(InvalidArgument("cron: needs id and job"));
+  ASSIGN_OR_RETURN(e.id.value, GetInt(*id, "id", 1, INT64_MAX));
+  if (const json::value* runs = Find(*o, "runs")) {
+    ASSIGN_OR_RETURN(e.runs, GetInt(*runs, "runs", 0, INT64_MAX));
+  }
+  ASSIGN_OR_RETURN(e.current, JobFromValue(*job));
+  if (const json::value* last = Find(*o, "last")) {
+    ASSIGN_OR_RETURN(Job j, JobFromValue(*last));
+    e.last = std::move(j);
+  }
+  return e;
+}
+
+}  // namespace
+
+std::string EncodeCron(const CronEntry& entry) { return json::serialize(CronObject(entry)); }
+
+std::string EncodeCronList(const std::vector<CronEntry>& entries) {
+  json::array a;
+  for (const CronEntry& e : entries) a.emplace_back(CronObject(e));
+  json::object o;
+  o["crons"] = std::move(a);
+  return json::serialize(o);
+}
+
+Result<std::vector<CronEntry>> DecodeCronList(std::string_view text) {
+  ASSIGN_OR_RETURN(json::value v, Parse(text));
+  ASSIGN_OR_RETURN(const json::object* o, GetObject(v, ""));
+  const json::value* crons = Find(*o, "crons");
+  if (crons == nullptr) return Err(InvalidArgument("crons: missing"));
+  ASSIGN_OR_RETURN(const json::array* a, GetArray(*crons, "crons"));
+  std::vector<CronEntry> out;
+  for (const auto& cv : *a) {
+    ASSIGN_OR_RETURN(CronEntry e, CronFromValue(cv));
+    out.push_back(std::move(e));
   }
   return out;
 }

@@ -183,8 +183,8 @@ Status DecodeSweep(const json::value& val, const std::string& field, JobSpec* sp
   return Status::Ok();
 }
 
-// The fields of when and how many times a job runs: dependencies, begin, array and sweep;
-// nullopt when `key` is none of them.
+// The fields of when and how many times a job runs: dependencies, begin, schedule, array and
+// sweep; nullopt when `key` is none of them.
 std::optional<Status> DecodeWhenField(std::string_view key, const std::string& field,
                                       const json::value& val, JobSpec* spec) {
   if (key == "after" || key == "after_ok") return DecodeAfter(val, field, &spec->after);
@@ -195,6 +195,12 @@ std::optional<Status> DecodeWhenField(std::string_view key, const std::string& f
     auto s = GetString(val, field, 4096);
     if (!s) return s.error();
     spec->array = *s;
+    return Status::Ok();
+  }
+  if (key == "schedule") {
+    auto s = GetString(val, field, SpecLimits::kScheduleBytes);
+    if (!s) return s.error();
+    spec->schedule = *s;
     return Status::Ok();
   }
   if (key == "begin") {
@@ -271,7 +277,7 @@ Status DecodeSpecField(std::string_view key, const std::string& field, const jso
     return FieldError(field,
                       "unknown field (valid: name, command, resources, priority, project, pool, "
                       "time_limit, grace_period, signal, retries, env, workdir, after, after_any, "
-                      "after_notok, singleton, begin, array, sweep, preemptible, hold, "
+                      "after_notok, singleton, begin, schedule, array, sweep, preemptible, hold, "
                       "process_per_gpu)");
   }
   return Status::Ok();
@@ -409,6 +415,7 @@ std::string EncodeJobSpec(const JobSpec& s) {
   if (s.singleton) o["singleton"] = true;
   if (s.begin) o["begin"] = TimeValue(*s.begin);
   if (!s.array.empty()) o["array"] = s.array;
+  if (!s.schedule.empty()) o["schedule"] = s.schedule;
   if (!s.sweep.empty()) {
     json::array sets;
     for (const auto& set : s.sweep) {

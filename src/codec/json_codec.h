@@ -53,6 +53,13 @@ std::string EncodeJobList(const std::vector<const Job*>& jobs, std::optional<int
 Result<Job> DecodeJob(std::string_view json);
 Result<std::vector<Job>> DecodeJobList(std::string_view json, std::optional<int64_t>* next);
 
+// Recurring jobs as GET /v1/crons shows them: {"crons": [cron, ...]}; a cron object is its id,
+// user, name, schedule, runs, next_run (while its run waits), job (that run) and last (the
+// latest run that ended, or null).
+std::string EncodeCron(const CronEntry& entry);
+std::string EncodeCronList(const std::vector<CronEntry>& entries);
+Result<std::vector<CronEntry>> DecodeCronList(std::string_view json);
+
 // Nodes as the API shows them: {"nodes": [node, ...]}, and one node's object.
 std::string EncodeNodeList(const std::vector<NodeStatus>& nodes);
 std::string EncodeNode(const NodeStatus& node);

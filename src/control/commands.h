@@ -60,6 +60,18 @@ struct ListJobs {
 
 struct ListNodes {};
 
+// Recurring jobs (JobSpec::schedule): every series still running, or one user's.
+struct ListCrons {
+  std::string user;  // "" = all
+};
+
+// Deletes a recurring job's schedule: its waiting run is cancelled, a running one runs to its
+// end, and no run follows. The owner or an admin.
+struct DeleteCron {
+  Caller caller;
+  JobId id;  // the series' first run
+};
+
 // Drain (no new jobs; running ones go on) or undrain a node, or some of its GPUs.
 struct DrainNode {
   Caller caller;
@@ -147,10 +159,10 @@ struct AgentReport {
 
 struct Tick {};  // time passed; look at timeouts
 
-using Command =
-    std::variant<SubmitJobs, JobAction, GetJob, ListJobs, ListNodes, GetQueue, DrainNode,
-                 InjectFault, GetEvents, CreateToken, RevokeToken, ListTokens, GetMetrics,
-                 SetPolicy, GetUsage, GetJobMetrics, AgentRegister, AgentPoll, AgentReport, Tick>;
+using Command = std::variant<SubmitJobs, JobAction, GetJob, ListJobs, ListNodes, GetQueue,
+                             DrainNode, InjectFault, GetEvents, CreateToken, RevokeToken,
+                             ListTokens, GetMetrics, SetPolicy, GetUsage, GetJobMetrics, ListCrons,
+                             DeleteCron, AgentRegister, AgentPoll, AgentReport, Tick>;
 
 struct Reply {
   Status status;
@@ -171,6 +183,7 @@ struct Reply {
   std::vector<UsageRow> usage_projects, usage_users;  // GetUsage
   std::optional<JobMetrics> job_metrics;              // GetJobMetrics
   std::string currency;                               // GetUsage: the catalog's
+  std::vector<CronEntry> crons;                       // ListCrons; DeleteCron: the one
 };
 
 // A reply that only says what went wrong.

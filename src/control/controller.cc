@@ -56,6 +56,24 @@ void Controller::Restore(store::Snapshot snapshot, TimePoint now) {
   for (auto& [id, j] : jobs_) {
     if (j.state == JobState::kPending) Enqueue(j, now);
   }
+  // Recurring jobs: each series' latest run, and whether a next one is owed (a run that ended
+  // in the batch before a crash, its next not yet queued).
+  for (const auto& [id, j] : jobs_) {
+    if (j.cron_id.value == 0) continue;
+    CronSeries& series = crons_[j.cron_id];
+    series.runs += 1;
+    series.current = id;
+    if (IsTerminal(j.state)) series.last = id;
+  }
+  for (auto it = crons_.begin(); it != crons_.end();) {
+    const Job& latest = jobs_.at(it->second.current);
+    if (latest.cron_stopped) {
+      it = crons_.erase(it);
+      continue;
+    }
+    if (IsTerminal(latest.state)) cron_due_.push_back(latest.id);
+    ++it;
+  }
   tokens_.Restore(std::move(snapshot.tokens));
   for (const store::Drain& d : snapshot.drains) {
     if (!IsValidNodeName(d.node)) continue;
@@ -102,6 +120,8 @@ Reply Controller::Apply(const Command& command, TimePoint now) {
                         [&](const ListTokens& c) { return Tokens(c); },
                         [&](const GetMetrics&) { return Metrics(now); },
                         [&](const GetUsage& c) { return Usage(c, now); },
+                        [&](const ListCrons& c) { return Crons(c, now); },
+                        [&](const DeleteCron& c) { return Crons(c, now); },
                         [&](const SetPolicy& c) {
                           usage_.Advance(now);
                           usage_.SetHalfLife(c.policy.fairshare_half_life);
@@ -123,6 +143,7 @@ Reply Controller::Apply(const Command& command, TimePoint now) {
 }
 
 Effects Controller::EndBatch(TimePoint now) {
+  if (!cron_due_.empty()) QueueNextRuns(now);
   Schedule(now);
   Effects fx;
   fx.deliveries = nodes_.TakeDeliveries();
@@ -172,6 +193,10 @@ Reply Controller::Submit(const SubmitJobs& c, TimePoint now) {
       return ErrorReply(st.code() == Code::kInvalidArgument ? InvalidArgument(where + st.message())
                                                             : st);
     }
+    if (!spec.schedule.empty() && !NextRunTime(spec, now)) {
+      return ErrorReply(InvalidArgument(where + "schedule: \"" + spec.schedule +
+                                        "\" does not come within five years"));
+    }
     resolved.push_back(std::move(*fits));
     tasks[i] = {-1};
     if (auto array = *TasksOf(spec)) tasks[i] = std::move(array->indices);  // validated above
@@ -194,6 +219,7 @@ Reply Controller::Submit(const SubmitJobs& c, TimePoint now) {
                         resolved[i], c.caller.user, now);
       job.array_id = array;
       job.array_index = index;
+      if (!job.spec.schedule.empty()) StartSeries(job, now);
       if (job.spec.hold) {
         job.state = JobState::kHeld;
         job.reason = WaitReason::kHeld;
@@ -345,6 +371,12 @@ Status Controller::ActOn(Job& job, JobAction::Kind kind, const Caller& caller, T
           StopParts(job, StopReason::kCancel, job.spec.grace_period, now);
         }
       } else {
+        if (job.cron_id.value != 0) {
+          // Cancelling the run that waits for its time ends the series (a running one ends
+          // only that run).
+          job.cron_stopped = true;
+          crons_.erase(job.cron_id);
+        }
         job.reason = WaitReason::kNone;
         job.reason_detail = "cancelled before it ran";
         SetState(job, JobState::kCancelled, now);
@@ -458,6 +490,7 @@ void Controller::SetState(Job& job, JobState to, TimePoint now) {
                                     " failed: " + job.reason_detail.substr(0, 256)},
             now);
     }
+    if (job.cron_id.value != 0 && !job.cron_stopped) cron_due_.push_back(job.id);
     OnTerminal(job, now);
   }
 }

@@ -14,7 +14,8 @@
 // controller.cc: restore, users' commands, job bookkeeping and runs; controller_schedule.cc:
 // a pass's input and what its result does; controller_agents.cc: agents, nodes and drains;
 // controller_cost.cc: prices and costs; controller_metrics.cc and controller_tokens.cc: the
-// read-outs and token commands.
+// read-outs and token commands; controller_waiting.cc: dependencies, begin times, array
+// throttles; controller_crons.cc: recurring jobs.
 #pragma once
 
 #include <cstdint>
@@ -120,6 +121,8 @@ class Controller {
   Reply Usage(const GetUsage& c, TimePoint now) const;
   Reply Events(const GetEvents& c) const;
   Reply JobMetricsOf(const GetJobMetrics& c, TimePoint now) const;
+  Reply Crons(const ListCrons& c, TimePoint now) const;
+  Reply Crons(const DeleteCron& c, TimePoint now);
   Reply Register(const AgentRegister& c, TimePoint now);
   Reply Poll(const AgentPoll& c, TimePoint now);
   Reply Report(const AgentReport& c, TimePoint now);
@@ -221,6 +224,16 @@ class Controller {
   void LeaveGate(const Job& job, TimePoint now);
   Job& NewJob(const JobSpec& spec, const Resources& resources, const std::string& user,
               TimePoint now);
+  // Recurring jobs (controller_crons.cc). Each run is a job; when one ends (unless its series
+  // was deleted) the next is queued at the batch's end, waiting for the next time its
+  // schedule names. A restore queues the next run of a series whose last run ended unfollowed.
+  // The first time a schedule names after `after` (or at its begin, if later); none when the
+  // schedule cannot be read or never comes.
+  static std::optional<TimePoint> NextRunTime(const JobSpec& spec, TimePoint after);
+  // Makes `job` (new, not yet queued) the first run of its series.
+  void StartSeries(Job& job, TimePoint now);
+  void QueueNextRuns(TimePoint now);
+  CronEntry EntryOf(JobId series, TimePoint now) const;
   static std::string SingletonKey(const Job& job);
   void SendOrder(const std::string& node, Order order);
   NodeRecord* FindNode(const std::string& name);
@@ -240,6 +253,13 @@ class Controller {
   std::multimap<TimePoint, JobId> begins_;        // blocked jobs with a begin time, by it
   std::multimap<std::string, JobId> singletons_;  // blocked singleton jobs, by user and name
   std::map<JobId, ArrayGate> arrays_;             // throttled arrays with tasks queued or running
+  struct CronSeries {
+    JobId current;  // the run waiting or running
+    JobId last{0};  // the latest run that ended; 0: none yet
+    int64_t runs = 0;
+  };
+  std::map<JobId, CronSeries> crons_;  // recurring jobs not deleted, by their first run's id
+  std::vector<JobId> cron_due_;        // ended runs whose series' next run is not queued yet
   std::set<JobId> unproven_;       // running after launch failures elsewhere, blame not yet counted
   std::map<JobId, Job*> running_;  // jobs_ never drops a job, and map nodes do not move
   std::vector<sched::Reservation> claims_;  // GPUs preemption freed, held for their claimers

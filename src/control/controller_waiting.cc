@@ -20,7 +20,8 @@ void Controller::Enqueue(Job& job, TimePoint now) {
     blocked_.insert(job.id);
     job.reason = w.reason;
     job.reason_detail = std::move(w.detail);
-    if (w.reason == WaitReason::kBeginTime) begins_.emplace(*job.spec.begin, job.id);
+    if (w.reason == WaitReason::kBeginTime || w.reason == WaitReason::kSchedule)
+      begins_.emplace(*job.spec.begin, job.id);
     if (job.spec.singleton) singletons_.emplace(SingletonKey(job), job.id);
     return;
   }
@@ -162,6 +163,11 @@ Controller::Waiting Controller::WaitingFor(const Job& job, TimePoint now) const 
                      .detail = "singleton: waiting for job " + other.id.ToString() +
                                " of the same name and user to end"};
     }
+  }
+  if (job.spec.begin && *job.spec.begin > now && !job.spec.schedule.empty()) {
+    return Waiting{.reason = WaitReason::kSchedule,
+                   .detail = "recurring (" + job.spec.schedule + "): next run at " +
+                             FormatRfc3339(*job.spec.begin)};
   }
   if (job.spec.begin && *job.spec.begin > now) {
     return Waiting{.reason = WaitReason::kBeginTime,

@@ -6,6 +6,7 @@
 #include <csignal>
 #include <set>
 
+#include "core/cron.h"
 #include "core/names.h"
 
 namespace baton {
@@ -14,8 +15,9 @@ namespace {
 constexpr std::array<std::string_view, 4> kPriorityNames = {"low", "normal", "high", "critical"};
 constexpr std::array<std::string_view, 7> kStateNames = {
     "pending", "held", "running", "succeeded", "failed", "cancelled", "timed_out"};
-constexpr std::array<std::string_view, 8> kWaitReasonNames = {
-    "", "priority", "resources", "quota", "held", "dependency", "begin_time", "array_limit"};
+constexpr std::array<std::string_view, 9> kWaitReasonNames = {
+    "",           "priority",   "resources",   "quota",   "held",
+    "dependency", "begin_time", "array_limit", "schedule"};
 constexpr std::array<std::string_view, 3> kPreemptReasonNames = {"priority", "quota", "service"};
 
 Status FieldError(std::string_view field, std::string why) {
@@ -299,6 +301,13 @@ Status ValidateJobSpec(const JobSpec& spec) {
     }
   }
   if (auto tasks = TasksOf(spec); !tasks) return tasks.error();
+  if (!spec.schedule.empty()) {
+    if (spec.schedule.size() > SpecLimits::kScheduleBytes || HasNul(spec.schedule))
+      return FieldError("schedule", "longer than 256 bytes or contains a NUL byte");
+    if (auto cron = ParseCron(spec.schedule, "schedule"); !cron) return cron.error();
+    if (!spec.array.empty() || !spec.sweep.empty())
+      return FieldError("schedule", "a recurring job cannot be an array or a sweep");
+  }
   return ValidateWorkdirAndAfter(spec);
 }
 

@@ -35,7 +35,8 @@ bool IsTerminal(JobState s);
 //   dependency: a job it runs after has not ended as it needs (or, a singleton, an earlier job
 //               of its name and user has not ended);
 //   begin_time: it may not start before its begin time;
-//   array_limit: its array runs (or queues) as many tasks at once as its throttle allows.
+//   array_limit: its array runs (or queues) as many tasks at once as its throttle allows;
+//   schedule:   the next run of a recurring job, waiting for the time its schedule names.
 enum class WaitReason {
   kNone,
   kPriority,
@@ -44,7 +45,8 @@ enum class WaitReason {
   kHeld,
   kDependency,
   kBeginTime,
-  kArrayLimit
+  kArrayLimit,
+  kSchedule
 };
 std::string_view WaitReasonName(WaitReason r);  // "" for kNone
 Result<WaitReason> ParseWaitReason(std::string_view text);
@@ -74,6 +76,7 @@ struct SpecLimits {
   static constexpr size_t kMaxArrayTasks = 10'000;
   static constexpr int kMaxArrayIndex = 1'000'000;
   static constexpr size_t kMaxSweepParams = 64;  // names in one parameter set
+  static constexpr size_t kScheduleBytes = 256;
 };
 
 struct Resources {
@@ -115,6 +118,11 @@ struct JobSpec {
   // environment variables, and "{NAME}" in its command words replaced by the value; `array`
   // may then only be a throttle ("%4"). Expanded at submit: tasks do not keep it.
   std::vector<std::vector<std::pair<std::string, std::string>>> sweep;
+  // A recurring job, as a line of Slurm's scrontab: a cron schedule ("0 3 * * *", core/cron.h)
+  // in the controller's local time. Each run is a job of its own, submitted when the one before
+  // ends and waiting (reason schedule) for the next time the schedule names; `begin`, if
+  // given, delays the first. Not with an array or a sweep.
+  std::string schedule;
   bool preemptible = false;
   bool hold = false;
   // One process per GPU (torchrun's nproc_per_node = GPUs), each with its LOCAL_RANK and RANK;
@@ -226,10 +234,23 @@ struct Job {
   // `launch_blamed` of them were counted against their nodes when it started elsewhere.
   std::vector<std::string> launch_failed_on;
   int launch_blamed = 0;
+  // A run of a recurring job: the id of the series' first run (0: not recurring), and whether
+  // the series stops with this run (its schedule deleted) instead of queueing the next.
+  JobId cron_id{0};
+  bool cron_stopped = false;
   // Its ended attempts' GPU readings: the sum of each reading's mean utilisation (%), and how many.
   double utilization_sum = 0;
   int64_t utilization_samples = 0;
   bool operator==(const Job&) const = default;
+};
+
+// A recurring job as `baton crons` lists it: its series (named by its first run's id), the run
+// now waiting for its time or running, and the latest run that ended.
+struct CronEntry {
+  JobId id;
+  int64_t runs = 0;  // runs so far, the current one included
+  Job current;
+  std::optional<Job> last;
 };
 
 }  // namespace baton

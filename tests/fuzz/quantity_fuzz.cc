@@ -1,9 +1,11 @@
 // Fuzz target: the small text parsers behind flags and spec fields: durations, sizes,
-// GPU counts, GPU specs, RFC 3339 times, priorities and states. Accepted values are in bounds.
+// GPU counts, GPU specs, RFC 3339 times, priorities, states and cron schedules. Accepted values
+// are in bounds; an accepted schedule always comes again, later than asked.
 #include <cstdint>
 #include <cstdlib>
 #include <string_view>
 
+#include "core/cron.h"
 #include "core/job.h"
 #include "core/node.h"
 #include "core/quantity.h"
@@ -20,5 +22,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   (void)baton::ParsePriority(text);
   (void)baton::ParseJobState(text);
   (void)baton::IsValidNodeName(text);
+  if (auto cron = baton::ParseCron(text, "f")) {
+    const baton::TimePoint after = baton::FromMillis(1'790'000'000'000);
+    auto next = baton::NextCronTime(*cron, after, baton::CronZone::kUtc);
+    if (!next || *next <= after) std::abort();
+  }
   return 0;
 }

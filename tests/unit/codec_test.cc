@@ -178,6 +178,9 @@ TEST(JobRecord, RoundTripsEverything) {
   job.launch_failed_on = {"n7", "n9"};
   job.launch_blamed = 1;
   job.allocation[0].launch_failed = true;
+  job.spec.schedule = "0 3 * * mon-fri";
+  job.cron_id = JobId{40};
+  job.cron_stopped = true;
   auto back = DecodeJob(EncodeJob(job, JobForm::kRecord));
   ASSERT_TRUE(back.has_value()) << back.error().message();
   EXPECT_EQ(*back, job);
@@ -190,6 +193,7 @@ TEST(JobSpecCodec, DependenciesBeginAndNodesRoundTripThroughASubmit) {
   spec.after_notok = {JobId{5}, JobId{6}};
   spec.singleton = true;
   spec.begin = FromMillis(1'790'000'100'000);
+  spec.schedule = "@daily";
   auto back = DecodeJobSpec(EncodeJobSpec(spec));
   ASSERT_TRUE(back.has_value()) << back.error().message();
   EXPECT_EQ(*back, spec);
@@ -512,6 +516,44 @@ TEST(MetricsFile, CheckpointLinesAreRecognisedAndNothingElse) {
   EXPECT_EQ(CheckpointFromMetricsLine(R"({"checkpoint": ""})"), std::nullopt);
   EXPECT_EQ(CheckpointFromMetricsLine(R"({"checkpoint": "/x")"), std::nullopt);  // cut short
   EXPECT_EQ(CheckpointFromMetricsLine(R"(["checkpoint"])"), std::nullopt);
+}
+
+}  // namespace
+}  // namespace baton::codec
+
+namespace baton::codec {
+namespace {
+
+// `baton crons` reads what GET /v1/crons writes; a run shown by `baton show --json` and given
+// to `submit -f` is that run again, not a second series.
+TEST(CronCodec, ListsRoundTripAndAShownRunResubmitsOnce) {
+  Job run;
+  run.id = JobId{9};
+  run.user = "ada";
+  run.spec.command = {"eval"};
+  run.spec.schedule = "0 3 * * *";
+  run.spec.begin = FromMillis(1'790'000'100'000);
+  run.cron_id = JobId{5};
+  Job last = run;
+  last.id = JobId{8};
+  last.state = JobState::kSucceeded;
+  CronEntry e{.id = JobId{5}, .runs = 4, .current = run, .last = last};
+  std::string text = EncodeCronList({e});
+  EXPECT_NE(text.find(R"("next_run":")"), std::string::npos) << text;
+  auto back = DecodeCronList(text);
+  ASSERT_TRUE(back) << back.error().message();
+  ASSERT_EQ(back->size(), 1u);
+  EXPECT_EQ((*back)[0].id, JobId{5});
+  EXPECT_EQ((*back)[0].runs, 4);
+  EXPECT_EQ((*back)[0].current.spec.schedule, "0 3 * * *");
+  EXPECT_EQ((*back)[0].current.cron_id, JobId{5});
+  ASSERT_TRUE((*back)[0].last);
+  EXPECT_EQ((*back)[0].last->state, JobState::kSucceeded);
+
+  auto specs = DecodeJobFile(EncodeJob(run));
+  ASSERT_TRUE(specs) << specs.error().message();
+  EXPECT_TRUE(specs->front().schedule.empty());
+  EXPECT_FALSE(specs->front().begin);
 }
 
 }  // namespace

@@ -324,7 +324,7 @@ def _job_ids(value, field):
 def job_spec(command, gpus=0, name=None, priority=None, project=None, pool=None, time_limit=None, env=None,
              workdir=None, retries=None, nodes=None, gpu_type=None, process_per_gpu=False, after=None,
              cpus=None, memory=None, gpu_memory=None, grace=None, signal=None, hold=False, preemptible=False,
-             array=None, after_any=None, after_notok=None, singleton=False, begin=None):
+             array=None, after_any=None, after_notok=None, singleton=False, begin=None, schedule=None):
     """The JSON job spec (docs/api.md) that `baton submit` sends for the same flags.
 
     command: a list of strings (the argv) or a string (run by /bin/sh -c); gpus: a number
@@ -337,6 +337,8 @@ def job_spec(command, gpus=0, name=None, priority=None, project=None, pool=None,
     begin: not before then, a datetime or what `baton submit --begin` takes ("+2h", "now+30m",
     "14:00", "2026-12-01", "2026-12-01T09:00" local time, "...Z" UTC), sent as RFC 3339 UTC;
     array: "0-99%8", "1,5,9" or "0-20:5", a job per index (checked as the CLI checks it);
+    schedule: a cron schedule ("0 3 * * *", "*/15 * * * *", "@daily") in the controller's local
+    time: a recurring job, a run at each time it names (Client.crons() lists them);
     workdir: default the current directory."""
     if isinstance(command, (list, tuple)):
         if not command or not all(isinstance(a, str) for a in command):
@@ -372,7 +374,7 @@ def job_spec(command, gpus=0, name=None, priority=None, project=None, pool=None,
                        ("time_limit", time_limit), ("grace_period", grace), ("signal", signal),
                        ("retries", retries), ("env", env), ("workdir", workdir), ("after", after or None),
                        ("after_any", after_any or None), ("after_notok", after_notok or None),
-                       ("begin", begin), ("array", array)):
+                       ("begin", begin), ("array", array), ("schedule", schedule or None)):
         if value is not None:
             spec[key] = value
     for key, value in (("nodes", nodes), ("cpus", cpus), ("gpu_type", gpu_type), ("memory", memory),
@@ -670,6 +672,22 @@ class Client:
             error.done, error.failed = done, failed
             raise error
         return done
+
+    # ---- recurring jobs ----
+
+    def crons(self, user=None):
+        """The recurring jobs not deleted (GET /v1/crons): each with its id (its first run's job
+        id), user, name, schedule, runs, next_run (while its run waits), job (that run) and last
+        (the latest run that ended, or None), as `baton crons --json` prints them."""
+        path = "/v1/crons" + ("?user=" + urllib.parse.quote(user, safe="") if user else "")
+        return self._request("GET", path)["crons"]
+
+    def delete_cron(self, cron_id):
+        """Stops a recurring job (DELETE /v1/crons/ID): its waiting run is cancelled, a running
+        one goes on to its end, and no run follows. Returns the cron as it was."""
+        if isinstance(cron_id, bool) or not re.fullmatch(r"[1-9][0-9]{0,17}", str(cron_id)):
+            raise ValueError('"%s" is not a recurring job\'s id' % str(cron_id)[:64])
+        return self._request("DELETE", "/v1/crons/%s" % cron_id)
 
     def queue(self, limit=None):
         """Pending jobs in the order they would start, each with its `factors` (GET /v1/queue)."""

@@ -4,6 +4,7 @@ success, 1 when the server or a job reports a failure (or the server cannot be r
 usage error found before anything is sent; errors go to stderr as "baton: message"."""
 
 import argparse
+import datetime
 import json
 import re
 import sys
@@ -152,6 +153,9 @@ def _parser():
     s.add_argument("--begin", metavar="TIME",
                    help="not before TIME: +2h, now+30m, 14:00, 2026-12-01, 2026-12-01T09:00, or "
                         "2026-12-01T09:00:00Z (local time unless it ends in Z)")
+    s.add_argument("--schedule", metavar="CRON",
+                   help='recurring: a run at each time of this cron schedule, e.g. "0 3 * * *" (03:00 daily, '
+                        'the controller\'s local time), "*/15 * * * *", @hourly; `crons` lists them')
     s.add_argument("-e", "--env", action="append", default=[], metavar="KEY=VALUE",
                    help="KEY=VALUE for the job's environment (repeatable)")
     s.add_argument("--workdir", help="working directory (default: the current one)")
@@ -190,6 +194,12 @@ def _parser():
     lg.add_argument("id", help="job id, or a task of an array (12_7)")
     lg.add_argument("-f", "--follow", action="store_true", help="keep printing until the job ends")
     lg.add_argument("--node", help="only this node's log, as it is")
+    cr = sub.add_parser("crons", help="recurring jobs: next run, last run; `crons delete ID` stops one")
+    _connection(cr)
+    cr.add_argument("action", nargs="?", choices=("delete", "rm"), help="delete: stop recurring jobs")
+    cr.add_argument("ids", nargs="*", metavar="ID", help="the recurring jobs' ids (the ID column)")
+    cr.add_argument("--user", help="only this user's")
+    cr.add_argument("--json", action="store_true")
     w = sub.add_parser("wait", help="wait for jobs to end; 1 if one did not succeed")
     _connection(w)
     w.add_argument("ids", nargs="+", metavar="ID",
@@ -321,8 +331,11 @@ def _submit(client, args):
                         cpus=args.cpus, memory=args.memory or None, grace=args.grace or None,
                         signal=args.signal or None, hold=args.hold, preemptible=args.preemptible,
                         array=args.array, after_any=args.after_any or None, after_notok=args.after_notok or None,
-                        singleton=args.singleton, begin=args.begin or None)
+                        singleton=args.singleton, begin=args.begin or None, schedule=args.schedule or None)
     print(json.dumps(job) if args.json else job["id"])
+    if job.get("schedule") and job.get("begin"):
+        print("recurring job %d (%s): first run at %s; `crons` lists it, `crons delete %d` stops it"
+              % (job["id"], job["schedule"], job["begin"], job["id"]), file=sys.stderr)
     return 0
 
 
@@ -391,9 +404,60 @@ def _wait(client, args):
     return 0 if ok else 1
 
 
+def _local_minute(rfc3339):
+    at = datetime.datetime.strptime(rfc3339[:19], "%Y-%m-%dT%H:%M:%S").replace(tzinfo=datetime.timezone.utc)
+    return at.astimezone().strftime("%Y-%m-%d %H:%M %Z")
+
+
+def _crons(client, args):
+    """As `baton crons`: the table (or JSON); with delete, each id stopped; 1 if one failed."""
+    if args.action:
+        if not args.ids:
+            raise Usage("crons delete: name the recurring jobs by id")
+        code = 0
+        for cron_id in args.ids:
+            try:
+                cron = client.delete_cron(cron_id)
+            except (BatonError, ValueError) as e:
+                print("baton: %s" % (e.message if isinstance(e, BatonError) else e), file=sys.stderr)
+                code = 1
+                continue
+            tail = ""
+            if cron["job"]["state"] == "running":
+                tail = " (its run, job %d, goes on to its end)" % cron["job"]["id"]
+            print("recurring job %s: deleted%s" % (cron_id, tail))
+        return code
+    crons = client.crons(user=args.user)
+    if args.json:
+        print(json.dumps({"crons": crons}))
+        return 0
+    if not crons:
+        print('no recurring jobs (submit one with --schedule "0 3 * * *")')
+        return 0
+    rows = [["ID", "USER", "NAME", "SCHEDULE", "NEXT RUN", "JOB", "RUNS", "LAST RUN", "COMMAND"]]
+    for cron in crons:
+        job, last = cron["job"], cron.get("last")
+        state = job["state"]
+        nxt = ("running now" if state == "running" else "held" if state == "held"
+               else _local_minute(cron["next_run"]) if cron.get("next_run") else "-")
+        command = job["command"] if isinstance(job["command"], str) else " ".join(job["command"])
+        if last:
+            last_text = "%d %s" % (last["id"], last["state"])
+            if last["state"] == "failed" and last.get("exit_code") is not None:
+                last_text += " (exit %d)" % last["exit_code"]
+        else:
+            last_text = "-"
+        rows.append([str(cron["id"]), cron["user"], cron["name"] or "-", cron["schedule"], nxt, str(job["id"]),
+                     str(cron["runs"]), last_text, command if len(command) <= 60 else command[:57] + "..."])
+    _table(rows)
+    return 0
+
+
 def _run(client, args):
     if args.cmd == "submit":
         return _submit(client, args)
+    if args.cmd == "crons":
+        return _crons(client, args)
     if args.cmd in ACTION_STATES:
         return _act(client, args)
     if args.cmd == "wait":
