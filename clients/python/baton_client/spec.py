@@ -1,0 +1,411 @@
+"""What `baton submit` and the job-naming commands read, checked as the CLI checks it: durations,
+begin times, array specs, job ids and refs ("12", "10-20", "12_7"), and the job spec they make."""
+
+import calendar
+import datetime
+import os
+import re
+import time
+
+# A one-word command with one of these runs under /bin/sh -c, as with `baton submit`.
+_SHELL_CHARACTERS = set(" \t;|&$<>(){}*?`'\"\n")
+
+
+def looks_like_shell(command):
+    """True for a one-word argv that `baton submit` would run under /bin/sh -c ("make && ./run")."""
+    return len(command) == 1 and any(c in _SHELL_CHARACTERS for c in command[0])
+
+
+def _number(value, field):
+    if isinstance(value, bool):
+        raise ValueError("%s: a number, not %r" % (field, value))
+    if isinstance(value, str):
+        try:
+            value = float(value)
+        except ValueError:
+            raise ValueError('%s: not a number (got "%s")' % (field, value[:32])) from None
+    if not isinstance(value, (int, float)):
+        raise ValueError("%s: a number, not %r" % (field, value))
+    return int(value) if float(value).is_integer() else value
+
+
+# ---- the CLI's own checks that the spec's new fields go through (core/job.cc, cli/submit.cc) ----
+
+_MAX_DURATION_MS = 366 * 86400 * 1000
+_MAX_AFTER = 256
+_MAX_ARRAY_TASKS = 10000
+_MAX_ARRAY_INDEX = 1000000
+_MAX_RANGE = 100000  # ids one range of task refs may name, as the CLI's
+
+
+def _digits(text, i):
+    j = i
+    while j < len(text) and "0" <= text[j] <= "9":
+        j += 1
+    return j
+
+
+def parse_duration(text, field):
+    """Milliseconds, as the CLI's ParseDuration reads "90", "90s", "30m", "2h", "1h30m", "1.5h", "500ms"."""
+    def bad(why):
+        return ValueError('%s: %s (got "%s"; use seconds or forms like 90s, 30m, 2h, 1h30m)' % (field, why, text[:64]))
+    if not text:
+        raise bad("empty duration")
+    if len(text) > 32:
+        raise bad("duration too long")
+    total, i, bare = 0, 0, True
+    while i < len(text):
+        j = _digits(text, i)
+        if j == i:
+            raise bad("expected a number")
+        n = int(text[i:j])
+        if n > 1000000000:
+            raise bad("number too large")
+        i, frac, scale = j, 0, 1
+        if i < len(text) and text[i] == ".":  # a decimal part, as Slurm users type 1.5h
+            i += 1
+            if i >= len(text) or not "0" <= text[i] <= "9":
+                raise bad("expected digits after '.'")
+            while i < len(text) and "0" <= text[i] <= "9":
+                if scale >= 1000000000:
+                    raise bad("too many decimals")
+                frac, scale = frac * 10 + int(text[i]), scale * 10
+                i += 1
+        unit = 1000
+        if i < len(text):
+            bare = False
+            rest = text[i:]
+            if rest.startswith("ms"):
+                unit, i = 1, i + 2
+            elif rest[0] in "smhd":
+                unit, i = {"s": 1000, "m": 60000, "h": 3600000, "d": 86400000}[rest[0]], i + 1
+            else:
+                raise bad("unknown unit")
+        elif not bare:
+            raise bad("a number without a unit after another unit")
+        total += n * unit + (frac * unit + scale // 2) // scale  # to the millisecond, half up
+        if total > _MAX_DURATION_MS:
+            raise bad("longer than 366 days")
+    return total
+
+
+def _rfc3339(ms):
+    """Milliseconds since the epoch as the server writes times: 2026-12-01T09:00:00.000Z."""
+    secs, frac = divmod(int(ms), 1000)
+    t = time.gmtime(secs)
+    return "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ" % (t.tm_year, t.tm_mon, t.tm_mday, t.tm_hour, t.tm_min, t.tm_sec,
+                                                   frac)
+
+
+_INT = r"\s*([+-]?[0-9]+)"  # what sscanf's %d takes
+_UTC = re.compile(r"\s*([+-]?[0-9]{1,4})-\s*([+-]?[0-9]{1,2})-\s*([+-]?[0-9]{1,2})T\s*([+-]?[0-9]{1,2}):"
+                  r"\s*([+-]?[0-9]{1,2}):\s*([+-]?[0-9]{1,2})(?:\.([0-9]{1,3}))?")
+_LOCAL_DATE = [re.compile(f) for f in (
+    _INT + "-" + _INT + "-" + _INT + "T" + _INT + ":" + _INT + ":" + _INT,
+    _INT + "-" + _INT + "-" + _INT + "T" + _INT + ":" + _INT,
+    _INT + "-" + _INT + "-" + _INT)]
+_LOCAL_CLOCK = [re.compile(f) for f in (_INT + ":" + _INT + ":" + _INT, _INT + ":" + _INT)]
+
+
+def parse_begin(value, field="--begin", now=None):
+    """A begin time as the job spec's `begin` takes it (RFC 3339 UTC, as the CLI sends it), from
+    what `baton submit --begin` reads: "+2h" or "now+30m" (from now), "now", "14:00" (today, or
+    tomorrow once that time has passed), "2026-12-01", "2026-12-01T09:00[:SS]" (local time), or
+    "2026-12-01T09:00:00Z" (UTC); or a datetime (a naive one is local time)."""
+    now_ms = int((time.time() if now is None else now) * 1000)
+    if isinstance(value, datetime.datetime):
+        if value.tzinfo is None:
+            value = value.astimezone()  # local time, as the CLI's local forms
+        return _rfc3339(round(value.timestamp() * 1000))
+    if not isinstance(value, str):
+        raise ValueError("%s: a time string or a datetime, not %r" % (field, value))
+    text = value
+
+    def bad():
+        return ValueError('%s: "%s" is not a time (+2h, now+30m, 14:00, 2026-12-01, 2026-12-01T09:00, or RFC 3339)'
+                          % (field, text[:64]))
+    t = text[3:] if text.startswith("now") else text
+    if t == "" and text == "now":
+        return _rfc3339(now_ms)
+    if t.startswith("+"):
+        try:
+            return _rfc3339(now_ms + parse_duration(t[1:], field))
+        except ValueError:
+            raise bad() from None
+    if len(t) != len(text):
+        raise bad()  # "now" followed by anything but +DURATION
+    m = _UTC.match(text)
+    if m and text[-1:] in ("Z", "z"):
+        y, mo, d, h, mi, s = (int(g) for g in m.groups()[:6])
+        ms = int((m.group(7) + "00")[:3]) if m.group(7) else 0
+        y, mo = y + (mo - 1) // 12, (mo - 1) % 12 + 1  # as timegm carries what overflows
+        try:
+            secs = calendar.timegm((y, mo, 1, 0, 0, 0)) + (d - 1) * 86400 + h * 3600 + mi * 60 + s
+        except (ValueError, OverflowError):
+            raise bad() from None
+        return _rfc3339(secs * 1000 + ms)
+    # Local time, as Slurm reads --begin.
+    now_tm = time.localtime(now_ms // 1000)
+    y, mo, d, h, mi, s = now_tm.tm_year, now_tm.tm_mon, now_tm.tm_mday, 0, 0, 0
+    clock_only = False
+    for pattern in _LOCAL_DATE:
+        m = pattern.fullmatch(text)
+        if m:
+            numbers = [int(g) for g in m.groups()] + [0, 0, 0]
+            y, mo, d, h, mi, s = numbers[:6]
+            break
+    else:
+        for pattern in _LOCAL_CLOCK:
+            m = pattern.fullmatch(text)
+            if m:
+                h, mi, s = ([int(g) for g in m.groups()] + [0])[:3]
+                mo = d = None
+                clock_only = True
+                break
+        else:
+            raise bad()
+    if clock_only:
+        mo, d = now_tm.tm_mon, now_tm.tm_mday
+    elif not (0 < mo <= 12 and 0 < d <= 31):
+        raise bad()
+    if not (0 <= h <= 23 and 0 <= mi <= 59 and 0 <= s <= 60):
+        raise bad()
+    try:
+        at = int(time.mktime((y, mo, d, h, mi, s, 0, 0, -1)))
+    except (OverflowError, ValueError):
+        raise bad() from None
+    if at == -1:
+        raise bad()
+    if clock_only and at * 1000 < now_ms:
+        at += 24 * 3600
+    return _rfc3339(at * 1000)
+
+
+def parse_array(text, field="array"):
+    """The indices of an array spec ("0-99%8", "1,5,9", "0-20:5") and its throttle (None
+    without %N), with the CLI's checks and words."""
+    if not isinstance(text, str):
+        raise ValueError("%s: a string such as 0-99%%8, 1,5,9 or 0-20:5, not %r" % (field, text))
+
+    def bad(why):
+        return ValueError('%s: "%s" %s (e.g. 0-99%%8, 1,5,9 or 0-20:5)' % (field, text[:64], why))
+
+    def number(s):
+        return int(s) if 0 < len(s) <= 9 and all("0" <= c <= "9" for c in s) else None
+    throttle, items = None, text
+    if "%" in text:
+        items, after = text.split("%", 1)
+        n = number(after)
+        if n is None or n < 1:
+            raise bad("has a bad throttle after %")
+        throttle = min(n, _MAX_ARRAY_TASKS)
+    if not items:
+        raise bad("names no index")
+    indices, parts = set(), items.split(",")
+    for k, item in enumerate(parts):
+        if k + 1 < len(parts) and k + 2 == len(parts) and parts[-1] == "":
+            raise bad("ends with a comma")
+        step = 1
+        if ":" in item:
+            item, step_text = item.split(":", 1)
+            step = number(step_text)
+            if step is None or step < 1:
+                raise bad("has a bad step")
+        if "-" in item:
+            lo_text, hi_text = item.split("-", 1)
+            lo, hi = number(lo_text), number(hi_text)
+            if lo is None or hi is None or hi < lo:
+                raise bad("is not a list of indices and ranges")
+        else:
+            lo = hi = number(item)
+            if lo is None:
+                raise bad("is not a list of indices and ranges")
+        if hi > _MAX_ARRAY_INDEX:
+            raise bad("has an index over %d" % _MAX_ARRAY_INDEX)
+        for i in range(lo, hi + 1, step):
+            indices.add(i)
+            if len(indices) > _MAX_ARRAY_TASKS:
+                raise bad("has more than %d tasks" % _MAX_ARRAY_TASKS)
+    return sorted(indices), throttle
+
+
+def _job_ids(value, field):
+    """after, after_any, after_notok: an id or ids, each a positive integer."""
+    if value is None:
+        return None
+    if not isinstance(value, (list, tuple)):
+        value = [value]
+    out = []
+    for v in value:
+        if isinstance(v, bool):
+            raise ValueError("%s: job ids are positive integers" % field)
+        try:
+            n = int(v)
+        except (TypeError, ValueError):
+            raise ValueError("%s: job ids are positive integers" % field) from None
+        if n <= 0 or (isinstance(v, float) and not v.is_integer()):
+            raise ValueError("%s: job ids are positive integers" % field)
+        out.append(n)
+    if len(out) > _MAX_AFTER:
+        raise ValueError("%s: more than %d dependencies" % (field, _MAX_AFTER))
+    return out
+
+
+def job_spec(command, gpus=0, name=None, priority=None, project=None, pool=None, time_limit=None, env=None,
+             workdir=None, retries=None, nodes=None, gpu_type=None, process_per_gpu=False, after=None,
+             cpus=None, memory=None, gpu_memory=None, grace=None, signal=None, hold=False, preemptible=False,
+             array=None, after_any=None, after_notok=None, singleton=False, begin=None, schedule=None):
+    """The JSON job spec (docs/api.md) that `baton submit` sends for the same flags.
+
+    command: a list of strings (the argv) or a string (run by /bin/sh -c); gpus: a number
+    (fractions below 1 share a GPU; a string such as "0.25" is taken too); name: default the
+    program's name, "sh" for a string; time_limit, grace: durations (seconds, or "90s", "30m",
+    "2h", "1h30m"); memory (per node), gpu_memory (per GPU): sizes (bytes, or "64GiB", "80GB");
+    signal: "USR1@2m" as Slurm's --signal; env: a dict, or "KEY=VALUE" strings; after (succeeded
+    first), after_any (ended first, however), after_notok (ended first, other than succeeded): an
+    id or ids; singleton: start only once the user's earlier jobs of the same name have ended;
+    begin: not before then, a datetime or what `baton submit --begin` takes ("+2h", "now+30m",
+    "14:00", "2026-12-01", "2026-12-01T09:00" local time, "...Z" UTC), sent as RFC 3339 UTC;
+    array: "0-99%8", "1,5,9" or "0-20:5", a job per index (checked as the CLI checks it);
+    schedule: a cron schedule ("0 3 * * *", "*/15 * * * *", "@daily") in the controller's local
+    time: a recurring job, a run at each time it names (Client.crons() lists them);
+    workdir: default the current directory."""
+    if isinstance(command, (list, tuple)):
+        if not command or not all(isinstance(a, str) for a in command):
+            raise ValueError("command: a non-empty list of strings, or a string")
+        command = list(command)
+    elif not isinstance(command, str) or not command:
+        raise ValueError("command: a non-empty list of strings, or a string")
+    if name is None:
+        name = "sh" if isinstance(command, str) else os.path.basename(command[0])
+    spec = {"command": command, "name": name, "resources": {"gpus": _number(gpus, "gpus")}}
+    if isinstance(env, (list, tuple)):
+        pairs = {}
+        for kv in env:
+            if not isinstance(kv, str) or "=" not in kv or kv.startswith("="):
+                raise ValueError('--env: expected KEY=VALUE, got "%s"' % (kv,))
+            key, value = kv.split("=", 1)
+            pairs[key] = value
+        env = pairs
+    after, after_any, after_notok = (_job_ids(after, "after"), _job_ids(after_any, "after_any"),
+                                     _job_ids(after_notok, "after_notok"))
+    if begin is not None and begin != "":
+        begin = parse_begin(begin)
+    else:
+        begin = None
+    if array is not None:
+        parse_array(array)
+    if not workdir:
+        try:
+            workdir = os.getcwd()  # the CLI's default: where it runs
+        except OSError:
+            workdir = None
+    for key, value in (("priority", priority), ("project", project), ("pool", pool),
+                       ("time_limit", time_limit), ("grace_period", grace), ("signal", signal),
+                       ("retries", retries), ("env", env), ("workdir", workdir), ("after", after or None),
+                       ("after_any", after_any or None), ("after_notok", after_notok or None),
+                       ("begin", begin), ("array", array), ("schedule", schedule or None)):
+        if value is not None:
+            spec[key] = value
+    for key, value in (("nodes", nodes), ("cpus", cpus), ("gpu_type", gpu_type), ("memory", memory),
+                       ("gpu_memory", gpu_memory)):
+        if value is not None:
+            spec["resources"][key] = value
+    for key, value in (("process_per_gpu", process_per_gpu), ("hold", hold), ("preemptible", preemptible),
+                       ("singleton", singleton)):
+        if value:
+            spec[key] = True
+    return spec
+
+
+def _bad_ref(word):
+    return ValueError('"%s" is not a job id or a range of them such as 10-20' % str(word)[:64])
+
+
+def _ref_number(text, word, zero=False):
+    if not re.fullmatch(r"[0-9]+", text) or int(text) < (0 if zero else 1):
+        raise _bad_ref(word)
+    return int(text)
+
+
+def _ref_parts(word):
+    """The parts of one word as the CLI reads them: (prefix, low, high), where prefix is "12_" for
+    tasks of array 12 and "" for job ids; low == high for one."""
+    if isinstance(word, bool) or not isinstance(word, (int, str)):
+        raise ValueError("%r is not a job id, a range such as 10-20 or a task such as 12_7" % (word,))
+    if isinstance(word, int):
+        if word <= 0:
+            raise _bad_ref(word)
+        return [("", word, word)]
+    out = []
+    for part in word.split(","):
+        part = part.strip()
+        if not part:
+            continue
+        prefix = ""
+        if "_" in part:
+            array, part = part.split("_", 1)
+            prefix = "%d_" % _ref_number(array, word)
+        if "-" in part:
+            lo_text, hi_text = part.split("-", 1)
+            lo, hi = _ref_number(lo_text, word, bool(prefix)), _ref_number(hi_text, word, bool(prefix))
+            if hi < lo:
+                raise ValueError('"%s": a range goes up, as 10-20' % part)
+            if prefix and hi - lo >= _MAX_RANGE:
+                raise ValueError('"%s": at most %d ids in one range' % (part, _MAX_RANGE))
+        else:
+            lo = hi = _ref_number(part, word, bool(prefix))
+        out.append((prefix, lo, hi))
+    return out
+
+
+def parse_refs(words):
+    """Every job and task that ids, ranges and tasks name, in order, once each, as `baton wait`
+    and `baton cancel` read them: 7 -> "7", "10-12" -> "10", "11", "12", "12_7" (task 7 of
+    array 12), "12_0-3" -> "12_0" ... "12_3", "3,5" -> "3", "5"."""
+    if isinstance(words, (int, str)):
+        words = [words]
+    out = []
+    for word in words:
+        for prefix, lo, hi in _ref_parts(word):
+            if hi - lo >= _MAX_RANGE:
+                raise ValueError('"%d-%d": at most %d ids in one range' % (lo, hi, _MAX_RANGE))
+            out.extend(prefix + str(i) for i in range(lo, hi + 1))
+    return list(dict.fromkeys(out))
+
+
+def job_ref(target):
+    """One job as the job routes name it: "12", or "12_7" for task 7 of array 12."""
+    parts = _ref_parts(target)
+    if len(parts) != 1 or parts[0][1] != parts[0][2]:
+        raise ValueError('"%s": one job id (12) or task (12_7), not a range' % str(target)[:64])
+    return "%s%d" % (parts[0][0], parts[0][1])
+
+
+def _single_ref(target):
+    """The one job or task a target names (int for an id, "12_7" for a task), or None."""
+    try:
+        ref = job_ref(target)
+    except ValueError:
+        return None
+    return ref if "_" in ref else int(ref)
+
+
+def parse_targets(targets):
+    """Ids and (low, high) ranges from 7, "7", "10-20" and "3,5,10-12"; tasks of arrays ("12_7",
+    and "12_0-3" for tasks 0 to 3) come among the ids, as strings."""
+    ids, ranges = [], []
+    for target in targets:
+        if isinstance(target, (list, tuple)):
+            more_ids, more_ranges = parse_targets(target)
+            ids += more_ids
+            ranges += more_ranges
+            continue
+        for prefix, lo, hi in _ref_parts(target):
+            if prefix:
+                ids.extend(prefix + str(i) for i in range(lo, hi + 1))
+            elif lo == hi:
+                ids.append(lo)
+            else:
+                ranges.append((lo, hi))
+    return list(dict.fromkeys(ids)), ranges
