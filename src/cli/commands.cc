@@ -22,6 +22,7 @@
 #include "cli/history.h"
 #include "cli/logs.h"
 #include "cli/parser.h"
+#include "cli/size.h"
 #include "cli/submit.h"
 #include "cli/table.h"
 #include "cli/views.h"
@@ -654,6 +655,7 @@ void AddClientCommands(CLI::App& app, int* exit_code,
   AddResubmitCommand(app, conn, exit_code);
   AddJobCommands(app, conn, exit_code);
   AddCronCommands(app, conn, exit_code);
+  AddSizeCommand(app, conn, exit_code);
   AddNodeCommands(app, conn, exit_code);
   AddConfigCommands(app, exit_code);
   AddTokenCommands(app, conn, exit_code);
