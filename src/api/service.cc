@@ -165,6 +165,12 @@ std::vector<Route> Service::Routes() {
       {"GET", "/v1/queue", A::kUserOrAdmin, to(&Service::Queue)},
       {"GET", "/v1/crons", A::kUserOrAdmin, to(&Service::ListCrons)},
       {"DELETE", "/v1/crons/{id}", A::kUserOrAdmin, to(&Service::DeleteCron)},
+      // The models `baton size` and `submit --model` know: the configuration's, then built in.
+      {"GET", "/v1/models", A::kUserOrAdmin,
+       [this](Call c) {
+         Run(control::ListModels{}, std::move(c.respond),
+             [](control::Reply& r) { return Json(200, codec::EncodeModelList(r.models)); });
+       }},
       {"GET", "/v1/nodes", A::kUserOrAdmin, to(&Service::ListNodes)},
       {"GET", "/v1/nodes/{name}", A::kUserOrAdmin, to(&Service::ShowNode)},
       {"POST", "/v1/nodes/{name}/drain", A::kAdmin, drain(true),

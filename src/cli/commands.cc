@@ -74,6 +74,7 @@ void ShowRequest(const Job& j) {
                    (r.nodes > 1 ? " on " + std::to_string(r.nodes) + " nodes" : ""));
   line("gpu memory", r.gpu_memory_bytes > 0 ? "at least " + FormatSize(r.gpu_memory_bytes) : "any");
   line("nodes", std::to_string(r.nodes));
+  if (!j.sized.empty()) line("sized", j.sized);
   line("cpus", r.cpus > 0 ? std::to_string(r.cpus) + " per node" : "not requested");
   line("memory", r.memory_bytes > 0 ? FormatSize(r.memory_bytes) + " per node" : "not requested");
   line("time limit", j.spec.time_limit.count() > 0 ? FormatDuration(j.spec.time_limit) : "none");

@@ -38,12 +38,23 @@ const std::vector<GpuKind> kCommonGpus = {
     {"H100-80GB", 80LL << 30, 8, 0, 0}, {"H200-141GB", 141LL << 30, 8, 0, 0},
 };
 
-Result<SizingRequest> RequestOf(const SizeFlags& f) {
+// The server's catalog (its configuration's models, then the built-in ones); the built-in
+// catalog alone when no server is set up.
+std::vector<ModelShape> Catalog(const Connection& conn) {
+  auto api = ApiClient::Connect(conn);
+  if (!api) return KnownModels();
+  auto body = (*api)->Call("GET", "/v1/models");
+  if (!body) return KnownModels();
+  auto models = codec::DecodeModelList(*body);
+  return models ? *models : KnownModels();
+}
+
+Result<SizingRequest> RequestOf(const SizeFlags& f, const std::vector<ModelShape>& catalog) {
   SizingRequest r;
   if (f.model.empty() == f.params.empty())
     return Err(InvalidArgument("size: name a --model (baton size --list) or --params (7B)"));
   if (!f.model.empty()) {
-    const ModelShape* m = FindModel(f.model);
+    const ModelShape* m = FindModel(f.model, catalog);
     if (m == nullptr) {
       return Err(InvalidArgument("--model: no model \"" + f.model.substr(0, 64) +
                                  "\" in the catalog (baton size --list); --params 7B sizes "
@@ -99,19 +110,9 @@ Result<std::vector<GpuKind>> ClusterGpus(const Connection& conn, bool* common) {
   return out;
 }
 
-std::string Params(double p) {
-  char buf[32];
-  if (p >= 1e9) {
-    std::snprintf(buf, sizeof buf, "%.2fB", p / 1e9);
-  } else {
-    std::snprintf(buf, sizeof buf, "%.0fM", p / 1e6);
-  }
-  return buf;
-}
-
 void PrintRequest(const SizingRequest& r) {
   const ModelShape& m = r.model;
-  std::cout << m.name << ": " << Params(m.params) << " parameters, " << m.layers
+  std::cout << m.name << ": " << FormatParams(m.params) << " parameters, " << m.layers
             << " layers, hidden " << m.hidden << ", " << m.heads << " heads (" << m.kv_heads
             << " KV), vocabulary " << m.vocab << "\n";
   std::cout << ModelTaskName(r.task) << " in " << PrecisionName(r.precision);
@@ -148,10 +149,10 @@ std::string BreakdownJson(const MemoryBreakdown& b) {
          "}";
 }
 
-int List() {
+int List(const std::vector<ModelShape>& catalog) {
   Table t({"MODEL", "PARAMS", "LAYERS", "HIDDEN", "HEADS", "KV HEADS", "VOCAB"});
-  for (const ModelShape& m : KnownModels()) {
-    t.Add({m.name, Params(m.params), std::to_string(m.layers), std::to_string(m.hidden),
+  for (const ModelShape& m : catalog) {
+    t.Add({m.name, FormatParams(m.params), std::to_string(m.layers), std::to_string(m.hidden),
            std::to_string(m.heads), std::to_string(m.kv_heads), std::to_string(m.vocab)});
   }
   t.Print(std::cout);
@@ -159,8 +160,10 @@ int List() {
 }
 
 int Size(const Connection& conn, const SizeFlags& f) {
-  if (f.list) return List();
-  auto r = RequestOf(f);
+  const bool builtin = !f.list && (f.model.empty() || FindModel(f.model) != nullptr);
+  const std::vector<ModelShape> catalog = builtin ? KnownModels() : Catalog(conn);
+  if (f.list) return List(catalog);
+  auto r = RequestOf(f, catalog);
   if (!r) return Usage(r.error());
   std::vector<GpuKind> kinds;
   bool common = false;

@@ -99,6 +99,8 @@ struct SubmitFlags {
   int nodes = 0, cpus = 0, retries = 0;
   std::vector<int64_t> after, after_any, after_notok;
   std::string begin, array, schedule;
+  std::string model, params, task, precision;  // sizing from a model
+  int64_t seq = 0, batch = 0;
   std::vector<std::string> env;
   bool preemptible = false, hold = false, json = false, process_per_gpu = false, singleton = false;
   std::set<std::string> given;  // the flags typed, by long name ("--gpus")
@@ -146,10 +148,49 @@ Status ApplyTimeFlags(const SubmitFlags& f, const std::set<std::string>* given, 
   return Status::Ok();
 }
 
+// --model NAME or --params 7B, with --task, --precision, --seq, --batch: a spec sized from
+// the model (the controller fills the GPUs and GPU memory not given).
+Status ApplyModelFlags(const SubmitFlags& f, const std::set<std::string>* given, JobSpec* spec) {
+  auto use = [&](const char* flag) { return given == nullptr || given->count(flag) > 0; };
+  bool named = (use("--model") && !f.model.empty()) || (use("--params") && !f.params.empty());
+  if (!named && !spec->model) {
+    for (const char* flag : {"--task", "--precision", "--seq", "--batch"}) {
+      if (f.given.count(flag) > 0) {
+        return InvalidArgument(std::string(flag) +
+                               ": sizes a job from its model: give --model NAME or --params 7B "
+                               "too");
+      }
+    }
+    return Status::Ok();
+  }
+  ModelSizing m = spec->model.value_or(ModelSizing{});
+  if (use("--model") && !f.model.empty()) {
+    m.name = f.model;
+    m.params = 0;
+  }
+  if (use("--params") && !f.params.empty()) {
+    ASSIGN_OR_RETURN_STATUS(m.params, ParseParams(f.params, "--params"));
+    m.name.clear();
+  }
+  if (!f.model.empty() && !f.params.empty() && use("--model") && use("--params"))
+    return InvalidArgument("--model and --params: one or the other");
+  if (use("--task") && !f.task.empty()) {
+    ASSIGN_OR_RETURN_STATUS(m.task, ParseModelTask(f.task, "--task"));
+  }
+  if (use("--precision") && !f.precision.empty()) {
+    ASSIGN_OR_RETURN_STATUS(m.precision, ParsePrecision(f.precision, "--precision"));
+  }
+  if (use("--seq") && f.seq > 0) m.seq = f.seq;
+  if (use("--batch") && f.batch > 0) m.batch = f.batch;
+  spec->model = m;
+  return Status::Ok();
+}
+
 Status ApplyFlags(const SubmitFlags& f, const std::set<std::string>* given, JobSpec* spec) {
   auto use = [&](const char* flag) { return given == nullptr || given->count(flag) > 0; };
   RETURN_STATUS_IF_ERROR(ApplyResourceFlags(f, given, spec));
   RETURN_STATUS_IF_ERROR(ApplyTimeFlags(f, given, spec));
+  RETURN_STATUS_IF_ERROR(ApplyModelFlags(f, given, spec));
   if (use("--priority")) {
     ASSIGN_OR_RETURN_STATUS(spec->priority, ParsePriority(f.priority));
   }
@@ -349,6 +390,20 @@ void AddSpecFlags(CLI::App* sub, SubmitFlags& f) {
                   "recurring: a run at each time of this cron schedule, e.g. \"0 3 * * *\" "
                   "(03:00 daily, the controller's local time), \"*/15 * * * *\", @hourly; "
                   "`baton crons` lists them");
+  sub->add_option("--model", f.model,
+                  "size the job from the model it serves or trains (baton size --list): the "
+                  "GPUs and GPU memory not given are filled in at submit");
+  sub->add_option("--params", f.params, "or from its parameter count: 7B, 70b, 125M");
+  sub->add_option("--task", f.task,
+                  "with --model: inference (default), finetune, lora, qlora, "
+                  "pretrain");
+  sub->add_option("--precision", f.precision,
+                  "with --model: fp32, bf16 (default), fp16, fp8, "
+                  "int8, int4");
+  sub->add_option("--seq", f.seq, "with --model: tokens per sequence (default 2048)")
+      ->check(CLI::Range(int64_t{1}, int64_t{10'000'000}));
+  sub->add_option("--batch", f.batch, "with --model: sequences per GPU (default 1)")
+      ->check(CLI::Range(int64_t{1}, int64_t{100'000}));
   sub->add_option("--env", f.env, "KEY=VALUE for the job's environment (repeatable)");
   sub->add_option("--workdir", f.workdir, "working directory (default: the current one)");
   sub->add_flag("--preemptible", f.preemptible, "the job may be preempted");

@@ -107,6 +107,8 @@ json::object JobObject(const Job& job, JobForm form) {
   if (!s.schedule.empty()) o["schedule"] = s.schedule;
   if (job.cron_id.value != 0) o["cron_id"] = job.cron_id.value;
   if (job.cron_stopped) o["cron_stopped"] = true;  // its series ends with it
+  if (s.model) o["model"] = EncodeModelSizing(*s.model);
+  if (!job.sized.empty()) o["sized"] = job.sized;
   o["preemptible"] = s.preemptible;
   o["process_per_gpu"] = s.process_per_gpu;
   o["hold"] = s.hold;
@@ -299,6 +301,9 @@ Result<void> ReadJobBookkeeping(const json::object& o, Job* job) {
   }
   if (const json::value* f = Find(o, "cron_id")) {
     ASSIGN_OR_RETURN(job->cron_id.value, GetInt(*f, "cron_id", 1, INT64_MAX));
+  }
+  if (const json::value* f = Find(o, "sized")) {
+    ASSIGN_OR_RETURN(job->sized, GetString(*f, "sized", 1024));
   }
   if (const json::value* f = Find(o, "cron_stopped")) {
     ASSIGN_OR_RETURN(job->cron_stopped, GetBool(*f, "cron_stopped"));

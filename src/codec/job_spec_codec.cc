@@ -183,6 +183,73 @@ Status DecodeSweep(const json::value& val, const std::string& field, JobSpec* sp
   return Status::Ok();
 }
 
+// `model`: a model to size the job from, {name: Llama-3-8B} or {params: 7B}, with its task,
+// precision, seq, batch, optimizer, zero and checkpointing; "Llama-3-8B" alone is the name.
+Status DecodeModelSizing(const json::value& val, const std::string& field, JobSpec* spec) {
+  ModelSizing m;
+  if (val.is_string()) {
+    auto name = GetString(val, field, SpecLimits::kLabelBytes);
+    if (!name) return name.error();
+    m.name = *name;
+    spec->model = m;
+    return Status::Ok();
+  }
+  auto obj = GetObject(val, field);
+  if (!obj) return obj.error();
+  for (const auto& kv : **obj) {
+    const std::string key(kv.key());
+    const std::string at = field + "." + key;
+    const json::value& v = kv.value();
+    if (v.is_null()) continue;
+    auto text = [&]() { return GetString(v, at, 64); };
+    if (key == "name") {
+      auto t = GetString(v, at, SpecLimits::kLabelBytes);
+      if (!t) return t.error();
+      m.name = *t;
+    } else if (key == "params") {
+      auto p = v.is_string() ? ParseParams(v.get_string(), at) : GetNumber(v, at);
+      if (!p) return p.error();
+      m.params = *p;
+    } else if (key == "task" || key == "precision" || key == "optimizer") {
+      auto t = text();
+      if (!t) return t.error();
+      if (key == "task") {
+        auto x = ParseModelTask(*t, at);
+        if (!x) return x.error();
+        m.task = *x;
+      } else if (key == "precision") {
+        auto x = ParsePrecision(*t, at);
+        if (!x) return x.error();
+        m.precision = *x;
+      } else {
+        auto x = ParseOptimizer(*t, at);
+        if (!x) return x.error();
+        m.optimizer = *x;
+      }
+    } else if (key == "seq" || key == "batch" || key == "zero") {
+      auto n = GetInt(v, at, key == "zero" ? 0 : 1, key == "zero" ? 3 : 10'000'000);
+      if (!n) return n.error();
+      if (key == "seq") {
+        m.seq = *n;
+      } else if (key == "batch") {
+        m.batch = *n;
+      } else {
+        m.zero = static_cast<int>(*n);
+      }
+    } else if (key == "checkpointing") {
+      auto b = GetBool(v, at);
+      if (!b) return b.error();
+      m.checkpointing = *b;
+    } else {
+      return FieldError(at,
+                        "unknown field (valid: name, params, task, precision, seq, batch, "
+                        "optimizer, zero, checkpointing)");
+    }
+  }
+  spec->model = m;
+  return Status::Ok();
+}
+
 // The fields of when and how many times a job runs: dependencies, begin, schedule, array and
 // sweep; nullopt when `key` is none of them.
 std::optional<Status> DecodeWhenField(std::string_view key, const std::string& field,
@@ -263,6 +330,8 @@ Status DecodeSpecField(std::string_view key, const std::string& field, const jso
     spec->retries = static_cast<int>(*n);
   } else if (key == "env") {
     return DecodeEnv(val, field, spec);
+  } else if (key == "model") {
+    return DecodeModelSizing(val, field, spec);
   } else if (std::optional<Status> st = DecodeWhenField(key, field, val, spec)) {
     return *st;
   } else if (key == "preemptible" || key == "hold" || key == "process_per_gpu" ||
@@ -274,11 +343,12 @@ Status DecodeSpecField(std::string_view key, const std::string& field, const jso
      : key == "singleton"   ? spec->singleton
                             : spec->process_per_gpu) = *b;
   } else {
-    return FieldError(field,
-                      "unknown field (valid: name, command, resources, priority, project, pool, "
-                      "time_limit, grace_period, signal, retries, env, workdir, after, after_any, "
-                      "after_notok, singleton, begin, schedule, array, sweep, preemptible, hold, "
-                      "process_per_gpu)");
+    return FieldError(
+        field,
+        "unknown field (valid: name, command, resources, priority, project, pool, "
+        "time_limit, grace_period, signal, retries, env, workdir, after, after_any, "
+        "after_notok, singleton, begin, schedule, array, sweep, model, preemptible, hold, "
+        "process_per_gpu)");
   }
   return Status::Ok();
 }
@@ -303,6 +373,22 @@ Status DecodeSpecObject(const json::value& v, std::string_view prefix, JobSpec* 
   Status st = ValidateJobSpec(*spec);
   if (!st.ok() && !prefix.empty()) return InvalidArgument(std::string(prefix) + "." + st.message());
   return st;
+}
+
+json::object EncodeModelSizing(const ModelSizing& m) {
+  json::object o;
+  if (!m.name.empty()) o["name"] = m.name;
+  if (m.params > 0) o["params"] = m.params;
+  o["task"] = ModelTaskName(m.task);
+  o["precision"] = PrecisionName(m.precision);
+  o["seq"] = m.seq;
+  o["batch"] = m.batch;
+  if (m.task != ModelTask::kInference) {
+    o["optimizer"] = OptimizerName(m.optimizer);
+    o["zero"] = m.zero;
+    o["checkpointing"] = m.checkpointing;
+  }
+  return o;
 }
 
 json::object EncodeResources(const Resources& r) {
@@ -416,6 +502,7 @@ std::string EncodeJobSpec(const JobSpec& s) {
   if (s.begin) o["begin"] = TimeValue(*s.begin);
   if (!s.array.empty()) o["array"] = s.array;
   if (!s.schedule.empty()) o["schedule"] = s.schedule;
+  if (s.model) o["model"] = EncodeModelSizing(*s.model);
   if (!s.sweep.empty()) {
     json::array sets;
     for (const auto& set : s.sweep) {

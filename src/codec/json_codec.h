@@ -60,6 +60,11 @@ std::string EncodeCron(const CronEntry& entry);
 std::string EncodeCronList(const std::vector<CronEntry>& entries);
 Result<std::vector<CronEntry>> DecodeCronList(std::string_view json);
 
+// The sizing catalog as GET /v1/models shows it: {"models": [{"name", "params", "layers",
+// "hidden", "heads", "kv_heads", "head_dim", "vocab"}, ...]}.
+std::string EncodeModelList(const std::vector<ModelShape>& models);
+Result<std::vector<ModelShape>> DecodeModelList(std::string_view json);
+
 // Nodes as the API shows them: {"nodes": [node, ...]}, and one node's object.
 std::string EncodeNodeList(const std::vector<NodeStatus>& nodes);
 std::string EncodeNode(const NodeStatus& node);

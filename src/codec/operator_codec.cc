@@ -323,4 +323,55 @@ Result<std::vector<TokenInfo>> DecodeTokenList(std::string_view text) {
   return out;
 }
 
+std::string EncodeModelList(const std::vector<ModelShape>& models) {
+  json::array a;
+  for (const ModelShape& m : models) {
+    json::object o;
+    o["name"] = m.name;
+    o["params"] = m.params;
+    o["layers"] = m.layers;
+    o["hidden"] = m.hidden;
+    o["heads"] = m.heads;
+    o["kv_heads"] = m.kv_heads;
+    o["head_dim"] = m.head_dim > 0 ? m.head_dim : (m.heads > 0 ? m.hidden / m.heads : 0);
+    o["vocab"] = m.vocab;
+    a.emplace_back(std::move(o));
+  }
+  json::object o;
+  o["models"] = std::move(a);
+  return json::serialize(o);
+}
+
+Result<std::vector<ModelShape>> DecodeModelList(std::string_view text) {
+  ASSIGN_OR_RETURN(json::value v, Parse(text));
+  ASSIGN_OR_RETURN(const json::object* o, GetObject(v, ""));
+  const json::value* list = Find(*o, "models");
+  if (list == nullptr) return Err(InvalidArgument("models: missing"));
+  ASSIGN_OR_RETURN(const json::array* a, GetArray(*list, "models"));
+  std::vector<ModelShape> out;
+  for (const auto& mv : *a) {
+    ASSIGN_OR_RETURN(const json::object* m, GetObject(mv, "models[]"));
+    ModelShape shape;
+    int64_t n = 0;
+    for (auto [key, at] : {std::pair{"layers", &shape.layers}, std::pair{"hidden", &shape.hidden},
+                           std::pair{"heads", &shape.heads}, std::pair{"kv_heads", &shape.kv_heads},
+                           std::pair{"head_dim", &shape.head_dim}}) {
+      const json::value* f = Find(*m, key);
+      if (f == nullptr) return Err(InvalidArgument(std::string("models[].") + key + ": missing"));
+      ASSIGN_OR_RETURN(n, GetInt(*f, key, 0, 1'000'000));
+      *at = static_cast<int>(n);
+    }
+    const json::value* name = Find(*m, "name");
+    const json::value* params = Find(*m, "params");
+    const json::value* vocab = Find(*m, "vocab");
+    if (name == nullptr || params == nullptr || vocab == nullptr)
+      return Err(InvalidArgument("models[]: needs name, params and vocab"));
+    ASSIGN_OR_RETURN(shape.name, GetString(*name, "name", 64));
+    ASSIGN_OR_RETURN(shape.params, GetNumber(*params, "params"));
+    ASSIGN_OR_RETURN(shape.vocab, GetInt(*vocab, "vocab", 0, 100'000'000));
+    out.push_back(std::move(shape));
+  }
+  return out;
+}
+
 }  // namespace baton::codec

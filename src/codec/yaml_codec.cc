@@ -7,6 +7,7 @@
 #include <functional>
 #include <set>
 #include <sstream>
+#include <tuple>
 
 #include "codec/internal/json_util.h"
 #include "codec/json_codec.h"
@@ -451,9 +452,55 @@ Result<PoolPolicy> ReadPool(const ConfigReader& r, const YAML::Node& n, const st
   return pp;
 }
 
+// models: {house-13b: {params: 13B, layers: 40, hidden: 5120, heads: 40, kv_heads: 8,
+//          vocab: 50000}}: models of one's own for LLM-aware sizing (core/sizing.h).
+Result<void> ReadModels(const ConfigReader& r, const YAML::Node& n, Policy* policy) {
+  if (!n.IsMap() || n.size() > 1000)
+    return Err(r.Error(n, "models", "must map at most 1000 model names to their shapes"));
+  for (const auto& kv : n) {
+    const std::string name = kv.first.Scalar();
+    const std::string path = "models." + name.substr(0, 64);
+    if (name.empty() || name.size() > 64)
+      return Err(r.Error(kv.first, path, "a model name is 1-64 characters"));
+    const YAML::Node& m = kv.second;
+    RETURN_IF_ERROR(
+        r.Keys(m, path, {"params", "layers", "hidden", "heads", "kv_heads", "head_dim", "vocab"}));
+    ModelShape shape{.name = name};
+    if (!m["params"]) return Err(r.Error(m, path + ".params", "is required (e.g. 13B)"));
+    ASSIGN_OR_RETURN(std::string params, r.Text(m["params"], path + ".params", 32));
+    auto p = ParseParams(params, path + ".params");
+    if (!p) {
+      return Err(r.Error(m["params"], path + ".params",
+                         "must be a parameter count from 1K to 100T, such as 13B"));
+    }
+    shape.params = *p;
+    for (auto [key, at, lo, hi] : {std::tuple{"layers", &shape.layers, 1, 100'000},
+                                   std::tuple{"hidden", &shape.hidden, 1, 1'000'000},
+                                   std::tuple{"heads", &shape.heads, 1, 100'000},
+                                   std::tuple{"kv_heads", &shape.kv_heads, 0, 100'000},
+                                   std::tuple{"head_dim", &shape.head_dim, 0, 100'000}}) {
+      if (!m[key]) {
+        if (std::string_view(key) == "kv_heads" || std::string_view(key) == "head_dim") continue;
+        return Err(r.Error(m, path + "." + key, "is required"));
+      }
+      ASSIGN_OR_RETURN(double v, r.Number(m[key], path + "." + key, lo, hi));
+      *at = static_cast<int>(v);
+    }
+    if (shape.kv_heads == 0) shape.kv_heads = shape.heads;
+    if (!m["vocab"]) return Err(r.Error(m, path + ".vocab", "is required"));
+    ASSIGN_OR_RETURN(double vocab, r.Number(m["vocab"], path + ".vocab", 1, 100'000'000));
+    shape.vocab = static_cast<int64_t>(vocab);
+    SizingRequest check{.model = shape};
+    if (Status st = ValidateSizing(check); !st.ok()) return Err(r.Error(m, path, st.message()));
+    policy->models.push_back(std::move(shape));
+  }
+  return {};
+}
+
 Result<void> ReadPolicy(const ConfigReader& r, const YAML::Node& root, Policy* policy) {
   if (const YAML::Node s = root["scheduling"]) TRY(ReadScheduling(r, s, policy));
   if (const YAML::Node c = root["gpu_catalog"]) TRY(ReadCatalog(r, c, policy));
+  if (const YAML::Node m = root["models"]) TRY(ReadModels(r, m, policy));
   if (const YAML::Node d = root["defaults"]) {
     RETURN_IF_ERROR(r.Keys(d, "defaults", {"project", "user"}));
     if (d["project"])
@@ -498,7 +545,7 @@ Result<ServerConfig> DecodeServerConfig(std::string_view yaml, std::string_view 
     if (root.IsNull()) return cfg;
     RETURN_IF_ERROR(r.Keys(root, "",
                            {"listen", "data", "store", "scheduling", "defaults", "projects",
-                            "users", "pools", "alerts", "gpu_catalog"}));
+                            "users", "pools", "alerts", "gpu_catalog", "models"}));
     if (root["listen"]) {
       ASSIGN_OR_RETURN(cfg.listen, r.Text(root["listen"], "listen"));
     }

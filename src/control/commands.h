@@ -60,6 +60,9 @@ struct ListJobs {
 
 struct ListNodes {};
 
+// The models LLM-aware sizing knows: the configuration's, then the built-in catalog's.
+struct ListModels {};
+
 // Recurring jobs (JobSpec::schedule): every series still running, or one user's.
 struct ListCrons {
   std::string user;  // "" = all
@@ -162,7 +165,7 @@ struct Tick {};  // time passed; look at timeouts
 using Command = std::variant<SubmitJobs, JobAction, GetJob, ListJobs, ListNodes, GetQueue,
                              DrainNode, InjectFault, GetEvents, CreateToken, RevokeToken,
                              ListTokens, GetMetrics, SetPolicy, GetUsage, GetJobMetrics, ListCrons,
-                             DeleteCron, AgentRegister, AgentPoll, AgentReport, Tick>;
+                             DeleteCron, ListModels, AgentRegister, AgentPoll, AgentReport, Tick>;
 
 struct Reply {
   Status status;
@@ -184,6 +187,7 @@ struct Reply {
   std::optional<JobMetrics> job_metrics;              // GetJobMetrics
   std::string currency;                               // GetUsage: the catalog's
   std::vector<CronEntry> crons;                       // ListCrons; DeleteCron: the one
+  std::vector<ModelShape> models;                     // ListModels
 };
 
 // A reply that only says what went wrong.

@@ -122,6 +122,13 @@ Reply Controller::Apply(const Command& command, TimePoint now) {
                         [&](const GetUsage& c) { return Usage(c, now); },
                         [&](const ListCrons& c) { return Crons(c, now); },
                         [&](const DeleteCron& c) { return Crons(c, now); },
+                        [&](const ListModels&) {
+                          Reply r;
+                          r.models = options_.policy.models;
+                          r.models.insert(r.models.end(), KnownModels().begin(),
+                                          KnownModels().end());
+                          return r;
+                        },
                         [&](const SetPolicy& c) {
                           usage_.Advance(now);
                           usage_.SetHalfLife(c.policy.fairshare_half_life);
@@ -170,23 +177,19 @@ const Job* Controller::FindJob(JobId id) const {
 
 Reply Controller::Submit(const SubmitJobs& c, TimePoint now) {
   if (c.specs.empty()) return ErrorReply(InvalidArgument("jobs: must hold at least one job"));
-  if (!c.idempotency_key.empty()) {
-    auto it = keys_.find(KeyOf(c.caller.user, c.idempotency_key));
-    if (it != keys_.end()) {
-      Reply r;
-      for (int i = 0; i < it->second.count; ++i) {
-        if (const Job* j = FindJob(JobId{it->second.first.value + i})) r.jobs.push_back(*j);
-      }
-      return r;
-    }
-  }
+  if (std::optional<Reply> repeat = Repeated(c)) return std::move(*repeat);
   std::vector<Resources> resolved;  // each spec's request as it will run
   resolved.reserve(c.specs.size());
   std::vector<std::vector<int>> tasks(c.specs.size());  // an array's indices; {-1}: one job
+  // Specs that name a model are sized first, on copies (the others are read in place).
+  std::vector<std::string> sized;  // how each was (empty when none names a model)
+  std::vector<JobSpec> own;
+  if (Status st = SizeModels(c.specs, &own, &sized); !st.ok()) return ErrorReply(st);
+  const std::vector<JobSpec>& specs = own.empty() ? c.specs : own;
   size_t total = 0;
-  for (size_t i = 0; i < c.specs.size(); ++i) {
-    const JobSpec& spec = c.specs[i];
-    std::string where = c.specs.size() > 1 ? "jobs[" + std::to_string(i) + "]." : "";
+  for (size_t i = 0; i < specs.size(); ++i) {
+    std::string where = specs.size() > 1 ? "jobs[" + std::to_string(i) + "]." : "";
+    const JobSpec& spec = specs[i];
     Result<Resources> fits = Admit(spec, c.caller.user, now);
     if (!fits) {
       Status st = fits.error();
@@ -211,14 +214,15 @@ Reply Controller::Submit(const SubmitJobs& c, TimePoint now) {
   r.created = true;
   jobs_submitted_ += total;
   JobId first{next_id_};
-  for (size_t i = 0; i < c.specs.size(); ++i) {
+  for (size_t i = 0; i < specs.size(); ++i) {
     const JobId array{tasks[i].front() >= 0 ? next_id_ : 0};
-    const JobSpec& spec = c.specs[i];
+    const JobSpec& spec = specs[i];
     for (int index : tasks[i]) {
       Job& job = NewJob(spec.sweep.empty() ? spec : SweepTask(spec, static_cast<size_t>(index)),
                         resolved[i], c.caller.user, now);
       job.array_id = array;
       job.array_index = index;
+      if (!sized.empty()) job.sized = sized[i];
       if (!job.spec.schedule.empty()) StartSeries(job, now);
       if (job.spec.hold) {
         job.state = JobState::kHeld;
@@ -239,6 +243,17 @@ Reply Controller::Submit(const SubmitJobs& c, TimePoint now) {
                               .count = static_cast<int>(total)};
     keys_[KeyOf(e.user, e.key)] = e;
     new_keys_.push_back(std::move(e));
+  }
+  return r;
+}
+
+std::optional<Reply> Controller::Repeated(const SubmitJobs& c) const {
+  if (c.idempotency_key.empty()) return std::nullopt;
+  auto it = keys_.find(KeyOf(c.caller.user, c.idempotency_key));
+  if (it == keys_.end()) return std::nullopt;
+  Reply r;
+  for (int i = 0; i < it->second.count; ++i) {
+    if (const Job* j = FindJob(JobId{it->second.first.value + i})) r.jobs.push_back(*j);
   }
   return r;
 }

@@ -96,11 +96,20 @@ class Controller {
 
  private:
   Reply Submit(const SubmitJobs& c, TimePoint now);
+  // A submit with an Idempotency-Key seen before: the jobs it made then.
+  std::optional<Reply> Repeated(const SubmitJobs& c) const;
   // The request of `spec` as it will run (its nodes chosen when it named none), or why no set
   // of its pool's nodes can ever hold it (sched/feasibility.h). Memoised per request shape
   // until a node joins or changes.
   Result<Resources> Feasible(const JobSpec& spec, const std::string& user);
   Result<Resources> Admit(const JobSpec& spec, const std::string& user, TimePoint now);
+  // A spec that names a model (JobSpec::model): fills the gpus and gpu_memory it does not give
+  // from the model's estimate on its pool's GPU models (controller_sizing.cc); `note` says how.
+  Status SizeByModel(JobSpec& spec, std::string* note);
+  // Sizes the specs of a submit that name a model: `own` becomes their copy, sized, and
+  // `sized` says how each was (both left empty when none names one).
+  Status SizeModels(const std::vector<JobSpec>& specs, std::vector<JobSpec>* own,
+                    std::vector<std::string>* sized);
   // Every node known, registered or awaited, for the feasibility checks; rebuilt when a node
   // joins or changes.
   const std::vector<sched::KnownNode>& KnownNodes();

@@ -301,6 +301,23 @@ Status ValidateJobSpec(const JobSpec& spec) {
     }
   }
   if (auto tasks = TasksOf(spec); !tasks) return tasks.error();
+  if (spec.model) {
+    const ModelSizing& m = *spec.model;
+    if (m.name.empty() == (m.params == 0))
+      return FieldError("model",
+                        "name a model (name) or its parameter count (params), one of them");
+    if (m.name.size() > SpecLimits::kLabelBytes || HasNul(m.name))
+      return FieldError("model.name", "longer than 64 bytes or contains a NUL byte");
+    SizingRequest r{.model = m.name.empty() ? ShapeFor(m.params) : ShapeFor(7e9),
+                    .task = m.task,
+                    .precision = m.precision,
+                    .seq = m.seq,
+                    .batch = m.batch,
+                    .optimizer = m.optimizer,
+                    .zero = m.zero,
+                    .checkpointing = m.checkpointing};
+    if (Status st = ValidateSizing(r); !st.ok()) return FieldError("model", st.message());
+  }
   if (!spec.schedule.empty()) {
     if (spec.schedule.size() > SpecLimits::kScheduleBytes || HasNul(spec.schedule))
       return FieldError("schedule", "longer than 256 bytes or contains a NUL byte");

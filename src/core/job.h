@@ -13,6 +13,7 @@
 
 #include "core/ids.h"
 #include "core/quantity.h"
+#include "core/sizing.h"
 #include "core/status.h"
 #include "core/time.h"
 
@@ -91,6 +92,21 @@ struct Resources {
   bool operator==(const Resources&) const = default;
 };
 
+// A job sized from the model it serves or trains (`baton submit --model`): what it does not
+// give of gpus and gpu_memory is filled in at submit from core/sizing.h's estimate.
+struct ModelSizing {
+  std::string name;   // a model of the catalog (or the configuration's); "" with `params`
+  double params = 0;  // else its parameter count
+  ModelTask task = ModelTask::kInference;
+  Precision precision = Precision::kBf16;
+  int64_t seq = 2048;
+  int64_t batch = 1;
+  Optimizer optimizer = Optimizer::kAdamW;
+  int zero = 3;
+  bool checkpointing = false;
+  bool operator==(const ModelSizing&) const = default;
+};
+
 struct JobSpec {
   std::string name;
   std::vector<std::string> command;  // argv; with `shell`, command[0] runs under /bin/sh -c
@@ -123,6 +139,7 @@ struct JobSpec {
   // ends and waiting (reason schedule) for the next time the schedule names; `begin`, if
   // given, delays the first. Not with an array or a sweep.
   std::string schedule;
+  std::optional<ModelSizing> model;  // sized from a model (gpus, gpu_memory filled at submit)
   bool preemptible = false;
   bool hold = false;
   // One process per GPU (torchrun's nproc_per_node = GPUs), each with its LOCAL_RANK and RANK;
@@ -238,6 +255,9 @@ struct Job {
   // the series stops with this run (its schedule deleted) instead of queueing the next.
   JobId cron_id{0};
   bool cron_stopped = false;
+  // How submit sized it from its model ("Llama-3-8B finetune in bf16: 2 GPUs of 65.8GiB"); ""
+  // when it named no model.
+  std::string sized;
   // Its ended attempts' GPU readings: the sum of each reading's mean utilisation (%), and how many.
   double utilization_sum = 0;
   int64_t utilization_samples = 0;

@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/sizing.h"
 #include "core/time.h"
 
 namespace baton {
@@ -95,6 +96,9 @@ struct Policy {
   // name ("H100"); a model found in neither costs nothing.
   std::map<std::string, GpuPrice> prices;
   std::string currency = "USD";
+  // Models of one's own for LLM-aware sizing (`models:` in the configuration), found before
+  // the built-in catalog's (core/sizing.h).
+  std::vector<ModelShape> models;
   bool operator==(const Policy&) const = default;
 
   const ProjectPolicy& Project(const std::string& name) const {

@@ -5,6 +5,7 @@
 #include <cctype>
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 
 namespace baton {
 namespace {
@@ -179,6 +180,16 @@ Result<double> ParseParams(std::string_view text, std::string_view field) {
                                " parameters is outside 1 thousand to 100 trillion"));
   }
   return value;
+}
+
+std::string FormatParams(double p) {
+  char buf[32];
+  if (p >= 1e9) {
+    std::snprintf(buf, sizeof buf, "%.2fB", p / 1e9);
+  } else {
+    std::snprintf(buf, sizeof buf, "%.0fM", p / 1e6);
+  }
+  return buf;
 }
 
 std::string_view ModelTaskName(ModelTask t) { return kTaskNames[static_cast<size_t>(t)]; }

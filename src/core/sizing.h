@@ -36,7 +36,9 @@ const ModelShape* FindModel(std::string_view name, const std::vector<ModelShape>
 // Llama or GPT-2 of the catalog nearest in size; its name says so ("shaped as Llama-2-7B").
 ModelShape ShapeFor(double params);
 // "7B", "70b", "1.5T", "125M", "350k", or a plain number; 1 thousand to 100 trillion.
+// FormatParams writes "6.74B", "124M".
 Result<double> ParseParams(std::string_view text, std::string_view field);
+std::string FormatParams(double params);
 
 enum class ModelTask { kInference, kFinetune, kLora, kQlora, kPretrain };
 enum class Precision { kFp32, kBf16, kFp16, kFp8, kInt8, kInt4 };

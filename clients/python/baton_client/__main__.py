@@ -156,6 +156,12 @@ def _parser():
     s.add_argument("--schedule", metavar="CRON",
                    help='recurring: a run at each time of this cron schedule, e.g. "0 3 * * *" (03:00 daily, '
                         'the controller\'s local time), "*/15 * * * *", @hourly; `crons` lists them')
+    s.add_argument("--model", help="size the job from the model it serves or trains (`baton size --list`)")
+    s.add_argument("--params", help="or from its parameter count: 7B, 70b, 125M")
+    s.add_argument("--task", help="with --model: inference, finetune, lora, qlora or pretrain")
+    s.add_argument("--precision", help="with --model: fp32, bf16, fp16, fp8, int8 or int4")
+    s.add_argument("--seq", type=int, help="with --model: tokens per sequence (default 2048)")
+    s.add_argument("--batch", type=int, help="with --model: sequences per GPU (default 1)")
     s.add_argument("-e", "--env", action="append", default=[], metavar="KEY=VALUE",
                    help="KEY=VALUE for the job's environment (repeatable)")
     s.add_argument("--workdir", help="working directory (default: the current one)")
@@ -321,6 +327,24 @@ def _check(args):
         raise Usage("--limit: %d not in [1 - 1000]" % args.limit)
 
 
+def _model(args):
+    """--model/--params with --task, --precision, --seq, --batch: the spec's `model`, as `baton
+    submit` sends it."""
+    extra = [flag for flag, value in (("--task", args.task), ("--precision", args.precision),
+                                      ("--seq", args.seq), ("--batch", args.batch)) if value is not None]
+    if not args.model and not args.params:
+        if extra:
+            raise Usage("%s: sizes a job from its model: give --model NAME or --params 7B too" % extra[0])
+        return None
+    if args.model and args.params:
+        raise Usage("--model and --params: one or the other")
+    model = {"name": args.model} if args.model else {"params": args.params}
+    for key in ("task", "precision", "seq", "batch"):
+        if getattr(args, key) is not None:
+            model[key] = getattr(args, key)
+    return model
+
+
 def _submit(client, args):
     command = args.command
     job = client.submit(command[0] if looks_like_shell(command) else command, gpus=args.gpus, name=args.name,
@@ -331,7 +355,8 @@ def _submit(client, args):
                         cpus=args.cpus, memory=args.memory or None, grace=args.grace or None,
                         signal=args.signal or None, hold=args.hold, preemptible=args.preemptible,
                         array=args.array, after_any=args.after_any or None, after_notok=args.after_notok or None,
-                        singleton=args.singleton, begin=args.begin or None, schedule=args.schedule or None)
+                        singleton=args.singleton, begin=args.begin or None, schedule=args.schedule or None,
+                        model=_model(args))
     print(json.dumps(job) if args.json else job["id"])
     if job.get("schedule") and job.get("begin"):
         print("recurring job %d (%s): first run at %s; `crons` lists it, `crons delete %d` stops it"

@@ -254,7 +254,8 @@ def _job_ids(value, field):
 def job_spec(command, gpus=0, name=None, priority=None, project=None, pool=None, time_limit=None, env=None,
              workdir=None, retries=None, nodes=None, gpu_type=None, process_per_gpu=False, after=None,
              cpus=None, memory=None, gpu_memory=None, grace=None, signal=None, hold=False, preemptible=False,
-             array=None, after_any=None, after_notok=None, singleton=False, begin=None, schedule=None):
+             array=None, after_any=None, after_notok=None, singleton=False, begin=None, schedule=None,
+             model=None):
     """The JSON job spec (docs/api.md) that `baton submit` sends for the same flags.
 
     command: a list of strings (the argv) or a string (run by /bin/sh -c); gpus: a number
@@ -269,6 +270,9 @@ def job_spec(command, gpus=0, name=None, priority=None, project=None, pool=None,
     array: "0-99%8", "1,5,9" or "0-20:5", a job per index (checked as the CLI checks it);
     schedule: a cron schedule ("0 3 * * *", "*/15 * * * *", "@daily") in the controller's local
     time: a recurring job, a run at each time it names (Client.crons() lists them);
+    model: size the job from the model it serves or trains, a name ("Llama-3-8B") or a dict
+    {"name" or "params": "7B", "task", "precision", "seq", "batch", ...} as `baton submit
+    --model` sends it: the gpus and gpu_memory not given are filled in at submit;
     workdir: default the current directory."""
     if isinstance(command, (list, tuple)):
         if not command or not all(isinstance(a, str) for a in command):
@@ -304,7 +308,8 @@ def job_spec(command, gpus=0, name=None, priority=None, project=None, pool=None,
                        ("time_limit", time_limit), ("grace_period", grace), ("signal", signal),
                        ("retries", retries), ("env", env), ("workdir", workdir), ("after", after or None),
                        ("after_any", after_any or None), ("after_notok", after_notok or None),
-                       ("begin", begin), ("array", array), ("schedule", schedule or None)):
+                       ("begin", begin), ("array", array), ("schedule", schedule or None),
+                       ("model", model or None)):
         if value is not None:
             spec[key] = value
     for key, value in (("nodes", nodes), ("cpus", cpus), ("gpu_type", gpu_type), ("memory", memory),

@@ -2,6 +2,7 @@
 delete_cron(), and `python3 -m baton_client crons` beside `baton crons` on a real `baton up`."""
 
 import json
+import time
 
 from test_client import cli, pycli, server  # noqa: F401 - `server` is a fixture
 
@@ -68,3 +69,21 @@ def test_a_bad_schedule_is_refused_with_the_servers_words(server):
     except BatonError as e:
         assert e.status == 400
         assert "needs 5 fields" in e.message
+
+
+def test_a_job_sized_from_its_model_matches_the_cli(server):
+    """`model=` (and `--model` of the Python CLI) sizes the job as `baton submit --model` does."""
+    c = Client(server["url"], server["token"])
+    for _ in range(500):  # sizing needs the node's GPUs: wait for its agent
+        if any(n.get("state") == "ready" for n in c.nodes()):
+            break
+        time.sleep(0.02)
+    job = c.submit(["true"], model={"name": "Llama-2-7B", "task": "inference"})
+    assert job["resources"]["gpus"] == 1
+    assert job["sized"].startswith("Llama-2-7B inference in bf16: 1 GPU of ")
+    code, out, err = pycli(server, "submit", "--model", "Llama-2-7B", "--", "true")
+    assert code == 0, err
+    code, out, _ = cli(server, "show", out.strip(), "--json")
+    assert json.loads(out)["sized"] == job["sized"]
+    code, _, err = pycli(server, "submit", "--task", "finetune", "--", "true")
+    assert code == 2 and "--task: sizes a job from its model" in err

@@ -13,5 +13,8 @@ namespace baton::codec::internal {
 // The fields of a spec object into `spec`; `prefix` ("jobs[3]") starts each error's path.
 Status DecodeSpecObject(const boost::json::value& v, std::string_view prefix, JobSpec* spec);
 boost::json::object EncodeResources(const Resources& r);
+// A spec's `model` (sizing from a model): {"name" | "params", "task", "precision", "seq",
+// "batch", "optimizer", "zero", "checkpointing"}; only what differs from the defaults.
+boost::json::object EncodeModelSizing(const ModelSizing& m);
 
 }  // namespace baton::codec::internal

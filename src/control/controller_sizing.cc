@@ -1,0 +1,127 @@
+// LLM-aware sizing at submit (`baton submit --model`): a job that names the model it serves or
+// trains gets the GPUs and GPU memory it does not give from core/sizing.h's estimate, on the
+// GPU models its pool's nodes have.
+#include <algorithm>
+#include <cstdio>
+#include <map>
+
+#include "control/controller.h"
+#include "core/node.h"
+#include "core/quantity.h"
+
+namespace baton::control {
+namespace {
+
+struct GpuKind {
+  int64_t memory = 0;
+  int per_node = 0;
+  int total = 0;
+};
+
+std::string Gib(int64_t bytes) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1fGiB", static_cast<double>(bytes) / (1LL << 30));
+  return buf;
+}
+
+}  // namespace
+
+Status Controller::SizeModels(const std::vector<JobSpec>& specs, std::vector<JobSpec>* own,
+                              std::vector<std::string>* sized) {
+  if (std::none_of(specs.begin(), specs.end(), [](const JobSpec& s) { return s.model; }))
+    return Status::Ok();
+  *own = specs;
+  sized->resize(specs.size());
+  for (size_t i = 0; i < own->size(); ++i) {
+    JobSpec& spec = (*own)[i];
+    if (!spec.model) continue;
+    Status st = ValidateJobSpec(spec);
+    if (st.ok()) st = SizeByModel(spec, &(*sized)[i]);
+    if (!st.ok()) {
+      std::string where = own->size() > 1 ? "jobs[" + std::to_string(i) + "]." : "";
+      return InvalidArgument(where + st.message());
+    }
+  }
+  return Status::Ok();
+}
+
+Status Controller::SizeByModel(JobSpec& spec, std::string* note) {
+  const ModelSizing& m = *spec.model;
+  SizingRequest r{.task = m.task,
+                  .precision = m.precision,
+                  .seq = m.seq,
+                  .batch = m.batch,
+                  .optimizer = m.optimizer,
+                  .zero = m.zero,
+                  .checkpointing = m.checkpointing};
+  if (!m.name.empty()) {
+    const ModelShape* shape = FindModel(m.name, options_.policy.models);
+    if (shape == nullptr) {
+      return InvalidArgument("model.name: no model \"" + m.name +
+                             "\" in the catalog (baton size --list); params: 7B sizes any model");
+    }
+    r.model = *shape;
+  } else {
+    r.model = ShapeFor(m.params);
+  }
+  RETURN_STATUS_IF_ERROR(ValidateSizing(r));
+  Resources& res = spec.resources;
+  const std::string what = (m.name.empty() ? FormatParams(m.params) : r.model.name) + " " +
+                           std::string(ModelTaskName(m.task)) + " in " +
+                           std::string(PrecisionName(m.precision));
+  if (res.milli_gpus > 0) {
+    // The GPUs are given: each must hold a share.
+    int gpus = static_cast<int>(std::max<int64_t>(1, res.milli_gpus / 1000));
+    int64_t need = EstimateMemory(r, gpus).total();
+    if (res.gpu_memory_bytes == 0) res.gpu_memory_bytes = need;
+    *note = what + ": " + Gib(need) + " a GPU on the " + std::to_string(gpus) + " given";
+    return Status::Ok();
+  }
+  // The GPU models of the pool's nodes (of the type asked for, if any).
+  std::map<std::string, GpuKind> kinds;
+  for (const sched::KnownNode& k : KnownNodes()) {
+    if (!k.registered || k.info->pool != spec.pool) continue;
+    std::map<std::string, int> here;
+    for (const Gpu& g : k.info->gpus) {
+      if (!res.gpu_type.empty() && !GpuTypeMatches(g.model, res.gpu_type)) continue;
+      GpuKind& kind = kinds[g.model];
+      kind.memory = std::max(kind.memory, g.memory_bytes);
+      kind.total += 1;
+      here[g.model] += 1;
+    }
+    for (const auto& [model, n] : here) kinds[model].per_node = std::max(kinds[model].per_node, n);
+  }
+  if (kinds.empty()) {
+    return InvalidArgument("model: pool " + spec.pool + " has no " +
+                           (res.gpu_type.empty() ? "" : res.gpu_type + " ") +
+                           "GPUs known to size " + what + " for; give the GPUs (--gpus)");
+  }
+  // The fewest GPUs; of those, the smallest GPUs that hold them (the large stay free).
+  std::optional<int> best;
+  std::string best_model;
+  std::string largest;
+  for (const auto& [model, kind] : kinds) {
+    std::optional<int> n = FewestGpus(r, kind.memory, kind.per_node, kind.total);
+    if (largest.empty() || kind.memory > kinds.at(largest).memory) largest = model;
+    if (n && (!best || *n < *best || (*n == *best && kind.memory < kinds.at(best_model).memory))) {
+      best = n;
+      best_model = model;
+    }
+  }
+  if (!best) {
+    const GpuKind& big = kinds.at(largest);
+    std::optional<int> anywhere = FewestGpus(r, big.memory, big.per_node);
+    return InvalidArgument("model: " + what + " needs " +
+                           (anywhere ? std::to_string(*anywhere) + " " + largest + " GPUs"
+                                     : "more memory than any number of " + largest + " GPUs hold") +
+                           "; pool " + spec.pool + " has " + std::to_string(big.total));
+  }
+  int64_t need = EstimateMemory(r, *best).total();
+  res.milli_gpus = int64_t{*best} * 1000;
+  if (res.gpu_memory_bytes == 0) res.gpu_memory_bytes = need;
+  *note = what + ": " + std::to_string(*best) + " GPU" + (*best == 1 ? "" : "s") + " of " +
+          Gib(need) + " (fewest on " + best_model + ")";
+  return Status::Ok();
+}
+
+}  // namespace baton::control
