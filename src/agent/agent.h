@@ -146,6 +146,9 @@ class Agent {
   std::string CgroupName(JobId id, int attempt) const;
   // Records a launch that failed before the job ran: started, then exited with `code`.
   void FailLaunch(RunningJob job, int code, const std::string& message);
+  // Puts the launch in the job's Python environment (venv or conda), or says why it cannot
+  // be here.
+  Status InPythonEnvironment(const LaunchOrder& order, ProcessSpec* spec);
   // What the agent's log lines say they are about: this node, and `job` when given.
   LogContext Context(JobId job = {}) const {
     return LogContext{.component = "agent", .node = options_.name, .job = job.value};

@@ -38,6 +38,8 @@ void Agent::Launch(const LaunchOrder& order, TimePoint now) {
       order.shell ? std::vector<std::string>{"/bin/sh", "-c", order.command.at(0)} : order.command;
   for (const auto& [k, v] : JobEnvironment(order)) spec.env.push_back(k + "=" + v);
   spec.workdir = order.workdir.empty() ? dir : order.workdir;
+  if (Status st = InPythonEnvironment(order, &spec); !st.ok())
+    return FailLaunch(std::move(job), 127, "node " + options_.name + ": " + st.message());
   spec.processes = order.processes;
   spec.rank0 = order.rank_offset;
   spec.log_path = dir + "/output.log";
@@ -85,6 +87,44 @@ void Agent::Launch(const LaunchOrder& order, TimePoint now) {
   pending_events_.push_back(started);
   job.start_reported = true;
   jobs_[Key(order.job, order.attempt)] = std::move(job);
+}
+
+// --venv DIR: its bin/ first on PATH and VIRTUAL_ENV set, as `source DIR/bin/activate` does;
+// --conda ENV: the command run by `conda run`, with conda from CONDA_EXE or the agent's PATH.
+Status Agent::InPythonEnvironment(const LaunchOrder& order, ProcessSpec* spec) {
+  if (!order.venv.empty()) {
+    if (!env_.FileSize(order.venv + "/bin/python")) {
+      return NotFound("venv " + order.venv + ": not a Python virtual environment here (no " +
+                      order.venv + "/bin/python)");
+    }
+    for (std::string& kv : spec->env) {
+      if (kv.starts_with("PATH=")) kv = "PATH=" + order.venv + "/bin:" + kv.substr(5);
+    }
+    std::erase_if(spec->env, [](const std::string& kv) { return kv.starts_with("PYTHONHOME="); });
+    spec->env.push_back("VIRTUAL_ENV=" + order.venv);
+  }
+  if (!order.conda.empty()) {
+    std::string conda = GetEnv("CONDA_EXE", "");
+    if (conda.empty() || !env_.FileSize(conda)) {
+      conda.clear();
+      std::string path = GetEnv("PATH", "/usr/local/bin:/usr/bin:/bin");
+      for (size_t i = 0; i <= path.size() && conda.empty();) {
+        size_t j = std::min(path.find(':', i), path.size());
+        std::string candidate = path.substr(i, j - i) + "/conda";
+        if (j > i && env_.FileSize(candidate)) conda = candidate;
+        i = j + 1;
+      }
+    }
+    if (conda.empty()) {
+      return NotFound("conda " + order.conda +
+                      ": conda is not installed here (not on the agent's PATH, no CONDA_EXE)");
+    }
+    std::vector<std::string> argv = {conda, "run", "--no-capture-output",
+                                     order.conda[0] == '/' ? "-p" : "-n", order.conda};
+    argv.insert(argv.end(), spec->argv.begin(), spec->argv.end());
+    spec->argv = std::move(argv);
+  }
+  return Status::Ok();
 }
 
 std::map<std::string, std::string> Agent::JobEnvironment(const LaunchOrder& order) const {

@@ -100,6 +100,8 @@ void ShowRequest(const Job& j) {
                          (j.cron_stopped ? ", its last" : "; `baton crons` lists it") + ")");
   }
   line("workdir", j.spec.workdir.empty() ? "the agent's" : j.spec.workdir);
+  if (!j.spec.venv.empty()) line("environment", "venv " + j.spec.venv);
+  if (!j.spec.conda.empty()) line("environment", "conda " + j.spec.conda);
   // The server shows the environment to the job's owner and admins only.
   if (j.spec.env.empty()) line("env", "none set (or not yours to see)");
   for (size_t i = 0; i < j.spec.env.size(); ++i)

@@ -98,7 +98,7 @@ struct SubmitFlags {
   std::string name, time, grace, signal, workdir, file;
   int nodes = 0, cpus = 0, retries = 0;
   std::vector<int64_t> after, after_any, after_notok;
-  std::string begin, array, schedule;
+  std::string begin, array, schedule, venv, conda;
   std::string model, params, task, precision;  // sizing from a model
   int64_t seq = 0, batch = 0;
   std::vector<std::string> env;
@@ -220,6 +220,14 @@ Status ApplyFlags(const SubmitFlags& f, const std::set<std::string>* given, JobS
   if (use("--singleton")) spec->singleton = f.singleton;
   if (use("--array")) spec->array = f.array;
   if (use("--schedule")) spec->schedule = f.schedule;
+  if (use("--venv")) {
+    // Relative to where `baton submit` runs, as --workdir's default is.
+    spec->venv = f.venv.empty() || f.venv[0] == '/'
+                     ? f.venv
+                     : (std::filesystem::current_path() / f.venv).lexically_normal().string();
+    if (spec->venv.size() > 1 && spec->venv.back() == '/') spec->venv.pop_back();
+  }
+  if (use("--conda")) spec->conda = f.conda;
   if (use("--begin") && !f.begin.empty()) {
     ASSIGN_OR_RETURN_STATUS(
         spec->begin,
@@ -390,6 +398,11 @@ void AddSpecFlags(CLI::App* sub, SubmitFlags& f) {
                   "recurring: a run at each time of this cron schedule, e.g. \"0 3 * * *\" "
                   "(03:00 daily, the controller's local time), \"*/15 * * * *\", @hourly; "
                   "`baton crons` lists them");
+  sub->add_option("--venv", f.venv,
+                  "run in this Python virtual environment (its bin/ first on PATH); it must "
+                  "exist at that path on the nodes");
+  sub->add_option("--conda", f.conda,
+                  "run in this conda environment (a name or a prefix path), through `conda run`");
   sub->add_option("--model", f.model,
                   "size the job from the model it serves or trains (baton size --list): the "
                   "GPUs and GPU memory not given are filled in at submit");

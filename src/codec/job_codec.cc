@@ -58,6 +58,28 @@ void AddRecordOnlyFields(const Job& job, json::object* o) {
   if (job.launch_blamed > 0) (*o)["launch_blamed"] = job.launch_blamed;
 }
 
+// When and how many times it runs: dependencies, begin, array, schedule.
+void AddWhenFields(const Job& job, json::object* out) {
+  const JobSpec& s = job.spec;
+  json::object& o = *out;
+  for (const auto& [key, ids] : {std::pair{"after", &s.after}, std::pair{"after_any", &s.after_any},
+                                 std::pair{"after_notok", &s.after_notok}}) {
+    json::array list;
+    for (JobId id : *ids) list.emplace_back(id.value);
+    if (!list.empty() || std::string_view(key) == "after") o[key] = std::move(list);
+  }
+  if (s.singleton) o["singleton"] = true;
+  if (s.begin) o["begin"] = TimeValue(*s.begin);
+  if (!s.array.empty()) o["array"] = s.array;
+  if (job.array_id.value != 0) {
+    o["array_id"] = job.array_id.value;
+    o["array_index"] = job.array_index;
+  }
+  if (!s.schedule.empty()) o["schedule"] = s.schedule;
+  if (job.cron_id.value != 0) o["cron_id"] = job.cron_id.value;
+  if (job.cron_stopped) o["cron_stopped"] = true;  // its series ends with it
+}
+
 json::object JobObject(const Job& job, JobForm form) {
   const JobSpec& s = job.spec;
   json::object o;
@@ -91,22 +113,9 @@ json::object JobObject(const Job& job, JobForm form) {
   for (const auto& [k, v] : s.env) env[k] = v;
   o["env"] = std::move(env);
   o["workdir"] = s.workdir.empty() ? json::value(nullptr) : json::value(s.workdir);
-  for (const auto& [key, ids] : {std::pair{"after", &s.after}, std::pair{"after_any", &s.after_any},
-                                 std::pair{"after_notok", &s.after_notok}}) {
-    json::array list;
-    for (JobId id : *ids) list.emplace_back(id.value);
-    if (!list.empty() || std::string_view(key) == "after") o[key] = std::move(list);
-  }
-  if (s.singleton) o["singleton"] = true;
-  if (s.begin) o["begin"] = TimeValue(*s.begin);
-  if (!s.array.empty()) o["array"] = s.array;
-  if (job.array_id.value != 0) {
-    o["array_id"] = job.array_id.value;
-    o["array_index"] = job.array_index;
-  }
-  if (!s.schedule.empty()) o["schedule"] = s.schedule;
-  if (job.cron_id.value != 0) o["cron_id"] = job.cron_id.value;
-  if (job.cron_stopped) o["cron_stopped"] = true;  // its series ends with it
+  if (!s.venv.empty()) o["venv"] = s.venv;
+  if (!s.conda.empty()) o["conda"] = s.conda;
+  AddWhenFields(job, &o);
   if (s.model) o["model"] = EncodeModelSizing(*s.model);
   if (!job.sized.empty()) o["sized"] = job.sized;
   o["preemptible"] = s.preemptible;
@@ -148,12 +157,12 @@ Result<std::optional<TimePoint>> OptionalTime(const json::object& o, std::string
 // The spec fields of a job object, through the same decoder users' specs go through.
 Result<JobSpec> SpecFromJobObject(const json::object& o) {
   json::object spec_obj;
-  for (std::string_view key :
-       {"name",        "command",   "priority",        "project",      "pool",
-        "retries",     "env",       "workdir",         "after",        "after_any",
-        "after_notok", "singleton", "begin",           "array",        "schedule",
-        "preemptible", "hold",      "process_per_gpu", "time_limit_s", "grace_period_s",
-        "signal"}) {
+  for (std::string_view key : {"name",   "command",         "priority",     "project",
+                               "pool",   "retries",         "env",          "workdir",
+                               "after",  "after_any",       "after_notok",  "singleton",
+                               "begin",  "array",           "schedule",     "preemptible",
+                               "hold",   "process_per_gpu", "time_limit_s", "grace_period_s",
+                               "signal", "model",           "venv",         "conda"}) {
     if (const json::value* f = Find(o, key)) spec_obj[key] = *f;
   }
   if (const json::value* res = Find(o, "resources")) spec_obj["resources"] = *res;

@@ -300,10 +300,15 @@ Status DecodeSpecField(std::string_view key, const std::string& field, const jso
     auto p = ParsePriority(*s);
     if (!p) return FieldError(field, "must be one of low, normal, high, critical");
     spec->priority = *p;
-  } else if (key == "project" || key == "pool" || key == "workdir") {
+  } else if (key == "project" || key == "pool" || key == "workdir" || key == "venv" ||
+             key == "conda") {
     auto s = GetString(val, field, SpecLimits::kPathBytes);
     if (!s) return s.error();
-    (key == "project" ? spec->project : key == "pool" ? spec->pool : spec->workdir) = *s;
+    (key == "project" ? spec->project
+     : key == "pool"  ? spec->pool
+     : key == "venv"  ? spec->venv
+     : key == "conda" ? spec->conda
+                      : spec->workdir) = *s;
   } else if (key == "time_limit" || key == "time_limit_s") {
     auto d = GetDuration(val, field);
     if (!d) return d.error();
@@ -346,7 +351,7 @@ Status DecodeSpecField(std::string_view key, const std::string& field, const jso
     return FieldError(
         field,
         "unknown field (valid: name, command, resources, priority, project, pool, "
-        "time_limit, grace_period, signal, retries, env, workdir, after, after_any, "
+        "time_limit, grace_period, signal, retries, env, workdir, venv, conda, after, after_any, "
         "after_notok, singleton, begin, schedule, array, sweep, model, preemptible, hold, "
         "process_per_gpu)");
   }
@@ -491,6 +496,8 @@ std::string EncodeJobSpec(const JobSpec& s) {
     o["env"] = std::move(env);
   }
   if (!s.workdir.empty()) o["workdir"] = s.workdir;
+  if (!s.venv.empty()) o["venv"] = s.venv;
+  if (!s.conda.empty()) o["conda"] = s.conda;
   for (const auto& [key, ids] : {std::pair{"after", &s.after}, std::pair{"after_any", &s.after_any},
                                  std::pair{"after_notok", &s.after_notok}}) {
     if (ids->empty()) continue;

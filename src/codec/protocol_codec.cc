@@ -281,6 +281,8 @@ std::string EncodeOrders(const std::vector<Order>& orders) {
       o["shell"] = l.shell;
       o["env"] = EnvArray(l.env);
       o["workdir"] = l.workdir;
+      if (!l.venv.empty()) o["venv"] = l.venv;
+      if (!l.conda.empty()) o["conda"] = l.conda;
       o["gpus"] = IntArray(l.gpus);
       o["milli_per_gpu"] = l.milli_per_gpu;
       o["gpu_memory_bytes"] = l.gpu_memory_bytes;
@@ -339,6 +341,8 @@ Result<LaunchOrder> LaunchFrom(const json::object& o) {
   RETURN_IF_ERROR(Read(o, "user", &l.user, Str(256)));
   RETURN_IF_ERROR(Read(o, "shell", &l.shell, Bool()));
   RETURN_IF_ERROR(Read(o, "workdir", &l.workdir, Str(4096)));
+  RETURN_IF_ERROR(Read(o, "venv", &l.venv, Str(4096)));
+  RETURN_IF_ERROR(Read(o, "conda", &l.conda, Str(4096)));
   RETURN_IF_ERROR(Read(o, "milli_per_gpu", &l.milli_per_gpu, Int(0, 1000)));
   RETURN_IF_ERROR(Read(o, "gpu_memory_bytes", &l.gpu_memory_bytes, Int(0, INT64_MAX)));
   RETURN_IF_ERROR(Read(o, "cpus", &l.cpus, Int(0, 1'000'000)));

@@ -560,6 +560,8 @@ void Controller::Launch(Job& job, std::optional<size_t> only_rank) {
     l.shell = job.spec.shell;
     l.env = job.spec.env;
     l.workdir = job.spec.workdir;
+    l.venv = job.spec.venv;
+    l.conda = job.spec.conda;
     l.gpus = part.gpus;
     l.milli_per_gpu = part.milli_per_gpu;
     l.cpus = job.spec.resources.cpus;

@@ -206,6 +206,24 @@ Status ValidateEnv(const JobSpec& spec) {
   return Status::Ok();
 }
 
+Status ValidateEnvironment(const JobSpec& spec) {
+  if (spec.venv.size() > SpecLimits::kPathBytes || HasNul(spec.venv))
+    return FieldError("venv", "too long or contains a NUL byte");
+  if (!spec.venv.empty() && spec.venv[0] != '/')
+    return FieldError("venv", "must be an absolute path (the environment's directory)");
+  if (spec.conda.size() > SpecLimits::kPathBytes || HasNul(spec.conda))
+    return FieldError("conda", "too long or contains a NUL byte");
+  if (!spec.conda.empty() && spec.conda[0] != '/' &&
+      !std::all_of(spec.conda.begin(), spec.conda.end(), [](char c) {
+        return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.';
+      })) {
+    return FieldError("conda", "an environment's name (letters, digits, _ - .) or its prefix path");
+  }
+  if (!spec.venv.empty() && !spec.conda.empty())
+    return FieldError("conda", "a job runs in a venv or a conda environment, not both");
+  return Status::Ok();
+}
+
 Status ValidateWorkdirAndAfter(const JobSpec& spec) {
   if (spec.workdir.size() > SpecLimits::kPathBytes || HasNul(spec.workdir)) {
     return FieldError("workdir", "too long or contains a NUL byte");
@@ -325,6 +343,7 @@ Status ValidateJobSpec(const JobSpec& spec) {
     if (!spec.array.empty() || !spec.sweep.empty())
       return FieldError("schedule", "a recurring job cannot be an array or a sweep");
   }
+  RETURN_STATUS_IF_ERROR(ValidateEnvironment(spec));
   return ValidateWorkdirAndAfter(spec);
 }
 

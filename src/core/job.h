@@ -140,6 +140,11 @@ struct JobSpec {
   // given, delays the first. Not with an array or a sweep.
   std::string schedule;
   std::optional<ModelSizing> model;  // sized from a model (gpus, gpu_memory filled at submit)
+  // The Python environment it runs in, on its nodes: a virtual environment's directory (its
+  // bin/ first on PATH, VIRTUAL_ENV set), or a conda environment's name or prefix (run through
+  // `conda run`). A node without it fails the launch with the reason. Not both.
+  std::string venv;
+  std::string conda;
   bool preemptible = false;
   bool hold = false;
   // One process per GPU (torchrun's nproc_per_node = GPUs), each with its LOCAL_RANK and RANK;

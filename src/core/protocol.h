@@ -27,6 +27,8 @@ struct LaunchOrder {
   bool shell = false;
   std::vector<std::pair<std::string, std::string>> env;
   std::string workdir;
+  std::string venv;              // JobSpec::venv
+  std::string conda;             // JobSpec::conda
   std::vector<int> gpus;         // GPU indices on this node
   int64_t milli_per_gpu = 1000;  // < 1000: a fractional share run under MPS limits
   int64_t gpu_memory_bytes = 0;  // the share's memory limit when fractional

@@ -558,3 +558,37 @@ TEST(CronCodec, ListsRoundTripAndAShownRunResubmitsOnce) {
 
 }  // namespace
 }  // namespace baton::codec
+
+namespace baton::codec {
+namespace {
+
+// A shown job given back to `submit -f` keeps what it was sized from and where it runs.
+TEST(JobSpecCodec, ModelVenvAndCondaRoundTripThroughAShownJob) {
+  Job job;
+  job.id = JobId{3};
+  job.user = "ada";
+  job.spec.command = {"train"};
+  job.spec.model = ModelSizing{.name = "Llama-3-8B", .task = ModelTask::kLora, .seq = 4096};
+  job.spec.venv = "/opt/venvs/train";
+  job.sized = "Llama-3-8B lora in bf16: 1 GPU of 30.0GiB (fewest on H100-80GB)";
+  auto specs = DecodeJobFile(EncodeJob(job));
+  ASSERT_TRUE(specs) << specs.error().message();
+  EXPECT_EQ(specs->front().model, job.spec.model);
+  EXPECT_EQ(specs->front().venv, "/opt/venvs/train");
+  auto back = DecodeJob(EncodeJob(job, JobForm::kRecord));
+  ASSERT_TRUE(back) << back.error().message();
+  EXPECT_EQ(*back, job);
+  job.spec.venv.clear();
+  job.spec.conda = "torch-2.3";
+  EXPECT_EQ(DecodeJobSpec(EncodeJobSpec(job.spec))->conda, "torch-2.3");
+  auto bad = DecodeJobSpec(R"({"command": ["x"], "venv": "/v", "conda": "base"})");
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.error().message(), "conda: a job runs in a venv or a conda environment, not both");
+  bad = DecodeJobSpec(R"({"command": ["x"], "model": {"name": "x", "task": "train"}})");
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.error().message(),
+            "model.task: \"train\" is not one of inference, finetune, lora, qlora, pretrain");
+}
+
+}  // namespace
+}  // namespace baton::codec

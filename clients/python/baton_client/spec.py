@@ -255,7 +255,7 @@ def job_spec(command, gpus=0, name=None, priority=None, project=None, pool=None,
              workdir=None, retries=None, nodes=None, gpu_type=None, process_per_gpu=False, after=None,
              cpus=None, memory=None, gpu_memory=None, grace=None, signal=None, hold=False, preemptible=False,
              array=None, after_any=None, after_notok=None, singleton=False, begin=None, schedule=None,
-             model=None):
+             model=None, venv=None, conda=None):
     """The JSON job spec (docs/api.md) that `baton submit` sends for the same flags.
 
     command: a list of strings (the argv) or a string (run by /bin/sh -c); gpus: a number
@@ -272,7 +272,9 @@ def job_spec(command, gpus=0, name=None, priority=None, project=None, pool=None,
     time: a recurring job, a run at each time it names (Client.crons() lists them);
     model: size the job from the model it serves or trains, a name ("Llama-3-8B") or a dict
     {"name" or "params": "7B", "task", "precision", "seq", "batch", ...} as `baton submit
-    --model` sends it: the gpus and gpu_memory not given are filled in at submit;
+    --model` sends it: the gpus and gpu_memory not given are filled in at submit; venv: a
+    virtual environment's directory (relative to the current one), conda: an environment's
+    name or prefix, that the job runs in on its nodes;
     workdir: default the current directory."""
     if isinstance(command, (list, tuple)):
         if not command or not all(isinstance(a, str) for a in command):
@@ -309,7 +311,9 @@ def job_spec(command, gpus=0, name=None, priority=None, project=None, pool=None,
                        ("retries", retries), ("env", env), ("workdir", workdir), ("after", after or None),
                        ("after_any", after_any or None), ("after_notok", after_notok or None),
                        ("begin", begin), ("array", array), ("schedule", schedule or None),
-                       ("model", model or None)):
+                       ("model", model or None),
+                       ("venv", os.path.abspath(venv).rstrip("/") or "/" if venv else None),
+                       ("conda", conda or None)):
         if value is not None:
             spec[key] = value
     for key, value in (("nodes", nodes), ("cpus", cpus), ("gpu_type", gpu_type), ("memory", memory),
