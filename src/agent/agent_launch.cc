@@ -32,6 +32,13 @@ void Agent::Launch(const LaunchOrder& order, TimePoint now) {
   job.metrics_scanned = SizeOf(dir + "/metrics.jsonl");  // earlier attempts' checkpoints are old
   if (Status st = env_.CreateDirs(dir + "/checkpoints"); !st.ok())
     return FailLaunch(std::move(job), 127, "node " + options_.name + ": " + st.message());
+  if (!order.checkpoint_dir.empty()) {
+    if (Status st = env_.CreateDirs(order.checkpoint_dir); !st.ok()) {
+      return FailLaunch(std::move(job), 127,
+                        "node " + options_.name + ": the shared checkpoint root: " + st.message() +
+                            " (is it mounted here?)");
+    }
+  }
 
   ProcessSpec spec;
   spec.argv =
@@ -157,7 +164,8 @@ std::map<std::string, std::string> Agent::JobEnvironment(const LaunchOrder& orde
     env["BATON_ARRAY_JOB_ID"] = order.array_id.ToString();
     env["BATON_ARRAY_INDEX"] = std::to_string(order.array_index);
   }
-  env["BATON_CHECKPOINT_DIR"] = dir + "/checkpoints";
+  env["BATON_CHECKPOINT_DIR"] =
+      order.checkpoint_dir.empty() ? dir + "/checkpoints" : order.checkpoint_dir;
   env["BATON_METRICS_FILE"] = dir + "/metrics.jsonl";
   env["BATON_NODELIST"] = order.nodelist;
   env["BATON_NODE_NAME"] = options_.name;
@@ -230,7 +238,8 @@ Status Agent::RunAsUser(const LaunchOrder& order, ProcessSpec* spec) {
   if (!user) return NotFound("no such user '" + order.user + "' on node " + options_.name);
   spec->run_as = order.user;
   std::string dir = JobDir(order.job);
-  for (const std::string& path : {dir, dir + "/checkpoints"}) {
+  for (const std::string& path : {dir, dir + "/checkpoints", order.checkpoint_dir}) {
+    if (path.empty()) continue;
     if (Status st = env_.SetOwner(path, user->uid, user->gid); !st.ok())
       LogWarn(st.message() + ": the job's user may not write there", Context(order.job));
   }

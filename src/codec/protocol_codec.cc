@@ -282,6 +282,7 @@ std::string EncodeOrders(const std::vector<Order>& orders) {
       o["env"] = EnvArray(l.env);
       o["workdir"] = l.workdir;
       if (!l.venv.empty()) o["venv"] = l.venv;
+      if (!l.checkpoint_dir.empty()) o["checkpoint_dir"] = l.checkpoint_dir;
       if (!l.conda.empty()) o["conda"] = l.conda;
       o["gpus"] = IntArray(l.gpus);
       o["milli_per_gpu"] = l.milli_per_gpu;
@@ -342,6 +343,7 @@ Result<LaunchOrder> LaunchFrom(const json::object& o) {
   RETURN_IF_ERROR(Read(o, "shell", &l.shell, Bool()));
   RETURN_IF_ERROR(Read(o, "workdir", &l.workdir, Str(4096)));
   RETURN_IF_ERROR(Read(o, "venv", &l.venv, Str(4096)));
+  RETURN_IF_ERROR(Read(o, "checkpoint_dir", &l.checkpoint_dir, Str(4096)));
   RETURN_IF_ERROR(Read(o, "conda", &l.conda, Str(4096)));
   RETURN_IF_ERROR(Read(o, "milli_per_gpu", &l.milli_per_gpu, Int(0, 1000)));
   RETURN_IF_ERROR(Read(o, "gpu_memory_bytes", &l.gpu_memory_bytes, Int(0, INT64_MAX)));

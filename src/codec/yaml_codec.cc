@@ -501,6 +501,13 @@ Result<void> ReadPolicy(const ConfigReader& r, const YAML::Node& root, Policy* p
   if (const YAML::Node s = root["scheduling"]) TRY(ReadScheduling(r, s, policy));
   if (const YAML::Node c = root["gpu_catalog"]) TRY(ReadCatalog(r, c, policy));
   if (const YAML::Node m = root["models"]) TRY(ReadModels(r, m, policy));
+  if (const YAML::Node c = root["checkpoint_root"]) {
+    ASSIGN_OR_RETURN(policy->checkpoint_root, r.Text(c, "checkpoint_root"));
+    std::string& root_dir = policy->checkpoint_root;
+    if (root_dir.empty() || root_dir[0] != '/')
+      return Err(r.Error(c, "checkpoint_root", "must be an absolute path such as /shared/ckpt"));
+    while (root_dir.size() > 1 && root_dir.back() == '/') root_dir.pop_back();
+  }
   if (const YAML::Node d = root["defaults"]) {
     RETURN_IF_ERROR(r.Keys(d, "defaults", {"project", "user"}));
     if (d["project"])
@@ -543,9 +550,10 @@ Result<ServerConfig> DecodeServerConfig(std::string_view yaml, std::string_view 
     // The same checks and bound on expanded aliases as job files.
     ASSIGN_OR_RETURN(YAML::Node root, LoadChecked(yaml, file));
     if (root.IsNull()) return cfg;
-    RETURN_IF_ERROR(r.Keys(root, "",
-                           {"listen", "data", "store", "scheduling", "defaults", "projects",
-                            "users", "pools", "alerts", "gpu_catalog", "models"}));
+    RETURN_IF_ERROR(
+        r.Keys(root, "",
+               {"listen", "data", "store", "scheduling", "defaults", "projects", "users", "pools",
+                "alerts", "gpu_catalog", "models", "checkpoint_root"}));
     if (root["listen"]) {
       ASSIGN_OR_RETURN(cfg.listen, r.Text(root["listen"], "listen"));
     }

@@ -561,6 +561,8 @@ void Controller::Launch(Job& job, std::optional<size_t> only_rank) {
     l.env = job.spec.env;
     l.workdir = job.spec.workdir;
     l.venv = job.spec.venv;
+    if (!options_.policy.checkpoint_root.empty())
+      l.checkpoint_dir = options_.policy.checkpoint_root + "/" + job.id.ToString();
     l.conda = job.spec.conda;
     l.gpus = part.gpus;
     l.milli_per_gpu = part.milli_per_gpu;

@@ -99,6 +99,10 @@ struct Policy {
   // Models of one's own for LLM-aware sizing (`models:` in the configuration), found before
   // the built-in catalog's (core/sizing.h).
   std::vector<ModelShape> models;
+  // A directory every node mounts at the same path (`checkpoint_root:`): a job's
+  // BATON_CHECKPOINT_DIR is ROOT/JOB_ID on every node and attempt, so a job requeued to
+  // another node resumes from its checkpoints. "": a directory per node in the job's.
+  std::string checkpoint_root;
   bool operator==(const Policy&) const = default;
 
   const ProjectPolicy& Project(const std::string& name) const {

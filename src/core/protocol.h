@@ -27,6 +27,7 @@ struct LaunchOrder {
   bool shell = false;
   std::vector<std::pair<std::string, std::string>> env;
   std::string workdir;
+  std::string checkpoint_dir;    // BATON_CHECKPOINT_DIR when the cluster has a shared root
   std::string venv;              // JobSpec::venv
   std::string conda;             // JobSpec::conda
   std::vector<int> gpus;         // GPU indices on this node
