@@ -94,6 +94,7 @@ class Agent {
     Duration stop_grace{0};
     int64_t log_shipped = 0;      // bytes of the log the controller has
     int64_t metrics_scanned = 0;  // bytes of the metrics file looked at for checkpoints
+    std::string last_checkpoint;  // the latest checkpoint its metrics file reported
     bool start_reported = false;
     bool exit_acked = false;  // the controller has how it ended
   };
@@ -116,8 +117,10 @@ class Agent {
   void SignalJob(RunningJob& job, int sig);
   void BeginStop(RunningJob& job, Duration grace, bool time_limit, TimePoint now);
   void StepStops(TimePoint now);
-  // Reports checkpoints jobs announced in their metrics file since the last look.
+  // Reports checkpoints jobs announced in their metrics file since the last look, and the
+  // values of their tracked metric (ScanMetrics: one job's).
   void ScanCheckpoints(TimePoint now);
+  void ScanMetrics(RunningJob& job, TimePoint now);
   void CollectExits(TimePoint now);
   // Samples the GPUs and judges their health; true when some GPU's health changed.
   bool SampleGpus(std::vector<GpuSample>* samples, TimePoint now);

@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -65,6 +66,16 @@ void ShowLine(const std::string& k, const std::string& v) {
     std::cout << k << std::string(k.size() < 14 ? 14 - k.size() : 1, ' ') << v << "\n";
 }
 
+// "0.38 at step 200 (checkpoint /ckpt/200.pt)".
+std::string MetricText(const MetricPoint& p) {
+  char value[32];
+  std::snprintf(value, sizeof value, "%.6g", p.value);
+  std::string text = value;
+  if (p.step >= 0) text += " at step " + std::to_string(p.step);
+  if (!p.checkpoint.empty()) text += " (checkpoint " + p.checkpoint + ")";
+  return text;
+}
+
 // What the job asks for: its command, resources, limits, dependencies and environment.
 void ShowRequest(const Job& j) {
   auto line = ShowLine;
@@ -102,6 +113,12 @@ void ShowRequest(const Job& j) {
   line("workdir", j.spec.workdir.empty() ? "the agent's" : j.spec.workdir);
   if (!j.spec.venv.empty()) line("environment", "venv " + j.spec.venv);
   if (!j.spec.conda.empty()) line("environment", "conda " + j.spec.conda);
+  if (!j.spec.best_metric.empty()) {
+    line("metric",
+         j.spec.best_metric + (j.spec.best_max ? " (higher is better)" : " (lower is better)"));
+    line("  best", j.metric_best ? MetricText(*j.metric_best) : "none reported yet");
+    line("  last", j.metric_last ? MetricText(*j.metric_last) : "none reported yet");
+  }
   // The server shows the environment to the job's owner and admins only.
   if (j.spec.env.empty()) line("env", "none set (or not yours to see)");
   for (size_t i = 0; i < j.spec.env.size(); ++i)

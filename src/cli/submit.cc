@@ -98,7 +98,7 @@ struct SubmitFlags {
   std::string name, time, grace, signal, workdir, file;
   int nodes = 0, cpus = 0, retries = 0;
   std::vector<int64_t> after, after_any, after_notok;
-  std::string begin, array, schedule, venv, conda;
+  std::string begin, array, schedule, venv, conda, best_metric;
   std::string model, params, task, precision;  // sizing from a model
   int64_t seq = 0, batch = 0;
   std::vector<std::string> env;
@@ -228,6 +228,13 @@ Status ApplyFlags(const SubmitFlags& f, const std::set<std::string>* given, JobS
     if (spec->venv.size() > 1 && spec->venv.back() == '/') spec->venv.pop_back();
   }
   if (use("--conda")) spec->conda = f.conda;
+  if (use("--best-metric")) {
+    spec->best_metric.clear();
+    if (!f.best_metric.empty()) {
+      ASSIGN_OR_RETURN_STATUS(auto tracked, ParseBestMetric(f.best_metric, "--best-metric"));
+      std::tie(spec->best_metric, spec->best_max) = tracked;
+    }
+  }
   if (use("--begin") && !f.begin.empty()) {
     ASSIGN_OR_RETURN_STATUS(
         spec->begin,
@@ -403,6 +410,9 @@ void AddSpecFlags(CLI::App* sub, SubmitFlags& f) {
                   "exist at that path on the nodes");
   sub->add_option("--conda", f.conda,
                   "run in this conda environment (a name or a prefix path), through `conda run`");
+  sub->add_option("--best-metric", f.best_metric,
+                  "NAME:min or NAME:max: track this metric of $BATON_METRICS_FILE's lines, its "
+                  "best value and the checkpoint of the best (baton show)");
   sub->add_option("--model", f.model,
                   "size the job from the model it serves or trains (baton size --list): the "
                   "GPUs and GPU memory not given are filled in at submit");

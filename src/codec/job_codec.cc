@@ -58,6 +58,48 @@ void AddRecordOnlyFields(const Job& job, json::object* o) {
   if (job.launch_blamed > 0) (*o)["launch_blamed"] = job.launch_blamed;
 }
 
+json::value MetricPointValue(const std::optional<MetricPoint>& p) {
+  if (!p) return nullptr;
+  json::object o;
+  o["value"] = p->value;
+  o["step"] = p->step >= 0 ? json::value(p->step) : json::value(nullptr);
+  o["checkpoint"] = p->checkpoint.empty() ? json::value(nullptr) : json::value(p->checkpoint);
+  o["at"] = TimeValue(p->at);
+  return o;
+}
+
+// The tracked metric: "best_metric": "loss:min", and "metric": {name, goal, last, best}.
+void AddMetricFields(const Job& job, json::object* o) {
+  const JobSpec& s = job.spec;
+  (*o)["best_metric"] = s.best_metric + (s.best_max ? ":max" : ":min");
+  json::object m;
+  m["name"] = s.best_metric;
+  m["goal"] = s.best_max ? "max" : "min";
+  m["last"] = MetricPointValue(job.metric_last);
+  m["best"] = MetricPointValue(job.metric_best);
+  (*o)["metric"] = std::move(m);
+}
+
+Result<std::optional<MetricPoint>> MetricPointFrom(const json::object& m, std::string_view key) {
+  const json::value* v = Find(m, key);
+  if (v == nullptr) return std::optional<MetricPoint>();
+  ASSIGN_OR_RETURN(const json::object* o, GetObject(*v, key));
+  MetricPoint p;
+  const json::value* value = Find(*o, "value");
+  if (value == nullptr) return Err(InvalidArgument(std::string(key) + ".value: missing"));
+  ASSIGN_OR_RETURN(p.value, GetNumber(*value, "value"));
+  if (const json::value* f = Find(*o, "step")) {
+    ASSIGN_OR_RETURN(p.step, GetInt(*f, "step", 0, INT64_MAX));
+  }
+  if (const json::value* f = Find(*o, "checkpoint")) {
+    ASSIGN_OR_RETURN(p.checkpoint, GetString(*f, "checkpoint", 4096));
+  }
+  if (const json::value* f = Find(*o, "at")) {
+    ASSIGN_OR_RETURN(p.at, GetTime(*f, "at"));
+  }
+  return std::optional<MetricPoint>(std::move(p));
+}
+
 // When and how many times it runs: dependencies, begin, array, schedule.
 void AddWhenFields(const Job& job, json::object* out) {
   const JobSpec& s = job.spec;
@@ -118,6 +160,7 @@ json::object JobObject(const Job& job, JobForm form) {
   AddWhenFields(job, &o);
   if (s.model) o["model"] = EncodeModelSizing(*s.model);
   if (!job.sized.empty()) o["sized"] = job.sized;
+  if (!s.best_metric.empty()) AddMetricFields(job, &o);
   o["preemptible"] = s.preemptible;
   o["process_per_gpu"] = s.process_per_gpu;
   o["hold"] = s.hold;
@@ -157,12 +200,13 @@ Result<std::optional<TimePoint>> OptionalTime(const json::object& o, std::string
 // The spec fields of a job object, through the same decoder users' specs go through.
 Result<JobSpec> SpecFromJobObject(const json::object& o) {
   json::object spec_obj;
-  for (std::string_view key : {"name",   "command",         "priority",     "project",
-                               "pool",   "retries",         "env",          "workdir",
-                               "after",  "after_any",       "after_notok",  "singleton",
-                               "begin",  "array",           "schedule",     "preemptible",
-                               "hold",   "process_per_gpu", "time_limit_s", "grace_period_s",
-                               "signal", "model",           "venv",         "conda"}) {
+  for (std::string_view key : {"name",       "command",         "priority",     "project",
+                               "pool",       "retries",         "env",          "workdir",
+                               "after",      "after_any",       "after_notok",  "singleton",
+                               "begin",      "array",           "schedule",     "preemptible",
+                               "hold",       "process_per_gpu", "time_limit_s", "grace_period_s",
+                               "signal",     "model",           "venv",         "conda",
+                               "best_metric"}) {
     if (const json::value* f = Find(o, key)) spec_obj[key] = *f;
   }
   if (const json::value* res = Find(o, "resources")) spec_obj["resources"] = *res;
@@ -253,6 +297,25 @@ Result<NodeAllocation> AllocationPartFromValue(const json::value& pv) {
 
 // The controller's bookkeeping: launch and stop flags, failures, cost, utilisation, the
 // master port and GPU-seconds.
+// What it belongs to and how it was made: its recurring series, its sizing, its tracked metric.
+Result<void> ReadSeriesAndSizing(const json::object& o, Job* job) {
+  if (const json::value* f = Find(o, "cron_id")) {
+    ASSIGN_OR_RETURN(job->cron_id.value, GetInt(*f, "cron_id", 1, INT64_MAX));
+  }
+  if (const json::value* f = Find(o, "metric")) {
+    ASSIGN_OR_RETURN(const json::object* m, GetObject(*f, "metric"));
+    ASSIGN_OR_RETURN(job->metric_last, MetricPointFrom(*m, "last"));
+    ASSIGN_OR_RETURN(job->metric_best, MetricPointFrom(*m, "best"));
+  }
+  if (const json::value* f = Find(o, "sized")) {
+    ASSIGN_OR_RETURN(job->sized, GetString(*f, "sized", 1024));
+  }
+  if (const json::value* f = Find(o, "cron_stopped")) {
+    ASSIGN_OR_RETURN(job->cron_stopped, GetBool(*f, "cron_stopped"));
+  }
+  return {};
+}
+
 Result<void> ReadJobBookkeeping(const json::object& o, Job* job) {
   if (const json::value* f = Find(o, "launched")) {
     ASSIGN_OR_RETURN(job->launched, GetBool(*f, "launched"));
@@ -308,15 +371,7 @@ Result<void> ReadJobBookkeeping(const json::object& o, Job* job) {
       job->launch_failed_on.push_back(std::move(name));
     }
   }
-  if (const json::value* f = Find(o, "cron_id")) {
-    ASSIGN_OR_RETURN(job->cron_id.value, GetInt(*f, "cron_id", 1, INT64_MAX));
-  }
-  if (const json::value* f = Find(o, "sized")) {
-    ASSIGN_OR_RETURN(job->sized, GetString(*f, "sized", 1024));
-  }
-  if (const json::value* f = Find(o, "cron_stopped")) {
-    ASSIGN_OR_RETURN(job->cron_stopped, GetBool(*f, "cron_stopped"));
-  }
+  if (Result<void> r = ReadSeriesAndSizing(o, job); !r) return r;
   if (const json::value* f = Find(o, "launch_blamed")) {
     ASSIGN_OR_RETURN(int64_t n, GetInt(*f, "launch_blamed", 0, 64));
     job->launch_blamed = static_cast<int>(n);

@@ -279,6 +279,21 @@ std::optional<Status> DecodeWhenField(std::string_view key, const std::string& f
   return std::nullopt;
 }
 
+// The fields about the model it runs: `model` (sizing) and `best_metric`; nullopt when `key`
+// is neither.
+std::optional<Status> DecodeModelField(std::string_view key, const std::string& field,
+                                       const json::value& val, JobSpec* spec) {
+  if (key == "model") return DecodeModelSizing(val, field, spec);
+  if (key != "best_metric") return std::nullopt;
+  auto s = GetString(val, field, 80);
+  if (!s) return s.error();
+  auto tracked = ParseBestMetric(*s, field);
+  if (!tracked) return tracked.error();
+  spec->best_metric = tracked->first;
+  spec->best_max = tracked->second;
+  return Status::Ok();
+}
+
 // One non-null field of a spec object; `field` is its path for errors.
 Status DecodeSpecField(std::string_view key, const std::string& field, const json::value& val,
                        JobSpec* spec) {
@@ -335,9 +350,9 @@ Status DecodeSpecField(std::string_view key, const std::string& field, const jso
     spec->retries = static_cast<int>(*n);
   } else if (key == "env") {
     return DecodeEnv(val, field, spec);
-  } else if (key == "model") {
-    return DecodeModelSizing(val, field, spec);
   } else if (std::optional<Status> st = DecodeWhenField(key, field, val, spec)) {
+    return *st;
+  } else if (std::optional<Status> st = DecodeModelField(key, field, val, spec)) {
     return *st;
   } else if (key == "preemptible" || key == "hold" || key == "process_per_gpu" ||
              key == "singleton") {
@@ -352,7 +367,8 @@ Status DecodeSpecField(std::string_view key, const std::string& field, const jso
         field,
         "unknown field (valid: name, command, resources, priority, project, pool, "
         "time_limit, grace_period, signal, retries, env, workdir, venv, conda, after, after_any, "
-        "after_notok, singleton, begin, schedule, array, sweep, model, preemptible, hold, "
+        "after_notok, singleton, begin, schedule, array, sweep, model, best_metric, "
+        "preemptible, hold, "
         "process_per_gpu)");
   }
   return Status::Ok();
@@ -510,6 +526,7 @@ std::string EncodeJobSpec(const JobSpec& s) {
   if (!s.array.empty()) o["array"] = s.array;
   if (!s.schedule.empty()) o["schedule"] = s.schedule;
   if (s.model) o["model"] = EncodeModelSizing(*s.model);
+  if (!s.best_metric.empty()) o["best_metric"] = s.best_metric + (s.best_max ? ":max" : ":min");
   if (!s.sweep.empty()) {
     json::array sets;
     for (const auto& set : s.sweep) {

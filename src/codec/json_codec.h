@@ -72,6 +72,14 @@ std::string EncodeNode(const NodeStatus& node);
 // A line a job appended to $BATON_METRICS_FILE: the path when it reports a checkpoint,
 // {"checkpoint": "PATH", ...}; nullopt for other lines and for anything malformed.
 std::optional<std::string> CheckpointFromMetricsLine(std::string_view line);
+// A metrics line's checkpoint and the value of `metric` (a finite number) with its "step";
+// what the line does not have stays empty.
+struct MetricsLine {
+  std::optional<std::string> checkpoint;
+  std::optional<double> value;
+  int64_t step = -1;
+};
+MetricsLine ReadMetricsLine(std::string_view line, std::string_view metric);
 
 // The body of POST /v1/nodes/{name}/drain|undrain: {"gpus": [INDEX, ...], "reason": "..."}, all
 // optional.

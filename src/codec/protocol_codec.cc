@@ -1,4 +1,5 @@
 // JSON <-> the agent protocol and node views.
+#include <cmath>
 #include <tuple>
 
 #include "codec/internal/json_util.h"
@@ -98,9 +99,14 @@ json::object EventObject(const JobEvent& e) {
   json::object o;
   o["job"] = e.job.value;
   o["attempt"] = e.attempt;
-  o["kind"] = e.kind == JobEvent::Kind::kStarted  ? "started"
-              : e.kind == JobEvent::Kind::kExited ? "exited"
-                                                  : "checkpoint";
+  o["kind"] = e.kind == JobEvent::Kind::kStarted      ? "started"
+              : e.kind == JobEvent::Kind::kExited     ? "exited"
+              : e.kind == JobEvent::Kind::kCheckpoint ? "checkpoint"
+                                                      : "metric";
+  if (e.kind == JobEvent::Kind::kMetric) {
+    o["value"] = e.value;
+    o["step"] = e.step;
+  }
   o["at"] = TimeValue(e.at);
   o["exit_code"] = e.exit_code;
   o["signal"] = e.signal;
@@ -124,8 +130,16 @@ Result<JobEvent> EventFrom(const json::value& v) {
     e.kind = JobEvent::Kind::kExited;
   else if (kind == "checkpoint")
     e.kind = JobEvent::Kind::kCheckpoint;
+  else if (kind == "metric")
+    e.kind = JobEvent::Kind::kMetric;
   else
-    return Err(InvalidArgument("event.kind: must be started, exited or checkpoint"));
+    return Err(InvalidArgument("event.kind: must be started, exited, checkpoint or metric"));
+  if (e.kind == JobEvent::Kind::kMetric) {
+    const json::value* value = Find(*o, "value");
+    if (value == nullptr) return Err(InvalidArgument("event.value: missing for a metric"));
+    ASSIGN_OR_RETURN(e.value, GetNumber(*value, "event.value"));
+    RETURN_IF_ERROR(Read(*o, "step", &e.step, Int(-1, INT64_MAX)));
+  }
   if (const json::value* at = Find(*o, "at")) {
     ASSIGN_OR_RETURN(e.at, GetTime(*at, "event.at"));
   }
@@ -283,6 +297,7 @@ std::string EncodeOrders(const std::vector<Order>& orders) {
       o["workdir"] = l.workdir;
       if (!l.venv.empty()) o["venv"] = l.venv;
       if (!l.checkpoint_dir.empty()) o["checkpoint_dir"] = l.checkpoint_dir;
+      if (!l.best_metric.empty()) o["best_metric"] = l.best_metric;
       if (!l.conda.empty()) o["conda"] = l.conda;
       o["gpus"] = IntArray(l.gpus);
       o["milli_per_gpu"] = l.milli_per_gpu;
@@ -344,6 +359,7 @@ Result<LaunchOrder> LaunchFrom(const json::object& o) {
   RETURN_IF_ERROR(Read(o, "workdir", &l.workdir, Str(4096)));
   RETURN_IF_ERROR(Read(o, "venv", &l.venv, Str(4096)));
   RETURN_IF_ERROR(Read(o, "checkpoint_dir", &l.checkpoint_dir, Str(4096)));
+  RETURN_IF_ERROR(Read(o, "best_metric", &l.best_metric, Str(64)));
   RETURN_IF_ERROR(Read(o, "conda", &l.conda, Str(4096)));
   RETURN_IF_ERROR(Read(o, "milli_per_gpu", &l.milli_per_gpu, Int(0, 1000)));
   RETURN_IF_ERROR(Read(o, "gpu_memory_bytes", &l.gpu_memory_bytes, Int(0, INT64_MAX)));
@@ -619,6 +635,31 @@ std::string EncodeGpuList(const std::vector<NodeStatus>& nodes) {
   json::object root;
   root["gpus"] = std::move(out);
   return json::serialize(root);
+}
+
+MetricsLine ReadMetricsLine(std::string_view line, std::string_view metric) {
+  MetricsLine out;
+  if (line.size() > 64 * 1024) return out;
+  bool has_checkpoint = line.find("\"checkpoint\"") != std::string_view::npos;
+  bool has_metric = !metric.empty() && line.find(metric) != std::string_view::npos;
+  if (!has_checkpoint && !has_metric) return out;
+  auto v = Parse(line);
+  if (!v || !v->is_object()) return out;
+  const json::object& o = v->get_object();
+  if (const json::value* c = Find(o, "checkpoint");
+      c != nullptr && c->is_string() && !c->get_string().empty()) {
+    out.checkpoint = std::string(c->get_string().subview(0, 4096));
+  }
+  if (has_metric) {
+    const json::value* m = Find(o, metric);
+    if (m != nullptr && m->is_number()) {
+      double value = m->to_number<double>();
+      if (std::isfinite(value)) out.value = value;
+    }
+    const json::value* step = Find(o, "step");
+    if (step != nullptr && step->is_int64() && step->get_int64() >= 0) out.step = step->get_int64();
+  }
+  return out;
 }
 
 std::optional<std::string> CheckpointFromMetricsLine(std::string_view line) {

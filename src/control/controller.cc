@@ -561,6 +561,7 @@ void Controller::Launch(Job& job, std::optional<size_t> only_rank) {
     l.env = job.spec.env;
     l.workdir = job.spec.workdir;
     l.venv = job.spec.venv;
+    l.best_metric = job.spec.best_metric;
     if (!options_.policy.checkpoint_root.empty())
       l.checkpoint_dir = options_.policy.checkpoint_root + "/" + job.id.ToString();
     l.conda = job.spec.conda;

@@ -151,6 +151,7 @@ class Controller {
   // Sends the launch orders of the job's current attempt (only rank `only_rank`'s if given).
   void Launch(Job& job, std::optional<size_t> only_rank = std::nullopt);
   void HandleEvent(NodeRecord& node, const JobEvent& e, TimePoint now);
+  void NoteMetric(Job& job, const JobEvent& e, TimePoint now);
   void StopParts(Job& job, StopReason reason, Duration grace, TimePoint now);
   void Finish(Job& job, TimePoint now);
   // Launch failures (a job that never started on a node): the job goes back to the queue to

@@ -374,6 +374,18 @@ Reply Controller::Report(const AgentReport& c, TimePoint now) {
   return Reply{};
 }
 
+// A value of the job's tracked metric: its last, and its best if better.
+void Controller::NoteMetric(Job& job, const JobEvent& e, TimePoint now) {
+  if (job.spec.best_metric.empty()) return;
+  MetricPoint p{
+      .value = e.value, .step = e.step, .checkpoint = e.message, .at = std::min(e.at, now)};
+  const std::optional<MetricPoint>& best = job.metric_best;
+  if (!best || (job.spec.best_max ? p.value > best->value : p.value < best->value))
+    job.metric_best = p;
+  job.metric_last = std::move(p);
+  MarkDirty(job);
+}
+
 void Controller::HandleEvent(NodeRecord& node, const JobEvent& e, TimePoint now) {
   auto it = jobs_.find(e.job);
   NodeAllocation* part = nullptr;
@@ -399,6 +411,7 @@ void Controller::HandleEvent(NodeRecord& node, const JobEvent& e, TimePoint now)
     return;
   }
   if (part->ended) return;
+  if (e.kind == JobEvent::Kind::kMetric) return NoteMetric(*job, e, now);
   if (e.kind == JobEvent::Kind::kCheckpoint) {
     // What preemption would lose is counted from here on.
     job->last_checkpoint =

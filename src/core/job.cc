@@ -219,6 +219,14 @@ Status ValidateEnvironment(const JobSpec& spec) {
       })) {
     return FieldError("conda", "an environment's name (letters, digits, _ - .) or its prefix path");
   }
+  if (!spec.best_metric.empty() &&
+      (spec.best_metric.size() > 64 ||
+       !std::all_of(spec.best_metric.begin(), spec.best_metric.end(), [](char c) {
+         return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.' ||
+                c == '/';
+       }))) {
+    return FieldError("best_metric", "a metric's name of at most 64 letters, digits, _ - . /");
+  }
   if (!spec.venv.empty() && !spec.conda.empty())
     return FieldError("conda", "a job runs in a venv or a conda environment, not both");
   return Status::Ok();
@@ -294,6 +302,18 @@ Result<NoticeSignal> ParseNoticeSignal(std::string_view text, std::string_view f
     out.before = *before;
   }
   return out;
+}
+
+Result<std::pair<std::string, bool>> ParseBestMetric(std::string_view text,
+                                                     std::string_view field) {
+  size_t colon = text.rfind(':');
+  std::string name(text.substr(0, colon));
+  std::string_view goal = colon == std::string_view::npos ? "min" : text.substr(colon + 1);
+  if (goal != "min" && goal != "max")
+    return Err(FieldError(field, "\"" + std::string(text.substr(0, 80)) +
+                                     "\": NAME:min (lower is better) or NAME:max"));
+  if (name.empty()) return Err(FieldError(field, "names no metric (e.g. loss:min)"));
+  return std::pair{name, goal == "max"};
 }
 
 std::string FormatNoticeSignal(int signal, Duration before) {

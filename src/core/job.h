@@ -145,6 +145,10 @@ struct JobSpec {
   // `conda run`). A node without it fails the launch with the reason. Not both.
   std::string venv;
   std::string conda;
+  // A metric of its metrics file to track (`--best-metric loss:min`): its last value and its
+  // best, with the checkpoint of the best. "": none.
+  std::string best_metric;
+  bool best_max = false;  // higher is better (":max"); else lower
   bool preemptible = false;
   bool hold = false;
   // One process per GPU (torchrun's nproc_per_node = GPUs), each with its LOCAL_RANK and RANK;
@@ -191,6 +195,10 @@ Result<NoticeSignal> ParseNoticeSignal(std::string_view text, std::string_view f
 // "USR1@2m": what ParseNoticeSignal reads back; "" when `signal` is 0.
 std::string FormatNoticeSignal(int signal, Duration before);
 
+// "loss:min", "accuracy:max", or a name alone (lower is better): the metric and whether
+// higher is better.
+Result<std::pair<std::string, bool>> ParseBestMetric(std::string_view text, std::string_view field);
+
 // Checks every field against SpecLimits and the rules between fields; the message names the
 // field ("resources.gpus: ...") so a user can fix the request.
 Status ValidateJobSpec(const JobSpec& spec);
@@ -222,6 +230,15 @@ struct QueueFactors {
   double las = 0;  // least attained service: 1 in the first level, 0 in the last
   double score = 0;
   bool operator==(const QueueFactors&) const = default;
+};
+
+// A value of a job's tracked metric (JobSpec::best_metric), from a line of its metrics file.
+struct MetricPoint {
+  double value = 0;
+  int64_t step = -1;       // the line's "step"; -1 when it had none
+  std::string checkpoint;  // the line's checkpoint, else the latest one reported before it
+  TimePoint at{};
+  bool operator==(const MetricPoint&) const = default;
 };
 
 struct Job {
@@ -263,6 +280,9 @@ struct Job {
   // How submit sized it from its model ("Llama-3-8B finetune in bf16: 2 GPUs of 65.8GiB"); ""
   // when it named no model.
   std::string sized;
+  // The tracked metric's latest value and its best, over all attempts.
+  std::optional<MetricPoint> metric_last;
+  std::optional<MetricPoint> metric_best;
   // Its ended attempts' GPU readings: the sum of each reading's mean utilisation (%), and how many.
   double utilization_sum = 0;
   int64_t utilization_samples = 0;

@@ -28,6 +28,7 @@ struct LaunchOrder {
   std::vector<std::pair<std::string, std::string>> env;
   std::string workdir;
   std::string checkpoint_dir;    // BATON_CHECKPOINT_DIR when the cluster has a shared root
+  std::string best_metric;       // JobSpec::best_metric: the metric its agent reports
   std::string venv;              // JobSpec::venv
   std::string conda;             // JobSpec::conda
   std::vector<int> gpus;         // GPU indices on this node
@@ -89,7 +90,9 @@ struct Order {
 
 // What an agent says of one job: it started, or it ended and how.
 struct JobEvent {
-  enum class Kind { kStarted, kExited, kCheckpoint };  // checkpoint: message = its path
+  // checkpoint: message = its path; metric: a value of the job's tracked metric (value, step,
+  // and message = the checkpoint of its line, or the latest before it)
+  enum class Kind { kStarted, kExited, kCheckpoint, kMetric };
   JobId job;
   int attempt = 0;
   Kind kind = Kind::kStarted;
@@ -100,6 +103,8 @@ struct JobEvent {
   bool lost = false;           // the agent could not find out how it ended
   bool launch_failed = false;  // it never started (no such user, workdir, program; refused)
   std::string message;         // e.g. "cannot execute 'foo': No such file"
+  double value = 0;            // metric
+  int64_t step = -1;           // metric: the line's step, -1 none
 };
 
 struct LogChunk {

@@ -73,3 +73,49 @@ TEST(Checkpoints, AJobLostWithItsNodeResumesElsewhereFromTheSharedRoot) {
 
 }  // namespace
 }  // namespace baton::testing
+
+namespace baton::testing {
+namespace {
+
+// `--best-metric loss:min`: the last value and the best of the metric its metrics file
+// reports, with the checkpoint of the best (its line's, else the latest before it), in `baton
+// show` and the API; the last lines before the job ends count too.
+TEST(Checkpoints, TheBestValueOfANamedMetricAndItsCheckpointAreTracked) {
+  TempDir dir;
+  BatonProcess baton(dir.path() + "/data");
+  std::string script =
+      "m=$BATON_METRICS_FILE; "
+      "echo '{\"step\": 1, \"loss\": 0.9}' >> $m; "
+      "echo '{\"step\": 2, \"loss\": 0.5, \"checkpoint\": \"/ck/2\"}' >> $m; "
+      "echo '{\"checkpoint\": \"/ck/3\"}' >> $m; sleep 1; "
+      "echo '{\"step\": 3, \"loss\": 0.7}' >> $m; "
+      "echo '{\"step\": 4, \"loss\": 0.45}' >> $m; "
+      "echo '{\"step\": 5, \"loss\": \"nan\", \"acc\": 1}' >> $m; "
+      "echo '{\"step\": 6, \"loss\": 0.6}' >> $m";
+  CliResult r = RunCli(baton, {"submit", "--best-metric", "loss:min", "--", script});
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  std::string id = FirstLine(r.out);
+  ASSERT_EQ(RunCli(baton, {"wait", id}).exit_code, 0);
+  json::value job = json::parse(RunCli(baton, {"show", id, "--json"}).out);
+  EXPECT_EQ(job.at("best_metric"), "loss:min") << job;
+  const json::value& m = job.at("metric");
+  EXPECT_EQ(m.at("goal"), "min") << m;
+  EXPECT_EQ(m.at("best").at("value").as_double(), 0.45) << m;
+  EXPECT_EQ(m.at("best").at("step").as_int64(), 4) << m;
+  EXPECT_EQ(m.at("best").at("checkpoint"), "/ck/3") << m;  // the latest before its line
+  EXPECT_EQ(m.at("last").at("value").as_double(), 0.6) << m;
+  EXPECT_EQ(m.at("last").at("step").as_int64(), 6) << m;
+  CliResult shown = RunCli(baton, {"show", id});
+  EXPECT_NE(shown.out.find("loss (lower is better)"), std::string::npos) << shown.out;
+  EXPECT_NE(shown.out.find("0.45 at step 4 (checkpoint /ck/3)"), std::string::npos) << shown.out;
+
+  // Higher is better for accuracy; a bad goal is a usage error.
+  r = RunCli(baton, {"submit", "--best-metric", "acc:best", "--", "true"});
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.out.find("--best-metric: \"acc:best\": NAME:min (lower is better) or NAME:max"),
+            std::string::npos)
+      << r.out;
+}
+
+}  // namespace
+}  // namespace baton::testing

@@ -179,6 +179,11 @@ TEST(JobRecord, RoundTripsEverything) {
   job.launch_blamed = 1;
   job.allocation[0].launch_failed = true;
   job.spec.schedule = "0 3 * * mon-fri";
+  job.spec.best_metric = "eval/acc";
+  job.spec.best_max = true;
+  job.metric_best = MetricPoint{
+      .value = 0.91, .step = 1200, .checkpoint = "/ck/1200", .at = FromMillis(1'790'000'002'000)};
+  job.metric_last = MetricPoint{.value = 0.9, .at = FromMillis(1'790'000'003'000)};
   job.cron_id = JobId{40};
   job.cron_stopped = true;
   auto back = DecodeJob(EncodeJob(job, JobForm::kRecord));
@@ -327,6 +332,19 @@ TEST(Protocol, ReportRoundTripsBinaryLogs) {
   EXPECT_EQ(back->logs[0].data, r.logs[0].data);
   EXPECT_EQ(back->events[0].exit_code, 3);
   EXPECT_EQ(back->session, 9u);
+  // A tracked metric's value, its step and the checkpoint of its line.
+  r.events = {JobEvent{.job = JobId{1},
+                       .kind = JobEvent::Kind::kMetric,
+                       .at = FromMillis(6000),
+                       .message = "/ck/7",
+                       .value = 0.125,
+                       .step = 7}};
+  back = DecodeReport(EncodeReport(r));
+  ASSERT_TRUE(back.has_value()) << back.error().message();
+  EXPECT_EQ(back->events[0].kind, JobEvent::Kind::kMetric);
+  EXPECT_EQ(back->events[0].value, 0.125);
+  EXPECT_EQ(back->events[0].step, 7);
+  EXPECT_EQ(back->events[0].message, "/ck/7");
 }
 
 TEST(Errors, ContractShape) {

@@ -158,6 +158,8 @@ def _parser():
                         'the controller\'s local time), "*/15 * * * *", @hourly; `crons` lists them')
     s.add_argument("--venv", help="run in this Python virtual environment (its bin/ first on PATH)")
     s.add_argument("--conda", help="run in this conda environment (a name or a prefix), through `conda run`")
+    s.add_argument("--best-metric", metavar="NAME:min|max",
+                   help="track this metric of $BATON_METRICS_FILE, its best value and that value's checkpoint")
     s.add_argument("--model", help="size the job from the model it serves or trains (`baton size --list`)")
     s.add_argument("--params", help="or from its parameter count: 7B, 70b, 125M")
     s.add_argument("--task", help="with --model: inference, finetune, lora, qlora or pretrain")
@@ -358,7 +360,8 @@ def _submit(client, args):
                         signal=args.signal or None, hold=args.hold, preemptible=args.preemptible,
                         array=args.array, after_any=args.after_any or None, after_notok=args.after_notok or None,
                         singleton=args.singleton, begin=args.begin or None, schedule=args.schedule or None,
-                        model=_model(args), venv=args.venv, conda=args.conda)
+                        model=_model(args), venv=args.venv, conda=args.conda,
+                        best_metric=args.best_metric)
     print(json.dumps(job) if args.json else job["id"])
     if job.get("schedule") and job.get("begin"):
         print("recurring job %d (%s): first run at %s; `crons` lists it, `crons delete %d` stops it"

@@ -255,7 +255,7 @@ def job_spec(command, gpus=0, name=None, priority=None, project=None, pool=None,
              workdir=None, retries=None, nodes=None, gpu_type=None, process_per_gpu=False, after=None,
              cpus=None, memory=None, gpu_memory=None, grace=None, signal=None, hold=False, preemptible=False,
              array=None, after_any=None, after_notok=None, singleton=False, begin=None, schedule=None,
-             model=None, venv=None, conda=None):
+             model=None, venv=None, conda=None, best_metric=None):
     """The JSON job spec (docs/api.md) that `baton submit` sends for the same flags.
 
     command: a list of strings (the argv) or a string (run by /bin/sh -c); gpus: a number
@@ -274,7 +274,8 @@ def job_spec(command, gpus=0, name=None, priority=None, project=None, pool=None,
     {"name" or "params": "7B", "task", "precision", "seq", "batch", ...} as `baton submit
     --model` sends it: the gpus and gpu_memory not given are filled in at submit; venv: a
     virtual environment's directory (relative to the current one), conda: an environment's
-    name or prefix, that the job runs in on its nodes;
+    name or prefix, that the job runs in on its nodes; best_metric: "loss:min" or "acc:max",
+    tracked from its metrics file (the job's `metric` holds its last and best);
     workdir: default the current directory."""
     if isinstance(command, (list, tuple)):
         if not command or not all(isinstance(a, str) for a in command):
@@ -313,7 +314,7 @@ def job_spec(command, gpus=0, name=None, priority=None, project=None, pool=None,
                        ("begin", begin), ("array", array), ("schedule", schedule or None),
                        ("model", model or None),
                        ("venv", os.path.abspath(venv).rstrip("/") or "/" if venv else None),
-                       ("conda", conda or None)):
+                       ("conda", conda or None), ("best_metric", best_metric or None)):
         if value is not None:
             spec[key] = value
     for key, value in (("nodes", nodes), ("cpus", cpus), ("gpu_type", gpu_type), ("memory", memory),

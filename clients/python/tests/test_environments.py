@@ -28,3 +28,6 @@ def test_the_cli_and_the_client_send_the_same_environment(server, tmp_path):
     code, out, err = cli(server, "submit", "--conda", "base", "--hold", "--", "true")
     assert code == 0, err
     assert c.show(int(out.strip()))["conda"] == "base"
+    job = c.submit(["true"], best_metric="acc:max", hold=True)
+    assert job["best_metric"] == "acc:max"
+    assert job["metric"] == {"name": "acc", "goal": "max", "last": None, "best": None}
