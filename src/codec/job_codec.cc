@@ -58,7 +58,7 @@ void AddRecordOnlyFields(const Job& job, json::object* o) {
   if (job.launch_blamed > 0) (*o)["launch_blamed"] = job.launch_blamed;
 }
 
-json::value MetricPointValue(const std::optional<MetricPoint>& p) {
+json::value MetricPointValue(const Boxed<MetricPoint>& p) {
   if (!p) return nullptr;
   json::object o;
   o["value"] = p->value;
@@ -80,9 +80,9 @@ void AddMetricFields(const Job& job, json::object* o) {
   (*o)["metric"] = std::move(m);
 }
 
-Result<std::optional<MetricPoint>> MetricPointFrom(const json::object& m, std::string_view key) {
+Result<Boxed<MetricPoint>> MetricPointFrom(const json::object& m, std::string_view key) {
   const json::value* v = Find(m, key);
-  if (v == nullptr) return std::optional<MetricPoint>();
+  if (v == nullptr) return Boxed<MetricPoint>();
   ASSIGN_OR_RETURN(const json::object* o, GetObject(*v, key));
   MetricPoint p;
   const json::value* value = Find(*o, "value");
@@ -97,7 +97,7 @@ Result<std::optional<MetricPoint>> MetricPointFrom(const json::object& m, std::s
   if (const json::value* f = Find(*o, "at")) {
     ASSIGN_OR_RETURN(p.at, GetTime(*f, "at"));
   }
-  return std::optional<MetricPoint>(std::move(p));
+  return Boxed<MetricPoint>(std::move(p));
 }
 
 // When and how many times it runs: dependencies, begin, array, schedule.

@@ -379,7 +379,7 @@ void Controller::NoteMetric(Job& job, const JobEvent& e, TimePoint now) {
   if (job.spec.best_metric.empty()) return;
   MetricPoint p{
       .value = e.value, .step = e.step, .checkpoint = e.message, .at = std::min(e.at, now)};
-  const std::optional<MetricPoint>& best = job.metric_best;
+  const Boxed<MetricPoint>& best = job.metric_best;
   if (!best || (job.spec.best_max ? p.value > best->value : p.value < best->value))
     job.metric_best = p;
   job.metric_last = std::move(p);

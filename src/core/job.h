@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/boxed.h"
 #include "core/ids.h"
 #include "core/quantity.h"
 #include "core/sizing.h"
@@ -139,7 +140,7 @@ struct JobSpec {
   // ends and waiting (reason schedule) for the next time the schedule names; `begin`, if
   // given, delays the first. Not with an array or a sweep.
   std::string schedule;
-  std::optional<ModelSizing> model;  // sized from a model (gpus, gpu_memory filled at submit)
+  Boxed<ModelSizing> model;  // sized from a model (gpus, gpu_memory filled at submit)
   // The Python environment it runs in, on its nodes: a virtual environment's directory (its
   // bin/ first on PATH, VIRTUAL_ENV set), or a conda environment's name or prefix (run through
   // `conda run`). A node without it fails the launch with the reason. Not both.
@@ -281,8 +282,8 @@ struct Job {
   // when it named no model.
   std::string sized;
   // The tracked metric's latest value and its best, over all attempts.
-  std::optional<MetricPoint> metric_last;
-  std::optional<MetricPoint> metric_best;
+  Boxed<MetricPoint> metric_last;
+  Boxed<MetricPoint> metric_best;
   // Its ended attempts' GPU readings: the sum of each reading's mean utilisation (%), and how many.
   double utilization_sum = 0;
   int64_t utilization_samples = 0;
