@@ -47,22 +47,16 @@ Status Controller::SizeModels(const std::vector<JobSpec>& specs, std::vector<Job
 
 Status Controller::SizeByModel(JobSpec& spec, std::string* note) {
   const ModelSizing& m = *spec.model;
-  SizingRequest r{.task = m.task,
-                  .precision = m.precision,
-                  .seq = m.seq,
-                  .batch = m.batch,
-                  .optimizer = m.optimizer,
-                  .zero = m.zero,
-                  .checkpointing = m.checkpointing};
+  SizingRequest r;
   if (!m.name.empty()) {
     const ModelShape* shape = FindModel(m.name, options_.policy.models);
     if (shape == nullptr) {
       return InvalidArgument("model.name: no model \"" + m.name +
                              "\" in the catalog (baton size --list); params: 7B sizes any model");
     }
-    r.model = *shape;
+    r = SizingRequestOf(m, *shape);
   } else {
-    r.model = ShapeFor(m.params);
+    r = SizingRequestOf(m, ShapeFor(m.params));
   }
   RETURN_STATUS_IF_ERROR(ValidateSizing(r));
   Resources& res = spec.resources;

@@ -304,6 +304,17 @@ Result<NoticeSignal> ParseNoticeSignal(std::string_view text, std::string_view f
   return out;
 }
 
+SizingRequest SizingRequestOf(const ModelSizing& m, ModelShape shape) {
+  return SizingRequest{.model = std::move(shape),
+                       .task = m.task,
+                       .precision = m.precision,
+                       .seq = m.seq,
+                       .batch = m.batch,
+                       .optimizer = m.optimizer,
+                       .zero = m.zero,
+                       .checkpointing = m.checkpointing};
+}
+
 Result<std::pair<std::string, bool>> ParseBestMetric(std::string_view text,
                                                      std::string_view field) {
   size_t colon = text.rfind(':');
@@ -346,14 +357,8 @@ Status ValidateJobSpec(const JobSpec& spec) {
                         "name a model (name) or its parameter count (params), one of them");
     if (m.name.size() > SpecLimits::kLabelBytes || HasNul(m.name))
       return FieldError("model.name", "longer than 64 bytes or contains a NUL byte");
-    SizingRequest r{.model = m.name.empty() ? ShapeFor(m.params) : ShapeFor(7e9),
-                    .task = m.task,
-                    .precision = m.precision,
-                    .seq = m.seq,
-                    .batch = m.batch,
-                    .optimizer = m.optimizer,
-                    .zero = m.zero,
-                    .checkpointing = m.checkpointing};
+    // The shape is checked at submit, where the catalog is known; here the rest.
+    SizingRequest r = SizingRequestOf(m, m.name.empty() ? ShapeFor(m.params) : ShapeFor(7e9));
     if (Status st = ValidateSizing(r); !st.ok()) return FieldError("model", st.message());
   }
   if (!spec.schedule.empty()) {

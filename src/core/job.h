@@ -162,6 +162,9 @@ struct JobSpec {
   bool operator==(const JobSpec&) const = default;
 };
 
+// The sizing request of a job's model, on `shape` (its catalog entry, or ShapeFor(params)).
+SizingRequest SizingRequestOf(const ModelSizing& m, ModelShape shape);
+
 // A job array's indices and throttle: "0-99%8" (0 to 99, at most 8 at once), "1,5,9",
 // "0-20:5" (0, 5, 10, 15, 20). Indices 0 to 1,000,000, at most SpecLimits::kMaxArrayTasks.
 struct ArraySpec {
