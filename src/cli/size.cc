@@ -203,9 +203,11 @@ int Size(const Connection& conn, const SizeFlags& f) {
   if (common) std::cout << "no server here: sizes for common GPUs\n";
   Table t({"GPU", "MEMORY", "FEWEST GPUS", "NODES", "PER GPU", "IN CLUSTER"});
   for (const auto& [k, n] : fits) {
-    std::string have = common || f.gpu_memory.size() ? "-"
-                                                     : std::to_string(k->total) + " on " +
-                                                           std::to_string(k->nodes) + " nodes";
+    std::string have = "-";
+    if (!common && f.gpu_memory.empty()) {
+      have = std::to_string(k->total) + " on " + std::to_string(k->nodes) +
+             (k->nodes == 1 ? " node" : " nodes");
+    }
     std::string fewest = n ? std::to_string(*n) : "does not fit";
     if (n && !have.starts_with("-") && *n > k->total)
       fewest += " (more than the " + std::to_string(k->total) + " here)";

@@ -26,7 +26,7 @@ TEST(Size, SizesAModelForTheClustersGpus) {
       << r.out;
   EXPECT_NE(r.out.find("weights          128.5GiB"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("A100-40GB  40GiB   4"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("4 on 1 nodes"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("4 on 1 node\n"), std::string::npos) << r.out;
 
   json::value j = json::parse(RunCli(baton, {"size", "--model", "llama-2-70b", "--json"}).out);
   const json::array& gpus = j.at("gpus").as_array();
