@@ -87,23 +87,12 @@ Result<std::vector<GpuKind>> ClusterGpus(const Connection& conn, bool* common) {
   }
   ASSIGN_OR_RETURN(std::string body, (*api)->Call("GET", "/v1/nodes"));
   ASSIGN_OR_RETURN(std::vector<NodeStatus> nodes, codec::DecodeNodeList(body));
-  std::map<std::string, GpuKind> kinds;
-  for (const NodeStatus& n : nodes) {
-    std::map<std::string, int> here;
-    for (const Gpu& g : n.info.gpus) {
-      GpuKind& k = kinds[g.model];
-      k.model = g.model;
-      k.memory = std::max(k.memory, g.memory_bytes);
-      k.total += 1;
-      here[g.model] += 1;
-    }
-    for (const auto& [model, count] : here) {
-      kinds[model].per_node = std::max(kinds[model].per_node, count);
-      kinds[model].nodes += 1;
-    }
-  }
+  std::vector<const NodeInfo*> infos;
+  for (const NodeStatus& n : nodes) infos.push_back(&n.info);
   std::vector<GpuKind> out;
-  for (auto& [name, k] : kinds) out.push_back(std::move(k));
+  for (const auto& [model, k] : CountGpuModels(infos)) {
+    out.push_back({model, k.memory, k.per_node, k.nodes, k.total});
+  }
   std::sort(out.begin(), out.end(), [](const GpuKind& a, const GpuKind& b) {
     return a.memory != b.memory ? a.memory < b.memory : a.model < b.model;
   });

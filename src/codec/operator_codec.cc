@@ -333,7 +333,7 @@ std::string EncodeModelList(const std::vector<ModelShape>& models) {
     o["hidden"] = m.hidden;
     o["heads"] = m.heads;
     o["kv_heads"] = m.kv_heads;
-    o["head_dim"] = m.head_dim > 0 ? m.head_dim : (m.heads > 0 ? m.hidden / m.heads : 0);
+    o["head_dim"] = HeadDim(m);
     o["vocab"] = m.vocab;
     a.emplace_back(std::move(o));
   }

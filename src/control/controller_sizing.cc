@@ -12,12 +12,6 @@
 namespace baton::control {
 namespace {
 
-struct GpuKind {
-  int64_t memory = 0;
-  int per_node = 0;
-  int total = 0;
-};
-
 std::string Gib(int64_t bytes) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.1fGiB", static_cast<double>(bytes) / (1LL << 30));
@@ -72,19 +66,11 @@ Status Controller::SizeByModel(JobSpec& spec, std::string* note) {
     return Status::Ok();
   }
   // The GPU models of the pool's nodes (of the type asked for, if any).
-  std::map<std::string, GpuKind> kinds;
+  std::vector<const NodeInfo*> pool;
   for (const sched::KnownNode& k : KnownNodes()) {
-    if (!k.registered || k.info->pool != spec.pool) continue;
-    std::map<std::string, int> here;
-    for (const Gpu& g : k.info->gpus) {
-      if (!res.gpu_type.empty() && !GpuTypeMatches(g.model, res.gpu_type)) continue;
-      GpuKind& kind = kinds[g.model];
-      kind.memory = std::max(kind.memory, g.memory_bytes);
-      kind.total += 1;
-      here[g.model] += 1;
-    }
-    for (const auto& [model, n] : here) kinds[model].per_node = std::max(kinds[model].per_node, n);
+    if (k.registered && k.info->pool == spec.pool) pool.push_back(k.info);
   }
+  const std::map<std::string, GpuModelCount> kinds = CountGpuModels(pool, res.gpu_type);
   if (kinds.empty()) {
     return InvalidArgument("model: pool " + spec.pool + " has no " +
                            (res.gpu_type.empty() ? "" : res.gpu_type + " ") +
@@ -103,7 +89,7 @@ Status Controller::SizeByModel(JobSpec& spec, std::string* note) {
     }
   }
   if (!best) {
-    const GpuKind& big = kinds.at(largest);
+    const GpuModelCount& big = kinds.at(largest);
     std::optional<int> anywhere = FewestGpus(r, big.memory, big.per_node);
     return InvalidArgument("model: " + what + " needs " +
                            (anywhere ? std::to_string(*anywhere) + " " + largest + " GPUs"

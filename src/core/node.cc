@@ -1,5 +1,6 @@
 #include "core/node.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cstdio>
 #include <utility>
@@ -279,6 +280,26 @@ bool GpuTypeMatches(std::string_view model, std::string_view wanted) {
     }
   }
   return wanted.size() == model.size() || model[wanted.size()] == '-';
+}
+
+std::map<std::string, GpuModelCount> CountGpuModels(const std::vector<const NodeInfo*>& nodes,
+                                                    std::string_view gpu_type) {
+  std::map<std::string, GpuModelCount> kinds;
+  for (const NodeInfo* n : nodes) {
+    std::map<std::string, int> here;
+    for (const Gpu& g : n->gpus) {
+      if (!gpu_type.empty() && !GpuTypeMatches(g.model, gpu_type)) continue;
+      GpuModelCount& k = kinds[g.model];
+      k.memory = std::max(k.memory, g.memory_bytes);
+      k.total += 1;
+      here[g.model] += 1;
+    }
+    for (const auto& [model, count] : here) {
+      kinds[model].per_node = std::max(kinds[model].per_node, count);
+      kinds[model].nodes += 1;
+    }
+  }
+  return kinds;
 }
 
 }  // namespace baton

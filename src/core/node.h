@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -108,6 +109,17 @@ bool IsValidNodeName(std::string_view name);
 // matches only a request naming its profile ("1g.10gb") or its whole model: a job asking for
 // "a GPU" or "an A100" gets a whole GPU, never a slice.
 bool GpuTypeMatches(std::string_view model, std::string_view wanted);
+
+// The GPU models of some nodes: each one's largest memory, the most of it one node has, on how
+// many nodes, and how many in all; only GPUs matching `gpu_type` when one is given.
+struct GpuModelCount {
+  int64_t memory = 0;
+  int per_node = 0;
+  int nodes = 0;
+  int total = 0;
+};
+std::map<std::string, GpuModelCount> CountGpuModels(const std::vector<const NodeInfo*>& nodes,
+                                                    std::string_view gpu_type = "");
 // Whether two names are equal ignoring ASCII case (GPU models, profiles).
 bool EqualNoCase(std::string_view a, std::string_view b);
 

@@ -103,11 +103,6 @@ double OptimizerBytes(Optimizer o, bool mixed) {
   return master + 8;
 }
 
-int HeadDim(const ModelShape& m) {
-  if (m.head_dim > 0) return m.head_dim;
-  return m.heads > 0 ? m.hidden / m.heads : 0;
-}
-
 // LoRA adapters of rank r on the query, key, value and output projections of every layer.
 double AdapterParams(const ModelShape& m, int rank) {
   double kv = static_cast<double>(m.kv_heads) * HeadDim(m);
@@ -119,6 +114,11 @@ double AdapterParams(const ModelShape& m, int rank) {
 bool Trains(ModelTask t) { return t != ModelTask::kInference; }
 
 }  // namespace
+
+int HeadDim(const ModelShape& m) {
+  if (m.head_dim > 0) return m.head_dim;
+  return m.heads > 0 ? m.hidden / m.heads : 0;
+}
 
 const std::vector<ModelShape>& KnownModels() { return kCatalog; }
 

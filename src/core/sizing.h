@@ -28,6 +28,9 @@ struct ModelShape {
   bool operator==(const ModelShape&) const = default;
 };
 
+// A head's width: `head_dim`, else hidden / heads.
+int HeadDim(const ModelShape& m);
+
 // The built-in catalog, smallest first.
 const std::vector<ModelShape>& KnownModels();
 // By name, ignoring case; null when the catalog has none.
