@@ -686,8 +686,10 @@ int main(int argc, char** argv) {
 
   auto [head, tail] = cli::SplitCommandTail(argc, argv);
   size_t command = cli::CommandIndex(head);  // after the global --server and --token
-  if (tail.has_value() && (command >= head.size() || head[command] != "submit")) {
-    head.emplace_back("--");  // only `submit` takes a command; others see `--` as CLI11 does
+  if (tail.has_value() &&
+      (command >= head.size() || (head[command] != "submit" && head[command] != "run"))) {
+    head.emplace_back(
+        "--");  // only `submit` and `run` take a command; others see `--` as CLI11 does
     head.insert(head.end(), tail->begin(), tail->end());
     tail.reset();
   }

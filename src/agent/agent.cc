@@ -97,6 +97,7 @@ void Agent::Stop() {
   if (poll_client_) poll_client_->Cancel();
   if (poll_thread_.joinable()) poll_thread_.join();
   if (main_thread_.joinable()) main_thread_.join();
+  StopTunnels();
 }
 
 Status Agent::WriteRunFile(const RunningJob& job) {
@@ -398,6 +399,7 @@ void Agent::HandleOrder(const Order& order) {
     last_logs_ = TimePoint{};
     return;
   }
+  if (order.kind == Order::Kind::kTunnel) return OpenTunnel(order.tunnel);
   if (order.kind == Order::Kind::kLaunch) {
     if (jobs_.count(Key(order.launch.job, order.launch.attempt)) == 0) Launch(order.launch, now);
     return;

@@ -15,6 +15,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <deque>
+#include <list>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -158,6 +159,12 @@ class Agent {
   }
   // Forgets jobs whose end the controller has and whose log it has whole.
   void DropAcknowledged();
+  // Tunnels (agent_tunnels.cc): the Unix socket a job's shim serves its session on; a thread per
+  // tunnel order, connecting the controller's end to the session or a port; ending them all.
+  std::string SessionSocket(JobId id, int attempt) const;
+  void OpenTunnel(const TunnelOrder& t);
+  void RunTunnel(const TunnelOrder& t, const std::string& socket, int stop);
+  void StopTunnels();
 
   AgentOptions options_;
   GpuBackend& backend_;
@@ -191,6 +198,14 @@ class Agent {
 
   std::unique_ptr<net::HttpClient> poll_client_;    // poll thread only (Cancel: any)
   std::unique_ptr<net::HttpClient> report_client_;  // main loop only
+
+  struct Tunnel {
+    std::thread thread;
+    std::shared_ptr<std::atomic<bool>> done;
+  };
+  std::mutex tunnels_mu_;  // guards tunnels_, tunnel_stop_
+  std::list<Tunnel> tunnels_;
+  int tunnel_stop_[2] = {-1, -1};  // a pipe; closing its write end ends every tunnel
 
   std::thread main_thread_;
   std::thread poll_thread_;

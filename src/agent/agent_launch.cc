@@ -52,6 +52,10 @@ void Agent::Launch(const LaunchOrder& order, TimePoint now) {
   spec.log_path = dir + "/output.log";
   spec.status_path = RunFile(order.job, order.attempt) + ".exit";
   spec.pid_path = RunFile(order.job, order.attempt) + ".pid";
+  if (!order.interactive.empty()) {
+    spec.session = order.interactive;
+    spec.session_socket = SessionSocket(order.job, order.attempt);
+  }
   BindToGpuNuma(order, &spec);
 
   if (as_root_) {

@@ -217,6 +217,8 @@ Result<Started> ProcessExecutor::Start(const ProcessSpec& spec) {
       spec.processes > 1 ? std::to_string(spec.processes) + ":" + std::to_string(spec.rank0) : "-",
       program};
   args.insert(args.end(), spec.argv.begin(), spec.argv.end());
+  if (!spec.session.empty())
+    args.insert(args.begin() + 1, {"--session", spec.session_socket, spec.session});
   std::vector<char*> argv, envp;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);

@@ -36,6 +36,11 @@ struct ProcessSpec {
   std::string cgroup;       // the cgroup v2 group the job joins (CgroupManager); "" = none
   int processes = 1;        // > 1: that many, with LOCAL_RANK 0.. and RANK rank0..
   int rank0 = 0;
+  // A session (`baton run`): "stdin" (the first process's stdin comes from the attached
+  // client) or "tty" (the job runs on a terminal of its own); the shim serves it on the Unix
+  // socket `session_socket`. "": stdin is /dev/null.
+  std::string session;
+  std::string session_socket;
   std::string run_as;  // Unix user the job runs as (the shim must be root); "" = the
                        // agent's user. Uid 0 only when this is literally "root";
                        // an unknown user fails Start.

@@ -20,6 +20,7 @@ struct Request {
   std::string idempotency_key;  // the Idempotency-Key header
   std::string accept;           // the Accept header
   std::string last_event_id;    // the Last-Event-ID header (Server-Sent Events)
+  std::string upgrade;          // the Upgrade header, when Connection names it
 };
 
 // One piece of a streamed body (a followed log, Server-Sent Events).
@@ -45,6 +46,10 @@ struct Response {
   // When set, the body is streamed with chunked transfer encoding from what `stream` gives,
   // and `body` is ignored; the connection closes after the last piece.
   Pull stream;
+  // When set (with status 101), the connection is upgraded: after the head, the server hands
+  // the connected socket over (a descriptor the callee then owns) with the bytes the client
+  // sent after its request, and has no more to do with it.
+  std::function<void(int fd, std::string early)> upgrade;
 };
 
 // Sends the response; callable from any thread, exactly once.

@@ -99,6 +99,9 @@ class Session : public std::enable_shared_from_this<Session> {
       r.accept = std::string(it->value());
     if (auto it = req.find("Last-Event-ID"); it != req.end())
       r.last_event_id = std::string(it->value());
+    if (auto it = req.find(http::field::upgrade);
+        it != req.end() && http::token_list(req[http::field::connection]).exists("upgrade"))
+      r.upgrade = std::string(it->value());
     stream_.expires_never();  // the answer may take a while (long polls)
     auto self = shared_from_this();
     handler_(std::move(r), [self, keep_alive, version](Response res) {
@@ -111,6 +114,7 @@ class Session : public std::enable_shared_from_this<Session> {
 
   void Write(Response res, bool keep_alive, unsigned version) {
     if (res.stream) return StartStream(std::move(res), version);
+    if (res.upgrade && res.status == 101) return Upgrade(std::move(res), version);
     auto msg = std::make_shared<http::response<http::string_body>>(
         static_cast<http::status>(res.status), version);
     msg->set(http::field::server, "baton");
@@ -156,6 +160,29 @@ class Session : public std::enable_shared_from_this<Session> {
           self->WatchForClose();
           self->PullNext();
         });
+  }
+
+  // 101 Switching Protocols, then the socket and what was read past the request go to the
+  // response's `upgrade`; this session ends without closing the connection.
+  void Upgrade(Response res, unsigned version) {
+    auto head = std::make_shared<http::response<http::empty_body>>(
+        http::status::switching_protocols, version);
+    head->set(http::field::server, "baton");
+    for (const auto& [k, v] : res.headers) head->set(k, v);
+    head->set(http::field::connection, "Upgrade");
+    stream_.expires_after(std::chrono::seconds(60));
+    http::async_write(stream_, *head,
+                      [self = shared_from_this(), head, take = std::move(res.upgrade)](
+                          beast::error_code ec, size_t) {
+                        if (ec) return self->Close();
+                        self->stream_.expires_never();
+                        std::string early = beast::buffers_to_string(self->buffer_.data());
+                        self->buffer_.consume(self->buffer_.size());
+                        beast::error_code rec;
+                        int fd = self->stream_.socket().release(rec);
+                        if (rec) return self->Close();
+                        take(fd, std::move(early));
+                      });
   }
 
   void WatchForClose() {

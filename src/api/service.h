@@ -11,6 +11,7 @@
 #include "api/fanout.h"
 #include "api/http.h"
 #include "api/log_store.h"
+#include "api/relay.h"
 #include "api/router.h"
 #include "control/controller_loop.h"
 
@@ -68,6 +69,9 @@ class Service {
   void CreateToken(Call c);
   void ListTokens(Call c);
   void RevokeToken(Call c);
+  // Tunnels (tunnels.cc): a client's end to a job's session (`session`) or port, an agent's end.
+  void OpenTunnel(Call c, bool session);
+  void AgentTunnel(Call c);
   // GET /v1/jobs/{id}/logs?follow=1 and GET /v1/events as Server-Sent Events (streams.cc).
   Pull FollowLogs(const Identity& who, JobId job, std::string node, bool node_given,
                   int64_t offset);
@@ -82,6 +86,7 @@ class Service {
   LogStore& logs_;
   News& news_;
   PostToIo post_to_io_;
+  RelayHub relays_;
   Router router_;
 };
 

@@ -95,7 +95,14 @@ Result<std::unique_ptr<ApiClient>> ApiClient::Connect(const Connection& c) {
   }
   if (token.empty()) token = ReadTrimmed(dir + "/admin.token");
   ASSIGN_OR_RETURN(auto http, net::HttpClient::Create(server, token));
-  return std::unique_ptr<ApiClient>(new ApiClient(std::move(http), server));
+  return std::unique_ptr<ApiClient>(new ApiClient(std::move(http), server, token));
+}
+
+Result<ApiClient::Tunnel> ApiClient::OpenTunnel(const std::string& target) {
+  ASSIGN_OR_RETURN(auto http, net::HttpClient::Create(server_, token_));
+  ASSIGN_OR_RETURN(net::HttpClient::Upgraded up, http->Upgrade(target, "baton-tunnel"));
+  if (up.fd < 0) return Err(FromHttp(up.refused));
+  return Tunnel{.fd = up.fd, .early = std::move(up.early)};
 }
 
 Result<net::HttpResponse> ApiClient::Raw(std::string_view method, std::string_view target,

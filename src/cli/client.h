@@ -47,6 +47,15 @@ class ApiClient {
   Status Stream(std::string_view target, const std::function<void(std::string_view)>& on_data,
                 const net::Headers& headers = {});
 
+  // An upgraded connection to a tunnel route (GET /v1/jobs/{id}/attach or /forward), on a
+  // connection of its own: the socket (the caller owns it) and the bytes that came with the
+  // answer; a refusal becomes an error carrying the server's message.
+  struct Tunnel {
+    int fd = -1;
+    std::string early;
+  };
+  Result<Tunnel> OpenTunnel(const std::string& target);
+
   Result<Job> GetJob(JobId id);
   // A job by what the job routes take: "12", or "12_7" for task 7 of array 12.
   Result<Job> GetJob(const std::string& ref);
@@ -65,10 +74,11 @@ class ApiClient {
   const std::string& server() const { return server_; }
 
  private:
-  ApiClient(std::unique_ptr<net::HttpClient> http, std::string server)
-      : http_(std::move(http)), server_(std::move(server)) {}
+  ApiClient(std::unique_ptr<net::HttpClient> http, std::string server, std::string token)
+      : http_(std::move(http)), server_(std::move(server)), token_(std::move(token)) {}
   std::unique_ptr<net::HttpClient> http_;
   std::string server_;
+  std::string token_;
 };
 
 }  // namespace baton::cli

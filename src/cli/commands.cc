@@ -113,6 +113,11 @@ void ShowRequest(const Job& j) {
   line("workdir", j.spec.workdir.empty() ? "the agent's" : j.spec.workdir);
   if (!j.spec.venv.empty()) line("environment", "venv " + j.spec.venv);
   if (!j.spec.conda.empty()) line("environment", "conda " + j.spec.conda);
+  if (!j.spec.interactive.empty()) {
+    line("session",
+         std::string(j.spec.interactive == "tty" ? "a terminal" : "stdin attached") +
+             (j.state == JobState::kRunning ? " (`baton attach " + j.id.ToString() + "`)" : ""));
+  }
   if (!j.spec.best_metric.empty()) {
     line("metric",
          j.spec.best_metric + (j.spec.best_max ? " (higher is better)" : " (lower is better)"));
@@ -673,6 +678,7 @@ void AddClientCommands(CLI::App& app, int* exit_code,
   AddConnectionFlags(&app, *conn);
   AddSubmitCommand(app, conn, exit_code, tail);
   AddResubmitCommand(app, conn, exit_code);
+  AddSessionCommands(app, conn, exit_code, tail);
   AddJobCommands(app, conn, exit_code);
   AddCronCommands(app, conn, exit_code);
   AddSizeCommand(app, conn, exit_code);

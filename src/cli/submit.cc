@@ -1,5 +1,7 @@
 #include "cli/submit.h"
 
+#include <unistd.h>
+
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <ctime>
@@ -12,6 +14,7 @@
 
 #include "cli/actions.h"
 #include "cli/parser.h"
+#include "cli/session.h"
 #include "codec/json_codec.h"
 #include "core/quantity.h"
 
@@ -367,8 +370,9 @@ int Post(ApiClient& api, const std::string& body, bool batch, bool json) {
   return 0;
 }
 
-// The flags of a job's spec, shared by submit and resubmit.
-void AddSpecFlags(CLI::App* sub, SubmitFlags& f) {
+// The flags of a job's spec, shared by submit, resubmit and run (whose -t is --tty, as
+// docker's: its time limit is --time only).
+void AddSpecFlags(CLI::App* sub, SubmitFlags& f, bool short_time = true) {
   sub->add_option("-g,--gpus", f.gpus, "GPUs (a fraction such as 0.25 shares one GPU)");
   sub->add_option("--gpu-type", f.gpu_type, "GPU model, e.g. H100 or A100-40GB");
   sub->add_option("--gpu-memory", f.gpu_memory, "minimum GPU memory, e.g. 40GiB");
@@ -380,7 +384,7 @@ void AddSpecFlags(CLI::App* sub, SubmitFlags& f) {
   sub->add_option("--project", f.project, "project to account the job to");
   sub->add_option("--pool", f.pool, "pool (partition)");
   sub->add_option("--name", f.name, "job name");
-  sub->add_option("-t,--time", f.time, "time limit, e.g. 90s, 30m, 2h");
+  sub->add_option(short_time ? "-t,--time" : "--time", f.time, "time limit, e.g. 90s, 30m, 2h");
   sub->add_option("--grace", f.grace, "grace between SIGTERM and SIGKILL (default 30s)");
   sub->add_option("--signal", f.signal,
                   "SIG[@TIME]: send SIG (e.g. USR1) TIME before the time limit (default 60s), "
@@ -436,6 +440,24 @@ void AddSpecFlags(CLI::App* sub, SubmitFlags& f) {
   sub->add_flag("--hold", f.hold, "submit held; `baton release` lets it run");
 }
 
+// The job's command: words before the `--` that started the command keep the `--` as part of
+// it (`baton submit python x.py -- --flag`); otherwise the command is what follows `--`.
+Result<std::vector<std::string>> CommandWords(CLI::App& sub, const std::string& verb,
+                                              const std::optional<std::vector<std::string>>& tail) {
+  std::vector<std::string> command = sub.remaining();
+  // CLI11 hands over an unknown option as the first word of the command: a typo such as
+  // `--gpu 1` would become the job's program. No program's name starts with '-'.
+  if (!command.empty() && command[0].size() > 1 && command[0][0] == '-') {
+    return Err(InvalidArgument(verb + ": unknown option \"" + command[0].substr(0, 64) +
+                               "\" (see `baton " + verb + " --help`; the command goes after --)"));
+  }
+  if (tail.has_value()) {
+    if (!command.empty()) command.emplace_back("--");
+    command.insert(command.end(), tail->begin(), tail->end());
+  }
+  return command;
+}
+
 // Records which flags were typed (their long names): only those override a file or a job.
 void NoteGiven(const CLI::App& sub, SubmitFlags* f) {
   for (const CLI::Option* o : sub.get_options()) {
@@ -461,23 +483,13 @@ void AddSubmitCommand(CLI::App& app, const std::shared_ptr<Connection>& conn, in
                   "--json` prints it");
   sub->add_flag("--json", f->json, "print the job object instead of its id");
   sub->callback([sub, f, conn, exit_code, tail] {
-    // Words before the `--` that started the command keep the `--` as part of it
-    // (`baton submit python x.py -- --flag`); otherwise the command is what follows `--`.
-    std::vector<std::string> command = sub->remaining();
-    // CLI11 hands over an unknown option as the first word of the command: a typo such as
-    // `--gpu 1` would become the job's program. No program's name starts with '-'.
-    if (!command.empty() && command[0].size() > 1 && command[0][0] == '-') {
-      *exit_code =
-          Usage(InvalidArgument("submit: unknown option \"" + command[0].substr(0, 64) +
-                                "\" (see `baton submit --help`; the command goes after --)"));
+    auto command = CommandWords(*sub, "submit", *tail);
+    if (!command) {
+      *exit_code = Usage(command.error());
       return;
     }
-    if (tail->has_value()) {
-      if (!command.empty()) command.emplace_back("--");
-      command.insert(command.end(), (*tail)->begin(), (*tail)->end());
-    }
     NoteGiven(*sub, f.get());
-    *exit_code = Submit(*conn, *f, std::move(command));
+    *exit_code = Submit(*conn, *f, std::move(*command));
   });
 }
 
@@ -496,6 +508,84 @@ void AddResubmitCommand(CLI::App& app, const std::shared_ptr<Connection>& conn, 
     NoteGiven(*sub, f.get());
     *exit_code = Resubmit(*conn, *f, *id);
   });
+}
+
+// `baton run` and the commands around sessions: attach, sessions, forward (cli/session.h).
+void AddSessionCommands(CLI::App& app, const std::shared_ptr<Connection>& conn, int* exit_code,
+                        const std::shared_ptr<std::optional<std::vector<std::string>>>& tail) {
+  {
+    auto f = std::make_shared<SubmitFlags>();
+    auto tty = std::make_shared<bool>(false);
+    CLI::App* sub = app.add_subcommand(
+        "run", "run a job attached, as srun: its output here, stdin to it, its exit code");
+    sub->prefix_command();
+    SetUsage(sub,
+             "baton run [OPTIONS] -- COMMAND [ARGS...]\n       baton run -it [OPTIONS] -- bash");
+    AddConnectionFlags(sub, *conn);
+    AddSpecFlags(sub, *f, false);
+    sub->add_flag("-t,--tty", *tty,
+                  "a terminal on the node (a shell, an editor): keys go to the job as typed, "
+                  "Ctrl-P Ctrl-Q detaches, `baton attach ID` goes back");
+    sub->add_flag("-i,--interactive")
+        ->description("keep stdin attached (it always is; -i makes docker's -it work here)");
+    sub->callback([sub, f, tty, conn, exit_code, tail] {
+      auto command = CommandWords(*sub, "run", *tail);
+      if (!command) {
+        *exit_code = Usage(command.error());
+        return;
+      }
+      auto spec = SpecFromFlags(*f, std::move(*command));
+      if (!spec) {
+        *exit_code = Usage(spec.error());
+        return;
+      }
+      spec->interactive = *tty ? "tty" : "stdin";
+      if (Status st = ValidateJobSpec(*spec); !st.ok()) {
+        *exit_code = Usage(st);
+        return;
+      }
+      if (*tty && isatty(0) == 0) {
+        *exit_code = Usage(
+            InvalidArgument("run -t: stdin is not a terminal (drop -t to pipe input to the job)"));
+        return;
+      }
+      *exit_code = RunAttached(*conn, *spec);
+    });
+  }
+  {
+    auto id = std::make_shared<std::string>();
+    CLI::App* sub = app.add_subcommand("attach", "go back to a session that baton run started");
+    AddConnectionFlags(sub, *conn);
+    sub->add_option("id", *id, "the session's job id")->required();
+    sub->callback([=] { *exit_code = Attach(*conn, *id); });
+  }
+  {
+    auto all = std::make_shared<bool>(false);
+    auto json = std::make_shared<bool>(false);
+    CLI::App* sub =
+        app.add_subcommand("sessions", "list your sessions (baton run) that run or wait");
+    AddConnectionFlags(sub, *conn);
+    sub->add_flag("--all", *all, "everyone's (as far as your token may see)");
+    sub->add_flag("--json", *json, "print JSON");
+    sub->callback([=] { *exit_code = Sessions(*conn, *all, *json); });
+  }
+  {
+    auto id = std::make_shared<std::string>();
+    auto ports = std::make_shared<std::string>();
+    CLI::App* sub = app.add_subcommand(
+        "forward",
+        "relay a local port to a port a running job listens on (a notebook, TensorBoard)");
+    SetUsage(
+        sub,
+        "baton forward ID [LOCAL:]REMOTE   e.g. baton forward 12 8888, baton forward 12 9000:6006");
+    AddConnectionFlags(sub, *conn);
+    sub->add_option("id", *id, "the job")->required();
+    sub->add_option("ports", *ports,
+                    "[LOCAL:]REMOTE: LOCAL on 127.0.0.1 (0: any free port; "
+                    "default REMOTE), REMOTE on the job's first node")
+        ->required();
+    sub->callback([=] { *exit_code = Forward(*conn, *id, *ports); });
+  }
 }
 
 }  // namespace baton::cli

@@ -157,6 +157,7 @@ json::object JobObject(const Job& job, JobForm form) {
   o["workdir"] = s.workdir.empty() ? json::value(nullptr) : json::value(s.workdir);
   if (!s.venv.empty()) o["venv"] = s.venv;
   if (!s.conda.empty()) o["conda"] = s.conda;
+  if (!s.interactive.empty()) o["interactive"] = s.interactive;
   AddWhenFields(job, &o);
   if (s.model) o["model"] = EncodeModelSizing(*s.model);
   if (!job.sized.empty()) o["sized"] = job.sized;
@@ -200,13 +201,13 @@ Result<std::optional<TimePoint>> OptionalTime(const json::object& o, std::string
 // The spec fields of a job object, through the same decoder users' specs go through.
 Result<JobSpec> SpecFromJobObject(const json::object& o) {
   json::object spec_obj;
-  for (std::string_view key : {"name",       "command",         "priority",     "project",
-                               "pool",       "retries",         "env",          "workdir",
-                               "after",      "after_any",       "after_notok",  "singleton",
-                               "begin",      "array",           "schedule",     "preemptible",
-                               "hold",       "process_per_gpu", "time_limit_s", "grace_period_s",
-                               "signal",     "model",           "venv",         "conda",
-                               "best_metric"}) {
+  for (std::string_view key : {"name",        "command",         "priority",     "project",
+                               "pool",        "retries",         "env",          "workdir",
+                               "after",       "after_any",       "after_notok",  "singleton",
+                               "begin",       "array",           "schedule",     "preemptible",
+                               "hold",        "process_per_gpu", "time_limit_s", "grace_period_s",
+                               "signal",      "model",           "venv",         "conda",
+                               "best_metric", "interactive"}) {
     if (const json::value* f = Find(o, key)) spec_obj[key] = *f;
   }
   if (const json::value* res = Find(o, "resources")) spec_obj["resources"] = *res;

@@ -315,6 +315,10 @@ Status DecodeSpecField(std::string_view key, const std::string& field, const jso
     auto p = ParsePriority(*s);
     if (!p) return FieldError(field, "must be one of low, normal, high, critical");
     spec->priority = *p;
+  } else if (key == "interactive") {
+    auto s = GetString(val, field, 16);
+    if (!s) return s.error();
+    spec->interactive = *s;
   } else if (key == "project" || key == "pool" || key == "workdir" || key == "venv" ||
              key == "conda") {
     auto s = GetString(val, field, SpecLimits::kPathBytes);
@@ -363,13 +367,13 @@ Status DecodeSpecField(std::string_view key, const std::string& field, const jso
      : key == "singleton"   ? spec->singleton
                             : spec->process_per_gpu) = *b;
   } else {
-    return FieldError(
-        field,
-        "unknown field (valid: name, command, resources, priority, project, pool, "
-        "time_limit, grace_period, signal, retries, env, workdir, venv, conda, after, after_any, "
-        "after_notok, singleton, begin, schedule, array, sweep, model, best_metric, "
-        "preemptible, hold, "
-        "process_per_gpu)");
+    return FieldError(field,
+                      "unknown field (valid: name, command, resources, priority, project, pool, "
+                      "time_limit, grace_period, signal, retries, env, workdir, venv, conda, "
+                      "interactive, after, after_any, "
+                      "after_notok, singleton, begin, schedule, array, sweep, model, best_metric, "
+                      "preemptible, hold, "
+                      "process_per_gpu)");
   }
   return Status::Ok();
 }
@@ -514,6 +518,7 @@ std::string EncodeJobSpec(const JobSpec& s) {
   if (!s.workdir.empty()) o["workdir"] = s.workdir;
   if (!s.venv.empty()) o["venv"] = s.venv;
   if (!s.conda.empty()) o["conda"] = s.conda;
+  if (!s.interactive.empty()) o["interactive"] = s.interactive;
   for (const auto& [key, ids] : {std::pair{"after", &s.after}, std::pair{"after_any", &s.after_any},
                                  std::pair{"after_notok", &s.after_notok}}) {
     if (ids->empty()) continue;

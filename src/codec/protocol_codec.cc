@@ -299,6 +299,7 @@ std::string EncodeOrders(const std::vector<Order>& orders) {
       if (!l.checkpoint_dir.empty()) o["checkpoint_dir"] = l.checkpoint_dir;
       if (!l.best_metric.empty()) o["best_metric"] = l.best_metric;
       if (!l.conda.empty()) o["conda"] = l.conda;
+      if (!l.interactive.empty()) o["interactive"] = l.interactive;
       o["gpus"] = IntArray(l.gpus);
       o["milli_per_gpu"] = l.milli_per_gpu;
       o["gpu_memory_bytes"] = l.gpu_memory_bytes;
@@ -318,6 +319,12 @@ std::string EncodeOrders(const std::vector<Order>& orders) {
       o["processes"] = l.processes;
       o["rank_offset"] = l.rank_offset;
       o["world_size"] = l.world_size;
+    } else if (ord.kind == Order::Kind::kTunnel) {
+      o["kind"] = "tunnel";
+      o["tunnel"] = ord.tunnel.id;
+      o["job"] = ord.tunnel.job.value;
+      o["attempt"] = ord.tunnel.attempt;
+      o["port"] = ord.tunnel.port;
     } else if (ord.kind == Order::Kind::kReadmit) {
       o["kind"] = "readmit";
       o["gpu"] = ord.inject.gpu;
@@ -361,6 +368,7 @@ Result<LaunchOrder> LaunchFrom(const json::object& o) {
   RETURN_IF_ERROR(Read(o, "checkpoint_dir", &l.checkpoint_dir, Str(4096)));
   RETURN_IF_ERROR(Read(o, "best_metric", &l.best_metric, Str(64)));
   RETURN_IF_ERROR(Read(o, "conda", &l.conda, Str(4096)));
+  RETURN_IF_ERROR(Read(o, "interactive", &l.interactive, Str(16)));
   RETURN_IF_ERROR(Read(o, "milli_per_gpu", &l.milli_per_gpu, Int(0, 1000)));
   RETURN_IF_ERROR(Read(o, "gpu_memory_bytes", &l.gpu_memory_bytes, Int(0, INT64_MAX)));
   RETURN_IF_ERROR(Read(o, "cpus", &l.cpus, Int(0, 1'000'000)));
@@ -446,6 +454,12 @@ Result<Order> OrderFrom(const json::value& item) {
   } else if (kind == "stop") {
     ord.kind = Order::Kind::kStop;
     ASSIGN_OR_RETURN(ord.stop, StopFrom(*o));
+  } else if (kind == "tunnel") {
+    ord.kind = Order::Kind::kTunnel;
+    RETURN_IF_ERROR(Read(*o, "tunnel", &ord.tunnel.id, Str(64)));
+    RETURN_IF_ERROR(Read(*o, "job", &ord.tunnel.job.value, Int(1, INT64_MAX)));
+    RETURN_IF_ERROR(Read(*o, "attempt", &ord.tunnel.attempt, Int(0, INT32_MAX)));
+    RETURN_IF_ERROR(Read(*o, "port", &ord.tunnel.port, Int(0, 65535)));
   } else if (kind == "readmit") {
     ord.kind = Order::Kind::kReadmit;
     RETURN_IF_ERROR(Read(*o, "gpu", &ord.inject.gpu, Int(0, 1023)));
@@ -453,7 +467,7 @@ Result<Order> OrderFrom(const json::value& item) {
     ord.kind = Order::Kind::kInject;
     ASSIGN_OR_RETURN(ord.inject, InjectionFrom(*o));
   } else {
-    return Err(InvalidArgument("order.kind: must be launch, stop, inject or readmit"));
+    return Err(InvalidArgument("order.kind: must be launch, stop, inject, readmit or tunnel"));
   }
   return ord;
 }

@@ -142,6 +142,17 @@ struct GetJobMetrics {
   int array_index = -1;
 };
 
+// Asks the agent of a running job's first node to open tunnel `tunnel` (api/relay.h) to the
+// job's session (port 0: `baton run`'s stdin or terminal) or to a TCP port the job listens on
+// there. The job's owner or an admin; answered with the job.
+struct OpenTunnel {
+  Caller caller;
+  JobId id;
+  int array_index = -1;
+  std::string tunnel;
+  int port = 0;
+};
+
 // A snapshot of what GET /metrics shows (control/metrics.h).
 struct GetMetrics {};
 
@@ -162,10 +173,11 @@ struct AgentReport {
 
 struct Tick {};  // time passed; look at timeouts
 
-using Command = std::variant<SubmitJobs, JobAction, GetJob, ListJobs, ListNodes, GetQueue,
-                             DrainNode, InjectFault, GetEvents, CreateToken, RevokeToken,
-                             ListTokens, GetMetrics, SetPolicy, GetUsage, GetJobMetrics, ListCrons,
-                             DeleteCron, ListModels, AgentRegister, AgentPoll, AgentReport, Tick>;
+using Command =
+    std::variant<SubmitJobs, JobAction, GetJob, ListJobs, ListNodes, GetQueue, DrainNode,
+                 InjectFault, GetEvents, CreateToken, RevokeToken, ListTokens, GetMetrics,
+                 SetPolicy, GetUsage, GetJobMetrics, ListCrons, DeleteCron, ListModels, OpenTunnel,
+                 AgentRegister, AgentPoll, AgentReport, Tick>;
 
 struct Reply {
   Status status;

@@ -110,6 +110,7 @@ Reply Controller::Apply(const Command& command, TimePoint now) {
                         [&](const GetJob& c) { return Get(c, now); },
                         [&](const ListJobs& c) { return List(c, now); },
                         [&](const GetJobMetrics& c) { return JobMetricsOf(c, now); },
+                        [&](const OpenTunnel& c) { return Tunnel(c, now); },
                         [&](const ListNodes&) { return Nodes(); },
                         [&](const GetQueue& c) { return Queue(c); },
                         [&](const DrainNode& c) { return Drain(c); },
@@ -565,6 +566,7 @@ void Controller::Launch(Job& job, std::optional<size_t> only_rank) {
     if (!options_.policy.checkpoint_root.empty())
       l.checkpoint_dir = options_.policy.checkpoint_root + "/" + job.id.ToString();
     l.conda = job.spec.conda;
+    if (rank == 0) l.interactive = job.spec.interactive;  // stdin or terminal: the first process
     l.gpus = part.gpus;
     l.milli_per_gpu = part.milli_per_gpu;
     l.cpus = job.spec.resources.cpus;

@@ -130,6 +130,7 @@ class Controller {
   Reply Usage(const GetUsage& c, TimePoint now) const;
   Reply Events(const GetEvents& c) const;
   Reply JobMetricsOf(const GetJobMetrics& c, TimePoint now) const;
+  Reply Tunnel(const OpenTunnel& c, TimePoint now);  // controller_sessions.cc
   Reply Crons(const ListCrons& c, TimePoint now) const;
   Reply Crons(const DeleteCron& c, TimePoint now);
   Reply Register(const AgentRegister& c, TimePoint now);

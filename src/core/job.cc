@@ -232,6 +232,18 @@ Status ValidateEnvironment(const JobSpec& spec) {
   return Status::Ok();
 }
 
+// `baton run`'s jobs: one job, and a terminal only for one process on one node.
+Status ValidateInteractive(const JobSpec& spec) {
+  if (spec.interactive.empty()) return Status::Ok();
+  if (spec.interactive != "stdin" && spec.interactive != "tty")
+    return FieldError("interactive", "must be stdin or tty");
+  if (!spec.array.empty() || !spec.sweep.empty() || !spec.schedule.empty())
+    return FieldError("interactive", "a session is one job: not an array, sweep or schedule");
+  if (spec.interactive == "tty" && (spec.resources.nodes > 1 || spec.process_per_gpu))
+    return FieldError("interactive", "a terminal is for one process on one node");
+  return Status::Ok();
+}
+
 Status ValidateWorkdirAndAfter(const JobSpec& spec) {
   if (spec.workdir.size() > SpecLimits::kPathBytes || HasNul(spec.workdir)) {
     return FieldError("workdir", "too long or contains a NUL byte");
@@ -369,6 +381,7 @@ Status ValidateJobSpec(const JobSpec& spec) {
       return FieldError("schedule", "a recurring job cannot be an array or a sweep");
   }
   RETURN_STATUS_IF_ERROR(ValidateEnvironment(spec));
+  RETURN_STATUS_IF_ERROR(ValidateInteractive(spec));
   return ValidateWorkdirAndAfter(spec);
 }
 

@@ -150,6 +150,10 @@ struct JobSpec {
   // best, with the checkpoint of the best. "": none.
   std::string best_metric;
   bool best_max = false;  // higher is better (":max"); else lower
+  // Started by `baton run`: the first process's stdin comes from the attached client
+  // ("stdin"), or the job runs on a terminal of its own ("tty", `baton run -it`: one process on
+  // one node) that clients attach to and detach from. "": a batch job (stdin is /dev/null).
+  std::string interactive;
   bool preemptible = false;
   bool hold = false;
   // One process per GPU (torchrun's nproc_per_node = GPUs), each with its LOCAL_RANK and RANK;

@@ -31,6 +31,7 @@ struct LaunchOrder {
   std::string best_metric;       // JobSpec::best_metric: the metric its agent reports
   std::string venv;              // JobSpec::venv
   std::string conda;             // JobSpec::conda
+  std::string interactive;       // JobSpec::interactive: "stdin", "tty" or "" (node rank 0 only)
   std::vector<int> gpus;         // GPU indices on this node
   int64_t milli_per_gpu = 1000;  // < 1000: a fractional share run under MPS limits
   int64_t gpu_memory_bytes = 0;  // the share's memory limit when fractional
@@ -78,14 +79,27 @@ struct FaultInjection {
 // Whether `fault` names a fault FaultInjection can carry.
 bool IsInjectableFault(std::string_view fault);
 
+// A byte stream from a client to a running job (`baton run`, `attach`, `forward`), which the
+// controller's HTTP server relays (api/relay.h): the agent opens /v1/agent/tunnels/{id} there
+// and connects it to the job's session (port 0: its terminal or stdin) or to a TCP port the
+// job listens on at this node's loopback.
+struct TunnelOrder {
+  std::string id;  // 32 hex digits, unguessable: names the tunnel's two ends
+  JobId job;
+  int attempt = 0;
+  int port = 0;
+  bool operator==(const TunnelOrder&) const = default;
+};
+
 struct Order {
   // kReadmit: an admin returned GPU `inject.gpu` to service; the agent forgets its fault.
-  enum class Kind { kLaunch, kStop, kInject, kReadmit };
+  enum class Kind { kLaunch, kStop, kInject, kReadmit, kTunnel };
   uint64_t seq = 0;
   Kind kind = Kind::kLaunch;
   LaunchOrder launch;     // when kind == kLaunch
   StopOrder stop;         // when kind == kStop
   FaultInjection inject;  // when kind == kInject (kReadmit: its gpu)
+  TunnelOrder tunnel;     // when kind == kTunnel
 };
 
 // What an agent says of one job: it started, or it ended and how.

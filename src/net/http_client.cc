@@ -1,5 +1,7 @@
 #include "net/http_client.h"
 
+#include <fcntl.h>
+
 #include <atomic>
 #include <boost/asio/connect.hpp>
 #include <boost/asio/io_context.hpp>
@@ -103,7 +105,7 @@ struct HttpClient::Impl {
           Unavailable("request to http://" + host + ":" + port + " failed: " + result.message()));
     }
     auto res = parser.release();
-    if (!res.keep_alive()) stream.reset();
+    if (!res.keep_alive() && res.result_int() != 101) stream.reset();
     return HttpResponse{.status = static_cast<int>(res.result_int()),
                         .body = std::move(res.body())};
   }
@@ -179,6 +181,37 @@ Result<HttpResponse> HttpClient::Stream(std::string_view target,
     res.body().clear();
   }
   return HttpResponse{.status = status, .body = std::move(res.body())};
+}
+
+Result<HttpClient::Upgraded> HttpClient::Upgrade(std::string_view target, std::string_view protocol,
+                                                 Duration timeout) {
+  Impl& im = *impl_;
+  if (im.cancelled)
+    return Err(Unavailable("request to http://" + im.host + ":" + im.port + " cancelled"));
+  http::request<http::string_body> req{http::verb::get, target, 11};
+  req.set(http::field::host, im.host + ":" + im.port);
+  req.set(http::field::user_agent, "baton");
+  req.set(http::field::connection, "Upgrade");
+  req.set(http::field::upgrade, protocol);
+  if (!im.token.empty()) req.set(http::field::authorization, "Bearer " + im.token);
+  im.stream.reset();
+  RETURN_IF_ERROR(im.Connect(std::min<Duration>(timeout, std::chrono::seconds(10))));
+  ASSIGN_OR_RETURN(HttpResponse answer, im.Once(req, timeout));
+  Upgraded out;
+  if (answer.status != 101 || !im.stream) {
+    im.stream.reset();
+    out.refused = std::move(answer);
+    return out;
+  }
+  out.early = beast::buffers_to_string(im.buffer.data());
+  im.buffer.consume(im.buffer.size());
+  beast::error_code ec;
+  int fd = im.stream->socket().release(ec);
+  im.stream.reset();
+  if (ec) return Err(Unavailable("upgraded connection: " + ec.message()));
+  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);  // asio left it non-blocking
+  out.fd = fd;
+  return out;
 }
 
 Result<HttpResponse> HttpClient::Request(std::string_view method, std::string_view target,

@@ -54,6 +54,17 @@ class HttpClient {
                               const Headers& headers = {},
                               Duration idle = std::chrono::seconds(60));
 
+  // An upgraded connection: a GET of `target` with Upgrade: `protocol`. When the server
+  // switches (101), `fd` is the connected socket (blocking; the caller owns it) and `early`
+  // what the server sent after its answer; else `fd` is -1 and `refused` is the answer.
+  struct Upgraded {
+    int fd = -1;
+    std::string early;
+    HttpResponse refused;
+  };
+  Result<Upgraded> Upgrade(std::string_view target, std::string_view protocol,
+                           Duration timeout = std::chrono::seconds(30));
+
   // Thread-safe: makes a Request in progress on another thread fail at once, and every later
   // one too (for shutdown).
   void Cancel();

@@ -272,12 +272,26 @@ TEST(OpenApi, TheServedDocumentIsValidByARealValidatorAndNamesEveryRoute) {
   std::string raw = RawExchange(
       baton.url(), "GET /v1/openapi.json HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
   ASSERT_EQ(RawStatus(raw), 200) << raw.substr(0, 300);
-  for (const char* path :
-       {"\"/v1/jobs\"", "\"/v1/jobs/batch\"", "\"/v1/jobs/{id}\"", "\"/v1/jobs/{id}/logs\"",
-        "\"/v1/jobs/{id}/metrics\"", "\"/v1/jobs/{id}/cancel\"", "\"/v1/queue\"", "\"/v1/crons\"",
-        "\"/v1/crons/{id}\"", "\"/v1/nodes\"", "\"/v1/nodes/{name}/drain\"", "\"/v1/usage\"",
-        "\"/v1/events\"", "\"/v1/tokens\"", "\"/metrics\"", "\"/healthz\"",
-        "\"/v1/openapi.json\""}) {
+  for (const char* path : {"\"/v1/jobs\"",
+                           "\"/v1/jobs/batch\"",
+                           "\"/v1/jobs/{id}\"",
+                           "\"/v1/jobs/{id}/logs\"",
+                           "\"/v1/jobs/{id}/metrics\"",
+                           "\"/v1/jobs/{id}/cancel\"",
+                           "\"/v1/queue\"",
+                           "\"/v1/crons\"",
+                           "\"/v1/crons/{id}\"",
+                           "\"/v1/nodes\"",
+                           "\"/v1/nodes/{name}/drain\"",
+                           "\"/v1/usage\"",
+                           "\"/v1/events\"",
+                           "\"/v1/tokens\"",
+                           "\"/metrics\"",
+                           "\"/healthz\"",
+                           "\"/v1/openapi.json\"",
+                           "\"/v1/jobs/{id}/attach\"",
+                           "\"/v1/jobs/{id}/forward\"",
+                           "\"/v1/agent/tunnels/{tunnel}\""}) {
     EXPECT_NE(raw.find(path), std::string::npos) << path;
   }
   std::string script = std::string(BATON_SOURCE_DIR) + "/scripts/openapi-validate";

@@ -50,10 +50,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/signalfd.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include "session.h"
 
 extern char** environ;
 
@@ -117,6 +122,8 @@ struct Launch {
   // A child that cannot become the job (user, working directory, exec) writes a byte here before
   // it exits; close-on-exec, so a started job leaves the pipe without a word.
   int unstarted_fd = -1;
+  const char* tty_path = nullptr;  // a session's terminal: the job's stdin, stdout and stderr
+  int stdin_fd = -1;               // a session's stdin pipe (its first process); -1: /dev/null
 };
 
 // In the child: says the job never started, then exits with `code`.
@@ -208,11 +215,25 @@ void BecomeUser(const Launch& job) {
 // In the child: only async-signal-safe calls, ending in execve or _exit. `in_cgroup`: the
 // child was created inside the job's cgroup and need not join it.
 [[noreturn]] void RunJob(const Launch& job, bool in_cgroup) {
-  setpgid(0, job.group);
-  int null_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
-  if (null_fd >= 0) dup2(null_fd, 0);
-  dup2(job.log_fd, 1);
-  dup2(job.log_fd, 2);
+  if (job.tty_path != nullptr) {
+    // A session of its own whose controlling terminal is the session's: Ctrl-C, Ctrl-Z and
+    // window sizes reach it as on any terminal.
+    setsid();
+    int tty = open(job.tty_path, O_RDWR);
+    if (tty >= 0) {
+      ioctl(tty, TIOCSCTTY, 0);
+      dup2(tty, 0);
+      dup2(tty, 1);
+      dup2(tty, 2);
+      if (tty > 2) close(tty);
+    }
+  } else {
+    setpgid(0, job.group);
+    int in_fd = job.stdin_fd >= 0 ? job.stdin_fd : open("/dev/null", O_RDONLY | O_CLOEXEC);
+    if (in_fd >= 0) dup2(in_fd, 0);
+    dup2(job.log_fd, 1);
+    dup2(job.log_fd, 2);
+  }
   // The cgroup first: joining one needs the privileges that becoming the user drops. The
   // working directory after: it must be one the user may enter.
   if (job.cgroup != nullptr && !in_cgroup) JoinCgroup(job);
@@ -392,8 +413,10 @@ pid_t StartProcesses(Launch* launch, const Procs& procs) {
     launch->group = group;
     pid_t pid = StartProcess(*launch);
     if (pid < 0) break;
-    // Both sides set the process group, so that it exists whichever runs first.
-    setpgid(pid, group == 0 ? pid : group);
+    launch->stdin_fd = -1;  // a session's stdin is its first process's
+    // Both sides set the process group, so that it exists whichever runs first (a terminal's
+    // job makes a session of its own, which it could not as a group's leader).
+    if (launch->tty_path == nullptr) setpgid(pid, group == 0 ? pid : group);
     if (group == 0) group = pid;
     ++started;
   }
@@ -431,6 +454,15 @@ int WaitForJob(int count, pid_t group) {
 }
 
 int ShimMain(int argc, char** argv) {
+  // A session (`baton run`): --session SOCKET stdin|tty before the usual arguments.
+  const char* session_socket = nullptr;
+  const char* session_mode = nullptr;
+  if (argc >= 4 && strcmp(argv[1], "--session") == 0) {
+    session_socket = argv[2];
+    session_mode = argv[3];
+    argv += 3;
+    argc -= 3;
+  }
   if (argc < 12) {
     WriteAll(2,
              "usage: baton-shim LOG STATUS PIDFILE WORKDIR CPUS MEMNODE CGROUP USER PROCS PROGRAM "
@@ -474,11 +506,25 @@ int ShimMain(int argc, char** argv) {
     WriteAll(log_fd, "\n");
     return CannotRun(status_path);
   }
+  ShimSession session;
+  int child_stdin = -1;
+  if (session_socket != nullptr) {
+    if (!OpenSession(session_socket, session_mode, log_fd, &session, &child_stdin)) {
+      CloseSession(&session, "unstarted 126");
+      return CannotRun(status_path);
+    }
+    if (session.tty) launch.tty_path = session.tty_path;
+    launch.stdin_fd = child_stdin;
+  }
   int unstarted[2];
   if (pipe2(unstarted, O_CLOEXEC) == 0) launch.unstarted_fd = unstarted[1];
   pid_t group = StartProcesses(&launch, procs);
   if (launch.unstarted_fd >= 0) close(launch.unstarted_fd);
-  if (group < 0) return CannotRun(status_path);
+  if (child_stdin >= 0) close(child_stdin);
+  if (group < 0) {
+    CloseSession(&session, "unstarted 126");
+    return CannotRun(status_path);
+  }
   // Every process has exec'd (the pipe closed) or one said it could not start.
   bool not_started = false;
   if (launch.unstarted_fd >= 0) {
@@ -490,20 +536,26 @@ int ShimMain(int argc, char** argv) {
     not_started = n == 1;
     close(unstarted[0]);
   }
-  close(log_fd);
+  if (!session.tty) close(log_fd);  // a terminal's output goes there through the shim
   if (launch.cgroup_fd >= 0) close(launch.cgroup_fd);
   char text[64];
   snprintf(text, sizeof text, "%d\n", static_cast<int>(group));
   WriteFileAtomic(pid_path, text);
 
   // The job's status: the first process that failed, else success.
-  int status = WaitForJob(procs.count, group);
+  int status = session_socket != nullptr ? ServeSession(&session, log_fd, procs.count, group)
+                                         : WaitForJob(procs.count, group);
   // Whatever the job left behind in its group ends with it.
   kill(-group, SIGKILL);
   if (WIFSIGNALED(status)) {
     snprintf(text, sizeof text, "signal %d\n", WTERMSIG(status));
   } else {
     snprintf(text, sizeof text, "%s %d\n", not_started ? "unstarted" : "exit", WEXITSTATUS(status));
+  }
+  if (session_socket != nullptr) {
+    text[strcspn(text, "\n")] = '\0';
+    CloseSession(&session, text);
+    text[strlen(text)] = '\n';
   }
   WriteFileAtomic(status_path, text);
   return 0;

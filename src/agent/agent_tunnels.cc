@@ -1,0 +1,153 @@
+// The agent's end of tunnels (`baton run`, `attach`, `forward`; api/relay.h): for each tunnel
+// order, a thread opens the controller's /v1/agent/tunnels/{id} and connects it to the job's
+// session (the Unix socket its shim serves, executor.h) or to a TCP port on this node's
+// loopback, and copies bytes both ways until either side ends. The threads end with the agent;
+// the job and its session do not (a client attaches again).
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cstring>
+
+#include "agent/agent.h"
+#include "core/session_frame.h"
+#include "core/splice.h"
+
+namespace baton::agent {
+
+namespace {
+
+// A connected Unix socket at `path`; a path longer than sun_path holds is reached through its
+// directory's descriptor (/proc/self/fd/N/NAME). -1 with errno on failure.
+int ConnectUnix(const std::string& path) {
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  int dir = -1;
+  std::string name = path;
+  if (name.size() >= sizeof addr.sun_path) {
+    size_t slash = path.rfind('/');
+    dir = ::open(path.substr(0, slash).c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (dir < 0) return -1;
+    name = "/proc/self/fd/" + std::to_string(dir) + path.substr(slash);
+    if (name.size() >= sizeof addr.sun_path) {
+      ::close(dir);
+      errno = ENAMETOOLONG;
+      return -1;
+    }
+  }
+  std::memcpy(addr.sun_path, name.c_str(), name.size() + 1);
+  int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  int rc = fd < 0 ? -1 : ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+  int err = errno;
+  if (dir >= 0) ::close(dir);
+  if (rc != 0 && fd >= 0) ::close(fd);
+  errno = err;
+  return rc == 0 ? fd : -1;
+}
+
+// A TCP connection to `port` on this host's loopback (IPv4, then IPv6). -1 with errno.
+int ConnectLoopback(int port) {
+  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in v4{};
+  v4.sin_family = AF_INET;
+  v4.sin_port = htons(static_cast<uint16_t>(port));
+  v4.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (fd >= 0 && ::connect(fd, reinterpret_cast<sockaddr*>(&v4), sizeof v4) == 0) return fd;
+  if (fd >= 0) ::close(fd);
+  fd = ::socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in6 v6{};
+  v6.sin6_family = AF_INET6;
+  v6.sin6_port = htons(static_cast<uint16_t>(port));
+  v6.sin6_addr = in6addr_loopback;
+  if (fd >= 0 && ::connect(fd, reinterpret_cast<sockaddr*>(&v6), sizeof v6) == 0) return fd;
+  int err = errno;
+  if (fd >= 0) ::close(fd);
+  errno = err;
+  return -1;
+}
+
+}  // namespace
+
+std::string Agent::SessionSocket(JobId id, int attempt) const {
+  return RunFile(id, attempt) + ".sock";
+}
+
+void Agent::OpenTunnel(const TunnelOrder& t) {
+  std::string target;
+  if (t.port == 0) {
+    auto it = jobs_.find(Key(t.job, t.attempt));
+    if (it == jobs_.end() || it->second.exited || it->second.order.interactive.empty()) {
+      LogWarn("tunnel to job " + t.job.ToString() + "'s session: it has none running here",
+              Context(t.job));
+      return;
+    }
+    target = SessionSocket(t.job, t.attempt);
+  }
+  std::lock_guard lock(tunnels_mu_);
+  for (auto it = tunnels_.begin(); it != tunnels_.end();) {
+    if (it->done->load()) {
+      it->thread.join();
+      it = tunnels_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  if (tunnel_stop_[0] < 0 && pipe2(tunnel_stop_, O_CLOEXEC) != 0) {
+    LogWarn("tunnel: no pipe: " + std::string(std::strerror(errno)), Context(t.job));
+    return;
+  }
+  auto done = std::make_shared<std::atomic<bool>>(false);
+  int stop = tunnel_stop_[0];
+  std::thread thread([this, t, target, stop, done] {
+    RunTunnel(t, target, stop);
+    *done = true;
+  });
+  tunnels_.push_back(Tunnel{std::move(thread), done});
+}
+
+void Agent::RunTunnel(const TunnelOrder& t, const std::string& socket, int stop) {
+  auto client = net::HttpClient::Create(options_.server, options_.token);
+  if (!client) return;
+  auto up =
+      (*client)->Upgrade("/v1/agent/tunnels/" + t.id, "baton-tunnel", std::chrono::seconds(10));
+  if (!up || up->fd < 0) {
+    LogWarn("tunnel to job " + t.job.ToString() +
+                ": the controller refused it: " + (up ? up->refused.body : up.error().message()),
+            Context(t.job));
+    return;
+  }
+  int local = t.port == 0 ? ConnectUnix(socket) : ConnectLoopback(t.port);
+  if (local < 0) {
+    std::string why = std::strerror(errno);
+    std::string what = t.port == 0 ? "its session" : "port " + std::to_string(t.port);
+    if (t.port == 0) {
+      (void)WriteAllTo(up->fd,
+                       EncodeFrame(FrameType::kNote, "baton: cannot reach job " + t.job.ToString() +
+                                                         "'s session: " + why));
+    }
+    LogInfo("tunnel to job " + t.job.ToString() + ": cannot connect to " + what + ": " + why,
+            Context(t.job));
+    ::close(up->fd);
+    return;
+  }
+  int one = 1;
+  if (t.port != 0) ::setsockopt(local, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  Splice(up->fd, local, stop, up->early);
+  ::close(local);
+  ::close(up->fd);
+}
+
+void Agent::StopTunnels() {
+  std::lock_guard lock(tunnels_mu_);
+  if (tunnel_stop_[1] >= 0) ::close(tunnel_stop_[1]);
+  for (Tunnel& tunnel : tunnels_) tunnel.thread.join();
+  tunnels_.clear();
+  if (tunnel_stop_[0] >= 0) ::close(tunnel_stop_[0]);
+  tunnel_stop_[0] = tunnel_stop_[1] = -1;
+}
+
+}  // namespace baton::agent

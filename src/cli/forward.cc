@@ -1,0 +1,157 @@
+// `baton forward ID [LOCAL:]REMOTE`: each connection to 127.0.0.1:LOCAL becomes a tunnel to
+// port REMOTE on the loopback of the job's first node (through the controller and the agent,
+// api/relay.h), copied both ways on a thread of its own, until Ctrl-C or the job ends.
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstring>
+#include <iostream>
+#include <list>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+#include "cli/session.h"
+#include "core/splice.h"
+
+namespace baton::cli {
+
+namespace {
+
+// A listening socket on 127.0.0.1:port (0: a free one); -1 with errno.
+int ListenLocal(int port, int* bound) {
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return -1;
+  int one = 1;
+  setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof addr;
+  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 || listen(fd, 64) != 0 ||
+      getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+    int err = errno;
+    close(fd);
+    errno = err;
+    return -1;
+  }
+  *bound = ntohs(addr.sin_port);
+  return fd;
+}
+
+// The connections being relayed, each on its thread; closing `stop` ends them all.
+class Relays {
+ public:
+  Relays() {
+    if (pipe2(stop_, O_CLOEXEC) != 0) stop_[0] = stop_[1] = -1;
+  }
+  ~Relays() {
+    if (stop_[1] >= 0) close(stop_[1]);
+    for (auto& r : relays_) r.thread.join();
+    if (stop_[0] >= 0) close(stop_[0]);
+  }
+  void Start(ApiClient& api, const std::string& target, int conn) {
+    Reap();
+    auto done = std::make_shared<std::atomic<bool>>(false);
+    int stop = stop_[0];
+    std::thread t([&api, target, conn, stop, done, this] {
+      auto tunnel = api.OpenTunnel(target);
+      if (tunnel) {
+        Splice(tunnel->fd, conn, stop, tunnel->early);
+        close(tunnel->fd);
+      } else {
+        std::lock_guard lock(mu_);
+        std::cerr << "baton: " << tunnel.error().message() << std::endl;
+      }
+      close(conn);
+      *done = true;
+    });
+    relays_.push_back(Relay{std::move(t), done});
+  }
+
+ private:
+  struct Relay {
+    std::thread thread;
+    std::shared_ptr<std::atomic<bool>> done;
+  };
+  void Reap() {
+    for (auto it = relays_.begin(); it != relays_.end();) {
+      if (*it->done) {
+        it->thread.join();
+        it = relays_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
+  std::mutex mu_;  // one error line at a time
+  std::list<Relay> relays_;
+  int stop_[2] = {-1, -1};
+};
+
+}  // namespace
+
+int Forward(const Connection& conn, const std::string& ref, const std::string& ports) {
+  auto pair = ParsePortPair(ports);
+  if (!pair) return Usage(pair.error());
+  auto api = ApiClient::Connect(conn);
+  if (!api) return Fail(api.error());
+  auto job = (*api)->GetJob(ref);
+  if (!job) return Fail(job.error());
+  if (job->state != JobState::kRunning) {
+    return Fail(Conflict("job " + ref + " is " + std::string(JobStateName(job->state)) +
+                         (IsTerminal(job->state) ? "" : "; forward once it runs")));
+  }
+  sigset_t set, old;
+  sigemptyset(&set);
+  for (int s : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&set, s);
+  pthread_sigmask(SIG_BLOCK, &set, &old);  // before the relays' threads: they inherit it
+  int sfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+  int local = 0;
+  int listener = ListenLocal(pair->local, &local);
+  if (listener < 0) {
+    return Fail(Unavailable("forward: cannot listen on 127.0.0.1:" + std::to_string(pair->local) +
+                            ": " + std::strerror(errno)));
+  }
+  std::string node = job->allocation.empty() ? "?" : job->allocation.front().node;
+  std::cout << "forwarding 127.0.0.1:" << local << " to port " << pair->remote << " of job " << ref
+            << " on " << node << std::endl;
+  std::cerr << "baton: http://127.0.0.1:" << local << "/ reaches it; Ctrl-C stops" << std::endl;
+  std::string target = "/v1/jobs/" + ref + "/forward?port=" + std::to_string(pair->remote);
+  {
+    Relays relays;
+    for (bool going = true; going;) {
+      pollfd fds[2] = {{.fd = listener, .events = POLLIN, .revents = 0},
+                       {.fd = sfd, .events = POLLIN, .revents = 0}};
+      int n = poll(fds, 2, 2000);
+      if (fds[1].revents != 0) break;
+      if (fds[0].revents != 0) {
+        int c = accept4(listener, nullptr, nullptr, SOCK_CLOEXEC);
+        int one = 1;
+        if (c >= 0) setsockopt(c, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+        if (c >= 0) relays.Start(**api, target, c);
+      }
+      if (n == 0) {
+        auto now = (*api)->GetJob(ref);
+        going = !now || !IsTerminal(now->state);
+        if (!going)
+          std::cerr << "baton: job " << ref << " has ended; forwarding stops" << std::endl;
+      }
+    }
+  }
+  close(listener);
+  close(sfd);
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  return 0;
+}
+
+}  // namespace baton::cli

@@ -1,0 +1,425 @@
+#include "cli/session.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/ioctl.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <charconv>
+#include <iostream>
+#include <list>
+#include <thread>
+
+#include "cli/logs.h"
+#include "cli/table.h"
+#include "cli/views.h"
+#include "codec/json_codec.h"
+#include "core/quantity.h"
+#include "core/session_frame.h"
+#include "core/splice.h"
+
+namespace baton::cli {
+
+namespace {
+
+constexpr unsigned char kCtrlP = 0x10, kCtrlQ = 0x11;  // the detach keys, as docker's
+
+// Signals the CLI reads itself while attached (from a signalfd, so that a poll wakes for them).
+// Threads started while one exists do not get them.
+class Signals {
+ public:
+  explicit Signals(std::initializer_list<int> signals) {
+    sigemptyset(&set_);
+    for (int s : signals) sigaddset(&set_, s);
+    pthread_sigmask(SIG_BLOCK, &set_, &old_);
+    fd_ = signalfd(-1, &set_, SFD_CLOEXEC | SFD_NONBLOCK);
+  }
+  ~Signals() {
+    if (fd_ >= 0) close(fd_);
+    pthread_sigmask(SIG_SETMASK, &old_, nullptr);
+  }
+  int fd() const { return fd_; }
+  // The next signal that came; 0 when none.
+  int Next() const {
+    signalfd_siginfo info;
+    return read(fd_, &info, sizeof info) == static_cast<ssize_t>(sizeof info)
+               ? static_cast<int>(info.ssi_signo)
+               : 0;
+  }
+
+ private:
+  sigset_t set_, old_;
+  int fd_ = -1;
+};
+
+// This terminal in raw mode while it lives (keys go to the job as typed: Ctrl-C, Ctrl-Z and
+// arrows included); nothing when stdin is not a terminal.
+class RawTerminal {
+ public:
+  RawTerminal() {
+    if (isatty(0) == 0 || tcgetattr(0, &saved_) != 0) return;
+    termios raw = saved_;
+    cfmakeraw(&raw);
+    on_ = tcsetattr(0, TCSANOW, &raw) == 0;
+  }
+  ~RawTerminal() {
+    if (on_) tcsetattr(0, TCSANOW, &saved_);
+  }
+  RawTerminal(const RawTerminal&) = delete;
+  RawTerminal& operator=(const RawTerminal&) = delete;
+
+ private:
+  termios saved_{};
+  bool on_ = false;
+};
+
+bool Send(int fd, FrameType type, std::string_view payload = {}) {
+  return WriteAllTo(fd, EncodeFrame(type, payload));
+}
+
+// "ROWS COLS" of this terminal; empty when there is none.
+std::string WindowSize() {
+  winsize ws{};
+  for (int fd : {0, 1, 2}) {
+    if (ioctl(fd, TIOCGWINSZ, &ws) == 0 && ws.ws_row > 0 && ws.ws_col > 0)
+      return std::to_string(ws.ws_row) + " " + std::to_string(ws.ws_col);
+  }
+  return "";
+}
+
+void Say(const std::string& line) { std::cerr << "baton: " << line << std::endl; }
+
+// Cancels the job for Ctrl-C; says so.
+void CancelFor(ApiClient& api, const std::string& id, bool* cancelled) {
+  *cancelled = true;
+  auto r = api.Call("POST", "/v1/jobs/" + id + "/cancel");
+  Say(r ? "cancelling job " + id + " (Ctrl-C again detaches)"
+        : "cannot cancel job " + id + ": " + r.error().message());
+}
+
+// Waits until the job runs (or has ended), saying why it waits whenever that changes. Ctrl-C
+// cancels it; a second one leaves (nullopt: exit 130).
+Result<std::optional<Job>> WaitUntilRunning(ApiClient& api, const std::string& id,
+                                            const Signals& signals, bool* cancelled) {
+  std::string said;
+  auto pause = std::chrono::milliseconds(50);
+  for (;;) {
+    ASSIGN_OR_RETURN(Job job, api.GetJob(id));
+    if (job.state == JobState::kRunning || IsTerminal(job.state))
+      return std::optional<Job>(std::move(job));
+    std::string why = std::string(JobStateName(job.state)) +
+                      (job.reason != WaitReason::kNone ? ": " + WhyWaiting(job) : "");
+    if (why != said) Say("job " + id + " is " + why);
+    said = why;
+    pollfd p{.fd = signals.fd(), .events = POLLIN, .revents = 0};
+    if (poll(&p, 1, static_cast<int>(pause.count())) > 0 && signals.Next() != 0) {
+      if (*cancelled) return std::optional<Job>();
+      CancelFor(api, id, cancelled);
+    }
+    pause = std::min<std::chrono::milliseconds>(pause * 2, std::chrono::milliseconds(500));
+  }
+}
+
+// The job once it has ended (its agent reports the end just after the session closes).
+int FinalExitCode(ApiClient& api, const std::string& id) {
+  for (int i = 0; i < 600; ++i) {
+    auto job = api.GetJob(id);
+    if (!job) return Fail(job.error());
+    if (IsTerminal(job->state)) return ExitCodeOf(*job);
+    usleep(50'000);
+  }
+  Say("job " + id + " has not ended yet");
+  return 1;
+}
+
+// Keys typed, without the detach sequence (Ctrl-P Ctrl-Q); `*prefix`: a Ctrl-P waits for the next.
+std::string StripDetach(std::string_view keys, bool* prefix, bool* detach) {
+  std::string out;
+  for (char c : keys) {
+    auto b = static_cast<unsigned char>(c);
+    if (*prefix) {
+      *prefix = false;
+      if (b == kCtrlQ) {
+        *detach = true;
+        return out;
+      }
+      out.push_back(static_cast<char>(kCtrlP));
+      if (b == kCtrlP) {
+        *prefix = true;
+        continue;
+      }
+      out.push_back(c);
+    } else if (b == kCtrlP) {
+      *prefix = true;
+    } else {
+      out.push_back(c);
+    }
+  }
+  return out;
+}
+
+enum class Ending { kEnded, kDetached, kLost };
+
+// What the shim sent: output to stdout, notes to stderr; kEnded once it says the job ended.
+std::optional<Ending> FromJob(FrameReader& reader, bool raw) {
+  for (;;) {
+    auto frame = reader.Next();
+    if (!frame) return Ending::kLost;
+    if (!*frame) return std::nullopt;
+    const Frame& f = **frame;
+    if (f.type == FrameType::kData) {
+      (void)WriteAllTo(1, f.payload);
+    } else if (f.type == FrameType::kNote) {
+      std::string line = (raw ? "\r\n" : "\n") + f.payload + (raw ? "\r\n" : "\n");
+      (void)WriteAllTo(2, line);
+    } else if (f.type == FrameType::kExit) {
+      return Ending::kEnded;
+    }
+  }
+}
+
+// The job's terminal is this one until the job ends, Ctrl-P Ctrl-Q, or the connection drops.
+Ending TerminalLoop(int tunnel, std::string early, const Signals& signals) {
+  FrameReader reader;
+  reader.Feed(early);
+  RawTerminal raw;
+  if (std::string size = WindowSize(); !size.empty()) Send(tunnel, FrameType::kResize, size);
+  if (auto end = FromJob(reader, true)) return *end;
+  bool stdin_open = true, prefix = false, detach = false;
+  char buf[32 * 1024];
+  for (;;) {
+    pollfd fds[3] = {{.fd = tunnel, .events = POLLIN, .revents = 0},
+                     {.fd = signals.fd(), .events = POLLIN, .revents = 0},
+                     {.fd = stdin_open ? 0 : -1, .events = POLLIN, .revents = 0}};
+    if (poll(fds, 3, -1) < 0) continue;
+    if (fds[0].revents != 0) {
+      ssize_t n = read(tunnel, buf, sizeof buf);
+      if (n <= 0) return Ending::kLost;
+      reader.Feed(std::string_view(buf, static_cast<size_t>(n)));
+      if (auto end = FromJob(reader, true)) return *end;
+    }
+    if (fds[1].revents != 0) {
+      int sig = signals.Next();
+      if (sig == SIGWINCH) {
+        if (std::string size = WindowSize(); !size.empty()) Send(tunnel, FrameType::kResize, size);
+      } else if (sig != 0) {
+        return Ending::kDetached;
+      }
+    }
+    if (fds[2].revents != 0) {
+      ssize_t n = read(0, buf, sizeof buf);
+      if (n <= 0) {
+        stdin_open = false;  // typed input ended (not a terminal): the session goes on
+        continue;
+      }
+      std::string keys =
+          StripDetach(std::string_view(buf, static_cast<size_t>(n)), &prefix, &detach);
+      if (!keys.empty() && !Send(tunnel, FrameType::kData, keys)) return Ending::kLost;
+      if (detach) return Ending::kDetached;
+    }
+  }
+}
+
+int TerminalSession(ApiClient& api, const std::string& id, const Signals& signals) {
+  auto tunnel = api.OpenTunnel("/v1/jobs/" + id + "/attach");
+  if (!tunnel) return Fail(tunnel.error());
+  Ending end = TerminalLoop(tunnel->fd, std::move(tunnel->early), signals);
+  close(tunnel->fd);
+  if (end == Ending::kDetached) {
+    Say("detached from job " + id + "; it runs on (`baton attach " + id + "` goes back)");
+    return 0;
+  }
+  if (end == Ending::kLost) {
+    Say("lost job " + id + "'s session (`baton attach " + id + "` tries again)");
+    return 1;
+  }
+  return FinalExitCode(api, id);
+}
+
+// A job's output, followed on a thread of its own, until the job has ended and all is out.
+class OutputFollower {
+ public:
+  OutputFollower(const Connection& conn, std::string id) {
+    if (pipe2(done_, O_CLOEXEC) != 0) done_[0] = done_[1] = -1;
+    thread_ = std::thread([this, conn, id = std::move(id)] {
+      code_ = Logs(conn, id, true, "");
+      if (done_[1] >= 0) close(done_[1]);
+    });
+  }
+  ~OutputFollower() {
+    if (thread_.joinable()) thread_.join();
+    if (done_[0] >= 0) close(done_[0]);
+  }
+  int done_fd() const { return done_[0]; }  // readable (at its end) once the output is all out
+
+ private:
+  int done_[2] = {-1, -1};
+  std::atomic<int> code_{0};
+  std::thread thread_;
+};
+
+// Leaves at once, as a second Ctrl-C asks: the follower's thread is blocked on the network.
+[[noreturn]] void Detach(const std::string& id, bool cancelled) {
+  std::cout.flush();
+  Say("detached from job " + id + (cancelled ? " (cancelled)" : "; it runs on"));
+  _exit(130);
+}
+
+// Stdin to the job (its shim's pipe) while its output is followed; Ctrl-C cancels the job when
+// `cancel` (baton run), a second one (the first with attach) leaves.
+int StdinSession(const Connection& conn, ApiClient& api, const std::string& id,
+                 const Signals& signals, bool cancel) {
+  bool cancelled = !cancel;
+  OutputFollower output(conn, id);
+  auto tunnel = api.OpenTunnel("/v1/jobs/" + id + "/attach");
+  int fd = tunnel ? tunnel->fd : -1;  // none: the job ended already, or its node is away
+  bool stdin_open = fd >= 0;
+  char buf[32 * 1024];
+  for (;;) {
+    pollfd fds[4] = {{.fd = output.done_fd(), .events = POLLIN, .revents = 0},
+                     {.fd = signals.fd(), .events = POLLIN, .revents = 0},
+                     {.fd = stdin_open ? 0 : -1, .events = POLLIN, .revents = 0},
+                     {.fd = fd, .events = POLLIN, .revents = 0}};
+    if (poll(fds, 4, -1) < 0) continue;
+    if (fds[0].revents != 0) break;
+    if (fds[1].revents != 0 && signals.Next() != 0) {
+      if (cancelled) Detach(id, cancel);
+      CancelFor(api, id, &cancelled);
+    }
+    if (fds[2].revents != 0) {
+      ssize_t n = read(0, buf, sizeof buf);
+      stdin_open = n > 0;
+      if (!Send(fd, n > 0 ? FrameType::kData : FrameType::kEof,
+                std::string_view(buf, n > 0 ? static_cast<size_t>(n) : 0)))
+        stdin_open = false;
+    }
+    if (fds[3].revents != 0 && read(fd, buf, sizeof buf) <= 0) {  // the session has closed
+      close(fd);
+      fd = -1;
+      stdin_open = false;
+    }
+  }
+  if (fd >= 0) close(fd);
+  return FinalExitCode(api, id);
+}
+
+}  // namespace
+
+int ExitCodeOf(const Job& job) {
+  switch (job.state) {
+    case JobState::kSucceeded:
+      return 0;
+    case JobState::kCancelled:
+      return 130;
+    case JobState::kTimedOut:
+      return 124;
+    default:
+      break;
+  }
+  if (job.exit_signal) return 128 + *job.exit_signal;
+  if (job.exit_code && *job.exit_code != 0) return *job.exit_code;
+  return 1;
+}
+
+int RunAttached(const Connection& conn, const JobSpec& spec) {
+  auto api = ApiClient::Connect(conn);
+  if (!api) return Fail(api.error());
+  Signals signals({SIGINT, SIGTERM, SIGHUP, SIGWINCH});
+  auto body = (*api)->Call("POST", "/v1/jobs", codec::EncodeJobSpec(spec));
+  if (!body) return Fail(body.error());
+  auto job = codec::DecodeJob(*body);
+  if (!job) return Fail(job.error());
+  std::string id = job->id.ToString();
+  Say("job " + id + " submitted" +
+      (spec.interactive == "tty" ? "; Ctrl-P Ctrl-Q detaches" : "; Ctrl-C cancels it"));
+  bool cancelled = false;
+  auto running = WaitUntilRunning(**api, id, signals, &cancelled);
+  if (!running) return Fail(running.error());
+  if (!*running) Detach(id, true);
+  const Job& j = **running;
+  if (IsTerminal(j.state) && spec.interactive == "tty") {
+    Say("job " + id + " " + std::string(JobStateName(j.state)) +
+        (j.reason_detail.empty() ? "" : ": " + j.reason_detail));
+    return ExitCodeOf(j);
+  }
+  if (spec.interactive == "tty") return TerminalSession(**api, id, signals);
+  return StdinSession(conn, **api, id, signals, !cancelled);
+}
+
+int Attach(const Connection& conn, const std::string& ref) {
+  auto api = ApiClient::Connect(conn);
+  if (!api) return Fail(api.error());
+  auto job = (*api)->GetJob(ref);
+  if (!job) return Fail(job.error());
+  if (job->spec.interactive.empty()) {
+    return Fail(InvalidArgument("job " + ref +
+                                " is not a session (baton run starts one); `baton logs -f " + ref +
+                                "` follows its output"));
+  }
+  if (job->state != JobState::kRunning) {
+    return Fail(Conflict("job " + ref + " is " + std::string(JobStateName(job->state)) +
+                         (IsTerminal(job->state) ? "" : "; attach once it runs")));
+  }
+  Signals signals({SIGINT, SIGTERM, SIGHUP, SIGWINCH});
+  if (job->spec.interactive == "tty") return TerminalSession(**api, ref, signals);
+  return StdinSession(conn, **api, ref, signals, false);
+}
+
+int Sessions(const Connection& conn, bool all, bool json) {
+  auto api = ApiClient::Connect(conn);
+  if (!api) return Fail(api.error());
+  ApiClient::JobQuery q{.states = "pending,held,running"};
+  if (!all) {
+    auto me = (*api)->WhoAmI();
+    if (!me) return Fail(me.error());
+    q.user = *me;
+  }
+  auto jobs = (*api)->ListJobs(q);
+  if (!jobs) return Fail(jobs.error());
+  std::erase_if(*jobs, [](const Job& j) { return j.spec.interactive.empty(); });
+  if (json) {
+    std::vector<const Job*> shown;
+    for (const Job& j : *jobs) shown.push_back(&j);
+    std::cout << codec::EncodeJobList(shown, std::nullopt) << "\n";
+    return 0;
+  }
+  Table t({"ID", "USER", "NAME", "STATE", "KIND", "NODE", "GPUS", "STARTED", "COMMAND"});
+  for (const Job& j : *jobs) {
+    std::string node = j.allocation.empty() ? "-" : j.allocation.front().node;
+    std::string command;
+    for (const std::string& w : j.spec.command) command += (command.empty() ? "" : " ") + w;
+    t.Add({j.id.ToString(), j.user, j.spec.name, std::string(JobStateName(j.state)),
+           j.spec.interactive == "tty" ? "terminal" : "stdin", node,
+           FormatMilli(j.spec.resources.milli_gpus),
+           j.started_at ? FormatRfc3339(*j.started_at) : "-", command.substr(0, 40)});
+  }
+  t.Print(std::cout);
+  return 0;
+}
+
+Result<PortPair> ParsePortPair(const std::string& text) {
+  auto port = [&](std::string_view s, int lo) -> std::optional<int> {
+    int v = -1;
+    auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+    if (ec != std::errc() || p != s.data() + s.size() || v < lo || v > 65535) return std::nullopt;
+    return v;
+  };
+  size_t colon = text.find(':');
+  std::optional<int> remote = port(colon == std::string::npos ? text : text.substr(colon + 1), 1);
+  std::optional<int> local =
+      colon == std::string::npos ? remote : port(std::string_view(text).substr(0, colon), 0);
+  if (!remote || !local) {
+    return Err(InvalidArgument("forward: \"" + text.substr(0, 32) +
+                               "\" is not [LOCAL:]REMOTE (TCP ports, e.g. 8888 or 9000:8888)"));
+  }
+  return PortPair{.local = *local, .remote = *remote};
+}
+
+}  // namespace baton::cli

@@ -1,0 +1,38 @@
+// Interactive sessions (`baton run`, `attach`, `sessions`, `forward`): a job started attached,
+// its terminal or stdin carried over a tunnel through the controller and the job's agent to its
+// shim (api/relay.h, core/session_frame.h), and a local port relayed to a port of a job.
+#pragma once
+
+#include <string>
+
+#include "cli/client.h"
+#include "core/job.h"
+
+namespace baton::cli {
+
+// `baton run`: submits `spec` (interactive "stdin" or "tty"), prints why it waits until it runs,
+// then attaches: with a terminal, the job's terminal is this one (raw; Ctrl-P Ctrl-Q detaches);
+// else the job's output is printed as it comes and stdin is the job's (Ctrl-C cancels the job,
+// a second Ctrl-C detaches). Returns the job's exit code (128 + N for signal N).
+int RunAttached(const Connection& conn, const JobSpec& spec);
+// `baton attach ID`: back to a running session.
+int Attach(const Connection& conn, const std::string& ref);
+// `baton sessions [--all]`: the running and waiting sessions (yours; --all: everyone's, an
+// admin's token).
+int Sessions(const Connection& conn, bool all, bool json);
+// `baton forward ID [LOCAL:]REMOTE`: relays 127.0.0.1:LOCAL to port REMOTE of the job's first
+// node until Ctrl-C or the job ends.
+int Forward(const Connection& conn, const std::string& ref, const std::string& ports);
+
+// The exit code `baton run` ends with for a job that has ended: its own, 128 + its signal,
+// 130 when cancelled, 124 when timed out (as timeout(1)), else 1.
+int ExitCodeOf(const Job& job);
+
+// Parses "[LOCAL:]REMOTE" (each a TCP port 1-65535; LOCAL 0 picks a free one).
+struct PortPair {
+  int local = 0;
+  int remote = 0;
+};
+Result<PortPair> ParsePortPair(const std::string& text);
+
+}  // namespace baton::cli

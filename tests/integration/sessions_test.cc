@@ -1,0 +1,270 @@
+// Interactive sessions through the real binary (issue 17): `baton run` attached (output, stdin,
+// exit code, Ctrl-C), `baton run -it` on a real pseudo-terminal (util-linux's `script` gives the
+// CLI one, as a user's terminal would: keys, Ctrl-C to the remote shell, the window size,
+// Ctrl-P Ctrl-Q to detach), `baton sessions`, `baton attach`, and `baton forward` to a real
+// HTTP server in a job. Every byte goes through the controller's relay and the job's agent.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <boost/json.hpp>
+#include <chrono>
+#include <fstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "harness.h"
+
+namespace baton::testing {
+namespace {
+
+namespace json = boost::json;
+using namespace std::chrono_literals;
+
+// A command run on a pseudo-terminal of its own (`script -qefc CMD /dev/null`), driven as a
+// person at a terminal would: wait for some output, type, wait again.
+class Terminal {
+ public:
+  Terminal(const BatonProcess& server, const std::string& command) {
+    int in[2], out[2];
+    if (pipe(in) != 0 || pipe(out) != 0) throw std::runtime_error("pipe");
+    pid_ = fork();
+    if (pid_ == 0) {
+      dup2(in[0], 0);
+      dup2(out[1], 1);
+      dup2(out[1], 2);
+      for (int fd : {in[0], in[1], out[0], out[1]}) close(fd);
+      setenv("BATON_HOME", server.data_dir().c_str(), 1);
+      unsetenv("BATON_SERVER");
+      unsetenv("BATON_TOKEN");
+      execlp("script", "script", "-qefc", command.c_str(), "/dev/null", nullptr);
+      _exit(127);
+    }
+    close(in[0]);
+    close(out[1]);
+    to_ = in[1];
+    from_ = out[0];
+  }
+  ~Terminal() {
+    if (pid_ > 0) {
+      kill(pid_, SIGKILL);
+      waitpid(pid_, nullptr, 0);
+    }
+    if (to_ >= 0) close(to_);
+    close(from_);
+  }
+
+  // Reads until `text` has appeared after what earlier Expects consumed; whether it did.
+  bool Expect(const std::string& text, std::chrono::milliseconds limit = 20s) {
+    auto end = std::chrono::steady_clock::now() + limit;
+    for (;;) {
+      if (size_t at = seen_.find(text, consumed_); at != std::string::npos) {
+        consumed_ = at + text.size();
+        return true;
+      }
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+          end - std::chrono::steady_clock::now());
+      if (left.count() <= 0 || !ReadSome(left)) return false;
+    }
+  }
+  void Type(const std::string& keys) {
+    EXPECT_EQ(write(to_, keys.data(), keys.size()), static_cast<ssize_t>(keys.size()));
+  }
+  // Waits for the command to end (reading what it still says); its exit code.
+  int Wait() {
+    while (ReadSome(20s)) {
+    }
+    int status = 0;
+    waitpid(pid_, &status, 0);
+    pid_ = 0;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  }
+  const std::string& seen() const { return seen_; }
+
+ private:
+  bool ReadSome(std::chrono::milliseconds limit) {
+    pollfd p{.fd = from_, .events = POLLIN, .revents = 0};
+    if (poll(&p, 1, static_cast<int>(limit.count())) <= 0) return false;
+    char buf[4096];
+    ssize_t n = read(from_, buf, sizeof buf);
+    if (n <= 0) return false;
+    seen_.append(buf, static_cast<size_t>(n));
+    return true;
+  }
+
+  pid_t pid_ = 0;
+  int to_ = -1, from_ = -1;
+  std::string seen_;
+  size_t consumed_ = 0;
+};
+
+// `sh -c COMMAND` with the server's BATON_HOME; stdout and stderr together.
+std::string Sh(const BatonProcess& b, const std::string& command) {
+  std::string full = "BATON_HOME='" + b.data_dir() + "' " + command + " 2>&1";
+  FILE* p = popen(full.c_str(), "r");
+  if (p == nullptr) return "";
+  std::string out;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+  pclose(p);
+  return out;
+}
+
+json::value Show(const BatonProcess& b, const std::string& id) {
+  return json::parse(RunCli(b, {"show", id, "--json"}).out);
+}
+
+TEST(Sessions, RunPrintsTheOutputPassesStdinAndEndsWithTheJobsExitCode) {
+  TempDir dir;
+  BatonProcess baton(dir.path());
+  CliResult hi = RunCli(baton, {"run", "--", "echo", "hello from the node"});
+  EXPECT_EQ(hi.exit_code, 0) << hi.out;
+  EXPECT_NE(hi.out.find("hello from the node"), std::string::npos) << hi.out;
+  EXPECT_NE(hi.out.find("baton: job 1 submitted"), std::string::npos) << hi.out;
+
+  CliResult code = RunCli(baton, {"run", "--", "sh", "-c", "echo failing; exit 3"});
+  EXPECT_EQ(code.exit_code, 3) << code.out;
+  EXPECT_NE(code.out.find("failing"), std::string::npos) << code.out;
+
+  // stdin reaches the job's first process; its end is the job's end of input.
+  std::string input;
+  for (int i = 0; i < 2000; ++i) input += "line " + std::to_string(i) + "\n";
+  std::ofstream(dir.path() + "/in.txt") << input;
+  std::ofstream(dir.path() + "/count.sh") << "awk 'END { print NR \": \" $0 }'\n";
+  Terminal piped(baton, "exec < " + dir.path() + "/in.txt " + BATON_BINARY + " run -- sh " +
+                            dir.path() + "/count.sh");
+  EXPECT_TRUE(piped.Expect("2000: line 1999")) << piped.seen();
+  EXPECT_EQ(piped.Wait(), 0) << piped.seen();
+  EXPECT_EQ(Show(baton, "3").at("interactive"), "stdin");
+}
+
+TEST(Sessions, RunWaitsSayingWhyAndCtrlCCancelsTheJob) {
+  TempDir dir;
+  BatonProcess baton(dir.path(), {"--gpus", "1xA100-40GB"});
+  std::string blocker = FirstLine(RunCli(baton, {"submit", "-g", "1", "--", "sleep", "60"}).out);
+  Terminal t(baton, std::string(BATON_BINARY) + " run -g 1 -- echo never");
+  ASSERT_TRUE(t.Expect("is pending")) << t.seen();
+  EXPECT_TRUE(t.Expect("resources") || t.seen().find("priority") != std::string::npos) << t.seen();
+  t.Type("\x03");  // the terminal is not raw: Ctrl-C is SIGINT to baton run
+  EXPECT_TRUE(t.Expect("cancelling job 2")) << t.seen();
+  EXPECT_EQ(t.Wait(), 130) << t.seen();
+  EXPECT_EQ(Show(baton, "2").at("state"), "cancelled");
+  RunCli(baton, {"cancel", blocker});
+}
+
+TEST(Sessions, RunItGivesARealTerminalThatDetachesAndAttachesAgain) {
+  TempDir dir;
+  BatonProcess baton(dir.path());
+  // The CLI's terminal is 40x100: the job's is too.
+  Terminal t(baton, "stty rows 40 cols 100; " + std::string(BATON_BINARY) +
+                        " run -it -- bash --norc --noprofile -i");
+  ASSERT_TRUE(t.Expect("Ctrl-P Ctrl-Q detaches")) << t.seen();
+  t.Type("export PS1='prompt> '\n");
+  ASSERT_TRUE(t.Expect("prompt> ")) << t.seen();
+  t.Type("tty; stty size; X=kept\n");
+  EXPECT_TRUE(t.Expect("/dev/pts/")) << t.seen();
+  EXPECT_TRUE(t.Expect("40 100")) << t.seen();
+  // Ctrl-C reaches the remote shell's foreground job, not baton.
+  t.Type("sleep 100\n");
+  std::this_thread::sleep_for(500ms);
+  t.Type("\x03");
+  ASSERT_TRUE(t.Expect("prompt> ")) << t.seen();
+  t.Type("echo status-$?\n");
+  EXPECT_TRUE(t.Expect("status-130")) << t.seen();
+  t.Type("\x10\x11");  // Ctrl-P Ctrl-Q
+  EXPECT_TRUE(t.Expect("detached from job 1")) << t.seen();
+  EXPECT_EQ(t.Wait(), 0) << t.seen();
+
+  EXPECT_NE(RunCli(baton, {"show", "1"}).out.find("a terminal (`baton attach 1`)"),
+            std::string::npos);
+  CliResult listed = RunCli(baton, {"sessions"});
+  EXPECT_NE(listed.out.find("terminal"), std::string::npos) << listed.out;
+  EXPECT_NE(listed.out.find("running"), std::string::npos) << listed.out;
+
+  Terminal back(baton, std::string(BATON_BINARY) + " attach 1");
+  ASSERT_TRUE(back.Expect("status-130")) << back.seen();  // the screen so far, replayed
+  back.Type("echo X=$X\n");
+  EXPECT_TRUE(back.Expect("X=kept")) << back.seen();
+  back.Type("exit 7\n");
+  EXPECT_EQ(back.Wait(), 7) << back.seen();
+  json::value job = Show(baton, "1");
+  EXPECT_EQ(job.at("state"), "failed") << job;
+  EXPECT_EQ(job.at("interactive"), "tty") << job;
+  // What the terminal showed is the job's log too.
+  EXPECT_NE(RunCli(baton, {"logs", "1"}).out.find("status-130"), std::string::npos);
+  EXPECT_EQ(RunCli(baton, {"sessions", "--json"}).out.find("\"id\""), std::string::npos);
+}
+
+TEST(Sessions, ForwardReachesAnHttpServerInTheJob) {
+  TempDir dir;
+  BatonProcess baton(dir.path());
+  // python3 serves the page (python3 -m http.server), as a notebook would.
+  Sh(baton, std::string(BATON_SOURCE_DIR) + "/scripts/install-test-server python3");
+  ASSERT_EQ(access("/usr/bin/python3", X_OK), 0) << "python3 could not be installed";
+  std::string www = dir.path() + "/www";
+  ASSERT_EQ(system(("mkdir -p " + www).c_str()), 0);
+  std::ofstream(www + "/index.html") << "served by the job\n";
+  int port = FreePort();
+  std::string id =
+      FirstLine(RunCli(baton, {"submit", "--workdir", www, "--", "python3", "-m", "http.server",
+                               std::to_string(port), "--bind", "127.0.0.1"})
+                    .out);
+  auto client = baton.Client();
+  ASSERT_TRUE(Within(
+      20s, [&] { return JsonString(GetJob(*client, std::stoll(id)), "state") == "running"; }));
+  Terminal fwd(baton, std::string(BATON_BINARY) + " forward " + id + " 0:" + std::to_string(port));
+  ASSERT_TRUE(fwd.Expect("forwarding 127.0.0.1:")) << fwd.seen();
+  ASSERT_TRUE(fwd.Expect(" to port")) << fwd.seen();
+  std::string seen = fwd.seen();
+  size_t colon = seen.find("127.0.0.1:") + 10;
+  std::string local = seen.substr(colon, seen.find(' ', colon) - colon);
+  // The server may take a moment to listen; each fetch is a new connection through the relay.
+  std::string got;
+  ASSERT_TRUE(Within(20s, [&] {
+    got = Sh(baton, "curl -s http://127.0.0.1:" + local + "/index.html");
+    return got.find("served by the job") != std::string::npos;
+  })) << got;
+  for (int i = 0; i < 5; ++i) {
+    EXPECT_NE(Sh(baton, "curl -s http://127.0.0.1:" + local + "/").find("served by the job"),
+              std::string::npos);
+  }
+  RunCli(baton, {"cancel", id});
+  EXPECT_TRUE(fwd.Expect("forwarding stops")) << fwd.seen();
+  EXPECT_EQ(fwd.Wait(), 0);
+}
+
+TEST(Sessions, AttachAndForwardSayWhatIsWrong) {
+  TempDir dir;
+  BatonProcess baton(dir.path());
+  std::string batch = FirstLine(RunCli(baton, {"submit", "--", "sleep", "30"}).out);
+  auto client = baton.Client();
+  ASSERT_TRUE(Within(
+      20s, [&] { return JsonString(GetJob(*client, std::stoll(batch)), "state") == "running"; }));
+  CliResult attach = RunCli(baton, {"attach", batch});
+  EXPECT_EQ(attach.exit_code, 1);
+  EXPECT_NE(attach.out.find("is not a session"), std::string::npos) << attach.out;
+  CliResult bad = RunCli(baton, {"forward", batch, "99999"});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.out.find("[LOCAL:]REMOTE"), std::string::npos) << bad.out;
+  CliResult missing = RunCli(baton, {"attach", "999"});
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_NE(missing.out.find("does not exist"), std::string::npos) << missing.out;
+  // A terminal needs one here.
+  CliResult nodes = RunCli(baton, {"run", "-t", "--", "bash"});
+  EXPECT_EQ(nodes.exit_code, 2);
+  EXPECT_NE(nodes.out.find("stdin is not a terminal"), std::string::npos) << nodes.out;
+  // The tunnel routes need an upgraded connection.
+  auto raw = client->Request("GET", "/v1/jobs/" + batch + "/attach");
+  ASSERT_TRUE(raw.has_value());
+  EXPECT_EQ(raw->status, 400) << raw->body;
+  EXPECT_NE(raw->body.find("Upgrade: baton-tunnel"), std::string::npos) << raw->body;
+  RunCli(baton, {"cancel", batch});
+}
+
+}  // namespace
+}  // namespace baton::testing
