@@ -101,7 +101,7 @@ struct SubmitFlags {
   std::string name, time, grace, signal, workdir, file;
   int nodes = 0, cpus = 0, retries = 0;
   std::vector<int64_t> after, after_any, after_notok;
-  std::string begin, array, schedule, venv, conda, best_metric;
+  std::string begin, array, schedule, venv, conda, best_metric, like;
   std::string model, params, task, precision;  // sizing from a model
   int64_t seq = 0, batch = 0;
   std::vector<std::string> env;
@@ -284,7 +284,47 @@ Result<std::vector<JobSpec>> SpecsFromFile(const SubmitFlags& f) {
 
 int Post(ApiClient& api, const std::string& body, bool batch, bool json);
 
+// `baton submit --like ID [OPTIONS] [-- COMMAND]`: a batch job with the resources and the
+// environment of job ID (a session, say): its spec, not a session, not held, not an array or a
+// recurring job, without its dependencies and begin; the command given (else its own) and the
+// flags typed override it.
+int SubmitLike(const Connection& conn, const SubmitFlags& f, std::vector<std::string> command) {
+  auto refs = ParseJobIds({f.like});
+  if (!refs || refs->size() != 1) {
+    return Usage(InvalidArgument("--like: \"" + f.like.substr(0, 64) +
+                                 "\" is not one job id (12) or task of an array (12_3)"));
+  }
+  if (!f.file.empty())
+    return Usage(InvalidArgument("submit: --like and -f FILE cannot go together"));
+  auto api = ApiClient::Connect(conn);
+  if (!api) return Fail(api.error());
+  auto job = (*api)->GetJob(refs->front());
+  if (!job) return Fail(job.error());
+  JobSpec spec = std::move(job->spec);
+  spec.interactive.clear();
+  spec.hold = false;
+  spec.array.clear();
+  spec.schedule.clear();
+  spec.begin.reset();
+  spec.after.clear();
+  spec.after_any.clear();
+  spec.after_notok.clear();
+  spec.singleton = false;
+  if (!command.empty()) {
+    spec.shell = LooksLikeShell(command);
+    spec.command = std::move(command);
+    spec.name = std::filesystem::path(spec.shell ? "sh" : spec.command[0]).filename().string();
+  }
+  if (Status st = ApplyFlags(f, &f.given, &spec); !st.ok()) return Usage(st);
+  if (Status st = ValidateJobSpec(spec); !st.ok()) {
+    return Usage(
+        InvalidArgument("job " + refs->front() + " with the flags given: " + st.message()));
+  }
+  return Post(**api, codec::EncodeJobSpec(spec), false, f.json);
+}
+
 int Submit(const Connection& conn, const SubmitFlags& f, std::vector<std::string> command) {
+  if (!f.like.empty()) return SubmitLike(conn, f, std::move(command));
   std::string body;
   bool batch = false;
   if (!f.file.empty()) {
@@ -481,6 +521,9 @@ void AddSubmitCommand(CLI::App& app, const std::shared_ptr<Connection>& conn, in
   sub->add_option("-f,--file", f->file,
                   "YAML job file (one job, a list, or {jobs: [...]}), or a job as `baton show ID "
                   "--json` prints it");
+  sub->add_option("--like", f->like,
+                  "a job with the resources and environment of this one (a session's, say): "
+                  "the command given, else its own; the flags typed override it");
   sub->add_flag("--json", f->json, "print the job object instead of its id");
   sub->callback([sub, f, conn, exit_code, tail] {
     auto command = CommandWords(*sub, "submit", *tail);

@@ -162,9 +162,7 @@ TEST(Sessions, RunItGivesARealTerminalThatDetachesAndAttachesAgain) {
   BatonProcess baton(dir.path());
   // The CLI's terminal is 40x100: the job's is too.
   Terminal t(baton, "stty rows 40 cols 100; " + std::string(BATON_BINARY) +
-                        " run -it -- bash --norc --noprofile -i");
-  ASSERT_TRUE(t.Expect("Ctrl-P Ctrl-Q detaches")) << t.seen();
-  t.Type("export PS1='prompt> '\n");
+                        " run -it --env 'PS1=prompt> ' -- bash --norc --noprofile -i");
   ASSERT_TRUE(t.Expect("prompt> ")) << t.seen();
   t.Type("tty; stty size; X=kept\n");
   EXPECT_TRUE(t.Expect("/dev/pts/")) << t.seen();
@@ -198,6 +196,44 @@ TEST(Sessions, RunItGivesARealTerminalThatDetachesAndAttachesAgain) {
   // What the terminal showed is the job's log too.
   EXPECT_NE(RunCli(baton, {"logs", "1"}).out.find("status-130"), std::string::npos);
   EXPECT_EQ(RunCli(baton, {"sessions", "--json"}).out.find("\"id\""), std::string::npos);
+}
+
+TEST(Sessions, ASessionOutlivesItsAgentAndControllerAndSubmitLikeMakesABatchJobOfIt) {
+  TempDir dir;
+  BatonProcess baton(dir.path(), {"--gpus", "2xA100-40GB"});
+  // The remote shell's prompt (from its environment) says when it is there to type to.
+  Terminal t(baton, std::string(BATON_BINARY) + " run -it -g 1 --env STAGE=dev --time 2h " +
+                        "--env 'PS1=ready> ' -- bash --norc --noprofile -i");
+  ASSERT_TRUE(t.Expect("ready> ")) << t.seen();
+  t.Type("Y=still-here\n");
+  ASSERT_TRUE(t.Expect("ready> ")) << t.seen();
+  t.Type("\x10\x11");
+  ASSERT_TRUE(t.Expect("detached from job 1")) << t.seen();
+  EXPECT_EQ(t.Wait(), 0);
+  // The controller and its agent die; the terminal belongs to the job's shim, which lives on.
+  baton.Kill9();
+  baton.Start();
+  Terminal back(baton, std::string(BATON_BINARY) + " attach 1");
+  ASSERT_TRUE(back.Expect("ready> ")) << back.seen();
+  back.Type("echo Y=$Y STAGE=$STAGE GPUS=$CUDA_VISIBLE_DEVICES\n");
+  EXPECT_TRUE(back.Expect("Y=still-here STAGE=dev GPUS=")) << back.seen();
+  back.Type("\x10\x11");
+  EXPECT_TRUE(back.Expect("detached")) << back.seen();
+  EXPECT_EQ(back.Wait(), 0);
+
+  // From the session to production: its resources and environment, a batch command.
+  CliResult like = RunCli(baton, {"submit", "--like", "1", "--", "sh", "-c", "echo $STAGE"});
+  ASSERT_EQ(like.exit_code, 0) << like.out;
+  std::string id = FirstLine(like.out);
+  json::value job = Show(baton, id);
+  EXPECT_EQ(job.as_object().count("interactive"), 0u) << job;
+  EXPECT_EQ(job.at("resources").at("gpus").to_number<double>(), 1.0) << job;
+  EXPECT_EQ(job.at("time_limit_s").to_number<double>(), 7200.0) << job;
+  EXPECT_EQ(job.at("name"), "sh") << job;
+  EXPECT_EQ(RunCli(baton, {"wait", id}).exit_code, 0);
+  EXPECT_NE(RunCli(baton, {"logs", id}).out.find("dev"), std::string::npos);
+  EXPECT_EQ(RunCli(baton, {"submit", "--like", "1", "-f", "x.yaml"}).exit_code, 2);
+  RunCli(baton, {"cancel", "1"});
 }
 
 TEST(Sessions, ForwardReachesAnHttpServerInTheJob) {
