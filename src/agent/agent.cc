@@ -400,6 +400,7 @@ void Agent::HandleOrder(const Order& order) {
     return;
   }
   if (order.kind == Order::Kind::kTunnel) return OpenTunnel(order.tunnel);
+  if (order.kind == Order::Kind::kNote) return DeliverNote(order.note);
   if (order.kind == Order::Kind::kLaunch) {
     if (jobs_.count(Key(order.launch.job, order.launch.attempt)) == 0) Launch(order.launch, now);
     return;
@@ -438,7 +439,9 @@ void Agent::BeginStop(RunningJob& job, Duration grace, bool time_limit, TimePoin
     return;
   }
   // PRODUCT.md §4: SIGTERM (checkpoint now, the convention training code already handles),
-  // then SIGKILL after the grace period.
+  // then SIGKILL after the grace period. A terminal's job is hung up first, as a closed
+  // terminal would be: an interactive shell ignores SIGTERM, and ends (with its jobs) on SIGHUP.
+  if (job.order.interactive == "tty") SignalJob(job, SIGHUP);
   SignalJob(job, SIGTERM);
   job.stop_phase = 1;
   job.next_stop_step = now + grace;
@@ -599,9 +602,12 @@ void Agent::CollectExits(TimePoint now) {
 }
 
 bool Agent::SampleGpus(std::vector<GpuSample>* samples, TimePoint now) {
+  // Which GPUs a job holds: what simulated GPUs read as load (NVML reads the real thing).
+  // A session's do not count: a shell mostly waits for its user, so simulated sessions read
+  // idle, and an interactive pool's idle reclaim can be tried without GPUs.
   std::vector<bool> busy(gpus_.size(), false);
   for (auto& [key, job] : jobs_) {
-    if (job.exited) continue;
+    if (job.exited || !job.order.interactive.empty()) continue;
     for (int g : job.order.gpus) {
       if (g >= 0 && static_cast<size_t>(g) < busy.size()) busy[g] = true;
     }
@@ -677,6 +683,7 @@ bool Agent::SendReport(std::vector<GpuSample> samples) {
   bool with_health = health_dirty_;
   if (with_health) rep.health = health_.health();
   rep.notices = pending_notices_;
+  rep.attached = AttachedSessions();
   auto res = report_client_->Request("POST", "/v1/agent/report", codec::EncodeReport(rep));
   if (!res) return false;
   if (res->status == 409) {

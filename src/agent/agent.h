@@ -165,6 +165,9 @@ class Agent {
   void OpenTunnel(const TunnelOrder& t);
   void RunTunnel(const TunnelOrder& t, const std::string& socket, int stop);
   void StopTunnels();
+  // The sessions with a client attached now (any thread); a note shown in a session's terminal.
+  std::vector<JobId> AttachedSessions();
+  void DeliverNote(const SessionNote& note);
 
   AgentOptions options_;
   GpuBackend& backend_;
@@ -203,8 +206,9 @@ class Agent {
     std::thread thread;
     std::shared_ptr<std::atomic<bool>> done;
   };
-  std::mutex tunnels_mu_;  // guards tunnels_, tunnel_stop_
+  std::mutex tunnels_mu_;  // guards tunnels_, tunnel_stop_, attached_
   std::list<Tunnel> tunnels_;
+  std::map<JobId, int> attached_;  // open tunnels to each job's session
   int tunnel_stop_[2] = {-1, -1};  // a pipe; closing its write end ends every tunnel
 
   std::thread main_thread_;

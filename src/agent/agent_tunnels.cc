@@ -136,9 +136,39 @@ void Agent::RunTunnel(const TunnelOrder& t, const std::string& socket, int stop)
   }
   int one = 1;
   if (t.port != 0) ::setsockopt(local, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  if (t.port == 0) {
+    std::lock_guard lock(tunnels_mu_);
+    ++attached_[t.job];
+  }
   Splice(up->fd, local, stop, up->early);
+  if (t.port == 0) {
+    std::lock_guard lock(tunnels_mu_);
+    if (--attached_[t.job] <= 0) attached_.erase(t.job);
+  }
   ::close(local);
   ::close(up->fd);
+}
+
+std::vector<JobId> Agent::AttachedSessions() {
+  std::lock_guard lock(tunnels_mu_);
+  std::vector<JobId> out;
+  for (const auto& [job, n] : attached_) out.push_back(job);
+  return out;
+}
+
+void Agent::DeliverNote(const SessionNote& note) {
+  auto it = jobs_.find(Key(note.job, note.attempt));
+  if (it == jobs_.end() || it->second.exited || it->second.order.interactive.empty()) return;
+  int fd = ConnectUnix(SessionSocket(note.job, note.attempt));
+  if (fd < 0) {
+    LogWarn("cannot tell job " + note.job.ToString() + "'s session: " + std::strerror(errno),
+            Context(note.job));
+    return;
+  }
+  // A connection whose first frame is a note is not a client: the shim shows the line and
+  // closes it (shim/session.cc).
+  (void)WriteAllTo(fd, EncodeFrame(FrameType::kNote, note.message));
+  ::close(fd);
 }
 
 void Agent::StopTunnels() {

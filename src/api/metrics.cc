@@ -82,6 +82,13 @@ std::string RenderMetrics(const control::MetricsSnapshot& m,
   w.Family("baton_preemptions_total", "counter",
            "Running jobs the scheduler preempted since the controller started.");
   w.Sample("baton_preemptions_total", "", static_cast<double>(m.preemptions));
+  w.Family("baton_sessions_reclaimed_total", "counter",
+           "Idle sessions of interactive pools stopped since the controller started.");
+  w.Sample("baton_sessions_reclaimed_total", "", static_cast<double>(m.sessions_reclaimed));
+  w.Family("baton_reclaimed_gpu_seconds_total", "counter",
+           "GPU-seconds those sessions held and gave back: their GPUs times what was left of "
+           "their time limits.");
+  w.Sample("baton_reclaimed_gpu_seconds_total", "", m.reclaimed_gpu_seconds);
   w.Histogram("baton_job_wait_seconds", "Time from submit to a job's first start.", m.wait_seconds);
   w.Histogram("baton_scheduling_cycle_duration_seconds",
               "Time the controller took to end a batch: scheduling pass, orders and effects.",

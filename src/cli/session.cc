@@ -190,7 +190,8 @@ Ending TerminalLoop(int tunnel, std::string early, const Signals& signals) {
   FrameReader reader;
   reader.Feed(early);
   RawTerminal raw;
-  if (std::string size = WindowSize(); !size.empty()) Send(tunnel, FrameType::kResize, size);
+  // Always a first frame: it is what tells the shim that this connection is a client.
+  Send(tunnel, FrameType::kResize, WindowSize());
   if (auto end = FromJob(reader, true)) return *end;
   bool stdin_open = true, prefix = false, detach = false;
   char buf[32 * 1024];
@@ -280,6 +281,7 @@ int StdinSession(const Connection& conn, ApiClient& api, const std::string& id,
   OutputFollower output(conn, id);
   auto tunnel = api.OpenTunnel("/v1/jobs/" + id + "/attach");
   int fd = tunnel ? tunnel->fd : -1;  // none: the job ended already, or its node is away
+  if (fd >= 0) Send(fd, FrameType::kResize, "");  // the first frame makes it the shim's client
   bool stdin_open = fd >= 0;
   char buf[32 * 1024];
   for (;;) {

@@ -325,6 +325,11 @@ std::string EncodeOrders(const std::vector<Order>& orders) {
       o["job"] = ord.tunnel.job.value;
       o["attempt"] = ord.tunnel.attempt;
       o["port"] = ord.tunnel.port;
+    } else if (ord.kind == Order::Kind::kNote) {
+      o["kind"] = "note";
+      o["job"] = ord.note.job.value;
+      o["attempt"] = ord.note.attempt;
+      o["message"] = ord.note.message;
     } else if (ord.kind == Order::Kind::kReadmit) {
       o["kind"] = "readmit";
       o["gpu"] = ord.inject.gpu;
@@ -460,6 +465,11 @@ Result<Order> OrderFrom(const json::value& item) {
     RETURN_IF_ERROR(Read(*o, "job", &ord.tunnel.job.value, Int(1, INT64_MAX)));
     RETURN_IF_ERROR(Read(*o, "attempt", &ord.tunnel.attempt, Int(0, INT32_MAX)));
     RETURN_IF_ERROR(Read(*o, "port", &ord.tunnel.port, Int(0, 65535)));
+  } else if (kind == "note") {
+    ord.kind = Order::Kind::kNote;
+    RETURN_IF_ERROR(Read(*o, "job", &ord.note.job.value, Int(1, INT64_MAX)));
+    RETURN_IF_ERROR(Read(*o, "attempt", &ord.note.attempt, Int(0, INT32_MAX)));
+    RETURN_IF_ERROR(Read(*o, "message", &ord.note.message, Str(4096)));
   } else if (kind == "readmit") {
     ord.kind = Order::Kind::kReadmit;
     RETURN_IF_ERROR(Read(*o, "gpu", &ord.inject.gpu, Int(0, 1023)));
@@ -467,7 +477,8 @@ Result<Order> OrderFrom(const json::value& item) {
     ord.kind = Order::Kind::kInject;
     ASSIGN_OR_RETURN(ord.inject, InjectionFrom(*o));
   } else {
-    return Err(InvalidArgument("order.kind: must be launch, stop, inject, readmit or tunnel"));
+    return Err(
+        InvalidArgument("order.kind: must be launch, stop, inject, readmit, tunnel or note"));
   }
   return ord;
 }
@@ -518,6 +529,9 @@ std::string EncodeReport(const ReportRequest& r) {
     notices.emplace_back(std::move(no));
   }
   if (!notices.empty()) o["notices"] = std::move(notices);
+  json::array attached;
+  for (JobId id : r.attached) attached.emplace_back(id.value);
+  o["attached"] = std::move(attached);
   return json::serialize(o);
 }
 
@@ -567,6 +581,14 @@ Result<ReportRequest> DecodeReport(std::string_view text) {
         ASSIGN_OR_RETURN(n.at, GetTime(*t, "notices[].at"));
       }
       r.notices.push_back(std::move(n));
+    }
+  }
+  if (const json::value* av = Find(*o, "attached")) {
+    ASSIGN_OR_RETURN(const json::array* a, GetArray(*av, "attached"));
+    if (a->size() > 100000) return Err(InvalidArgument("attached: too many jobs"));
+    for (const auto& item : *a) {
+      ASSIGN_OR_RETURN(int64_t id, GetInt(item, "attached[]", 1, INT64_MAX));
+      r.attached.push_back(JobId{id});
     }
   }
   return r;

@@ -426,11 +426,54 @@ Result<void> ReadScheduling(const ConfigReader& r, const YAML::Node& s, Policy* 
   return {};
 }
 
+// An interactive pool's settings for its sessions (core/policy.h, PoolPolicy).
+Result<void> ReadInteractivePool(const ConfigReader& r, const YAML::Node& n,
+                                 const std::string& path, PoolPolicy* pp) {
+  if (n["interactive"]) {
+    ASSIGN_OR_RETURN(pp->interactive, r.Bool(n["interactive"], path + ".interactive"));
+  }
+  for (const char* key : {"session_time_limit", "max_sessions_per_user", "idle_timeout",
+                          "idle_utilization", "idle_warning"}) {
+    if (n[key] && !pp->interactive)
+      return Err(r.Error(n[key], path + "." + key, "needs interactive: true in the pool"));
+  }
+  if (n["session_time_limit"]) {
+    ASSIGN_OR_RETURN(pp->session_time_limit,
+                     r.Time(n["session_time_limit"], path + ".session_time_limit"));
+  }
+  if (n["idle_timeout"]) {
+    ASSIGN_OR_RETURN(pp->idle_timeout, r.Time(n["idle_timeout"], path + ".idle_timeout"));
+  }
+  if (n["idle_warning"]) {
+    ASSIGN_OR_RETURN(pp->idle_warning, r.Time(n["idle_warning"], path + ".idle_warning"));
+  }
+  if (n["max_sessions_per_user"]) {
+    ASSIGN_OR_RETURN(
+        double v, r.Number(n["max_sessions_per_user"], path + ".max_sessions_per_user", 0, 100000));
+    if (v != std::floor(v)) {
+      return Err(r.Error(n["max_sessions_per_user"], path + ".max_sessions_per_user",
+                         "must be a whole number"));
+    }
+    pp->max_sessions_per_user = static_cast<int>(v);
+  }
+  if (n["idle_utilization"]) {
+    ASSIGN_OR_RETURN(double v, r.Number(n["idle_utilization"], path + ".idle_utilization", 0, 100));
+    pp->idle_utilization_pct = static_cast<int>(v);
+  }
+  if (pp->session_time_limit.count() == 0)
+    return Err(r.Error(n, path, "session_time_limit must be longer than 0"));
+  return {};
+}
+
 // One pool of pools: its time limits and GPU caps.
 Result<PoolPolicy> ReadPool(const ConfigReader& r, const YAML::Node& n, const std::string& path) {
-  RETURN_IF_ERROR(r.Keys(
-      n, path, {"default_time_limit", "max_time_limit", "max_gpus_per_job", "max_gpus_per_user"}));
+  RETURN_IF_ERROR(
+      r.Keys(n, path,
+             {"default_time_limit", "max_time_limit", "max_gpus_per_job", "max_gpus_per_user",
+              "interactive", "session_time_limit", "max_sessions_per_user", "idle_timeout",
+              "idle_utilization", "idle_warning"}));
   PoolPolicy pp;
+  TRY(ReadInteractivePool(r, n, path, &pp));
   if (n["default_time_limit"]) {
     ASSIGN_OR_RETURN(pp.default_time_limit,
                      r.Time(n["default_time_limit"], path + ".default_time_limit"));

@@ -264,7 +264,9 @@ std::optional<Reply> Controller::Repeated(const SubmitJobs& c) const {
 Result<Resources> Controller::Admit(const JobSpec& spec, const std::string& user, TimePoint now) {
   RETURN_IF_ERROR(ValidateJobSpec(spec));
   if (const PoolPolicy* pool = options_.policy.Pool(spec.pool)) {
-    Duration limit = spec.time_limit.count() > 0 ? spec.time_limit : pool->default_time_limit;
+    Duration fallback = pool->interactive && !spec.interactive.empty() ? pool->session_time_limit
+                                                                       : pool->default_time_limit;
+    Duration limit = spec.time_limit.count() > 0 ? spec.time_limit : fallback;
     if (pool->max_time_limit.count() > 0 && (limit.count() == 0 || limit > pool->max_time_limit)) {
       return Err(InvalidArgument("time_limit: pool " + spec.pool + " allows at most " +
                                  FormatDuration(pool->max_time_limit)));
@@ -274,6 +276,7 @@ Result<Resources> Controller::Admit(const JobSpec& spec, const std::string& user
       return Err(InvalidArgument("resources.gpus: pool " + spec.pool + " allows at most " +
                                  FormatMilli(pool->max_milli_per_job) + " GPUs per job"));
     }
+    RETURN_IF_ERROR(AdmitSession(spec, *pool, user));
   }
   for (const auto& [field, ids] :
        {std::pair{"after", &spec.after}, std::pair{"after_any", &spec.after_any},
@@ -298,7 +301,8 @@ Job& Controller::NewJob(const JobSpec& spec, const Resources& resources, const s
   job.spec.resources = resources;
   if (const PoolPolicy* pool = options_.policy.Pool(spec.pool);
       pool && spec.time_limit.count() == 0) {
-    job.spec.time_limit = pool->default_time_limit;
+    job.spec.time_limit = pool->interactive && !spec.interactive.empty() ? pool->session_time_limit
+                                                                         : pool->default_time_limit;
   }
   job.user = user;
   job.submitted_at = now;
@@ -702,7 +706,7 @@ void Controller::Finish(Job& job, TimePoint now) {
     job.reason_detail = std::move(detail);
   };
   if (job.stop_requested) {
-    job.reason_detail = "cancelled";
+    if (!job.reason_detail.starts_with("cancelled")) job.reason_detail = "cancelled";
     SetState(job, JobState::kCancelled, now);
   } else if (job.preempt_requested) {
     std::string why = job.reason_detail.empty() ? "preempted" : job.reason_detail;

@@ -130,7 +130,12 @@ class Controller {
   Reply Usage(const GetUsage& c, TimePoint now) const;
   Reply Events(const GetEvents& c) const;
   Reply JobMetricsOf(const GetJobMetrics& c, TimePoint now) const;
-  Reply Tunnel(const OpenTunnel& c, TimePoint now);  // controller_sessions.cc
+  // Sessions (controller_sessions.cc): tunnels to them; an interactive pool's limits at
+  // submit; its idle sessions warned, then stopped.
+  Reply Tunnel(const OpenTunnel& c, TimePoint now);
+  Status AdmitSession(const JobSpec& spec, const PoolPolicy& pool, const std::string& user) const;
+  void ReclaimIdleSessions(TimePoint now);
+  void StopIdleSession(Job& job, const PoolPolicy& pool, Duration idle_for, TimePoint now);
   Reply Crons(const ListCrons& c, TimePoint now) const;
   Reply Crons(const DeleteCron& c, TimePoint now);
   Reply Register(const AgentRegister& c, TimePoint now);
@@ -297,6 +302,16 @@ class Controller {
   uint64_t jobs_submitted_ = 0;
   std::map<std::string, uint64_t> jobs_finished_;
   uint64_t preemptions_ = 0;
+  // Idle sessions (controller_sessions.cc): since when each running session of an interactive
+  // pool with an idle timeout has been idle, and whether it was warned. Not stored: a restarted
+  // controller starts their clocks again.
+  struct Idle {
+    TimePoint since{};
+    bool warned = false;
+  };
+  std::map<JobId, Idle> idle_;
+  uint64_t sessions_reclaimed_ = 0;
+  double reclaimed_gpu_seconds_ = 0;
   Histogram wait_seconds_{{1, 5, 15, 60, 300, 900, 3600, 4 * 3600, 24 * 3600}};
   // Per running job: the sum of its readings' mean utilisation, and their count.
   struct Utilization {

@@ -351,6 +351,7 @@ Reply Controller::Report(const AgentReport& c, TimePoint now) {
     return ErrorReply(Conflict("node " + rep.node + ": unknown session; register again"));
   }
   node->last_seen = now;
+  node->attached = rep.attached;
   if (!rep.gpus.empty()) {
     node->samples = rep.gpus;
     ObserveUtilization(rep.node, rep.gpus);
@@ -482,6 +483,7 @@ void Controller::MarkLost(NodeRecord& node, TimePoint now) {
 
 void Controller::OnTick(TimePoint now) {
   CheckBudgets(now);
+  ReclaimIdleSessions(now);
   if (!begins_.empty()) ReleaseBegun(now);
   for (auto it = unproven_.begin(); it != unproven_.end();) {
     Job& job = jobs_.at(*it);

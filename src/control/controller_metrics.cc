@@ -19,6 +19,8 @@ Reply Controller::Metrics(TimePoint now) const {
   m->jobs_submitted = jobs_submitted_;
   m->jobs_finished = jobs_finished_;
   m->preemptions = preemptions_;
+  m->sessions_reclaimed = sessions_reclaimed_;
+  m->reclaimed_gpu_seconds = reclaimed_gpu_seconds_;
   m->wait_seconds = wait_seconds_;
   m->events = static_cast<uint64_t>(events_.raised());
   for (const char* s : {"ready", "drained", "lost", "awaiting"}) m->nodes_by_state[s] = 0;

@@ -1,6 +1,12 @@
-// Tunnels to running jobs (`baton run`, `attach`, `forward`): the controller only checks who may
-// open one and to what, and sends the order to the agent of the job's first node; the bytes
-// never pass through here (api/relay.h).
+// Sessions (`baton run` jobs). Tunnels to running jobs (`baton run`, `attach`, `forward`): the
+// controller only checks who may open one and to what, and sends the order to the agent of the
+// job's first node; the bytes never pass through here (api/relay.h). An interactive pool's
+// limits on sessions at submit. Idle sessions: one whose pool is interactive, with no client
+// attached (its agent reports those) and its GPUs below the pool's threshold (the latest
+// samples) for the pool's idle_timeout is cancelled, after a warning in its terminal.
+#include <algorithm>
+#include <cstdio>
+
 #include "control/controller.h"
 
 namespace baton::control {
@@ -41,6 +47,121 @@ Reply Controller::Tunnel(const OpenTunnel& c, TimePoint now) {
   Reply r;
   r.jobs.push_back(JobAsShown(*job, now));
   return r;
+}
+
+Status Controller::AdmitSession(const JobSpec& spec, const PoolPolicy& pool,
+                                const std::string& user) const {
+  if (!pool.interactive || spec.interactive.empty()) return Status::Ok();
+  if (spec.time_limit > pool.session_time_limit) {
+    return InvalidArgument("time_limit: sessions in pool " + spec.pool + " run at most " +
+                           FormatDuration(pool.session_time_limit) +
+                           " (a batch job, baton submit, may run longer)");
+  }
+  if (pool.max_sessions_per_user <= 0) return Status::Ok();
+  std::vector<std::string> open;
+  for (const auto& [id, job] : jobs_) {
+    if (job.user == user && job.spec.pool == spec.pool && !job.spec.interactive.empty() &&
+        !IsTerminal(job.state))
+      open.push_back(id.ToString());
+  }
+  if (static_cast<int>(open.size()) < pool.max_sessions_per_user) return Status::Ok();
+  std::string list;
+  for (const std::string& id : open) list += (list.empty() ? "" : ", ") + id;
+  return Conflict("pool " + spec.pool + " allows " + std::to_string(pool.max_sessions_per_user) +
+                  " session(s) per user; " + user + " has " + list +
+                  " (baton sessions lists them; baton cancel ends one)");
+}
+
+namespace {
+
+// Whether the session is in use: a client attached, or one of its GPUs at or above `pct`.
+bool InUse(const Job& job, const std::map<std::string, const NodeRecord*>& nodes, int pct) {
+  for (const NodeAllocation& part : job.allocation) {
+    auto it = nodes.find(part.node);
+    if (it == nodes.end()) continue;
+    const NodeRecord& node = *it->second;
+    if (std::find(node.attached.begin(), node.attached.end(), job.id) != node.attached.end())
+      return true;
+    for (const GpuSample& s : node.samples) {
+      if (std::find(part.gpus.begin(), part.gpus.end(), s.index) != part.gpus.end() &&
+          s.utilization_pct >= pct)
+        return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+void Controller::ReclaimIdleSessions(TimePoint now) {
+  std::map<std::string, const NodeRecord*> nodes;
+  for (auto it = idle_.begin(); it != idle_.end();) {
+    const Job* j = FindJob(it->first);
+    it = j == nullptr || j->state != JobState::kRunning ? idle_.erase(it) : std::next(it);
+  }
+  for (auto& [id, job] : running_) {
+    if (job->spec.interactive.empty() || job->stop_requested || job->preempt_requested) continue;
+    const PoolPolicy* pool = options_.policy.Pool(job->spec.pool);
+    if (pool == nullptr || !pool->interactive || pool->idle_timeout.count() == 0) continue;
+    if (nodes.empty()) {
+      for (const auto& [name, node] : nodes_) nodes[name] = &node;
+    }
+    auto [it, fresh] = idle_.try_emplace(id, Idle{.since = now});
+    Idle& idle = it->second;
+    if (fresh || InUse(*job, nodes, pool->idle_utilization_pct)) {
+      idle = Idle{.since = now};
+      continue;
+    }
+    Duration idle_for = now - idle.since;
+    Duration left = pool->idle_timeout - idle_for;
+    if (left <= Duration(0)) {
+      StopIdleSession(*job, *pool, idle_for, now);
+    } else if (!idle.warned && left <= pool->idle_warning) {
+      idle.warned = true;
+      Order o;
+      o.kind = Order::Kind::kNote;
+      o.note = SessionNote{
+          .job = job->id,
+          .attempt = job->restarts,
+          .message = "baton: this session has been idle for " +
+                     FormatDuration(std::chrono::duration_cast<std::chrono::seconds>(idle_for)) +
+                     " (no client attached, GPUs below " +
+                     std::to_string(pool->idle_utilization_pct) + "%); it will be stopped in " +
+                     FormatDuration(std::chrono::duration_cast<std::chrono::seconds>(left)) +
+                     " unless you attach (baton attach " + job->id.ToString() +
+                     ") or use its GPUs"};
+      if (!job->allocation.empty()) SendOrder(job->allocation.front().node, std::move(o));
+    }
+  }
+}
+
+void Controller::StopIdleSession(Job& job, const PoolPolicy& pool, Duration idle_for,
+                                 TimePoint now) {
+  idle_.erase(job.id);
+  // What it frees: its GPUs for the rest of its time limit.
+  Duration left{0};
+  if (job.started_at && job.spec.time_limit.count() > 0)
+    left = std::max(Duration(0), *job.started_at + job.spec.time_limit - now);
+  double gpu_seconds = static_cast<double>(job.spec.resources.milli_gpus) / 1000.0 *
+                       std::chrono::duration<double>(left).count();
+  ++sessions_reclaimed_;
+  reclaimed_gpu_seconds_ += gpu_seconds;
+  char hours[32];
+  std::snprintf(hours, sizeof hours, "%.2f", gpu_seconds / 3600);
+  std::string why = "an idle session: no client attached and its GPUs below " +
+                    std::to_string(pool.idle_utilization_pct) + "% for " +
+                    FormatDuration(std::chrono::duration_cast<std::chrono::seconds>(idle_for));
+  (void)ActOn(job, JobAction::Kind::kCancel, Caller{.user = "baton", .admin = true}, now);
+  job.reason_detail = "cancelled: " + why;
+  MarkDirty(job);
+  Raise(
+      ClusterEvent{.kind = "session_reclaimed",
+                   .severity = "info",
+                   .node = job.allocation.empty() ? "" : job.allocation.front().node,
+                   .job = job.id.value,
+                   .message = "session " + job.id.ToString() + " of " + job.user + " stopped as " +
+                              why + "; " + hours + " GPU-hours of its time limit freed"},
+      now);
 }
 
 }  // namespace baton::control

@@ -49,6 +49,8 @@ struct MetricsSnapshot {
   uint64_t jobs_submitted = 0;                    // since this controller started
   std::map<std::string, uint64_t> jobs_finished;  // by final state, since start
   uint64_t preemptions = 0;
+  uint64_t sessions_reclaimed = 0;                // idle sessions stopped, since start
+  double reclaimed_gpu_seconds = 0;               // their GPUs x the time left of their time limits
   Histogram wait_seconds;                         // submit -> first start
   std::map<std::string, int64_t> nodes_by_state;  // ready, drained, lost, awaiting
   std::vector<GpuMetrics> gpus;

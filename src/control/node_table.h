@@ -27,7 +27,8 @@ struct NodeRecord {
   std::optional<uint64_t> parked_poll;
   TimePoint parked_at{};
   std::vector<GpuSample> samples;
-  std::string drain_reason;               // non-empty: drained by an admin
+  std::vector<JobId> attached;  // its sessions with a client attached, as its last report said
+  std::string drain_reason;     // non-empty: drained by an admin
   std::map<int, std::string> gpu_drains;  // GPU index -> reason
   std::vector<GpuHealth> health;          // per GPU, as the agent last judged it
   int launch_failures = 0;  // jobs in a row that could not start here and did elsewhere

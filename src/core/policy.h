@@ -66,6 +66,17 @@ struct PoolPolicy {
   Duration max_time_limit{0};      // longest allowed; 0 = no bound
   int64_t max_milli_per_job = kNoLimit;
   int64_t max_milli_per_user = kNoLimit;
+  // An interactive (dev) pool: its sessions (`baton run` jobs) get `session_time_limit` when
+  // they name none and may not ask for more; a user has at most `max_sessions_per_user` of
+  // them waiting or running (0: no limit); and a running session that sits idle (no client
+  // attached, and its GPUs below `idle_utilization_pct`) for `idle_timeout` is stopped, warned
+  // in its terminal `idle_warning` before.
+  bool interactive = false;
+  Duration session_time_limit = std::chrono::hours(8);
+  int max_sessions_per_user = 0;
+  Duration idle_timeout = std::chrono::hours(1);  // 0: sessions are never stopped for idling
+  int idle_utilization_pct = 5;
+  Duration idle_warning = std::chrono::minutes(5);
   bool operator==(const PoolPolicy&) const = default;
 };
 

@@ -91,15 +91,25 @@ struct TunnelOrder {
   bool operator==(const TunnelOrder&) const = default;
 };
 
+// A line for the terminal of a session (an idle session's warning): the agent hands it to the
+// job's shim, which shows it to the attached client and keeps it in the job's log.
+struct SessionNote {
+  JobId job;
+  int attempt = 0;
+  std::string message;
+  bool operator==(const SessionNote&) const = default;
+};
+
 struct Order {
   // kReadmit: an admin returned GPU `inject.gpu` to service; the agent forgets its fault.
-  enum class Kind { kLaunch, kStop, kInject, kReadmit, kTunnel };
+  enum class Kind { kLaunch, kStop, kInject, kReadmit, kTunnel, kNote };
   uint64_t seq = 0;
   Kind kind = Kind::kLaunch;
   LaunchOrder launch;     // when kind == kLaunch
   StopOrder stop;         // when kind == kStop
   FaultInjection inject;  // when kind == kInject (kReadmit: its gpu)
   TunnelOrder tunnel;     // when kind == kTunnel
+  SessionNote note;       // when kind == kNote
 };
 
 // What an agent says of one job: it started, or it ended and how.
@@ -156,6 +166,7 @@ struct ReportRequest {
   std::vector<GpuSample> gpus;
   std::vector<GpuHealth> health;  // every GPU's health when it changed; empty = unchanged
   std::vector<GpuNotice> notices;
+  std::vector<JobId> attached;  // its sessions with a client attached now (every report)
 };
 
 }  // namespace baton

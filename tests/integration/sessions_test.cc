@@ -236,6 +236,43 @@ TEST(Sessions, ASessionOutlivesItsAgentAndControllerAndSubmitLikeMakesABatchJobO
   RunCli(baton, {"cancel", "1"});
 }
 
+TEST(Sessions, AnInteractivePoolStopsSessionsLeftIdleAfterAWarning) {
+  TempDir dir;
+  std::string config = dir.path() + "/baton.yaml";
+  std::ofstream(config) << "pools:\n  default:\n    interactive: true\n"
+                        << "    session_time_limit: 1h\n    max_sessions_per_user: 3\n"
+                        << "    idle_timeout: 6s\n    idle_warning: 3s\n";
+  BatonProcess baton(dir.path() + "/data", {"--config", config, "--gpus", "2xA100-40GB"});
+  // Attached all along: in use, however idle its GPUs.
+  Terminal t(baton, std::string(BATON_BINARY) +
+                        " run -it -g 1 --env 'PS1=ready> ' -- bash --norc --noprofile -i");
+  ASSERT_TRUE(t.Expect("ready> ")) << t.seen();
+  std::this_thread::sleep_for(9s);
+  json::value job = Show(baton, "1");
+  EXPECT_EQ(job.at("state"), "running") << job;
+  EXPECT_EQ(job.at("time_limit_s").to_number<double>(), 3600.0) << job;
+  // Detached: idle from now, warned in its terminal (and log), then stopped.
+  t.Type("\x10\x11");
+  ASSERT_TRUE(t.Expect("detached from job 1")) << t.seen();
+  EXPECT_EQ(t.Wait(), 0);
+  auto client = baton.Client();
+  std::string ended = WaitForJob(*client, 1, 30000);
+  EXPECT_EQ(JsonString(ended, "state"), "cancelled") << ended;
+  EXPECT_NE(JsonString(ended, "reason_detail").find("cancelled: an idle session"),
+            std::string::npos)
+      << ended;
+  std::string log = RunCli(baton, {"logs", "1"}).out;
+  EXPECT_NE(log.find("this session has been idle for"), std::string::npos) << log;
+  CliResult events = RunCli(baton, {"events"});
+  EXPECT_NE(events.out.find("session_reclaimed"), std::string::npos) << events.out;
+  EXPECT_NE(events.out.find("GPU-hours of its time limit freed"), std::string::npos) << events.out;
+  auto metrics = client->Request("GET", "/metrics");
+  ASSERT_TRUE(metrics.has_value());
+  EXPECT_NE(metrics->body.find("baton_sessions_reclaimed_total 1"), std::string::npos);
+  EXPECT_NE(metrics->body.find("baton_reclaimed_gpu_seconds_total 35"), std::string::npos)
+      << metrics->body.substr(metrics->body.find("baton_reclaimed"), 120);
+}
+
 TEST(Sessions, ForwardReachesAnHttpServerInTheJob) {
   TempDir dir;
   BatonProcess baton(dir.path());

@@ -32,8 +32,13 @@ bool TorchThere() {
   return system(cmd.c_str()) == 0;
 }
 
+// The job's rendezvous port is its own free one: clusters of other tests on this machine give
+// their jobs the same default ports (29500 + id).
 std::vector<std::string> TrainArgs(const std::vector<std::string>& before) {
-  std::vector<std::string> args = {"submit", "-g", "4", "--nodes", "2", "--process-per-gpu"};
+  std::vector<std::string> args = {"submit", "-g",
+                                   "4",      "--nodes",
+                                   "2",      "--process-per-gpu",
+                                   "--env",  "MASTER_PORT=" + std::to_string(FreePort())};
   args.insert(args.end(), before.begin(), before.end());
   for (const std::string& a :
        {std::string("--"), kPython, std::string(BATON_SOURCE_DIR) + "/examples/ddp/train.py",

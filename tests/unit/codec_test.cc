@@ -383,6 +383,8 @@ users:
   alice: {max_gpus: 8, max_jobs: 20}
 pools:
   dev: {default_time_limit: 1h, max_time_limit: 4h, max_gpus_per_job: 2, max_gpus_per_user: 0.5}
+  lab: {interactive: true, session_time_limit: 3h, max_sessions_per_user: 2, idle_timeout: 20m,
+        idle_utilization: 10, idle_warning: 2m}
 )",
                                 "baton.yaml");
   ASSERT_TRUE(cfg.has_value()) << cfg.error().message();
@@ -408,6 +410,14 @@ pools:
   ASSERT_NE(p.Pool("dev"), nullptr);
   EXPECT_EQ(p.Pool("dev")->default_time_limit, std::chrono::hours(1));
   EXPECT_EQ(p.Pool("dev")->max_milli_per_user, 500);
+  EXPECT_FALSE(p.Pool("dev")->interactive);
+  ASSERT_NE(p.Pool("lab"), nullptr);
+  EXPECT_TRUE(p.Pool("lab")->interactive);
+  EXPECT_EQ(p.Pool("lab")->session_time_limit, std::chrono::hours(3));
+  EXPECT_EQ(p.Pool("lab")->max_sessions_per_user, 2);
+  EXPECT_EQ(p.Pool("lab")->idle_timeout, std::chrono::minutes(20));
+  EXPECT_EQ(p.Pool("lab")->idle_utilization_pct, 10);
+  EXPECT_EQ(p.Pool("lab")->idle_warning, std::chrono::minutes(2));
   EXPECT_EQ(p.Pool("prod"), nullptr);
 }
 
@@ -426,6 +436,12 @@ TEST(ServerConfig, ErrorsNameTheFileTheLineAndTheKey) {
       {"pools:\n  dev: {max_time_limit: forever}\n", "line 2: pools.dev.max_time_limit"},
       {"pools:\n  dev: {default_time_limit: 5h, max_time_limit: 1h}\n",
        "default_time_limit is longer than max_time_limit"},
+      {"pools:\n  dev: {idle_timeout: 1h}\n",
+       "line 2: pools.dev.idle_timeout: needs interactive: true in the pool"},
+      {"pools:\n  dev: {interactive: true, idle_utilization: 150}\n",
+       "pools.dev.idle_utilization: must be a number from 0 to 100"},
+      {"pools:\n  dev: {interactive: true, max_sessions_per_user: 1.5}\n",
+       "pools.dev.max_sessions_per_user"},
       {"scheduling:\n  backfill: maybe\n", "line 2: scheduling.backfill: must be true or false"},
       {"scheduling:\n  weights: {priority: 1, luck: 2}\n", "scheduling.weights.luck: unknown key"},
       {"projects:\n  ../x: {}\n", "names are 1-64 of letters"},

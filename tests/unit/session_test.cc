@@ -243,3 +243,120 @@ TEST_F(TunnelTest, OthersPendingJobsAndBatchJobsSessionsAreRefused) {
 }  // namespace
 }  // namespace control
 }  // namespace baton
+
+namespace baton::control {
+namespace {
+
+using std::chrono::seconds;
+
+// A controller whose default pool is interactive: sessions of at most 2h (1h by default), two
+// per user, stopped after 60 s idle with a warning 20 s before.
+class IdleSessionTest : public ControllerTest {
+ protected:
+  void SetUp() override {
+    Policy p;
+    PoolPolicy dev;
+    dev.interactive = true;
+    dev.session_time_limit = std::chrono::hours(2);
+    dev.max_sessions_per_user = 2;
+    dev.idle_timeout = seconds(60);
+    dev.idle_warning = seconds(20);
+    dev.idle_utilization_pct = 5;
+    p.pools["default"] = dev;
+    c_ = std::make_unique<Controller>(ControllerOptions{.policy = p});
+    c_->Restore(*store_.Load(), now_);
+    RegisterNode("n1", 4);
+  }
+
+  Reply SubmitSession(const std::string& user, Duration limit = Duration(0)) {
+    JobSpec s;
+    s.command = {"bash"};
+    s.interactive = "tty";
+    s.resources.milli_gpus = 1000;
+    s.time_limit = limit;
+    return Run(SubmitJobs{.caller = {user, false}, .specs = {s}});
+  }
+
+  // A report of node n1: its GPUs at `pct`, and the sessions with a client attached.
+  void Report(int pct, std::vector<JobId> attached = {}) {
+    std::vector<GpuSample> gpus;
+    for (int i = 0; i < 4; ++i) gpus.push_back(GpuSample{.index = i, .utilization_pct = pct});
+    Reply r = Run(AgentReport{ReportRequest{
+        .node = "n1", .session = session_, .gpus = gpus, .attached = std::move(attached)}});
+    ASSERT_TRUE(r.status.ok()) << r.status.message();
+  }
+
+  void After(Duration d) {
+    now_ += d;
+    Run(Tick{});
+  }
+};
+
+TEST_F(IdleSessionTest, SessionsGetThePoolsLimitsAtSubmit) {
+  Reply first = SubmitSession("ada");
+  ASSERT_TRUE(first.status.ok()) << first.status.message();
+  EXPECT_EQ(first.jobs[0].spec.time_limit, std::chrono::hours(2));
+  Reply too_long = SubmitSession("ada", std::chrono::hours(3));
+  EXPECT_EQ(too_long.status.code(), Code::kInvalidArgument);
+  EXPECT_NE(too_long.status.message().find("sessions in pool default run at most 2h"),
+            std::string::npos)
+      << too_long.status.message();
+  ASSERT_TRUE(SubmitSession("ada").status.ok());
+  Reply third = SubmitSession("ada");
+  EXPECT_EQ(third.status.code(), Code::kConflict);
+  EXPECT_NE(third.status.message().find("allows 2 session(s) per user; ada has 1, 2"),
+            std::string::npos)
+      << third.status.message();
+  EXPECT_TRUE(SubmitSession("bob").status.ok());  // per user
+  // A batch job is no session: neither limit applies.
+  JobSpec batch;
+  batch.command = {"train"};
+  batch.time_limit = std::chrono::hours(30);
+  EXPECT_TRUE(Run(SubmitJobs{.caller = {"ada", false}, .specs = {batch}}).status.ok());
+}
+
+TEST_F(IdleSessionTest, AnIdleSessionIsWarnedThenStoppedAndItsGpuHoursCounted) {
+  JobId id = SubmitSession("ada").jobs.at(0).id;
+  Poll("n1");
+  ReportEvent("n1", {.job = id, .kind = JobEvent::Kind::kStarted});
+  Run(Tick{});
+  // In use (a client attached, then its GPU busy): the idle clock starts again each time.
+  Report(0, {id});
+  After(seconds(50));
+  Report(90);
+  After(seconds(50));
+  EXPECT_TRUE(Poll("n1").empty());
+  // Idle from here: warned 20 s before the minute is up, then stopped.
+  Report(0);
+  After(seconds(41));
+  std::vector<Order> warned = Poll("n1");
+  ASSERT_EQ(warned.size(), 1u);
+  EXPECT_EQ(warned[0].kind, Order::Kind::kNote);
+  EXPECT_EQ(warned[0].note.job, id);
+  EXPECT_NE(warned[0].note.message.find("idle for"), std::string::npos) << warned[0].note.message;
+  EXPECT_NE(warned[0].note.message.find("baton attach " + id.ToString()), std::string::npos);
+  After(seconds(5));
+  EXPECT_TRUE(Poll("n1").empty());  // warned once
+  After(seconds(15));
+  std::vector<Order> stopped = Poll("n1");
+  ASSERT_EQ(stopped.size(), 1u);
+  EXPECT_EQ(stopped[0].kind, Order::Kind::kStop);
+  ReportEvent("n1", {.job = id, .kind = JobEvent::Kind::kExited, .signal = 15});
+  const Job* job = c_->FindJob(id);
+  EXPECT_EQ(job->state, JobState::kCancelled);
+  EXPECT_NE(job->reason_detail.find("cancelled: an idle session"), std::string::npos)
+      << job->reason_detail;
+  std::vector<ClusterEvent> events = Run(GetEvents{}).events;
+  ASSERT_FALSE(events.empty());
+  EXPECT_EQ(events.back().kind, "session_reclaimed");
+  EXPECT_EQ(events.back().job, id.value);
+  // 1 GPU for the rest of its 2 h: it ran 50 + 50 + 41 + 5 + 15 = 161 s.
+  EXPECT_NE(events.back().message.find("1.96 GPU-hours"), std::string::npos)
+      << events.back().message;
+  auto metrics = Run(GetMetrics{}).metrics;
+  EXPECT_EQ(metrics->sessions_reclaimed, 1u);
+  EXPECT_NEAR(metrics->reclaimed_gpu_seconds, 7200 - 161, 1);
+}
+
+}  // namespace
+}  // namespace baton::control

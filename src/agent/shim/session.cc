@@ -27,6 +27,9 @@ size_t g_ring_len = 0, g_ring_pos = 0;
 // What the client sent that is not a whole frame yet.
 char g_in[kMaxClientFrame + 5];
 size_t g_in_len = 0;
+// What a connection not yet known to be a client sent (its first frame, at most a note).
+char g_pending[4096 + 5];
+size_t g_pending_len = 0;
 
 void Note(int log_fd, const char* what, const char* detail) {
   dprintf(log_fd, "baton: %s%s%s\n", what, detail[0] != '\0' ? ": " : "", detail);
@@ -166,12 +169,8 @@ void Resize(ShimSession* s, const char* p, size_t n) {
   ioctl(s->master, TIOCSWINSZ, &ws);  // the kernel tells the job (SIGWINCH)
 }
 
-// What the client sent: whole frames are acted on; a malformed stream drops the client.
-void FromClient(ShimSession* s, int log_fd) {
-  ssize_t n = read(s->client_fd, g_in + g_in_len, sizeof g_in - g_in_len);
-  if (n < 0 && (errno == EINTR || errno == EAGAIN)) return;
-  if (n <= 0) return DropClient(s);  // detached
-  g_in_len += static_cast<size_t>(n);
+// Acts on the whole frames in g_in; a malformed stream drops the client.
+void HandleFrames(ShimSession* s, int log_fd) {
   size_t at = 0;
   while (g_in_len - at >= 5) {
     const unsigned char* h = reinterpret_cast<const unsigned char*>(g_in + at);
@@ -196,14 +195,31 @@ void FromClient(ShimSession* s, int log_fd) {
   g_in_len -= at;
 }
 
+void FromClient(ShimSession* s, int log_fd) {
+  ssize_t n = read(s->client_fd, g_in + g_in_len, sizeof g_in - g_in_len);
+  if (n < 0 && (errno == EINTR || errno == EAGAIN)) return;
+  if (n <= 0) return DropClient(s);  // detached
+  g_in_len += static_cast<size_t>(n);
+  HandleFrames(s, log_fd);
+}
+
 void Accept(ShimSession* s) {
   int fd = accept4(s->listen_fd, nullptr, nullptr, SOCK_CLOEXEC);
   if (fd < 0) return;
+  if (s->pending_fd >= 0) close(s->pending_fd);  // one that said nothing gives way
+  s->pending_fd = fd;
+  g_pending_len = 0;
+}
+
+// The pending connection becomes the client: the one before is told, the screen so far replayed.
+void Promote(ShimSession* s) {
   if (s->client_fd >= 0) {
     const char note[] = "baton: another client attached to this session; this one is detached";
     SendFrame(s->client_fd, 'n', note, sizeof note - 1);
     DropClient(s);
   }
+  int fd = s->pending_fd;
+  s->pending_fd = -1;
   timeval tv = {5, 0};  // a client that stops reading is dropped, not waited for
   setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
   s->client_fd = fd;
@@ -213,6 +229,41 @@ void Accept(ShimSession* s) {
     for (size_t i = 0; i < g_ring_len; ++i) replay[i] = g_ring[(start + i) % kRingBytes];
     if (!SendFrame(fd, 'd', replay, g_ring_len)) DropClient(s);
   }
+}
+
+// The pending connection's first frame: a note is shown and the connection closed; anything
+// else makes it the client, and what it sent is acted on.
+void FromPending(ShimSession* s, int log_fd) {
+  ssize_t n = read(s->pending_fd, g_pending + g_pending_len, sizeof g_pending - g_pending_len);
+  if (n < 0 && (errno == EINTR || errno == EAGAIN)) return;
+  if (n <= 0) {
+    close(s->pending_fd);
+    s->pending_fd = -1;
+    return;
+  }
+  g_pending_len += static_cast<size_t>(n);
+  if (g_pending_len < 5) return;
+  const unsigned char* h = reinterpret_cast<const unsigned char*>(g_pending);
+  uint32_t len = (uint32_t{h[1]} << 24) | (uint32_t{h[2]} << 16) | (uint32_t{h[3]} << 8) | h[4];
+  if (h[0] == 'n') {
+    if (len > sizeof g_pending - 5) {
+      close(s->pending_fd);
+      s->pending_fd = -1;
+      return;
+    }
+    if (g_pending_len - 5 < len) return;
+    Output(s, log_fd, "\r\n", 2);
+    Output(s, log_fd, g_pending + 5, len);
+    Output(s, log_fd, "\r\n", 2);
+    close(s->pending_fd);
+    s->pending_fd = -1;
+    return;
+  }
+  Promote(s);
+  if (s->client_fd < 0) return;
+  memcpy(g_in, g_pending, g_pending_len);
+  g_in_len = g_pending_len;
+  HandleFrames(s, log_fd);
 }
 
 }  // namespace
@@ -260,13 +311,17 @@ int ServeSession(ShimSession* s, int log_fd, int count, pid_t group) {
   int status = 0;
   bool failed = false, terminal_open = s->tty;
   for (int left = count; left > 0;) {
-    pollfd fds[3];
+    pollfd fds[4];
     nfds_t n = 0;
     fds[n++] = {s->listen_fd, POLLIN, 0};
-    int client_at = -1, master_at = -1;
+    int client_at = -1, master_at = -1, pending_at = -1;
     if (s->client_fd >= 0) {
       client_at = static_cast<int>(n);
       fds[n++] = {s->client_fd, POLLIN, 0};
+    }
+    if (s->pending_fd >= 0) {
+      pending_at = static_cast<int>(n);
+      fds[n++] = {s->pending_fd, POLLIN, 0};
     }
     if (terminal_open) {
       master_at = static_cast<int>(n);
@@ -275,6 +330,8 @@ int ServeSession(ShimSession* s, int log_fd, int count, pid_t group) {
     poll(fds, n, 50);  // the job's ends are looked for at least this often
     if (fds[0].revents & POLLIN) Accept(s);
     if (client_at >= 0 && fds[client_at].revents != 0 && s->client_fd >= 0) FromClient(s, log_fd);
+    if (pending_at >= 0 && fds[pending_at].revents != 0 && s->pending_fd >= 0)
+      FromPending(s, log_fd);
     if (master_at >= 0 && fds[master_at].revents != 0) terminal_open = DrainTerminal(s, log_fd);
     for (;;) {
       int st = 0;
@@ -296,6 +353,7 @@ int ServeSession(ShimSession* s, int log_fd, int count, pid_t group) {
 void CloseSession(ShimSession* s, const char* how) {
   if (s->client_fd >= 0) SendFrame(s->client_fd, 'x', how, strlen(how));
   DropClient(s);
+  if (s->pending_fd >= 0) close(s->pending_fd);
   if (s->listen_fd >= 0) close(s->listen_fd);
   if (s->socket_path != nullptr) unlink(s->socket_path);
   if (s->stdin_w >= 0) close(s->stdin_w);

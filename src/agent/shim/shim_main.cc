@@ -536,7 +536,8 @@ int ShimMain(int argc, char** argv) {
     not_started = n == 1;
     close(unstarted[0]);
   }
-  if (!session.tty) close(log_fd);  // a terminal's output goes there through the shim
+  // A session's terminal output (and notes) go to the log through the shim.
+  if (session_socket == nullptr) close(log_fd);
   if (launch.cgroup_fd >= 0) close(launch.cgroup_fd);
   char text[64];
   snprintf(text, sizeof text, "%d\n", static_cast<int>(group));
