@@ -165,7 +165,7 @@ class Agent {
   void OpenTunnel(const TunnelOrder& t);
   void RunTunnel(const TunnelOrder& t, const std::string& socket, int stop);
   void StopTunnels();
-  // The sessions with a client attached now (any thread); a note shown in a session's terminal.
+  // The jobs with a tunnel open now (any thread); a note shown in a session's terminal.
   std::vector<JobId> AttachedSessions();
   void DeliverNote(const SessionNote& note);
 
@@ -208,7 +208,7 @@ class Agent {
   };
   std::mutex tunnels_mu_;  // guards tunnels_, tunnel_stop_, attached_
   std::list<Tunnel> tunnels_;
-  std::map<JobId, int> attached_;  // open tunnels to each job's session
+  std::map<JobId, int> attached_;  // open tunnels to each job (its session or its ports)
   int tunnel_stop_[2] = {-1, -1};  // a pipe; closing its write end ends every tunnel
 
   std::thread main_thread_;

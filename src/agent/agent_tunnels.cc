@@ -136,12 +136,13 @@ void Agent::RunTunnel(const TunnelOrder& t, const std::string& socket, int stop)
   }
   int one = 1;
   if (t.port != 0) ::setsockopt(local, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-  if (t.port == 0) {
+  {
+    // Any open tunnel is someone at the job: a terminal, or a browser on a notebook's port.
     std::lock_guard lock(tunnels_mu_);
     ++attached_[t.job];
   }
   Splice(up->fd, local, stop, up->early);
-  if (t.port == 0) {
+  {
     std::lock_guard lock(tunnels_mu_);
     if (--attached_[t.job] <= 0) attached_.erase(t.job);
   }

@@ -13,6 +13,7 @@
 
 #include <atomic>
 #include <cstring>
+#include <functional>
 #include <iostream>
 #include <list>
 #include <memory>
@@ -98,7 +99,75 @@ class Relays {
   int stop_[2] = {-1, -1};
 };
 
+// Whether something answers HTTP at the job's port: one request through a tunnel.
+bool AnswersHttp(ApiClient& api, const std::string& target) {
+  auto tunnel = api.OpenTunnel(target);
+  if (!tunnel) return false;
+  timeval tv = {5, 0};
+  setsockopt(tunnel->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  std::string got = tunnel->early;
+  if (WriteAllTo(tunnel->fd, "GET /api/status HTTP/1.0\r\nHost: localhost\r\n\r\n")) {
+    char buf[64];
+    while (got.size() < 5) {
+      ssize_t n = read(tunnel->fd, buf, sizeof buf);
+      if (n <= 0) break;
+      got.append(buf, static_cast<size_t>(n));
+    }
+  }
+  close(tunnel->fd);
+  return got.starts_with("HTTP/");
+}
+
 }  // namespace
+
+int ForwardUntilEnd(ApiClient& api, const std::string& ref, PortPair pair,
+                    const std::function<void(int local)>& ready) {
+  sigset_t set, old;
+  sigemptyset(&set);
+  for (int s : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&set, s);
+  pthread_sigmask(SIG_BLOCK, &set, &old);  // before the relays' threads: they inherit it
+  int sfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+  int local = 0;
+  int listener = ListenLocal(pair.local, &local);
+  if (listener < 0) {
+    int err = errno;
+    close(sfd);
+    pthread_sigmask(SIG_SETMASK, &old, nullptr);
+    return Fail(Unavailable("forward: cannot listen on 127.0.0.1:" + std::to_string(pair.local) +
+                            ": " + std::strerror(err)));
+  }
+  ready(local);
+  std::string target = "/v1/jobs/" + ref + "/forward?port=" + std::to_string(pair.remote);
+  bool interrupted = false;
+  {
+    Relays relays;
+    for (bool going = true; going;) {
+      pollfd fds[2] = {{.fd = listener, .events = POLLIN, .revents = 0},
+                       {.fd = sfd, .events = POLLIN, .revents = 0}};
+      int n = poll(fds, 2, 2000);
+      if (fds[1].revents != 0) {
+        interrupted = true;
+        break;
+      }
+      if (fds[0].revents != 0) {
+        int c = accept4(listener, nullptr, nullptr, SOCK_CLOEXEC);
+        int one = 1;
+        if (c >= 0) setsockopt(c, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+        if (c >= 0) relays.Start(api, target, c);
+      }
+      if (n == 0) {
+        auto now = api.GetJob(ref);
+        going = !now || !IsTerminal(now->state);
+        if (!going)
+          std::cerr << "baton: job " << ref << " has ended; forwarding stops" << std::endl;
+      }
+    }
+  }
+  close(listener);
+  close(sfd);
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  return interrupted ? 130 : 0;
+}
 
 int Forward(const Connection& conn, const std::string& ref, const std::string& ports) {
   auto pair = ParsePortPair(ports);
@@ -111,47 +180,25 @@ int Forward(const Connection& conn, const std::string& ref, const std::string& p
     return Fail(Conflict("job " + ref + " is " + std::string(JobStateName(job->state)) +
                          (IsTerminal(job->state) ? "" : "; forward once it runs")));
   }
-  sigset_t set, old;
-  sigemptyset(&set);
-  for (int s : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&set, s);
-  pthread_sigmask(SIG_BLOCK, &set, &old);  // before the relays' threads: they inherit it
-  int sfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
-  int local = 0;
-  int listener = ListenLocal(pair->local, &local);
-  if (listener < 0) {
-    return Fail(Unavailable("forward: cannot listen on 127.0.0.1:" + std::to_string(pair->local) +
-                            ": " + std::strerror(errno)));
-  }
   std::string node = job->allocation.empty() ? "?" : job->allocation.front().node;
-  std::cout << "forwarding 127.0.0.1:" << local << " to port " << pair->remote << " of job " << ref
-            << " on " << node << std::endl;
-  std::cerr << "baton: http://127.0.0.1:" << local << "/ reaches it; Ctrl-C stops" << std::endl;
-  std::string target = "/v1/jobs/" + ref + "/forward?port=" + std::to_string(pair->remote);
-  {
-    Relays relays;
-    for (bool going = true; going;) {
-      pollfd fds[2] = {{.fd = listener, .events = POLLIN, .revents = 0},
-                       {.fd = sfd, .events = POLLIN, .revents = 0}};
-      int n = poll(fds, 2, 2000);
-      if (fds[1].revents != 0) break;
-      if (fds[0].revents != 0) {
-        int c = accept4(listener, nullptr, nullptr, SOCK_CLOEXEC);
-        int one = 1;
-        if (c >= 0) setsockopt(c, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-        if (c >= 0) relays.Start(**api, target, c);
-      }
-      if (n == 0) {
-        auto now = (*api)->GetJob(ref);
-        going = !now || !IsTerminal(now->state);
-        if (!going)
-          std::cerr << "baton: job " << ref << " has ended; forwarding stops" << std::endl;
-      }
-    }
+  int code = ForwardUntilEnd(**api, ref, *pair, [&](int local) {
+    std::cout << "forwarding 127.0.0.1:" << local << " to port " << pair->remote << " of job "
+              << ref << " on " << node << std::endl;
+    std::cerr << "baton: http://127.0.0.1:" << local << "/ reaches it; Ctrl-C stops" << std::endl;
+  });
+  return code == 130 ? 0 : code;  // Ctrl-C is how a forward is stopped
+}
+
+int WaitForHttp(ApiClient& api, const std::string& ref, int port) {
+  std::string target = "/v1/jobs/" + ref + "/forward?port=" + std::to_string(port);
+  for (int i = 0; i < 300; ++i) {
+    if (AnswersHttp(api, target)) return 0;
+    auto job = api.GetJob(ref);
+    if (job && IsTerminal(job->state)) return ExitCodeOf(*job);
+    usleep(500'000);
   }
-  close(listener);
-  close(sfd);
-  pthread_sigmask(SIG_SETMASK, &old, nullptr);
-  return 0;
+  return Fail(Unavailable("job " + ref + " has not answered on port " + std::to_string(port) +
+                          " for 150s (`baton logs " + ref + "` says why)"));
 }
 
 }  // namespace baton::cli

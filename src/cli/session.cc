@@ -13,6 +13,7 @@
 
 #include <atomic>
 #include <charconv>
+#include <fstream>
 #include <iostream>
 #include <list>
 #include <thread>
@@ -125,6 +126,13 @@ Result<std::optional<Job>> WaitUntilRunning(ApiClient& api, const std::string& i
     }
     pause = std::min<std::chrono::milliseconds>(pause * 2, std::chrono::milliseconds(500));
   }
+}
+
+// The end of the job's log (its first node's), for a job that did not come up.
+std::string RunLogTail(ApiClient& api, const std::string& id) {
+  auto log = api.Call("GET", "/v1/jobs/" + id + "/logs");
+  if (!log) return "";
+  return log->size() > 2000 ? log->substr(log->size() - 2000) : *log;
 }
 
 // The job once it has ended (its agent reports the end just after the session closes).
@@ -353,6 +361,82 @@ int RunAttached(const Connection& conn, const JobSpec& spec) {
   }
   if (spec.interactive == "tty") return TerminalSession(**api, id, signals);
   return StdinSession(conn, **api, id, signals, !cancelled);
+}
+
+namespace {
+
+// The command of a Jupyter session: lab where installed, else the classic notebook, on the
+// node's loopback at a port of the job's id (20000 + id mod 20000), its token from
+// JUPYTER_TOKEN; a node without Jupyter says so in the job's log.
+std::vector<std::string> JupyterCommand() {
+  return {"/bin/sh", "-c",
+          "command -v jupyter >/dev/null 2>&1 || { echo \"baton: jupyter is not installed on "
+          "node $BATON_NODE_NAME (install jupyterlab there, or run in a --venv or --conda "
+          "environment that has it)\" >&2; exit 127; }; "
+          "app=lab; jupyter lab --version >/dev/null 2>&1 || app=notebook; "
+          "exec jupyter $app --no-browser --ip=127.0.0.1 "
+          "--port=$((20000 + BATON_JOB_ID % 20000)) --port-retries=0"};
+}
+
+std::string NewJupyterToken() {
+  std::ifstream random("/dev/urandom", std::ios::binary);
+  unsigned char bytes[16] = {};
+  random.read(reinterpret_cast<char*>(bytes), sizeof bytes);
+  static const char* hex = "0123456789abcdef";
+  std::string token;
+  for (unsigned char b : bytes) {
+    token.push_back(hex[b >> 4]);
+    token.push_back(hex[b & 15]);
+  }
+  return token;
+}
+
+}  // namespace
+
+int RunJupyter(const Connection& conn, JobSpec spec, int local_port) {
+  std::string token = NewJupyterToken();
+  spec.command = JupyterCommand();
+  spec.shell = false;
+  spec.interactive = "stdin";
+  if (spec.name.empty() || spec.name == "sh") spec.name = "jupyter";
+  spec.env.emplace_back("JUPYTER_TOKEN", token);
+  if (Status st = ValidateJobSpec(spec); !st.ok()) return Usage(st);
+  auto api = ApiClient::Connect(conn);
+  if (!api) return Fail(api.error());
+  Signals signals({SIGINT, SIGTERM, SIGHUP});
+  auto body = (*api)->Call("POST", "/v1/jobs", codec::EncodeJobSpec(spec));
+  if (!body) return Fail(body.error());
+  auto job = codec::DecodeJob(*body);
+  if (!job) return Fail(job.error());
+  std::string id = job->id.ToString();
+  Say("job " + id + " submitted: Jupyter; Ctrl-C ends it");
+  bool cancelled = false;
+  auto running = WaitUntilRunning(**api, id, signals, &cancelled);
+  if (!running) return Fail(running.error());
+  if (!*running) Detach(id, true);
+  int remote = 20000 + static_cast<int>(job->id.value % 20000);
+  int code = 0;
+  if (IsTerminal((*running)->state)) {
+    code = ExitCodeOf(**running);
+  } else {
+    Say("job " + id + " runs on " + (*running)->allocation.front().node +
+        "; waiting for Jupyter to answer");
+    code = WaitForHttp(**api, id, remote);
+  }
+  if (code != 0) {
+    std::cerr << RunLogTail(**api, id);  // why it did not come up
+    return code;
+  }
+  code =
+      ForwardUntilEnd(**api, id, PortPair{.local = local_port, .remote = remote}, [&](int local) {
+        std::cout << "http://127.0.0.1:" << local << "/?token=" << token << std::endl;
+        Say("Jupyter of job " + id + " is at that URL; Ctrl-C ends it");
+      });
+  if (code == 130) {
+    CancelFor(**api, id, &cancelled);
+    return FinalExitCode(**api, id);
+  }
+  return code;
 }
 
 int Attach(const Connection& conn, const std::string& ref) {

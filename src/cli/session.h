@@ -3,12 +3,20 @@
 // shim (api/relay.h, core/session_frame.h), and a local port relayed to a port of a job.
 #pragma once
 
+#include <functional>
 #include <string>
 
 #include "cli/client.h"
 #include "core/job.h"
 
 namespace baton::cli {
+
+// Parses "[LOCAL:]REMOTE" (each a TCP port 1-65535; LOCAL 0 picks a free one).
+struct PortPair {
+  int local = 0;
+  int remote = 0;
+};
+Result<PortPair> ParsePortPair(const std::string& text);
 
 // `baton run`: submits `spec` (interactive "stdin" or "tty"), prints why it waits until it runs,
 // then attaches: with a terminal, the job's terminal is this one (raw; Ctrl-P Ctrl-Q detaches);
@@ -24,15 +32,21 @@ int Sessions(const Connection& conn, bool all, bool json);
 // node until Ctrl-C or the job ends.
 int Forward(const Connection& conn, const std::string& ref, const std::string& ports);
 
+// Relays 127.0.0.1:pair.local (0: a free port) to pair.remote of job `ref`'s first node until
+// Ctrl-C (130) or the job ends (0); `ready` gets the local port once it listens.
+int ForwardUntilEnd(ApiClient& api, const std::string& ref, PortPair pair,
+                    const std::function<void(int local)>& ready);
+// Waits until something answers HTTP at `port` of job `ref` (0), or the job ends (its exit
+// code), or 150 s pass (1).
+int WaitForHttp(ApiClient& api, const std::string& ref, int port);
+
+// `baton run --jupyter`: a session running `jupyter lab` (else `jupyter notebook`) on the
+// node's loopback with a token of its own; once it answers, its URL on this machine (a
+// forwarded port), until Ctrl-C, which ends the session.
+int RunJupyter(const Connection& conn, JobSpec spec, int local_port);
+
 // The exit code `baton run` ends with for a job that has ended: its own, 128 + its signal,
 // 130 when cancelled, 124 when timed out (as timeout(1)), else 1.
 int ExitCodeOf(const Job& job);
-
-// Parses "[LOCAL:]REMOTE" (each a TCP port 1-65535; LOCAL 0 picks a free one).
-struct PortPair {
-  int local = 0;
-  int remote = 0;
-};
-Result<PortPair> ParsePortPair(const std::string& text);
 
 }  // namespace baton::cli

@@ -559,6 +559,8 @@ void AddSessionCommands(CLI::App& app, const std::shared_ptr<Connection>& conn, 
   {
     auto f = std::make_shared<SubmitFlags>();
     auto tty = std::make_shared<bool>(false);
+    auto jupyter = std::make_shared<bool>(false);
+    auto port = std::make_shared<int>(0);
     CLI::App* sub = app.add_subcommand(
         "run", "run a job attached, as srun: its output here, stdin to it, its exit code");
     sub->prefix_command();
@@ -571,10 +573,25 @@ void AddSessionCommands(CLI::App& app, const std::shared_ptr<Connection>& conn, 
                   "Ctrl-P Ctrl-Q detaches, `baton attach ID` goes back");
     sub->add_flag("-i,--interactive")
         ->description("keep stdin attached (it always is; -i makes docker's -it work here)");
-    sub->callback([sub, f, tty, conn, exit_code, tail] {
+    sub->add_flag("--jupyter", *jupyter,
+                  "run Jupyter (lab, else notebook) on the node and print a URL on this machine "
+                  "that reaches it; Ctrl-C ends it");
+    sub->add_option("--port", *port, "with --jupyter: the local port (default: a free one)")
+        ->check(CLI::Range(0, 65535));
+    sub->callback([sub, f, tty, jupyter, port, conn, exit_code, tail] {
       auto command = CommandWords(*sub, "run", *tail);
       if (!command) {
         *exit_code = Usage(command.error());
+        return;
+      }
+      if (*jupyter) {
+        if (!command->empty() || *tty) {
+          *exit_code =
+              Usage(InvalidArgument("run --jupyter: no command and no -t (it runs Jupyter)"));
+          return;
+        }
+        auto spec = SpecFromFlags(*f, {"jupyter"});
+        *exit_code = spec ? RunJupyter(*conn, *spec, *port) : Usage(spec.error());
         return;
       }
       auto spec = SpecFromFlags(*f, std::move(*command));

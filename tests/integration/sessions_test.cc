@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -309,6 +310,46 @@ TEST(Sessions, ForwardReachesAnHttpServerInTheJob) {
   RunCli(baton, {"cancel", id});
   EXPECT_TRUE(fwd.Expect("forwarding stops")) << fwd.seen();
   EXPECT_EQ(fwd.Wait(), 0);
+}
+
+TEST(Sessions, RunJupyterPrintsAUrlHereThatReachesItAndCtrlCEndsIt) {
+  TempDir dir;
+  BatonProcess baton(dir.path() + "/data");
+  Sh(baton, std::string(BATON_SOURCE_DIR) + "/scripts/install-test-server python3");
+  // A stand-in for Jupyter (no PyPI here): `jupyter lab --version`, and `jupyter lab ...
+  // --port=N` serving a page that shows the token it was given.
+  std::string bin = dir.path() + "/bin";
+  ASSERT_EQ(system(("mkdir -p " + bin).c_str()), 0);
+  std::ofstream(bin + "/jupyter")
+      << "#!/bin/sh\n"
+      << "if [ \"$2\" = --version ]; then echo 4.0.0; exit 0; fi\n"
+      << "for a in \"$@\"; do case $a in --port=*) port=${a#--port=};; esac; done\n"
+      << "mkdir -p \"$BATON_CHECKPOINT_DIR/www\" && cd \"$BATON_CHECKPOINT_DIR/www\" && "
+      << "echo \"jupyter $1, token $JUPYTER_TOKEN\" > index.html\n"
+      << "exec /usr/bin/python3 -m http.server \"$port\" --bind 127.0.0.1\n";
+  ASSERT_EQ(chmod((bin + "/jupyter").c_str(), 0755), 0);
+  Terminal t(baton,
+             std::string(BATON_BINARY) + " run --jupyter --env PATH=" + bin + ":/usr/bin:/bin");
+  ASSERT_TRUE(t.Expect("?token=", 60s)) << t.seen();
+  std::string seen = t.seen();
+  size_t at = seen.find("http://127.0.0.1:");
+  std::string url = seen.substr(at, seen.find_first_of("\r\n", at) - at);
+  std::string token = url.substr(url.find("?token=") + 7);
+  EXPECT_EQ(token.size(), 32u) << url;
+  EXPECT_NE(Sh(baton, "curl -s '" + url + "'").find("jupyter lab, token " + token),
+            std::string::npos)
+      << url;
+  CliResult sessions = RunCli(baton, {"sessions"});
+  EXPECT_NE(sessions.out.find("jupyter"), std::string::npos) << sessions.out;
+  t.Type("\x03");
+  EXPECT_TRUE(t.Expect("cancelling job 1")) << t.seen();
+  EXPECT_EQ(t.Wait(), 130) << t.seen();
+  EXPECT_EQ(Show(baton, "1").at("state"), "cancelled");
+
+  // A node without Jupyter: the job fails, saying so.
+  Terminal none(baton, std::string(BATON_BINARY) + " run --jupyter --env PATH=/nonexistent");
+  EXPECT_TRUE(none.Expect("jupyter is not installed on node")) << none.seen();
+  EXPECT_EQ(none.Wait(), 127) << none.seen();
 }
 
 TEST(Sessions, AttachAndForwardSayWhatIsWrong) {
