@@ -433,6 +433,7 @@ int Serve(const ServeOptions& o, const std::string& config) {
                                MakeLoopOptions(webhooks->get(), news, tokens), StopOnStoreFailure);
 
   api::LogStore logs(dir + "/logs");
+  api::CodeStore code(dir + "/code-snapshots");
   // The server is declared before the service and loop callbacks use it: it must outlive
   // every reply the loop may still send, so it is stopped last.
   api::HttpServer* server_ptr = nullptr;
@@ -441,10 +442,13 @@ int Serve(const ServeOptions& o, const std::string& config) {
       .tokens = tokens,
       .logs = logs,
       .news = news,
-      .post_to_io = [&server_ptr](std::function<void()> fn) { server_ptr->Post(std::move(fn)); }});
+      .post_to_io = [&server_ptr](std::function<void()> fn) { server_ptr->Post(std::move(fn)); },
+      .code = &code});
   api::HttpServer server(
-      api::HttpServerOptions{
-          .host = setup->listen.first, .port = setup->listen.second, .threads = o.http_threads},
+      api::HttpServerOptions{.host = setup->listen.first,
+                             .port = setup->listen.second,
+                             .large_bodies = {{"POST /v1/code", api::CodeStore::kMaxBytes}},
+                             .threads = o.http_threads},
       [&service](api::Request req, api::Respond respond) {
         service.Handle(std::move(req), std::move(respond));
       });

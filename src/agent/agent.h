@@ -150,6 +150,8 @@ class Agent {
   std::string CgroupName(JobId id, int attempt) const;
   // Records a launch that failed before the job ran: started, then exited with `code`.
   void FailLaunch(RunningJob job, int code, const std::string& message);
+  // The job's copy of its code snapshot (its working directory), or why there is none.
+  Result<std::string> PrepareCode(const LaunchOrder& order);
   // Puts the launch in the job's Python environment (venv or conda), or says why it cannot
   // be here.
   Status InPythonEnvironment(const LaunchOrder& order, ProcessSpec* spec);

@@ -45,6 +45,14 @@ void Agent::Launch(const LaunchOrder& order, TimePoint now) {
       order.shell ? std::vector<std::string>{"/bin/sh", "-c", order.command.at(0)} : order.command;
   for (const auto& [k, v] : JobEnvironment(order)) spec.env.push_back(k + "=" + v);
   spec.workdir = order.workdir.empty() ? dir : order.workdir;
+  if (!order.code.empty()) {
+    auto code = PrepareCode(order);
+    if (!code) {
+      return FailLaunch(std::move(job), 127,
+                        "node " + options_.name + ": code snapshot: " + code.error().message());
+    }
+    spec.workdir = *code;
+  }
   if (Status st = InPythonEnvironment(order, &spec); !st.ok())
     return FailLaunch(std::move(job), 127, "node " + options_.name + ": " + st.message());
   spec.processes = order.processes;
@@ -232,6 +240,34 @@ void Agent::BindToGpuNuma(const LaunchOrder& order, ProcessSpec* spec) {
   }
 }
 
+// The job's own copy of its code snapshot, JOBDIR/code: an attempt on a node that ran it
+// before goes on in the copy it left; else the archive (fetched from the controller once per
+// node, DATA/code-cache/ID.tar.gz) is unpacked there.
+Result<std::string> Agent::PrepareCode(const LaunchOrder& order) {
+  std::string dest = JobDir(order.job) + "/code";
+  if (env_.ListDir(dest)) return dest;
+  std::string cache = options_.data_dir + "/code-cache";
+  std::string archive = cache + "/" + order.code + ".tar.gz";
+  if (!env_.FileSize(archive)) {
+    auto client = net::HttpClient::Create(options_.server, options_.token);
+    if (!client) return Err(client.error());
+    auto got = (*client)->Request("GET", "/v1/code/" + order.code, {}, {}, std::chrono::minutes(5));
+    if (!got) return Err(got.error());
+    if (got->status != 200) {
+      return Err(Unavailable("the controller answered " + std::to_string(got->status) +
+                             " for snapshot " + order.code.substr(0, 12)));
+    }
+    RETURN_IF_ERROR(env_.CreateDirs(cache));
+    RETURN_IF_ERROR(env_.WriteFileAtomic(archive, got->body, WriteFileOptions{.mode = 0600}));
+  }
+  std::string staging = dest + ".unpacking";
+  RETURN_IF_ERROR(env_.CreateDirs(staging));
+  RETURN_IF_ERROR(env_.RunTool(
+      {"tar", "-xzf", archive, "-C", staging, "--no-same-owner", "--delay-directory-restore"}));
+  RETURN_IF_ERROR(env_.RenameFile(staging, dest));
+  return dest;
+}
+
 Status Agent::RunAsUser(const LaunchOrder& order, ProcessSpec* spec) {
   // The job runs as its user, who must exist here and own the job's directory.
   if (order.user == "root" && !options_.allow_root_jobs) {
@@ -245,6 +281,10 @@ Status Agent::RunAsUser(const LaunchOrder& order, ProcessSpec* spec) {
   for (const std::string& path : {dir, dir + "/checkpoints", order.checkpoint_dir}) {
     if (path.empty()) continue;
     if (Status st = env_.SetOwner(path, user->uid, user->gid); !st.ok())
+      LogWarn(st.message() + ": the job's user may not write there", Context(order.job));
+  }
+  if (!order.code.empty()) {
+    if (Status st = env_.SetOwnerTree(JobDir(order.job) + "/code", user->uid, user->gid); !st.ok())
       LogWarn(st.message() + ": the job's user may not write there", Context(order.job));
   }
   bool home_given = false;

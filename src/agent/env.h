@@ -45,6 +45,8 @@ class Env {
   virtual Status RenameFile(const std::string& from, const std::string& to) = 0;
   virtual Status SetMode(const std::string& path, mode_t mode) = 0;
   virtual Status SetOwner(const std::string& path, uid_t uid, gid_t gid) = 0;
+  // `dir` and everything under it, never following a symbolic link (each link itself changes).
+  virtual Status SetOwnerTree(const std::string& dir, uid_t uid, gid_t gid) = 0;
 
   // Processes.
   // Whether this process runs as root (then jobs run as their users).
@@ -54,6 +56,9 @@ class Env {
   virtual uint64_t ProcessStartTicks(pid_t pid) = 0;
   // kill(2): a negative pid signals that process group.
   virtual Status Signal(pid_t pid, int sig) = 0;
+  // Runs a program (looked up in PATH) to its end; an error says how it failed, with what it
+  // wrote to stderr (its first 2 KiB). For tools such as tar.
+  virtual Status RunTool(const std::vector<std::string>& argv) = 0;
 };
 
 // Forwards every call to another Env: a test double derives from it and overrides only the
@@ -88,7 +93,11 @@ class EnvWrapper : public Env {
   Status SetOwner(const std::string& path, uid_t uid, gid_t gid) override {
     return target_.SetOwner(path, uid, gid);
   }
+  Status SetOwnerTree(const std::string& dir, uid_t uid, gid_t gid) override {
+    return target_.SetOwnerTree(dir, uid, gid);
+  }
   bool RunsAsRoot() override { return target_.RunsAsRoot(); }
+  Status RunTool(const std::vector<std::string>& argv) override { return target_.RunTool(argv); }
   uint64_t ProcessStartTicks(pid_t pid) override { return target_.ProcessStartTicks(pid); }
   Status Signal(pid_t pid, int sig) override { return target_.Signal(pid, sig); }
 

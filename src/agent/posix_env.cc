@@ -2,7 +2,9 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <spawn.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -11,6 +13,9 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <vector>
+
+extern char** environ;
 
 namespace baton::agent {
 namespace fs = std::filesystem;
@@ -111,6 +116,18 @@ Status PosixEnv::SetOwner(const std::string& path, uid_t uid, gid_t gid) {
   return Status::Ok();
 }
 
+Status PosixEnv::SetOwnerTree(const std::string& dir, uid_t uid, gid_t gid) {
+  if (lchown(dir.c_str(), uid, gid) != 0) return Failed("set the owner of", dir, errno);
+  std::error_code ec;
+  // The iterator does not descend into linked directories; lchown changes a link, not its target.
+  for (fs::recursive_directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    if (lchown(it->path().c_str(), uid, gid) != 0)
+      return Failed("set the owner of", it->path().string(), errno);
+  }
+  if (ec) return Failed("list", dir, ec);
+  return Status::Ok();
+}
+
 bool PosixEnv::RunsAsRoot() { return geteuid() == 0; }
 
 uint64_t PosixEnv::ProcessStartTicks(pid_t pid) {
@@ -141,6 +158,40 @@ Status PosixEnv::Signal(pid_t pid, int sig) {
         ": " + std::strerror(errno));
   }
   return Status::Ok();
+}
+
+Status PosixEnv::RunTool(const std::vector<std::string>& argv) {
+  if (argv.empty()) return InvalidArgument("no program to run");
+  int err[2];
+  if (pipe2(err, O_CLOEXEC) != 0) return Internal(std::string("pipe: ") + std::strerror(errno));
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_adddup2(&fa, err[1], 2);
+  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+  std::vector<char*> args;
+  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  pid_t pid = 0;
+  int rc = posix_spawnp(&pid, argv[0].c_str(), &fa, nullptr, args.data(), environ);
+  posix_spawn_file_actions_destroy(&fa);
+  close(err[1]);
+  std::string said;
+  char buf[512];
+  ssize_t n;
+  while (rc == 0 && (n = read(err[0], buf, sizeof buf)) > 0) {
+    if (said.size() < 2048) said.append(buf, static_cast<size_t>(n));
+  }
+  close(err[0]);
+  if (rc != 0) return Unavailable("cannot run " + argv[0] + ": " + std::strerror(rc));
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return Status::Ok();
+  while (!said.empty() && (said.back() == '\n' || said.back() == ' ')) said.pop_back();
+  return Internal(argv[0] + " failed (" +
+                  (WIFEXITED(status) ? "exit " + std::to_string(WEXITSTATUS(status))
+                                     : "signal " + std::to_string(WTERMSIG(status))) +
+                  ")" + (said.empty() ? "" : ": " + said.substr(0, 2048)));
 }
 
 }  // namespace baton::agent

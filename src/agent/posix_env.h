@@ -22,6 +22,8 @@ class PosixEnv : public Env {
   bool RunsAsRoot() override;
   uint64_t ProcessStartTicks(pid_t pid) override;
   Status Signal(pid_t pid, int sig) override;
+  Status RunTool(const std::vector<std::string>& argv) override;
+  Status SetOwnerTree(const std::string& dir, uid_t uid, gid_t gid) override;
 };
 
 }  // namespace baton::agent

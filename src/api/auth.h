@@ -45,5 +45,7 @@ Result<std::string> NewToken();
 
 // SHA-256 of `secret`, lowercase hex (OpenSSL's libcrypto).
 std::string TokenHash(std::string_view secret);
+// SHA-256 of `bytes`, lowercase hex (what TokenHash is; code snapshots are named by it).
+inline std::string Sha256Hex(std::string_view bytes) { return TokenHash(bytes); }
 
 }  // namespace baton::api

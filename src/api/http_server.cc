@@ -1,5 +1,6 @@
 #include "api/http_server.h"
 
+#include <algorithm>
 #include <array>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
@@ -44,11 +45,43 @@ class Session : public std::enable_shared_from_this<Session> {
   void Read() {
     parser_.emplace();
     parser_->body_limit(options_.max_body_bytes);
+    body_limit_ = options_.max_body_bytes;
     parser_->header_limit(static_cast<uint32_t>(options_.max_header_bytes));
     stream_.expires_after(std::chrono::seconds(300));  // idle keep-alive connections
-    http::async_read(
-        stream_, buffer_, *parser_,
-        [self = shared_from_this()](beast::error_code ec, size_t) { self->OnRead(ec); });
+    if (options_.large_bodies.empty()) {
+      http::async_read(
+          stream_, buffer_, *parser_,
+          [self = shared_from_this()](beast::error_code ec, size_t) { self->OnRead(ec); });
+      return;
+    }
+    // The head first, under the largest limit (Beast checks a Content-Length against the
+    // limit as the head ends); then the route's own limit for the body.
+    size_t largest = options_.max_body_bytes;
+    for (const auto& [route, limit] : options_.large_bodies) largest = std::max(largest, limit);
+    parser_->body_limit(largest);
+    http::async_read_header(
+        stream_, buffer_, *parser_, [self = shared_from_this()](beast::error_code ec, size_t) {
+          if (ec) return self->OnRead(ec);
+          if (!self->LimitBody()) return self->OnRead(http::error::body_limit);
+          http::async_read(self->stream_, self->buffer_, *self->parser_,
+                           [self](beast::error_code ec2, size_t) { self->OnRead(ec2); });
+        });
+  }
+
+  // Sets the body limit of the request whose head was read: its route's, or the default;
+  // false when its Content-Length is over it already.
+  bool LimitBody() {
+    const auto& head = parser_->get();
+    std::string_view target(head.target().data(), head.target().size());
+    target = target.substr(0, target.find('?'));
+    std::string key = std::string(head.method_string()) + " " + std::string(target);
+    body_limit_ = options_.max_body_bytes;
+    for (const auto& [route, limit] : options_.large_bodies) {
+      if (route == key) body_limit_ = limit;
+    }
+    if (parser_->content_length() && *parser_->content_length() > body_limit_) return false;
+    parser_->body_limit(body_limit_);
+    return true;
   }
 
   void OnRead(beast::error_code ec) {
@@ -59,8 +92,8 @@ class Session : public std::enable_shared_from_this<Session> {
       return;
     }
     if (ec == http::error::body_limit) {
-      Write(ErrorResponse(413, TooLarge("body: larger than " +
-                                        std::to_string(options_.max_body_bytes) + " bytes")),
+      Write(ErrorResponse(413,
+                          TooLarge("body: larger than " + std::to_string(body_limit_) + " bytes")),
             false, 11);
       return;
     }
@@ -297,6 +330,7 @@ class Session : public std::enable_shared_from_this<Session> {
   beast::flat_buffer buffer_;
   std::array<char, 64 * 1024> scratch_;
   int64_t discarded_ = 0;
+  size_t body_limit_ = 0;  // the current request's
   std::optional<http::request_parser<http::string_body>> parser_;
   const HttpServerOptions& options_;
   const Handler& handler_;

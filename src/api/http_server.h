@@ -6,6 +6,8 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "api/http.h"
 #include "core/status.h"
@@ -16,6 +18,8 @@ struct HttpServerOptions {
   std::string host = "127.0.0.1";
   uint16_t port = 0;                // 0 picks a free port
   size_t max_body_bytes = 1 << 20;  // larger bodies get 413
+  // Routes whose bodies may be larger: "METHOD PATH" (exact, no query) and their limit.
+  std::vector<std::pair<std::string, size_t>> large_bodies;
   size_t max_header_bytes = 16 * 1024;
   int threads = 1;
 };

@@ -134,6 +134,7 @@ Service::Service(Deps deps)
       logs_(deps.logs),
       news_(deps.news),
       post_to_io_(std::move(deps.post_to_io)),
+      code_(deps.code),
       router_(deps.tokens, Routes()) {}
 
 // docs/api.md, "Routes", says the same.
@@ -154,6 +155,8 @@ std::vector<Route> Service::Routes() {
       {"GET", "/v1/agent/orders", A::kAgentOrAdmin, to(&Service::AgentOrders)},
       {"POST", "/v1/agent/report", A::kAgentOrAdmin, to(&Service::AgentReport)},
       {"GET", "/v1/agent/tunnels/{tunnel}", A::kAgentOrAdmin, to(&Service::AgentTunnel)},
+      {"GET", "/v1/code/{id}", A::kAgentOrAdmin, to(&Service::GetCode)},
+      {"POST", "/v1/code", A::kUserOrAdmin, to(&Service::PutCode)},
       {"POST", "/v1/jobs", A::kUserOrAdmin, to(&Service::SubmitOne)},
       {"GET", "/v1/jobs", A::kUserOrAdmin, to(&Service::ListJobs)},
       {"POST", "/v1/jobs/batch", A::kUserOrAdmin, to(&Service::SubmitBatch)},

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "api/auth.h"
+#include "api/code_store.h"
 #include "api/fanout.h"
 #include "api/http.h"
 #include "api/log_store.h"
@@ -35,7 +36,8 @@ class Service {
     const TokenTable& tokens;
     LogStore& logs;
     News& news;
-    PostToIo post_to_io;  // runs work on an HTTP thread
+    PostToIo post_to_io;        // runs work on an HTTP thread
+    CodeStore* code = nullptr;  // code snapshots; none: POST /v1/code is refused
   };
   explicit Service(Deps deps);
 
@@ -72,6 +74,9 @@ class Service {
   // Tunnels (tunnels.cc): a client's end to a job's session (`session`) or port, an agent's end.
   void OpenTunnel(Call c, bool session);
   void AgentTunnel(Call c);
+  // Code snapshots (tunnels.cc): upload, and an agent's download.
+  void PutCode(Call c);
+  void GetCode(Call c);
   // GET /v1/jobs/{id}/logs?follow=1 and GET /v1/events as Server-Sent Events (streams.cc).
   Pull FollowLogs(const Identity& who, JobId job, std::string node, bool node_given,
                   int64_t offset);
@@ -86,6 +91,7 @@ class Service {
   LogStore& logs_;
   News& news_;
   PostToIo post_to_io_;
+  CodeStore* code_;
   RelayHub relays_;
   Router router_;
 };

@@ -28,6 +28,13 @@ void Service::Submit(Call c, bool batch) {
     if (!spec) return c.respond(Error(spec.error()));
     submit.specs.push_back(std::move(*spec));
   }
+  for (const JobSpec& spec : submit.specs) {
+    if (!spec.code.empty() && IsCodeId(spec.code) && (code_ == nullptr || !code_->Has(spec.code))) {
+      return c.respond(Error(
+          InvalidArgument("code: no snapshot " + spec.code.substr(0, 12) +
+                          " here (upload it with POST /v1/code; baton submit --code DIR does)")));
+    }
+  }
   Run(std::move(submit), std::move(c.respond), [batch](control::Reply& r) {
     int status = r.created ? 201 : 200;
     if (!batch) return Json(status, codec::EncodeJob(r.jobs.at(0)));

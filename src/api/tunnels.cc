@@ -1,7 +1,7 @@
-// The tunnel routes of api::Service: a client's end (GET /v1/jobs/{id}/attach, a session;
-// GET /v1/jobs/{id}/forward?port=N, a port of the job's first node) and its agent's end
-// (GET /v1/agent/tunnels/{tunnel}). Each is an upgraded connection (Upgrade: baton-tunnel)
-// that the RelayHub pairs with the other; see api/relay.h.
+// The tunnel routes of api::Service, and the code snapshots' (POST /v1/code, GET /v1/code/{id}): a
+// client's end (GET /v1/jobs/{id}/attach, a session; GET /v1/jobs/{id}/forward?port=N, a port of
+// the job's first node) and its agent's end (GET /v1/agent/tunnels/{tunnel}). Each is an upgraded
+// connection (Upgrade: baton-tunnel) that the RelayHub pairs with the other; see api/relay.h.
 #include "api/auth.h"
 #include "api/service.h"
 #include "api/service_internal.h"
@@ -64,6 +64,22 @@ void Service::AgentTunnel(Call c) {
                      .upgrade = [this, tunnel](int fd, std::string early) {
                        relays_.Offer(tunnel, fd, std::move(early));
                      }});
+}
+
+void Service::PutCode(Call c) {
+  if (code_ == nullptr) return c.respond(Error(Unavailable("code snapshots are not kept here")));
+  auto id = code_->Put(c.request.body);
+  if (!id) return c.respond(Error(id.error()));
+  c.respond(Json(
+      201, "{\"code\":\"" + *id + "\",\"bytes\":" + std::to_string(c.request.body.size()) + "}"));
+}
+
+void Service::GetCode(Call c) {
+  if (code_ == nullptr) return c.respond(Error(NotFound("code snapshots are not kept here")));
+  auto archive = code_->Get(c.Param("id"));
+  if (!archive) return c.respond(Error(archive.error()));
+  c.respond(
+      Response{.status = 200, .body = std::move(*archive), .content_type = "application/gzip"});
 }
 
 }  // namespace baton::api

@@ -110,7 +110,12 @@ void ShowRequest(const Job& j) {
     line("schedule", j.spec.schedule + " (a run of recurring job " + j.cron_id.ToString() +
                          (j.cron_stopped ? ", its last" : "; `baton crons` lists it") + ")");
   }
-  line("workdir", j.spec.workdir.empty() ? "the agent's" : j.spec.workdir);
+  if (!j.spec.code.empty()) {
+    line("workdir",
+         "its own copy of code snapshot " + j.spec.code.substr(0, 12) + " (baton submit --code)");
+  } else {
+    line("workdir", j.spec.workdir.empty() ? "the agent's" : j.spec.workdir);
+  }
   if (!j.spec.venv.empty()) line("environment", "venv " + j.spec.venv);
   if (!j.spec.conda.empty()) line("environment", "conda " + j.spec.conda);
   if (!j.spec.interactive.empty()) {

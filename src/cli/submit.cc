@@ -13,6 +13,7 @@
 #include <tuple>
 
 #include "cli/actions.h"
+#include "cli/code.h"
 #include "cli/parser.h"
 #include "cli/session.h"
 #include "codec/json_codec.h"
@@ -101,7 +102,7 @@ struct SubmitFlags {
   std::string name, time, grace, signal, workdir, file;
   int nodes = 0, cpus = 0, retries = 0;
   std::vector<int64_t> after, after_any, after_notok;
-  std::string begin, array, schedule, venv, conda, best_metric, like;
+  std::string begin, array, schedule, venv, conda, best_metric, like, code;
   std::string model, params, task, precision;  // sizing from a model
   int64_t seq = 0, batch = 0;
   std::vector<std::string> env;
@@ -210,8 +211,13 @@ Status ApplyFlags(const SubmitFlags& f, const std::set<std::string>* given, JobS
       spec->env.emplace_back(kv.substr(0, eq), kv.substr(eq + 1));
     }
   }
-  if (use("--workdir"))
+  // With --code the job runs in its copy of the code, not in a directory of the node.
+  if (!f.code.empty() && f.given.count("--workdir") > 0) {
+    return InvalidArgument("--code: the job runs in its copy of the code: not with workdir");
+  }
+  if (use("--workdir") && (f.code.empty() || f.given.count("--workdir") > 0))
     spec->workdir = f.workdir.empty() ? std::filesystem::current_path().string() : f.workdir;
+  if (!f.code.empty() && !f.given.count("--workdir")) spec->workdir.clear();
   for (const auto& [flag, from, to] :
        {std::tuple{"--after", &f.after, &spec->after},
         std::tuple{"--after-any", &f.after_any, &spec->after_any},
@@ -283,6 +289,7 @@ Result<std::vector<JobSpec>> SpecsFromFile(const SubmitFlags& f) {
 }
 
 int Post(ApiClient& api, const std::string& body, bool batch, bool json);
+Status WithCode(ApiClient& api, const SubmitFlags& f, std::vector<JobSpec>& specs);
 
 // `baton submit --like ID [OPTIONS] [-- COMMAND]`: a batch job with the resources and the
 // environment of job ID (a session, say): its spec, not a session, not held, not an array or a
@@ -320,37 +327,50 @@ int SubmitLike(const Connection& conn, const SubmitFlags& f, std::vector<std::st
     return Usage(
         InvalidArgument("job " + refs->front() + " with the flags given: " + st.message()));
   }
-  return Post(**api, codec::EncodeJobSpec(spec), false, f.json);
+  std::vector<JobSpec> one = {std::move(spec)};
+  if (Status st = WithCode(**api, f, one); !st.ok()) return Fail(st);
+  return Post(**api, codec::EncodeJobSpec(one.front()), false, f.json);
+}
+
+// Uploads the --code snapshot, if any, and names it in each spec.
+Status WithCode(ApiClient& api, const SubmitFlags& f, std::vector<JobSpec>& specs) {
+  if (f.code.empty()) return Status::Ok();
+  auto id = UploadCode(api, f.code);
+  if (!id) return id.error();
+  for (JobSpec& spec : specs) spec.code = *id;
+  return Status::Ok();
 }
 
 int Submit(const Connection& conn, const SubmitFlags& f, std::vector<std::string> command) {
   if (!f.like.empty()) return SubmitLike(conn, f, std::move(command));
-  std::string body;
-  bool batch = false;
+  std::vector<JobSpec> specs;
   if (!f.file.empty()) {
     if (!command.empty()) {
       return Usage(InvalidArgument(
           "submit: -f FILE and a command cannot go together (the file's jobs have their "
           "commands; flags given with -f override the file's fields)"));
     }
-    auto specs = SpecsFromFile(f);
-    if (!specs) return Usage(specs.error());
-    batch = specs->size() > 1;
-    if (batch) {
-      body = "{\"jobs\":[";
-      for (size_t i = 0; i < specs->size(); ++i)
-        body += (i ? "," : "") + codec::EncodeJobSpec((*specs)[i]);
-      body += "]}";
-    } else {
-      body = codec::EncodeJobSpec(specs->front());
-    }
+    auto read = SpecsFromFile(f);
+    if (!read) return Usage(read.error());
+    specs = std::move(*read);
   } else {
     auto spec = SpecFromFlags(f, std::move(command));
     if (!spec) return Usage(spec.error());
-    body = codec::EncodeJobSpec(*spec);
+    specs.push_back(std::move(*spec));
   }
   auto api = ApiClient::Connect(conn);
   if (!api) return Fail(api.error());
+  if (Status st = WithCode(**api, f, specs); !st.ok()) return Fail(st);
+  bool batch = specs.size() > 1;
+  std::string body;
+  if (batch) {
+    body = "{\"jobs\":[";
+    for (size_t i = 0; i < specs.size(); ++i)
+      body += (i ? "," : "") + codec::EncodeJobSpec(specs[i]);
+    body += "]}";
+  } else {
+    body = codec::EncodeJobSpec(specs.front());
+  }
   return Post(**api, body, batch, f.json);
 }
 
@@ -379,7 +399,9 @@ int Resubmit(const Connection& conn, const SubmitFlags& f, const std::string& wo
   if (Status st = ValidateJobSpec(spec); !st.ok()) {
     return Usage(InvalidArgument("job " + id + " with the flags given: " + st.message()));
   }
-  return Post(**api, codec::EncodeJobSpec(spec), false, f.json);
+  std::vector<JobSpec> one = {std::move(spec)};
+  if (Status st = WithCode(**api, f, one); !st.ok()) return Fail(st);
+  return Post(**api, codec::EncodeJobSpec(one.front()), false, f.json);
 }
 
 // POSTs one spec or a batch; prints the new jobs' ids (or, with `json`, the server's answer).
@@ -449,6 +471,9 @@ void AddSpecFlags(CLI::App* sub, SubmitFlags& f, bool short_time = true) {
                   "recurring: a run at each time of this cron schedule, e.g. \"0 3 * * *\" "
                   "(03:00 daily, the controller's local time), \"*/15 * * * *\", @hourly; "
                   "`baton crons` lists them");
+  sub->add_option("--code", f.code,
+                  "snapshot DIR now (what git shows there, else every file; at most 512 MiB) and "
+                  "run the job in its own copy of it: edits after submit do not reach it");
   sub->add_option("--venv", f.venv,
                   "run in this Python virtual environment (its bin/ first on PATH); it must "
                   "exist at that path on the nodes");
@@ -584,19 +609,28 @@ void AddSessionCommands(CLI::App& app, const std::shared_ptr<Connection>& conn, 
         *exit_code = Usage(command.error());
         return;
       }
-      if (*jupyter) {
-        if (!command->empty() || *tty) {
-          *exit_code =
-              Usage(InvalidArgument("run --jupyter: no command and no -t (it runs Jupyter)"));
-          return;
-        }
-        auto spec = SpecFromFlags(*f, {"jupyter"});
-        *exit_code = spec ? RunJupyter(*conn, *spec, *port) : Usage(spec.error());
+      NoteGiven(*sub, f.get());
+      if (*jupyter && (!command->empty() || *tty)) {
+        *exit_code =
+            Usage(InvalidArgument("run --jupyter: no command and no -t (it runs Jupyter)"));
         return;
       }
-      auto spec = SpecFromFlags(*f, std::move(*command));
+      auto spec = SpecFromFlags(*f, *jupyter ? std::vector<std::string>{"jupyter"} : *command);
       if (!spec) {
         *exit_code = Usage(spec.error());
+        return;
+      }
+      if (!f->code.empty()) {
+        auto api = ApiClient::Connect(*conn);
+        auto id = api ? UploadCode(**api, f->code) : Result<std::string>(Err(api.error()));
+        if (!id) {
+          *exit_code = Fail(id.error());
+          return;
+        }
+        spec->code = *id;
+      }
+      if (*jupyter) {
+        *exit_code = RunJupyter(*conn, *spec, *port);
         return;
       }
       spec->interactive = *tty ? "tty" : "stdin";

@@ -158,6 +158,7 @@ json::object JobObject(const Job& job, JobForm form) {
   if (!s.venv.empty()) o["venv"] = s.venv;
   if (!s.conda.empty()) o["conda"] = s.conda;
   if (!s.interactive.empty()) o["interactive"] = s.interactive;
+  if (!s.code.empty()) o["code"] = s.code;
   AddWhenFields(job, &o);
   if (s.model) o["model"] = EncodeModelSizing(*s.model);
   if (!job.sized.empty()) o["sized"] = job.sized;
@@ -207,7 +208,7 @@ Result<JobSpec> SpecFromJobObject(const json::object& o) {
                                "begin",       "array",           "schedule",     "preemptible",
                                "hold",        "process_per_gpu", "time_limit_s", "grace_period_s",
                                "signal",      "model",           "venv",         "conda",
-                               "best_metric", "interactive"}) {
+                               "best_metric", "interactive",     "code"}) {
     if (const json::value* f = Find(o, key)) spec_obj[key] = *f;
   }
   if (const json::value* res = Find(o, "resources")) spec_obj["resources"] = *res;
@@ -633,6 +634,16 @@ Result<std::string> DecodeWhoAmI(std::string_view body) {
   const json::value* user = Find(*o, "user");
   if (user == nullptr) return Err(InvalidArgument("whoami: missing user"));
   return GetString(*user, "user", 256);
+}
+
+Result<std::string> DecodeCodeId(std::string_view body) {
+  ASSIGN_OR_RETURN(json::value v, Parse(body));
+  ASSIGN_OR_RETURN(const json::object* o, GetObject(v, "code"));
+  const json::value* code = Find(*o, "code");
+  if (code == nullptr) return Err(InvalidArgument("code: missing"));
+  ASSIGN_OR_RETURN(std::string id, GetString(*code, "code", 64));
+  if (!IsCodeId(id)) return Err(InvalidArgument("code: not a snapshot id"));
+  return id;
 }
 
 std::string EncodeString(std::string_view s) { return json::serialize(json::value(s)); }

@@ -315,10 +315,10 @@ Status DecodeSpecField(std::string_view key, const std::string& field, const jso
     auto p = ParsePriority(*s);
     if (!p) return FieldError(field, "must be one of low, normal, high, critical");
     spec->priority = *p;
-  } else if (key == "interactive") {
-    auto s = GetString(val, field, 16);
+  } else if (key == "interactive" || key == "code") {
+    auto s = GetString(val, field, 64);
     if (!s) return s.error();
-    spec->interactive = *s;
+    (key == "code" ? spec->code : spec->interactive) = *s;
   } else if (key == "project" || key == "pool" || key == "workdir" || key == "venv" ||
              key == "conda") {
     auto s = GetString(val, field, SpecLimits::kPathBytes);
@@ -519,6 +519,7 @@ std::string EncodeJobSpec(const JobSpec& s) {
   if (!s.venv.empty()) o["venv"] = s.venv;
   if (!s.conda.empty()) o["conda"] = s.conda;
   if (!s.interactive.empty()) o["interactive"] = s.interactive;
+  if (!s.code.empty()) o["code"] = s.code;
   for (const auto& [key, ids] : {std::pair{"after", &s.after}, std::pair{"after_any", &s.after_any},
                                  std::pair{"after_notok", &s.after_notok}}) {
     if (ids->empty()) continue;

@@ -112,6 +112,8 @@ std::string EncodeError(const Status& status);
 std::string ErrorMessage(std::string_view body);
 // GET /v1/whoami: {"user": "...", "role": "..."}; the user.
 Result<std::string> DecodeWhoAmI(std::string_view body);
+// POST /v1/code's answer, {"code": ID, "bytes": N}: the snapshot's id.
+Result<std::string> DecodeCodeId(std::string_view body);
 
 // Agent protocol.
 std::string EncodeRegister(const RegisterRequest& r);

@@ -300,6 +300,7 @@ std::string EncodeOrders(const std::vector<Order>& orders) {
       if (!l.best_metric.empty()) o["best_metric"] = l.best_metric;
       if (!l.conda.empty()) o["conda"] = l.conda;
       if (!l.interactive.empty()) o["interactive"] = l.interactive;
+      if (!l.code.empty()) o["code"] = l.code;
       o["gpus"] = IntArray(l.gpus);
       o["milli_per_gpu"] = l.milli_per_gpu;
       o["gpu_memory_bytes"] = l.gpu_memory_bytes;
@@ -374,6 +375,8 @@ Result<LaunchOrder> LaunchFrom(const json::object& o) {
   RETURN_IF_ERROR(Read(o, "best_metric", &l.best_metric, Str(64)));
   RETURN_IF_ERROR(Read(o, "conda", &l.conda, Str(4096)));
   RETURN_IF_ERROR(Read(o, "interactive", &l.interactive, Str(16)));
+  RETURN_IF_ERROR(Read(o, "code", &l.code, Str(64)));
+  if (!l.code.empty() && !IsCodeId(l.code)) return Err(InvalidArgument("code: not a snapshot id"));
   RETURN_IF_ERROR(Read(o, "milli_per_gpu", &l.milli_per_gpu, Int(0, 1000)));
   RETURN_IF_ERROR(Read(o, "gpu_memory_bytes", &l.gpu_memory_bytes, Int(0, INT64_MAX)));
   RETURN_IF_ERROR(Read(o, "cpus", &l.cpus, Int(0, 1'000'000)));

@@ -570,6 +570,7 @@ void Controller::Launch(Job& job, std::optional<size_t> only_rank) {
     if (!options_.policy.checkpoint_root.empty())
       l.checkpoint_dir = options_.policy.checkpoint_root + "/" + job.id.ToString();
     l.conda = job.spec.conda;
+    l.code = job.spec.code;
     if (rank == 0) l.interactive = job.spec.interactive;  // stdin or terminal: the first process
     l.gpus = part.gpus;
     l.milli_per_gpu = part.milli_per_gpu;

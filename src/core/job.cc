@@ -229,8 +229,24 @@ Status ValidateEnvironment(const JobSpec& spec) {
   }
   if (!spec.venv.empty() && !spec.conda.empty())
     return FieldError("conda", "a job runs in a venv or a conda environment, not both");
+  if (!spec.code.empty()) {
+    if (!IsCodeId(spec.code))
+      return FieldError("code", "a code snapshot's id: 64 lowercase hex digits (POST /v1/code)");
+    if (!spec.workdir.empty())
+      return FieldError("code", "the job runs in its copy of the code: not with workdir");
+  }
   return Status::Ok();
 }
+
+}  // namespace
+
+bool IsCodeId(std::string_view text) {
+  return text.size() == 64 && std::all_of(text.begin(), text.end(), [](char c) {
+           return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+         });
+}
+
+namespace {
 
 // `baton run`'s jobs: one job, and a terminal only for one process on one node.
 Status ValidateInteractive(const JobSpec& spec) {

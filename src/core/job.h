@@ -146,6 +146,10 @@ struct JobSpec {
   // `conda run`). A node without it fails the launch with the reason. Not both.
   std::string venv;
   std::string conda;
+  // A snapshot of the submitter's code (`--code DIR`): the SHA-256 (64 hex digits) of the
+  // archive the controller keeps (POST /v1/code). The job runs in its own copy of it on each
+  // node, so edits after submit do not reach a queued job. "": none.
+  std::string code;
   // A metric of its metrics file to track (`--best-metric loss:min`): its last value and its
   // best, with the checkpoint of the best. "": none.
   std::string best_metric;
@@ -165,6 +169,9 @@ struct JobSpec {
   Duration signal_before{0};
   bool operator==(const JobSpec&) const = default;
 };
+
+// Whether `text` names a code snapshot: a SHA-256, 64 lowercase hex digits.
+bool IsCodeId(std::string_view text);
 
 // The sizing request of a job's model, on `shape` (its catalog entry, or ShapeFor(params)).
 SizingRequest SizingRequestOf(const ModelSizing& m, ModelShape shape);

@@ -31,6 +31,7 @@ struct LaunchOrder {
   std::string best_metric;       // JobSpec::best_metric: the metric its agent reports
   std::string venv;              // JobSpec::venv
   std::string conda;             // JobSpec::conda
+  std::string code;              // JobSpec::code: the snapshot the job runs in (its workdir)
   std::string interactive;       // JobSpec::interactive: "stdin", "tty" or "" (node rank 0 only)
   std::vector<int> gpus;         // GPU indices on this node
   int64_t milli_per_gpu = 1000;  // < 1000: a fractional share run under MPS limits

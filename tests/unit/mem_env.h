@@ -79,6 +79,12 @@ class MemEnv : public Env {
     auto it = processes_.find(pid);
     return it == processes_.end() ? 0 : it->second;
   }
+  Status SetOwnerTree(const std::string& dir, uid_t uid, gid_t gid) override {
+    return SetOwner(dir, uid, gid);
+  }
+  Status RunTool(const std::vector<std::string>& argv) override {
+    return Unavailable("MemEnv runs no programs (" + (argv.empty() ? "" : argv[0]) + ")");
+  }
   Status Signal(pid_t pid, int sig) override {
     std::lock_guard lock(mu_);
     signals_.emplace_back(pid, sig);

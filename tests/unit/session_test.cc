@@ -10,6 +10,8 @@
 
 #include <thread>
 
+#include "api/auth.h"
+#include "api/code_store.h"
 #include "api/relay.h"
 #include "codec/json_codec.h"
 #include "controller_fixture.h"
@@ -360,3 +362,45 @@ TEST_F(IdleSessionTest, AnIdleSessionIsWarnedThenStoppedAndItsGpuHoursCounted) {
 
 }  // namespace
 }  // namespace baton::control
+
+namespace baton::api {
+namespace {
+
+TEST(CodeStore, KeepsAnArchiveOnceByItsHashAndRefusesWhatIsNotOne) {
+  char tmpl[] = "/tmp/baton-code-store-XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  CodeStore store(std::string(tmpl) + "/snapshots");
+  std::string archive = std::string("\x1f\x8b", 2) + "rest of a gzip stream";
+  auto id = store.Put(archive);
+  ASSERT_TRUE(id.has_value()) << id.error().message();
+  EXPECT_EQ(*id, Sha256Hex(archive));
+  EXPECT_TRUE(IsCodeId(*id));
+  EXPECT_TRUE(store.Has(*id));
+  EXPECT_EQ(*store.Put(archive), *id);  // the same bytes: the same snapshot
+  auto back = store.Get(*id);
+  ASSERT_TRUE(back.has_value());
+  EXPECT_EQ(*back, archive);
+  EXPECT_FALSE(store.Put("not gzip").has_value());
+  EXPECT_FALSE(store.Has(std::string(64, 'a')));
+  EXPECT_EQ(store.Get(std::string(64, 'a')).error().code(), Code::kNotFound);
+  EXPECT_EQ(store.Get("../../etc/passwd").error().code(), Code::kInvalidArgument);
+  EXPECT_EQ(system(("rm -rf " + std::string(tmpl)).c_str()), 0);
+}
+
+TEST(CodeSpecs, NameASnapshotByItsHashAndNotAWorkdir) {
+  JobSpec spec = SubmittedSpec();
+  spec.command = {"python3", "train.py"};
+  spec.code = std::string(64, 'f');
+  EXPECT_TRUE(ValidateJobSpec(spec).ok());
+  auto back = codec::DecodeJobSpec(codec::EncodeJobSpec(spec));
+  ASSERT_TRUE(back.has_value());
+  EXPECT_EQ(back->code, spec.code);
+  spec.workdir = "/home/ada";
+  EXPECT_NE(ValidateJobSpec(spec).message().find("not with workdir"), std::string::npos);
+  spec.workdir.clear();
+  spec.code = "ABC";
+  EXPECT_NE(ValidateJobSpec(spec).message().find("64 lowercase hex digits"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace baton::api
