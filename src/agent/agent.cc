@@ -138,6 +138,7 @@ bool Agent::RegisterWithController() {
   req.node.pool = options_.pool;
   req.node.address = options_.address;
   req.node.refuses_root_jobs = as_root_ && !options_.allow_root_jobs;
+  req.node.runtimes = FindRuntimes();
   for (auto& [key, job] : jobs_) {
     JobEvent e;
     e.job = job.order.job;

@@ -150,6 +150,12 @@ class Agent {
   std::string CgroupName(JobId id, int attempt) const;
   // Records a launch that failed before the job ran: started, then exited with `code`.
   void FailLaunch(RunningJob job, int code, const std::string& message);
+  // Jobs in an image (agent_image.cc): the runtimes on the agent's PATH; the launch's command
+  // through the job's runtime, or why it has none.
+  static std::vector<std::string> FindRuntimes();
+  Status InImage(const LaunchOrder& order, ProcessSpec* spec);
+  // The launch's working directory and Python environment, or why it cannot run here.
+  Status PlaceLaunch(const LaunchOrder& order, ProcessSpec* spec);
   // The job's copy of its code snapshot (its working directory), or why there is none.
   Result<std::string> PrepareCode(const LaunchOrder& order);
   // Puts the launch in the job's Python environment (venv or conda), or says why it cannot

@@ -44,16 +44,7 @@ void Agent::Launch(const LaunchOrder& order, TimePoint now) {
   spec.argv =
       order.shell ? std::vector<std::string>{"/bin/sh", "-c", order.command.at(0)} : order.command;
   for (const auto& [k, v] : JobEnvironment(order)) spec.env.push_back(k + "=" + v);
-  spec.workdir = order.workdir.empty() ? dir : order.workdir;
-  if (!order.code.empty()) {
-    auto code = PrepareCode(order);
-    if (!code) {
-      return FailLaunch(std::move(job), 127,
-                        "node " + options_.name + ": code snapshot: " + code.error().message());
-    }
-    spec.workdir = *code;
-  }
-  if (Status st = InPythonEnvironment(order, &spec); !st.ok())
+  if (Status st = PlaceLaunch(order, &spec); !st.ok())
     return FailLaunch(std::move(job), 127, "node " + options_.name + ": " + st.message());
   spec.processes = order.processes;
   spec.rank0 = order.rank_offset;
@@ -238,6 +229,19 @@ void Agent::BindToGpuNuma(const LaunchOrder& order, ProcessSpec* spec) {
       }
     }
   }
+}
+
+// Where and in what the job runs: its working directory (its code snapshot's copy, if any)
+// and its Python environment.
+Status Agent::PlaceLaunch(const LaunchOrder& order, ProcessSpec* spec) {
+  spec->workdir = order.workdir.empty() ? JobDir(order.job) : order.workdir;
+  if (!order.code.empty()) {
+    auto code = PrepareCode(order);
+    if (!code) return Unavailable("code snapshot: " + code.error().message());
+    spec->workdir = *code;
+  }
+  if (!order.image.empty()) return InImage(order, spec);
+  return InPythonEnvironment(order, spec);
 }
 
 // The job's own copy of its code snapshot, JOBDIR/code: an attempt on a node that ran it

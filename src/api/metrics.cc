@@ -62,6 +62,45 @@ std::string Label(const std::string& key, const std::string& value) {
   return key + "=\"" + Escape(value) + "\"";
 }
 
+// Each GPU's state and its last readings.
+void WriteGpus(Writer& w, const control::MetricsSnapshot& m) {
+  w.Family("baton_gpus", "gauge", "GPUs (or MIG instances) by state.");
+  std::map<std::string, int> by_state = {
+      {"idle", 0}, {"allocated", 0}, {"drained", 0}, {"failed", 0}};
+  for (const auto& g : m.gpus) by_state[g.state] += 1;
+  for (const auto& [state, n] : by_state) w.Sample("baton_gpus", Label("state", state), n);
+
+  auto gpu_labels = [](const control::GpuMetrics& g) {
+    return Label("node", g.node) + "," + Label("gpu", std::to_string(g.index)) + "," +
+           Label("model", g.model);
+  };
+  struct Gauge {
+    const char* name;
+    const char* help;
+    double (*value)(const control::GpuMetrics&);
+  };
+  const Gauge gauges[] = {
+      {"baton_gpu_utilization_ratio", "GPU utilisation, 0 to 1, as its agent last sampled it.",
+       [](const control::GpuMetrics& g) { return g.utilization_pct / 100.0; }},
+      {"baton_gpu_memory_used_bytes", "GPU memory in use.",
+       [](const control::GpuMetrics& g) { return static_cast<double>(g.memory_used_bytes); }},
+      {"baton_gpu_temperature_celsius", "GPU temperature.",
+       [](const control::GpuMetrics& g) { return static_cast<double>(g.temperature_c); }},
+      {"baton_gpu_power_watts", "GPU power draw.",
+       [](const control::GpuMetrics& g) { return static_cast<double>(g.power_w); }},
+  };
+  for (const Gauge& gauge : gauges) {
+    w.Family(gauge.name, "gauge", gauge.help);
+    for (const auto& g : m.gpus) {
+      if (g.sampled) w.Sample(gauge.name, gpu_labels(g), gauge.value(g));
+    }
+  }
+  w.Family("baton_gpu_memory_total_bytes", "gauge", "GPU memory.");
+  for (const auto& g : m.gpus)
+    w.Sample("baton_gpu_memory_total_bytes", gpu_labels(g),
+             static_cast<double>(g.memory_total_bytes));
+}
+
 }  // namespace
 
 std::string RenderMetrics(const control::MetricsSnapshot& m,
@@ -102,41 +141,7 @@ std::string RenderMetrics(const control::MetricsSnapshot& m,
   w.Family("baton_nodes", "gauge", "Nodes by state.");
   for (const auto& [state, n] : m.nodes_by_state)
     w.Sample("baton_nodes", Label("state", state), static_cast<double>(n));
-  w.Family("baton_gpus", "gauge", "GPUs (or MIG instances) by state.");
-  std::map<std::string, int> by_state = {
-      {"idle", 0}, {"allocated", 0}, {"drained", 0}, {"failed", 0}};
-  for (const auto& g : m.gpus) by_state[g.state] += 1;
-  for (const auto& [state, n] : by_state) w.Sample("baton_gpus", Label("state", state), n);
-
-  auto gpu_labels = [](const control::GpuMetrics& g) {
-    return Label("node", g.node) + "," + Label("gpu", std::to_string(g.index)) + "," +
-           Label("model", g.model);
-  };
-  struct Gauge {
-    const char* name;
-    const char* help;
-    double (*value)(const control::GpuMetrics&);
-  };
-  const Gauge gauges[] = {
-      {"baton_gpu_utilization_ratio", "GPU utilisation, 0 to 1, as its agent last sampled it.",
-       [](const control::GpuMetrics& g) { return g.utilization_pct / 100.0; }},
-      {"baton_gpu_memory_used_bytes", "GPU memory in use.",
-       [](const control::GpuMetrics& g) { return static_cast<double>(g.memory_used_bytes); }},
-      {"baton_gpu_temperature_celsius", "GPU temperature.",
-       [](const control::GpuMetrics& g) { return static_cast<double>(g.temperature_c); }},
-      {"baton_gpu_power_watts", "GPU power draw.",
-       [](const control::GpuMetrics& g) { return static_cast<double>(g.power_w); }},
-  };
-  for (const Gauge& gauge : gauges) {
-    w.Family(gauge.name, "gauge", gauge.help);
-    for (const auto& g : m.gpus) {
-      if (g.sampled) w.Sample(gauge.name, gpu_labels(g), gauge.value(g));
-    }
-  }
-  w.Family("baton_gpu_memory_total_bytes", "gauge", "GPU memory.");
-  for (const auto& g : m.gpus)
-    w.Sample("baton_gpu_memory_total_bytes", gpu_labels(g),
-             static_cast<double>(g.memory_total_bytes));
+  WriteGpus(w, m);
 
   w.Family("baton_project_gpu_seconds_total", "counter",
            "GPU-seconds used by each project's jobs, running ones to now.");

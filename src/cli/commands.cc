@@ -118,6 +118,7 @@ void ShowRequest(const Job& j) {
   }
   if (!j.spec.venv.empty()) line("environment", "venv " + j.spec.venv);
   if (!j.spec.conda.empty()) line("environment", "conda " + j.spec.conda);
+  if (!j.spec.image.empty()) line("environment", "image " + j.spec.image);
   if (!j.spec.interactive.empty()) {
     line("session",
          std::string(j.spec.interactive == "tty" ? "a terminal" : "stdin attached") +

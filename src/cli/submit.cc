@@ -102,7 +102,7 @@ struct SubmitFlags {
   std::string name, time, grace, signal, workdir, file;
   int nodes = 0, cpus = 0, retries = 0;
   std::vector<int64_t> after, after_any, after_notok;
-  std::string begin, array, schedule, venv, conda, best_metric, like, code;
+  std::string begin, array, schedule, venv, conda, best_metric, like, code, image;
   std::string model, params, task, precision;  // sizing from a model
   int64_t seq = 0, batch = 0;
   std::vector<std::string> env;
@@ -237,6 +237,7 @@ Status ApplyFlags(const SubmitFlags& f, const std::set<std::string>* given, JobS
     if (spec->venv.size() > 1 && spec->venv.back() == '/') spec->venv.pop_back();
   }
   if (use("--conda")) spec->conda = f.conda;
+  if (use("--image")) spec->image = f.image;
   if (use("--best-metric")) {
     spec->best_metric.clear();
     if (!f.best_metric.empty()) {
@@ -474,6 +475,9 @@ void AddSpecFlags(CLI::App* sub, SubmitFlags& f, bool short_time = true) {
   sub->add_option("--code", f.code,
                   "snapshot DIR now (what git shows there, else every file; at most 512 MiB) and "
                   "run the job in its own copy of it: edits after submit do not reach it");
+  sub->add_option("--image", f.image,
+                  "run in this container image, through podman (else apptainer; a .sif file's "
+                  "path: apptainer) on the node; its GPUs, job and working directories mounted");
   sub->add_option("--venv", f.venv,
                   "run in this Python virtual environment (its bin/ first on PATH); it must "
                   "exist at that path on the nodes");
@@ -578,74 +582,80 @@ void AddResubmitCommand(CLI::App& app, const std::shared_ptr<Connection>& conn, 
   });
 }
 
+namespace {
+
+// `baton run`: the flags of submit (-t is --tty there), -i, --jupyter and its --port.
+void AddRunCommand(CLI::App& app, const std::shared_ptr<Connection>& conn, int* exit_code,
+                   const std::shared_ptr<std::optional<std::vector<std::string>>>& tail) {
+  auto f = std::make_shared<SubmitFlags>();
+  auto tty = std::make_shared<bool>(false);
+  auto jupyter = std::make_shared<bool>(false);
+  auto port = std::make_shared<int>(0);
+  CLI::App* sub = app.add_subcommand(
+      "run", "run a job attached, as srun: its output here, stdin to it, its exit code");
+  sub->prefix_command();
+  SetUsage(sub, "baton run [OPTIONS] -- COMMAND [ARGS...]\n       baton run -it [OPTIONS] -- bash");
+  AddConnectionFlags(sub, *conn);
+  AddSpecFlags(sub, *f, false);
+  sub->add_flag("-t,--tty", *tty,
+                "a terminal on the node (a shell, an editor): keys go to the job as typed, "
+                "Ctrl-P Ctrl-Q detaches, `baton attach ID` goes back");
+  sub->add_flag("-i,--interactive")
+      ->description("keep stdin attached (it always is; -i makes docker's -it work here)");
+  sub->add_flag("--jupyter", *jupyter,
+                "run Jupyter (lab, else notebook) on the node and print a URL on this machine "
+                "that reaches it; Ctrl-C ends it");
+  sub->add_option("--port", *port, "with --jupyter: the local port (default: a free one)")
+      ->check(CLI::Range(0, 65535));
+  sub->callback([sub, f, tty, jupyter, port, conn, exit_code, tail] {
+    auto command = CommandWords(*sub, "run", *tail);
+    if (!command) {
+      *exit_code = Usage(command.error());
+      return;
+    }
+    NoteGiven(*sub, f.get());
+    if (*jupyter && (!command->empty() || *tty)) {
+      *exit_code = Usage(InvalidArgument("run --jupyter: no command and no -t (it runs Jupyter)"));
+      return;
+    }
+    auto spec = SpecFromFlags(*f, *jupyter ? std::vector<std::string>{"jupyter"} : *command);
+    if (!spec) {
+      *exit_code = Usage(spec.error());
+      return;
+    }
+    if (!f->code.empty()) {
+      auto api = ApiClient::Connect(*conn);
+      auto id = api ? UploadCode(**api, f->code) : Result<std::string>(Err(api.error()));
+      if (!id) {
+        *exit_code = Fail(id.error());
+        return;
+      }
+      spec->code = *id;
+    }
+    if (*jupyter) {
+      *exit_code = RunJupyter(*conn, *spec, *port);
+      return;
+    }
+    spec->interactive = *tty ? "tty" : "stdin";
+    if (Status st = ValidateJobSpec(*spec); !st.ok()) {
+      *exit_code = Usage(st);
+      return;
+    }
+    if (*tty && isatty(0) == 0) {
+      *exit_code = Usage(
+          InvalidArgument("run -t: stdin is not a terminal (drop -t to pipe input to the job)"));
+      return;
+    }
+    *exit_code = RunAttached(*conn, *spec);
+  });
+}
+
+}  // namespace
+
 // `baton run` and the commands around sessions: attach, sessions, forward (cli/session.h).
 void AddSessionCommands(CLI::App& app, const std::shared_ptr<Connection>& conn, int* exit_code,
                         const std::shared_ptr<std::optional<std::vector<std::string>>>& tail) {
-  {
-    auto f = std::make_shared<SubmitFlags>();
-    auto tty = std::make_shared<bool>(false);
-    auto jupyter = std::make_shared<bool>(false);
-    auto port = std::make_shared<int>(0);
-    CLI::App* sub = app.add_subcommand(
-        "run", "run a job attached, as srun: its output here, stdin to it, its exit code");
-    sub->prefix_command();
-    SetUsage(sub,
-             "baton run [OPTIONS] -- COMMAND [ARGS...]\n       baton run -it [OPTIONS] -- bash");
-    AddConnectionFlags(sub, *conn);
-    AddSpecFlags(sub, *f, false);
-    sub->add_flag("-t,--tty", *tty,
-                  "a terminal on the node (a shell, an editor): keys go to the job as typed, "
-                  "Ctrl-P Ctrl-Q detaches, `baton attach ID` goes back");
-    sub->add_flag("-i,--interactive")
-        ->description("keep stdin attached (it always is; -i makes docker's -it work here)");
-    sub->add_flag("--jupyter", *jupyter,
-                  "run Jupyter (lab, else notebook) on the node and print a URL on this machine "
-                  "that reaches it; Ctrl-C ends it");
-    sub->add_option("--port", *port, "with --jupyter: the local port (default: a free one)")
-        ->check(CLI::Range(0, 65535));
-    sub->callback([sub, f, tty, jupyter, port, conn, exit_code, tail] {
-      auto command = CommandWords(*sub, "run", *tail);
-      if (!command) {
-        *exit_code = Usage(command.error());
-        return;
-      }
-      NoteGiven(*sub, f.get());
-      if (*jupyter && (!command->empty() || *tty)) {
-        *exit_code =
-            Usage(InvalidArgument("run --jupyter: no command and no -t (it runs Jupyter)"));
-        return;
-      }
-      auto spec = SpecFromFlags(*f, *jupyter ? std::vector<std::string>{"jupyter"} : *command);
-      if (!spec) {
-        *exit_code = Usage(spec.error());
-        return;
-      }
-      if (!f->code.empty()) {
-        auto api = ApiClient::Connect(*conn);
-        auto id = api ? UploadCode(**api, f->code) : Result<std::string>(Err(api.error()));
-        if (!id) {
-          *exit_code = Fail(id.error());
-          return;
-        }
-        spec->code = *id;
-      }
-      if (*jupyter) {
-        *exit_code = RunJupyter(*conn, *spec, *port);
-        return;
-      }
-      spec->interactive = *tty ? "tty" : "stdin";
-      if (Status st = ValidateJobSpec(*spec); !st.ok()) {
-        *exit_code = Usage(st);
-        return;
-      }
-      if (*tty && isatty(0) == 0) {
-        *exit_code = Usage(
-            InvalidArgument("run -t: stdin is not a terminal (drop -t to pipe input to the job)"));
-        return;
-      }
-      *exit_code = RunAttached(*conn, *spec);
-    });
-  }
+  AddRunCommand(app, conn, exit_code, tail);
   {
     auto id = std::make_shared<std::string>();
     CLI::App* sub = app.add_subcommand("attach", "go back to a session that baton run started");

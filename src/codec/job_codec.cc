@@ -159,6 +159,7 @@ json::object JobObject(const Job& job, JobForm form) {
   if (!s.conda.empty()) o["conda"] = s.conda;
   if (!s.interactive.empty()) o["interactive"] = s.interactive;
   if (!s.code.empty()) o["code"] = s.code;
+  if (!s.image.empty()) o["image"] = s.image;
   AddWhenFields(job, &o);
   if (s.model) o["model"] = EncodeModelSizing(*s.model);
   if (!job.sized.empty()) o["sized"] = job.sized;
@@ -208,7 +209,7 @@ Result<JobSpec> SpecFromJobObject(const json::object& o) {
                                "begin",       "array",           "schedule",     "preemptible",
                                "hold",        "process_per_gpu", "time_limit_s", "grace_period_s",
                                "signal",      "model",           "venv",         "conda",
-                               "best_metric", "interactive",     "code"}) {
+                               "best_metric", "interactive",     "code",         "image"}) {
     if (const json::value* f = Find(o, key)) spec_obj[key] = *f;
   }
   if (const json::value* res = Find(o, "resources")) spec_obj["resources"] = *res;

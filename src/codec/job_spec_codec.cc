@@ -319,6 +319,10 @@ Status DecodeSpecField(std::string_view key, const std::string& field, const jso
     auto s = GetString(val, field, 64);
     if (!s) return s.error();
     (key == "code" ? spec->code : spec->interactive) = *s;
+  } else if (key == "image") {
+    auto s = GetString(val, field, 512);
+    if (!s) return s.error();
+    spec->image = *s;
   } else if (key == "project" || key == "pool" || key == "workdir" || key == "venv" ||
              key == "conda") {
     auto s = GetString(val, field, SpecLimits::kPathBytes);
@@ -370,7 +374,7 @@ Status DecodeSpecField(std::string_view key, const std::string& field, const jso
     return FieldError(field,
                       "unknown field (valid: name, command, resources, priority, project, pool, "
                       "time_limit, grace_period, signal, retries, env, workdir, venv, conda, "
-                      "interactive, after, after_any, "
+                      "image, code, interactive, after, after_any, "
                       "after_notok, singleton, begin, schedule, array, sweep, model, best_metric, "
                       "preemptible, hold, "
                       "process_per_gpu)");
@@ -520,6 +524,7 @@ std::string EncodeJobSpec(const JobSpec& s) {
   if (!s.conda.empty()) o["conda"] = s.conda;
   if (!s.interactive.empty()) o["interactive"] = s.interactive;
   if (!s.code.empty()) o["code"] = s.code;
+  if (!s.image.empty()) o["image"] = s.image;
   for (const auto& [key, ids] : {std::pair{"after", &s.after}, std::pair{"after_any", &s.after_any},
                                  std::pair{"after_notok", &s.after_notok}}) {
     if (ids->empty()) continue;

@@ -36,6 +36,9 @@ json::object NodeInfoObject(const NodeInfo& n) {
   o["pool"] = n.pool;
   o["address"] = n.address;
   o["refuses_root_jobs"] = n.refuses_root_jobs;
+  json::array runtimes;
+  for (const std::string& r : n.runtimes) runtimes.emplace_back(r);
+  o["runtimes"] = std::move(runtimes);
   json::array gpus;
   for (const Gpu& g : n.gpus) {
     json::object go;
@@ -69,6 +72,14 @@ Result<NodeInfo> NodeInfoFrom(const json::value& v) {
     return Err(InvalidArgument("node.pool: 1-64 of letters, digits, '.', '_', '-'"));
   RETURN_IF_ERROR(Read(*o, "address", &n.address, Str(255)));
   RETURN_IF_ERROR(Read(*o, "refuses_root_jobs", &n.refuses_root_jobs, Bool()));
+  if (const json::value* rv = Find(*o, "runtimes")) {
+    ASSIGN_OR_RETURN(const json::array* a, GetArray(*rv, "node.runtimes"));
+    if (a->size() > 8) return Err(InvalidArgument("node.runtimes: more than 8"));
+    for (const auto& r : *a) {
+      ASSIGN_OR_RETURN(std::string name, GetString(r, "node.runtimes[]", 32));
+      n.runtimes.push_back(std::move(name));
+    }
+  }
   if (const json::value* gv = Find(*o, "gpus")) {
     ASSIGN_OR_RETURN(const json::array* gpus, GetArray(*gv, "node.gpus"));
     if (gpus->size() > 1024) return Err(InvalidArgument("node.gpus: more than 1024"));
@@ -301,6 +312,7 @@ std::string EncodeOrders(const std::vector<Order>& orders) {
       if (!l.conda.empty()) o["conda"] = l.conda;
       if (!l.interactive.empty()) o["interactive"] = l.interactive;
       if (!l.code.empty()) o["code"] = l.code;
+      if (!l.image.empty()) o["image"] = l.image;
       o["gpus"] = IntArray(l.gpus);
       o["milli_per_gpu"] = l.milli_per_gpu;
       o["gpu_memory_bytes"] = l.gpu_memory_bytes;
@@ -376,6 +388,7 @@ Result<LaunchOrder> LaunchFrom(const json::object& o) {
   RETURN_IF_ERROR(Read(o, "conda", &l.conda, Str(4096)));
   RETURN_IF_ERROR(Read(o, "interactive", &l.interactive, Str(16)));
   RETURN_IF_ERROR(Read(o, "code", &l.code, Str(64)));
+  RETURN_IF_ERROR(Read(o, "image", &l.image, Str(512)));
   if (!l.code.empty() && !IsCodeId(l.code)) return Err(InvalidArgument("code: not a snapshot id"));
   RETURN_IF_ERROR(Read(o, "milli_per_gpu", &l.milli_per_gpu, Int(0, 1000)));
   RETURN_IF_ERROR(Read(o, "gpu_memory_bytes", &l.gpu_memory_bytes, Int(0, INT64_MAX)));

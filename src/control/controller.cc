@@ -571,6 +571,7 @@ void Controller::Launch(Job& job, std::optional<size_t> only_rank) {
       l.checkpoint_dir = options_.policy.checkpoint_root + "/" + job.id.ToString();
     l.conda = job.spec.conda;
     l.code = job.spec.code;
+    l.image = job.spec.image;
     if (rank == 0) l.interactive = job.spec.interactive;  // stdin or terminal: the first process
     l.gpus = part.gpus;
     l.milli_per_gpu = part.milli_per_gpu;

@@ -229,6 +229,15 @@ Status ValidateEnvironment(const JobSpec& spec) {
   }
   if (!spec.venv.empty() && !spec.conda.empty())
     return FieldError("conda", "a job runs in a venv or a conda environment, not both");
+  if (!spec.image.empty()) {
+    if (spec.image.size() > 512 ||
+        std::any_of(spec.image.begin(), spec.image.end(),
+                    [](char c) { return std::isspace(static_cast<unsigned char>(c)) || c == 0; }) ||
+        spec.image[0] == '-')
+      return FieldError("image", "an image's name (no spaces, at most 512 bytes) or a .sif path");
+    if (!spec.venv.empty() || !spec.conda.empty())
+      return FieldError("image", "a job runs in an image or a venv or conda environment, not two");
+  }
   if (!spec.code.empty()) {
     if (!IsCodeId(spec.code))
       return FieldError("code", "a code snapshot's id: 64 lowercase hex digits (POST /v1/code)");

@@ -150,6 +150,11 @@ struct JobSpec {
   // archive the controller keeps (POST /v1/code). The job runs in its own copy of it on each
   // node, so edits after submit do not reach a queued job. "": none.
   std::string code;
+  // A container image the job runs in (`--image`): through podman where its node has it
+  // ("docker.io/pytorch/pytorch:2.3.0", "localhost/train:1"), else apptainer (also for a .sif
+  // file's absolute path); its GPUs, its directory, working directory and checkpoint directory
+  // mounted. A node with neither fails the launch with the reason. Not with venv or conda.
+  std::string image;
   // A metric of its metrics file to track (`--best-metric loss:min`): its last value and its
   // best, with the checkpoint of the best. "": none.
   std::string best_metric;

@@ -41,6 +41,9 @@ struct NodeInfo {
   // Its agent refuses root's jobs (it runs as root without --allow-root-jobs): the scheduler
   // places none there, and a root job no node of its pool runs is refused at submit.
   bool refuses_root_jobs = false;
+  // The container runtimes its agent found on its PATH ("podman", "apptainer", "singularity"),
+  // which jobs with an image run through.
+  std::vector<std::string> runtimes;
   bool operator==(const NodeInfo&) const = default;
 };
 

@@ -32,6 +32,7 @@ struct LaunchOrder {
   std::string venv;              // JobSpec::venv
   std::string conda;             // JobSpec::conda
   std::string code;              // JobSpec::code: the snapshot the job runs in (its workdir)
+  std::string image;             // JobSpec::image: the container image it runs in
   std::string interactive;       // JobSpec::interactive: "stdin", "tty" or "" (node rank 0 only)
   std::vector<int> gpus;         // GPU indices on this node
   int64_t milli_per_gpu = 1000;  // < 1000: a fractional share run under MPS limits

@@ -50,6 +50,13 @@ struct HttpClient::Impl {
   std::optional<beast::tcp_stream> stream;
   beast::flat_buffer buffer;
 
+  // The headers every request carries: the host, who asks, and the token.
+  void SetCommonHeaders(http::fields& f) const {
+    f.set(http::field::host, host + ":" + port);
+    f.set(http::field::user_agent, "baton");
+    if (!token.empty()) f.set(http::field::authorization, "Bearer " + token);
+  }
+
   // Runs the io_context until the started operation finishes or `timeout` passes.
   bool RunFor(Duration timeout) {
     ioc.restart();
@@ -142,9 +149,7 @@ Result<HttpResponse> HttpClient::Stream(std::string_view target,
   if (im.cancelled)
     return Err(Unavailable("request to http://" + im.host + ":" + im.port + " cancelled"));
   http::request<http::empty_body> req{http::verb::get, target, 11};
-  req.set(http::field::host, im.host + ":" + im.port);
-  req.set(http::field::user_agent, "baton");
-  if (!im.token.empty()) req.set(http::field::authorization, "Bearer " + im.token);
+  im.SetCommonHeaders(req);
   for (const auto& [k, v] : headers) req.set(k, v);
   im.stream.reset();
   RETURN_IF_ERROR(im.Connect(std::min<Duration>(idle, std::chrono::seconds(10))));
@@ -189,11 +194,9 @@ Result<HttpClient::Upgraded> HttpClient::Upgrade(std::string_view target, std::s
   if (im.cancelled)
     return Err(Unavailable("request to http://" + im.host + ":" + im.port + " cancelled"));
   http::request<http::string_body> req{http::verb::get, target, 11};
-  req.set(http::field::host, im.host + ":" + im.port);
-  req.set(http::field::user_agent, "baton");
+  im.SetCommonHeaders(req);
   req.set(http::field::connection, "Upgrade");
   req.set(http::field::upgrade, protocol);
-  if (!im.token.empty()) req.set(http::field::authorization, "Bearer " + im.token);
   im.stream.reset();
   RETURN_IF_ERROR(im.Connect(std::min<Duration>(timeout, std::chrono::seconds(10))));
   ASSIGN_OR_RETURN(HttpResponse answer, im.Once(req, timeout));
@@ -222,10 +225,8 @@ Result<HttpResponse> HttpClient::Request(std::string_view method, std::string_vi
   req.method(http::string_to_verb(method));
   req.target(target);
   req.version(11);
-  req.set(http::field::host, im.host + ":" + im.port);
-  req.set(http::field::user_agent, "baton");
+  im.SetCommonHeaders(req);
   req.keep_alive(true);
-  if (!im.token.empty()) req.set(http::field::authorization, "Bearer " + im.token);
   for (const auto& [k, v] : headers) req.set(k, v);
   if (!body.empty() || method == "POST") {
     req.set(http::field::content_type, "application/json");

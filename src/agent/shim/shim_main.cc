@@ -453,6 +453,43 @@ int WaitForJob(int count, pid_t group) {
   return status;
 }
 
+// Starts the job's processes (StartProcesses) and waits until every one has exec'd or one has
+// said it could not start (`*not_started`). The group, or -1.
+pid_t StartAndHear(Launch* launch, const Procs& procs, bool* not_started) {
+  int unstarted[2];
+  if (pipe2(unstarted, O_CLOEXEC) == 0) launch->unstarted_fd = unstarted[1];
+  pid_t group = StartProcesses(launch, procs);
+  if (launch->unstarted_fd < 0) return group;
+  close(launch->unstarted_fd);
+  if (group >= 0) {
+    // The pipe closes when the last process exec'd; a byte says one could not start.
+    char c = 0;
+    ssize_t n;
+    do {
+      n = read(unstarted[0], &c, 1);
+    } while (n < 0 && errno == EINTR);
+    *not_started = n == 1;
+  }
+  close(unstarted[0]);
+  return group;
+}
+
+// The job has ended with wait status `status`: whatever it left in its group ends too, an
+// attached session's client is told how it ended, and the status file says it.
+void Finish(pid_t group, int status, bool not_started, ShimSession* session,
+            const char* status_path) {
+  kill(-group, SIGKILL);
+  char text[64];
+  if (WIFSIGNALED(status)) {
+    snprintf(text, sizeof text, "signal %d", WTERMSIG(status));
+  } else {
+    snprintf(text, sizeof text, "%s %d", not_started ? "unstarted" : "exit", WEXITSTATUS(status));
+  }
+  if (session != nullptr) CloseSession(session, text);
+  strcat(text, "\n");
+  WriteFileAtomic(status_path, text);
+}
+
 int ShimMain(int argc, char** argv) {
   // A session (`baton run`): --session SOCKET stdin|tty before the usual arguments.
   const char* session_socket = nullptr;
@@ -516,25 +553,12 @@ int ShimMain(int argc, char** argv) {
     if (session.tty) launch.tty_path = session.tty_path;
     launch.stdin_fd = child_stdin;
   }
-  int unstarted[2];
-  if (pipe2(unstarted, O_CLOEXEC) == 0) launch.unstarted_fd = unstarted[1];
-  pid_t group = StartProcesses(&launch, procs);
-  if (launch.unstarted_fd >= 0) close(launch.unstarted_fd);
+  bool not_started = false;
+  pid_t group = StartAndHear(&launch, procs, &not_started);
   if (child_stdin >= 0) close(child_stdin);
   if (group < 0) {
     CloseSession(&session, "unstarted 126");
     return CannotRun(status_path);
-  }
-  // Every process has exec'd (the pipe closed) or one said it could not start.
-  bool not_started = false;
-  if (launch.unstarted_fd >= 0) {
-    char c = 0;
-    ssize_t n;
-    do {
-      n = read(unstarted[0], &c, 1);
-    } while (n < 0 && errno == EINTR);
-    not_started = n == 1;
-    close(unstarted[0]);
   }
   // A session's terminal output (and notes) go to the log through the shim.
   if (session_socket == nullptr) close(log_fd);
@@ -546,19 +570,7 @@ int ShimMain(int argc, char** argv) {
   // The job's status: the first process that failed, else success.
   int status = session_socket != nullptr ? ServeSession(&session, log_fd, procs.count, group)
                                          : WaitForJob(procs.count, group);
-  // Whatever the job left behind in its group ends with it.
-  kill(-group, SIGKILL);
-  if (WIFSIGNALED(status)) {
-    snprintf(text, sizeof text, "signal %d\n", WTERMSIG(status));
-  } else {
-    snprintf(text, sizeof text, "%s %d\n", not_started ? "unstarted" : "exit", WEXITSTATUS(status));
-  }
-  if (session_socket != nullptr) {
-    text[strcspn(text, "\n")] = '\0';
-    CloseSession(&session, text);
-    text[strlen(text)] = '\n';
-  }
-  WriteFileAtomic(status_path, text);
+  Finish(group, status, not_started, session_socket != nullptr ? &session : nullptr, status_path);
   return 0;
 }
 

@@ -1,0 +1,103 @@
+// Jobs in a container image (`--image`): the launch's command becomes `podman run ...` (where
+// the job's PATH has podman and the image is not a .sif file) or `apptainer exec ...`, with the
+// job's directory, working directory and checkpoint directory mounted at the same paths, its
+// environment passed in, its GPUs passed through (CDI devices with podman, --nv with
+// apptainer) when they are real, and the host's network (the rendezvous). The runtimes found on
+// the agent's PATH at start are told to the controller (NodeInfo::runtimes).
+#include <unistd.h>
+
+#include <cstdlib>
+#include <set>
+#include <string_view>
+
+#include "agent/agent.h"
+
+namespace baton::agent {
+
+namespace {
+
+// The path of an executable `name` in the ':'-separated `dirs`; "" when none has it.
+std::string FindIn(const std::string& dirs, const std::string& name) {
+  size_t at = 0;
+  while (at <= dirs.size()) {
+    size_t end = dirs.find(':', at);
+    if (end == std::string::npos) end = dirs.size();
+    std::string dir = dirs.substr(at, end - at);
+    if (!dir.empty() && ::access((dir + "/" + name).c_str(), X_OK) == 0) return dir + "/" + name;
+    at = end + 1;
+  }
+  return "";
+}
+
+std::string PathOf(const std::vector<std::string>& env) {
+  for (const std::string& e : env) {
+    if (e.starts_with("PATH=")) return e.substr(5);
+  }
+  return "";
+}
+
+}  // namespace
+
+std::vector<std::string> Agent::FindRuntimes() {
+  const char* path = std::getenv("PATH");
+  std::vector<std::string> found;
+  for (const char* runtime : {"podman", "apptainer", "singularity"}) {
+    if (path != nullptr && !FindIn(path, runtime).empty()) found.emplace_back(runtime);
+  }
+  return found;
+}
+
+Status Agent::InImage(const LaunchOrder& order, ProcessSpec* spec) {
+  std::string path = PathOf(spec->env);
+  bool sif = order.image.ends_with(".sif") || order.image[0] == '/';
+  std::string podman = sif ? "" : FindIn(path, "podman");
+  std::string apptainer = FindIn(path, "apptainer");
+  if (apptainer.empty()) apptainer = FindIn(path, "singularity");
+  if (podman.empty() && apptainer.empty()) {
+    return Unavailable("no container runtime for image " + order.image + " (" +
+                       (sif ? "apptainer" : "podman or apptainer") + " on the job's PATH)");
+  }
+  std::set<std::string> mounts = {JobDir(order.job), spec->workdir};
+  if (!order.checkpoint_dir.empty()) mounts.insert(order.checkpoint_dir);
+  bool real_gpus = std::string_view(backend_.name()) != "simulated" && !order.gpus.empty();
+  std::vector<std::string> argv;
+  if (!podman.empty()) {
+    argv = {podman,
+            "run",
+            "--rm",
+            "--name",
+            "baton-" + options_.name + "-" + Key(order.job, order.attempt),
+            "--network",
+            "host",
+            "--ipc",
+            "host",
+            "-w",
+            spec->workdir};
+    if (!order.interactive.empty()) argv.push_back("-i");
+    if (order.interactive == "tty") argv.push_back("-t");
+    for (const std::string& m : mounts) argv.insert(argv.end(), {"-v", m + ":" + m});
+    // The job's variables, their values from podman's own environment (the job's); the image
+    // keeps its PATH and HOME.
+    for (const std::string& e : spec->env) {
+      std::string key = e.substr(0, e.find('='));
+      if (key != "PATH" && key != "HOME") argv.insert(argv.end(), {"-e", key});
+    }
+    for (int g : real_gpus ? order.gpus : std::vector<int>{}) {
+      if (g >= 0 && static_cast<size_t>(g) < gpus_.size())
+        argv.insert(argv.end(), {"--device", "nvidia.com/gpu=" + gpus_[g].uuid});
+    }
+    argv.push_back(order.image);
+  } else {
+    std::string binds;
+    for (const std::string& m : mounts) binds += (binds.empty() ? "" : ",") + m;
+    argv = {apptainer, "exec", "--pwd", spec->workdir, "--bind", binds};
+    if (real_gpus) argv.push_back("--nv");
+    bool uri = order.image.find("://") != std::string::npos;
+    argv.push_back(sif || uri ? order.image : "docker://" + order.image);
+  }
+  argv.insert(argv.end(), spec->argv.begin(), spec->argv.end());
+  spec->argv = std::move(argv);
+  return Status::Ok();
+}
+
+}  // namespace baton::agent
