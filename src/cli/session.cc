@@ -374,8 +374,9 @@ std::vector<std::string> JupyterCommand() {
           "node $BATON_NODE_NAME (install jupyterlab there, or run in a --venv or --conda "
           "environment that has it)\" >&2; exit 127; }; "
           "app=lab; jupyter lab --version >/dev/null 2>&1 || app=notebook; "
+          "root=; [ \"$(id -u)\" = 0 ] && root=--allow-root; "
           "exec jupyter $app --no-browser --ip=127.0.0.1 "
-          "--port=$((20000 + BATON_JOB_ID % 20000)) --port-retries=0"};
+          "--port=$((20000 + BATON_JOB_ID % 20000)) --port-retries=0 $root"};
 }
 
 std::string NewJupyterToken() {

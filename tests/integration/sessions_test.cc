@@ -352,6 +352,31 @@ TEST(Sessions, RunJupyterPrintsAUrlHereThatReachesItAndCtrlCEndsIt) {
   EXPECT_EQ(none.Wait(), 127) << none.seen();
 }
 
+TEST(Sessions, RunJupyterServesDebiansNotebook) {
+  int rc = system((std::string(BATON_SOURCE_DIR) +
+                   "/scripts/install-test-server jupyter-notebook >/dev/null 2>&1")
+                      .c_str());
+  if (rc != 0 || access("/usr/bin/jupyter", X_OK) != 0)
+    GTEST_SKIP() << "Debian's jupyter-notebook could not be installed";
+  TempDir dir;
+  BatonProcess baton(dir.path() + "/data");
+  Terminal t(baton, std::string(BATON_BINARY) + " run --jupyter --env PATH=/usr/bin:/bin");
+  ASSERT_TRUE(t.Expect("?token=", 120s)) << t.seen();
+  std::string seen = t.seen();
+  size_t at = seen.find("http://127.0.0.1:");
+  std::string url = seen.substr(at, seen.find_first_of("\r\n", at) - at);
+  std::string base = url.substr(0, url.find("/?token="));
+  std::string token = url.substr(url.find("?token=") + 7);
+  // The notebook server's own API, with the token the URL carries.
+  std::string status = Sh(baton, "curl -s '" + base + "/api/status?token=" + token + "'");
+  EXPECT_NE(status.find("\"started\""), std::string::npos) << status;
+  std::string refused =
+      Sh(baton, "curl -s -o /dev/null -w '%{http_code}' '" + base + "/api/contents'");
+  EXPECT_EQ(refused, "403") << refused;  // no token, no notebook
+  t.Type("\x03");
+  EXPECT_EQ(t.Wait(), 130) << t.seen();
+}
+
 TEST(Sessions, AttachAndForwardSayWhatIsWrong) {
   TempDir dir;
   BatonProcess baton(dir.path());
