@@ -614,6 +614,12 @@ void AddRunCommand(CLI::App& app, const std::shared_ptr<Connection>& conn, int* 
       return;
     }
     NoteGiven(*sub, f.get());
+    if (!*jupyter && command->empty()) {
+      *exit_code = Usage(InvalidArgument(
+          "run: no command: use `baton run [OPTIONS] -- COMMAND [ARGS...]`, `baton run -it -- "
+          "bash` for a shell, or `baton run --jupyter`"));
+      return;
+    }
     if (*jupyter && (!command->empty() || *tty)) {
       *exit_code = Usage(InvalidArgument("run --jupyter: no command and no -t (it runs Jupyter)"));
       return;

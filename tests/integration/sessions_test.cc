@@ -393,6 +393,9 @@ TEST(Sessions, AttachAndForwardSayWhatIsWrong) {
   CliResult missing = RunCli(baton, {"attach", "999"});
   EXPECT_EQ(missing.exit_code, 1);
   EXPECT_NE(missing.out.find("does not exist"), std::string::npos) << missing.out;
+  CliResult bare = RunCli(baton, {"run"});
+  EXPECT_EQ(bare.exit_code, 2);
+  EXPECT_NE(bare.out.find("baton run [OPTIONS] -- COMMAND"), std::string::npos) << bare.out;
   // A terminal needs one here.
   CliResult nodes = RunCli(baton, {"run", "-t", "--", "bash"});
   EXPECT_EQ(nodes.exit_code, 2);
