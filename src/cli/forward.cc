@@ -7,7 +7,6 @@
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <signal.h>
-#include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -21,6 +20,7 @@
 #include <thread>
 
 #include "cli/session.h"
+#include "cli/signals.h"
 #include "core/splice.h"
 
 namespace baton::cli {
@@ -122,17 +122,11 @@ bool AnswersHttp(ApiClient& api, const std::string& target) {
 
 int ForwardUntilEnd(ApiClient& api, const std::string& ref, PortPair pair,
                     const std::function<void(int local)>& ready) {
-  sigset_t set, old;
-  sigemptyset(&set);
-  for (int s : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&set, s);
-  pthread_sigmask(SIG_BLOCK, &set, &old);  // before the relays' threads: they inherit it
-  int sfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+  Signals signals({SIGINT, SIGTERM, SIGHUP});  // before the relays' threads: they inherit it
   int local = 0;
   int listener = ListenLocal(pair.local, &local);
   if (listener < 0) {
     int err = errno;
-    close(sfd);
-    pthread_sigmask(SIG_SETMASK, &old, nullptr);
     return Fail(Unavailable("forward: cannot listen on 127.0.0.1:" + std::to_string(pair.local) +
                             ": " + std::strerror(err)));
   }
@@ -143,7 +137,7 @@ int ForwardUntilEnd(ApiClient& api, const std::string& ref, PortPair pair,
     Relays relays;
     for (bool going = true; going;) {
       pollfd fds[2] = {{.fd = listener, .events = POLLIN, .revents = 0},
-                       {.fd = sfd, .events = POLLIN, .revents = 0}};
+                       {.fd = signals.fd(), .events = POLLIN, .revents = 0}};
       int n = poll(fds, 2, 2000);
       if (fds[1].revents != 0) {
         interrupted = true;
@@ -164,8 +158,6 @@ int ForwardUntilEnd(ApiClient& api, const std::string& ref, PortPair pair,
     }
   }
   close(listener);
-  close(sfd);
-  pthread_sigmask(SIG_SETMASK, &old, nullptr);
   return interrupted ? 130 : 0;
 }
 

@@ -19,6 +19,7 @@
 #include <thread>
 
 #include "cli/logs.h"
+#include "cli/signals.h"
 #include "cli/table.h"
 #include "cli/views.h"
 #include "codec/json_codec.h"
@@ -31,34 +32,6 @@ namespace baton::cli {
 namespace {
 
 constexpr unsigned char kCtrlP = 0x10, kCtrlQ = 0x11;  // the detach keys, as docker's
-
-// Signals the CLI reads itself while attached (from a signalfd, so that a poll wakes for them).
-// Threads started while one exists do not get them.
-class Signals {
- public:
-  explicit Signals(std::initializer_list<int> signals) {
-    sigemptyset(&set_);
-    for (int s : signals) sigaddset(&set_, s);
-    pthread_sigmask(SIG_BLOCK, &set_, &old_);
-    fd_ = signalfd(-1, &set_, SFD_CLOEXEC | SFD_NONBLOCK);
-  }
-  ~Signals() {
-    if (fd_ >= 0) close(fd_);
-    pthread_sigmask(SIG_SETMASK, &old_, nullptr);
-  }
-  int fd() const { return fd_; }
-  // The next signal that came; 0 when none.
-  int Next() const {
-    signalfd_siginfo info;
-    return read(fd_, &info, sizeof info) == static_cast<ssize_t>(sizeof info)
-               ? static_cast<int>(info.ssi_signo)
-               : 0;
-  }
-
- private:
-  sigset_t set_, old_;
-  int fd_ = -1;
-};
 
 // This terminal in raw mode while it lives (keys go to the job as typed: Ctrl-C, Ctrl-Z and
 // arrows included); nothing when stdin is not a terminal.

@@ -94,6 +94,13 @@ bool InUse(const Job& job, const std::map<std::string, const NodeRecord*>& nodes
 }  // namespace
 
 void Controller::ReclaimIdleSessions(TimePoint now) {
+  // Every tick: nothing to walk unless some pool reclaims idle sessions.
+  if (std::none_of(options_.policy.pools.begin(), options_.policy.pools.end(), [](const auto& p) {
+        return p.second.interactive && p.second.idle_timeout.count() > 0;
+      })) {
+    idle_.clear();
+    return;
+  }
   std::map<std::string, const NodeRecord*> nodes;
   for (auto it = idle_.begin(); it != idle_.end();) {
     const Job* j = FindJob(it->first);
