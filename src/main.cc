@@ -40,9 +40,12 @@
 #include "core/log.h"
 #include "core/quantity.h"
 #include "host.h"
+#include "leadership.h"
 #include "logging.h"
 #include "net/webhook_sender.h"
 #include "sim/command.h"
+#include "store/postgres_lease.h"
+#include "store/postgres_store.h"
 #include "store/sqlite_store.h"
 
 namespace baton {
@@ -126,11 +129,15 @@ struct ServeOptions {
   int drain_after_launch_failures = 3;
   std::vector<std::string> webhooks;  // alerts.webhooks of the configuration file
   int webhook_attempts = 5;
-  std::string store_path;  // store.path of the configuration file; "" = DATA/baton.db
+  std::string store_path;        // store.path of the configuration file; "" = DATA/baton.db
+  std::string store_url;         // store.url: PostgreSQL's, or "" for SQLite
+  std::string store_flag;        // --store: a SQLite file or a postgres:// URL; wins over the file
+  std::string advertise;         // --advertise: this controller's URL for the others (PostgreSQL)
+  std::string lease_ttl = "3s";  // --lease-ttl: how long a leader's lease lasts unrenewed
 };
 
 struct AgentFlags {
-  std::string server, token, name, gpus = "auto", data, pool = "default", address;
+  std::string server, token, token_file, name, gpus = "auto", data, pool = "default", address;
   HealthFlags health;
 };
 
@@ -151,6 +158,7 @@ Status LoadConfig(const std::string& path, const CLI::App& cmd, ServeOptions* o)
   o->webhooks = std::move(cfg->webhooks);
   o->webhook_attempts = cfg->webhook_attempts;
   o->store_path = cfg->store_path;
+  o->store_url = cfg->store_url;
   return Status::Ok();
 }
 
@@ -214,7 +222,8 @@ void Reload(const std::string& path, const ServeOptions& running, control::Contr
       ": its scheduling policy, projects, users and pools are in force");
   if ((!cfg->listen.empty() && cfg->listen != running.listen) ||
       (!cfg->data.empty() && cfg->data != running.data) || cfg->webhooks != running.webhooks ||
-      cfg->webhook_attempts != running.webhook_attempts || cfg->store_path != running.store_path) {
+      cfg->webhook_attempts != running.webhook_attempts || cfg->store_path != running.store_path ||
+      cfg->store_url != running.store_url) {
     Log("SIGHUP: `listen`, `data`, `store` and `alerts` take effect at the next start only");
   }
 }
@@ -236,9 +245,30 @@ Result<std::string> LockDataDir(const ServeOptions& o) {
   return dir;
 }
 
-// The store: DATA/baton.db, or the configuration file's store.path.
-Result<std::unique_ptr<store::SqliteStore>> OpenStore(const ServeOptions& o,
-                                                      const std::string& dir) {
+// `--store` over the configuration file's store: a postgres:// URL or an absolute SQLite path.
+Status ApplyStoreFlag(ServeOptions* o) {
+  if (o->store_flag.empty()) return Status::Ok();
+  if (store::IsPostgresUrl(o->store_flag)) {
+    o->store_url = o->store_flag;
+    o->store_path.clear();
+  } else if (o->store_flag[0] == '/') {
+    o->store_path = o->store_flag;
+    o->store_url.clear();
+  } else {
+    return InvalidArgument(
+        "--store: a postgres:// URL or an absolute path to a SQLite file, not \"" + o->store_flag +
+        "\"");
+  }
+  return Status::Ok();
+}
+
+// The store: PostgreSQL at store.url, else SQLite at DATA/baton.db or store.path.
+Result<std::unique_ptr<store::Store>> OpenStore(const ServeOptions& o, const std::string& dir) {
+  if (!o.store_url.empty()) {
+    ASSIGN_OR_RETURN(auto pg, store::PostgresStore::Open(o.store_url));
+    Log("store: PostgreSQL at " + store::RedactPostgresUrl(o.store_url));
+    return std::unique_ptr<store::Store>(std::move(pg));
+  }
   std::string db = o.store_path.empty() ? dir + "/baton.db" : o.store_path;
   int store_lock = -1;
   if (!o.store_path.empty()) {
@@ -253,10 +283,10 @@ Result<std::unique_ptr<store::SqliteStore>> OpenStore(const ServeOptions& o,
   mode_t old_mask = umask(077);  // the database and its -wal and -shm files: 0600
   auto store = store::SqliteStore::Open(db);
   umask(old_mask);
-  if (!store) return store;
+  if (!store) return Err(store.error());
   for (const char* suffix : {"", "-wal", "-shm"})
     (void)chmod((db + suffix).c_str(), 0600);  // made by an older baton
-  return store;
+  return std::unique_ptr<store::Store>(std::move(*store));
 }
 
 Result<Duration> NodeTimeoutOf(const ServeOptions& o) {
@@ -380,7 +410,8 @@ struct ServeSetup {
   agent::HealthLimits limits;
   std::string admin_token;
   std::string agent_token;
-  std::unique_ptr<store::SqliteStore> store;
+  std::unique_ptr<store::Store> store;
+  store::PostgresStore* postgres = nullptr;  // the same store, when it is PostgreSQL
   store::Snapshot snapshot;
 };
 
@@ -397,10 +428,13 @@ Result<ServeSetup> PrepareToServe(const ServeOptions& o) {
     s.topology = HostTopologyOrNone();
   }
   ASSIGN_OR_RETURN(s.limits, HealthLimitsOf(o.health));
+  // Secrets: refused at start when others may read them (chmod 600 fixes it).
+  RETURN_IF_ERROR(CheckPrivate(s.dir + "/admin.token", "the admin token"));
+  RETURN_IF_ERROR(CheckPrivate(s.dir + "/agent.token", "the agents' join token"));
   ASSIGN_OR_RETURN(s.admin_token, EnsureToken(s.dir + "/admin.token"));
   ASSIGN_OR_RETURN(s.agent_token, EnsureToken(s.dir + "/agent.token"));
   ASSIGN_OR_RETURN(s.store, OpenStore(o, s.dir));
-  ASSIGN_OR_RETURN(s.snapshot, s.store->Load());
+  if (!o.store_url.empty()) s.postgres = static_cast<store::PostgresStore*>(s.store.get());
   return s;
 }
 
@@ -408,6 +442,21 @@ int Serve(const ServeOptions& o, const std::string& config) {
   sigset_t signals = BlockShutdownSignals();
   auto setup = PrepareToServe(o);
   if (!setup) return Fail(setup.error());
+  Leading leading;
+  if (setup->postgres != nullptr) {
+    auto led = Lead(LeadOptions{.store_url = o.store_url,
+                                .advertise = o.advertise,
+                                .lease_ttl = o.lease_ttl,
+                                .data_dir = setup->dir},
+                    *setup->postgres, setup->listen, signals);
+    if (!led) return Fail(led.error());
+    if (led->epoch == 0) return 0;  // stopped as a standby
+    leading = std::move(*led);
+  }
+  // Read only now: a standby's view would be stale by the time it leads.
+  auto snapshot = setup->store->Load();
+  if (!snapshot) return Fail(snapshot.error());
+  setup->snapshot = std::move(*snapshot);
   const std::string& dir = setup->dir;
   size_t restored = setup->snapshot.jobs.size();
 
@@ -423,7 +472,9 @@ int Serve(const ServeOptions& o, const std::string& config) {
   api::TokenTable tokens;
   tokens.Apply(setup->snapshot.tokens);
   tokens.AddFixed(setup->admin_token, api::Identity{.user = LocalUser(), .role = Role::kAdmin});
-  tokens.AddFixed(setup->agent_token, api::Identity{.user = "agent", .role = Role::kAgent});
+  // agent.token: a join token that may be used again; each agent joining gets its node's own
+  // credential (control/token_book.h).
+  tokens.AddFixed(setup->agent_token, api::Identity{.user = "agent", .role = Role::kJoin});
   // What streams wait on, fed by the loop's hooks (and the agent reports that land log bytes).
   api::News news;
   controller.Restore(std::move(setup->snapshot), clock.Now());
@@ -443,7 +494,8 @@ int Serve(const ServeOptions& o, const std::string& config) {
       .logs = logs,
       .news = news,
       .post_to_io = [&server_ptr](std::function<void()> fn) { server_ptr->Post(std::move(fn)); },
-      .code = &code});
+      .code = &code,
+      .epoch = leading.epoch});
   api::HttpServer server(
       api::HttpServerOptions{.host = setup->listen.first,
                              .port = setup->listen.second,
@@ -479,6 +531,7 @@ int Serve(const ServeOptions& o, const std::string& config) {
   if (local) local->Stop();
   loop.Stop();
   server.Stop();
+  if (leading.keeper) leading.keeper->Release();  // a standby takes over at once
   return 0;
 }
 
@@ -489,22 +542,34 @@ int ServeWithConfig(ServeOptions& o, const std::string& config, const CLI::App& 
       return 2;
     }
   }
+  if (Status st = ApplyStoreFlag(&o); !st.ok()) {
+    Fail(st);
+    return 2;
+  }
   return Serve(o, config);
 }
 
 int RunAgent(const AgentFlags& f) {
   sigset_t signals = BlockShutdownSignals();
-  if (f.server.empty() || f.token.empty()) {
-    Log("agent: --server URL and --token AGENT_TOKEN are required");
+  std::string name = f.name.empty() ? HostName() : f.name;
+  std::string dir = f.data.empty() ? cli::DefaultDataDir() + "/agent-" + name : f.data;
+  std::string token = f.token;
+  if (!f.token_file.empty()) {
+    if (Status st = CheckPrivate(f.token_file, "a join token"); !st.ok()) return Fail(st);
+    token = ReadTrimmed(f.token_file);
+    if (token.empty()) return Fail(NotFound("--token-file " + f.token_file + ": no token in it"));
+  }
+  if (token.empty() && !fs::exists(dir + "/credential")) {
+    Log("agent: node " + name + " has not joined yet (no " + dir +
+        "/credential): give it a join token with --token or --token-file (the server's "
+        "agent.token, or one from `baton node join-token`)");
     return 2;
   }
-  std::string name = f.name.empty() ? HostName() : f.name;
   if (!IsValidNodeName(name))
     return Fail(InvalidArgument("--name: 1-64 of letters, digits, '.', '_', '-'"));
   Status err;
   auto backend = MakeBackend(f.gpus, name, &err);
   if (!backend) return Fail(err);
-  std::string dir = f.data.empty() ? cli::DefaultDataDir() + "/agent-" + name : f.data;
   agent::PosixEnv env;
   RealClock clock;
   agent::ProcessExecutor executor(env);
@@ -516,7 +581,7 @@ int RunAgent(const AgentFlags& f) {
   agent::AgentOptions ao{.name = name,
                          .data_dir = dir,
                          .server = f.server,
-                         .token = f.token,
+                         .token = token,
                          .pool = f.pool,
                          .address = f.address,
                          .topology = HostTopologyOrNone(),
@@ -551,6 +616,19 @@ void AddLaunchFailureFlag(CLI::App* cmd, ServeOptions& o) {
       ->check(CLI::Range(0, 1000));
 }
 
+void AddStoreFlag(CLI::App* cmd, ServeOptions& o) {
+  cmd->add_option("--store", o.store_flag,
+                  "where jobs are kept: a postgres:// URL (several controllers may share it: "
+                  "one leads), or a SQLite file (default DATA/baton.db); over the configuration "
+                  "file's store");
+  cmd->add_option("--advertise", o.advertise,
+                  "with PostgreSQL: this controller's URL as agents, clients and the other "
+                  "controllers reach it (default http://HOST:PORT of --listen)");
+  cmd->add_option("--lease-ttl", o.lease_ttl,
+                  "with PostgreSQL: how long the leader's lease lasts unrenewed, the longest a "
+                  "failover waits (default 3s; renewed every third of it)");
+}
+
 void AddUpCommand(CLI::App& app, ServeCommand& c, int* exit_code) {
   ServeOptions& up = c.options;
   up.local_agent = true;
@@ -568,6 +646,7 @@ void AddUpCommand(CLI::App& app, ServeCommand& c, int* exit_code) {
                      "how long an agent may stay silent before its node is lost and its jobs "
                      "requeued (default 60s)");
   AddLaunchFailureFlag(up_cmd, up);
+  AddStoreFlag(up_cmd, up);
   up_cmd->add_option("--config", c.config,
                      "YAML configuration: listen, data, scheduling, projects, users, pools");
   AddLogFlags(up_cmd, c.log);
@@ -594,6 +673,7 @@ void AddServerCommand(CLI::App& app, ServeCommand& c, int* exit_code) {
                       "how long an agent may stay silent before its node is lost and its jobs "
                       "requeued (default 60s)");
   AddLaunchFailureFlag(srv_cmd, c.options);
+  AddStoreFlag(srv_cmd, c.options);
   AddLogFlags(srv_cmd, c.log);
   srv_cmd->callback([&c, srv_cmd, exit_code] {
     Status st = SetUpLogging(c.log.level, c.log.format);
@@ -609,9 +689,14 @@ struct AgentCommand {
 void AddAgentCommand(CLI::App& app, AgentCommand& c, int* exit_code) {
   AgentFlags& f = c.flags;
   CLI::App* agent_cmd = app.add_subcommand("agent", "a node agent joining a controller");
-  agent_cmd->add_option("--server", f.server, "controller URL")->required();
-  agent_cmd->add_option("--token", f.token, "agent join token (the server's agent.token)")
+  agent_cmd->add_option("--server", f.server, "controller URL, or every controller's: URL1,URL2")
       ->required();
+  agent_cmd->add_option("--token", f.token,
+                        "join token: the server's agent.token, or one of `baton node join-token`; "
+                        "needed until the node has joined (its credential is in DATA/credential)");
+  agent_cmd->add_option("--token-file", f.token_file,
+                        "the join token from a file (mode 0600), not on the command line where "
+                        "every user of the machine can read it");
   agent_cmd->add_option("--name", f.name, "node name (default: host name)");
   agent_cmd->add_option("--gpus", f.gpus, "auto, nvml, or simulated GPUs: COUNTxTYPE[:topo=...]");
   agent_cmd->add_option("--data", f.data, "agent state directory");

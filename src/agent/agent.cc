@@ -5,11 +5,13 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstring>
 #include <filesystem>
 #include <set>
 
 #include "codec/json_codec.h"
+#include "core/file_util.h"
 #include "core/log.h"
 #include "core/quantity.h"
 #include "net/http_client.h"
@@ -78,12 +80,19 @@ Status Agent::Start() {
   std::vector<int> physical;
   for (const Gpu& g : gpus_) physical.push_back(g.physical >= 0 ? g.physical : g.index);
   health_ = HealthMonitor(std::move(physical), options_.health);
-  auto poll = net::HttpClient::Create(options_.server, options_.token);
+  auto servers = net::ServerList::Parse(options_.server);
+  if (!servers) return servers.error();
+  servers_ = std::move(*servers);
+  RETURN_STATUS_IF_ERROR(ReadCredential());
+  auto poll = net::HttpClient::Create(servers_->Current(), Credential());
   if (!poll) return poll.error();
   poll_client_ = std::move(*poll);
-  auto report = net::HttpClient::Create(options_.server, options_.token);
+  auto report = net::HttpClient::Create(servers_->Current(), Credential());
   if (!report) return report.error();
   report_client_ = std::move(*report);
+  if (auto epoch = env_.ReadFile(options_.data_dir + "/epoch")) {
+    epoch_ = std::strtoll(epoch->c_str(), nullptr, 10);
+  }
   RETURN_STATUS_IF_ERROR(Recover());
   stopping_ = false;
   main_thread_ = std::thread([this] { MainLoop(); });
@@ -123,114 +132,6 @@ Status Agent::Recover() {
   }
   CollectExits(clock_.Now());
   return Status::Ok();
-}
-
-bool Agent::RegisterWithController() {
-  auto client = net::HttpClient::Create(options_.server, options_.token);
-  if (!client) return false;
-  RegisterRequest req;
-  req.node.name = options_.name;
-  req.node.gpus = gpus_;
-  req.node.cpus = static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN));
-  req.node.memory_bytes = static_cast<int64_t>(sysconf(_SC_PHYS_PAGES)) * sysconf(_SC_PAGE_SIZE);
-  req.node.gpu_backend = backend_.name();
-  req.node.topology = backend_.topology();
-  req.node.pool = options_.pool;
-  req.node.address = options_.address;
-  req.node.refuses_root_jobs = as_root_ && !options_.allow_root_jobs;
-  req.node.runtimes = FindRuntimes();
-  for (auto& [key, job] : jobs_) {
-    JobEvent e;
-    e.job = job.order.job;
-    e.attempt = job.order.attempt;
-    e.at = job.started_at;
-    e.kind = job.exited ? JobEvent::Kind::kExited : JobEvent::Kind::kStarted;
-    e.exit_code = job.status.exit_code;
-    e.signal = job.status.signal;
-    e.timed_out = job.timed_out;
-    e.lost = job.lost;
-    e.launch_failed = job.launch_failed;
-    req.jobs.push_back(e);
-  }
-  req.health = health_.health();
-  auto res = (*client)->Request("POST", "/v1/agent/register", codec::EncodeRegister(req));
-  if (!res || res->status != 200) return false;
-  auto reply = codec::DecodeRegisterReply(res->body);
-  if (!reply) return false;
-  // The registration told the controller everything; exits in it are acknowledged.
-  pending_events_.clear();
-  health_dirty_ = false;
-  for (auto& [key, job] : jobs_) {
-    job.start_reported = true;
-    job.exit_acked = job.exited;
-  }
-  DropAcknowledged();
-  {
-    std::lock_guard lock(mu_);
-    session_ = reply->session;
-    need_register_ = false;
-    orders_.clear();
-  }
-  cv_.notify_all();
-  return true;
-}
-
-void Agent::PollLoop() {
-  net::HttpClient* client = poll_client_.get();
-  uint64_t session = 0;
-  uint64_t after = 0;
-  while (!stopping_) {
-    {
-      std::unique_lock lock(mu_);
-      cv_.wait(lock, [&] { return stopping_ || (!need_register_ && session_ != 0); });
-      if (stopping_) return;
-      if (session != session_) {
-        session = session_;
-        after = 0;
-      }
-    }
-    if (ToMillis(clock_.Now()) < silent_until_ms_) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));  // an injected silence
-      continue;
-    }
-    std::string target = "/v1/agent/orders?node=" + options_.name +
-                         "&session=" + std::to_string(session) + "&after=" + std::to_string(after);
-    auto res = client->Request("GET", target, {}, {}, std::chrono::seconds(40));
-    if (stopping_) return;
-    if (!res) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(300));
-      continue;
-    }
-    if (res->status == 409) {
-      std::lock_guard lock(mu_);
-      if (session_ == session) need_register_ = true;
-      cv_.notify_all();
-      continue;
-    }
-    if (res->status != 200) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(300));
-      continue;
-    }
-    auto orders = codec::DecodeOrders(res->body);
-    if (!orders) {
-      // A controller newer than this agent (an order kind it does not know): say so and ask
-      // again in a while, rather than at once for ever.
-      LogWarn("cannot read the controller's orders (is the controller newer than this agent?): " +
-                  orders.error().message(),
-              Context());
-      for (int i = 0; i < 50 && !stopping_; ++i)
-        std::this_thread::sleep_for(std::chrono::milliseconds(100));
-      continue;
-    }
-    std::lock_guard lock(mu_);
-    if (session_ != session) continue;
-    for (Order& o : *orders) {
-      if (o.seq <= after) continue;
-      after = o.seq;
-      orders_.push_back(std::move(o));
-    }
-    cv_.notify_all();
-  }
 }
 
 namespace {
@@ -293,17 +194,17 @@ class ContactBackoff {
 }  // namespace
 
 void Agent::Unreachable(Duration for_how_long) const {
-  LogWarn("cannot reach the controller at " + options_.server +
+  LogWarn("cannot reach the controller at " + servers_->ToString() +
               (for_how_long.count() > 0 ? " for " + FormatDuration(for_how_long) : "") +
-              "; retrying that address (at most every 30 s); jobs run on",
+              "; retrying (every address in turn, then at most every 30 s); jobs run on",
           Context());
 }
 
 void Agent::Reached(Duration after) const {
   if (after.count() > 0)
-    LogInfo(
-        "reached the controller at " + options_.server + " again after " + FormatDuration(after),
-        Context());
+    LogInfo("reached the controller at " + servers_->Current() + " again after " +
+                FormatDuration(after),
+            Context());
 }
 
 void Agent::MainLoop() {
@@ -319,9 +220,10 @@ void Agent::MainLoop() {
     TimePoint now = clock_.Now();
     if (ToMillis(now) < silent_until_ms_) contact.NotBefore(FromMillis(silent_until_ms_));
     if (need_register && contact.Due(now)) {
-      if (RegisterWithController())
+      bool tried_every_server = true;
+      if (RegisterWithController(&tried_every_server))
         Reached(contact.Succeeded(now));
-      else if (contact.Failed(now))
+      else if (tried_every_server && contact.Failed(now))
         Unreachable(contact.failing_for(now));
     }
     for (const Order& o : orders) HandleOrder(o);
@@ -685,8 +587,13 @@ bool Agent::SendReport(std::vector<GpuSample> samples) {
   if (with_health) rep.health = health_.health();
   rep.notices = pending_notices_;
   rep.attached = AttachedSessions();
+  FollowServers(*report_client_, &report_generation_);
+  std::string url = servers_->Current();
   auto res = report_client_->Request("POST", "/v1/agent/report", codec::EncodeReport(rep));
-  if (!res) return false;
+  if (!res || res->standby) {
+    if (res || servers_->size() > 1) SeekLeader(url, res);
+    return false;
+  }
   if (res->status == 409) {
     std::lock_guard lock(mu_);
     need_register_ = true;

@@ -35,6 +35,7 @@
 #include "core/log.h"
 #include "core/protocol.h"
 #include "net/http_client.h"
+#include "net/server_list.h"
 
 namespace baton::agent {
 
@@ -102,7 +103,21 @@ class Agent {
 
   void MainLoop();
   void PollLoop();
-  bool RegisterWithController();
+  // Registers with the controller in use; when that fails, *tried_every_server says whether
+  // every listed controller has now failed in a row (time to back off).
+  bool RegisterWithController(bool* tried_every_server);
+  // This node's credential (DATA/credential, made by joining), else the join token given.
+  std::string Credential();
+  Status ReadCredential();
+  // Joins as a new node with the join token (--token): the credential, kept in DATA/credential.
+  bool Join(net::HttpClient& client, const std::string& url);
+  // Points `client` at the controller in use, if it changed since `*generation`.
+  void FollowServers(net::HttpClient& client, uint64_t* generation);
+  // What a standby's answer or an unreachable controller means: look for the leader elsewhere.
+  void SeekLeader(const std::string& url, const Result<net::HttpResponse>& res);
+  // Whether an order or registration of `epoch` may be followed: not when an agent has seen a
+  // newer one (a deposed leader's). A newer one is kept, in DATA/epoch too.
+  bool AcceptEpoch(int64_t epoch);
   void HandleOrder(const Order& order);
   void Launch(const LaunchOrder& order, TimePoint now);
   std::string ShimsWords(const std::string& log);
@@ -192,7 +207,8 @@ class Agent {
   bool health_dirty_ = false;  // main loop: health changed since the controller last heard
   std::vector<GpuNotice> pending_notices_;  // main loop: not yet acknowledged
 
-  std::mutex mu_;  // guards orders_, session_, need_register_
+  std::mutex mu_;  // guards orders_, session_, need_register_, credential_
+  std::string credential_;
   std::condition_variable cv_;
   std::deque<Order> orders_;
   uint64_t session_ = 0;
@@ -209,6 +225,12 @@ class Agent {
 
   std::unique_ptr<net::HttpClient> poll_client_;    // poll thread only (Cancel: any)
   std::unique_ptr<net::HttpClient> report_client_;  // main loop only
+  // The controllers (--server URL1,URL2,...): the one in use follows the leader.
+  std::shared_ptr<net::ServerList> servers_;
+  uint64_t poll_generation_ = 0;    // poll thread only
+  uint64_t report_generation_ = 0;  // main loop only
+  std::mutex epoch_mu_;             // guards writing DATA/epoch
+  std::atomic<int64_t> epoch_{0};   // the newest leader's epoch seen
 
   struct Tunnel {
     std::thread thread;

@@ -20,7 +20,7 @@ void TokenTable::Apply(const std::vector<store::Token>& records) {
     if (t.revoked) {
       by_hash_.erase(t.hash);
     } else {
-      by_hash_[t.hash] = Identity{.user = t.user, .role = t.role};
+      by_hash_[t.hash] = Identity{.user = t.user, .role = t.role, .token_id = t.id};
     }
   }
 }

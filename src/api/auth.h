@@ -21,8 +21,9 @@
 namespace baton::api {
 
 struct Identity {
-  std::string user;
+  std::string user;  // for a node's credential (role agent): the node's name
   Role role = Role::kUser;
+  int64_t token_id = 0;  // the stored token's id; 0 for admin.token and agent.token
 };
 
 // Thread-safe: lookups share a lock that Apply takes alone.

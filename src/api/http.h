@@ -13,6 +13,7 @@ namespace baton::api {
 struct Request {
   std::string method;                        // "GET", "POST", ...
   std::string path;                          // decoded path, no query
+  std::string target;                        // path and query as sent
   std::vector<std::string> segments;         // the path's decoded segments, empty ones left out
   std::map<std::string, std::string> query;  // decoded query parameters (last one wins)
   std::string body;

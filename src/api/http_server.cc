@@ -119,6 +119,7 @@ class Session : public std::enable_shared_from_this<Session> {
       return;
     }
     r.path = std::string(target->path());
+    r.target = std::string(req.target());
     for (std::string segment : target->segments()) {
       if (!segment.empty()) r.segments.push_back(std::move(segment));  // "/v1//jobs/" as before
     }

@@ -32,14 +32,17 @@ Response ErrorResponse(int status, const Status& st) {
 bool Admits(Access access, Role role) {
   switch (access) {
     case Access::kPublic:
-    case Access::kAnyToken:
       return true;
+    case Access::kAnyToken:
+      return role != Role::kJoin;
     case Access::kUserOrAdmin:
-      return role != Role::kAgent;
+      return role == Role::kUser || role == Role::kAdmin;
     case Access::kAdmin:
       return role == Role::kAdmin;
     case Access::kAgentOrAdmin:
-      return role != Role::kUser;
+      return role == Role::kAgent || role == Role::kAdmin;
+    case Access::kJoinOrAdmin:
+      return role == Role::kJoin || role == Role::kAdmin;
   }
   return false;
 }
@@ -47,6 +50,10 @@ bool Admits(Access access, Role role) {
 std::string DeniedMessage(const Route& route, Role role) {
   if (!route.denied.empty()) return route.denied;
   if (role == Role::kAgent) return "an agent token is for the node protocol only";
+  if (role == Role::kJoin) {
+    return "a join token is only for joining as a new node (baton agent --token); the node's "
+           "agent then uses the credential it is given";
+  }
   if (route.access == Access::kAgentOrAdmin) return "the node protocol needs an agent token";
   return route.method + " " + route.pattern + " needs an admin token";
 }

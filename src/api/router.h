@@ -22,7 +22,8 @@ enum class Access {
   kAnyToken,      // any valid token
   kUserOrAdmin,   // the REST API
   kAdmin,         // admin work (drains, fault injections)
-  kAgentOrAdmin,  // the node protocol
+  kAgentOrAdmin,  // the node protocol (a node's credential, or an admin)
+  kJoinOrAdmin,   // joining as a new node
 };
 
 // What a handler gets.

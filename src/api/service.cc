@@ -135,6 +135,7 @@ Service::Service(Deps deps)
       news_(deps.news),
       post_to_io_(std::move(deps.post_to_io)),
       code_(deps.code),
+      epoch_(deps.epoch),
       router_(deps.tokens, Routes()) {}
 
 // docs/api.md, "Routes", says the same.
@@ -151,6 +152,7 @@ std::vector<Route> Service::Routes() {
       {"GET", "/v1/openapi.json", A::kPublic, to(&Service::OpenApi)},
       // Prometheus scrapes with any token (a `user` token made for it is enough).
       {"GET", "/metrics", A::kAnyToken, to(&Service::Metrics)},
+      {"POST", "/v1/agent/join", A::kJoinOrAdmin, to(&Service::AgentJoin)},
       {"POST", "/v1/agent/register", A::kAgentOrAdmin, to(&Service::AgentRegister)},
       {"GET", "/v1/agent/orders", A::kAgentOrAdmin, to(&Service::AgentOrders)},
       {"POST", "/v1/agent/report", A::kAgentOrAdmin, to(&Service::AgentReport)},
@@ -185,6 +187,7 @@ std::vector<Route> Service::Routes() {
        "only an admin drains or undrains nodes"},
       {"POST", "/v1/nodes/{name}/undrain", A::kAdmin, drain(false),
        "only an admin drains or undrains nodes"},
+      {"POST", "/v1/nodes/{name}/revoke", A::kAdmin, to(&Service::RevokeNode)},
       {"POST", "/v1/nodes/{name}/inject", A::kAdmin, to(&Service::Inject),
        "only an admin injects faults"},
       {"GET", "/v1/events", A::kUserOrAdmin, to(&Service::Events)},
@@ -236,24 +239,60 @@ void Service::Metrics(Call c) {
   });
 }
 
+// A node's credential acts for that node only (api/auth.h); admins act for any.
+static Status ActsFor(const Identity& who, const std::string& node) {
+  if (who.role != Role::kAgent || who.user == node) return Status::Ok();
+  return PermissionDenied("this credential is node " + who.user + "'s, not node " + node + "'s");
+}
+
+// A new node: its credential, shown this once, for the node protocol from now on.
+void Service::AgentJoin(Call c) {
+  auto node = codec::DecodeJoin(c.request.body);
+  if (!node) return c.respond(Error(node.error()));
+  if (!IsValidNodeName(*node))
+    return c.respond(Error(InvalidArgument("node: not a valid node name")));
+  auto secret = NewToken();
+  if (!secret) return c.respond(Error(secret.error()));
+  control::JoinNode join{.node = *node, .join_token = c.who.token_id, .hash = TokenHash(*secret)};
+  Run(std::move(join), std::move(c.respond), [node = *node, secret = *secret](control::Reply&) {
+    return Json(201, codec::EncodeJoinReply(node, secret));
+  });
+}
+
+void Service::RevokeNode(Call c) {
+  control::RevokeNode revoke{.caller = CallerOf(c.who), .node = c.Param("name")};
+  Run(std::move(revoke), std::move(c.respond), [](control::Reply& r) {
+    std::vector<codec::TokenInfo> list;
+    for (const store::Token& t : r.tokens) list.push_back(Info(t));
+    return Json(200, codec::EncodeTokenList(list));
+  });
+}
+
 void Service::AgentRegister(Call c) {
   auto reg = codec::DecodeRegister(c.request.body);
   if (!reg) return c.respond(Error(reg.error()));
+  if (Status st = ActsFor(c.who, reg->node.name); !st.ok()) return c.respond(Error(st));
   Run(control::AgentRegister{std::move(*reg)}, std::move(c.respond),
-      [](control::Reply& r) { return Json(200, codec::EncodeRegisterReply(r.registration)); });
+      [epoch = epoch_](control::Reply& r) {
+        r.registration.epoch = epoch;
+        return Json(200, codec::EncodeRegisterReply(r.registration));
+      });
 }
 
 void Service::AgentOrders(Call c) {
   control::AgentPoll poll;
   poll.node = QueryText(c.request, "node");
+  if (Status st = ActsFor(c.who, poll.node); !st.ok()) return c.respond(Error(st));
   auto session = QueryInt(c.request, "session", 0, INT64_MAX, 0);
   auto after = QueryInt(c.request, "after", 0, INT64_MAX, 0);
   if (!session) return c.respond(Error(session.error()));
   if (!after) return c.respond(Error(after.error()));
   poll.session = static_cast<uint64_t>(*session);
   poll.after = static_cast<uint64_t>(*after);
-  Run(std::move(poll), std::move(c.respond),
-      [](control::Reply& r) { return Json(200, codec::EncodeOrders(r.orders)); });
+  Run(std::move(poll), std::move(c.respond), [epoch = epoch_](control::Reply& r) {
+    for (Order& o : r.orders) o.epoch = epoch;
+    return Json(200, codec::EncodeOrders(r.orders));
+  });
 }
 
 void Service::AgentReport(Call c) {
@@ -261,6 +300,7 @@ void Service::AgentReport(Call c) {
   if (!report) return c.respond(Error(report.error()));
   if (!IsValidNodeName(report->node))
     return c.respond(Error(InvalidArgument("node: not a valid node name")));
+  if (Status st = ActsFor(c.who, report->node); !st.ok()) return c.respond(Error(st));
   // Logs land before the report reaches the controller: once an exit is acknowledged, the
   // output before it is on disk here.
   for (const LogChunk& chunk : report->logs) {

@@ -38,6 +38,7 @@ class Service {
     News& news;
     PostToIo post_to_io;        // runs work on an HTTP thread
     CodeStore* code = nullptr;  // code snapshots; none: POST /v1/code is refused
+    int64_t epoch = 0;          // the lease's (several controllers), stamped on every order
   };
   explicit Service(Deps deps);
 
@@ -48,6 +49,8 @@ class Service {
   // Handlers, one per route or family of routes (service.cc, service_jobs.cc).
   void OpenApi(Call c);
   void Metrics(Call c);
+  void AgentJoin(Call c);
+  void RevokeNode(Call c);
   void AgentRegister(Call c);
   void AgentOrders(Call c);
   void AgentReport(Call c);
@@ -92,6 +95,7 @@ class Service {
   News& news_;
   PostToIo post_to_io_;
   CodeStore* code_;
+  int64_t epoch_;
   RelayHub relays_;
   Router router_;
 };

@@ -1,10 +1,13 @@
 #include "cli/client.h"
 
+#include <algorithm>
 #include <cctype>
+#include <chrono>
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <sstream>
+#include <thread>
 
 #include "codec/json_codec.h"
 #include "core/text.h"
@@ -94,20 +97,67 @@ Result<std::unique_ptr<ApiClient>> ApiClient::Connect(const Connection& c) {
     if (const char* t = std::getenv("BATON_TOKEN"); t != nullptr) token = t;
   }
   if (token.empty()) token = ReadTrimmed(dir + "/admin.token");
-  ASSIGN_OR_RETURN(auto http, net::HttpClient::Create(server, token));
-  return std::unique_ptr<ApiClient>(new ApiClient(std::move(http), server, token));
+  ASSIGN_OR_RETURN(auto servers, net::ServerList::Parse(server));
+  ASSIGN_OR_RETURN(auto http, net::HttpClient::Create(servers->Current(), token));
+  return std::unique_ptr<ApiClient>(new ApiClient(std::move(http), std::move(servers), token));
 }
 
 Result<ApiClient::Tunnel> ApiClient::OpenTunnel(const std::string& target) {
-  ASSIGN_OR_RETURN(auto http, net::HttpClient::Create(server_, token_));
-  ASSIGN_OR_RETURN(net::HttpClient::Upgraded up, http->Upgrade(target, "baton-tunnel"));
-  if (up.fd < 0) return Err(FromHttp(up.refused));
-  return Tunnel{.fd = up.fd, .early = std::move(up.early)};
+  for (int attempt = 0;; ++attempt) {
+    ASSIGN_OR_RETURN(auto http, net::HttpClient::Create(servers_->Current(), token_));
+    auto up = http->Upgrade(target, "baton-tunnel");
+    if (!up) {
+      if (MoveOn(Err(up.error()), true, attempt)) continue;
+      return Err(up.error());
+    }
+    if (up->fd < 0) {
+      if (MoveOn(up->refused, true, attempt)) continue;
+      return Err(FromHttp(up->refused));
+    }
+    return Tunnel{.fd = up->fd, .early = std::move(up->early)};
+  }
+}
+
+// A failover takes a few seconds (the lease's time to expire, docs/operations.md): a request
+// is tried again for up to this many rounds of half a second.
+constexpr int kMaxAttempts = 40;
+
+bool ApiClient::MoveOn(const Result<net::HttpResponse>& r, bool idempotent, int attempt) {
+  if (attempt >= kMaxAttempts) return false;
+  std::string url = servers_->Current();
+  if (r && r->standby) {
+    if (!r->leader.empty() && r->leader != url) {
+      servers_->Leader(r->leader);
+    } else if (servers_->Failed(url)) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(500));  // an election under way
+    }
+    return true;
+  }
+  if (r || servers_->size() < 2) return false;
+  // Not reached: safe to send again if it never left, or if sending twice does no harm.
+  bool never_sent = r.error().message().starts_with("cannot ");
+  if (!idempotent && !never_sent) return false;
+  if (servers_->Failed(url)) std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  return true;
+}
+
+void ApiClient::FollowServers() {
+  if (uint64_t g = servers_->generation(); g != generation_) {
+    generation_ = g;
+    if (auto url = net::ParseHttpUrl(servers_->Current())) http_->Retarget(*url);
+  }
 }
 
 Result<net::HttpResponse> ApiClient::Raw(std::string_view method, std::string_view target,
                                          std::string_view body, const net::Headers& headers) {
-  return http_->Request(method, target, body, headers);
+  bool idempotent = method == "GET" || std::any_of(headers.begin(), headers.end(), [](auto& h) {
+                      return h.first == "Idempotency-Key";
+                    });
+  for (int attempt = 0;; ++attempt) {
+    FollowServers();
+    auto r = http_->Request(method, target, body, headers);
+    if (!MoveOn(r, idempotent, attempt)) return r;
+  }
 }
 
 Result<std::string> ApiClient::Call(std::string_view method, std::string_view target,
@@ -122,7 +172,12 @@ Status ApiClient::Stream(std::string_view target,
                          const net::Headers& headers) {
   // A followed log of a job still waiting, or a quiet cluster's events, may send nothing for
   // hours: the stream is left open as long as the server keeps it.
-  auto r = http_->Stream(target, on_data, headers, std::chrono::hours(24 * 365));
+  Result<net::HttpResponse> r;
+  for (int attempt = 0;; ++attempt) {
+    FollowServers();
+    r = http_->Stream(target, on_data, headers, std::chrono::hours(24 * 365));
+    if (!MoveOn(r, /*idempotent=*/false, attempt)) break;
+  }
   if (!r) return r.error();
   if (r->status < 200 || r->status >= 300) return FromHttp(*r);
   return Status::Ok();

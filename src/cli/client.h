@@ -10,6 +10,7 @@
 #include "core/job.h"
 #include "core/status.h"
 #include "net/http_client.h"
+#include "net/server_list.h"
 
 namespace baton::cli {
 
@@ -70,14 +71,22 @@ class ApiClient {
 
   // GET /v1/whoami: the user the token acts as.
   Result<std::string> WhoAmI();
-  // The server's URL, as resolved.
-  const std::string& server() const { return server_; }
+  // The server's URL, as resolved (the leader's, of several).
+  std::string server() const { return servers_->Current(); }
 
  private:
-  ApiClient(std::unique_ptr<net::HttpClient> http, std::string server, std::string token)
-      : http_(std::move(http)), server_(std::move(server)), token_(std::move(token)) {}
+  ApiClient(std::unique_ptr<net::HttpClient> http, std::shared_ptr<net::ServerList> servers,
+            std::string token)
+      : http_(std::move(http)), servers_(std::move(servers)), token_(std::move(token)) {}
+  // Whether to ask again elsewhere after answer `r` to a request: a standby's answer, or (with
+  // several servers) a failure to reach one, when the request may be sent twice (`idempotent`)
+  // or never left. Moves to the leader or the next server.
+  bool MoveOn(const Result<net::HttpResponse>& r, bool idempotent, int attempt);
+  // Points the connection at the server in use, if it changed.
+  void FollowServers();
   std::unique_ptr<net::HttpClient> http_;
-  std::string server_;
+  std::shared_ptr<net::ServerList> servers_;
+  uint64_t generation_ = 0;
   std::string token_;
 };
 

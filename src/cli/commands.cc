@@ -376,9 +376,28 @@ int TokenCreate(const Connection& conn, const std::string& user, const std::stri
     return 0;
   }
   std::cout << t->secret << "\n";
+  if (t->role == Role::kJoin) {
+    std::cerr << "join token " << t->id
+              << ": one new node joins with it within a day (baton agent --server URL --token "
+              << t->secret.substr(0, 8) << "... --name NODE); it is shown only now\n";
+    return 0;
+  }
   std::cerr << "token " << t->id << " for " << t->user << " (" << RoleName(t->role)
             << "); it is shown only now: BATON_TOKEN=" << t->secret.substr(0, 8)
             << "... in the holder's environment\n";
+  return 0;
+}
+
+// `baton node revoke NAME`: the node's credential stops working at once, for good.
+int NodeRevoke(const Connection& conn, const std::string& node) {
+  auto api = ApiClient::Connect(conn);
+  if (!api) return Fail(api.error());
+  auto res = (*api)->Call("POST", "/v1/nodes/" + QueryEscape(node) + "/revoke", "");
+  if (!res) return Fail(res.error());
+  std::cerr << "node " << node
+            << ": its credential is revoked; its agent is refused from now on, and its jobs are "
+               "requeued once the node times out. To bring it back: delete the agent's "
+               "DATA/credential and start it with a join token\n";
   return 0;
 }
 
@@ -567,6 +586,20 @@ void AddNodeCommands(CLI::App& app, const std::shared_ptr<Connection>& conn, int
     if (drain) sub->add_option("--reason", *reason, "why, shown by `baton nodes`");
     sub->callback([=] { *exit_code = Drain(*conn, *target, *reason, drain); });
   }
+  CLI::App* node = app.add_subcommand("node", "nodes' credentials: join tokens, revocation");
+  node->require_subcommand(1);
+  auto json = std::make_shared<bool>(false);
+  CLI::App* join = node->add_subcommand(
+      "join-token", "a one-time token a new agent joins with, within a day (admin)");
+  AddConnectionFlags(join, *conn);
+  join->add_flag("--json", *json, "print JSON");
+  join->callback([=] { *exit_code = TokenCreate(*conn, "", "join", "join", *json); });
+  auto name = std::make_shared<std::string>();
+  CLI::App* revoke =
+      node->add_subcommand("revoke", "stop a node's credential working, for good (admin)");
+  AddConnectionFlags(revoke, *conn);
+  revoke->add_option("name", *name, "the node")->required();
+  revoke->callback([=] { *exit_code = NodeRevoke(*conn, *name); });
 }
 
 // `baton config check` and `baton config sample`: no server involved.
@@ -599,8 +632,10 @@ void AddTokenCommands(CLI::App& app, const std::shared_ptr<Connection>& conn, in
   AddConnectionFlags(create, *conn);
   create->add_option("--user", *user, "the Unix user it acts as (default: yourself)");
   create
-      ->add_option("--role", *role, "user (own jobs), admin (everything) or agent (node protocol)")
-      ->check(CLI::IsMember({"user", "admin", "agent"}));
+      ->add_option("--role", *role,
+                   "user (own jobs), admin (everything), agent (the node protocol, as the node "
+                   "named by --user) or join (joining as a new node, once)")
+      ->check(CLI::IsMember({"user", "admin", "agent", "join"}));
   create->add_option("--name", *name, "what it is for, shown by `baton token list`");
   create->add_flag("--json", *json, "print JSON");
   create->callback([=] { *exit_code = TokenCreate(*conn, *user, *role, *name, *json); });

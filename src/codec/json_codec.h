@@ -118,6 +118,11 @@ Result<std::string> DecodeCodeId(std::string_view body);
 // Agent protocol.
 std::string EncodeRegister(const RegisterRequest& r);
 Result<RegisterRequest> DecodeRegister(std::string_view json);
+// POST /v1/agent/join: {"node": NAME}; its answer {"node": NAME, "credential": SECRET}.
+std::string EncodeJoin(const std::string& node);
+Result<std::string> DecodeJoin(std::string_view json);
+std::string EncodeJoinReply(const std::string& node, const std::string& credential);
+Result<std::string> DecodeJoinReply(std::string_view json);  // the credential
 std::string EncodeRegisterReply(const RegisterReply& r);
 Result<RegisterReply> DecodeRegisterReply(std::string_view json);
 std::string EncodeOrders(const std::vector<Order>& orders);
@@ -181,6 +186,7 @@ struct ServerConfig {
   std::vector<std::string> webhooks;  // alerts.webhooks: http:// URLs alerts are POSTed to
   int webhook_attempts = 5;           // alerts.attempts: per alert and URL
   std::string store_path;             // store.path: the SQLite database ("" = DATA/baton.db)
+  std::string store_url;              // store.url: PostgreSQL's (type postgres), else ""
 };
 Result<ServerConfig> DecodeServerConfig(std::string_view yaml, std::string_view file);
 

@@ -37,6 +37,7 @@ std::string EncodeOrders(const std::vector<Order>& orders) {
   for (const Order& ord : orders) {
     json::object o;
     o["seq"] = ord.seq;
+    if (ord.epoch != 0) o["epoch"] = ord.epoch;
     if (ord.kind == Order::Kind::kLaunch) {
       const LaunchOrder& l = ord.launch;
       o["kind"] = "launch";
@@ -215,6 +216,7 @@ Result<Order> OrderFrom(const json::value& item) {
   ASSIGN_OR_RETURN(const json::object* o, GetObject(item, "order"));
   Order ord;
   RETURN_IF_ERROR(Read(*o, "seq", &ord.seq, Int(0, INT64_MAX)));
+  RETURN_IF_ERROR(Read(*o, "epoch", &ord.epoch, Int(0, INT64_MAX)));
   std::string kind;
   RETURN_IF_ERROR(Read(*o, "kind", &kind, Str(16)));
   if (kind == "launch") {

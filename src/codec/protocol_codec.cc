@@ -247,10 +247,37 @@ Result<RegisterRequest> DecodeRegister(std::string_view text) {
   return r;
 }
 
+std::string EncodeJoin(const std::string& node) {
+  return json::serialize(json::object{{"node", node}});
+}
+
+Result<std::string> DecodeJoin(std::string_view text) {
+  ASSIGN_OR_RETURN(json::value v, Parse(text));
+  ASSIGN_OR_RETURN(const json::object* o, GetObject(v, ""));
+  std::string node;
+  RETURN_IF_ERROR(Read(*o, "node", &node, Str(64)));
+  if (node.empty()) return Err(InvalidArgument("node: missing"));
+  return node;
+}
+
+std::string EncodeJoinReply(const std::string& node, const std::string& credential) {
+  return json::serialize(json::object{{"node", node}, {"credential", credential}});
+}
+
+Result<std::string> DecodeJoinReply(std::string_view text) {
+  ASSIGN_OR_RETURN(json::value v, Parse(text));
+  ASSIGN_OR_RETURN(const json::object* o, GetObject(v, ""));
+  std::string credential;
+  RETURN_IF_ERROR(Read(*o, "credential", &credential, Str(256)));
+  if (credential.size() < 32) return Err(InvalidArgument("credential: missing"));
+  return credential;
+}
+
 std::string EncodeRegisterReply(const RegisterReply& r) {
   json::object o;
   o["session"] = r.session;
   o["next_seq"] = r.next_seq;
+  if (r.epoch != 0) o["epoch"] = r.epoch;
   return json::serialize(o);
 }
 
@@ -260,6 +287,7 @@ Result<RegisterReply> DecodeRegisterReply(std::string_view text) {
   RegisterReply r;
   RETURN_IF_ERROR(Read(*o, "session", &r.session, Int(0, INT64_MAX)));
   RETURN_IF_ERROR(Read(*o, "next_seq", &r.next_seq, Int(0, INT64_MAX)));
+  RETURN_IF_ERROR(Read(*o, "epoch", &r.epoch, Int(0, INT64_MAX)));
   return r;
 }
 

@@ -625,22 +625,36 @@ Result<ServerConfig> DecodeServerConfig(std::string_view yaml, std::string_view 
       ASSIGN_OR_RETURN(cfg.data, r.Text(root["data"], "data"));
     }
     if (const YAML::Node s = root["store"]) {
-      // Where the jobs are kept. SQLite is the store there is; PostgreSQL is not built yet.
-      RETURN_IF_ERROR(r.Keys(s, "store", {"type", "path"}));
+      // Where the jobs are kept: SQLite (a file) or PostgreSQL (a URL).
+      RETURN_IF_ERROR(r.Keys(s, "store", {"type", "path", "url"}));
+      std::string type = "sqlite";
       if (s["type"]) {
-        ASSIGN_OR_RETURN(std::string type, r.Text(s["type"], "store.type", 32));
-        if (type == "postgres" || type == "postgresql") {
-          return Err(r.Error(s["type"], "store.type",
-                             "postgres is not built yet: sqlite is the only store"));
+        ASSIGN_OR_RETURN(type, r.Text(s["type"], "store.type", 32));
+        if (type == "postgresql") type = "postgres";
+        if (type != "sqlite" && type != "postgres") {
+          return Err(r.Error(s["type"], "store.type", "must be sqlite or postgres"));
         }
-        if (type != "sqlite") return Err(r.Error(s["type"], "store.type", "must be sqlite"));
       }
       if (s["path"]) {
+        if (type != "sqlite") return Err(r.Error(s["path"], "store.path", "is for type sqlite"));
         ASSIGN_OR_RETURN(cfg.store_path, r.Text(s["path"], "store.path"));
         if (cfg.store_path.empty() || cfg.store_path[0] != '/') {
           return Err(r.Error(s["path"], "store.path",
                              "must be an absolute path such as /var/lib/baton/baton.db"));
         }
+      }
+      if (s["url"]) {
+        if (type != "postgres") {
+          return Err(r.Error(s["url"], "store.url", "is for type postgres"));
+        }
+        ASSIGN_OR_RETURN(cfg.store_url, r.Text(s["url"], "store.url"));
+        if (!cfg.store_url.starts_with("postgres://") &&
+            !cfg.store_url.starts_with("postgresql://")) {
+          return Err(r.Error(s["url"], "store.url",
+                             "must be a postgres:// URL such as postgres://baton@db/baton"));
+        }
+      } else if (type == "postgres") {
+        return Err(r.Error(s, "store.url", "is required with type postgres (postgres://...)"));
       }
     }
     TRY(ReadPolicy(r, root, &cfg.policy));

@@ -113,6 +113,21 @@ struct RevokeToken {
   int64_t id = 0;
 };
 
+// An agent joining with a join token (`join_token`: its id; 0 for the data directory's
+// agent.token, which may be used again; a stored one is used up) gets a credential for node
+// `node` (`hash`: its SHA-256), refused while the node has one that works.
+struct JoinNode {
+  std::string node;
+  int64_t join_token = 0;
+  std::string hash;
+};
+
+// Revokes every credential of node `node` (admin).
+struct RevokeNode {
+  Caller caller;
+  std::string node;
+};
+
 struct ListTokens {
   Caller caller;  // an admin sees every token; a user their own
 };
@@ -175,9 +190,9 @@ struct Tick {};  // time passed; look at timeouts
 
 using Command =
     std::variant<SubmitJobs, JobAction, GetJob, ListJobs, ListNodes, GetQueue, DrainNode,
-                 InjectFault, GetEvents, CreateToken, RevokeToken, ListTokens, GetMetrics,
-                 SetPolicy, GetUsage, GetJobMetrics, ListCrons, DeleteCron, ListModels, OpenTunnel,
-                 AgentRegister, AgentPoll, AgentReport, Tick>;
+                 InjectFault, GetEvents, CreateToken, RevokeToken, JoinNode, RevokeNode, ListTokens,
+                 GetMetrics, SetPolicy, GetUsage, GetJobMetrics, ListCrons, DeleteCron, ListModels,
+                 OpenTunnel, AgentRegister, AgentPoll, AgentReport, Tick>;
 
 struct Reply {
   Status status;

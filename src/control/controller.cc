@@ -118,6 +118,8 @@ Reply Controller::Apply(const Command& command, TimePoint now) {
                         [&](const GetEvents& c) { return Events(c); },
                         [&](const CreateToken& c) { return Tokens(c, now); },
                         [&](const RevokeToken& c) { return Tokens(c); },
+                        [&](const JoinNode& c) { return Tokens(c, now); },
+                        [&](const RevokeNode& c) { return Tokens(c); },
                         [&](const ListTokens& c) { return Tokens(c); },
                         [&](const GetMetrics&) { return Metrics(now); },
                         [&](const GetUsage& c) { return Usage(c, now); },

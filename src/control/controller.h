@@ -125,6 +125,8 @@ class Controller {
   Reply Inject(const InjectFault& c);
   Reply Tokens(const CreateToken& c, TimePoint now);
   Reply Tokens(const RevokeToken& c);
+  Reply Tokens(const JoinNode& c, TimePoint now);
+  Reply Tokens(const RevokeNode& c);
   Reply Tokens(const ListTokens& c) const;
   Reply Metrics(TimePoint now) const;
   Reply Usage(const GetUsage& c, TimePoint now) const;

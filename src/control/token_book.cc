@@ -59,6 +59,60 @@ Result<store::Token> TokenBook::Revoke(const RevokeToken& c) {
   return t;
 }
 
+Result<store::Token> TokenBook::Join(const JoinNode& c, TimePoint now) {
+  if (c.hash.size() != 64) return Err(InvalidArgument("hash: must be 64 hex digits"));
+  store::Token* join = nullptr;
+  if (c.join_token != 0) {
+    auto it = tokens_.find(c.join_token);
+    if (it == tokens_.end() || it->second.role != Role::kJoin || it->second.revoked) {
+      return Err(Unauthenticated("the join token was used already or revoked"));
+    }
+    if (now - it->second.created_at > std::chrono::hours(24)) {
+      return Err(
+          Unauthenticated("the join token has expired (a join token lasts a day): make "
+                          "another with `baton node join-token`"));
+    }
+    join = &it->second;
+  }
+  for (const auto& [id, t] : tokens_) {
+    if (t.role == Role::kAgent && t.user == c.node && !t.revoked) {
+      return Err(Conflict("node " + c.node +
+                          " has joined already and holds a credential: an agent that lost it "
+                          "joins again after `baton node revoke " +
+                          c.node + "`"));
+    }
+    if (t.hash == c.hash) return Err(Conflict("that token exists already"));
+  }
+  if (join != nullptr) {
+    join->revoked = true;
+    changed_.push_back(*join);
+  }
+  int64_t id = tokens_.empty() ? 1 : tokens_.rbegin()->first + 1;
+  store::Token t{.id = id,
+                 .hash = c.hash,
+                 .user = c.node,
+                 .role = Role::kAgent,
+                 .name = "node " + c.node,
+                 .created_at = now};
+  tokens_[id] = t;
+  changed_.push_back(t);
+  return t;
+}
+
+Result<std::vector<store::Token>> TokenBook::RevokeNodeCredentials(const RevokeNode& c) {
+  if (!c.caller.admin) return Err(PermissionDenied("only an admin revokes a node's credential"));
+  std::vector<store::Token> revoked;
+  for (auto& [id, t] : tokens_) {
+    if (t.role != Role::kAgent || t.user != c.node || t.revoked) continue;
+    t.revoked = true;
+    changed_.push_back(t);
+    revoked.push_back(t);
+    revoked.back().hash.clear();
+  }
+  if (revoked.empty()) return Err(NotFound("node " + c.node + " has no credential that works"));
+  return revoked;
+}
+
 std::vector<store::Token> TokenBook::List(const Caller& caller) const {
   std::vector<store::Token> out;
   for (const auto& [id, t] : tokens_) {

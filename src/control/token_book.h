@@ -23,6 +23,12 @@ class TokenBook {
   Result<store::Token> Create(const CreateToken& c, TimePoint now);
   // The owner or an admin revokes; revoking twice is no change.
   Result<store::Token> Revoke(const RevokeToken& c);
+  // A node's credential (role agent, its user the node's name) for an agent that joined; the
+  // stored join token it used is used up. A stored join token works for a day after it was
+  // made (as kubeadm's).
+  Result<store::Token> Join(const JoinNode& c, TimePoint now);
+  // Revokes the node's credentials: those revoked now (NotFound when none worked).
+  Result<std::vector<store::Token>> RevokeNodeCredentials(const RevokeNode& c);
   // Without hashes: every token for an admin, a user's own for a user.
   std::vector<store::Token> List(const Caller& caller) const;
   // The records changed since the last call (the batch's).

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 
 namespace baton {
@@ -39,6 +40,16 @@ Status WriteFileAtomic(const std::string& path, std::string_view contents,
   if (st.ok() && rename(tmp.c_str(), path.c_str()) != 0) st = Failed("rename onto", path, errno);
   if (!st.ok()) unlink(tmp.c_str());
   return st;
+}
+
+Status CheckPrivate(const std::string& path, const std::string& what) {
+  struct stat st {};
+  if (stat(path.c_str(), &st) != 0 || (st.st_mode & 077) == 0) return Status::Ok();
+  char mode[8];
+  std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
+  bool dir = S_ISDIR(st.st_mode);
+  return PermissionDenied(path + " (" + what + ") may be read by others (mode " + mode +
+                          "): chmod " + (dir ? "700 " : "600 ") + path + " and check who read it");
 }
 
 }  // namespace baton

@@ -23,4 +23,8 @@ struct WriteFileOptions {
 Status WriteFileAtomic(const std::string& path, std::string_view contents,
                        WriteFileOptions options = {});
 
+// OK when `path` is missing or only its owner may read it (no group or other bits); else
+// PermissionDenied naming the file, `what` it holds, its mode and the chmod that fixes it.
+Status CheckPrivate(const std::string& path, const std::string& what);
+
 }  // namespace baton

@@ -106,6 +106,9 @@ struct Order {
   // kReadmit: an admin returned GPU `inject.gpu` to service; the agent forgets its fault.
   enum class Kind { kLaunch, kStop, kInject, kReadmit, kTunnel, kNote };
   uint64_t seq = 0;
+  // The leading controller's epoch (its lease's fencing token; 0 from a controller with no
+  // lease): an agent refuses orders of an epoch older than one it has seen.
+  int64_t epoch = 0;
   Kind kind = Kind::kLaunch;
   LaunchOrder launch;     // when kind == kLaunch
   StopOrder stop;         // when kind == kStop
@@ -158,6 +161,7 @@ struct RegisterRequest {
 struct RegisterReply {
   uint64_t session = 0;   // names this registration; polls and reports carry it
   uint64_t next_seq = 0;  // poll for orders after this sequence number
+  int64_t epoch = 0;      // the controller's, as in Order
 };
 
 struct ReportRequest {

@@ -6,7 +6,7 @@
 
 namespace baton {
 namespace {
-constexpr std::array<std::string_view, 3> kRoleNames = {"user", "admin", "agent"};
+constexpr std::array<std::string_view, 4> kRoleNames = {"user", "admin", "agent", "join"};
 }  // namespace
 
 std::string_view RoleName(Role role) { return EnumName(kRoleNames, role); }

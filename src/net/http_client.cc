@@ -114,7 +114,9 @@ struct HttpClient::Impl {
     auto res = parser.release();
     if (!res.keep_alive() && res.result_int() != 101) stream.reset();
     return HttpResponse{.status = static_cast<int>(res.result_int()),
-                        .body = std::move(res.body())};
+                        .body = std::move(res.body()),
+                        .standby = res["X-Baton-Role"] == "standby",
+                        .leader = std::string(res["X-Baton-Leader"])};
   }
 };
 
@@ -133,6 +135,19 @@ std::unique_ptr<HttpClient> HttpClient::Create(const HttpUrl& url, std::string t
   impl->port = url.port;
   impl->token = std::move(token);
   return std::unique_ptr<HttpClient>(new HttpClient(std::move(impl)));
+}
+
+void HttpClient::SetToken(std::string token) { impl_->token = std::move(token); }
+
+void HttpClient::Retarget(const HttpUrl& url) {
+  impl_->stream.reset();
+  impl_->host = url.host;
+  impl_->port = url.port;
+}
+
+std::string HttpClient::base_url() const {
+  const std::string& h = impl_->host;
+  return "http://" + (h.find(':') != std::string::npos ? "[" + h + "]" : h) + ":" + impl_->port;
 }
 
 void HttpClient::Cancel() {
@@ -185,7 +200,10 @@ Result<HttpResponse> HttpClient::Stream(std::string_view target,
     on_data(res.body());  // a body sent whole (not chunked): it is the stream
     res.body().clear();
   }
-  return HttpResponse{.status = status, .body = std::move(res.body())};
+  return HttpResponse{.status = status,
+                      .body = std::move(res.body()),
+                      .standby = res["X-Baton-Role"] == "standby",
+                      .leader = std::string(res["X-Baton-Leader"])};
 }
 
 Result<HttpClient::Upgraded> HttpClient::Upgrade(std::string_view target, std::string_view protocol,

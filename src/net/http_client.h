@@ -18,6 +18,10 @@ namespace baton::net {
 struct HttpResponse {
   int status = 0;
   std::string body;
+  // From a standby controller (X-Baton-Role: standby): it serves nothing, and names the
+  // leader (X-Baton-Leader) when one holds the lease.
+  bool standby = false;
+  std::string leader;
 };
 
 using Headers = std::vector<std::pair<std::string, std::string>>;
@@ -64,6 +68,13 @@ class HttpClient {
   };
   Result<Upgraded> Upgrade(std::string_view target, std::string_view protocol,
                            Duration timeout = std::chrono::seconds(30));
+
+  // The token of the next requests on.
+  void SetToken(std::string token);
+  // Talks to another server from the next request on (the connection is closed).
+  void Retarget(const HttpUrl& url);
+  // http://HOST:PORT of the server talked to.
+  std::string base_url() const;
 
   // Thread-safe: makes a Request in progress on another thread fail at once, and every later
   // one too (for shutdown).

@@ -19,7 +19,7 @@ class MemoryStore : public Store {
  private:
   std::map<JobId, Job> jobs_;
   int64_t next_job_id_ = 1;
-  std::vector<IdempotencyEntry> keys_;
+  std::map<std::pair<std::string, std::string>, IdempotencyEntry> keys_;  // by (user, key)
   std::map<std::pair<std::string, int>, Drain> drains_;
   std::map<int64_t, Token> tokens_;
   bool fail_ = false;

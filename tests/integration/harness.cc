@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <boost/json.hpp>
 #include <chrono>
 #include <cstdlib>
@@ -134,9 +135,13 @@ AgentProcess::AgentProcess(const BatonProcess& server, std::string name, std::st
   std::ifstream t(server.data_dir() + "/agent.token");
   std::string token;
   t >> token;
-  args_ = {BATON_BINARY, "agent",         "--server",      server.url(), "--token",
-           token,        "--name",        std::move(name), "--data",     std::move(data_dir),
-           "--gpus",     std::move(gpus), "--address",     "127.0.0.1"};
+  args_ = {BATON_BINARY, "agent",         "--token",   token,
+           "--name",     std::move(name), "--data",    std::move(data_dir),
+           "--gpus",     std::move(gpus), "--address", "127.0.0.1"};
+  // `extra` may name the servers itself (--server URL1,URL2,...).
+  if (std::find(extra.begin(), extra.end(), "--server") == extra.end()) {
+    args_.insert(args_.end(), {"--server", server.url()});
+  }
   if (allow_root) args_.push_back("--allow-root-jobs");
   args_.insert(args_.end(), extra.begin(), extra.end());
   Start();

@@ -55,6 +55,12 @@ class FakeController {
  private:
   void Handle(api::Request req, api::Respond respond) {
     std::unique_lock lock(mu_);
+    if (req.path == "/v1/agent/join") {  // the agent's first words: it has no credential yet
+      return respond({.status = 201, .body = codec::EncodeJoinReply("n1", std::string(64, 'c'))});
+    }
+    if (req.authorization != "Bearer " + std::string(64, 'c')) {
+      return respond({.status = 401, .body = R"({"error": "not the node's credential"})"});
+    }
     if (req.path == "/v1/agent/register") {
       registers_.push_back(*codec::DecodeRegister(req.body));
       cv_.notify_all();

@@ -141,7 +141,8 @@ TEST(DecodeTokenBody, ReadsTheRoleAsARole) {
   EXPECT_EQ(DecodeTokenBody("")->role, Role::kUser);
   auto bad = DecodeTokenBody(R"({"role": "superuser"})");
   ASSERT_FALSE(bad.has_value());
-  EXPECT_EQ(bad.error().message(), "role: must be one of user, admin, agent (got \"superuser\")");
+  EXPECT_EQ(bad.error().message(),
+            "role: must be one of user, admin, agent, join (got \"superuser\")");
   auto shown = DecodeToken(EncodeToken(TokenInfo{.id = 3, .user = "ci", .role = Role::kAdmin}));
   ASSERT_TRUE(shown.has_value()) << shown.error().message();
   EXPECT_EQ(shown->role, Role::kAdmin);
@@ -462,7 +463,12 @@ TEST(ServerConfig, ErrorsNameTheFileTheLineAndTheKey) {
       {"projects:\n  v: {budget: {amount: 5, period: year}}\n",
        "projects.v.budget.period: must be day, week, month or total"},
       {"projects:\n  v: {budget: {period: week}}\n", "projects.v.budget.amount: missing"},
-      {"store:\n  type: postgres\n", "line 2: store.type: postgres is not built yet"},
+      {"store:\n  type: postgres\n", "store.url: is required with type postgres"},
+      {"store:\n  type: mysql\n", "line 2: store.type: must be sqlite or postgres"},
+      {"store: {type: postgres, url: /var/baton.db}\n", "store.url: must be a postgres:// URL"},
+      {"store: {url: postgres://db/baton}\n", "store.url: is for type postgres"},
+      {"store: {type: postgres, url: postgres://db/b, path: /x.db}\n",
+       "store.path: is for type sqlite"},
       {"store: {path: baton.db}\n", "store.path: must be an absolute path"},
   };
   for (const auto& c : cases) {

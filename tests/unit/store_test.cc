@@ -4,11 +4,18 @@
 #include <sqlite3.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <memory>
+#include <set>
+#include <thread>
 
+#include "../support/pg_server.h"
 #include "store/memory_store.h"
+#include "store/postgres_lease.h"
+#include "store/postgres_store.h"
 #include "store/sqlite_store.h"
 
 namespace baton::store {
@@ -172,6 +179,56 @@ TEST_P(StoreConformance, ALaterCommitOfAJobReplacesItsRecord) {
   EXPECT_EQ(snap.jobs[0], MakeJob(1, JobState::kFailed));
 }
 
+TEST_P(StoreConformance, AJobTwiceInOneBatchIsKeptAsLastWritten) {
+  Batch b;
+  b.jobs = {MakeJob(1, JobState::kPending), MakeJob(1, JobState::kRunning)};
+  b.idempotency = {IdempotencyEntry{"ada", "k", JobId{1}, 1},
+                   IdempotencyEntry{"ada", "k", JobId{1}, 1}};
+  ASSERT_TRUE(store().Commit(b).ok());
+  Reopen();
+  Snapshot snap = *store().Load();
+  ASSERT_EQ(snap.jobs.size(), 1u);
+  EXPECT_EQ(snap.jobs[0], MakeJob(1, JobState::kRunning));
+  EXPECT_EQ(snap.idempotency.size(), 1u);
+}
+
+TEST_P(StoreConformance, IdempotencyKeysOfManySubmitsInOneBatch) {
+  Batch b;
+  for (int i = 1; i <= 3000; ++i) {
+    b.jobs.push_back(MakeJob(i, JobState::kPending));
+    b.idempotency.push_back(
+        IdempotencyEntry{"ada", "key \"" + std::to_string(i) + "\\", JobId{i}, 1});
+  }
+  ASSERT_TRUE(store().Commit(b).ok());
+  Reopen();
+  Snapshot snap = *store().Load();
+  ASSERT_EQ(snap.idempotency.size(), 3000u);
+  std::set<std::string> keys;
+  for (const auto& e : snap.idempotency) keys.insert(e.key);
+  EXPECT_TRUE(keys.contains("key \"17\\"));
+}
+
+// The PostgreSQL kind: one server for this process (tests/support/pg_server.h), a database per
+// test, named after the test's temporary directory; "reopening" connects again.
+testing::PgServer& SharedPgServer() {
+  static testing::PgServer server(BATON_SOURCE_DIR);
+  return server;
+}
+
+Result<std::unique_ptr<Store>> OpenPostgres(const std::string& path) {
+  testing::PgServer& pg = SharedPgServer();
+  if (!pg.ok()) return Err(Unavailable("the test's PostgreSQL did not start: " + pg.error()));
+  static std::map<std::string, std::string> urls;  // path -> its database's URL
+  auto it = urls.find(path);
+  if (it == urls.end()) {
+    std::string name = "t_" + fs::path(path).parent_path().filename().string();
+    for (char& c : name) c = std::isalnum(static_cast<unsigned char>(c)) ? std::tolower(c) : '_';
+    it = urls.emplace(path, pg.NewDatabase(name)).first;
+  }
+  ASSIGN_OR_RETURN(auto s, PostgresStore::Open(it->second));
+  return std::unique_ptr<Store>(std::move(s));
+}
+
 INSTANTIATE_TEST_SUITE_P(
     EveryStore, StoreConformance,
     ::testing::Values(StoreKind{.name = "Memory",
@@ -184,7 +241,8 @@ INSTANTIATE_TEST_SUITE_P(
                           .open = [](const std::string& path) -> Result<std::unique_ptr<Store>> {
                             ASSIGN_OR_RETURN(auto s, SqliteStore::Open(path));
                             return std::unique_ptr<Store>(std::move(s));
-                          }}),
+                          }},
+                      StoreKind{.name = "Postgres", .durable = true, .open = OpenPostgres}),
     [](const ::testing::TestParamInfo<StoreKind>& info) { return info.param.name; });
 
 // What only a memory store does: fail commits on demand, for the controller's tests.
@@ -227,6 +285,97 @@ TEST(SqliteStore, ADatabaseFromANewerBatonIsRefused) {
   auto s = SqliteStore::Open(db);
   ASSERT_FALSE(s.has_value());
   EXPECT_NE(s.error().message().find("newer"), std::string::npos) << s.error().message();
+}
+
+// What only PostgreSQL meets: a bad address, a newer schema, a deposed leader's commit.
+TEST(PostgresStore, AServerThatDoesNotAnswerIsAClearErrorWithoutThePassword) {
+  auto s = PostgresStore::Open("postgres://baton:s3cret@127.0.0.1:1/baton?connect_timeout=2");
+  ASSERT_FALSE(s.has_value());
+  EXPECT_EQ(s.error().code(), Code::kUnavailable);
+  EXPECT_NE(s.error().message().find("postgres://baton:***@127.0.0.1:1/baton"), std::string::npos)
+      << s.error().message();
+  EXPECT_EQ(s.error().message().find("s3cret"), std::string::npos) << s.error().message();
+}
+
+TEST(PostgresStore, RedactsEveryFormOfPassword) {
+  EXPECT_EQ(RedactPostgresUrl("postgresql://u:p@ss@h:5432/db"), "postgresql://u:***@h:5432/db");
+  EXPECT_EQ(RedactPostgresUrl("postgres://u@h/db"), "postgres://u@h/db");
+  EXPECT_EQ(RedactPostgresUrl("host=h password=x dbname=d"), "host=h password=*** dbname=d");
+  EXPECT_TRUE(IsPostgresUrl("postgresql://h/db"));
+  EXPECT_FALSE(IsPostgresUrl("/var/lib/baton/baton.db"));
+}
+
+TEST(PostgresStore, ADatabaseFromANewerBatonIsRefused) {
+  testing::PgServer& pg = SharedPgServer();
+  ASSERT_TRUE(pg.ok()) << pg.error();
+  std::string url = pg.NewDatabase("newer");
+  { ASSERT_TRUE(PostgresStore::Open(url).has_value()); }
+  ASSERT_TRUE(pg.Psql("UPDATE baton_schema SET version = 999", "newer"));
+  auto s = PostgresStore::Open(url);
+  ASSERT_FALSE(s.has_value());
+  EXPECT_NE(s.error().message().find("newer than this baton"), std::string::npos)
+      << s.error().message();
+}
+
+TEST(PostgresStore, ACommitFencedByAnOldEpochWritesNothing) {
+  testing::PgServer& pg = SharedPgServer();
+  ASSERT_TRUE(pg.ok()) << pg.error();
+  std::string url = pg.NewDatabase("fenced");
+  auto s = PostgresStore::Open(url);
+  ASSERT_TRUE(s.has_value()) << s.error().message();
+  ASSERT_TRUE(pg.Psql("UPDATE leader SET epoch = 7", "fenced"));
+  (*s)->FenceWithEpoch(7);
+  Batch b;
+  b.jobs = {MakeJob(1, JobState::kPending)};
+  ASSERT_TRUE((*s)->Commit(b).ok());
+  ASSERT_TRUE(pg.Psql("UPDATE leader SET epoch = 8", "fenced"));  // another controller took over
+  b.jobs = {MakeJob(2, JobState::kPending)};
+  Status st = (*s)->Commit(b);
+  EXPECT_EQ(st.code(), Code::kConflict) << st.message();
+  EXPECT_NE(st.message().find("epoch 7 no longer leads"), std::string::npos) << st.message();
+  auto snap = (*s)->Load();
+  ASSERT_TRUE(snap.has_value()) << snap.error().message();
+  ASSERT_EQ(snap->jobs.size(), 1u);
+  EXPECT_EQ(snap->jobs[0].id, JobId{1});
+}
+
+// The lease: one holder at a time, judged by PostgreSQL's clock; each taking raises the epoch.
+TEST(PostgresLease, OneLeaderAtATimeAndEachTakeoverRaisesTheEpoch) {
+  testing::PgServer& pg = SharedPgServer();
+  ASSERT_TRUE(pg.ok()) << pg.error();
+  std::string url = pg.NewDatabase("lease");
+  ASSERT_TRUE(PostgresStore::Open(url).has_value());  // migrates
+  auto a = PostgresLease::Open(url);
+  auto b = PostgresLease::Open(url);
+  ASSERT_TRUE(a.has_value() && b.has_value());
+  const Duration ttl = std::chrono::milliseconds(300);
+  auto first = (*a)->TryAcquire("a", "http://a:8470", ttl);
+  ASSERT_TRUE(first.has_value() && first->has_value()) << first.error().message();
+  EXPECT_EQ(**first, 1);
+  auto refused = (*b)->TryAcquire("b", "http://b:8470", ttl);
+  ASSERT_TRUE(refused.has_value());
+  EXPECT_FALSE(refused->has_value()) << "b took a lease that a holds";
+  auto current = (*b)->Current();
+  ASSERT_TRUE(current.has_value());
+  EXPECT_EQ(current->holder, "a");
+  EXPECT_EQ(current->url, "http://a:8470");
+  EXPECT_TRUE(current->live);
+  // a renews while it lives; once it stops renewing, b takes over with a higher epoch.
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  EXPECT_TRUE((*a)->Renew(1, ttl).ok());
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  EXPECT_FALSE((*b)->TryAcquire("b", "http://b:8470", ttl)->has_value()) << "a renewed";
+  std::this_thread::sleep_for(std::chrono::milliseconds(400));
+  auto second = (*b)->TryAcquire("b", "http://b:8470", ttl);
+  ASSERT_TRUE(second.has_value() && second->has_value());
+  EXPECT_EQ(**second, 2);
+  Status late = (*a)->Renew(1, ttl);
+  EXPECT_EQ(late.code(), Code::kConflict) << late.message();
+  // A clean stop hands over at once.
+  ASSERT_TRUE((*b)->Release(2).ok());
+  auto third = (*a)->TryAcquire("a", "http://a:8470", std::chrono::seconds(30));
+  ASSERT_TRUE(third.has_value() && third->has_value());
+  EXPECT_EQ(**third, 3);
 }
 
 }  // namespace

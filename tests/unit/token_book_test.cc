@@ -71,5 +71,54 @@ TEST(TokenBook, ListsWithoutHashesEverythingForAnAdminTheirOwnForAUser) {
   EXPECT_EQ(book.Create(Make(kAdmin, "carl", Role::kUser, 'c'), kNow)->id, 8);
 }
 
+// Joining: a node gets one credential; a stored join token is used up, and lasts a day.
+TEST(TokenBook, ANodeJoinsOnceAndAJoinTokenIsUsedUp) {
+  TokenBook book;
+  auto join = book.Create(Make(kAdmin, "root", Role::kJoin, 'j'), kNow);
+  ASSERT_TRUE(join.has_value());
+  book.TakeChanged();
+  auto cred =
+      book.Join(JoinNode{.node = "gpu01", .join_token = join->id, .hash = std::string(64, 'c')},
+                kNow + std::chrono::hours(1));
+  ASSERT_TRUE(cred.has_value()) << cred.error().message();
+  EXPECT_EQ(cred->role, Role::kAgent);
+  EXPECT_EQ(cred->user, "gpu01");
+  auto changed = book.TakeChanged();
+  ASSERT_EQ(changed.size(), 2u);  // the join token, used up, and the credential
+  EXPECT_TRUE(changed[0].revoked);
+  EXPECT_EQ(
+      book.Join(JoinNode{.node = "gpu02", .join_token = join->id, .hash = std::string(64, 'd')},
+                kNow)
+          .error()
+          .code(),
+      Code::kUnauthenticated);
+  // The reusable agent.token (id 0): no second credential for a node that has one.
+  EXPECT_EQ(book.Join(JoinNode{.node = "gpu01", .hash = std::string(64, 'e')}, kNow).error().code(),
+            Code::kConflict);
+  EXPECT_TRUE(book.Join(JoinNode{.node = "gpu03", .hash = std::string(64, 'f')}, kNow).has_value());
+  // A day later a join token no longer works.
+  auto old = book.Create(Make(kAdmin, "root", Role::kJoin, 'o'), kNow);
+  EXPECT_EQ(
+      book.Join(JoinNode{.node = "gpu04", .join_token = old->id, .hash = std::string(64, 'g')},
+                kNow + std::chrono::hours(25))
+          .error()
+          .code(),
+      Code::kUnauthenticated);
+}
+
+TEST(TokenBook, RevokingANodeLetsItJoinAgain) {
+  TokenBook book;
+  ASSERT_TRUE(book.Join(JoinNode{.node = "gpu01", .hash = std::string(64, 'c')}, kNow).has_value());
+  EXPECT_EQ(book.RevokeNodeCredentials(RevokeNode{kAda, "gpu01"}).error().code(),
+            Code::kPermissionDenied);
+  auto revoked = book.RevokeNodeCredentials(RevokeNode{kAdmin, "gpu01"});
+  ASSERT_TRUE(revoked.has_value());
+  ASSERT_EQ(revoked->size(), 1u);
+  EXPECT_TRUE(revoked->at(0).hash.empty());  // no hash leaves in a reply
+  EXPECT_EQ(book.RevokeNodeCredentials(RevokeNode{kAdmin, "gpu01"}).error().code(),
+            Code::kNotFound);
+  EXPECT_TRUE(book.Join(JoinNode{.node = "gpu01", .hash = std::string(64, 'd')}, kNow).has_value());
+}
+
 }  // namespace
 }  // namespace baton::control
