@@ -16,7 +16,7 @@ std::string LeaseHolderId() {
   std::random_device rd;
   char random[9];
   std::snprintf(random, sizeof random, "%08x", rd());
-  return HostName() + ":" + std::to_string(getpid()) + ":" + random;
+  return HostName().substr(0, 32) + ":" + std::to_string(getpid()) + ":" + random;
 }
 
 namespace {
@@ -77,7 +77,7 @@ Result<int64_t> WaitToLead(store::PostgresLease& lease, const StandbyOptions& o,
   }
   RETURN_IF_ERROR(WriteServerFiles(opts, *port));
   bool said = false;
-  const timespec poll{.tv_sec = 0, .tv_nsec = 250'000'000};
+  const timespec poll{.tv_sec = 0, .tv_nsec = 100'000'000};
   for (;;) {
     auto taken = lease.TryAcquire(o.holder, opts.advertise_url, o.ttl);
     if (taken && taken->has_value()) {
@@ -162,13 +162,14 @@ Result<Leading> Lead(const LeadOptions& o, store::PostgresStore& store,
     return Err(InvalidArgument("--lease-ttl: from 1s to 5m"));
   }
   Leading l;
-  ASSIGN_OR_RETURN(l.lease, store::PostgresLease::Open(o.store_url));
+  std::string holder = LeaseHolderId();
+  ASSIGN_OR_RETURN(l.lease, store::PostgresLease::Open(o.store_url, holder));
   uint16_t port = 0;
   ASSIGN_OR_RETURN(l.epoch, WaitToLead(*l.lease,
                                        StandbyOptions{.host = listen.first,
                                                       .port = listen.second,
                                                       .advertise_url = o.advertise,
-                                                      .holder = LeaseHolderId(),
+                                                      .holder = holder,
                                                       .ttl = ttl,
                                                       .data_dir = o.data_dir},
                                        signals, &port));

@@ -134,6 +134,7 @@ struct ServeOptions {
   std::string store_flag;        // --store: a SQLite file or a postgres:// URL; wins over the file
   std::string advertise;         // --advertise: this controller's URL for the others (PostgreSQL)
   std::string lease_ttl = "3s";  // --lease-ttl: how long a leader's lease lasts unrenewed
+  std::string shared_dir;        // --shared-dir: logs and code snapshots ("" = in the data dir)
 };
 
 struct AgentFlags {
@@ -154,6 +155,7 @@ Status LoadConfig(const std::string& path, const CLI::App& cmd, ServeOptions* o)
   if (!cfg) return cfg.error();
   if (!cfg->listen.empty() && cmd.count("--listen") == 0) o->listen = cfg->listen;
   if (!cfg->data.empty() && cmd.count("--data") == 0) o->data = cfg->data;
+  if (!cfg->shared_dir.empty() && cmd.count("--shared-dir") == 0) o->shared_dir = cfg->shared_dir;
   o->policy = std::move(cfg->policy);
   o->webhooks = std::move(cfg->webhooks);
   o->webhook_attempts = cfg->webhook_attempts;
@@ -418,6 +420,15 @@ struct ServeSetup {
 Result<ServeSetup> PrepareToServe(const ServeOptions& o) {
   ServeSetup s;
   ASSIGN_OR_RETURN(s.dir, LockDataDir(o));
+  if (!o.shared_dir.empty()) {
+    // Job output and code: as private as the data directory.
+    std::error_code ec;
+    fs::create_directories(o.shared_dir, ec);
+    if (ec || chmod(o.shared_dir.c_str(), 0700) != 0) {
+      return Err(Internal("--shared-dir " + o.shared_dir + ": cannot be made (mode 0700)" +
+                          (ec ? ": " + ec.message() : std::string())));
+    }
+  }
   ASSIGN_OR_RETURN(s.listen, ParseListen(o.listen));
   KeepPreviousPort(s.dir, s.listen);
   Status backend_error;
@@ -483,8 +494,9 @@ int Serve(const ServeOptions& o, const std::string& config) {
   control::ControllerLoop loop(controller, *setup->store, clock,
                                MakeLoopOptions(webhooks->get(), news, tokens), StopOnStoreFailure);
 
-  api::LogStore logs(dir + "/logs");
-  api::CodeStore code(dir + "/code-snapshots");
+  const std::string& kept = o.shared_dir.empty() ? dir : o.shared_dir;
+  api::LogStore logs(kept + "/logs");
+  api::CodeStore code(kept + "/code-snapshots");
   // The server is declared before the service and loop callbacks use it: it must outlive
   // every reply the loop may still send, so it is stopped last.
   api::HttpServer* server_ptr = nullptr;
@@ -624,6 +636,9 @@ void AddStoreFlag(CLI::App* cmd, ServeOptions& o) {
   cmd->add_option("--advertise", o.advertise,
                   "with PostgreSQL: this controller's URL as agents, clients and the other "
                   "controllers reach it (default http://HOST:PORT of --listen)");
+  cmd->add_option("--shared-dir", o.shared_dir,
+                  "where job logs and code snapshots are kept (default: the data directory); "
+                  "with several controllers, a file system they all mount");
   cmd->add_option("--lease-ttl", o.lease_ttl,
                   "with PostgreSQL: how long the leader's lease lasts unrenewed, the longest a "
                   "failover waits (default 3s; renewed every third of it)");

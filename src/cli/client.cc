@@ -118,18 +118,22 @@ Result<ApiClient::Tunnel> ApiClient::OpenTunnel(const std::string& target) {
   }
 }
 
-// A failover takes a few seconds (the lease's time to expire, docs/operations.md): a request
-// is tried again for up to this many rounds of half a second.
-constexpr int kMaxAttempts = 40;
+// A failover takes from a fraction of a second (a leader that died) to the lease's time to
+// live (one cut off; docs/operations.md): a request is tried again for up to 30 s, pausing
+// 200 ms after each round of every address.
+constexpr auto kFollowFor = std::chrono::seconds(30);
+constexpr auto kRoundPause = std::chrono::milliseconds(200);
+constexpr auto kStalledServer = std::chrono::seconds(10);
 
 bool ApiClient::MoveOn(const Result<net::HttpResponse>& r, bool idempotent, int attempt) {
-  if (attempt >= kMaxAttempts) return false;
+  if (attempt == 0) follow_until_ = std::chrono::steady_clock::now() + kFollowFor;
+  if (std::chrono::steady_clock::now() >= follow_until_) return false;
   std::string url = servers_->Current();
   if (r && r->standby) {
     if (!r->leader.empty() && r->leader != url) {
       servers_->Leader(r->leader);
     } else if (servers_->Failed(url)) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(500));  // an election under way
+      std::this_thread::sleep_for(kRoundPause);  // an election under way
     }
     return true;
   }
@@ -137,7 +141,7 @@ bool ApiClient::MoveOn(const Result<net::HttpResponse>& r, bool idempotent, int 
   // Not reached: safe to send again if it never left, or if sending twice does no harm.
   bool never_sent = r.error().message().starts_with("cannot ");
   if (!idempotent && !never_sent) return false;
-  if (servers_->Failed(url)) std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  if (servers_->Failed(url)) std::this_thread::sleep_for(kRoundPause);
   return true;
 }
 
@@ -155,7 +159,10 @@ Result<net::HttpResponse> ApiClient::Raw(std::string_view method, std::string_vi
                     });
   for (int attempt = 0;; ++attempt) {
     FollowServers();
-    auto r = http_->Request(method, target, body, headers);
+    // With several servers, one that takes connections but never answers (a leader frozen or
+    // cut off) must not hold a request long: 10 s, then the next.
+    auto r = http_->Request(method, target, body, headers,
+                            servers_->size() > 1 ? kStalledServer : std::chrono::seconds(30));
     if (!MoveOn(r, idempotent, attempt)) return r;
   }
 }

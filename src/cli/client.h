@@ -2,6 +2,7 @@
 // net::HttpClient that turns HTTP errors into messages.
 #pragma once
 
+#include <chrono>
 #include <memory>
 #include <optional>
 #include <string>
@@ -87,6 +88,7 @@ class ApiClient {
   std::unique_ptr<net::HttpClient> http_;
   std::shared_ptr<net::ServerList> servers_;
   uint64_t generation_ = 0;
+  std::chrono::steady_clock::time_point follow_until_{};  // MoveOn's deadline for a request
   std::string token_;
 };
 

@@ -182,6 +182,9 @@ Result<ReportRequest> DecodeReport(std::string_view json);
 struct ServerConfig {
   std::string listen;  // HOST:PORT
   std::string data;    // data directory
+  // shared_dir: where job logs and code snapshots are kept instead of the data directory (a
+  // file system every controller mounts, with several controllers); "" = the data directory
+  std::string shared_dir;
   Policy policy;
   std::vector<std::string> webhooks;  // alerts.webhooks: http:// URLs alerts are POSTed to
   int webhook_attempts = 5;           // alerts.attempts: per alert and URL

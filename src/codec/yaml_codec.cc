@@ -595,8 +595,8 @@ Result<ServerConfig> DecodeServerConfig(std::string_view yaml, std::string_view 
     if (root.IsNull()) return cfg;
     RETURN_IF_ERROR(
         r.Keys(root, "",
-               {"listen", "data", "store", "scheduling", "defaults", "projects", "users", "pools",
-                "alerts", "gpu_catalog", "models", "checkpoint_root"}));
+               {"listen", "data", "shared_dir", "store", "scheduling", "defaults", "projects",
+                "users", "pools", "alerts", "gpu_catalog", "models", "checkpoint_root"}));
     if (root["listen"]) {
       ASSIGN_OR_RETURN(cfg.listen, r.Text(root["listen"], "listen"));
     }
@@ -623,6 +623,13 @@ Result<ServerConfig> DecodeServerConfig(std::string_view yaml, std::string_view 
     }
     if (root["data"]) {
       ASSIGN_OR_RETURN(cfg.data, r.Text(root["data"], "data"));
+    }
+    if (root["shared_dir"]) {
+      ASSIGN_OR_RETURN(cfg.shared_dir, r.Text(root["shared_dir"], "shared_dir"));
+      if (cfg.shared_dir.empty() || cfg.shared_dir[0] != '/') {
+        return Err(r.Error(root["shared_dir"], "shared_dir",
+                           "must be an absolute path such as /mnt/baton-shared"));
+      }
     }
     if (const YAML::Node s = root["store"]) {
       // Where the jobs are kept: SQLite (a file) or PostgreSQL (a URL).

@@ -19,11 +19,15 @@ std::string Millis(Duration d) {
 }
 }  // namespace
 
-Result<std::unique_ptr<PostgresLease>> PostgresLease::Open(const std::string& url) {
+std::string LeaseConnectionName(const std::string& holder) { return "baton " + holder; }
+
+Result<std::unique_ptr<PostgresLease>> PostgresLease::Open(const std::string& url,
+                                                           const std::string& holder) {
   auto impl = std::make_unique<Impl>();
   impl->label = RedactPostgresUrl(url);
   // A lease that cannot be renewed is lost; a connection must not hang longer than that.
-  if (Status st = impl->pg.Connect(url, 2); !st.ok()) {
+  // Named after the holder: while it leads, its lease connection shows who is alive.
+  if (Status st = impl->pg.Connect(url, 2, LeaseConnectionName(holder)); !st.ok()) {
     return Err(Status(st.code(), "lease " + impl->label + ": " + st.message()));
   }
   return std::unique_ptr<PostgresLease>(new PostgresLease(std::move(impl)));
@@ -35,7 +39,9 @@ Result<std::optional<int64_t>> PostgresLease::TryAcquire(const std::string& hold
       PgRows rows,
       impl_->pg.Query("UPDATE leader SET holder = $1, url = $2, epoch = epoch + 1, "
                       "expires_at = clock_timestamp() + $3 * INTERVAL '1 millisecond' "
-                      "WHERE id = 1 AND expires_at < clock_timestamp() RETURNING epoch",
+                      "WHERE id = 1 AND (expires_at < clock_timestamp() OR NOT EXISTS ("
+                      "SELECT 1 FROM pg_stat_activity WHERE application_name = 'baton ' || "
+                      "leader.holder)) RETURNING epoch",
                       {holder, url, Millis(ttl)}));
   if (rows.size() == 0) return std::optional<int64_t>();
   return std::optional<int64_t>(rows.Int(0, 0));

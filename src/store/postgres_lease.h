@@ -2,7 +2,8 @@
 // row. A controller that takes the lease raises the row's epoch (the fencing token): its store
 // commits (PostgresStore::FenceWithEpoch) and its orders to agents carry that epoch, so a
 // controller that lost the lease can change nothing once another has taken it. Expiry is
-// judged by PostgreSQL's clock alone, so controllers' clocks need not agree.
+// judged by PostgreSQL's clock alone, so controllers' clocks need not agree; and a holder whose
+// lease connection PostgreSQL saw end (the process died) loses it at once.
 // Its own connection, so that renewals never wait behind the loop's commits. Not thread-safe.
 #pragma once
 
@@ -25,12 +26,17 @@ struct Leadership {
 
 class PostgresLease {
  public:
-  // Connects to `url` (whose schema PostgresStore::Open has migrated).
-  static Result<std::unique_ptr<PostgresLease>> Open(const std::string& url);
+  // Connects to `url` (whose schema PostgresStore::Open has migrated) as controller `holder`
+  // (at most 56 bytes: PostgreSQL keeps 63 of a connection's name).
+  static Result<std::unique_ptr<PostgresLease>> Open(const std::string& url,
+                                                     const std::string& holder);
   ~PostgresLease();
 
   // Takes the lease for `ttl` when nobody holds a live one: the new epoch, or nullopt when
-  // another controller leads.
+  // another controller leads. A lease is dead when it expired, or at once when its holder's
+  // lease connection has gone (PostgreSQL saw the process end: a kill -9, a crash), so a
+  // standby need not wait for it to expire. A holder cut off from PostgreSQL can commit
+  // nothing (the fence), and stops once it cannot renew.
   Result<std::optional<int64_t>> TryAcquire(const std::string& holder, const std::string& url,
                                             Duration ttl);
   // Extends the lease of `epoch` by `ttl` from now; Conflict when another controller has

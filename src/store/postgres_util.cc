@@ -22,11 +22,12 @@ Status PgError(PGconn* conn, const PGresult* res, const std::string& what) {
   return Internal(text);
 }
 
-Status PgConn::Connect(const std::string& url, int timeout_s) {
-  // libpq takes its own keywords over the URL's; connect_timeout is only a default here.
-  const char* keys[] = {"dbname", "connect_timeout", nullptr};
+Status PgConn::Connect(const std::string& url, int timeout_s, const std::string& application_name) {
+  // With expand_dbname, the URL's settings win over the keywords before it and lose to those
+  // after it: connect_timeout is a default the URL may change; application_name is ours.
+  const char* keys[] = {"connect_timeout", "dbname", "application_name", nullptr};
   std::string timeout = std::to_string(timeout_s);
-  const char* values[] = {url.c_str(), timeout.c_str(), nullptr};
+  const char* values[] = {timeout.c_str(), url.c_str(), application_name.c_str(), nullptr};
   conn_ = PQconnectdbParams(keys, values, /*expand_dbname=*/1);
   if (conn_ == nullptr) return Unavailable("out of memory");
   if (PQstatus(conn_) != CONNECTION_OK) return PgError(conn_, nullptr, "connect");

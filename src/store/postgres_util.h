@@ -36,8 +36,10 @@ class PgConn {
   PgConn& operator=(const PgConn&) = delete;
   ~PgConn();
 
-  // Connects, waiting at most `timeout_s` (libpq's connect_timeout) unless the URL says.
-  Status Connect(const std::string& url, int timeout_s = 10);
+  // Connects, waiting at most `timeout_s` (libpq's connect_timeout) unless the URL says, as
+  // `application_name` (what pg_stat_activity shows).
+  Status Connect(const std::string& url, int timeout_s = 10,
+                 const std::string& application_name = "baton");
   Status Exec(const std::string& sql);
   Result<PgRows> Query(const std::string& sql, const std::vector<std::string>& params);
   Status Prepare(const char* name, const char* sql);

@@ -13,6 +13,7 @@
 #include <fstream>
 #include <mutex>
 #include <set>
+#include <sstream>
 #include <thread>
 
 #include "../support/pg_server.h"
@@ -37,8 +38,12 @@ struct Controllers {
       for (const char* token : {"admin.token", "agent.token"}) {
         if (i > 0) fs::copy_file(root + "/c0/" + token, dir + "/" + token);
       }
+      // Logs and code snapshots on a directory all three share, as on an NFS mount.
       servers.push_back(std::make_unique<BatonProcess>(
-          dir, std::vector<std::string>{"--store", store_url, "--lease-ttl", "3s"}, "server"));
+          dir,
+          std::vector<std::string>{"--store", store_url, "--lease-ttl", "3s", "--shared-dir",
+                                   root + "/shared"},
+          "server"));
       urls += (i > 0 ? "," : "") + servers.back()->url();
     }
   }
@@ -57,6 +62,17 @@ struct Controllers {
 };
 
 size_t Lines(const std::string& path) { return CountOf(ReadFile(path), "\n"); }
+
+// The job id `baton submit` printed (its stdout line of digits; stderr may come first).
+int64_t IdIn(const std::string& out) {
+  std::istringstream lines(out);
+  for (std::string line; std::getline(lines, line);) {
+    if (!line.empty() && line.find_first_not_of("0123456789") == std::string::npos) {
+      return std::stoll(line);
+    }
+  }
+  return 0;
+}
 
 TEST(Failover, KillNineOfTheLeaderUnderLoadLosesNothingAndRunsNothingTwice) {
   PgServer pg(BATON_SOURCE_DIR);
@@ -84,13 +100,22 @@ TEST(Failover, KillNineOfTheLeaderUnderLoadLosesNothingAndRunsNothingTwice) {
         "echo $$ >> " + runs + "/long-$BATON_JOB_ID; echo started-$BATON_JOB_ID; exec sleep 600",
         2);
     ASSERT_EQ(r.exit_code, 0) << r.out;
-    long_jobs.push_back(std::stoll(FirstLine(r.out)));
+    long_jobs.push_back(IdIn(r.out));
   }
   for (int64_t id : long_jobs) {
     ASSERT_TRUE(Within(std::chrono::seconds(20),
                        [&] { return Lines(runs + "/long-" + std::to_string(id)) == 1; }))
         << "long job " << id << " did not start";
   }
+
+  // A job held with a code snapshot, sent to the first leader, released after the failover.
+  fs::create_directories(dir.path() + "/code");
+  { std::ofstream(dir.path() + "/code/marker.txt") << "from-the-snapshot\n"; }
+  CliResult coded = RunCli(*c.servers[0], {"--server", c.urls, "submit", "--hold", "--code",
+                                           dir.path() + "/code", "--", "cat", "marker.txt"});
+  ASSERT_EQ(coded.exit_code, 0) << coded.out;
+  int64_t coded_id = IdIn(coded.out);
+  ASSERT_GT(coded_id, 0) << coded.out;
 
   // Steady submits: each acknowledged id is kept with the time it was acknowledged.
   std::mutex mu;
@@ -99,10 +124,11 @@ TEST(Failover, KillNineOfTheLeaderUnderLoadLosesNothingAndRunsNothingTwice) {
   std::atomic<bool> stop{false};
   std::thread load([&] {
     while (!stop) {
-      CliResult r = submit(c.urls, "echo run >> " + runs + "/quick-$BATON_JOB_ID", 0);
+      CliResult r =
+          submit(c.urls, "echo run >> " + runs + "/quick-$BATON_JOB_ID; echo ran-$BATON_JOB_ID", 0);
       std::lock_guard lock(mu);
       if (r.exit_code == 0) {
-        acked.emplace_back(std::stoll(FirstLine(r.out)), Clock::now());
+        acked.emplace_back(IdIn(r.out), Clock::now());
       } else {
         failures.push_back(r.out);
       }
@@ -154,6 +180,15 @@ TEST(Failover, KillNineOfTheLeaderUnderLoadLosesNothingAndRunsNothingTwice) {
     std::string marker = "started-" + std::to_string(id);
     EXPECT_NE(LogsUntil(*client, id, marker).find(marker), std::string::npos);
   }
+  // The output of a job that ended before the kill, and the code sent before it.
+  int64_t first = acked.front().first;
+  std::string ran = "ran-" + std::to_string(first);
+  EXPECT_NE(LogsUntil(*client, first, ran).find(ran), std::string::npos);
+  ASSERT_EQ(RunCli(*c.servers[leader], {"release", std::to_string(coded_id)}).exit_code, 0);
+  std::string coded_job = WaitForJob(*client, coded_id, 60000);
+  EXPECT_EQ(JsonString(coded_job, "state"), "succeeded") << coded_job;
+  EXPECT_NE(LogsUntil(*client, coded_id, "from-the-snapshot").find("from-the-snapshot"),
+            std::string::npos);
   // The deposed leader's epoch is older: agents now hold the new one.
   EXPECT_EQ(FirstLine(ReadFile(dir.path() + "/a1/epoch")), "2");
   for (int64_t id : long_jobs) RunCli(*c.servers[leader], {"cancel", std::to_string(id)});

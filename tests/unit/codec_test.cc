@@ -470,6 +470,7 @@ TEST(ServerConfig, ErrorsNameTheFileTheLineAndTheKey) {
       {"store: {type: postgres, url: postgres://db/b, path: /x.db}\n",
        "store.path: is for type sqlite"},
       {"store: {path: baton.db}\n", "store.path: must be an absolute path"},
+      {"shared_dir: shared\n", "line 1: shared_dir: must be an absolute path"},
   };
   for (const auto& c : cases) {
     auto cfg = DecodeServerConfig(c.yaml, "baton.yaml");
@@ -525,6 +526,13 @@ projects:
   auto store = DecodeServerConfig("store: {type: sqlite, path: /fast/baton.db}\n", "baton.yaml");
   ASSERT_TRUE(store.has_value()) << store.error().message();
   EXPECT_EQ(store->store_path, "/fast/baton.db");
+  auto pg = DecodeServerConfig(
+      "shared_dir: /mnt/baton\nstore: {type: postgresql, url: 'postgres://baton:pw@db/baton'}\n",
+      "baton.yaml");
+  ASSERT_TRUE(pg.has_value()) << pg.error().message();
+  EXPECT_EQ(pg->store_url, "postgres://baton:pw@db/baton");
+  EXPECT_TRUE(pg->store_path.empty());
+  EXPECT_EQ(pg->shared_dir, "/mnt/baton");
   // A project's budget replaces the default's whole, and `none` opts out of it.
   auto defaults = DecodeServerConfig(R"(
 defaults:

@@ -339,14 +339,27 @@ TEST(PostgresStore, ACommitFencedByAnOldEpochWritesNothing) {
   EXPECT_EQ(snap->jobs[0].id, JobId{1});
 }
 
+// Asks `try_once` until it returns a value holding one, for up to 5 s (PostgreSQL notices a
+// closed connection within milliseconds); the last answer.
+template <typename F>
+auto Within5s(F try_once) {
+  auto end = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  auto r = try_once();
+  while (!(r.has_value() && r->has_value()) && std::chrono::steady_clock::now() < end) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    r = try_once();
+  }
+  return r;
+}
+
 // The lease: one holder at a time, judged by PostgreSQL's clock; each taking raises the epoch.
 TEST(PostgresLease, OneLeaderAtATimeAndEachTakeoverRaisesTheEpoch) {
   testing::PgServer& pg = SharedPgServer();
   ASSERT_TRUE(pg.ok()) << pg.error();
   std::string url = pg.NewDatabase("lease");
   ASSERT_TRUE(PostgresStore::Open(url).has_value());  // migrates
-  auto a = PostgresLease::Open(url);
-  auto b = PostgresLease::Open(url);
+  auto a = PostgresLease::Open(url, "a");
+  auto b = PostgresLease::Open(url, "b");
   ASSERT_TRUE(a.has_value() && b.has_value());
   const Duration ttl = std::chrono::milliseconds(300);
   auto first = (*a)->TryAcquire("a", "http://a:8470", ttl);
@@ -376,6 +389,13 @@ TEST(PostgresLease, OneLeaderAtATimeAndEachTakeoverRaisesTheEpoch) {
   auto third = (*a)->TryAcquire("a", "http://a:8470", std::chrono::seconds(30));
   ASSERT_TRUE(third.has_value() && third->has_value());
   EXPECT_EQ(**third, 3);
+  // So does a holder whose process ended (its connection closed), long before its lease
+  // would expire.
+  EXPECT_FALSE((*b)->TryAcquire("b", "http://b:8470", ttl)->has_value());
+  a->reset();
+  auto fourth = Within5s([&] { return (*b)->TryAcquire("b", "http://b:8470", ttl); });
+  ASSERT_TRUE(fourth.has_value() && fourth->has_value()) << "b waited for a's lease to expire";
+  EXPECT_EQ(**fourth, 4);
 }
 
 }  // namespace

@@ -100,7 +100,10 @@ def _prefixed(text, prefix):
 
 
 class Client:
-    """One server, one token, one keep-alive connection."""
+    """One server, one token, one keep-alive connection. `server` may name several controllers
+    sharing one store ("http://a:8470,http://b:8470", as `baton` takes them): the client talks
+    to the leader, following a standby's pointer (X-Baton-Leader) or the next address when one
+    cannot be reached, for reads and for submits with an idempotency key (30 s at most)."""
 
     def __init__(self, server=None, token=None, timeout=60.0):
         directory = _data_dir()
@@ -110,16 +113,62 @@ class Client:
                 "no server: pass server=URL, set BATON_SERVER, or start one with `baton up` "
                 "(%s not found)" % os.path.join(directory, "server.url"))
         self.token = token or os.environ.get("BATON_TOKEN") or _read(os.path.join(directory, "admin.token"))
-        url = urllib.parse.urlsplit(server)
-        if url.scheme != "http" or not url.hostname:
-            raise ValueError("server: expected http://HOST:PORT, got %r" % server)
-        self.server = server
-        self._host, self._port, self._timeout = url.hostname, url.port or 80, timeout
+        self._servers = [s.strip().rstrip("/") for s in server.split(",") if s.strip()]
+        for s in self._servers:
+            url = urllib.parse.urlsplit(s)
+            if url.scheme != "http" or not url.hostname:
+                raise ValueError("server: expected http://HOST:PORT, got %r" % s)
+        self._timeout = timeout
         self._conn = None
+        self._use(self._servers[0])
+
+    def _use(self, server):
+        """Talks to `server` from the next request on."""
+        url = urllib.parse.urlsplit(server)
+        self.server = server
+        self._host, self._port = url.hostname, url.port or 80
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+    def _move_on(self, leader, failed_rounds):
+        """After a standby's answer (`leader`: the URL it named, or "") or an unreachable
+        server: the leader or the next address; pauses 200 ms after a round of every address."""
+        if leader and leader != self.server:
+            if leader not in self._servers:
+                self._servers.append(leader)
+            self._use(leader)
+            return
+        i = self._servers.index(self.server) if self.server in self._servers else -1
+        self._use(self._servers[(i + 1) % len(self._servers)])
+        if failed_rounds[0] % len(self._servers) == len(self._servers) - 1:
+            time.sleep(0.2)
+        failed_rounds[0] += 1
 
     # ---- the HTTP exchange ----
 
     def _request(self, method, path, body=None, raw=False, headers=None):
+        repeatable = method == "GET" or "Idempotency-Key" in (headers or {})
+        deadline, failures = time.monotonic() + 30, [0]
+        while True:
+            try:
+                data, response = self._exchange(method, path, body, headers)
+            except BatonUnavailable:
+                if len(self._servers) < 2 or not repeatable or time.monotonic() > deadline:
+                    raise
+                self._move_on("", failures)
+                continue
+            if response.getheader("X-Baton-Role") == "standby" and time.monotonic() < deadline:
+                self._move_on(response.getheader("X-Baton-Leader") or "", failures)
+                continue
+            break
+        if response.status >= 400:
+            _raise_for(response.status, data)
+        if raw:
+            return data, response
+        return json.loads(data) if data else {}
+
+    def _exchange(self, method, path, body, headers):
         payload = None if body is None else json.dumps(body).encode("utf-8")
         headers = dict(headers or {}, Authorization="Bearer " + self.token)
         if payload is not None:
@@ -137,11 +186,7 @@ class Client:
                 self._conn = None
                 if attempt == 1:
                     raise BatonUnavailable("cannot reach %s: %s" % (self.server, e)) from None
-        if response.status >= 400:
-            _raise_for(response.status, data)
-        if raw:
-            return data, response
-        return json.loads(data) if data else {}
+        return data, response
 
     # ---- jobs ----
 

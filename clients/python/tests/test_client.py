@@ -195,3 +195,47 @@ def test_it_installs_with_pip_from_the_repository(tmp_path):
     q = subprocess.run([sys.executable, "-c", "import baton_client; print(baton_client.TERMINAL_STATES[0])"],
                        capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=str(target)), cwd=str(tmp_path))
     assert q.stdout.strip() == "succeeded", q.stderr
+
+
+def test_several_servers_the_client_follows_a_standby_to_the_leader(server):
+    """BATON_SERVER=dead,standby,...: an address that does not answer is passed over, and a
+    standby's 307 with X-Baton-Leader (as a standby controller answers) leads to the leader."""
+    import http.server
+    import socket
+    import threading
+
+    leader = server["url"]
+
+    class Standby(http.server.BaseHTTPRequestHandler):
+        def _point(self):
+            self.send_response(307)
+            self.send_header("X-Baton-Role", "standby")
+            self.send_header("X-Baton-Leader", leader)
+            self.send_header("Location", leader + self.path)
+            self.send_header("Content-Length", "2")
+            self.end_headers()
+            self.wfile.write(b"{}")
+
+        do_GET = do_POST = _point
+
+        def log_message(self, *args):
+            pass
+
+    standby = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Standby)
+    threading.Thread(target=standby.serve_forever, daemon=True).start()
+    dead = socket.socket()
+    dead.bind(("127.0.0.1", 0))  # bound, never listening: connections are refused
+    try:
+        urls = "http://127.0.0.1:%d,http://127.0.0.1:%d" % (dead.getsockname()[1], standby.server_address[1])
+        c = Client(urls, server["token"])
+        job = c.submit(["true"], idempotency_key="k-1")
+        assert c.server == leader
+        assert c.show(job["id"])["id"] == job["id"]
+        # A submit without a key is not sent twice where the first may have landed, but a
+        # standby's answer means it did not: that one is followed too.
+        c2 = Client("http://127.0.0.1:%d,%s" % (standby.server_address[1], leader), server["token"])
+        assert c2.submit(["true"])["id"] > job["id"]
+        assert c2.server == leader
+    finally:
+        standby.shutdown()
+        dead.close()
