@@ -121,6 +121,13 @@ void Agent::RunTunnel(const TunnelOrder& t, const std::string& socket, int stop)
     return;
   }
   int local = t.port == 0 ? ConnectUnix(socket) : ConnectLoopback(t.port);
+  // A session just started: its shim makes the socket a moment after the job is reported
+  // started, and a client may attach in between. Wait for it a little.
+  for (int i = 0; i < 150 && local < 0 && t.port == 0 && (errno == ENOENT || errno == ECONNREFUSED);
+       ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    local = ConnectUnix(socket);
+  }
   if (local < 0) {
     std::string why = std::strerror(errno);
     std::string what = t.port == 0 ? "its session" : "port " + std::to_string(t.port);
