@@ -47,6 +47,7 @@
 #include "store/postgres_lease.h"
 #include "store/postgres_store.h"
 #include "store/sqlite_store.h"
+#include "store_choice.h"
 
 namespace baton {
 namespace {
@@ -247,50 +248,6 @@ Result<std::string> LockDataDir(const ServeOptions& o) {
   return dir;
 }
 
-// `--store` over the configuration file's store: a postgres:// URL or an absolute SQLite path.
-Status ApplyStoreFlag(ServeOptions* o) {
-  if (o->store_flag.empty()) return Status::Ok();
-  if (store::IsPostgresUrl(o->store_flag)) {
-    o->store_url = o->store_flag;
-    o->store_path.clear();
-  } else if (o->store_flag[0] == '/') {
-    o->store_path = o->store_flag;
-    o->store_url.clear();
-  } else {
-    return InvalidArgument(
-        "--store: a postgres:// URL or an absolute path to a SQLite file, not \"" + o->store_flag +
-        "\"");
-  }
-  return Status::Ok();
-}
-
-// The store: PostgreSQL at store.url, else SQLite at DATA/baton.db or store.path.
-Result<std::unique_ptr<store::Store>> OpenStore(const ServeOptions& o, const std::string& dir) {
-  if (!o.store_url.empty()) {
-    ASSIGN_OR_RETURN(auto pg, store::PostgresStore::Open(o.store_url));
-    Log("store: PostgreSQL at " + store::RedactPostgresUrl(o.store_url));
-    return std::unique_ptr<store::Store>(std::move(pg));
-  }
-  std::string db = o.store_path.empty() ? dir + "/baton.db" : o.store_path;
-  int store_lock = -1;
-  if (!o.store_path.empty()) {
-    // A store outside the data directory: its own lock (two servers with other data
-    // directories must not share it), and no one else may read it (jobs' env, token hashes).
-    store_lock = open((db + ".lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-    if (store_lock < 0 || flock(store_lock, LOCK_EX | LOCK_NB) != 0) {
-      return Err(
-          Conflict("another baton already uses the store " + db + " (" + db + ".lock is held)"));
-    }
-  }
-  mode_t old_mask = umask(077);  // the database and its -wal and -shm files: 0600
-  auto store = store::SqliteStore::Open(db);
-  umask(old_mask);
-  if (!store) return Err(store.error());
-  for (const char* suffix : {"", "-wal", "-shm"})
-    (void)chmod((db + suffix).c_str(), 0600);  // made by an older baton
-  return std::unique_ptr<store::Store>(std::move(*store));
-}
-
 Result<Duration> NodeTimeoutOf(const ServeOptions& o) {
   ASSIGN_OR_RETURN(Duration node_timeout, ParseDuration(o.node_timeout, "--node-timeout"));
   // Agents report every 2 s: a shorter wait would lose nodes that are only between reports.
@@ -444,7 +401,7 @@ Result<ServeSetup> PrepareToServe(const ServeOptions& o) {
   RETURN_IF_ERROR(CheckPrivate(s.dir + "/agent.token", "the agents' join token"));
   ASSIGN_OR_RETURN(s.admin_token, EnsureToken(s.dir + "/admin.token"));
   ASSIGN_OR_RETURN(s.agent_token, EnsureToken(s.dir + "/agent.token"));
-  ASSIGN_OR_RETURN(s.store, OpenStore(o, s.dir));
+  ASSIGN_OR_RETURN(s.store, OpenStore(o.store_url, o.store_path, s.dir));
   if (!o.store_url.empty()) s.postgres = static_cast<store::PostgresStore*>(s.store.get());
   return s;
 }
@@ -554,7 +511,7 @@ int ServeWithConfig(ServeOptions& o, const std::string& config, const CLI::App& 
       return 2;
     }
   }
-  if (Status st = ApplyStoreFlag(&o); !st.ok()) {
+  if (Status st = ApplyStoreFlag(o.store_flag, &o.store_url, &o.store_path); !st.ok()) {
     Fail(st);
     return 2;
   }

@@ -90,13 +90,16 @@ bool Agent::RegisterWithController(bool* tried_every_server) {
   std::string url = servers_->Current();
   auto client = net::HttpClient::Create(url, options_.token);
   if (!client) return false;
-  bool joined = !Credential().empty() && Credential() != options_.token;
-  if (!joined && !Join(**client, url)) {
-    *tried_every_server = servers_->Failed(url);
-    return false;
+  std::string credential = Credential();
+  if (credential == options_.token) {  // not joined yet: the join token is all it has
+    if (!Join(**client, url)) {
+      *tried_every_server = servers_->Failed(url);
+      return false;
+    }
+    credential = Credential();
   }
-  (*client)->SetToken(Credential());
-  report_client_->SetToken(Credential());
+  (*client)->SetToken(credential);
+  report_client_->SetToken(credential);
   RegisterRequest req;
   req.node.name = options_.name;
   req.node.gpus = gpus_;

@@ -11,8 +11,7 @@ Result<std::shared_ptr<ServerList>> ServerList::Parse(std::string_view comma_sep
   std::vector<std::string> urls;
   for (std::string_view part : SplitTrimmed(comma_separated, ',')) {
     if (part.empty()) continue;
-    ASSIGN_OR_RETURN(HttpUrl parsed, ParseHttpUrl(part));
-    (void)parsed;
+    if (auto parsed = ParseHttpUrl(part); !parsed) return Err(parsed.error());
     std::string url(part);
     while (!url.empty() && url.back() == '/') url.pop_back();
     if (std::find(urls.begin(), urls.end(), url) == urls.end()) urls.push_back(std::move(url));

@@ -20,6 +20,8 @@
 #include <stdexcept>
 #include <thread>
 
+#include "../support/free_port.h"
+
 namespace baton::testing {
 namespace fs = std::filesystem;
 namespace json = boost::json;
@@ -275,20 +277,7 @@ std::string JsonString(const std::string& text, const std::string& field) {
   return f != nullptr && f->is_string() ? std::string(f->get_string()) : "";
 }
 
-int FreePort() {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof a;
-  int port = 0;
-  if (bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 &&
-      getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0) {
-    port = ntohs(a.sin_port);
-  }
-  close(fd);
-  return port;
-}
+int FreePort() { return FreeLoopbackPort(); }
 
 std::string LogsUntil(net::HttpClient& client, int64_t id, const std::string& marker) {
   std::string body;

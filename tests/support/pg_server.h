@@ -5,10 +5,7 @@
 // Debian's package creates. Each test takes a database of its own (NewDatabase).
 #pragma once
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <pwd.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -16,6 +13,8 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+
+#include "free_port.h"
 
 namespace baton::testing {
 
@@ -122,21 +121,6 @@ class PgServer {
       if (std::filesystem::exists(bin + "/initdb") && bin > best) best = bin;
     }
     return best;
-  }
-
-  static int FreeLoopbackPort() {
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof a;
-    int port = 0;
-    if (bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 &&
-        getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0) {
-      port = ntohs(a.sin_port);
-    }
-    close(fd);
-    return port;
   }
 
   std::string bin_, dir_, as_, error_;
