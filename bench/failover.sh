@@ -31,7 +31,11 @@ for r in $(seq 1 "$rounds"); do
   for i in 0 1 2; do
     dir="$work/r$r/c$i"
     mkdir -p "$dir"
-    if ((i > 0)); then cp "$work/r$r/c0/admin.token" "$work/r$r/c0/agent.token" "$dir/"; fi
+    # The same tokens and the same TLS CA in every controller's directory.
+    if ((i > 0)); then
+      cp -p "$work/r$r/c0/admin.token" "$work/r$r/c0/agent.token" "$dir/"
+      mkdir -p "$dir/tls" && cp -p "$work/r$r/c0/tls/ca.crt" "$work/r$r/c0/tls/ca.key" "$dir/tls/"
+    fi
     "$baton" server --data "$dir" --listen 127.0.0.1:0 --store "${base%/*}/$db" \
       --lease-ttl "$ttl" >"$dir.log" 2>&1 &
     pids+=($!)
@@ -40,6 +44,7 @@ for r in $(seq 1 "$rounds"); do
     urls+="${urls:+,}$(cat "$dir/server.url")"
   done
   export BATON_SERVER=$urls BATON_TOKEN=$(cat "$work/r$r/c0/admin.token")
+  export BATON_TLS_CA=$work/r$r/c0/tls/ca.crt
   acks="$work/r$r/acks"
   : >"$acks"
   (while true; do

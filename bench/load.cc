@@ -9,7 +9,8 @@
 //                                              posix_spawn N times, C at once, no baton involved
 //
 // Server and token as for the CLI: --server/--token, else $BATON_SERVER/$BATON_TOKEN, else the
-// server.url and admin.token of $BATON_HOME (default ~/.baton).
+// server.url and admin.token of $BATON_HOME (default ~/.baton); an https:// server's CA as
+// for the CLI too (--tls-ca, $BATON_TLS_CA, $BATON_HOME/tls/ca.crt).
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -38,6 +39,7 @@ using Clock = std::chrono::steady_clock;
 struct Options {
   std::string mode;
   std::string server, token;
+  baton::net::TlsClientOptions tls;  // --tls-ca, else $BATON_TLS_CA, else $BATON_HOME/tls/ca.crt
   int jobs = 10000;
   int conns = 16;
   int runs = 50;
@@ -58,7 +60,7 @@ std::string ReadFirstLine(const std::string& path) {
 }
 
 std::unique_ptr<baton::net::HttpClient> Connect(const Options& o) {
-  auto c = baton::net::HttpClient::Create(o.server, o.token);
+  auto c = baton::net::HttpClient::Create(o.server, o.token, o.tls);
   if (!c) Die(c.error().message());
   return std::move(*c);
 }
@@ -251,6 +253,8 @@ int main(int argc, char** argv) {
       o.server = v;
     else if (k == "--token")
       o.token = v;
+    else if (k == "--tls-ca")
+      o.tls.ca_file = v;
     else
       Die("unknown option " + k);
   }
@@ -266,6 +270,9 @@ int main(int argc, char** argv) {
   if (o.server.empty()) o.server = ReadFirstLine(home + "/server.url");
   if (o.token.empty() && std::getenv("BATON_TOKEN")) o.token = std::getenv("BATON_TOKEN");
   if (o.token.empty()) o.token = ReadFirstLine(home + "/admin.token");
+  if (o.tls.ca_file.empty() && std::getenv("BATON_TLS_CA"))
+    o.tls.ca_file = std::getenv("BATON_TLS_CA");
+  o.tls.local_ca = home + "/tls/ca.crt";
   if (o.server.empty()) Die("no server: pass --server or start `baton up`");
   if (o.mode == "submit") return Submit(o);
   if (o.mode == "latency") return Latency(o);

@@ -59,21 +59,24 @@ Result<int64_t> WaitToLead(store::PostgresLease& lease, const StandbyOptions& o,
                            const sigset_t& signals, uint16_t* port) {
   std::mutex mu;
   store::Leadership leader;  // as last read; guarded by mu
-  api::HttpServer server(api::HttpServerOptions{.host = o.host, .port = o.port},
-                         [&](api::Request req, api::Respond respond) {
-                           store::Leadership now;
-                           {
-                             std::lock_guard lock(mu);
-                             now = leader;
-                           }
-                           respond(StandbyAnswer(req, now));
-                         });
+  api::HttpServer server(
+      api::HttpServerOptions{
+          .host = o.host, .port = o.port, .tls = o.tls, .plain_from_anywhere = o.insecure_http},
+      [&](api::Request req, api::Respond respond) {
+        store::Leadership now;
+        {
+          std::lock_guard lock(mu);
+          now = leader;
+        }
+        respond(StandbyAnswer(req, now));
+      });
   ASSIGN_OR_RETURN(*port, server.Start());
   StandbyOptions opts = o;
   if (opts.advertise_url.empty()) {
     std::string host = o.host == "0.0.0.0" || o.host == "::" ? HostName() : o.host;
     if (host.find(':') != std::string::npos) host = "[" + host + "]";
-    opts.advertise_url = "http://" + host + ":" + std::to_string(*port);
+    opts.advertise_url = std::string(o.tls.cert_file.empty() ? "http://" : "https://") + host +
+                         ":" + std::to_string(*port);
   }
   RETURN_IF_ERROR(WriteServerFiles(opts, *port));
   bool said = false;
@@ -171,7 +174,9 @@ Result<Leading> Lead(const LeadOptions& o, store::PostgresStore& store,
                                                       .advertise_url = o.advertise,
                                                       .holder = holder,
                                                       .ttl = ttl,
-                                                      .data_dir = o.data_dir},
+                                                      .data_dir = o.data_dir,
+                                                      .tls = o.tls,
+                                                      .insecure_http = o.insecure_http},
                                        signals, &port));
   if (l.epoch == 0) return l;
   listen.second = port;  // the leader serves where the standby did

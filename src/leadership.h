@@ -17,6 +17,7 @@
 
 #include "core/status.h"
 #include "core/time.h"
+#include "net/tls.h"
 #include "store/postgres_lease.h"
 #include "store/postgres_store.h"
 
@@ -28,7 +29,9 @@ struct StandbyOptions {
   std::string advertise_url;  // where this controller serves, as others should reach it
   std::string holder;         // this controller's id in the lease
   Duration ttl = std::chrono::seconds(3);
-  std::string data_dir;  // where server.url and server.port are written
+  std::string data_dir;        // where server.url and server.port are written
+  net::TlsServerFiles tls;     // the certificate the standby serves with too ("" = none)
+  bool insecure_http = false;  // plain HTTP from other machines too
 };
 
 // A controller's id in the lease: host, process and a random part.
@@ -74,6 +77,8 @@ struct LeadOptions {
   std::string advertise;  // --advertise ("" = from the listen address)
   std::string lease_ttl;  // --lease-ttl
   std::string data_dir;
+  net::TlsServerFiles tls;  // the controller's certificate
+  bool insecure_http = false;
 };
 
 // Waits as a standby on `listen` until this controller leads, then fences `store` with the

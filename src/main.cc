@@ -42,7 +42,9 @@
 #include "host.h"
 #include "leadership.h"
 #include "logging.h"
+#include "net/tls.h"
 #include "net/webhook_sender.h"
+#include "serve_tls.h"
 #include "sim/command.h"
 #include "store/postgres_lease.h"
 #include "store/postgres_store.h"
@@ -136,10 +138,12 @@ struct ServeOptions {
   std::string advertise;         // --advertise: this controller's URL for the others (PostgreSQL)
   std::string lease_ttl = "3s";  // --lease-ttl: how long a leader's lease lasts unrenewed
   std::string shared_dir;        // --shared-dir: logs and code snapshots ("" = in the data dir)
+  TlsFlags tls;                  // --tls-cert, --tls-key, --insecure-http
 };
 
 struct AgentFlags {
-  std::string server, token, token_file, name, gpus = "auto", data, pool = "default", address;
+  std::string server, token, token_file, name, gpus = "auto", data, pool = "default", address,
+                                               tls_ca;
   HealthFlags health;
 };
 
@@ -162,6 +166,11 @@ Status LoadConfig(const std::string& path, const CLI::App& cmd, ServeOptions* o)
   o->webhook_attempts = cfg->webhook_attempts;
   o->store_path = cfg->store_path;
   o->store_url = cfg->store_url;
+  if (!cfg->tls_cert.empty() && cmd.count("--tls-cert") == 0 && cmd.count("--tls-key") == 0) {
+    o->tls.cert = cfg->tls_cert;
+    o->tls.key = cfg->tls_key;
+  }
+  if (cfg->insecure_http) o->tls.insecure_http = true;
   return Status::Ok();
 }
 
@@ -301,17 +310,15 @@ control::LoopOptions MakeLoopOptions(net::WebhookSender* sender, api::News& news
 
 // Starts the loop and the HTTP server and writes DATA/server.url; returns the URL served.
 Result<std::string> StartServing(control::ControllerLoop& loop, api::HttpServer& server,
-                                 const std::string& listen_host, const std::string& dir) {
+                                 const std::string& listen_host, const ServeTls& tls,
+                                 const std::string& dir) {
   loop.Start();
   auto port = server.Start();
   if (!port) {
     loop.Stop();
     return Err(port.error());
   }
-  std::string host =
-      listen_host.find(':') != std::string::npos ? "[" + listen_host + "]" : listen_host;
-  if (host == "0.0.0.0") host = "127.0.0.1";
-  std::string url = "http://" + host + ":" + std::to_string(*port);
+  std::string url = LocalServerUrl(tls, listen_host, *port);
   RETURN_IF_ERROR(WriteFileAtomic(dir + "/server.url", url + "\n", {.mode = 0644}));
   RETURN_IF_ERROR(
       WriteFileAtomic(dir + "/server.port", std::to_string(*port) + "\n", {.mode = 0644}));
@@ -323,6 +330,7 @@ struct LocalAgentSetup {
   std::string node_name;
   std::string data_dir;  // the server's
   std::string url;       // the server's
+  std::string ca_file;   // its own CA's certificate, or ""
   std::string token;     // the server's agent token
   agent::HostTopology topology;
   agent::HealthLimits limits;
@@ -334,6 +342,7 @@ Status StartLocalAgent(const ServeOptions& o, LocalAgentSetup s, const agent::Ag
   agent::AgentOptions ao{.name = s.node_name,
                          .data_dir = s.data_dir + "/agent",
                          .server = s.url,
+                         .tls = {.local_ca = s.ca_file},
                          .token = s.token,
                          .pool = o.pool,
                          .topology = std::move(s.topology),
@@ -363,6 +372,7 @@ void WaitForStop(const sigset_t& signals, const std::string& config, const Serve
 struct ServeSetup {
   std::string dir;
   std::pair<std::string, uint16_t> listen;
+  ServeTls tls;
   std::string node_name;
   std::unique_ptr<agent::GpuBackend> backend;  // with a local agent only
   agent::HostTopology topology;                // with a local agent only
@@ -388,6 +398,7 @@ Result<ServeSetup> PrepareToServe(const ServeOptions& o) {
   }
   ASSIGN_OR_RETURN(s.listen, ParseListen(o.listen));
   KeepPreviousPort(s.dir, s.listen);
+  ASSIGN_OR_RETURN(s.tls, PrepareServerTls(o.tls, s.dir, s.listen.first, o.advertise));
   Status backend_error;
   s.node_name = HostName();
   if (o.local_agent) {
@@ -415,7 +426,9 @@ int Serve(const ServeOptions& o, const std::string& config) {
     auto led = Lead(LeadOptions{.store_url = o.store_url,
                                 .advertise = o.advertise,
                                 .lease_ttl = o.lease_ttl,
-                                .data_dir = setup->dir},
+                                .data_dir = setup->dir,
+                                .tls = setup->tls.files,
+                                .insecure_http = o.tls.insecure_http},
                     *setup->postgres, setup->listen, signals);
     if (!led) return Fail(led.error());
     if (led->epoch == 0) return 0;  // stopped as a standby
@@ -469,14 +482,23 @@ int Serve(const ServeOptions& o, const std::string& config) {
       api::HttpServerOptions{.host = setup->listen.first,
                              .port = setup->listen.second,
                              .large_bodies = {{"POST /v1/code", api::CodeStore::kMaxBytes}},
-                             .threads = o.http_threads},
+                             .threads = o.http_threads,
+                             .tls = setup->tls.files,
+                             .plain_from_anywhere = o.tls.insecure_http},
       [&service](api::Request req, api::Respond respond) {
         service.Handle(std::move(req), std::move(respond));
       });
   server_ptr = &server;
-  auto url = StartServing(loop, server, setup->listen.first, dir);
+  auto url = StartServing(loop, server, setup->listen.first, setup->tls, dir);
   if (!url) return Fail(url.error());
   Log("serving " + *url + " (data " + dir + ", " + std::to_string(restored) + " jobs restored)");
+  if (setup->tls.own_ca) {
+    Log("TLS: " + setup->tls.files.cert_file + ", signed by this server's own CA " +
+        setup->tls.ca_file + ": agents and users elsewhere trust it with --tls-ca " +
+        setup->tls.ca_file + " (a copy)");
+  } else {
+    Log("TLS: " + setup->tls.files.cert_file);
+  }
 
   agent::PosixEnv env;
   agent::ProcessExecutor executor(env);
@@ -488,6 +510,7 @@ int Serve(const ServeOptions& o, const std::string& config) {
         LocalAgentSetup{.node_name = setup->node_name,
                         .data_dir = dir,
                         .url = *url,
+                        .ca_file = setup->tls.ca_file,
                         .token = setup->agent_token,
                         .topology = std::move(setup->topology),
                         .limits = setup->limits},
@@ -523,6 +546,12 @@ int RunAgent(const AgentFlags& f) {
   std::string name = f.name.empty() ? HostName() : f.name;
   std::string dir = f.data.empty() ? cli::DefaultDataDir() + "/agent-" + name : f.data;
   std::string token = f.token;
+  std::string tls_ca = f.tls_ca;
+  if (const char* env = std::getenv("BATON_TLS_CA"); tls_ca.empty() && env != nullptr) tls_ca = env;
+  if (!tls_ca.empty()) {
+    if (auto ca = net::ReadCertificate(tls_ca); !ca)
+      return Fail(InvalidArgument("--tls-ca " + ca.error().message()));
+  }
   if (!f.token_file.empty()) {
     if (Status st = CheckPrivate(f.token_file, "a join token"); !st.ok()) return Fail(st);
     token = ReadTrimmed(f.token_file);
@@ -550,6 +579,7 @@ int RunAgent(const AgentFlags& f) {
   agent::AgentOptions ao{.name = name,
                          .data_dir = dir,
                          .server = f.server,
+                         .tls = {.ca_file = tls_ca},
                          .token = token,
                          .pool = f.pool,
                          .address = f.address,
@@ -592,13 +622,23 @@ void AddStoreFlag(CLI::App* cmd, ServeOptions& o) {
                   "file's store");
   cmd->add_option("--advertise", o.advertise,
                   "with PostgreSQL: this controller's URL as agents, clients and the other "
-                  "controllers reach it (default http://HOST:PORT of --listen)");
+                  "controllers reach it (default https://HOST:PORT of --listen)");
   cmd->add_option("--shared-dir", o.shared_dir,
                   "where job logs and code snapshots are kept (default: the data directory); "
                   "with several controllers, a file system they all mount");
   cmd->add_option("--lease-ttl", o.lease_ttl,
                   "with PostgreSQL: how long the leader's lease lasts unrenewed, the longest a "
                   "failover waits (default 3s; renewed every third of it)");
+}
+
+void AddTlsFlags(CLI::App* cmd, ServeOptions& o) {
+  cmd->add_option("--tls-cert", o.tls.cert,
+                  "the server's certificate chain, PEM (default: one its own CA signs, made in "
+                  "DATA/tls on first start)");
+  cmd->add_option("--tls-key", o.tls.key, "the certificate's private key, PEM (mode 0600)");
+  cmd->add_flag("--insecure-http", o.tls.insecure_http,
+                "answer plain HTTP from other machines too (default: from loopback only; "
+                "HTTPS is served on the same port)");
 }
 
 void AddUpCommand(CLI::App& app, ServeCommand& c, int* exit_code) {
@@ -619,6 +659,7 @@ void AddUpCommand(CLI::App& app, ServeCommand& c, int* exit_code) {
                      "requeued (default 60s)");
   AddLaunchFailureFlag(up_cmd, up);
   AddStoreFlag(up_cmd, up);
+  AddTlsFlags(up_cmd, up);
   up_cmd->add_option("--config", c.config,
                      "YAML configuration: listen, data, scheduling, projects, users, pools");
   AddLogFlags(up_cmd, c.log);
@@ -646,6 +687,7 @@ void AddServerCommand(CLI::App& app, ServeCommand& c, int* exit_code) {
                       "requeued (default 60s)");
   AddLaunchFailureFlag(srv_cmd, c.options);
   AddStoreFlag(srv_cmd, c.options);
+  AddTlsFlags(srv_cmd, c.options);
   AddLogFlags(srv_cmd, c.log);
   srv_cmd->callback([&c, srv_cmd, exit_code] {
     Status st = SetUpLogging(c.log.level, c.log.format);
@@ -669,6 +711,10 @@ void AddAgentCommand(CLI::App& app, AgentCommand& c, int* exit_code) {
   agent_cmd->add_option("--token-file", f.token_file,
                         "the join token from a file (mode 0600), not on the command line where "
                         "every user of the machine can read it");
+  agent_cmd->add_option("--tls-ca", f.tls_ca,
+                        "CA certificates (PEM) an https:// controller's certificate is checked "
+                        "against, e.g. its DATA/tls/ca.crt (default: $BATON_TLS_CA, else the "
+                        "system's CAs)");
   agent_cmd->add_option("--name", f.name, "node name (default: host name)");
   agent_cmd->add_option("--gpus", f.gpus, "auto, nvml, or simulated GPUs: COUNTxTYPE[:topo=...]");
   agent_cmd->add_option("--data", f.data, "agent state directory");
@@ -732,6 +778,7 @@ std::optional<int> ParseCommandLine(CLI::App& app, std::vector<std::string> head
 
 int main(int argc, char** argv) {
   using namespace baton;
+  net::InitTls();
   CLI::App app{"Baton: a GPU cluster scheduler for ML teams"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "baton " BATON_VERSION);

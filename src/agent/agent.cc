@@ -84,10 +84,10 @@ Status Agent::Start() {
   if (!servers) return servers.error();
   servers_ = std::move(*servers);
   RETURN_STATUS_IF_ERROR(ReadCredential());
-  auto poll = net::HttpClient::Create(servers_->Current(), Credential());
+  auto poll = net::HttpClient::Create(servers_->Current(), Credential(), options_.tls);
   if (!poll) return poll.error();
   poll_client_ = std::move(*poll);
-  auto report = net::HttpClient::Create(servers_->Current(), Credential());
+  auto report = net::HttpClient::Create(servers_->Current(), Credential(), options_.tls);
   if (!report) return report.error();
   report_client_ = std::move(*report);
   if (auto epoch = env_.ReadFile(options_.data_dir + "/epoch")) {
@@ -194,8 +194,10 @@ class ContactBackoff {
 }  // namespace
 
 void Agent::Unreachable(Duration for_how_long) const {
+  // The last failure says why (refused, a certificate not trusted, ...).
   LogWarn("cannot reach the controller at " + servers_->ToString() +
               (for_how_long.count() > 0 ? " for " + FormatDuration(for_how_long) : "") +
+              (last_contact_error_.empty() ? "" : " (" + last_contact_error_ + ")") +
               "; retrying (every address in turn, then at most every 30 s); jobs run on",
           Context());
 }

@@ -42,7 +42,8 @@ namespace baton::agent {
 struct AgentOptions {
   std::string name;              // node name; defaults to the host name
   std::string data_dir;          // job directories, logs, run files
-  std::string server;            // controller URL, http://HOST:PORT
+  std::string server;            // controller URL(s), https://HOST:PORT or http://HOST:PORT
+  net::TlsClientOptions tls;     // what an https:// controller's certificate is checked against
   std::string token;             // agent join token
   std::string pool = "default";  // the pool (partition) this node serves
   std::string address;           // where other nodes reach its jobs (MASTER_ADDR); "" = name
@@ -144,6 +145,7 @@ class Agent {
   // (bytes by job key): all but a job's end while its log is not all shipped.
   // The log lines of a controller out of reach (once a minute while it lasts) and back.
   void Unreachable(Duration for_how_long) const;
+  std::string last_contact_error_;  // the main loop's last failed request to a controller
   void Reached(Duration after) const;
   std::vector<size_t> EventsToReport(const std::map<std::string, size_t>& shipped);
   bool SendReport(std::vector<GpuSample> samples);

@@ -253,7 +253,7 @@ Result<std::string> Agent::PrepareCode(const LaunchOrder& order) {
   std::string cache = options_.data_dir + "/code-cache";
   std::string archive = cache + "/" + order.code + ".tar.gz";
   if (!env_.FileSize(archive)) {
-    auto client = net::HttpClient::Create(servers_->Current(), Credential());
+    auto client = net::HttpClient::Create(servers_->Current(), Credential(), options_.tls);
     if (!client) return Err(client.error());
     auto got = (*client)->Request("GET", "/v1/code/" + order.code, {}, {}, std::chrono::minutes(5));
     if (!got) return Err(got.error());

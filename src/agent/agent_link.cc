@@ -62,6 +62,7 @@ Status Agent::ReadCredential() {
 
 bool Agent::Join(net::HttpClient& client, const std::string& url) {
   auto res = client.Request("POST", "/v1/agent/join", codec::EncodeJoin(options_.name));
+  if (!res) last_contact_error_ = res.error().message();
   if (!res || res->standby) return false;
   auto credential = res->status == 201 ? codec::DecodeJoinReply(res->body)
                                        : Result<std::string>(Err(Internal(res->body)));
@@ -88,7 +89,7 @@ bool Agent::Join(net::HttpClient& client, const std::string& url) {
 bool Agent::RegisterWithController(bool* tried_every_server) {
   *tried_every_server = true;
   std::string url = servers_->Current();
-  auto client = net::HttpClient::Create(url, options_.token);
+  auto client = net::HttpClient::Create(url, options_.token, options_.tls);
   if (!client) return false;
   std::string credential = Credential();
   if (credential == options_.token) {  // not joined yet: the join token is all it has
@@ -126,6 +127,7 @@ bool Agent::RegisterWithController(bool* tried_every_server) {
   }
   req.health = health_.health();
   auto res = (*client)->Request("POST", "/v1/agent/register", codec::EncodeRegister(req));
+  if (!res) last_contact_error_ = res.error().message();
   if (res && res->standby && !res->leader.empty() && res->leader != url) {
     servers_->Leader(res->leader);
     *tried_every_server = false;

@@ -110,7 +110,7 @@ void Agent::OpenTunnel(const TunnelOrder& t) {
 }
 
 void Agent::RunTunnel(const TunnelOrder& t, const std::string& socket, int stop) {
-  auto client = net::HttpClient::Create(servers_->Current(), Credential());
+  auto client = net::HttpClient::Create(servers_->Current(), Credential(), options_.tls);
   if (!client) return;
   auto up =
       (*client)->Upgrade("/v1/agent/tunnels/" + t.id, "baton-tunnel", std::chrono::seconds(10));

@@ -4,17 +4,21 @@
 #include <array>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/ssl/stream.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/beast/core.hpp>
+#include <boost/beast/core/detect_ssl.hpp>
 #include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
 #include <boost/url/parse.hpp>
 #include <optional>
 #include <thread>
 #include <vector>
 
 #include "codec/json_codec.h"
+#include "net/tls_stream.h"
 
 namespace baton::api {
 
@@ -29,25 +33,55 @@ Response ErrorResponse(int status, Status st) {
   return Response{.status = status, .body = codec::EncodeError(st)};
 }
 
-class Session : public std::enable_shared_from_this<Session> {
+// One connection's requests, over `Stream`: beast::tcp_stream (plain HTTP) or net::TlsStream.
+template <class Stream>
+class Session : public std::enable_shared_from_this<Session<Stream>> {
  public:
-  Session(tcp::socket socket, const HttpServerOptions& options, const Handler& handler)
-      : stream_(std::move(socket)),
+  static constexpr bool kIsTls = std::is_same_v<Stream, net::TlsStream>;
+
+  // `buffer`: what was read already (the bytes that told TLS from plain HTTP). `refuse`: the
+  // reason every request is answered 403 (plain HTTP from another machine), or "".
+  Session(Stream stream, beast::flat_buffer buffer, const HttpServerOptions& options,
+          const Handler& handler, std::string refuse = {})
+      : stream_(std::move(stream)),
         timer_(stream_.get_executor()),
+        buffer_(std::move(buffer)),
+        refuse_(std::move(refuse)),
         options_(options),
         handler_(handler) {}
 
   void Run() {
-    asio::dispatch(stream_.get_executor(), [self = shared_from_this()] { self->Read(); });
+    asio::dispatch(stream_.get_executor(), [self = this->shared_from_this()] { self->Start(); });
   }
 
  private:
+  using std::enable_shared_from_this<Session<Stream>>::shared_from_this;
+  using std::enable_shared_from_this<Session<Stream>>::weak_from_this;
+
+  beast::tcp_stream& Lowest() { return beast::get_lowest_layer(stream_); }
+
+  void Start() {
+    if constexpr (kIsTls) {
+      Lowest().expires_after(std::chrono::seconds(30));
+      // (The default argument: Boost 1.81 checks a buffered handshake's handler against the
+      // unbuffered signature too.)
+      stream_.async_handshake(asio::ssl::stream_base::server, buffer_.data(),
+                              [self = shared_from_this()](beast::error_code ec, size_t used = 0) {
+                                if (ec) return self->Close();
+                                self->buffer_.consume(used);
+                                self->Read();
+                              });
+    } else {
+      Read();
+    }
+  }
+
   void Read() {
     parser_.emplace();
     parser_->body_limit(options_.max_body_bytes);
     body_limit_ = options_.max_body_bytes;
     parser_->header_limit(static_cast<uint32_t>(options_.max_header_bytes));
-    stream_.expires_after(std::chrono::seconds(300));  // idle keep-alive connections
+    Lowest().expires_after(std::chrono::seconds(300));  // idle keep-alive connections
     if (options_.large_bodies.empty()) {
       http::async_read(
           stream_, buffer_, *parser_,
@@ -110,6 +144,10 @@ class Session : public std::enable_shared_from_this<Session> {
     http::request<http::string_body> req = parser_->release();
     bool keep_alive = req.keep_alive();
     unsigned version = req.version();
+    if (!refuse_.empty()) {
+      Write(ErrorResponse(403, PermissionDenied(refuse_)), false, version);
+      return;
+    }
     Request r;
     r.method = std::string(req.method_string());
     auto target =
@@ -136,7 +174,7 @@ class Session : public std::enable_shared_from_this<Session> {
     if (auto it = req.find(http::field::upgrade);
         it != req.end() && http::token_list(req[http::field::connection]).exists("upgrade"))
       r.upgrade = std::string(it->value());
-    stream_.expires_never();  // the answer may take a while (long polls)
+    Lowest().expires_never();  // the answer may take a while (long polls)
     auto self = shared_from_this();
     handler_(std::move(r), [self, keep_alive, version](Response res) {
       asio::post(self->stream_.get_executor(),
@@ -157,7 +195,7 @@ class Session : public std::enable_shared_from_this<Session> {
     msg->keep_alive(keep_alive);
     msg->body() = std::move(res.body);
     msg->prepare_payload();
-    stream_.expires_after(std::chrono::seconds(60));
+    Lowest().expires_after(std::chrono::seconds(60));
     http::async_write(stream_, *msg,
                       [self = shared_from_this(), msg, keep_alive](beast::error_code ec, size_t) {
                         if (ec) {
@@ -186,7 +224,7 @@ class Session : public std::enable_shared_from_this<Session> {
     head->chunked(chunked_);
     pull_ = std::move(res.stream);
     auto serializer = std::make_shared<http::response_serializer<http::empty_body>>(*head);
-    stream_.expires_after(std::chrono::seconds(60));
+    Lowest().expires_after(std::chrono::seconds(60));
     http::async_write_header(
         stream_, *serializer,
         [self = shared_from_this(), head, serializer](beast::error_code ec, size_t) {
@@ -204,32 +242,44 @@ class Session : public std::enable_shared_from_this<Session> {
     head->set(http::field::server, "baton");
     for (const auto& [k, v] : res.headers) head->set(k, v);
     head->set(http::field::connection, "Upgrade");
-    stream_.expires_after(std::chrono::seconds(60));
+    Lowest().expires_after(std::chrono::seconds(60));
     http::async_write(stream_, *head,
                       [self = shared_from_this(), head, take = std::move(res.upgrade)](
                           beast::error_code ec, size_t) {
                         if (ec) return self->Close();
-                        self->stream_.expires_never();
+                        self->Lowest().expires_never();
                         std::string early = beast::buffers_to_string(self->buffer_.data());
                         self->buffer_.consume(self->buffer_.size());
-                        beast::error_code rec;
-                        int fd = self->stream_.socket().release(rec);
-                        if (rec) return self->Close();
+                        int fd = -1;
+                        if constexpr (kIsTls) {
+                          // TLS is not a socket to hand on: a bridge carries it to one.
+                          auto bridged = net::StartBridge(std::move(self->stream_));
+                          if (!bridged) return;
+                          fd = *bridged;
+                        } else {
+                          beast::error_code rec;
+                          fd = self->stream_.socket().release(rec);
+                          if (rec) return self->Close();
+                        }
                         take(fd, std::move(early));
                       });
   }
 
   void WatchForClose() {
-    stream_.socket().async_read_some(
-        asio::buffer(scratch_), [self = shared_from_this()](beast::error_code ec, size_t) {
-          if (ec) return self->Gone();
-          self->WatchForClose();  // a client may send more; it is not read as a request
-        });
+    auto on_read = [self = shared_from_this()](beast::error_code ec, size_t) {
+      if (ec) return self->Gone();
+      self->WatchForClose();  // a client may send more; it is not read as a request
+    };
+    if constexpr (kIsTls) {
+      stream_.async_read_some(asio::buffer(scratch_), std::move(on_read));
+    } else {
+      Lowest().socket().async_read_some(asio::buffer(scratch_), std::move(on_read));
+    }
   }
 
   void PullNext() {
     if (gone_) return;
-    stream_.expires_never();
+    Lowest().expires_never();
     pull_([self = shared_from_this()](Piece piece) {
       asio::post(self->stream_.get_executor(),
                  [self, piece = std::move(piece)]() mutable { self->OnPiece(std::move(piece)); });
@@ -240,7 +290,7 @@ class Session : public std::enable_shared_from_this<Session> {
     if (gone_) return;
     if (!piece.data.empty()) {
       auto data = std::make_shared<std::string>(std::move(piece.data));
-      stream_.expires_after(std::chrono::seconds(60));  // a client that stops reading is dropped
+      Lowest().expires_after(std::chrono::seconds(60));  // a client that stops reading is dropped
       auto done = [self = shared_from_this(), data, end = piece.end](beast::error_code ec, size_t) {
         if (ec) return self->Gone();
         if (end) return self->EndStream();
@@ -274,7 +324,7 @@ class Session : public std::enable_shared_from_this<Session> {
 
   void EndStream() {
     if (!chunked_) return Gone();
-    stream_.expires_after(std::chrono::seconds(60));
+    Lowest().expires_after(std::chrono::seconds(60));
     asio::async_write(stream_, http::make_chunk_last(),
                       [self = shared_from_this()](beast::error_code, size_t) { self->Gone(); });
   }
@@ -290,13 +340,19 @@ class Session : public std::enable_shared_from_this<Session> {
   // response the client has not read yet (a 413 for a body still being sent, say). So: stop
   // sending, then read and discard what the client still sends, for a bounded time and size.
   void LingeringClose() {
+    if constexpr (kIsTls) {
+      // close_notify, and the client's in return (or 5 s), then the socket.
+      Lowest().expires_after(std::chrono::seconds(5));
+      stream_.async_shutdown([self = shared_from_this()](beast::error_code) { self->Close(); });
+      return;
+    }
     beast::error_code ec;
-    stream_.socket().shutdown(tcp::socket::shutdown_send, ec);
+    Lowest().socket().shutdown(tcp::socket::shutdown_send, ec);
     if (ec) {
       Close();
       return;
     }
-    stream_.expires_after(std::chrono::seconds(5));
+    Lowest().expires_after(std::chrono::seconds(5));
     Discard();
   }
 
@@ -318,21 +374,71 @@ class Session : public std::enable_shared_from_this<Session> {
 
   void Close() {
     beast::error_code ec;
-    stream_.socket().shutdown(tcp::socket::shutdown_send, ec);
-    stream_.socket().close(ec);
+    Lowest().socket().shutdown(tcp::socket::shutdown_send, ec);
+    Lowest().socket().close(ec);
   }
 
-  beast::tcp_stream stream_;
+  Stream stream_;
   asio::steady_timer timer_;
   api::Pull pull_;
   bool chunked_ = true;
   bool gone_ = false;
   uint64_t wait_id_ = 0;  // the stream's current wait (OnPiece)
   beast::flat_buffer buffer_;
+  std::string refuse_;
   std::array<char, 64 * 1024> scratch_;
   int64_t discarded_ = 0;
   size_t body_limit_ = 0;  // the current request's
   std::optional<http::request_parser<http::string_body>> parser_;
+  const HttpServerOptions& options_;
+  const Handler& handler_;
+};
+
+// A new connection to a server with TLS: its first bytes say whether it speaks TLS (a
+// ClientHello) or plain HTTP, which only loopback peers may (or any, with `plain_from_anywhere`).
+class Detector : public std::enable_shared_from_this<Detector> {
+ public:
+  Detector(tcp::socket socket, net::SslContext& ssl, const HttpServerOptions& options,
+           const Handler& handler)
+      : stream_(std::move(socket)), ssl_(ssl), options_(options), handler_(handler) {}
+
+  void Run() {
+    asio::dispatch(stream_.get_executor(), [self = shared_from_this()] {
+      self->stream_.expires_after(std::chrono::seconds(30));
+      beast::async_detect_ssl(self->stream_, self->buffer_,
+                              [self](beast::error_code ec, bool tls) { self->OnDetect(ec, tls); });
+    });
+  }
+
+ private:
+  void OnDetect(beast::error_code ec, bool tls) {
+    if (ec) {
+      stream_.socket().close(ec);
+      return;
+    }
+    if (tls) {
+      std::make_shared<Session<net::TlsStream>>(net::TlsStream(std::move(stream_), ssl_),
+                                                std::move(buffer_), options_, handler_)
+          ->Run();
+      return;
+    }
+    std::string refuse;
+    beast::error_code pec;
+    auto peer = stream_.socket().remote_endpoint(pec);
+    if (!options_.plain_from_anywhere &&
+        (pec || !net::IsLoopbackAddress(peer.address().to_string()))) {
+      refuse =
+          "this server takes plain HTTP only from its own machine: use https:// (its CA "
+          "is DATA/tls/ca.crt; pass it with --tls-ca), or start it with --insecure-http";
+    }
+    std::make_shared<Session<beast::tcp_stream>>(std::move(stream_), std::move(buffer_), options_,
+                                                 handler_, std::move(refuse))
+        ->Run();
+  }
+
+  beast::tcp_stream stream_;
+  beast::flat_buffer buffer_;
+  net::SslContext& ssl_;
   const HttpServerOptions& options_;
   const Handler& handler_;
 };
@@ -342,6 +448,7 @@ class Session : public std::enable_shared_from_this<Session> {
 struct HttpServer::Impl {
   HttpServerOptions options;
   Handler handler;
+  std::shared_ptr<net::SslContext> ssl;  // with TLS
   asio::io_context ioc;
   std::optional<tcp::acceptor> acceptor;
   std::vector<std::thread> threads;
@@ -354,7 +461,13 @@ struct HttpServer::Impl {
           if (!ec) {
             beast::error_code ignored;
             socket.set_option(tcp::no_delay(true), ignored);
-            std::make_shared<Session>(std::move(socket), options, handler)->Run();
+            if (ssl) {
+              std::make_shared<Detector>(std::move(socket), *ssl, options, handler)->Run();
+            } else {
+              std::make_shared<Session<beast::tcp_stream>>(beast::tcp_stream(std::move(socket)),
+                                                           beast::flat_buffer(), options, handler)
+                  ->Run();
+            }
           }
           Accept();
         });
@@ -371,6 +484,9 @@ HttpServer::~HttpServer() { Stop(); }
 
 Result<uint16_t> HttpServer::Start() {
   Impl& im = *impl_;
+  if (!im.options.tls.cert_file.empty()) {
+    ASSIGN_OR_RETURN(im.ssl, net::MakeServerContext(im.options.tls));
+  }
   beast::error_code ec;
   auto address = asio::ip::make_address(im.options.host, ec);
   if (ec) return Err(InvalidArgument("listen: \"" + im.options.host + "\" is not an IP address"));

@@ -1,5 +1,6 @@
 // The HTTP/1.1 server on Boost.Beast: keep-alive, bounded request sizes, answers that may come
-// later from another thread (long polls, group commit). Beast stays inside http_server.cc.
+// later from another thread (long polls, group commit), HTTPS on the same port when given a
+// certificate. Beast and OpenSSL stay inside http_server.cc.
 #pragma once
 
 #include <cstdint>
@@ -11,6 +12,7 @@
 
 #include "api/http.h"
 #include "core/status.h"
+#include "net/tls.h"
 
 namespace baton::api {
 
@@ -22,6 +24,11 @@ struct HttpServerOptions {
   std::vector<std::pair<std::string, size_t>> large_bodies;
   size_t max_header_bytes = 16 * 1024;
   int threads = 1;
+  // TLS: with a certificate, each connection's first bytes tell TLS from plain HTTP (one port
+  // serves both), and plain HTTP is answered only for loopback peers unless
+  // `plain_from_anywhere` (--insecure-http); others get 403 saying to use https://.
+  net::TlsServerFiles tls;
+  bool plain_from_anywhere = false;
 };
 
 class HttpServer {

@@ -97,14 +97,20 @@ Result<std::unique_ptr<ApiClient>> ApiClient::Connect(const Connection& c) {
     if (const char* t = std::getenv("BATON_TOKEN"); t != nullptr) token = t;
   }
   if (token.empty()) token = ReadTrimmed(dir + "/admin.token");
+  // https://: what the server's certificate is checked against (--tls-ca, BATON_TLS_CA), else
+  // the system's CAs and the local `baton up`'s own CA (DATA/tls/ca.crt).
+  net::TlsClientOptions tls{.ca_file = c.tls_ca, .local_ca = dir + "/tls/ca.crt"};
+  if (const char* ca = std::getenv("BATON_TLS_CA"); tls.ca_file.empty() && ca != nullptr)
+    tls.ca_file = ca;
   ASSIGN_OR_RETURN(auto servers, net::ServerList::Parse(server));
-  ASSIGN_OR_RETURN(auto http, net::HttpClient::Create(servers->Current(), token));
-  return std::unique_ptr<ApiClient>(new ApiClient(std::move(http), std::move(servers), token));
+  ASSIGN_OR_RETURN(auto http, net::HttpClient::Create(servers->Current(), token, tls));
+  return std::unique_ptr<ApiClient>(
+      new ApiClient(std::move(http), std::move(servers), token, std::move(tls)));
 }
 
 Result<ApiClient::Tunnel> ApiClient::OpenTunnel(const std::string& target) {
   for (int attempt = 0;; ++attempt) {
-    ASSIGN_OR_RETURN(auto http, net::HttpClient::Create(servers_->Current(), token_));
+    ASSIGN_OR_RETURN(auto http, net::HttpClient::Create(servers_->Current(), token_, tls_));
     auto up = http->Upgrade(target, "baton-tunnel");
     if (!up) {
       if (MoveOn(Err(up.error()), true, attempt)) continue;

@@ -18,6 +18,7 @@ namespace baton::cli {
 struct Connection {
   std::string server;  // --server
   std::string token;   // --token
+  std::string tls_ca;  // --tls-ca
 };
 
 // Every command: a failure prints "baton: message" on stderr and exits 1.
@@ -77,8 +78,11 @@ class ApiClient {
 
  private:
   ApiClient(std::unique_ptr<net::HttpClient> http, std::shared_ptr<net::ServerList> servers,
-            std::string token)
-      : http_(std::move(http)), servers_(std::move(servers)), token_(std::move(token)) {}
+            std::string token, net::TlsClientOptions tls)
+      : http_(std::move(http)),
+        servers_(std::move(servers)),
+        token_(std::move(token)),
+        tls_(std::move(tls)) {}
   // Whether to ask again elsewhere after answer `r` to a request: a standby's answer, or (with
   // several servers) a failure to reach one, when the request may be sent twice (`idempotent`)
   // or never left. Moves to the leader or the next server.
@@ -90,6 +94,7 @@ class ApiClient {
   uint64_t generation_ = 0;
   std::chrono::steady_clock::time_point follow_until_{};  // MoveOn's deadline for a request
   std::string token_;
+  net::TlsClientOptions tls_;
 };
 
 }  // namespace baton::cli

@@ -379,7 +379,9 @@ int TokenCreate(const Connection& conn, const std::string& user, const std::stri
   if (t->role == Role::kJoin) {
     std::cerr << "join token " << t->id
               << ": one new node joins with it within a day (baton agent --server URL --token "
-              << t->secret.substr(0, 8) << "... --name NODE); it is shown only now\n";
+              << t->secret.substr(0, 8)
+              << "... --name NODE --tls-ca CA, CA being the server's DATA/tls/ca.crt when it "
+                 "made its own); it is shown only now\n";
     return 0;
   }
   std::cerr << "token " << t->id << " for " << t->user << " (" << RoleName(t->role)
@@ -494,6 +496,9 @@ void AddConnectionFlags(CLI::App* sub, Connection& conn) {
                   "controller URL (default: $BATON_SERVER, then the local server.url)");
   sub->add_option("--token", conn.token,
                   "API token (default: $BATON_TOKEN, then the local admin.token)");
+  sub->add_option("--tls-ca", conn.tls_ca,
+                  "CA certificates (PEM) an https:// server is checked against (default: "
+                  "$BATON_TLS_CA, else the system's CAs and the local DATA/tls/ca.crt)");
 }
 
 namespace {

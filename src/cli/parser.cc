@@ -67,9 +67,10 @@ size_t CommandIndex(const std::vector<std::string>& head) {
   size_t i = 1;
   while (i < head.size()) {
     const std::string& w = head[i];
-    if (w == "--server" || w == "--token") {
+    if (w == "--server" || w == "--token" || w == "--tls-ca") {
       i += 2;
-    } else if (w.starts_with("--server=") || w.starts_with("--token=")) {
+    } else if (w.starts_with("--server=") || w.starts_with("--token=") ||
+               w.starts_with("--tls-ca=")) {
       ++i;
     } else {
       return i;

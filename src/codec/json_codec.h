@@ -186,10 +186,12 @@ struct ServerConfig {
   // file system every controller mounts, with several controllers); "" = the data directory
   std::string shared_dir;
   Policy policy;
-  std::vector<std::string> webhooks;  // alerts.webhooks: http:// URLs alerts are POSTed to
+  std::vector<std::string> webhooks;  // alerts.webhooks: http(s):// URLs alerts are POSTed to
   int webhook_attempts = 5;           // alerts.attempts: per alert and URL
   std::string store_path;             // store.path: the SQLite database ("" = DATA/baton.db)
   std::string store_url;              // store.url: PostgreSQL's (type postgres), else ""
+  std::string tls_cert, tls_key;      // tls.cert, tls.key: the server's (else its own CA's)
+  bool insecure_http = false;         // tls.insecure_http: plain HTTP from other machines too
 };
 Result<ServerConfig> DecodeServerConfig(std::string_view yaml, std::string_view file);
 

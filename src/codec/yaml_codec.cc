@@ -593,25 +593,49 @@ Result<ServerConfig> DecodeServerConfig(std::string_view yaml, std::string_view 
     // The same checks and bound on expanded aliases as job files.
     ASSIGN_OR_RETURN(YAML::Node root, LoadChecked(yaml, file));
     if (root.IsNull()) return cfg;
-    RETURN_IF_ERROR(
-        r.Keys(root, "",
-               {"listen", "data", "shared_dir", "store", "scheduling", "defaults", "projects",
-                "users", "pools", "alerts", "gpu_catalog", "models", "checkpoint_root"}));
+    RETURN_IF_ERROR(r.Keys(
+        root, "",
+        {"listen", "data", "shared_dir", "store", "tls", "scheduling", "defaults", "projects",
+         "users", "pools", "alerts", "gpu_catalog", "models", "checkpoint_root"}));
     if (root["listen"]) {
       ASSIGN_OR_RETURN(cfg.listen, r.Text(root["listen"], "listen"));
+    }
+    if (const YAML::Node t = root["tls"]) {
+      // The server's certificate (else its own CA's, made in DATA/tls) and plain HTTP's reach.
+      RETURN_IF_ERROR(r.Keys(t, "tls", {"cert", "key", "insecure_http"}));
+      for (const char* key : {"cert", "key"}) {
+        if (!t[key]) continue;
+        std::string path = std::string("tls.") + key;
+        ASSIGN_OR_RETURN(std::string file, r.Text(t[key], path));
+        if (file.empty() || file[0] != '/') {
+          return Err(r.Error(t[key], path,
+                             "must be an absolute path such as /etc/baton/server." +
+                                 std::string(key == std::string("cert") ? "crt" : "key")));
+        }
+        (key == std::string("cert") ? cfg.tls_cert : cfg.tls_key) = std::move(file);
+      }
+      if (t["cert"].IsDefined() != t["key"].IsDefined()) {
+        return Err(r.Error(t, "tls", "needs both cert and key, or neither"));
+      }
+      if (t["insecure_http"]) {
+        ASSIGN_OR_RETURN(cfg.insecure_http, r.Bool(t["insecure_http"], "tls.insecure_http"));
+      }
     }
     if (const YAML::Node a = root["alerts"]) {
       RETURN_IF_ERROR(r.Keys(a, "alerts", {"webhooks", "attempts"}));
       if (const YAML::Node w = a["webhooks"]) {
         if (!w.IsSequence() || w.size() > 16) {
-          return Err(r.Error(w, "alerts.webhooks", "must be a list of at most 16 http:// URLs"));
+          return Err(r.Error(w, "alerts.webhooks",
+                             "must be a list of at most 16 https:// or http:// URLs"));
         }
         for (size_t i = 0; i < w.size(); ++i) {
           std::string path = "alerts.webhooks[" + std::to_string(i) + "]";
           ASSIGN_OR_RETURN(std::string url, r.Text(w[i], path));
-          if (url.rfind("http://", 0) != 0 || url.size() <= 7) {
+          if ((url.rfind("http://", 0) != 0 || url.size() <= 7) &&
+              (url.rfind("https://", 0) != 0 || url.size() <= 8)) {
             return Err(r.Error(w[i], path,
-                               "must be an http:// URL such as http://hooks.example:8080/baton"));
+                               "must be an https:// or http:// URL such as "
+                               "https://hooks.example/baton"));
           }
           cfg.webhooks.push_back(std::move(url));
         }

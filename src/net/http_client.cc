@@ -12,6 +12,9 @@
 #include <boost/beast/version.hpp>
 #include <boost/url/parse.hpp>
 #include <optional>
+#include <thread>
+
+#include "net/tls_stream.h"
 
 namespace baton::net {
 
@@ -22,12 +25,14 @@ using tcp = asio::ip::tcp;
 
 Result<HttpUrl> ParseHttpUrl(std::string_view url) {
   auto u = boost::urls::parse_uri(url);
-  if (!u || u->scheme() != "http" || u->host().empty()) {
-    return Err(InvalidArgument("server: \"" + std::string(url) +
-                               "\" is not a URL of the form http://HOST:PORT"));
+  if (!u || (u->scheme() != "http" && u->scheme() != "https") || u->host().empty()) {
+    return Err(
+        InvalidArgument("server: \"" + std::string(url) +
+                        "\" is not a URL of the form https://HOST:PORT or http://HOST:PORT"));
   }
   HttpUrl out;
-  out.port = u->has_port() ? std::string(u->port()) : "80";
+  out.tls = u->scheme() == "https";
+  out.port = u->has_port() ? std::string(u->port()) : (out.tls ? "443" : "80");
   out.host = std::string(u->host());
   if (out.host.size() > 2 && out.host.front() == '[' && out.host.back() == ']')
     out.host = out.host.substr(1, out.host.size() - 2);
@@ -45,10 +50,35 @@ Result<std::pair<std::string, std::string>> ParseBaseUrl(std::string_view url) {
 
 struct HttpClient::Impl {
   std::string host, port, token;
+  bool tls = false;
+  TlsClientOptions tls_options;
+  std::shared_ptr<SslContext> ssl_context;  // made at the first https:// connection
   std::atomic<bool> cancelled{false};
-  asio::io_context ioc;
-  std::optional<beast::tcp_stream> stream;
+  // Shared: an upgraded connection over TLS takes it (and its stream) to its bridge's thread.
+  std::shared_ptr<asio::io_context> ioc = std::make_shared<asio::io_context>();
+  // The connection: one or the other, or neither.
+  std::optional<beast::tcp_stream> plain;
+  std::optional<TlsStream> secure;
   beast::flat_buffer buffer;
+
+  bool open() const { return plain.has_value() || secure.has_value(); }
+  void Reset() {
+    secure.reset();
+    plain.reset();
+  }
+  beast::tcp_stream& Lowest() { return secure ? beast::get_lowest_layer(*secure) : *plain; }
+  template <class F>
+  void Visit(F&& f) {
+    if (secure) {
+      f(*secure);
+    } else {
+      f(*plain);
+    }
+  }
+  std::string Url() const {
+    return std::string(tls ? "https://" : "http://") +
+           (host.find(':') != std::string::npos ? "[" + host + "]" : host) + ":" + port;
+  }
 
   // The headers every request carries: the host, who asks, and the token.
   void SetCommonHeaders(http::fields& f) const {
@@ -59,36 +89,59 @@ struct HttpClient::Impl {
 
   // Runs the io_context until the started operation finishes or `timeout` passes.
   bool RunFor(Duration timeout) {
-    ioc.restart();
-    ioc.run_for(timeout);
-    if (!ioc.stopped()) {
+    ioc->restart();
+    ioc->run_for(timeout);
+    if (!ioc->stopped()) {
       // Timed out: cancel and drain.
-      if (stream) stream->socket().close();
-      ioc.restart();
-      ioc.run();
+      if (open()) Lowest().socket().close();
+      ioc->restart();
+      ioc->run();
       return false;
     }
     return true;
   }
 
   Status Connect(Duration timeout) {
-    stream.emplace(ioc);
+    Reset();
     buffer.clear();
+    if (tls) {
+      if (!ssl_context) {
+        ASSIGN_OR_RETURN_STATUS(ssl_context, MakeClientContext(tls_options));
+      }
+      secure.emplace(*ioc, *ssl_context);
+    } else {
+      plain.emplace(*ioc);
+    }
     beast::error_code result = asio::error::would_block;
-    tcp::resolver resolver(ioc);
+    tcp::resolver resolver(*ioc);
     tcp::resolver::results_type endpoints;
     beast::error_code rec;
     endpoints = resolver.resolve(host, port, rec);
     if (rec) return Unavailable("cannot resolve " + host + ": " + rec.message());
-    stream->expires_after(timeout);
-    stream->async_connect(endpoints,
-                          [&](beast::error_code ec, const tcp::endpoint&) { result = ec; });
+    Lowest().expires_after(timeout);
+    Lowest().async_connect(endpoints,
+                           [&](beast::error_code ec, const tcp::endpoint&) { result = ec; });
     RunFor(timeout + std::chrono::seconds(1));
     if (result) {
-      stream.reset();
-      return Unavailable("cannot connect to http://" + host + ":" + port + ": " + result.message());
+      Reset();
+      return Unavailable("cannot connect to " + Url() + ": " + result.message());
     }
-    stream->socket().set_option(tcp::no_delay(true));
+    Lowest().socket().set_option(tcp::no_delay(true));
+    if (!secure) return Status::Ok();
+    if (Status st = ExpectServerName(*secure, host); !st.ok()) {
+      Reset();
+      return st;
+    }
+    result = asio::error::would_block;
+    secure->async_handshake(asio::ssl::stream_base::client,
+                            [&](beast::error_code ec) { result = ec; });
+    RunFor(timeout + std::chrono::seconds(1));
+    if (result) {
+      // "cannot ...": it never reached the server's API, so it may be tried elsewhere.
+      std::string why = HandshakeError(result, *secure);
+      Reset();
+      return Unavailable("cannot connect to " + Url() + ": " + why);
+    }
     return Status::Ok();
   }
 
@@ -96,23 +149,24 @@ struct HttpClient::Impl {
     beast::error_code result = asio::error::would_block;
     http::response_parser<http::string_body> parser;
     parser.body_limit(512 * 1024 * 1024);
-    stream->expires_after(timeout);
-    http::async_write(*stream, req, [&](beast::error_code ec, size_t) {
-      if (ec) {
-        result = ec;
-        return;
-      }
-      http::async_read(*stream, buffer, parser,
-                       [&](beast::error_code ec2, size_t) { result = ec2; });
+    Lowest().expires_after(timeout);
+    Visit([&](auto& stream) {
+      http::async_write(stream, req, [&](beast::error_code ec, size_t) {
+        if (ec) {
+          result = ec;
+          return;
+        }
+        http::async_read(stream, buffer, parser,
+                         [&](beast::error_code ec2, size_t) { result = ec2; });
+      });
     });
     RunFor(timeout + std::chrono::seconds(1));
     if (result) {
-      stream.reset();
-      return Err(
-          Unavailable("request to http://" + host + ":" + port + " failed: " + result.message()));
+      Reset();
+      return Err(Unavailable("request to " + Url() + " failed: " + result.message()));
     }
     auto res = parser.release();
-    if (!res.keep_alive() && res.result_int() != 101) stream.reset();
+    if (!res.keep_alive() && res.result_int() != 101) Reset();
     return HttpResponse{.status = static_cast<int>(res.result_int()),
                         .body = std::move(res.body()),
                         .standby = res["X-Baton-Role"] == "standby",
@@ -123,16 +177,19 @@ struct HttpClient::Impl {
 HttpClient::HttpClient(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 HttpClient::~HttpClient() = default;
 
-Result<std::unique_ptr<HttpClient>> HttpClient::Create(std::string_view base_url,
-                                                       std::string token) {
+Result<std::unique_ptr<HttpClient>> HttpClient::Create(std::string_view base_url, std::string token,
+                                                       const TlsClientOptions& tls) {
   ASSIGN_OR_RETURN(HttpUrl url, ParseHttpUrl(base_url));
-  return Create(url, std::move(token));
+  return Create(url, std::move(token), tls);
 }
 
-std::unique_ptr<HttpClient> HttpClient::Create(const HttpUrl& url, std::string token) {
+std::unique_ptr<HttpClient> HttpClient::Create(const HttpUrl& url, std::string token,
+                                               const TlsClientOptions& tls) {
   auto impl = std::make_unique<Impl>();
   impl->host = url.host;
   impl->port = url.port;
+  impl->tls = url.tls;
+  impl->tls_options = tls;
   impl->token = std::move(token);
   return std::unique_ptr<HttpClient>(new HttpClient(std::move(impl)));
 }
@@ -140,20 +197,18 @@ std::unique_ptr<HttpClient> HttpClient::Create(const HttpUrl& url, std::string t
 void HttpClient::SetToken(std::string token) { impl_->token = std::move(token); }
 
 void HttpClient::Retarget(const HttpUrl& url) {
-  impl_->stream.reset();
+  impl_->Reset();
   impl_->host = url.host;
   impl_->port = url.port;
+  impl_->tls = url.tls;
 }
 
-std::string HttpClient::base_url() const {
-  const std::string& h = impl_->host;
-  return "http://" + (h.find(':') != std::string::npos ? "[" + h + "]" : h) + ":" + impl_->port;
-}
+std::string HttpClient::base_url() const { return impl_->Url(); }
 
 void HttpClient::Cancel() {
   impl_->cancelled = true;
-  asio::post(impl_->ioc, [im = impl_.get()] {
-    if (im->stream) im->stream->socket().close();
+  asio::post(*impl_->ioc, [im = impl_.get()] {
+    if (im->open()) im->Lowest().socket().close();
   });
 }
 
@@ -161,21 +216,20 @@ Result<HttpResponse> HttpClient::Stream(std::string_view target,
                                         const std::function<void(std::string_view)>& on_data,
                                         const Headers& headers, Duration idle) {
   Impl& im = *impl_;
-  if (im.cancelled)
-    return Err(Unavailable("request to http://" + im.host + ":" + im.port + " cancelled"));
+  if (im.cancelled) return Err(Unavailable("request to " + im.Url() + " cancelled"));
   http::request<http::empty_body> req{http::verb::get, target, 11};
   im.SetCommonHeaders(req);
   for (const auto& [k, v] : headers) req.set(k, v);
-  im.stream.reset();
   RETURN_IF_ERROR(im.Connect(std::min<Duration>(idle, std::chrono::seconds(10))));
   auto fail = [&](beast::error_code ec) {
-    im.stream.reset();
-    return Err(
-        Unavailable("request to http://" + im.host + ":" + im.port + " failed: " + ec.message()));
+    im.Reset();
+    return Err(Unavailable("request to " + im.Url() + " failed: " + ec.message()));
   };
   beast::error_code result = asio::error::would_block;
-  im.stream->expires_after(idle);
-  http::async_write(*im.stream, req, [&](beast::error_code ec, size_t) { result = ec; });
+  im.Lowest().expires_after(idle);
+  im.Visit([&](auto& stream) {
+    http::async_write(stream, req, [&](beast::error_code ec, size_t) { result = ec; });
+  });
   im.RunFor(idle + std::chrono::seconds(1));
   if (result) return fail(result);
   http::response_parser<http::string_body> parser;
@@ -187,14 +241,16 @@ Result<HttpResponse> HttpClient::Stream(std::string_view target,
   parser.on_chunk_body(on_chunk);
   while (!parser.is_done()) {
     result = asio::error::would_block;
-    im.stream->expires_after(idle);
-    http::async_read_some(*im.stream, im.buffer, parser,
-                          [&](beast::error_code ec, size_t) { result = ec; });
+    im.Lowest().expires_after(idle);
+    im.Visit([&](auto& stream) {
+      http::async_read_some(stream, im.buffer, parser,
+                            [&](beast::error_code ec, size_t) { result = ec; });
+    });
     if (!im.RunFor(idle + std::chrono::seconds(1)) && !result) result = beast::error::timeout;
     if (result) return fail(result);
   }
   auto res = parser.release();
-  im.stream.reset();
+  im.Reset();
   int status = static_cast<int>(res.result_int());
   if (status >= 200 && status < 300 && !res.body().empty()) {
     on_data(res.body());  // a body sent whole (not chunked): it is the stream
@@ -209,26 +265,38 @@ Result<HttpResponse> HttpClient::Stream(std::string_view target,
 Result<HttpClient::Upgraded> HttpClient::Upgrade(std::string_view target, std::string_view protocol,
                                                  Duration timeout) {
   Impl& im = *impl_;
-  if (im.cancelled)
-    return Err(Unavailable("request to http://" + im.host + ":" + im.port + " cancelled"));
+  if (im.cancelled) return Err(Unavailable("request to " + im.Url() + " cancelled"));
   http::request<http::string_body> req{http::verb::get, target, 11};
   im.SetCommonHeaders(req);
   req.set(http::field::connection, "Upgrade");
   req.set(http::field::upgrade, protocol);
-  im.stream.reset();
   RETURN_IF_ERROR(im.Connect(std::min<Duration>(timeout, std::chrono::seconds(10))));
   ASSIGN_OR_RETURN(HttpResponse answer, im.Once(req, timeout));
   Upgraded out;
-  if (answer.status != 101 || !im.stream) {
-    im.stream.reset();
+  if (answer.status != 101 || !im.open()) {
+    im.Reset();
     out.refused = std::move(answer);
     return out;
   }
   out.early = beast::buffers_to_string(im.buffer.data());
   im.buffer.consume(im.buffer.size());
+  if (im.secure) {
+    // TLS cannot be handed on as a socket: a bridge on a thread of its own copies between the
+    // TLS connection and a socketpair, whose other end the caller gets. The thread takes this
+    // client's io_context with it and ends when either side does.
+    im.Lowest().expires_never();
+    auto fd = StartBridge(std::move(*im.secure), im.ssl_context);
+    im.Reset();
+    if (!fd) return Err(fd.error());
+    im.ioc->restart();
+    std::thread([ioc = std::move(im.ioc)] { ioc->run(); }).detach();
+    im.ioc = std::make_shared<asio::io_context>();
+    out.fd = *fd;
+    return out;
+  }
   beast::error_code ec;
-  int fd = im.stream->socket().release(ec);
-  im.stream.reset();
+  int fd = im.plain->socket().release(ec);
+  im.Reset();
   if (ec) return Err(Unavailable("upgraded connection: " + ec.message()));
   ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);  // asio left it non-blocking
   out.fd = fd;
@@ -252,9 +320,8 @@ Result<HttpResponse> HttpClient::Request(std::string_view method, std::string_vi
     req.prepare_payload();
   }
   for (int attempt = 0; attempt < 2; ++attempt) {
-    if (im.cancelled)
-      return Err(Unavailable("request to http://" + im.host + ":" + im.port + " cancelled"));
-    bool fresh = !im.stream.has_value();
+    if (im.cancelled) return Err(Unavailable("request to " + im.Url() + " cancelled"));
+    bool fresh = !im.open();
     if (fresh) RETURN_IF_ERROR(im.Connect(std::min<Duration>(timeout, std::chrono::seconds(10))));
     auto res = im.Once(req, timeout);
     if (res || fresh) return res;  // a reused connection may have been closed by the server

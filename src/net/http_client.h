@@ -12,6 +12,7 @@
 
 #include "core/status.h"
 #include "core/time.h"
+#include "net/tls.h"
 
 namespace baton::net {
 
@@ -26,21 +27,25 @@ struct HttpResponse {
 
 using Headers = std::vector<std::pair<std::string, std::string>>;
 
-// The parts of an http://HOST[:PORT][/PATH[?QUERY]] URL.
+// The parts of an http(s)://HOST[:PORT][/PATH[?QUERY]] URL.
 struct HttpUrl {
+  bool tls = false;          // https://
   std::string host;          // without an IPv6 address's brackets
-  std::string port;          // "80" when the URL has none
+  std::string port;          // "80" (http) or "443" (https) when the URL has none
   std::string target = "/";  // the path and query: what a request names
 };
 Result<HttpUrl> ParseHttpUrl(std::string_view url);
 
 class HttpClient {
  public:
-  // `base_url` is http://HOST:PORT (a path after it is ignored); `token` goes in the
-  // Authorization header when not empty.
-  static Result<std::unique_ptr<HttpClient>> Create(std::string_view base_url, std::string token);
+  // `base_url` is http(s)://HOST:PORT (a path after it is ignored); `token` goes in the
+  // Authorization header when not empty; an https:// server's certificate is checked against
+  // what `tls` trusts and must name HOST.
+  static Result<std::unique_ptr<HttpClient>> Create(std::string_view base_url, std::string token,
+                                                    const TlsClientOptions& tls = {});
   // The same for a URL parsed already (its target is ignored).
-  static std::unique_ptr<HttpClient> Create(const HttpUrl& url, std::string token);
+  static std::unique_ptr<HttpClient> Create(const HttpUrl& url, std::string token,
+                                            const TlsClientOptions& tls = {});
   ~HttpClient();
 
   // Sends one request and reads the whole response. A dropped keep-alive connection is
@@ -60,7 +65,9 @@ class HttpClient {
 
   // An upgraded connection: a GET of `target` with Upgrade: `protocol`. When the server
   // switches (101), `fd` is the connected socket (blocking; the caller owns it) and `early`
-  // what the server sent after its answer; else `fd` is -1 and `refused` is the answer.
+  // what the server sent after its answer; else `fd` is -1 and `refused` is the answer. Over
+  // https://, `fd` is one end of a socketpair whose bytes a thread of its own carries over TLS
+  // (net/tls_stream.h's bridge) until either side closes.
   struct Upgraded {
     int fd = -1;
     std::string early;
@@ -73,7 +80,7 @@ class HttpClient {
   void SetToken(std::string token);
   // Talks to another server from the next request on (the connection is closed).
   void Retarget(const HttpUrl& url);
-  // http://HOST:PORT of the server talked to.
+  // http(s)://HOST:PORT of the server talked to.
   std::string base_url() const;
 
   // Thread-safe: makes a Request in progress on another thread fail at once, and every later
@@ -86,7 +93,7 @@ class HttpClient {
   std::unique_ptr<Impl> impl_;
 };
 
-// Splits http://HOST:PORT[/...] into host and port.
+// Splits http(s)://HOST:PORT[/...] into host and port.
 Result<std::pair<std::string, std::string>> ParseBaseUrl(std::string_view url);
 
 }  // namespace baton::net

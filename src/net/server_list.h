@@ -17,7 +17,7 @@ namespace baton::net {
 
 class ServerList {
  public:
-  // Every address must be an http:// URL; at least one.
+  // Every address must be an https:// or http:// URL; at least one.
   static Result<std::shared_ptr<ServerList>> Parse(std::string_view comma_separated);
 
   std::string Current() const;

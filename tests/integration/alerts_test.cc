@@ -142,12 +142,13 @@ TEST(Alerts, WebhooksGetAFailedJobAndAFailedGpuAndARefusedDeliveryIsRetried) {
 TEST(Alerts, ABadWebhookUrlIsRefusedAtStart) {
   TempDir dir;
   std::string config = dir.path() + "/baton.yaml";
-  std::ofstream(config) << "alerts:\n  webhooks: [\"https://hooks.example/x\"]\n";
+  std::ofstream(config) << "alerts:\n  webhooks: [\"ftp://hooks.example/x\"]\n";
   BatonProcess baton(dir.path() + "/server");
   CliResult r = RunCli(baton, {"config", "check", config});
   EXPECT_EQ(r.exit_code, 2) << r.out;
-  EXPECT_NE(r.out.find("baton.yaml: line 2: alerts.webhooks[0]: must be an http:// URL"),
-            std::string::npos)
+  EXPECT_NE(
+      r.out.find("baton.yaml: line 2: alerts.webhooks[0]: must be an https:// or http:// URL"),
+      std::string::npos)
       << r.out;
 }
 

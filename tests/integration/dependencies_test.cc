@@ -59,16 +59,19 @@ TEST(Dependencies, AfterAnyAndAfterNotOkRunWhenTheOtherJobFailed) {
 TEST(Dependencies, SingletonsOfOneNameRunOneAfterTheOther) {
   TempDir dir;
   BatonProcess baton(dir.path());
+  // The first runs until the test opens its gate (a fixed sleep could end before the second
+  // is looked at on a loaded machine).
+  std::string gate = dir.path() + "/gate";
   std::vector<std::string> ids;
-  for (int i = 0; i < 2; ++i) {
-    ids.push_back(
-        SubmitCli(baton, {"--name", "nightly", "--singleton", "-g", "1", "--", "sleep", "1"}));
-  }
+  ids.push_back(SubmitCli(baton, {"--name", "nightly", "--singleton", "-g", "1", "--", "sh", "-c",
+                                  "while [ ! -e " + gate + " ]; do sleep 0.05; done"}));
+  ids.push_back(SubmitCli(baton, {"--name", "nightly", "--singleton", "-g", "1", "--", "true"}));
   json::value second = Show(baton, ids[1]);
   EXPECT_EQ(second.at("state"), "pending") << second;
   EXPECT_EQ(second.at("reason_detail").as_string(),
             "singleton: waiting for job " + ids[0] + " of the same name and user to end")
       << second;
+  std::ofstream(gate) << "go\n";
   ASSERT_EQ(RunCli(baton, {"wait", ids[0], ids[1]}).exit_code, 0);
   EXPECT_GE(TimeOf(Show(baton, ids[1]), "started_at"), TimeOf(Show(baton, ids[0]), "finished_at"));
 }

@@ -25,8 +25,8 @@ namespace {
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
-// Three data directories with one admin token and one agent token between them (as an operator
-// gives every controller the same secrets), and the controllers on them.
+// Three data directories with one admin token, one agent token and one TLS CA between them (as
+// an operator gives every controller the same secrets), and the controllers on them.
 struct Controllers {
   std::vector<std::unique_ptr<BatonProcess>> servers;
   std::string urls;  // comma-separated, as agents and clients are given them
@@ -35,8 +35,11 @@ struct Controllers {
     for (int i = 0; i < 3; ++i) {
       std::string dir = root + "/c" + std::to_string(i);
       fs::create_directories(dir);
-      for (const char* token : {"admin.token", "agent.token"}) {
-        if (i > 0) fs::copy_file(root + "/c0/" + token, dir + "/" + token);
+      // And one CA: each controller's certificate is signed by it, so that agents and clients
+      // trust every controller with one --tls-ca.
+      for (const char* secret : {"admin.token", "agent.token", "tls/ca.crt", "tls/ca.key"}) {
+        fs::create_directories(dir + "/tls");
+        if (i > 0) fs::copy_file(root + "/c0/" + secret, dir + "/" + secret);
       }
       // Logs and code snapshots on a directory all three share, as on an NFS mount.
       servers.push_back(std::make_unique<BatonProcess>(

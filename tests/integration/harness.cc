@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <boost/json.hpp>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -144,6 +145,10 @@ AgentProcess::AgentProcess(const BatonProcess& server, std::string name, std::st
   if (std::find(extra.begin(), extra.end(), "--server") == extra.end()) {
     args_.insert(args_.end(), {"--server", server.url()});
   }
+  // The server's own CA (DATA/tls/ca.crt), as an operator gives it to each agent.
+  if (std::find(extra.begin(), extra.end(), "--tls-ca") == extra.end()) {
+    args_.insert(args_.end(), {"--tls-ca", server.ca_file()});
+  }
   if (allow_root) args_.push_back("--allow-root-jobs");
   args_.insert(args_.end(), extra.begin(), extra.end());
   Start();
@@ -180,9 +185,21 @@ bool BatonProcess::Alive() {
 std::unique_ptr<net::HttpClient> BatonProcess::Client() const { return Client(token_); }
 
 std::unique_ptr<net::HttpClient> BatonProcess::Client(const std::string& token) const {
-  auto c = net::HttpClient::Create(url_, token);
+  auto c = net::HttpClient::Create(url_, token, {.ca_file = ca_file()});
   if (!c) throw std::runtime_error(c.error().message());
   return std::move(*c);
+}
+
+CliResult RunShell(const std::string& command) {
+  CliResult r;
+  FILE* p = popen((command + " 2>&1").c_str(), "r");
+  if (p == nullptr) return r;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
+  int status = pclose(p);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
 }
 
 CliResult RunCli(const BatonProcess& server, const std::vector<std::string>& args) {

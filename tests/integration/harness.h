@@ -42,6 +42,8 @@ class BatonProcess {
   const std::string& url() const { return url_; }
   const std::string& token() const { return token_; }
   const std::string& data_dir() const { return data_dir_; }
+  // The CA that signed its certificate (made by the server in DATA/tls on first start).
+  std::string ca_file() const { return data_dir_ + "/tls/ca.crt"; }
 
   // A new client with the admin token (or `token`).
   std::unique_ptr<net::HttpClient> Client() const;
@@ -84,6 +86,9 @@ struct CliResult {
 
 // Runs `baton ARGS...` with BATON_HOME set to the server's data dir.
 CliResult RunCli(const BatonProcess& server, const std::vector<std::string>& args);
+
+// Runs `command` under sh (stderr with stdout): what a user types, environment and all.
+CliResult RunShell(const std::string& command);
 
 // Sends raw bytes on a new connection and returns everything the server answers until it
 // closes (or `timeout_ms` passes). For requests an HTTP client library would refuse to make.

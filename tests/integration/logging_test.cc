@@ -73,7 +73,7 @@ TEST(Logging, TextIsTheDefaultAndWarnHidesInfo) {
   std::string p;
   EXPECT_TRUE(Within(std::chrono::seconds(10), [&] {
     p = text(plain.data_dir() + "/baton.out");
-    return p.find("baton: serving http://127.0.0.1:") != std::string::npos &&
+    return p.find("baton: serving https://127.0.0.1:") != std::string::npos &&
            p.find("baton: node_joined: node ") != std::string::npos;
   })) << p;
   // By now the quiet one (started first) has said all it says at start: nothing below warn.

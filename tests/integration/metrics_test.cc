@@ -104,6 +104,11 @@ TEST(Metrics, ARealPrometheusScrapesBatonAndAnswersAQuery) {
   std::ofstream(config) << "global: {scrape_interval: 1s}\n"
                            "scrape_configs:\n"
                            "  - job_name: baton\n"
+                           // Over HTTPS, trusting the server's own CA, as in production.
+                           "    scheme: https\n"
+                           "    tls_config: {ca_file: "
+                        << baton.ca_file()
+                        << "}\n"
                            "    authorization: {credentials_file: "
                         << token_file
                         << "}\n"

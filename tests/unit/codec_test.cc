@@ -471,6 +471,12 @@ TEST(ServerConfig, ErrorsNameTheFileTheLineAndTheKey) {
        "store.path: is for type sqlite"},
       {"store: {path: baton.db}\n", "store.path: must be an absolute path"},
       {"shared_dir: shared\n", "line 1: shared_dir: must be an absolute path"},
+      {"tls: {cert: /etc/baton/server.crt}\n", "tls: needs both cert and key, or neither"},
+      {"tls: {cert: server.crt, key: /k}\n", "tls.cert: must be an absolute path"},
+      {"tls: {insecure_http: perhaps}\n", "tls.insecure_http: must be true or false"},
+      {"tls: {ca: /x}\n", "tls.ca: unknown key"},
+      {"alerts:\n  webhooks: [ftp://hooks.example/x]\n",
+       "alerts.webhooks[0]: must be an https:// or http:// URL"},
   };
   for (const auto& c : cases) {
     auto cfg = DecodeServerConfig(c.yaml, "baton.yaml");
@@ -533,6 +539,16 @@ projects:
   EXPECT_EQ(pg->store_url, "postgres://baton:pw@db/baton");
   EXPECT_TRUE(pg->store_path.empty());
   EXPECT_EQ(pg->shared_dir, "/mnt/baton");
+  auto tls = DecodeServerConfig(
+      "tls: {cert: /etc/baton/server.crt, key: /etc/baton/server.key, insecure_http: yes}\n"
+      "alerts: {webhooks: ['https://hooks.example/baton']}\n",
+      "baton.yaml");
+  ASSERT_TRUE(tls.has_value()) << tls.error().message();
+  EXPECT_EQ(tls->tls_cert, "/etc/baton/server.crt");
+  EXPECT_EQ(tls->tls_key, "/etc/baton/server.key");
+  EXPECT_TRUE(tls->insecure_http);
+  EXPECT_EQ(tls->webhooks, std::vector<std::string>{"https://hooks.example/baton"});
+  EXPECT_FALSE(pg->insecure_http);
   // A project's budget replaces the default's whole, and `none` opts out of it.
   auto defaults = DecodeServerConfig(R"(
 defaults:

@@ -23,7 +23,7 @@ const std::map<std::string, std::set<std::string>>& Allowed() {
       {"control", {"core", "sched", "store"}},
       {"net", {"core"}},
       {"agent", {"core", "codec", "net"}},
-      {"api", {"core", "codec", "control"}},
+      {"api", {"core", "codec", "control", "net"}},  // net: TLS (net/tls_stream.h)
       {"cli", {"core", "codec", "net"}},
       {"sim", {"core", "codec", "sched", "store", "control"}},
   };

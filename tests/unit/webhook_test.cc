@@ -11,9 +11,12 @@ namespace {
 
 TEST(WebhookSender, RefusesUrlsItCannotUse) {
   EXPECT_FALSE(
-      WebhookSender::Create(WebhookOptions{.urls = {"https://hooks.example/x"}}).has_value());
+      WebhookSender::Create(WebhookOptions{.urls = {"ftp://hooks.example/x"}}).has_value());
   EXPECT_FALSE(WebhookSender::Create(WebhookOptions{.urls = {"http://"}}).has_value());
   EXPECT_TRUE(WebhookSender::Create(WebhookOptions{.urls = {"http://127.0.0.1:9/x"}}).has_value());
+  // A chat service's webhook is https://, checked against the system's CAs.
+  EXPECT_TRUE(
+      WebhookSender::Create(WebhookOptions{.urls = {"https://hooks.example/x"}}).has_value());
 }
 
 TEST(WebhookSender, GivesUpAfterItsAttemptsAndSaysSo) {

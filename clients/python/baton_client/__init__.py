@@ -10,6 +10,11 @@ The fields and defaults are those of `baton submit` (PRODUCT.md §2, docs/api.md
 directory is the current one unless `workdir` says otherwise, durations are seconds or strings
 such as "90s", "30m", "2h", sizes bytes or strings such as "40GiB".
 
+An https:// server's certificate is checked as `baton` checks it: against `ca` (a PEM file, as
+`--tls-ca`) or $BATON_TLS_CA alone when given, else the system's CAs and the local `baton up`'s
+own CA ($BATON_HOME/tls/ca.crt or ~/.baton/tls/ca.crt); the name or address in the URL must be
+one the certificate carries. http:// URLs are used as they are.
+
 Every call raises BatonError (with the HTTP status and the server's message) when the server
 refuses, and BatonUnavailable when it cannot be reached: the CLI's exit code 1. Arguments the
 client itself finds wrong raise ValueError: the CLI's exit code 2.
@@ -23,6 +28,7 @@ import os
 import queue
 import re
 import socket
+import ssl
 import threading
 import time
 import urllib.parse
@@ -80,6 +86,41 @@ def _read(path):
         return ""
 
 
+def _tls_context(ca, local_ca):
+    """What an https:// server's certificate is checked against: `ca`'s certificates alone when
+    given, else the system's CAs and `local_ca` (the local `baton up`'s DATA/tls/ca.crt) when it
+    exists and can be read. Host names and addresses are checked as well (never turned off)."""
+    if ca:
+        try:
+            return ssl.create_default_context(cafile=ca)
+        except (OSError, ssl.SSLError) as e:
+            raise ValueError("ca: %s: cannot be read as PEM certificates (%s)" % (ca, e)) from None
+    context = ssl.create_default_context()
+    if os.path.exists(local_ca):
+        try:
+            context.load_verify_locations(cafile=local_ca)
+        except (OSError, ssl.SSLError):
+            pass  # another user's, or not a certificate: the system's CAs only
+    return context
+
+
+def _connect_error(server, e):
+    """BatonUnavailable for a connection to `server` that failed with `e`; a certificate the
+    client does not trust says what to do about it (and is marked, not to be tried again)."""
+    if isinstance(e, ssl.SSLCertVerificationError):
+        why = getattr(e, "verify_message", "") or str(e)
+        if getattr(e, "verify_code", 0) in (62, 64):  # X509_V_ERR_HOSTNAME/IP_ADDRESS_MISMATCH
+            message = ("cannot reach %s: the server's certificate is not for this address (%s): connect by "
+                       "a name it carries, or give the server a certificate for it" % (server, why))
+        else:
+            message = ("cannot reach %s: the server's certificate is not trusted (%s): pass ca=FILE (or set "
+                       "BATON_TLS_CA) with its CA, e.g. the server's DATA/tls/ca.crt" % (server, why))
+        error = BatonUnavailable(message)
+        error.untrusted = True
+        return error
+    return BatonUnavailable("cannot reach %s: %s" % (server, e))
+
+
 def _task_name(job):
     return "%d_%d" % (job["array_id"], job["array_index"]) if job.get("array_id") else None
 
@@ -101,11 +142,16 @@ def _prefixed(text, prefix):
 
 class Client:
     """One server, one token, one keep-alive connection. `server` may name several controllers
-    sharing one store ("http://a:8470,http://b:8470", as `baton` takes them): the client talks
-    to the leader, following a standby's pointer (X-Baton-Leader) or the next address when one
-    cannot be reached, for reads and for submits with an idempotency key (30 s at most)."""
+    sharing one store ("https://a:8470,https://b:8470", as `baton` takes them; http:// and
+    https:// may be mixed): the client talks to the leader, following a standby's pointer
+    (X-Baton-Leader) or the next address when one cannot be reached, for reads and for submits
+    with an idempotency key (30 s at most).
 
-    def __init__(self, server=None, token=None, timeout=60.0):
+    `ca`: the CA certificates (a PEM file) an https:// server's certificate is checked against,
+    as `baton --tls-ca` (default: $BATON_TLS_CA, else the system's CAs and the local data
+    directory's tls/ca.crt, which `baton up` makes)."""
+
+    def __init__(self, server=None, token=None, timeout=60.0, ca=None):
         directory = _data_dir()
         server = server or os.environ.get("BATON_SERVER") or _read(os.path.join(directory, "server.url"))
         if not server:
@@ -114,19 +160,40 @@ class Client:
                 "(%s not found)" % os.path.join(directory, "server.url"))
         self.token = token or os.environ.get("BATON_TOKEN") or _read(os.path.join(directory, "admin.token"))
         self._servers = [s.strip().rstrip("/") for s in server.split(",") if s.strip()]
+        schemes = set()
         for s in self._servers:
             url = urllib.parse.urlsplit(s)
-            if url.scheme != "http" or not url.hostname:
-                raise ValueError("server: expected http://HOST:PORT, got %r" % s)
+            if url.scheme not in ("http", "https") or not url.hostname:
+                raise ValueError("server: expected http://HOST:PORT or https://HOST:PORT, got %r" % s)
+            schemes.add(url.scheme)
+        self._ca = ca or os.environ.get("BATON_TLS_CA") or None
+        self._local_ca = os.path.join(directory, "tls", "ca.crt")
+        self._ssl_context = None
         self._timeout = timeout
         self._conn = None
+        if "https" in schemes:
+            self._context()  # a CA file that cannot be read: ValueError now, not at the first call
         self._use(self._servers[0])
+
+    def _context(self):
+        """The one ssl.SSLContext of every https:// connection, made on first use."""
+        if self._ssl_context is None:
+            self._ssl_context = _tls_context(self._ca, self._local_ca)
+        return self._ssl_context
+
+    def _connection(self):
+        """A new connection to the current server, by its scheme."""
+        if self._tls:
+            return http.client.HTTPSConnection(self._host, self._port, timeout=self._timeout,
+                                               context=self._context())
+        return http.client.HTTPConnection(self._host, self._port, timeout=self._timeout)
 
     def _use(self, server):
         """Talks to `server` from the next request on."""
         url = urllib.parse.urlsplit(server)
         self.server = server
-        self._host, self._port = url.hostname, url.port or 80
+        self._tls = url.scheme == "https"
+        self._host, self._port = url.hostname, url.port or (443 if self._tls else 80)
         if self._conn is not None:
             self._conn.close()
             self._conn = None
@@ -149,12 +216,15 @@ class Client:
 
     def _request(self, method, path, body=None, raw=False, headers=None):
         repeatable = method == "GET" or "Idempotency-Key" in (headers or {})
-        deadline, failures = time.monotonic() + 30, [0]
+        deadline, failures, untrusted = time.monotonic() + 30, [0], set()
         while True:
             try:
                 data, response = self._exchange(method, path, body, headers)
-            except BatonUnavailable:
-                if len(self._servers) < 2 or not repeatable or time.monotonic() > deadline:
+            except BatonUnavailable as e:
+                if getattr(e, "untrusted", False):
+                    untrusted.add(self.server)  # no use asking it again in this call
+                if (len(self._servers) < 2 or not repeatable or time.monotonic() > deadline
+                        or untrusted.issuperset(self._servers)):
                     raise
                 self._move_on("", failures)
                 continue
@@ -175,7 +245,7 @@ class Client:
             headers["Content-Type"] = "application/json"
         for attempt in (0, 1):  # a keep-alive connection the server closed is retried once
             if self._conn is None:
-                self._conn = http.client.HTTPConnection(self._host, self._port, timeout=self._timeout)
+                self._conn = self._connection()
             try:
                 self._conn.request(method, path, body=payload, headers=headers)
                 response = self._conn.getresponse()
@@ -184,8 +254,9 @@ class Client:
             except (ConnectionError, http.client.HTTPException, OSError) as e:
                 self._conn.close()
                 self._conn = None
-                if attempt == 1:
-                    raise BatonUnavailable("cannot reach %s: %s" % (self.server, e)) from None
+                # A certificate not trusted is not trusted the second time either.
+                if attempt == 1 or isinstance(e, ssl.SSLCertVerificationError):
+                    raise _connect_error(self.server, e) from None
         return data, response
 
     # ---- jobs ----
@@ -457,16 +528,18 @@ class Client:
         """A streamed answer on a connection of its own: yields the body's text as it comes.
         The socket goes into `socks` when given, for another thread to shut it down."""
         headers = dict(headers or {}, Authorization="Bearer " + self.token)
-        conn = http.client.HTTPConnection(self._host, self._port, timeout=self._timeout)
+        conn = self._connection()
         try:
             try:
                 conn.request("GET", path, headers=headers)
-                sock = conn.sock  # http.client lets go of it once it reads "Connection: close"
+                # http.client lets go of it once it reads "Connection: close". With https:// an
+                # ssl.SSLSocket, read, timed and shut down as a plain one.
+                sock = conn.sock
                 if socks is not None:
                     socks.append(sock)
                 response = conn.getresponse()
             except (ConnectionError, http.client.HTTPException, OSError) as e:
-                raise BatonUnavailable("cannot reach %s: %s" % (self.server, e)) from None
+                raise _connect_error(self.server, e) from None
             if response.status >= 400:
                 _raise_for(response.status, response.read())
             # A followed log of a waiting job, or quiet events, may send nothing for hours.

@@ -109,6 +109,9 @@ def _connection(p, top=False):
     p.add_argument("--server", default=default,
                    help="controller URL (default $BATON_SERVER, else BATON_HOME/server.url)")
     p.add_argument("--token", default=default, help="API token (default $BATON_TOKEN, else BATON_HOME/admin.token)")
+    p.add_argument("--tls-ca", default=default, metavar="FILE",
+                   help="CA certificates (PEM) an https:// server is checked against (default $BATON_TLS_CA, "
+                        "else the system's CAs and BATON_HOME/tls/ca.crt)")
 
 
 def _selection(p, what):
@@ -549,15 +552,17 @@ def main(argv=None):
     try:
         _check(args)
         try:
-            client = Client(server=args.server, token=args.token)
+            client = Client(server=args.server, token=args.token, ca=args.tls_ca)
         except BatonUnavailable as e:
             raise BatonUnavailable(e.message.replace("pass server=URL", "pass --server URL")) from None
         return _run(client, args)
     except BatonError as e:
-        print("baton: " + e.message, file=sys.stderr)
+        # The client's words for its arguments, as the flags the command line has for them.
+        print("baton: " + e.message.replace("pass ca=FILE", "pass --tls-ca FILE"), file=sys.stderr)
         return 1
     except ValueError as e:
-        print("baton: %s" % e, file=sys.stderr)
+        text = str(e)
+        print("baton: " + ("--tls-ca " + text[len("ca: "):] if text.startswith("ca: ") else text), file=sys.stderr)
         return 2
 
 

@@ -185,7 +185,7 @@ SAME = ("name", "command", "resources", "after", "after_any", "after_notok", "si
 
 
 def test_the_new_fields_give_the_same_job_as_baton_submit(server, tz):
-    c = Client(server["url"], server["token"])
+    c = Client(server["url"], server["token"], ca=server["ca"])
     first, second = c.submit(["true"])["id"], c.submit(["false"])["id"]
     c.wait(first, timeout=30)
     c.wait(second, timeout=30)
@@ -235,7 +235,7 @@ def _strip(job):
 
 
 def test_arrays_side_by_side(server):
-    c = Client(server["url"], server["token"])
+    c = Client(server["url"], server["token"], ca=server["ca"])
     blocker = c.submit(["sleep", "60"], gpus=2)["id"]
     flags = ["-g", "1", "--array", "0-3%2", "--name", "arr"]
     command = ["sh", "-c", "echo task $BATON_ARRAY_INDEX of $BATON_ARRAY_JOB_ID; exit $(( BATON_ARRAY_INDEX % 2 ))"]

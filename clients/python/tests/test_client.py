@@ -23,7 +23,8 @@ BATON = os.environ.get("BATON_BINARY", "baton")
 
 @pytest.fixture
 def server():
-    """A `baton up` on 127.0.0.1:0 in a temporary directory; its URL, admin token and directory."""
+    """A `baton up` on 127.0.0.1:0 in a temporary directory; its URL (https://), admin token,
+    directory and CA certificate (DIR/tls/ca.crt, which the server's certificate is checked against)."""
     with tempfile.TemporaryDirectory(prefix="baton-py-") as d:
         env = dict(os.environ, BATON_NVML_LIBRARY="/nonexistent/libnvidia-ml.so.1")
         log = open(os.path.join(d, "baton.out"), "w")
@@ -37,10 +38,11 @@ def server():
             time.sleep(0.01)
         url = open(url_file).read().strip()
         token = open(os.path.join(d, "admin.token")).read().strip()
+        ca = os.path.join(d, "tls", "ca.crt")
         try:
-            yield {"url": url, "token": token, "dir": d}
+            yield {"url": url, "token": token, "dir": d, "ca": ca}
         finally:
-            c = Client(url, token)
+            c = Client(url, token, ca=ca)
             for job in c.jobs(state=["pending", "held", "running"]):
                 c.cancel(job["id"])
                 c.wait(job["id"], timeout=10)
@@ -54,6 +56,7 @@ def cli(server, *args):
     env = dict(os.environ, BATON_HOME=server["dir"])
     env.pop("BATON_SERVER", None)
     env.pop("BATON_TOKEN", None)
+    env.pop("BATON_TLS_CA", None)  # the server's CA: BATON_HOME/tls/ca.crt
     p = subprocess.run([BATON, *args], capture_output=True, text=True, env=env, timeout=60)
     return p.returncode, p.stdout, p.stderr
 
@@ -63,13 +66,14 @@ def pycli(server, *args):
     env = dict(os.environ, BATON_HOME=server["dir"], PYTHONPATH=os.path.dirname(HERE))
     env.pop("BATON_SERVER", None)
     env.pop("BATON_TOKEN", None)
+    env.pop("BATON_TLS_CA", None)
     p = subprocess.run([sys.executable, "-m", "baton_client", *args], capture_output=True, text=True, env=env,
                        timeout=60)
     return p.returncode, p.stdout, p.stderr
 
 
 def test_submit_show_wait_logs_and_cancel(server):
-    c = Client(server["url"], server["token"])
+    c = Client(server["url"], server["token"], ca=server["ca"])
     job = c.submit("echo hello from $BATON_JOB_ID", gpus=1, name="hello", env={"A": "1"})
     assert job["state"] in ("pending", "running")
     done = c.wait(job["id"], timeout=30)
@@ -89,14 +93,14 @@ def test_submit_show_wait_logs_and_cancel(server):
 
 
 def test_logs_follow_streams_until_the_job_ends(server):
-    c = Client(server["url"], server["token"])
+    c = Client(server["url"], server["token"], ca=server["ca"])
     job = c.submit("for i in 1 2 3; do echo line $i; sleep 0.3; done")
     chunks = list(c.logs(job["id"], follow=True))
     assert "".join(chunks) == "line 1\nline 2\nline 3\n"
 
 
 def test_followed_log_arrives_while_the_job_runs(server):
-    c = Client(server["url"], server["token"])
+    c = Client(server["url"], server["token"], ca=server["ca"])
     job = c.submit("echo first; sleep 2; echo second")
     stream = c.logs(job["id"], follow=True)
     start = time.monotonic()
@@ -110,20 +114,20 @@ def test_followed_log_arrives_while_the_job_runs(server):
 
 
 def test_a_quiet_followed_log_outlasts_the_clients_timeout(server):
-    c = Client(server["url"], server["token"], timeout=1.0)
+    c = Client(server["url"], server["token"], timeout=1.0, ca=server["ca"])
     job = c.submit("sleep 2; echo late")
     assert "".join(c.logs(job["id"], follow=True)) == "late\n"
 
 
 def test_events_stream_as_server_sent_events(server):
-    c = Client(server["url"], server["token"])
+    c = Client(server["url"], server["token"], ca=server["ca"])
     first = next(c.events())
     assert first["kind"] == "node_joined"
     assert first["seq"] >= 1
 
 
 def test_errors_carry_the_servers_words(server):
-    c = Client(server["url"], server["token"])
+    c = Client(server["url"], server["token"], ca=server["ca"])
     with pytest.raises(BatonError) as e:
         c.show(999)
     assert e.value.status == 404
@@ -133,7 +137,7 @@ def test_errors_carry_the_servers_words(server):
     assert e.value.status == 400
     assert "resources.gpus" in e.value.message
     with pytest.raises(BatonError) as e:
-        Client(server["url"], "wrong").jobs()
+        Client(server["url"], "wrong", ca=server["ca"]).jobs()
     assert e.value.status == 401
     with pytest.raises(ValueError):
         c.submit([])
@@ -141,15 +145,77 @@ def test_errors_carry_the_servers_words(server):
         Client("http://127.0.0.1:1", "x").jobs()
 
 
+def _stranger_ca(d):
+    """A self-signed certificate of no one's: a CA file that does not sign the server's."""
+    if shutil.which("openssl") is None:
+        pytest.skip("no openssl command to make a certificate with")
+    key, cert = os.path.join(d, "stranger.key"), os.path.join(d, "stranger.crt")
+    p = subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+                        "-subj", "/CN=stranger", "-days", "1", "-keyout", key, "-out", cert],
+                       capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    return cert
+
+
+def test_https_the_servers_certificate_is_checked_against_its_ca(server, tmp_path, monkeypatch):
+    """`baton up` serves https:// with its own CA (DIR/tls/ca.crt). The client trusts it when
+    given it (ca=, BATON_TLS_CA) or when it is the local data directory's, and refuses a
+    certificate no CA it has signed, at once and saying what to do."""
+    assert server["url"].startswith("https://"), server["url"]
+    assert os.path.exists(server["ca"])
+    empty = tmp_path / "home"
+    empty.mkdir()
+    for name in ("BATON_TLS_CA", "BATON_SERVER", "BATON_TOKEN"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("BATON_HOME", str(empty))  # no local CA: only what each client is given
+    # Its own CA, given: the API over TLS, a followed log (a stream) too.
+    c = Client(server["url"], server["token"], ca=server["ca"])
+    job = c.submit(["echo", "over tls"])
+    assert job["id"] in [j["id"] for j in c.jobs()]
+    assert "".join(c.logs(job["id"], follow=True)) == "over tls\n"
+    assert c.wait(job["id"], timeout=30)["state"] == "succeeded"
+    assert next(c.events())["seq"] >= 1
+    # Another CA's certificate, given: refused with the words of `baton`, and not tried again.
+    stranger = _stranger_ca(str(tmp_path))
+    start = time.monotonic()
+    with pytest.raises(BatonUnavailable) as e:
+        Client(server["url"], server["token"], ca=stranger).jobs()
+    assert time.monotonic() - start < 10
+    assert "certificate is not trusted" in e.value.message, e.value.message
+    assert "ca=FILE" in e.value.message and "BATON_TLS_CA" in e.value.message
+    with pytest.raises(BatonUnavailable, match="certificate is not trusted"):
+        next(Client(server["url"], server["token"], ca=stranger).events())  # a stream's connection too
+    # Neither given nor local: the system's CAs do not know it.
+    with pytest.raises(BatonUnavailable, match="certificate is not trusted"):
+        Client(server["url"], server["token"]).jobs()
+    # BATON_TLS_CA when ca= is not given; ca= before it.
+    monkeypatch.setenv("BATON_TLS_CA", stranger)
+    with pytest.raises(BatonUnavailable, match="certificate is not trusted"):
+        Client(server["url"], server["token"]).jobs()
+    assert Client(server["url"], server["token"], ca=server["ca"]).show(job["id"])["id"] == job["id"]
+    monkeypatch.setenv("BATON_TLS_CA", server["ca"])
+    assert Client(server["url"], server["token"]).show(job["id"])["id"] == job["id"]
+    monkeypatch.delenv("BATON_TLS_CA")
+    # The local data directory's CA (what `baton up` made there), with its server.url and token.
+    monkeypatch.setenv("BATON_HOME", server["dir"])
+    assert Client().show(job["id"])["id"] == job["id"]
+    # A CA file that cannot be read: a usage error, before anything is sent.
+    with pytest.raises(ValueError, match="cannot be read as PEM certificates"):
+        Client(server["url"], server["token"], ca=str(tmp_path / "missing.crt"))
+    # The same port answers plain http:// on loopback, as before.
+    plain = "http://" + server["url"][len("https://"):]
+    assert Client(plain, server["token"]).show(job["id"])["id"] == job["id"]
+
+
 def test_idempotency_key_gives_the_same_job(server):
-    c = Client(server["url"], server["token"])
+    c = Client(server["url"], server["token"], ca=server["ca"])
     a = c.submit(["true"], idempotency_key="py-1")
     b = c.submit(["true"], idempotency_key="py-1")
     assert a["id"] == b["id"]
 
 
 def test_the_cli_and_the_client_report_the_same(server):
-    c = Client(server["url"], server["token"])
+    c = Client(server["url"], server["token"], ca=server["ca"])
     ids = [c.submit(["true"], name="py-%d" % i)["id"] for i in range(3)]
     code, out, err = cli(server, "submit", "--name", "from-cli", "--", "false")
     assert code == 0, err
@@ -199,7 +265,8 @@ def test_it_installs_with_pip_from_the_repository(tmp_path):
 
 def test_several_servers_the_client_follows_a_standby_to_the_leader(server):
     """BATON_SERVER=dead,standby,...: an address that does not answer is passed over, and a
-    standby's 307 with X-Baton-Leader (as a standby controller answers) leads to the leader."""
+    standby's 307 with X-Baton-Leader (as a standby controller answers) leads to the leader.
+    The stand-in standby speaks plain http://, the leader https://: each by its own scheme."""
     import http.server
     import socket
     import threading
@@ -227,13 +294,13 @@ def test_several_servers_the_client_follows_a_standby_to_the_leader(server):
     dead.bind(("127.0.0.1", 0))  # bound, never listening: connections are refused
     try:
         urls = "http://127.0.0.1:%d,http://127.0.0.1:%d" % (dead.getsockname()[1], standby.server_address[1])
-        c = Client(urls, server["token"])
+        c = Client(urls, server["token"], ca=server["ca"])
         job = c.submit(["true"], idempotency_key="k-1")
         assert c.server == leader
         assert c.show(job["id"])["id"] == job["id"]
         # A submit without a key is not sent twice where the first may have landed, but a
         # standby's answer means it did not: that one is followed too.
-        c2 = Client("http://127.0.0.1:%d,%s" % (standby.server_address[1], leader), server["token"])
+        c2 = Client("http://127.0.0.1:%d,%s" % (standby.server_address[1], leader), server["token"], ca=server["ca"])
         assert c2.submit(["true"])["id"] > job["id"]
         assert c2.server == leader
     finally:

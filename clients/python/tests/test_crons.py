@@ -16,7 +16,7 @@ def test_schedule_goes_into_the_spec():
 
 
 def test_crons_list_and_delete_match_the_cli(server):
-    c = Client(server["url"], server["token"])
+    c = Client(server["url"], server["token"], ca=server["ca"])
     job = c.submit(["python3", "eval.py"], name="nightly", schedule="30 3 * * mon-fri")
     assert job["state"] == "pending"
     assert job["schedule"] == "30 3 * * mon-fri"
@@ -62,7 +62,7 @@ def test_crons_list_and_delete_match_the_cli(server):
 
 
 def test_a_bad_schedule_is_refused_with_the_servers_words(server):
-    c = Client(server["url"], server["token"])
+    c = Client(server["url"], server["token"], ca=server["ca"])
     try:
         c.submit(["true"], schedule="0 3 * *")
         raise AssertionError("accepted a four-field schedule")
@@ -73,7 +73,7 @@ def test_a_bad_schedule_is_refused_with_the_servers_words(server):
 
 def test_a_job_sized_from_its_model_matches_the_cli(server):
     """`model=` (and `--model` of the Python CLI) sizes the job as `baton submit --model` does."""
-    c = Client(server["url"], server["token"])
+    c = Client(server["url"], server["token"], ca=server["ca"])
     for _ in range(500):  # sizing needs the node's GPUs: wait for its agent
         if any(n.get("state") == "ready" for n in c.nodes()):
             break

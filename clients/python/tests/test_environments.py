@@ -18,7 +18,7 @@ def test_venv_is_absolute_and_conda_is_kept(tmp_path, monkeypatch):
 
 
 def test_the_cli_and_the_client_send_the_same_environment(server, tmp_path):
-    c = Client(server["url"], server["token"])
+    c = Client(server["url"], server["token"], ca=server["ca"])
     venv = str(tmp_path / "venv")
     job = c.submit(["true"], venv=venv, hold=True)
     code, out, err = pycli(server, "submit", "--venv", venv, "--hold", "--", "true")

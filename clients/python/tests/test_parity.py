@@ -216,7 +216,7 @@ def test_many_at_once_picks_from_the_listed_jobs(fake):
 # ---- against the real server, beside `baton` ----
 
 def test_all_fields_give_the_same_job_as_baton_submit(server):
-    c = Client(server["url"], server["token"])
+    c = Client(server["url"], server["token"], ca=server["ca"])
     first = c.submit(["true"])["id"]
     flags = ["-g", "1", "--gpu-type", "H100", "--gpu-memory", "40GiB", "--cpus", "2", "--memory", "1GiB",
              "-p", "high", "--project", "research", "--name", "twin", "-t", "2h", "--grace", "10s",
@@ -251,7 +251,7 @@ def test_all_fields_give_the_same_job_as_baton_submit(server):
 
 
 def test_batch_queue_and_nodes(server):
-    c = Client(server["url"], server["token"])
+    c = Client(server["url"], server["token"], ca=server["ca"])
     big = c.submit(["sleep", "60"], gpus=2)
     jobs = c.submit_batch([{"command": ["true"], "gpus": 1, "name": "b-%d" % i} for i in range(3)])
     ids = [j["id"] for j in jobs]
@@ -279,7 +279,7 @@ def test_batch_queue_and_nodes(server):
 
 
 def test_cancel_hold_and_release_many(server):
-    c = Client(server["url"], server["token"])
+    c = Client(server["url"], server["token"], ca=server["ca"])
     blocker = c.submit(["sleep", "60"], gpus=2)["id"]
     ids = [c.submit(["true"], gpus=1, name="sweep" if i % 2 else "other")["id"] for i in range(6)]
     # Ids: the CLI and the client alike.
@@ -311,14 +311,15 @@ def test_cancel_hold_and_release_many(server):
 def _agent(server, name, d, gpus):
     token = open(os.path.join(server["dir"], "agent.token")).read().strip()
     log = open(os.path.join(d, name + ".out"), "w")
+    # The server's own CA, as an operator gives it to each agent (its URL is https://).
     return subprocess.Popen([BATON, "agent", "--server", server["url"], "--token", token, "--name", name,
                              "--data", os.path.join(d, name), "--gpus", gpus, "--address", "127.0.0.1",
-                             "--allow-root-jobs"], stdout=log, stderr=subprocess.STDOUT,
+                             "--tls-ca", server["ca"], "--allow-root-jobs"], stdout=log, stderr=subprocess.STDOUT,
                             env=dict(os.environ, BATON_NVML_LIBRARY="/nonexistent/libnvidia-ml.so.1"))
 
 
 def test_logs_of_a_job_on_three_nodes(server, tmp_path):
-    c = Client(server["url"], server["token"])
+    c = Client(server["url"], server["token"], ca=server["ca"])
     agents = [_agent(server, name, str(tmp_path), "2xH100-80GB") for name in ("n1", "n2")]
     try:
         for _ in range(400):

@@ -1,0 +1,46 @@
+#include "serve_tls.h"
+
+#include <boost/url/parse.hpp>
+#include <vector>
+
+#include "core/file_util.h"
+#include "host.h"
+
+namespace baton {
+
+Result<ServeTls> PrepareServerTls(const TlsFlags& flags, const std::string& data_dir,
+                                  const std::string& listen_host, const std::string& advertise) {
+  ServeTls out;
+  if (flags.cert.empty() != flags.key.empty())
+    return Err(InvalidArgument("--tls-cert and --tls-key go together: give both, or neither"));
+  if (!flags.cert.empty()) {
+    out.files = net::TlsServerFiles{.cert_file = flags.cert, .key_file = flags.key};
+    RETURN_IF_ERROR(CheckPrivate(flags.key, "the TLS key (--tls-key)"));
+    RETURN_IF_ERROR(net::CheckServerFiles(out.files));
+    return out;
+  }
+  std::vector<std::string> names = {HostName(), listen_host};
+  if (!advertise.empty()) {
+    if (auto u = boost::urls::parse_uri(advertise); u && !u->host().empty()) {
+      std::string host(u->host());
+      if (host.size() > 2 && host.front() == '[') host = host.substr(1, host.size() - 2);
+      names.push_back(host);
+    }
+  }
+  for (std::string& a : net::HostAddresses()) names.push_back(std::move(a));
+  ASSIGN_OR_RETURN(out.files, net::EnsureLocalCertificate(data_dir, names));
+  out.own_ca = true;
+  out.ca_file = net::LocalPkiIn(data_dir).ca_cert;
+  return out;
+}
+
+std::string LocalServerUrl(const ServeTls& tls, const std::string& listen_host, uint16_t port) {
+  std::string host = listen_host;
+  if (host == "0.0.0.0") host = "127.0.0.1";
+  if (host == "::") host = "::1";
+  bool https = tls.own_ca || !net::IsLoopbackAddress(host);
+  if (host.find(':') != std::string::npos) host = "[" + host + "]";
+  return std::string(https ? "https://" : "http://") + host + ":" + std::to_string(port);
+}
+
+}  // namespace baton
