@@ -111,7 +111,8 @@ TEST(Credentials, NoSecretReachesAJob) {
   auto nobody = baton.Client(FirstLine(token.out));
   // Everything the job can see: its environment, its directory, the agent's secrets.
   std::string cmd = "env; ls -la .; cat " + dir.path() + "/agent/credential " + dir.path() +
-                    "/agent.token " + dir.path() + "/admin.token; true";
+                    "/agent.token " + dir.path() + "/admin.token " + dir.path() + "/tls/ca.key " +
+                    dir.path() + "/tls/server.key; true";
   int64_t id = Submit(*nobody, R"({"command": ")" + cmd + R"(", "workdir": "/tmp"})");
   ASSERT_GT(id, 0);
   ASSERT_FALSE(WaitForJob(*nobody, id).empty());
@@ -122,6 +123,8 @@ TEST(Credentials, NoSecretReachesAJob) {
     ASSERT_EQ(s.size(), 64u);
     EXPECT_EQ(log.find(s), std::string::npos) << "a secret reached the job:\n" << log;
   }
+  // Nor the TLS keys (the server's, and its CA's that signs certificates).
+  EXPECT_EQ(log.find("PRIVATE KEY"), std::string::npos) << "a TLS key reached the job:\n" << log;
 }
 
 TEST(Credentials, SecretFilesOthersMayReadStopTheServerAndTheAgent) {
