@@ -128,13 +128,19 @@ Result<std::shared_ptr<SslContext>> MakeClientContext(const TlsClientOptions& op
     }
     return ctx;
   }
-  // The system's CAs by their hashed directory (/etc/ssl/certs): looked up only when a
-  // certificate names an issuer, where loading the whole bundle file would cost every command
-  // a few milliseconds. SSL_CERT_DIR and SSL_CERT_FILE are honoured as OpenSSL does.
+  // The system's CAs by their hashed directory (/etc/ssl/certs, or SSL_CERT_DIR): looked up
+  // only when a certificate names an issuer. Loading the whole bundle file instead costs every
+  // command some 20 ms (measured: docs/performance.md, "TLS"), so SSL_CERT_FILE is read only
+  // where no such directory exists.
   const char* dir = std::getenv(X509_get_default_cert_dir_env());
-  ctx->add_verify_path(dir != nullptr ? dir : X509_get_default_cert_dir(), ec);
-  if (const char* file = std::getenv(X509_get_default_cert_file_env()); file != nullptr)
-    ctx->load_verify_file(file, ec);
+  std::string cert_dir = dir != nullptr ? dir : X509_get_default_cert_dir();
+  std::error_code dec;
+  if (std::filesystem::is_directory(cert_dir, dec)) {
+    ctx->add_verify_path(cert_dir, ec);
+  } else {
+    const char* file = std::getenv(X509_get_default_cert_file_env());
+    ctx->load_verify_file(file != nullptr ? file : X509_get_default_cert_file(), ec);
+  }
   std::error_code fec;
   if (!options.local_ca.empty() && std::filesystem::exists(options.local_ca, fec)) {
     ctx->load_verify_file(options.local_ca, ec);  // unreadable (another user's): system CAs only
