@@ -492,13 +492,7 @@ int Serve(const ServeOptions& o, const std::string& config) {
   auto url = StartServing(loop, server, setup->listen.first, setup->tls, dir);
   if (!url) return Fail(url.error());
   Log("serving " + *url + " (data " + dir + ", " + std::to_string(restored) + " jobs restored)");
-  if (setup->tls.own_ca) {
-    Log("TLS: " + setup->tls.files.cert_file + ", signed by this server's own CA " +
-        setup->tls.ca_file + ": agents and users elsewhere trust it with --tls-ca " +
-        setup->tls.ca_file + " (a copy)");
-  } else {
-    Log("TLS: " + setup->tls.files.cert_file);
-  }
+  Log(DescribeServerTls(setup->tls));
 
   agent::PosixEnv env;
   agent::ProcessExecutor executor(env);
@@ -546,12 +540,8 @@ int RunAgent(const AgentFlags& f) {
   std::string name = f.name.empty() ? HostName() : f.name;
   std::string dir = f.data.empty() ? cli::DefaultDataDir() + "/agent-" + name : f.data;
   std::string token = f.token;
-  std::string tls_ca = f.tls_ca;
-  if (const char* env = std::getenv("BATON_TLS_CA"); tls_ca.empty() && env != nullptr) tls_ca = env;
-  if (!tls_ca.empty()) {
-    if (auto ca = net::ReadCertificate(tls_ca); !ca)
-      return Fail(InvalidArgument("--tls-ca " + ca.error().message()));
-  }
+  auto tls_ca = AgentTlsCa(f.tls_ca);
+  if (!tls_ca) return Fail(tls_ca.error());
   if (!f.token_file.empty()) {
     if (Status st = CheckPrivate(f.token_file, "a join token"); !st.ok()) return Fail(st);
     token = ReadTrimmed(f.token_file);
@@ -579,7 +569,7 @@ int RunAgent(const AgentFlags& f) {
   agent::AgentOptions ao{.name = name,
                          .data_dir = dir,
                          .server = f.server,
-                         .tls = {.ca_file = tls_ca},
+                         .tls = {.ca_file = *tls_ca},
                          .token = token,
                          .pool = f.pool,
                          .address = f.address,

@@ -1,6 +1,7 @@
 #include "serve_tls.h"
 
 #include <boost/url/parse.hpp>
+#include <cstdlib>
 #include <vector>
 
 #include "core/file_util.h"
@@ -41,6 +42,22 @@ std::string LocalServerUrl(const ServeTls& tls, const std::string& listen_host, 
   bool https = tls.own_ca || !net::IsLoopbackAddress(host);
   if (host.find(':') != std::string::npos) host = "[" + host + "]";
   return std::string(https ? "https://" : "http://") + host + ":" + std::to_string(port);
+}
+
+std::string DescribeServerTls(const ServeTls& tls) {
+  if (!tls.own_ca) return "TLS: " + tls.files.cert_file;
+  return "TLS: " + tls.files.cert_file + ", signed by this server's own CA " + tls.ca_file +
+         ": agents and users elsewhere trust it with --tls-ca " + tls.ca_file + " (a copy)";
+}
+
+Result<std::string> AgentTlsCa(const std::string& flag) {
+  std::string ca = flag;
+  if (const char* env = std::getenv("BATON_TLS_CA"); ca.empty() && env != nullptr) ca = env;
+  if (!ca.empty()) {
+    if (auto cert = net::ReadCertificate(ca); !cert)
+      return Err(InvalidArgument("--tls-ca " + cert.error().message()));
+  }
+  return ca;
 }
 
 }  // namespace baton

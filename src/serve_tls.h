@@ -32,4 +32,11 @@ Result<ServeTls> PrepareServerTls(const TlsFlags& flags, const std::string& data
 // non-loopback host), else http:// (plain HTTP is served to loopback).
 std::string LocalServerUrl(const ServeTls& tls, const std::string& listen_host, uint16_t port);
 
+// The log line saying what the server serves with (and, with its own CA, what to hand out).
+std::string DescribeServerTls(const ServeTls& tls);
+
+// What `baton agent` checks the controller's certificate against: --tls-ca, else
+// $BATON_TLS_CA, else "" (the system's CAs); a file given must hold a certificate.
+Result<std::string> AgentTlsCa(const std::string& flag);
+
 }  // namespace baton
