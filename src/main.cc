@@ -467,8 +467,8 @@ int Serve(const ServeOptions& o, const std::string& config) {
   const std::string& kept = o.shared_dir.empty() ? dir : o.shared_dir;
   api::LogStore logs(kept + "/logs");
   api::CodeStore code(kept + "/code-snapshots");
-  // The server is declared before the service and loop callbacks use it: it must outlive
-  // every reply the loop may still send, so it is stopped last.
+  // Declared before the service and loop callbacks use it: it must outlive every reply the
+  // loop may still send, so it is stopped last.
   api::HttpServer* server_ptr = nullptr;
   api::Service service(api::Service::Deps{
       .loop = loop,
@@ -477,7 +477,8 @@ int Serve(const ServeOptions& o, const std::string& config) {
       .news = news,
       .post_to_io = [&server_ptr](std::function<void()> fn) { server_ptr->Post(std::move(fn)); },
       .code = &code,
-      .epoch = leading.epoch});
+      .epoch = leading.epoch,
+      .reports_dir = kept + "/reports"});
   api::HttpServer server(
       api::HttpServerOptions{.host = setup->listen.first,
                              .port = setup->listen.second,
@@ -493,6 +494,7 @@ int Serve(const ServeOptions& o, const std::string& config) {
   if (!url) return Fail(url.error());
   Log("serving " + *url + " (data " + dir + ", " + std::to_string(restored) + " jobs restored)");
   Log(DescribeServerTls(setup->tls));
+  Log(DescribeDashboard(*url, setup->listen.first, dir));
 
   agent::PosixEnv env;
   agent::ProcessExecutor executor(env);

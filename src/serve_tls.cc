@@ -60,4 +60,18 @@ Result<std::string> AgentTlsCa(const std::string& flag) {
   return ca;
 }
 
+std::string DescribeDashboard(const std::string& url, const std::string& listen_host,
+                              const std::string& dir) {
+  std::string where = url + "/ui/";
+  // Plain HTTP is taken from this machine: a browser here needs no certificate trusted.
+  bool local =
+      net::IsLoopbackAddress(listen_host) || listen_host == "0.0.0.0" || listen_host == "::";
+  if (url.starts_with("https://") && local) {
+    std::string port = url.substr(url.rfind(':') + 1);
+    where = "http://127.0.0.1:" + port + "/ui/ on this machine (" + where +
+            " from others, trusting " + dir + "/tls/ca.crt)";
+  }
+  return "dashboard: " + where + "; log in with the token in " + dir + "/admin.token";
+}
+
 }  // namespace baton

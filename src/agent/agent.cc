@@ -128,6 +128,7 @@ Status Agent::Recover() {
     job.log_shipped = 0;
     // Checkpoints it announced before the restart were reported then (or are stale now).
     job.metrics_scanned = SizeOf(JobDir(job.order.job) + "/metrics.jsonl");
+    job.metrics_shipped = 0;
     jobs_[Key(job.order.job, job.order.attempt)] = std::move(job);
   }
   CollectExits(clock_.Now());
@@ -551,6 +552,39 @@ std::vector<size_t> Agent::EventsToReport(const std::map<std::string, size_t>& s
   return sent;
 }
 
+// The metrics lines of each job the controller does not have yet, within `budget`: whole lines
+// while the job runs, the rest once it has ended. Returns the bytes added per job; a file that
+// cannot be read counts as shipped, so that it never holds its job back.
+std::map<std::string, int64_t> Agent::ShipMetrics(size_t* budget, std::vector<LogChunk>* out) {
+  std::map<std::string, int64_t> added;
+  for (auto& [key, job] : jobs_) {
+    if (*budget == 0) break;
+    const std::string path = JobDir(job.order.job) + "/metrics.jsonl";
+    if (SizeOf(path) <= job.metrics_shipped) continue;
+    Result<std::string> read =
+        env_.ReadRange(path, job.metrics_shipped, std::min(kLogChunk, *budget));
+    if (!read) {
+      added[key] = SizeOf(path) - job.metrics_shipped;
+      continue;
+    }
+    std::string data = std::move(*read);
+    if (!job.exited) {
+      size_t end = data.rfind('\n');
+      // A line longer than a chunk goes as it is; otherwise only whole lines.
+      if (end == std::string::npos && data.size() < kLogChunk) continue;
+      if (end != std::string::npos) data.resize(end + 1);
+    }
+    if (data.empty()) continue;
+    *budget -= std::min(*budget, data.size());
+    added[key] = static_cast<int64_t>(data.size());
+    out->push_back(LogChunk{.job = job.order.job,
+                            .offset = job.metrics_shipped,
+                            .data = std::move(data),
+                            .metrics = true});
+  }
+  return added;
+}
+
 bool Agent::SendReport(std::vector<GpuSample> samples) {
   ReportRequest rep;
   rep.node = options_.name;
@@ -577,6 +611,7 @@ bool Agent::SendReport(std::vector<GpuSample> samples) {
     rep.logs.push_back(
         LogChunk{.job = job.order.job, .offset = job.log_shipped, .data = std::move(data)});
   }
+  std::map<std::string, int64_t> metrics_shipped = ShipMetrics(&budget, &rep.logs);
   std::vector<size_t> sent = EventsToReport(shipped);
   std::set<std::string> exits_in_report;
   for (size_t i : sent) {
@@ -611,6 +646,7 @@ bool Agent::SendReport(std::vector<GpuSample> samples) {
   for (auto& [key, n] : shipped) {
     if (n != SIZE_MAX) jobs_[key].log_shipped += static_cast<int64_t>(n);
   }
+  for (auto& [key, n] : metrics_shipped) jobs_[key].metrics_shipped += n;
   for (const std::string& key : exits_in_report) {
     if (auto it = jobs_.find(key); it != jobs_.end()) it->second.exit_acked = true;
   }
@@ -621,7 +657,9 @@ bool Agent::SendReport(std::vector<GpuSample> samples) {
 void Agent::DropAcknowledged() {
   for (auto it = jobs_.begin(); it != jobs_.end();) {
     RunningJob& job = it->second;
-    if (job.exit_acked && job.log_shipped >= SizeOf(JobDir(job.order.job) + "/output.log")) {
+    const std::string dir = JobDir(job.order.job);
+    if (job.exit_acked && job.log_shipped >= SizeOf(dir + "/output.log") &&
+        job.metrics_shipped >= SizeOf(dir + "/metrics.jsonl")) {
       // A run file left behind re-adopts an ended job after a restart, which reports its end
       // again: harmless, but worth a line.
       if (Status st = run_files_.Remove(job.order.job, job.order.attempt); !st.ok())

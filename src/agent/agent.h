@@ -97,6 +97,7 @@ class Agent {
     Duration stop_grace{0};
     int64_t log_shipped = 0;      // bytes of the log the controller has
     int64_t metrics_scanned = 0;  // bytes of the metrics file looked at for checkpoints
+    int64_t metrics_shipped = 0;  // bytes of the metrics file the controller has
     std::string last_checkpoint;  // the latest checkpoint its metrics file reported
     bool start_reported = false;
     bool exit_acked = false;  // the controller has how it ended
@@ -149,6 +150,7 @@ class Agent {
   void Reached(Duration after) const;
   std::vector<size_t> EventsToReport(const std::map<std::string, size_t>& shipped);
   bool SendReport(std::vector<GpuSample> samples);
+  std::map<std::string, int64_t> ShipMetrics(size_t* budget, std::vector<LogChunk>* out);
   // When logs are due: checkpoints, XIDs and health notices; true when some job has log
   // output not yet shipped.
   bool PollHealthAndLogs(TimePoint now);

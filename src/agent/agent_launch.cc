@@ -30,6 +30,7 @@ void Agent::Launch(const LaunchOrder& order, TimePoint now) {
   job.started_at = now;
   job.log_shipped = SizeOf(dir + "/output.log");         // earlier attempts' output was shipped
   job.metrics_scanned = SizeOf(dir + "/metrics.jsonl");  // earlier attempts' checkpoints are old
+  job.metrics_shipped = job.metrics_scanned;             // and their lines were shipped
   if (Status st = env_.CreateDirs(dir + "/checkpoints"); !st.ok())
     return FailLaunch(std::move(job), 127, "node " + options_.name + ": " + st.message());
   if (!order.checkpoint_dir.empty()) {

@@ -155,7 +155,7 @@ bool Agent::RegisterWithController(bool* tried_every_server) {
   servers_->Succeeded(url);
   if (epoch_before != 0 && reply->epoch > epoch_before) {
     // A new leader: it has only what reached the store, not the logs the old one was sent.
-    for (auto& [key, job] : jobs_) job.log_shipped = 0;
+    for (auto& [key, job] : jobs_) job.log_shipped = job.metrics_shipped = 0;
   }
   // The registration told the controller everything; exits in it are acknowledged.
   pending_events_.clear();

@@ -22,6 +22,9 @@ struct Request {
   std::string accept;           // the Accept header
   std::string last_event_id;    // the Last-Event-ID header (Server-Sent Events)
   std::string upgrade;          // the Upgrade header, when Connection names it
+  std::string content_type;     // the Content-Type header
+  std::string accept_encoding;  // the Accept-Encoding header
+  std::string if_none_match;    // the If-None-Match header
 };
 
 // One piece of a streamed body (a followed log, Server-Sent Events).

@@ -171,6 +171,12 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
       r.accept = std::string(it->value());
     if (auto it = req.find("Last-Event-ID"); it != req.end())
       r.last_event_id = std::string(it->value());
+    if (auto it = req.find(http::field::content_type); it != req.end())
+      r.content_type = std::string(it->value());
+    if (auto it = req.find(http::field::accept_encoding); it != req.end())
+      r.accept_encoding = std::string(it->value());
+    if (auto it = req.find(http::field::if_none_match); it != req.end())
+      r.if_none_match = std::string(it->value());
     if (auto it = req.find(http::field::upgrade);
         it != req.end() && http::token_list(req[http::field::connection]).exists("upgrade"))
       r.upgrade = std::string(it->value());

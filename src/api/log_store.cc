@@ -16,15 +16,18 @@ namespace fs = std::filesystem;
 
 LogStore::LogStore(std::string dir) : dir_(std::move(dir)) {}
 
-std::string LogStore::Path(JobId job, const std::string& node) const {
-  return dir_ + "/" + job.ToString() + "/" + node + ".log";
+std::string LogStore::Path(JobId job, const std::string& node, LogStream stream) const {
+  return dir_ + "/" + job.ToString() + "/" + node +
+         (stream == LogStream::kMetrics ? ".metrics.jsonl" : ".log");
 }
 
-Status LogStore::Write(JobId job, const std::string& node, int64_t offset, std::string_view data) {
+Status LogStore::Write(JobId job, const std::string& node, int64_t offset, std::string_view data,
+                       LogStream stream) {
   std::error_code ec;
   fs::create_directories(dir_ + "/" + job.ToString(), ec);
-  int fd = open(Path(job, node).c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
-  if (fd < 0) return Internal("log " + Path(job, node) + ": " + strerror(errno));
+  const std::string path = Path(job, node, stream);
+  int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) return Internal("log " + path + ": " + strerror(errno));
   size_t done = 0;
   while (done < data.size()) {
     ssize_t n =
@@ -32,7 +35,7 @@ Status LogStore::Write(JobId job, const std::string& node, int64_t offset, std::
     if (n <= 0) {
       int err = errno;
       close(fd);
-      return Internal("log " + Path(job, node) + ": " + strerror(err));
+      return Internal("log " + path + ": " + strerror(err));
     }
     done += static_cast<size_t>(n);
   }
@@ -54,9 +57,9 @@ Status ReadError(JobId job, const std::string& what, int err) {
 }  // namespace
 
 Result<LogStore::Chunk> LogStore::Read(JobId job, const std::string& node, int64_t offset,
-                                       size_t max) const {
+                                       size_t max, LogStream stream) const {
   Chunk c;
-  std::string path = Path(job, node);
+  std::string path = Path(job, node, stream);
   int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0 && errno == ENOENT) return c;  // nothing shipped yet
   if (fd < 0) return Err(ReadError(job, path, errno));

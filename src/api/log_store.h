@@ -1,7 +1,9 @@
 // Job logs as the controller keeps them: agents ship byte ranges of each job's output, and
-// they land at their offsets in DIR/<job>/<node>.log, so a range sent twice is harmless.
-// Thread-safe: every call opens its own file descriptor. A log that does not exist yet is an
-// empty one; any other failure to read is an Internal error, said in the log too.
+// they land at their offsets in DIR/<job>/<node>.log, so a range sent twice is harmless. The
+// lines a job appends to $BATON_METRICS_FILE travel the same way, to
+// DIR/<job>/<node>.metrics.jsonl. Thread-safe: every call opens its own file descriptor. A log that
+// does not exist yet is an empty one; any other failure to read is an Internal error, said in the
+// log too.
 #pragma once
 
 #include <cstdint>
@@ -14,23 +16,28 @@
 
 namespace baton::api {
 
+// Which of a job's files on a node.
+enum class LogStream { kOutput, kMetrics };
+
 class LogStore {
  public:
   explicit LogStore(std::string dir);
 
-  Status Write(JobId job, const std::string& node, int64_t offset, std::string_view data);
+  Status Write(JobId job, const std::string& node, int64_t offset, std::string_view data,
+               LogStream stream = LogStream::kOutput);
 
   struct Chunk {
     std::string data;
     int64_t size = 0;  // the whole log's size now
   };
   // Up to `max` bytes from `offset` of the job's log from `node`; an empty log when none yet.
-  Result<Chunk> Read(JobId job, const std::string& node, int64_t offset, size_t max) const;
+  Result<Chunk> Read(JobId job, const std::string& node, int64_t offset, size_t max,
+                     LogStream stream = LogStream::kOutput) const;
   // Nodes that sent output for the job, most recently written first; none when none did.
   Result<std::vector<std::string>> Nodes(JobId job) const;
 
  private:
-  std::string Path(JobId job, const std::string& node) const;
+  std::string Path(JobId job, const std::string& node, LogStream stream) const;
   std::string dir_;
 };
 

@@ -136,6 +136,7 @@ Service::Service(Deps deps)
       post_to_io_(std::move(deps.post_to_io)),
       code_(deps.code),
       epoch_(deps.epoch),
+      reports_dir_(std::move(deps.reports_dir)),
       router_(deps.tokens, Routes()) {}
 
 // docs/api.md, "Routes", says the same.
@@ -166,8 +167,10 @@ std::vector<Route> Service::Routes() {
       {"POST", "/v1/jobs/{id}/cancel", A::kUserOrAdmin, action(K::kCancel)},
       {"POST", "/v1/jobs/{id}/hold", A::kUserOrAdmin, action(K::kHold)},
       {"POST", "/v1/jobs/{id}/release", A::kUserOrAdmin, action(K::kRelease)},
+      {"POST", "/v1/jobs/{id}/resubmit", A::kUserOrAdmin, to(&Service::Resubmit)},
       {"GET", "/v1/jobs/{id}/logs", A::kUserOrAdmin, to(&Service::Logs)},
       {"GET", "/v1/jobs/{id}/metrics", A::kUserOrAdmin, to(&Service::ShowJobMetrics)},
+      {"GET", "/v1/jobs/{id}/metrics/lines", A::kUserOrAdmin, to(&Service::MetricsLines)},
       {"GET", "/v1/jobs/{id}/attach", A::kUserOrAdmin,
        [this](Call c) { OpenTunnel(std::move(c), true); }},
       {"GET", "/v1/jobs/{id}/forward", A::kUserOrAdmin,
@@ -198,6 +201,13 @@ std::vector<Route> Service::Routes() {
          c.respond(Json(200, "{\"user\":" + codec::EncodeString(c.who.user) +
                                  ",\"role\":" + codec::EncodeString(RoleName(c.who.role)) + "}"));
        }},
+      {"GET", "/v1/reports", A::kUserOrAdmin, to(&Service::ListReports)},
+      {"GET", "/v1/reports/{name}/{file}", A::kUserOrAdmin, to(&Service::ReportFile)},
+      // The dashboard: its page and assets need no token (the page asks for one).
+      {"GET", "/", A::kPublic, to(&Service::UiFile)},
+      {"GET", "/ui", A::kPublic, to(&Service::UiFile)},
+      {"GET", "/ui/{file}", A::kPublic, to(&Service::UiFile)},
+      {"GET", "/ui/assets/{file}", A::kPublic, to(&Service::UiFile)},
       {"POST", "/v1/tokens", A::kUserOrAdmin, to(&Service::CreateToken)},
       {"GET", "/v1/tokens", A::kUserOrAdmin, to(&Service::ListTokens)},
       {"POST", "/v1/tokens/{id}/revoke", A::kUserOrAdmin, to(&Service::RevokeToken)},
@@ -304,7 +314,8 @@ void Service::AgentReport(Call c) {
   // Logs land before the report reaches the controller: once an exit is acknowledged, the
   // output before it is on disk here.
   for (const LogChunk& chunk : report->logs) {
-    Status st = logs_.Write(chunk.job, report->node, chunk.offset, chunk.data);
+    Status st = logs_.Write(chunk.job, report->node, chunk.offset, chunk.data,
+                            chunk.metrics ? LogStream::kMetrics : LogStream::kOutput);
     if (!st.ok()) return c.respond(Error(st));
   }
   for (const LogChunk& chunk : report->logs) news_.jobs.Notify(chunk.job.value);  // followers

@@ -18,6 +18,9 @@
 
 namespace baton::api {
 
+// The most bytes of metrics lines one GET /v1/jobs/{id}/metrics/lines answers.
+inline constexpr size_t kMetricsLinesBytes = 4 << 20;
+
 // Maps a status code to its HTTP status.
 int HttpStatus(Code code);
 
@@ -39,6 +42,7 @@ class Service {
     PostToIo post_to_io;        // runs work on an HTTP thread
     CodeStore* code = nullptr;  // code snapshots; none: POST /v1/code is refused
     int64_t epoch = 0;          // the lease's (several controllers), stamped on every order
+    std::string reports_dir;    // GET /v1/reports lists its folders; "" none
   };
   explicit Service(Deps deps);
 
@@ -60,8 +64,15 @@ class Service {
   void ListJobs(Call c);
   void ShowJob(Call c);
   void JobAction(Call c, control::JobAction::Kind kind);
+  void Resubmit(Call c);
   void Logs(Call c);
+  void MetricsLines(Call c);
+  Result<std::string> LogSource(const Job& job, const Identity& who, const std::string& node) const;
   void ShowJobMetrics(Call c);
+  // The dashboard's files (ui.cc) and the reports of `baton sim --report` under DATA/reports.
+  void UiFile(Call c);
+  void ListReports(Call c);
+  void ReportFile(Call c);
   void ListCrons(Call c);
   void DeleteCron(Call c);
   void Queue(Call c);
@@ -96,6 +107,7 @@ class Service {
   PostToIo post_to_io_;
   CodeStore* code_;
   int64_t epoch_;
+  std::string reports_dir_;
   RelayHub relays_;
   Router router_;
 };

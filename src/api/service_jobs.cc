@@ -1,5 +1,7 @@
 // The job routes of api::Service: submit, list, show, act on, read the logs and metrics of
 // jobs, and the queue.
+#include <cctype>
+
 #include "api/service.h"
 #include "api/service_internal.h"
 #include "codec/json_codec.h"
@@ -8,6 +10,15 @@
 namespace baton::api {
 
 using namespace internal;
+
+// Content-Type application/yaml (or x-yaml, text/yaml), with or without parameters.
+static bool IsYaml(std::string_view content_type) {
+  std::string_view type = content_type.substr(0, content_type.find(';'));
+  while (!type.empty() && type.back() == ' ') type.remove_suffix(1);
+  std::string lower(type);
+  for (char& ch : lower) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  return lower == "application/yaml" || lower == "application/x-yaml" || lower == "text/yaml";
+}
 
 void Service::SubmitOne(Call c) { Submit(std::move(c), false); }
 
@@ -19,7 +30,19 @@ void Service::Submit(Call c, bool batch) {
   }
   control::SubmitJobs submit{.caller = CallerOf(c.who),
                              .idempotency_key = c.request.idempotency_key};
-  if (batch) {
+  if (IsYaml(c.request.content_type)) {
+    // A job file as `baton submit job.yaml` reads it (the dashboard's submit form sends one).
+    auto json = codec::YamlToJson(c.request.body, "body");
+    if (!json) return c.respond(Error(json.error()));
+    auto specs = codec::DecodeJobFile(*json);
+    if (!specs) return c.respond(Error(InvalidArgument("body: " + specs.error().message())));
+    if (!batch && specs->size() != 1) {
+      return c.respond(Error(
+          InvalidArgument("body: the YAML has " + std::to_string(specs->size()) +
+                          " jobs; POST /v1/jobs takes one (POST /v1/jobs/batch takes several)")));
+    }
+    submit.specs = std::move(*specs);
+  } else if (batch) {
     auto specs = codec::DecodeJobBatch(c.request.body);
     if (!specs) return c.respond(Error(specs.error()));
     submit.specs = std::move(*specs);
@@ -92,6 +115,39 @@ void Service::JobAction(Call c, control::JobAction::Kind kind) {
       [](control::Reply& r) { return Json(200, codec::EncodeJob(r.jobs.at(0))); });
 }
 
+// POST /v1/jobs/{id}/resubmit: the job's spec again as a new job of the caller's, as `baton
+// resubmit ID` without flags makes it: not held, a task alone, a run of a recurring job once.
+void Service::Resubmit(Call c) {
+  auto id = JobIdParam(c);
+  if (!id) return c.respond(Error(id.error()));
+  if (c.request.idempotency_key.size() > 256) {
+    return c.respond(Error(InvalidArgument("Idempotency-Key: longer than 256 bytes")));
+  }
+  Ask(control::GetJob{CallerOf(c.who), id->id, id->array_index},
+      [this, who = c.who, key = c.request.idempotency_key,
+       respond = std::move(c.respond)](control::Reply& r) mutable {
+        if (!r.status.ok()) return respond(Error(r.status));
+        const Job& job = r.jobs.at(0);
+        if (who.role != Role::kAdmin && job.user != who.user) {
+          return respond(
+              Error(PermissionDenied("job " + job.id.ToString() + " is " + job.user + "'s: only " +
+                                     job.user + " or an admin resubmits it")));
+        }
+        JobSpec spec = job.spec;
+        spec.hold = false;
+        if (job.array_id.value != 0) spec.array.clear();
+        if (job.cron_id.value != 0) {
+          spec.schedule.clear();
+          spec.begin.reset();
+        }
+        control::SubmitJobs submit{.caller = CallerOf(who), .idempotency_key = key};
+        submit.specs.push_back(std::move(spec));
+        Run(std::move(submit), std::move(respond), [](control::Reply& done) {
+          return Json(done.created ? 201 : 200, codec::EncodeJob(done.jobs.at(0)));
+        });
+      });
+}
+
 void Service::ShowJobMetrics(Call c) {
   auto id = JobIdParam(c);
   if (!id) return c.respond(Error(id.error()));
@@ -132,8 +188,56 @@ void Service::Queue(Call c) {
   });
 }
 
-// GET /v1/jobs/{id}/logs: its owner's or an admin's. The log of ?node=, else of the node the
-// job runs on (a gang's rank 0), else of the node that last wrote output for it.
+// Whose log of `job` a reader gets: its owner's or an admin's; the log of `node` when given,
+// else of the node the job runs on (a gang's rank 0), else of the node that last wrote output
+// for it; "" when there is none yet.
+Result<std::string> Service::LogSource(const Job& job, const Identity& who,
+                                       const std::string& node) const {
+  if (who.role != Role::kAdmin && job.user != who.user) {
+    return Err(PermissionDenied("job " + job.id.ToString() + " is " + job.user + "'s: only " +
+                                job.user + " or an admin reads its logs"));
+  }
+  if (!node.empty()) return node;
+  if (!job.allocation.empty()) return job.allocation.front().node;
+  ASSIGN_OR_RETURN(std::vector<std::string> nodes, logs_.Nodes(job.id));
+  return nodes.empty() ? std::string() : nodes.front();
+}
+
+// The ?node= of a log route: "" or a node name.
+static Result<std::string> NodeParam(const Request& req) {
+  std::string node = QueryText(req, "node");
+  if (!node.empty() && !IsValidNodeName(node)) {
+    return Err(InvalidArgument("node: \"" + node.substr(0, 64) + "\" is not a node name"));
+  }
+  return node;
+}
+
+// GET /v1/jobs/{id}/metrics/lines: the lines the job appended to $BATON_METRICS_FILE on a node
+// (as LogSource picks it), from ?offset=, whole lines up to 4 MiB at a time, each parsed.
+void Service::MetricsLines(Call c) {
+  auto id = JobIdParam(c);
+  if (!id) return c.respond(Error(id.error()));
+  auto offset = QueryInt(c.request, "offset", 0, INT64_MAX, 0);
+  if (!offset) return c.respond(Error(offset.error()));
+  auto node = NodeParam(c.request);
+  if (!node) return c.respond(Error(node.error()));
+  Run(control::GetJob{CallerOf(c.who), id->id, id->array_index}, std::move(c.respond),
+      [this, who = c.who, node = *node, offset = *offset](control::Reply& r) {
+        const Job& job = r.jobs.at(0);
+        auto from = LogSource(job, who, node);
+        if (!from) return Error(from.error());
+        LogStore::Chunk chunk;
+        if (!from->empty()) {
+          auto read = logs_.Read(job.id, *from, offset, kMetricsLinesBytes, LogStream::kMetrics);
+          if (!read) return Error(read.error());
+          chunk = std::move(*read);
+        }
+        return Json(200, codec::EncodeMetricsLines(job.id, *from, chunk.data, offset, chunk.size,
+                                                   IsTerminal(job.state)));
+      });
+}
+
+// GET /v1/jobs/{id}/logs: the log LogSource picks, a range of it or followed.
 void Service::Logs(Call c) {
   auto id = JobIdParam(c);
   if (!id) return c.respond(Error(id.error()));
@@ -142,25 +246,15 @@ void Service::Logs(Call c) {
   if (!offset) return c.respond(Error(offset.error()));
   if (!limit) return c.respond(Error(limit.error()));
   bool follow = QueryFlag(c.request, "follow");
-  std::string node = QueryText(c.request, "node");
-  if (!node.empty() && !IsValidNodeName(node)) {
-    return c.respond(
-        Error(InvalidArgument("node: \"" + node.substr(0, 64) + "\" is not a node name")));
-  }
+  auto node_param = NodeParam(c.request);
+  if (!node_param) return c.respond(Error(node_param.error()));
   Run(control::GetJob{CallerOf(c.who), id->id, id->array_index}, std::move(c.respond),
-      [this, who = c.who, node, follow, offset = *offset, limit = *limit](control::Reply& r) {
+      [this, who = c.who, node = *node_param, follow, offset = *offset,
+       limit = *limit](control::Reply& r) {
         const Job& job = r.jobs.at(0);
-        if (who.role != Role::kAdmin && job.user != who.user) {
-          return Error(PermissionDenied("job " + job.id.ToString() + " is " + job.user +
-                                        "'s: only " + job.user + " or an admin reads its logs"));
-        }
-        std::string from = node;
-        if (from.empty() && !job.allocation.empty()) from = job.allocation.front().node;
-        if (from.empty()) {
-          auto nodes = logs_.Nodes(job.id);
-          if (!nodes) return Error(nodes.error());
-          if (!nodes->empty()) from = nodes->front();
-        }
+        auto source = LogSource(job, who, node);
+        if (!source) return Error(source.error());
+        const std::string& from = *source;
         Response res;
         res.content_type = "text/plain; charset=utf-8";
         res.headers.emplace_back("X-Baton-Job-State", std::string(JobStateName(job.state)));

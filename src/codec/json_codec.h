@@ -145,6 +145,12 @@ Result<ClusterEvent> DecodeEvent(std::string_view json);
 Result<std::vector<ClusterEvent>> DecodeEvents(std::string_view json);
 // GET /v1/jobs/{id}/metrics.
 std::string EncodeJobMetrics(const JobMetrics& metrics);
+// GET /v1/jobs/{id}/metrics/lines: {"job", "node", "offset", "next", "size", "ended", "lines":
+// [object, ...]}. `data` is the file of `node` from `offset`: its whole lines are parsed, a line
+// that is not a JSON object is left out, and `next` is the offset after the last whole line
+// (after all of `data` once the job has `ended`, the last line then having no newline).
+std::string EncodeMetricsLines(JobId job, std::string_view node, std::string_view data,
+                               int64_t offset, int64_t size, bool ended);
 // GET /v1/events: {"events": [...]}.
 std::string EncodeEvents(const std::vector<ClusterEvent>& events);
 // POST /v1/nodes/{name}/inject: {"gpu": 3, "fault": "xid", "xid": 79, "duration": "30s"}.

@@ -88,6 +88,33 @@ Result<Usage> DecodeUsage(std::string_view text) {
   return u;
 }
 
+std::string EncodeMetricsLines(JobId job, std::string_view node, std::string_view data,
+                               int64_t offset, int64_t size, bool ended) {
+  size_t whole = data.rfind('\n');
+  whole = whole == std::string_view::npos ? 0 : whole + 1;
+  // The rest of an ended job's file is its last line; a running job may still be writing it.
+  if (ended && offset + static_cast<int64_t>(data.size()) >= size) whole = data.size();
+  json::array lines;
+  size_t start = 0;
+  while (start < whole) {
+    size_t nl = data.find('\n', start);
+    if (nl == std::string_view::npos || nl > whole) nl = whole;
+    boost::system::error_code ec;
+    json::value v = json::parse(data.substr(start, nl - start), ec);
+    if (!ec && v.is_object()) lines.emplace_back(std::move(v));
+    start = nl + 1;
+  }
+  json::object o;
+  o["job"] = job.value;
+  o["node"] = node;
+  o["offset"] = offset;
+  o["next"] = offset + static_cast<int64_t>(whole);
+  o["size"] = size;
+  o["ended"] = ended;
+  o["lines"] = std::move(lines);
+  return json::serialize(o);
+}
+
 std::string EncodeJobMetrics(const JobMetrics& m) {
   json::object o;
   o["job"] = m.job;

@@ -304,6 +304,7 @@ std::string EncodeReport(const ReportRequest& r) {
     lo["job"] = l.job.value;
     lo["offset"] = l.offset;
     lo["data_b64"] = Base64Encode(l.data);  // logs are bytes, not necessarily UTF-8
+    if (l.metrics) lo["stream"] = "metrics";
     logs.emplace_back(std::move(lo));
   }
   o["logs"] = std::move(logs);
@@ -350,6 +351,12 @@ Result<ReportRequest> DecodeReport(std::string_view text) {
       std::string b64;
       RETURN_IF_ERROR(Read(*lo, "data_b64", &b64, Str(12 << 20)));
       ASSIGN_OR_RETURN(c.data, Base64Decode(b64, "logs[].data_b64"));
+      std::string stream = "output";
+      RETURN_IF_ERROR(Read(*lo, "stream", &stream, Str(16)));
+      if (stream != "output" && stream != "metrics") {
+        return Err(InvalidArgument("logs[].stream: must be output or metrics"));
+      }
+      c.metrics = stream == "metrics";
       r.logs.push_back(std::move(c));
     }
   }

@@ -140,6 +140,9 @@ struct LogChunk {
   JobId job;
   int64_t offset = 0;  // where `data` starts in the job's log
   std::string data;
+  // Of the job's $BATON_METRICS_FILE rather than its output: whole lines (the last chunk of an
+  // ended job may end without a newline), kept beside its log for the dashboard's charts.
+  bool metrics = false;
 };
 
 // Something an agent saw on a GPU that leaves the GPU in service: an XID the catalog puts down

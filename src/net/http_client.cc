@@ -315,7 +315,9 @@ Result<HttpResponse> HttpClient::Request(std::string_view method, std::string_vi
   req.keep_alive(true);
   for (const auto& [k, v] : headers) req.set(k, v);
   if (!body.empty() || method == "POST") {
-    req.set(http::field::content_type, "application/json");
+    // JSON unless the caller said otherwise (a YAML job file).
+    if (req.find(http::field::content_type) == req.end())
+      req.set(http::field::content_type, "application/json");
     req.body() = std::string(body);
     req.prepare_payload();
   }

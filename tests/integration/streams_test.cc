@@ -291,7 +291,11 @@ TEST(OpenApi, TheServedDocumentIsValidByARealValidatorAndNamesEveryRoute) {
                            "\"/v1/openapi.json\"",
                            "\"/v1/jobs/{id}/attach\"",
                            "\"/v1/jobs/{id}/forward\"",
-                           "\"/v1/agent/tunnels/{tunnel}\""}) {
+                           "\"/v1/agent/tunnels/{tunnel}\"",
+                           "\"/v1/jobs/{id}/resubmit\"",
+                           "\"/v1/jobs/{id}/metrics/lines\"",
+                           "\"/v1/reports\"",
+                           "\"/v1/reports/{name}/{file}\""}) {
     EXPECT_NE(raw.find(path), std::string::npos) << path;
   }
   std::string script = std::string(BATON_SOURCE_DIR) + "/scripts/openapi-validate";

@@ -318,6 +318,45 @@ TEST(Yaml, BadYamlNamesTheFileAndLine) {
   EXPECT_NE(json.error().message().find("job.yaml"), std::string::npos) << json.error().message();
 }
 
+TEST(Protocol, ReportCarriesMetricsLinesApartFromOutput) {
+  ReportRequest r;
+  r.node = "n1";
+  r.logs = {LogChunk{.job = JobId{1}, .offset = 0, .data = "out\n"},
+            LogChunk{.job = JobId{1}, .offset = 7, .data = "{\"loss\": 1}\n", .metrics = true}};
+  auto back = DecodeReport(EncodeReport(r));
+  ASSERT_TRUE(back.has_value()) << back.error().message();
+  ASSERT_EQ(back->logs.size(), 2u);
+  EXPECT_FALSE(back->logs[0].metrics);
+  EXPECT_TRUE(back->logs[1].metrics);
+  EXPECT_EQ(back->logs[1].offset, 7);
+  // An agent's report with a stream this controller does not know is refused, naming it.
+  std::string text = EncodeReport(r);
+  size_t at = text.find("\"metrics\"");
+  ASSERT_NE(at, std::string::npos) << text;
+  text.replace(at, 9, "\"other\"");
+  auto bad = DecodeReport(text);
+  ASSERT_FALSE(bad.has_value());
+  EXPECT_NE(bad.error().message().find("logs[].stream"), std::string::npos);
+}
+
+TEST(MetricsLines, ParsesWholeLinesAndSaysWhereTheNextReadStarts) {
+  // A running job: the last line may still be being written.
+  std::string data = "{\"step\": 1, \"loss\": 0.5}\nnot json\n[1, 2]\n{\"step\": 2}";
+  std::string out = EncodeMetricsLines(JobId{4}, "n1", data, 100, 100 + data.size(), false);
+  EXPECT_NE(out.find("\"lines\":[{\"step\":1,\"loss\":5E-1}]"), std::string::npos) << out;
+  size_t whole = data.rfind('\n') + 1;
+  EXPECT_NE(out.find("\"next\":" + std::to_string(100 + whole)), std::string::npos) << out;
+  EXPECT_NE(out.find("\"ended\":false"), std::string::npos) << out;
+  // Once the job has ended, that last line counts.
+  out = EncodeMetricsLines(JobId{4}, "n1", data, 100, 100 + data.size(), true);
+  EXPECT_NE(out.find("{\"step\":2}"), std::string::npos) << out;
+  EXPECT_NE(out.find("\"next\":" + std::to_string(100 + data.size())), std::string::npos) << out;
+  // Nothing yet.
+  out = EncodeMetricsLines(JobId{4}, "", "", 0, 0, false);
+  EXPECT_NE(out.find("\"lines\":[]"), std::string::npos) << out;
+  EXPECT_NE(out.find("\"next\":0"), std::string::npos) << out;
+}
+
 TEST(Protocol, ReportRoundTripsBinaryLogs) {
   ReportRequest r;
   r.node = "n1";

@@ -1,0 +1,180 @@
+// #/submit: a job from a form (POST /v1/jobs with JSON) or from a YAML job file sent as it
+// is (Content-Type: application/yaml, read as `baton submit -f` reads it).
+import { useEffect, useState } from 'preact/hooks';
+import { api, dismissError, showError } from '../api';
+import { Section } from '../components';
+import { navigate } from '../router';
+import { store, useStore } from '../store';
+import type { Job, NodeInfo } from '../types';
+
+interface Form {
+  name: string;
+  command: string;
+  gpus: string;
+  gpuType: string;
+  timeLimit: string;
+  priority: string;
+  project: string;
+  pool: string;
+  hold: boolean;
+}
+
+const EMPTY: Form = { name: '', command: '', gpus: '', gpuType: '', timeLimit: '', priority: '', project: '', pool: '', hold: false };
+const form = store<Form>(EMPTY);
+const yamlText = store<string>(
+  `name: train
+command: python3 train.py --lr 0.1
+resources:
+  gpus: 1
+time_limit: 2h
+`,
+);
+const mode = store<'form' | 'yaml'>('form');
+
+/** The JSON spec of the form: empty optional fields left out. */
+export function specOf(f: Form): Record<string, unknown> {
+  const spec: Record<string, unknown> = {};
+  if (f.name.trim()) spec.name = f.name.trim();
+  spec.command = f.command;
+  const resources: Record<string, unknown> = {};
+  if (f.gpus.trim() !== '') {
+    const n = Number(f.gpus.trim());
+    resources.gpus = Number.isFinite(n) ? n : f.gpus.trim(); // the API names a bad value
+  }
+  if (f.gpuType.trim()) resources.gpu_type = f.gpuType.trim();
+  if (Object.keys(resources).length) spec.resources = resources;
+  if (f.timeLimit.trim()) spec.time_limit = f.timeLimit.trim();
+  if (f.priority) spec.priority = f.priority;
+  if (f.project.trim()) spec.project = f.project.trim();
+  if (f.pool.trim()) spec.pool = f.pool.trim();
+  if (f.hold) spec.hold = true;
+  return spec;
+}
+
+export function SubmitPage() {
+  const f = useStore(form);
+  const m = useStore(mode);
+  const yaml = useStore(yamlText);
+  const [busy, setBusy] = useState(false);
+  const [models, setModels] = useState<string[]>([]);
+
+  useEffect(() => {
+    // the GPU models the nodes have, as suggestions
+    const ctl = new AbortController();
+    api<{ nodes: NodeInfo[] }>('/v1/nodes', { signal: ctl.signal })
+      .then((r) => setModels([...new Set(r.nodes.flatMap((n) => (n.gpus ?? []).map((g) => g.model)))].sort()))
+      .catch(() => {});
+    return () => ctl.abort();
+  }, []);
+
+  const set = (k: keyof Form) => (e: Event) => {
+    const t = e.target as HTMLInputElement;
+    form.set({ ...form.get(), [k]: t.type === 'checkbox' ? t.checked : t.value });
+  };
+
+  const submit = async (e: Event) => {
+    e.preventDefault();
+    setBusy(true);
+    try {
+      const r =
+        m === 'yaml'
+          ? await api<Job | { jobs: Job[] }>('/v1/jobs', { method: 'POST', raw: { text: yaml, type: 'application/yaml' } })
+          : await api<Job>('/v1/jobs', { method: 'POST', body: specOf(f) });
+      dismissError();
+      const first = 'jobs' in r && Array.isArray(r.jobs) ? r.jobs[0] : (r as Job);
+      if (first && typeof first.id === 'number') navigate(`/jobs/${first.id}`);
+      else navigate('/jobs');
+    } catch (err) {
+      showError(err);
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return (
+    <div class="page">
+      <h1 class="page-title">Submit a job</h1>
+      <div class="tabs">
+        <button type="button" class={`tab ${m === 'form' ? 'active' : ''}`} data-testid="submit-mode-form" onClick={() => mode.set('form')}>
+          Form
+        </button>
+        <button type="button" class={`tab ${m === 'yaml' ? 'active' : ''}`} data-testid="submit-mode-yaml" onClick={() => mode.set('yaml')}>
+          YAML
+        </button>
+      </div>
+      <form class="card submit-form" onSubmit={submit} data-testid="submit-form">
+        {m === 'form' ? (
+          <div class="form-grid">
+            <label class="field span-2">
+              <span>Name</span>
+              <input class="input" data-testid="submit-name" value={f.name} onInput={set('name')} maxLength={128} placeholder="exp-42" />
+            </label>
+            <label class="field span-4">
+              <span>
+                Command <span class="muted small">runs under /bin/sh -c</span>
+              </span>
+              <textarea class="input mono" rows={3} data-testid="submit-command" value={f.command} onInput={set('command')} placeholder="python3 train.py --lr 0.1" spellcheck={false} />
+            </label>
+            <label class="field">
+              <span>GPUs</span>
+              <input class="input" type="number" min="0" step="any" data-testid="submit-gpus" value={f.gpus} onInput={set('gpus')} placeholder="0, 0.5, 1, 8" />
+            </label>
+            <label class="field">
+              <span>GPU type</span>
+              <input class="input" data-testid="submit-gpu-type" list="dl-models" value={f.gpuType} onInput={set('gpuType')} placeholder="any" />
+              <datalist id="dl-models">{models.map((x) => <option key={x} value={x} />)}</datalist>
+            </label>
+            <label class="field">
+              <span>Time limit</span>
+              <input class="input" data-testid="submit-time-limit" value={f.timeLimit} onInput={set('timeLimit')} placeholder="2h, 30m, 1h30m" />
+            </label>
+            <label class="field">
+              <span>Priority</span>
+              <select class="input" data-testid="submit-priority" value={f.priority} onChange={set('priority')}>
+                <option value="">default (normal)</option>
+                <option value="low">low</option>
+                <option value="normal">normal</option>
+                <option value="high">high</option>
+                <option value="critical">critical</option>
+              </select>
+            </label>
+            <label class="field">
+              <span>Project</span>
+              <input class="input" data-testid="submit-project" value={f.project} onInput={set('project')} placeholder="default" />
+            </label>
+            <label class="field">
+              <span>Pool</span>
+              <input class="input" data-testid="submit-pool" value={f.pool} onInput={set('pool')} placeholder="default" />
+            </label>
+            <label class="field field-check">
+              <input type="checkbox" data-testid="submit-hold" checked={f.hold} onChange={set('hold')} />
+              <span>submit held</span>
+            </label>
+          </div>
+        ) : (
+          <label class="field">
+            <span>
+              YAML job file <span class="muted small">one spec, a list, or {'{jobs: [...]}'}, as for <code>baton submit -f</code></span>
+            </span>
+            <textarea class="input mono" rows={16} data-testid="submit-yaml" value={yaml} onInput={(e) => yamlText.set((e.target as HTMLTextAreaElement).value)} spellcheck={false} />
+          </label>
+        )}
+        <div class="form-foot">
+          <button type="submit" class="btn btn-primary" data-testid="submit-button" disabled={busy}>
+            {busy ? 'Submitting…' : 'Submit'}
+          </button>
+          {m === 'form' && (
+            <button type="button" class="btn btn-ghost" onClick={() => form.set(EMPTY)}>
+              Clear
+            </button>
+          )}
+        </div>
+      </form>
+      {m === 'form' && (
+        <Section title="Request body">
+          <pre class="cmd" data-testid="submit-preview">{JSON.stringify(specOf(f), null, 2)}</pre>
+        </Section>
+      )}
+    </div>
+  );
+}
