@@ -1,5 +1,6 @@
 // Fuzz target: what agents send the controller (register, report) and what the controller
-// sends agents (orders), and job records as the store keeps them.
+// sends agents (orders), job records as the store keeps them, and a job's metrics lines as
+// GET /v1/jobs/{id}/metrics/lines parses them.
 #include <cstdint>
 #include <string_view>
 
@@ -17,5 +18,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   (void)baton::codec::DecodeInjectBody(text);
   (void)baton::codec::DecodeTokenBody(text);
   if (auto t = baton::codec::DecodeTokenList(text)) (void)baton::codec::EncodeTokenList(*t);
+  for (bool ended : {false, true}) {
+    (void)baton::codec::EncodeMetricsLines(baton::JobId{1}, "n1", text, 0,
+                                           static_cast<int64_t>(size), ended);
+  }
   return 0;
 }
