@@ -494,7 +494,7 @@ int Serve(const ServeOptions& o, const std::string& config) {
   if (!url) return Fail(url.error());
   Log("serving " + *url + " (data " + dir + ", " + std::to_string(restored) + " jobs restored)");
   Log(DescribeServerTls(setup->tls));
-  Log(DescribeDashboard(*url, setup->listen.first, dir));
+  Log(DescribeDashboard(setup->tls, *url, setup->listen.first, dir));
 
   agent::PosixEnv env;
   agent::ProcessExecutor executor(env);

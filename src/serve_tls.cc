@@ -60,16 +60,19 @@ Result<std::string> AgentTlsCa(const std::string& flag) {
   return ca;
 }
 
-std::string DescribeDashboard(const std::string& url, const std::string& listen_host,
-                              const std::string& dir) {
+std::string DescribeDashboard(const ServeTls& tls, const std::string& url,
+                              const std::string& listen_host, const std::string& dir) {
   std::string where = url + "/ui/";
+  const std::string trust = tls.own_ca ? " (trusting " + dir + "/tls/ca.crt)" : "";
+  const std::string port = url.substr(url.rfind(':') + 1);
   // Plain HTTP is taken from this machine: a browser here needs no certificate trusted.
-  bool local =
-      net::IsLoopbackAddress(listen_host) || listen_host == "0.0.0.0" || listen_host == "::";
-  if (url.starts_with("https://") && local) {
-    std::string port = url.substr(url.rfind(':') + 1);
-    where = "http://127.0.0.1:" + port + "/ui/ on this machine (" + where +
-            " from others, trusting " + dir + "/tls/ca.crt)";
+  if (url.starts_with("https://") && net::IsLoopbackAddress(listen_host)) {
+    where = "http://127.0.0.1:" + port + "/ui/";
+  } else if (url.starts_with("https://") && (listen_host == "0.0.0.0" || listen_host == "::")) {
+    where = "http://127.0.0.1:" + port + "/ui/ on this machine, https://" + HostName() + ":" +
+            port + "/ui/ from others" + trust;
+  } else {
+    where += trust;
   }
   return "dashboard: " + where + "; log in with the token in " + dir + "/admin.token";
 }

@@ -35,9 +35,10 @@ std::string LocalServerUrl(const ServeTls& tls, const std::string& listen_host, 
 // The log line saying what the server serves with (and, with its own CA, what to hand out).
 std::string DescribeServerTls(const ServeTls& tls);
 // The line `baton up` and `baton server` log about the dashboard: where to open it (`url` is the
-// one served, as LocalServerUrl made it) and the token to log in with.
-std::string DescribeDashboard(const std::string& url, const std::string& listen_host,
-                              const std::string& dir);
+// one served, as LocalServerUrl made it; plain http://127.0.0.1 where the server listens on
+// loopback or everywhere, https:// from elsewhere) and the token to log in with.
+std::string DescribeDashboard(const ServeTls& tls, const std::string& url,
+                              const std::string& listen_host, const std::string& dir);
 
 // What `baton agent` checks the controller's certificate against: --tls-ca, else
 // $BATON_TLS_CA, else "" (the system's CAs); a file given must hold a certificate.

@@ -50,6 +50,13 @@ std::vector<std::string> ScriptTags(const std::string& page) {
 TEST(Dashboard, ServesThePageWithStrictHeadersCachingAndGzip) {
   TempDir dir;
   BatonProcess baton(dir.path() + "/s");
+  // `baton up` says where the dashboard is, on this machine, with no certificate to trust.
+  std::string port = baton.url().substr(baton.url().rfind(':') + 1);
+  std::string said = ReadFile(baton.data_dir() + "/baton.out");
+  EXPECT_NE(said.find("dashboard: http://127.0.0.1:" + port + "/ui/; log in with the token in " +
+                      baton.data_dir() + "/admin.token"),
+            std::string::npos)
+      << said;
   // "/" sends a browser to the dashboard.
   std::string root = Curl(baton, baton.url() + "/");
   EXPECT_EQ(RawStatus(root), 302) << root;
