@@ -1,7 +1,5 @@
 #include "store/postgres_store.h"
 
-#include <libpq-fe.h>
-
 #include <set>
 #include <string_view>
 #include <unordered_set>

@@ -9,7 +9,9 @@ int64_t PgRows::Affected() const {
   return n != nullptr && *n != '\0' ? std::strtoll(n, nullptr, 10) : 0;
 }
 
-PgConn::~PgConn() { PQfinish(conn_); }
+PgConn::~PgConn() {
+  if (conn_ != nullptr) PQfinish(conn_);
+}
 
 Status PgError(PGconn* conn, const PGresult* res, const std::string& what) {
   std::string message = res != nullptr ? PQresultErrorMessage(res) : "";
@@ -25,6 +27,7 @@ Status PgError(PGconn* conn, const PGresult* res, const std::string& what) {
 Status PgConn::Connect(const std::string& url, int timeout_s, const std::string& application_name) {
   // With expand_dbname, the URL's settings win over the keywords before it and lose to those
   // after it: connect_timeout is a default the URL may change; application_name is ours.
+  RETURN_STATUS_IF_ERROR(LoadLibpq());
   const char* keys[] = {"connect_timeout", "dbname", "application_name", nullptr};
   std::string timeout = std::to_string(timeout_s);
   const char* values[] = {timeout.c_str(), url.c_str(), application_name.c_str(), nullptr};

@@ -1,9 +1,8 @@
 // What the PostgreSQL store and lease share over libpq: a connection that answers in Status,
 // rows read as text, and a pipeline (several statements, one round trip). Only store/*.cc
-// include this (libpq's header stays inside the store module).
+// include this (libpq's header stays inside the store module; libpq itself is loaded at run
+// time, store/libpq.h).
 #pragma once
-
-#include <libpq-fe.h>
 
 #include <cstdint>
 #include <memory>
@@ -11,13 +10,14 @@
 #include <vector>
 
 #include "core/status.h"
+#include "store/libpq.h"
 
 namespace baton::store {
 
 // The rows of one result, read as text (libpq's text format).
 class PgRows {
  public:
-  explicit PgRows(PGresult* res) : res_(res, &PQclear) {}
+  explicit PgRows(PGresult* res) : res_(res, PQclear) {}
   int size() const { return PQntuples(res_.get()); }
   std::string Text(int row, int col) const { return PQgetvalue(res_.get(), row, col); }
   int64_t Int(int row, int col) const { return std::stoll(Text(row, col)); }
@@ -26,7 +26,7 @@ class PgRows {
   int64_t Affected() const;
 
  private:
-  std::unique_ptr<PGresult, decltype(&PQclear)> res_;
+  std::unique_ptr<PGresult, decltype(PQclear)> res_;
 };
 
 class PgConn {

@@ -63,6 +63,17 @@ TEST(CliParser, HelpAndVersion) {
   EXPECT_EQ(flag.out, version.out);
 }
 
+// Every command pays for the libraries the binary loads at start: libpq (and the ~20 it
+// brings) is loaded only when a PostgreSQL store connects (store/libpq.h).
+TEST(CliParser, TheBinaryDoesNotLoadPostgresLibrariesAtStart) {
+  CliResult ldd = RunShell(std::string("ldd ") + BATON_BINARY);
+  ASSERT_EQ(ldd.exit_code, 0) << ldd.out;
+  EXPECT_NE(ldd.out.find("libc.so"), std::string::npos) << ldd.out;
+  for (const char* lib : {"libpq.so", "libkrb5", "libldap", "libgnutls"}) {
+    EXPECT_EQ(ldd.out.find(lib), std::string::npos) << lib << " in\n" << ldd.out;
+  }
+}
+
 TEST(CliParser, ConnectionFlagsGoBeforeTheCommandToo) {
   TempDir dir;
   BatonProcess baton(dir.path());
