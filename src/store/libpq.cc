@@ -22,8 +22,8 @@ Status Load() {
                        "): install PostgreSQL's client library (Debian: apt-get install libpq5)");
   }
   std::string missing;
-#define BATON_LIBPQ_RESOLVE(fn)                                   \
-  fn = reinterpret_cast<decltype(fn)>(dlsym(lib, #fn));           \
+#define BATON_LIBPQ_RESOLVE(fn)                         \
+  fn = reinterpret_cast<decltype(fn)>(dlsym(lib, #fn)); \
   if (fn == nullptr) missing += std::string(missing.empty() ? "" : ", ") + #fn;
   BATON_LIBPQ_FUNCTIONS(BATON_LIBPQ_RESOLVE)
 #undef BATON_LIBPQ_RESOLVE

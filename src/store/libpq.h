@@ -11,30 +11,30 @@
 #include "core/status.h"
 
 // Every libpq function the store and the lease call.
-#define BATON_LIBPQ_FUNCTIONS(X)                                                              \
-  X(PQclear)                                                                                  \
-  X(PQcmdTuples)                                                                              \
-  X(PQconnectdbParams)                                                                        \
-  X(PQenterPipelineMode)                                                                      \
-  X(PQerrorMessage)                                                                           \
-  X(PQexec)                                                                                   \
-  X(PQexecParams)                                                                             \
-  X(PQexitPipelineMode)                                                                       \
-  X(PQfinish)                                                                                 \
-  X(PQgetResult)                                                                              \
-  X(PQgetisnull)                                                                              \
-  X(PQgetvalue)                                                                               \
-  X(PQntuples)                                                                                \
-  X(PQpipelineStatus)                                                                         \
-  X(PQpipelineSync)                                                                           \
-  X(PQprepare)                                                                                \
-  X(PQreset)                                                                                  \
-  X(PQresultErrorField)                                                                       \
-  X(PQresultErrorMessage)                                                                     \
-  X(PQresultStatus)                                                                           \
-  X(PQsendQueryParams)                                                                        \
-  X(PQsendQueryPrepared)                                                                      \
-  X(PQstatus)                                                                                 \
+#define BATON_LIBPQ_FUNCTIONS(X) \
+  X(PQclear)                     \
+  X(PQcmdTuples)                 \
+  X(PQconnectdbParams)           \
+  X(PQenterPipelineMode)         \
+  X(PQerrorMessage)              \
+  X(PQexec)                      \
+  X(PQexecParams)                \
+  X(PQexitPipelineMode)          \
+  X(PQfinish)                    \
+  X(PQgetResult)                 \
+  X(PQgetisnull)                 \
+  X(PQgetvalue)                  \
+  X(PQntuples)                   \
+  X(PQpipelineStatus)            \
+  X(PQpipelineSync)              \
+  X(PQprepare)                   \
+  X(PQreset)                     \
+  X(PQresultErrorField)          \
+  X(PQresultErrorMessage)        \
+  X(PQresultStatus)              \
+  X(PQsendQueryParams)           \
+  X(PQsendQueryPrepared)         \
+  X(PQstatus)                    \
   X(PQtransactionStatus)
 
 namespace baton::store {
