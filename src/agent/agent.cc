@@ -560,11 +560,12 @@ std::map<std::string, int64_t> Agent::ShipMetrics(size_t* budget, std::vector<Lo
   for (auto& [key, job] : jobs_) {
     if (*budget == 0) break;
     const std::string path = JobDir(job.order.job) + "/metrics.jsonl";
-    if (SizeOf(path) <= job.metrics_shipped) continue;
+    const int64_t size = SizeOf(path);
+    if (size <= job.metrics_shipped) continue;
     Result<std::string> read =
         env_.ReadRange(path, job.metrics_shipped, std::min(kLogChunk, *budget));
     if (!read) {
-      added[key] = SizeOf(path) - job.metrics_shipped;
+      added[key] = size - job.metrics_shipped;
       continue;
     }
     std::string data = std::move(*read);
@@ -654,12 +655,17 @@ bool Agent::SendReport(std::vector<GpuSample> samples) {
   return true;
 }
 
+// Whether the controller has all of an ended job's output and metrics lines.
+bool Agent::AllShipped(const RunningJob& job) const {
+  const std::string dir = JobDir(job.order.job);
+  return job.log_shipped >= SizeOf(dir + "/output.log") &&
+         job.metrics_shipped >= SizeOf(dir + "/metrics.jsonl");
+}
+
 void Agent::DropAcknowledged() {
   for (auto it = jobs_.begin(); it != jobs_.end();) {
     RunningJob& job = it->second;
-    const std::string dir = JobDir(job.order.job);
-    if (job.exit_acked && job.log_shipped >= SizeOf(dir + "/output.log") &&
-        job.metrics_shipped >= SizeOf(dir + "/metrics.jsonl")) {
+    if (job.exit_acked && AllShipped(job)) {
       // A run file left behind re-adopts an ended job after a restart, which reports its end
       // again: harmless, but worth a line.
       if (Status st = run_files_.Remove(job.order.job, job.order.attempt); !st.ok())

@@ -151,6 +151,7 @@ class Agent {
   std::vector<size_t> EventsToReport(const std::map<std::string, size_t>& shipped);
   bool SendReport(std::vector<GpuSample> samples);
   std::map<std::string, int64_t> ShipMetrics(size_t* budget, std::vector<LogChunk>* out);
+  bool AllShipped(const RunningJob& job) const;
   // When logs are due: checkpoints, XIDs and health notices; true when some job has log
   // output not yet shipped.
   bool PollHealthAndLogs(TimePoint now);

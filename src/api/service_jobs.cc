@@ -6,6 +6,7 @@
 #include "api/service_internal.h"
 #include "codec/json_codec.h"
 #include "core/node.h"
+#include "core/resubmit.h"
 
 namespace baton::api {
 
@@ -133,15 +134,8 @@ void Service::Resubmit(Call c) {
               Error(PermissionDenied("job " + job.id.ToString() + " is " + job.user + "'s: only " +
                                      job.user + " or an admin resubmits it")));
         }
-        JobSpec spec = job.spec;
-        spec.hold = false;
-        if (job.array_id.value != 0) spec.array.clear();
-        if (job.cron_id.value != 0) {
-          spec.schedule.clear();
-          spec.begin.reset();
-        }
         control::SubmitJobs submit{.caller = CallerOf(who), .idempotency_key = key};
-        submit.specs.push_back(std::move(spec));
+        submit.specs.push_back(ResubmitSpec(job));
         Run(std::move(submit), std::move(respond), [](control::Reply& done) {
           return Json(done.created ? 201 : 200, codec::EncodeJob(done.jobs.at(0)));
         });

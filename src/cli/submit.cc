@@ -18,6 +18,7 @@
 #include "cli/session.h"
 #include "codec/json_codec.h"
 #include "core/quantity.h"
+#include "core/resubmit.h"
 
 namespace baton::cli {
 namespace {
@@ -388,14 +389,8 @@ int Resubmit(const Connection& conn, const SubmitFlags& f, const std::string& wo
   if (!api) return Fail(api.error());
   auto job = (*api)->GetJob(id);
   if (!job) return Fail(job.error());
-  JobSpec spec = std::move(job->spec);
-  spec.hold = false;  // held again only when asked (--hold)
-  if (job->array_id.value != 0) spec.array.clear();
-  if (job->cron_id.value != 0) {
-    // A run of a recurring job is run once more, now (--schedule makes it recurring again).
-    spec.schedule.clear();
-    spec.begin.reset();
-  }
+  // Held again only with --hold; recurring again only with --schedule.
+  JobSpec spec = ResubmitSpec(*job);
   if (Status st = ApplyFlags(f, &f.given, &spec); !st.ok()) return Usage(st);
   if (Status st = ValidateJobSpec(spec); !st.ok()) {
     return Usage(InvalidArgument("job " + id + " with the flags given: " + st.message()));
