@@ -134,8 +134,8 @@ json::object JobObject(const Job& job, JobForm form) {
   o["state"] = JobStateName(job.state);
   o["reason"] = job.reason == WaitReason::kNone ? json::value(nullptr)
                                                 : json::value(WaitReasonName(job.reason));
-  o["reason_detail"] =
-      job.reason_detail.empty() ? json::value(nullptr) : json::value(job.reason_detail);
+  std::string detail = ReasonDetail(job);
+  o["reason_detail"] = detail.empty() ? json::value(nullptr) : json::value(detail);
   json::array cmd;
   for (const auto& a : s.command) cmd.emplace_back(a);
   o["command"] = std::move(cmd);

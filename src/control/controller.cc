@@ -42,6 +42,7 @@ void Controller::Restore(store::Snapshot snapshot, TimePoint now) {
     Job& j = jobs_[id] = std::move(job);
     if (j.state == JobState::kRunning) {
       running_.emplace(id, &j);
+      for (const auto& part : j.allocation) EnsureNode(part.node).running.insert(id);
       if (ArrayGate* gate = GateOf(j)) gate->active += 1;
       if (j.launch_blamed < static_cast<int>(j.launch_failed_on.size())) unproven_.insert(id);
       // Its nodes must come back and say what became of it; until then they are awaited.
@@ -486,6 +487,10 @@ void Controller::SetState(Job& job, JobState to, TimePoint now) {
   if (from == JobState::kPending) Dequeue(job);
   if (from == JobState::kRunning) {
     running_.erase(job.id);
+    // From its allocation, which is cleared only after this (Finish's requeue).
+    for (const auto& part : job.allocation) {
+      if (NodeRecord* node = FindNode(part.node)) node->running.erase(job.id);
+    }
     ChargeRate(job, -1, now);
     if (job.started_at && now > *job.started_at) job.gpu_seconds += Service(job, now);
     CloseAttempt(job, now);
@@ -496,6 +501,7 @@ void Controller::SetState(Job& job, JobState to, TimePoint now) {
   if (to == JobState::kPending) Enqueue(job, now);
   if (to == JobState::kRunning) {
     running_.emplace(job.id, &job);
+    for (const auto& part : job.allocation) EnsureNode(part.node).running.insert(job.id);
     ChargeRate(job, +1, now);
     job.cost_per_hour_micros = PricePerHour(job);
   }
@@ -702,9 +708,9 @@ void Controller::Finish(Job& job, TimePoint now) {
   }
   auto requeue = [&](std::string detail) {
     job.restarts += 1;
-    job.allocation.clear();
     job.launched = false;
     SetState(job, JobState::kPending, now);  // counts the attempt's GPU-seconds: before the reset
+    job.allocation.clear();                  // after: SetState takes the job off its nodes
     job.started_at.reset();
     job.last_requeue = detail.substr(0, 256);
     job.reason_detail = std::move(detail);

@@ -151,7 +151,12 @@ class Controller {
   sched::RunningJob RunningOf(const Job& j, TimePoint now) const;
   // Takes in a pass's decisions: reasons, preemptions, starts; whether an arrival that waits
   // could preempt (the re-pass rule, sched/job_queue.h).
-  bool ApplyPass(sched::PassResult& pass, bool full, TimePoint now);
+  bool ApplyPass(sched::PassResult& pass, const std::vector<const Job*>& given, bool full,
+                 bool partial, TimePoint now);
+  // Whether a full pass needs only the head of the queue (strict order by class; see
+  // Schedule), and how long a head it is given first.
+  bool HeadIsEnough() const;
+  static constexpr size_t kStrictHead = sched::kExplainedWaits + 64;
   // The lowest priority class among the running jobs (above kCritical when none runs).
   int LowestRunningClass() const;
   // Starts `j` on its allocation: the view, its state, the launch orders.
@@ -200,7 +205,7 @@ class Controller {
   // Called as an attempt ends: its cost and utilisation join the job's.
   void CloseAttempt(Job& job, TimePoint now);
   // The GPUs' readings of a report, counted towards the running jobs on them.
-  void ObserveUtilization(const std::string& node, const std::vector<GpuSample>& samples);
+  void ObserveUtilization(const NodeRecord& node, const std::vector<GpuSample>& samples);
   // Budgets (control/budget_book.h): the running attempts' cost by budgeted project, a recount
   // (restore, new policy; `quiet`: alert levels reached count as alerted), and the alerts.
   // `all`: every project's, else the budgeted ones' only.
@@ -208,7 +213,7 @@ class Controller {
   void RecountBudgets(TimePoint now, bool quiet);
   void CheckBudgets(TimePoint now);
   void Enqueue(Job& job, TimePoint now);
-  void Dequeue(const Job& job);
+  void Dequeue(Job& job);
   void OnTerminal(const Job& job, TimePoint now);
   // What keeps a pending job out of the queue: its dependencies (after-ok, after-any,
   // after-notok), the singleton rule, its begin time; `never` when a dependency can no longer

@@ -29,19 +29,17 @@ Reply Controller::Nodes() const {
       if (g >= 0 && static_cast<size_t>(g) < s.gpu_drain_reasons.size())
         s.gpu_drain_reasons[g] = why;
     }
-    r.nodes.push_back(std::move(s));
-  }
-  for (const auto& [id, job] : running_) {
-    const Job& j = *job;
-    for (const auto& part : j.allocation) {
-      for (auto& s : r.nodes) {
-        if (s.info.name != part.node) continue;
+    // Each GPU's jobs in the order of their ids, from the node's own running jobs.
+    for (JobId id : node.running) {
+      for (const auto& part : running_.at(id)->allocation) {
+        if (part.node != name) continue;
         for (int g : part.gpus) {
           if (g >= 0 && static_cast<size_t>(g) < s.gpu_jobs.size())
             s.gpu_jobs[g].push_back(id.value);
         }
       }
     }
+    r.nodes.push_back(std::move(s));
   }
   return r;
 }
@@ -125,8 +123,10 @@ void Controller::Raise(ClusterEvent event, TimePoint now) { events_.Raise(std::m
 
 std::vector<JobId> Controller::JobsOnGpu(const std::string& node, int gpu) const {
   std::vector<JobId> out;
-  for (const auto& [id, job] : running_) {
-    for (const NodeAllocation& part : job->allocation) {
+  const NodeRecord* record = nodes_.Find(node);
+  if (record == nullptr) return out;
+  for (JobId id : record->running) {
+    for (const NodeAllocation& part : running_.at(id)->allocation) {
       if (part.node == node && !part.ended &&
           std::find(part.gpus.begin(), part.gpus.end(), gpu) != part.gpus.end()) {
         out.push_back(id);
@@ -244,11 +244,10 @@ void Controller::RebuildNodeSlots(const NodeRecord& node) {
   slots->total_cpus = slots->free_cpus = node.info.cpus;
   slots->total_memory_bytes = slots->free_memory_bytes = node.info.memory_bytes;
   slots->schedulable = node.state == NodeRecord::State::kReady && node.drain_reason.empty();
-  for (const auto& [id, job] : running_) {
-    const Job& j = *job;
+  for (JobId id : node.running) {
+    const Job& j = *running_.at(id);
     for (const auto& part : j.allocation) {
-      if (part.node != node.info.name) continue;
-      view_.Apply({part}, j.spec.resources, +1);
+      if (part.node == node.info.name) sched::ApplyPart(*slots, part, j.spec.resources, +1);
     }
   }
 }
@@ -285,9 +284,8 @@ Reply Controller::Register(const AgentRegister& c, TimePoint now) {
     held.insert({e.job.value, e.attempt});
     HandleEvent(node, e, now);
   }
-  std::vector<JobId> expected;
-  expected.reserve(running_.size());
-  for (const auto& [id, job] : running_) expected.push_back(id);
+  // A copy: launching again and stopping change what runs where.
+  const std::vector<JobId> expected(node.running.begin(), node.running.end());
   for (JobId id : expected) {
     Job& j = jobs_.at(id);
     if (j.state != JobState::kRunning) continue;
@@ -354,7 +352,7 @@ Reply Controller::Report(const AgentReport& c, TimePoint now) {
   node->attached = rep.attached;
   if (!rep.gpus.empty()) {
     node->samples = rep.gpus;
-    ObserveUtilization(rep.node, rep.gpus);
+    ObserveUtilization(*node, rep.gpus);
   }
   for (const JobEvent& e : rep.events) HandleEvent(*node, e, now);
   if (!rep.health.empty()) ApplyHealth(*node, rep.health, now);
@@ -468,12 +466,8 @@ void Controller::MarkLost(NodeRecord& node, TimePoint now) {
         now);
   if (sched::NodeSlots* s = view_.FindNode(node.info.name)) s->schedulable = false;
   nodes_.Disconnect(node);
-  std::vector<JobId> on_node;
-  for (const auto& [id, job] : running_) {
-    for (const auto& p : job->allocation) {
-      if (p.node == node.info.name) on_node.push_back(id);
-    }
-  }
+  // A copy: stopping the jobs may end them.
+  const std::vector<JobId> on_node(node.running.begin(), node.running.end());
   for (JobId id : on_node) {
     Job& j = jobs_.at(id);
     if (j.state != JobState::kRunning) continue;

@@ -39,14 +39,16 @@ void Controller::CloseAttempt(Job& job, TimePoint now) {
   }
 }
 
-void Controller::ObserveUtilization(const std::string& node,
-                                    const std::vector<GpuSample>& samples) {
+void Controller::ObserveUtilization(const NodeRecord& node, const std::vector<GpuSample>& samples) {
   if (samples.empty()) return;
-  for (const auto& [id, job] : running_) {
+  // The node's own jobs: every node reports every 2 s, so a walk of all running jobs here
+  // would cost nodes x jobs per interval.
+  for (JobId id : node.running) {
+    const Job* job = running_.at(id);
     double sum = 0;
     int n = 0;
     for (const NodeAllocation& part : job->allocation) {
-      if (part.node != node || !part.started || part.ended) continue;
+      if (part.node != node.info.name || !part.started || part.ended) continue;
       for (int g : part.gpus) {
         for (const GpuSample& s : samples) {
           if (s.index == g) {

@@ -4,6 +4,7 @@
 #include <charconv>
 #include <map>
 #include <set>
+#include <tuple>
 #include <unordered_set>
 
 #include "control/controller.h"
@@ -92,36 +93,61 @@ sched::RunningJob Controller::RunningOf(const Job& j, TimePoint now) const {
 // Which jobs a pass looks at, and when the queue is ordered again, is the queue's to plan
 // (sched/job_queue.h); the controller hands the pass its jobs and takes in its decisions.
 void Controller::Schedule(TimePoint now) {
-  sched::JobQueue::Plan plan =
-      queue_.Next(now, !options_.policy.backfill, [&](JobId id) -> const Job* {
+  const size_t head = HeadIsEnough() ? kStrictHead : 0;
+  sched::JobQueue::Plan plan = queue_.Next(
+      now, !options_.policy.backfill,
+      [&](JobId id) -> const Job* {
         const Job& j = jobs_.at(id);
         return j.state == JobState::kPending && !blocked_.count(id) ? &j : nullptr;
-      });
+      },
+      head);
   if (plan.jobs.empty()) return;
   const bool full = plan.kind == sched::JobQueue::Kind::kFull;
   sched::PassInput in;
-  in.pending.reserve(plan.jobs.size());
-  for (const Job* j : plan.jobs) in.pending.push_back(PendingOf(*j));
   in.running.reserve(running_.size());
   for (const auto& [id, job] : running_) in.running.push_back(RunningOf(*job, now));
   usage_.Advance(now);
-  pass_view_ = view_;  // into the last pass's buffers: no allocation per node
-  in.view = std::move(pass_view_);
   in.usage = &usage_;
   in.policy = &options_.policy;
   in.now = now;
   in.full = full;
   if (full) in.claims = claims_;
-
-  sched::PassResult pass = sched::RunPassOn(in);
-  pass_view_ = std::move(in.view);
-  bool could_preempt = ApplyPass(pass, full, now);
+  sched::PassResult pass;
+  while (true) {
+    in.pending.clear();
+    in.pending.reserve(plan.jobs.size());
+    for (const Job* j : plan.jobs) in.pending.push_back(PendingOf(*j));
+    in.partial = plan.partial;
+    pass_view_ = view_;  // into the last pass's buffers: no allocation per node
+    in.view = std::move(pass_view_);
+    pass = sched::RunPassOn(in);
+    pass_view_ = std::move(in.view);
+    if (!pass.wanted_more) break;
+    // The head given was too short (a long run of jobs that start): a pass is pure, so it
+    // runs again on a longer one.
+    std::tie(plan.jobs, plan.partial) = queue_.First(plan.jobs.size() * 4);
+  }
+  bool could_preempt = ApplyPass(pass, plan.jobs, full, plan.partial, now);
   if (queue_.WantsRepass(plan.kind, could_preempt, now)) Schedule(now);
 }
 
-bool Controller::ApplyPass(sched::PassResult& pass, bool full, TimePoint now) {
+bool Controller::HeadIsEnough() const {
+  // Strict order (no backfill) by a score that only the class makes, and no claims to put
+  // first: the pass's order is the queue's own, and it walks only to the first job that
+  // waits and the kExplainedWaits after it. Every other job would only be counted.
+  const Policy& p = options_.policy;
+  const Weights& w = p.weights;
+  return !p.backfill && claims_.empty() && w.fairshare == 0 && w.age == 0 && w.size == 0 &&
+         w.las == 0 && (w.priority > 0 || queue_.OneClass());
+}
+
+bool Controller::ApplyPass(sched::PassResult& pass, const std::vector<const Job*>& given, bool full,
+                           bool partial, TimePoint now) {
+  // The pass's jobs by their index in its input, without a lookup in the map of all jobs.
+  // They are this controller's own (jobs_), lent to the queue as const.
+  auto job_at = [&](uint32_t index) -> Job& { return const_cast<Job&>(*given[index]); };
   if (full) {
-    queue_.Ordered(std::move(pass.order));
+    queue_.Ordered(std::move(pass.order), pass.sorted, partial);
     view_.ClearReservations();
     claims_.clear();
     for (const auto& r : pass.reservations) {
@@ -129,10 +155,12 @@ bool Controller::ApplyPass(sched::PassResult& pass, bool full, TimePoint now) {
       if (r.claim) claims_.push_back(r);
     }
   }
-  for (sched::Wait& w : pass.waits) {
-    Job& j = jobs_.at(w.id);
+  for (const sched::Wait& w : pass.waits) {
+    Job& j = job_at(w.index);
     j.reason = w.reason;
-    j.reason_detail = std::move(w.detail);
+    j.reason_detail = pass.texts[w.text];  // a copy into the buffer it has: no allocation
+    j.queue_ahead = w.ahead;
+    j.reason_at = now;
     j.estimated_start = w.estimated_start;
   }
   for (const sched::Preemption& p : pass.preemptions) {
@@ -152,7 +180,7 @@ bool Controller::ApplyPass(sched::PassResult& pass, bool full, TimePoint now) {
     std::optional<int> lowest_running;  // walked only once a job waits for resources
     for (const sched::Wait& w : pass.waits) {
       if (w.reason != WaitReason::kResources) continue;
-      const Job& j = jobs_.at(w.id);
+      const Job& j = job_at(w.index);
       if (!lowest_running) lowest_running = LowestRunningClass();
       if (static_cast<int>(j.spec.priority) > *lowest_running ||
           options_.policy.Project(j.spec.project).guaranteed_milli > 0) {
@@ -163,7 +191,7 @@ bool Controller::ApplyPass(sched::PassResult& pass, bool full, TimePoint now) {
   }
   std::optional<PortsByNode> ports;  // built at the pass's first start that needs one
   for (sched::Start& s : pass.starts) {
-    Job& j = jobs_.at(s.id);
+    Job& j = job_at(s.index);
     j.allocation = std::move(s.allocation);
     j.master_port = 0;
     if (MeetsOverNetwork(j)) {

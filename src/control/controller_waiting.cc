@@ -9,6 +9,7 @@
 namespace baton::control {
 
 void Controller::Enqueue(Job& job, TimePoint now) {
+  job.queue_ahead = -1;  // the words of a pass before it left the queue are stale
   Waiting w = WaitingFor(job, now);
   if (w.never) {
     job.reason = WaitReason::kDependency;
@@ -42,7 +43,8 @@ void Controller::Enqueue(Job& job, TimePoint now) {
   job.reason_detail = "waiting for the scheduler";
 }
 
-void Controller::Dequeue(const Job& job) {
+void Controller::Dequeue(Job& job) {
+  job.queue_ahead = -1;  // a pass's place in the queue means nothing outside it
   queue_.Remove(job);
   if (blocked_.erase(job.id) > 0) Unblock(job);
 }

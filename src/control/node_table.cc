@@ -1,5 +1,7 @@
 #include "control/node_table.h"
 
+#include <algorithm>
+
 namespace baton::control {
 
 NodeRecord* NodeTable::Find(const std::string& name) {
@@ -37,6 +39,8 @@ uint64_t NodeTable::StartSession(NodeRecord& node, TimePoint now) {
 void NodeTable::Send(NodeRecord& node, Order order) {
   order.seq = node.next_seq++;
   node.outbox.push_back(std::move(order));
+  // A poll parks only on an empty outbox, so a parked poll has orders to take only from here.
+  if (node.parked_poll) to_deliver_.push_back(&node);
 }
 
 std::optional<std::vector<Order>> NodeTable::Poll(NodeRecord& node, uint64_t after,
@@ -61,13 +65,18 @@ void NodeTable::ExpirePolls(TimePoint now, Duration timeout) {
 }
 
 std::vector<Delivery> NodeTable::TakeDeliveries() {
-  for (auto& [name, node] : nodes_) {
-    if (node.parked_poll && !node.outbox.empty()) {
-      deliveries_.push_back(Delivery{.poll_id = *node.parked_poll,
-                                     .orders = {node.outbox.begin(), node.outbox.end()}});
-      node.parked_poll.reset();
+  // In the order of the nodes' names, as a walk of the table gave them: the simulator's
+  // decisions follow the order in which agents poll again.
+  std::sort(to_deliver_.begin(), to_deliver_.end(),
+            [](const NodeRecord* a, const NodeRecord* b) { return a->info.name < b->info.name; });
+  for (NodeRecord* node : to_deliver_) {
+    if (node->parked_poll && !node->outbox.empty()) {
+      deliveries_.push_back(Delivery{.poll_id = *node->parked_poll,
+                                     .orders = {node->outbox.begin(), node->outbox.end()}});
+      node->parked_poll.reset();
     }
   }
+  to_deliver_.clear();
   std::vector<Delivery> out = std::move(deliveries_);
   deliveries_.clear();
   return out;

@@ -10,6 +10,7 @@
 #include <deque>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,9 @@ struct NodeRecord {
   std::map<int, std::string> gpu_drains;  // GPU index -> reason
   std::vector<GpuHealth> health;          // per GPU, as the agent last judged it
   int launch_failures = 0;  // jobs in a row that could not start here and did elsewhere
+  // The running jobs with a part here (Controller::SetState keeps it): what a report, a
+  // registration or a lost node concerns, found without a walk of every running job.
+  std::set<JobId> running;
 };
 
 class NodeTable {
@@ -44,7 +48,7 @@ class NodeTable {
   // A new session for an agent registering now: its outbox and numbering start over, and a
   // poll it had parked is answered empty.
   uint64_t StartSession(NodeRecord& node, TimePoint now);
-  // Numbers `order` and queues it in the node's outbox.
+  // Numbers `order` and queues it in the node's outbox; a parked poll gets it at the batch's end.
   void Send(NodeRecord& node, Order order);
   // An agent's poll, acknowledging the orders up to `after`: the orders still waiting, or none
   // and the poll parked (answered later by a delivery). An earlier parked poll is answered
@@ -67,9 +71,12 @@ class NodeTable {
  private:
   void Unpark(NodeRecord& node);
 
-  std::map<std::string, NodeRecord> nodes_;
+  std::map<std::string, NodeRecord> nodes_;  // never erased: pointers to records stay valid
   uint64_t session_counter_ = 0;
   std::vector<Delivery> deliveries_;
+  // Nodes sent an order while their poll was parked: what TakeDeliveries answers, instead of a
+  // walk of every node at every batch's end. May hold a node twice, or one answered since.
+  std::vector<NodeRecord*> to_deliver_;
 };
 
 }  // namespace baton::control

@@ -512,4 +512,22 @@ Result<ArraySpec> ParseArraySpec(std::string_view text, std::string_view field) 
   return out;
 }
 
+std::string QueueWords(int ahead, std::optional<TimePoint> estimated_start, TimePoint now) {
+  std::string words;
+  if (ahead > 0)
+    words = "; " + std::to_string(ahead) + (ahead == 1 ? " job" : " jobs") + " ahead in the queue";
+  if (!estimated_start) return words;
+  if (*estimated_start <= now) return words + "; expected to start now";
+  // Rounded up to the second: "in ~0s" would read as now.
+  auto wait = std::chrono::duration_cast<std::chrono::seconds>(*estimated_start - now +
+                                                               std::chrono::milliseconds(999));
+  return words + "; expected start in ~" + FormatDuration(wait) + " (" +
+         FormatRfc3339(*estimated_start).substr(11, 5) + " UTC)";
+}
+
+std::string ReasonDetail(const Job& job) {
+  if (job.queue_ahead < 0) return job.reason_detail;
+  return job.reason_detail + QueueWords(job.queue_ahead, job.estimated_start, job.reason_at);
+}
+
 }  // namespace baton

@@ -282,6 +282,12 @@ struct Job {
   bool preempt_requested = false;            // preempted while running; goes back to pending
   std::optional<TimePoint> last_checkpoint;  // the current attempt's last reported checkpoint
   std::optional<TimePoint> estimated_start;  // pending: the scheduler's estimate (not stored)
+  // A queued job's place as the last pass that explained it saw it: the jobs ahead of it that
+  // did not start (-1: none said), and when that pass ran. ReasonDetail adds them to
+  // reason_detail in words when the job is read, so that a pass does not write hundreds of
+  // sentences that change with every start ahead.
+  int queue_ahead = -1;
+  TimePoint reason_at{};
   int64_t cost_micros = 0;           // cost of its ended attempts, in millionths of a currency unit
   int64_t cost_per_hour_micros = 0;  // the current (else the last) attempt's price per hour
   double gpu_seconds = 0;  // GPU-seconds its ended attempts ran (the running one not counted)
@@ -308,6 +314,13 @@ struct Job {
   int64_t utilization_samples = 0;
   bool operator==(const Job&) const = default;
 };
+
+// The words a pass adds to a waiting job's reason: "; 3 jobs ahead in the queue" (none for 0)
+// and, with an estimate, "; expected start in ~1h (11:00 UTC)" (or "; expected to start now").
+std::string QueueWords(int ahead, std::optional<TimePoint> estimated_start, TimePoint now);
+// What a researcher reads as a job's reason: reason_detail, and for a job a pass explained
+// (queue_ahead >= 0), its QueueWords as of that pass.
+std::string ReasonDetail(const Job& job);
 
 // A recurring job as `baton crons` lists it: its series (named by its first run's id), the run
 // now waiting for its time or running, and the latest run that ended.

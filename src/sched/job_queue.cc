@@ -1,21 +1,41 @@
 #include "sched/job_queue.h"
 
 #include <algorithm>
+#include <tuple>
 
 namespace baton::sched {
 
 void JobQueue::Add(const Job& job) {
-  queue_.insert(KeyOf(job));
+  if (queue_.insert(KeyOf(job)).second) per_class_[static_cast<int>(job.spec.priority) & 3] += 1;
   fresh_.push_back(job.id);
 }
 
-void JobQueue::Remove(const Job& job) { queue_.erase(KeyOf(job)); }
+void JobQueue::Remove(const Job& job) {
+  if (queue_.erase(KeyOf(job)) > 0) per_class_[static_cast<int>(job.spec.priority) & 3] -= 1;
+}
+
+bool JobQueue::OneClass() const {
+  int classes = 0;
+  for (int64_t n : per_class_) classes += n > 0 ? 1 : 0;
+  return classes <= 1;
+}
+
+std::pair<std::vector<const Job*>, bool> JobQueue::First(size_t limit) const {
+  std::vector<const Job*> jobs;
+  jobs.reserve(std::min(limit, queue_.size()));
+  for (const Key& k : queue_) {
+    if (jobs.size() == limit) return {std::move(jobs), true};
+    jobs.push_back(k.job);
+  }
+  return {std::move(jobs), false};
+}
 
 void JobQueue::Tick(TimePoint now, Duration interval) {
   if (!queue_.empty() && now - last_full_ >= interval) full_due_ = true;
 }
 
 void JobQueue::AddHead(Plan& plan, std::unordered_set<int64_t>& taken, const Lookup& waiting) {
+  SortRest();
   for (const QueueEntry& e : order_) {
     if (static_cast<int>(plan.jobs.size()) >= kHeadPass) break;
     const Job* j = waiting(e.id);
@@ -39,7 +59,7 @@ void JobQueue::AddHead(Plan& plan, std::unordered_set<int64_t>& taken, const Loo
   }
 }
 
-JobQueue::Plan JobQueue::Next(TimePoint now, bool strict, const Lookup& waiting) {
+JobQueue::Plan JobQueue::Next(TimePoint now, bool strict, const Lookup& waiting, size_t limit) {
   if (!full_due_ && !freed_ && fresh_.empty()) return {};
   Plan plan;
   plan.kind = full_due_ || (freed_ && order_.empty()) || (strict && !queue_.empty()) ? Kind::kFull
@@ -50,8 +70,7 @@ JobQueue::Plan JobQueue::Next(TimePoint now, bool strict, const Lookup& waiting)
   std::sort(fresh_.begin(), fresh_.end());
   fresh_.erase(std::unique(fresh_.begin(), fresh_.end()), fresh_.end());
   if (plan.kind == Kind::kFull) {
-    plan.jobs.reserve(queue_.size());
-    for (const Key& k : queue_) plan.jobs.push_back(k.job);
+    std::tie(plan.jobs, plan.partial) = First(limit > 0 ? limit : queue_.size());
     since_full_.clear();
     last_full_ = now;
   } else {
@@ -64,13 +83,26 @@ JobQueue::Plan JobQueue::Next(TimePoint now, bool strict, const Lookup& waiting)
   }
   fresh_.clear();
   full_due_ = false;
-  if (plan.kind == Kind::kFull && plan.jobs.empty()) Ordered({});
+  if (plan.kind == Kind::kFull && plan.jobs.empty()) Ordered({}, 0, false);
   return plan;
 }
 
-void JobQueue::Ordered(std::vector<QueueEntry> order) {
+void JobQueue::Ordered(std::vector<QueueEntry> order, size_t sorted, bool partial) {
   order_ = std::move(order);
+  order_partial_ = partial;
+  sorted_ = std::min(sorted, order_.size());
   position_stale_ = true;
+}
+
+void JobQueue::SortRest() const {
+  if (sorted_ >= order_.size()) return;
+  // The pass's own rule (sched/ordering.h): the highest score first, ties by submit order.
+  std::sort(order_.begin() + static_cast<std::ptrdiff_t>(sorted_), order_.end(),
+            [](const QueueEntry& a, const QueueEntry& b) {
+              return a.factors.score != b.factors.score ? a.factors.score > b.factors.score
+                                                        : a.id < b.id;
+            });
+  sorted_ = order_.size();
 }
 
 bool JobQueue::WantsRepass(Kind kind, bool could_preempt, TimePoint now) {
@@ -80,6 +112,7 @@ bool JobQueue::WantsRepass(Kind kind, bool could_preempt, TimePoint now) {
 }
 
 std::optional<std::pair<int64_t, QueueFactors>> JobQueue::Position(JobId id) const {
+  SortRest();
   if (position_stale_) {
     // Built on the first look after a full pass: most passes are never asked about.
     position_.clear();
@@ -88,6 +121,16 @@ std::optional<std::pair<int64_t, QueueFactors>> JobQueue::Position(JobId id) con
     position_stale_ = false;
   }
   auto it = position_.find(id.value);
+  if (it == position_.end() && order_partial_) {
+    // Past the head the pass was given: the rest of the queue is in pass order already.
+    int64_t place = static_cast<int64_t>(order_.size());
+    for (const Key& k : queue_) {
+      if (position_.count(k.id)) continue;
+      ++place;
+      if (k.id == id.value) return std::make_pair(place, QueueFactors{});
+    }
+    return std::nullopt;
+  }
   if (it == position_.end()) return std::nullopt;
   return std::make_pair(static_cast<int64_t>(it->second) + 1, order_[it->second].factors);
 }

@@ -51,20 +51,34 @@ class JobQueue {
   struct Plan {
     Kind kind = Kind::kNone;
     std::vector<const Job*> jobs;  // full: in queue order (class, then id)
+    bool partial = false;          // full: only the first jobs of the queue (Next's `limit`)
   };
   // The job `id` if it still waits in the queue (pending, its dependencies met), else nullptr.
   using Lookup = std::function<const Job*(JobId id)>;
   // What the next pass looks at; kNone when nothing changed since the last. `strict`: strict
-  // order (no backfill).
-  Plan Next(TimePoint now, bool strict, const Lookup& waiting);
-  // A full pass ordered the queue so (every job it looked at, highest first).
-  void Ordered(std::vector<QueueEntry> order);
+  // order (no backfill). `limit` > 0: a full pass is given only the first `limit` jobs of the
+  // queue order, for a caller whose pass order is the queue's own (see First).
+  Plan Next(TimePoint now, bool strict, const Lookup& waiting, size_t limit = 0);
+  // The first `limit` jobs in queue order, and whether more wait: a pass given too few asks
+  // for more.
+  std::pair<std::vector<const Job*>, bool> First(size_t limit) const;
+  // Whether every waiting job has the same priority class (then queue order is submit order).
+  bool OneClass() const;
+  // A full pass ordered the queue so: every job it looked at, the first `sorted` highest
+  // first, the rest in no order yet (ordered here on the first need: most passes' whole order
+  // is never asked for).
+  // `partial`: the pass was given only the head of the queue (Plan::partial).
+  void Ordered(std::vector<QueueEntry> order, size_t sorted, bool partial);
   // Whether the re-pass rule wants a full pass right after a pass of `kind` now.
   bool WantsRepass(Kind kind, bool could_preempt, TimePoint now);
 
-  // A job's place in the last full order (1 = next) and its factors, if it was in it.
+  // A job's place in the last full order (1 = next) and its factors, if it was in it; after a
+  // pass given only the head of the queue (Plan::partial), a job past it is placed by queue order.
   std::optional<std::pair<int64_t, QueueFactors>> Position(JobId id) const;
-  const std::vector<QueueEntry>& order() const { return order_; }
+  const std::vector<QueueEntry>& order() const {
+    SortRest();
+    return order_;
+  }
   // Every waiting job, by class then id.
   template <typename F>
   void ForEach(const F& f) const {
@@ -86,14 +100,19 @@ class JobQueue {
   }
   // A head pass's jobs: the head of the last order, then arrivals since it.
   void AddHead(Plan& plan, std::unordered_set<int64_t>& taken, const Lookup& waiting);
+  // Orders the part of order_ the last full pass left unordered.
+  void SortRest() const;
 
   std::set<Key> queue_;
-  std::vector<JobId> fresh_;  // joined since the last pass
+  int64_t per_class_[4] = {0, 0, 0, 0};  // waiting jobs per priority class
+  std::vector<JobId> fresh_;             // joined since the last pass
   bool full_due_ = false;
   bool freed_ = false;
   std::set<Key> since_full_;  // arrivals since the last full pass (not in order_)
   TimePoint last_full_{};
-  std::vector<QueueEntry> order_;                           // the last full pass's order
+  mutable std::vector<QueueEntry> order_;  // the last full pass's order
+  mutable size_t sorted_ = 0;              // order_[0, sorted_) is in order
+  bool order_partial_ = false;             // order_ holds only the head of the queue
   mutable std::unordered_map<int64_t, uint32_t> position_;  // id -> index in order_, on demand
   mutable bool position_stale_ = false;
 };

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <set>
 
 namespace baton::sched {
 namespace {
@@ -25,13 +24,16 @@ FairShareTable::FairShareTable(const UsageLedger* usage, const Policy* policy,
                                const std::vector<PendingJob>& pending,
                                const std::vector<RunningJob>& running)
     : usage_(usage), policy_(policy) {
-  std::map<std::string, std::set<std::string>> members;
-  for (const auto& [name, p] : policy->projects) members[name];
+  // Every project the policy, the usage or a job names, with its users (the policy's projects
+  // may have none). Collected as pairs of names and sorted: no map of strings per pass.
+  std::vector<std::pair<std::string_view, std::string_view>> members;
+  std::vector<std::string_view> projects;
+  for (const auto& [name, p] : policy->projects) projects.push_back(name);
   if (usage != nullptr) {
     for (const auto& [name, used] : usage->projects()) {
-      auto& m = members[name];
+      projects.push_back(name);
       if (const auto* users = usage->users(name)) {
-        for (const auto& [u, x] : *users) m.insert(u);
+        for (const auto& [u, x] : *users) members.emplace_back(name, u);
       }
     }
   }
@@ -40,32 +42,40 @@ FairShareTable::FairShareTable(const UsageLedger* usage, const Policy* policy,
   const std::string* last_user = nullptr;
   auto add = [&](const std::string* project, const std::string* user) {
     if (last_project != nullptr && *last_project == *project && *last_user == *user) return;
-    members[*project].insert(*user);
+    members.emplace_back(*project, *user);
     last_project = project;
     last_user = user;
   };
   for (const auto& j : pending) add(j.project, j.user);
   for (const auto& j : running) add(j.project, j.user);
-  for (const auto& [name, users] : members) {
-    share_total_ += policy->Project(name).share;
-    users_per_project_[name] = static_cast<int>(users.size());
+  std::sort(members.begin(), members.end());
+  members.erase(std::unique(members.begin(), members.end()), members.end());
+  for (const auto& [project, user] : members) {
+    if (projects.empty() || projects.back() != project) projects.push_back(project);
+    users_per_project_[project] += 1;
   }
+  std::sort(projects.begin(), projects.end());
+  projects.erase(std::unique(projects.begin(), projects.end()), projects.end());
+  for (std::string_view name : projects) users_per_project_.try_emplace(name, 0);
+  // In name order, as a sum of doubles must be the same from pass to pass.
+  for (std::string_view name : projects) share_total_ += policy->Project(std::string(name)).share;
 }
 
 double FairShareTable::Factor(const std::string& project, const std::string& user) {
   // Queues hold runs of one user's jobs: the last answer is usually the one asked for.
-  if (last_ != nullptr && last_project_ == project && last_user_ == user) return *last_;
-  double f = Lookup(project, user);
+  if (has_last_ && last_project_ == project && last_user_ == user) return last_;
+  auto key = std::make_pair(std::string_view(project), std::string_view(user));
+  auto hit = cache_.find(key);
+  double f =
+      hit != cache_.end() ? hit->second : cache_.emplace(key, Lookup(project, user)).first->second;
   last_project_ = project;
   last_user_ = user;
-  last_ = &cache_[project][user];
+  last_ = f;
+  has_last_ = true;
   return f;
 }
 
 double FairShareTable::Lookup(const std::string& project, const std::string& user) {
-  auto& per_user = cache_[project];
-  auto hit = per_user.find(user);
-  if (hit != per_user.end()) return hit->second;
   double f_project = 1;
   double f_user = 1;
   if (usage_ != nullptr && usage_->total() > 0 && share_total_ > 0) {
@@ -80,15 +90,14 @@ double FairShareTable::Lookup(const std::string& project, const std::string& use
       if (const auto* users = usage_->users(project)) {
         for (const auto& [u, x] : *users) u_total += policy_->User(u).share;
       }
-      int known = users_per_project_.count(project) ? users_per_project_.at(project) : 1;
+      auto known_it = users_per_project_.find(project);
+      int known = known_it != users_per_project_.end() ? known_it->second : 1;
       u_total = std::max(u_total, static_cast<double>(known));
       double u_share = policy_->User(user).share / std::max(u_total, 1.0);
       f_user = u_share > 0 ? std::exp2(-u_used / u_share) : 0;
     }
   }
-  double f = f_project * (1 + f_user) / 2;
-  per_user.emplace(user, f);
-  return f;
+  return f_project * (1 + f_user) / 2;
 }
 
 Factors ComputeFactors(const PendingJob& job, const Policy& policy, TimePoint now,
@@ -110,31 +119,40 @@ Factors ComputeFactors(const PendingJob& job, const Policy& policy, TimePoint no
   return f;
 }
 
-std::vector<uint32_t> OrderQueue(const PassInput& in, const Policy& policy,
-                                 std::vector<QueueEntry>& entries) {
+QueueOrder::QueueOrder(const PassInput& in, const Policy& policy)
+    : keys_(in.pending.size()), factors_(in.pending.size()) {
   const int64_t cluster_milli = ClusterMilli(in.view);
   FairShareTable shares(in.usage, &policy, in.pending, in.running);
-  std::vector<Factors> factors(in.pending.size());
-  for (size_t i = 0; i < in.pending.size(); ++i) {
-    factors[i] = ComputeFactors(in.pending[i], policy, in.now, cluster_milli, shares);
+  for (uint32_t i = 0; i < keys_.size(); ++i) {
+    factors_[i] = ComputeFactors(in.pending[i], policy, in.now, cluster_milli, shares);
+    keys_[i] = Key{factors_[i].score, in.pending[i].id.value, i};
   }
-  // Sorted as compact keys: a queue of 100,000 stays in cache while it sorts.
-  struct Key {
-    double score;
-    int64_t id;
-    uint32_t index;
-  };
-  std::vector<Key> keys(in.pending.size());
-  for (uint32_t i = 0; i < keys.size(); ++i)
-    keys[i] = Key{factors[i].score, in.pending[i].id.value, i};
-  std::sort(keys.begin(), keys.end(), [](const Key& a, const Key& b) {
-    return a.score != b.score ? a.score > b.score : a.id < b.id;
-  });
-  std::vector<uint32_t> order(keys.size());
-  for (size_t i = 0; i < keys.size(); ++i) order[i] = keys[i].index;
-  entries.reserve(order.size());
-  for (uint32_t i : order) entries.push_back(QueueEntry{in.pending[i].id, factors[i]});
-  return order;
+}
+
+void QueueOrder::SortTo(size_t end) {
+  end = std::min(keys_.size(), std::max(end, sorted_ + chunk_));
+  chunk_ *= 2;
+  auto first = keys_.begin() + static_cast<std::ptrdiff_t>(sorted_);
+  auto last = keys_.begin() + static_cast<std::ptrdiff_t>(end);
+  if (last != keys_.end()) std::nth_element(first, last, keys_.end(), Higher);
+  std::sort(first, last, Higher);
+  sorted_ = end;
+}
+
+void QueueOrder::Entries(const PassInput& in, std::vector<QueueEntry>& out, size_t* sorted) const {
+  out.reserve(out.size() + keys_.size());
+  for (const Key& k : keys_) out.push_back(QueueEntry{in.pending[k.index].id, factors_[k.index]});
+  *sorted = sorted_;
+}
+
+std::vector<uint32_t> OrderQueue(const PassInput& in, const Policy& policy,
+                                 std::vector<QueueEntry>& entries) {
+  QueueOrder order(in, policy);
+  std::vector<uint32_t> indices(order.size());
+  for (size_t i = 0; i < indices.size(); ++i) indices[i] = order.at(i);
+  size_t sorted = 0;
+  order.Entries(in, entries, &sorted);
+  return indices;
 }
 
 }  // namespace baton::sched

@@ -6,8 +6,10 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <map>
 #include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "core/policy.h"
@@ -17,6 +19,7 @@
 namespace baton::sched {
 
 // The factors of one job; `shares` caches per-project/user fair-share factors of a pass.
+// Names are borrowed (string_view) from the pass's jobs, policy and usage, which outlive it.
 class FairShareTable {
  public:
   FairShareTable(const UsageLedger* usage, const Policy* policy,
@@ -26,13 +29,20 @@ class FairShareTable {
  private:
   double Lookup(const std::string& project, const std::string& user);
 
+  struct PairHash {
+    size_t operator()(const std::pair<std::string_view, std::string_view>& p) const {
+      return std::hash<std::string_view>()(p.first) * 31 + std::hash<std::string_view>()(p.second);
+    }
+  };
+
   const UsageLedger* usage_;
   const Policy* policy_;
   double share_total_ = 0;
-  std::map<std::string, std::map<std::string, double>> cache_;
-  std::map<std::string, int> users_per_project_;
-  std::string last_project_, last_user_;  // the last Factor asked, and its answer in cache_
-  const double* last_ = nullptr;
+  std::unordered_map<std::pair<std::string_view, std::string_view>, double, PairHash> cache_;
+  std::unordered_map<std::string_view, int> users_per_project_;
+  std::string_view last_project_, last_user_;  // the last Factor asked, and its answer
+  double last_ = 0;
+  bool has_last_ = false;
 };
 
 // The least-attained-service level of a job that has run `service` GPU-seconds: the number of
@@ -45,8 +55,50 @@ inline int LasLevel(const Policy& policy, double service) {
 Factors ComputeFactors(const PendingJob& job, const Policy& policy, TimePoint now,
                        int64_t cluster_milli, FairShareTable& shares);
 
-// The pass's waiting jobs in start order (indices into in.pending); their factors go to
-// `entries`, in that order.
+// The pass's waiting jobs in start order, made only as far as the pass walks: every job's
+// factors first (the order needs every score), then the order a chunk at a time (selection,
+// then a sort of the chunk), so a pass that stops after the first few hundred jobs of a long
+// queue does not sort all of it. The order is the one a full sort by (score desc, id) gives.
+class QueueOrder {
+ public:
+  QueueOrder(const PassInput& in, const Policy& policy);
+  size_t size() const { return keys_.size(); }
+  // Moves the jobs `first(index)` picks to the front, in score order among themselves.
+  template <typename F>
+  void Front(const F& first) {
+    auto end =
+        std::partition(keys_.begin(), keys_.end(), [&](const Key& k) { return first(k.index); });
+    sorted_ = static_cast<size_t>(end - keys_.begin());
+    std::sort(keys_.begin(), end, Higher);
+  }
+  // The `i`-th job in order (an index into in.pending), ordering up to it.
+  uint32_t at(size_t i) {
+    if (i >= sorted_) SortTo(i + 1);
+    return keys_[i].index;
+  }
+  // PassResult::order: every job, the ordered part first (its length in `sorted`).
+  void Entries(const PassInput& in, std::vector<QueueEntry>& out, size_t* sorted) const;
+
+ private:
+  struct Key {
+    double score;
+    int64_t id;
+    uint32_t index;
+  };
+  static bool Higher(const Key& a, const Key& b) {
+    return a.score != b.score ? a.score > b.score : a.id < b.id;
+  }
+  void SortTo(size_t end);
+
+  std::vector<Key> keys_;         // compact: a queue of 100,000 stays in cache while it is ordered
+  std::vector<Factors> factors_;  // by index into in.pending
+  size_t sorted_ = 0;             // keys_[0, sorted_) are in order
+  // The next chunk's size: a pass walks at least the first kExplainedWaits jobs that do not
+  // start. Doubles, so that a whole walk stays n log n.
+  size_t chunk_ = kExplainedWaits + 64;
+};
+
+// The whole order at once (indices into in.pending); their factors go to `entries`, in order.
 std::vector<uint32_t> OrderQueue(const PassInput& in, const Policy& policy,
                                  std::vector<QueueEntry>& entries);
 

@@ -50,13 +50,19 @@ using Factors = QueueFactors;
 struct Start {
   JobId id;
   std::vector<NodeAllocation> allocation;
+  uint32_t index = 0;  // into PassInput::pending
 };
 
+// Many waiting jobs share their words ("waiting for 8 GPUs; 3 GPUs free in pool default"), and
+// the part that differs from job to job (the jobs ahead, when it may start) is kept as numbers:
+// a pass writes each sentence once, and QueueWords (core/job.h) says the rest when read.
 struct Wait {
   JobId id;
   WaitReason reason = WaitReason::kResources;  // kResources, kQuota or kPriority
-  std::string detail;
+  uint32_t text = 0;                           // PassResult::texts[text]
+  int ahead = 0;  // jobs before it in the pass's order that did not start
   std::optional<TimePoint> estimated_start;
+  uint32_t index = 0;  // into PassInput::pending
 };
 
 struct Preemption {
@@ -96,14 +102,27 @@ struct PassInput {
   TimePoint now{};
   bool full = true;
   std::vector<Reservation> claims;  // the claims of the last full pass (PassResult::reservations)
+  // `pending` is only the head of a longer queue, in the pass's own order (strict order by
+  // class and submit time): the pass says when it needed more (PassResult::wanted_more).
+  bool partial = false;
 };
 
 struct PassResult {
   std::vector<Start> starts;
   std::vector<Preemption> preemptions;
   std::vector<Wait> waits;                // the first kExplainedWaits jobs not started
+  std::vector<std::string> texts;         // the waits' words
   std::vector<Reservation> reservations;  // full passes only
-  std::vector<QueueEntry> order;          // every pending job, highest first
+  // Every pending job: the first `sorted` highest first, the rest in no order (a pass orders
+  // the queue only as far as it walks it; JobQueue orders the rest when asked).
+  std::vector<QueueEntry> order;
+  size_t sorted = 0;
+  // With PassInput::partial: the walk reached the end of the jobs it was given while a job
+  // after them could still have been placed or explained. The caller runs it again with more.
+  bool wanted_more = false;
+
+  // A wait in the words a researcher reads (Job::reason_detail followed by QueueWords).
+  std::string Detail(const Wait& w, TimePoint now) const;
 };
 
 }  // namespace baton::sched

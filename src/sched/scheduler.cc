@@ -5,6 +5,7 @@
 #include <deque>
 #include <set>
 #include <string_view>
+#include <tuple>
 #include <unordered_map>
 
 #include "core/quantity.h"
@@ -18,19 +19,6 @@ namespace {
 
 std::string Gpus(int64_t milli) { return FormatMilli(milli) + (milli == 1000 ? " GPU" : " GPUs"); }
 
-std::string Ahead(int n) {
-  if (n <= 0) return "";
-  return "; " + std::to_string(n) + (n == 1 ? " job" : " jobs") + " ahead in the queue";
-}
-
-std::string When(TimePoint at, TimePoint now) {
-  if (at <= now) return "; expected to start now";
-  return "; expected start in ~" +
-         FormatDuration(std::chrono::duration_cast<std::chrono::seconds>(
-             at - now + std::chrono::milliseconds(999))) +
-         " (" + FormatRfc3339(at).substr(11, 5) + " UTC)";
-}
-
 // A shape (resources and pool) that failed to fit in this pass, with its words. The view only
 // fills during a pass: a shape that failed fails again, unless a job of it ends sooner and may
 // use a hole before a reservation.
@@ -40,6 +28,7 @@ struct Known {
   bool never;
   TimePoint until;  // the shortest job of this shape that did not fit
   std::string detail;
+  int text = -1;  // detail's index in PassResult::texts, once a wait said it
 };
 
 // One pass over one queue (the algorithm is stated in scheduler.h).
@@ -55,8 +44,25 @@ class Pass {
   void CountRunning();
   void DecidePreemption();
   bool MayHaveVictims(const PendingJob& job) const;
-  void Wait(JobId id, WaitReason reason, std::string detail,
+  // A job that does not start: counted, and explained while within kExplainedWaits.
+  void Wait(const PendingJob& job, WaitReason reason, std::string detail,
             std::optional<TimePoint> at = std::nullopt);
+  void Wait(const PendingJob& job, WaitReason reason, Known& shape,
+            std::optional<TimePoint> at = std::nullopt);
+  void Explain(const PendingJob& job, WaitReason reason, uint32_t text,
+               std::optional<TimePoint> at);
+  // Whether every job after those walked so far would only be counted (WaitsWithoutLooking):
+  // then the pass stops walking.
+  bool RestIsCounted();
+  // Whether some node refuses this job that takes others' (nodes it failed on, or it is
+  // root's and a node refuses root's jobs): then what failed for others may fit it.
+  bool Limited(const PlaceRules& rules) const {
+    return (rules.limits.avoid != nullptr && !rules.limits.avoid->empty()) ||
+           (rules.limits.root && refusing_root_);
+  }
+  // The free GPU capacity of `pool` that some later job could still use: not held from now
+  // on for a job that waits (a job ends after now, so it cannot take such a GPU).
+  int64_t OpenFree(std::string_view pool);
   // Quotas, strict order, and jobs too deep in the queue to matter: true when it waits so.
   bool WaitsWithoutLooking(const PendingJob& job);
   void Consider(const PendingJob& job);
@@ -65,7 +71,7 @@ class Pass {
   Known& ShapeOf(const PendingJob& job, const PlaceRules& rules, std::vector<Known>::iterator it,
                  bool skipped, Known& local);
   // A job that does not fit now: a reservation, and preemption when the wait would be long.
-  void Reserve(const PendingJob& job, const Known& shape);
+  void Reserve(const PendingJob& job, Known& shape);
   // Stops victims for `job` when a search finds them; the claim becomes its reservation.
   bool Preempt(const PendingJob& job, std::optional<Reservation>& reservation);
   void SortReleases();
@@ -90,8 +96,19 @@ class Pass {
   int reserved_ = 0;
   int searches_ = 0;
   std::vector<std::vector<uint32_t>> running_on_node_;  // built at the first preemption search
-  std::optional<JobId> strict_blocker_;       // FIFO without backfill: the first job that waits
+  std::optional<JobId> strict_blocker_;  // FIFO without backfill: the first job that waits
+  int strict_text_ = -1;                 // "behind job N ..." in PassResult::texts
+  size_t walked_ = 0;                    // jobs of the order walked so far
+  size_t claims_front_ = 0;              // the first jobs of the order: those holding claims
+  // The fewest GPUs a waiting job of each pool asks for: while a pool has less free, none of
+  // its jobs can start.
+  std::vector<std::pair<std::string_view, int64_t>> least_asked_;  // made on first need
+  bool least_known_ = false;
+  bool refusing_root_ = false;  // a node of the view refuses root's jobs
+  int changes_ = 0;  // starts and reservations so far: OpenFree's answers hold until the next
+  std::vector<std::tuple<std::string_view, int64_t, int>> open_free_;  // pool, free, changes_
   std::set<std::string_view> untimed_pools_;  // pools where a job holds nodes without a time
+  int timed_releases_ = 0;  // releases_ that say when (a running or started job's time limit)
 };
 
 void Pass::TakeClaims() {
@@ -116,6 +133,7 @@ void Pass::CountRunning() {
     TimePoint end =
         r.stopping ? std::min(r.expected_end, now_ + policy_.preempt_grace) : r.expected_end;
     releases_.push_back(Release{end, r.allocation, r.resources});
+    timed_releases_ += end != kNever ? 1 : 0;
     stopping_[i] = r.stopping;
     if (r.stopping) continue;
     lowest_running_ = std::min(lowest_running_, static_cast<int>(r.priority));
@@ -147,13 +165,89 @@ void Pass::SortReleases() {
   releases_sorted_ = true;
 }
 
-void Pass::Wait(JobId id, WaitReason reason, std::string detail, std::optional<TimePoint> at) {
+void Pass::Explain(const PendingJob& job, WaitReason reason, uint32_t text,
+                   std::optional<TimePoint> at) {
+  result_.waits.push_back(sched::Wait{.id = job.id,
+                                      .reason = reason,
+                                      .text = text,
+                                      .ahead = ahead_,
+                                      .estimated_start = at,
+                                      .index = static_cast<uint32_t>(&job - in_.pending.data())});
+}
+
+void Pass::Wait(const PendingJob& job, WaitReason reason, std::string detail,
+                std::optional<TimePoint> at) {
   if (ahead_ < kExplainedWaits) {
-    detail += Ahead(ahead_);
-    if (at) detail += When(*at, now_);
-    result_.waits.push_back(sched::Wait{id, reason, std::move(detail), at});
+    // Quota reasons repeat from job to job of one user: one sentence for a run of them.
+    if (result_.texts.empty() || result_.texts.back() != detail)
+      result_.texts.push_back(std::move(detail));
+    Explain(job, reason, static_cast<uint32_t>(result_.texts.size() - 1), at);
   }
   ++ahead_;
+}
+
+void Pass::Wait(const PendingJob& job, WaitReason reason, Known& shape,
+                std::optional<TimePoint> at) {
+  if (ahead_ < kExplainedWaits) {
+    if (shape.text < 0) {
+      result_.texts.push_back(shape.detail);
+      shape.text = static_cast<int>(result_.texts.size() - 1);
+    }
+    Explain(job, reason, static_cast<uint32_t>(shape.text), at);
+  }
+  ++ahead_;
+}
+
+bool Pass::RestIsCounted() {
+  if (ahead_ < kExplainedWaits) return false;
+  if (strict_blocker_) return true;
+  if (in_.partial) return false;  // what asks least is known of the whole queue only
+  // As WaitsWithoutLooking's last rule, for any job that could come next.
+  if (!policy_.backfill || walked_ < claims_front_) return false;
+  if (in_.full && preemption_ && searches_ < kPreemptionSearches) return false;
+  if (!least_known_) {
+    least_known_ = true;
+    for (const PendingJob& p : in_.pending) {
+      auto it = std::find_if(least_asked_.begin(), least_asked_.end(),
+                             [&](const auto& l) { return l.first == *p.pool; });
+      if (it == least_asked_.end()) {
+        least_asked_.emplace_back(*p.pool, p.resources->milli_gpus);
+      } else {
+        it->second = std::min(it->second, p.resources->milli_gpus);
+      }
+    }
+  }
+  for (const auto& [pool, least] : least_asked_) {
+    if (least <= placer_->free_milli(pool) && least <= OpenFree(pool)) return false;
+  }
+  if (!in_.full || reserved_ >= policy_.reservations) return true;
+  // Reservations are left, but no later job can get one: no release says when (Shadow finds
+  // nothing), and every pool's untimed hold is made (or there are none).
+  if (timed_releases_ > 0) return false;
+  if (!policy_.untimed_reservation) return true;
+  return std::all_of(least_asked_.begin(), least_asked_.end(),
+                     [&](const auto& l) { return untimed_pools_.count(l.first) > 0; });
+}
+
+int64_t Pass::OpenFree(std::string_view pool) {
+  for (auto& [name, free, at] : open_free_) {
+    if (name == pool && at == changes_) return free;
+  }
+  int64_t free = 0;
+  for (const NodeSlots& n : placer_->view().nodes) {
+    if (!n.schedulable || n.pool != pool) continue;
+    for (const GpuSlot& g : n.gpus) {
+      if (g.usable && g.reserved_from > now_) free += g.free_milli;
+    }
+  }
+  for (auto& entry : open_free_) {
+    if (std::get<0>(entry) == pool) {
+      entry = {pool, free, changes_};
+      return free;
+    }
+  }
+  open_free_.emplace_back(pool, free, changes_);
+  return free;
 }
 
 bool Pass::WaitsWithoutLooking(const PendingJob& job) {
@@ -162,12 +256,18 @@ bool Pass::WaitsWithoutLooking(const PendingJob& job) {
     return true;
   }
   if (std::string why = LimitReason(job, policy_, held_); !why.empty()) {
-    Wait(job.id, WaitReason::kQuota, std::move(why));
+    Wait(job, WaitReason::kQuota, std::move(why));
     return true;
   }
   if (strict_blocker_) {
-    Wait(job.id, WaitReason::kPriority,
-         "behind job " + strict_blocker_->ToString() + " (strict queue order, no backfill)");
+    if (ahead_ < kExplainedWaits && strict_text_ < 0) {
+      result_.texts.push_back("behind job " + strict_blocker_->ToString() +
+                              " (strict queue order, no backfill)");
+      strict_text_ = static_cast<int>(result_.texts.size() - 1);
+    }
+    if (ahead_ < kExplainedWaits)
+      Explain(job, WaitReason::kPriority, static_cast<uint32_t>(strict_text_), std::nullopt);
+    ++ahead_;
     return true;
   }
   // Deep in a queue that no longer fits: no words to write, no reservation or search left
@@ -184,10 +284,14 @@ bool Pass::WaitsWithoutLooking(const PendingJob& job) {
 
 void Pass::Started(const PendingJob& job, const PlaceRules& rules, std::vector<NodeAllocation> at) {
   held_.Add(*job.project, *job.user, *job.pool, job.resources->milli_gpus, +1);
+  ++changes_;
   started_.push_back(at);
   releases_.push_back(Release{rules.until, &started_.back(), job.resources});
+  timed_releases_ += rules.until != kNever ? 1 : 0;
   releases_sorted_ = false;
-  result_.starts.push_back(Start{job.id, std::move(at)});
+  result_.starts.push_back(Start{.id = job.id,
+                                 .allocation = std::move(at),
+                                 .index = static_cast<uint32_t>(&job - in_.pending.data())});
 }
 
 Known& Pass::ShapeOf(const PendingJob& job, const PlaceRules& rules,
@@ -199,7 +303,9 @@ Known& Pass::ShapeOf(const PendingJob& job, const PlaceRules& rules,
   const Resources& r = *job.resources;
   bool never = !placer_->EverFits(r, *job.pool);
   std::string detail;
-  if (never) {
+  if (ahead_ >= kExplainedWaits) {
+    // Past the explained waits: no job of this pass will say it (ahead_ only grows).
+  } else if (never) {
     detail = "no node in pool " + *job.pool + " can ever hold " + DescribeRequest(r);
   } else {
     detail = "waiting for " + DescribeRequest(r) + "; " + Gpus(placer_->free_milli(*job.pool)) +
@@ -211,7 +317,7 @@ Known& Pass::ShapeOf(const PendingJob& job, const PlaceRules& rules,
     }
   }
   local = Known{job.resources, job.pool, never, rules.until, std::move(detail)};
-  if (known_.size() >= 32 || rules.limits.any()) return local;
+  if (known_.size() >= 32 || Limited(rules)) return local;
   known_.push_back(local);
   return known_.back();
 }
@@ -225,10 +331,10 @@ void Pass::Consider(const PendingJob& job) {
                    .job = job.id};
   const auto claim = claims_.find(job.id.value);
   // A job some nodes refuse is its own shape: what failed for it may fit another.
-  auto it = rules.limits.any() ? known_.end()
-                               : std::find_if(known_.begin(), known_.end(), [&](const Known& k) {
-                                   return *k.r == r && *k.pool == *job.pool;
-                                 });
+  auto it = Limited(rules) ? known_.end()
+                           : std::find_if(known_.begin(), known_.end(), [&](const Known& k) {
+                               return *k.r == r && *k.pool == *job.pool;
+                             });
   bool skip =
       it != known_.end() && (it->never || rules.until >= it->until) && claim == claims_.end();
   if (!skip) {
@@ -238,9 +344,9 @@ void Pass::Consider(const PendingJob& job) {
     }
   }
   Known local;
-  const Known& shape = ShapeOf(job, rules, it, skip, local);
+  Known& shape = ShapeOf(job, rules, it, skip, local);
   if (shape.never || !in_.full) {
-    Wait(job.id, WaitReason::kResources, shape.detail);
+    Wait(job, WaitReason::kResources, shape);
     return;
   }
   if (claim != claims_.end()) {
@@ -249,7 +355,7 @@ void Pass::Consider(const PendingJob& job) {
     // the guarantee, else the two together would exceed it and be preempted back.
     held_.Add(*job.project, *job.user, *job.pool, r.milli_gpus, +1);
     result_.reservations.push_back(*claim->second);
-    Wait(job.id, WaitReason::kResources,
+    Wait(job, WaitReason::kResources,
          "waiting for preempted jobs to stop to free " + DescribeRequest(r), claim->second->from);
     return;
   }
@@ -267,7 +373,9 @@ bool Pass::Preempt(const PendingJob& job, std::optional<Reservation>& reservatio
     stopping_[v] = true;
     result_.preemptions.push_back(Preemption{x.id, job.id, WhyPreempted(x, job, policy_)});
     for (auto& rel : releases_) {
-      if (rel.allocation == x.allocation) rel.at = std::min(rel.at, found->reservation.from);
+      if (rel.allocation != x.allocation) continue;
+      timed_releases_ += rel.at == kNever && found->reservation.from != kNever ? 1 : 0;
+      rel.at = std::min(rel.at, found->reservation.from);
     }
   }
   releases_sorted_ = false;
@@ -277,7 +385,7 @@ bool Pass::Preempt(const PendingJob& job, std::optional<Reservation>& reservatio
   return true;
 }
 
-void Pass::Reserve(const PendingJob& job, const Known& shape) {
+void Pass::Reserve(const PendingJob& job, Known& shape) {
   const Resources& r = *job.resources;
   std::optional<Reservation> reservation;
   bool claimed = false;  // the reservation stands on GPUs its victims are giving back
@@ -307,47 +415,66 @@ void Pass::Reserve(const PendingJob& job, const Known& shape) {
     if (untimed) untimed_pools_.insert(*job.pool);
   }
   if (!reservation || (!claimed && reserved_ >= policy_.reservations)) {
-    Wait(job.id, WaitReason::kResources, shape.detail);
+    Wait(job, WaitReason::kResources, shape);
     return;
   }
   reservation->id = job.id;
   reserved_ += claimed ? 0 : 1;
   MarkReservation(placer_->view(), *reservation);
+  ++changes_;
   TimePoint from = reservation->from;
   std::string nodes;
   for (const auto& part : reservation->allocation) nodes += (nodes.empty() ? "" : ", ") + part.node;
   result_.reservations.push_back(std::move(*reservation));
   if (untimed) {
-    Wait(job.id, WaitReason::kResources,
+    Wait(job, WaitReason::kResources,
          shape.detail + "; holding " + nodes + " for it as running jobs end");
   } else {
-    Wait(job.id, WaitReason::kResources, shape.detail, from);
+    Wait(job, WaitReason::kResources, shape, from);
   }
 }
 
 PassResult Pass::Run() {
   if (in_.full) in_.view.ClearReservations();
-  // 1. Order.
-  std::vector<uint32_t> order = OrderQueue(in_, policy_, result_.order);
+  // 1. Order (as far as the walk goes).
+  QueueOrder order(in_, policy_);
   TakeClaims();
   // Jobs holding a claim go first: they preempted for those GPUs, and no job ahead of them in
   // the order may stand in their way (in strict order, it would block them for ever).
   if (!claims_.empty()) {
-    std::stable_partition(order.begin(), order.end(),
-                          [&](uint32_t i) { return claims_.count(in_.pending[i].id.value) > 0; });
+    order.Front([&](uint32_t i) { return claims_.count(in_.pending[i].id.value) > 0; });
+    for (claims_front_ = 0; claims_front_ < order.size(); ++claims_front_) {
+      if (!claims_.count(in_.pending[order.at(claims_front_)].id.value)) break;
+    }
   }
-  // 2. Walk it.
+  // 2. Walk it, until every job left would only be counted.
+  refusing_root_ = std::any_of(in_.view.nodes.begin(), in_.view.nodes.end(),
+                               [](const NodeSlots& n) { return n.refuses_root_jobs; });
   placer_.emplace(in_.view);
   CountRunning();
   DecidePreemption();
   known_.reserve(32);
-  for (uint32_t index : order) Consider(in_.pending[index]);
+  bool stopped = false;
+  for (walked_ = 0; walked_ < order.size(); ++walked_) {
+    if (RestIsCounted()) {
+      ahead_ += static_cast<int>(order.size() - walked_);
+      stopped = true;
+      break;
+    }
+    Consider(in_.pending[order.at(walked_)]);
+  }
+  result_.wanted_more = in_.partial && !stopped && !RestIsCounted();
+  order.Entries(in_, result_.order, &result_.sorted);
   return std::move(result_);
 }
 
 }  // namespace
 
 PassResult RunPass(PassInput in) { return RunPassOn(in); }
+
+std::string PassResult::Detail(const sched::Wait& w, TimePoint now) const {
+  return texts.at(w.text) + QueueWords(w.ahead, w.estimated_start, now);
+}
 
 PassResult RunPassOn(PassInput& in) {
   static const Policy kDefaultPolicy;

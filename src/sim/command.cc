@@ -1,5 +1,7 @@
 #include "sim/command.h"
 
+#include <sys/resource.h>
+
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -45,6 +47,13 @@ double ClusterGpus(const std::vector<SimNode>& nodes) {
   return gpus;
 }
 
+// The process's peak resident memory so far, in MiB (getrusage: the replay and what it keeps).
+double PeakRssMib() {
+  rusage usage{};
+  if (getrusage(RUSAGE_SELF, &usage) != 0) return 0;
+  return static_cast<double>(usage.ru_maxrss) / 1024.0;  // Linux reports KiB
+}
+
 std::string SummaryJson(const std::string& policy, const Summary& s, double wall_s) {
   std::ostringstream out;
   out << std::setprecision(6);
@@ -58,7 +67,8 @@ std::string SummaryJson(const std::string& policy, const Summary& s, double wall
       << ", \"max_user_slowdown\": " << s.max_user_slowdown << ", \"events\": " << s.events
       << ", \"wall_s\": " << wall_s
       << ", \"events_per_s\": " << (wall_s > 0 ? static_cast<double>(s.events) / wall_s : 0)
-      << ", \"unrunnable\": " << s.unrunnable << ", \"unrunnable_jobs\": [";
+      << ", \"peak_rss_mib\": " << PeakRssMib() << ", \"unrunnable\": " << s.unrunnable
+      << ", \"unrunnable_jobs\": [";
   for (size_t i = 0; i < s.unrunnable_jobs.size(); ++i) {
     const Unrunnable& u = s.unrunnable_jobs[i];
     out << (i ? ", " : "") << "{\"name\": " << codec::EncodeString(u.name)
@@ -79,7 +89,8 @@ std::string SummaryText(const std::string& policy, const Summary& s, size_t node
       << ", idle while jobs waited " << s.idle_while_waiting << ", preemptions " << s.preemptions
       << ", Jain fairness (users) " << s.jain_fairness << ", worst user's mean slowdown "
       << s.max_user_slowdown << "\n"
-      << "  " << s.events << " controller commands in " << wall_s << " s";
+      << "  " << s.events << " controller commands in " << wall_s << " s, peak memory "
+      << PeakRssMib() << " MiB";
   if (s.unrunnable > 0) {
     out << "\n  " << s.unrunnable << " jobs can never run on this cluster (refused at submit)";
     for (const Unrunnable& u : s.unrunnable_jobs) {

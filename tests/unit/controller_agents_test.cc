@@ -45,6 +45,57 @@ TEST_F(ControllerTest, ALostNodeDoesNotUseUpARetry) {
   EXPECT_NE(c_->FindJob(id)->reason_detail.find("it went wrong"), std::string::npos);
 }
 
+// Issue 20: a report, a registration and a lost node look only at the jobs on their node
+// (NodeRecord::running), which must follow a job that is requeued and runs elsewhere.
+TEST_F(ControllerTest, ANodesReadingsAndListingConcernOnlyTheJobsRunningThereNow) {
+  RegisterNode("n1", 1);
+  const uint64_t s1 = session_;
+  RegisterNode("n2", 1);
+  const uint64_t s2 = session_;
+  auto session = [&](const std::string& node) { return node == "n1" ? s1 : s2; };
+  auto jobs_on = [&](const std::string& node) {
+    for (const NodeStatus& n : Run(ListNodes{}).nodes) {
+      if (n.info.name == node) return n.gpu_jobs.at(0);
+    }
+    return std::vector<int64_t>{-1};
+  };
+  JobId id = SubmitFailing(1);
+  const std::string first = c_->FindJob(id)->allocation.at(0).node;
+  const std::string other = first == "n1" ? "n2" : "n1";
+  EXPECT_EQ(jobs_on(first), std::vector<int64_t>{id.value});
+  EXPECT_TRUE(jobs_on(other).empty());
+  auto report = [&](const std::string& node, ReportRequest r) {
+    r.node = node;
+    r.session = session(node);
+    ASSERT_TRUE(Run(AgentReport{std::move(r)}).status.ok());
+  };
+  report(first, {.events = {{.job = id, .kind = JobEvent::Kind::kStarted, .at = now_}}});
+  // Its retry must go to the other node.
+  ASSERT_TRUE(Run(DrainNode{.caller = {"root", true}, .node = first}).status.ok());
+  report(first,
+         {.events = {{.job = id, .kind = JobEvent::Kind::kExited, .at = now_, .exit_code = 1}}});
+  ASSERT_EQ(State(id), JobState::kRunning);
+  ASSERT_EQ(c_->FindJob(id)->allocation.at(0).node, other);
+  EXPECT_TRUE(jobs_on(first).empty());
+  EXPECT_EQ(jobs_on(other), std::vector<int64_t>{id.value});
+  report(other,
+         {.events = {{.job = id, .attempt = 1, .kind = JobEvent::Kind::kStarted, .at = now_}}});
+  // Readings of the node it left count for nothing; its new node's count for it.
+  report(first, {.gpus = {GpuSample{.index = 0, .utilization_pct = 90}}});
+  report(other, {.gpus = {GpuSample{.index = 0, .utilization_pct = 50}}});
+  Reply m = Run(GetJobMetrics{.caller = {"ada", true}, .id = id});
+  ASSERT_TRUE(m.job_metrics);
+  EXPECT_EQ(m.job_metrics->samples, 1);
+  EXPECT_DOUBLE_EQ(m.job_metrics->utilization_sum, 50);
+  // Its node lost: the job is requeued and no node lists it.
+  now_ += seconds(61);
+  report(first, {});
+  Run(Tick{});
+  EXPECT_EQ(State(id), JobState::kPending);
+  EXPECT_TRUE(jobs_on(first).empty());
+  EXPECT_TRUE(jobs_on(other).empty());
+}
+
 TEST_F(ControllerTest, ACancelIsResentToAnAgentThatRegistersAgain) {
   RegisterNode("n1", 1);
   JobId id = Submit(1000);

@@ -71,7 +71,31 @@ TEST_F(ControllerTest, StrictOrderHoldsNewArrivalsBehindAWaitingJob) {
   EXPECT_EQ(State(wide), JobState::kPending);
   EXPECT_EQ(State(small), JobState::kPending);
   EXPECT_EQ(c_->FindJob(small)->reason, WaitReason::kPriority);
+  // The jobs ahead are said when the job is read (the pass keeps them as a number).
+  EXPECT_EQ(ReasonDetail(*c_->FindJob(small)),
+            "behind job " + wide.ToString() +
+                " (strict queue order, no backfill); 1 job ahead in the queue");
+  EXPECT_NE(codec::EncodeJob(*c_->FindJob(small)).find("1 job ahead in the queue"),
+            std::string::npos);
   (void)busy;
+}
+
+TEST_F(ControllerTest, StrictOrderByClassStartsMoreJobsThanTheHeadItLooksAtFirst) {
+  // Strict order by class alone: a full pass is given the head of the queue first
+  // (kStrictHead jobs), and asks for more when all of them start.
+  ControllerOptions options;
+  options.policy.backfill = false;
+  options.policy.weights = Weights{.priority = 0, .fairshare = 0, .age = 0, .size = 0};
+  c_ = std::make_unique<Controller>(options);
+  c_->Restore(*store_.Load(), now_);
+  RegisterNode("n1", 8);
+  const size_t many = 420;  // more than the 320 (kStrictHead) it is given first
+  JobSpec s;
+  s.command = {"true"};  // no GPU: every one of them fits
+  Reply r = Run(SubmitJobs{.caller = {"ada", true}, .specs = std::vector<JobSpec>(many, s)});
+  ASSERT_TRUE(r.status.ok()) << r.status.message();
+  ASSERT_EQ(r.jobs.size(), many);
+  for (const Job& j : r.jobs) EXPECT_EQ(State(j.id), JobState::kRunning) << j.id.ToString();
 }
 
 TEST_F(ControllerTest, FailedExitRetriesThenFails) {

@@ -29,16 +29,21 @@ class JobQueueTest : public ::testing::Test {
     for (const Job* j : plan.jobs) ids.push_back(j->id.value);
     return ids;
   }
-  JobQueue::Plan Next(TimePoint now = kNow, bool strict = false) {
-    return q_.Next(now, strict, [&](JobId id) -> const Job* {
-      auto it = jobs_.find(id.value);
-      return it != jobs_.end() && it->second.state == JobState::kPending ? &it->second : nullptr;
-    });
+  JobQueue::Plan Next(TimePoint now = kNow, bool strict = false, size_t limit = 0) {
+    return q_.Next(
+        now, strict,
+        [&](JobId id) -> const Job* {
+          auto it = jobs_.find(id.value);
+          return it != jobs_.end() && it->second.state == JobState::kPending ? &it->second
+                                                                             : nullptr;
+        },
+        limit);
   }
   void OrderAs(std::vector<int64_t> ids) {
     std::vector<QueueEntry> order;
     for (int64_t id : ids) order.push_back(QueueEntry{JobId{id}, QueueFactors{}});
-    q_.Ordered(std::move(order));
+    size_t sorted = order.size();
+    q_.Ordered(std::move(order), sorted, false);
   }
 
   std::map<int64_t, Job> jobs_;
@@ -136,6 +141,57 @@ TEST_F(JobQueueTest, APositionIsTheJobsPlaceInTheLastFullOrder) {
   EXPECT_FALSE(q_.Position(JobId{7}).has_value());
   OrderAs({1});
   EXPECT_FALSE(q_.Position(JobId{2}).has_value());
+}
+
+TEST_F(JobQueueTest, AFullPassMayBeGivenOnlyTheHeadOfTheQueueAndAskForMore) {
+  for (int64_t id = 1; id <= 5; ++id) Arrive(id, id == 4 ? Priority::kHigh : Priority::kNormal);
+  JobQueue::Plan plan = Next(kNow, /*strict=*/true, /*limit=*/3);
+  EXPECT_EQ(plan.kind, JobQueue::Kind::kFull);
+  EXPECT_TRUE(plan.partial);
+  EXPECT_EQ(Ids(plan), (std::vector<int64_t>{4, 1, 2}));  // class, then submit order
+  auto [more, partial] = q_.First(12);
+  EXPECT_FALSE(partial);
+  EXPECT_EQ(more.size(), 5u);
+  // A limit the queue does not reach gives all of it.
+  q_.RequestFull();
+  EXPECT_FALSE(Next(kNow, true, 5).partial);
+}
+
+TEST_F(JobQueueTest, OneClassSaysWhetherQueueOrderIsSubmitOrder) {
+  EXPECT_TRUE(q_.OneClass());
+  Arrive(1);
+  Arrive(2);
+  EXPECT_TRUE(q_.OneClass());
+  Arrive(3, Priority::kHigh);
+  EXPECT_FALSE(q_.OneClass());
+  Leave(3);
+  EXPECT_TRUE(q_.OneClass());
+}
+
+TEST_F(JobQueueTest, AfterAHeadOnlyOrderAJobPastItIsPlacedByQueueOrder) {
+  for (int64_t id = 1; id <= 6; ++id) Arrive(id);
+  std::vector<QueueEntry> head;
+  for (int64_t id : {1, 2}) head.push_back(QueueEntry{JobId{id}, QueueFactors{}});
+  q_.Ordered(std::move(head), 2, /*partial=*/true);
+  EXPECT_EQ(q_.Position(JobId{2})->first, 2);
+  EXPECT_EQ(q_.Position(JobId{3})->first, 3);
+  EXPECT_EQ(q_.Position(JobId{6})->first, 6);
+  EXPECT_FALSE(q_.Position(JobId{9}).has_value());
+}
+
+TEST_F(JobQueueTest, TheUnorderedRestOfAnOrderIsOrderedWhenAsked) {
+  for (int64_t id = 1; id <= 4; ++id) Arrive(id);
+  auto entry = [](int64_t id, double score) {
+    QueueFactors f;
+    f.score = score;
+    return QueueEntry{JobId{id}, f};
+  };
+  // The pass walked one job; the three after it are in no order.
+  q_.Ordered({entry(2, 9), entry(4, 1), entry(1, 5), entry(3, 5)}, 1, false);
+  std::vector<int64_t> ids;
+  for (const QueueEntry& e : q_.order()) ids.push_back(e.id.value);
+  EXPECT_EQ(ids, (std::vector<int64_t>{2, 1, 3, 4}));  // score, then submit order
+  EXPECT_EQ(q_.Position(JobId{4})->first, 4);
 }
 
 }  // namespace

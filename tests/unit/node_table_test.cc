@@ -62,6 +62,31 @@ TEST(NodeTable, AParkedPollIsAnsweredByTheNextOrdersAtTheBatchsEnd) {
   EXPECT_FALSE(n.parked_poll.has_value());
 }
 
+// Issue 20: the batch's end answers the nodes that were sent orders, not a walk of every node,
+// and in the order of their names as before (the simulator's decisions depend on it).
+TEST(NodeTable, DeliveriesGoToTheParkedNodesThatWereSentOrdersInTheOrderOfTheirNames) {
+  NodeTable t;
+  for (const char* name : {"n3", "n1", "n2"}) t.StartSession(t.Ensure(name), kNow);
+  ASSERT_FALSE(t.Poll(*t.Find("n3"), 0, 3, kNow).has_value());
+  ASSERT_FALSE(t.Poll(*t.Find("n1"), 0, 1, kNow).has_value());
+  ASSERT_FALSE(t.Poll(*t.Find("n2"), 0, 2, kNow).has_value());
+  t.Send(*t.Find("n3"), Stop(30));
+  t.Send(*t.Find("n1"), Stop(10));
+  t.Send(*t.Find("n3"), Stop(31));
+  std::vector<Delivery> d = t.TakeDeliveries();
+  ASSERT_EQ(d.size(), 2u);
+  EXPECT_EQ(d[0].poll_id, 1u);
+  EXPECT_EQ(d[0].orders.size(), 1u);
+  EXPECT_EQ(d[1].poll_id, 3u);
+  EXPECT_EQ(d[1].orders.size(), 2u);         // both of n3's, once
+  EXPECT_EQ(t.Find("n2")->parked_poll, 2u);  // sent nothing: still waiting
+  EXPECT_TRUE(t.TakeDeliveries().empty());
+  // Sent to a node whose poll was not parked: its next poll takes it, no delivery.
+  t.Send(*t.Find("n1"), Stop(11));
+  EXPECT_TRUE(t.TakeDeliveries().empty());
+  EXPECT_EQ(t.Poll(*t.Find("n1"), 1, 4, kNow)->size(), 1u);
+}
+
 TEST(NodeTable, ANewSessionOrALostNodeAnswersItsParkedPollEmptyAndDropsItsOrders) {
   NodeTable t;
   NodeRecord& n = t.Ensure("n1");

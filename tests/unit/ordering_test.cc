@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "sched_harness.h"
 
 namespace baton::sched {
@@ -17,10 +19,10 @@ struct Queue {
 
   Queue() {
     // Stable addresses for the pointers the pass borrows.
-    resources.reserve(16);
-    projects.reserve(16);
-    users.reserve(16);
-    pools.reserve(16);
+    resources.reserve(4096);
+    projects.reserve(4096);
+    users.reserve(4096);
+    pools.reserve(4096);
     in.view.nodes.push_back(testing::MakeNode("n0", 8, "H100-80GB", "nvswitch"));
     in.now = kNow;
   }
@@ -85,6 +87,49 @@ TEST(Ordering, AProjectThatUsedLessOfItsShareGoesFirst) {
   std::vector<QueueEntry> entries;
   (void)OrderQueue(q.in, p, entries);
   EXPECT_GT(entries[0].factors.fairshare, entries[1].factors.fairshare);
+}
+
+TEST(Ordering, APartlyWalkedOrderIsTheHeadOfTheWholeOrder) {
+  Queue q;
+  // 3,000 jobs in a scrambled submit order, with many equal scores (ties go by id).
+  for (int i = 0; i < 3000; ++i) {
+    q.Add((i * 7919) % 3000 + 1, static_cast<Priority>(i % 4), "p" + std::to_string(i % 5),
+          std::chrono::minutes(i % 97));
+  }
+  Policy p;
+  p.weights = Weights{.priority = 10'000, .fairshare = 0, .age = 1'000, .size = 0};
+  std::vector<QueueEntry> whole;
+  std::vector<uint32_t> all = OrderQueue(q.in, p, whole);
+  QueueOrder order(q.in, p);
+  for (size_t i = 0; i < 700; ++i) ASSERT_EQ(order.at(i), all[i]) << i;
+  std::vector<QueueEntry> entries;
+  size_t sorted = 0;
+  order.Entries(q.in, entries, &sorted);
+  EXPECT_GE(sorted, 700u);
+  EXPECT_LT(sorted, 3000u);  // the rest was never sorted
+  ASSERT_EQ(entries.size(), whole.size());
+  for (size_t i = 0; i < sorted; ++i) EXPECT_EQ(entries[i].id, whole[i].id);
+  // ... and holds the same jobs as the whole order's rest.
+  std::vector<int64_t> rest, whole_rest;
+  for (size_t i = sorted; i < entries.size(); ++i) {
+    rest.push_back(entries[i].id.value);
+    whole_rest.push_back(whole[i].id.value);
+  }
+  std::sort(rest.begin(), rest.end());
+  std::sort(whole_rest.begin(), whole_rest.end());
+  EXPECT_EQ(rest, whole_rest);
+}
+
+TEST(Ordering, JobsPutInFrontKeepTheirOrderAmongThemselves) {
+  Queue q;
+  for (int64_t id = 1; id <= 6; ++id) q.Add(id, Priority::kNormal, "a", Duration(0));
+  Policy fifo;
+  fifo.weights = Weights{.priority = 0, .fairshare = 0, .age = 0, .size = 0};
+  QueueOrder order(q.in, fifo);
+  order.Front([&](uint32_t i) { return q.in.pending[i].id.value % 3 == 0; });  // jobs 3 and 6
+  std::vector<int64_t> ids;
+  for (size_t i = 0; i < order.size(); ++i) ids.push_back(q.in.pending[order.at(i)].id.value);
+  EXPECT_EQ(ids, (std::vector<int64_t>{3, 6, 1, 2, 4, 5}));
 }
 
 }  // namespace

@@ -142,7 +142,7 @@ TEST(Pass, PriorityOrderWithoutHoldingBackSmallerJobs) {
   ASSERT_EQ(r.waits.size(), 1u);
   EXPECT_EQ(r.waits[0].id, JobId{1});
   EXPECT_EQ(r.waits[0].reason, WaitReason::kResources);
-  EXPECT_FALSE(r.waits[0].detail.empty());
+  EXPECT_FALSE(r.Detail(r.waits[0], TimePoint{}).empty());
 }
 
 TEST(Pass, CpuOnlyJobsStillStartWhenGpusAreFull) {

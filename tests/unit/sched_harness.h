@@ -187,7 +187,7 @@ class MiniSim {
     for (const auto& w : result.waits) {
       SimJob& j = jobs_.at(w.id);
       j.reason = w.reason;
-      j.detail = w.detail;
+      j.detail = result.Detail(w, now_);
       j.estimated_start = w.estimated_start;
     }
     for (const auto& p : result.preemptions) {

@@ -5,6 +5,7 @@
 #include <rapidcheck.h>
 #include <rapidcheck/gtest.h>
 
+#include <algorithm>
 #include <map>
 
 #include "core/node.h"
@@ -343,6 +344,65 @@ RC_GTEST_PROP(SchedulerProperty, InvariantsHoldOverWholeWorkloads, ()) {
 RC_GTEST_PROP(SchedulerProperty, SameInputsGiveTheSameDecisions, ()) {
   World w = RandomWorld();
   RC_ASSERT(Replay(w, false) == Replay(w, false));
+}
+
+// A pass in strict order by class (no backfill, no score but the class) given only the head of
+// the queue, as the controller gives it (Controller::HeadIsEnough), decides as one given the
+// whole queue whenever it does not ask for more; and asks for more only when it walked all it
+// was given.
+RC_GTEST_PROP(SchedulerProperty, InStrictOrderTheHeadOfTheQueueDecidesAsTheWholeQueue, ()) {
+  Policy policy;
+  policy.backfill = false;
+  policy.preemption = false;
+  const bool by_class = *rc::gen::arbitrary<bool>();
+  policy.weights =
+      Weights{.priority = by_class ? 10'000.0 : 0.0, .fairshare = 0, .age = 0, .size = 0};
+  const int n = *rc::gen::inRange(1, 700);
+  std::vector<Resources> resources(static_cast<size_t>(n));
+  const std::string project = "a", user = "u", pool = "default";
+  std::vector<PendingJob> pending;
+  for (int i = 0; i < n; ++i) {
+    resources[static_cast<size_t>(i)] = RandomRequest();
+    pending.push_back(PendingJob{
+        .id = JobId{i + 1},
+        .resources = &resources[static_cast<size_t>(i)],
+        .priority = by_class ? static_cast<Priority>(*rc::gen::inRange(0, 4)) : Priority::kNormal,
+        .project = &project,
+        .user = &user,
+        .pool = &pool,
+        .submitted = testing::kPassNow});
+  }
+  // Queue order: class, then submit order.
+  std::stable_sort(pending.begin(), pending.end(), [](const PendingJob& a, const PendingJob& b) {
+    return a.priority > b.priority;
+  });
+  const ClusterView view = RandomCluster();
+  auto run = [&](size_t head) {
+    PassInput in{.view = view, .policy = &policy, .now = testing::kPassNow};
+    in.pending.assign(pending.begin(), pending.begin() + static_cast<std::ptrdiff_t>(head));
+    in.partial = head < pending.size();
+    return RunPass(std::move(in));
+  };
+  const PassResult whole = run(pending.size());
+  RC_ASSERT(!whole.wanted_more);
+  const size_t head = *rc::gen::inRange<size_t>(1, pending.size() + 1);
+  const PassResult part = run(head);
+  if (part.wanted_more) {
+    RC_ASSERT(head < pending.size());
+    return;
+  }
+  RC_ASSERT(part.starts.size() == whole.starts.size());
+  for (size_t i = 0; i < part.starts.size(); ++i) {
+    RC_ASSERT(part.starts[i].id == whole.starts[i].id);
+    RC_ASSERT(part.starts[i].allocation == whole.starts[i].allocation);
+  }
+  RC_ASSERT(part.waits.size() == whole.waits.size());
+  for (size_t i = 0; i < part.waits.size(); ++i) {
+    RC_ASSERT(part.waits[i].id == whole.waits[i].id);
+    RC_ASSERT(part.waits[i].reason == whole.waits[i].reason);
+    RC_ASSERT(part.Detail(part.waits[i], testing::kPassNow) ==
+              whole.Detail(whole.waits[i], testing::kPassNow));
+  }
 }
 
 }  // namespace

@@ -47,7 +47,7 @@ TEST(UntimedReservation, TheFirstBigJobHoldsTheNodeClosestToFreeAndSmallJobsGoEl
   bool said = false;
   for (const Wait& w : r.waits) {
     if (w.id != JobId{3}) continue;
-    said = w.detail.find("holding n1 for it as running jobs end") != std::string::npos;
+    said = r.Detail(w, kPassNow).find("holding n1 for it as running jobs end") != std::string::npos;
     EXPECT_FALSE(w.estimated_start.has_value());  // nothing says when
   }
   EXPECT_TRUE(said);
