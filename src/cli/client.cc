@@ -215,7 +215,7 @@ static std::string StateNames(std::string_view list) {
 
 Result<std::vector<Job>> ApiClient::ListJobs(const JobQuery& q) {
   std::vector<Job> jobs;
-  int64_t after = 0;
+  int64_t after = q.last > 0 ? std::max<int64_t>(q.first - 1, 0) : 0;  // the listing is by id
   for (;;) {
     std::string target = "/v1/jobs?limit=1000&after=" + std::to_string(after);
     if (!q.states.empty()) target += "&state=" + QueryEscape(StateNames(q.states));
@@ -225,7 +225,10 @@ Result<std::vector<Job>> ApiClient::ListJobs(const JobQuery& q) {
     ASSIGN_OR_RETURN(std::string body, Call("GET", target));
     std::optional<int64_t> next;
     ASSIGN_OR_RETURN(std::vector<Job> page, codec::DecodeJobList(body, &next));
-    for (Job& j : page) jobs.push_back(std::move(j));
+    for (Job& j : page) {
+      if (q.last > 0 && j.id.value > q.last) return jobs;
+      jobs.push_back(std::move(j));
+    }
     if (!next) return jobs;
     after = *next;
   }

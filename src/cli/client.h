@@ -67,7 +67,8 @@ class ApiClient {
   // and a `project` ("" = any).
   struct JobQuery {
     std::string states, user, project;
-    int64_t array = 0;  // the tasks of this job array
+    int64_t array = 0;            // the tasks of this job array
+    int64_t first = 0, last = 0;  // last > 0: only jobs with ids in [first, last]
   };
   Result<std::vector<Job>> ListJobs(const JobQuery& q);
 

@@ -229,11 +229,14 @@ int Wait(const Connection& conn, const std::vector<std::string>& words,
   // per round, not one request each.
   std::vector<std::string> left;
   std::vector<int64_t> arrays;
+  std::set<int64_t> plain;  // jobs named by id alone: looked at in listings of their id range
   for (const std::string& ref : *refs) {
     auto job = (*api)->GetJob(ref);
     if (!job) return Fail(job.error());
     if (ref.find('_') == std::string::npos && job->array_id == job->id)
       arrays.push_back(job->id.value);
+    else if (ref.find('_') == std::string::npos && job->id.ToString() == ref)
+      plain.insert(job->id.value);
     else
       left.push_back(ref);
   }
@@ -247,7 +250,36 @@ int Wait(const Connection& conn, const std::vector<std::string>& words,
                 << (job.reason_detail.empty() ? "" : " (" + job.reason_detail + ")") << "\n";
     }
   };
-  while (!left.empty() || !arrays.empty()) {
+  while (!left.empty() || !arrays.empty() || !plain.empty()) {
+    // `baton wait 1-200`: one listing of ids 1 to 200 a round, not 200 requests; a range
+    // mostly of other jobs is cheaper asked job by job.
+    if (!plain.empty()) {
+      const int64_t first = *plain.begin(), last = *plain.rbegin();
+      if (last - first + 1 > 4 * static_cast<int64_t>(plain.size()) + 1000) {
+        for (int64_t id : plain) left.push_back(std::to_string(id));
+        plain.clear();
+      } else {
+        auto jobs = (*api)->ListJobs({.first = first, .last = last});
+        if (!jobs) return Fail(jobs.error());
+        std::set<int64_t> listed;
+        for (const Job& job : *jobs) {
+          if (!plain.count(job.id.value)) continue;
+          listed.insert(job.id.value);
+          if (!IsTerminal(job.state)) continue;
+          ended(job, job.id.ToString());
+          plain.erase(job.id.value);
+        }
+        // Not in a listing (another user's job): asked for by id from now on.
+        for (auto it = plain.begin(); it != plain.end();) {
+          if (listed.count(*it)) {
+            ++it;
+            continue;
+          }
+          left.push_back(std::to_string(*it));
+          it = plain.erase(it);
+        }
+      }
+    }
     std::vector<std::string> still;
     for (const std::string& id : left) {
       auto job = (*api)->GetJob(id);
@@ -273,13 +305,16 @@ int Wait(const Connection& conn, const std::vector<std::string>& words,
       for (const Job& t : *tasks) ended(t, TaskName(t.array_id, t.array_index));
     }
     arrays.swap(going);
-    if (left.empty() && arrays.empty()) break;
+    if (left.empty() && arrays.empty() && plain.empty()) break;
     if (limit && std::chrono::steady_clock::now() - start >= *limit) {
-      std::cerr << "baton: timed out waiting for " << left.size() + tasks_left << " job(s)\n";
+      std::cerr << "baton: timed out waiting for " << left.size() + plain.size() + tasks_left
+                << " job(s)\n";
       return 1;
     }
     std::this_thread::sleep_for(sleep);
-    sleep = std::min<std::chrono::milliseconds>(sleep * 2, std::chrono::milliseconds(1000));
+    // Backs off to 4 looks a second: each is one or a few requests, and a job that ended is
+    // reported within a quarter of a second.
+    sleep = std::min<std::chrono::milliseconds>(sleep * 2, std::chrono::milliseconds(250));
   }
   return all_ok ? 0 : 1;
 }

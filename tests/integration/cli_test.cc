@@ -345,6 +345,28 @@ TEST(CliHistory, JobsAllFiltersByWindowUserProjectStateAndName) {
   EXPECT_TRUE(EveryLineSaysBaton(bad_column.out)) << bad_column.out;
 }
 
+TEST(CliWait, ARangeIsWaitedForInOneListingARoundAndItsFailuresNamed) {
+  TempDir dir;
+  BatonProcess baton(dir.path());
+  std::vector<std::string> ids;
+  for (int i = 0; i < 6; ++i) {
+    ids.push_back(FirstLine(
+        RunCli(baton, {"submit", "--", "sh", "-c", i == 3 ? "sleep 0.5; exit 4" : "sleep 0.3"})
+            .out));
+  }
+  CliResult waited = RunCli(baton, {"wait", ids.front() + "-" + ids.back()});
+  EXPECT_EQ(waited.exit_code, 1) << waited.out;
+  EXPECT_NE(waited.out.find("job " + ids[3] + " failed"), std::string::npos) << waited.out;
+  // It returned once all had ended: none is left pending or running.
+  EXPECT_TRUE(Ids(RunCli(baton, {"jobs", "--state", "pending,running"}).out).empty());
+  EXPECT_EQ(Ids(RunCli(baton, {"jobs", "--state", "succeeded"}).out).size(), 5u);
+  // A job in the range that never ends: the wait gives up at its timeout, counting it.
+  std::string held = SubmitHeld(baton, {});
+  CliResult timed = RunCli(baton, {"wait", ids.front() + "-" + held, "--timeout", "1s"});
+  EXPECT_EQ(timed.exit_code, 1) << timed.out;
+  EXPECT_NE(timed.out.find("timed out waiting for 1 job(s)"), std::string::npos) << timed.out;
+}
+
 TEST(CliHistory, UsageSinceAndUntil) {
   TempDir dir;
   BatonProcess baton(dir.path());
