@@ -29,9 +29,13 @@
 #include <thread>
 #include <vector>
 
+#include "bench_util.h"
 #include "net/http_client.h"
 
 namespace {
+
+using baton::bench::Percentile;
+using baton::bench::ReadFirstLine;
 
 namespace json = boost::json;
 using Clock = std::chrono::steady_clock;
@@ -47,13 +51,6 @@ struct Options {
   bool held = false;
 };
 
-std::string ReadFirstLine(const std::string& path) {
-  std::ifstream in(path);
-  std::string s;
-  std::getline(in, s);
-  return s;
-}
-
 [[noreturn]] void Die(const std::string& msg) {
   std::cerr << "baton_load: " << msg << "\n";
   std::exit(1);
@@ -63,13 +60,6 @@ std::unique_ptr<baton::net::HttpClient> Connect(const Options& o) {
   auto c = baton::net::HttpClient::Create(o.server, o.token, o.tls);
   if (!c) Die(c.error().message());
   return std::move(*c);
-}
-
-double Percentile(std::vector<double> v, double p) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  size_t i = static_cast<size_t>(p * static_cast<double>(v.size() - 1) + 0.5);
-  return v[std::min(i, v.size() - 1)];
 }
 
 double Ms(Clock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); }
