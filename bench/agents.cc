@@ -578,16 +578,8 @@ int main(int argc, char** argv) {
     else
       Die("unknown option " + k + " (--help lists them)");
   }
-  const char* home_env = std::getenv("BATON_HOME");
-  o.home = home_env ? home_env
-                    : std::string(std::getenv("HOME") ? std::getenv("HOME") : ".") + "/.baton";
-  if (o.server.empty() && std::getenv("BATON_SERVER")) o.server = std::getenv("BATON_SERVER");
-  if (o.server.empty()) o.server = ReadFirstLine(o.home + "/server.url");
-  if (o.token.empty() && std::getenv("BATON_TOKEN")) o.token = std::getenv("BATON_TOKEN");
-  if (o.token.empty()) o.token = ReadFirstLine(o.home + "/admin.token");
-  if (o.tls.ca_file.empty() && std::getenv("BATON_TLS_CA"))
-    o.tls.ca_file = std::getenv("BATON_TLS_CA");
-  o.tls.local_ca = o.home + "/tls/ca.crt";
+  o.home = baton::bench::BatonHome();
+  baton::bench::ResolveServer(o.home, o.server, o.token, o.tls);
   if (o.server.empty())
     Die("no server: pass --server or set BATON_HOME to a `baton server`'s data");
   if (o.token.empty()) Die("no token: pass --token or set BATON_HOME");

@@ -252,17 +252,7 @@ int main(int argc, char** argv) {
     if (program == nullptr || program[0] == nullptr) Die("spawn: give the program after --");
     return Spawn(o, program);
   }
-  const char* home_env = std::getenv("BATON_HOME");
-  std::string home = home_env
-                         ? home_env
-                         : std::string(std::getenv("HOME") ? std::getenv("HOME") : ".") + "/.baton";
-  if (o.server.empty() && std::getenv("BATON_SERVER")) o.server = std::getenv("BATON_SERVER");
-  if (o.server.empty()) o.server = ReadFirstLine(home + "/server.url");
-  if (o.token.empty() && std::getenv("BATON_TOKEN")) o.token = std::getenv("BATON_TOKEN");
-  if (o.token.empty()) o.token = ReadFirstLine(home + "/admin.token");
-  if (o.tls.ca_file.empty() && std::getenv("BATON_TLS_CA"))
-    o.tls.ca_file = std::getenv("BATON_TLS_CA");
-  o.tls.local_ca = home + "/tls/ca.crt";
+  baton::bench::ResolveServer(baton::bench::BatonHome(), o.server, o.token, o.tls);
   if (o.server.empty()) Die("no server: pass --server or start `baton up`");
   if (o.mode == "submit") return Submit(o);
   if (o.mode == "latency") return Latency(o);
