@@ -51,6 +51,16 @@ class Pass {
             std::optional<TimePoint> at = std::nullopt);
   void Explain(const PendingJob& job, WaitReason reason, uint32_t text,
                std::optional<TimePoint> at);
+  // The index in PassResult::texts of words said at most once a pass, made on first need;
+  // `cached` keeps it (-1 until then).
+  template <typename Words>
+  uint32_t TextOnce(int& cached, const Words& words) {
+    if (cached < 0) {
+      result_.texts.push_back(words());
+      cached = static_cast<int>(result_.texts.size() - 1);
+    }
+    return static_cast<uint32_t>(cached);
+  }
   // Whether every job after those walked so far would only be counted (WaitsWithoutLooking):
   // then the pass stops walking.
   bool RestIsCounted();
@@ -188,13 +198,8 @@ void Pass::Wait(const PendingJob& job, WaitReason reason, std::string detail,
 
 void Pass::Wait(const PendingJob& job, WaitReason reason, Known& shape,
                 std::optional<TimePoint> at) {
-  if (ahead_ < kExplainedWaits) {
-    if (shape.text < 0) {
-      result_.texts.push_back(shape.detail);
-      shape.text = static_cast<int>(result_.texts.size() - 1);
-    }
-    Explain(job, reason, static_cast<uint32_t>(shape.text), at);
-  }
+  if (ahead_ < kExplainedWaits)
+    Explain(job, reason, TextOnce(shape.text, [&] { return shape.detail; }), at);
   ++ahead_;
 }
 
@@ -260,13 +265,15 @@ bool Pass::WaitsWithoutLooking(const PendingJob& job) {
     return true;
   }
   if (strict_blocker_) {
-    if (ahead_ < kExplainedWaits && strict_text_ < 0) {
-      result_.texts.push_back("behind job " + strict_blocker_->ToString() +
-                              " (strict queue order, no backfill)");
-      strict_text_ = static_cast<int>(result_.texts.size() - 1);
+    if (ahead_ < kExplainedWaits) {
+      Explain(job, WaitReason::kPriority,
+              TextOnce(strict_text_,
+                       [&] {
+                         return "behind job " + strict_blocker_->ToString() +
+                                " (strict queue order, no backfill)";
+                       }),
+              std::nullopt);
     }
-    if (ahead_ < kExplainedWaits)
-      Explain(job, WaitReason::kPriority, static_cast<uint32_t>(strict_text_), std::nullopt);
     ++ahead_;
     return true;
   }
