@@ -1,5 +1,6 @@
 #include "agent/host_topology.h"
 
+#include <dlfcn.h>
 #include <hwloc.h>
 
 #include <cctype>
@@ -7,6 +8,87 @@
 #include <map>
 #include <numeric>
 #include <set>
+
+// hwloc is loaded when a topology is first read (dlopen), not linked: linked, it and the libudev
+// it brings were mapped and relocated by every `baton` command, about 0.7 ms of each start.
+// What this file and hwloc.h's inline helpers call is defined below, forwarding to the library.
+// clang-format off
+#define BATON_HWLOC_FUNCTIONS(X)                                                             \
+  X(hwloc_topology_init) X(hwloc_topology_set_xml) X(hwloc_topology_set_io_types_filter)     \
+  X(hwloc_topology_load) X(hwloc_topology_destroy) X(hwloc_distances_get_by_name)            \
+  X(hwloc_distances_release) X(hwloc_get_type_depth) X(hwloc_get_nbobjs_by_depth)            \
+  X(hwloc_get_obj_by_depth) X(hwloc_bitmap_first) X(hwloc_bitmap_isincluded)                 \
+  X(hwloc_bitmap_iszero)
+// clang-format on
+
+namespace {
+
+struct HwlocLibrary {
+#define BATON_HWLOC_MEMBER(fn) decltype(&::fn) fn = nullptr;
+  BATON_HWLOC_FUNCTIONS(BATON_HWLOC_MEMBER)
+#undef BATON_HWLOC_MEMBER
+  std::string error;  // why it is not there; "" once loaded
+};
+
+// The soname of hwloc 2 (Debian: the libhwloc15 package).
+const HwlocLibrary& Hwloc() {
+  static const HwlocLibrary lib = [] {
+    HwlocLibrary l;
+    void* handle = dlopen("libhwloc.so.15", RTLD_NOW | RTLD_LOCAL);
+    if (handle == nullptr) {
+      const char* why = dlerror();
+      l.error = std::string("hwloc: cannot load libhwloc.so.15 (") +
+                (why != nullptr ? why : "not found") +
+                "): install it (Debian: apt-get install libhwloc15)";
+      return l;
+    }
+    std::string missing;
+#define BATON_HWLOC_RESOLVE(fn)                                \
+  l.fn = reinterpret_cast<decltype(l.fn)>(dlsym(handle, #fn)); \
+  if (l.fn == nullptr) missing += std::string(missing.empty() ? "" : ", ") + #fn;
+    BATON_HWLOC_FUNCTIONS(BATON_HWLOC_RESOLVE)
+#undef BATON_HWLOC_RESOLVE
+    if (!missing.empty()) l.error = "hwloc: libhwloc.so.15 lacks " + missing;
+    return l;
+  }();
+  return lib;
+}
+
+}  // namespace
+
+// Called only once Hwloc() has loaded (LoadHostTopology checks first).
+extern "C" {
+int hwloc_topology_init(hwloc_topology_t* t) { return Hwloc().hwloc_topology_init(t); }
+int hwloc_topology_set_xml(hwloc_topology_t t, const char* path) {
+  return Hwloc().hwloc_topology_set_xml(t, path);
+}
+int hwloc_topology_set_io_types_filter(hwloc_topology_t t, enum hwloc_type_filter_e f) {
+  return Hwloc().hwloc_topology_set_io_types_filter(t, f);
+}
+int hwloc_topology_load(hwloc_topology_t t) { return Hwloc().hwloc_topology_load(t); }
+void hwloc_topology_destroy(hwloc_topology_t t) { Hwloc().hwloc_topology_destroy(t); }
+int hwloc_distances_get_by_name(hwloc_topology_t t, const char* name, unsigned* nr,
+                                struct hwloc_distances_s** d, unsigned long flags) {
+  return Hwloc().hwloc_distances_get_by_name(t, name, nr, d, flags);
+}
+void hwloc_distances_release(hwloc_topology_t t, struct hwloc_distances_s* d) {
+  Hwloc().hwloc_distances_release(t, d);
+}
+int hwloc_get_type_depth(hwloc_topology_t t, hwloc_obj_type_t type) {
+  return Hwloc().hwloc_get_type_depth(t, type);
+}
+unsigned hwloc_get_nbobjs_by_depth(hwloc_topology_t t, int depth) {
+  return Hwloc().hwloc_get_nbobjs_by_depth(t, depth);
+}
+hwloc_obj_t hwloc_get_obj_by_depth(hwloc_topology_t t, int depth, unsigned idx) {
+  return Hwloc().hwloc_get_obj_by_depth(t, depth, idx);
+}
+int hwloc_bitmap_first(hwloc_const_bitmap_t b) { return Hwloc().hwloc_bitmap_first(b); }
+int hwloc_bitmap_isincluded(hwloc_const_bitmap_t sub, hwloc_const_bitmap_t super) {
+  return Hwloc().hwloc_bitmap_isincluded(sub, super);
+}
+int hwloc_bitmap_iszero(hwloc_const_bitmap_t b) { return Hwloc().hwloc_bitmap_iszero(b); }
+}
 
 namespace baton::agent {
 namespace {
@@ -199,6 +281,7 @@ void SetNvlinkIslands(hwloc_topology_t t, const std::map<hwloc_obj_t, size_t>& g
 
 Result<HostTopology> LoadHostTopology(const std::string& xml) {
   const std::string what = xml.empty() ? std::string("this machine") : xml;
+  if (const std::string& error = Hwloc().error; !error.empty()) return Err(Unavailable(error));
   Topology topo;
   if (hwloc_topology_init(&topo.t) != 0) return Err(Internal("hwloc: cannot start"));
   if (!xml.empty() && hwloc_topology_set_xml(topo.t, xml.c_str()) != 0) {
