@@ -42,6 +42,7 @@
 #include "host.h"
 #include "leadership.h"
 #include "logging.h"
+#include "net/http_client.h"
 #include "net/tls.h"
 #include "net/webhook_sender.h"
 #include "serve_tls.h"
@@ -485,7 +486,8 @@ int Serve(const ServeOptions& o, const std::string& config) {
                              .large_bodies = {{"POST /v1/code", api::CodeStore::kMaxBytes}},
                              .threads = o.http_threads,
                              .tls = setup->tls.files,
-                             .plain_from_anywhere = o.tls.insecure_http},
+                             .plain_from_anywhere = o.tls.insecure_http,
+                             .unix_socket = net::LocalApiSocket(dir)},
       [&service](api::Request req, api::Respond respond) {
         service.Handle(std::move(req), std::move(respond));
       });
@@ -772,28 +774,35 @@ int main(int argc, char** argv) {
   using namespace baton;
   net::InitTls();
   CLI::App app{"Baton: a GPU cluster scheduler for ML teams"};
+  cli::SetUpRoot(app);
   app.require_subcommand(1);
   app.set_version_flag("--version", "baton " BATON_VERSION);
   int exit_code = 0;
 
-  ServeCommand up, srv;
-  AgentCommand agent_cmd;
-  sim::SimFlags sim_flags;
-  AddUpCommand(app, up, &exit_code);
-  AddServerCommand(app, srv, &exit_code);
-  AddAgentCommand(app, agent_cmd, &exit_code);
-  AddSimCommand(app, sim_flags, &exit_code);
-
   auto [head, tail] = cli::SplitCommandTail(argc, argv);
   size_t command = cli::CommandIndex(head);  // after the global --server and --token
-  if (tail.has_value() &&
-      (command >= head.size() || (head[command] != "submit" && head[command] != "run"))) {
+  const std::string named = command < head.size() ? head[command] : "";
+  if (tail.has_value() && named != "submit" && named != "run") {
     head.emplace_back(
         "--");  // only `submit` and `run` take a command; others see `--` as CLI11 does
     head.insert(head.end(), tail->begin(), tail->end());
     tail.reset();
   }
-  cli::AddClientCommands(app, &exit_code, tail);
+
+  // Only the command named is built where it is known: building every command's flags is a good
+  // part of a short command's start. All of them for help, for no command or an unknown one.
+  ServeCommand up, srv;
+  AgentCommand agent_cmd;
+  sim::SimFlags sim_flags;
+  const std::vector<std::string> client = cli::ClientCommandNames();
+  const bool is_client = named != "help" && std::ranges::find(client, named) != client.end();
+  const bool is_serving = named == "up" || named == "server" || named == "agent" || named == "sim";
+  const bool all = !is_client && !is_serving && named != "--version";
+  if (all || named == "up") AddUpCommand(app, up, &exit_code);
+  if (all || named == "server") AddServerCommand(app, srv, &exit_code);
+  if (all || named == "agent") AddAgentCommand(app, agent_cmd, &exit_code);
+  if (all || named == "sim") AddSimCommand(app, sim_flags, &exit_code);
+  if (all || is_client) cli::AddClientCommands(app, &exit_code, tail, is_client ? named : "");
   if (std::optional<int> unknown = cli::RejectUnknownCommand(app, head)) return *unknown;
   if (std::optional<int> early = ParseCommandLine(app, std::move(head))) return *early;
   return exit_code;

@@ -1,11 +1,12 @@
 #include "api/auth.h"
 
 #include <openssl/evp.h>
-#include <sys/random.h>
 
 #include <cctype>
 #include <cstdio>
 #include <mutex>
+
+#include "core/text.h"
 
 namespace baton::api {
 
@@ -49,19 +50,8 @@ Result<Identity> TokenTable::Authenticate(std::string_view header) const {
 }
 
 Result<std::string> NewToken() {
-  unsigned char bytes[32];
-  size_t got = 0;
-  while (got < sizeof bytes) {
-    ssize_t n = getrandom(bytes + got, sizeof bytes - got, 0);
-    if (n <= 0) return Err(Internal("getrandom failed"));
-    got += static_cast<size_t>(n);
-  }
-  std::string hex;
-  char buf[3];
-  for (unsigned char b : bytes) {
-    std::snprintf(buf, sizeof buf, "%02x", b);
-    hex += buf;
-  }
+  std::string hex = RandomHex(32);
+  if (hex.empty()) return Err(Internal("getrandom failed"));
   return hex;
 }
 

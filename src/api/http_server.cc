@@ -1,8 +1,12 @@
 #include "api/http_server.h"
 
+#include <sys/stat.h>
+#include <sys/un.h>
+
 #include <algorithm>
 #include <array>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/local/stream_protocol.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/ssl/stream.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -13,6 +17,7 @@
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
 #include <boost/url/parse.hpp>
+#include <filesystem>
 #include <optional>
 #include <thread>
 #include <vector>
@@ -26,6 +31,9 @@ namespace asio = boost::asio;
 namespace beast = boost::beast;
 namespace http = beast::http;
 using tcp = asio::ip::tcp;
+using local = asio::local::stream_protocol;
+// Plain HTTP on the local Unix socket (HttpServerOptions::unix_socket).
+using LocalStream = beast::basic_stream<local>;
 
 namespace {
 
@@ -33,7 +41,8 @@ Response ErrorResponse(int status, Status st) {
   return Response{.status = status, .body = codec::EncodeError(st)};
 }
 
-// One connection's requests, over `Stream`: beast::tcp_stream (plain HTTP) or net::TlsStream.
+// One connection's requests, over `Stream`: beast::tcp_stream (plain HTTP), LocalStream (plain
+// HTTP on the Unix socket) or net::TlsStream.
 template <class Stream>
 class Session : public std::enable_shared_from_this<Session<Stream>> {
  public:
@@ -58,7 +67,7 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
   using std::enable_shared_from_this<Session<Stream>>::shared_from_this;
   using std::enable_shared_from_this<Session<Stream>>::weak_from_this;
 
-  beast::tcp_stream& Lowest() { return beast::get_lowest_layer(stream_); }
+  auto& Lowest() { return beast::get_lowest_layer(stream_); }
 
   void Start() {
     if constexpr (kIsTls) {
@@ -353,7 +362,7 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
       return;
     }
     beast::error_code ec;
-    Lowest().socket().shutdown(tcp::socket::shutdown_send, ec);
+    Lowest().socket().shutdown(asio::socket_base::shutdown_send, ec);
     if (ec) {
       Close();
       return;
@@ -380,7 +389,7 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
 
   void Close() {
     beast::error_code ec;
-    Lowest().socket().shutdown(tcp::socket::shutdown_send, ec);
+    Lowest().socket().shutdown(asio::socket_base::shutdown_send, ec);
     Lowest().socket().close(ec);
   }
 
@@ -457,6 +466,7 @@ struct HttpServer::Impl {
   std::shared_ptr<net::SslContext> ssl;  // with TLS
   asio::io_context ioc;
   std::optional<tcp::acceptor> acceptor;
+  std::optional<local::acceptor> local_acceptor;  // with options.unix_socket
   std::vector<std::thread> threads;
   std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work;
 
@@ -477,6 +487,45 @@ struct HttpServer::Impl {
           }
           Accept();
         });
+  }
+
+  void AcceptLocal() {
+    local_acceptor->async_accept(
+        asio::make_strand(ioc), [this](beast::error_code ec, local::socket socket) {
+          if (ec == asio::error::operation_aborted) return;
+          if (!ec) {
+            std::make_shared<Session<LocalStream>>(LocalStream(std::move(socket)),
+                                                   beast::flat_buffer(), options, handler)
+                ->Run();
+          }
+          AcceptLocal();
+        });
+  }
+
+  // Binds options.unix_socket, readable and writable by this user only; a socket left there
+  // by a server that is gone is replaced (the data directory's lock says none is running).
+  Status ListenLocal() {
+    const std::string& path = options.unix_socket;
+    if (path.size() >= sizeof(sockaddr_un::sun_path)) {
+      return InvalidArgument("unix socket: " + path + " is longer than " +
+                             std::to_string(sizeof(sockaddr_un::sun_path) - 1) + " bytes");
+    }
+    std::error_code fec;
+    if (std::filesystem::is_socket(std::filesystem::symlink_status(path, fec)))
+      std::filesystem::remove(path, fec);
+    beast::error_code ec;
+    local_acceptor.emplace(ioc);
+    local_acceptor->open(local(), ec);
+    // (Requests on it need a token as on the TCP port; the mode only keeps others out.)
+    if (!ec) local_acceptor->bind(local::endpoint(path), ec);
+    if (!ec && ::chmod(path.c_str(), 0600) != 0) ec.assign(errno, beast::system_category());
+    if (!ec) local_acceptor->listen(asio::socket_base::max_listen_connections, ec);
+    if (ec) {
+      local_acceptor.reset();
+      return Unavailable("unix socket: cannot listen on " + path + ": " + ec.message());
+    }
+    AcceptLocal();
+    return Status::Ok();
   }
 };
 
@@ -507,6 +556,12 @@ Result<uint16_t> HttpServer::Start() {
                            std::to_string(im.options.port) + ": " + ec.message()));
   }
   uint16_t port = im.acceptor->local_endpoint().port();
+  if (!im.options.unix_socket.empty()) {
+    if (Status st = im.ListenLocal(); !st.ok()) {
+      im.acceptor.reset();
+      return Err(st);
+    }
+  }
   im.work.emplace(im.ioc.get_executor());
   im.Accept();
   for (int i = 0; i < std::max(1, im.options.threads); ++i) {
@@ -521,11 +576,16 @@ void HttpServer::Stop() {
   asio::post(im.ioc, [&im] {
     beast::error_code ec;
     if (im.acceptor) im.acceptor->close(ec);
+    if (im.local_acceptor) im.local_acceptor->close(ec);
   });
   im.work.reset();
   im.ioc.stop();
   for (auto& t : im.threads) t.join();
   im.threads.clear();
+  if (im.local_acceptor) {
+    std::error_code ec;
+    std::filesystem::remove(im.options.unix_socket, ec);
+  }
 }
 
 void HttpServer::Post(std::function<void()> fn) { asio::post(impl_->ioc, std::move(fn)); }

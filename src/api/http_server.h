@@ -29,6 +29,9 @@ struct HttpServerOptions {
   // `plain_from_anywhere` (--insecure-http); others get 403 saying to use https://.
   net::TlsServerFiles tls;
   bool plain_from_anywhere = false;
+  // Also plain HTTP on a Unix socket at this path (mode 0600), for commands on this machine:
+  // no TCP, no TLS; removed on Stop. "" = none.
+  std::string unix_socket;
 };
 
 class HttpServer {

@@ -86,7 +86,9 @@ Result<std::unique_ptr<ApiClient>> ApiClient::Connect(const Connection& c) {
   if (server.empty()) {
     if (const char* s = std::getenv("BATON_SERVER"); s != nullptr) server = s;
   }
-  if (server.empty()) server = ReadTrimmed(dir + "/server.url");
+  // The local controller (server.url) is talked to on its Unix socket where it serves one.
+  std::string local_url;
+  if (server.empty()) local_url = server = ReadTrimmed(dir + "/server.url");
   if (server.empty()) {
     return Err(Unavailable(
         "no server: pass --server URL, set BATON_SERVER, or start one with `baton up` (" + dir +
@@ -103,14 +105,27 @@ Result<std::unique_ptr<ApiClient>> ApiClient::Connect(const Connection& c) {
   if (const char* ca = std::getenv("BATON_TLS_CA"); tls.ca_file.empty() && ca != nullptr)
     tls.ca_file = ca;
   ASSIGN_OR_RETURN(auto servers, net::ServerList::Parse(server));
-  ASSIGN_OR_RETURN(auto http, net::HttpClient::Create(servers->Current(), token, tls));
-  return std::unique_ptr<ApiClient>(
-      new ApiClient(std::move(http), std::move(servers), token, std::move(tls)));
+  std::unique_ptr<ApiClient> client(new ApiClient(std::move(servers), token, std::move(tls)));
+  if (!local_url.empty()) {
+    client->local_url_ = std::move(local_url);
+    client->local_socket_ = net::LocalApiSocket(dir);
+  }
+  ASSIGN_OR_RETURN(net::HttpUrl url, client->Target());
+  client->http_ = net::HttpClient::Create(url, token, client->tls_);
+  return client;
+}
+
+Result<net::HttpUrl> ApiClient::Target() const {
+  std::string current = servers_->Current();
+  ASSIGN_OR_RETURN(net::HttpUrl url, net::ParseHttpUrl(current));
+  if (current == local_url_) url.unix_socket = local_socket_;
+  return url;
 }
 
 Result<ApiClient::Tunnel> ApiClient::OpenTunnel(const std::string& target) {
   for (int attempt = 0;; ++attempt) {
-    ASSIGN_OR_RETURN(auto http, net::HttpClient::Create(servers_->Current(), token_, tls_));
+    ASSIGN_OR_RETURN(net::HttpUrl url, Target());
+    auto http = net::HttpClient::Create(url, token_, tls_);
     auto up = http->Upgrade(target, "baton-tunnel");
     if (!up) {
       if (MoveOn(Err(up.error()), true, attempt)) continue;
@@ -154,7 +169,7 @@ bool ApiClient::MoveOn(const Result<net::HttpResponse>& r, bool idempotent, int 
 void ApiClient::FollowServers() {
   if (uint64_t g = servers_->generation(); g != generation_) {
     generation_ = g;
-    if (auto url = net::ParseHttpUrl(servers_->Current())) http_->Retarget(*url);
+    if (auto url = Target()) http_->Retarget(*url);
   }
 }
 

@@ -35,7 +35,9 @@ std::string DefaultDataDir();
 class ApiClient {
  public:
   // Resolves server and token: flags, then $BATON_SERVER / $BATON_TOKEN, then the files
-  // server.url and admin.token of the local data directory.
+  // server.url and admin.token of the local data directory. The local server is reached on
+  // its Unix socket (DATA/api.sock: plain HTTP, no TLS) where it serves one, else on
+  // server.url.
   static Result<std::unique_ptr<ApiClient>> Connect(const Connection& c);
 
   // Returns the body of a 2xx answer; other answers become errors carrying the server's message.
@@ -78,12 +80,10 @@ class ApiClient {
   std::string server() const { return servers_->Current(); }
 
  private:
-  ApiClient(std::unique_ptr<net::HttpClient> http, std::shared_ptr<net::ServerList> servers,
-            std::string token, net::TlsClientOptions tls)
-      : http_(std::move(http)),
-        servers_(std::move(servers)),
-        token_(std::move(token)),
-        tls_(std::move(tls)) {}
+  ApiClient(std::shared_ptr<net::ServerList> servers, std::string token, net::TlsClientOptions tls)
+      : servers_(std::move(servers)), token_(std::move(token)), tls_(std::move(tls)) {}
+  // The server in use, over the local controller's Unix socket when it is that one.
+  Result<net::HttpUrl> Target() const;
   // Whether to ask again elsewhere after answer `r` to a request: a standby's answer, or (with
   // several servers) a failure to reach one, when the request may be sent twice (`idempotent`)
   // or never left. Moves to the leader or the next server.
@@ -96,6 +96,9 @@ class ApiClient {
   std::chrono::steady_clock::time_point follow_until_{};  // MoveOn's deadline for a request
   std::string token_;
   net::TlsClientOptions tls_;
+  // The local controller: its URL (from DATA/server.url, no --server or $BATON_SERVER given)
+  // and the Unix socket it serves beside it (DATA/api.sock).
+  std::string local_url_, local_socket_;
 };
 
 }  // namespace baton::cli

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <optional>
 #include <set>
@@ -751,23 +752,67 @@ void AddViewCommands(CLI::App& app, const std::shared_ptr<Connection>& conn, int
 
 }  // namespace
 
-void AddClientCommands(CLI::App& app, int* exit_code,
-                       std::optional<std::vector<std::string>> command_tail) {
+namespace {
+
+using CommandTail = std::shared_ptr<std::optional<std::vector<std::string>>>;
+
+// The groups of client commands, in the order `baton --help` lists them, with the commands each
+// adds (a test checks the names against what each adds).
+struct CommandGroup {
+  std::vector<std::string_view> names;
+  std::function<void()> add;
+};
+
+std::vector<CommandGroup> ClientGroups(CLI::App& app, int* exit_code,
+                                       const std::shared_ptr<Connection>& conn,
+                                       const CommandTail& tail) {
+  // (Each captures what it adds the commands with by value: they outlive this call.)
+  return {
+      {{"submit"}, [=, &app] { AddSubmitCommand(app, conn, exit_code, tail); }},
+      {{"resubmit"}, [=, &app] { AddResubmitCommand(app, conn, exit_code); }},
+      {{"run", "attach", "sessions", "forward"},
+       [=, &app] { AddSessionCommands(app, conn, exit_code, tail); }},
+      {{"jobs", "show", "logs", "cancel", "hold", "release", "wait"},
+       [=, &app] { AddJobCommands(app, conn, exit_code); }},
+      {{"crons"}, [=, &app] { AddCronCommands(app, conn, exit_code); }},
+      {{"size"}, [=, &app] { AddSizeCommand(app, conn, exit_code); }},
+      {{"nodes", "drain", "undrain", "node"}, [=, &app] { AddNodeCommands(app, conn, exit_code); }},
+      {{"config"}, [=, &app] { AddConfigCommands(app, exit_code); }},
+      {{"token"}, [=, &app] { AddTokenCommands(app, conn, exit_code); }},
+      {{"queue", "gpus", "usage", "events", "top"},
+       [=, &app] { AddViewCommands(app, conn, exit_code); }},
+      {{"help", "version"}, [=, &app] { AddParserCommands(app, exit_code); }},
+  };
+}
+
+}  // namespace
+
+std::vector<std::string> ClientCommandNames() {
+  CLI::App scratch;
+  int code = 0;
+  std::vector<std::string> names;
+  for (const CommandGroup& g : ClientGroups(scratch, &code, nullptr, nullptr))
+    names.insert(names.end(), g.names.begin(), g.names.end());
+  return names;
+}
+
+bool AddClientCommands(CLI::App& app, int* exit_code,
+                       std::optional<std::vector<std::string>> command_tail,
+                       std::string_view only) {
   auto tail = std::make_shared<std::optional<std::vector<std::string>>>(std::move(command_tail));
   auto conn = std::make_shared<Connection>();
   // The connection flags, before the command (`baton --server URL jobs`) as after it.
   AddConnectionFlags(&app, *conn);
-  AddSubmitCommand(app, conn, exit_code, tail);
-  AddResubmitCommand(app, conn, exit_code);
-  AddSessionCommands(app, conn, exit_code, tail);
-  AddJobCommands(app, conn, exit_code);
-  AddCronCommands(app, conn, exit_code);
-  AddSizeCommand(app, conn, exit_code);
-  AddNodeCommands(app, conn, exit_code);
-  AddConfigCommands(app, exit_code);
-  AddTokenCommands(app, conn, exit_code);
-  AddViewCommands(app, conn, exit_code);
-  AddParserCommands(app, exit_code);
+  std::vector<CommandGroup> groups = ClientGroups(app, exit_code, conn, tail);
+  // (`baton help submit` looks the command up among all of them.)
+  for (const CommandGroup& g : groups) {
+    if (only != "help" && std::ranges::find(g.names, only) != g.names.end()) {
+      g.add();
+      return true;
+    }
+  }
+  for (const CommandGroup& g : groups) g.add();
+  return false;
 }
 
 }  // namespace baton::cli

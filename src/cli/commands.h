@@ -5,6 +5,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace CLI {
@@ -17,8 +18,15 @@ namespace baton::cli {
 // `command_tail` holds the words after the first `--` of the command line when the caller cut
 // them off before parsing (see SplitCommandTail): CLI11 hands a `--` that precedes every
 // positional word back to the parent app, so `submit` takes its command from here.
-void AddClientCommands(CLI::App& app, int* exit_code,
-                       std::optional<std::vector<std::string>> command_tail = std::nullopt);
+// With `only` naming a client command (the command line's), only it and the commands defined
+// beside it are added, and true is returned: building every command's flags is a good part of
+// a short command's start. Otherwise (`help`, no command, an unknown one) all are added.
+bool AddClientCommands(CLI::App& app, int* exit_code,
+                       std::optional<std::vector<std::string>> command_tail = std::nullopt,
+                       std::string_view only = {});
+
+// The client commands AddClientCommands adds, in its order.
+std::vector<std::string> ClientCommandNames();
 
 // deploy/baton.example.yaml, compiled in: what `baton config sample` prints.
 const char* ConfigSample();

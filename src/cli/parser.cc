@@ -109,7 +109,7 @@ void SetUsage(CLI::App* app, std::string usage) {
   app->formatter(std::make_shared<UsageFormatter>(std::move(usage)));
 }
 
-void AddParserCommands(CLI::App& app, int* exit_code) {
+void SetUpRoot(CLI::App& app) {
   app.name("baton");
   // CLI11's errors, as every other: one line that starts with "baton:", and where to look.
   app.failure_message([](const CLI::App* root, const CLI::Error& e) {
@@ -124,6 +124,9 @@ void AddParserCommands(CLI::App& app, int* exit_code) {
     std::replace(what.begin(), what.end(), '\n', ' ');
     return "baton: " + what + " (see `" + where + "`)\n";
   });
+}
+
+void AddParserCommands(CLI::App& app, int* exit_code) {
   auto words = std::make_shared<std::vector<std::string>>();
   CLI::App* help = app.add_subcommand("help", "help on baton, or on a command: baton help submit");
   help->add_option("command", *words, "a command, e.g. submit, or token create");

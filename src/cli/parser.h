@@ -25,8 +25,11 @@ std::string ClosestWord(const std::string& word, const std::vector<std::string>&
 // you mean 'submit'?" on stderr and exit status 2. Nothing (parse on) otherwise.
 std::optional<int> RejectUnknownCommand(const CLI::App& app, const std::vector<std::string>& head);
 
-// `baton help [CMD...]`, `baton version`, the usage line of commands whose words CLI11 cannot
-// show (submit's `-- COMMAND`), and CLI11's errors as one "baton: ..." line with where to look.
+// The root command: named "baton" (in every usage line) and CLI11's errors as one "baton: ..."
+// line with where to look. Whichever commands are added.
+void SetUpRoot(CLI::App& app);
+
+// `baton help [CMD...]` and `baton version`.
 void AddParserCommands(CLI::App& app, int* exit_code);
 
 // `usage` as the command's usage line in its help ("baton submit [OPTIONS] -- COMMAND ...").

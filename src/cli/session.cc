@@ -13,7 +13,6 @@
 
 #include <atomic>
 #include <charconv>
-#include <fstream>
 #include <iostream>
 #include <list>
 #include <thread>
@@ -26,6 +25,7 @@
 #include "core/quantity.h"
 #include "core/session_frame.h"
 #include "core/splice.h"
+#include "core/text.h"
 
 namespace baton::cli {
 
@@ -352,18 +352,7 @@ std::vector<std::string> JupyterCommand() {
           "--port=$((20000 + BATON_JOB_ID % 20000)) --port-retries=0 $root"};
 }
 
-std::string NewJupyterToken() {
-  std::ifstream random("/dev/urandom", std::ios::binary);
-  unsigned char bytes[16] = {};
-  random.read(reinterpret_cast<char*>(bytes), sizeof bytes);
-  static const char* hex = "0123456789abcdef";
-  std::string token;
-  for (unsigned char b : bytes) {
-    token.push_back(hex[b >> 4]);
-    token.push_back(hex[b & 15]);
-  }
-  return token;
-}
+std::string NewJupyterToken() { return RandomHex(16); }
 
 }  // namespace
 

@@ -19,24 +19,9 @@
 #include "codec/json_codec.h"
 #include "core/quantity.h"
 #include "core/resubmit.h"
+#include "core/text.h"
 
 namespace baton::cli {
-namespace {
-
-std::string RandomKey() {
-  std::ifstream in("/dev/urandom", std::ios::binary);
-  unsigned char b[16] = {};
-  in.read(reinterpret_cast<char*>(b), sizeof b);
-  std::string s;
-  const char* hex = "0123456789abcdef";
-  for (unsigned char c : b) {
-    s += hex[c >> 4];
-    s += hex[c & 15];
-  }
-  return s;
-}
-
-}  // namespace
 
 Result<TimePoint> ParseBeginTime(std::string_view text, TimePoint now, std::string_view field) {
   auto bad = [&] {
@@ -404,7 +389,7 @@ int Resubmit(const Connection& conn, const SubmitFlags& f, const std::string& wo
 int Post(ApiClient& api, const std::string& body, bool batch, bool json) {
   // The key makes a retried request (dropped connection) find the job instead of making two.
   auto res = api.Call("POST", batch ? "/v1/jobs/batch" : "/v1/jobs", body,
-                      {{"Idempotency-Key", RandomKey()}});
+                      {{"Idempotency-Key", RandomHex(16)}});
   if (!res) return Fail(res.error());
   if (json) {
     std::cout << *res << "\n";

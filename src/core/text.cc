@@ -1,5 +1,9 @@
 #include "core/text.h"
 
+#include <sys/random.h>
+
+#include <algorithm>
+
 namespace baton {
 
 std::string_view Trim(std::string_view s) {
@@ -26,6 +30,24 @@ std::vector<std::string_view> SplitTrimmed(std::string_view s, char sep) {
     if (at == std::string_view::npos) return out;
     start = at + 1;
   }
+}
+
+std::string RandomHex(size_t bytes) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string hex;
+  hex.reserve(bytes * 2);
+  unsigned char chunk[64];
+  while (bytes > 0) {
+    size_t want = std::min(bytes, sizeof chunk);
+    ssize_t n = getrandom(chunk, want, 0);
+    if (n <= 0) return "";
+    for (ssize_t i = 0; i < n; ++i) {
+      hex += kHex[chunk[i] >> 4];
+      hex += kHex[chunk[i] & 15];
+    }
+    bytes -= static_cast<size_t>(n);
+  }
+  return hex;
 }
 
 }  // namespace baton

@@ -1,11 +1,13 @@
 #include "net/http_client.h"
 
 #include <fcntl.h>
+#include <sys/un.h>
 
 #include <atomic>
 #include <boost/asio/connect.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/local/stream_protocol.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
@@ -22,6 +24,12 @@ namespace asio = boost::asio;
 namespace beast = boost::beast;
 namespace http = beast::http;
 using tcp = asio::ip::tcp;
+using LocalStream = beast::basic_stream<asio::local::stream_protocol>;
+
+std::string LocalApiSocket(const std::string& data_dir) {
+  std::string path = data_dir + "/api.sock";
+  return path.size() < sizeof(sockaddr_un::sun_path) ? path : std::string();
+}
 
 Result<HttpUrl> ParseHttpUrl(std::string_view url) {
   auto u = boost::urls::parse_uri(url);
@@ -56,24 +64,49 @@ struct HttpClient::Impl {
   std::atomic<bool> cancelled{false};
   // Shared: an upgraded connection over TLS takes it (and its stream) to its bridge's thread.
   std::shared_ptr<asio::io_context> ioc = std::make_shared<asio::io_context>();
-  // The connection: one or the other, or neither.
+  std::string unix_socket;  // tried first when not empty (HttpUrl::unix_socket)
+  // The connection: one of them, or none.
   std::optional<beast::tcp_stream> plain;
   std::optional<TlsStream> secure;
+  std::optional<LocalStream> local;
   beast::flat_buffer buffer;
 
-  bool open() const { return plain.has_value() || secure.has_value(); }
+  bool open() const { return plain.has_value() || secure.has_value() || local.has_value(); }
   void Reset() {
     secure.reset();
     plain.reset();
+    local.reset();
   }
-  beast::tcp_stream& Lowest() { return secure ? beast::get_lowest_layer(*secure) : *plain; }
+  // `f` on the stream requests go over.
   template <class F>
   void Visit(F&& f) {
     if (secure) {
       f(*secure);
+    } else if (local) {
+      f(*local);
     } else {
       f(*plain);
     }
+  }
+  // `f` on the socket's stream, under TLS if any: timeouts, closing.
+  template <class F>
+  void VisitLowest(F&& f) {
+    if (secure) {
+      f(beast::get_lowest_layer(*secure));
+    } else if (local) {
+      f(*local);
+    } else {
+      f(*plain);
+    }
+  }
+  void ExpiresAfter(Duration d) {
+    VisitLowest([d](auto& s) { s.expires_after(d); });
+  }
+  void CloseSocket() {
+    VisitLowest([](auto& s) {
+      beast::error_code ec;
+      s.socket().close(ec);
+    });
   }
   std::string Url() const {
     return std::string(tls ? "https://" : "http://") +
@@ -93,7 +126,7 @@ struct HttpClient::Impl {
     ioc->run_for(timeout);
     if (!ioc->stopped()) {
       // Timed out: cancel and drain.
-      if (open()) Lowest().socket().close();
+      if (open()) CloseSocket();
       ioc->restart();
       ioc->run();
       return false;
@@ -101,9 +134,25 @@ struct HttpClient::Impl {
     return true;
   }
 
+  // The local controller's Unix socket; false (and the socket forgotten, so that HOST:PORT is
+  // used from now on) where it cannot be reached: none there, or a server that is gone.
+  bool ConnectLocal(Duration timeout) {
+    local.emplace(*ioc);
+    beast::error_code result = asio::error::would_block;
+    local->expires_after(timeout);
+    local->async_connect(asio::local::stream_protocol::endpoint(unix_socket),
+                         [&](beast::error_code ec) { result = ec; });
+    RunFor(timeout + std::chrono::seconds(1));
+    if (!result) return true;
+    local.reset();
+    unix_socket.clear();
+    return false;
+  }
+
   Status Connect(Duration timeout) {
     Reset();
     buffer.clear();
+    if (!unix_socket.empty() && ConnectLocal(timeout)) return Status::Ok();
     if (tls) {
       if (!ssl_context) {
         ASSIGN_OR_RETURN_STATUS(ssl_context, MakeClientContext(tls_options));
@@ -118,15 +167,16 @@ struct HttpClient::Impl {
     beast::error_code rec;
     endpoints = resolver.resolve(host, port, rec);
     if (rec) return Unavailable("cannot resolve " + host + ": " + rec.message());
-    Lowest().expires_after(timeout);
-    Lowest().async_connect(endpoints,
-                           [&](beast::error_code ec, const tcp::endpoint&) { result = ec; });
+    beast::tcp_stream& lowest = secure ? beast::get_lowest_layer(*secure) : *plain;
+    lowest.expires_after(timeout);
+    lowest.async_connect(endpoints,
+                         [&](beast::error_code ec, const tcp::endpoint&) { result = ec; });
     RunFor(timeout + std::chrono::seconds(1));
     if (result) {
       Reset();
       return Unavailable("cannot connect to " + Url() + ": " + result.message());
     }
-    Lowest().socket().set_option(tcp::no_delay(true));
+    lowest.socket().set_option(tcp::no_delay(true));
     if (!secure) return Status::Ok();
     if (Status st = ExpectServerName(*secure, host); !st.ok()) {
       Reset();
@@ -149,7 +199,7 @@ struct HttpClient::Impl {
     beast::error_code result = asio::error::would_block;
     http::response_parser<http::string_body> parser;
     parser.body_limit(512 * 1024 * 1024);
-    Lowest().expires_after(timeout);
+    ExpiresAfter(timeout);
     Visit([&](auto& stream) {
       http::async_write(stream, req, [&](beast::error_code ec, size_t) {
         if (ec) {
@@ -189,6 +239,7 @@ std::unique_ptr<HttpClient> HttpClient::Create(const HttpUrl& url, std::string t
   impl->host = url.host;
   impl->port = url.port;
   impl->tls = url.tls;
+  impl->unix_socket = url.unix_socket;
   impl->tls_options = tls;
   impl->token = std::move(token);
   return std::unique_ptr<HttpClient>(new HttpClient(std::move(impl)));
@@ -201,6 +252,7 @@ void HttpClient::Retarget(const HttpUrl& url) {
   impl_->host = url.host;
   impl_->port = url.port;
   impl_->tls = url.tls;
+  impl_->unix_socket = url.unix_socket;
 }
 
 std::string HttpClient::base_url() const { return impl_->Url(); }
@@ -208,7 +260,7 @@ std::string HttpClient::base_url() const { return impl_->Url(); }
 void HttpClient::Cancel() {
   impl_->cancelled = true;
   asio::post(*impl_->ioc, [im = impl_.get()] {
-    if (im->open()) im->Lowest().socket().close();
+    if (im->open()) im->CloseSocket();
   });
 }
 
@@ -226,7 +278,7 @@ Result<HttpResponse> HttpClient::Stream(std::string_view target,
     return Err(Unavailable("request to " + im.Url() + " failed: " + ec.message()));
   };
   beast::error_code result = asio::error::would_block;
-  im.Lowest().expires_after(idle);
+  im.ExpiresAfter(idle);
   im.Visit([&](auto& stream) {
     http::async_write(stream, req, [&](beast::error_code ec, size_t) { result = ec; });
   });
@@ -241,7 +293,7 @@ Result<HttpResponse> HttpClient::Stream(std::string_view target,
   parser.on_chunk_body(on_chunk);
   while (!parser.is_done()) {
     result = asio::error::would_block;
-    im.Lowest().expires_after(idle);
+    im.ExpiresAfter(idle);
     im.Visit([&](auto& stream) {
       http::async_read_some(stream, im.buffer, parser,
                             [&](beast::error_code ec, size_t) { result = ec; });
@@ -284,7 +336,7 @@ Result<HttpClient::Upgraded> HttpClient::Upgrade(std::string_view target, std::s
     // TLS cannot be handed on as a socket: a bridge on a thread of its own copies between the
     // TLS connection and a socketpair, whose other end the caller gets. The thread takes this
     // client's io_context with it and ends when either side does.
-    im.Lowest().expires_never();
+    beast::get_lowest_layer(*im.secure).expires_never();
     auto fd = StartBridge(std::move(*im.secure), im.ssl_context);
     im.Reset();
     if (!fd) return Err(fd.error());
@@ -295,7 +347,7 @@ Result<HttpClient::Upgraded> HttpClient::Upgrade(std::string_view target, std::s
     return out;
   }
   beast::error_code ec;
-  int fd = im.plain->socket().release(ec);
+  int fd = im.local ? im.local->socket().release(ec) : im.plain->socket().release(ec);
   im.Reset();
   if (ec) return Err(Unavailable("upgraded connection: " + ec.message()));
   ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);  // asio left it non-blocking

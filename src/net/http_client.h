@@ -33,8 +33,15 @@ struct HttpUrl {
   std::string host;          // without an IPv6 address's brackets
   std::string port;          // "80" (http) or "443" (https) when the URL has none
   std::string target = "/";  // the path and query: what a request names
+  // When not empty: plain HTTP on this Unix socket (the local controller's, LocalApiSocket)
+  // instead of HOST:PORT; HOST:PORT is used where the socket cannot be reached.
+  std::string unix_socket;
 };
 Result<HttpUrl> ParseHttpUrl(std::string_view url);
+
+// The Unix socket a controller serves its API on beside its port, for commands on the same
+// machine (no TCP, no TLS): DATA/api.sock; "" where that path is too long for a socket.
+std::string LocalApiSocket(const std::string& data_dir);
 
 class HttpClient {
  public:

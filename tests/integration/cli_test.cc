@@ -2,6 +2,7 @@
 // the real binary: its words and messages, acting on many jobs, resubmitting, history, and
 // the views that show everything.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <fstream>
@@ -64,12 +65,13 @@ TEST(CliParser, HelpAndVersion) {
 }
 
 // Every command pays for the libraries the binary loads at start: libpq (and the ~20 it
-// brings) is loaded only when a PostgreSQL store connects (store/libpq.h).
+// brings) is loaded only when a PostgreSQL store connects (store/libpq.h), hwloc (and libudev)
+// only when an agent reads its machine's topology.
 TEST(CliParser, TheBinaryDoesNotLoadPostgresLibrariesAtStart) {
   CliResult ldd = RunShell(std::string("ldd ") + BATON_BINARY);
   ASSERT_EQ(ldd.exit_code, 0) << ldd.out;
   EXPECT_NE(ldd.out.find("libc.so"), std::string::npos) << ldd.out;
-  for (const char* lib : {"libpq.so", "libkrb5", "libldap", "libgnutls"}) {
+  for (const char* lib : {"libpq.so", "libkrb5", "libldap", "libgnutls", "libhwloc", "libudev"}) {
     EXPECT_EQ(ldd.out.find(lib), std::string::npos) << lib << " in\n" << ldd.out;
   }
 }
@@ -495,6 +497,79 @@ TEST(CliHistory, StatesMayBeTypedInAnyCaseOrAsSlurmsCodes) {
   CliResult bad = RunCli(baton, {"jobs", "--state", "sleeping"});
   EXPECT_EQ(bad.exit_code, 1) << bad.out;
   EXPECT_NE(bad.out.find("state: must be one of"), std::string::npos) << bad.out;
+}
+
+// Commands on the server's machine talk to it on its Unix socket (DATA/api.sock: no TCP, no
+// TLS handshake; the command's start is most of a submit), and on server.url where there is
+// none; --server and $BATON_SERVER are used as given.
+TEST(CliLocal, CommandsOnTheServersMachineUseItsUnixSocket) {
+  TempDir dir;
+  BatonProcess baton(dir.path());
+  const std::string sock = dir.path() + "/api.sock";
+  struct stat st {};
+  ASSERT_EQ(lstat(sock.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISSOCK(st.st_mode));
+  EXPECT_EQ(st.st_mode & 0777, 0600u);  // only its user connects (a token is asked for anyway)
+
+  // With server.url pointing nowhere, the socket still serves: that is what was used.
+  const std::string url_file = dir.path() + "/server.url";
+  std::ofstream(url_file) << "https://127.0.0.1:1\n";
+  CliResult sub = RunCli(baton, {"submit", "--hold", "--", "true"});
+  ASSERT_EQ(sub.exit_code, 0) << sub.out;
+  CliResult jobs = RunCli(baton, {"jobs"});
+  EXPECT_EQ(jobs.exit_code, 0) << jobs.out;
+  EXPECT_NE(jobs.out.find("held"), std::string::npos) << jobs.out;
+  CliResult bad_token = RunCli(baton, {"jobs", "--token", "not-a-token"});
+  EXPECT_EQ(bad_token.exit_code, 1) << bad_token.out;  // the socket asks for a token too
+  // A server named is used as named: not the socket.
+  CliResult named = RunCli(baton, {"--server", "https://127.0.0.1:1", "jobs"});
+  EXPECT_EQ(named.exit_code, 1) << named.out;
+
+  // No socket (a server that does not serve one): server.url, over TLS.
+  std::ofstream(url_file) << baton.url() << "\n";
+  ASSERT_EQ(unlink(sock.c_str()), 0);
+  CliResult tcp = RunCli(baton, {"jobs"});
+  EXPECT_EQ(tcp.exit_code, 0) << tcp.out;
+  EXPECT_NE(tcp.out.find("held"), std::string::npos) << tcp.out;
+
+  // A socket left by a server killed is replaced at the next start; a clean stop removes it.
+  baton.Kill9();
+  baton.Start();
+  ASSERT_EQ(lstat(sock.c_str(), &st), 0);
+  std::ofstream(url_file) << "https://127.0.0.1:1\n";
+  CliResult again = RunCli(baton, {"jobs"});
+  EXPECT_EQ(again.exit_code, 0) << again.out;
+  EXPECT_NE(again.out.find("held"), std::string::npos) << again.out;
+  baton.Stop();
+  EXPECT_NE(lstat(sock.c_str(), &st), 0);
+}
+
+// Each command builds only its own flags: each still parses as itself, help lists them all.
+TEST(CliParser, EveryCommandStillParsesWhenBuiltAlone) {
+  TempDir dir;
+  BatonProcess baton(dir.path());
+  CliResult help = RunCli(baton, {"--help"});
+  ASSERT_EQ(help.exit_code, 0) << help.out;
+  std::vector<std::string> commands;
+  std::istringstream in(help.out.substr(help.out.find("Subcommands:")));
+  std::string line;
+  std::getline(in, line);
+  while (std::getline(in, line) && line.starts_with("  ")) {
+    std::istringstream words(line);
+    std::string word;
+    words >> word;
+    commands.push_back(word);
+  }
+  EXPECT_GE(commands.size(), 30u) << help.out;
+  for (const std::string& command : commands) {
+    CliResult own = RunCli(baton, {command, "--help"});
+    EXPECT_EQ(own.exit_code, 0) << command << ": " << own.out;
+    EXPECT_NE(own.out.find("Usage: baton " + command), std::string::npos)
+        << command << ": " << own.out;
+  }
+  CliResult bad = RunCli(baton, {"jobs", "--bogus"});
+  EXPECT_EQ(bad.exit_code, 2) << bad.out;
+  EXPECT_EQ(bad.out.rfind("baton: ", 0), 0u) << bad.out;
 }
 
 }  // namespace

@@ -1,10 +1,13 @@
-// What the CLI reads and writes on its own: --begin times as Slurm takes them, and the labels
-// of a multi-node job's log lines.
+// What the CLI reads and writes on its own: --begin times as Slurm takes them, the labels of a
+// multi-node job's log lines, and which commands a command line builds.
 #include <gtest/gtest.h>
 
+#include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cstdlib>
 #include <ctime>
 
+#include "cli/commands.h"
 #include "cli/logs.h"
 #include "cli/submit.h"
 
@@ -67,6 +70,36 @@ TEST(LineLabeler, LabelsWholeLinesAndKeepsAnUnfinishedOneForTheRest) {
   EXPECT_EQ(l.Flush(), "[n1 rank 0] last\n");
   EXPECT_EQ(l.Flush(), "");
   EXPECT_EQ(l.Add(""), "");
+}
+
+std::vector<std::string> Subcommands(const CLI::App& app) {
+  std::vector<std::string> names;
+  for (const CLI::App* sub : app.get_subcommands({})) names.push_back(sub->get_name());
+  return names;
+}
+
+// A command line builds only its command's group (a short command starts sooner): the names
+// each group declares must be the commands it adds, or a command would go missing.
+TEST(ClientCommands, EachNamedCommandIsBuiltAloneWithItsGroupAndAllOtherwise) {
+  const std::vector<std::string> names = ClientCommandNames();
+  CLI::App all;
+  int code = 0;
+  EXPECT_FALSE(AddClientCommands(all, &code));
+  EXPECT_EQ(Subcommands(all), names);  // every command, in the order help lists them
+  for (const std::string& name : names) {
+    if (name == "help") continue;
+    CLI::App one;
+    EXPECT_TRUE(AddClientCommands(one, &code, std::nullopt, name)) << name;
+    std::vector<std::string> built = Subcommands(one);
+    EXPECT_NE(std::ranges::find(built, name), built.end()) << name;
+    EXPECT_LT(built.size(), names.size()) << name;
+  }
+  // `baton help CMD` looks CMD up among all; an unknown word gets all, to be named as unknown.
+  for (std::string word : {"help", "sumbit", ""}) {
+    CLI::App app;
+    EXPECT_FALSE(AddClientCommands(app, &code, std::nullopt, word)) << word;
+    EXPECT_EQ(Subcommands(app).size(), names.size()) << word;
+  }
 }
 
 }  // namespace
