@@ -487,7 +487,7 @@ int Serve(const ServeOptions& o, const std::string& config) {
                              .threads = o.http_threads,
                              .tls = setup->tls.files,
                              .plain_from_anywhere = o.tls.insecure_http,
-                             .unix_socket = net::LocalApiSocket(dir)},
+                             .unix_socket = net::ApiSocketPath(dir)},
       [&service](api::Request req, api::Respond respond) {
         service.Handle(std::move(req), std::move(respond));
       });
@@ -497,6 +497,8 @@ int Serve(const ServeOptions& o, const std::string& config) {
   Log("serving " + *url + " (data " + dir + ", " + std::to_string(restored) + " jobs restored)");
   Log(DescribeServerTls(setup->tls));
   Log(DescribeDashboard(setup->tls, *url, setup->listen.first, dir));
+  if (Status st = server.unix_socket_status(); !st.ok())
+    Log(st.message() + "; commands on this machine use " + *url);
 
   agent::PosixEnv env;
   agent::ProcessExecutor executor(env);

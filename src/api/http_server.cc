@@ -467,6 +467,7 @@ struct HttpServer::Impl {
   asio::io_context ioc;
   std::optional<tcp::acceptor> acceptor;
   std::optional<local::acceptor> local_acceptor;  // with options.unix_socket
+  Status unix_socket_status;
   std::vector<std::thread> threads;
   std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work;
 
@@ -557,10 +558,8 @@ Result<uint16_t> HttpServer::Start() {
   }
   uint16_t port = im.acceptor->local_endpoint().port();
   if (!im.options.unix_socket.empty()) {
-    if (Status st = im.ListenLocal(); !st.ok()) {
-      im.acceptor.reset();
-      return Err(st);
-    }
+    // Not fatal: commands on this machine then use the URL (a file system without sockets).
+    im.unix_socket_status = im.ListenLocal();
   }
   im.work.emplace(im.ioc.get_executor());
   im.Accept();
@@ -589,5 +588,7 @@ void HttpServer::Stop() {
 }
 
 void HttpServer::Post(std::function<void()> fn) { asio::post(impl_->ioc, std::move(fn)); }
+
+Status HttpServer::unix_socket_status() const { return impl_->unix_socket_status; }
 
 }  // namespace baton::api

@@ -30,7 +30,8 @@ struct HttpServerOptions {
   net::TlsServerFiles tls;
   bool plain_from_anywhere = false;
   // Also plain HTTP on a Unix socket at this path (mode 0600), for commands on this machine:
-  // no TCP, no TLS; removed on Stop. "" = none.
+  // no TCP, no TLS; removed on Stop. "" = none. One that cannot be made is left out
+  // (unix_socket_status says why).
   std::string unix_socket;
 };
 
@@ -45,6 +46,8 @@ class HttpServer {
   void Stop();
   // Runs `fn` on one of the server's threads.
   void Post(std::function<void()> fn);
+  // Why options.unix_socket is not served (Start goes on without it), or OK.
+  Status unix_socket_status() const;
 
  private:
   struct Impl;

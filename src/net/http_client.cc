@@ -26,8 +26,10 @@ namespace http = beast::http;
 using tcp = asio::ip::tcp;
 using LocalStream = beast::basic_stream<asio::local::stream_protocol>;
 
+std::string ApiSocketPath(const std::string& data_dir) { return data_dir + "/api.sock"; }
+
 std::string LocalApiSocket(const std::string& data_dir) {
-  std::string path = data_dir + "/api.sock";
+  std::string path = ApiSocketPath(data_dir);
   return path.size() < sizeof(sockaddr_un::sun_path) ? path : std::string();
 }
 

@@ -40,7 +40,9 @@ struct HttpUrl {
 Result<HttpUrl> ParseHttpUrl(std::string_view url);
 
 // The Unix socket a controller serves its API on beside its port, for commands on the same
-// machine (no TCP, no TLS): DATA/api.sock; "" where that path is too long for a socket.
+// machine (no TCP, no TLS): DATA/api.sock.
+std::string ApiSocketPath(const std::string& data_dir);
+// The same where that path fits a socket's address, else "" (a client then uses the URL).
 std::string LocalApiSocket(const std::string& data_dir);
 
 class HttpClient {

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -542,6 +543,23 @@ TEST(CliLocal, CommandsOnTheServersMachineUseItsUnixSocket) {
   EXPECT_NE(again.out.find("held"), std::string::npos) << again.out;
   baton.Stop();
   EXPECT_NE(lstat(sock.c_str(), &st), 0);
+}
+
+// A socket that cannot be made (here a directory in its place) is left out, said in the log,
+// and commands use server.url.
+TEST(CliLocal, AServerThatCannotMakeItsSocketServesAndCommandsUseTheUrl) {
+  TempDir dir;
+  std::filesystem::create_directories(dir.path() + "/api.sock");
+  BatonProcess baton(dir.path());
+  EXPECT_TRUE(Within(std::chrono::seconds(10), [&] {
+    std::string log = ReadFile(dir.path() + "/baton.out");
+    return log.find("unix socket: cannot listen on " + dir.path() + "/api.sock") !=
+               std::string::npos &&
+           log.find("commands on this machine use " + baton.url()) != std::string::npos;
+  })) << ReadFile(dir.path() + "/baton.out");
+  CliResult sub = RunCli(baton, {"submit", "--hold", "--", "true"});
+  EXPECT_EQ(sub.exit_code, 0) << sub.out;
+  EXPECT_TRUE(std::filesystem::is_directory(dir.path() + "/api.sock"));  // left as it was
 }
 
 // Each command builds only its own flags: each still parses as itself, help lists them all.
