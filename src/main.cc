@@ -749,26 +749,6 @@ void AddSimCommand(CLI::App& app, sim::SimFlags& f, int* exit_code) {
   sim_cmd->callback([&f, exit_code] { *exit_code = sim::RunSim(f, std::cout, std::cerr); });
 }
 
-// Parses the arguments in `head` (argv without a command's tail), running the chosen command;
-// a request for help or a usage error gives the exit status to return instead.
-std::optional<int> ParseCommandLine(CLI::App& app, std::vector<std::string> head) {
-  try {
-    std::reverse(head.begin() + 1, head.end());  // CLI11 consumes a reversed vector
-    head.erase(head.begin());
-    app.parse(head);
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::CallForAllHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::CallForVersion& e) {
-    return app.exit(e);  // `baton --version`: 0
-  } catch (const CLI::ParseError& e) {
-    app.exit(e);
-    return 2;
-  }
-  return std::nullopt;
-}
-
 }  // namespace
 }  // namespace baton
 
@@ -806,6 +786,6 @@ int main(int argc, char** argv) {
   if (all || named == "sim") AddSimCommand(app, sim_flags, &exit_code);
   if (all || is_client) cli::AddClientCommands(app, &exit_code, tail, is_client ? named : "");
   if (std::optional<int> unknown = cli::RejectUnknownCommand(app, head)) return *unknown;
-  if (std::optional<int> early = ParseCommandLine(app, std::move(head))) return *early;
+  if (std::optional<int> early = cli::ParseCommandLine(app, std::move(head))) return *early;
   return exit_code;
 }

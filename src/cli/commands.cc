@@ -484,35 +484,6 @@ int ConfigCheck(const std::string& path) {
   return 0;
 }
 
-// `baton queue`: pending jobs in the order they would start, with why they wait.
-int Queue(const Connection& conn, int limit, bool json, bool whole) {
-  auto api = ApiClient::Connect(conn);
-  if (!api) return Fail(api.error());
-  auto body = (*api)->Call("GET", "/v1/queue?limit=" + std::to_string(limit));
-  if (!body) return Fail(body.error());
-  if (json) {
-    std::cout << *body << "\n";
-    return 0;
-  }
-  std::optional<int64_t> next;
-  auto jobs = codec::DecodeJobList(*body, &next);
-  if (!jobs) return Fail(jobs.error());
-  Table t(
-      {"#", "ID", "USER", "PROJECT", "PRIORITY", "GPUS", "WAITING", "EXPECTED START", "REASON"});
-  int pos = 0;
-  for (const Job& j : *jobs) {
-    std::string why = WhyWaiting(j);
-    // Cut to fit a terminal only: piped or with --long, every reason is whole.
-    if (!whole && why.size() > 100) why = why.substr(0, 97) + "... (--long shows it whole)";
-    t.Add({std::to_string(++pos), std::to_string(j.id.value), j.user, j.spec.project,
-           std::string(PriorityName(j.spec.priority)), FormatMilli(j.spec.resources.milli_gpus),
-           Age(j.submitted_at),
-           j.estimated_start ? FormatRfc3339(*j.estimated_start).substr(0, 19) + "Z" : "-", why});
-  }
-  t.Print(std::cout);
-  return 0;
-}
-
 }  // namespace
 
 std::pair<std::vector<std::string>, std::optional<std::vector<std::string>>> SplitCommandTail(
@@ -695,60 +666,6 @@ void AddTokenCommands(CLI::App& app, const std::shared_ptr<Connection>& conn, in
 }
 
 // Views of the cluster: queue, gpus, usage, events, top.
-void AddViewCommands(CLI::App& app, const std::shared_ptr<Connection>& conn, int* exit_code) {
-  {
-    auto json = std::make_shared<bool>(false);
-    auto limit = std::make_shared<int>(50);
-    CLI::App* sub =
-        app.add_subcommand("queue", "pending jobs in the order they would start, with reasons");
-    AddConnectionFlags(sub, *conn);
-    sub->add_flag("--json", *json, "print JSON");
-    sub->add_option("-n,--limit", *limit, "how many (1-1000)")->check(CLI::Range(1, 1000));
-    auto long_reasons = std::make_shared<bool>(false);
-    sub->add_flag("-l,--long", *long_reasons,
-                  "reasons whole (they are cut to fit a terminal; piped, they are always whole)");
-    sub->callback(
-        [=] { *exit_code = Queue(*conn, *limit, *json, *long_reasons || !isatty(STDOUT_FILENO)); });
-  }
-  {
-    auto json = std::make_shared<bool>(false);
-    CLI::App* sub = app.add_subcommand(
-        "gpus", "every GPU: state, utilisation, memory, temperature, power, jobs");
-    AddConnectionFlags(sub, *conn);
-    sub->add_flag("--json", *json, "print JSON");
-    sub->callback([=] { *exit_code = Gpus(*conn, *json); });
-  }
-  {
-    auto o = std::make_shared<UsageOptions>();
-    CLI::App* sub = app.add_subcommand("usage", "GPU-hours, cost and budgets by project and user");
-    AddConnectionFlags(sub, *conn);
-    sub->add_option("-S,--since", o->since,
-                    "only jobs not ended before this: 2026-11-01, 2026-11-01T09:00:00Z, -7d, -12h");
-    sub->add_option("-E,--until", o->until, "only jobs submitted before this (same forms)");
-    sub->add_flag("--json", o->json, "print JSON");
-    sub->callback([=] { *exit_code = ShowUsage(*conn, *o); });
-  }
-  {
-    auto json = std::make_shared<bool>(false);
-    auto follow = std::make_shared<bool>(false);
-    CLI::App* sub = app.add_subcommand(
-        "events", "cluster events (GPU faults, lost nodes, failed jobs, budgets)");
-    AddConnectionFlags(sub, *conn);
-    sub->add_flag("--json", *json, "print each event as a JSON object");
-    sub->add_flag("-f,--follow", *follow, "keep printing events as they happen (Ctrl-C stops)");
-    sub->callback([=] { *exit_code = Events(*conn, *follow, *json); });
-  }
-  {
-    auto options = std::make_shared<TopOptions>();
-    CLI::App* sub = app.add_subcommand(
-        "top", "a live view: GPUs, the queue with reasons, running jobs (q quits)");
-    AddConnectionFlags(sub, *conn);
-    sub->add_option("-d,--interval", options->interval_s, "seconds between frames (default 2)")
-        ->check(CLI::Range(0.1, 3600.0));
-    sub->add_flag("--once", options->once, "print one frame and exit");
-    sub->callback([=] { *exit_code = Top(*conn, *options); });
-  }
-}
 
 }  // namespace
 

@@ -105,6 +105,24 @@ std::optional<int> RejectUnknownCommand(const CLI::App& app, const std::vector<s
   return UnknownCommand(app, "baton", head[i]);
 }
 
+std::optional<int> ParseCommandLine(CLI::App& app, std::vector<std::string> head) {
+  try {
+    std::reverse(head.begin() + 1, head.end());  // CLI11 consumes a reversed vector
+    head.erase(head.begin());
+    app.parse(head);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);  // `baton --version`: 0
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);
+    return 2;
+  }
+  return std::nullopt;
+}
+
 void SetUsage(CLI::App* app, std::string usage) {
   app->formatter(std::make_shared<UsageFormatter>(std::move(usage)));
 }

@@ -32,6 +32,10 @@ void SetUpRoot(CLI::App& app);
 // `baton help [CMD...]` and `baton version`.
 void AddParserCommands(CLI::App& app, int* exit_code);
 
+// Parses the arguments in `head` (argv without a command's tail), running the chosen command;
+// a request for help or a usage error gives the exit status to return instead.
+std::optional<int> ParseCommandLine(CLI::App& app, std::vector<std::string> head);
+
 // `usage` as the command's usage line in its help ("baton submit [OPTIONS] -- COMMAND ...").
 void SetUsage(CLI::App* command, std::string usage);
 

@@ -1,13 +1,26 @@
-// The cluster views of the command line: `baton gpus`, `baton usage`, `baton events [-f]`
-// and the live `baton top` (views.cc). Each prints a table, or the server's JSON with --json.
+// The cluster views of the command line: `baton queue`, `baton gpus`, `baton usage`, `baton
+// events [-f]` and the live `baton top` (views.cc), and the commands that run them. Each
+// prints a table, or the server's JSON with --json.
 #pragma once
 
+#include <memory>
 #include <string>
 
 #include "cli/client.h"
 #include "core/time.h"
 
+namespace CLI {
+class App;
+}
+
 namespace baton::cli {
+
+// `queue`, `gpus`, `usage`, `events` and `top`; the chosen one's exit code lands in *exit_code.
+void AddViewCommands(CLI::App& app, const std::shared_ptr<Connection>& conn, int* exit_code);
+
+// `baton queue`: pending jobs in the order they would start, with why they wait (cut to fit a
+// terminal unless `whole`).
+int Queue(const Connection& conn, int limit, bool json, bool whole);
 
 // "42s", "3m", "5h", "2d": how long ago `t` was.
 std::string Age(TimePoint t);
