@@ -147,7 +147,9 @@ class Controller {
 
   void Schedule(TimePoint now);
   // The pass's view of a waiting job, and of a running one.
-  static sched::PendingJob PendingOf(const Job& j);
+  sched::PendingJob PendingOf(const Job& j) const;
+  // The job's (project, user) pair as a number (sched::PendingJob::account), given once.
+  int32_t AccountOf(const Job& j) const;
   sched::RunningJob RunningOf(const Job& j, TimePoint now) const;
   // Takes in a pass's decisions: reasons, preemptions, starts; whether an arrival that waits
   // could preempt (the re-pass rule, sched/job_queue.h).
@@ -156,6 +158,8 @@ class Controller {
   // Whether a full pass needs only the head of the queue (strict order by class; see
   // Schedule), and how long a head it is given first.
   bool HeadIsEnough() const;
+  // Strict order: the last full pass's blocker cannot start on what is free now.
+  bool BlockerIsStuck() const;
   static constexpr size_t kStrictHead = sched::kExplainedWaits + 64;
   // The lowest priority class among the running jobs (above kCritical when none runs).
   int LowestRunningClass() const;
@@ -266,6 +270,8 @@ class Controller {
 
   ControllerOptions options_;
   std::map<JobId, Job> jobs_;
+  // (project, user) pairs numbered for fair share, as jobs first reach a pass.
+  mutable std::map<std::pair<std::string, std::string>, int32_t> accounts_;
   int64_t next_id_ = 1;
   bool next_id_dirty_ = false;
   std::unordered_map<std::string, store::IdempotencyEntry> keys_;  // user + '\n' + key

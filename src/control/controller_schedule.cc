@@ -56,11 +56,36 @@ int TakeMasterPort(const Job& job, std::set<int>& used) {
   return preferred;  // 10,000 gangs meeting on one node: share
 }
 
+// Whether any quota or limit could make a job wait (sched/holdings.h's LimitReason).
+bool AnyLimit(const Policy& p) {
+  auto user = [](const UserPolicy& u) { return u.max_milli != kNoLimit || u.max_jobs >= 0; };
+  if (user(p.default_user) || p.default_project.limit_milli != kNoLimit) return true;
+  for (const auto& [name, u] : p.users) {
+    if (user(u)) return true;
+  }
+  for (const auto& [name, project] : p.projects) {
+    if (project.limit_milli != kNoLimit) return true;
+  }
+  for (const auto& [name, pool] : p.pools) {
+    if (pool.max_milli_per_user != kNoLimit) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 // ---- scheduling ----
 
-sched::PendingJob Controller::PendingOf(const Job& j) {
+int32_t Controller::AccountOf(const Job& j) const {
+  if (j.account.id < 0) {
+    auto [it, added] = accounts_.try_emplace(std::make_pair(j.spec.project, j.user),
+                                             static_cast<int32_t>(accounts_.size()));
+    j.account.id = it->second;
+  }
+  return j.account.id;
+}
+
+sched::PendingJob Controller::PendingOf(const Job& j) const {
   return sched::PendingJob{.id = j.id,
                            .resources = &j.spec.resources,
                            .priority = j.spec.priority,
@@ -70,7 +95,8 @@ sched::PendingJob Controller::PendingOf(const Job& j) {
                            .submitted = j.submitted_at,
                            .time_limit = j.spec.time_limit,
                            .service = j.gpu_seconds,
-                           .avoid = &j.launch_failed_on};
+                           .avoid = &j.launch_failed_on,
+                           .account = AccountOf(j)};
 }
 
 sched::RunningJob Controller::RunningOf(const Job& j, TimePoint now) const {
@@ -87,20 +113,23 @@ sched::RunningJob Controller::RunningOf(const Job& j, TimePoint now) const {
       .expected_end = j.spec.time_limit.count() > 0 ? start + j.spec.time_limit : sched::kNever,
       .last_checkpoint = j.last_checkpoint.value_or(start),
       .stopping = j.stop_requested || j.preempt_requested,
-      .service = j.gpu_seconds + Service(j, now)};
+      .service = j.gpu_seconds + Service(j, now),
+      .account = AccountOf(j)};
 }
 
 // Which jobs a pass looks at, and when the queue is ordered again, is the queue's to plan
 // (sched/job_queue.h); the controller hands the pass its jobs and takes in its decisions.
 void Controller::Schedule(TimePoint now) {
-  const size_t head = HeadIsEnough() ? kStrictHead : 0;
+  const bool head_is_enough = HeadIsEnough();
+  const bool quiet = head_is_enough && !options_.policy.preemption;
+  const bool stuck = quiet && BlockerIsStuck();
   sched::JobQueue::Plan plan = queue_.Next(
       now, !options_.policy.backfill,
       [&](JobId id) -> const Job* {
         const Job& j = jobs_.at(id);
         return j.state == JobState::kPending && !blocked_.count(id) ? &j : nullptr;
       },
-      head);
+      head_is_enough ? kStrictHead : 0, quiet, stuck);
   if (plan.jobs.empty()) return;
   const bool full = plan.kind == sched::JobQueue::Kind::kFull;
   sched::PassInput in;
@@ -111,6 +140,8 @@ void Controller::Schedule(TimePoint now) {
   in.policy = &options_.policy;
   in.now = now;
   in.full = full;
+  in.blocker = plan.blocker;
+  in.ahead = plan.ahead;
   if (full) in.claims = claims_;
   sched::PassResult pass;
   while (true) {
@@ -127,8 +158,29 @@ void Controller::Schedule(TimePoint now) {
     // runs again on a longer one.
     std::tie(plan.jobs, plan.partial) = queue_.First(plan.jobs.size() * 4);
   }
+  if (full) queue_.Blocked(pass.blocker ? plan.jobs[*pass.blocker] : nullptr);
   bool could_preempt = ApplyPass(pass, plan.jobs, full, plan.partial, now);
   if (queue_.WantsRepass(plan.kind, could_preempt, now)) Schedule(now);
+}
+
+bool Controller::BlockerIsStuck() const {
+  // Strict order: every job ahead of the blocker started (no limit held one back), and no
+  // node has as much GPU capacity free as one part of it asks (a bound that ignores type,
+  // memory, CPUs and reservations: it may say no when it could not start, never the reverse).
+  std::optional<JobId> id = queue_.blocker();
+  if (!id || AnyLimit(options_.policy)) return false;
+  const Job* j = FindJob(*id);
+  if (j == nullptr || j->state != JobState::kPending) return false;
+  const Resources& r = j->spec.resources;
+  const int64_t per_node = r.milli_gpus / std::max(r.nodes, 1);
+  if (per_node <= 0) return false;
+  for (const sched::NodeSlots& n : view_.nodes) {
+    if (!n.schedulable || n.pool != j->spec.pool) continue;
+    int64_t free = 0;
+    for (const sched::GpuSlot& g : n.gpus) free += g.usable ? g.free_milli : 0;
+    if (free >= per_node) return false;
+  }
+  return true;
 }
 
 bool Controller::HeadIsEnough() const {

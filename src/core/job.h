@@ -287,6 +287,13 @@ struct Job {
   // reason_detail in words when the job is read, so that a pass does not write hundreds of
   // sentences that change with every start ahead.
   int queue_ahead = -1;
+  // The controller's small number for the job's (project, user) pair, given on its first
+  // pass, that fair share counts by instead of comparing names. A cache, not state: it is
+  // never stored, and two jobs that differ only in it are equal.
+  struct AccountCache {
+    mutable int32_t id = -1;
+    bool operator==(const AccountCache&) const { return true; }
+  } account;
   TimePoint reason_at{};
   int64_t cost_micros = 0;           // cost of its ended attempts, in millionths of a currency unit
   int64_t cost_per_hour_micros = 0;  // the current (else the last) attempt's price per hour

@@ -6,12 +6,42 @@
 namespace baton::sched {
 
 void JobQueue::Add(const Job& job) {
-  if (queue_.insert(KeyOf(job)).second) per_class_[static_cast<int>(job.spec.priority) & 3] += 1;
+  const int c = ClassOf(job);
+  std::vector<Entry>& run = by_class_[c];
+  // Arrivals come in id order: almost every one goes at the end.
+  auto it = !run.empty() && run.back().id < job.id.value
+                ? run.end()
+                : std::lower_bound(run.begin(), run.end(), job.id.value,
+                                   [](const Entry& e, int64_t id) { return e.id < id; });
+  bool added = true;
+  if (it == run.end() || it->id != job.id.value) {
+    run.insert(it, Entry{job.id.value, &job});
+  } else if (it->job == nullptr) {
+    it->job = &job;
+    --blank_[c];
+  } else {
+    added = false;
+  }
+  if (added) {
+    per_class_[c] += 1;
+    ++size_;
+  }
   fresh_.push_back(job.id);
 }
 
 void JobQueue::Remove(const Job& job) {
-  if (queue_.erase(KeyOf(job)) > 0) per_class_[static_cast<int>(job.spec.priority) & 3] -= 1;
+  const int c = ClassOf(job);
+  std::vector<Entry>& run = by_class_[c];
+  auto it = std::lower_bound(run.begin(), run.end(), job.id.value,
+                             [](const Entry& e, int64_t id) { return e.id < id; });
+  if (it == run.end() || it->id != job.id.value || it->job == nullptr) return;
+  it->job = nullptr;
+  per_class_[c] -= 1;
+  --size_;
+  if (++blank_[c] * 2 > run.size()) {
+    std::erase_if(run, [](const Entry& e) { return e.job == nullptr; });
+    blank_[c] = 0;
+  }
 }
 
 bool JobQueue::OneClass() const {
@@ -22,16 +52,19 @@ bool JobQueue::OneClass() const {
 
 std::pair<std::vector<const Job*>, bool> JobQueue::First(size_t limit) const {
   std::vector<const Job*> jobs;
-  jobs.reserve(std::min(limit, queue_.size()));
-  for (const Key& k : queue_) {
-    if (jobs.size() == limit) return {std::move(jobs), true};
-    jobs.push_back(k.job);
+  jobs.reserve(std::min(limit, size_));
+  for (int c = kClasses - 1; c >= 0; --c) {
+    for (const Entry& e : by_class_[c]) {
+      if (e.job == nullptr) continue;
+      if (jobs.size() == limit) return {std::move(jobs), true};
+      jobs.push_back(e.job);
+    }
   }
   return {std::move(jobs), false};
 }
 
 void JobQueue::Tick(TimePoint now, Duration interval) {
-  if (!queue_.empty() && now - last_full_ >= interval) full_due_ = true;
+  if (size_ > 0 && now - last_full_ >= interval) tick_due_ = true;
 }
 
 void JobQueue::AddHead(Plan& plan, std::unordered_set<int64_t>& taken, const Lookup& waiting) {
@@ -59,20 +92,54 @@ void JobQueue::AddHead(Plan& plan, std::unordered_set<int64_t>& taken, const Loo
   }
 }
 
-JobQueue::Plan JobQueue::Next(TimePoint now, bool strict, const Lookup& waiting, size_t limit) {
-  if (!full_due_ && !freed_ && fresh_.empty()) return {};
-  Plan plan;
-  plan.kind = full_due_ || (freed_ && order_.empty()) || (strict && !queue_.empty()) ? Kind::kFull
-              : freed_                                                               ? Kind::kHead
-                       : Kind::kIncremental;
-  freed_ = false;
+bool JobQueue::AtTail(std::vector<const Job*>& tail, const Lookup& waiting) const {
+  // Walked from the end of the queue order: the lowest class's newest jobs first.
+  tail.clear();
+  for (int c = 0; c < kClasses && tail.size() < fresh_.size(); ++c) {
+    const std::vector<Entry>& run = by_class_[c];
+    for (auto it = run.rbegin(); it != run.rend() && tail.size() < fresh_.size(); ++it) {
+      if (it->job == nullptr) continue;
+      if (!std::binary_search(fresh_.begin(), fresh_.end(), JobId{it->id})) return false;
+      tail.push_back(waiting(JobId{it->id}));
+    }
+  }
+  std::reverse(tail.begin(), tail.end());
+  return tail.size() == fresh_.size();
+}
+
+JobQueue::Plan JobQueue::Next(TimePoint now, bool strict, const Lookup& waiting, size_t limit,
+                              bool quiet, bool stuck) {
+  const bool due = full_due_ || (tick_due_ && !quiet);
+  if (!due && !freed_ && fresh_.empty()) return {};
   std::erase_if(fresh_, [&](JobId id) { return waiting(id) == nullptr; });
   std::sort(fresh_.begin(), fresh_.end());
   fresh_.erase(std::unique(fresh_.begin(), fresh_.end()), fresh_.end());
+  Plan plan;
+  if (quiet && strict && !due && (!freed_ || stuck) && blocker_ &&
+      waiting(JobId{blocker_->id}) != nullptr &&
+      !std::binary_search(fresh_.begin(), fresh_.end(), JobId{blocker_->id}) &&
+      AtTail(plan.jobs, waiting)) {
+    // Nothing can start: at most arrivals to place behind the job that still cannot.
+    freed_ = false;
+    if (fresh_.empty()) return {};
+    plan.kind = Kind::kIncremental;
+    plan.blocker = JobId{blocker_->id};
+    plan.ahead = static_cast<int>(size_ - fresh_.size());
+    for (JobId id : fresh_) since_full_.insert(KeyOf(*waiting(id)));
+    fresh_.clear();
+    return plan;
+  }
+  plan.kind = due || (freed_ && order_.empty()) || (strict && size_ > 0) ? Kind::kFull
+              : freed_                                                   ? Kind::kHead
+                                                                         : Kind::kIncremental;
+  plan.jobs.clear();
+  freed_ = false;
   if (plan.kind == Kind::kFull) {
-    std::tie(plan.jobs, plan.partial) = First(limit > 0 ? limit : queue_.size());
+    std::tie(plan.jobs, plan.partial) = First(limit > 0 ? limit : size_);
     since_full_.clear();
     last_full_ = now;
+    tick_due_ = false;
+    blocker_.reset();
   } else {
     std::unordered_set<int64_t> taken;
     if (plan.kind == Kind::kHead) AddHead(plan, taken, waiting);
@@ -124,12 +191,13 @@ std::optional<std::pair<int64_t, QueueFactors>> JobQueue::Position(JobId id) con
   if (it == position_.end() && order_partial_) {
     // Past the head the pass was given: the rest of the queue is in pass order already.
     int64_t place = static_cast<int64_t>(order_.size());
-    for (const Key& k : queue_) {
-      if (position_.count(k.id)) continue;
+    std::optional<std::pair<int64_t, QueueFactors>> found;
+    ForEach([&](const Job& j) {
+      if (found || position_.count(j.id.value)) return;
       ++place;
-      if (k.id == id.value) return std::make_pair(place, QueueFactors{});
-    }
-    return std::nullopt;
+      if (j.id == id) found = std::make_pair(place, QueueFactors{});
+    });
+    return found;
   }
   if (it == position_.end()) return std::nullopt;
   return std::make_pair(static_cast<int64_t>(it->second) + 1, order_[it->second].factors);

@@ -12,6 +12,12 @@
 //                kHeadPass jobs of the last order, up to kHeadPass arrivals since it, and the
 //                new arrivals.
 //   incremental: only the new arrivals, against the reservations already made.
+// Quiet strict order (no backfill, the order the queue's own by class and submit time, no
+// preemption): the order never changes by itself, so no full pass is due by time; and while
+// the last full pass's first waiting job (its blocker) still waits, and nothing was freed or
+// what was freed still cannot hold it (the caller's `stuck`), no pass runs for frees, and
+// arrivals at the tail of the queue get an incremental pass that has them wait behind it:
+// a full pass would start nothing and change no other job's place.
 // Re-pass rule: when a pass that was not full leaves an arrival waiting that could preempt (a
 // lower class runs, or its project has a guarantee), a full pass follows at once, unless one
 // ran in the last kRepassGap (then at the next batch).
@@ -39,8 +45,8 @@ class JobQueue {
   // A job joined the queue (it is pending and may run) / left it (any other state).
   void Add(const Job& job);
   void Remove(const Job& job);
-  size_t size() const { return queue_.size(); }
-  bool empty() const { return queue_.empty(); }
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
 
   void RequestFull() { full_due_ = true; }
   void Freed() { freed_ = true; }
@@ -52,13 +58,26 @@ class JobQueue {
     Kind kind = Kind::kNone;
     std::vector<const Job*> jobs;  // full: in queue order (class, then id)
     bool partial = false;          // full: only the first jobs of the queue (Next's `limit`)
+    // A quiet strict incremental pass (PassInput::blocker, ::ahead).
+    std::optional<JobId> blocker;
+    int ahead = 0;
   };
   // The job `id` if it still waits in the queue (pending, its dependencies met), else nullptr.
   using Lookup = std::function<const Job*(JobId id)>;
   // What the next pass looks at; kNone when nothing changed since the last. `strict`: strict
   // order (no backfill). `limit` > 0: a full pass is given only the first `limit` jobs of the
   // queue order, for a caller whose pass order is the queue's own (see First).
-  Plan Next(TimePoint now, bool strict, const Lookup& waiting, size_t limit = 0);
+  // `quiet`: strict order by class and submit time alone, without preemption (see above);
+  // `stuck`: the blocker could not start on what is free now, and no job ahead of it waits.
+  Plan Next(TimePoint now, bool strict, const Lookup& waiting, size_t limit = 0, bool quiet = false,
+            bool stuck = false);
+  std::optional<JobId> blocker() const {
+    return blocker_ ? std::optional<JobId>(JobId{blocker_->id}) : std::nullopt;
+  }
+  // The first job a full pass left waiting for resources in strict order (nullptr: none).
+  void Blocked(const Job* job) {
+    blocker_ = job != nullptr ? std::optional<Key>(KeyOf(*job)) : std::nullopt;
+  }
   // The first `limit` jobs in queue order, and whether more wait: a pass given too few asks
   // for more.
   std::pair<std::vector<const Job*>, bool> First(size_t limit) const;
@@ -82,7 +101,11 @@ class JobQueue {
   // Every waiting job, by class then id.
   template <typename F>
   void ForEach(const F& f) const {
-    for (const Key& k : queue_) f(*k.job);
+    for (int c = kClasses - 1; c >= 0; --c) {
+      for (const Entry& e : by_class_[c]) {
+        if (e.job != nullptr) f(*e.job);
+      }
+    }
   }
 
  private:
@@ -102,13 +125,30 @@ class JobQueue {
   void AddHead(Plan& plan, std::unordered_set<int64_t>& taken, const Lookup& waiting);
   // Orders the part of order_ the last full pass left unordered.
   void SortRest() const;
+  // Whether the arrivals (fresh_, sorted) are the last jobs of the queue order, after every
+  // other waiting job; then `tail` holds them in queue order.
+  bool AtTail(std::vector<const Job*>& tail, const Lookup& waiting) const;
 
-  std::set<Key> queue_;
-  int64_t per_class_[4] = {0, 0, 0, 0};  // waiting jobs per priority class
-  std::vector<JobId> fresh_;             // joined since the last pass
-  bool full_due_ = false;
+  // The queue itself: per priority class, its jobs by id (submit order), so that queue order
+  // is the classes' runs one after another, highest first. Contiguous: a pass walks the head
+  // of a queue of 100,000 every few milliseconds, and a tree's nodes are scattered. A job that
+  // leaves is blanked (job = nullptr) and the run closed up once blanks are half of it.
+  static constexpr int kClasses = 4;
+  struct Entry {
+    int64_t id;
+    const Job* job;
+  };
+  static int ClassOf(const Job& job) { return static_cast<int>(job.spec.priority) & 3; }
+  std::vector<Entry> by_class_[kClasses];
+  size_t blank_[kClasses] = {0, 0, 0, 0};
+  int64_t per_class_[kClasses] = {0, 0, 0, 0};  // waiting jobs per priority class
+  size_t size_ = 0;
+  std::vector<JobId> fresh_;  // joined since the last pass
+  bool full_due_ = false;     // asked for (RequestFull)
+  bool tick_due_ = false;     // due by time (Tick)
   bool freed_ = false;
-  std::set<Key> since_full_;  // arrivals since the last full pass (not in order_)
+  std::optional<Key> blocker_;  // Blocked
+  std::set<Key> since_full_;    // arrivals since the last full pass (not in order_)
   TimePoint last_full_{};
   mutable std::vector<QueueEntry> order_;  // the last full pass's order
   mutable size_t sorted_ = 0;              // order_[0, sorted_) is in order

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <unordered_set>
 
 namespace baton::sched {
 namespace {
@@ -24,36 +25,47 @@ FairShareTable::FairShareTable(const UsageLedger* usage, const Policy* policy,
                                const std::vector<PendingJob>& pending,
                                const std::vector<RunningJob>& running)
     : usage_(usage), policy_(policy) {
-  // Every project the policy, the usage or a job names, with its users (the policy's projects
-  // may have none). Collected as pairs of names and sorted: no map of strings per pass.
-  std::vector<std::pair<std::string_view, std::string_view>> members;
+  // Every project the policy, the usage or a job names, and how many users each has: the
+  // ledger's users of it, and those of its waiting and running jobs the ledger has not seen
+  // (a running job's are always there). A queue repeats a few hundred pairs thousands of
+  // times: a set of them, looked up in the ledger once each.
   std::vector<std::string_view> projects;
   for (const auto& [name, p] : policy->projects) projects.push_back(name);
   if (usage != nullptr) {
     for (const auto& [name, used] : usage->projects()) {
       projects.push_back(name);
-      if (const auto* users = usage->users(name)) {
-        for (const auto& [u, x] : *users) members.emplace_back(name, u);
-      }
+      const auto* users = usage->users(name);
+      users_per_project_[name] = users != nullptr ? static_cast<int>(users->size()) : 0;
     }
   }
-  // Pending jobs repeat a few projects and users many times: skip repeats cheaply.
+  std::unordered_set<std::pair<std::string_view, std::string_view>, PairHash> seen;
+  seen.reserve(256);
+  // A job with an account number is known by it: only the first of each is looked at by name.
+  std::vector<char> seen_account;
+  // Runs of one user's jobs are common: skip a repeat of the last pair without hashing it.
   const std::string* last_project = nullptr;
   const std::string* last_user = nullptr;
-  auto add = [&](const std::string* project, const std::string* user) {
-    if (last_project != nullptr && *last_project == *project && *last_user == *user) return;
-    members.emplace_back(*project, *user);
+  auto add = [&](const std::string* project, const std::string* user, int32_t account) {
+    if (account >= 0) {
+      if (static_cast<size_t>(account) >= seen_account.size())
+        seen_account.resize(static_cast<size_t>(account) + 1, 0);
+      if (seen_account[account] != 0) return;
+      seen_account[account] = 1;
+    } else if (last_project != nullptr && *last_project == *project && *last_user == *user) {
+      return;
+    }
     last_project = project;
     last_user = user;
+    if (!seen.emplace(*project, *user).second) return;
+    const auto* users = usage != nullptr ? usage->users(*project) : nullptr;
+    if (users != nullptr && users->count(*user)) return;
+    auto [it, added] = users_per_project_.try_emplace(*project, 0);
+    it->second += 1;
+    if (added) projects.push_back(*project);
   };
-  for (const auto& j : pending) add(j.project, j.user);
-  for (const auto& j : running) add(j.project, j.user);
-  std::sort(members.begin(), members.end());
-  members.erase(std::unique(members.begin(), members.end()), members.end());
-  for (const auto& [project, user] : members) {
-    if (projects.empty() || projects.back() != project) projects.push_back(project);
-    users_per_project_[project] += 1;
-  }
+  for (const auto& j : pending) add(j.project, j.user, j.account);
+  for (const auto& j : running) add(j.project, j.user, j.account);
+  by_account_.assign(seen_account.size(), std::nan(""));
   std::sort(projects.begin(), projects.end());
   projects.erase(std::unique(projects.begin(), projects.end()), projects.end());
   for (std::string_view name : projects) users_per_project_.try_emplace(name, 0);
@@ -61,7 +73,13 @@ FairShareTable::FairShareTable(const UsageLedger* usage, const Policy* policy,
   for (std::string_view name : projects) share_total_ += policy->Project(std::string(name)).share;
 }
 
-double FairShareTable::Factor(const std::string& project, const std::string& user) {
+double FairShareTable::Factor(const std::string& project, const std::string& user,
+                              int32_t account) {
+  if (account >= 0 && static_cast<size_t>(account) < by_account_.size()) {
+    double& f = by_account_[account];
+    if (std::isnan(f)) f = Factor(project, user);
+    return f;
+  }
   // Queues hold runs of one user's jobs: the last answer is usually the one asked for.
   if (has_last_ && last_project_ == project && last_user_ == user) return last_;
   auto key = std::make_pair(std::string_view(project), std::string_view(user));
@@ -104,7 +122,7 @@ Factors ComputeFactors(const PendingJob& job, const Policy& policy, TimePoint no
                        int64_t cluster_milli, FairShareTable& shares) {
   Factors f;
   f.priority = static_cast<double>(static_cast<int>(job.priority)) / 3.0;
-  f.fairshare = shares.Factor(*job.project, *job.user);
+  f.fairshare = shares.Factor(*job.project, *job.user, job.account);
   double waited = Seconds(now - job.submitted);
   double max_age = std::max(Seconds(policy.max_age), 1.0);
   f.age = std::clamp(waited / max_age, 0.0, 1.0);
@@ -127,6 +145,8 @@ QueueOrder::QueueOrder(const PassInput& in, const Policy& policy)
     factors_[i] = ComputeFactors(in.pending[i], policy, in.now, cluster_milli, shares);
     keys_[i] = Key{factors_[i].score, in.pending[i].id.value, i};
   }
+  // Strict order by class is given in queue order, already the pass's own: nothing to sort.
+  if (std::is_sorted(keys_.begin(), keys_.end(), Higher)) sorted_ = keys_.size();
 }
 
 void QueueOrder::SortTo(size_t end) {

@@ -24,7 +24,8 @@ class FairShareTable {
  public:
   FairShareTable(const UsageLedger* usage, const Policy* policy,
                  const std::vector<PendingJob>& pending, const std::vector<RunningJob>& running);
-  double Factor(const std::string& project, const std::string& user);
+  // `account`: the jobs' PendingJob::account, when given (>= 0): the factor is looked up by it.
+  double Factor(const std::string& project, const std::string& user, int32_t account = -1);
 
  private:
   double Lookup(const std::string& project, const std::string& user);
@@ -40,6 +41,7 @@ class FairShareTable {
   double share_total_ = 0;
   std::unordered_map<std::pair<std::string_view, std::string_view>, double, PairHash> cache_;
   std::unordered_map<std::string_view, int> users_per_project_;
+  std::vector<double> by_account_;             // Factor by account; NaN until asked
   std::string_view last_project_, last_user_;  // the last Factor asked, and its answer
   double last_ = 0;
   bool has_last_ = false;

@@ -25,6 +25,9 @@ struct PendingJob {
   Duration time_limit{0};  // 0 = none
   double service = 0;      // GPU-seconds it has run so far, over all its attempts
   const std::vector<std::string>* avoid = nullptr;  // nodes where it could not start
+  // The (project, user) pair as a number, the same for the same pair throughout the pass's
+  // input (pending and running); -1: none given, the names are compared.
+  int32_t account = -1;
   NodeLimits Limits() const {
     return NodeLimits{.root = user != nullptr && *user == "root", .avoid = avoid};
   }
@@ -43,6 +46,7 @@ struct RunningJob {
   TimePoint last_checkpoint{};      // the start when it reported none
   bool stopping = false;            // being stopped already (cancel, preemption)
   double service = 0;               // GPU-seconds run so far, this attempt included
+  int32_t account = -1;             // as PendingJob::account
 };
 
 using Factors = QueueFactors;
@@ -105,6 +109,11 @@ struct PassInput {
   // `pending` is only the head of a longer queue, in the pass's own order (strict order by
   // class and submit time): the pass says when it needed more (PassResult::wanted_more).
   bool partial = false;
+  // Strict order, a pass given only arrivals (JobQueue's quiet strict pass): the job of an
+  // earlier full pass that still waits ahead of them all, and how many waiting jobs are ahead
+  // of the first of them. Each arrival waits behind it, as in a full pass.
+  std::optional<JobId> blocker;
+  int ahead = 0;
 };
 
 struct PassResult {
@@ -120,6 +129,9 @@ struct PassResult {
   // With PassInput::partial: the walk reached the end of the jobs it was given while a job
   // after them could still have been placed or explained. The caller runs it again with more.
   bool wanted_more = false;
+  // Strict order (no backfill): the first job that waited for resources, which every job
+  // after it waits behind (an index into PassInput::pending); none when none did.
+  std::optional<uint32_t> blocker;
 
   // A wait in the words a researcher reads (Job::reason_detail followed by QueueWords).
   std::string Detail(const Wait& w, TimePoint now) const;

@@ -169,14 +169,11 @@ std::vector<int> PickWholeGpus(const NodeSlots& node, const Resources& r, const 
 
 Placer::Placer(ClusterView& view) : view_(view) {
   pos_.resize(view_.nodes.size());
-  by_name_.reserve(view_.nodes.size());
-  for (size_t i = 0; i < view_.nodes.size(); ++i) {
-    by_name_.emplace(view_.nodes[i].name, static_cast<int>(i));
-    Index(static_cast<int>(i));
-  }
+  for (size_t i = 0; i < view_.nodes.size(); ++i) Index(static_cast<int>(i));
 }
 
 void Placer::SetUsable(int node, int gpu, bool usable) {
+  fit_known_ = false;
   Unindex(node);
   NodeSlots& n = view_.nodes[node];
   if (gpu >= 0) {
@@ -188,8 +185,17 @@ void Placer::SetUsable(int node, int gpu, bool usable) {
 }
 
 int Placer::NodeIndex(const std::string& name) const {
-  auto it = by_name_.find(name);
-  return it == by_name_.end() ? -1 : it->second;
+  if (by_name_.empty() && !view_.nodes.empty()) {
+    // Made on the first need: a pass that starts nothing never looks a node up by name.
+    by_name_.reserve(view_.nodes.size());
+    for (size_t i = 0; i < view_.nodes.size(); ++i)
+      by_name_.emplace_back(view_.nodes[i].name, static_cast<int>(i));
+    std::stable_sort(by_name_.begin(), by_name_.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+  }
+  auto it = std::lower_bound(by_name_.begin(), by_name_.end(), std::string_view(name),
+                             [](const auto& e, std::string_view n) { return e.first < n; });
+  return it == by_name_.end() || it->first != name ? -1 : it->second;
 }
 
 int64_t Placer::free_milli(std::string_view pool) const {
@@ -344,17 +350,43 @@ std::optional<std::vector<NodeAllocation>> Placer::Place(const Resources& r,
 }
 
 bool Placer::EverFits(const Resources& r, std::string_view pool) const {
+  if (!fit_known_) Summarize();
   const int64_t per_node = r.milli_gpus / r.nodes;
   int nodes_ok = 0;
-  for (const auto& n : view_.nodes) {
-    if (!n.schedulable || n.pool != pool) continue;
-    if (n.total_cpus < r.cpus || n.total_memory_bytes < r.memory_bytes) continue;
+  for (const FitNode& n : fit_nodes_) {
+    if (n.pool != pool || n.cpus < r.cpus || n.memory_bytes < r.memory_bytes) continue;
     int64_t matching = 0;
-    for (const auto& g : n.gpus) matching += GpuMatches(g, r) ? 1 : 0;
+    for (size_t i = n.first; i < n.last; ++i) {
+      const FitGroup& g = fit_groups_[i];
+      if (GpuTypeMatches(g.model, r.gpu_type) && g.memory_bytes >= r.gpu_memory_bytes)
+        matching += g.count;
+    }
     bool ok = per_node < 1000 ? (per_node == 0 || matching > 0) : matching * 1000 >= per_node;
     nodes_ok += ok ? 1 : 0;
   }
   return nodes_ok >= r.nodes;
+}
+
+void Placer::Summarize() const {
+  // A node's GPUs are nearly always one model: a run of alike ones is matched once.
+  fit_nodes_.clear();
+  fit_groups_.clear();
+  for (const auto& n : view_.nodes) {
+    if (!n.schedulable) continue;
+    FitNode f{n.pool, n.total_cpus, n.total_memory_bytes, fit_groups_.size(), 0};
+    for (const auto& g : n.gpus) {
+      if (!g.usable) continue;
+      if (fit_groups_.size() > f.first && fit_groups_.back().model == g.model &&
+          fit_groups_.back().memory_bytes == g.memory_bytes) {
+        ++fit_groups_.back().count;
+      } else {
+        fit_groups_.push_back(FitGroup{g.model, g.memory_bytes, 1});
+      }
+    }
+    f.last = fit_groups_.size();
+    fit_nodes_.push_back(f);
+  }
+  fit_known_ = true;
 }
 
 }  // namespace baton::sched

@@ -82,11 +82,29 @@ class Placer {
 
   void Index(int node);
   void Unindex(int node);
+  // What EverFits reads of the view (what nodes and GPUs there are, not what is free), made on
+  // its first call and again after SetUsable.
+  struct FitGroup {
+    std::string_view model;
+    int64_t memory_bytes;
+    int count;  // usable GPUs of this model and memory in a row on the node
+  };
+  struct FitNode {
+    std::string_view pool;
+    int cpus;
+    int64_t memory_bytes;
+    size_t first, last;  // its groups in fit_groups_
+  };
+  void Summarize() const;
 
   ClusterView& view_;
   std::unordered_map<std::string, PoolIndex> pools_;
-  std::unordered_map<std::string_view, int> by_name_;  // the names live in the view
+  // Node indices by name, sorted (the names live in the view); made on the first NodeIndex.
+  mutable std::vector<std::pair<std::string_view, int>> by_name_;
   std::vector<NodePos> pos_;
+  mutable std::vector<FitNode> fit_nodes_;
+  mutable std::vector<FitGroup> fit_groups_;
+  mutable bool fit_known_ = false;
 };
 
 // Words for a request: "4 GPUs of type H100 with 40GiB GPU memory across 2 nodes".

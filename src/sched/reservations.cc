@@ -79,10 +79,24 @@ std::optional<Reservation> Untimed(Placer& placer, const Resources& r, const std
   // several nodes would hold them all for an unknown time: on the Philly trace that idled more
   // than it gave (docs/scheduling-quality.md).
   if (per_node < 2 || r.nodes > 1) return std::nullopt;
+  // The GPUs of node `n` it would take, free ones first; fewer than per_node if it cannot.
+  auto take = [&](const NodeSlots& n, std::vector<int>* gpus) {
+    int free = 0, usable = 0;
+    for (int pass = 0; pass < 2; ++pass) {
+      for (const GpuSlot& g : n.gpus) {
+        if (!g.usable || g.reserved_from != kNever || !GpuTypeMatches(g.model, r.gpu_type) ||
+            g.memory_bytes < r.gpu_memory_bytes || (g.free_milli == 1000) != (pass == 0)) {
+          continue;
+        }
+        free += pass == 0 ? 1 : 0;
+        if (++usable <= per_node && gpus != nullptr) gpus->push_back(g.index);
+      }
+    }
+    return std::make_pair(std::min(free, per_node), usable >= per_node);
+  };
   struct Candidate {
     int free = 0;
     int node = 0;
-    std::vector<int> gpus;
   };
   std::vector<Candidate> candidates;
   const auto& nodes = placer.view().nodes;
@@ -92,33 +106,18 @@ std::optional<Reservation> Untimed(Placer& placer, const Resources& r, const std
     if ((r.cpus > 0 && n.total_cpus < r.cpus) ||
         (r.memory_bytes > 0 && n.total_memory_bytes < r.memory_bytes))
       continue;
-    Candidate c{.node = static_cast<int>(ni)};
-    std::vector<int> busy;
-    for (const GpuSlot& g : n.gpus) {
-      if (!g.usable || g.reserved_from != kNever || !GpuTypeMatches(g.model, r.gpu_type) ||
-          g.memory_bytes < r.gpu_memory_bytes) {
-        continue;
-      }
-      if (g.free_milli == 1000) {
-        c.gpus.push_back(g.index);
-        ++c.free;
-      } else {
-        busy.push_back(g.index);
-      }
-    }
-    c.gpus.insert(c.gpus.end(), busy.begin(), busy.end());
-    if (static_cast<int>(c.gpus.size()) < per_node) continue;
-    c.gpus.resize(per_node);
-    c.free = std::min(c.free, per_node);
-    candidates.push_back(std::move(c));
+    auto [free, enough] = take(n, nullptr);
+    if (enough) candidates.push_back(Candidate{.free = free, .node = static_cast<int>(ni)});
   }
   if (static_cast<int>(candidates.size()) < r.nodes) return std::nullopt;
   std::stable_sort(candidates.begin(), candidates.end(),
                    [](const Candidate& a, const Candidate& b) { return a.free > b.free; });
   Reservation res{.from = now, .resources = r};
   for (int i = 0; i < r.nodes; ++i) {
-    res.allocation.push_back(
-        NodeAllocation{.node = nodes[candidates[i].node].name, .gpus = candidates[i].gpus});
+    const NodeSlots& n = nodes[candidates[i].node];
+    NodeAllocation part{.node = n.name};
+    take(n, &part.gpus);
+    res.allocation.push_back(std::move(part));
   }
   return res;
 }

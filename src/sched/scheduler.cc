@@ -366,7 +366,10 @@ void Pass::Consider(const PendingJob& job) {
          "waiting for preempted jobs to stop to free " + DescribeRequest(r), claim->second->from);
     return;
   }
-  if (!policy_.backfill) strict_blocker_ = job.id;
+  if (!policy_.backfill) {
+    strict_blocker_ = job.id;
+    result_.blocker = static_cast<uint32_t>(&job - in_.pending.data());
+  }
   Reserve(job, shape);
 }
 
@@ -460,7 +463,10 @@ PassResult Pass::Run() {
   placer_.emplace(in_.view);
   CountRunning();
   DecidePreemption();
+  strict_blocker_ = in_.blocker;
+  ahead_ = in_.ahead;
   known_.reserve(32);
+  result_.waits.reserve(std::min<size_t>(in_.pending.size(), kExplainedWaits));
   bool stopped = false;
   for (walked_ = 0; walked_ < order.size(); ++walked_) {
     if (RestIsCounted()) {

@@ -80,6 +80,53 @@ TEST_F(ControllerTest, StrictOrderHoldsNewArrivalsBehindAWaitingJob) {
   (void)busy;
 }
 
+TEST_F(ControllerTest, StrictOrderWithoutPreemptionKeepsArrivalsBehindUntilTheBlockerFits) {
+  // Strict order by class alone, no preemption: arrivals and frees that cannot hold the job
+  // ahead are passes of their own (sched/job_queue.h), with the same outcome as full ones.
+  ControllerOptions options;
+  options.policy.backfill = false;
+  options.policy.preemption = false;
+  options.policy.weights = Weights{.priority = 10'000, .fairshare = 0, .age = 0, .size = 0};
+  c_ = std::make_unique<Controller>(options);
+  c_->Restore(*store_.Load(), now_);
+  RegisterNode("n1", 8);
+  JobId a = StartJob("n1", 4000, Priority::kNormal);
+  JobId b = StartJob("n1", 2000, Priority::kNormal);
+  JobId wide = Submit(8000);
+  now_ += seconds(5);  // past the timed pass a score of age or usage would want
+  (void)Run(Tick{});
+  JobId small1 = Submit(1000);  // fits in the 2 free GPUs; must wait behind `wide`
+  JobId small2 = Submit(1000);
+  const std::string behind =
+      "behind job " + wide.ToString() + " (strict queue order, no backfill); ";
+  EXPECT_EQ(ReasonDetail(*c_->FindJob(small1)), behind + "1 job ahead in the queue");
+  EXPECT_EQ(ReasonDetail(*c_->FindJob(small2)), behind + "2 jobs ahead in the queue");
+  auto queue = Run(GetQueue{.caller = {"ada", true}, .limit = 10}).jobs;
+  ASSERT_EQ(queue.size(), 3u);
+  EXPECT_EQ(queue[0].id, wide);
+  EXPECT_EQ(queue[2].id, small2);
+  // b ends: 4 GPUs free, still short of 8.
+  ReportEvent("n1", {.job = b, .kind = JobEvent::Kind::kExited, .exit_code = 0});
+  EXPECT_EQ(State(wide), JobState::kPending);
+  EXPECT_EQ(State(small1), JobState::kPending);
+  EXPECT_EQ(State(small2), JobState::kPending);
+  // A higher class arrives: it goes ahead of `wide` and fits.
+  JobId urgent = Submit(1000, Priority::kHigh);
+  EXPECT_EQ(State(urgent), JobState::kRunning);
+  EXPECT_EQ(State(small1), JobState::kPending);
+  ReportEvent("n1", {.job = urgent, .kind = JobEvent::Kind::kStarted});
+  ReportEvent("n1", {.job = urgent, .kind = JobEvent::Kind::kExited, .exit_code = 0});
+  // a ends: all 8 free; `wide` starts, then the small ones once it is done.
+  ReportEvent("n1", {.job = a, .kind = JobEvent::Kind::kExited, .exit_code = 0});
+  EXPECT_EQ(State(wide), JobState::kRunning);
+  EXPECT_EQ(State(small1), JobState::kPending);
+  Poll("n1");
+  ReportEvent("n1", {.job = wide, .kind = JobEvent::Kind::kStarted});
+  ReportEvent("n1", {.job = wide, .kind = JobEvent::Kind::kExited, .exit_code = 0});
+  EXPECT_EQ(State(small1), JobState::kRunning);
+  EXPECT_EQ(State(small2), JobState::kRunning);
+}
+
 TEST_F(ControllerTest, StrictOrderByClassStartsMoreJobsThanTheHeadItLooksAtFirst) {
   // Strict order by class alone: a full pass is given the head of the queue first
   // (kStrictHead jobs), and asks for more when all of them start.

@@ -29,7 +29,8 @@ class JobQueueTest : public ::testing::Test {
     for (const Job* j : plan.jobs) ids.push_back(j->id.value);
     return ids;
   }
-  JobQueue::Plan Next(TimePoint now = kNow, bool strict = false, size_t limit = 0) {
+  JobQueue::Plan Next(TimePoint now = kNow, bool strict = false, size_t limit = 0,
+                      bool quiet = false, bool stuck = false) {
     return q_.Next(
         now, strict,
         [&](JobId id) -> const Job* {
@@ -37,7 +38,18 @@ class JobQueueTest : public ::testing::Test {
           return it != jobs_.end() && it->second.state == JobState::kPending ? &it->second
                                                                              : nullptr;
         },
-        limit);
+        limit, quiet, stuck);
+  }
+  // Strict order by class alone, without preemption (JobQueue's quiet strict passes).
+  JobQueue::Plan Quiet(bool stuck = false, TimePoint now = kNow) {
+    return Next(now, /*strict=*/true, /*limit=*/0, /*quiet=*/true, stuck);
+  }
+  // Jobs 1, 2, 3 wait; a full pass starts 1 and leaves 2 waiting for resources.
+  void BlockedAtTwo() {
+    for (int64_t id = 1; id <= 3; ++id) Arrive(id);
+    ASSERT_EQ(Quiet().kind, JobQueue::Kind::kFull);
+    Leave(1);
+    q_.Blocked(&jobs_.at(2));
   }
   void OrderAs(std::vector<int64_t> ids) {
     std::vector<QueueEntry> order;
@@ -192,6 +204,95 @@ TEST_F(JobQueueTest, TheUnorderedRestOfAnOrderIsOrderedWhenAsked) {
   for (const QueueEntry& e : q_.order()) ids.push_back(e.id.value);
   EXPECT_EQ(ids, (std::vector<int64_t>{2, 1, 3, 4}));  // score, then submit order
   EXPECT_EQ(q_.Position(JobId{4})->first, 4);
+}
+
+TEST_F(JobQueueTest, QuietStrictArrivalsBehindAWaitingBlockerGetAPassOfTheirOwn) {
+  BlockedAtTwo();
+  Arrive(5);
+  Arrive(4);
+  JobQueue::Plan plan = Quiet();
+  EXPECT_EQ(plan.kind, JobQueue::Kind::kIncremental);
+  EXPECT_EQ(Ids(plan), (std::vector<int64_t>{4, 5}));  // in queue order
+  ASSERT_TRUE(plan.blocker.has_value());
+  EXPECT_EQ(plan.blocker->value, 2);
+  EXPECT_EQ(plan.ahead, 2);  // 2 and 3 wait ahead of 4
+  EXPECT_EQ(Quiet().kind, JobQueue::Kind::kNone);
+  // A lower class goes behind them all: still at the tail.
+  Arrive(6, Priority::kLow);
+  plan = Quiet();
+  EXPECT_EQ(plan.kind, JobQueue::Kind::kIncremental);
+  EXPECT_EQ(plan.ahead, 4);
+}
+
+TEST_F(JobQueueTest, QuietStrictRunsAFullPassWhenSomethingCouldStart) {
+  // A higher class goes ahead of the blocker.
+  BlockedAtTwo();
+  Arrive(4, Priority::kHigh);
+  EXPECT_EQ(Quiet().kind, JobQueue::Kind::kFull);
+  // A job back in the queue (requeued) with an older id than a waiting one.
+  q_.Blocked(&jobs_.at(2));
+  Leave(3);
+  Arrive(5);
+  (void)Quiet();
+  jobs_.at(3).state = JobState::kPending;
+  q_.Add(jobs_.at(3));
+  EXPECT_EQ(Quiet().kind, JobQueue::Kind::kFull);
+  // GPUs freed that might hold the blocker; freed ones that cannot need no pass.
+  q_.Blocked(&jobs_.at(2));
+  q_.Freed();
+  EXPECT_EQ(Quiet(/*stuck=*/true).kind, JobQueue::Kind::kNone);
+  q_.Freed();
+  EXPECT_EQ(Quiet(/*stuck=*/false).kind, JobQueue::Kind::kFull);
+  // The blocker left the queue (started, cancelled).
+  q_.Blocked(&jobs_.at(2));
+  Leave(2);
+  Arrive(7);
+  EXPECT_EQ(Quiet().kind, JobQueue::Kind::kFull);
+  // No blocker: the last full pass left nothing waiting for resources.
+  q_.Blocked(nullptr);
+  Arrive(8);
+  EXPECT_EQ(Quiet().kind, JobQueue::Kind::kFull);
+  // Asked for (a node, policy or drain change).
+  q_.Blocked(&jobs_.at(3));
+  Arrive(9);
+  q_.RequestFull();
+  EXPECT_EQ(Quiet().kind, JobQueue::Kind::kFull);
+}
+
+TEST_F(JobQueueTest, QuietStrictOrderHasNoTimedFullPass) {
+  BlockedAtTwo();
+  q_.Tick(kNow + std::chrono::seconds(5), std::chrono::seconds(2));
+  EXPECT_EQ(Quiet(false, kNow + std::chrono::seconds(5)).kind, JobQueue::Kind::kNone);
+  // Strict order by a score that time changes (age, usage) keeps its timed pass.
+  EXPECT_EQ(Next(kNow + std::chrono::seconds(5), /*strict=*/true).kind, JobQueue::Kind::kFull);
+}
+
+TEST_F(JobQueueTest, TheQueueStaysInClassThenSubmitOrderAsJobsComeAndGo) {
+  // Many leave (the runs close up), some come back with old ids, and a class changes hands.
+  for (int64_t id = 1; id <= 200; ++id)
+    Arrive(id, id % 3 == 0 ? Priority::kHigh : Priority::kNormal);
+  for (int64_t id = 1; id <= 200; id += 2) Leave(id);
+  for (int64_t id = 1; id <= 50; id += 2) {
+    jobs_.at(id).state = JobState::kPending;
+    q_.Add(jobs_.at(id));
+  }
+  q_.Add(jobs_.at(2));  // twice: once in the queue
+  std::vector<int64_t> expected;
+  for (Priority p : {Priority::kHigh, Priority::kNormal}) {
+    for (int64_t id = 1; id <= 200; ++id) {
+      bool waiting = id % 2 == 0 || id < 50;
+      if (waiting && (id % 3 == 0) == (p == Priority::kHigh)) expected.push_back(id);
+    }
+  }
+  std::vector<int64_t> ids;
+  q_.ForEach([&](const Job& j) { ids.push_back(j.id.value); });
+  EXPECT_EQ(ids, expected);
+  EXPECT_EQ(q_.size(), expected.size());
+  auto [first, more] = q_.First(10);
+  EXPECT_TRUE(more);
+  ASSERT_EQ(first.size(), 10u);
+  EXPECT_EQ(first[0]->id.value, expected[0]);
+  EXPECT_EQ(first[9]->id.value, expected[9]);
 }
 
 }  // namespace
