@@ -8,6 +8,7 @@
 #include <unordered_set>
 
 #include "control/controller.h"
+#include "sched/holdings.h"
 
 namespace baton::control {
 namespace {
@@ -54,22 +55,6 @@ int TakeMasterPort(const Job& job, std::set<int>& used) {
     if (used.insert(port).second) return port;
   }
   return preferred;  // 10,000 gangs meeting on one node: share
-}
-
-// Whether any quota or limit could make a job wait (sched/holdings.h's LimitReason).
-bool AnyLimit(const Policy& p) {
-  auto user = [](const UserPolicy& u) { return u.max_milli != kNoLimit || u.max_jobs >= 0; };
-  if (user(p.default_user) || p.default_project.limit_milli != kNoLimit) return true;
-  for (const auto& [name, u] : p.users) {
-    if (user(u)) return true;
-  }
-  for (const auto& [name, project] : p.projects) {
-    if (project.limit_milli != kNoLimit) return true;
-  }
-  for (const auto& [name, pool] : p.pools) {
-    if (pool.max_milli_per_user != kNoLimit) return true;
-  }
-  return false;
 }
 
 }  // namespace
@@ -122,7 +107,8 @@ sched::RunningJob Controller::RunningOf(const Job& j, TimePoint now) const {
 void Controller::Schedule(TimePoint now) {
   const bool head_is_enough = HeadIsEnough();
   const bool quiet = head_is_enough && !options_.policy.preemption;
-  const bool stuck = quiet && BlockerIsStuck();
+  // Read by the queue only when GPUs were freed: no walk over the nodes for other batches.
+  const bool stuck = quiet && queue_.freed() && BlockerIsStuck();
   sched::JobQueue::Plan plan = queue_.Next(
       now, !options_.policy.backfill,
       [&](JobId id) -> const Job* {
@@ -168,7 +154,7 @@ bool Controller::BlockerIsStuck() const {
   // node has as much GPU capacity free as one part of it asks (a bound that ignores type,
   // memory, CPUs and reservations: it may say no when it could not start, never the reverse).
   std::optional<JobId> id = queue_.blocker();
-  if (!id || AnyLimit(options_.policy)) return false;
+  if (!id || sched::AnyLimit(options_.policy)) return false;
   const Job* j = FindJob(*id);
   if (j == nullptr || j->state != JobState::kPending) return false;
   const Resources& r = j->spec.resources;

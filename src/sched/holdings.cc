@@ -7,13 +7,24 @@ namespace {
 
 std::string Gpus(int64_t milli) { return FormatMilli(milli) + (milli == 1000 ? " GPU" : " GPUs"); }
 
+bool LimitsUser(const UserPolicy& u) { return u.max_milli != kNoLimit || u.max_jobs >= 0; }
+
 }  // namespace
 
 Holdings::Holdings(const Policy& policy) {
-  auto limits = [](const UserPolicy& u) { return u.max_milli != kNoLimit || u.max_jobs >= 0; };
-  track_users = limits(policy.default_user);
-  for (const auto& [name, u] : policy.users) track_users |= limits(u);
+  track_users = LimitsUser(policy.default_user);
+  for (const auto& [name, u] : policy.users) track_users |= LimitsUser(u);
   for (const auto& [name, p] : policy.pools) track_pool_users |= p.max_milli_per_user != kNoLimit;
+}
+
+bool AnyLimit(const Policy& policy) {
+  Holdings tracked(policy);
+  if (tracked.track_users || tracked.track_pool_users) return true;
+  if (policy.default_project.limit_milli != kNoLimit) return true;
+  for (const auto& [name, p] : policy.projects) {
+    if (p.limit_milli != kNoLimit) return true;
+  }
+  return false;
 }
 
 std::string LimitReason(const PendingJob& job, const Policy& policy, const Holdings& h) {

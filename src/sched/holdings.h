@@ -49,5 +49,7 @@ struct Holdings {
 
 // Why `job` may not start now whatever the free GPUs: a quota or limit; "" when none.
 std::string LimitReason(const PendingJob& job, const Policy& policy, const Holdings& h);
+// Whether the policy sets any quota or limit LimitReason reads: when not, none makes a job wait.
+bool AnyLimit(const Policy& policy);
 
 }  // namespace baton::sched

@@ -50,6 +50,7 @@ class JobQueue {
 
   void RequestFull() { full_due_ = true; }
   void Freed() { freed_ = true; }
+  bool freed() const { return freed_; }  // GPUs were freed since the last pass
   // Time passed: a full pass is due every `interval` while jobs wait.
   void Tick(TimePoint now, Duration interval);
 
