@@ -118,7 +118,6 @@ std::string FormatRfc3339(TimePoint t) {
 }
 
 Result<TimePoint> ParseRfc3339(std::string_view text) {
-  std::tm tm{};
   int ms = 0;
   std::string s(text.substr(0, 40));
   int year, mon, day, hour, min, sec;
@@ -129,18 +128,20 @@ Result<TimePoint> ParseRfc3339(std::string_view text) {
     return Err(
         InvalidArgument("not an RFC 3339 UTC time such as 2026-11-23T09:00:00Z: \"" + s + "\""));
   }
+  // Days from the civil date by arithmetic (not timegm, which reads the time zone file first).
+  const std::chrono::year_month_day date{std::chrono::year{year},
+                                         std::chrono::month{static_cast<unsigned>(mon)},
+                                         std::chrono::day{static_cast<unsigned>(day)}};
+  if (!date.ok() || hour > 23 || min > 59 || sec > 60 || hour < 0 || min < 0 || sec < 0) {
+    return Err(InvalidArgument("not a valid date and time: \"" + s + "\""));
+  }
   if (n == 7) {
     ms = std::atoi(frac);
     for (size_t len = std::string_view(frac).size(); len < 3; ++len) ms *= 10;
   }
-  tm.tm_year = year - 1900;
-  tm.tm_mon = mon - 1;
-  tm.tm_mday = day;
-  tm.tm_hour = hour;
-  tm.tm_min = min;
-  tm.tm_sec = sec;
-  std::time_t secs = timegm(&tm);
-  return FromMillis(static_cast<int64_t>(secs) * 1000 + ms);
+  const int64_t days = std::chrono::sys_days{date}.time_since_epoch().count();
+  const int64_t secs = ((days * 24 + hour) * 60 + min) * 60 + sec;
+  return FromMillis(secs * 1000 + ms);
 }
 
 }  // namespace baton

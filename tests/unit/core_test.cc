@@ -65,6 +65,20 @@ TEST(Time, Rfc3339RoundTrips) {
   EXPECT_FALSE(ParseRfc3339("2026-11-23T10:00:00+02:00").has_value());  // only UTC
 }
 
+TEST(Time, Rfc3339IsCountedInUtcWhateverTheTimeZone) {
+  EXPECT_EQ(*ParseRfc3339("1970-01-01T00:00:00Z"), FromMillis(0));
+  EXPECT_EQ(*ParseRfc3339("2024-02-29T23:59:59.5Z"), FromMillis(1'709'251'199'500));
+  EXPECT_EQ(*ParseRfc3339("2026-11-27T03:30:00.04Z"), FromMillis(1'795'750'200'040));
+  EXPECT_EQ(*ParseRfc3339("1969-12-31T23:59:59Z"), FromMillis(-1000));
+  // A date no calendar has is refused, not moved on to the next month as timegm would.
+  for (const char* bad : {"2026-13-01T00:00:00Z", "2026-02-29T00:00:00Z", "2026-04-31T00:00:00Z",
+                          "2026-11-27T24:00:00Z", "2026-11-27T10:60:00Z"}) {
+    auto parsed = ParseRfc3339(bad);
+    ASSERT_FALSE(parsed.has_value()) << bad;
+    EXPECT_NE(parsed.error().message().find(bad), std::string::npos) << parsed.error().message();
+  }
+}
+
 TEST(Size, ParsesBinaryAndDecimalUnits) {
   EXPECT_EQ(*ParseSize("40GiB", "memory"), 40LL << 30);
   EXPECT_EQ(*ParseSize("512MiB", "memory"), 512LL << 20);
