@@ -55,7 +55,7 @@ done
 
 # ---- What must be there before anything starts -------------------------------------------
 ((EUID == 0)) || die "run as root (sudo bash $0): slurmd must be root to start jobs, and missing packages are installed with apt-get"
-for f in build/release/baton build/release/baton-shim build/release/bench/baton_load; do
+for f in build/release/baton build/release/batond build/release/baton-shim build/release/bench/baton_load; do
   [[ -x $f ]] || die "$f not found: run make build"
 done
 ((BASH_VERSINFO[0] >= 5)) || die "bash 5 or later needed (EPOCHREALTIME)"
@@ -120,10 +120,10 @@ trap 'exit 130' INT TERM
 trap 'echo "vs-slurm: line $LINENO failed: $BASH_COMMAND" >&2' ERR
 
 # A private copy of the binaries: the build directory may be rebuilt while this runs, and
-# `baton up` starts the baton-shim that lies beside it.
+# `baton up` runs the batond that lies beside it, which starts the baton-shim beside it.
 bin=$work/bin
 mkdir -p "$bin"
-cp build/release/baton build/release/baton-shim build/release/bench/baton_load "$bin/"
+cp build/release/baton build/release/batond build/release/baton-shim build/release/bench/baton_load "$bin/"
 B=$bin/baton
 
 now_us() { printf -v "$1" %s "${EPOCHREALTIME//[!0-9]/}"; } # VAR = bash's clock in us: date +%s%N without a fork

@@ -1,5 +1,6 @@
-// The `baton` executable: the only place where real implementations are built and wired
-// together. Server-side commands (up, server, agent) are here; the client commands are in cli/.
+// The `batond` executable: the only place where real implementations are built and wired
+// together. Server-side commands (up, server, agent, sim) are here; the client commands are in
+// cli/: `baton` (client_main.cc) runs those itself and hands the rest to this program.
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/file.h>
@@ -755,37 +756,27 @@ void AddSimCommand(CLI::App& app, sim::SimFlags& f, int* exit_code) {
 int main(int argc, char** argv) {
   using namespace baton;
   net::InitTls();
-  CLI::App app{"Baton: a GPU cluster scheduler for ML teams"};
+  CLI::App app;
   cli::SetUpRoot(app);
-  app.require_subcommand(1);
-  app.set_version_flag("--version", "baton " BATON_VERSION);
   int exit_code = 0;
 
-  auto [head, tail] = cli::SplitCommandTail(argc, argv);
-  size_t command = cli::CommandIndex(head);  // after the global --server and --token
-  const std::string named = command < head.size() ? head[command] : "";
-  if (tail.has_value() && named != "submit" && named != "run") {
-    head.emplace_back(
-        "--");  // only `submit` and `run` take a command; others see `--` as CLI11 does
-    head.insert(head.end(), tail->begin(), tail->end());
-    tail.reset();
-  }
+  cli::CommandLine line = cli::ReadCommandLine(argc, argv);
+  const std::string& named = line.command;
 
   // Only the command named is built where it is known: building every command's flags is a good
   // part of a short command's start. All of them for help, for no command or an unknown one.
   ServeCommand up, srv;
   AgentCommand agent_cmd;
   sim::SimFlags sim_flags;
-  const std::vector<std::string> client = cli::ClientCommandNames();
-  const bool is_client = named != "help" && std::ranges::find(client, named) != client.end();
+  const bool is_client = cli::IsClientCommand(named);
   const bool is_serving = named == "up" || named == "server" || named == "agent" || named == "sim";
   const bool all = !is_client && !is_serving && named != "--version";
   if (all || named == "up") AddUpCommand(app, up, &exit_code);
   if (all || named == "server") AddServerCommand(app, srv, &exit_code);
   if (all || named == "agent") AddAgentCommand(app, agent_cmd, &exit_code);
   if (all || named == "sim") AddSimCommand(app, sim_flags, &exit_code);
-  if (all || is_client) cli::AddClientCommands(app, &exit_code, tail, is_client ? named : "");
-  if (std::optional<int> unknown = cli::RejectUnknownCommand(app, head)) return *unknown;
-  if (std::optional<int> early = cli::ParseCommandLine(app, std::move(head))) return *early;
+  if (all || is_client) cli::AddClientCommands(app, &exit_code, line.tail, is_client ? named : "");
+  if (std::optional<int> unknown = cli::RejectUnknownCommand(app, line.head)) return *unknown;
+  if (std::optional<int> early = cli::ParseCommandLine(app, std::move(line.head))) return *early;
   return exit_code;
 }

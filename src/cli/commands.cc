@@ -486,18 +486,6 @@ int ConfigCheck(const std::string& path) {
 
 }  // namespace
 
-std::pair<std::vector<std::string>, std::optional<std::vector<std::string>>> SplitCommandTail(
-    int argc, char** argv) {
-  std::vector<std::string> head;
-  for (int i = 0; i < argc; ++i) {
-    if (std::string_view(argv[i]) == "--") {
-      return {std::move(head), std::vector<std::string>(argv + i + 1, argv + argc)};
-    }
-    head.emplace_back(argv[i]);
-  }
-  return {std::move(head), std::nullopt};
-}
-
 void AddConnectionFlags(CLI::App* sub, Connection& conn) {
   sub->add_option("--server", conn.server,
                   "controller URL (default: $BATON_SERVER, then the local server.url)");
@@ -711,6 +699,12 @@ std::vector<std::string> ClientCommandNames() {
   for (const CommandGroup& g : ClientGroups(scratch, &code, nullptr, nullptr))
     names.insert(names.end(), g.names.begin(), g.names.end());
   return names;
+}
+
+bool IsClientCommand(const std::string& word) {
+  if (word == "help") return false;
+  const std::vector<std::string> names = ClientCommandNames();
+  return std::ranges::find(names, word) != names.end();
 }
 
 bool AddClientCommands(CLI::App& app, int* exit_code,

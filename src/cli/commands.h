@@ -16,7 +16,7 @@ namespace baton::cli {
 
 // Adds the client subcommands to `app`. The chosen command's exit code lands in *exit_code.
 // `command_tail` holds the words after the first `--` of the command line when the caller cut
-// them off before parsing (see SplitCommandTail): CLI11 hands a `--` that precedes every
+// them off before parsing (see ReadCommandLine): CLI11 hands a `--` that precedes every
 // positional word back to the parent app, so `submit` takes its command from here.
 // With `only` naming a client command (the command line's), only it and the commands defined
 // beside it are added, and true is returned: building every command's flags is a good part of
@@ -27,13 +27,10 @@ bool AddClientCommands(CLI::App& app, int* exit_code,
 
 // The client commands AddClientCommands adds, in its order.
 std::vector<std::string> ClientCommandNames();
+// True for a client command's name (not `help`, which lists every command).
+bool IsClientCommand(const std::string& word);
 
 // deploy/baton.example.yaml, compiled in: what `baton config sample` prints.
 const char* ConfigSample();
-
-// Splits argv at its first `--`: returns the words before it (argv[0] included) and the words
-// after it, or no tail when there is no `--`.
-std::pair<std::vector<std::string>, std::optional<std::vector<std::string>>> SplitCommandTail(
-    int argc, char** argv);
 
 }  // namespace baton::cli

@@ -63,6 +63,22 @@ class UsageFormatter : public CLI::Formatter {
 
 }  // namespace
 
+CommandLine ReadCommandLine(int argc, char** argv) {
+  CommandLine line;
+  int i = 0;
+  for (; i < argc && std::string_view(argv[i]) != "--"; ++i) line.head.emplace_back(argv[i]);
+  size_t command = CommandIndex(line.head);
+  if (command < line.head.size()) line.command = line.head[command];
+  if (i < argc) {
+    if (line.command == "submit" || line.command == "run") {
+      line.tail.emplace(argv + i + 1, argv + argc);
+    } else {
+      line.head.insert(line.head.end(), argv + i, argv + argc);
+    }
+  }
+  return line;
+}
+
 size_t CommandIndex(const std::vector<std::string>& head) {
   size_t i = 1;
   while (i < head.size()) {
@@ -129,6 +145,9 @@ void SetUsage(CLI::App* app, std::string usage) {
 
 void SetUpRoot(CLI::App& app) {
   app.name("baton");
+  app.description("Baton: a GPU cluster scheduler for ML teams");
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "baton " BATON_VERSION);
   // CLI11's errors, as every other: one line that starts with "baton:", and where to look.
   app.failure_message([](const CLI::App* root, const CLI::Error& e) {
     std::string where = "baton help";

@@ -13,6 +13,16 @@ class App;
 
 namespace baton::cli {
 
+// argv as the parser takes it. `submit` and `run` take the words after the first `--` as the
+// job's command (`tail`): CLI11 hands a `--` that precedes every positional word back to the
+// parent app. Every other command sees its `--` and what follows in `head`, as CLI11 does.
+struct CommandLine {
+  std::vector<std::string> head;                 // argv[0] included
+  std::optional<std::vector<std::string>> tail;  // after `--`, for submit and run
+  std::string command;                           // the command word; "" when none
+};
+CommandLine ReadCommandLine(int argc, char** argv);
+
 // The index in `head` (argv, argv[0] included) of the command word: the first word after the
 // global flags `--server URL` and `--token T` (also `--server=URL`); head.size() when none.
 size_t CommandIndex(const std::vector<std::string>& head);
@@ -25,8 +35,8 @@ std::string ClosestWord(const std::string& word, const std::vector<std::string>&
 // you mean 'submit'?" on stderr and exit status 2. Nothing (parse on) otherwise.
 std::optional<int> RejectUnknownCommand(const CLI::App& app, const std::vector<std::string>& head);
 
-// The root command: named "baton" (in every usage line) and CLI11's errors as one "baton: ..."
-// line with where to look. Whichever commands are added.
+// The root command: named "baton" (in every usage line), one command required, `--version`,
+// and CLI11's errors as one "baton: ..." line with where to look. Whichever commands are added.
 void SetUpRoot(CLI::App& app);
 
 // `baton help [CMD...]` and `baton version`.

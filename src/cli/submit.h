@@ -16,7 +16,7 @@ class App;
 
 namespace baton::cli {
 
-// `tail`: the words after the command line's first `--` (see SplitCommandTail).
+// `tail`: the words after the command line's first `--` (see ReadCommandLine).
 void AddSubmitCommand(CLI::App& app, const std::shared_ptr<Connection>& conn, int* exit_code,
                       const std::shared_ptr<std::optional<std::vector<std::string>>>& tail);
 

@@ -58,8 +58,10 @@ Result<CertificateInfo> ReadCertificate(const std::string& cert_file);
 // certificate's names).
 std::vector<std::string> HostAddresses();
 
-// Before any other OpenSSL call (first thing in main): OpenSSL registers no clean-up at exit,
-// so a tunnel's bridge thread still running as the process exits never meets a freed library.
+// Before any other OpenSSL call (first thing in batond's main; MakeClientContext calls it too,
+// for `baton`, which skips OpenSSL's start where no https:// server is used): OpenSSL registers
+// no clean-up at exit, so a tunnel's bridge thread still running as the process exits never
+// meets a freed library.
 void InitTls();
 
 // True for 127.0.0.0/8, ::1 and ::ffff:127.x.y.z.

@@ -114,6 +114,7 @@ Result<std::shared_ptr<SslContext>> MakeServerContext(const TlsServerFiles& file
 }
 
 Result<std::shared_ptr<SslContext>> MakeClientContext(const TlsClientOptions& options) {
+  InitTls();
   auto ctx = std::make_shared<SslContext>(SslContext::tls_client);
   beast::error_code ec;
   ctx->set_options(SslContext::default_workarounds | SslContext::no_sslv2 | SslContext::no_sslv3 |

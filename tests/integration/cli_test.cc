@@ -67,14 +67,58 @@ TEST(CliParser, HelpAndVersion) {
 
 // Every command pays for the libraries the binary loads at start: libpq (and the ~20 it
 // brings) is loaded only when a PostgreSQL store connects (store/libpq.h), hwloc (and libudev)
-// only when an agent reads its machine's topology.
-TEST(CliParser, TheBinaryDoesNotLoadPostgresLibrariesAtStart) {
-  CliResult ldd = RunShell(std::string("ldd ") + BATON_BINARY);
-  ASSERT_EQ(ldd.exit_code, 0) << ldd.out;
-  EXPECT_NE(ldd.out.find("libc.so"), std::string::npos) << ldd.out;
-  for (const char* lib : {"libpq.so", "libkrb5", "libldap", "libgnutls", "libhwloc", "libudev"}) {
-    EXPECT_EQ(ldd.out.find(lib), std::string::npos) << lib << " in\n" << ldd.out;
+// only when an agent reads its machine's topology. `baton` (the client) links none of them at
+// all; batond, the whole program, loads them when used.
+TEST(CliParser, TheBinariesDoNotLoadPostgresLibrariesAtStart) {
+  const std::string batond = std::filesystem::path(BATON_BINARY).parent_path() / "batond";
+  for (const std::string& binary : {std::string(BATON_BINARY), batond}) {
+    CliResult ldd = RunShell("ldd " + binary);
+    ASSERT_EQ(ldd.exit_code, 0) << binary << ": " << ldd.out;
+    EXPECT_NE(ldd.out.find("libc.so"), std::string::npos) << ldd.out;
+    for (const char* lib : {"libpq.so", "libkrb5", "libldap", "libgnutls", "libhwloc", "libudev"}) {
+      EXPECT_EQ(ldd.out.find(lib), std::string::npos) << lib << " in " << binary << ":\n"
+                                                      << ldd.out;
+    }
   }
+}
+
+// `baton` holds the client commands alone and hands up, server, agent, sim and the help that
+// lists every command to batond, installed beside it: the same process (pid), the same words.
+TEST(CliParser, TheClientHandsServerCommandsToBatondBesideIt) {
+  TempDir dir;
+  BatonProcess baton(dir.path() + "/server");
+  // `baton up` runs as batond in the process the harness started, with the words it was given.
+  // ("[ ]up": a pattern that does not match the shell running it.)
+  CliResult ps =
+      RunShell("ps -o comm=,args= -p \"$(pgrep -f -- '[ ]up --data " + baton.data_dir() + " ')\"");
+  EXPECT_EQ(ps.exit_code, 0) << ps.out;
+  EXPECT_EQ(ps.out.rfind("batond ", 0), 0u) << ps.out;
+  EXPECT_NE(ps.out.find(std::string(BATON_BINARY) + " up --data "), std::string::npos) << ps.out;
+  CliResult help = RunCli(baton, {"--help"});
+  EXPECT_EQ(help.exit_code, 0) << help.out;
+  for (const char* command : {"submit", "up", "server", "agent", "sim"}) {
+    EXPECT_NE(help.out.find(std::string("  ") + command + " "), std::string::npos)
+        << command << " missing from\n"
+        << help.out;
+  }
+
+  // A client alone, without batond beside it: client commands work, the others say what is
+  // missing instead of failing obscurely.
+  const std::string alone = dir.path() + "/alone";
+  std::filesystem::create_directories(alone);
+  std::filesystem::copy_file(BATON_BINARY, alone + "/baton");
+  const std::string env = "env BATON_HOME=" + baton.data_dir() + " PATH=/usr/bin:/bin ";
+  CliResult jobs = RunShell(env + alone + "/baton submit --hold -g 1 -- true");
+  EXPECT_EQ(jobs.exit_code, 0) << jobs.out;
+  EXPECT_EQ(jobs.out, "1\n");
+  CliResult version = RunShell(env + alone + "/baton --version");
+  EXPECT_EQ(version.exit_code, 0) << version.out;
+  EXPECT_EQ(version.out.rfind("baton ", 0), 0u) << version.out;
+  CliResult up = RunShell(env + alone + "/baton up --data " + dir.path() + "/never");
+  EXPECT_EQ(up.exit_code, 1) << up.out;
+  EXPECT_TRUE(EveryLineSaysBaton(up.out)) << up.out;
+  EXPECT_NE(up.out.find("`baton up` needs " + alone + "/batond"), std::string::npos) << up.out;
+  EXPECT_FALSE(std::filesystem::exists(dir.path() + "/never"));
 }
 
 TEST(CliParser, ConnectionFlagsGoBeforeTheCommandToo) {

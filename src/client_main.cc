@@ -1,0 +1,58 @@
+// The `baton` executable: the command line as users type it, built from cli/ alone (no
+// controller, scheduler, store, agent or simulator) so that a command starts quickly
+// (docs/performance.md, "The client executable"). The long-running commands (up, server, agent),
+// the simulator, and the help that lists every command belong to `batond`, the full program
+// installed beside this one: for them this process replaces itself with batond (same pid, same
+// arguments), so `baton up` is what it always was.
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <cerrno>
+#include <cstring>
+#include <iostream>
+#include <optional>
+#include <string>
+
+#include "cli/commands.h"
+#include "cli/parser.h"
+
+namespace {
+
+// batond in the directory of this executable (where it is installed with it), else on PATH.
+std::string BatondPath() {
+  char self[4096];
+  ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+  if (n <= 0) return "batond";
+  std::string path(self, static_cast<size_t>(n));
+  return path.substr(0, path.rfind('/') + 1) + "batond";
+}
+
+// Runs `argv` as batond's; returns only when that fails, with an exit status.
+int HandToBatond(char** argv, const std::string& command) {
+  std::string path = BatondPath();
+  if (path.find('/') != std::string::npos) {
+    execv(path.c_str(), argv);
+  } else {
+    execvp(path.c_str(), argv);
+  }
+  int error = errno;
+  std::cerr << "baton: " << (command.empty() ? "" : "`baton " + command + "` needs ") << path
+            << " (the server side of Baton, installed beside baton), which cannot be run: "
+            << std::strerror(error) << "\n";
+  return 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace baton;
+  cli::CommandLine line = cli::ReadCommandLine(argc, argv);
+  const bool is_client = cli::IsClientCommand(line.command);
+  if (!is_client && line.command != "--version") return HandToBatond(argv, line.command);
+  CLI::App app;
+  cli::SetUpRoot(app);
+  int exit_code = 0;
+  if (is_client) cli::AddClientCommands(app, &exit_code, line.tail, line.command);
+  if (std::optional<int> early = cli::ParseCommandLine(app, std::move(line.head))) return *early;
+  return exit_code;
+}
