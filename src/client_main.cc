@@ -30,11 +30,7 @@ std::string BatondPath() {
 // Runs `argv` as batond's; returns only when that fails, with an exit status.
 int HandToBatond(char** argv, const std::string& command) {
   std::string path = BatondPath();
-  if (path.find('/') != std::string::npos) {
-    execv(path.c_str(), argv);
-  } else {
-    execvp(path.c_str(), argv);
-  }
+  execvp(path.c_str(), argv);  // a path with a '/' is run as it is, a bare name from PATH
   int error = errno;
   std::cerr << "baton: " << (command.empty() ? "" : "`baton " + command + "` needs ") << path
             << " (the server side of Baton, installed beside baton), which cannot be run: "
