@@ -40,7 +40,7 @@ void Controller::Restore(store::Snapshot snapshot, TimePoint now) {
     JobId id = job.id;
     next_id_ = std::max(next_id_, id.value + 1);
     Job& j = jobs_[id] = std::move(job);
-    j.account.id = -1;  // another controller's number, if any: this one numbers its own
+    j.account = {};  // another controller's number, if any: this one numbers its own
     if (j.state == JobState::kRunning) {
       running_.emplace(id, &j);
       for (const auto& part : j.allocation) EnsureNode(part.node).running.insert(id);

@@ -61,6 +61,10 @@ struct ControllerOptions {
   // A node where this many jobs in a row could not start, and then started elsewhere, is
   // drained with the reason (a black hole would fail the whole queue); 0: never.
   int drain_after_launch_failures = 3;
+  // Waiting jobs a full pass gives a reason to (Job::reason_detail and the place in the
+  // queue), the first in order; the decisions are the same for any number. Passes that are
+  // not full always explain sched::kExplainedWaits: the re-pass rule reads their reasons.
+  int explained_waits = sched::kExplainedWaits;
   Policy policy;
 };
 
@@ -150,6 +154,8 @@ class Controller {
   sched::PendingJob PendingOf(const Job& j) const;
   // The job's (project, user) pair as a number (sched::PendingJob::account), given once.
   int32_t AccountOf(const Job& j) const;
+  // The one copy of the job's pool's name that every job of the pool points a pass at.
+  const std::string* PoolOf(const Job& j) const;
   sched::RunningJob RunningOf(const Job& j, TimePoint now) const;
   // Takes in a pass's decisions: reasons, preemptions, starts; whether an arrival that waits
   // could preempt (the re-pass rule, sched/job_queue.h).
@@ -272,6 +278,8 @@ class Controller {
   std::map<JobId, Job> jobs_;
   // (project, user) pairs numbered for fair share, as jobs first reach a pass.
   mutable std::map<std::pair<std::string, std::string>, int32_t> accounts_;
+  // Each pool's name once, for the jobs' AccountCache::pool (a set: the strings never move).
+  mutable std::set<std::string, std::less<>> pool_names_;
   int64_t next_id_ = 1;
   bool next_id_dirty_ = false;
   std::unordered_map<std::string, store::IdempotencyEntry> keys_;  // user + '\n' + key

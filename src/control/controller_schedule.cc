@@ -70,13 +70,18 @@ int32_t Controller::AccountOf(const Job& j) const {
   return j.account.id;
 }
 
+const std::string* Controller::PoolOf(const Job& j) const {
+  if (j.account.pool == nullptr) j.account.pool = &*pool_names_.insert(j.spec.pool).first;
+  return j.account.pool;
+}
+
 sched::PendingJob Controller::PendingOf(const Job& j) const {
   return sched::PendingJob{.id = j.id,
                            .resources = &j.spec.resources,
                            .priority = j.spec.priority,
                            .project = &j.spec.project,
                            .user = &j.user,
-                           .pool = &j.spec.pool,
+                           .pool = PoolOf(j),
                            .submitted = j.submitted_at,
                            .time_limit = j.spec.time_limit,
                            .service = j.gpu_seconds,
@@ -93,7 +98,7 @@ sched::RunningJob Controller::RunningOf(const Job& j, TimePoint now) const {
       .priority = j.spec.priority,
       .project = &j.spec.project,
       .user = &j.user,
-      .pool = &j.spec.pool,
+      .pool = PoolOf(j),
       .started = start,
       .expected_end = j.spec.time_limit.count() > 0 ? start + j.spec.time_limit : sched::kNever,
       .last_checkpoint = j.last_checkpoint.value_or(start),
@@ -126,14 +131,19 @@ void Controller::Schedule(TimePoint now) {
   in.policy = &options_.policy;
   in.now = now;
   in.full = full;
+  if (full) in.explained = options_.explained_waits;
   in.blocker = plan.blocker;
   in.ahead = plan.ahead;
   if (full) in.claims = claims_;
   sched::PassResult pass;
   while (true) {
-    in.pending.clear();
-    in.pending.reserve(plan.jobs.size());
-    for (const Job* j : plan.jobs) in.pending.push_back(PendingOf(*j));
+    if (!plan.records.empty()) {
+      in.pending = std::move(plan.records);  // the queue's copies, made as the jobs joined it
+    } else {
+      in.pending.clear();
+      in.pending.reserve(plan.jobs.size());
+      for (const Job* j : plan.jobs) in.pending.push_back(PendingOf(*j));
+    }
     in.partial = plan.partial;
     pass_view_ = view_;  // into the last pass's buffers: no allocation per node
     in.view = std::move(pass_view_);
@@ -142,7 +152,7 @@ void Controller::Schedule(TimePoint now) {
     if (!pass.wanted_more) break;
     // The head given was too short (a long run of jobs that start): a pass is pure, so it
     // runs again on a longer one.
-    std::tie(plan.jobs, plan.partial) = queue_.First(plan.jobs.size() * 4);
+    std::tie(plan.jobs, plan.partial) = queue_.First(plan.jobs.size() * 4, &plan.records);
   }
   if (full) queue_.Blocked(pass.blocker ? plan.jobs[*pass.blocker] : nullptr);
   bool could_preempt = ApplyPass(pass, plan.jobs, full, plan.partial, now);

@@ -38,7 +38,7 @@ void Controller::Enqueue(Job& job, TimePoint now) {
     }
     gate->active += 1;
   }
-  queue_.Add(job);
+  queue_.Add(job, PendingOf(job));
   job.reason = WaitReason::kPriority;
   job.reason_detail = "waiting for the scheduler";
 }

@@ -5,7 +5,20 @@
 
 namespace baton::sched {
 
-void JobQueue::Add(const Job& job) {
+PendingJob JobQueue::PendingRecord(const Job& job) {
+  return PendingJob{.id = job.id,
+                    .resources = &job.spec.resources,
+                    .priority = job.spec.priority,
+                    .project = &job.spec.project,
+                    .user = &job.user,
+                    .pool = &job.spec.pool,
+                    .submitted = job.submitted_at,
+                    .time_limit = job.spec.time_limit,
+                    .service = job.gpu_seconds,
+                    .avoid = &job.launch_failed_on};
+}
+
+void JobQueue::Add(const Job& job, const PendingJob& record) {
   const int c = ClassOf(job);
   std::vector<Entry>& run = by_class_[c];
   // Arrivals come in id order: almost every one goes at the end.
@@ -15,11 +28,13 @@ void JobQueue::Add(const Job& job) {
                                    [](const Entry& e, int64_t id) { return e.id < id; });
   bool added = true;
   if (it == run.end() || it->id != job.id.value) {
-    run.insert(it, Entry{job.id.value, &job});
+    run.insert(it, Entry{job.id.value, &job, record});
   } else if (it->job == nullptr) {
     it->job = &job;
+    it->record = record;
     --blank_[c];
   } else {
+    it->record = record;
     added = false;
   }
   if (added) {
@@ -50,14 +65,20 @@ bool JobQueue::OneClass() const {
   return classes <= 1;
 }
 
-std::pair<std::vector<const Job*>, bool> JobQueue::First(size_t limit) const {
+std::pair<std::vector<const Job*>, bool> JobQueue::First(size_t limit,
+                                                         std::vector<PendingJob>* records) const {
   std::vector<const Job*> jobs;
   jobs.reserve(std::min(limit, size_));
+  if (records != nullptr) {
+    records->clear();
+    records->reserve(std::min(limit, size_));
+  }
   for (int c = kClasses - 1; c >= 0; --c) {
     for (const Entry& e : by_class_[c]) {
       if (e.job == nullptr) continue;
       if (jobs.size() == limit) return {std::move(jobs), true};
       jobs.push_back(e.job);
+      if (records != nullptr) records->push_back(e.record);
     }
   }
   return {std::move(jobs), false};
@@ -135,7 +156,7 @@ JobQueue::Plan JobQueue::Next(TimePoint now, bool strict, const Lookup& waiting,
   plan.jobs.clear();
   freed_ = false;
   if (plan.kind == Kind::kFull) {
-    std::tie(plan.jobs, plan.partial) = First(limit > 0 ? limit : size_);
+    std::tie(plan.jobs, plan.partial) = First(limit > 0 ? limit : size_, &plan.records);
     since_full_.clear();
     last_full_ = now;
     tick_due_ = false;

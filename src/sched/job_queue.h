@@ -43,7 +43,13 @@ class JobQueue {
   static constexpr Duration kRepassGap = std::chrono::milliseconds(200);
 
   // A job joined the queue (it is pending and may run) / left it (any other state).
-  void Add(const Job& job);
+  // `record`: what a pass reads of it (PendingJob), made once here, as it does not change
+  // while the job waits: a full pass copies the records in queue order, one after another,
+  // instead of reading each job's scattered record. Without one, PendingRecord's.
+  void Add(const Job& job, const PendingJob& record);
+  void Add(const Job& job) { Add(job, PendingRecord(job)); }
+  // A job's record for a pass, with no account number and its own copy of the pool's name.
+  static PendingJob PendingRecord(const Job& job);
   void Remove(const Job& job);
   size_t size() const { return size_; }
   bool empty() const { return size_ == 0; }
@@ -57,8 +63,9 @@ class JobQueue {
   enum class Kind { kNone, kFull, kHead, kIncremental };
   struct Plan {
     Kind kind = Kind::kNone;
-    std::vector<const Job*> jobs;  // full: in queue order (class, then id)
-    bool partial = false;          // full: only the first jobs of the queue (Next's `limit`)
+    std::vector<const Job*> jobs;     // full: in queue order (class, then id)
+    std::vector<PendingJob> records;  // full: the jobs' records (Add), one per job; else empty
+    bool partial = false;             // full: only the first jobs of the queue (Next's `limit`)
     // A quiet strict incremental pass (PassInput::blocker, ::ahead).
     std::optional<JobId> blocker;
     int ahead = 0;
@@ -80,8 +87,9 @@ class JobQueue {
     blocker_ = job != nullptr ? std::optional<Key>(KeyOf(*job)) : std::nullopt;
   }
   // The first `limit` jobs in queue order, and whether more wait: a pass given too few asks
-  // for more.
-  std::pair<std::vector<const Job*>, bool> First(size_t limit) const;
+  // for more. With `records`, their records (Add) go there, in the same order.
+  std::pair<std::vector<const Job*>, bool> First(size_t limit,
+                                                 std::vector<PendingJob>* records = nullptr) const;
   // Whether every waiting job has the same priority class (then queue order is submit order).
   bool OneClass() const;
   // A full pass ordered the queue so: every job it looked at, the first `sorted` highest
@@ -138,6 +146,7 @@ class JobQueue {
   struct Entry {
     int64_t id;
     const Job* job;
+    PendingJob record;
   };
   static int ClassOf(const Job& job) { return static_cast<int>(job.spec.priority) & 3; }
   std::vector<Entry> by_class_[kClasses];

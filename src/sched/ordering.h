@@ -95,9 +95,9 @@ class QueueOrder {
   std::vector<Key> keys_;         // compact: a queue of 100,000 stays in cache while it is ordered
   std::vector<Factors> factors_;  // by index into in.pending
   size_t sorted_ = 0;             // keys_[0, sorted_) are in order
-  // The next chunk's size: a pass walks at least the first kExplainedWaits jobs that do not
-  // start. Doubles, so that a whole walk stays n log n.
-  size_t chunk_ = kExplainedWaits + 64;
+  // The next chunk's size: a pass walks at least the first PassInput::explained jobs that do
+  // not start. Doubles, so that a whole walk stays n log n.
+  size_t chunk_;
 };
 
 // The whole order at once (indices into in.pending); their factors go to `entries`, in order.

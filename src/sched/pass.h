@@ -88,7 +88,8 @@ struct QueueEntry {
   Factors factors;
 };
 
-// Waiting jobs of one pass that get a reason (the first ones in queue order).
+// Waiting jobs of one pass that get a reason (the first ones in queue order), unless the
+// caller asks for fewer (PassInput::explained).
 inline constexpr int kExplainedWaits = 256;
 // ... and of those, how many first say which part of the request is short now (Shortfall).
 inline constexpr int kDetailedWaits = 32;
@@ -114,12 +115,16 @@ struct PassInput {
   // of the first of them. Each arrival waits behind it, as in a full pass.
   std::optional<JobId> blocker;
   int ahead = 0;
+  // How many waiting jobs get a reason (PassResult::waits), the first in order. Fewer words,
+  // the same decisions: past them the walk stops as soon as every job left would only be
+  // counted. The simulator, whose reports hold no reasons, asks for none in its full passes.
+  int explained = kExplainedWaits;
 };
 
 struct PassResult {
   std::vector<Start> starts;
   std::vector<Preemption> preemptions;
-  std::vector<Wait> waits;                // the first kExplainedWaits jobs not started
+  std::vector<Wait> waits;                // the first PassInput::explained jobs not started
   std::vector<std::string> texts;         // the waits' words
   std::vector<Reservation> reservations;  // full passes only
   // Every pending job: the first `sorted` highest first, the rest in no order (a pass orders

@@ -19,6 +19,10 @@ namespace {
 
 std::string Gpus(int64_t milli) { return FormatMilli(milli) + (milli == 1000 ? " GPU" : " GPUs"); }
 
+// Whether two jobs' pools are one: by address first, as the controller gives every job of a
+// pool the same string.
+bool SamePool(const std::string* a, const std::string* b) { return a == b || *a == *b; }
+
 // A shape (resources and pool) that failed to fit in this pass, with its words. The view only
 // fills during a pass: a shape that failed fails again, unless a job of it ends sooner and may
 // use a hole before a reservation.
@@ -35,7 +39,12 @@ struct Known {
 class Pass {
  public:
   Pass(PassInput& in, const Policy& policy)
-      : in_(in), policy_(policy), now_(in.now), held_(policy) {}
+      : in_(in),
+        policy_(policy),
+        now_(in.now),
+        explained_(std::max(in.explained, 0)),
+        detailed_(std::min(explained_, kDetailedWaits)),
+        held_(policy) {}
 
   PassResult Run();
 
@@ -44,7 +53,7 @@ class Pass {
   void CountRunning();
   void DecidePreemption();
   bool MayHaveVictims(const PendingJob& job) const;
-  // A job that does not start: counted, and explained while within kExplainedWaits.
+  // A job that does not start: counted, and explained while within explained_.
   void Wait(const PendingJob& job, WaitReason reason, std::string detail,
             std::optional<TimePoint> at = std::nullopt);
   void Wait(const PendingJob& job, WaitReason reason, Known& shape,
@@ -89,6 +98,8 @@ class Pass {
   PassInput& in_;
   const Policy& policy_;
   const TimePoint now_;
+  const int explained_;  // PassInput::explained: waiting jobs that get a reason
+  const int detailed_;   // ... and of those, the first that say what is short (Shortfall)
   PassResult result_;
   std::unordered_map<int64_t, const Reservation*> claims_;  // earlier passes', by job
   std::optional<Placer> placer_;  // indexes the view once the claims are marked in it
@@ -112,7 +123,7 @@ class Pass {
   size_t claims_front_ = 0;              // the first jobs of the order: those holding claims
   // The fewest GPUs a waiting job of each pool asks for: while a pool has less free, none of
   // its jobs can start.
-  std::vector<std::pair<std::string_view, int64_t>> least_asked_;  // made on first need
+  std::vector<std::pair<const std::string*, int64_t>> least_asked_;  // made on first need
   bool least_known_ = false;
   bool refusing_root_ = false;  // a node of the view refuses root's jobs
   int changes_ = 0;  // starts and reservations so far: OpenFree's answers hold until the next
@@ -139,7 +150,6 @@ void Pass::CountRunning() {
   stopping_.resize(in_.running.size());
   for (size_t i = 0; i < in_.running.size(); ++i) {
     const RunningJob& r = in_.running[i];
-    held_.Add(*r.project, *r.user, *r.pool, r.resources->milli_gpus, +1);
     TimePoint end =
         r.stopping ? std::min(r.expected_end, now_ + policy_.preempt_grace) : r.expected_end;
     releases_.push_back(Release{end, r.allocation, r.resources});
@@ -187,7 +197,7 @@ void Pass::Explain(const PendingJob& job, WaitReason reason, uint32_t text,
 
 void Pass::Wait(const PendingJob& job, WaitReason reason, std::string detail,
                 std::optional<TimePoint> at) {
-  if (ahead_ < kExplainedWaits) {
+  if (ahead_ < explained_) {
     // Quota reasons repeat from job to job of one user: one sentence for a run of them.
     if (result_.texts.empty() || result_.texts.back() != detail)
       result_.texts.push_back(std::move(detail));
@@ -198,13 +208,13 @@ void Pass::Wait(const PendingJob& job, WaitReason reason, std::string detail,
 
 void Pass::Wait(const PendingJob& job, WaitReason reason, Known& shape,
                 std::optional<TimePoint> at) {
-  if (ahead_ < kExplainedWaits)
+  if (ahead_ < explained_)
     Explain(job, reason, TextOnce(shape.text, [&] { return shape.detail; }), at);
   ++ahead_;
 }
 
 bool Pass::RestIsCounted() {
-  if (ahead_ < kExplainedWaits) return false;
+  if (ahead_ < explained_) return false;
   if (strict_blocker_) return true;
   if (in_.partial) return false;  // what asks least is known of the whole queue only
   // As WaitsWithoutLooking's last rule, for any job that could come next.
@@ -214,16 +224,16 @@ bool Pass::RestIsCounted() {
     least_known_ = true;
     for (const PendingJob& p : in_.pending) {
       auto it = std::find_if(least_asked_.begin(), least_asked_.end(),
-                             [&](const auto& l) { return l.first == *p.pool; });
+                             [&](const auto& l) { return SamePool(l.first, p.pool); });
       if (it == least_asked_.end()) {
-        least_asked_.emplace_back(*p.pool, p.resources->milli_gpus);
+        least_asked_.emplace_back(p.pool, p.resources->milli_gpus);
       } else {
         it->second = std::min(it->second, p.resources->milli_gpus);
       }
     }
   }
   for (const auto& [pool, least] : least_asked_) {
-    if (least <= placer_->free_milli(pool) && least <= OpenFree(pool)) return false;
+    if (least <= placer_->free_milli(*pool) && least <= OpenFree(*pool)) return false;
   }
   if (!in_.full || reserved_ >= policy_.reservations) return true;
   // Reservations are left, but no later job can get one: no release says when (Shadow finds
@@ -231,7 +241,7 @@ bool Pass::RestIsCounted() {
   if (timed_releases_ > 0) return false;
   if (!policy_.untimed_reservation) return true;
   return std::all_of(least_asked_.begin(), least_asked_.end(),
-                     [&](const auto& l) { return untimed_pools_.count(l.first) > 0; });
+                     [&](const auto& l) { return untimed_pools_.count(*l.first) > 0; });
 }
 
 int64_t Pass::OpenFree(std::string_view pool) {
@@ -256,7 +266,7 @@ int64_t Pass::OpenFree(std::string_view pool) {
 }
 
 bool Pass::WaitsWithoutLooking(const PendingJob& job) {
-  if (strict_blocker_ && ahead_ >= kExplainedWaits) {
+  if (strict_blocker_ && ahead_ >= explained_) {
     ++ahead_;  // behind the blocker, past the explained ones: nothing can change for it
     return true;
   }
@@ -265,7 +275,7 @@ bool Pass::WaitsWithoutLooking(const PendingJob& job) {
     return true;
   }
   if (strict_blocker_) {
-    if (ahead_ < kExplainedWaits) {
+    if (ahead_ < explained_) {
       Explain(job, WaitReason::kPriority,
               TextOnce(strict_text_,
                        [&] {
@@ -279,7 +289,7 @@ bool Pass::WaitsWithoutLooking(const PendingJob& job) {
   }
   // Deep in a queue that no longer fits: no words to write, no reservation or search left
   // to make, and no room for it. Counting it is all there is to do.
-  if (ahead_ >= kExplainedWaits && job.resources->milli_gpus > placer_->free_milli(*job.pool) &&
+  if (ahead_ >= explained_ && job.resources->milli_gpus > placer_->free_milli(*job.pool) &&
       policy_.backfill && !claims_.count(job.id.value) &&
       (!in_.full ||
        (reserved_ >= policy_.reservations && (!preemption_ || searches_ >= kPreemptionSearches)))) {
@@ -310,7 +320,7 @@ Known& Pass::ShapeOf(const PendingJob& job, const PlaceRules& rules,
   const Resources& r = *job.resources;
   bool never = !placer_->EverFits(r, *job.pool);
   std::string detail;
-  if (ahead_ >= kExplainedWaits) {
+  if (ahead_ >= explained_) {
     // Past the explained waits: no job of this pass will say it (ahead_ only grows).
   } else if (never) {
     detail = "no node in pool " + *job.pool + " can ever hold " + DescribeRequest(r);
@@ -318,7 +328,7 @@ Known& Pass::ShapeOf(const PendingJob& job, const PlaceRules& rules,
     detail = "waiting for " + DescribeRequest(r) + "; " + Gpus(placer_->free_milli(*job.pool)) +
              " free in pool " + *job.pool;
     // What is short, for the head of the queue (a walk over the pool's nodes each).
-    if (ahead_ < kDetailedWaits) {
+    if (ahead_ < detailed_) {
       if (std::string short_of = Shortfall(placer_->view(), r, *job.pool); !short_of.empty())
         detail += "; short of " + short_of;
     }
@@ -340,7 +350,7 @@ void Pass::Consider(const PendingJob& job) {
   // A job some nodes refuse is its own shape: what failed for it may fit another.
   auto it = Limited(rules) ? known_.end()
                            : std::find_if(known_.begin(), known_.end(), [&](const Known& k) {
-                               return *k.r == r && *k.pool == *job.pool;
+                               return SamePool(k.pool, job.pool) && *k.r == r;
                              });
   bool skip =
       it != known_.end() && (it->never || rules.until >= it->until) && claim == claims_.end();
@@ -463,10 +473,16 @@ PassResult Pass::Run() {
   placer_.emplace(in_.view);
   CountRunning();
   DecidePreemption();
+  // What the running jobs hold is read only by limits and preemption searches: most passes
+  // of most clusters have neither.
+  if (preemption_ || AnyLimit(policy_)) {
+    for (const RunningJob& r : in_.running)
+      held_.Add(*r.project, *r.user, *r.pool, r.resources->milli_gpus, +1);
+  }
   strict_blocker_ = in_.blocker;
   ahead_ = in_.ahead;
   known_.reserve(32);
-  result_.waits.reserve(std::min<size_t>(in_.pending.size(), kExplainedWaits));
+  result_.waits.reserve(std::min(in_.pending.size(), static_cast<size_t>(explained_)));
   bool stopped = false;
   for (walked_ = 0; walked_ < order.size(); ++walked_) {
     if (RestIsCounted()) {

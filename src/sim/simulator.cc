@@ -139,6 +139,9 @@ control::ControllerOptions SimControllerOptions(const Policy& policy) {
   control::ControllerOptions options;
   options.node_timeout = kMaxDuration;  // simulated agents never go silent
   options.poll_timeout = kMaxDuration;
+  // No report says why a job waits: full passes write no reasons (the same decisions, and
+  // a walk that stops at the last job that could start or hold GPUs instead of the 256th).
+  options.explained_waits = 0;
   options.policy = policy;
   return options;
 }

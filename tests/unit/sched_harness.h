@@ -138,6 +138,9 @@ class MiniSim {
   // Per preemption: how many outside events (arrivals, jobs ending on their own) came before.
   const std::vector<int>& preemption_epochs() const { return preemption_epochs_; }
 
+  // PassInput::explained of every pass.
+  int explained = kExplainedWaits;
+
   PassResult Pass(bool full = true) {
     PassInput in;
     in.view = view_;
@@ -145,6 +148,7 @@ class MiniSim {
     in.usage = &usage_;
     in.now = now_;
     in.full = full;
+    in.explained = explained;
     if (full) in.claims = claims_;
     for (auto& [id, j] : jobs_) {
       if (j.ended) continue;

@@ -348,5 +348,47 @@ TEST(Scenario, EveryWaitingJobSaysWhyInWords) {
   EXPECT_NE(after.detail.find("1 job ahead"), std::string::npos) << after.detail;
 }
 
+TEST(Scenario, AQueueExplainedOnlyInPartDecidesAsOneExplainedInFull) {
+  // 300 jobs of mixed sizes and time limits on 3 nodes of 8: the first few start, later ones
+  // get reservations, the rest wait. A pass asked to explain 2 of them (the simulator's full
+  // passes explain none) starts, reserves and orders exactly the same, and says the same first
+  // two sentences.
+  auto queue = [](int explained) {
+    MiniSim sim(Nodes(3, 8));
+    sim.explained = explained;
+    for (int i = 0; i < 300; ++i) {
+      sim.Submit(SimJob{.r = Gpus(int64_t{1000} << (i % 4)),
+                        .limit = i % 3 == 0 ? Duration(0) : hours(1 + i % 5),
+                        .duration = hours(1)});
+    }
+    return sim.Pass();
+  };
+  const PassResult all = queue(kExplainedWaits);
+  const PassResult two = queue(2);
+  ASSERT_EQ(all.waits.size(), static_cast<size_t>(kExplainedWaits));
+  ASSERT_EQ(two.waits.size(), 2u);
+  ASSERT_FALSE(all.starts.empty());
+  ASSERT_FALSE(all.reservations.empty());
+  ASSERT_EQ(two.starts.size(), all.starts.size());
+  for (size_t i = 0; i < all.starts.size(); ++i) {
+    EXPECT_EQ(two.starts[i].id, all.starts[i].id);
+    EXPECT_EQ(two.starts[i].allocation, all.starts[i].allocation);
+  }
+  ASSERT_EQ(two.reservations.size(), all.reservations.size());
+  for (size_t i = 0; i < all.reservations.size(); ++i) {
+    EXPECT_EQ(two.reservations[i].id, all.reservations[i].id);
+    EXPECT_EQ(two.reservations[i].from, all.reservations[i].from);
+    EXPECT_EQ(two.reservations[i].allocation, all.reservations[i].allocation);
+  }
+  for (size_t i = 0; i < two.waits.size(); ++i) {
+    EXPECT_EQ(two.waits[i].id, all.waits[i].id);
+    EXPECT_EQ(two.Detail(two.waits[i], testing::kPassNow),
+              all.Detail(all.waits[i], testing::kPassNow));
+  }
+  ASSERT_EQ(two.order.size(), all.order.size());
+  for (size_t i = 0; i < std::min(two.sorted, all.sorted); ++i)
+    EXPECT_EQ(two.order[i].id, all.order[i].id);
+}
+
 }  // namespace
 }  // namespace baton::sched
