@@ -169,7 +169,22 @@ std::vector<int> PickWholeGpus(const NodeSlots& node, const Resources& r, const 
 
 Placer::Placer(ClusterView& view) : view_(view) {
   pos_.resize(view_.nodes.size());
+  node_pool_.resize(view_.nodes.size());
+  for (size_t i = 0; i < view_.nodes.size(); ++i) {
+    const std::string& name = view_.nodes[i].pool;
+    auto it =
+        std::find_if(pools_.begin(), pools_.end(), [&](const auto& p) { return p.first == name; });
+    if (it == pools_.end()) it = pools_.insert(it, {name, PoolIndex{}});
+    node_pool_[i] = static_cast<int>(it - pools_.begin());
+  }
   for (size_t i = 0; i < view_.nodes.size(); ++i) Index(static_cast<int>(i));
+}
+
+const Placer::PoolIndex* Placer::FindPool(std::string_view pool) const {
+  for (const auto& [name, index] : pools_) {
+    if (name == pool) return index.indexed ? &index : nullptr;
+  }
+  return nullptr;
 }
 
 void Placer::SetUsable(int node, int gpu, bool usable) {
@@ -199,8 +214,8 @@ int Placer::NodeIndex(const std::string& name) const {
 }
 
 int64_t Placer::free_milli(std::string_view pool) const {
-  auto it = pools_.find(std::string(pool));
-  return it == pools_.end() ? 0 : it->second.free_milli;
+  const PoolIndex* index = FindPool(pool);
+  return index == nullptr ? 0 : index->free_milli;
 }
 
 void Placer::Index(int node) {
@@ -208,7 +223,8 @@ void Placer::Index(int node) {
   NodePos& p = pos_[node];
   p = NodePos{};
   if (!n.schedulable) return;
-  PoolIndex& pool = pools_[n.pool];
+  PoolIndex& pool = pools_[node_pool_[node]].second;
+  pool.indexed = true;
   int whole = FreeWhole(n);
   if (pool.buckets.size() <= static_cast<size_t>(whole)) pool.buckets.resize(whole + 1);
   p.bucket = whole;
@@ -226,7 +242,7 @@ void Placer::Index(int node) {
 void Placer::Unindex(int node) {
   NodePos& p = pos_[node];
   if (p.bucket < 0) return;
-  PoolIndex& pool = pools_[view_.nodes[node].pool];
+  PoolIndex& pool = pools_[node_pool_[node]].second;
   std::vector<int>& bucket = pool.buckets[p.bucket];
   int moved = bucket.back();
   bucket[p.pos] = moved;
@@ -283,9 +299,9 @@ std::optional<NodeAllocation> FitOnNodeSlots(const NodeSlots& n, const Resources
 
 std::optional<std::vector<NodeAllocation>> Placer::Find(const Resources& r,
                                                         const PlaceRules& rules) {
-  auto it = pools_.find(std::string(rules.pool));
-  if (it == pools_.end()) return std::nullopt;
-  const PoolIndex& pool = it->second;
+  const PoolIndex* found = FindPool(rules.pool);
+  if (found == nullptr) return std::nullopt;
+  const PoolIndex& pool = *found;
   if (pool.free_milli < r.milli_gpus) return std::nullopt;
   const int64_t per_node = r.milli_gpus / r.nodes;
   std::vector<NodeAllocation> out;

@@ -72,6 +72,7 @@ class Placer {
     std::vector<std::vector<int>> buckets;  // [free whole GPUs] -> node indices
     std::set<int> shared;                   // nodes with a GPU partly used by fractions
     int64_t free_milli = 0;                 // usable GPU capacity free in the pool
+    bool indexed = false;                   // a schedulable node of it was indexed
   };
   struct NodePos {
     int bucket = -1;
@@ -82,6 +83,9 @@ class Placer {
 
   void Index(int node);
   void Unindex(int node);
+  // The pool's index, or nullptr when no schedulable node of it was indexed. A cluster has a few
+  // pools: a walk over them is quicker than hashing the name, a few times per job of a pass.
+  const PoolIndex* FindPool(std::string_view pool) const;
   // What EverFits reads of the view (what nodes and GPUs there are, not what is free), made on
   // its first call and again after SetUsable.
   struct FitGroup {
@@ -98,7 +102,8 @@ class Placer {
   void Summarize() const;
 
   ClusterView& view_;
-  std::unordered_map<std::string, PoolIndex> pools_;
+  std::vector<std::pair<std::string, PoolIndex>> pools_;
+  std::vector<int> node_pool_;  // per node, its pool's place in pools_
   // Node indices by name, sorted (the names live in the view); made on the first NodeIndex.
   mutable std::vector<std::pair<std::string_view, int>> by_name_;
   std::vector<NodePos> pos_;
