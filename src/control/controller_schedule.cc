@@ -76,17 +76,11 @@ const std::string* Controller::PoolOf(const Job& j) const {
 }
 
 sched::PendingJob Controller::PendingOf(const Job& j) const {
-  return sched::PendingJob{.id = j.id,
-                           .resources = &j.spec.resources,
-                           .priority = j.spec.priority,
-                           .project = &j.spec.project,
-                           .user = &j.user,
-                           .pool = PoolOf(j),
-                           .submitted = j.submitted_at,
-                           .time_limit = j.spec.time_limit,
-                           .service = j.gpu_seconds,
-                           .avoid = &j.launch_failed_on,
-                           .account = AccountOf(j)};
+  // The queue's plain record, with this controller's account number and shared pool name.
+  sched::PendingJob p = sched::JobQueue::PendingRecord(j);
+  p.pool = PoolOf(j);
+  p.account = AccountOf(j);
+  return p;
 }
 
 sched::RunningJob Controller::RunningOf(const Job& j, TimePoint now) const {
