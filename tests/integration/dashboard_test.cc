@@ -52,11 +52,15 @@ TEST(Dashboard, ServesThePageWithStrictHeadersCachingAndGzip) {
   BatonProcess baton(dir.path() + "/s");
   // `baton up` says where the dashboard is, on this machine, with no certificate to trust.
   std::string port = baton.url().substr(baton.url().rfind(':') + 1);
-  std::string said = ReadFile(baton.data_dir() + "/baton.out");
-  EXPECT_NE(said.find("dashboard: http://127.0.0.1:" + port + "/ui/; log in with the token in " +
-                      baton.data_dir() + "/admin.token"),
-            std::string::npos)
-      << said;
+  // The line follows server.url (what the harness waits for): read until it is there.
+  const std::string line = "dashboard: http://127.0.0.1:" + port +
+                           "/ui/; log in with the token in " + baton.data_dir() + "/admin.token";
+  std::string said;
+  Within(std::chrono::seconds(10), [&] {
+    said = ReadFile(baton.data_dir() + "/baton.out");
+    return said.find(line) != std::string::npos;
+  });
+  EXPECT_NE(said.find(line), std::string::npos) << said;
   // "/" sends a browser to the dashboard.
   std::string root = Curl(baton, baton.url() + "/");
   EXPECT_EQ(RawStatus(root), 302) << root;
