@@ -31,7 +31,9 @@ bool MeetsOverNetwork(const Job& job) {
 }
 
 Controller::Controller(ControllerOptions options)
-    : options_(std::move(options)), usage_(options_.policy.fairshare_half_life) {}
+    : options_(std::move(options)), usage_(options_.policy.fairshare_half_life) {
+  queue_.SetLevels(options_.policy.las_thresholds);
+}
 
 void Controller::Restore(store::Snapshot snapshot, TimePoint now) {
   next_id_ = snapshot.next_job_id;
@@ -138,6 +140,7 @@ Reply Controller::Apply(const Command& command, TimePoint now) {
                           usage_.Advance(now);
                           usage_.SetHalfLife(c.policy.fairshare_half_life);
                           options_.policy = c.policy;
+                          queue_.SetLevels(c.policy.las_thresholds);
                           known_nodes_stale_ = true;  // pools may have come or gone
                           RecountBudgets(now, false);
                           queue_.RequestFull();  // order, reserve and preempt by the new policy

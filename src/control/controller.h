@@ -159,8 +159,10 @@ class Controller {
   sched::RunningJob RunningOf(const Job& j, TimePoint now) const;
   // Takes in a pass's decisions: reasons, preemptions, starts; whether an arrival that waits
   // could preempt (the re-pass rule, sched/job_queue.h).
-  bool ApplyPass(sched::PassResult& pass, const std::vector<const Job*>& given, bool full,
-                 bool partial, TimePoint now);
+  // `given`: the plan's jobs, by index into `in.pending`; empty when the pass was given the
+  // queue (then found by id).
+  bool ApplyPass(sched::PassResult& pass, const sched::PassInput& in,
+                 const std::vector<const Job*>& given, bool partial, TimePoint now);
   // Whether a full pass needs only the head of the queue (strict order by class; see
   // Schedule), and how long a head it is given first.
   bool HeadIsEnough() const;
@@ -313,7 +315,8 @@ class Controller {
   };
   std::vector<FeasibleShape> feasible_;  // the latest request shapes and their answers
   sched::ClusterView view_;
-  sched::ClusterView pass_view_;  // scratch for passes, kept for its buffers
+  sched::ClusterView pass_view_;                 // scratch for passes, kept for its buffers
+  std::vector<sched::PendingJob> pass_pending_;  // the same, for passes given the queue
 
   std::set<JobId> dirty_;
   std::vector<store::Drain> new_drains_;

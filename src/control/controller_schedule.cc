@@ -108,14 +108,17 @@ void Controller::Schedule(TimePoint now) {
   const bool quiet = head_is_enough && !options_.policy.preemption;
   // Read by the queue only when GPUs were freed: no walk over the nodes for other batches.
   const bool stuck = quiet && queue_.freed() && BlockerIsStuck();
+  // A full pass walks the queue's groups (sched/job_queue.h), merged as far as it goes, unless
+  // it is given the head of the queue alone; the groups' order needs age to count upward.
+  const bool grouped = !head_is_enough && options_.policy.weights.age >= 0;
   sched::JobQueue::Plan plan = queue_.Next(
       now, !options_.policy.backfill,
       [&](JobId id) -> const Job* {
         const Job& j = jobs_.at(id);
         return j.state == JobState::kPending && !blocked_.count(id) ? &j : nullptr;
       },
-      head_is_enough ? kStrictHead : 0, quiet, stuck);
-  if (plan.jobs.empty()) return;
+      head_is_enough ? kStrictHead : 0, quiet, stuck, grouped);
+  if (plan.jobs.empty() && !plan.grouped) return;
   const bool full = plan.kind == sched::JobQueue::Kind::kFull;
   sched::PassInput in;
   in.running.reserve(running_.size());
@@ -131,7 +134,12 @@ void Controller::Schedule(TimePoint now) {
   if (full) in.claims = claims_;
   sched::PassResult pass;
   while (true) {
-    if (!plan.records.empty()) {
+    if (plan.grouped) {
+      in.queue = &queue_;
+      in.pending = std::move(pass_pending_);  // filled as the pass walks: its last buffer
+      in.pending.clear();
+      in.pending.reserve(queue_.size());
+    } else if (!plan.records.empty()) {
       in.pending = std::move(plan.records);  // the queue's copies, made as the jobs joined it
     } else {
       in.pending.clear();
@@ -148,8 +156,15 @@ void Controller::Schedule(TimePoint now) {
     // runs again on a longer one.
     std::tie(plan.jobs, plan.partial) = queue_.First(plan.jobs.size() * 4, &plan.records);
   }
-  if (full) queue_.Blocked(pass.blocker ? plan.jobs[*pass.blocker] : nullptr);
-  bool could_preempt = ApplyPass(pass, plan.jobs, full, plan.partial, now);
+  if (full) {
+    const Job* blocker = nullptr;
+    if (pass.blocker) {
+      blocker = plan.grouped ? &jobs_.at(in.pending[*pass.blocker].id) : plan.jobs[*pass.blocker];
+    }
+    queue_.Blocked(blocker);
+  }
+  bool could_preempt = ApplyPass(pass, in, plan.jobs, plan.partial, now);
+  if (plan.grouped) pass_pending_ = std::move(in.pending);
   if (queue_.WantsRepass(plan.kind, could_preempt, now)) Schedule(now);
 }
 
@@ -183,13 +198,20 @@ bool Controller::HeadIsEnough() const {
          w.las == 0 && (w.priority > 0 || queue_.OneClass());
 }
 
-bool Controller::ApplyPass(sched::PassResult& pass, const std::vector<const Job*>& given, bool full,
-                           bool partial, TimePoint now) {
-  // The pass's jobs by their index in its input, without a lookup in the map of all jobs.
-  // They are this controller's own (jobs_), lent to the queue as const.
-  auto job_at = [&](uint32_t index) -> Job& { return const_cast<Job&>(*given[index]); };
+bool Controller::ApplyPass(sched::PassResult& pass, const sched::PassInput& in,
+                           const std::vector<const Job*>& given, bool partial, TimePoint now) {
+  // The pass's jobs by their index in its input, without a lookup in the map of all jobs when
+  // the plan has them. They are this controller's own (jobs_), lent to the queue as const.
+  auto job_at = [&](uint32_t index) -> Job& {
+    return in.queue != nullptr ? jobs_.at(in.pending[index].id) : const_cast<Job&>(*given[index]);
+  };
+  const bool full = in.full;
   if (full) {
-    queue_.Ordered(std::move(pass.order), pass.sorted, partial);
+    if (in.queue != nullptr) {
+      queue_.OrderedHead(std::move(pass.order), pass.rest, now, options_.policy);
+    } else {
+      queue_.Ordered(std::move(pass.order), pass.sorted, partial);
+    }
     view_.ClearReservations();
     claims_.clear();
     for (const auto& r : pass.reservations) {

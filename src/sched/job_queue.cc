@@ -1,7 +1,10 @@
 #include "sched/job_queue.h"
 
 #include <algorithm>
+#include <cmath>
 #include <tuple>
+
+#include "sched/ordering.h"
 
 namespace baton::sched {
 
@@ -26,17 +29,20 @@ void JobQueue::Add(const Job& job, const PendingJob& record) {
                 ? run.end()
                 : std::lower_bound(run.begin(), run.end(), job.id.value,
                                    [](const Entry& e, int64_t id) { return e.id < id; });
+  const uint32_t g = GroupOf(record);
   bool added = true;
   if (it == run.end() || it->id != job.id.value) {
-    run.insert(it, Entry{job.id.value, &job, record});
+    run.insert(it, Entry{job.id.value, &job, g});
   } else if (it->job == nullptr) {
     it->job = &job;
-    it->record = record;
+    it->group = g;
     --blank_[c];
   } else {
-    it->record = record;
+    Leave(it->group, job.id.value);  // a new record, maybe of another group
+    it->group = g;
     added = false;
   }
+  Join(g, job, record);
   if (added) {
     per_class_[c] += 1;
     ++size_;
@@ -50,12 +56,114 @@ void JobQueue::Remove(const Job& job) {
   auto it = std::lower_bound(run.begin(), run.end(), job.id.value,
                              [](const Entry& e, int64_t id) { return e.id < id; });
   if (it == run.end() || it->id != job.id.value || it->job == nullptr) return;
+  Leave(it->group, job.id.value);
   it->job = nullptr;
   per_class_[c] -= 1;
   --size_;
   if (++blank_[c] * 2 > run.size()) {
     std::erase_if(run, [](const Entry& e) { return e.job == nullptr; });
     blank_[c] = 0;
+  }
+}
+
+uint32_t JobQueue::GroupOf(const PendingJob& r) {
+  const int level = static_cast<int>(std::upper_bound(levels_.begin(), levels_.end(), r.service) -
+                                     levels_.begin());
+  auto [it, added] =
+      group_index_.try_emplace(GroupKey{static_cast<int>(r.priority), level,
+                                        r.resources->milli_gpus, *r.pool, *r.project, *r.user},
+                               static_cast<uint32_t>(groups_.size()));
+  if (added) groups_.emplace_back();
+  return it->second;
+}
+
+void JobQueue::Join(uint32_t g, const Job& job, const PendingJob& record) {
+  Group& group = groups_[g];
+  std::vector<Member>& m = group.members;
+  auto it = !m.empty() && m.back().id < job.id.value
+                ? m.end()
+                : std::lower_bound(m.begin(), m.end(), job.id.value,
+                                   [](const Member& x, int64_t id) { return x.id < id; });
+  if (it != m.end() && it->id == job.id.value) {
+    *it = Member{job.id.value, &job, ++seq_, record};  // its own blank
+    --group.blanks;
+  } else {
+    it = m.insert(it, Member{job.id.value, &job, ++seq_, record});
+  }
+  // Blanks keep their records: a group stays monotone as long as the whole run is.
+  if (it != m.begin() && std::prev(it)->record.submitted > record.submitted) group.monotone = false;
+  if (std::next(it) != m.end() && std::next(it)->record.submitted < record.submitted)
+    group.monotone = false;
+  if (group.live++ == 0) {
+    group.live_at = static_cast<uint32_t>(live_groups_.size());
+    live_groups_.push_back(g);
+  }
+}
+
+void JobQueue::Leave(uint32_t g, int64_t id) {
+  Group& group = groups_[g];
+  std::vector<Member>& m = group.members;
+  auto it = std::lower_bound(m.begin(), m.end(), id,
+                             [](const Member& x, int64_t id) { return x.id < id; });
+  if (it == m.end() || it->id != id || it->job == nullptr) return;
+  // It was in the pass that ordered the head: the rest of that order still has it.
+  if (rest_ && it->seq <= rest_->seq)
+    rest_->left.push_back(QueueEntry{JobId{id}, RestFactors(*rest_, it->record, g)});
+  it->job = nullptr;
+  ++group.blanks;
+  if (--group.live == 0) {
+    const uint32_t last = live_groups_.back();
+    live_groups_[group.live_at] = last;
+    groups_[last].live_at = group.live_at;
+    live_groups_.pop_back();
+    m.clear();
+    group.blanks = 0;
+    group.monotone = true;
+  } else if (group.blanks * 2 > m.size()) {
+    std::erase_if(m, [](const Member& x) { return x.job == nullptr; });
+    group.blanks = 0;
+    if (!group.monotone) {
+      group.monotone = std::is_sorted(m.begin(), m.end(), [](const Member& a, const Member& b) {
+        return a.record.submitted < b.record.submitted;
+      });
+    }
+  }
+}
+
+const JobQueue::Member* JobQueue::MemberOf(const Entry& e) const {
+  const std::vector<Member>& m = groups_[e.group].members;
+  auto it = std::lower_bound(m.begin(), m.end(), e.id,
+                             [](const Member& x, int64_t id) { return x.id < id; });
+  return it != m.end() && it->id == e.id && it->job != nullptr ? &*it : nullptr;
+}
+
+const PendingJob* JobQueue::Find(JobId id) const {
+  for (const std::vector<Entry>& run : by_class_) {
+    auto it = std::lower_bound(run.begin(), run.end(), id.value,
+                               [](const Entry& e, int64_t id) { return e.id < id; });
+    if (it == run.end() || it->id != id.value || it->job == nullptr) continue;
+    const Member* m = MemberOf(*it);
+    return m != nullptr ? &m->record : nullptr;
+  }
+  return nullptr;
+}
+
+void JobQueue::SetLevels(const std::vector<double>& thresholds) {
+  if (thresholds == levels_) return;
+  SortRest();  // the last order, made of the groups as they are
+  levels_ = thresholds;
+  std::vector<std::pair<Entry*, PendingJob>> waiting;
+  for (std::vector<Entry>& run : by_class_) {
+    for (Entry& e : run) {
+      if (e.job != nullptr) waiting.emplace_back(&e, MemberOf(e)->record);
+    }
+  }
+  group_index_.clear();
+  groups_.clear();
+  live_groups_.clear();
+  for (auto& [e, record] : waiting) {
+    e->group = GroupOf(record);
+    Join(e->group, *e->job, record);
   }
 }
 
@@ -78,7 +186,7 @@ std::pair<std::vector<const Job*>, bool> JobQueue::First(size_t limit,
       if (e.job == nullptr) continue;
       if (jobs.size() == limit) return {std::move(jobs), true};
       jobs.push_back(e.job);
-      if (records != nullptr) records->push_back(e.record);
+      if (records != nullptr) records->push_back(MemberOf(e)->record);
     }
   }
   return {std::move(jobs), false};
@@ -129,7 +237,7 @@ bool JobQueue::AtTail(std::vector<const Job*>& tail, const Lookup& waiting) cons
 }
 
 JobQueue::Plan JobQueue::Next(TimePoint now, bool strict, const Lookup& waiting, size_t limit,
-                              bool quiet, bool stuck) {
+                              bool quiet, bool stuck, bool grouped) {
   const bool due = full_due_ || (tick_due_ && !quiet);
   if (!due && !freed_ && fresh_.empty()) return {};
   std::erase_if(fresh_, [&](JobId id) { return waiting(id) == nullptr; });
@@ -156,7 +264,11 @@ JobQueue::Plan JobQueue::Next(TimePoint now, bool strict, const Lookup& waiting,
   plan.jobs.clear();
   freed_ = false;
   if (plan.kind == Kind::kFull) {
-    std::tie(plan.jobs, plan.partial) = First(limit > 0 ? limit : size_, &plan.records);
+    if (grouped && size_ > 0) {
+      plan.grouped = true;
+    } else {
+      std::tie(plan.jobs, plan.partial) = First(limit > 0 ? limit : size_, &plan.records);
+    }
     since_full_.clear();
     last_full_ = now;
     tick_due_ = false;
@@ -171,7 +283,7 @@ JobQueue::Plan JobQueue::Next(TimePoint now, bool strict, const Lookup& waiting,
   }
   fresh_.clear();
   full_due_ = false;
-  if (plan.kind == Kind::kFull && plan.jobs.empty()) Ordered({}, 0, false);
+  if (plan.kind == Kind::kFull && plan.jobs.empty() && !plan.grouped) Ordered({}, 0, false);
   return plan;
 }
 
@@ -180,9 +292,50 @@ void JobQueue::Ordered(std::vector<QueueEntry> order, size_t sorted, bool partia
   order_partial_ = partial;
   sorted_ = std::min(sorted, order_.size());
   position_stale_ = true;
+  rest_.reset();
+}
+
+void JobQueue::OrderedHead(std::vector<QueueEntry> head, const OrderRest& rest, TimePoint now,
+                           const Policy& policy) {
+  const size_t sorted = head.size();
+  Ordered(std::move(head), sorted, false);
+  rest_ = Rest{.seq = seq_,
+               .now = now,
+               .cluster_milli = rest.cluster_milli,
+               .weights = policy.weights,
+               .max_age = policy.max_age,
+               .levels = policy.las_thresholds,
+               .fairshare = rest.fairshare,
+               .left = {}};
+}
+
+QueueFactors JobQueue::RestFactors(const Rest& rest, const PendingJob& record, uint32_t g) {
+  return FactorsOf(record, rest.weights, rest.max_age, rest.levels, rest.now, rest.cluster_milli,
+                   g < rest.fairshare.size() ? rest.fairshare[g] : 0);
+}
+
+void JobQueue::MakeRest() const {
+  Rest rest = std::move(*rest_);
+  rest_.reset();
+  // Every job of that pass's queue that it did not walk: those waiting still, and those that
+  // left since (jobs that joined later were not in it).
+  std::unordered_set<int64_t> taken;
+  taken.reserve(order_.size() + rest.left.size());
+  for (const QueueEntry& e : order_) taken.insert(e.id.value);
+  for (const QueueEntry& e : rest.left) {
+    if (taken.insert(e.id.value).second) order_.push_back(e);
+  }
+  for (uint32_t g : live_groups_) {
+    for (const Member& m : groups_[g].members) {
+      if (m.job == nullptr || m.seq > rest.seq || taken.count(m.id)) continue;
+      order_.push_back(QueueEntry{JobId{m.id}, RestFactors(rest, m.record, g)});
+    }
+  }
+  position_stale_ = true;
 }
 
 void JobQueue::SortRest() const {
+  if (rest_) MakeRest();
   if (sorted_ >= order_.size()) return;
   // The pass's own rule (sched/ordering.h): the highest score first, ties by submit order.
   std::sort(order_.begin() + static_cast<std::ptrdiff_t>(sorted_), order_.end(),

@@ -18,6 +18,14 @@
 // what was freed still cannot hold it (the caller's `stuck`), no pass runs for frees, and
 // arrivals at the tail of the queue get an incremental pass that has them wait behind it:
 // a full pass would start nothing and change no other job's place.
+// Groups: a full pass need not score every waiting job. Jobs of one priority class, project
+// and user (one fair-share factor), pool, size and least-attained-service level score alike
+// but for age, and age does not fall as the submit time is earlier: while a group's submit
+// times do not fall as its ids rise (`monotone`), its jobs in id order are in the pass's order
+// (ties by id, as the pass breaks them). A pass given the queue (PassInput::queue) merges the
+// groups' heads as far as it walks, and the rest of its order is made from the groups when
+// asked, with that pass's factors (OrderedHead). A group whose times fall (a clock set back)
+// is scored and sorted whole by its pass.
 // Re-pass rule: when a pass that was not full leaves an arrival waiting that could preempt (a
 // lower class runs, or its project has a guarantee), a full pass follows at once, unless one
 // ran in the last kRepassGap (then at the next batch).
@@ -26,8 +34,11 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
 #include <set>
+#include <string>
+#include <tuple>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
@@ -48,6 +59,8 @@ class JobQueue {
   // instead of reading each job's scattered record. Without one, PendingRecord's.
   void Add(const Job& job, const PendingJob& record);
   void Add(const Job& job) { Add(job, PendingRecord(job)); }
+  // The record of a waiting job (Add's), or nullptr.
+  const PendingJob* Find(JobId id) const;
   // A job's record for a pass, with no account number and its own copy of the pool's name.
   static PendingJob PendingRecord(const Job& job);
   void Remove(const Job& job);
@@ -65,7 +78,9 @@ class JobQueue {
     Kind kind = Kind::kNone;
     std::vector<const Job*> jobs;     // full: in queue order (class, then id)
     std::vector<PendingJob> records;  // full: the jobs' records (Add), one per job; else empty
-    bool partial = false;             // full: only the first jobs of the queue (Next's `limit`)
+    // full: nothing in `jobs` or `records`: the pass is given the queue (PassInput::queue).
+    bool grouped = false;
+    bool partial = false;  // full: only the first jobs of the queue (Next's `limit`)
     // A quiet strict incremental pass (PassInput::blocker, ::ahead).
     std::optional<JobId> blocker;
     int ahead = 0;
@@ -77,8 +92,9 @@ class JobQueue {
   // queue order, for a caller whose pass order is the queue's own (see First).
   // `quiet`: strict order by class and submit time alone, without preemption (see above);
   // `stuck`: the blocker could not start on what is free now, and no job ahead of it waits.
+  // `grouped`: a full pass that walks the groups (see above) is given none of the jobs.
   Plan Next(TimePoint now, bool strict, const Lookup& waiting, size_t limit = 0, bool quiet = false,
-            bool stuck = false);
+            bool stuck = false, bool grouped = false);
   std::optional<JobId> blocker() const {
     return blocker_ ? std::optional<JobId>(JobId{blocker_->id}) : std::nullopt;
   }
@@ -97,6 +113,33 @@ class JobQueue {
   // is never asked for).
   // `partial`: the pass was given only the head of the queue (Plan::partial).
   void Ordered(std::vector<QueueEntry> order, size_t sorted, bool partial);
+  // A pass given the queue ordered `head`, its first jobs; the rest is made from the groups
+  // with its factors (`rest`, and `policy`'s weights at `now`) when asked.
+  void OrderedHead(std::vector<QueueEntry> head, const OrderRest& rest, TimePoint now,
+                   const Policy& policy);
+
+  // The groups (see above). Members are in id order; a member that left is blank (job =
+  // nullptr) until the group closes up.
+  struct Member {
+    int64_t id;
+    const Job* job;  // nullptr: left the queue
+    uint64_t seq;    // the Add that put it here: JobQueue counts them
+    PendingJob record;
+  };
+  struct Group {
+    std::vector<Member> members;
+    size_t live = 0;
+    size_t blanks = 0;
+    uint32_t live_at = 0;  // its place in live_groups()
+    bool monotone = true;  // submit times do not fall as ids rise
+  };
+  // The groups that have waiting jobs, as indices for group().
+  const std::vector<uint32_t>& live_groups() const { return live_groups_; }
+  const Group& group(uint32_t g) const { return groups_[g]; }
+  size_t groups_count() const { return groups_.size(); }
+  // Policy::las_thresholds: the levels that split groups; the groups are made again when they
+  // change.
+  void SetLevels(const std::vector<double>& thresholds);
   // Whether the re-pass rule wants a full pass right after a pass of `kind` now.
   bool WantsRepass(Kind kind, bool could_preempt, TimePoint now);
 
@@ -132,8 +175,14 @@ class JobQueue {
   }
   // A head pass's jobs: the head of the last order, then arrivals since it.
   void AddHead(Plan& plan, std::unordered_set<int64_t>& taken, const Lookup& waiting);
-  // Orders the part of order_ the last full pass left unordered.
+  // Orders the part of order_ the last full pass left unordered (making it first from the
+  // groups after OrderedHead).
   void SortRest() const;
+  // Group membership: the group of the record's kind (made on first need), and leaving it.
+  uint32_t GroupOf(const PendingJob& record);
+  void Join(uint32_t g, const Job& job, const PendingJob& record);
+  void Leave(uint32_t g, int64_t id);
+
   // Whether the arrivals (fresh_, sorted) are the last jobs of the queue order, after every
   // other waiting job; then `tail` holds them in queue order.
   bool AtTail(std::vector<const Job*>& tail, const Lookup& waiting) const;
@@ -146,9 +195,11 @@ class JobQueue {
   struct Entry {
     int64_t id;
     const Job* job;
-    PendingJob record;
+    uint32_t group;  // groups_[group] holds its record
   };
   static int ClassOf(const Job& job) { return static_cast<int>(job.spec.priority) & 3; }
+  // The member of the entry `e` (nullptr when it left).
+  const Member* MemberOf(const Entry& e) const;
   std::vector<Entry> by_class_[kClasses];
   size_t blank_[kClasses] = {0, 0, 0, 0};
   int64_t per_class_[kClasses] = {0, 0, 0, 0};  // waiting jobs per priority class
@@ -165,6 +216,30 @@ class JobQueue {
   bool order_partial_ = false;             // order_ holds only the head of the queue
   mutable std::unordered_map<int64_t, uint32_t> position_;  // id -> index in order_, on demand
   mutable bool position_stale_ = false;
+
+  // Groups: (class, level, milli-GPUs, pool, project, user) -> index into groups_.
+  using GroupKey = std::tuple<int, int, int64_t, std::string, std::string, std::string>;
+  std::map<GroupKey, uint32_t> group_index_;
+  std::vector<Group> groups_;
+  std::vector<uint32_t> live_groups_;
+  std::vector<double> levels_;  // Policy::las_thresholds
+  uint64_t seq_ = 0;            // Adds so far
+  // After OrderedHead: what the rest of that pass's order is made of, until it is made.
+  struct Rest {
+    uint64_t seq = 0;  // members that joined later were not in the pass
+    TimePoint now{};
+    int64_t cluster_milli = 0;
+    Weights weights;
+    Duration max_age{};
+    std::vector<double> levels;
+    std::vector<double> fairshare;  // by group; NaN: the group had no jobs then
+    std::vector<QueueEntry> left;   // members that left since, with their factors
+  };
+  mutable std::optional<Rest> rest_;
+  // A member's factors as the pass that ordered the head saw them.
+  static QueueFactors RestFactors(const Rest& rest, const PendingJob& record, uint32_t g);
+  // Makes the rest of the order from the groups (SortRest orders it).
+  void MakeRest() const;
 };
 
 }  // namespace baton::sched

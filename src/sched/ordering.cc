@@ -4,6 +4,8 @@
 #include <cmath>
 #include <unordered_set>
 
+#include "sched/job_queue.h"
+
 namespace baton::sched {
 namespace {
 
@@ -120,42 +122,186 @@ double FairShareTable::Lookup(const std::string& project, const std::string& use
 
 Factors ComputeFactors(const PendingJob& job, const Policy& policy, TimePoint now,
                        int64_t cluster_milli, FairShareTable& shares) {
+  return FactorsOf(job, policy.weights, policy.max_age, policy.las_thresholds, now, cluster_milli,
+                   shares.Factor(*job.project, *job.user, job.account));
+}
+
+Factors FactorsOf(const PendingJob& job, const Weights& w, Duration max_age,
+                  const std::vector<double>& las_thresholds, TimePoint now, int64_t cluster_milli,
+                  double fairshare) {
   Factors f;
   f.priority = static_cast<double>(static_cast<int>(job.priority)) / 3.0;
-  f.fairshare = shares.Factor(*job.project, *job.user, job.account);
+  f.fairshare = fairshare;
   double waited = Seconds(now - job.submitted);
-  double max_age = std::max(Seconds(policy.max_age), 1.0);
-  f.age = std::clamp(waited / max_age, 0.0, 1.0);
+  double max_age_s = std::max(Seconds(max_age), 1.0);
+  f.age = std::clamp(waited / max_age_s, 0.0, 1.0);
   f.size = cluster_milli > 0 ? std::min(1.0, static_cast<double>(job.resources->milli_gpus) /
                                                  static_cast<double>(cluster_milli))
                              : 0;
-  const auto levels = static_cast<double>(policy.las_thresholds.size());
-  f.las = levels > 0 ? 1.0 - LasLevel(policy, job.service) / levels : 1.0;
-  const Weights& w = policy.weights;
+  const auto levels = static_cast<double>(las_thresholds.size());
+  f.las = levels > 0 ? 1.0 - LasLevel(las_thresholds, job.service) / levels : 1.0;
   f.score = w.priority * f.priority + w.fairshare * f.fairshare + w.age * f.age + w.size * f.size +
             w.las * f.las;
   return f;
 }
 
-QueueOrder::QueueOrder(const PassInput& in, const Policy& policy)
-    : keys_(in.pending.size()),
-      factors_(in.pending.size()),
-      chunk_(static_cast<size_t>(std::max(in.explained, 0)) + 64) {
-  const int64_t cluster_milli = ClusterMilli(in.view);
-  FairShareTable shares(in.usage, &policy, in.pending, in.running);
+QueueOrder::QueueOrder(PassInput& in, const Policy& policy)
+    : in_(in),
+      policy_(policy),
+      chunk_(static_cast<size_t>(std::max(in.explained, 0)) + 64),
+      cluster_milli_(ClusterMilli(in.view)) {
+  if (in.queue != nullptr) {
+    // Every group's first job stands for the group: the names and accounts (fair share), and
+    // what it asks (a pass's look at the whole queue).
+    const JobQueue& q = *in.queue;
+    size_ = q.size();
+    heads_.reserve(q.live_groups().size());
+    for (uint32_t g : q.live_groups()) {
+      for (const JobQueue::Member& m : q.group(g).members) {
+        if (m.job == nullptr) continue;
+        heads_.push_back(m.record);
+        break;
+      }
+    }
+    shares_.emplace(in.usage, &policy, heads_, in.running);
+    rest_.cluster_milli = cluster_milli_;
+    keys_.reserve(std::min<size_t>(size_, chunk_));
+    factors_.reserve(std::min<size_t>(size_, chunk_));
+    runs_.reserve(q.live_groups().size());
+    heap_.reserve(q.live_groups().size());
+    return;  // the runs start at the first at() or Front()
+  }
+  size_ = in.pending.size();
+  keys_.resize(size_);
+  factors_.resize(size_);
+  shares_.emplace(in.usage, &policy, in.pending, in.running);
   // Each job's request lies in its own record, far from the last one: asked for a few jobs
   // ahead, so that the loads overlap instead of stalling one after another.
   constexpr uint32_t kAhead = 8;
   for (uint32_t i = 0; i < keys_.size(); ++i) {
     if (i + kAhead < keys_.size()) __builtin_prefetch(in.pending[i + kAhead].resources);
-    factors_[i] = ComputeFactors(in.pending[i], policy, in.now, cluster_milli, shares);
+    factors_[i] = Score(in.pending[i]);
     keys_[i] = Key{factors_[i].score, in.pending[i].id.value, i};
   }
   // Strict order by class is given in queue order, already the pass's own: nothing to sort.
   if (std::is_sorted(keys_.begin(), keys_.end(), Higher)) sorted_ = keys_.size();
 }
 
+Factors QueueOrder::Score(const PendingJob& job) {
+  return ComputeFactors(job, policy_, in_.now, cluster_milli_, *shares_);
+}
+
+void QueueOrder::Front(const std::vector<JobId>& ids) {
+  auto among = [&](int64_t id) {
+    return std::find(ids.begin(), ids.end(), JobId{id}) != ids.end();
+  };
+  if (in_.queue == nullptr) {
+    auto end =
+        std::partition(keys_.begin(), keys_.end(), [&](const Key& k) { return among(k.id); });
+    sorted_ = static_cast<size_t>(end - keys_.begin());
+    std::sort(keys_.begin(), end, Higher);
+    return;
+  }
+  // Taken out of their runs before the merge starts (Front comes first).
+  for (JobId id : ids) {
+    const PendingJob* record = in_.queue->Find(id);
+    if (record == nullptr ||
+        std::find(fronted_.begin(), fronted_.end(), id.value) != fronted_.end())
+      continue;
+    fronted_.push_back(id.value);
+    auto index = static_cast<uint32_t>(in_.pending.size());
+    in_.pending.push_back(*record);
+    factors_.push_back(Score(*record));
+    keys_.push_back(Key{factors_.back().score, id.value, index});
+  }
+  std::sort(keys_.begin(), keys_.end(), Higher);
+  sorted_ = keys_.size();
+}
+
+bool QueueOrder::Advance(Run& run, uint32_t r) {
+  const JobQueue::Group& group = in_.queue->group(run.group);
+  const PendingJob* record = nullptr;
+  if (!group.monotone) {
+    if (run.next < run.sorted.size()) record = &group.members[run.sorted[run.next++]].record;
+  } else {
+    while (run.next < group.members.size()) {
+      const JobQueue::Member& m = group.members[run.next++];
+      if (m.job == nullptr) continue;
+      if (!fronted_.empty() && std::find(fronted_.begin(), fronted_.end(), m.id) != fronted_.end())
+        continue;
+      record = &m.record;
+      break;
+    }
+  }
+  if (record == nullptr) return false;
+  Factors f = Score(*record);
+  heap_.push_back(Head{Key{f.score, record->id.value, r}, f, record});
+  std::push_heap(heap_.begin(), heap_.end(),
+                 [](const Head& a, const Head& b) { return Higher(b.key, a.key); });
+  return true;
+}
+
+void QueueOrder::Start() {
+  if (started_) return;
+  started_ = true;
+  // The runs, one per group with waiting jobs; and each group's fair-share factor, for the
+  // rest of the order (PassResult::rest).
+  const JobQueue& q = *in_.queue;
+  rest_.fairshare.assign(q.groups_count(), std::nan(""));
+  const std::vector<uint32_t>& live = q.live_groups();
+  for (size_t i = 0; i < live.size(); ++i) {
+    const uint32_t g = live[i];
+    const PendingJob& head = heads_[i];
+    rest_.fairshare[g] = shares_->Factor(*head.project, *head.user, head.account);
+    Run run{.group = g};
+    const JobQueue::Group& group = q.group(g);
+    if (!group.monotone) {
+      // Scored and sorted whole: its order is not its members'.
+      std::vector<Key> all;
+      for (uint32_t m = 0; m < group.members.size(); ++m) {
+        const JobQueue::Member& member = group.members[m];
+        if (member.job == nullptr ||
+            std::find(fronted_.begin(), fronted_.end(), member.id) != fronted_.end())
+          continue;
+        all.push_back(Key{Score(member.record).score, member.id, m});
+      }
+      std::sort(all.begin(), all.end(), Higher);
+      for (const Key& k : all) run.sorted.push_back(k.index);
+    }
+    runs_.push_back(std::move(run));
+    Advance(runs_.back(), static_cast<uint32_t>(runs_.size() - 1));
+  }
+}
+
+void QueueOrder::Pull() {
+  Start();
+  if (heap_.empty()) return;
+  std::pop_heap(heap_.begin(), heap_.end(),
+                [](const Head& a, const Head& b) { return Higher(b.key, a.key); });
+  Head head = heap_.back();
+  heap_.pop_back();
+  auto index = static_cast<uint32_t>(in_.pending.size());
+  in_.pending.push_back(*head.record);
+  factors_.push_back(head.factors);
+  keys_.push_back(Key{head.key.score, head.key.id, index});
+  Advance(runs_[head.key.index], head.key.index);
+}
+
+OrderRest QueueOrder::TakeRest() {
+  Start();
+  return std::move(rest_);
+}
+
 void QueueOrder::SortTo(size_t end) {
+  if (in_.queue != nullptr) {
+    while (keys_.size() < end && keys_.size() < size_) {
+      const size_t before = keys_.size();
+      Pull();
+      if (keys_.size() == before) break;  // nothing left (size_ counts what Front took)
+    }
+    sorted_ = keys_.size();
+    return;
+  }
   end = std::min(keys_.size(), std::max(end, sorted_ + chunk_));
   chunk_ *= 2;
   auto first = keys_.begin() + static_cast<std::ptrdiff_t>(sorted_);
@@ -171,7 +317,7 @@ void QueueOrder::Entries(const PassInput& in, std::vector<QueueEntry>& out, size
   *sorted = sorted_;
 }
 
-std::vector<uint32_t> OrderQueue(const PassInput& in, const Policy& policy,
+std::vector<uint32_t> OrderQueue(PassInput& in, const Policy& policy,
                                  std::vector<QueueEntry>& entries) {
   QueueOrder order(in, policy);
   std::vector<uint32_t> indices(order.size());

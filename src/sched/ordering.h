@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -49,37 +50,45 @@ class FairShareTable {
 
 // The least-attained-service level of a job that has run `service` GPU-seconds: the number of
 // Policy::las_thresholds it has reached.
+inline int LasLevel(const std::vector<double>& thresholds, double service) {
+  return static_cast<int>(std::upper_bound(thresholds.begin(), thresholds.end(), service) -
+                          thresholds.begin());
+}
 inline int LasLevel(const Policy& policy, double service) {
-  const auto& t = policy.las_thresholds;
-  return static_cast<int>(std::upper_bound(t.begin(), t.end(), service) - t.begin());
+  return LasLevel(policy.las_thresholds, service);
 }
 
 Factors ComputeFactors(const PendingJob& job, const Policy& policy, TimePoint now,
                        int64_t cluster_milli, FairShareTable& shares);
+// The same with the fair-share factor given, and only the parts of a policy that score.
+Factors FactorsOf(const PendingJob& job, const Weights& w, Duration max_age,
+                  const std::vector<double>& las_thresholds, TimePoint now, int64_t cluster_milli,
+                  double fairshare);
 
-// The pass's waiting jobs in start order, made only as far as the pass walks: every job's
-// factors first (the order needs every score), then the order a chunk at a time (selection,
-// then a sort of the chunk), so a pass that stops after the first few hundred jobs of a long
-// queue does not sort all of it. The order is the one a full sort by (score desc, id) gives.
+// The pass's waiting jobs in start order, made only as far as the pass walks. Given the jobs
+// (PassInput::pending): every job's factors first (the order needs every score), then the
+// order a chunk at a time (selection, then a sort of the chunk), so a pass that stops after the
+// first few hundred jobs of a long queue does not sort all of it. Given the queue
+// (PassInput::queue): its groups' heads are merged, each job scored as it comes up, and added
+// to PassInput::pending. Either way the order is the one a full sort by (score desc, id) gives.
 class QueueOrder {
  public:
-  QueueOrder(const PassInput& in, const Policy& policy);
-  size_t size() const { return keys_.size(); }
-  // Moves the jobs `first(index)` picks to the front, in score order among themselves.
-  template <typename F>
-  void Front(const F& first) {
-    auto end =
-        std::partition(keys_.begin(), keys_.end(), [&](const Key& k) { return first(k.index); });
-    sorted_ = static_cast<size_t>(end - keys_.begin());
-    std::sort(keys_.begin(), end, Higher);
-  }
+  QueueOrder(PassInput& in, const Policy& policy);
+  size_t size() const { return size_; }
+  // Moves the waiting jobs among `ids` to the front, in score order among themselves.
+  void Front(const std::vector<JobId>& ids);
   // The `i`-th job in order (an index into in.pending), ordering up to it.
   uint32_t at(size_t i) {
     if (i >= sorted_) SortTo(i + 1);
     return keys_[i].index;
   }
-  // PassResult::order: every job, the ordered part first (its length in `sorted`).
+  // PassResult::order: every job, the ordered part first (its length in `sorted`); given the
+  // queue, only the ordered part.
   void Entries(const PassInput& in, std::vector<QueueEntry>& out, size_t* sorted) const;
+  // Given the queue: one job of each group (what the whole queue asks, up to the order).
+  const std::vector<PendingJob>& heads() const { return heads_; }
+  // Given the queue: what the rest of the order is made of (PassResult::rest).
+  OrderRest TakeRest();
 
  private:
   struct Key {
@@ -91,17 +100,44 @@ class QueueOrder {
     return a.score != b.score ? a.score > b.score : a.id < b.id;
   }
   void SortTo(size_t end);
+  // Given the queue: a group's next job (after `next`), by its order.
+  struct Run {
+    uint32_t group;
+    size_t next = 0;               // into the group's members, or `sorted`
+    std::vector<uint32_t> sorted;  // a group that is not monotone: its members, in order
+  };
+  struct Head {
+    Key key;  // index: the run's
+    Factors factors;
+    const PendingJob* record;
+  };
+  void Start();                        // the runs, on the first need
+  bool Advance(Run& run, uint32_t r);  // pushes the run's next job, if any
+  void Pull();                         // the next job of the merge, into in.pending
+  Factors Score(const PendingJob& job);
 
+  PassInput& in_;
+  const Policy& policy_;
+  size_t size_ = 0;
   std::vector<Key> keys_;         // compact: a queue of 100,000 stays in cache while it is ordered
   std::vector<Factors> factors_;  // by index into in.pending
   size_t sorted_ = 0;             // keys_[0, sorted_) are in order
   // The next chunk's size: a pass walks at least the first PassInput::explained jobs that do
   // not start. Doubles, so that a whole walk stays n log n.
   size_t chunk_;
+  int64_t cluster_milli_ = 0;
+  std::optional<FairShareTable> shares_;
+  // Given the queue.
+  std::vector<PendingJob> heads_;
+  std::vector<Run> runs_;
+  std::vector<Head> heap_;        // the runs' next jobs, the highest on top
+  std::vector<int64_t> fronted_;  // jobs Front took out of their runs
+  bool started_ = false;
+  OrderRest rest_;
 };
 
 // The whole order at once (indices into in.pending); their factors go to `entries`, in order.
-std::vector<uint32_t> OrderQueue(const PassInput& in, const Policy& policy,
+std::vector<uint32_t> OrderQueue(PassInput& in, const Policy& policy,
                                  std::vector<QueueEntry>& entries);
 
 }  // namespace baton::sched

@@ -13,6 +13,7 @@
 namespace baton::sched {
 
 class UsageLedger;
+class JobQueue;
 
 struct PendingJob {
   JobId id;
@@ -98,9 +99,20 @@ inline constexpr int kPreemptionSearches = 8;
 // A claim lapses this long after its victims should have stopped (then a new search may run).
 inline constexpr Duration kClaimSlack = std::chrono::seconds(60);
 
+// What the order of a pass given the queue (PassInput::queue) is made of past the jobs it
+// walked (JobQueue::OrderedHead): the size factor's whole, and each group's fair-share factor.
+struct OrderRest {
+  int64_t cluster_milli = 0;
+  std::vector<double> fairshare;  // by JobQueue group; NaN: none of its jobs waited
+};
+
 struct PassInput {
   ClusterView view;                 // consumed
   std::vector<PendingJob> pending;  // any order
+  // Instead of `pending` (left empty): the queue itself, whose groups are merged in order as
+  // far as the pass walks (JobQueue). The jobs walked are added to `pending` as it goes, so
+  // PassResult's indices are into it as ever.
+  const JobQueue* queue = nullptr;
   std::vector<RunningJob> running;
   const UsageLedger* usage = nullptr;
   const Policy* policy = nullptr;
@@ -131,6 +143,7 @@ struct PassResult {
   // the queue only as far as it walks it; JobQueue orders the rest when asked).
   std::vector<QueueEntry> order;
   size_t sorted = 0;
+  OrderRest rest;  // given the queue: `order` is the jobs walked, and the rest is made of this
   // With PassInput::partial: the walk reached the end of the jobs it was given while a job
   // after them could still have been placed or explained. The caller runs it again with more.
   bool wanted_more = false;

@@ -10,6 +10,7 @@
 
 #include "core/quantity.h"
 #include "sched/holdings.h"
+#include "sched/job_queue.h"
 #include "sched/placement.h"
 #include "sched/preemption.h"
 #include "sched/reservations.h"
@@ -98,6 +99,9 @@ class Pass {
   PassInput& in_;
   const Policy& policy_;
   const TimePoint now_;
+  // What the whole queue asks, where a pass looks at all of it (preemption, least asked): the
+  // jobs given, or one of each group of the queue given (QueueOrder::heads).
+  const std::vector<PendingJob>* whole_ = nullptr;
   const int explained_;  // PassInput::explained: waiting jobs that get a reason
   const int detailed_;   // ... and of those, the first that say what is short (Shortfall)
   PassResult result_;
@@ -136,7 +140,13 @@ void Pass::TakeClaims() {
   // Claims of earlier passes hold the GPUs their victims give back for their claimers.
   if (!in_.full || in_.claims.empty()) return;
   std::unordered_map<int64_t, bool> waiting;
-  for (const auto& p : in_.pending) waiting[p.id.value] = true;
+  if (in_.queue == nullptr) {
+    for (const auto& p : in_.pending) waiting[p.id.value] = true;
+  } else {
+    for (const auto& c : in_.claims) {
+      if (in_.queue->Find(c.id) != nullptr) waiting[c.id.value] = true;
+    }
+  }
   for (const auto& c : in_.claims) {
     if (!c.claim || !waiting.count(c.id.value)) continue;
     if (now_ > c.from + kClaimSlack) continue;  // its victims never stopped: search again
@@ -174,7 +184,7 @@ void Pass::DecidePreemption() {
   // clusters have neither, and a search looks at every running job.
   for (const auto& [name, p] : policy_.projects) any_guarantee_ |= p.guaranteed_milli > 0;
   preemption_ = policy_.preemption && !in_.running.empty() &&
-                std::any_of(in_.pending.begin(), in_.pending.end(),
+                std::any_of(whole_->begin(), whole_->end(),
                             [&](const PendingJob& p) { return MayHaveVictims(p); });
 }
 
@@ -222,7 +232,7 @@ bool Pass::RestIsCounted() {
   if (in_.full && preemption_ && searches_ < kPreemptionSearches) return false;
   if (!least_known_) {
     least_known_ = true;
-    for (const PendingJob& p : in_.pending) {
+    for (const PendingJob& p : *whole_) {
       auto it = std::find_if(least_asked_.begin(), least_asked_.end(),
                              [&](const auto& l) { return SamePool(l.first, p.pool); });
       if (it == least_asked_.end()) {
@@ -461,8 +471,11 @@ PassResult Pass::Run() {
   TakeClaims();
   // Jobs holding a claim go first: they preempted for those GPUs, and no job ahead of them in
   // the order may stand in their way (in strict order, it would block them for ever).
+  whole_ = in_.queue != nullptr ? &order.heads() : &in_.pending;
   if (!claims_.empty()) {
-    order.Front([&](uint32_t i) { return claims_.count(in_.pending[i].id.value) > 0; });
+    std::vector<JobId> claimers;
+    for (const auto& [id, claim] : claims_) claimers.push_back(JobId{id});
+    order.Front(claimers);
     for (claims_front_ = 0; claims_front_ < order.size(); ++claims_front_) {
       if (!claims_.count(in_.pending[order.at(claims_front_)].id.value)) break;
     }
@@ -482,7 +495,7 @@ PassResult Pass::Run() {
   strict_blocker_ = in_.blocker;
   ahead_ = in_.ahead;
   known_.reserve(32);
-  result_.waits.reserve(std::min(in_.pending.size(), static_cast<size_t>(explained_)));
+  result_.waits.reserve(std::min(order.size(), static_cast<size_t>(explained_)));
   bool stopped = false;
   for (walked_ = 0; walked_ < order.size(); ++walked_) {
     if (RestIsCounted()) {
@@ -494,6 +507,7 @@ PassResult Pass::Run() {
   }
   result_.wanted_more = in_.partial && !stopped && !RestIsCounted();
   order.Entries(in_, result_.order, &result_.sorted);
+  if (in_.queue != nullptr) result_.rest = order.TakeRest();
   return std::move(result_);
 }
 

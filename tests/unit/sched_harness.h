@@ -6,11 +6,13 @@
 #include <algorithm>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "core/policy.h"
 #include "sched/fair_share.h"
+#include "sched/job_queue.h"
 #include "sched/scheduler.h"
 
 namespace baton::sched::testing {
@@ -105,6 +107,7 @@ class MiniSim {
   explicit MiniSim(ClusterView view, Policy policy = {})
       : view_(std::move(view)), policy_(std::move(policy)), usage_(policy_.fairshare_half_life) {
     usage_.Advance(now_);
+    queue_.SetLevels(policy_.las_thresholds);
   }
 
   SimJob& Submit(SimJob job) {
@@ -140,8 +143,25 @@ class MiniSim {
 
   // PassInput::explained of every pass.
   int explained = kExplainedWaits;
+  // Full passes are given a JobQueue that waiting jobs join and leave as they come and go
+  // (PassInput::queue), as the controller gives them, instead of the waiting jobs.
+  bool grouped = false;
+
+  // A waiting job's record for a pass.
+  static PendingJob Record(JobId id, const SimJob& j) {
+    return PendingJob{.id = id,
+                      .resources = &j.r,
+                      .priority = j.priority,
+                      .project = &j.project,
+                      .user = &j.user,
+                      .pool = &j.pool,
+                      .submitted = j.submitted,
+                      .time_limit = j.limit,
+                      .service = j.service};
+  }
 
   PassResult Pass(bool full = true) {
+    if (grouped) SyncQueue();
     PassInput in;
     in.view = view_;
     in.policy = &policy_;
@@ -153,15 +173,7 @@ class MiniSim {
     for (auto& [id, j] : jobs_) {
       if (j.ended) continue;
       if (!j.started) {
-        in.pending.push_back(PendingJob{.id = id,
-                                        .resources = &j.r,
-                                        .priority = j.priority,
-                                        .project = &j.project,
-                                        .user = &j.user,
-                                        .pool = &j.pool,
-                                        .submitted = j.submitted,
-                                        .time_limit = j.limit,
-                                        .service = j.service});
+        if (!(grouped && full)) in.pending.push_back(Record(id, j));
       } else {
         in.running.push_back(
             RunningJob{.id = id,
@@ -179,6 +191,7 @@ class MiniSim {
       }
     }
     usage_.Advance(now_);
+    if (grouped && full) in.queue = &queue_;
     PassResult result = RunPass(std::move(in));
     if (full) {
       view_.ClearReservations();
@@ -274,6 +287,23 @@ class MiniSim {
     return false;
   }
 
+  // The queue holds the jobs that wait, each with its record as it is now (a requeued job
+  // comes back with its service).
+  void SyncQueue() {
+    for (auto& [id, j] : jobs_) {
+      const bool waits = !j.started && !j.ended;
+      Job& shadow = shadows_[id];
+      shadow.id = id;
+      shadow.spec.priority = j.priority;
+      if (waits && !queued_.count(id)) {
+        queue_.Add(shadow, Record(id, j));
+        queued_.insert(id);
+      } else if (!waits && queued_.erase(id) > 0) {
+        queue_.Remove(shadow);
+      }
+    }
+  }
+
   // Whether every GPU's free share equals its capacity minus what the running jobs hold.
   bool Consistent() const {
     std::map<std::pair<std::string, int>, int64_t> used;
@@ -305,6 +335,9 @@ class MiniSim {
   std::vector<int> preemption_epochs_;
   std::vector<std::pair<PreemptReason, TimePoint>> preemption_reasons_;
   int epoch_ = 0;
+  JobQueue queue_;                // with `grouped`
+  std::map<JobId, Job> shadows_;  // the queue's jobs
+  std::set<JobId> queued_;
 };
 
 inline Resources Gpus(int64_t milli, int nodes = 1) {

@@ -231,9 +231,10 @@ struct Outcome {
   bool operator==(const Outcome&) const = default;
 };
 
-Outcome Replay(const World& w, bool check, int explained = kExplainedWaits) {
+Outcome Replay(const World& w, bool check, int explained = kExplainedWaits, bool grouped = false) {
   testing::MiniSim sim(w.view, w.policy);
   sim.explained = explained;
+  sim.grouped = grouped;
   if (check) {
     int id = 0;
     for (const auto& [at, j] : w.arrivals) {
@@ -354,6 +355,127 @@ RC_GTEST_PROP(SchedulerProperty, ExplainingFewerWaitsChangesNoDecision, ()) {
   World w = RandomWorld();
   const int explained = *rc::gen::inRange(0, 6);
   RC_ASSERT(Replay(w, false, explained) == Replay(w, false));
+}
+
+// A full pass given the queue, which merges its groups' heads as far as it walks, decides as
+// one given every waiting job and ordering them all, over whole workloads (fair share, age,
+// least-attained-service levels that requeued jobs change, claims by preemption).
+RC_GTEST_PROP(SchedulerProperty, APassGivenTheQueuesGroupsDecidesAsOneGivenEveryJob, ()) {
+  World w = RandomWorld();
+  const int explained = *rc::gen::element(0, 3, kExplainedWaits);
+  RC_ASSERT(Replay(w, false, explained, true) == Replay(w, false, explained, false));
+}
+
+// A queue of many kinds of job whose submit times need not rise with their ids (a clock set
+// back): a full pass given the queue decides and explains as one given every job; and the
+// order the queue then makes of the rest is the whole order of the latter, jobs that left
+// since (started, cancelled) included.
+RC_GTEST_PROP(SchedulerProperty, AGroupedPassAndTheOrderItLeavesAreThoseOfTheWholeQueue, ()) {
+  const TimePoint now = testing::kPassNow;
+  Policy policy;
+  policy.backfill = *rc::gen::arbitrary<bool>();
+  policy.preemption = false;
+  policy.reservations = *rc::gen::inRange(0, 4);
+  policy.weights = Weights{.priority = static_cast<double>(*rc::gen::inRange(0, 3)) * 5'000,
+                           .fairshare = static_cast<double>(*rc::gen::inRange(0, 3)) * 5'000,
+                           .age = static_cast<double>(*rc::gen::inRange(0, 3)) * 500,
+                           .size = static_cast<double>(*rc::gen::inRange(0, 2)) * 1'000,
+                           .las = 0};
+  policy.max_age = std::chrono::hours(*rc::gen::inRange(1, 48));
+  if (*rc::gen::arbitrary<bool>()) {
+    policy.las_thresholds = {3600, 36'000};
+    policy.weights.las = 1'000;
+  }
+  ClusterView view;
+  for (int n = 0; n < *rc::gen::inRange(1, 4); ++n) {
+    view.nodes.push_back(testing::MakeNode("n" + std::to_string(n), 8, "H100-80GB", "nvswitch",
+                                           n % 2 == 0 ? "default" : "p2"));
+  }
+  UsageLedger usage;
+  usage.Advance(now - std::chrono::hours(2));
+  usage.AddPast("a", "u0", *rc::gen::inRange(0, 8000), now - std::chrono::hours(2),
+                now - std::chrono::hours(1));
+  usage.AddPast("b", "u1", *rc::gen::inRange(0, 8000), now - std::chrono::hours(2),
+                now - std::chrono::hours(1));
+  usage.Advance(now);
+
+  const int n = *rc::gen::inRange(1, 300);
+  const std::vector<std::string> projects = {"a", "b"}, users = {"u0", "u1"},
+                                 pools = {"default", "p2"};
+  std::map<int64_t, Job> jobs;
+  std::vector<PendingJob> records;
+  for (int64_t id = 1; id <= n; ++id) {
+    Job& j = jobs[id];
+    j.id = JobId{id};
+    j.spec.priority = static_cast<Priority>(*rc::gen::inRange(0, 4));
+    j.spec.project = *rc::gen::elementOf(projects);
+    j.user = *rc::gen::elementOf(users);
+    j.spec.pool = *rc::gen::elementOf(pools);
+    j.spec.resources.milli_gpus = *rc::gen::element<int64_t>(500, 1000, 2000, 8000, 16000);
+    j.spec.resources.nodes = j.spec.resources.milli_gpus == 16000 ? 2 : 1;
+    // Mostly in submit order, sometimes not.
+    j.submitted_at = now - std::chrono::minutes(*rc::gen::inRange(0, 3) == 0
+                                                    ? *rc::gen::inRange(0, 3000)
+                                                    : 3000 - id * 10 + *rc::gen::inRange(0, 3));
+    j.gpu_seconds = *rc::gen::element(0.0, 3600.0, 50'000.0);
+    records.push_back(JobQueue::PendingRecord(j));
+  }
+  JobQueue queue;
+  queue.SetLevels(policy.las_thresholds);
+  for (const PendingJob& r : records) queue.Add(jobs.at(r.id.value), r);
+  // Some leave before the pass: blanks in their groups.
+  std::vector<PendingJob> waiting;
+  for (const PendingJob& r : records) {
+    if (*rc::gen::inRange(0, 5) == 0) {
+      queue.Remove(jobs.at(r.id.value));
+    } else {
+      waiting.push_back(r);
+    }
+  }
+  const int explained = *rc::gen::element(0, 5, kExplainedWaits);
+  auto pass = [&](bool grouped) {
+    PassInput in{.view = view, .usage = &usage, .policy = &policy, .now = now};
+    in.explained = explained;
+    if (grouped) {
+      in.queue = &queue;
+    } else {
+      in.pending = waiting;
+    }
+    return RunPass(std::move(in));
+  };
+  const PassResult whole = pass(false);
+  PassResult merged = pass(true);
+  RC_ASSERT(merged.starts.size() == whole.starts.size());
+  for (size_t i = 0; i < whole.starts.size(); ++i) {
+    RC_ASSERT(merged.starts[i].id == whole.starts[i].id);
+    RC_ASSERT(merged.starts[i].allocation == whole.starts[i].allocation);
+  }
+  RC_ASSERT(merged.waits.size() == whole.waits.size());
+  for (size_t i = 0; i < whole.waits.size(); ++i) {
+    RC_ASSERT(merged.waits[i].id == whole.waits[i].id);
+    RC_ASSERT(merged.Detail(merged.waits[i], now) == whole.Detail(whole.waits[i], now));
+  }
+  RC_ASSERT(merged.reservations.size() == whole.reservations.size());
+  for (size_t i = 0; i < whole.reservations.size(); ++i) {
+    RC_ASSERT(merged.reservations[i].id == whole.reservations[i].id);
+    RC_ASSERT(merged.reservations[i].from == whole.reservations[i].from);
+  }
+  // The orders: the whole pass's, its rest sorted when asked; the grouped one's, made of the
+  // groups when asked, after the started jobs and a few others left.
+  JobQueue reference;
+  reference.Ordered(std::move(whole.order), whole.sorted, false);
+  queue.OrderedHead(std::move(merged.order), merged.rest, now, policy);
+  for (const Start& s : merged.starts) queue.Remove(jobs.at(s.id.value));
+  for (const PendingJob& r : waiting) {
+    if (*rc::gen::inRange(0, 8) == 0) queue.Remove(jobs.at(r.id.value));
+  }
+  const std::vector<QueueEntry>& ours = queue.order();
+  const std::vector<QueueEntry>& theirs = reference.order();
+  RC_ASSERT(ours.size() == theirs.size());
+  for (size_t i = 0; i < ours.size(); ++i) {
+    RC_ASSERT(ours[i].id == theirs[i].id);
+    RC_ASSERT(ours[i].factors.score == theirs[i].factors.score);
+  }
 }
 
 // A pass in strict order by class (no backfill, no score but the class) given only the head of
