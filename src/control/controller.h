@@ -317,6 +317,7 @@ class Controller {
   sched::ClusterView view_;
   sched::ClusterView pass_view_;                 // scratch for passes, kept for its buffers
   std::vector<sched::PendingJob> pass_pending_;  // the same, for passes given the queue
+  std::vector<sched::RunningJob> pass_running_;  // ... and for every pass's running jobs
 
   std::set<JobId> dirty_;
   std::vector<store::Drain> new_drains_;

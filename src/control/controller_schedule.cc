@@ -121,6 +121,8 @@ void Controller::Schedule(TimePoint now) {
   if (plan.jobs.empty() && !plan.grouped) return;
   const bool full = plan.kind == sched::JobQueue::Kind::kFull;
   sched::PassInput in;
+  in.running = std::move(pass_running_);  // the last pass's buffer
+  in.running.clear();
   in.running.reserve(running_.size());
   for (const auto& [id, job] : running_) in.running.push_back(RunningOf(*job, now));
   usage_.Advance(now);
@@ -165,6 +167,7 @@ void Controller::Schedule(TimePoint now) {
   }
   bool could_preempt = ApplyPass(pass, in, plan.jobs, plan.partial, now);
   if (plan.grouped) pass_pending_ = std::move(in.pending);
+  pass_running_ = std::move(in.running);
   if (queue_.WantsRepass(plan.kind, could_preempt, now)) Schedule(now);
 }
 

@@ -137,15 +137,19 @@ const JobQueue::Member* JobQueue::MemberOf(const Entry& e) const {
   return it != m.end() && it->id == e.id && it->job != nullptr ? &*it : nullptr;
 }
 
-const PendingJob* JobQueue::Find(JobId id) const {
+const JobQueue::Entry* JobQueue::EntryOf(JobId id) const {
   for (const std::vector<Entry>& run : by_class_) {
     auto it = std::lower_bound(run.begin(), run.end(), id.value,
                                [](const Entry& e, int64_t id) { return e.id < id; });
-    if (it == run.end() || it->id != id.value || it->job == nullptr) continue;
-    const Member* m = MemberOf(*it);
-    return m != nullptr ? &m->record : nullptr;
+    if (it != run.end() && it->id == id.value && it->job != nullptr) return &*it;
   }
   return nullptr;
+}
+
+const PendingJob* JobQueue::Find(JobId id) const {
+  const Entry* e = EntryOf(id);
+  const Member* m = e != nullptr ? MemberOf(*e) : nullptr;
+  return m != nullptr ? &m->record : nullptr;
 }
 
 void JobQueue::SetLevels(const std::vector<double>& thresholds) {
@@ -196,10 +200,19 @@ void JobQueue::Tick(TimePoint now, Duration interval) {
   if (size_ > 0 && now - last_full_ >= interval) tick_due_ = true;
 }
 
-void JobQueue::AddHead(Plan& plan, std::unordered_set<int64_t>& taken, const Lookup& waiting) {
-  SortRest();
-  for (const QueueEntry& e : order_) {
-    if (static_cast<int>(plan.jobs.size()) >= kHeadPass) break;
+void JobQueue::AddHead(Plan& plan, std::unordered_set<int64_t>& taken) {
+  // The queue's own entries say which jobs wait (the caller's Lookup agrees: a job is in the
+  // queue exactly while it waits), without a look into the caller's map of every job.
+  auto waiting = [&](JobId id) -> const Job* {
+    const Entry* e = EntryOf(id);
+    return e != nullptr ? e->job : nullptr;
+  };
+  // Ordered only as far as the head goes: the rest of a long order is never asked for by most
+  // head passes.
+  for (size_t i = 0; static_cast<int>(plan.jobs.size()) < kHeadPass; ++i) {
+    if (i >= sorted_) SortTo(std::max(2 * i, i + kHeadPass));
+    if (i >= order_.size()) break;
+    const QueueEntry& e = order_[i];
     const Job* j = waiting(e.id);
     if (j == nullptr) continue;
     plan.jobs.push_back(j);
@@ -275,7 +288,7 @@ JobQueue::Plan JobQueue::Next(TimePoint now, bool strict, const Lookup& waiting,
     blocker_.reset();
   } else {
     std::unordered_set<int64_t> taken;
-    if (plan.kind == Kind::kHead) AddHead(plan, taken, waiting);
+    if (plan.kind == Kind::kHead) AddHead(plan, taken);
     for (JobId id : fresh_) {
       if (!taken.count(id.value)) plan.jobs.push_back(waiting(id));
     }
@@ -334,16 +347,19 @@ void JobQueue::MakeRest() const {
   position_stale_ = true;
 }
 
-void JobQueue::SortRest() const {
+void JobQueue::SortTo(size_t end) const {
   if (rest_) MakeRest();
-  if (sorted_ >= order_.size()) return;
+  end = std::min(end, order_.size());
+  if (end <= sorted_) return;
   // The pass's own rule (sched/ordering.h): the highest score first, ties by submit order.
-  std::sort(order_.begin() + static_cast<std::ptrdiff_t>(sorted_), order_.end(),
-            [](const QueueEntry& a, const QueueEntry& b) {
-              return a.factors.score != b.factors.score ? a.factors.score > b.factors.score
-                                                        : a.id < b.id;
-            });
-  sorted_ = order_.size();
+  auto higher = [](const QueueEntry& a, const QueueEntry& b) {
+    return a.factors.score != b.factors.score ? a.factors.score > b.factors.score : a.id < b.id;
+  };
+  auto first = order_.begin() + static_cast<std::ptrdiff_t>(sorted_);
+  auto last = order_.begin() + static_cast<std::ptrdiff_t>(end);
+  if (last != order_.end()) std::nth_element(first, last, order_.end(), higher);
+  std::sort(first, last, higher);
+  sorted_ = end;
 }
 
 bool JobQueue::WantsRepass(Kind kind, bool could_preempt, TimePoint now) {

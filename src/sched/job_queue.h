@@ -34,6 +34,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <map>
 #include <optional>
 #include <set>
@@ -174,10 +175,12 @@ class JobQueue {
     return Key{static_cast<int>(job.spec.priority), job.id.value, &job};
   }
   // A head pass's jobs: the head of the last order, then arrivals since it.
-  void AddHead(Plan& plan, std::unordered_set<int64_t>& taken, const Lookup& waiting);
+  void AddHead(Plan& plan, std::unordered_set<int64_t>& taken);
   // Orders the part of order_ the last full pass left unordered (making it first from the
   // groups after OrderedHead).
-  void SortRest() const;
+  void SortRest() const { SortTo(std::numeric_limits<size_t>::max()); }
+  // ... its first `end` entries only.
+  void SortTo(size_t end) const;
   // Group membership: the group of the record's kind (made on first need), and leaving it.
   uint32_t GroupOf(const PendingJob& record);
   void Join(uint32_t g, const Job& job, const PendingJob& record);
@@ -198,6 +201,8 @@ class JobQueue {
     uint32_t group;  // groups_[group] holds its record
   };
   static int ClassOf(const Job& job) { return static_cast<int>(job.spec.priority) & 3; }
+  // The entry of a waiting job, or nullptr.
+  const Entry* EntryOf(JobId id) const;
   // The member of the entry `e` (nullptr when it left).
   const Member* MemberOf(const Entry& e) const;
   std::vector<Entry> by_class_[kClasses];

@@ -87,6 +87,7 @@ class QueueOrder {
   void Entries(const PassInput& in, std::vector<QueueEntry>& out, size_t* sorted) const;
   // Given the queue: one job of each group (what the whole queue asks, up to the order).
   const std::vector<PendingJob>& heads() const { return heads_; }
+  const std::vector<size_t>& head_counts() const { return head_counts_; }  // each group's jobs
   // Given the queue: what the rest of the order is made of (PassResult::rest).
   OrderRest TakeRest();
 
@@ -129,6 +130,7 @@ class QueueOrder {
   std::optional<FairShareTable> shares_;
   // Given the queue.
   std::vector<PendingJob> heads_;
+  std::vector<size_t> head_counts_;
   std::vector<Run> runs_;
   std::vector<Head> heap_;        // the runs' next jobs, the highest on top
   std::vector<int64_t> fronted_;  // jobs Front took out of their runs

@@ -102,8 +102,10 @@ class Pass {
   // What the whole queue asks, where a pass looks at all of it (preemption, least asked): the
   // jobs given, or one of each group of the queue given (QueueOrder::heads).
   const std::vector<PendingJob>* whole_ = nullptr;
-  const int explained_;  // PassInput::explained: waiting jobs that get a reason
-  const int detailed_;   // ... and of those, the first that say what is short (Shortfall)
+  const std::vector<size_t>* whole_counts_ = nullptr;  // the jobs each stands for; none: 1
+  int64_t preemptors_left_ = 0;  // jobs not walked yet that may find victims (MayHaveVictims)
+  const int explained_;          // PassInput::explained: waiting jobs that get a reason
+  const int detailed_;           // ... and of those, the first that say what is short (Shortfall)
   PassResult result_;
   std::unordered_map<int64_t, const Reservation*> claims_;  // earlier passes', by job
   std::optional<Placer> placer_;  // indexes the view once the claims are marked in it
@@ -183,9 +185,13 @@ void Pass::DecidePreemption() {
   // than some waiting one, or a project with a guarantee to reclaim. Most passes of most
   // clusters have neither, and a search looks at every running job.
   for (const auto& [name, p] : policy_.projects) any_guarantee_ |= p.guaranteed_milli > 0;
-  preemption_ = policy_.preemption && !in_.running.empty() &&
-                std::any_of(whole_->begin(), whole_->end(),
-                            [&](const PendingJob& p) { return MayHaveVictims(p); });
+  if (!policy_.preemption || in_.running.empty()) return;
+  // How many waiting jobs could find victims: once the walk has passed them all, no search is
+  // left to make (RestIsCounted).
+  for (size_t i = 0; i < whole_->size(); ++i) {
+    if (MayHaveVictims((*whole_)[i])) preemptors_left_ += whole_counts_ ? (*whole_counts_)[i] : 1;
+  }
+  preemption_ = preemptors_left_ > 0;
 }
 
 void Pass::SortReleases() {
@@ -229,7 +235,8 @@ bool Pass::RestIsCounted() {
   if (in_.partial) return false;  // what asks least is known of the whole queue only
   // As WaitsWithoutLooking's last rule, for any job that could come next.
   if (!policy_.backfill || walked_ < claims_front_) return false;
-  if (in_.full && preemption_ && searches_ < kPreemptionSearches) return false;
+  if (in_.full && preemption_ && searches_ < kPreemptionSearches && preemptors_left_ > 0)
+    return false;
   if (!least_known_) {
     least_known_ = true;
     for (const PendingJob& p : *whole_) {
@@ -472,6 +479,7 @@ PassResult Pass::Run() {
   // Jobs holding a claim go first: they preempted for those GPUs, and no job ahead of them in
   // the order may stand in their way (in strict order, it would block them for ever).
   whole_ = in_.queue != nullptr ? &order.heads() : &in_.pending;
+  if (in_.queue != nullptr) whole_counts_ = &order.head_counts();
   if (!claims_.empty()) {
     std::vector<JobId> claimers;
     for (const auto& [id, claim] : claims_) claimers.push_back(JobId{id});
@@ -503,7 +511,9 @@ PassResult Pass::Run() {
       stopped = true;
       break;
     }
-    Consider(in_.pending[order.at(walked_)]);
+    const PendingJob& job = in_.pending[order.at(walked_)];
+    if (preemptors_left_ > 0 && MayHaveVictims(job)) --preemptors_left_;
+    Consider(job);
   }
   result_.wanted_more = in_.partial && !stopped && !RestIsCounted();
   order.Entries(in_, result_.order, &result_.sorted);
