@@ -7,6 +7,18 @@
 #include "sched/ordering.h"
 
 namespace baton::sched {
+namespace {
+
+// Where `id` is or would go in a run kept by id (Entry or Member). Arrivals come in id order:
+// almost every one goes at the end.
+template <typename Run>
+auto ById(Run& run, int64_t id) {
+  if (!run.empty() && run.back().id < id) return run.end();
+  return std::lower_bound(run.begin(), run.end(), id,
+                          [](const auto& x, int64_t id) { return x.id < id; });
+}
+
+}  // namespace
 
 PendingJob JobQueue::PendingRecord(const Job& job) {
   return PendingJob{.id = job.id,
@@ -24,11 +36,7 @@ PendingJob JobQueue::PendingRecord(const Job& job) {
 void JobQueue::Add(const Job& job, const PendingJob& record) {
   const int c = ClassOf(job);
   std::vector<Entry>& run = by_class_[c];
-  // Arrivals come in id order: almost every one goes at the end.
-  auto it = !run.empty() && run.back().id < job.id.value
-                ? run.end()
-                : std::lower_bound(run.begin(), run.end(), job.id.value,
-                                   [](const Entry& e, int64_t id) { return e.id < id; });
+  auto it = ById(run, job.id.value);
   const uint32_t g = GroupOf(record);
   bool added = true;
   if (it == run.end() || it->id != job.id.value) {
@@ -53,8 +61,7 @@ void JobQueue::Add(const Job& job, const PendingJob& record) {
 void JobQueue::Remove(const Job& job) {
   const int c = ClassOf(job);
   std::vector<Entry>& run = by_class_[c];
-  auto it = std::lower_bound(run.begin(), run.end(), job.id.value,
-                             [](const Entry& e, int64_t id) { return e.id < id; });
+  auto it = ById(run, job.id.value);
   if (it == run.end() || it->id != job.id.value || it->job == nullptr) return;
   Leave(it->group, job.id.value);
   it->job = nullptr;
@@ -80,10 +87,7 @@ uint32_t JobQueue::GroupOf(const PendingJob& r) {
 void JobQueue::Join(uint32_t g, const Job& job, const PendingJob& record) {
   Group& group = groups_[g];
   std::vector<Member>& m = group.members;
-  auto it = !m.empty() && m.back().id < job.id.value
-                ? m.end()
-                : std::lower_bound(m.begin(), m.end(), job.id.value,
-                                   [](const Member& x, int64_t id) { return x.id < id; });
+  auto it = ById(m, job.id.value);
   if (it != m.end() && it->id == job.id.value) {
     *it = Member{job.id.value, &job, ++seq_, record};  // its own blank
     --group.blanks;
@@ -103,8 +107,7 @@ void JobQueue::Join(uint32_t g, const Job& job, const PendingJob& record) {
 void JobQueue::Leave(uint32_t g, int64_t id) {
   Group& group = groups_[g];
   std::vector<Member>& m = group.members;
-  auto it = std::lower_bound(m.begin(), m.end(), id,
-                             [](const Member& x, int64_t id) { return x.id < id; });
+  auto it = ById(m, id);
   if (it == m.end() || it->id != id || it->job == nullptr) return;
   // It was in the pass that ordered the head: the rest of that order still has it.
   if (rest_ && it->seq <= rest_->seq)
@@ -132,15 +135,13 @@ void JobQueue::Leave(uint32_t g, int64_t id) {
 
 const JobQueue::Member* JobQueue::MemberOf(const Entry& e) const {
   const std::vector<Member>& m = groups_[e.group].members;
-  auto it = std::lower_bound(m.begin(), m.end(), e.id,
-                             [](const Member& x, int64_t id) { return x.id < id; });
+  auto it = ById(m, e.id);
   return it != m.end() && it->id == e.id && it->job != nullptr ? &*it : nullptr;
 }
 
 const JobQueue::Entry* JobQueue::EntryOf(JobId id) const {
   for (const std::vector<Entry>& run : by_class_) {
-    auto it = std::lower_bound(run.begin(), run.end(), id.value,
-                               [](const Entry& e, int64_t id) { return e.id < id; });
+    auto it = ById(run, id.value);
     if (it != run.end() && it->id == id.value && it->job != nullptr) return &*it;
   }
   return nullptr;
@@ -308,7 +309,7 @@ void JobQueue::Ordered(std::vector<QueueEntry> order, size_t sorted, bool partia
   rest_.reset();
 }
 
-void JobQueue::OrderedHead(std::vector<QueueEntry> head, const OrderRest& rest, TimePoint now,
+void JobQueue::OrderedHead(std::vector<QueueEntry> head, OrderRest rest, TimePoint now,
                            const Policy& policy) {
   const size_t sorted = head.size();
   Ordered(std::move(head), sorted, false);
@@ -318,7 +319,7 @@ void JobQueue::OrderedHead(std::vector<QueueEntry> head, const OrderRest& rest, 
                .weights = policy.weights,
                .max_age = policy.max_age,
                .levels = policy.las_thresholds,
-               .fairshare = rest.fairshare,
+               .fairshare = std::move(rest.fairshare),
                .left = {}};
 }
 

@@ -116,7 +116,7 @@ class JobQueue {
   void Ordered(std::vector<QueueEntry> order, size_t sorted, bool partial);
   // A pass given the queue ordered `head`, its first jobs; the rest is made from the groups
   // with its factors (`rest`, and `policy`'s weights at `now`) when asked.
-  void OrderedHead(std::vector<QueueEntry> head, const OrderRest& rest, TimePoint now,
+  void OrderedHead(std::vector<QueueEntry> head, OrderRest rest, TimePoint now,
                    const Policy& policy);
 
   // The groups (see above). Members are in id order; a member that left is blank (job =

@@ -220,7 +220,7 @@ void QueueOrder::Front(const std::vector<JobId>& ids) {
   sorted_ = keys_.size();
 }
 
-bool QueueOrder::Advance(Run& run, uint32_t r) {
+void QueueOrder::Advance(Run& run, uint32_t r) {
   const JobQueue::Group& group = in_.queue->group(run.group);
   const PendingJob* record = nullptr;
   if (!group.monotone) {
@@ -235,12 +235,11 @@ bool QueueOrder::Advance(Run& run, uint32_t r) {
       break;
     }
   }
-  if (record == nullptr) return false;
+  if (record == nullptr) return;
   Factors f = Score(*record);
   heap_.push_back(Head{Key{f.score, record->id.value, r}, f, record});
   std::push_heap(heap_.begin(), heap_.end(),
                  [](const Head& a, const Head& b) { return Higher(b.key, a.key); });
-  return true;
 }
 
 void QueueOrder::Start() {

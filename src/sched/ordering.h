@@ -113,7 +113,7 @@ class QueueOrder {
     const PendingJob* record;
   };
   void Start();                        // the runs, on the first need
-  bool Advance(Run& run, uint32_t r);  // pushes the run's next job, if any
+  void Advance(Run& run, uint32_t r);  // pushes the run's next job, if any
   void Pull();                         // the next job of the merge, into in.pending
   Factors Score(const PendingJob& job);
 

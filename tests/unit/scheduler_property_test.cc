@@ -357,6 +357,22 @@ RC_GTEST_PROP(SchedulerProperty, ExplainingFewerWaitsChangesNoDecision, ()) {
   RC_ASSERT(Replay(w, false, explained) == Replay(w, false));
 }
 
+// Two passes started the same jobs on the same GPUs and left the same jobs waiting, for the
+// same reasons in the same words.
+void AssertSameStartsAndWaits(const PassResult& a, const PassResult& b, TimePoint now) {
+  RC_ASSERT(a.starts.size() == b.starts.size());
+  for (size_t i = 0; i < a.starts.size(); ++i) {
+    RC_ASSERT(a.starts[i].id == b.starts[i].id);
+    RC_ASSERT(a.starts[i].allocation == b.starts[i].allocation);
+  }
+  RC_ASSERT(a.waits.size() == b.waits.size());
+  for (size_t i = 0; i < a.waits.size(); ++i) {
+    RC_ASSERT(a.waits[i].id == b.waits[i].id);
+    RC_ASSERT(a.waits[i].reason == b.waits[i].reason);
+    RC_ASSERT(a.Detail(a.waits[i], now) == b.Detail(b.waits[i], now));
+  }
+}
+
 // A full pass given the queue, which merges its groups' heads as far as it walks, decides as
 // one given every waiting job and ordering them all, over whole workloads (fair share, age,
 // least-attained-service levels that requeued jobs change, claims by preemption).
@@ -445,16 +461,7 @@ RC_GTEST_PROP(SchedulerProperty, AGroupedPassAndTheOrderItLeavesAreThoseOfTheWho
   };
   const PassResult whole = pass(false);
   PassResult merged = pass(true);
-  RC_ASSERT(merged.starts.size() == whole.starts.size());
-  for (size_t i = 0; i < whole.starts.size(); ++i) {
-    RC_ASSERT(merged.starts[i].id == whole.starts[i].id);
-    RC_ASSERT(merged.starts[i].allocation == whole.starts[i].allocation);
-  }
-  RC_ASSERT(merged.waits.size() == whole.waits.size());
-  for (size_t i = 0; i < whole.waits.size(); ++i) {
-    RC_ASSERT(merged.waits[i].id == whole.waits[i].id);
-    RC_ASSERT(merged.Detail(merged.waits[i], now) == whole.Detail(whole.waits[i], now));
-  }
+  AssertSameStartsAndWaits(merged, whole, now);
   RC_ASSERT(merged.reservations.size() == whole.reservations.size());
   for (size_t i = 0; i < whole.reservations.size(); ++i) {
     RC_ASSERT(merged.reservations[i].id == whole.reservations[i].id);
@@ -523,18 +530,7 @@ RC_GTEST_PROP(SchedulerProperty, InStrictOrderTheHeadOfTheQueueDecidesAsTheWhole
     RC_ASSERT(head < pending.size());
     return;
   }
-  RC_ASSERT(part.starts.size() == whole.starts.size());
-  for (size_t i = 0; i < part.starts.size(); ++i) {
-    RC_ASSERT(part.starts[i].id == whole.starts[i].id);
-    RC_ASSERT(part.starts[i].allocation == whole.starts[i].allocation);
-  }
-  RC_ASSERT(part.waits.size() == whole.waits.size());
-  for (size_t i = 0; i < part.waits.size(); ++i) {
-    RC_ASSERT(part.waits[i].id == whole.waits[i].id);
-    RC_ASSERT(part.waits[i].reason == whole.waits[i].reason);
-    RC_ASSERT(part.Detail(part.waits[i], testing::kPassNow) ==
-              whole.Detail(whole.waits[i], testing::kPassNow));
-  }
+  AssertSameStartsAndWaits(part, whole, testing::kPassNow);
 }
 
 }  // namespace
