@@ -211,7 +211,8 @@ bool Controller::ApplyPass(sched::PassResult& pass, const sched::PassInput& in,
   const bool full = in.full;
   if (full) {
     if (in.queue != nullptr) {
-      queue_.OrderedHead(std::move(pass.order), std::move(pass.rest), now, options_.policy);
+      queue_.OrderedHead(std::move(pass.order), pass.sorted, std::move(pass.rest), now,
+                         options_.policy);
     } else {
       queue_.Ordered(std::move(pass.order), pass.sorted, partial);
     }

@@ -266,8 +266,8 @@ bool EqualNoCase(std::string_view a, std::string_view b) {
   return true;
 }
 
-bool GpuTypeMatches(std::string_view model, std::string_view wanted) {
-  if (wanted.empty()) return model.find("-MIG-") == std::string_view::npos;  // any whole GPU
+bool GpuTypeMatchesNamed(std::string_view model, std::string_view wanted) {
+  if (wanted.empty()) return !IsMigModel(model);  // any whole GPU
   if (size_t mig = model.find("-MIG-"); mig != std::string_view::npos) {
     return !wanted.empty() &&
            (EqualNoCase(wanted, model.substr(mig + 5)) || EqualNoCase(wanted, model));

@@ -111,7 +111,20 @@ bool IsValidNodeName(std::string_view name);
 // ("H100" matches "H100-80GB"), ignoring case. A MIG instance (model "A100-80GB-MIG-1g.10gb")
 // matches only a request naming its profile ("1g.10gb") or its whole model: a job asking for
 // "a GPU" or "an A100" gets a whole GPU, never a slice.
-bool GpuTypeMatches(std::string_view model, std::string_view wanted);
+bool GpuTypeMatchesNamed(std::string_view model, std::string_view wanted);  // `wanted` not ""
+// Whether `model` is a MIG instance's ("-MIG-" in it). A plain loop: a scheduling pass asks
+// this of every GPU it looks at, and the models are short.
+inline bool IsMigModel(std::string_view model) {
+  for (size_t i = 0; i + 5 <= model.size(); ++i) {
+    if (model[i] == '-' && model[i + 1] == 'M' && model[i + 2] == 'I' && model[i + 3] == 'G' &&
+        model[i + 4] == '-')
+      return true;
+  }
+  return false;
+}
+inline bool GpuTypeMatches(std::string_view model, std::string_view wanted) {
+  return wanted.empty() ? !IsMigModel(model) : GpuTypeMatchesNamed(model, wanted);
+}
 
 // The GPU models of some nodes: each one's largest memory, the most of it one node has, on how
 // many nodes, and how many in all; only GPUs matching `gpu_type` when one is given.

@@ -76,10 +76,11 @@ void JobQueue::Remove(const Job& job) {
 uint32_t JobQueue::GroupOf(const PendingJob& r) {
   const int level = static_cast<int>(std::upper_bound(levels_.begin(), levels_.end(), r.service) -
                                      levels_.begin());
-  auto [it, added] =
-      group_index_.try_emplace(GroupKey{static_cast<int>(r.priority), level,
-                                        r.resources->milli_gpus, *r.pool, *r.project, *r.user},
-                               static_cast<uint32_t>(groups_.size()));
+  const Resources& x = *r.resources;
+  auto [it, added] = group_index_.try_emplace(
+      GroupKey{static_cast<int>(r.priority), level, x.milli_gpus, x.gpu_type, x.gpu_memory_bytes,
+               x.nodes, x.cpus, x.memory_bytes, *r.pool, *r.project, *r.user},
+      static_cast<uint32_t>(groups_.size()));
   if (added) groups_.emplace_back();
   return it->second;
 }
@@ -98,6 +99,9 @@ void JobQueue::Join(uint32_t g, const Job& job, const PendingJob& record) {
   if (it != m.begin() && std::prev(it)->record.submitted > record.submitted) group.monotone = false;
   if (std::next(it) != m.end() && std::next(it)->record.submitted < record.submitted)
     group.monotone = false;
+  if (record.avoid != nullptr && !record.avoid->empty()) ++group.avoiding;
+  if (record.time_limit > Duration(0))
+    group.shortest_limit = std::min(group.shortest_limit, record.time_limit);
   if (group.live++ == 0) {
     group.live_at = static_cast<uint32_t>(live_groups_.size());
     live_groups_.push_back(g);
@@ -114,6 +118,7 @@ void JobQueue::Leave(uint32_t g, int64_t id) {
     rest_->left.push_back(QueueEntry{JobId{id}, RestFactors(*rest_, it->record, g)});
   it->job = nullptr;
   ++group.blanks;
+  if (it->record.avoid != nullptr && !it->record.avoid->empty()) --group.avoiding;
   if (--group.live == 0) {
     const uint32_t last = live_groups_.back();
     live_groups_[group.live_at] = last;
@@ -122,6 +127,7 @@ void JobQueue::Leave(uint32_t g, int64_t id) {
     m.clear();
     group.blanks = 0;
     group.monotone = true;
+    group.shortest_limit = Duration::max();
   } else if (group.blanks * 2 > m.size()) {
     std::erase_if(m, [](const Member& x) { return x.job == nullptr; });
     group.blanks = 0;
@@ -309,9 +315,8 @@ void JobQueue::Ordered(std::vector<QueueEntry> order, size_t sorted, bool partia
   rest_.reset();
 }
 
-void JobQueue::OrderedHead(std::vector<QueueEntry> head, OrderRest rest, TimePoint now,
-                           const Policy& policy) {
-  const size_t sorted = head.size();
+void JobQueue::OrderedHead(std::vector<QueueEntry> head, size_t sorted, OrderRest rest,
+                           TimePoint now, const Policy& policy) {
   Ordered(std::move(head), sorted, false);
   rest_ = Rest{.seq = seq_,
                .now = now,

@@ -19,13 +19,14 @@
 // arrivals at the tail of the queue get an incremental pass that has them wait behind it:
 // a full pass would start nothing and change no other job's place.
 // Groups: a full pass need not score every waiting job. Jobs of one priority class, project
-// and user (one fair-share factor), pool, size and least-attained-service level score alike
-// but for age, and age does not fall as the submit time is earlier: while a group's submit
-// times do not fall as its ids rise (`monotone`), its jobs in id order are in the pass's order
-// (ties by id, as the pass breaks them). A pass given the queue (PassInput::queue) merges the
-// groups' heads as far as it walks, and the rest of its order is made from the groups when
-// asked, with that pass's factors (OrderedHead). A group whose times fall (a clock set back)
-// is scored and sorted whole by its pass.
+// and user (one fair-share factor), pool, request (one shape: Resources) and least-attained-
+// service level score alike but for age, and age does not fall as the submit time is earlier: while
+// a group's submit times do not fall as its ids rise (`monotone`), its jobs in id order are in the
+// pass's order (ties by id, as the pass breaks them). A pass given the queue (PassInput::queue)
+// merges the groups' heads as far as it walks, and the rest of its order is made from the groups
+// when asked, with that pass's factors (OrderedHead). A group whose times fall (a clock set back)
+// is scored and sorted whole by its pass. As a group is one shape, a pass can also tell when
+// all of a group's jobs left would only be counted, and merge no more of it (QueueOrder).
 // Re-pass rule: when a pass that was not full leaves an arrival waiting that could preempt (a
 // lower class runs, or its project has a guarantee), a full pass follows at once, unless one
 // ran in the last kRepassGap (then at the next batch).
@@ -114,9 +115,10 @@ class JobQueue {
   // is never asked for).
   // `partial`: the pass was given only the head of the queue (Plan::partial).
   void Ordered(std::vector<QueueEntry> order, size_t sorted, bool partial);
-  // A pass given the queue ordered `head`, its first jobs; the rest is made from the groups
-  // with its factors (`rest`, and `policy`'s weights at `now`) when asked.
-  void OrderedHead(std::vector<QueueEntry> head, OrderRest rest, TimePoint now,
+  // A pass given the queue ordered `head`, jobs it walked, in order, the first `sorted` of
+  // them with no other job between; the rest is made from the groups with its factors
+  // (`rest`, and `policy`'s weights at `now`) when asked.
+  void OrderedHead(std::vector<QueueEntry> head, size_t sorted, OrderRest rest, TimePoint now,
                    const Policy& policy);
 
   // The groups (see above). Members are in id order; a member that left is blank (job =
@@ -133,11 +135,21 @@ class JobQueue {
     size_t blanks = 0;
     uint32_t live_at = 0;  // its place in live_groups()
     bool monotone = true;  // submit times do not fall as ids rise
+    // Members that avoid nodes (PendingJob::avoid not empty: a waiting job's list does not
+    // change, as it grows only when a launch fails).
+    size_t avoiding = 0;
+    // The shortest time limit of a member since the group was last empty (none: max()).
+    Duration shortest_limit = Duration::max();
   };
   // The groups that have waiting jobs, as indices for group().
   const std::vector<uint32_t>& live_groups() const { return live_groups_; }
   const Group& group(uint32_t g) const { return groups_[g]; }
   size_t groups_count() const { return groups_.size(); }
+  // The group of a waiting job.
+  std::optional<uint32_t> GroupOfJob(JobId id) const {
+    const Entry* e = EntryOf(id);
+    return e != nullptr ? std::optional<uint32_t>(e->group) : std::nullopt;
+  }
   // Policy::las_thresholds: the levels that split groups; the groups are made again when they
   // change.
   void SetLevels(const std::vector<double>& thresholds);
@@ -222,8 +234,9 @@ class JobQueue {
   mutable std::unordered_map<int64_t, uint32_t> position_;  // id -> index in order_, on demand
   mutable bool position_stale_ = false;
 
-  // Groups: (class, level, milli-GPUs, pool, project, user) -> index into groups_.
-  using GroupKey = std::tuple<int, int, int64_t, std::string, std::string, std::string>;
+  // Groups: (class, level, Resources' fields, pool, project, user) -> index into groups_.
+  using GroupKey = std::tuple<int, int, int64_t, std::string, int64_t, int, int, int64_t,
+                              std::string, std::string, std::string>;
   std::map<GroupKey, uint32_t> group_index_;
   std::vector<Group> groups_;
   std::vector<uint32_t> live_groups_;

@@ -255,6 +255,7 @@ void QueueOrder::Start() {
     const PendingJob& head = heads_[i];
     rest_.fairshare[g] = shares_->Factor(*head.project, *head.user, head.account);
     Run run{.group = g};
+    for (int64_t id : fronted_) run.fronted += q.GroupOfJob(JobId{id}) == g ? 1 : 0;
     const JobQueue::Group& group = q.group(g);
     if (!group.monotone) {
       // Scored and sorted whole: its order is not its members'.
@@ -276,16 +277,31 @@ void QueueOrder::Start() {
 
 void QueueOrder::Pull() {
   Start();
-  if (heap_.empty()) return;
-  std::pop_heap(heap_.begin(), heap_.end(),
-                [](const Head& a, const Head& b) { return Higher(b.key, a.key); });
-  Head head = heap_.back();
-  heap_.pop_back();
-  auto index = static_cast<uint32_t>(in_.pending.size());
-  in_.pending.push_back(*head.record);
-  factors_.push_back(head.factors);
-  keys_.push_back(Key{head.key.score, head.key.id, index});
-  Advance(runs_[head.key.index], head.key.index);
+  while (!heap_.empty()) {
+    std::pop_heap(heap_.begin(), heap_.end(),
+                  [](const Head& a, const Head& b) { return Higher(b.key, a.key); });
+    Head head = heap_.back();
+    heap_.pop_back();
+    Run& run = runs_[head.key.index];
+    if (counts_) {
+      // The group's jobs not in the order yet, this one among them.
+      const JobQueue::Group& group = in_.queue->group(run.group);
+      const size_t left =
+          group.monotone ? group.live - run.fronted - run.taken : run.sorted.size() - run.taken;
+      if (counts_(*head.record, run.group, left)) {
+        if (!dropped_at_) dropped_at_ = keys_.size();
+        size_ -= left;
+        continue;
+      }
+    }
+    auto index = static_cast<uint32_t>(in_.pending.size());
+    in_.pending.push_back(*head.record);
+    factors_.push_back(head.factors);
+    keys_.push_back(Key{head.key.score, head.key.id, index});
+    ++run.taken;
+    Advance(run, head.key.index);
+    return;
+  }
 }
 
 OrderRest QueueOrder::TakeRest() {
@@ -315,7 +331,7 @@ void QueueOrder::SortTo(size_t end) {
 void QueueOrder::Entries(const PassInput& in, std::vector<QueueEntry>& out, size_t* sorted) const {
   out.reserve(out.size() + keys_.size());
   for (const Key& k : keys_) out.push_back(QueueEntry{in.pending[k.index].id, factors_[k.index]});
-  *sorted = sorted_;
+  *sorted = dropped_at_ ? std::min(sorted_, *dropped_at_) : sorted_;
 }
 
 std::vector<uint32_t> OrderQueue(PassInput& in, const Policy& policy,

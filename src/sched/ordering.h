@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -71,10 +72,23 @@ Factors FactorsOf(const PendingJob& job, const Weights& w, Duration max_age,
 // first few hundred jobs of a long queue does not sort all of it. Given the queue
 // (PassInput::queue): its groups' heads are merged, each job scored as it comes up, and added
 // to PassInput::pending. Either way the order is the one a full sort by (score desc, id) gives.
+// Given the queue, the pass may also say, of a group whose next job comes up, that every job
+// left of it would only be counted (CountGroups): the merge drops the group there, and the
+// order comes without those jobs (size() falls by them).
 class QueueOrder {
  public:
   QueueOrder(PassInput& in, const Policy& policy);
   size_t size() const { return size_; }
+  // Given the queue: `counts(next, group, left)` is asked as a group's next job comes up, with
+  // the jobs of the group left to order (`next` among them); true drops them.
+  using Counts = std::function<bool(const PendingJob& next, uint32_t group, size_t left)>;
+  void CountGroups(Counts counts) { counts_ = std::move(counts); }
+  // Whether the order has an `i`-th job (ordering up to it): false once every job left was
+  // dropped with its group.
+  bool Reach(size_t i) {
+    if (i >= sorted_) SortTo(i + 1);
+    return i < keys_.size();
+  }
   // Moves the waiting jobs among `ids` to the front, in score order among themselves.
   void Front(const std::vector<JobId>& ids);
   // The `i`-th job in order (an index into in.pending), ordering up to it.
@@ -83,7 +97,8 @@ class QueueOrder {
     return keys_[i].index;
   }
   // PassResult::order: every job, the ordered part first (its length in `sorted`); given the
-  // queue, only the ordered part.
+  // queue, only the jobs it ordered, in order, and `sorted` as far as no job of a dropped group
+  // would have come between them.
   void Entries(const PassInput& in, std::vector<QueueEntry>& out, size_t* sorted) const;
   // Given the queue: one job of each group (what the whole queue asks, up to the order).
   const std::vector<PendingJob>& heads() const { return heads_; }
@@ -106,6 +121,8 @@ class QueueOrder {
     uint32_t group;
     size_t next = 0;               // into the group's members, or `sorted`
     std::vector<uint32_t> sorted;  // a group that is not monotone: its members, in order
+    size_t taken = 0;              // its jobs in the order so far
+    size_t fronted = 0;            // its jobs Front took
   };
   struct Head {
     Key key;  // index: the run's
@@ -135,6 +152,8 @@ class QueueOrder {
   std::vector<Head> heap_;        // the runs' next jobs, the highest on top
   std::vector<int64_t> fronted_;  // jobs Front took out of their runs
   bool started_ = false;
+  Counts counts_;
+  std::optional<size_t> dropped_at_;  // keys_.size() when the first group was dropped
   OrderRest rest_;
 };
 

@@ -71,21 +71,25 @@ std::optional<Reservation> Shadow(Placer& placer, const std::vector<Release>& re
 // GPUs it would take: free ones first, then busy ones, none held for another job. Held from
 // now, they go to no other job as they free, so the node empties for this one. One node, two
 // or more whole GPUs; nothing when no node could ever hold it.
-std::optional<Reservation> Untimed(Placer& placer, const Resources& r, const std::string& pool,
-                                   TimePoint now, NodeLimits limits) {
-  if (r.milli_gpus < 1000 || r.milli_gpus % (1000 * r.nodes) != 0) return std::nullopt;
-  const int per_node = static_cast<int>(r.milli_gpus / 1000 / r.nodes);
+bool MayHoldUntimed(const Resources& r) {
+  if (r.milli_gpus < 1000 || r.milli_gpus % (1000 * r.nodes) != 0) return false;
   // A job of one GPU a node fits in any GPU that frees: gaps cannot starve it. A gang over
   // several nodes would hold them all for an unknown time: on the Philly trace that idled more
   // than it gave (docs/scheduling-quality.md).
-  if (per_node < 2 || r.nodes > 1) return std::nullopt;
+  return r.milli_gpus / 1000 / r.nodes >= 2 && r.nodes == 1;
+}
+
+std::optional<Reservation> Untimed(Placer& placer, const Resources& r, const std::string& pool,
+                                   TimePoint now, NodeLimits limits) {
+  if (!MayHoldUntimed(r)) return std::nullopt;
+  const int per_node = static_cast<int>(r.milli_gpus / 1000 / r.nodes);
   // The GPUs of node `n` it would take, free ones first; fewer than per_node if it cannot.
   auto take = [&](const NodeSlots& n, std::vector<int>* gpus) {
     int free = 0, usable = 0;
     for (int pass = 0; pass < 2; ++pass) {
       for (const GpuSlot& g : n.gpus) {
-        if (!g.usable || g.reserved_from != kNever || !GpuTypeMatches(g.model, r.gpu_type) ||
-            g.memory_bytes < r.gpu_memory_bytes || (g.free_milli == 1000) != (pass == 0)) {
+        if (!g.usable || g.reserved_from != kNever || (g.free_milli == 1000) != (pass == 0) ||
+            g.memory_bytes < r.gpu_memory_bytes || !GpuTypeMatches(g.model, r.gpu_type)) {
           continue;
         }
         free += pass == 0 ? 1 : 0;

@@ -27,8 +27,10 @@ std::optional<Reservation> Shadow(Placer& placer, const std::vector<Release>& re
                                   NodeLimits limits = {});
 
 // The node to hold for `r` when no release time says when it could start (running jobs
-// without time limits); nullopt for gangs, fractions and one-GPU jobs, or when no node could
-// ever hold it.
+// without time limits); nullopt for gangs, fractions and one-GPU jobs (MayHoldUntimed), or
+// when no node could ever hold it. A pass's reservations only narrow what it could hold: once
+// nullopt, nullopt for the rest of the pass.
+bool MayHoldUntimed(const Resources& r);
 std::optional<Reservation> Untimed(Placer& placer, const Resources& r, const std::string& pool,
                                    TimePoint now, NodeLimits limits = {});
 

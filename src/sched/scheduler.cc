@@ -33,7 +33,9 @@ struct Known {
   bool never;
   TimePoint until;  // the shortest job of this shape that did not fit
   std::string detail;
-  int text = -1;  // detail's index in PassResult::texts, once a wait said it
+  int text = -1;                // detail's index in PassResult::texts, once a wait said it
+  bool untimed_failed = false;  // no node to hold for it (Untimed), for the rest of the pass
+  int shadow_none_at = -1;      // Pass::changes_ when Shadow last found nothing for it
 };
 
 // One pass over one queue (the algorithm is stated in scheduler.h).
@@ -85,6 +87,12 @@ class Pass {
   int64_t OpenFree(std::string_view pool);
   // Quotas, strict order, and jobs too deep in the queue to matter: true when it waits so.
   bool WaitsWithoutLooking(const PendingJob& job);
+  // Given the queue: whether every job left of group `g` (`left` of them, `next` the first)
+  // would only be counted, as Consider would find for each; then they are.
+  bool CountsGroup(const PendingJob& next, uint32_t g, size_t left);
+  // Whether Reserve would make nothing for a job of shape `k` (that failed), now and for the
+  // rest of the pass: no victim search for it, and no reservation, timed or untimed.
+  bool NothingToReserve(const PendingJob& job, const Known& k) const;
   void Consider(const PendingJob& job);
   void Started(const PendingJob& job, const PlaceRules& rules, std::vector<NodeAllocation> at);
   // The shape's entry in known_ (or `local` when known_ is full), made on its first failure.
@@ -92,6 +100,9 @@ class Pass {
                  bool skipped, Known& local);
   // A job that does not fit now: a reservation, and preemption when the wait would be long.
   void Reserve(const PendingJob& job, Known& shape);
+  // Shadow for a job of `shape`; nothing without a look when it found nothing for the shape
+  // and nothing started, was reserved or began to stop since (changes_).
+  std::optional<Reservation> ShadowOf(const PendingJob& job, Known& shape);
   // Stops victims for `job` when a search finds them; the claim becomes its reservation.
   bool Preempt(const PendingJob& job, std::optional<Reservation>& reservation);
   void SortReleases();
@@ -316,6 +327,41 @@ bool Pass::WaitsWithoutLooking(const PendingJob& job) {
   return false;
 }
 
+bool Pass::CountsGroup(const PendingJob& next, uint32_t g, size_t left) {
+  // No words are due, and no node refuses one of them that takes others' jobs.
+  const JobQueue::Group& group = in_.queue->group(g);
+  if (ahead_ < explained_ || group.avoiding > 0 || (next.Limits().root && refusing_root_))
+    return false;
+  // One shape, the group's, failed this pass (Consider: it fails again for a job that would
+  // not end sooner than the one that failed), and the view only fills as the pass goes on.
+  const Resources& r = *next.resources;
+  auto it = std::find_if(known_.begin(), known_.end(),
+                         [&](const Known& k) { return SamePool(k.pool, next.pool) && *k.r == r; });
+  if (it == known_.end()) return false;
+  const TimePoint soonest =
+      group.shortest_limit == Duration::max() ? kNever : now_ + group.shortest_limit;
+  if (!it->never && soonest < it->until) return false;
+  if (!NothingToReserve(next, *it)) return false;
+  ahead_ += static_cast<int>(left);
+  if (MayHaveVictims(next)) preemptors_left_ -= std::min<int64_t>(preemptors_left_, left);
+  return true;
+}
+
+bool Pass::NothingToReserve(const PendingJob& job, const Known& k) const {
+  if (!in_.full || k.never) return true;  // Consider reserves for neither
+  if (preemption_ && searches_ < kPreemptionSearches && MayHaveVictims(job)) return false;
+  if (reserved_ >= policy_.reservations) return true;
+  // Shadow promises nothing while no release says when. A job this pass starts later gives
+  // back, when it ends, only GPUs free now, where the shape failed already (and a shadow hides
+  // every reservation); a victim search could stop running jobs at a known time.
+  if (timed_releases_ > 0 ||
+      (preemption_ && searches_ < kPreemptionSearches && preemptors_left_ > 0))
+    return false;
+  // The first job of the shape that failed tried its untimed hold, unless the pool has one.
+  return !policy_.backfill || !policy_.untimed_reservation || untimed_pools_.count(*job.pool) ||
+         k.untimed_failed || !MayHoldUntimed(*job.resources);
+}
+
 void Pass::Started(const PendingJob& job, const PlaceRules& rules, std::vector<NodeAllocation> at) {
   held_.Add(*job.project, *job.user, *job.pool, job.resources->milli_gpus, +1);
   ++changes_;
@@ -422,6 +468,13 @@ bool Pass::Preempt(const PendingJob& job, std::optional<Reservation>& reservatio
   return true;
 }
 
+std::optional<Reservation> Pass::ShadowOf(const PendingJob& job, Known& shape) {
+  if (shape.shadow_none_at == changes_) return std::nullopt;
+  auto found = Shadow(*placer_, releases_, *job.resources, *job.pool, now_, job.Limits());
+  if (!found) shape.shadow_none_at = changes_;
+  return found;
+}
+
 void Pass::Reserve(const PendingJob& job, Known& shape) {
   const Resources& r = *job.resources;
   std::optional<Reservation> reservation;
@@ -433,23 +486,22 @@ void Pass::Reserve(const PendingJob& job, Known& shape) {
   // the shadow can wait until preemption found nothing.
   const bool soon = !releases_.empty() && releases_.front().at <= now_ + policy_.preempt_grace;
   if ((reserved_ < policy_.reservations || may_preempt) && (!may_preempt || soon)) {
-    reservation = Shadow(*placer_, releases_, r, *job.pool, now_, job.Limits());
+    reservation = ShadowOf(job, shape);
     shadowed = true;
   }
   if (may_preempt && (!reservation || reservation->from > now_ + policy_.preempt_grace)) {
     claimed = Preempt(job, reservation);
   }
-  if (!shadowed && !claimed && reserved_ < policy_.reservations) {
-    reservation = Shadow(*placer_, releases_, r, *job.pool, now_, job.Limits());
-  }
+  if (!shadowed && !claimed && reserved_ < policy_.reservations) reservation = ShadowOf(job, shape);
   // No time says when it could start: the first such job of a pool holds nodes as they
   // empty, else jobs that fit in the gaps would pass it for ever.
   bool untimed = false;
   if (!reservation && !claimed && reserved_ < policy_.reservations && policy_.backfill &&
-      policy_.untimed_reservation && !untimed_pools_.count(*job.pool)) {
+      policy_.untimed_reservation && !untimed_pools_.count(*job.pool) && !shape.untimed_failed) {
     reservation = Untimed(*placer_, r, *job.pool, now_, job.Limits());
     untimed = reservation.has_value();
     if (untimed) untimed_pools_.insert(*job.pool);
+    shape.untimed_failed = !untimed;
   }
   if (!reservation || (!claimed && reserved_ >= policy_.reservations)) {
     Wait(job, WaitReason::kResources, shape);
@@ -504,6 +556,11 @@ PassResult Pass::Run() {
   ahead_ = in_.ahead;
   known_.reserve(32);
   result_.waits.reserve(std::min(order.size(), static_cast<size_t>(explained_)));
+  if (in_.queue != nullptr) {
+    order.CountGroups([this](const PendingJob& next, uint32_t g, size_t left) {
+      return CountsGroup(next, g, left);
+    });
+  }
   bool stopped = false;
   for (walked_ = 0; walked_ < order.size(); ++walked_) {
     if (RestIsCounted()) {
@@ -511,6 +568,7 @@ PassResult Pass::Run() {
       stopped = true;
       break;
     }
+    if (!order.Reach(walked_)) break;  // every job left was counted with its group
     const PendingJob& job = in_.pending[order.at(walked_)];
     if (preemptors_left_ > 0 && MayHaveVictims(job)) --preemptors_left_;
     Consider(job);

@@ -6,6 +6,7 @@
 #include <rapidcheck/gtest.h>
 
 #include <algorithm>
+#include <deque>
 #include <map>
 
 #include "core/node.h"
@@ -383,14 +384,18 @@ RC_GTEST_PROP(SchedulerProperty, APassGivenTheQueuesGroupsDecidesAsOneGivenEvery
 }
 
 // A queue of many kinds of job whose submit times need not rise with their ids (a clock set
-// back): a full pass given the queue decides and explains as one given every job; and the
-// order the queue then makes of the rest is the whole order of the latter, jobs that left
-// since (started, cancelled) included.
+// back), on nodes partly held by running jobs (with and without time limits, of every class
+// and level): a full pass given the queue, which also drops the groups whose jobs left would
+// only be counted, decides and explains as one given every job; and the order the queue then
+// makes of the rest is the whole order of the latter, jobs that left since (started,
+// cancelled) included. Some waiting jobs have time limits, some avoid a node, some are root's
+// where a node refuses root's jobs.
 RC_GTEST_PROP(SchedulerProperty, AGroupedPassAndTheOrderItLeavesAreThoseOfTheWholeQueue, ()) {
   const TimePoint now = testing::kPassNow;
   Policy policy;
   policy.backfill = *rc::gen::arbitrary<bool>();
-  policy.preemption = false;
+  policy.preemption = *rc::gen::arbitrary<bool>();
+  policy.untimed_reservation = *rc::gen::inRange(0, 4) != 0;
   policy.reservations = *rc::gen::inRange(0, 4);
   policy.weights = Weights{.priority = static_cast<double>(*rc::gen::inRange(0, 3)) * 5'000,
                            .fairshare = static_cast<double>(*rc::gen::inRange(0, 3)) * 5'000,
@@ -401,11 +406,48 @@ RC_GTEST_PROP(SchedulerProperty, AGroupedPassAndTheOrderItLeavesAreThoseOfTheWho
   if (*rc::gen::arbitrary<bool>()) {
     policy.las_thresholds = {3600, 36'000};
     policy.weights.las = 1'000;
+    policy.las_preemption = *rc::gen::arbitrary<bool>();
   }
+  if (*rc::gen::arbitrary<bool>()) policy.projects["b"].guaranteed_milli = 8000;
   ClusterView view;
   for (int n = 0; n < *rc::gen::inRange(1, 4); ++n) {
     view.nodes.push_back(testing::MakeNode("n" + std::to_string(n), 8, "H100-80GB", "nvswitch",
                                            n % 2 == 0 ? "default" : "p2"));
+    view.nodes.back().refuses_root_jobs = *rc::gen::inRange(0, 4) == 0;
+  }
+  // Running jobs: on each node, a few runs of its GPUs.
+  const std::vector<std::string> projects = {"a", "b"}, users = {"u0", "u1", "root"},
+                                 pools = {"default", "p2"};
+  std::deque<Resources> held;
+  std::deque<std::vector<NodeAllocation>> allocations;
+  std::vector<RunningJob> running;
+  for (const NodeSlots& node : view.nodes) {
+    for (int first = 0; first < 8;) {
+      const int count = *rc::gen::inRange(1, 9 - first);
+      if (*rc::gen::arbitrary<bool>()) {
+        held.push_back(Resources{.milli_gpus = count * 1000});
+        NodeAllocation part{.node = node.name};
+        for (int g = first; g < first + count; ++g) part.gpus.push_back(g);
+        allocations.push_back({part});
+        const TimePoint started = now - std::chrono::minutes(*rc::gen::inRange(1, 600));
+        running.push_back(RunningJob{
+            .id = JobId{10'000 + static_cast<int64_t>(running.size())},
+            .resources = &held.back(),
+            .allocation = &allocations.back(),
+            .priority = static_cast<Priority>(*rc::gen::inRange(0, 4)),
+            .project = &projects[*rc::gen::inRange<size_t>(0, projects.size())],
+            .user = &users[*rc::gen::inRange(0, 2)],
+            .pool = &node.pool,
+            .started = started,
+            .expected_end = *rc::gen::arbitrary<bool>()
+                                ? started + std::chrono::minutes(*rc::gen::inRange(600, 900))
+                                : kNever,
+            .last_checkpoint = started,
+            .service = *rc::gen::element(0.0, 3600.0, 50'000.0)});
+        view.Apply(allocations.back(), held.back(), +1);
+      }
+      first += count;
+    }
   }
   UsageLedger usage;
   usage.Advance(now - std::chrono::hours(2));
@@ -416,8 +458,6 @@ RC_GTEST_PROP(SchedulerProperty, AGroupedPassAndTheOrderItLeavesAreThoseOfTheWho
   usage.Advance(now);
 
   const int n = *rc::gen::inRange(1, 300);
-  const std::vector<std::string> projects = {"a", "b"}, users = {"u0", "u1"},
-                                 pools = {"default", "p2"};
   std::map<int64_t, Job> jobs;
   std::vector<PendingJob> records;
   for (int64_t id = 1; id <= n; ++id) {
@@ -425,7 +465,10 @@ RC_GTEST_PROP(SchedulerProperty, AGroupedPassAndTheOrderItLeavesAreThoseOfTheWho
     j.id = JobId{id};
     j.spec.priority = static_cast<Priority>(*rc::gen::inRange(0, 4));
     j.spec.project = *rc::gen::elementOf(projects);
-    j.user = *rc::gen::elementOf(users);
+    j.user = users[*rc::gen::inRange(0, 10) == 0 ? 2 : *rc::gen::inRange(0, 2)];
+    if (*rc::gen::inRange(0, 4) == 0)
+      j.spec.time_limit = std::chrono::minutes(*rc::gen::inRange(1, 900));
+    if (*rc::gen::inRange(0, 10) == 0) j.launch_failed_on = {"n0"};
     j.spec.pool = *rc::gen::elementOf(pools);
     j.spec.resources.milli_gpus = *rc::gen::element<int64_t>(500, 1000, 2000, 8000, 16000);
     j.spec.resources.nodes = j.spec.resources.milli_gpus == 16000 ? 2 : 1;
@@ -450,7 +493,7 @@ RC_GTEST_PROP(SchedulerProperty, AGroupedPassAndTheOrderItLeavesAreThoseOfTheWho
   }
   const int explained = *rc::gen::element(0, 5, kExplainedWaits);
   auto pass = [&](bool grouped) {
-    PassInput in{.view = view, .usage = &usage, .policy = &policy, .now = now};
+    PassInput in{.view = view, .running = running, .usage = &usage, .policy = &policy, .now = now};
     in.explained = explained;
     if (grouped) {
       in.queue = &queue;
@@ -471,7 +514,7 @@ RC_GTEST_PROP(SchedulerProperty, AGroupedPassAndTheOrderItLeavesAreThoseOfTheWho
   // groups when asked, after the started jobs and a few others left.
   JobQueue reference;
   reference.Ordered(std::move(whole.order), whole.sorted, false);
-  queue.OrderedHead(std::move(merged.order), merged.rest, now, policy);
+  queue.OrderedHead(std::move(merged.order), merged.sorted, merged.rest, now, policy);
   for (const Start& s : merged.starts) queue.Remove(jobs.at(s.id.value));
   for (const PendingJob& r : waiting) {
     if (*rc::gen::inRange(0, 8) == 0) queue.Remove(jobs.at(r.id.value));
