@@ -187,8 +187,21 @@ const Placer::PoolIndex* Placer::FindPool(std::string_view pool) const {
   return nullptr;
 }
 
+void Placer::Hide(const std::vector<Slot>& slots) {
+  for (const Slot& s : slots) {
+    const NodeSlots& n = view_.nodes[s.node];
+    if (!(s.gpu >= 0 ? n.gpus[s.gpu].usable : n.schedulable)) continue;
+    SetUsable(s.node, s.gpu, false);
+    hidden_.push_back(s);
+  }
+}
+
+void Placer::Unhide() {
+  for (const Slot& s : hidden_) SetUsable(s.node, s.gpu, true);
+  hidden_.clear();
+}
+
 void Placer::SetUsable(int node, int gpu, bool usable) {
-  fit_known_ = false;
   Unindex(node);
   NodeSlots& n = view_.nodes[node];
   if (gpu >= 0) {
@@ -366,7 +379,7 @@ std::optional<std::vector<NodeAllocation>> Placer::Place(const Resources& r,
 }
 
 bool Placer::EverFits(const Resources& r, std::string_view pool) const {
-  if (!fit_known_) Summarize();
+  if (!fit_known_ || !hidden_.empty()) Summarize();
   const int64_t per_node = r.milli_gpus / r.nodes;
   int nodes_ok = 0;
   for (const FitNode& n : fit_nodes_) {
@@ -378,7 +391,7 @@ bool Placer::EverFits(const Resources& r, std::string_view pool) const {
         matching += g.count;
     }
     bool ok = per_node < 1000 ? (per_node == 0 || matching > 0) : matching * 1000 >= per_node;
-    nodes_ok += ok ? 1 : 0;
+    nodes_ok += ok ? n.count : 0;
   }
   return nodes_ok >= r.nodes;
 }
@@ -389,7 +402,7 @@ void Placer::Summarize() const {
   fit_groups_.clear();
   for (const auto& n : view_.nodes) {
     if (!n.schedulable) continue;
-    FitNode f{n.pool, n.total_cpus, n.total_memory_bytes, fit_groups_.size(), 0};
+    FitNode f{n.pool, n.total_cpus, n.total_memory_bytes, fit_groups_.size(), 0, 1};
     for (const auto& g : n.gpus) {
       if (!g.usable) continue;
       if (fit_groups_.size() > f.first && fit_groups_.back().model == g.model &&
@@ -400,9 +413,25 @@ void Placer::Summarize() const {
       }
     }
     f.last = fit_groups_.size();
+    // The same as the node before: counted with it.
+    if (!fit_nodes_.empty()) {
+      FitNode& last = fit_nodes_.back();
+      auto same = [](const FitGroup& a, const FitGroup& b) {
+        return a.model == b.model && a.memory_bytes == b.memory_bytes && a.count == b.count;
+      };
+      if (last.pool == f.pool && last.cpus == f.cpus && last.memory_bytes == f.memory_bytes &&
+          std::equal(fit_groups_.begin() + static_cast<std::ptrdiff_t>(last.first),
+                     fit_groups_.begin() + static_cast<std::ptrdiff_t>(last.last),
+                     fit_groups_.begin() + static_cast<std::ptrdiff_t>(f.first),
+                     fit_groups_.begin() + static_cast<std::ptrdiff_t>(f.last), same)) {
+        ++last.count;
+        fit_groups_.resize(f.first);
+        continue;
+      }
+    }
     fit_nodes_.push_back(f);
   }
-  fit_known_ = true;
+  fit_known_ = hidden_.empty();
 }
 
 }  // namespace baton::sched

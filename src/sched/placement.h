@@ -49,9 +49,14 @@ class Placer {
  public:
   // Indexes `view`, which must outlive the Placer and change only through it.
   explicit Placer(ClusterView& view);
-  // Takes a GPU (gpu >= 0) or a node's host (gpu = -1: CPUs and memory) out of use, or puts
-  // it back: for a search that must not count it.
-  void SetUsable(int node, int gpu, bool usable);
+  // Takes GPUs (gpu >= 0) or nodes' hosts (gpu = -1: CPUs and memory) that are in use out of
+  // use, for a search that must not count them, until Unhide puts them back as they were.
+  struct Slot {
+    int node;
+    int gpu;
+  };
+  void Hide(const std::vector<Slot>& slots);
+  void Unhide();
 
   // Finds room for `r` now; on success subtracts it from the view and returns the allocation.
   std::optional<std::vector<NodeAllocation>> Place(const Resources& r, const PlaceRules& rules);
@@ -86,7 +91,7 @@ class Placer {
   // pools: a walk over them is quicker than hashing the name, a few times per job of a pass.
   const PoolIndex* FindPool(std::string_view pool) const;
   // What EverFits reads of the view (what nodes and GPUs there are, not what is free), made on
-  // its first call and again after SetUsable.
+  // its first call; not kept while slots are hidden (Hide).
   struct FitGroup {
     std::string_view model;
     int64_t memory_bytes;
@@ -97,8 +102,10 @@ class Placer {
     int cpus;
     int64_t memory_bytes;
     size_t first, last;  // its groups in fit_groups_
+    int count;           // alike nodes in a row (a cluster is mostly runs of one kind of node)
   };
   void Summarize() const;
+  void SetUsable(int node, int gpu, bool usable);
 
   ClusterView& view_;
   std::vector<std::pair<std::string, PoolIndex>> pools_;
@@ -109,6 +116,7 @@ class Placer {
   mutable std::vector<FitNode> fit_nodes_;
   mutable std::vector<FitGroup> fit_groups_;
   mutable bool fit_known_ = false;
+  std::vector<Slot> hidden_;
 };
 
 // Words for a request: "4 GPUs of type H100 with 40GiB GPU memory across 2 nodes".

@@ -23,25 +23,21 @@ std::optional<Reservation> Shadow(Placer& placer, const std::vector<Release>& re
   }
   if (freeing < r.milli_gpus) return std::nullopt;
   // Reserved GPUs (and hosts, for a job that asks for CPUs or memory) are out of the picture.
-  struct Hidden {
-    int node;
-    int gpu;  // -1: the host
-  };
-  std::vector<Hidden> hidden;
+  std::vector<Placer::Slot> hidden;
   const auto& nodes = placer.view().nodes;
   for (size_t ni = 0; ni < nodes.size(); ++ni) {
     const NodeSlots& n = nodes[ni];
     if (n.pool != pool) continue;
     for (size_t gi = 0; gi < n.gpus.size(); ++gi) {
       if (n.gpus[gi].reserved_from != kNever && n.gpus[gi].usable) {
-        hidden.push_back(Hidden{static_cast<int>(ni), static_cast<int>(gi)});
+        hidden.push_back(Placer::Slot{static_cast<int>(ni), static_cast<int>(gi)});
       }
     }
     if (n.host_reserved_from != kNever && n.schedulable && (r.cpus > 0 || r.memory_bytes > 0)) {
-      hidden.push_back(Hidden{static_cast<int>(ni), -1});
+      hidden.push_back(Placer::Slot{static_cast<int>(ni), -1});
     }
   }
-  for (const Hidden& h : hidden) placer.SetUsable(h.node, h.gpu, false);
+  placer.Hide(hidden);
   PlaceRules rules{.pool = pool, .limits = limits, .until = kNever};
   std::optional<Reservation> found;
   int attempts = 0;
@@ -62,7 +58,7 @@ std::optional<Reservation> Shadow(Placer& placer, const std::vector<Release>& re
     --applied;
     placer.Apply(*releases[applied].allocation, *releases[applied].resources, +1);
   }
-  for (const Hidden& h : hidden) placer.SetUsable(h.node, h.gpu, true);
+  placer.Unhide();
   return found;
 }
 

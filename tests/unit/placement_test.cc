@@ -93,6 +93,21 @@ TEST(Placement, GangIsAllOrNothing) {
   EXPECT_EQ(v.FreeWholeGpus(), before.FreeWholeGpus());  // nothing held on a failed gang
 }
 
+// Whether a gang could ever fit counts nodes of one kind in a row each (the summary keeps them
+// as one), and a node of another kind between them or after them by itself.
+TEST(Placement, AGangEverFitsOnAsManyNodesOfItsKindAsItAsks) {
+  ClusterView v{{Node("a", 8), Node("b", 8), Node("c", 8), Node("d", 4), Node("e", 8)}};
+  for (auto& n : v.nodes) {
+    for (auto& g : n.gpus) g.free_milli = 0;  // all busy: nothing fits now
+  }
+  Placer placer(v);
+  EXPECT_TRUE(placer.EverFits(Gpus(32'000, 4), "default"));   // a, b, c and e
+  EXPECT_FALSE(placer.EverFits(Gpus(40'000, 5), "default"));  // d has 4
+  EXPECT_TRUE(placer.EverFits(Gpus(20'000, 5), "default"));
+  EXPECT_FALSE(placer.EverFits(Gpus(48'000, 6), "default"));
+  EXPECT_FALSE(placer.EverFits(Gpus(8000), "p2"));
+}
+
 TEST(Placement, FractionsPackOntoASharedGpuFirst) {
   ClusterView v{{Node("a", 2)}};
   Placement p1 = PlaceFirstFit(v, Gpus(500));
