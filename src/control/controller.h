@@ -31,6 +31,7 @@
 #include "control/commands.h"
 #include "control/event_ring.h"
 #include "control/node_table.h"
+#include "control/running_jobs.h"
 #include "control/token_book.h"
 #include "core/policy.h"
 #include "sched/cluster_view.h"
@@ -299,8 +300,8 @@ class Controller {
   };
   std::map<JobId, CronSeries> crons_;  // recurring jobs not deleted, by their first run's id
   std::vector<JobId> cron_due_;        // ended runs whose series' next run is not queued yet
-  std::set<JobId> unproven_;       // running after launch failures elsewhere, blame not yet counted
-  std::map<JobId, Job*> running_;  // jobs_ never drops a job, and map nodes do not move
+  std::set<JobId> unproven_;  // running after launch failures elsewhere, blame not yet counted
+  RunningJobs running_;       // jobs_ never drops a job, and map nodes do not move
   std::vector<sched::Reservation> claims_;  // GPUs preemption freed, held for their claimers
   sched::UsageLedger usage_;
 

@@ -30,7 +30,7 @@ std::optional<int> OwnMasterPort(const Job& job) {
 // job meets.
 using PortsByNode = std::map<std::string, std::set<int>, std::less<>>;
 
-PortsByNode MasterPortsInUse(const std::map<JobId, Job*>& running) {
+PortsByNode MasterPortsInUse(const RunningJobs& running) {
   PortsByNode ports;
   for (const auto& [id, job] : running) {
     if (!MeetsOverNetwork(*job)) continue;

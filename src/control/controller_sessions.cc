@@ -106,8 +106,14 @@ void Controller::ReclaimIdleSessions(TimePoint now) {
     const Job* j = FindJob(it->first);
     it = j == nullptr || j->state != JobState::kRunning ? idle_.erase(it) : std::next(it);
   }
-  for (auto& [id, job] : running_) {
-    if (job->spec.interactive.empty() || job->stop_requested || job->preempt_requested) continue;
+  // The sessions first: stopping one changes the running jobs.
+  std::vector<Job*> sessions;
+  for (const auto& [id, job] : running_) {
+    if (!job->spec.interactive.empty()) sessions.push_back(job);
+  }
+  for (Job* job : sessions) {
+    const JobId id = job->id;
+    if (job->state != JobState::kRunning || job->stop_requested || job->preempt_requested) continue;
     const PoolPolicy* pool = options_.policy.Pool(job->spec.pool);
     if (pool == nullptr || !pool->interactive || pool->idle_timeout.count() == 0) continue;
     if (nodes.empty()) {

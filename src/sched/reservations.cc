@@ -79,20 +79,29 @@ std::optional<Reservation> Untimed(Placer& placer, const Resources& r, const std
                                    TimePoint now, NodeLimits limits) {
   if (!MayHoldUntimed(r)) return std::nullopt;
   const int per_node = static_cast<int>(r.milli_gpus / 1000 / r.nodes);
-  // The GPUs of node `n` it would take, free ones first; fewer than per_node if it cannot.
-  auto take = [&](const NodeSlots& n, std::vector<int>* gpus) {
+  auto could_take = [&](const GpuSlot& g) {
+    return g.usable && g.reserved_from == kNever && g.memory_bytes >= r.gpu_memory_bytes &&
+           GpuTypeMatches(g.model, r.gpu_type);
+  };
+  // How many of node `n`'s GPUs it could take are free (up to per_node), and whether there are
+  // enough of them.
+  auto count = [&](const NodeSlots& n) {
     int free = 0, usable = 0;
-    for (int pass = 0; pass < 2; ++pass) {
-      for (const GpuSlot& g : n.gpus) {
-        if (!g.usable || g.reserved_from != kNever || (g.free_milli == 1000) != (pass == 0) ||
-            g.memory_bytes < r.gpu_memory_bytes || !GpuTypeMatches(g.model, r.gpu_type)) {
-          continue;
-        }
-        free += pass == 0 ? 1 : 0;
-        if (++usable <= per_node && gpus != nullptr) gpus->push_back(g.index);
-      }
+    for (const GpuSlot& g : n.gpus) {
+      if (!could_take(g)) continue;
+      ++usable;
+      free += g.free_milli == 1000 ? 1 : 0;
     }
     return std::make_pair(std::min(free, per_node), usable >= per_node);
+  };
+  // The GPUs of node `n` it would take, free ones first.
+  auto take = [&](const NodeSlots& n, std::vector<int>& gpus) {
+    for (int pass = 0; pass < 2; ++pass) {
+      for (const GpuSlot& g : n.gpus) {
+        if (static_cast<int>(gpus.size()) == per_node) return;
+        if ((g.free_milli == 1000) == (pass == 0) && could_take(g)) gpus.push_back(g.index);
+      }
+    }
   };
   struct Candidate {
     int free = 0;
@@ -106,7 +115,7 @@ std::optional<Reservation> Untimed(Placer& placer, const Resources& r, const std
     if ((r.cpus > 0 && n.total_cpus < r.cpus) ||
         (r.memory_bytes > 0 && n.total_memory_bytes < r.memory_bytes))
       continue;
-    auto [free, enough] = take(n, nullptr);
+    auto [free, enough] = count(n);
     if (enough) candidates.push_back(Candidate{.free = free, .node = static_cast<int>(ni)});
   }
   if (static_cast<int>(candidates.size()) < r.nodes) return std::nullopt;
@@ -116,7 +125,7 @@ std::optional<Reservation> Untimed(Placer& placer, const Resources& r, const std
   for (int i = 0; i < r.nodes; ++i) {
     const NodeSlots& n = nodes[candidates[i].node];
     NodeAllocation part{.node = n.name};
-    take(n, &part.gpus);
+    take(n, part.gpus);
     res.allocation.push_back(std::move(part));
   }
   return res;
