@@ -27,8 +27,7 @@ class RunningJobs {
   }
   // The running job `id`; throws std::out_of_range when it does not run.
   Job* at(JobId id) const {
-    auto it = std::lower_bound(entries_.begin(), entries_.end(), id,
-                               [](const Entry& e, JobId id) { return e.first < id; });
+    auto it = Find(id);
     if (it == entries_.end() || it->first != id) throw std::out_of_range("not a running job");
     return it->second;
   }
@@ -38,8 +37,8 @@ class RunningJobs {
   std::vector<Entry>::const_iterator end() const { return entries_.end(); }
 
  private:
-  std::vector<Entry>::iterator Find(JobId id) {
-    // Starts come mostly in id order: at the end.
+  // Where `id` is or would go. Starts come mostly in id order: at the end.
+  std::vector<Entry>::const_iterator Find(JobId id) const {
     if (entries_.empty() || entries_.back().first < id) return entries_.end();
     return std::lower_bound(entries_.begin(), entries_.end(), id,
                             [](const Entry& e, JobId id) { return e.first < id; });

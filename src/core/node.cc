@@ -267,7 +267,6 @@ bool EqualNoCase(std::string_view a, std::string_view b) {
 }
 
 bool GpuTypeMatchesNamed(std::string_view model, std::string_view wanted) {
-  if (wanted.empty()) return !IsMigModel(model);  // any whole GPU
   if (size_t mig = model.find("-MIG-"); mig != std::string_view::npos) {
     return !wanted.empty() &&
            (EqualNoCase(wanted, model.substr(mig + 5)) || EqualNoCase(wanted, model));

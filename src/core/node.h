@@ -111,7 +111,7 @@ bool IsValidNodeName(std::string_view name);
 // ("H100" matches "H100-80GB"), ignoring case. A MIG instance (model "A100-80GB-MIG-1g.10gb")
 // matches only a request naming its profile ("1g.10gb") or its whole model: a job asking for
 // "a GPU" or "an A100" gets a whole GPU, never a slice.
-bool GpuTypeMatchesNamed(std::string_view model, std::string_view wanted);  // `wanted` not ""
+bool GpuTypeMatchesNamed(std::string_view model, std::string_view wanted);
 // Whether `model` is a MIG instance's ("-MIG-" in it). A plain loop: a scheduling pass asks
 // this of every GPU it looks at, and the models are short.
 inline bool IsMigModel(std::string_view model) {

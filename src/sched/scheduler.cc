@@ -56,6 +56,8 @@ class Pass {
   void CountRunning();
   void DecidePreemption();
   bool MayHaveVictims(const PendingJob& job) const;
+  // Whether a victim search may still be made this pass.
+  bool SearchesLeft() const { return preemption_ && searches_ < kPreemptionSearches; }
   // A job that does not start: counted, and explained while within explained_.
   void Wait(const PendingJob& job, WaitReason reason, std::string detail,
             std::optional<TimePoint> at = std::nullopt);
@@ -246,8 +248,7 @@ bool Pass::RestIsCounted() {
   if (in_.partial) return false;  // what asks least is known of the whole queue only
   // As WaitsWithoutLooking's last rule, for any job that could come next.
   if (!policy_.backfill || walked_ < claims_front_) return false;
-  if (in_.full && preemption_ && searches_ < kPreemptionSearches && preemptors_left_ > 0)
-    return false;
+  if (in_.full && SearchesLeft() && preemptors_left_ > 0) return false;
   if (!least_known_) {
     least_known_ = true;
     for (const PendingJob& p : *whole_) {
@@ -319,8 +320,7 @@ bool Pass::WaitsWithoutLooking(const PendingJob& job) {
   // to make, and no room for it. Counting it is all there is to do.
   if (ahead_ >= explained_ && job.resources->milli_gpus > placer_->free_milli(*job.pool) &&
       policy_.backfill && !claims_.count(job.id.value) &&
-      (!in_.full ||
-       (reserved_ >= policy_.reservations && (!preemption_ || searches_ >= kPreemptionSearches)))) {
+      (!in_.full || (reserved_ >= policy_.reservations && !SearchesLeft()))) {
     ++ahead_;
     return true;
   }
@@ -349,14 +349,12 @@ bool Pass::CountsGroup(const PendingJob& next, uint32_t g, size_t left) {
 
 bool Pass::NothingToReserve(const PendingJob& job, const Known& k) const {
   if (!in_.full || k.never) return true;  // Consider reserves for neither
-  if (preemption_ && searches_ < kPreemptionSearches && MayHaveVictims(job)) return false;
+  if (SearchesLeft() && MayHaveVictims(job)) return false;
   if (reserved_ >= policy_.reservations) return true;
   // Shadow promises nothing while no release says when. A job this pass starts later gives
   // back, when it ends, only GPUs free now, where the shape failed already (and a shadow hides
   // every reservation); a victim search could stop running jobs at a known time.
-  if (timed_releases_ > 0 ||
-      (preemption_ && searches_ < kPreemptionSearches && preemptors_left_ > 0))
-    return false;
+  if (timed_releases_ > 0 || (SearchesLeft() && preemptors_left_ > 0)) return false;
   // The first job of the shape that failed tried its untimed hold, unless the pool has one.
   return !policy_.backfill || !policy_.untimed_reservation || untimed_pools_.count(*job.pool) ||
          k.untimed_failed || !MayHoldUntimed(*job.resources);
@@ -480,7 +478,7 @@ void Pass::Reserve(const PendingJob& job, Known& shape) {
   std::optional<Reservation> reservation;
   bool claimed = false;  // the reservation stands on GPUs its victims are giving back
   bool shadowed = false;
-  const bool may_preempt = preemption_ && searches_ < kPreemptionSearches && MayHaveVictims(job);
+  const bool may_preempt = SearchesLeft() && MayHaveVictims(job);
   SortReleases();
   // Whether anything frees within the grace period; if not, the wait is long for sure and
   // the shadow can wait until preemption found nothing.
