@@ -172,6 +172,9 @@ class Controller {
   static constexpr size_t kStrictHead = sched::kExplainedWaits + 64;
   // The lowest priority class among the running jobs (above kCritical when none runs).
   int LowestRunningClass() const;
+  // Whether the re-pass rule could find an arrival that may preempt among a pass's waits (a
+  // project has a guarantee, or a waiting job's class is above a running one's).
+  bool RepassMayFollow() const;
   // Starts `j` on its allocation: the view, its state, the launch orders.
   void StartJob(Job& j, TimePoint now);
   // Sends the launch orders of the job's current attempt (only rank `only_rank`'s if given).

@@ -220,7 +220,7 @@ NodeRecord& Controller::EnsureNode(const std::string& name) {
     sched::NodeSlots slots;
     slots.name = name;
     slots.schedulable = false;
-    view_.nodes.push_back(std::move(slots));
+    view_.AddNode(std::move(slots));
   }
   return node;
 }

@@ -130,7 +130,13 @@ void Controller::Schedule(TimePoint now) {
   in.policy = &options_.policy;
   in.now = now;
   in.full = full;
-  if (full) in.explained = options_.explained_waits;
+  if (full) {
+    in.explained = options_.explained_waits;
+  } else if (options_.explained_waits == 0 && !RepassMayFollow()) {
+    // A pass that is not full explains its waits for the re-pass rule (ApplyPass) even where
+    // no one reads the reasons (the simulator): not when that rule can find nothing in them.
+    in.explained = 0;
+  }
   in.blocker = plan.blocker;
   in.ahead = plan.ahead;
   if (full) in.claims = claims_;
@@ -276,6 +282,16 @@ int Controller::LowestRunningClass() const {
   for (const auto& [id, job] : running_)
     lowest = std::min(lowest, static_cast<int>(job->spec.priority));
   return lowest;
+}
+
+bool Controller::RepassMayFollow() const {
+  const Policy& p = options_.policy;
+  if (!p.preemption) return false;
+  if (p.default_project.guaranteed_milli > 0) return true;
+  for (const auto& [name, project] : p.projects) {
+    if (project.guaranteed_milli > 0) return true;
+  }
+  return queue_.HighestClass() > LowestRunningClass();
 }
 
 void Controller::StartJob(Job& j, TimePoint now) {

@@ -1,5 +1,6 @@
 #include "sched/cluster_view.h"
 
+#include <algorithm>
 #include <cstdlib>
 
 namespace baton::sched {
@@ -13,18 +14,36 @@ int64_t ClusterView::FreeWholeGpus() const {
   return n;
 }
 
-NodeSlots* ClusterView::FindNode(const std::string& name) {
-  for (auto& n : nodes) {
-    if (n.name == name) return &n;
+void ClusterView::AddNode(NodeSlots node) {
+  const auto index = static_cast<int>(nodes.size());
+  nodes.push_back(std::move(node));
+  if (by_name.size() != static_cast<size_t>(index)) return;  // others were pushed otherwise
+  auto at = std::upper_bound(by_name.begin(), by_name.end(), index, [&](int a, int b) {
+    return nodes[a].name != nodes[b].name ? nodes[a].name < nodes[b].name : a < b;
+  });
+  by_name.insert(at, index);
+}
+
+int ClusterView::IndexOf(std::string_view name) const {
+  if (!NamesIndexed()) {
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      if (nodes[i].name == name) return static_cast<int>(i);
+    }
+    return -1;
   }
-  return nullptr;
+  auto it = std::lower_bound(by_name.begin(), by_name.end(), name,
+                             [&](int i, std::string_view n) { return nodes[i].name < n; });
+  return it != by_name.end() && nodes[*it].name == name ? *it : -1;
+}
+
+NodeSlots* ClusterView::FindNode(const std::string& name) {
+  const int i = IndexOf(name);
+  return i < 0 ? nullptr : &nodes[i];
 }
 
 const NodeSlots* ClusterView::FindNode(const std::string& name) const {
-  for (const auto& n : nodes) {
-    if (n.name == name) return &n;
-  }
-  return nullptr;
+  const int i = IndexOf(name);
+  return i < 0 ? nullptr : &nodes[i];
 }
 
 void ClusterView::ClearReservations() {

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/job.h"
@@ -52,7 +53,17 @@ struct NodeLimits {
 
 struct ClusterView {
   std::vector<NodeSlots> nodes;
+  // Indices of `nodes` in name order (ties by index), kept by AddNode, so that a lookup by name
+  // is a binary search and no pass sorts the names again. Nodes pushed otherwise (tests) are
+  // looked up by a walk.
+  std::vector<int> by_name;
 
+  // Adds a node at the end of `nodes`, in its place in by_name.
+  void AddNode(NodeSlots node);
+  // The index of the first node named `name`, or -1.
+  int IndexOf(std::string_view name) const;
+  // Whether by_name covers every node.
+  bool NamesIndexed() const { return by_name.size() == nodes.size(); }
   int64_t FreeWholeGpus() const;
   // Subtracts (or with sign -1, returns) an allocation's GPUs, CPUs and memory.
   void Apply(const std::vector<NodeAllocation>& allocation, const Resources& r, int sign);

@@ -28,12 +28,17 @@ struct Holdings {
   // Inline: a pass calls these for every running job and every victim it weighs.
   void Add(const std::string& project, const std::string& user, const std::string& pool,
            int64_t milli, int sign) {
-    project_milli[project] += sign * milli;
+    AddJobs(project, user, pool, sign * milli, sign);
+  }
+  // `jobs` jobs of one project, user and pool that hold `milli` together (negative: given back).
+  void AddJobs(const std::string& project, const std::string& user, const std::string& pool,
+               int64_t milli, int jobs) {
+    project_milli[project] += milli;
     if (track_users) {
-      user_milli[user] += sign * milli;
-      user_jobs[user] += sign;
+      user_milli[user] += milli;
+      user_jobs[user] += jobs;
     }
-    if (track_pool_users) pool_user_milli[pool][user] += sign * milli;
+    if (track_pool_users) pool_user_milli[pool][user] += milli;
   }
   int64_t Project(const std::string& p) const {
     auto it = project_milli.find(p);

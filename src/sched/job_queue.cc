@@ -184,6 +184,13 @@ bool JobQueue::OneClass() const {
   return classes <= 1;
 }
 
+int JobQueue::HighestClass() const {
+  for (int c = kClasses - 1; c >= 0; --c) {
+    if (per_class_[c] > 0) return c;
+  }
+  return -1;
+}
+
 std::pair<std::vector<const Job*>, bool> JobQueue::First(size_t limit,
                                                          std::vector<PendingJob>* records) const {
   std::vector<const Job*> jobs;
@@ -207,7 +214,7 @@ void JobQueue::Tick(TimePoint now, Duration interval) {
   if (size_ > 0 && now - last_full_ >= interval) tick_due_ = true;
 }
 
-void JobQueue::AddHead(Plan& plan, std::unordered_set<int64_t>& taken) {
+void JobQueue::AddHead(Plan& plan, std::vector<int64_t>& taken) {
   // The queue's own entries say which jobs wait (the caller's Lookup agrees: a job is in the
   // queue exactly while it waits), without a look into the caller's map of every job.
   auto waiting = [&](JobId id) -> const Job* {
@@ -216,6 +223,7 @@ void JobQueue::AddHead(Plan& plan, std::unordered_set<int64_t>& taken) {
   };
   // Ordered only as far as the head goes: the rest of a long order is never asked for by most
   // head passes.
+  taken.clear();
   for (size_t i = 0; static_cast<int>(plan.jobs.size()) < kHeadPass; ++i) {
     if (i >= sorted_) SortTo(std::max(2 * i, i + kHeadPass));
     if (i >= order_.size()) break;
@@ -223,9 +231,12 @@ void JobQueue::AddHead(Plan& plan, std::unordered_set<int64_t>& taken) {
     const Job* j = waiting(e.id);
     if (j == nullptr) continue;
     plan.jobs.push_back(j);
-    taken.insert(e.id.value);
+    taken.push_back(e.id.value);
   }
-  // Arrivals since the last full pass are not in its order: they come along.
+  // Arrivals since the last full pass are not in its order: they come along (each once, as
+  // since_full_ is a set).
+  std::sort(taken.begin(), taken.end());
+  const size_t head = taken.size();
   int added = 0;
   for (auto it = since_full_.begin(); it != since_full_.end() && added < kHeadPass;) {
     const Job* j = waiting(JobId{it->id});
@@ -233,12 +244,16 @@ void JobQueue::AddHead(Plan& plan, std::unordered_set<int64_t>& taken) {
       it = since_full_.erase(it);
       continue;
     }
-    if (taken.insert(it->id).second) {
+    if (!std::binary_search(taken.begin(), taken.begin() + static_cast<std::ptrdiff_t>(head),
+                            it->id)) {
       plan.jobs.push_back(j);
+      taken.push_back(it->id);
       ++added;
     }
     ++it;
   }
+  std::sort(taken.begin() + static_cast<std::ptrdiff_t>(head), taken.end());
+  std::inplace_merge(taken.begin(), taken.begin() + static_cast<std::ptrdiff_t>(head), taken.end());
 }
 
 bool JobQueue::AtTail(std::vector<const Job*>& tail, const Lookup& waiting) const {
@@ -294,10 +309,11 @@ JobQueue::Plan JobQueue::Next(TimePoint now, bool strict, const Lookup& waiting,
     tick_due_ = false;
     blocker_.reset();
   } else {
-    std::unordered_set<int64_t> taken;
-    if (plan.kind == Kind::kHead) AddHead(plan, taken);
+    taken_.clear();
+    if (plan.kind == Kind::kHead) AddHead(plan, taken_);  // sorted
     for (JobId id : fresh_) {
-      if (!taken.count(id.value)) plan.jobs.push_back(waiting(id));
+      if (!std::binary_search(taken_.begin(), taken_.end(), id.value))
+        plan.jobs.push_back(waiting(id));
     }
     for (JobId id : fresh_) since_full_.insert(KeyOf(*waiting(id)));
   }

@@ -110,6 +110,8 @@ class JobQueue {
                                                  std::vector<PendingJob>* records = nullptr) const;
   // Whether every waiting job has the same priority class (then queue order is submit order).
   bool OneClass() const;
+  // The highest priority class a waiting job has (-1 when none waits).
+  int HighestClass() const;
   // A full pass ordered the queue so: every job it looked at, the first `sorted` highest
   // first, the rest in no order yet (ordered here on the first need: most passes' whole order
   // is never asked for).
@@ -186,8 +188,9 @@ class JobQueue {
   static Key KeyOf(const Job& job) {
     return Key{static_cast<int>(job.spec.priority), job.id.value, &job};
   }
-  // A head pass's jobs: the head of the last order, then arrivals since it.
-  void AddHead(Plan& plan, std::unordered_set<int64_t>& taken);
+  // A head pass's jobs: the head of the last order, then arrivals since it; `taken` gets
+  // their ids, sorted.
+  void AddHead(Plan& plan, std::vector<int64_t>& taken);
   // Orders the part of order_ the last full pass left unordered (making it first from the
   // groups after OrderedHead).
   void SortRest() const { SortTo(std::numeric_limits<size_t>::max()); }
@@ -227,6 +230,7 @@ class JobQueue {
   bool freed_ = false;
   std::optional<Key> blocker_;  // Blocked
   std::set<Key> since_full_;    // arrivals since the last full pass (not in order_)
+  std::vector<int64_t> taken_;  // a head pass's jobs (AddHead): its buffer
   TimePoint last_full_{};
   mutable std::vector<QueueEntry> order_;  // the last full pass's order
   mutable size_t sorted_ = 0;              // order_[0, sorted_) is in order

@@ -213,6 +213,7 @@ void Placer::SetUsable(int node, int gpu, bool usable) {
 }
 
 int Placer::NodeIndex(const std::string& name) const {
+  if (view_.NamesIndexed()) return view_.IndexOf(name);
   if (by_name_.empty() && !view_.nodes.empty()) {
     // Made on the first need: a pass that starts nothing never looks a node up by name.
     by_name_.reserve(view_.nodes.size());

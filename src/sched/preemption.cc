@@ -49,6 +49,14 @@ class Search {
 
  private:
   bool Eligible(size_t v) const;
+  // What a running job's project holds and is guaranteed: looked up once per account in a
+  // search, not once per candidate (two lookups by name each).
+  struct ProjectTerms {
+    int64_t held = 0;
+    int64_t guaranteed = 0;
+    bool known = false;  // looked up
+  };
+  ProjectTerms TermsOf(const RunningJob& x) const;
   void IndexRunningByNode();
   // GPU-seconds lost if `v` stops now: since its last checkpoint.
   double Loss(size_t v) const;
@@ -65,14 +73,28 @@ class Search {
   const int64_t per_node_;
   const bool reclaim_;  // the job's project is under its guarantee
   const PlaceRules any_;
+  mutable std::vector<ProjectTerms> by_account_;  // TermsOf's answers, by RunningJob::account
 };
+
+Search::ProjectTerms Search::TermsOf(const RunningJob& x) const {
+  auto look = [&] {
+    return ProjectTerms{ctx_.held.Project(*x.project), policy_.Project(*x.project).guaranteed_milli,
+                        true};
+  };
+  if (x.account < 0) return look();
+  const auto a = static_cast<size_t>(x.account);
+  if (a >= by_account_.size()) by_account_.resize(a + 1);
+  if (!by_account_[a].known) by_account_[a] = look();
+  return by_account_[a];
+}
 
 bool Search::Eligible(size_t v) const {
   const RunningJob& x = in_.running[v];
-  if (ctx_.stopping[v] || *x.pool != *job_.pool) return false;
+  if (ctx_.stopping[v] || (x.pool != job_.pool && *x.pool != *job_.pool)) return false;
   bool same_project = *x.project == *job_.project;
-  int64_t left = ctx_.held.Project(*x.project) - x.resources->milli_gpus;
-  bool borrowed = left >= policy_.Project(*x.project).guaranteed_milli;
+  const ProjectTerms terms = TermsOf(x);
+  int64_t left = terms.held - x.resources->milli_gpus;
+  bool borrowed = left >= terms.guaranteed;
   if (x.priority < job_.priority && (same_project || borrowed)) return true;
   // Least attained service: a job that has had more GPU-time yields to one that has had less
   // (never to a lower class).

@@ -119,8 +119,11 @@ std::optional<Reservation> Untimed(Placer& placer, const Resources& r, const std
     if (enough) candidates.push_back(Candidate{.free = free, .node = static_cast<int>(ni)});
   }
   if (static_cast<int>(candidates.size()) < r.nodes) return std::nullopt;
-  std::stable_sort(candidates.begin(), candidates.end(),
-                   [](const Candidate& a, const Candidate& b) { return a.free > b.free; });
+  // The r.nodes with the most free, the first in the view among equals: only those are taken.
+  std::partial_sort(candidates.begin(), candidates.begin() + r.nodes, candidates.end(),
+                    [](const Candidate& a, const Candidate& b) {
+                      return a.free != b.free ? a.free > b.free : a.node < b.node;
+                    });
   Reservation res{.from = now, .resources = r};
   for (int i = 0; i < r.nodes; ++i) {
     const NodeSlots& n = nodes[candidates[i].node];

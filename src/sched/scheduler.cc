@@ -54,6 +54,8 @@ class Pass {
  private:
   void TakeClaims();
   void CountRunning();
+  // What the running jobs hold, into held_.
+  void CountHeld();
   void DecidePreemption();
   bool MayHaveVictims(const PendingJob& job) const;
   // Whether a victim search may still be made this pass.
@@ -124,6 +126,7 @@ class Pass {
   std::optional<Placer> placer_;  // indexes the view once the claims are marked in it
   Holdings held_;
   std::vector<Release> releases_;
+  std::vector<Release> untimed_scratch_;  // SortReleases' buffer
   bool releases_sorted_ = false;
   std::vector<bool> stopping_;  // per running job
   int lowest_running_ = static_cast<int>(Priority::kCritical) + 1;
@@ -170,6 +173,35 @@ void Pass::TakeClaims() {
   }
 }
 
+void Pass::CountHeld() {
+  // Summed by account (one project and user) first: a cluster runs hundreds of jobs of a few
+  // accounts, and each sum is a few lookups by name.
+  struct Sum {
+    const RunningJob* first = nullptr;
+    int64_t milli = 0;
+    int jobs = 0;
+  };
+  std::vector<Sum> sums;
+  for (const RunningJob& r : in_.running) {
+    Sum* sum = nullptr;
+    if (r.account >= 0) {
+      if (static_cast<size_t>(r.account) >= sums.size()) sums.resize(r.account + 1);
+      sum = &sums[r.account];
+      if (sum->first == nullptr) sum->first = &r;
+    }
+    if (sum == nullptr || !SamePool(sum->first->pool, r.pool)) {
+      held_.Add(*r.project, *r.user, *r.pool, r.resources->milli_gpus, +1);
+      continue;
+    }
+    sum->milli += r.resources->milli_gpus;
+    sum->jobs += 1;
+  }
+  for (const Sum& sum : sums) {
+    if (sum.first != nullptr)
+      held_.AddJobs(*sum.first->project, *sum.first->user, *sum.first->pool, sum.milli, sum.jobs);
+  }
+}
+
 void Pass::CountRunning() {
   releases_.reserve(in_.running.size());
   stopping_.resize(in_.running.size());
@@ -209,7 +241,20 @@ void Pass::DecidePreemption() {
 
 void Pass::SortReleases() {
   if (releases_sorted_) return;
-  std::stable_sort(releases_.begin(), releases_.end(),
+  // Most running jobs have no time limit (kNever, last): those with a time go first, in their
+  // order, and only they are sorted. The same order as a stable sort of all.
+  size_t timed = 0;
+  untimed_scratch_.clear();
+  for (const Release& r : releases_) {
+    if (r.at == kNever) {
+      untimed_scratch_.push_back(r);
+    } else {
+      releases_[timed++] = r;
+    }
+  }
+  std::copy(untimed_scratch_.begin(), untimed_scratch_.end(),
+            releases_.begin() + static_cast<std::ptrdiff_t>(timed));
+  std::stable_sort(releases_.begin(), releases_.begin() + static_cast<std::ptrdiff_t>(timed),
                    [](const Release& a, const Release& b) { return a.at < b.at; });
   releases_sorted_ = true;
 }
@@ -261,8 +306,12 @@ bool Pass::RestIsCounted() {
       }
     }
   }
+  // GPUs held from now on are open to no later job of a full pass: their holders were walked
+  // (the pass made the holds). A pass that is not full keeps the last full pass's holds, and
+  // a holder may be among the jobs left.
   for (const auto& [pool, least] : least_asked_) {
-    if (least <= placer_->free_milli(*pool) && least <= OpenFree(*pool)) return false;
+    if (least <= placer_->free_milli(*pool) && (!in_.full || least <= OpenFree(*pool)))
+      return false;
   }
   if (!in_.full || reserved_ >= policy_.reservations) return true;
   // Reservations are left, but no later job can get one: no release says when (Shadow finds
@@ -546,10 +595,7 @@ PassResult Pass::Run() {
   DecidePreemption();
   // What the running jobs hold is read only by limits and preemption searches: most passes
   // of most clusters have neither.
-  if (preemption_ || AnyLimit(policy_)) {
-    for (const RunningJob& r : in_.running)
-      held_.Add(*r.project, *r.user, *r.pool, r.resources->milli_gpus, +1);
-  }
+  if (preemption_ || AnyLimit(policy_)) CountHeld();
   strict_blocker_ = in_.blocker;
   ahead_ = in_.ahead;
   known_.reserve(32);

@@ -60,6 +60,33 @@ PassResult Pass(const ClusterView& v, const std::vector<const Resources*>& jobs,
   return RunPass(std::move(in));
 }
 
+TEST(ClusterView, NodesAddedInAnyOrderAreFoundByName) {
+  // The controller adds nodes as they first report (AddNode), in no name order; a pass looks
+  // each allocation's node up by name.
+  ClusterView v;
+  for (const char* name : {"gpu-07", "gpu-02", "a", "gpu-10", "gpu-1"}) v.AddNode(Node(name, 1));
+  ASSERT_TRUE(v.NamesIndexed());
+  EXPECT_EQ(v.IndexOf("gpu-07"), 0);
+  EXPECT_EQ(v.IndexOf("gpu-02"), 1);
+  EXPECT_EQ(v.IndexOf("a"), 2);
+  EXPECT_EQ(v.IndexOf("gpu-10"), 3);
+  EXPECT_EQ(v.IndexOf("gpu-1"), 4);
+  EXPECT_EQ(v.IndexOf("gpu-0"), -1);
+  EXPECT_EQ(v.IndexOf("zz"), -1);
+  EXPECT_EQ(v.FindNode("gpu-10"), &v.nodes[3]);
+  // A copy (each pass's) finds the same; so does a placer over it.
+  ClusterView copy = v;
+  Placer placer(copy);
+  EXPECT_EQ(placer.NodeIndex("gpu-1"), 4);
+  // Nodes pushed past the index (as tests build views) are found by a walk.
+  v.nodes.push_back(Node("b", 1));
+  EXPECT_FALSE(v.NamesIndexed());
+  EXPECT_EQ(v.IndexOf("b"), 5);
+  EXPECT_EQ(v.IndexOf("gpu-02"), 1);
+  v.AddNode(Node("c", 1));  // the index stays as it was: still a walk
+  EXPECT_EQ(v.IndexOf("c"), 6);
+}
+
 TEST(Placement, WholeGpusOnOneNodeInIndexOrder) {
   ClusterView v{{Node("a", 8)}};
   Placement p = PlaceFirstFit(v, Gpus(3000));

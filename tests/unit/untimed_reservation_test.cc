@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "core/policy.h"
+#include "sched/reservations.h"
 #include "sched/scheduler.h"
 #include "sched_harness.h"
 
@@ -81,6 +82,37 @@ TEST(UntimedReservation, AGangOverSeveralNodesHoldsNone) {
   EXPECT_TRUE(r.reservations.empty());  // holding two nodes for an unknown time costs too much
   ASSERT_EQ(r.starts.size(), 1u);
   EXPECT_EQ(r.starts[0].id, JobId{4});
+}
+
+}  // namespace
+}  // namespace baton::sched
+
+namespace baton::sched {
+namespace {
+
+TEST(UntimedReservation, APassThatIsNotFullStillStartsTheJobGpusAreHeldFor) {
+  // The last full pass held n1's two free GPUs from now for job 3 (2 GPUs). A head pass (jobs
+  // ended since) that explains no waits, as the simulator's: job 4, older, cannot take held
+  // GPUs and waits; the walk must still reach job 3, which may take its own.
+  PassJobs f;
+  ClusterView view{{testing::MakeNode("n1", 8)}};
+  RunningJob a = f.Running(view, 1, "n1", 0, 6, 0);
+  Reservation held{.id = JobId{3},
+                   .from = kPassNow,
+                   .allocation = {NodeAllocation{.node = "n1", .gpus = {6, 7}}},
+                   .resources = Resources{.milli_gpus = 2000}};
+  MarkReservation(view, held);
+  Policy policy;
+  PassInput in{.view = view, .policy = &policy, .now = kPassNow};
+  in.full = false;
+  in.explained = 0;
+  in.running = {a};
+  in.pending = {f.Pending(4, 1000, 0, kPassNow - std::chrono::hours(3)),
+                f.Pending(3, 2000, 0, kPassNow - std::chrono::hours(1))};
+  PassResult r = RunPass(std::move(in));
+  ASSERT_EQ(r.starts.size(), 1u);
+  EXPECT_EQ(r.starts[0].id, JobId{3});
+  EXPECT_EQ(r.starts[0].allocation[0].gpus, (std::vector<int>{6, 7}));
 }
 
 }  // namespace
