@@ -157,11 +157,13 @@ QueueOrder::QueueOrder(PassInput& in, const Policy& policy)
     size_ = q.size();
     heads_.reserve(q.live_groups().size());
     head_counts_.reserve(q.live_groups().size());
+    heads_timed_.reserve(q.live_groups().size());
     for (uint32_t g : q.live_groups()) {
       for (const JobQueue::Member& m : q.group(g).members) {
         if (m.job == nullptr) continue;
         heads_.push_back(m.record);
         head_counts_.push_back(q.group(g).live);
+        heads_timed_.push_back(q.group(g).shortest_limit != Duration::max() ? 1 : 0);
         break;
       }
     }

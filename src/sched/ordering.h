@@ -103,6 +103,8 @@ class QueueOrder {
   // Given the queue: one job of each group (what the whole queue asks, up to the order).
   const std::vector<PendingJob>& heads() const { return heads_; }
   const std::vector<size_t>& head_counts() const { return head_counts_; }  // each group's jobs
+  // ... and whether a job of it may have a time limit (JobQueue::Group::shortest_limit).
+  const std::vector<char>& heads_timed() const { return heads_timed_; }
   // Given the queue: what the rest of the order is made of (PassResult::rest).
   OrderRest TakeRest();
 
@@ -148,6 +150,7 @@ class QueueOrder {
   // Given the queue.
   std::vector<PendingJob> heads_;
   std::vector<size_t> head_counts_;
+  std::vector<char> heads_timed_;
   std::vector<Run> runs_;
   std::vector<Head> heap_;        // the runs' next jobs, the highest on top
   std::vector<int64_t> fronted_;  // jobs Front took out of their runs

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <deque>
+#include <limits>
 #include <set>
 #include <string_view>
 #include <tuple>
@@ -86,9 +87,21 @@ class Pass {
     return (rules.limits.avoid != nullptr && !rules.limits.avoid->empty()) ||
            (rules.limits.root && refusing_root_);
   }
+  // Whether Shadow could find a time for a job of `milli` GPUs in `pool`: some release says
+  // when, and what is free with all such releases is enough (Shadow's own first test). As the
+  // pass goes on, a start moves GPUs from free to a release, and only a victim search adds
+  // to them: until then, a false stays false.
+  bool ShadowMayFind(int64_t milli, std::string_view pool) const {
+    return timed_releases_ > 0 && milli <= placer_->free_milli(pool) + timed_milli_;
+  }
   // The free GPU capacity of `pool` that some later job could still use: not held from now
-  // on for a job that waits (a job ends after now, so it cannot take such a GPU).
-  int64_t OpenFree(std::string_view pool);
+  // on for a job that waits (a job ends after now, so it cannot take such a GPU); and of that,
+  // what is held for no job at all, all that a job without a time limit can take.
+  struct Open {
+    int64_t timed = 0;
+    int64_t untimed = 0;
+  };
+  Open OpenFree(std::string_view pool);
   // Quotas, strict order, and jobs too deep in the queue to matter: true when it waits so.
   bool WaitsWithoutLooking(const PendingJob& job);
   // Given the queue: whether every job left of group `g` (`left` of them, `next` the first)
@@ -118,6 +131,7 @@ class Pass {
   // jobs given, or one of each group of the queue given (QueueOrder::heads).
   const std::vector<PendingJob>* whole_ = nullptr;
   const std::vector<size_t>* whole_counts_ = nullptr;  // the jobs each stands for; none: 1
+  const std::vector<char>* whole_timed_ = nullptr;     // whether one of them may have a time limit
   int64_t preemptors_left_ = 0;  // jobs not walked yet that may find victims (MayHaveVictims)
   const int explained_;          // PassInput::explained: waiting jobs that get a reason
   const int detailed_;           // ... and of those, the first that say what is short (Shortfall)
@@ -143,15 +157,21 @@ class Pass {
   int strict_text_ = -1;                 // "behind job N ..." in PassResult::texts
   size_t walked_ = 0;                    // jobs of the order walked so far
   size_t claims_front_ = 0;              // the first jobs of the order: those holding claims
-  // The fewest GPUs a waiting job of each pool asks for: while a pool has less free, none of
-  // its jobs can start.
-  std::vector<std::pair<const std::string*, int64_t>> least_asked_;  // made on first need
+  // The fewest GPUs a waiting job of each pool asks for, among those with a time limit and
+  // those without: while a pool has less free (OpenFree), none of them can start.
+  struct Least {
+    const std::string* pool;
+    int64_t timed = std::numeric_limits<int64_t>::max();
+    int64_t untimed = std::numeric_limits<int64_t>::max();
+  };
+  std::vector<Least> least_asked_;  // made on first need
   bool least_known_ = false;
   bool refusing_root_ = false;  // a node of the view refuses root's jobs
   int changes_ = 0;  // starts and reservations so far: OpenFree's answers hold until the next
-  std::vector<std::tuple<std::string_view, int64_t, int>> open_free_;  // pool, free, changes_
+  std::vector<std::tuple<std::string_view, Open, int>> open_free_;  // pool, free, changes_
   std::set<std::string_view> untimed_pools_;  // pools where a job holds nodes without a time
-  int timed_releases_ = 0;  // releases_ that say when (a running or started job's time limit)
+  int timed_releases_ = 0;   // releases_ that say when (a running or started job's time limit)
+  int64_t timed_milli_ = 0;  // ... and the GPUs they give back, in milli-GPUs
 };
 
 void Pass::TakeClaims() {
@@ -211,6 +231,7 @@ void Pass::CountRunning() {
         r.stopping ? std::min(r.expected_end, now_ + policy_.preempt_grace) : r.expected_end;
     releases_.push_back(Release{end, r.allocation, r.resources});
     timed_releases_ += end != kNever ? 1 : 0;
+    timed_milli_ += end != kNever ? r.resources->milli_gpus : 0;
     stopping_[i] = r.stopping;
     if (r.stopping) continue;
     lowest_running_ = std::min(lowest_running_, static_cast<int>(r.priority));
@@ -296,51 +317,61 @@ bool Pass::RestIsCounted() {
   if (in_.full && SearchesLeft() && preemptors_left_ > 0) return false;
   if (!least_known_) {
     least_known_ = true;
-    for (const PendingJob& p : *whole_) {
+    for (size_t i = 0; i < whole_->size(); ++i) {
+      const PendingJob& p = (*whole_)[i];
       auto it = std::find_if(least_asked_.begin(), least_asked_.end(),
-                             [&](const auto& l) { return SamePool(l.first, p.pool); });
-      if (it == least_asked_.end()) {
-        least_asked_.emplace_back(p.pool, p.resources->milli_gpus);
-      } else {
-        it->second = std::min(it->second, p.resources->milli_gpus);
-      }
+                             [&](const Least& l) { return SamePool(l.pool, p.pool); });
+      if (it == least_asked_.end()) it = least_asked_.insert(it, Least{.pool = p.pool});
+      const bool timed =
+          whole_timed_ != nullptr ? (*whole_timed_)[i] != 0 : p.time_limit > Duration(0);
+      int64_t& least = timed ? it->timed : it->untimed;
+      least = std::min(least, p.resources->milli_gpus);
     }
   }
   // GPUs held from now on are open to no later job of a full pass: their holders were walked
   // (the pass made the holds). A pass that is not full keeps the last full pass's holds, and
-  // a holder may be among the jobs left.
-  for (const auto& [pool, least] : least_asked_) {
-    if (least <= placer_->free_milli(*pool) && (!in_.full || least <= OpenFree(*pool)))
-      return false;
+  // a holder may be among the jobs left. A job without a time limit ends after any hold
+  // begins: only GPUs held for no one are open to it.
+  for (const Least& l : least_asked_) {
+    const int64_t least = std::min(l.timed, l.untimed);
+    if (least > placer_->free_milli(*l.pool)) continue;
+    if (!in_.full) return false;
+    const Open open = OpenFree(*l.pool);
+    if (l.timed <= open.timed || l.untimed <= open.untimed) return false;
   }
   if (!in_.full || reserved_ >= policy_.reservations) return true;
-  // Reservations are left, but no later job can get one: no release says when (Shadow finds
-  // nothing), and every pool's untimed hold is made (or there are none).
-  if (timed_releases_ > 0) return false;
+  // Reservations are left, but no later job can get one: Shadow finds nothing for any (see
+  // ShadowMayFind), and every pool's untimed hold is made (or there are none).
+  if (std::any_of(least_asked_.begin(), least_asked_.end(), [&](const Least& l) {
+        return ShadowMayFind(std::min(l.timed, l.untimed), *l.pool);
+      }))
+    return false;
   if (!policy_.untimed_reservation) return true;
   return std::all_of(least_asked_.begin(), least_asked_.end(),
-                     [&](const auto& l) { return untimed_pools_.count(*l.first) > 0; });
+                     [&](const Least& l) { return untimed_pools_.count(*l.pool) > 0; });
 }
 
-int64_t Pass::OpenFree(std::string_view pool) {
-  for (auto& [name, free, at] : open_free_) {
-    if (name == pool && at == changes_) return free;
+Pass::Open Pass::OpenFree(std::string_view pool) {
+  for (auto& [name, open, at] : open_free_) {
+    if (name == pool && at == changes_) return open;
   }
-  int64_t free = 0;
+  Open open;
   for (const NodeSlots& n : placer_->view().nodes) {
     if (!n.schedulable || n.pool != pool) continue;
     for (const GpuSlot& g : n.gpus) {
-      if (g.usable && g.reserved_from > now_) free += g.free_milli;
+      if (!g.usable) continue;
+      if (g.reserved_from > now_) open.timed += g.free_milli;
+      if (g.reserved_from == kNever) open.untimed += g.free_milli;
     }
   }
   for (auto& entry : open_free_) {
     if (std::get<0>(entry) == pool) {
-      entry = {pool, free, changes_};
-      return free;
+      entry = {pool, open, changes_};
+      return open;
     }
   }
-  open_free_.emplace_back(pool, free, changes_);
-  return free;
+  open_free_.emplace_back(pool, open, changes_);
+  return open;
 }
 
 bool Pass::WaitsWithoutLooking(const PendingJob& job) {
@@ -400,10 +431,12 @@ bool Pass::NothingToReserve(const PendingJob& job, const Known& k) const {
   if (!in_.full || k.never) return true;  // Consider reserves for neither
   if (SearchesLeft() && MayHaveVictims(job)) return false;
   if (reserved_ >= policy_.reservations) return true;
-  // Shadow promises nothing while no release says when. A job this pass starts later gives
-  // back, when it ends, only GPUs free now, where the shape failed already (and a shadow hides
-  // every reservation); a victim search could stop running jobs at a known time.
-  if (timed_releases_ > 0 || (SearchesLeft() && preemptors_left_ > 0)) return false;
+  // Shadow promises nothing for the shape now (ShadowMayFind). A job this pass starts later
+  // gives back, when it ends, only GPUs free now, where the shape failed already (and a shadow
+  // hides every reservation); a victim search could stop running jobs at a known time.
+  if (ShadowMayFind(job.resources->milli_gpus, *job.pool) ||
+      (SearchesLeft() && preemptors_left_ > 0))
+    return false;
   // The first job of the shape that failed tried its untimed hold, unless the pool has one.
   return !policy_.backfill || !policy_.untimed_reservation || untimed_pools_.count(*job.pool) ||
          k.untimed_failed || !MayHoldUntimed(*job.resources);
@@ -415,6 +448,7 @@ void Pass::Started(const PendingJob& job, const PlaceRules& rules, std::vector<N
   started_.push_back(at);
   releases_.push_back(Release{rules.until, &started_.back(), job.resources});
   timed_releases_ += rules.until != kNever ? 1 : 0;
+  timed_milli_ += rules.until != kNever ? job.resources->milli_gpus : 0;
   releases_sorted_ = false;
   result_.starts.push_back(Start{.id = job.id,
                                  .allocation = std::move(at),
@@ -504,7 +538,10 @@ bool Pass::Preempt(const PendingJob& job, std::optional<Reservation>& reservatio
     result_.preemptions.push_back(Preemption{x.id, job.id, WhyPreempted(x, job, policy_)});
     for (auto& rel : releases_) {
       if (rel.allocation != x.allocation) continue;
-      timed_releases_ += rel.at == kNever && found->reservation.from != kNever ? 1 : 0;
+      if (rel.at == kNever && found->reservation.from != kNever) {
+        timed_releases_ += 1;
+        timed_milli_ += rel.resources->milli_gpus;
+      }
       rel.at = std::min(rel.at, found->reservation.from);
     }
   }
@@ -578,7 +615,10 @@ PassResult Pass::Run() {
   // Jobs holding a claim go first: they preempted for those GPUs, and no job ahead of them in
   // the order may stand in their way (in strict order, it would block them for ever).
   whole_ = in_.queue != nullptr ? &order.heads() : &in_.pending;
-  if (in_.queue != nullptr) whole_counts_ = &order.head_counts();
+  if (in_.queue != nullptr) {
+    whole_counts_ = &order.head_counts();
+    whole_timed_ = &order.heads_timed();
+  }
   if (!claims_.empty()) {
     std::vector<JobId> claimers;
     for (const auto& [id, claim] : claims_) claimers.push_back(JobId{id});
