@@ -53,6 +53,13 @@ async function startBaton(gpus, extra = []) {
     try { json = JSON.parse(text); } catch { /* a log */ }
     return { status: res.status, json, text };
   };
+  // `baton up` writes its port before its own agent has registered: wait for the node, which
+  // the tests read first (on a loaded machine it came after the first request).
+  for (let i = 0; i < 600; i++) {
+    if ((await api('GET', '/v1/nodes')).json?.nodes?.length > 0) break;
+    await sleep(50);
+  }
+  assert.ok((await api('GET', '/v1/nodes')).json?.nodes?.length > 0, `no node registered: ${log}`);
   // The jobs still running here are stopped first: a stopped `baton up` leaves its jobs running.
   const stopLocalJobs = async () => {
     const local = (await api('GET', '/v1/nodes')).json?.nodes?.[0]?.name;
