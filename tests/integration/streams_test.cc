@@ -301,8 +301,9 @@ TEST(OpenApi, TheServedDocumentIsValidByARealValidatorAndNamesEveryRoute) {
   std::string script = std::string(BATON_SOURCE_DIR) + "/scripts/openapi-validate";
   std::string cmd = "command -v node >/dev/null || " + std::string(BATON_SOURCE_DIR) +
                     "/scripts/install-test-server nodejs; " +
-                    // Node trusts the server's own CA as any HTTPS client is told to.
-                    "NODE_EXTRA_CA_CERTS=" + baton.ca_file() + " " + script + " " + baton.url() +
+                    // The script's node trusts the server's own CA as any client is told to
+                    // (npm keeps this machine's NODE_EXTRA_CA_CERTS, a proxy's CA perhaps).
+                    "BATON_TLS_CA=" + baton.ca_file() + " " + script + " " + baton.url() +
                     "/v1/openapi.json 2>&1";
   FILE* p = popen(cmd.c_str(), "r");
   ASSERT_NE(p, nullptr);
