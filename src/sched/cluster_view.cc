@@ -17,7 +17,7 @@ int64_t ClusterView::FreeWholeGpus() const {
 void ClusterView::AddNode(NodeSlots node) {
   const auto index = static_cast<int>(nodes.size());
   nodes.push_back(std::move(node));
-  if (by_name.size() != static_cast<size_t>(index)) return;  // others were pushed otherwise
+  if (by_name.size() != static_cast<size_t>(index)) return;  // IndexOf makes it whole again
   auto at = std::upper_bound(by_name.begin(), by_name.end(), index, [&](int a, int b) {
     return nodes[a].name != nodes[b].name ? nodes[a].name < nodes[b].name : a < b;
   });
@@ -26,10 +26,10 @@ void ClusterView::AddNode(NodeSlots node) {
 
 int ClusterView::IndexOf(std::string_view name) const {
   if (!NamesIndexed()) {
-    for (size_t i = 0; i < nodes.size(); ++i) {
-      if (nodes[i].name == name) return static_cast<int>(i);
-    }
-    return -1;
+    by_name.resize(nodes.size());
+    for (size_t i = 0; i < nodes.size(); ++i) by_name[i] = static_cast<int>(i);
+    std::stable_sort(by_name.begin(), by_name.end(),
+                     [&](int a, int b) { return nodes[a].name < nodes[b].name; });
   }
   auto it = std::lower_bound(by_name.begin(), by_name.end(), name,
                              [&](int i, std::string_view n) { return nodes[i].name < n; });

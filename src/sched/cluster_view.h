@@ -54,9 +54,9 @@ struct NodeLimits {
 struct ClusterView {
   std::vector<NodeSlots> nodes;
   // Indices of `nodes` in name order (ties by index), kept by AddNode, so that a lookup by name
-  // is a binary search and no pass sorts the names again. Nodes pushed otherwise (tests) are
-  // looked up by a walk.
-  std::vector<int> by_name;
+  // is a binary search and no pass sorts the names again; made again by the first lookup after
+  // nodes were pushed otherwise (tests). Copied with the view.
+  mutable std::vector<int> by_name;
 
   // Adds a node at the end of `nodes`, in its place in by_name.
   void AddNode(NodeSlots node);

@@ -309,8 +309,11 @@ JobQueue::Plan JobQueue::Next(TimePoint now, bool strict, const Lookup& waiting,
     tick_due_ = false;
     blocker_.reset();
   } else {
-    taken_.clear();
-    if (plan.kind == Kind::kHead) AddHead(plan, taken_);  // sorted
+    if (plan.kind == Kind::kHead) {
+      AddHead(plan, taken_);  // sorted
+    } else {
+      taken_.clear();
+    }
     for (JobId id : fresh_) {
       if (!std::binary_search(taken_.begin(), taken_.end(), id.value))
         plan.jobs.push_back(waiting(id));

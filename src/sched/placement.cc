@@ -212,20 +212,7 @@ void Placer::SetUsable(int node, int gpu, bool usable) {
   Index(node);
 }
 
-int Placer::NodeIndex(const std::string& name) const {
-  if (view_.NamesIndexed()) return view_.IndexOf(name);
-  if (by_name_.empty() && !view_.nodes.empty()) {
-    // Made on the first need: a pass that starts nothing never looks a node up by name.
-    by_name_.reserve(view_.nodes.size());
-    for (size_t i = 0; i < view_.nodes.size(); ++i)
-      by_name_.emplace_back(view_.nodes[i].name, static_cast<int>(i));
-    std::stable_sort(by_name_.begin(), by_name_.end(),
-                     [](const auto& a, const auto& b) { return a.first < b.first; });
-  }
-  auto it = std::lower_bound(by_name_.begin(), by_name_.end(), std::string_view(name),
-                             [](const auto& e, std::string_view n) { return e.first < n; });
-  return it == by_name_.end() || it->first != name ? -1 : it->second;
-}
+int Placer::NodeIndex(const std::string& name) const { return view_.IndexOf(name); }
 
 int64_t Placer::free_milli(std::string_view pool) const {
   const PoolIndex* index = FindPool(pool);

@@ -110,9 +110,6 @@ class Placer {
   ClusterView& view_;
   std::vector<std::pair<std::string, PoolIndex>> pools_;
   std::vector<int> node_pool_;  // per node, its pool's place in pools_
-  // Node indices by name, sorted (the names live in the view); made on the first NodeIndex
-  // where the view has no index of its own (ClusterView::by_name).
-  mutable std::vector<std::pair<std::string_view, int>> by_name_;
   std::vector<NodePos> pos_;
   mutable std::vector<FitNode> fit_nodes_;
   mutable std::vector<FitGroup> fit_groups_;

@@ -78,12 +78,12 @@ TEST(ClusterView, NodesAddedInAnyOrderAreFoundByName) {
   ClusterView copy = v;
   Placer placer(copy);
   EXPECT_EQ(placer.NodeIndex("gpu-1"), 4);
-  // Nodes pushed past the index (as tests build views) are found by a walk.
+  // Nodes pushed past the index (as tests build views) are found too: the index is made again.
   v.nodes.push_back(Node("b", 1));
   EXPECT_FALSE(v.NamesIndexed());
   EXPECT_EQ(v.IndexOf("b"), 5);
   EXPECT_EQ(v.IndexOf("gpu-02"), 1);
-  v.AddNode(Node("c", 1));  // the index stays as it was: still a walk
+  v.AddNode(Node("c", 1));
   EXPECT_EQ(v.IndexOf("c"), 6);
 }
 
