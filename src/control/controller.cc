@@ -44,7 +44,7 @@ void Controller::Restore(store::Snapshot snapshot, TimePoint now) {
     Job& j = jobs_[id] = std::move(job);
     j.account = {};  // another controller's number, if any: this one numbers its own
     if (j.state == JobState::kRunning) {
-      running_.emplace(id, &j);
+      running_.emplace(id, &j, KeptOf(j));
       for (const auto& part : j.allocation) EnsureNode(part.node).running.insert(id);
       if (ArrayGate* gate = GateOf(j)) gate->active += 1;
       if (j.launch_blamed < static_cast<int>(j.launch_failed_on.size())) unproven_.insert(id);
@@ -442,6 +442,8 @@ Reply Controller::Get(const GetJob& c, TimePoint now) const {
     if (auto pos = queue_.Position(job->id)) {
       r.queue_position = pos->first;
       r.factors.push_back(pos->second);
+      sched::ShownFairShare shown = FairShareShown();
+      ShowFactors(r.factors.back(), *job, shown);
     }
   }
   return r;
@@ -504,7 +506,7 @@ void Controller::SetState(Job& job, JobState to, TimePoint now) {
   if (held_place) LeaveGate(job, now);
   if (to == JobState::kPending) Enqueue(job, now);
   if (to == JobState::kRunning) {
-    running_.emplace(job.id, &job);
+    running_.emplace(job.id, &job, KeptOf(job));
     for (const auto& part : job.allocation) EnsureNode(part.node).running.insert(job.id);
     ChargeRate(job, +1, now);
     job.cost_per_hour_micros = PricePerHour(job);

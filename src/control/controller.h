@@ -158,6 +158,14 @@ class Controller {
   // The one copy of the job's pool's name that every job of the pool points a pass at.
   const std::string* PoolOf(const Job& j) const;
   sched::RunningJob RunningOf(const Job& j, TimePoint now) const;
+  // The same, as RunningJobs keeps it (the time-dependent parts as of the job's start).
+  RunningJobs::Kept KeptOf(const Job& j) const;
+  // A waiting job's factors as shown (GetJob, GetQueue): a pass leaves out the fair-share
+  // factor where the policy does not weigh it, and it is worked out here, from the usage now.
+  sched::ShownFairShare FairShareShown() const {
+    return sched::ShownFairShare(&usage_, &options_.policy);
+  }
+  void ShowFactors(QueueFactors& f, const Job& j, sched::ShownFairShare& shown) const;
   // Takes in a pass's decisions: reasons, preemptions, starts; whether an arrival that waits
   // could preempt (the re-pass rule, sched/job_queue.h).
   // `given`: the plan's jobs, by index into `in.pending`; empty when the pass was given the

@@ -2,6 +2,8 @@
 // change (starts, preemptions, reservations and claims, reasons); and the queue view.
 #include <algorithm>
 #include <charconv>
+#include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <set>
 #include <tuple>
@@ -83,27 +85,54 @@ sched::PendingJob Controller::PendingOf(const Job& j) const {
   return p;
 }
 
+RunningJobs::Kept Controller::KeptOf(const Job& j) const {
+  const TimePoint start = j.started_at.value_or(TimePoint{});  // RunningJobs::AtTime if none
+  const Duration limit = j.spec.time_limit;
+  return RunningJobs::Kept{
+      .record = sched::RunningJob{.id = j.id,
+                                  .resources = &j.spec.resources,
+                                  .allocation = &j.allocation,
+                                  .priority = j.spec.priority,
+                                  .project = &j.spec.project,
+                                  .user = &j.user,
+                                  .pool = PoolOf(j),
+                                  .started = start,
+                                  .expected_end = limit.count() > 0 ? start + limit : sched::kNever,
+                                  .last_checkpoint = j.last_checkpoint.value_or(start),
+                                  .stopping = j.stop_requested || j.preempt_requested,
+                                  .service = 0,
+                                  .account = AccountOf(j)},
+      .clock = RunningJobs::Clock{.gpu_seconds = j.gpu_seconds,
+                                  .milli_gpus = j.spec.resources.milli_gpus,
+                                  .time_limit = limit,
+                                  .started = j.started_at.has_value(),
+                                  .checkpointed = j.last_checkpoint.has_value()}};
+}
+
 sched::RunningJob Controller::RunningOf(const Job& j, TimePoint now) const {
-  TimePoint start = j.started_at.value_or(now);
-  return sched::RunningJob{
-      .id = j.id,
-      .resources = &j.spec.resources,
-      .allocation = &j.allocation,
-      .priority = j.spec.priority,
-      .project = &j.spec.project,
-      .user = &j.user,
-      .pool = PoolOf(j),
-      .started = start,
-      .expected_end = j.spec.time_limit.count() > 0 ? start + j.spec.time_limit : sched::kNever,
-      .last_checkpoint = j.last_checkpoint.value_or(start),
-      .stopping = j.stop_requested || j.preempt_requested,
-      .service = j.gpu_seconds + Service(j, now),
-      .account = AccountOf(j)};
+  RunningJobs::Kept kept = KeptOf(j);
+  RunningJobs::AtTime(kept.record, kept.clock, now);
+  return kept.record;
+}
+
+void Controller::ShowFactors(QueueFactors& f, const Job& j, sched::ShownFairShare& shown) const {
+  // Every account a pass would count: each group's first waiting job, and the running jobs.
+  shown.Fill(f, PendingOf(j), [&] {
+    std::vector<sched::PendingJob> accounts;
+    for (uint32_t g : queue_.live_groups()) {
+      if (const sched::JobQueue::Member* head = queue_.Head(g)) accounts.push_back(head->record);
+    }
+    for (const auto& [id, job] : running_) accounts.push_back(PendingOf(*job));
+    return accounts;
+  });
 }
 
 // Which jobs a pass looks at, and when the queue is ordered again, is the queue's to plan
 // (sched/job_queue.h); the controller hands the pass its jobs and takes in its decisions.
 void Controller::Schedule(TimePoint now) {
+  for (JobId id : dirty_) {
+    if (const Job& j = jobs_.at(id); j.state == JobState::kRunning) running_.Keep(id, KeptOf(j));
+  }
   const bool head_is_enough = HeadIsEnough();
   const bool quiet = head_is_enough && !options_.policy.preemption;
   // Read by the queue only when GPUs were freed: no walk over the nodes for other batches.
@@ -121,10 +150,21 @@ void Controller::Schedule(TimePoint now) {
   if (plan.jobs.empty() && !plan.grouped) return;
   const bool full = plan.kind == sched::JobQueue::Kind::kFull;
   sched::PassInput in;
-  in.running = std::move(pass_running_);  // the last pass's buffer
-  in.running.clear();
-  in.running.reserve(running_.size());
-  for (const auto& [id, job] : running_) in.running.push_back(RunningOf(*job, now));
+  // The running jobs' records as kept (RunningJobs): those of jobs that changed in this batch
+  // (every change to a job is saved, so marked dirty) made again first, pass or no pass. Lent to
+  // the pass, and given back before its decisions start or stop any job.
+  running_.AdvanceTo(now);
+  in.running = std::move(pass_running_);  // the last pass's buffer, given to running_ meanwhile
+  running_.SwapRecords(in.running);
+#ifndef NDEBUG
+  // What is kept is what the jobs say: a change that was not marked dirty would show here.
+  for (size_t i = 0; const auto& [id, job] : running_) {
+    if (in.running[i++] == RunningOf(*job, now)) continue;
+    std::fprintf(stderr, "the kept record of running job %s is not the job's\n",
+                 id.ToString().c_str());
+    std::abort();
+  }
+#endif
   usage_.Advance(now);
   in.usage = &usage_;
   in.policy = &options_.policy;
@@ -155,7 +195,7 @@ void Controller::Schedule(TimePoint now) {
       for (const Job* j : plan.jobs) in.pending.push_back(PendingOf(*j));
     }
     in.partial = plan.partial;
-    pass_view_ = view_;  // into the last pass's buffers: no allocation per node
+    pass_view_.CopyFrom(view_);  // into the last pass's buffers: what changed since
     in.view = std::move(pass_view_);
     pass = sched::RunPassOn(in);
     pass_view_ = std::move(in.view);
@@ -164,6 +204,7 @@ void Controller::Schedule(TimePoint now) {
     // runs again on a longer one.
     std::tie(plan.jobs, plan.partial) = queue_.First(plan.jobs.size() * 4, &plan.records);
   }
+  running_.SwapRecords(in.running);  // back before any job starts or stops
   if (full) {
     const Job* blocker = nullptr;
     if (pass.blocker) {
@@ -173,7 +214,7 @@ void Controller::Schedule(TimePoint now) {
   }
   bool could_preempt = ApplyPass(pass, in, plan.jobs, plan.partial, now);
   if (plan.grouped) pass_pending_ = std::move(in.pending);
-  pass_running_ = std::move(in.running);
+  pass_running_ = std::move(in.running);  // the buffer lent to running_
   if (queue_.WantsRepass(plan.kind, could_preempt, now)) Schedule(now);
 }
 
@@ -311,6 +352,7 @@ Reply Controller::Queue(const GetQueue& c) const {
   Reply r;
   int limit = std::clamp(c.limit, 1, 1000);
   int64_t skipped = 0;
+  sched::ShownFairShare shown = FairShareShown();
   auto take = [&](const Job& j, const QueueFactors& f) {
     if (skipped++ < c.offset) return true;
     if (static_cast<int>(r.jobs.size()) == limit) {
@@ -319,6 +361,7 @@ Reply Controller::Queue(const GetQueue& c) const {
     }
     r.jobs.push_back(j);
     r.factors.push_back(f);
+    ShowFactors(r.factors.back(), j, shown);
     return true;
   };
   // The last full pass's order, then jobs that joined the queue since (not yet ordered).

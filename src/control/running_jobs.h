@@ -1,6 +1,12 @@
 // The controller's running jobs by id, in one sorted array: every scheduling pass reads all of
 // them, in id order, and a tree's nodes are scattered over the heap. Starts and ends insert
 // and erase in place (a few thousand pointers moved at most).
+//
+// Beside each job, what a pass reads of it (sched::RunningJob), kept as the job changes instead
+// of made again from the job's record at every pass: a pass reads a few hundred of them, each
+// from fields spread over a thousand bytes of its job. What depends on the time (how long it has
+// run, and for a job whose program has not started yet, its start) is brought up to the pass's
+// time by Records.
 #pragma once
 
 #include <algorithm>
@@ -9,22 +15,75 @@
 #include <vector>
 
 #include "core/job.h"
+#include "sched/pass.h"
 
 namespace baton::control {
 
 class RunningJobs {
  public:
   using Entry = std::pair<JobId, Job*>;
+  // What a job's record is brought up to a time from.
+  struct Clock {
+    double gpu_seconds = 0;      // Job::gpu_seconds: its ended attempts
+    int64_t milli_gpus = 0;      // what it holds
+    Duration time_limit{0};      // JobSpec::time_limit (0: none)
+    bool started = false;        // Job::started_at is known (RunningJob::started is it)
+    bool checkpointed = false;   // Job::last_checkpoint is known (RunningJob::last_checkpoint)
+  };
+  struct Kept {
+    sched::RunningJob record;
+    Clock clock;
+  };
+
+  // Brings the time-dependent parts of `record` to `now`: what Controller::Service counts, and
+  // for a job not started yet, a start of `now`.
+  static void AtTime(sched::RunningJob& record, const Clock& clock, TimePoint now) {
+    if (!clock.started) {
+      record.started = now;
+      record.expected_end =
+          clock.time_limit.count() > 0 ? now + clock.time_limit : sched::kNever;
+      if (!clock.checkpointed) record.last_checkpoint = now;
+    }
+    double run = 0;
+    if (clock.started && now > record.started) {
+      run = static_cast<double>(clock.milli_gpus) / 1000.0 *
+            static_cast<double>((now - record.started).count()) / 1000.0;
+    }
+    record.service = clock.gpu_seconds + run;
+  }
 
   // As std::map's: nothing when `id` is there already.
-  void emplace(JobId id, Job* job) {
+  void emplace(JobId id, Job* job, const Kept& kept) {
     auto it = Find(id);
-    if (it == entries_.end() || it->first != id) entries_.insert(it, Entry{id, job});
+    if (it != entries_.end() && it->first == id) return;
+    const auto at = it - entries_.begin();
+    entries_.insert(it, Entry{id, job});
+    records_.insert(records_.begin() + at, kept.record);
+    clocks_.insert(clocks_.begin() + at, kept.clock);
   }
   void erase(JobId id) {
     auto it = Find(id);
-    if (it != entries_.end() && it->first == id) entries_.erase(it);
+    if (it == entries_.end() || it->first != id) return;
+    const auto at = it - entries_.begin();
+    entries_.erase(it);
+    records_.erase(records_.begin() + at);
+    clocks_.erase(clocks_.begin() + at);
   }
+  // A running job changed what its record is made of; nothing when `id` does not run.
+  void Keep(JobId id, const Kept& kept) {
+    auto it = Find(id);
+    if (it == entries_.end() || it->first != id) return;
+    const auto at = it - entries_.begin();
+    records_[at] = kept.record;
+    clocks_[at] = kept.clock;
+  }
+  // Brings every running job's record to `now`.
+  void AdvanceTo(TimePoint now) {
+    for (size_t i = 0; i < records_.size(); ++i) AtTime(records_[i], clocks_[i], now);
+  }
+  // Lends the records, in id order, to a pass: swapped with `lent`, a buffer of the same kind,
+  // and given back by a second swap, before any job starts or ends.
+  void SwapRecords(std::vector<sched::RunningJob>& lent) { records_.swap(lent); }
   // The running job `id`; throws std::out_of_range when it does not run.
   Job* at(JobId id) const {
     auto it = Find(id);
@@ -44,6 +103,8 @@ class RunningJobs {
                             [](const Entry& e, JobId id) { return e.first < id; });
   }
   std::vector<Entry> entries_;
+  std::vector<sched::RunningJob> records_;  // by the same index as entries_
+  std::vector<Clock> clocks_;
 };
 
 }  // namespace baton::control

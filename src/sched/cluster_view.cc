@@ -1,9 +1,18 @@
 #include "sched/cluster_view.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 
 namespace baton::sched {
+namespace {
+
+uint64_t NewShape() {
+  static std::atomic<uint64_t> last{0};
+  return last.fetch_add(1, std::memory_order_relaxed) + 1;
+}
+
+}  // namespace
 
 int64_t ClusterView::FreeWholeGpus() const {
   int64_t n = 0;
@@ -17,6 +26,7 @@ int64_t ClusterView::FreeWholeGpus() const {
 void ClusterView::AddNode(NodeSlots node) {
   const auto index = static_cast<int>(nodes.size());
   nodes.push_back(std::move(node));
+  shape = NewShape();
   if (by_name.size() != static_cast<size_t>(index)) return;  // IndexOf makes it whole again
   auto at = std::upper_bound(by_name.begin(), by_name.end(), index, [&](int a, int b) {
     return nodes[a].name != nodes[b].name ? nodes[a].name < nodes[b].name : a < b;
@@ -38,12 +48,44 @@ int ClusterView::IndexOf(std::string_view name) const {
 
 NodeSlots* ClusterView::FindNode(const std::string& name) {
   const int i = IndexOf(name);
-  return i < 0 ? nullptr : &nodes[i];
+  if (i < 0) return nullptr;
+  shape = NewShape();  // the caller may change what the node holds
+  return &nodes[i];
 }
 
 const NodeSlots* ClusterView::FindNode(const std::string& name) const {
   const int i = IndexOf(name);
   return i < 0 ? nullptr : &nodes[i];
+}
+
+void ClusterView::CopyFrom(const ClusterView& from) {
+  if (shape == 0 || shape != from.shape || nodes.size() != from.nodes.size()) {
+    *this = from;
+    return;
+  }
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    NodeSlots& n = nodes[i];
+    const NodeSlots& f = from.nodes[i];
+    if (n.gpus.size() != f.gpus.size()) {
+      n = f;
+      continue;
+    }
+    n.free_cpus = f.free_cpus;
+    n.free_memory_bytes = f.free_memory_bytes;
+    n.schedulable = f.schedulable;
+    n.host_reserved_from = f.host_reserved_from;
+    n.host_reserved_for = f.host_reserved_for;
+    for (size_t k = 0; k < n.gpus.size(); ++k) {
+      GpuSlot& g = n.gpus[k];
+      const GpuSlot& h = f.gpus[k];
+      g.free_milli = h.free_milli;
+      g.free_memory_bytes = h.free_memory_bytes;
+      g.usable = h.usable;
+      g.reserved_from = h.reserved_from;
+      g.reserved_for = h.reserved_for;
+    }
+  }
+  if (by_name.size() != from.by_name.size()) by_name = from.by_name;
 }
 
 void ClusterView::ClearReservations() {
@@ -73,9 +115,9 @@ void ApplyPart(NodeSlots& node, const NodeAllocation& part, const Resources& r, 
 void ClusterView::Apply(const std::vector<NodeAllocation>& allocation, const Resources& r,
                         int sign) {
   for (const auto& part : allocation) {
-    NodeSlots* node = FindNode(part.node);
-    if (node == nullptr) continue;  // a node that left; nothing to account on it
-    ApplyPart(*node, part, r, sign);
+    const int i = IndexOf(part.node);
+    if (i < 0) continue;  // a node that left; nothing to account on it
+    ApplyPart(nodes[i], part, r, sign);
   }
 }
 

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -26,6 +27,7 @@ struct GpuSlot {
   int numa_node = 0;
   TimePoint reserved_from = kNever;  // a waiting job's reservation starts here (backfill)
   JobId reserved_for;                // ... and this is the job
+  bool operator==(const GpuSlot&) const = default;
 };
 
 struct NodeSlots {
@@ -40,6 +42,7 @@ struct NodeSlots {
   bool refuses_root_jobs = false;         // its agent does not run root's jobs
   TimePoint host_reserved_from = kNever;  // CPUs/memory reserved from here
   JobId host_reserved_for;
+  bool operator==(const NodeSlots&) const = default;
 };
 
 // Nodes a job may not go to: its agent refuses the job's user (root), or the job could not
@@ -51,12 +54,21 @@ struct NodeLimits {
   bool any() const { return root || (avoid != nullptr && !avoid->empty()); }
 };
 
+struct FitSummary;  // sched/placement.h
+
 struct ClusterView {
   std::vector<NodeSlots> nodes;
   // Indices of `nodes` in name order (ties by index), kept by AddNode, so that a lookup by name
   // is a binary search and no pass sorts the names again; made again by the first lookup after
   // nodes were pushed otherwise (tests). Copied with the view.
   mutable std::vector<int> by_name;
+  // What nodes there are and what they hold (names, pools, GPUs, totals) as a stamp no other
+  // shape of any view had: made again by AddNode and by the FindNode that lets a caller change a
+  // node. 0: never stamped (a view built by pushing nodes). Copied with the view.
+  uint64_t shape = 0;
+  // What a Placer made of this shape for EverFits (FitSummary::shape says which), kept from pass
+  // to pass while the shape lasts.
+  mutable std::shared_ptr<const FitSummary> fit;
 
   // Adds a node at the end of `nodes`, in its place in by_name.
   void AddNode(NodeSlots node);
@@ -70,6 +82,10 @@ struct ClusterView {
   NodeSlots* FindNode(const std::string& name);
   const NodeSlots* FindNode(const std::string& name) const;
   void ClearReservations();
+  // Makes this view a copy of `from`. When it is a copy of `from`'s shape already (the
+  // controller's view copied into the last pass's buffer), only what changes between passes is
+  // copied: what is free, usable and reserved; the names, models and sizes are left as they are.
+  void CopyFrom(const ClusterView& from);
 };
 
 // Subtracts (sign +1) or returns (sign -1) one node's part of an allocation. Aborts on

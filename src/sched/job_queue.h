@@ -147,6 +147,13 @@ class JobQueue {
   const std::vector<uint32_t>& live_groups() const { return live_groups_; }
   const Group& group(uint32_t g) const { return groups_[g]; }
   size_t groups_count() const { return groups_.size(); }
+  // A group's first waiting member (nullptr: none waits).
+  const Member* Head(uint32_t g) const {
+    for (const Member& m : groups_[g].members) {
+      if (m.job != nullptr) return &m;
+    }
+    return nullptr;
+  }
   // The group of a waiting job.
   std::optional<uint32_t> GroupOfJob(JobId id) const {
     const Entry* e = EntryOf(id);
@@ -254,7 +261,8 @@ class JobQueue {
     Weights weights;
     Duration max_age{};
     std::vector<double> levels;
-    std::vector<double> fairshare;  // by group; NaN: the group had no jobs then
+    std::vector<double> fairshare;  // by group; NaN: the group had no jobs then (and see
+                                    // OrderRest::fairshare)
     std::vector<QueueEntry> left;   // members that left since, with their factors
   };
   mutable std::optional<Rest> rest_;

@@ -121,9 +121,20 @@ double FairShareTable::Lookup(const std::string& project, const std::string& use
 }
 
 Factors ComputeFactors(const PendingJob& job, const Policy& policy, TimePoint now,
-                       int64_t cluster_milli, FairShareTable& shares) {
+                       int64_t cluster_milli, FairShareTable* shares) {
   return FactorsOf(job, policy.weights, policy.max_age, policy.las_thresholds, now, cluster_milli,
-                   shares.Factor(*job.project, *job.user, job.account));
+                   shares != nullptr ? shares->Factor(*job.project, *job.user, job.account)
+                                     : kUnweighed);
+}
+
+void ShownFairShare::Fill(QueueFactors& f, const PendingJob& job,
+                          const std::function<std::vector<PendingJob>()>& accounts) {
+  if (f.fairshare != kUnweighed) return;
+  if (!table_) {
+    accounts_ = accounts();
+    table_.emplace(usage_, policy_, accounts_, std::vector<RunningJob>{});
+  }
+  f.fairshare = table_->Factor(*job.project, *job.user, job.account);
 }
 
 Factors FactorsOf(const PendingJob& job, const Weights& w, Duration max_age,
@@ -140,8 +151,8 @@ Factors FactorsOf(const PendingJob& job, const Weights& w, Duration max_age,
                              : 0;
   const auto levels = static_cast<double>(las_thresholds.size());
   f.las = levels > 0 ? 1.0 - LasLevel(las_thresholds, job.service) / levels : 1.0;
-  f.score = w.priority * f.priority + w.fairshare * f.fairshare + w.age * f.age + w.size * f.size +
-            w.las * f.las;
+  f.score = w.priority * f.priority + (w.fairshare != 0 ? w.fairshare * f.fairshare : 0) +
+            w.age * f.age + w.size * f.size + w.las * f.las;
   return f;
 }
 
@@ -159,15 +170,13 @@ QueueOrder::QueueOrder(PassInput& in, const Policy& policy)
     head_counts_.reserve(q.live_groups().size());
     heads_timed_.reserve(q.live_groups().size());
     for (uint32_t g : q.live_groups()) {
-      for (const JobQueue::Member& m : q.group(g).members) {
-        if (m.job == nullptr) continue;
-        heads_.push_back(m.record);
-        head_counts_.push_back(q.group(g).live);
-        heads_timed_.push_back(q.group(g).shortest_limit != Duration::max() ? 1 : 0);
-        break;
-      }
+      const JobQueue::Member* head = q.Head(g);
+      if (head == nullptr) continue;
+      heads_.push_back(head->record);
+      head_counts_.push_back(q.group(g).live);
+      heads_timed_.push_back(q.group(g).shortest_limit != Duration::max() ? 1 : 0);
     }
-    shares_.emplace(in.usage, &policy, heads_, in.running);
+    if (policy.weights.fairshare != 0) shares_.emplace(in.usage, &policy, heads_, in.running);
     rest_.cluster_milli = cluster_milli_;
     keys_.reserve(std::min<size_t>(size_, chunk_));
     factors_.reserve(std::min<size_t>(size_, chunk_));
@@ -178,7 +187,7 @@ QueueOrder::QueueOrder(PassInput& in, const Policy& policy)
   size_ = in.pending.size();
   keys_.resize(size_);
   factors_.resize(size_);
-  shares_.emplace(in.usage, &policy, in.pending, in.running);
+  if (policy.weights.fairshare != 0) shares_.emplace(in.usage, &policy, in.pending, in.running);
   // Each job's request lies in its own record, far from the last one: asked for a few jobs
   // ahead, so that the loads overlap instead of stalling one after another.
   constexpr uint32_t kAhead = 8;
@@ -192,7 +201,7 @@ QueueOrder::QueueOrder(PassInput& in, const Policy& policy)
 }
 
 Factors QueueOrder::Score(const PendingJob& job) {
-  return ComputeFactors(job, policy_, in_.now, cluster_milli_, *shares_);
+  return ComputeFactors(job, policy_, in_.now, cluster_milli_, shares_ ? &*shares_ : nullptr);
 }
 
 void QueueOrder::Front(const std::vector<JobId>& ids) {
@@ -255,7 +264,8 @@ void QueueOrder::Start() {
   for (size_t i = 0; i < live.size(); ++i) {
     const uint32_t g = live[i];
     const PendingJob& head = heads_[i];
-    rest_.fairshare[g] = shares_->Factor(*head.project, *head.user, head.account);
+    rest_.fairshare[g] =
+        shares_ ? shares_->Factor(*head.project, *head.user, head.account) : kUnweighed;
     Run run{.group = g};
     for (int64_t id : fronted_) run.fronted += q.GroupOfJob(JobId{id}) == g ? 1 : 0;
     const JobQueue::Group& group = q.group(g);

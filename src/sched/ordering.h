@@ -49,6 +49,27 @@ class FairShareTable {
   bool has_last_ = false;
 };
 
+// The fair-share factor of a pass whose policy does not weigh it (Weights::fairshare == 0): it
+// changes no score, so the pass does not work it out (a table per pass, a lookup per job), and
+// what shows a job's factors works it out when asked (ShownFairShare).
+inline constexpr double kUnweighed = -1;
+
+// Fills in the fair-share factors a pass left kUnweighed, from the usage now: a table of the
+// queue's accounts (one waiting job of each group) and the running jobs', as a pass makes it.
+class ShownFairShare {
+ public:
+  ShownFairShare(const UsageLedger* usage, const Policy* policy) : usage_(usage), policy_(policy) {}
+  // `heads` and `running` are asked for on the first factor to fill, and only then.
+  void Fill(QueueFactors& f, const PendingJob& job,
+            const std::function<std::vector<PendingJob>()>& accounts);
+
+ private:
+  const UsageLedger* usage_;
+  const Policy* policy_;
+  std::vector<PendingJob> accounts_;
+  std::optional<FairShareTable> table_;
+};
+
 // The least-attained-service level of a job that has run `service` GPU-seconds: the number of
 // Policy::las_thresholds it has reached.
 inline int LasLevel(const std::vector<double>& thresholds, double service) {
@@ -59,9 +80,12 @@ inline int LasLevel(const Policy& policy, double service) {
   return LasLevel(policy.las_thresholds, service);
 }
 
+// `shares` may be null where the policy does not weigh fair share: the factor is then kUnweighed.
 Factors ComputeFactors(const PendingJob& job, const Policy& policy, TimePoint now,
-                       int64_t cluster_milli, FairShareTable& shares);
-// The same with the fair-share factor given, and only the parts of a policy that score.
+                       int64_t cluster_milli, FairShareTable* shares);
+// The same with the fair-share factor given, and only the parts of a policy that score. A factor
+// whose weight is 0 adds nothing to the score, whatever its value (kUnweighed included).
+
 Factors FactorsOf(const PendingJob& job, const Weights& w, Duration max_age,
                   const std::vector<double>& las_thresholds, TimePoint now, int64_t cluster_milli,
                   double fairshare);

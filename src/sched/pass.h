@@ -48,6 +48,7 @@ struct RunningJob {
   bool stopping = false;            // being stopped already (cancel, preemption)
   double service = 0;               // GPU-seconds run so far, this attempt included
   int32_t account = -1;             // as PendingJob::account
+  bool operator==(const RunningJob&) const = default;
 };
 
 using Factors = QueueFactors;
@@ -103,7 +104,9 @@ inline constexpr Duration kClaimSlack = std::chrono::seconds(60);
 // walked (JobQueue::OrderedHead): the size factor's whole, and each group's fair-share factor.
 struct OrderRest {
   int64_t cluster_milli = 0;
-  std::vector<double> fairshare;  // by JobQueue group; NaN: none of its jobs waited
+  // By JobQueue group; NaN: none of its jobs waited; kUnweighed (ordering.h): the policy does
+  // not weigh fair share.
+  std::vector<double> fairshare;
 };
 
 struct PassInput {

@@ -367,14 +367,14 @@ std::optional<std::vector<NodeAllocation>> Placer::Place(const Resources& r,
 }
 
 bool Placer::EverFits(const Resources& r, std::string_view pool) const {
-  if (!fit_known_ || !hidden_.empty()) Summarize();
+  const FitSummary& fit = Fit();
   const int64_t per_node = r.milli_gpus / r.nodes;
   int nodes_ok = 0;
-  for (const FitNode& n : fit_nodes_) {
+  for (const FitSummary::Node& n : fit.nodes) {
     if (n.pool != pool || n.cpus < r.cpus || n.memory_bytes < r.memory_bytes) continue;
     int64_t matching = 0;
     for (size_t i = n.first; i < n.last; ++i) {
-      const FitGroup& g = fit_groups_[i];
+      const FitSummary::Group& g = fit.groups[i];
       if (GpuTypeMatches(g.model, r.gpu_type) && g.memory_bytes >= r.gpu_memory_bytes)
         matching += g.count;
     }
@@ -384,42 +384,57 @@ bool Placer::EverFits(const Resources& r, std::string_view pool) const {
   return nodes_ok >= r.nodes;
 }
 
-void Placer::Summarize() const {
-  // A node's GPUs are nearly always one model: a run of alike ones is matched once.
-  fit_nodes_.clear();
-  fit_groups_.clear();
+const FitSummary& Placer::Fit() const {
+  if (!hidden_.empty()) {
+    Summarize(hidden_fit_);
+    return hidden_fit_;
+  }
+  const std::shared_ptr<const FitSummary>& kept = view_.fit;
+  if (kept != nullptr && kept->shape == view_.shape && (view_.shape != 0 || fit_made_))
+    return *kept;
+  auto made = std::make_shared<FitSummary>();
+  Summarize(*made);
+  made->shape = view_.shape;
+  view_.fit = made;
+  fit_made_ = true;
+  return *made;
+}
+
+void Placer::Summarize(FitSummary& into) const {
+  into.nodes.clear();
+  into.groups.clear();
+  std::vector<FitSummary::Group>& groups = into.groups;
   for (const auto& n : view_.nodes) {
     if (!n.schedulable) continue;
-    FitNode f{n.pool, n.total_cpus, n.total_memory_bytes, fit_groups_.size(), 0, 1};
+    FitSummary::Node f{n.pool, n.total_cpus, n.total_memory_bytes, groups.size(), 0, 1};
     for (const auto& g : n.gpus) {
       if (!g.usable) continue;
-      if (fit_groups_.size() > f.first && fit_groups_.back().model == g.model &&
-          fit_groups_.back().memory_bytes == g.memory_bytes) {
-        ++fit_groups_.back().count;
+      if (groups.size() > f.first && groups.back().model == g.model &&
+          groups.back().memory_bytes == g.memory_bytes) {
+        ++groups.back().count;
       } else {
-        fit_groups_.push_back(FitGroup{g.model, g.memory_bytes, 1});
+        groups.push_back(FitSummary::Group{g.model, g.memory_bytes, 1});
       }
     }
-    f.last = fit_groups_.size();
+    f.last = groups.size();
     // The same as the node before: counted with it.
-    if (!fit_nodes_.empty()) {
-      FitNode& last = fit_nodes_.back();
-      auto same = [](const FitGroup& a, const FitGroup& b) {
+    if (!into.nodes.empty()) {
+      FitSummary::Node& last = into.nodes.back();
+      auto same = [](const FitSummary::Group& a, const FitSummary::Group& b) {
         return a.model == b.model && a.memory_bytes == b.memory_bytes && a.count == b.count;
       };
       if (last.pool == f.pool && last.cpus == f.cpus && last.memory_bytes == f.memory_bytes &&
-          std::equal(fit_groups_.begin() + static_cast<std::ptrdiff_t>(last.first),
-                     fit_groups_.begin() + static_cast<std::ptrdiff_t>(last.last),
-                     fit_groups_.begin() + static_cast<std::ptrdiff_t>(f.first),
-                     fit_groups_.begin() + static_cast<std::ptrdiff_t>(f.last), same)) {
+          std::equal(groups.begin() + static_cast<std::ptrdiff_t>(last.first),
+                     groups.begin() + static_cast<std::ptrdiff_t>(last.last),
+                     groups.begin() + static_cast<std::ptrdiff_t>(f.first),
+                     groups.begin() + static_cast<std::ptrdiff_t>(f.last), same)) {
         ++last.count;
-        fit_groups_.resize(f.first);
+        groups.resize(f.first);
         continue;
       }
     }
-    fit_nodes_.push_back(f);
+    into.nodes.push_back(std::move(f));
   }
-  fit_known_ = hidden_.empty();
 }
 
 }  // namespace baton::sched

@@ -45,6 +45,27 @@ std::optional<NodeAllocation> FitOnNodeSlots(const NodeSlots& n, const Resources
                                              const PlaceRules& rules, int64_t per_node_milli,
                                              Spread* spread = nullptr);
 
+// What Placer::EverFits reads of a view: what nodes and GPUs there are, not what is free. A
+// node's GPUs are nearly always one model, and a cluster mostly runs of one kind of node: a run of
+// alike GPUs is a group, and a run of alike nodes one entry.
+struct FitSummary {
+  struct Group {
+    std::string model;
+    int64_t memory_bytes;
+    int count;  // usable GPUs of this model and memory in a row on the node
+  };
+  struct Node {
+    std::string pool;
+    int cpus;
+    int64_t memory_bytes;
+    size_t first, last;  // its groups
+    int count;           // alike nodes in a row
+  };
+  uint64_t shape = 0;  // ClusterView::shape it was made of
+  std::vector<Node> nodes;
+  std::vector<Group> groups;
+};
+
 class Placer {
  public:
   // Indexes `view`, which must outlive the Placer and change only through it.
@@ -90,30 +111,18 @@ class Placer {
   // The pool's index, or nullptr when no schedulable node of it was indexed. A cluster has a few
   // pools: a walk over them is quicker than hashing the name, a few times per job of a pass.
   const PoolIndex* FindPool(std::string_view pool) const;
-  // What EverFits reads of the view (what nodes and GPUs there are, not what is free), made on
-  // its first call; not kept while slots are hidden (Hide).
-  struct FitGroup {
-    std::string_view model;
-    int64_t memory_bytes;
-    int count;  // usable GPUs of this model and memory in a row on the node
-  };
-  struct FitNode {
-    std::string_view pool;
-    int cpus;
-    int64_t memory_bytes;
-    size_t first, last;  // its groups in fit_groups_
-    int count;           // alike nodes in a row (a cluster is mostly runs of one kind of node)
-  };
-  void Summarize() const;
+  // What EverFits reads: the view's own (ClusterView::fit) when it was made of the view's shape,
+  // else made now and kept there; made apart, and not kept, while slots are hidden (Hide).
+  const FitSummary& Fit() const;
+  void Summarize(FitSummary& into) const;
   void SetUsable(int node, int gpu, bool usable);
 
   ClusterView& view_;
   std::vector<std::pair<std::string, PoolIndex>> pools_;
   std::vector<int> node_pool_;  // per node, its pool's place in pools_
   std::vector<NodePos> pos_;
-  mutable std::vector<FitNode> fit_nodes_;
-  mutable std::vector<FitGroup> fit_groups_;
-  mutable bool fit_known_ = false;
+  mutable FitSummary hidden_fit_;
+  mutable bool fit_made_ = false;  // this Placer made the view's (a view without a shape)
   std::vector<Slot> hidden_;
 };
 

@@ -136,8 +136,9 @@ std::optional<Reservation> Untimed(Placer& placer, const Resources& r, const std
 
 void MarkReservation(ClusterView& view, const Reservation& r) {
   for (const auto& part : r.allocation) {
-    NodeSlots* n = view.FindNode(part.node);
-    if (n == nullptr) continue;
+    const int i = view.IndexOf(part.node);
+    if (i < 0) continue;
+    NodeSlots* n = &view.nodes[i];
     for (int g : part.gpus) {
       if (g < 0 || static_cast<size_t>(g) >= n->gpus.size()) continue;
       GpuSlot& slot = n->gpus[g];

@@ -352,6 +352,47 @@ TEST_F(ControllerTest, TheQueueListsPendingJobsInStartOrderWithTheirFactors) {
   EXPECT_TRUE(Run(GetJob{.caller = {"ada", true}, .id = busy}).factors.empty());
 }
 
+TEST_F(ControllerTest, AQueueThatFairShareDoesNotOrderStillShowsEachJobsFairShare) {
+  // A pass does not work out a factor the policy does not weigh; the queue shows it anyway,
+  // from the usage when asked.
+  ControllerOptions options;
+  options.policy.backfill = false;
+  options.policy.weights = Weights{.priority = 10'000, .fairshare = 0, .age = 0, .size = 0};
+  c_ = std::make_unique<Controller>(options);
+  c_->Restore(*store_.Load(), now_);
+  RegisterNode("n1", 1);
+  auto submit = [&](const std::string& project, const std::string& user) {
+    JobSpec s;
+    s.command = {"true"};
+    s.project = project;
+    s.resources.milli_gpus = 1000;
+    return Run(SubmitJobs{.caller = {user, true}, .specs = {s}}).jobs.at(0).id;
+  };
+  JobId used = submit("heavy", "ada");  // runs for ten minutes: its project's usage
+  Poll("n1");
+  ReportEvent("n1", {.job = used, .kind = JobEvent::Kind::kStarted});
+  for (int i = 0; i < 60; ++i) {
+    now_ += seconds(10);
+    Poll("n1");
+  }
+  ASSERT_EQ(State(used), JobState::kRunning);
+  JobId heavy = submit("heavy", "ada");
+  JobId light = submit("light", "bob");
+  now_ += seconds(5);
+  (void)Run(Tick{});
+  Reply q = Run(GetQueue{.caller = {"ada", true}});
+  ASSERT_EQ(q.jobs.size(), 2u);
+  ASSERT_EQ(q.factors.size(), 2u);
+  EXPECT_EQ(q.jobs[0].id, heavy);  // submit order: the factor changes no score
+  EXPECT_EQ(q.factors[0].score, q.factors[1].score);
+  EXPECT_GT(q.factors[0].fairshare, 0);
+  EXPECT_LT(q.factors[0].fairshare, 1);
+  EXPECT_GT(q.factors[1].fairshare, q.factors[0].fairshare);  // `light` used none of its share
+  Reply one = Run(GetJob{.caller = {"ada", true}, .id = light});
+  ASSERT_EQ(one.factors.size(), 1u);
+  EXPECT_EQ(one.factors[0], q.factors[1]);
+}
+
 TEST_F(ControllerTest, ANewPolicyAppliesToWhatComesNextAndKeepsWhatJobsWereGiven) {
   JobSpec s;
   s.command = {"true"};

@@ -87,6 +87,65 @@ TEST(ClusterView, NodesAddedInAnyOrderAreFoundByName) {
   EXPECT_EQ(v.IndexOf("c"), 6);
 }
 
+TEST(ClusterView, ACopyKeptFromPassToPassFollowsTheViewItCopies) {
+  // The controller copies its view into the last pass's buffer before each pass (CopyFrom),
+  // which copies only what is free and reserved while the nodes are what they were.
+  ClusterView v;
+  v.AddNode(Node("a", 4));
+  v.AddNode(Node("b", 2));
+  ClusterView copy;
+  copy.CopyFrom(v);
+  EXPECT_EQ(copy.nodes, v.nodes);
+  // Starts and reservations change the view; a pass changed its copy (a start, a hidden GPU).
+  Resources r = Gpus(2000);
+  r.cpus = 8;
+  v.Apply({NodeAllocation{.node = "a", .gpus = {0, 1}, .milli_per_gpu = 1000}}, r, +1);
+  MarkReservation(v, Reservation{.id = JobId{7},
+                                 .from = TimePoint{} + std::chrono::hours(1),
+                                 .allocation = {NodeAllocation{.node = "b", .gpus = {1}}}});
+  copy.nodes[1].gpus[0].free_milli = 0;
+  copy.nodes[0].gpus[3].usable = false;
+  copy.CopyFrom(v);
+  EXPECT_EQ(copy.nodes, v.nodes);
+  // A node is changed (it registered again with other GPUs, in another pool), or added.
+  NodeSlots* b = v.FindNode("b");
+  b->gpus[0].model = "A100-40GB";
+  b->pool = "p2";
+  copy.CopyFrom(v);
+  EXPECT_EQ(copy.nodes, v.nodes);
+  v.AddNode(Node("c", 1));
+  copy.CopyFrom(v);
+  EXPECT_EQ(copy.nodes, v.nodes);
+  EXPECT_EQ(copy.IndexOf("c"), 2);
+}
+
+TEST(Placement, WhatEverFitsFollowsTheNodesAsTheyChange) {
+  // What EverFits reads of a view is kept with it from pass to pass while its nodes stay what
+  // they are: made again when one changes or joins, and not counting GPUs a search hides.
+  ClusterView v;
+  v.AddNode(Node("a", 8));
+  Resources h100 = Gpus(8000), a100 = Gpus(4000);
+  h100.gpu_type = "H100";
+  a100.gpu_type = "A100";
+  ClusterView copy;
+  copy.CopyFrom(v);
+  EXPECT_TRUE(Placer(copy).EverFits(h100, "default"));
+  EXPECT_FALSE(Placer(copy).EverFits(a100, "default"));
+  NodeSlots* a = v.FindNode("a");
+  for (int i = 0; i < 4; ++i) a->gpus[i].model = "A100-80GB";
+  copy.CopyFrom(v);
+  EXPECT_FALSE(Placer(copy).EverFits(h100, "default"));
+  EXPECT_TRUE(Placer(copy).EverFits(a100, "default"));
+  v.AddNode(Node("b", 8));
+  copy.CopyFrom(v);
+  Placer placer(copy);
+  EXPECT_TRUE(placer.EverFits(h100, "default"));
+  placer.Hide({Placer::Slot{.node = 1, .gpu = -1}});
+  EXPECT_FALSE(placer.EverFits(h100, "default"));
+  placer.Unhide();
+  EXPECT_TRUE(placer.EverFits(h100, "default"));
+}
+
 TEST(Placement, WholeGpusOnOneNodeInIndexOrder) {
   ClusterView v{{Node("a", 8)}};
   Placement p = PlaceFirstFit(v, Gpus(3000));
