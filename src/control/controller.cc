@@ -44,8 +44,8 @@ void Controller::Restore(store::Snapshot snapshot, TimePoint now) {
     Job& j = jobs_[id] = std::move(job);
     j.account = {};  // another controller's number, if any: this one numbers its own
     if (j.state == JobState::kRunning) {
-      running_.emplace(id, &j, KeptOf(j));
       for (const auto& part : j.allocation) EnsureNode(part.node).running.insert(id);
+      running_.emplace(id, &j, KeptOf(j));  // after its nodes are in the view (first_node)
       if (ArrayGate* gate = GateOf(j)) gate->active += 1;
       if (j.launch_blamed < static_cast<int>(j.launch_failed_on.size())) unproven_.insert(id);
       // Its nodes must come back and say what became of it; until then they are awaited.
@@ -506,8 +506,8 @@ void Controller::SetState(Job& job, JobState to, TimePoint now) {
   if (held_place) LeaveGate(job, now);
   if (to == JobState::kPending) Enqueue(job, now);
   if (to == JobState::kRunning) {
-    running_.emplace(job.id, &job, KeptOf(job));
     for (const auto& part : job.allocation) EnsureNode(part.node).running.insert(job.id);
+    running_.emplace(job.id, &job, KeptOf(job));  // after its nodes are in the view (first_node)
     ChargeRate(job, +1, now);
     job.cost_per_hour_micros = PricePerHour(job);
   }

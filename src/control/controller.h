@@ -319,6 +319,8 @@ class Controller {
   NodeTable nodes_;
   std::vector<sched::KnownNode> known_nodes_;  // for Feasible; rebuilt when stale
   bool known_nodes_stale_ = true;
+  // Every node that is not lost was last seen at or after this (OnTick; none: not known).
+  std::optional<TimePoint> seen_since_;
   struct FeasibleShape {
     std::string pool;
     Resources request;

@@ -217,6 +217,7 @@ NodeRecord& Controller::EnsureNode(const std::string& name) {
   NodeRecord& node = nodes_.Ensure(name, &added);
   if (added) {
     known_nodes_stale_ = true;
+    seen_since_.reset();  // never seen: OnTick's bound is made again
     sched::NodeSlots slots;
     slots.name = name;
     slots.schedulable = false;
@@ -274,6 +275,7 @@ Reply Controller::Register(const AgentRegister& c, TimePoint now) {
   node.info = info;
   node.state = NodeRecord::State::kReady;
   node.last_seen = now;
+  seen_since_.reset();  // it may have been lost: OnTick's bound is made again
   node.samples.clear();
   RebuildNodeSlots(node);
   queue_.RequestFull();
@@ -493,10 +495,19 @@ void Controller::OnTick(TimePoint now) {
       BlameLaunchFailures(job, now);
   }
   queue_.Tick(now, options_.full_pass_interval);
-  for (auto& [name, node] : nodes_) {
-    if (node.state != NodeRecord::State::kLost && now - node.last_seen > options_.node_timeout) {
-      MarkLost(node, now);
+  // A walk of the nodes only when one may have timed out: none was last seen before the
+  // bound the last walk made (nodes are seen later only, and one that joins or comes back
+  // resets it).
+  if (!seen_since_ || now - *seen_since_ > options_.node_timeout) {
+    seen_since_ = TimePoint::max();  // a node that joins during the walk resets it
+    TimePoint since = TimePoint::max();
+    for (auto& [name, node] : nodes_) {
+      if (node.state != NodeRecord::State::kLost && now - node.last_seen > options_.node_timeout) {
+        MarkLost(node, now);
+      }
+      if (node.state != NodeRecord::State::kLost) since = std::min(since, node.last_seen);
     }
+    if (seen_since_) seen_since_ = since;
   }
   nodes_.ExpirePolls(now, options_.poll_timeout);
 }

@@ -101,7 +101,10 @@ RunningJobs::Kept Controller::KeptOf(const Job& j) const {
                                   .last_checkpoint = j.last_checkpoint.value_or(start),
                                   .stopping = j.stop_requested || j.preempt_requested,
                                   .service = 0,
-                                  .account = AccountOf(j)},
+                                  .account = AccountOf(j),
+                                  .first_node = j.allocation.empty()
+                                                    ? -1
+                                                    : view_.IndexOf(j.allocation.front().node)},
       .clock = RunningJobs::Clock{.gpu_seconds = j.gpu_seconds,
                                   .milli_gpus = j.spec.resources.milli_gpus,
                                   .time_limit = limit,

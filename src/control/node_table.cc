@@ -50,6 +50,7 @@ std::optional<std::vector<Order>> NodeTable::Poll(NodeRecord& node, uint64_t aft
   if (!node.outbox.empty()) return std::vector<Order>(node.outbox.begin(), node.outbox.end());
   node.parked_poll = poll_id;
   node.parked_at = now;
+  first_parked_ = std::min(first_parked_, now);
   return std::nullopt;
 }
 
@@ -59,8 +60,11 @@ void NodeTable::Disconnect(NodeRecord& node) {
 }
 
 void NodeTable::ExpirePolls(TimePoint now, Duration timeout) {
+  if (first_parked_ == TimePoint::max() || now - first_parked_ < timeout) return;
+  first_parked_ = TimePoint::max();
   for (auto& [name, node] : nodes_) {
     if (node.parked_poll && now - node.parked_at >= timeout) Unpark(node);
+    if (node.parked_poll) first_parked_ = std::min(first_parked_, node.parked_at);
   }
 }
 

@@ -57,7 +57,8 @@ class NodeTable {
                                          TimePoint now);
   // Answers the node's parked poll empty and drops its orders (the node is lost).
   void Disconnect(NodeRecord& node);
-  // Answers parked polls that waited `timeout` empty, so that agents poll again.
+  // Answers parked polls that waited `timeout` empty, so that agents poll again. Walks the
+  // nodes only when the oldest poll parked since the last walk may be due.
   void ExpirePolls(TimePoint now, Duration timeout);
   // The batch's deliveries: parked polls answered with the orders now waiting, and those
   // answered empty since the last call.
@@ -77,6 +78,8 @@ class NodeTable {
   // Nodes sent an order while their poll was parked: what TakeDeliveries answers, instead of a
   // walk of every node at every batch's end. May hold a node twice, or one answered since.
   std::vector<NodeRecord*> to_deliver_;
+  // No poll parked now parked before this (max: none parked); one answered since may have.
+  TimePoint first_parked_ = TimePoint::max();
 };
 
 }  // namespace baton::control

@@ -48,6 +48,10 @@ struct RunningJob {
   bool stopping = false;            // being stopped already (cancel, preemption)
   double service = 0;               // GPU-seconds run so far, this attempt included
   int32_t account = -1;             // as PendingJob::account
+  // The index in the pass's view (ClusterView::nodes) of its first part's node, where the one
+  // who made the record knows it (the controller: nodes keep their place in its view); -1:
+  // looked up by name.
+  int32_t first_node = -1;
   bool operator==(const RunningJob&) const = default;
 };
 

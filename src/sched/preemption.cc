@@ -38,6 +38,7 @@ class Search {
         per_node_(r_.milli_gpus / r_.nodes),
         reclaim_(ctx.held.Project(*job.project) + r_.milli_gpus <=
                  ctx.policy.Project(*job.project).guaranteed_milli),
+        level_(ctx.policy.las_preemption ? LasLevel(ctx.policy, job.service) : 0),
         any_{.pool = *job.pool,
              .limits = job.Limits(),
              .until = job.time_limit > Duration(0)
@@ -72,6 +73,7 @@ class Search {
   const Policy& policy_;
   const int64_t per_node_;
   const bool reclaim_;  // the job's project is under its guarantee
+  const int level_;     // its LAS level (policy.las_preemption)
   const PlaceRules any_;
   mutable std::vector<ProjectTerms> by_account_;  // TermsOf's answers, by RunningJob::account
 };
@@ -99,7 +101,7 @@ bool Search::Eligible(size_t v) const {
   // Least attained service: a job that has had more GPU-time yields to one that has had less
   // (never to a lower class).
   if (policy_.las_preemption && x.priority <= job_.priority && (same_project || borrowed) &&
-      LasLevel(policy_, x.service) > LasLevel(policy_, job_.service)) {
+      ctx_.levels[v] > level_) {
     return true;
   }
   return reclaim_ && !same_project && borrowed;
@@ -110,8 +112,10 @@ void Search::IndexRunningByNode() {
   if (!on_node.empty()) return;
   on_node.resize(ctx_.placer.view().nodes.size());
   for (size_t v = 0; v < in_.running.size(); ++v) {
-    for (const auto& part : *in_.running[v].allocation) {
-      int ni = ctx_.placer.NodeIndex(part.node);
+    const RunningJob& x = in_.running[v];
+    for (size_t p = 0; p < x.allocation->size(); ++p) {
+      int ni = p == 0 && x.first_node >= 0 ? x.first_node
+                                           : ctx_.placer.NodeIndex((*x.allocation)[p].node);
       if (ni >= 0) on_node[ni].push_back(static_cast<uint32_t>(v));
     }
   }

@@ -37,6 +37,7 @@ struct VictimSearch {
   TimePoint now;
   const Holdings& held;
   const std::vector<bool>& stopping;  // per running job
+  const std::vector<int>& levels;     // per running job, its LAS level (policy.las_preemption)
   Placer& placer;
   std::vector<std::vector<uint32_t>>& running_on_node;  // built at the first search
 };

@@ -145,6 +145,7 @@ class Pass {
   std::vector<bool> stopping_;  // per running job
   int lowest_running_ = static_cast<int>(Priority::kCritical) + 1;
   int highest_level_ = -1;  // the most served running job's LAS level
+  std::vector<int> levels_;  // per running job, its LAS level (policy.las_preemption)
   bool any_guarantee_ = false;
   bool preemption_ = false;
   std::vector<Known> known_;                         // shapes that failed this pass
@@ -233,10 +234,10 @@ void Pass::CountRunning() {
     timed_releases_ += end != kNever ? 1 : 0;
     timed_milli_ += end != kNever ? r.resources->milli_gpus : 0;
     stopping_[i] = r.stopping;
+    if (policy_.las_preemption) levels_.push_back(LasLevel(policy_, r.service));
     if (r.stopping) continue;
     lowest_running_ = std::min(lowest_running_, static_cast<int>(r.priority));
-    if (policy_.las_preemption)
-      highest_level_ = std::max(highest_level_, LasLevel(policy_, r.service));
+    if (policy_.las_preemption) highest_level_ = std::max(highest_level_, levels_.back());
   }
 }
 
@@ -529,7 +530,7 @@ void Pass::Consider(const PendingJob& job) {
 
 bool Pass::Preempt(const PendingJob& job, std::optional<Reservation>& reservation) {
   ++searches_;
-  VictimSearch ctx{in_, policy_, now_, held_, stopping_, *placer_, running_on_node_};
+  VictimSearch ctx{in_, policy_, now_, held_, stopping_, levels_, *placer_, running_on_node_};
   std::optional<Claim> found = SearchVictims(job, ctx);
   if (!found) return false;
   for (size_t v : found->victims) {

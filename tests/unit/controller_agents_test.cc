@@ -20,6 +20,45 @@ TEST_F(ControllerTest, ALostNodeRequeuesItsJobs) {
   EXPECT_EQ(State(id), JobState::kRunning);
 }
 
+TEST_F(ControllerTest, NodesThatFallSilentAtDifferentTimesAreEachLostOnTime) {
+  // A tick walks the nodes only when one may have timed out (60 s): each is lost on time
+  // all the same, and one that comes back is watched again.
+  const TimePoint start = now_;
+  RegisterNode("n1", 1);
+  now_ += seconds(20);
+  RegisterNode("n2", 1);
+  auto state = [&](const std::string& name) {
+    for (const NodeStatus& n : Run(ListNodes{}).nodes) {
+      if (n.info.name == name) return n.state;
+    }
+    return std::string("unknown");
+  };
+  for (int t = 30; t <= 60; t += 15) {  // n2 polls; n1 is silent from its registration
+    now_ = start + seconds(t);
+    Poll("n2");
+    Run(Tick{});
+  }
+  EXPECT_EQ(state("n1"), "ready");
+  now_ = start + seconds(61);
+  Run(Tick{});
+  EXPECT_EQ(state("n1"), "lost");
+  EXPECT_EQ(state("n2"), "ready");
+  now_ = start + seconds(120);  // n2 was last seen at 60 s
+  Run(Tick{});
+  EXPECT_EQ(state("n2"), "ready");
+  now_ = start + seconds(121);
+  Run(Tick{});
+  EXPECT_EQ(state("n2"), "lost");
+  now_ = start + seconds(130);
+  RegisterNode("n1", 1);
+  now_ = start + seconds(190);
+  Run(Tick{});
+  EXPECT_EQ(state("n1"), "ready");
+  now_ = start + seconds(191);
+  Run(Tick{});
+  EXPECT_EQ(state("n1"), "lost");
+}
+
 TEST_F(ControllerTest, ALostNodeDoesNotUseUpARetry) {
   RegisterNode("n1", 1);
   JobId id = SubmitFailing(1);

@@ -122,5 +122,32 @@ TEST(NodeTable, APollParkedTooLongIsAnsweredEmpty) {
   EXPECT_EQ(d[0].poll_id, 4u);
 }
 
+TEST(NodeTable, PollsParkedAtDifferentTimesAreEachAnsweredWhenTheirTimeComes) {
+  // A tick walks the nodes only when the oldest parked poll may be due: each is answered on
+  // time all the same.
+  NodeTable t;
+  const auto timeout = std::chrono::seconds(20);
+  NodeRecord& a = t.Ensure("a");
+  NodeRecord& b = t.Ensure("b");
+  t.StartSession(a, kNow);
+  t.StartSession(b, kNow);
+  ASSERT_FALSE(t.Poll(a, 0, 1, kNow).has_value());
+  ASSERT_FALSE(t.Poll(b, 0, 2, kNow + std::chrono::seconds(10)).has_value());
+  auto answered_at = [&](int seconds) {
+    t.ExpirePolls(kNow + std::chrono::seconds(seconds), timeout);
+    std::vector<uint64_t> polls;
+    for (const Delivery& d : t.TakeDeliveries()) polls.push_back(d.poll_id);
+    return polls;
+  };
+  EXPECT_TRUE(answered_at(19).empty());
+  EXPECT_EQ(answered_at(20), std::vector<uint64_t>{1});
+  ASSERT_FALSE(t.Poll(a, 0, 3, kNow + std::chrono::seconds(21)).has_value());
+  EXPECT_TRUE(answered_at(29).empty());
+  EXPECT_EQ(answered_at(30), std::vector<uint64_t>{2});
+  EXPECT_TRUE(answered_at(40).empty());
+  EXPECT_EQ(answered_at(41), std::vector<uint64_t>{3});
+  EXPECT_TRUE(answered_at(100).empty());
+}
+
 }  // namespace
 }  // namespace baton::control
