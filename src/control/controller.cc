@@ -164,6 +164,7 @@ Effects Controller::EndBatch(TimePoint now) {
   fx.deliveries = nodes_.TakeDeliveries();
   fx.store.jobs.reserve(dirty_.size());
   for (JobId id : dirty_) fx.store.jobs.push_back(jobs_.at(id));
+  KeepRunningRecords();
   dirty_.clear();
   if (next_id_dirty_) fx.store.next_job_id = next_id_;
   next_id_dirty_ = false;

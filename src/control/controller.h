@@ -160,6 +160,9 @@ class Controller {
   sched::RunningJob RunningOf(const Job& j, TimePoint now) const;
   // The same, as RunningJobs keeps it (the time-dependent parts as of the job's start).
   RunningJobs::Kept KeptOf(const Job& j) const;
+  // Makes the records of the running jobs changed in this batch (dirty_) again: before each
+  // pass, and at the batch's end for what the last pass's decisions changed.
+  void KeepRunningRecords();
   // A waiting job's factors as shown (GetJob, GetQueue): a pass leaves out the fair-share
   // factor where the policy does not weigh it, and it is worked out here, from the usage now.
   sched::ShownFairShare FairShareShown() const {

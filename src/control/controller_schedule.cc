@@ -89,22 +89,22 @@ RunningJobs::Kept Controller::KeptOf(const Job& j) const {
   const TimePoint start = j.started_at.value_or(TimePoint{});  // RunningJobs::AtTime if none
   const Duration limit = j.spec.time_limit;
   return RunningJobs::Kept{
-      .record = sched::RunningJob{.id = j.id,
-                                  .resources = &j.spec.resources,
-                                  .allocation = &j.allocation,
-                                  .priority = j.spec.priority,
-                                  .project = &j.spec.project,
-                                  .user = &j.user,
-                                  .pool = PoolOf(j),
-                                  .started = start,
-                                  .expected_end = limit.count() > 0 ? start + limit : sched::kNever,
-                                  .last_checkpoint = j.last_checkpoint.value_or(start),
-                                  .stopping = j.stop_requested || j.preempt_requested,
-                                  .service = 0,
-                                  .account = AccountOf(j),
-                                  .first_node = j.allocation.empty()
-                                                    ? -1
-                                                    : view_.IndexOf(j.allocation.front().node)},
+      .record =
+          sched::RunningJob{
+              .id = j.id,
+              .resources = &j.spec.resources,
+              .allocation = &j.allocation,
+              .priority = j.spec.priority,
+              .project = &j.spec.project,
+              .user = &j.user,
+              .pool = PoolOf(j),
+              .started = start,
+              .expected_end = limit.count() > 0 ? start + limit : sched::kNever,
+              .last_checkpoint = j.last_checkpoint.value_or(start),
+              .stopping = j.stop_requested || j.preempt_requested,
+              .service = 0,
+              .account = AccountOf(j),
+              .first_node = j.allocation.empty() ? -1 : view_.IndexOf(j.allocation.front().node)},
       .clock = RunningJobs::Clock{.gpu_seconds = j.gpu_seconds,
                                   .milli_gpus = j.spec.resources.milli_gpus,
                                   .time_limit = limit,
@@ -132,10 +132,14 @@ void Controller::ShowFactors(QueueFactors& f, const Job& j, sched::ShownFairShar
 
 // Which jobs a pass looks at, and when the queue is ordered again, is the queue's to plan
 // (sched/job_queue.h); the controller hands the pass its jobs and takes in its decisions.
-void Controller::Schedule(TimePoint now) {
+void Controller::KeepRunningRecords() {
   for (JobId id : dirty_) {
     if (const Job& j = jobs_.at(id); j.state == JobState::kRunning) running_.Keep(id, KeptOf(j));
   }
+}
+
+void Controller::Schedule(TimePoint now) {
+  KeepRunningRecords();
   const bool head_is_enough = HeadIsEnough();
   const bool quiet = head_is_enough && !options_.policy.preemption;
   // Read by the queue only when GPUs were freed: no walk over the nodes for other batches.

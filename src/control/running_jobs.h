@@ -24,11 +24,11 @@ class RunningJobs {
   using Entry = std::pair<JobId, Job*>;
   // What a job's record is brought up to a time from.
   struct Clock {
-    double gpu_seconds = 0;      // Job::gpu_seconds: its ended attempts
-    int64_t milli_gpus = 0;      // what it holds
-    Duration time_limit{0};      // JobSpec::time_limit (0: none)
-    bool started = false;        // Job::started_at is known (RunningJob::started is it)
-    bool checkpointed = false;   // Job::last_checkpoint is known (RunningJob::last_checkpoint)
+    double gpu_seconds = 0;     // Job::gpu_seconds: its ended attempts
+    int64_t milli_gpus = 0;     // what it holds
+    Duration time_limit{0};     // JobSpec::time_limit (0: none)
+    bool started = false;       // Job::started_at is known (RunningJob::started is it)
+    bool checkpointed = false;  // Job::last_checkpoint is known (RunningJob::last_checkpoint)
   };
   struct Kept {
     sched::RunningJob record;
@@ -40,8 +40,7 @@ class RunningJobs {
   static void AtTime(sched::RunningJob& record, const Clock& clock, TimePoint now) {
     if (!clock.started) {
       record.started = now;
-      record.expected_end =
-          clock.time_limit.count() > 0 ? now + clock.time_limit : sched::kNever;
+      record.expected_end = clock.time_limit.count() > 0 ? now + clock.time_limit : sched::kNever;
       if (!clock.checkpointed) record.last_checkpoint = now;
     }
     double run = 0;

@@ -122,9 +122,9 @@ double FairShareTable::Lookup(const std::string& project, const std::string& use
 
 Factors ComputeFactors(const PendingJob& job, const Policy& policy, TimePoint now,
                        int64_t cluster_milli, FairShareTable* shares) {
-  return FactorsOf(job, policy.weights, policy.max_age, policy.las_thresholds, now, cluster_milli,
-                   shares != nullptr ? shares->Factor(*job.project, *job.user, job.account)
-                                     : kUnweighed);
+  return FactorsOf(
+      job, policy.weights, policy.max_age, policy.las_thresholds, now, cluster_milli,
+      shares != nullptr ? shares->Factor(*job.project, *job.user, job.account) : kUnweighed);
 }
 
 void ShownFairShare::Fill(QueueFactors& f, const PendingJob& job,
