@@ -144,7 +144,7 @@ class Pass {
   bool releases_sorted_ = false;
   std::vector<bool> stopping_;  // per running job
   int lowest_running_ = static_cast<int>(Priority::kCritical) + 1;
-  int highest_level_ = -1;  // the most served running job's LAS level
+  int highest_level_ = -1;   // the most served running job's LAS level
   std::vector<int> levels_;  // per running job, its LAS level (policy.las_preemption)
   bool any_guarantee_ = false;
   bool preemption_ = false;
@@ -251,6 +251,8 @@ void Pass::DecidePreemption() {
   // Whether a preemption search can find anything this pass: a running job of a lower class
   // than some waiting one, or a project with a guarantee to reclaim. Most passes of most
   // clusters have neither, and a search looks at every running job.
+  // Projects not named in the policy have the default's guarantee.
+  any_guarantee_ = policy_.default_project.guaranteed_milli > 0;
   for (const auto& [name, p] : policy_.projects) any_guarantee_ |= p.guaranteed_milli > 0;
   if (!policy_.preemption || in_.running.empty()) return;
   // How many waiting jobs could find victims: once the walk has passed them all, no search is

@@ -247,6 +247,28 @@ TEST(Scenario, QuotaReclaimReturnsAnIdleProjectsGpus) {
   EXPECT_EQ(sim.preemptions().size(), before);
 }
 
+TEST(Scenario, AGuaranteeEveryProjectHasByDefaultIsReclaimedToo) {
+  // `defaults.project.guaranteed` and no project named: each project is guaranteed 8 GPUs.
+  Policy policy;
+  policy.default_project.guaranteed_milli = 8000;
+  MiniSim sim(Nodes(2, 8), policy);
+  SimJob& b1 = sim.Submit(
+      SimJob{.r = Gpus(8000), .project = "borrower", .user = "b", .duration = hours(10)});
+  SimJob& b2 = sim.Submit(
+      SimJob{.r = Gpus(8000), .project = "borrower", .user = "b", .duration = hours(10)});
+  sim.Pass();
+  ASSERT_TRUE(b1.started && b2.started);
+  sim.AdvanceTo(sim.now() + minutes(10));
+  SimJob& own =
+      sim.Submit(SimJob{.r = Gpus(4000), .project = "owner", .user = "o", .duration = hours(1)});
+  PassResult r = sim.Pass();
+  ASSERT_EQ(r.preemptions.size(), 1u);
+  EXPECT_EQ(r.preemptions[0].reason, PreemptReason::kQuota);
+  sim.AdvanceTo(*sim.NextEnd());
+  sim.Pass();
+  EXPECT_TRUE(own.started);
+}
+
 TEST(Scenario, BackfillNeverDelaysTheReservedJob) {
   MiniSim sim(Nodes(1, 8));
   SimJob& running = sim.Submit(SimJob{.r = Gpus(6000), .limit = hours(1), .duration = hours(1)});
