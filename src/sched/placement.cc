@@ -49,12 +49,6 @@ int Distinct(const std::vector<const GpuSlot*>& gpus, int GpuSlot::*field) {
   return static_cast<int>(g.counts.size());
 }
 
-int FreeWhole(const NodeSlots& n) {
-  int c = 0;
-  for (const auto& g : n.gpus) c += (g.usable && g.free_milli == 1000) ? 1 : 0;
-  return c;
-}
-
 }  // namespace
 
 std::string DescribeRequest(const Resources& r) {
@@ -226,16 +220,22 @@ void Placer::Index(int node) {
   if (!n.schedulable) return;
   PoolIndex& pool = pools_[node_pool_[node]].second;
   pool.indexed = true;
-  int whole = FreeWhole(n);
-  if (pool.buckets.size() <= static_cast<size_t>(whole)) pool.buckets.resize(whole + 1);
-  p.bucket = whole;
-  p.pos = static_cast<int>(pool.buckets[whole].size());
-  pool.buckets[whole].push_back(node);
+  int whole = 0;  // FreeWhole, in the same walk of the GPUs
   for (const auto& g : n.gpus) {
     if (!g.usable) continue;
     p.free_milli += g.free_milli;
     p.shared |= g.free_milli > 0 && g.free_milli < 1000;
+    whole += g.free_milli == 1000 ? 1 : 0;
   }
+  if (pool.buckets.size() <= static_cast<size_t>(whole)) {
+    const size_t first_new = pool.buckets.size();
+    pool.buckets.resize(whole + 1);
+    // Room for every node in each: no growth of the buckets while a pass indexes its view.
+    for (size_t b = first_new; b < pool.buckets.size(); ++b) pool.buckets[b].reserve(pos_.size());
+  }
+  p.bucket = whole;
+  p.pos = static_cast<int>(pool.buckets[whole].size());
+  pool.buckets[whole].push_back(node);
   pool.free_milli += p.free_milli;
   if (p.shared) pool.shared.insert(node);
 }
@@ -403,6 +403,7 @@ const FitSummary& Placer::Fit() const {
 void Placer::Summarize(FitSummary& into) const {
   into.nodes.clear();
   into.groups.clear();
+  into.mig = false;
   std::vector<FitSummary::Group>& groups = into.groups;
   for (const auto& n : view_.nodes) {
     if (!n.schedulable) continue;
@@ -414,6 +415,7 @@ void Placer::Summarize(FitSummary& into) const {
         ++groups.back().count;
       } else {
         groups.push_back(FitSummary::Group{g.model, g.memory_bytes, 1});
+        into.mig |= IsMigModel(g.model);
       }
     }
     f.last = groups.size();

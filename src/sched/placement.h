@@ -62,6 +62,7 @@ struct FitSummary {
     int count;           // alike nodes in a row
   };
   uint64_t shape = 0;  // ClusterView::shape it was made of
+  bool mig = false;    // a usable GPU is a MIG instance
   std::vector<Node> nodes;
   std::vector<Group> groups;
 };
@@ -87,6 +88,9 @@ class Placer {
   void Apply(const std::vector<NodeAllocation>& allocation, const Resources& r, int sign);
   // Whether `r` could ever fit on this cluster's usable nodes of `pool` if all were empty.
   bool EverFits(const Resources& r, std::string_view pool) const;
+  // Whether a usable GPU is a MIG instance: where none is, any GPU matches a request that
+  // names no type (GpuTypeMatches), without a look at its model.
+  bool AnyMig() const { return Fit().mig; }
 
   int64_t free_milli(std::string_view pool) const;
   int NodeIndex(const std::string& name) const;

@@ -79,9 +79,10 @@ std::optional<Reservation> Untimed(Placer& placer, const Resources& r, const std
                                    TimePoint now, NodeLimits limits) {
   if (!MayHoldUntimed(r)) return std::nullopt;
   const int per_node = static_cast<int>(r.milli_gpus / 1000 / r.nodes);
+  const bool by_type = !r.gpu_type.empty() || placer.AnyMig();
   auto could_take = [&](const GpuSlot& g) {
     return g.usable && g.reserved_from == kNever && g.memory_bytes >= r.gpu_memory_bytes &&
-           GpuTypeMatches(g.model, r.gpu_type);
+           (!by_type || GpuTypeMatches(g.model, r.gpu_type));
   };
   // How many of node `n`'s GPUs it could take are free (up to per_node), and whether there are
   // enough of them.
@@ -109,6 +110,7 @@ std::optional<Reservation> Untimed(Placer& placer, const Resources& r, const std
   };
   std::vector<Candidate> candidates;
   const auto& nodes = placer.view().nodes;
+  candidates.reserve(nodes.size());
   for (size_t ni = 0; ni < nodes.size(); ++ni) {
     const NodeSlots& n = nodes[ni];
     if (!n.schedulable || n.pool != pool || !limits.Allows(n)) continue;

@@ -54,6 +54,25 @@ TEST(UntimedReservation, TheFirstBigJobHoldsTheNodeClosestToFreeAndSmallJobsGoEl
   EXPECT_TRUE(said);
 }
 
+TEST(UntimedReservation, AJobThatNamesNoTypeHoldsWholeGpusNeverMigSlices) {
+  // "mig" has eight free MIG slices, "whole" six busy GPUs of eight: a job of 4 GPUs that
+  // names no type gets whole GPUs only, so it holds "whole".
+  ClusterView view{{MakeNode("mig", 8, "A100-80GB-MIG-1g.10gb"), MakeNode("whole", 8)}};
+  for (int i = 0; i < 6; ++i) view.nodes[1].gpus[i].free_milli = 0;
+  Placer placer(view);
+  Resources r;
+  r.milli_gpus = 4000;
+  std::optional<Reservation> held = Untimed(placer, r, "default", kPassNow, NodeLimits{});
+  ASSERT_TRUE(held.has_value());
+  ASSERT_EQ(held->allocation.size(), 1u);
+  EXPECT_EQ(held->allocation[0].node, "whole");
+  EXPECT_EQ(held->allocation[0].gpus, (std::vector<int>{6, 7, 0, 1}));  // free ones first
+  // A cluster of slices alone holds nothing for it.
+  ClusterView slices{{MakeNode("mig", 8, "A100-80GB-MIG-1g.10gb")}};
+  Placer on_slices(slices);
+  EXPECT_FALSE(Untimed(on_slices, r, "default", kPassNow, NodeLimits{}).has_value());
+}
+
 TEST(UntimedReservation, WhenTurnedOffSmallJobsFillEveryGap) {
   PassJobs f;
   PassResult r = HeldOrNot(false, f);
