@@ -2,7 +2,8 @@
 // `baton submit` against (docs/performance.md, "The local socket and commands built alone").
 // It does what `baton submit --hold -g 1 -- true` does on the wire and nothing else: reads
 // DATA/admin.token, connects to DATA/api.sock, POSTs one held one-GPU `true` job, prints its
-// id. No flags, no JSON library, no TLS; DATA is $BATON_HOME, else ~/.baton.
+// id. No flags, no JSON library, no TLS; DATA is $BATON_HOME, else ~/.baton. With `--run`, the
+// job is not held (`baton submit -g 1 -- true`): the floor of a loop that submits jobs to run.
 //
 //   for ((i = 0; i < 200; i++)); do build/release/bench/baton_submit_floor >/dev/null; done
 #include <fcntl.h>
@@ -18,7 +19,8 @@ static int fail(const char* what) {
   return 1;
 }
 
-int main(void) {
+int main(int argc, char** argv) {
+  const int run = argc > 1 && strcmp(argv[1], "--run") == 0;
   char dir[256];
   const char* home = getenv("BATON_HOME");
   if (home != NULL && *home != '\0') {
@@ -45,8 +47,10 @@ int main(void) {
     return fail("cannot connect to DATA/api.sock (is baton up running?)");
 
   const char* body =
-      "{\"name\":\"true\",\"command\":[\"true\"],\"resources\":{\"gpus\":1},\"workdir\":\"/tmp\","
-      "\"hold\":true}";
+      run ? "{\"name\":\"true\",\"command\":[\"true\"],\"resources\":{\"gpus\":1},"
+            "\"workdir\":\"/tmp\"}"
+          : "{\"name\":\"true\",\"command\":[\"true\"],\"resources\":{\"gpus\":1},"
+            "\"workdir\":\"/tmp\",\"hold\":true}";
   char req[1024];
   int n = snprintf(req, sizeof req,
                    "POST /v1/jobs HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer %s\r\n"

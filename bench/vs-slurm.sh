@@ -14,7 +14,9 @@
 #   3. submit to running: --latency-jobs jobs one after another on the idle cluster, each
 #      `date +%s%N > FILE`; the job's clock minus the shell's clock just before the submit;
 #   4. REST submits: held jobs over --rest-conns keep-alive connections, baton_load for Baton,
-#      an embedded Python client of slurmrestd for Slurm.
+#      an embedded Python client of slurmrestd for Slurm;
+#   and the floor of 1 and 2 on this machine: the same loops of a C program that sends the
+#   same request and nothing else (bench/submit_floor.c), against the same `baton up`.
 #
 # It needs root (slurmd starts jobs as their users; apt-get) and the Release build (make build).
 # Each --runs repetition starts both systems afresh, and alternates which of the two goes
@@ -55,7 +57,7 @@ done
 
 # ---- What must be there before anything starts -------------------------------------------
 ((EUID == 0)) || die "run as root (sudo bash $0): slurmd must be root to start jobs, and missing packages are installed with apt-get"
-for f in build/release/baton build/release/batond build/release/baton-shim build/release/bench/baton_load; do
+for f in build/release/baton build/release/batond build/release/baton-shim build/release/bench/baton_load build/release/bench/baton_submit_floor; do
   [[ -x $f ]] || die "$f not found: run make build"
 done
 ((BASH_VERSINFO[0] >= 5)) || die "bash 5 or later needed (EPOCHREALTIME)"
@@ -123,8 +125,10 @@ trap 'echo "vs-slurm: line $LINENO failed: $BASH_COMMAND" >&2' ERR
 # `baton up` runs the batond that lies beside it, which starts the baton-shim beside it.
 bin=$work/bin
 mkdir -p "$bin"
-cp build/release/baton build/release/batond build/release/baton-shim build/release/bench/baton_load "$bin/"
+cp build/release/baton build/release/batond build/release/baton-shim build/release/bench/baton_load \
+  build/release/bench/baton_submit_floor "$bin/"
 B=$bin/baton
+F=$bin/baton_submit_floor # the same submit in 30 lines of C (bench/submit_floor.c): the floor
 
 now_us() { printf -v "$1" %s "${EPOCHREALTIME//[!0-9]/}"; } # VAR = bash's clock in us: date +%s%N without a fork
 loadavg() { cut -d' ' -f1 /proc/loadavg; }
@@ -283,6 +287,8 @@ slurm_held=(sbatch --parsable --hold --gres=gpu:1 -o /dev/null --wrap true)
 baton_held=("$B" submit --hold -g 1 -- true)
 slurm_run=(sbatch --parsable --gres=gpu:1 -o /dev/null --wrap true)
 baton_run=("$B" submit -g 1 -- true)
+floor_held=("$F")
+floor_run=("$F" --run)
 
 # ---- 1. CLI submit loop, held -------------------------------------------------------------
 cli_slurm() {
@@ -293,14 +299,18 @@ cli_slurm() {
   scancel --user=root --state=PENDING
   rate slurm_cli "$t0" "$t1"
 }
-cli_baton() {
-  local t0 t1 i
+cli_held() { # KEY COMMAND...: a loop of COMMAND (a held submit), then cancel them all
+  local key=$1 t0 t1 i
+  shift
   now_us t0
-  for ((i = 0; i < jobs; i++)); do "${baton_held[@]}"; done >"$run_dir/baton-held.ids"
+  for ((i = 0; i < jobs; i++)); do "$@"; done >"$run_dir/$key.ids"
   now_us t1
   "$B" cancel --all >/dev/null
-  rate baton_cli "$t0" "$t1"
+  rate "$key" "$t0" "$t1"
 }
+cli_baton() { cli_held baton_cli "${baton_held[@]}"; }
+# The floor: the same loop of a C program that sends the same request and nothing else.
+cli_floor() { cli_held floor_cli "${floor_held[@]}"; }
 rate() { # NAME T0 T1: jobs per second
   local r
   r=$(awk -v n="$jobs" -v us=$(($3 - $2)) 'BEGIN { printf "%.1f", n / (us / 1e6) }')
@@ -330,17 +340,20 @@ e2e_slurm() {
   now_us t1
   seconds slurm_e2e "$t0" "$t1" "node $(sinfo -h -n vsnode -o %T) after"
 }
-e2e_baton() {
-  local t0 t1 i first last st=0
+e2e_wait() { # KEY COMMAND...: a loop of COMMAND, then baton wait FIRST-LAST as a user types it
+  local key=$1 t0 t1 i first last st=0
+  shift
   now_us t0
-  for ((i = 0; i < jobs; i++)); do "${baton_run[@]}"; done >"$run_dir/baton-e2e.ids"
-  first=$(head -n1 "$run_dir/baton-e2e.ids")
-  last=$(tail -n1 "$run_dir/baton-e2e.ids")
+  for ((i = 0; i < jobs; i++)); do "$@"; done >"$run_dir/$key.ids"
+  first=$(head -n1 "$run_dir/$key.ids")
+  last=$(tail -n1 "$run_dir/$key.ids")
   "$B" wait "$first-$last" || st=$?
   now_us t1
-  seconds baton_e2e_wait "$t0" "$t1" "baton wait exit $st"
+  seconds "$key" "$t0" "$t1" "baton wait exit $st"
   ((st == 0)) || die "baton wait: some of jobs $first-$last did not succeed"
 }
+e2e_baton() { e2e_wait baton_e2e_wait "${baton_run[@]}"; }
+e2e_floor() { e2e_wait floor_e2e_wait "${floor_run[@]}"; } # the floor's loop
 e2e_baton_poll() {
   local t0 t1 i
   now_us t0
@@ -523,6 +536,7 @@ print_header() { # after the first start: sbatch --version needs a configuration
   printf '  CLI, held:   %s\n               %s\n' "${slurm_held[*]}" "${baton_held[*]}"
   printf '  end to end:  %s; then squeue -h every 20 ms until empty\n' "${slurm_run[*]}"
   printf '               %s; then baton wait FIRST-LAST (and, again, baton jobs --json every 20 ms until empty)\n' "${baton_run[*]}"
+  printf '  floor:       %s, and %s then baton wait FIRST-LAST: the same requests from C (bench/submit_floor.c)\n' "${floor_held[*]}" "${floor_run[*]}"
   printf '  latency:     sbatch --parsable --gres=gpu:1 -o /dev/null --wrap "date +%%s%%N > FILE"\n'
   printf '               baton submit -g 1 -- sh -c "date +%%s%%N > FILE"   (a random 0-1 s pause before each)\n'
   printf '  REST:        baton_load submit --jobs %d --conns %d --held 1\n' "$rest_jobs" "$rest_conns"
@@ -545,6 +559,8 @@ for ((run = 1; run <= runs; run++)); do
   pair cli_slurm cli_baton
   pair e2e_slurm e2e_baton
   e2e_baton_poll
+  cli_floor
+  e2e_floor
   pair lat_slurm lat_baton
   # Last: 2 x --rest-jobs held jobs. (Files made and deleted by the thousand slow the next
   # file creations on a journal-less ext4: docs/performance.md, "The file system".)
@@ -583,6 +599,8 @@ echo
 row "CLI submit loop, $jobs held one-GPU true" slurm_cli baton_cli "submits/s" "higher: ratio > 1 is Baton faster"
 row "End to end, $jobs one-GPU true (baton wait)" slurm_e2e baton_e2e_wait "s" "lower: ratio < 1 is Baton faster"
 row "End to end, $jobs one-GPU true (20 ms polls)" slurm_e2e baton_e2e_poll "s" "lower: ratio < 1 is Baton faster"
+row "Floor: CLI loop of the C submit, held" slurm_cli floor_cli "submits/s" "what no one-process client beats"
+row "Floor: end to end, C submit loop, baton wait" slurm_e2e floor_e2e_wait "s" "what no one-process client beats"
 row "Submit to running, $lat_jobs jobs, p50" slurm_latency_p50 baton_latency_p50 "ms" "lower: ratio < 1 is Baton faster"
 row "Submit to running, $lat_jobs jobs, p99" slurm_latency_p99 baton_latency_p99 "ms" "lower"
 row "Submit to running, $lat_jobs jobs, max" slurm_latency_max baton_latency_max "ms" "lower"
