@@ -531,9 +531,7 @@ void Controller::SetState(Job& job, JobState to, TimePoint now) {
 }
 
 double Controller::Service(const Job& job, TimePoint now) {
-  if (!job.started_at || now <= *job.started_at) return 0;
-  return static_cast<double>(job.spec.resources.milli_gpus) / 1000.0 *
-         static_cast<double>((now - *job.started_at).count()) / 1000.0;
+  return job.started_at ? GpuSecondsRun(job.spec.resources.milli_gpus, *job.started_at, now) : 0;
 }
 
 void Controller::ChargeRate(const Job& job, int sign, TimePoint now) {

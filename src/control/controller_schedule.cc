@@ -130,15 +130,17 @@ void Controller::ShowFactors(QueueFactors& f, const Job& j, sched::ShownFairShar
   });
 }
 
-// Which jobs a pass looks at, and when the queue is ordered again, is the queue's to plan
-// (sched/job_queue.h); the controller hands the pass its jobs and takes in its decisions.
 void Controller::KeepRunningRecords() {
   for (JobId id : dirty_) {
     if (const Job& j = jobs_.at(id); j.state == JobState::kRunning) running_.Keep(id, KeptOf(j));
   }
 }
 
+// Which jobs a pass looks at, and when the queue is ordered again, is the queue's to plan
+// (sched/job_queue.h); the controller hands the pass its jobs and takes in its decisions.
 void Controller::Schedule(TimePoint now) {
+  // The running jobs' records (RunningJobs) of the jobs changed in this batch (every change to
+  // a job is saved, so marked dirty), made again pass or no pass.
   KeepRunningRecords();
   const bool head_is_enough = HeadIsEnough();
   const bool quiet = head_is_enough && !options_.policy.preemption;
@@ -157,9 +159,8 @@ void Controller::Schedule(TimePoint now) {
   if (plan.jobs.empty() && !plan.grouped) return;
   const bool full = plan.kind == sched::JobQueue::Kind::kFull;
   sched::PassInput in;
-  // The running jobs' records as kept (RunningJobs): those of jobs that changed in this batch
-  // (every change to a job is saved, so marked dirty) made again first, pass or no pass. Lent to
-  // the pass, and given back before its decisions start or stop any job.
+  // The running jobs' records, brought to now and lent to the pass; given back before its
+  // decisions start or stop any job.
   running_.AdvanceTo(now);
   in.running = std::move(pass_running_);  // the last pass's buffer, given to running_ meanwhile
   running_.SwapRecords(in.running);

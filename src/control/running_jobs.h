@@ -19,6 +19,14 @@
 
 namespace baton::control {
 
+// GPU-seconds that `milli_gpus` held from `start` to `now` (0 when `now` is not after it):
+// what a running attempt has used so far (Controller::Service).
+inline double GpuSecondsRun(int64_t milli_gpus, TimePoint start, TimePoint now) {
+  if (now <= start) return 0;
+  return static_cast<double>(milli_gpus) / 1000.0 * static_cast<double>((now - start).count()) /
+         1000.0;
+}
+
 class RunningJobs {
  public:
   using Entry = std::pair<JobId, Job*>;
@@ -43,12 +51,8 @@ class RunningJobs {
       record.expected_end = clock.time_limit.count() > 0 ? now + clock.time_limit : sched::kNever;
       if (!clock.checkpointed) record.last_checkpoint = now;
     }
-    double run = 0;
-    if (clock.started && now > record.started) {
-      run = static_cast<double>(clock.milli_gpus) / 1000.0 *
-            static_cast<double>((now - record.started).count()) / 1000.0;
-    }
-    record.service = clock.gpu_seconds + run;
+    record.service = clock.gpu_seconds +
+                     (clock.started ? GpuSecondsRun(clock.milli_gpus, record.started, now) : 0);
   }
 
   // As std::map's: nothing when `id` is there already.
