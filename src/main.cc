@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -140,7 +141,8 @@ struct ServeOptions {
   std::string advertise;         // --advertise: this controller's URL for the others (PostgreSQL)
   std::string lease_ttl = "3s";  // --lease-ttl: how long a leader's lease lasts unrenewed
   std::string shared_dir;        // --shared-dir: logs and code snapshots ("" = in the data dir)
-  TlsFlags tls;                  // --tls-cert, --tls-key, --insecure-http
+  std::string disk_reserve = "512MiB";  // --disk-reserve: free space job logs leave the store
+  TlsFlags tls;                         // --tls-cert, --tls-key, --insecure-http
 };
 
 struct AgentFlags {
@@ -242,20 +244,33 @@ void Reload(const std::string& path, const ServeOptions& running, control::Contr
   }
 }
 
+// Takes DIR/lock (flock, held until the process ends): one baton at a time uses a data
+// directory, be it a server's or an agent's (two agents on one directory would each adopt
+// and report the other's jobs).
+Status LockDir(const std::string& dir, const std::string& doing) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) return Internal("cannot create the data directory " + dir + ": " + ec.message());
+  int lock_fd = open((dir + "/lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (lock_fd < 0) return Internal("cannot open " + dir + "/lock: " + std::strerror(errno));
+  if (flock(lock_fd, LOCK_EX | LOCK_NB) != 0)
+    return Conflict("another baton already " + doing + " " + dir + " (" + dir + "/lock is held)");
+  return Status::Ok();
+}
+
 // The steps of Serve, in the order it takes them.
 
 // The data directory, made private to this user and locked: one baton serves it at a time. The
-// lock is held until the process ends.
+// lock is held until the process ends. Under root with a local agent it is 0711 instead: the
+// jobs of other users pass through to their own directories in agent/jobs/ (by name, listing
+// nothing), and everything of the controller's inside is 0600 or in a 0700 directory.
 Result<std::string> LockDataDir(const ServeOptions& o) {
   std::string dir = o.data.empty() ? cli::DefaultDataDir() : o.data;
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) return Err(Internal("cannot create the data directory " + dir + ": " + ec.message()));
-  chmod(dir.c_str(), 0700);
-  int lock_fd = open((dir + "/lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-  if (lock_fd < 0 || flock(lock_fd, LOCK_EX | LOCK_NB) != 0) {
-    return Err(Conflict("another baton already serves " + dir + " (" + dir + "/lock is held)"));
-  }
+  chmod(dir.c_str(), o.local_agent && geteuid() == 0 ? 0711 : 0700);
+  RETURN_IF_ERROR(LockDir(dir, "serves"));
   return dir;
 }
 
@@ -352,6 +367,10 @@ Status StartLocalAgent(const ServeOptions& o, LocalAgentSetup s, const agent::Ag
   ApplyAgentFlags(o.health, &ao);
   // `baton up` run by root: root is the admin whose jobs these are.
   if (geteuid() == 0 && LocalUser() == "root") ao.allow_root_jobs = true;
+  // In the controller's own process it cannot be cut off from it: its jobs outlive a stop of
+  // `baton up` however long, and the next start adopts them.
+  ao.fence = false;
+  RETURN_STATUS_IF_ERROR(LockDir(ao.data_dir, "runs the agent of"));
   *local = std::make_unique<agent::Agent>(std::move(ao), deps);
   RETURN_STATUS_IF_ERROR((*local)->Start());
   const auto& gpus = (*local)->gpus();
@@ -446,6 +465,8 @@ int Serve(const ServeOptions& o, const std::string& config) {
   control::RealClock clock;
   auto node_timeout = NodeTimeoutOf(o);
   if (!node_timeout) return Fail(node_timeout.error());
+  auto disk_reserve = ParseSize(o.disk_reserve, "--disk-reserve");
+  if (!disk_reserve) return Fail(disk_reserve.error());
   control::Controller controller(
       control::ControllerOptions{.node_timeout = *node_timeout,
                                  .drain_after_launch_failures = o.drain_after_launch_failures,
@@ -467,8 +488,18 @@ int Serve(const ServeOptions& o, const std::string& config) {
                                MakeLoopOptions(webhooks->get(), news, tokens), StopOnStoreFailure);
 
   const std::string& kept = o.shared_dir.empty() ? dir : o.shared_dir;
-  api::LogStore logs(kept + "/logs");
+  api::LogStore logs(kept + "/logs",
+                     {.max_log_bytes = o.policy.max_output_limit + (int64_t{1} << 20),
+                      .disk_reserve = *disk_reserve});
   api::CodeStore code(kept + "/code-snapshots");
+  if (struct statvfs fs{};
+      statvfs(kept.c_str(), &fs) == 0 &&
+      static_cast<int64_t>(fs.f_bavail) * static_cast<int64_t>(fs.f_frsize) < *disk_reserve) {
+    Log("warning: " + kept + " has " +
+        FormatSize(static_cast<int64_t>(fs.f_bavail) * static_cast<int64_t>(fs.f_frsize)) +
+        " free, less than the reserve of " + FormatSize(*disk_reserve) +
+        " (--disk-reserve): job output is not kept until space is freed there");
+  }
   // Declared before the service and loop callbacks use it: it must outlive every reply the
   // loop may still send, so it is stopped last.
   api::HttpServer* server_ptr = nullptr;
@@ -554,6 +585,7 @@ int RunAgent(const AgentFlags& f) {
     token = ReadTrimmed(f.token_file);
     if (token.empty()) return Fail(NotFound("--token-file " + f.token_file + ": no token in it"));
   }
+  if (Status st = LockDir(dir, "runs the agent of"); !st.ok()) return Fail(st);
   if (token.empty() && !fs::exists(dir + "/credential")) {
     Log("agent: node " + name + " has not joined yet (no " + dir +
         "/credential): give it a join token with --token or --token-file (the server's "
@@ -623,6 +655,9 @@ void AddStoreFlag(CLI::App* cmd, ServeOptions& o) {
   cmd->add_option("--shared-dir", o.shared_dir,
                   "where job logs and code snapshots are kept (default: the data directory); "
                   "with several controllers, a file system they all mount");
+  cmd->add_option("--disk-reserve", o.disk_reserve,
+                  "free space that job output never takes from the disk of the logs (and the "
+                  "store): past it, output is dropped with a log_dropped alert (default 512MiB)");
   cmd->add_option("--lease-ttl", o.lease_ttl,
                   "with PostgreSQL: how long the leader's lease lasts unrenewed, the longest a "
                   "failover waits (default 3s; renewed every third of it)");

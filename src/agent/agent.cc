@@ -2,6 +2,7 @@
 
 #include <signal.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -50,17 +51,18 @@ std::string Agent::CgroupName(JobId id, int attempt) const {
 }
 
 Status Agent::Start() {
-  for (const char* sub : {"/run", "/jobs"}) {
+  for (const char* sub : {"/run", "/jobs", "/code-cache"}) {
     if (Status st = env_.CreateDirs(options_.data_dir + sub); !st.ok())
       return Internal("agent: " + st.message());
   }
   as_root_ = env_.RunsAsRoot();
-  if (as_root_) {
-    // Jobs run as their users: they pass through to their own directories (0711: no listing).
-    for (const std::string& dir : {options_.data_dir, options_.data_dir + "/jobs"}) {
-      if (Status st = env_.SetMode(dir, 0711); !st.ok())
-        LogWarn(st.message() + ": jobs of other users may not reach their directories", Context());
-    }
+  RETURN_STATUS_IF_ERROR(MakePrivate());
+  // Without a fence no lease is left for the shims to stop the jobs by (one an earlier run
+  // wrote stays with a fencing agent: adopted jobs keep its deadline until a controller is
+  // reached).
+  if (!options_.fence) {
+    if (Status st = env_.RemoveFile(LeasePath()); !st.ok())
+      return Internal("agent: " + st.message());
   }
   std::error_code ec;  // absolute() only fails without a working directory: then as given
   char prefix[32];
@@ -109,6 +111,69 @@ void Agent::Stop() {
   StopTunnels();
 }
 
+// Who may read what the agent keeps (docs/operations.md, "Security model"): its run files
+// (each job's launch order, environment included), credential and code cache are its own
+// (0700 directories); each job's directory is its user's alone (0700, given to the user at
+// launch). Jobs run as their users only under root: then the data directory and jobs/ are
+// 0711, so that a user passes through to their own job's directory by name and lists
+// nothing. Job directories left by an older agent (0755) are closed here too.
+Status Agent::MakePrivate() {
+  const std::string& data = options_.data_dir;
+  std::vector<std::pair<std::string, mode_t>> modes = {{data, as_root_ ? 0711 : 0700},
+                                                       {data + "/run", 0700},
+                                                       {data + "/jobs", as_root_ ? 0711 : 0700},
+                                                       {data + "/code-cache", 0700}};
+  for (const auto& [dir, mode] : modes) {
+    if (Status st = env_.SetMode(dir, mode); !st.ok()) return Internal("agent: " + st.message());
+  }
+  auto jobs = env_.ListDir(data + "/jobs");
+  if (!jobs) return Internal("agent: " + jobs.error().message());
+  for (const std::string& name : *jobs) {
+    if (Status st = env_.SetMode(data + "/jobs/" + name, 0700); !st.ok())
+      LogWarn(st.message() + ": others may read that job's files", Context());
+  }
+  return Status::Ok();
+}
+
+namespace {
+
+// The clock the shims read their lease by: it counts a suspended machine's sleep too.
+int64_t BootMillis() {
+  timespec ts{};
+  clock_gettime(CLOCK_BOOTTIME, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1000 + ts.tv_nsec / 1000000;
+}
+
+}  // namespace
+
+void Agent::RenewLease(TimePoint sent) {
+  if (!options_.fence || fence_ms_ <= 0) return;
+  int64_t deadline = BootMillis() - ToMillis(clock_.Now()) + ToMillis(sent) + fence_ms_;
+  if (deadline < lease_deadline_ms_ + 1000) return;
+  Status st = env_.WriteFileAtomic(
+      LeasePath(), std::to_string(deadline) + " " + std::to_string(fence_grace_ms_) + "\n",
+      {.mode = 0600, .sync = false});
+  if (!st.ok()) {
+    LogWarn("cannot renew the jobs' lease: " + st.message(), Context());
+    return;
+  }
+  if (fence_told_) LogInfo("reached a controller again: the jobs' lease is renewed", Context());
+  lease_deadline_ms_ = deadline;
+  fence_told_ = false;
+}
+
+void Agent::WatchLease() {
+  if (fence_told_ || lease_deadline_ms_ == 0 || BootMillis() < lease_deadline_ms_) return;
+  fence_told_ = true;
+  size_t running = 0;
+  for (const auto& [key, job] : jobs_) running += job.exited ? 0 : 1;
+  LogWarn("no controller reached for " + FormatDuration(std::chrono::milliseconds(fence_ms_)) +
+              ": a controller may now run this node's jobs elsewhere, so their shims stop the " +
+              std::to_string(running) + " still running here (SIGTERM, SIGKILL " +
+              FormatDuration(std::chrono::milliseconds(fence_grace_ms_)) + " later)",
+          Context());
+}
+
 Status Agent::WriteRunFile(const RunningJob& job) {
   return run_files_.Write(
       RunRecord{.order = job.order, .process = job.process, .started_at = job.started_at});
@@ -126,6 +191,7 @@ Status Agent::Recover() {
     job.start_reported = true;  // registration tells the controller
     // The controller has the log up to wherever it got; offsets make re-sending harmless.
     job.log_shipped = 0;
+    job.limit_told = PlanLog(job).over;  // said before the restart
     // Checkpoints it announced before the restart were reported then (or are stale now).
     job.metrics_scanned = SizeOf(JobDir(job.order.job) + "/metrics.jsonl");
     job.metrics_shipped = 0;
@@ -147,6 +213,11 @@ class ContactBackoff {
       : jitter_state_(std::hash<std::string>{}(seed) | 1) {}
 
   bool Due(TimePoint now) const { return now >= next_contact_; }
+  // The longest wait between tries (30 s unless a fence asks for less).
+  void Cap(Duration max) {
+    max_backoff_ = max;
+    backoff_ = std::min(backoff_, max_backoff_);
+  }
   void NotBefore(TimePoint t) { next_contact_ = std::max(next_contact_, t); }
   // How long the controller had been out of reach (0 when it had not).
   Duration Succeeded(TimePoint now) {
@@ -180,7 +251,7 @@ class ContactBackoff {
     Duration jitter(
         static_cast<int64_t>(jitter_state_ % static_cast<uint64_t>(backoff_.count() / 4 + 1)));
     next_contact_ = now + backoff_ + jitter;
-    backoff_ = std::min<Duration>(backoff_ * 2, std::chrono::seconds(30));
+    backoff_ = std::min<Duration>(backoff_ * 2, max_backoff_);
   }
 
   TimePoint next_contact_{};
@@ -189,6 +260,7 @@ class ContactBackoff {
   TimePoint failing_since_{};
   TimePoint last_said_{};
   Duration backoff_ = std::chrono::seconds(1);
+  Duration max_backoff_ = std::chrono::seconds(30);
   uint64_t jitter_state_;
 };
 
@@ -221,12 +293,20 @@ void Agent::MainLoop() {
       orders.swap(orders_);
     }
     TimePoint now = clock_.Now();
+    // With a fence, tries come at least ten times within it (up to 1.25 × a tenth with the
+    // jitter): a controller back well within its node timeout is reached before any job here
+    // is stopped.
+    if (options_.fence && fence_ms_ > 0) {
+      contact.Cap(std::clamp<Duration>(std::chrono::milliseconds(fence_ms_ / 10),
+                                       std::chrono::seconds(1), std::chrono::seconds(30)));
+    }
     if (ToMillis(now) < silent_until_ms_) contact.NotBefore(FromMillis(silent_until_ms_));
     if (need_register && contact.Due(now)) {
       bool tried_every_server = true;
-      if (RegisterWithController(&tried_every_server))
+      if (RegisterWithController(&tried_every_server)) {
+        RenewLease(now);
         Reached(contact.Succeeded(now));
-      else if (tried_every_server && contact.Failed(now))
+      } else if (tried_every_server && contact.Failed(now))
         Unreachable(contact.failing_for(now));
     }
     for (const Order& o : orders) HandleOrder(o);
@@ -246,6 +326,7 @@ void Agent::MainLoop() {
       if (SendReport(std::move(samples))) {
         if (samples_due) last_sample_ = now;
         if (logs_due) last_logs_ = now;
+        RenewLease(now);
         Reached(contact.Succeeded(now));
       } else {
         std::lock_guard lock(mu_);
@@ -253,6 +334,7 @@ void Agent::MainLoop() {
         if (!need_register_ && contact.Failed(now)) Unreachable(contact.failing_for(now));
       }
     }
+    WatchLease();
     WaitForWork(now, active, need_register);
   }
 }
@@ -264,7 +346,8 @@ bool Agent::PollHealthAndLogs(TimePoint now) {
   for (GpuNotice& n : health_.TakeNotices()) pending_notices_.push_back(std::move(n));
   bool logs_waiting = false;
   for (auto& [key, job] : jobs_) {
-    if (job.log_shipped < SizeOf(JobDir(job.order.job) + "/output.log")) logs_waiting = true;
+    EnforceOutputLimit(job, now);
+    if (LogWaiting(job)) logs_waiting = true;
   }
   return logs_waiting;
 }
@@ -461,11 +544,14 @@ void Agent::CollectExits(TimePoint now) {
       if (!status && gone) status = ReadExitStatus(env_, status_path);  // it may have just finished
     }
     if (!status && !gone) continue;
-    ScanMetrics(job, now);  // the lines it wrote last go before its end
+    ScanMetrics(job, now);         // the lines it wrote last go before its end
+    EnforceOutputLimit(job, now);  // a job that printed fast may have ended before a look
     job.exited = true;
     if (status) {
       job.status = *status;
       job.launch_failed = status->unstarted;
+      // Stopped by its fence: whatever a controller made of it meanwhile, it did not fail.
+      job.lost = status->fenced;
     } else {
       job.lost = true;  // the shim died without a word (killed): the job's fate is unknown
       SignalJob(job, SIGKILL);
@@ -480,6 +566,10 @@ void Agent::CollectExits(TimePoint now) {
                .lost = job.lost,
                .launch_failed = job.launch_failed};
     if (job.launch_failed) e.message = ShimsWords(JobDir(job.order.job) + "/output.log");
+    if (job.status.fenced) {
+      e.message = "stopped on node " + options_.name + ", which reached no controller for " +
+                  FormatDuration(std::chrono::milliseconds(fence_ms_)) + " (its fence)";
+    }
     if (cgroups_.usable()) {
       std::string group = cgroups_.GroupPath(CgroupName(job.order.job, job.order.attempt));
       if (cgroups_.OomKills(group) > 0) {
@@ -524,7 +614,7 @@ bool Agent::SampleGpus(std::vector<GpuSample>* samples, TimePoint now) {
   return changed;
 }
 
-std::vector<size_t> Agent::EventsToReport(const std::map<std::string, size_t>& shipped) {
+std::vector<size_t> Agent::EventsToReport(const std::map<std::string, Shipment>& shipped) {
   // A job's end is told only with the last of its output: a `baton wait` that sees the job
   // ended then finds its whole log on the controller (issue 16: a 2.6 MB log was cut at
   // 256 KiB right after the end). Later events of a job whose end waits, wait with it.
@@ -538,10 +628,11 @@ std::vector<size_t> Agent::EventsToReport(const std::map<std::string, size_t>& s
       auto job = jobs_.find(key);
       if (job != jobs_.end()) {
         auto n = shipped.find(key);
-        bool unreadable = n != shipped.end() && n->second == SIZE_MAX;
-        int64_t told = job->second.log_shipped +
-                       (n == shipped.end() || unreadable ? 0 : static_cast<int64_t>(n->second));
-        if (!unreadable && told < SizeOf(JobDir(e.job) + "/output.log")) {
+        bool unreadable = n != shipped.end() && n->second.unreadable;
+        RunningJob after = job->second;  // as it will be once this report is through
+        if (n != shipped.end() && !unreadable)
+          (n->second.head ? after.log_shipped : after.tail_sent) += n->second.bytes;
+        if (!unreadable && LogWaiting(after)) {
           held.insert(key);
           continue;
         }
@@ -593,24 +684,22 @@ bool Agent::SendReport(std::vector<GpuSample> samples) {
     std::lock_guard lock(mu_);
     rep.session = session_;
   }
-  // Bytes of each job's log in this report; SIZE_MAX for a log that cannot be read (its end
+  // What of each job's log is in this report; a log that cannot be read is marked so (its end
   // is not held back for output that will never come).
-  std::map<std::string, size_t> shipped;
+  std::map<std::string, Shipment> shipped;
   size_t budget = kReportLogBudget;
   for (auto& [key, job] : jobs_) {
     if (budget == 0) break;
-    std::string log = JobDir(job.order.job) + "/output.log";
-    Result<std::string> read = env_.ReadRange(log, job.log_shipped, std::min(kLogChunk, budget));
-    if (!read) {
-      shipped[key] = SIZE_MAX;
+    auto next = NextLogChunk(job, std::min(kLogChunk, budget));
+    if (!next) {
+      shipped[key].unreadable = true;
       continue;
     }
-    std::string data = std::move(*read);
-    if (data.empty()) continue;
-    budget -= data.size();
-    shipped[key] = data.size();
-    rep.logs.push_back(
-        LogChunk{.job = job.order.job, .offset = job.log_shipped, .data = std::move(data)});
+    if (!*next) continue;
+    auto& [chunk, head] = **next;
+    budget -= chunk.data.size();
+    shipped[key] = Shipment{.bytes = static_cast<int64_t>(chunk.data.size()), .head = head};
+    rep.logs.push_back(std::move(chunk));
   }
   std::map<std::string, int64_t> metrics_shipped = ShipMetrics(&budget, &rep.logs);
   std::vector<size_t> sent = EventsToReport(shipped);
@@ -644,8 +733,9 @@ bool Agent::SendReport(std::vector<GpuSample> samples) {
       pending_notices_.begin(),
       pending_notices_.begin() + static_cast<std::ptrdiff_t>(rep.notices.size()));
   if (with_health) health_dirty_ = false;  // the loop is single-threaded: nothing changed meanwhile
-  for (auto& [key, n] : shipped) {
-    if (n != SIZE_MAX) jobs_[key].log_shipped += static_cast<int64_t>(n);
+  for (auto& [key, s] : shipped) {
+    if (s.unreadable) continue;
+    (s.head ? jobs_[key].log_shipped : jobs_[key].tail_sent) += s.bytes;
   }
   for (auto& [key, n] : metrics_shipped) jobs_[key].metrics_shipped += n;
   for (const std::string& key : exits_in_report) {
@@ -658,8 +748,7 @@ bool Agent::SendReport(std::vector<GpuSample> samples) {
 // Whether the controller has all of an ended job's output and metrics lines.
 bool Agent::AllShipped(const RunningJob& job) const {
   const std::string dir = JobDir(job.order.job);
-  return job.log_shipped >= SizeOf(dir + "/output.log") &&
-         job.metrics_shipped >= SizeOf(dir + "/metrics.jsonl");
+  return !LogWaiting(job) && job.metrics_shipped >= SizeOf(dir + "/metrics.jsonl");
 }
 
 void Agent::DropAcknowledged() {

@@ -19,6 +19,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
@@ -58,6 +59,10 @@ struct AgentOptions {
   bool cgroups = true;           // a cgroup v2 group per job, where the host allows it
   std::string cgroup_root;       // "" = this process's group + "/baton-jobs"
   int64_t job_pids_max = 16384;  // pids.max of each job; 0 = unlimited
+  // Whether its jobs are stopped once it has not reached a controller for the controller's
+  // node timeout (its fence: run/lease, read by each job's shim). Off only for `baton up`'s
+  // local agent, which shares the controller's process and cannot be cut off from it.
+  bool fence = true;
 };
 
 // What the agent works through. All must outlive it.
@@ -95,13 +100,40 @@ class Agent {
     bool notice_sent = false;    // the job's notice signal (LaunchOrder::signal) was sent
     TimePoint next_stop_step{};
     Duration stop_grace{0};
-    int64_t log_shipped = 0;      // bytes of the log the controller has
+    int64_t log_shipped = 0;  // bytes of the log the controller has (from its start)
+    // Past its output limit (agent_output.cc): how far the node's log was freed, whether the
+    // controller was told, and how much of its marker and tail the controller has.
+    int64_t punched_to = 0;
+    bool limit_told = false;
+    bool punch_failed = false;
+    int64_t tail_sent = 0;
     int64_t metrics_scanned = 0;  // bytes of the metrics file looked at for checkpoints
     int64_t metrics_shipped = 0;  // bytes of the metrics file the controller has
     std::string last_checkpoint;  // the latest checkpoint its metrics file reported
     bool start_reported = false;
     bool exit_acked = false;  // the controller has how it ended
   };
+
+  // The job's output as the controller is to have it (agent_output.cc): all of it, or past its
+  // output limit its first half (`head` bytes from the start) and, once it has ended, a marker
+  // of what was dropped and its last half (`tail` bytes: the marker's and the tail's).
+  struct LogPlan {
+    int64_t size = 0;  // of output.log on the node
+    bool over = false;
+    int64_t head = 0;
+    std::string marker;     // over and ended
+    int64_t tail_from = 0;  // over: where the kept tail starts on the node
+    int64_t tail = 0;       // over and ended: marker + tail
+  };
+  LogPlan PlanLog(const RunningJob& job) const;
+  // Whether the controller lacks some of what PlanLog says it is to have now.
+  bool LogWaiting(const RunningJob& job) const;
+  // Up to `max` bytes of the log to ship next: the chunk, and whether it is of the head (else
+  // of the tail); nothing when there is nothing now; an error when the log cannot be read.
+  Result<std::optional<std::pair<LogChunk, bool>>> NextLogChunk(const RunningJob& job, size_t max);
+  // Past its limit: marks the drop in the node's log, tells the controller once, and frees the
+  // log's middle on the node's disk, keeping the tail.
+  void EnforceOutputLimit(RunningJob& job, TimePoint now);
 
   void MainLoop();
   void PollLoop();
@@ -128,7 +160,9 @@ class Agent {
   // Binds the job to the CPUs (and, on one node, the memory) of its GPUs' NUMA nodes.
   void BindToGpuNuma(const LaunchOrder& order, ProcessSpec* spec);
   // As root: the job runs as its user, who gets its directory. An error says why it cannot.
-  Status RunAsUser(const LaunchOrder& order, ProcessSpec* spec);
+  Result<UnixUser> RunAsUser(const LaunchOrder& order, ProcessSpec* spec);
+  Status Reachable(const std::string& job_dir, const std::string& name, const UnixUser& user);
+  void ShareCheckpoints(const LaunchOrder& order, const UnixUser& user);
   // Puts the job in a cgroup of its own with its limits, where the host allows it.
   void JoinCgroup(const LaunchOrder& order, ProcessSpec* spec);
   // Signals the job's process group, learning its pid from the shim's pid file if need be.
@@ -148,7 +182,14 @@ class Agent {
   void Unreachable(Duration for_how_long) const;
   std::string last_contact_error_;  // the main loop's last failed request to a controller
   void Reached(Duration after) const;
-  std::vector<size_t> EventsToReport(const std::map<std::string, size_t>& shipped);
+  // What of a job's log a report carries: bytes of its head (else of its marker and tail), or
+  // that it cannot be read.
+  struct Shipment {
+    int64_t bytes = 0;
+    bool head = true;
+    bool unreadable = false;
+  };
+  std::vector<size_t> EventsToReport(const std::map<std::string, Shipment>& shipped);
   bool SendReport(std::vector<GpuSample> samples);
   std::map<std::string, int64_t> ShipMetrics(size_t* budget, std::vector<LogChunk>* out);
   bool AllShipped(const RunningJob& job) const;
@@ -157,6 +198,14 @@ class Agent {
   bool PollHealthAndLogs(TimePoint now);
   // Sleeps until the next look at the jobs, an order, a stop or a call to register again.
   void WaitForWork(TimePoint now, bool active, bool need_register);
+  // Sets the modes of the data directory and its parts (agent.cc says who may read what).
+  Status MakePrivate();
+  // The controller was reached by a request sent at `sent`: the jobs' lease runs until
+  // `sent` + the fence (written to run/lease at most about once a second).
+  void RenewLease(TimePoint sent);
+  // Says once in the log that the lease has run out and the shims are stopping the jobs.
+  void WatchLease();
+  std::string LeasePath() const { return options_.data_dir + "/run/lease"; }
   // Reads the run files back; an error when the run directory cannot be listed.
   Status Recover();
   std::string JobDir(JobId id) const;
@@ -175,9 +224,10 @@ class Agent {
   static std::vector<std::string> FindRuntimes();
   Status InImage(const LaunchOrder& order, ProcessSpec* spec);
   // The launch's working directory and Python environment, or why it cannot run here.
-  Status PlaceLaunch(const LaunchOrder& order, ProcessSpec* spec);
+  Status PlaceLaunch(const LaunchOrder& order, const std::optional<UnixUser>& user,
+                     ProcessSpec* spec);
   // The job's copy of its code snapshot (its working directory), or why there is none.
-  Result<std::string> PrepareCode(const LaunchOrder& order);
+  Result<std::string> PrepareCode(const LaunchOrder& order, const std::optional<UnixUser>& user);
   // Puts the launch in the job's Python environment (venv or conda), or says why it cannot
   // be here.
   Status InPythonEnvironment(const LaunchOrder& order, ProcessSpec* spec);
@@ -227,6 +277,12 @@ class Agent {
   TimePoint last_active_{};                            // main loop: a job last started or ended
   TimePoint last_sample_{};
   TimePoint last_logs_{};
+  // The fence (main loop only): what the controller asked at registration, and the deadline
+  // last written to run/lease (CLOCK_BOOTTIME milliseconds; 0: none written).
+  int64_t fence_ms_ = 0;
+  int64_t fence_grace_ms_ = 0;
+  int64_t lease_deadline_ms_ = 0;
+  bool fence_told_ = false;  // the log said the fence has passed
 
   std::unique_ptr<net::HttpClient> poll_client_;    // poll thread only (Cancel: any)
   std::unique_ptr<net::HttpClient> report_client_;  // main loop only

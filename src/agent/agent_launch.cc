@@ -14,6 +14,7 @@
 #include "core/quantity.h"
 
 namespace baton::agent {
+namespace fs = std::filesystem;
 namespace {
 
 std::string GetEnv(const char* key, const char* fallback) {
@@ -31,7 +32,10 @@ void Agent::Launch(const LaunchOrder& order, TimePoint now) {
   job.log_shipped = SizeOf(dir + "/output.log");         // earlier attempts' output was shipped
   job.metrics_scanned = SizeOf(dir + "/metrics.jsonl");  // earlier attempts' checkpoints are old
   job.metrics_shipped = job.metrics_scanned;             // and their lines were shipped
+  // The job's directory is its user's alone (RunAsUser gives it to the user under root).
   if (Status st = env_.CreateDirs(dir + "/checkpoints"); !st.ok())
+    return FailLaunch(std::move(job), 127, "node " + options_.name + ": " + st.message());
+  if (Status st = env_.SetMode(dir, 0700); !st.ok())
     return FailLaunch(std::move(job), 127, "node " + options_.name + ": " + st.message());
   if (!order.checkpoint_dir.empty()) {
     if (Status st = env_.CreateDirs(order.checkpoint_dir); !st.ok()) {
@@ -45,7 +49,14 @@ void Agent::Launch(const LaunchOrder& order, TimePoint now) {
   spec.argv =
       order.shell ? std::vector<std::string>{"/bin/sh", "-c", order.command.at(0)} : order.command;
   for (const auto& [k, v] : JobEnvironment(order)) spec.env.push_back(k + "=" + v);
-  if (Status st = PlaceLaunch(order, &spec); !st.ok())
+  // The user first: its code is unpacked for it.
+  std::optional<UnixUser> user;
+  if (as_root_) {
+    auto found = RunAsUser(order, &spec);
+    if (!found) return FailLaunch(std::move(job), 126, found.error().message());
+    user = *found;
+  }
+  if (Status st = PlaceLaunch(order, user, &spec); !st.ok())
     return FailLaunch(std::move(job), 127, "node " + options_.name + ": " + st.message());
   spec.processes = order.processes;
   spec.rank0 = order.rank_offset;
@@ -57,11 +68,6 @@ void Agent::Launch(const LaunchOrder& order, TimePoint now) {
     spec.session_socket = SessionSocket(order.job, order.attempt);
   }
   BindToGpuNuma(order, &spec);
-
-  if (as_root_) {
-    if (Status st = RunAsUser(order, &spec); !st.ok())
-      return FailLaunch(std::move(job), 126, st.message());
-  }
   JoinCgroup(order, &spec);
 
   JobEvent started{.job = order.job,
@@ -234,10 +240,11 @@ void Agent::BindToGpuNuma(const LaunchOrder& order, ProcessSpec* spec) {
 
 // Where and in what the job runs: its working directory (its code snapshot's copy, if any)
 // and its Python environment.
-Status Agent::PlaceLaunch(const LaunchOrder& order, ProcessSpec* spec) {
+Status Agent::PlaceLaunch(const LaunchOrder& order, const std::optional<UnixUser>& user,
+                          ProcessSpec* spec) {
   spec->workdir = order.workdir.empty() ? JobDir(order.job) : order.workdir;
   if (!order.code.empty()) {
-    auto code = PrepareCode(order);
+    auto code = PrepareCode(order, user);
     if (!code) return Unavailable("code snapshot: " + code.error().message());
     spec->workdir = *code;
   }
@@ -247,8 +254,11 @@ Status Agent::PlaceLaunch(const LaunchOrder& order, ProcessSpec* spec) {
 
 // The job's own copy of its code snapshot, JOBDIR/code: an attempt on a node that ran it
 // before goes on in the copy it left; else the archive (fetched from the controller once per
-// node, DATA/code-cache/ID.tar.gz) is unpacked there.
-Result<std::string> Agent::PrepareCode(const LaunchOrder& order) {
+// node, DATA/code-cache/ID.tar.gz) is unpacked there. It is unpacked in the agent's own
+// code-cache/ (0700), given to the job's user there and then moved into place: never unpacked
+// or given away inside the job's directory, where the user may have put links.
+Result<std::string> Agent::PrepareCode(const LaunchOrder& order,
+                                       const std::optional<UnixUser>& user) {
   std::string dest = JobDir(order.job) + "/code";
   if (env_.ListDir(dest)) return dest;
   std::string cache = options_.data_dir + "/code-cache";
@@ -265,33 +275,39 @@ Result<std::string> Agent::PrepareCode(const LaunchOrder& order) {
     RETURN_IF_ERROR(env_.CreateDirs(cache));
     RETURN_IF_ERROR(env_.WriteFileAtomic(archive, got->body, WriteFileOptions{.mode = 0600}));
   }
-  std::string staging = dest + ".unpacking";
+  std::string staging = cache + "/" + Key(order.job, order.attempt) + ".unpacking";
   RETURN_IF_ERROR(env_.CreateDirs(staging));
   RETURN_IF_ERROR(env_.RunTool(
       {"tar", "-xzf", archive, "-C", staging, "--no-same-owner", "--delay-directory-restore"}));
+  if (user) RETURN_IF_ERROR(env_.SetOwnerTree(staging, user->uid, user->gid));
   RETURN_IF_ERROR(env_.RenameFile(staging, dest));
   return dest;
 }
 
-Status Agent::RunAsUser(const LaunchOrder& order, ProcessSpec* spec) {
+Result<UnixUser> Agent::RunAsUser(const LaunchOrder& order, ProcessSpec* spec) {
   // The job runs as its user, who must exist here and own the job's directory.
   if (order.user == "root" && !options_.allow_root_jobs) {
-    return PermissionDenied("jobs do not run as root on node " + options_.name +
-                            " (its agent allows it with --allow-root-jobs)");
+    return Err(PermissionDenied("jobs do not run as root on node " + options_.name +
+                                " (its agent allows it with --allow-root-jobs)"));
   }
   auto user = LookupUnixUser(order.user);
-  if (!user) return NotFound("no such user '" + order.user + "' on node " + options_.name);
+  if (!user) return Err(NotFound("no such user '" + order.user + "' on node " + options_.name));
   spec->run_as = order.user;
   std::string dir = JobDir(order.job);
-  for (const std::string& path : {dir, dir + "/checkpoints", order.checkpoint_dir}) {
-    if (path.empty()) continue;
+  if (Status st = Reachable(dir, order.user, *user); !st.ok()) {
+    // Its working directory is in its own directory (none given, or its code's copy): it
+    // cannot run. Else it runs elsewhere, but $BATON_CHECKPOINT_DIR and $BATON_METRICS_FILE
+    // are out of its reach: its log says so.
+    if (order.workdir.empty()) return Err(st);
+    if (Status a = env_.AppendFile(dir + "/output.log", "baton: warning: " + st.message() + "\n");
+        !a.ok())
+      LogWarn(a.message(), Context(order.job));
+  }
+  for (const std::string& path : {dir, dir + "/checkpoints"}) {
     if (Status st = env_.SetOwner(path, user->uid, user->gid); !st.ok())
-      LogWarn(st.message() + ": the job's user may not write there", Context(order.job));
+      return Err(Internal("node " + options_.name + ": " + st.message()));
   }
-  if (!order.code.empty()) {
-    if (Status st = env_.SetOwnerTree(JobDir(order.job) + "/code", user->uid, user->gid); !st.ok())
-      LogWarn(st.message() + ": the job's user may not write there", Context(order.job));
-  }
+  if (!order.checkpoint_dir.empty()) ShareCheckpoints(order, *user);
   bool home_given = false;
   for (const auto& [k, v] : order.env) home_given |= k == "HOME";
   if (!home_given) {
@@ -299,7 +315,49 @@ Status Agent::RunAsUser(const LaunchOrder& order, ProcessSpec* spec) {
       if (e.rfind("HOME=", 0) == 0) e = "HOME=" + user->home;
     }
   }
+  return *user;
+}
+
+// Whether `user` may pass through every directory above the job's: a data directory under
+// a home that is 0700 (root's ~/.baton) cannot hold other users' jobs.
+Status Agent::Reachable(const std::string& job_dir, const std::string& name, const UnixUser& user) {
+  std::error_code ec;
+  if (user.uid == 0) return Status::Ok();
+  fs::path dir = fs::absolute(job_dir, ec).parent_path();
+  for (; !ec && !dir.empty(); dir = dir.parent_path()) {
+    struct stat st {};
+    if (stat(dir.c_str(), &st) != 0) break;
+    // The group bit is taken as passing: the user may be in that group by a supplementary one.
+    bool passes = st.st_uid == user.uid ? (st.st_mode & S_IXUSR) != 0
+                                        : (st.st_mode & (S_IXGRP | S_IXOTH)) != 0;
+    if (!passes) {
+      char mode[8];
+      std::snprintf(mode, sizeof mode, "%04o", st.st_mode & 07777);
+      return PermissionDenied("node " + options_.name + ": user " + name +
+                              " cannot reach its job directory: " + dir.string() + " is mode " +
+                              mode +
+                              " (give the agent a data directory others may pass "
+                              "through, e.g. --data /var/lib/baton)");
+    }
+    if (dir == dir.root_path()) break;
+  }
   return Status::Ok();
+}
+
+// A shared checkpoint root holds ROOT/USER/JOB (the controller names it): USER/ is the user's
+// alone (0700), so that no other user's job reaches their checkpoints. A root laid out
+// otherwise (an older controller's ROOT/JOB) is left as it is but for the job's own directory.
+void Agent::ShareCheckpoints(const LaunchOrder& order, const UnixUser& user) {
+  fs::path job_dir(order.checkpoint_dir);
+  std::vector<std::string> dirs = {job_dir.string()};
+  if (job_dir.parent_path().filename() == order.user) dirs.push_back(job_dir.parent_path());
+  for (const std::string& dir : dirs) {
+    Status st = env_.SetOwner(dir, user.uid, user.gid);
+    if (st.ok()) st = env_.SetMode(dir, 0700);
+    if (!st.ok())
+      LogWarn(st.message() + ": the job's user may not write there, or others may read it",
+              Context(order.job));
+  }
 }
 
 void Agent::JoinCgroup(const LaunchOrder& order, ProcessSpec* spec) {

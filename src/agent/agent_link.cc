@@ -165,6 +165,8 @@ bool Agent::RegisterWithController(bool* tried_every_server) {
     job.exit_acked = job.exited;
   }
   DropAcknowledged();
+  fence_ms_ = reply->fence_ms;
+  fence_grace_ms_ = reply->fence_grace_ms;
   {
     std::lock_guard lock(mu_);
     session_ = reply->session;

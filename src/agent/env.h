@@ -26,7 +26,10 @@ class Env {
 
   virtual ~Env() = default;
 
-  // Files. A missing file is NotFound; other failures Internal.
+  // Files. A missing file is NotFound; other failures Internal. An agent running as root
+  // works in directories its jobs' users own, so no call follows a symbolic link in the last
+  // component of its path: reads and appends fail on a link, sizes are a link's own, modes and
+  // owners change the link itself (or fail).
   // Up to `max` bytes from `offset` ("" at or past the end).
   virtual Result<std::string> ReadRange(const std::string& path, int64_t offset, size_t max) = 0;
   Result<std::string> ReadFile(const std::string& path) { return ReadRange(path, 0, kWholeFile); }
@@ -34,8 +37,13 @@ class Env {
   // Readers see the old contents or the new, never part (core/file_util.h).
   virtual Status WriteFileAtomic(const std::string& path, std::string_view contents,
                                  WriteFileOptions options) = 0;
-  // Appends, creating the file (0644) when there is none.
+  // Appends, creating the file (0600) when there is none.
   virtual Status AppendFile(const std::string& path, std::string_view contents) = 0;
+  // Writes `contents` at `offset` of an existing file (none: NotFound).
+  virtual Status WriteAt(const std::string& path, int64_t offset, std::string_view contents) = 0;
+  // Frees the disk under `length` bytes from `offset` of an existing file, which then read as
+  // zeros; its size stays (fallocate's PUNCH_HOLE). Unimplemented where the file system cannot.
+  virtual Status PunchHole(const std::string& path, int64_t offset, int64_t length) = 0;
   // The names (not paths) of the entries of `dir`, in no particular order.
   virtual Result<std::vector<std::string>> ListDir(const std::string& dir) = 0;
   // Creates `dir` and its missing parents; Ok when it exists.
@@ -45,7 +53,8 @@ class Env {
   virtual Status RenameFile(const std::string& from, const std::string& to) = 0;
   virtual Status SetMode(const std::string& path, mode_t mode) = 0;
   virtual Status SetOwner(const std::string& path, uid_t uid, gid_t gid) = 0;
-  // `dir` and everything under it, never following a symbolic link (each link itself changes).
+  // `dir` (a directory, not a link to one) and everything under it, never following a symbolic
+  // link (each link itself changes).
   virtual Status SetOwnerTree(const std::string& dir, uid_t uid, gid_t gid) = 0;
 
   // Processes.
@@ -78,6 +87,12 @@ class EnvWrapper : public Env {
   }
   Status AppendFile(const std::string& path, std::string_view contents) override {
     return target_.AppendFile(path, contents);
+  }
+  Status WriteAt(const std::string& path, int64_t offset, std::string_view contents) override {
+    return target_.WriteAt(path, offset, contents);
+  }
+  Status PunchHole(const std::string& path, int64_t offset, int64_t length) override {
+    return target_.PunchHole(path, offset, length);
   }
   Result<std::vector<std::string>> ListDir(const std::string& dir) override {
     return target_.ListDir(dir);

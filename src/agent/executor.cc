@@ -360,14 +360,15 @@ std::optional<ExitStatus> ReadExitStatus(Env& env, const std::string& path) {
   std::string_view kind = text.substr(0, space);
   std::optional<long> value = WholeNumber(text.substr(space + 1));
   if (!value || *value < 0 || *value > 255 ||
-      (kind != "exit" && kind != "signal" && kind != "unstarted"))
+      (kind != "exit" && kind != "signal" && kind != "unstarted" && kind != "fenced"))
     return std::nullopt;
   ExitStatus s;
-  if (kind == "signal")
+  if (kind == "signal" || kind == "fenced")
     s.signal = static_cast<int>(*value);
   else
     s.exit_code = static_cast<int>(*value);
   s.unstarted = kind == "unstarted";
+  s.fenced = kind == "fenced";
   return s;
 }
 

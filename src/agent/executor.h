@@ -57,6 +57,7 @@ struct ExitStatus {
   int exit_code = 0;  // valid when signal == 0
   int signal = 0;
   bool unstarted = false;  // the job never started: its user, working directory or program
+  bool fenced = false;     // its shim stopped it: the agent's lease ran out (run/lease)
 };
 
 class Executor {

@@ -43,7 +43,10 @@ struct Fd {
 }  // namespace
 
 Result<std::string> PosixEnv::ReadRange(const std::string& path, int64_t offset, size_t max) {
-  Fd f{open(path.c_str(), O_RDONLY | O_CLOEXEC)};
+  // O_NOFOLLOW: an agent running as root reads files in directories its jobs' users own; a
+  // link a job put there in place of its log must not make the agent read (and ship) another
+  // file.
+  Fd f{open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW)};
   if (f.fd < 0) return Err(Failed("open", path, errno));
   std::string out;
   char buf[64 * 1024];
@@ -60,7 +63,8 @@ Result<std::string> PosixEnv::ReadRange(const std::string& path, int64_t offset,
 
 Result<int64_t> PosixEnv::FileSize(const std::string& path) {
   struct stat st {};
-  if (stat(path.c_str(), &st) != 0) return Err(Failed("stat", path, errno));
+  // lstat: the size of a link, not of what it points to (see ReadRange).
+  if (lstat(path.c_str(), &st) != 0) return Err(Failed("stat", path, errno));
   return static_cast<int64_t>(st.st_size);
 }
 
@@ -70,13 +74,40 @@ Status PosixEnv::WriteFileAtomic(const std::string& path, std::string_view conte
 }
 
 Status PosixEnv::AppendFile(const std::string& path, std::string_view contents) {
-  Fd f{open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644)};
+  Fd f{open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600)};
   if (f.fd < 0) return Failed("open", path, errno);
   while (!contents.empty()) {
     ssize_t n = write(f.fd, contents.data(), contents.size());
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) return Failed("append to", path, errno);
     contents.remove_prefix(static_cast<size_t>(n));
+  }
+  return Status::Ok();
+}
+
+Status PosixEnv::WriteAt(const std::string& path, int64_t offset, std::string_view contents) {
+  Fd f{open(path.c_str(), O_WRONLY | O_CLOEXEC | O_NOFOLLOW)};
+  if (f.fd < 0) return Failed("open", path, errno);
+  while (!contents.empty()) {
+    ssize_t n = pwrite(f.fd, contents.data(), contents.size(), offset);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return Failed("write to", path, errno);
+    contents.remove_prefix(static_cast<size_t>(n));
+    offset += n;
+  }
+  return Status::Ok();
+}
+
+Status PosixEnv::PunchHole(const std::string& path, int64_t offset, int64_t length) {
+  Fd f{open(path.c_str(), O_WRONLY | O_CLOEXEC | O_NOFOLLOW)};
+  if (f.fd < 0) return Failed("open", path, errno);
+  if (fallocate(f.fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, offset, length) != 0) {
+    int err = errno;
+    if (err == EOPNOTSUPP) {
+      return Unavailable("cannot free the middle of " + path +
+                         ": its file system cannot punch holes");
+    }
+    return Failed("punch a hole in", path, err);
   }
   return Status::Ok();
 }
@@ -107,16 +138,22 @@ Status PosixEnv::RenameFile(const std::string& from, const std::string& to) {
 }
 
 Status PosixEnv::SetMode(const std::string& path, mode_t mode) {
-  if (chmod(path.c_str(), mode) != 0) return Failed("set the mode of", path, errno);
+  // Never through a link (Linux refuses to change a link's own mode: the call fails).
+  if (fchmodat(AT_FDCWD, path.c_str(), mode, AT_SYMLINK_NOFOLLOW) != 0)
+    return Failed("set the mode of", path, errno);
   return Status::Ok();
 }
 
 Status PosixEnv::SetOwner(const std::string& path, uid_t uid, gid_t gid) {
-  if (chown(path.c_str(), uid, gid) != 0) return Failed("set the owner of", path, errno);
+  // lchown: a link a job's user put in place of a directory changes, not what it points to.
+  if (lchown(path.c_str(), uid, gid) != 0) return Failed("set the owner of", path, errno);
   return Status::Ok();
 }
 
 Status PosixEnv::SetOwnerTree(const std::string& dir, uid_t uid, gid_t gid) {
+  struct stat st {};
+  if (lstat(dir.c_str(), &st) != 0) return Failed("set the owner of", dir, errno);
+  if (!S_ISDIR(st.st_mode)) return Internal("cannot set the owner of " + dir + ": not a directory");
   if (lchown(dir.c_str(), uid, gid) != 0) return Failed("set the owner of", dir, errno);
   std::error_code ec;
   // The iterator does not descend into linked directories; lchown changes a link, not its target.

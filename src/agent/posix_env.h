@@ -13,6 +13,8 @@ class PosixEnv : public Env {
   Status WriteFileAtomic(const std::string& path, std::string_view contents,
                          WriteFileOptions options) override;
   Status AppendFile(const std::string& path, std::string_view contents) override;
+  Status WriteAt(const std::string& path, int64_t offset, std::string_view contents) override;
+  Status PunchHole(const std::string& path, int64_t offset, int64_t length) override;
   Result<std::vector<std::string>> ListDir(const std::string& dir) override;
   Status CreateDirs(const std::string& dir) override;
   Status RemoveFile(const std::string& path) override;

@@ -47,7 +47,7 @@ std::string RunFiles::PathOf(JobId job, int attempt) const {
 
 Status RunFiles::Write(const RunRecord& record) {
   return env_.WriteFileAtomic(PathOf(record.order.job, record.order.attempt),
-                              EncodeRunRecord(record), {.mode = 0644, .sync = false});
+                              EncodeRunRecord(record), {.mode = 0600, .sync = false});
 }
 
 Result<std::vector<RunRecord>> RunFiles::ReadAll() {

@@ -34,7 +34,8 @@ class RunFiles {
   RunFiles(Env& env, std::string dir, LogContext context);
 
   std::string PathOf(JobId job, int attempt) const;
-  // Replaces the attempt's run file. Not fsynced: the file need only outlive the agent
+  // Replaces the attempt's run file, mode 0600 (it holds the job's whole environment). Not
+  // fsynced: the file need only outlive the agent
   // process; a machine that crashes takes its jobs with it (and a torn file is read back as
   // unreadable, and dropped).
   Status Write(const RunRecord& record);

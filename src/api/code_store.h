@@ -5,6 +5,7 @@
 // HTTP threads, as the log store's.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -15,6 +16,8 @@ namespace baton::api {
 class CodeStore {
  public:
   static constexpr size_t kMaxBytes = size_t{64} << 20;  // an archive, compressed
+  // What it may unpack to: the CLI's largest snapshot (512 MiB of files) and tar's headers.
+  static constexpr uint64_t kMaxUnpackedBytes = uint64_t{1} << 30;
 
   explicit CodeStore(std::string dir) : dir_(std::move(dir)) {}
   // Keeps `archive` (a gzip stream); its id.
@@ -23,6 +26,7 @@ class CodeStore {
   Result<std::string> Get(const std::string& id) const;
 
  private:
+  static Status CheckWhole(std::string_view archive);
   std::string PathOf(const std::string& id) const { return dir_ + "/" + id + ".tar.gz"; }
   std::string dir_;
 };

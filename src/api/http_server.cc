@@ -114,17 +114,23 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
   // Sets the body limit of the request whose head was read: its route's, or the default;
   // false when its Content-Length is over it already.
   bool LimitBody() {
+    body_limit_ = RouteLimit();
+    if (parser_->content_length() && *parser_->content_length() > body_limit_) return false;
+    parser_->body_limit(body_limit_);
+    return true;
+  }
+
+  // The body limit of the route whose head was read (the default before a head).
+  size_t RouteLimit() {
     const auto& head = parser_->get();
     std::string_view target(head.target().data(), head.target().size());
     target = target.substr(0, target.find('?'));
     std::string key = std::string(head.method_string()) + " " + std::string(target);
-    body_limit_ = options_.max_body_bytes;
+    size_t body_limit = options_.max_body_bytes;
     for (const auto& [route, limit] : options_.large_bodies) {
-      if (route == key) body_limit_ = limit;
+      if (route == key) body_limit = limit;
     }
-    if (parser_->content_length() && *parser_->content_length() > body_limit_) return false;
-    parser_->body_limit(body_limit_);
-    return true;
+    return body_limit;
   }
 
   void OnRead(beast::error_code ec) {
@@ -135,9 +141,11 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
       return;
     }
     if (ec == http::error::body_limit) {
-      Write(ErrorResponse(413,
-                          TooLarge("body: larger than " + std::to_string(body_limit_) + " bytes")),
-            false, 11);
+      // The route's own limit, also when the head's Content-Length was over every limit.
+      body_limit_ = RouteLimit();
+      std::string limit = std::to_string(body_limit_) + " bytes";
+      if (body_limit_ % (1 << 20) == 0) limit = std::to_string(body_limit_ >> 20) + " MiB";
+      Write(ErrorResponse(413, TooLarge("body: larger than " + limit)), false, 11);
       return;
     }
     if (ec == http::error::header_limit) {

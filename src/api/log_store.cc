@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -10,11 +11,20 @@
 #include <filesystem>
 
 #include "core/log.h"
+#include "core/quantity.h"
 
 namespace baton::api {
 namespace fs = std::filesystem;
 
-LogStore::LogStore(std::string dir) : dir_(std::move(dir)) {}
+LogStore::LogStore(std::string dir) : LogStore(std::move(dir), Limits{}) {}
+
+LogStore::LogStore(std::string dir, Limits limits) : dir_(std::move(dir)), limits_(limits) {
+  // Every job's output: the controller's alone, whatever the mode of the directory above
+  // (0711 under a `baton up` of root's, so that its local agent's jobs reach their own).
+  std::error_code ec;
+  fs::create_directories(dir_, ec);
+  (void)::chmod(dir_.c_str(), 0700);
+}
 
 std::string LogStore::Path(JobId job, const std::string& node, LogStream stream) const {
   return dir_ + "/" + job.ToString() + "/" + node +
@@ -22,11 +32,38 @@ std::string LogStore::Path(JobId job, const std::string& node, LogStream stream)
 }
 
 Status LogStore::Write(JobId job, const std::string& node, int64_t offset, std::string_view data,
-                       LogStream stream) {
+                       LogStream stream, Dropped* dropped) {
+  auto drop = [&](int64_t bytes, std::string why) {
+    if (dropped != nullptr && bytes > 0) *dropped = Dropped{bytes, std::move(why)};
+  };
+  if (offset < 0 || offset >= limits_.max_log_bytes) {
+    drop(static_cast<int64_t>(data.size()),
+         "past the largest log kept (" + FormatSize(limits_.max_log_bytes) + ")");
+    return Status::Ok();
+  }
+  if (static_cast<int64_t>(data.size()) > limits_.max_log_bytes - offset) {
+    const size_t keep = static_cast<size_t>(limits_.max_log_bytes - offset);
+    drop(static_cast<int64_t>(data.size() - keep),
+         "past the largest log kept (" + FormatSize(limits_.max_log_bytes) + ")");
+    data = data.substr(0, keep);
+  }
+  if (limits_.disk_reserve > 0) {
+    struct statvfs fs {};
+    if (::statvfs(dir_.c_str(), &fs) == 0) {
+      const int64_t free_bytes =
+          static_cast<int64_t>(fs.f_bavail) * static_cast<int64_t>(fs.f_frsize);
+      if (free_bytes - static_cast<int64_t>(data.size()) < limits_.disk_reserve) {
+        drop(static_cast<int64_t>(data.size()),
+             "its disk has " + FormatSize(free_bytes) + " free, within the reserve of " +
+                 FormatSize(limits_.disk_reserve) + " kept for the store (--disk-reserve)");
+        return Status::Ok();
+      }
+    }
+  }
   std::error_code ec;
   fs::create_directories(dir_ + "/" + job.ToString(), ec);
   const std::string path = Path(job, node, stream);
-  int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+  int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
   if (fd < 0) return Internal("log " + path + ": " + strerror(errno));
   size_t done = 0;
   while (done < data.size()) {

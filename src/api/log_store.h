@@ -21,10 +21,26 @@ enum class LogStream { kOutput, kMetrics };
 
 class LogStore {
  public:
+  // What the store keeps at most: a log's bytes (past them, nothing: agents keep a job's
+  // output within its limit, so only a faulty or hostile one sends more), and the free space
+  // it leaves on the disk for the controller's store (writes that would eat into it are
+  // dropped whole: the store must be able to commit whatever a job prints).
+  struct Limits {
+    int64_t max_log_bytes = INT64_MAX;
+    int64_t disk_reserve = 0;
+  };
+  // What a write did not keep, and why.
+  struct Dropped {
+    int64_t bytes = 0;
+    std::string why;
+  };
   explicit LogStore(std::string dir);
+  LogStore(std::string dir, Limits limits);
 
+  // Writes `data` at `offset` of the job's log from `node`. Bytes past the limits are not
+  // written (the write is still Ok): *dropped says how many and why.
   Status Write(JobId job, const std::string& node, int64_t offset, std::string_view data,
-               LogStream stream = LogStream::kOutput);
+               LogStream stream = LogStream::kOutput, Dropped* dropped = nullptr);
 
   struct Chunk {
     std::string data;
@@ -39,6 +55,7 @@ class LogStore {
  private:
   std::string Path(JobId job, const std::string& node, LogStream stream) const;
   std::string dir_;
+  Limits limits_;
 };
 
 }  // namespace baton::api

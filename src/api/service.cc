@@ -312,16 +312,24 @@ void Service::AgentReport(Call c) {
     return c.respond(Error(InvalidArgument("node: not a valid node name")));
   if (Status st = ActsFor(c.who, report->node); !st.ok()) return c.respond(Error(st));
   // Logs land before the report reaches the controller: once an exit is acknowledged, the
-  // output before it is on disk here.
+  // output before it is on disk here. What the store does not keep (its disk's reserve, a log
+  // past the largest) is acknowledged all the same, and raised as an alert.
+  control::AgentReport command;
   for (const LogChunk& chunk : report->logs) {
+    LogStore::Dropped dropped;
     Status st = logs_.Write(chunk.job, report->node, chunk.offset, chunk.data,
-                            chunk.metrics ? LogStream::kMetrics : LogStream::kOutput);
+                            chunk.metrics ? LogStream::kMetrics : LogStream::kOutput, &dropped);
     if (!st.ok()) return c.respond(Error(st));
+    if (dropped.bytes > 0) {
+      command.log_bytes_dropped += dropped.bytes;
+      command.dropped_job = chunk.job;
+      command.dropped_why = std::move(dropped.why);
+    }
   }
   for (const LogChunk& chunk : report->logs) news_.jobs.Notify(chunk.job.value);  // followers
   report->logs.clear();
-  Run(control::AgentReport{std::move(*report)}, std::move(c.respond),
-      [](control::Reply&) { return Json(200, "{}"); });
+  command.report = std::move(*report);
+  Run(std::move(command), std::move(c.respond), [](control::Reply&) { return Json(200, "{}"); });
 }
 
 void Service::ListNodes(Call c) {

@@ -85,7 +85,7 @@ struct SubmitFlags {
   std::string gpus = "0";
   std::string gpu_type, gpu_memory, memory, priority = "normal", project = "default",
                                             pool = "default";
-  std::string name, time, grace, signal, workdir, file;
+  std::string name, time, grace, signal, workdir, file, output_limit;
   int nodes = 0, cpus = 0, retries = 0;
   std::vector<int64_t> after, after_any, after_notok;
   std::string begin, array, schedule, venv, conda, best_metric, like, code, image;
@@ -134,6 +134,9 @@ Status ApplyTimeFlags(const SubmitFlags& f, const std::set<std::string>* given, 
   }
   if (use("--grace") && !f.grace.empty()) {
     ASSIGN_OR_RETURN_STATUS(spec->grace_period, ParseDuration(f.grace, "--grace"));
+  }
+  if (use("--output-limit") && !f.output_limit.empty()) {
+    ASSIGN_OR_RETURN_STATUS(spec->output_limit, ParseSize(f.output_limit, "--output-limit"));
   }
   return Status::Ok();
 }
@@ -429,6 +432,9 @@ void AddSpecFlags(CLI::App* sub, SubmitFlags& f, bool short_time = true) {
   sub->add_option("--name", f.name, "job name");
   sub->add_option(short_time ? "-t,--time" : "--time", f.time, "time limit, e.g. 90s, 30m, 2h");
   sub->add_option("--grace", f.grace, "grace between SIGTERM and SIGKILL (default 30s)");
+  sub->add_option("--output-limit", f.output_limit,
+                  "the most output a node keeps, its first half and its last, e.g. 256MiB "
+                  "(default: the pool's or the cluster's, 1GiB)");
   sub->add_option("--signal", f.signal,
                   "SIG[@TIME]: send SIG (e.g. USR1) TIME before the time limit (default 60s), "
                   "as Slurm's --signal; SIGTERM follows at the limit");

@@ -148,6 +148,7 @@ json::object JobObject(const Job& job, JobForm form) {
   o["signal"] = s.signal == 0 ? json::value(nullptr)
                               : json::value(FormatNoticeSignal(s.signal, s.signal_before));
   o["retries"] = s.retries;
+  if (s.output_limit > 0) o["output_limit"] = s.output_limit;
   o["restarts"] = job.restarts;
   o["last_requeue"] =
       job.last_requeue.empty() ? json::value(nullptr) : json::value(job.last_requeue);
@@ -209,7 +210,8 @@ Result<JobSpec> SpecFromJobObject(const json::object& o) {
                                "begin",       "array",           "schedule",     "preemptible",
                                "hold",        "process_per_gpu", "time_limit_s", "grace_period_s",
                                "signal",      "model",           "venv",         "conda",
-                               "best_metric", "interactive",     "code",         "image"}) {
+                               "best_metric", "interactive",     "code",         "image",
+                               "output_limit"}) {
     if (const json::value* f = Find(o, key)) spec_obj[key] = *f;
   }
   if (const json::value* res = Find(o, "resources")) spec_obj["resources"] = *res;

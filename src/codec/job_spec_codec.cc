@@ -352,6 +352,12 @@ Status DecodeSpecField(std::string_view key, const std::string& field, const jso
     if (!notice) return notice.error();
     spec->signal = notice->signal;
     spec->signal_before = notice->before;
+  } else if (key == "output_limit") {
+    auto s = GetSize(val, field);
+    if (!s) return s.error();
+    if (*s != 0 && *s < (int64_t{64} << 10))
+      return FieldError(field, "at least 64KiB (or 0: the pool's or the cluster's)");
+    spec->output_limit = *s;
   } else if (key == "retries") {
     auto n = GetInt(val, field, 0, SpecLimits::kMaxRetries);
     if (!n) return n.error();
@@ -371,13 +377,14 @@ Status DecodeSpecField(std::string_view key, const std::string& field, const jso
      : key == "singleton"   ? spec->singleton
                             : spec->process_per_gpu) = *b;
   } else {
-    return FieldError(field,
-                      "unknown field (valid: name, command, resources, priority, project, pool, "
-                      "time_limit, grace_period, signal, retries, env, workdir, venv, conda, "
-                      "image, code, interactive, after, after_any, "
-                      "after_notok, singleton, begin, schedule, array, sweep, model, best_metric, "
-                      "preemptible, hold, "
-                      "process_per_gpu)");
+    return FieldError(
+        field,
+        "unknown field (valid: name, command, resources, priority, project, pool, "
+        "time_limit, grace_period, signal, output_limit, retries, env, workdir, venv, conda, "
+        "image, code, interactive, after, after_any, "
+        "after_notok, singleton, begin, schedule, array, sweep, model, best_metric, "
+        "preemptible, hold, "
+        "process_per_gpu)");
   }
   return Status::Ok();
 }
@@ -514,6 +521,7 @@ std::string EncodeJobSpec(const JobSpec& s) {
   o["grace_period"] = static_cast<double>(s.grace_period.count()) / 1000.0;
   if (s.signal != 0) o["signal"] = FormatNoticeSignal(s.signal, s.signal_before);
   if (s.retries > 0) o["retries"] = s.retries;
+  if (s.output_limit > 0) o["output_limit"] = s.output_limit;
   if (!s.env.empty()) {
     json::object env;
     for (const auto& [k, v] : s.env) env[k] = v;

@@ -95,10 +95,11 @@ json::object EventObject(const JobEvent& e) {
   json::object o;
   o["job"] = e.job.value;
   o["attempt"] = e.attempt;
-  o["kind"] = e.kind == JobEvent::Kind::kStarted      ? "started"
-              : e.kind == JobEvent::Kind::kExited     ? "exited"
-              : e.kind == JobEvent::Kind::kCheckpoint ? "checkpoint"
-                                                      : "metric";
+  o["kind"] = e.kind == JobEvent::Kind::kStarted       ? "started"
+              : e.kind == JobEvent::Kind::kExited      ? "exited"
+              : e.kind == JobEvent::Kind::kCheckpoint  ? "checkpoint"
+              : e.kind == JobEvent::Kind::kOutputLimit ? "output_limit"
+                                                       : "metric";
   if (e.kind == JobEvent::Kind::kMetric) {
     o["value"] = e.value;
     o["step"] = e.step;
@@ -128,8 +129,11 @@ Result<JobEvent> EventFrom(const json::value& v) {
     e.kind = JobEvent::Kind::kCheckpoint;
   else if (kind == "metric")
     e.kind = JobEvent::Kind::kMetric;
+  else if (kind == "output_limit")
+    e.kind = JobEvent::Kind::kOutputLimit;
   else
-    return Err(InvalidArgument("event.kind: must be started, exited, checkpoint or metric"));
+    return Err(
+        InvalidArgument("event.kind: must be started, exited, checkpoint, metric or output_limit"));
   if (e.kind == JobEvent::Kind::kMetric) {
     const json::value* value = Find(*o, "value");
     if (value == nullptr) return Err(InvalidArgument("event.value: missing for a metric"));
@@ -278,6 +282,8 @@ std::string EncodeRegisterReply(const RegisterReply& r) {
   o["session"] = r.session;
   o["next_seq"] = r.next_seq;
   if (r.epoch != 0) o["epoch"] = r.epoch;
+  if (r.fence_ms != 0) o["fence_ms"] = r.fence_ms;
+  if (r.fence_grace_ms != 0) o["fence_grace_ms"] = r.fence_grace_ms;
   return json::serialize(o);
 }
 
@@ -288,6 +294,9 @@ Result<RegisterReply> DecodeRegisterReply(std::string_view text) {
   RETURN_IF_ERROR(Read(*o, "session", &r.session, Int(0, INT64_MAX)));
   RETURN_IF_ERROR(Read(*o, "next_seq", &r.next_seq, Int(0, INT64_MAX)));
   RETURN_IF_ERROR(Read(*o, "epoch", &r.epoch, Int(0, INT64_MAX)));
+  // Up to a week: a fence longer than that is no fence.
+  RETURN_IF_ERROR(Read(*o, "fence_ms", &r.fence_ms, Int(0, 7LL * 24 * 3600 * 1000)));
+  RETURN_IF_ERROR(Read(*o, "fence_grace_ms", &r.fence_grace_ms, Int(0, 3600 * 1000)));
   return r;
 }
 

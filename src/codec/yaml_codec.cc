@@ -12,6 +12,7 @@
 #include "codec/internal/json_util.h"
 #include "codec/json_codec.h"
 #include "core/node.h"
+#include "core/quantity.h"
 
 namespace baton::codec {
 namespace {
@@ -208,6 +209,15 @@ class ConfigReader {
     auto d = ParseDuration(n.Scalar(), path);
     if (!d) return Err(Error(n, path, d.error().message()));
     return *d;
+  }
+
+  // A size such as 256MiB or 1GiB (a plain number is bytes), at least 64 KiB.
+  Result<int64_t> Size(const YAML::Node& n, const std::string& path) const {
+    if (!n.IsScalar()) return Err(Error(n, path, "must be a size such as 256MiB or 1GiB"));
+    auto s = ParseSize(n.Scalar(), path);
+    if (!s) return Err(Error(n, path, s.error().message()));
+    if (*s < (int64_t{64} << 10)) return Err(Error(n, path, "must be at least 64KiB"));
+    return *s;
   }
 
   bool IsName(const std::string& s) const { return IsValidNodeName(s); }
@@ -471,7 +481,7 @@ Result<PoolPolicy> ReadPool(const ConfigReader& r, const YAML::Node& n, const st
       r.Keys(n, path,
              {"default_time_limit", "max_time_limit", "max_gpus_per_job", "max_gpus_per_user",
               "interactive", "session_time_limit", "max_sessions_per_user", "idle_timeout",
-              "idle_utilization", "idle_warning"}));
+              "idle_utilization", "idle_warning", "output_limit"}));
   PoolPolicy pp;
   TRY(ReadInteractivePool(r, n, path, &pp));
   if (n["default_time_limit"]) {
@@ -488,6 +498,9 @@ Result<PoolPolicy> ReadPool(const ConfigReader& r, const YAML::Node& n, const st
   if (n["max_gpus_per_user"]) {
     ASSIGN_OR_RETURN(pp.max_milli_per_user,
                      r.Gpus(n["max_gpus_per_user"], path + ".max_gpus_per_user"));
+  }
+  if (n["output_limit"]) {
+    ASSIGN_OR_RETURN(pp.output_limit, r.Size(n["output_limit"], path + ".output_limit"));
   }
   if (pp.max_time_limit.count() > 0 && pp.default_time_limit > pp.max_time_limit) {
     return Err(r.Error(n, path, "default_time_limit is longer than max_time_limit"));
@@ -551,6 +564,19 @@ Result<void> ReadPolicy(const ConfigReader& r, const YAML::Node& root, Policy* p
       return Err(r.Error(c, "checkpoint_root", "must be an absolute path such as /shared/ckpt"));
     while (root_dir.size() > 1 && root_dir.back() == '/') root_dir.pop_back();
   }
+  if (const YAML::Node o = root["output_limit"]) {
+    ASSIGN_OR_RETURN(policy->output_limit, r.Size(o, "output_limit"));
+  }
+  if (const YAML::Node o = root["max_output_limit"]) {
+    ASSIGN_OR_RETURN(policy->max_output_limit, r.Size(o, "max_output_limit"));
+  }
+  if (const YAML::Node o = root["stop_at_output_limit"]) {
+    ASSIGN_OR_RETURN(policy->stop_at_output_limit, r.Bool(o, "stop_at_output_limit"));
+  }
+  if (policy->output_limit > policy->max_output_limit) {
+    const char* key = root["output_limit"] ? "output_limit" : "max_output_limit";
+    return Err(r.Error(root[key], key, "output_limit is over max_output_limit"));
+  }
   if (const YAML::Node d = root["defaults"]) {
     RETURN_IF_ERROR(r.Keys(d, "defaults", {"project", "user"}));
     if (d["project"])
@@ -593,10 +619,11 @@ Result<ServerConfig> DecodeServerConfig(std::string_view yaml, std::string_view 
     // The same checks and bound on expanded aliases as job files.
     ASSIGN_OR_RETURN(YAML::Node root, LoadChecked(yaml, file));
     if (root.IsNull()) return cfg;
-    RETURN_IF_ERROR(r.Keys(
-        root, "",
-        {"listen", "data", "shared_dir", "store", "tls", "scheduling", "defaults", "projects",
-         "users", "pools", "alerts", "gpu_catalog", "models", "checkpoint_root"}));
+    RETURN_IF_ERROR(
+        r.Keys(root, "",
+               {"listen", "data", "shared_dir", "store", "tls", "scheduling", "defaults",
+                "projects", "users", "pools", "alerts", "gpu_catalog", "models", "checkpoint_root",
+                "output_limit", "max_output_limit", "stop_at_output_limit"}));
     if (root["listen"]) {
       ASSIGN_OR_RETURN(cfg.listen, r.Text(root["listen"], "listen"));
     }

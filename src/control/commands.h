@@ -184,6 +184,11 @@ struct AgentPoll {
 
 struct AgentReport {
   ReportRequest report;
+  // Log bytes of the report the server did not keep (api::LogStore: the disk reserve, or past
+  // the largest log), and why: raised as a log_dropped alert.
+  int64_t log_bytes_dropped = 0;
+  JobId dropped_job;
+  std::string dropped_why;
 };
 
 struct Tick {};  // time passed; look at timeouts

@@ -271,6 +271,12 @@ std::optional<Reply> Controller::Repeated(const SubmitJobs& c) const {
 // its dependencies existing, and some set of nodes able to hold it; its request as it will run.
 Result<Resources> Controller::Admit(const JobSpec& spec, const std::string& user, TimePoint now) {
   RETURN_IF_ERROR(ValidateJobSpec(spec));
+  if (options_.policy.OutputLimit(spec.output_limit, spec.pool) >
+      options_.policy.max_output_limit) {
+    return Err(InvalidArgument("output_limit: this cluster keeps at most " +
+                               FormatSize(options_.policy.max_output_limit) +
+                               " of a job's output per node"));
+  }
   if (const PoolPolicy* pool = options_.policy.Pool(spec.pool)) {
     Duration fallback = pool->interactive && !spec.interactive.empty() ? pool->session_time_limit
                                                                        : pool->default_time_limit;
@@ -580,8 +586,9 @@ void Controller::Launch(Job& job, std::optional<size_t> only_rank) {
     l.workdir = job.spec.workdir;
     l.venv = job.spec.venv;
     l.best_metric = job.spec.best_metric;
+    l.output_limit = options_.policy.OutputLimit(job.spec.output_limit, job.spec.pool);
     if (!options_.policy.checkpoint_root.empty())
-      l.checkpoint_dir = options_.policy.checkpoint_root + "/" + job.id.ToString();
+      l.checkpoint_dir = options_.policy.checkpoint_root + "/" + job.user + "/" + job.id.ToString();
     l.conda = job.spec.conda;
     l.code = job.spec.code;
     l.image = job.spec.image;
@@ -612,6 +619,10 @@ void Controller::StopParts(Job& job, StopReason reason, Duration grace, TimePoin
   for (NodeAllocation& part : job.allocation) {
     if (part.ended) continue;
     NodeRecord* node = FindNode(part.node);
+    // A part on a lost node ends only once the node's fence has passed (RequeueFenced): until
+    // then its agent may still be running it.
+    if (node != nullptr && node->state == NodeRecord::State::kLost && now < node->requeue_at)
+      continue;
     if (node == nullptr || node->state == NodeRecord::State::kLost) {
       part.ended = true;
       part.lost = true;

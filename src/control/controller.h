@@ -56,7 +56,11 @@ int DefaultMasterPort(JobId id);
 bool MeetsOverNetwork(const Job& job);
 
 struct ControllerOptions {
-  Duration node_timeout = std::chrono::seconds(60);       // silent agent -> node lost
+  Duration node_timeout = std::chrono::seconds(60);  // silent agent -> node lost
+  // An agent that has not reached a controller for node_timeout stops its jobs (its fence):
+  // SIGTERM, and SIGKILL this long after. A lost node's jobs are requeued only once both have
+  // surely happened (FenceEnds), so that a job never runs twice.
+  Duration fence_grace = std::chrono::seconds(10);
   Duration poll_timeout = std::chrono::seconds(20);       // longest an agent's poll is held
   Duration full_pass_interval = std::chrono::seconds(2);  // re-order the queue (age, usage)
   // A node where this many jobs in a row could not start, and then started elsewhere, is
@@ -205,6 +209,10 @@ class Controller {
   // at the limit.
   void BlameLaunchFailures(Job& job, TimePoint now);
   void MarkLost(NodeRecord& node, TimePoint now);
+  TimePoint FenceEnds(TimePoint last_seen) const;
+  void NoteOutputLimit(Job& job, const NodeRecord& node, const JobEvent& e, TimePoint now);
+  void NoteLogsDropped(const AgentReport& c, TimePoint now);
+  void RequeueFenced(TimePoint now);
   // Acts on what the agent says of its GPUs' health: fences failed GPUs and requeues their
   // jobs, turns hardware faults into drains, brings recovered GPUs back.
   void ApplyHealth(NodeRecord& node, const std::vector<GpuHealth>& health, TimePoint now);
@@ -324,6 +332,9 @@ class Controller {
   bool known_nodes_stale_ = true;
   // Every node that is not lost was last seen at or after this (OnTick; none: not known).
   std::optional<TimePoint> seen_since_;
+  // The earliest time a lost node's jobs are due to be requeued (NodeRecord::requeue_at).
+  TimePoint next_requeue_ = TimePoint::max();
+  std::pair<JobId, TimePoint> last_log_drop_{};  // the last log_dropped alert: of what, when
   struct FeasibleShape {
     std::string pool;
     Resources request;

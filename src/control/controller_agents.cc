@@ -274,6 +274,7 @@ Reply Controller::Register(const AgentRegister& c, TimePoint now) {
   if (node.info != info || node.state == NodeRecord::State::kAwaiting) known_nodes_stale_ = true;
   node.info = info;
   node.state = NodeRecord::State::kReady;
+  node.requeue_at = TimePoint::max();  // back before its fence passed: its jobs ran on
   node.last_seen = now;
   seen_since_.reset();  // it may have been lost: OnTick's bound is made again
   node.samples.clear();
@@ -325,7 +326,10 @@ Reply Controller::Register(const AgentRegister& c, TimePoint now) {
   }
   ApplyHealth(node, c.request.health, now);
   Reply r;
-  r.registration = RegisterReply{.session = node.session, .next_seq = 0};
+  r.registration = RegisterReply{.session = node.session,
+                                 .next_seq = 0,
+                                 .fence_ms = options_.node_timeout.count(),
+                                 .fence_grace_ms = options_.fence_grace.count()};
   return r;
 }
 
@@ -352,6 +356,7 @@ Reply Controller::Report(const AgentReport& c, TimePoint now) {
   }
   node->last_seen = now;
   node->attached = rep.attached;
+  if (c.log_bytes_dropped > 0) NoteLogsDropped(c, now);
   if (!rep.gpus.empty()) {
     node->samples = rep.gpus;
     ObserveUtilization(*node, rep.gpus);
@@ -413,6 +418,7 @@ void Controller::HandleEvent(NodeRecord& node, const JobEvent& e, TimePoint now)
   }
   if (part->ended) return;
   if (e.kind == JobEvent::Kind::kMetric) return NoteMetric(*job, e, now);
+  if (e.kind == JobEvent::Kind::kOutputLimit) return NoteOutputLimit(*job, node, e, now);
   if (e.kind == JobEvent::Kind::kCheckpoint) {
     // What preemption would lose is counted from here on.
     job->last_checkpoint =
@@ -458,22 +464,84 @@ void Controller::HandleEvent(NodeRecord& node, const JobEvent& e, TimePoint now)
   }
 }
 
+// The server kept not all of a report's log bytes. Said once per job (and reason) that it
+// happens to, and again once a minute while it lasts, so a full disk does not flood the events.
+void Controller::NoteLogsDropped(const AgentReport& c, TimePoint now) {
+  if (last_log_drop_.first == c.dropped_job &&
+      last_log_drop_.second + std::chrono::minutes(1) > now)
+    return;
+  last_log_drop_ = {c.dropped_job, now};
+  Raise(ClusterEvent{.kind = "log_dropped",
+                     .severity = "alert",
+                     .node = c.report.node,
+                     .job = c.dropped_job.value,
+                     .message = "the server did not keep " + std::to_string(c.log_bytes_dropped) +
+                                " bytes of job " + c.dropped_job.ToString() +
+                                "'s output from node " + c.report.node + ": " + c.dropped_why},
+        now);
+}
+
+// A job's output on `node` passed its limit: the node keeps its head and its tail only. Said
+// as a warning; with stop_at_output_limit the job is also cancelled, saying why.
+void Controller::NoteOutputLimit(Job& job, const NodeRecord& node, const JobEvent& e,
+                                 TimePoint now) {
+  const bool stop = options_.policy.stop_at_output_limit;
+  Raise(ClusterEvent{.kind = "job_output_limit",
+                     .severity = stop ? "alert" : "info",
+                     .node = node.info.name,
+                     .job = job.id.value,
+                     .message = "job " + job.id.ToString() + " of " + job.user + ": " + e.message +
+                                (stop ? "; the job is stopped (stop_at_output_limit)" : "")},
+        now);
+  if (!stop || job.stop_requested || job.state != JobState::kRunning) return;
+  job.stop_requested = true;
+  job.reason_detail = "cancelled: its output on node " + node.info.name + " passed its limit";
+  MarkDirty(job);
+  StopParts(job, StopReason::kCancel, job.spec.grace_period, now);
+}
+
+// When an agent last seen at `last_seen` has surely stopped its jobs: its fence (SIGTERM at
+// node_timeout after its last contact, which is no later than last_seen; SIGKILL fence_grace
+// later), plus the shims' one-second look at their lease and 2 % for clocks that run at
+// slightly different rates (docs/architecture.md, "Never two copies of a job").
+TimePoint Controller::FenceEnds(TimePoint last_seen) const {
+  Duration fence = options_.node_timeout + options_.fence_grace;
+  return last_seen + fence + fence / 50 + std::chrono::seconds(2);
+}
+
 void Controller::MarkLost(NodeRecord& node, TimePoint now) {
   node.state = NodeRecord::State::kLost;
+  node.requeue_at = FenceEnds(node.last_seen);
+  next_requeue_ = std::min(next_requeue_, node.requeue_at);
+  std::string jobs = node.running.empty()
+                         ? ""
+                         : "; its jobs are requeued at " + FormatRfc3339(node.requeue_at) +
+                               ", once its agent has surely stopped them";
   Raise(ClusterEvent{.kind = "node_lost",
                      .severity = "alert",
                      .node = node.info.name,
-                     .message =
-                         "node " + node.info.name + " stopped reporting; its jobs are requeued"},
+                     .message = "node " + node.info.name + " stopped reporting" + jobs},
         now);
   if (sched::NodeSlots* s = view_.FindNode(node.info.name)) s->schedulable = false;
   nodes_.Disconnect(node);
-  // A copy: stopping the jobs may end them.
-  const std::vector<JobId> on_node(node.running.begin(), node.running.end());
-  for (JobId id : on_node) {
-    Job& j = jobs_.at(id);
-    if (j.state != JobState::kRunning) continue;
-    StopParts(j, StopReason::kNodeFailure, Duration(0), now);
+}
+
+// The jobs of lost nodes whose fence has passed go back to the queue (no retry spent).
+void Controller::RequeueFenced(TimePoint now) {
+  next_requeue_ = TimePoint::max();
+  for (auto& [name, node] : nodes_) {
+    if (node.state != NodeRecord::State::kLost || node.requeue_at == TimePoint::max()) continue;
+    if (node.requeue_at > now) {
+      next_requeue_ = std::min(next_requeue_, node.requeue_at);
+      continue;
+    }
+    // A copy: stopping the jobs may end them.
+    const std::vector<JobId> on_node(node.running.begin(), node.running.end());
+    for (JobId id : on_node) {
+      Job& j = jobs_.at(id);
+      if (j.state != JobState::kRunning) continue;
+      StopParts(j, StopReason::kNodeFailure, Duration(0), now);
+    }
   }
 }
 
@@ -509,6 +577,7 @@ void Controller::OnTick(TimePoint now) {
     }
     if (seen_since_) seen_since_ = since;
   }
+  if (now >= next_requeue_) RequeueFenced(now);
   nodes_.ExpirePolls(now, options_.poll_timeout);
 }
 

@@ -36,6 +36,9 @@ struct NodeRecord {
   // The running jobs with a part here (Controller::SetState keeps it): what a report, a
   // registration or a lost node concerns, found without a walk of every running job.
   std::set<JobId> running;
+  // A lost node's jobs are requeued at this time (Controller::FenceEnds), once its agent has
+  // surely stopped them; TimePoint::max() while it is not lost.
+  TimePoint requeue_at = TimePoint::max();
 };
 
 class NodeTable {

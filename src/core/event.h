@@ -14,7 +14,8 @@ struct ClusterEvent {
   int64_t seq = 0;  // increasing; GET /v1/events?after=SEQ pages on it
   TimePoint at{};
   std::string kind;      // gpu_failed | gpu_recovered | gpu_xid | node_lost | node_joined |
-                         // job_failed | node_drained | budget | session_reclaimed
+                         // job_failed | node_drained | budget | session_reclaimed |
+                         // job_output_limit | log_dropped
   std::string severity;  // info | alert
   std::string node;
   int gpu = -1;         // -1 = the node as a whole

@@ -118,6 +118,9 @@ struct JobSpec {
   std::string pool = "default";
   Duration time_limit{0};  // 0 = none
   Duration grace_period = std::chrono::seconds(30);
+  // The most output a node keeps of the job (its head and its tail, docs/operations.md "Job
+  // output"); 0: its pool's, else the cluster's. At most the cluster's max_output_limit.
+  int64_t output_limit = 0;
   int retries = 0;
   std::vector<std::pair<std::string, std::string>> env;
   std::string workdir;

@@ -77,6 +77,7 @@ struct PoolPolicy {
   Duration idle_timeout = std::chrono::hours(1);  // 0: sessions are never stopped for idling
   int idle_utilization_pct = 5;
   Duration idle_warning = std::chrono::minutes(5);
+  int64_t output_limit = 0;  // the output a node keeps of each job; 0: the cluster's
   bool operator==(const PoolPolicy&) const = default;
 };
 
@@ -110,8 +111,14 @@ struct Policy {
   // Models of one's own for LLM-aware sizing (`models:` in the configuration), found before
   // the built-in catalog's (core/sizing.h).
   std::vector<ModelShape> models;
+  // What a node keeps of a job's output at most, its first half and its last (`output_limit:`,
+  // per pool too, and per job up to `max_output_limit:`); with `stop_at_output_limit:` a job
+  // that passes it is also stopped.
+  int64_t output_limit = int64_t{1} << 30;
+  int64_t max_output_limit = int64_t{64} << 30;
+  bool stop_at_output_limit = false;
   // A directory every node mounts at the same path (`checkpoint_root:`): a job's
-  // BATON_CHECKPOINT_DIR is ROOT/JOB_ID on every node and attempt, so a job requeued to
+  // BATON_CHECKPOINT_DIR is ROOT/USER/JOB_ID on every node and attempt, so a job requeued to
   // another node resumes from its checkpoints. "": a directory per node in the job's.
   std::string checkpoint_root;
   bool operator==(const Policy&) const = default;
@@ -135,6 +142,12 @@ struct Policy {
   const PoolPolicy* Pool(const std::string& name) const {
     auto it = pools.find(name);
     return it == pools.end() ? nullptr : &it->second;
+  }
+  // The output limit of a job of `spec_limit` (0: none of its own) in `pool`.
+  int64_t OutputLimit(int64_t spec_limit, const std::string& pool) const {
+    if (spec_limit > 0) return spec_limit;
+    const PoolPolicy* p = Pool(pool);
+    return p != nullptr && p->output_limit > 0 ? p->output_limit : output_limit;
   }
 };
 

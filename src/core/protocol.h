@@ -28,6 +28,7 @@ struct LaunchOrder {
   std::vector<std::pair<std::string, std::string>> env;
   std::string workdir;
   std::string checkpoint_dir;    // BATON_CHECKPOINT_DIR when the cluster has a shared root
+  int64_t output_limit = 0;      // the most of its output the node keeps; 0: all
   std::string best_metric;       // JobSpec::best_metric: the metric its agent reports
   std::string venv;              // JobSpec::venv
   std::string conda;             // JobSpec::conda
@@ -120,8 +121,9 @@ struct Order {
 // What an agent says of one job: it started, or it ended and how.
 struct JobEvent {
   // checkpoint: message = its path; metric: a value of the job's tracked metric (value, step,
-  // and message = the checkpoint of its line, or the latest before it)
-  enum class Kind { kStarted, kExited, kCheckpoint, kMetric };
+  // and message = the checkpoint of its line, or the latest before it); output_limit: its output
+  // passed its limit on the node (message says what is kept)
+  enum class Kind { kStarted, kExited, kCheckpoint, kMetric, kOutputLimit };
   JobId job;
   int attempt = 0;
   Kind kind = Kind::kStarted;
@@ -165,6 +167,10 @@ struct RegisterReply {
   uint64_t session = 0;   // names this registration; polls and reports carry it
   uint64_t next_seq = 0;  // poll for orders after this sequence number
   int64_t epoch = 0;      // the controller's, as in Order
+  // The agent's fence: it stops its jobs (SIGTERM, then SIGKILL fence_grace_ms later) once it
+  // has not reached a controller for fence_ms; 0: no fence (a controller too old to ask).
+  int64_t fence_ms = 0;
+  int64_t fence_grace_ms = 0;
 };
 
 struct ReportRequest {

@@ -197,5 +197,26 @@ TEST(Agents, ARestartedControllerKeepsItsPortAndItsAgentComesBack) {
   EXPECT_EQ(JsonString(WaitForJob(*again, id), "state"), "succeeded");
 }
 
+// Two agents on one data directory would each adopt and report the other's jobs: the second
+// is refused, as a second server on a server's directory is (issue 37).
+TEST(Agents, ASecondAgentOnTheSameDataDirectoryIsRefused) {
+  TempDir dir;
+  BatonProcess server(dir.path() + "/server", {}, "server");
+  AgentProcess n1(server, "n1", dir.path() + "/n1", "1xH100-80GB");
+  auto c = server.Client();
+  ASSERT_TRUE(NodesReady(*c, 1));
+  std::string token = ReadFile(server.data_dir() + "/agent.token");
+  token = token.substr(0, token.find('\n'));
+  CliResult second = RunShell(std::string(BATON_BINARY) + " agent --server " + server.url() +
+                              " --tls-ca " + server.ca_file() + " --token " + token +
+                              " --name n2 --gpus 1xH100-80GB --data " + dir.path() + "/n1");
+  EXPECT_EQ(second.exit_code, 1) << second.out;
+  EXPECT_NE(second.out.find("another baton already runs the agent of " + dir.path() + "/n1 (" +
+                            dir.path() + "/n1/lock is held)"),
+            std::string::npos)
+      << second.out;
+  EXPECT_EQ(RunCli(server, {"nodes"}).out.find("n2"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace baton::testing

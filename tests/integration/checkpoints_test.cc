@@ -1,5 +1,5 @@
 // A shared checkpoint root (issue 17): with `checkpoint_root:` configured, BATON_CHECKPOINT_DIR
-// is ROOT/JOB_ID on every node and attempt, so a job whose node is lost resumes on another
+// is ROOT/USER/JOB_ID on every node and attempt, so a job whose node is lost resumes on another
 // node from the checkpoint it wrote on the first.
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -36,7 +36,9 @@ TEST(Checkpoints, AJobLostWithItsNodeResumesElsewhereFromTheSharedRoot) {
   CliResult r = RunCli(server, {"submit", "-g", "1", "--", script});
   ASSERT_EQ(r.exit_code, 0) << r.out;
   std::string id = FirstLine(r.out);
-  std::string ckpt = root + "/" + id;
+  // ROOT/USER/ID: each user's checkpoints in a directory of their own.
+  std::string user = JsonString(RunCli(server, {"show", id, "--json"}).out, "user");
+  std::string ckpt = root + "/" + user + "/" + id;
   ASSERT_TRUE(Within(std::chrono::seconds(15), [&] { return ReadFile(ckpt + "/step") == "40\n"; }))
       << RunCli(server, {"show", id}).out;
   json::value job = json::parse(RunCli(server, {"show", id, "--json"}).out);

@@ -83,6 +83,31 @@ TEST(Code, ALargeSnapshotOutsideGitIsTakenAndBadOnesAreRefused) {
   ASSERT_TRUE(not_gzip.has_value());
   EXPECT_EQ(not_gzip->status, 400) << not_gzip->body;
   EXPECT_NE(not_gzip->body.find("not a gzip archive"), std::string::npos) << not_gzip->body;
+
+  // A gzip cut short (a client cut off mid-upload) or damaged is refused at once, not when
+  // every node fails to unpack it (issue 37).
+  ASSERT_EQ(Sh("head -c 200000 /dev/urandom | gzip > " + dir.path() + "/whole.gz"), 0);
+  std::string whole = ReadFile(dir.path() + "/whole.gz");
+  ASSERT_GT(whole.size(), 200000u);
+  auto cut = client->Request("POST", "/v1/code", whole.substr(0, whole.size() - 5000));
+  ASSERT_TRUE(cut.has_value());
+  EXPECT_EQ(cut->status, 400) << cut->body;
+  EXPECT_NE(cut->body.find("the gzip archive is truncated"), std::string::npos) << cut->body;
+  std::string damaged = whole;
+  for (size_t i = 100; i < 200; ++i) damaged[i] = static_cast<char>(damaged[i] ^ 0x5a);
+  auto bad = client->Request("POST", "/v1/code", damaged);
+  ASSERT_TRUE(bad.has_value());
+  EXPECT_EQ(bad->status, 400) << bad->body;
+  EXPECT_NE(bad->body.find("not a valid gzip archive"), std::string::npos) << bad->body;
+  auto kept = client->Request("POST", "/v1/code", whole);
+  ASSERT_TRUE(kept.has_value());
+  EXPECT_EQ(kept->status, 201) << kept->body;
+  // Over the upload's limit: the answer names that limit (64 MiB), not other bodies' 1 MiB.
+  std::string big =
+      RawExchange(baton.url(), "POST /v1/code HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " +
+                                   baton.token() + "\r\nContent-Length: 70000000\r\n\r\n");
+  EXPECT_EQ(RawStatus(big), 413) << big;
+  EXPECT_NE(big.find("body: larger than 64 MiB"), std::string::npos) << big;
 }
 
 }  // namespace

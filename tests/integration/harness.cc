@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <pwd.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -200,6 +201,115 @@ CliResult RunShell(const std::string& command) {
   int status = pclose(p);
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   return r;
+}
+
+TcpProxy::TcpProxy(int target_port) : target_port_(target_port) {
+  listen_fd_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof a;
+  if (listen_fd_ < 0 || bind(listen_fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 ||
+      listen(listen_fd_, 64) != 0 ||
+      getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&a), &len) != 0) {
+    throw std::runtime_error("TcpProxy: cannot listen");
+  }
+  port_ = ntohs(a.sin_port);
+  threads_.emplace_back([this] { Accept(); });
+}
+
+TcpProxy::~TcpProxy() {
+  stop_ = true;
+  shutdown(listen_fd_, SHUT_RDWR);
+  std::vector<std::thread> threads;
+  {
+    std::lock_guard lock(mu_);
+    threads.swap(threads_);
+  }
+  for (std::thread& t : threads) t.join();
+  close(listen_fd_);
+}
+
+void TcpProxy::Accept() {
+  while (!stop_) {
+    pollfd p{listen_fd_, POLLIN, 0};
+    if (poll(&p, 1, 100) <= 0) continue;
+    int client = accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
+    if (client < 0) continue;
+    std::lock_guard lock(mu_);
+    threads_.emplace_back([this, client] { Pump(client); });
+  }
+}
+
+void TcpProxy::Pump(int client) {
+  // A connection made during a cut is held, unanswered, until the heal: then it is forwarded.
+  while (cut_ && !stop_) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  int server = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  a.sin_port = htons(static_cast<uint16_t>(target_port_));
+  if (stop_ || server < 0 || connect(server, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
+    close(client);
+    if (server >= 0) close(server);
+    return;
+  }
+  bool stalled = false;  // cut once: this connection never passes a byte again
+  char buf[16384];
+  while (!stop_) {
+    stalled |= cut_.load();
+    if (stalled) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      continue;
+    }
+    pollfd p[2] = {{client, POLLIN, 0}, {server, POLLIN, 0}};
+    if (poll(p, 2, 50) <= 0) continue;
+    bool closed = false;
+    for (int i = 0; i < 2 && !closed; ++i) {
+      if (p[i].revents == 0) continue;
+      ssize_t n = read(p[i].fd, buf, sizeof buf);
+      if (n <= 0) {
+        closed = true;
+        break;
+      }
+      int to = i == 0 ? server : client;
+      for (ssize_t done = 0; done < n;) {
+        ssize_t w = write(to, buf + done, static_cast<size_t>(n - done));
+        if (w <= 0) {
+          closed = true;
+          break;
+        }
+        done += w;
+      }
+    }
+    if (closed) break;
+  }
+  close(client);
+  close(server);
+}
+
+int TestUser(const std::string& name) {
+  if (const struct passwd* pw = getpwnam(name.c_str())) return static_cast<int>(pw->pw_uid);
+  if (geteuid() != 0) return -1;
+  std::string cmd =
+      "useradd --system --no-create-home --home-dir /nonexistent --shell "
+      "/usr/sbin/nologin " +
+      name + " >/dev/null 2>&1";
+  if (std::system(cmd.c_str()) != 0) return -1;
+  const struct passwd* pw = getpwnam(name.c_str());
+  return pw != nullptr ? static_cast<int>(pw->pw_uid) : -1;
+}
+
+CliResult RunCliWithToken(const BatonProcess& server, const std::string& token,
+                          const std::vector<std::string>& args) {
+  std::string cmd =
+      "BATON_HOME='" + server.data_dir() + "' BATON_TOKEN='" + token + "' " + BATON_BINARY;
+  for (const std::string& a : args) {
+    std::string quoted;
+    for (char c : a) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    cmd += " '" + quoted + "'";
+  }
+  return RunShell("unset BATON_SERVER; " + cmd);
 }
 
 CliResult RunCli(const BatonProcess& server, const std::vector<std::string>& args) {

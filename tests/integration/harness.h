@@ -4,8 +4,10 @@
 
 #include <sys/types.h>
 
+#include <atomic>
 #include <chrono>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -79,6 +81,35 @@ class AgentProcess {
   pid_t pid_ = 0;
 };
 
+// An unprivileged Unix user made for tests (`useradd --system`, no home, no login shell) if
+// there is none of that name: its uid, or -1 when it cannot be made (not root). Tests that
+// need two users on a node run their jobs as such users, as a shared cluster would.
+int TestUser(const std::string& name);
+
+// A TCP proxy on a loopback port to `target_port`, which a test can cut: while cut it passes
+// no byte either way and answers nothing, holding every connection open (and accepting new
+// ones) as a network partition does, until it is healed. Connections it forwarded before the
+// cut stay stalled after the heal, as after a real partition; new ones pass.
+class TcpProxy {
+ public:
+  explicit TcpProxy(int target_port);
+  ~TcpProxy();
+  int port() const { return port_; }
+  void Cut() { cut_ = true; }
+  void Heal() { cut_ = false; }
+
+ private:
+  void Accept();
+  void Pump(int client);
+  int target_port_;
+  int port_ = 0;
+  int listen_fd_ = -1;
+  std::atomic<bool> cut_{false};
+  std::atomic<bool> stop_{false};
+  std::mutex mu_;
+  std::vector<std::thread> threads_;
+};
+
 struct CliResult {
   int exit_code = -1;
   std::string out;  // stdout and stderr together
@@ -86,6 +117,11 @@ struct CliResult {
 
 // Runs `baton ARGS...` with BATON_HOME set to the server's data dir.
 CliResult RunCli(const BatonProcess& server, const std::vector<std::string>& args);
+
+// Runs `baton ARGS...` with the server's BATON_HOME but another user's token (BATON_TOKEN):
+// what a user given that token types.
+CliResult RunCliWithToken(const BatonProcess& server, const std::string& token,
+                          const std::vector<std::string>& args);
 
 // Runs `command` under sh (stderr with stdout): what a user types, environment and all.
 CliResult RunShell(const std::string& command);

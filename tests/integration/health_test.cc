@@ -202,10 +202,11 @@ TEST(Health, AnAgentThatFallsSilentLosesItsNodeAndItsOldRunIsKilledWhenItReturns
     return static_cast<bool>(in >> first);
   }));
   int status = 0;
-  std::string body = Inject(*c, node, R"({"fault": "silence", "duration": "8s"})", &status);
+  std::string body = Inject(*c, node, R"({"fault": "silence", "duration": "20s"})", &status);
   ASSERT_EQ(status, 202) << body;
   // No heartbeat for longer than the node timeout: the node is lost, with an alert, and the
-  // job goes back to the queue.
+  // job goes back to the queue once the node's fence has passed (5 s + 10 s + 2.3 s; `baton
+  // up`'s own agent has no fence, so its run goes on meanwhile).
   ASSERT_TRUE(Within(std::chrono::seconds(30), [&] {
     json::value j = Get(*c, "/v1/jobs/" + std::to_string(id));
     return j.is_object() && j.at("restarts") == 1;

@@ -58,6 +58,12 @@ std::string Trimmed(std::string s) {
 }
 
 // Submits the training job, waits for it, and returns its parameters' digest.
+// A job's checkpoint directory under the shared root: ROOT/USER/ID.
+std::string CheckpointsOf(const BatonProcess& server, const std::string& root,
+                          const std::string& id) {
+  return root + "/" + std::string(Show(server, id).at("user").as_string()) + "/" + id;
+}
+
 std::string UndisturbedDigest(const BatonProcess& server, const std::string& root) {
   CliResult r = RunCli(server, TrainArgs({"--name", "undisturbed"}));
   EXPECT_EQ(r.exit_code, 0) << r.out;
@@ -65,7 +71,7 @@ std::string UndisturbedDigest(const BatonProcess& server, const std::string& roo
   CliResult waited = RunCli(server, {"wait", id});
   EXPECT_EQ(waited.exit_code, 0) << waited.out << RunCli(server, {"logs", id}).out;
   EXPECT_EQ(Show(server, id).at("restarts").as_int64(), 0);
-  return Trimmed(ReadFile(root + "/" + id + "/final.sha256"));
+  return Trimmed(ReadFile(CheckpointsOf(server, root, id) + "/final.sha256"));
 }
 
 // Writes the configuration (a shared checkpoint root under `dir`); its path.
@@ -104,7 +110,8 @@ TEST(Training, APreemptedDataParallelRunResumesAndEndsBitIdentical) {
   ASSERT_EQ(r.exit_code, 0) << r.out;
   std::string id = FirstLine(r.out);
   // It has checkpointed once (every 10 steps): well into its run.
-  ASSERT_TRUE(Within(60s, [&] { return access((c.root + "/" + id + "/ckpt.pt").c_str(), 0) == 0; }))
+  const std::string ckpt = CheckpointsOf(c.server, c.root, id);
+  ASSERT_TRUE(Within(60s, [&] { return access((ckpt + "/ckpt.pt").c_str(), 0) == 0; }))
       << RunCli(c.server, {"logs", id}).out;
   // A job of a higher class needs every GPU: the training job gets SIGTERM, agrees on a step
   // to stop at, saves it and exits; it is requeued and resumes once the GPUs are free.
@@ -119,7 +126,7 @@ TEST(Training, APreemptedDataParallelRunResumesAndEndsBitIdentical) {
   EXPECT_GE(job.at("restarts").as_int64(), 1) << job;
   EXPECT_NE(log.find("stopping at step"), std::string::npos) << log;
   EXPECT_NE(log.find("resumed from step"), std::string::npos) << log;
-  EXPECT_EQ(Trimmed(ReadFile(c.root + "/" + id + "/final.sha256")), reference) << log;
+  EXPECT_EQ(Trimmed(ReadFile(ckpt + "/final.sha256")), reference) << log;
 }
 
 // Kills a node: its agent (kill -9) and the job's processes there, as a machine that dies.
@@ -146,7 +153,8 @@ TEST(Training, ADataParallelRunThatLosesANodeResumesElsewhereBitIdentical) {
   CliResult r = RunCli(c.server, TrainArgs({"--name", "node-loss"}));
   ASSERT_EQ(r.exit_code, 0) << r.out;
   std::string id = FirstLine(r.out);
-  ASSERT_TRUE(Within(60s, [&] { return access((c.root + "/" + id + "/ckpt.pt").c_str(), 0) == 0; }))
+  const std::string ckpt = CheckpointsOf(c.server, c.root, id);
+  ASSERT_TRUE(Within(60s, [&] { return access((ckpt + "/ckpt.pt").c_str(), 0) == 0; }))
       << RunCli(c.server, {"logs", id}).out;
   json::value job = Show(c.server, id);
   std::string lost = std::string(job.at("allocation").at(1).at("node").as_string());
@@ -161,7 +169,7 @@ TEST(Training, ADataParallelRunThatLosesANodeResumesElsewhereBitIdentical) {
   for (const json::value& part : job.at("allocation").as_array())
     EXPECT_NE(part.at("node").as_string(), lost) << job;
   EXPECT_NE(log.find("resumed from step"), std::string::npos) << log;
-  EXPECT_EQ(Trimmed(ReadFile(c.root + "/" + id + "/final.sha256")), reference) << log;
+  EXPECT_EQ(Trimmed(ReadFile(ckpt + "/final.sha256")), reference) << log;
 }
 
 }  // namespace

@@ -7,9 +7,12 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <algorithm>
 #include <condition_variable>
 #include <functional>
+#include <map>
 #include <mutex>
+#include <thread>
 
 #include "agent/simulated_gpu_backend.h"
 #include "api/http_server.h"
@@ -51,6 +54,10 @@ class FakeController {
     std::lock_guard lock(mu_);
     return events_;
   }
+  std::string log(int64_t job) {
+    std::lock_guard lock(mu_);
+    return logs_[job];
+  }
 
  private:
   void Handle(api::Request req, api::Respond respond) {
@@ -69,6 +76,13 @@ class FakeController {
     if (req.path == "/v1/agent/report") {
       auto rep = codec::DecodeReport(req.body);
       for (const JobEvent& e : rep->events) events_.push_back(e);
+      for (const LogChunk& c : rep->logs) {  // as the server's log store: each at its offset
+        if (c.metrics) continue;
+        std::string& log = logs_[c.job.value];
+        size_t at = static_cast<size_t>(c.offset);
+        if (log.size() < at + c.data.size()) log.resize(at + c.data.size(), '\0');
+        log.replace(at, c.data.size(), c.data);
+      }
       cv_.notify_all();
       return respond({.body = "{}"});
     }
@@ -84,6 +98,7 @@ class FakeController {
   std::vector<Order> orders_;
   std::vector<RegisterRequest> registers_;
   std::vector<JobEvent> events_;
+  std::map<int64_t, std::string> logs_;
   api::HttpServer server_;
 };
 
@@ -237,6 +252,57 @@ TEST_F(AgentTest, ARestartedAgentReadoptsItsJobsFromRunFilesReadThroughTheEnv) {
   EXPECT_EQ(reg.jobs[1].job, JobId{8});
   EXPECT_EQ(reg.jobs[1].kind, JobEvent::Kind::kExited);
   EXPECT_EQ(reg.jobs[1].exit_code, 3);
+}
+
+// Issue 37: past its output limit a job's log keeps its head and its tail. The node frees the
+// middle as it grows; the controller gets the head while it runs and, once it has ended, a
+// marker saying what was dropped and the tail, right after the head.
+TEST_F(AgentTest, OutputPastItsLimitKeepsItsHeadAndItsTailOnBothSides) {
+  ASSERT_TRUE(env_.CreateDirs("/data/run").ok());
+  RunRecord running{.order = Launch(7, {0}).launch,
+                    .process = {.shim_pid = 500, .job_pid = 501, .shim_start_ticks = 9}};
+  running.order.output_limit = 1 << 20;  // 512 KiB of head, 512 KiB of tail
+  ASSERT_TRUE(env_.WriteFileAtomic("/data/run/7.0.run", EncodeRunRecord(running), {}).ok());
+  env_.SetProcess(500, 9);
+  const std::string log = "/data/jobs/7/output.log";
+  ASSERT_TRUE(env_.CreateDirs("/data/jobs/7").ok());
+  std::string head(512 << 10, 'h');
+  ASSERT_TRUE(env_.AppendFile(log, head).ok());
+  auto agent = StartAgent(env_);
+  // The agent looks at logs every 250 ms of its clock: the clock moves on while the test waits.
+  auto until = [&](const std::function<bool()>& pred) {
+    for (int i = 0; i < 2000 && !pred(); ++i) {
+      clock_.Advance(std::chrono::milliseconds(300));
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return pred();
+  };
+  // 3 MiB more while it runs: the middle is freed on the node, the controller has the head.
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(env_.AppendFile(log, std::string(1 << 20, 'm')).ok());
+  ASSERT_TRUE(until([&] { return Has(controller_.events(), 7, JobEvent::Kind::kOutputLimit); }));
+  ASSERT_TRUE(until([&] { return env_.Punched(log) > 0; }));
+  ASSERT_TRUE(until([&] { return controller_.log(7).size() >= head.size(); }));
+  const std::string got = controller_.log(7);
+  EXPECT_TRUE(got.substr(0, head.size()) == head)
+      << got.size() << " bytes, " << std::count(got.begin(), got.end(), 'h') << " of the head";
+  std::string tail(512 << 10, 't');
+  ASSERT_TRUE(env_.AppendFile(log, tail).ok());
+  ASSERT_TRUE(env_.WriteFileAtomic("/data/run/7.0.run.exit", "exit 0\n", {}).ok());
+  env_.SetProcess(500, 0);  // its shim has ended
+  ASSERT_TRUE(until([&] { return Has(controller_.events(), 7, JobEvent::Kind::kExited); }));
+  // The end comes with the whole of what is kept: head, marker, tail.
+  std::string kept = controller_.log(7);
+  ASSERT_GT(kept.size(), head.size() + tail.size());
+  EXPECT_TRUE(kept.substr(0, head.size()) == head);
+  EXPECT_TRUE(kept.substr(kept.size() - tail.size()) == tail);
+  std::string marker = kept.substr(head.size(), kept.size() - head.size() - tail.size());
+  EXPECT_NE(marker.find("[baton: 3145728 bytes (3MiB) of output dropped here, past the job's "
+                        "output limit of 1MiB on node n1"),
+            std::string::npos)
+      << marker;
+  EXPECT_EQ(marker.find("mmmm"), std::string::npos) << "dropped output shown";
+  // The node's disk holds no more than head and tail (and less than a MiB it has not freed).
+  EXPECT_GE(env_.Punched(log), 2 << 20);
 }
 
 TEST_F(AgentTest, ATimeLimitIsEnforcedOnTheInjectedClock) {

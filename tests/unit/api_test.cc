@@ -285,6 +285,30 @@ TEST_F(LogStoreTest, ALogNotShippedYetIsEmpty) {
   EXPECT_EQ(*logs.Nodes(JobId{7}), std::vector<std::string>{"n1"});
 }
 
+// Issue 37: the store keeps no log past the largest one (an agent keeps each job within its
+// limit; only a faulty one sends more) and never eats into the disk reserve left for the
+// controller's store. What it does not keep is said, and the write is still Ok (acknowledged,
+// so the agent does not send it again).
+TEST_F(LogStoreTest, WhatIsPastTheLargestLogOrWithinTheDiskReserveIsDroppedAndSaid) {
+  LogStore small(dir_, {.max_log_bytes = 8});
+  LogStore::Dropped dropped;
+  ASSERT_TRUE(small.Write(JobId{7}, "n1", 4, "abcdefgh", LogStream::kOutput, &dropped).ok());
+  EXPECT_EQ(dropped.bytes, 4);
+  EXPECT_NE(dropped.why.find("past the largest log kept (8B)"), std::string::npos) << dropped.why;
+  EXPECT_EQ(small.Read(JobId{7}, "n1", 0, 100)->size, 8);
+  dropped = {};
+  ASSERT_TRUE(small.Write(JobId{7}, "n1", 100, "x", LogStream::kOutput, &dropped).ok());
+  EXPECT_EQ(dropped.bytes, 1);
+  EXPECT_EQ(small.Read(JobId{7}, "n1", 0, 100)->size, 8);
+
+  LogStore reserved(dir_, {.disk_reserve = int64_t{1} << 60});  // more than any disk has
+  dropped = {};
+  ASSERT_TRUE(reserved.Write(JobId{9}, "n1", 0, "hello", LogStream::kOutput, &dropped).ok());
+  EXPECT_EQ(dropped.bytes, 5);
+  EXPECT_NE(dropped.why.find("within the reserve of 1048576TiB"), std::string::npos) << dropped.why;
+  EXPECT_EQ(reserved.Read(JobId{9}, "n1", 0, 100)->size, 0);
+}
+
 // Issue 15: any open error used to read as an empty log.
 TEST_F(LogStoreTest, ALogThatCannotBeReadIsAnInternalErrorWithTheReason) {
   LogStore logs(dir_);

@@ -14,10 +14,77 @@ TEST_F(ControllerTest, ALostNodeRequeuesItsJobs) {
   ReportEvent("n1", {.job = id, .kind = JobEvent::Kind::kStarted});
   now_ += seconds(61);
   Run(Tick{});
+  now_ += seconds(13);  // past its fence (below)
+  Run(Tick{});
   EXPECT_EQ(State(id), JobState::kPending);
   EXPECT_EQ(c_->FindJob(id)->restarts, 1);
   RegisterNode("n1", 1);  // back, holding nothing: the job starts again
   EXPECT_EQ(State(id), JobState::kRunning);
+}
+
+// Issue 37: a lost node's agent may still be running its jobs (stopped, or cut off). It
+// fences itself: its jobs are stopped once it has not reached a controller for the node
+// timeout (SIGTERM), and killed fence_grace later. The controller requeues them only after
+// that, with 2 % and 2 s to spare: 60 + 10 + 1.4 + 2 = 73.4 s after it last heard of the node.
+TEST_F(ControllerTest, ALostNodesJobsAreRequeuedOnlyOnceItsFenceHasSurelyPassed) {
+  const TimePoint start = now_;
+  RegisterNode("n1", 1);
+  JobId id = StartJob("n1", 1000, Priority::kNormal);
+  RegisterNode("n2", 1);  // the fixture's session is n2's from here
+  const std::string other = "n2";
+  for (int t : {30, 60, 73}) {
+    now_ = start + seconds(t);
+    Poll(other);
+    Run(Tick{});
+    EXPECT_EQ(State(id), JobState::kRunning) << "at " << t << " s";
+    EXPECT_EQ(c_->FindJob(id)->restarts, 0);
+  }
+  auto events = Run(GetEvents{}).events;
+  ASSERT_FALSE(events.empty());
+  EXPECT_EQ(events.back().kind, "node_lost");
+  EXPECT_NE(events.back().message.find("its jobs are requeued at " +
+                                       FormatRfc3339(start + milliseconds(73400))),
+            std::string::npos)
+      << events.back().message;
+  // Until then only the node itself can say that its copy has ended.
+  now_ = start + milliseconds(73399);
+  Poll(other);
+  Run(Tick{});
+  EXPECT_EQ(State(id), JobState::kRunning);
+  now_ = start + milliseconds(73400);
+  Poll(other);
+  Run(Tick{});
+  EXPECT_EQ(State(id), JobState::kRunning);  // requeued and placed on the other node at once
+  EXPECT_EQ(c_->FindJob(id)->restarts, 1);
+  EXPECT_EQ(c_->FindJob(id)->allocation.at(0).node, other);
+  EXPECT_EQ(c_->FindJob(id)->failures, 0);
+}
+
+TEST_F(ControllerTest, ACancelOfAJobOnALostNodeEndsItOnlyOnceTheFenceHasPassed) {
+  RegisterNode("n1", 1);
+  JobId id = StartJob("n1", 1000, Priority::kNormal);
+  now_ += seconds(61);
+  Run(Tick{});  // lost
+  ASSERT_TRUE(Run(JobAction{.caller = {"ada", true}, .id = id}).status.ok());
+  EXPECT_EQ(State(id), JobState::kRunning);  // its copy may still run on n1
+  now_ += seconds(13);
+  Run(Tick{});
+  EXPECT_EQ(State(id), JobState::kCancelled);
+}
+
+TEST_F(ControllerTest, ANodeBackBeforeItsFenceKeepsItsJobs) {
+  RegisterNode("n1", 1);
+  JobId id = StartJob("n1", 1000, Priority::kNormal);
+  now_ += seconds(61);
+  Run(Tick{});  // lost
+  now_ += seconds(5);
+  // Back with its job still running (a short partition): it runs on, not started again.
+  RegisterNode("n1", 1, {{.job = id, .kind = JobEvent::Kind::kStarted, .at = now_}});
+  now_ += seconds(60);
+  Poll("n1");
+  Run(Tick{});
+  EXPECT_EQ(State(id), JobState::kRunning);
+  EXPECT_EQ(c_->FindJob(id)->restarts, 0);
 }
 
 TEST_F(ControllerTest, NodesThatFallSilentAtDifferentTimesAreEachLostOnTime) {
@@ -65,7 +132,9 @@ TEST_F(ControllerTest, ALostNodeDoesNotUseUpARetry) {
   Poll("n1");
   ReportEvent("n1", {.job = id, .kind = JobEvent::Kind::kStarted});
   now_ += seconds(61);
-  Run(Tick{});  // lost: requeued, restarts 1, no retry used
+  Run(Tick{});  // lost
+  now_ += seconds(13);
+  Run(Tick{});  // past its fence: requeued, restarts 1, no retry used
   RegisterNode("n1", 1);
   ASSERT_EQ(State(id), JobState::kRunning);
   Poll("n1");
@@ -126,8 +195,11 @@ TEST_F(ControllerTest, ANodesReadingsAndListingConcernOnlyTheJobsRunningThereNow
   ASSERT_TRUE(m.job_metrics);
   EXPECT_EQ(m.job_metrics->samples, 1);
   EXPECT_DOUBLE_EQ(m.job_metrics->utilization_sum, 50);
-  // Its node lost: the job is requeued and no node lists it.
+  // Its node lost: the job is requeued (once the node's fence has passed) and no node lists it.
   now_ += seconds(61);
+  report(first, {});
+  Run(Tick{});
+  now_ += seconds(13);
   report(first, {});
   Run(Tick{});
   EXPECT_EQ(State(id), JobState::kPending);

@@ -40,6 +40,30 @@ class MemEnv : public Env {
     files_[path] += contents;
     return Status::Ok();
   }
+  Status WriteAt(const std::string& path, int64_t offset, std::string_view contents) override {
+    std::lock_guard lock(mu_);
+    auto it = files_.find(path);
+    if (it == files_.end()) return NotFound(path + ": no such file");
+    size_t at = static_cast<size_t>(offset);
+    if (it->second.size() < at + contents.size()) it->second.resize(at + contents.size(), '\0');
+    it->second.replace(at, contents.size(), contents);
+    return Status::Ok();
+  }
+  // Zeros the range, as a punched hole reads; holes_ counts the bytes punched.
+  Status PunchHole(const std::string& path, int64_t offset, int64_t length) override {
+    std::lock_guard lock(mu_);
+    auto it = files_.find(path);
+    if (it == files_.end()) return NotFound(path + ": no such file");
+    size_t at = std::min(static_cast<size_t>(offset), it->second.size());
+    size_t n = std::min(static_cast<size_t>(length), it->second.size() - at);
+    it->second.replace(at, n, n, '\0');
+    punched_[path] += length;
+    return Status::Ok();
+  }
+  int64_t Punched(const std::string& path) {
+    std::lock_guard lock(mu_);
+    return punched_[path];
+  }
   Result<std::vector<std::string>> ListDir(const std::string& dir) override {
     std::lock_guard lock(mu_);
     if (!dirs_.count(dir)) return Err(NotFound(dir + ": no such directory"));
@@ -111,6 +135,7 @@ class MemEnv : public Env {
  private:
   std::mutex mu_;
   std::map<std::string, std::string> files_;
+  std::map<std::string, int64_t> punched_;
   std::set<std::string> dirs_;
   std::map<pid_t, uint64_t> processes_;
   std::vector<std::pair<pid_t, int>> signals_;

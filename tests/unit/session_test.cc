@@ -370,7 +370,9 @@ TEST(CodeStore, KeepsAnArchiveOnceByItsHashAndRefusesWhatIsNotOne) {
   char tmpl[] = "/tmp/baton-code-store-XXXXXX";
   ASSERT_NE(mkdtemp(tmpl), nullptr);
   CodeStore store(std::string(tmpl) + "/snapshots");
-  std::string archive = std::string("\x1f\x8b", 2) + "rest of a gzip stream";
+  // gzip of nothing: header, an empty fixed-Huffman block, CRC-32 and size.
+  const std::string archive(
+      "\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\x03\x03\x00\x00\x00\x00\x00\x00\x00\x00\x00", 20);
   auto id = store.Put(archive);
   ASSERT_TRUE(id.has_value()) << id.error().message();
   EXPECT_EQ(*id, Sha256Hex(archive));
@@ -381,6 +383,13 @@ TEST(CodeStore, KeepsAnArchiveOnceByItsHashAndRefusesWhatIsNotOne) {
   ASSERT_TRUE(back.has_value());
   EXPECT_EQ(*back, archive);
   EXPECT_FALSE(store.Put("not gzip").has_value());
+  // Cut short, or with a gzip head and no stream after it: refused, saying so.
+  auto cut = store.Put(archive.substr(0, 12));
+  ASSERT_FALSE(cut.has_value());
+  EXPECT_NE(cut.error().message().find("truncated"), std::string::npos) << cut.error().message();
+  auto junk = store.Put(std::string("\x1f\x8b", 2) + "rest of a gzip stream");
+  ASSERT_FALSE(junk.has_value());
+  EXPECT_NE(junk.error().message().find("not a valid gzip archive"), std::string::npos);
   EXPECT_FALSE(store.Has(std::string(64, 'a')));
   EXPECT_EQ(store.Get(std::string(64, 'a')).error().code(), Code::kNotFound);
   EXPECT_EQ(store.Get("../../etc/passwd").error().code(), Code::kInvalidArgument);
