@@ -291,9 +291,10 @@ void TcpProxy::Pump(int client) {
 int TestUser(const std::string& name) {
   if (const struct passwd* pw = getpwnam(name.c_str())) return static_cast<int>(pw->pw_uid);
   if (geteuid() != 0) return -1;
+  // /usr/sbin may be missing from a CI job's PATH.
   std::string cmd =
-      "useradd --system --no-create-home --home-dir /nonexistent --shell "
-      "/usr/sbin/nologin " +
+      "PATH=\"$PATH:/usr/sbin:/sbin\" useradd --system --no-create-home "
+      "--home-dir /nonexistent --shell /usr/sbin/nologin " +
       name + " >/dev/null 2>&1";
   if (std::system(cmd.c_str()) != 0) return -1;
   const struct passwd* pw = getpwnam(name.c_str());
