@@ -85,20 +85,30 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
     }
   }
 
+  // Deadlines: an idle keep-alive connection may wait 300 s for its next request, but a
+  // request's head must arrive whole within kHeadDeadline of its first bytes (a client that
+  // sends a byte and stalls holds a connection seconds, not minutes); its body then has 300 s.
+  static constexpr auto kHeadDeadline = std::chrono::seconds(10);
+
   void Read() {
     parser_.emplace();
     parser_->body_limit(options_.max_body_bytes);
     body_limit_ = options_.max_body_bytes;
     parser_->header_limit(static_cast<uint32_t>(options_.max_header_bytes));
+    if (buffer_.size() > 0) return ReadHead();          // the next request came with the last
     Lowest().expires_after(std::chrono::seconds(300));  // idle keep-alive connections
-    if (options_.large_bodies.empty()) {
-      http::async_read(
-          stream_, buffer_, *parser_,
-          [self = shared_from_this()](beast::error_code ec, size_t) { self->OnRead(ec); });
-      return;
-    }
-    // The head first, under the largest limit (Beast checks a Content-Length against the
-    // limit as the head ends); then the route's own limit for the body.
+    stream_.async_read_some(buffer_.prepare(4096),
+                            [self = shared_from_this()](beast::error_code ec, size_t n) {
+                              if (ec) return self->OnRead(ec);
+                              self->buffer_.commit(n);
+                              self->ReadHead();
+                            });
+  }
+
+  // The head first, under the largest limit (Beast checks a Content-Length against the limit
+  // as the head ends); then the route's own limit for the body.
+  void ReadHead() {
+    Lowest().expires_after(kHeadDeadline);
     size_t largest = options_.max_body_bytes;
     for (const auto& [route, limit] : options_.large_bodies) largest = std::max(largest, limit);
     parser_->body_limit(largest);
@@ -106,6 +116,7 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
         stream_, buffer_, *parser_, [self = shared_from_this()](beast::error_code ec, size_t) {
           if (ec) return self->OnRead(ec);
           if (!self->LimitBody()) return self->OnRead(http::error::body_limit);
+          self->Lowest().expires_after(std::chrono::seconds(300));
           http::async_read(self->stream_, self->buffer_, *self->parser_,
                            [self](beast::error_code ec2, size_t) { self->OnRead(ec2); });
         });
@@ -427,7 +438,8 @@ class Detector : public std::enable_shared_from_this<Detector> {
 
   void Run() {
     asio::dispatch(stream_.get_executor(), [self = shared_from_this()] {
-      self->stream_.expires_after(std::chrono::seconds(30));
+      // A new connection's first bytes (a TLS ClientHello or a plain request's head): seconds.
+      self->stream_.expires_after(std::chrono::seconds(10));
       beast::async_detect_ssl(self->stream_, self->buffer_,
                               [self](beast::error_code ec, bool tls) { self->OnDetect(ec, tls); });
     });

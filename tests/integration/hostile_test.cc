@@ -2,6 +2,9 @@
 // server keeps serving.
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <string>
+
 #include "harness.h"
 
 namespace baton::testing {
@@ -184,6 +187,26 @@ TEST_F(Hostile, MalformedHttp) {
   // A truncated body, then the client goes away: the server just drops the connection.
   RawExchange(baton_->url(),
               "POST /v1/jobs HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{\"comm", 300);
+}
+
+// Issue 37: a request's head that stalls holds its connection seconds, not the 300 s an idle
+// keep-alive connection may wait: a new connection's first bytes, and a head once begun on a
+// kept-alive one, each have 10 s.
+TEST_F(Hostile, AStalledRequestHeadIsDroppedInSeconds) {
+  for (const std::string& partial :
+       {std::string("G"), std::string("GET /v1/jobs HTTP/1.1\r\nHost: x\r\n")}) {
+    auto start = std::chrono::steady_clock::now();
+    std::string answer = RawExchange(baton_->url(), partial, 60000);
+    auto held = std::chrono::steady_clock::now() - start;
+    EXPECT_LT(held, std::chrono::seconds(20)) << "held a stalled head for long: " << partial;
+    EXPECT_EQ(answer, "");
+  }
+  // A kept-alive connection that sends its next request's first byte and stalls: dropped too.
+  auto start = std::chrono::steady_clock::now();
+  std::string answer = RawExchange(
+      baton_->url(), "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\nGET /healthz HTTP/1.1\r\n", 60000);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(20));
+  EXPECT_EQ(RawStatus(answer), 200) << answer;
 }
 
 }  // namespace
