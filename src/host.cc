@@ -1,18 +1,25 @@
 #include "host.h"
 
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <pthread.h>
+#include <sys/file.h>
 #include <sys/socket.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
+#include <filesystem>
 #include <fstream>
 
 #include "api/auth.h"
 #include "core/file_util.h"
 #include "core/log.h"
 #include "core/node.h"
+#include "core/quantity.h"
 
 namespace baton {
 
@@ -123,6 +130,31 @@ void KeepPreviousPort(const std::string& dir, std::pair<std::string, uint16_t>& 
             " of the previous start is taken: serving on a new port; agents given the old "
             "address must be pointed at the new one");
   }
+}
+
+// Takes DIR/lock (flock, held until the process ends): one baton at a time uses a data
+// directory, be it a server's or an agent's (two agents on one directory would each adopt
+// and report the other's jobs).
+Status LockDir(const std::string& dir, const std::string& doing) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return Internal("cannot create the data directory " + dir + ": " + ec.message());
+  int lock_fd = open((dir + "/lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (lock_fd < 0) return Internal("cannot open " + dir + "/lock: " + std::strerror(errno));
+  if (flock(lock_fd, LOCK_EX | LOCK_NB) != 0)
+    return Conflict("another baton already " + doing + " " + dir + " (" + dir + "/lock is held)");
+  return Status::Ok();
+}
+
+// Logs a warning when `dir`'s disk has less free than `reserve` (--disk-reserve).
+void WarnWithinReserve(const std::string& dir, int64_t reserve) {
+  struct statvfs fs {};
+  if (statvfs(dir.c_str(), &fs) != 0) return;
+  const int64_t free_bytes = static_cast<int64_t>(fs.f_bavail) * static_cast<int64_t>(fs.f_frsize);
+  if (free_bytes >= reserve) return;
+  LogInfo("warning: " + dir + " has " + FormatSize(free_bytes) +
+          " free, less than the reserve of " + FormatSize(reserve) +
+          " (--disk-reserve): job output is not kept until space is freed there");
 }
 
 }  // namespace baton

@@ -36,5 +36,10 @@ void KeepPreviousPort(const std::string& dir, std::pair<std::string, uint16_t>& 
 // for one of them.
 sigset_t BlockShutdownSignals();
 int WaitForShutdown(const sigset_t& set);
+// Takes DIR/lock (made, with DIR, if missing), held until the process ends: one baton at a
+// time uses a data directory. Conflict "another baton already DOING DIR (DIR/lock is held)".
+Status LockDir(const std::string& dir, const std::string& doing);
+// Says in the log that `dir`'s disk has less free than `reserve` (--disk-reserve), if so.
+void WarnWithinReserve(const std::string& dir, int64_t reserve);
 
 }  // namespace baton

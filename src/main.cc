@@ -5,7 +5,6 @@
 #include <signal.h>
 #include <sys/file.h>
 #include <sys/stat.h>
-#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -244,20 +243,6 @@ void Reload(const std::string& path, const ServeOptions& running, control::Contr
   }
 }
 
-// Takes DIR/lock (flock, held until the process ends): one baton at a time uses a data
-// directory, be it a server's or an agent's (two agents on one directory would each adopt
-// and report the other's jobs).
-Status LockDir(const std::string& dir, const std::string& doing) {
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec) return Internal("cannot create the data directory " + dir + ": " + ec.message());
-  int lock_fd = open((dir + "/lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-  if (lock_fd < 0) return Internal("cannot open " + dir + "/lock: " + std::strerror(errno));
-  if (flock(lock_fd, LOCK_EX | LOCK_NB) != 0)
-    return Conflict("another baton already " + doing + " " + dir + " (" + dir + "/lock is held)");
-  return Status::Ok();
-}
-
 // The steps of Serve, in the order it takes them.
 
 // The data directory, made private to this user and locked: one baton serves it at a time. The
@@ -492,14 +477,8 @@ int Serve(const ServeOptions& o, const std::string& config) {
                      {.max_log_bytes = o.policy.max_output_limit + (int64_t{1} << 20),
                       .disk_reserve = *disk_reserve});
   api::CodeStore code(kept + "/code-snapshots");
-  if (struct statvfs fs{};
-      statvfs(kept.c_str(), &fs) == 0 &&
-      static_cast<int64_t>(fs.f_bavail) * static_cast<int64_t>(fs.f_frsize) < *disk_reserve) {
-    Log("warning: " + kept + " has " +
-        FormatSize(static_cast<int64_t>(fs.f_bavail) * static_cast<int64_t>(fs.f_frsize)) +
-        " free, less than the reserve of " + FormatSize(*disk_reserve) +
-        " (--disk-reserve): job output is not kept until space is freed there");
-  }
+  WarnWithinReserve(kept, *disk_reserve);
+
   // Declared before the service and loop callbacks use it: it must outlive every reply the
   // loop may still send, so it is stopped last.
   api::HttpServer* server_ptr = nullptr;
