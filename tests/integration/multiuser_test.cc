@@ -88,7 +88,7 @@ TEST_F(MultiUser, OneUsersJobReadsNothingOfAnothersOnTheirNode) {
   // job's own directory and the shared root, which it must be able to reach as alice.
   CliResult r = RunCliWithToken(
       baton, alice,
-      {"submit", "-g", "1", "--env", "API_KEY=alice-env-s3cr3t", "--",
+      {"submit", "-g", "1", "--workdir", "/tmp", "--env", "API_KEY=alice-env-s3cr3t", "--",
        "echo alice-output-s3cr3t; echo '{\"loss\": 1, \"note\": \"alice-metric-s3cr3t\"}' >> "
        "$BATON_METRICS_FILE; echo alice-ckpt-s3cr3t > $BATON_CHECKPOINT_DIR/c; d=$(dirname "
        "$BATON_METRICS_FILE); echo local > $d/checkpoints/c && cat $BATON_CHECKPOINT_DIR/c "
@@ -160,7 +160,11 @@ TEST_F(MultiUser, OneUsersJobReadsNothingOfAnothersOnTheirNode) {
   for (const std::string& p : paths) ASSERT_TRUE(StatOf(p).exists) << p << " should exist";
 
   // Bob's job on the same node tries each of them.
-  r = RunCliWithToken(baton, bob, {"submit", "-g", "1", "--name", "snoop", "--", TryEach(paths)});
+  // (A workdir the users may enter: `baton submit` would give the test's own, which a fresh
+  // clone under a 0700 temporary directory keeps out of their reach.)
+  r = RunCliWithToken(
+      baton, bob,
+      {"submit", "-g", "1", "--workdir", "/tmp", "--name", "snoop", "--", TryEach(paths)});
   ASSERT_EQ(r.exit_code, 0) << r.out;
   const std::string snoop = FirstLine(r.out);
   std::string job = WaitForJob(*c, std::stoll(snoop));
