@@ -1,10 +1,10 @@
 # Baton: the two commands of the README, and a few more for developers.
 #   make up     install what is missing, build Release, run `baton up`
 #   make test   install what is missing, build the ASan+UBSan configuration, run the suite
-.PHONY: up test build asan bench fuzz golden quality deps format clean
+.PHONY: up test chaos build asan bench fuzz golden quality deps format clean
 
 FUZZ_SECONDS ?= 60
-FUZZ_TARGETS := job_spec yaml quantity protocol trace
+FUZZ_TARGETS := job_spec yaml quantity protocol trace network
 
 JOBS ?= $(shell nproc)
 GEN := $(shell command -v ninja >/dev/null 2>&1 && echo "-G Ninja")
@@ -32,6 +32,14 @@ up: build
 
 test: asan
 	cd build/asan && ctest --output-on-failure -j 2 --timeout 900
+
+# The fault suite alone (make test runs it too): stopped and cut-off agents, a leader stalled or
+# cut off from PostgreSQL, a job printing without end, a full disk's reserve, lost and old store
+# files, connection floods, kernel-enforced limits, two Unix users on one node. Each checks that
+# nothing acknowledged is lost, nothing runs twice and no user reads another's data.
+CHAOS := Fencing|Failover|Durability|OutputLimit|LostStore|HostileConnections|KernelLimits|MultiUser|Credentials
+chaos: asan
+	cd build/asan && ctest --output-on-failure -j 2 --timeout 900 -R '^($(CHAOS))\.'
 
 bench: build
 	./build/release/bench/baton_bench_sched

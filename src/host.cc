@@ -5,6 +5,7 @@
 #include <netinet/in.h>
 #include <pthread.h>
 #include <sys/file.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
@@ -155,6 +156,16 @@ void WarnWithinReserve(const std::string& dir, int64_t reserve) {
   LogInfo("warning: " + dir + " has " + FormatSize(free_bytes) +
           " free, less than the reserve of " + FormatSize(reserve) +
           " (--disk-reserve): job output is not kept until space is freed there");
+}
+
+uint64_t RaiseDescriptorLimit() {
+  rlimit r{};
+  if (getrlimit(RLIMIT_NOFILE, &r) != 0) return 1024;
+  if (r.rlim_cur < r.rlim_max) {
+    rlimit raised{r.rlim_max, r.rlim_max};
+    if (setrlimit(RLIMIT_NOFILE, &raised) == 0) r = raised;
+  }
+  return r.rlim_cur;
 }
 
 }  // namespace baton

@@ -42,4 +42,8 @@ Status LockDir(const std::string& dir, const std::string& doing);
 // Says in the log that `dir`'s disk has less free than `reserve` (--disk-reserve), if so.
 void WarnWithinReserve(const std::string& dir, int64_t reserve);
 
+// Raises this process's soft descriptor limit to its hard limit (a server's connections, logs
+// and jobs' files need many; the HTTP server caps its connections below it). Returns the limit.
+uint64_t RaiseDescriptorLimit();
+
 }  // namespace baton

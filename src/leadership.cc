@@ -110,7 +110,9 @@ Result<int64_t> WaitToLead(store::PostgresLease& lease, const StandbyOptions& o,
 LeaseKeeper::LeaseKeeper(store::PostgresLease& lease, int64_t epoch, Duration ttl,
                          std::function<void(const Status&)> lost)
     : lease_(lease), epoch_(epoch), ttl_(ttl), lost_(std::move(lost)) {
+  renewed_ns_ = std::chrono::steady_clock::now().time_since_epoch().count();
   thread_ = std::thread([this] { Run(); });
+  watchdog_ = std::thread([this] { Watch(); });
 }
 
 LeaseKeeper::~LeaseKeeper() {
@@ -119,6 +121,7 @@ LeaseKeeper::~LeaseKeeper() {
     stop_ = true;
   }
   cv_.notify_all();
+  if (watchdog_.joinable()) watchdog_.join();
   if (thread_.joinable()) thread_.join();
 }
 
@@ -128,6 +131,7 @@ void LeaseKeeper::Release() {
     stop_ = true;
   }
   cv_.notify_all();
+  if (watchdog_.joinable()) watchdog_.join();
   if (thread_.joinable()) thread_.join();
   if (Status st = lease_.Release(epoch_); !st.ok())
     LogWarn("could not end the lease: " + st.message());
@@ -149,12 +153,32 @@ void LeaseKeeper::Run() {
     lock.lock();
     if (st.ok()) {
       renewed = sent;
+      renewed_ns_ = sent.time_since_epoch().count();
       continue;
     }
     if (st.code() == Code::kConflict) return lost_(st);
     if (Steady::now() - renewed >= ttl_ - margin) {
       return lost_(Unavailable("the lease could not be renewed in time: " + st.message()));
     }
+  }
+}
+
+void LeaseKeeper::Watch() {
+  using Steady = std::chrono::steady_clock;
+  const Duration margin = ttl_ / 6;
+  std::unique_lock lock(mu_);
+  while (!stop_) {
+    cv_.wait_for(lock, ttl_ / 10, [this] { return stop_; });
+    if (stop_) return;
+    Steady::time_point renewed{Steady::duration(renewed_ns_.load())};
+    if (Steady::now() - renewed < ttl_ - margin) continue;
+    // Run is stuck in a renewal (a database cut off answers nothing, and a TCP connection
+    // without answers lasts for minutes): the lease may be another's soon.
+    lock.unlock();
+    return lost_(
+        Unavailable("the lease could not be renewed in time: PostgreSQL has not "
+                    "answered for " +
+                    FormatDuration(std::chrono::duration_cast<Duration>(Steady::now() - renewed))));
   }
 }
 

@@ -7,6 +7,7 @@
 
 #include <signal.h>
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
@@ -55,6 +56,9 @@ class LeaseKeeper {
 
  private:
   void Run();
+  // Ends the lease when no renewal has succeeded for the lease's time less a margin, even while
+  // Run is stuck in a renewal that PostgreSQL, cut off, never answers.
+  void Watch();
   store::PostgresLease& lease_;
   int64_t epoch_;
   Duration ttl_;
@@ -62,7 +66,8 @@ class LeaseKeeper {
   std::mutex mu_;
   std::condition_variable cv_;
   bool stop_ = false;
-  std::thread thread_;
+  std::atomic<int64_t> renewed_ns_{0};  // steady clock, of the last renewal sent that succeeded
+  std::thread thread_, watchdog_;
 };
 
 // With PostgreSQL: the lease, taken after waiting as a standby (WaitToLead), kept by a thread.

@@ -142,6 +142,10 @@ struct ServeOptions {
   std::string shared_dir;        // --shared-dir: logs and code snapshots ("" = in the data dir)
   std::string disk_reserve = "512MiB";  // --disk-reserve: free space job logs leave the store
   TlsFlags tls;                         // --tls-cert, --tls-key, --insecure-http
+  std::string code_quota = "10GiB";     // --code-quota: each user's code snapshots
+  std::string code_retention = "7d";    // --code-retention: an unused snapshot kept so long
+  bool new_store = false;               // --new-store: an empty store where there was one
+  bool restore_store = false;           // --restore-store: a store behind its data directory
 };
 
 struct AgentFlags {
@@ -267,6 +271,14 @@ Result<Duration> NodeTimeoutOf(const ServeOptions& o) {
   return node_timeout;
 }
 
+// --code-quota and --code-retention.
+Result<api::CodeLimits> CodeLimitsOf(const ServeOptions& o) {
+  ASSIGN_OR_RETURN(int64_t quota, ParseSize(o.code_quota, "--code-quota"));
+  ASSIGN_OR_RETURN(Duration retention, ParseDuration(o.code_retention, "--code-retention"));
+  if (quota <= 0) return Err(InvalidArgument("--code-quota: more than 0"));
+  return api::CodeLimits{.per_user_bytes = quota, .retention = retention};
+}
+
 // Alerts go to the log and to the webhooks of the configuration file.
 Result<std::unique_ptr<net::WebhookSender>> MakeWebhookSender(const ServeOptions& o) {
   return net::WebhookSender::Create(net::WebhookOptions{
@@ -276,10 +288,11 @@ Result<std::unique_ptr<net::WebhookSender>> MakeWebhookSender(const ServeOptions
 }
 
 // The loop's hooks: events go to the log (alerts to the webhooks too) and wake the streams;
-// each durable batch updates the API's token table and wakes those waiting on its jobs. All
-// three must outlive the loop.
+// each durable batch moves the data directory's store mark, updates the API's token table and
+// placement book and wakes those waiting on its jobs. All must outlive the loop.
 control::LoopOptions MakeLoopOptions(net::WebhookSender* sender, api::News& news,
-                                     api::TokenTable& tokens) {
+                                     api::TokenTable& tokens, store::StoreMarker& marker,
+                                     api::PlacementBook& placements, api::CodeStore& code) {
   control::LoopOptions loop_options;
   loop_options.on_event = [sender, &news](const ClusterEvent& e) {
     bool alert = e.severity == "alert";
@@ -294,7 +307,14 @@ control::LoopOptions MakeLoopOptions(net::WebhookSender* sender, api::News& news
     if (e.severity == "alert") sender->Send(codec::EncodeEvent(e));
     news.events.Notify();
   };
-  loop_options.on_commit = [&tokens, &news](const store::Batch& batch) {
+  loop_options.on_commit = [&tokens, &news, &marker, &placements,
+                            &code](const store::Batch& batch) {
+    marker.Committed(batch);
+    placements.Apply(batch.jobs);
+    if (!batch.jobs.empty()) {
+      code.Track(batch.jobs,
+                 std::chrono::time_point_cast<Duration>(std::chrono::system_clock::now()));
+    }
     if (!batch.tokens.empty()) tokens.Apply(batch.tokens);
     for (const Job& job : batch.jobs) news.jobs.Notify(job.id.value);
   };
@@ -425,6 +445,7 @@ Result<ServeSetup> PrepareToServe(const ServeOptions& o) {
 
 int Serve(const ServeOptions& o, const std::string& config) {
   sigset_t signals = BlockShutdownSignals();
+  RaiseDescriptorLimit();
   auto setup = PrepareToServe(o);
   if (!setup) return Fail(setup.error());
   Leading leading;
@@ -445,7 +466,26 @@ int Serve(const ServeOptions& o, const std::string& config) {
   if (!snapshot) return Fail(snapshot.error());
   setup->snapshot = std::move(*snapshot);
   const std::string& dir = setup->dir;
+  const std::string& kept = o.shared_dir.empty() ? dir : o.shared_dir;
   size_t restored = setup->snapshot.jobs.size();
+  // Never an emptied store, nor one behind what this directory saw, taken for the store.
+  auto marker = AdmitStore(StoreAdmission{.how = o.new_store       ? store::StoreStart::kNew
+                                                 : o.restore_store ? store::StoreStart::kRestore
+                                                                   : store::StoreStart::kCheck,
+                                          .dir = dir,
+                                          .logs_dir = kept + "/logs",
+                                          .label = StoreLabel(o.store_url, o.store_path, dir)},
+                           *setup->store, &setup->snapshot);
+  if (!marker) return Fail(marker.error());
+  if (o.local_agent && (o.new_store || o.restore_store)) {
+    // A store taken deliberately may not know the local agent's credential (a new store knows
+    // none): it joins again with the agent token, as a remote node must (docs/operations.md).
+    bool known = std::any_of(
+        setup->snapshot.tokens.begin(), setup->snapshot.tokens.end(), [&](const store::Token& t) {
+          return t.role == Role::kAgent && t.user == setup->node_name && !t.revoked;
+        });
+    if (!known) (void)unlink((dir + "/agent/credential").c_str());
+  }
 
   control::RealClock clock;
   auto node_timeout = NodeTimeoutOf(o);
@@ -466,17 +506,27 @@ int Serve(const ServeOptions& o, const std::string& config) {
   tokens.AddFixed(setup->agent_token, api::Identity{.user = "agent", .role = Role::kJoin});
   // What streams wait on, fed by the loop's hooks (and the agent reports that land log bytes).
   api::News news;
+  api::PlacementBook placements;  // what each node's credential reaches
+  placements.Apply(setup->snapshot.jobs);
+  auto code_limits = CodeLimitsOf(o);
+  if (!code_limits) return Fail(code_limits.error());
+  api::CodeStore code(kept + "/code-snapshots", *code_limits);
+  code.Track(setup->snapshot.jobs, clock.Now());
+  if (int gone = code.Collect(clock.Now()); gone > 0) {
+    Log("code snapshots: deleted " + std::to_string(gone) + " that no job used for " +
+        FormatDuration(code_limits->retention));
+  }
   controller.Restore(std::move(setup->snapshot), clock.Now());
   auto webhooks = MakeWebhookSender(o);
   if (!webhooks) return Fail(webhooks.error());
-  control::ControllerLoop loop(controller, *setup->store, clock,
-                               MakeLoopOptions(webhooks->get(), news, tokens), StopOnStoreFailure);
+  control::ControllerLoop loop(
+      controller, *setup->store, clock,
+      MakeLoopOptions(webhooks->get(), news, tokens, **marker, placements, code),
+      StopOnStoreFailure);
 
-  const std::string& kept = o.shared_dir.empty() ? dir : o.shared_dir;
   api::LogStore logs(kept + "/logs",
                      {.max_log_bytes = o.policy.max_output_limit + (int64_t{1} << 20),
                       .disk_reserve = *disk_reserve});
-  api::CodeStore code(kept + "/code-snapshots");
   WarnWithinReserve(kept, *disk_reserve);
 
   // Declared before the service and loop callbacks use it: it must outlive every reply the
@@ -490,7 +540,8 @@ int Serve(const ServeOptions& o, const std::string& config) {
       .post_to_io = [&server_ptr](std::function<void()> fn) { server_ptr->Post(std::move(fn)); },
       .code = &code,
       .epoch = leading.epoch,
-      .reports_dir = kept + "/reports"});
+      .reports_dir = kept + "/reports",
+      .placements = &placements});
   api::HttpServer server(
       api::HttpServerOptions{.host = setup->listen.first,
                              .port = setup->listen.second,
@@ -637,6 +688,21 @@ void AddStoreFlag(CLI::App* cmd, ServeOptions& o) {
   cmd->add_option("--disk-reserve", o.disk_reserve,
                   "free space that job output never takes from the disk of the logs (and the "
                   "store): past it, output is dropped with a log_dropped alert (default 512MiB)");
+  cmd->add_option("--code-quota", o.code_quota,
+                  "what each user's code snapshots (--code DIR) may take on the controller's "
+                  "disk (default 10GiB)");
+  cmd->add_option("--code-retention", o.code_retention,
+                  "how long a code snapshot no queued or running job uses is kept after its "
+                  "last use (default 7d)");
+  auto* fresh = cmd->add_flag(
+      "--new-store", o.new_store,
+      "start an empty store in a data directory that had one (refused without it: an emptied "
+      "or lost store is never taken for a new one); job ids go on past every id it saw");
+  cmd->add_flag("--restore-store", o.restore_store,
+                "go on from a store behind this data directory (a restored backup, a lost "
+                "write-ahead log; refused without it): what it lacks is lost, job ids go on "
+                "past every id the directory saw")
+      ->excludes(fresh);
   cmd->add_option("--lease-ttl", o.lease_ttl,
                   "with PostgreSQL: how long the leader's lease lasts unrenewed, the longest a "
                   "failover waits (default 3s; renewed every third of it)");

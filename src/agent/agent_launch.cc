@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstring>
 #include <filesystem>
+#include <set>
 
 #include "agent/agent.h"
 #include "core/log.h"
@@ -16,6 +17,9 @@
 namespace baton::agent {
 namespace fs = std::filesystem;
 namespace {
+
+// The NVIDIA driver's character devices: /dev/nvidiaN is 195:N.
+constexpr int kNvidiaMajor = 195;
 
 std::string GetEnv(const char* key, const char* fallback) {
   const char* v = std::getenv(key);
@@ -367,6 +371,17 @@ void Agent::JoinCgroup(const LaunchOrder& order, ProcessSpec* spec) {
                       .cpus = spec->cpus,
                       .mems = spec->memory_node >= 0 ? std::to_string(spec->memory_node) : "",
                       .pids = options_.job_pids_max};
+  // The node's other GPUs: /dev/nvidiaN (major 195) of each physical GPU none of the job's
+  // GPUs is on (a device file's minor is the GPU's ordinal, as the NVIDIA driver numbers them).
+  auto physical = [](const Gpu& g) { return g.physical >= 0 ? g.physical : g.index; };
+  std::set<int> own, others;
+  for (const Gpu& g : gpus_) {
+    bool mine = std::find(order.gpus.begin(), order.gpus.end(), g.index) != order.gpus.end();
+    (mine ? own : others).insert(physical(g));
+  }
+  for (int minor : others) {
+    if (!own.contains(minor)) limits.denied_devices.emplace_back(kNvidiaMajor, minor);
+  }
   auto group = cgroups_.Create(CgroupName(order.job, order.attempt), limits);
   if (group) {
     spec->cgroup = *group;

@@ -88,6 +88,9 @@ bool Agent::Join(net::HttpClient& client, const std::string& url) {
 
 bool Agent::RegisterWithController(bool* tried_every_server) {
   *tried_every_server = true;
+  // Several controllers: ask them all at once which leads, so that a stalled one (it takes
+  // connections and answers nothing) holds the registration 2 s at most.
+  servers_->ProbeLeader(Credential(), options_.tls, std::chrono::seconds(2));
   std::string url = servers_->Current();
   auto client = net::HttpClient::Create(url, options_.token, options_.tls);
   if (!client) return false;

@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstring>
 #include <fstream>
+#include <map>
 #include <optional>
 #include <sstream>
 #include <thread>
@@ -19,6 +20,20 @@ namespace {
 
 // The controllers job groups are limited by, in the order their warnings appear.
 constexpr const char* kWanted[] = {"memory", "cpu", "cpuset", "pids"};
+// With cgroup v1, the devices controller too: a job opens only its own GPUs' device files.
+constexpr std::string_view kWantedV1[] = {"memory", "cpu", "cpuset", "pids", "devices"};
+
+std::vector<std::string_view> SplitOn(std::string_view text, char sep) {
+  std::vector<std::string_view> parts;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t end = text.find(sep, start);
+    if (end == std::string_view::npos) end = text.size();
+    if (end > start) parts.push_back(text.substr(start, end - start));
+    start = end + 1;
+  }
+  return parts;
+}
 
 // cpu.max's period: 100 ms, the kernel's default. A quota below 1 ms is refused (EINVAL).
 constexpr int64_t kCpuPeriodMicros = 100000;
@@ -38,6 +53,7 @@ std::string ErrorText(int err) { return std::strerror(err); }
 
 std::string WhatJobsLack(std::string_view controller) {
   if (controller == "memory") return "a memory limit, and OOM kills are not counted";
+  if (controller == "devices") return "device isolation (they may open other GPUs' device files)";
   if (controller == "cpu") return "a CPU quota";
   if (controller == "cpuset") return "cpuset pinning (the shim's CPU binding stays)";
   return "a process-count limit";
@@ -154,9 +170,56 @@ Result<std::string> DefaultCgroupRoot(std::string_view mounts, std::string_view 
   return root + "/baton-jobs";
 }
 
+std::vector<std::pair<std::string, std::string>> V1CgroupRoots(std::string_view mounts,
+                                                               std::string_view self_cgroup) {
+  std::vector<std::pair<std::string, std::string>> roots;
+  // controller -> mount point, from "cgroup DIR cgroup OPTIONS ..." lines.
+  std::map<std::string, std::string, std::less<>> mounted;
+  std::istringstream mount_lines{std::string(mounts)};
+  for (std::string line; std::getline(mount_lines, line);) {
+    std::istringstream fields(line);
+    std::string device, dir, type, options;
+    if (!(fields >> device >> dir >> type >> options) || type != "cgroup") continue;
+    for (std::string_view option : SplitOn(options, ',')) {
+      for (std::string_view c : kWantedV1) {
+        if (option == c && !mounted.contains(c)) mounted.emplace(c, UnescapeMountField(dir));
+      }
+    }
+  }
+  if (!mounted.contains("memory")) return roots;
+  // controller -> this process's group in its hierarchy, from "N:ctl1,ctl2:/path" lines.
+  std::map<std::string, std::string, std::less<>> groups;
+  std::istringstream group_lines{std::string(self_cgroup)};
+  for (std::string line; std::getline(group_lines, line);) {
+    size_t first = line.find(':'), second = line.find(':', first + 1);
+    if (first == std::string::npos || second == std::string::npos) continue;
+    std::string path = line.substr(second + 1);
+    std::string controllers = line.substr(first + 1, second - first - 1);
+    for (std::string_view c : SplitOn(controllers, ',')) groups.emplace(std::string(c), path);
+  }
+  for (std::string_view c : kWantedV1) {
+    auto m = mounted.find(c);
+    auto g = groups.find(c);
+    if (m == mounted.end() || g == groups.end() || g->second.find("/..") != std::string::npos)
+      continue;
+    std::string root = m->second;
+    while (root.size() > 1 && root.back() == '/') root.pop_back();
+    if (g->second != "/") root += g->second;
+    roots.emplace_back(std::string(c), root + "/baton-jobs");
+  }
+  return roots;
+}
+
 CgroupManager CgroupManager::Detect(std::string root_override) {
   std::string root = std::move(root_override);
   if (root.empty()) {
+    auto v1 = V1CgroupRoots(ReadFile("/proc/self/mounts").value_or(""),
+                            ReadFile("/proc/self/cgroup").value_or(""));
+    if (!v1.empty()) {
+      CgroupManager manager;
+      manager.SetUpV1(v1);
+      return manager;
+    }
     auto found = DefaultCgroupRoot(ReadFile("/proc/self/mounts").value_or(""),
                                    ReadFile("/proc/self/cgroup").value_or(""));
     if (!found) {
@@ -194,6 +257,72 @@ void CgroupManager::SetUp(const std::string& parent) {
   }
   usable_ = true;
   EnableControllers(parent);
+}
+
+// cgroup v1: each hierarchy's root made (and for cpuset given its parent's CPUs and memory
+// nodes, which a new v1 cpuset group starts without); a hierarchy that cannot be used is a
+// warning, and jobs run without that controller.
+void CgroupManager::SetUpV1(const std::vector<std::pair<std::string, std::string>>& roots) {
+  version_ = 1;
+  for (std::string_view c : kWantedV1) {
+    auto it = std::find_if(roots.begin(), roots.end(), [&](const auto& r) { return r.first == c; });
+    const std::string without = ": jobs run without " + WhatJobsLack(c);
+    if (it == roots.end()) {
+      warnings_.push_back("cgroup v1: controller " + std::string(c) +
+                          " is not mounted as a hierarchy of its own" + without);
+      continue;
+    }
+    const std::string& root = it->second;
+    if (mkdir(root.c_str(), 0755) != 0 && errno != EEXIST) {
+      int err = errno;
+      warnings_.push_back("cgroup v1: cannot create " + root + ": " + ErrorText(err) + without);
+      continue;
+    }
+    if (access(root.c_str(), W_OK) != 0) {
+      int err = errno;
+      warnings_.push_back("cgroup v1: cannot create groups under " + root + ": " + ErrorText(err) +
+                          without);
+      continue;
+    }
+    if (c == "cpuset") {
+      bool ok = true;
+      for (const char* file : {"cpuset.cpus", "cpuset.mems"}) {
+        std::string mine = ReadFile(root + "/" + file).value_or("");
+        if (mine.find_first_not_of(" \n") != std::string::npos) continue;
+        std::string parents = ReadFile(ParentOf(root) + "/" + file).value_or("");
+        while (!parents.empty() && parents.back() == '\n') parents.pop_back();
+        if (int err = WriteValue(root + "/" + file, parents); err != 0) {
+          warnings_.push_back("cgroup v1: cannot write '" + parents + "' to " + root + "/" + file +
+                              ": " + ErrorText(err) + without);
+          ok = false;
+          break;
+        }
+      }
+      if (!ok) continue;
+    }
+    if (c == "memory") memsw_ = access((root + "/memory.memsw.limit_in_bytes").c_str(), F_OK) == 0;
+    if (root_.empty() || c == "memory") root_ = root;
+    v1_roots_.emplace_back(std::string(c), root);
+    enabled_.insert(std::string(c));
+  }
+  usable_ = !v1_roots_.empty();
+}
+
+std::string CgroupManager::GroupPath(const std::string& name) const {
+  if (version_ == 2) return root_ + "/" + name;
+  std::string path;
+  for (const auto& [c, root] : v1_roots_) path += (path.empty() ? "" : ":") + root + "/" + name;
+  return path;
+}
+
+std::string CgroupManager::V1Dir(const std::string& path, std::string_view controller) const {
+  for (const auto& [c, root] : v1_roots_) {
+    if (c != controller) continue;
+    for (std::string_view dir : SplitOn(path, ':')) {
+      if (dir.starts_with(root + "/")) return std::string(dir);
+    }
+  }
+  return "";
 }
 
 // A job group gets a controller only when the root lists it in cgroup.subtree_control, and the
@@ -242,6 +371,15 @@ std::string CgroupManager::describe() const {
            ")";
   }
   std::string with, without;
+  if (version_ == 1) {
+    for (std::string_view c : kWantedV1) (Has(c) ? with : without) += " " + std::string(c);
+    if (memsw_) with += " (memory with swap)";
+    std::string line =
+        "job cgroups: cgroup v1, a group in each hierarchy's baton-jobs (memory's: " + root_ +
+        "), limiting" + (with.empty() ? " nothing" : with);
+    if (!without.empty()) line += "; without" + without;
+    return line;
+  }
   for (std::string c : kWanted) (Has(c) ? with : without) += " " + c;
   std::string line =
       "job cgroups: cgroup v2 under " + root_ + ", limiting" + (with.empty() ? " nothing" : with);
@@ -257,6 +395,7 @@ Result<std::string> CgroupManager::Create(const std::string& name, const CgroupL
     return Err(Unavailable("no job cgroups on this node: " +
                            (warnings_.empty() ? std::string("not set up") : warnings_[0])));
   }
+  if (version_ == 1) return CreateV1(name, limits);
   const std::string path = GroupPath(name);
   // An existing group (a job started again under the same name) is reused: every limit of an
   // enabled controller is written, "max" where unlimited, so none of the old ones stays.
@@ -290,7 +429,91 @@ Result<std::string> CgroupManager::Create(const std::string& name, const CgroupL
   return path;
 }
 
+Result<std::string> CgroupManager::CreateV1(const std::string& name, const CgroupLimits& limits) {
+  std::vector<std::string> made;
+  auto undo = [&] {
+    for (const std::string& dir : made) (void)rmdir(dir.c_str());
+  };
+  for (const auto& [c, root] : v1_roots_) {
+    const std::string dir = root + "/" + name;
+    if (mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) {
+      int err = errno;
+      undo();
+      return Err(Internal("cannot create " + dir + ": " + ErrorText(err)));
+    }
+    made.push_back(dir);
+    std::vector<std::pair<std::string, std::string>> writes;  // file, value
+    if (c == "memory") {
+      std::string limit = limits.memory_bytes > 0 ? std::to_string(limits.memory_bytes) : "-1";
+      // memory+swap is never below memory: lift it first, then set both (a reused group).
+      if (memsw_) writes.emplace_back("memory.memsw.limit_in_bytes", "-1");
+      writes.emplace_back("memory.limit_in_bytes", limit);
+      if (memsw_) writes.emplace_back("memory.memsw.limit_in_bytes", limit);
+    } else if (c == "cpu") {
+      writes.emplace_back("cpu.cfs_period_us", std::to_string(kCpuPeriodMicros));
+      writes.emplace_back("cpu.cfs_quota_us", limits.cpu_millis > 0
+                                                  ? std::to_string(std::max(limits.cpu_millis * 100,
+                                                                            kMinCpuQuotaMicros))
+                                                  : "-1");
+    } else if (c == "cpuset") {
+      // A v1 cpuset group starts with none: the job's, else the root's.
+      auto inherit = [&](const char* file) {
+        std::string v = ReadFile(root + "/" + file).value_or("");
+        while (!v.empty() && v.back() == '\n') v.pop_back();
+        return v;
+      };
+      writes.emplace_back("cpuset.cpus",
+                          limits.cpus.empty() ? inherit("cpuset.cpus") : limits.cpus);
+      writes.emplace_back("cpuset.mems",
+                          limits.mems.empty() ? inherit("cpuset.mems") : limits.mems);
+    } else if (c == "pids") {
+      writes.emplace_back("pids.max", limits.pids > 0 ? std::to_string(limits.pids) : "max");
+    } else if (c == "devices") {
+      writes.emplace_back("devices.allow", "a");  // what its parent allows, then the denials
+      for (const auto& [major, minor] : limits.denied_devices) {
+        writes.emplace_back("devices.deny",
+                            "c " + std::to_string(major) + ":" + std::to_string(minor) + " rwm");
+      }
+    }
+    for (const auto& [file, value] : writes) {
+      const std::string file_path = dir + "/" + file;
+      if (int err = WriteValue(file_path, value); err != 0) {
+        undo();  // a group with half its limits must not be used
+        return Err(
+            Internal("cannot write '" + value + "' to " + file_path + ": " + ErrorText(err)));
+      }
+    }
+  }
+  return GroupPath(name);
+}
+
 Status CgroupManager::Remove(const std::string& path) {
+  if (version_ == 1) {
+    // Each directory under its own hierarchy's root; the processes are the same in each, so
+    // they are killed through any one that still exists, until every directory is gone.
+    std::vector<std::string> dirs;
+    for (std::string_view dir : SplitOn(path, ':')) {
+      bool under = dir.find("/..") == std::string_view::npos &&
+                   std::any_of(v1_roots_.begin(), v1_roots_.end(), [&](const auto& r) {
+                     return dir.size() > r.second.size() + 1 && dir.starts_with(r.second + "/");
+                   });
+      if (!under) return InvalidArgument("job cgroup " + std::string(dir) + " is not under a root");
+      dirs.emplace_back(dir);
+    }
+    int err = 0;
+    for (int attempt = 0; attempt < kRemoveAttempts && !dirs.empty(); ++attempt) {
+      if (attempt > 0) std::this_thread::sleep_for(kRemoveWait);
+      for (const std::string& dir : dirs) KillEachProcess(dir);
+      err = 0;
+      std::erase_if(dirs, [&](const std::string& dir) {
+        if (rmdir(dir.c_str()) == 0 || errno == ENOENT) return true;
+        err = errno;
+        return false;
+      });
+    }
+    if (dirs.empty()) return Status::Ok();
+    return Unavailable("cannot remove " + dirs[0] + " yet: " + ErrorText(err));
+  }
   // The path comes from the agent's own records; a wrong one must not kill anything else.
   const std::string prefix = root_ + "/";
   if (root_.empty() || path.size() <= prefix.size() ||
@@ -323,10 +546,14 @@ Status CgroupManager::Remove(const std::string& path) {
 }
 
 int64_t CgroupManager::OomKills(const std::string& path) const {
-  std::istringstream events(ReadFile(path + "/memory.events").value_or(""));
+  // "KEY VALUE" lines: v2's memory.events, v1's memory.oom_control (Linux 4.13 and later).
+  std::string file = version_ == 2 ? path + "/memory.events" : V1Dir(path, "memory");
+  if (file.empty()) return 0;
+  if (version_ == 1) file += "/memory.oom_control";
+  std::istringstream lines(ReadFile(file).value_or(""));
   std::string key;
   int64_t value = 0;
-  while (events >> key >> value) {
+  while (lines >> key >> value) {
     if (key == "oom_kill") return value;
   }
   return 0;

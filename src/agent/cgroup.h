@@ -1,8 +1,15 @@
-// Job cgroups (cgroup v2): each job runs in a group of its own under one root directory, with
-// its memory, CPU time, CPUs and memory nodes, and process count limited, and its OOM kills
-// counted. The root is the agent's own group joined with "baton-jobs" unless the operator names
-// one: cgroup v2 lets a group hand controllers to its children only while it holds no processes
-// itself, and the agent's own group holds the agent and the shims, so jobs live one level down.
+// Job cgroups: each job runs in a group of its own, with its memory, CPU time, CPUs and memory
+// nodes, and process count limited, and its OOM kills counted. With cgroup v2 the root is the
+// agent's own group joined with "baton-jobs" unless the operator names one: cgroup v2 lets a
+// group hand controllers to its children only while it holds no processes itself, and the
+// agent's own group holds the agent and the shims, so jobs live one level down.
+//
+// Where the controllers are mounted as cgroup v1 hierarchies (a host whose memory controller
+// is a v1 hierarchy: many GPU clusters, as Slurm's task/cgroup supports both), a job has a group
+// in each hierarchy (memory with swap, cpu, cpuset, pids, devices), each under the agent's own
+// group in it joined with "baton-jobs", and the devices controller keeps the job from the
+// node's other GPUs' device files. A job's group is then named by its directories, ':' between,
+// wherever a path is taken or given below.
 //
 // Nothing here fails the agent. Where cgroup v2 is missing, read-only, or lacks a controller,
 // the manager keeps a human-readable warning for each thing it cannot do (the agent logs them at
@@ -30,6 +37,9 @@ struct CgroupLimits {
   std::string cpus;          // cpuset.cpus, a cpulist such as "0-15,32-47"
   std::string mems;          // cpuset.mems, NUMA nodes such as "0"
   int64_t pids = 0;          // pids.max
+  // Character devices the job may not open or make (cgroup v1's devices controller; v2 has
+  // none without BPF): the node's other GPUs, {195, index}.
+  std::vector<std::pair<int, int>> denied_devices;
 };
 
 class CgroupManager {
@@ -46,15 +56,18 @@ class CgroupManager {
   // Whether job groups can be created under root() (some controllers may still be missing).
   bool usable() const { return usable_; }
   const std::string& root() const { return root_; }
-  // Whether job groups get this controller ("memory", "cpu", "cpuset", "pids").
+  // Whether job groups get this controller ("memory", "cpu", "cpuset", "pids", and with v1
+  // "devices").
   bool Has(std::string_view controller) const { return enabled_.count(controller) > 0; }
+  int version() const { return version_; }
   // One line for the agent's start log.
   std::string describe() const;
   // One line per fallback, each saying what jobs run without.
   const std::vector<std::string>& warnings() const { return warnings_; }
 
-  // The path of the job group called `name` (whether it exists or not).
-  std::string GroupPath(const std::string& name) const { return root_ + "/" + name; }
+  // The path of the job group called `name` (whether it exists or not); with v1, its
+  // directory in each hierarchy, ':' between.
+  std::string GroupPath(const std::string& name) const;
 
   // Creates ROOT/NAME (an existing group is reused) and writes each limit whose controller is
   // enabled; limits of missing controllers are skipped (a warning already says so). Returns the
@@ -63,20 +76,29 @@ class CgroupManager {
   Result<std::string> Create(const std::string& name, const CgroupLimits& limits);
 
   // Kills every process in the group (cgroup.kill where the kernel has it, 5.14 and later; else
-  // SIGKILL to each pid in cgroup.procs) and removes it, retrying briefly while the processes
-  // die. A group that is already gone is fine. `path` must lie under root().
+  // SIGKILL to each pid in cgroup.procs) and removes it (each of its v1 directories), retrying
+  // briefly while the processes die. A group that is already gone is fine. `path` must lie
+  // under root() (each directory under its hierarchy's root).
   Status Remove(const std::string& path);
 
-  // How many processes of the group the OOM killer ended ("oom_kill" in memory.events); 0 when
-  // the file or the line is not there.
+  // How many processes of the group the OOM killer ended ("oom_kill" in memory.events, v1's
+  // memory.oom_control); 0 when the file or the line is not there.
   int64_t OomKills(const std::string& path) const;
 
  private:
   explicit CgroupManager(std::string root) : root_(std::move(root)) {}
   void SetUp(const std::string& parent);
   void EnableControllers(const std::string& parent);
+  void SetUpV1(const std::vector<std::pair<std::string, std::string>>& roots);
+  Result<std::string> CreateV1(const std::string& name, const CgroupLimits& limits);
+  // The v1 directory of `controller` in a group's path list ("" when it has none).
+  std::string V1Dir(const std::string& path, std::string_view controller) const;
 
+  int version_ = 2;
   std::string root_;
+  // v1: each enabled controller's root ("memory" -> /sys/fs/cgroup/memory/.../baton-jobs).
+  std::vector<std::pair<std::string, std::string>> v1_roots_;
+  bool memsw_ = false;  // v1 memory accounts swap: memory.memsw.limit_in_bytes
   bool usable_ = false;
   std::set<std::string, std::less<>> enabled_;
   std::vector<std::string> warnings_;
@@ -85,5 +107,11 @@ class CgroupManager {
 // The default root from the text of /proc/self/mounts and /proc/self/cgroup: the first cgroup2
 // mount point joined with the "0::PATH" group and "baton-jobs". The error says which is missing.
 Result<std::string> DefaultCgroupRoot(std::string_view mounts, std::string_view self_cgroup);
+
+// The cgroup v1 roots likewise: for each of memory, cpu, cpuset, pids and devices mounted as a
+// v1 hierarchy, its mount point joined with this process's group in it ("N:CONTROLLERS:PATH")
+// and "baton-jobs". Empty when memory is not a v1 hierarchy (then cgroup v2 is used).
+std::vector<std::pair<std::string, std::string>> V1CgroupRoots(std::string_view mounts,
+                                                               std::string_view self_cgroup);
 
 }  // namespace baton::agent

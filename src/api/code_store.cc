@@ -1,10 +1,13 @@
 #include "api/code_store.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <vector>
@@ -12,10 +15,31 @@
 #include "api/auth.h"
 #include "core/file_util.h"
 #include "core/job.h"
+#include "core/quantity.h"
 
 namespace baton::api {
 
-Result<std::string> CodeStore::Put(std::string_view archive) {
+CodeStore::CodeStore(std::string dir, CodeLimits limits) : dir_(std::move(dir)), limits_(limits) {
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(dir_, ec)) {
+    std::string name = entry.path().filename().string();
+    if (!name.ends_with(".tar.gz")) continue;
+    std::string id = name.substr(0, name.size() - 7);
+    if (!IsCodeId(id)) continue;
+    struct stat st {};
+    if (::stat(entry.path().c_str(), &st) != 0) continue;
+    Snapshot& s = snapshots_[id];
+    s.bytes = st.st_size;
+    s.last_used = TimePoint(std::chrono::seconds(st.st_mtim.tv_sec));
+    std::ifstream owners(OwnersOf(id));
+    for (std::string user; std::getline(owners, user);) {
+      if (!user.empty()) s.owners.insert(user);
+    }
+  }
+}
+
+Result<std::string> CodeStore::Put(std::string_view archive, const std::string& user,
+                                   TimePoint now) {
   if (archive.size() < 2 || static_cast<unsigned char>(archive[0]) != 0x1f ||
       static_cast<unsigned char>(archive[1]) != 0x8b) {
     return Err(InvalidArgument("code: not a gzip archive (baton submit --code DIR makes one)"));
@@ -26,11 +50,93 @@ Result<std::string> CodeStore::Put(std::string_view archive) {
   }
   RETURN_IF_ERROR(CheckWhole(archive));
   std::string id = Sha256Hex(archive);
-  if (Has(id)) return id;
+  std::lock_guard lock(mu_);
+  auto it = snapshots_.find(id);
+  if (it != snapshots_.end() && it->second.owners.contains(user)) {
+    it->second.last_used = std::max(it->second.last_used, now);  // its retention anew
+    return id;
+  }
+  auto size = static_cast<int64_t>(archive.size());
+  if (UserBytesLocked(user) + size > limits_.per_user_bytes) CollectLocked(now);
+  if (int64_t taken = UserBytesLocked(user); taken + size > limits_.per_user_bytes) {
+    return Err(Conflict(
+        "code: " + user + "'s snapshots take " + FormatSize(taken) + ", and this one (" +
+        FormatSize(size) + ") would pass the quota of " + FormatSize(limits_.per_user_bytes) +
+        " per user (--code-quota); a snapshot no running or queued job uses is "
+        "deleted " +
+        FormatDuration(limits_.retention) + " after its last use (--code-retention)"));
+  }
   if (::mkdir(dir_.c_str(), 0700) != 0 && errno != EEXIST)
     return Err(Internal("code: cannot create " + dir_ + ": " + std::strerror(errno)));
-  RETURN_IF_ERROR(WriteFileAtomic(PathOf(id), archive, WriteFileOptions{.mode = 0600}));
+  Snapshot next = it != snapshots_.end() ? it->second : Snapshot{.bytes = size};
+  next.owners.insert(user);
+  next.last_used = std::max(next.last_used, now);
+  std::string owners;
+  for (const std::string& o : next.owners) owners += o + "\n";
+  RETURN_IF_ERROR(WriteFileAtomic(OwnersOf(id), owners, WriteFileOptions{.mode = 0600}));
+  if (it == snapshots_.end()) {
+    RETURN_IF_ERROR(WriteFileAtomic(PathOf(id), archive, WriteFileOptions{.mode = 0600}));
+  }
+  snapshots_[id] = std::move(next);
   return id;
+}
+
+void CodeStore::Track(const std::vector<Job>& jobs, TimePoint now) {
+  std::lock_guard lock(mu_);
+  for (const Job& job : jobs) {
+    auto held = job_code_.find(job.id.value);
+    bool uses = !job.spec.code.empty() && !IsTerminal(job.state);
+    if (held != job_code_.end() && (!uses || held->second != job.spec.code)) {
+      if (auto s = snapshots_.find(held->second); s != snapshots_.end()) {
+        s->second.refs = std::max(0, s->second.refs - 1);
+        s->second.last_used = std::max(s->second.last_used, now);
+        // Kept across restarts: the archive's time is its last use.
+        struct timespec times[2] = {{.tv_sec = 0, .tv_nsec = UTIME_OMIT},
+                                    {.tv_sec = ToMillis(now) / 1000, .tv_nsec = 0}};
+        (void)::utimensat(AT_FDCWD, PathOf(held->second).c_str(), times, 0);
+      }
+      job_code_.erase(held);
+      held = job_code_.end();
+    }
+    if (uses && held == job_code_.end()) {
+      job_code_.emplace(job.id.value, job.spec.code);
+      if (auto s = snapshots_.find(job.spec.code); s != snapshots_.end()) ++s->second.refs;
+    }
+  }
+}
+
+int CodeStore::Collect(TimePoint now) {
+  std::lock_guard lock(mu_);
+  return CollectLocked(now);
+}
+
+int CodeStore::CollectLocked(TimePoint now) {
+  int deleted = 0;
+  for (auto it = snapshots_.begin(); it != snapshots_.end();) {
+    const Snapshot& s = it->second;
+    if (s.refs > 0 || now - s.last_used < limits_.retention) {
+      ++it;
+      continue;
+    }
+    ::unlink(PathOf(it->first).c_str());
+    ::unlink(OwnersOf(it->first).c_str());
+    it = snapshots_.erase(it);
+    ++deleted;
+  }
+  return deleted;
+}
+
+int64_t CodeStore::UserBytes(const std::string& user) const {
+  std::lock_guard lock(mu_);
+  return UserBytesLocked(user);
+}
+
+int64_t CodeStore::UserBytesLocked(const std::string& user) const {
+  int64_t total = 0;
+  for (const auto& [id, s] : snapshots_) {
+    if (s.owners.contains(user)) total += s.bytes;
+  }
+  return total;
 }
 
 // The whole gzip stream, inflated to nowhere: a truncated or corrupt upload (a client cut
@@ -68,8 +174,8 @@ Status CodeStore::CheckWhole(std::string_view archive) {
 }
 
 bool CodeStore::Has(const std::string& id) const {
-  struct stat st;
-  return IsCodeId(id) && ::stat(PathOf(id).c_str(), &st) == 0;
+  std::lock_guard lock(mu_);
+  return snapshots_.contains(id);
 }
 
 Result<std::string> CodeStore::Get(const std::string& id) const {

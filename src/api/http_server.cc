@@ -1,5 +1,6 @@
 #include "api/http_server.h"
 
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 
@@ -50,12 +51,14 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
 
   // `buffer`: what was read already (the bytes that told TLS from plain HTTP). `refuse`: the
   // reason every request is answered 403 (plain HTTP from another machine), or "".
+  // `ticket`: its place among the TCP connections (none on the Unix socket).
   Session(Stream stream, beast::flat_buffer buffer, const HttpServerOptions& options,
-          const Handler& handler, std::string refuse = {})
+          const Handler& handler, ConnectionTicket ticket, std::string refuse = {})
       : stream_(std::move(stream)),
         timer_(stream_.get_executor()),
         buffer_(std::move(buffer)),
         refuse_(std::move(refuse)),
+        ticket_(std::move(ticket)),
         options_(options),
         handler_(handler) {}
 
@@ -70,6 +73,12 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
   auto& Lowest() { return beast::get_lowest_layer(stream_); }
 
   void Start() {
+    // Chosen for room (Connections): closed on its own strand.
+    ticket_.SetCloser([weak = weak_from_this(), ex = stream_.get_executor()] {
+      asio::post(ex, [weak] {
+        if (auto self = weak.lock()) self->Close();
+      });
+    });
     if constexpr (kIsTls) {
       Lowest().expires_after(std::chrono::seconds(30));
       // (The default argument: Boost 1.81 checks a buffered handshake's handler against the
@@ -95,6 +104,7 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
     parser_->body_limit(options_.max_body_bytes);
     body_limit_ = options_.max_body_bytes;
     parser_->header_limit(static_cast<uint32_t>(options_.max_header_bytes));
+    ticket_.SetIdle(true);                              // until a request's head is in
     if (buffer_.size() > 0) return ReadHead();          // the next request came with the last
     Lowest().expires_after(std::chrono::seconds(300));  // idle keep-alive connections
     stream_.async_read_some(buffer_.prepare(4096),
@@ -115,6 +125,7 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
     http::async_read_header(
         stream_, buffer_, *parser_, [self = shared_from_this()](beast::error_code ec, size_t) {
           if (ec) return self->OnRead(ec);
+          self->ticket_.SetIdle(false);
           if (!self->LimitBody()) return self->OnRead(http::error::body_limit);
           self->Lowest().expires_after(std::chrono::seconds(300));
           http::async_read(self->stream_, self->buffer_, *self->parser_,
@@ -420,6 +431,7 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
   uint64_t wait_id_ = 0;  // the stream's current wait (OnPiece)
   beast::flat_buffer buffer_;
   std::string refuse_;
+  ConnectionTicket ticket_;
   std::array<char, 64 * 1024> scratch_;
   int64_t discarded_ = 0;
   size_t body_limit_ = 0;  // the current request's
@@ -433,10 +445,24 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
 class Detector : public std::enable_shared_from_this<Detector> {
  public:
   Detector(tcp::socket socket, net::SslContext& ssl, const HttpServerOptions& options,
-           const Handler& handler)
-      : stream_(std::move(socket)), ssl_(ssl), options_(options), handler_(handler) {}
+           const Handler& handler, ConnectionTicket ticket)
+      : stream_(std::move(socket)),
+        ssl_(ssl),
+        options_(options),
+        handler_(handler),
+        ticket_(std::move(ticket)) {}
 
   void Run() {
+    // Runs on the connection's strand, as OnDetect does: after the hand-off to a Session
+    // (which sets its own closer), nothing is left here to close.
+    ticket_.SetCloser([weak = weak_from_this(), ex = stream_.get_executor()] {
+      asio::post(ex, [weak] {
+        auto self = weak.lock();
+        if (!self || self->handed_off_) return;
+        beast::error_code ec;
+        self->stream_.socket().close(ec);
+      });
+    });
     asio::dispatch(stream_.get_executor(), [self = shared_from_this()] {
       // A new connection's first bytes (a TLS ClientHello or a plain request's head): seconds.
       self->stream_.expires_after(std::chrono::seconds(10));
@@ -451,9 +477,11 @@ class Detector : public std::enable_shared_from_this<Detector> {
       stream_.socket().close(ec);
       return;
     }
+    handed_off_ = true;
     if (tls) {
       std::make_shared<Session<net::TlsStream>>(net::TlsStream(std::move(stream_), ssl_),
-                                                std::move(buffer_), options_, handler_)
+                                                std::move(buffer_), options_, handler_,
+                                                std::move(ticket_))
           ->Run();
       return;
     }
@@ -467,7 +495,7 @@ class Detector : public std::enable_shared_from_this<Detector> {
           "is DATA/tls/ca.crt; pass it with --tls-ca), or start it with --insecure-http";
     }
     std::make_shared<Session<beast::tcp_stream>>(std::move(stream_), std::move(buffer_), options_,
-                                                 handler_, std::move(refuse))
+                                                 handler_, std::move(ticket_), std::move(refuse))
         ->Run();
   }
 
@@ -476,6 +504,8 @@ class Detector : public std::enable_shared_from_this<Detector> {
   net::SslContext& ssl_;
   const HttpServerOptions& options_;
   const Handler& handler_;
+  ConnectionTicket ticket_;
+  bool handed_off_ = false;  // the stream went to a Session (on the strand)
 };
 
 }  // namespace
@@ -483,8 +513,10 @@ class Detector : public std::enable_shared_from_this<Detector> {
 struct HttpServer::Impl {
   HttpServerOptions options;
   Handler handler;
-  std::shared_ptr<net::SslContext> ssl;  // with TLS
+  std::shared_ptr<net::SslContext> ssl;    // with TLS
+  std::optional<Connections> connections;  // outlives the sessions the io_context holds
   asio::io_context ioc;
+  std::optional<asio::steady_timer> accept_pause;
   std::optional<tcp::acceptor> acceptor;
   std::optional<local::acceptor> local_acceptor;  // with options.unix_socket
   Status unix_socket_status;
@@ -492,35 +524,56 @@ struct HttpServer::Impl {
   std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work;
 
   void Accept() {
-    acceptor->async_accept(
-        asio::make_strand(ioc), [this](beast::error_code ec, tcp::socket socket) {
-          if (ec == asio::error::operation_aborted) return;
-          if (!ec) {
-            beast::error_code ignored;
-            socket.set_option(tcp::no_delay(true), ignored);
-            if (ssl) {
-              std::make_shared<Detector>(std::move(socket), *ssl, options, handler)->Run();
-            } else {
-              std::make_shared<Session<beast::tcp_stream>>(beast::tcp_stream(std::move(socket)),
-                                                           beast::flat_buffer(), options, handler)
-                  ->Run();
-            }
-          }
-          Accept();
-        });
+    acceptor->async_accept(asio::make_strand(ioc),
+                           [this](beast::error_code ec, tcp::socket socket) {
+                             if (ec == asio::error::operation_aborted) return;
+                             if (ec) {
+                               // Out of descriptors (EMFILE) or memory: try again in a moment, not
+                               // at once for ever on one core.
+                               accept_pause->expires_after(std::chrono::milliseconds(100));
+                               accept_pause->async_wait([this](beast::error_code wec) {
+                                 if (wec != asio::error::operation_aborted) Accept();
+                               });
+                               return;
+                             }
+                             Take(std::move(socket));
+                             Accept();
+                           });
+  }
+
+  // A new TCP connection: its place under the caps, or closed at once.
+  void Take(tcp::socket socket) {
+    beast::error_code ec;
+    auto peer = socket.remote_endpoint(ec);
+    uint64_t id = connections->Open(ec ? std::string("?") : peer.address().to_string());
+    if (id == 0) {
+      socket.close(ec);  // at a cap, with none idle to close for room
+      return;
+    }
+    ConnectionTicket ticket(&*connections, id);
+    socket.set_option(tcp::no_delay(true), ec);
+    if (ssl) {
+      std::make_shared<Detector>(std::move(socket), *ssl, options, handler, std::move(ticket))
+          ->Run();
+    } else {
+      std::make_shared<Session<beast::tcp_stream>>(beast::tcp_stream(std::move(socket)),
+                                                   beast::flat_buffer(), options, handler,
+                                                   std::move(ticket))
+          ->Run();
+    }
   }
 
   void AcceptLocal() {
-    local_acceptor->async_accept(
-        asio::make_strand(ioc), [this](beast::error_code ec, local::socket socket) {
-          if (ec == asio::error::operation_aborted) return;
-          if (!ec) {
-            std::make_shared<Session<LocalStream>>(LocalStream(std::move(socket)),
-                                                   beast::flat_buffer(), options, handler)
-                ->Run();
-          }
-          AcceptLocal();
-        });
+    local_acceptor->async_accept(asio::make_strand(ioc), [this](beast::error_code ec,
+                                                                local::socket socket) {
+      if (ec == asio::error::operation_aborted) return;
+      if (!ec) {
+        std::make_shared<Session<LocalStream>>(LocalStream(std::move(socket)), beast::flat_buffer(),
+                                               options, handler, ConnectionTicket())
+            ->Run();
+      }
+      AcceptLocal();
+    });
   }
 
   // Binds options.unix_socket, readable and writable by this user only; a socket left there
@@ -577,6 +630,15 @@ Result<uint16_t> HttpServer::Start() {
                            std::to_string(im.options.port) + ": " + ec.message()));
   }
   uint16_t port = im.acceptor->local_endpoint().port();
+  ConnectionCaps caps = im.options.connections;
+  if (caps.total == 0) {
+    rlimit nofile{};
+    caps = CapsFromLimit(getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur != RLIM_INFINITY
+                             ? nofile.rlim_cur
+                             : 1024);
+  }
+  im.connections.emplace(caps);
+  im.accept_pause.emplace(im.ioc);
   if (!im.options.unix_socket.empty()) {
     // Not fatal: commands on this machine then use the URL (a file system without sockets).
     im.unix_socket_status = im.ListenLocal();
@@ -596,6 +658,7 @@ void HttpServer::Stop() {
     beast::error_code ec;
     if (im.acceptor) im.acceptor->close(ec);
     if (im.local_acceptor) im.local_acceptor->close(ec);
+    if (im.accept_pause) im.accept_pause->cancel();
   });
   im.work.reset();
   im.ioc.stop();
@@ -610,5 +673,9 @@ void HttpServer::Stop() {
 void HttpServer::Post(std::function<void()> fn) { asio::post(impl_->ioc, std::move(fn)); }
 
 Status HttpServer::unix_socket_status() const { return impl_->unix_socket_status; }
+
+Connections::Counts HttpServer::connection_counts() const {
+  return impl_->connections ? impl_->connections->counts() : Connections::Counts{};
+}
 
 }  // namespace baton::api

@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "api/connections.h"
 #include "api/http.h"
 #include "core/status.h"
 #include "net/tls.h"
@@ -33,6 +34,9 @@ struct HttpServerOptions {
   // no TCP, no TLS; removed on Stop. "" = none. One that cannot be made is left out
   // (unix_socket_status says why).
   std::string unix_socket;
+  // Caps on TCP connections (api/connections.h); zeros: from the descriptor limit at Start.
+  // The Unix socket's connections are not counted.
+  ConnectionCaps connections;
 };
 
 class HttpServer {
@@ -48,6 +52,8 @@ class HttpServer {
   void Post(std::function<void()> fn);
   // Why options.unix_socket is not served (Start goes on without it), or OK.
   Status unix_socket_status() const;
+  // The TCP connections now (after Start).
+  Connections::Counts connection_counts() const;
 
  private:
   struct Impl;

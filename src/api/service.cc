@@ -1,11 +1,13 @@
 #include "api/service.h"
 
+#include <algorithm>
 #include <charconv>
 #include <ranges>
 
 #include "api/metrics.h"
 #include "api/service_internal.h"
 #include "codec/json_codec.h"
+#include "core/log.h"
 #include "core/node.h"
 
 namespace baton::api {
@@ -135,6 +137,7 @@ Service::Service(Deps deps)
       news_(deps.news),
       post_to_io_(std::move(deps.post_to_io)),
       code_(deps.code),
+      placements_(deps.placements),
       epoch_(deps.epoch),
       reports_dir_(std::move(deps.reports_dir)),
       router_(deps.tokens, Routes()) {}
@@ -314,6 +317,18 @@ void Service::AgentReport(Call c) {
   // Logs land before the report reaches the controller: once an exit is acknowledged, the
   // output before it is on disk here. What the store does not keep (its disk's reserve, a log
   // past the largest) is acknowledged all the same, and raised as an alert.
+  // Only for the node's own jobs: a chunk of any other is not written (and not refused, so
+  // that an agent's trailing output of a job that ended meanwhile does not block its reports).
+  if (placements_ != nullptr) {
+    auto foreign = [&](const LogChunk& l) { return !placements_->Placed(l.job, report->node); };
+    auto first = std::find_if(report->logs.begin(), report->logs.end(), foreign);
+    if (first != report->logs.end()) {
+      LogWarn("node " + report->node + " sent output of job " + first->job.ToString() +
+                  ", which is not placed on it: not written",
+              LogContext{.component = "api", .node = report->node, .job = first->job.value});
+      std::erase_if(report->logs, foreign);
+    }
+  }
   control::AgentReport command;
   for (const LogChunk& chunk : report->logs) {
     LogStore::Dropped dropped;

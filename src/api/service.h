@@ -12,6 +12,7 @@
 #include "api/fanout.h"
 #include "api/http.h"
 #include "api/log_store.h"
+#include "api/placement_book.h"
 #include "api/relay.h"
 #include "api/router.h"
 #include "control/controller_loop.h"
@@ -43,6 +44,10 @@ class Service {
     CodeStore* code = nullptr;  // code snapshots; none: POST /v1/code is refused
     int64_t epoch = 0;          // the lease's (several controllers), stamped on every order
     std::string reports_dir;    // GET /v1/reports lists its folders; "" none
+    // The jobs placed on each node, fed by the loop's commits: a node's report writes output
+    // only for its own jobs, and a node fetches only its jobs' code. None: not checked (tests
+    // of the API alone).
+    const PlacementBook* placements = nullptr;
   };
   explicit Service(Deps deps);
 
@@ -106,6 +111,7 @@ class Service {
   News& news_;
   PostToIo post_to_io_;
   CodeStore* code_;
+  const PlacementBook* placements_;
   int64_t epoch_;
   std::string reports_dir_;
   RelayHub relays_;

@@ -68,7 +68,8 @@ void Service::AgentTunnel(Call c) {
 
 void Service::PutCode(Call c) {
   if (code_ == nullptr) return c.respond(Error(Unavailable("code snapshots are not kept here")));
-  auto id = code_->Put(c.request.body);
+  auto id = code_->Put(c.request.body, c.who.user,
+                       std::chrono::time_point_cast<Duration>(std::chrono::system_clock::now()));
   if (!id) return c.respond(Error(id.error()));
   c.respond(Json(
       201, "{\"code\":\"" + *id + "\",\"bytes\":" + std::to_string(c.request.body.size()) + "}"));
@@ -76,6 +77,13 @@ void Service::PutCode(Call c) {
 
 void Service::GetCode(Call c) {
   if (code_ == nullptr) return c.respond(Error(NotFound("code snapshots are not kept here")));
+  // A node fetches only the code of a job placed on it.
+  if (placements_ != nullptr && c.who.role == Role::kAgent &&
+      !placements_->HasCode(c.Param("id"), c.who.user)) {
+    return c.respond(
+        Error(PermissionDenied("node " + c.who.user + " runs no job with the code snapshot " +
+                               c.Param("id").substr(0, 64))));
+  }
   auto archive = code_->Get(c.Param("id"));
   if (!archive) return c.respond(Error(archive.error()));
   c.respond(

@@ -110,9 +110,21 @@ Result<std::unique_ptr<ApiClient>> ApiClient::Connect(const Connection& c) {
     client->local_url_ = std::move(local_url);
     client->local_socket_ = net::LocalApiSocket(dir);
   }
+  client->FindLeader();
   ASSIGN_OR_RETURN(net::HttpUrl url, client->Target());
   client->http_ = net::HttpClient::Create(url, token, client->tls_);
   return client;
+}
+
+// Given several addresses, asks them all at once which one leads (net::ServerList::
+// ProbeLeader), so that a controller that takes connections and answers nothing (stalled, cut
+// off) costs a command nothing once another leads.
+void ApiClient::FindLeader() {
+  servers_->ProbeLeader(token_, tls_, std::chrono::seconds(2), [this](const std::string& u) {
+    auto url = net::ParseHttpUrl(u);
+    if (url && u == local_url_) url->unix_socket = local_socket_;
+    return url;
+  });
 }
 
 Result<net::HttpUrl> ApiClient::Target() const {

@@ -82,6 +82,8 @@ class ApiClient {
  private:
   ApiClient(std::shared_ptr<net::ServerList> servers, std::string token, net::TlsClientOptions tls)
       : servers_(std::move(servers)), token_(std::move(token)), tls_(std::move(tls)) {}
+  // With several servers: asks them all at once which leads, and uses it.
+  void FindLeader();
   // The server in use, over the local controller's Unix socket when it is that one.
   Result<net::HttpUrl> Target() const;
   // Whether to ask again elsewhere after answer `r` to a request: a standby's answer, or (with

@@ -1,6 +1,8 @@
 #include "net/server_list.h"
 
 #include <algorithm>
+#include <condition_variable>
+#include <thread>
 
 #include "core/text.h"
 #include "net/http_client.h"
@@ -59,6 +61,49 @@ void ServerList::Leader(const std::string& url) {
   }
   current_ = static_cast<size_t>(it - urls_.begin());
   ++generation_;
+}
+
+void ServerList::ProbeLeader(const std::string& token, const TlsClientOptions& tls, Duration wait,
+                             const std::function<Result<HttpUrl>(const std::string&)>& target) {
+  std::vector<std::string> urls = this->urls();
+  if (urls.size() < 2) return;
+  struct Answers {
+    std::mutex mu;
+    std::condition_variable cv;
+    size_t count = 0;
+    std::string leader, named;
+  };
+  auto answers = std::make_shared<Answers>();
+  std::vector<std::unique_ptr<HttpClient>> probes;
+  std::vector<std::thread> threads;
+  for (const std::string& u : urls) {
+    auto url = target ? target(u) : ParseHttpUrl(u);
+    if (!url) continue;
+    probes.push_back(HttpClient::Create(*url, token, tls));
+    threads.emplace_back([answers, http = probes.back().get(), u, wait] {
+      auto r = http->Request("GET", "/healthz", {}, {}, wait);
+      std::lock_guard lock(answers->mu);
+      ++answers->count;
+      if (r && !r->standby && answers->leader.empty()) answers->leader = u;
+      if (r && r->standby && !r->leader.empty()) answers->named = r->leader;
+      answers->cv.notify_all();
+    });
+  }
+  std::string leader;
+  {
+    std::unique_lock lock(answers->mu);
+    answers->cv.wait_for(
+        lock, wait, [&] { return !answers->leader.empty() || answers->count == threads.size(); });
+    leader = answers->leader.empty() ? answers->named : answers->leader;
+  }
+  for (auto& p : probes) p->Cancel();  // a stalled one's probe ends now
+  for (auto& t : threads) t.join();
+  if (!leader.empty()) Leader(leader);
+}
+
+std::vector<std::string> ServerList::urls() const {
+  std::lock_guard lock(mu_);
+  return urls_;
 }
 
 std::string ServerList::ToString() const {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -12,8 +13,12 @@
 #include <vector>
 
 #include "core/status.h"
+#include "core/time.h"
+#include "net/tls.h"
 
 namespace baton::net {
+
+struct HttpUrl;  // net/http_client.h
 
 class ServerList {
  public:
@@ -30,8 +35,16 @@ class ServerList {
   void Succeeded(const std::string& url);
   // A standby said that `url` leads: it is used next (whether or not it was listed).
   void Leader(const std::string& url);
+  // With several addresses: asks each at once which one leads (GET /healthz, `wait` at most)
+  // and uses the first that answers as the leader, else the leader a standby names; with no
+  // answer in time, nothing changes. A controller that takes connections and answers nothing
+  // (stalled, cut off) so costs `wait` at most, and nothing once another answers. `target`
+  // turns an address into what to connect to (default: the address itself).
+  void ProbeLeader(const std::string& token, const TlsClientOptions& tls, Duration wait,
+                   const std::function<Result<HttpUrl>(const std::string&)>& target = {});
   // The addresses, comma-separated, for messages.
   std::string ToString() const;
+  std::vector<std::string> urls() const;
 
  private:
   explicit ServerList(std::vector<std::string> urls) : urls_(std::move(urls)) {}

@@ -14,6 +14,7 @@ Result<Snapshot> MemoryStore::Load() {
 
 Status MemoryStore::Commit(const Batch& batch) {
   if (fail_) return Unavailable("memory store: commits are set to fail");
+  if (batch.empty()) return Status::Ok();
   for (const Job& j : batch.jobs) jobs_[j.id] = j;
   if (batch.next_job_id) next_job_id_ = *batch.next_job_id;
   for (const IdempotencyEntry& e : batch.idempotency) keys_[{e.user, e.key}] = e;

@@ -4,17 +4,23 @@
 
 #include <map>
 
+#include "store/identity.h"
 #include "store/store.h"
 
 namespace baton::store {
 
-class MemoryStore : public Store {
+class MemoryStore : public Store, public Identified {
  public:
   Result<Snapshot> Load() override;
   Status Commit(const Batch& batch) override;
+  Identity identity() const override { return {.id = id_, .commits = commits_}; }
+  Status SetIdentity(int64_t id) override {
+    id_ = id;
+    return Status::Ok();
+  }
 
   void FailCommits(bool fail) { fail_ = fail; }
-  int commits() const { return commits_; }
+  int64_t commits() const { return commits_; }
 
  private:
   std::map<JobId, Job> jobs_;
@@ -23,7 +29,8 @@ class MemoryStore : public Store {
   std::map<std::pair<std::string, int>, Drain> drains_;
   std::map<int64_t, Token> tokens_;
   bool fail_ = false;
-  int commits_ = 0;
+  int64_t commits_ = 0;
+  int64_t id_ = 0;
 };
 
 }  // namespace baton::store

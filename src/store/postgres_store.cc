@@ -184,6 +184,13 @@ Result<Snapshot> PostgresStore::Load() {
                             pg.Query("SELECT value FROM meta WHERE key = 'next_job_id'", {}));
     if (meta.size() > 0) snap.next_job_id = std::max(snap.next_job_id, meta.Int(0, 0));
     ASSIGN_OR_RETURN_STATUS(
+        PgRows ident,
+        pg.Query("SELECT key, value FROM meta WHERE key IN ('store_id', 'commits')", {}));
+    identity_ = Identity{};
+    for (int r = 0; r < ident.size(); ++r) {
+      (ident.Text(r, 0) == "store_id" ? identity_.id : identity_.commits) = ident.Int(r, 1);
+    }
+    ASSIGN_OR_RETURN_STATUS(
         PgRows keys, pg.Query("SELECT \"user\", key, first_job, count FROM idempotency", {}));
     for (int r = 0; r < keys.size(); ++r) {
       snap.idempotency.push_back(IdempotencyEntry{.user = keys.Text(r, 0),
@@ -245,9 +252,23 @@ Status PostgresStore::Commit(const Batch& batch) {
                    {std::to_string(t.id), t.hash, t.user, std::string(RoleName(t.role)), t.name,
                     std::to_string(ToMillis(t.created_at)), t.revoked ? "true" : "false"});
   }
+  p.SendPrepared("put_meta", {"commits", std::to_string(identity_.commits + 1)});
   p.Send("COMMIT");
   Status st = p.Finish();
   if (!st.ok()) return Status(st.code(), "store " + impl_->label + ": " + st.message());
+  ++identity_.commits;
+  return Status::Ok();
+}
+
+Status PostgresStore::SetIdentity(int64_t id) {
+  PgPipeline p(impl_->pg);
+  p.Send("BEGIN");
+  if (epoch_ != 0) p.SendPrepared("fence", {std::to_string(epoch_)});
+  p.SendPrepared("put_meta", {"store_id", std::to_string(id)});
+  p.Send("COMMIT");
+  Status st = p.Finish();
+  if (!st.ok()) return Status(st.code(), "store " + impl_->label + ": " + st.message());
+  identity_.id = id;
   return Status::Ok();
 }
 

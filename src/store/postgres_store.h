@@ -10,11 +10,12 @@
 #include <memory>
 #include <string>
 
+#include "store/identity.h"
 #include "store/store.h"
 
 namespace baton::store {
 
-class PostgresStore : public Store {
+class PostgresStore : public Store, public Identified {
  public:
   // Connects to `url` (postgres://user:password@host:port/dbname?..., or libpq's key=value
   // form) and migrates its schema, one controller at a time (an advisory lock).
@@ -23,6 +24,8 @@ class PostgresStore : public Store {
 
   Result<Snapshot> Load() override;
   Status Commit(const Batch& batch) override;
+  Identity identity() const override { return identity_; }
+  Status SetIdentity(int64_t id) override;
 
   // From now on, each Commit first checks, in its transaction, that `epoch` is still the
   // leader's (holding the lease row shared until COMMIT, so a takeover waits for it); one that
@@ -34,6 +37,7 @@ class PostgresStore : public Store {
   explicit PostgresStore(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
   int64_t epoch_ = 0;
+  Identity identity_;  // meta's store_id and commits
 };
 
 // `url` with its password replaced by "***", for messages and logs.

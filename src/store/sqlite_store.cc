@@ -54,6 +54,7 @@ class Statement {
 struct SqliteStore::Impl {
   sqlite3* db = nullptr;
   std::string path;
+  Identity identity;  // meta's store_id and commits
   Statement put_job, put_meta, put_key, put_drain, del_drain, put_token, begin, commit, rollback;
 
   ~Impl() {
@@ -146,6 +147,14 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::OpenUnlabelled(const std::stri
 }
 
 Result<Snapshot> SqliteStore::Load() {
+  auto snap = LoadUnlabelled();
+  if (!snap && snap.error().message().find(impl_->path) == std::string::npos) {
+    return Err(Status(snap.error().code(), "store " + impl_->path + ": " + snap.error().message()));
+  }
+  return snap;
+}
+
+Result<Snapshot> SqliteStore::LoadUnlabelled() {
   Snapshot snap;
   sqlite3* db = impl_->db;
   {
@@ -171,6 +180,17 @@ Result<Snapshot> SqliteStore::Load() {
     RETURN_IF_ERROR(s.Prepare(db, "SELECT value FROM meta WHERE key = 'next_job_id'"));
     if (sqlite3_step(s.get()) == SQLITE_ROW) {
       snap.next_job_id = std::max<int64_t>(snap.next_job_id, sqlite3_column_int64(s.get(), 0));
+    }
+  }
+  {
+    Statement s;
+    RETURN_IF_ERROR(
+        s.Prepare(db, "SELECT key, value FROM meta WHERE key IN ('store_id', 'commits')"));
+    impl_->identity = Identity{};
+    while (sqlite3_step(s.get()) == SQLITE_ROW) {
+      std::string_view key = reinterpret_cast<const char*>(sqlite3_column_text(s.get(), 0));
+      int64_t value = sqlite3_column_int64(s.get(), 1);
+      (key == "store_id" ? impl_->identity.id : impl_->identity.commits) = value;
     }
   }
   {
@@ -280,8 +300,34 @@ Status SqliteStore::Commit(const Batch& batch) {
     Status st = im.Step(s, "write token");
     if (!st.ok()) return fail(st);
   }
+  {
+    sqlite3_stmt* s = im.put_meta.get();
+    sqlite3_bind_text(s, 1, "commits", -1, SQLITE_STATIC);
+    sqlite3_bind_int64(s, 2, im.identity.commits + 1);
+    Status st = im.Step(s, "write commits");
+    if (!st.ok()) return fail(st);
+  }
   Status st = im.Step(im.commit.get(), "commit");
   if (!st.ok()) return fail(st);
+  ++im.identity.commits;
+  return Status::Ok();
+}
+
+Identity SqliteStore::identity() const { return impl_->identity; }
+
+Status SqliteStore::SetIdentity(int64_t id) {
+  Impl& im = *impl_;
+  RETURN_STATUS_IF_ERROR(im.Step(im.begin.get(), "begin"));
+  sqlite3_stmt* s = im.put_meta.get();
+  sqlite3_bind_text(s, 1, "store_id", -1, SQLITE_STATIC);
+  sqlite3_bind_int64(s, 2, id);
+  Status st = im.Step(s, "write store_id");
+  if (st.ok()) st = im.Step(im.commit.get(), "commit");
+  if (!st.ok()) {
+    im.Step(im.rollback.get(), "rollback").ok();
+    return Status(st.code(), "store " + im.path + ": " + st.message());
+  }
+  im.identity.id = id;
   return Status::Ok();
 }
 

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 #include <stdexcept>
 
 #include "harness.h"
@@ -154,6 +155,63 @@ TEST(Credentials, SecretFilesOthersMayReadStopTheServerAndTheAgent) {
   EXPECT_NE(agent.out.find("credential (this node's credential) may be read by others"),
             std::string::npos)
       << agent.out;
+}
+
+// A node's credential reaches only the jobs placed on it: it fetches no other job's code, and
+// output it sends for another node's job, or for a job that does not exist, is never written.
+TEST(Credentials, ANodeReachesOnlyTheJobsPlacedOnIt) {
+  TempDir dir;
+  BatonProcess server(dir.path() + "/s", {}, "server");
+  AgentProcess n1(server, "n1", dir.path() + "/n1", "1xH100-80GB");
+  AgentProcess n2(server, "n2", dir.path() + "/n2", "1xH100-80GB");
+  auto admin = server.Client();
+  ASSERT_TRUE(NodesReady(*admin, 2));
+  std::string proj = dir.path() + "/proj";
+  fs::create_directories(proj);
+  std::ofstream(proj + "/train.py") << "print('private code')\n";
+  CliResult r = RunCli(server, {"submit", "-g", "1", "--code", proj, "--", "sleep", "600"});
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  int64_t id = std::stoll(r.out.substr(r.out.find_last_of('\n', r.out.size() - 2) + 1));
+  std::string job;
+  ASSERT_TRUE(Within(std::chrono::seconds(20), [&] {
+    job = GetJob(*admin, id);
+    return JsonString(job, "state") == "running";
+  })) << job;
+  std::string code = JsonString(job, "code");
+  ASSERT_EQ(code.size(), 64u) << job;
+  bool on_n1 = job.find(R"("node":"n1")") != std::string::npos;
+  std::string here = on_n1 ? "n1" : "n2", other = on_n1 ? "n2" : "n1";
+  auto as_here = server.Client(Trimmed(ReadFile(dir.path() + "/" + here + "/credential")));
+  auto as_other = server.Client(Trimmed(ReadFile(dir.path() + "/" + other + "/credential")));
+
+  std::string body;
+  EXPECT_EQ(StatusOf(*as_other, "GET", "/v1/code/" + code, "", &body), 403);
+  EXPECT_NE(body.find("node " + other + " runs no job with the code snapshot"), std::string::npos)
+      << body;
+  EXPECT_EQ(StatusOf(*as_here, "GET", "/v1/code/" + code), 200);
+  EXPECT_EQ(StatusOf(*admin, "GET", "/v1/code/" + code), 200);
+
+  // The other node's report carries output for this job and for job 999: none is written,
+  // whether the controller takes the report (its session) or refuses it (a made-up one).
+  auto chunk = [](int64_t job) {
+    return R"({"job": )" + std::to_string(job) +
+           R"(, "offset": 0, "data_b64": "aGlqYWNrZWQ=", "stream": "output"})";
+  };
+  for (const char* session : {"1", "999999"}) {
+    StatusOf(*as_other, "POST", "/v1/agent/report",
+             R"({"node": ")" + other + R"(", "session": )" + session + R"(, "logs": [)" +
+                 chunk(id) + ", " + chunk(999) + "]}");
+  }
+  std::string logs_dir = server.data_dir() + "/logs";
+  EXPECT_FALSE(fs::exists(logs_dir + "/999")) << "output of a job that does not exist";
+  EXPECT_FALSE(fs::exists(logs_dir + "/" + std::to_string(id) + "/" + other + ".log"));
+  CliResult shown = RunCli(server, {"logs", std::to_string(id), "--node", other});
+  EXPECT_EQ(shown.out.find("hijacked"), std::string::npos) << shown.out;
+  EXPECT_NE(ReadFile(dir.path() + "/s/baton.out")
+                .find("node " + other + " sent output of job " + std::to_string(id) +
+                      ", which is not placed on it: not written"),
+            std::string::npos);
+  RunCli(server, {"cancel", std::to_string(id)});
 }
 
 }  // namespace

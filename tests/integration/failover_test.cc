@@ -4,8 +4,11 @@
 // over; no acknowledged job is lost, no job runs twice, and the jobs running at the time run
 // on untouched and are re-adopted by the new leader. The time from the kill to the next
 // acknowledged submit is printed (docs/operations.md, "High availability", reports it).
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
@@ -65,6 +68,11 @@ struct Controllers {
 };
 
 size_t Lines(const std::string& path) { return CountOf(ReadFile(path), "\n"); }
+
+std::string Trimmed(std::string s) {
+  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
+  return s;
+}
 
 // The job id `baton submit` printed (its stdout line of digits; stderr may come first).
 int64_t IdIn(const std::string& out) {
@@ -224,6 +232,123 @@ TEST(Failover, AStandbyPointsAtTheLeaderAndACleanStopHandsOver) {
   CliResult listed = RunCli(*c.servers[leader], {"--server", c.urls, "jobs", "--all"});
   EXPECT_EQ(listed.exit_code, 0) << listed.out;
   EXPECT_NE(listed.out.find(FirstLine(submitted.out) + " "), std::string::npos) << listed.out;
+}
+
+// A leader stalled (SIGSTOP: it holds its sockets and answers nothing): a standby takes over
+// once the lease runs out, and a command given every address, the stalled one first, answers
+// about as fast as against one controller (it asks them all at once), rather than waiting
+// 10 s on the stalled one before each command.
+TEST(Failover, AStalledLeaderHoldsNoCommandUp) {
+  PgServer pg(BATON_SOURCE_DIR);
+  ASSERT_TRUE(pg.ok()) << pg.error();
+  TempDir dir;
+  Controllers c(dir.path(), pg.NewDatabase("stalled"));
+  ASSERT_EQ(c.Leader(), 0);
+  c.servers[0]->Signal(SIGSTOP);
+  auto live_leader = [&] {
+    for (int i : {1, 2}) {
+      auto r = c.servers[i]->Client()->Request("GET", "/healthz");
+      if (r && r->status == 200 && r->body.find("standby") == std::string::npos) return i;
+    }
+    return -1;
+  };
+  bool took_over = Within(std::chrono::seconds(30), [&] { return live_leader() > 0; });
+  int leader = live_leader();
+  if (took_over) {
+    for (std::vector<std::string> args :
+         {std::vector<std::string>{"--server", c.urls, "jobs", "--all"},
+          std::vector<std::string>{"--server", c.urls, "submit", "--", "true"}}) {
+      Clock::time_point start = Clock::now();
+      CliResult r = RunCli(*c.servers[leader], args);
+      auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start);
+      std::printf("stalled leader: `baton %s` answered in %lld ms\n", args[2].c_str(),
+                  static_cast<long long>(ms.count()));
+      EXPECT_EQ(r.exit_code, 0) << r.out;
+      EXPECT_LT(ms, std::chrono::seconds(5)) << "waited on the stalled leader";
+    }
+  }
+  c.servers[0]->Signal(SIGCONT);  // so that it can be stopped
+  ASSERT_TRUE(took_over) << "no standby took over from the stalled leader";
+}
+
+// A leader cut off from PostgreSQL (its network to the database partitioned, the process
+// alive): it can no longer renew its lease, so it stops with exit 75 (EX_TEMPFAIL: systemd's
+// Restart=always brings it back as a standby) and acknowledges nothing after the cut; a
+// controller that then leads finds every job acknowledged before.
+TEST(Failover, ALeaderCutOffFromPostgresStopsWithExit75AndAcknowledgesNothingAfter) {
+  PgServer pg(BATON_SOURCE_DIR);
+  ASSERT_TRUE(pg.ok()) << pg.error();
+  TempDir dir;
+  std::string direct = pg.NewDatabase("cutoff");
+  TcpProxy proxy(pg.port());
+  std::string via_proxy = direct;
+  via_proxy.replace(via_proxy.find(":" + std::to_string(pg.port()) + "/"),
+                    std::to_string(pg.port()).size() + 2, ":" + std::to_string(proxy.port()) + "/");
+  // Spawned here, not by BatonProcess, to see its exit status.
+  std::string data = dir.path() + "/leader";
+  std::filesystem::create_directories(data);
+  pid_t pid = fork();
+  if (pid == 0) {
+    int fd = open((data + "/baton.out").c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+    dup2(fd, 1);
+    dup2(fd, 2);
+    execl(BATON_BINARY, BATON_BINARY, "server", "--data", data.c_str(), "--listen", "127.0.0.1:0",
+          "--store", via_proxy.c_str(), "--lease-ttl", "3s", nullptr);
+    _exit(127);
+  }
+  ASSERT_GT(pid, 0);
+  std::string url;
+  ASSERT_TRUE(Within(std::chrono::seconds(30), [&] {
+    std::ifstream in(data + "/server.url");
+    return static_cast<bool>(in >> url) && !url.empty();
+  })) << ReadFile(data + "/baton.out");
+  auto c = net::HttpClient::Create(url, Trimmed(ReadFile(data + "/admin.token")),
+                                   {.ca_file = data + "/tls/ca.crt"});
+  ASSERT_TRUE(c.has_value()) << c.error().message();
+  ASSERT_TRUE(Within(std::chrono::seconds(30), [&] {
+    auto r = (*c)->Request("GET", "/healthz");
+    return r && r->status == 200 && r->body.find("standby") == std::string::npos;
+  }));
+  std::vector<int64_t> before;
+  for (int i = 0; i < 3; ++i) before.push_back(Submit(**c, R"({"command": ["true"]})"));
+
+  proxy.Cut();
+  Clock::time_point cut = Clock::now();
+  std::vector<int64_t> after;  // acknowledged after the cut: there must be none
+  int status = 0;
+  pid_t done = 0;
+  while (done == 0 && Clock::now() - cut < std::chrono::seconds(40)) {
+    auto r =
+        (*c)->Request("POST", "/v1/jobs", R"({"command": ["true"]})", {}, std::chrono::seconds(2));
+    if (r && r->status == 201) after.push_back(std::stoll(JsonField(r->body, "id")));
+    done = waitpid(pid, &status, WNOHANG);
+  }
+  if (done == 0) {
+    kill(pid, SIGKILL);
+    waitpid(pid, &status, 0);
+    FAIL() << "the cut-off leader still ran 40 s after the cut: " << ReadFile(data + "/baton.out");
+  }
+  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - cut).count();
+  std::printf("cut off from PostgreSQL: the leader stopped %lld ms after the cut\n",
+              static_cast<long long>(ms));
+  ASSERT_TRUE(WIFEXITED(status)) << ReadFile(data + "/baton.out");
+  EXPECT_EQ(WEXITSTATUS(status), 75) << ReadFile(data + "/baton.out");
+  EXPECT_NE(ReadFile(data + "/baton.out").find("lost the lease"), std::string::npos);
+  EXPECT_TRUE(after.empty()) << after.size() << " submits acknowledged after the cut";
+
+  // Another controller, on the database directly: every job acknowledged before is there.
+  proxy.Heal();
+  BatonProcess next(dir.path() + "/next", {"--store", direct, "--lease-ttl", "3s"}, "server");
+  auto n = next.Client();
+  ASSERT_TRUE(Within(std::chrono::seconds(30), [&] {
+    auto r = n->Request("GET", "/healthz");
+    return r && r->status == 200 && r->body.find("standby") == std::string::npos;
+  }));
+  for (int64_t id : before) {
+    auto r = n->Request("GET", "/v1/jobs/" + std::to_string(id));
+    ASSERT_TRUE(r.has_value());
+    EXPECT_EQ(r->status, 200) << "job " << id << " acknowledged before the cut was lost";
+  }
 }
 
 }  // namespace

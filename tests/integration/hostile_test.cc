@@ -1,9 +1,18 @@
 // A battery of hostile requests: each gets a 4xx JSON error, nothing is created, and the
 // server keeps serving.
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <string>
+#include <vector>
 
 #include "harness.h"
 
@@ -207,6 +216,91 @@ TEST_F(Hostile, AStalledRequestHeadIsDroppedInSeconds) {
       baton_->url(), "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\nGET /healthz HTTP/1.1\r\n", 60000);
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(20));
   EXPECT_EQ(RawStatus(answer), 200) << answer;
+}
+
+// Opens `count` TCP connections to 127.0.0.1:`port`, each sending one byte; their descriptors.
+std::vector<int> IdleConnections(int port, int count) {
+  std::vector<int> fds;
+  for (int i = 0; i < count; ++i) {
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) break;
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(static_cast<uint16_t>(port));
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0) (void)!write(fd, "G", 1);
+    fds.push_back(fd);
+  }
+  return fds;
+}
+
+// More idle connections than the server has descriptors (its limit's worth and 1,000 more:
+// 21,000 on this VM, whose limit is 20,000, from two processes, as one cannot hold them all),
+// each sending one byte: before the caps they took every descriptor, and commands on the local
+// socket and over TCP timed out. Now the server keeps its TCP connections under a cap below the
+// limit, closing the oldest idle ones for room, and everyone else is answered.
+TEST(HostileConnections, TwentyThousandIdleConnectionsKeepNoOneOut) {
+  rlimit limit{};
+  ASSERT_EQ(getrlimit(RLIMIT_NOFILE, &limit), 0);
+  if (limit.rlim_max > 30000) {
+    GTEST_SKIP() << "the descriptor limit is " << limit.rlim_max
+                 << ": more idle connections than that would need more than loopback's "
+                    "ephemeral ports";
+  }
+  rlimit raised{limit.rlim_max, limit.rlim_max};  // as the server raises its own
+  ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &raised), 0);
+  TempDir dir;
+  BatonProcess baton(dir.path(), {"--gpus", "1xH100-80GB"});
+  int port = std::stoi(baton.url().substr(baton.url().rfind(':') + 1));
+  int total = static_cast<int>(limit.rlim_max) + 1000;
+
+  // Half from a child process, half from here.
+  int ready[2], done[2];
+  ASSERT_EQ(pipe(ready), 0);
+  ASSERT_EQ(pipe(done), 0);
+  pid_t child = fork();
+  if (child == 0) {
+    close(ready[0]);
+    close(done[1]);  // so that the parent's close is the end of the pipe
+    auto fds = IdleConnections(port, total / 2);
+    std::string count = std::to_string(fds.size());
+    (void)!write(ready[1], count.data(), count.size());
+    close(ready[1]);
+    char byte;
+    (void)!read(done[0], &byte, 1);  // until the parent closes its end
+    _exit(0);
+  }
+  close(ready[1]);
+  close(done[0]);
+  auto mine = IdleConnections(port, total - total / 2);
+  char count[32] = {};
+  (void)!read(ready[0], count, sizeof count - 1);
+  close(ready[0]);
+  EXPECT_EQ(static_cast<int>(mine.size()) + std::atoi(count), total);
+
+  // While the flood holds: the local socket and a new TCP connection are both answered.
+  auto start = std::chrono::steady_clock::now();
+  CliResult jobs = RunShell("BATON_HOME=" + dir.path() + " timeout 20 " + BATON_BINARY + " jobs");
+  auto took = std::chrono::steady_clock::now() - start;
+  std::printf(
+      "%d idle connections: `baton jobs` answered in %lld ms\n", total,
+      static_cast<long long>(std::chrono::duration_cast<std::chrono::milliseconds>(took).count()));
+  EXPECT_EQ(jobs.exit_code, 0) << jobs.out;
+  // (The figure is reported in docs/performance.md; here: answered, not hung.)
+  EXPECT_LT(took, std::chrono::seconds(10));
+  CliResult over_tcp = RunShell("BATON_HOME=" + dir.path() + " BATON_SERVER=" + baton.url() +
+                                " timeout 20 " + BATON_BINARY + " jobs");
+  EXPECT_EQ(over_tcp.exit_code, 0) << over_tcp.out;
+  auto health = baton.Client()->Request("GET", "/healthz");
+  ASSERT_TRUE(health.has_value()) << health.error().message();
+  EXPECT_EQ(health->status, 200);
+
+  for (int fd : mine) close(fd);
+  close(done[1]);
+  int status = 0;
+  waitpid(child, &status, 0);
+  EXPECT_TRUE(baton.Alive());
+  setrlimit(RLIMIT_NOFILE, &limit);
 }
 
 }  // namespace

@@ -214,7 +214,8 @@ TEST(Scheduling, AJobsCheckpointLineMakesItTheCheaperVictim) {
   int64_t plain =
       Submit(*c, R"({"command": ["sleep", "60"], "priority": "low", "resources": {"gpus": 1}})");
   Until(*c, plain, [](const std::string& j) { return JsonString(j, "state") == "running"; });
-  std::this_thread::sleep_for(std::chrono::milliseconds(3500));
+  // Its checkpoint reported (not a fixed wait that assumes it was).
+  Until(*c, saver, [](const std::string& j) { return !JsonString(j, "last_checkpoint").empty(); });
   int64_t high =
       Submit(*c, R"({"command": ["true"], "priority": "high", "resources": {"gpus": 1}})");
   EXPECT_EQ(JsonString(WaitForJob(*c, high), "state"), "succeeded");

@@ -169,8 +169,10 @@ TEST(Sessions, RunItGivesARealTerminalThatDetachesAndAttachesAgain) {
   EXPECT_TRUE(t.Expect("/dev/pts/")) << t.seen();
   EXPECT_TRUE(t.Expect("40 100")) << t.seen();
   // Ctrl-C reaches the remote shell's foreground job, not baton.
-  t.Type("sleep 100\n");
-  std::this_thread::sleep_for(500ms);
+  t.Type("sleep 101\n");
+  // The sleep runs (the remote shell's foreground job) before Ctrl-C is typed.
+  ASSERT_TRUE(Within(std::chrono::seconds(10),
+                     [] { return RunShell("pgrep -f '^sleep 101$'").exit_code == 0; }));
   t.Type("\x03");
   ASSERT_TRUE(t.Expect("prompt> ")) << t.seen();
   t.Type("echo status-$?\n");

@@ -1,4 +1,5 @@
-// The NVML test double: the C functions of agent/nvml_api.h with answers read from a script
+// The NVML test double: NVML's C functions (nvml_abi.h, written from NVIDIA's nvml.h, apart
+// from the agent's agent/nvml_api.h) with answers read from a script
 // file, so that the agent's NVML backend is tested through its own dlopen path on machines
 // without NVIDIA hardware. The script's format is in README.md beside this file.
 //
@@ -18,7 +19,7 @@
 
 // Exported whatever -fvisibility the build passes: these are the library's whole point.
 #pragma GCC visibility push(default)
-#include "agent/nvml_api.h"
+#include "nvml_abi.h"
 #include "nvml_double.h"
 #pragma GCC visibility pop
 
@@ -422,7 +423,8 @@ nvmlReturn_t nvmlDeviceGetUtilizationRates(nvmlDevice_t device, nvmlUtilization_
   return Leave(r);
 }
 
-nvmlReturn_t nvmlDeviceGetTemperature(nvmlDevice_t device, int sensor, unsigned int* temp) {
+nvmlReturn_t nvmlDeviceGetTemperature(nvmlDevice_t device, nvmlTemperatureSensors_t sensor,
+                                      unsigned int* temp) {
   Enter(kFnGetTemperature);
   Target t;
   nvmlReturn_t r = Resolve(kFnGetTemperature, device, 0, &t);
@@ -442,7 +444,8 @@ nvmlReturn_t nvmlDeviceGetPowerUsage(nvmlDevice_t device, unsigned int* milliwat
   return Leave(r);
 }
 
-nvmlReturn_t nvmlDeviceGetTotalEccErrors(nvmlDevice_t device, int error_type, int counter_type,
+nvmlReturn_t nvmlDeviceGetTotalEccErrors(nvmlDevice_t device, nvmlMemoryErrorType_t error_type,
+                                         nvmlEccCounterType_t counter_type,
                                          unsigned long long* count) {
   Enter(kFnGetTotalEccErrors);
   Target t;
@@ -459,12 +462,14 @@ nvmlReturn_t nvmlDeviceGetTotalEccErrors(nvmlDevice_t device, int error_type, in
   return Leave(r);
 }
 
-nvmlReturn_t nvmlDeviceGetRetiredPagesPendingStatus(nvmlDevice_t device, int* is_pending) {
+nvmlReturn_t nvmlDeviceGetRetiredPagesPendingStatus(nvmlDevice_t device,
+                                                    nvmlEnableState_t* is_pending) {
   Enter(kFnGetRetiredPagesPendingStatus);
   Target t;
   nvmlReturn_t r = Resolve(kFnGetRetiredPagesPendingStatus, device, 0, &t);
   if (r == NVML_SUCCESS && is_pending == NULL) r = NVML_ERROR_INVALID_ARGUMENT;
-  if (r == NVML_SUCCESS) *is_pending = (int)t.gpu->pages_pending;
+  if (r == NVML_SUCCESS)
+    *is_pending = t.gpu->pages_pending ? NVML_FEATURE_ENABLED : NVML_FEATURE_DISABLED;
   return Leave(r);
 }
 
@@ -485,7 +490,8 @@ nvmlReturn_t nvmlDeviceGetRemappedRows(nvmlDevice_t device, unsigned int* corr_r
   return Leave(r);
 }
 
-nvmlReturn_t nvmlDeviceGetNvLinkState(nvmlDevice_t device, unsigned int link, int* is_active) {
+nvmlReturn_t nvmlDeviceGetNvLinkState(nvmlDevice_t device, unsigned int link,
+                                      nvmlEnableState_t* is_active) {
   Enter(kFnGetNvLinkState);
   Target t;
   nvmlReturn_t r = Resolve(kFnGetNvLinkState, device, 0, &t);

@@ -3,7 +3,7 @@
 // answers from. Internal to the double: none of these names is exported.
 #pragma once
 
-#include "agent/nvml_api.h"
+#include "nvml_abi.h"
 
 #pragma GCC visibility push(hidden)
 

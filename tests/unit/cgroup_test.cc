@@ -276,5 +276,34 @@ TEST(DefaultCgroupRoot, SaysWhatIsMissing) {
   EXPECT_FALSE(outside.has_value());
 }
 
+// A host whose controllers are cgroup v1 hierarchies (this VM's; many GPU clusters'): each
+// controller's root is its mount joined with this process's group in it, and v1 is chosen
+// whenever memory is a v1 hierarchy, even with cgroup2 mounted beside (without controllers).
+TEST(V1CgroupRoots, AreEachHierarchysOwnGroupWithBatonJobsBelow) {
+  std::string mounts =
+      "tmpfs /sys/fs/cgroup tmpfs rw 0 0\n"
+      "cgroup /sys/fs/cgroup/cpu,cpuacct cgroup rw,nosuid,cpu,cpuacct 0 0\n"
+      "cgroup /sys/fs/cgroup/cpuset cgroup rw,cpuset 0 0\n"
+      "cgroup /sys/fs/cgroup/memory cgroup rw,relatime,memory 0 0\n"
+      "cgroup /sys/fs/cgroup/devices cgroup rw,devices 0 0\n"
+      "cgroup /sys/fs/cgroup/pids cgroup rw,pids 0 0\n"
+      "cgroup2 /sys/fs/cgroup/unified cgroup2 rw,relatime 0 0\n";
+  std::string self =
+      "9:pids:/system.slice/agent.service\n5:devices:/system.slice/agent.service\n"
+      "4:memory:/process_api/5f47\n3:cpuset:/\n2:cpu,cpuacct:/system.slice\n0::/\n";
+  auto roots = V1CgroupRoots(mounts, self);
+  std::vector<std::pair<std::string, std::string>> want = {
+      {"memory", "/sys/fs/cgroup/memory/process_api/5f47/baton-jobs"},
+      {"cpu", "/sys/fs/cgroup/cpu,cpuacct/system.slice/baton-jobs"},
+      {"cpuset", "/sys/fs/cgroup/cpuset/baton-jobs"},
+      {"pids", "/sys/fs/cgroup/pids/system.slice/agent.service/baton-jobs"},
+      {"devices", "/sys/fs/cgroup/devices/system.slice/agent.service/baton-jobs"}};
+  EXPECT_EQ(roots, want);
+  // No v1 memory hierarchy: cgroup v2 is used (nothing here).
+  EXPECT_TRUE(V1CgroupRoots("cgroup2 /sys/fs/cgroup cgroup2 rw 0 0\n", "0::/\n").empty());
+  EXPECT_TRUE(
+      V1CgroupRoots("cgroup /sys/fs/cgroup/pids cgroup rw,pids 0 0\n", "1:pids:/\n").empty());
+}
+
 }  // namespace
 }  // namespace baton::agent

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -387,13 +388,14 @@ TEST_F(ExecutorTest, TheJobWritesItselfIntoItsCgroup) {
   EXPECT_EQ(ReadAll(group + "/cgroup.procs"), "0");  // "0": the process that writes
 }
 
-// The host's own cgroup v2 hierarchy, as the agent uses it: the job is in its group from its
-// first instruction. (The shim creates it there with clone3 and CLONE_INTO_CGROUP; a plain
-// directory, as in the test above, makes it fall back to writing cgroup.procs.)
+// The host's own cgroup hierarchy, as the agent uses it (v2, or v1's hierarchies on a host that
+// has them, as this VM): the job is in its group from its first instruction. (The shim creates it
+// there with clone3 and CLONE_INTO_CGROUP; a plain directory, as in the test above, makes it fall
+// back to writing cgroup.procs.)
 TEST_F(ExecutorTest, TheJobRunsInARealCgroupFromItsFirstInstruction) {
   if (geteuid() != 0) GTEST_SKIP() << "only root creates cgroups on this host";
   CgroupManager cgroups = CgroupManager::Detect();
-  if (!cgroups.usable()) GTEST_SKIP() << "no writable cgroup v2 hierarchy: " << cgroups.describe();
+  if (!cgroups.usable()) GTEST_SKIP() << "no writable cgroup hierarchy: " << cgroups.describe();
   std::string name = "executor-test-" + std::to_string(getpid());
   auto group = cgroups.Create(name, {});
   ASSERT_TRUE(group.has_value()) << group.error().message();
@@ -406,6 +408,19 @@ TEST_F(ExecutorTest, TheJobRunsInARealCgroupFromItsFirstInstruction) {
   EXPECT_EQ(st->exit_code, 0);
   std::string log = Log();
   EXPECT_EQ(log.find("cannot join cgroup"), std::string::npos) << log;
+  if (cgroups.version() == 1) {
+    // cgroup v1's lines, "N:CONTROLLER:PATH": the job's group in each hierarchy.
+    for (const char* c : {"memory", "cpu", "cpuset", "pids", "devices"}) {
+      if (!cgroups.Has(c)) continue;
+      size_t at = log.find(std::string(":") + c + ":");
+      ASSERT_NE(at, std::string::npos) << c << " in " << log;
+      at += strlen(c) + 2;
+      std::string path = log.substr(at, log.find('\n', at) - at);
+      EXPECT_TRUE(path.ends_with("/" + name)) << c << ": " << path;
+      EXPECT_NE(group->find(path), std::string::npos) << *group << " vs " << path;
+    }
+    return;
+  }
   // cgroup v2's line, "0::PATH", PATH being the group below the cgroup2 mount point.
   size_t at = log.find("0::");
   ASSERT_NE(at, std::string::npos) << log;

@@ -7,7 +7,9 @@
 #include <gtest/gtest.h>
 #include <sys/socket.h>
 #include <unistd.h>
+#include <zlib.h>
 
+#include <filesystem>
 #include <thread>
 
 #include "api/auth.h"
@@ -373,26 +375,107 @@ TEST(CodeStore, KeepsAnArchiveOnceByItsHashAndRefusesWhatIsNotOne) {
   // gzip of nothing: header, an empty fixed-Huffman block, CRC-32 and size.
   const std::string archive(
       "\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\x03\x03\x00\x00\x00\x00\x00\x00\x00\x00\x00", 20);
-  auto id = store.Put(archive);
+  TimePoint now = FromMillis(1'790'000'000'000);
+  auto id = store.Put(archive, "ada", now);
   ASSERT_TRUE(id.has_value()) << id.error().message();
   EXPECT_EQ(*id, Sha256Hex(archive));
   EXPECT_TRUE(IsCodeId(*id));
   EXPECT_TRUE(store.Has(*id));
-  EXPECT_EQ(*store.Put(archive), *id);  // the same bytes: the same snapshot
+  EXPECT_EQ(*store.Put(archive, "ada", now), *id);  // the same bytes: the same snapshot
   auto back = store.Get(*id);
   ASSERT_TRUE(back.has_value());
   EXPECT_EQ(*back, archive);
-  EXPECT_FALSE(store.Put("not gzip").has_value());
+  EXPECT_FALSE(store.Put("not gzip", "ada", now).has_value());
   // Cut short, or with a gzip head and no stream after it: refused, saying so.
-  auto cut = store.Put(archive.substr(0, 12));
+  auto cut = store.Put(archive.substr(0, 12), "ada", now);
   ASSERT_FALSE(cut.has_value());
   EXPECT_NE(cut.error().message().find("truncated"), std::string::npos) << cut.error().message();
-  auto junk = store.Put(std::string("\x1f\x8b", 2) + "rest of a gzip stream");
+  auto junk = store.Put(std::string("\x1f\x8b", 2) + "rest of a gzip stream", "ada", now);
   ASSERT_FALSE(junk.has_value());
   EXPECT_NE(junk.error().message().find("not a valid gzip archive"), std::string::npos);
   EXPECT_FALSE(store.Has(std::string(64, 'a')));
   EXPECT_EQ(store.Get(std::string(64, 'a')).error().code(), Code::kNotFound);
   EXPECT_EQ(store.Get("../../etc/passwd").error().code(), Code::kInvalidArgument);
+  EXPECT_EQ(system(("rm -rf " + std::string(tmpl)).c_str()), 0);
+}
+
+// `data` as a gzip stream (incompressible data stays about its size).
+std::string Gzip(const std::string& data) {
+  z_stream z{};
+  EXPECT_EQ(deflateInit2(&z, 1, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY), Z_OK);
+  std::string out(deflateBound(&z, data.size()) + 64, '\0');
+  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data()));
+  z.avail_in = static_cast<uInt>(data.size());
+  z.next_out = reinterpret_cast<Bytef*>(out.data());
+  z.avail_out = static_cast<uInt>(out.size());
+  EXPECT_EQ(deflate(&z, Z_FINISH), Z_STREAM_END);
+  out.resize(z.total_out);
+  deflateEnd(&z);
+  return out;
+}
+
+std::string Noise(size_t bytes, uint32_t seed) {
+  std::string s(bytes, '\0');
+  for (char& c : s) {
+    seed = seed * 1664525 + 1013904223;
+    c = static_cast<char>(seed >> 24);
+  }
+  return s;
+}
+
+Job UsingCode(int64_t id, JobState state, const std::string& code) {
+  Job j;
+  j.id = JobId{id};
+  j.state = state;
+  j.spec.code = code;
+  return j;
+}
+
+// Each user's snapshots count against a quota; one no queued or running job uses is deleted
+// once the retention has passed since its last use, and only then.
+TEST(CodeStore, KeepsEachUserUnderAQuotaAndDeletesWhatNoJobUsesAfterTheRetention) {
+  char tmpl[] = "/tmp/baton-code-quota-XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  std::string dir = std::string(tmpl) + "/snapshots";
+  CodeLimits limits{.per_user_bytes = 310 << 10, .retention = std::chrono::hours(24)};
+  // Now: a restart reads each archive's time back as its last use.
+  TimePoint t0 = std::chrono::time_point_cast<Duration>(std::chrono::system_clock::now());
+  std::string a = Gzip(Noise(100 << 10, 1)), b = Gzip(Noise(100 << 10, 2)),
+              c = Gzip(Noise(100 << 10, 3)), d = Gzip(Noise(100 << 10, 4));
+  std::string id_a, id_b;
+  {
+    CodeStore store(dir, limits);
+    id_a = *store.Put(a, "ada", t0);
+    id_b = *store.Put(b, "ada", t0);
+    ASSERT_TRUE(store.Put(c, "ada", t0).has_value());
+    auto over = store.Put(d, "ada", t0);
+    ASSERT_FALSE(over.has_value());
+    EXPECT_EQ(over.error().code(), Code::kConflict);
+    EXPECT_NE(over.error().message().find("ada's snapshots take "), std::string::npos)
+        << over.error().message();
+    EXPECT_NE(over.error().message().find("would pass the quota of 310KiB per user"),
+              std::string::npos)
+        << over.error().message();
+    EXPECT_TRUE(store.Put(d, "bob", t0).has_value());  // another user's quota
+    EXPECT_TRUE(store.Put(a, "bob", t0).has_value());  // shared: counts for both
+    EXPECT_EQ(store.UserBytes("bob"), 2 * static_cast<int64_t>(a.size()));
+  }
+  // A restart reads owners and sizes back; a queued job keeps its snapshot past the retention.
+  CodeStore store(dir, limits);
+  EXPECT_EQ(store.UserBytes("ada"), static_cast<int64_t>(a.size() + b.size() + c.size()));
+  store.Track({UsingCode(1, JobState::kPending, id_a)}, t0);
+  TimePoint later = t0 + std::chrono::hours(25);
+  EXPECT_EQ(store.Collect(later), 3);  // b, c and d: no job uses them
+  EXPECT_TRUE(store.Has(id_a));
+  EXPECT_FALSE(store.Has(id_b));
+  EXPECT_FALSE(std::filesystem::exists(dir + "/" + id_b + ".tar.gz"));
+  // The job ends: the retention starts anew from its end.
+  store.Track({UsingCode(1, JobState::kSucceeded, id_a)}, later);
+  EXPECT_EQ(store.Collect(later + std::chrono::hours(23)), 0);
+  EXPECT_EQ(store.Collect(later + std::chrono::hours(25)), 1);
+  EXPECT_FALSE(store.Has(id_a));
+  // Room again: what was deleted no longer counts.
+  EXPECT_TRUE(store.Put(d, "ada", later).has_value());
   EXPECT_EQ(system(("rm -rf " + std::string(tmpl)).c_str()), 0);
 }
 

@@ -229,6 +229,26 @@ Result<std::unique_ptr<Store>> OpenPostgres(const std::string& path) {
   return std::unique_ptr<Store>(std::move(s));
 }
 
+// Each store knows its id (given once) and how many batches it committed over its life, across
+// closing and reopening: what store/store_mark.h compares with the data directory's mark.
+TEST_P(StoreConformance, KnowsItsIdentityAndCountsItsCommits) {
+  ASSERT_TRUE(store().Load().has_value());
+  EXPECT_EQ(dynamic_cast<Identified&>(store()).identity(), (Identity{.id = 0, .commits = 0}));
+  ExerciseStore(store());  // two batches, and an empty one that writes nothing
+  EXPECT_EQ(dynamic_cast<Identified&>(store()).identity().commits, 2);
+  ASSERT_TRUE(dynamic_cast<Identified&>(store()).SetIdentity(0x1234abcd5678).ok());
+  Reopen();
+  ASSERT_TRUE(store().Load().has_value());
+  auto& reopened = dynamic_cast<Identified&>(store());
+  EXPECT_EQ(reopened.identity(), (Identity{.id = 0x1234abcd5678, .commits = 2}));
+  ASSERT_TRUE(store().Commit(Batch{.next_job_id = 9}).ok());
+  EXPECT_EQ(reopened.identity().commits, 3);
+  Reopen();
+  ASSERT_TRUE(store().Load().has_value());
+  EXPECT_EQ(dynamic_cast<Identified&>(store()).identity(),
+            (Identity{.id = 0x1234abcd5678, .commits = 3}));
+}
+
 INSTANTIATE_TEST_SUITE_P(
     EveryStore, StoreConformance,
     ::testing::Values(StoreKind{.name = "Memory",
@@ -265,11 +285,16 @@ TEST(SqliteStore, ACorruptFileIsAClearError) {
   fputs("this is not a database, it is a text file that is long enough to be noticed ......", f);
   fclose(f);
   auto s = SqliteStore::Open(db);
-  if (s.has_value()) {
-    EXPECT_FALSE((*s)->Load().has_value());
-  } else {
-    EXPECT_NE(s.error().message().find(db), std::string::npos) << s.error().message();
+  // Found at open or at the first read: either way the error names the file.
+  Status error = Status::Ok();
+  if (!s.has_value()) {
+    error = s.error();
+  } else if (auto snap = (*s)->Load(); !snap.has_value()) {
+    error = snap.error();
   }
+  ASSERT_FALSE(error.ok());
+  EXPECT_NE(error.message().find(db), std::string::npos) << error.message();
+  EXPECT_NE(error.message().find("not a database"), std::string::npos) << error.message();
 }
 
 TEST(SqliteStore, ADatabaseFromANewerBatonIsRefused) {

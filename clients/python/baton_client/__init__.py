@@ -174,6 +174,53 @@ class Client:
         if "https" in schemes:
             self._context()  # a CA file that cannot be read: ValueError now, not at the first call
         self._use(self._servers[0])
+        if len(self._servers) > 1:
+            self._find_leader()
+
+    def _find_leader(self, wait=2.0):
+        """Asks every address at once which one leads (GET /healthz, `wait` seconds at most) and
+        uses the first leader that answers, else the leader a standby names: a controller that
+        takes connections and answers nothing (stalled, cut off) then costs nothing once another
+        leads. With no answer in time, the list's order applies."""
+        answers = queue.Queue()
+
+        def probe(server):
+            url = urllib.parse.urlsplit(server)
+            tls = url.scheme == "https"
+            port = url.port or (443 if tls else 80)
+            try:
+                if tls:
+                    conn = http.client.HTTPSConnection(url.hostname, port, timeout=wait, context=self._context())
+                else:
+                    conn = http.client.HTTPConnection(url.hostname, port, timeout=wait)
+                try:
+                    conn.request("GET", "/healthz")
+                    r = conn.getresponse()
+                    r.read()
+                finally:
+                    conn.close()
+                answers.put((server, r.getheader("X-Baton-Role") == "standby", r.getheader("X-Baton-Leader") or ""))
+            except (OSError, http.client.HTTPException, ValueError):
+                answers.put((server, None, ""))
+
+        servers = list(self._servers)
+        for s in servers:
+            threading.Thread(target=probe, args=(s,), daemon=True).start()
+        deadline, named = time.monotonic() + wait, ""
+        for _ in servers:
+            try:
+                server, standby, leader = answers.get(timeout=max(0.0, deadline - time.monotonic()))
+            except queue.Empty:
+                break
+            if standby is False:
+                self._use(server)
+                return
+            if standby and leader:
+                named = leader
+        if named:
+            if named not in self._servers:
+                self._servers.append(named)
+            self._use(named)
 
     def _context(self):
         """The one ssl.SSLContext of every https:// connection, made on first use."""

@@ -306,3 +306,30 @@ def test_several_servers_the_client_follows_a_standby_to_the_leader(server):
     finally:
         standby.shutdown()
         dead.close()
+
+
+def test_several_servers_a_stalled_one_costs_nothing(server):
+    """An address that takes connections and answers nothing (a controller stopped with SIGSTOP
+    keeps its listening socket), listed first: the client and the command line ask every
+    address at once and talk to the one that leads, instead of waiting on the stalled one."""
+    import socket
+
+    stalled = socket.socket()
+    stalled.bind(("127.0.0.1", 0))
+    stalled.listen(16)  # never accepted: the kernel completes each connection, no one answers
+    try:
+        urls = "https://127.0.0.1:%d,%s" % (stalled.getsockname()[1], server["url"])
+        start = time.monotonic()
+        c = Client(urls, server["token"], ca=server["ca"])
+        job = c.submit(["true"])
+        assert c.server == server["url"]
+        assert c.show(job["id"])["id"] == job["id"]
+        assert time.monotonic() - start < 5, "waited on the stalled address"
+        start = time.monotonic()
+        code, out, err = cli(server, "--server", urls, "jobs", "--all")
+        assert code == 0, err
+        assert str(job["id"]) in out
+        assert time.monotonic() - start < 5, "the command line waited on the stalled address"
+    finally:
+        stalled.close()
+

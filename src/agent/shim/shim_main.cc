@@ -10,7 +10,8 @@
 //
 //   baton-shim LOG STATUS PIDFILE WORKDIR CPUS MEMNODE CGROUP USER PROCS PROGRAM ARGV0 [ARG...]
 //     (environment: the job's; CPUS a cpulist such as 0-15,32-47, MEMNODE a NUMA node, CGROUP
-//      the cgroup v2 directory the job joins, USER the ids it runs as, UID:GID:G1,G2,...; PROCS
+//      the cgroup v2 directory the job joins, or with cgroup v1 the job's directory in each
+//      hierarchy, ':' between; USER the ids it runs as, UID:GID:G1,G2,...; PROCS
 //      N:RANK0 starts N processes with LOCAL_RANK 0..N-1 and RANK RANK0.. (one per GPU); each
 //      "-" for none: one process)
 //
@@ -24,8 +25,9 @@
 // process into a cgroup instead takes the kernel's cgroup_threadgroup_rwsem for writing, which
 // waits out an RCU grace period, and that wait (10-11 ms measured on an idle host) was the
 // largest part of the time from submit to a job running. Where the kernel cannot (older
-// kernels, a directory that is not a cgroup), the job is vforked and writes itself into
-// CGROUP/cgroup.procs before it becomes USER (moving needs the privileges the switch drops).
+// kernels, a directory that is not a cgroup, cgroup v1), the job is vforked and writes itself
+// into each CGROUP/cgroup.procs before it becomes USER (moving needs the privileges the switch
+// drops).
 // The agent looks the user up and decides whether a job may run as root.
 //
 // Deliberately plain: no C++ library beyond what the C library offers, so that it starts fast.
@@ -116,9 +118,14 @@ struct Launch {
   const char* workdir = "";
   const char* program = nullptr;
   char** argv = nullptr;
-  const char* cgroup = nullptr;        // nullptr: no cgroup
-  const char* cgroup_procs = nullptr;  // CGROUP/cgroup.procs
-  int cgroup_fd = -1;                  // CGROUP opened for clone3; -1: join by cgroup.procs
+  const char* cgroup = nullptr;  // nullptr: no cgroup
+  // DIR/cgroup.procs of each group: one (cgroup v2), or one per hierarchy (v1: CGROUP lists
+  // them, ':' between).
+  static constexpr int kMaxCgroups = 8;
+  const char* cgroup_procs[kMaxCgroups] = {};
+  const char* cgroup_dirs[kMaxCgroups] = {};  // the same, without "/cgroup.procs"
+  int cgroup_count = 0;
+  int cgroup_fd = -1;  // CGROUP opened for clone3 (v2 only); -1: join by cgroup.procs
   Identity identity;
   pid_t group = 0;  // the process group to join; 0 = lead a new one
   char** envp = nullptr;
@@ -177,20 +184,23 @@ bool ParseIdentity(const char* text, Identity* id) {
 // In the child: moves it into the job's cgroup by writing "0" (the writer itself) to
 // cgroup.procs. A failure is said in the job's log, and the job runs without its limits.
 void JoinCgroup(const Launch& job) {
-  int err = 0;
-  int fd = open(job.cgroup_procs, O_WRONLY | O_CLOEXEC);
-  if (fd < 0) {
-    err = errno;
-  } else {
-    if (write(fd, "0", 1) != 1) err = errno;
-    close(fd);
+  for (int i = 0; i < job.cgroup_count; ++i) {
+    int err = 0;
+    int fd = open(job.cgroup_procs[i], O_WRONLY | O_CLOEXEC);
+    if (fd < 0) {
+      err = errno;
+    } else {
+      if (write(fd, "0", 1) != 1) err = errno;
+      close(fd);
+    }
+    if (err == 0) continue;
+    WriteAll(2, "baton: cannot join cgroup ");
+    WriteAll(2, job.cgroup_dirs[i]);
+    WriteAll(2, ": ");
+    WriteAll(2, strerror(err));
+    WriteAll(2, job.cgroup_count > 1 ? "; the job runs without its limits of that hierarchy\n"
+                                     : "; the job runs without its limits\n");
   }
-  if (err == 0) return;
-  WriteAll(2, "baton: cannot join cgroup ");
-  WriteAll(2, job.cgroup);
-  WriteAll(2, ": ");
-  WriteAll(2, strerror(err));
-  WriteAll(2, "; the job runs without its limits\n");
 }
 
 // In the child: becomes the job's user. Groups first, then the gid, then the uid: each step
@@ -384,18 +394,37 @@ void BindToNumaNode(int log_fd, const char* cpus, const char* memory_node) {
 // Has the job created in CGROUP ("-": none). A path too long is written to the job's log, and
 // the job runs without its limits.
 void UseCgroup(int log_fd, const char* cgroup, Launch* launch) {
-  static char cgroup_procs[4200];
+  static char cgroup_procs[Launch::kMaxCgroups][4200];
+  static char cgroup_dirs[Launch::kMaxCgroups][4200];
   if (strcmp(cgroup, "-") == 0) return;
-  if (snprintf(cgroup_procs, sizeof cgroup_procs, "%s/cgroup.procs", cgroup) >=
-      static_cast<int>(sizeof cgroup_procs)) {
-    WriteAll(log_fd, "baton: cannot join cgroup ");
-    WriteAll(log_fd, cgroup);
-    WriteAll(log_fd, ": the path is too long; the job runs without its limits\n");
-  } else {
-    launch->cgroup = cgroup;
-    launch->cgroup_procs = cgroup_procs;
-    launch->cgroup_fd = open(cgroup, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  // One directory (cgroup v2), or several with ':' between (v1: one per hierarchy).
+  const char* part = cgroup;
+  int count = 0;
+  while (*part != '\0' && count < Launch::kMaxCgroups) {
+    const char* end = strchr(part, ':');
+    int length = static_cast<int>(end != nullptr ? end - part : strlen(part));
+    if (snprintf(cgroup_procs[count], sizeof cgroup_procs[count], "%.*s/cgroup.procs", length,
+                 part) >= static_cast<int>(sizeof cgroup_procs[count]) ||
+        snprintf(cgroup_dirs[count], sizeof cgroup_dirs[count], "%.*s", length, part) >=
+            static_cast<int>(sizeof cgroup_dirs[count])) {
+      WriteAll(log_fd, "baton: cannot join cgroup ");
+      WriteAll(log_fd, cgroup);
+      WriteAll(log_fd, ": the path is too long; the job runs without its limits\n");
+      return;
+    }
+    ++count;
+    if (end == nullptr) break;
+    part = end + 1;
   }
+  launch->cgroup = cgroup;
+  for (int i = 0; i < count; ++i) {
+    launch->cgroup_procs[i] = cgroup_procs[i];
+    launch->cgroup_dirs[i] = cgroup_dirs[i];
+  }
+  launch->cgroup_count = count;
+  // clone3 into a cgroup is cgroup v2's alone: v1's groups are joined by cgroup.procs.
+  if (strchr(cgroup, ':') == nullptr)
+    launch->cgroup_fd = open(cgroup, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 }
 
 // PROCS: how many processes to start and the RANK of the first; "-" is one process without
