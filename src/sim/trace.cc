@@ -350,10 +350,16 @@ Result<std::vector<TraceJob>> ParseOpenbPods(std::string_view text, std::string_
     if (!n || *n < 0 || *n > 64 || *n != std::floor(*n))
       return RowError(file, line, "num_gpu", "not a whole number of GPUs");
     if (!m || *m < 0 || *m > 1000) return RowError(file, line, "gpu_milli", "not 0 to 1000");
+    // Within a year each: a time past int64's milliseconds would wrap (found by FuzzMutate).
+    auto submit = DurationFromSeconds(*created, "creation_time");
+    if (!submit) return RowError(file, line, "creation_time", "more than 366 days in");
+    auto duration = DurationFromSeconds(*deleted - *created, "deletion_time");
+    if (!duration)
+      return RowError(file, line, "deletion_time", "more than 366 days after creation_time");
     TraceJob j;
     j.line = line;
-    j.submit = std::chrono::milliseconds(static_cast<int64_t>(*created * 1000));
-    j.duration = std::chrono::milliseconds(static_cast<int64_t>((*deleted - *created) * 1000));
+    j.submit = *submit;
+    j.duration = *duration;
     j.resources.milli_gpus =
         *n == 1 && *m > 0 && *m < 1000 ? static_cast<int64_t>(*m) : static_cast<int64_t>(*n) * 1000;
     std::string spec = OpenbGpuType(row["gpu_spec"]);

@@ -369,9 +369,13 @@ TEST(Sessions, RunJupyterServesDebiansNotebook) {
   std::string url = seen.substr(at, seen.find_first_of("\r\n", at) - at);
   std::string base = url.substr(0, url.find("/?token="));
   std::string token = url.substr(url.find("?token=") + 7);
-  // The notebook server's own API, with the token the URL carries.
-  std::string status = Sh(baton, "curl -s '" + base + "/api/status?token=" + token + "'");
-  EXPECT_NE(status.find("\"started\""), std::string::npos) << status;
+  // The notebook server's own API, with the token the URL carries. The URL is printed once
+  // the job runs; the server may still be starting: asked until it answers.
+  std::string status;
+  EXPECT_TRUE(Within(std::chrono::seconds(60), [&] {
+    status = Sh(baton, "curl -s '" + base + "/api/status?token=" + token + "'");
+    return status.find("\"started\"") != std::string::npos;
+  })) << status;
   std::string refused =
       Sh(baton, "curl -s -o /dev/null -w '%{http_code}' '" + base + "/api/contents'");
   EXPECT_EQ(refused, "403") << refused;  // no token, no notebook

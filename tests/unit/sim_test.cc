@@ -103,6 +103,24 @@ TEST(Trace, AnAlibabaPodListIsRecognisedByItsHeader) {
   EXPECT_EQ((*t)[1].project, "qos-BE");
 }
 
+// A time past what a duration holds is refused, naming the row and field, never wrapped into
+// a negative duration (FuzzMutate.trace found one:
+// tests/fuzz/corpus/trace/openb_time_past_int64.csv).
+TEST(Trace, AnAlibabaPodTimePastAYearIsRefusedNotWrapped) {
+  std::string header =
+      "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_"
+      "time,scheduled_time\n";
+  auto far = ParseTrace(header + "p0,4000,8192,2,1000,,BE,Succeeded,60,6922337203685477580800,61\n",
+                        "pods.csv");
+  ASSERT_FALSE(far.has_value());
+  EXPECT_NE(far.error().message().find("pods.csv: line 2: deletion_time"), std::string::npos)
+      << far.error().message();
+  auto late = ParseTrace(header + "p0,4000,8192,2,1000,,BE,Succeeded,1e12,1e12,\n", "pods.csv");
+  ASSERT_FALSE(late.has_value());
+  EXPECT_NE(late.error().message().find("creation_time"), std::string::npos)
+      << late.error().message();
+}
+
 TEST(ClusterFile, NodeGroupsAndThePolicyKeys) {
   auto c = codec::DecodeClusterFile(R"(
 nodes:
