@@ -46,6 +46,7 @@
 #include "net/http_client.h"
 #include "net/tls.h"
 #include "net/webhook_sender.h"
+#include "serve_flags.h"
 #include "serve_tls.h"
 #include "sim/command.h"
 #include "store/postgres_lease.h"
@@ -62,63 +63,6 @@ void Log(const std::string& msg) { LogInfo(msg); }
 int Fail(const Status& st) {
   LogError(st.message());
   return 1;
-}
-
-// --log-level and --log-format of the long-running commands (up, server, agent).
-struct LogFlags {
-  std::string level = "info";
-  std::string format = "text";
-};
-
-void AddLogFlags(CLI::App* cmd, LogFlags& f) {
-  cmd->add_option("--log-level", f.level, "debug, info, warn or error (default info)")
-      ->envname("BATON_LOG_LEVEL");
-  cmd->add_option("--log-format", f.format,
-                  "text (\"baton: ...\") or json (a JSON object a line, with context)")
-      ->envname("BATON_LOG_FORMAT");
-}
-
-// The agent's GPU health limits (agent/health.h) and job isolation, on `baton up` and
-// `baton agent`.
-struct HealthFlags {
-  int max_temperature_c = 90;
-  std::string readmit_after = "30s";
-  bool allow_root_jobs = false;
-  bool no_cgroups = false;
-  std::string cgroup_root;
-  int64_t job_pids_max = 16384;
-};
-
-void AddHealthFlags(CLI::App* cmd, HealthFlags& f) {
-  cmd->add_option("--max-gpu-temperature", f.max_temperature_c,
-                  "degrees Celsius at which a GPU leaves service until it cools (default 90)")
-      ->check(CLI::Range(30, 150));
-  cmd->add_option("--gpu-readmit-after", f.readmit_after,
-                  "how long a failed GPU must stay quiet before its health check may bring it back "
-                  "(default 30s)");
-  cmd->add_flag("--allow-root-jobs", f.allow_root_jobs,
-                "an agent running as root may run root's jobs as root");
-  cmd->add_flag("--no-cgroups", f.no_cgroups,
-                "no cgroup per job (no memory, CPU or process limits)");
-  cmd->add_option(
-      "--cgroup-root", f.cgroup_root,
-      "cgroup v2 directory for job groups (default: the agent's own group + /baton-jobs)");
-  cmd->add_option("--job-pids-max", f.job_pids_max,
-                  "most processes one job may have; 0 = no limit (default 16384)")
-      ->check(CLI::Range(int64_t{0}, int64_t{1} << 22));
-}
-
-// The agent options the flags above give.
-void ApplyAgentFlags(const HealthFlags& f, agent::AgentOptions* o) {
-  o->allow_root_jobs = f.allow_root_jobs;
-  o->cgroups = !f.no_cgroups;
-  o->cgroup_root = f.cgroup_root;
-  o->job_pids_max = f.job_pids_max;
-}
-
-Result<agent::HealthLimits> HealthLimitsOf(const HealthFlags& f) {
-  ASSIGN_OR_RETURN(Duration quiet, ParseDuration(f.readmit_after, "--gpu-readmit-after"));
-  return agent::HealthLimits{.max_temperature_c = f.max_temperature_c, .readmit_after = quiet};
 }
 
 struct ServeOptions {
@@ -708,16 +652,6 @@ void AddStoreFlag(CLI::App* cmd, ServeOptions& o) {
                   "failover waits (default 3s; renewed every third of it)");
 }
 
-void AddTlsFlags(CLI::App* cmd, ServeOptions& o) {
-  cmd->add_option("--tls-cert", o.tls.cert,
-                  "the server's certificate chain, PEM (default: one its own CA signs, made in "
-                  "DATA/tls on first start)");
-  cmd->add_option("--tls-key", o.tls.key, "the certificate's private key, PEM (mode 0600)");
-  cmd->add_flag("--insecure-http", o.tls.insecure_http,
-                "answer plain HTTP from other machines too (default: from loopback only; "
-                "HTTPS is served on the same port)");
-}
-
 void AddUpCommand(CLI::App& app, ServeCommand& c, int* exit_code) {
   ServeOptions& up = c.options;
   up.local_agent = true;
@@ -736,7 +670,7 @@ void AddUpCommand(CLI::App& app, ServeCommand& c, int* exit_code) {
                      "requeued (default 60s)");
   AddLaunchFailureFlag(up_cmd, up);
   AddStoreFlag(up_cmd, up);
-  AddTlsFlags(up_cmd, up);
+  AddTlsFlags(up_cmd, up.tls);
   up_cmd->add_option("--config", c.config,
                      "YAML configuration: listen, data, scheduling, projects, users, pools");
   AddLogFlags(up_cmd, c.log);
@@ -764,7 +698,7 @@ void AddServerCommand(CLI::App& app, ServeCommand& c, int* exit_code) {
                       "requeued (default 60s)");
   AddLaunchFailureFlag(srv_cmd, c.options);
   AddStoreFlag(srv_cmd, c.options);
-  AddTlsFlags(srv_cmd, c.options);
+  AddTlsFlags(srv_cmd, c.options.tls);
   AddLogFlags(srv_cmd, c.log);
   srv_cmd->callback([&c, srv_cmd, exit_code] {
     Status st = SetUpLogging(c.log.level, c.log.format);
