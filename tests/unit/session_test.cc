@@ -456,6 +456,13 @@ TEST(CodeStore, KeepsEachUserUnderAQuotaAndDeletesWhatNoJobUsesAfterTheRetention
     EXPECT_NE(over.error().message().find("would pass the quota of 310KiB per user"),
               std::string::npos)
         << over.error().message();
+    // Whose they are, readable by the controller's user alone, as the archives.
+    for (const char* suffix : {".owners", ".tar.gz"}) {
+      EXPECT_EQ(std::filesystem::status(dir + "/" + id_a + suffix).permissions() &
+                    std::filesystem::perms::all,
+                std::filesystem::perms::owner_read | std::filesystem::perms::owner_write)
+          << suffix;
+    }
     EXPECT_TRUE(store.Put(d, "bob", t0).has_value());  // another user's quota
     EXPECT_TRUE(store.Put(a, "bob", t0).has_value());  // shared: counts for both
     EXPECT_EQ(store.UserBytes("bob"), 2 * static_cast<int64_t>(a.size()));
