@@ -351,16 +351,49 @@ Status Agent::Reachable(const std::string& job_dir, const std::string& name, con
 // A shared checkpoint root holds ROOT/USER/JOB (the controller names it): USER/ is the user's
 // alone (0700), so that no other user's job reaches their checkpoints. A root laid out
 // otherwise (an older controller's ROOT/JOB) is left as it is but for the job's own directory.
+// A project with a checkpoint_group has ROOT/project:NAME/JOB instead: project:NAME/ is root's
+// and the group's, 0751 (members list it; anyone else passes only into a directory of their
+// own), and JOB/ the user's and the group's, 02750 (members read; the setgid bit gives what
+// the job writes the group too). A group this node does not know leaves the job's directory
+// its user's alone, and says so in the job's log.
 void Agent::ShareCheckpoints(const LaunchOrder& order, const UnixUser& user) {
   fs::path job_dir(order.checkpoint_dir);
-  std::vector<std::string> dirs = {job_dir.string()};
-  if (job_dir.parent_path().filename() == order.user) dirs.push_back(job_dir.parent_path());
-  for (const std::string& dir : dirs) {
-    Status st = env_.SetOwner(dir, user.uid, user.gid);
-    if (st.ok()) st = env_.SetMode(dir, 0700);
-    if (!st.ok())
-      LogWarn(st.message() + ": the job's user may not write there, or others may read it",
-              Context(order.job));
+  auto warn = [&](const Status& st, const std::string& what) {
+    LogWarn(st.message() + ": " + what, Context(order.job));
+  };
+  std::optional<gid_t> group;
+  if (!order.checkpoint_group.empty()) {
+    auto found = LookupUnixGroup(order.checkpoint_group);
+    if (found) {
+      group = *found;
+    } else {
+      std::string line = "baton: warning: checkpoint_group: " + found.error().message() +
+                         ": the checkpoints are " + order.user + "'s alone\n";
+      if (Status st = env_.AppendFile(JobDir(order.job) + "/output.log", line); !st.ok())
+        warn(st, "a job's log");
+      warn(found.error(), "its checkpoints are its user's alone");
+    }
+  }
+  struct Share {
+    std::string dir;
+    uid_t uid;
+    gid_t gid;
+    mode_t mode;
+  };
+  std::vector<Share> shares;
+  if (group) {
+    shares.push_back({job_dir.string(), user.uid, *group, 02750});
+    if (job_dir.parent_path().filename().string().starts_with("project:"))
+      shares.push_back({job_dir.parent_path().string(), 0, *group, 0751});
+  } else {
+    shares.push_back({job_dir.string(), user.uid, user.gid, 0700});
+    if (job_dir.parent_path().filename() == order.user)
+      shares.push_back({job_dir.parent_path().string(), user.uid, user.gid, 0700});
+  }
+  for (const Share& s : shares) {
+    Status st = env_.SetOwner(s.dir, s.uid, s.gid);
+    if (st.ok()) st = env_.SetMode(s.dir, s.mode);
+    if (!st.ok()) warn(st, "the job's user may not write there, or others may read it");
   }
 }
 

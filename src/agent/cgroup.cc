@@ -1,8 +1,12 @@
 #include "agent/cgroup.h"
 
 #include <fcntl.h>
+#include <linux/bpf.h>
+#include <linux/magic.h>
 #include <signal.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -20,8 +24,9 @@ namespace {
 
 // The controllers job groups are limited by, in the order their warnings appear.
 constexpr const char* kWanted[] = {"memory", "cpu", "cpuset", "pids"};
-// With cgroup v1, the devices controller too: a job opens only its own GPUs' device files.
-constexpr std::string_view kWantedV1[] = {"memory", "cpu", "cpuset", "pids", "devices"};
+// And the devices controller (v1; under v2 a BPF program): a job opens only its own GPUs' device
+// files.
+constexpr std::string_view kWantedAll[] = {"memory", "cpu", "cpuset", "pids", "devices"};
 
 std::vector<std::string_view> SplitOn(std::string_view text, char sep) {
   std::vector<std::string_view> parts;
@@ -44,6 +49,113 @@ constexpr const char* kBusyParent =
     " (a group that holds processes, such as the agent's own, cannot pass controllers down: "
     "start the agent in a leaf group of its delegated subtree, e.g. with systemd's "
     "DelegateSubgroup=, and give the agent a job root beside it)";
+
+// cgroup v2 has no devices controller: a BPF program of type BPF_PROG_TYPE_CGROUP_DEVICE,
+// attached to a group, is asked about every open and mknod of a device file by its processes
+// (as runc and systemd do it). Written here as raw instructions through the bpf() system call
+// rather than with libbpf: the program is six instructions plus four per denied device, and
+// libbpf (with its BTF and ELF loading) would be a new dependency for that alone.
+int Bpf(int cmd, union bpf_attr* attr) {
+  return static_cast<int>(syscall(__NR_bpf, cmd, attr, sizeof(*attr)));
+}
+
+constexpr bpf_insn Insn(uint8_t code, uint8_t dst, uint8_t src, int16_t off, int32_t imm) {
+  bpf_insn i{};
+  i.code = code;
+  i.dst_reg = dst;
+  i.src_reg = src;
+  i.off = off;
+  i.imm = imm;
+  return i;
+}
+
+// The program: the context is struct bpf_cgroup_dev_ctx {access_type, major, minor}, the
+// device type in access_type's low 16 bits. A character device in `denied` returns 0 (EPERM to
+// the process), everything else 1; with BPF_F_ALLOW_MULTI a parent group's programs are asked
+// as well, so this only ever takes away.
+std::vector<bpf_insn> DeviceProgram(const std::vector<std::pair<int, int>>& denied) {
+  std::vector<bpf_insn> p;
+  p.push_back(Insn(BPF_LDX | BPF_W | BPF_MEM, 2, 1, 0, 0));       // r2 = ctx->access_type
+  p.push_back(Insn(BPF_ALU | BPF_AND | BPF_K, 2, 0, 0, 0xffff));  // r2 &= 0xffff: the type
+  p.push_back(Insn(BPF_LDX | BPF_W | BPF_MEM, 3, 1, 4, 0));       // r3 = ctx->major
+  p.push_back(Insn(BPF_LDX | BPF_W | BPF_MEM, 4, 1, 8, 0));       // r4 = ctx->minor
+  // Not a character device: past every denial, to the allow.
+  p.push_back(Insn(BPF_JMP | BPF_JNE | BPF_K, 2, 0, static_cast<int16_t>(4 * denied.size()),
+                   BPF_DEVCG_DEV_CHAR));
+  for (const auto& [major, minor] : denied) {
+    p.push_back(Insn(BPF_JMP | BPF_JNE | BPF_K, 3, 0, 3, major));  // another major: next one
+    p.push_back(Insn(BPF_JMP | BPF_JNE | BPF_K, 4, 0, 2, minor));  // another minor: next one
+    p.push_back(Insn(BPF_ALU64 | BPF_MOV | BPF_K, 0, 0, 0, 0));    // r0 = 0: refused
+    p.push_back(Insn(BPF_JMP | BPF_EXIT, 0, 0, 0, 0));
+  }
+  p.push_back(Insn(BPF_ALU64 | BPF_MOV | BPF_K, 0, 0, 0, 1));  // r0 = 1: allowed
+  p.push_back(Insn(BPF_JMP | BPF_EXIT, 0, 0, 0, 0));
+  return p;
+}
+
+// Loads the program; its file descriptor, or -1 with errno set.
+int LoadDeviceProgram(const std::vector<std::pair<int, int>>& denied) {
+  std::vector<bpf_insn> program = DeviceProgram(denied);
+  static const char kLicense[] = "Apache-2.0";  // no GPL-only helper is called
+  union bpf_attr attr {};
+  attr.prog_type = BPF_PROG_TYPE_CGROUP_DEVICE;
+  attr.insns = reinterpret_cast<uint64_t>(program.data());
+  attr.insn_cnt = static_cast<uint32_t>(program.size());
+  attr.license = reinterpret_cast<uint64_t>(kLicense);
+  int fd = Bpf(BPF_PROG_LOAD, &attr);
+  if (fd >= 0) (void)fcntl(fd, F_SETFD, FD_CLOEXEC);
+  return fd;
+}
+
+// Takes the device programs off a reused group (a job started again under the same name),
+// so that the old job's denials do not stay beside the new ones. Best effort: a program that
+// cannot be taken off only denies more.
+void DetachDevicePrograms(int group_fd) {
+  uint32_t ids[64] = {};
+  union bpf_attr query {};
+  query.query.target_fd = static_cast<uint32_t>(group_fd);
+  query.query.attach_type = BPF_CGROUP_DEVICE;
+  query.query.prog_ids = reinterpret_cast<uint64_t>(ids);
+  query.query.prog_cnt = 64;
+  if (Bpf(BPF_PROG_QUERY, &query) != 0) return;
+  for (uint32_t i = 0; i < query.query.prog_cnt && i < 64; ++i) {
+    union bpf_attr get {};
+    get.prog_id = ids[i];
+    int prog = Bpf(BPF_PROG_GET_FD_BY_ID, &get);
+    if (prog < 0) continue;
+    union bpf_attr detach {};
+    detach.target_fd = static_cast<uint32_t>(group_fd);
+    detach.attach_bpf_fd = static_cast<uint32_t>(prog);
+    detach.attach_type = BPF_CGROUP_DEVICE;
+    (void)Bpf(BPF_PROG_DETACH, &detach);
+    close(prog);
+  }
+}
+
+// Attaches a program denying `denied` to the group at `path` (after taking off any earlier
+// one); 0 or the errno. The attachment lives as long as the group: no descriptor is kept.
+int DenyDevices(const std::string& path, const std::vector<std::pair<int, int>>& denied) {
+  int group = open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (group < 0) return errno;
+  DetachDevicePrograms(group);
+  int err = 0;
+  if (!denied.empty()) {
+    int prog = LoadDeviceProgram(denied);
+    if (prog < 0) {
+      err = errno;
+    } else {
+      union bpf_attr attach {};
+      attach.target_fd = static_cast<uint32_t>(group);
+      attach.attach_bpf_fd = static_cast<uint32_t>(prog);
+      attach.attach_type = BPF_CGROUP_DEVICE;
+      attach.attach_flags = BPF_F_ALLOW_MULTI;
+      if (Bpf(BPF_PROG_ATTACH, &attach) != 0) err = errno;
+      close(prog);
+    }
+  }
+  close(group);
+  return err;
+}
 
 // Remove waits this long, at most, for the killed processes to leave the group.
 constexpr int kRemoveAttempts = 10;
@@ -181,7 +293,7 @@ std::vector<std::pair<std::string, std::string>> V1CgroupRoots(std::string_view 
     std::string device, dir, type, options;
     if (!(fields >> device >> dir >> type >> options) || type != "cgroup") continue;
     for (std::string_view option : SplitOn(options, ',')) {
-      for (std::string_view c : kWantedV1) {
+      for (std::string_view c : kWantedAll) {
         if (option == c && !mounted.contains(c)) mounted.emplace(c, UnescapeMountField(dir));
       }
     }
@@ -197,7 +309,7 @@ std::vector<std::pair<std::string, std::string>> V1CgroupRoots(std::string_view 
     std::string controllers = line.substr(first + 1, second - first - 1);
     for (std::string_view c : SplitOn(controllers, ',')) groups.emplace(std::string(c), path);
   }
-  for (std::string_view c : kWantedV1) {
+  for (std::string_view c : kWantedAll) {
     auto m = mounted.find(c);
     auto g = groups.find(c);
     if (m == mounted.end() || g == groups.end() || g->second.find("/..") != std::string::npos)
@@ -257,6 +369,18 @@ void CgroupManager::SetUp(const std::string& parent) {
   }
   usable_ = true;
   EnableControllers(parent);
+  // Device isolation, on a real cgroup2 root (a test's plain directory gets none): whether this
+  // kernel and this process may load a device program.
+  struct statfs fs {};
+  if (statfs(root_.c_str(), &fs) != 0 || fs.f_type != CGROUP2_SUPER_MAGIC) return;
+  if (int prog = LoadDeviceProgram({}); prog >= 0) {
+    close(prog);
+    enabled_.insert("devices");
+  } else {
+    int err = errno;  // EPERM without CAP_BPF/CAP_SYS_ADMIN, EINVAL on kernels before 4.15
+    warnings_.push_back("cgroup v2: cannot load a BPF device program: " + ErrorText(err) +
+                        ": jobs run without " + WhatJobsLack("devices"));
+  }
 }
 
 // cgroup v1: each hierarchy's root made (and for cpuset given its parent's CPUs and memory
@@ -264,7 +388,7 @@ void CgroupManager::SetUp(const std::string& parent) {
 // warning, and jobs run without that controller.
 void CgroupManager::SetUpV1(const std::vector<std::pair<std::string, std::string>>& roots) {
   version_ = 1;
-  for (std::string_view c : kWantedV1) {
+  for (std::string_view c : kWantedAll) {
     auto it = std::find_if(roots.begin(), roots.end(), [&](const auto& r) { return r.first == c; });
     const std::string without = ": jobs run without " + WhatJobsLack(c);
     if (it == roots.end()) {
@@ -372,7 +496,7 @@ std::string CgroupManager::describe() const {
   }
   std::string with, without;
   if (version_ == 1) {
-    for (std::string_view c : kWantedV1) (Has(c) ? with : without) += " " + std::string(c);
+    for (std::string_view c : kWantedAll) (Has(c) ? with : without) += " " + std::string(c);
     if (memsw_) with += " (memory with swap)";
     std::string line =
         "job cgroups: cgroup v1, a group in each hierarchy's baton-jobs (memory's: " + root_ +
@@ -380,7 +504,8 @@ std::string CgroupManager::describe() const {
     if (!without.empty()) line += "; without" + without;
     return line;
   }
-  for (std::string c : kWanted) (Has(c) ? with : without) += " " + c;
+  for (std::string_view c : kWantedAll) (Has(c) ? with : without) += " " + std::string(c);
+  if (Has("devices")) with += " (devices by a BPF program)";
   std::string line =
       "job cgroups: cgroup v2 under " + root_ + ", limiting" + (with.empty() ? " nothing" : with);
   if (!without.empty()) line += "; without" + without;
@@ -424,6 +549,13 @@ Result<std::string> CgroupManager::Create(const std::string& name, const CgroupL
     if (int err = WriteValue(file_path, value); err != 0) {
       (void)rmdir(path.c_str());  // a group with half its limits must not be used
       return Err(Internal("cannot write '" + value + "' to " + file_path + ": " + ErrorText(err)));
+    }
+  }
+  if (Has("devices")) {
+    if (int err = DenyDevices(path, limits.denied_devices); err != 0) {
+      (void)rmdir(path.c_str());
+      return Err(
+          Internal("cannot attach the BPF device program to " + path + ": " + ErrorText(err)));
     }
   }
   return path;

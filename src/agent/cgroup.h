@@ -11,6 +11,10 @@
 // node's other GPUs' device files. A job's group is then named by its directories, ':' between,
 // wherever a path is taken or given below.
 //
+// cgroup v2 has no devices controller: there each job's group gets a BPF program
+// (BPF_PROG_TYPE_CGROUP_DEVICE, attached with BPF_F_ALLOW_MULTI so a parent's programs still
+// apply) that refuses the denied devices, and the job is kept from other GPUs alike.
+//
 // Nothing here fails the agent. Where cgroup v2 is missing, read-only, or lacks a controller,
 // the manager keeps a human-readable warning for each thing it cannot do (the agent logs them at
 // start) and jobs run without that limit: a clear fallback, never a silent one.
@@ -37,8 +41,8 @@ struct CgroupLimits {
   std::string cpus;          // cpuset.cpus, a cpulist such as "0-15,32-47"
   std::string mems;          // cpuset.mems, NUMA nodes such as "0"
   int64_t pids = 0;          // pids.max
-  // Character devices the job may not open or make (cgroup v1's devices controller; v2 has
-  // none without BPF): the node's other GPUs, {195, index}.
+  // Character devices the job may not open or make (cgroup v1's devices controller; under v2 a
+  // BPF device program attached to the job's group): the node's other GPUs, {195, index}.
   std::vector<std::pair<int, int>> denied_devices;
 };
 
@@ -56,8 +60,9 @@ class CgroupManager {
   // Whether job groups can be created under root() (some controllers may still be missing).
   bool usable() const { return usable_; }
   const std::string& root() const { return root_; }
-  // Whether job groups get this controller ("memory", "cpu", "cpuset", "pids", and with v1
-  // "devices").
+  // Whether job groups get this controller ("memory", "cpu", "cpuset", "pids", "devices"; under
+  // v2 "devices" is a BPF program, offered where the root is a real cgroup2 directory and the
+  // kernel loads one).
   bool Has(std::string_view controller) const { return enabled_.count(controller) > 0; }
   int version() const { return version_; }
   // One line for the agent's start log.

@@ -54,6 +54,20 @@ Result<UnixUser> LookupUnixUser(const std::string& name) {
       .uid = pw.pw_uid, .gid = pw.pw_gid, .home = pw.pw_dir != nullptr ? pw.pw_dir : "/"};
 }
 
+Result<gid_t> LookupUnixGroup(const std::string& name) {
+  struct group gr {};
+  struct group* found = nullptr;
+  std::vector<char> buffer(1 << 16);
+  int err = getgrnam_r(name.c_str(), &gr, buffer.data(), buffer.size(), &found);
+  if (found == nullptr) {
+    if (err == 0 || err == ENOENT || err == ESRCH)
+      return Err(NotFound("no such group '" + name + "' on this node"));
+    return Err(
+        Unavailable("cannot look up group '" + name + "' on this node: " + std::strerror(err)));
+  }
+  return gr.gr_gid;
+}
+
 Result<std::string> ShimIdentity(const std::string& user) {
   ASSIGN_OR_RETURN(UnixUser u, LookupUnixUser(user));
   if (u.uid == 0 && user != "root") {

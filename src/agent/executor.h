@@ -122,6 +122,8 @@ struct UnixUser {
   std::string home;
 };
 Result<UnixUser> LookupUnixUser(const std::string& name);
+// A Unix group's id, by name (a project's checkpoint_group).
+Result<gid_t> LookupUnixGroup(const std::string& name);
 
 // The shim's USER argument for a Unix user: "UID:GID:G1,G2,...". Looked up here, in the agent,
 // because the shim is linked statically and cannot use NSS. Errors: no such user; a name other

@@ -57,6 +57,7 @@ std::string EncodeOrders(const std::vector<Order>& orders) {
       o["workdir"] = l.workdir;
       if (!l.venv.empty()) o["venv"] = l.venv;
       if (!l.checkpoint_dir.empty()) o["checkpoint_dir"] = l.checkpoint_dir;
+      if (!l.checkpoint_group.empty()) o["checkpoint_group"] = l.checkpoint_group;
       if (l.output_limit > 0) o["output_limit"] = l.output_limit;
       if (!l.best_metric.empty()) o["best_metric"] = l.best_metric;
       if (!l.conda.empty()) o["conda"] = l.conda;
@@ -134,6 +135,7 @@ Result<LaunchOrder> LaunchFrom(const json::object& o) {
   RETURN_IF_ERROR(Read(o, "workdir", &l.workdir, Str(4096)));
   RETURN_IF_ERROR(Read(o, "venv", &l.venv, Str(4096)));
   RETURN_IF_ERROR(Read(o, "checkpoint_dir", &l.checkpoint_dir, Str(4096)));
+  RETURN_IF_ERROR(Read(o, "checkpoint_group", &l.checkpoint_group, Str(64)));
   RETURN_IF_ERROR(Read(o, "output_limit", &l.output_limit, Int(0, INT64_MAX)));
   RETURN_IF_ERROR(Read(o, "best_metric", &l.best_metric, Str(64)));
   RETURN_IF_ERROR(Read(o, "conda", &l.conda, Str(4096)));

@@ -2,6 +2,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdlib>
 #include <functional>
@@ -304,8 +305,23 @@ Result<void> ReadCatalog(const ConfigReader& r, const YAML::Node& n, Policy* pol
 
 Result<void> ReadProject(const ConfigReader& r, const YAML::Node& n, const std::string& path,
                          ProjectPolicy* p) {
-  RETURN_IF_ERROR(r.Keys(n, path, {"share", "guaranteed_gpus", "limit_gpus", "budget"}));
+  RETURN_IF_ERROR(
+      r.Keys(n, path, {"share", "guaranteed_gpus", "limit_gpus", "budget", "checkpoint_group"}));
   if (n["budget"]) TRY(ReadBudget(r, n["budget"], path + ".budget", &p->budget));
+  if (const YAML::Node g = n["checkpoint_group"]) {
+    // A Unix group name, as groupadd takes them (and at most 32 bytes, as it does).
+    const std::string key = path + ".checkpoint_group";
+    if (path == "defaults.project")
+      return Err(r.Error(g, key, "name it for a project of its own, not for every project"));
+    ASSIGN_OR_RETURN(p->checkpoint_group, r.Text(g, key, 32));
+    const std::string& name = p->checkpoint_group;
+    bool valid =
+        !name.empty() && name[0] != '-' && std::all_of(name.begin(), name.end(), [](char c) {
+          return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.';
+        });
+    if (!valid)
+      return Err(r.Error(g, key, "must be a Unix group name (letters, digits, '_', '-', '.')"));
+  }
   if (n["share"]) {
     ASSIGN_OR_RETURN(p->share, r.Number(n["share"], path + ".share", 0.001, 1e6));
   }

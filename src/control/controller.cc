@@ -587,8 +587,15 @@ void Controller::Launch(Job& job, std::optional<size_t> only_rank) {
     l.venv = job.spec.venv;
     l.best_metric = job.spec.best_metric;
     l.output_limit = options_.policy.OutputLimit(job.spec.output_limit, job.spec.pool);
-    if (!options_.policy.checkpoint_root.empty())
-      l.checkpoint_dir = options_.policy.checkpoint_root + "/" + job.user + "/" + job.id.ToString();
+    if (!options_.policy.checkpoint_root.empty()) {
+      // A project whose checkpoints its Unix group reads: ROOT/project:NAME/ID (no user can be
+      // called "project:NAME": a Unix name has no ':'). Else the user's own ROOT/USER/ID.
+      const std::string& group = options_.policy.Project(job.spec.project).checkpoint_group;
+      l.checkpoint_dir = options_.policy.checkpoint_root + "/" +
+                         (group.empty() ? job.user : "project:" + job.spec.project) + "/" +
+                         job.id.ToString();
+      l.checkpoint_group = group;
+    }
     l.conda = job.spec.conda;
     l.code = job.spec.code;
     l.image = job.spec.image;

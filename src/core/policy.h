@@ -44,6 +44,10 @@ struct ProjectPolicy {
   int64_t guaranteed_milli = 0;    // GPUs (milli) it may always claim back by preemption
   int64_t limit_milli = kNoLimit;  // hard cap on GPUs it holds at once
   Budget budget;
+  // A Unix group that may read its jobs' checkpoints under the shared checkpoint root
+  // (`checkpoint_group:`): they go to ROOT/project:NAME/JOB_ID, 0750 and of this group, instead
+  // of the user's own 0700 ROOT/USER/. "": each user's alone.
+  std::string checkpoint_group;
   bool operator==(const ProjectPolicy&) const = default;
 };
 
@@ -119,7 +123,8 @@ struct Policy {
   bool stop_at_output_limit = false;
   // A directory every node mounts at the same path (`checkpoint_root:`): a job's
   // BATON_CHECKPOINT_DIR is ROOT/USER/JOB_ID on every node and attempt, so a job requeued to
-  // another node resumes from its checkpoints. "": a directory per node in the job's.
+  // another node resumes from its checkpoints (ROOT/project:NAME/JOB_ID for a project with a
+  // checkpoint_group). "": a directory per node in the job's.
   std::string checkpoint_root;
   bool operator==(const Policy&) const = default;
 

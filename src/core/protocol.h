@@ -28,6 +28,7 @@ struct LaunchOrder {
   std::vector<std::pair<std::string, std::string>> env;
   std::string workdir;
   std::string checkpoint_dir;    // BATON_CHECKPOINT_DIR when the cluster has a shared root
+  std::string checkpoint_group;  // a Unix group that may read it (its project's); "": none
   int64_t output_limit = 0;      // the most of its output the node keeps; 0: all
   std::string best_metric;       // JobSpec::best_metric: the metric its agent reports
   std::string venv;              // JobSpec::venv

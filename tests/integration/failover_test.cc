@@ -200,6 +200,15 @@ TEST(Failover, KillNineOfTheLeaderUnderLoadLosesNothingAndRunsNothingTwice) {
   EXPECT_EQ(JsonString(coded_job, "state"), "succeeded") << coded_job;
   EXPECT_NE(LogsUntil(*client, coded_id, "from-the-snapshot").find("from-the-snapshot"),
             std::string::npos);
+  // And nothing else: a submit in flight at the kill, committed by the old leader and sent
+  // again by the command line to the new one with the same Idempotency-Key, is one job.
+  size_t jobs = CountOf(client->Request("GET", "/v1/jobs?limit=1000")->body, "{\"id\":");
+  EXPECT_EQ(jobs, acked.size() + long_jobs.size() + 1) << "a retried submit made a second job";
+  size_t runs_made = 0;
+  for (const auto& entry : fs::directory_iterator(runs)) {
+    runs_made += entry.path().filename().string().starts_with("quick-");
+  }
+  EXPECT_EQ(runs_made, acked.size());
   // The deposed leader's epoch is older: agents now hold the new one.
   EXPECT_EQ(FirstLine(ReadFile(dir.path() + "/a1/epoch")), "2");
   for (int64_t id : long_jobs) RunCli(*c.servers[leader], {"cancel", std::to_string(id)});
@@ -232,6 +241,35 @@ TEST(Failover, AStandbyPointsAtTheLeaderAndACleanStopHandsOver) {
   CliResult listed = RunCli(*c.servers[leader], {"--server", c.urls, "jobs", "--all"});
   EXPECT_EQ(listed.exit_code, 0) << listed.out;
   EXPECT_NE(listed.out.find(FirstLine(submitted.out) + " "), std::string::npos) << listed.out;
+}
+
+// A client that sent a submit, lost the answer and sends it again with the same
+// Idempotency-Key, as `baton submit` does across servers: after kill -9 of the leader that
+// committed it, the next leader answers with the same job (200, not 201), and there is one.
+TEST(Failover, ASubmitRetriedOnTheNextLeaderMakesNoSecondJob) {
+  PgServer pg(BATON_SOURCE_DIR);
+  ASSERT_TRUE(pg.ok()) << pg.error();
+  TempDir dir;
+  Controllers c(dir.path(), pg.NewDatabase("retried"));
+  ASSERT_EQ(c.Leader(), 0);
+  const std::string body = R"({"command": ["true"], "name": "only-once", "hold": true})";
+  const net::Headers key = {{"Idempotency-Key", "retry-after-failover"}};
+  auto first = c.servers[0]->Client()->Request("POST", "/v1/jobs", body, key);
+  ASSERT_TRUE(first.has_value()) << first.error().message();
+  ASSERT_EQ(first->status, 201) << first->body;
+  std::string id = JsonField(first->body, "id");
+
+  c.servers[0]->Kill9();
+  int leader = -1;
+  ASSERT_TRUE(Within(std::chrono::seconds(30), [&] { return (leader = c.Leader()) > 0; }))
+      << "no standby took over";
+  auto client = c.servers[leader]->Client();
+  auto again = client->Request("POST", "/v1/jobs", body, key);
+  ASSERT_TRUE(again.has_value()) << again.error().message();
+  EXPECT_EQ(again->status, 200) << again->body;
+  EXPECT_EQ(JsonField(again->body, "id"), id) << again->body;
+  std::string list = client->Request("GET", "/v1/jobs?limit=1000")->body;
+  EXPECT_EQ(CountOf(list, "\"only-once\""), 1u) << list;
 }
 
 // A leader stalled (SIGSTOP: it holds its sockets and answers nothing): a standby takes over

@@ -7,6 +7,9 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <chrono>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -83,18 +86,15 @@ TEST(KernelLimits, AForkBombStopsAtItsProcessLimit) {
   WaitForJob(*c, id);
 }
 
-TEST(KernelLimits, AJobCannotOpenAnotherGpusDeviceFile) {
-  SKIP_WITHOUT_CGROUPS();
-  if (agent::V1CgroupRoots(Slurp("/proc/self/mounts"), Slurp("/proc/self/cgroup")).empty())
-    GTEST_SKIP() << "device isolation is cgroup v1's devices controller; this host has v2";
-  TempDir dir;
-  BatonProcess baton(dir.path(), {"--gpus", "2xH100-80GB"});
+// The device files of both GPUs (195:0 and 195:1), made where the job can; opening one with no
+// driver behind it fails with ENXIO, one the job may not open or make with EPERM.
+const std::string kDeviceProbe =
+    R"json(["/usr/bin/python3", "-c", "import os, errno, stat, tempfile\nd = tempfile.mkdtemp()\nfor m in (0, 1):\n    p = os.path.join(d, 'nvidia%d' % m)\n    try:\n        os.mknod(p, stat.S_IFCHR | 0o600, os.makedev(195, m))\n        os.close(os.open(p, os.O_RDWR))\n        print('gpu', m, 'opened', flush=True)\n    except OSError as e:\n        print('gpu', m, errno.errorcode[e.errno], flush=True)\n"])json";
+
+// One GPU of two, and what the probe said of each.
+void ExpectOnlyItsOwnGpu(BatonProcess& baton) {
   auto c = baton.Client();
-  // The device files of both GPUs (195:0 and 195:1), made where the job can; opening one with
-  // no driver behind it fails with ENXIO, one the job may not open or make with EPERM.
-  const std::string probe =
-      R"json(["/usr/bin/python3", "-c", "import os, errno, stat, tempfile\nd = tempfile.mkdtemp()\nfor m in (0, 1):\n    p = os.path.join(d, 'nvidia%d' % m)\n    try:\n        os.mknod(p, stat.S_IFCHR | 0o600, os.makedev(195, m))\n        os.close(os.open(p, os.O_RDWR))\n        print('gpu', m, 'opened', flush=True)\n    except OSError as e:\n        print('gpu', m, errno.errorcode[e.errno], flush=True)\n"])json";
-  int64_t id = Submit(*c, R"({"command": )" + probe + R"(, "resources": {"gpus": 1}})");
+  int64_t id = Submit(*c, R"({"command": )" + kDeviceProbe + R"(, "resources": {"gpus": 1}})");
   std::string job = WaitForJob(*c, id, 30000);
   ASSERT_EQ(JsonString(job, "state"), "succeeded") << job;
   std::string logs = LogsUntil(*c, id, "gpu 1 ");
@@ -103,6 +103,43 @@ TEST(KernelLimits, AJobCannotOpenAnotherGpusDeviceFile) {
       << "its own GPU's device file is open to it (no driver here): " << logs << job;
   EXPECT_NE(logs.find("gpu " + std::to_string(1 - own) + " EPERM"), std::string::npos)
       << "the other GPU's device file is not: " << logs << job;
+}
+
+TEST(KernelLimits, AJobCannotOpenAnotherGpusDeviceFile) {
+  SKIP_WITHOUT_CGROUPS();
+  if (agent::V1CgroupRoots(Slurp("/proc/self/mounts"), Slurp("/proc/self/cgroup")).empty())
+    GTEST_SKIP() << "a host with cgroup v2 only: the next test is its device isolation";
+  TempDir dir;
+  BatonProcess baton(dir.path(), {"--gpus", "2xH100-80GB"});
+  ExpectOnlyItsOwnGpu(baton);
+}
+
+// cgroup v2 has no devices controller: the agent attaches a BPF program to each job's group.
+// Here (a hybrid host) the job groups go under the cgroup2 mount through --cgroup-root, which
+// needs no controller for device programs.
+TEST(KernelLimits, UnderCgroupV2ABpfProgramKeepsAJobFromAnotherGpusDeviceFile) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root: the agent makes the job groups";
+  auto v2 = agent::DefaultCgroupRoot(Slurp("/proc/self/mounts"), Slurp("/proc/self/cgroup"));
+  if (!v2) GTEST_SKIP() << v2.error().message();
+  // Beside the agent's default root, one of this test's own.
+  std::string root = v2->substr(0, v2->rfind('/')) + "/baton-test-" + std::to_string(getpid());
+  TempDir dir;
+  {
+    BatonProcess baton(dir.path(), {"--gpus", "2xH100-80GB", "--cgroup-root", root});
+    std::string log;
+    Within(std::chrono::seconds(10), [&] {
+      log = ReadFile(dir.path() + "/baton.out");
+      return log.find("job cgroups:") != std::string::npos;
+    });
+    if (log.find("cannot load a BPF device program") != std::string::npos) {
+      rmdir(root.c_str());
+      GTEST_SKIP() << "this host refuses BPF device programs: " << log;
+    }
+    EXPECT_NE(log.find("(devices by a BPF program)"), std::string::npos) << log;
+    ExpectOnlyItsOwnGpu(baton);
+  }
+  EXPECT_EQ(rmdir(root.c_str()), 0)
+      << root << ": " << std::strerror(errno) << " (the job groups under it were not all removed)";
 }
 
 }  // namespace

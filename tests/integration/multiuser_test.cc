@@ -4,6 +4,7 @@
 // directory, output, metrics, checkpoints and code on the node; the controller's copy of its
 // output; the store and the tokens) and reads nothing, while alice's own jobs, `--code` among
 // them, reach all of theirs.
+#include <grp.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -12,6 +13,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "harness.h"
@@ -24,17 +26,20 @@ using namespace std::chrono_literals;
 
 const char kAlice[] = "btn-alice";
 const char kBob[] = "btn-bob";
+const char kCarol[] = "btn-carol";
+const char kVision[] = "btn-vision";  // alice's and bob's group, not carol's
 
 struct Stat {
   mode_t mode = 0;
   uid_t uid = 0;
+  gid_t gid = 0;
   bool exists = false;
 };
 
 Stat StatOf(const std::string& path) {
   struct stat st {};
   if (lstat(path.c_str(), &st) != 0) return {};
-  return {.mode = st.st_mode & 07777, .uid = st.st_uid, .exists = true};
+  return {.mode = st.st_mode & 07777, .uid = st.st_uid, .gid = st.st_gid, .exists = true};
 }
 
 std::string Octal(mode_t mode) {
@@ -192,6 +197,92 @@ TEST_F(MultiUser, OneUsersJobReadsNothingOfAnothersOnTheirNode) {
   EXPECT_EQ(StatOf(ckpt).uid, static_cast<uid_t>(alice_uid_));
   EXPECT_EQ(Octal(StatOf(data + "/logs").mode), "0700");
   EXPECT_EQ(Octal(StatOf(data + "/logs/" + id + "/" + node + ".log").mode), "0600");
+}
+
+// A project that shares its checkpoints with its Unix group (`checkpoint_group`): alice's job
+// in it saves a checkpoint; bob, in the group, reads it and cannot change it; carol, not in
+// the group, reads nothing of it, and her own job in the project still reaches its own.
+TEST_F(MultiUser, AProjectsGroupReadsItsCheckpointsAndNoOneElse) {
+  ASSERT_GE(TestUser(kCarol), 0) << "cannot make the test user " << kCarol;
+  CliResult grouped = RunShell(std::string("PATH=\"$PATH:/usr/sbin:/sbin\"; groupadd -f ") +
+                               kVision + " && usermod -aG " + kVision + " " + kAlice +
+                               " && usermod -aG " + kVision + " " + kBob);
+  ASSERT_EQ(grouped.exit_code, 0) << grouped.out;
+  const struct group* vision = getgrnam(kVision);
+  ASSERT_NE(vision, nullptr);
+  const gid_t vision_gid = vision->gr_gid;
+
+  TempDir dir;
+  ASSERT_EQ(chmod(dir.path().c_str(), 0711), 0);
+  const std::string ckpt_root = dir.path() + "/ckpt";
+  std::ofstream(dir.path() + "/baton.yaml")
+      << "checkpoint_root: " << ckpt_root << "\nprojects:\n  vision: {checkpoint_group: " << kVision
+      << "}\n";
+  BatonProcess baton(dir.path() + "/server",
+                     {"--gpus", "1xH100-80GB", "--config", dir.path() + "/baton.yaml"});
+  auto c = baton.Client();
+  auto token = [&](const char* user) {
+    CliResult r = RunCli(baton, {"token", "create", "--user", user});
+    EXPECT_EQ(r.exit_code, 0) << r.out;
+    return r.out.substr(0, r.out.find('\n'));
+  };
+  // Runs `command` as the token's user in /tmp and returns its log once it has ended.
+  auto run = [&](const std::string& user_token, std::vector<std::string> flags,
+                 const std::string& command) {
+    std::vector<std::string> args = {"submit", "--workdir", "/tmp"};
+    args.insert(args.end(), flags.begin(), flags.end());
+    args.insert(args.end(), {"--", command + "; echo END"});
+    CliResult r = RunCliWithToken(baton, user_token, args);
+    EXPECT_EQ(r.exit_code, 0) << r.out;
+    int64_t id = std::stoll(FirstLine(r.out));
+    std::string job = WaitForJob(*c, id);
+    return std::make_pair(id, LogsUntil(*c, id, "END") + JsonString(job, "state"));
+  };
+
+  auto [saved, log] = run(token(kAlice), {"--project", "vision"},
+                          "echo alice-weights > $BATON_CHECKPOINT_DIR/model.pt && echo "
+                          "\"dir=$BATON_CHECKPOINT_DIR\"");
+  const std::string project_dir = ckpt_root + "/project:vision";
+  const std::string job_dir = project_dir + "/" + std::to_string(saved);
+  ASSERT_NE(log.find("dir=" + job_dir + "\n"), std::string::npos) << log;
+  ASSERT_NE(log.find("succeeded"), std::string::npos) << log;
+  EXPECT_EQ(Octal(StatOf(project_dir).mode), "0751");
+  EXPECT_EQ(StatOf(project_dir).uid, 0u);
+  EXPECT_EQ(StatOf(project_dir).gid, vision_gid);
+  EXPECT_EQ(Octal(StatOf(job_dir).mode), "2750");
+  EXPECT_EQ(StatOf(job_dir).uid, static_cast<uid_t>(alice_uid_));
+  EXPECT_EQ(StatOf(job_dir).gid, vision_gid);
+  EXPECT_EQ(StatOf(job_dir + "/model.pt").gid, vision_gid) << "the setgid bit gives it the group";
+
+  // Bob, in the group: reads it, lists the project's jobs, changes nothing.
+  std::tie(std::ignore, log) =
+      run(token(kBob), {},
+          "cat " + job_dir + "/model.pt; ls " + project_dir + "; (echo x > " + job_dir +
+              "/bob.pt) 2>/dev/null && echo WROTE || echo NOT-WRITTEN; rm -f " + job_dir +
+              "/model.pt 2>/dev/null; test -e " + job_dir + "/model.pt && echo STILL-THERE");
+  EXPECT_NE(log.find("alice-weights\n"), std::string::npos) << log;
+  EXPECT_NE(log.find(std::to_string(saved) + "\n"), std::string::npos) << log;
+  EXPECT_NE(log.find("NOT-WRITTEN"), std::string::npos) << log;
+  EXPECT_NE(log.find("STILL-THERE"), std::string::npos) << log;
+
+  // Carol, not in it: nothing of alice's; her own job in the project reaches its own.
+  const std::string carol = token(kCarol);
+  std::tie(std::ignore, log) =
+      run(carol, {}, TryEach({project_dir, job_dir, job_dir + "/model.pt"}));
+  for (const std::string& p : {project_dir, job_dir, job_dir + "/model.pt"})
+    EXPECT_NE(log.find("DENIED " + p + "\n"), std::string::npos) << p << "\n" << log;
+  EXPECT_EQ(log.find("alice-weights"), std::string::npos) << log;
+  std::tie(std::ignore, log) = run(carol, {"--project", "vision"},
+                                   "echo mine > $BATON_CHECKPOINT_DIR/c && cat "
+                                   "$BATON_CHECKPOINT_DIR/c && echo carol-own-ok");
+  EXPECT_NE(log.find("carol-own-ok"), std::string::npos) << log;
+
+  // In a project without a checkpoint_group, the same user's checkpoints are theirs alone
+  // (ROOT/USER/ID).
+  std::tie(saved, log) = run(token(kAlice), {}, "echo \"dir=$BATON_CHECKPOINT_DIR\"");
+  EXPECT_NE(log.find("dir=" + ckpt_root + "/" + kAlice + "/" + std::to_string(saved) + "\n"),
+            std::string::npos)
+      << log;
 }
 
 TEST_F(MultiUser, AJobWhoseDirectoryItsUserCannotReachFailsSayingWhy) {

@@ -545,6 +545,45 @@ TEST(ServerConfig, TheShippedExampleIsValid) {
   ASSERT_NE(cfg->policy.Price("H100-80GB"), nullptr);
   EXPECT_GT(cfg->policy.Price("H100-80GB")->on_demand, 0);
   EXPECT_GT(cfg->policy.Project("vision").budget.amount, 0);
+  EXPECT_EQ(cfg->policy.Project("nlp").checkpoint_group, "nlp");
+  EXPECT_EQ(cfg->policy.Project("vision").checkpoint_group, "");
+}
+
+TEST(LaunchOrders, CarryTheSharedCheckpointDirectoryAndItsGroup) {
+  Order o;
+  o.seq = 3;
+  o.kind = Order::Kind::kLaunch;
+  o.launch.job = JobId{41};
+  o.launch.command = {"true"};
+  o.launch.checkpoint_dir = "/shared/ckpt/project:vision/41";
+  o.launch.checkpoint_group = "vision";
+  auto back = DecodeOrders(EncodeOrders({o}));
+  ASSERT_TRUE(back.has_value()) << back.error().message();
+  ASSERT_EQ(back->size(), 1u);
+  EXPECT_EQ((*back)[0].launch, o.launch);
+}
+
+TEST(ServerConfig, ACheckpointGroupIsAUnixGroupNameOfANamedProject) {
+  auto good = DecodeServerConfig("projects:\n  vision: {checkpoint_group: ml-vision_2}\n", "f");
+  ASSERT_TRUE(good.has_value()) << good.error().message();
+  EXPECT_EQ(good->policy.Project("vision").checkpoint_group, "ml-vision_2");
+  EXPECT_EQ(good->policy.Project("other").checkpoint_group, "");
+  for (const auto& [text, why] : std::vector<std::pair<std::string, std::string>>{
+           {"projects:\n  vision: {checkpoint_group: 'a b'}\n",
+            "projects.vision.checkpoint_group: must be a Unix group name"},
+           {"projects:\n  vision: {checkpoint_group: -x}\n",
+            "projects.vision.checkpoint_group: must be a Unix group name"},
+           {"projects:\n  vision: {checkpoint_group: " + std::string(33, 'g') + "}\n",
+            "projects.vision.checkpoint_group: longer than 32 bytes"},
+           {"defaults:\n  project: {checkpoint_group: all}\n",
+            "defaults.project.checkpoint_group: name it for a project of its own"},
+           // Its checkpoints' directory is ROOT/project:NAME: a name is one path component.
+           {"projects:\n  ..: {checkpoint_group: g}\n", "names are 1-64 of letters"},
+       }) {
+    auto cfg = DecodeServerConfig(text, "f");
+    ASSERT_FALSE(cfg.has_value()) << text;
+    EXPECT_NE(cfg.error().message().find(why), std::string::npos) << text << cfg.error().message();
+  }
 }
 
 TEST(ServerConfig, ACatalogAndBudgetsAreRead) {
