@@ -1,7 +1,7 @@
 # Baton: the two commands of the README, and a few more for developers.
-#   make up     install what is missing, build Release, run `baton up`
+#   make up     install what is missing, build the binaries (Release), run `baton up`
 #   make test   install what is missing, build the ASan+UBSan configuration, run the suite
-.PHONY: up test chaos build asan bench fuzz golden quality deps format clean
+.PHONY: up test chaos build binaries asan bench fuzz golden quality deps format clean
 
 FUZZ_SECONDS ?= 60
 FUZZ_TARGETS := job_spec yaml quantity protocol trace network
@@ -19,15 +19,21 @@ build/release/build.ninja build/release/Makefile:
 build/asan/build.ninja build/asan/Makefile:
 	cmake -S . -B build/asan $(GEN) -DCMAKE_BUILD_TYPE=Debug -DBATON_SANITIZE=ON
 
+# Everything in Release: the binaries, the tests and the benchmarks.
 build: deps
 	@[ -f build/release/CMakeCache.txt ] || cmake -S . -B build/release $(GEN) -DCMAKE_BUILD_TYPE=Release
 	cmake --build build/release -j $(JOBS)
+
+# What `baton up` runs and nothing else: baton, batond (with the dashboard) and baton-shim.
+binaries: deps
+	@[ -f build/release/CMakeCache.txt ] || cmake -S . -B build/release $(GEN) -DCMAKE_BUILD_TYPE=Release
+	cmake --build build/release -j $(JOBS) --target baton
 
 asan: deps
 	@[ -f build/asan/CMakeCache.txt ] || cmake -S . -B build/asan $(GEN) -DCMAKE_BUILD_TYPE=Debug -DBATON_SANITIZE=ON
 	cmake --build build/asan -j $(JOBS)
 
-up: build
+up: binaries
 	./build/release/baton up $(UP_ARGS)
 
 test: asan

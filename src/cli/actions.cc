@@ -39,9 +39,11 @@ ActionWords WordsOf(const std::string& action) {
   return {"cancel", "cancelled", "pending,held,running"};
 }
 
-// The jobs the selectors pick (narrowed to `ids` when some are given), in id order.
+// The jobs the selectors pick (narrowed to `ids` when some are given), in id order. A bulk
+// cancel spares the runs of recurring jobs (cancelling one ends its series), as scancel spares
+// scrontab's, unless --cron: `*spared` counts them.
 Result<std::vector<std::string>> Select(ApiClient& api, const JobSelection& s, const ActionWords& w,
-                                        const std::vector<std::string>& ids) {
+                                        const std::vector<std::string>& ids, size_t* spared) {
   ApiClient::JobQuery q{
       .states = s.state.empty() ? w.states : s.state, .user = s.user, .project = s.project};
   // Without --user, the selectors pick your own jobs, never everyone's.
@@ -55,6 +57,10 @@ Result<std::vector<std::string>> Select(ApiClient& api, const JobSelection& s, c
     if (!s.name.empty() && j.spec.name != s.name) continue;
     std::string task = j.array_id.value != 0 ? TaskName(j.array_id, j.array_index) : "";
     if (!wanted.empty() && wanted.count(j.id.ToString()) == 0 && wanted.count(task) == 0) continue;
+    if (std::string_view(w.verb) == "cancel" && j.cron_id.value != 0 && !s.cron) {
+      ++*spared;
+      continue;
+    }
     out.push_back(j.id.ToString());
   }
   return out;
@@ -73,11 +79,16 @@ int Act(const Connection& conn, const JobSelection& s, const std::string& action
   if (!api) return Fail(api.error());
   std::vector<std::string> targets = *ids;
   if (s.Selects()) {
-    auto picked = Select(**api, s, w, *ids);
+    size_t spared = 0;
+    auto picked = Select(**api, s, w, *ids, &spared);
     if (!picked) return Fail(picked.error());
     targets = std::move(*picked);
+    if (spared > 0) {
+      std::cout << "spared " << spared << " run" << (spared == 1 ? "" : "s")
+                << " of recurring jobs (--cron cancels them, and ends their schedules)\n";
+    }
     if (targets.empty()) {
-      std::cout << "no matching jobs\n";
+      if (spared == 0) std::cout << "no matching jobs\n";
       return 0;
     }
   }
@@ -166,6 +177,11 @@ void AddActionCommands(CLI::App& app, const std::shared_ptr<Connection>& conn, i
     sub->add_option("--state", s->state,
                     "comma-separated states (default: " + std::string(w.states) + ")");
     sub->add_option("--project", s->project, "jobs of this project");
+    if (std::string_view(action) == "cancel") {
+      sub->add_flag("--cron", s->cron,
+                    "with --all or a selector: the runs of recurring jobs too, which ends their "
+                    "schedules (spared otherwise, as scancel spares scrontab's)");
+    }
     std::string a = action;
     sub->callback([=] { *exit_code = Act(*conn, *s, a); });
   }

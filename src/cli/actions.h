@@ -22,6 +22,7 @@ struct JobSelection {
   std::string name;              // jobs of this name
   std::string state;             // comma-separated states; default: those the action applies to
   std::string project;
+  bool cron = false;  // cancel: the runs of recurring jobs too, and so their schedules
   bool Selects() const {
     return all || !user.empty() || !name.empty() || !state.empty() || !project.empty();
   }

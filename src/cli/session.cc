@@ -149,17 +149,26 @@ std::string StripDetach(std::string_view keys, bool* prefix, bool* detach) {
 enum class Ending { kEnded, kDetached, kLost };
 
 // What the shim sent: output to stdout, notes to stderr; kEnded once it says the job ended.
-std::optional<Ending> FromJob(FrameReader& reader, bool raw) {
+// Until the first output, notes are kept in `*held` instead: a session that ended before this
+// client came says only that it cannot be reached, and its output is then taken from its log.
+std::optional<Ending> FromJob(FrameReader& reader, bool raw, bool* heard, std::string* held) {
   for (;;) {
     auto frame = reader.Next();
     if (!frame) return Ending::kLost;
     if (!*frame) return std::nullopt;
     const Frame& f = **frame;
     if (f.type == FrameType::kData) {
+      if (!*heard && !held->empty()) (void)WriteAllTo(2, *held);
+      held->clear();
+      *heard = true;
       (void)WriteAllTo(1, f.payload);
     } else if (f.type == FrameType::kNote) {
       std::string line = (raw ? "\r\n" : "\n") + f.payload + (raw ? "\r\n" : "\n");
-      (void)WriteAllTo(2, line);
+      if (*heard) {
+        (void)WriteAllTo(2, line);
+      } else {
+        *held += line;
+      }
     } else if (f.type == FrameType::kExit) {
       return Ending::kEnded;
     }
@@ -167,13 +176,14 @@ std::optional<Ending> FromJob(FrameReader& reader, bool raw) {
 }
 
 // The job's terminal is this one until the job ends, Ctrl-P Ctrl-Q, or the connection drops.
-Ending TerminalLoop(int tunnel, std::string early, const Signals& signals) {
+Ending TerminalLoop(int tunnel, std::string early, const Signals& signals, bool* heard,
+                    std::string* held) {
   FrameReader reader;
   reader.Feed(early);
   RawTerminal raw;
   // Always a first frame: it is what tells the shim that this connection is a client.
   Send(tunnel, FrameType::kResize, WindowSize());
-  if (auto end = FromJob(reader, true)) return *end;
+  if (auto end = FromJob(reader, true, heard, held)) return *end;
   bool stdin_open = true, prefix = false, detach = false;
   char buf[32 * 1024];
   for (;;) {
@@ -185,7 +195,7 @@ Ending TerminalLoop(int tunnel, std::string early, const Signals& signals) {
       ssize_t n = read(tunnel, buf, sizeof buf);
       if (n <= 0) return Ending::kLost;
       reader.Feed(std::string_view(buf, static_cast<size_t>(n)));
-      if (auto end = FromJob(reader, true)) return *end;
+      if (auto end = FromJob(reader, true, heard, held)) return *end;
     }
     if (fds[1].revents != 0) {
       int sig = signals.Next();
@@ -209,16 +219,47 @@ Ending TerminalLoop(int tunnel, std::string early, const Signals& signals) {
   }
 }
 
-int TerminalSession(ApiClient& api, const std::string& id, const Signals& signals) {
+// The job once it has ended, if it ends within `wait`.
+std::optional<Job> EndedWithin(ApiClient& api, const std::string& id,
+                               std::chrono::milliseconds wait) {
+  auto until = std::chrono::steady_clock::now() + wait;
+  for (;;) {
+    auto job = api.GetJob(id);
+    if (job && IsTerminal(job->state)) return std::move(*job);
+    if (std::chrono::steady_clock::now() >= until) return std::nullopt;
+    usleep(50'000);
+  }
+}
+
+// A session's agent reports the job's end within a second or two of the session closing.
+constexpr auto kEndReported = std::chrono::seconds(10);
+
+int TerminalSession(const Connection& conn, ApiClient& api, const std::string& id,
+                    const Signals& signals) {
   auto tunnel = api.OpenTunnel("/v1/jobs/" + id + "/attach");
-  if (!tunnel) return Fail(tunnel.error());
-  Ending end = TerminalLoop(tunnel->fd, std::move(tunnel->early), signals);
-  close(tunnel->fd);
+  Ending end = Ending::kLost;
+  bool heard = false;
+  std::string held;  // notes before any output
+  if (tunnel) {
+    end = TerminalLoop(tunnel->fd, std::move(tunnel->early), signals, &heard, &held);
+    close(tunnel->fd);
+  } else {
+    held = "baton: " + tunnel.error().message() + "\n";
+  }
   if (end == Ending::kDetached) {
     Say("detached from job " + id + "; it runs on (`baton attach " + id + "` goes back)");
     return 0;
   }
+  if (end == Ending::kLost && !heard) {
+    // A command that ended before this client attached (`baton run -it -- ls`): its terminal's
+    // output is in its log, its exit code in the job.
+    if (auto job = EndedWithin(api, id, kEndReported)) {
+      if (int code = Logs(conn, id, true, ""); code != 0) return code;
+      return ExitCodeOf(*job);
+    }
+  }
   if (end == Ending::kLost) {
+    std::cerr << held;
     Say("lost job " + id + "'s session (`baton attach " + id + "` tries again)");
     return 1;
   }
@@ -328,11 +369,16 @@ int RunAttached(const Connection& conn, const JobSpec& spec) {
   if (!*running) Detach(id, true);
   const Job& j = **running;
   if (IsTerminal(j.state) && spec.interactive == "tty") {
-    Say("job " + id + " " + std::string(JobStateName(j.state)) +
-        (j.reason_detail.empty() ? "" : ": " + j.reason_detail));
+    // Ended before it could be attached (a short command): its output from its log; why it
+    // ended only when it did not run to an exit of its own.
+    if (int code = Logs(conn, id, true, ""); code != 0) return code;
+    if (!j.exit_code && !j.exit_signal) {
+      Say("job " + id + " " + std::string(JobStateName(j.state)) +
+          (j.reason_detail.empty() ? "" : ": " + j.reason_detail));
+    }
     return ExitCodeOf(j);
   }
-  if (spec.interactive == "tty") return TerminalSession(**api, id, signals);
+  if (spec.interactive == "tty") return TerminalSession(conn, **api, id, signals);
   return StdinSession(conn, **api, id, signals, !cancelled);
 }
 
@@ -417,7 +463,7 @@ int Attach(const Connection& conn, const std::string& ref) {
                          (IsTerminal(job->state) ? "" : "; attach once it runs")));
   }
   Signals signals({SIGINT, SIGTERM, SIGHUP, SIGWINCH});
-  if (job->spec.interactive == "tty") return TerminalSession(**api, ref, signals);
+  if (job->spec.interactive == "tty") return TerminalSession(conn, **api, ref, signals);
   return StdinSession(conn, **api, ref, signals, false);
 }
 

@@ -99,6 +99,13 @@ struct SubmitFlags {
 // Sets the fields of `spec` that the flags give: every flag (its default when not typed) when
 // `given` is null; only the typed ones (long names, e.g. "--gpus") otherwise, as with -f FILE,
 // where typed flags override the file's fields.
+// A memory size typed on the command line: a number alone is MiB, as Slurm's --mem reads it
+// (`--memory 4000` is 4000 MiB, never 4000 bytes).
+Result<int64_t> ParseMemoryFlag(std::string text, std::string_view flag) {
+  if (!text.empty() && text.find_first_not_of("0123456789.") == std::string::npos) text += "MiB";
+  return ParseSize(text, flag);
+}
+
 Status ApplyResourceFlags(const SubmitFlags& f, const std::set<std::string>* given, JobSpec* spec) {
   auto use = [&](const char* flag) { return given == nullptr || given->count(flag) > 0; };
   if (use("--gpus")) {
@@ -112,10 +119,10 @@ Status ApplyResourceFlags(const SubmitFlags& f, const std::set<std::string>* giv
   if (use("--gpu-type")) spec->resources.gpu_type = f.gpu_type;
   if (use("--gpu-memory") && !f.gpu_memory.empty()) {
     ASSIGN_OR_RETURN_STATUS(spec->resources.gpu_memory_bytes,
-                            ParseSize(f.gpu_memory, "--gpu-memory"));
+                            ParseMemoryFlag(f.gpu_memory, "--gpu-memory"));
   }
   if (use("--memory") && !f.memory.empty()) {
-    ASSIGN_OR_RETURN_STATUS(spec->resources.memory_bytes, ParseSize(f.memory, "--memory"));
+    ASSIGN_OR_RETURN_STATUS(spec->resources.memory_bytes, ParseMemoryFlag(f.memory, "--memory"));
   }
   if (use("--nodes")) spec->resources.nodes = f.nodes;
   if (use("--cpus")) spec->resources.cpus = f.cpus;
@@ -421,11 +428,13 @@ int Post(ApiClient& api, const std::string& body, bool batch, bool json) {
 void AddSpecFlags(CLI::App* sub, SubmitFlags& f, bool short_time = true) {
   sub->add_option("-g,--gpus", f.gpus, "GPUs (a fraction such as 0.25 shares one GPU)");
   sub->add_option("--gpu-type", f.gpu_type, "GPU model, e.g. H100 or A100-40GB");
-  sub->add_option("--gpu-memory", f.gpu_memory, "minimum GPU memory, e.g. 40GiB");
+  sub->add_option("--gpu-memory", f.gpu_memory,
+                  "minimum GPU memory, e.g. 40GiB (a number alone is MiB)");
   sub->add_option("--nodes", f.nodes,
                   "nodes (GPUs split evenly; default: the fewest that hold them)");
   sub->add_option("--cpus", f.cpus, "CPU cores per node");
-  sub->add_option("--memory", f.memory, "memory per node, e.g. 64GiB");
+  sub->add_option("--memory", f.memory,
+                  "memory per node, e.g. 64GiB (a number alone is MiB, as Slurm's --mem)");
   sub->add_option("-p,--priority", f.priority, "low, normal, high or critical");
   sub->add_option("--project", f.project, "project to account the job to");
   sub->add_option("--pool", f.pool, "pool (partition)");

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <tuple>
 
 #include "harness.h"
 
@@ -192,6 +193,30 @@ TEST(CliParser, DecimalDurationsAndNegativeGpus) {
   EXPECT_EQ(neg.exit_code, 2) << neg.out;
   EXPECT_NE(neg.out.find("GPUs must be positive"), std::string::npos) << neg.out;
   EXPECT_TRUE(EveryLineSaysBaton(neg.out)) << neg.out;
+}
+
+// A memory size without a unit is MiB, as Slurm's --mem reads it (it was bytes: `--memory
+// 4000` asked for 4000 bytes without a word).
+TEST(CliParser, AMemorySizeWithoutAUnitIsMebibytesAsInSlurm) {
+  TempDir dir;
+  BatonProcess baton(dir.path());
+  for (const auto& [flags, field, bytes] :
+       std::vector<std::tuple<std::vector<std::string>, std::string, int64_t>>{
+           {{"--memory", "4000"}, "memory_bytes", int64_t{4000} << 20},
+           {{"--memory", "1.5"}, "memory_bytes", int64_t{3} << 19},
+           {{"--memory", "4G"}, "memory_bytes", int64_t{4} << 30},
+           {{"-g", "1", "--gpu-memory", "81920"}, "gpu_memory_bytes", int64_t{80} << 30}}) {
+    std::vector<std::string> args = {"submit", "--hold"};
+    args.insert(args.end(), flags.begin(), flags.end());
+    args.insert(args.end(), {"--", "true"});
+    CliResult sub = RunCli(baton, args);
+    ASSERT_EQ(sub.exit_code, 0) << sub.out;
+    std::string job = RunCli(baton, {"show", FirstLine(sub.out), "--json"}).out;
+    EXPECT_NE(job.find("\"" + field + "\":" + std::to_string(bytes)), std::string::npos)
+        << flags.back() << ": " << job;
+  }
+  CliResult help = RunCli(baton, {"submit", "--help"});
+  EXPECT_NE(help.out.find("a number alone is MiB"), std::string::npos) << help.out;
 }
 
 // `baton submit ARGS... --hold -- sleep 60`: the new job's id, as text.

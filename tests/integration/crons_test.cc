@@ -129,5 +129,37 @@ TEST(Crons, AJobFileScheduleAndCancellingTheWaitingRunStopTheSeries) {
   EXPECT_NE(array.out.find("a recurring job cannot be an array"), std::string::npos) << array.out;
 }
 
+// A bulk cancel (`--all`, `--state pending`, any selector) spares the waiting runs of
+// recurring jobs, as scancel spares scrontab's; `--cron` cancels them too, ending the series.
+// A run named by its id is cancelled as asked.
+TEST(Crons, ABulkCancelSparesRecurringJobsUnlessToldCron) {
+  TempDir dir;
+  BatonProcess baton(dir.path());
+  CliResult cron = RunCli(baton, {"submit", "--schedule", "0 3 * * *", "--", "true"});
+  ASSERT_EQ(cron.exit_code, 0) << cron.out;
+  const std::string series = FirstLine(cron.out);
+  CliResult held = RunCli(baton, {"submit", "--hold", "--", "true"});
+  ASSERT_EQ(held.exit_code, 0) << held.out;
+  const std::string plain = FirstLine(held.out);
+
+  for (std::vector<std::string> args :
+       {std::vector<std::string>{"cancel", "--state", "pending,held"},
+        std::vector<std::string>{"cancel", "--all"}}) {
+    CliResult r = RunCli(baton, args);
+    EXPECT_EQ(r.exit_code, 0) << r.out;
+    EXPECT_NE(r.out.find("spared 1 run of recurring jobs (--cron cancels them"), std::string::npos)
+        << r.out;
+    EXPECT_EQ(r.out.find("job " + series + ":"), std::string::npos) << r.out;
+  }
+  EXPECT_EQ(Show(baton, plain).at("state"), "cancelled");
+  EXPECT_EQ(Show(baton, series).at("state"), "pending");
+  EXPECT_EQ(Crons(baton).at("crons").as_array().size(), 1u);
+
+  CliResult all = RunCli(baton, {"cancel", "--all", "--cron"});
+  EXPECT_EQ(all.exit_code, 0) << all.out;
+  EXPECT_NE(all.out.find("no more runs of recurring job " + series), std::string::npos) << all.out;
+  EXPECT_TRUE(Crons(baton).at("crons").as_array().empty());
+}
+
 }  // namespace
 }  // namespace baton::testing

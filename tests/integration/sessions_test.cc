@@ -201,6 +201,34 @@ TEST(Sessions, RunItGivesARealTerminalThatDetachesAndAttachesAgain) {
   EXPECT_EQ(RunCli(baton, {"sessions", "--json"}).out.find("\"id\""), std::string::npos);
 }
 
+// A command that ends at once, before the client attaches to its terminal (issue 38: it lost
+// its output and exited 1 in most tries): each keeps its whole output and its exit code,
+// under a terminal and not, with no byte that the command did not write.
+TEST(Sessions, AShortCommandKeepsItsWholeOutputAndItsExitCode) {
+  TempDir dir;
+  BatonProcess baton(dir.path(), {"--gpus", "2xH100-80GB"});
+  for (int i = 0; i < 8; ++i) {
+    const std::string word = "hi-" + std::to_string(i);
+    Terminal t(baton,
+               std::string(BATON_BINARY) + " run -it -- bash -c 'echo " + word + "; exit 5'");
+    EXPECT_EQ(t.Wait(), 5) << t.seen();
+    EXPECT_NE(t.seen().find(word + "\r"), std::string::npos) << t.seen();
+    EXPECT_EQ(t.seen().find("lost job"), std::string::npos) << t.seen();
+    EXPECT_EQ(t.seen().find('\0'), std::string::npos) << "a stray NUL: " << t.seen();
+  }
+  Terminal ls(baton, std::string(BATON_BINARY) + " run -it -- ls /");
+  EXPECT_EQ(ls.Wait(), 0) << ls.seen();
+  EXPECT_NE(ls.seen().find("etc"), std::string::npos) << ls.seen();
+  Terminal quiet(baton, std::string(BATON_BINARY) + " run -it -- true");
+  EXPECT_EQ(quiet.Wait(), 0) << quiet.seen();
+  EXPECT_EQ(quiet.seen().find("lost job"), std::string::npos) << quiet.seen();
+  // Without a terminal (`baton run` in a script, stdin piped): the same.
+  CliResult piped = RunCli(baton, {"run", "--", "bash", "-c", "echo piped; exit 3"});
+  EXPECT_EQ(piped.exit_code, 3) << piped.out;
+  EXPECT_NE(piped.out.find("piped"), std::string::npos) << piped.out;
+  EXPECT_EQ(piped.out.find('\0'), std::string::npos) << piped.out;
+}
+
 TEST(Sessions, ASessionOutlivesItsAgentAndControllerAndSubmitLikeMakesABatchJobOfIt) {
   TempDir dir;
   BatonProcess baton(dir.path(), {"--gpus", "2xA100-40GB"});
