@@ -78,20 +78,22 @@ void CancelFor(ApiClient& api, const std::string& id, bool* cancelled) {
         : "cannot cancel job " + id + ": " + r.error().message());
 }
 
-// Waits until the job runs (or has ended), saying why it waits whenever that changes. Ctrl-C
-// cancels it; a second one leaves (nullopt: exit 130).
+// Waits until the job runs (or has ended), saying why it waits once, and again only when its
+// state or reason changes (not for each new estimate or count of free GPUs). Ctrl-C cancels
+// it; a second one leaves (nullopt: exit 130).
 Result<std::optional<Job>> WaitUntilRunning(ApiClient& api, const std::string& id,
                                             const Signals& signals, bool* cancelled) {
-  std::string said;
+  std::optional<std::pair<JobState, WaitReason>> said;
   auto pause = std::chrono::milliseconds(50);
   for (;;) {
     ASSIGN_OR_RETURN(Job job, api.GetJob(id));
     if (job.state == JobState::kRunning || IsTerminal(job.state))
       return std::optional<Job>(std::move(job));
-    std::string why = std::string(JobStateName(job.state)) +
-                      (job.reason != WaitReason::kNone ? ": " + WhyWaiting(job) : "");
-    if (why != said) Say("job " + id + " is " + why);
-    said = why;
+    if (auto now = std::make_pair(job.state, job.reason); now != said) {
+      Say("job " + id + " is " + std::string(JobStateName(job.state)) +
+          (job.reason != WaitReason::kNone ? ": " + WhyWaiting(job) : ""));
+      said = now;
+    }
     pollfd p{.fd = signals.fd(), .events = POLLIN, .revents = 0};
     if (poll(&p, 1, static_cast<int>(pause.count())) > 0 && signals.Next() != 0) {
       if (*cancelled) return std::optional<Job>();

@@ -521,8 +521,12 @@ std::string QueueWords(int ahead, std::optional<TimePoint> estimated_start, Time
   // Rounded up to the second: "in ~0s" would read as now.
   auto wait = std::chrono::duration_cast<std::chrono::seconds>(*estimated_start - now +
                                                                std::chrono::milliseconds(999));
+  // The time of day, with the date when it is not today's (UTC): "(20:53 UTC)",
+  // "(2026-11-29 20:53 UTC)".
+  std::string at = FormatRfc3339(*estimated_start);
+  bool today = at.substr(0, 10) == FormatRfc3339(now).substr(0, 10);
   return words + "; expected start in ~" + FormatDuration(wait) + " (" +
-         FormatRfc3339(*estimated_start).substr(11, 5) + " UTC)";
+         (today ? "" : at.substr(0, 10) + " ") + at.substr(11, 5) + " UTC)";
 }
 
 std::string ReasonDetail(const Job& job) {

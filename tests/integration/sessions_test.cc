@@ -147,10 +147,19 @@ TEST(Sessions, RunPrintsTheOutputPassesStdinAndEndsWithTheJobsExitCode) {
 TEST(Sessions, RunWaitsSayingWhyAndCtrlCCancelsTheJob) {
   TempDir dir;
   BatonProcess baton(dir.path(), {"--gpus", "1xA100-40GB"});
-  std::string blocker = FirstLine(RunCli(baton, {"submit", "-g", "1", "--", "sleep", "60"}).out);
+  // With a time limit, so that the waiting job has an estimate, whose "in ~Nm" changes as
+  // time passes: the reason is said once for each change of reason, not for each estimate.
+  std::string blocker =
+      FirstLine(RunCli(baton, {"submit", "-g", "1", "-t", "1h", "--", "sleep", "60"}).out);
   Terminal t(baton, std::string(BATON_BINARY) + " run -g 1 -- echo never");
   ASSERT_TRUE(t.Expect("is pending")) << t.seen();
   EXPECT_TRUE(t.Expect("resources") || t.seen().find("priority") != std::string::npos) << t.seen();
+  ASSERT_TRUE(Within(10s, [&] {
+    return json::serialize(Show(baton, "2")).find("expected start in ~") != std::string::npos;
+  })) << json::serialize(Show(baton, "2"));
+  std::this_thread::sleep_for(3s);  // a time in which it asks six times or more
+  t.Expect("never seen", 100ms);    // reads what came meanwhile
+  EXPECT_LE(CountOf(t.seen(), "is pending"), 2u) << t.seen();
   t.Type("\x03");  // the terminal is not raw: Ctrl-C is SIGINT to baton run
   EXPECT_TRUE(t.Expect("cancelling job 2")) << t.seen();
   EXPECT_EQ(t.Wait(), 130) << t.seen();

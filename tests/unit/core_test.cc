@@ -160,6 +160,15 @@ TEST(JobSpec, EveryBoundNamesItsField) {
   }
 }
 
+TEST(QueueWords, AnEstimateBeyondTodaySaysItsDate) {
+  TimePoint now = *ParseRfc3339("2026-11-28T20:53:10Z");
+  EXPECT_EQ(QueueWords(2, *ParseRfc3339("2026-11-28T21:30:00Z"), now),
+            "; 2 jobs ahead in the queue; expected start in ~36m50s (21:30 UTC)");
+  EXPECT_EQ(QueueWords(0, *ParseRfc3339("2026-11-29T20:53:00Z"), now),
+            "; expected start in ~23h59m50s (2026-11-29 20:53 UTC)");
+  EXPECT_EQ(QueueWords(1, std::nullopt, now), "; 1 job ahead in the queue");
+}
+
 TEST(JobState, OnlyLegalTransitions) {
   using S = JobState;
   EXPECT_TRUE(CanTransition(S::kPending, S::kRunning));
