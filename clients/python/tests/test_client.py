@@ -248,18 +248,23 @@ def test_the_cli_and_the_client_report_the_same(server):
     assert cli(server, "logs", out.strip())[1] == pycli(server, "logs", out.strip())[1]
 
 
-def test_it_installs_with_pip_from_the_repository(tmp_path):
-    # A copy: setuptools builds in the source directory, which must stay clean.
-    source = tmp_path / "src"
-    shutil.copytree(os.path.dirname(HERE), source,
+def test_the_readme_install_runs(tmp_path):
+    """The install commands of clients/python/README.md, run as written with Debian's Python,
+    in a copy of the repository (pip builds in the source directory), with a HOME of its own
+    and no pip settings of this machine's: nothing is fetched."""
+    readme = open(os.path.join(os.path.dirname(HERE), "README.md")).read()
+    block = readme.split("```sh\n", 1)[1].split("```", 1)[0]
+    assert "pip install" in block
+    repo = tmp_path / "repo"
+    shutil.copytree(os.path.dirname(HERE), repo / "clients" / "python",
                     ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__", ".pytest_cache"))
-    target = tmp_path / "site"
-    p = subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-index", "--no-build-isolation",
-                        "--target", str(target), str(source)], capture_output=True, text=True)
-    assert p.returncode == 0, p.stdout + p.stderr
-    assert (target / "baton_client" / "__init__.py").exists()
-    q = subprocess.run([sys.executable, "-c", "import baton_client; print(baton_client.TERMINAL_STATES[0])"],
-                       capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=str(target)), cwd=str(tmp_path))
+    env = {"HOME": str(tmp_path), "PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}
+    p = subprocess.run(["bash", "-ec", block], capture_output=True, text=True, env=env, cwd=str(repo))
+    assert p.returncode == 0, block + p.stdout + p.stderr
+    assert "usage: baton-py" in p.stdout, p.stdout
+    q = subprocess.run([str(tmp_path / ".venvs" / "baton" / "bin" / "python"), "-c",
+                        "import baton_client; print(baton_client.TERMINAL_STATES[0])"],
+                       capture_output=True, text=True, env=env, cwd=str(tmp_path))
     assert q.stdout.strip() == "succeeded", q.stderr
 
 
