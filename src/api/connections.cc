@@ -2,7 +2,15 @@
 
 #include <algorithm>
 
+#include "core/release_memory.h"
+
 namespace baton::api {
+namespace {
+
+// A peak of open connections that counts as a flood, whose memory is handed back once drained.
+constexpr size_t kFloodPeak = 1024;
+
+}  // namespace
 
 ConnectionCaps CapsFromLimit(uint64_t nofile) {
   uint64_t kept = std::max<uint64_t>(256, nofile / 4);
@@ -11,9 +19,10 @@ ConnectionCaps CapsFromLimit(uint64_t nofile) {
                         .per_peer = static_cast<size_t>(std::max<uint64_t>(16, total / 2))};
 }
 
-Connections::Connections(ConnectionCaps caps)
+Connections::Connections(ConnectionCaps caps, std::function<void()> drained)
     : caps_{.total = std::max<size_t>(1, caps.total),
-            .per_peer = caps.per_peer != 0 ? caps.per_peer : std::max<size_t>(1, caps.total / 2)} {}
+            .per_peer = caps.per_peer != 0 ? caps.per_peer : std::max<size_t>(1, caps.total / 2)},
+      drained_(drained ? std::move(drained) : std::function<void()>(ReleaseFreeMemory)) {}
 
 uint64_t Connections::Open(const std::string& peer) {
   std::function<void()> close;
@@ -43,6 +52,7 @@ uint64_t Connections::Open(const std::string& peer) {
     c.peer = peer;
     ++per_peer_[peer];
     MarkIdle(id, c, true);
+    peak_ = std::max(peak_, conns_.size());
   }
   if (close) close();
   return id;
@@ -60,11 +70,19 @@ void Connections::SetIdle(uint64_t id, bool idle) {
 
 void Connections::Closed(uint64_t id) {
   std::function<void()> keep;  // destroyed outside the lock
-  std::lock_guard lock(mu_);
-  if (auto it = conns_.find(id); it != conns_.end()) {
-    keep = std::move(it->second.close);
-    Forget(id);
+  bool drained = false;
+  {
+    std::lock_guard lock(mu_);
+    if (auto it = conns_.find(id); it != conns_.end()) {
+      keep = std::move(it->second.close);
+      Forget(id);
+    }
+    if (peak_ >= kFloodPeak && conns_.size() <= peak_ / 4) {
+      drained = true;
+      peak_ = conns_.size();
+    }
   }
+  if (drained) drained_();
 }
 
 void Connections::MarkIdle(uint64_t id, Conn& c, bool idle) {

@@ -3,7 +3,9 @@
 // and the local socket need theirs) nor keep agents and users out: a connection past a cap
 // closes the oldest idle one (no request yet, or only part of a request's head) of its peer,
 // when the peer is at its cap, else of all; with none idle it is refused. Connections serving
-// a request (long polls, streams) are never closed for room. Thread-safe; no Beast here.
+// a request (long polls, streams) are never closed for room. Once a flood has drained (the
+// connections open down to a quarter of a peak of 1024 or more), the memory their buffers held
+// is handed back to the system (ReleaseFreeMemory). Thread-safe; no Beast here.
 #pragma once
 
 #include <cstdint>
@@ -26,7 +28,8 @@ ConnectionCaps CapsFromLimit(uint64_t nofile);
 
 class Connections {
  public:
-  explicit Connections(ConnectionCaps caps);
+  // `drained` runs (outside the lock) once a flood has drained; by default ReleaseFreeMemory.
+  explicit Connections(ConnectionCaps caps, std::function<void()> drained = {});
 
   // A new connection from `peer` (an address): its id, or 0 when it must be refused. It
   // starts idle. May close an idle one for room (its closer runs outside the lock).
@@ -56,6 +59,7 @@ class Connections {
   void Forget(uint64_t id);                        // mu_ held
 
   const ConnectionCaps caps_;
+  const std::function<void()> drained_;
   mutable std::mutex mu_;
   std::unordered_map<uint64_t, Conn> conns_;
   std::unordered_map<std::string, size_t> per_peer_;
@@ -63,6 +67,7 @@ class Connections {
   std::unordered_map<std::string, std::list<uint64_t>> idle_by_peer_;
   uint64_t next_ = 1;
   uint64_t refused_ = 0, closed_for_room_ = 0;
+  size_t peak_ = 0;  // the most open at once since memory was last handed back
 };
 
 // A connection's hold on its place: released when the session that holds it ends.

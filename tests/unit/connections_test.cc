@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
 #include <vector>
 
 namespace baton::api {
@@ -14,6 +15,27 @@ TEST(ConnectionCaps, AQuarterOfTheDescriptorsIsKeptForEverythingElse) {
   EXPECT_EQ(CapsFromLimit(20000).per_peer, 7500u);
   EXPECT_EQ(CapsFromLimit(1024).total, 768u);  // 256 kept at least
   EXPECT_EQ(CapsFromLimit(100).total, 64u);
+}
+
+// After a flood (1024 open or more at once), once three quarters of them have closed, the
+// memory their buffers held is handed back (ReleaseFreeMemory, here counted); not after the
+// ordinary coming and going of connections.
+TEST(Connections, ADrainedFloodHandsItsMemoryBack) {
+  int released = 0;
+  Connections book({.total = 5000}, [&released] { ++released; });
+  std::vector<uint64_t> ids;
+  for (int i = 0; i < 1000; ++i) ids.push_back(book.Open("10.0.0." + std::to_string(i % 200)));
+  for (int i = 0; i < 990; ++i) book.Closed(ids[i]);
+  EXPECT_EQ(released, 0) << "1000 at once is no flood";
+  ids.erase(ids.begin(), ids.begin() + 990);
+  for (int i = 0; i < 2000; ++i) ids.push_back(book.Open("10.0.1." + std::to_string(i % 200)));
+  ASSERT_EQ(book.counts().open, 2010u);
+  for (int i = 0; i < 1500; ++i) book.Closed(ids[i]);
+  EXPECT_EQ(released, 0) << "510 open: more than a quarter of the peak";
+  for (int i = 1500; i < 1510; ++i) book.Closed(ids[i]);
+  EXPECT_EQ(released, 1) << "500 open, a quarter of the peak: drained";
+  for (int i = 1510; i < 2010; ++i) book.Closed(ids[i]);
+  EXPECT_EQ(released, 1) << "the peak starts again from what was open then";
 }
 
 TEST(Connections, PastTheCapTheOldestIdleIsClosedForRoom) {
