@@ -509,7 +509,9 @@ void AddJobCommands(CLI::App& app, const std::shared_ptr<Connection>& conn, int*
         "jobs", "list jobs (pending, held and running), or the history (--all, --since)");
     AddConnectionFlags(sub, *conn);
     sub->add_option("--state", o->state, "comma-separated states, e.g. running,pending");
-    sub->add_option("--user", o->user, "only this user's jobs");
+    CLI::Option* user = sub->add_option("--user", o->user, "only this user's jobs");
+    sub->add_flag("--me", o->me, "only your own jobs (your token's user), as squeue --me")
+        ->excludes(user);
     sub->add_option("--project", o->project, "only this project's jobs");
     sub->add_option("--name", o->name, "only jobs of this name");
     sub->add_flag("-a,--all", o->all, "include finished jobs (the history, as sacct)");

@@ -233,9 +233,15 @@ int Jobs(const Connection& conn, const JobsOptions& o) {
   if (!columns) return Usage(columns.error());
   auto api = ApiClient::Connect(conn);
   if (!api) return Fail(api.error());
+  std::string user = o.user;
+  if (o.me) {
+    auto me = (*api)->WhoAmI();
+    if (!me) return Fail(me.error());
+    user = *me;
+  }
   auto listed =
       (*api)->ListJobs({.states = o.state.empty() && !history ? "pending,held,running" : o.state,
-                        .user = o.user,
+                        .user = user,
                         .project = o.project});
   if (!listed) return Fail(listed.error());
   std::vector<const Job*> jobs;

@@ -16,6 +16,7 @@ namespace baton::cli {
 struct JobsOptions {
   std::string state;    // comma-separated; default: pending,held,running (all with --all)
   std::string user;     // "" = everyone's
+  bool me = false;      // the token's own user's jobs (squeue --me)
   std::string project;  // "" = every project's
   std::string name;     // "" = any name; else exactly this one
   std::string since;    // jobs not ended before this (a time, see ParseTimeArg); implies --all

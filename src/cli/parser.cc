@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <iostream>
+#include <optional>
 
 namespace baton::cli {
 namespace {
@@ -61,6 +62,45 @@ class UsageFormatter : public CLI::Formatter {
   std::string usage_;
 };
 
+// Slurm's spellings of options Baton names otherwise, for `submit` and `run`: what to type.
+struct SlurmFlag {
+  const char* slurm;
+  const char* baton;
+};
+constexpr SlurmFlag kSlurmFlags[] = {
+    {"-N", "--nodes"},
+    {"-J", "--name"},
+    {"--job-name", "--name"},
+    {"-c", "--cpus"},
+    {"--cpus-per-task", "--cpus"},
+    {"--mem", "--memory"},
+    {"--gres", "--gpus (and --gpu-type): --gres=gpu:h100:2 is -g 2 --gpu-type h100"},
+    {"-A", "--project"},
+    {"--account", "--project"},
+    {"--partition", "--pool"},
+    {"--qos", "--priority (low, normal, high or critical)"},
+    {"-d", "--after (--after-any, --after-notok)"},
+    {"--dependency", "--after (--after-any, --after-notok)"},
+    {"-D", "--workdir"},
+    {"--chdir", "--workdir"},
+    {"--export", "--env NAME=VALUE"},
+    {"--requeue", "--retries N"},
+    {"-a", "--array"},
+    {"-n", "--process-per-gpu (one process per GPU)"},
+    {"--ntasks", "--process-per-gpu (one process per GPU)"},
+    {"--ntasks-per-node", "--process-per-gpu (one process per GPU)"},
+};
+
+// The long and short names of every option of `app` ("--gpus", "-g").
+std::vector<std::string> OptionNames(const CLI::App& app) {
+  std::vector<std::string> names;
+  for (const CLI::Option* o : app.get_options()) {
+    for (const std::string& n : o->get_lnames()) names.push_back("--" + n);
+    for (const std::string& n : o->get_snames()) names.push_back("-" + n);
+  }
+  return names;
+}
+
 }  // namespace
 
 CommandLine ReadCommandLine(int argc, char** argv) {
@@ -114,6 +154,23 @@ std::string ClosestWord(const std::string& word, const std::vector<std::string>&
   return "";
 }
 
+std::optional<std::string> UnknownOption(const CLI::App& command, const std::string& where,
+                                         const std::string& word) {
+  if (word.size() < 2 || word[0] != '-') return std::nullopt;
+  std::string name = word.substr(0, std::min(word.find('='), size_t{64}));
+  std::string line = "unknown option '" + name + "' for `" + where + "`";
+  if (where == "baton submit" || where == "baton run") {
+    for (const SlurmFlag& f : kSlurmFlags) {
+      if (name == f.slurm) return line + ": Slurm's " + name + " is " + f.baton + " in Baton";
+    }
+  }
+  if (std::string closest = ClosestWord(name, OptionNames(command)); !closest.empty())
+    return line + "; did you mean '" + closest + "'?";
+  bool takes_command = where == "baton submit" || where == "baton run";
+  return line + " (see `baton help" + where.substr(5) + "`" +
+         (takes_command ? "; the command goes after --" : "") + ")";
+}
+
 std::optional<int> RejectUnknownCommand(const CLI::App& app, const std::vector<std::string>& head) {
   size_t i = CommandIndex(head);
   if (i >= head.size() || head[i].empty() || head[i][0] == '-') return std::nullopt;
@@ -132,6 +189,22 @@ std::optional<int> ParseCommandLine(CLI::App& app, std::vector<std::string> head
     return app.exit(e);
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);  // `baton --version`: 0
+  } catch (const CLI::ExtrasError& e) {
+    // The command the words were given to, and the first of them that is an option.
+    const CLI::App* at = &app;
+    std::string where = "baton";
+    while (!at->get_subcommands().empty()) {
+      at = at->get_subcommands().front();
+      where += " " + at->get_name();
+    }
+    for (const std::string& word : at->remaining()) {
+      if (auto line = UnknownOption(*at, where, word)) {
+        std::cerr << "baton: " << *line << "\n";
+        return 2;
+      }
+    }
+    app.exit(e);
+    return 2;
   } catch (const CLI::ParseError& e) {
     app.exit(e);
     return 2;

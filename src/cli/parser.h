@@ -31,6 +31,12 @@ size_t CommandIndex(const std::vector<std::string>& head);
 // none is close enough to be what was meant.
 std::string ClosestWord(const std::string& word, const std::vector<std::string>& known);
 
+// What to say of an option `command` does not have (`where`: "baton submit"): Slurm's
+// spelling gets Baton's (for submit and run), a typo the closest option, else where to look.
+// Nothing when `word` is not an option (does not start with '-').
+std::optional<std::string> UnknownOption(const CLI::App& command, const std::string& where,
+                                         const std::string& word);
+
 // Before parsing: a command word `app` does not know gets "baton: unknown command 'sumbit'; did
 // you mean 'submit'?" on stderr and exit status 2. Nothing (parse on) otherwise.
 std::optional<int> RejectUnknownCommand(const CLI::App& app, const std::vector<std::string>& head);

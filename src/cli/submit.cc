@@ -132,7 +132,10 @@ Status ApplyResourceFlags(const SubmitFlags& f, const std::set<std::string>* giv
 Status ApplyTimeFlags(const SubmitFlags& f, const std::set<std::string>* given, JobSpec* spec) {
   auto use = [&](const char* flag) { return given == nullptr || given->count(flag) > 0; };
   if (use("--time") && !f.time.empty()) {
-    ASSIGN_OR_RETURN_STATUS(spec->time_limit, ParseDuration(f.time, "--time"));
+    // A number alone is minutes, as Slurm's --time reads it (the API's is seconds).
+    bool minutes = f.time.find_first_not_of("0123456789") == std::string::npos;
+    ASSIGN_OR_RETURN_STATUS(spec->time_limit,
+                            ParseDuration(minutes ? f.time + "m" : f.time, "--time"));
   }
   if (use("--signal") && !f.signal.empty()) {
     ASSIGN_OR_RETURN_STATUS(NoticeSignal notice, ParseNoticeSignal(f.signal, "--signal"));
@@ -439,7 +442,9 @@ void AddSpecFlags(CLI::App* sub, SubmitFlags& f, bool short_time = true) {
   sub->add_option("--project", f.project, "project to account the job to");
   sub->add_option("--pool", f.pool, "pool (partition)");
   sub->add_option("--name", f.name, "job name");
-  sub->add_option(short_time ? "-t,--time" : "--time", f.time, "time limit, e.g. 90s, 30m, 2h");
+  sub->add_option(short_time ? "-t,--time" : "--time", f.time,
+                  "time limit, e.g. 30m, 2h, 2:30:00, 1-12:00:00 (a number alone is minutes, as "
+                  "Slurm's)");
   sub->add_option("--grace", f.grace, "grace between SIGTERM and SIGKILL (default 30s)");
   sub->add_option("--output-limit", f.output_limit,
                   "the most output a node keeps, its first half and its last, e.g. 256MiB "
@@ -512,8 +517,7 @@ Result<std::vector<std::string>> CommandWords(CLI::App& sub, const std::string& 
   // CLI11 hands over an unknown option as the first word of the command: a typo such as
   // `--gpu 1` would become the job's program. No program's name starts with '-'.
   if (!command.empty() && command[0].size() > 1 && command[0][0] == '-') {
-    return Err(InvalidArgument(verb + ": unknown option \"" + command[0].substr(0, 64) +
-                               "\" (see `baton " + verb + " --help`; the command goes after --)"));
+    return Err(InvalidArgument(UnknownOption(sub, "baton " + verb, command[0]).value_or("")));
   }
   if (tail.has_value()) {
     if (!command.empty()) command.emplace_back("--");

@@ -1,8 +1,10 @@
 #include "core/time.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <ctime>
+#include <vector>
 
 namespace baton {
 namespace {
@@ -11,14 +13,58 @@ bool IsDigit(char c) { return c >= '0' && c <= '9'; }
 
 }  // namespace
 
+namespace {
+
+// Slurm's clock forms: "MM:SS", "HH:MM:SS", "D-HH", "D-HH:MM", "D-HH:MM:SS".
+Result<Duration> ParseClockDuration(std::string_view text, std::string_view field) {
+  auto bad = [&](std::string why) {
+    return Err(InvalidArgument(
+        std::string(field) + ": " + why + " (got \"" + std::string(text.substr(0, 64)) +
+        "\"; Slurm's forms are MM:SS, HH:MM:SS, D-HH, D-HH:MM, D-HH:MM:SS)"));
+  };
+  int64_t days = 0;
+  bool with_days = false;
+  if (size_t dash = text.find('-'); dash != std::string_view::npos) {
+    std::string_view d = text.substr(0, dash);
+    if (d.empty() || d.size() > 3 || !std::all_of(d.begin(), d.end(), IsDigit))
+      return bad("expected days before '-'");
+    for (char c : d) days = days * 10 + (c - '0');
+    text.remove_prefix(dash + 1);
+    with_days = true;
+  }
+  std::vector<int64_t> parts;
+  for (;;) {
+    size_t colon = text.find(':');
+    std::string_view part = text.substr(0, colon);
+    if (part.empty() || part.size() > 7 || !std::all_of(part.begin(), part.end(), IsDigit))
+      return bad("expected whole numbers between the ':'");
+    int64_t n = 0;
+    for (char c : part) n = n * 10 + (c - '0');
+    parts.push_back(n);
+    if (colon == std::string_view::npos) break;
+    text.remove_prefix(colon + 1);
+  }
+  if (parts.size() > 3) return bad("too many ':'");
+  // With days: hours[:minutes[:seconds]]. Without: minutes:seconds or hours:minutes:seconds.
+  static constexpr int64_t kHms[] = {3600, 60, 1};
+  const int64_t* unit = with_days || parts.size() == 3 ? kHms : kHms + 1;
+  int64_t seconds = days * 86400;
+  for (size_t i = 0; i < parts.size(); ++i) seconds += parts[i] * unit[i];
+  if (std::chrono::seconds(seconds) > kMaxDuration) return bad("longer than 366 days");
+  return Duration(seconds * 1000);
+}
+
+}  // namespace
+
 Result<Duration> ParseDuration(std::string_view text, std::string_view field) {
   auto bad = [&](std::string why) {
     return Err(InvalidArgument(std::string(field) + ": " + why + " (got \"" +
                                std::string(text.substr(0, 64)) +
-                               "\"; use seconds or forms like 90s, 30m, 2h, 1h30m)"));
+                               "\"; use seconds or forms like 90s, 30m, 2h, 1h30m, 2:30:00)"));
   };
   if (text.empty()) return bad("empty duration");
   if (text.size() > 32) return bad("duration too long");
+  if (text.find_first_of(":-") != std::string_view::npos) return ParseClockDuration(text, field);
   int64_t total_ms = 0;
   size_t i = 0;
   bool bare_number = true;

@@ -17,7 +17,8 @@ using TimePoint = std::chrono::time_point<std::chrono::system_clock, Duration>;
 inline constexpr Duration kMaxDuration = std::chrono::hours(24 * 366);
 
 // Parses "90", "90s", "30m", "2h", "1d", "1h30m", "500ms", "1.5h", "0.5d" (a bare number is
-// seconds; decimals are rounded to the millisecond).
+// seconds; decimals are rounded to the millisecond), and Slurm's clock forms "MM:SS",
+// "HH:MM:SS", "D-HH", "D-HH:MM", "D-HH:MM:SS".
 // Bounded to [0, kMaxDuration]; `field` names the input in the error message.
 Result<Duration> ParseDuration(std::string_view text, std::string_view field);
 

@@ -38,6 +38,32 @@ TEST(CliParser, AnUnknownCommandIsNamedWithTheClosestOne) {
   EXPECT_NE(help_typo.out.find("did you mean 'cancel'?"), std::string::npos) << help_typo.out;
 }
 
+// An option a command does not have: Slurm's spelling is translated, a typo gets the
+// closest option; nothing is sent (exit 2).
+TEST(CliParser, AnUnknownOptionGetsSlurmsTranslationOrTheClosestOne) {
+  TempDir dir;
+  BatonProcess baton(dir.path());
+  for (const auto& [args, said] : std::vector<std::pair<std::vector<std::string>, std::string>>{
+           {{"submit", "--gpu", "2", "--", "true"},
+            "baton: unknown option '--gpu' for `baton submit`; did you mean '--gpus'?"},
+           {{"submit", "-N", "2", "--", "true"},
+            "baton: unknown option '-N' for `baton submit`: Slurm's -N is --nodes in Baton"},
+           {{"submit", "--job-name=train", "--", "true"},
+            "baton: unknown option '--job-name' for `baton submit`: Slurm's --job-name is --name "
+            "in Baton"},
+           {{"run", "--account", "vision", "--", "true"},
+            "baton: unknown option '--account' for `baton run`: Slurm's --account is --project in "
+            "Baton"},
+           {{"jobs", "--usr", "alice"},
+            "baton: unknown option '--usr' for `baton jobs`; did you mean '--user'?"},
+       }) {
+    CliResult r = RunCli(baton, args);
+    EXPECT_EQ(r.exit_code, 2) << r.out;
+    EXPECT_EQ(r.out, said + "\n");
+  }
+  EXPECT_EQ(RunCli(baton, {"jobs"}).out.find("true"), std::string::npos) << "nothing was sent";
+}
+
 TEST(CliParser, HelpAndVersion) {
   TempDir dir;
   BatonProcess baton(dir.path());
@@ -189,6 +215,17 @@ TEST(CliParser, DecimalDurationsAndNegativeGpus) {
   ASSERT_EQ(sub.exit_code, 0) << sub.out;
   CliResult show = RunCli(baton, {"show", FirstLine(sub.out)});
   EXPECT_NE(show.out.find("1h30m"), std::string::npos) << show.out;
+  // As Slurm users type --time: a number alone is minutes, and the clock forms.
+  for (const auto& [typed, shown] : std::vector<std::pair<std::string, std::string>>{
+           {"30", "30m"}, {"2:30:00", "2h30m"}, {"1-00:00:00", "1d"}, {"45:30", "45m30s"}}) {
+    CliResult t = RunCli(baton, {"submit", "--hold", "-t", typed, "--", "true"});
+    ASSERT_EQ(t.exit_code, 0) << t.out;
+    std::string shown_job = RunCli(baton, {"show", FirstLine(t.out)}).out;
+    size_t at = shown_job.find("time limit");
+    ASSERT_NE(at, std::string::npos) << shown_job;
+    std::string limit_line = shown_job.substr(at, shown_job.find('\n', at) - at);
+    EXPECT_TRUE(limit_line.ends_with(" " + shown)) << typed << ": " << limit_line;
+  }
   CliResult neg = RunCli(baton, {"submit", "-g", "-1", "--", "true"});
   EXPECT_EQ(neg.exit_code, 2) << neg.out;
   EXPECT_NE(neg.out.find("GPUs must be positive"), std::string::npos) << neg.out;
@@ -415,6 +452,16 @@ TEST(CliHistory, JobsAllFiltersByWindowUserProjectStateAndName) {
   EXPECT_NE(bad_column.out.find("unknown column 'bogus' (valid: id, name,"), std::string::npos)
       << bad_column.out;
   EXPECT_TRUE(EveryLineSaysBaton(bad_column.out)) << bad_column.out;
+  // --me: the token's own user's jobs, as squeue --me.
+  CliResult made = RunCli(baton, {"token", "create", "--user", "nobody"});
+  ASSERT_EQ(made.exit_code, 0) << made.out;
+  const std::string nobody = FirstLine(made.out);
+  CliResult theirs = RunCliWithToken(baton, nobody, {"submit", "--hold", "--", "true"});
+  ASSERT_EQ(theirs.exit_code, 0) << theirs.out;
+  EXPECT_EQ(Ids(RunCliWithToken(baton, nobody, {"jobs", "--me"}).out),
+            std::vector<std::string>{FirstLine(theirs.out)});
+  EXPECT_EQ(Ids(RunCli(baton, {"jobs", "--me"}).out), std::vector<std::string>{held});
+  EXPECT_EQ(RunCli(baton, {"jobs", "--me", "--user", "nobody"}).exit_code, 2);
 }
 
 TEST(CliWait, ARangeIsWaitedForInOneListingARoundAndItsFailuresNamed) {

@@ -233,7 +233,7 @@ TEST(Cli, TheTourWorks) {
   EXPECT_NE(invalid.out.find("gpus"), std::string::npos) << invalid.out;
   CliResult typo = RunCli(baton, {"submit", "--gpu", "1", "python", "train.py"});
   EXPECT_EQ(typo.exit_code, 2) << typo.out;  // not a job whose program is "--gpu"
-  EXPECT_NE(typo.out.find("unknown option \"--gpu\""), std::string::npos) << typo.out;
+  EXPECT_NE(typo.out.find("unknown option '--gpu'"), std::string::npos) << typo.out;
   CliResult missing = RunCli(baton, {"show", "999999"});
   EXPECT_EQ(missing.exit_code, 1);
   EXPECT_NE(missing.out.find("999999"), std::string::npos) << missing.out;

@@ -46,6 +46,22 @@ TEST(Duration, AcceptsDecimals) {
   }
 }
 
+// Issue 38: Slurm's clock forms, as sbatch --time and scripts write them.
+TEST(Duration, ReadsSlurmsClockForms) {
+  EXPECT_EQ(*ParseDuration("30:00", "t"), minutes(30));              // MM:SS
+  EXPECT_EQ(*ParseDuration("90:30", "t"), seconds(90 * 60 + 30));    // minutes past 59
+  EXPECT_EQ(*ParseDuration("2:30:00", "t"), minutes(150));           // HH:MM:SS
+  EXPECT_EQ(*ParseDuration("1-12", "t"), hours(36));                 // D-HH
+  EXPECT_EQ(*ParseDuration("1-00:30", "t"), minutes(24 * 60 + 30));  // D-HH:MM
+  EXPECT_EQ(*ParseDuration("2-00:00:01", "t"), seconds(2 * 86400 + 1));
+  for (const char* bad : {"1:2:3:4", ":30", "30:", "1-", "-1", "a-12", "1:x", "1--2", "367-00",
+                          "9999-00", "1-2-3", "1.5:00"}) {
+    auto d = ParseDuration(bad, "time_limit");
+    ASSERT_FALSE(d.has_value()) << bad;
+    EXPECT_NE(d.error().message().find("time_limit: "), std::string::npos) << d.error().message();
+  }
+}
+
 TEST(Duration, BareNumberIsSeconds) { EXPECT_EQ(*ParseDuration("5", "t"), seconds(5)); }
 
 TEST(Duration, BoundedAbove) {

@@ -290,6 +290,13 @@ def _check_submit(args):
         raise Usage("no command: use `baton-py submit [OPTIONS] -- COMMAND [ARGS...]`")
     args.command = command
     args.gpus = parse_gpus(args.gpus)
+    # As `baton submit` reads them, after Slurm: a number alone is minutes for --time, MiB for a memory size.
+    if args.time and args.time.isdigit() and args.time.isascii():
+        args.time += "m"
+    if args.memory and re.fullmatch(r"[0-9.]+", args.memory):
+        args.memory += "MiB"
+    if args.gpu_memory and re.fullmatch(r"[0-9.]+", args.gpu_memory):
+        args.gpu_memory += "MiB"
     for value, field, check in ((args.time, "--time", parse_duration), (args.grace, "--grace", parse_duration),
                                 (args.gpu_memory, "--gpu-memory", parse_size), (args.memory, "--memory", parse_size),
                                 (args.signal, "--signal", check_signal)):

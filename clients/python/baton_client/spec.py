@@ -45,14 +45,42 @@ def _digits(text, i):
     return j
 
 
-def parse_duration(text, field):
-    """Milliseconds, as the CLI's ParseDuration reads "90", "90s", "30m", "2h", "1h30m", "1.5h", "500ms"."""
+def _parse_clock(text, field):
+    """Slurm's clock forms, as the CLI's ParseDuration: "MM:SS", "HH:MM:SS", "D-HH", "D-HH:MM", "D-HH:MM:SS"."""
     def bad(why):
-        return ValueError('%s: %s (got "%s"; use seconds or forms like 90s, 30m, 2h, 1h30m)' % (field, why, text[:64]))
+        return ValueError('%s: %s (got "%s"; Slurm\'s forms are MM:SS, HH:MM:SS, D-HH, D-HH:MM, D-HH:MM:SS)'
+                          % (field, why, text[:64]))
+    rest, days, with_days = text, 0, False
+    if "-" in rest:
+        d, rest = rest.split("-", 1)
+        if not d or len(d) > 3 or not d.isdigit() or not d.isascii():
+            raise bad("expected days before '-'")
+        days, with_days = int(d), True
+    parts = rest.split(":")
+    for part in parts:
+        if not part or len(part) > 7 or not part.isdigit() or not part.isascii():
+            raise bad("expected whole numbers between the ':'")
+    if len(parts) > 3:
+        raise bad("too many ':'")
+    units = (3600, 60, 1) if with_days or len(parts) == 3 else (60, 1)
+    seconds = days * 86400 + sum(int(p) * u for p, u in zip(parts, units))
+    if seconds * 1000 > _MAX_DURATION_MS:
+        raise bad("longer than 366 days")
+    return seconds * 1000
+
+
+def parse_duration(text, field):
+    """Milliseconds, as the CLI's ParseDuration reads "90", "90s", "30m", "2h", "1h30m", "1.5h", "500ms", and
+    Slurm's "MM:SS", "HH:MM:SS", "D-HH", "D-HH:MM", "D-HH:MM:SS"."""
+    def bad(why):
+        return ValueError('%s: %s (got "%s"; use seconds or forms like 90s, 30m, 2h, 1h30m, 2:30:00)'
+                          % (field, why, text[:64]))
     if not text:
         raise bad("empty duration")
     if len(text) > 32:
         raise bad("duration too long")
+    if ":" in text or "-" in text:
+        return _parse_clock(text, field)
     total, i, bare = 0, 0, True
     while i < len(text):
         j = _digits(text, i)

@@ -215,6 +215,22 @@ def test_many_at_once_picks_from_the_listed_jobs(fake):
 
 # ---- against the real server, beside `baton` ----
 
+def test_slurms_bare_numbers_and_clock_times_read_alike(server):
+    """-t 30 is 30 minutes and --memory 4000 is 4000 MiB (as Slurm's --time and --mem), 2:30:00 and 1-12 are
+    Slurm's clock forms: the same job from baton and baton-py."""
+    c = Client(server["url"], server["token"], ca=server["ca"])
+    for flags, limit_s, memory in ((["-t", "30", "--memory", "4000"], 1800, 4000 << 20),
+                                   (["-t", "2:30:00", "--memory", "1.5"], 9000, 3 << 19),
+                                   (["-t", "1-12"], 129600, 0)):
+        code, out, err = cli(server, "submit", "--hold", *flags, "--", "true")
+        assert code == 0, err
+        code, pyout, err = pycli(server, "submit", "--hold", *flags, "--", "true")
+        assert code == 0, err
+        for job in (c.show(int(out)), c.show(int(pyout))):
+            assert job["time_limit_s"] == limit_s, (flags, job)
+            assert job["resources"]["memory_bytes"] == memory, (flags, job)
+
+
 def test_all_fields_give_the_same_job_as_baton_submit(server):
     c = Client(server["url"], server["token"], ca=server["ca"])
     first = c.submit(["true"])["id"]
