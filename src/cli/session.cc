@@ -110,14 +110,24 @@ std::string RunLogTail(ApiClient& api, const std::string& id) {
   return log->size() > 2000 ? log->substr(log->size() - 2000) : *log;
 }
 
-// The job once it has ended (its agent reports the end just after the session closes).
-int FinalExitCode(ApiClient& api, const std::string& id) {
-  for (int i = 0; i < 600; ++i) {
-    auto job = api.GetJob(id);
-    if (!job) return Fail(job.error());
-    if (IsTerminal(job->state)) return ExitCodeOf(*job);
+// The job once it has ended, if it ends within `wait` (nullopt when it has not).
+Result<std::optional<Job>> EndedWithin(ApiClient& api, const std::string& id,
+                                       std::chrono::milliseconds wait) {
+  auto until = std::chrono::steady_clock::now() + wait;
+  for (;;) {
+    ASSIGN_OR_RETURN(Job job, api.GetJob(id));
+    if (IsTerminal(job.state)) return std::optional<Job>(std::move(job));
+    if (std::chrono::steady_clock::now() >= until) return std::optional<Job>();
     usleep(50'000);
   }
+}
+
+// The job's exit code once it has ended (its agent reports the end just after the session
+// closes).
+int FinalExitCode(ApiClient& api, const std::string& id) {
+  auto job = EndedWithin(api, id, std::chrono::seconds(30));
+  if (!job) return Fail(job.error());
+  if (*job) return ExitCodeOf(**job);
   Say("job " + id + " has not ended yet");
   return 1;
 }
@@ -221,18 +231,6 @@ Ending TerminalLoop(int tunnel, std::string early, const Signals& signals, bool*
   }
 }
 
-// The job once it has ended, if it ends within `wait`.
-std::optional<Job> EndedWithin(ApiClient& api, const std::string& id,
-                               std::chrono::milliseconds wait) {
-  auto until = std::chrono::steady_clock::now() + wait;
-  for (;;) {
-    auto job = api.GetJob(id);
-    if (job && IsTerminal(job->state)) return std::move(*job);
-    if (std::chrono::steady_clock::now() >= until) return std::nullopt;
-    usleep(50'000);
-  }
-}
-
 // A session's agent reports the job's end within a second or two of the session closing.
 constexpr auto kEndReported = std::chrono::seconds(10);
 
@@ -255,9 +253,9 @@ int TerminalSession(const Connection& conn, ApiClient& api, const std::string& i
   if (end == Ending::kLost && !heard) {
     // A command that ended before this client attached (`baton run -it -- ls`): its terminal's
     // output is in its log, its exit code in the job.
-    if (auto job = EndedWithin(api, id, kEndReported)) {
+    if (auto job = EndedWithin(api, id, kEndReported); job && *job) {
       if (int code = Logs(conn, id, true, ""); code != 0) return code;
-      return ExitCodeOf(*job);
+      return ExitCodeOf(**job);
     }
   }
   if (end == Ending::kLost) {
