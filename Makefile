@@ -4,7 +4,7 @@
 .PHONY: up test chaos build binaries asan bench fuzz golden quality deps format clean
 
 FUZZ_SECONDS ?= 60
-FUZZ_TARGETS := job_spec yaml quantity protocol trace network
+FUZZ_TARGETS := job_spec yaml quantity protocol trace network slurm
 
 JOBS ?= $(shell nproc)
 GEN := $(shell command -v ninja >/dev/null 2>&1 && echo "-G Ninja")

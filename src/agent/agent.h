@@ -224,6 +224,9 @@ class Agent {
   static std::vector<std::string> FindRuntimes();
   Status InImage(const LaunchOrder& order, ProcessSpec* spec);
   // The launch's working directory and Python environment, or why it cannot run here.
+  // A batch script's first node runs it through baton-slurm's batch host, its other nodes the
+  // step server; jobs with slurm_env get srun and scontrol (agent_launch.cc).
+  Status PlaceBatch(const LaunchOrder& order, ProcessSpec* spec);
   Status PlaceLaunch(const LaunchOrder& order, const std::optional<UnixUser>& user,
                      ProcessSpec* spec);
   // The job's copy of its code snapshot (its working directory), or why there is none.

@@ -11,6 +11,7 @@
 #include <set>
 
 #include "agent/agent.h"
+#include "core/hostlist.h"
 #include "core/log.h"
 #include "core/quantity.h"
 
@@ -24,6 +25,87 @@ constexpr int kNvidiaMajor = 195;
 std::string GetEnv(const char* key, const char* fallback) {
   const char* v = std::getenv(key);
   return v != nullptr ? v : fallback;
+}
+
+// baton-slurm (srun, scontrol, a batch script's step server), installed beside this program.
+std::string SlurmTool() {
+  std::error_code ec;
+  fs::path self = fs::read_symlink("/proc/self/exe", ec);
+  return ec ? "baton-slurm" : (self.parent_path() / "baton-slurm").string();
+}
+
+// DATA/slurm-bin: `srun` and `scontrol` for jobs with slurm_env, links to baton-slurm; the
+// agent's, read and entered by all (0755), as the programs it links to.
+Status MakeSlurmBin(const std::string& dir) {
+  std::string tool = SlurmTool();
+  if (access(tool.c_str(), X_OK) != 0)
+    return Unavailable(tool + " is missing (it is built and installed beside baton)");
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) return Unavailable(dir + ": " + ec.message());
+  fs::permissions(dir, fs::perms(0755), ec);
+  for (const char* name : {"srun", "scontrol"}) {
+    fs::path link = fs::path(dir) / name;
+    if (fs::read_symlink(link, ec) == tool && !ec) continue;
+    fs::path staged = fs::path(dir) / (std::string(".") + name + ".new");
+    fs::remove(staged, ec);
+    fs::create_symlink(tool, staged, ec);
+    if (!ec) fs::rename(staged, link, ec);
+    if (ec) return Unavailable(link.string() + ": " + ec.message());
+  }
+  return Status::Ok();
+}
+
+// What a job written for Slurm reads (docs/slurm.md): the SLURM_* variables of its job, its
+// node and, for the process this node starts, its task.
+void AddSlurmEnvironment(const LaunchOrder& order, const std::string& node,
+                         std::map<std::string, std::string>* env) {
+  auto& e = *env;
+  std::vector<std::string> names;
+  for (size_t i = 0; i <= order.nodelist.size();) {
+    size_t j = std::min(order.nodelist.find(',', i), order.nodelist.size());
+    if (j > i) names.push_back(order.nodelist.substr(i, j - i));
+    i = j + 1;
+  }
+  if (names.empty()) names.push_back(node);
+  std::string list = CompressHostList(names);
+  const int per_node = order.tasks_per_node > 0 ? order.tasks_per_node : order.processes;
+  const int nodes = std::max(order.num_nodes, 1);
+  const std::string id = order.job.ToString();
+  e["SLURM_JOB_ID"] = id;
+  e["SLURM_JOBID"] = id;
+  e["SLURM_JOB_NAME"] = order.name;
+  e["SLURM_JOB_USER"] = order.user;
+  e["SLURM_CLUSTER_NAME"] = "baton";
+  e["SLURM_JOB_NODELIST"] = list;
+  e["SLURM_NODELIST"] = list;
+  e["SLURM_NNODES"] = std::to_string(nodes);
+  e["SLURM_JOB_NUM_NODES"] = std::to_string(nodes);
+  e["SLURM_NODEID"] = std::to_string(order.node_rank);
+  e["SLURMD_NODENAME"] = node;
+  e["SLURM_NTASKS"] = std::to_string(nodes * per_node);
+  e["SLURM_NPROCS"] = e["SLURM_NTASKS"];
+  e["SLURM_NTASKS_PER_NODE"] = std::to_string(per_node);
+  e["SLURM_TASKS_PER_NODE"] =
+      std::to_string(per_node) + (nodes > 1 ? "(x" + std::to_string(nodes) + ")" : "");
+  // The script itself (a batch job's first node) is task 0; a job run on each node is one task
+  // per node (or per process).
+  e["SLURM_PROCID"] = std::to_string(order.batch ? 0 : order.rank_offset);
+  e["SLURM_LOCALID"] = "0";
+  e["SLURM_GPUS_ON_NODE"] = std::to_string(order.gpus.size());
+  e["SLURM_GPUS_PER_NODE"] = std::to_string(order.gpus.size());
+  if (!order.gpus.empty()) e["SLURM_JOB_GPUS"] = e["CUDA_VISIBLE_DEVICES"];
+  if (order.cpus > 0) {
+    e["SLURM_CPUS_ON_NODE"] = std::to_string(order.cpus);
+    e["SLURM_CPUS_PER_TASK"] = std::to_string(std::max(1, order.cpus / std::max(1, per_node)));
+  }
+  if (order.memory_bytes > 0) e["SLURM_MEM_PER_NODE"] = std::to_string(order.memory_bytes >> 20);
+  e["SLURM_RESTART_COUNT"] = std::to_string(order.attempt);
+  if (order.array_id.value != 0) {
+    e["SLURM_ARRAY_JOB_ID"] = order.array_id.ToString();
+    e["SLURM_ARRAY_TASK_ID"] = std::to_string(order.array_index);
+  }
+  if (!order.workdir.empty()) e["SLURM_SUBMIT_DIR"] = order.workdir;
 }
 
 }  // namespace
@@ -61,6 +143,8 @@ void Agent::Launch(const LaunchOrder& order, TimePoint now) {
     user = *found;
   }
   if (Status st = PlaceLaunch(order, user, &spec); !st.ok())
+    return FailLaunch(std::move(job), 127, "node " + options_.name + ": " + st.message());
+  if (Status st = PlaceBatch(order, &spec); !st.ok())
     return FailLaunch(std::move(job), 127, "node " + options_.name + ": " + st.message());
   spec.processes = order.processes;
   spec.rank0 = order.rank_offset;
@@ -108,6 +192,37 @@ void Agent::Launch(const LaunchOrder& order, TimePoint now) {
   pending_events_.push_back(started);
   job.start_reported = true;
   jobs_[Key(order.job, order.attempt)] = std::move(job);
+}
+
+// A batch script (LaunchOrder::batch) runs on its first node, through baton-slurm's batch
+// host where it writes output files or has other nodes to end; the other nodes run its step
+// server. A job with slurm_env finds srun and scontrol in DATA/slurm-bin.
+Status Agent::PlaceBatch(const LaunchOrder& order, ProcessSpec* spec) {
+  if (order.slurm_env) {
+    if (Status st = MakeSlurmBin(options_.data_dir + "/slurm-bin"); !st.ok()) {
+      std::string line = "baton: warning: srun and scontrol are not here: " + st.message() + "\n";
+      if (Status a = env_.AppendFile(JobDir(order.job) + "/output.log", line); !a.ok())
+        LogWarn(a.message(), Context(order.job));
+    }
+  }
+  if (!order.batch) return Status::Ok();
+  bool several = order.num_nodes > 1 && order.step_port > 0;
+  if (order.node_rank > 0) {
+    if (!several) return Status::Ok();
+    spec->argv = {SlurmTool(), "--step-server"};
+  } else if (several || !order.output_file.empty() || !order.error_file.empty()) {
+    std::vector<std::string> argv = {SlurmTool(), "--batch-host"};
+    if (!order.output_file.empty()) argv.insert(argv.end(), {"-o", order.output_file});
+    if (!order.error_file.empty()) argv.insert(argv.end(), {"-e", order.error_file});
+    argv.push_back("--");
+    argv.insert(argv.end(), spec->argv.begin(), spec->argv.end());
+    spec->argv = std::move(argv);
+  } else {
+    return Status::Ok();
+  }
+  if (access(spec->argv[0].c_str(), X_OK) != 0)
+    return Unavailable(spec->argv[0] + " is missing (it is built and installed beside baton)");
+  return Status::Ok();
 }
 
 // --venv DIR: its bin/ first on PATH and VIRTUAL_ENV set, as `source DIR/bin/activate` does;
@@ -207,12 +322,32 @@ std::map<std::string, std::string> Agent::JobEnvironment(const LaunchOrder& orde
                 std::to_string(order.master_port > 0 ? order.master_port
                                                      : 29500 + order.job.value % 10000));
     int world = std::max(order.world_size, order.num_nodes);
-    env["WORLD_SIZE"] = std::to_string(world);
-    env["RANK"] = std::to_string(order.world_size > 1 ? order.rank_offset : order.node_rank);
-    env["NODE_RANK"] = std::to_string(order.node_rank);
-    env["LOCAL_RANK"] = "0";
-    env["LOCAL_WORLD_SIZE"] = std::to_string(order.processes);
-    env["GROUP_RANK"] = std::to_string(order.node_rank);
+    // A batch script's ranks are its srun's tasks' (SLURM_PROCID), as under Slurm: the script
+    // passes no rank of its own to what it starts.
+    if (!order.batch) {
+      env["WORLD_SIZE"] = std::to_string(world);
+      env["RANK"] = std::to_string(order.world_size > 1 ? order.rank_offset : order.node_rank);
+      env["NODE_RANK"] = std::to_string(order.node_rank);
+      env["LOCAL_RANK"] = "0";
+      env["LOCAL_WORLD_SIZE"] = std::to_string(order.processes);
+      env["GROUP_RANK"] = std::to_string(order.node_rank);
+    }
+  }
+  if (order.batch && order.step_port > 0) {
+    // Where srun reaches this job's other nodes (the first node), or listens (the others).
+    env["BATON_STEP_PORT"] = std::to_string(order.step_port);
+    env["BATON_STEP_KEY"] = order.step_key;
+    if (order.node_rank == 0) {
+      std::string addrs;
+      for (const std::string& a : order.node_addrs) addrs += (addrs.empty() ? "" : ",") + a;
+      env["BATON_STEP_ADDRS"] = addrs;
+    } else if (static_cast<size_t>(order.node_rank) < order.node_addrs.size()) {
+      env["BATON_STEP_BIND"] = order.node_addrs[static_cast<size_t>(order.node_rank)];
+    }
+  }
+  if (order.slurm_env) {
+    AddSlurmEnvironment(order, options_.name, &env);
+    env["PATH"] = options_.data_dir + "/slurm-bin:" + env["PATH"];
   }
 
   return env;

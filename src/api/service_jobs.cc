@@ -7,6 +7,7 @@
 #include "codec/json_codec.h"
 #include "core/node.h"
 #include "core/resubmit.h"
+#include "core/text.h"
 
 namespace baton::api {
 
@@ -22,6 +23,16 @@ static bool IsYaml(std::string_view content_type) {
 }
 
 void Service::SubmitOne(Call c) { Submit(std::move(c), false); }
+
+namespace {
+
+// A secret for each batch script, which its srun shows its nodes' step servers (Job::step_key).
+void AddStepKeys(control::SubmitJobs* submit) {
+  for (const JobSpec& spec : submit->specs)
+    submit->step_keys.push_back(spec.batch ? RandomHex(16) : "");
+}
+
+}  // namespace
 
 void Service::SubmitBatch(Call c) { Submit(std::move(c), true); }
 
@@ -59,6 +70,7 @@ void Service::Submit(Call c, bool batch) {
                           " here (upload it with POST /v1/code; baton submit --code DIR does)")));
     }
   }
+  AddStepKeys(&submit);
   Run(std::move(submit), std::move(c.respond), [batch](control::Reply& r) {
     int status = r.created ? 201 : 200;
     if (!batch) return Json(status, codec::EncodeJob(r.jobs.at(0)));
@@ -136,6 +148,7 @@ void Service::Resubmit(Call c) {
         }
         control::SubmitJobs submit{.caller = CallerOf(who), .idempotency_key = key};
         submit.specs.push_back(ResubmitSpec(job));
+        AddStepKeys(&submit);
         Run(std::move(submit), std::move(respond), [](control::Reply& done) {
           return Json(done.created ? 201 : 200, codec::EncodeJob(done.jobs.at(0)));
         });

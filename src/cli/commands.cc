@@ -38,8 +38,9 @@ namespace {
 std::string CommandText(const JobSpec& spec) {
   if (spec.shell && spec.command.size() == 1) return spec.command[0] + "  (run by /bin/sh -c)";
   std::string out;
-  for (const std::string& a : spec.command) {
-    bool plain = !a.empty() && a.find_first_of(" \t\n'\"\\$`;|&<>(){}*?!#~") == std::string::npos;
+  for (const std::string& a : ShownCommand(spec)) {
+    bool plain = a.starts_with("<script: ") ||
+                 (!a.empty() && a.find_first_of(" \t\n'\"\\$`;|&<>(){}*?!#~") == std::string::npos);
     std::string word = a;
     if (!plain) {
       word = "'";
@@ -342,6 +343,8 @@ int Nodes(const Connection& conn, bool json) {
       ++drained;
       if (note.empty()) note = "GPU " + std::to_string(g) + ": " + n.gpu_drain_reasons[g];
     }
+    // Its agent runs no job of root's (no --allow-root-jobs): said, as the scheduler skips it.
+    if (n.info.refuses_root_jobs) note += (note.empty() ? "" : "; ") + std::string("no root jobs");
     std::string model = n.info.gpus.empty() ? "-" : n.info.gpus[0].model;
     t.Add({n.info.name, n.state, n.info.pool, std::to_string(n.info.gpus.size()), model,
            std::to_string(busy), std::to_string(drained), std::to_string(n.info.cpus),

@@ -7,6 +7,7 @@
 #include "cli/history.h"
 #include "cli/submit.h"
 #include "cli/table.h"
+#include "cli/views.h"
 #include "codec/json_codec.h"
 
 namespace baton::cli {
@@ -24,7 +25,7 @@ std::string LocalMinute(TimePoint t) {
 
 std::string CommandText(const Job& j) {
   std::string text;
-  for (const std::string& word : j.spec.command) text += (text.empty() ? "" : " ") + word;
+  for (const std::string& word : ShownCommand(j.spec)) text += (text.empty() ? "" : " ") + word;
   return text.size() > 60 ? text.substr(0, 57) + "..." : text;
 }
 

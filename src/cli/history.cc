@@ -89,7 +89,7 @@ const std::vector<Column>& Columns() {
       {"command", "COMMAND",
        [](const Job& j, TimePoint) {
          std::string cmd;
-         for (const auto& a : j.spec.command) cmd += (cmd.empty() ? "" : " ") + a;
+         for (const auto& a : ShownCommand(j.spec)) cmd += (cmd.empty() ? "" : " ") + a;
          return cmd;
        }},
   };

@@ -63,32 +63,15 @@ class UsageFormatter : public CLI::Formatter {
 };
 
 // Slurm's spellings of options Baton names otherwise, for `submit` and `run`: what to type.
+// (Most of Slurm's are Baton's too: -N, -J, --mem, --gres, -d... are accepted as they are.)
 struct SlurmFlag {
   const char* slurm;
   const char* baton;
 };
 constexpr SlurmFlag kSlurmFlags[] = {
-    {"-N", "--nodes"},
-    {"-J", "--name"},
-    {"--job-name", "--name"},
-    {"-c", "--cpus"},
-    {"--cpus-per-task", "--cpus"},
-    {"--mem", "--memory"},
-    {"--gres", "--gpus (and --gpu-type): --gres=gpu:h100:2 is -g 2 --gpu-type h100"},
-    {"-A", "--project"},
-    {"--account", "--project"},
-    {"--partition", "--pool"},
-    {"--qos", "--priority (low, normal, high or critical)"},
-    {"-d", "--after (--after-any, --after-notok)"},
-    {"--dependency", "--after (--after-any, --after-notok)"},
-    {"-D", "--workdir"},
-    {"--chdir", "--workdir"},
+    {"-a", "--array"},
     {"--export", "--env NAME=VALUE"},
     {"--requeue", "--retries N"},
-    {"-a", "--array"},
-    {"-n", "--process-per-gpu (one process per GPU)"},
-    {"--ntasks", "--process-per-gpu (one process per GPU)"},
-    {"--ntasks-per-node", "--process-per-gpu (one process per GPU)"},
 };
 
 // The long and short names of every option of `app` ("--gpus", "-g").

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
@@ -11,10 +12,12 @@
 #include <set>
 #include <sstream>
 #include <tuple>
+#include <utility>
 
 #include "cli/actions.h"
 #include "cli/code.h"
 #include "cli/parser.h"
+#include "cli/sbatch.h"
 #include "cli/session.h"
 #include "codec/json_codec.h"
 #include "core/quantity.h"
@@ -93,7 +96,13 @@ struct SubmitFlags {
   int64_t seq = 0, batch = 0;
   std::vector<std::string> env;
   bool preemptible = false, hold = false, json = false, process_per_gpu = false, singleton = false;
-  std::set<std::string> given;  // the flags typed, by long name ("--gpus")
+  // Slurm's spellings of a job's size, and a batch script's (cli/sbatch.h).
+  std::string gpus_per_node, gpus_per_task, mem_per_gpu, mem_per_cpu, output, error, wrap, gres,
+      dependency;
+  int ntasks = 0, tasks_per_node = 0, cpus_per_task = 0;
+  bool batch_script = false;
+  std::set<std::string> given;     // the flags typed, by long name ("--gpus")
+  std::vector<std::string> typed;  // the spec flags typed, as words ("--gpus", "2")
 };
 
 // Sets the fields of `spec` that the flags give: every flag (its default when not typed) when
@@ -104,6 +113,46 @@ struct SubmitFlags {
 Result<int64_t> ParseMemoryFlag(std::string text, std::string_view flag) {
   if (!text.empty() && text.find_first_not_of("0123456789.") == std::string::npos) text += "MiB";
   return ParseSize(text, flag);
+}
+
+// Slurm's sizes per node, per task, per GPU and per CPU, in the job's totals: --gpus-per-node
+// [TYPE:]N (N x its nodes, one unless given), --gpus-per-task, --ntasks, --ntasks-per-node,
+// --cpus-per-task, --mem-per-gpu, --mem-per-cpu.
+Status ApplyPerNodeFlags(const SubmitFlags& f, const std::set<std::string>* given, JobSpec* spec) {
+  auto use = [&](const char* flag) { return given == nullptr || given->count(flag) > 0; };
+  Resources& r = spec->resources;
+  auto nodes = [&] { return std::max(r.nodes, 1); };
+  if (use("--ntasks") && f.ntasks > 0) spec->tasks_per_node = (f.ntasks + nodes() - 1) / nodes();
+  if (use("--ntasks-per-node") && f.tasks_per_node > 0) spec->tasks_per_node = f.tasks_per_node;
+  std::string gres;
+  if (use("--gres") && !f.gres.empty()) {
+    ASSIGN_OR_RETURN_STATUS(gres, GresGpus(f.gres));
+  }
+  for (const auto& [flag, text, per] :
+       {std::tuple{"--gres", &std::as_const(gres), 1},
+        std::tuple{"--gpus-per-node", &f.gpus_per_node, 1},
+        std::tuple{"--gpus-per-task", &f.gpus_per_task, std::max(spec->tasks_per_node, 1)}}) {
+    if (!use(flag) || text->empty()) continue;
+    std::string count = *text;
+    if (size_t colon = count.rfind(':'); colon != std::string::npos) {
+      r.gpu_type = count.substr(0, colon);
+      count = count.substr(colon + 1);
+    }
+    ASSIGN_OR_RETURN_STATUS(int64_t milli, ParseMilli(count, flag, SpecLimits::kMaxMilliGpus));
+    if (r.nodes == 0) r.nodes = 1;
+    r.milli_gpus = milli * per * r.nodes;
+  }
+  if (use("--cpus-per-task") && f.cpus_per_task > 0)
+    r.cpus = f.cpus_per_task * std::max(spec->tasks_per_node, 1);
+  if (use("--mem-per-gpu") && !f.mem_per_gpu.empty()) {
+    ASSIGN_OR_RETURN_STATUS(int64_t each, ParseMemoryFlag(f.mem_per_gpu, "--mem-per-gpu"));
+    r.memory_bytes = each * std::max<int64_t>(1, r.milli_gpus / 1000 / nodes());
+  }
+  if (use("--mem-per-cpu") && !f.mem_per_cpu.empty()) {
+    ASSIGN_OR_RETURN_STATUS(int64_t each, ParseMemoryFlag(f.mem_per_cpu, "--mem-per-cpu"));
+    r.memory_bytes = each * std::max(r.cpus, 1);
+  }
+  return Status::Ok();
 }
 
 Status ApplyResourceFlags(const SubmitFlags& f, const std::set<std::string>* given, JobSpec* spec) {
@@ -126,7 +175,7 @@ Status ApplyResourceFlags(const SubmitFlags& f, const std::set<std::string>* giv
   }
   if (use("--nodes")) spec->resources.nodes = f.nodes;
   if (use("--cpus")) spec->resources.cpus = f.cpus;
-  return Status::Ok();
+  return ApplyPerNodeFlags(f, given, spec);
 }
 
 Status ApplyTimeFlags(const SubmitFlags& f, const std::set<std::string>* given, JobSpec* spec) {
@@ -226,6 +275,21 @@ Status ApplyFlags(const SubmitFlags& f, const std::set<std::string>* given, JobS
     for (int64_t id : *from) to->push_back(JobId{id});
   }
   if (use("--singleton")) spec->singleton = f.singleton;
+  if (use("--dependency") && !f.dependency.empty()) {
+    // Slurm's -d: its lists replace those given with --after, --after-any, --after-notok.
+    ASSIGN_OR_RETURN_STATUS(std::vector<std::string> words, Dependencies(f.dependency));
+    for (size_t i = 0; i < words.size(); ++i) {
+      if (words[i] == "--singleton") {
+        spec->singleton = true;
+        continue;
+      }
+      auto& to = words[i] == "--after"       ? spec->after
+                 : words[i] == "--after-any" ? spec->after_any
+                                             : spec->after_notok;
+      std::stringstream ids(words[++i]);
+      for (std::string id; std::getline(ids, id, ',');) to.push_back(JobId{std::stoll(id)});
+    }
+  }
   if (use("--array")) spec->array = f.array;
   if (use("--schedule")) spec->schedule = f.schedule;
   if (use("--venv")) {
@@ -254,6 +318,9 @@ Status ApplyFlags(const SubmitFlags& f, const std::set<std::string>* given, JobS
   if (use("--preemptible")) spec->preemptible = f.preemptible;
   if (use("--process-per-gpu")) spec->process_per_gpu = f.process_per_gpu;
   if (use("--hold")) spec->hold = f.hold;
+  if (use("--output")) spec->output_file = f.output;
+  if (use("--error")) spec->error_file = f.error;
+  if (use("--batch-script") && f.batch_script) spec->batch = spec->slurm_env = true;
   return Status::Ok();
 }
 
@@ -286,6 +353,62 @@ Result<std::vector<JobSpec>> SpecsFromFile(const SubmitFlags& f) {
       return Err(InvalidArgument(f.file + " with the flags given: " + st.message()));
   }
   return specs;
+}
+
+void AddSpecFlags(CLI::App* sub, SubmitFlags& f, bool short_time = true);
+void NoteGiven(const CLI::App& sub, SubmitFlags* f);
+
+// The spec flags of `f` (what AddSpecFlags defines) as parsed from `words`: a script's
+// directives, then the flags typed (so that those win, and totals such as --gpus-per-node x
+// --nodes are taken from both).
+Result<SubmitFlags> ParseSpecWords(std::vector<std::string> words, const std::string& where) {
+  SubmitFlags d;
+  CLI::App app;
+  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  AddSpecFlags(&app, d);
+  std::reverse(words.begin(), words.end());
+  try {
+    app.parse(words);
+  } catch (const CLI::ParseError& e) {
+    return Err(InvalidArgument(where + ": " + e.what()));
+  }
+  NoteGiven(app, &d);
+  return d;
+}
+
+// A batch script as sbatch runs it (cli/sbatch.h): `baton submit train.sh [ARGS]` with its
+// #SBATCH and #BATON lines, or --wrap "COMMAND"; the flags typed win over its directives. A
+// script without directives is one too when --batch-script is given; else it runs as any command.
+Result<JobSpec> SpecFromScript(const SubmitFlags& f, std::vector<std::string> command) {
+  BatchScript script;
+  if (!f.wrap.empty()) {
+    if (!command.empty())
+      return Err(InvalidArgument("--wrap: the command is its value; no other command"));
+    script.command = {"/bin/sh", "-c", f.wrap};
+    script.name = "wrap";
+    script.directives = true;
+  } else {
+    std::vector<std::string> args(command.begin() + 1, command.end());
+    ASSIGN_OR_RETURN(script, ReadBatchScript(command[0], args));
+    if (!script.directives && !f.batch_script) return SpecFromFlags(f, std::move(command));
+  }
+  std::vector<std::string> words = script.flags;
+  words.insert(words.end(), f.typed.begin(), f.typed.end());
+  ASSIGN_OR_RETURN(SubmitFlags merged,
+                   ParseSpecWords(words, command.empty() ? "--wrap" : command[0]));
+  merged.code = f.code;
+  for (const std::string& note : script.notes) std::cerr << "baton: note: " << note << "\n";
+  JobSpec spec = SubmittedSpec();
+  RETURN_IF_ERROR(ApplyFlags(merged, nullptr, &spec));
+  spec.command = std::move(script.command);
+  spec.shell = false;
+  spec.batch = spec.slurm_env = true;
+  if (merged.given.count("--name") == 0) spec.name = script.name;
+  // sbatch's default output file, in the working directory.
+  if (merged.given.count("--output") == 0)
+    spec.output_file = spec.array.empty() ? "slurm-%j.out" : "slurm-%A_%a.out";
+  RETURN_IF_ERROR(ValidateJobSpec(spec));
+  return spec;
 }
 
 int Post(ApiClient& api, const std::string& body, bool batch, bool json);
@@ -353,6 +476,10 @@ int Submit(const Connection& conn, const SubmitFlags& f, std::vector<std::string
     auto read = SpecsFromFile(f);
     if (!read) return Usage(read.error());
     specs = std::move(*read);
+  } else if (!f.wrap.empty() || (!command.empty() && IsScript(command[0]))) {
+    auto spec = SpecFromScript(f, std::move(command));
+    if (!spec) return Usage(spec.error());
+    specs.push_back(std::move(*spec));
   } else {
     auto spec = SpecFromFlags(f, std::move(command));
     if (!spec) return Usage(spec.error());
@@ -428,20 +555,20 @@ int Post(ApiClient& api, const std::string& body, bool batch, bool json) {
 
 // The flags of a job's spec, shared by submit, resubmit and run (whose -t is --tty, as
 // docker's: its time limit is --time only).
-void AddSpecFlags(CLI::App* sub, SubmitFlags& f, bool short_time = true) {
-  sub->add_option("-g,--gpus", f.gpus, "GPUs (a fraction such as 0.25 shares one GPU)");
+void AddSpecFlags(CLI::App* sub, SubmitFlags& f, bool short_time) {
+  sub->add_option("-g,--gpus,-G", f.gpus, "GPUs (a fraction such as 0.25 shares one GPU)");
   sub->add_option("--gpu-type", f.gpu_type, "GPU model, e.g. H100 or A100-40GB");
   sub->add_option("--gpu-memory", f.gpu_memory,
                   "minimum GPU memory, e.g. 40GiB (a number alone is MiB)");
-  sub->add_option("--nodes", f.nodes,
+  sub->add_option("--nodes,-N", f.nodes,
                   "nodes (GPUs split evenly; default: the fewest that hold them)");
   sub->add_option("--cpus", f.cpus, "CPU cores per node");
-  sub->add_option("--memory", f.memory,
+  sub->add_option("--memory,--mem", f.memory,
                   "memory per node, e.g. 64GiB (a number alone is MiB, as Slurm's --mem)");
-  sub->add_option("-p,--priority", f.priority, "low, normal, high or critical");
-  sub->add_option("--project", f.project, "project to account the job to");
-  sub->add_option("--pool", f.pool, "pool (partition)");
-  sub->add_option("--name", f.name, "job name");
+  sub->add_option("-p,--priority,--qos", f.priority, "low, normal, high or critical");
+  sub->add_option("--project,-A,--account", f.project, "project to account the job to");
+  sub->add_option("--pool,--partition", f.pool, "pool (partition)");
+  sub->add_option("--name,-J,--job-name", f.name, "job name");
   sub->add_option(short_time ? "-t,--time" : "--time", f.time,
                   "time limit, e.g. 30m, 2h, 2:30:00, 1-12:00:00 (a number alone is minutes, as "
                   "Slurm's)");
@@ -453,13 +580,17 @@ void AddSpecFlags(CLI::App* sub, SubmitFlags& f, bool short_time = true) {
                   "SIG[@TIME]: send SIG (e.g. USR1) TIME before the time limit (default 60s), "
                   "as Slurm's --signal; SIGTERM follows at the limit");
   sub->add_option("--retries", f.retries, "times a failed job is requeued");
+  // Each of these takes one word per use (`--after 12,13 train.sh`: train.sh is the command).
   sub->add_option("--after", f.after, "start only after these jobs succeeded (ID[,ID...])")
-      ->delimiter(',');
+      ->delimiter(',')
+      ->allow_extra_args(false);
   sub->add_option("--after-any", f.after_any, "start only after these jobs ended, however")
-      ->delimiter(',');
+      ->delimiter(',')
+      ->allow_extra_args(false);
   sub->add_option("--after-notok", f.after_notok,
                   "start only after these jobs ended other than succeeded (a clean-up job)")
-      ->delimiter(',');
+      ->delimiter(',')
+      ->allow_extra_args(false);
   sub->add_option("--array", f.array,
                   "a job array, one task per index: 0-99%8 (at most 8 at once), 1,5,9, 0-20:5; "
                   "each task sees BATON_ARRAY_JOB_ID and BATON_ARRAY_INDEX");
@@ -500,13 +631,40 @@ void AddSpecFlags(CLI::App* sub, SubmitFlags& f, bool short_time = true) {
       ->check(CLI::Range(int64_t{1}, int64_t{10'000'000}));
   sub->add_option("--batch", f.batch, "with --model: sequences per GPU (default 1)")
       ->check(CLI::Range(int64_t{1}, int64_t{100'000}));
-  sub->add_option("--env", f.env, "KEY=VALUE for the job's environment (repeatable)");
-  sub->add_option("--workdir", f.workdir, "working directory (default: the current one)");
+  sub->add_option("--env", f.env, "KEY=VALUE for the job's environment (repeatable)")
+      ->allow_extra_args(false);
+  sub->add_option("--workdir,-D,--chdir", f.workdir,
+                  "working directory (default: the current one)");
   sub->add_flag("--preemptible", f.preemptible, "the job may be preempted");
   sub->add_flag(
       "--process-per-gpu", f.process_per_gpu,
       "one process per GPU (LOCAL_RANK 0..n-1 on each node), as torchrun --nproc-per-node");
   sub->add_flag("--hold", f.hold, "submit held; `baton release` lets it run");
+  sub->add_option("--gpus-per-node", f.gpus_per_node,
+                  "[TYPE:]N GPUs on each node, as Slurm's (the job's GPUs: N x --nodes)");
+  sub->add_option("--gpus-per-task", f.gpus_per_task,
+                  "[TYPE:]N GPUs for each task (x --ntasks-per-node on each node)");
+  sub->add_option("--ntasks,-n", f.ntasks, "a batch script's tasks (srun's), over its nodes")
+      ->check(CLI::Range(1, 1024 * 1024));
+  sub->add_option("--ntasks-per-node", f.tasks_per_node,
+                  "a batch script's tasks on each node (what its srun starts)")
+      ->check(CLI::Range(1, 1024));
+  sub->add_option("--cpus-per-task,-c", f.cpus_per_task,
+                  "CPU cores for each task (x tasks per node)")
+      ->check(CLI::Range(1, 100'000));
+  sub->add_option("--gres", f.gres, "gpu:N or gpu:TYPE:N on each node, as Slurm's");
+  sub->add_option("-d,--dependency", f.dependency,
+                  "Slurm's: afterok:ID[:ID...],afterany:ID,afternotok:ID,singleton");
+  sub->add_option("--mem-per-gpu", f.mem_per_gpu, "memory per GPU (a number alone is MiB)");
+  sub->add_option("--mem-per-cpu", f.mem_per_cpu, "memory per CPU core (a number alone is MiB)");
+  sub->add_option("-o,--output", f.output,
+                  "a batch script's output also to this file on its first node: %j job id, %A "
+                  "array id, %a task, %x name, %u user, %N node (default slurm-%j.out)");
+  sub->add_option("-e,--error", f.error,
+                  "a batch script's errors to this file (default: --output)");
+  sub->add_flag("--batch-script", f.batch_script,
+                "run the command as a batch script (sbatch): once, on the first node, with "
+                "SLURM_* variables, srun and scontrol; a script with #SBATCH lines is one");
 }
 
 // The job's command: words before the `--` that started the command keep the `--` as part of
@@ -527,9 +685,21 @@ Result<std::vector<std::string>> CommandWords(CLI::App& sub, const std::string& 
 }
 
 // Records which flags were typed (their long names): only those override a file or a job.
+// Also keeps the spec flags typed as words, for a batch script's directives to go under.
 void NoteGiven(const CLI::App& sub, SubmitFlags* f) {
+  CLI::App scratch;
+  SubmitFlags unused;
+  AddSpecFlags(&scratch, unused);
   for (const CLI::Option* o : sub.get_options()) {
-    if (o->count() > 0) f->given.insert("--" + o->get_single_name());
+    if (o->count() == 0) continue;
+    std::string name = "--" + o->get_single_name();
+    f->given.insert(name);
+    if (scratch.get_option_no_throw(name) == nullptr) continue;
+    if (o->get_expected_max() == 0) {
+      f->typed.push_back(name);
+      continue;
+    }
+    for (const std::string& value : o->results()) f->typed.insert(f->typed.end(), {name, value});
   }
 }
 
@@ -543,7 +713,9 @@ void AddSubmitCommand(CLI::App& app, const std::shared_ptr<Connection>& conn, in
       app.add_subcommand("submit", "submit a job: baton submit [OPTIONS] -- COMMAND [ARGS...]");
   sub->prefix_command();
   SetUsage(sub,
-           "baton submit [OPTIONS] -- COMMAND [ARGS...]\n       baton submit -f FILE [OPTIONS]");
+           "baton submit [OPTIONS] -- COMMAND [ARGS...]\n       baton submit [OPTIONS] "
+           "SCRIPT [ARGS...]   (#SBATCH lines read, as sbatch)\n       baton submit -f FILE "
+           "[OPTIONS]");
   AddConnectionFlags(sub, *conn);
   AddSpecFlags(sub, *f);
   sub->add_option("-f,--file", f->file,
@@ -553,6 +725,9 @@ void AddSubmitCommand(CLI::App& app, const std::shared_ptr<Connection>& conn, in
                   "a job with the resources and environment of this one (a session's, say): "
                   "the command given, else its own; the flags typed override it");
   sub->add_flag("--json", f->json, "print the job object instead of its id");
+  sub->add_option("--wrap", f->wrap,
+                  "a batch script of this shell command line, as sbatch --wrap (its srun "
+                  "spreads tasks over the job's nodes)");
   sub->callback([sub, f, conn, exit_code, tail] {
     auto command = CommandWords(*sub, "submit", *tail);
     if (!command) {

@@ -230,6 +230,20 @@ class RawTerminal {
 
 }  // namespace
 
+std::vector<std::string> ShownCommand(const JobSpec& spec) {
+  std::vector<std::string> words = spec.command;
+  if (!spec.batch) return words;
+  for (size_t i = 0; i + 1 < words.size(); ++i) {
+    if (words[i] != "-c") continue;
+    const std::string& text = words[i + 1];
+    size_t lines = static_cast<size_t>(std::count(text.begin(), text.end(), '\n')) +
+                   (!text.empty() && text.back() != '\n' ? 1 : 0);
+    words[i + 1] = "<script: " + std::to_string(lines) + (lines == 1 ? " line>" : " lines>");
+    break;
+  }
+  return words;
+}
+
 std::string WhyWaiting(const Job& j) {
   std::string reason(WaitReasonName(j.reason));
   if (j.reason_detail.empty()) return reason;

@@ -5,6 +5,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "cli/client.h"
 #include "core/time.h"
@@ -26,6 +27,9 @@ int Queue(const Connection& conn, int limit, bool json, bool whole);
 std::string Age(TimePoint t);
 // Why a pending or held job waits: "resources: no 8 free H100 ..." ("" when it does not).
 std::string WhyWaiting(const Job& j);
+// The command's words as shown in a line or a table: a batch script's text (the word after its
+// interpreter's -c) as "<script: N lines>"; `baton show ID --json` has it whole.
+std::vector<std::string> ShownCommand(const JobSpec& spec);
 
 int Gpus(const Connection& conn, bool json);
 struct UsageOptions {

@@ -56,6 +56,9 @@ void AddRecordOnlyFields(const Job& job, json::object* o) {
     (*o)["utilization_samples"] = job.utilization_samples;
   }
   if (job.launch_blamed > 0) (*o)["launch_blamed"] = job.launch_blamed;
+  // A batch job's secret and step port: the record only, never an API view.
+  if (!job.step_key.empty()) (*o)["step_key"] = job.step_key;
+  if (job.step_port > 0) (*o)["step_port"] = job.step_port;
 }
 
 json::value MetricPointValue(const Boxed<MetricPoint>& p) {
@@ -149,6 +152,11 @@ json::object JobObject(const Job& job, JobForm form) {
                               : json::value(FormatNoticeSignal(s.signal, s.signal_before));
   o["retries"] = s.retries;
   if (s.output_limit > 0) o["output_limit"] = s.output_limit;
+  if (s.batch) o["batch"] = true;
+  if (s.slurm_env) o["slurm_env"] = true;
+  if (!s.output_file.empty()) o["output_file"] = s.output_file;
+  if (!s.error_file.empty()) o["error_file"] = s.error_file;
+  if (s.tasks_per_node > 0) o["tasks_per_node"] = s.tasks_per_node;
   o["restarts"] = job.restarts;
   o["last_requeue"] =
       job.last_requeue.empty() ? json::value(nullptr) : json::value(job.last_requeue);
@@ -204,14 +212,15 @@ Result<std::optional<TimePoint>> OptionalTime(const json::object& o, std::string
 // The spec fields of a job object, through the same decoder users' specs go through.
 Result<JobSpec> SpecFromJobObject(const json::object& o) {
   json::object spec_obj;
-  for (std::string_view key : {"name",        "command",         "priority",     "project",
-                               "pool",        "retries",         "env",          "workdir",
-                               "after",       "after_any",       "after_notok",  "singleton",
-                               "begin",       "array",           "schedule",     "preemptible",
-                               "hold",        "process_per_gpu", "time_limit_s", "grace_period_s",
-                               "signal",      "model",           "venv",         "conda",
-                               "best_metric", "interactive",     "code",         "image",
-                               "output_limit"}) {
+  for (std::string_view key : {"name",         "command",         "priority",     "project",
+                               "pool",         "retries",         "env",          "workdir",
+                               "after",        "after_any",       "after_notok",  "singleton",
+                               "begin",        "array",           "schedule",     "preemptible",
+                               "hold",         "process_per_gpu", "time_limit_s", "grace_period_s",
+                               "signal",       "model",           "venv",         "conda",
+                               "best_metric",  "interactive",     "code",         "image",
+                               "output_limit", "batch",           "slurm_env",    "output_file",
+                               "error_file",   "tasks_per_node"}) {
     if (const json::value* f = Find(o, key)) spec_obj[key] = *f;
   }
   if (const json::value* res = Find(o, "resources")) spec_obj["resources"] = *res;
@@ -360,6 +369,13 @@ Result<void> ReadJobBookkeeping(const json::object& o, Job* job) {
   if (const json::value* f = Find(o, "master_port")) {
     ASSIGN_OR_RETURN(int64_t port, GetInt(*f, "master_port", 1, 65535));
     job->master_port = static_cast<int>(port);
+  }
+  if (const json::value* f = Find(o, "step_port")) {
+    ASSIGN_OR_RETURN(int64_t port, GetInt(*f, "step_port", 1, 65535));
+    job->step_port = static_cast<int>(port);
+  }
+  if (const json::value* f = Find(o, "step_key")) {
+    ASSIGN_OR_RETURN(job->step_key, GetString(*f, "step_key", 128));
   }
   if (const json::value* f = Find(o, "array_id")) {
     ASSIGN_OR_RETURN(job->array_id.value, GetInt(*f, "array_id", 1, INT64_MAX));

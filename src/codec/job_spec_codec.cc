@@ -1,5 +1,6 @@
 // JSON <-> JobSpec: what users submit (POST /v1/jobs, batches, YAML job files through
 // YamlToJson), field by field with the field's path in every error, and back.
+#include <algorithm>
 #include <charconv>
 
 #include "codec/internal/job_spec.h"
@@ -369,13 +370,23 @@ Status DecodeSpecField(std::string_view key, const std::string& field, const jso
   } else if (std::optional<Status> st = DecodeModelField(key, field, val, spec)) {
     return *st;
   } else if (key == "preemptible" || key == "hold" || key == "process_per_gpu" ||
-             key == "singleton") {
+             key == "singleton" || key == "batch" || key == "slurm_env") {
     auto b = GetBool(val, field);
     if (!b) return b.error();
     (key == "hold"          ? spec->hold
      : key == "preemptible" ? spec->preemptible
      : key == "singleton"   ? spec->singleton
+     : key == "batch"       ? spec->batch
+     : key == "slurm_env"   ? spec->slurm_env
                             : spec->process_per_gpu) = *b;
+  } else if (key == "output_file" || key == "error_file") {
+    auto s = GetString(val, field, SpecLimits::kPathBytes);
+    if (!s) return s.error();
+    (key == "output_file" ? spec->output_file : spec->error_file) = *s;
+  } else if (key == "tasks_per_node") {
+    auto n = GetInt(val, field, 0, SpecLimits::kMaxTasksPerNode);
+    if (!n) return n.error();
+    spec->tasks_per_node = static_cast<int>(*n);
   } else {
     return FieldError(
         field,
@@ -384,7 +395,7 @@ Status DecodeSpecField(std::string_view key, const std::string& field, const jso
         "image, code, interactive, after, after_any, "
         "after_notok, singleton, begin, schedule, array, sweep, model, best_metric, "
         "preemptible, hold, "
-        "process_per_gpu)");
+        "process_per_gpu, batch, slurm_env, output_file, error_file, tasks_per_node)");
   }
   return Status::Ok();
 }
@@ -558,6 +569,11 @@ std::string EncodeJobSpec(const JobSpec& s) {
   if (s.preemptible) o["preemptible"] = true;
   if (s.process_per_gpu) o["process_per_gpu"] = true;
   if (s.hold) o["hold"] = true;
+  if (s.batch) o["batch"] = true;
+  if (s.slurm_env) o["slurm_env"] = true;
+  if (!s.output_file.empty()) o["output_file"] = s.output_file;
+  if (!s.error_file.empty()) o["error_file"] = s.error_file;
+  if (s.tasks_per_node > 0) o["tasks_per_node"] = s.tasks_per_node;
   return json::serialize(o);
 }
 

@@ -83,6 +83,18 @@ std::string EncodeOrders(const std::vector<Order>& orders) {
       o["processes"] = l.processes;
       o["rank_offset"] = l.rank_offset;
       o["world_size"] = l.world_size;
+      if (l.batch) o["batch"] = true;
+      if (l.slurm_env) o["slurm_env"] = true;
+      if (!l.output_file.empty()) o["output_file"] = l.output_file;
+      if (!l.error_file.empty()) o["error_file"] = l.error_file;
+      if (l.tasks_per_node > 0) o["tasks_per_node"] = l.tasks_per_node;
+      if (!l.node_addrs.empty()) {
+        json::array addrs;
+        for (const std::string& a : l.node_addrs) addrs.emplace_back(a);
+        o["node_addrs"] = std::move(addrs);
+      }
+      if (l.step_port > 0) o["step_port"] = l.step_port;
+      if (!l.step_key.empty()) o["step_key"] = l.step_key;
     } else if (ord.kind == Order::Kind::kTunnel) {
       o["kind"] = "tunnel";
       o["tunnel"] = ord.tunnel.id;
@@ -163,6 +175,21 @@ Result<LaunchOrder> LaunchFrom(const json::object& o) {
   RETURN_IF_ERROR(Read(o, "processes", &l.processes, Int(1, 4096)));
   RETURN_IF_ERROR(Read(o, "rank_offset", &l.rank_offset, Int(0, 1 << 24)));
   RETURN_IF_ERROR(Read(o, "world_size", &l.world_size, Int(1, 1 << 24)));
+  RETURN_IF_ERROR(Read(o, "batch", &l.batch, Bool()));
+  RETURN_IF_ERROR(Read(o, "slurm_env", &l.slurm_env, Bool()));
+  RETURN_IF_ERROR(Read(o, "output_file", &l.output_file, Str(4096)));
+  RETURN_IF_ERROR(Read(o, "error_file", &l.error_file, Str(4096)));
+  RETURN_IF_ERROR(Read(o, "tasks_per_node", &l.tasks_per_node, Int(0, 1024)));
+  RETURN_IF_ERROR(Read(o, "step_port", &l.step_port, Int(0, 65535)));
+  RETURN_IF_ERROR(Read(o, "step_key", &l.step_key, Str(128)));
+  if (const json::value* a = Find(o, "node_addrs")) {
+    ASSIGN_OR_RETURN(const json::array* addrs, GetArray(*a, "node_addrs"));
+    if (addrs->size() > 1'000'000) return Err(InvalidArgument("node_addrs: too many"));
+    for (const auto& addr : *addrs) {
+      ASSIGN_OR_RETURN(std::string s, GetString(addr, "node_addrs[]", 255));
+      l.node_addrs.push_back(std::move(s));
+    }
+  }
   if (const json::value* c = Find(o, "command")) {
     ASSIGN_OR_RETURN(const json::array* cmd, GetArray(*c, "command"));
     for (const auto& arg : *cmd) {

@@ -497,8 +497,11 @@ Result<PoolPolicy> ReadPool(const ConfigReader& r, const YAML::Node& n, const st
       r.Keys(n, path,
              {"default_time_limit", "max_time_limit", "max_gpus_per_job", "max_gpus_per_user",
               "interactive", "session_time_limit", "max_sessions_per_user", "idle_timeout",
-              "idle_utilization", "idle_warning", "output_limit"}));
+              "idle_utilization", "idle_warning", "output_limit", "slurm"}));
   PoolPolicy pp;
+  if (n["slurm"]) {
+    ASSIGN_OR_RETURN(pp.slurm, r.Bool(n["slurm"], path + ".slurm"));
+  }
   TRY(ReadInteractivePool(r, n, path, &pp));
   if (n["default_time_limit"]) {
     ASSIGN_OR_RETURN(pp.default_time_limit,

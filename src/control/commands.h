@@ -30,6 +30,9 @@ struct SubmitJobs {
   Caller caller;
   std::vector<JobSpec> specs;   // one, or a batch: all are created or none
   std::string idempotency_key;  // "" = none
+  // A batch script's step key (Job::step_key), made by the service: one for each spec of
+  // `specs` (the tasks of an array share theirs); none, or "": made by none.
+  std::vector<std::string> step_keys;
 };
 
 // `id` with `array_index` >= 0 names a task of array `id` ("12_7"). An action on an array's id

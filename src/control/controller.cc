@@ -231,6 +231,7 @@ Reply Controller::Submit(const SubmitJobs& c, TimePoint now) {
                         resolved[i], c.caller.user, now);
       job.array_id = array;
       job.array_index = index;
+      if (i < c.step_keys.size()) job.step_key = c.step_keys[i];
       if (!sized.empty()) job.sized = sized[i];
       if (!job.spec.schedule.empty()) StartSeries(job, now);
       if (job.spec.hold) {
@@ -562,6 +563,15 @@ void Controller::Launch(Job& job, std::optional<size_t> only_rank) {
   auto processes = [&](const NodeAllocation& part) {
     return job.spec.process_per_gpu && !part.gpus.empty() ? static_cast<int>(part.gpus.size()) : 1;
   };
+  // A batch script's nodes: where each one's step server listens (its address, else its name).
+  std::vector<std::string> node_addrs;
+  if (job.spec.batch && job.allocation.size() > 1) {
+    for (const NodeAllocation& part : job.allocation) {
+      const NodeRecord* node = FindNode(part.node);
+      node_addrs.push_back(node != nullptr && !node->info.address.empty() ? node->info.address
+                                                                          : part.node);
+    }
+  }
   std::vector<int> offsets;
   int world = 0;
   for (const NodeAllocation& part : job.allocation) {
@@ -618,6 +628,17 @@ void Controller::Launch(Job& job, std::optional<size_t> only_rank) {
     l.processes = processes(job.allocation[rank]);
     l.rank_offset = offsets[rank];
     l.world_size = world;
+    l.batch = job.spec.batch;
+    const PoolPolicy* pool = options_.policy.Pool(job.spec.pool);
+    l.slurm_env = job.spec.slurm_env && (pool == nullptr || pool->slurm);
+    if (rank == 0) {
+      l.output_file = job.spec.output_file;
+      l.error_file = job.spec.error_file;
+    }
+    l.tasks_per_node = job.spec.tasks_per_node;
+    l.node_addrs = node_addrs;
+    l.step_port = job.step_port;
+    l.step_key = job.step_key;
     SendOrder(part.node, std::move(o));
   }
 }
@@ -712,6 +733,9 @@ void Controller::Finish(Job& job, TimePoint now) {
   for (const NodeAllocation& p : job.allocation) {
     lost |= p.lost;
     timed_out |= p.timed_out;
+    // A batch script's other nodes serve its srun: stopped once it ended, they say nothing of
+    // how it went.
+    if (job.spec.batch && &p != &job.allocation.front() && stopped(p) && !p.timed_out) continue;
     if (p.exit_code != 0 || p.signal != 0 || p.lost) {
       ok = false;
       if (failed == nullptr || (stopped(*failed) && !stopped(p))) failed = &p;

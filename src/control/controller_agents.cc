@@ -461,6 +461,10 @@ void Controller::HandleEvent(NodeRecord& node, const JobEvent& e, TimePoint now)
   } else if (failed && !job->stop_requested) {
     // One process of a multi-node job failed: the others cannot go on alone.
     StopParts(*job, StopReason::kCancel, job->spec.grace_period, now);
+  } else if (job->spec.batch && part == &job->allocation.front() && !job->stop_requested) {
+    // A batch script's end is its job's: the script told its other nodes' step servers to
+    // end; one it could not reach is stopped (Finish reads the script's end alone).
+    StopParts(*job, StopReason::kCancel, job->spec.grace_period, now);
   }
 }
 

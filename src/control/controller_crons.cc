@@ -47,6 +47,7 @@ void Controller::QueueNextRuns(TimePoint now) {
     spec.begin = at;
     Job& next = NewJob(spec, ended.spec.resources, ended.user, now);
     next.cron_id = ended.cron_id;
+    next.step_key = ended.step_key;  // a batch script's runs share their series' secret
     series->second.last = id;
     series->second.current = next.id;
     series->second.runs += 1;

@@ -40,6 +40,10 @@ PortsByNode MasterPortsInUse(const RunningJobs& running) {
     int port = job->master_port > 0 ? job->master_port
                                     : OwnMasterPort(*job).value_or(DefaultMasterPort(id));
     ports[job->allocation.front().node].insert(port);
+    // A batch script's step servers listen on every node of the job.
+    if (job->step_port > 0) {
+      for (const NodeAllocation& part : job->allocation) ports[part.node].insert(job->step_port);
+    }
   }
   return ports;
 }
@@ -57,6 +61,22 @@ int TakeMasterPort(const Job& job, std::set<int>& used) {
     if (used.insert(port).second) return port;
   }
   return preferred;  // 10,000 gangs meeting on one node: share
+}
+
+// The port a batch script's step servers listen at, on every node of its allocation: the first
+// after its master port that none of those nodes has in use, taken on each.
+int TakeStepPort(const Job& job, PortsByNode& ports) {
+  for (int i = 1; i < kMasterPorts; ++i) {
+    int port = job.master_port + i;
+    if (port > 65535) port -= 65535 - kFirstMasterPort + 1;
+    bool free =
+        std::none_of(job.allocation.begin(), job.allocation.end(),
+                     [&](const NodeAllocation& p) { return ports[p.node].count(port) > 0; });
+    if (!free) continue;
+    for (const NodeAllocation& p : job.allocation) ports[p.node].insert(port);
+    return port;
+  }
+  return job.master_port + 1;  // every port of the range in use on its nodes: share
 }
 
 }  // namespace
@@ -317,9 +337,11 @@ bool Controller::ApplyPass(sched::PassResult& pass, const sched::PassInput& in,
     Job& j = job_at(s.index);
     j.allocation = std::move(s.allocation);
     j.master_port = 0;
+    j.step_port = 0;
     if (MeetsOverNetwork(j)) {
       if (!ports) ports = MasterPortsInUse(running_);
       j.master_port = TakeMasterPort(j, (*ports)[j.allocation.front().node]);
+      if (j.spec.batch && j.allocation.size() > 1) j.step_port = TakeStepPort(j, *ports);
     }
     StartJob(j, now);
   }

@@ -269,6 +269,28 @@ Status ValidateInteractive(const JobSpec& spec) {
   return Status::Ok();
 }
 
+Status ValidateBatch(const JobSpec& spec) {
+  for (const auto& [field, path] :
+       {std::pair{"output_file", &spec.output_file}, std::pair{"error_file", &spec.error_file}}) {
+    if (path->size() > SpecLimits::kPathBytes || HasNul(*path))
+      return FieldError(field, "too long or contains a NUL byte");
+    if (!path->empty() && !spec.batch)
+      return FieldError(field, "is a batch script's (batch: true), as sbatch's --output");
+  }
+  if (spec.tasks_per_node < 0 || spec.tasks_per_node > SpecLimits::kMaxTasksPerNode)
+    return FieldError("tasks_per_node", "from 0 to 1024");
+  if (!spec.batch) return Status::Ok();
+  if (spec.process_per_gpu)
+    return FieldError("batch", "a batch script starts its tasks with srun, not process_per_gpu");
+  if (!spec.interactive.empty())
+    return FieldError("batch", "a batch script is not an interactive session");
+  if (!spec.image.empty())
+    return FieldError("batch",
+                      "a batch script does not run in a container image (yet): its "
+                      "srun runs on the node");
+  return Status::Ok();
+}
+
 Status ValidateWorkdirAndAfter(const JobSpec& spec) {
   if (spec.workdir.size() > SpecLimits::kPathBytes || HasNul(spec.workdir)) {
     return FieldError("workdir", "too long or contains a NUL byte");
@@ -407,6 +429,7 @@ Status ValidateJobSpec(const JobSpec& spec) {
   }
   RETURN_STATUS_IF_ERROR(ValidateEnvironment(spec));
   RETURN_STATUS_IF_ERROR(ValidateInteractive(spec));
+  RETURN_STATUS_IF_ERROR(ValidateBatch(spec));
   return ValidateWorkdirAndAfter(spec);
 }
 

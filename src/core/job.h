@@ -78,6 +78,7 @@ struct SpecLimits {
   static constexpr size_t kMaxArrayTasks = 10'000;
   static constexpr int kMaxArrayIndex = 1'000'000;
   static constexpr size_t kMaxSweepParams = 64;  // names in one parameter set
+  static constexpr int kMaxTasksPerNode = 1024;
   static constexpr size_t kScheduleBytes = 256;
 };
 
@@ -175,6 +176,20 @@ struct JobSpec {
   // ahead of the time limit (the job's or its pool's), then SIGTERM at the limit.
   int signal = 0;
   Duration signal_before{0};
+  // A batch script, as sbatch runs one (`baton submit train.sh`): its command runs once, on the
+  // first node of its allocation; the other nodes hold their share and run the tasks its `srun`
+  // starts there. Not with process_per_gpu (srun starts the tasks) or interactive.
+  bool batch = false;
+  // Slurm's side of a job, for scripts written for Slurm: the SLURM_* variables, and `srun` and
+  // `scontrol` on its PATH (its pool may turn this off). Set for batch scripts by the CLI.
+  bool slurm_env = false;
+  // Slurm's --output/--error: files the batch script's output is also written to, on its first
+  // node, as its user; patterns with %j %A %a %x %u %N %%, relative to its working directory.
+  // "": the job's log only; error_file "": its errors go with its output.
+  std::string output_file;
+  std::string error_file;
+  // Slurm's --ntasks-per-node: the tasks `srun` starts on each node of a batch job; 0: one.
+  int tasks_per_node = 0;
   bool operator==(const JobSpec&) const = default;
 };
 
@@ -304,6 +319,10 @@ struct Job {
   int64_t cost_per_hour_micros = 0;  // the current (else the last) attempt's price per hour
   double gpu_seconds = 0;  // GPU-seconds its ended attempts ran (the running one not counted)
   int master_port = 0;     // multi-node or multi-process: the current attempt's MASTER_PORT
+  // A batch job on several nodes: the port its nodes' step servers take `srun`'s tasks at, and
+  // the secret srun shows them (made by the service at submit; kept in the store, never shown).
+  int step_port = 0;
+  std::string step_key;
   // A task of a job array: the array's id (its first task's) and this task's index.
   JobId array_id{0};
   int array_index = -1;

@@ -82,6 +82,8 @@ struct PoolPolicy {
   int idle_utilization_pct = 5;
   Duration idle_warning = std::chrono::minutes(5);
   int64_t output_limit = 0;  // the output a node keeps of each job; 0: the cluster's
+  // Its jobs that ask get Slurm's variables, srun and scontrol (JobSpec::slurm_env); false: none.
+  bool slurm = true;
   bool operator==(const PoolPolicy&) const = default;
 };
 

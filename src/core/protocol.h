@@ -56,6 +56,16 @@ struct LaunchOrder {
   int processes = 1;
   int rank_offset = 0;
   int world_size = 1;
+  // A batch script (JobSpec::batch): node rank 0 runs the command; the others run a step server
+  // at each node_addrs[rank]:step_port that takes the tasks srun sends with step_key.
+  bool batch = false;
+  bool slurm_env = false;   // JobSpec::slurm_env, unless its pool turns it off
+  std::string output_file;  // JobSpec::output_file, error_file (node rank 0)
+  std::string error_file;
+  int tasks_per_node = 0;  // JobSpec::tasks_per_node
+  std::vector<std::string> node_addrs;
+  int step_port = 0;
+  std::string step_key;
   bool operator==(const LaunchOrder&) const = default;
 };
 

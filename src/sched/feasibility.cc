@@ -45,9 +45,14 @@ std::string Gpus(const Resources& r, int64_t milli) {
 
 class Check {
  public:
+  // `scope`: what the nodes are, when not the whole pool (" that runs root's jobs").
   Check(std::vector<const NodeInfo*> nodes, const Resources& r, std::string_view pool,
-        std::string description)
-      : nodes_(std::move(nodes)), r_(r), pool_(pool), has_(std::move(description)) {}
+        std::string description, std::string scope)
+      : nodes_(std::move(nodes)),
+        r_(r),
+        pool_(pool),
+        has_(std::move(description)),
+        scope_(std::move(scope)) {}
 
   Status Fail(std::string_view field, const std::string& what) const {
     return InvalidArgument(std::string(field) + ": " + what + "; pool " + std::string(pool_) +
@@ -159,8 +164,10 @@ class Check {
                                 std::to_string(fewest) + " nodes") +
              " would fit: --nodes " + std::to_string(fewest) + ")";
     } else {
-      why += " (the largest node holds " + std::to_string(caps.empty() ? 0 : caps.front()) +
-             " of them, the pool " + std::to_string(total) + " in all)";
+      why += " (the largest node" + scope_ + " holds " +
+             std::to_string(caps.empty() ? 0 : caps.front()) + " of them, " +
+             (scope_.empty() ? "the pool " + std::to_string(total) + " in all)"
+                             : std::to_string(total) + " in all on such nodes)");
     }
     return Err(Fail("resources.gpus", why));
   }
@@ -176,6 +183,7 @@ class Check {
   const Resources& r_;
   std::string_view pool_;
   std::string has_;
+  std::string scope_;
 };
 
 std::vector<const NodeInfo*> InPool(const std::vector<KnownNode>& nodes, std::string_view pool) {
@@ -188,9 +196,9 @@ std::vector<const NodeInfo*> InPool(const std::vector<KnownNode>& nodes, std::st
 
 }  // namespace
 
-std::string DescribePool(const std::vector<KnownNode>& nodes, std::string_view pool) {
+std::string DescribeNodes(const std::vector<const NodeInfo*>& nodes) {
   std::map<std::string, int> shapes;
-  for (const NodeInfo* n : InPool(nodes, pool)) ++shapes[NodeShape(*n)];
+  for (const NodeInfo* n : nodes) ++shapes[NodeShape(*n)];
   std::vector<std::pair<int, std::string>> order;
   for (const auto& [shape, count] : shapes) order.emplace_back(count, shape);
   std::sort(order.begin(), order.end(), [](const auto& a, const auto& b) { return a > b; });
@@ -217,8 +225,15 @@ Result<Feasibility> CheckFeasible(const std::vector<KnownNode>& nodes, const Res
     return Err(InvalidArgument("pool: no node is in pool " + std::string(pool) +
                                " (pools with nodes: " + names + ")"));
   }
-  std::string has = DescribePool(nodes, pool);
+  std::string has = DescribeNodes(in_pool), scope;
   if (user == "root") {
+    std::string refusing;
+    size_t refused = 0;
+    for (const NodeInfo* n : in_pool) {
+      if (!n->refuses_root_jobs) continue;
+      if (++refused <= 3) refusing += (refusing.empty() ? "" : ", ") + n->name;
+    }
+    if (refused > 3) refusing += ", ...";
     std::erase_if(in_pool, [](const NodeInfo* n) { return n->refuses_root_jobs; });
     if (in_pool.empty()) {
       return Err(InvalidArgument(
@@ -227,8 +242,15 @@ Result<Feasibility> CheckFeasible(const std::vector<KnownNode>& nodes, const Res
           "allows them); pool " +
           std::string(pool) + " has " + has));
     }
+    if (refused > 0) {
+      // Only the nodes that may run the job count; the others are named, with why.
+      has = DescribeNodes(in_pool) + " that may run root's jobs; " + std::to_string(refused) +
+            (refused == 1 ? " more refuses them (" : " more refuse them (") + refusing +
+            ": `baton agent --allow-root-jobs` allows them)";
+      scope = " that runs root's jobs";
+    }
   }
-  Check check(std::move(in_pool), request, pool, std::move(has));
+  Check check(std::move(in_pool), request, pool, std::move(has), std::move(scope));
   if (request.milli_gpus > 0) RETURN_IF_ERROR(check.GpuKind());
   RETURN_IF_ERROR(check.Host());
   ASSIGN_OR_RETURN(out.resources.nodes, check.Nodes());

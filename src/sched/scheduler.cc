@@ -471,6 +471,22 @@ Known& Pass::ShapeOf(const PendingJob& job, const PlaceRules& rules,
     // Past the explained waits: no job of this pass will say it (ahead_ only grows).
   } else if (never) {
     detail = "no node in pool " + *job.pool + " can ever hold " + DescribeRequest(r);
+  } else if (rules.limits.root && refusing_root_) {
+    // Root's job: only the GPUs of nodes that run root's jobs count, and the others are said.
+    int64_t free = 0;
+    int refusing = 0;
+    for (const NodeSlots& n : placer_->view().nodes) {
+      if (!n.schedulable || n.pool != *job.pool) continue;
+      if (!rules.limits.Allows(n)) {
+        refusing += n.refuses_root_jobs ? 1 : 0;
+        continue;
+      }
+      for (const GpuSlot& g : n.gpus) free += g.usable ? g.free_milli : 0;
+    }
+    detail = "waiting for " + DescribeRequest(r) + "; " + Gpus(free) + " free in pool " +
+             *job.pool + " on nodes that run root's jobs (" + std::to_string(refusing) +
+             (refusing == 1 ? " node refuses" : " nodes refuse") +
+             " them: `baton agent --allow-root-jobs` allows them)";
   } else {
     detail = "waiting for " + DescribeRequest(r) + "; " + Gpus(placer_->free_milli(*job.pool)) +
              " free in pool " + *job.pool;

@@ -46,14 +46,11 @@ TEST(CliParser, AnUnknownOptionGetsSlurmsTranslationOrTheClosestOne) {
   for (const auto& [args, said] : std::vector<std::pair<std::vector<std::string>, std::string>>{
            {{"submit", "--gpu", "2", "--", "true"},
             "baton: unknown option '--gpu' for `baton submit`; did you mean '--gpus'?"},
-           {{"submit", "-N", "2", "--", "true"},
-            "baton: unknown option '-N' for `baton submit`: Slurm's -N is --nodes in Baton"},
-           {{"submit", "--job-name=train", "--", "true"},
-            "baton: unknown option '--job-name' for `baton submit`: Slurm's --job-name is --name "
-            "in Baton"},
-           {{"run", "--account", "vision", "--", "true"},
-            "baton: unknown option '--account' for `baton run`: Slurm's --account is --project in "
-            "Baton"},
+           {{"submit", "-a", "0-3", "--", "true"},
+            "baton: unknown option '-a' for `baton submit`: Slurm's -a is --array in Baton"},
+           {{"run", "--export", "A=1", "--", "true"},
+            "baton: unknown option '--export' for `baton run`: Slurm's --export is --env "
+            "NAME=VALUE in Baton"},
            {{"jobs", "--usr", "alice"},
             "baton: unknown option '--usr' for `baton jobs`; did you mean '--user'?"},
        }) {

@@ -139,9 +139,12 @@ AgentProcess::AgentProcess(const BatonProcess& server, std::string name, std::st
   std::ifstream t(server.data_dir() + "/agent.token");
   std::string token;
   t >> token;
-  args_ = {BATON_BINARY, "agent",         "--token",   token,
-           "--name",     std::move(name), "--data",    std::move(data_dir),
-           "--gpus",     std::move(gpus), "--address", "127.0.0.1"};
+  args_ = {BATON_BINARY,    "agent",  "--token",           token,    "--name",
+           std::move(name), "--data", std::move(data_dir), "--gpus", std::move(gpus)};
+  // `extra` may name another address (a second loopback address, 127.0.0.2).
+  if (std::find(extra.begin(), extra.end(), "--address") == extra.end()) {
+    args_.insert(args_.end(), {"--address", "127.0.0.1"});
+  }
   // `extra` may name the servers itself (--server URL1,URL2,...).
   if (std::find(extra.begin(), extra.end(), "--server") == extra.end()) {
     args_.insert(args_.end(), {"--server", server.url()});

@@ -62,8 +62,8 @@ class BatonProcess {
 };
 
 // `baton agent` joining a server with its agent token, in its own data directory, reachable at
-// 127.0.0.1 (MASTER_ADDR) and, unless `allow_root` is false, allowed to run root's jobs (the
-// tests run as root and submit with the admin token of root).
+// 127.0.0.1 (MASTER_ADDR; `extra` may give another --address) and, unless `allow_root` is false,
+// allowed to run root's jobs (the tests run as root and submit with the admin token of root).
 class AgentProcess {
  public:
   AgentProcess(const BatonProcess& server, std::string name, std::string data_dir, std::string gpus,

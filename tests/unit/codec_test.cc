@@ -424,7 +424,7 @@ users:
 pools:
   dev: {default_time_limit: 1h, max_time_limit: 4h, max_gpus_per_job: 2, max_gpus_per_user: 0.5}
   lab: {interactive: true, session_time_limit: 3h, max_sessions_per_user: 2, idle_timeout: 20m,
-        idle_utilization: 10, idle_warning: 2m}
+        idle_utilization: 10, idle_warning: 2m, slurm: false}
 )",
                                 "baton.yaml");
   ASSERT_TRUE(cfg.has_value()) << cfg.error().message();
@@ -458,6 +458,8 @@ pools:
   EXPECT_EQ(p.Pool("lab")->idle_timeout, std::chrono::minutes(20));
   EXPECT_EQ(p.Pool("lab")->idle_utilization_pct, 10);
   EXPECT_EQ(p.Pool("lab")->idle_warning, std::chrono::minutes(2));
+  EXPECT_FALSE(p.Pool("lab")->slurm);
+  EXPECT_TRUE(p.Pool("dev")->slurm);  // the default: jobs that ask get Slurm's side
   EXPECT_EQ(p.Pool("prod"), nullptr);
 }
 

@@ -1,5 +1,6 @@
 // What the controller does with a request no node can hold, a job that could not start on a
 // node (a launch failure), and nodes that refuse root's jobs (issue 16).
+#include <csignal>
 #include <map>
 
 #include "controller_fixture.h"
@@ -27,6 +28,15 @@ class LaunchTest : public ControllerTest {
 
   // The launches sent to `node` since the last look.
   std::vector<LaunchOrder> Launches(const std::string& node) {
+    std::vector<LaunchOrder> out;
+    for (const Order& o : Orders(node)) {
+      if (o.kind == Order::Kind::kLaunch) out.push_back(o.launch);
+    }
+    return out;
+  }
+
+  // The orders sent to `node` since the last look.
+  std::vector<Order> Orders(const std::string& node) {
     Reply r = Run(AgentPoll{
         .node = node, .session = sessions_[node], .after = acked_[node], .poll_id = ++poll_});
     EXPECT_TRUE(r.status.ok()) << r.status.message();
@@ -36,12 +46,8 @@ class LaunchTest : public ControllerTest {
         if (d.poll_id == poll_) orders = d.orders;
       }
     }
-    std::vector<LaunchOrder> out;
-    for (const Order& o : orders) {
-      acked_[node] = std::max(acked_[node], o.seq);
-      if (o.kind == Order::Kind::kLaunch) out.push_back(o.launch);
-    }
-    return out;
+    for (const Order& o : orders) acked_[node] = std::max(acked_[node], o.seq);
+    return orders;
   }
 
   void Tell(const std::string& node, JobEvent e) {
@@ -144,6 +150,25 @@ TEST_F(LaunchTest, RootsJobsGoOnlyWhereTheAgentRunsThem) {
   JobId other = SubmitAs("ada", Gpus(1)).jobs.at(0).id;
   EXPECT_EQ(State(other), JobState::kRunning);
   EXPECT_EQ(J(other).allocation.at(0).node, "strict");
+  // Root's waiting job counts only the GPUs of nodes that run root's jobs, and says why the
+  // others do not count (issue 38: "4 GPUs free" counted the refusing node's).
+  std::string waits = J(second).reason_detail;
+  EXPECT_NE(waits.find("0 GPUs free in pool default on nodes that run root's jobs (1 node "
+                       "refuses them"),
+            std::string::npos)
+      << waits;
+  // What no node that runs root's jobs can hold is refused, counting only those, and naming
+  // the one that refuses.
+  Reply big = SubmitAs("root", Gpus(4));
+  ASSERT_FALSE(big.status.ok());
+  EXPECT_NE(big.status.message().find("the largest node that runs root's jobs holds 2 of them, 2 "
+                                      "in all on such nodes"),
+            std::string::npos)
+      << big.status.message();
+  EXPECT_NE(big.status.message().find("that may run root's jobs; 1 more refuses them (strict: "
+                                      "`baton agent --allow-root-jobs` allows them)"),
+            std::string::npos)
+      << big.status.message();
 }
 
 TEST_F(LaunchTest, ALaunchFailureIsRequeuedElsewhereWithoutSpendingARetry) {
@@ -262,4 +287,90 @@ TEST_F(LaunchTest, AFaultOfTheJobItselfDrainsNoNode) {
 }
 
 }  // namespace
+// A batch script on several nodes (issue 38): every node's launch names where the step servers
+// listen (a port of its own, not the master port) and the key srun shows them; the output
+// files go to the first node only. A job that is no batch script gets none of it.
+TEST_F(LaunchTest, ABatchScriptsNodesKnowWhereItsStepServersListen) {
+  Join("a", 2);
+  Join("b", 2);
+  JobSpec s = SubmittedSpec();
+  s.command = {"/bin/bash", "-c", "srun hostname", "train.sh"};
+  s.resources = Gpus(4);
+  s.resources.nodes = 2;
+  s.batch = s.slurm_env = true;
+  s.tasks_per_node = 2;
+  s.output_file = "slurm-%j.out";
+  Reply r = Run(SubmitJobs{.caller = {"ada", false}, .specs = {s}, .step_keys = {"k3y"}});
+  ASSERT_TRUE(r.status.ok()) << r.status.message();
+  const Job& job = J(r.jobs.at(0).id);
+  ASSERT_EQ(job.allocation.size(), 2u);
+  std::map<std::string, LaunchOrder> by_node;
+  for (std::string n : {"a", "b"}) {
+    std::vector<LaunchOrder> l = Launches(n);
+    ASSERT_EQ(l.size(), 1u) << n;
+    by_node[n] = l[0];
+  }
+  const LaunchOrder& first = by_node[job.allocation[0].node];
+  const LaunchOrder& second = by_node[job.allocation[1].node];
+  for (const LaunchOrder* l : {&first, &second}) {
+    EXPECT_TRUE(l->batch);
+    EXPECT_TRUE(l->slurm_env);
+    EXPECT_EQ(l->step_key, "k3y");
+    EXPECT_GT(l->step_port, 0);
+    EXPECT_NE(l->step_port, l->master_port);
+    EXPECT_EQ(l->tasks_per_node, 2);
+    EXPECT_EQ(l->node_addrs,
+              (std::vector<std::string>{job.allocation[0].node, job.allocation[1].node}));
+  }
+  EXPECT_EQ(first.output_file, "slurm-%j.out");
+  EXPECT_EQ(second.output_file, "");
+  EXPECT_EQ(first.step_port, second.step_port);
+  EXPECT_EQ(job.step_key, "k3y");
+
+  Join("c", 2);
+  Join("d", 2);
+  Reply plain = SubmitAs("ada", Gpus(4));
+  ASSERT_TRUE(plain.status.ok()) << plain.status.message();
+  ASSERT_EQ(State(plain.jobs.at(0).id), JobState::kRunning);
+  size_t launched = 0;
+  for (std::string n : {"c", "d"}) {
+    for (const LaunchOrder& l : Launches(n)) {
+      ++launched;
+      EXPECT_FALSE(l.batch);
+      EXPECT_FALSE(l.slurm_env);
+      EXPECT_EQ(l.step_port, 0);
+      EXPECT_TRUE(l.node_addrs.empty());
+    }
+  }
+  EXPECT_EQ(launched, 2u);
+}
+
+// A batch script's end is its job's: a step server still running when the script ended is
+// stopped, and its SIGTERM does not make a succeeded script a failed job.
+TEST_F(LaunchTest, ABatchScriptsEndIsItsJobsAndStopsItsStepServers) {
+  Join("a", 2);
+  Join("b", 2);
+  JobSpec s = SubmittedSpec();
+  s.command = {"/bin/sh", "-c", "true"};
+  s.resources = Gpus(4);
+  s.resources.nodes = 2;
+  s.batch = true;
+  Reply r = Run(SubmitJobs{.caller = {"ada", false}, .specs = {s}, .step_keys = {"k"}});
+  ASSERT_TRUE(r.status.ok()) << r.status.message();
+  JobId id = r.jobs.at(0).id;
+  const std::string first = J(id).allocation[0].node, second = J(id).allocation[1].node;
+  Launches(first);
+  Launches(second);
+  Tell(first, JobEvent{.job = id, .kind = JobEvent::Kind::kStarted});
+  Tell(second, JobEvent{.job = id, .kind = JobEvent::Kind::kStarted});
+  Tell(first, JobEvent{.job = id, .kind = JobEvent::Kind::kExited, .exit_code = 0});
+  EXPECT_EQ(State(id), JobState::kRunning);
+  bool stopped = false;
+  for (const Order& o : Orders(second)) stopped |= o.kind == Order::Kind::kStop && o.stop.job == id;
+  EXPECT_TRUE(stopped) << "the step server the script could not reach is stopped";
+  Tell(second, JobEvent{.job = id, .kind = JobEvent::Kind::kExited, .signal = SIGTERM});
+  EXPECT_EQ(State(id), JobState::kSucceeded);
+  EXPECT_EQ(J(id).exit_code, 0);
+}
+
 }  // namespace baton::control

@@ -1,0 +1,74 @@
+// The wire between `srun` on a batch script's first node and the step servers of its other
+// nodes (slurm_main.cc), and the task start both use.
+//
+// A connection carries one request, client to server: the magic "BSTEP1\n", then strings, each
+// a 4-byte big-endian length and its bytes: the job's step key, the verb ("run" or "exit"), and
+// for "run" the working directory, the argument count and arguments, the variable count and
+// variables ("K=V"). The server answers with frames, a type byte, a 4-byte length and the
+// bytes: 'o' standard output, 'e' standard error, 'x' the end ("E<code>" or "S<signal>").
+// Closing the connection early ends the task.
+#pragma once
+
+#include <sys/types.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+
+namespace baton::slurm {
+
+inline constexpr char kMagic[] = "BSTEP1\n";
+inline constexpr size_t kMaxString = 1 << 20;  // one argument or variable
+inline constexpr size_t kMaxStrings = 20000;   // arguments, or variables, of one request
+
+struct StepRequest {
+  std::string key;
+  std::string verb;  // "run" or "exit"
+  std::string cwd;
+  std::vector<std::string> argv;
+  std::vector<std::string> env;  // "K=V"
+};
+
+// Whole writes and reads; false on an error or an early end.
+bool WriteAll(int fd, const void* data, size_t size);
+bool ReadExact(int fd, void* data, size_t size);
+
+bool SendRequest(int fd, const StepRequest& r);
+// Reads a request; an error names what was wrong (bad magic, too long...).
+Result<StepRequest> ReadRequest(int fd);
+
+bool SendFrame(int fd, char type, const std::string& data);
+// One frame; nullopt at the connection's end or on an error.
+std::optional<std::pair<char, std::string>> ReadFrame(int fd);
+
+// Whether two secrets are equal, in time that does not depend on where they differ.
+bool SameKey(const std::string& a, const std::string& b);
+
+// A TCP connection to HOST:PORT, tried again for up to `patience_s` while refused (the server
+// may not listen yet). -1 and `error` set on failure.
+int ConnectTo(const std::string& host, int port, int patience_s, std::string* error);
+
+// A task started: its pid (the leader of a process group of its own) and the read ends of its
+// standard output and error.
+struct Task {
+  pid_t pid = -1;
+  int out = -1;
+  int err = -1;
+};
+// Starts `argv` in `cwd` (else where we are, with a warning on its stderr, as slurmstepd does)
+// with exactly `env`; the program is looked up on env's PATH. An error when it cannot fork.
+Result<Task> StartTask(const std::vector<std::string>& argv, const std::vector<std::string>& env,
+                       const std::string& cwd);
+
+// "E<code>" or "S<signal>" of a wait status.
+std::string StatusText(int wait_status);
+
+// The environment of this process, "K=V" each.
+std::vector<std::string> OwnEnvironment();
+// `env` with K set to V (replaced, or added).
+void SetVar(std::vector<std::string>* env, const std::string& k, const std::string& v);
+std::string GetVar(const std::vector<std::string>& env, const std::string& k);
+
+}  // namespace baton::slurm
