@@ -391,7 +391,20 @@ void Agent::HandleOrder(const Order& order) {
   if (order.kind == Order::Kind::kTunnel) return OpenTunnel(order.tunnel);
   if (order.kind == Order::Kind::kNote) return DeliverNote(order.note);
   if (order.kind == Order::Kind::kLaunch) {
-    if (jobs_.count(Key(order.launch.job, order.launch.attempt)) == 0) Launch(order.launch, now);
+    auto it = jobs_.find(Key(order.launch.job, order.launch.attempt));
+    if (it == jobs_.end()) return Launch(order.launch, now);
+    // The launch of what runs here, again: its time limit changed (`baton update --time`).
+    RunningJob& job = it->second;
+    if (job.exited || job.order.time_limit == order.launch.time_limit) return;
+    job.order.time_limit = order.launch.time_limit;
+    // A later limit earns its notice again.
+    const LaunchOrder& o = job.order;
+    if (o.signal != 0 && o.time_limit.count() > 0 &&
+        now < job.started_at + o.time_limit - o.signal_before)
+      job.notice_sent = false;
+    if (Status st = WriteRunFile(job); !st.ok())
+      LogWarn("job " + o.job.ToString() + ": its new time limit is not recorded: " + st.message(),
+              Context(o.job));
     return;
   }
   auto it = jobs_.find(Key(order.stop.job, order.stop.attempt));

@@ -167,6 +167,7 @@ std::vector<Route> Service::Routes() {
       {"GET", "/v1/jobs", A::kUserOrAdmin, to(&Service::ListJobs)},
       {"POST", "/v1/jobs/batch", A::kUserOrAdmin, to(&Service::SubmitBatch)},
       {"GET", "/v1/jobs/{id}", A::kUserOrAdmin, to(&Service::ShowJob)},
+      {"PATCH", "/v1/jobs/{id}", A::kUserOrAdmin, to(&Service::UpdateJob)},
       {"POST", "/v1/jobs/{id}/cancel", A::kUserOrAdmin, action(K::kCancel)},
       {"POST", "/v1/jobs/{id}/hold", A::kUserOrAdmin, action(K::kHold)},
       {"POST", "/v1/jobs/{id}/release", A::kUserOrAdmin, action(K::kRelease)},

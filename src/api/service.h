@@ -69,6 +69,7 @@ class Service {
   void ListJobs(Call c);
   void ShowJob(Call c);
   void JobAction(Call c, control::JobAction::Kind kind);
+  void UpdateJob(Call c);  // PATCH /v1/jobs/{id}
   void Resubmit(Call c);
   void Logs(Call c);
   void MetricsLines(Call c);

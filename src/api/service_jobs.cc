@@ -4,6 +4,7 @@
 
 #include "api/service.h"
 #include "api/service_internal.h"
+#include "codec/job_patch.h"
 #include "codec/json_codec.h"
 #include "core/node.h"
 #include "core/resubmit.h"
@@ -125,6 +126,21 @@ void Service::JobAction(Call c, control::JobAction::Kind kind) {
   auto id = JobIdParam(c);
   if (!id) return c.respond(Error(id.error()));
   Run(control::JobAction{CallerOf(c.who), id->id, kind, id->array_index}, std::move(c.respond),
+      [](control::Reply& r) { return Json(200, codec::EncodeJob(r.jobs.at(0))); });
+}
+
+// PATCH /v1/jobs/{id}: a waiting job's fields, a running job's time limit (`baton update`).
+void Service::UpdateJob(Call c) {
+  auto id = JobIdParam(c);
+  if (!id) return c.respond(Error(id.error()));
+  auto patch = codec::DecodeJobPatch(c.request.body);
+  if (!patch) return c.respond(Error(patch.error()));
+  control::UpdateJob update{.caller = CallerOf(c.who),
+                            .id = id->id,
+                            .array_index = id->array_index,
+                            .fields = std::move(patch->fields),
+                            .set = std::move(patch->set)};
+  Run(std::move(update), std::move(c.respond),
       [](control::Reply& r) { return Json(200, codec::EncodeJob(r.jobs.at(0))); });
 }
 

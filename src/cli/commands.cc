@@ -680,6 +680,7 @@ std::vector<CommandGroup> ClientGroups(CLI::App& app, int* exit_code,
   return {
       {{"submit"}, [=, &app] { AddSubmitCommand(app, conn, exit_code, tail); }},
       {{"resubmit"}, [=, &app] { AddResubmitCommand(app, conn, exit_code); }},
+      {{"update"}, [=, &app] { AddJobUpdateCommand(app, conn, exit_code); }},
       {{"run", "attach", "sessions", "forward"},
        [=, &app] { AddSessionCommands(app, conn, exit_code, tail); }},
       {{"jobs", "show", "logs", "cancel", "hold", "release", "wait"},

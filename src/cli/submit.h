@@ -32,6 +32,8 @@ void AddSessionCommands(CLI::App& app, const std::shared_ptr<Connection>& conn, 
 
 // `baton resubmit ID [OPTIONS]`: the job's spec again; the flags of submit typed override it.
 void AddResubmitCommand(CLI::App& app, const std::shared_ptr<Connection>& conn, int* exit_code);
+// `baton update ID ...`: a waiting job's fields, a running job's time limit (scontrol update).
+void AddJobUpdateCommand(CLI::App& app, const std::shared_ptr<Connection>& conn, int* exit_code);
 
 // The flags every command that talks to the server takes (commands.cc); `conn` must outlive
 // the parse.

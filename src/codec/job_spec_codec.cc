@@ -5,6 +5,7 @@
 
 #include "codec/internal/job_spec.h"
 #include "codec/internal/json_util.h"
+#include "codec/job_patch.h"
 #include "codec/json_codec.h"
 
 namespace baton::codec {
@@ -497,6 +498,38 @@ Result<std::vector<JobSpec>> DecodeJobSpecs(std::string_view text) {
   JobSpec spec = SubmittedSpec();
   RETURN_IF_ERROR(DecodeSpecObject(v, "", &spec));
   return std::vector<JobSpec>{std::move(spec)};
+}
+
+Result<JobPatch> DecodeJobPatch(std::string_view text) {
+  static constexpr std::string_view kFields[] = {"time_limit",  "priority", "name",  "project",
+                                                 "pool",        "begin",    "after", "after_any",
+                                                 "after_notok", "retries"};
+  ASSIGN_OR_RETURN(json::value v, Parse(text));
+  ASSIGN_OR_RETURN(const json::object* obj, GetObject(v, "body"));
+  JobPatch patch;
+  patch.fields = SubmittedSpec();
+  for (const auto& kv : *obj) {
+    std::string key(kv.key().data(), kv.key().size());
+    if (key == "time_limit_s") key = "time_limit";
+    if (std::find(std::begin(kFields), std::end(kFields), key) == std::end(kFields)) {
+      return Err(FieldError(key,
+                            "not a field that changes (valid: time_limit, priority, name, "
+                            "project, pool, begin, after, after_any, after_notok, retries)"));
+    }
+    if (kv.value().is_null()) {
+      if (key != "begin") return Err(FieldError(key, "must not be null"));
+      patch.fields.begin.reset();
+    } else {
+      RETURN_IF_ERROR(DecodeSpecField(key, key, kv.value(), &patch.fields));
+    }
+    patch.set.insert(key);
+  }
+  if (patch.set.empty()) {
+    return Err(
+        InvalidArgument("body: name a field to change (time_limit, priority, name, "
+                        "project, pool, begin, after, after_any, after_notok, retries)"));
+  }
+  return patch;
 }
 
 Result<std::vector<JobSpec>> DecodeJobBatch(std::string_view text) {

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <variant>
 #include <vector>
@@ -43,6 +44,18 @@ struct JobAction {
   JobId id;
   Kind kind = Kind::kCancel;
   int array_index = -1;
+};
+
+// PATCH /v1/jobs/{id} (`baton update`, as scontrol update): the fields named in `set` take
+// their values from `fields` (codec/job_patch.h). A waiting job changes any of them; a running
+// one its time limit (within its pool's maximum) and name. An array's id alone changes every
+// task that can take the change, or none.
+struct UpdateJob {
+  Caller caller;
+  JobId id;
+  int array_index = -1;
+  JobSpec fields;
+  std::set<std::string> set;
 };
 
 struct GetJob {
@@ -197,7 +210,7 @@ struct AgentReport {
 struct Tick {};  // time passed; look at timeouts
 
 using Command =
-    std::variant<SubmitJobs, JobAction, GetJob, ListJobs, ListNodes, GetQueue, DrainNode,
+    std::variant<SubmitJobs, JobAction, UpdateJob, GetJob, ListJobs, ListNodes, GetQueue, DrainNode,
                  InjectFault, GetEvents, CreateToken, RevokeToken, JoinNode, RevokeNode, ListTokens,
                  GetMetrics, SetPolicy, GetUsage, GetJobMetrics, ListCrons, DeleteCron, ListModels,
                  OpenTunnel, AgentRegister, AgentPoll, AgentReport, Tick>;

@@ -111,6 +111,7 @@ Reply Controller::Apply(const Command& command, TimePoint now) {
   return std::visit(Overloaded{
                         [&](const SubmitJobs& c) { return Submit(c, now); },
                         [&](const JobAction& c) { return Act(c, now); },
+                        [&](const UpdateJob& c) { return Update(c, now); },
                         [&](const GetJob& c) { return Get(c, now); },
                         [&](const ListJobs& c) { return List(c, now); },
                         [&](const GetJobMetrics& c) { return JobMetricsOf(c, now); },

@@ -123,6 +123,11 @@ class Controller {
   // joins or changes.
   const std::vector<sched::KnownNode>& KnownNodes();
   Reply Act(const JobAction& c, TimePoint now);
+  // `baton update` (controller_update.cc): the job's spec with the fields changed, checked as a
+  // submit checks it; and putting it in place (the queue, the nodes of a running job).
+  Reply Update(const UpdateJob& c, TimePoint now);
+  Result<JobSpec> Patched(const Job& job, const UpdateJob& c, TimePoint now);
+  void ApplyPatch(Job& job, JobSpec spec, TimePoint now);
   Status ActOn(Job& job, JobAction::Kind kind, const Caller& caller, TimePoint now);
   // A copy of `job` as users see it at `now`.
   static Job JobAsShown(const Job& job, TimePoint now);

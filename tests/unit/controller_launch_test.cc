@@ -373,4 +373,93 @@ TEST_F(LaunchTest, ABatchScriptsEndIsItsJobsAndStopsItsStepServers) {
   EXPECT_EQ(J(id).exit_code, 0);
 }
 
+// `baton update` (issue 38, as scontrol update): a waiting job's fields change and it keeps
+// waiting; a running job's time limit changes within its pool's maximum and its node is told;
+// nothing else of a running job, and nothing of another user's.
+TEST_F(LaunchTest, UpdateChangesAWaitingJobAndARunningJobsTimeLimit) {
+  Join("a", 2);
+  JobSpec s = SubmittedSpec();
+  s.command = {"train"};
+  s.resources = Gpus(2);
+  s.time_limit = std::chrono::hours(1);
+  JobId running = Run(SubmitJobs{.caller = {"ada", false}, .specs = {s}}).jobs.at(0).id;
+  JobId waiting = Run(SubmitJobs{.caller = {"ada", false}, .specs = {s}}).jobs.at(0).id;
+  ASSERT_EQ(State(running), JobState::kRunning);
+  ASSERT_EQ(State(waiting), JobState::kPending);
+  Launches("a");
+
+  UpdateJob change{.caller = {"ada", false}, .id = waiting};
+  change.fields.priority = Priority::kLow;  // (high would preempt the running one)
+  change.fields.name = "renamed";
+  change.fields.time_limit = std::chrono::hours(2);
+  change.set = {"priority", "name", "time_limit"};
+  Reply r = Run(change);
+  ASSERT_TRUE(r.status.ok()) << r.status.message();
+  EXPECT_EQ(J(waiting).spec.priority, Priority::kLow);
+  EXPECT_EQ(J(waiting).spec.name, "renamed");
+  EXPECT_EQ(J(waiting).spec.time_limit, std::chrono::hours(2));
+  EXPECT_EQ(State(waiting), JobState::kPending);
+  EXPECT_TRUE(J(waiting).reason == WaitReason::kPriority ||
+              J(waiting).reason == WaitReason::kResources)
+      << "back in the queue: " << J(waiting).reason_detail;
+
+  UpdateJob longer{.caller = {"ada", false}, .id = running};
+  longer.fields.time_limit = std::chrono::hours(3);
+  longer.set = {"time_limit"};
+  ASSERT_TRUE(Run(longer).status.ok());
+  std::vector<LaunchOrder> told = Launches("a");
+  ASSERT_EQ(told.size(), 1u) << "the node is told the new limit";
+  EXPECT_EQ(told[0].job, running);
+  EXPECT_EQ(told[0].time_limit, std::chrono::hours(3));
+
+  UpdateJob priority{.caller = {"ada", false}, .id = running};
+  priority.fields.priority = Priority::kHigh;
+  priority.set = {"priority"};
+  Reply refused = Run(priority);
+  EXPECT_EQ(refused.status.code(), Code::kConflict);
+  EXPECT_NE(refused.status.message().find("only its time limit and name change"), std::string::npos)
+      << refused.status.message();
+
+  UpdateJob others = longer;
+  others.caller = {"eve", false};
+  EXPECT_EQ(Run(others).status.code(), Code::kPermissionDenied);
+
+  Policy p;
+  p.pools["default"].max_time_limit = std::chrono::hours(4);
+  ASSERT_TRUE(Run(SetPolicy{p}).status.ok());
+  UpdateJob too_long = longer;
+  too_long.fields.time_limit = std::chrono::hours(5);
+  Reply capped = Run(too_long);
+  EXPECT_EQ(capped.status.code(), Code::kInvalidArgument);
+  EXPECT_NE(capped.status.message().find("pool default allows at most 4h"), std::string::npos)
+      << capped.status.message();
+  EXPECT_EQ(J(running).spec.time_limit, std::chrono::hours(3)) << "nothing changed";
+
+  UpdateJob self{.caller = {"ada", false}, .id = waiting};
+  self.fields.after = {waiting};
+  self.set = {"after"};
+  EXPECT_EQ(Run(self).status.code(), Code::kInvalidArgument);
+}
+
+// An array's id changes every task that can take the change, all or none.
+TEST_F(LaunchTest, UpdateOfAnArraysIdChangesEveryWaitingTask) {
+  JobSpec s = SubmittedSpec();
+  s.command = {"train"};
+  s.array = "0-2";
+  s.hold = true;
+  JobId array = Run(SubmitJobs{.caller = {"ada", false}, .specs = {s}}).jobs.at(0).id;
+  UpdateJob change{.caller = {"ada", false}, .id = array};
+  change.fields.priority = Priority::kCritical;
+  change.set = {"priority"};
+  ASSERT_TRUE(Run(change).status.ok());
+  for (int64_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(J(JobId{array.value + i}).spec.priority, Priority::kCritical) << i;
+    EXPECT_EQ(State(JobId{array.value + i}), JobState::kHeld) << i;
+  }
+  change.fields.after = {JobId{999}};
+  change.set = {"after"};
+  EXPECT_EQ(Run(change).status.code(), Code::kInvalidArgument);
+  EXPECT_TRUE(J(array).spec.after.empty());
+}
+
 }  // namespace baton::control

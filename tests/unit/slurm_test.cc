@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include "cli/sbatch.h"
+#include "codec/job_patch.h"
 #include "codec/json_codec.h"
 #include "core/hostlist.h"
 
@@ -196,6 +197,28 @@ TEST(BatchSpec, ItsFieldsGoThroughTheApiAndAreChecked) {
            {R"({"command": ["x"], "batch": true, "image": "a"})", "container image"},
            {R"({"command": ["x"], "tasks_per_node": 2000})", "tasks_per_node"}}) {
     auto bad = codec::DecodeJobSpec(body);
+    ASSERT_FALSE(bad.has_value()) << body;
+    EXPECT_NE(bad.error().message().find(why), std::string::npos) << bad.error().message();
+  }
+}
+
+// PATCH /v1/jobs/{id}'s body: the fields that change, read as a spec's; nothing else.
+TEST(JobPatch, NamesTheFieldsThatChangeAndRefusesTheRest) {
+  auto p = codec::DecodeJobPatch(
+      R"({"time_limit": "4:00:00", "priority": "high", "begin": null, "after": [3]})");
+  ASSERT_TRUE(p.has_value()) << p.error().message();
+  EXPECT_EQ(p->set, (std::set<std::string>{"time_limit", "priority", "begin", "after"}));
+  EXPECT_EQ(p->fields.time_limit, std::chrono::hours(4));
+  EXPECT_EQ(p->fields.priority, Priority::kHigh);
+  EXPECT_FALSE(p->fields.begin.has_value());
+  for (const auto& [body, why] : std::vector<std::pair<std::string, std::string>>{
+           {R"({"gpus": 2})", "gpus: not a field that changes"},
+           {R"({"command": ["x"]})", "command: not a field that changes"},
+           {R"({})", "name a field to change"},
+           {R"({"name": null})", "name: must not be null"},
+           {R"({"priority": "urgent"})", "priority"},
+           {R"([1])", "body"}}) {
+    auto bad = codec::DecodeJobPatch(body);
     ASSERT_FALSE(bad.has_value()) << body;
     EXPECT_NE(bad.error().message().find(why), std::string::npos) << bad.error().message();
   }
