@@ -436,12 +436,18 @@ int Queue(const Connection& conn, int limit, bool json, bool whole) {
       {"#", "ID", "USER", "PROJECT", "PRIORITY", "GPUS", "WAITING", "EXPECTED START", "REASON"});
   int pos = 0;
   for (const Job& j : *jobs) {
+    // A job that waits for something other than the scheduler has no place in its order yet.
+    const bool ordered = j.reason != WaitReason::kDependency &&
+                         j.reason != WaitReason::kBeginTime &&
+                         j.reason != WaitReason::kArrayLimit && j.reason != WaitReason::kSchedule;
     std::string why = WhyWaiting(j);
     // Cut to fit a terminal only: piped or with --long, every reason is whole.
     if (!whole && why.size() > 100) why = why.substr(0, 97) + "... (--long shows it whole)";
-    t.Add({std::to_string(++pos), std::to_string(j.id.value), j.user, j.spec.project,
-           std::string(PriorityName(j.spec.priority)), FormatMilli(j.spec.resources.milli_gpus),
-           Age(j.submitted_at),
+    t.Add({ordered ? std::to_string(++pos) : "-",
+           TaskName(j.array_id.value != 0 ? j.array_id : j.id,
+                    j.array_id.value != 0 ? j.array_index : -1),
+           j.user, j.spec.project, std::string(PriorityName(j.spec.priority)),
+           FormatMilli(j.spec.resources.milli_gpus), Age(j.submitted_at),
            j.estimated_start ? FormatRfc3339(*j.estimated_start).substr(0, 19) + "Z" : "-", why});
   }
   t.Print(std::cout);
@@ -453,7 +459,9 @@ void AddViewCommands(CLI::App& app, const std::shared_ptr<Connection>& conn, int
     auto json = std::make_shared<bool>(false);
     auto limit = std::make_shared<int>(50);
     CLI::App* sub =
-        app.add_subcommand("queue", "pending jobs in the order they would start, with reasons");
+        app.add_subcommand("queue",
+                           "pending jobs in the order they would start, then those waiting for "
+                           "dependencies, a begin time or their array's limit; with reasons");
     AddConnectionFlags(sub, *conn);
     sub->add_flag("--json", *json, "print JSON");
     sub->add_option("-n,--limit", *limit, "how many (1-1000)")->check(CLI::Range(1, 1000));

@@ -407,6 +407,13 @@ Reply Controller::Queue(const GetQueue& c) const {
   queue_.ForEach([&](const Job& j) {
     if (more && !listed.count(j.id.value)) more = take(j, QueueFactors{});
   });
+  // Then, by id, those that wait for something other than the scheduler (squeue lists them
+  // too): dependencies, a begin time, a recurring job's next time, their array's throttle.
+  for (JobId id : blocked_) {
+    const Job* j = FindJob(id);
+    if (!more || j == nullptr || j->state != JobState::kPending) continue;
+    more = take(*j, QueueFactors{});
+  }
   return r;
 }
 

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <boost/json.hpp>
+#include <chrono>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -95,6 +96,36 @@ TEST(Arrays, ASweepFileBecomesAnArrayAndAJobAfterItWaitsForEveryTask) {
   std::string report = GetJob(*c, std::stoll(FirstLine(after.out)));
   std::string last = GetJob(*c, std::stoll(id) + 3);
   EXPECT_GE(JsonString(report, "started_at"), JsonString(last, "finished_at")) << report << last;
+}
+
+// Issue 38: `baton queue` lists, after the jobs in the scheduler's order, those that wait for
+// something else, as squeue does: an array's tasks past its throttle, a job waiting for a
+// dependency; they have no place ("-") and say why.
+TEST(Arrays, TheQueueListsTasksPastTheThrottleAndJobsWaitingForDependencies) {
+  TempDir dir;
+  BatonProcess baton(dir.path(), {"--gpus", "1xH100-80GB"});
+  std::string blocker = FirstLine(RunCli(baton, {"submit", "-g", "1", "--", "sleep", "60"}).out);
+  std::string array =
+      FirstLine(RunCli(baton, {"submit", "-g", "1", "--array", "0-2%1", "--", "true"}).out);
+  std::string dep = FirstLine(RunCli(baton, {"submit", "--after", blocker, "--", "true"}).out);
+  ASSERT_FALSE(array.empty());
+  ASSERT_FALSE(dep.empty());
+  std::string table;
+  ASSERT_TRUE(Within(std::chrono::seconds(20), [&] {
+    table = RunCli(baton, {"queue"}).out;
+    return table.find(array + "_0") != std::string::npos &&
+           table.find("waiting for 1 GPU") != std::string::npos;
+  })) << table;
+  for (const std::string& task : {array + "_1", array + "_2"}) {
+    size_t at = table.find("\n-  " + task + " ");
+    EXPECT_NE(at, std::string::npos) << task << " without a place:\n" << table;
+  }
+  EXPECT_NE(table.find("runs at most 1 tasks at once (%1)"), std::string::npos) << table;
+  EXPECT_NE(table.find("\n-  " + dep + " "), std::string::npos) << table;
+  EXPECT_NE(table.find("waiting for job " + blocker + " to succeed"), std::string::npos) << table;
+  EXPECT_NE(table.find("\n1  " + array + "_0 "), std::string::npos) << "the head of the order\n"
+                                                                    << table;
+  RunCli(baton, {"cancel", "--all"});
 }
 
 }  // namespace
