@@ -524,8 +524,17 @@ void Controller::SetState(Job& job, JobState to, TimePoint now) {
     job.finished_at = now;
     budgets_.JobEnded(job.spec.project, job.cost_micros);
     jobs_finished_[std::string(JobStateName(to))] += 1;
-    if (to == JobState::kFailed) {
-      std::string name = job.spec.name.empty() ? "" : " (" + job.spec.name + ")";
+    AlertEnded(job, to, now);
+    if (job.cron_id.value != 0 && !job.cron_stopped) cron_due_.push_back(job.id);
+    OnTerminal(job, now);
+  }
+}
+
+void Controller::AlertEnded(const Job& job, JobState to, TimePoint now) {
+  const bool failed = to == JobState::kFailed;
+  const std::string name = job.spec.name.empty() ? "" : " (" + job.spec.name + ")";
+  if (job.array_id.value == 0) {
+    if (failed) {
       Raise(ClusterEvent{.kind = "job_failed",
                          .severity = "alert",
                          .job = job.id.value,
@@ -533,9 +542,52 @@ void Controller::SetState(Job& job, JobState to, TimePoint now) {
                                     " failed: " + job.reason_detail.substr(0, 256)},
             now);
     }
-    if (job.cron_id.value != 0 && !job.cron_stopped) cron_due_.push_back(job.id);
-    OnTerminal(job, now);
+    return;
   }
+  // A failing array is one alert, not one per task (a sweep of 1,000 tasks that all fail).
+  const std::string array = job.array_id.ToString();
+  auto it = array_failures_.find(job.array_id);
+  if (it == array_failures_.end()) {
+    if (!failed) return;
+    // Its tasks: as many as its indices (a submit may still be making them), else those made.
+    ArrayFailures f{.failed = 1};
+    int ended = 0;
+    for (auto t = jobs_.find(job.array_id); t != jobs_.end() && t->second.array_id == job.array_id;
+         ++t) {
+      ++f.total;
+      ended += IsTerminal(t->second.state) ? 1 : 0;
+    }
+    if (auto indices = TasksOf(job.spec); indices && *indices)
+      f.total = std::max(f.total, static_cast<int>((*indices)->indices.size()));
+    f.left = f.total - ended;
+    Raise(
+        ClusterEvent{
+            .kind = "job_failed",
+            .severity = "alert",
+            .job = job.id.value,
+            .message = "task " + TaskName(job.array_id, job.array_index) + " of array " + array +
+                       name + " of " + job.user + " failed: " + job.reason_detail.substr(0, 256) +
+                       (f.left > 0 ? "; the array's other failures are counted, and said when "
+                                     "it has ended"
+                                   : "")},
+        now);
+    if (f.left > 0) array_failures_.emplace(job.array_id, f);
+    return;
+  }
+  ArrayFailures& f = it->second;
+  f.failed += failed ? 1 : 0;
+  if (--f.left > 0) return;
+  if (f.failed > 1) {
+    Raise(ClusterEvent{.kind = "job_failed",
+                       .severity = "alert",
+                       .job = job.array_id.value,
+                       .message = "array " + array + name + " of " + job.user + " has ended: " +
+                                  std::to_string(f.failed) + " of its " + std::to_string(f.total) +
+                                  " tasks failed (`baton jobs --state failed --expand` lists "
+                                  "them)"},
+          now);
+  }
+  array_failures_.erase(it);
 }
 
 double Controller::Service(const Job& job, TimePoint now) {

@@ -255,6 +255,9 @@ class Controller {
   void Enqueue(Job& job, TimePoint now);
   void Dequeue(Job& job);
   void OnTerminal(const Job& job, TimePoint now);
+  // The job_failed alert of a job that ended (`to`): for a task of an array, the first failure
+  // only, then one line when the array has ended saying how many failed.
+  void AlertEnded(const Job& job, JobState to, TimePoint now);
   // What keeps a pending job out of the queue: its dependencies (after-ok, after-any,
   // after-notok), the singleton rule, its begin time; `never` when a dependency can no longer
   // be met. reason kNone: nothing.
@@ -317,6 +320,14 @@ class Controller {
 
   sched::JobQueue queue_;    // pending jobs whose dependencies are met; pass planning
   std::set<JobId> blocked_;  // pending jobs waiting for dependencies or their begin time
+  // Arrays with a failed task whose other tasks have not all ended: the failures since the
+  // first (alerted), the tasks left, all of them. Not kept across restarts.
+  struct ArrayFailures {
+    int failed = 0;
+    int left = 0;
+    int total = 0;
+  };
+  std::map<JobId, ArrayFailures> array_failures_;
   std::multimap<TimePoint, JobId> begins_;        // blocked jobs with a begin time, by it
   std::multimap<std::string, JobId> singletons_;  // blocked singleton jobs, by user and name
   std::map<JobId, ArrayGate> arrays_;             // throttled arrays with tasks queued or running

@@ -128,5 +128,23 @@ TEST(Arrays, TheQueueListsTasksPastTheThrottleAndJobsWaitingForDependencies) {
   RunCli(baton, {"cancel", "--all"});
 }
 
+// Issue 38: an array whose tasks all fail raised one job_failed alert per task (35 for 35);
+// now one for its first failure and one when it has ended, counting them.
+TEST(Arrays, AFailingArrayIsTwoAlertsNotOnePerTask) {
+  TempDir dir;
+  BatonProcess baton(dir.path(), {"--gpus", "2xH100-80GB"});
+  std::string array = FirstLine(RunCli(baton, {"submit", "--array", "0-7", "--", "false"}).out);
+  ASSERT_FALSE(array.empty());
+  EXPECT_EQ(RunCli(baton, {"wait", array, "--timeout", "60"}).exit_code, 1);
+  std::string events = RunCli(baton, {"events"}).out;
+  EXPECT_EQ(CountOf(events, "job_failed"), 2u) << events;
+  EXPECT_EQ(CountOf(events, "of array " + array + " (false) of root failed: exited with code 1"),
+            1u)
+      << events;
+  EXPECT_NE(events.find("array " + array + " (false) of root has ended: 8 of its 8 tasks failed"),
+            std::string::npos)
+      << events;
+}
+
 }  // namespace
 }  // namespace baton::testing

@@ -462,4 +462,46 @@ TEST_F(LaunchTest, UpdateOfAnArraysIdChangesEveryWaitingTask) {
   EXPECT_TRUE(J(array).spec.after.empty());
 }
 
+// A failing array is one alert, then one more once it has ended saying how many of its tasks
+// failed (issue 38: 35 tasks raised 35 alerts); a job that is no task alerts as before.
+TEST_F(LaunchTest, AFailingArrayRaisesOneAlertAndOneWhenItHasEnded) {
+  auto alerts = [&] {
+    std::vector<std::string> out;
+    for (const ClusterEvent& e : Run(GetEvents{}).events) {
+      if (e.kind == "job_failed") out.push_back(e.message);
+    }
+    return out;
+  };
+  JobSpec gone = SubmittedSpec();
+  gone.command = {"prepare"};
+  gone.hold = true;
+  JobId prepare = Run(SubmitJobs{.caller = {"ada", false}, .specs = {gone}}).jobs.at(0).id;
+  JobAction cancel{.caller = {"ada", false}, .id = prepare, .kind = JobAction::Kind::kCancel};
+  ASSERT_TRUE(Run(cancel).status.ok());
+  // Five tasks that can never start (their dependency was cancelled): each fails at once.
+  JobSpec s = SubmittedSpec();
+  s.command = {"train"};
+  s.array = "0-4";
+  s.after = {prepare};
+  JobId array = Run(SubmitJobs{.caller = {"ada", false}, .specs = {s}}).jobs.at(0).id;
+  for (int64_t i = 0; i < 5; ++i) ASSERT_EQ(State(JobId{array.value + i}), JobState::kFailed);
+  std::vector<std::string> said = alerts();
+  ASSERT_EQ(said.size(), 2u) << (said.empty() ? "" : said[0]);
+  EXPECT_EQ(said[0].rfind("task " + array.ToString() + "_0 of array " + array.ToString(), 0), 0u)
+      << said[0];
+  EXPECT_NE(said[0].find("the array's other failures are counted"), std::string::npos) << said[0];
+  EXPECT_NE(said[1].find("array " + array.ToString() +
+                         " of ada has ended: 5 of its 5 "
+                         "tasks failed"),
+            std::string::npos)
+      << said[1] << "\n"
+      << said[0];
+  // A job alone: its own alert.
+  JobSpec single = SubmittedSpec();
+  single.command = {"eval"};
+  single.after = {prepare};
+  Run(SubmitJobs{.caller = {"ada", false}, .specs = {single}});
+  EXPECT_EQ(alerts().size(), 3u);
+}
+
 }  // namespace baton::control
