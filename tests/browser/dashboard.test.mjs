@@ -174,6 +174,34 @@ test('a user sees the cluster, submits, follows, cancels, and is refused what th
     const viaApi = await b.api('GET', `/v1/jobs/${curve}`);
     assert.equal(viaApi.json.name, 'curve');
 
+    // What the CLI's submit has (issue 38): a working directory, the environment, an array, a
+    // dependency, CPUs and memory.
+    await page.getByTestId('nav-submit').click();
+    await page.getByTestId('submit-name').fill('sweep');
+    await page.getByTestId('submit-command').fill('echo lr=$LR task=$BATON_ARRAY_INDEX in $(pwd)');
+    await page.getByTestId('submit-gpus').fill('0');
+    await page.getByTestId('submit-time-limit').fill('');
+    await page.getByTestId('submit-workdir').fill('/tmp');
+    await page.getByTestId('submit-env').fill('LR=0.1\nSEED=7');
+    await page.getByTestId('submit-array').fill('0-1');
+    await page.getByTestId('submit-after').fill(String(curve));
+    await page.getByTestId('submit-cpus').fill('1');
+    await page.getByTestId('submit-memory').fill('256MiB');
+    await page.getByTestId('submit-button').click();
+    await page.waitForURL(/#\/jobs\/\d+$/);
+    const sweep = Number(page.url().match(/#\/jobs\/(\d+)$/)[1]);
+    const swept = (await b.api('GET', `/v1/jobs/${sweep}`)).json;
+    assert.equal(swept.workdir, '/tmp');
+    assert.deepEqual(swept.env, { LR: '0.1', SEED: '7' });
+    assert.equal(swept.array_id, sweep);
+    assert.deepEqual(swept.after, [curve]);
+    assert.equal(swept.resources.cpus, 1);
+    assert.equal(swept.resources.memory_bytes, 256 * 1024 * 1024);
+    const second = (await b.api('GET', `/v1/jobs/${sweep}_1`)).json;
+    assert.equal(second.array_index, 1);
+    await page.getByTestId('log-ended').waitFor({ timeout: 60000 });
+    assert.match(await page.getByTestId('job-log').innerText(), /lr=0\.1 task=0 in \/tmp/);
+
     // A job that cannot start now says why in the queue.
     const big = await b.api('POST', '/v1/jobs', { name: 'big', command: 'true', resources: { gpus: 4 } });
     assert.equal(big.status, 201, big.text);

@@ -12,14 +12,44 @@ interface Form {
   command: string;
   gpus: string;
   gpuType: string;
+  nodes: string;
+  cpus: string;
+  memory: string;
   timeLimit: string;
   priority: string;
   project: string;
   pool: string;
+  workdir: string;
+  env: string; // KEY=VALUE, one a line
+  array: string;
+  after: string; // job ids, comma- or space-separated
   hold: boolean;
 }
 
-const EMPTY: Form = { name: '', command: '', gpus: '', gpuType: '', timeLimit: '', priority: '', project: '', pool: '', hold: false };
+const EMPTY: Form = {
+  name: '',
+  command: '',
+  gpus: '',
+  gpuType: '',
+  nodes: '',
+  cpus: '',
+  memory: '',
+  timeLimit: '',
+  priority: '',
+  project: '',
+  pool: '',
+  workdir: '',
+  env: '',
+  array: '',
+  after: '',
+  hold: false,
+};
+
+/** A number when the text is one; else the text, for the API to name what is wrong. */
+function numberOr(text: string): number | string {
+  const n = Number(text);
+  return text !== '' && Number.isFinite(n) ? n : text;
+}
 const form = store<Form>(EMPTY);
 const yamlText = store<string>(
   `name: train
@@ -42,11 +72,27 @@ export function specOf(f: Form): Record<string, unknown> {
     resources.gpus = Number.isFinite(n) ? n : f.gpus.trim(); // the API names a bad value
   }
   if (f.gpuType.trim()) resources.gpu_type = f.gpuType.trim();
+  if (f.nodes.trim()) resources.nodes = numberOr(f.nodes.trim());
+  if (f.cpus.trim()) resources.cpus = numberOr(f.cpus.trim());
+  if (f.memory.trim()) resources.memory = f.memory.trim(); // a size: 64GiB (a bare number is bytes)
   if (Object.keys(resources).length) spec.resources = resources;
   if (f.timeLimit.trim()) spec.time_limit = f.timeLimit.trim();
   if (f.priority) spec.priority = f.priority;
   if (f.project.trim()) spec.project = f.project.trim();
   if (f.pool.trim()) spec.pool = f.pool.trim();
+  if (f.workdir.trim()) spec.workdir = f.workdir.trim();
+  const env: Record<string, string> = {};
+  for (const line of f.env.split('\n')) {
+    const t = line.trim();
+    if (!t) continue;
+    const eq = t.indexOf('=');
+    // A line without '=' is sent as a name with no value: the API says what is wrong with it.
+    env[eq < 0 ? t : t.slice(0, eq)] = eq < 0 ? '' : t.slice(eq + 1);
+  }
+  if (Object.keys(env).length) spec.env = env;
+  if (f.array.trim()) spec.array = f.array.trim();
+  const after = f.after.split(/[\s,]+/).filter((x) => x !== '').map(numberOr);
+  if (after.length) spec.after = after;
   if (f.hold) spec.hold = true;
   return spec;
 }
@@ -125,6 +171,18 @@ export function SubmitPage() {
               <datalist id="dl-models">{models.map((x) => <option key={x} value={x} />)}</datalist>
             </label>
             <label class="field">
+              <span>Nodes</span>
+              <input class="input" type="number" min="1" data-testid="submit-nodes" value={f.nodes} onInput={set('nodes')} placeholder="the fewest" />
+            </label>
+            <label class="field">
+              <span>CPUs per node</span>
+              <input class="input" type="number" min="1" data-testid="submit-cpus" value={f.cpus} onInput={set('cpus')} placeholder="any" />
+            </label>
+            <label class="field">
+              <span>Memory per node</span>
+              <input class="input" data-testid="submit-memory" value={f.memory} onInput={set('memory')} placeholder="64GiB" />
+            </label>
+            <label class="field">
               <span>Time limit</span>
               <input class="input" data-testid="submit-time-limit" value={f.timeLimit} onInput={set('timeLimit')} placeholder="2h, 30m, 1h30m" />
             </label>
@@ -145,6 +203,30 @@ export function SubmitPage() {
             <label class="field">
               <span>Pool</span>
               <input class="input" data-testid="submit-pool" value={f.pool} onInput={set('pool')} placeholder="default" />
+            </label>
+            <label class="field span-2">
+              <span>
+                Working directory <span class="muted small">on the nodes; default: the job's own</span>
+              </span>
+              <input class="input mono" data-testid="submit-workdir" value={f.workdir} onInput={set('workdir')} placeholder="/home/you/project" />
+            </label>
+            <label class="field span-2">
+              <span>
+                Environment <span class="muted small">KEY=VALUE, one a line</span>
+              </span>
+              <textarea class="input mono" rows={2} data-testid="submit-env" value={f.env} onInput={set('env')} placeholder="LR=0.1" spellcheck={false} />
+            </label>
+            <label class="field">
+              <span>
+                Array <span class="muted small">as --array</span>
+              </span>
+              <input class="input" data-testid="submit-array" value={f.array} onInput={set('array')} placeholder="0-99%8" />
+            </label>
+            <label class="field">
+              <span>
+                After <span class="muted small">jobs that must succeed</span>
+              </span>
+              <input class="input" data-testid="submit-after" value={f.after} onInput={set('after')} placeholder="12, 13" />
             </label>
             <label class="field field-check">
               <input type="checkbox" data-testid="submit-hold" checked={f.hold} onChange={set('hold')} />
