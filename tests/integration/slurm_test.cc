@@ -4,6 +4,7 @@
 // all-reduces through it) and scontrol; Slurm's spellings on the command line; and a step
 // server that takes tasks only from a caller with the job's key.
 #include <gtest/gtest.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -343,15 +344,23 @@ TEST(SlurmStepServer, RunsTasksOnlyForTheJobsKey) {
                            .argv = {"/bin/sh", "-c", "echo gpu $CUDA_VISIBLE_DEVICES; exit 4"},
                            .env = {"PATH=/usr/bin:/bin", "CUDA_VISIBLE_DEVICES=0"}};
     EXPECT_TRUE(slurm::SendRequest(fd, req));
+    timeval patience{.tv_sec = 5, .tv_usec = 0};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &patience, sizeof patience);
     std::string got;
     while (auto frame = slurm::ReadFrame(fd)) got += std::string(1, frame->first) + frame->second;
     close(fd);
     return got;
   };
+  // A caller that stalls after its first bytes holds up no other (each connection is served
+  // apart): the next answers at once, not after the stalled one's 10 s.
+  std::string error;
+  int stalled = slurm::ConnectTo("127.0.0.1", port, 20, &error);
+  ASSERT_GE(stalled, 0) << error;
+  ASSERT_TRUE(slurm::WriteAll(stalled, slurm::kMagic, sizeof slurm::kMagic - 1));
   EXPECT_EQ(run("wrong-key-000000"), "") << "a wrong key runs nothing";
   // The node's own GPUs, not the caller's, and the task's exit code.
   EXPECT_EQ(run("0123456789abcdef"), "ogpu 1\nxE4");
-  std::string error;
+  close(stalled);
   int fd = slurm::ConnectTo("127.0.0.1", port, 5, &error);
   slurm::StepRequest bye;
   bye.key = "0123456789abcdef";

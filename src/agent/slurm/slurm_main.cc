@@ -156,38 +156,49 @@ int StepServer() {
     }
     handlers.clear();
   };
+  // Each connection has a process of its own from its first byte: one that sends slowly, or
+  // without the key, holds up no other (it has 10 s to show the key and say what to run).
+  // Its exit code kEnd says that the batch script asked the server to end.
+  constexpr int kEnd = 99;
+  constexpr size_t kMaxHandlers = 1024;
   while (g_stop == 0) {
     for (size_t i = 0; i < handlers.size();) {
-      if (waitpid(handlers[i], nullptr, WNOHANG) == handlers[i]) {
-        handlers.erase(handlers.begin() + static_cast<std::ptrdiff_t>(i));
-      } else {
+      int status = 0;
+      if (waitpid(handlers[i], &status, WNOHANG) != handlers[i]) {
         ++i;
+        continue;
+      }
+      handlers.erase(handlers.begin() + static_cast<std::ptrdiff_t>(i));
+      if (WIFEXITED(status) && WEXITSTATUS(status) == kEnd) {
+        stop_all(SIGTERM);
+        return 0;
       }
     }
     pollfd p{listener, POLLIN, 0};
-    if (::poll(&p, 1, 1000) <= 0) continue;
+    if (::poll(&p, 1, handlers.empty() ? 1000 : 100) <= 0) continue;
     int conn = ::accept4(listener, nullptr, nullptr, SOCK_CLOEXEC);
     if (conn < 0) continue;
-    timeval tv{.tv_sec = 10, .tv_usec = 0};
-    setsockopt(conn, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-    auto req = ReadRequest(conn);
-    if (!req || !SameKey(req->key, key)) {
-      std::fprintf(stderr, "baton: step server: refused a connection: %s\n",
-                   req ? "a wrong step key" : req.error().message().c_str());
+    if (handlers.size() >= kMaxHandlers) {
+      std::fprintf(stderr, "baton: step server: refused a connection: %zu already open\n",
+                   handlers.size());
       ::close(conn);
       continue;
     }
-    if (req->verb == "exit") {
-      SendFrame(conn, 'x', "E0");
-      ::close(conn);
-      stop_all(SIGTERM);
-      return 0;
-    }
-    timeval none{};
-    setsockopt(conn, SOL_SOCKET, SO_RCVTIMEO, &none, sizeof none);
     pid_t pid = fork();
     if (pid == 0) {
       ::close(listener);
+      alarm(10);
+      auto req = ReadRequest(conn, &key);
+      if (!req) {
+        std::fprintf(stderr, "baton: step server: refused a connection: %s\n",
+                     req.error().message().c_str());
+        _exit(1);
+      }
+      alarm(0);
+      if (req->verb == "exit") {
+        SendFrame(conn, 'x', "E0");
+        _exit(kEnd);
+      }
       ServeTask(conn, *req);
       _exit(0);
     }

@@ -60,25 +60,29 @@ std::optional<size_t> GetLength(int fd) {
   return (size_t{b[0]} << 24) | (size_t{b[1]} << 16) | (size_t{b[2]} << 8) | size_t{b[3]};
 }
 
-Result<std::string> GetString(int fd, const char* what) {
+Result<std::string> GetString(int fd, const char* what, size_t* budget = nullptr) {
   std::optional<size_t> n = GetLength(fd);
   if (!n) return Err(InvalidArgument(std::string(what) + ": the request ended early"));
   if (*n > kMaxString) return Err(InvalidArgument(std::string(what) + ": longer than 1 MiB"));
+  if (budget != nullptr) {
+    if (*n > *budget) return Err(InvalidArgument("the request is longer than 64 MiB"));
+    *budget -= *n;
+  }
   std::string s(*n, '\0');
   if (!ReadExact(fd, s.data(), s.size()))
     return Err(InvalidArgument(std::string(what) + ": the request ended early"));
   return s;
 }
 
-Result<std::vector<std::string>> GetList(int fd, const char* what) {
-  ASSIGN_OR_RETURN(std::string count, GetString(fd, what));
+Result<std::vector<std::string>> GetList(int fd, const char* what, size_t* budget) {
+  ASSIGN_OR_RETURN(std::string count, GetString(fd, what, budget));
   char* end = nullptr;
   unsigned long n = std::strtoul(count.c_str(), &end, 10);
   if (count.empty() || *end != '\0' || n > kMaxStrings)
     return Err(InvalidArgument(std::string(what) + ": a bad count"));
   std::vector<std::string> list;
   for (unsigned long i = 0; i < n; ++i) {
-    ASSIGN_OR_RETURN(std::string s, GetString(fd, what));
+    ASSIGN_OR_RETURN(std::string s, GetString(fd, what, budget));
     list.push_back(std::move(s));
   }
   return list;
@@ -100,19 +104,21 @@ bool SendRequest(int fd, const StepRequest& r) {
   return WriteAll(fd, out.data(), out.size());
 }
 
-Result<StepRequest> ReadRequest(int fd) {
+Result<StepRequest> ReadRequest(int fd, const std::string* key) {
   char magic[sizeof kMagic - 1];
   if (!ReadExact(fd, magic, sizeof magic) || std::memcmp(magic, kMagic, sizeof magic) != 0)
     return Err(InvalidArgument("not a step request"));
+  size_t budget = kMaxRequest;
   StepRequest r;
-  ASSIGN_OR_RETURN(r.key, GetString(fd, "key"));
-  ASSIGN_OR_RETURN(r.verb, GetString(fd, "verb"));
+  ASSIGN_OR_RETURN(r.key, GetString(fd, "key", &budget));
+  if (key != nullptr && !SameKey(r.key, *key)) return Err(PermissionDenied("a wrong step key"));
+  ASSIGN_OR_RETURN(r.verb, GetString(fd, "verb", &budget));
   if (r.verb == "exit") return r;
   if (r.verb != "run") return Err(InvalidArgument("verb: run or exit"));
-  ASSIGN_OR_RETURN(r.cwd, GetString(fd, "cwd"));
-  ASSIGN_OR_RETURN(r.argv, GetList(fd, "argv"));
+  ASSIGN_OR_RETURN(r.cwd, GetString(fd, "cwd", &budget));
+  ASSIGN_OR_RETURN(r.argv, GetList(fd, "argv", &budget));
   if (r.argv.empty() || r.argv[0].empty()) return Err(InvalidArgument("argv: no program"));
-  ASSIGN_OR_RETURN(r.env, GetList(fd, "env"));
+  ASSIGN_OR_RETURN(r.env, GetList(fd, "env", &budget));
   return r;
 }
 

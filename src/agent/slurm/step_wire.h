@@ -36,8 +36,11 @@ bool WriteAll(int fd, const void* data, size_t size);
 bool ReadExact(int fd, void* data, size_t size);
 
 bool SendRequest(int fd, const StepRequest& r);
-// Reads a request; an error names what was wrong (bad magic, too long...).
-Result<StepRequest> ReadRequest(int fd);
+// Reads a request; an error names what was wrong (bad magic, too long...). With `key`, a
+// request that does not show it is refused as soon as its key is read, before the rest (a
+// caller without the key makes the server hold nothing). At most kMaxRequest bytes in all.
+inline constexpr size_t kMaxRequest = 64 << 20;
+Result<StepRequest> ReadRequest(int fd, const std::string* key = nullptr);
 
 bool SendFrame(int fd, char type, const std::string& data);
 // One frame; nullopt at the connection's end or on an error.
