@@ -79,6 +79,7 @@ void Controller::Restore(store::Snapshot snapshot, TimePoint now) {
     ++it;
   }
   tokens_.Restore(std::move(snapshot.tokens));
+  events_.Restore(std::move(snapshot.events));
   for (const store::Drain& d : snapshot.drains) {
     if (!IsValidNodeName(d.node)) continue;
     NodeRecord& n = EnsureNode(d.node);
@@ -174,6 +175,7 @@ Effects Controller::EndBatch(TimePoint now) {
   fx.store.drains = std::move(new_drains_);
   new_drains_.clear();
   fx.events = events_.TakeNew();
+  fx.store.events = fx.events;  // kept, the newest store::kKeptEvents (GET /v1/events)
   fx.store.tokens = tokens_.TakeChanged();
   return fx;
 }

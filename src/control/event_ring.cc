@@ -12,6 +12,16 @@ void EventRing::Raise(ClusterEvent event, TimePoint now) {
   new_.push_back(std::move(event));
 }
 
+void EventRing::Restore(std::vector<ClusterEvent> events) {
+  kept_.clear();
+  for (ClusterEvent& e : events) {
+    if (!kept_.empty() && e.seq <= kept_.back().seq) continue;  // ascending, each once
+    kept_.push_back(std::move(e));
+    if (kept_.size() > capacity_) kept_.pop_front();
+  }
+  next_seq_ = first_seq_ = kept_.empty() ? 1 : kept_.back().seq + 1;
+}
+
 std::vector<ClusterEvent> EventRing::After(int64_t after, int limit) const {
   if (after >= next_seq_) after = 0;
   auto it = std::upper_bound(kept_.begin(), kept_.end(), after,

@@ -19,18 +19,21 @@ class EventRing {
 
   // Numbers the event, stamps it with `now`, keeps it, and adds it to the batch's new events.
   void Raise(ClusterEvent event, TimePoint now);
+  // The events the store kept (ascending seq): kept again, and numbering goes on after them.
+  void Restore(std::vector<ClusterEvent> events);
   // Up to `limit` kept events numbered after `after`, oldest first. A number not handed out yet
-  // in this run belongs to an earlier run (numbers start again at 1): every kept event then.
+  // belongs to another store (numbers start again at 1 in an empty one): every kept event then.
   std::vector<ClusterEvent> After(int64_t after, int limit) const;
   // The events raised since the last call (the batch's).
   std::vector<ClusterEvent> TakeNew();
   // Events raised in this run.
-  int64_t raised() const { return next_seq_ - 1; }
+  int64_t raised() const { return next_seq_ - first_seq_; }
 
  private:
   size_t capacity_;
   std::deque<ClusterEvent> kept_;
   int64_t next_seq_ = 1;
+  int64_t first_seq_ = 1;  // the first number of this run
   std::vector<ClusterEvent> new_;
 };
 

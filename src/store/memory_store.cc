@@ -9,6 +9,7 @@ Result<Snapshot> MemoryStore::Load() {
   for (const auto& [key, e] : keys_) s.idempotency.push_back(e);
   for (const auto& [key, d] : drains_) s.drains.push_back(d);
   for (const auto& [id, t] : tokens_) s.tokens.push_back(t);
+  s.events.assign(events_.begin(), events_.end());
   return s;
 }
 
@@ -24,6 +25,10 @@ Status MemoryStore::Commit(const Batch& batch) {
       drains_[{d.node, d.gpu}] = d;
     else
       drains_.erase({d.node, d.gpu});
+  }
+  for (const ClusterEvent& e : batch.events) {
+    events_.push_back(e);
+    if (events_.size() > kKeptEvents) events_.pop_front();
   }
   ++commits_;
   return Status::Ok();

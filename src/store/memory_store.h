@@ -2,6 +2,7 @@
 // to fail commits, to test how the controller handles a store that stops working.
 #pragma once
 
+#include <deque>
 #include <map>
 
 #include "store/identity.h"
@@ -28,6 +29,7 @@ class MemoryStore : public Store, public Identified {
   std::map<std::pair<std::string, std::string>, IdempotencyEntry> keys_;  // by (user, key)
   std::map<std::pair<std::string, int>, Drain> drains_;
   std::map<int64_t, Token> tokens_;
+  std::deque<ClusterEvent> events_;
   bool fail_ = false;
   int64_t commits_ = 0;
   int64_t id_ = 0;

@@ -41,6 +41,10 @@ constexpr const char* kMigrations[] = {
         END IF;
       END $$;
     )sql",
+    // Cluster events, the newest kKeptEvents (their JSON, as GET /v1/events gives them).
+    R"sql(
+      CREATE TABLE events (seq BIGINT PRIMARY KEY, record TEXT NOT NULL);
+    )sql",
 };
 
 // Jobs and idempotency keys, the bulk of a batch, go as arrays: one statement for all of them.
@@ -66,18 +70,20 @@ constexpr const char* kPutToken =
     "\"user\" = EXCLUDED.\"user\", role = EXCLUDED.role, name = EXCLUDED.name, "
     "created_at_ms = EXCLUDED.created_at_ms, revoked = EXCLUDED.revoked";
 
+constexpr const char* kPutEvents =
+    "INSERT INTO events (seq, record) SELECT * FROM unnest($1::BIGINT[], $2::TEXT[]) "
+    "ON CONFLICT (seq) DO UPDATE SET record = EXCLUDED.record";
+constexpr const char* kTrimEvents =
+    "DELETE FROM events WHERE seq <= (SELECT MAX(seq) FROM events) - $1";
+
 struct Prepared {
   const char* name;
   const char* sql;
 };
 constexpr Prepared kStatements[] = {
-    {"put_jobs", kPutJobs},
-    {"put_meta", kPutMeta},
-    {"put_keys", kPutKeys},
-    {"put_drain", kPutDrain},
-    {"del_drain", kDelDrain},
-    {"put_token", kPutToken},
-    {"fence", "SELECT baton_fence($1)"},
+    {"put_jobs", kPutJobs},     {"put_meta", kPutMeta},       {"put_keys", kPutKeys},
+    {"put_drain", kPutDrain},   {"del_drain", kDelDrain},     {"put_token", kPutToken},
+    {"put_events", kPutEvents}, {"trim_events", kTrimEvents}, {"fence", "SELECT baton_fence($1)"},
 };
 
 Status Migrate(PgConn& pg) {
@@ -222,6 +228,19 @@ Result<Snapshot> PostgresStore::Load() {
       t.revoked = tokens.Text(r, 6) == "t";
       snap.tokens.push_back(std::move(t));
     }
+    static_assert(kKeptEvents == 10000, "the LIMIT below");
+    ASSIGN_OR_RETURN_STATUS(PgRows events,
+                            pg.Query("SELECT seq, record FROM (SELECT seq, record FROM events "
+                                     "ORDER BY seq DESC LIMIT 10000) e ORDER BY seq",
+                                     {}));
+    for (int r = 0; r < events.size(); ++r) {
+      auto event = codec::DecodeEvent(events.Text(r, 1));
+      if (!event) {
+        return Internal("store " + impl_->label + ": event " + events.Text(r, 0) +
+                        " cannot be read: " + event.error().message());
+      }
+      snap.events.push_back(std::move(*event));
+    }
     return Status::Ok();
   };
   Status st = read();
@@ -251,6 +270,15 @@ Status PostgresStore::Commit(const Batch& batch) {
     p.SendPrepared("put_token",
                    {std::to_string(t.id), t.hash, t.user, std::string(RoleName(t.role)), t.name,
                     std::to_string(ToMillis(t.created_at)), t.revoked ? "true" : "false"});
+  }
+  if (!batch.events.empty()) {
+    std::vector<std::string> seqs, records;
+    for (const ClusterEvent& e : batch.events) {
+      seqs.push_back(std::to_string(e.seq));
+      records.push_back(codec::EncodeEvent(e));
+    }
+    p.SendPrepared("put_events", {PgTextArray(seqs), PgTextArray(records)});
+    p.SendPrepared("trim_events", {std::to_string(kKeptEvents)});
   }
   p.SendPrepared("put_meta", {"commits", std::to_string(identity_.commits + 1)});
   p.Send("COMMIT");

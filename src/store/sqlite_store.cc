@@ -25,6 +25,10 @@ constexpr const char* kMigrations[] = {
                            role TEXT NOT NULL, name TEXT NOT NULL, created_at_ms INTEGER NOT NULL,
                            revoked INTEGER NOT NULL);
     )sql",
+    // Cluster events, the newest kKeptEvents (their JSON, as GET /v1/events gives them).
+    R"sql(
+      CREATE TABLE events (seq INTEGER PRIMARY KEY, record TEXT NOT NULL);
+    )sql",
 };
 
 Status SqlError(sqlite3* db, const std::string& what) {
@@ -55,7 +59,8 @@ struct SqliteStore::Impl {
   sqlite3* db = nullptr;
   std::string path;
   Identity identity;  // meta's store_id and commits
-  Statement put_job, put_meta, put_key, put_drain, del_drain, put_token, begin, commit, rollback;
+  Statement put_job, put_meta, put_key, put_drain, del_drain, put_token, put_event, trim_events,
+      begin, commit, rollback;
 
   ~Impl() {
     // Statements finalize in their destructors, which run after this body: close_v2 defers.
@@ -140,6 +145,10 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::OpenUnlabelled(const std::stri
       impl->put_token.Prepare(impl->db,
                               "INSERT OR REPLACE INTO tokens (id, hash, user, role, name, "
                               "created_at_ms, revoked) VALUES (?, ?, ?, ?, ?, ?, ?)"));
+  RETURN_IF_ERROR(impl->put_event.Prepare(
+      impl->db, "INSERT OR REPLACE INTO events (seq, record) VALUES (?, ?)"));
+  RETURN_IF_ERROR(impl->trim_events.Prepare(
+      impl->db, "DELETE FROM events WHERE seq <= (SELECT MAX(seq) FROM events) - ?"));
   RETURN_IF_ERROR(impl->begin.Prepare(impl->db, "BEGIN IMMEDIATE"));
   RETURN_IF_ERROR(impl->commit.Prepare(impl->db, "COMMIT"));
   RETURN_IF_ERROR(impl->rollback.Prepare(impl->db, "ROLLBACK"));
@@ -241,6 +250,24 @@ Result<Snapshot> SqliteStore::LoadUnlabelled() {
       snap.tokens.push_back(std::move(t));
     }
   }
+  {
+    Statement s;
+    static_assert(kKeptEvents == 10000, "the LIMIT below");
+    RETURN_IF_ERROR(s.Prepare(db,
+                              "SELECT seq, record FROM (SELECT seq, record FROM events ORDER "
+                              "BY seq DESC LIMIT 10000) ORDER BY seq"));
+    while (sqlite3_step(s.get()) == SQLITE_ROW) {
+      const char* text = reinterpret_cast<const char*>(sqlite3_column_text(s.get(), 1));
+      int len = sqlite3_column_bytes(s.get(), 1);
+      auto event = codec::DecodeEvent(std::string_view(text ? text : "", static_cast<size_t>(len)));
+      if (!event) {
+        return Err(Internal("store " + impl_->path + ": event " +
+                            std::to_string(sqlite3_column_int64(s.get(), 0)) +
+                            " cannot be read: " + event.error().message()));
+      }
+      snap.events.push_back(std::move(*event));
+    }
+  }
   return snap;
 }
 
@@ -298,6 +325,20 @@ Status SqliteStore::Commit(const Batch& batch) {
     sqlite3_bind_int64(s, 6, ToMillis(t.created_at));
     sqlite3_bind_int(s, 7, t.revoked ? 1 : 0);
     Status st = im.Step(s, "write token");
+    if (!st.ok()) return fail(st);
+  }
+  for (const ClusterEvent& e : batch.events) {
+    std::string record = codec::EncodeEvent(e);
+    sqlite3_stmt* s = im.put_event.get();
+    sqlite3_bind_int64(s, 1, e.seq);
+    sqlite3_bind_text(s, 2, record.data(), static_cast<int>(record.size()), SQLITE_STATIC);
+    Status st = im.Step(s, "write event");
+    if (!st.ok()) return fail(st);
+  }
+  if (!batch.events.empty()) {
+    sqlite3_stmt* s = im.trim_events.get();
+    sqlite3_bind_int64(s, 1, static_cast<int64_t>(kKeptEvents));
+    Status st = im.Step(s, "trim events");
     if (!st.ok()) return fail(st);
   }
   {

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "core/event.h"
 #include "core/job.h"
 #include "core/role.h"
 #include "core/status.h"
@@ -46,12 +47,16 @@ struct Token {
   bool operator==(const Token&) const = default;
 };
 
+// The cluster events a store keeps (GET /v1/events, `baton events`): the newest, at most.
+inline constexpr size_t kKeptEvents = 10000;
+
 struct Snapshot {
   std::vector<Job> jobs;    // ascending id
   int64_t next_job_id = 1;  // never handed out before
   std::vector<IdempotencyEntry> idempotency;
-  std::vector<Drain> drains;  // active ones
-  std::vector<Token> tokens;  // ascending id, revoked ones too
+  std::vector<Drain> drains;         // active ones
+  std::vector<Token> tokens;         // ascending id, revoked ones too
+  std::vector<ClusterEvent> events;  // the newest kKeptEvents at most, ascending seq
 };
 
 struct Batch {
@@ -60,8 +65,11 @@ struct Batch {
   std::vector<IdempotencyEntry> idempotency;
   std::vector<Drain> drains;  // applied in order
   std::vector<Token> tokens;  // inserted or replaced whole
+  // Raised since the last batch, ascending seq: added, and the oldest beyond kKeptEvents go.
+  std::vector<ClusterEvent> events;
   bool empty() const {
-    return jobs.empty() && !next_job_id && idempotency.empty() && drains.empty() && tokens.empty();
+    return jobs.empty() && !next_job_id && idempotency.empty() && drains.empty() &&
+           tokens.empty() && events.empty();
   }
 };
 

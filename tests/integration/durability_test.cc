@@ -113,5 +113,36 @@ TEST(Durability, IdempotencyKeySurvivesRestart) {
   EXPECT_EQ(JsonField(after->body, "id"), JsonField(first->body, "id"));
 }
 
+// Issue 38: events were gone after a restart. They are kept in the store (the newest 10,000):
+// a restarted controller (kill -9) still shows them, and numbers new ones after them.
+TEST(Durability, EventsSurviveARestartAndNumberingGoesOn) {
+  TempDir dir;
+  BatonProcess baton(dir.path());
+  std::string failed = FirstLine(RunCli(baton, {"submit", "--name", "broken", "--", "false"}).out);
+  ASSERT_FALSE(failed.empty());
+  EXPECT_EQ(RunCli(baton, {"wait", failed}).exit_code, 1);
+  std::string said = "job " + failed + " (broken) of root failed: exited with code 1";
+  std::string before = RunCli(baton, {"events", "--json"}).out;
+  ASSERT_NE(before.find(said), std::string::npos) << before;
+  baton.Kill9();
+  baton.Start();
+  std::string after = RunCli(baton, {"events", "--json"}).out;
+  EXPECT_NE(after.find(said), std::string::npos) << after;
+  // A new event is numbered after the kept ones, so that a follower resumes where it was.
+  std::string again = FirstLine(RunCli(baton, {"submit", "--name", "again", "--", "false"}).out);
+  EXPECT_EQ(RunCli(baton, {"wait", again}).exit_code, 1);
+  auto seq_of = [](const std::string& events, const std::string& text) -> int64_t {
+    size_t at = events.find(text);
+    if (at == std::string::npos) return -1;
+    size_t seq = events.rfind("\"seq\":", at);
+    return seq == std::string::npos ? -1 : std::stoll(events.substr(seq + 6));
+  };
+  std::string now = RunCli(baton, {"events", "--json"}).out;
+  int64_t old_seq = seq_of(now, said);
+  int64_t new_seq = seq_of(now, "job " + again + " (again) of root failed");
+  ASSERT_GT(old_seq, 0) << now;
+  EXPECT_GT(new_seq, old_seq) << now;
+}
+
 }  // namespace
 }  // namespace baton::testing

@@ -104,7 +104,10 @@ TEST_F(ControllerTest, ABudgetAlertsAt80And100PercentOnceAndAHardStopRefusesNewJ
   restarted->Restore(*store_.Load(), now_);
   c_ = std::move(restarted);
   Run(Tick{});
-  EXPECT_TRUE(costs::BudgetEvents(Run(GetEvents{}).events).empty());
+  // The two alerts are kept (events are stored); none is raised again.
+  ev = costs::BudgetEvents(Run(GetEvents{}).events);
+  ASSERT_EQ(ev.size(), 2u);
+  EXPECT_NE(ev[1].message.find("(100 %); new jobs are refused"), std::string::npos);
   EXPECT_EQ(Run(SubmitJobs{.caller = {"ada", false}, .specs = {JobSpec{.command = {"true"}}}})
                 .status.code(),
             Code::kPermissionDenied);

@@ -44,7 +44,7 @@ TEST(EventRing, KeepsOnlyTheLatestCapacityEvents) {
   EXPECT_EQ(ring.raised(), 5);
 }
 
-TEST(EventRing, ANumberOfAnEarlierRunGetsEveryEventFromTheStart) {
+TEST(EventRing, ANumberFromAnotherStoreGetsEveryEventFromTheStart) {
   EventRing ring;
   ring.Raise(Event("node_joined"), kNow);
   std::vector<ClusterEvent> all = ring.After(500, 100);
@@ -62,6 +62,32 @@ TEST(EventRing, HandsTheBatchsNewEventsOverOnce) {
   ASSERT_EQ(batch.size(), 1u);
   EXPECT_EQ(batch[0].seq, 2);
   EXPECT_EQ(ring.After(0, 100).size(), 2u);  // still kept for GET /v1/events
+}
+
+// The events a store kept come back, and numbering goes on after them (issue 38): a client
+// that followed them resumes after a restart; what the store restored is not new again.
+TEST(EventRing, RestoredEventsAreKeptAndNumberingGoesOnAfterThem) {
+  EventRing ring(3);
+  std::vector<ClusterEvent> stored;
+  for (int64_t seq : {7, 8, 9, 10}) {
+    ClusterEvent e = Event("gpu_xid");
+    e.seq = seq;
+    stored.push_back(e);
+  }
+  ring.Restore(stored);
+  std::vector<ClusterEvent> kept = ring.After(0, 100);
+  ASSERT_EQ(kept.size(), 3u);  // the ring's own bound still holds
+  EXPECT_EQ(kept.front().seq, 8);
+  EXPECT_TRUE(ring.TakeNew().empty());
+  EXPECT_EQ(ring.raised(), 0);
+  ring.Raise(Event("node_lost"), kNow);
+  EXPECT_EQ(ring.After(9, 100).size(), 2u);
+  EXPECT_EQ(ring.After(10, 100).at(0).seq, 11);
+  EXPECT_EQ(ring.raised(), 1);
+  EventRing empty;
+  empty.Restore({});
+  empty.Raise(Event("node_joined"), kNow);
+  EXPECT_EQ(empty.After(0, 10).at(0).seq, 1);
 }
 
 }  // namespace

@@ -249,6 +249,42 @@ TEST_P(StoreConformance, KnowsItsIdentityAndCountsItsCommits) {
             (Identity{.id = 0x1234abcd5678, .commits = 3}));
 }
 
+// Cluster events (issue 38: they were gone after a restart): kept across a reopen, the newest
+// kKeptEvents of them, in order.
+TEST_P(StoreConformance, EventsAreKeptTheNewestOnes) {
+  auto event = [](int64_t seq) {
+    return ClusterEvent{.seq = seq,
+                        .at = FromMillis(1'790'000'000'000 + seq),
+                        .kind = "job_failed",
+                        .severity = "alert",
+                        .job = seq,
+                        .message = "job " + std::to_string(seq) + " failed"};
+  };
+  Batch first;
+  for (int64_t seq = 1; seq <= 3; ++seq) first.events.push_back(event(seq));
+  ASSERT_FALSE(first.empty());
+  ASSERT_TRUE(store().Commit(first).ok());
+  Reopen();
+  Snapshot snap = *store().Load();
+  ASSERT_EQ(snap.events.size(), 3u);
+  EXPECT_EQ(snap.events[0].seq, 1);
+  EXPECT_EQ(snap.events[2].message, "job 3 failed");
+  EXPECT_EQ(snap.events[2].at, FromMillis(1'790'000'000'003));
+  EXPECT_EQ(snap.events[2].job, 3);
+  // Past the bound, in batches as a controller commits them: the oldest go.
+  const int64_t last = static_cast<int64_t>(kKeptEvents) + 7;
+  for (int64_t seq = 4; seq <= last;) {
+    Batch b;
+    for (int i = 0; i < 2500 && seq <= last; ++i) b.events.push_back(event(seq++));
+    ASSERT_TRUE(store().Commit(b).ok());
+  }
+  Reopen();
+  snap = *store().Load();
+  ASSERT_EQ(snap.events.size(), kKeptEvents);
+  EXPECT_EQ(snap.events.front().seq, last - static_cast<int64_t>(kKeptEvents) + 1);
+  EXPECT_EQ(snap.events.back().seq, last);
+}
+
 INSTANTIATE_TEST_SUITE_P(
     EveryStore, StoreConformance,
     ::testing::Values(StoreKind{.name = "Memory",
