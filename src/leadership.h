@@ -1,4 +1,4 @@
-// Several controllers sharing one PostgreSQL store (docs/operations.md, "High availability"):
+// Several controllers sharing one PostgreSQL store (docs/ha.md):
 // a controller waits as a standby, answering only health checks and pointing everything else
 // at the leader, until it takes the lease; then it leads, renewing the lease on a thread of
 // its own, and stops the moment it cannot (another has taken over, or PostgreSQL has been out

@@ -111,7 +111,7 @@ void Agent::Stop() {
   StopTunnels();
 }
 
-// Who may read what the agent keeps (docs/operations.md, "Security model"): its run files
+// Who may read what the agent keeps (docs/security.md, "Security model"): its run files
 // (each job's launch order, environment included), credential and code cache are its own
 // (0700 directories); each job's directory is its user's alone (0700, given to the user at
 // launch). Jobs run as their users only under root: then the data directory and jobs/ are

@@ -16,7 +16,7 @@ constexpr XidAction kApp = XidAction::kApplication;
 constexpr XidAction kReset = XidAction::kReset;
 constexpr XidAction kDrain = XidAction::kDrain;
 
-// Sorted by XID. Sources per entry are in docs/operations.md ("GPU health").
+// Sorted by XID. Sources per entry are in docs/gpus.md ("GPU health").
 constexpr std::array kCatalog = {
     Entry{8, kApp, "GPU stopped processing (idle timeout)"},
     Entry{13, kApp, "graphics engine exception"},

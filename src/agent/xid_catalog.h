@@ -9,7 +9,7 @@
 // classifiers disagree (NVIDIA's Kubernetes device plugin ignores 109, Azure's health checks
 // fail nodes on 68 and 69), the catalog wins. XIDs the table does not know (newer drivers add
 // them) count as `reset`: out of service until the GPU passes its check, never silently kept.
-// docs/operations.md lists the table and where each entry comes from.
+// docs/gpus.md lists the table and where each entry comes from.
 #pragma once
 
 #include <string_view>

@@ -3,7 +3,7 @@
 // commits feed it (Apply, on the loop's thread, before any order that names a placement
 // leaves); the HTTP threads ask it before a node's report writes a byte of a job's output and
 // before a node fetches a code snapshot, so that a node's credential reaches only the jobs
-// placed on it (docs/operations.md, "Security model"). Thread-safe.
+// placed on it (docs/security.md, "Security model"). Thread-safe.
 #pragma once
 
 #include <map>

@@ -3,7 +3,7 @@
 // the command line, as a user's script would send them. kill -9 of the leader: a standby takes
 // over; no acknowledged job is lost, no job runs twice, and the jobs running at the time run
 // on untouched and are re-adopted by the new leader. The time from the kill to the next
-// acknowledged submit is printed (docs/operations.md, "High availability", reports it).
+// acknowledged submit is printed (docs/ha.md reports it).
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
