@@ -370,6 +370,22 @@ class Client:
         """One job: an id (12), or a task of an array ("12_7"; GET /v1/jobs/12_7)."""
         return self._request("GET", "/v1/jobs/" + job_ref(job_id))
 
+    _UPDATABLE = ("time_limit", "priority", "name", "project", "pool", "begin", "after", "after_any",
+                  "after_notok", "retries")
+
+    def update(self, job_id, **fields):
+        """Changes a job in place, as `baton update` (PATCH /v1/jobs/{id}): a waiting job's
+        time_limit (seconds, or "4h", "4:00:00"), priority, name, project, pool, begin (None clears
+        it), after, after_any, after_notok (lists of ids), retries; a running job's time_limit
+        and name. An array's id changes every task that can. Returns the job."""
+        unknown = set(fields) - set(self._UPDATABLE)
+        if unknown:
+            raise TypeError("update() got unexpected keyword arguments: %s (it changes %s)" %
+                            (", ".join(sorted(unknown)), ", ".join(self._UPDATABLE)))
+        if not fields:
+            raise TypeError("update() needs a field to change (%s)" % ", ".join(self._UPDATABLE))
+        return self._request("PATCH", "/v1/jobs/" + job_ref(job_id), dict(fields))
+
     def select(self, *targets, action="cancel", all=False, user=None, name=None, state=None, project=None):
         """The ids of the jobs that cancel/hold/release(*targets, ...) act on, in id order.
 

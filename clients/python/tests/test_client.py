@@ -92,6 +92,24 @@ def test_submit_show_wait_logs_and_cancel(server):
         c.wait(c.submit(["sleep", "30"])["id"], timeout=0.2)
 
 
+def test_update_changes_a_waiting_job_and_a_running_jobs_time_limit(server):
+    c = Client(server["url"], server["token"], ca=server["ca"])
+    waiting = c.submit(["true"], hold=True)
+    job = c.update(waiting["id"], priority="high", name="renamed", time_limit="2:00:00")
+    assert (job["priority"], job["name"], job["time_limit_s"]) == ("high", "renamed", 7200)
+    running = c.submit(["sleep", "60"], time_limit=600)
+    for _ in range(500):
+        if c.show(running["id"])["state"] == "running":
+            break
+        time.sleep(0.02)
+    assert c.update(running["id"], time_limit=1200)["time_limit_s"] == 1200
+    with pytest.raises(BatonError) as e:
+        c.update(running["id"], priority="low")
+    assert e.value.status == 409 and "only its time limit and name change" in str(e.value)
+    with pytest.raises(TypeError):
+        c.update(running["id"], gpus=2)
+
+
 def test_logs_follow_streams_until_the_job_ends(server):
     c = Client(server["url"], server["token"], ca=server["ca"])
     job = c.submit("for i in 1 2 3; do echo line $i; sleep 0.3; done")
