@@ -317,6 +317,11 @@ CliResult RunCliWithToken(const BatonProcess& server, const std::string& token,
 }
 
 CliResult RunCli(const BatonProcess& server, const std::vector<std::string>& args) {
+  return RunCliIn(server, "", args);
+}
+
+CliResult RunCliIn(const BatonProcess& server, const std::string& cwd,
+                   const std::vector<std::string>& args, const std::vector<std::string>& env) {
   int pipefd[2];
   if (pipe(pipefd) != 0) throw std::runtime_error("pipe");
   pid_t pid = fork();
@@ -325,9 +330,11 @@ CliResult RunCli(const BatonProcess& server, const std::vector<std::string>& arg
     dup2(pipefd[1], 2);
     close(pipefd[0]);
     close(pipefd[1]);
+    if (!cwd.empty() && chdir(cwd.c_str()) != 0) _exit(126);
     setenv("BATON_HOME", server.data_dir().c_str(), 1);
     unsetenv("BATON_SERVER");
     unsetenv("BATON_TOKEN");
+    for (const std::string& kv : env) putenv(const_cast<char*>(kv.c_str()));
     std::vector<std::string> all = {BATON_BINARY};
     all.insert(all.end(), args.begin(), args.end());
     std::vector<char*> argv;

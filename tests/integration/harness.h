@@ -117,6 +117,9 @@ struct CliResult {
 
 // Runs `baton ARGS...` with BATON_HOME set to the server's data dir.
 CliResult RunCli(const BatonProcess& server, const std::vector<std::string>& args);
+// The same, run in `cwd` (where a user submits from), with `env` ("K=V") added.
+CliResult RunCliIn(const BatonProcess& server, const std::string& cwd,
+                   const std::vector<std::string>& args, const std::vector<std::string>& env = {});
 
 // Runs `baton ARGS...` with the server's BATON_HOME but another user's token (BATON_TOKEN):
 // what a user given that token types.

@@ -23,42 +23,6 @@ namespace {
 namespace fs = std::filesystem;
 namespace json = boost::json;
 
-// `baton ARGS` run in `cwd` (where a user submits from), with `env` added: stdout and stderr.
-CliResult RunCliIn(const BatonProcess& server, const std::string& cwd,
-                   const std::vector<std::string>& args, const std::vector<std::string>& env = {}) {
-  int pipefd[2];
-  if (pipe(pipefd) != 0) throw std::runtime_error("pipe");
-  pid_t pid = fork();
-  if (pid == 0) {
-    dup2(pipefd[1], 1);
-    dup2(pipefd[1], 2);
-    close(pipefd[0]);
-    close(pipefd[1]);
-    if (chdir(cwd.c_str()) != 0) _exit(126);
-    setenv("BATON_HOME", server.data_dir().c_str(), 1);
-    unsetenv("BATON_SERVER");
-    unsetenv("BATON_TOKEN");
-    for (const std::string& kv : env) putenv(const_cast<char*>(kv.c_str()));
-    std::vector<std::string> all = {BATON_BINARY};
-    all.insert(all.end(), args.begin(), args.end());
-    std::vector<char*> argv;
-    for (auto& a : all) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    execv(argv[0], argv.data());
-    _exit(127);
-  }
-  close(pipefd[1]);
-  CliResult r;
-  char buf[4096];
-  ssize_t n;
-  while ((n = read(pipefd[0], buf, sizeof buf)) > 0) r.out.append(buf, static_cast<size_t>(n));
-  close(pipefd[0]);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  return r;
-}
-
 // The last line of `text` that is a job id (notes may come before it).
 std::string IdOf(const std::string& text) {
   std::string id, line;
