@@ -244,7 +244,9 @@ class Agent {
   // tunnel order, connecting the controller's end to the session or a port; ending them all.
   std::string SessionSocket(JobId id, int attempt) const;
   void OpenTunnel(const TunnelOrder& t);
-  void RunTunnel(const TunnelOrder& t, const std::string& socket, int stop);
+  // `owner`: for an allocation's host (TunnelOrder::step_key), the uid that must own the socket
+  // it connects to; -1 otherwise.
+  void RunTunnel(const TunnelOrder& t, const std::string& socket, int stop, long owner);
   void StopTunnels();
   // The jobs with a tunnel open now (any thread); a note shown in a session's terminal.
   std::vector<JobId> AttachedSessions();

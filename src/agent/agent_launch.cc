@@ -210,12 +210,17 @@ Status Agent::PlaceBatch(const LaunchOrder& order, ProcessSpec* spec) {
   if (order.node_rank > 0) {
     if (!several) return Status::Ok();
     spec->argv = {SlurmTool(), "--step-server"};
-  } else if (several || !order.output_file.empty() || !order.error_file.empty()) {
+  } else if (several || order.alloc || !order.output_file.empty() || !order.error_file.empty()) {
     std::vector<std::string> argv = {SlurmTool(), "--batch-host"};
     if (!order.output_file.empty()) argv.insert(argv.end(), {"-o", order.output_file});
     if (!order.error_file.empty()) argv.insert(argv.end(), {"-e", order.error_file});
     argv.push_back("--");
-    argv.insert(argv.end(), spec->argv.begin(), spec->argv.end());
+    // An allocation runs no command of its own: its host serves `baton run --in`.
+    if (order.alloc) {
+      argv.insert(argv.end(), {SlurmTool(), "--alloc-host"});
+    } else {
+      argv.insert(argv.end(), spec->argv.begin(), spec->argv.end());
+    }
     spec->argv = std::move(argv);
   } else {
     return Status::Ok();
@@ -341,7 +346,9 @@ std::map<std::string, std::string> Agent::JobEnvironment(const LaunchOrder& orde
       std::string addrs;
       for (const std::string& a : order.node_addrs) addrs += (addrs.empty() ? "" : ",") + a;
       env["BATON_STEP_ADDRS"] = addrs;
-    } else if (static_cast<size_t>(order.node_rank) < order.node_addrs.size()) {
+    }
+    if ((order.node_rank > 0 || order.alloc) &&
+        static_cast<size_t>(order.node_rank) < order.node_addrs.size()) {
       env["BATON_STEP_BIND"] = order.node_addrs[static_cast<size_t>(order.node_rank)];
     }
   }

@@ -5,17 +5,22 @@
 // the job and its session do not (a client attaches again).
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
+#include <fstream>
+#include <sstream>
 
 #include "agent/agent.h"
 #include "core/session_frame.h"
 #include "core/splice.h"
+#include "core/step_wire.h"
 
 namespace baton::agent {
 
@@ -70,6 +75,80 @@ int ConnectLoopback(int port) {
   return -1;
 }
 
+// A TCP connection to HOST:PORT (a name or an address). -1 with errno.
+int ConnectHost(const std::string& host, int port) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* found = nullptr;
+  if (getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints, &found) != 0) {
+    errno = EHOSTUNREACH;
+    return -1;
+  }
+  int fd = -1, err = ECONNREFUSED;
+  for (addrinfo* a = found; a != nullptr && fd < 0; a = a->ai_next) {
+    fd = ::socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
+    if (fd >= 0 && ::connect(fd, a->ai_addr, a->ai_addrlen) != 0) {
+      err = errno;
+      ::close(fd);
+      fd = -1;
+    }
+  }
+  freeaddrinfo(found);
+  if (fd < 0) errno = err;
+  return fd;
+}
+
+// The owner of the socket listening where `fd` is connected, on this host (/proc/net/tcp and
+// tcp6: a LISTEN entry, state 0A, at the peer's address or the wildcard, on its port); -1 when
+// none is found.
+long ListenerUid(int fd) {
+  sockaddr_storage peer{};
+  socklen_t len = sizeof peer;
+  if (::getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &len) != 0) return -1;
+  std::string address;
+  int port = 0;
+  const char* table = "/proc/net/tcp";
+  char hex[40];
+  if (peer.ss_family == AF_INET) {
+    const auto* a = reinterpret_cast<const sockaddr_in*>(&peer);
+    std::snprintf(hex, sizeof hex, "%08X", a->sin_addr.s_addr);
+    port = ntohs(a->sin_port);
+  } else if (peer.ss_family == AF_INET6) {
+    const auto* a = reinterpret_cast<const sockaddr_in6*>(&peer);
+    uint32_t words[4];
+    std::memcpy(words, &a->sin6_addr, sizeof words);
+    std::snprintf(hex, sizeof hex, "%08X%08X%08X%08X", words[0], words[1], words[2], words[3]);
+    port = ntohs(a->sin6_port);
+    table = "/proc/net/tcp6";
+  } else {
+    return -1;
+  }
+  address = hex;
+  auto scan = [&](const char* path, const std::vector<std::string>& at_any) -> long {
+    std::ifstream in(path);
+    std::string line;
+    std::getline(in, line);  // the header
+    while (std::getline(in, line)) {
+      std::istringstream fields(line);
+      std::string slot, local, remote, state, queues, timer, retransmits;
+      long uid = -1;
+      if (!(fields >> slot >> local >> remote >> state >> queues >> timer >> retransmits >> uid))
+        continue;
+      size_t colon = local.find(':');
+      if (state != "0A" || colon == std::string::npos) continue;
+      if (std::strtol(local.c_str() + colon + 1, nullptr, 16) != port) continue;
+      if (std::find(at_any.begin(), at_any.end(), local.substr(0, colon)) != at_any.end())
+        return uid;
+    }
+    return -1;
+  };
+  long uid = scan(table, {address, std::string(address.size(), '0')});
+  // An IPv4 peer may be an IPv6 socket's that listens on every address.
+  if (uid < 0 && peer.ss_family == AF_INET) uid = scan("/proc/net/tcp6", {std::string(32, '0')});
+  return uid;
+}
+
 }  // namespace
 
 std::string Agent::SessionSocket(JobId id, int attempt) const {
@@ -78,6 +157,20 @@ std::string Agent::SessionSocket(JobId id, int attempt) const {
 
 void Agent::OpenTunnel(const TunnelOrder& t) {
   std::string target;
+  long owner = -1;  // an allocation's host: its job's user
+  if (!t.step_key.empty()) {
+    auto it = jobs_.find(Key(t.job, t.attempt));
+    auto user = it == jobs_.end() || it->second.exited || !it->second.order.alloc
+                    ? Result<UnixUser>(Err(NotFound("it has no allocation running here")))
+                    : LookupUnixUser(it->second.order.user);
+    if (!user) {
+      LogWarn("tunnel to job " + t.job.ToString() + "'s allocation: " + user.error().message(),
+              Context(t.job));
+      return;
+    }
+    // Jobs run as their users under a root agent, else as the agent's own.
+    owner = static_cast<long>(as_root_ ? user->uid : geteuid());
+  }
   if (t.port == 0) {
     auto it = jobs_.find(Key(t.job, t.attempt));
     if (it == jobs_.end() || it->second.exited || it->second.order.interactive.empty()) {
@@ -102,14 +195,14 @@ void Agent::OpenTunnel(const TunnelOrder& t) {
   }
   auto done = std::make_shared<std::atomic<bool>>(false);
   int stop = tunnel_stop_[0];
-  std::thread thread([this, t, target, stop, done] {
-    RunTunnel(t, target, stop);
+  std::thread thread([this, t, target, stop, done, owner] {
+    RunTunnel(t, target, stop, owner);
     *done = true;
   });
   tunnels_.push_back(Tunnel{std::move(thread), done});
 }
 
-void Agent::RunTunnel(const TunnelOrder& t, const std::string& socket, int stop) {
+void Agent::RunTunnel(const TunnelOrder& t, const std::string& socket, int stop, long owner) {
   auto client = net::HttpClient::Create(servers_->Current(), Credential(), options_.tls);
   if (!client) return;
   auto up =
@@ -120,7 +213,26 @@ void Agent::RunTunnel(const TunnelOrder& t, const std::string& socket, int stop)
             Context(t.job));
     return;
   }
-  int local = t.port == 0 ? ConnectUnix(socket) : ConnectLoopback(t.port);
+  int local = -1;
+  if (!t.step_key.empty()) {
+    // An allocation's host listens where the other nodes reach this one (BATON_STEP_BIND), and
+    // is told the job's key only if the job's user owns what listens there: the port is one
+    // the controller chose, which another process could have taken first.
+    local = ConnectHost(options_.address.empty() ? options_.name : options_.address, t.port);
+    if (local >= 0 && ListenerUid(local) != owner) {
+      ::close(local);
+      local = -1;
+      errno = EACCES;
+    }
+  } else {
+    local = t.port == 0 ? ConnectUnix(socket) : ConnectLoopback(t.port);
+  }
+  // A service bound to the address other nodes reach this one at is not on the loopback.
+  if (local < 0 && t.port != 0 && t.step_key.empty() && !options_.address.empty()) {
+    int err = errno;
+    local = ConnectHost(options_.address, t.port);
+    if (local < 0 && errno == EHOSTUNREACH) errno = err;
+  }
   // A session just started: its shim makes the socket a moment after the job is reported
   // started, and a client may attach in between. Wait for it a little.
   for (int i = 0; i < 150 && local < 0 && t.port == 0 && (errno == ENOENT || errno == ECONNREFUSED);
@@ -143,6 +255,17 @@ void Agent::RunTunnel(const TunnelOrder& t, const std::string& socket, int stop)
   }
   int one = 1;
   if (t.port != 0) ::setsockopt(local, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  // An allocation's host: the request's head, with the key its client never sees.
+  if (!t.step_key.empty()) {
+    std::string head = slurm::RequestHead(t.step_key);
+    if (!slurm::WriteAll(local, head.data(), head.size())) {
+      LogInfo("tunnel to job " + t.job.ToString() + ": the allocation's host went away",
+              Context(t.job));
+      ::close(local);
+      ::close(up->fd);
+      return;
+    }
+  }
   {
     // Any open tunnel is someone at the job: a terminal, or a browser on a notebook's port.
     std::lock_guard lock(tunnels_mu_);

@@ -91,8 +91,10 @@ class Service {
   void CreateToken(Call c);
   void ListTokens(Call c);
   void RevokeToken(Call c);
-  // Tunnels (tunnels.cc): a client's end to a job's session (`session`) or port, an agent's end.
-  void OpenTunnel(Call c, bool session);
+  // Tunnels (tunnels.cc): a client's end to a job's session, a port of it (?port=N) or its
+  // allocation's host; an agent's end.
+  enum class TunnelTo { kSession, kPort, kStep };
+  void OpenTunnel(Call c, TunnelTo to);
   void AgentTunnel(Call c);
   // Code snapshots (tunnels.cc): upload, and an agent's download.
   void PutCode(Call c);

@@ -1,7 +1,8 @@
 // The tunnel routes of api::Service, and the code snapshots' (POST /v1/code, GET /v1/code/{id}): a
 // client's end (GET /v1/jobs/{id}/attach, a session; GET /v1/jobs/{id}/forward?port=N, a port of
-// the job's first node) and its agent's end (GET /v1/agent/tunnels/{tunnel}). Each is an upgraded
-// connection (Upgrade: baton-tunnel) that the RelayHub pairs with the other; see api/relay.h.
+// the job's first node; GET /v1/jobs/{id}/step, an allocation's host) and its agent's end (GET
+// /v1/agent/tunnels/{tunnel}). Each is an upgraded connection (Upgrade: baton-tunnel) that the
+// RelayHub pairs with the other; see api/relay.h.
 #include "api/auth.h"
 #include "api/service.h"
 #include "api/service_internal.h"
@@ -23,12 +24,12 @@ Status NeedsUpgrade(const Request& req) {
 
 }  // namespace
 
-void Service::OpenTunnel(Call c, bool session) {
+void Service::OpenTunnel(Call c, TunnelTo to) {
   if (Status st = NeedsUpgrade(c.request); !st.ok()) return c.respond(Error(st));
   auto ref = JobIdParam(c);
   if (!ref) return c.respond(Error(ref.error()));
   int64_t port = 0;
-  if (!session) {
+  if (to == TunnelTo::kPort) {
     auto p = QueryInt(c.request, "port", 1, 65535, 0);
     if (!p) return c.respond(Error(p.error()));
     if (*p == 0) return c.respond(Error(InvalidArgument("port: missing (the job's TCP port)")));
@@ -42,7 +43,8 @@ void Service::OpenTunnel(Call c, bool session) {
                            .id = ref->id,
                            .array_index = ref->array_index,
                            .tunnel = tunnel,
-                           .port = static_cast<int>(port)};
+                           .port = static_cast<int>(port),
+                           .step = to == TunnelTo::kStep};
   Run(std::move(open), std::move(c.respond), [this, tunnel](control::Reply&) {
     return Response{.status = 101,
                     .headers = {{"Upgrade", std::string(kProtocol)}},

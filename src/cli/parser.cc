@@ -93,7 +93,7 @@ CommandLine ReadCommandLine(int argc, char** argv) {
   size_t command = CommandIndex(line.head);
   if (command < line.head.size()) line.command = line.head[command];
   if (i < argc) {
-    if (line.command == "submit" || line.command == "run") {
+    if (line.command == "submit" || line.command == "run" || line.command == "alloc") {
       line.tail.emplace(argv + i + 1, argv + argc);
     } else {
       line.head.insert(line.head.end(), argv + i, argv + argc);
@@ -142,14 +142,14 @@ std::optional<std::string> UnknownOption(const CLI::App& command, const std::str
   if (word.size() < 2 || word[0] != '-') return std::nullopt;
   std::string name = word.substr(0, std::min(word.find('='), size_t{64}));
   std::string line = "unknown option '" + name + "' for `" + where + "`";
-  if (where == "baton submit" || where == "baton run") {
+  if (where == "baton submit" || where == "baton run" || where == "baton alloc") {
     for (const SlurmFlag& f : kSlurmFlags) {
       if (name == f.slurm) return line + ": Slurm's " + name + " is " + f.baton + " in Baton";
     }
   }
   if (std::string closest = ClosestWord(name, OptionNames(command)); !closest.empty())
     return line + "; did you mean '" + closest + "'?";
-  bool takes_command = where == "baton submit" || where == "baton run";
+  bool takes_command = where == "baton submit" || where == "baton run" || where == "baton alloc";
   return line + " (see `baton help" + where.substr(5) + "`" +
          (takes_command ? "; the command goes after --" : "") + ")";
 }

@@ -51,11 +51,6 @@ struct Refused {
   const char* why;
 };
 constexpr Refused kRefused[] = {
-    {"--exclusive",
-     "not in Baton yet: a job's nodes may run others' jobs on GPUs it does not "
-     "hold (each job has its own GPUs and cgroup)"},
-    {"--nodelist", "not in Baton yet: Baton picks the nodes (use --gres=gpu:TYPE:N for a model)"},
-    {"--exclude", "not in Baton yet: an operator drains a bad node (baton drain NODE)"},
     {"--no-requeue", "not in Baton: a job whose node failed is always requeued"},
     {"--constraint", "name the GPU model with --gres=gpu:TYPE:N"},
     {"--reservation", "Baton has no reservations to name"},
@@ -205,6 +200,13 @@ Result<std::vector<std::string>> TranslateSbatchOption(const std::string& typed,
   if (name == "--error") return as("--error");
   if (name == "--begin") return as("--begin");
   if (name == "--hold") return std::vector<std::string>{"--hold"};
+  if (name == "--exclusive") {
+    // --exclusive=user|mcs|topo share nodes among some jobs: Baton's is a node to one job.
+    if (has_value) notes->push_back("--exclusive=" + value + ": taken as --exclusive");
+    return std::vector<std::string>{"--exclusive"};
+  }
+  if (name == "--nodelist") return as("--nodelist");
+  if (name == "--exclude") return as("--exclude");
   if (name == "--quiet" || name == "--verbose" || name == "--oversubscribe" ||
       name == "--overcommit" || name == "--spread-job" || name == "--contiguous")
     return std::vector<std::string>{};

@@ -78,31 +78,6 @@ void CancelFor(ApiClient& api, const std::string& id, bool* cancelled) {
         : "cannot cancel job " + id + ": " + r.error().message());
 }
 
-// Waits until the job runs (or has ended), saying why it waits once, and again only when its
-// state or reason changes (not for each new estimate or count of free GPUs). Ctrl-C cancels
-// it; a second one leaves (nullopt: exit 130).
-Result<std::optional<Job>> WaitUntilRunning(ApiClient& api, const std::string& id,
-                                            const Signals& signals, bool* cancelled) {
-  std::optional<std::pair<JobState, WaitReason>> said;
-  auto pause = std::chrono::milliseconds(50);
-  for (;;) {
-    ASSIGN_OR_RETURN(Job job, api.GetJob(id));
-    if (job.state == JobState::kRunning || IsTerminal(job.state))
-      return std::optional<Job>(std::move(job));
-    if (auto now = std::make_pair(job.state, job.reason); now != said) {
-      Say("job " + id + " is " + std::string(JobStateName(job.state)) +
-          (job.reason != WaitReason::kNone ? ": " + WhyWaiting(job) : ""));
-      said = now;
-    }
-    pollfd p{.fd = signals.fd(), .events = POLLIN, .revents = 0};
-    if (poll(&p, 1, static_cast<int>(pause.count())) > 0 && signals.Next() != 0) {
-      if (*cancelled) return std::optional<Job>();
-      CancelFor(api, id, cancelled);
-    }
-    pause = std::min<std::chrono::milliseconds>(pause * 2, std::chrono::milliseconds(500));
-  }
-}
-
 // The end of the job's log (its first node's), for a job that did not come up.
 std::string RunLogTail(ApiClient& api, const std::string& id) {
   auto log = api.Call("GET", "/v1/jobs/" + id + "/logs");
@@ -350,6 +325,28 @@ int ExitCodeOf(const Job& job) {
   if (job.exit_signal) return 128 + *job.exit_signal;
   if (job.exit_code && *job.exit_code != 0) return *job.exit_code;
   return 1;
+}
+
+Result<std::optional<Job>> WaitUntilRunning(ApiClient& api, const std::string& id,
+                                            const Signals& signals, bool* cancelled) {
+  std::optional<std::pair<JobState, WaitReason>> said;
+  auto pause = std::chrono::milliseconds(50);
+  for (;;) {
+    ASSIGN_OR_RETURN(Job job, api.GetJob(id));
+    if (job.state == JobState::kRunning || IsTerminal(job.state))
+      return std::optional<Job>(std::move(job));
+    if (auto now = std::make_pair(job.state, job.reason); now != said) {
+      Say("job " + id + " is " + std::string(JobStateName(job.state)) +
+          (job.reason != WaitReason::kNone ? ": " + WhyWaiting(job) : ""));
+      said = now;
+    }
+    pollfd p{.fd = signals.fd(), .events = POLLIN, .revents = 0};
+    if (poll(&p, 1, static_cast<int>(pause.count())) > 0 && signals.Next() != 0) {
+      if (*cancelled) return std::optional<Job>();
+      CancelFor(api, id, cancelled);
+    }
+    pause = std::min<std::chrono::milliseconds>(pause * 2, std::chrono::milliseconds(500));
+  }
 }
 
 int RunAttached(const Connection& conn, const JobSpec& spec) {

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "cli/client.h"
+#include "cli/signals.h"
 #include "core/job.h"
 
 namespace baton::cli {
@@ -23,6 +24,12 @@ Result<PortPair> ParsePortPair(const std::string& text);
 // else the job's output is printed as it comes and stdin is the job's (Ctrl-C cancels the job,
 // a second Ctrl-C detaches). Returns the job's exit code (128 + N for signal N).
 int RunAttached(const Connection& conn, const JobSpec& spec);
+// Waits until job `id` runs (or has ended), saying why it waits once, and again only when its
+// state or reason changes (not for each new estimate or count of free GPUs). Ctrl-C (read from
+// `signals`) cancels it; a second one leaves (nullopt: exit 130).
+Result<std::optional<Job>> WaitUntilRunning(ApiClient& api, const std::string& id,
+                                            const Signals& signals, bool* cancelled);
+
 // `baton attach ID`: back to a running session.
 int Attach(const Connection& conn, const std::string& ref);
 // `baton sessions [--all]`: the running and waiting sessions (yours; --all: everyone's, an

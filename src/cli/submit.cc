@@ -15,11 +15,13 @@
 #include <utility>
 
 #include "cli/actions.h"
+#include "cli/alloc.h"
 #include "cli/code.h"
 #include "cli/parser.h"
 #include "cli/sbatch.h"
 #include "cli/session.h"
 #include "codec/json_codec.h"
+#include "core/hostlist.h"
 #include "core/quantity.h"
 #include "core/resubmit.h"
 #include "core/text.h"
@@ -101,6 +103,9 @@ struct SubmitFlags {
       dependency;
   int ntasks = 0, tasks_per_node = 0, cpus_per_task = 0;
   bool batch_script = false;
+  // Where it may go (Slurm's host lists: "gpu[01-04],login1").
+  std::string nodelist, exclude;
+  bool exclusive = false;
   std::set<std::string> given;     // the flags typed, by long name ("--gpus")
   std::vector<std::string> typed;  // the spec flags typed, as words ("--gpus", "2")
 };
@@ -175,6 +180,18 @@ Status ApplyResourceFlags(const SubmitFlags& f, const std::set<std::string>* giv
   }
   if (use("--nodes")) spec->resources.nodes = f.nodes;
   if (use("--cpus")) spec->resources.cpus = f.cpus;
+  if (use("--exclusive")) spec->resources.exclusive = f.exclusive;
+  for (const char* flag : {"--nodelist", "--exclude"}) {
+    const bool named = std::string_view(flag) == "--nodelist";
+    if (!use(flag)) continue;
+    const std::string& text = named ? f.nodelist : f.exclude;
+    std::vector<std::string>& names = named ? spec->resources.nodelist : spec->resources.exclude;
+    names.clear();
+    if (text.empty()) continue;
+    auto expanded = ExpandHostList(text, SpecLimits::kMaxNodes);
+    if (!expanded) return InvalidArgument(std::string(flag) + ": " + expanded.error().message());
+    names = std::move(*expanded);
+  }
   return ApplyPerNodeFlags(f, given, spec);
 }
 
@@ -563,6 +580,11 @@ void AddSpecFlags(CLI::App* sub, SubmitFlags& f, bool short_time) {
   sub->add_option("--nodes,-N", f.nodes,
                   "nodes (GPUs split evenly; default: the fewest that hold them)");
   sub->add_option("--cpus", f.cpus, "CPU cores per node");
+  sub->add_flag("--exclusive", f.exclusive,
+                "its nodes run no other job while it runs (it holds only the GPUs it asks for)");
+  sub->add_option("-w,--nodelist", f.nodelist,
+                  "nodes it must be given, a list or Slurm's host list (gpu[01-04])");
+  sub->add_option("-x,--exclude", f.exclude, "nodes it must not be given (as --nodelist)");
   sub->add_option("--memory,--mem", f.memory,
                   "memory per node, e.g. 64GiB (a number alone is MiB, as Slurm's --mem)");
   sub->add_option("-p,--priority,--qos", f.priority, "low, normal, high or critical");
@@ -758,6 +780,68 @@ void AddResubmitCommand(CLI::App& app, const std::shared_ptr<Connection>& conn, 
 
 namespace {
 
+// `baton run --in ID`: only --env of the spec flags (the job is there already; srun's options
+// go after --).
+int RunInAllocation(const Connection& conn, const SubmitFlags& f, const std::string& ref,
+                    bool session, std::vector<std::string> command) {
+  CLI::App scratch;
+  SubmitFlags unused;
+  AddSpecFlags(&scratch, unused);
+  for (const std::string& flag : f.given) {
+    if (flag == "--env" || scratch.get_option_no_throw(flag) == nullptr) continue;
+    return Usage(InvalidArgument("run --in: " + flag +
+                                 ": the allocation has its size already; srun's options go after "
+                                 "--: baton run --in " +
+                                 ref + " -- -N 1 -l hostname"));
+  }
+  if (session)
+    return Usage(InvalidArgument("run --in: not with -t or --jupyter (srun runs the command)"));
+  std::vector<std::pair<std::string, std::string>> env;
+  for (const std::string& kv : f.env) {
+    size_t eq = kv.find('=');
+    if (eq == std::string::npos || eq == 0)
+      return Usage(InvalidArgument("--env " + kv + ": expected KEY=VALUE"));
+    env.emplace_back(kv.substr(0, eq), kv.substr(eq + 1));
+  }
+  return RunIn(conn, ref, std::move(command), env);
+}
+
+// `baton alloc`: the flags of submit; the command here (default: the user's shell).
+void AddAllocCommand(CLI::App& app, const std::shared_ptr<Connection>& conn, int* exit_code,
+                     const std::shared_ptr<std::optional<std::vector<std::string>>>& tail) {
+  auto f = std::make_shared<SubmitFlags>();
+  CLI::App* sub = app.add_subcommand(
+      "alloc",
+      "hold nodes and run a shell here while you use them, as salloc: srun in it (or baton run "
+      "--in ID anywhere) runs on them; exit gives them back");
+  sub->prefix_command();
+  SetUsage(sub,
+           "baton alloc [OPTIONS] [-- COMMAND [ARGS...]]   e.g. baton alloc -N 2 "
+           "--gpus-per-node 4 -t 2h");
+  AddConnectionFlags(sub, *conn);
+  AddSpecFlags(sub, *f);
+  sub->callback([sub, f, conn, exit_code, tail] {
+    auto command = CommandWords(*sub, "alloc", *tail);
+    if (!command) {
+      *exit_code = Usage(command.error());
+      return;
+    }
+    NoteGiven(*sub, f.get());
+    auto spec = SpecFromFlags(*f, {"baton-slurm", "--alloc-host"});
+    if (!spec) {
+      *exit_code = Usage(spec.error());
+      return;
+    }
+    spec->batch = spec->slurm_env = spec->alloc = true;
+    if (f->given.count("--name") == 0) spec->name = "alloc";
+    if (Status st = ValidateJobSpec(*spec); !st.ok()) {
+      *exit_code = Usage(st);
+      return;
+    }
+    *exit_code = Alloc(*conn, std::move(*spec), std::move(*command));
+  });
+}
+
 // `baton run`: the flags of submit (-t is --tty there), -i, --jupyter and its --port.
 void AddRunCommand(CLI::App& app, const std::shared_ptr<Connection>& conn, int* exit_code,
                    const std::shared_ptr<std::optional<std::vector<std::string>>>& tail) {
@@ -765,10 +849,13 @@ void AddRunCommand(CLI::App& app, const std::shared_ptr<Connection>& conn, int* 
   auto tty = std::make_shared<bool>(false);
   auto jupyter = std::make_shared<bool>(false);
   auto port = std::make_shared<int>(0);
+  auto in = std::make_shared<std::string>();
   CLI::App* sub = app.add_subcommand(
       "run", "run a job attached, as srun: its output here, stdin to it, its exit code");
   sub->prefix_command();
-  SetUsage(sub, "baton run [OPTIONS] -- COMMAND [ARGS...]\n       baton run -it [OPTIONS] -- bash");
+  SetUsage(sub,
+           "baton run [OPTIONS] -- COMMAND [ARGS...]\n       baton run -it [OPTIONS] -- bash\n"
+           "       baton run --in ID [--env K=V] -- [SRUN OPTIONS] COMMAND [ARGS...]");
   AddConnectionFlags(sub, *conn);
   AddSpecFlags(sub, *f, false);
   sub->add_flag("-t,--tty", *tty,
@@ -781,13 +868,20 @@ void AddRunCommand(CLI::App& app, const std::shared_ptr<Connection>& conn, int* 
                 "that reaches it; Ctrl-C ends it");
   sub->add_option("--port", *port, "with --jupyter: the local port (default: a free one)")
       ->check(CLI::Range(0, 65535));
-  sub->callback([sub, f, tty, jupyter, port, conn, exit_code, tail] {
+  sub->add_option("--in", *in,
+                  "run COMMAND in this allocation (baton alloc) through srun, over its nodes; "
+                  "the words after -- are srun's");
+  sub->callback([sub, f, tty, jupyter, port, in, conn, exit_code, tail] {
     auto command = CommandWords(*sub, "run", *tail);
     if (!command) {
       *exit_code = Usage(command.error());
       return;
     }
     NoteGiven(*sub, f.get());
+    if (!in->empty()) {
+      *exit_code = RunInAllocation(*conn, *f, *in, *tty || *jupyter, std::move(*command));
+      return;
+    }
     if (!*jupyter && command->empty()) {
       *exit_code = Usage(InvalidArgument(
           "run: no command: use `baton run [OPTIONS] -- COMMAND [ARGS...]`, `baton run -it -- "
@@ -836,6 +930,7 @@ void AddRunCommand(CLI::App& app, const std::shared_ptr<Connection>& conn, int* 
 void AddSessionCommands(CLI::App& app, const std::shared_ptr<Connection>& conn, int* exit_code,
                         const std::shared_ptr<std::optional<std::vector<std::string>>>& tail) {
   AddRunCommand(app, conn, exit_code, tail);
+  AddAllocCommand(app, conn, exit_code, tail);
   {
     auto id = std::make_shared<std::string>();
     CLI::App* sub = app.add_subcommand("attach", "go back to a session that baton run started");

@@ -154,6 +154,7 @@ json::object JobObject(const Job& job, JobForm form) {
   if (s.output_limit > 0) o["output_limit"] = s.output_limit;
   if (s.batch) o["batch"] = true;
   if (s.slurm_env) o["slurm_env"] = true;
+  if (s.alloc) o["alloc"] = true;
   if (!s.output_file.empty()) o["output_file"] = s.output_file;
   if (!s.error_file.empty()) o["error_file"] = s.error_file;
   if (s.tasks_per_node > 0) o["tasks_per_node"] = s.tasks_per_node;
@@ -220,7 +221,7 @@ Result<JobSpec> SpecFromJobObject(const json::object& o) {
                                "signal",       "model",           "venv",         "conda",
                                "best_metric",  "interactive",     "code",         "image",
                                "output_limit", "batch",           "slurm_env",    "output_file",
-                               "error_file",   "tasks_per_node"}) {
+                               "error_file",   "tasks_per_node",  "alloc"}) {
     if (const json::value* f = Find(o, key)) spec_obj[key] = *f;
   }
   if (const json::value* res = Find(o, "resources")) spec_obj["resources"] = *res;

@@ -7,6 +7,7 @@
 #include "codec/internal/json_util.h"
 #include "codec/job_patch.h"
 #include "codec/json_codec.h"
+#include "core/hostlist.h"
 
 namespace baton::codec {
 
@@ -23,6 +24,27 @@ Result<int64_t> GetSize(const json::value& v, std::string_view field) {
     return SizeFromNumber(bytes, field);
   }
   return Err(FieldError(field, "must be bytes (a number) or a string such as 40GiB"));
+}
+
+// Node names: a list of them, or one string in Slurm's host-list form ("gpu[01-04],login1").
+Result<std::vector<std::string>> GetNodeNames(const json::value& v, const std::string& field) {
+  const size_t max = SpecLimits::kMaxNodes;
+  std::vector<std::string> names;
+  if (v.is_string()) {
+    ASSIGN_OR_RETURN(std::string text, GetString(v, field, SpecLimits::kPathBytes));
+    auto expanded = ExpandHostList(text, max);
+    if (!expanded) return Err(FieldError(field, expanded.error().message()));
+    names = std::move(*expanded);
+  } else {
+    ASSIGN_OR_RETURN(const json::array* a, GetArray(v, field));
+    if (a->size() > max) return Err(FieldError(field, "at most 1024 nodes"));
+    for (size_t i = 0; i < a->size(); ++i) {
+      ASSIGN_OR_RETURN(std::string name, GetString((*a)[i], field + "[" + std::to_string(i) + "]",
+                                                   SpecLimits::kLabelBytes));
+      names.push_back(std::move(name));
+    }
+  }
+  return names;
 }
 
 Status DecodeResources(const json::value& v, std::string_view prefix, Resources* r) {
@@ -59,9 +81,15 @@ Status DecodeResources(const json::value& v, std::string_view prefix, Resources*
       auto s = GetSize(val, field);
       if (!s) return s.error();
       r->memory_bytes = *s;
+    } else if (key == "exclusive") {
+      ASSIGN_OR_RETURN_STATUS(r->exclusive, GetBool(val, field));
+    } else if (key == "nodelist" || key == "exclude") {
+      ASSIGN_OR_RETURN_STATUS(*(key == "nodelist" ? &r->nodelist : &r->exclude),
+                              GetNodeNames(val, field));
     } else {
       return FieldError(field,
-                        "unknown field (valid: gpus, gpu_type, gpu_memory, nodes, cpus, memory)");
+                        "unknown field (valid: gpus, gpu_type, gpu_memory, nodes, cpus, memory, "
+                        "exclusive, nodelist, exclude)");
     }
   }
   return Status::Ok();
@@ -371,7 +399,7 @@ Status DecodeSpecField(std::string_view key, const std::string& field, const jso
   } else if (std::optional<Status> st = DecodeModelField(key, field, val, spec)) {
     return *st;
   } else if (key == "preemptible" || key == "hold" || key == "process_per_gpu" ||
-             key == "singleton" || key == "batch" || key == "slurm_env") {
+             key == "singleton" || key == "batch" || key == "slurm_env" || key == "alloc") {
     auto b = GetBool(val, field);
     if (!b) return b.error();
     (key == "hold"          ? spec->hold
@@ -379,6 +407,7 @@ Status DecodeSpecField(std::string_view key, const std::string& field, const jso
      : key == "singleton"   ? spec->singleton
      : key == "batch"       ? spec->batch
      : key == "slurm_env"   ? spec->slurm_env
+     : key == "alloc"       ? spec->alloc
                             : spec->process_per_gpu) = *b;
   } else if (key == "output_file" || key == "error_file") {
     auto s = GetString(val, field, SpecLimits::kPathBytes);
@@ -396,7 +425,7 @@ Status DecodeSpecField(std::string_view key, const std::string& field, const jso
         "image, code, interactive, after, after_any, "
         "after_notok, singleton, begin, schedule, array, sweep, model, best_metric, "
         "preemptible, hold, "
-        "process_per_gpu, batch, slurm_env, output_file, error_file, tasks_per_node)");
+        "process_per_gpu, batch, slurm_env, alloc, output_file, error_file, tasks_per_node)");
   }
   return Status::Ok();
 }
@@ -439,6 +468,17 @@ json::object EncodeModelSizing(const ModelSizing& m) {
   return o;
 }
 
+// exclusive, nodelist and exclude, where given.
+static void AddPlacement(const Resources& r, json::object& o) {
+  if (r.exclusive) o["exclusive"] = true;
+  for (const auto* list : {&r.nodelist, &r.exclude}) {
+    if (list->empty()) continue;
+    json::array names;
+    for (const std::string& n : *list) names.emplace_back(n);
+    o[list == &r.nodelist ? "nodelist" : "exclude"] = std::move(names);
+  }
+}
+
 json::object EncodeResources(const Resources& r) {
   json::object o;
   o["gpus"] = r.milli_gpus % 1000 == 0 ? json::value(r.milli_gpus / 1000)
@@ -448,6 +488,7 @@ json::object EncodeResources(const Resources& r) {
   o["nodes"] = r.nodes;
   o["cpus"] = r.cpus;
   o["memory_bytes"] = r.memory_bytes;
+  AddPlacement(r, o);
   return o;
 }
 
@@ -556,6 +597,7 @@ std::string EncodeJobSpec(const JobSpec& s) {
   if (s.resources.nodes != 0) res["nodes"] = s.resources.nodes;
   if (s.resources.cpus > 0) res["cpus"] = s.resources.cpus;
   if (s.resources.memory_bytes > 0) res["memory"] = s.resources.memory_bytes;
+  AddPlacement(s.resources, res);
   o["resources"] = std::move(res);
   o["priority"] = PriorityName(s.priority);
   o["project"] = s.project;
@@ -604,6 +646,7 @@ std::string EncodeJobSpec(const JobSpec& s) {
   if (s.hold) o["hold"] = true;
   if (s.batch) o["batch"] = true;
   if (s.slurm_env) o["slurm_env"] = true;
+  if (s.alloc) o["alloc"] = true;
   if (!s.output_file.empty()) o["output_file"] = s.output_file;
   if (!s.error_file.empty()) o["error_file"] = s.error_file;
   if (s.tasks_per_node > 0) o["tasks_per_node"] = s.tasks_per_node;

@@ -85,6 +85,7 @@ std::string EncodeOrders(const std::vector<Order>& orders) {
       o["world_size"] = l.world_size;
       if (l.batch) o["batch"] = true;
       if (l.slurm_env) o["slurm_env"] = true;
+      if (l.alloc) o["alloc"] = true;
       if (!l.output_file.empty()) o["output_file"] = l.output_file;
       if (!l.error_file.empty()) o["error_file"] = l.error_file;
       if (l.tasks_per_node > 0) o["tasks_per_node"] = l.tasks_per_node;
@@ -101,6 +102,7 @@ std::string EncodeOrders(const std::vector<Order>& orders) {
       o["job"] = ord.tunnel.job.value;
       o["attempt"] = ord.tunnel.attempt;
       o["port"] = ord.tunnel.port;
+      if (!ord.tunnel.step_key.empty()) o["step_key"] = ord.tunnel.step_key;
     } else if (ord.kind == Order::Kind::kNote) {
       o["kind"] = "note";
       o["job"] = ord.note.job.value;
@@ -177,6 +179,7 @@ Result<LaunchOrder> LaunchFrom(const json::object& o) {
   RETURN_IF_ERROR(Read(o, "world_size", &l.world_size, Int(1, 1 << 24)));
   RETURN_IF_ERROR(Read(o, "batch", &l.batch, Bool()));
   RETURN_IF_ERROR(Read(o, "slurm_env", &l.slurm_env, Bool()));
+  RETURN_IF_ERROR(Read(o, "alloc", &l.alloc, Bool()));
   RETURN_IF_ERROR(Read(o, "output_file", &l.output_file, Str(4096)));
   RETURN_IF_ERROR(Read(o, "error_file", &l.error_file, Str(4096)));
   RETURN_IF_ERROR(Read(o, "tasks_per_node", &l.tasks_per_node, Int(0, 1024)));
@@ -262,6 +265,7 @@ Result<Order> OrderFrom(const json::value& item) {
     RETURN_IF_ERROR(Read(*o, "job", &ord.tunnel.job.value, Int(1, INT64_MAX)));
     RETURN_IF_ERROR(Read(*o, "attempt", &ord.tunnel.attempt, Int(0, INT32_MAX)));
     RETURN_IF_ERROR(Read(*o, "port", &ord.tunnel.port, Int(0, 65535)));
+    RETURN_IF_ERROR(Read(*o, "step_key", &ord.tunnel.step_key, Str(128)));
   } else if (kind == "note") {
     ord.kind = Order::Kind::kNote;
     RETURN_IF_ERROR(Read(*o, "job", &ord.note.job.value, Int(1, INT64_MAX)));

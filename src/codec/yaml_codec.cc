@@ -24,7 +24,8 @@ using namespace internal;
 // words, so `command: [python, x.py, --lr, 0.1]` and `env: {N: 4}` mean what they say.
 bool IsTextKey(std::string_view key) {
   return key == "command" || key == "env" || key == "name" || key == "project" || key == "pool" ||
-         key == "workdir" || key == "gpu_type" || key == "sweep" || key == "schedule";
+         key == "workdir" || key == "gpu_type" || key == "sweep" || key == "schedule" ||
+         key == "nodelist" || key == "exclude";
 }
 
 // Nodes one file may expand to: aliases can repeat a subtree many times over ("billion laughs"),

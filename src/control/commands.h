@@ -182,6 +182,7 @@ struct OpenTunnel {
   int array_index = -1;
   std::string tunnel;
   int port = 0;
+  bool step = false;  // to the allocation's host at its step port (`baton run --in`)
 };
 
 // A snapshot of what GET /metrics shows (control/metrics.h).

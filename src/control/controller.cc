@@ -25,7 +25,8 @@ int DefaultMasterPort(JobId id) {
 }
 
 bool MeetsOverNetwork(const Job& job) {
-  if (job.allocation.size() > 1) return true;
+  // An allocation serves `baton run --in` at its step port, on one node too.
+  if (job.allocation.size() > 1 || job.spec.alloc) return true;
   return job.spec.process_per_gpu && !job.allocation.empty() &&
          job.allocation.front().gpus.size() > 1;
 }
@@ -618,9 +619,10 @@ void Controller::Launch(Job& job, std::optional<size_t> only_rank) {
   auto processes = [&](const NodeAllocation& part) {
     return job.spec.process_per_gpu && !part.gpus.empty() ? static_cast<int>(part.gpus.size()) : 1;
   };
-  // A batch script's nodes: where each one's step server listens (its address, else its name).
+  // A batch script's nodes: where each one's step server (an allocation's host) listens (its
+  // address, else its name).
   std::vector<std::string> node_addrs;
-  if (job.spec.batch && job.allocation.size() > 1) {
+  if (job.spec.batch && (job.allocation.size() > 1 || job.spec.alloc)) {
     for (const NodeAllocation& part : job.allocation) {
       const NodeRecord* node = FindNode(part.node);
       node_addrs.push_back(node != nullptr && !node->info.address.empty() ? node->info.address
@@ -685,7 +687,9 @@ void Controller::Launch(Job& job, std::optional<size_t> only_rank) {
     l.world_size = world;
     l.batch = job.spec.batch;
     const PoolPolicy* pool = options_.policy.Pool(job.spec.pool);
-    l.slurm_env = job.spec.slurm_env && (pool == nullptr || pool->slurm);
+    // An allocation is Slurm's through and through: its srun is what it serves.
+    l.slurm_env = job.spec.slurm_env && (pool == nullptr || pool->slurm || job.spec.alloc);
+    l.alloc = job.spec.alloc;
     if (rank == 0) {
       l.output_file = job.spec.output_file;
       l.error_file = job.spec.error_file;

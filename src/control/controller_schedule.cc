@@ -341,7 +341,8 @@ bool Controller::ApplyPass(sched::PassResult& pass, const sched::PassInput& in,
     if (MeetsOverNetwork(j)) {
       if (!ports) ports = MasterPortsInUse(running_);
       j.master_port = TakeMasterPort(j, (*ports)[j.allocation.front().node]);
-      if (j.spec.batch && j.allocation.size() > 1) j.step_port = TakeStepPort(j, *ports);
+      if (j.spec.batch && (j.allocation.size() > 1 || j.spec.alloc))
+        j.step_port = TakeStepPort(j, *ports);
     }
     StartJob(j, now);
   }

@@ -23,7 +23,13 @@ Reply Controller::Tunnel(const OpenTunnel& c, TimePoint now) {
     return ErrorReply(Conflict("job " + name + " is " + std::string(JobStateName(job->state)) +
                                (IsTerminal(job->state) ? "" : ": it is not running yet")));
   }
-  if (c.port == 0 && job->spec.interactive.empty()) {
+  if (c.step && (!job->spec.alloc || job->step_port <= 0)) {
+    return ErrorReply(Conflict("job " + name +
+                               " is not an allocation (`baton alloc` makes one; `baton run --in "
+                               "ID` runs commands in it)"));
+  }
+  const int port = c.step ? job->step_port : c.port;
+  if (port == 0 && job->spec.interactive.empty()) {
     return ErrorReply(Conflict("job " + name +
                                " has no session to attach to (only jobs started with baton run "
                                "have one; baton logs -f follows any job's output)"));
@@ -37,12 +43,16 @@ Reply Controller::Tunnel(const OpenTunnel& c, TimePoint now) {
   }
   const NodeRecord* node = first == nullptr ? nullptr : nodes_.Find(first->node);
   if (node == nullptr || node->state != NodeRecord::State::kReady ||
-      (c.port == 0 && first != &job->allocation.front())) {
+      ((port == 0 || c.step) && first != &job->allocation.front())) {
     return ErrorReply(Unavailable("job " + name + "'s node is not connected"));
   }
   Order o;
   o.kind = Order::Kind::kTunnel;
-  o.tunnel = TunnelOrder{.id = c.tunnel, .job = job->id, .attempt = job->restarts, .port = c.port};
+  o.tunnel = TunnelOrder{.id = c.tunnel,
+                         .job = job->id,
+                         .attempt = job->restarts,
+                         .port = port,
+                         .step_key = c.step ? job->step_key : ""};
   SendOrder(first->node, std::move(o));
   Reply r;
   r.jobs.push_back(JobAsShown(*job, now));

@@ -8,6 +8,7 @@
 
 #include "core/cron.h"
 #include "core/names.h"
+#include "core/node.h"
 
 namespace baton {
 
@@ -160,6 +161,28 @@ Status ValidateResources(const Resources& r) {
   if ((r.gpu_memory_bytes > 0 || !r.gpu_type.empty()) && r.milli_gpus == 0) {
     return FieldError("resources.gpus", "a GPU type or memory needs at least some GPU");
   }
+  for (const auto* list : {&r.nodelist, &r.exclude}) {
+    const std::string field = list == &r.nodelist ? "resources.nodelist" : "resources.exclude";
+    if (list->size() > static_cast<size_t>(SpecLimits::kMaxNodes))
+      return FieldError(field, "at most " + std::to_string(SpecLimits::kMaxNodes) + " nodes");
+    std::set<std::string_view> seen;
+    for (const std::string& name : *list) {
+      if (!IsValidNodeName(name)) {
+        return FieldError(field, "\"" + name.substr(0, 64) +
+                                     "\" is not a node name (letters, digits, '-', '_', '.')");
+      }
+      if (!seen.insert(name).second) return FieldError(field, name + " given twice");
+    }
+  }
+  for (const std::string& name : r.nodelist) {
+    if (std::find(r.exclude.begin(), r.exclude.end(), name) != r.exclude.end())
+      return FieldError("resources.exclude", name + " is also in resources.nodelist");
+  }
+  if (r.nodes > 0 && static_cast<size_t>(r.nodes) < r.nodelist.size()) {
+    return FieldError("resources.nodelist",
+                      std::to_string(r.nodelist.size()) + " nodes named for a job of " +
+                          std::to_string(r.nodes) + (r.nodes == 1 ? " node" : " nodes"));
+  }
   return Status::Ok();
 }
 
@@ -279,6 +302,10 @@ Status ValidateBatch(const JobSpec& spec) {
   }
   if (spec.tasks_per_node < 0 || spec.tasks_per_node > SpecLimits::kMaxTasksPerNode)
     return FieldError("tasks_per_node", "from 0 to 1024");
+  if (spec.alloc && (!spec.batch || !spec.slurm_env))
+    return FieldError("alloc", "an allocation is a batch job with slurm_env (baton alloc)");
+  if (spec.alloc && (!spec.array.empty() || !spec.sweep.empty() || !spec.schedule.empty()))
+    return FieldError("alloc", "an allocation is one job: not an array, a sweep or recurring");
   if (!spec.batch) return Status::Ok();
   if (spec.process_per_gpu)
     return FieldError("batch", "a batch script starts its tasks with srun, not process_per_gpu");

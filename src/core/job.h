@@ -91,6 +91,15 @@ struct Resources {
   int nodes = 1;
   int cpus = 0;              // per node; 0 = no requirement
   int64_t memory_bytes = 0;  // per node; 0 = no requirement
+  // Where it may go, as Slurm's --exclusive, --nodelist and --exclude. `exclusive`: its nodes
+  // run no other job while it runs (it starts only on nodes that run none), though it holds
+  // only the GPUs it asked for. `nodelist`: nodes it must be given (its node count at least
+  // theirs; the rest the scheduler picks); `exclude`: nodes it must not be given.
+  bool exclusive = false;
+  std::vector<std::string> nodelist;
+  std::vector<std::string> exclude;
+  // Whether any of the three is given: such a job is its own shape to the scheduler.
+  bool Constrained() const { return exclusive || !nodelist.empty() || !exclude.empty(); }
   bool operator==(const Resources&) const = default;
 };
 
@@ -190,6 +199,11 @@ struct JobSpec {
   std::string error_file;
   // Slurm's --ntasks-per-node: the tasks `srun` starts on each node of a batch job; 0: one.
   int tasks_per_node = 0;
+  // An allocation, as salloc makes (`baton alloc`): a batch job (with slurm_env) whose first node
+  // runs no command of its own but serves, to its owner, the `srun` commands that
+  // `baton run --in ID` sends over the job's step port; it holds its nodes until cancelled or
+  // its time limit. Its command is what it runs ("baton-slurm --alloc-host").
+  bool alloc = false;
   bool operator==(const JobSpec&) const = default;
 };
 

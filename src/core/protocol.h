@@ -66,6 +66,9 @@ struct LaunchOrder {
   std::vector<std::string> node_addrs;
   int step_port = 0;
   std::string step_key;
+  // An allocation (JobSpec::alloc): node rank 0 runs baton-slurm's allocation host, which takes
+  // the `baton run --in` commands at node_addrs[0]:step_port, as the other nodes' step servers.
+  bool alloc = false;
   bool operator==(const LaunchOrder&) const = default;
 };
 
@@ -102,6 +105,9 @@ struct TunnelOrder {
   JobId job;
   int attempt = 0;
   int port = 0;
+  // To an allocation's host (`baton run --in`): the agent sends the head of a step request with
+  // this key (core/step_wire.h) before the client's bytes. "": a plain port or a session.
+  std::string step_key;
   bool operator==(const TunnelOrder&) const = default;
 };
 

@@ -75,6 +75,8 @@ void ClusterView::CopyFrom(const ClusterView& from) {
     n.schedulable = f.schedulable;
     n.host_reserved_from = f.host_reserved_from;
     n.host_reserved_for = f.host_reserved_for;
+    n.jobs = f.jobs;
+    n.exclusive = f.exclusive;
     for (size_t k = 0; k < n.gpus.size(); ++k) {
       GpuSlot& g = n.gpus[k];
       const GpuSlot& h = f.gpus[k];
@@ -102,6 +104,8 @@ void ClusterView::ClearReservations() {
 void ApplyPart(NodeSlots& node, const NodeAllocation& part, const Resources& r, int sign) {
   node.free_cpus -= sign * r.cpus;
   node.free_memory_bytes -= sign * r.memory_bytes;
+  node.jobs += sign;
+  node.exclusive += r.exclusive ? sign : 0;
   for (int idx : part.gpus) {
     if (idx < 0 || static_cast<size_t>(idx) >= node.gpus.size()) continue;
     GpuSlot& g = node.gpus[idx];

@@ -42,6 +42,8 @@ struct NodeSlots {
   bool refuses_root_jobs = false;         // its agent does not run root's jobs
   TimePoint host_reserved_from = kNever;  // CPUs/memory reserved from here
   JobId host_reserved_for;
+  int jobs = 0;       // allocations on it (ApplyPart counts them)
+  int exclusive = 0;  // ... of which of jobs that hold it alone (Resources::exclusive)
   bool operator==(const NodeSlots&) const = default;
 };
 
@@ -88,8 +90,9 @@ struct ClusterView {
   void CopyFrom(const ClusterView& from);
 };
 
-// Subtracts (sign +1) or returns (sign -1) one node's part of an allocation. Aborts on
-// oversubscription: that would be a bug in a caller, never a user's doing.
+// Subtracts (sign +1) or returns (sign -1) one node's part of an allocation, and counts the job
+// on the node (an exclusive one apart). Aborts on oversubscription: that would be a bug in a
+// caller, never a user's doing.
 void ApplyPart(NodeSlots& node, const NodeAllocation& part, const Resources& r, int sign);
 
 }  // namespace baton::sched

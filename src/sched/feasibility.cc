@@ -43,6 +43,14 @@ std::string Gpus(const Resources& r, int64_t milli) {
   return s;
 }
 
+// One node's part of a request in words: "4 GPUs of type H100, 32 CPUs".
+std::string DescribePart(const Resources& r, int64_t per_node) {
+  std::string s = per_node == 0 ? "no GPU" : Gpus(r, per_node);
+  if (r.cpus > 0) s += ", " + std::to_string(r.cpus) + " CPUs";
+  if (r.memory_bytes > 0) s += ", " + FormatSize(r.memory_bytes) + " memory";
+  return s;
+}
+
 class Check {
  public:
   // `scope`: what the nodes are, when not the whole pool (" that runs root's jobs").
@@ -194,6 +202,77 @@ std::vector<const NodeInfo*> InPool(const std::vector<KnownNode>& nodes, std::st
   return out;
 }
 
+// The names of --nodelist and --exclude: each a node there is, and each named to run the job a
+// node of its pool that may (root's jobs).
+Status CheckNamed(const std::vector<KnownNode>& nodes, const Resources& r, std::string_view pool,
+                  const std::vector<const NodeInfo*>& in_pool) {
+  auto find = [&](const std::string& name) -> const NodeInfo* {
+    for (const KnownNode& n : nodes) {
+      if (n.info->name == name) return n.info;
+    }
+    return nullptr;
+  };
+  auto names = [&] {
+    std::string list;
+    size_t shown = 0;
+    for (const NodeInfo* n : in_pool) {
+      if (++shown > 8) return list + ", ...";
+      list += (list.empty() ? "" : ", ") + n->name;
+    }
+    return list;
+  };
+  for (const std::string& name : r.nodelist) {
+    const NodeInfo* n = find(name);
+    if (n == nullptr) {
+      return InvalidArgument("resources.nodelist: no node " + name + " (pool " + std::string(pool) +
+                             " has " + names() + ")");
+    }
+    if (n->pool != pool) {
+      return InvalidArgument("resources.nodelist: node " + name + " is in pool " + n->pool +
+                             ", not " + std::string(pool));
+    }
+    if (std::find(in_pool.begin(), in_pool.end(), n) == in_pool.end()) {
+      return InvalidArgument("resources.nodelist: node " + name +
+                             " refuses root's jobs (`baton agent --allow-root-jobs` allows them)");
+    }
+  }
+  for (const std::string& name : r.exclude) {
+    if (find(name) == nullptr) {
+      return InvalidArgument("resources.exclude: no node " + name + " (pool " + std::string(pool) +
+                             " has " + names() + ")");
+    }
+  }
+  return Status::Ok();
+}
+
+// The nodes of a request that names some (`r.nodes` as the pool's nodes resolved it): at least
+// as many as it names, its GPUs split evenly over them, and each named one able to hold its part.
+Result<int> NodesWithNamed(const Resources& r, const std::vector<const NodeInfo*>& in_pool) {
+  int nodes = std::max(r.nodes, static_cast<int>(r.nodelist.size()));
+  const int64_t gpus = r.milli_gpus / 1000;
+  if (r.milli_gpus >= 1000 && gpus % nodes != 0) {
+    return Err(InvalidArgument("resources.gpus: " + std::to_string(gpus) +
+                               " GPUs do not split evenly over the " + std::to_string(nodes) +
+                               " nodes named"));
+  }
+  const int64_t per_node = r.milli_gpus / nodes;
+  for (const std::string& name : r.nodelist) {
+    const NodeInfo* n = *std::find_if(in_pool.begin(), in_pool.end(),
+                                      [&](const NodeInfo* x) { return x->name == name; });
+    int64_t matching = 0;
+    for (const Gpu& g : n->gpus) {
+      matching += GpuTypeMatches(g.model, r.gpu_type) && g.memory_bytes >= r.gpu_memory_bytes;
+    }
+    const bool holds =
+        per_node < 1000 ? (per_node == 0 || matching > 0) : matching * 1000 >= per_node;
+    if (!holds || n->cpus < r.cpus || n->memory_bytes < r.memory_bytes) {
+      return Err(InvalidArgument("resources.nodelist: node " + name + " (" + NodeShape(*n) +
+                                 ") cannot hold its part, " + DescribePart(r, per_node)));
+    }
+  }
+  return nodes;
+}
+
 }  // namespace
 
 std::string DescribeNodes(const std::vector<const NodeInfo*>& nodes) {
@@ -250,10 +329,22 @@ Result<Feasibility> CheckFeasible(const std::vector<KnownNode>& nodes, const Res
       scope = " that runs root's jobs";
     }
   }
-  Check check(std::move(in_pool), request, pool, std::move(has), std::move(scope));
+  RETURN_IF_ERROR(CheckNamed(nodes, request, pool, in_pool));
+  std::erase_if(in_pool, [&](const NodeInfo* n) {
+    return std::find(request.exclude.begin(), request.exclude.end(), n->name) !=
+           request.exclude.end();
+  });
+  if (in_pool.empty()) {
+    return Err(InvalidArgument("resources.exclude: no node of pool " + std::string(pool) +
+                               " is left; pool " + std::string(pool) + " has " + has));
+  }
+  Check check(in_pool, request, pool, std::move(has), std::move(scope));
   if (request.milli_gpus > 0) RETURN_IF_ERROR(check.GpuKind());
   RETURN_IF_ERROR(check.Host());
   ASSIGN_OR_RETURN(out.resources.nodes, check.Nodes());
+  if (!request.nodelist.empty()) {
+    ASSIGN_OR_RETURN(out.resources.nodes, NodesWithNamed(out.resources, in_pool));
+  }
   out.judged = true;
   return out;
 }

@@ -18,6 +18,12 @@ auto ById(Run& run, int64_t id) {
                           [](const auto& x, int64_t id) { return x.id < id; });
 }
 
+// Whether what failed for another job of its group may still fit it: nodes refuse it, or it
+// names nodes or wants its nodes to itself (the group's key does not say which).
+bool OwnShape(const PendingJob& record) {
+  return (record.avoid != nullptr && !record.avoid->empty()) || record.resources->Constrained();
+}
+
 }  // namespace
 
 PendingJob JobQueue::PendingRecord(const Job& job) {
@@ -99,7 +105,7 @@ void JobQueue::Join(uint32_t g, const Job& job, const PendingJob& record) {
   if (it != m.begin() && std::prev(it)->record.submitted > record.submitted) group.monotone = false;
   if (std::next(it) != m.end() && std::next(it)->record.submitted < record.submitted)
     group.monotone = false;
-  if (record.avoid != nullptr && !record.avoid->empty()) ++group.avoiding;
+  if (OwnShape(record)) ++group.avoiding;
   if (record.time_limit > Duration(0))
     group.shortest_limit = std::min(group.shortest_limit, record.time_limit);
   if (group.live++ == 0) {
@@ -118,7 +124,7 @@ void JobQueue::Leave(uint32_t g, int64_t id) {
     rest_->left.push_back(QueueEntry{JobId{id}, RestFactors(*rest_, it->record, g)});
   it->job = nullptr;
   ++group.blanks;
-  if (it->record.avoid != nullptr && !it->record.avoid->empty()) --group.avoiding;
+  if (OwnShape(it->record)) --group.avoiding;
   if (--group.live == 0) {
     const uint32_t last = live_groups_.back();
     live_groups_[group.live_at] = last;

@@ -138,7 +138,8 @@ class JobQueue {
     uint32_t live_at = 0;  // its place in live_groups()
     bool monotone = true;  // submit times do not fall as ids rise
     // Members that avoid nodes (PendingJob::avoid not empty: a waiting job's list does not
-    // change, as it grows only when a launch fails).
+    // change, as it grows only when a launch fails), or name nodes or want theirs to themselves
+    // (Resources::Constrained).
     size_t avoiding = 0;
     // The shortest time limit of a member since the group was last empty (none: max()).
     Duration shortest_limit = Duration::max();

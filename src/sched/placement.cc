@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "core/hostlist.h"
 #include "core/node.h"
 #include "core/quantity.h"
 
@@ -14,6 +15,21 @@ bool GpuMatches(const GpuSlot& g, const Resources& r) {
 
 bool FreeBefore(const GpuSlot& g, const PlaceRules& rules) {
   return g.reserved_from >= rules.until || (rules.job.value != 0 && g.reserved_for == rules.job);
+}
+
+bool Named(const std::vector<std::string>& names, const std::string& name) {
+  return std::find(names.begin(), names.end(), name) != names.end();
+}
+
+// Whether an exclusive job may have node `n` to itself until rules.until: no job on it, and
+// nothing of it held for another job before then.
+bool EmptyUntil(const NodeSlots& n, const PlaceRules& rules) {
+  if (n.jobs > 0) return false;
+  if (n.host_reserved_from < rules.until &&
+      !(rules.job.value != 0 && n.host_reserved_for == rules.job))
+    return false;
+  return std::all_of(n.gpus.begin(), n.gpus.end(),
+                     [&](const GpuSlot& g) { return !g.usable || FreeBefore(g, rules); });
 }
 
 // Small-key counting for the few GPUs of one node: (key, count) pairs.
@@ -63,6 +79,10 @@ std::string DescribeRequest(const Resources& r) {
   if (r.nodes > 1) s += " across " + std::to_string(r.nodes) + " nodes";
   if (r.cpus > 0) s += ", " + std::to_string(r.cpus) + " CPUs";
   if (r.memory_bytes > 0) s += ", " + FormatSize(r.memory_bytes) + " memory";
+  if (!r.nodelist.empty())
+    s += (r.nodelist.size() == 1 ? " on node " : " on nodes ") + CompressHostList(r.nodelist);
+  if (!r.exclude.empty()) s += " not on " + CompressHostList(r.exclude);
+  if (r.exclusive) s += r.nodes > 1 ? ", its nodes to itself" : ", its node to itself";
   return s;
 }
 
@@ -273,6 +293,9 @@ std::optional<NodeAllocation> FitOnNodeSlots(const NodeSlots& n, const Resources
                                              const PlaceRules& rules, int64_t per_node_milli,
                                              Spread* spread) {
   if (!n.schedulable || n.pool != rules.pool || !rules.limits.Allows(n)) return std::nullopt;
+  // A job holds it alone, or this one would and cannot.
+  if (n.exclusive > 0 || (r.exclusive && !EmptyUntil(n, rules))) return std::nullopt;
+  if (!r.exclude.empty() && Named(r.exclude, n.name)) return std::nullopt;
   if (n.free_cpus < r.cpus || n.free_memory_bytes < r.memory_bytes) return std::nullopt;
   if ((r.cpus > 0 || r.memory_bytes > 0) && n.host_reserved_from < rules.until &&
       !(rules.job.value != 0 && n.host_reserved_for == rules.job)) {
@@ -314,6 +337,14 @@ std::optional<std::vector<NodeAllocation>> Placer::Find(const Resources& r,
     if (auto part = FitOnNodeSlots(view_.nodes[node], r, rules, per_node, nullptr))
       out.push_back(std::move(*part));
   };
+  // The nodes it must have first (--nodelist), each or none; the rest as any job's.
+  for (const std::string& name : r.nodelist) {
+    const int node = NodeIndex(name);
+    const size_t before = out.size();
+    if (node >= 0) take(node);
+    if (out.size() == before) return std::nullopt;
+  }
+  if (!r.nodelist.empty() && static_cast<int>(out.size()) == r.nodes) return out;
   if (per_node > 0 && per_node < 1000) {
     for (int node : pool.shared) {
       take(node);
@@ -367,8 +398,24 @@ std::optional<std::vector<NodeAllocation>> Placer::Place(const Resources& r,
 }
 
 bool Placer::EverFits(const Resources& r, std::string_view pool) const {
-  const FitSummary& fit = Fit();
   const int64_t per_node = r.milli_gpus / r.nodes;
+  if (!r.nodelist.empty() || !r.exclude.empty()) {
+    // Nodes named: a walk over the nodes themselves, which the summary does not name.
+    auto holds = [&](const NodeSlots& n) {
+      if (!n.schedulable || n.pool != pool || n.total_cpus < r.cpus ||
+          n.total_memory_bytes < r.memory_bytes || Named(r.exclude, n.name))
+        return false;
+      int64_t matching = 0;
+      for (const GpuSlot& g : n.gpus) matching += GpuMatches(g, r) ? 1 : 0;
+      return per_node < 1000 ? (per_node == 0 || matching > 0) : matching * 1000 >= per_node;
+    };
+    for (const std::string& name : r.nodelist) {
+      const int i = view_.IndexOf(name);
+      if (i < 0 || !holds(view_.nodes[i])) return false;
+    }
+    return std::count_if(view_.nodes.begin(), view_.nodes.end(), holds) >= r.nodes;
+  }
+  const FitSummary& fit = Fit();
   int nodes_ok = 0;
   for (const FitSummary::Node& n : fit.nodes) {
     if (n.pool != pool || n.cpus < r.cpus || n.memory_bytes < r.memory_bytes) continue;

@@ -68,6 +68,8 @@ std::optional<Reservation> Shadow(Placer& placer, const std::vector<Release>& re
 // now, they go to no other job as they free, so the node empties for this one. One node, two
 // or more whole GPUs; nothing when no node could ever hold it.
 bool MayHoldUntimed(const Resources& r) {
+  // Nodes it must have, or nodes to itself: the GPUs held here would not be enough.
+  if (!r.nodelist.empty() || r.exclusive) return false;
   if (r.milli_gpus < 1000 || r.milli_gpus % (1000 * r.nodes) != 0) return false;
   // A job of one GPU a node fits in any GPU that frees: gaps cannot starve it. A gang over
   // several nodes would hold them all for an unknown time: on the Philly trace that idled more
@@ -114,6 +116,7 @@ std::optional<Reservation> Untimed(Placer& placer, const Resources& r, const std
   for (size_t ni = 0; ni < nodes.size(); ++ni) {
     const NodeSlots& n = nodes[ni];
     if (!n.schedulable || n.pool != pool || !limits.Allows(n)) continue;
+    if (std::find(r.exclude.begin(), r.exclude.end(), n.name) != r.exclude.end()) continue;
     if ((r.cpus > 0 && n.total_cpus < r.cpus) ||
         (r.memory_bytes > 0 && n.total_memory_bytes < r.memory_bytes))
       continue;
@@ -141,15 +144,22 @@ void MarkReservation(ClusterView& view, const Reservation& r) {
     const int i = view.IndexOf(part.node);
     if (i < 0) continue;
     NodeSlots* n = &view.nodes[i];
-    for (int g : part.gpus) {
-      if (g < 0 || static_cast<size_t>(g) >= n->gpus.size()) continue;
-      GpuSlot& slot = n->gpus[g];
+    auto hold = [&](GpuSlot& slot) {
       if (r.from < slot.reserved_from) {
         slot.reserved_from = r.from;
         slot.reserved_for = r.id;
       }
+    };
+    if (r.resources.exclusive) {
+      // The node to itself: every GPU of it, and its CPUs and memory, from then.
+      for (GpuSlot& slot : n->gpus) hold(slot);
+    } else {
+      for (int g : part.gpus) {
+        if (g >= 0 && static_cast<size_t>(g) < n->gpus.size()) hold(n->gpus[g]);
+      }
     }
-    if ((r.resources.cpus > 0 || r.resources.memory_bytes > 0) && r.from < n->host_reserved_from) {
+    if ((r.resources.cpus > 0 || r.resources.memory_bytes > 0 || r.resources.exclusive) &&
+        r.from < n->host_reserved_from) {
       n->host_reserved_from = r.from;
       n->host_reserved_for = r.id;
     }

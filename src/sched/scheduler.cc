@@ -242,6 +242,8 @@ void Pass::CountRunning() {
 }
 
 bool Pass::MayHaveVictims(const PendingJob& job) const {
+  // A job that names its nodes does not preempt: a search picks the nodes its victims free.
+  if (!job.resources->nodelist.empty()) return false;
   return static_cast<int>(job.priority) > lowest_running_ ||
          (any_guarantee_ && policy_.Project(*job.project).guaranteed_milli > 0) ||
          (policy_.las_preemption && LasLevel(policy_, job.service) < highest_level_);

@@ -10,9 +10,9 @@
 #include <string_view>
 #include <thread>
 
-#include "agent/slurm/step_wire.h"
 #include "cli/sbatch.h"
 #include "core/hostlist.h"
+#include "core/step_wire.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string text(reinterpret_cast<const char*>(data), size);

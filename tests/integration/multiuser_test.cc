@@ -121,6 +121,18 @@ TEST_F(MultiUser, OneUsersJobReadsNothingOfAnothersOnTheirNode) {
       boost::json::parse(GetJob(*c, std::stoll(id))).at("allocation").at(0).at("node").as_string());
   ASSERT_FALSE(node.empty()) << GetJob(*c, std::stoll(id));
 
+  // And a batch script's output file (sbatch's -o), written where the job runs, as alice.
+  const std::string out_name = "baton-test-alice-" + std::to_string(getpid()) + "-%j.out";
+  r = RunCliWithToken(
+      baton, alice,
+      {"submit", "--workdir", "/tmp", "-o", out_name, "--wrap", "echo alice-batch-s3cr3t"});
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const std::string batch_id = FirstLine(r.out);
+  EXPECT_EQ(JsonString(WaitForJob(*c, std::stoll(batch_id)), "state"), "succeeded")
+      << RunCli(baton, {"logs", batch_id}).out;
+  std::string out_file = "/tmp/" + out_name;
+  out_file.replace(out_file.find("%j"), 2, batch_id);
+
   const std::string run = agent + "/run/" + id + ".0.run";
   const std::string jobdir = agent + "/jobs/" + id;
   const std::string ckpt = ckpt_root + "/" + kAlice + "/" + id;
@@ -132,6 +144,7 @@ TEST_F(MultiUser, OneUsersJobReadsNothingOfAnothersOnTheirNode) {
   std::ifstream(run + ".pid") >> pid;
   ASSERT_GT(pid, 0);
   const std::vector<std::string> paths = {
+      out_file,
       run,
       run + ".pid",
       agent + "/run",
@@ -197,6 +210,10 @@ TEST_F(MultiUser, OneUsersJobReadsNothingOfAnothersOnTheirNode) {
   EXPECT_EQ(StatOf(ckpt).uid, static_cast<uid_t>(alice_uid_));
   EXPECT_EQ(Octal(StatOf(data + "/logs").mode), "0700");
   EXPECT_EQ(Octal(StatOf(data + "/logs/" + id + "/" + node + ".log").mode), "0600");
+  EXPECT_EQ(Octal(StatOf(out_file).mode), "0600");
+  EXPECT_EQ(StatOf(out_file).uid, static_cast<uid_t>(alice_uid_));
+  EXPECT_EQ(ReadFile(out_file), "alice-batch-s3cr3t\n");
+  fs::remove(out_file);
 }
 
 // A project that shares its checkpoints with its Unix group (`checkpoint_group`): alice's job

@@ -1,8 +1,8 @@
 // Issue 38, Slurm as it is typed: batch scripts written for sbatch (tests/slurm/) run unchanged
 // through `baton submit SCRIPT`, on one node and on two agents: their #SBATCH lines, output
 // files, arrays, dependencies, signals, SLURM_* variables, srun across nodes (real PyTorch
-// all-reduces through it) and scontrol; Slurm's spellings on the command line; and a step
-// server that takes tasks only from a caller with the job's key.
+// all-reduces through it) and scontrol; Slurm's spellings on the command line; `baton alloc` and
+// `baton run --in`; and a step server that takes tasks only from a caller with the job's key.
 #include <gtest/gtest.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -14,7 +14,7 @@
 #include <fstream>
 #include <thread>
 
-#include "agent/slurm/step_wire.h"
+#include "core/step_wire.h"
 #include "harness.h"
 
 namespace baton::testing {
@@ -194,7 +194,7 @@ TEST_F(Slurm, AnUnknownDirectiveIsRefusedWithItsLineAndNothingIsMade) {
   EXPECT_EQ(r.out,
             "baton: unknown_directive.sh:4: #SBATCH --burst-buffer: an sbatch option "
             "Baton does not know\n");
-  CliResult typed = RunCliIn(server, work, {"submit", "--exclusive", "hello.sh"});
+  CliResult typed = RunCliIn(server, work, {"submit", "--constraint", "a100", "hello.sh"});
   EXPECT_EQ(typed.exit_code, 2) << typed.out;
   EXPECT_EQ(RunCli(server, {"jobs", "--all", "--json"}).out.find("\"id\""), std::string::npos);
 }
@@ -283,6 +283,97 @@ TEST_F(Slurm, ScontrolAndSrunOutsideAJobSayWhatTheyDo) {
   CliResult srun = RunShell("env -u SLURM_JOB_ID " + std::string(BATON_SLURM) + " srun true");
   EXPECT_EQ(srun.exit_code, 2);
   EXPECT_TRUE(Has(srun.out, "srun: error: not inside a job")) << srun.out;
+}
+
+// `baton alloc` as salloc: hold nodes, run a command here while they are held, srun in it (and
+// `baton run --in ID` from anywhere) running on them, the nodes given back at its end. Only the
+// job's owner reaches its allocation, and the step key it is reached with stays out of every
+// view.
+TEST_F(Slurm, ACommandInAnAllocationRunsSrunOnItsNodesAndGivesThemBack) {
+  // What a salloc user types in the shell it gives: srun, and the job's variables.
+  const std::string bin = std::string("BATON_BIN=") + BATON_BINARY;
+  const std::string script =
+      "echo nodes=$SLURM_NNODES id=$SLURM_JOB_ID list=$SLURM_JOB_NODELIST; "
+      "srun -l printenv SLURM_NODEID | sort; "
+      "\"$BATON_BIN\" run --in $SLURM_JOB_ID -- -N 1 sh -c 'echo one node: $SLURM_PROCID'; "
+      "exit 7";
+  // (A rendezvous port of its own, hence a step port, as Submit gives.)
+  CliResult r = RunCliIn(server, dir.path(),
+                         {"alloc", "-N", "2", "--gpus-per-node", "1", "-t", "5", "--env",
+                          "MASTER_PORT=" + std::to_string(FreePort()), "--", "sh", "-c", script},
+                         {bin});
+  EXPECT_EQ(r.exit_code, 7) << r.out;  // the command's, as salloc's
+  // The nodes in rank order: the first is the one that serves srun.
+  const std::string list = Has(r.out, "granted job allocation 1 on 127.0.0.2,127.0.0.1")
+                               ? "127.0.0.2,127.0.0.1"
+                               : "127.0.0.[1-2]";
+  EXPECT_TRUE(Has(r.out, "granted job allocation 1 on " + list + ": ")) << r.out;
+  EXPECT_TRUE(Has(r.out, "nodes=2 id=1 list=" + list + "\n")) << r.out;
+  EXPECT_TRUE(Has(r.out, "0: 0\n1: 1\n")) << r.out;
+  EXPECT_TRUE(Has(r.out, "one node: 0")) << r.out;
+  EXPECT_FALSE(Has(r.out, "one node: 1")) << r.out;
+  EXPECT_TRUE(Has(r.out, "relinquishing job allocation 1")) << r.out;
+  // Given back: cancelled, as salloc's allocation ends at its shell's exit.
+  EXPECT_TRUE(
+      Within(std::chrono::seconds(30), [&] { return Show("1").at("state") == "cancelled"; }));
+  json::value job = Show("1");
+  EXPECT_EQ(job.at("alloc"), true) << job;
+  EXPECT_EQ(json::serialize(job).find("step_key"), std::string::npos) << job;
+  // What it ran is in its log, for whoever looks after.
+  EXPECT_TRUE(Has(RunCli(server, {"logs", "1"}).out, "baton run --in: srun -l printenv"));
+  // Its nodes are free again: a job of all four GPUs starts.
+  CliResult all = RunCli(server, {"run", "-g", "4", "--", "true"});
+  EXPECT_EQ(all.exit_code, 0) << all.out;
+}
+
+TEST_F(Slurm, RunInReachesOnlyAnAllocationOfItsOwner) {
+  // An allocation held by a command that waits for a file, reached from elsewhere with
+  // baton run --in.
+  const std::string stop = dir.path() + "/stop";
+  std::string held_out;
+  std::thread holder([&] {
+    held_out = RunCliIn(server, dir.path(),
+                        {"alloc", "-g", "1", "--env", "MASTER_PORT=" + std::to_string(FreePort()),
+                         "--", "sh", "-c", "while [ ! -e " + stop + " ]; do sleep 0.2; done"},
+                        {})
+                   .out;
+  });
+  ASSERT_TRUE(Within(std::chrono::seconds(30), [&] {
+    CliResult probe = RunCli(server, {"run", "--in", "1", "--", "true"});
+    return probe.exit_code == 0;
+  }));
+  CliResult out = RunCli(server, {"run", "--in", "1", "--env", "GREETING=hello", "--", "sh", "-c",
+                                  "echo $GREETING from $SLURM_JOB_ID; exit 3"});
+  EXPECT_EQ(out.exit_code, 3) << out.out;
+  EXPECT_EQ(out.out.rfind("hello from 1\n", 0), 0u) << out.out;
+  EXPECT_TRUE(Has(out.out, ": task 0: Exited with exit code 3")) << out.out;  // srun's words
+  // srun's options go after --; the allocation's size is its own.
+  CliResult sized = RunCli(server, {"run", "--in", "1", "-g", "2", "--", "true"});
+  EXPECT_EQ(sized.exit_code, 2) << sized.out;
+  EXPECT_TRUE(Has(sized.out, "run --in: --gpus: the allocation has its size already")) << sized.out;
+  // Another user's token does not reach it.
+  CliResult token = RunCli(server, {"token", "create", "--user", "nobody", "--name", "other"});
+  ASSERT_EQ(token.exit_code, 0) << token.out;
+  std::string secret = FirstLine(token.out);
+  CliResult other = RunCliWithToken(server, secret, {"run", "--in", "1", "--", "id"});
+  EXPECT_EQ(other.exit_code, 1) << other.out;
+  EXPECT_TRUE(Has(other.out, "job 1 belongs to root")) << other.out;
+  // A job that is no allocation is said to be none.
+  CliResult plain = RunCli(server, {"submit", "--", "sleep", "30"});
+  ASSERT_EQ(plain.exit_code, 0) << plain.out;
+  ASSERT_TRUE(Within(std::chrono::seconds(20), [&] { return Show("2").at("state") == "running"; }));
+  CliResult none = RunCli(server, {"run", "--in", "2", "--", "true"});
+  EXPECT_EQ(none.exit_code, 1) << none.out;
+  EXPECT_TRUE(Has(none.out, "job 2 is not an allocation (`baton alloc` makes one")) << none.out;
+  // Cancelled from elsewhere: the command here is told, and ends as it will (as salloc's).
+  EXPECT_EQ(RunCli(server, {"cancel", "1"}).exit_code, 0);
+  std::this_thread::sleep_for(std::chrono::seconds(3));
+  std::ofstream(stop) << "";
+  holder.join();
+  EXPECT_TRUE(Has(held_out, "job allocation 1 has ended (cancelled")) << held_out;
+  CliResult ended = RunCli(server, {"run", "--in", "1", "--", "true"});
+  EXPECT_EQ(ended.exit_code, 1) << ended.out;
+  EXPECT_TRUE(Has(ended.out, "job 1 is cancelled")) << ended.out;
 }
 
 // The step server of a batch script's other nodes runs a task only for a caller that shows the

@@ -187,6 +187,9 @@ TEST(JobRecord, RoundTripsEverything) {
   job.metric_last = MetricPoint{.value = 0.9, .at = FromMillis(1'790'000'003'000)};
   job.cron_id = JobId{40};
   job.cron_stopped = true;
+  job.spec.resources.exclusive = true;
+  job.spec.resources.nodelist = {"gpu01"};
+  job.spec.resources.exclude = {"gpu07"};
   auto back = DecodeJob(EncodeJob(job, JobForm::kRecord));
   ASSERT_TRUE(back.has_value()) << back.error().message();
   EXPECT_EQ(*back, job);
@@ -209,6 +212,36 @@ TEST(JobSpecCodec, DependenciesBeginAndNodesRoundTripThroughASubmit) {
   auto bad = DecodeJobSpec(R"({"command": ["x"], "begin": "tomorrow"})");
   ASSERT_FALSE(bad.has_value());
   EXPECT_NE(bad.error().message().find("begin"), std::string::npos) << bad.error().message();
+}
+
+TEST(JobSpecCodec, WhereAJobMayGoIsReadAsNamesOrASlurmHostList) {
+  auto spec = DecodeJobSpec(R"({"command": ["x"], "resources": {"gpus": 8, "nodes": 2,
+      "nodelist": "gpu[01-02]", "exclude": ["gpu07"], "exclusive": true}})");
+  ASSERT_TRUE(spec.has_value()) << spec.error().message();
+  EXPECT_EQ(spec->resources.nodelist, (std::vector<std::string>{"gpu01", "gpu02"}));
+  EXPECT_EQ(spec->resources.exclude, std::vector<std::string>{"gpu07"});
+  EXPECT_TRUE(spec->resources.exclusive);
+  auto back = DecodeJobSpec(EncodeJobSpec(*spec));
+  ASSERT_TRUE(back.has_value()) << back.error().message();
+  EXPECT_EQ(*back, *spec);
+  // Absent, the fields stay out of what is shown.
+  EXPECT_EQ(EncodeJobSpec(SubmittedSpec()).find("nodelist"), std::string::npos);
+  for (const auto& [body, why] : std::vector<std::pair<std::string, std::string>>{
+           {R"({"command": ["x"], "resources": {"nodelist": "gpu[01-"}})", "resources.nodelist"},
+           {R"({"command": ["x"], "resources": {"nodelist": ["-x"]}})",
+            "\"-x\" is not a node name"},
+           {R"({"command": ["x"], "resources": {"exclude": ["a", "a"]}})", "a given twice"},
+           {R"({"command": ["x"], "resources": {"nodelist": ["a"], "exclude": ["a"]}})",
+            "a is also in resources.nodelist"},
+           {R"({"command": ["x"], "resources": {"nodes": 1, "nodelist": "n[1-2]"}})",
+            "2 nodes named for a job of 1 node"},
+           {R"({"command": ["x"], "resources": {"exclusive": "yes"}})", "resources.exclusive"},
+           {R"({"command": ["x"], "resources": {"nodelist": "n[1-2000]"}})",
+            "resources.nodelist"}}) {
+    auto bad = DecodeJobSpec(body);
+    ASSERT_FALSE(bad.has_value()) << body;
+    EXPECT_NE(bad.error().message().find(why), std::string::npos) << bad.error().message();
+  }
 }
 
 TEST(JobSpecCodec, ASweepGridIsEveryCombinationAndAListIsItsSets) {

@@ -244,5 +244,48 @@ TEST(Shortfall, SaysWhichPartOfTheRequestIsShortNow) {
   EXPECT_EQ(Shortfall(v, cpu_only, "default"), "CPUs: nodes have at most 64 free, 128 asked");
 }
 
+TEST(Feasibility, NamedNodesMustBeNodesOfThePoolThatHoldTheirPart) {
+  Cluster c;
+  c.Add("gpu01", 8, "H100-80GB").Add("gpu02", 8, "H100-80GB").Add("small", 2, "H100-80GB");
+  c.Add("other", 8, "H100-80GB", "batch");
+  auto check = [&](Resources r) { return CheckFeasible(c.nodes(), r, "default", false, "alice"); };
+  Resources r = Ask(8);
+  r.nodelist = {"gpu09"};
+  EXPECT_EQ(check(r).error().message(),
+            "resources.nodelist: no node gpu09 (pool default has gpu01, gpu02, small)");
+  r.nodelist = {"other"};
+  EXPECT_EQ(check(r).error().message(),
+            "resources.nodelist: node other is in pool batch, not default");
+  r.nodelist = {"small"};
+  EXPECT_NE(check(r).error().message().find("node small (2xH100-80GB (64 CPUs, 512GiB)) cannot "
+                                            "hold its part, 8 GPUs"),
+            std::string::npos)
+      << check(r).error().message();
+  // Named nodes count: 16 GPUs on two named nodes, or one named and one the placer picks.
+  r = Ask(16);
+  r.nodelist = {"gpu02", "gpu01"};
+  EXPECT_EQ(check(r)->resources.nodes, 2);
+  r.nodelist = {"gpu02"};
+  EXPECT_EQ(check(r)->resources.nodes, 2);
+  // Two named for 2 GPUs: one each.
+  r = Ask(2);
+  r.nodelist = {"gpu01", "small"};
+  EXPECT_EQ(check(r)->resources.nodes, 2);
+  r = Ask(3);
+  r.nodelist = {"gpu01", "small"};
+  EXPECT_NE(check(r).error().message().find("3 GPUs do not split evenly over the 2 nodes"),
+            std::string::npos);
+  // Excluded nodes do not count toward what the pool can hold.
+  r = Ask(16);
+  r.exclude = {"gpu01"};
+  EXPECT_FALSE(check(r).has_value());
+  r.exclude = {"gpu01", "gpu02", "small"};
+  EXPECT_NE(check(r).error().message().find("resources.exclude: no node of pool default is left"),
+            std::string::npos);
+  r.exclude = {"nowhere"};
+  EXPECT_EQ(check(r).error().message(),
+            "resources.exclude: no node nowhere (pool default has gpu01, gpu02, small)");
+}
+
 }  // namespace
 }  // namespace baton::sched

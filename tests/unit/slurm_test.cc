@@ -93,6 +93,13 @@ TEST(Sbatch, OptionsBecomeBatonsFlags) {
             (Words{"--after", "12,13", "--after-any", "14", "--singleton"}));
   EXPECT_EQ(Flags("--signal", "B:USR1@120"), (Words{"--signal", "USR1@120s"}));
   EXPECT_EQ(Flags("-o", "logs/%x_%j.out"), (Words{"--output", "logs/%x_%j.out"}));
+  EXPECT_EQ(Flags("-w", "gpu[01-02]"), (Words{"--nodelist", "gpu[01-02]"}));
+  EXPECT_EQ(Flags("--exclude", "gpu07"), (Words{"--exclude", "gpu07"}));
+  EXPECT_EQ(Flags("--exclusive", ""), Words{"--exclusive"});
+  std::vector<std::string> exclusive_notes;
+  EXPECT_EQ(Flags("--exclusive", "user", &exclusive_notes), Words{"--exclusive"});
+  ASSERT_EQ(exclusive_notes.size(), 1u);
+  EXPECT_EQ(exclusive_notes[0], "--exclusive=user: taken as --exclusive");
   std::vector<std::string> notes;
   EXPECT_EQ(Flags("--mail-type", "END", &notes), Words{});
   ASSERT_EQ(notes.size(), 1u);
@@ -106,8 +113,8 @@ TEST(Sbatch, WhatBatonDoesNotDoIsRefusedSayingWhy) {
            {"--gres", "nvme:1", "Baton schedules GPUs"},
            {"-d", "afterok:1?afterany:2", "all hold"},
            {"-d", "after:1", "afterok:ID"},
-           {"--exclusive", "", "not in Baton yet"},
-           {"-w", "n1", "not in Baton yet"},
+           {"--constraint", "a100", "--gres=gpu:TYPE:N"},
+           {"--no-requeue", "", "always requeued"},
            {"--burst-buffer", "x", "an sbatch option Baton does not know"},
            {"--job-name", "", "needs a value"}}) {
     auto r = cli::TranslateSbatchOption(name, value, !value.empty(), &notes);
@@ -180,22 +187,39 @@ TEST_F(ScriptFile, WhatIsNoScriptOrTooBigIsRefused) {
 TEST(BatchSpec, ItsFieldsGoThroughTheApiAndAreChecked) {
   auto spec = codec::DecodeJobSpec(
       R"({"command": ["/bin/bash", "-c", "srun hostname"], "batch": true, "slurm_env": true,
-          "output_file": "logs/%x-%j.out", "error_file": "err-%j", "tasks_per_node": 4})");
+          "output_file": "logs/%x-%j.out", "error_file": "err-%j", "tasks_per_node": 4,
+          "alloc": true})");
   ASSERT_TRUE(spec.has_value()) << spec.error().message();
   EXPECT_TRUE(spec->batch);
   EXPECT_TRUE(spec->slurm_env);
   EXPECT_EQ(spec->output_file, "logs/%x-%j.out");
   EXPECT_EQ(spec->error_file, "err-%j");
   EXPECT_EQ(spec->tasks_per_node, 4);
+  EXPECT_TRUE(spec->alloc);
   auto again = codec::DecodeJobSpec(codec::EncodeJobSpec(*spec));
   ASSERT_TRUE(again.has_value()) << again.error().message();
   EXPECT_EQ(*again, *spec);
+  // As the store keeps it (a restart reads it back).
+  Job job;
+  job.id = JobId{7};
+  job.user = "alice";
+  job.spec = *spec;
+  job.step_key = "00112233445566778899aabbccddeeff";
+  job.step_port = 29601;
+  auto kept = codec::DecodeJob(codec::EncodeJob(job, codec::JobForm::kRecord));
+  ASSERT_TRUE(kept.has_value()) << kept.error().message();
+  EXPECT_EQ(kept->spec, job.spec);
+  EXPECT_EQ(kept->step_key, job.step_key);
   for (const auto& [body, why] : std::vector<std::pair<std::string, std::string>>{
            {R"({"command": ["x"], "output_file": "o"})", "output_file: is a batch script's"},
            {R"({"command": ["x"], "batch": true, "process_per_gpu": true})", "srun"},
            {R"({"command": ["x"], "batch": true, "interactive": "tty"})", "interactive"},
            {R"({"command": ["x"], "batch": true, "image": "a"})", "container image"},
-           {R"({"command": ["x"], "tasks_per_node": 2000})", "tasks_per_node"}}) {
+           {R"({"command": ["x"], "tasks_per_node": 2000})", "tasks_per_node"},
+           {R"({"command": ["x"], "alloc": true})", "alloc: an allocation is a batch job"},
+           {R"({"command": ["x"], "alloc": true, "batch": true, "slurm_env": true,
+                "array": "0-3"})",
+            "alloc: an allocation is one job"}}) {
     auto bad = codec::DecodeJobSpec(body);
     ASSERT_FALSE(bad.has_value()) << body;
     EXPECT_NE(bad.error().message().find(why), std::string::npos) << bad.error().message();

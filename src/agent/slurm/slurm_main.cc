@@ -4,6 +4,8 @@
 //                                   scontrol to this program; srun.cc)
 //   baton-slurm --step-server      on each node of a batch script but its first: takes the
 //                                   tasks srun sends (step_wire.h) at BATON_STEP_BIND:PORT
+//   baton-slurm --alloc-host       on an allocation's first node (`baton alloc`): a step
+//                                   server that also runs srun for `baton run --in`
 //   baton-slurm --batch-host [-o PATTERN] [-e PATTERN] -- PROGRAM [ARG...]
 //                                   on the first node: runs the script, writes its output to
 //                                   the -o/-e files as well, and ends the step servers after it
@@ -28,7 +30,7 @@
 #include <vector>
 
 #include "agent/slurm/slurm.h"
-#include "agent/slurm/step_wire.h"
+#include "core/step_wire.h"
 
 namespace baton::slurm {
 namespace {
@@ -101,6 +103,32 @@ void ServeTask(int conn, const StepRequest& req) {
   if (!gone) SendFrame(conn, 'x', StatusText(ws));
 }
 
+// The path of this program, which is srun too.
+std::string Self() {
+  char path[4096];
+  ssize_t n = ::readlink("/proc/self/exe", path, sizeof path - 1);
+  return n > 0 ? std::string(path, static_cast<size_t>(n)) : "baton-slurm";
+}
+
+// An allocation's host runs `srun ARGS` for `baton run --in`: in the job's own environment (its
+// SLURM_* variables, its nodes' step servers), with the caller's variables over it, in the
+// caller's directory where the node has it; srun then spreads the command over the nodes.
+void ServeSrun(int conn, const StepRequest& req) {
+  StepRequest srun = req;
+  srun.argv = {Self(), "srun"};
+  srun.argv.insert(srun.argv.end(), req.argv.begin(), req.argv.end());
+  srun.env = OwnEnvironment();
+  for (const std::string& e : req.env) {
+    size_t eq = e.find('=');
+    if (eq != std::string::npos && eq > 0) SetVar(&srun.env, e.substr(0, eq), e.substr(eq + 1));
+  }
+  std::string line = "baton run --in: srun";
+  for (const std::string& a : req.argv) line += " " + a;
+  std::printf("%s\n", line.substr(0, 1024).c_str());
+  std::fflush(stdout);
+  ServeTask(conn, srun);
+}
+
 // A socket listening at HOST:PORT: the address the node is reached at, else every address.
 int Listen(const std::string& host, int port) {
   addrinfo hints{};
@@ -128,7 +156,9 @@ int Listen(const std::string& host, int port) {
   return -1;
 }
 
-int StepServer() {
+// The step server of a batch script's other nodes, or (`alloc`) an allocation's host on its
+// first node, which takes `srun` requests too and is ended by the job's end, not by a request.
+int StepServer(bool alloc) {
   std::string key = Env("BATON_STEP_KEY");
   int port = std::atoi(Env("BATON_STEP_PORT").c_str());
   std::string bind = Env("BATON_STEP_BIND");
@@ -137,6 +167,12 @@ int StepServer() {
     return 2;
   }
   int listener = Listen(bind, port);
+  if (listener >= 0 && alloc) {
+    std::printf("allocation %s ready on %s: `baton run --in %s -- COMMAND` runs COMMAND on it\n",
+                Env("SLURM_JOB_ID").c_str(), Env("SLURM_JOB_NODELIST").c_str(),
+                Env("SLURM_JOB_ID").c_str());
+    std::fflush(stdout);
+  }
   if (listener < 0) {
     std::fprintf(stderr,
                  "baton: this node cannot take the batch script's srun tasks: port %d: %s\n", port,
@@ -195,11 +231,23 @@ int StepServer() {
         _exit(1);
       }
       alarm(0);
-      if (req->verb == "exit") {
+      if (req->verb == "exit" && !alloc) {
         SendFrame(conn, 'x', "E0");
         _exit(kEnd);
       }
-      ServeTask(conn, *req);
+      if ((req->verb == "srun") != alloc && req->verb != "run") {
+        SendFrame(conn, 'e',
+                  "baton: this node's step server takes " +
+                      std::string(alloc ? "run and srun" : "run and exit") + ", not " + req->verb +
+                      "\n");
+        SendFrame(conn, 'x', "E2");
+        _exit(1);
+      }
+      if (req->verb == "srun") {
+        ServeSrun(conn, *req);
+      } else {
+        ServeTask(conn, *req);
+      }
       _exit(0);
     }
     if (pid > 0) handlers.push_back(pid);
@@ -412,12 +460,13 @@ int main(int argc, char** argv) {
   std::vector<std::string> rest(args.begin() + (args.empty() ? 0 : 1), args.end());
   if (mode == "srun") return Srun(rest);
   if (mode == "scontrol") return Scontrol(rest);
-  if (mode == "--step-server") return StepServer();
+  if (mode == "--step-server") return StepServer(false);
+  if (mode == "--alloc-host") return StepServer(true);
   if (mode == "--batch-host") return BatchHost(rest);
   std::fprintf(stderr,
                "baton-slurm: what jobs written for Slurm call (docs/slurm.md):\n"
                "  srun [OPTIONS] CMD ...         (as srun: linked as srun on a job's PATH)\n"
                "  scontrol show hostnames [LIST] (as scontrol)\n"
-               "  --step-server | --batch-host   (started by the agent)\n");
+               "  --step-server | --batch-host | --alloc-host   (started by the agent)\n");
   return 2;
 }

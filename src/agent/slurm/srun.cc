@@ -21,8 +21,8 @@
 #include <map>
 
 #include "agent/slurm/slurm.h"
-#include "agent/slurm/step_wire.h"
 #include "core/hostlist.h"
+#include "core/step_wire.h"
 
 namespace baton::slurm {
 

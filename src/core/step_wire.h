@@ -1,12 +1,15 @@
 // The wire between `srun` on a batch script's first node and the step servers of its other
-// nodes (slurm_main.cc), and the task start both use.
+// nodes (agent/slurm/slurm_main.cc), and the task start both use; and between `baton run --in`
+// and an allocation's host, where the agent's end of the tunnel sends the request's head (the
+// magic and the key, which only the controller and the job's nodes know) and the client the rest.
 //
 // A connection carries one request, client to server: the magic "BSTEP1\n", then strings, each
-// a 4-byte big-endian length and its bytes: the job's step key, the verb ("run" or "exit"), and
-// for "run" the working directory, the argument count and arguments, the variable count and
-// variables ("K=V"). The server answers with frames, a type byte, a 4-byte length and the
-// bytes: 'o' standard output, 'e' standard error, 'x' the end ("E<code>" or "S<signal>").
-// Closing the connection early ends the task.
+// a 4-byte big-endian length and its bytes: the job's step key, the verb ("run", "srun" or
+// "exit"), and for "run" and "srun" the working directory, the argument count and arguments,
+// the variable count and variables ("K=V"). "run" starts one task; "srun" (an allocation's host
+// only) runs srun with those arguments in the job's environment. The server answers with frames,
+// a type byte, a 4-byte length and the bytes: 'o' standard output, 'e' standard error, 'x' the
+// end ("E<code>" or "S<signal>"). Closing the connection early ends the task.
 #pragma once
 
 #include <sys/types.h>
@@ -25,7 +28,7 @@ inline constexpr size_t kMaxStrings = 20000;   // arguments, or variables, of on
 
 struct StepRequest {
   std::string key;
-  std::string verb;  // "run" or "exit"
+  std::string verb;  // "run", "srun" or "exit"
   std::string cwd;
   std::vector<std::string> argv;
   std::vector<std::string> env;  // "K=V"
@@ -36,6 +39,9 @@ bool WriteAll(int fd, const void* data, size_t size);
 bool ReadExact(int fd, void* data, size_t size);
 
 bool SendRequest(int fd, const StepRequest& r);
+// A request's bytes in two parts: the magic and the key, then the verb and the rest.
+std::string RequestHead(const std::string& key);
+std::string RequestTail(const StepRequest& r);
 // Reads a request; an error names what was wrong (bad magic, too long...). With `key`, a
 // request that does not show it is refused as soon as its key is read, before the rest (a
 // caller without the key makes the server hold nothing). At most kMaxRequest bytes in all.

@@ -1,4 +1,4 @@
-#include "agent/slurm/step_wire.h"
+#include "core/step_wire.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -90,17 +90,27 @@ Result<std::vector<std::string>> GetList(int fd, const char* what, size_t* budge
 
 }  // namespace
 
-bool SendRequest(int fd, const StepRequest& r) {
+std::string RequestHead(const std::string& key) {
   std::string out = kMagic;
-  PutString(&out, r.key);
+  PutString(&out, key);
+  return out;
+}
+
+std::string RequestTail(const StepRequest& r) {
+  std::string out;
   PutString(&out, r.verb);
-  if (r.verb == "run") {
+  if (r.verb == "run" || r.verb == "srun") {
     PutString(&out, r.cwd);
     PutString(&out, std::to_string(r.argv.size()));
     for (const std::string& a : r.argv) PutString(&out, a);
     PutString(&out, std::to_string(r.env.size()));
     for (const std::string& e : r.env) PutString(&out, e);
   }
+  return out;
+}
+
+bool SendRequest(int fd, const StepRequest& r) {
+  std::string out = RequestHead(r.key) + RequestTail(r);
   return WriteAll(fd, out.data(), out.size());
 }
 
@@ -114,7 +124,7 @@ Result<StepRequest> ReadRequest(int fd, const std::string* key) {
   if (key != nullptr && !SameKey(r.key, *key)) return Err(PermissionDenied("a wrong step key"));
   ASSIGN_OR_RETURN(r.verb, GetString(fd, "verb", &budget));
   if (r.verb == "exit") return r;
-  if (r.verb != "run") return Err(InvalidArgument("verb: run or exit"));
+  if (r.verb != "run" && r.verb != "srun") return Err(InvalidArgument("verb: run, srun or exit"));
   ASSIGN_OR_RETURN(r.cwd, GetString(fd, "cwd", &budget));
   ASSIGN_OR_RETURN(r.argv, GetList(fd, "argv", &budget));
   if (r.argv.empty() || r.argv[0].empty()) return Err(InvalidArgument("argv: no program"));
