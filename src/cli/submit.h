@@ -25,8 +25,9 @@ void AddSubmitCommand(CLI::App& app, const std::shared_ptr<Connection>& conn, in
 // YYYY-MM-DD[THH:MM[:SS]] or HH:MM[:SS] (today, or tomorrow once that time has passed).
 Result<TimePoint> ParseBeginTime(std::string_view text, TimePoint now, std::string_view field);
 
-// `baton run [OPTIONS] -- COMMAND` (the flags of submit; -t is --tty there), `baton attach ID`,
-// `baton sessions`, `baton forward ID [LOCAL:]REMOTE` (cli/session.h).
+// `baton run [OPTIONS] -- COMMAND` (the flags of submit; -t is --tty there), `baton run --in`,
+// `baton alloc`, `baton attach ID`, `baton sessions`, `baton forward ID [LOCAL:]REMOTE`
+// (run_commands.cc; cli/session.h, cli/alloc.h).
 void AddSessionCommands(CLI::App& app, const std::shared_ptr<Connection>& conn, int* exit_code,
                         const std::shared_ptr<std::optional<std::vector<std::string>>>& tail);
 

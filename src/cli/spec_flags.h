@@ -1,0 +1,65 @@
+// The flags of a job's spec that submit, resubmit, run and alloc share: what they read (Slurm's
+// spellings among them), which were typed, and the spec they make.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "core/job.h"
+#include "core/status.h"
+
+namespace CLI {
+class App;
+}
+
+namespace baton::cli {
+
+struct SubmitFlags {
+  std::string gpus = "0";
+  std::string gpu_type, gpu_memory, memory, priority = "normal", project = "default",
+                                            pool = "default";
+  std::string name, time, grace, signal, workdir, file, output_limit;
+  int nodes = 0, cpus = 0, retries = 0;
+  std::vector<int64_t> after, after_any, after_notok;
+  std::string begin, array, schedule, venv, conda, best_metric, like, code, image;
+  std::string model, params, task, precision;  // sizing from a model
+  int64_t seq = 0, batch = 0;
+  std::vector<std::string> env;
+  bool preemptible = false, hold = false, json = false, process_per_gpu = false, singleton = false;
+  // Slurm's spellings of a job's size, and a batch script's (cli/sbatch.h).
+  std::string gpus_per_node, gpus_per_task, mem_per_gpu, mem_per_cpu, output, error, wrap, gres,
+      dependency;
+  int ntasks = 0, tasks_per_node = 0, cpus_per_task = 0;
+  bool batch_script = false;
+  // Where it may go (Slurm's host lists: "gpu[01-04],login1").
+  std::string nodelist, exclude;
+  bool exclusive = false;
+  std::set<std::string> given;     // the flags typed, by long name ("--gpus")
+  std::vector<std::string> typed;  // the spec flags typed, as words ("--gpus", "2")
+};
+
+// Whether a command of one word is a shell line (spaces, `;`, `|`, `$`...): it runs under
+// /bin/sh -c.
+bool LooksLikeShell(const std::vector<std::string>& cmd);
+// Adds the spec flags to `sub`; `short_time`: -t is --time (run's -t is --tty, as docker's).
+void AddSpecFlags(CLI::App* sub, SubmitFlags& f, bool short_time = true);
+// Records which flags were typed (their long names): only those override a file or a job.
+// Also keeps the spec flags typed as words, for a batch script's directives to go under.
+void NoteGiven(const CLI::App& sub, SubmitFlags* f);
+// Sets the fields of `spec` that the flags give: every flag (its default when not typed) when
+// `given` is null; only the typed ones (long names, e.g. "--gpus") otherwise, as with -f FILE,
+// where typed flags override the file's fields.
+Status ApplyFlags(const SubmitFlags& f, const std::set<std::string>* given, JobSpec* spec);
+// A new job's spec from the flags, running `command` (checked: a clear error when it is not a
+// job the API would take).
+Result<JobSpec> SpecFromFlags(const SubmitFlags& f, std::vector<std::string> command);
+// The job's command: words before the `--` that started the command keep the `--` as part of
+// it (`baton submit python x.py -- --flag`); otherwise the command is what follows `--`. An
+// unknown option (a typo such as --gpu) is an error naming the closest.
+Result<std::vector<std::string>> CommandWords(CLI::App& sub, const std::string& verb,
+                                              const std::optional<std::vector<std::string>>& tail);
+
+}  // namespace baton::cli
