@@ -1,0 +1,280 @@
+// A job's runs (control/controller.h): its launch orders to each node of its allocation, the
+// stops of its parts, a launch that failed there taken elsewhere, and its end.
+#include <algorithm>
+#include <csignal>
+
+#include "control/controller.h"
+#include "core/quantity.h"
+
+namespace baton::control {
+
+int DefaultMasterPort(JobId id) {
+  return kFirstMasterPort + static_cast<int>(id.value % kMasterPorts);
+}
+
+bool MeetsOverNetwork(const Job& job) {
+  // An allocation serves `baton run --in` at its step port, on one node too.
+  if (job.allocation.size() > 1 || job.spec.alloc) return true;
+  return job.spec.process_per_gpu && !job.allocation.empty() &&
+         job.allocation.front().gpus.size() > 1;
+}
+
+// ---- a job's runs: launch, stop, end ----
+
+void Controller::Launch(Job& job, std::optional<size_t> only_rank) {
+  std::string nodelist;
+  for (const auto& part : job.allocation) {
+    if (!nodelist.empty()) nodelist += ',';
+    nodelist += part.node;
+  }
+  // Rank 0's node is where the processes meet: its address, else its name.
+  std::string master_addr = job.allocation.front().node;
+  if (const NodeRecord* first = FindNode(job.allocation.front().node);
+      first != nullptr && !first->info.address.empty()) {
+    master_addr = first->info.address;
+  }
+  auto processes = [&](const NodeAllocation& part) {
+    return job.spec.process_per_gpu && !part.gpus.empty() ? static_cast<int>(part.gpus.size()) : 1;
+  };
+  // A batch script's nodes: where each one's step server (an allocation's host) listens (its
+  // address, else its name).
+  std::vector<std::string> node_addrs;
+  if (job.spec.batch && (job.allocation.size() > 1 || job.spec.alloc)) {
+    for (const NodeAllocation& part : job.allocation) {
+      const NodeRecord* node = FindNode(part.node);
+      node_addrs.push_back(node != nullptr && !node->info.address.empty() ? node->info.address
+                                                                          : part.node);
+    }
+  }
+  std::vector<int> offsets;
+  int world = 0;
+  for (const NodeAllocation& part : job.allocation) {
+    offsets.push_back(world);
+    world += processes(part);
+  }
+  for (size_t rank = 0; rank < job.allocation.size(); ++rank) {
+    if (only_rank && rank != *only_rank) continue;
+    const NodeAllocation& part = job.allocation[rank];
+    Order o;
+    o.kind = Order::Kind::kLaunch;
+    LaunchOrder& l = o.launch;
+    l.job = job.id;
+    l.attempt = job.restarts;
+    l.array_id = job.array_id;
+    l.array_index = job.array_index;
+    l.name = job.spec.name;
+    l.user = job.user;
+    l.command = job.spec.command;
+    l.shell = job.spec.shell;
+    l.env = job.spec.env;
+    l.workdir = job.spec.workdir;
+    l.venv = job.spec.venv;
+    l.best_metric = job.spec.best_metric;
+    l.output_limit = options_.policy.OutputLimit(job.spec.output_limit, job.spec.pool);
+    if (!options_.policy.checkpoint_root.empty()) {
+      // A project whose checkpoints its Unix group reads: ROOT/project:NAME/ID (no user can be
+      // called "project:NAME": a Unix name has no ':'). Else the user's own ROOT/USER/ID.
+      const std::string& group = options_.policy.Project(job.spec.project).checkpoint_group;
+      l.checkpoint_dir = options_.policy.checkpoint_root + "/" +
+                         (group.empty() ? job.user : "project:" + job.spec.project) + "/" +
+                         job.id.ToString();
+      l.checkpoint_group = group;
+    }
+    l.conda = job.spec.conda;
+    l.code = job.spec.code;
+    l.image = job.spec.image;
+    if (rank == 0) l.interactive = job.spec.interactive;  // stdin or terminal: the first process
+    l.gpus = part.gpus;
+    l.milli_per_gpu = part.milli_per_gpu;
+    l.cpus = job.spec.resources.cpus;
+    l.memory_bytes = job.spec.resources.memory_bytes;
+    l.gpu_memory_bytes = job.spec.resources.gpu_memory_bytes;
+    l.time_limit = job.spec.time_limit;
+    l.grace_period = job.spec.grace_period;
+    l.signal = job.spec.signal;
+    l.signal_before = job.spec.signal_before;
+    l.nodelist = nodelist;
+    l.node_rank = static_cast<int>(rank);
+    l.num_nodes = static_cast<int>(job.allocation.size());
+    l.master_addr = master_addr;
+    // A job started before master_port was kept got the default port; it keeps it.
+    l.master_port = job.master_port > 0 ? job.master_port : DefaultMasterPort(job.id);
+    l.processes = processes(job.allocation[rank]);
+    l.rank_offset = offsets[rank];
+    l.world_size = world;
+    l.batch = job.spec.batch;
+    const PoolPolicy* pool = options_.policy.Pool(job.spec.pool);
+    // An allocation is Slurm's through and through: its srun is what it serves.
+    l.slurm_env = job.spec.slurm_env && (pool == nullptr || pool->slurm || job.spec.alloc);
+    l.alloc = job.spec.alloc;
+    if (rank == 0) {
+      l.output_file = job.spec.output_file;
+      l.error_file = job.spec.error_file;
+    }
+    l.tasks_per_node = job.spec.tasks_per_node;
+    l.node_addrs = node_addrs;
+    l.step_port = job.step_port;
+    l.step_key = job.step_key;
+    SendOrder(part.node, std::move(o));
+  }
+}
+
+void Controller::StopParts(Job& job, StopReason reason, Duration grace, TimePoint now) {
+  for (NodeAllocation& part : job.allocation) {
+    if (part.ended) continue;
+    NodeRecord* node = FindNode(part.node);
+    // A part on a lost node ends only once the node's fence has passed (RequeueFenced): until
+    // then its agent may still be running it.
+    if (node != nullptr && node->state == NodeRecord::State::kLost && now < node->requeue_at)
+      continue;
+    if (node == nullptr || node->state == NodeRecord::State::kLost) {
+      part.ended = true;
+      part.lost = true;
+      continue;
+    }
+    Order o;
+    o.kind = Order::Kind::kStop;
+    o.stop =
+        StopOrder{.job = job.id, .attempt = job.restarts, .reason = reason, .grace_period = grace};
+    SendOrder(part.node, std::move(o));
+  }
+  MarkDirty(job);
+  bool all_ended = std::all_of(job.allocation.begin(), job.allocation.end(),
+                               [](const NodeAllocation& p) { return p.ended; });
+  if (all_ended) Finish(job, now);
+}
+
+bool Controller::LaunchElsewhere(Job& job) {
+  for (const NodeAllocation& p : job.allocation) {
+    auto& tried = job.launch_failed_on;
+    if (p.launch_failed && std::find(tried.begin(), tried.end(), p.node) == tried.end())
+      tried.push_back(p.node);
+  }
+  if (job.launch_failed_on.size() >= kLaunchNodesTried) return false;
+  // Another node of its pool must be able to hold it.
+  std::vector<sched::KnownNode> others = KnownNodes();
+  std::erase_if(others, [&](const sched::KnownNode& n) {
+    return std::find(job.launch_failed_on.begin(), job.launch_failed_on.end(), n.info->name) !=
+           job.launch_failed_on.end();
+  });
+  if (others.empty()) return false;
+  return sched::CheckFeasible(others, job.spec.resources, job.spec.pool, false, job.user)
+      .has_value();
+}
+
+void Controller::BlameLaunchFailures(Job& job, TimePoint now) {
+  unproven_.erase(job.id);
+  const int limit = options_.drain_after_launch_failures;
+  for (size_t i = job.launch_blamed; i < job.launch_failed_on.size(); ++i) {
+    const std::string& name = job.launch_failed_on[i];
+    NodeRecord* failed = nodes_.Find(name);
+    bool runs_here = std::any_of(job.allocation.begin(), job.allocation.end(),
+                                 [&](const NodeAllocation& p) { return p.node == name; });
+    if (failed == nullptr || runs_here) continue;
+    failed->launch_failures += 1;
+    if (limit <= 0 || failed->launch_failures < limit || !failed->drain_reason.empty()) continue;
+    std::string reason = "launch failures: " + std::to_string(failed->launch_failures) +
+                         " jobs in a row could not start here and started on other nodes (last: "
+                         "job " +
+                         job.id.ToString() + ")";
+    failed->drain_reason = reason;
+    new_drains_.push_back(store::Drain{.node = name, .gpu = -1, .reason = reason, .active = true});
+    if (view_.FindNode(name) != nullptr) RebuildNodeSlots(*failed);
+    queue_.RequestFull();
+    Raise(ClusterEvent{.kind = "node_drained",
+                       .severity = "alert",
+                       .node = name,
+                       .job = job.id.value,
+                       .message = "node " + name + " drained: " + reason + "; `baton undrain " +
+                                  name + "` returns it"},
+          now);
+  }
+  if (job.launch_blamed != static_cast<int>(job.launch_failed_on.size())) {
+    job.launch_blamed = static_cast<int>(job.launch_failed_on.size());
+    MarkDirty(job);
+  }
+}
+
+void Controller::Finish(Job& job, TimePoint now) {
+  view_.Apply(job.allocation, job.spec.resources, -1);
+  queue_.Freed();
+  bool lost = false, timed_out = false, ok = true;
+  const NodeAllocation* failed = nullptr;
+  // What ended the job: the first process that failed by itself, rather than one Baton stopped
+  // (SIGTERM, SIGKILL; SIGUSR1 from agents before PRODUCT §4 changed) because another had
+  // failed.
+  auto stopped = [](const NodeAllocation& p) {
+    return p.signal == SIGUSR1 || p.signal == SIGTERM || p.signal == SIGKILL;
+  };
+  for (const NodeAllocation& p : job.allocation) {
+    lost |= p.lost;
+    timed_out |= p.timed_out;
+    // A batch script's other nodes serve its srun: stopped once it ended, they say nothing of
+    // how it went.
+    if (job.spec.batch && &p != &job.allocation.front() && stopped(p) && !p.timed_out) continue;
+    if (p.exit_code != 0 || p.signal != 0 || p.lost) {
+      ok = false;
+      if (failed == nullptr || (stopped(*failed) && !stopped(p))) failed = &p;
+    }
+  }
+  const NodeAllocation& report = failed != nullptr ? *failed : job.allocation.front();
+  const bool unstarted = std::any_of(job.allocation.begin(), job.allocation.end(),
+                                     [](const NodeAllocation& p) { return p.launch_failed; });
+  std::string where;  // the nodes it could not start on, for the words below
+  for (const NodeAllocation& p : job.allocation) {
+    if (p.launch_failed) where += (where.empty() ? "" : ", ") + p.node;
+  }
+  if (!report.lost) {
+    job.exit_code =
+        report.signal != 0 ? std::optional<int>() : std::optional<int>(report.exit_code);
+    job.exit_signal = report.signal != 0 ? std::optional<int>(report.signal) : std::optional<int>();
+  }
+  auto requeue = [&](std::string detail) {
+    job.restarts += 1;
+    job.launched = false;
+    SetState(job, JobState::kPending, now);  // counts the attempt's GPU-seconds: before the reset
+    job.allocation.clear();                  // after: SetState takes the job off its nodes
+    job.started_at.reset();
+    job.last_requeue = detail.substr(0, 256);
+    job.reason_detail = std::move(detail);
+  };
+  if (job.stop_requested) {
+    if (!job.reason_detail.starts_with("cancelled")) job.reason_detail = "cancelled";
+    SetState(job, JobState::kCancelled, now);
+  } else if (job.preempt_requested) {
+    std::string why = job.reason_detail.empty() ? "preempted" : job.reason_detail;
+    job.preempt_requested = false;
+    requeue("requeued: " + why);
+  } else if (timed_out) {
+    job.reason_detail = "stopped at its time limit of " + FormatDuration(job.spec.time_limit);
+    SetState(job, JobState::kTimedOut, now);
+  } else if (lost) {
+    requeue("requeued: its node was lost while it ran");
+  } else if (unstarted && LaunchElsewhere(job)) {
+    // Not the job's failure (yet): no retry spent.
+    std::string words = job.reason_detail.empty() ? "" : ": " + job.reason_detail;
+    requeue("requeued: could not start on node " + where + words);
+  } else if (ok) {
+    job.reason_detail.clear();
+    SetState(job, JobState::kSucceeded, now);
+  } else if (!unstarted && job.failures < job.spec.retries) {
+    job.failures += 1;
+    requeue("requeued after a failure (retry " + std::to_string(job.failures) + " of " +
+            std::to_string(job.spec.retries) + ")");
+  } else {
+    std::string why = report.signal != 0 ? "killed by signal " + std::to_string(report.signal)
+                                         : "exited with code " + std::to_string(report.exit_code);
+    if (unstarted) {
+      std::string nodes;
+      for (const std::string& n : job.launch_failed_on) nodes += (nodes.empty() ? "" : ", ") + n;
+      why = "could not start on " +
+            std::string(job.launch_failed_on.size() == 1 ? "node " : "nodes ") + nodes;
+    }
+    if (!job.reason_detail.empty()) why += ": " + job.reason_detail;  // the agent's words
+    job.reason_detail = std::move(why);
+    SetState(job, JobState::kFailed, now);
+    if (unstarted) job.started_at.reset();  // its shim ran; its program never did
+  }
+}
+
+}  // namespace baton::control
