@@ -5,7 +5,6 @@
 // the job and its session do not (a client attaches again).
 #include <arpa/inet.h>
 #include <fcntl.h>
-#include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/socket.h>
@@ -73,30 +72,6 @@ int ConnectLoopback(int port) {
   if (fd >= 0) ::close(fd);
   errno = err;
   return -1;
-}
-
-// A TCP connection to HOST:PORT (a name or an address). -1 with errno.
-int ConnectHost(const std::string& host, int port) {
-  addrinfo hints{};
-  hints.ai_family = AF_UNSPEC;
-  hints.ai_socktype = SOCK_STREAM;
-  addrinfo* found = nullptr;
-  if (getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints, &found) != 0) {
-    errno = EHOSTUNREACH;
-    return -1;
-  }
-  int fd = -1, err = ECONNREFUSED;
-  for (addrinfo* a = found; a != nullptr && fd < 0; a = a->ai_next) {
-    fd = ::socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
-    if (fd >= 0 && ::connect(fd, a->ai_addr, a->ai_addrlen) != 0) {
-      err = errno;
-      ::close(fd);
-      fd = -1;
-    }
-  }
-  freeaddrinfo(found);
-  if (fd < 0) errno = err;
-  return fd;
 }
 
 // The owner of the socket listening where `fd` is connected, on this host (/proc/net/tcp and
@@ -214,15 +189,17 @@ void Agent::RunTunnel(const TunnelOrder& t, const std::string& socket, int stop,
     return;
   }
   int local = -1;
+  std::string why;  // why the connection failed, when said better than errno
   if (!t.step_key.empty()) {
     // An allocation's host listens where the other nodes reach this one (BATON_STEP_BIND), and
     // is told the job's key only if the job's user owns what listens there: the port is one
     // the controller chose, which another process could have taken first.
-    local = ConnectHost(options_.address.empty() ? options_.name : options_.address, t.port);
+    local = slurm::ConnectTo(options_.address.empty() ? options_.name : options_.address, t.port, 0,
+                             &why);
     if (local >= 0 && ListenerUid(local) != owner) {
       ::close(local);
       local = -1;
-      errno = EACCES;
+      why = "what listens there is not the job's user's";
     }
   } else {
     local = t.port == 0 ? ConnectUnix(socket) : ConnectLoopback(t.port);
@@ -230,8 +207,9 @@ void Agent::RunTunnel(const TunnelOrder& t, const std::string& socket, int stop,
   // A service bound to the address other nodes reach this one at is not on the loopback.
   if (local < 0 && t.port != 0 && t.step_key.empty() && !options_.address.empty()) {
     int err = errno;
-    local = ConnectHost(options_.address, t.port);
-    if (local < 0 && errno == EHOSTUNREACH) errno = err;
+    std::string also;
+    local = slurm::ConnectTo(options_.address, t.port, 0, &also);
+    errno = err;
   }
   // A session just started: its shim makes the socket a moment after the job is reported
   // started, and a client may attach in between. Wait for it a little.
@@ -241,7 +219,7 @@ void Agent::RunTunnel(const TunnelOrder& t, const std::string& socket, int stop,
     local = ConnectUnix(socket);
   }
   if (local < 0) {
-    std::string why = std::strerror(errno);
+    if (why.empty()) why = std::strerror(errno);
     std::string what = t.port == 0 ? "its session" : "port " + std::to_string(t.port);
     if (t.port == 0) {
       (void)WriteAllTo(up->fd,
