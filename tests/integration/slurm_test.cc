@@ -294,6 +294,7 @@ TEST_F(Slurm, ACommandInAnAllocationRunsSrunOnItsNodesAndGivesThemBack) {
   const std::string bin = std::string("BATON_BIN=") + BATON_BINARY;
   const std::string script =
       "echo nodes=$SLURM_NNODES id=$SLURM_JOB_ID list=$SLURM_JOB_NODELIST; "
+      "d=$(dirname \"$(command -v srun)\"); stat -c 'srun dir %a %U' \"$d\"; echo \"at $d.\"; "
       "srun -l printenv SLURM_NODEID | sort; "
       "\"$BATON_BIN\" run --in $SLURM_JOB_ID -- -N 1 sh -c 'echo one node: $SLURM_PROCID'; "
       "exit 7";
@@ -313,6 +314,12 @@ TEST_F(Slurm, ACommandInAnAllocationRunsSrunOnItsNodesAndGivesThemBack) {
   EXPECT_TRUE(Has(r.out, "one node: 0")) << r.out;
   EXPECT_FALSE(Has(r.out, "one node: 1")) << r.out;
   EXPECT_TRUE(Has(r.out, "relinquishing job allocation 1")) << r.out;
+  // Its srun was in a directory of the user's alone, gone after.
+  EXPECT_TRUE(Has(r.out, "srun dir 700 root\n")) << r.out;
+  const size_t at = r.out.find("at /");
+  ASSERT_NE(at, std::string::npos) << r.out;
+  const std::string srun_dir = r.out.substr(at + 3, r.out.find(".\n", at) - at - 3);
+  EXPECT_FALSE(std::filesystem::exists(srun_dir)) << srun_dir;
   // Given back: cancelled, as salloc's allocation ends at its shell's exit.
   EXPECT_TRUE(
       Within(std::chrono::seconds(30), [&] { return Show("1").at("state") == "cancelled"; }));
