@@ -145,6 +145,7 @@ void ShowRuns(const Job& j, const std::string& body) {
   auto line = ShowLine;
   line("restarts",
        std::to_string(j.restarts) + " (retries allowed: " + std::to_string(j.spec.retries) + ")");
+  if (!j.spec.requeue) line("requeue", "never (--no-requeue): stopped by Baton, it fails");
   line("last requeue", j.last_requeue);
   if (j.estimated_start) line("expected start", FormatRfc3339(*j.estimated_start));
   if (auto q = codec::DecodeQueueInfo(body); q && j.state == JobState::kPending) {

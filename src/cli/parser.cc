@@ -71,7 +71,6 @@ struct SlurmFlag {
 constexpr SlurmFlag kSlurmFlags[] = {
     {"-a", "--array"},
     {"--export", "--env NAME=VALUE"},
-    {"--requeue", "--retries N"},
 };
 
 // The long and short names of every option of `app` ("--gpus", "-g").

@@ -22,7 +22,6 @@ constexpr Noted kNoted[] = {
      "Baton sends no mail: a failed job is an event (`baton events`) and an alert to its "
      "webhooks; `baton wait ID` waits for a job's end"},
     {"--mail-user", "Baton sends no mail: a failed job is an event and an alert to its webhooks"},
-    {"--requeue", "Baton requeues a job whose node failed or that was preempted, always"},
     {"--open-mode", "output files are written anew at the first run and appended to on a requeue"},
     {"--parsable", "baton submit prints the job id alone"},
     {"--hint", "Baton places jobs by GPUs and NUMA itself"},
@@ -33,7 +32,7 @@ constexpr Noted kNoted[] = {
     {"--distribution", "srun places tasks in blocks, node by node"},
     {"--comment", "not kept"},
     {"--get-user-env", "the job gets its node's environment and what --export names"},
-    {"--no-kill", "a job whose node fails is requeued"},
+    {"--no-kill", "a job whose node fails is requeued (unless --no-requeue)"},
     {"--wait-all-nodes", "a job starts once all its nodes have started it"},
     {"--kill-on-invalid-dep", "a job whose dependency cannot be met is cancelled, with why"},
     {"--time-min", "the job's time limit is --time"},
@@ -51,7 +50,6 @@ struct Refused {
   const char* why;
 };
 constexpr Refused kRefused[] = {
-    {"--no-requeue", "not in Baton: a job whose node failed is always requeued"},
     {"--constraint", "name the GPU model with --gres=gpu:TYPE:N"},
     {"--reservation", "Baton has no reservations to name"},
     {"--licenses", "Baton has no licenses to count"},
@@ -200,6 +198,7 @@ Result<std::vector<std::string>> TranslateSbatchOption(const std::string& typed,
   if (name == "--error") return as("--error");
   if (name == "--begin") return as("--begin");
   if (name == "--hold") return std::vector<std::string>{"--hold"};
+  if (name == "--requeue" || name == "--no-requeue") return std::vector<std::string>{name};
   if (name == "--exclusive") {
     // --exclusive=user|mcs|topo share nodes among some jobs: Baton's is a node to one job.
     if (has_value) notes->push_back("--exclusive=" + value + ": taken as --exclusive");

@@ -246,6 +246,7 @@ Status ApplyFlags(const SubmitFlags& f, const std::set<std::string>* given, JobS
   if (use("--preemptible")) spec->preemptible = f.preemptible;
   if (use("--process-per-gpu")) spec->process_per_gpu = f.process_per_gpu;
   if (use("--hold")) spec->hold = f.hold;
+  if (use("--requeue")) spec->requeue = f.requeue;
   if (use("--output")) spec->output_file = f.output;
   if (use("--error")) spec->error_file = f.error;
   if (use("--batch-script") && f.batch_script) spec->batch = spec->slurm_env = true;
@@ -298,6 +299,9 @@ void AddSpecFlags(CLI::App* sub, SubmitFlags& f, bool short_time) {
                   "SIG[@TIME]: send SIG (e.g. USR1) TIME before the time limit (default 60s), "
                   "as Slurm's --signal; SIGTERM follows at the limit");
   sub->add_option("--retries", f.retries, "times a failed job is requeued");
+  sub->add_flag("--requeue,!--no-requeue", f.requeue,
+                "--no-requeue: a job Baton stops (preempted, its node lost, its GPU failed) "
+                "fails instead of going back to the queue, as Slurm's (default: --requeue)");
   // Each of these takes one word per use (`--after 12,13 train.sh`: train.sh is the command).
   sub->add_option("--after", f.after, "start only after these jobs succeeded (ID[,ID...])")
       ->delimiter(',')
@@ -414,7 +418,9 @@ void NoteGiven(const CLI::App& sub, SubmitFlags* f) {
     f->given.insert(name);
     if (scratch.get_option_no_throw(name) == nullptr) continue;
     if (o->get_expected_max() == 0) {
-      f->typed.push_back(name);
+      // A flag's last use, which may be its negation ("--no-requeue" of "--requeue").
+      bool off = !o->results().empty() && o->results().back() == "false";
+      f->typed.push_back(off ? "--no-" + o->get_single_name() : name);
       continue;
     }
     for (const std::string& value : o->results()) f->typed.insert(f->typed.end(), {name, value});

@@ -151,6 +151,7 @@ json::object JobObject(const Job& job, JobForm form) {
   o["signal"] = s.signal == 0 ? json::value(nullptr)
                               : json::value(FormatNoticeSignal(s.signal, s.signal_before));
   o["retries"] = s.retries;
+  if (!s.requeue) o["requeue"] = false;
   if (s.output_limit > 0) o["output_limit"] = s.output_limit;
   if (s.batch) o["batch"] = true;
   if (s.slurm_env) o["slurm_env"] = true;
@@ -221,7 +222,7 @@ Result<JobSpec> SpecFromJobObject(const json::object& o) {
                                "signal",       "model",           "venv",         "conda",
                                "best_metric",  "interactive",     "code",         "image",
                                "output_limit", "batch",           "slurm_env",    "output_file",
-                               "error_file",   "tasks_per_node",  "alloc"}) {
+                               "error_file",   "tasks_per_node",  "alloc",        "requeue"}) {
     if (const json::value* f = Find(o, key)) spec_obj[key] = *f;
   }
   if (const json::value* res = Find(o, "resources")) spec_obj["resources"] = *res;

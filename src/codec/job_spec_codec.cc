@@ -399,7 +399,8 @@ Status DecodeSpecField(std::string_view key, const std::string& field, const jso
   } else if (std::optional<Status> st = DecodeModelField(key, field, val, spec)) {
     return *st;
   } else if (key == "preemptible" || key == "hold" || key == "process_per_gpu" ||
-             key == "singleton" || key == "batch" || key == "slurm_env" || key == "alloc") {
+             key == "singleton" || key == "batch" || key == "slurm_env" || key == "alloc" ||
+             key == "requeue") {
     auto b = GetBool(val, field);
     if (!b) return b.error();
     (key == "hold"          ? spec->hold
@@ -408,6 +409,7 @@ Status DecodeSpecField(std::string_view key, const std::string& field, const jso
      : key == "batch"       ? spec->batch
      : key == "slurm_env"   ? spec->slurm_env
      : key == "alloc"       ? spec->alloc
+     : key == "requeue"     ? spec->requeue
                             : spec->process_per_gpu) = *b;
   } else if (key == "output_file" || key == "error_file") {
     auto s = GetString(val, field, SpecLimits::kPathBytes);
@@ -421,7 +423,8 @@ Status DecodeSpecField(std::string_view key, const std::string& field, const jso
     return FieldError(
         field,
         "unknown field (valid: name, command, resources, priority, project, pool, "
-        "time_limit, grace_period, signal, output_limit, retries, env, workdir, venv, conda, "
+        "time_limit, grace_period, signal, output_limit, retries, requeue, env, workdir, venv, "
+        "conda, "
         "image, code, interactive, after, after_any, "
         "after_notok, singleton, begin, schedule, array, sweep, model, best_metric, "
         "preemptible, hold, "
@@ -607,6 +610,7 @@ std::string EncodeJobSpec(const JobSpec& s) {
   o["grace_period"] = static_cast<double>(s.grace_period.count()) / 1000.0;
   if (s.signal != 0) o["signal"] = FormatNoticeSignal(s.signal, s.signal_before);
   if (s.retries > 0) o["retries"] = s.retries;
+  if (!s.requeue) o["requeue"] = false;
   if (s.output_limit > 0) o["output_limit"] = s.output_limit;
   if (!s.env.empty()) {
     json::object env;

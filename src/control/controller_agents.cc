@@ -184,8 +184,13 @@ void Controller::ApplyHealth(NodeRecord& node, const std::vector<GpuHealth>& hea
           store::Drain{.node = node.info.name, .gpu = gpu, .reason = reason, .active = true});
     }
     std::vector<JobId> hit = JobsOnGpu(node.info.name, gpu);
-    std::string jobs;
-    for (JobId id : hit) jobs += (jobs.empty() ? "; requeued job " : ", ") + id.ToString();
+    std::string jobs, ended;  // requeued; stopped for good (requeue: false)
+    for (JobId id : hit) {
+      std::string& list = jobs_.at(id).spec.requeue ? jobs : ended;
+      list += (list.empty() ? "" : ", ") + id.ToString();
+    }
+    if (!jobs.empty()) jobs = "; requeued job " + jobs;
+    if (!ended.empty()) jobs += "; stopped job " + ended + " (never requeued: it fails)";
     Raise(ClusterEvent{.kind = "gpu_failed",
                        .severity = "alert",
                        .node = node.info.name,
@@ -521,6 +526,11 @@ void Controller::MarkLost(NodeRecord& node, TimePoint now) {
                          ? ""
                          : "; its jobs are requeued at " + FormatRfc3339(node.requeue_at) +
                                ", once its agent has surely stopped them";
+  std::string kept;  // the jobs that end then instead (requeue: false)
+  for (JobId id : node.running) {
+    if (!jobs_.at(id).spec.requeue) kept += (kept.empty() ? "" : ", ") + id.ToString();
+  }
+  if (!kept.empty()) jobs += " (" + kept + " never requeued: failed then)";
   Raise(ClusterEvent{.kind = "node_lost",
                      .severity = "alert",
                      .node = node.info.name,

@@ -238,18 +238,25 @@ void Controller::Finish(Job& job, TimePoint now) {
     job.last_requeue = detail.substr(0, 256);
     job.reason_detail = std::move(detail);
   };
+  // What Baton stopped it for (preemption, a failed GPU, a lost node): back to the queue, or,
+  // for a job that is never requeued (Slurm's --no-requeue), its end.
+  auto requeue_or_fail = [&](const std::string& why) {
+    if (job.spec.requeue) return requeue("requeued: " + why);
+    job.reason_detail = why + "; not requeued (requeue: false)";
+    SetState(job, JobState::kFailed, now);
+  };
   if (job.stop_requested) {
     if (!job.reason_detail.starts_with("cancelled")) job.reason_detail = "cancelled";
     SetState(job, JobState::kCancelled, now);
   } else if (job.preempt_requested) {
     std::string why = job.reason_detail.empty() ? "preempted" : job.reason_detail;
     job.preempt_requested = false;
-    requeue("requeued: " + why);
+    requeue_or_fail(why);
   } else if (timed_out) {
     job.reason_detail = "stopped at its time limit of " + FormatDuration(job.spec.time_limit);
     SetState(job, JobState::kTimedOut, now);
   } else if (lost) {
-    requeue("requeued: its node was lost while it ran");
+    requeue_or_fail("its node was lost while it ran");
   } else if (unstarted && LaunchElsewhere(job)) {
     // Not the job's failure (yet): no retry spent.
     std::string words = job.reason_detail.empty() ? "" : ": " + job.reason_detail;

@@ -206,6 +206,9 @@ Status ValidateAccountAndLimits(const JobSpec& spec) {
     return FieldError("retries",
                       "must be between 0 and " + std::to_string(SpecLimits::kMaxRetries));
   }
+  if (!spec.requeue && spec.retries > 0) {
+    return FieldError("retries", "a job that is never requeued (requeue: false) has no retries");
+  }
   return Status::Ok();
 }
 

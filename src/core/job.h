@@ -132,6 +132,10 @@ struct JobSpec {
   // output"); 0: its pool's, else the cluster's. At most the cluster's max_output_limit.
   int64_t output_limit = 0;
   int retries = 0;
+  // Whether a job whose node is lost, whose GPU fails or that is preempted goes back to the
+  // queue (true, as always before) or ends failed with why (false, Slurm's --no-requeue): a job
+  // that must never run twice. Not with retries.
+  bool requeue = true;
   std::vector<std::pair<std::string, std::string>> env;
   std::string workdir;
   std::vector<JobId> after;        // after-ok: each must succeed first

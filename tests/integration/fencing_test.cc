@@ -134,6 +134,46 @@ TEST(Fencing, AStoppedAgentsJobIsStoppedBeforeItRunsElsewhere) {
   EXPECT_EQ(Show(c.server, id).at("state"), "running");
 }
 
+// Slurm's --no-requeue: a job that must not run twice ends failed with its lost node, once its
+// fence has passed, instead of running a second copy elsewhere.
+TEST(Fencing, ANoRequeueJobOfAStoppedAgentFailsAndNeverRunsAgain) {
+  TempDir dir;
+  TwoNodes c(dir.path());
+  ASSERT_TRUE(NodesReady(*c.server.Client(), 2));
+  const std::string stamps = dir.path() + "/stamps";
+  const std::string script = dir.path() + "/once.sh";
+  std::ofstream(script) << "#!/bin/bash\n#SBATCH --gres=gpu:1\n#SBATCH --no-requeue\n"
+                        << StampingJob(stamps) << "\n";
+  CliResult r = RunCliIn(c.server, dir.path(), {"submit", script});
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const std::string id = FirstLine(r.out);
+  ASSERT_TRUE(Within(15s, [&] { return !Stamps(stamps).empty(); }))
+      << RunCli(c.server, {"show", id}).out;
+  const std::string first = NodeOf(c.server, id);
+  AgentProcess& stalled = first == "n1" ? c.n1 : c.n2;
+  kill(stalled.pid(), SIGSTOP);
+  struct Continue {
+    pid_t pid;
+    ~Continue() { kill(pid, SIGCONT); }
+  } resume{stalled.pid()};
+  ASSERT_TRUE(Within(60s, [&] { return Show(c.server, id).at("state") == "failed"; }))
+      << RunCli(c.server, {"show", id}).out;
+  json::value job = Show(c.server, id);
+  EXPECT_EQ(job.at("reason_detail"),
+            "its node was lost while it ran; not requeued (requeue: false)")
+      << job;
+  EXPECT_EQ(job.at("restarts").as_int64(), 0) << job;
+  // The other node stays free of it, and the agent that wakes finds its copy stopped.
+  kill(stalled.pid(), SIGCONT);
+  std::this_thread::sleep_for(2s);
+  auto spans = Stamps(stamps);
+  EXPECT_EQ(spans.size(), 1u) << "a second copy ran";
+  int64_t last = spans[first].last;
+  std::this_thread::sleep_for(1s);
+  EXPECT_EQ(Stamps(stamps)[first].last, last);
+  EXPECT_EQ(Show(c.server, id).at("state"), "failed");
+}
+
 TEST(Fencing, ACutOffAgentsJobIsStoppedBeforeItRunsElsewhere) {
   TempDir dir;
   TwoNodes c(dir.path(), /*n1_through_proxy=*/true);

@@ -160,10 +160,47 @@ TEST_F(Slurm, ADependencyOnTheCommandLineChainsTwoScripts) {
 TEST_F(Slurm, AScriptCheckpointsOnItsWarningSignalBeforeTheLimit) {
   std::string said;
   std::string id = Submit({"signal_checkpoint.sh"}, {}, &said);
-  EXPECT_TRUE(Has(said, "#SBATCH --requeue: Baton requeues")) << said;
+  EXPECT_FALSE(Has(said, "--requeue")) << "Baton's default, taken without a note: " << said;
   EXPECT_EQ(Wait(id), 0) << Logs(id);
   EXPECT_EQ(Show(id).at("signal"), "USR1@15s");
+  EXPECT_FALSE(Show(id).as_object().contains("requeue")) << "requeued as any job";
   EXPECT_TRUE(Has(File("ckpt-" + id + ".out"), "USR1: checkpointing at step ")) << Logs(id);
+}
+
+// Slurm's --no-requeue: a job that must not run twice fails when it is preempted (or its node
+// is lost, tests/integration/fencing_test.cc) instead of going back to the queue.
+TEST_F(Slurm, ANoRequeueScriptFailsWhenPreemptedInsteadOfRunningAgain) {
+  std::string id = Submit({"export_once.sh"});
+  ASSERT_TRUE(Within(std::chrono::seconds(30), [&] {
+    return Has(File("export-" + id + ".out"), "exporting from");
+  })) << Logs(id);
+  EXPECT_EQ(Show(id).at("requeue"), false);
+  EXPECT_TRUE(
+      Has(RunCli(server, {"show", id}).out, "never (--no-requeue): stopped by Baton, it fails"));
+  std::string high = Submit({"-g", "1", "--priority", "high", "--", "true"});
+  EXPECT_EQ(Wait(high), 0) << Logs(high);
+  EXPECT_EQ(Wait(id), 1);
+  json::value job = Show(id);
+  EXPECT_EQ(job.at("state"), "failed") << job;
+  EXPECT_EQ(job.at("restarts").as_int64(), 0) << job;
+  EXPECT_EQ(json::value_to<std::string>(job.at("reason_detail")),
+            "preempted (priority) for job " + high + "; not requeued (requeue: false)")
+      << job;
+  std::string out = File("export-" + id + ".out");
+  EXPECT_TRUE(Has(out, "stopped before publishing")) << out;
+  EXPECT_FALSE(Has(out, "restart 1")) << out;
+  // The flag typed wins over the script's line, as with sbatch.
+  std::string again = Submit({"--requeue", "--hold", "export_once.sh"});
+  EXPECT_FALSE(Show(again).as_object().contains("requeue")) << Show(again);
+  std::string once = Submit({"--no-requeue", "--hold", "hello.sh"});
+  EXPECT_EQ(Show(once).at("requeue"), false);
+  // A job that is never requeued has no retries to spend: said before anything is sent.
+  CliResult both =
+      RunCliIn(server, work, {"submit", "--no-requeue", "--retries", "2", "--", "true"});
+  EXPECT_EQ(both.exit_code, 2) << both.out;
+  EXPECT_TRUE(
+      Has(both.out, "retries: a job that is never requeued (requeue: false) has no retries"))
+      << both.out;
 }
 
 TEST_F(Slurm, ChdirAndExportAreWhereAndWithWhatTheScriptRuns) {

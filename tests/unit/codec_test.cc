@@ -84,6 +84,7 @@ INSTANTIATE_TEST_SUITE_P(
         BadSpec{R"({"command": ["a"], "resources": {"memory": "12 parsecs"}})", "memory"},
         BadSpec{R"({"command": ["a"], "priority": "urgent"})", "priority"},
         BadSpec{R"({"command": ["a"], "retries": 1.5})", "retries"},
+        BadSpec{R"({"command": ["a"], "requeue": "no"})", "requeue"},
         BadSpec{R"({"command": ["a"], "env": {"BATON_JOB_ID": "1"}})", "BATON_"},
         BadSpec{R"({"command": ["a"], "env": ["A=B"]})", "env"},
         BadSpec{R"({"command": ["a"], "after": [0]})", "after"},
@@ -190,6 +191,7 @@ TEST(JobRecord, RoundTripsEverything) {
   job.spec.resources.exclusive = true;
   job.spec.resources.nodelist = {"gpu01"};
   job.spec.resources.exclude = {"gpu07"};
+  job.spec.requeue = false;
   auto back = DecodeJob(EncodeJob(job, JobForm::kRecord));
   ASSERT_TRUE(back.has_value()) << back.error().message();
   EXPECT_EQ(*back, job);
@@ -203,6 +205,7 @@ TEST(JobSpecCodec, DependenciesBeginAndNodesRoundTripThroughASubmit) {
   spec.singleton = true;
   spec.begin = FromMillis(1'790'000'100'000);
   spec.schedule = "@daily";
+  spec.requeue = false;
   auto back = DecodeJobSpec(EncodeJobSpec(spec));
   ASSERT_TRUE(back.has_value()) << back.error().message();
   EXPECT_EQ(*back, spec);

@@ -96,6 +96,8 @@ TEST(Sbatch, OptionsBecomeBatonsFlags) {
   EXPECT_EQ(Flags("-w", "gpu[01-02]"), (Words{"--nodelist", "gpu[01-02]"}));
   EXPECT_EQ(Flags("--exclude", "gpu07"), (Words{"--exclude", "gpu07"}));
   EXPECT_EQ(Flags("--exclusive", ""), Words{"--exclusive"});
+  EXPECT_EQ(Flags("--no-requeue", ""), Words{"--no-requeue"});
+  EXPECT_EQ(Flags("--requeue", ""), Words{"--requeue"});
   std::vector<std::string> exclusive_notes;
   EXPECT_EQ(Flags("--exclusive", "user", &exclusive_notes), Words{"--exclusive"});
   ASSERT_EQ(exclusive_notes.size(), 1u);
@@ -114,7 +116,6 @@ TEST(Sbatch, WhatBatonDoesNotDoIsRefusedSayingWhy) {
            {"-d", "afterok:1?afterany:2", "all hold"},
            {"-d", "after:1", "afterok:ID"},
            {"--constraint", "a100", "--gres=gpu:TYPE:N"},
-           {"--no-requeue", "", "always requeued"},
            {"--burst-buffer", "x", "an sbatch option Baton does not know"},
            {"--job-name", "", "needs a value"}}) {
     auto r = cli::TranslateSbatchOption(name, value, !value.empty(), &notes);
