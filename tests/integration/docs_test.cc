@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <span>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -14,6 +15,13 @@
 
 namespace baton::testing {
 namespace {
+
+// `text` inside single quotes of sh: each ' as '\''.
+std::string ShellQuoted(const std::string& text) {
+  std::string out;
+  for (char c : text) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out;
+}
 
 // The first ```sh block after the line that contains `marker` in the document at `path`
 // (relative to the source tree); "" when there is none.
@@ -135,6 +143,126 @@ TEST(DocExamples, EveryBatonCommandTheDocsShowIsOneTheCliTakes) {
     EXPECT_NE(r.exit_code, 127) << c.doc << ":" << c.line << ": " << c.command << "\n" << r.out;
   }
   EXPECT_GT(ran, 50);
+}
+
+// A command of a ```console block and what the document shows it print: `$ COMMAND` (continued
+// by a trailing backslash), then its output up to the next `$ ` line or the block's end.
+struct ConsoleStep {
+  int line = 0;
+  std::string command;
+  std::vector<std::string> expected;
+};
+std::vector<ConsoleStep> ConsoleSteps(const std::string& doc) {
+  std::istringstream text(ReadFile(std::string(BATON_SOURCE_DIR) + "/" + doc));
+  std::vector<ConsoleStep> out;
+  bool inside = false;
+  int n = 0;
+  for (std::string line; std::getline(text, line);) {
+    ++n;
+    if (!inside) {
+      inside = line == "```console";
+      continue;
+    }
+    if (line.starts_with("```")) {
+      inside = false;
+    } else if (line.starts_with("$ ")) {
+      ConsoleStep step{n, line.substr(2), {}};
+      while (!step.command.empty() && step.command.back() == '\\' && std::getline(text, line)) {
+        ++n;
+        step.command.back() = ' ';
+        step.command += line;
+      }
+      out.push_back(std::move(step));
+    } else if (!out.empty()) {
+      out.back().expected.push_back(line);
+    }
+  }
+  return out;
+}
+
+// Whether `text` is `pattern`, in which "..." stands for any text.
+bool LineMatches(std::string_view pattern, std::string_view text) {
+  size_t dots = pattern.find("...");
+  if (dots == std::string_view::npos) return pattern == text;
+  if (!text.starts_with(pattern.substr(0, dots))) return false;
+  std::string_view rest = pattern.substr(dots + 3);
+  for (size_t i = dots; i <= text.size(); ++i)
+    if (LineMatches(rest, text.substr(i))) return true;
+  return false;
+}
+
+// Whether the lines are the pattern's, in which a line "..." stands for any number of lines.
+bool LinesMatch(std::span<const std::string> pattern, std::span<const std::string> lines) {
+  if (pattern.empty()) return lines.empty();
+  if (pattern[0] == "...") {
+    for (size_t i = 0; i <= lines.size(); ++i)
+      if (LinesMatch(pattern.subspan(1), lines.subspan(i))) return true;
+    return false;
+  }
+  return !lines.empty() && LineMatches(pattern[0], lines[0]) &&
+         LinesMatch(pattern.subspan(1), lines.subspan(1));
+}
+
+std::vector<std::string> Lines(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    lines.push_back(line);
+  }
+  while (!lines.empty() && lines.back().empty()) lines.pop_back();
+  return lines;
+}
+
+TEST(DocExamples, LinesMatchWithDotsForWhatChanges) {
+  EXPECT_TRUE(LineMatches("1  train  ...  running  ...", "1  train  root  running  3s"));
+  EXPECT_FALSE(LineMatches("1  train  ...  running", "1  train  root  pending"));
+  EXPECT_TRUE(LineMatches("...", ""));
+  std::vector<std::string> lines = {"a", "b", "c"};
+  EXPECT_TRUE(LinesMatch(std::vector<std::string>{"a", "...", "c"}, lines));
+  EXPECT_TRUE(LinesMatch(std::vector<std::string>{"...", "b", "..."}, lines));
+  EXPECT_FALSE(LinesMatch(std::vector<std::string>{"a", "c"}, lines));
+  EXPECT_FALSE(LinesMatch(std::vector<std::string>{"a", "b"}, lines));
+}
+
+// Every ```console block of the README and docs/ runs as shown and prints what it shows: each
+// document's blocks in order, against a fresh `baton up` of its own (so job ids start at 1),
+// from a project directory with the files the examples read. A changed flag, message or column
+// breaks this test, not a reader.
+TEST(DocExamples, EveryConsoleExamplePrintsWhatTheDocsShow) {
+  std::vector<std::string> docs = {"README.md"};
+  for (const auto& e : std::filesystem::directory_iterator(std::string(BATON_SOURCE_DIR) + "/docs"))
+    if (e.path().extension() == ".md") docs.push_back("docs/" + e.path().filename().string());
+  const std::string bin = std::filesystem::path(BATON_BINARY).parent_path().string();
+  size_t steps = 0;
+  for (const std::string& doc : docs) {
+    std::vector<ConsoleStep> shown = ConsoleSteps(doc);
+    if (shown.empty()) continue;
+    TempDir home;
+    BatonProcess baton(home.path() + "/.baton");
+    ASSERT_TRUE(NodesReady(*baton.Client(), 1));
+    const std::string work = home.path() + "/work";
+    std::filesystem::create_directories(work);
+    std::ofstream(work + "/train.py") << "print('training')\n";
+    std::ofstream(work + "/train.sh")
+        << "#!/bin/bash\n#SBATCH --job-name=train\n#SBATCH --gres=gpu:1\n"
+           "#SBATCH --mail-type=END\necho hi\n";
+    for (const ConsoleStep& step : shown) {
+      CliResult r = RunShell("cd '" + work + "' && export HOME='" + home.path() + "' PATH=\"" +
+                             bin + ":$PATH\" && timeout -s KILL 60 sh -c '" +
+                             ShellQuoted(step.command) + "' </dev/null");
+      EXPECT_TRUE(LinesMatch(step.expected, Lines(r.out)))
+          << doc << ":" << step.line << ": $ " << step.command << "\nprinted:\n"
+          << r.out << "\nthe document shows:\n"
+          << [&] {
+               std::string text;
+               for (const std::string& l : step.expected) text += l + "\n";
+               return text;
+             }();
+      ++steps;
+    }
+  }
+  EXPECT_GE(steps, 8u) << "the docs show fewer console examples than they did";
 }
 
 }  // namespace
