@@ -48,7 +48,7 @@ api::Response StandbyAnswer(const api::Request& req, const store::Leadership& le
 }
 
 Status WriteServerFiles(const StandbyOptions& o, uint16_t port) {
-  RETURN_STATUS_IF_ERROR(
+  RETURN_IF_ERROR(
       WriteFileAtomic(o.data_dir + "/server.url", o.advertise_url + "\n", {.mode = 0644}));
   return WriteFileAtomic(o.data_dir + "/server.port", std::to_string(port) + "\n", {.mode = 0644});
 }

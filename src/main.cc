@@ -319,9 +319,9 @@ Status StartLocalAgent(const ServeOptions& o, LocalAgentSetup s, const agent::Ag
   // In the controller's own process it cannot be cut off from it: its jobs outlive a stop of
   // `baton up` however long, and the next start adopts them.
   ao.fence = false;
-  RETURN_STATUS_IF_ERROR(LockDir(ao.data_dir, "runs the agent of"));
+  RETURN_IF_ERROR(LockDir(ao.data_dir, "runs the agent of"));
   *local = std::make_unique<agent::Agent>(std::move(ao), deps);
-  RETURN_STATUS_IF_ERROR((*local)->Start());
+  RETURN_IF_ERROR((*local)->Start());
   const auto& gpus = (*local)->gpus();
   std::string model = gpus.empty() ? "no GPU" : std::to_string(gpus.size()) + "x" + gpus[0].model;
   Log("local agent " + s.node_name + ": " + model + " (" + deps.backend.name() + " GPUs)");

@@ -56,7 +56,7 @@ Status Agent::Start() {
       return Internal("agent: " + st.message());
   }
   as_root_ = env_.RunsAsRoot();
-  RETURN_STATUS_IF_ERROR(MakePrivate());
+  RETURN_IF_ERROR(MakePrivate());
   // Without a fence no lease is left for the shims to stop the jobs by (one an earlier run
   // wrote stays with a fencing agent: adopted jobs keep its deadline until a controller is
   // reached).
@@ -85,7 +85,7 @@ Status Agent::Start() {
   auto servers = net::ServerList::Parse(options_.server);
   if (!servers) return servers.error();
   servers_ = std::move(*servers);
-  RETURN_STATUS_IF_ERROR(ReadCredential());
+  RETURN_IF_ERROR(ReadCredential());
   auto poll = net::HttpClient::Create(servers_->Current(), Credential(), options_.tls);
   if (!poll) return poll.error();
   poll_client_ = std::move(*poll);
@@ -95,7 +95,7 @@ Status Agent::Start() {
   if (auto epoch = env_.ReadFile(options_.data_dir + "/epoch")) {
     epoch_ = std::strtoll(epoch->c_str(), nullptr, 10);
   }
-  RETURN_STATUS_IF_ERROR(Recover());
+  RETURN_IF_ERROR(Recover());
   stopping_ = false;
   main_thread_ = std::thread([this] { MainLoop(); });
   poll_thread_ = std::thread([this] { PollLoop(); });

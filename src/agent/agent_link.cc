@@ -48,7 +48,7 @@ std::string Agent::Credential() {
 
 Status Agent::ReadCredential() {
   std::string path = options_.data_dir + "/credential";
-  RETURN_STATUS_IF_ERROR(CheckPrivate(path, "this node's credential"));
+  RETURN_IF_ERROR(CheckPrivate(path, "this node's credential"));
   auto text = env_.ReadFile(path);
   if (!text) return Status::Ok();  // not joined yet
   std::string credential = std::move(*text);

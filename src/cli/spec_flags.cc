@@ -40,7 +40,7 @@ Status ApplyPerNodeFlags(const SubmitFlags& f, const std::set<std::string>* give
   if (use("--ntasks-per-node") && f.tasks_per_node > 0) spec->tasks_per_node = f.tasks_per_node;
   std::string gres;
   if (use("--gres") && !f.gres.empty()) {
-    ASSIGN_OR_RETURN_STATUS(gres, GresGpus(f.gres));
+    ASSIGN_OR_RETURN(gres, GresGpus(f.gres));
   }
   for (const auto& [flag, text, per] :
        {std::tuple{"--gres", &std::as_const(gres), 1},
@@ -52,18 +52,18 @@ Status ApplyPerNodeFlags(const SubmitFlags& f, const std::set<std::string>* give
       r.gpu_type = count.substr(0, colon);
       count = count.substr(colon + 1);
     }
-    ASSIGN_OR_RETURN_STATUS(int64_t milli, ParseMilli(count, flag, SpecLimits::kMaxMilliGpus));
+    ASSIGN_OR_RETURN(int64_t milli, ParseMilli(count, flag, SpecLimits::kMaxMilliGpus));
     if (r.nodes == 0) r.nodes = 1;
     r.milli_gpus = milli * per * r.nodes;
   }
   if (use("--cpus-per-task") && f.cpus_per_task > 0)
     r.cpus = f.cpus_per_task * std::max(spec->tasks_per_node, 1);
   if (use("--mem-per-gpu") && !f.mem_per_gpu.empty()) {
-    ASSIGN_OR_RETURN_STATUS(int64_t each, ParseMemoryFlag(f.mem_per_gpu, "--mem-per-gpu"));
+    ASSIGN_OR_RETURN(int64_t each, ParseMemoryFlag(f.mem_per_gpu, "--mem-per-gpu"));
     r.memory_bytes = each * std::max<int64_t>(1, r.milli_gpus / 1000 / nodes());
   }
   if (use("--mem-per-cpu") && !f.mem_per_cpu.empty()) {
-    ASSIGN_OR_RETURN_STATUS(int64_t each, ParseMemoryFlag(f.mem_per_cpu, "--mem-per-cpu"));
+    ASSIGN_OR_RETURN(int64_t each, ParseMemoryFlag(f.mem_per_cpu, "--mem-per-cpu"));
     r.memory_bytes = each * std::max(r.cpus, 1);
   }
   return Status::Ok();
@@ -76,16 +76,16 @@ Status ApplyResourceFlags(const SubmitFlags& f, const std::set<std::string>* giv
       return InvalidArgument("--gpus: GPUs must be positive, or 0 for a job without GPUs (got \"" +
                              f.gpus.substr(0, 32) + "\")");
     }
-    ASSIGN_OR_RETURN_STATUS(spec->resources.milli_gpus,
-                            ParseMilli(f.gpus, "--gpus", SpecLimits::kMaxMilliGpus));
+    ASSIGN_OR_RETURN(spec->resources.milli_gpus,
+                     ParseMilli(f.gpus, "--gpus", SpecLimits::kMaxMilliGpus));
   }
   if (use("--gpu-type")) spec->resources.gpu_type = f.gpu_type;
   if (use("--gpu-memory") && !f.gpu_memory.empty()) {
-    ASSIGN_OR_RETURN_STATUS(spec->resources.gpu_memory_bytes,
-                            ParseMemoryFlag(f.gpu_memory, "--gpu-memory"));
+    ASSIGN_OR_RETURN(spec->resources.gpu_memory_bytes,
+                     ParseMemoryFlag(f.gpu_memory, "--gpu-memory"));
   }
   if (use("--memory") && !f.memory.empty()) {
-    ASSIGN_OR_RETURN_STATUS(spec->resources.memory_bytes, ParseMemoryFlag(f.memory, "--memory"));
+    ASSIGN_OR_RETURN(spec->resources.memory_bytes, ParseMemoryFlag(f.memory, "--memory"));
   }
   if (use("--nodes")) spec->resources.nodes = f.nodes;
   if (use("--cpus")) spec->resources.cpus = f.cpus;
@@ -109,19 +109,18 @@ Status ApplyTimeFlags(const SubmitFlags& f, const std::set<std::string>* given, 
   if (use("--time") && !f.time.empty()) {
     // A number alone is minutes, as Slurm's --time reads it (the API's is seconds).
     bool minutes = f.time.find_first_not_of("0123456789") == std::string::npos;
-    ASSIGN_OR_RETURN_STATUS(spec->time_limit,
-                            ParseDuration(minutes ? f.time + "m" : f.time, "--time"));
+    ASSIGN_OR_RETURN(spec->time_limit, ParseDuration(minutes ? f.time + "m" : f.time, "--time"));
   }
   if (use("--signal") && !f.signal.empty()) {
-    ASSIGN_OR_RETURN_STATUS(NoticeSignal notice, ParseNoticeSignal(f.signal, "--signal"));
+    ASSIGN_OR_RETURN(NoticeSignal notice, ParseNoticeSignal(f.signal, "--signal"));
     spec->signal = notice.signal;
     spec->signal_before = notice.before;
   }
   if (use("--grace") && !f.grace.empty()) {
-    ASSIGN_OR_RETURN_STATUS(spec->grace_period, ParseDuration(f.grace, "--grace"));
+    ASSIGN_OR_RETURN(spec->grace_period, ParseDuration(f.grace, "--grace"));
   }
   if (use("--output-limit") && !f.output_limit.empty()) {
-    ASSIGN_OR_RETURN_STATUS(spec->output_limit, ParseSize(f.output_limit, "--output-limit"));
+    ASSIGN_OR_RETURN(spec->output_limit, ParseSize(f.output_limit, "--output-limit"));
   }
   return Status::Ok();
 }
@@ -147,16 +146,16 @@ Status ApplyModelFlags(const SubmitFlags& f, const std::set<std::string>* given,
     m.params = 0;
   }
   if (use("--params") && !f.params.empty()) {
-    ASSIGN_OR_RETURN_STATUS(m.params, ParseParams(f.params, "--params"));
+    ASSIGN_OR_RETURN(m.params, ParseParams(f.params, "--params"));
     m.name.clear();
   }
   if (!f.model.empty() && !f.params.empty() && use("--model") && use("--params"))
     return InvalidArgument("--model and --params: one or the other");
   if (use("--task") && !f.task.empty()) {
-    ASSIGN_OR_RETURN_STATUS(m.task, ParseModelTask(f.task, "--task"));
+    ASSIGN_OR_RETURN(m.task, ParseModelTask(f.task, "--task"));
   }
   if (use("--precision") && !f.precision.empty()) {
-    ASSIGN_OR_RETURN_STATUS(m.precision, ParsePrecision(f.precision, "--precision"));
+    ASSIGN_OR_RETURN(m.precision, ParsePrecision(f.precision, "--precision"));
   }
   if (use("--seq") && f.seq > 0) m.seq = f.seq;
   if (use("--batch") && f.batch > 0) m.batch = f.batch;
@@ -168,11 +167,11 @@ Status ApplyModelFlags(const SubmitFlags& f, const std::set<std::string>* given,
 
 Status ApplyFlags(const SubmitFlags& f, const std::set<std::string>* given, JobSpec* spec) {
   auto use = [&](const char* flag) { return given == nullptr || given->count(flag) > 0; };
-  RETURN_STATUS_IF_ERROR(ApplyResourceFlags(f, given, spec));
-  RETURN_STATUS_IF_ERROR(ApplyTimeFlags(f, given, spec));
-  RETURN_STATUS_IF_ERROR(ApplyModelFlags(f, given, spec));
+  RETURN_IF_ERROR(ApplyResourceFlags(f, given, spec));
+  RETURN_IF_ERROR(ApplyTimeFlags(f, given, spec));
+  RETURN_IF_ERROR(ApplyModelFlags(f, given, spec));
   if (use("--priority")) {
-    ASSIGN_OR_RETURN_STATUS(spec->priority, ParsePriority(f.priority));
+    ASSIGN_OR_RETURN(spec->priority, ParsePriority(f.priority));
   }
   if (use("--project")) spec->project = f.project;
   if (use("--pool")) spec->pool = f.pool;
@@ -205,7 +204,7 @@ Status ApplyFlags(const SubmitFlags& f, const std::set<std::string>* given, JobS
   if (use("--singleton")) spec->singleton = f.singleton;
   if (use("--dependency") && !f.dependency.empty()) {
     // Slurm's -d: its lists replace those given with --after, --after-any, --after-notok.
-    ASSIGN_OR_RETURN_STATUS(std::vector<std::string> words, Dependencies(f.dependency));
+    ASSIGN_OR_RETURN(std::vector<std::string> words, Dependencies(f.dependency));
     for (size_t i = 0; i < words.size(); ++i) {
       if (words[i] == "--singleton") {
         spec->singleton = true;
@@ -232,12 +231,12 @@ Status ApplyFlags(const SubmitFlags& f, const std::set<std::string>* given, JobS
   if (use("--best-metric")) {
     spec->best_metric.clear();
     if (!f.best_metric.empty()) {
-      ASSIGN_OR_RETURN_STATUS(auto tracked, ParseBestMetric(f.best_metric, "--best-metric"));
+      ASSIGN_OR_RETURN(auto tracked, ParseBestMetric(f.best_metric, "--best-metric"));
       std::tie(spec->best_metric, spec->best_max) = tracked;
     }
   }
   if (use("--begin") && !f.begin.empty()) {
-    ASSIGN_OR_RETURN_STATUS(
+    ASSIGN_OR_RETURN(
         spec->begin,
         ParseBeginTime(f.begin,
                        std::chrono::time_point_cast<Duration>(std::chrono::system_clock::now()),

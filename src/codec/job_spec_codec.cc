@@ -82,10 +82,9 @@ Status DecodeResources(const json::value& v, std::string_view prefix, Resources*
       if (!s) return s.error();
       r->memory_bytes = *s;
     } else if (key == "exclusive") {
-      ASSIGN_OR_RETURN_STATUS(r->exclusive, GetBool(val, field));
+      ASSIGN_OR_RETURN(r->exclusive, GetBool(val, field));
     } else if (key == "nodelist" || key == "exclude") {
-      ASSIGN_OR_RETURN_STATUS(*(key == "nodelist" ? &r->nodelist : &r->exclude),
-                              GetNodeNames(val, field));
+      ASSIGN_OR_RETURN(*(key == "nodelist" ? &r->nodelist : &r->exclude), GetNodeNames(val, field));
     } else {
       return FieldError(field,
                         "unknown field (valid: gpus, gpu_type, gpu_memory, nodes, cpus, memory, "
@@ -447,7 +446,7 @@ Status DecodeSpecObject(const json::value& v, std::string_view prefix, JobSpec* 
     const json::value& val = kv.value();
     if (val.is_null()) continue;
     if (key == "command") has_command = true;
-    RETURN_STATUS_IF_ERROR(DecodeSpecField(key, field, val, spec));
+    RETURN_IF_ERROR(DecodeSpecField(key, field, val, spec));
   }
   if (!has_command) return FieldError(Join(prefix, "command"), "is required");
   Status st = ValidateJobSpec(*spec);

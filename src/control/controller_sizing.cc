@@ -52,7 +52,7 @@ Status Controller::SizeByModel(JobSpec& spec, std::string* note) {
   } else {
     r = SizingRequestOf(m, ShapeFor(m.params));
   }
-  RETURN_STATUS_IF_ERROR(ValidateSizing(r));
+  RETURN_IF_ERROR(ValidateSizing(r));
   Resources& res = spec.resources;
   const std::string what = (m.name.empty() ? FormatParams(m.params) : r.model.name) + " " +
                            std::string(ModelTaskName(m.task)) + " in " +

@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 
 namespace baton {
 namespace {
@@ -38,7 +39,20 @@ Status WriteFileAtomic(const std::string& path, std::string_view contents,
   if (st.ok() && fchmod(fd, options.mode) != 0) st = Failed("set the mode of", tmp, errno);
   if (close(fd) != 0 && st.ok()) st = Failed("close", tmp, errno);
   if (st.ok() && rename(tmp.c_str(), path.c_str()) != 0) st = Failed("rename onto", path, errno);
-  if (!st.ok()) unlink(tmp.c_str());
+  if (!st.ok()) {
+    unlink(tmp.c_str());
+    return st;
+  }
+  // The rename is an entry of the directory: it survives a crash of the machine only once the
+  // directory itself is synced.
+  if (options.sync) {
+    std::string dir = std::filesystem::path(path).parent_path().string();
+    if (dir.empty()) dir = ".";
+    int dfd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd < 0) return Failed("open the directory of", path, errno);
+    if (fsync(dfd) != 0) st = Failed("sync the directory of", path, errno);
+    close(dfd);
+  }
   return st;
 }
 

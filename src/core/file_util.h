@@ -13,8 +13,9 @@ namespace baton {
 
 struct WriteFileOptions {
   mode_t mode = 0644;
-  // fsync the file before the rename, so that it survives a crash of the machine, not only of
-  // the process. Costs a disk flush (milliseconds on some disks).
+  // fsync the file before the rename and its directory after it, so that the new contents
+  // survive a crash of the machine, not only of the process. Costs two disk flushes
+  // (milliseconds on some disks).
   bool sync = true;
 };
 

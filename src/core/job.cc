@@ -424,10 +424,10 @@ std::string FormatNoticeSignal(int signal, Duration before) {
 }
 
 Status ValidateJobSpec(const JobSpec& spec) {
-  RETURN_STATUS_IF_ERROR(ValidateNameAndCommand(spec));
-  RETURN_STATUS_IF_ERROR(ValidateResources(spec.resources));
-  RETURN_STATUS_IF_ERROR(ValidateAccountAndLimits(spec));
-  RETURN_STATUS_IF_ERROR(ValidateEnv(spec));
+  RETURN_IF_ERROR(ValidateNameAndCommand(spec));
+  RETURN_IF_ERROR(ValidateResources(spec.resources));
+  RETURN_IF_ERROR(ValidateAccountAndLimits(spec));
+  RETURN_IF_ERROR(ValidateEnv(spec));
   for (const auto& set : spec.sweep) {
     if (set.size() > SpecLimits::kMaxSweepParams)
       return FieldError("sweep", "more than 64 parameters in a set");
@@ -457,9 +457,9 @@ Status ValidateJobSpec(const JobSpec& spec) {
     if (!spec.array.empty() || !spec.sweep.empty())
       return FieldError("schedule", "a recurring job cannot be an array or a sweep");
   }
-  RETURN_STATUS_IF_ERROR(ValidateEnvironment(spec));
-  RETURN_STATUS_IF_ERROR(ValidateInteractive(spec));
-  RETURN_STATUS_IF_ERROR(ValidateBatch(spec));
+  RETURN_IF_ERROR(ValidateEnvironment(spec));
+  RETURN_IF_ERROR(ValidateInteractive(spec));
+  RETURN_IF_ERROR(ValidateBatch(spec));
   return ValidateWorkdirAndAfter(spec);
 }
 

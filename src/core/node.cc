@@ -109,7 +109,7 @@ Status ParseMigLayout(std::string_view layout, GpuSpec* spec) {
     size_t plus = layout.find('+');
     std::string_view item = layout.substr(0, plus);
     layout = plus == std::string_view::npos ? std::string_view() : layout.substr(plus + 1);
-    RETURN_STATUS_IF_ERROR(ParseMigItem(item, spec, &compute, &memory_gb));
+    RETURN_IF_ERROR(ParseMigItem(item, spec, &compute, &memory_gb));
   }
   if (spec->mig.empty()) return InvalidArgument("mig= names no profile");
   if (compute > 7)
@@ -140,7 +140,7 @@ Status ParseGpuOptions(std::string_view options, GpuSpec* spec) {
       }
       spec->topology = std::string(topo);
     } else if (opt.starts_with("mig=")) {
-      RETURN_STATUS_IF_ERROR(ParseMigLayout(opt.substr(4), spec));
+      RETURN_IF_ERROR(ParseMigLayout(opt.substr(4), spec));
     } else {
       return InvalidArgument("unknown option \"" + std::string(opt.substr(0, 16)) + "\"");
     }

@@ -48,43 +48,52 @@ inline Status TooLarge(std::string m) { return {Code::kTooLarge, std::move(m)}; 
 inline Status Unavailable(std::string m) { return {Code::kUnavailable, std::move(m)}; }
 inline Status Internal(std::string m) { return {Code::kInternal, std::move(m)}; }
 
-// Result<T> holds a T or a non-ok Status.
+// Result<T> holds a T or a non-ok Status. Like Status, it must not be dropped unlooked at.
 template <typename T>
-using Result = tl::expected<T, Status>;
+class [[nodiscard]] Result : public tl::expected<T, Status> {
+ public:
+  using tl::expected<T, Status>::expected;
+  Result(tl::expected<T, Status> e) : tl::expected<T, Status>(std::move(e)) {}  // .map() and such
+};
 
 inline tl::unexpected<Status> Err(Status s) { return tl::unexpected<Status>(std::move(s)); }
 
+namespace internal {
+
+// What RETURN_IF_ERROR and ASSIGN_OR_RETURN return from the enclosing function: a failed
+// Status, becoming that function's Status or Result<T>, whichever it returns.
+class Propagated {
+ public:
+  explicit Propagated(Status s) : status_(std::move(s)) {}
+  operator Status() && { return std::move(status_); }
+  template <typename T>
+  operator Result<T>() && {
+    return Err(std::move(status_));
+  }
+
+ private:
+  Status status_;
+};
+
+}  // namespace internal
 }  // namespace baton
 
 #define BATON_CONCAT_INNER(a, b) a##b
 #define BATON_CONCAT(a, b) BATON_CONCAT_INNER(a, b)
 
-// Returns the status from the enclosing function when `expr` (a Status) is not ok.
-#define RETURN_IF_ERROR(expr)                           \
-  do {                                                  \
-    ::baton::Status _st = (expr);                       \
-    if (!_st.ok()) return ::baton::Err(std::move(_st)); \
+// In a function returning Status or Result<T>: returns the status of `expr` (a Status) when it
+// is not ok.
+#define RETURN_IF_ERROR(expr)                                            \
+  do {                                                                   \
+    ::baton::Status _st = (expr);                                        \
+    if (!_st.ok()) return ::baton::internal::Propagated(std::move(_st)); \
   } while (0)
 
-// Like RETURN_IF_ERROR, for functions that themselves return Status.
-#define RETURN_STATUS_IF_ERROR(expr) \
-  do {                               \
-    ::baton::Status _st = (expr);    \
-    if (!_st.ok()) return _st;       \
-  } while (0)
-
-// ASSIGN_OR_RETURN(lhs, result_expr): unwraps a Result or returns its error.
-#define ASSIGN_OR_RETURN(lhs, rexpr)                                       \
-  auto BATON_CONCAT(_res_, __LINE__) = (rexpr);                            \
-  if (!BATON_CONCAT(_res_, __LINE__)) {                                    \
-    return ::baton::Err(std::move(BATON_CONCAT(_res_, __LINE__).error())); \
-  }                                                                        \
-  lhs = std::move(*BATON_CONCAT(_res_, __LINE__))
-
-// The same, for functions that themselves return Status.
-#define ASSIGN_OR_RETURN_STATUS(lhs, rexpr)                  \
-  auto BATON_CONCAT(_res_, __LINE__) = (rexpr);              \
-  if (!BATON_CONCAT(_res_, __LINE__)) {                      \
-    return std::move(BATON_CONCAT(_res_, __LINE__).error()); \
-  }                                                          \
+// In a function returning Status or Result<T>: ASSIGN_OR_RETURN(lhs, result_expr) unwraps a
+// Result into `lhs`, or returns its error.
+#define ASSIGN_OR_RETURN(lhs, rexpr)                                                        \
+  auto BATON_CONCAT(_res_, __LINE__) = (rexpr);                                             \
+  if (!BATON_CONCAT(_res_, __LINE__)) {                                                     \
+    return ::baton::internal::Propagated(std::move(BATON_CONCAT(_res_, __LINE__).error())); \
+  }                                                                                         \
   lhs = std::move(*BATON_CONCAT(_res_, __LINE__))

@@ -157,7 +157,7 @@ struct HttpClient::Impl {
     if (!unix_socket.empty() && ConnectLocal(timeout)) return Status::Ok();
     if (tls) {
       if (!ssl_context) {
-        ASSIGN_OR_RETURN_STATUS(ssl_context, MakeClientContext(tls_options));
+        ASSIGN_OR_RETURN(ssl_context, MakeClientContext(tls_options));
       }
       secure.emplace(*ioc, *ssl_context);
     } else {

@@ -339,7 +339,7 @@ Status Replay::RunOneBatch(bool* progressed) {
   events_ += static_cast<int64_t>(batch_.size()) + 1;
   std::vector<size_t> repoll;
   for (size_t i = 0; i < pending_.size(); ++i) {
-    RETURN_STATUS_IF_ERROR(TakeReply(pending_[i], b.replies[i], repoll));
+    RETURN_IF_ERROR(TakeReply(pending_[i], b.replies[i], repoll));
   }
   batch_.clear();
   pending_.clear();
@@ -361,7 +361,7 @@ Status Replay::RunOneBatch(bool* progressed) {
 Status Replay::Settle() {
   for (int round = 0; round < 1000; ++round) {
     bool progressed = false;
-    RETURN_STATUS_IF_ERROR(RunOneBatch(&progressed));
+    RETURN_IF_ERROR(RunOneBatch(&progressed));
     if (!progressed) return Status::Ok();
   }
   return Status::Ok();

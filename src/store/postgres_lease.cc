@@ -44,7 +44,8 @@ Result<std::optional<int64_t>> PostgresLease::TryAcquire(const std::string& hold
                       "leader.holder)) RETURNING epoch",
                       {holder, url, Millis(ttl)}));
   if (rows.size() == 0) return std::optional<int64_t>();
-  return std::optional<int64_t>(rows.Int(0, 0));
+  ASSIGN_OR_RETURN(int64_t epoch, rows.Int(0, 0));
+  return std::optional<int64_t>(epoch);
 }
 
 Status PostgresLease::Renew(int64_t epoch, Duration ttl) {
@@ -73,9 +74,10 @@ Result<Leadership> PostgresLease::Current() {
                                    "FROM leader WHERE id = 1",
                                    {}));
   if (rows.size() == 0) return Leadership{};
+  ASSIGN_OR_RETURN(int64_t epoch, rows.Int(0, 2));
   return Leadership{.holder = rows.Text(0, 0),
                     .url = rows.Text(0, 1),
-                    .epoch = rows.Int(0, 2),
+                    .epoch = epoch,
                     .live = rows.Text(0, 3) == "t"};
 }
 

@@ -87,7 +87,7 @@ constexpr Prepared kStatements[] = {
 };
 
 Status Migrate(PgConn& pg) {
-  RETURN_STATUS_IF_ERROR(pg.Exec("BEGIN"));
+  RETURN_IF_ERROR(pg.Exec("BEGIN"));
   // One controller migrates at a time; the others wait here, then find nothing left to do.
   Status st = pg.Exec("SELECT pg_advisory_xact_lock(7061746)");  // any fixed number of ours
   if (st.ok()) st = pg.Exec("CREATE TABLE IF NOT EXISTS baton_schema (version INTEGER NOT NULL)");
@@ -175,9 +175,9 @@ Result<Snapshot> PostgresStore::Load() {
   // One snapshot of every table, as a single transaction sees them.
   RETURN_IF_ERROR(pg.Exec("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"));
   auto read = [&]() -> Status {
-    ASSIGN_OR_RETURN_STATUS(PgRows jobs, pg.Query("SELECT id, record FROM jobs ORDER BY id", {}));
+    ASSIGN_OR_RETURN(PgRows jobs, pg.Query("SELECT id, record FROM jobs ORDER BY id", {}));
     for (int r = 0; r < jobs.size(); ++r) {
-      int64_t id = jobs.Int(r, 0);
+      ASSIGN_OR_RETURN(int64_t id, jobs.Int(r, 0));
       auto job = codec::DecodeJob(jobs.Text(r, 1));
       if (!job) {
         return Internal("store " + impl_->label + ": job " + std::to_string(id) +
@@ -186,37 +186,43 @@ Result<Snapshot> PostgresStore::Load() {
       snap.jobs.push_back(std::move(*job));
       snap.next_job_id = std::max(snap.next_job_id, id + 1);
     }
-    ASSIGN_OR_RETURN_STATUS(PgRows meta,
-                            pg.Query("SELECT value FROM meta WHERE key = 'next_job_id'", {}));
-    if (meta.size() > 0) snap.next_job_id = std::max(snap.next_job_id, meta.Int(0, 0));
-    ASSIGN_OR_RETURN_STATUS(
+    ASSIGN_OR_RETURN(PgRows meta, pg.Query("SELECT value FROM meta WHERE key = 'next_job_id'", {}));
+    if (meta.size() > 0) {
+      ASSIGN_OR_RETURN(int64_t next, meta.Int(0, 0));
+      snap.next_job_id = std::max(snap.next_job_id, next);
+    }
+    ASSIGN_OR_RETURN(
         PgRows ident,
         pg.Query("SELECT key, value FROM meta WHERE key IN ('store_id', 'commits')", {}));
     identity_ = Identity{};
     for (int r = 0; r < ident.size(); ++r) {
-      (ident.Text(r, 0) == "store_id" ? identity_.id : identity_.commits) = ident.Int(r, 1);
+      ASSIGN_OR_RETURN(int64_t value, ident.Int(r, 1));
+      (ident.Text(r, 0) == "store_id" ? identity_.id : identity_.commits) = value;
     }
-    ASSIGN_OR_RETURN_STATUS(
-        PgRows keys, pg.Query("SELECT \"user\", key, first_job, count FROM idempotency", {}));
+    ASSIGN_OR_RETURN(PgRows keys,
+                     pg.Query("SELECT \"user\", key, first_job, count FROM idempotency", {}));
     for (int r = 0; r < keys.size(); ++r) {
+      ASSIGN_OR_RETURN(int64_t first, keys.Int(r, 2));
+      ASSIGN_OR_RETURN(int64_t count, keys.Int(r, 3));
       snap.idempotency.push_back(IdempotencyEntry{.user = keys.Text(r, 0),
                                                   .key = keys.Text(r, 1),
-                                                  .first = JobId{keys.Int(r, 2)},
-                                                  .count = static_cast<int>(keys.Int(r, 3))});
+                                                  .first = JobId{first},
+                                                  .count = static_cast<int>(count)});
     }
-    ASSIGN_OR_RETURN_STATUS(
-        PgRows drains, pg.Query("SELECT node, gpu, reason FROM drains ORDER BY node, gpu", {}));
+    ASSIGN_OR_RETURN(PgRows drains,
+                     pg.Query("SELECT node, gpu, reason FROM drains ORDER BY node, gpu", {}));
     for (int r = 0; r < drains.size(); ++r) {
-      snap.drains.push_back(Drain{.node = drains.Text(r, 0),
-                                  .gpu = static_cast<int>(drains.Int(r, 1)),
-                                  .reason = drains.Text(r, 2)});
+      ASSIGN_OR_RETURN(int64_t gpu, drains.Int(r, 1));
+      snap.drains.push_back(Drain{
+          .node = drains.Text(r, 0), .gpu = static_cast<int>(gpu), .reason = drains.Text(r, 2)});
     }
-    ASSIGN_OR_RETURN_STATUS(PgRows tokens,
-                            pg.Query("SELECT id, hash, \"user\", role, name, "
-                                     "created_at_ms, revoked FROM tokens ORDER BY id",
-                                     {}));
+    ASSIGN_OR_RETURN(PgRows tokens, pg.Query("SELECT id, hash, \"user\", role, name, "
+                                             "created_at_ms, revoked FROM tokens ORDER BY id",
+                                             {}));
     for (int r = 0; r < tokens.size(); ++r) {
-      Token t{.id = tokens.Int(r, 0), .hash = tokens.Text(r, 1), .user = tokens.Text(r, 2)};
+      ASSIGN_OR_RETURN(int64_t id, tokens.Int(r, 0));
+      ASSIGN_OR_RETURN(int64_t created_ms, tokens.Int(r, 5));
+      Token t{.id = id, .hash = tokens.Text(r, 1), .user = tokens.Text(r, 2)};
       auto role = ParseRole(tokens.Text(r, 3));
       if (!role) {
         return Internal("tokens: token " + std::to_string(t.id) + " has an unknown role \"" +
@@ -224,15 +230,15 @@ Result<Snapshot> PostgresStore::Load() {
       }
       t.role = *role;
       t.name = tokens.Text(r, 4);
-      t.created_at = FromMillis(tokens.Int(r, 5));
+      t.created_at = FromMillis(created_ms);
       t.revoked = tokens.Text(r, 6) == "t";
       snap.tokens.push_back(std::move(t));
     }
     static_assert(kKeptEvents == 10000, "the LIMIT below");
-    ASSIGN_OR_RETURN_STATUS(PgRows events,
-                            pg.Query("SELECT seq, record FROM (SELECT seq, record FROM events "
-                                     "ORDER BY seq DESC LIMIT 10000) e ORDER BY seq",
-                                     {}));
+    ASSIGN_OR_RETURN(PgRows events,
+                     pg.Query("SELECT seq, record FROM (SELECT seq, record FROM events "
+                              "ORDER BY seq DESC LIMIT 10000) e ORDER BY seq",
+                              {}));
     for (int r = 0; r < events.size(); ++r) {
       auto event = codec::DecodeEvent(events.Text(r, 1));
       if (!event) {
@@ -244,8 +250,12 @@ Result<Snapshot> PostgresStore::Load() {
     return Status::Ok();
   };
   Status st = read();
-  (void)pg.Exec(st.ok() ? "COMMIT" : "ROLLBACK");
+  // The end of the read-only transaction: a failed COMMIT leaves the connection unusable for
+  // what follows, so it fails the load too (after a failed read, the read's error is the one).
+  Status ended = pg.Exec(st.ok() ? "COMMIT" : "ROLLBACK");
   if (!st.ok()) return Err(st);
+  if (!ended.ok())
+    return Err(Status(ended.code(), "store " + impl_->label + ": " + ended.message()));
   return snap;
 }
 

@@ -1,8 +1,20 @@
 #include "store/postgres_util.h"
 
+#include <charconv>
 #include <cstdlib>
 
 namespace baton::store {
+
+Result<int64_t> PgRows::Int(int row, int col) const {
+  std::string text = Text(row, col);
+  int64_t n = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
+  if (ec != std::errc() || end != text.data() + text.size() || text.empty()) {
+    return Err(Internal("row " + std::to_string(row) + " column " + std::to_string(col) +
+                        " is not an integer: \"" + text.substr(0, 64) + "\""));
+  }
+  return n;
+}
 
 int64_t PgRows::Affected() const {
   const char* n = PQcmdTuples(res_.get());
@@ -27,7 +39,7 @@ Status PgError(PGconn* conn, const PGresult* res, const std::string& what) {
 Status PgConn::Connect(const std::string& url, int timeout_s, const std::string& application_name) {
   // With expand_dbname, the URL's settings win over the keywords before it and lose to those
   // after it: connect_timeout is a default the URL may change; application_name is ours.
-  RETURN_STATUS_IF_ERROR(LoadLibpq());
+  RETURN_IF_ERROR(LoadLibpq());
   const char* keys[] = {"connect_timeout", "dbname", "application_name", nullptr};
   std::string timeout = std::to_string(timeout_s);
   const char* values[] = {timeout.c_str(), url.c_str(), application_name.c_str(), nullptr};

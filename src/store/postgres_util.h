@@ -20,7 +20,8 @@ class PgRows {
   explicit PgRows(PGresult* res) : res_(res, PQclear) {}
   int size() const { return PQntuples(res_.get()); }
   std::string Text(int row, int col) const { return PQgetvalue(res_.get(), row, col); }
-  int64_t Int(int row, int col) const { return std::stoll(Text(row, col)); }
+  // An integer column's value; an error (never an exception) when the text is not one.
+  Result<int64_t> Int(int row, int col) const;
   bool Null(int row, int col) const { return PQgetisnull(res_.get(), row, col) != 0; }
   // Rows a command changed (UPDATE, INSERT, DELETE).
   int64_t Affected() const;

@@ -2,6 +2,9 @@
 
 #include <sqlite3.h>
 
+#include <limits>
+#include <variant>
+
 #include "codec/json_codec.h"
 
 namespace baton::store {
@@ -77,11 +80,32 @@ struct SqliteStore::Impl {
     return Status::Ok();
   }
 
-  Status Step(sqlite3_stmt* s, const char* what) {
-    int rc = sqlite3_step(s);
+  // Binds `values` to the statement's parameters (1, 2, ...), runs it and resets it. A value
+  // that cannot be bound (too long, out of memory) fails it, naming `what`: nothing half-bound
+  // is ever run.
+  using Value = std::variant<int64_t, std::string_view>;
+  Status Step(sqlite3_stmt* s, const char* what, std::initializer_list<Value> values = {}) {
+    int param = 0, rc = SQLITE_OK;
+    for (const Value& v : values) {
+      ++param;
+      if (const int64_t* n = std::get_if<int64_t>(&v)) {
+        rc = sqlite3_bind_int64(s, param, *n);
+      } else {
+        std::string_view text = std::get<std::string_view>(v);
+        rc = text.size() > static_cast<size_t>(std::numeric_limits<int>::max())
+                 ? SQLITE_TOOBIG
+                 : sqlite3_bind_text(s, param, text.data(), static_cast<int>(text.size()),
+                                     SQLITE_STATIC);
+      }
+      if (rc != SQLITE_OK) break;
+    }
+    if (rc == SQLITE_OK) rc = sqlite3_step(s);
     sqlite3_reset(s);
-    if (rc != SQLITE_DONE) return SqlError(db, what);
-    return Status::Ok();
+    sqlite3_clear_bindings(s);  // no pointer into the caller's strings is kept
+    if (rc == SQLITE_DONE) return Status::Ok();
+    return Unavailable(
+        "sqlite: " + std::string(what) + ": " +
+        (rc == SQLITE_OK || rc == SQLITE_ROW ? sqlite3_errmsg(db) : sqlite3_errstr(rc)));
   }
 };
 
@@ -274,78 +298,50 @@ Result<Snapshot> SqliteStore::LoadUnlabelled() {
 Status SqliteStore::Commit(const Batch& batch) {
   if (batch.empty()) return Status::Ok();
   Impl& im = *impl_;
-  RETURN_STATUS_IF_ERROR(im.Step(im.begin.get(), "begin"));
+  RETURN_IF_ERROR(im.Step(im.begin.get(), "begin"));
   auto fail = [&](Status st) {
     im.Step(im.rollback.get(), "rollback").ok();
     return st;
   };
   for (const Job& job : batch.jobs) {
     std::string record = codec::EncodeJob(job, codec::JobForm::kRecord);
-    sqlite3_stmt* s = im.put_job.get();
-    sqlite3_bind_int64(s, 1, job.id.value);
-    std::string_view state = JobStateName(job.state);
-    sqlite3_bind_text(s, 2, state.data(), static_cast<int>(state.size()), SQLITE_STATIC);
-    sqlite3_bind_text(s, 3, record.data(), static_cast<int>(record.size()), SQLITE_STATIC);
-    Status st = im.Step(s, "write job");
+    Status st =
+        im.Step(im.put_job.get(), "write job", {job.id.value, JobStateName(job.state), record});
     if (!st.ok()) return fail(st);
   }
   if (batch.next_job_id) {
-    sqlite3_stmt* s = im.put_meta.get();
-    sqlite3_bind_text(s, 1, "next_job_id", -1, SQLITE_STATIC);
-    sqlite3_bind_int64(s, 2, *batch.next_job_id);
-    Status st = im.Step(s, "write next_job_id");
+    Status st =
+        im.Step(im.put_meta.get(), "write next_job_id", {"next_job_id", *batch.next_job_id});
     if (!st.ok()) return fail(st);
   }
   for (const IdempotencyEntry& e : batch.idempotency) {
-    sqlite3_stmt* s = im.put_key.get();
-    sqlite3_bind_text(s, 1, e.user.data(), static_cast<int>(e.user.size()), SQLITE_STATIC);
-    sqlite3_bind_text(s, 2, e.key.data(), static_cast<int>(e.key.size()), SQLITE_STATIC);
-    sqlite3_bind_int64(s, 3, e.first.value);
-    sqlite3_bind_int(s, 4, e.count);
-    Status st = im.Step(s, "write idempotency key");
+    Status st = im.Step(im.put_key.get(), "write idempotency key",
+                        {e.user, e.key, e.first.value, int64_t{e.count}});
     if (!st.ok()) return fail(st);
   }
   for (const Drain& d : batch.drains) {
-    sqlite3_stmt* s = d.active ? im.put_drain.get() : im.del_drain.get();
-    sqlite3_bind_text(s, 1, d.node.data(), static_cast<int>(d.node.size()), SQLITE_STATIC);
-    sqlite3_bind_int(s, 2, d.gpu);
-    if (d.active)
-      sqlite3_bind_text(s, 3, d.reason.data(), static_cast<int>(d.reason.size()), SQLITE_STATIC);
-    Status st = im.Step(s, "write drain");
+    Status st = d.active
+                    ? im.Step(im.put_drain.get(), "write drain", {d.node, int64_t{d.gpu}, d.reason})
+                    : im.Step(im.del_drain.get(), "write drain", {d.node, int64_t{d.gpu}});
     if (!st.ok()) return fail(st);
   }
   for (const Token& t : batch.tokens) {
-    sqlite3_stmt* s = im.put_token.get();
-    sqlite3_bind_int64(s, 1, t.id);
-    sqlite3_bind_text(s, 2, t.hash.data(), static_cast<int>(t.hash.size()), SQLITE_STATIC);
-    sqlite3_bind_text(s, 3, t.user.data(), static_cast<int>(t.user.size()), SQLITE_STATIC);
-    std::string_view role = RoleName(t.role);
-    sqlite3_bind_text(s, 4, role.data(), static_cast<int>(role.size()), SQLITE_STATIC);
-    sqlite3_bind_text(s, 5, t.name.data(), static_cast<int>(t.name.size()), SQLITE_STATIC);
-    sqlite3_bind_int64(s, 6, ToMillis(t.created_at));
-    sqlite3_bind_int(s, 7, t.revoked ? 1 : 0);
-    Status st = im.Step(s, "write token");
+    Status st = im.Step(im.put_token.get(), "write token",
+                        {t.id, t.hash, t.user, RoleName(t.role), t.name, ToMillis(t.created_at),
+                         int64_t{t.revoked ? 1 : 0}});
     if (!st.ok()) return fail(st);
   }
   for (const ClusterEvent& e : batch.events) {
     std::string record = codec::EncodeEvent(e);
-    sqlite3_stmt* s = im.put_event.get();
-    sqlite3_bind_int64(s, 1, e.seq);
-    sqlite3_bind_text(s, 2, record.data(), static_cast<int>(record.size()), SQLITE_STATIC);
-    Status st = im.Step(s, "write event");
+    Status st = im.Step(im.put_event.get(), "write event", {e.seq, record});
     if (!st.ok()) return fail(st);
   }
   if (!batch.events.empty()) {
-    sqlite3_stmt* s = im.trim_events.get();
-    sqlite3_bind_int64(s, 1, static_cast<int64_t>(kKeptEvents));
-    Status st = im.Step(s, "trim events");
+    Status st = im.Step(im.trim_events.get(), "trim events", {static_cast<int64_t>(kKeptEvents)});
     if (!st.ok()) return fail(st);
   }
   {
-    sqlite3_stmt* s = im.put_meta.get();
-    sqlite3_bind_text(s, 1, "commits", -1, SQLITE_STATIC);
-    sqlite3_bind_int64(s, 2, im.identity.commits + 1);
-    Status st = im.Step(s, "write commits");
+    Status st = im.Step(im.put_meta.get(), "write commits", {"commits", im.identity.commits + 1});
     if (!st.ok()) return fail(st);
   }
   Status st = im.Step(im.commit.get(), "commit");
@@ -358,11 +354,8 @@ Identity SqliteStore::identity() const { return impl_->identity; }
 
 Status SqliteStore::SetIdentity(int64_t id) {
   Impl& im = *impl_;
-  RETURN_STATUS_IF_ERROR(im.Step(im.begin.get(), "begin"));
-  sqlite3_stmt* s = im.put_meta.get();
-  sqlite3_bind_text(s, 1, "store_id", -1, SQLITE_STATIC);
-  sqlite3_bind_int64(s, 2, id);
-  Status st = im.Step(s, "write store_id");
+  RETURN_IF_ERROR(im.Step(im.begin.get(), "begin"));
+  Status st = im.Step(im.put_meta.get(), "write store_id", {"store_id", id});
   if (st.ok()) st = im.Step(im.commit.get(), "commit");
   if (!st.ok()) {
     im.Step(im.rollback.get(), "rollback").ok();
