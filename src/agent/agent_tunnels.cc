@@ -236,7 +236,7 @@ void Agent::RunTunnel(const TunnelOrder& t, const std::string& socket, int stop,
   // An allocation's host: the request's head, with the key its client never sees.
   if (!t.step_key.empty()) {
     std::string head = slurm::RequestHead(t.step_key);
-    if (!slurm::WriteAll(local, head.data(), head.size())) {
+    if (!WriteAllTo(local, head)) {
       LogInfo("tunnel to job " + t.job.ToString() + ": the allocation's host went away",
               Context(t.job));
       ::close(local);

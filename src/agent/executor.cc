@@ -18,6 +18,8 @@
 #include <limits>
 #include <sstream>
 
+#include "core/splice.h"
+
 namespace baton::agent {
 namespace {
 
@@ -137,28 +139,6 @@ Status ProcessExecutor::StartZygote() {
 
 namespace {
 
-bool WriteFull(int fd, const char* p, size_t n) {
-  while (n > 0) {
-    ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) return false;
-    p += w;
-    n -= static_cast<size_t>(w);
-  }
-  return true;
-}
-
-bool ReadFull(int fd, char* p, size_t n) {
-  while (n > 0) {
-    ssize_t r = read(fd, p, n);
-    if (r < 0 && errno == EINTR) continue;
-    if (r <= 0) return false;
-    p += r;
-    n -= static_cast<size_t>(r);
-  }
-  return true;
-}
-
 void PutU32(std::string& out, uint32_t v) {
   out.append(reinterpret_cast<const char*>(&v), sizeof v);
 }
@@ -178,13 +158,11 @@ Result<Started> ProcessExecutor::ForkShim(const std::vector<std::string>& args,
   std::string frame;
   PutU32(frame, static_cast<uint32_t>(body.size()));
   frame += body;
-  if (!WriteFull(zygote_.requests, frame.data(), frame.size()))
-    return Err(Unavailable("the zygote is gone"));
+  if (!WriteAllTo(zygote_.requests, frame)) return Err(Unavailable("the zygote is gone"));
   *sent = true;
   int64_t answer[2] = {0, 0};
   pollfd reply{.fd = zygote_.requests, .events = POLLIN, .revents = 0};
-  if (poll(&reply, 1, 10'000) != 1 ||
-      !ReadFull(zygote_.requests, reinterpret_cast<char*>(answer), sizeof answer)) {
+  if (poll(&reply, 1, 10'000) != 1 || !ReadExactFrom(zygote_.requests, answer, sizeof answer)) {
     return Err(Unavailable("the zygote did not answer"));
   }
   if (answer[0] <= 0) {

@@ -15,6 +15,7 @@
 #include "cli/signals.h"
 #include "codec/json_codec.h"
 #include "core/hostlist.h"
+#include "core/splice.h"
 #include "core/step_wire.h"
 
 namespace baton::cli {
@@ -39,7 +40,7 @@ Result<StepEnd> Step(ApiClient& api, const std::string& ref, const slurm::StepRe
   ASSIGN_OR_RETURN(ApiClient::Tunnel tunnel, api.OpenTunnel("/v1/jobs/" + ref + "/step"));
   std::string tail = slurm::RequestTail(req);
   StepEnd end;
-  if (!slurm::WriteAll(tunnel.fd, tail.data(), tail.size())) {
+  if (!WriteAllTo(tunnel.fd, tail)) {
     close(tunnel.fd);
     return end;
   }
@@ -66,7 +67,7 @@ Result<StepEnd> Step(ApiClient& api, const std::string& ref, const slurm::StepRe
                                                      : 1;
         return end;
       }
-      if (!quiet) slurm::WriteAll(type == 'e' ? 2 : 1, data.data(), data.size());
+      if (!quiet) WriteAllTo(type == 'e' ? 2 : 1, data);
     }
     pollfd fds[2] = {
         {.fd = tunnel.fd, .events = POLLIN, .revents = 0},

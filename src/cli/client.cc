@@ -1,5 +1,6 @@
 #include "cli/client.h"
 
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cctype>
 #include <chrono>
@@ -271,6 +272,32 @@ Result<Job> ApiClient::GetJob(JobId id) { return GetJob(id.ToString()); }
 Result<Job> ApiClient::GetJob(const std::string& ref) {
   ASSIGN_OR_RETURN(std::string body, Call("GET", "/v1/jobs/" + ref));
   return codec::DecodeJob(body);
+}
+
+void AddConnectionFlags(CLI::App* sub, Connection& conn) {
+  sub->add_option("--server", conn.server,
+                  "controller URL (default: $BATON_SERVER, then the local server.url)");
+  sub->add_option("--token", conn.token,
+                  "API token (default: $BATON_TOKEN, then the local admin.token)");
+  sub->add_option("--tls-ca", conn.tls_ca,
+                  "CA certificates (PEM) an https:// server is checked against (default: "
+                  "$BATON_TLS_CA, else the system's CAs and the local DATA/tls/ca.crt)");
+}
+
+int ExitCodeOf(const Job& job) {
+  switch (job.state) {
+    case JobState::kSucceeded:
+      return 0;
+    case JobState::kCancelled:
+      return 130;
+    case JobState::kTimedOut:
+      return 124;
+    default:
+      break;
+  }
+  if (job.exit_signal) return 128 + *job.exit_signal;
+  if (job.exit_code && *job.exit_code != 0) return *job.exit_code;
+  return 1;
 }
 
 }  // namespace baton::cli

@@ -13,6 +13,10 @@
 #include "net/http_client.h"
 #include "net/server_list.h"
 
+namespace CLI {
+class App;
+}
+
 namespace baton::cli {
 
 struct Connection {
@@ -20,6 +24,13 @@ struct Connection {
   std::string token;   // --token
   std::string tls_ca;  // --tls-ca
 };
+
+// The flags every command that talks to the server takes; `conn` must outlive the parse.
+void AddConnectionFlags(CLI::App* sub, Connection& conn);
+
+// The exit code `baton run`, `attach` and `forward` end with for a job that has ended: its own,
+// 128 + its signal, 130 when cancelled, 124 when timed out (as timeout(1)), else 1.
+int ExitCodeOf(const Job& job);
 
 // Every command: a failure prints "baton: message" on stderr and exits 1.
 int Fail(const Status& st);

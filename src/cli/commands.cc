@@ -488,20 +488,6 @@ int ConfigCheck(const std::string& path) {
   return 0;
 }
 
-}  // namespace
-
-void AddConnectionFlags(CLI::App* sub, Connection& conn) {
-  sub->add_option("--server", conn.server,
-                  "controller URL (default: $BATON_SERVER, then the local server.url)");
-  sub->add_option("--token", conn.token,
-                  "API token (default: $BATON_TOKEN, then the local admin.token)");
-  sub->add_option("--tls-ca", conn.tls_ca,
-                  "CA certificates (PEM) an https:// server is checked against (default: "
-                  "$BATON_TLS_CA, else the system's CAs and the local DATA/tls/ca.crt)");
-}
-
-namespace {
-
 // The groups of client commands, in the order `baton --help` lists them. Each command's flags
 // live in shared pointers its callback holds, so that they outlive the parse.
 

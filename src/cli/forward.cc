@@ -1,6 +1,8 @@
 // `baton forward ID [LOCAL:]REMOTE`: each connection to 127.0.0.1:LOCAL becomes a tunnel to
 // port REMOTE on the loopback of the job's first node (through the controller and the agent,
 // api/relay.h), copied both ways on a thread of its own, until Ctrl-C or the job ends.
+#include "cli/forward.h"
+
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -11,6 +13,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <charconv>
 #include <cstring>
 #include <functional>
 #include <iostream>
@@ -19,7 +22,6 @@
 #include <mutex>
 #include <thread>
 
-#include "cli/session.h"
 #include "cli/signals.h"
 #include "core/splice.h"
 
@@ -191,6 +193,24 @@ int WaitForHttp(ApiClient& api, const std::string& ref, int port) {
   }
   return Fail(Unavailable("job " + ref + " has not answered on port " + std::to_string(port) +
                           " for 150s (`baton logs " + ref + "` says why)"));
+}
+
+Result<PortPair> ParsePortPair(const std::string& text) {
+  auto port = [&](std::string_view s, int lo) -> std::optional<int> {
+    int v = -1;
+    auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+    if (ec != std::errc() || p != s.data() + s.size() || v < lo || v > 65535) return std::nullopt;
+    return v;
+  };
+  size_t colon = text.find(':');
+  std::optional<int> remote = port(colon == std::string::npos ? text : text.substr(colon + 1), 1);
+  std::optional<int> local =
+      colon == std::string::npos ? remote : port(std::string_view(text).substr(0, colon), 0);
+  if (!remote || !local) {
+    return Err(InvalidArgument("forward: \"" + text.substr(0, 32) +
+                               "\" is not [LOCAL:]REMOTE (TCP ports, e.g. 8888 or 9000:8888)"));
+  }
+  return PortPair{.local = *local, .remote = *remote};
 }
 
 }  // namespace baton::cli

@@ -7,6 +7,7 @@
 
 #include "cli/alloc.h"
 #include "cli/code.h"
+#include "cli/forward.h"
 #include "cli/parser.h"
 #include "cli/session.h"
 #include "cli/spec_flags.h"

@@ -17,6 +17,7 @@
 #include <list>
 #include <thread>
 
+#include "cli/forward.h"
 #include "cli/logs.h"
 #include "cli/signals.h"
 #include "cli/table.h"
@@ -311,22 +312,6 @@ int StdinSession(const Connection& conn, ApiClient& api, const std::string& id,
 
 }  // namespace
 
-int ExitCodeOf(const Job& job) {
-  switch (job.state) {
-    case JobState::kSucceeded:
-      return 0;
-    case JobState::kCancelled:
-      return 130;
-    case JobState::kTimedOut:
-      return 124;
-    default:
-      break;
-  }
-  if (job.exit_signal) return 128 + *job.exit_signal;
-  if (job.exit_code && *job.exit_code != 0) return *job.exit_code;
-  return 1;
-}
-
 Result<std::optional<Job>> WaitUntilRunning(ApiClient& api, const std::string& id,
                                             const Signals& signals, bool* cancelled) {
   std::optional<std::pair<JobState, WaitReason>> said;
@@ -494,24 +479,6 @@ int Sessions(const Connection& conn, bool all, bool json) {
   }
   t.Print(std::cout);
   return 0;
-}
-
-Result<PortPair> ParsePortPair(const std::string& text) {
-  auto port = [&](std::string_view s, int lo) -> std::optional<int> {
-    int v = -1;
-    auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-    if (ec != std::errc() || p != s.data() + s.size() || v < lo || v > 65535) return std::nullopt;
-    return v;
-  };
-  size_t colon = text.find(':');
-  std::optional<int> remote = port(colon == std::string::npos ? text : text.substr(colon + 1), 1);
-  std::optional<int> local =
-      colon == std::string::npos ? remote : port(std::string_view(text).substr(0, colon), 0);
-  if (!remote || !local) {
-    return Err(InvalidArgument("forward: \"" + text.substr(0, 32) +
-                               "\" is not [LOCAL:]REMOTE (TCP ports, e.g. 8888 or 9000:8888)"));
-  }
-  return PortPair{.local = *local, .remote = *remote};
 }
 
 }  // namespace baton::cli

@@ -1,9 +1,9 @@
-// Interactive sessions (`baton run`, `attach`, `sessions`, `forward`): a job started attached,
-// its terminal or stdin carried over a tunnel through the controller and the job's agent to its
-// shim (api/relay.h, core/session_frame.h), and a local port relayed to a port of a job.
+// Interactive sessions (`baton run`, `attach`, `sessions`, `run --jupyter`): a job started
+// attached, its terminal or stdin carried over a tunnel through the controller and the job's
+// agent to its shim (api/relay.h, core/session_frame.h). A notebook's port reaches this machine
+// through cli/forward.h.
 #pragma once
 
-#include <functional>
 #include <string>
 
 #include "cli/client.h"
@@ -11,13 +11,6 @@
 #include "core/job.h"
 
 namespace baton::cli {
-
-// Parses "[LOCAL:]REMOTE" (each a TCP port 1-65535; LOCAL 0 picks a free one).
-struct PortPair {
-  int local = 0;
-  int remote = 0;
-};
-Result<PortPair> ParsePortPair(const std::string& text);
 
 // `baton run`: submits `spec` (interactive "stdin" or "tty"), prints why it waits until it runs,
 // then attaches: with a terminal, the job's terminal is this one (raw; Ctrl-P Ctrl-Q detaches);
@@ -35,25 +28,9 @@ int Attach(const Connection& conn, const std::string& ref);
 // `baton sessions [--all]`: the running and waiting sessions (yours; --all: everyone's, an
 // admin's token).
 int Sessions(const Connection& conn, bool all, bool json);
-// `baton forward ID [LOCAL:]REMOTE`: relays 127.0.0.1:LOCAL to port REMOTE of the job's first
-// node until Ctrl-C or the job ends.
-int Forward(const Connection& conn, const std::string& ref, const std::string& ports);
-
-// Relays 127.0.0.1:pair.local (0: a free port) to pair.remote of job `ref`'s first node until
-// Ctrl-C (130) or the job ends (0); `ready` gets the local port once it listens.
-int ForwardUntilEnd(ApiClient& api, const std::string& ref, PortPair pair,
-                    const std::function<void(int local)>& ready);
-// Waits until something answers HTTP at `port` of job `ref` (0), or the job ends (its exit
-// code), or 150 s pass (1).
-int WaitForHttp(ApiClient& api, const std::string& ref, int port);
-
 // `baton run --jupyter`: a session running `jupyter lab` (else `jupyter notebook`) on the
 // node's loopback with a token of its own; once it answers, its URL on this machine (a
 // forwarded port), until Ctrl-C, which ends the session.
 int RunJupyter(const Connection& conn, JobSpec spec, int local_port);
-
-// The exit code `baton run` ends with for a job that has ended: its own, 128 + its signal,
-// 130 when cancelled, 124 when timed out (as timeout(1)), else 1.
-int ExitCodeOf(const Job& job);
 
 }  // namespace baton::cli

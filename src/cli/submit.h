@@ -36,8 +36,4 @@ void AddResubmitCommand(CLI::App& app, const std::shared_ptr<Connection>& conn, 
 // `baton update ID ...`: a waiting job's fields, a running job's time limit (scontrol update).
 void AddJobUpdateCommand(CLI::App& app, const std::shared_ptr<Connection>& conn, int* exit_code);
 
-// The flags every command that talks to the server takes (commands.cc); `conn` must outlive
-// the parse.
-void AddConnectionFlags(CLI::App* sub, Connection& conn);
-
 }  // namespace baton::cli

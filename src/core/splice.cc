@@ -25,6 +25,18 @@ bool WriteAllTo(int fd, std::string_view data) {
   return true;
 }
 
+bool ReadExactFrom(int fd, void* data, size_t size) {
+  char* p = static_cast<char*>(data);
+  while (size > 0) {
+    ssize_t n = ::read(fd, p, size);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    p += n;
+    size -= static_cast<size_t>(n);
+  }
+  return true;
+}
+
 void Splice(int a, int b, int stop_fd, std::string_view a_early) {
   if (!a_early.empty() && !WriteAllTo(b, a_early)) return;
   // open[i]: direction i still carries bytes (0: a to b, 1: b to a).

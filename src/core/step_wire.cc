@@ -13,34 +13,11 @@
 #include <cstring>
 #include <thread>
 
+#include "core/splice.h"
+
 extern char** environ;
 
 namespace baton::slurm {
-
-bool WriteAll(int fd, const void* data, size_t size) {
-  const char* p = static_cast<const char*>(data);
-  while (size > 0) {
-    ssize_t n = ::send(fd, p, size, MSG_NOSIGNAL);
-    if (n < 0 && errno == ENOTSOCK) n = ::write(fd, p, size);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    p += n;
-    size -= static_cast<size_t>(n);
-  }
-  return true;
-}
-
-bool ReadExact(int fd, void* data, size_t size) {
-  char* p = static_cast<char*>(data);
-  while (size > 0) {
-    ssize_t n = ::read(fd, p, size);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    p += n;
-    size -= static_cast<size_t>(n);
-  }
-  return true;
-}
 
 namespace {
 
@@ -56,7 +33,7 @@ void PutString(std::string* out, const std::string& s) {
 
 std::optional<size_t> GetLength(int fd) {
   unsigned char b[4];
-  if (!ReadExact(fd, b, 4)) return std::nullopt;
+  if (!ReadExactFrom(fd, b, 4)) return std::nullopt;
   return (size_t{b[0]} << 24) | (size_t{b[1]} << 16) | (size_t{b[2]} << 8) | size_t{b[3]};
 }
 
@@ -69,7 +46,7 @@ Result<std::string> GetString(int fd, const char* what, size_t* budget = nullptr
     *budget -= *n;
   }
   std::string s(*n, '\0');
-  if (!ReadExact(fd, s.data(), s.size()))
+  if (!ReadExactFrom(fd, s.data(), s.size()))
     return Err(InvalidArgument(std::string(what) + ": the request ended early"));
   return s;
 }
@@ -111,12 +88,12 @@ std::string RequestTail(const StepRequest& r) {
 
 bool SendRequest(int fd, const StepRequest& r) {
   std::string out = RequestHead(r.key) + RequestTail(r);
-  return WriteAll(fd, out.data(), out.size());
+  return WriteAllTo(fd, out);
 }
 
 Result<StepRequest> ReadRequest(int fd, const std::string* key) {
   char magic[sizeof kMagic - 1];
-  if (!ReadExact(fd, magic, sizeof magic) || std::memcmp(magic, kMagic, sizeof magic) != 0)
+  if (!ReadExactFrom(fd, magic, sizeof magic) || std::memcmp(magic, kMagic, sizeof magic) != 0)
     return Err(InvalidArgument("not a step request"));
   size_t budget = kMaxRequest;
   StepRequest r;
@@ -135,12 +112,12 @@ Result<StepRequest> ReadRequest(int fd, const std::string* key) {
 bool SendFrame(int fd, char type, const std::string& data) {
   std::string out(1, type);
   PutString(&out, data);
-  return WriteAll(fd, out.data(), out.size());
+  return WriteAllTo(fd, out);
 }
 
 std::optional<std::pair<char, std::string>> ReadFrame(int fd) {
   char type = 0;
-  if (!ReadExact(fd, &type, 1)) return std::nullopt;
+  if (!ReadExactFrom(fd, &type, 1)) return std::nullopt;
   auto data = GetString(fd, "frame");
   if (!data) return std::nullopt;
   return std::pair{type, std::move(*data)};

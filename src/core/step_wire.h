@@ -34,10 +34,6 @@ struct StepRequest {
   std::vector<std::string> env;  // "K=V"
 };
 
-// Whole writes and reads; false on an error or an early end.
-bool WriteAll(int fd, const void* data, size_t size);
-bool ReadExact(int fd, void* data, size_t size);
-
 bool SendRequest(int fd, const StepRequest& r);
 // A request's bytes in two parts: the magic and the key, then the verb and the rest.
 std::string RequestHead(const std::string& key);

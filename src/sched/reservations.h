@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "sched/pass.h"
 #include "sched/placement.h"
-#include "sched/scheduler.h"
 
 namespace baton::sched {
 

@@ -19,9 +19,4 @@ namespace baton::sim {
 // Errors name the file, line and column; a list with no GPU node is an error.
 Result<std::vector<SimNode>> ParseAlibabaNodes(std::string_view text, std::string_view file);
 
-// The Baton GPU model of an openb model name ("V100M32" -> "V100-32GB", table in the .cc);
-// names it does not know, as given. The pod lists' gpu_spec uses the same names, so a pod's
-// GPU type must go through this too to match the nodes ("V100M16" would match no node).
-std::string OpenbGpuModel(std::string_view model);
-
 }  // namespace baton::sim

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "core/status.h"
-#include "sim/trace.h"
+#include "sim/trace_job.h"
 
 namespace baton::sim {
 

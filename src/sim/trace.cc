@@ -10,7 +10,7 @@
 #include "core/node.h"
 #include "core/quantity.h"
 #include "core/text.h"
-#include "sim/alibaba_nodes.h"
+#include "sim/openb_models.h"
 #include "sim/sacct.h"
 
 namespace baton::sim {

@@ -7,26 +7,10 @@
 #include <string_view>
 #include <vector>
 
-#include "core/job.h"
 #include "core/status.h"
+#include "sim/trace_job.h"
 
 namespace baton::sim {
-
-struct TraceJob {
-  Duration submit{0};    // from the trace's start
-  Duration duration{0};  // how long it runs once given its GPUs
-  Resources resources;   // gpus (milli), nodes, gpu_type
-  std::string name;
-  std::string user = "user";
-  std::string project = "default";
-  Priority priority = Priority::kNormal;
-  Duration time_limit{0};  // 0 = none
-  bool preemptible = false;
-  int line = 0;  // in the trace file, for messages
-
-  // The job spec it is submitted as (command "sim").
-  JobSpec Spec() const;
-};
 
 // Parses a trace: columns submit_time, duration, gpus (required); name, user, project,
 // priority, gpu_type, time_limit, nodes, preemptible (optional), in any order. Times are

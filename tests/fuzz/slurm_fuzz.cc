@@ -12,6 +12,7 @@
 
 #include "cli/sbatch.h"
 #include "core/hostlist.h"
+#include "core/splice.h"
 #include "core/step_wire.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -30,7 +31,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     // The magic first, so that the fuzzer reaches the fields.
     std::string request = std::string(baton::slurm::kMagic) + text;
     std::thread writer([&] {
-      (void)baton::slurm::WriteAll(fds[1], request.data(), request.size());
+      (void)baton::WriteAllTo(fds[1], request);
       close(fds[1]);
     });
     auto r = baton::slurm::ReadRequest(fds[0]);

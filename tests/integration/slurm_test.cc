@@ -14,6 +14,7 @@
 #include <fstream>
 #include <thread>
 
+#include "core/splice.h"
 #include "core/step_wire.h"
 #include "harness.h"
 
@@ -455,7 +456,7 @@ TEST(SlurmStepServer, RunsTasksOnlyForTheJobsKey) {
   std::string error;
   int stalled = slurm::ConnectTo("127.0.0.1", port, 20, &error);
   ASSERT_GE(stalled, 0) << error;
-  ASSERT_TRUE(slurm::WriteAll(stalled, slurm::kMagic, sizeof slurm::kMagic - 1));
+  ASSERT_TRUE(WriteAllTo(stalled, std::string_view(slurm::kMagic, sizeof slurm::kMagic - 1)));
   EXPECT_EQ(run("wrong-key-000000"), "") << "a wrong key runs nothing";
   // The node's own GPUs, not the caller's, and the task's exit code.
   EXPECT_EQ(run("0123456789abcdef"), "ogpu 1\nxE4");

@@ -15,6 +15,7 @@
 #include "api/auth.h"
 #include "api/code_store.h"
 #include "api/relay.h"
+#include "cli/forward.h"
 #include "codec/json_codec.h"
 #include "controller_fixture.h"
 #include "core/session_frame.h"

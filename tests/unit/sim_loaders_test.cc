@@ -8,6 +8,7 @@
 
 #include "core/node.h"
 #include "sim/alibaba_nodes.h"
+#include "sim/openb_models.h"
 #include "sim/sacct.h"
 #include "sim/trace.h"
 

@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "agent/slurm/slurm.h"
+#include "core/splice.h"
 #include "core/step_wire.h"
 
 namespace baton::slurm {
@@ -408,9 +409,9 @@ int BatchHost(const std::vector<std::string>& args) {
         char buf[65536];
         ssize_t got = ::read(fds[k], buf, sizeof buf);
         if (got > 0) {
-          WriteAll(k == 0 ? 1 : 2, buf, static_cast<size_t>(got));
+          WriteAllTo(k == 0 ? 1 : 2, std::string_view(buf, static_cast<size_t>(got)));
           int file = k == 0 ? out_file : err_file;
-          if (file >= 0) WriteAll(file, buf, static_cast<size_t>(got));
+          if (file >= 0) WriteAllTo(file, std::string_view(buf, static_cast<size_t>(got)));
         } else if (got == 0 || errno != EINTR) {
           ::close(fds[k]);
           fds[k] = -1;

@@ -1,0 +1,27 @@
+// A job of a workload trace, as every trace loader makes it (sim/trace.h reads the files and
+// tells their kinds apart; sim/sacct.h and the others each read one kind).
+#pragma once
+
+#include <string>
+
+#include "core/job.h"
+
+namespace baton::sim {
+
+struct TraceJob {
+  Duration submit{0};    // from the trace's start
+  Duration duration{0};  // how long it runs once given its GPUs
+  Resources resources;   // gpus (milli), nodes, gpu_type
+  std::string name;
+  std::string user = "user";
+  std::string project = "default";
+  Priority priority = Priority::kNormal;
+  Duration time_limit{0};  // 0 = none
+  bool preemptible = false;
+  int line = 0;  // in the trace file, for messages
+
+  // The job spec it is submitted as (command "sim").
+  JobSpec Spec() const;
+};
+
+}  // namespace baton::sim
