@@ -73,6 +73,18 @@ TEST(Config, SighupAppliesAGoodFileAndKeepsTheRunningOneForABadFile) {
   EXPECT_TRUE(baton.Alive());
   EXPECT_EQ(SubmitStatus(*c, R"({"command": ["true"], "time_limit": "3h"})", &body), 201) << body;
   EXPECT_EQ(SubmitStatus(*c, R"({"command": ["true"], "time_limit": "5h"})", &body), 400) << body;
+  const std::string next_start = "take effect at the next start only";
+  EXPECT_EQ(ReadFile(baton.data_dir() + "/baton.out").find(next_start), std::string::npos)
+      << "only the policy changed so far";
+
+  // What only a start takes (here the shared directory) is said to wait for the next one.
+  std::ofstream(path) << "listen: 127.0.0.1:1\n"
+                      << "shared_dir: " << dir.path() << "/shared\n"
+                      << "pools:\n  default: {max_time_limit: 4h}\n";
+  baton.Signal(SIGHUP);
+  ASSERT_TRUE(reloads(next_start)) << ReadFile(baton.data_dir() + "/baton.out");
+  EXPECT_NE(ReadFile(baton.data_dir() + "/baton.out").find("`shared_dir`"), std::string::npos);
+  EXPECT_EQ(SubmitStatus(*c, R"({"command": ["true"], "time_limit": "4h"})", &body), 201) << body;
 }
 
 TEST(Config, TheStoreLivesWhereTheFileSaysAndKeepsJobsAcrossARestart) {

@@ -1,4 +1,4 @@
-#include "store_choice.h"
+#include "server/store_choice.h"
 
 #include <fcntl.h>
 #include <sys/file.h>
@@ -9,7 +9,7 @@
 #include "store/postgres_store.h"
 #include "store/sqlite_store.h"
 
-namespace baton {
+namespace baton::server {
 
 // `--store` over the configuration file's store: a postgres:// URL or an absolute SQLite path.
 Status ApplyStoreFlag(const std::string& flag, std::string* url, std::string* path) {
@@ -89,4 +89,4 @@ Result<std::unique_ptr<store::StoreMarker>> AdmitStore(const StoreAdmission& a, 
   return marker;
 }
 
-}  // namespace baton
+}  // namespace baton::server

@@ -7,9 +7,12 @@
 
 #include "core/status.h"
 
-namespace baton {
+namespace baton::server {
 
 // `level`: debug | info | warn | error; `format`: text | json.
 Status SetUpLogging(const std::string& level, const std::string& format);
 
-}  // namespace baton
+// Logs `st`'s message as an error; 1, the exit code of a command that failed so.
+int Fail(const Status& st);
+
+}  // namespace baton::server

@@ -1,13 +1,13 @@
-#include "serve_tls.h"
+#include "server/serve_tls.h"
 
 #include <boost/url/parse.hpp>
 #include <cstdlib>
 #include <vector>
 
 #include "core/file_util.h"
-#include "host.h"
+#include "server/host.h"
 
-namespace baton {
+namespace baton::server {
 
 Result<ServeTls> PrepareServerTls(const TlsFlags& flags, const std::string& data_dir,
                                   const std::string& listen_host, const std::string& advertise) {
@@ -77,4 +77,4 @@ std::string DescribeDashboard(const ServeTls& tls, const std::string& url,
   return "dashboard: " + where + "; log in with the token in " + dir + "/admin.token";
 }
 
-}  // namespace baton
+}  // namespace baton::server

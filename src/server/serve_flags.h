@@ -1,5 +1,5 @@
 // The flags `baton up`, `baton server` and `baton agent` share: logging, TLS, and the local
-// or remote agent's GPU health limits and job isolation. Used by main.cc only.
+// or remote agent's GPU health limits and job isolation. Used by server/ and main.cc.
 #pragma once
 
 #include <cstdint>
@@ -8,13 +8,13 @@
 #include "agent/agent.h"
 #include "agent/health.h"
 #include "core/status.h"
-#include "serve_tls.h"
+#include "server/serve_tls.h"
 
 namespace CLI {
 class App;
 }  // namespace CLI
 
-namespace baton {
+namespace baton::server {
 
 // --log-level and --log-format of the long-running commands (up, server, agent).
 struct LogFlags {
@@ -45,4 +45,4 @@ Result<agent::HealthLimits> HealthLimitsOf(const HealthFlags& f);
 // --tls-cert, --tls-key and --insecure-http of `baton up` and `baton server`.
 void AddTlsFlags(CLI::App* cmd, TlsFlags& tls);
 
-}  // namespace baton
+}  // namespace baton::server

@@ -1,5 +1,5 @@
 // Which store a server keeps its state in: `--store` over the configuration file's `store`,
-// and opening it (PostgreSQL, or SQLite with its lock and file modes). Used by main.cc only.
+// and opening it (PostgreSQL, or SQLite with its lock and file modes). Used by server/ and main.cc.
 #pragma once
 
 #include <memory>
@@ -9,7 +9,7 @@
 #include "store/store.h"
 #include "store/store_mark.h"
 
-namespace baton {
+namespace baton::server {
 
 // `flag` (--store, "" = not given) over the file's store: a postgres:// URL sets *url, an
 // absolute path sets *path (SQLite), clearing the other; anything else is InvalidArgument.
@@ -36,4 +36,4 @@ struct StoreAdmission {
 Result<std::unique_ptr<store::StoreMarker>> AdmitStore(const StoreAdmission& a, store::Store& store,
                                                        store::Snapshot* snap);
 
-}  // namespace baton
+}  // namespace baton::server

@@ -1,4 +1,4 @@
-#include "host.h"
+#include "server/host.h"
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -22,7 +22,7 @@
 #include "core/node.h"
 #include "core/quantity.h"
 
-namespace baton {
+namespace baton::server {
 
 agent::HostTopology HostTopologyOrNone() {
   auto topology = agent::LoadHostTopology();
@@ -168,4 +168,4 @@ uint64_t RaiseDescriptorLimit() {
   return r.rlim_cur;
 }
 
-}  // namespace baton
+}  // namespace baton::server

@@ -8,7 +8,7 @@
 #include "core/status.h"
 #include "net/tls.h"
 
-namespace baton {
+namespace baton::server {
 
 struct TlsFlags {
   std::string cert;            // --tls-cert / tls.cert
@@ -44,4 +44,4 @@ std::string DescribeDashboard(const ServeTls& tls, const std::string& url,
 // $BATON_TLS_CA, else "" (the system's CAs); a file given must hold a certificate.
 Result<std::string> AgentTlsCa(const std::string& flag);
 
-}  // namespace baton
+}  // namespace baton::server

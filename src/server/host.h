@@ -1,6 +1,7 @@
 // What the `baton` executable reads of the host it runs on and of its data directory: the
 // host's name, user and topology, the listen address and a port free to bind, the token and
-// port files of the data directory, and the signals that stop a server. Used by main.cc only.
+// port files of the data directory, and the signals that stop a server. Used by server/ and
+// main.cc.
 #pragma once
 
 #include <signal.h>
@@ -12,7 +13,7 @@
 #include "agent/host_topology.h"
 #include "core/status.h"
 
-namespace baton {
+namespace baton::server {
 
 // This host's topology, for binding jobs to their GPUs' NUMA nodes; empty (jobs unbound) when
 // hwloc cannot load it.
@@ -46,4 +47,4 @@ void WarnWithinReserve(const std::string& dir, int64_t reserve);
 // and jobs' files need many; the HTTP server caps its connections below it). Returns the limit.
 uint64_t RaiseDescriptorLimit();
 
-}  // namespace baton
+}  // namespace baton::server

@@ -1,4 +1,4 @@
-#include "logging.h"
+#include "server/logging.h"
 
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
@@ -8,7 +8,7 @@
 
 #include "core/log.h"
 
-namespace baton {
+namespace baton::server {
 namespace {
 
 spdlog::level::level_enum SpdLevel(LogLevel level) {
@@ -69,4 +69,9 @@ Status SetUpLogging(const std::string& level_name, const std::string& format) {
   return Status::Ok();
 }
 
-}  // namespace baton
+int Fail(const Status& st) {
+  LogError(st.message());
+  return 1;
+}
+
+}  // namespace baton::server

@@ -2,7 +2,7 @@
 // a controller waits as a standby, answering only health checks and pointing everything else
 // at the leader, until it takes the lease; then it leads, renewing the lease on a thread of
 // its own, and stops the moment it cannot (another has taken over, or PostgreSQL has been out
-// of reach for longer than the lease). Used by main.cc only.
+// of reach for longer than the lease). Used by server/ and main.cc.
 #pragma once
 
 #include <signal.h>
@@ -22,7 +22,7 @@
 #include "store/postgres_lease.h"
 #include "store/postgres_store.h"
 
-namespace baton {
+namespace baton::server {
 
 struct StandbyOptions {
   std::string host;           // to listen on
@@ -92,4 +92,4 @@ struct LeadOptions {
 Result<Leading> Lead(const LeadOptions& o, store::PostgresStore& store,
                      std::pair<std::string, uint16_t>& listen, const sigset_t& signals);
 
-}  // namespace baton
+}  // namespace baton::server

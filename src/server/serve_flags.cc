@@ -1,10 +1,10 @@
-#include "serve_flags.h"
+#include "server/serve_flags.h"
 
 #include <CLI/CLI.hpp>
 
 #include "core/time.h"
 
-namespace baton {
+namespace baton::server {
 
 void AddLogFlags(CLI::App* cmd, LogFlags& f) {
   cmd->add_option("--log-level", f.level, "debug, info, warn or error (default info)")
@@ -55,4 +55,4 @@ void AddTlsFlags(CLI::App* cmd, TlsFlags& tls) {
                 "HTTPS is served on the same port)");
 }
 
-}  // namespace baton
+}  // namespace baton::server

@@ -1,4 +1,4 @@
-#include "leadership.h"
+#include "server/leadership.h"
 
 #include <unistd.h>
 
@@ -8,9 +8,9 @@
 #include "core/file_util.h"
 #include "core/log.h"
 #include "core/time.h"
-#include "host.h"
+#include "server/host.h"
 
-namespace baton {
+namespace baton::server {
 
 std::string LeaseHolderId() {
   std::random_device rd;
@@ -215,4 +215,4 @@ Result<Leading> Lead(const LeadOptions& o, store::PostgresStore& store,
   return l;
 }
 
-}  // namespace baton
+}  // namespace baton::server
