@@ -36,7 +36,7 @@ void Controller::Restore(store::Snapshot snapshot, TimePoint now) {
     if (j.state == JobState::kRunning) {
       for (const auto& part : j.allocation) EnsureNode(part.node).running.insert(id);
       running_.emplace(id, &j, KeptOf(j));  // after its nodes are in the view (first_node)
-      if (ArrayGate* gate = GateOf(j)) gate->active += 1;
+      if (DependencyGate::ArrayGate* gate = gate_.GateOf(j)) gate->active += 1;
       if (j.launch_blamed < static_cast<int>(j.launch_failed_on.size())) unproven_.insert(id);
       // Its nodes must come back and say what became of it; until then they are awaited.
       for (const auto& part : j.allocation) {
@@ -133,7 +133,7 @@ Reply Controller::Apply(const Command& command, TimePoint now) {
                           usage_.SetHalfLife(c.policy.fairshare_half_life);
                           options_.policy = c.policy;
                           queue_.SetLevels(c.policy.las_thresholds);
-                          known_nodes_stale_ = true;  // pools may have come or gone
+                          feasibility_.MarkStale();  // pools may have come or gone
                           RecountBudgets(now, false);
                           queue_.RequestFull();  // order, reserve and preempt by the new policy
                           return Reply{};
@@ -214,7 +214,7 @@ Reply Controller::Submit(const SubmitJobs& c, TimePoint now) {
   }
   Reply r;
   r.created = true;
-  jobs_submitted_ += total;
+  counters_.jobs_submitted += total;
   JobId first{next_id_};
   for (size_t i = 0; i < specs.size(); ++i) {
     const JobId array{tasks[i].front() >= 0 ? next_id_ : 0};
@@ -318,34 +318,8 @@ Job& Controller::NewJob(const JobSpec& spec, const Resources& resources, const s
   return job;
 }
 
-const std::vector<sched::KnownNode>& Controller::KnownNodes() {
-  if (known_nodes_stale_) {
-    known_nodes_.clear();
-    for (const auto& [name, node] : nodes_) {
-      known_nodes_.push_back(sched::KnownNode{
-          .info = &node.info, .registered = node.state != NodeRecord::State::kAwaiting});
-    }
-    feasible_.clear();
-    known_nodes_stale_ = false;
-  }
-  return known_nodes_;
-}
-
 Result<Resources> Controller::Feasible(const JobSpec& spec, const std::string& user) {
-  KnownNodes();  // and forgets the answers of an older set of nodes
-  const Resources& r = spec.resources;
-  const bool root = user == "root";
-  // The latest shapes first: a sweep or a burst of alike jobs finds its own at once.
-  for (auto it = feasible_.rbegin(); it != feasible_.rend(); ++it) {
-    if (it->root == root && it->request == r && it->pool == spec.pool) return it->answer;
-  }
-  auto checked = sched::CheckFeasible(known_nodes_, r, spec.pool,
-                                      options_.policy.Pool(spec.pool) != nullptr, user);
-  Result<Resources> answer =
-      checked ? Result<Resources>(checked->resources) : Result<Resources>(Err(checked.error()));
-  if (feasible_.size() >= 64) feasible_.erase(feasible_.begin());
-  feasible_.push_back(FeasibleShape{spec.pool, r, root, answer});
-  return answer;
+  return feasibility_.Check(nodes_, spec, user, options_.policy.Pool(spec.pool) != nullptr);
 }
 
 const Job* Controller::FindJob(JobId id, int array_index) const {
@@ -489,7 +463,7 @@ void Controller::SetState(Job& job, JobState to, TimePoint now) {
   // A task of a throttled array holds a place while queued or running.
   const bool held_place =
       job.array_id.value != 0 &&
-      ((from == JobState::kPending && !blocked_.count(job.id) && to != JobState::kRunning) ||
+      ((from == JobState::kPending && !gate_.Blocked(job.id) && to != JobState::kRunning) ||
        from == JobState::kRunning);
   if (from == JobState::kPending) Dequeue(job);
   if (from == JobState::kRunning) {
@@ -515,7 +489,7 @@ void Controller::SetState(Job& job, JobState to, TimePoint now) {
   if (IsTerminal(to)) {
     job.finished_at = now;
     budgets_.JobEnded(job.spec.project, job.cost_micros);
-    jobs_finished_[std::string(JobStateName(to))] += 1;
+    counters_.jobs_finished[std::string(JobStateName(to))] += 1;
     AlertEnded(job, to, now);
     if (job.cron_id.value != 0 && !job.cron_stopped) cron_due_.push_back(job.id);
     OnTerminal(job, now);

@@ -10,7 +10,11 @@
 //   queue_   (sched::JobQueue, job_queue.h):   the waiting jobs and the planning of passes;
 //   budgets_ (BudgetBook,      budget_book.h): budgets' periods, spending and alerts;
 //   events_  (EventRing,       event_ring.h):  the latest cluster events;
-//   tokens_  (TokenBook,       token_book.h):  the API tokens' records.
+//   tokens_  (TokenBook,       token_book.h):  the API tokens' records;
+//   gate_    (DependencyGate,  dependency_gate.h): pending jobs held back, and why;
+//   feasibility_ (FeasibilityCache, feasibility_cache.h): what could ever hold a request;
+//   idle_sessions_ (IdleSessions, idle_sessions.h): idle sessions' clocks and verdicts;
+//   counters_ (Counters,       metrics.h):     what GET /metrics counts since the start.
 // controller.cc: restore, users' commands, job bookkeeping and runs; controller_schedule.cc:
 // a pass's input and what its result does; controller_agents.cc: agents, nodes and drains;
 // controller_cost.cc: prices and costs; controller_metrics.cc and controller_tokens.cc: the
@@ -29,7 +33,10 @@
 
 #include "control/budget_book.h"
 #include "control/commands.h"
+#include "control/dependency_gate.h"
 #include "control/event_ring.h"
+#include "control/feasibility_cache.h"
+#include "control/idle_sessions.h"
 #include "control/node_table.h"
 #include "control/running_jobs.h"
 #include "control/token_book.h"
@@ -108,8 +115,7 @@ class Controller {
   // A submit with an Idempotency-Key seen before: the jobs it made then.
   std::optional<Reply> Repeated(const SubmitJobs& c) const;
   // The request of `spec` as it will run (its nodes chosen when it named none), or why no set
-  // of its pool's nodes can ever hold it (sched/feasibility.h). Memoised per request shape
-  // until a node joins or changes.
+  // of its pool's nodes can ever hold it (feasibility_).
   Result<Resources> Feasible(const JobSpec& spec, const std::string& user);
   Result<Resources> Admit(const JobSpec& spec, const std::string& user, TimePoint now);
   // A spec that names a model (JobSpec::model): fills the gpus and gpu_memory it does not give
@@ -119,9 +125,6 @@ class Controller {
   // `sized` says how each was (both left empty when none names one).
   Status SizeModels(const std::vector<JobSpec>& specs, std::vector<JobSpec>* own,
                     std::vector<std::string>* sized);
-  // Every node known, registered or awaited, for the feasibility checks; rebuilt when a node
-  // joins or changes.
-  const std::vector<sched::KnownNode>& KnownNodes();
   Reply Act(const JobAction& c, TimePoint now);
   // `baton update` (controller_update.cc): the job's spec with the fields changed, checked as a
   // submit checks it; and putting it in place (the queue, the nodes of a running job).
@@ -258,35 +261,12 @@ class Controller {
   // The job_failed alert of a job that ended (`to`): for a task of an array, the first failure
   // only, then one line when the array has ended saying how many failed.
   void AlertEnded(const Job& job, JobState to, TimePoint now);
-  // What keeps a pending job out of the queue: its dependencies (after-ok, after-any,
-  // after-notok), the singleton rule, its begin time; `never` when a dependency can no longer
-  // be met. reason kNone: nothing.
-  struct Waiting {
-    WaitReason reason = WaitReason::kNone;
-    bool never = false;
-    std::string detail;
-  };
-  Waiting WaitingFor(const Job& job, TimePoint now) const;
-  // How a job a dependency names ended: an array's id stands for all its tasks.
-  struct Outcome {
-    bool all_ended = true;
-    const Job* failed = nullptr;  // one that ended other than succeeded
-  };
-  Outcome OutcomeOf(JobId dep) const;
-  // Looks again at blocked jobs that may go now; those that can enter the queue.
+  // Looks again at blocked jobs that may go now; those that can enter the queue
+  // (controller_waiting.cc, with the DependencyGate gate_).
   void Recheck(const std::vector<JobId>& ids, TimePoint now);
   // The blocked jobs whose begin time has come.
   void ReleaseBegun(TimePoint now);
-  // Forgets a job that leaves the blocked set in the begin-time, singleton and array indexes.
-  void Unblock(const Job& job);
-  // A job array's throttle (`%N`): tasks hold a place while queued or running; the others
-  // wait, in index order, with reason array_limit.
-  struct ArrayGate {
-    int limit = 0;
-    int active = 0;
-    std::set<JobId> waiting;
-  };
-  ArrayGate* GateOf(const Job& job);  // null: not a task of a throttled array
+  // A task of a throttled array gives up its place: the waiting tasks that may, take it.
   void LeaveGate(const Job& job, TimePoint now);
   Job& NewJob(const JobSpec& spec, const Resources& resources, const std::string& user,
               TimePoint now);
@@ -300,7 +280,6 @@ class Controller {
   void StartSeries(Job& job, TimePoint now);
   void QueueNextRuns(TimePoint now);
   CronEntry EntryOf(JobId series, TimePoint now) const;
-  static std::string SingletonKey(const Job& job);
   void SendOrder(const std::string& node, Order order);
   NodeRecord* FindNode(const std::string& name);
   // The node, added to the table and (unschedulable) to the view if it was not known.
@@ -318,8 +297,8 @@ class Controller {
   std::unordered_map<std::string, store::IdempotencyEntry> keys_;  // user + '\n' + key
   std::vector<store::IdempotencyEntry> new_keys_;
 
-  sched::JobQueue queue_;    // pending jobs whose dependencies are met; pass planning
-  std::set<JobId> blocked_;  // pending jobs waiting for dependencies or their begin time
+  sched::JobQueue queue_;  // pending jobs whose dependencies are met; pass planning
+  DependencyGate gate_;    // pending jobs held back: dependencies, a time, an array's throttle
   // Arrays with a failed task whose other tasks have not all ended: the failures since the
   // first (alerted), the tasks left, all of them. Not kept across restarts.
   struct ArrayFailures {
@@ -328,9 +307,6 @@ class Controller {
     int total = 0;
   };
   std::map<JobId, ArrayFailures> array_failures_;
-  std::multimap<TimePoint, JobId> begins_;        // blocked jobs with a begin time, by it
-  std::multimap<std::string, JobId> singletons_;  // blocked singleton jobs, by user and name
-  std::map<JobId, ArrayGate> arrays_;             // throttled arrays with tasks queued or running
   struct CronSeries {
     JobId current;  // the run waiting or running
     JobId last{0};  // the latest run that ended; 0: none yet
@@ -344,20 +320,12 @@ class Controller {
   sched::UsageLedger usage_;
 
   NodeTable nodes_;
-  std::vector<sched::KnownNode> known_nodes_;  // for Feasible; rebuilt when stale
-  bool known_nodes_stale_ = true;
+  FeasibilityCache feasibility_;  // what could ever hold a request, by the known nodes
   // Every node that is not lost was last seen at or after this (OnTick; none: not known).
   std::optional<TimePoint> seen_since_;
   // The earliest time a lost node's jobs are due to be requeued (NodeRecord::requeue_at).
   TimePoint next_requeue_ = TimePoint::max();
   std::pair<JobId, TimePoint> last_log_drop_{};  // the last log_dropped alert: of what, when
-  struct FeasibleShape {
-    std::string pool;
-    Resources request;
-    bool root = false;
-    Result<Resources> answer;
-  };
-  std::vector<FeasibleShape> feasible_;  // the latest request shapes and their answers
   sched::ClusterView view_;
   sched::ClusterView pass_view_;                 // scratch for passes, kept for its buffers
   std::vector<sched::PendingJob> pass_pending_;  // the same, for passes given the queue
@@ -367,21 +335,8 @@ class Controller {
   std::vector<store::Drain> new_drains_;
   EventRing events_;
   TokenBook tokens_;
-  // Counted for GET /metrics since this controller started.
-  uint64_t jobs_submitted_ = 0;
-  std::map<std::string, uint64_t> jobs_finished_;
-  uint64_t preemptions_ = 0;
-  // Idle sessions (controller_sessions.cc): since when each running session of an interactive
-  // pool with an idle timeout has been idle, and whether it was warned. Not stored: a restarted
-  // controller starts their clocks again.
-  struct Idle {
-    TimePoint since{};
-    bool warned = false;
-  };
-  std::map<JobId, Idle> idle_;
-  uint64_t sessions_reclaimed_ = 0;
-  double reclaimed_gpu_seconds_ = 0;
-  Histogram wait_seconds_{{1, 5, 15, 60, 300, 900, 3600, 4 * 3600, 24 * 3600}};
+  Counters counters_;           // for GET /metrics, since this controller started
+  IdleSessions idle_sessions_;  // the clocks of idle sessions (controller_sessions.cc)
   // Per running job: the sum of its readings' mean utilisation, and their count.
   struct Utilization {
     double sum = 0;

@@ -221,7 +221,7 @@ NodeRecord& Controller::EnsureNode(const std::string& name) {
   bool added = false;
   NodeRecord& node = nodes_.Ensure(name, &added);
   if (added) {
-    known_nodes_stale_ = true;
+    feasibility_.MarkStale();
     seen_since_.reset();  // never seen: OnTick's bound is made again
     sched::NodeSlots slots;
     slots.name = name;
@@ -276,7 +276,7 @@ Reply Controller::Register(const AgentRegister& c, TimePoint now) {
   }
   if (node.info.gpus.size() != info.gpus.size()) node.health.clear();
   nodes_.StartSession(node, now);
-  if (node.info != info || node.state == NodeRecord::State::kAwaiting) known_nodes_stale_ = true;
+  if (node.info != info || node.state == NodeRecord::State::kAwaiting) feasibility_.MarkStale();
   node.info = info;
   node.state = NodeRecord::State::kReady;
   node.requeue_at = TimePoint::max();  // back before its fence passed: its jobs ran on
@@ -439,7 +439,8 @@ void Controller::HandleEvent(NodeRecord& node, const JobEvent& e, TimePoint now)
     if (!job->started_at && !e.launch_failed) {
       job->started_at = now;
       if (job->restarts == 0)
-        wait_seconds_.Observe(static_cast<double>((now - job->submitted_at).count()) / 1000.0);
+        counters_.wait_seconds.Observe(static_cast<double>((now - job->submitted_at).count()) /
+                                       1000.0);
     }
     job->launched = std::all_of(job->allocation.begin(), job->allocation.end(),
                                 [](const NodeAllocation& p) { return p.started; });
@@ -562,7 +563,7 @@ void Controller::RequeueFenced(TimePoint now) {
 void Controller::OnTick(TimePoint now) {
   CheckBudgets(now);
   ReclaimIdleSessions(now);
-  if (!begins_.empty()) ReleaseBegun(now);
+  if (gate_.WaitsForTime()) ReleaseBegun(now);
   for (auto it = unproven_.begin(); it != unproven_.end();) {
     Job& job = jobs_.at(*it);
     if (job.state != JobState::kRunning) {

@@ -51,7 +51,7 @@ void Controller::QueueNextRuns(TimePoint now) {
     series->second.last = id;
     series->second.current = next.id;
     series->second.runs += 1;
-    jobs_submitted_ += 1;
+    counters_.jobs_submitted += 1;
     next_id_dirty_ = true;
     Enqueue(next, now);
     MarkDirty(next);

@@ -16,12 +16,7 @@ Reply Controller::Metrics(TimePoint now) const {
     m->project_gpu_seconds[job.spec.project] += service;
     m->project_cost[job.spec.project] += static_cast<double>(AllCost(job, now)) / 1e6;
   }
-  m->jobs_submitted = jobs_submitted_;
-  m->jobs_finished = jobs_finished_;
-  m->preemptions = preemptions_;
-  m->sessions_reclaimed = sessions_reclaimed_;
-  m->reclaimed_gpu_seconds = reclaimed_gpu_seconds_;
-  m->wait_seconds = wait_seconds_;
+  static_cast<Counters&>(*m) = counters_;
   m->events = static_cast<uint64_t>(events_.raised());
   for (const char* s : {"ready", "drained", "lost", "awaiting"}) m->nodes_by_state[s] = 0;
   for (const auto& [name, node] : nodes_) {

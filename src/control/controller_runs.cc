@@ -152,7 +152,7 @@ bool Controller::LaunchElsewhere(Job& job) {
   }
   if (job.launch_failed_on.size() >= kLaunchNodesTried) return false;
   // Another node of its pool must be able to hold it.
-  std::vector<sched::KnownNode> others = KnownNodes();
+  std::vector<sched::KnownNode> others = feasibility_.Known(nodes_);
   std::erase_if(others, [&](const sched::KnownNode& n) {
     return std::find(job.launch_failed_on.begin(), job.launch_failed_on.end(), n.info->name) !=
            job.launch_failed_on.end();

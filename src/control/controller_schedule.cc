@@ -173,7 +173,7 @@ void Controller::Schedule(TimePoint now) {
       now, !options_.policy.backfill,
       [&](JobId id) -> const Job* {
         const Job& j = jobs_.at(id);
-        return j.state == JobState::kPending && !blocked_.count(id) ? &j : nullptr;
+        return j.state == JobState::kPending && !gate_.Blocked(id) ? &j : nullptr;
       },
       head_is_enough ? kStrictHead : 0, quiet, stuck, grouped);
   if (plan.jobs.empty() && !plan.grouped) return;
@@ -311,7 +311,7 @@ bool Controller::ApplyPass(sched::PassResult& pass, const sched::PassInput& in,
     if (victim.state != JobState::kRunning || victim.stop_requested || victim.preempt_requested)
       continue;
     victim.preempt_requested = true;
-    ++preemptions_;
+    ++counters_.preemptions;
     victim.reason_detail = "preempted (" + std::string(PreemptReasonName(p.reason)) + ") for job " +
                            p.for_job.ToString();
     StopParts(victim, StopReason::kPreempt, options_.policy.preempt_grace, now);
@@ -400,7 +400,7 @@ Reply Controller::Queue(const GetQueue& c) const {
   listed.reserve(queue_.order().size());
   for (const sched::QueueEntry& e : queue_.order()) {
     const Job* j = FindJob(e.id);
-    if (j == nullptr || j->state != JobState::kPending || blocked_.count(e.id)) continue;
+    if (j == nullptr || j->state != JobState::kPending || gate_.Blocked(e.id)) continue;
     listed.insert(e.id.value);
     if (!take(*j, e.factors)) return r;
   }
@@ -410,7 +410,7 @@ Reply Controller::Queue(const GetQueue& c) const {
   });
   // Then, by id, those that wait for something other than the scheduler (squeue lists them
   // too): dependencies, a begin time, a recurring job's next time, their array's throttle.
-  for (JobId id : blocked_) {
+  for (JobId id : gate_.blocked()) {
     const Job* j = FindJob(id);
     if (!more || j == nullptr || j->state != JobState::kPending) continue;
     more = take(*j, QueueFactors{});

@@ -82,93 +82,48 @@ Status Controller::AdmitSession(const JobSpec& spec, const PoolPolicy& pool,
                   " (baton sessions lists them; baton cancel ends one)");
 }
 
-namespace {
-
-// Whether the session is in use: a client attached, or one of its GPUs at or above `pct`.
-bool InUse(const Job& job, const std::map<std::string, const NodeRecord*>& nodes, int pct) {
-  for (const NodeAllocation& part : job.allocation) {
-    auto it = nodes.find(part.node);
-    if (it == nodes.end()) continue;
-    const NodeRecord& node = *it->second;
-    if (std::find(node.attached.begin(), node.attached.end(), job.id) != node.attached.end())
-      return true;
-    for (const GpuSample& s : node.samples) {
-      if (std::find(part.gpus.begin(), part.gpus.end(), s.index) != part.gpus.end() &&
-          s.utilization_pct >= pct)
-        return true;
-    }
-  }
-  return false;
-}
-
-}  // namespace
-
 void Controller::ReclaimIdleSessions(TimePoint now) {
   // Every tick: nothing to walk unless some pool reclaims idle sessions.
-  if (std::none_of(options_.policy.pools.begin(), options_.policy.pools.end(), [](const auto& p) {
-        return p.second.interactive && p.second.idle_timeout.count() > 0;
-      })) {
-    idle_.clear();
+  if (!IdleSessions::AnyPoolReclaims(options_.policy)) {
+    idle_sessions_.Clear();
     return;
   }
-  std::map<std::string, const NodeRecord*> nodes;
-  for (auto it = idle_.begin(); it != idle_.end();) {
-    const Job* j = FindJob(it->first);
-    it = j == nullptr || j->state != JobState::kRunning ? idle_.erase(it) : std::next(it);
-  }
-  // The sessions first: stopping one changes the running jobs.
   std::vector<Job*> sessions;
   for (const auto& [id, job] : running_) {
     if (!job->spec.interactive.empty()) sessions.push_back(job);
   }
-  for (Job* job : sessions) {
-    const JobId id = job->id;
-    if (job->state != JobState::kRunning || job->stop_requested || job->preempt_requested) continue;
-    const PoolPolicy* pool = options_.policy.Pool(job->spec.pool);
-    if (pool == nullptr || !pool->interactive || pool->idle_timeout.count() == 0) continue;
-    if (nodes.empty()) {
-      for (const auto& [name, node] : nodes_) nodes[name] = &node;
-    }
-    auto [it, fresh] = idle_.try_emplace(id, Idle{.since = now});
-    Idle& idle = it->second;
-    if (fresh || InUse(*job, nodes, pool->idle_utilization_pct)) {
-      idle = Idle{.since = now};
+  for (const IdleSessions::Verdict& v :
+       idle_sessions_.Review(options_.policy, sessions, nodes_, now)) {
+    if (v.kind == IdleSessions::Verdict::Kind::kStop) {
+      StopIdleSession(*v.job, *v.pool, v.idle_for, now);
       continue;
     }
-    Duration idle_for = now - idle.since;
-    Duration left = pool->idle_timeout - idle_for;
-    if (left <= Duration(0)) {
-      StopIdleSession(*job, *pool, idle_for, now);
-    } else if (!idle.warned && left <= pool->idle_warning) {
-      idle.warned = true;
-      Order o;
-      o.kind = Order::Kind::kNote;
-      o.note = SessionNote{
-          .job = job->id,
-          .attempt = job->restarts,
-          .message = "baton: this session has been idle for " +
-                     FormatDuration(std::chrono::duration_cast<std::chrono::seconds>(idle_for)) +
-                     " (no client attached, GPUs below " +
-                     std::to_string(pool->idle_utilization_pct) + "%); it will be stopped in " +
-                     FormatDuration(std::chrono::duration_cast<std::chrono::seconds>(left)) +
-                     " unless you attach (baton attach " + job->id.ToString() +
-                     ") or use its GPUs"};
-      if (!job->allocation.empty()) SendOrder(job->allocation.front().node, std::move(o));
-    }
+    const Job& job = *v.job;
+    Order o;
+    o.kind = Order::Kind::kNote;
+    o.note = SessionNote{
+        .job = job.id,
+        .attempt = job.restarts,
+        .message = "baton: this session has been idle for " +
+                   FormatDuration(std::chrono::duration_cast<std::chrono::seconds>(v.idle_for)) +
+                   " (no client attached, GPUs below " +
+                   std::to_string(v.pool->idle_utilization_pct) + "%); it will be stopped in " +
+                   FormatDuration(std::chrono::duration_cast<std::chrono::seconds>(v.left)) +
+                   " unless you attach (baton attach " + job.id.ToString() + ") or use its GPUs"};
+    if (!job.allocation.empty()) SendOrder(job.allocation.front().node, std::move(o));
   }
 }
 
 void Controller::StopIdleSession(Job& job, const PoolPolicy& pool, Duration idle_for,
                                  TimePoint now) {
-  idle_.erase(job.id);
   // What it frees: its GPUs for the rest of its time limit.
   Duration left{0};
   if (job.started_at && job.spec.time_limit.count() > 0)
     left = std::max(Duration(0), *job.started_at + job.spec.time_limit - now);
   double gpu_seconds = static_cast<double>(job.spec.resources.milli_gpus) / 1000.0 *
                        std::chrono::duration<double>(left).count();
-  ++sessions_reclaimed_;
-  reclaimed_gpu_seconds_ += gpu_seconds;
+  ++counters_.sessions_reclaimed;
+  counters_.reclaimed_gpu_seconds += gpu_seconds;
   char hours[32];
   std::snprintf(hours, sizeof hours, "%.2f", gpu_seconds / 3600);
   std::string why = "an idle session: no client attached and its GPUs below " +

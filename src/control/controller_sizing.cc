@@ -67,7 +67,7 @@ Status Controller::SizeByModel(JobSpec& spec, std::string* note) {
   }
   // The GPU models of the pool's nodes (of the type asked for, if any).
   std::vector<const NodeInfo*> pool;
-  for (const sched::KnownNode& k : KnownNodes()) {
+  for (const sched::KnownNode& k : feasibility_.Known(nodes_)) {
     if (k.registered && k.info->pool == spec.pool) pool.push_back(k.info);
   }
   const std::map<std::string, GpuModelCount> kinds = CountGpuModels(pool, res.gpu_type);

@@ -90,7 +90,7 @@ void Controller::ApplyPatch(Job& job, JobSpec spec, TimePoint now) {
   if (pending) {
     // Out of the queue and its indexes, and back in with what changed (its place in an
     // array's throttle given up and taken again).
-    const bool queued = !blocked_.count(job.id);
+    const bool queued = !gate_.Blocked(job.id);
     Dequeue(job);
     if (queued && job.array_id.value != 0) LeaveGate(job, now);
   }

@@ -44,14 +44,19 @@ struct GpuMetrics {
   int power_w = 0;
 };
 
-struct MetricsSnapshot {
-  std::map<std::string, int64_t> jobs_by_state;   // every state, 0 included
-  uint64_t jobs_submitted = 0;                    // since this controller started
-  std::map<std::string, uint64_t> jobs_finished;  // by final state, since start
+// What the controller counts as it goes, since it started (not stored): the controller keeps
+// one and each snapshot copies it.
+struct Counters {
+  uint64_t jobs_submitted = 0;
+  std::map<std::string, uint64_t> jobs_finished;  // by final state
   uint64_t preemptions = 0;
-  uint64_t sessions_reclaimed = 0;                // idle sessions stopped, since start
-  double reclaimed_gpu_seconds = 0;               // their GPUs x the time left of their time limits
-  Histogram wait_seconds;                         // submit -> first start
+  uint64_t sessions_reclaimed = 0;   // idle sessions stopped
+  double reclaimed_gpu_seconds = 0;  // their GPUs x the time left of their time limits
+  Histogram wait_seconds{{1, 5, 15, 60, 300, 900, 3600, 4 * 3600, 24 * 3600}};  // to first start
+};
+
+struct MetricsSnapshot : Counters {
+  std::map<std::string, int64_t> jobs_by_state;   // every state, 0 included
   std::map<std::string, int64_t> nodes_by_state;  // ready, drained, lost, awaiting
   std::vector<GpuMetrics> gpus;
   std::map<std::string, double> project_gpu_seconds;  // all attempts, running ones to now

@@ -1,0 +1,35 @@
+#include "control/feasibility_cache.h"
+
+namespace baton::control {
+
+const std::vector<sched::KnownNode>& FeasibilityCache::Known(const NodeTable& nodes) {
+  if (stale_) {
+    known_.clear();
+    for (const auto& [name, node] : nodes) {
+      known_.push_back(sched::KnownNode{.info = &node.info,
+                                        .registered = node.state != NodeRecord::State::kAwaiting});
+    }
+    shapes_.clear();
+    stale_ = false;
+  }
+  return known_;
+}
+
+Result<Resources> FeasibilityCache::Check(const NodeTable& nodes, const JobSpec& spec,
+                                          const std::string& user, bool pool_configured) {
+  Known(nodes);  // and forgets the answers of an older set of nodes
+  const Resources& r = spec.resources;
+  const bool root = user == "root";
+  // The latest shapes first: a sweep or a burst of alike jobs finds its own at once.
+  for (auto it = shapes_.rbegin(); it != shapes_.rend(); ++it) {
+    if (it->root == root && it->request == r && it->pool == spec.pool) return it->answer;
+  }
+  auto checked = sched::CheckFeasible(known_, r, spec.pool, pool_configured, user);
+  Result<Resources> answer =
+      checked ? Result<Resources>(checked->resources) : Result<Resources>(Err(checked.error()));
+  if (shapes_.size() >= kShapes) shapes_.erase(shapes_.begin());
+  shapes_.push_back(Shape{spec.pool, r, root, answer});
+  return answer;
+}
+
+}  // namespace baton::control

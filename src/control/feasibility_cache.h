@@ -1,0 +1,48 @@
+// Whether any set of a pool's nodes can ever hold a request (sched::CheckFeasible), asked at
+// every submit and update: the known nodes as the check takes them, made again only once nodes
+// or pools changed, and the answers for the latest request shapes, so that a sweep or a burst of
+// alike jobs is judged once. Owned by the Controller; not thread-safe.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "control/node_table.h"
+#include "core/job.h"
+#include "core/status.h"
+#include "sched/feasibility.h"
+
+namespace baton::control {
+
+class FeasibilityCache {
+ public:
+  // How many request shapes' answers are kept (the oldest goes first).
+  static constexpr size_t kShapes = 64;
+
+  // A node joined, came back with other hardware, or the pools changed: the known nodes are
+  // made again at the next question, and every answer is forgotten.
+  void MarkStale() { stale_ = true; }
+
+  // Every node of `nodes`, registered or awaited, as the checks take them. The entries point
+  // into `nodes`, which must not change until MarkStale.
+  const std::vector<sched::KnownNode>& Known(const NodeTable& nodes);
+
+  // The request of `spec` as it will run (its nodes chosen when it named none), or why no set of
+  // its pool's nodes can ever hold it; `pool_configured`: the policy names spec.pool.
+  Result<Resources> Check(const NodeTable& nodes, const JobSpec& spec, const std::string& user,
+                          bool pool_configured);
+
+ private:
+  struct Shape {
+    std::string pool;
+    Resources request;
+    bool root = false;
+    Result<Resources> answer;
+  };
+  std::vector<sched::KnownNode> known_;
+  bool stale_ = true;
+  std::vector<Shape> shapes_;  // the latest request shapes and their answers, oldest first
+};
+
+}  // namespace baton::control
