@@ -52,22 +52,7 @@ void Controller::Restore(store::Snapshot snapshot, TimePoint now) {
   }
   // Recurring jobs: each series' latest run, and whether a next one is owed (a run that ended
   // in the batch before a crash, its next not yet queued).
-  for (const auto& [id, j] : jobs_) {
-    if (j.cron_id.value == 0) continue;
-    CronSeries& series = crons_[j.cron_id];
-    series.runs += 1;
-    series.current = id;
-    if (IsTerminal(j.state)) series.last = id;
-  }
-  for (auto it = crons_.begin(); it != crons_.end();) {
-    const Job& latest = jobs_.at(it->second.current);
-    if (latest.cron_stopped) {
-      it = crons_.erase(it);
-      continue;
-    }
-    if (IsTerminal(latest.state)) cron_due_.push_back(latest.id);
-    ++it;
-  }
+  crons_.Restore(jobs_);
   tokens_.Restore(std::move(snapshot.tokens));
   events_.Restore(std::move(snapshot.events));
   for (const store::Drain& d : snapshot.drains) {
@@ -150,7 +135,7 @@ Reply Controller::Apply(const Command& command, TimePoint now) {
 }
 
 Effects Controller::EndBatch(TimePoint now) {
-  if (!cron_due_.empty()) QueueNextRuns(now);
+  if (crons_.Owed()) QueueNextRuns(now);
   Schedule(now);
   Effects fx;
   fx.deliveries = nodes_.TakeDeliveries();
@@ -198,7 +183,7 @@ Reply Controller::Submit(const SubmitJobs& c, TimePoint now) {
       return ErrorReply(st.code() == Code::kInvalidArgument ? InvalidArgument(where + st.message())
                                                             : st);
     }
-    if (!spec.schedule.empty() && !NextRunTime(spec, now)) {
+    if (!spec.schedule.empty() && !CronBook::NextRunTime(spec, now)) {
       return ErrorReply(InvalidArgument(where + "schedule: \"" + spec.schedule +
                                         "\" does not come within five years"));
     }
@@ -226,7 +211,7 @@ Reply Controller::Submit(const SubmitJobs& c, TimePoint now) {
       job.array_index = index;
       if (i < c.step_keys.size()) job.step_key = c.step_keys[i];
       if (!sized.empty()) job.sized = sized[i];
-      if (!job.spec.schedule.empty()) StartSeries(job, now);
+      if (!job.spec.schedule.empty()) crons_.Start(job, now);
       if (job.spec.hold) {
         job.state = JobState::kHeld;
         job.reason = WaitReason::kHeld;
@@ -377,7 +362,7 @@ Status Controller::ActOn(Job& job, JobAction::Kind kind, const Caller& caller, T
           // Cancelling the run that waits for its time ends the series (a running one ends
           // only that run).
           job.cron_stopped = true;
-          crons_.erase(job.cron_id);
+          crons_.Erase(job.cron_id);
         }
         job.reason = WaitReason::kNone;
         job.reason_detail = "cancelled before it ran";
@@ -491,7 +476,7 @@ void Controller::SetState(Job& job, JobState to, TimePoint now) {
     budgets_.JobEnded(job.spec.project, job.cost_micros);
     counters_.jobs_finished[std::string(JobStateName(to))] += 1;
     AlertEnded(job, to, now);
-    if (job.cron_id.value != 0 && !job.cron_stopped) cron_due_.push_back(job.id);
+    if (job.cron_id.value != 0 && !job.cron_stopped) crons_.Ended(job.id);
     OnTerminal(job, now);
   }
 }

@@ -14,7 +14,8 @@
 //   gate_    (DependencyGate,  dependency_gate.h): pending jobs held back, and why;
 //   feasibility_ (FeasibilityCache, feasibility_cache.h): what could ever hold a request;
 //   idle_sessions_ (IdleSessions, idle_sessions.h): idle sessions' clocks and verdicts;
-//   counters_ (Counters,       metrics.h):     what GET /metrics counts since the start.
+//   counters_ (Counters,       metrics.h):     what GET /metrics counts since the start;
+//   crons_   (CronBook,        cron_book.h):   recurring jobs' series and the runs owed.
 // controller.cc: restore, users' commands, job bookkeeping and runs; controller_schedule.cc:
 // a pass's input and what its result does; controller_agents.cc: agents, nodes and drains;
 // controller_cost.cc: prices and costs; controller_metrics.cc and controller_tokens.cc: the
@@ -33,6 +34,7 @@
 
 #include "control/budget_book.h"
 #include "control/commands.h"
+#include "control/cron_book.h"
 #include "control/dependency_gate.h"
 #include "control/event_ring.h"
 #include "control/feasibility_cache.h"
@@ -270,14 +272,9 @@ class Controller {
   void LeaveGate(const Job& job, TimePoint now);
   Job& NewJob(const JobSpec& spec, const Resources& resources, const std::string& user,
               TimePoint now);
-  // Recurring jobs (controller_crons.cc). Each run is a job; when one ends (unless its series
-  // was deleted) the next is queued at the batch's end, waiting for the next time its
-  // schedule names. A restore queues the next run of a series whose last run ended unfollowed.
-  // The first time a schedule names after `after` (or at its begin, if later); none when the
-  // schedule cannot be read or never comes.
-  static std::optional<TimePoint> NextRunTime(const JobSpec& spec, TimePoint after);
-  // Makes `job` (new, not yet queued) the first run of its series.
-  void StartSeries(Job& job, TimePoint now);
+  // Recurring jobs (controller_crons.cc, with the CronBook crons_): when a run ends (unless its
+  // series was deleted) the next is queued at the batch's end, waiting for the next time its
+  // schedule names.
   void QueueNextRuns(TimePoint now);
   CronEntry EntryOf(JobId series, TimePoint now) const;
   void SendOrder(const std::string& node, Order order);
@@ -307,13 +304,7 @@ class Controller {
     int total = 0;
   };
   std::map<JobId, ArrayFailures> array_failures_;
-  struct CronSeries {
-    JobId current;  // the run waiting or running
-    JobId last{0};  // the latest run that ended; 0: none yet
-    int64_t runs = 0;
-  };
-  std::map<JobId, CronSeries> crons_;  // recurring jobs not deleted, by their first run's id
-  std::vector<JobId> cron_due_;        // ended runs whose series' next run is not queued yet
+  CronBook crons_;            // recurring jobs: their series and the next runs owed
   std::set<JobId> unproven_;  // running after launch failures elsewhere, blame not yet counted
   RunningJobs running_;       // jobs_ never drops a job, and map nodes do not move
   std::vector<sched::Reservation> claims_;  // GPUs preemption freed, held for their claimers

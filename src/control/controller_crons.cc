@@ -7,36 +7,19 @@
 #include <algorithm>
 
 #include "control/controller.h"
-#include "core/cron.h"
 
 namespace baton::control {
 
-std::optional<TimePoint> Controller::NextRunTime(const JobSpec& spec, TimePoint after) {
-  auto schedule = ParseCron(spec.schedule, "schedule");
-  if (!schedule) return std::nullopt;
-  // A begin time delays the first run: the first time named at or after it.
-  if (spec.begin && *spec.begin - Duration(1) > after) after = *spec.begin - Duration(1);
-  return NextCronTime(*schedule, after);
-}
-
-void Controller::StartSeries(Job& job, TimePoint now) {
-  job.cron_id = job.id;
-  job.spec.begin = NextRunTime(job.spec, now);  // checked at submit
-  crons_[job.id] = CronSeries{.current = job.id, .runs = 1};
-}
-
 void Controller::QueueNextRuns(TimePoint now) {
-  std::vector<JobId> due;
-  due.swap(cron_due_);
-  for (JobId id : due) {
+  for (JobId id : crons_.TakeDue()) {
     const Job& ended = jobs_.at(id);
-    auto series = crons_.find(ended.cron_id);
-    if (series == crons_.end() || series->second.current != id) continue;  // deleted meanwhile
+    CronBook::Series* series = crons_.Find(ended.cron_id);
+    if (series == nullptr || series->current != id) continue;  // deleted meanwhile
     JobSpec spec = ended.spec;
     spec.begin.reset();
-    std::optional<TimePoint> at = NextRunTime(spec, now);
+    std::optional<TimePoint> at = CronBook::NextRunTime(spec, now);
     if (!at) {
-      crons_.erase(series);  // cannot happen for a schedule accepted at submit
+      crons_.Erase(ended.cron_id);  // cannot happen for a schedule accepted at submit
       continue;
     }
     // Dependencies and a hold were for the first run.
@@ -48,9 +31,9 @@ void Controller::QueueNextRuns(TimePoint now) {
     Job& next = NewJob(spec, ended.spec.resources, ended.user, now);
     next.cron_id = ended.cron_id;
     next.step_key = ended.step_key;  // a batch script's runs share their series' secret
-    series->second.last = id;
-    series->second.current = next.id;
-    series->second.runs += 1;
+    series->last = id;
+    series->current = next.id;
+    series->runs += 1;
     counters_.jobs_submitted += 1;
     next_id_dirty_ = true;
     Enqueue(next, now);
@@ -59,7 +42,7 @@ void Controller::QueueNextRuns(TimePoint now) {
 }
 
 CronEntry Controller::EntryOf(JobId id, TimePoint now) const {
-  const CronSeries& s = crons_.at(id);
+  const CronBook::Series& s = crons_.all().at(id);
   CronEntry e{.id = id, .runs = s.runs, .current = JobAsShown(jobs_.at(s.current), now)};
   if (s.last.value != 0) e.last = JobAsShown(jobs_.at(s.last), now);
   return e;
@@ -67,7 +50,7 @@ CronEntry Controller::EntryOf(JobId id, TimePoint now) const {
 
 Reply Controller::Crons(const ListCrons& c, TimePoint now) const {
   Reply r;
-  for (const auto& [id, series] : crons_) {
+  for (const auto& [id, series] : crons_.all()) {
     if (!c.user.empty() && jobs_.at(series.current).user != c.user) continue;
     r.crons.push_back(EntryOf(id, now));
   }
@@ -75,8 +58,8 @@ Reply Controller::Crons(const ListCrons& c, TimePoint now) const {
 }
 
 Reply Controller::Crons(const DeleteCron& c, TimePoint now) {
-  auto it = crons_.find(c.id);
-  if (it == crons_.end()) {
+  CronBook::Series* series = crons_.Find(c.id);
+  if (series == nullptr) {
     const Job* j = FindJob(c.id);
     if (j != nullptr && j->cron_id.value != 0 && j->cron_id != c.id) {
       return ErrorReply(NotFound("job " + c.id.ToString() + " is a run of recurring job " +
@@ -85,14 +68,14 @@ Reply Controller::Crons(const DeleteCron& c, TimePoint now) {
     return ErrorReply(NotFound("no recurring job " + c.id.ToString() +
                                (j != nullptr && j->cron_id == c.id ? " (deleted before)" : "")));
   }
-  Job& current = jobs_.at(it->second.current);
+  Job& current = jobs_.at(series->current);
   if (!c.caller.admin && current.user != c.caller.user) {
     return ErrorReply(
         PermissionDenied("recurring job " + c.id.ToString() + " belongs to " + current.user));
   }
   Reply r;
   r.crons.push_back(EntryOf(c.id, now));
-  crons_.erase(it);
+  crons_.Erase(c.id);
   current.cron_stopped = true;
   MarkDirty(current);
   if (current.state == JobState::kPending || current.state == JobState::kHeld) {
