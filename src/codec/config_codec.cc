@@ -107,17 +107,10 @@ class ConfigReader {
   std::string file_;
 };
 
-#define TRY(expr)                                        \
-  do {                                                   \
-    auto _r = (expr);                                    \
-    if (!_r) return ::baton::Err(std::move(_r.error())); \
-  } while (0)
-
 // budget: 5000 (a month, no hard stop), none, or {amount: 5000, period: day|week|month|total,
 // hard_stop: true} A project's budget replaces the default project's whole; `budget: none` has
 // none.
-Result<void> ReadBudget(const ConfigReader& r, const YAML::Node& n, const std::string& path,
-                        Budget* b) {
+Status ReadBudget(const ConfigReader& r, const YAML::Node& n, const std::string& path, Budget* b) {
   *b = Budget{};
   if (n.IsNull() || (n.IsScalar() && n.Scalar() == "none")) return {};
   if (n.IsScalar()) {
@@ -126,7 +119,7 @@ Result<void> ReadBudget(const ConfigReader& r, const YAML::Node& n, const std::s
   }
   RETURN_IF_ERROR(r.Keys(n, path, {"amount", "period", "hard_stop"}));
   if (!n["amount"])
-    return Err(r.Error(n, path + ".amount", "missing: how much the project may spend per period"));
+    return r.Error(n, path + ".amount", "missing: how much the project may spend per period");
   ASSIGN_OR_RETURN(b->amount, r.Number(n["amount"], path + ".amount", 0, 1e12));
   if (n["period"]) {
     ASSIGN_OR_RETURN(std::string period, r.Text(n["period"], path + ".period", 16));
@@ -139,7 +132,7 @@ Result<void> ReadBudget(const ConfigReader& r, const YAML::Node& n, const std::s
     else if (period == "total")
       b->period = BudgetPeriod::kTotal;
     else
-      return Err(r.Error(n["period"], path + ".period", "must be day, week, month or total"));
+      return r.Error(n["period"], path + ".period", "must be day, week, month or total");
   }
   if (n["hard_stop"]) {
     ASSIGN_OR_RETURN(b->hard_stop, r.Bool(n["hard_stop"], path + ".hard_stop"));
@@ -148,22 +141,22 @@ Result<void> ReadBudget(const ConfigReader& r, const YAML::Node& n, const std::s
 }
 
 // gpu_catalog: {currency: USD, prices: {H100-80GB: {on_demand: 2.49, spot: 1.2}, A100: 1.1}}
-Result<void> ReadCatalog(const ConfigReader& r, const YAML::Node& n, Policy* policy) {
+Status ReadCatalog(const ConfigReader& r, const YAML::Node& n, Policy* policy) {
   RETURN_IF_ERROR(r.Keys(n, "gpu_catalog", {"currency", "prices"}));
   if (n["currency"]) {
     ASSIGN_OR_RETURN(policy->currency, r.Text(n["currency"], "gpu_catalog.currency", 8));
     if (policy->currency.empty())
-      return Err(r.Error(n["currency"], "gpu_catalog.currency", "must not be empty"));
+      return r.Error(n["currency"], "gpu_catalog.currency", "must not be empty");
   }
   const YAML::Node prices = n["prices"];
   if (!prices) return {};
   if (!prices.IsMap())
-    return Err(r.Error(prices, "gpu_catalog.prices", "must map GPU models to prices per GPU-hour"));
+    return r.Error(prices, "gpu_catalog.prices", "must map GPU models to prices per GPU-hour");
   for (const auto& kv : prices) {
     const std::string& model = kv.first.Scalar();
     std::string path = "gpu_catalog.prices." + model.substr(0, 64);
     if (model.empty() || model.size() > 64 || !r.IsName(model)) {
-      return Err(r.Error(kv.first, path, "a GPU model is 1-64 of letters, digits, '.', '_', '-'"));
+      return r.Error(kv.first, path, "a GPU model is 1-64 of letters, digits, '.', '_', '-'");
     }
     GpuPrice price;
     if (kv.second.IsScalar()) {
@@ -171,7 +164,7 @@ Result<void> ReadCatalog(const ConfigReader& r, const YAML::Node& n, Policy* pol
     } else {
       RETURN_IF_ERROR(r.Keys(kv.second, path, {"on_demand", "spot"}));
       if (!kv.second["on_demand"])
-        return Err(r.Error(kv.second, path + ".on_demand", "missing: the price per GPU-hour"));
+        return r.Error(kv.second, path + ".on_demand", "missing: the price per GPU-hour");
       ASSIGN_OR_RETURN(price.on_demand,
                        r.Number(kv.second["on_demand"], path + ".on_demand", 0, 1e6));
       if (kv.second["spot"]) {
@@ -183,16 +176,16 @@ Result<void> ReadCatalog(const ConfigReader& r, const YAML::Node& n, Policy* pol
   return {};
 }
 
-Result<void> ReadProject(const ConfigReader& r, const YAML::Node& n, const std::string& path,
-                         ProjectPolicy* p) {
+Status ReadProject(const ConfigReader& r, const YAML::Node& n, const std::string& path,
+                   ProjectPolicy* p) {
   RETURN_IF_ERROR(
       r.Keys(n, path, {"share", "guaranteed_gpus", "limit_gpus", "budget", "checkpoint_group"}));
-  if (n["budget"]) TRY(ReadBudget(r, n["budget"], path + ".budget", &p->budget));
+  if (n["budget"]) RETURN_IF_ERROR(ReadBudget(r, n["budget"], path + ".budget", &p->budget));
   if (const YAML::Node g = n["checkpoint_group"]) {
     // A Unix group name, as groupadd takes them (and at most 32 bytes, as it does).
     const std::string key = path + ".checkpoint_group";
     if (path == "defaults.project")
-      return Err(r.Error(g, key, "name it for a project of its own, not for every project"));
+      return r.Error(g, key, "name it for a project of its own, not for every project");
     ASSIGN_OR_RETURN(p->checkpoint_group, r.Text(g, key, 32));
     const std::string& name = p->checkpoint_group;
     bool valid =
@@ -200,7 +193,7 @@ Result<void> ReadProject(const ConfigReader& r, const YAML::Node& n, const std::
           return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.';
         });
     if (!valid)
-      return Err(r.Error(g, key, "must be a Unix group name (letters, digits, '_', '-', '.')"));
+      return r.Error(g, key, "must be a Unix group name (letters, digits, '_', '-', '.')");
   }
   if (n["share"]) {
     ASSIGN_OR_RETURN(p->share, r.Number(n["share"], path + ".share", 0.001, 1e6));
@@ -212,13 +205,13 @@ Result<void> ReadProject(const ConfigReader& r, const YAML::Node& n, const std::
     ASSIGN_OR_RETURN(p->limit_milli, r.Gpus(n["limit_gpus"], path + ".limit_gpus"));
   }
   if (p->limit_milli != kNoLimit && p->limit_milli < p->guaranteed_milli) {
-    return Err(r.Error(n, path, "limit_gpus is below guaranteed_gpus"));
+    return r.Error(n, path, "limit_gpus is below guaranteed_gpus");
   }
   return {};
 }
 
-Result<void> ReadUser(const ConfigReader& r, const YAML::Node& n, const std::string& path,
-                      UserPolicy* u) {
+Status ReadUser(const ConfigReader& r, const YAML::Node& n, const std::string& path,
+                UserPolicy* u) {
   RETURN_IF_ERROR(r.Keys(n, path, {"share", "max_gpus", "max_jobs"}));
   if (n["share"]) {
     ASSIGN_OR_RETURN(u->share, r.Number(n["share"], path + ".share", 0.001, 1e6));
@@ -229,28 +222,27 @@ Result<void> ReadUser(const ConfigReader& r, const YAML::Node& n, const std::str
   if (n["max_jobs"]) {
     ASSIGN_OR_RETURN(double jobs, r.Number(n["max_jobs"], path + ".max_jobs", 0, 1e9));
     if (jobs != std::floor(jobs))
-      return Err(r.Error(n["max_jobs"], path + ".max_jobs", "must be a whole number"));
+      return r.Error(n["max_jobs"], path + ".max_jobs", "must be a whole number");
     u->max_jobs = static_cast<int>(jobs);
   }
   return {};
 }
 
-Result<void> ReadNamed(
-    const ConfigReader& r, const YAML::Node& n, const std::string& path,
-    const std::function<Result<void>(const std::string&, const YAML::Node&)>& each) {
-  if (!n.IsMap()) return Err(r.Error(n, path, "must be a mapping from names to settings"));
+Status ReadNamed(const ConfigReader& r, const YAML::Node& n, const std::string& path,
+                 const std::function<Status(const std::string&, const YAML::Node&)>& each) {
+  if (!n.IsMap()) return r.Error(n, path, "must be a mapping from names to settings");
   for (const auto& kv : n) {
     const std::string& name = kv.first.Scalar();
     if (!r.IsName(name))
-      return Err(r.Error(kv.first, path + "." + name.substr(0, 64),
-                         "names are 1-64 of letters, digits, '.', '_', '-'"));
-    TRY(each(name, kv.second));
+      return r.Error(kv.first, path + "." + name.substr(0, 64),
+                     "names are 1-64 of letters, digits, '.', '_', '-'");
+    RETURN_IF_ERROR(each(name, kv.second));
   }
   return {};
 }
 
 // scheduling.weights: {priority, fairshare, age, size, las}
-Result<void> ReadWeights(const ConfigReader& r, const YAML::Node& w, Weights* x) {
+Status ReadWeights(const ConfigReader& r, const YAML::Node& w, Weights* x) {
   RETURN_IF_ERROR(r.Keys(w, "scheduling.weights", {"priority", "fairshare", "age", "size", "las"}));
   for (auto [key, field] :
        {std::pair{"priority", &x->priority}, std::pair{"fairshare", &x->fairshare},
@@ -264,10 +256,10 @@ Result<void> ReadWeights(const ConfigReader& r, const YAML::Node& w, Weights* x)
 
 // scheduling.las_thresholds: GPU-time, written as durations: 1h is one GPU for an hour (or four
 // for 15 minutes).
-Result<void> ReadLasThresholds(const ConfigReader& r, const YAML::Node& t, Policy* policy) {
+Status ReadLasThresholds(const ConfigReader& r, const YAML::Node& t, Policy* policy) {
   if (!t.IsSequence() || t.size() > 16) {
-    return Err(r.Error(t, "scheduling.las_thresholds",
-                       "must be a list of at most 16 GPU-times such as [1h, 10h]"));
+    return r.Error(t, "scheduling.las_thresholds",
+                   "must be a list of at most 16 GPU-times such as [1h, 10h]");
   }
   policy->las_thresholds.clear();
   for (size_t i = 0; i < t.size(); ++i) {
@@ -275,7 +267,7 @@ Result<void> ReadLasThresholds(const ConfigReader& r, const YAML::Node& t, Polic
     ASSIGN_OR_RETURN(Duration d, r.Time(t[i], path));
     double gpu_s = static_cast<double>(d.count()) / 1000.0;
     if (gpu_s <= 0 || (!policy->las_thresholds.empty() && gpu_s <= policy->las_thresholds.back())) {
-      return Err(r.Error(t[i], path, "thresholds must be above 0 and ascending"));
+      return r.Error(t[i], path, "thresholds must be above 0 and ascending");
     }
     policy->las_thresholds.push_back(gpu_s);
   }
@@ -283,30 +275,30 @@ Result<void> ReadLasThresholds(const ConfigReader& r, const YAML::Node& t, Polic
 }
 
 // The durations of scheduling: fairshare_half_life and max_age (both above 0).
-Result<void> ReadSchedulingTimes(const ConfigReader& r, const YAML::Node& s, Policy* policy) {
+Status ReadSchedulingTimes(const ConfigReader& r, const YAML::Node& s, Policy* policy) {
   if (s["fairshare_half_life"]) {
     ASSIGN_OR_RETURN(policy->fairshare_half_life,
                      r.Time(s["fairshare_half_life"], "scheduling.fairshare_half_life"));
     if (policy->fairshare_half_life.count() == 0) {
-      return Err(r.Error(s["fairshare_half_life"], "scheduling.fairshare_half_life",
-                         "must be longer than 0"));
+      return r.Error(s["fairshare_half_life"], "scheduling.fairshare_half_life",
+                     "must be longer than 0");
     }
   }
   if (s["max_age"]) {
     ASSIGN_OR_RETURN(policy->max_age, r.Time(s["max_age"], "scheduling.max_age"));
     if (policy->max_age.count() == 0)
-      return Err(r.Error(s["max_age"], "scheduling.max_age", "must be longer than 0"));
+      return r.Error(s["max_age"], "scheduling.max_age", "must be longer than 0");
   }
   return {};
 }
 
-Result<void> ReadScheduling(const ConfigReader& r, const YAML::Node& s, Policy* policy) {
+Status ReadScheduling(const ConfigReader& r, const YAML::Node& s, Policy* policy) {
   RETURN_IF_ERROR(
       r.Keys(s, "scheduling",
              {"weights", "fairshare_half_life", "max_age", "backfill", "reservations", "preemption",
               "preempt_grace", "las_thresholds", "las_preemption", "untimed_reservation"}));
-  if (const YAML::Node w = s["weights"]) TRY(ReadWeights(r, w, &policy->weights));
-  TRY(ReadSchedulingTimes(r, s, policy));
+  if (const YAML::Node w = s["weights"]) RETURN_IF_ERROR(ReadWeights(r, w, &policy->weights));
+  RETURN_IF_ERROR(ReadSchedulingTimes(r, s, policy));
   if (s["backfill"]) {
     ASSIGN_OR_RETURN(policy->backfill, r.Bool(s["backfill"], "scheduling.backfill"));
   }
@@ -324,7 +316,7 @@ Result<void> ReadScheduling(const ConfigReader& r, const YAML::Node& s, Policy* 
   if (s["preempt_grace"]) {
     ASSIGN_OR_RETURN(policy->preempt_grace, r.Time(s["preempt_grace"], "scheduling.preempt_grace"));
   }
-  if (const YAML::Node t = s["las_thresholds"]) TRY(ReadLasThresholds(r, t, policy));
+  if (const YAML::Node t = s["las_thresholds"]) RETURN_IF_ERROR(ReadLasThresholds(r, t, policy));
   if (s["las_preemption"]) {
     ASSIGN_OR_RETURN(policy->las_preemption,
                      r.Bool(s["las_preemption"], "scheduling.las_preemption"));
@@ -333,15 +325,15 @@ Result<void> ReadScheduling(const ConfigReader& r, const YAML::Node& s, Policy* 
 }
 
 // An interactive pool's settings for its sessions (core/policy.h, PoolPolicy).
-Result<void> ReadInteractivePool(const ConfigReader& r, const YAML::Node& n,
-                                 const std::string& path, PoolPolicy* pp) {
+Status ReadInteractivePool(const ConfigReader& r, const YAML::Node& n, const std::string& path,
+                           PoolPolicy* pp) {
   if (n["interactive"]) {
     ASSIGN_OR_RETURN(pp->interactive, r.Bool(n["interactive"], path + ".interactive"));
   }
   for (const char* key : {"session_time_limit", "max_sessions_per_user", "idle_timeout",
                           "idle_utilization", "idle_warning"}) {
     if (n[key] && !pp->interactive)
-      return Err(r.Error(n[key], path + "." + key, "needs interactive: true in the pool"));
+      return r.Error(n[key], path + "." + key, "needs interactive: true in the pool");
   }
   if (n["session_time_limit"]) {
     ASSIGN_OR_RETURN(pp->session_time_limit,
@@ -357,8 +349,8 @@ Result<void> ReadInteractivePool(const ConfigReader& r, const YAML::Node& n,
     ASSIGN_OR_RETURN(
         double v, r.Number(n["max_sessions_per_user"], path + ".max_sessions_per_user", 0, 100000));
     if (v != std::floor(v)) {
-      return Err(r.Error(n["max_sessions_per_user"], path + ".max_sessions_per_user",
-                         "must be a whole number"));
+      return r.Error(n["max_sessions_per_user"], path + ".max_sessions_per_user",
+                     "must be a whole number");
     }
     pp->max_sessions_per_user = static_cast<int>(v);
   }
@@ -367,7 +359,7 @@ Result<void> ReadInteractivePool(const ConfigReader& r, const YAML::Node& n,
     pp->idle_utilization_pct = static_cast<int>(v);
   }
   if (pp->session_time_limit.count() == 0)
-    return Err(r.Error(n, path, "session_time_limit must be longer than 0"));
+    return r.Error(n, path, "session_time_limit must be longer than 0");
   return {};
 }
 
@@ -382,7 +374,7 @@ Result<PoolPolicy> ReadPool(const ConfigReader& r, const YAML::Node& n, const st
   if (n["slurm"]) {
     ASSIGN_OR_RETURN(pp.slurm, r.Bool(n["slurm"], path + ".slurm"));
   }
-  TRY(ReadInteractivePool(r, n, path, &pp));
+  RETURN_IF_ERROR(ReadInteractivePool(r, n, path, &pp));
   if (n["default_time_limit"]) {
     ASSIGN_OR_RETURN(pp.default_time_limit,
                      r.Time(n["default_time_limit"], path + ".default_time_limit"));
@@ -409,24 +401,24 @@ Result<PoolPolicy> ReadPool(const ConfigReader& r, const YAML::Node& n, const st
 
 // models: {house-13b: {params: 13B, layers: 40, hidden: 5120, heads: 40, kv_heads: 8,
 //          vocab: 50000}}: models of one's own for LLM-aware sizing (core/sizing.h).
-Result<void> ReadModels(const ConfigReader& r, const YAML::Node& n, Policy* policy) {
+Status ReadModels(const ConfigReader& r, const YAML::Node& n, Policy* policy) {
   if (!n.IsMap() || n.size() > 1000)
-    return Err(r.Error(n, "models", "must map at most 1000 model names to their shapes"));
+    return r.Error(n, "models", "must map at most 1000 model names to their shapes");
   for (const auto& kv : n) {
     const std::string name = kv.first.Scalar();
     const std::string path = "models." + name.substr(0, 64);
     if (name.empty() || name.size() > 64)
-      return Err(r.Error(kv.first, path, "a model name is 1-64 characters"));
+      return r.Error(kv.first, path, "a model name is 1-64 characters");
     const YAML::Node& m = kv.second;
     RETURN_IF_ERROR(
         r.Keys(m, path, {"params", "layers", "hidden", "heads", "kv_heads", "head_dim", "vocab"}));
     ModelShape shape{.name = name};
-    if (!m["params"]) return Err(r.Error(m, path + ".params", "is required (e.g. 13B)"));
+    if (!m["params"]) return r.Error(m, path + ".params", "is required (e.g. 13B)");
     ASSIGN_OR_RETURN(std::string params, r.Text(m["params"], path + ".params", 32));
     auto p = ParseParams(params, path + ".params");
     if (!p) {
-      return Err(r.Error(m["params"], path + ".params",
-                         "must be a parameter count from 1K to 100T, such as 13B"));
+      return r.Error(m["params"], path + ".params",
+                     "must be a parameter count from 1K to 100T, such as 13B");
     }
     shape.params = *p;
     for (auto [key, at, lo, hi] : {std::tuple{"layers", &shape.layers, 1, 100'000},
@@ -436,31 +428,31 @@ Result<void> ReadModels(const ConfigReader& r, const YAML::Node& n, Policy* poli
                                    std::tuple{"head_dim", &shape.head_dim, 0, 100'000}}) {
       if (!m[key]) {
         if (std::string_view(key) == "kv_heads" || std::string_view(key) == "head_dim") continue;
-        return Err(r.Error(m, path + "." + key, "is required"));
+        return r.Error(m, path + "." + key, "is required");
       }
       ASSIGN_OR_RETURN(double v, r.Number(m[key], path + "." + key, lo, hi));
       *at = static_cast<int>(v);
     }
     if (shape.kv_heads == 0) shape.kv_heads = shape.heads;
-    if (!m["vocab"]) return Err(r.Error(m, path + ".vocab", "is required"));
+    if (!m["vocab"]) return r.Error(m, path + ".vocab", "is required");
     ASSIGN_OR_RETURN(double vocab, r.Number(m["vocab"], path + ".vocab", 1, 100'000'000));
     shape.vocab = static_cast<int64_t>(vocab);
     SizingRequest check{.model = shape};
-    if (Status st = ValidateSizing(check); !st.ok()) return Err(r.Error(m, path, st.message()));
+    if (Status st = ValidateSizing(check); !st.ok()) return r.Error(m, path, st.message());
     policy->models.push_back(std::move(shape));
   }
   return {};
 }
 
-Result<void> ReadPolicy(const ConfigReader& r, const YAML::Node& root, Policy* policy) {
-  if (const YAML::Node s = root["scheduling"]) TRY(ReadScheduling(r, s, policy));
-  if (const YAML::Node c = root["gpu_catalog"]) TRY(ReadCatalog(r, c, policy));
-  if (const YAML::Node m = root["models"]) TRY(ReadModels(r, m, policy));
+Status ReadPolicy(const ConfigReader& r, const YAML::Node& root, Policy* policy) {
+  if (const YAML::Node s = root["scheduling"]) RETURN_IF_ERROR(ReadScheduling(r, s, policy));
+  if (const YAML::Node c = root["gpu_catalog"]) RETURN_IF_ERROR(ReadCatalog(r, c, policy));
+  if (const YAML::Node m = root["models"]) RETURN_IF_ERROR(ReadModels(r, m, policy));
   if (const YAML::Node c = root["checkpoint_root"]) {
     ASSIGN_OR_RETURN(policy->checkpoint_root, r.Text(c, "checkpoint_root"));
     std::string& root_dir = policy->checkpoint_root;
     if (root_dir.empty() || root_dir[0] != '/')
-      return Err(r.Error(c, "checkpoint_root", "must be an absolute path such as /shared/ckpt"));
+      return r.Error(c, "checkpoint_root", "must be an absolute path such as /shared/ckpt");
     while (root_dir.size() > 1 && root_dir.back() == '/') root_dir.pop_back();
   }
   if (const YAML::Node o = root["output_limit"]) {
@@ -474,37 +466,39 @@ Result<void> ReadPolicy(const ConfigReader& r, const YAML::Node& root, Policy* p
   }
   if (policy->output_limit > policy->max_output_limit) {
     const char* key = root["output_limit"] ? "output_limit" : "max_output_limit";
-    return Err(r.Error(root[key], key, "output_limit is over max_output_limit"));
+    return r.Error(root[key], key, "output_limit is over max_output_limit");
   }
   if (const YAML::Node d = root["defaults"]) {
     RETURN_IF_ERROR(r.Keys(d, "defaults", {"project", "user"}));
     if (d["project"])
-      TRY(ReadProject(r, d["project"], "defaults.project", &policy->default_project));
-    if (d["user"]) TRY(ReadUser(r, d["user"], "defaults.user", &policy->default_user));
+      RETURN_IF_ERROR(ReadProject(r, d["project"], "defaults.project", &policy->default_project));
+    if (d["user"]) RETURN_IF_ERROR(ReadUser(r, d["user"], "defaults.user", &policy->default_user));
   }
   if (const YAML::Node p = root["projects"]) {
-    TRY(ReadNamed(r, p, "projects",
-                  [&](const std::string& name, const YAML::Node& n) -> Result<void> {
-                    ProjectPolicy pp = policy->default_project;
-                    TRY(ReadProject(r, n, "projects." + name, &pp));
-                    policy->projects[name] = pp;
-                    return {};
-                  }));
+    RETURN_IF_ERROR(
+        ReadNamed(r, p, "projects", [&](const std::string& name, const YAML::Node& n) -> Status {
+          ProjectPolicy pp = policy->default_project;
+          RETURN_IF_ERROR(ReadProject(r, n, "projects." + name, &pp));
+          policy->projects[name] = pp;
+          return {};
+        }));
   }
   if (const YAML::Node u = root["users"]) {
-    TRY(ReadNamed(r, u, "users", [&](const std::string& name, const YAML::Node& n) -> Result<void> {
-      UserPolicy up = policy->default_user;
-      TRY(ReadUser(r, n, "users." + name, &up));
-      policy->users[name] = up;
-      return {};
-    }));
+    RETURN_IF_ERROR(
+        ReadNamed(r, u, "users", [&](const std::string& name, const YAML::Node& n) -> Status {
+          UserPolicy up = policy->default_user;
+          RETURN_IF_ERROR(ReadUser(r, n, "users." + name, &up));
+          policy->users[name] = up;
+          return {};
+        }));
   }
   if (const YAML::Node p = root["pools"]) {
-    TRY(ReadNamed(r, p, "pools", [&](const std::string& name, const YAML::Node& n) -> Result<void> {
-      ASSIGN_OR_RETURN(PoolPolicy pp, ReadPool(r, n, "pools." + name));
-      policy->pools[name] = pp;
-      return {};
-    }));
+    RETURN_IF_ERROR(
+        ReadNamed(r, p, "pools", [&](const std::string& name, const YAML::Node& n) -> Status {
+          ASSIGN_OR_RETURN(PoolPolicy pp, ReadPool(r, n, "pools." + name));
+          policy->pools[name] = pp;
+          return {};
+        }));
   }
   return {};
 }
@@ -614,7 +608,7 @@ Result<ServerConfig> DecodeServerConfig(std::string_view yaml, std::string_view 
         return Err(r.Error(s, "store.url", "is required with type postgres (postgres://...)"));
       }
     }
-    TRY(ReadPolicy(r, root, &cfg.policy));
+    RETURN_IF_ERROR(ReadPolicy(r, root, &cfg.policy));
   } catch (const YAML::Exception& e) {
     return Err(YamlError(file, yaml, e));
   }
@@ -669,13 +663,11 @@ Result<ClusterFile> DecodeClusterFile(std::string_view yaml, std::string_view fi
       }
       cluster.groups.push_back(std::move(group));
     }
-    TRY(ReadPolicy(r, root, &cluster.policy));
+    RETURN_IF_ERROR(ReadPolicy(r, root, &cluster.policy));
   } catch (const YAML::Exception& e) {
     return Err(YamlError(file, yaml, e));
   }
   return cluster;
 }
-
-#undef TRY
 
 }  // namespace baton::codec

@@ -64,12 +64,17 @@ struct DocCommand {
   int line = 0;
   std::string command;
 };
-std::vector<DocCommand> BatonCommands() {
+// The README and every document of docs/, relative to the source tree.
+std::vector<std::string> Documents() {
   std::vector<std::string> docs = {"README.md"};
   for (const auto& e : std::filesystem::directory_iterator(std::string(BATON_SOURCE_DIR) + "/docs"))
     if (e.path().extension() == ".md") docs.push_back("docs/" + e.path().filename().string());
+  return docs;
+}
+
+std::vector<DocCommand> BatonCommands() {
   std::vector<DocCommand> out;
-  for (const std::string& doc : docs) {
+  for (const std::string& doc : Documents()) {
     std::istringstream text(ReadFile(std::string(BATON_SOURCE_DIR) + "/" + doc));
     bool inside = false;
     int n = 0;
@@ -230,12 +235,9 @@ TEST(DocExamples, LinesMatchWithDotsForWhatChanges) {
 // from a project directory with the files the examples read. A changed flag, message or column
 // breaks this test, not a reader.
 TEST(DocExamples, EveryConsoleExamplePrintsWhatTheDocsShow) {
-  std::vector<std::string> docs = {"README.md"};
-  for (const auto& e : std::filesystem::directory_iterator(std::string(BATON_SOURCE_DIR) + "/docs"))
-    if (e.path().extension() == ".md") docs.push_back("docs/" + e.path().filename().string());
   const std::string bin = std::filesystem::path(BATON_BINARY).parent_path().string();
   size_t steps = 0;
-  for (const std::string& doc : docs) {
+  for (const std::string& doc : Documents()) {
     std::vector<ConsoleStep> shown = ConsoleSteps(doc);
     if (shown.empty()) continue;
     TempDir home;
