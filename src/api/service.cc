@@ -57,6 +57,13 @@ bool QueryFlag(const Request& req, const std::string& key) {
   return v == "1" || v == "true" || v == "yes";
 }
 
+Result<bool> QueryBool(const Request& req, const std::string& key) {
+  std::string v = QueryText(req, key);
+  if (v == "true" || v == "1") return true;
+  if (v.empty() || v == "false" || v == "0") return false;
+  return Err(InvalidArgument(key + ": true or false (got \"" + v.substr(0, 32) + "\")"));
+}
+
 std::optional<int64_t> PositiveInt(const std::string& text) {
   int64_t v = 0;
   auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), v);

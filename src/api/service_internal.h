@@ -31,6 +31,9 @@ std::string QueryText(const Request& req, const std::string& key);
 std::vector<std::string> QueryList(const Request& req, const std::string& key);
 // A query flag: "1", "true" or "yes".
 bool QueryFlag(const Request& req, const std::string& key);
+// A query flag read strictly: true, false, 1, 0 or absent (false); anything else is refused,
+// for a flag whose mistyping must not go by unseen (dry_run).
+Result<bool> QueryBool(const Request& req, const std::string& key);
 // `text` as a positive integer; nullopt when it is not one.
 std::optional<int64_t> PositiveInt(const std::string& text);
 // The path's {id} as a job id.

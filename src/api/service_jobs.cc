@@ -33,6 +33,17 @@ void AddStepKeys(control::SubmitJobs* submit) {
     submit->step_keys.push_back(spec.batch ? RandomHex(16) : "");
 }
 
+// A body refused as written, before the controller sees it: whatever the cluster's state, the
+// same body is refused. The error names the field it is about ("field": what the message
+// names before its ": ", e.g. "time_limit", "jobs[1].resources.gpus", "body"), so that a client
+// can point at its own input (baton-py names its flag).
+Response BadBody(const Status& st) {
+  std::string_view message = st.message();
+  std::string_view field = message.substr(0, message.find(": "));
+  if (field.size() == message.size() || field.find(' ') != std::string_view::npos) field = {};
+  return Response{.status = HttpStatus(st.code()), .body = codec::EncodeError(st, field)};
+}
+
 }  // namespace
 
 void Service::SubmitBatch(Call c) { Submit(std::move(c), true); }
@@ -41,27 +52,29 @@ void Service::Submit(Call c, bool batch) {
   if (c.request.idempotency_key.size() > 256) {
     return c.respond(Error(InvalidArgument("Idempotency-Key: longer than 256 bytes")));
   }
-  control::SubmitJobs submit{.caller = CallerOf(c.who),
-                             .idempotency_key = c.request.idempotency_key};
+  auto dry_run = QueryBool(c.request, "dry_run");
+  if (!dry_run) return c.respond(Error(dry_run.error()));
+  control::SubmitJobs submit{
+      .caller = CallerOf(c.who), .idempotency_key = c.request.idempotency_key, .dry_run = *dry_run};
   if (IsYaml(c.request.content_type)) {
     // A job file as `baton submit job.yaml` reads it (the dashboard's submit form sends one).
     auto json = codec::YamlToJson(c.request.body, "body");
-    if (!json) return c.respond(Error(json.error()));
+    if (!json) return c.respond(BadBody(json.error()));
     auto specs = codec::DecodeJobFile(*json);
-    if (!specs) return c.respond(Error(InvalidArgument("body: " + specs.error().message())));
+    if (!specs) return c.respond(BadBody(InvalidArgument("body: " + specs.error().message())));
     if (!batch && specs->size() != 1) {
-      return c.respond(Error(
+      return c.respond(BadBody(
           InvalidArgument("body: the YAML has " + std::to_string(specs->size()) +
                           " jobs; POST /v1/jobs takes one (POST /v1/jobs/batch takes several)")));
     }
     submit.specs = std::move(*specs);
   } else if (batch) {
     auto specs = codec::DecodeJobBatch(c.request.body);
-    if (!specs) return c.respond(Error(specs.error()));
+    if (!specs) return c.respond(BadBody(specs.error()));
     submit.specs = std::move(*specs);
   } else {
     auto spec = codec::DecodeJobSpec(c.request.body);
-    if (!spec) return c.respond(Error(spec.error()));
+    if (!spec) return c.respond(BadBody(spec.error()));
     submit.specs.push_back(std::move(*spec));
   }
   for (const JobSpec& spec : submit.specs) {
@@ -71,8 +84,13 @@ void Service::Submit(Call c, bool batch) {
                           " here (upload it with POST /v1/code; baton submit --code DIR does)")));
     }
   }
-  AddStepKeys(&submit);
+  if (!submit.dry_run) AddStepKeys(&submit);
   Run(std::move(submit), std::move(c.respond), [batch](control::Reply& r) {
+    if (r.dry_run) {
+      std::vector<const Job*> jobs;
+      for (const Job& j : r.jobs) jobs.push_back(&j);
+      return Json(200, codec::EncodeDryRun(jobs));
+    }
     int status = r.created ? 201 : 200;
     if (!batch) return Json(status, codec::EncodeJob(r.jobs.at(0)));
     std::vector<const Job*> jobs;

@@ -55,6 +55,7 @@ constexpr Refused kRefused[] = {
     {"--licenses", "Baton has no licenses to count"},
     {"--clusters", "one Baton cluster takes the job"},
     {"--wrap", "a script has its command in it"},
+    {"--test-only", "type it: baton submit --test-only SCRIPT"},
 };
 
 // Short options and their long names.

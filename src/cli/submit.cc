@@ -115,6 +115,40 @@ Result<SubmitFlags> ParseSpecWords(std::vector<std::string> words, const std::st
   return d;
 }
 
+// Slurm's spellings of one quantity (GPUs: --gpus, --gres, --gpus-per-node, --gpus-per-task;
+// memory: --mem, --mem-per-gpu, --mem-per-cpu; CPUs; tasks): typed in one of them, the
+// script's other spellings are dropped, so that the flag typed wins as on sbatch's command line
+// (a typed --gres=gpu:2 over a script's --gres=gpu:1, which reads as --gpus-per-node 1).
+void KeepTypedSpellings(const std::set<std::string>& typed, SubmitFlags* merged) {
+  const SubmitFlags defaults;
+  auto typed_any = [&](std::initializer_list<const char*> flags) {
+    return std::any_of(flags.begin(), flags.end(),
+                       [&](const char* flag) { return typed.count(flag) > 0; });
+  };
+  auto reset = [&](const char* flag, auto member) {
+    if (typed.count(flag) == 0) merged->*member = defaults.*member;
+  };
+  if (typed_any({"--gpus", "--gres", "--gpus-per-node", "--gpus-per-task"})) {
+    reset("--gpus", &SubmitFlags::gpus);
+    reset("--gres", &SubmitFlags::gres);
+    reset("--gpus-per-node", &SubmitFlags::gpus_per_node);
+    reset("--gpus-per-task", &SubmitFlags::gpus_per_task);
+  }
+  if (typed_any({"--memory", "--mem-per-gpu", "--mem-per-cpu"})) {
+    reset("--memory", &SubmitFlags::memory);
+    reset("--mem-per-gpu", &SubmitFlags::mem_per_gpu);
+    reset("--mem-per-cpu", &SubmitFlags::mem_per_cpu);
+  }
+  if (typed_any({"--cpus", "--cpus-per-task"})) {
+    reset("--cpus", &SubmitFlags::cpus);
+    reset("--cpus-per-task", &SubmitFlags::cpus_per_task);
+  }
+  if (typed_any({"--ntasks", "--ntasks-per-node"})) {
+    reset("--ntasks", &SubmitFlags::ntasks);
+    reset("--ntasks-per-node", &SubmitFlags::tasks_per_node);
+  }
+}
+
 // A batch script as sbatch runs it (cli/sbatch.h): `baton submit train.sh [ARGS]` with its
 // #SBATCH and #BATON lines, or --wrap "COMMAND"; the flags typed win over its directives. A
 // script without directives is one too when --batch-script is given; else it runs as any command.
@@ -135,6 +169,7 @@ Result<JobSpec> SpecFromScript(const SubmitFlags& f, std::vector<std::string> co
   words.insert(words.end(), f.typed.begin(), f.typed.end());
   ASSIGN_OR_RETURN(SubmitFlags merged,
                    ParseSpecWords(words, command.empty() ? "--wrap" : command[0]));
+  KeepTypedSpellings(f.given, &merged);
   merged.code = f.code;
   for (const std::string& note : script.notes) std::cerr << "baton: note: " << note << "\n";
   JobSpec spec = SubmittedSpec();
@@ -151,6 +186,7 @@ Result<JobSpec> SpecFromScript(const SubmitFlags& f, std::vector<std::string> co
 }
 
 int Post(ApiClient& api, const std::string& body, bool batch, bool json);
+int TestOnly(ApiClient& api, const std::string& body, bool batch, bool json);
 Status WithCode(ApiClient& api, const SubmitFlags& f, std::vector<JobSpec>& specs);
 
 // `baton submit --like ID [OPTIONS] [-- COMMAND]`: a batch job with the resources and the
@@ -226,7 +262,10 @@ int Submit(const Connection& conn, const SubmitFlags& f, std::vector<std::string
   }
   auto api = ApiClient::Connect(conn);
   if (!api) return Fail(api.error());
-  if (Status st = WithCode(**api, f, specs); !st.ok()) return Fail(st);
+  // A test leaves nothing behind: no snapshot is uploaded (one the job names is checked).
+  if (!f.test_only) {
+    if (Status st = WithCode(**api, f, specs); !st.ok()) return Fail(st);
+  }
   bool batch = specs.size() > 1;
   std::string body;
   if (batch) {
@@ -237,7 +276,7 @@ int Submit(const Connection& conn, const SubmitFlags& f, std::vector<std::string
   } else {
     body = codec::EncodeJobSpec(specs.front());
   }
-  return Post(**api, body, batch, f.json);
+  return f.test_only ? TestOnly(**api, body, batch, f.json) : Post(**api, body, batch, f.json);
 }
 
 // `baton resubmit ID`: the job's spec again, with the flags given overriding its fields.
@@ -292,6 +331,55 @@ int Post(ApiClient& api, const std::string& body, bool batch, bool json) {
   return 0;
 }
 
+// What a dry run would make, one line per spec (an array's tasks on one): "train would be
+// pending: 2 GPUs on 1 node of pool default, time limit 2h".
+std::string WouldSubmit(const std::vector<Job>& jobs) {
+  std::string out;
+  for (size_t i = 0; i < jobs.size();) {
+    const Job& j = jobs[i];
+    size_t end = i + 1;  // the tasks of the same array follow, in index order
+    while (j.array_index >= 0 && end < jobs.size() &&
+           jobs[end].array_index > jobs[end - 1].array_index) {
+      ++end;
+    }
+    const Resources& r = j.spec.resources;
+    std::string name = j.spec.name.empty() ? "the job" : j.spec.name;
+    if (j.array_index >= 0) {
+      name += " (" + std::to_string(end - i) + (end - i == 1 ? " task, " : " tasks, ") +
+              std::to_string(j.array_index) +
+              (end - i > 1 ? "-" + std::to_string(jobs[end - 1].array_index) : "") + ")";
+    }
+    std::string gpus = r.milli_gpus == 0
+                           ? "no GPU"
+                           : FormatMilli(r.milli_gpus) + (r.milli_gpus == 1000 ? " GPU" : " GPUs") +
+                                 (r.gpu_type.empty() ? "" : " of type " + r.gpu_type);
+    out += name + " would be " + std::string(JobStateName(j.state)) + ": " + gpus + " on " +
+           std::to_string(r.nodes) + (r.nodes == 1 ? " node" : " nodes") + " of pool " +
+           j.spec.pool + ", " +
+           (j.spec.time_limit.count() > 0 ? "time limit " + FormatDuration(j.spec.time_limit)
+                                          : std::string("no time limit")) +
+           (j.sized.empty() ? "" : "; " + j.sized) + "\n";
+    i = end;
+  }
+  return out;
+}
+
+// `baton submit --test-only` (sbatch's): the server's dry run of the same body. It checks all
+// a submit checks and makes nothing; the answer, or with `json` the server's own.
+int TestOnly(ApiClient& api, const std::string& body, bool batch, bool json) {
+  auto res =
+      api.Call("POST", batch ? "/v1/jobs/batch?dry_run=true" : "/v1/jobs?dry_run=true", body, {});
+  if (!res) return Fail(res.error());
+  if (json) {
+    std::cout << *res << "\n";
+    return 0;
+  }
+  auto jobs = codec::DecodeDryRun(*res);
+  if (!jobs) return Fail(jobs.error());
+  std::cout << WouldSubmit(*jobs) << "nothing submitted (--test-only)\n";
+  return 0;
+}
+
 }  // namespace
 
 // `baton submit`: the job's spec from flags or a file; its command after `--`.
@@ -314,6 +402,9 @@ void AddSubmitCommand(CLI::App& app, const std::shared_ptr<Connection>& conn, in
                   "a job with the resources and environment of this one (a session's, say): "
                   "the command given, else its own; the flags typed override it");
   sub->add_flag("--json", f->json, "print the job object instead of its id");
+  sub->add_flag("--test-only", f->test_only,
+                "check the job as the submit would (the server's dry run) and say what it would "
+                "make, submitting nothing (sbatch --test-only)");
   sub->add_option("--wrap", f->wrap,
                   "a batch script of this shell command line, as sbatch --wrap (its srun "
                   "spreads tasks over the job's nodes)");

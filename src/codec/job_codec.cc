@@ -47,7 +47,6 @@ void AddRecordOnlyFields(const Job& job, json::object* o) {
   (*o)["launched"] = job.launched;
   (*o)["stop_requested"] = job.stop_requested;
   (*o)["preempt_requested"] = job.preempt_requested;
-  if (job.last_checkpoint) (*o)["last_checkpoint"] = TimeValue(*job.last_checkpoint);
   (*o)["failures"] = job.failures;
   (*o)["cost_micros"] = job.cost_micros;
   (*o)["cost_per_hour_micros"] = job.cost_per_hour_micros;
@@ -116,10 +115,9 @@ void AddWhenFields(const Job& job, json::object* out) {
   if (s.singleton) o["singleton"] = true;
   if (s.begin) o["begin"] = TimeValue(*s.begin);
   if (!s.array.empty()) o["array"] = s.array;
-  if (job.array_id.value != 0) {
-    o["array_id"] = job.array_id.value;
-    o["array_index"] = job.array_index;
-  }
+  if (job.array_id.value != 0) o["array_id"] = job.array_id.value;
+  // A task's index; a dry run's tasks have it before they have ids.
+  if (job.array_id.value != 0 || job.array_index >= 0) o["array_index"] = job.array_index;
   if (!s.schedule.empty()) o["schedule"] = s.schedule;
   if (job.cron_id.value != 0) o["cron_id"] = job.cron_id.value;
   if (job.cron_stopped) o["cron_stopped"] = true;  // its series ends with it
@@ -162,6 +160,8 @@ json::object JobObject(const Job& job, JobForm form) {
   o["restarts"] = job.restarts;
   o["last_requeue"] =
       job.last_requeue.empty() ? json::value(nullptr) : json::value(job.last_requeue);
+  // When the running attempt last wrote a checkpoint line (the agent's time); absent before.
+  if (job.last_checkpoint) o["last_checkpoint"] = TimeValue(*job.last_checkpoint);
   json::object env;
   for (const auto& [k, v] : s.env) env[k] = v;
   o["env"] = std::move(env);
@@ -379,12 +379,14 @@ Result<void> ReadJobBookkeeping(const json::object& o, Job* job) {
   if (const json::value* f = Find(o, "step_key")) {
     ASSIGN_OR_RETURN(job->step_key, GetString(*f, "step_key", 128));
   }
+  const json::value* index = Find(o, "array_index");
   if (const json::value* f = Find(o, "array_id")) {
     ASSIGN_OR_RETURN(job->array_id.value, GetInt(*f, "array_id", 1, INT64_MAX));
-    const json::value* i = Find(o, "array_index");
-    if (i == nullptr) return Err(InvalidArgument("array_index: missing beside array_id"));
-    ASSIGN_OR_RETURN(int64_t index, GetInt(*i, "array_index", 0, SpecLimits::kMaxArrayIndex));
-    job->array_index = static_cast<int>(index);
+    if (index == nullptr) return Err(InvalidArgument("array_index: missing beside array_id"));
+  }
+  if (index != nullptr) {  // a dry run's task has it alone
+    ASSIGN_OR_RETURN(int64_t i, GetInt(*index, "array_index", 0, SpecLimits::kMaxArrayIndex));
+    job->array_index = static_cast<int>(i);
   }
   if (const json::value* f = Find(o, "launch_failed_on")) {
     ASSIGN_OR_RETURN(const json::array* nodes, GetArray(*f, "launch_failed_on"));
@@ -408,12 +410,15 @@ Result<void> ReadJobBookkeeping(const json::object& o, Job* job) {
   return {};
 }
 
-Result<Job> JobFromValue(const json::value& v) {
+// A job object; `drafted`: one a dry run answers, which may have no id.
+Result<Job> JobFromValue(const json::value& v, bool drafted = false) {
   ASSIGN_OR_RETURN(const json::object* o, GetObject(v, "job"));
   Job job;
   const json::value* id = Find(*o, "id");
-  if (id == nullptr) return Err(InvalidArgument("job: missing id"));
-  ASSIGN_OR_RETURN(job.id.value, GetInt(*id, "id", 1, INT64_MAX));
+  if (id == nullptr && !drafted) return Err(InvalidArgument("job: missing id"));
+  if (id != nullptr) {
+    ASSIGN_OR_RETURN(job.id.value, GetInt(*id, "id", 1, INT64_MAX));
+  }
   ASSIGN_OR_RETURN(job.spec, SpecFromJobObject(*o));
   if (Result<void> r = ReadJobStatus(*o, &job); !r) return Err(r.error());
   if (const json::value* f = Find(*o, "allocation")) {
@@ -485,6 +490,20 @@ std::string EncodeJobList(const std::vector<const Job*>& jobs, std::optional<int
   json::object o;
   o["jobs"] = std::move(a);
   o["next"] = next ? json::value(*next) : json::value(nullptr);
+  return json::serialize(o);
+}
+
+std::string EncodeDryRun(const std::vector<const Job*>& jobs) {
+  json::array a;
+  a.reserve(jobs.size());
+  for (const Job* j : jobs) {
+    json::object job = JobObject(*j, JobForm::kPublic);
+    if (j->id.value == 0) job.erase("id");
+    a.emplace_back(std::move(job));
+  }
+  json::object o;
+  o["dry_run"] = true;
+  o["jobs"] = std::move(a);
   return json::serialize(o);
 }
 
@@ -567,6 +586,24 @@ Result<std::vector<Job>> DecodeJobList(std::string_view text, std::optional<int6
   return out;
 }
 
+Result<std::vector<Job>> DecodeDryRun(std::string_view text) {
+  ASSIGN_OR_RETURN(json::value v, Parse(text));
+  ASSIGN_OR_RETURN(const json::object* o, GetObject(v, ""));
+  const json::value* dry = Find(*o, "dry_run");
+  if (dry == nullptr || !dry->is_bool() || !dry->get_bool()) {
+    return Err(InvalidArgument("dry_run: missing (not a dry run's answer)"));
+  }
+  const json::value* jobs = Find(*o, "jobs");
+  if (jobs == nullptr) return Err(InvalidArgument("jobs: missing"));
+  ASSIGN_OR_RETURN(const json::array* a, GetArray(*jobs, "jobs"));
+  std::vector<Job> out;
+  for (const auto& jv : *a) {
+    ASSIGN_OR_RETURN(Job j, JobFromValue(jv, /*drafted=*/true));
+    out.push_back(std::move(j));
+  }
+  return out;
+}
+
 namespace {
 
 json::object CronObject(const CronEntry& e) {
@@ -628,10 +665,11 @@ Result<std::vector<CronEntry>> DecodeCronList(std::string_view text) {
   return out;
 }
 
-std::string EncodeError(const Status& status) {
+std::string EncodeError(const Status& status, std::string_view field) {
   json::object inner;
   inner["code"] = CodeName(status.code());
   inner["message"] = status.message();
+  if (!field.empty()) inner["field"] = field;
   json::object o;
   o["error"] = std::move(inner);
   return json::serialize(o);

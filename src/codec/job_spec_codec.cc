@@ -56,9 +56,13 @@ Status DecodeResources(const json::value& v, std::string_view prefix, Resources*
     const json::value& val = kv.value();
     if (val.is_null()) continue;
     if (key == "gpus") {
-      if (!val.is_number()) return FieldError(field, "must be a number such as 1, 8 or 0.25");
-      auto d = GetNumber(val, field);
-      auto m = MilliFromNumber(*d, field, SpecLimits::kMaxMilliGpus);
+      // A number, or its text as `baton submit --gpus` takes it ("0.25"; a form's field).
+      Result<int64_t> m =
+          val.is_string()
+              ? ParseMilli(std::string_view(val.get_string()), field, SpecLimits::kMaxMilliGpus)
+          : val.is_number()
+              ? MilliFromNumber(*GetNumber(val, field), field, SpecLimits::kMaxMilliGpus)
+              : Err(FieldError(field, "must be a number such as 1, 8 or 0.25"));
       if (!m) return m.error();
       r->milli_gpus = *m;
     } else if (key == "gpu_type") {
@@ -133,10 +137,12 @@ Status DecodeEnv(const json::value& val, const std::string& field, JobSpec* spec
 }
 
 // after, after_any, after_notok: one job id, or a list of them.
+// Job ids; whether each is one (positive) is ValidateJobSpec's to say, in the words the CLI
+// uses ("after: job ids are positive integers").
 Status DecodeAfter(const json::value& val, const std::string& field, std::vector<JobId>* ids) {
   ids->clear();
   if (val.is_number()) {
-    auto n = GetInt(val, field, 1, INT64_MAX);
+    auto n = GetInt(val, field, INT64_MIN, INT64_MAX);
     if (!n) return n.error();
     ids->push_back(JobId{*n});
     return Status::Ok();
@@ -145,7 +151,7 @@ Status DecodeAfter(const json::value& val, const std::string& field, std::vector
   if (!a) return a.error();
   if ((*a)->size() > SpecLimits::kMaxAfter) return FieldError(field, "more than 256 dependencies");
   for (size_t i = 0; i < (*a)->size(); ++i) {
-    auto n = GetInt((**a)[i], field + "[" + std::to_string(i) + "]", 1, INT64_MAX);
+    auto n = GetInt((**a)[i], field + "[" + std::to_string(i) + "]", INT64_MIN, INT64_MAX);
     if (!n) return n.error();
     ids->push_back(JobId{*n});
   }
@@ -342,7 +348,10 @@ Status DecodeSpecField(std::string_view key, const std::string& field, const jso
     auto s = GetString(val, field, 32);
     if (!s) return s.error();
     auto p = ParsePriority(*s);
-    if (!p) return FieldError(field, "must be one of low, normal, high, critical");
+    if (!p) {
+      return FieldError(
+          field, "must be one of low, normal, high, critical (got \"" + s->substr(0, 32) + "\")");
+    }
     spec->priority = *p;
   } else if (key == "interactive" || key == "code") {
     auto s = GetString(val, field, 64);

@@ -49,6 +49,11 @@ enum class JobForm {
 std::string EncodeJob(const Job& job, JobForm form = JobForm::kPublic);
 // {"jobs": [...], "next": N|null}
 std::string EncodeJobList(const std::vector<const Job*>& jobs, std::optional<int64_t> next);
+// A submit's dry run: {"dry_run": true, "jobs": [...]}, the jobs it would make as the job
+// object shows them, without "id" (jobs a repeated Idempotency-Key found keep theirs).
+std::string EncodeDryRun(const std::vector<const Job*>& jobs);
+// Reads it back (`baton submit --test-only`): the jobs, with id 0 where they have none.
+Result<std::vector<Job>> DecodeDryRun(std::string_view json);
 // Reads either form back (public form: bookkeeping fields take their defaults).
 Result<Job> DecodeJob(std::string_view json);
 Result<std::vector<Job>> DecodeJobList(std::string_view json, std::optional<int64_t>* next);
@@ -106,8 +111,8 @@ Result<std::vector<NodeStatus>> DecodeNodeList(std::string_view json);
 // `baton gpus --json`: {"gpus": [one object per GPU of every node, with its readings and jobs]}.
 std::string EncodeGpuList(const std::vector<NodeStatus>& nodes);
 
-// {"error": {"code": "...", "message": "..."}}
-std::string EncodeError(const Status& status);
+// {"error": {"code": "...", "message": "..."}}, with "field": `field` when it is not empty.
+std::string EncodeError(const Status& status, std::string_view field = {});
 // The message inside an error body, or the body itself when it is not one.
 std::string ErrorMessage(std::string_view body);
 // GET /v1/whoami: {"user": "...", "role": "..."}; the user.

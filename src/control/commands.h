@@ -34,6 +34,9 @@ struct SubmitJobs {
   // A batch script's step key (Job::step_key), made by the service: one for each spec of
   // `specs` (the tasks of an array share theirs); none, or "": made by none.
   std::vector<std::string> step_keys;
+  // Checks everything a submit checks and answers the jobs it would make (without ids),
+  // changing nothing (POST /v1/jobs?dry_run=true).
+  bool dry_run = false;
 };
 
 // `id` with `array_index` >= 0 names a task of array `id` ("12_7"). An action on an array's id
@@ -219,6 +222,7 @@ using Command =
 struct Reply {
   Status status;
   bool created = false;   // a submit made new jobs (201), or found them by key (200)
+  bool dry_run = false;   // a submit's dry run: `jobs` are what it would make, without ids
   std::vector<Job> jobs;  // copies, safe to read on another thread
   std::vector<QueueFactors>
       factors;  // GetQueue: one per job, in queue order; GetJob: a pending job's

@@ -164,7 +164,10 @@ const Job* Controller::FindJob(JobId id) const {
 
 Reply Controller::Submit(const SubmitJobs& c, TimePoint now) {
   if (c.specs.empty()) return ErrorReply(InvalidArgument("jobs: must hold at least one job"));
-  if (std::optional<Reply> repeat = Repeated(c)) return std::move(*repeat);
+  if (std::optional<Reply> repeat = Repeated(c)) {
+    repeat->dry_run = c.dry_run;  // the jobs the key made: what the submit would answer
+    return std::move(*repeat);
+  }
   std::vector<Resources> resolved;  // each spec's request as it will run
   resolved.reserve(c.specs.size());
   std::vector<std::vector<int>> tasks(c.specs.size());  // an array's indices; {-1}: one job
@@ -198,31 +201,41 @@ Reply Controller::Submit(const SubmitJobs& c, TimePoint now) {
     }
   }
   Reply r;
-  r.created = true;
-  counters_.jobs_submitted += total;
+  r.created = !c.dry_run;
+  r.dry_run = c.dry_run;
+  if (!c.dry_run) counters_.jobs_submitted += total;
   JobId first{next_id_};
   for (size_t i = 0; i < specs.size(); ++i) {
     const JobId array{tasks[i].front() >= 0 ? next_id_ : 0};
     const JobSpec& spec = specs[i];
     for (int index : tasks[i]) {
-      Job& job = NewJob(spec.sweep.empty() ? spec : SweepTask(spec, static_cast<size_t>(index)),
-                        resolved[i], c.caller.user, now);
-      job.array_id = array;
+      Job job = Draft(spec.sweep.empty() ? spec : SweepTask(spec, static_cast<size_t>(index)),
+                      resolved[i], c.caller.user, now);
       job.array_index = index;
-      if (i < c.step_keys.size()) job.step_key = c.step_keys[i];
       if (!sized.empty()) job.sized = sized[i];
-      if (!job.spec.schedule.empty()) crons_.Start(job, now);
       if (job.spec.hold) {
         job.state = JobState::kHeld;
         job.reason = WaitReason::kHeld;
-        job.reason_detail = "held at submit; `baton release " + job.id.ToString() + "` lets it run";
-      } else {
-        Enqueue(job, now);
+        job.reason_detail = "held at submit";
       }
-      MarkDirty(job);
-      r.jobs.push_back(job);
+      if (c.dry_run) {
+        r.jobs.push_back(std::move(job));
+        continue;
+      }
+      Job& added = Add(std::move(job), now);
+      added.array_id = array;
+      if (i < c.step_keys.size()) added.step_key = c.step_keys[i];
+      if (!added.spec.schedule.empty()) crons_.Start(added, now);
+      if (added.spec.hold) {
+        added.reason_detail += "; `baton release " + added.id.ToString() + "` lets it run";
+      } else {
+        Enqueue(added, now);
+      }
+      MarkDirty(added);
+      r.jobs.push_back(added);
     }
   }
+  if (c.dry_run) return r;
   next_id_dirty_ = true;
   if (!c.idempotency_key.empty()) {
     store::IdempotencyEntry e{.user = c.caller.user,
@@ -285,11 +298,9 @@ Result<Resources> Controller::Admit(const JobSpec& spec, const std::string& user
   return Feasible(spec, user);
 }
 
-Job& Controller::NewJob(const JobSpec& spec, const Resources& resources, const std::string& user,
-                        TimePoint now) {
-  JobId id{next_id_++};
-  Job& job = jobs_[id];
-  job.id = id;
+Job Controller::Draft(const JobSpec& spec, const Resources& resources, const std::string& user,
+                      TimePoint now) const {
+  Job job;
   job.spec = spec;
   job.spec.resources = resources;
   if (const PoolPolicy* pool = options_.policy.Pool(spec.pool);
@@ -299,8 +310,14 @@ Job& Controller::NewJob(const JobSpec& spec, const Resources& resources, const s
   }
   job.user = user;
   job.submitted_at = now;
-  budgets_.Track(options_.policy, spec.project, now);
   return job;
+}
+
+Job& Controller::Add(Job job, TimePoint now) {
+  job.id = JobId{next_id_++};
+  Job& added = jobs_[job.id] = std::move(job);
+  budgets_.Track(options_.policy, added.spec.project, now);
+  return added;
 }
 
 Result<Resources> Controller::Feasible(const JobSpec& spec, const std::string& user) {

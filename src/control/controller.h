@@ -270,8 +270,11 @@ class Controller {
   void ReleaseBegun(TimePoint now);
   // A task of a throttled array gives up its place: the waiting tasks that may, take it.
   void LeaveGate(const Job& job, TimePoint now);
-  Job& NewJob(const JobSpec& spec, const Resources& resources, const std::string& user,
-              TimePoint now);
+  // A new job of `spec` as a submit at `now` makes it, its resources `resources`, before it
+  // has an id; and the job given its id, kept.
+  Job Draft(const JobSpec& spec, const Resources& resources, const std::string& user,
+            TimePoint now) const;
+  Job& Add(Job job, TimePoint now);
   // Recurring jobs (controller_crons.cc, with the CronBook crons_): when a run ends (unless its
   // series was deleted) the next is queued at the batch's end, waiting for the next time its
   // schedule names.

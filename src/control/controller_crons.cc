@@ -28,7 +28,7 @@ void Controller::QueueNextRuns(TimePoint now) {
     spec.after_notok.clear();
     spec.hold = false;
     spec.begin = at;
-    Job& next = NewJob(spec, ended.spec.resources, ended.user, now);
+    Job& next = Add(Draft(spec, ended.spec.resources, ended.user, now), now);
     next.cron_id = ended.cron_id;
     next.step_key = ended.step_key;  // a batch script's runs share their series' secret
     series->last = id;

@@ -197,6 +197,122 @@ TEST(Jobs, FailedJobsRecordTheirExitCodeAndCpuJobsSeeNoGpu) {
   EXPECT_NE(LogsUntil(*c, cpu, "[]").find("[]"), std::string::npos);
 }
 
+// Issue 39: a dry run (POST /v1/jobs?dry_run=true) checks what the submit checks, answers the
+// jobs it would make, and makes none; a body refused as written names its field.
+TEST(Jobs, ADryRunAnswersTheJobsItWouldMakeAndMakesNone) {
+  TempDir dir;
+  BatonProcess baton(dir.path(), {"--gpus", "4xH100-80GB"});
+  auto c = baton.Client();
+  auto dry = c->Request("POST", "/v1/jobs?dry_run=true",
+                        R"({"command": ["true"], "resources": {"gpus": "0.5"}, "array": "0-2"})");
+  ASSERT_TRUE(dry.has_value()) << dry.error().message();
+  EXPECT_EQ(dry->status, 200) << dry->body;
+  EXPECT_EQ(JsonField(dry->body, "dry_run"), "true") << dry->body;
+  EXPECT_EQ(CountOf(dry->body, R"("state":"pending")"), 3u) << dry->body;
+  EXPECT_EQ(CountOf(dry->body, R"("gpus":5E-1)"), 3u) << dry->body;  // "0.5" read as --gpus
+  EXPECT_EQ(dry->body.find(R"("id":)"), std::string::npos) << dry->body;
+  auto batch = c->Request("POST", "/v1/jobs/batch?dry_run=1",
+                          R"({"jobs": [{"command": ["true"]}, {"command": "x", "hold": true}]})");
+  ASSERT_TRUE(batch.has_value());
+  EXPECT_EQ(batch->status, 200) << batch->body;
+  EXPECT_NE(batch->body.find(R"("state":"held")"), std::string::npos) << batch->body;
+  auto yaml = c->Request("POST", "/v1/jobs?dry_run=true", "command: sleep 1\ntime_limit: 2h\n",
+                         {{"Content-Type", "application/yaml"}});
+  ASSERT_TRUE(yaml.has_value());
+  EXPECT_NE(yaml->body.find(R"("time_limit_s":7.2E3)"), std::string::npos) << yaml->body;
+  // Nothing was made: no job listed, and the first real submit gets id 1.
+  auto list = c->Request("GET", "/v1/jobs");
+  ASSERT_TRUE(list.has_value());
+  EXPECT_EQ(JsonField(list->body, "jobs"), "[]") << list->body;
+  // Refused as the submit refuses: a body wrong as written names its field; what the
+  // cluster refuses does not.
+  auto bad =
+      c->Request("POST", "/v1/jobs?dry_run=true", R"({"command": ["true"], "time_limit": "1.5x"})");
+  ASSERT_TRUE(bad.has_value());
+  EXPECT_EQ(bad->status, 400);
+  EXPECT_NE(bad->body.find(R"("field":"time_limit")"), std::string::npos) << bad->body;
+  auto nested = c->Request("POST", "/v1/jobs/batch?dry_run=true",
+                           R"({"jobs": [{"command": ["true"]}, {"command": ["true"],
+                               "resources": {"gpus": "0.1234"}}]})");
+  ASSERT_TRUE(nested.has_value());
+  EXPECT_NE(nested->body.find(R"("field":"jobs[1].resources.gpus")"), std::string::npos)
+      << nested->body;
+  EXPECT_NE(nested->body.find(R"(not a number with at most 3 decimals (got \"0.1234\"))"),
+            std::string::npos)
+      << nested->body;
+  auto after =
+      c->Request("POST", "/v1/jobs?dry_run=true", R"({"command": ["true"], "after": [9]})");
+  ASSERT_TRUE(after.has_value());
+  EXPECT_EQ(after->status, 400);
+  EXPECT_NE(after->body.find("after: job 9 does not exist"), std::string::npos) << after->body;
+  EXPECT_EQ(after->body.find(R"("field")"), std::string::npos) << after->body;
+  // A mistyped flag is refused, never taken for a real submit.
+  auto typo = c->Request("POST", "/v1/jobs?dry_run=maybe", R"({"command": ["true"]})");
+  ASSERT_TRUE(typo.has_value());
+  EXPECT_EQ(typo->status, 400) << typo->body;
+  EXPECT_NE(typo->body.find("dry_run: true or false"), std::string::npos) << typo->body;
+  EXPECT_EQ(Submit(*c, R"({"command": ["true"]})"), 1);
+}
+
+// sbatch --test-only, on the dry run: what the submit would make, said; nothing made.
+TEST(Cli, TestOnlySaysWhatTheSubmitWouldMakeAndSubmitsNothing) {
+  TempDir dir;
+  BatonProcess baton(dir.path(), {"--gpus", "4xH100-80GB"});
+  CliResult array = RunCli(
+      baton, {"submit", "--test-only", "-g", "2", "-t", "2h", "--array", "0-3", "--", "true"});
+  EXPECT_EQ(array.exit_code, 0) << array.out;
+  EXPECT_EQ(array.out,
+            "true (4 tasks, 0-3) would be pending: 2 GPUs on 1 node of pool default, time limit "
+            "2h\nnothing submitted (--test-only)\n");
+  CliResult held = RunCli(baton, {"submit", "--test-only", "--hold", "--", "sleep", "1"});
+  EXPECT_EQ(held.exit_code, 0) << held.out;
+  EXPECT_EQ(FirstLine(held.out),
+            "sleep would be held: no GPU on 1 node of pool default, no time limit");
+  CliResult json = RunCli(baton, {"submit", "--test-only", "--json", "--", "true"});
+  EXPECT_EQ(json.exit_code, 0) << json.out;
+  EXPECT_EQ(JsonField(json.out, "dry_run"), "true") << json.out;
+  // Refused as the submit is, in its words: exit 1.
+  CliResult big = RunCli(baton, {"submit", "--test-only", "-g", "16", "--", "true"});
+  EXPECT_EQ(big.exit_code, 1) << big.out;
+  EXPECT_NE(big.out.find("resources.gpus: no set of nodes can ever hold 16 GPUs"),
+            std::string::npos)
+      << big.out;
+  CliResult after = RunCli(baton, {"submit", "--test-only", "--after", "99", "--", "true"});
+  EXPECT_EQ(after.exit_code, 1) << after.out;
+  EXPECT_NE(after.out.find("after: job 99 does not exist"), std::string::npos) << after.out;
+  // A flag typed wins over the script's line in whichever of Slurm's spellings each is
+  // (a script's --gres=gpu:1 reads as --gpus-per-node 1).
+  std::string sized = dir.path() + "/sized.sh";
+  std::ofstream(sized) << "#!/bin/bash\n#SBATCH --gres=gpu:1\n#SBATCH --mem-per-gpu=1G\n"
+                          "#SBATCH -c 2\necho hi\n";
+  for (const auto& [typed, said] :
+       {std::pair{std::vector<std::string>{"--gres=gpu:2"}, "2 GPUs"},
+        std::pair{std::vector<std::string>{"-G", "3"}, "3 GPUs"},
+        std::pair{std::vector<std::string>{"--gpus-per-task", "4"}, "4 GPUs"},
+        std::pair{std::vector<std::string>{}, "1 GPU"}}) {
+    std::vector<std::string> args = {"submit", "--test-only"};
+    args.insert(args.end(), typed.begin(), typed.end());
+    args.push_back(sized);
+    CliResult r = RunCli(baton, args);
+    EXPECT_EQ(r.exit_code, 0) << r.out;
+    EXPECT_NE(r.out.find("would be pending: " + std::string(said) + " on 1 node"),
+              std::string::npos)
+        << r.out;
+  }
+  // A script's directive cannot ask for it: it is typed.
+  std::string script = dir.path() + "/t.sh";
+  std::ofstream(script) << "#!/bin/bash\n#SBATCH --test-only\necho hi\n";
+  CliResult directive = RunCli(baton, {"submit", script});
+  EXPECT_EQ(directive.exit_code, 2) << directive.out;
+  EXPECT_NE(directive.out.find("--test-only: type it: baton submit --test-only SCRIPT"),
+            std::string::npos)
+      << directive.out;
+  // Nothing was made: the first real submit is job 1.
+  CliResult real = RunCli(baton, {"submit", "--", "true"});
+  EXPECT_EQ(real.exit_code, 0) << real.out;
+  EXPECT_EQ(real.out, "1\n");
+}
+
 TEST(Cli, TheTourWorks) {
   TempDir dir;
   BatonProcess baton(dir.path());
