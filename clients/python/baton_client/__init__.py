@@ -33,12 +33,13 @@ import threading
 import time
 import urllib.parse
 
-# The spec and the words that name jobs: checked here as the CLI checks them (spec.py).
-from .spec import (_single_ref, job_ref, job_spec, looks_like_shell, parse_array,  # noqa: F401
+# The spec and the words that name jobs (spec.py): what needs the client's clock or files is read
+# here; the server checks the rest (a dry run asks it).
+from .spec import (_single_ref, job_ref, job_spec, looks_like_shell,  # noqa: F401
                    parse_begin, parse_duration, parse_refs, parse_targets)
 
 __all__ = ["Client", "BatonError", "BatonUnavailable", "TERMINAL_STATES", "job_spec", "parse_begin",
-           "parse_array", "parse_refs", "parse_targets"]
+           "parse_refs", "parse_targets"]
 
 TERMINAL_STATES = ("succeeded", "failed", "cancelled", "timed_out")
 
@@ -47,13 +48,16 @@ ACTION_STATES = {"cancel": ("pending", "held", "running"), "hold": ("pending",),
 
 
 class BatonError(Exception):
-    """The server answered with an error: `status` is the HTTP status, `code` Baton's code."""
+    """The server answered with an error: `status` is the HTTP status, `code` Baton's code,
+    `field` the field of a submitted spec that is wrong as written ("time_limit",
+    "jobs[1].resources.gpus"), None when the error is not about one."""
 
-    def __init__(self, status, code, message):
+    def __init__(self, status, code, message, field=None):
         super().__init__(message)
         self.status = status
         self.code = code
         self.message = message
+        self.field = field
 
 
 class BatonUnavailable(BatonError):
@@ -64,13 +68,13 @@ class BatonUnavailable(BatonError):
 
 
 def _raise_for(status, data):
-    code, message = "http_%d" % status, data.decode("utf-8", "replace")
+    code, message, field = "http_%d" % status, data.decode("utf-8", "replace"), None
     try:
         error = json.loads(data)["error"]
-        code, message = error.get("code", code), error.get("message", message)
-    except (ValueError, KeyError, TypeError):
+        code, message, field = error.get("code", code), error.get("message", message), error.get("field")
+    except (ValueError, KeyError, TypeError, AttributeError):
         pass
-    raise BatonError(status, code, message)
+    raise BatonError(status, code, message, field)
 
 
 def _data_dir():
@@ -310,21 +314,28 @@ class Client:
 
     def submit(self, command, gpus=0, name=None, priority=None, project=None, pool=None, time_limit=None,
                env=None, workdir=None, retries=None, nodes=None, gpu_type=None, process_per_gpu=False,
-               after=None, idempotency_key=None, **fields):
+               after=None, idempotency_key=None, dry_run=False, **fields):
         """Submits one job. `command` is a list (run as is) or a string (run by /bin/sh -c).
 
         The other fields are those of `baton submit` (see job_spec()): cpus, memory, gpu_memory,
         grace, signal, hold, preemptible, array too. As with the CLI, `workdir` defaults to the
-        current directory and `name` to the program's name ("sh" for a string command)."""
+        current directory and `name` to the program's name ("sh" for a string command).
+
+        dry_run=True: the server checks the job as it would the submit and answers the jobs it
+        would make (a list: one, or an array's tasks), as the job object shows them but without
+        an id, making nothing; a refusal raises BatonError as the submit would."""
         spec = job_spec(command, gpus=gpus, name=name, priority=priority, project=project, pool=pool,
                         time_limit=time_limit, env=env, workdir=workdir, retries=retries, nodes=nodes,
                         gpu_type=gpu_type, process_per_gpu=process_per_gpu, after=after, **fields)
         headers = {"Idempotency-Key": idempotency_key} if idempotency_key else None
+        if dry_run:
+            return self._request("POST", "/v1/jobs?dry_run=true", spec, headers=headers)["jobs"]
         return self._request("POST", "/v1/jobs", spec, headers=headers)
 
-    def submit_batch(self, jobs, idempotency_key=None):
+    def submit_batch(self, jobs, idempotency_key=None, dry_run=False):
         """Submits many jobs at once, all or nothing (POST /v1/jobs/batch); returns them in order.
-        Each element is a dict of submit()'s keyword arguments, `command` included."""
+        Each element is a dict of submit()'s keyword arguments, `command` included. dry_run=True:
+        the jobs it would make, without ids, making nothing (see submit())."""
         if isinstance(jobs, (str, bytes, dict)) or not jobs:
             raise ValueError("jobs: a non-empty list of dicts of submit()'s arguments")
         specs = []
@@ -337,7 +348,8 @@ class Client:
             except (TypeError, ValueError) as e:
                 raise ValueError("jobs[%d]: %s" % (i, e)) from None
         headers = {"Idempotency-Key": idempotency_key} if idempotency_key else None
-        return self._request("POST", "/v1/jobs/batch", {"jobs": specs}, headers=headers)["jobs"]
+        path = "/v1/jobs/batch?dry_run=true" if dry_run else "/v1/jobs/batch"
+        return self._request("POST", path, {"jobs": specs}, headers=headers)["jobs"]
 
     def jobs(self, state=None, user=None, project=None, limit=None, name=None, after=0, array=None):
         """Jobs, oldest first, following the server's pages; `state` a name or a list of names;

@@ -1,7 +1,8 @@
 """`python3 -m baton_client` (or `baton-py`): submit, jobs, show, queue, nodes, cancel, hold,
 release, logs, wait, with the flag names and semantics of the `baton` command line: exit 0 on
 success, 1 when the server or a job reports a failure (or the server cannot be reached), 2 for a
-usage error found before anything is sent; errors go to stderr as "baton: message"."""
+usage error (what the flags say wrong, found here or by the server before anything is made); errors go to
+stderr as "baton: message"."""
 
 import argparse
 import datetime
@@ -11,94 +12,26 @@ import sys
 import time
 
 from . import (ACTION_STATES, TERMINAL_STATES, BatonError, BatonUnavailable, Client, job_ref, looks_like_shell,
-               parse_array, parse_begin, parse_duration, parse_refs, parse_targets)
+               parse_begin, parse_duration, parse_refs, parse_targets)
 
-# ---- the CLI's own checks (core/quantity.cc, core/time.cc, core/job.cc), with its messages ----
-
-_MAX_BYTES = 1 << 50
-_MAX_MILLI_GPUS = 4096 * 1000
-_SIZE_UNITS = {"": 1, "B": 1, "K": 1 << 10, "KiB": 1 << 10, "KB": 1000, "M": 1 << 20, "MiB": 1 << 20,
-               "MB": 1000 ** 2, "G": 1 << 30, "GiB": 1 << 30, "GB": 1000 ** 3, "T": 1 << 40, "TiB": 1 << 40,
-               "TB": 1000 ** 4}
-_NOTICE_SIGNALS = {"HUP": 1, "INT": 2, "QUIT": 3, "USR1": 10, "USR2": 12, "ALRM": 14, "TERM": 15, "CONT": 18,
-                   "URG": 23, "XCPU": 24, "WINCH": 28, "PWR": 30}
-_PRIORITIES = ("low", "normal", "high", "critical")
+# The spec's fields as `baton submit` names them in its own words: a submit the server refuses as
+# written (its error names the field) is a usage error, exit 2, in the flag's words; the other
+# fields keep their names, as `baton submit` checks the spec it made with the server's words.
+_FLAGS = {"time_limit": "--time", "grace_period": "--grace", "signal": "--signal", "resources.gpus": "--gpus",
+          "resources.memory": "--memory", "resources.gpu_memory": "--gpu-memory"}
 
 
 class Usage(ValueError):
     """A usage error: "baton: message" and exit 2."""
 
 
-def _digits(text, i):
-    j = i
-    while j < len(text) and "0" <= text[j] <= "9":
-        j += 1
-    return j
-
-
-def _scaled(text, limit):
-    """("1.5" -> 1500, characters used) with at most 3 decimals, or None."""
-    j = _digits(text, 0)
-    if j == 0 or int(text[:j]) > limit:
-        return None
-    whole, frac, i = int(text[:j]), "", j
-    if i < len(text) and text[i] == ".":
-        k = _digits(text, i + 1)
-        if k == i + 1:
-            return None
-        digits = text[i + 1:k]
-        if len(digits) > 3 and digits[3:].strip("0"):
-            return None
-        frac, i = digits[:3], k
-    return whole * 1000 + int((frac + "000")[:3]), i
-
-
-def parse_size(text, field):
-    """Bytes, as ParseSize reads "1024", "512MiB", "40GiB", "80GB", "1.5TiB"."""
-    def bad(why):
-        return Usage('%s: %s (got "%s"; use bytes or forms like 512MiB, 40GiB, 80GB)' % (field, why, text[:64]))
-    if not text:
-        raise bad("empty size")
-    if len(text) > 32:
-        raise bad("size too long")
-    got = _scaled(text, 1 << 40)
-    if got is None:
-        raise bad("not a size")
-    scaled, used = got
-    unit = text[used:]
-    if unit.startswith(" "):
-        unit = unit[1:]
-    if unit not in _SIZE_UNITS:
-        raise bad("unknown unit")
-    size = _SIZE_UNITS[unit]
-    if scaled * size / 1000 > _MAX_BYTES:
-        raise bad("larger than 1 PiB")
-    if size == 1 and scaled % 1000:
-        raise bad("a fraction of a byte")
-    return scaled * size // 1000
-
-
-def parse_gpus(text, field="--gpus"):
-    """The GPU count as ParseMilli reads it: a number with at most 3 decimals."""
-    got = _scaled(text, _MAX_MILLI_GPUS // 1000 + 1) if len(text) <= 24 else None
-    if got is None or got[1] != len(text):
-        raise Usage('%s: not a number with at most 3 decimals (got "%s")' % (field, text[:32]))
-    if got[0] > _MAX_MILLI_GPUS:
-        raise Usage("%s: at most %d" % (field, _MAX_MILLI_GPUS // 1000))
-    return got[0] // 1000 if got[0] % 1000 == 0 else got[0] / 1000
-
-
-def check_signal(text, field="--signal"):
-    sig, at, before = text.partition("@")
-    name = sig.upper()[3:] if sig.upper().startswith("SIG") else sig.upper()
-    if name not in _NOTICE_SIGNALS and not (name.isdigit() and len(name) <= 2 and
-                                            int(name) in _NOTICE_SIGNALS.values()):
-        raise Usage('%s: "%s" is no signal a job can catch (use e.g. USR1, USR2, INT, HUP or TERM; '
-                    "KILL and STOP cannot be caught)" % (field, sig[:16]))
-    if at:
-        ms = parse_duration(before, field)
-        if ms <= 0 or ms > 24 * 3600 * 1000:
-            raise Usage("%s: the time after @ must be between 1s and 24h" % field)
+def _usage_of(error):
+    """A submit the server refused as written: the usage error `baton submit` gives for it."""
+    flag = _FLAGS.get(error.field)
+    message = error.message
+    if flag and message.startswith(error.field + ": "):
+        message = flag + message[len(error.field):]
+    return Usage(message)
 
 
 # ---- the command line ----
@@ -277,7 +210,7 @@ def _jobs_table(jobs, expand):
 
 
 def _check_submit(args):
-    """What `baton submit` finds wrong before it sends anything (exit 2); the values parsed."""
+    """What `baton submit`'s flag parser finds wrong before it sends anything (exit 2); the values read."""
     # What its flag parser cannot convert comes first, as with the CLI.
     args.after, args.after_any, args.after_notok = (_id_list(args.after, "--after"),
                                                     _id_list(args.after_any, "--after-any"),
@@ -289,7 +222,9 @@ def _check_submit(args):
     if not command:
         raise Usage("no command: use `baton-py submit [OPTIONS] -- COMMAND [ARGS...]`")
     args.command = command
-    args.gpus = parse_gpus(args.gpus)
+    # What the flags are as `baton submit` reads them; the server checks the values (exit 2 for
+    # what it refuses as written, as `baton submit` would, in the flag's words).
+    args.gpus = int(args.gpus) if args.gpus.isdigit() and args.gpus.isascii() else args.gpus
     # As `baton submit` reads them, after Slurm: a number alone is minutes for --time, MiB for a memory size.
     if args.time and args.time.isdigit() and args.time.isascii():
         args.time += "m"
@@ -297,24 +232,11 @@ def _check_submit(args):
         args.memory += "MiB"
     if args.gpu_memory and re.fullmatch(r"[0-9.]+", args.gpu_memory):
         args.gpu_memory += "MiB"
-    for value, field, check in ((args.time, "--time", parse_duration), (args.grace, "--grace", parse_duration),
-                                (args.gpu_memory, "--gpu-memory", parse_size), (args.memory, "--memory", parse_size),
-                                (args.signal, "--signal", check_signal)):
-        if value:
-            check(value, field)
-    if args.priority is not None and args.priority not in _PRIORITIES:
-        raise Usage('priority: must be one of low, normal, high, critical (got "%s")' % args.priority[:32])
     for kv in args.env:
         if "=" not in kv or kv.startswith("="):
             raise Usage('--env: expected KEY=VALUE, got "%s"' % kv)
     if args.begin:
         args.begin = parse_begin(args.begin, "--begin")
-    for field, ids in (("after", args.after), ("after_any", args.after_any), ("after_notok", args.after_notok)):
-        for n in ids:
-            if n <= 0:
-                raise Usage("%s: job ids are positive integers" % field)
-    if args.array is not None:
-        parse_array(args.array, "array")
 
 
 def _check(args):
@@ -361,22 +283,33 @@ def _model(args):
 
 def _submit(client, args):
     command = args.command
-    job = client.submit(command[0] if looks_like_shell(command) else command, gpus=args.gpus, name=args.name,
-                        priority=args.priority, project=args.project, pool=args.pool,
-                        time_limit=args.time or None, nodes=args.nodes, retries=args.retries,
-                        workdir=args.workdir, env=args.env or None, process_per_gpu=args.process_per_gpu,
-                        after=args.after or None, gpu_type=args.gpu_type or None, gpu_memory=args.gpu_memory or None,
-                        cpus=args.cpus, memory=args.memory or None, grace=args.grace or None,
-                        signal=args.signal or None, hold=args.hold, preemptible=args.preemptible,
-                        array=args.array, after_any=args.after_any or None, after_notok=args.after_notok or None,
-                        singleton=args.singleton, begin=args.begin or None, schedule=args.schedule or None,
-                        model=_model(args), venv=args.venv, conda=args.conda,
-                        best_metric=args.best_metric)
+    try:
+        job = _submitted(client, args, command)
+    except BatonUnavailable:
+        raise
+    except BatonError as e:
+        if e.field is not None and e.status == 400:
+            raise _usage_of(e) from None
+        raise
     print(json.dumps(job) if args.json else job["id"])
     if job.get("schedule") and job.get("begin"):
         print("recurring job %d (%s): first run at %s; `crons` lists it, `crons delete %d` stops it"
               % (job["id"], job["schedule"], job["begin"], job["id"]), file=sys.stderr)
     return 0
+
+
+def _submitted(client, args, command):
+    return client.submit(command[0] if looks_like_shell(command) else command, gpus=args.gpus, name=args.name,
+                         priority=args.priority, project=args.project, pool=args.pool,
+                         time_limit=args.time or None, nodes=args.nodes, retries=args.retries,
+                         workdir=args.workdir, env=args.env or None, process_per_gpu=args.process_per_gpu,
+                         after=args.after or None, gpu_type=args.gpu_type or None,
+                         gpu_memory=args.gpu_memory or None, cpus=args.cpus, memory=args.memory or None,
+                         grace=args.grace or None, signal=args.signal or None, hold=args.hold,
+                         preemptible=args.preemptible, array=args.array, after_any=args.after_any or None,
+                         after_notok=args.after_notok or None, singleton=args.singleton,
+                         begin=args.begin or None, schedule=args.schedule or None, model=_model(args),
+                         venv=args.venv, conda=args.conda, best_metric=args.best_metric)
 
 
 def _act(client, args):

@@ -1,5 +1,8 @@
-"""What `baton submit` and the job-naming commands read, checked as the CLI checks it: durations,
-begin times, array specs, job ids and refs ("12", "10-20", "12_7"), and the job spec they make."""
+"""What the client itself must read, needing its own clock or files: begin times ("+2h", "14:00"),
+durations for its own waits, the words that name jobs ("12", "10-20", "12_7"), the shell heuristic,
+and the job spec that `baton submit` would send. Everything else in a spec (durations, sizes,
+arrays, limits) the server checks: a submit's dry run (`Client.submit(..., dry_run=True)`,
+POST /v1/jobs?dry_run=true) asks it without making anything."""
 
 import calendar
 import datetime
@@ -16,25 +19,9 @@ def looks_like_shell(command):
     return len(command) == 1 and any(c in _SHELL_CHARACTERS for c in command[0])
 
 
-def _number(value, field):
-    if isinstance(value, bool):
-        raise ValueError("%s: a number, not %r" % (field, value))
-    if isinstance(value, str):
-        try:
-            value = float(value)
-        except ValueError:
-            raise ValueError('%s: not a number (got "%s")' % (field, value[:32])) from None
-    if not isinstance(value, (int, float)):
-        raise ValueError("%s: a number, not %r" % (field, value))
-    return int(value) if float(value).is_integer() else value
-
-
-# ---- the CLI's own checks that the spec's new fields go through (core/job.cc, cli/submit.cc) ----
+# ---- what needs the client's clock: durations of its own waits, begin times ----
 
 _MAX_DURATION_MS = 366 * 86400 * 1000
-_MAX_AFTER = 256
-_MAX_ARRAY_TASKS = 10000
-_MAX_ARRAY_INDEX = 1000000
 _MAX_RANGE = 100000  # ids one range of task refs may name, as the CLI's
 
 
@@ -209,74 +196,11 @@ def parse_begin(value, field="--begin", now=None):
     return _rfc3339(at * 1000)
 
 
-def parse_array(text, field="array"):
-    """The indices of an array spec ("0-99%8", "1,5,9", "0-20:5") and its throttle (None
-    without %N), with the CLI's checks and words."""
-    if not isinstance(text, str):
-        raise ValueError("%s: a string such as 0-99%%8, 1,5,9 or 0-20:5, not %r" % (field, text))
-
-    def bad(why):
-        return ValueError('%s: "%s" %s (e.g. 0-99%%8, 1,5,9 or 0-20:5)' % (field, text[:64], why))
-
-    def number(s):
-        return int(s) if 0 < len(s) <= 9 and all("0" <= c <= "9" for c in s) else None
-    throttle, items = None, text
-    if "%" in text:
-        items, after = text.split("%", 1)
-        n = number(after)
-        if n is None or n < 1:
-            raise bad("has a bad throttle after %")
-        throttle = min(n, _MAX_ARRAY_TASKS)
-    if not items:
-        raise bad("names no index")
-    indices, parts = set(), items.split(",")
-    for k, item in enumerate(parts):
-        if k + 1 < len(parts) and k + 2 == len(parts) and parts[-1] == "":
-            raise bad("ends with a comma")
-        step = 1
-        if ":" in item:
-            item, step_text = item.split(":", 1)
-            step = number(step_text)
-            if step is None or step < 1:
-                raise bad("has a bad step")
-        if "-" in item:
-            lo_text, hi_text = item.split("-", 1)
-            lo, hi = number(lo_text), number(hi_text)
-            if lo is None or hi is None or hi < lo:
-                raise bad("is not a list of indices and ranges")
-        else:
-            lo = hi = number(item)
-            if lo is None:
-                raise bad("is not a list of indices and ranges")
-        if hi > _MAX_ARRAY_INDEX:
-            raise bad("has an index over %d" % _MAX_ARRAY_INDEX)
-        for i in range(lo, hi + 1, step):
-            indices.add(i)
-            if len(indices) > _MAX_ARRAY_TASKS:
-                raise bad("has more than %d tasks" % _MAX_ARRAY_TASKS)
-    return sorted(indices), throttle
-
-
-def _job_ids(value, field):
-    """after, after_any, after_notok: an id or ids, each a positive integer."""
-    if value is None:
-        return None
-    if not isinstance(value, (list, tuple)):
-        value = [value]
-    out = []
-    for v in value:
-        if isinstance(v, bool):
-            raise ValueError("%s: job ids are positive integers" % field)
-        try:
-            n = int(v)
-        except (TypeError, ValueError):
-            raise ValueError("%s: job ids are positive integers" % field) from None
-        if n <= 0 or (isinstance(v, float) and not v.is_integer()):
-            raise ValueError("%s: job ids are positive integers" % field)
-        out.append(n)
-    if len(out) > _MAX_AFTER:
-        raise ValueError("%s: more than %d dependencies" % (field, _MAX_AFTER))
-    return out
+def _job_ids(value):
+    """after, after_any, after_notok: an id or ids, as a list (the server checks them)."""
+    if value is None or isinstance(value, (list, tuple)):
+        return value
+    return [value]
 
 
 def job_spec(command, gpus=0, name=None, priority=None, project=None, pool=None, time_limit=None, env=None,
@@ -295,7 +219,7 @@ def job_spec(command, gpus=0, name=None, priority=None, project=None, pool=None,
     id or ids; singleton: start only once the user's earlier jobs of the same name have ended;
     begin: not before then, a datetime or what `baton submit --begin` takes ("+2h", "now+30m",
     "14:00", "2026-12-01", "2026-12-01T09:00" local time, "...Z" UTC), sent as RFC 3339 UTC;
-    array: "0-99%8", "1,5,9" or "0-20:5", a job per index (checked as the CLI checks it);
+    array: "0-99%8", "1,5,9" or "0-20:5", a job per index;
     schedule: a cron schedule ("0 3 * * *", "*/15 * * * *", "@daily") in the controller's local
     time: a recurring job, a run at each time it names (Client.crons() lists them);
     model: size the job from the model it serves or trains, a name ("Llama-3-8B") or a dict
@@ -304,16 +228,19 @@ def job_spec(command, gpus=0, name=None, priority=None, project=None, pool=None,
     virtual environment's directory (relative to the current one), conda: an environment's
     name or prefix, that the job runs in on its nodes; best_metric: "loss:min" or "acc:max",
     tracked from its metrics file (the job's `metric` holds its last and best);
-    workdir: default the current directory."""
-    if isinstance(command, (list, tuple)):
-        if not command or not all(isinstance(a, str) for a in command):
-            raise ValueError("command: a non-empty list of strings, or a string")
+    workdir: default the current directory.
+
+    Only what needs the client's own clock or files is read here (begin, workdir, venv, env
+    given as "KEY=VALUE" strings); the server checks the rest, with its words, and the error it
+    raises names the field (BatonError.field). Client.submit(..., dry_run=True) asks it
+    without making anything."""
+    if isinstance(command, tuple):
         command = list(command)
-    elif not isinstance(command, str) or not command:
-        raise ValueError("command: a non-empty list of strings, or a string")
-    if name is None:
-        name = "sh" if isinstance(command, str) else os.path.basename(command[0])
-    spec = {"command": command, "name": name, "resources": {"gpus": _number(gpus, "gpus")}}
+    if name is None and isinstance(command, str):
+        name = "sh"
+    elif name is None and isinstance(command, list) and command and isinstance(command[0], str):
+        name = os.path.basename(command[0])
+    spec = {"command": command, "name": name, "resources": {"gpus": gpus}}
     if isinstance(env, (list, tuple)):
         pairs = {}
         for kv in env:
@@ -322,14 +249,11 @@ def job_spec(command, gpus=0, name=None, priority=None, project=None, pool=None,
             key, value = kv.split("=", 1)
             pairs[key] = value
         env = pairs
-    after, after_any, after_notok = (_job_ids(after, "after"), _job_ids(after_any, "after_any"),
-                                     _job_ids(after_notok, "after_notok"))
+    after, after_any, after_notok = _job_ids(after), _job_ids(after_any), _job_ids(after_notok)
     if begin is not None and begin != "":
         begin = parse_begin(begin)
     else:
         begin = None
-    if array is not None:
-        parse_array(array)
     if not workdir:
         try:
             workdir = os.getcwd()  # the CLI's default: where it runs

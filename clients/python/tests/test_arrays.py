@@ -14,7 +14,8 @@ import pytest
 from test_client import cli, pycli, server  # noqa: F401 - `server` is a fixture
 from test_parity import fake  # noqa: F401 - `fake` is a fixture
 
-from baton_client import Client, job_ref, job_spec, parse_array, parse_begin, parse_refs, parse_targets  # noqa: E402
+from baton_client import (BatonError, Client, job_ref, job_spec, parse_begin, parse_refs,  # noqa: E402
+                          parse_targets)
 from baton_client.__main__ import main as pymain  # noqa: E402
 
 BEGIN_WORDS = "is not a time (+2h, now+30m, 14:00, 2026-12-01, 2026-12-01T09:00, or RFC 3339)"
@@ -36,7 +37,7 @@ def test_dependency_begin_and_array_fields_go_into_the_spec(fake, tmp_path, monk
     fake.json("POST", "/v1/jobs", {"id": 1})
     monkeypatch.chdir(tmp_path)
     c = Client(fake.url, "t")
-    c.submit(["true"], after=[1, "2"], after_any=3, after_notok=[4, 5], singleton=True,
+    c.submit(["true"], after=[1, 2], after_any=3, after_notok=[4, 5], singleton=True,
              begin="2030-01-01T09:00:00Z", array="0-99%8")
     assert fake.requests[-1][3] == {
         "command": ["true"], "name": "true", "workdir": str(tmp_path), "resources": {"gpus": 0},
@@ -50,16 +51,11 @@ def test_dependency_begin_and_array_fields_go_into_the_spec(fake, tmp_path, monk
     # Nothing for what was not asked: no empty lists, no false singleton.
     spec = job_spec(["x"], after=[], after_any=[], singleton=False, begin="")
     assert not {"after", "after_any", "after_notok", "singleton", "begin", "array"} & set(spec)
-    # What the CLI checks before sending, with its words.
-    for kwargs, words in ((dict(after_any=[0]), "after_any: job ids are positive integers"),
-                          (dict(after_notok=["x"]), "after_notok: job ids are positive integers"),
-                          (dict(after=-1), "after: job ids are positive integers"),
-                          (dict(after_any=list(range(1, 258))), "after_any: more than 256 dependencies"),
-                          (dict(begin="tomorrow"), 'begin: "tomorrow" ' + BEGIN_WORDS),
-                          (dict(array="5-3"), 'array: "5-3" is not a list of indices and ranges')):
-        with pytest.raises(ValueError) as e:
-            job_spec(["x"], **kwargs)
-        assert words in str(e.value), (kwargs, str(e.value))
+    # What needs the client's clock is read here, with the CLI's words; the rest is the server's
+    # (test_the_server_checks_arrays_and_ids_and_a_dry_run_shows_the_tasks).
+    with pytest.raises(ValueError) as e:
+        job_spec(["x"], begin="tomorrow")
+    assert 'begin: "tomorrow" ' + BEGIN_WORDS in str(e.value)
     assert fake.requests[-1][3]["array"] == "0-99%8" and len(fake.requests) == 1
 
 
@@ -79,15 +75,25 @@ def test_the_python_cli_sends_the_new_flags_as_baton_submit(fake, tmp_path, monk
     assert pymain(["--server", fake.url, "submit", "--begin", "now+90m", "--", "true"]) == 0
     sent = calendar.timegm(time.strptime(fake.requests[-1][3]["begin"][:19], "%Y-%m-%dT%H:%M:%S"))
     assert before + 5400 - 2 <= sent <= time.time() + 5400 + 1
-    # Usage errors: exit 2, nothing sent.
+    # Usage errors of the flags themselves, or of the client's clock: exit 2, nothing sent.
     sent = len(fake.requests)
     for bad, words in ((["--begin", "tomorrow"], '--begin: "tomorrow" ' + BEGIN_WORDS),
-                       (["--array", "0-99%0"], 'array: "0-99%0" has a bad throttle after %'),
-                       (["--after-notok", "0"], "after_notok: job ids are positive integers"),
                        (["--after-any", "3,x"], "Could not convert: --after-any = 3,x")):
         assert pymain(["--server", fake.url, "submit", *bad, "--", "true"]) == 2, bad
         assert words in capsys.readouterr().err, bad
     assert len(fake.requests) == sent
+    # The values are the server's to check: a refusal naming a field is a usage error (exit 2),
+    # in the flag's words where `baton submit` names its flag; one naming none is exit 1.
+    for field, message, code, said in (
+            ("time_limit", 'time_limit: unknown unit (got "2x")', 2, 'baton: --time: unknown unit (got "2x")'),
+            ("array", 'array: "0-99%0" has a bad throttle after %', 2, 'baton: array: "0-99%0" has a bad throttle'),
+            (None, "after: job 9 does not exist", 1, "baton: after: job 9 does not exist")):
+        error = {"code": "invalid_argument", "message": message}
+        if field:
+            error["field"] = field
+        fake.json("POST", "/v1/jobs", {"error": error}, 400)
+        assert pymain(["--server", fake.url, "submit", "--", "true"]) == code, field
+        assert said in capsys.readouterr().err, field
 
 
 def test_begin_reads_what_baton_submit_reads(tz):
@@ -108,20 +114,6 @@ def test_begin_reads_what_baton_submit_reads(tz):
         with pytest.raises(ValueError) as e:
             parse_begin(bad, now=now)
         assert str(e.value) == '--begin: "%s" %s' % (bad, BEGIN_WORDS)
-
-
-def test_array_specs_are_checked_as_the_cli_checks_them():
-    assert parse_array("0-99%8") == (list(range(100)), 8)
-    assert parse_array("1,5,9") == ([1, 5, 9], None)
-    assert parse_array("0-20:5") == ([0, 5, 10, 15, 20], None)
-    assert parse_array("3,1-2,3") == ([1, 2, 3], None)
-    for bad, why in (("5-3", "is not a list of indices and ranges"), ("x", "is not a list of indices and ranges"),
-                     ("1,", "ends with a comma"), ("1,%2", "ends with a comma"), ("%2", "names no index"),
-                     ("0-9%0", "has a bad throttle after %"), ("0-9:0", "has a bad step"),
-                     ("0-2000000", "has an index over 1000000"), ("0-20000", "has more than 10000 tasks")):
-        with pytest.raises(ValueError) as e:
-            parse_array(bad)
-        assert str(e.value) == 'array: "%s" %s (e.g. 0-99%%8, 1,5,9 or 0-20:5)' % (bad, why)
 
 
 def test_task_refs_name_tasks_in_every_route(fake):
@@ -310,3 +302,37 @@ def test_arrays_side_by_side(server):
                 break
             time.sleep(0.05)
         assert cli(server, "logs", "%d_%d" % (a, i))[1] == pycli(server, "logs", "%d_%d" % (a, i))[1] == text
+
+
+def test_the_server_checks_arrays_and_ids_and_a_dry_run_shows_the_tasks(server):
+    """Arrays and dependency ids are the server's to check (one source of truth): the client sends
+    them as given, a dry run shows the tasks an array makes, a refusal names its field, and
+    `baton-py submit` says what `baton submit` says, exit 2."""
+    c = Client(server["url"], server["token"], ca=server["ca"])
+    for array, indices in (("0-99%8", list(range(100))), ("1,5,9", [1, 5, 9]), ("0-20:5", [0, 5, 10, 15, 20]),
+                           ("3,1-2,3", [1, 2, 3])):
+        jobs = c.submit(["true"], array=array, dry_run=True)
+        assert [j["array_index"] for j in jobs] == indices, array
+        assert all("id" not in j and j["state"] == "pending" and j["array"] == array for j in jobs)
+    for bad, why in (("5-3", "is not a list of indices and ranges"), ("x", "is not a list of indices and ranges"),
+                     ("1,", "ends with a comma"), ("1,%2", "ends with a comma"), ("%2", "names no index"),
+                     ("0-9%0", "has a bad throttle after %"), ("0-9:0", "has a bad step"),
+                     ("0-2000000", "has an index over 1000000"), ("0-20000", "has more than 10000 tasks")):
+        with pytest.raises(BatonError) as e:
+            c.submit(["true"], array=bad, dry_run=True)
+        assert (e.value.status, e.value.field) == (400, "array")
+        assert e.value.message == 'array: "%s" %s (e.g. 0-99%%8, 1,5,9 or 0-20:5)' % (bad, why)
+        code_cli, _, err_cli = cli(server, "submit", "--array", bad, "--", "true")
+        code_py, _, err_py = pycli(server, "submit", "--array", bad, "--", "true")
+        assert code_cli == code_py == 2 and err_cli == err_py, (bad, err_cli, err_py)
+    for kwargs, field in ((dict(after_any=[0]), "after_any"), (dict(after_notok=["x"]), "after_notok[0]"),
+                          (dict(after=-1), "after"), (dict(after_any=list(range(1, 258))), "after_any")):
+        with pytest.raises(BatonError) as e:
+            c.submit(["x"], dry_run=True, **kwargs)
+        assert e.value.status == 400 and e.value.field == field, (kwargs, e.value.message)
+        assert e.value.message.startswith(field + ": "), e.value.message
+    # A job that does not exist is the cluster's refusal, not the body's: no field, exit 1 from both.
+    with pytest.raises(BatonError) as e:
+        c.submit(["x"], after=999, dry_run=True)
+    assert e.value.field is None and e.value.message == "after: job 999 does not exist"
+    assert c.jobs(state=["pending", "held", "running", "succeeded", "failed", "cancelled"]) == []  # none made

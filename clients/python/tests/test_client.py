@@ -157,8 +157,9 @@ def test_errors_carry_the_servers_words(server):
     with pytest.raises(BatonError) as e:
         Client(server["url"], "wrong", ca=server["ca"]).jobs()
     assert e.value.status == 401
-    with pytest.raises(ValueError):
+    with pytest.raises(BatonError) as e:  # the server's to check, naming the field
         c.submit([])
+    assert (e.value.status, e.value.field) == (400, "command") and e.value.message.startswith("command: ")
     with pytest.raises(BatonUnavailable):
         Client("http://127.0.0.1:1", "x").jobs()
 

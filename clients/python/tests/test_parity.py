@@ -102,7 +102,7 @@ def test_every_field_goes_into_the_spec_as_the_cli_sends_it(fake, tmp_path, monk
     fake.json("POST", "/v1/jobs/batch", {"jobs": [{"id": 2}, {"id": 3}]})
     monkeypatch.chdir(tmp_path)
     c = Client(fake.url, "t")
-    c.submit(["python3", "/x/train.py"], gpus="0.5", cpus=4, memory="64GiB", gpu_memory=40 << 30, gpu_type="H100",
+    c.submit(["python3", "/x/train.py"], gpus=0.5, cpus=4, memory="64GiB", gpu_memory=40 << 30, gpu_type="H100",
              grace=10, signal="USR1@2m", hold=True, after=7, array="0-9%2", env=["A=1", "B=x=y"], retries=2,
              time_limit="2h", nodes=1, priority="high", project="p", pool="dev", preemptible=True,
              idempotency_key="k")
@@ -128,7 +128,14 @@ def test_every_field_goes_into_the_spec_as_the_cli_sends_it(fake, tmp_path, monk
     with pytest.raises(ValueError):
         c.submit_batch([])
     with pytest.raises(ValueError, match=r"jobs\[1\]"):
-        c.submit_batch([{"command": ["a"]}, {"command": []}])
+        c.submit_batch([{"command": ["a"]}, {"name": "no command"}])
+    # The spec's values are the server's to check: sent as given ("0.25" is read as --gpus reads it).
+    c.submit(["a"], gpus="0.25", array="5-3")
+    assert fake.requests[-1][3]["resources"]["gpus"] == "0.25" and fake.requests[-1][3]["array"] == "5-3"
+    # A dry run: the same spec to ?dry_run=true, the jobs it would make back.
+    fake.json("POST", "/v1/jobs", {"dry_run": True, "jobs": [{"name": "a", "state": "pending"}]})
+    assert c.submit(["a"], dry_run=True) == [{"name": "a", "state": "pending"}]
+    assert fake.requests[-1][1:3] == ("/v1/jobs", {"dry_run": "true"})
     with pytest.raises(ValueError, match="KEY=VALUE"):
         job_spec(["a"], env=["novalue"])
 
@@ -292,6 +299,7 @@ def test_batch_queue_and_nodes(server):
     with pytest.raises(BatonError) as e:
         c.submit_batch([{"command": ["true"]}, {"command": ["true"], "gpus": -1}])
     assert e.value.status == 400 and "jobs[1]" in e.value.message
+    assert e.value.field == "jobs[1].resources.gpus"  # the spec's field, as the server names it
 
 
 def test_cancel_hold_and_release_many(server):
