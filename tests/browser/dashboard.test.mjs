@@ -153,9 +153,23 @@ test('a user sees the cluster, submits, follows, cancels, and is refused what th
     await page.getByTestId('submit-button').click();
     await page.getByTestId('error').waitFor();
     assert.match(await page.getByTestId('error').innerText(), /resources\.gpus/);
+    assert.match(await page.getByTestId('submit-gpus').getAttribute('class'), /invalid/); // the field it named
+    // Check asks the server (a dry run): its refusal at the field, then what would be made; nothing is.
+    const before = (await b.api('GET', '/v1/jobs?state=pending,held,running,succeeded,failed,cancelled,timed_out')).json.jobs.length;
     await page.getByTestId('submit-name').fill('curve');
     await page.getByTestId('submit-gpus').fill('1');
+    await page.getByTestId('submit-time-limit').fill('10x');
+    await page.getByTestId('submit-check').click();
+    await page.getByTestId('check-error').waitFor();
+    assert.match(await page.getByTestId('check-error').innerText(), /time_limit.*unknown unit/);
+    assert.match(await page.getByTestId('submit-time-limit').getAttribute('class'), /invalid/);
     await page.getByTestId('submit-time-limit').fill('10m');
+    await page.getByTestId('submit-check').click();
+    await page.getByTestId('check-result').waitFor();
+    assert.equal(await page.getByTestId('check-result').innerText(),
+      'Would submit 1 job, pending: 1 GPU on 1 node, time limit 10m 00s, pool default, priority normal.');
+    const after = (await b.api('GET', '/v1/jobs?state=pending,held,running,succeeded,failed,cancelled,timed_out')).json.jobs.length;
+    assert.equal(after, before);
     await page.getByTestId('submit-command').fill(
       'for i in $(seq 1 30); do echo "{\\"step\\": $i, \\"loss\\": $(( 1000 / i ))}" >> $BATON_METRICS_FILE; echo "step $i"; sleep 0.1; done; echo all-done');
     await shot(page, 'submit', true);

@@ -2,7 +2,7 @@
 // sessionStorage. Every error is an ApiError carrying the API's own message; a 401 at any time
 // logs out.
 import { store } from './store';
-import type { WhoAmI } from './types';
+import type { ApiError as ErrorBody, WhoAmI } from './types';
 
 const TOKEN_KEY = 'baton.token';
 
@@ -11,6 +11,8 @@ export class ApiError extends Error {
     readonly status: number,
     readonly code: string,
     message: string,
+    /** A submitted spec's field that is wrong as written ("time_limit", "resources.gpus"). */
+    readonly field?: string,
   ) {
     super(message);
     this.name = 'ApiError';
@@ -97,13 +99,15 @@ export function authHeaders(extra?: Record<string, string>, tok?: string): Recor
 export async function errorOf(res: Response): Promise<ApiError> {
   let code = 'http_' + res.status;
   let message = res.statusText || `HTTP ${res.status}`;
+  let field: string | undefined;
   try {
     const text = await res.text();
     try {
-      const body = JSON.parse(text) as { error?: { code?: string; message?: string } };
+      const body = JSON.parse(text) as Partial<ErrorBody>;
       if (body?.error?.message) {
         message = body.error.message;
         code = body.error.code ?? code;
+        field = body.error.field;
       } else if (text.trim()) {
         message = text.trim().slice(0, 500);
       }
@@ -113,7 +117,7 @@ export async function errorOf(res: Response): Promise<ApiError> {
   } catch {
     // the body could not be read: keep the status line
   }
-  return new ApiError(res.status, code, message);
+  return new ApiError(res.status, code, message, field);
 }
 
 export interface CallOptions {
