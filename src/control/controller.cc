@@ -16,8 +16,6 @@ struct Overloaded : Ts... {
 template <class... Ts>
 Overloaded(Ts...) -> Overloaded<Ts...>;
 
-std::string KeyOf(const std::string& user, const std::string& key) { return user + '\n' + key; }
-
 }  // namespace
 
 Controller::Controller(ControllerOptions options)
@@ -27,7 +25,7 @@ Controller::Controller(ControllerOptions options)
 
 void Controller::Restore(store::Snapshot snapshot, TimePoint now) {
   next_id_ = snapshot.next_job_id;
-  for (auto& e : snapshot.idempotency) keys_[KeyOf(e.user, e.key)] = e;
+  keys_.Restore(snapshot.idempotency);
   for (Job& job : snapshot.jobs) {
     JobId id = job.id;
     next_id_ = std::max(next_id_, id.value + 1);
@@ -145,8 +143,7 @@ Effects Controller::EndBatch(TimePoint now) {
   dirty_.clear();
   if (next_id_dirty_) fx.store.next_job_id = next_id_;
   next_id_dirty_ = false;
-  fx.store.idempotency = std::move(new_keys_);
-  new_keys_.clear();
+  fx.store.idempotency = keys_.TakeNew();
   fx.store.drains = std::move(new_drains_);
   new_drains_.clear();
   fx.events = events_.TakeNew();
@@ -238,23 +235,21 @@ Reply Controller::Submit(const SubmitJobs& c, TimePoint now) {
   if (c.dry_run) return r;
   next_id_dirty_ = true;
   if (!c.idempotency_key.empty()) {
-    store::IdempotencyEntry e{.user = c.caller.user,
-                              .key = c.idempotency_key,
-                              .first = first,
-                              .count = static_cast<int>(total)};
-    keys_[KeyOf(e.user, e.key)] = e;
-    new_keys_.push_back(std::move(e));
+    keys_.Record(store::IdempotencyEntry{.user = c.caller.user,
+                                         .key = c.idempotency_key,
+                                         .first = first,
+                                         .count = static_cast<int>(total)});
   }
   return r;
 }
 
 std::optional<Reply> Controller::Repeated(const SubmitJobs& c) const {
   if (c.idempotency_key.empty()) return std::nullopt;
-  auto it = keys_.find(KeyOf(c.caller.user, c.idempotency_key));
-  if (it == keys_.end()) return std::nullopt;
+  const store::IdempotencyEntry* e = keys_.Find(c.caller.user, c.idempotency_key);
+  if (e == nullptr) return std::nullopt;
   Reply r;
-  for (int i = 0; i < it->second.count; ++i) {
-    if (const Job* j = FindJob(JobId{it->second.first.value + i})) r.jobs.push_back(*j);
+  for (int i = 0; i < e->count; ++i) {
+    if (const Job* j = FindJob(JobId{e->first.value + i})) r.jobs.push_back(*j);
   }
   return r;
 }
@@ -499,63 +494,22 @@ void Controller::SetState(Job& job, JobState to, TimePoint now) {
 }
 
 void Controller::AlertEnded(const Job& job, JobState to, TimePoint now) {
-  const bool failed = to == JobState::kFailed;
-  const std::string name = job.spec.name.empty() ? "" : " (" + job.spec.name + ")";
-  if (job.array_id.value == 0) {
-    if (failed) {
-      Raise(ClusterEvent{.kind = "job_failed",
-                         .severity = "alert",
-                         .job = job.id.value,
-                         .message = "job " + job.id.ToString() + name + " of " + job.user +
-                                    " failed: " + job.reason_detail.substr(0, 256)},
-            now);
-    }
-    return;
-  }
-  // A failing array is one alert, not one per task (a sweep of 1,000 tasks that all fail).
-  const std::string array = job.array_id.ToString();
-  auto it = array_failures_.find(job.array_id);
-  if (it == array_failures_.end()) {
-    if (!failed) return;
-    // Its tasks: as many as its indices (a submit may still be making them), else those made.
-    ArrayFailures f{.failed = 1};
-    int ended = 0;
-    for (auto t = jobs_.find(job.array_id); t != jobs_.end() && t->second.array_id == job.array_id;
-         ++t) {
-      ++f.total;
-      ended += IsTerminal(t->second.state) ? 1 : 0;
+  // An array's tasks: as many as its indices (a submit may still be making them), else those
+  // made; and how many of them have ended.
+  auto tasks = [&] {
+    FailureAlerts::Tasks t;
+    for (auto it = jobs_.find(job.array_id);
+         it != jobs_.end() && it->second.array_id == job.array_id; ++it) {
+      ++t.total;
+      t.ended += IsTerminal(it->second.state) ? 1 : 0;
     }
     if (auto indices = TasksOf(job.spec); indices && *indices)
-      f.total = std::max(f.total, static_cast<int>((*indices)->indices.size()));
-    f.left = f.total - ended;
-    Raise(
-        ClusterEvent{
-            .kind = "job_failed",
-            .severity = "alert",
-            .job = job.id.value,
-            .message = "task " + TaskName(job.array_id, job.array_index) + " of array " + array +
-                       name + " of " + job.user + " failed: " + job.reason_detail.substr(0, 256) +
-                       (f.left > 0 ? "; the array's other failures are counted, and said when "
-                                     "it has ended"
-                                   : "")},
-        now);
-    if (f.left > 0) array_failures_.emplace(job.array_id, f);
-    return;
+      t.total = std::max(t.total, static_cast<int>((*indices)->indices.size()));
+    return t;
+  };
+  if (std::optional<ClusterEvent> e = failure_alerts_.Ended(job, to, tasks)) {
+    Raise(std::move(*e), now);
   }
-  ArrayFailures& f = it->second;
-  f.failed += failed ? 1 : 0;
-  if (--f.left > 0) return;
-  if (f.failed > 1) {
-    Raise(ClusterEvent{.kind = "job_failed",
-                       .severity = "alert",
-                       .job = job.array_id.value,
-                       .message = "array " + array + name + " of " + job.user + " has ended: " +
-                                  std::to_string(f.failed) + " of its " + std::to_string(f.total) +
-                                  " tasks failed (`baton jobs --state failed --expand` lists "
-                                  "them)"},
-          now);
-  }
-  array_failures_.erase(it);
 }
 
 double Controller::Service(const Job& job, TimePoint now) {

@@ -15,7 +15,11 @@
 //   feasibility_ (FeasibilityCache, feasibility_cache.h): what could ever hold a request;
 //   idle_sessions_ (IdleSessions, idle_sessions.h): idle sessions' clocks and verdicts;
 //   counters_ (Counters,       metrics.h):     what GET /metrics counts since the start;
-//   crons_   (CronBook,        cron_book.h):   recurring jobs' series and the runs owed.
+//   crons_   (CronBook,        cron_book.h):   recurring jobs' series and the runs owed;
+//   keys_    (IdempotencyKeys, idempotency_keys.h): submits' keys and the jobs they made;
+//   utilization_ (AttemptUtilization, attempt_utilization.h): running attempts' GPU readings;
+//   numbers_ (AccountNumbers,  account_numbers.h): a pass's numbers for accounts and pools;
+//   failure_alerts_ (FailureAlerts, failure_alerts.h): job_failed alerts, an array's as one.
 // controller.cc: restore, users' commands, job bookkeeping and runs; controller_schedule.cc:
 // a pass's input and what its result does; controller_agents.cc: agents, nodes and drains;
 // controller_cost.cc: prices and costs; controller_metrics.cc and controller_tokens.cc: the
@@ -24,20 +28,22 @@
 #pragma once
 
 #include <cstdint>
-#include <deque>
 #include <map>
 #include <optional>
 #include <set>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
+#include "control/account_numbers.h"
+#include "control/attempt_utilization.h"
 #include "control/budget_book.h"
 #include "control/commands.h"
 #include "control/cron_book.h"
 #include "control/dependency_gate.h"
 #include "control/event_ring.h"
+#include "control/failure_alerts.h"
 #include "control/feasibility_cache.h"
+#include "control/idempotency_keys.h"
 #include "control/idle_sessions.h"
 #include "control/node_table.h"
 #include "control/running_jobs.h"
@@ -167,10 +173,6 @@ class Controller {
   void Schedule(TimePoint now);
   // The pass's view of a waiting job, and of a running one.
   sched::PendingJob PendingOf(const Job& j) const;
-  // The job's (project, user) pair as a number (sched::PendingJob::account), given once.
-  int32_t AccountOf(const Job& j) const;
-  // The one copy of the job's pool's name that every job of the pool points a pass at.
-  const std::string* PoolOf(const Job& j) const;
   sched::RunningJob RunningOf(const Job& j, TimePoint now) const;
   // The same, as RunningJobs keeps it (the time-dependent parts as of the job's start).
   RunningJobs::Kept KeptOf(const Job& j) const;
@@ -260,8 +262,7 @@ class Controller {
   void Enqueue(Job& job, TimePoint now);
   void Dequeue(Job& job);
   void OnTerminal(const Job& job, TimePoint now);
-  // The job_failed alert of a job that ended (`to`): for a task of an array, the first failure
-  // only, then one line when the array has ended saying how many failed.
+  // The job_failed alert of a job that ended (`to`), if any (failure_alerts_).
   void AlertEnded(const Job& job, JobState to, TimePoint now);
   // Looks again at blocked jobs that may go now; those that can enter the queue
   // (controller_waiting.cc, with the DependencyGate gate_).
@@ -288,28 +289,17 @@ class Controller {
 
   ControllerOptions options_;
   std::map<JobId, Job> jobs_;
-  // (project, user) pairs numbered for fair share, as jobs first reach a pass.
-  mutable std::map<std::pair<std::string, std::string>, int32_t> accounts_;
-  // Each pool's name once, for the jobs' AccountCache::pool (a set: the strings never move).
-  mutable std::set<std::string, std::less<>> pool_names_;
+  mutable AccountNumbers numbers_;  // a pass's numbers for (project, user) and pools
   int64_t next_id_ = 1;
   bool next_id_dirty_ = false;
-  std::unordered_map<std::string, store::IdempotencyEntry> keys_;  // user + '\n' + key
-  std::vector<store::IdempotencyEntry> new_keys_;
+  IdempotencyKeys keys_;  // the submits' Idempotency-Keys
 
   sched::JobQueue queue_;  // pending jobs whose dependencies are met; pass planning
   DependencyGate gate_;    // pending jobs held back: dependencies, a time, an array's throttle
-  // Arrays with a failed task whose other tasks have not all ended: the failures since the
-  // first (alerted), the tasks left, all of them. Not kept across restarts.
-  struct ArrayFailures {
-    int failed = 0;
-    int left = 0;
-    int total = 0;
-  };
-  std::map<JobId, ArrayFailures> array_failures_;
-  CronBook crons_;            // recurring jobs: their series and the next runs owed
-  std::set<JobId> unproven_;  // running after launch failures elsewhere, blame not yet counted
-  RunningJobs running_;       // jobs_ never drops a job, and map nodes do not move
+  FailureAlerts failure_alerts_;  // job_failed alerts: an array's counted, said at its end
+  CronBook crons_;                // recurring jobs: their series and the next runs owed
+  std::set<JobId> unproven_;      // running after launch failures elsewhere, blame not yet counted
+  RunningJobs running_;           // jobs_ never drops a job, and map nodes do not move
   std::vector<sched::Reservation> claims_;  // GPUs preemption freed, held for their claimers
   sched::UsageLedger usage_;
 
@@ -329,14 +319,9 @@ class Controller {
   std::vector<store::Drain> new_drains_;
   EventRing events_;
   TokenBook tokens_;
-  Counters counters_;           // for GET /metrics, since this controller started
-  IdleSessions idle_sessions_;  // the clocks of idle sessions (controller_sessions.cc)
-  // Per running job: the sum of its readings' mean utilisation, and their count.
-  struct Utilization {
-    double sum = 0;
-    int64_t samples = 0;
-  };
-  std::unordered_map<int64_t, Utilization> utilization_;
+  Counters counters_;               // for GET /metrics, since this controller started
+  IdleSessions idle_sessions_;      // the clocks of idle sessions (controller_sessions.cc)
+  AttemptUtilization utilization_;  // the running attempts' GPU readings
   BudgetBook budgets_;
 };
 

@@ -32,11 +32,7 @@ void Controller::CloseAttempt(Job& job, TimePoint now) {
   int64_t cost = AttemptCost(job, now);
   job.cost_micros += cost;
   budgets_.AttemptClosed(job.spec.project, cost);
-  if (auto it = utilization_.find(job.id.value); it != utilization_.end()) {
-    job.utilization_sum += it->second.sum;
-    job.utilization_samples += it->second.samples;
-    utilization_.erase(it);
-  }
+  utilization_.Close(job);
 }
 
 void Controller::ObserveUtilization(const NodeRecord& node, const std::vector<GpuSample>& samples) {
@@ -59,9 +55,7 @@ void Controller::ObserveUtilization(const NodeRecord& node, const std::vector<Gp
       }
     }
     if (n == 0) continue;
-    Utilization& u = utilization_[id.value];
-    u.sum += sum / n;
-    u.samples += 1;
+    utilization_.Add(id, sum / n);
   }
 }
 
@@ -99,10 +93,7 @@ Reply Controller::JobMetricsOf(const GetJobMetrics& c, TimePoint now) const {
                .currency = options_.policy.currency,
                .utilization_sum = job->utilization_sum,
                .samples = job->utilization_samples};
-  if (auto it = utilization_.find(job->id.value); it != utilization_.end()) {
-    m.utilization_sum += it->second.sum;
-    m.samples += it->second.samples;
-  }
+  utilization_.AddTo(job->id, &m.utilization_sum, &m.samples);
   if (job->state == JobState::kRunning) {
     for (const NodeAllocation& part : job->allocation) {
       const NodeRecord* node = nodes_.Find(part.node);

@@ -83,25 +83,11 @@ int TakeStepPort(const Job& job, PortsByNode& ports) {
 
 // ---- scheduling ----
 
-int32_t Controller::AccountOf(const Job& j) const {
-  if (j.account.id < 0) {
-    auto [it, added] = accounts_.try_emplace(std::make_pair(j.spec.project, j.user),
-                                             static_cast<int32_t>(accounts_.size()));
-    j.account.id = it->second;
-  }
-  return j.account.id;
-}
-
-const std::string* Controller::PoolOf(const Job& j) const {
-  if (j.account.pool == nullptr) j.account.pool = &*pool_names_.insert(j.spec.pool).first;
-  return j.account.pool;
-}
-
 sched::PendingJob Controller::PendingOf(const Job& j) const {
   // The queue's plain record, with this controller's account number and shared pool name.
   sched::PendingJob p = sched::JobQueue::PendingRecord(j);
-  p.pool = PoolOf(j);
-  p.account = AccountOf(j);
+  p.pool = numbers_.PoolOf(j);
+  p.account = numbers_.AccountOf(j);
   return p;
 }
 
@@ -117,13 +103,13 @@ RunningJobs::Kept Controller::KeptOf(const Job& j) const {
               .priority = j.spec.priority,
               .project = &j.spec.project,
               .user = &j.user,
-              .pool = PoolOf(j),
+              .pool = numbers_.PoolOf(j),
               .started = start,
               .expected_end = limit.count() > 0 ? start + limit : sched::kNever,
               .last_checkpoint = j.last_checkpoint.value_or(start),
               .stopping = j.stop_requested || j.preempt_requested,
               .service = 0,
-              .account = AccountOf(j),
+              .account = numbers_.AccountOf(j),
               .first_node = j.allocation.empty() ? -1 : view_.IndexOf(j.allocation.front().node)},
       .clock = RunningJobs::Clock{.gpu_seconds = j.gpu_seconds,
                                   .milli_gpus = j.spec.resources.milli_gpus,
