@@ -443,7 +443,7 @@ void Agent::BeginStop(RunningJob& job, Duration grace, bool time_limit, TimePoin
   // PRODUCT.md §4: SIGTERM (checkpoint now, the convention training code already handles),
   // then SIGKILL after the grace period. A terminal's job is hung up first, as a closed
   // terminal would be: an interactive shell ignores SIGTERM, and ends (with its jobs) on SIGHUP.
-  if (job.order.interactive == "tty") SignalJob(job, SIGHUP);
+  if (job.order.interactive == Interactive::kTty) SignalJob(job, SIGHUP);
   SignalJob(job, SIGTERM);
   job.stop_phase = 1;
   job.next_stop_step = now + grace;
@@ -616,7 +616,7 @@ bool Agent::SampleGpus(std::vector<GpuSample>* samples, TimePoint now) {
   // idle, and an interactive pool's idle reclaim can be tried without GPUs.
   std::vector<bool> busy(gpus_.size(), false);
   for (auto& [key, job] : jobs_) {
-    if (job.exited || !job.order.interactive.empty()) continue;
+    if (job.exited || job.order.interactive != Interactive::kNone) continue;
     for (int g : job.order.gpus) {
       if (g >= 0 && static_cast<size_t>(g) < busy.size()) busy[g] = true;
     }

@@ -73,8 +73,8 @@ Status Agent::InImage(const LaunchOrder& order, ProcessSpec* spec) {
             "host",
             "-w",
             spec->workdir};
-    if (!order.interactive.empty()) argv.push_back("-i");
-    if (order.interactive == "tty") argv.push_back("-t");
+    if (order.interactive != Interactive::kNone) argv.push_back("-i");
+    if (order.interactive == Interactive::kTty) argv.push_back("-t");
     for (const std::string& m : mounts) argv.insert(argv.end(), {"-v", m + ":" + m});
     // The job's variables, their values from podman's own environment (the job's); the image
     // keeps its PATH and HOME.

@@ -151,8 +151,8 @@ void Agent::Launch(const LaunchOrder& order, TimePoint now) {
   spec.log_path = dir + "/output.log";
   spec.status_path = RunFile(order.job, order.attempt) + ".exit";
   spec.pid_path = RunFile(order.job, order.attempt) + ".pid";
-  if (!order.interactive.empty()) {
-    spec.session = order.interactive;
+  if (order.interactive != Interactive::kNone) {
+    spec.session = std::string(InteractiveName(order.interactive));
     spec.session_socket = SessionSocket(order.job, order.attempt);
   }
   BindToGpuNuma(order, &spec);

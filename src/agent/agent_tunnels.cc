@@ -148,7 +148,8 @@ void Agent::OpenTunnel(const TunnelOrder& t) {
   }
   if (t.port == 0) {
     auto it = jobs_.find(Key(t.job, t.attempt));
-    if (it == jobs_.end() || it->second.exited || it->second.order.interactive.empty()) {
+    if (it == jobs_.end() || it->second.exited ||
+        it->second.order.interactive == Interactive::kNone) {
       LogWarn("tunnel to job " + t.job.ToString() + "'s session: it has none running here",
               Context(t.job));
       return;
@@ -267,7 +268,8 @@ std::vector<JobId> Agent::AttachedSessions() {
 
 void Agent::DeliverNote(const SessionNote& note) {
   auto it = jobs_.find(Key(note.job, note.attempt));
-  if (it == jobs_.end() || it->second.exited || it->second.order.interactive.empty()) return;
+  if (it == jobs_.end() || it->second.exited || it->second.order.interactive == Interactive::kNone)
+    return;
   int fd = ConnectUnix(SessionSocket(note.job, note.attempt));
   if (fd < 0) {
     LogWarn("cannot tell job " + note.job.ToString() + "'s session: " + std::strerror(errno),

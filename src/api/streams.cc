@@ -125,7 +125,7 @@ void Service::EventStream(Call c) {
       }
       std::string out;
       for (const ClusterEvent& e : r.events) {
-        out += "id: " + std::to_string(e.seq) + "\nevent: " + e.kind +
+        out += "id: " + std::to_string(e.seq) + "\nevent: " + std::string(EventKindName(e.kind)) +
                "\ndata: " + codec::EncodeEvent(e) + "\n\n";
         feed->after = e.seq;
       }

@@ -121,9 +121,9 @@ void ShowRequest(const Job& j) {
   if (!j.spec.venv.empty()) line("environment", "venv " + j.spec.venv);
   if (!j.spec.conda.empty()) line("environment", "conda " + j.spec.conda);
   if (!j.spec.image.empty()) line("environment", "image " + j.spec.image);
-  if (!j.spec.interactive.empty()) {
+  if (j.spec.interactive != Interactive::kNone) {
     line("session",
-         std::string(j.spec.interactive == "tty" ? "a terminal" : "stdin attached") +
+         std::string(j.spec.interactive == Interactive::kTty ? "a terminal" : "stdin attached") +
              (j.state == JobState::kRunning ? " (`baton attach " + j.id.ToString() + "`)" : ""));
   }
   if (!j.spec.best_metric.empty()) {
@@ -347,9 +347,10 @@ int Nodes(const Connection& conn, bool json) {
     // Its agent runs no job of root's (no --allow-root-jobs): said, as the scheduler skips it.
     if (n.info.refuses_root_jobs) note += (note.empty() ? "" : "; ") + std::string("no root jobs");
     std::string model = n.info.gpus.empty() ? "-" : n.info.gpus[0].model;
-    t.Add({n.info.name, n.state, n.info.pool, std::to_string(n.info.gpus.size()), model,
-           std::to_string(busy), std::to_string(drained), std::to_string(n.info.cpus),
-           FormatSize(n.info.memory_bytes), n.info.topology, Age(n.last_seen) + " ago", note});
+    t.Add({n.info.name, std::string(NodeStateName(n.state)), n.info.pool,
+           std::to_string(n.info.gpus.size()), model, std::to_string(busy), std::to_string(drained),
+           std::to_string(n.info.cpus), FormatSize(n.info.memory_bytes), n.info.topology,
+           Age(n.last_seen) + " ago", note});
   }
   t.Print(std::cout);
   return 0;

@@ -147,7 +147,7 @@ void AddRunCommand(CLI::App& app, const std::shared_ptr<Connection>& conn, int* 
       *exit_code = RunJupyter(*conn, *spec, *port);
       return;
     }
-    spec->interactive = *tty ? "tty" : "stdin";
+    spec->interactive = *tty ? Interactive::kTty : Interactive::kStdin;
     if (Status st = ValidateJobSpec(*spec); !st.ok()) {
       *exit_code = Usage(st);
       return;

@@ -344,13 +344,13 @@ int RunAttached(const Connection& conn, const JobSpec& spec) {
   if (!job) return Fail(job.error());
   std::string id = job->id.ToString();
   Say("job " + id + " submitted" +
-      (spec.interactive == "tty" ? "; Ctrl-P Ctrl-Q detaches" : "; Ctrl-C cancels it"));
+      (spec.interactive == Interactive::kTty ? "; Ctrl-P Ctrl-Q detaches" : "; Ctrl-C cancels it"));
   bool cancelled = false;
   auto running = WaitUntilRunning(**api, id, signals, &cancelled);
   if (!running) return Fail(running.error());
   if (!*running) Detach(id, true);
   const Job& j = **running;
-  if (IsTerminal(j.state) && spec.interactive == "tty") {
+  if (IsTerminal(j.state) && spec.interactive == Interactive::kTty) {
     // Ended before it could be attached (a short command): its output from its log; why it
     // ended only when it did not run to an exit of its own.
     if (int code = Logs(conn, id, true, ""); code != 0) return code;
@@ -360,7 +360,7 @@ int RunAttached(const Connection& conn, const JobSpec& spec) {
     }
     return ExitCodeOf(j);
   }
-  if (spec.interactive == "tty") return TerminalSession(conn, **api, id, signals);
+  if (spec.interactive == Interactive::kTty) return TerminalSession(conn, **api, id, signals);
   return StdinSession(conn, **api, id, signals, !cancelled);
 }
 
@@ -388,7 +388,7 @@ int RunJupyter(const Connection& conn, JobSpec spec, int local_port) {
   std::string token = NewJupyterToken();
   spec.command = JupyterCommand();
   spec.shell = false;
-  spec.interactive = "stdin";
+  spec.interactive = Interactive::kStdin;
   if (spec.name.empty() || spec.name == "sh") spec.name = "jupyter";
   spec.env.emplace_back("JUPYTER_TOKEN", token);
   if (Status st = ValidateJobSpec(spec); !st.ok()) return Usage(st);
@@ -435,7 +435,7 @@ int Attach(const Connection& conn, const std::string& ref) {
   if (!api) return Fail(api.error());
   auto job = (*api)->GetJob(ref);
   if (!job) return Fail(job.error());
-  if (job->spec.interactive.empty()) {
+  if (job->spec.interactive == Interactive::kNone) {
     return Fail(InvalidArgument("job " + ref +
                                 " is not a session (baton run starts one); `baton logs -f " + ref +
                                 "` follows its output"));
@@ -445,7 +445,7 @@ int Attach(const Connection& conn, const std::string& ref) {
                          (IsTerminal(job->state) ? "" : "; attach once it runs")));
   }
   Signals signals({SIGINT, SIGTERM, SIGHUP, SIGWINCH});
-  if (job->spec.interactive == "tty") return TerminalSession(conn, **api, ref, signals);
+  if (job->spec.interactive == Interactive::kTty) return TerminalSession(conn, **api, ref, signals);
   return StdinSession(conn, **api, ref, signals, false);
 }
 
@@ -460,7 +460,7 @@ int Sessions(const Connection& conn, bool all, bool json) {
   }
   auto jobs = (*api)->ListJobs(q);
   if (!jobs) return Fail(jobs.error());
-  std::erase_if(*jobs, [](const Job& j) { return j.spec.interactive.empty(); });
+  std::erase_if(*jobs, [](const Job& j) { return j.spec.interactive == Interactive::kNone; });
   if (json) {
     std::vector<const Job*> shown;
     for (const Job& j : *jobs) shown.push_back(&j);
@@ -473,7 +473,7 @@ int Sessions(const Connection& conn, bool all, bool json) {
     std::string command;
     for (const std::string& w : j.spec.command) command += (command.empty() ? "" : " ") + w;
     t.Add({j.id.ToString(), j.user, j.spec.name, std::string(JobStateName(j.state)),
-           j.spec.interactive == "tty" ? "terminal" : "stdin", node,
+           j.spec.interactive == Interactive::kTty ? "terminal" : "stdin", node,
            FormatMilli(j.spec.resources.milli_gpus),
            j.started_at ? FormatRfc3339(*j.started_at) : "-", command.substr(0, 40)});
   }

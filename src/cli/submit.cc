@@ -206,7 +206,7 @@ int SubmitLike(const Connection& conn, const SubmitFlags& f, std::vector<std::st
   auto job = (*api)->GetJob(refs->front());
   if (!job) return Fail(job.error());
   JobSpec spec = std::move(job->spec);
-  spec.interactive.clear();
+  spec.interactive = Interactive::kNone;
   spec.hold = false;
   spec.array.clear();
   spec.schedule.clear();

@@ -64,7 +64,7 @@ Table GpuTable(const std::vector<NodeStatus>& nodes, const std::map<int64_t, con
         continue;
       }
       const Gpu& g = n.info.gpus[i];
-      std::string state = n.state != "ready" ? n.state : "ok";
+      std::string state = n.state != NodeState::kReady ? std::string(NodeStateName(n.state)) : "ok";
       if (i < n.health.size() && n.health[i].state != GpuHealthState::kOk)
         state = GpuHealthStateName(n.health[i].state);
       if (!n.drain_reason.empty() ||
@@ -137,7 +137,8 @@ std::string Render(const Frame& f, const std::string& server, int rows, int cols
     for (size_t i = 0; i < n.info.gpus.size(); ++i) {
       ++total;
       if (i < n.gpu_jobs.size() && !n.gpu_jobs[i].empty()) ++busy;
-      if (n.state != "ready" || (i < n.health.size() && n.health[i].state != GpuHealthState::kOk))
+      if (n.state != NodeState::kReady ||
+          (i < n.health.size() && n.health[i].state != GpuHealthState::kOk))
         ++failed;
       else if (!n.drain_reason.empty() ||
                (i < n.gpu_drain_reasons.size() && !n.gpu_drain_reasons[i].empty()))
@@ -337,8 +338,8 @@ int Events(const Connection& conn, bool follow, bool as_json) {
     auto e = codec::DecodeEvent(event_json);
     if (!e) return;
     std::cout << FormatRfc3339(e->at).substr(0, 19) << "Z  "
-              << (e->severity == "alert" ? "ALERT " : "      ") << e->kind << "  " << e->message
-              << "\n"
+              << (e->severity == Severity::kAlert ? "ALERT " : "      ") << EventKindName(e->kind)
+              << "  " << e->message << "\n"
               << std::flush;
   };
   if (!follow) {

@@ -168,7 +168,7 @@ json::object JobObject(const Job& job, JobForm form) {
   o["workdir"] = s.workdir.empty() ? json::value(nullptr) : json::value(s.workdir);
   if (!s.venv.empty()) o["venv"] = s.venv;
   if (!s.conda.empty()) o["conda"] = s.conda;
-  if (!s.interactive.empty()) o["interactive"] = s.interactive;
+  if (s.interactive != Interactive::kNone) o["interactive"] = InteractiveName(s.interactive);
   if (!s.code.empty()) o["code"] = s.code;
   if (!s.image.empty()) o["image"] = s.image;
   AddWhenFields(job, &o);

@@ -353,10 +353,14 @@ Status DecodeSpecField(std::string_view key, const std::string& field, const jso
           field, "must be one of low, normal, high, critical (got \"" + s->substr(0, 32) + "\")");
     }
     spec->priority = *p;
-  } else if (key == "interactive" || key == "code") {
+  } else if (key == "interactive") {
+    auto i = Named<Interactive>(kInteractiveNames)(val, field);
+    if (!i) return i.error();
+    spec->interactive = *i;
+  } else if (key == "code") {
     auto s = GetString(val, field, 64);
     if (!s) return s.error();
-    (key == "code" ? spec->code : spec->interactive) = *s;
+    spec->code = *s;
   } else if (key == "image") {
     auto s = GetString(val, field, 512);
     if (!s) return s.error();
@@ -628,7 +632,7 @@ std::string EncodeJobSpec(const JobSpec& s) {
   if (!s.workdir.empty()) o["workdir"] = s.workdir;
   if (!s.venv.empty()) o["venv"] = s.venv;
   if (!s.conda.empty()) o["conda"] = s.conda;
-  if (!s.interactive.empty()) o["interactive"] = s.interactive;
+  if (s.interactive != Interactive::kNone) o["interactive"] = InteractiveName(s.interactive);
   if (!s.code.empty()) o["code"] = s.code;
   if (!s.image.empty()) o["image"] = s.image;
   for (const auto& [key, ids] : {std::pair{"after", &s.after}, std::pair{"after_any", &s.after_any},

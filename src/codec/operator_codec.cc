@@ -156,8 +156,8 @@ json::object EventObject(const ClusterEvent& e) {
   json::object o;
   o["seq"] = e.seq;
   o["at"] = TimeValue(e.at);
-  o["kind"] = e.kind;
-  o["severity"] = e.severity;
+  o["kind"] = EventKindName(e.kind);
+  o["severity"] = SeverityName(e.severity);
   o["node"] = e.node;
   o["gpu"] = e.gpu >= 0 ? json::value(e.gpu) : json::value(nullptr);
   o["job"] = e.job > 0 ? json::value(e.job) : json::value(nullptr);
@@ -179,8 +179,8 @@ Result<ClusterEvent> EventFromValue(const json::value& v) {
   if (const json::value* t = Find(*o, "at")) {
     ASSIGN_OR_RETURN(e.at, GetTime(*t, "at"));
   }
-  RETURN_IF_ERROR(Read(*o, "kind", &e.kind, Str(64)));
-  RETURN_IF_ERROR(Read(*o, "severity", &e.severity, Str(16)));
+  RETURN_IF_ERROR(Read(*o, "kind", &e.kind, Named<EventKind>(kEventKindNames)));
+  RETURN_IF_ERROR(Read(*o, "severity", &e.severity, Named<Severity>(kSeverityNames)));
   if (Find(*o, "node") != nullptr) RETURN_IF_ERROR(Read(*o, "node", &e.node, Str(64)));
   if (const json::value* g = Find(*o, "gpu"); g != nullptr && !g->is_null()) {
     ASSIGN_OR_RETURN(int64_t gpu, GetInt(*g, "gpu", 0, 1023));

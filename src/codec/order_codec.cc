@@ -61,7 +61,7 @@ std::string EncodeOrders(const std::vector<Order>& orders) {
       if (l.output_limit > 0) o["output_limit"] = l.output_limit;
       if (!l.best_metric.empty()) o["best_metric"] = l.best_metric;
       if (!l.conda.empty()) o["conda"] = l.conda;
-      if (!l.interactive.empty()) o["interactive"] = l.interactive;
+      if (l.interactive != Interactive::kNone) o["interactive"] = InteractiveName(l.interactive);
       if (!l.code.empty()) o["code"] = l.code;
       if (!l.image.empty()) o["image"] = l.image;
       o["gpus"] = IntArray(l.gpus);
@@ -153,7 +153,7 @@ Result<LaunchOrder> LaunchFrom(const json::object& o) {
   RETURN_IF_ERROR(Read(o, "output_limit", &l.output_limit, Int(0, INT64_MAX)));
   RETURN_IF_ERROR(Read(o, "best_metric", &l.best_metric, Str(64)));
   RETURN_IF_ERROR(Read(o, "conda", &l.conda, Str(4096)));
-  RETURN_IF_ERROR(Read(o, "interactive", &l.interactive, Str(16)));
+  RETURN_IF_ERROR(Read(o, "interactive", &l.interactive, Named<Interactive>(kInteractiveNames)));
   RETURN_IF_ERROR(Read(o, "code", &l.code, Str(64)));
   RETURN_IF_ERROR(Read(o, "image", &l.image, Str(512)));
   if (!l.code.empty() && !IsCodeId(l.code)) return Err(InvalidArgument("code: not a snapshot id"));

@@ -406,7 +406,7 @@ namespace {
 
 json::object NodeStatusObject(const NodeStatus& n) {
   json::object o = NodeInfoObject(n.info);
-  o["state"] = n.state;
+  o["state"] = NodeStateName(n.state);
   o["last_seen"] = TimeValue(n.last_seen);
   o["drain_reason"] = n.drain_reason.empty() ? json::value(nullptr) : json::value(n.drain_reason);
   json::array& gpus = o["gpus"].as_array();
@@ -457,7 +457,7 @@ std::string EncodeGpuList(const std::vector<NodeStatus>& nodes) {
       o["index"] = g.index;
       o["model"] = g.model;
       o["memory_total_bytes"] = g.memory_bytes;
-      o["node_state"] = n.state;
+      o["node_state"] = NodeStateName(n.state);
       o["health"] =
           GpuHealthStateName(i < n.health.size() ? n.health[i].state : GpuHealthState::kOk);
       bool drained = !n.drain_reason.empty() ||
@@ -552,7 +552,7 @@ Result<std::vector<NodeStatus>> DecodeNodeList(std::string_view text) {
     NodeStatus n;
     ASSIGN_OR_RETURN(n.info, NodeInfoFrom(item));
     const json::object& o = item.get_object();
-    RETURN_IF_ERROR(Read(o, "state", &n.state, Str(32)));
+    RETURN_IF_ERROR(Read(o, "state", &n.state, Named<NodeState>(kNodeStateNames)));
     if (const json::value* t = Find(o, "last_seen")) {
       ASSIGN_OR_RETURN(n.last_seen, GetTime(*t, "last_seen"));
     }

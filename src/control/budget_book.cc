@@ -108,8 +108,8 @@ std::vector<ClusterEvent> BudgetBook::Check(const Policy& policy, const std::map
     std::string msg = "project " + name + " has spent " + Money(spent, cur) + " of its budget of " +
                       Money(limit, cur) + period + " (" + (level == 2 ? "100" : "80") + " %)";
     if (level == 2 && budget.hard_stop) msg += "; new jobs are refused";
-    alerts.push_back(
-        ClusterEvent{.kind = "budget", .severity = "alert", .project = name, .message = msg});
+    alerts.push_back(ClusterEvent{
+        .kind = EventKind::kBudget, .severity = Severity::kAlert, .project = name, .message = msg});
   }
   return alerts;
 }

@@ -265,8 +265,9 @@ Result<Resources> Controller::Admit(const JobSpec& spec, const std::string& user
                                " of a job's output per node"));
   }
   if (const PoolPolicy* pool = options_.policy.Pool(spec.pool)) {
-    Duration fallback = pool->interactive && !spec.interactive.empty() ? pool->session_time_limit
-                                                                       : pool->default_time_limit;
+    Duration fallback = pool->interactive && spec.interactive != Interactive::kNone
+                            ? pool->session_time_limit
+                            : pool->default_time_limit;
     Duration limit = spec.time_limit.count() > 0 ? spec.time_limit : fallback;
     if (pool->max_time_limit.count() > 0 && (limit.count() == 0 || limit > pool->max_time_limit)) {
       return Err(InvalidArgument("time_limit: pool " + spec.pool + " allows at most " +
@@ -300,8 +301,9 @@ Job Controller::Draft(const JobSpec& spec, const Resources& resources, const std
   job.spec.resources = resources;
   if (const PoolPolicy* pool = options_.policy.Pool(spec.pool);
       pool && spec.time_limit.count() == 0) {
-    job.spec.time_limit = pool->interactive && !spec.interactive.empty() ? pool->session_time_limit
-                                                                         : pool->default_time_limit;
+    job.spec.time_limit = pool->interactive && spec.interactive != Interactive::kNone
+                              ? pool->session_time_limit
+                              : pool->default_time_limit;
   }
   job.user = user;
   job.submitted_at = now;

@@ -13,14 +13,11 @@ Reply Controller::Nodes() const {
   for (const auto& [name, node] : nodes_) {
     NodeStatus s;
     s.info = node.info;
-    s.state = node.state == NodeRecord::State::kReady  ? "ready"
-              : node.state == NodeRecord::State::kLost ? "lost"
-                                                       : "awaiting";
+    s.state = ShownState(node);
     s.last_seen = node.last_seen;
     s.samples = node.samples;
     s.gpu_jobs.resize(node.info.gpus.size());
     s.drain_reason = node.drain_reason;
-    if (!node.drain_reason.empty() && s.state == "ready") s.state = "drained";
     s.health = node.health;
     s.health.resize(node.info.gpus.size());
     for (size_t g = 0; g < s.health.size(); ++g) s.health[g].index = static_cast<int>(g);
@@ -164,8 +161,8 @@ void Controller::ApplyHealth(NodeRecord& node, const std::vector<GpuHealth>& hea
     if (h.state == GpuHealthState::kOk) {
       std::string still =
           node.gpu_drains.count(gpu) ? " (still drained: " + node.gpu_drains[gpu] + ")" : "";
-      Raise(ClusterEvent{.kind = "gpu_recovered",
-                         .severity = "info",
+      Raise(ClusterEvent{.kind = EventKind::kGpuRecovered,
+                         .severity = Severity::kInfo,
                          .node = node.info.name,
                          .gpu = gpu,
                          .message =
@@ -191,8 +188,8 @@ void Controller::ApplyHealth(NodeRecord& node, const std::vector<GpuHealth>& hea
     }
     if (!jobs.empty()) jobs = "; requeued job " + jobs;
     if (!ended.empty()) jobs += "; stopped job " + ended + " (never requeued: it fails)";
-    Raise(ClusterEvent{.kind = "gpu_failed",
-                       .severity = "alert",
+    Raise(ClusterEvent{.kind = EventKind::kGpuFailed,
+                       .severity = Severity::kAlert,
                        .node = node.info.name,
                        .gpu = gpu,
                        .job = hit.empty() ? 0 : hit.front().value,
@@ -267,8 +264,8 @@ Reply Controller::Register(const AgentRegister& c, TimePoint now) {
   if (!IsValidNodeName(info.name)) return ErrorReply(InvalidArgument("node.name: invalid"));
   NodeRecord& node = EnsureNode(info.name);
   if (node.state != NodeRecord::State::kReady) {
-    Raise(ClusterEvent{.kind = "node_joined",
-                       .severity = "info",
+    Raise(ClusterEvent{.kind = EventKind::kNodeJoined,
+                       .severity = Severity::kInfo,
                        .node = info.name,
                        .message = "node " + info.name + " joined with " +
                                   std::to_string(info.gpus.size()) + " GPUs"},
@@ -374,8 +371,8 @@ Reply Controller::Report(const AgentReport& c, TimePoint now) {
     std::string msg =
         "GPU " + std::to_string(n.gpu) + " of " + rep.node + ": " + n.message.substr(0, 256);
     if (job != 0) msg += " in job " + std::to_string(job);
-    Raise(ClusterEvent{.kind = "gpu_xid",
-                       .severity = "info",
+    Raise(ClusterEvent{.kind = EventKind::kGpuXid,
+                       .severity = Severity::kInfo,
                        .node = rep.node,
                        .gpu = n.gpu,
                        .job = job,
@@ -481,8 +478,8 @@ void Controller::NoteLogsDropped(const AgentReport& c, TimePoint now) {
       last_log_drop_.second + std::chrono::minutes(1) > now)
     return;
   last_log_drop_ = {c.dropped_job, now};
-  Raise(ClusterEvent{.kind = "log_dropped",
-                     .severity = "alert",
+  Raise(ClusterEvent{.kind = EventKind::kLogDropped,
+                     .severity = Severity::kAlert,
                      .node = c.report.node,
                      .job = c.dropped_job.value,
                      .message = "the server did not keep " + std::to_string(c.log_bytes_dropped) +
@@ -496,8 +493,8 @@ void Controller::NoteLogsDropped(const AgentReport& c, TimePoint now) {
 void Controller::NoteOutputLimit(Job& job, const NodeRecord& node, const JobEvent& e,
                                  TimePoint now) {
   const bool stop = options_.policy.stop_at_output_limit;
-  Raise(ClusterEvent{.kind = "job_output_limit",
-                     .severity = stop ? "alert" : "info",
+  Raise(ClusterEvent{.kind = EventKind::kJobOutputLimit,
+                     .severity = stop ? Severity::kAlert : Severity::kInfo,
                      .node = node.info.name,
                      .job = job.id.value,
                      .message = "job " + job.id.ToString() + " of " + job.user + ": " + e.message +
@@ -532,8 +529,8 @@ void Controller::MarkLost(NodeRecord& node, TimePoint now) {
     if (!jobs_.at(id).spec.requeue) kept += (kept.empty() ? "" : ", ") + id.ToString();
   }
   if (!kept.empty()) jobs += " (" + kept + " never requeued: failed then)";
-  Raise(ClusterEvent{.kind = "node_lost",
-                     .severity = "alert",
+  Raise(ClusterEvent{.kind = EventKind::kNodeLost,
+                     .severity = Severity::kAlert,
                      .node = node.info.name,
                      .message = "node " + node.info.name + " stopped reporting" + jobs},
         now);

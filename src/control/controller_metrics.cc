@@ -18,14 +18,10 @@ Reply Controller::Metrics(TimePoint now) const {
   }
   static_cast<Counters&>(*m) = counters_;
   m->events = static_cast<uint64_t>(events_.raised());
-  for (const char* s : {"ready", "drained", "lost", "awaiting"}) m->nodes_by_state[s] = 0;
+  for (std::string_view s : kNodeStateNames) m->nodes_by_state[std::string(s)] = 0;
   for (const auto& [name, node] : nodes_) {
-    bool ready = node.state == NodeRecord::State::kReady;
-    std::string state = node.state == NodeRecord::State::kLost ? "lost"
-                        : ready                                ? "ready"
-                                                               : "awaiting";
-    if (ready && !node.drain_reason.empty()) state = "drained";
-    m->nodes_by_state[state] += 1;
+    m->nodes_by_state[std::string(NodeStateName(ShownState(node)))] += 1;
+    const bool ready = node.state == NodeRecord::State::kReady;
     const sched::NodeSlots* slots = view_.FindNode(name);
     for (const Gpu& g : node.info.gpus) {
       GpuMetrics gm{

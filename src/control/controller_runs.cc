@@ -181,8 +181,8 @@ void Controller::BlameLaunchFailures(Job& job, TimePoint now) {
     new_drains_.push_back(store::Drain{.node = name, .gpu = -1, .reason = reason, .active = true});
     if (view_.FindNode(name) != nullptr) RebuildNodeSlots(*failed);
     queue_.RequestFull();
-    Raise(ClusterEvent{.kind = "node_drained",
-                       .severity = "alert",
+    Raise(ClusterEvent{.kind = EventKind::kNodeDrained,
+                       .severity = Severity::kAlert,
                        .node = name,
                        .job = job.id.value,
                        .message = "node " + name + " drained: " + reason + "; `baton undrain " +

@@ -29,7 +29,7 @@ Reply Controller::Tunnel(const OpenTunnel& c, TimePoint now) {
                                "ID` runs commands in it)"));
   }
   const int port = c.step ? job->step_port : c.port;
-  if (port == 0 && job->spec.interactive.empty()) {
+  if (port == 0 && job->spec.interactive == Interactive::kNone) {
     return ErrorReply(Conflict("job " + name +
                                " has no session to attach to (only jobs started with baton run "
                                "have one; baton logs -f follows any job's output)"));
@@ -61,7 +61,7 @@ Reply Controller::Tunnel(const OpenTunnel& c, TimePoint now) {
 
 Status Controller::AdmitSession(const JobSpec& spec, const PoolPolicy& pool,
                                 const std::string& user) const {
-  if (!pool.interactive || spec.interactive.empty()) return Status::Ok();
+  if (!pool.interactive || spec.interactive == Interactive::kNone) return Status::Ok();
   if (spec.time_limit > pool.session_time_limit) {
     return InvalidArgument("time_limit: sessions in pool " + spec.pool + " run at most " +
                            FormatDuration(pool.session_time_limit) +
@@ -70,8 +70,8 @@ Status Controller::AdmitSession(const JobSpec& spec, const PoolPolicy& pool,
   if (pool.max_sessions_per_user <= 0) return Status::Ok();
   std::vector<std::string> open;
   for (const auto& [id, job] : jobs_) {
-    if (job.user == user && job.spec.pool == spec.pool && !job.spec.interactive.empty() &&
-        !IsTerminal(job.state))
+    if (job.user == user && job.spec.pool == spec.pool &&
+        job.spec.interactive != Interactive::kNone && !IsTerminal(job.state))
       open.push_back(id.ToString());
   }
   if (static_cast<int>(open.size()) < pool.max_sessions_per_user) return Status::Ok();
@@ -90,7 +90,7 @@ void Controller::ReclaimIdleSessions(TimePoint now) {
   }
   std::vector<Job*> sessions;
   for (const auto& [id, job] : running_) {
-    if (!job->spec.interactive.empty()) sessions.push_back(job);
+    if (job->spec.interactive != Interactive::kNone) sessions.push_back(job);
   }
   for (const IdleSessions::Verdict& v :
        idle_sessions_.Review(options_.policy, sessions, nodes_, now)) {
@@ -133,8 +133,8 @@ void Controller::StopIdleSession(Job& job, const PoolPolicy& pool, Duration idle
   job.reason_detail = "cancelled: " + why;
   MarkDirty(job);
   Raise(
-      ClusterEvent{.kind = "session_reclaimed",
-                   .severity = "info",
+      ClusterEvent{.kind = EventKind::kSessionReclaimed,
+                   .severity = Severity::kInfo,
                    .node = job.allocation.empty() ? "" : job.allocation.front().node,
                    .job = job.id.value,
                    .message = "session " + job.id.ToString() + " of " + job.user + " stopped as " +

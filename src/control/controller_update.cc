@@ -56,7 +56,7 @@ Result<JobSpec> Controller::Patched(const Job& job, const UpdateJob& c, TimePoin
         return Err(InvalidArgument("time_limit: pool " + spec.pool + " allows at most " +
                                    FormatDuration(pool->max_time_limit)));
       }
-      if (!spec.interactive.empty() && pool->interactive &&
+      if (spec.interactive != Interactive::kNone && pool->interactive &&
           spec.time_limit > pool->session_time_limit) {
         return Err(InvalidArgument("time_limit: sessions in pool " + spec.pool + " run at most " +
                                    FormatDuration(pool->session_time_limit)));

@@ -9,8 +9,10 @@ std::optional<ClusterEvent> FailureAlerts::Ended(const Job& job, JobState to,
   const bool failed = to == JobState::kFailed;
   const std::string name = job.spec.name.empty() ? "" : " (" + job.spec.name + ")";
   auto alert = [&](JobId about, std::string message) {
-    return ClusterEvent{
-        .kind = "job_failed", .severity = "alert", .job = about.value, .message = message};
+    return ClusterEvent{.kind = EventKind::kJobFailed,
+                        .severity = Severity::kAlert,
+                        .job = about.value,
+                        .message = message};
   };
   if (job.array_id.value == 0) {
     if (!failed) return std::nullopt;

@@ -86,4 +86,16 @@ std::vector<Delivery> NodeTable::TakeDeliveries() {
   return out;
 }
 
+NodeState ShownState(const NodeRecord& node) {
+  switch (node.state) {
+    case NodeRecord::State::kReady:
+      return node.drain_reason.empty() ? NodeState::kReady : NodeState::kDrained;
+    case NodeRecord::State::kLost:
+      return NodeState::kLost;
+    case NodeRecord::State::kAwaiting:
+      break;
+  }
+  return NodeState::kAwaiting;
+}
+
 }  // namespace baton::control

@@ -41,6 +41,10 @@ struct NodeRecord {
   TimePoint requeue_at = TimePoint::max();
 };
 
+// The node's state as users see it: ready, drained (ready, with an admin's drain), lost, or
+// awaiting (known from a kept drain, not registered yet).
+NodeState ShownState(const NodeRecord& node);
+
 class NodeTable {
  public:
   NodeRecord* Find(const std::string& name);

@@ -285,12 +285,10 @@ namespace {
 
 // `baton run`'s jobs: one job, and a terminal only for one process on one node.
 Status ValidateInteractive(const JobSpec& spec) {
-  if (spec.interactive.empty()) return Status::Ok();
-  if (spec.interactive != "stdin" && spec.interactive != "tty")
-    return FieldError("interactive", "must be stdin or tty");
+  if (spec.interactive == Interactive::kNone) return Status::Ok();
   if (!spec.array.empty() || !spec.sweep.empty() || !spec.schedule.empty())
     return FieldError("interactive", "a session is one job: not an array, sweep or schedule");
-  if (spec.interactive == "tty" && (spec.resources.nodes > 1 || spec.process_per_gpu))
+  if (spec.interactive == Interactive::kTty && (spec.resources.nodes > 1 || spec.process_per_gpu))
     return FieldError("interactive", "a terminal is for one process on one node");
   return Status::Ok();
 }
@@ -312,7 +310,7 @@ Status ValidateBatch(const JobSpec& spec) {
   if (!spec.batch) return Status::Ok();
   if (spec.process_per_gpu)
     return FieldError("batch", "a batch script starts its tasks with srun, not process_per_gpu");
-  if (!spec.interactive.empty())
+  if (spec.interactive != Interactive::kNone)
     return FieldError("batch", "a batch script is not an interactive session");
   if (!spec.image.empty())
     return FieldError("batch",

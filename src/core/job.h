@@ -3,6 +3,7 @@
 // every change against it.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -13,6 +14,7 @@
 
 #include "core/boxed.h"
 #include "core/ids.h"
+#include "core/names.h"
 #include "core/quantity.h"
 #include "core/sizing.h"
 #include "core/status.h"
@@ -118,6 +120,15 @@ struct ModelSizing {
   bool operator==(const ModelSizing&) const = default;
 };
 
+// A session's kind (JobSpec::interactive): none (a batch job), "stdin" or "tty".
+enum class Interactive { kNone, kStdin, kTty };
+inline constexpr std::array<std::string_view, 3> kInteractiveNames = {"", "stdin", "tty"};
+inline std::string_view InteractiveName(Interactive i) { return EnumName(kInteractiveNames, i); }
+inline Result<Interactive> ParseInteractive(std::string_view text,
+                                            std::string_view field = "interactive") {
+  return ParseEnum<Interactive>(kInteractiveNames, field, text);
+}
+
 struct JobSpec {
   std::string name;
   std::vector<std::string> command;  // argv; with `shell`, command[0] runs under /bin/sh -c
@@ -177,9 +188,9 @@ struct JobSpec {
   std::string best_metric;
   bool best_max = false;  // higher is better (":max"); else lower
   // Started by `baton run`: the first process's stdin comes from the attached client
-  // ("stdin"), or the job runs on a terminal of its own ("tty", `baton run -it`: one process on
-  // one node) that clients attach to and detach from. "": a batch job (stdin is /dev/null).
-  std::string interactive;
+  // (kStdin), or the job runs on a terminal of its own (kTty, `baton run -it`: one process on
+  // one node) that clients attach to and detach from. kNone: a batch job (stdin is /dev/null).
+  Interactive interactive = Interactive::kNone;
   bool preemptible = false;
   bool hold = false;
   // One process per GPU (torchrun's nproc_per_node = GPUs), each with its LOCAL_RANK and RANK;

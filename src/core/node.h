@@ -5,12 +5,14 @@
 // behind two PCIe switches per NUMA node (8xL40S servers).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "core/names.h"
 #include "core/status.h"
 #include "core/time.h"
 
@@ -75,9 +77,18 @@ struct GpuHealth {
 };
 
 // A node as the controller shows it: what the agent said, and what Baton made of it.
+// A node as users see it: awaiting is known (a drain kept) but not registered yet.
+enum class NodeState { kReady, kDrained, kLost, kAwaiting };
+inline constexpr std::array<std::string_view, 4> kNodeStateNames = {"ready", "drained", "lost",
+                                                                    "awaiting"};
+inline std::string_view NodeStateName(NodeState s) { return EnumName(kNodeStateNames, s); }
+inline Result<NodeState> ParseNodeState(std::string_view text, std::string_view field = "state") {
+  return ParseEnum<NodeState>(kNodeStateNames, field, text);
+}
+
 struct NodeStatus {
   NodeInfo info;
-  std::string state;  // "ready", "drained", "lost", or "awaiting" (known, not registered yet)
+  NodeState state = NodeState::kAwaiting;
   TimePoint last_seen{};
   std::vector<GpuSample> samples;
   std::vector<std::vector<int64_t>> gpu_jobs;  // per GPU: ids of the jobs on it

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/ids.h"
+#include "core/job.h"
 #include "core/node.h"
 #include "core/time.h"
 
@@ -35,13 +36,13 @@ struct LaunchOrder {
   std::string conda;             // JobSpec::conda
   std::string code;              // JobSpec::code: the snapshot the job runs in (its workdir)
   std::string image;             // JobSpec::image: the container image it runs in
-  std::string interactive;       // JobSpec::interactive: "stdin", "tty" or "" (node rank 0 only)
-  std::vector<int> gpus;         // GPU indices on this node
-  int64_t milli_per_gpu = 1000;  // < 1000: a fractional share run under MPS limits
-  int64_t gpu_memory_bytes = 0;  // the share's memory limit when fractional
-  int cpus = 0;                  // CPU cores on this node (cgroup cpu.max); 0 = unlimited
-  int64_t memory_bytes = 0;      // memory on this node (cgroup memory.max); 0 = unlimited
-  Duration time_limit{0};        // 0 = none
+  Interactive interactive = Interactive::kNone;  // JobSpec::interactive (node rank 0 only)
+  std::vector<int> gpus;                         // GPU indices on this node
+  int64_t milli_per_gpu = 1000;                  // < 1000: a fractional share run under MPS limits
+  int64_t gpu_memory_bytes = 0;                  // the share's memory limit when fractional
+  int cpus = 0;              // CPU cores on this node (cgroup cpu.max); 0 = unlimited
+  int64_t memory_bytes = 0;  // memory on this node (cgroup memory.max); 0 = unlimited
+  Duration time_limit{0};    // 0 = none
   Duration grace_period{0};
   int signal = 0;             // the job's notice signal (JobSpec::signal); 0 = none
   Duration signal_before{0};  // ... sent this long before the time limit

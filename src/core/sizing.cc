@@ -7,6 +7,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include "core/names.h"
+
 namespace baton {
 namespace {
 
@@ -52,18 +54,6 @@ bool EqualFold(std::string_view a, std::string_view b) {
            return std::tolower(static_cast<unsigned char>(x)) ==
                   std::tolower(static_cast<unsigned char>(y));
          });
-}
-
-template <class E, size_t N>
-Result<E> ParseWord(std::string_view text, std::string_view field,
-                    const std::array<std::string_view, N>& names) {
-  for (size_t i = 0; i < N; ++i) {
-    if (EqualFold(text, names[i])) return static_cast<E>(i);
-  }
-  std::string list;
-  for (auto n : names) list += (list.empty() ? "" : ", ") + std::string(n);
-  return Err(InvalidArgument(std::string(field) + ": \"" + std::string(text.substr(0, 32)) +
-                             "\" is not one of " + list));
 }
 
 constexpr std::array<std::string_view, 5> kTaskNames = {"inference", "finetune", "lora", "qlora",
@@ -192,17 +182,17 @@ std::string FormatParams(double p) {
   return buf;
 }
 
-std::string_view ModelTaskName(ModelTask t) { return kTaskNames[static_cast<size_t>(t)]; }
-std::string_view PrecisionName(Precision p) { return kPrecisionNames[static_cast<size_t>(p)]; }
-std::string_view OptimizerName(Optimizer o) { return kOptimizerNames[static_cast<size_t>(o)]; }
+std::string_view ModelTaskName(ModelTask t) { return EnumName(kTaskNames, t); }
+std::string_view PrecisionName(Precision p) { return EnumName(kPrecisionNames, p); }
+std::string_view OptimizerName(Optimizer o) { return EnumName(kOptimizerNames, o); }
 Result<ModelTask> ParseModelTask(std::string_view text, std::string_view field) {
-  return ParseWord<ModelTask>(text, field, kTaskNames);
+  return ParseEnum<ModelTask>(kTaskNames, field, text, NameCase::kAny);
 }
 Result<Precision> ParsePrecision(std::string_view text, std::string_view field) {
-  return ParseWord<Precision>(text, field, kPrecisionNames);
+  return ParseEnum<Precision>(kPrecisionNames, field, text, NameCase::kAny);
 }
 Result<Optimizer> ParseOptimizer(std::string_view text, std::string_view field) {
-  return ParseWord<Optimizer>(text, field, kOptimizerNames);
+  return ParseEnum<Optimizer>(kOptimizerNames, field, text, NameCase::kAny);
 }
 
 Status ValidateSizing(const SizingRequest& r) {

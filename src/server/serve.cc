@@ -87,16 +87,16 @@ control::LoopOptions MakeLoopOptions(net::WebhookSender* sender, api::News& news
                                      api::PlacementBook& placements, api::CodeStore& code) {
   control::LoopOptions loop_options;
   loop_options.on_event = [sender, &news](const ClusterEvent& e) {
-    bool alert = e.severity == "alert";
+    bool alert = e.severity == Severity::kAlert;
     Log(alert ? LogLevel::kWarn : LogLevel::kInfo,
-        std::string(alert ? "ALERT " : "") + e.kind + ": " + e.message,
+        std::string(alert ? "ALERT " : "") + std::string(EventKindName(e.kind)) + ": " + e.message,
         LogContext{.component = "events",
                    .node = e.node,
                    .job = e.job,
                    .gpu = e.gpu,
                    .project = e.project,
-                   .kind = e.kind});
-    if (e.severity == "alert") sender->Send(codec::EncodeEvent(e));
+                   .kind = std::string(EventKindName(e.kind))});
+    if (e.severity == Severity::kAlert) sender->Send(codec::EncodeEvent(e));
     news.events.Notify();
   };
   loop_options.on_commit = [&tokens, &news, &marker, &placements,

@@ -52,7 +52,7 @@ TEST(BudgetBook, AlertsOnceAt80AndOnceAt100Percent) {
   EXPECT_TRUE(book.Check(policy, jobs, {{"vision", 7 * kUnit}}, kNow).empty());
   std::vector<ClusterEvent> at80 = book.Check(policy, jobs, {{"vision", 8 * kUnit}}, kNow);
   ASSERT_EQ(at80.size(), 1u);
-  EXPECT_EQ(at80[0].kind, "budget");
+  EXPECT_EQ(at80[0].kind, EventKind::kBudget);
   EXPECT_EQ(at80[0].project, "vision");
   EXPECT_NE(at80[0].message.find("8.00 EUR of its budget of 10.00 EUR this month (80 %)"),
             std::string::npos)

@@ -766,8 +766,9 @@ TEST(JobSpecCodec, ModelVenvAndCondaRoundTripThroughAShownJob) {
   EXPECT_EQ(bad.error().message(), "conda: a job runs in a venv or a conda environment, not both");
   bad = DecodeJobSpec(R"({"command": ["x"], "model": {"name": "x", "task": "train"}})");
   ASSERT_FALSE(bad);
-  EXPECT_EQ(bad.error().message(),
-            "model.task: \"train\" is not one of inference, finetune, lora, qlora, pretrain");
+  EXPECT_EQ(
+      bad.error().message(),
+      "model.task: must be one of inference, finetune, lora, qlora, pretrain (got \"train\")");
 }
 
 }  // namespace

@@ -41,7 +41,7 @@ TEST_F(ControllerTest, ALostNodesJobsAreRequeuedOnlyOnceItsFenceHasSurelyPassed)
   }
   auto events = Run(GetEvents{}).events;
   ASSERT_FALSE(events.empty());
-  EXPECT_EQ(events.back().kind, "node_lost");
+  EXPECT_EQ(events.back().kind, EventKind::kNodeLost);
   EXPECT_NE(events.back().message.find("its jobs are requeued at " +
                                        FormatRfc3339(start + milliseconds(73400))),
             std::string::npos)
@@ -96,7 +96,7 @@ TEST_F(ControllerTest, NodesThatFallSilentAtDifferentTimesAreEachLostOnTime) {
   RegisterNode("n2", 1);
   auto state = [&](const std::string& name) {
     for (const NodeStatus& n : Run(ListNodes{}).nodes) {
-      if (n.info.name == name) return n.state;
+      if (n.info.name == name) return std::string(NodeStateName(n.state));
     }
     return std::string("unknown");
   };
@@ -254,7 +254,7 @@ TEST_F(ControllerTest, EventsAfterANumberNotYetGivenStartFromTheBeginning) {
   // A client that saw event 40 of the controller's previous run (numbers start again at 1).
   Reply r = Run(GetEvents{.after = 40});
   ASSERT_EQ(r.events.size(), 1u);
-  EXPECT_EQ(r.events[0].kind, "node_joined");
+  EXPECT_EQ(r.events[0].kind, EventKind::kNodeJoined);
 }
 
 // A gang of `gpus` GPUs with one process per GPU: its processes meet at MASTER_PORT.
@@ -362,7 +362,7 @@ TEST_F(ControllerTest, DrainedGpusAndNodesTakeNoNewJobsAndStayDrainedAcrossARest
   RegisterNode("n1", 2, {JobEvent{.job = a, .kind = JobEvent::Kind::kStarted}});
   Reply nodes = Run(ListNodes{});
   ASSERT_EQ(nodes.nodes.size(), 1u);
-  EXPECT_EQ(nodes.nodes[0].state, "drained");
+  EXPECT_EQ(nodes.nodes[0].state, NodeState::kDrained);
   EXPECT_EQ(nodes.nodes[0].drain_reason, "maintenance");
   EXPECT_EQ(State(b), JobState::kPending);
   ASSERT_TRUE(Run(DrainNode{.caller = {"root", true}, .node = "n1", .drain = false}).status.ok());

@@ -21,7 +21,7 @@ Policy PricedPolicy(double budget, bool hard_stop) {
 std::vector<ClusterEvent> BudgetEvents(const std::vector<ClusterEvent>& all) {
   std::vector<ClusterEvent> out;
   for (const ClusterEvent& e : all) {
-    if (e.kind == "budget") out.push_back(e);
+    if (e.kind == EventKind::kBudget) out.push_back(e);
   }
   return out;
 }
@@ -78,7 +78,7 @@ TEST_F(ControllerTest, ABudgetAlertsAt80And100PercentOnceAndAHardStopRefusesNewJ
   Run(Tick{});
   std::vector<ClusterEvent> ev = costs::BudgetEvents(Run(GetEvents{}).events);
   ASSERT_EQ(ev.size(), 1u);
-  EXPECT_EQ(ev[0].severity, "alert");
+  EXPECT_EQ(ev[0].severity, Severity::kAlert);
   EXPECT_EQ(ev[0].project, "default");
   EXPECT_EQ(ev[0].message,
             "project default has spent 8.00 EUR of its budget of 10.00 EUR this month (80 %)");

@@ -47,8 +47,8 @@ TEST_F(ControllerHealthTest, AFailedGpuIsFencedAloneAndItsJobRequeuedWithoutARet
   EXPECT_EQ(Node(nodes).health[gpu_a].state, GpuHealthState::kReset);
   auto events = Events();
   ASSERT_FALSE(events.empty());
-  EXPECT_EQ(events.back().kind, "gpu_failed");
-  EXPECT_EQ(events.back().severity, "alert");
+  EXPECT_EQ(events.back().kind, EventKind::kGpuFailed);
+  EXPECT_EQ(events.back().severity, Severity::kAlert);
   EXPECT_EQ(events.back().gpu, gpu_a);
   EXPECT_NE(events.back().message.find("requeued job " + a.ToString()), std::string::npos);
   // It passes its check: back in service, and the waiting job starts on it.
@@ -56,7 +56,7 @@ TEST_F(ControllerHealthTest, AFailedGpuIsFencedAloneAndItsJobRequeuedWithoutARet
   ReportHealth("n1", {GpuHealth{.index = gpu_a, .state = GpuHealthState::kOk, .since = now_}});
   EXPECT_EQ(State(a), JobState::kRunning);
   EXPECT_EQ(c_->FindJob(a)->allocation[0].gpus[0], gpu_a);
-  EXPECT_EQ(Events().back().kind, "gpu_recovered");
+  EXPECT_EQ(Events().back().kind, EventKind::kGpuRecovered);
 }
 
 TEST_F(ControllerHealthTest, AHardwareFaultBecomesADrainThatOutlivesARestartUntilAnAdminUndrains) {
@@ -108,7 +108,7 @@ TEST_F(ControllerHealthTest, RepeatedReportsOfTheSameFaultRaiseOneEvent) {
   // The agent registers again (say it restarted) and still judges the GPU the same.
   Run(AgentRegister{RegisterRequest{.node = Run(ListNodes{}).nodes[0].info, .health = {h}}});
   int failed = 0;
-  for (const ClusterEvent& e : Events()) failed += e.kind == "gpu_failed";
+  for (const ClusterEvent& e : Events()) failed += e.kind == EventKind::kGpuFailed;
   EXPECT_EQ(failed, 1);
 }
 
@@ -148,15 +148,15 @@ TEST_F(ControllerHealthTest, ApplicationXidsAndLostNodesAreEvents) {
                             .message = "xid 31: GPU memory page fault (an application error)"}}}});
   auto events = Events();
   ASSERT_FALSE(events.empty());
-  EXPECT_EQ(events.back().kind, "gpu_xid");
+  EXPECT_EQ(events.back().kind, EventKind::kGpuXid);
   EXPECT_EQ(events.back().job, a.value);
   EXPECT_EQ(State(a), JobState::kRunning);  // the GPU stays in service
   now_ += seconds(61);
   Run(Tick{});
   events = Run(GetEvents{.after = events.back().seq}).events;
   ASSERT_EQ(events.size(), 1u);
-  EXPECT_EQ(events[0].kind, "node_lost");
-  EXPECT_EQ(events[0].severity, "alert");
+  EXPECT_EQ(events[0].kind, EventKind::kNodeLost);
+  EXPECT_EQ(events[0].severity, Severity::kAlert);
 }
 
 }  // namespace

@@ -256,14 +256,15 @@ TEST_F(LaunchTest, ANodeWhereJobsInARowCouldNotStartIsDrained) {
   bool drained = false;
   for (const NodeStatus& n : nodes.nodes) {
     if (n.info.name != hole) continue;
-    drained = n.state == "drained";
+    drained = n.state == NodeState::kDrained;
     EXPECT_NE(n.drain_reason.find("3 jobs in a row could not start here"), std::string::npos)
         << n.drain_reason;
   }
   EXPECT_TRUE(drained);
   Reply events = Run(GetEvents{});
   bool raised = false;
-  for (const ClusterEvent& e : events.events) raised |= e.kind == "node_drained" && e.node == hole;
+  for (const ClusterEvent& e : events.events)
+    raised |= e.kind == EventKind::kNodeDrained && e.node == hole;
   EXPECT_TRUE(raised);
   // The drain is durable.
   auto snapshot = store_.Load();
@@ -283,7 +284,7 @@ TEST_F(LaunchTest, AFaultOfTheJobItselfDrainsNoNode) {
     EXPECT_EQ(State(id), JobState::kFailed);
   }
   Reply nodes = Run(ListNodes{});
-  for (const NodeStatus& n : nodes.nodes) EXPECT_EQ(n.state, "ready") << n.info.name;
+  for (const NodeStatus& n : nodes.nodes) EXPECT_EQ(n.state, NodeState::kReady) << n.info.name;
 }
 
 }  // namespace
@@ -468,7 +469,7 @@ TEST_F(LaunchTest, AFailingArrayRaisesOneAlertAndOneWhenItHasEnded) {
   auto alerts = [&] {
     std::vector<std::string> out;
     for (const ClusterEvent& e : Run(GetEvents{}).events) {
-      if (e.kind == "job_failed") out.push_back(e.message);
+      if (e.kind == EventKind::kJobFailed) out.push_back(e.message);
     }
     return out;
   };

@@ -48,7 +48,7 @@ TEST_F(ControllerRequeueTest, APreemptedJobThatIsNeverRequeuedFailsSayingWhy) {
   EXPECT_EQ(State(high), JobState::kRunning);
   auto events = Events();
   EXPECT_TRUE(std::any_of(events.begin(), events.end(), [&](const ClusterEvent& e) {
-    return e.kind == "job_failed" && e.job == once.value;
+    return e.kind == EventKind::kJobFailed && e.job == once.value;
   }));
 }
 
@@ -63,7 +63,7 @@ TEST_F(ControllerRequeueTest, AJobOfALostNodeThatIsNeverRequeuedFailsOnceTheFenc
   EXPECT_EQ(State(once), JobState::kRunning);
   auto events = Events();
   ASSERT_FALSE(events.empty());
-  EXPECT_EQ(events.back().kind, "node_lost");
+  EXPECT_EQ(events.back().kind, EventKind::kNodeLost);
   EXPECT_NE(events.back().message.find("its jobs are requeued at "), std::string::npos);
   EXPECT_NE(events.back().message.find("(" + once.ToString() + " never requeued: failed then)"),
             std::string::npos)

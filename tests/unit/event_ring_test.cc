@@ -8,26 +8,26 @@ namespace {
 
 const TimePoint kNow = FromMillis(1'790'000'000'000);
 
-ClusterEvent Event(std::string kind) {
-  return ClusterEvent{.kind = std::move(kind), .severity = "info", .message = "m"};
+ClusterEvent Event(EventKind kind) {
+  return ClusterEvent{.kind = kind, .severity = Severity::kInfo, .message = "m"};
 }
 
 TEST(EventRing, NumbersEventsFromOneAndStampsThem) {
   EventRing ring;
-  ring.Raise(Event("node_joined"), kNow);
-  ring.Raise(Event("gpu_failed"), kNow + std::chrono::seconds(1));
+  ring.Raise(Event(EventKind::kNodeJoined), kNow);
+  ring.Raise(Event(EventKind::kGpuFailed), kNow + std::chrono::seconds(1));
   std::vector<ClusterEvent> all = ring.After(0, 100);
   ASSERT_EQ(all.size(), 2u);
   EXPECT_EQ(all[0].seq, 1);
   EXPECT_EQ(all[0].at, kNow);
   EXPECT_EQ(all[1].seq, 2);
-  EXPECT_EQ(all[1].kind, "gpu_failed");
+  EXPECT_EQ(all[1].kind, EventKind::kGpuFailed);
   EXPECT_EQ(ring.raised(), 2);
 }
 
 TEST(EventRing, PagesAfterANumberWithinALimit) {
   EventRing ring;
-  for (int i = 0; i < 10; ++i) ring.Raise(Event("gpu_xid"), kNow);
+  for (int i = 0; i < 10; ++i) ring.Raise(Event(EventKind::kGpuXid), kNow);
   std::vector<ClusterEvent> page = ring.After(3, 4);
   ASSERT_EQ(page.size(), 4u);
   EXPECT_EQ(page.front().seq, 4);
@@ -37,7 +37,7 @@ TEST(EventRing, PagesAfterANumberWithinALimit) {
 
 TEST(EventRing, KeepsOnlyTheLatestCapacityEvents) {
   EventRing ring(3);
-  for (int i = 0; i < 5; ++i) ring.Raise(Event("gpu_xid"), kNow);
+  for (int i = 0; i < 5; ++i) ring.Raise(Event(EventKind::kGpuXid), kNow);
   std::vector<ClusterEvent> kept = ring.After(0, 100);
   ASSERT_EQ(kept.size(), 3u);
   EXPECT_EQ(kept.front().seq, 3);
@@ -46,7 +46,7 @@ TEST(EventRing, KeepsOnlyTheLatestCapacityEvents) {
 
 TEST(EventRing, ANumberFromAnotherStoreGetsEveryEventFromTheStart) {
   EventRing ring;
-  ring.Raise(Event("node_joined"), kNow);
+  ring.Raise(Event(EventKind::kNodeJoined), kNow);
   std::vector<ClusterEvent> all = ring.After(500, 100);
   ASSERT_EQ(all.size(), 1u);
   EXPECT_EQ(all[0].seq, 1);
@@ -54,10 +54,10 @@ TEST(EventRing, ANumberFromAnotherStoreGetsEveryEventFromTheStart) {
 
 TEST(EventRing, HandsTheBatchsNewEventsOverOnce) {
   EventRing ring;
-  ring.Raise(Event("node_lost"), kNow);
+  ring.Raise(Event(EventKind::kNodeLost), kNow);
   EXPECT_EQ(ring.TakeNew().size(), 1u);
   EXPECT_TRUE(ring.TakeNew().empty());
-  ring.Raise(Event("budget"), kNow);
+  ring.Raise(Event(EventKind::kBudget), kNow);
   std::vector<ClusterEvent> batch = ring.TakeNew();
   ASSERT_EQ(batch.size(), 1u);
   EXPECT_EQ(batch[0].seq, 2);
@@ -70,7 +70,7 @@ TEST(EventRing, RestoredEventsAreKeptAndNumberingGoesOnAfterThem) {
   EventRing ring(3);
   std::vector<ClusterEvent> stored;
   for (int64_t seq : {7, 8, 9, 10}) {
-    ClusterEvent e = Event("gpu_xid");
+    ClusterEvent e = Event(EventKind::kGpuXid);
     e.seq = seq;
     stored.push_back(e);
   }
@@ -80,13 +80,13 @@ TEST(EventRing, RestoredEventsAreKeptAndNumberingGoesOnAfterThem) {
   EXPECT_EQ(kept.front().seq, 8);
   EXPECT_TRUE(ring.TakeNew().empty());
   EXPECT_EQ(ring.raised(), 0);
-  ring.Raise(Event("node_lost"), kNow);
+  ring.Raise(Event(EventKind::kNodeLost), kNow);
   EXPECT_EQ(ring.After(9, 100).size(), 2u);
   EXPECT_EQ(ring.After(10, 100).at(0).seq, 11);
   EXPECT_EQ(ring.raised(), 1);
   EventRing empty;
   empty.Restore({});
-  empty.Raise(Event("node_joined"), kNow);
+  empty.Raise(Event(EventKind::kNodeJoined), kNow);
   EXPECT_EQ(empty.After(0, 10).at(0).seq, 1);
 }
 

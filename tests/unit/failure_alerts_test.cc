@@ -29,8 +29,8 @@ TEST(FailureAlerts, AFailedJobIsOneAlertAndOneThatSucceededNone) {
   EXPECT_FALSE(alerts.Ended(j, JobState::kCancelled, never));
   std::optional<ClusterEvent> e = alerts.Ended(j, JobState::kFailed, never);
   ASSERT_TRUE(e);
-  EXPECT_EQ(e->kind, "job_failed");
-  EXPECT_EQ(e->severity, "alert");
+  EXPECT_EQ(e->kind, EventKind::kJobFailed);
+  EXPECT_EQ(e->severity, Severity::kAlert);
   EXPECT_EQ(e->job, 5);
   EXPECT_EQ(e->message, "job 5 (sweep) of ada failed: exited with code 1");
 }

@@ -26,7 +26,7 @@ class IdleSessionsTest : public ::testing::Test {
     session_.id = JobId{7};
     session_.state = JobState::kRunning;
     session_.spec.pool = "dev";
-    session_.spec.interactive = "tty";
+    session_.spec.interactive = Interactive::kTty;
     session_.allocation = {NodeAllocation{.node = "n1", .gpus = {0}, .milli_per_gpu = 1000}};
   }
   std::vector<IdleSessions::Verdict> At(Duration after) {

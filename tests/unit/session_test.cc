@@ -141,17 +141,18 @@ TEST(TunnelOrders, RoundTripThroughTheAgentProtocol) {
 TEST(InteractiveSpecs, AreCheckedAndKept) {
   JobSpec spec = SubmittedSpec();
   spec.command = {"bash"};
-  spec.interactive = "tty";
+  spec.interactive = Interactive::kTty;
   EXPECT_TRUE(ValidateJobSpec(spec).ok());
   auto back = codec::DecodeJobSpec(codec::EncodeJobSpec(spec));
   ASSERT_TRUE(back.has_value());
-  EXPECT_EQ(back->interactive, "tty");
+  EXPECT_EQ(back->interactive, Interactive::kTty);
   spec.resources.nodes = 2;
   EXPECT_NE(ValidateJobSpec(spec).message().find("one process on one node"), std::string::npos);
   spec.resources.nodes = 0;
-  spec.interactive = "pty";
-  EXPECT_NE(ValidateJobSpec(spec).message().find("stdin or tty"), std::string::npos);
-  spec.interactive = "stdin";
+  auto pty = codec::DecodeJobSpec(R"({"command": ["bash"], "interactive": "pty"})");
+  ASSERT_FALSE(pty.has_value());
+  EXPECT_EQ(pty.error().message(), "interactive: must be one of stdin, tty (got \"pty\")");
+  spec.interactive = Interactive::kStdin;
   spec.array = "0-3";
   EXPECT_NE(ValidateJobSpec(spec).message().find("a session is one job"), std::string::npos);
 }
@@ -191,7 +192,7 @@ namespace {
 
 class TunnelTest : public ControllerTest {
  protected:
-  JobId StartSession(const std::string& interactive) {
+  JobId StartSession(Interactive interactive) {
     JobSpec s;
     s.name = "shell";
     s.command = {"bash"};
@@ -212,7 +213,7 @@ class TunnelTest : public ControllerTest {
 
 TEST_F(TunnelTest, TheOwnerGetsATunnelOrderToTheJobsNode) {
   RegisterNode("n1", 2);
-  JobId id = StartSession("tty");
+  JobId id = StartSession(Interactive::kTty);
   Reply r = Run(OpenTunnel{.caller = {"ada", false}, .id = id, .tunnel = "t1"});
   ASSERT_TRUE(r.status.ok()) << r.status.message();
   std::vector<Order> orders = Poll("n1");
@@ -227,7 +228,7 @@ TEST_F(TunnelTest, TheOwnerGetsATunnelOrderToTheJobsNode) {
 
 TEST_F(TunnelTest, OthersPendingJobsAndBatchJobsSessionsAreRefused) {
   RegisterNode("n1", 1);
-  JobId id = StartSession("stdin");
+  JobId id = StartSession(Interactive::kStdin);
   Reply other = Run(OpenTunnel{.caller = {"bob", false}, .id = id, .tunnel = "t"});
   EXPECT_EQ(other.status.code(), Code::kPermissionDenied);
   EXPECT_EQ(Run(OpenTunnel{.caller = {"ada", false}, .id = JobId{99}, .tunnel = "t"}).status.code(),
@@ -276,7 +277,7 @@ class IdleSessionTest : public ControllerTest {
   Reply SubmitSession(const std::string& user, Duration limit = Duration(0)) {
     JobSpec s;
     s.command = {"bash"};
-    s.interactive = "tty";
+    s.interactive = Interactive::kTty;
     s.resources.milli_gpus = 1000;
     s.time_limit = limit;
     return Run(SubmitJobs{.caller = {user, false}, .specs = {s}});
@@ -353,7 +354,7 @@ TEST_F(IdleSessionTest, AnIdleSessionIsWarnedThenStoppedAndItsGpuHoursCounted) {
       << job->reason_detail;
   std::vector<ClusterEvent> events = Run(GetEvents{}).events;
   ASSERT_FALSE(events.empty());
-  EXPECT_EQ(events.back().kind, "session_reclaimed");
+  EXPECT_EQ(events.back().kind, EventKind::kSessionReclaimed);
   EXPECT_EQ(events.back().job, id.value);
   // 1 GPU for the rest of its 2 h: it ran 50 + 50 + 41 + 5 + 15 = 161 s.
   EXPECT_NE(events.back().message.find("1.96 GPU-hours"), std::string::npos)

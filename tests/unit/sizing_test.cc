@@ -115,7 +115,7 @@ TEST(Sizing, BadRequestsAreNamed) {
   EXPECT_EQ(ParseParams("10", "--params").error().message(),
             "--params: 10 parameters is outside 1 thousand to 100 trillion");
   EXPECT_EQ(ParseModelTask("train", "--task").error().message(),
-            "--task: \"train\" is not one of inference, finetune, lora, qlora, pretrain");
+            "--task: must be one of inference, finetune, lora, qlora, pretrain (got \"train\")");
   EXPECT_EQ(ParsePrecision("BF16", "--precision").value(), Precision::kBf16);
   SizingRequest r = Of("Llama-2-7B", ModelTask::kFinetune);
   r.precision = Precision::kInt4;

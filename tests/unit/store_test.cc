@@ -255,8 +255,8 @@ TEST_P(StoreConformance, EventsAreKeptTheNewestOnes) {
   auto event = [](int64_t seq) {
     return ClusterEvent{.seq = seq,
                         .at = FromMillis(1'790'000'000'000 + seq),
-                        .kind = "job_failed",
-                        .severity = "alert",
+                        .kind = EventKind::kJobFailed,
+                        .severity = Severity::kAlert,
                         .job = seq,
                         .message = "job " + std::to_string(seq) + " failed"};
   };

@@ -6,6 +6,7 @@
 #include <string>
 #include <string_view>
 
+#include "core/names.h"
 #include "core/status.h"
 #include "core/time.h"
 
@@ -55,6 +56,14 @@ inline auto Int(int64_t lo, int64_t hi) {
 }
 inline auto Bool() {
   return [](const json::value& v, std::string_view f) { return GetBool(v, f); };
+}
+// One of an enum's names (core/names.h): the error names the field and the valid names.
+template <typename E, size_t N>
+auto Named(const std::array<std::string_view, N>& names) {
+  return [&names](const json::value& v, std::string_view f) -> Result<E> {
+    ASSIGN_OR_RETURN(std::string text, GetString(v, f, 64));
+    return ParseEnum<E>(names, f, text);
+  };
 }
 
 json::value TimeValue(TimePoint t);
