@@ -204,7 +204,7 @@ bool AgentFleet::Register(Agent& a, size_t index) {
   req.node.gpus = SimulatedGpus(spec_, a.name);
   req.node.cpus = 128;
   req.node.memory_bytes = int64_t{2} << 40;
-  req.node.gpu_backend = "simulated";
+  req.node.gpu_backend = GpuBackendKind::kSimulated;
   req.node.topology = spec_.topology;
   req.node.pool = "default";
   int64_t exits = 0;

@@ -374,7 +374,7 @@ void Agent::HandleOrder(const Order& order) {
     health_dirty_ |= health_.Readmit(order.inject.gpu, now);
     return;
   }
-  if (order.kind == Order::Kind::kInject && order.inject.fault == "silence") {
+  if (order.kind == Order::Kind::kInject && order.inject.fault == FaultKind::kSilence) {
     LogWarn("silent for " + FormatDuration(order.inject.duration) +
                 " (an injected fault): its jobs run on",
             Context());

@@ -59,7 +59,7 @@ Status Agent::InImage(const LaunchOrder& order, ProcessSpec* spec) {
   }
   std::set<std::string> mounts = {JobDir(order.job), spec->workdir};
   if (!order.checkpoint_dir.empty()) mounts.insert(order.checkpoint_dir);
-  bool real_gpus = std::string_view(backend_.name()) != "simulated" && !order.gpus.empty();
+  bool real_gpus = backend_.kind() != GpuBackendKind::kSimulated && !order.gpus.empty();
   std::vector<std::string> argv;
   if (!podman.empty()) {
     argv = {podman,

@@ -109,7 +109,7 @@ bool Agent::RegisterWithController(bool* tried_every_server) {
   req.node.gpus = gpus_;
   req.node.cpus = static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN));
   req.node.memory_bytes = static_cast<int64_t>(sysconf(_SC_PHYS_PAGES)) * sysconf(_SC_PAGE_SIZE);
-  req.node.gpu_backend = backend_.name();
+  req.node.gpu_backend = backend_.kind();
   req.node.topology = backend_.topology();
   req.node.pool = options_.pool;
   req.node.address = options_.address;

@@ -20,9 +20,9 @@ struct XidEvent {
 class GpuBackend {
  public:
   virtual ~GpuBackend() = default;
-  virtual const char* name() const = 0;  // "simulated", "nvml"
+  virtual GpuBackendKind kind() const = 0;
   virtual std::vector<Gpu> Discover() = 0;
-  virtual std::string topology() const = 0;  // "nvswitch", "pairs", "pcie"
+  virtual GpuTopology topology() const = 0;
   // One reading of every GPU. `busy[i]` says whether a job runs on GPU i (the simulation
   // uses it; real backends read the hardware).
   virtual std::vector<GpuSample> Sample(const std::vector<bool>& busy) = 0;
@@ -37,8 +37,8 @@ class GpuBackend {
   // Injects a fault: only simulated GPUs can fake one.
   virtual Status Inject(const FaultInjection& fault) {
     (void)fault;
-    return InvalidArgument(
-        std::string("faults are injected only into simulated GPUs; this agent's are ") + name());
+    return InvalidArgument("faults are injected only into simulated GPUs; this agent's are " +
+                           std::string(GpuBackendName(kind())));
   }
 };
 

@@ -249,8 +249,8 @@ void PlaceOnHost(const Result<HostTopology>& host, std::vector<PhysicalGpu>* fou
 
 // NVLink islands: GPUs joined by active links, directly or through NVSwitches (a link whose
 // far end is not one of these GPUs); one island per connected group, numbered in order.
-// Returns the host's topology: "nvswitch", "nvlink" or "pcie".
-std::string SetNvlinkIslands(const Result<HostTopology>& host, std::vector<PhysicalGpu>* found) {
+// Returns the host's topology: nvswitch, nvlink or pcie.
+GpuTopology SetNvlinkIslands(const Result<HostTopology>& host, std::vector<PhysicalGpu>* found) {
   std::vector<int> parent(found->size() + 1);
   std::iota(parent.begin(), parent.end(), 0);
   const int kSwitch = static_cast<int>(found->size());
@@ -287,7 +287,8 @@ std::string SetNvlinkIslands(const Result<HostTopology>& host, std::vector<Physi
     auto [it, added] = islands.emplace(root(static_cast<int>(i)), static_cast<int>(islands.size()));
     (*found)[i].gpu.island = it->second;
   }
-  return via_switch ? "nvswitch" : any_link ? "nvlink" : "pcie";
+  if (via_switch) return GpuTopology::kNvswitch;
+  return any_link ? GpuTopology::kNvlink : GpuTopology::kPcie;
 }
 
 // A MIG instance of a physical GPU: what Discover reports for it (index not yet set) and its

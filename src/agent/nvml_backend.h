@@ -29,9 +29,9 @@ class NvmlGpuBackend : public GpuBackend {
   static Result<std::unique_ptr<NvmlGpuBackend>> Open(NvmlOptions options = {});
   ~NvmlGpuBackend() override;
 
-  const char* name() const override { return "nvml"; }
+  GpuBackendKind kind() const override { return GpuBackendKind::kNvml; }
   std::vector<Gpu> Discover() override;
-  std::string topology() const override { return topology_; }
+  GpuTopology topology() const override { return topology_; }
   std::vector<GpuSample> Sample(const std::vector<bool>& busy) override;
   std::vector<XidEvent> PollXids() override;
   // The GPU answers NVML and has no retired pages or remapped rows waiting for a reset.
@@ -48,7 +48,7 @@ class NvmlGpuBackend : public GpuBackend {
   std::unique_ptr<Api> api_;
   NvmlOptions options_;
   std::string driver_;
-  std::string topology_ = "pcie";
+  GpuTopology topology_ = GpuTopology::kPcie;
   // Per device Discover reported: the physical GPU's handle and index; the MIG handle if any.
   struct Device {
     void* gpu = nullptr;

@@ -89,24 +89,30 @@ Status SimulatedGpuBackend::Inject(const FaultInjection& fault) {
   }
   Faults& f = FaultsOf(fault.gpu);
   if (fault.duration.count() > 0) f.until = now_() + fault.duration;
-  if (fault.fault == "clear") {
-    f = Faults{};
-  } else if (fault.fault == "xid") {
-    xids_.push_back(XidEvent{.gpu = fault.gpu, .xid = static_cast<int>(fault.value)});
-    if (ClassifyXid(static_cast<int>(fault.value)).action != XidAction::kApplication) {
-      f.broken_by_xid = static_cast<int>(fault.value);
-    }
-    if (fault.value == 79) f.lost = true;  // fallen off the bus: it answers nothing until reset
-  } else if (fault.fault == "temperature") {
-    f.temperature_c = static_cast<int>(fault.value);
-  } else if (fault.fault == "ecc") {
-    f.ecc_uncorrected += fault.value;
-  } else if (fault.fault == "lost") {
-    f.lost = true;
-  } else {
-    return InvalidArgument("fault: a simulated GPU takes xid, temperature, ecc, lost or clear");
+  switch (fault.fault) {
+    case FaultKind::kClear:
+      f = Faults{};
+      return Status::Ok();
+    case FaultKind::kXid:
+      xids_.push_back(XidEvent{.gpu = fault.gpu, .xid = static_cast<int>(fault.value)});
+      if (ClassifyXid(static_cast<int>(fault.value)).action != XidAction::kApplication) {
+        f.broken_by_xid = static_cast<int>(fault.value);
+      }
+      if (fault.value == 79) f.lost = true;  // fallen off the bus: answers nothing until reset
+      return Status::Ok();
+    case FaultKind::kTemperature:
+      f.temperature_c = static_cast<int>(fault.value);
+      return Status::Ok();
+    case FaultKind::kEcc:
+      f.ecc_uncorrected += fault.value;
+      return Status::Ok();
+    case FaultKind::kLost:
+      f.lost = true;
+      return Status::Ok();
+    case FaultKind::kSilence:
+      break;  // the agent's, not a GPU's
   }
-  return Status::Ok();
+  return InvalidArgument("fault: a simulated GPU takes xid, temperature, ecc, lost or clear");
 }
 
 }  // namespace baton::agent

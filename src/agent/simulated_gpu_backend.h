@@ -23,9 +23,9 @@ class SimulatedGpuBackend : public GpuBackend {
   // `node_name` seeds the UUIDs so they are stable across restarts of the same node.
   SimulatedGpuBackend(GpuSpec spec, std::string node_name);
 
-  const char* name() const override { return "simulated"; }
+  GpuBackendKind kind() const override { return GpuBackendKind::kSimulated; }
   std::vector<Gpu> Discover() override;
-  std::string topology() const override { return spec_.topology; }
+  GpuTopology topology() const override { return spec_.topology; }
   std::vector<GpuSample> Sample(const std::vector<bool>& busy) override;
   std::vector<XidEvent> PollXids() override;
   Status CheckGpu(int index) override;

@@ -65,10 +65,11 @@ std::string Label(const std::string& key, const std::string& value) {
 // Each GPU's state and its last readings.
 void WriteGpus(Writer& w, const control::MetricsSnapshot& m) {
   w.Family("baton_gpus", "gauge", "GPUs (or MIG instances) by state.");
-  std::map<std::string, int> by_state = {
-      {"idle", 0}, {"allocated", 0}, {"drained", 0}, {"failed", 0}};
-  for (const auto& g : m.gpus) by_state[g.state] += 1;
-  for (const auto& [state, n] : by_state) w.Sample("baton_gpus", Label("state", state), n);
+  std::map<std::string_view, int> by_state;  // in the names' order, 0 included
+  for (std::string_view name : control::kGpuUseNames) by_state[name] = 0;
+  for (const auto& g : m.gpus) by_state[control::GpuUseName(g.state)] += 1;
+  for (const auto& [state, n] : by_state)
+    w.Sample("baton_gpus", Label("state", std::string(state)), n);
 
   auto gpu_labels = [](const control::GpuMetrics& g) {
     return Label("node", g.node) + "," + Label("gpu", std::to_string(g.index)) + "," +

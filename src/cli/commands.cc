@@ -349,8 +349,8 @@ int Nodes(const Connection& conn, bool json) {
     std::string model = n.info.gpus.empty() ? "-" : n.info.gpus[0].model;
     t.Add({n.info.name, std::string(NodeStateName(n.state)), n.info.pool,
            std::to_string(n.info.gpus.size()), model, std::to_string(busy), std::to_string(drained),
-           std::to_string(n.info.cpus), FormatSize(n.info.memory_bytes), n.info.topology,
-           Age(n.last_seen) + " ago", note});
+           std::to_string(n.info.cpus), FormatSize(n.info.memory_bytes),
+           std::string(GpuTopologyName(n.info.topology)), Age(n.last_seen) + " ago", note});
   }
   t.Print(std::cout);
   return 0;

@@ -118,7 +118,7 @@ std::string EncodeMetricsLines(JobId job, std::string_view node, std::string_vie
 std::string EncodeJobMetrics(const JobMetrics& m) {
   json::object o;
   o["job"] = m.job;
-  o["state"] = m.state;
+  o["state"] = JobStateName(m.state);
   o["gpu_seconds"] = std::round(m.gpu_seconds * 1000) / 1000;
   o["cost"] = m.cost;
   o["cost_per_hour"] = m.cost_per_hour;
@@ -239,25 +239,26 @@ Result<InjectBody> DecodeInjectBody(std::string_view text) {
   FaultInjection& f = body.fault;
   if (Find(*o, "fault") == nullptr)
     return Err(InvalidArgument("fault: missing (xid, temperature, ecc, lost, clear or silence)"));
-  RETURN_IF_ERROR(Read(*o, "fault", &f.fault, Str(16)));
-  if (!IsInjectableFault(f.fault))
+  if (!Read(*o, "fault", &f.fault, Named<FaultKind>(kFaultKindNames)).ok())
     return Err(InvalidArgument("fault: must be xid, temperature, ecc, lost, clear or silence"));
-  if (Find(*o, "gpu") == nullptr && f.fault != "silence")
+  if (Find(*o, "gpu") == nullptr && f.fault != FaultKind::kSilence)
     return Err(InvalidArgument("gpu: missing"));
   RETURN_IF_ERROR(Read(*o, "gpu", &f.gpu, Int(0, 1023)));
   RETURN_IF_ERROR(Read(*o, "value", &f.value, Int(0, 1'000'000)));
   RETURN_IF_ERROR(Read(*o, "xid", &f.value, Int(1, 1'000'000)));
-  if (f.fault == "xid" && f.value == 0)
+  if (f.fault == FaultKind::kXid && f.value == 0)
     return Err(InvalidArgument("xid: missing (the XID to inject, e.g. 79)"));
-  if ((f.fault == "temperature" || f.fault == "ecc") && f.value == 0) {
+  if ((f.fault == FaultKind::kTemperature || f.fault == FaultKind::kEcc) && f.value == 0) {
     return Err(InvalidArgument(
         "value: missing (" +
-        std::string(f.fault == "ecc" ? "the number of errors" : "degrees Celsius") + ")"));
+        std::string(f.fault == FaultKind::kEcc ? "the number of errors" : "degrees Celsius") +
+        ")"));
   }
   if (const json::value* d = Find(*o, "duration")) {
     ASSIGN_OR_RETURN(f.duration, GetDuration(*d, "duration"));
   }
-  if (f.fault == "silence" && (f.duration.count() <= 0 || f.duration > std::chrono::hours(1))) {
+  if (f.fault == FaultKind::kSilence &&
+      (f.duration.count() <= 0 || f.duration > std::chrono::hours(1))) {
     return Err(InvalidArgument("duration: silence needs one, up to 1h"));
   }
   return body;

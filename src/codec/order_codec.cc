@@ -114,7 +114,7 @@ std::string EncodeOrders(const std::vector<Order>& orders) {
     } else if (ord.kind == Order::Kind::kInject) {
       o["kind"] = "inject";
       o["gpu"] = ord.inject.gpu;
-      o["fault"] = ord.inject.fault;
+      o["fault"] = FaultKindName(ord.inject.fault);
       o["value"] = ord.inject.value;
       o["duration_ms"] = ord.inject.duration.count();
     } else {
@@ -236,8 +236,7 @@ Result<FaultInjection> InjectionFrom(const json::object& o) {
   FaultInjection f;
   int64_t ms = 0;
   RETURN_IF_ERROR(Read(o, "gpu", &f.gpu, Int(0, 1023)));
-  RETURN_IF_ERROR(Read(o, "fault", &f.fault, Str(16)));
-  if (!IsInjectableFault(f.fault))
+  if (!Read(o, "fault", &f.fault, Named<FaultKind>(kFaultKindNames)).ok())
     return Err(
         InvalidArgument("order.fault: must be xid, temperature, ecc, lost, clear or silence"));
   RETURN_IF_ERROR(Read(o, "value", &f.value, Int(0, 1'000'000)));

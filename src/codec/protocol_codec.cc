@@ -16,8 +16,8 @@ json::object NodeInfoObject(const NodeInfo& n) {
   o["name"] = n.name;
   o["cpus"] = n.cpus;
   o["memory_bytes"] = n.memory_bytes;
-  o["gpu_backend"] = n.gpu_backend;
-  o["topology"] = n.topology;
+  o["gpu_backend"] = GpuBackendName(n.gpu_backend);
+  o["topology"] = GpuTopologyName(n.topology);
   o["pool"] = n.pool;
   o["address"] = n.address;
   o["refuses_root_jobs"] = n.refuses_root_jobs;
@@ -50,8 +50,8 @@ Result<NodeInfo> NodeInfoFrom(const json::value& v) {
     return Err(InvalidArgument("node.name: 1-64 of letters, digits, '.', '_', '-'"));
   RETURN_IF_ERROR(Read(*o, "cpus", &n.cpus, Int(0, 1'000'000)));
   RETURN_IF_ERROR(Read(*o, "memory_bytes", &n.memory_bytes, Int(0, INT64_MAX)));
-  RETURN_IF_ERROR(Read(*o, "gpu_backend", &n.gpu_backend, Str(32)));
-  RETURN_IF_ERROR(Read(*o, "topology", &n.topology, Str(32)));
+  RETURN_IF_ERROR(Read(*o, "gpu_backend", &n.gpu_backend, Named<GpuBackendKind>(kGpuBackendNames)));
+  RETURN_IF_ERROR(Read(*o, "topology", &n.topology, Named<GpuTopology>(kGpuTopologyNames)));
   RETURN_IF_ERROR(Read(*o, "pool", &n.pool, Str(64)));
   if (!IsValidNodeName(n.pool))
     return Err(InvalidArgument("node.pool: 1-64 of letters, digits, '.', '_', '-'"));

@@ -93,12 +93,12 @@ Reply Controller::Inject(const InjectFault& c) {
     return ErrorReply(NotFound("node " + c.node.substr(0, 64) + " is not known"));
   if (node->state != NodeRecord::State::kReady)
     return ErrorReply(Conflict("node " + c.node + " is not connected"));
-  if (node->info.gpu_backend != "simulated") {
+  if (node->info.gpu_backend != GpuBackendKind::kSimulated) {
     return ErrorReply(InvalidArgument("node " + c.node + " has real GPUs (" +
-                                      node->info.gpu_backend +
+                                      std::string(GpuBackendName(node->info.gpu_backend)) +
                                       "): faults are injected only into simulated GPUs"));
   }
-  if (c.fault.fault != "silence" &&
+  if (c.fault.fault != FaultKind::kSilence &&
       (c.fault.gpu < 0 || static_cast<size_t>(c.fault.gpu) >= node->info.gpus.size())) {
     return ErrorReply(
         InvalidArgument("gpu: node " + c.node + " has no GPU " + std::to_string(c.fault.gpu)));

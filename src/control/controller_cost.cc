@@ -86,7 +86,7 @@ Reply Controller::JobMetricsOf(const GetJobMetrics& c, TimePoint now) const {
   const Job* job = FindJob(c.id, c.array_index);
   if (job == nullptr) return ErrorReply(NotFound("job " + c.id.ToString() + " does not exist"));
   JobMetrics m{.job = job->id.value,
-               .state = std::string(JobStateName(job->state)),
+               .state = job->state,
                .gpu_seconds = AllService(*job, now),
                .cost = static_cast<double>(AllCost(*job, now)) / 1e6,
                .cost_per_hour = static_cast<double>(job->cost_per_hour_micros) / 1e6,

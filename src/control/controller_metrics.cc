@@ -31,7 +31,10 @@ Reply Controller::Metrics(TimePoint now) const {
       bool drained = !node.drain_reason.empty() || node.gpu_drains.count(g.index) != 0;
       bool allocated = slots != nullptr && static_cast<size_t>(g.index) < slots->gpus.size() &&
                        slots->gpus[g.index].free_milli < 1000;
-      gm.state = failed ? "failed" : drained ? "drained" : allocated ? "allocated" : "idle";
+      gm.state = failed      ? GpuUse::kFailed
+                 : drained   ? GpuUse::kDrained
+                 : allocated ? GpuUse::kAllocated
+                             : GpuUse::kIdle;
       for (const GpuSample& s : node.samples) {
         if (s.index != g.index) continue;
         gm.sampled = true;

@@ -2,10 +2,14 @@
 // thread and rendered in Prometheus' text format by api/metrics.cc.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
+
+#include "core/names.h"
 
 namespace baton::control {
 
@@ -31,11 +35,18 @@ struct Histogram {
   }
 };
 
+// What a GPU is doing as GET /metrics counts it (failed: out of service by its health or a
+// node that is not ready).
+enum class GpuUse { kIdle, kAllocated, kDrained, kFailed };
+inline constexpr std::array<std::string_view, 4> kGpuUseNames = {"idle", "allocated", "drained",
+                                                                 "failed"};
+inline std::string_view GpuUseName(GpuUse u) { return EnumName(kGpuUseNames, u); }
+
 struct GpuMetrics {
   std::string node;
   int index = 0;
   std::string model;
-  std::string state;     // idle | allocated | drained | failed
+  GpuUse state = GpuUse::kIdle;
   bool sampled = false;  // the gauges below came from the agent
   int utilization_pct = 0;
   int64_t memory_used_bytes = 0;

@@ -18,27 +18,9 @@ std::atomic<int>& Level() {
 
 }  // namespace
 
-Result<LogLevel> ParseLogLevel(std::string_view name) {
-  if (name == "debug") return LogLevel::kDebug;
-  if (name == "info") return LogLevel::kInfo;
-  if (name == "warn" || name == "warning") return LogLevel::kWarn;
-  if (name == "error") return LogLevel::kError;
-  return Err(InvalidArgument("log level: \"" + std::string(name.substr(0, 32)) +
-                             "\" is not one of debug, info, warn, error"));
-}
-
-std::string_view LogLevelName(LogLevel level) {
-  switch (level) {
-    case LogLevel::kDebug:
-      return "debug";
-    case LogLevel::kInfo:
-      return "info";
-    case LogLevel::kWarn:
-      return "warn";
-    case LogLevel::kError:
-      return "error";
-  }
-  return "info";
+Result<LogLevel> ParseLogLevel(std::string_view name, std::string_view field) {
+  if (name == "warning") return LogLevel::kWarn;
+  return ParseEnum<LogLevel>(kLogLevelNames, field, name);
 }
 
 void SetLogSink(LogSink sink, LogLevel level) {

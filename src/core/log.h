@@ -5,16 +5,20 @@
 // owner).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <string>
 #include <string_view>
 
+#include "core/names.h"
 #include "core/status.h"
 
 namespace baton {
 
 enum class LogLevel { kDebug, kInfo, kWarn, kError };
+inline constexpr std::array<std::string_view, 4> kLogLevelNames = {"debug", "info", "warn",
+                                                                   "error"};
 
 struct LogContext {
   std::string component;  // "agent", "server", "webhook", ...
@@ -27,9 +31,9 @@ struct LogContext {
 
 using LogSink = std::function<void(LogLevel, std::string_view message, const LogContext&)>;
 
-// debug | info | warn | error
-Result<LogLevel> ParseLogLevel(std::string_view name);
-std::string_view LogLevelName(LogLevel level);
+// debug | info | warn (or warning, spdlog's name) | error; `field` names it in the error.
+Result<LogLevel> ParseLogLevel(std::string_view name, std::string_view field = "log level");
+inline std::string_view LogLevelName(LogLevel level) { return EnumName(kLogLevelNames, level); }
 
 // REQUIRES: called before other threads log (at start).
 void SetLogSink(LogSink sink, LogLevel level);

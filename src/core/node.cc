@@ -63,12 +63,13 @@ Status ParseGpuModel(std::string_view model, GpuSpec* spec) {
 }
 
 // The topology a type and count imply when no topo= option says otherwise.
-std::string DefaultGpuTopology(const std::string& model, int count) {
+GpuTopology DefaultGpuTopology(const std::string& model, int count) {
   bool sxm_class = model.starts_with("H100") || model.starts_with("H200") ||
                    model.starts_with("A100") || model.starts_with("B200") ||
                    model.starts_with("V100");
-  if (model.starts_with("V100") && count == 8) return "cubemesh";  // DGX-1
-  return sxm_class && count >= 8 ? "nvswitch" : (sxm_class ? "pairs" : "pcie");
+  if (model.starts_with("V100") && count == 8) return GpuTopology::kCubemesh;  // DGX-1
+  if (!sxm_class) return GpuTopology::kPcie;
+  return count >= 8 ? GpuTopology::kNvswitch : GpuTopology::kPairs;
 }
 
 // One item of a mig= layout, PROFILE[*N], appended N times to spec->mig; adds the compute
@@ -134,11 +135,12 @@ Status ParseGpuOptions(std::string_view options, GpuSpec* spec) {
       return InvalidArgument("option given twice");
     }
     if (opt.starts_with("topo=")) {
-      std::string_view topo = opt.substr(5);
-      if (topo != "nvswitch" && topo != "pairs" && topo != "pcie" && topo != "cubemesh") {
+      // nvlink is what NVML finds, not a layout a SPEC can simulate.
+      auto topo = ParseEnum<GpuTopology>(kGpuTopologyNames, "topo", opt.substr(5));
+      if (!topo || *topo == GpuTopology::kUnknown || *topo == GpuTopology::kNvlink) {
         return InvalidArgument("unknown topology");
       }
-      spec->topology = std::string(topo);
+      spec->topology = *topo;
     } else if (opt.starts_with("mig=")) {
       RETURN_IF_ERROR(ParseMigLayout(opt.substr(4), spec));
     } else {
@@ -222,14 +224,19 @@ std::vector<Gpu> SimulatedGpus(const GpuSpec& spec_, std::string_view node_name_
     // Two PCIe switches per NUMA node, as on DGX and 8-GPU PCIe servers.
     int per_switch = spec_.count >= 4 ? spec_.count / 4 : 1;
     g.pcie_switch = i / per_switch;
-    if (spec_.topology == "nvswitch")
-      g.island = 0;
-    else if (spec_.topology == "pairs")
-      g.island = i / 2;
-    else if (spec_.topology == "cubemesh")
-      g.island = i / 4;
-    else
-      g.island = i;
+    switch (spec_.topology) {
+      case GpuTopology::kNvswitch:
+        g.island = 0;
+        break;
+      case GpuTopology::kPairs:
+        g.island = i / 2;
+        break;
+      case GpuTopology::kCubemesh:
+        g.island = i / 4;
+        break;
+      default:
+        g.island = i;
+    }
     if (spec_.mig.empty()) {
       g.index = static_cast<int>(gpus.size());
       gpus.push_back(std::move(g));

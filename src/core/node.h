@@ -18,6 +18,19 @@
 
 namespace baton {
 
+// How a node's GPUs are linked: pcie (no NVLink), pairs (NVLink bridges between pairs),
+// cubemesh (DGX-1's two linked quads), nvlink (NVLink islands NVML found), nvswitch (one
+// island). kUnknown: a node known only from a drain kept, not registered yet.
+enum class GpuTopology { kUnknown, kPcie, kPairs, kCubemesh, kNvlink, kNvswitch };
+inline constexpr std::array<std::string_view, 6> kGpuTopologyNames = {
+    "", "pcie", "pairs", "cubemesh", "nvlink", "nvswitch"};
+inline std::string_view GpuTopologyName(GpuTopology t) { return EnumName(kGpuTopologyNames, t); }
+
+// Where an agent's GPUs come from: simulated (SPEC) or NVIDIA's NVML. kUnknown: not registered.
+enum class GpuBackendKind { kUnknown, kSimulated, kNvml };
+inline constexpr std::array<std::string_view, 3> kGpuBackendNames = {"", "simulated", "nvml"};
+inline std::string_view GpuBackendName(GpuBackendKind k) { return EnumName(kGpuBackendNames, k); }
+
 struct Gpu {
   int index = 0;
   std::string uuid;
@@ -36,8 +49,8 @@ struct NodeInfo {
   std::vector<Gpu> gpus;
   int cpus = 0;
   int64_t memory_bytes = 0;
-  std::string gpu_backend;       // "simulated" or "nvml"
-  std::string topology;          // "nvswitch", "pairs", "pcie"
+  GpuBackendKind gpu_backend = GpuBackendKind::kUnknown;
+  GpuTopology topology = GpuTopology::kUnknown;
   std::string pool = "default";  // the pool (partition) whose jobs it runs
   std::string address;           // where its jobs' processes are reached (MASTER_ADDR); "" = name
   // Its agent refuses root's jobs (it runs as root without --allow-root-jobs): the scheduler
@@ -99,9 +112,9 @@ struct NodeStatus {
 
 struct GpuSpec {
   int count = 0;
-  std::string model;             // "H100-80GB"
-  int64_t memory_bytes = 0;      // from the model's suffix
-  std::string topology;          // nvswitch | pairs | cubemesh | pcie
+  std::string model;                          // "H100-80GB"
+  int64_t memory_bytes = 0;                   // from the model's suffix
+  GpuTopology topology = GpuTopology::kPcie;  // nvswitch | pairs | cubemesh | pcie
   std::vector<std::string> mig;  // MIG instances on every GPU ("3g.40gb", "1g.10gb", ...)
 };
 

@@ -16,9 +16,4 @@ std::string_view StopReasonName(StopReason r) {
   return "cancel";
 }
 
-bool IsInjectableFault(std::string_view fault) {
-  return fault == "xid" || fault == "temperature" || fault == "ecc" || fault == "lost" ||
-         fault == "clear" || fault == "silence";
-}
-
 }  // namespace baton

@@ -84,18 +84,22 @@ struct StopOrder {
   bool operator==(const StopOrder&) const = default;
 };
 
+// The faults FaultInjection carries: xid | temperature | ecc | lost | clear (a reset), or
+// silence: the agent stops talking to the controller for `duration` (lost heartbeats) while
+// its jobs run on.
+enum class FaultKind { kXid, kTemperature, kEcc, kLost, kClear, kSilence };
+inline constexpr std::array<std::string_view, 6> kFaultKindNames = {
+    "xid", "temperature", "ecc", "lost", "clear", "silence"};
+inline std::string_view FaultKindName(FaultKind k) { return EnumName(kFaultKindNames, k); }
+
 // A fault injected into a simulated GPU, for tests and failure drills. Real GPUs refuse it.
 struct FaultInjection {
   int gpu = 0;
-  // xid | temperature | ecc | lost | clear, or silence: the agent stops talking to the
-  // controller for `duration` (lost heartbeats) while its jobs run on
-  std::string fault;
+  FaultKind fault = FaultKind::kXid;
   int64_t value = 0;     // the XID, the degrees Celsius, or the ECC errors
   Duration duration{0};  // how long it lasts (as if reset then); 0 = until cleared
   bool operator==(const FaultInjection&) const = default;
 };
-// Whether `fault` names a fault FaultInjection can carry.
-bool IsInjectableFault(std::string_view fault);
 
 // A byte stream from a client to a running job (`baton run`, `attach`, `forward`), which the
 // controller's HTTP server relays (api/relay.h): the agent opens /v1/agent/tunnels/{id} there

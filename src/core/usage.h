@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "core/job.h"
 #include "core/node.h"
 
 namespace baton {
@@ -37,7 +38,7 @@ struct JobGpuReading {
 
 struct JobMetrics {
   int64_t job = 0;
-  std::string state;
+  JobState state = JobState::kPending;
   double gpu_seconds = 0;  // every attempt, the running one up to now
   double cost = 0;
   double cost_per_hour = 0;  // of the running attempt, else of the last one

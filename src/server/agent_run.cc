@@ -86,8 +86,8 @@ int RunAgent(const AgentFlags& f) {
                  {.backend = **backend, .executor = executor, .env = env, .clock = clock});
   Status st = a.Start();
   if (!st.ok()) return Fail(st);
-  LogInfo("agent " + name + " joined " + f.server + " with " + f.gpus + " (" + (*backend)->name() +
-          " GPUs)");
+  LogInfo("agent " + name + " joined " + f.server + " with " + f.gpus + " (" +
+          std::string(GpuBackendName((*backend)->kind())) + " GPUs)");
   while (WaitForShutdown(signals) == SIGHUP)
     LogInfo("agent " + name + ": SIGHUP: an agent has no configuration file to reload");
   a.Stop();

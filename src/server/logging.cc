@@ -3,13 +3,18 @@
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
 
+#include <array>
 #include <boost/json/serialize.hpp>
 #include <boost/json/string.hpp>
+#include <string_view>
 
 #include "core/log.h"
 
 namespace baton::server {
 namespace {
+
+enum class LogFormat { kText, kJson };
+constexpr std::array<std::string_view, 2> kLogFormatNames = {"text", "json"};
 
 spdlog::level::level_enum SpdLevel(LogLevel level) {
   switch (level) {
@@ -42,17 +47,12 @@ std::string JsonFields(std::string_view message, const LogContext& c) {
 }  // namespace
 
 Status SetUpLogging(const std::string& level_name, const std::string& format) {
-  auto level = ParseLogLevel(level_name);
-  if (!level)
-    return InvalidArgument("--log-level: \"" + level_name.substr(0, 32) +
-                           "\" is not one of debug, info, warn, error");
-  if (format != "text" && format != "json") {
-    return InvalidArgument("--log-format: \"" + format.substr(0, 32) + "\" is not text or json");
-  }
+  ASSIGN_OR_RETURN(LogLevel level, ParseLogLevel(level_name, "--log-level"));
+  ASSIGN_OR_RETURN(LogFormat form, ParseEnum<LogFormat>(kLogFormatNames, "--log-format", format));
   auto logger = spdlog::stderr_logger_mt("baton");
-  logger->set_level(SpdLevel(*level));
+  logger->set_level(SpdLevel(level));
   logger->flush_on(spdlog::level::debug);  // every line at once: logs are read as things happen
-  bool json = format == "json";
+  bool json = form == LogFormat::kJson;
   if (json) {
     // %l is spdlog's level name (debug, info, warning, error).
     logger->set_pattern(R"({"ts":"%Y-%m-%dT%H:%M:%S.%eZ","level":"%l",%v})",
@@ -65,7 +65,7 @@ Status SetUpLogging(const std::string& level_name, const std::string& format) {
         std::string line = json ? JsonFields(message, context) : LogText(message, context);
         logger->log(SpdLevel(lvl), std::string_view(line));
       },
-      *level);
+      level);
   return Status::Ok();
 }
 

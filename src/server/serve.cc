@@ -172,7 +172,8 @@ Status StartLocalAgent(const ServeOptions& o, LocalAgentSetup s, const agent::Ag
   RETURN_IF_ERROR((*local)->Start());
   const auto& gpus = (*local)->gpus();
   std::string model = gpus.empty() ? "no GPU" : std::to_string(gpus.size()) + "x" + gpus[0].model;
-  LogInfo("local agent " + s.node_name + ": " + model + " (" + deps.backend.name() + " GPUs)");
+  LogInfo("local agent " + s.node_name + ": " + model + " (" +
+          std::string(GpuBackendName(deps.backend.kind())) + " GPUs)");
   return Status::Ok();
 }
 

@@ -182,7 +182,7 @@ Status Replay::RegisterNodes(const std::vector<SimNode>& nodes) {
     info.gpus = SimulatedGpus(*spec, n.name);
     info.cpus = 256;
     info.memory_bytes = int64_t{2} << 40;
-    info.gpu_backend = "simulated";
+    info.gpu_backend = GpuBackendKind::kSimulated;
     info.topology = spec->topology;
     info.pool = n.pool;
     total_milli_ += static_cast<int64_t>(info.gpus.size()) * 1000;

@@ -43,7 +43,7 @@ class ControllerTest : public ::testing::Test {
     }
     info.cpus = 64;
     info.memory_bytes = 512LL << 30;
-    info.gpu_backend = "simulated";
+    info.gpu_backend = GpuBackendKind::kSimulated;
     Reply r = Run(AgentRegister{RegisterRequest{.node = info, .jobs = std::move(held)}});
     ASSERT_TRUE(r.status.ok()) << r.status.message();
     session_ = r.registration.session;

@@ -114,12 +114,12 @@ TEST_F(ControllerHealthTest, RepeatedReportsOfTheSameFaultRaiseOneEvent) {
 
 TEST_F(ControllerHealthTest, FaultsAreInjectedOnlyIntoSimulatedGpusAndOnlyByAnAdmin) {
   RegisterNode("n1", 2);
-  FaultInjection xid{.gpu = 1, .fault = "xid", .value = 79};
+  FaultInjection xid{.gpu = 1, .fault = FaultKind::kXid, .value = 79};
   EXPECT_EQ(Run(InjectFault{.caller = {"ada", false}, .node = "n1", .fault = xid}).status.code(),
             Code::kPermissionDenied);
   EXPECT_EQ(Run(InjectFault{.caller = {"root", true}, .node = "nope", .fault = xid}).status.code(),
             Code::kNotFound);
-  FaultInjection far{.gpu = 7, .fault = "lost"};
+  FaultInjection far{.gpu = 7, .fault = FaultKind::kLost};
   EXPECT_EQ(Run(InjectFault{.caller = {"root", true}, .node = "n1", .fault = far}).status.message(),
             "gpu: node n1 has no GPU 7");
   ASSERT_TRUE(Run(InjectFault{.caller = {"root", true}, .node = "n1", .fault = xid}).status.ok());
@@ -130,7 +130,7 @@ TEST_F(ControllerHealthTest, FaultsAreInjectedOnlyIntoSimulatedGpusAndOnlyByAnAd
   // A node with real GPUs refuses.
   NodeInfo real = Run(ListNodes{}).nodes[0].info;
   real.name = "n2";
-  real.gpu_backend = "nvml";
+  real.gpu_backend = GpuBackendKind::kNvml;
   Run(AgentRegister{RegisterRequest{.node = real}});
   Reply r = Run(InjectFault{.caller = {"root", true}, .node = "n2", .fault = xid});
   EXPECT_EQ(r.status.message(),

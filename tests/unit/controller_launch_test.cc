@@ -19,7 +19,7 @@ class LaunchTest : public ControllerTest {
     }
     info.cpus = 64;
     info.memory_bytes = 512LL << 30;
-    info.gpu_backend = "simulated";
+    info.gpu_backend = GpuBackendKind::kSimulated;
     info.refuses_root_jobs = refuses_root;
     Reply r = Run(AgentRegister{RegisterRequest{.node = info}});
     ASSERT_TRUE(r.status.ok()) << r.status.message();

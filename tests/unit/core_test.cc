@@ -224,7 +224,7 @@ TEST(GpuSpec, ParsesCountModelAndTopology) {
   EXPECT_EQ(s.memory_bytes, 80LL << 30);
   GpuSpec p = *ParseGpuSpec("4xA100-40GB:topo=pairs");
   EXPECT_EQ(p.count, 4);
-  EXPECT_EQ(p.topology, "pairs");
+  EXPECT_EQ(p.topology, GpuTopology::kPairs);
   for (const char* bad : {"", "x", "8", "8xH100-80GB:topo=mesh", "100000xH100-80GB"}) {
     EXPECT_FALSE(ParseGpuSpec(bad).has_value()) << bad;
   }
@@ -245,7 +245,7 @@ TEST(GpuSpec, MigLayoutsAreCheckedAgainstTheHardware) {
   EXPECT_EQ(s.mig, (std::vector<std::string>{"3g.40gb", "2g.20gb", "1g.10gb", "1g.10gb"}));
   GpuSpec t = *ParseGpuSpec("1xA100-80GB:topo=pcie:mig=1g.10gb*7");
   EXPECT_EQ(t.mig.size(), 7u);
-  EXPECT_EQ(t.topology, "pcie");
+  EXPECT_EQ(t.topology, GpuTopology::kPcie);
   struct Bad {
     const char* spec;
     const char* why;

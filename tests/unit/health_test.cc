@@ -147,10 +147,11 @@ TEST(SimulatedFaults, InjectedFaultsShowInSamplesXidsAndChecksUntilCleared) {
   TimePoint now = FromMillis(1'790'000'000'000);
   b.SetClock([&] { return now; });
   b.Discover();
-  ASSERT_TRUE(b.Inject({.gpu = 1, .fault = "xid", .value = 79}).ok());
+  ASSERT_TRUE(b.Inject({.gpu = 1, .fault = FaultKind::kXid, .value = 79}).ok());
   ASSERT_TRUE(
-      b.Inject({.gpu = 2, .fault = "temperature", .value = 99, .duration = seconds(60)}).ok());
-  ASSERT_TRUE(b.Inject({.gpu = 3, .fault = "ecc", .value = 4}).ok());
+      b.Inject({.gpu = 2, .fault = FaultKind::kTemperature, .value = 99, .duration = seconds(60)})
+          .ok());
+  ASSERT_TRUE(b.Inject({.gpu = 3, .fault = FaultKind::kEcc, .value = 4}).ok());
   auto xids = b.PollXids();
   ASSERT_EQ(xids.size(), 1u);
   EXPECT_EQ(xids[0].gpu, 1);
@@ -165,11 +166,11 @@ TEST(SimulatedFaults, InjectedFaultsShowInSamplesXidsAndChecksUntilCleared) {
   EXPECT_TRUE(b.CheckGpu(0).ok());
   now += seconds(61);  // the temperature fault had a duration
   EXPECT_EQ(b.Sample({false, false, false, false})[2].temperature_c < 90, true);
-  ASSERT_TRUE(b.Inject({.gpu = 1, .fault = "clear"}).ok());  // a reset
+  ASSERT_TRUE(b.Inject({.gpu = 1, .fault = FaultKind::kClear}).ok());  // a reset
   EXPECT_TRUE(b.CheckGpu(1).ok());
   EXPECT_FALSE(b.Sample({false, false, false, false})[1].lost);
-  EXPECT_FALSE(b.Inject({.gpu = 9, .fault = "lost"}).ok());
-  EXPECT_FALSE(b.Inject({.gpu = 0, .fault = "meltdown"}).ok());
+  EXPECT_FALSE(b.Inject({.gpu = 9, .fault = FaultKind::kLost}).ok());
+  EXPECT_FALSE(b.Inject({.gpu = 0, .fault = FaultKind::kSilence}).ok());  // an agent's fault
 }
 
 }  // namespace

@@ -28,13 +28,13 @@ TEST(RenderMetrics, WritesTypedFamiliesCumulativeBucketsAndEscapedLabels) {
   m.gpus.push_back(control::GpuMetrics{.node = "gpu\"01",
                                        .index = 3,
                                        .model = "H100-80GB",
-                                       .state = "allocated",
+                                       .state = control::GpuUse::kAllocated,
                                        .sampled = true,
                                        .utilization_pct = 91,
                                        .memory_total_bytes = 85899345920,
                                        .temperature_c = 69});
-  m.gpus.push_back(
-      control::GpuMetrics{.node = "gpu02", .index = 0, .model = "H100-80GB", .state = "failed"});
+  m.gpus.push_back(control::GpuMetrics{
+      .node = "gpu02", .index = 0, .model = "H100-80GB", .state = control::GpuUse::kFailed});
   m.project_gpu_seconds = {{"vision", 3600}};
   control::ControllerLoop::Stats loop;
   loop.cycle_seconds.Observe(0.002);
@@ -77,7 +77,10 @@ TEST(ControllerMetrics, CountJobsNodesGpusAndWaits) {
   Driven d;
   TimePoint& now = d.now;
   auto run = [&](const control::Command& cmd) { return d.Run(cmd); };
-  NodeInfo info{.name = "n1", .cpus = 8, .memory_bytes = 1LL << 34, .gpu_backend = "simulated"};
+  NodeInfo info{.name = "n1",
+                .cpus = 8,
+                .memory_bytes = 1LL << 34,
+                .gpu_backend = GpuBackendKind::kSimulated};
   for (int i = 0; i < 2; ++i)
     info.gpus.push_back(Gpu{.index = i, .model = "H100-80GB", .memory_bytes = 80LL << 30});
   control::Reply reg = run(control::AgentRegister{RegisterRequest{.node = info}});
@@ -102,7 +105,7 @@ TEST(ControllerMetrics, CountJobsNodesGpusAndWaits) {
   EXPECT_EQ(m->nodes_by_state.at("ready"), 1);
   ASSERT_EQ(m->gpus.size(), 2u);
   int allocated = 0;
-  for (const auto& g : m->gpus) allocated += g.state == "allocated";
+  for (const auto& g : m->gpus) allocated += g.state == control::GpuUse::kAllocated;
   EXPECT_EQ(allocated, 1);
   EXPECT_DOUBLE_EQ(m->project_gpu_seconds.at("vision"), 10.0);  // one GPU for 10 s, still running
   control::Reply usage = run(control::GetUsage{});
@@ -127,7 +130,10 @@ TEST(ControllerMetrics, UsageCountsOnlyTheJobsOfItsWindow) {
   Driven d;
   TimePoint& now = d.now;
   auto run = [&](const control::Command& cmd) { return d.Run(cmd); };
-  NodeInfo info{.name = "n1", .cpus = 8, .memory_bytes = 1LL << 34, .gpu_backend = "simulated"};
+  NodeInfo info{.name = "n1",
+                .cpus = 8,
+                .memory_bytes = 1LL << 34,
+                .gpu_backend = GpuBackendKind::kSimulated};
   info.gpus.push_back(Gpu{.index = 0, .model = "H100-80GB", .memory_bytes = 80LL << 30});
   control::Reply reg = run(control::AgentRegister{RegisterRequest{.node = info}});
   JobSpec spec;

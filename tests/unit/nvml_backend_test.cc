@@ -84,7 +84,7 @@ TEST(NvmlBackend, DiscoversGpusTheirLinksSwitchesAndNumaNodes) {
            Gpu(2, "nvlink=3") + Gpu(3, "nvlink=2") + Gpu(8, ""));
   auto b = m.Open();
   ASSERT_TRUE(b.has_value()) << b.error().message();
-  EXPECT_EQ((*b)->name(), std::string("nvml"));
+  EXPECT_EQ((*b)->kind(), GpuBackendKind::kNvml);
   EXPECT_EQ((*b)->driver(), "550.54.15");
   std::vector<baton::Gpu> gpus = (*b)->Discover();
   ASSERT_EQ(gpus.size(), 5u);
@@ -102,7 +102,7 @@ TEST(NvmlBackend, DiscoversGpusTheirLinksSwitchesAndNumaNodes) {
     EXPECT_EQ(gpus[i].numa_node, 0);  // the DGX-2's first socket
     EXPECT_TRUE(gpus[i].mig_profile.empty());
   }
-  EXPECT_EQ((*b)->topology(), "nvlink");
+  EXPECT_EQ((*b)->topology(), GpuTopology::kNvlink);
 }
 
 TEST(NvmlBackend, WithoutNvmlLinksHwlocsBandwidthMatrixGivesTheIslands) {
@@ -123,7 +123,7 @@ TEST(NvmlBackend, WithoutNvmlLinksHwlocsBandwidthMatrixGivesTheIslands) {
   EXPECT_EQ(gpus[0].numa_node, 0);
   EXPECT_EQ(gpus[2].numa_node, 1);
   EXPECT_EQ(gpus[0].model, "P100-16GB");
-  EXPECT_EQ((*b)->topology(), "nvlink");
+  EXPECT_EQ((*b)->topology(), GpuTopology::kNvlink);
 }
 
 TEST(NvmlBackend, GpusLinkedThroughNvSwitchesFormOneIsland) {
@@ -137,7 +137,7 @@ TEST(NvmlBackend, GpusLinkedThroughNvSwitchesFormOneIsland) {
   auto gpus = (*b)->Discover();
   ASSERT_EQ(gpus.size(), 4u);
   for (const auto& g : gpus) EXPECT_EQ(g.island, 0);
-  EXPECT_EQ((*b)->topology(), "nvswitch");
+  EXPECT_EQ((*b)->topology(), GpuTopology::kNvswitch);
 }
 
 TEST(NvmlBackend, SamplesGaugesAndSeesAGpuFallOffTheBus) {

@@ -328,7 +328,7 @@ TEST(AlibabaNodes, OneNodePerRowWithGpusAndTheModelsMapped) {
   EXPECT_EQ(total, 37);
   auto v100 = ParseGpuSpec((*nodes)[2].gpus);
   EXPECT_EQ(v100->memory_bytes, int64_t{32} << 30);
-  EXPECT_EQ(v100->topology, "cubemesh");
+  EXPECT_EQ(v100->topology, GpuTopology::kCubemesh);
 }
 
 TEST(AlibabaNodes, PodGpuSpecsMatchTheNodesOnceMappedToo) {
