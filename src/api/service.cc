@@ -195,7 +195,7 @@ std::vector<Route> Service::Routes() {
       {"GET", "/v1/models", A::kUserOrAdmin,
        [this](Call c) {
          Run(control::ListModels{}, std::move(c.respond),
-             [](control::Reply& r) { return Json(200, codec::EncodeModelList(r.models)); });
+             [](control::ModelList& r) { return Json(200, codec::EncodeModelList(r.models)); });
        }},
       {"GET", "/v1/nodes", A::kUserOrAdmin, to(&Service::ListNodes)},
       {"GET", "/v1/nodes/{name}", A::kUserOrAdmin, to(&Service::ShowNode)},
@@ -231,7 +231,7 @@ void Service::Handle(Request request, Respond respond) {
   router_.Dispatch(std::move(request), std::move(respond));
 }
 
-void Service::Ask(control::Command command, std::function<void(control::Reply&)> on_reply) {
+void Service::Post(control::Command command, std::function<void(control::Reply&)> on_reply) {
   loop_.Post(std::move(command),
              [this, on_reply = std::move(on_reply)](control::Reply reply) mutable {
                post_to_io_([on_reply = std::move(on_reply), reply = std::move(reply)]() mutable {
@@ -240,26 +240,24 @@ void Service::Ask(control::Command command, std::function<void(control::Reply&)>
              });
 }
 
-void Service::Run(control::Command command, Respond respond,
-                  std::function<Response(control::Reply&)> encode) {
-  Ask(std::move(command),
-      [respond = std::move(respond), encode = std::move(encode)](control::Reply& reply) {
-        if (!reply.status.ok()) {
-          respond(Error(reply.status));
-          return;
-        }
-        respond(encode(reply));
-      });
+void Service::Encoded(control::Command command, Respond respond,
+                      std::function<Response(control::Reply&)> encode) {
+  Post(std::move(command),
+       [respond = std::move(respond), encode = std::move(encode)](control::Reply& reply) {
+         if (!reply.status.ok()) return respond(Error(reply.status));
+         respond(encode(reply));
+       });
 }
 
 void Service::OpenApi(Call c) { c.respond(Json(200, OpenApiDocument())); }
 
 void Service::Metrics(Call c) {
-  Run(control::GetMetrics{}, std::move(c.respond), [stats = loop_.stats()](control::Reply& r) {
-    Response res = Json(200, RenderMetrics(*r.metrics, stats));
-    res.content_type = "text/plain; version=0.0.4; charset=utf-8";
-    return res;
-  });
+  Run(control::GetMetrics{}, std::move(c.respond),
+      [stats = loop_.stats()](control::MetricsShown& r) {
+        Response res = Json(200, RenderMetrics(*r.metrics, stats));
+        res.content_type = "text/plain; version=0.0.4; charset=utf-8";
+        return res;
+      });
 }
 
 // A node's credential acts for that node only (api/auth.h); admins act for any.
@@ -277,14 +275,15 @@ void Service::AgentJoin(Call c) {
   auto secret = NewToken();
   if (!secret) return c.respond(Error(secret.error()));
   control::JoinNode join{.node = *node, .join_token = c.who.token_id, .hash = TokenHash(*secret)};
-  Run(std::move(join), std::move(c.respond), [node = *node, secret = *secret](control::Reply&) {
-    return Json(201, codec::EncodeJoinReply(node, secret));
-  });
+  Run(std::move(join), std::move(c.respond),
+      [node = *node, secret = *secret](control::TokenShown&) {
+        return Json(201, codec::EncodeJoinReply(node, secret));
+      });
 }
 
 void Service::RevokeNode(Call c) {
   control::RevokeNode revoke{.caller = CallerOf(c.who), .node = c.Param("name")};
-  Run(std::move(revoke), std::move(c.respond), [](control::Reply& r) {
+  Run(std::move(revoke), std::move(c.respond), [](control::TokenList& r) {
     std::vector<codec::TokenInfo> list;
     for (const store::Token& t : r.tokens) list.push_back(Info(t));
     return Json(200, codec::EncodeTokenList(list));
@@ -296,9 +295,9 @@ void Service::AgentRegister(Call c) {
   if (!reg) return c.respond(Error(reg.error()));
   if (Status st = ActsFor(c.who, reg->node.name); !st.ok()) return c.respond(Error(st));
   Run(control::AgentRegister{std::move(*reg)}, std::move(c.respond),
-      [epoch = epoch_](control::Reply& r) {
-        r.registration.epoch = epoch;
-        return Json(200, codec::EncodeRegisterReply(r.registration));
+      [epoch = epoch_](RegisterReply& r) {
+        r.epoch = epoch;
+        return Json(200, codec::EncodeRegisterReply(r));
       });
 }
 
@@ -312,7 +311,7 @@ void Service::AgentOrders(Call c) {
   if (!after) return c.respond(Error(after.error()));
   poll.session = static_cast<uint64_t>(*session);
   poll.after = static_cast<uint64_t>(*after);
-  Run(std::move(poll), std::move(c.respond), [epoch = epoch_](control::Reply& r) {
+  Run(std::move(poll), std::move(c.respond), [epoch = epoch_](control::PollAnswer& r) {
     for (Order& o : r.orders) o.epoch = epoch;
     return Json(200, codec::EncodeOrders(r.orders));
   });
@@ -354,16 +353,17 @@ void Service::AgentReport(Call c) {
   for (const LogChunk& chunk : report->logs) news_.jobs.Notify(chunk.job.value);  // followers
   report->logs.clear();
   command.report = std::move(*report);
-  Run(std::move(command), std::move(c.respond), [](control::Reply&) { return Json(200, "{}"); });
+  Run(std::move(command), std::move(c.respond),
+      [](control::Acknowledged&) { return Json(200, "{}"); });
 }
 
 void Service::ListNodes(Call c) {
   Run(control::ListNodes{}, std::move(c.respond),
-      [](control::Reply& r) { return Json(200, codec::EncodeNodeList(r.nodes)); });
+      [](control::NodeList& r) { return Json(200, codec::EncodeNodeList(r.nodes)); });
 }
 
 void Service::ShowNode(Call c) {
-  Run(control::ListNodes{}, std::move(c.respond), [name = c.Param("name")](control::Reply& r) {
+  Run(control::ListNodes{}, std::move(c.respond), [name = c.Param("name")](control::NodeList& r) {
     for (const NodeStatus& n : r.nodes) {
       if (n.info.name == name) return Json(200, codec::EncodeNode(n));
     }
@@ -380,7 +380,7 @@ void Service::Drain(Call c, bool drain) {
   d.gpus = std::move(body->gpus);
   d.reason = std::move(body->reason);
   Run(std::move(d), std::move(c.respond),
-      [](control::Reply& r) { return Json(200, codec::EncodeNodeList(r.nodes)); });
+      [](control::NodeList& r) { return Json(200, codec::EncodeNodeList(r.nodes)); });
 }
 
 void Service::Inject(Call c) {
@@ -390,7 +390,7 @@ void Service::Inject(Call c) {
   auto body = codec::DecodeInjectBody(c.request.body);
   if (!body) return c.respond(Error(body.error()));
   Run(control::InjectFault{CallerOf(c.who), node, body->fault}, std::move(c.respond),
-      [](control::Reply& r) { return Json(202, codec::EncodeNodeList(r.nodes)); });
+      [](control::NodeList& r) { return Json(202, codec::EncodeNodeList(r.nodes)); });
 }
 
 void Service::Events(Call c) {
@@ -403,7 +403,7 @@ void Service::Events(Call c) {
   if (!after) return c.respond(Error(after.error()));
   if (!limit) return c.respond(Error(limit.error()));
   Run(control::GetEvents{.after = *after, .limit = static_cast<int>(*limit)}, std::move(c.respond),
-      [](control::Reply& r) { return Json(200, codec::EncodeEvents(r.events)); });
+      [](control::EventList& r) { return Json(200, codec::EncodeEvents(r.events)); });
 }
 
 void Service::Usage(Call c) {
@@ -415,8 +415,8 @@ void Service::Usage(Call c) {
     if (!t) return c.respond(Error(InvalidArgument(std::string(key) + ": " + t.error().message())));
     *at = *t;
   }
-  Run(usage, std::move(c.respond), [](control::Reply& r) {
-    return Json(200, codec::EncodeUsage(r.usage_projects, r.usage_users, r.currency));
+  Run(usage, std::move(c.respond), [](control::UsageReport& r) {
+    return Json(200, codec::EncodeUsage(r.projects, r.users, r.currency));
   });
 }
 
@@ -432,14 +432,14 @@ void Service::CreateToken(Call c) {
                               .role = body->role,
                               .name = body->name,
                               .hash = TokenHash(*secret)};
-  Run(std::move(create), std::move(c.respond), [secret = *secret](control::Reply& r) {
-    return Json(201, codec::EncodeToken(Info(r.tokens.at(0), secret)));
+  Run(std::move(create), std::move(c.respond), [secret = *secret](control::TokenShown& r) {
+    return Json(201, codec::EncodeToken(Info(r.token, secret)));
   });
 }
 
 // The caller's tokens (an admin's: all).
 void Service::ListTokens(Call c) {
-  Run(control::ListTokens{CallerOf(c.who)}, std::move(c.respond), [](control::Reply& r) {
+  Run(control::ListTokens{CallerOf(c.who)}, std::move(c.respond), [](control::TokenList& r) {
     std::vector<codec::TokenInfo> list;
     for (const store::Token& t : r.tokens) list.push_back(Info(t));
     return Json(200, codec::EncodeTokenList(list));
@@ -450,7 +450,7 @@ void Service::RevokeToken(Call c) {
   auto id = PositiveInt(c.Param("id"));
   if (!id) return c.respond(Error(InvalidArgument("token id: must be a positive integer")));
   Run(control::RevokeToken{CallerOf(c.who), *id}, std::move(c.respond),
-      [](control::Reply& r) { return Json(200, codec::EncodeToken(Info(r.tokens.at(0)))); });
+      [](control::TokenShown& r) { return Json(200, codec::EncodeToken(Info(r.token))); });
 }
 
 }  // namespace baton::api

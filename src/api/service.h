@@ -103,11 +103,29 @@ class Service {
   Pull FollowLogs(const Identity& who, JobId job, std::string node, bool node_given,
                   int64_t offset);
   void EventStream(Call c);
-  // Posts `command`; `on_reply` gets the reply (whatever its status) on an HTTP thread.
-  void Ask(control::Command command, std::function<void(control::Reply&)> on_reply);
-  // Posts `command`; the reply is turned into a response by `encode` on an HTTP thread.
-  void Run(control::Command command, Respond respond,
-           std::function<Response(control::Reply&)> encode);
+  // Posts `command` (a C); `on_answer` gets its control::Answered<C> (whatever its status) on
+  // an HTTP thread.
+  template <typename C, typename OnAnswer>
+  void Ask(C command, OnAnswer on_answer) {
+    Post(std::move(command), [on_answer = std::move(on_answer)](control::Reply& reply) mutable {
+      control::Answered<C> answered(std::move(reply));
+      on_answer(answered);
+    });
+  }
+  // Posts `command` (a C); its answer (control::AnswerOf<C>) is turned into a response by
+  // `encode` on an HTTP thread; a refusal is answered with its error.
+  template <typename C, typename Encode>
+  void Run(C command, Respond respond, Encode encode) {
+    Encoded(std::move(command), std::move(respond),
+            [encode = std::move(encode)](control::Reply& reply) mutable {
+              return encode(std::get<control::AnswerOf<C>>(reply.value));
+            });
+  }
+  void Post(control::Command command, std::function<void(control::Reply&)> on_reply);
+  // Posts `command`; a reply that is ok is turned into the response by `encode`, a refusal
+  // into its error.
+  void Encoded(control::Command command, Respond respond,
+               std::function<Response(control::Reply&)> encode);
 
   control::ControllerLoop& loop_;
   LogStore& logs_;

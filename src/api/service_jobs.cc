@@ -85,7 +85,7 @@ void Service::Submit(Call c, bool batch) {
     }
   }
   if (!submit.dry_run) AddStepKeys(&submit);
-  Run(std::move(submit), std::move(c.respond), [batch](control::Reply& r) {
+  Run(std::move(submit), std::move(c.respond), [batch](control::Submitted& r) {
     if (r.dry_run) {
       std::vector<const Job*> jobs;
       for (const Job& j : r.jobs) jobs.push_back(&j);
@@ -118,7 +118,7 @@ void Service::ListJobs(Call c) {
   if (!after) return c.respond(Error(after.error()));
   list.limit = static_cast<int>(*limit);
   list.after = *after;
-  Run(std::move(list), std::move(c.respond), [who = c.who](control::Reply& r) {
+  Run(std::move(list), std::move(c.respond), [who = c.who](control::JobPage& r) {
     std::vector<const Job*> jobs;
     for (Job& j : r.jobs) {
       Redact(j, who);
@@ -132,11 +132,10 @@ void Service::ShowJob(Call c) {
   auto id = JobIdParam(c);
   if (!id) return c.respond(Error(id.error()));
   Run(control::GetJob{CallerOf(c.who), id->id, id->array_index}, std::move(c.respond),
-      [who = c.who](control::Reply& r) {
-        Redact(r.jobs.at(0), who);
-        return Json(
-            200, codec::EncodeJobDetail(r.jobs.at(0), r.factors.empty() ? nullptr : &r.factors[0],
-                                        r.queue_position));
+      [who = c.who](control::JobDetail& r) {
+        Redact(r.job, who);
+        return Json(200, codec::EncodeJobDetail(r.job, r.factors ? &*r.factors : nullptr,
+                                                r.queue_position));
       });
 }
 
@@ -144,7 +143,7 @@ void Service::JobAction(Call c, control::JobAction::Kind kind) {
   auto id = JobIdParam(c);
   if (!id) return c.respond(Error(id.error()));
   Run(control::JobAction{CallerOf(c.who), id->id, kind, id->array_index}, std::move(c.respond),
-      [](control::Reply& r) { return Json(200, codec::EncodeJob(r.jobs.at(0))); });
+      [](control::JobShown& r) { return Json(200, codec::EncodeJob(r.job)); });
 }
 
 // PATCH /v1/jobs/{id}: a waiting job's fields, a running job's time limit (`baton update`).
@@ -159,7 +158,7 @@ void Service::UpdateJob(Call c) {
                             .fields = std::move(patch->fields),
                             .set = std::move(patch->set)};
   Run(std::move(update), std::move(c.respond),
-      [](control::Reply& r) { return Json(200, codec::EncodeJob(r.jobs.at(0))); });
+      [](control::JobShown& r) { return Json(200, codec::EncodeJob(r.job)); });
 }
 
 // POST /v1/jobs/{id}/resubmit: the job's spec again as a new job of the caller's, as `baton
@@ -172,9 +171,9 @@ void Service::Resubmit(Call c) {
   }
   Ask(control::GetJob{CallerOf(c.who), id->id, id->array_index},
       [this, who = c.who, key = c.request.idempotency_key,
-       respond = std::move(c.respond)](control::Reply& r) mutable {
+       respond = std::move(c.respond)](control::Answered<control::GetJob>& r) mutable {
         if (!r.status.ok()) return respond(Error(r.status));
-        const Job& job = r.jobs.at(0);
+        const Job& job = r->job;
         if (who.role != Role::kAdmin && job.user != who.user) {
           return respond(
               Error(PermissionDenied("job " + job.id.ToString() + " is " + job.user + "'s: only " +
@@ -183,7 +182,7 @@ void Service::Resubmit(Call c) {
         control::SubmitJobs submit{.caller = CallerOf(who), .idempotency_key = key};
         submit.specs.push_back(ResubmitSpec(job));
         AddStepKeys(&submit);
-        Run(std::move(submit), std::move(respond), [](control::Reply& done) {
+        Run(std::move(submit), std::move(respond), [](control::Submitted& done) {
           return Json(done.created ? 201 : 200, codec::EncodeJob(done.jobs.at(0)));
         });
       });
@@ -193,13 +192,13 @@ void Service::ShowJobMetrics(Call c) {
   auto id = JobIdParam(c);
   if (!id) return c.respond(Error(id.error()));
   Run(control::GetJobMetrics{CallerOf(c.who), id->id, id->array_index}, std::move(c.respond),
-      [](control::Reply& r) { return Json(200, codec::EncodeJobMetrics(*r.job_metrics)); });
+      [](JobMetrics& m) { return Json(200, codec::EncodeJobMetrics(m)); });
 }
 
 // GET /v1/crons[?user=NAME]: the recurring jobs not deleted.
 void Service::ListCrons(Call c) {
   control::ListCrons list{.user = QueryText(c.request, "user")};
-  Run(std::move(list), std::move(c.respond), [who = c.who](control::Reply& r) {
+  Run(std::move(list), std::move(c.respond), [who = c.who](control::CronList& r) {
     for (CronEntry& e : r.crons) {
       Redact(e.current, who);
       if (e.last) Redact(*e.last, who);
@@ -213,7 +212,7 @@ void Service::DeleteCron(Call c) {
   auto id = PositiveInt(c.Param("id"));
   if (!id) return c.respond(Error(InvalidArgument("cron id: must be a positive integer")));
   Run(control::DeleteCron{CallerOf(c.who), JobId{*id}}, std::move(c.respond),
-      [](control::Reply& r) { return Json(200, codec::EncodeCron(r.crons.at(0))); });
+      [](control::CronShown& r) { return Json(200, codec::EncodeCron(r.cron)); });
 }
 
 void Service::Queue(Call c) {
@@ -223,7 +222,7 @@ void Service::Queue(Call c) {
   if (!offset) return c.respond(Error(offset.error()));
   control::GetQueue q{
       .caller = CallerOf(c.who), .limit = static_cast<int>(*limit), .offset = *offset};
-  Run(std::move(q), std::move(c.respond), [who = c.who](control::Reply& r) {
+  Run(std::move(q), std::move(c.respond), [who = c.who](control::QueuePage& r) {
     for (Job& j : r.jobs) Redact(j, who);
     return Json(200, codec::EncodeQueue(r.jobs, r.factors, r.next));
   });
@@ -263,8 +262,8 @@ void Service::MetricsLines(Call c) {
   auto node = NodeParam(c.request);
   if (!node) return c.respond(Error(node.error()));
   Run(control::GetJob{CallerOf(c.who), id->id, id->array_index}, std::move(c.respond),
-      [this, who = c.who, node = *node, offset = *offset](control::Reply& r) {
-        const Job& job = r.jobs.at(0);
+      [this, who = c.who, node = *node, offset = *offset](control::JobDetail& r) {
+        const Job& job = r.job;
         auto from = LogSource(job, who, node);
         if (!from) return Error(from.error());
         LogStore::Chunk chunk;
@@ -291,8 +290,8 @@ void Service::Logs(Call c) {
   if (!node_param) return c.respond(Error(node_param.error()));
   Run(control::GetJob{CallerOf(c.who), id->id, id->array_index}, std::move(c.respond),
       [this, who = c.who, node = *node_param, follow, offset = *offset,
-       limit = *limit](control::Reply& r) {
-        const Job& job = r.jobs.at(0);
+       limit = *limit](control::JobDetail& r) {
+        const Job& job = r.job;
         auto source = LogSource(job, who, node);
         if (!source) return Error(source.error());
         const std::string& from = *source;

@@ -79,9 +79,9 @@ Pull Service::FollowLogs(const Identity& who, JobId job, std::string node, bool 
     if (f->last) return give(Piece{.end = true});
     // Nothing new: has the job ended (its output is then all on disk: agents ship the last
     // bytes before they report the exit), or started somewhere?
-    Ask(control::GetJob{f->caller, f->job}, [f, give](control::Reply& r) {
+    Ask(control::GetJob{f->caller, f->job}, [f, give](control::Answered<control::GetJob>& r) {
       if (!r.status.ok()) return give(Piece{.end = true});
-      const Job& job = r.jobs.at(0);
+      const Job& job = r->job;
       // A requeued job that starts again elsewhere: its new node's log, from the start.
       if (!f->node_given && !job.allocation.empty() && job.allocation.front().node != f->node) {
         f->node = job.allocation.front().node;
@@ -114,24 +114,27 @@ void Service::EventStream(Call c) {
   res.headers.emplace_back("X-Accel-Buffering", "no");  // nginx in front: do not buffer
   res.stream = [this, feed](PieceCallback give) {
     feed->waiter.Look();
-    Ask(control::GetEvents{.after = feed->after, .limit = 1000}, [feed, give](control::Reply& r) {
-      if (!r.status.ok()) return give(Piece{.end = true});
-      auto now = std::chrono::steady_clock::now();
-      if (r.events.empty()) {
-        auto idle = std::chrono::duration_cast<std::chrono::milliseconds>(now - feed->last_sent);
-        if (idle < kKeepAlive) return give(WaitForNews(feed, kKeepAlive - idle));
-        feed->last_sent = now;
-        return give(Piece{.data = ": keep-alive\n\n"});
-      }
-      std::string out;
-      for (const ClusterEvent& e : r.events) {
-        out += "id: " + std::to_string(e.seq) + "\nevent: " + std::string(EventKindName(e.kind)) +
-               "\ndata: " + codec::EncodeEvent(e) + "\n\n";
-        feed->after = e.seq;
-      }
-      feed->last_sent = now;
-      give(Piece{.data = std::move(out)});
-    });
+    Ask(control::GetEvents{.after = feed->after, .limit = 1000},
+        [feed, give](control::Answered<control::GetEvents>& r) {
+          if (!r.status.ok()) return give(Piece{.end = true});
+          auto now = std::chrono::steady_clock::now();
+          if (r->events.empty()) {
+            auto idle =
+                std::chrono::duration_cast<std::chrono::milliseconds>(now - feed->last_sent);
+            if (idle < kKeepAlive) return give(WaitForNews(feed, kKeepAlive - idle));
+            feed->last_sent = now;
+            return give(Piece{.data = ": keep-alive\n\n"});
+          }
+          std::string out;
+          for (const ClusterEvent& e : r->events) {
+            out += "id: " + std::to_string(e.seq) +
+                   "\nevent: " + std::string(EventKindName(e.kind)) +
+                   "\ndata: " + codec::EncodeEvent(e) + "\n\n";
+            feed->after = e.seq;
+          }
+          feed->last_sent = now;
+          give(Piece{.data = std::move(out)});
+        });
   };
   c.respond(std::move(res));
 }

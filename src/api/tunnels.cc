@@ -45,7 +45,7 @@ void Service::OpenTunnel(Call c, TunnelTo to) {
                            .tunnel = tunnel,
                            .port = static_cast<int>(port),
                            .step = to == TunnelTo::kStep};
-  Run(std::move(open), std::move(c.respond), [this, tunnel](control::Reply&) {
+  Run(std::move(open), std::move(c.respond), [this, tunnel](control::JobShown&) {
     return Response{.status = 101,
                     .headers = {{"Upgrade", std::string(kProtocol)}},
                     .upgrade = [this, tunnel](int fd, std::string early) {

@@ -1,6 +1,9 @@
 #include "control/batch.h"
 
 #include <chrono>
+#include <variant>
+
+#include "core/overloaded.h"
 
 namespace baton::control {
 
@@ -15,7 +18,14 @@ BatchResult RunBatch(Controller& controller, std::span<const Command> commands, 
   result.effects = controller.EndBatch(now);
   result.end_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  for (Reply& reply : result.replies) controller.ShowAsNow(reply.jobs, now);
+  for (Reply& reply : result.replies) {
+    std::visit(Overloaded{[&](Submitted& r) { controller.ShowAsNow(r.jobs, now); },
+                          [&](JobShown& r) { controller.ShowAsNow(r.job, now); },
+                          [&](JobDetail& r) { controller.ShowAsNow(r.job, now); },
+                          [&](JobPage& r) { controller.ShowAsNow(r.jobs, now); },
+                          [&](QueuePage& r) { controller.ShowAsNow(r.jobs, now); }, [](auto&) {}},
+               reply.value);
+  }
   return result;
 }
 

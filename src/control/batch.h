@@ -14,7 +14,8 @@
 namespace baton::control {
 
 struct BatchResult {
-  std::vector<Reply> replies;  // one per command, in order; a poll that waits has `parked`
+  std::vector<Reply>
+      replies;  // one per command, in order; a poll that waits is parked (PollAnswer)
   Effects effects;
   double end_seconds = 0;  // how long ending the batch took (the scheduling pass), real time
 };

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "control/metrics.h"
+#include "control/replies.h"
 #include "core/event.h"
 #include "core/job.h"
 #include "core/node.h"
@@ -28,6 +29,7 @@ struct Caller {
 };
 
 struct SubmitJobs {
+  using Answer = Submitted;
   Caller caller;
   std::vector<JobSpec> specs;   // one, or a batch: all are created or none
   std::string idempotency_key;  // "" = none
@@ -42,6 +44,7 @@ struct SubmitJobs {
 // `id` with `array_index` >= 0 names a task of array `id` ("12_7"). An action on an array's id
 // alone acts on every task of the array, as Slurm's scancel 12 does.
 struct JobAction {
+  using Answer = JobShown;
   enum class Kind { kCancel, kHold, kRelease };
   Caller caller;
   JobId id;
@@ -54,6 +57,7 @@ struct JobAction {
 // one its time limit (within its pool's maximum) and name. An array's id alone changes every
 // task that can take the change, or none.
 struct UpdateJob {
+  using Answer = JobShown;
   Caller caller;
   JobId id;
   int array_index = -1;
@@ -62,12 +66,14 @@ struct UpdateJob {
 };
 
 struct GetJob {
+  using Answer = JobDetail;
   Caller caller;
   JobId id;
   int array_index = -1;  // >= 0: the task of array `id` with this index
 };
 
 struct ListJobs {
+  using Answer = JobPage;
   Caller caller;
   std::vector<JobState> states;  // empty = all
   std::string user;              // "" = all
@@ -77,25 +83,32 @@ struct ListJobs {
   int64_t after = 0;  // ids greater than this
 };
 
-struct ListNodes {};
+struct ListNodes {
+  using Answer = NodeList;
+};
 
 // The models LLM-aware sizing knows: the configuration's, then the built-in catalog's.
-struct ListModels {};
+struct ListModels {
+  using Answer = ModelList;
+};
 
 // Recurring jobs (JobSpec::schedule): every series still running, or one user's.
 struct ListCrons {
+  using Answer = CronList;
   std::string user;  // "" = all
 };
 
 // Deletes a recurring job's schedule: its waiting run is cancelled, a running one runs to its
 // end, and no run follows. The owner or an admin.
 struct DeleteCron {
+  using Answer = CronShown;
   Caller caller;
   JobId id;  // the series' first run
 };
 
 // Drain (no new jobs; running ones go on) or undrain a node, or some of its GPUs.
 struct DrainNode {
+  using Answer = NodeList;
   Caller caller;
   std::string node;
   std::vector<int> gpus;  // empty = the whole node
@@ -104,6 +117,7 @@ struct DrainNode {
 };
 
 struct GetQueue {
+  using Answer = QueuePage;
   Caller caller;
   int limit = 100;
   int64_t offset = 0;  // position in the queue to start at
@@ -111,6 +125,7 @@ struct GetQueue {
 
 // Injects a fault into a GPU of a node whose GPUs are simulated (tests, failure drills).
 struct InjectFault {
+  using Answer = NodeList;
   Caller caller;
   std::string node;
   FaultInjection fault;
@@ -120,6 +135,7 @@ struct InjectFault {
 // keeps the record durable. An admin creates tokens for anyone with any role; a user only
 // `user` tokens for themself.
 struct CreateToken {
+  using Answer = TokenShown;
   Caller caller;
   std::string user;
   Role role = Role::kUser;
@@ -128,6 +144,7 @@ struct CreateToken {
 };
 
 struct RevokeToken {
+  using Answer = TokenShown;
   Caller caller;
   int64_t id = 0;
 };
@@ -136,6 +153,7 @@ struct RevokeToken {
 // agent.token, which may be used again; a stored one is used up) gets a credential for node
 // `node` (`hash`: its SHA-256), refused while the node has one that works.
 struct JoinNode {
+  using Answer = TokenShown;
   std::string node;
   int64_t join_token = 0;
   std::string hash;
@@ -143,16 +161,19 @@ struct JoinNode {
 
 // Revokes every credential of node `node` (admin).
 struct RevokeNode {
+  using Answer = TokenList;
   Caller caller;
   std::string node;
 };
 
 struct ListTokens {
+  using Answer = TokenList;
   Caller caller;  // an admin sees every token; a user their own
 };
 
 // The latest cluster events, oldest first.
 struct GetEvents {
+  using Answer = EventList;
   int64_t after = 0;  // events with a greater seq
   int limit = 1000;
 };
@@ -160,17 +181,20 @@ struct GetEvents {
 // A new scheduling policy from the configuration file, reloaded on SIGHUP. Jobs keep what
 // they were given at submit (time limits); the next pass orders and places by the new one.
 struct SetPolicy {
+  using Answer = Acknowledged;
   Policy policy;
 };
 
 // GET /v1/usage: GPU-seconds and cost by project and by user. With a window, only the jobs
 // that were in the system in it (submitted before `until`, not ended before `since`) count.
 struct GetUsage {
+  using Answer = UsageReport;
   std::optional<TimePoint> since, until;
 };
 
 // GET /v1/jobs/{id}/metrics: the job's GPUs with their last readings, its cost so far.
 struct GetJobMetrics {
+  using Answer = JobMetrics;
   Caller caller;
   JobId id;
   int array_index = -1;
@@ -180,6 +204,7 @@ struct GetJobMetrics {
 // job's session (port 0: `baton run`'s stdin or terminal) or to a TCP port the job listens on
 // there. The job's owner or an admin; answered with the job.
 struct OpenTunnel {
+  using Answer = JobShown;
   Caller caller;
   JobId id;
   int array_index = -1;
@@ -189,13 +214,17 @@ struct OpenTunnel {
 };
 
 // A snapshot of what GET /metrics shows (control/metrics.h).
-struct GetMetrics {};
+struct GetMetrics {
+  using Answer = MetricsShown;
+};
 
 struct AgentRegister {
+  using Answer = RegisterReply;
   RegisterRequest request;
 };
 
 struct AgentPoll {
+  using Answer = PollAnswer;
   std::string node;
   uint64_t session = 0;
   uint64_t after = 0;    // orders up to here are acknowledged
@@ -203,6 +232,7 @@ struct AgentPoll {
 };
 
 struct AgentReport {
+  using Answer = Acknowledged;
   ReportRequest report;
   // Log bytes of the report the server did not keep (api::LogStore: the disk reserve, or past
   // the largest log), and why: raised as a log_dropped alert.
@@ -211,7 +241,10 @@ struct AgentReport {
   std::string dropped_why;
 };
 
-struct Tick {};  // time passed; look at timeouts
+// Time passed; look at timeouts.
+struct Tick {
+  using Answer = Acknowledged;
+};
 
 using Command =
     std::variant<SubmitJobs, JobAction, UpdateJob, GetJob, ListJobs, ListNodes, GetQueue, DrainNode,
@@ -219,36 +252,41 @@ using Command =
                  GetMetrics, SetPolicy, GetUsage, GetJobMetrics, ListCrons, DeleteCron, ListModels,
                  OpenTunnel, AgentRegister, AgentPoll, AgentReport, Tick>;
 
+// Every answer a command has (replies.h).
+using ReplyValue =
+    std::variant<Acknowledged, Submitted, JobShown, JobDetail, JobPage, QueuePage, NodeList,
+                 EventList, TokenShown, TokenList, MetricsShown, UsageReport, JobMetrics, CronList,
+                 CronShown, ModelList, RegisterReply, PollAnswer>;
+
+// The answer a command of type C has: C::Answer, one of ReplyValue's.
+template <typename C>
+using AnswerOf = typename C::Answer;
+
+// What Apply answers a command C: whether it was done, and when it was, C's answer.
 struct Reply {
   Status status;
-  bool created = false;   // a submit made new jobs (201), or found them by key (200)
-  bool dry_run = false;   // a submit's dry run: `jobs` are what it would make, without ids
-  std::vector<Job> jobs;  // copies, safe to read on another thread
-  std::vector<QueueFactors>
-      factors;  // GetQueue: one per job, in queue order; GetJob: a pending job's
-  std::optional<int64_t>
-      queue_position;  // GetJob: a pending job's place in the last full ordering (1 = next)
-  std::optional<int64_t> next;  // paging cursor for ListJobs
-  std::vector<NodeStatus> nodes;
-  RegisterReply registration;
-  std::vector<Order> orders;
-  bool parked = false;               // an AgentPoll that waits; a Delivery answers it later
-  std::vector<ClusterEvent> events;  // GetEvents
-  std::vector<store::Token> tokens;  // CreateToken, RevokeToken: the one; ListTokens: all shown
-  std::shared_ptr<const MetricsSnapshot> metrics;     // GetMetrics
-  std::vector<UsageRow> usage_projects, usage_users;  // GetUsage
-  std::optional<JobMetrics> job_metrics;              // GetJobMetrics
-  std::string currency;                               // GetUsage: the catalog's
-  std::vector<CronEntry> crons;                       // ListCrons; DeleteCron: the one
-  std::vector<ModelShape> models;                     // ListModels
+  ReplyValue value;
 };
 
 // A reply that only says what went wrong.
-inline Reply ErrorReply(Status s) {
-  Reply r;
-  r.status = std::move(s);
-  return r;
-}
+inline Reply ErrorReply(Status s) { return Reply{std::move(s), Acknowledged{}}; }
+
+// A reply read as command C's (a Reply to C holds AnswerOf<C> when its status is ok): its
+// status, and its answer (a default one when the status is not ok). `->` reaches into it: on a
+// temporary, a range-for must name `.value` (`for (x : Run(c).value.jobs)`), which the
+// temporary outlives, where `Run(c)->jobs` would dangle.
+template <typename C>
+struct Answered {
+  Answered() = default;
+  explicit Answered(Reply r) : status(std::move(r.status)) {
+    if (status.ok()) value = std::get<AnswerOf<C>>(std::move(r.value));
+  }
+  AnswerOf<C>* operator->() { return &value; }
+  const AnswerOf<C>* operator->() const { return &value; }
+
+  Status status;
+  AnswerOf<C> value{};
+};
 
 // Answers a parked AgentPoll.
 struct Delivery {

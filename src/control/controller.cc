@@ -4,19 +4,10 @@
 #include <csignal>
 #include <cstdlib>
 
+#include "core/overloaded.h"
 #include "core/quantity.h"
 
 namespace baton::control {
-namespace {
-
-template <class... Ts>
-struct Overloaded : Ts... {
-  using Ts::operator()...;
-};
-template <class... Ts>
-Overloaded(Ts...) -> Overloaded<Ts...>;
-
-}  // namespace
 
 Controller::Controller(ControllerOptions options)
     : options_(std::move(options)), usage_(options_.policy.fairshare_half_life) {
@@ -81,35 +72,47 @@ void Controller::Restore(store::Snapshot snapshot, TimePoint now) {
   queue_.RequestFull();
 }
 
+namespace {
+
+// The reply to command `c`: its status, and its answer when done. The handler's result must be
+// C's own answer (AnswerOf<C>), so a command cannot be answered with another's.
+template <typename C>
+Reply ReplyTo(const C& c, Result<AnswerOf<C>> result) {
+  (void)c;
+  if (!result) return ErrorReply(std::move(result.error()));
+  return Reply{Status::Ok(), std::move(*result)};
+}
+
+}  // namespace
+
 Reply Controller::Apply(const Command& command, TimePoint now) {
   return std::visit(Overloaded{
-                        [&](const SubmitJobs& c) { return Submit(c, now); },
-                        [&](const JobAction& c) { return Act(c, now); },
-                        [&](const UpdateJob& c) { return Update(c, now); },
-                        [&](const GetJob& c) { return Get(c, now); },
-                        [&](const ListJobs& c) { return List(c, now); },
-                        [&](const GetJobMetrics& c) { return JobMetricsOf(c, now); },
-                        [&](const OpenTunnel& c) { return Tunnel(c, now); },
-                        [&](const ListNodes&) { return Nodes(); },
-                        [&](const GetQueue& c) { return Queue(c); },
-                        [&](const DrainNode& c) { return Drain(c); },
-                        [&](const InjectFault& c) { return Inject(c); },
-                        [&](const GetEvents& c) { return Events(c); },
-                        [&](const CreateToken& c) { return Tokens(c, now); },
-                        [&](const RevokeToken& c) { return Tokens(c); },
-                        [&](const JoinNode& c) { return Tokens(c, now); },
-                        [&](const RevokeNode& c) { return Tokens(c); },
-                        [&](const ListTokens& c) { return Tokens(c); },
-                        [&](const GetMetrics&) { return Metrics(now); },
-                        [&](const GetUsage& c) { return Usage(c, now); },
-                        [&](const ListCrons& c) { return Crons(c, now); },
-                        [&](const DeleteCron& c) { return Crons(c, now); },
-                        [&](const ListModels&) {
-                          Reply r;
-                          r.models = options_.policy.models;
-                          r.models.insert(r.models.end(), KnownModels().begin(),
-                                          KnownModels().end());
-                          return r;
+                        [&](const SubmitJobs& c) { return ReplyTo(c, Submit(c, now)); },
+                        [&](const JobAction& c) { return ReplyTo(c, Act(c, now)); },
+                        [&](const UpdateJob& c) { return ReplyTo(c, Update(c, now)); },
+                        [&](const GetJob& c) { return ReplyTo(c, Get(c, now)); },
+                        [&](const ListJobs& c) { return ReplyTo(c, List(c, now)); },
+                        [&](const GetJobMetrics& c) { return ReplyTo(c, JobMetricsOf(c, now)); },
+                        [&](const OpenTunnel& c) { return ReplyTo(c, Tunnel(c, now)); },
+                        [&](const ListNodes& c) { return ReplyTo(c, Nodes()); },
+                        [&](const GetQueue& c) { return ReplyTo(c, Queue(c)); },
+                        [&](const DrainNode& c) { return ReplyTo(c, Drain(c)); },
+                        [&](const InjectFault& c) { return ReplyTo(c, Inject(c)); },
+                        [&](const GetEvents& c) { return ReplyTo(c, Events(c)); },
+                        [&](const CreateToken& c) { return ReplyTo(c, Tokens(c, now)); },
+                        [&](const RevokeToken& c) { return ReplyTo(c, Tokens(c)); },
+                        [&](const JoinNode& c) { return ReplyTo(c, Tokens(c, now)); },
+                        [&](const RevokeNode& c) { return ReplyTo(c, Tokens(c)); },
+                        [&](const ListTokens& c) { return ReplyTo(c, Tokens(c)); },
+                        [&](const GetMetrics& c) { return ReplyTo(c, Metrics(now)); },
+                        [&](const GetUsage& c) { return ReplyTo(c, Usage(c, now)); },
+                        [&](const ListCrons& c) { return ReplyTo(c, Crons(c, now)); },
+                        [&](const DeleteCron& c) { return ReplyTo(c, Crons(c, now)); },
+                        [&](const ListModels& c) {
+                          ModelList list{options_.policy.models};
+                          list.models.insert(list.models.end(), KnownModels().begin(),
+                                             KnownModels().end());
+                          return ReplyTo(c, std::move(list));
                         },
                         [&](const SetPolicy& c) {
                           usage_.Advance(now);
@@ -119,14 +122,14 @@ Reply Controller::Apply(const Command& command, TimePoint now) {
                           feasibility_.MarkStale();  // pools may have come or gone
                           RecountBudgets(now, false);
                           queue_.RequestFull();  // order, reserve and preempt by the new policy
-                          return Reply{};
+                          return ReplyTo(c, Acknowledged{});
                         },
-                        [&](const AgentRegister& c) { return Register(c, now); },
-                        [&](const AgentPoll& c) { return Poll(c, now); },
-                        [&](const AgentReport& c) { return Report(c, now); },
-                        [&](const Tick&) {
+                        [&](const AgentRegister& c) { return ReplyTo(c, Register(c, now)); },
+                        [&](const AgentPoll& c) { return ReplyTo(c, Poll(c, now)); },
+                        [&](const AgentReport& c) { return ReplyTo(c, Report(c, now)); },
+                        [&](const Tick& c) {
                           OnTick(now);
-                          return Reply{};
+                          return ReplyTo(c, Acknowledged{});
                         },
                     },
                     command);
@@ -159,9 +162,9 @@ const Job* Controller::FindJob(JobId id) const {
 
 // ---- users' commands ----
 
-Reply Controller::Submit(const SubmitJobs& c, TimePoint now) {
-  if (c.specs.empty()) return ErrorReply(InvalidArgument("jobs: must hold at least one job"));
-  if (std::optional<Reply> repeat = Repeated(c)) {
+Result<Submitted> Controller::Submit(const SubmitJobs& c, TimePoint now) {
+  if (c.specs.empty()) return Err(InvalidArgument("jobs: must hold at least one job"));
+  if (std::optional<Submitted> repeat = Repeated(c)) {
     repeat->dry_run = c.dry_run;  // the jobs the key made: what the submit would answer
     return std::move(*repeat);
   }
@@ -171,7 +174,7 @@ Reply Controller::Submit(const SubmitJobs& c, TimePoint now) {
   // Specs that name a model are sized first, on copies (the others are read in place).
   std::vector<std::string> sized;  // how each was (empty when none names a model)
   std::vector<JobSpec> own;
-  if (Status st = SizeModels(c.specs, &own, &sized); !st.ok()) return ErrorReply(st);
+  RETURN_IF_ERROR(SizeModels(c.specs, &own, &sized));
   const std::vector<JobSpec>& specs = own.empty() ? c.specs : own;
   size_t total = 0;
   for (size_t i = 0; i < specs.size(); ++i) {
@@ -180,26 +183,22 @@ Reply Controller::Submit(const SubmitJobs& c, TimePoint now) {
     Result<Resources> fits = Admit(spec, c.caller.user, now);
     if (!fits) {
       Status st = fits.error();
-      return ErrorReply(st.code() == Code::kInvalidArgument ? InvalidArgument(where + st.message())
-                                                            : st);
+      return Err(st.code() == Code::kInvalidArgument ? InvalidArgument(where + st.message()) : st);
     }
     if (!spec.schedule.empty() && !CronBook::NextRunTime(spec, now)) {
-      return ErrorReply(InvalidArgument(where + "schedule: \"" + spec.schedule +
-                                        "\" does not come within five years"));
+      return Err(InvalidArgument(where + "schedule: \"" + spec.schedule +
+                                 "\" does not come within five years"));
     }
     resolved.push_back(std::move(*fits));
     tasks[i] = {-1};
     if (auto array = *TasksOf(spec)) tasks[i] = std::move(array->indices);  // validated above
     total += tasks[i].size();
     if (total > SpecLimits::kMaxArrayTasks) {
-      return ErrorReply(TooLarge(where + "array: more than " +
-                                 std::to_string(SpecLimits::kMaxArrayTasks) +
-                                 " jobs in one submit"));
+      return Err(TooLarge(where + "array: more than " + std::to_string(SpecLimits::kMaxArrayTasks) +
+                          " jobs in one submit"));
     }
   }
-  Reply r;
-  r.created = !c.dry_run;
-  r.dry_run = c.dry_run;
+  Submitted r{.created = !c.dry_run, .dry_run = c.dry_run};
   if (!c.dry_run) counters_.jobs_submitted += total;
   JobId first{next_id_};
   for (size_t i = 0; i < specs.size(); ++i) {
@@ -243,11 +242,11 @@ Reply Controller::Submit(const SubmitJobs& c, TimePoint now) {
   return r;
 }
 
-std::optional<Reply> Controller::Repeated(const SubmitJobs& c) const {
+std::optional<Submitted> Controller::Repeated(const SubmitJobs& c) const {
   if (c.idempotency_key.empty()) return std::nullopt;
   const store::IdempotencyEntry* e = keys_.Find(c.caller.user, c.idempotency_key);
   if (e == nullptr) return std::nullopt;
-  Reply r;
+  Submitted r;
   for (int i = 0; i < e->count; ++i) {
     if (const Job* j = FindJob(JobId{e->first.value + i})) r.jobs.push_back(*j);
   }
@@ -331,14 +330,14 @@ const Job* Controller::FindJob(JobId id, int array_index) const {
   return nullptr;
 }
 
-Reply Controller::Act(const JobAction& c, TimePoint now) {
+Result<JobShown> Controller::Act(const JobAction& c, TimePoint now) {
   const Job* found = FindJob(c.id, c.array_index);
   if (found == nullptr) {
-    return ErrorReply(NotFound("job " + TaskName(c.id, c.array_index) + " does not exist"));
+    return Err(NotFound("job " + TaskName(c.id, c.array_index) + " does not exist"));
   }
   Job& job = jobs_.at(found->id);
   if (!c.caller.admin && job.user != c.caller.user) {
-    return ErrorReply(
+    return Err(
         PermissionDenied("job " + TaskName(c.id, c.array_index) + " belongs to " + job.user));
   }
   if (c.array_index < 0 && job.array_id == job.id) {
@@ -350,12 +349,10 @@ Reply Controller::Act(const JobAction& c, TimePoint now) {
                                                         : task.state == JobState::kHeld;
       if (applies) (void)ActOn(task, c.kind, c.caller, now);
     }
-  } else if (Status st = ActOn(job, c.kind, c.caller, now); !st.ok()) {
-    return ErrorReply(st);
+  } else {
+    RETURN_IF_ERROR(ActOn(job, c.kind, c.caller, now));
   }
-  Reply r;
-  r.jobs.push_back(job);
-  return r;
+  return JobShown{job};
 }
 
 Status Controller::ActOn(Job& job, JobAction::Kind kind, const Caller& caller, TimePoint now) {
@@ -405,26 +402,25 @@ Status Controller::ActOn(Job& job, JobAction::Kind kind, const Caller& caller, T
   return Status::Ok();
 }
 
-Reply Controller::Get(const GetJob& c, TimePoint now) const {
+Result<JobDetail> Controller::Get(const GetJob& c, TimePoint now) const {
   const Job* job = FindJob(c.id, c.array_index);
   if (job == nullptr) {
-    return ErrorReply(NotFound("job " + TaskName(c.id, c.array_index) + " does not exist"));
+    return Err(NotFound("job " + TaskName(c.id, c.array_index) + " does not exist"));
   }
-  Reply r;
-  r.jobs.push_back(JobAsShown(*job, now));
+  JobDetail r{.job = JobAsShown(*job, now)};
   if (job->state == JobState::kPending) {
     if (auto pos = queue_.Position(job->id)) {
       r.queue_position = pos->first;
-      r.factors.push_back(pos->second);
+      r.factors = pos->second;
       sched::ShownFairShare shown = FairShareShown();
-      ShowFactors(r.factors.back(), *job, shown);
+      ShowFactors(*r.factors, *job, shown);
     }
   }
   return r;
 }
 
-Reply Controller::List(const ListJobs& c, TimePoint now) const {
-  Reply r;
+JobPage Controller::List(const ListJobs& c, TimePoint now) const {
+  JobPage r;
   int limit = std::clamp(c.limit, 1, 1000);
   for (auto it = jobs_.upper_bound(JobId{c.after}); it != jobs_.end(); ++it) {
     const Job& j = it->second;
@@ -449,9 +445,11 @@ Job Controller::JobAsShown(const Job& job, TimePoint now) {
 }
 
 void Controller::ShowAsNow(std::vector<Job>& jobs, TimePoint now) const {
-  for (Job& j : jobs) {
-    if (const Job* current = FindJob(j.id)) j = JobAsShown(*current, now);
-  }
+  for (Job& j : jobs) ShowAsNow(j, now);
+}
+
+void Controller::ShowAsNow(Job& job, TimePoint now) const {
+  if (const Job* current = FindJob(job.id)) job = JobAsShown(*current, now);
 }
 
 // ---- job state bookkeeping ----

@@ -107,6 +107,7 @@ class Controller {
   // Replaces each job with the current record as GET shows it: the running attempt's cost
   // included. A job the controller does not know is left as it is.
   void ShowAsNow(std::vector<Job>& jobs, TimePoint now) const;
+  void ShowAsNow(Job& job, TimePoint now) const;
 
   // Read-only views for tests and the simulator.
   const Job* FindJob(JobId id) const;
@@ -119,9 +120,9 @@ class Controller {
   const Policy& policy() const { return options_.policy; }
 
  private:
-  Reply Submit(const SubmitJobs& c, TimePoint now);
+  Result<Submitted> Submit(const SubmitJobs& c, TimePoint now);
   // A submit with an Idempotency-Key seen before: the jobs it made then.
-  std::optional<Reply> Repeated(const SubmitJobs& c) const;
+  std::optional<Submitted> Repeated(const SubmitJobs& c) const;
   // The request of `spec` as it will run (its nodes chosen when it named none), or why no set
   // of its pool's nodes can ever hold it (feasibility_).
   Result<Resources> Feasible(const JobSpec& spec, const std::string& user);
@@ -133,41 +134,41 @@ class Controller {
   // `sized` says how each was (both left empty when none names one).
   Status SizeModels(const std::vector<JobSpec>& specs, std::vector<JobSpec>* own,
                     std::vector<std::string>* sized);
-  Reply Act(const JobAction& c, TimePoint now);
+  Result<JobShown> Act(const JobAction& c, TimePoint now);
   // `baton update` (controller_update.cc): the job's spec with the fields changed, checked as a
   // submit checks it; and putting it in place (the queue, the nodes of a running job).
-  Reply Update(const UpdateJob& c, TimePoint now);
+  Result<JobShown> Update(const UpdateJob& c, TimePoint now);
   Result<JobSpec> Patched(const Job& job, const UpdateJob& c, TimePoint now);
   void ApplyPatch(Job& job, JobSpec spec, TimePoint now);
   Status ActOn(Job& job, JobAction::Kind kind, const Caller& caller, TimePoint now);
   // A copy of `job` as users see it at `now`.
   static Job JobAsShown(const Job& job, TimePoint now);
-  Reply Get(const GetJob& c, TimePoint now) const;
-  Reply List(const ListJobs& c, TimePoint now) const;
-  Reply Nodes() const;
-  Reply Queue(const GetQueue& c) const;
-  Reply Drain(const DrainNode& c);
-  Reply Inject(const InjectFault& c);
-  Reply Tokens(const CreateToken& c, TimePoint now);
-  Reply Tokens(const RevokeToken& c);
-  Reply Tokens(const JoinNode& c, TimePoint now);
-  Reply Tokens(const RevokeNode& c);
-  Reply Tokens(const ListTokens& c) const;
-  Reply Metrics(TimePoint now) const;
-  Reply Usage(const GetUsage& c, TimePoint now) const;
-  Reply Events(const GetEvents& c) const;
-  Reply JobMetricsOf(const GetJobMetrics& c, TimePoint now) const;
+  Result<JobDetail> Get(const GetJob& c, TimePoint now) const;
+  JobPage List(const ListJobs& c, TimePoint now) const;
+  NodeList Nodes() const;
+  QueuePage Queue(const GetQueue& c) const;
+  Result<NodeList> Drain(const DrainNode& c);
+  Result<NodeList> Inject(const InjectFault& c);
+  Result<TokenShown> Tokens(const CreateToken& c, TimePoint now);
+  Result<TokenShown> Tokens(const RevokeToken& c);
+  Result<TokenShown> Tokens(const JoinNode& c, TimePoint now);
+  Result<TokenList> Tokens(const RevokeNode& c);
+  TokenList Tokens(const ListTokens& c) const;
+  MetricsShown Metrics(TimePoint now) const;
+  UsageReport Usage(const GetUsage& c, TimePoint now) const;
+  EventList Events(const GetEvents& c) const;
+  Result<JobMetrics> JobMetricsOf(const GetJobMetrics& c, TimePoint now) const;
   // Sessions (controller_sessions.cc): tunnels to them; an interactive pool's limits at
   // submit; its idle sessions warned, then stopped.
-  Reply Tunnel(const OpenTunnel& c, TimePoint now);
+  Result<JobShown> Tunnel(const OpenTunnel& c, TimePoint now);
   Status AdmitSession(const JobSpec& spec, const PoolPolicy& pool, const std::string& user) const;
   void ReclaimIdleSessions(TimePoint now);
   void StopIdleSession(Job& job, const PoolPolicy& pool, Duration idle_for, TimePoint now);
-  Reply Crons(const ListCrons& c, TimePoint now) const;
-  Reply Crons(const DeleteCron& c, TimePoint now);
-  Reply Register(const AgentRegister& c, TimePoint now);
-  Reply Poll(const AgentPoll& c, TimePoint now);
-  Reply Report(const AgentReport& c, TimePoint now);
+  CronList Crons(const ListCrons& c, TimePoint now) const;
+  Result<CronShown> Crons(const DeleteCron& c, TimePoint now);
+  Result<RegisterReply> Register(const AgentRegister& c, TimePoint now);
+  Result<PollAnswer> Poll(const AgentPoll& c, TimePoint now);
+  Result<Acknowledged> Report(const AgentReport& c, TimePoint now);
   void OnTick(TimePoint now);
 
   void Schedule(TimePoint now);

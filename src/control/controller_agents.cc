@@ -8,8 +8,8 @@ namespace baton::control {
 
 // ---- agents ----
 
-Reply Controller::Nodes() const {
-  Reply r;
+NodeList Controller::Nodes() const {
+  NodeList r;
   for (const auto& [name, node] : nodes_) {
     NodeStatus s;
     s.info = node.info;
@@ -41,18 +41,15 @@ Reply Controller::Nodes() const {
   return r;
 }
 
-Reply Controller::Drain(const DrainNode& c) {
-  if (!c.caller.admin)
-    return ErrorReply(PermissionDenied("only an admin drains or undrains nodes"));
+Result<NodeList> Controller::Drain(const DrainNode& c) {
+  if (!c.caller.admin) return Err(PermissionDenied("only an admin drains or undrains nodes"));
   NodeRecord* node = FindNode(c.node);
-  if (node == nullptr)
-    return ErrorReply(NotFound("node " + c.node.substr(0, 64) + " is not known"));
+  if (node == nullptr) return Err(NotFound("node " + c.node.substr(0, 64) + " is not known"));
   // A node known only from the store (not back since a restart) has no GPU list yet: its
   // GPU drains are taken on trust and apply when it registers.
   for (int g : c.gpus) {
     if (g < 0 || (!node->info.gpus.empty() && static_cast<size_t>(g) >= node->info.gpus.size())) {
-      return ErrorReply(
-          InvalidArgument("gpus: node " + c.node + " has no GPU " + std::to_string(g)));
+      return Err(InvalidArgument("gpus: node " + c.node + " has no GPU " + std::to_string(g)));
     }
   }
   std::string reason = c.reason.empty() ? "drained by " + c.caller.user : c.reason.substr(0, 256);
@@ -86,21 +83,20 @@ Reply Controller::Drain(const DrainNode& c) {
   return Nodes();
 }
 
-Reply Controller::Inject(const InjectFault& c) {
-  if (!c.caller.admin) return ErrorReply(PermissionDenied("only an admin injects faults"));
+Result<NodeList> Controller::Inject(const InjectFault& c) {
+  if (!c.caller.admin) return Err(PermissionDenied("only an admin injects faults"));
   NodeRecord* node = FindNode(c.node);
-  if (node == nullptr)
-    return ErrorReply(NotFound("node " + c.node.substr(0, 64) + " is not known"));
+  if (node == nullptr) return Err(NotFound("node " + c.node.substr(0, 64) + " is not known"));
   if (node->state != NodeRecord::State::kReady)
-    return ErrorReply(Conflict("node " + c.node + " is not connected"));
+    return Err(Conflict("node " + c.node + " is not connected"));
   if (node->info.gpu_backend != GpuBackendKind::kSimulated) {
-    return ErrorReply(InvalidArgument("node " + c.node + " has real GPUs (" +
-                                      std::string(GpuBackendName(node->info.gpu_backend)) +
-                                      "): faults are injected only into simulated GPUs"));
+    return Err(InvalidArgument("node " + c.node + " has real GPUs (" +
+                               std::string(GpuBackendName(node->info.gpu_backend)) +
+                               "): faults are injected only into simulated GPUs"));
   }
   if (c.fault.fault != FaultKind::kSilence &&
       (c.fault.gpu < 0 || static_cast<size_t>(c.fault.gpu) >= node->info.gpus.size())) {
-    return ErrorReply(
+    return Err(
         InvalidArgument("gpu: node " + c.node + " has no GPU " + std::to_string(c.fault.gpu)));
   }
   Order o;
@@ -110,10 +106,8 @@ Reply Controller::Inject(const InjectFault& c) {
   return Nodes();
 }
 
-Reply Controller::Events(const GetEvents& c) const {
-  Reply r;
-  r.events = events_.After(c.after, c.limit);
-  return r;
+EventList Controller::Events(const GetEvents& c) const {
+  return EventList{events_.After(c.after, c.limit)};
 }
 
 void Controller::Raise(ClusterEvent event, TimePoint now) { events_.Raise(std::move(event), now); }
@@ -259,9 +253,9 @@ void Controller::SendOrder(const std::string& name, Order order) {
   nodes_.Send(EnsureNode(name), std::move(order));
 }
 
-Reply Controller::Register(const AgentRegister& c, TimePoint now) {
+Result<RegisterReply> Controller::Register(const AgentRegister& c, TimePoint now) {
   const NodeInfo& info = c.request.node;
-  if (!IsValidNodeName(info.name)) return ErrorReply(InvalidArgument("node.name: invalid"));
+  if (!IsValidNodeName(info.name)) return Err(InvalidArgument("node.name: invalid"));
   NodeRecord& node = EnsureNode(info.name);
   if (node.state != NodeRecord::State::kReady) {
     Raise(ClusterEvent{.kind = EventKind::kNodeJoined,
@@ -327,21 +321,19 @@ Reply Controller::Register(const AgentRegister& c, TimePoint now) {
     }
   }
   ApplyHealth(node, c.request.health, now);
-  Reply r;
-  r.registration = RegisterReply{.session = node.session,
-                                 .next_seq = 0,
-                                 .fence_ms = options_.node_timeout.count(),
-                                 .fence_grace_ms = options_.fence_grace.count()};
-  return r;
+  return RegisterReply{.session = node.session,
+                       .next_seq = 0,
+                       .fence_ms = options_.node_timeout.count(),
+                       .fence_grace_ms = options_.fence_grace.count()};
 }
 
-Reply Controller::Poll(const AgentPoll& c, TimePoint now) {
+Result<PollAnswer> Controller::Poll(const AgentPoll& c, TimePoint now) {
   NodeRecord* node = FindNode(c.node);
   if (node == nullptr || node->session != c.session || node->state != NodeRecord::State::kReady) {
-    return ErrorReply(Conflict("node " + c.node + ": unknown session; register again"));
+    return Err(Conflict("node " + c.node + ": unknown session; register again"));
   }
   node->last_seen = now;
-  Reply r;
+  PollAnswer r;
   if (std::optional<std::vector<Order>> orders = nodes_.Poll(*node, c.after, c.poll_id, now)) {
     r.orders = std::move(*orders);
   } else {
@@ -350,11 +342,11 @@ Reply Controller::Poll(const AgentPoll& c, TimePoint now) {
   return r;
 }
 
-Reply Controller::Report(const AgentReport& c, TimePoint now) {
+Result<Acknowledged> Controller::Report(const AgentReport& c, TimePoint now) {
   const ReportRequest& rep = c.report;
   NodeRecord* node = FindNode(rep.node);
   if (node == nullptr || node->session != rep.session || node->state != NodeRecord::State::kReady) {
-    return ErrorReply(Conflict("node " + rep.node + ": unknown session; register again"));
+    return Err(Conflict("node " + rep.node + ": unknown session; register again"));
   }
   node->last_seen = now;
   node->attached = rep.attached;
@@ -379,7 +371,7 @@ Reply Controller::Report(const AgentReport& c, TimePoint now) {
                        .message = msg},
           now);
   }
-  return Reply{};
+  return Acknowledged{};
 }
 
 // A value of the job's tracked metric: its last, and its best if better.

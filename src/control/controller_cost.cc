@@ -82,9 +82,9 @@ void Controller::CheckBudgets(TimePoint now) {
   }
 }
 
-Reply Controller::JobMetricsOf(const GetJobMetrics& c, TimePoint now) const {
+Result<JobMetrics> Controller::JobMetricsOf(const GetJobMetrics& c, TimePoint now) const {
   const Job* job = FindJob(c.id, c.array_index);
-  if (job == nullptr) return ErrorReply(NotFound("job " + c.id.ToString() + " does not exist"));
+  if (job == nullptr) return Err(NotFound("job " + c.id.ToString() + " does not exist"));
   JobMetrics m{.job = job->id.value,
                .state = job->state,
                .gpu_seconds = AllService(*job, now),
@@ -114,10 +114,7 @@ Reply Controller::JobMetricsOf(const GetJobMetrics& c, TimePoint now) const {
       }
     }
   }
-  Reply r;
-  r.jobs.push_back(JobAsShown(*job, now));
-  r.job_metrics = std::move(m);
-  return r;
+  return m;
 }
 
 }  // namespace baton::control

@@ -48,8 +48,8 @@ CronEntry Controller::EntryOf(JobId id, TimePoint now) const {
   return e;
 }
 
-Reply Controller::Crons(const ListCrons& c, TimePoint now) const {
-  Reply r;
+CronList Controller::Crons(const ListCrons& c, TimePoint now) const {
+  CronList r;
   for (const auto& [id, series] : crons_.all()) {
     if (!c.user.empty() && jobs_.at(series.current).user != c.user) continue;
     r.crons.push_back(EntryOf(id, now));
@@ -57,24 +57,23 @@ Reply Controller::Crons(const ListCrons& c, TimePoint now) const {
   return r;
 }
 
-Reply Controller::Crons(const DeleteCron& c, TimePoint now) {
+Result<CronShown> Controller::Crons(const DeleteCron& c, TimePoint now) {
   CronBook::Series* series = crons_.Find(c.id);
   if (series == nullptr) {
     const Job* j = FindJob(c.id);
     if (j != nullptr && j->cron_id.value != 0 && j->cron_id != c.id) {
-      return ErrorReply(NotFound("job " + c.id.ToString() + " is a run of recurring job " +
-                                 j->cron_id.ToString() + "; delete that"));
+      return Err(NotFound("job " + c.id.ToString() + " is a run of recurring job " +
+                          j->cron_id.ToString() + "; delete that"));
     }
-    return ErrorReply(NotFound("no recurring job " + c.id.ToString() +
-                               (j != nullptr && j->cron_id == c.id ? " (deleted before)" : "")));
+    return Err(NotFound("no recurring job " + c.id.ToString() +
+                        (j != nullptr && j->cron_id == c.id ? " (deleted before)" : "")));
   }
   Job& current = jobs_.at(series->current);
   if (!c.caller.admin && current.user != c.caller.user) {
-    return ErrorReply(
+    return Err(
         PermissionDenied("recurring job " + c.id.ToString() + " belongs to " + current.user));
   }
-  Reply r;
-  r.crons.push_back(EntryOf(c.id, now));
+  CronShown r{EntryOf(c.id, now)};
   crons_.Erase(c.id);
   current.cron_stopped = true;
   MarkDirty(current);
@@ -83,7 +82,7 @@ Reply Controller::Crons(const DeleteCron& c, TimePoint now) {
     current.reason_detail = "its schedule was deleted by " + c.caller.user;
     SetState(current, JobState::kCancelled, now);
   }
-  r.crons.back().current = JobAsShown(current, now);
+  r.cron.current = JobAsShown(current, now);
   return r;
 }
 

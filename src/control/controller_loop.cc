@@ -31,7 +31,7 @@ void ControllerLoop::Stop() {
     inbox_.clear();
   }
   for (Done& done : left) done(ErrorReply(Unavailable("the controller is shutting down")));
-  for (auto& [id, done] : parked_) done(Reply{});
+  for (auto& [id, done] : parked_) done(Reply{.value = PollAnswer{}});  // no orders
   parked_.clear();
 }
 
@@ -86,7 +86,7 @@ void ControllerLoop::Answer(BatchResult& result, std::vector<Command>& commands,
                             std::vector<Done>& dones) {
   for (size_t i = 0; i < dones.size(); ++i) {
     Reply& r = result.replies[i];
-    if (r.parked) {
+    if (const auto* poll = std::get_if<PollAnswer>(&r.value); poll != nullptr && poll->parked) {
       parked_[std::get<AgentPoll>(commands[i]).poll_id] = std::move(dones[i]);
     } else {
       dones[i](std::move(r));
@@ -98,9 +98,7 @@ void ControllerLoop::Answer(BatchResult& result, std::vector<Command>& commands,
   for (Delivery& d : result.effects.deliveries) {
     auto it = parked_.find(d.poll_id);
     if (it == parked_.end()) continue;
-    Reply r;
-    r.orders = std::move(d.orders);
-    it->second(std::move(r));
+    it->second(Reply{.value = PollAnswer{.orders = std::move(d.orders)}});
     parked_.erase(it);
   }
 }

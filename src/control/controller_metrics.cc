@@ -4,7 +4,7 @@
 
 namespace baton::control {
 
-Reply Controller::Metrics(TimePoint now) const {
+MetricsShown Controller::Metrics(TimePoint now) const {
   auto m = std::make_shared<MetricsSnapshot>();
   for (JobState s : {JobState::kPending, JobState::kHeld, JobState::kRunning, JobState::kSucceeded,
                      JobState::kFailed, JobState::kCancelled, JobState::kTimedOut}) {
@@ -46,12 +46,10 @@ Reply Controller::Metrics(TimePoint now) const {
       m->gpus.push_back(std::move(gm));
     }
   }
-  Reply r;
-  r.metrics = std::move(m);
-  return r;
+  return MetricsShown{std::move(m)};
 }
 
-Reply Controller::Usage(const GetUsage& c, TimePoint now) const {
+UsageReport Controller::Usage(const GetUsage& c, TimePoint now) const {
   const BudgetBook::RunningCost running_cost = RunningCostByProject(now);
   std::map<std::string, UsageRow> projects;
   std::map<std::pair<std::string, std::string>, UsageRow> users;
@@ -67,8 +65,7 @@ Reply Controller::Usage(const GetUsage& c, TimePoint now) const {
       row->cost += cost;
     }
   }
-  Reply r;
-  r.currency = options_.policy.currency;
+  UsageReport r{.currency = options_.policy.currency};
   for (auto& [name, row] : projects) {
     row.project = name;
     row.fairshare_usage = usage_.project(name);
@@ -78,13 +75,13 @@ Reply Controller::Usage(const GetUsage& c, TimePoint now) const {
       row.budget_period = std::string(BudgetPeriodName(b.period));
       row.budget_spent = static_cast<double>(budgets_.Spent(name, running_cost)) / 1e6;
     }
-    r.usage_projects.push_back(std::move(row));
+    r.projects.push_back(std::move(row));
   }
   for (auto& [key, row] : users) {
     row.project = key.first;
     row.user = key.second;
     row.fairshare_usage = usage_.user(key.first, key.second);
-    r.usage_users.push_back(std::move(row));
+    r.users.push_back(std::move(row));
   }
   return r;
 }

@@ -365,8 +365,8 @@ void Controller::StartJob(Job& j, TimePoint now) {
   Launch(j);
 }
 
-Reply Controller::Queue(const GetQueue& c) const {
-  Reply r;
+QueuePage Controller::Queue(const GetQueue& c) const {
+  QueuePage r;
   int limit = std::clamp(c.limit, 1, 1000);
   int64_t skipped = 0;
   sched::ShownFairShare shown = FairShareShown();

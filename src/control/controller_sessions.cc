@@ -11,28 +11,28 @@
 
 namespace baton::control {
 
-Reply Controller::Tunnel(const OpenTunnel& c, TimePoint now) {
+Result<JobShown> Controller::Tunnel(const OpenTunnel& c, TimePoint now) {
   std::string name = TaskName(c.id, c.array_index);
   const Job* job = FindJob(c.id, c.array_index);
-  if (job == nullptr) return ErrorReply(NotFound("job " + name + " does not exist"));
+  if (job == nullptr) return Err(NotFound("job " + name + " does not exist"));
   if (!c.caller.admin && job->user != c.caller.user)
-    return ErrorReply(PermissionDenied("job " + name + " belongs to " + job->user));
+    return Err(PermissionDenied("job " + name + " belongs to " + job->user));
   if (job->array_id == job->id && job->array_index < 0 && !job->spec.array.empty())
-    return ErrorReply(InvalidArgument("job " + name + " is an array: name one task (12_7)"));
+    return Err(InvalidArgument("job " + name + " is an array: name one task (12_7)"));
   if (job->state != JobState::kRunning) {
-    return ErrorReply(Conflict("job " + name + " is " + std::string(JobStateName(job->state)) +
-                               (IsTerminal(job->state) ? "" : ": it is not running yet")));
+    return Err(Conflict("job " + name + " is " + std::string(JobStateName(job->state)) +
+                        (IsTerminal(job->state) ? "" : ": it is not running yet")));
   }
   if (c.step && (!job->spec.alloc || job->step_port <= 0)) {
-    return ErrorReply(Conflict("job " + name +
-                               " is not an allocation (`baton alloc` makes one; `baton run --in "
-                               "ID` runs commands in it)"));
+    return Err(Conflict("job " + name +
+                        " is not an allocation (`baton alloc` makes one; `baton run --in "
+                        "ID` runs commands in it)"));
   }
   const int port = c.step ? job->step_port : c.port;
   if (port == 0 && job->spec.interactive == Interactive::kNone) {
-    return ErrorReply(Conflict("job " + name +
-                               " has no session to attach to (only jobs started with baton run "
-                               "have one; baton logs -f follows any job's output)"));
+    return Err(Conflict("job " + name +
+                        " has no session to attach to (only jobs started with baton run "
+                        "have one; baton logs -f follows any job's output)"));
   }
   const NodeAllocation* first = nullptr;
   for (const NodeAllocation& part : job->allocation) {
@@ -44,7 +44,7 @@ Reply Controller::Tunnel(const OpenTunnel& c, TimePoint now) {
   const NodeRecord* node = first == nullptr ? nullptr : nodes_.Find(first->node);
   if (node == nullptr || node->state != NodeRecord::State::kReady ||
       ((port == 0 || c.step) && first != &job->allocation.front())) {
-    return ErrorReply(Unavailable("job " + name + "'s node is not connected"));
+    return Err(Unavailable("job " + name + "'s node is not connected"));
   }
   Order o;
   o.kind = Order::Kind::kTunnel;
@@ -54,9 +54,7 @@ Reply Controller::Tunnel(const OpenTunnel& c, TimePoint now) {
                          .port = port,
                          .step_key = c.step ? job->step_key : ""};
   SendOrder(first->node, std::move(o));
-  Reply r;
-  r.jobs.push_back(JobAsShown(*job, now));
-  return r;
+  return JobShown{JobAsShown(*job, now)};
 }
 
 Status Controller::AdmitSession(const JobSpec& spec, const PoolPolicy& pool,

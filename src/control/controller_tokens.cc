@@ -3,44 +3,28 @@
 
 namespace baton::control {
 
-Reply Controller::Tokens(const CreateToken& c, TimePoint now) {
-  Result<store::Token> t = tokens_.Create(c, now);
-  if (!t) return ErrorReply(t.error());
-  Reply r;
-  r.created = true;
-  r.tokens.push_back(std::move(*t));
-  return r;
+Result<TokenShown> Controller::Tokens(const CreateToken& c, TimePoint now) {
+  ASSIGN_OR_RETURN(store::Token t, tokens_.Create(c, now));
+  return TokenShown{std::move(t)};
 }
 
-Reply Controller::Tokens(const RevokeToken& c) {
-  Result<store::Token> t = tokens_.Revoke(c);
-  if (!t) return ErrorReply(t.error());
-  Reply r;
-  r.tokens.push_back(std::move(*t));
-  return r;
+Result<TokenShown> Controller::Tokens(const RevokeToken& c) {
+  ASSIGN_OR_RETURN(store::Token t, tokens_.Revoke(c));
+  return TokenShown{std::move(t)};
 }
 
-Reply Controller::Tokens(const JoinNode& c, TimePoint now) {
-  Result<store::Token> t = tokens_.Join(c, now);
-  if (!t) return ErrorReply(t.error());
-  Reply r;
-  r.created = true;
-  r.tokens.push_back(std::move(*t));
-  return r;
+Result<TokenShown> Controller::Tokens(const JoinNode& c, TimePoint now) {
+  ASSIGN_OR_RETURN(store::Token t, tokens_.Join(c, now));
+  return TokenShown{std::move(t)};
 }
 
-Reply Controller::Tokens(const RevokeNode& c) {
-  Result<std::vector<store::Token>> t = tokens_.RevokeNodeCredentials(c);
-  if (!t) return ErrorReply(t.error());
-  Reply r;
-  r.tokens = std::move(*t);
-  return r;
+Result<TokenList> Controller::Tokens(const RevokeNode& c) {
+  ASSIGN_OR_RETURN(std::vector<store::Token> revoked, tokens_.RevokeNodeCredentials(c));
+  return TokenList{std::move(revoked)};
 }
 
-Reply Controller::Tokens(const ListTokens& c) const {
-  Reply r;
-  r.tokens = tokens_.List(c.caller);
-  return r;
+TokenList Controller::Tokens(const ListTokens& c) const {
+  return TokenList{tokens_.List(c.caller)};
 }
 
 }  // namespace baton::control

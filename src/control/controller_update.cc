@@ -107,17 +107,17 @@ void Controller::ApplyPatch(Job& job, JobSpec spec, TimePoint now) {
   }
 }
 
-Reply Controller::Update(const UpdateJob& c, TimePoint now) {
+Result<JobShown> Controller::Update(const UpdateJob& c, TimePoint now) {
   const Job* found = FindJob(c.id, c.array_index);
   if (found == nullptr) {
-    return ErrorReply(NotFound("job " + TaskName(c.id, c.array_index) + " does not exist"));
+    return Err(NotFound("job " + TaskName(c.id, c.array_index) + " does not exist"));
   }
   Job& job = jobs_.at(found->id);
   if (!c.caller.admin && job.user != c.caller.user) {
-    return ErrorReply(
+    return Err(
         PermissionDenied("job " + TaskName(c.id, c.array_index) + " belongs to " + job.user));
   }
-  if (c.set.empty()) return ErrorReply(InvalidArgument("nothing to change: name a field"));
+  if (c.set.empty()) return Err(InvalidArgument("nothing to change: name a field"));
   // An array's id alone: every task that can take the change (waiting ones; running ones too
   // for a time limit or name), checked first, so that all change or none.
   std::vector<std::pair<Job*, JobSpec>> changes;
@@ -127,22 +127,20 @@ Reply Controller::Update(const UpdateJob& c, TimePoint now) {
       if (IsTerminal(task.state)) continue;
       if (task.state == JobState::kRunning && !ChangesOnlyWhatRunsOn(c.set)) continue;
       auto spec = Patched(task, c, now);
-      if (!spec) return ErrorReply(spec.error());
+      if (!spec) return Err(spec.error());
       changes.emplace_back(&task, std::move(*spec));
     }
     if (changes.empty()) {
-      return ErrorReply(Conflict("array " + job.id.ToString() +
-                                 " has no task this can change (ended, or running)"));
+      return Err(Conflict("array " + job.id.ToString() +
+                          " has no task this can change (ended, or running)"));
     }
   } else {
     auto spec = Patched(job, c, now);
-    if (!spec) return ErrorReply(spec.error());
+    if (!spec) return Err(spec.error());
     changes.emplace_back(&job, std::move(*spec));
   }
   for (auto& [task, spec] : changes) ApplyPatch(*task, std::move(spec), now);
-  Reply r;
-  r.jobs.push_back(job);
-  return r;
+  return JobShown{job};
 }
 
 }  // namespace baton::control

@@ -193,7 +193,8 @@ Status Replay::RegisterNodes(const std::vector<SimNode>& nodes) {
   for (size_t i = 0; i < nodes.size(); ++i) {
     const control::Reply& r = b.replies[i];
     if (!r.status.ok()) return InvalidArgument("node " + nodes[i].name + ": " + r.status.message());
-    agents_.push_back(Agent{.name = nodes[i].name, .session = r.registration.session});
+    agents_.push_back(
+        Agent{.name = nodes[i].name, .session = std::get<RegisterReply>(r.value).session});
   }
   return Status::Ok();
 }
@@ -302,22 +303,26 @@ Status Replay::TakeReply(const Pending& p, const control::Reply& r, std::vector<
         refused_[p.index] = r.status.message();
         return Status::Ok();
       }
-      if (!r.status.ok() || r.jobs.empty()) {
+      if (!r.status.ok()) {
         return InvalidArgument("trace line " + std::to_string(tj.line) + ": " + r.status.message());
       }
-      id_of_[p.index] = r.jobs[0].id;
-      index_of_[r.jobs[0].id.value] = p.index;
+      const JobId id = std::get<control::Submitted>(r.value).jobs.at(0).id;
+      id_of_[p.index] = id;
+      index_of_[id.value] = p.index;
       return Status::Ok();
     }
-    case Sent::kPoll:
+    case Sent::kPoll: {
       // An agent polls until its poll is parked (nothing more to do now).
-      if (r.parked) {
+      if (!r.status.ok()) return Status::Ok();
+      const auto& poll = std::get<control::PollAnswer>(r.value);
+      if (poll.parked) {
         parked_[p.poll_id] = p.index;
-      } else if (r.status.ok() && !r.orders.empty()) {
-        HandleOrders(p.index, r.orders);
+      } else if (!poll.orders.empty()) {
+        HandleOrders(p.index, poll.orders);
         repoll.push_back(p.index);
       }
       return Status::Ok();
+    }
     case Sent::kReport:
       return Status::Ok();
   }

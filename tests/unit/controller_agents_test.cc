@@ -39,7 +39,7 @@ TEST_F(ControllerTest, ALostNodesJobsAreRequeuedOnlyOnceItsFenceHasSurelyPassed)
     EXPECT_EQ(State(id), JobState::kRunning) << "at " << t << " s";
     EXPECT_EQ(c_->FindJob(id)->restarts, 0);
   }
-  auto events = Run(GetEvents{}).events;
+  auto events = Run(GetEvents{})->events;
   ASSERT_FALSE(events.empty());
   EXPECT_EQ(events.back().kind, EventKind::kNodeLost);
   EXPECT_NE(events.back().message.find("its jobs are requeued at " +
@@ -95,7 +95,7 @@ TEST_F(ControllerTest, NodesThatFallSilentAtDifferentTimesAreEachLostOnTime) {
   now_ += seconds(20);
   RegisterNode("n2", 1);
   auto state = [&](const std::string& name) {
-    for (const NodeStatus& n : Run(ListNodes{}).nodes) {
+    for (const NodeStatus& n : Run(ListNodes{}).value.nodes) {
       if (n.info.name == name) return std::string(NodeStateName(n.state));
     }
     return std::string("unknown");
@@ -162,7 +162,7 @@ TEST_F(ControllerTest, ANodesReadingsAndListingConcernOnlyTheJobsRunningThereNow
   const uint64_t s2 = session_;
   auto session = [&](const std::string& node) { return node == "n1" ? s1 : s2; };
   auto jobs_on = [&](const std::string& node) {
-    for (const NodeStatus& n : Run(ListNodes{}).nodes) {
+    for (const NodeStatus& n : Run(ListNodes{}).value.nodes) {
       if (n.info.name == node) return n.gpu_jobs.at(0);
     }
     return std::vector<int64_t>{-1};
@@ -191,10 +191,10 @@ TEST_F(ControllerTest, ANodesReadingsAndListingConcernOnlyTheJobsRunningThereNow
   // Readings of the node it left count for nothing; its new node's count for it.
   report(first, {.gpus = {GpuSample{.index = 0, .utilization_pct = 90}}});
   report(other, {.gpus = {GpuSample{.index = 0, .utilization_pct = 50}}});
-  Reply m = Run(GetJobMetrics{.caller = {"ada", true}, .id = id});
-  ASSERT_TRUE(m.job_metrics);
-  EXPECT_EQ(m.job_metrics->samples, 1);
-  EXPECT_DOUBLE_EQ(m.job_metrics->utilization_sum, 50);
+  auto m = Run(GetJobMetrics{.caller = {"ada", true}, .id = id});
+  ASSERT_TRUE(m.status.ok()) << m.status.message();
+  EXPECT_EQ(m->samples, 1);
+  EXPECT_DOUBLE_EQ(m->utilization_sum, 50);
   // Its node lost: the job is requeued (once the node's fence has passed) and no node lists it.
   now_ += seconds(61);
   report(first, {});
@@ -249,12 +249,12 @@ TEST_F(ControllerTest, ARegisteringAgentReportsJobsThatEndedWhileAway) {
 
 TEST_F(ControllerTest, EventsAfterANumberNotYetGivenStartFromTheBeginning) {
   RegisterNode("n1", 1);  // node_joined: event 1
-  ASSERT_EQ(Run(GetEvents{}).events.size(), 1u);
-  EXPECT_TRUE(Run(GetEvents{.after = 1}).events.empty());
+  ASSERT_EQ(Run(GetEvents{})->events.size(), 1u);
+  EXPECT_TRUE(Run(GetEvents{.after = 1})->events.empty());
   // A client that saw event 40 of the controller's previous run (numbers start again at 1).
-  Reply r = Run(GetEvents{.after = 40});
-  ASSERT_EQ(r.events.size(), 1u);
-  EXPECT_EQ(r.events[0].kind, EventKind::kNodeJoined);
+  auto r = Run(GetEvents{.after = 40});
+  ASSERT_EQ(r->events.size(), 1u);
+  EXPECT_EQ(r->events[0].kind, EventKind::kNodeJoined);
 }
 
 // A gang of `gpus` GPUs with one process per GPU: its processes meet at MASTER_PORT.
@@ -273,15 +273,15 @@ JobSpec GangSpec(int gpus, std::vector<std::pair<std::string, std::string>> env 
 
 TEST_F(ControllerTest, GangsMeetingOnOneNodeGetDifferentMasterPorts) {
   RegisterNode("n1", 8);
-  JobId first = Run(SubmitJobs{.caller = {"ada", false}, .specs = {GangSpec(2)}}).jobs[0].id;
+  JobId first = Run(SubmitJobs{.caller = {"ada", false}, .specs = {GangSpec(2)}})->jobs[0].id;
   JobSpec held;
   held.command = {"true"};
   held.hold = true;
   ASSERT_TRUE(Run(SubmitJobs{.caller = {"ada", false}, .specs = std::vector<JobSpec>(9999, held)})
                   .status.ok());
-  JobId again = Run(SubmitJobs{.caller = {"ada", false}, .specs = {GangSpec(2)}}).jobs[0].id;
+  JobId again = Run(SubmitJobs{.caller = {"ada", false}, .specs = {GangSpec(2)}})->jobs[0].id;
   ASSERT_EQ(again.value, first.value + 10000);
-  JobId single = Run(SubmitJobs{.caller = {"ada", false}, .specs = {GangSpec(1)}}).jobs[0].id;
+  JobId single = Run(SubmitJobs{.caller = {"ada", false}, .specs = {GangSpec(1)}})->jobs[0].id;
   std::map<JobId, int> ports;
   for (const Order& o : Poll("n1")) ports[o.launch.job] = o.launch.master_port;
   ASSERT_EQ(ports.size(), 3u);
@@ -294,9 +294,9 @@ TEST_F(ControllerTest, AJobsOwnMasterPortIsAvoidedByTheOthersAndAPortOutlivesARe
   // Both wait for the node and start in the same pass.
   JobId own =
       Run(SubmitJobs{.caller = {"ada", false}, .specs = {GangSpec(2, {{"MASTER_PORT", "29502"}})}})
-          .jobs[0]
+          ->jobs[0]
           .id;
-  JobId second = Run(SubmitJobs{.caller = {"ada", false}, .specs = {GangSpec(2)}}).jobs[0].id;
+  JobId second = Run(SubmitJobs{.caller = {"ada", false}, .specs = {GangSpec(2)}})->jobs[0].id;
   ASSERT_EQ(second.value, 2u);
   RegisterNode("n1", 8);
   Poll("n1");
@@ -317,7 +317,7 @@ TEST_F(ControllerTest, AMasterPortThatIsNoPortIsIgnoredAndTheJobSurvivesARestart
   RegisterNode("n1", 8);
   JobId odd =
       Run(SubmitJobs{.caller = {"ada", false}, .specs = {GangSpec(2, {{"MASTER_PORT", "99999"}})}})
-          .jobs[0]
+          ->jobs[0]
           .id;
   Poll("n1");
   EXPECT_EQ(c_->FindJob(odd)->master_port, DefaultMasterPort(odd));
@@ -333,11 +333,11 @@ TEST_F(ControllerTest, AMasterPortThatIsNoPortIsIgnoredAndTheJobSurvivesARestart
 
 TEST_F(ControllerTest, DrainedGpusAndNodesTakeNoNewJobsAndStayDrainedAcrossARestart) {
   RegisterNode("n1", 2);
-  Reply d =
+  auto d =
       Run(DrainNode{.caller = {"root", true}, .node = "n1", .gpus = {0}, .reason = "ECC errors"});
   ASSERT_TRUE(d.status.ok()) << d.status.message();
-  ASSERT_EQ(d.nodes.size(), 1u);
-  EXPECT_EQ(d.nodes[0].gpu_drain_reasons[0], "ECC errors");
+  ASSERT_EQ(d->nodes.size(), 1u);
+  EXPECT_EQ(d->nodes[0].gpu_drain_reasons[0], "ECC errors");
   JobId a = Submit(1000), b = Submit(1000);
   std::vector<Order> orders = Poll("n1");
   ASSERT_EQ(orders.size(), 1u);
@@ -360,10 +360,10 @@ TEST_F(ControllerTest, DrainedGpusAndNodesTakeNoNewJobsAndStayDrainedAcrossARest
   c_ = std::make_unique<Controller>();
   c_->Restore(*store_.Load(), now_);
   RegisterNode("n1", 2, {JobEvent{.job = a, .kind = JobEvent::Kind::kStarted}});
-  Reply nodes = Run(ListNodes{});
-  ASSERT_EQ(nodes.nodes.size(), 1u);
-  EXPECT_EQ(nodes.nodes[0].state, NodeState::kDrained);
-  EXPECT_EQ(nodes.nodes[0].drain_reason, "maintenance");
+  auto nodes = Run(ListNodes{});
+  ASSERT_EQ(nodes->nodes.size(), 1u);
+  EXPECT_EQ(nodes->nodes[0].state, NodeState::kDrained);
+  EXPECT_EQ(nodes->nodes[0].drain_reason, "maintenance");
   EXPECT_EQ(State(b), JobState::kPending);
   ASSERT_TRUE(Run(DrainNode{.caller = {"root", true}, .node = "n1", .drain = false}).status.ok());
   EXPECT_EQ(State(b), JobState::kRunning);

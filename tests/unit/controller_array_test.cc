@@ -12,7 +12,7 @@ class ArrayTest : public ControllerTest {
     RegisterNode("n1", 8);
   }
 
-  Reply SubmitArray(const std::string& array, int64_t milli = 1000) {
+  Answered<SubmitJobs> SubmitArray(const std::string& array, int64_t milli = 1000) {
     JobSpec s;
     s.name = "sweep";
     s.command = {"train"};
@@ -42,17 +42,17 @@ class ArrayTest : public ControllerTest {
 };
 
 TEST_F(ArrayTest, AnArrayIsOneJobPerIndexUnderTheIdOfItsFirst) {
-  Reply r = SubmitArray("1,5,9");
+  auto r = SubmitArray("1,5,9");
   ASSERT_TRUE(r.status.ok()) << r.status.message();
-  ASSERT_EQ(r.jobs.size(), 3u);
-  JobId array = r.jobs[0].id;
+  ASSERT_EQ(r->jobs.size(), 3u);
+  JobId array = r->jobs[0].id;
   std::vector<int> indices;
-  for (const Job& j : r.jobs) {
+  for (const Job& j : r->jobs) {
     EXPECT_EQ(j.array_id, array);
     indices.push_back(j.array_index);
   }
   EXPECT_EQ(indices, (std::vector<int>{1, 5, 9}));
-  EXPECT_EQ(r.jobs[2].id.value, array.value + 2);
+  EXPECT_EQ(r->jobs[2].id.value, array.value + 2);
   EXPECT_EQ(Count(array, JobState::kRunning), 3);
   // The launch tells each task who it is.
   std::vector<Order> orders = Poll("n1");
@@ -60,17 +60,17 @@ TEST_F(ArrayTest, AnArrayIsOneJobPerIndexUnderTheIdOfItsFirst) {
   EXPECT_EQ(orders[1].launch.array_id, array);
   EXPECT_EQ(orders[1].launch.array_index, 5);
   // A task by its index; an index the array does not have.
-  Reply task = Run(GetJob{.caller = {"ada", false}, .id = array, .array_index = 9});
+  auto task = Run(GetJob{.caller = {"ada", false}, .id = array, .array_index = 9});
   ASSERT_TRUE(task.status.ok());
-  EXPECT_EQ(task.jobs.at(0).array_index, 9);
-  Reply none = Run(GetJob{.caller = {"ada", false}, .id = array, .array_index = 2});
+  EXPECT_EQ(task->job.array_index, 9);
+  auto none = Run(GetJob{.caller = {"ada", false}, .id = array, .array_index = 2});
   EXPECT_EQ(none.status.message(), "job " + array.ToString() + "_2 does not exist");
 }
 
 TEST_F(ArrayTest, AThrottleKeepsAtMostNTasksGoingAndTheRestWaitInIndexOrder) {
-  Reply r = SubmitArray("0-9%3");
+  auto r = SubmitArray("0-9%3");
   ASSERT_TRUE(r.status.ok()) << r.status.message();
-  JobId array = r.jobs[0].id;
+  JobId array = r->jobs[0].id;
   EXPECT_EQ(Count(array, JobState::kRunning), 3);
   const Job& waiting = *c_->FindJob(JobId{array.value + 5});
   EXPECT_EQ(waiting.reason, WaitReason::kArrayLimit);
@@ -90,8 +90,8 @@ TEST_F(ArrayTest, AThrottleKeepsAtMostNTasksGoingAndTheRestWaitInIndexOrder) {
 }
 
 TEST_F(ArrayTest, ACancelOfTheArraysIdCancelsEveryTaskAndOfOneTaskThatTaskAlone) {
-  JobId array = SubmitArray("0-5%2").jobs[0].id;
-  Reply one = Run(JobAction{
+  JobId array = SubmitArray("0-5%2")->jobs[0].id;
+  auto one = Run(JobAction{
       .caller = {"ada", false}, .id = array, .kind = JobAction::Kind::kCancel, .array_index = 4});
   ASSERT_TRUE(one.status.ok()) << one.status.message();
   EXPECT_EQ(c_->FindJob(JobId{array.value + 4})->state, JobState::kCancelled);
@@ -106,12 +106,12 @@ TEST_F(ArrayTest, ACancelOfTheArraysIdCancelsEveryTaskAndOfOneTaskThatTaskAlone)
   Run(JobAction{.caller = {"ada", false}, .id = array, .kind = JobAction::Kind::kCancel});
   EXPECT_EQ(Count(array, JobState::kPending), 0);
   EXPECT_EQ(Count(array, JobState::kCancelled), 4);  // the running two stop with their grace
-  Reply other = Run(JobAction{.caller = {"grace", false}, .id = array});
+  auto other = Run(JobAction{.caller = {"grace", false}, .id = array});
   EXPECT_EQ(other.status.code(), Code::kPermissionDenied);
 }
 
 TEST_F(ArrayTest, TheThrottleHoldsAcrossARestart) {
-  JobId array = SubmitArray("0-5%2").jobs[0].id;
+  JobId array = SubmitArray("0-5%2")->jobs[0].id;
   Poll("n1");
   ReportEvent("n1", {.job = array, .kind = JobEvent::Kind::kStarted});
   c_ = std::make_unique<Controller>();
@@ -127,11 +127,11 @@ TEST_F(ArrayTest, TheThrottleHoldsAcrossARestart) {
 TEST_F(ArrayTest, BadArraysAreRefusedNamingTheField) {
   for (const char* bad : {"", "5-1", "0-2000000", "a", "1,,2", "0-9%0", "0-20:0"}) {
     if (std::string(bad).empty()) continue;
-    Reply r = SubmitArray(bad);
+    auto r = SubmitArray(bad);
     ASSERT_FALSE(r.status.ok()) << bad;
     EXPECT_EQ(r.status.message().rfind("array: \"", 0), 0u) << r.status.message();
   }
-  Reply big = SubmitArray("0-10000");
+  auto big = SubmitArray("0-10000");
   EXPECT_EQ(big.status.code(), Code::kInvalidArgument) << big.status.message();
   EXPECT_TRUE(c_->jobs().empty());
 }
@@ -143,10 +143,10 @@ TEST_F(ArrayTest, ASweepIsAnArrayWhoseTasksGetTheirParameters) {
   s.resources.milli_gpus = 1000;
   s.sweep = {{{"lr", "0.1"}, {"bs", "32"}}, {{"lr", "0.01"}, {"bs", "64"}}};
   s.array = "%1";
-  Reply r = Run(SubmitJobs{.caller = {"ada", false}, .specs = {s}});
+  auto r = Run(SubmitJobs{.caller = {"ada", false}, .specs = {s}});
   ASSERT_TRUE(r.status.ok()) << r.status.message();
-  ASSERT_EQ(r.jobs.size(), 2u);
-  const Job& second = r.jobs[1];
+  ASSERT_EQ(r->jobs.size(), 2u);
+  const Job& second = r->jobs[1];
   EXPECT_EQ(second.array_index, 1);
   EXPECT_EQ(second.spec.command,
             (std::vector<std::string>{"python", "train.py", "--lr=0.01", "--bs", "64"}));
@@ -154,10 +154,10 @@ TEST_F(ArrayTest, ASweepIsAnArrayWhoseTasksGetTheirParameters) {
             (std::vector<std::pair<std::string, std::string>>{{"lr", "0.01"}, {"bs", "64"}}));
   EXPECT_EQ(second.spec.array, "0-1%1");
   EXPECT_TRUE(second.spec.sweep.empty());
-  EXPECT_EQ(Count(r.jobs[0].id, JobState::kRunning), 1);  // the throttle
+  EXPECT_EQ(Count(r->jobs[0].id, JobState::kRunning), 1);  // the throttle
   // With a sweep, an array may only be a throttle.
   s.array = "0-5";
-  Reply bad = Run(SubmitJobs{.caller = {"ada", false}, .specs = {s}});
+  auto bad = Run(SubmitJobs{.caller = {"ada", false}, .specs = {s}});
   EXPECT_NE(bad.status.message().find("array: with a sweep, only a throttle"), std::string::npos)
       << bad.status.message();
 }

@@ -34,20 +34,20 @@ TEST_F(ControllerTest, AJobPaysTheCatalogPriceOfItsGpusForTheTimeItRan) {
   JobId a = StartJob("n1", 2000, Priority::kNormal);
   EXPECT_EQ(c_->FindJob(a)->cost_per_hour_micros, 7200'000'000);  // two GPUs
   now_ += seconds(30);
-  Reply live = Run(GetJobMetrics{.caller = {"ada", true}, .id = a});
-  ASSERT_TRUE(live.job_metrics);
-  EXPECT_DOUBLE_EQ(live.job_metrics->cost, 60);
-  EXPECT_EQ(live.job_metrics->currency, "EUR");
-  ASSERT_EQ(live.job_metrics->gpus.size(), 2u);
-  EXPECT_EQ(live.job_metrics->gpus[0].model, "H100-80GB");
-  EXPECT_FALSE(live.job_metrics->gpus[0].sample);  // no readings reported yet
-  EXPECT_EQ(Run(GetJob{.caller = {"ada", true}, .id = a}).jobs[0].cost_micros, 60'000'000);
+  auto live = Run(GetJobMetrics{.caller = {"ada", true}, .id = a});
+  ASSERT_TRUE(live.status.ok()) << live.status.message();
+  EXPECT_DOUBLE_EQ(live->cost, 60);
+  EXPECT_EQ(live->currency, "EUR");
+  ASSERT_EQ(live->gpus.size(), 2u);
+  EXPECT_EQ(live->gpus[0].model, "H100-80GB");
+  EXPECT_FALSE(live->gpus[0].sample);  // no readings reported yet
+  EXPECT_EQ(Run(GetJob{.caller = {"ada", true}, .id = a})->job.cost_micros, 60'000'000);
   // Readings of its GPUs count towards its mean utilisation; the other GPUs' do not.
-  Reply r = Run(AgentReport{ReportRequest{.node = "n1",
-                                          .session = session_,
-                                          .gpus = {GpuSample{.index = 0, .utilization_pct = 80},
-                                                   GpuSample{.index = 1, .utilization_pct = 40},
-                                                   GpuSample{.index = 2, .utilization_pct = 0}}}});
+  auto r = Run(AgentReport{ReportRequest{.node = "n1",
+                                         .session = session_,
+                                         .gpus = {GpuSample{.index = 0, .utilization_pct = 80},
+                                                  GpuSample{.index = 1, .utilization_pct = 40},
+                                                  GpuSample{.index = 2, .utilization_pct = 0}}}});
   ASSERT_TRUE(r.status.ok());
   ReportEvent("n1", {.job = a, .kind = JobEvent::Kind::kExited, .exit_code = 0});
   const Job& done = *c_->FindJob(a);
@@ -55,9 +55,9 @@ TEST_F(ControllerTest, AJobPaysTheCatalogPriceOfItsGpusForTheTimeItRan) {
   EXPECT_EQ(done.utilization_samples, 1);
   EXPECT_DOUBLE_EQ(done.utilization_sum, 60);
   now_ += seconds(30);  // an ended job costs nothing more
-  Reply after = Run(GetJobMetrics{.caller = {"ada", true}, .id = a});
-  EXPECT_DOUBLE_EQ(after.job_metrics->cost, 60);
-  EXPECT_TRUE(after.job_metrics->gpus.empty());
+  auto after = Run(GetJobMetrics{.caller = {"ada", true}, .id = a});
+  EXPECT_DOUBLE_EQ(after->cost, 60);
+  EXPECT_TRUE(after->gpus.empty());
   // Unknown models cost nothing; a restart keeps what was charged.
   Controller restarted;
   restarted.Restore(*store_.Load(), now_);
@@ -71,12 +71,12 @@ TEST_F(ControllerTest, ABudgetAlertsAt80And100PercentOnceAndAHardStopRefusesNewJ
   JobId a = StartJob("n1", 1000, Priority::kNormal);
   now_ += seconds(7);
   Run(Tick{});
-  EXPECT_TRUE(costs::BudgetEvents(Run(GetEvents{}).events).empty());
+  EXPECT_TRUE(costs::BudgetEvents(Run(GetEvents{})->events).empty());
   now_ += seconds(1);  // 8 of 10
   Run(Tick{});
   now_ += milliseconds(500);
   Run(Tick{});
-  std::vector<ClusterEvent> ev = costs::BudgetEvents(Run(GetEvents{}).events);
+  std::vector<ClusterEvent> ev = costs::BudgetEvents(Run(GetEvents{})->events);
   ASSERT_EQ(ev.size(), 1u);
   EXPECT_EQ(ev[0].severity, Severity::kAlert);
   EXPECT_EQ(ev[0].project, "default");
@@ -86,12 +86,11 @@ TEST_F(ControllerTest, ABudgetAlertsAt80And100PercentOnceAndAHardStopRefusesNewJ
                   .status.ok());
   now_ += seconds(2);
   Run(Tick{});
-  ev = costs::BudgetEvents(Run(GetEvents{}).events);
+  ev = costs::BudgetEvents(Run(GetEvents{})->events);
   ASSERT_EQ(ev.size(), 2u);
   EXPECT_NE(ev[1].message.find("(100 %); new jobs are refused"), std::string::npos)
       << ev[1].message;
-  Reply refused =
-      Run(SubmitJobs{.caller = {"ada", false}, .specs = {JobSpec{.command = {"true"}}}});
+  auto refused = Run(SubmitJobs{.caller = {"ada", false}, .specs = {JobSpec{.command = {"true"}}}});
   EXPECT_EQ(refused.status.code(), Code::kPermissionDenied);
   EXPECT_NE(refused.status.message().find(
                 "project default has spent its budget (10.50 EUR of 10.00 EUR)"),
@@ -105,7 +104,7 @@ TEST_F(ControllerTest, ABudgetAlertsAt80And100PercentOnceAndAHardStopRefusesNewJ
   c_ = std::move(restarted);
   Run(Tick{});
   // The two alerts are kept (events are stored); none is raised again.
-  ev = costs::BudgetEvents(Run(GetEvents{}).events);
+  ev = costs::BudgetEvents(Run(GetEvents{})->events);
   ASSERT_EQ(ev.size(), 2u);
   EXPECT_NE(ev[1].message.find("(100 %); new jobs are refused"), std::string::npos);
   EXPECT_EQ(Run(SubmitJobs{.caller = {"ada", false}, .specs = {JobSpec{.command = {"true"}}}})

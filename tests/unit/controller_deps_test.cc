@@ -14,9 +14,9 @@ class DepsTest : public ControllerTest {
 
   JobId SubmitSpec(JobSpec s, const std::string& user = "ada") {
     if (s.command.empty()) s.command = {"true"};
-    Reply r = Run(SubmitJobs{.caller = {user, false}, .specs = {s}});
+    auto r = Run(SubmitJobs{.caller = {user, false}, .specs = {s}});
     EXPECT_TRUE(r.status.ok()) << r.status.message();
-    return r.jobs.empty() ? JobId{0} : r.jobs[0].id;
+    return r->jobs.empty() ? JobId{0} : r->jobs[0].id;
   }
 
   // Starts and ends a running job as its agent would report it.
@@ -61,7 +61,7 @@ TEST_F(DepsTest, AfterNotOkRunsOnlyWhenTheOtherFailed) {
   // Every job named must exist.
   s.after_notok = {JobId{777}};
   s.command = {"true"};
-  Reply r = Run(SubmitJobs{.caller = {"ada", false}, .specs = {s}});
+  auto r = Run(SubmitJobs{.caller = {"ada", false}, .specs = {s}});
   EXPECT_EQ(r.status.message(), "after_notok: job 777 does not exist");
 }
 

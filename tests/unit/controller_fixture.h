@@ -24,12 +24,15 @@ class ControllerTest : public ::testing::Test {
 
   void SetUp() override { c_->Restore(*store_.Load(), now_); }
 
-  // Runs one batch as the controller loop does: apply, end the batch, commit the store batch.
-  Reply Run(const Command& cmd) {
+  // Runs one batch as the controller loop does: apply, end the batch, commit the store batch;
+  // the reply as command C's.
+  template <typename C>
+  Answered<C> Run(C command) {
+    Command cmd = std::move(command);
     BatchResult b = RunBatch(*c_, std::span(&cmd, 1), now_);
     EXPECT_TRUE(store_.Commit(b.effects.store).ok());
     last_deliveries_ = b.effects.deliveries;
-    return std::move(b.replies[0]);
+    return Answered<C>(std::move(b.replies[0]));
   }
 
   void RegisterNode(const std::string& name, int gpus, std::vector<JobEvent> held = {}) {
@@ -44,19 +47,18 @@ class ControllerTest : public ::testing::Test {
     info.cpus = 64;
     info.memory_bytes = 512LL << 30;
     info.gpu_backend = GpuBackendKind::kSimulated;
-    Reply r = Run(AgentRegister{RegisterRequest{.node = info, .jobs = std::move(held)}});
+    auto r = Run(AgentRegister{RegisterRequest{.node = info, .jobs = std::move(held)}});
     ASSERT_TRUE(r.status.ok()) << r.status.message();
-    session_ = r.registration.session;
+    session_ = r->session;
     acked_ = 0;
   }
 
   // Polls for orders as an agent would, acknowledging what it saw before.
   std::vector<Order> Poll(const std::string& node) {
-    Reply r =
-        Run(AgentPoll{.node = node, .session = session_, .after = acked_, .poll_id = ++poll_});
+    auto r = Run(AgentPoll{.node = node, .session = session_, .after = acked_, .poll_id = ++poll_});
     EXPECT_TRUE(r.status.ok()) << r.status.message();
-    std::vector<Order> orders = r.orders;
-    if (r.parked) {
+    std::vector<Order> orders = r->orders;
+    if (r->parked) {
       for (const Delivery& d : last_deliveries_) {
         if (d.poll_id == poll_) orders = d.orders;
       }
@@ -67,7 +69,7 @@ class ControllerTest : public ::testing::Test {
 
   void ReportEvent(const std::string& node, JobEvent e) {
     e.at = now_;
-    Reply r = Run(AgentReport{ReportRequest{.node = node, .session = session_, .events = {e}}});
+    auto r = Run(AgentReport{ReportRequest{.node = node, .session = session_, .events = {e}}});
     ASSERT_TRUE(r.status.ok()) << r.status.message();
   }
 
@@ -77,10 +79,10 @@ class ControllerTest : public ::testing::Test {
     s.command = {"true"};
     s.resources.milli_gpus = milli_gpus;
     s.priority = p;
-    Reply r = Run(SubmitJobs{.caller = {"ada", true}, .specs = {s}, .idempotency_key = key});
+    auto r = Run(SubmitJobs{.caller = {"ada", true}, .specs = {s}, .idempotency_key = key});
     EXPECT_TRUE(r.status.ok()) << r.status.message();
-    EXPECT_EQ(r.jobs.size(), 1u);
-    return r.jobs.empty() ? JobId{0} : r.jobs[0].id;
+    EXPECT_EQ(r->jobs.size(), 1u);
+    return r->jobs.empty() ? JobId{0} : r->jobs[0].id;
   }
 
   // A one-GPU job of ada's that may be retried `retries` times.
@@ -89,7 +91,7 @@ class ControllerTest : public ::testing::Test {
     s.command = {"false"};
     s.resources.milli_gpus = 1000;
     s.retries = retries;
-    return Run(SubmitJobs{.caller = {"ada", false}, .specs = {s}}).jobs[0].id;
+    return Run(SubmitJobs{.caller = {"ada", false}, .specs = {s}})->jobs[0].id;
   }
 
   JobState State(JobId id) { return c_->FindJob(id)->state; }

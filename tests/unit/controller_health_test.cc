@@ -10,12 +10,12 @@ namespace {
 class ControllerHealthTest : public ControllerTest {
  protected:
   void ReportHealth(const std::string& node, std::vector<GpuHealth> health) {
-    Reply r = Run(
+    auto r = Run(
         AgentReport{ReportRequest{.node = node, .session = session_, .health = std::move(health)}});
     ASSERT_TRUE(r.status.ok()) << r.status.message();
   }
-  std::vector<ClusterEvent> Events() { return Run(GetEvents{}).events; }
-  const NodeStatus& Node(const Reply& r) { return r.nodes.at(0); }
+  std::vector<ClusterEvent> Events() { return Run(GetEvents{})->events; }
+  const NodeStatus& Node(const Answered<ListNodes>& r) { return r->nodes.at(0); }
 };
 
 TEST_F(ControllerHealthTest, AFailedGpuIsFencedAloneAndItsJobRequeuedWithoutARetry) {
@@ -43,7 +43,7 @@ TEST_F(ControllerHealthTest, AFailedGpuIsFencedAloneAndItsJobRequeuedWithoutARet
   EXPECT_EQ(State(b), JobState::kRunning);
   // The fenced GPU takes nothing: the requeued job waits for a healthy one.
   EXPECT_TRUE(Poll("n1").empty());
-  Reply nodes = Run(ListNodes{});
+  auto nodes = Run(ListNodes{});
   EXPECT_EQ(Node(nodes).health[gpu_a].state, GpuHealthState::kReset);
   auto events = Events();
   ASSERT_FALSE(events.empty());
@@ -65,7 +65,7 @@ TEST_F(ControllerHealthTest, AHardwareFaultBecomesADrainThatOutlivesARestartUnti
                                 .state = GpuHealthState::kDrain,
                                 .reason = "xid 79: GPU has fallen off the bus",
                                 .since = now_}});
-  Reply nodes = Run(ListNodes{});
+  auto nodes = Run(ListNodes{});
   EXPECT_EQ(Node(nodes).gpu_drain_reasons[1], "health: xid 79: GPU has fallen off the bus");
   // A new controller from the store: the drain is still there, the agent's health aside.
   c_ = std::make_unique<Controller>();
@@ -75,7 +75,7 @@ TEST_F(ControllerHealthTest, AHardwareFaultBecomesADrainThatOutlivesARestartUnti
   JobId b = Submit(1000);
   EXPECT_EQ(State(a), JobState::kRunning);
   EXPECT_EQ(State(b), JobState::kPending);  // GPU 1 takes nothing
-  Reply undrained =
+  auto undrained =
       Run(DrainNode{.caller = {"root", true}, .node = "n1", .gpus = {1}, .drain = false});
   ASSERT_TRUE(undrained.status.ok());
   EXPECT_EQ(State(b), JobState::kRunning);
@@ -94,7 +94,7 @@ TEST_F(ControllerHealthTest, UndrainingAGpuDrainedForItsHealthTellsItsAgentToFor
   ASSERT_EQ(orders.size(), 1u);
   EXPECT_EQ(orders[0].kind, Order::Kind::kReadmit);
   EXPECT_EQ(orders[0].inject.gpu, 0);
-  EXPECT_EQ(Run(ListNodes{}).nodes[0].health[0].state, GpuHealthState::kOk);
+  EXPECT_EQ(Run(ListNodes{})->nodes[0].health[0].state, GpuHealthState::kOk);
   EXPECT_EQ(State(Submit(2000)), JobState::kRunning);  // both GPUs take work again
 }
 
@@ -106,7 +106,7 @@ TEST_F(ControllerHealthTest, RepeatedReportsOfTheSameFaultRaiseOneEvent) {
   now_ += seconds(2);
   ReportHealth("n1", {h});
   // The agent registers again (say it restarted) and still judges the GPU the same.
-  Run(AgentRegister{RegisterRequest{.node = Run(ListNodes{}).nodes[0].info, .health = {h}}});
+  Run(AgentRegister{RegisterRequest{.node = Run(ListNodes{})->nodes[0].info, .health = {h}}});
   int failed = 0;
   for (const ClusterEvent& e : Events()) failed += e.kind == EventKind::kGpuFailed;
   EXPECT_EQ(failed, 1);
@@ -128,11 +128,11 @@ TEST_F(ControllerHealthTest, FaultsAreInjectedOnlyIntoSimulatedGpusAndOnlyByAnAd
   EXPECT_EQ(orders[0].kind, Order::Kind::kInject);
   EXPECT_EQ(orders[0].inject, xid);
   // A node with real GPUs refuses.
-  NodeInfo real = Run(ListNodes{}).nodes[0].info;
+  NodeInfo real = Run(ListNodes{})->nodes[0].info;
   real.name = "n2";
   real.gpu_backend = GpuBackendKind::kNvml;
   Run(AgentRegister{RegisterRequest{.node = real}});
-  Reply r = Run(InjectFault{.caller = {"root", true}, .node = "n2", .fault = xid});
+  auto r = Run(InjectFault{.caller = {"root", true}, .node = "n2", .fault = xid});
   EXPECT_EQ(r.status.message(),
             "node n2 has real GPUs (nvml): faults are injected only into simulated GPUs");
 }
@@ -153,7 +153,7 @@ TEST_F(ControllerHealthTest, ApplicationXidsAndLostNodesAreEvents) {
   EXPECT_EQ(State(a), JobState::kRunning);  // the GPU stays in service
   now_ += seconds(61);
   Run(Tick{});
-  events = Run(GetEvents{.after = events.back().seq}).events;
+  events = Run(GetEvents{.after = events.back().seq})->events;
   ASSERT_EQ(events.size(), 1u);
   EXPECT_EQ(events[0].kind, EventKind::kNodeLost);
   EXPECT_EQ(events[0].severity, Severity::kAlert);

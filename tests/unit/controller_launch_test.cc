@@ -21,9 +21,9 @@ class LaunchTest : public ControllerTest {
     info.memory_bytes = 512LL << 30;
     info.gpu_backend = GpuBackendKind::kSimulated;
     info.refuses_root_jobs = refuses_root;
-    Reply r = Run(AgentRegister{RegisterRequest{.node = info}});
+    auto r = Run(AgentRegister{RegisterRequest{.node = info}});
     ASSERT_TRUE(r.status.ok()) << r.status.message();
-    sessions_[name] = r.registration.session;
+    sessions_[name] = r->session;
   }
 
   // The launches sent to `node` since the last look.
@@ -37,11 +37,11 @@ class LaunchTest : public ControllerTest {
 
   // The orders sent to `node` since the last look.
   std::vector<Order> Orders(const std::string& node) {
-    Reply r = Run(AgentPoll{
+    auto r = Run(AgentPoll{
         .node = node, .session = sessions_[node], .after = acked_[node], .poll_id = ++poll_});
     EXPECT_TRUE(r.status.ok()) << r.status.message();
-    std::vector<Order> orders = r.orders;
-    if (r.parked) {
+    std::vector<Order> orders = r->orders;
+    if (r->parked) {
       for (const Delivery& d : last_deliveries_) {
         if (d.poll_id == poll_) orders = d.orders;
       }
@@ -52,7 +52,7 @@ class LaunchTest : public ControllerTest {
 
   void Tell(const std::string& node, JobEvent e) {
     e.at = now_;
-    Reply r =
+    auto r =
         Run(AgentReport{ReportRequest{.node = node, .session = sessions_[node], .events = {e}}});
     ASSERT_TRUE(r.status.ok()) << r.status.message();
   }
@@ -69,7 +69,7 @@ class LaunchTest : public ControllerTest {
     Tell(node, exited);
   }
 
-  Reply SubmitAs(const std::string& user, Resources r, int retries = 0) {
+  Answered<SubmitJobs> SubmitAs(const std::string& user, Resources r, int retries = 0) {
     JobSpec s = SubmittedSpec();
     s.command = {"train"};
     s.resources = r;
@@ -92,14 +92,14 @@ class LaunchTest : public ControllerTest {
 TEST_F(LaunchTest, ARequestNoNodeCanEverHoldIsRefusedAtSubmit) {
   Join("a", 8);
   Join("b", 8);
-  Reply too_many = SubmitAs("ada", Gpus(17));
+  auto too_many = SubmitAs("ada", Gpus(17));
   ASSERT_FALSE(too_many.status.ok());
   EXPECT_EQ(too_many.status.code(), Code::kInvalidArgument);
   EXPECT_NE(too_many.status.message().find("2 nodes of 8xH100-80GB"), std::string::npos)
       << too_many.status.message();
   Resources typed = Gpus(1);
   typed.gpu_type = "H200";
-  Reply no_type = SubmitAs("ada", typed);
+  auto no_type = SubmitAs("ada", typed);
   ASSERT_FALSE(no_type.status.ok());
   EXPECT_NE(no_type.status.message().find("no GPU of type H200"), std::string::npos);
   EXPECT_TRUE(c_->jobs().empty());  // nothing half-made
@@ -108,7 +108,7 @@ TEST_F(LaunchTest, ARequestNoNodeCanEverHoldIsRefusedAtSubmit) {
   good.command = bad.command = {"x"};
   good.resources = Gpus(1);
   bad.resources = Gpus(64);
-  Reply batch = Run(SubmitJobs{.caller = {"ada", false}, .specs = {good, bad}});
+  auto batch = Run(SubmitJobs{.caller = {"ada", false}, .specs = {good, bad}});
   ASSERT_FALSE(batch.status.ok());
   EXPECT_EQ(batch.status.message().rfind("jobs[1].resources.gpus", 0), 0u)
       << batch.status.message();
@@ -118,9 +118,9 @@ TEST_F(LaunchTest, ARequestNoNodeCanEverHoldIsRefusedAtSubmit) {
 TEST_F(LaunchTest, SixteenGpusWithNoNodeCountRunOnTwoWholeNodes) {
   Join("a", 8);
   Join("b", 8);
-  Reply r = SubmitAs("ada", Gpus(16));
+  auto r = SubmitAs("ada", Gpus(16));
   ASSERT_TRUE(r.status.ok()) << r.status.message();
-  JobId id = r.jobs.at(0).id;
+  JobId id = r->jobs.at(0).id;
   EXPECT_EQ(J(id).spec.resources.nodes, 2);
   EXPECT_EQ(State(id), JobState::kRunning);
   ASSERT_EQ(J(id).allocation.size(), 2u);
@@ -130,24 +130,24 @@ TEST_F(LaunchTest, SixteenGpusWithNoNodeCountRunOnTwoWholeNodes) {
 }
 
 TEST_F(LaunchTest, WithNoNodeKnownARequestIsTakenAsItIs) {
-  Reply r = SubmitAs("ada", Gpus(64));
+  auto r = SubmitAs("ada", Gpus(64));
   ASSERT_TRUE(r.status.ok()) << r.status.message();
-  EXPECT_EQ(J(r.jobs.at(0).id).spec.resources.nodes, 1);
-  EXPECT_EQ(State(r.jobs.at(0).id), JobState::kPending);
+  EXPECT_EQ(J(r->jobs.at(0).id).spec.resources.nodes, 1);
+  EXPECT_EQ(State(r->jobs.at(0).id), JobState::kPending);
 }
 
 TEST_F(LaunchTest, RootsJobsGoOnlyWhereTheAgentRunsThem) {
   Join("strict", 8, /*refuses_root=*/true);
-  Reply r = SubmitAs("root", Gpus(1));
+  auto r = SubmitAs("root", Gpus(1));
   ASSERT_FALSE(r.status.ok());  // no node runs them
   EXPECT_NE(r.status.message().find("--allow-root-jobs"), std::string::npos);
   Join("open", 2);
   // Fill "open": root's next job waits rather than going to "strict".
-  JobId first = SubmitAs("root", Gpus(2)).jobs.at(0).id;
+  JobId first = SubmitAs("root", Gpus(2))->jobs.at(0).id;
   EXPECT_EQ(J(first).allocation.at(0).node, "open");
-  JobId second = SubmitAs("root", Gpus(1)).jobs.at(0).id;
+  JobId second = SubmitAs("root", Gpus(1))->jobs.at(0).id;
   EXPECT_EQ(State(second), JobState::kPending);
-  JobId other = SubmitAs("ada", Gpus(1)).jobs.at(0).id;
+  JobId other = SubmitAs("ada", Gpus(1))->jobs.at(0).id;
   EXPECT_EQ(State(other), JobState::kRunning);
   EXPECT_EQ(J(other).allocation.at(0).node, "strict");
   // Root's waiting job counts only the GPUs of nodes that run root's jobs, and says why the
@@ -159,7 +159,7 @@ TEST_F(LaunchTest, RootsJobsGoOnlyWhereTheAgentRunsThem) {
       << waits;
   // What no node that runs root's jobs can hold is refused, counting only those, and naming
   // the one that refuses.
-  Reply big = SubmitAs("root", Gpus(4));
+  auto big = SubmitAs("root", Gpus(4));
   ASSERT_FALSE(big.status.ok());
   EXPECT_NE(big.status.message().find("the largest node that runs root's jobs holds 2 of them, 2 "
                                       "in all on such nodes"),
@@ -175,10 +175,10 @@ TEST_F(LaunchTest, ALaunchFailureIsRequeuedElsewhereWithoutSpendingARetry) {
   Join("n1", 1);
   Join("n2", 1);
   // One job holds a node, so the next goes to the other.
-  JobId blocker = SubmitAs("ada", Gpus(1)).jobs.at(0).id;
+  JobId blocker = SubmitAs("ada", Gpus(1))->jobs.at(0).id;
   const std::string held = J(blocker).allocation.at(0).node;
   const std::string free = held == "n1" ? "n2" : "n1";
-  JobId job = SubmitAs("ada", Gpus(1), /*retries=*/0).jobs.at(0).id;
+  JobId job = SubmitAs("ada", Gpus(1), /*retries=*/0)->jobs.at(0).id;
   ASSERT_EQ(J(job).allocation.at(0).node, free);
   CannotStart(free, job, 0, "no such user 'ada' on node " + free);
   EXPECT_EQ(State(job), JobState::kPending);
@@ -201,7 +201,7 @@ TEST_F(LaunchTest, ALaunchFailureIsRequeuedElsewhereWithoutSpendingARetry) {
 
 TEST_F(LaunchTest, AJobThatCannotStartAnywhereFailsWithTheAgentsWords) {
   Join("only", 1);
-  JobId job = SubmitAs("ada", Gpus(1), /*retries=*/5).jobs.at(0).id;
+  JobId job = SubmitAs("ada", Gpus(1), /*retries=*/5)->jobs.at(0).id;
   CannotStart("only", job, 0, "cannot execute 'trian': No such file or directory");
   EXPECT_EQ(State(job), JobState::kFailed);
   EXPECT_EQ(J(job).failures, 0);
@@ -215,7 +215,7 @@ TEST_F(LaunchTest, AJobThatCannotStartAnywhereFailsWithTheAgentsWords) {
 
 TEST_F(LaunchTest, AJobFailsForGoodAfterThreeNodes) {
   for (const char* n : {"n1", "n2", "n3", "n4"}) Join(n, 1);
-  JobId job = SubmitAs("ada", Gpus(1)).jobs.at(0).id;
+  JobId job = SubmitAs("ada", Gpus(1))->jobs.at(0).id;
   for (int attempt = 0; attempt < 3; ++attempt) {
     ASSERT_EQ(State(job), JobState::kRunning) << attempt;
     CannotStart(J(job).allocation.at(0).node, job, attempt, "cannot enter the working directory");
@@ -228,20 +228,20 @@ TEST_F(LaunchTest, ANodeWhereJobsInARowCouldNotStartIsDrained) {
   Join("hole", 1);
   Join("fine", 1);
   // Hold "fine" so that every new job is offered to "hole" first.
-  JobId blocker = SubmitAs("ada", Gpus(1)).jobs.at(0).id;
+  JobId blocker = SubmitAs("ada", Gpus(1))->jobs.at(0).id;
   const std::string held = J(blocker).allocation.at(0).node;
   const std::string hole = held == "fine" ? "hole" : "fine";
   std::vector<JobId> victims;
   for (int i = 0; i < 3; ++i) {
-    JobId id = SubmitAs("ada", Gpus(1)).jobs.at(0).id;
+    JobId id = SubmitAs("ada", Gpus(1))->jobs.at(0).id;
     ASSERT_EQ(J(id).allocation.at(0).node, hole);
     CannotStart(hole, id, 0, "jobs do not run as root on node " + hole);
     ASSERT_EQ(State(id), JobState::kPending);
     victims.push_back(id);
   }
   // Not drained yet: nothing shows the fault is the node's until the jobs start elsewhere.
-  Reply nodes = Run(ListNodes{});
-  for (const NodeStatus& n : nodes.nodes) EXPECT_TRUE(n.drain_reason.empty()) << n.info.name;
+  auto nodes = Run(ListNodes{});
+  for (const NodeStatus& n : nodes->nodes) EXPECT_TRUE(n.drain_reason.empty()) << n.info.name;
   Launches(held);
   Tell(held, JobEvent{.job = blocker, .kind = JobEvent::Kind::kStarted});
   Tell(held, JobEvent{.job = blocker, .kind = JobEvent::Kind::kExited});
@@ -254,16 +254,16 @@ TEST_F(LaunchTest, ANodeWhereJobsInARowCouldNotStartIsDrained) {
   }
   nodes = Run(ListNodes{});
   bool drained = false;
-  for (const NodeStatus& n : nodes.nodes) {
+  for (const NodeStatus& n : nodes->nodes) {
     if (n.info.name != hole) continue;
     drained = n.state == NodeState::kDrained;
     EXPECT_NE(n.drain_reason.find("3 jobs in a row could not start here"), std::string::npos)
         << n.drain_reason;
   }
   EXPECT_TRUE(drained);
-  Reply events = Run(GetEvents{});
+  auto events = Run(GetEvents{});
   bool raised = false;
-  for (const ClusterEvent& e : events.events)
+  for (const ClusterEvent& e : events->events)
     raised |= e.kind == EventKind::kNodeDrained && e.node == hole;
   EXPECT_TRUE(raised);
   // The drain is durable.
@@ -278,13 +278,13 @@ TEST_F(LaunchTest, AFaultOfTheJobItselfDrainsNoNode) {
   for (const char* n : {"n1", "n2", "n3"}) Join(n, 1);
   // Three jobs with a typo fail on every node they try; none starts anywhere.
   for (int i = 0; i < 3; ++i) {
-    JobId id = SubmitAs("ada", Gpus(1)).jobs.at(0).id;
+    JobId id = SubmitAs("ada", Gpus(1))->jobs.at(0).id;
     for (int attempt = 0; State(id) == JobState::kRunning; ++attempt)
       CannotStart(J(id).allocation.at(0).node, id, attempt, "cannot execute 'trian'");
     EXPECT_EQ(State(id), JobState::kFailed);
   }
-  Reply nodes = Run(ListNodes{});
-  for (const NodeStatus& n : nodes.nodes) EXPECT_EQ(n.state, NodeState::kReady) << n.info.name;
+  auto nodes = Run(ListNodes{});
+  for (const NodeStatus& n : nodes->nodes) EXPECT_EQ(n.state, NodeState::kReady) << n.info.name;
 }
 
 }  // namespace
@@ -301,9 +301,9 @@ TEST_F(LaunchTest, ABatchScriptsNodesKnowWhereItsStepServersListen) {
   s.batch = s.slurm_env = true;
   s.tasks_per_node = 2;
   s.output_file = "slurm-%j.out";
-  Reply r = Run(SubmitJobs{.caller = {"ada", false}, .specs = {s}, .step_keys = {"k3y"}});
+  auto r = Run(SubmitJobs{.caller = {"ada", false}, .specs = {s}, .step_keys = {"k3y"}});
   ASSERT_TRUE(r.status.ok()) << r.status.message();
-  const Job& job = J(r.jobs.at(0).id);
+  const Job& job = J(r->jobs.at(0).id);
   ASSERT_EQ(job.allocation.size(), 2u);
   std::map<std::string, LaunchOrder> by_node;
   for (std::string n : {"a", "b"}) {
@@ -330,9 +330,9 @@ TEST_F(LaunchTest, ABatchScriptsNodesKnowWhereItsStepServersListen) {
 
   Join("c", 2);
   Join("d", 2);
-  Reply plain = SubmitAs("ada", Gpus(4));
+  auto plain = SubmitAs("ada", Gpus(4));
   ASSERT_TRUE(plain.status.ok()) << plain.status.message();
-  ASSERT_EQ(State(plain.jobs.at(0).id), JobState::kRunning);
+  ASSERT_EQ(State(plain->jobs.at(0).id), JobState::kRunning);
   size_t launched = 0;
   for (std::string n : {"c", "d"}) {
     for (const LaunchOrder& l : Launches(n)) {
@@ -356,9 +356,9 @@ TEST_F(LaunchTest, ABatchScriptsEndIsItsJobsAndStopsItsStepServers) {
   s.resources = Gpus(4);
   s.resources.nodes = 2;
   s.batch = true;
-  Reply r = Run(SubmitJobs{.caller = {"ada", false}, .specs = {s}, .step_keys = {"k"}});
+  auto r = Run(SubmitJobs{.caller = {"ada", false}, .specs = {s}, .step_keys = {"k"}});
   ASSERT_TRUE(r.status.ok()) << r.status.message();
-  JobId id = r.jobs.at(0).id;
+  JobId id = r->jobs.at(0).id;
   const std::string first = J(id).allocation[0].node, second = J(id).allocation[1].node;
   Launches(first);
   Launches(second);
@@ -383,8 +383,8 @@ TEST_F(LaunchTest, UpdateChangesAWaitingJobAndARunningJobsTimeLimit) {
   s.command = {"train"};
   s.resources = Gpus(2);
   s.time_limit = std::chrono::hours(1);
-  JobId running = Run(SubmitJobs{.caller = {"ada", false}, .specs = {s}}).jobs.at(0).id;
-  JobId waiting = Run(SubmitJobs{.caller = {"ada", false}, .specs = {s}}).jobs.at(0).id;
+  JobId running = Run(SubmitJobs{.caller = {"ada", false}, .specs = {s}})->jobs.at(0).id;
+  JobId waiting = Run(SubmitJobs{.caller = {"ada", false}, .specs = {s}})->jobs.at(0).id;
   ASSERT_EQ(State(running), JobState::kRunning);
   ASSERT_EQ(State(waiting), JobState::kPending);
   Launches("a");
@@ -394,7 +394,7 @@ TEST_F(LaunchTest, UpdateChangesAWaitingJobAndARunningJobsTimeLimit) {
   change.fields.name = "renamed";
   change.fields.time_limit = std::chrono::hours(2);
   change.set = {"priority", "name", "time_limit"};
-  Reply r = Run(change);
+  auto r = Run(change);
   ASSERT_TRUE(r.status.ok()) << r.status.message();
   EXPECT_EQ(J(waiting).spec.priority, Priority::kLow);
   EXPECT_EQ(J(waiting).spec.name, "renamed");
@@ -416,7 +416,7 @@ TEST_F(LaunchTest, UpdateChangesAWaitingJobAndARunningJobsTimeLimit) {
   UpdateJob priority{.caller = {"ada", false}, .id = running};
   priority.fields.priority = Priority::kHigh;
   priority.set = {"priority"};
-  Reply refused = Run(priority);
+  auto refused = Run(priority);
   EXPECT_EQ(refused.status.code(), Code::kConflict);
   EXPECT_NE(refused.status.message().find("only its time limit and name change"), std::string::npos)
       << refused.status.message();
@@ -430,7 +430,7 @@ TEST_F(LaunchTest, UpdateChangesAWaitingJobAndARunningJobsTimeLimit) {
   ASSERT_TRUE(Run(SetPolicy{p}).status.ok());
   UpdateJob too_long = longer;
   too_long.fields.time_limit = std::chrono::hours(5);
-  Reply capped = Run(too_long);
+  auto capped = Run(too_long);
   EXPECT_EQ(capped.status.code(), Code::kInvalidArgument);
   EXPECT_NE(capped.status.message().find("pool default allows at most 4h"), std::string::npos)
       << capped.status.message();
@@ -448,7 +448,7 @@ TEST_F(LaunchTest, UpdateOfAnArraysIdChangesEveryWaitingTask) {
   s.command = {"train"};
   s.array = "0-2";
   s.hold = true;
-  JobId array = Run(SubmitJobs{.caller = {"ada", false}, .specs = {s}}).jobs.at(0).id;
+  JobId array = Run(SubmitJobs{.caller = {"ada", false}, .specs = {s}})->jobs.at(0).id;
   UpdateJob change{.caller = {"ada", false}, .id = array};
   change.fields.priority = Priority::kCritical;
   change.set = {"priority"};
@@ -468,7 +468,7 @@ TEST_F(LaunchTest, UpdateOfAnArraysIdChangesEveryWaitingTask) {
 TEST_F(LaunchTest, AFailingArrayRaisesOneAlertAndOneWhenItHasEnded) {
   auto alerts = [&] {
     std::vector<std::string> out;
-    for (const ClusterEvent& e : Run(GetEvents{}).events) {
+    for (const ClusterEvent& e : Run(GetEvents{}).value.events) {
       if (e.kind == EventKind::kJobFailed) out.push_back(e.message);
     }
     return out;
@@ -476,7 +476,7 @@ TEST_F(LaunchTest, AFailingArrayRaisesOneAlertAndOneWhenItHasEnded) {
   JobSpec gone = SubmittedSpec();
   gone.command = {"prepare"};
   gone.hold = true;
-  JobId prepare = Run(SubmitJobs{.caller = {"ada", false}, .specs = {gone}}).jobs.at(0).id;
+  JobId prepare = Run(SubmitJobs{.caller = {"ada", false}, .specs = {gone}})->jobs.at(0).id;
   JobAction cancel{.caller = {"ada", false}, .id = prepare, .kind = JobAction::Kind::kCancel};
   ASSERT_TRUE(Run(cancel).status.ok());
   // Five tasks that can never start (their dependency was cancelled): each fails at once.
@@ -484,7 +484,7 @@ TEST_F(LaunchTest, AFailingArrayRaisesOneAlertAndOneWhenItHasEnded) {
   s.command = {"train"};
   s.array = "0-4";
   s.after = {prepare};
-  JobId array = Run(SubmitJobs{.caller = {"ada", false}, .specs = {s}}).jobs.at(0).id;
+  JobId array = Run(SubmitJobs{.caller = {"ada", false}, .specs = {s}})->jobs.at(0).id;
   for (int64_t i = 0; i < 5; ++i) ASSERT_EQ(State(JobId{array.value + i}), JobState::kFailed);
   std::vector<std::string> said = alerts();
   ASSERT_EQ(said.size(), 2u) << (said.empty() ? "" : said[0]);

@@ -47,7 +47,8 @@ class ControllerLoopTest : public ::testing::Test {
   std::future<std::pair<Reply, bool>> Submit() {
     auto promise = std::make_shared<std::promise<std::pair<Reply, bool>>>();
     loop_->Post(OneJob(), [this, promise](Reply r) {
-      bool durable = r.status.ok() && store_.Durable(r.jobs.at(0).id.value);
+      bool durable =
+          r.status.ok() && store_.Durable(std::get<Submitted>(r.value).jobs.at(0).id.value);
       promise->set_value({std::move(r), durable});
     });
     return promise->get_future();
@@ -71,8 +72,9 @@ TEST_F(ControllerLoopTest, AnswersOnlyWhatIsDurableAndBatchesCommits) {
   for (auto& f : replies) {
     auto [r, durable] = f.get();
     ASSERT_TRUE(r.status.ok()) << r.status.message();
-    ids.insert(r.jobs.at(0).id.value);
-    EXPECT_TRUE(durable) << "job " << r.jobs[0].id.value << " was answered before it was committed";
+    const JobId id = std::get<Submitted>(r.value).jobs.at(0).id;
+    ids.insert(id.value);
+    EXPECT_TRUE(durable) << "job " << id.value << " was answered before it was committed";
   }
   EXPECT_EQ(ids.size(), 200u);
   loop_->Stop();

@@ -18,16 +18,16 @@ class ControllerRequeueTest : public ControllerTest {
     s.resources.milli_gpus = milli_gpus;
     s.priority = p;
     s.requeue = false;
-    Reply r = Run(SubmitJobs{.caller = {"ada", true}, .specs = {s}});
+    auto r = Run(SubmitJobs{.caller = {"ada", true}, .specs = {s}});
     EXPECT_TRUE(r.status.ok()) << r.status.message();
-    JobId id = r.jobs.at(0).id;
+    JobId id = r->jobs.at(0).id;
     Poll(node);
     ReportEvent(node, {.job = id, .kind = JobEvent::Kind::kStarted});
     EXPECT_EQ(State(id), JobState::kRunning);
     return id;
   }
   std::string Detail(JobId id) { return c_->FindJob(id)->reason_detail; }
-  std::vector<ClusterEvent> Events() { return Run(GetEvents{}).events; }
+  std::vector<ClusterEvent> Events() { return Run(GetEvents{})->events; }
 };
 
 TEST_F(ControllerRequeueTest, APreemptedJobThatIsNeverRequeuedFailsSayingWhy) {
@@ -90,7 +90,7 @@ TEST_F(ControllerRequeueTest, AJobOnAFailedGpuThatIsNeverRequeuedFailsAndTheEven
                                .state = GpuHealthState::kReset,
                                .reason = "xid 79: fell off bus",
                                .since = now_});
-    Reply r = Run(AgentReport{ReportRequest{.node = "n1", .session = session_, .health = health}});
+    auto r = Run(AgentReport{ReportRequest{.node = "n1", .session = session_, .health = health}});
     ASSERT_TRUE(r.status.ok()) << r.status.message();
     std::vector<Order> orders = Poll("n1");
     ASSERT_EQ(orders.size(), 1u);
@@ -131,7 +131,7 @@ TEST_F(ControllerRequeueTest, ItIsKeptAcrossARestartAndRefusedWithRetries) {
   s.command = {"true"};
   s.requeue = false;
   s.retries = 2;
-  Reply r = Run(SubmitJobs{.caller = {"ada", false}, .specs = {s}});
+  auto r = Run(SubmitJobs{.caller = {"ada", false}, .specs = {s}});
   ASSERT_FALSE(r.status.ok());
   EXPECT_EQ(r.status.message(),
             "retries: a job that is never requeued (requeue: false) has no retries");

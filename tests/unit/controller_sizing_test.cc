@@ -19,7 +19,7 @@ class ControllerSizingTest : public ControllerTest {
     return s;
   }
 
-  Reply SubmitSpec(const JobSpec& s) {
+  Answered<SubmitJobs> SubmitSpec(const JobSpec& s) {
     return Run(SubmitJobs{.caller = {"ada", false}, .specs = {s}});
   }
 
@@ -29,9 +29,9 @@ class ControllerSizingTest : public ControllerTest {
 };
 
 TEST_F(ControllerSizingTest, TheFewestGpusThatHoldTheModelAreFilledIn) {
-  Reply r = SubmitSpec(Sized("Llama-2-7B", ModelTask::kFinetune));
+  auto r = SubmitSpec(Sized("Llama-2-7B", ModelTask::kFinetune));
   ASSERT_TRUE(r.status.ok()) << r.status.message();
-  const Job& job = r.jobs.at(0);
+  const Job& job = r->jobs.at(0);
   EXPECT_EQ(job.spec.resources.milli_gpus, 2000);
   int64_t need = EstimateMemory(RequestFor("Llama-2-7B", ModelTask::kFinetune), 2).total();
   EXPECT_EQ(job.spec.resources.gpu_memory_bytes, need);
@@ -46,25 +46,25 @@ TEST_F(ControllerSizingTest, TheFewestGpusThatHoldTheModelAreFilledIn) {
 TEST_F(ControllerSizingTest, GivenGpusKeepTheirCountAndGetTheMemoryEachNeeds) {
   JobSpec s = Sized("Llama-2-70B", ModelTask::kInference);
   s.resources.milli_gpus = 4000;
-  Reply r = SubmitSpec(s);
+  auto r = SubmitSpec(s);
   ASSERT_TRUE(r.status.ok()) << r.status.message();
-  EXPECT_EQ(r.jobs[0].spec.resources.milli_gpus, 4000);
-  EXPECT_EQ(r.jobs[0].spec.resources.gpu_memory_bytes,
+  EXPECT_EQ(r->jobs[0].spec.resources.milli_gpus, 4000);
+  EXPECT_EQ(r->jobs[0].spec.resources.gpu_memory_bytes,
             EstimateMemory(RequestFor("Llama-2-70B", ModelTask::kInference), 4).total());
-  EXPECT_NE(r.jobs[0].sized.find("a GPU on the 4 given"), std::string::npos) << r.jobs[0].sized;
+  EXPECT_NE(r->jobs[0].sized.find("a GPU on the 4 given"), std::string::npos) << r->jobs[0].sized;
   // A parameter count takes the shape of the nearest Llama.
   s = SubmittedSpec();
   s.command = {"serve"};
   s.model = ModelSizing{.params = 7e9};
   r = SubmitSpec(s);
   ASSERT_TRUE(r.status.ok()) << r.status.message();
-  EXPECT_EQ(r.jobs[0].spec.resources.milli_gpus, 1000);
-  EXPECT_NE(r.jobs[0].sized.find("7.00B inference in bf16: 1 GPU of "), std::string::npos)
-      << r.jobs[0].sized;
+  EXPECT_EQ(r->jobs[0].spec.resources.milli_gpus, 1000);
+  EXPECT_NE(r->jobs[0].sized.find("7.00B inference in bf16: 1 GPU of "), std::string::npos)
+      << r->jobs[0].sized;
 }
 
 TEST_F(ControllerSizingTest, WhatCannotBeSizedOrHeldIsRefusedWithWhy) {
-  Reply r = SubmitSpec(Sized("no-such-model", ModelTask::kInference));
+  auto r = SubmitSpec(Sized("no-such-model", ModelTask::kInference));
   EXPECT_EQ(r.status.message(),
             "model.name: no model \"no-such-model\" in the catalog (baton size --list); params: 7B "
             "sizes any model");
@@ -96,13 +96,13 @@ TEST_F(ControllerSizingTest, ModelsOfTheConfigurationAreFoundFirst) {
                                 .kv_heads = 52,
                                 .vocab = 32000});
   Run(SetPolicy{p});
-  Reply r = SubmitSpec(Sized("HOUSE-30B", ModelTask::kInference));
+  auto r = SubmitSpec(Sized("HOUSE-30B", ModelTask::kInference));
   ASSERT_TRUE(r.status.ok()) << r.status.message();
-  EXPECT_EQ(r.jobs[0].spec.resources.milli_gpus, 1000);  // 60 GB of bf16 weights on one 80 GB
-  Reply models = Run(ListModels{});
-  ASSERT_FALSE(models.models.empty());
-  EXPECT_EQ(models.models.front().name, "house-30b");
-  EXPECT_EQ(models.models.size(), KnownModels().size() + 1);
+  EXPECT_EQ(r->jobs[0].spec.resources.milli_gpus, 1000);  // 60 GB of bf16 weights on one 80 GB
+  auto models = Run(ListModels{});
+  ASSERT_FALSE(models->models.empty());
+  EXPECT_EQ(models->models.front().name, "house-30b");
+  EXPECT_EQ(models->models.size(), KnownModels().size() + 1);
 }
 
 }  // namespace

@@ -101,7 +101,7 @@ TEST_F(ControllerTest, StrictOrderWithoutPreemptionKeepsArrivalsBehindUntilTheBl
       "behind job " + wide.ToString() + " (strict queue order, no backfill); ";
   EXPECT_EQ(ReasonDetail(*c_->FindJob(small1)), behind + "1 job ahead in the queue");
   EXPECT_EQ(ReasonDetail(*c_->FindJob(small2)), behind + "2 jobs ahead in the queue");
-  auto queue = Run(GetQueue{.caller = {"ada", true}, .limit = 10}).jobs;
+  auto queue = Run(GetQueue{.caller = {"ada", true}, .limit = 10})->jobs;
   ASSERT_EQ(queue.size(), 3u);
   EXPECT_EQ(queue[0].id, wide);
   EXPECT_EQ(queue[2].id, small2);
@@ -139,10 +139,10 @@ TEST_F(ControllerTest, StrictOrderByClassStartsMoreJobsThanTheHeadItLooksAtFirst
   const size_t many = 420;  // more than the 320 (kStrictHead) it is given first
   JobSpec s;
   s.command = {"true"};  // no GPU: every one of them fits
-  Reply r = Run(SubmitJobs{.caller = {"ada", true}, .specs = std::vector<JobSpec>(many, s)});
+  auto r = Run(SubmitJobs{.caller = {"ada", true}, .specs = std::vector<JobSpec>(many, s)});
   ASSERT_TRUE(r.status.ok()) << r.status.message();
-  ASSERT_EQ(r.jobs.size(), many);
-  for (const Job& j : r.jobs) EXPECT_EQ(State(j.id), JobState::kRunning) << j.id.ToString();
+  ASSERT_EQ(r->jobs.size(), many);
+  for (const Job& j : r->jobs) EXPECT_EQ(State(j.id), JobState::kRunning) << j.id.ToString();
 }
 
 TEST_F(ControllerTest, FailedExitRetriesThenFails) {
@@ -186,8 +186,7 @@ TEST_F(ControllerTest, CancelPendingAndRunning) {
   ReportEvent("n1", {.job = run, .kind = JobEvent::Kind::kExited, .signal = 10});
   EXPECT_EQ(State(run), JobState::kCancelled);
   // Cancelling an ended job again is harmless (a retried request), and changes nothing.
-  Reply again =
-      Run(JobAction{.caller = {"ada", true}, .id = run, .kind = JobAction::Kind::kCancel});
+  auto again = Run(JobAction{.caller = {"ada", true}, .id = run, .kind = JobAction::Kind::kCancel});
   EXPECT_TRUE(again.status.ok());
   EXPECT_EQ(State(run), JobState::kCancelled);
 }
@@ -195,8 +194,8 @@ TEST_F(ControllerTest, CancelPendingAndRunning) {
 TEST_F(ControllerTest, OnlyTheOwnerOrAnAdminActsOnAJob) {
   JobSpec s;
   s.command = {"true"};
-  JobId id = Run(SubmitJobs{.caller = {"ada", false}, .specs = {s}}).jobs[0].id;
-  Reply r = Run(JobAction{.caller = {"bob", false}, .id = id, .kind = JobAction::Kind::kCancel});
+  JobId id = Run(SubmitJobs{.caller = {"ada", false}, .specs = {s}})->jobs[0].id;
+  auto r = Run(JobAction{.caller = {"bob", false}, .id = id, .kind = JobAction::Kind::kCancel});
   EXPECT_EQ(r.status.code(), Code::kPermissionDenied);
   EXPECT_EQ(State(id), JobState::kPending);
 }
@@ -205,7 +204,7 @@ TEST_F(ControllerTest, HoldAndRelease) {
   JobSpec s;
   s.command = {"true"};
   s.hold = true;
-  JobId id = Run(SubmitJobs{.caller = {"ada", false}, .specs = {s}}).jobs[0].id;
+  JobId id = Run(SubmitJobs{.caller = {"ada", false}, .specs = {s}})->jobs[0].id;
   EXPECT_EQ(State(id), JobState::kHeld);
   RegisterNode("n1", 1);
   EXPECT_EQ(State(id), JobState::kHeld);
@@ -220,7 +219,7 @@ TEST_F(ControllerTest, DependenciesWaitAndBreak) {
   JobSpec s;
   s.command = {"true"};
   s.after = {first};
-  JobId second = Run(SubmitJobs{.caller = {"ada", false}, .specs = {s}}).jobs[0].id;
+  JobId second = Run(SubmitJobs{.caller = {"ada", false}, .specs = {s}})->jobs[0].id;
   EXPECT_EQ(c_->FindJob(second)->reason, WaitReason::kDependency);
   Poll("n1");
   ReportEvent("n1", {.job = first, .kind = JobEvent::Kind::kStarted});
@@ -230,7 +229,7 @@ TEST_F(ControllerTest, DependenciesWaitAndBreak) {
   EXPECT_EQ(c_->FindJob(second)->reason, WaitReason::kDependency);
   EXPECT_NE(c_->FindJob(second)->reason_detail.find("job " + first.ToString()), std::string::npos);
   s.after = {JobId{999}};
-  Reply bad = Run(SubmitJobs{.caller = {"ada", false}, .specs = {s}});
+  auto bad = Run(SubmitJobs{.caller = {"ada", false}, .specs = {s}});
   EXPECT_EQ(bad.status.code(), Code::kInvalidArgument);
 }
 
@@ -238,10 +237,10 @@ TEST_F(ControllerTest, IdempotencyKeyReturnsTheSameJob) {
   JobId a = Submit(0, Priority::kNormal, "k1");
   JobSpec s;
   s.command = {"true"};
-  Reply again = Run(SubmitJobs{.caller = {"ada", true}, .specs = {s}, .idempotency_key = "k1"});
+  auto again = Run(SubmitJobs{.caller = {"ada", true}, .specs = {s}, .idempotency_key = "k1"});
   ASSERT_TRUE(again.status.ok());
-  EXPECT_FALSE(again.created);
-  EXPECT_EQ(again.jobs[0].id, a);
+  EXPECT_FALSE(again->created);
+  EXPECT_EQ(again->jobs[0].id, a);
   EXPECT_EQ(c_->jobs().size(), 1u);
 }
 
@@ -335,21 +334,21 @@ TEST_F(ControllerTest, TheQueueListsPendingJobsInStartOrderWithTheirFactors) {
   JobId high = Submit(1000, Priority::kHigh);
   now_ += seconds(5);
   (void)Run(Tick{});
-  Reply q = Run(GetQueue{.caller = {"ada", true}});
+  auto q = Run(GetQueue{.caller = {"ada", true}});
   ASSERT_TRUE(q.status.ok());
-  ASSERT_EQ(q.jobs.size(), 2u);
-  ASSERT_EQ(q.factors.size(), 2u);
-  EXPECT_EQ(q.jobs[0].id, high);
-  EXPECT_EQ(q.jobs[1].id, low);
-  EXPECT_GT(q.factors[0].priority, q.factors[1].priority);
-  EXPECT_GT(q.factors[0].score, q.factors[1].score);
+  ASSERT_EQ(q->jobs.size(), 2u);
+  ASSERT_EQ(q->factors.size(), 2u);
+  EXPECT_EQ(q->jobs[0].id, high);
+  EXPECT_EQ(q->jobs[1].id, low);
+  EXPECT_GT(q->factors[0].priority, q->factors[1].priority);
+  EXPECT_GT(q->factors[0].score, q->factors[1].score);
   EXPECT_EQ(State(busy), JobState::kRunning);
   // One job's page carries the same.
-  Reply one = Run(GetJob{.caller = {"ada", true}, .id = low});
-  ASSERT_EQ(one.factors.size(), 1u);
-  EXPECT_EQ(one.factors[0], q.factors[1]);
-  EXPECT_EQ(one.queue_position, 2);
-  EXPECT_TRUE(Run(GetJob{.caller = {"ada", true}, .id = busy}).factors.empty());
+  auto one = Run(GetJob{.caller = {"ada", true}, .id = low});
+  ASSERT_TRUE(one->factors.has_value());
+  EXPECT_EQ(*one->factors, q->factors[1]);
+  EXPECT_EQ(one->queue_position, 2);
+  EXPECT_TRUE(Run(GetJob{.caller = {"ada", true}, .id = busy})->factors == std::nullopt);
 }
 
 TEST_F(ControllerTest, AQueueThatFairShareDoesNotOrderStillShowsEachJobsFairShare) {
@@ -366,7 +365,7 @@ TEST_F(ControllerTest, AQueueThatFairShareDoesNotOrderStillShowsEachJobsFairShar
     s.command = {"true"};
     s.project = project;
     s.resources.milli_gpus = 1000;
-    return Run(SubmitJobs{.caller = {user, true}, .specs = {s}}).jobs.at(0).id;
+    return Run(SubmitJobs{.caller = {user, true}, .specs = {s}})->jobs.at(0).id;
   };
   JobId used = submit("heavy", "ada");  // runs for ten minutes: its project's usage
   Poll("n1");
@@ -380,26 +379,26 @@ TEST_F(ControllerTest, AQueueThatFairShareDoesNotOrderStillShowsEachJobsFairShar
   JobId light = submit("light", "bob");
   now_ += seconds(5);
   (void)Run(Tick{});
-  Reply q = Run(GetQueue{.caller = {"ada", true}});
-  ASSERT_EQ(q.jobs.size(), 2u);
-  ASSERT_EQ(q.factors.size(), 2u);
-  EXPECT_EQ(q.jobs[0].id, heavy);  // submit order: the factor changes no score
-  EXPECT_EQ(q.factors[0].score, q.factors[1].score);
-  EXPECT_GT(q.factors[0].fairshare, 0);
-  EXPECT_LT(q.factors[0].fairshare, 1);
-  EXPECT_GT(q.factors[1].fairshare, q.factors[0].fairshare);  // `light` used none of its share
-  Reply one = Run(GetJob{.caller = {"ada", true}, .id = light});
-  ASSERT_EQ(one.factors.size(), 1u);
-  EXPECT_EQ(one.factors[0], q.factors[1]);
+  auto q = Run(GetQueue{.caller = {"ada", true}});
+  ASSERT_EQ(q->jobs.size(), 2u);
+  ASSERT_EQ(q->factors.size(), 2u);
+  EXPECT_EQ(q->jobs[0].id, heavy);  // submit order: the factor changes no score
+  EXPECT_EQ(q->factors[0].score, q->factors[1].score);
+  EXPECT_GT(q->factors[0].fairshare, 0);
+  EXPECT_LT(q->factors[0].fairshare, 1);
+  EXPECT_GT(q->factors[1].fairshare, q->factors[0].fairshare);  // `light` used none of its share
+  auto one = Run(GetJob{.caller = {"ada", true}, .id = light});
+  ASSERT_TRUE(one->factors.has_value());
+  EXPECT_EQ(*one->factors, q->factors[1]);
 }
 
 TEST_F(ControllerTest, ANewPolicyAppliesToWhatComesNextAndKeepsWhatJobsWereGiven) {
   JobSpec s;
   s.command = {"true"};
   s.pool = "dev";
-  Reply before = Run(SubmitJobs{.caller = {"ada", false}, .specs = {s}});
+  auto before = Run(SubmitJobs{.caller = {"ada", false}, .specs = {s}});
   ASSERT_TRUE(before.status.ok());
-  EXPECT_EQ(before.jobs[0].spec.time_limit.count(), 0);  // no pool limits yet
+  EXPECT_EQ(before->jobs[0].spec.time_limit.count(), 0);  // no pool limits yet
   Policy p;
   p.pools["dev"] = PoolPolicy{.default_time_limit = std::chrono::hours(1),
                               .max_time_limit = std::chrono::hours(2)};
@@ -407,10 +406,10 @@ TEST_F(ControllerTest, ANewPolicyAppliesToWhatComesNextAndKeepsWhatJobsWereGiven
   ASSERT_TRUE(Run(SetPolicy{p}).status.ok());
   EXPECT_EQ(c_->policy().pools.at("dev").max_time_limit, std::chrono::hours(2));
   EXPECT_EQ(c_->usage().half_life(), std::chrono::hours(1));
-  Reply after = Run(SubmitJobs{.caller = {"ada", false}, .specs = {s}});
+  auto after = Run(SubmitJobs{.caller = {"ada", false}, .specs = {s}});
   ASSERT_TRUE(after.status.ok());
-  EXPECT_EQ(after.jobs[0].spec.time_limit, std::chrono::hours(1));
-  EXPECT_EQ(c_->FindJob(before.jobs[0].id)->spec.time_limit.count(), 0);  // kept
+  EXPECT_EQ(after->jobs[0].spec.time_limit, std::chrono::hours(1));
+  EXPECT_EQ(c_->FindJob(before->jobs[0].id)->spec.time_limit.count(), 0);  // kept
   s.time_limit = std::chrono::hours(3);
   EXPECT_EQ(Run(SubmitJobs{.caller = {"ada", false}, .specs = {s}}).status.code(),
             Code::kInvalidArgument);
@@ -427,18 +426,18 @@ TEST_F(ControllerTest, PoolsGiveDefaultTimeLimitsAndRefuseLongerOnes) {
   s.command = {"true"};
   s.pool = "dev";
   s.resources.milli_gpus = 1000;
-  Reply ok = Run(SubmitJobs{.caller = {"ada", false}, .specs = {s}});
+  auto ok = Run(SubmitJobs{.caller = {"ada", false}, .specs = {s}});
   ASSERT_TRUE(ok.status.ok()) << ok.status.message();
-  EXPECT_EQ(ok.jobs[0].spec.time_limit, std::chrono::hours(1));
+  EXPECT_EQ(ok->jobs[0].spec.time_limit, std::chrono::hours(1));
   s.time_limit = std::chrono::hours(5);
-  Reply too_long = Run(SubmitJobs{.caller = {"ada", false}, .specs = {s}});
+  auto too_long = Run(SubmitJobs{.caller = {"ada", false}, .specs = {s}});
   EXPECT_EQ(too_long.status.code(), Code::kInvalidArgument);
   EXPECT_NE(too_long.status.message().find("time_limit: pool dev allows at most 4h"),
             std::string::npos)
       << too_long.status.message();
   s.time_limit = std::chrono::hours(1);
   s.resources.milli_gpus = 4000;
-  Reply too_big = Run(SubmitJobs{.caller = {"ada", false}, .specs = {s}});
+  auto too_big = Run(SubmitJobs{.caller = {"ada", false}, .specs = {s}});
   EXPECT_NE(too_big.status.message().find("resources.gpus: pool dev allows at most 2 GPUs"),
             std::string::npos)
       << too_big.status.message();
@@ -449,7 +448,7 @@ TEST_F(ControllerTest, ABatchIsAllOrNothing) {
   good.command = {"true"};
   JobSpec bad = good;
   bad.after = {JobId{12345}};
-  Reply r = Run(SubmitJobs{.caller = {"ada", false}, .specs = {good, bad}});
+  auto r = Run(SubmitJobs{.caller = {"ada", false}, .specs = {good, bad}});
   EXPECT_FALSE(r.status.ok());
   EXPECT_TRUE(c_->jobs().empty());
   EXPECT_EQ(Submit(0).value, 1);  // no id was used up by the failed batch

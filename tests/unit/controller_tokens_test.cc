@@ -8,7 +8,7 @@ namespace {
 
 class ControllerTokenTest : public ControllerTest {
  protected:
-  Reply Create(Caller caller, std::string user, Role role, char fill = 'a') {
+  Answered<CreateToken> Create(Caller caller, std::string user, Role role, char fill = 'a') {
     return Run(CreateToken{.caller = std::move(caller),
                            .user = std::move(user),
                            .role = role,
@@ -19,10 +19,10 @@ class ControllerTokenTest : public ControllerTest {
 
 TEST_F(ControllerTokenTest, AnAdminCreatesTokensAUserOnlyTheirOwnUserTokens) {
   Caller admin{"root", true}, ada{"ada", false};
-  Reply made = Create(admin, "alice", Role::kUser);
+  auto made = Create(admin, "alice", Role::kUser);
   ASSERT_TRUE(made.status.ok()) << made.status.message();
-  EXPECT_EQ(made.tokens.at(0).id, 1);
-  EXPECT_EQ(made.tokens.at(0).hash, std::string(64, 'a'));
+  EXPECT_EQ(made->token.id, 1);
+  EXPECT_EQ(made->token.hash, std::string(64, 'a'));
   EXPECT_EQ(Create(ada, "ada", Role::kUser, 'b').status.code(), Code::kOk);
   EXPECT_EQ(Create(ada, "ada", Role::kAdmin, 'c').status.code(), Code::kPermissionDenied);
   EXPECT_EQ(Create(ada, "alice", Role::kUser, 'c').status.code(), Code::kPermissionDenied);
@@ -35,12 +35,12 @@ TEST_F(ControllerTokenTest, ListingShowsNoHashesAndOnlyYourOwnUnlessAdmin) {
   Caller admin{"root", true}, ada{"ada", false};
   Create(admin, "alice", Role::kUser, 'a');
   Create(admin, "ada", Role::kUser, 'b');
-  Reply all = Run(ListTokens{admin});
-  ASSERT_EQ(all.tokens.size(), 2u);
-  for (const auto& t : all.tokens) EXPECT_TRUE(t.hash.empty());
-  Reply mine = Run(ListTokens{ada});
-  ASSERT_EQ(mine.tokens.size(), 1u);
-  EXPECT_EQ(mine.tokens[0].user, "ada");
+  auto all = Run(ListTokens{admin});
+  ASSERT_EQ(all->tokens.size(), 2u);
+  for (const auto& t : all->tokens) EXPECT_TRUE(t.hash.empty());
+  auto mine = Run(ListTokens{ada});
+  ASSERT_EQ(mine->tokens.size(), 1u);
+  EXPECT_EQ(mine->tokens[0].user, "ada");
 }
 
 TEST_F(ControllerTokenTest, ARevocationIsDurableAndOnlyTheOwnerOrAnAdminRevokes) {
@@ -49,18 +49,18 @@ TEST_F(ControllerTokenTest, ARevocationIsDurableAndOnlyTheOwnerOrAnAdminRevokes)
   Create(admin, "ada", Role::kUser, 'b');
   EXPECT_EQ(Run(RevokeToken{ada, 1}).status.code(), Code::kPermissionDenied);
   EXPECT_EQ(Run(RevokeToken{ada, 9}).status.code(), Code::kNotFound);
-  Reply r = Run(RevokeToken{ada, 2});
+  auto r = Run(RevokeToken{ada, 2});
   ASSERT_TRUE(r.status.ok());
-  EXPECT_TRUE(r.tokens.at(0).revoked);
-  EXPECT_EQ(r.tokens.at(0).hash, std::string(64, 'b'));  // the service forgets it by its hash
+  EXPECT_TRUE(r->token.revoked);
+  EXPECT_EQ(r->token.hash, std::string(64, 'b'));  // the service forgets it by its hash
   // A new controller from the store has both, the second revoked; ids are never reused.
   c_ = std::make_unique<Controller>();
   c_->Restore(*store_.Load(), now_);
-  Reply all = Run(ListTokens{admin});
-  ASSERT_EQ(all.tokens.size(), 2u);
-  EXPECT_FALSE(all.tokens[0].revoked);
-  EXPECT_TRUE(all.tokens[1].revoked);
-  EXPECT_EQ(Create(admin, "bob", Role::kUser, 'c').tokens.at(0).id, 3);
+  auto all = Run(ListTokens{admin});
+  ASSERT_EQ(all->tokens.size(), 2u);
+  EXPECT_FALSE(all->tokens[0].revoked);
+  EXPECT_TRUE(all->tokens[1].revoked);
+  EXPECT_EQ(Create(admin, "bob", Role::kUser, 'c')->token.id, 3);
 }
 
 }  // namespace

@@ -66,36 +66,38 @@ struct Driven {
   store::MemoryStore store;
   control::Controller c;
   Driven() { c.Restore(*store.Load(), now); }
-  control::Reply Run(const control::Command& cmd) {
+  template <typename C>
+  control::Answered<C> Run(C command) {
+    control::Command cmd = std::move(command);
     control::BatchResult b = control::RunBatch(c, std::span(&cmd, 1), now);
     EXPECT_TRUE(store.Commit(b.effects.store).ok());
-    return std::move(b.replies[0]);
+    return control::Answered<C>(std::move(b.replies[0]));
   }
 };
 
 TEST(ControllerMetrics, CountJobsNodesGpusAndWaits) {
   Driven d;
   TimePoint& now = d.now;
-  auto run = [&](const control::Command& cmd) { return d.Run(cmd); };
+  auto run = [&](auto command) { return d.Run(std::move(command)); };
   NodeInfo info{.name = "n1",
                 .cpus = 8,
                 .memory_bytes = 1LL << 34,
                 .gpu_backend = GpuBackendKind::kSimulated};
   for (int i = 0; i < 2; ++i)
     info.gpus.push_back(Gpu{.index = i, .model = "H100-80GB", .memory_bytes = 80LL << 30});
-  control::Reply reg = run(control::AgentRegister{RegisterRequest{.node = info}});
+  auto reg = run(control::AgentRegister{RegisterRequest{.node = info}});
   JobSpec spec;
   spec.command = {"true"};
   spec.resources.milli_gpus = 1000;
   spec.project = "vision";
-  JobId id = run(control::SubmitJobs{.caller = {"ada", false}, .specs = {spec}}).jobs.at(0).id;
+  JobId id = run(control::SubmitJobs{.caller = {"ada", false}, .specs = {spec}})->jobs.at(0).id;
   now += std::chrono::seconds(3);
   run(control::AgentReport{
       ReportRequest{.node = "n1",
-                    .session = reg.registration.session,
+                    .session = reg->session,
                     .events = {JobEvent{.job = id, .kind = JobEvent::Kind::kStarted, .at = now}}}});
   now += std::chrono::seconds(10);
-  auto m = run(control::GetMetrics{}).metrics;
+  auto m = run(control::GetMetrics{})->metrics;
   ASSERT_NE(m, nullptr);
   EXPECT_EQ(m->jobs_by_state.at("running"), 1);
   EXPECT_EQ(m->jobs_by_state.at("pending"), 0);
@@ -108,19 +110,19 @@ TEST(ControllerMetrics, CountJobsNodesGpusAndWaits) {
   for (const auto& g : m->gpus) allocated += g.state == control::GpuUse::kAllocated;
   EXPECT_EQ(allocated, 1);
   EXPECT_DOUBLE_EQ(m->project_gpu_seconds.at("vision"), 10.0);  // one GPU for 10 s, still running
-  control::Reply usage = run(control::GetUsage{});
-  ASSERT_EQ(usage.usage_projects.size(), 1u);
-  EXPECT_EQ(usage.usage_projects[0].project, "vision");
-  EXPECT_EQ(usage.usage_projects[0].running, 1);
-  EXPECT_DOUBLE_EQ(usage.usage_projects[0].gpu_seconds, 10.0);
-  ASSERT_EQ(usage.usage_users.size(), 1u);
-  EXPECT_EQ(usage.usage_users[0].user, "ada");
-  EXPECT_EQ(usage.usage_users[0].jobs, 1);
+  auto usage = run(control::GetUsage{});
+  ASSERT_EQ(usage->projects.size(), 1u);
+  EXPECT_EQ(usage->projects[0].project, "vision");
+  EXPECT_EQ(usage->projects[0].running, 1);
+  EXPECT_DOUBLE_EQ(usage->projects[0].gpu_seconds, 10.0);
+  ASSERT_EQ(usage->users.size(), 1u);
+  EXPECT_EQ(usage->users[0].user, "ada");
+  EXPECT_EQ(usage->users[0].jobs, 1);
   run(control::AgentReport{
       ReportRequest{.node = "n1",
-                    .session = reg.registration.session,
+                    .session = reg->session,
                     .events = {JobEvent{.job = id, .kind = JobEvent::Kind::kExited, .at = now}}}});
-  m = run(control::GetMetrics{}).metrics;
+  m = run(control::GetMetrics{})->metrics;
   EXPECT_EQ(m->jobs_finished.at("succeeded"), 1u);
   EXPECT_EQ(m->jobs_by_state.at("succeeded"), 1);
 }
@@ -129,22 +131,22 @@ TEST(ControllerMetrics, CountJobsNodesGpusAndWaits) {
 TEST(ControllerMetrics, UsageCountsOnlyTheJobsOfItsWindow) {
   Driven d;
   TimePoint& now = d.now;
-  auto run = [&](const control::Command& cmd) { return d.Run(cmd); };
+  auto run = [&](auto command) { return d.Run(std::move(command)); };
   NodeInfo info{.name = "n1",
                 .cpus = 8,
                 .memory_bytes = 1LL << 34,
                 .gpu_backend = GpuBackendKind::kSimulated};
   info.gpus.push_back(Gpu{.index = 0, .model = "H100-80GB", .memory_bytes = 80LL << 30});
-  control::Reply reg = run(control::AgentRegister{RegisterRequest{.node = info}});
+  auto reg = run(control::AgentRegister{RegisterRequest{.node = info}});
   JobSpec spec;
   spec.command = {"true"};
   spec.resources.milli_gpus = 1000;
   spec.project = "old";
-  JobId old = run(control::SubmitJobs{.caller = {"ada", false}, .specs = {spec}}).jobs.at(0).id;
+  JobId old = run(control::SubmitJobs{.caller = {"ada", false}, .specs = {spec}})->jobs.at(0).id;
   for (auto kind : {JobEvent::Kind::kStarted, JobEvent::Kind::kExited}) {
     run(control::AgentReport{
         ReportRequest{.node = "n1",
-                      .session = reg.registration.session,
+                      .session = reg->session,
                       .events = {JobEvent{.job = old, .kind = kind, .at = now}}}});
     now += std::chrono::seconds(10);
   }
@@ -153,17 +155,17 @@ TEST(ControllerMetrics, UsageCountsOnlyTheJobsOfItsWindow) {
   spec.project = "new";
   spec.hold = true;
   run(control::SubmitJobs{.caller = {"bob", false}, .specs = {spec}});
-  auto projects = [](const control::Reply& r) {
+  auto projects = [](const control::Answered<control::GetUsage>& r) {
     std::string names;
-    for (const UsageRow& row : r.usage_projects) names += row.project + " ";
+    for (const UsageRow& row : r->projects) names += row.project + " ";
     return names;
   };
   EXPECT_EQ(projects(run(control::GetUsage{})), "new old ");
   EXPECT_EQ(projects(run(control::GetUsage{.since = between})), "new ");
   EXPECT_EQ(projects(run(control::GetUsage{.until = between})), "old ");
-  control::Reply none = run(control::GetUsage{.since = between, .until = between});
-  EXPECT_TRUE(none.usage_projects.empty());
-  EXPECT_TRUE(none.usage_users.empty());
+  auto none = run(control::GetUsage{.since = between, .until = between});
+  EXPECT_TRUE(none->projects.empty());
+  EXPECT_TRUE(none->users.empty());
 }
 
 }  // namespace

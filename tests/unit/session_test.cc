@@ -198,9 +198,9 @@ class TunnelTest : public ControllerTest {
     s.command = {"bash"};
     s.interactive = interactive;
     s.resources.milli_gpus = 1000;
-    Reply r = Run(SubmitJobs{.caller = {"ada", false}, .specs = {s}});
+    auto r = Run(SubmitJobs{.caller = {"ada", false}, .specs = {s}});
     EXPECT_TRUE(r.status.ok()) << r.status.message();
-    JobId id = r.jobs.at(0).id;
+    JobId id = r->jobs.at(0).id;
     std::vector<Order> launched = Poll("n1");
     EXPECT_EQ(launched.size(), 1u);
     if (!launched.empty()) {
@@ -214,7 +214,7 @@ class TunnelTest : public ControllerTest {
 TEST_F(TunnelTest, TheOwnerGetsATunnelOrderToTheJobsNode) {
   RegisterNode("n1", 2);
   JobId id = StartSession(Interactive::kTty);
-  Reply r = Run(OpenTunnel{.caller = {"ada", false}, .id = id, .tunnel = "t1"});
+  auto r = Run(OpenTunnel{.caller = {"ada", false}, .id = id, .tunnel = "t1"});
   ASSERT_TRUE(r.status.ok()) << r.status.message();
   std::vector<Order> orders = Poll("n1");
   ASSERT_EQ(orders.size(), 1u);
@@ -229,19 +229,18 @@ TEST_F(TunnelTest, TheOwnerGetsATunnelOrderToTheJobsNode) {
 TEST_F(TunnelTest, OthersPendingJobsAndBatchJobsSessionsAreRefused) {
   RegisterNode("n1", 1);
   JobId id = StartSession(Interactive::kStdin);
-  Reply other = Run(OpenTunnel{.caller = {"bob", false}, .id = id, .tunnel = "t"});
+  auto other = Run(OpenTunnel{.caller = {"bob", false}, .id = id, .tunnel = "t"});
   EXPECT_EQ(other.status.code(), Code::kPermissionDenied);
   EXPECT_EQ(Run(OpenTunnel{.caller = {"ada", false}, .id = JobId{99}, .tunnel = "t"}).status.code(),
             Code::kNotFound);
   JobId waiting = Submit(1000);  // the only GPU is taken: it waits
-  Reply pending =
-      Run(OpenTunnel{.caller = {"ada", true}, .id = waiting, .tunnel = "t", .port = 80});
+  auto pending = Run(OpenTunnel{.caller = {"ada", true}, .id = waiting, .tunnel = "t", .port = 80});
   EXPECT_EQ(pending.status.code(), Code::kConflict);
   EXPECT_NE(pending.status.message().find("not running yet"), std::string::npos);
   Run(JobAction{.caller = {"ada", true}, .id = waiting, .kind = JobAction::Kind::kCancel});
   ReportEvent("n1", {.job = id, .kind = JobEvent::Kind::kExited});
   JobId batch = StartJob("n1", 1000, Priority::kNormal);
-  Reply no_session = Run(OpenTunnel{.caller = {"ada", true}, .id = batch, .tunnel = "t"});
+  auto no_session = Run(OpenTunnel{.caller = {"ada", true}, .id = batch, .tunnel = "t"});
   EXPECT_EQ(no_session.status.code(), Code::kConflict);
   EXPECT_NE(no_session.status.message().find("no session"), std::string::npos);
 }
@@ -274,7 +273,7 @@ class IdleSessionTest : public ControllerTest {
     RegisterNode("n1", 4);
   }
 
-  Reply SubmitSession(const std::string& user, Duration limit = Duration(0)) {
+  Answered<SubmitJobs> SubmitSession(const std::string& user, Duration limit = Duration(0)) {
     JobSpec s;
     s.command = {"bash"};
     s.interactive = Interactive::kTty;
@@ -287,7 +286,7 @@ class IdleSessionTest : public ControllerTest {
   void Report(int pct, std::vector<JobId> attached = {}) {
     std::vector<GpuSample> gpus;
     for (int i = 0; i < 4; ++i) gpus.push_back(GpuSample{.index = i, .utilization_pct = pct});
-    Reply r = Run(AgentReport{ReportRequest{
+    auto r = Run(AgentReport{ReportRequest{
         .node = "n1", .session = session_, .gpus = gpus, .attached = std::move(attached)}});
     ASSERT_TRUE(r.status.ok()) << r.status.message();
   }
@@ -299,16 +298,16 @@ class IdleSessionTest : public ControllerTest {
 };
 
 TEST_F(IdleSessionTest, SessionsGetThePoolsLimitsAtSubmit) {
-  Reply first = SubmitSession("ada");
+  auto first = SubmitSession("ada");
   ASSERT_TRUE(first.status.ok()) << first.status.message();
-  EXPECT_EQ(first.jobs[0].spec.time_limit, std::chrono::hours(2));
-  Reply too_long = SubmitSession("ada", std::chrono::hours(3));
+  EXPECT_EQ(first->jobs[0].spec.time_limit, std::chrono::hours(2));
+  auto too_long = SubmitSession("ada", std::chrono::hours(3));
   EXPECT_EQ(too_long.status.code(), Code::kInvalidArgument);
   EXPECT_NE(too_long.status.message().find("sessions in pool default run at most 2h"),
             std::string::npos)
       << too_long.status.message();
   ASSERT_TRUE(SubmitSession("ada").status.ok());
-  Reply third = SubmitSession("ada");
+  auto third = SubmitSession("ada");
   EXPECT_EQ(third.status.code(), Code::kConflict);
   EXPECT_NE(third.status.message().find("allows 2 session(s) per user; ada has 1, 2"),
             std::string::npos)
@@ -322,7 +321,7 @@ TEST_F(IdleSessionTest, SessionsGetThePoolsLimitsAtSubmit) {
 }
 
 TEST_F(IdleSessionTest, AnIdleSessionIsWarnedThenStoppedAndItsGpuHoursCounted) {
-  JobId id = SubmitSession("ada").jobs.at(0).id;
+  JobId id = SubmitSession("ada")->jobs.at(0).id;
   Poll("n1");
   ReportEvent("n1", {.job = id, .kind = JobEvent::Kind::kStarted});
   Run(Tick{});
@@ -352,14 +351,14 @@ TEST_F(IdleSessionTest, AnIdleSessionIsWarnedThenStoppedAndItsGpuHoursCounted) {
   EXPECT_EQ(job->state, JobState::kCancelled);
   EXPECT_NE(job->reason_detail.find("cancelled: an idle session"), std::string::npos)
       << job->reason_detail;
-  std::vector<ClusterEvent> events = Run(GetEvents{}).events;
+  std::vector<ClusterEvent> events = Run(GetEvents{})->events;
   ASSERT_FALSE(events.empty());
   EXPECT_EQ(events.back().kind, EventKind::kSessionReclaimed);
   EXPECT_EQ(events.back().job, id.value);
   // 1 GPU for the rest of its 2 h: it ran 50 + 50 + 41 + 5 + 15 = 161 s.
   EXPECT_NE(events.back().message.find("1.96 GPU-hours"), std::string::npos)
       << events.back().message;
-  auto metrics = Run(GetMetrics{}).metrics;
+  auto metrics = Run(GetMetrics{})->metrics;
   EXPECT_EQ(metrics->sessions_reclaimed, 1u);
   EXPECT_NEAR(metrics->reclaimed_gpu_seconds, 7200 - 161, 1);
 }
