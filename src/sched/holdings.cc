@@ -66,4 +66,37 @@ std::string LimitReason(const PendingJob& job, const Policy& policy, const Holdi
   return "";
 }
 
+void AddRunning(Holdings& held, const std::vector<RunningJob>& running) {
+  struct Sum {
+    const RunningJob* first = nullptr;
+    int64_t milli = 0;
+    int jobs = 0;
+  };
+  std::vector<Sum> sums;
+  for (const RunningJob& r : running) {
+    Sum* sum = nullptr;
+    if (r.account >= 0) {
+      if (static_cast<size_t>(r.account) >= sums.size()) sums.resize(r.account + 1);
+      sum = &sums[r.account];
+      if (sum->first == nullptr) sum->first = &r;
+    }
+    if (sum == nullptr || !SamePool(sum->first->pool, r.pool)) {
+      held.Add(*r.project, *r.user, *r.pool, r.resources->milli_gpus, +1);
+      continue;
+    }
+    sum->milli += r.resources->milli_gpus;
+    sum->jobs += 1;
+  }
+  for (const Sum& sum : sums) {
+    if (sum.first != nullptr)
+      held.AddJobs(*sum.first->project, *sum.first->user, *sum.first->pool, sum.milli, sum.jobs);
+  }
+}
+
+bool AnyGuarantee(const Policy& policy) {
+  bool any = policy.default_project.guaranteed_milli > 0;
+  for (const auto& [name, p] : policy.projects) any |= p.guaranteed_milli > 0;
+  return any;
+}
+
 }  // namespace baton::sched

@@ -6,6 +6,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <vector>
 
 #include "core/policy.h"
 #include "sched/pass.h"
@@ -52,9 +53,16 @@ struct Holdings {
   }
 };
 
+// The pass's quota step: what the running jobs hold, added up (a few lookups by name per
+// account rather than per job: a cluster runs hundreds of jobs of a few accounts).
+void AddRunning(Holdings& held, const std::vector<RunningJob>& running);
+
 // Why `job` may not start now whatever the free GPUs: a quota or limit; "" when none.
 std::string LimitReason(const PendingJob& job, const Policy& policy, const Holdings& h);
 // Whether the policy sets any quota or limit LimitReason reads: when not, none makes a job wait.
 bool AnyLimit(const Policy& policy);
+// Whether some project has a guarantee (projects not named have the default's): then a job of
+// one under it may reclaim GPUs from projects borrowing beyond theirs.
+bool AnyGuarantee(const Policy& policy);
 
 }  // namespace baton::sched

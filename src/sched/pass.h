@@ -89,6 +89,10 @@ struct Reservation {
   bool claim = false;  // made by preemption: held for the job across passes until it starts
 };
 
+// Whether two jobs' pools are one: by address first, as the controller gives every job of a
+// pool the same string.
+inline bool SamePool(const std::string* a, const std::string* b) { return a == b || *a == *b; }
+
 struct QueueEntry {
   JobId id;
   Factors factors;

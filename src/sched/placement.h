@@ -95,6 +95,7 @@ class Placer {
   int64_t free_milli(std::string_view pool) const;
   int NodeIndex(const std::string& name) const;
   ClusterView& view() { return view_; }
+  const ClusterView& view() const { return view_; }
 
  private:
   struct PoolIndex {

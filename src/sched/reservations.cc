@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/node.h"
+#include "sched/job_queue.h"
 
 namespace baton::sched {
 
@@ -164,6 +165,26 @@ void MarkReservation(ClusterView& view, const Reservation& r) {
       n->host_reserved_for = r.id;
     }
   }
+}
+
+std::unordered_map<int64_t, const Reservation*> StandingClaims(PassInput& in) {
+  std::unordered_map<int64_t, const Reservation*> standing;
+  if (!in.full || in.claims.empty()) return standing;
+  std::unordered_map<int64_t, bool> waiting;
+  if (in.queue == nullptr) {
+    for (const auto& p : in.pending) waiting[p.id.value] = true;
+  } else {
+    for (const auto& c : in.claims) {
+      if (in.queue->Find(c.id) != nullptr) waiting[c.id.value] = true;
+    }
+  }
+  for (const auto& c : in.claims) {
+    if (!c.claim || !waiting.count(c.id.value)) continue;
+    if (in.now > c.from + kClaimSlack) continue;  // its victims never stopped: search again
+    standing[c.id.value] = &c;
+    MarkReservation(in.view, c);
+  }
+  return standing;
 }
 
 }  // namespace baton::sched

@@ -3,8 +3,10 @@
 // when it could start. Internal to sched/.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "sched/pass.h"
@@ -33,5 +35,11 @@ std::optional<Reservation> Shadow(Placer& placer, const std::vector<Release>& re
 bool MayHoldUntimed(const Resources& r);
 std::optional<Reservation> Untimed(Placer& placer, const Resources& r, const std::string& pool,
                                    TimePoint now, NodeLimits limits = {});
+
+// The claims of earlier passes that stand in this one, by job id (a full pass's first step):
+// those of jobs still waiting whose victims should have stopped no more than kClaimSlack ago
+// (else a new search may run). Each is marked in `in.view`, holding the GPUs its victims give
+// back for its claimer. A pass that is not full takes none.
+std::unordered_map<int64_t, const Reservation*> StandingClaims(PassInput& in);
 
 }  // namespace baton::sched

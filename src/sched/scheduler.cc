@@ -9,74 +9,48 @@
 #include <tuple>
 #include <unordered_map>
 
-#include "core/quantity.h"
+#include "sched/failed_shapes.h"
 #include "sched/holdings.h"
 #include "sched/job_queue.h"
 #include "sched/placement.h"
 #include "sched/preemption.h"
 #include "sched/reservations.h"
+#include "sched/running_summary.h"
+#include "sched/wait_book.h"
 
 namespace baton::sched {
 namespace {
 
-std::string Gpus(int64_t milli) { return FormatMilli(milli) + (milli == 1000 ? " GPU" : " GPUs"); }
-
-// Whether two jobs' pools are one: by address first, as the controller gives every job of a
-// pool the same string.
-bool SamePool(const std::string* a, const std::string* b) { return a == b || *a == *b; }
-
-// A shape (resources and pool) that failed to fit in this pass, with its words. The view only
-// fills during a pass: a shape that failed fails again, unless a job of it ends sooner and may
-// use a hole before a reservation.
-struct Known {
-  const Resources* r;
-  const std::string* pool;
-  bool never;
-  TimePoint until;  // the shortest job of this shape that did not fit
-  std::string detail;
-  int text = -1;                // detail's index in PassResult::texts, once a wait said it
-  bool untimed_failed = false;  // no node to hold for it (Untimed), for the rest of the pass
-  int shadow_none_at = -1;      // Pass::changes_ when Shadow last found nothing for it
-};
-
-// One pass over one queue (the algorithm is stated in scheduler.h).
+// One pass over one queue (the algorithm is stated in scheduler.h). Its steps are their own:
+// the claims that stand (StandingClaims, reservations.h), the running jobs (SummarizeRunning,
+// running_summary.h), what they hold against quotas (AddRunning, LimitReason: holdings.h),
+// placement (Placer, placement.h), reservation (Shadow, Untimed: reservations.h) and
+// preemption (SearchVictims, preemption.h), each a function of its input with a result value;
+// the waits and their words (WaitBook, wait_book.h) and the shapes that failed (FailedShapes,
+// failed_shapes.h) are kept for the pass. The pass walks the queue and sequences them.
 class Pass {
  public:
   Pass(PassInput& in, const Policy& policy)
       : in_(in),
         policy_(policy),
         now_(in.now),
-        explained_(std::max(in.explained, 0)),
-        detailed_(std::min(explained_, kDetailedWaits)),
+        detailed_(std::min(std::max(in.explained, 0), kDetailedWaits)),
+        waits_(result_, in.pending, in.explained, in.ahead),
         held_(policy) {}
 
   PassResult Run();
 
  private:
-  void TakeClaims();
-  void CountRunning();
-  // What the running jobs hold, into held_.
-  void CountHeld();
+  // Which waiting jobs may find victims (preemption_), and how many of the queue may.
   void DecidePreemption();
   bool MayHaveVictims(const PendingJob& job) const;
   // Whether a victim search may still be made this pass.
   bool SearchesLeft() const { return preemption_ && searches_ < kPreemptionSearches; }
-  // A job that does not start: counted, and explained while within explained_.
-  void Wait(const PendingJob& job, WaitReason reason, std::string detail,
-            std::optional<TimePoint> at = std::nullopt);
-  void Wait(const PendingJob& job, WaitReason reason, Known& shape,
-            std::optional<TimePoint> at = std::nullopt);
-  void Explain(const PendingJob& job, WaitReason reason, uint32_t text,
-               std::optional<TimePoint> at);
-  // The index in PassResult::texts of words said at most once a pass, made on first need;
-  // `cached` keeps it (-1 until then).
-  template <typename Words>
-  uint32_t TextOnce(int& cached, const Words& words) {
-    if (cached < 0) {
-      result_.texts.push_back(words());
-      cached = static_cast<int>(result_.texts.size() - 1);
-    }
-    return static_cast<uint32_t>(cached);
+  // A job of a shape that failed waits, with the shape's words.
+  void Wait(const PendingJob& job, FailedShape& shape, std::optional<TimePoint> at = std::nullopt) {
+    waits_.Wait(job, WaitReason::kResources,
+                waits_.Explaining() ? waits_.TextOnce(shape.text, [&] { return shape.words; }) : 0,
+                at);
   }
   // Whether every job after those walked so far would only be counted (WaitsWithoutLooking):
   // then the pass stops walking.
@@ -92,7 +66,7 @@ class Pass {
   // pass goes on, a start moves GPUs from free to a release, and only a victim search adds
   // to them: until then, a false stays false.
   bool ShadowMayFind(int64_t milli, std::string_view pool) const {
-    return timed_releases_ > 0 && milli <= placer_->free_milli(pool) + timed_milli_;
+    return running_.timed_releases > 0 && milli <= placer_->free_milli(pool) + running_.timed_milli;
   }
   // The free GPU capacity of `pool` that some later job could still use: not held from now
   // on for a job that waits (a job ends after now, so it cannot take such a GPU); and of that,
@@ -109,17 +83,18 @@ class Pass {
   bool CountsGroup(const PendingJob& next, uint32_t g, size_t left);
   // Whether Reserve would make nothing for a job of shape `k` (that failed), now and for the
   // rest of the pass: no victim search for it, and no reservation, timed or untimed.
-  bool NothingToReserve(const PendingJob& job, const Known& k) const;
+  bool NothingToReserve(const PendingJob& job, const FailedShape& k) const;
   void Consider(const PendingJob& job);
   void Started(const PendingJob& job, const PlaceRules& rules, std::vector<NodeAllocation> at);
-  // The shape's entry in known_ (or `local` when known_ is full), made on its first failure.
-  Known& ShapeOf(const PendingJob& job, const PlaceRules& rules, std::vector<Known>::iterator it,
-                 bool skipped, Known& local);
+  // The shape's entry in shapes_ (`found`, or `local` when none can be kept), made on its
+  // first failure.
+  FailedShape& ShapeOf(const PendingJob& job, const PlaceRules& rules, FailedShape* found,
+                       bool skipped, FailedShape& local);
   // A job that does not fit now: a reservation, and preemption when the wait would be long.
-  void Reserve(const PendingJob& job, Known& shape);
+  void Reserve(const PendingJob& job, FailedShape& shape);
   // Shadow for a job of `shape`; nothing without a look when it found nothing for the shape
   // and nothing started, was reserved or began to stop since (changes_).
-  std::optional<Reservation> ShadowOf(const PendingJob& job, Known& shape);
+  std::optional<Reservation> ShadowOf(const PendingJob& job, FailedShape& shape);
   // Stops victims for `job` when a search finds them; the claim becomes its reservation.
   bool Preempt(const PendingJob& job, std::optional<Reservation>& reservation);
   void SortReleases();
@@ -133,24 +108,19 @@ class Pass {
   const std::vector<size_t>* whole_counts_ = nullptr;  // the jobs each stands for; none: 1
   const std::vector<char>* whole_timed_ = nullptr;     // whether one of them may have a time limit
   int64_t preemptors_left_ = 0;  // jobs not walked yet that may find victims (MayHaveVictims)
-  const int explained_;          // PassInput::explained: waiting jobs that get a reason
-  const int detailed_;           // ... and of those, the first that say what is short (Shortfall)
+  const int detailed_;           // the first waits that say what is short (Shortfall)
   PassResult result_;
+  WaitBook waits_;  // the jobs that did not start, and why, into result_
   std::unordered_map<int64_t, const Reservation*> claims_;  // earlier passes', by job
   std::optional<Placer> placer_;  // indexes the view once the claims are marked in it
   Holdings held_;
-  std::vector<Release> releases_;
+  RunningSummary running_;                // releases (sorted on need), stopping, classes
   std::vector<Release> untimed_scratch_;  // SortReleases' buffer
   bool releases_sorted_ = false;
-  std::vector<bool> stopping_;  // per running job
-  int lowest_running_ = static_cast<int>(Priority::kCritical) + 1;
-  int highest_level_ = -1;   // the most served running job's LAS level
-  std::vector<int> levels_;  // per running job, its LAS level (policy.las_preemption)
   bool any_guarantee_ = false;
   bool preemption_ = false;
-  std::vector<Known> known_;                         // shapes that failed this pass
-  std::deque<std::vector<NodeAllocation>> started_;  // stable addresses for releases_
-  int ahead_ = 0;
+  FailedShapes shapes_;                              // shapes that failed this pass
+  std::deque<std::vector<NodeAllocation>> started_;  // stable addresses for releases
   int reserved_ = 0;
   int searches_ = 0;
   std::vector<std::vector<uint32_t>> running_on_node_;  // built at the first preemption search
@@ -171,91 +141,21 @@ class Pass {
   int changes_ = 0;  // starts and reservations so far: OpenFree's answers hold until the next
   std::vector<std::tuple<std::string_view, Open, int>> open_free_;  // pool, free, changes_
   std::set<std::string_view> untimed_pools_;  // pools where a job holds nodes without a time
-  int timed_releases_ = 0;   // releases_ that say when (a running or started job's time limit)
-  int64_t timed_milli_ = 0;  // ... and the GPUs they give back, in milli-GPUs
 };
-
-void Pass::TakeClaims() {
-  // Claims of earlier passes hold the GPUs their victims give back for their claimers.
-  if (!in_.full || in_.claims.empty()) return;
-  std::unordered_map<int64_t, bool> waiting;
-  if (in_.queue == nullptr) {
-    for (const auto& p : in_.pending) waiting[p.id.value] = true;
-  } else {
-    for (const auto& c : in_.claims) {
-      if (in_.queue->Find(c.id) != nullptr) waiting[c.id.value] = true;
-    }
-  }
-  for (const auto& c : in_.claims) {
-    if (!c.claim || !waiting.count(c.id.value)) continue;
-    if (now_ > c.from + kClaimSlack) continue;  // its victims never stopped: search again
-    claims_[c.id.value] = &c;
-    MarkReservation(in_.view, c);
-  }
-}
-
-void Pass::CountHeld() {
-  // Summed by account (one project and user) first: a cluster runs hundreds of jobs of a few
-  // accounts, and each sum is a few lookups by name.
-  struct Sum {
-    const RunningJob* first = nullptr;
-    int64_t milli = 0;
-    int jobs = 0;
-  };
-  std::vector<Sum> sums;
-  for (const RunningJob& r : in_.running) {
-    Sum* sum = nullptr;
-    if (r.account >= 0) {
-      if (static_cast<size_t>(r.account) >= sums.size()) sums.resize(r.account + 1);
-      sum = &sums[r.account];
-      if (sum->first == nullptr) sum->first = &r;
-    }
-    if (sum == nullptr || !SamePool(sum->first->pool, r.pool)) {
-      held_.Add(*r.project, *r.user, *r.pool, r.resources->milli_gpus, +1);
-      continue;
-    }
-    sum->milli += r.resources->milli_gpus;
-    sum->jobs += 1;
-  }
-  for (const Sum& sum : sums) {
-    if (sum.first != nullptr)
-      held_.AddJobs(*sum.first->project, *sum.first->user, *sum.first->pool, sum.milli, sum.jobs);
-  }
-}
-
-void Pass::CountRunning() {
-  releases_.reserve(in_.running.size());
-  stopping_.resize(in_.running.size());
-  for (size_t i = 0; i < in_.running.size(); ++i) {
-    const RunningJob& r = in_.running[i];
-    TimePoint end =
-        r.stopping ? std::min(r.expected_end, now_ + policy_.preempt_grace) : r.expected_end;
-    releases_.push_back(Release{end, r.allocation, r.resources});
-    timed_releases_ += end != kNever ? 1 : 0;
-    timed_milli_ += end != kNever ? r.resources->milli_gpus : 0;
-    stopping_[i] = r.stopping;
-    if (policy_.las_preemption) levels_.push_back(LasLevel(policy_, r.service));
-    if (r.stopping) continue;
-    lowest_running_ = std::min(lowest_running_, static_cast<int>(r.priority));
-    if (policy_.las_preemption) highest_level_ = std::max(highest_level_, levels_.back());
-  }
-}
 
 bool Pass::MayHaveVictims(const PendingJob& job) const {
   // A job that names its nodes does not preempt: a search picks the nodes its victims free.
   if (!job.resources->nodelist.empty()) return false;
-  return static_cast<int>(job.priority) > lowest_running_ ||
+  return static_cast<int>(job.priority) > running_.lowest_class ||
          (any_guarantee_ && policy_.Project(*job.project).guaranteed_milli > 0) ||
-         (policy_.las_preemption && LasLevel(policy_, job.service) < highest_level_);
+         (policy_.las_preemption && LasLevel(policy_, job.service) < running_.highest_level);
 }
 
 void Pass::DecidePreemption() {
   // Whether a preemption search can find anything this pass: a running job of a lower class
   // than some waiting one, or a project with a guarantee to reclaim. Most passes of most
   // clusters have neither, and a search looks at every running job.
-  // Projects not named in the policy have the default's guarantee.
-  any_guarantee_ = policy_.default_project.guaranteed_milli > 0;
-  for (const auto& [name, p] : policy_.projects) any_guarantee_ |= p.guaranteed_milli > 0;
+  any_guarantee_ = AnyGuarantee(policy_);
   if (!policy_.preemption || in_.running.empty()) return;
   // How many waiting jobs could find victims: once the walk has passed them all, no search is
   // left to make (RestIsCounted).
@@ -269,52 +169,25 @@ void Pass::SortReleases() {
   if (releases_sorted_) return;
   // Most running jobs have no time limit (kNever, last): those with a time go first, in their
   // order, and only they are sorted. The same order as a stable sort of all.
+  std::vector<Release>& releases = running_.releases;
   size_t timed = 0;
   untimed_scratch_.clear();
-  for (const Release& r : releases_) {
+  for (const Release& r : releases) {
     if (r.at == kNever) {
       untimed_scratch_.push_back(r);
     } else {
-      releases_[timed++] = r;
+      releases[timed++] = r;
     }
   }
   std::copy(untimed_scratch_.begin(), untimed_scratch_.end(),
-            releases_.begin() + static_cast<std::ptrdiff_t>(timed));
-  std::stable_sort(releases_.begin(), releases_.begin() + static_cast<std::ptrdiff_t>(timed),
+            releases.begin() + static_cast<std::ptrdiff_t>(timed));
+  std::stable_sort(releases.begin(), releases.begin() + static_cast<std::ptrdiff_t>(timed),
                    [](const Release& a, const Release& b) { return a.at < b.at; });
   releases_sorted_ = true;
 }
 
-void Pass::Explain(const PendingJob& job, WaitReason reason, uint32_t text,
-                   std::optional<TimePoint> at) {
-  result_.waits.push_back(sched::Wait{.id = job.id,
-                                      .reason = reason,
-                                      .text = text,
-                                      .ahead = ahead_,
-                                      .estimated_start = at,
-                                      .index = static_cast<uint32_t>(&job - in_.pending.data())});
-}
-
-void Pass::Wait(const PendingJob& job, WaitReason reason, std::string detail,
-                std::optional<TimePoint> at) {
-  if (ahead_ < explained_) {
-    // Quota reasons repeat from job to job of one user: one sentence for a run of them.
-    if (result_.texts.empty() || result_.texts.back() != detail)
-      result_.texts.push_back(std::move(detail));
-    Explain(job, reason, static_cast<uint32_t>(result_.texts.size() - 1), at);
-  }
-  ++ahead_;
-}
-
-void Pass::Wait(const PendingJob& job, WaitReason reason, Known& shape,
-                std::optional<TimePoint> at) {
-  if (ahead_ < explained_)
-    Explain(job, reason, TextOnce(shape.text, [&] { return shape.detail; }), at);
-  ++ahead_;
-}
-
 bool Pass::RestIsCounted() {
-  if (ahead_ < explained_) return false;
+  if (waits_.Explaining()) return false;
   if (strict_blocker_) return true;
   if (in_.partial) return false;  // what asks least is known of the whole queue only
   // As WaitsWithoutLooking's last rule, for any job that could come next.
@@ -380,33 +253,26 @@ Pass::Open Pass::OpenFree(std::string_view pool) {
 }
 
 bool Pass::WaitsWithoutLooking(const PendingJob& job) {
-  if (strict_blocker_ && ahead_ >= explained_) {
-    ++ahead_;  // behind the blocker, past the explained ones: nothing can change for it
+  if (strict_blocker_ && !waits_.Explaining()) {
+    waits_.Count();  // behind the blocker, past the explained ones: nothing can change for it
     return true;
   }
   if (std::string why = LimitReason(job, policy_, held_); !why.empty()) {
-    Wait(job, WaitReason::kQuota, std::move(why));
+    waits_.Wait(job, WaitReason::kQuota, std::move(why));
     return true;
   }
   if (strict_blocker_) {
-    if (ahead_ < explained_) {
-      Explain(job, WaitReason::kPriority,
-              TextOnce(strict_text_,
-                       [&] {
-                         return "behind job " + strict_blocker_->ToString() +
-                                " (strict queue order, no backfill)";
-                       }),
-              std::nullopt);
-    }
-    ++ahead_;
+    waits_.Wait(job, WaitReason::kPriority, waits_.TextOnce(strict_text_, [&] {
+      return "behind job " + strict_blocker_->ToString() + " (strict queue order, no backfill)";
+    }));
     return true;
   }
   // Deep in a queue that no longer fits: no words to write, no reservation or search left
   // to make, and no room for it. Counting it is all there is to do.
-  if (ahead_ >= explained_ && job.resources->milli_gpus > placer_->free_milli(*job.pool) &&
+  if (!waits_.Explaining() && job.resources->milli_gpus > placer_->free_milli(*job.pool) &&
       policy_.backfill && !claims_.count(job.id.value) &&
       (!in_.full || (reserved_ >= policy_.reservations && !SearchesLeft()))) {
-    ++ahead_;
+    waits_.Count();
     return true;
   }
   return false;
@@ -415,24 +281,22 @@ bool Pass::WaitsWithoutLooking(const PendingJob& job) {
 bool Pass::CountsGroup(const PendingJob& next, uint32_t g, size_t left) {
   // No words are due, and no node refuses one of them that takes others' jobs.
   const JobQueue::Group& group = in_.queue->group(g);
-  if (ahead_ < explained_ || group.avoiding > 0 || (next.Limits().root && refusing_root_))
+  if (waits_.Explaining() || group.avoiding > 0 || (next.Limits().root && refusing_root_))
     return false;
   // One shape, the group's, failed this pass (Consider: it fails again for a job that would
   // not end sooner than the one that failed), and the view only fills as the pass goes on.
-  const Resources& r = *next.resources;
-  auto it = std::find_if(known_.begin(), known_.end(),
-                         [&](const Known& k) { return SamePool(k.pool, next.pool) && *k.r == r; });
-  if (it == known_.end()) return false;
+  const FailedShape* shape = shapes_.Find(*next.resources, next.pool);
+  if (shape == nullptr) return false;
   const TimePoint soonest =
       group.shortest_limit == Duration::max() ? kNever : now_ + group.shortest_limit;
-  if (!it->never && soonest < it->until) return false;
-  if (!NothingToReserve(next, *it)) return false;
-  ahead_ += static_cast<int>(left);
+  if (!shape->never && soonest < shape->until) return false;
+  if (!NothingToReserve(next, *shape)) return false;
+  waits_.Count(static_cast<int>(left));
   if (MayHaveVictims(next)) preemptors_left_ -= std::min<int64_t>(preemptors_left_, left);
   return true;
 }
 
-bool Pass::NothingToReserve(const PendingJob& job, const Known& k) const {
+bool Pass::NothingToReserve(const PendingJob& job, const FailedShape& k) const {
   if (!in_.full || k.never) return true;  // Consider reserves for neither
   if (SearchesLeft() && MayHaveVictims(job)) return false;
   if (reserved_ >= policy_.reservations) return true;
@@ -451,57 +315,28 @@ void Pass::Started(const PendingJob& job, const PlaceRules& rules, std::vector<N
   held_.Add(*job.project, *job.user, *job.pool, job.resources->milli_gpus, +1);
   ++changes_;
   started_.push_back(at);
-  releases_.push_back(Release{rules.until, &started_.back(), job.resources});
-  timed_releases_ += rules.until != kNever ? 1 : 0;
-  timed_milli_ += rules.until != kNever ? job.resources->milli_gpus : 0;
+  running_.Add(Release{rules.until, &started_.back(), job.resources});
   releases_sorted_ = false;
   result_.starts.push_back(Start{.id = job.id,
                                  .allocation = std::move(at),
                                  .index = static_cast<uint32_t>(&job - in_.pending.data())});
 }
 
-Known& Pass::ShapeOf(const PendingJob& job, const PlaceRules& rules,
-                     std::vector<Known>::iterator it, bool skipped, Known& local) {
-  if (it != known_.end()) {
-    if (!skipped) it->until = std::min(it->until, rules.until);
-    return *it;
+FailedShape& Pass::ShapeOf(const PendingJob& job, const PlaceRules& rules, FailedShape* found,
+                           bool skipped, FailedShape& local) {
+  if (found != nullptr) {
+    if (!skipped) found->until = std::min(found->until, rules.until);
+    return *found;
   }
-  const Resources& r = *job.resources;
-  bool never = !placer_->EverFits(r, *job.pool);
-  std::string detail;
-  if (ahead_ >= explained_) {
-    // Past the explained waits: no job of this pass will say it (ahead_ only grows).
-  } else if (never) {
-    detail = "no node in pool " + *job.pool + " can ever hold " + DescribeRequest(r);
-  } else if (rules.limits.root && refusing_root_) {
-    // Root's job: only the GPUs of nodes that run root's jobs count, and the others are said.
-    int64_t free = 0;
-    int refusing = 0;
-    for (const NodeSlots& n : placer_->view().nodes) {
-      if (!n.schedulable || n.pool != *job.pool) continue;
-      if (!rules.limits.Allows(n)) {
-        refusing += n.refuses_root_jobs ? 1 : 0;
-        continue;
-      }
-      for (const GpuSlot& g : n.gpus) free += g.usable ? g.free_milli : 0;
-    }
-    detail = "waiting for " + DescribeRequest(r) + "; " + Gpus(free) + " free in pool " +
-             *job.pool + " on nodes that run root's jobs (" + std::to_string(refusing) +
-             (refusing == 1 ? " node refuses" : " nodes refuse") +
-             " them: `baton agent --allow-root-jobs` allows them)";
-  } else {
-    detail = "waiting for " + DescribeRequest(r) + "; " + Gpus(placer_->free_milli(*job.pool)) +
-             " free in pool " + *job.pool;
-    // What is short, for the head of the queue (a walk over the pool's nodes each).
-    if (ahead_ < detailed_) {
-      if (std::string short_of = Shortfall(placer_->view(), r, *job.pool); !short_of.empty())
-        detail += "; short of " + short_of;
-    }
-  }
-  local = Known{job.resources, job.pool, never, rules.until, std::move(detail)};
-  if (known_.size() >= 32 || Limited(rules)) return local;
-  known_.push_back(local);
-  return known_.back();
+  const bool never = !placer_->EverFits(*job.resources, *job.pool);
+  // Past the explained waits no job of this pass will say it (the count only grows).
+  std::string words = waits_.Explaining() ? NoFitWords(*placer_, job, rules, never, refusing_root_,
+                                                       waits_.ahead() < detailed_)
+                                          : std::string();
+  local = FailedShape{job.resources, job.pool, never, rules.until, std::move(words)};
+  if (Limited(rules)) return local;
+  FailedShape* kept = shapes_.Keep(local);
+  return kept != nullptr ? *kept : local;
 }
 
 void Pass::Consider(const PendingJob& job) {
@@ -513,22 +348,19 @@ void Pass::Consider(const PendingJob& job) {
                    .job = job.id};
   const auto claim = claims_.find(job.id.value);
   // A job some nodes refuse is its own shape: what failed for it may fit another.
-  auto it = Limited(rules) ? known_.end()
-                           : std::find_if(known_.begin(), known_.end(), [&](const Known& k) {
-                               return SamePool(k.pool, job.pool) && *k.r == r;
-                             });
+  FailedShape* found = Limited(rules) ? nullptr : shapes_.Find(r, job.pool);
   bool skip =
-      it != known_.end() && (it->never || rules.until >= it->until) && claim == claims_.end();
+      found != nullptr && (found->never || rules.until >= found->until) && claim == claims_.end();
   if (!skip) {
     if (auto placed = placer_->Place(r, rules)) {
       Started(job, rules, std::move(*placed));
       return;
     }
   }
-  Known local;
-  Known& shape = ShapeOf(job, rules, it, skip, local);
+  FailedShape local;
+  FailedShape& shape = ShapeOf(job, rules, found, skip, local);
   if (shape.never || !in_.full) {
-    Wait(job, WaitReason::kResources, shape);
+    Wait(job, shape);
     return;
   }
   if (claim != claims_.end()) {
@@ -537,8 +369,9 @@ void Pass::Consider(const PendingJob& job) {
     // the guarantee, else the two together would exceed it and be preempted back.
     held_.Add(*job.project, *job.user, *job.pool, r.milli_gpus, +1);
     result_.reservations.push_back(*claim->second);
-    Wait(job, WaitReason::kResources,
-         "waiting for preempted jobs to stop to free " + DescribeRequest(r), claim->second->from);
+    waits_.Wait(job, WaitReason::kResources,
+                "waiting for preempted jobs to stop to free " + DescribeRequest(r),
+                claim->second->from);
     return;
   }
   if (!policy_.backfill) {
@@ -550,20 +383,16 @@ void Pass::Consider(const PendingJob& job) {
 
 bool Pass::Preempt(const PendingJob& job, std::optional<Reservation>& reservation) {
   ++searches_;
-  VictimSearch ctx{in_, policy_, now_, held_, stopping_, levels_, *placer_, running_on_node_};
+  VictimSearch ctx{in_,      policy_,         now_, held_, running_.stopping, running_.levels,
+                   *placer_, running_on_node_};
   std::optional<Claim> found = SearchVictims(job, ctx);
   if (!found) return false;
   for (size_t v : found->victims) {
     const RunningJob& x = in_.running[v];
-    stopping_[v] = true;
+    running_.stopping[v] = true;
     result_.preemptions.push_back(Preemption{x.id, job.id, WhyPreempted(x, job, policy_)});
-    for (auto& rel : releases_) {
-      if (rel.allocation != x.allocation) continue;
-      if (rel.at == kNever && found->reservation.from != kNever) {
-        timed_releases_ += 1;
-        timed_milli_ += rel.resources->milli_gpus;
-      }
-      rel.at = std::min(rel.at, found->reservation.from);
+    for (Release& rel : running_.releases) {
+      if (rel.allocation == x.allocation) running_.BringForward(rel, found->reservation.from);
     }
   }
   releases_sorted_ = false;
@@ -573,14 +402,14 @@ bool Pass::Preempt(const PendingJob& job, std::optional<Reservation>& reservatio
   return true;
 }
 
-std::optional<Reservation> Pass::ShadowOf(const PendingJob& job, Known& shape) {
+std::optional<Reservation> Pass::ShadowOf(const PendingJob& job, FailedShape& shape) {
   if (shape.shadow_none_at == changes_) return std::nullopt;
-  auto found = Shadow(*placer_, releases_, *job.resources, *job.pool, now_, job.Limits());
+  auto found = Shadow(*placer_, running_.releases, *job.resources, *job.pool, now_, job.Limits());
   if (!found) shape.shadow_none_at = changes_;
   return found;
 }
 
-void Pass::Reserve(const PendingJob& job, Known& shape) {
+void Pass::Reserve(const PendingJob& job, FailedShape& shape) {
   const Resources& r = *job.resources;
   std::optional<Reservation> reservation;
   bool claimed = false;  // the reservation stands on GPUs its victims are giving back
@@ -589,7 +418,8 @@ void Pass::Reserve(const PendingJob& job, Known& shape) {
   SortReleases();
   // Whether anything frees within the grace period; if not, the wait is long for sure and
   // the shadow can wait until preemption found nothing.
-  const bool soon = !releases_.empty() && releases_.front().at <= now_ + policy_.preempt_grace;
+  const bool soon =
+      !running_.releases.empty() && running_.releases.front().at <= now_ + policy_.preempt_grace;
   if ((reserved_ < policy_.reservations || may_preempt) && (!may_preempt || soon)) {
     reservation = ShadowOf(job, shape);
     shadowed = true;
@@ -609,7 +439,7 @@ void Pass::Reserve(const PendingJob& job, Known& shape) {
     shape.untimed_failed = !untimed;
   }
   if (!reservation || (!claimed && reserved_ >= policy_.reservations)) {
-    Wait(job, WaitReason::kResources, shape);
+    Wait(job, shape);
     return;
   }
   reservation->id = job.id;
@@ -621,10 +451,10 @@ void Pass::Reserve(const PendingJob& job, Known& shape) {
   for (const auto& part : reservation->allocation) nodes += (nodes.empty() ? "" : ", ") + part.node;
   result_.reservations.push_back(std::move(*reservation));
   if (untimed) {
-    Wait(job, WaitReason::kResources,
-         shape.detail + "; holding " + nodes + " for it as running jobs end");
+    waits_.Wait(job, WaitReason::kResources,
+                shape.words + "; holding " + nodes + " for it as running jobs end");
   } else {
-    Wait(job, WaitReason::kResources, shape, from);
+    Wait(job, shape, from);
   }
 }
 
@@ -632,7 +462,7 @@ PassResult Pass::Run() {
   if (in_.full) in_.view.ClearReservations();
   // 1. Order (as far as the walk goes).
   QueueOrder order(in_, policy_);
-  TakeClaims();
+  claims_ = StandingClaims(in_);
   // Jobs holding a claim go first: they preempted for those GPUs, and no job ahead of them in
   // the order may stand in their way (in strict order, it would block them for ever).
   whole_ = in_.queue != nullptr ? &order.heads() : &in_.pending;
@@ -652,15 +482,13 @@ PassResult Pass::Run() {
   refusing_root_ = std::any_of(in_.view.nodes.begin(), in_.view.nodes.end(),
                                [](const NodeSlots& n) { return n.refuses_root_jobs; });
   placer_.emplace(in_.view);
-  CountRunning();
+  running_ = SummarizeRunning(in_.running, policy_, now_);
   DecidePreemption();
   // What the running jobs hold is read only by limits and preemption searches: most passes
   // of most clusters have neither.
-  if (preemption_ || AnyLimit(policy_)) CountHeld();
+  if (preemption_ || AnyLimit(policy_)) AddRunning(held_, in_.running);
   strict_blocker_ = in_.blocker;
-  ahead_ = in_.ahead;
-  known_.reserve(32);
-  result_.waits.reserve(std::min(order.size(), static_cast<size_t>(explained_)));
+  result_.waits.reserve(std::min(order.size(), static_cast<size_t>(std::max(in_.explained, 0))));
   if (in_.queue != nullptr) {
     order.CountGroups([this](const PendingJob& next, uint32_t g, size_t left) {
       return CountsGroup(next, g, left);
@@ -669,7 +497,7 @@ PassResult Pass::Run() {
   bool stopped = false;
   for (walked_ = 0; walked_ < order.size(); ++walked_) {
     if (RestIsCounted()) {
-      ahead_ += static_cast<int>(order.size() - walked_);
+      waits_.Count(static_cast<int>(order.size() - walked_));
       stopped = true;
       break;
     }
