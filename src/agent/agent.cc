@@ -39,15 +39,12 @@ Agent::Agent(AgentOptions options, AgentDeps deps)
 Agent::~Agent() { Stop(); }
 
 std::string Agent::JobDir(JobId id) const { return options_.data_dir + "/jobs/" + id.ToString(); }
-std::string Agent::Key(JobId id, int attempt) const {
-  return id.ToString() + "." + std::to_string(attempt);
-}
 std::string Agent::RunFile(JobId id, int attempt) const { return run_files_.PathOf(id, attempt); }
 
 int64_t Agent::SizeOf(const std::string& path) const { return env_.FileSize(path).value_or(0); }
 
 std::string Agent::CgroupName(JobId id, int attempt) const {
-  return cgroup_prefix_ + "-" + Key(id, attempt);
+  return cgroup_prefix_ + "-" + JobAttempt{id, attempt}.ToString();
 }
 
 Status Agent::Start() {
@@ -195,7 +192,7 @@ Status Agent::Recover() {
     // Checkpoints it announced before the restart were reported then (or are stale now).
     job.metrics_scanned = SizeOf(JobDir(job.order.job) + "/metrics.jsonl");
     job.metrics_shipped = 0;
-    jobs_[Key(job.order.job, job.order.attempt)] = std::move(job);
+    jobs_[JobAttempt{job.order.job, job.order.attempt}] = std::move(job);
   }
   CollectExits(clock_.Now());
   return Status::Ok();
@@ -391,28 +388,23 @@ void Agent::HandleOrder(const Order& order) {
   if (order.kind == Order::Kind::kTunnel) return OpenTunnel(order.tunnel);
   if (order.kind == Order::Kind::kNote) return DeliverNote(order.note);
   if (order.kind == Order::Kind::kLaunch) {
-    auto it = jobs_.find(Key(order.launch.job, order.launch.attempt));
+    auto it = jobs_.find(JobAttempt{order.launch.job, order.launch.attempt});
     if (it == jobs_.end()) return Launch(order.launch, now);
     // The launch of what runs here, again: its time limit changed (`baton update --time`).
     RunningJob& job = it->second;
     if (job.exited || job.order.time_limit == order.launch.time_limit) return;
     job.order.time_limit = order.launch.time_limit;
-    // A later limit earns its notice again.
+    job.stop.LimitChanged(job.order, job.started_at, now);
     const LaunchOrder& o = job.order;
-    if (o.signal != 0 && o.time_limit.count() > 0 &&
-        now < job.started_at + o.time_limit - o.signal_before)
-      job.notice_sent = false;
     if (Status st = WriteRunFile(job); !st.ok())
       LogWarn("job " + o.job.ToString() + ": its new time limit is not recorded: " + st.message(),
               Context(o.job));
     return;
   }
-  auto it = jobs_.find(Key(order.stop.job, order.stop.attempt));
+  auto it = jobs_.find(JobAttempt{order.stop.job, order.stop.attempt});
   if (it == jobs_.end() || it->second.exited) return;
   RunningJob& job = it->second;
-  if (job.stop_phase == 0 || order.stop.grace_period.count() == 0) {
-    BeginStop(job, order.stop.grace_period, false, now);
-  }
+  SignalJob(job, job.stop.Stop(job.order, order.stop.grace_period, now));
 }
 
 void Agent::SignalJob(RunningJob& job, int sig) {
@@ -432,41 +424,9 @@ void Agent::SignalJob(RunningJob& job, int sig) {
   executor_.Signal(job.process.job_pid, sig);
 }
 
-void Agent::BeginStop(RunningJob& job, Duration grace, bool time_limit, TimePoint now) {
-  job.timed_out = job.timed_out || time_limit;
-  job.stop_grace = grace;
-  if (grace.count() == 0) {
-    SignalJob(job, SIGKILL);
-    job.stop_phase = 2;
-    return;
-  }
-  // PRODUCT.md §4: SIGTERM (checkpoint now, the convention training code already handles),
-  // then SIGKILL after the grace period. A terminal's job is hung up first, as a closed
-  // terminal would be: an interactive shell ignores SIGTERM, and ends (with its jobs) on SIGHUP.
-  if (job.order.interactive == Interactive::kTty) SignalJob(job, SIGHUP);
-  SignalJob(job, SIGTERM);
-  job.stop_phase = 1;
-  job.next_stop_step = now + grace;
-}
-
 void Agent::StepStops(TimePoint now) {
   for (auto& [key, job] : jobs_) {
-    if (job.exited) continue;
-    const LaunchOrder& o = job.order;
-    if (job.stop_phase == 0 && o.time_limit.count() > 0 && now >= job.started_at + o.time_limit) {
-      BeginStop(job, o.grace_period, true, now);
-      continue;
-    }
-    // The notice the job asked for (Slurm's --signal), once, that long before its limit.
-    if (job.stop_phase == 0 && o.signal != 0 && !job.notice_sent && o.time_limit.count() > 0 &&
-        now >= job.started_at + o.time_limit - o.signal_before) {
-      SignalJob(job, o.signal);
-      job.notice_sent = true;
-    }
-    if (job.stop_phase == 1 && now >= job.next_stop_step) {
-      SignalJob(job, SIGKILL);
-      job.stop_phase = 2;
-    }
+    if (!job.exited) SignalJob(job, job.stop.Tick(job.order, job.started_at, now));
   }
 }
 
@@ -575,7 +535,7 @@ void Agent::CollectExits(TimePoint now) {
                .at = now,
                .exit_code = job.status.exit_code,
                .signal = job.status.signal,
-               .timed_out = job.timed_out,
+               .timed_out = job.stop.timed_out(),
                .lost = job.lost,
                .launch_failed = job.launch_failed};
     if (job.launch_failed) e.message = ShimsWords(JobDir(job.order.job) + "/output.log");
@@ -627,15 +587,15 @@ bool Agent::SampleGpus(std::vector<GpuSample>* samples, TimePoint now) {
   return changed;
 }
 
-std::vector<size_t> Agent::EventsToReport(const std::map<std::string, Shipment>& shipped) {
+std::vector<size_t> Agent::EventsToReport(const std::map<JobAttempt, Shipment>& shipped) {
   // A job's end is told only with the last of its output: a `baton wait` that sees the job
   // ended then finds its whole log on the controller (issue 16: a 2.6 MB log was cut at
   // 256 KiB right after the end). Later events of a job whose end waits, wait with it.
   std::vector<size_t> sent;
-  std::set<std::string> held;
+  std::set<JobAttempt> held;
   for (size_t i = 0; i < pending_events_.size(); ++i) {
     const JobEvent& e = pending_events_[i];
-    std::string key = Key(e.job, e.attempt);
+    const JobAttempt key{e.job, e.attempt};
     if (held.count(key)) continue;
     if (e.kind == JobEvent::Kind::kExited) {
       auto job = jobs_.find(key);
@@ -659,8 +619,8 @@ std::vector<size_t> Agent::EventsToReport(const std::map<std::string, Shipment>&
 // The metrics lines of each job the controller does not have yet, within `budget`: whole lines
 // while the job runs, the rest once it has ended. Returns the bytes added per job; a file that
 // cannot be read counts as shipped, so that it never holds its job back.
-std::map<std::string, int64_t> Agent::ShipMetrics(size_t* budget, std::vector<LogChunk>* out) {
-  std::map<std::string, int64_t> added;
+std::map<JobAttempt, int64_t> Agent::ShipMetrics(size_t* budget, std::vector<LogChunk>* out) {
+  std::map<JobAttempt, int64_t> added;
   for (auto& [key, job] : jobs_) {
     if (*budget == 0) break;
     const std::string path = JobDir(job.order.job) + "/metrics.jsonl";
@@ -699,7 +659,7 @@ bool Agent::SendReport(std::vector<GpuSample> samples) {
   }
   // What of each job's log is in this report; a log that cannot be read is marked so (its end
   // is not held back for output that will never come).
-  std::map<std::string, Shipment> shipped;
+  std::map<JobAttempt, Shipment> shipped;
   size_t budget = kReportLogBudget;
   for (auto& [key, job] : jobs_) {
     if (budget == 0) break;
@@ -714,13 +674,13 @@ bool Agent::SendReport(std::vector<GpuSample> samples) {
     shipped[key] = Shipment{.bytes = static_cast<int64_t>(chunk.data.size()), .head = head};
     rep.logs.push_back(std::move(chunk));
   }
-  std::map<std::string, int64_t> metrics_shipped = ShipMetrics(&budget, &rep.logs);
+  std::map<JobAttempt, int64_t> metrics_shipped = ShipMetrics(&budget, &rep.logs);
   std::vector<size_t> sent = EventsToReport(shipped);
-  std::set<std::string> exits_in_report;
+  std::set<JobAttempt> exits_in_report;
   for (size_t i : sent) {
     const JobEvent& e = pending_events_[i];
     rep.events.push_back(e);
-    if (e.kind == JobEvent::Kind::kExited) exits_in_report.insert(Key(e.job, e.attempt));
+    if (e.kind == JobEvent::Kind::kExited) exits_in_report.insert(JobAttempt{e.job, e.attempt});
   }
   rep.gpus = std::move(samples);
   bool with_health = health_dirty_;
@@ -751,7 +711,7 @@ bool Agent::SendReport(std::vector<GpuSample> samples) {
     (s.head ? jobs_[key].log_shipped : jobs_[key].tail_sent) += s.bytes;
   }
   for (auto& [key, n] : metrics_shipped) jobs_[key].metrics_shipped += n;
-  for (const std::string& key : exits_in_report) {
+  for (const JobAttempt& key : exits_in_report) {
     if (auto it = jobs_.find(key); it != jobs_.end()) it->second.exit_acked = true;
   }
   DropAcknowledged();

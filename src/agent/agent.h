@@ -32,6 +32,7 @@
 #include "agent/health.h"
 #include "agent/host_topology.h"
 #include "agent/run_file.h"
+#include "agent/stop_clock.h"
 #include "core/clock.h"
 #include "core/log.h"
 #include "core/protocol.h"
@@ -94,13 +95,9 @@ class Agent {
     bool exited = false;
     ExitStatus status;
     bool lost = false;
-    bool timed_out = false;
     bool launch_failed = false;  // it never started: said so to the controller
-    int stop_phase = 0;          // 0 none, 1 SIGTERM sent, 2 SIGKILL sent
-    bool notice_sent = false;    // the job's notice signal (LaunchOrder::signal) was sent
-    TimePoint next_stop_step{};
-    Duration stop_grace{0};
-    int64_t log_shipped = 0;  // bytes of the log the controller has (from its start)
+    StopClock stop;              // its time limit, notice and stop (stop_clock.h)
+    int64_t log_shipped = 0;     // bytes of the log the controller has (from its start)
     // Past its output limit (agent_output.cc): how far the node's log was freed, whether the
     // controller was told, and how much of its marker and tail the controller has.
     int64_t punched_to = 0;
@@ -167,7 +164,10 @@ class Agent {
   void JoinCgroup(const LaunchOrder& order, ProcessSpec* spec);
   // Signals the job's process group, learning its pid from the shim's pid file if need be.
   void SignalJob(RunningJob& job, int sig);
-  void BeginStop(RunningJob& job, Duration grace, bool time_limit, TimePoint now);
+  void SignalJob(RunningJob& job, const StopClock::Signals& signals) {
+    for (int sig : signals) SignalJob(job, sig);
+  }
+  // What the jobs' clocks say at `now` (time limits, notices, graces over), carried out.
   void StepStops(TimePoint now);
   // Reports checkpoints jobs announced in their metrics file since the last look, and the
   // values of their tracked metric (ScanMetrics: one job's).
@@ -189,9 +189,9 @@ class Agent {
     bool head = true;
     bool unreadable = false;
   };
-  std::vector<size_t> EventsToReport(const std::map<std::string, Shipment>& shipped);
+  std::vector<size_t> EventsToReport(const std::map<JobAttempt, Shipment>& shipped);
   bool SendReport(std::vector<GpuSample> samples);
-  std::map<std::string, int64_t> ShipMetrics(size_t* budget, std::vector<LogChunk>* out);
+  std::map<JobAttempt, int64_t> ShipMetrics(size_t* budget, std::vector<LogChunk>* out);
   bool AllShipped(const RunningJob& job) const;
   // When logs are due: checkpoints, XIDs and health notices; true when some job has log
   // output not yet shipped.
@@ -210,7 +210,6 @@ class Agent {
   Status Recover();
   std::string JobDir(JobId id) const;
   std::string RunFile(JobId id, int attempt) const;
-  std::string Key(JobId id, int attempt) const;
   Status WriteRunFile(const RunningJob& job);
   // The size of a file the job writes; 0 while there is none.
   int64_t SizeOf(const std::string& path) const;
@@ -276,7 +275,7 @@ class Agent {
   std::atomic<bool> stopping_{false};
   std::atomic<int64_t> silent_until_ms_{0};  // an injected silence: no contact until then
 
-  std::map<std::string, RunningJob> jobs_;             // main loop only; key "id.attempt"
+  std::map<JobAttempt, RunningJob> jobs_;              // main loop only
   std::vector<JobEvent> pending_events_;               // main loop only; not yet acknowledged
   Duration idle_wait_ = std::chrono::milliseconds(2);  // main loop: next look at the jobs
   TimePoint last_active_{};                            // main loop: a job last started or ended

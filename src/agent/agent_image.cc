@@ -66,7 +66,7 @@ Status Agent::InImage(const LaunchOrder& order, ProcessSpec* spec) {
             "run",
             "--rm",
             "--name",
-            "baton-" + options_.name + "-" + Key(order.job, order.attempt),
+            "baton-" + options_.name + "-" + JobAttempt{order.job, order.attempt}.ToString(),
             "--network",
             "host",
             "--ipc",

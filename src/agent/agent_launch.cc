@@ -191,7 +191,7 @@ void Agent::Launch(const LaunchOrder& order, TimePoint now) {
   }
   pending_events_.push_back(started);
   job.start_reported = true;
-  jobs_[Key(order.job, order.attempt)] = std::move(job);
+  jobs_[JobAttempt{order.job, order.attempt}] = std::move(job);
 }
 
 // A batch script (LaunchOrder::batch) runs on its first node, through baton-slurm's batch
@@ -421,7 +421,8 @@ Result<std::string> Agent::PrepareCode(const LaunchOrder& order,
     RETURN_IF_ERROR(env_.CreateDirs(cache));
     RETURN_IF_ERROR(env_.WriteFileAtomic(archive, got->body, WriteFileOptions{.mode = 0600}));
   }
-  std::string staging = cache + "/" + Key(order.job, order.attempt) + ".unpacking";
+  std::string staging =
+      cache + "/" + JobAttempt{order.job, order.attempt}.ToString() + ".unpacking";
   RETURN_IF_ERROR(env_.CreateDirs(staging));
   RETURN_IF_ERROR(env_.RunTool(
       {"tar", "-xzf", archive, "-C", staging, "--no-same-owner", "--delay-directory-restore"}));
@@ -588,7 +589,7 @@ void Agent::FailLaunch(RunningJob job, int code, const std::string& message) {
     LogWarn(st.message(), Context(job.order.job));
   LogWarn("job " + job.order.job.ToString() + " could not start: " + message,
           Context(job.order.job));
-  jobs_[Key(job.order.job, job.order.attempt)] = std::move(job);
+  jobs_[JobAttempt{job.order.job, job.order.attempt}] = std::move(job);
 }
 
 }  // namespace baton::agent

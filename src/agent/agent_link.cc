@@ -123,7 +123,7 @@ bool Agent::RegisterWithController(bool* tried_every_server) {
     e.kind = job.exited ? JobEvent::Kind::kExited : JobEvent::Kind::kStarted;
     e.exit_code = job.status.exit_code;
     e.signal = job.status.signal;
-    e.timed_out = job.timed_out;
+    e.timed_out = job.stop.timed_out();
     e.lost = job.lost;
     e.launch_failed = job.launch_failed;
     req.jobs.push_back(e);

@@ -134,7 +134,7 @@ void Agent::OpenTunnel(const TunnelOrder& t) {
   std::string target;
   long owner = -1;  // an allocation's host: its job's user
   if (!t.step_key.empty()) {
-    auto it = jobs_.find(Key(t.job, t.attempt));
+    auto it = jobs_.find(JobAttempt{t.job, t.attempt});
     auto user = it == jobs_.end() || it->second.exited || !it->second.order.alloc
                     ? Result<UnixUser>(Err(NotFound("it has no allocation running here")))
                     : LookupUnixUser(it->second.order.user);
@@ -147,7 +147,7 @@ void Agent::OpenTunnel(const TunnelOrder& t) {
     owner = static_cast<long>(as_root_ ? user->uid : geteuid());
   }
   if (t.port == 0) {
-    auto it = jobs_.find(Key(t.job, t.attempt));
+    auto it = jobs_.find(JobAttempt{t.job, t.attempt});
     if (it == jobs_.end() || it->second.exited ||
         it->second.order.interactive == Interactive::kNone) {
       LogWarn("tunnel to job " + t.job.ToString() + "'s session: it has none running here",
@@ -267,7 +267,7 @@ std::vector<JobId> Agent::AttachedSessions() {
 }
 
 void Agent::DeliverNote(const SessionNote& note) {
-  auto it = jobs_.find(Key(note.job, note.attempt));
+  auto it = jobs_.find(JobAttempt{note.job, note.attempt});
   if (it == jobs_.end() || it->second.exited || it->second.order.interactive == Interactive::kNone)
     return;
   int fd = ConnectUnix(SessionSocket(note.job, note.attempt));

@@ -42,7 +42,7 @@ RunFiles::RunFiles(Env& env, std::string dir, LogContext context)
     : env_(env), dir_(std::move(dir)), context_(std::move(context)) {}
 
 std::string RunFiles::PathOf(JobId job, int attempt) const {
-  return dir_ + "/" + job.ToString() + "." + std::to_string(attempt) + ".run";
+  return dir_ + "/" + JobAttempt{job, attempt}.ToString() + ".run";
 }
 
 Status RunFiles::Write(const RunRecord& record) {

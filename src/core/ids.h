@@ -14,6 +14,15 @@ struct JobId {
   std::string ToString() const { return std::to_string(value); }
 };
 
+// One run of a job on its nodes: attempt 0, then one more for each requeue. Agents key what
+// runs by it; names made of it (cgroups, containers, run files) read "ID.ATTEMPT".
+struct JobAttempt {
+  JobId job;
+  int attempt = 0;
+  auto operator<=>(const JobAttempt&) const = default;
+  std::string ToString() const { return job.ToString() + "." + std::to_string(attempt); }
+};
+
 }  // namespace baton
 
 template <>
