@@ -26,7 +26,7 @@ void Controller::Restore(store::Snapshot snapshot, TimePoint now) {
       for (const auto& part : j.allocation) EnsureNode(part.node).running.insert(id);
       running_.emplace(id, &j, KeptOf(j));  // after its nodes are in the view (first_node)
       if (DependencyGate::ArrayGate* gate = gate_.GateOf(j)) gate->active += 1;
-      if (j.launch_blamed < static_cast<int>(j.launch_failed_on.size())) unproven_.insert(id);
+      blame_.Watch(j);
       // Its nodes must come back and say what became of it; until then they are awaited.
       for (const auto& part : j.allocation) {
         NodeRecord& n = EnsureNode(part.node);

@@ -19,7 +19,8 @@
 //   keys_    (IdempotencyKeys, idempotency_keys.h): submits' keys and the jobs they made;
 //   utilization_ (AttemptUtilization, attempt_utilization.h): running attempts' GPU readings;
 //   numbers_ (AccountNumbers,  account_numbers.h): a pass's numbers for accounts and pools;
-//   failure_alerts_ (FailureAlerts, failure_alerts.h): job_failed alerts, an array's as one.
+//   failure_alerts_ (FailureAlerts, failure_alerts.h): job_failed alerts, an array's as one;
+//   blame_   (LaunchBlame,     launch_blame.h): launch failures proven elsewhere, and drains.
 // controller.cc: restore, users' commands, job bookkeeping and runs; controller_schedule.cc:
 // a pass's input and what its result does; controller_agents.cc: agents, nodes and drains;
 // controller_cost.cc: prices and costs; controller_metrics.cc and controller_tokens.cc: the
@@ -45,6 +46,7 @@
 #include "control/feasibility_cache.h"
 #include "control/idempotency_keys.h"
 #include "control/idle_sessions.h"
+#include "control/launch_blame.h"
 #include "control/node_table.h"
 #include "control/running_jobs.h"
 #include "control/token_book.h"
@@ -90,9 +92,6 @@ struct ControllerOptions {
 
 // A job that could not start on this many nodes fails for good: the fault is its own.
 inline constexpr size_t kLaunchNodesTried = 3;
-// A program that cannot be executed fails within milliseconds of its start: one still running
-// this long after started.
-inline constexpr Duration kProvenAfter = std::chrono::seconds(3);
 
 class Controller {
  public:
@@ -299,7 +298,7 @@ class Controller {
   DependencyGate gate_;    // pending jobs held back: dependencies, a time, an array's throttle
   FailureAlerts failure_alerts_;  // job_failed alerts: an array's counted, said at its end
   CronBook crons_;                // recurring jobs: their series and the next runs owed
-  std::set<JobId> unproven_;      // running after launch failures elsewhere, blame not yet counted
+  LaunchBlame blame_;             // running after launch failures elsewhere: to prove and blame
   RunningJobs running_;           // jobs_ never drops a job, and map nodes do not move
   std::vector<sched::Reservation> claims_;  // GPUs preemption freed, held for their claimers
   sched::UsageLedger usage_;

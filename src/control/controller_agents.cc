@@ -422,8 +422,7 @@ void Controller::HandleEvent(NodeRecord& node, const JobEvent& e, TimePoint now)
   }
   if (e.launch_failed) part->launch_failed = true;
   if (!part->started) {
-    if (!e.launch_failed && job->launch_blamed < static_cast<int>(job->launch_failed_on.size()))
-      unproven_.insert(job->id);
+    if (!e.launch_failed) blame_.Watch(*job);
     part->started = true;
     if (!job->started_at && !e.launch_failed) {
       job->started_at = now;
@@ -439,7 +438,7 @@ void Controller::HandleEvent(NodeRecord& node, const JobEvent& e, TimePoint now)
   if (!e.launch_failed) {
     // Its program ran here, whatever its exit: the node starts jobs.
     node.launch_failures = 0;
-    if (unproven_.count(job->id)) BlameLaunchFailures(*job, now);
+    if (blame_.Watched(job->id)) BlameLaunchFailures(*job, now);
   }
   if (!e.message.empty()) job->reason_detail = e.message.substr(0, 512);  // e.g. cannot execute
   part->ended = true;
@@ -553,19 +552,7 @@ void Controller::OnTick(TimePoint now) {
   CheckBudgets(now);
   ReclaimIdleSessions(now);
   if (gate_.WaitsForTime()) ReleaseBegun(now);
-  for (auto it = unproven_.begin(); it != unproven_.end();) {
-    Job& job = jobs_.at(*it);
-    if (job.state != JobState::kRunning) {
-      it = unproven_.erase(it);  // blamed, if at all, when it next starts
-      continue;
-    }
-    ++it;
-    if (!job.launched) continue;
-    bool ok = std::none_of(job.allocation.begin(), job.allocation.end(),
-                           [](const NodeAllocation& p) { return p.launch_failed; });
-    if (ok && job.started_at && now - *job.started_at >= kProvenAfter)
-      BlameLaunchFailures(job, now);
-  }
+  for (JobId id : blame_.Proven(jobs_, now)) BlameLaunchFailures(jobs_.at(id), now);
   queue_.Tick(now, options_.full_pass_interval);
   // A walk of the nodes only when one may have timed out: none was last seen before the
   // bound the last walk made (nodes are seen later only, and one that joins or comes back

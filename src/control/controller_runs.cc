@@ -163,36 +163,24 @@ bool Controller::LaunchElsewhere(Job& job) {
 }
 
 void Controller::BlameLaunchFailures(Job& job, TimePoint now) {
-  unproven_.erase(job.id);
-  const int limit = options_.drain_after_launch_failures;
-  for (size_t i = job.launch_blamed; i < job.launch_failed_on.size(); ++i) {
-    const std::string& name = job.launch_failed_on[i];
-    NodeRecord* failed = nodes_.Find(name);
-    bool runs_here = std::any_of(job.allocation.begin(), job.allocation.end(),
-                                 [&](const NodeAllocation& p) { return p.node == name; });
-    if (failed == nullptr || runs_here) continue;
-    failed->launch_failures += 1;
-    if (limit <= 0 || failed->launch_failures < limit || !failed->drain_reason.empty()) continue;
-    std::string reason = "launch failures: " + std::to_string(failed->launch_failures) +
-                         " jobs in a row could not start here and started on other nodes (last: "
-                         "job " +
-                         job.id.ToString() + ")";
-    failed->drain_reason = reason;
-    new_drains_.push_back(store::Drain{.node = name, .gpu = -1, .reason = reason, .active = true});
-    if (view_.FindNode(name) != nullptr) RebuildNodeSlots(*failed);
+  bool changed = false;
+  for (const LaunchBlame::Drain& d :
+       blame_.Blame(job, nodes_, options_.drain_after_launch_failures, &changed)) {
+    NodeRecord& failed = *nodes_.Find(d.node);
+    failed.drain_reason = d.reason;
+    new_drains_.push_back(
+        store::Drain{.node = d.node, .gpu = -1, .reason = d.reason, .active = true});
+    if (view_.FindNode(d.node) != nullptr) RebuildNodeSlots(failed);
     queue_.RequestFull();
     Raise(ClusterEvent{.kind = EventKind::kNodeDrained,
                        .severity = Severity::kAlert,
-                       .node = name,
+                       .node = d.node,
                        .job = job.id.value,
-                       .message = "node " + name + " drained: " + reason + "; `baton undrain " +
-                                  name + "` returns it"},
+                       .message = "node " + d.node + " drained: " + d.reason + "; `baton undrain " +
+                                  d.node + "` returns it"},
           now);
   }
-  if (job.launch_blamed != static_cast<int>(job.launch_failed_on.size())) {
-    job.launch_blamed = static_cast<int>(job.launch_failed_on.size());
-    MarkDirty(job);
-  }
+  if (changed) MarkDirty(job);
 }
 
 void Controller::Finish(Job& job, TimePoint now) {
