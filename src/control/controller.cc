@@ -10,7 +10,9 @@
 namespace baton::control {
 
 Controller::Controller(ControllerOptions options)
-    : options_(std::move(options)), usage_(options_.policy.fairshare_half_life) {
+    : options_(std::move(options)),
+      usage_(options_.policy.fairshare_half_life),
+      watch_(options_.node_timeout, options_.fence_grace) {
   queue_.SetLevels(options_.policy.las_thresholds);
 }
 

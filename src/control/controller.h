@@ -20,7 +20,8 @@
 //   utilization_ (AttemptUtilization, attempt_utilization.h): running attempts' GPU readings;
 //   numbers_ (AccountNumbers,  account_numbers.h): a pass's numbers for accounts and pools;
 //   failure_alerts_ (FailureAlerts, failure_alerts.h): job_failed alerts, an array's as one;
-//   blame_   (LaunchBlame,     launch_blame.h): launch failures proven elsewhere, and drains.
+//   blame_   (LaunchBlame,     launch_blame.h): launch failures proven elsewhere, and drains;
+//   watch_   (NodeWatch,       node_watch.h): silent nodes, their fences, jobs due back.
 // controller.cc: restore, users' commands, job bookkeeping and runs; controller_schedule.cc:
 // a pass's input and what its result does; controller_agents.cc: agents, nodes and drains;
 // controller_cost.cc: prices and costs; controller_metrics.cc and controller_tokens.cc: the
@@ -48,6 +49,7 @@
 #include "control/idle_sessions.h"
 #include "control/launch_blame.h"
 #include "control/node_table.h"
+#include "control/node_watch.h"
 #include "control/running_jobs.h"
 #include "control/token_book.h"
 #include "core/policy.h"
@@ -76,7 +78,7 @@ struct ControllerOptions {
   Duration node_timeout = std::chrono::seconds(60);  // silent agent -> node lost
   // An agent that has not reached a controller for node_timeout stops its jobs (its fence):
   // SIGTERM, and SIGKILL this long after. A lost node's jobs are requeued only once both have
-  // surely happened (FenceEnds), so that a job never runs twice.
+  // surely happened (NodeWatch::FenceEnds), so that a job never runs twice.
   Duration fence_grace = std::chrono::seconds(10);
   Duration poll_timeout = std::chrono::seconds(20);       // longest an agent's poll is held
   Duration full_pass_interval = std::chrono::seconds(2);  // re-order the queue (age, usage)
@@ -221,7 +223,6 @@ class Controller {
   // at the limit.
   void BlameLaunchFailures(Job& job, TimePoint now);
   void MarkLost(NodeRecord& node, TimePoint now);
-  TimePoint FenceEnds(TimePoint last_seen) const;
   void NoteOutputLimit(Job& job, const NodeRecord& node, const JobEvent& e, TimePoint now);
   void NoteLogsDropped(const AgentReport& c, TimePoint now);
   void RequeueFenced(TimePoint now);
@@ -305,10 +306,7 @@ class Controller {
 
   NodeTable nodes_;
   FeasibilityCache feasibility_;  // what could ever hold a request, by the known nodes
-  // Every node that is not lost was last seen at or after this (OnTick; none: not known).
-  std::optional<TimePoint> seen_since_;
-  // The earliest time a lost node's jobs are due to be requeued (NodeRecord::requeue_at).
-  TimePoint next_requeue_ = TimePoint::max();
+  NodeWatch watch_;               // silent nodes, their fences, the lost nodes' jobs due back
   std::pair<JobId, TimePoint> last_log_drop_{};  // the last log_dropped alert: of what, when
   sched::ClusterView view_;
   sched::ClusterView pass_view_;                 // scratch for passes, kept for its buffers

@@ -213,7 +213,7 @@ NodeRecord& Controller::EnsureNode(const std::string& name) {
   NodeRecord& node = nodes_.Ensure(name, &added);
   if (added) {
     feasibility_.MarkStale();
-    seen_since_.reset();  // never seen: OnTick's bound is made again
+    watch_.Reset();  // never seen: the next tick walks the nodes
     sched::NodeSlots slots;
     slots.name = name;
     slots.schedulable = false;
@@ -272,7 +272,7 @@ Result<RegisterReply> Controller::Register(const AgentRegister& c, TimePoint now
   node.state = NodeRecord::State::kReady;
   node.requeue_at = TimePoint::max();  // back before its fence passed: its jobs ran on
   node.last_seen = now;
-  seen_since_.reset();  // it may have been lost: OnTick's bound is made again
+  watch_.Reset();  // it may have been lost: the next tick walks the nodes
   node.samples.clear();
   RebuildNodeSlots(node);
   queue_.RequestFull();
@@ -498,19 +498,9 @@ void Controller::NoteOutputLimit(Job& job, const NodeRecord& node, const JobEven
   StopParts(job, StopReason::kCancel, job.spec.grace_period, now);
 }
 
-// When an agent last seen at `last_seen` has surely stopped its jobs: its fence (SIGTERM at
-// node_timeout after its last contact, which is no later than last_seen; SIGKILL fence_grace
-// later), plus the shims' one-second look at their lease and 2 % for clocks that run at
-// slightly different rates (docs/architecture.md, "Never two copies of a job").
-TimePoint Controller::FenceEnds(TimePoint last_seen) const {
-  Duration fence = options_.node_timeout + options_.fence_grace;
-  return last_seen + fence + fence / 50 + std::chrono::seconds(2);
-}
-
 void Controller::MarkLost(NodeRecord& node, TimePoint now) {
   node.state = NodeRecord::State::kLost;
-  node.requeue_at = FenceEnds(node.last_seen);
-  next_requeue_ = std::min(next_requeue_, node.requeue_at);
+  watch_.Lost(node);
   std::string jobs = node.running.empty()
                          ? ""
                          : "; its jobs are requeued at " + FormatRfc3339(node.requeue_at) +
@@ -531,15 +521,9 @@ void Controller::MarkLost(NodeRecord& node, TimePoint now) {
 
 // The jobs of lost nodes whose fence has passed go back to the queue (no retry spent).
 void Controller::RequeueFenced(TimePoint now) {
-  next_requeue_ = TimePoint::max();
-  for (auto& [name, node] : nodes_) {
-    if (node.state != NodeRecord::State::kLost || node.requeue_at == TimePoint::max()) continue;
-    if (node.requeue_at > now) {
-      next_requeue_ = std::min(next_requeue_, node.requeue_at);
-      continue;
-    }
+  for (NodeRecord* node : watch_.Fenced(nodes_, now)) {
     // A copy: stopping the jobs may end them.
-    const std::vector<JobId> on_node(node.running.begin(), node.running.end());
+    const std::vector<JobId> on_node(node->running.begin(), node->running.end());
     for (JobId id : on_node) {
       Job& j = jobs_.at(id);
       if (j.state != JobState::kRunning) continue;
@@ -554,21 +538,8 @@ void Controller::OnTick(TimePoint now) {
   if (gate_.WaitsForTime()) ReleaseBegun(now);
   for (JobId id : blame_.Proven(jobs_, now)) BlameLaunchFailures(jobs_.at(id), now);
   queue_.Tick(now, options_.full_pass_interval);
-  // A walk of the nodes only when one may have timed out: none was last seen before the
-  // bound the last walk made (nodes are seen later only, and one that joins or comes back
-  // resets it).
-  if (!seen_since_ || now - *seen_since_ > options_.node_timeout) {
-    seen_since_ = TimePoint::max();  // a node that joins during the walk resets it
-    TimePoint since = TimePoint::max();
-    for (auto& [name, node] : nodes_) {
-      if (node.state != NodeRecord::State::kLost && now - node.last_seen > options_.node_timeout) {
-        MarkLost(node, now);
-      }
-      if (node.state != NodeRecord::State::kLost) since = std::min(since, node.last_seen);
-    }
-    if (seen_since_) seen_since_ = since;
-  }
-  if (now >= next_requeue_) RequeueFenced(now);
+  for (NodeRecord* node : watch_.Silent(nodes_, now)) MarkLost(*node, now);
+  RequeueFenced(now);
   nodes_.ExpirePolls(now, options_.poll_timeout);
 }
 
