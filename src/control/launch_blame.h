@@ -48,8 +48,6 @@ class LaunchBlame {
   // (true when that changed it) and stops watching it.
   std::vector<Drain> Blame(Job& job, NodeTable& nodes, int limit, bool* changed);
 
-  size_t size() const { return unproven_.size(); }
-
  private:
   std::set<JobId> unproven_;
 };

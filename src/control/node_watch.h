@@ -7,6 +7,7 @@
 // Controller; not thread-safe.
 #pragma once
 
+#include <algorithm>
 #include <optional>
 #include <vector>
 

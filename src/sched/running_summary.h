@@ -4,6 +4,7 @@
 // add a release for each job it starts and to move those of the victims it stops.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
