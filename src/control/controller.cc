@@ -4,6 +4,8 @@
 #include <csignal>
 #include <cstdlib>
 
+#include "control/job_cost.h"
+#include "control/pass_records.h"
 #include "core/overloaded.h"
 #include "core/quantity.h"
 
@@ -26,7 +28,8 @@ void Controller::Restore(store::Snapshot snapshot, TimePoint now) {
     j.account = {};  // another controller's number, if any: this one numbers its own
     if (j.state == JobState::kRunning) {
       for (const auto& part : j.allocation) EnsureNode(part.node).running.insert(id);
-      running_.emplace(id, &j, KeptOf(j));  // after its nodes are in the view (first_node)
+      running_.emplace(id, &j,
+                       KeptOf(j, numbers_, view_));  // after its nodes are in the view (first_node)
       if (DependencyGate::ArrayGate* gate = gate_.GateOf(j)) gate->active += 1;
       blame_.Watch(j);
       // Its nodes must come back and say what became of it; until then they are awaited.
@@ -92,30 +95,25 @@ Reply Controller::Apply(const Command& command, TimePoint now) {
                         [&](const SubmitJobs& c) { return ReplyTo(c, Submit(c, now)); },
                         [&](const JobAction& c) { return ReplyTo(c, Act(c, now)); },
                         [&](const UpdateJob& c) { return ReplyTo(c, Update(c, now)); },
-                        [&](const GetJob& c) { return ReplyTo(c, Get(c, now)); },
-                        [&](const ListJobs& c) { return ReplyTo(c, List(c, now)); },
-                        [&](const GetJobMetrics& c) { return ReplyTo(c, JobMetricsOf(c, now)); },
+                        [&](const GetJob& c) { return ReplyTo(c, Read().Get(c, now)); },
+                        [&](const ListJobs& c) { return ReplyTo(c, Read().List(c, now)); },
+                        [&](const GetJobMetrics& c) { return ReplyTo(c, Read().Metrics(c, now)); },
                         [&](const OpenTunnel& c) { return ReplyTo(c, Tunnel(c, now)); },
-                        [&](const ListNodes& c) { return ReplyTo(c, Nodes()); },
-                        [&](const GetQueue& c) { return ReplyTo(c, Queue(c)); },
+                        [&](const ListNodes& c) { return ReplyTo(c, Read().Nodes()); },
+                        [&](const GetQueue& c) { return ReplyTo(c, Read().Queue(c)); },
                         [&](const DrainNode& c) { return ReplyTo(c, Drain(c)); },
                         [&](const InjectFault& c) { return ReplyTo(c, Inject(c)); },
-                        [&](const GetEvents& c) { return ReplyTo(c, Events(c)); },
+                        [&](const GetEvents& c) { return ReplyTo(c, Read().Events(c)); },
                         [&](const CreateToken& c) { return ReplyTo(c, Tokens(c, now)); },
                         [&](const RevokeToken& c) { return ReplyTo(c, Tokens(c)); },
                         [&](const JoinNode& c) { return ReplyTo(c, Tokens(c, now)); },
                         [&](const RevokeNode& c) { return ReplyTo(c, Tokens(c)); },
-                        [&](const ListTokens& c) { return ReplyTo(c, Tokens(c)); },
-                        [&](const GetMetrics& c) { return ReplyTo(c, Metrics(now)); },
-                        [&](const GetUsage& c) { return ReplyTo(c, Usage(c, now)); },
-                        [&](const ListCrons& c) { return ReplyTo(c, Crons(c, now)); },
+                        [&](const ListTokens& c) { return ReplyTo(c, Read().Tokens(c)); },
+                        [&](const GetMetrics& c) { return ReplyTo(c, Read().Metrics(now)); },
+                        [&](const GetUsage& c) { return ReplyTo(c, Read().Usage(c, now)); },
+                        [&](const ListCrons& c) { return ReplyTo(c, Read().Crons(c, now)); },
                         [&](const DeleteCron& c) { return ReplyTo(c, Crons(c, now)); },
-                        [&](const ListModels& c) {
-                          ModelList list{options_.policy.models};
-                          list.models.insert(list.models.end(), KnownModels().begin(),
-                                             KnownModels().end());
-                          return ReplyTo(c, std::move(list));
-                        },
+                        [&](const ListModels& c) { return ReplyTo(c, Read().Models()); },
                         [&](const SetPolicy& c) {
                           usage_.Advance(now);
                           usage_.SetHalfLife(c.policy.fairshare_half_life);
@@ -157,9 +155,22 @@ Effects Controller::EndBatch(TimePoint now) {
   return fx;
 }
 
-const Job* Controller::FindJob(JobId id) const {
-  auto it = jobs_.find(id);
-  return it == jobs_.end() ? nullptr : &it->second;
+ReadOuts Controller::Read() const {
+  return ReadOuts{.policy = options_.policy,
+                  .jobs = jobs_,
+                  .queue = queue_,
+                  .gate = gate_,
+                  .running = running_,
+                  .nodes = nodes_,
+                  .view = view_,
+                  .usage = usage_,
+                  .events = events_,
+                  .tokens = tokens_,
+                  .counters = counters_,
+                  .crons = crons_,
+                  .budgets = budgets_,
+                  .utilization = utilization_,
+                  .numbers = numbers_};
 }
 
 // ---- users' commands ----
@@ -322,16 +333,6 @@ Result<Resources> Controller::Feasible(const JobSpec& spec, const std::string& u
   return feasibility_.Check(nodes_, spec, user, options_.policy.Pool(spec.pool) != nullptr);
 }
 
-const Job* Controller::FindJob(JobId id, int array_index) const {
-  const Job* job = FindJob(id);
-  if (array_index < 0 || job == nullptr) return job;
-  if (job->array_id != id) return nullptr;
-  for (auto it = jobs_.find(id); it != jobs_.end() && it->second.array_id == id; ++it) {
-    if (it->second.array_index == array_index) return &it->second;
-  }
-  return nullptr;
-}
-
 Result<JobShown> Controller::Act(const JobAction& c, TimePoint now) {
   const Job* found = FindJob(c.id, c.array_index);
   if (found == nullptr) {
@@ -404,48 +405,6 @@ Status Controller::ActOn(Job& job, JobAction::Kind kind, const Caller& caller, T
   return Status::Ok();
 }
 
-Result<JobDetail> Controller::Get(const GetJob& c, TimePoint now) const {
-  const Job* job = FindJob(c.id, c.array_index);
-  if (job == nullptr) {
-    return Err(NotFound("job " + TaskName(c.id, c.array_index) + " does not exist"));
-  }
-  JobDetail r{.job = JobAsShown(*job, now)};
-  if (job->state == JobState::kPending) {
-    if (auto pos = queue_.Position(job->id)) {
-      r.queue_position = pos->first;
-      r.factors = pos->second;
-      sched::ShownFairShare shown = FairShareShown();
-      ShowFactors(*r.factors, *job, shown);
-    }
-  }
-  return r;
-}
-
-JobPage Controller::List(const ListJobs& c, TimePoint now) const {
-  JobPage r;
-  int limit = std::clamp(c.limit, 1, 1000);
-  for (auto it = jobs_.upper_bound(JobId{c.after}); it != jobs_.end(); ++it) {
-    const Job& j = it->second;
-    if (!c.states.empty() && std::find(c.states.begin(), c.states.end(), j.state) == c.states.end())
-      continue;
-    if (!c.user.empty() && j.user != c.user) continue;
-    if (!c.project.empty() && j.spec.project != c.project) continue;
-    if (c.array != 0 && j.array_id.value != c.array) continue;
-    if (static_cast<int>(r.jobs.size()) == limit) {
-      r.next = r.jobs.back().id.value;
-      break;
-    }
-    r.jobs.push_back(JobAsShown(j, now));
-  }
-  return r;
-}
-
-Job Controller::JobAsShown(const Job& job, TimePoint now) {
-  Job shown = job;
-  shown.cost_micros = AllCost(job, now);
-  return shown;
-}
-
 void Controller::ShowAsNow(std::vector<Job>& jobs, TimePoint now) const {
   for (Job& j : jobs) ShowAsNow(j, now);
 }
@@ -472,7 +431,7 @@ void Controller::SetState(Job& job, JobState to, TimePoint now) {
       if (NodeRecord* node = FindNode(part.node)) node->running.erase(job.id);
     }
     ChargeRate(job, -1, now);
-    if (job.started_at && now > *job.started_at) job.gpu_seconds += Service(job, now);
+    if (job.started_at && now > *job.started_at) job.gpu_seconds += AttemptService(job, now);
     CloseAttempt(job, now);
   }
   job.state = to;
@@ -481,9 +440,10 @@ void Controller::SetState(Job& job, JobState to, TimePoint now) {
   if (to == JobState::kPending) Enqueue(job, now);
   if (to == JobState::kRunning) {
     for (const auto& part : job.allocation) EnsureNode(part.node).running.insert(job.id);
-    running_.emplace(job.id, &job, KeptOf(job));  // after its nodes are in the view (first_node)
+    running_.emplace(job.id, &job,
+                     KeptOf(job, numbers_, view_));  // after its nodes are in the view (first_node)
     ChargeRate(job, +1, now);
-    job.cost_per_hour_micros = PricePerHour(job);
+    job.cost_per_hour_micros = PricePerHour(job, nodes_, options_.policy);
   }
   if (IsTerminal(to)) {
     job.finished_at = now;
@@ -512,10 +472,6 @@ void Controller::AlertEnded(const Job& job, JobState to, TimePoint now) {
   if (std::optional<ClusterEvent> e = failure_alerts_.Ended(job, to, tasks)) {
     Raise(std::move(*e), now);
   }
-}
-
-double Controller::Service(const Job& job, TimePoint now) {
-  return job.started_at ? GpuSecondsRun(job.spec.resources.milli_gpus, *job.started_at, now) : 0;
 }
 
 void Controller::ChargeRate(const Job& job, int sign, TimePoint now) {

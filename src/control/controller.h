@@ -21,12 +21,16 @@
 //   numbers_ (AccountNumbers,  account_numbers.h): a pass's numbers for accounts and pools;
 //   failure_alerts_ (FailureAlerts, failure_alerts.h): job_failed alerts, an array's as one;
 //   blame_   (LaunchBlame,     launch_blame.h): launch failures proven elsewhere, and drains;
-//   watch_   (NodeWatch,       node_watch.h): silent nodes, their fences, jobs due back.
-// controller.cc: restore, users' commands, job bookkeeping and runs; controller_schedule.cc:
-// a pass's input and what its result does; controller_agents.cc: agents, nodes and drains;
-// controller_cost.cc: prices and costs; controller_metrics.cc and controller_tokens.cc: the
-// read-outs and token commands; controller_waiting.cc: dependencies, begin times, array
-// throttles; controller_crons.cc: recurring jobs.
+//   watch_   (NodeWatch,       node_watch.h): silent nodes, their fences, jobs due back;
+//   passes_  (PassDriver,      pass_driver.h): a pass's input and run, the last claims.
+// Read commands are answered by ReadOuts (read_outs.h) over the parts, lent read-only; what a
+// job uses and costs is job_cost.h's.
+// controller.cc: restore, users' commands, job bookkeeping; controller_schedule.cc: what a
+// pass's result does; controller_runs.cc: launches, stops and ends; controller_agents.cc:
+// agents, nodes and drains; controller_cost.cc: attempts' costs and budgets;
+// controller_tokens.cc: token commands; controller_waiting.cc: dependencies, begin times,
+// array throttles; controller_crons.cc: recurring jobs; controller_sessions.cc: tunnels and
+// idle sessions; controller_sizing.cc: specs sized by model; controller_update.cc: updates.
 #pragma once
 
 #include <cstdint>
@@ -40,6 +44,7 @@
 #include "control/attempt_utilization.h"
 #include "control/budget_book.h"
 #include "control/commands.h"
+#include "control/controller_options.h"
 #include "control/cron_book.h"
 #include "control/dependency_gate.h"
 #include "control/event_ring.h"
@@ -50,6 +55,8 @@
 #include "control/launch_blame.h"
 #include "control/node_table.h"
 #include "control/node_watch.h"
+#include "control/pass_driver.h"
+#include "control/read_outs.h"
 #include "control/running_jobs.h"
 #include "control/token_book.h"
 #include "core/policy.h"
@@ -61,39 +68,6 @@
 #include "store/store.h"
 
 namespace baton::control {
-
-// Where the processes of a multi-node or multi-process job meet: rank 0's node, at a port from
-// torchrun's 29500 up. A job's port is DefaultMasterPort (29500 + id mod 10000) unless another
-// running job already meets at that port on the same rank-0 node (by Baton's choice or its own
-// MASTER_PORT); then the next free one, wrapping within the range. A job's own MASTER_PORT
-// always wins in its environment.
-constexpr int kFirstMasterPort = 29500;
-constexpr int kMasterPorts = 10000;
-int DefaultMasterPort(JobId id);
-// Whether the job's processes meet over the network: more than one node, or one process per
-// GPU on more than one GPU.
-bool MeetsOverNetwork(const Job& job);
-
-struct ControllerOptions {
-  Duration node_timeout = std::chrono::seconds(60);  // silent agent -> node lost
-  // An agent that has not reached a controller for node_timeout stops its jobs (its fence):
-  // SIGTERM, and SIGKILL this long after. A lost node's jobs are requeued only once both have
-  // surely happened (NodeWatch::FenceEnds), so that a job never runs twice.
-  Duration fence_grace = std::chrono::seconds(10);
-  Duration poll_timeout = std::chrono::seconds(20);       // longest an agent's poll is held
-  Duration full_pass_interval = std::chrono::seconds(2);  // re-order the queue (age, usage)
-  // A node where this many jobs in a row could not start, and then started elsewhere, is
-  // drained with the reason (a black hole would fail the whole queue); 0: never.
-  int drain_after_launch_failures = 3;
-  // Waiting jobs a full pass gives a reason to (Job::reason_detail and the place in the
-  // queue), the first in order; the decisions are the same for any number. Passes that are
-  // not full always explain sched::kExplainedWaits: the re-pass rule reads their reasons.
-  int explained_waits = sched::kExplainedWaits;
-  Policy policy;
-};
-
-// A job that could not start on this many nodes fails for good: the fault is its own.
-inline constexpr size_t kLaunchNodesTried = 3;
 
 class Controller {
  public:
@@ -111,9 +85,10 @@ class Controller {
   void ShowAsNow(Job& job, TimePoint now) const;
 
   // Read-only views for tests and the simulator.
-  const Job* FindJob(JobId id) const;
   // Task `array_index` of array `id`; with array_index < 0, job `id` itself.
-  const Job* FindJob(JobId id, int array_index) const;
+  const Job* FindJob(JobId id, int array_index = -1) const {
+    return control::FindJob(jobs_, id, array_index);
+  }
   const std::map<JobId, Job>& jobs() const { return jobs_; }
   const sched::ClusterView& cluster() const { return view_; }
   size_t queue_length() const { return queue_.size(); }
@@ -121,6 +96,8 @@ class Controller {
   const Policy& policy() const { return options_.policy; }
 
  private:
+  // The parts, lent read-only to answer a read command (read_outs.h).
+  ReadOuts Read() const;
   Result<Submitted> Submit(const SubmitJobs& c, TimePoint now);
   // A submit with an Idempotency-Key seen before: the jobs it made then.
   std::optional<Submitted> Repeated(const SubmitJobs& c) const;
@@ -142,30 +119,18 @@ class Controller {
   Result<JobSpec> Patched(const Job& job, const UpdateJob& c, TimePoint now);
   void ApplyPatch(Job& job, JobSpec spec, TimePoint now);
   Status ActOn(Job& job, JobAction::Kind kind, const Caller& caller, TimePoint now);
-  // A copy of `job` as users see it at `now`.
-  static Job JobAsShown(const Job& job, TimePoint now);
-  Result<JobDetail> Get(const GetJob& c, TimePoint now) const;
-  JobPage List(const ListJobs& c, TimePoint now) const;
-  NodeList Nodes() const;
-  QueuePage Queue(const GetQueue& c) const;
   Result<NodeList> Drain(const DrainNode& c);
   Result<NodeList> Inject(const InjectFault& c);
   Result<TokenShown> Tokens(const CreateToken& c, TimePoint now);
   Result<TokenShown> Tokens(const RevokeToken& c);
   Result<TokenShown> Tokens(const JoinNode& c, TimePoint now);
   Result<TokenList> Tokens(const RevokeNode& c);
-  TokenList Tokens(const ListTokens& c) const;
-  MetricsShown Metrics(TimePoint now) const;
-  UsageReport Usage(const GetUsage& c, TimePoint now) const;
-  EventList Events(const GetEvents& c) const;
-  Result<JobMetrics> JobMetricsOf(const GetJobMetrics& c, TimePoint now) const;
   // Sessions (controller_sessions.cc): tunnels to them; an interactive pool's limits at
   // submit; its idle sessions warned, then stopped.
   Result<JobShown> Tunnel(const OpenTunnel& c, TimePoint now);
   Status AdmitSession(const JobSpec& spec, const PoolPolicy& pool, const std::string& user) const;
   void ReclaimIdleSessions(TimePoint now);
   void StopIdleSession(Job& job, const PoolPolicy& pool, Duration idle_for, TimePoint now);
-  CronList Crons(const ListCrons& c, TimePoint now) const;
   Result<CronShown> Crons(const DeleteCron& c, TimePoint now);
   Result<RegisterReply> Register(const AgentRegister& c, TimePoint now);
   Result<PollAnswer> Poll(const AgentPoll& c, TimePoint now);
@@ -173,37 +138,12 @@ class Controller {
   void OnTick(TimePoint now);
 
   void Schedule(TimePoint now);
-  // The pass's view of a waiting job, and of a running one.
-  sched::PendingJob PendingOf(const Job& j) const;
-  sched::RunningJob RunningOf(const Job& j, TimePoint now) const;
-  // The same, as RunningJobs keeps it (the time-dependent parts as of the job's start).
-  RunningJobs::Kept KeptOf(const Job& j) const;
   // Makes the records of the running jobs changed in this batch (dirty_) again: before each
   // pass, and at the batch's end for what the last pass's decisions changed.
   void KeepRunningRecords();
-  // A waiting job's factors as shown (GetJob, GetQueue): a pass leaves out the fair-share
-  // factor where the policy does not weigh it, and it is worked out here, from the usage now.
-  sched::ShownFairShare FairShareShown() const {
-    return sched::ShownFairShare(&usage_, &options_.policy);
-  }
-  void ShowFactors(QueueFactors& f, const Job& j, sched::ShownFairShare& shown) const;
   // Takes in a pass's decisions: reasons, preemptions, starts; whether an arrival that waits
   // could preempt (the re-pass rule, sched/job_queue.h).
-  // `given`: the plan's jobs, by index into `in.pending`; empty when the pass was given the
-  // queue (then found by id).
-  bool ApplyPass(sched::PassResult& pass, const sched::PassInput& in,
-                 const std::vector<const Job*>& given, bool partial, TimePoint now);
-  // Whether a full pass needs only the head of the queue (strict order by class; see
-  // Schedule), and how long a head it is given first.
-  bool HeadIsEnough() const;
-  // Strict order: the last full pass's blocker cannot start on what is free now.
-  bool BlockerIsStuck() const;
-  static constexpr size_t kStrictHead = sched::kExplainedWaits + 64;
-  // The lowest priority class among the running jobs (above kCritical when none runs).
-  int LowestRunningClass() const;
-  // Whether the re-pass rule could find an arrival that may preempt among a pass's waits (a
-  // project has a guarantee, or a waiting job's class is above a running one's).
-  bool RepassMayFollow() const;
+  bool ApplyPass(PassDriver::Ran& ran, TimePoint now);
   // Starts `j` on its allocation: the view, its state, the launch orders.
   void StartJob(Job& j, TimePoint now);
   // Sends the launch orders of the job's current attempt (only rank `only_rank`'s if given).
@@ -237,27 +177,12 @@ class Controller {
 
   void SetState(Job& job, JobState to, TimePoint now);
   void ChargeRate(const Job& job, int sign, TimePoint now);
-  // GPU-seconds the running attempt of `job` has had by `now`.
-  static double Service(const Job& job, TimePoint now);
-  // GPU-seconds of all of `job`'s attempts by `now`, the running one included.
-  static double AllService(const Job& job, TimePoint now) {
-    return job.gpu_seconds + (job.state == JobState::kRunning ? Service(job, now) : 0);
-  }
-  // Costs and budgets (controller_cost.cc). A job's price per hour is fixed when it is placed,
-  // from the catalog's price of each GPU it holds; its cost grows while it runs.
-  int64_t PricePerHour(const Job& job) const;
-  static int64_t AttemptCost(const Job& job, TimePoint now);
-  static int64_t AllCost(const Job& job, TimePoint now) {
-    return job.cost_micros + (job.state == JobState::kRunning ? AttemptCost(job, now) : 0);
-  }
   // Called as an attempt ends: its cost and utilisation join the job's.
   void CloseAttempt(Job& job, TimePoint now);
   // The GPUs' readings of a report, counted towards the running jobs on them.
   void ObserveUtilization(const NodeRecord& node, const std::vector<GpuSample>& samples);
-  // Budgets (control/budget_book.h): the running attempts' cost by budgeted project, a recount
-  // (restore, new policy; `quiet`: alert levels reached count as alerted), and the alerts.
-  // `all`: every project's, else the budgeted ones' only.
-  BudgetBook::RunningCost RunningCostByProject(TimePoint now, bool all = false) const;
+  // Budgets (control/budget_book.h): a recount (restore, new policy; `quiet`: alert levels
+  // reached count as alerted), and the alerts.
   void RecountBudgets(TimePoint now, bool quiet);
   void CheckBudgets(TimePoint now);
   void Enqueue(Job& job, TimePoint now);
@@ -281,7 +206,6 @@ class Controller {
   // series was deleted) the next is queued at the batch's end, waiting for the next time its
   // schedule names.
   void QueueNextRuns(TimePoint now);
-  CronEntry EntryOf(JobId series, TimePoint now) const;
   void SendOrder(const std::string& node, Order order);
   NodeRecord* FindNode(const std::string& name);
   // The node, added to the table and (unschedulable) to the view if it was not known.
@@ -301,7 +225,6 @@ class Controller {
   CronBook crons_;                // recurring jobs: their series and the next runs owed
   LaunchBlame blame_;             // running after launch failures elsewhere: to prove and blame
   RunningJobs running_;           // jobs_ never drops a job, and map nodes do not move
-  std::vector<sched::Reservation> claims_;  // GPUs preemption freed, held for their claimers
   sched::UsageLedger usage_;
 
   NodeTable nodes_;
@@ -309,9 +232,7 @@ class Controller {
   NodeWatch watch_;               // silent nodes, their fences, the lost nodes' jobs due back
   std::pair<JobId, TimePoint> last_log_drop_{};  // the last log_dropped alert: of what, when
   sched::ClusterView view_;
-  sched::ClusterView pass_view_;                 // scratch for passes, kept for its buffers
-  std::vector<sched::PendingJob> pass_pending_;  // the same, for passes given the queue
-  std::vector<sched::RunningJob> pass_running_;  // ... and for every pass's running jobs
+  PassDriver passes_;  // runs a pass: its input, its buffers, the last full pass's claims
 
   std::set<JobId> dirty_;
   std::vector<store::Drain> new_drains_;

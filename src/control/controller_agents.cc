@@ -8,39 +8,6 @@ namespace baton::control {
 
 // ---- agents ----
 
-NodeList Controller::Nodes() const {
-  NodeList r;
-  for (const auto& [name, node] : nodes_) {
-    NodeStatus s;
-    s.info = node.info;
-    s.state = ShownState(node);
-    s.last_seen = node.last_seen;
-    s.samples = node.samples;
-    s.gpu_jobs.resize(node.info.gpus.size());
-    s.drain_reason = node.drain_reason;
-    s.health = node.health;
-    s.health.resize(node.info.gpus.size());
-    for (size_t g = 0; g < s.health.size(); ++g) s.health[g].index = static_cast<int>(g);
-    s.gpu_drain_reasons.resize(node.info.gpus.size());
-    for (const auto& [g, why] : node.gpu_drains) {
-      if (g >= 0 && static_cast<size_t>(g) < s.gpu_drain_reasons.size())
-        s.gpu_drain_reasons[g] = why;
-    }
-    // Each GPU's jobs in the order of their ids, from the node's own running jobs.
-    for (JobId id : node.running) {
-      for (const auto& part : running_.at(id)->allocation) {
-        if (part.node != name) continue;
-        for (int g : part.gpus) {
-          if (g >= 0 && static_cast<size_t>(g) < s.gpu_jobs.size())
-            s.gpu_jobs[g].push_back(id.value);
-        }
-      }
-    }
-    r.nodes.push_back(std::move(s));
-  }
-  return r;
-}
-
 Result<NodeList> Controller::Drain(const DrainNode& c) {
   if (!c.caller.admin) return Err(PermissionDenied("only an admin drains or undrains nodes"));
   NodeRecord* node = FindNode(c.node);
@@ -80,7 +47,7 @@ Result<NodeList> Controller::Drain(const DrainNode& c) {
   }
   if (view_.FindNode(c.node) != nullptr) RebuildNodeSlots(*node);
   queue_.RequestFull();  // an undrain frees GPUs; a drain changes reservations
-  return Nodes();
+  return Read().Nodes();
 }
 
 Result<NodeList> Controller::Inject(const InjectFault& c) {
@@ -103,11 +70,7 @@ Result<NodeList> Controller::Inject(const InjectFault& c) {
   o.kind = Order::Kind::kInject;
   o.inject = c.fault;
   SendOrder(c.node, std::move(o));
-  return Nodes();
-}
-
-EventList Controller::Events(const GetEvents& c) const {
-  return EventList{events_.After(c.after, c.limit)};
+  return Read().Nodes();
 }
 
 void Controller::Raise(ClusterEvent event, TimePoint now) { events_.Raise(std::move(event), now); }

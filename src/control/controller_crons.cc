@@ -41,22 +41,6 @@ void Controller::QueueNextRuns(TimePoint now) {
   }
 }
 
-CronEntry Controller::EntryOf(JobId id, TimePoint now) const {
-  const CronBook::Series& s = crons_.all().at(id);
-  CronEntry e{.id = id, .runs = s.runs, .current = JobAsShown(jobs_.at(s.current), now)};
-  if (s.last.value != 0) e.last = JobAsShown(jobs_.at(s.last), now);
-  return e;
-}
-
-CronList Controller::Crons(const ListCrons& c, TimePoint now) const {
-  CronList r;
-  for (const auto& [id, series] : crons_.all()) {
-    if (!c.user.empty() && jobs_.at(series.current).user != c.user) continue;
-    r.crons.push_back(EntryOf(id, now));
-  }
-  return r;
-}
-
 Result<CronShown> Controller::Crons(const DeleteCron& c, TimePoint now) {
   CronBook::Series* series = crons_.Find(c.id);
   if (series == nullptr) {
@@ -73,7 +57,7 @@ Result<CronShown> Controller::Crons(const DeleteCron& c, TimePoint now) {
     return Err(
         PermissionDenied("recurring job " + c.id.ToString() + " belongs to " + current.user));
   }
-  CronShown r{EntryOf(c.id, now)};
+  CronShown r{Read().Cron(c.id, now)};
   crons_.Erase(c.id);
   current.cron_stopped = true;
   MarkDirty(current);

@@ -4,20 +4,10 @@
 #include <csignal>
 
 #include "control/controller.h"
+#include "control/master_ports.h"
 #include "core/quantity.h"
 
 namespace baton::control {
-
-int DefaultMasterPort(JobId id) {
-  return kFirstMasterPort + static_cast<int>(id.value % kMasterPorts);
-}
-
-bool MeetsOverNetwork(const Job& job) {
-  // An allocation serves `baton run --in` at its step port, on one node too.
-  if (job.allocation.size() > 1 || job.spec.alloc) return true;
-  return job.spec.process_per_gpu && !job.allocation.empty() &&
-         job.allocation.front().gpus.size() > 1;
-}
 
 // ---- a job's runs: launch, stop, end ----
 

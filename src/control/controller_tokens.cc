@@ -23,8 +23,4 @@ Result<TokenList> Controller::Tokens(const RevokeNode& c) {
   return TokenList{std::move(revoked)};
 }
 
-TokenList Controller::Tokens(const ListTokens& c) const {
-  return TokenList{tokens_.List(c.caller)};
-}
-
 }  // namespace baton::control

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "control/controller.h"
+#include "control/pass_records.h"
 
 namespace baton::control {
 
@@ -33,7 +34,7 @@ void Controller::Enqueue(Job& job, TimePoint now) {
     }
     gate->active += 1;
   }
-  queue_.Add(job, PendingOf(job));
+  queue_.Add(job, PendingOf(job, numbers_));
   job.reason = WaitReason::kPriority;
   job.reason_detail = "waiting for the scheduler";
 }

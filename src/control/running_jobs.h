@@ -20,7 +20,7 @@
 namespace baton::control {
 
 // GPU-seconds that `milli_gpus` held from `start` to `now` (0 when `now` is not after it):
-// what a running attempt has used so far (Controller::Service).
+// what a running attempt has used so far (AttemptService, job_cost.h).
 inline double GpuSecondsRun(int64_t milli_gpus, TimePoint start, TimePoint now) {
   if (now <= start) return 0;
   return static_cast<double>(milli_gpus) / 1000.0 * static_cast<double>((now - start).count()) /
@@ -43,7 +43,7 @@ class RunningJobs {
     Clock clock;
   };
 
-  // Brings the time-dependent parts of `record` to `now`: what Controller::Service counts, and
+  // Brings the time-dependent parts of `record` to `now`: what AttemptService counts, and
   // for a job not started yet, a start of `now`.
   static void AtTime(sched::RunningJob& record, const Clock& clock, TimePoint now) {
     if (!clock.started) {

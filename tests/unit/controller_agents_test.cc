@@ -2,6 +2,7 @@
 // drains and the events they raise.
 #include <gtest/gtest.h>
 
+#include "control/master_ports.h"
 #include "controller_fixture.h"
 
 namespace baton::control {
