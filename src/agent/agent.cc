@@ -101,6 +101,7 @@ Status Agent::Start() {
 
 void Agent::Stop() {
   if (stopping_.exchange(true)) return;
+  { std::lock_guard lock(mu_); }  // a waiter has read stopping_ false and waits, or reads true
   cv_.notify_all();
   if (poll_client_) poll_client_->Cancel();
   if (poll_thread_.joinable()) poll_thread_.join();
@@ -352,10 +353,12 @@ bool Agent::PollHealthAndLogs(TimePoint now) {
 void Agent::WaitForWork(TimePoint now, bool active, bool need_register) {
   std::unique_lock lock(mu_);
   // How long until the next look at the jobs: 2 ms within a second of a job starting or
-  // ending (short jobs end fast), then doubling up to 100 ms for long-running ones. Orders
-  // wake the loop at once whatever the wait.
-  bool busy =
-      std::any_of(jobs_.begin(), jobs_.end(), [](const auto& kv) { return !kv.second.exited; });
+  // ending (short jobs end fast, and a signal sent just after a start waits for the job's
+  // pid), then doubling up to 100 ms for long-running ones. Orders wake the loop at once
+  // whatever the wait.
+  bool busy = std::any_of(jobs_.begin(), jobs_.end(), [](const auto& kv) {
+    return !kv.second.exited || !kv.second.unsent.empty();  // a signal waits for a pid
+  });
   if (active) last_active_ = now;
   idle_wait_ = now - last_active_ < std::chrono::seconds(1)
                    ? std::chrono::milliseconds(2)
@@ -408,24 +411,35 @@ void Agent::HandleOrder(const Order& order) {
 }
 
 void Agent::SignalJob(RunningJob& job, int sig) {
-  if (job.process.job_pid == 0) {
-    // The shim writes the job's pid within a millisecond or so of starting.
-    std::string pid_path = RunFile(job.order.job, job.order.attempt) + ".pid";
-    for (int i = 0; i < 200 && job.process.job_pid == 0; ++i) {
-      job.process.job_pid = ReadJobPid(env_, pid_path);
-      if (job.process.job_pid != 0) break;
-      if (!executor_.Alive(job.process.shim_pid, job.process.shim_start_ticks)) break;
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    }
-    if (job.process.job_pid == 0) return;  // it never ran: nothing to signal
-    // Harmless when it fails: a restarted agent reads the pid from the shim's file again.
-    if (Status st = WriteRunFile(job); !st.ok()) LogWarn(st.message(), Context(job.order.job));
+  if (LearnJobPid(job) && job.unsent.empty()) {
+    executor_.Signal(job.process.job_pid, sig);
+    return;
   }
-  executor_.Signal(job.process.job_pid, sig);
+  job.unsent.push_back(sig);
+  SendUnsent(job);
+}
+
+bool Agent::LearnJobPid(RunningJob& job) {
+  if (job.process.job_pid != 0) return true;
+  job.process.job_pid = ReadJobPid(env_, RunFile(job.order.job, job.order.attempt) + ".pid");
+  if (job.process.job_pid == 0) return false;
+  // Harmless when it fails: a restarted agent reads the pid from the shim's file again.
+  if (Status st = WriteRunFile(job); !st.ok()) LogWarn(st.message(), Context(job.order.job));
+  return true;
+}
+
+void Agent::SendUnsent(RunningJob& job) {
+  if (LearnJobPid(job)) {
+    for (int sig : job.unsent) executor_.Signal(job.process.job_pid, sig);
+    job.unsent.clear();
+  } else if (!executor_.Alive(job.process.shim_pid, job.process.shim_start_ticks)) {
+    job.unsent.clear();  // it never ran: nothing to signal
+  }
 }
 
 void Agent::StepStops(TimePoint now) {
   for (auto& [key, job] : jobs_) {
+    if (!job.unsent.empty()) SendUnsent(job);
     if (!job.exited) SignalJob(job, job.stop.Tick(job.order, job.started_at, now));
   }
 }
@@ -727,7 +741,8 @@ bool Agent::AllShipped(const RunningJob& job) const {
 void Agent::DropAcknowledged() {
   for (auto it = jobs_.begin(); it != jobs_.end();) {
     RunningJob& job = it->second;
-    if (job.exit_acked && AllShipped(job)) {
+    // A kill that waits for the job's pid (a launch that failed after the start) keeps it.
+    if (job.exit_acked && job.unsent.empty() && AllShipped(job)) {
       // A run file left behind re-adopts an ended job after a restart, which reports its end
       // again: harmless, but worth a line.
       if (Status st = run_files_.Remove(job.order.job, job.order.attempt); !st.ok())

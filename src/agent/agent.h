@@ -104,6 +104,9 @@ class Agent {
     bool limit_told = false;
     bool punch_failed = false;
     int64_t tail_sent = 0;
+    // Signals due before the shim wrote the job's pid (it does within a millisecond or so of
+    // starting): sent in order once it has (SendUnsent), dropped if the shim ends first.
+    std::vector<int> unsent;
     int64_t metrics_scanned = 0;  // bytes of the metrics file looked at for checkpoints
     int64_t metrics_shipped = 0;  // bytes of the metrics file the controller has
     std::string last_checkpoint;  // the latest checkpoint its metrics file reported
@@ -134,6 +137,9 @@ class Agent {
 
   void MainLoop();
   void PollLoop();
+  // The poll thread's pause before it asks again (real time: the link's own pace), cut short
+  // when the agent stops; whether it goes on.
+  bool PauseLink(Duration wait);
   // Registers with the controller in use; when that fails, *tried_every_server says whether
   // every listed controller has now failed in a row (time to back off).
   bool RegisterWithController(bool* tried_every_server);
@@ -162,12 +168,20 @@ class Agent {
   void ShareCheckpoints(const LaunchOrder& order, const UnixUser& user);
   // Puts the job in a cgroup of its own with its limits, where the host allows it.
   void JoinCgroup(const LaunchOrder& order, ProcessSpec* spec);
-  // Signals the job's process group, learning its pid from the shim's pid file if need be.
+  // Signals the job's process group, learning its pid from the shim's pid file if need be;
+  // while the shim has not written it, the signal waits in RunningJob::unsent (no wait here).
   void SignalJob(RunningJob& job, int sig);
+  // Whether the job's pid is known, reading the shim's pid file if it is not yet (and keeping
+  // it in the run file).
+  bool LearnJobPid(RunningJob& job);
+  // The job's unsent signals, sent if its pid is known now; dropped if its shim has ended (the
+  // job never ran).
+  void SendUnsent(RunningJob& job);
   void SignalJob(RunningJob& job, const StopClock::Signals& signals) {
     for (int sig : signals) SignalJob(job, sig);
   }
-  // What the jobs' clocks say at `now` (time limits, notices, graces over), carried out.
+  // What the jobs' clocks say at `now` (time limits, notices, graces over), carried out, and
+  // the signals that waited for a pid sent.
   void StepStops(TimePoint now);
   // Reports checkpoints jobs announced in their metrics file since the last look, and the
   // values of their tracked metric (ScanMetrics: one job's).

@@ -180,6 +180,11 @@ bool Agent::RegisterWithController(bool* tried_every_server) {
   return true;
 }
 
+bool Agent::PauseLink(Duration wait) {
+  std::unique_lock lock(mu_);
+  return !cv_.wait_for(lock, wait, [&] { return stopping_.load(); });
+}
+
 void Agent::PollLoop() {
   net::HttpClient* client = poll_client_.get();
   uint64_t session = 0;
@@ -195,7 +200,7 @@ void Agent::PollLoop() {
       }
     }
     if (ToMillis(clock_.Now()) < silent_until_ms_) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));  // an injected silence
+      if (!PauseLink(std::chrono::milliseconds(100))) return;  // an injected silence
       continue;
     }
     FollowServers(*client, &poll_generation_);
@@ -207,7 +212,7 @@ void Agent::PollLoop() {
     if (stopping_) return;
     if (!res || res->standby) {
       if (res || servers_->size() > 1) SeekLeader(url, res);
-      std::this_thread::sleep_for(std::chrono::milliseconds(300));
+      if (!PauseLink(std::chrono::milliseconds(300))) return;
       continue;
     }
     if (res->status == 409) {
@@ -217,7 +222,7 @@ void Agent::PollLoop() {
       continue;
     }
     if (res->status != 200) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(300));
+      if (!PauseLink(std::chrono::milliseconds(300))) return;
       continue;
     }
     auto orders = codec::DecodeOrders(res->body);
@@ -227,8 +232,7 @@ void Agent::PollLoop() {
       LogWarn("cannot read the controller's orders (is the controller newer than this agent?): " +
                   orders.error().message(),
               Context());
-      for (int i = 0; i < 50 && !stopping_; ++i)
-        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      if (!PauseLink(std::chrono::seconds(5))) return;
       continue;
     }
     std::lock_guard lock(mu_);

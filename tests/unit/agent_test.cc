@@ -8,6 +8,7 @@
 #include <signal.h>
 
 #include <algorithm>
+#include <atomic>
 #include <condition_variable>
 #include <functional>
 #include <map>
@@ -112,9 +113,11 @@ class FakeExecutor : public Executor {
     pid_t shim = next_pid_++;
     pid_t job = next_pid_++;
     env_.SetProcess(shim, 77);
-    (void)env_.WriteFileAtomic(spec.pid_path, std::to_string(job) + "\n", {});
+    if (pid_files_) (void)env_.WriteFileAtomic(spec.pid_path, std::to_string(job) + "\n", {});
     return Started{.shim_pid = shim, .job_pid = 0, .shim_start_ticks = 77};
   }
+  // false: the shims are slow to write their jobs' pids (the test writes them).
+  void WritePidFiles(bool write) { pid_files_ = write; }
   void Signal(pid_t job_pid, int sig) override {
     std::lock_guard lock(mu_);
     signals_.emplace_back(job_pid, sig);
@@ -144,6 +147,7 @@ class FakeExecutor : public Executor {
   std::mutex mu_;
   std::condition_variable cv_;
   pid_t next_pid_ = 1000;
+  std::atomic<bool> pid_files_{true};
   std::vector<ProcessSpec> specs_;
   std::vector<std::pair<pid_t, int>> signals_;
 };
@@ -354,6 +358,27 @@ TEST_F(AgentTest, WithoutANoticeATimeLimitSendsSigtermFirst) {
   ASSERT_TRUE(executor_.WaitForSignal(2));
   std::vector<std::pair<pid_t, int>> want = {{1001, SIGTERM}, {1001, SIGKILL}};
   EXPECT_EQ(executor_.signals(), want);
+}
+
+// Issue 39: a signal due before the shim wrote the job's pid made the agent spin for it, 1 ms
+// at a time, and give the signal up after 200 ms. It waits with the job instead, and goes as
+// soon as the pid is there.
+TEST_F(AgentTest, ASignalDueBeforeTheShimWroteTheJobsPidGoesOnceItHas) {
+  executor_.WritePidFiles(false);
+  auto agent = StartAgent(env_);
+  controller_.Send(Launch(13, {0}, std::chrono::minutes(1)));  // no grace: SIGKILL at the limit
+  ASSERT_TRUE(controller_.WaitFor(
+      [](auto&, auto& events) { return Has(events, 13, JobEvent::Kind::kStarted); }));
+  clock_.Advance(std::chrono::seconds(61));
+  std::this_thread::sleep_for(std::chrono::milliseconds(400));  // the agent's loop looks again
+  EXPECT_TRUE(executor_.signals().empty());                     // no pid to signal yet
+  ASSERT_TRUE(env_.WriteFileAtomic("/data/run/13.0.run.pid", "1001\n", {}).ok());
+  ASSERT_TRUE(executor_.WaitForSignal());
+  std::vector<std::pair<pid_t, int>> want = {{1001, SIGKILL}};
+  EXPECT_EQ(executor_.signals(), want);
+  auto record = DecodeRunRecord(*env_.ReadFile("/data/run/13.0.run"));
+  ASSERT_TRUE(record.has_value());
+  EXPECT_EQ(record->process.job_pid, 1001);  // kept for an agent that restarts
 }
 
 }  // namespace
