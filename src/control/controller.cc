@@ -5,6 +5,7 @@
 #include <cstdlib>
 
 #include "control/job_cost.h"
+#include "control/model_sizing.h"
 #include "control/pass_records.h"
 #include "core/overloaded.h"
 #include "core/quantity.h"
@@ -88,51 +89,73 @@ Reply ReplyTo(const C& c, Result<AnswerOf<C>> result) {
   return Reply{Status::Ok(), std::move(*result)};
 }
 
+// A token command's answer: the token it made or changed, or those it revoked.
+Result<TokenShown> Shown(Result<store::Token> token) {
+  return token.map([](store::Token t) { return TokenShown{std::move(t)}; });
+}
+Result<TokenList> Shown(Result<std::vector<store::Token>> tokens) {
+  return tokens.map([](std::vector<store::Token> t) { return TokenList{std::move(t)}; });
+}
+
+// A submit with an Idempotency-Key seen before: the jobs it made then.
+std::optional<Submitted> Repeated(const SubmitJobs& c, const IdempotencyKeys& keys,
+                                  const std::map<JobId, Job>& jobs) {
+  if (c.idempotency_key.empty()) return std::nullopt;
+  const store::IdempotencyEntry* e = keys.Find(c.caller.user, c.idempotency_key);
+  if (e == nullptr) return std::nullopt;
+  Submitted r;
+  for (int i = 0; i < e->count; ++i) {
+    if (const Job* j = FindJob(jobs, JobId{e->first.value + i})) r.jobs.push_back(*j);
+  }
+  return r;
+}
+
 }  // namespace
 
 Reply Controller::Apply(const Command& command, TimePoint now) {
-  return std::visit(Overloaded{
-                        [&](const SubmitJobs& c) { return ReplyTo(c, Submit(c, now)); },
-                        [&](const JobAction& c) { return ReplyTo(c, Act(c, now)); },
-                        [&](const UpdateJob& c) { return ReplyTo(c, Update(c, now)); },
-                        [&](const GetJob& c) { return ReplyTo(c, Read().Get(c, now)); },
-                        [&](const ListJobs& c) { return ReplyTo(c, Read().List(c, now)); },
-                        [&](const GetJobMetrics& c) { return ReplyTo(c, Read().Metrics(c, now)); },
-                        [&](const OpenTunnel& c) { return ReplyTo(c, Tunnel(c, now)); },
-                        [&](const ListNodes& c) { return ReplyTo(c, Read().Nodes()); },
-                        [&](const GetQueue& c) { return ReplyTo(c, Read().Queue(c)); },
-                        [&](const DrainNode& c) { return ReplyTo(c, Drain(c)); },
-                        [&](const InjectFault& c) { return ReplyTo(c, Inject(c)); },
-                        [&](const GetEvents& c) { return ReplyTo(c, Read().Events(c)); },
-                        [&](const CreateToken& c) { return ReplyTo(c, Tokens(c, now)); },
-                        [&](const RevokeToken& c) { return ReplyTo(c, Tokens(c)); },
-                        [&](const JoinNode& c) { return ReplyTo(c, Tokens(c, now)); },
-                        [&](const RevokeNode& c) { return ReplyTo(c, Tokens(c)); },
-                        [&](const ListTokens& c) { return ReplyTo(c, Read().Tokens(c)); },
-                        [&](const GetMetrics& c) { return ReplyTo(c, Read().Metrics(now)); },
-                        [&](const GetUsage& c) { return ReplyTo(c, Read().Usage(c, now)); },
-                        [&](const ListCrons& c) { return ReplyTo(c, Read().Crons(c, now)); },
-                        [&](const DeleteCron& c) { return ReplyTo(c, Crons(c, now)); },
-                        [&](const ListModels& c) { return ReplyTo(c, Read().Models()); },
-                        [&](const SetPolicy& c) {
-                          usage_.Advance(now);
-                          usage_.SetHalfLife(c.policy.fairshare_half_life);
-                          options_.policy = c.policy;
-                          queue_.SetLevels(c.policy.las_thresholds);
-                          feasibility_.MarkStale();  // pools may have come or gone
-                          RecountBudgets(now, false);
-                          queue_.RequestFull();  // order, reserve and preempt by the new policy
-                          return ReplyTo(c, Acknowledged{});
-                        },
-                        [&](const AgentRegister& c) { return ReplyTo(c, Register(c, now)); },
-                        [&](const AgentPoll& c) { return ReplyTo(c, Poll(c, now)); },
-                        [&](const AgentReport& c) { return ReplyTo(c, Report(c, now)); },
-                        [&](const Tick& c) {
-                          OnTick(now);
-                          return ReplyTo(c, Acknowledged{});
-                        },
-                    },
-                    command);
+  return std::visit(
+      Overloaded{
+          [&](const SubmitJobs& c) { return ReplyTo(c, Submit(c, now)); },
+          [&](const JobAction& c) { return ReplyTo(c, Act(c, now)); },
+          [&](const UpdateJob& c) { return ReplyTo(c, Update(c, now)); },
+          [&](const GetJob& c) { return ReplyTo(c, Read().Get(c, now)); },
+          [&](const ListJobs& c) { return ReplyTo(c, Read().List(c, now)); },
+          [&](const GetJobMetrics& c) { return ReplyTo(c, Read().Metrics(c, now)); },
+          [&](const OpenTunnel& c) { return ReplyTo(c, Tunnel(c, now)); },
+          [&](const ListNodes& c) { return ReplyTo(c, Read().Nodes()); },
+          [&](const GetQueue& c) { return ReplyTo(c, Read().Queue(c)); },
+          [&](const DrainNode& c) { return ReplyTo(c, Drain(c)); },
+          [&](const InjectFault& c) { return ReplyTo(c, Inject(c)); },
+          [&](const GetEvents& c) { return ReplyTo(c, Read().Events(c)); },
+          [&](const CreateToken& c) { return ReplyTo(c, Shown(tokens_.Create(c, now))); },
+          [&](const RevokeToken& c) { return ReplyTo(c, Shown(tokens_.Revoke(c))); },
+          [&](const JoinNode& c) { return ReplyTo(c, Shown(tokens_.Join(c, now))); },
+          [&](const RevokeNode& c) { return ReplyTo(c, Shown(tokens_.RevokeNodeCredentials(c))); },
+          [&](const ListTokens& c) { return ReplyTo(c, Read().Tokens(c)); },
+          [&](const GetMetrics& c) { return ReplyTo(c, Read().Metrics(now)); },
+          [&](const GetUsage& c) { return ReplyTo(c, Read().Usage(c, now)); },
+          [&](const ListCrons& c) { return ReplyTo(c, Read().Crons(c, now)); },
+          [&](const DeleteCron& c) { return ReplyTo(c, Crons(c, now)); },
+          [&](const ListModels& c) { return ReplyTo(c, Read().Models()); },
+          [&](const SetPolicy& c) {
+            usage_.Advance(now);
+            usage_.SetHalfLife(c.policy.fairshare_half_life);
+            options_.policy = c.policy;
+            queue_.SetLevels(c.policy.las_thresholds);
+            feasibility_.MarkStale();  // pools may have come or gone
+            RecountBudgets(now, false);
+            queue_.RequestFull();  // order, reserve and preempt by the new policy
+            return ReplyTo(c, Acknowledged{});
+          },
+          [&](const AgentRegister& c) { return ReplyTo(c, Register(c, now)); },
+          [&](const AgentPoll& c) { return ReplyTo(c, Poll(c, now)); },
+          [&](const AgentReport& c) { return ReplyTo(c, Report(c, now)); },
+          [&](const Tick& c) {
+            OnTick(now);
+            return ReplyTo(c, Acknowledged{});
+          },
+      },
+      command);
 }
 
 Effects Controller::EndBatch(TimePoint now) {
@@ -140,15 +163,15 @@ Effects Controller::EndBatch(TimePoint now) {
   Schedule(now);
   Effects fx;
   fx.deliveries = nodes_.TakeDeliveries();
-  fx.store.jobs.reserve(dirty_.size());
-  for (JobId id : dirty_) fx.store.jobs.push_back(jobs_.at(id));
+  fx.store.jobs.reserve(changed_.jobs.size());
+  for (JobId id : changed_.jobs) fx.store.jobs.push_back(jobs_.at(id));
   KeepRunningRecords();
-  dirty_.clear();
-  if (next_id_dirty_) fx.store.next_job_id = next_id_;
-  next_id_dirty_ = false;
+  changed_.jobs.clear();
+  if (changed_.next_id) fx.store.next_job_id = next_id_;
+  changed_.next_id = false;
   fx.store.idempotency = keys_.TakeNew();
-  fx.store.drains = std::move(new_drains_);
-  new_drains_.clear();
+  fx.store.drains = std::move(changed_.drains);
+  changed_.drains.clear();
   fx.events = events_.TakeNew();
   fx.store.events = fx.events;  // kept, the newest store::kKeptEvents (GET /v1/events)
   fx.store.tokens = tokens_.TakeChanged();
@@ -177,7 +200,7 @@ ReadOuts Controller::Read() const {
 
 Result<Submitted> Controller::Submit(const SubmitJobs& c, TimePoint now) {
   if (c.specs.empty()) return Err(InvalidArgument("jobs: must hold at least one job"));
-  if (std::optional<Submitted> repeat = Repeated(c)) {
+  if (std::optional<Submitted> repeat = Repeated(c, keys_, jobs_)) {
     repeat->dry_run = c.dry_run;  // the jobs the key made: what the submit would answer
     return std::move(*repeat);
   }
@@ -187,7 +210,9 @@ Result<Submitted> Controller::Submit(const SubmitJobs& c, TimePoint now) {
   // Specs that name a model are sized first, on copies (the others are read in place).
   std::vector<std::string> sized;  // how each was (empty when none names a model)
   std::vector<JobSpec> own;
-  RETURN_IF_ERROR(SizeModels(c.specs, &own, &sized));
+  if (std::any_of(c.specs.begin(), c.specs.end(), [](const JobSpec& s) { return s.model; })) {
+    RETURN_IF_ERROR(SizeModels(c.specs, options_.policy, feasibility_.Known(nodes_), &own, &sized));
+  }
   const std::vector<JobSpec>& specs = own.empty() ? c.specs : own;
   size_t total = 0;
   for (size_t i = 0; i < specs.size(); ++i) {
@@ -245,23 +270,12 @@ Result<Submitted> Controller::Submit(const SubmitJobs& c, TimePoint now) {
     }
   }
   if (c.dry_run) return r;
-  next_id_dirty_ = true;
+  changed_.next_id = true;
   if (!c.idempotency_key.empty()) {
     keys_.Record(store::IdempotencyEntry{.user = c.caller.user,
                                          .key = c.idempotency_key,
                                          .first = first,
                                          .count = static_cast<int>(total)});
-  }
-  return r;
-}
-
-std::optional<Submitted> Controller::Repeated(const SubmitJobs& c) const {
-  if (c.idempotency_key.empty()) return std::nullopt;
-  const store::IdempotencyEntry* e = keys_.Find(c.caller.user, c.idempotency_key);
-  if (e == nullptr) return std::nullopt;
-  Submitted r;
-  for (int i = 0; i < e->count; ++i) {
-    if (const Job* j = FindJob(JobId{e->first.value + i})) r.jobs.push_back(*j);
   }
   return r;
 }
@@ -428,7 +442,7 @@ void Controller::SetState(Job& job, JobState to, TimePoint now) {
     running_.erase(job.id);
     // From its allocation, which is cleared only after this (Finish's requeue).
     for (const auto& part : job.allocation) {
-      if (NodeRecord* node = FindNode(part.node)) node->running.erase(job.id);
+      if (NodeRecord* node = nodes_.Find(part.node)) node->running.erase(job.id);
     }
     ChargeRate(job, -1, now);
     if (job.started_at && now > *job.started_at) job.gpu_seconds += AttemptService(job, now);
@@ -470,7 +484,7 @@ void Controller::AlertEnded(const Job& job, JobState to, TimePoint now) {
     return t;
   };
   if (std::optional<ClusterEvent> e = failure_alerts_.Ended(job, to, tasks)) {
-    Raise(std::move(*e), now);
+    events_.Raise(std::move(*e), now);
   }
 }
 

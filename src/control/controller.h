@@ -23,14 +23,15 @@
 //   blame_   (LaunchBlame,     launch_blame.h): launch failures proven elsewhere, and drains;
 //   watch_   (NodeWatch,       node_watch.h): silent nodes, their fences, jobs due back;
 //   passes_  (PassDriver,      pass_driver.h): a pass's input and run, the last claims.
-// Read commands are answered by ReadOuts (read_outs.h) over the parts, lent read-only; what a
-// job uses and costs is job_cost.h's.
+// Read commands are answered by ReadOuts (read_outs.h) over the parts, lent read-only; token
+// commands by the TokenBook; what a job uses and costs is job_cost.h's; a submit's specs that
+// name a model are sized by model_sizing.h.
 // controller.cc: restore, users' commands, job bookkeeping; controller_schedule.cc: what a
 // pass's result does; controller_runs.cc: launches, stops and ends; controller_agents.cc:
 // agents, nodes and drains; controller_cost.cc: attempts' costs and budgets;
-// controller_tokens.cc: token commands; controller_waiting.cc: dependencies, begin times,
-// array throttles; controller_crons.cc: recurring jobs; controller_sessions.cc: tunnels and
-// idle sessions; controller_sizing.cc: specs sized by model; controller_update.cc: updates.
+// controller_waiting.cc: dependencies, begin times, array throttles; controller_crons.cc:
+// recurring jobs; controller_sessions.cc: tunnels and idle sessions; controller_update.cc:
+// updates.
 #pragma once
 
 #include <cstdint>
@@ -99,19 +100,10 @@ class Controller {
   // The parts, lent read-only to answer a read command (read_outs.h).
   ReadOuts Read() const;
   Result<Submitted> Submit(const SubmitJobs& c, TimePoint now);
-  // A submit with an Idempotency-Key seen before: the jobs it made then.
-  std::optional<Submitted> Repeated(const SubmitJobs& c) const;
   // The request of `spec` as it will run (its nodes chosen when it named none), or why no set
   // of its pool's nodes can ever hold it (feasibility_).
   Result<Resources> Feasible(const JobSpec& spec, const std::string& user);
   Result<Resources> Admit(const JobSpec& spec, const std::string& user, TimePoint now);
-  // A spec that names a model (JobSpec::model): fills the gpus and gpu_memory it does not give
-  // from the model's estimate on its pool's GPU models (controller_sizing.cc); `note` says how.
-  Status SizeByModel(JobSpec& spec, std::string* note);
-  // Sizes the specs of a submit that name a model: `own` becomes their copy, sized, and
-  // `sized` says how each was (both left empty when none names one).
-  Status SizeModels(const std::vector<JobSpec>& specs, std::vector<JobSpec>* own,
-                    std::vector<std::string>* sized);
   Result<JobShown> Act(const JobAction& c, TimePoint now);
   // `baton update` (controller_update.cc): the job's spec with the fields changed, checked as a
   // submit checks it; and putting it in place (the queue, the nodes of a running job).
@@ -121,10 +113,6 @@ class Controller {
   Status ActOn(Job& job, JobAction::Kind kind, const Caller& caller, TimePoint now);
   Result<NodeList> Drain(const DrainNode& c);
   Result<NodeList> Inject(const InjectFault& c);
-  Result<TokenShown> Tokens(const CreateToken& c, TimePoint now);
-  Result<TokenShown> Tokens(const RevokeToken& c);
-  Result<TokenShown> Tokens(const JoinNode& c, TimePoint now);
-  Result<TokenList> Tokens(const RevokeNode& c);
   // Sessions (controller_sessions.cc): tunnels to them; an interactive pool's limits at
   // submit; its idle sessions warned, then stopped.
   Result<JobShown> Tunnel(const OpenTunnel& c, TimePoint now);
@@ -138,7 +126,7 @@ class Controller {
   void OnTick(TimePoint now);
 
   void Schedule(TimePoint now);
-  // Makes the records of the running jobs changed in this batch (dirty_) again: before each
+  // Makes the records of the running jobs changed in this batch (changed_.jobs) again: before each
   // pass, and at the batch's end for what the last pass's decisions changed.
   void KeepRunningRecords();
   // Takes in a pass's decisions: reasons, preemptions, starts; whether an arrival that waits
@@ -169,10 +157,6 @@ class Controller {
   // Acts on what the agent says of its GPUs' health: fences failed GPUs and requeues their
   // jobs, turns hardware faults into drains, brings recovered GPUs back.
   void ApplyHealth(NodeRecord& node, const std::vector<GpuHealth>& health, TimePoint now);
-  bool GpuUsable(const NodeRecord& node, int gpu) const;
-  // Running jobs with a live process on GPU `gpu` of `node`.
-  std::vector<JobId> JobsOnGpu(const std::string& node, int gpu) const;
-  void Raise(ClusterEvent event, TimePoint now);
   void RebuildNodeSlots(const NodeRecord& node);
 
   void SetState(Job& job, JobState to, TimePoint now);
@@ -207,16 +191,14 @@ class Controller {
   // schedule names.
   void QueueNextRuns(TimePoint now);
   void SendOrder(const std::string& node, Order order);
-  NodeRecord* FindNode(const std::string& name);
   // The node, added to the table and (unschedulable) to the view if it was not known.
   NodeRecord& EnsureNode(const std::string& name);
-  void MarkDirty(const Job& job) { dirty_.insert(job.id); }
+  void MarkDirty(const Job& job) { changed_.jobs.insert(job.id); }
 
   ControllerOptions options_;
   std::map<JobId, Job> jobs_;
   mutable AccountNumbers numbers_;  // a pass's numbers for (project, user) and pools
   int64_t next_id_ = 1;
-  bool next_id_dirty_ = false;
   IdempotencyKeys keys_;  // the submits' Idempotency-Keys
 
   sched::JobQueue queue_;  // pending jobs whose dependencies are met; pass planning
@@ -234,8 +216,14 @@ class Controller {
   sched::ClusterView view_;
   PassDriver passes_;  // runs a pass: its input, its buffers, the last full pass's claims
 
-  std::set<JobId> dirty_;
-  std::vector<store::Drain> new_drains_;
+  // What this batch changed that its store batch must carry (EndBatch takes them): the jobs
+  // changed (MarkDirty: every change to a job is saved), whether next_id_ moved, the drains
+  // set or lifted.
+  struct Changed {
+    std::set<JobId> jobs;
+    bool next_id = false;
+    std::vector<store::Drain> drains;
+  } changed_;
   EventRing events_;
   TokenBook tokens_;
   Counters counters_;               // for GET /metrics, since this controller started

@@ -5,12 +5,40 @@
 #include "control/controller.h"
 
 namespace baton::control {
+namespace {
+
+// Running jobs with a live process on GPU `gpu` of `node`.
+std::vector<JobId> JobsOnGpu(const NodeTable& nodes, const RunningJobs& running,
+                             const std::string& node, int gpu) {
+  std::vector<JobId> out;
+  const NodeRecord* record = nodes.Find(node);
+  if (record == nullptr) return out;
+  for (JobId id : record->running) {
+    for (const NodeAllocation& part : running.at(id)->allocation) {
+      if (part.node == node && !part.ended &&
+          std::find(part.gpus.begin(), part.gpus.end(), gpu) != part.gpus.end()) {
+        out.push_back(id);
+      }
+    }
+  }
+  return out;
+}
+
+// Whether GPU `gpu` of the node may be given to jobs: not drained, not being reset.
+bool GpuUsable(const NodeRecord& node, int gpu) {
+  if (node.gpu_drains.count(gpu) != 0) return false;
+  // "drain" health became an admin drain above; an admin's undrain overrides it.
+  return gpu < 0 || static_cast<size_t>(gpu) >= node.health.size() ||
+         node.health[gpu].state != GpuHealthState::kReset;
+}
+
+}  // namespace
 
 // ---- agents ----
 
 Result<NodeList> Controller::Drain(const DrainNode& c) {
   if (!c.caller.admin) return Err(PermissionDenied("only an admin drains or undrains nodes"));
-  NodeRecord* node = FindNode(c.node);
+  NodeRecord* node = nodes_.Find(c.node);
   if (node == nullptr) return Err(NotFound("node " + c.node.substr(0, 64) + " is not known"));
   // A node known only from the store (not back since a restart) has no GPU list yet: its
   // GPU drains are taken on trust and apply when it registers.
@@ -23,7 +51,7 @@ Result<NodeList> Controller::Drain(const DrainNode& c) {
   if (c.gpus.empty()) {
     node->drain_reason = c.drain ? reason : "";
     node->launch_failures = 0;  // an undrained node starts over
-    new_drains_.push_back(
+    changed_.drains.push_back(
         store::Drain{.node = c.node, .gpu = -1, .reason = reason, .active = c.drain});
   }
   for (int g : c.gpus) {
@@ -42,7 +70,7 @@ Result<NodeList> Controller::Drain(const DrainNode& c) {
         SendOrder(c.node, std::move(o));
       }
     }
-    new_drains_.push_back(
+    changed_.drains.push_back(
         store::Drain{.node = c.node, .gpu = g, .reason = reason, .active = c.drain});
   }
   if (view_.FindNode(c.node) != nullptr) RebuildNodeSlots(*node);
@@ -52,7 +80,7 @@ Result<NodeList> Controller::Drain(const DrainNode& c) {
 
 Result<NodeList> Controller::Inject(const InjectFault& c) {
   if (!c.caller.admin) return Err(PermissionDenied("only an admin injects faults"));
-  NodeRecord* node = FindNode(c.node);
+  NodeRecord* node = nodes_.Find(c.node);
   if (node == nullptr) return Err(NotFound("node " + c.node.substr(0, 64) + " is not known"));
   if (node->state != NodeRecord::State::kReady)
     return Err(Conflict("node " + c.node + " is not connected"));
@@ -71,30 +99,6 @@ Result<NodeList> Controller::Inject(const InjectFault& c) {
   o.inject = c.fault;
   SendOrder(c.node, std::move(o));
   return Read().Nodes();
-}
-
-void Controller::Raise(ClusterEvent event, TimePoint now) { events_.Raise(std::move(event), now); }
-
-std::vector<JobId> Controller::JobsOnGpu(const std::string& node, int gpu) const {
-  std::vector<JobId> out;
-  const NodeRecord* record = nodes_.Find(node);
-  if (record == nullptr) return out;
-  for (JobId id : record->running) {
-    for (const NodeAllocation& part : running_.at(id)->allocation) {
-      if (part.node == node && !part.ended &&
-          std::find(part.gpus.begin(), part.gpus.end(), gpu) != part.gpus.end()) {
-        out.push_back(id);
-      }
-    }
-  }
-  return out;
-}
-
-bool Controller::GpuUsable(const NodeRecord& node, int gpu) const {
-  if (node.gpu_drains.count(gpu) != 0) return false;
-  // "drain" health became an admin drain above; an admin's undrain overrides it.
-  return gpu < 0 || static_cast<size_t>(gpu) >= node.health.size() ||
-         node.health[gpu].state != GpuHealthState::kReset;
 }
 
 void Controller::ApplyHealth(NodeRecord& node, const std::vector<GpuHealth>& health,
@@ -118,13 +122,14 @@ void Controller::ApplyHealth(NodeRecord& node, const std::vector<GpuHealth>& hea
     if (h.state == GpuHealthState::kOk) {
       std::string still =
           node.gpu_drains.count(gpu) ? " (still drained: " + node.gpu_drains[gpu] + ")" : "";
-      Raise(ClusterEvent{.kind = EventKind::kGpuRecovered,
-                         .severity = Severity::kInfo,
-                         .node = node.info.name,
-                         .gpu = gpu,
-                         .message =
-                             where + " passed its health check and is back in service" + still},
-            now);
+      events_.Raise(
+          ClusterEvent{
+              .kind = EventKind::kGpuRecovered,
+              .severity = Severity::kInfo,
+              .node = node.info.name,
+              .gpu = gpu,
+              .message = where + " passed its health check and is back in service" + still},
+          now);
       continue;
     }
     if (old.state == h.state && old.since == h.since) continue;  // only its words changed
@@ -134,10 +139,10 @@ void Controller::ApplyHealth(NodeRecord& node, const std::vector<GpuHealth>& hea
     if (h.state == GpuHealthState::kDrain && node.gpu_drains.count(gpu) == 0) {
       std::string reason = ("health: " + h.reason).substr(0, 256);
       node.gpu_drains[gpu] = reason;
-      new_drains_.push_back(
+      changed_.drains.push_back(
           store::Drain{.node = node.info.name, .gpu = gpu, .reason = reason, .active = true});
     }
-    std::vector<JobId> hit = JobsOnGpu(node.info.name, gpu);
+    std::vector<JobId> hit = JobsOnGpu(nodes_, running_, node.info.name, gpu);
     std::string jobs, ended;  // requeued; stopped for good (requeue: false)
     for (JobId id : hit) {
       std::string& list = jobs_.at(id).spec.requeue ? jobs : ended;
@@ -145,14 +150,14 @@ void Controller::ApplyHealth(NodeRecord& node, const std::vector<GpuHealth>& hea
     }
     if (!jobs.empty()) jobs = "; requeued job " + jobs;
     if (!ended.empty()) jobs += "; stopped job " + ended + " (never requeued: it fails)";
-    Raise(ClusterEvent{.kind = EventKind::kGpuFailed,
-                       .severity = Severity::kAlert,
-                       .node = node.info.name,
-                       .gpu = gpu,
-                       .job = hit.empty() ? 0 : hit.front().value,
-                       .message =
-                           where + " failed: " + h.reason + "; out of service " + until + jobs},
-          now);
+    events_.Raise(ClusterEvent{.kind = EventKind::kGpuFailed,
+                               .severity = Severity::kAlert,
+                               .node = node.info.name,
+                               .gpu = gpu,
+                               .job = hit.empty() ? 0 : hit.front().value,
+                               .message = where + " failed: " + h.reason + "; out of service " +
+                                          until + jobs},
+                  now);
     for (JobId id : hit) {
       Job& j = jobs_.at(id);
       if (j.state != JobState::kRunning || j.stop_requested || j.preempt_requested) continue;
@@ -168,8 +173,6 @@ void Controller::ApplyHealth(NodeRecord& node, const std::vector<GpuHealth>& hea
     queue_.RequestFull();
   }
 }
-
-NodeRecord* Controller::FindNode(const std::string& name) { return nodes_.Find(name); }
 
 NodeRecord& Controller::EnsureNode(const std::string& name) {
   bool added = false;
@@ -221,12 +224,12 @@ Result<RegisterReply> Controller::Register(const AgentRegister& c, TimePoint now
   if (!IsValidNodeName(info.name)) return Err(InvalidArgument("node.name: invalid"));
   NodeRecord& node = EnsureNode(info.name);
   if (node.state != NodeRecord::State::kReady) {
-    Raise(ClusterEvent{.kind = EventKind::kNodeJoined,
-                       .severity = Severity::kInfo,
-                       .node = info.name,
-                       .message = "node " + info.name + " joined with " +
-                                  std::to_string(info.gpus.size()) + " GPUs"},
-          now);
+    events_.Raise(ClusterEvent{.kind = EventKind::kNodeJoined,
+                               .severity = Severity::kInfo,
+                               .node = info.name,
+                               .message = "node " + info.name + " joined with " +
+                                          std::to_string(info.gpus.size()) + " GPUs"},
+                  now);
   }
   if (node.info.gpus.size() != info.gpus.size()) node.health.clear();
   nodes_.StartSession(node, now);
@@ -291,7 +294,7 @@ Result<RegisterReply> Controller::Register(const AgentRegister& c, TimePoint now
 }
 
 Result<PollAnswer> Controller::Poll(const AgentPoll& c, TimePoint now) {
-  NodeRecord* node = FindNode(c.node);
+  NodeRecord* node = nodes_.Find(c.node);
   if (node == nullptr || node->session != c.session || node->state != NodeRecord::State::kReady) {
     return Err(Conflict("node " + c.node + ": unknown session; register again"));
   }
@@ -307,7 +310,7 @@ Result<PollAnswer> Controller::Poll(const AgentPoll& c, TimePoint now) {
 
 Result<Acknowledged> Controller::Report(const AgentReport& c, TimePoint now) {
   const ReportRequest& rep = c.report;
-  NodeRecord* node = FindNode(rep.node);
+  NodeRecord* node = nodes_.Find(rep.node);
   if (node == nullptr || node->session != rep.session || node->state != NodeRecord::State::kReady) {
     return Err(Conflict("node " + rep.node + ": unknown session; register again"));
   }
@@ -321,18 +324,18 @@ Result<Acknowledged> Controller::Report(const AgentReport& c, TimePoint now) {
   for (const JobEvent& e : rep.events) HandleEvent(*node, e, now);
   if (!rep.health.empty()) ApplyHealth(*node, rep.health, now);
   for (const GpuNotice& n : rep.notices) {
-    std::vector<JobId> on_gpu = JobsOnGpu(rep.node, n.gpu);
+    std::vector<JobId> on_gpu = JobsOnGpu(nodes_, running_, rep.node, n.gpu);
     int64_t job = on_gpu.empty() ? 0 : on_gpu.back().value;
     std::string msg =
         "GPU " + std::to_string(n.gpu) + " of " + rep.node + ": " + n.message.substr(0, 256);
     if (job != 0) msg += " in job " + std::to_string(job);
-    Raise(ClusterEvent{.kind = EventKind::kGpuXid,
-                       .severity = Severity::kInfo,
-                       .node = rep.node,
-                       .gpu = n.gpu,
-                       .job = job,
-                       .message = msg},
-          now);
+    events_.Raise(ClusterEvent{.kind = EventKind::kGpuXid,
+                               .severity = Severity::kInfo,
+                               .node = rep.node,
+                               .gpu = n.gpu,
+                               .job = job,
+                               .message = msg},
+                  now);
   }
   return Acknowledged{};
 }
@@ -432,14 +435,15 @@ void Controller::NoteLogsDropped(const AgentReport& c, TimePoint now) {
       last_log_drop_.second + std::chrono::minutes(1) > now)
     return;
   last_log_drop_ = {c.dropped_job, now};
-  Raise(ClusterEvent{.kind = EventKind::kLogDropped,
-                     .severity = Severity::kAlert,
-                     .node = c.report.node,
-                     .job = c.dropped_job.value,
-                     .message = "the server did not keep " + std::to_string(c.log_bytes_dropped) +
-                                " bytes of job " + c.dropped_job.ToString() +
-                                "'s output from node " + c.report.node + ": " + c.dropped_why},
-        now);
+  events_.Raise(
+      ClusterEvent{.kind = EventKind::kLogDropped,
+                   .severity = Severity::kAlert,
+                   .node = c.report.node,
+                   .job = c.dropped_job.value,
+                   .message = "the server did not keep " + std::to_string(c.log_bytes_dropped) +
+                              " bytes of job " + c.dropped_job.ToString() + "'s output from node " +
+                              c.report.node + ": " + c.dropped_why},
+      now);
 }
 
 // A job's output on `node` passed its limit: the node keeps its head and its tail only. Said
@@ -447,13 +451,14 @@ void Controller::NoteLogsDropped(const AgentReport& c, TimePoint now) {
 void Controller::NoteOutputLimit(Job& job, const NodeRecord& node, const JobEvent& e,
                                  TimePoint now) {
   const bool stop = options_.policy.stop_at_output_limit;
-  Raise(ClusterEvent{.kind = EventKind::kJobOutputLimit,
-                     .severity = stop ? Severity::kAlert : Severity::kInfo,
-                     .node = node.info.name,
-                     .job = job.id.value,
-                     .message = "job " + job.id.ToString() + " of " + job.user + ": " + e.message +
-                                (stop ? "; the job is stopped (stop_at_output_limit)" : "")},
-        now);
+  events_.Raise(
+      ClusterEvent{.kind = EventKind::kJobOutputLimit,
+                   .severity = stop ? Severity::kAlert : Severity::kInfo,
+                   .node = node.info.name,
+                   .job = job.id.value,
+                   .message = "job " + job.id.ToString() + " of " + job.user + ": " + e.message +
+                              (stop ? "; the job is stopped (stop_at_output_limit)" : "")},
+      now);
   if (!stop || job.stop_requested || job.state != JobState::kRunning) return;
   job.stop_requested = true;
   job.reason_detail = "cancelled: its output on node " + node.info.name + " passed its limit";
@@ -473,11 +478,11 @@ void Controller::MarkLost(NodeRecord& node, TimePoint now) {
     if (!jobs_.at(id).spec.requeue) kept += (kept.empty() ? "" : ", ") + id.ToString();
   }
   if (!kept.empty()) jobs += " (" + kept + " never requeued: failed then)";
-  Raise(ClusterEvent{.kind = EventKind::kNodeLost,
-                     .severity = Severity::kAlert,
-                     .node = node.info.name,
-                     .message = "node " + node.info.name + " stopped reporting" + jobs},
-        now);
+  events_.Raise(ClusterEvent{.kind = EventKind::kNodeLost,
+                             .severity = Severity::kAlert,
+                             .node = node.info.name,
+                             .message = "node " + node.info.name + " stopped reporting" + jobs},
+                now);
   if (sched::NodeSlots* s = view_.FindNode(node.info.name)) s->schedulable = false;
   nodes_.Disconnect(node);
 }

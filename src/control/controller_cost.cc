@@ -47,7 +47,7 @@ void Controller::CheckBudgets(TimePoint now) {
   if (budgets_.empty()) return;
   for (ClusterEvent& alert :
        budgets_.Check(options_.policy, jobs_, RunningCostByProject(running_, budgets_, now), now)) {
-    Raise(std::move(alert), now);
+    events_.Raise(std::move(alert), now);
   }
 }
 

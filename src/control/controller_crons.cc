@@ -35,7 +35,7 @@ void Controller::QueueNextRuns(TimePoint now) {
     series->current = next.id;
     series->runs += 1;
     counters_.jobs_submitted += 1;
-    next_id_dirty_ = true;
+    changed_.next_id = true;
     Enqueue(next, now);
     MarkDirty(next);
   }

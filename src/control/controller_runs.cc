@@ -19,7 +19,7 @@ void Controller::Launch(Job& job, std::optional<size_t> only_rank) {
   }
   // Rank 0's node is where the processes meet: its address, else its name.
   std::string master_addr = job.allocation.front().node;
-  if (const NodeRecord* first = FindNode(job.allocation.front().node);
+  if (const NodeRecord* first = nodes_.Find(job.allocation.front().node);
       first != nullptr && !first->info.address.empty()) {
     master_addr = first->info.address;
   }
@@ -31,7 +31,7 @@ void Controller::Launch(Job& job, std::optional<size_t> only_rank) {
   std::vector<std::string> node_addrs;
   if (job.spec.batch && (job.allocation.size() > 1 || job.spec.alloc)) {
     for (const NodeAllocation& part : job.allocation) {
-      const NodeRecord* node = FindNode(part.node);
+      const NodeRecord* node = nodes_.Find(part.node);
       node_addrs.push_back(node != nullptr && !node->info.address.empty() ? node->info.address
                                                                           : part.node);
     }
@@ -112,7 +112,7 @@ void Controller::Launch(Job& job, std::optional<size_t> only_rank) {
 void Controller::StopParts(Job& job, StopReason reason, Duration grace, TimePoint now) {
   for (NodeAllocation& part : job.allocation) {
     if (part.ended) continue;
-    NodeRecord* node = FindNode(part.node);
+    NodeRecord* node = nodes_.Find(part.node);
     // A part on a lost node ends only once the node's fence has passed (RequeueFenced): until
     // then its agent may still be running it.
     if (node != nullptr && node->state == NodeRecord::State::kLost && now < node->requeue_at)
@@ -158,17 +158,17 @@ void Controller::BlameLaunchFailures(Job& job, TimePoint now) {
        blame_.Blame(job, nodes_, options_.drain_after_launch_failures, &changed)) {
     NodeRecord& failed = *nodes_.Find(d.node);
     failed.drain_reason = d.reason;
-    new_drains_.push_back(
+    changed_.drains.push_back(
         store::Drain{.node = d.node, .gpu = -1, .reason = d.reason, .active = true});
     if (view_.FindNode(d.node) != nullptr) RebuildNodeSlots(failed);
     queue_.RequestFull();
-    Raise(ClusterEvent{.kind = EventKind::kNodeDrained,
-                       .severity = Severity::kAlert,
-                       .node = d.node,
-                       .job = job.id.value,
-                       .message = "node " + d.node + " drained: " + d.reason + "; `baton undrain " +
-                                  d.node + "` returns it"},
-          now);
+    events_.Raise(ClusterEvent{.kind = EventKind::kNodeDrained,
+                               .severity = Severity::kAlert,
+                               .node = d.node,
+                               .job = job.id.value,
+                               .message = "node " + d.node + " drained: " + d.reason +
+                                          "; `baton undrain " + d.node + "` returns it"},
+                  now);
   }
   if (changed) MarkDirty(job);
 }

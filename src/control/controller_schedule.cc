@@ -11,7 +11,7 @@ namespace baton::control {
 // ---- scheduling ----
 
 void Controller::KeepRunningRecords() {
-  for (JobId id : dirty_) {
+  for (JobId id : changed_.jobs) {
     if (const Job& j = jobs_.at(id); j.state == JobState::kRunning)
       running_.Keep(id, KeptOf(j, numbers_, view_));
   }

@@ -130,7 +130,7 @@ void Controller::StopIdleSession(Job& job, const PoolPolicy& pool, Duration idle
   (void)ActOn(job, JobAction::Kind::kCancel, Caller{.user = "baton", .admin = true}, now);
   job.reason_detail = "cancelled: " + why;
   MarkDirty(job);
-  Raise(
+  events_.Raise(
       ClusterEvent{.kind = EventKind::kSessionReclaimed,
                    .severity = Severity::kInfo,
                    .node = job.allocation.empty() ? "" : job.allocation.front().node,

@@ -1,13 +1,12 @@
-// LLM-aware sizing at submit (`baton submit --model`): a job that names the model it serves or
-// trains gets the GPUs and GPU memory it does not give from core/sizing.h's estimate, on the
-// GPU models its pool's nodes have.
+#include "control/model_sizing.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <map>
 
-#include "control/controller.h"
 #include "core/node.h"
 #include "core/quantity.h"
+#include "core/sizing.h"
 
 namespace baton::control {
 namespace {
@@ -18,10 +17,16 @@ std::string Gib(int64_t bytes) {
   return buf;
 }
 
+// Fills in the gpus and gpu_memory `spec` does not give from its model's estimate on its pool's
+// GPU models; `note` says how.
+Status SizeByModel(JobSpec& spec, const Policy& policy, const std::vector<sched::KnownNode>& known,
+                   std::string* note);
+
 }  // namespace
 
-Status Controller::SizeModels(const std::vector<JobSpec>& specs, std::vector<JobSpec>* own,
-                              std::vector<std::string>* sized) {
+Status SizeModels(const std::vector<JobSpec>& specs, const Policy& policy,
+                  const std::vector<sched::KnownNode>& known, std::vector<JobSpec>* own,
+                  std::vector<std::string>* sized) {
   if (std::none_of(specs.begin(), specs.end(), [](const JobSpec& s) { return s.model; }))
     return Status::Ok();
   *own = specs;
@@ -30,7 +35,7 @@ Status Controller::SizeModels(const std::vector<JobSpec>& specs, std::vector<Job
     JobSpec& spec = (*own)[i];
     if (!spec.model) continue;
     Status st = ValidateJobSpec(spec);
-    if (st.ok()) st = SizeByModel(spec, &(*sized)[i]);
+    if (st.ok()) st = SizeByModel(spec, policy, known, &(*sized)[i]);
     if (!st.ok()) {
       std::string where = own->size() > 1 ? "jobs[" + std::to_string(i) + "]." : "";
       return InvalidArgument(where + st.message());
@@ -39,11 +44,14 @@ Status Controller::SizeModels(const std::vector<JobSpec>& specs, std::vector<Job
   return Status::Ok();
 }
 
-Status Controller::SizeByModel(JobSpec& spec, std::string* note) {
+namespace {
+
+Status SizeByModel(JobSpec& spec, const Policy& policy, const std::vector<sched::KnownNode>& known,
+                   std::string* note) {
   const ModelSizing& m = *spec.model;
   SizingRequest r;
   if (!m.name.empty()) {
-    const ModelShape* shape = FindModel(m.name, options_.policy.models);
+    const ModelShape* shape = FindModel(m.name, policy.models);
     if (shape == nullptr) {
       return InvalidArgument("model.name: no model \"" + m.name +
                              "\" in the catalog (baton size --list); params: 7B sizes any model");
@@ -67,7 +75,7 @@ Status Controller::SizeByModel(JobSpec& spec, std::string* note) {
   }
   // The GPU models of the pool's nodes (of the type asked for, if any).
   std::vector<const NodeInfo*> pool;
-  for (const sched::KnownNode& k : feasibility_.Known(nodes_)) {
+  for (const sched::KnownNode& k : known) {
     if (k.registered && k.info->pool == spec.pool) pool.push_back(k.info);
   }
   const std::map<std::string, GpuModelCount> kinds = CountGpuModels(pool, res.gpu_type);
@@ -104,4 +112,5 @@ Status Controller::SizeByModel(JobSpec& spec, std::string* note) {
   return Status::Ok();
 }
 
+}  // namespace
 }  // namespace baton::control
