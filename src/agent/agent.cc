@@ -145,30 +145,31 @@ int64_t BootMillis() {
 }  // namespace
 
 void Agent::RenewLease(TimePoint sent) {
-  if (!options_.fence || fence_ms_ <= 0) return;
-  int64_t deadline = BootMillis() - ToMillis(clock_.Now()) + ToMillis(sent) + fence_ms_;
-  if (deadline < lease_deadline_ms_ + 1000) return;
+  if (!options_.fence) return;
+  // `sent` on the boot clock the shims read the deadline by.
+  std::optional<int64_t> deadline =
+      lease_.Renewal(BootMillis() - ToMillis(clock_.Now()) + ToMillis(sent));
+  if (!deadline) return;
   Status st = env_.WriteFileAtomic(
-      LeasePath(), std::to_string(deadline) + " " + std::to_string(fence_grace_ms_) + "\n",
+      LeasePath(), std::to_string(*deadline) + " " + std::to_string(lease_.grace_ms()) + "\n",
       {.mode = 0600, .sync = false});
   if (!st.ok()) {
     LogWarn("cannot renew the jobs' lease: " + st.message(), Context());
     return;
   }
-  if (fence_told_) LogInfo("reached a controller again: the jobs' lease is renewed", Context());
-  lease_deadline_ms_ = deadline;
-  fence_told_ = false;
+  if (lease_.Written(*deadline))
+    LogInfo("reached a controller again: the jobs' lease is renewed", Context());
 }
 
 void Agent::WatchLease() {
-  if (fence_told_ || lease_deadline_ms_ == 0 || BootMillis() < lease_deadline_ms_) return;
-  fence_told_ = true;
+  if (!lease_.RunOut(BootMillis())) return;
   size_t running = 0;
   for (const auto& [key, job] : jobs_) running += job.exited ? 0 : 1;
-  LogWarn("no controller reached for " + FormatDuration(std::chrono::milliseconds(fence_ms_)) +
+  LogWarn("no controller reached for " +
+              FormatDuration(std::chrono::milliseconds(lease_.fence_ms())) +
               ": a controller may now run this node's jobs elsewhere, so their shims stop the " +
               std::to_string(running) + " still running here (SIGTERM, SIGKILL " +
-              FormatDuration(std::chrono::milliseconds(fence_grace_ms_)) + " later)",
+              FormatDuration(std::chrono::milliseconds(lease_.grace_ms())) + " later)",
           Context());
 }
 
@@ -294,10 +295,7 @@ void Agent::MainLoop() {
     // With a fence, tries come at least ten times within it (up to 1.25 × a tenth with the
     // jitter): a controller back well within its node timeout is reached before any job here
     // is stopped.
-    if (options_.fence && fence_ms_ > 0) {
-      contact.Cap(std::clamp<Duration>(std::chrono::milliseconds(fence_ms_ / 10),
-                                       std::chrono::seconds(1), std::chrono::seconds(30)));
-    }
+    if (std::optional<Duration> cap = lease_.ContactCap(); options_.fence && cap) contact.Cap(*cap);
     if (ToMillis(now) < silent_until_ms_) contact.NotBefore(FromMillis(silent_until_ms_));
     if (need_register && contact.Due(now)) {
       bool tried_every_server = true;
@@ -309,18 +307,17 @@ void Agent::MainLoop() {
     }
     for (const Order& o : orders) HandleOrder(o);
     now = clock_.Now();
-    size_t events_before = pending_events_.size();
+    size_t events_before = outbox_.events();
     CollectExits(now);
-    bool active = !orders.empty() || pending_events_.size() != events_before;
+    bool active = !orders.empty() || outbox_.events() != events_before;
     StepStops(now);
     bool samples_due = now - last_sample_ >= options_.sample_interval;
     bool logs_due = now - last_logs_ >= options_.log_interval;
     bool logs_waiting = logs_due && PollHealthAndLogs(now);
     std::vector<GpuSample> samples;
-    if (samples_due) health_dirty_ |= SampleGpus(&samples, now);
-    bool health_news = health_dirty_ || !pending_notices_.empty();
+    if (samples_due) outbox_.HealthChanged(SampleGpus(&samples, now));
     if (!need_register && contact.Due(now) &&
-        (!pending_events_.empty() || samples_due || logs_waiting || health_news)) {
+        (outbox_.events() > 0 || samples_due || logs_waiting || outbox_.health_news())) {
       if (SendReport(std::move(samples))) {
         if (samples_due) last_sample_ = now;
         if (logs_due) last_logs_ = now;
@@ -340,8 +337,8 @@ void Agent::MainLoop() {
 bool Agent::PollHealthAndLogs(TimePoint now) {
   ScanCheckpoints(now);
   for (const XidEvent& x : backend_.PollXids())
-    health_dirty_ |= health_.ObserveXid(x.gpu, x.xid, now);
-  for (GpuNotice& n : health_.TakeNotices()) pending_notices_.push_back(std::move(n));
+    outbox_.HealthChanged(health_.ObserveXid(x.gpu, x.xid, now));
+  for (GpuNotice& n : health_.TakeNotices()) outbox_.Notice(std::move(n));
   bool logs_waiting = false;
   for (auto& [key, job] : jobs_) {
     EnforceOutputLimit(job, now);
@@ -371,7 +368,7 @@ void Agent::HandleOrder(const Order& order) {
   // Read here, not before: registering may have taken a while.
   TimePoint now = clock_.Now();
   if (order.kind == Order::Kind::kReadmit) {
-    health_dirty_ |= health_.Readmit(order.inject.gpu, now);
+    outbox_.HealthChanged(health_.Readmit(order.inject.gpu, now));
     return;
   }
   if (order.kind == Order::Kind::kInject && order.inject.fault == FaultKind::kSilence) {
@@ -487,14 +484,14 @@ void Agent::ScanMetrics(RunningJob& job, TimePoint now) {
   }
   job.metrics_scanned += static_cast<int64_t>(end + 1);
   for (const auto* e : {&best_here, &top_here, &last_here}) {
-    if (*e) pending_events_.push_back(**e);
+    if (*e) outbox_.Add(**e);
   }
   if (last) {
-    pending_events_.push_back(JobEvent{.job = job.order.job,
-                                       .attempt = job.order.attempt,
-                                       .kind = JobEvent::Kind::kCheckpoint,
-                                       .at = now,
-                                       .message = *last});
+    outbox_.Add(JobEvent{.job = job.order.job,
+                         .attempt = job.order.attempt,
+                         .kind = JobEvent::Kind::kCheckpoint,
+                         .at = now,
+                         .message = *last});
   }
 }
 
@@ -555,7 +552,7 @@ void Agent::CollectExits(TimePoint now) {
     if (job.launch_failed) e.message = ShimsWords(JobDir(job.order.job) + "/output.log");
     if (job.status.fenced) {
       e.message = "stopped on node " + options_.name + ", which reached no controller for " +
-                  FormatDuration(std::chrono::milliseconds(fence_ms_)) + " (its fence)";
+                  FormatDuration(std::chrono::milliseconds(lease_.fence_ms())) + " (its fence)";
     }
     if (cgroups_.usable()) {
       std::string group = cgroups_.GroupPath(CgroupName(job.order.job, job.order.attempt));
@@ -580,7 +577,7 @@ void Agent::CollectExits(TimePoint now) {
                                     : "exit code " + std::to_string(e.exit_code)),
                Context(job.order.job));
     }
-    pending_events_.push_back(e);
+    outbox_.Add(e);
   }
 }
 
@@ -599,35 +596,6 @@ bool Agent::SampleGpus(std::vector<GpuSample>* samples, TimePoint now) {
   bool changed = health_.ObserveSamples(*samples, now);
   changed |= health_.Recheck([this](int device) { return backend_.CheckGpu(device); }, now);
   return changed;
-}
-
-std::vector<size_t> Agent::EventsToReport(const std::map<JobAttempt, Shipment>& shipped) {
-  // A job's end is told only with the last of its output: a `baton wait` that sees the job
-  // ended then finds its whole log on the controller (issue 16: a 2.6 MB log was cut at
-  // 256 KiB right after the end). Later events of a job whose end waits, wait with it.
-  std::vector<size_t> sent;
-  std::set<JobAttempt> held;
-  for (size_t i = 0; i < pending_events_.size(); ++i) {
-    const JobEvent& e = pending_events_[i];
-    const JobAttempt key{e.job, e.attempt};
-    if (held.count(key)) continue;
-    if (e.kind == JobEvent::Kind::kExited) {
-      auto job = jobs_.find(key);
-      if (job != jobs_.end()) {
-        auto n = shipped.find(key);
-        bool unreadable = n != shipped.end() && n->second.unreadable;
-        RunningJob after = job->second;  // as it will be once this report is through
-        if (n != shipped.end() && !unreadable)
-          (n->second.head ? after.log_shipped : after.tail_sent) += n->second.bytes;
-        if (!unreadable && LogWaiting(after)) {
-          held.insert(key);
-          continue;
-        }
-      }
-    }
-    sent.push_back(i);
-  }
-  return sent;
 }
 
 // The metrics lines of each job the controller does not have yet, within `budget`: whole lines
@@ -689,17 +657,21 @@ bool Agent::SendReport(std::vector<GpuSample> samples) {
     rep.logs.push_back(std::move(chunk));
   }
   std::map<JobAttempt, int64_t> metrics_shipped = ShipMetrics(&budget, &rep.logs);
-  std::vector<size_t> sent = EventsToReport(shipped);
-  std::set<JobAttempt> exits_in_report;
-  for (size_t i : sent) {
-    const JobEvent& e = pending_events_[i];
-    rep.events.push_back(e);
-    if (e.kind == JobEvent::Kind::kExited) exits_in_report.insert(JobAttempt{e.job, e.attempt});
-  }
+  // A job's end waits while the controller would lack some of its log after this report.
+  ReportOutbox::Draft draft = outbox_.Compose([&](const JobAttempt& key) {
+    auto job = jobs_.find(key);
+    if (job == jobs_.end()) return false;
+    auto n = shipped.find(key);
+    if (n != shipped.end() && n->second.unreadable) return false;  // it will never come
+    RunningJob after = job->second;  // as it will be once this report is through
+    if (n != shipped.end())
+      (n->second.head ? after.log_shipped : after.tail_sent) += n->second.bytes;
+    return LogWaiting(after);
+  });
+  rep.events = draft.events;
   rep.gpus = std::move(samples);
-  bool with_health = health_dirty_;
-  if (with_health) rep.health = health_.health();
-  rep.notices = pending_notices_;
+  if (draft.health) rep.health = health_.health();
+  rep.notices = draft.notices;
   rep.attached = AttachedSessions();
   FollowServers(*report_client_, &report_generation_);
   std::string url = servers_->Current();
@@ -714,18 +686,13 @@ bool Agent::SendReport(std::vector<GpuSample> samples) {
     return false;
   }
   if (res->status != 200) return false;
-  for (auto i = sent.rbegin(); i != sent.rend(); ++i)
-    pending_events_.erase(pending_events_.begin() + static_cast<std::ptrdiff_t>(*i));
-  pending_notices_.erase(
-      pending_notices_.begin(),
-      pending_notices_.begin() + static_cast<std::ptrdiff_t>(rep.notices.size()));
-  if (with_health) health_dirty_ = false;  // the loop is single-threaded: nothing changed meanwhile
+  outbox_.Acknowledged(draft);
   for (auto& [key, s] : shipped) {
     if (s.unreadable) continue;
     (s.head ? jobs_[key].log_shipped : jobs_[key].tail_sent) += s.bytes;
   }
   for (auto& [key, n] : metrics_shipped) jobs_[key].metrics_shipped += n;
-  for (const JobAttempt& key : exits_in_report) {
+  for (const JobAttempt& key : draft.ends) {
     if (auto it = jobs_.find(key); it != jobs_.end()) it->second.exit_acked = true;
   }
   DropAcknowledged();

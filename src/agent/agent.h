@@ -31,6 +31,8 @@
 #include "agent/gpu_backend.h"
 #include "agent/health.h"
 #include "agent/host_topology.h"
+#include "agent/job_lease.h"
+#include "agent/report_outbox.h"
 #include "agent/run_file.h"
 #include "agent/stop_clock.h"
 #include "core/clock.h"
@@ -190,8 +192,6 @@ class Agent {
   void CollectExits(TimePoint now);
   // Samples the GPUs and judges their health; true when some GPU's health changed.
   bool SampleGpus(std::vector<GpuSample>* samples, TimePoint now);
-  // Indices into pending_events_ that go into the next report, whose log chunks are `shipped`
-  // (bytes by job key): all but a job's end while its log is not all shipped.
   // The log lines of a controller out of reach (once a minute while it lasts) and back.
   void Unreachable(Duration for_how_long) const;
   std::string last_contact_error_;  // the main loop's last failed request to a controller
@@ -203,7 +203,8 @@ class Agent {
     bool head = true;
     bool unreadable = false;
   };
-  std::vector<size_t> EventsToReport(const std::map<JobAttempt, Shipment>& shipped);
+  // A report: the logs and metrics lines due (within a budget), what the outbox owes (a job's
+  // end once its log is all in), the GPUs' samples and health; true when acknowledged.
   bool SendReport(std::vector<GpuSample> samples);
   std::map<JobAttempt, int64_t> ShipMetrics(size_t* budget, std::vector<LogChunk>* out);
   bool AllShipped(const RunningJob& job) const;
@@ -276,9 +277,7 @@ class Agent {
   CgroupManager cgroups_;      // main loop only (after Start)
   bool as_root_ = false;       // jobs run as their users
   std::string cgroup_prefix_;
-  HealthMonitor health_;       // main loop only
-  bool health_dirty_ = false;  // main loop: health changed since the controller last heard
-  std::vector<GpuNotice> pending_notices_;  // main loop: not yet acknowledged
+  HealthMonitor health_;  // main loop only
 
   std::mutex mu_;  // guards orders_, session_, need_register_, credential_
   std::string credential_;
@@ -289,18 +288,15 @@ class Agent {
   std::atomic<bool> stopping_{false};
   std::atomic<int64_t> silent_until_ms_{0};  // an injected silence: no contact until then
 
-  std::map<JobAttempt, RunningJob> jobs_;              // main loop only
-  std::vector<JobEvent> pending_events_;               // main loop only; not yet acknowledged
+  std::map<JobAttempt, RunningJob> jobs_;  // main loop only
+  ReportOutbox outbox_;  // main loop only: the events, notices and health change owed
   Duration idle_wait_ = std::chrono::milliseconds(2);  // main loop: next look at the jobs
   TimePoint last_active_{};                            // main loop: a job last started or ended
   TimePoint last_sample_{};
   TimePoint last_logs_{};
   // The fence (main loop only): what the controller asked at registration, and the deadline
-  // last written to run/lease (CLOCK_BOOTTIME milliseconds; 0: none written).
-  int64_t fence_ms_ = 0;
-  int64_t fence_grace_ms_ = 0;
-  int64_t lease_deadline_ms_ = 0;
-  bool fence_told_ = false;  // the log said the fence has passed
+  // last written to run/lease (job_lease.h).
+  JobLease lease_;
 
   std::unique_ptr<net::HttpClient> poll_client_;    // poll thread only (Cancel: any)
   std::unique_ptr<net::HttpClient> report_client_;  // main loop only

@@ -189,7 +189,7 @@ void Agent::Launch(const LaunchOrder& order, TimePoint now) {
                  "]",
              Context(order.job));
   }
-  pending_events_.push_back(started);
+  outbox_.Add(started);
   job.start_reported = true;
   jobs_[JobAttempt{order.job, order.attempt}] = std::move(job);
 }
@@ -576,12 +576,12 @@ void Agent::FailLaunch(RunningJob job, int code, const std::string& message) {
                    .kind = JobEvent::Kind::kStarted,
                    .at = job.started_at,
                    .launch_failed = true};
-  pending_events_.push_back(started);
+  outbox_.Add(started);
   JobEvent exited = started;
   exited.kind = JobEvent::Kind::kExited;
   exited.exit_code = code;
   exited.message = message;
-  pending_events_.push_back(exited);
+  outbox_.Add(exited);
   // Said in the job's log too, where its user looks first.
   if (Status st =
           env_.AppendFile(JobDir(job.order.job) + "/output.log", "baton: " + message + "\n");

@@ -161,15 +161,13 @@ bool Agent::RegisterWithController(bool* tried_every_server) {
     for (auto& [key, job] : jobs_) job.log_shipped = job.metrics_shipped = 0;
   }
   // The registration told the controller everything; exits in it are acknowledged.
-  pending_events_.clear();
-  health_dirty_ = false;
+  outbox_.Registered();
   for (auto& [key, job] : jobs_) {
     job.start_reported = true;
     job.exit_acked = job.exited;
   }
   DropAcknowledged();
-  fence_ms_ = reply->fence_ms;
-  fence_grace_ms_ = reply->fence_grace_ms;
+  lease_.Set(reply->fence_ms, reply->fence_grace_ms);
   {
     std::lock_guard lock(mu_);
     session_ = reply->session;

@@ -99,14 +99,14 @@ void Agent::EnforceOutputLimit(RunningJob& job, TimePoint now) {
     job.limit_told = true;
     if (Status st = env_.WriteAt(log, p.head, marker); !st.ok())
       LogWarn(st.message(), Context(job.order.job));
-    pending_events_.push_back(JobEvent{
-        .job = job.order.job,
-        .attempt = job.order.attempt,
-        .kind = JobEvent::Kind::kOutputLimit,
-        .at = now,
-        .message = "its output on node " + options_.name + " passed its limit of " +
-                   FormatSize(limit) + ": the log keeps its first " + FormatSize(HeadOf(limit)) +
-                   " and its last " + FormatSize(TailOf(limit))});
+    outbox_.Add(JobEvent{.job = job.order.job,
+                         .attempt = job.order.attempt,
+                         .kind = JobEvent::Kind::kOutputLimit,
+                         .at = now,
+                         .message = "its output on node " + options_.name +
+                                    " passed its limit of " + FormatSize(limit) +
+                                    ": the log keeps its first " + FormatSize(HeadOf(limit)) +
+                                    " and its last " + FormatSize(TailOf(limit))});
   }
   const int64_t from = std::max(job.punched_to, p.head + static_cast<int64_t>(marker.size()));
   const int64_t to = p.size - TailOf(limit);
