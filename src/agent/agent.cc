@@ -190,7 +190,7 @@ Status Agent::Recover() {
     job.start_reported = true;  // registration tells the controller
     // The controller has the log up to wherever it got; offsets make re-sending harmless.
     job.log_shipped = 0;
-    job.limit_told = PlanLog(job).over;  // said before the restart
+    job.limit_told = PlanOf(job).over;  // said before the restart
     // Checkpoints it announced before the restart were reported then (or are stale now).
     job.metrics_scanned = SizeOf(JobDir(job.order.job) + "/metrics.jsonl");
     job.metrics_shipped = 0;

@@ -32,6 +32,7 @@
 #include "agent/health.h"
 #include "agent/host_topology.h"
 #include "agent/job_lease.h"
+#include "agent/log_plan.h"
 #include "agent/report_outbox.h"
 #include "agent/run_file.h"
 #include "agent/stop_clock.h"
@@ -100,8 +101,8 @@ class Agent {
     bool launch_failed = false;  // it never started: said so to the controller
     StopClock stop;              // its time limit, notice and stop (stop_clock.h)
     int64_t log_shipped = 0;     // bytes of the log the controller has (from its start)
-    // Past its output limit (agent_output.cc): how far the node's log was freed, whether the
-    // controller was told, and how much of its marker and tail the controller has.
+    // Past its output limit (log_plan.h, agent_output.cc): how far the node's log was freed,
+    // whether the controller was told, and how much of its marker and tail the controller has.
     int64_t punched_to = 0;
     bool limit_told = false;
     bool punch_failed = false;
@@ -116,19 +117,9 @@ class Agent {
     bool exit_acked = false;  // the controller has how it ended
   };
 
-  // The job's output as the controller is to have it (agent_output.cc): all of it, or past its
-  // output limit its first half (`head` bytes from the start) and, once it has ended, a marker
-  // of what was dropped and its last half (`tail` bytes: the marker's and the tail's).
-  struct LogPlan {
-    int64_t size = 0;  // of output.log on the node
-    bool over = false;
-    int64_t head = 0;
-    std::string marker;     // over and ended
-    int64_t tail_from = 0;  // over: where the kept tail starts on the node
-    int64_t tail = 0;       // over and ended: marker + tail
-  };
-  LogPlan PlanLog(const RunningJob& job) const;
-  // Whether the controller lacks some of what PlanLog says it is to have now.
+  // The plan of the job's log now (log_plan.h).
+  LogPlan PlanOf(const RunningJob& job) const;
+  // Whether the controller lacks some of what the job's log plan says it is to have now.
   bool LogWaiting(const RunningJob& job) const;
   // Up to `max` bytes of the log to ship next: the chunk, and whether it is of the head (else
   // of the tail); nothing when there is nothing now; an error when the log cannot be read.

@@ -1,70 +1,27 @@
-// A job's output past its limit (LaunchOrder::output_limit, docs/operations.md "Job output").
-// The job writes its log directly (the shim hands it the file), so nothing slows a job that
-// prints a lot; the agent bounds what it costs. Once the log passes the limit, the node keeps
-// its first half (the head) as it is, writes a marker after it, and frees the middle of the
-// file as it grows (a punched hole: the file's size grows on, its disk use does not), keeping
-// the last half (the tail). The controller gets the head as the job runs, and, once the job
-// has ended, a marker saying what was dropped and the tail, right after the head: its copy of
-// the log is head, marker, tail, and the offsets it is read by only grow, as the API promises.
-// Everything here follows from the limit and the log's size, so an agent that restarts
-// ships the same bytes at the same offsets again.
+// The agent's side of a job's output limit (log_plan.h says what is kept and shipped): the
+// log's next chunk for a report, and the node's copy bounded (the marker written, the middle
+// freed) as the log grows.
 #include <algorithm>
 
 #include "agent/agent.h"
-#include "core/quantity.h"
+#include "agent/log_plan.h"
 
 namespace baton::agent {
-namespace {
 
-constexpr int64_t kPunchStep = 1 << 20;  // frees the middle a MiB or more at a time
-
-int64_t HeadOf(int64_t limit) { return limit / 2; }
-int64_t TailOf(int64_t limit) { return limit - limit / 2; }
-
-// Written into the node's log right after the head while the job runs.
-std::string NodeMarker(int64_t limit) {
-  return "\n[baton: the output past its first " + FormatSize(HeadOf(limit)) +
-         " is dropped here; its last " + FormatSize(TailOf(limit)) +
-         " is kept at the end of this file (output limit " + FormatSize(limit) + ")]\n";
-}
-
-}  // namespace
-
-Agent::LogPlan Agent::PlanLog(const RunningJob& job) const {
-  LogPlan p;
-  p.size = SizeOf(JobDir(job.order.job) + "/output.log");
-  p.head = p.size;
-  const int64_t limit = job.order.output_limit;
-  const int64_t node_marker = limit > 0 ? static_cast<int64_t>(NodeMarker(limit).size()) : 0;
-  if (limit <= 0 || p.size <= limit + node_marker) return p;
-  p.over = true;
-  p.head = HeadOf(limit);
-  p.tail_from = std::max(p.head + node_marker, p.size - TailOf(limit));
-  if (job.exited) {
-    const int64_t dropped = p.tail_from - p.head;
-    p.marker = "\n[baton: " + std::to_string(dropped) + " bytes (" + FormatSize(dropped) +
-               ") of output dropped here, past the job's output limit of " + FormatSize(limit) +
-               " on node " + options_.name + ": its log keeps its first " + FormatSize(p.head) +
-               " and its last " + FormatSize(TailOf(limit)) + "]\n";
-    // At least as long as the node's marker: the controller may have had that much past the
-    // head before the log went over, and the marker and tail must cover it.
-    if (p.marker.size() < static_cast<size_t>(node_marker))
-      p.marker.insert(p.marker.size() - 1, static_cast<size_t>(node_marker) - p.marker.size(), ' ');
-    p.tail = static_cast<int64_t>(p.marker.size()) + (p.size - p.tail_from);
-  }
-  return p;
+LogPlan Agent::PlanOf(const RunningJob& job) const {
+  return PlanLog(SizeOf(JobDir(job.order.job) + "/output.log"), job.order.output_limit, job.exited,
+                 options_.name);
 }
 
 bool Agent::LogWaiting(const RunningJob& job) const {
-  LogPlan p = PlanLog(job);
-  return job.log_shipped < p.head || job.tail_sent < p.tail;
+  return agent::LogWaiting(PlanOf(job), LogShipped{.head = job.log_shipped, .tail = job.tail_sent});
 }
 
 Result<std::optional<std::pair<LogChunk, bool>>> Agent::NextLogChunk(const RunningJob& job,
                                                                      size_t max) {
   using Next = std::optional<std::pair<LogChunk, bool>>;
   const std::string log = JobDir(job.order.job) + "/output.log";
-  LogPlan p = PlanLog(job);
+  LogPlan p = PlanOf(job);
   if (job.log_shipped < p.head) {
     size_t want = std::min<size_t>(max, static_cast<size_t>(p.head - job.log_shipped));
     ASSIGN_OR_RETURN(std::string data, env_.ReadRange(log, job.log_shipped, want));
@@ -91,26 +48,23 @@ Result<std::optional<std::pair<LogChunk, bool>>> Agent::NextLogChunk(const Runni
 void Agent::EnforceOutputLimit(RunningJob& job, TimePoint now) {
   const int64_t limit = job.order.output_limit;
   if (limit <= 0) return;
-  LogPlan p = PlanLog(job);
+  LogPlan p = PlanOf(job);
   if (!p.over) return;
   const std::string log = JobDir(job.order.job) + "/output.log";
-  const std::string marker = NodeMarker(limit);
   if (!job.limit_told) {
     job.limit_told = true;
-    if (Status st = env_.WriteAt(log, p.head, marker); !st.ok())
+    if (Status st = env_.WriteAt(log, p.head, NodeMarker(limit)); !st.ok())
       LogWarn(st.message(), Context(job.order.job));
     outbox_.Add(JobEvent{.job = job.order.job,
                          .attempt = job.order.attempt,
                          .kind = JobEvent::Kind::kOutputLimit,
                          .at = now,
-                         .message = "its output on node " + options_.name +
-                                    " passed its limit of " + FormatSize(limit) +
-                                    ": the log keeps its first " + FormatSize(HeadOf(limit)) +
-                                    " and its last " + FormatSize(TailOf(limit))});
+                         .message = LimitMessage(limit, options_.name)});
   }
-  const int64_t from = std::max(job.punched_to, p.head + static_cast<int64_t>(marker.size()));
-  const int64_t to = p.size - TailOf(limit);
-  if (job.punch_failed || to - from < kPunchStep) return;
+  if (job.punch_failed) return;
+  std::optional<std::pair<int64_t, int64_t>> punch = PunchRange(p, limit, job.punched_to);
+  if (!punch) return;
+  auto [from, to] = *punch;
   if (Status st = env_.PunchHole(log, from, to - from); !st.ok()) {
     // Said once: the job's output then fills the disk as it would without a limit, though
     // the controller still gets only its head and tail.
