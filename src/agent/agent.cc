@@ -38,7 +38,7 @@ Agent::Agent(AgentOptions options, AgentDeps deps)
 
 Agent::~Agent() { Stop(); }
 
-std::string Agent::JobDir(JobId id) const { return options_.data_dir + "/jobs/" + id.ToString(); }
+std::string Agent::JobDir(JobId id) const { return JobDirOf(options_.data_dir, id); }
 std::string Agent::RunFile(JobId id, int attempt) const { return run_files_.PathOf(id, attempt); }
 
 int64_t Agent::SizeOf(const std::string& path) const { return env_.FileSize(path).value_or(0); }
@@ -79,6 +79,14 @@ Status Agent::Start() {
   std::vector<int> physical;
   for (const Gpu& g : gpus_) physical.push_back(g.physical >= 0 ? g.physical : g.index);
   health_ = HealthMonitor(std::move(physical), options_.health);
+  launcher_.emplace(
+      Launcher::Deps{.options = options_,
+                     .env = env_,
+                     .cgroups = cgroups_,
+                     .gpus = gpus_,
+                     .backend = backend_.kind(),
+                     .as_root = as_root_,
+                     .fetch_code = [this](const std::string& id) { return FetchCode(id); }});
   auto servers = net::ServerList::Parse(options_.server);
   if (!servers) return servers.error();
   servers_ = std::move(*servers);

@@ -32,6 +32,7 @@
 #include "agent/health.h"
 #include "agent/host_topology.h"
 #include "agent/job_lease.h"
+#include "agent/launcher.h"
 #include "agent/log_plan.h"
 #include "agent/report_outbox.h"
 #include "agent/run_file.h"
@@ -149,18 +150,11 @@ class Agent {
   // newer one (a deposed leader's). A newer one is kept, in DATA/epoch too.
   bool AcceptEpoch(int64_t epoch);
   void HandleOrder(const Order& order);
+  // Starts the job of `order` on the spec its Launcher prepares, or records why it could not.
   void Launch(const LaunchOrder& order, TimePoint now);
+  // Code snapshot `id`'s archive from the controller in use (a job's Launcher asks).
+  Result<std::string> FetchCode(const std::string& id);
   std::string ShimsWords(const std::string& log);
-  // The job's environment: the agent's basics, the job's own, and Baton's variables.
-  std::map<std::string, std::string> JobEnvironment(const LaunchOrder& order) const;
-  // Binds the job to the CPUs (and, on one node, the memory) of its GPUs' NUMA nodes.
-  void BindToGpuNuma(const LaunchOrder& order, ProcessSpec* spec);
-  // As root: the job runs as its user, who gets its directory. An error says why it cannot.
-  Result<UnixUser> RunAsUser(const LaunchOrder& order, ProcessSpec* spec);
-  Status Reachable(const std::string& job_dir, const std::string& name, const UnixUser& user);
-  void ShareCheckpoints(const LaunchOrder& order, const UnixUser& user);
-  // Puts the job in a cgroup of its own with its limits, where the host allows it.
-  void JoinCgroup(const LaunchOrder& order, ProcessSpec* spec);
   // Signals the job's process group, learning its pid from the shim's pid file if need be;
   // while the shim has not written it, the signal waits in RunningJob::unsent (no wait here).
   void SignalJob(RunningJob& job, int sig);
@@ -224,21 +218,6 @@ class Agent {
   std::string CgroupName(JobId id, int attempt) const;
   // Records a launch that failed before the job ran: started, then exited with `code`.
   void FailLaunch(RunningJob job, int code, const std::string& message);
-  // Jobs in an image (agent_image.cc): the runtimes on the agent's PATH; the launch's command
-  // through the job's runtime, or why it has none.
-  static std::vector<std::string> FindRuntimes();
-  Status InImage(const LaunchOrder& order, ProcessSpec* spec);
-  // The launch's working directory and Python environment, or why it cannot run here.
-  // A batch script's first node runs it through baton-slurm's batch host, its other nodes the
-  // step server; jobs with slurm_env get srun and scontrol (agent_launch.cc).
-  Status PlaceBatch(const LaunchOrder& order, ProcessSpec* spec);
-  Status PlaceLaunch(const LaunchOrder& order, const std::optional<UnixUser>& user,
-                     ProcessSpec* spec);
-  // The job's copy of its code snapshot (its working directory), or why there is none.
-  Result<std::string> PrepareCode(const LaunchOrder& order, const std::optional<UnixUser>& user);
-  // Puts the launch in the job's Python environment (venv or conda), or says why it cannot
-  // be here.
-  Status InPythonEnvironment(const LaunchOrder& order, ProcessSpec* spec);
   // What the agent's log lines say they are about: this node, and `job` when given.
   LogContext Context(JobId job = {}) const {
     return LogContext{.component = "agent", .node = options_.name, .job = job.value};
@@ -264,10 +243,12 @@ class Agent {
   Clock& clock_;
   RunFiles run_files_;
   std::vector<Gpu> gpus_;
-  std::set<int> numa_warned_;  // GPU NUMA nodes this host lacks, told once
-  CgroupManager cgroups_;      // main loop only (after Start)
-  bool as_root_ = false;       // jobs run as their users
+  CgroupManager cgroups_;  // main loop only (after Start)
+  bool as_root_ = false;   // jobs run as their users
   std::string cgroup_prefix_;
+  // What a launch order becomes here (launcher.h): made at Start, when the GPUs, cgroups and
+  // user are known; main loop only.
+  std::optional<Launcher> launcher_;
   HealthMonitor health_;  // main loop only
 
   std::mutex mu_;  // guards orders_, session_, need_register_, credential_

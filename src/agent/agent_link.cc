@@ -114,7 +114,7 @@ bool Agent::RegisterWithController(bool* tried_every_server) {
   req.node.pool = options_.pool;
   req.node.address = options_.address;
   req.node.refuses_root_jobs = as_root_ && !options_.allow_root_jobs;
-  req.node.runtimes = FindRuntimes();
+  req.node.runtimes = Launcher::FindRuntimes();
   for (auto& [key, job] : jobs_) {
     JobEvent e;
     e.job = job.order.job;
@@ -176,6 +176,18 @@ bool Agent::RegisterWithController(bool* tried_every_server) {
   }
   cv_.notify_all();
   return true;
+}
+
+Result<std::string> Agent::FetchCode(const std::string& id) {
+  auto client = net::HttpClient::Create(servers_->Current(), Credential(), options_.tls);
+  if (!client) return Err(client.error());
+  auto got = (*client)->Request("GET", "/v1/code/" + id, {}, {}, std::chrono::minutes(5));
+  if (!got) return Err(got.error());
+  if (got->status != 200) {
+    return Err(Unavailable("the controller answered " + std::to_string(got->status) +
+                           " for snapshot " + id.substr(0, 12)));
+  }
+  return std::move(got->body);
 }
 
 bool Agent::PauseLink(Duration wait) {

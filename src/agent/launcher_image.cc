@@ -11,6 +11,7 @@
 #include <string_view>
 
 #include "agent/agent.h"
+#include "agent/launcher.h"
 
 namespace baton::agent {
 
@@ -38,7 +39,7 @@ std::string PathOf(const std::vector<std::string>& env) {
 
 }  // namespace
 
-std::vector<std::string> Agent::FindRuntimes() {
+std::vector<std::string> Launcher::FindRuntimes() {
   const char* path = std::getenv("PATH");
   std::vector<std::string> found;
   for (const char* runtime : {"podman", "apptainer", "singularity"}) {
@@ -47,7 +48,7 @@ std::vector<std::string> Agent::FindRuntimes() {
   return found;
 }
 
-Status Agent::InImage(const LaunchOrder& order, ProcessSpec* spec) {
+Status Launcher::InImage(const LaunchOrder& order, ProcessSpec* spec) {
   std::string path = PathOf(spec->env);
   bool sif = order.image.ends_with(".sif") || order.image[0] == '/';
   std::string podman = sif ? "" : FindIn(path, "podman");
@@ -59,7 +60,7 @@ Status Agent::InImage(const LaunchOrder& order, ProcessSpec* spec) {
   }
   std::set<std::string> mounts = {JobDir(order.job), spec->workdir};
   if (!order.checkpoint_dir.empty()) mounts.insert(order.checkpoint_dir);
-  bool real_gpus = backend_.kind() != GpuBackendKind::kSimulated && !order.gpus.empty();
+  bool real_gpus = backend_ != GpuBackendKind::kSimulated && !order.gpus.empty();
   std::vector<std::string> argv;
   if (!podman.empty()) {
     argv = {podman,
