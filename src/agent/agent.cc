@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <set>
 
+#include "agent/metrics_scan.h"
 #include "codec/json_codec.h"
 #include "core/file_util.h"
 #include "core/log.h"
@@ -457,50 +458,11 @@ void Agent::ScanCheckpoints(TimePoint now) {
 
 void Agent::ScanMetrics(RunningJob& job, TimePoint now) {
   std::string path = JobDir(job.order.job) + "/metrics.jsonl";
-  int64_t size = SizeOf(path);
-  if (size <= job.metrics_scanned) return;
-  std::string data = env_.ReadRange(path, job.metrics_scanned, 1 << 20).value_or("");
-  size_t end = data.rfind('\n');
-  if (end == std::string::npos) {
-    // One line longer than we read at once is no checkpoint line: skip it.
-    if (data.size() >= (1u << 20)) job.metrics_scanned += static_cast<int64_t>(data.size());
-    return;
-  }
-  std::optional<std::string> last;
-  // The tracked metric's lowest, highest and last value in this stretch of the file.
-  std::optional<JobEvent> best_here, top_here, last_here;
-  const std::string& metric = job.order.best_metric;
-  size_t start = 0;
-  while (start <= end) {
-    size_t nl = data.find('\n', start);
-    codec::MetricsLine line =
-        codec::ReadMetricsLine(std::string_view(data).substr(start, nl - start), metric);
-    start = nl + 1;
-    if (line.checkpoint) last = job.last_checkpoint = *line.checkpoint;
-    if (!line.value) continue;
-    JobEvent e{.job = job.order.job,
-               .attempt = job.order.attempt,
-               .kind = JobEvent::Kind::kMetric,
-               .at = now,
-               .message = job.last_checkpoint,
-               .value = *line.value,
-               .step = line.step};
-    // The agent does not know which way is better: the lowest and the highest both go.
-    last_here = e;
-    if (!best_here || e.value < best_here->value) best_here = e;
-    if (!top_here || e.value > top_here->value) top_here = e;
-  }
-  job.metrics_scanned += static_cast<int64_t>(end + 1);
-  for (const auto* e : {&best_here, &top_here, &last_here}) {
-    if (*e) outbox_.Add(**e);
-  }
-  if (last) {
-    outbox_.Add(JobEvent{.job = job.order.job,
-                         .attempt = job.order.attempt,
-                         .kind = JobEvent::Kind::kCheckpoint,
-                         .at = now,
-                         .message = *last});
-  }
+  if (SizeOf(path) <= job.metrics_scanned) return;
+  std::string data = env_.ReadRange(path, job.metrics_scanned, kMetricsRead).value_or("");
+  MetricsScan scan = ScanMetricsLines(data, job.order, &job.last_checkpoint, now);
+  job.metrics_scanned += scan.consumed;
+  for (JobEvent& e : scan.events) outbox_.Add(std::move(e));
 }
 
 // The last "baton: ..." line the shim wrote to a job's log (why it could not start), without
