@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <set>
 
+#include "agent/job_end.h"
 #include "agent/metrics_scan.h"
 #include "codec/json_codec.h"
 #include "core/file_util.h"
@@ -501,41 +502,29 @@ void Agent::CollectExits(TimePoint now) {
     ScanMetrics(job, now);         // the lines it wrote last go before its end
     EnforceOutputLimit(job, now);  // a job that printed fast may have ended before a look
     job.exited = true;
+    EndFacts facts{
+        .status = status, .timed_out = job.stop.timed_out(), .fence_ms = lease_.fence_ms()};
     if (status) {
       job.status = *status;
-      job.launch_failed = status->unstarted;
-      // Stopped by its fence: whatever a controller made of it meanwhile, it did not fail.
-      job.lost = status->fenced;
+      if (status->unstarted) facts.shims_words = ShimsWords(JobDir(job.order.job) + "/output.log");
     } else {
-      job.lost = true;  // the shim died without a word (killed): the job's fate is unknown
-      SignalJob(job, SIGKILL);
+      SignalJob(job, SIGKILL);  // the shim died without a word: whatever it left, ended
     }
-    JobEvent e{.job = job.order.job,
-               .attempt = job.order.attempt,
-               .kind = JobEvent::Kind::kExited,
-               .at = now,
-               .exit_code = job.status.exit_code,
-               .signal = job.status.signal,
-               .timed_out = job.stop.timed_out(),
-               .lost = job.lost,
-               .launch_failed = job.launch_failed};
-    if (job.launch_failed) e.message = ShimsWords(JobDir(job.order.job) + "/output.log");
-    if (job.status.fenced) {
-      e.message = "stopped on node " + options_.name + ", which reached no controller for " +
-                  FormatDuration(std::chrono::milliseconds(lease_.fence_ms())) + " (its fence)";
-    }
+    std::string group;
     if (cgroups_.usable()) {
-      std::string group = cgroups_.GroupPath(CgroupName(job.order.job, job.order.attempt));
-      if (cgroups_.OomKills(group) > 0) {
-        e.message = job.order.memory_bytes > 0
-                        ? "killed by the out-of-memory killer at its memory limit of " +
-                              FormatSize(job.order.memory_bytes)
-                        : "killed by the out-of-memory killer";
-        if (Status st = env_.AppendFile(JobDir(job.order.job) + "/output.log",
-                                        "baton: " + e.message + "\n");
-            !st.ok())
-          LogWarn(st.message(), Context(job.order.job));
-      }
+      group = cgroups_.GroupPath(CgroupName(job.order.job, job.order.attempt));
+      facts.oom_killed = cgroups_.OomKills(group) > 0;
+    }
+    JobEvent e = EndEvent(job.order, facts, options_.name, now);
+    job.launch_failed = e.launch_failed;
+    job.lost = e.lost;
+    if (facts.oom_killed) {
+      if (Status st =
+              env_.AppendFile(JobDir(job.order.job) + "/output.log", "baton: " + e.message + "\n");
+          !st.ok())
+        LogWarn(st.message(), Context(job.order.job));
+    }
+    if (!group.empty()) {
       Status st = cgroups_.Remove(group);  // and whatever the job left running in it
       if (!st.ok()) LogWarn(st.message(), Context(job.order.job));
     }
