@@ -322,8 +322,12 @@ CliResult RunCli(const BatonProcess& server, const std::vector<std::string>& arg
 
 CliResult RunCliIn(const BatonProcess& server, const std::string& cwd,
                    const std::vector<std::string>& args, const std::vector<std::string>& env) {
+  // Close-on-exec: a test's other thread may fork a command of its own before this one's
+  // parent end is closed, and a long-lived command (`baton alloc` waiting for the test) that
+  // kept this pipe's write end would keep this read from ever ending. The child's own copies
+  // (dup2 onto 1 and 2) are not close-on-exec.
   int pipefd[2];
-  if (pipe(pipefd) != 0) throw std::runtime_error("pipe");
+  if (pipe2(pipefd, O_CLOEXEC) != 0) throw std::runtime_error("pipe");
   pid_t pid = fork();
   if (pid == 0) {
     dup2(pipefd[1], 1);

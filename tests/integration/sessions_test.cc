@@ -32,7 +32,8 @@ class Terminal {
  public:
   Terminal(const BatonProcess& server, const std::string& command) {
     int in[2], out[2];
-    if (pipe(in) != 0 || pipe(out) != 0) throw std::runtime_error("pipe");
+    // Close-on-exec, as RunCliIn's (harness.cc): no other command a test starts keeps them.
+    if (pipe2(in, O_CLOEXEC) != 0 || pipe2(out, O_CLOEXEC) != 0) throw std::runtime_error("pipe");
     pid_ = fork();
     if (pid_ == 0) {
       dup2(in[0], 0);
