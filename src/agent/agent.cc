@@ -418,11 +418,7 @@ void Agent::HandleOrder(const Order& order) {
 }
 
 void Agent::SignalJob(RunningJob& job, int sig) {
-  if (LearnJobPid(job) && job.unsent.empty()) {
-    executor_.Signal(job.process.job_pid, sig);
-    return;
-  }
-  job.unsent.push_back(sig);
+  job.unsent.push_back(sig);  // after any that wait for the pid, in order
   SendUnsent(job);
 }
 
@@ -622,12 +618,12 @@ bool Agent::SendReport(std::vector<GpuSample> samples) {
     if (job == jobs_.end()) return false;
     auto n = shipped.find(key);
     if (n != shipped.end() && n->second.unreadable) return false;  // it will never come
-    RunningJob after = job->second;  // as it will be once this report is through
-    if (n != shipped.end())
-      (n->second.head ? after.log_shipped : after.tail_sent) += n->second.bytes;
-    return LogWaiting(after);
+    // As the controller will have it once this report is through.
+    LogShipped after{.head = job->second.log_shipped, .tail = job->second.tail_sent};
+    if (n != shipped.end()) (n->second.head ? after.head : after.tail) += n->second.bytes;
+    return agent::LogWaiting(PlanOf(job->second), after);
   });
-  rep.events = draft.events;
+  rep.events = std::move(draft.events);  // the draft keeps where they were (sent)
   rep.gpus = std::move(samples);
   if (draft.health) rep.health = health_.health();
   rep.notices = draft.notices;
