@@ -15,7 +15,13 @@ namespace baton::control {
 Controller::Controller(ControllerOptions options)
     : options_(std::move(options)),
       usage_(options_.policy.fairshare_half_life),
-      watch_(options_.node_timeout, options_.fence_grace) {
+      nodes_(NodeDesk::Shared{.options = options_,
+                              .jobs = jobs_,
+                              .running = running_,
+                              .view = view_,
+                              .events = events_,
+                              .queue = queue_,
+                              .drains = changed_.drains}) {
   queue_.SetLevels(options_.policy.las_thresholds);
 }
 
@@ -28,14 +34,14 @@ void Controller::Restore(store::Snapshot snapshot, TimePoint now) {
     Job& j = jobs_[id] = std::move(job);
     j.account = {};  // another controller's number, if any: this one numbers its own
     if (j.state == JobState::kRunning) {
-      for (const auto& part : j.allocation) EnsureNode(part.node).running.insert(id);
+      for (const auto& part : j.allocation) nodes_.Ensure(part.node).running.insert(id);
       running_.emplace(id, &j,
                        KeptOf(j, numbers_, view_));  // after its nodes are in the view (first_node)
       if (DependencyGate::ArrayGate* gate = gate_.GateOf(j)) gate->active += 1;
       blame_.Watch(j);
       // Its nodes must come back and say what became of it; until then they are awaited.
       for (const auto& part : j.allocation) {
-        NodeRecord& n = EnsureNode(part.node);
+        NodeRecord& n = nodes_.Ensure(part.node);
         n.last_seen = now;
       }
     }
@@ -50,14 +56,7 @@ void Controller::Restore(store::Snapshot snapshot, TimePoint now) {
   crons_.Restore(jobs_);
   tokens_.Restore(std::move(snapshot.tokens));
   events_.Restore(std::move(snapshot.events));
-  for (const store::Drain& d : snapshot.drains) {
-    if (!IsValidNodeName(d.node)) continue;
-    NodeRecord& n = EnsureNode(d.node);
-    if (d.gpu < 0)
-      n.drain_reason = d.reason;
-    else
-      n.gpu_drains[d.gpu] = d.reason;
-  }
+  nodes_.RestoreDrains(snapshot.drains);
   // Fair-share usage from the jobs' own history: what ran, decayed to now.
   usage_.Advance(now);
   for (const auto& [id, j] : jobs_) {
@@ -113,6 +112,11 @@ std::optional<Submitted> Repeated(const SubmitJobs& c, const IdempotencyKeys& ke
 }  // namespace
 
 Reply Controller::Apply(const Command& command, TimePoint now) {
+  // A node command's answer: the nodes as they are after it.
+  auto nodes_after = [&](Status done) -> Result<NodeList> {
+    if (!done.ok()) return Err(std::move(done));
+    return Read().Nodes();
+  };
   return std::visit(
       Overloaded{
           [&](const SubmitJobs& c) { return ReplyTo(c, Submit(c, now)); },
@@ -124,8 +128,8 @@ Reply Controller::Apply(const Command& command, TimePoint now) {
           [&](const OpenTunnel& c) { return ReplyTo(c, Tunnel(c, now)); },
           [&](const ListNodes& c) { return ReplyTo(c, Read().Nodes()); },
           [&](const GetQueue& c) { return ReplyTo(c, Read().Queue(c)); },
-          [&](const DrainNode& c) { return ReplyTo(c, Drain(c)); },
-          [&](const InjectFault& c) { return ReplyTo(c, Inject(c)); },
+          [&](const DrainNode& c) { return ReplyTo(c, nodes_after(nodes_.Drain(c))); },
+          [&](const InjectFault& c) { return ReplyTo(c, nodes_after(nodes_.Inject(c))); },
           [&](const GetEvents& c) { return ReplyTo(c, Read().Events(c)); },
           [&](const CreateToken& c) { return ReplyTo(c, Shown(tokens_.Create(c, now))); },
           [&](const RevokeToken& c) { return ReplyTo(c, Shown(tokens_.Revoke(c))); },
@@ -142,13 +146,13 @@ Reply Controller::Apply(const Command& command, TimePoint now) {
             usage_.SetHalfLife(c.policy.fairshare_half_life);
             options_.policy = c.policy;
             queue_.SetLevels(c.policy.las_thresholds);
-            feasibility_.MarkStale();  // pools may have come or gone
+            nodes_.PoolsChanged();
             RecountBudgets(now, false);
             queue_.RequestFull();  // order, reserve and preempt by the new policy
             return ReplyTo(c, Acknowledged{});
           },
           [&](const AgentRegister& c) { return ReplyTo(c, Register(c, now)); },
-          [&](const AgentPoll& c) { return ReplyTo(c, Poll(c, now)); },
+          [&](const AgentPoll& c) { return ReplyTo(c, nodes_.Poll(c, now)); },
           [&](const AgentReport& c) { return ReplyTo(c, Report(c, now)); },
           [&](const Tick& c) {
             OnTick(now);
@@ -184,7 +188,7 @@ ReadOuts Controller::Read() const {
                   .queue = queue_,
                   .gate = gate_,
                   .running = running_,
-                  .nodes = nodes_,
+                  .nodes = nodes_.table(),
                   .view = view_,
                   .usage = usage_,
                   .events = events_,
@@ -211,7 +215,7 @@ Result<Submitted> Controller::Submit(const SubmitJobs& c, TimePoint now) {
   std::vector<std::string> sized;  // how each was (empty when none names a model)
   std::vector<JobSpec> own;
   if (std::any_of(c.specs.begin(), c.specs.end(), [](const JobSpec& s) { return s.model; })) {
-    RETURN_IF_ERROR(SizeModels(c.specs, options_.policy, feasibility_.Known(nodes_), &own, &sized));
+    RETURN_IF_ERROR(SizeModels(c.specs, options_.policy, nodes_.Known(), &own, &sized));
   }
   const std::vector<JobSpec>& specs = own.empty() ? c.specs : own;
   size_t total = 0;
@@ -344,7 +348,7 @@ Job& Controller::Add(Job job, TimePoint now) {
 }
 
 Result<Resources> Controller::Feasible(const JobSpec& spec, const std::string& user) {
-  return feasibility_.Check(nodes_, spec, user, options_.policy.Pool(spec.pool) != nullptr);
+  return nodes_.Feasible(spec, user, options_.policy.Pool(spec.pool) != nullptr);
 }
 
 Result<JobShown> Controller::Act(const JobAction& c, TimePoint now) {
@@ -453,11 +457,11 @@ void Controller::SetState(Job& job, JobState to, TimePoint now) {
   if (held_place) LeaveGate(job, now);
   if (to == JobState::kPending) Enqueue(job, now);
   if (to == JobState::kRunning) {
-    for (const auto& part : job.allocation) EnsureNode(part.node).running.insert(job.id);
+    for (const auto& part : job.allocation) nodes_.Ensure(part.node).running.insert(job.id);
     running_.emplace(job.id, &job,
                      KeptOf(job, numbers_, view_));  // after its nodes are in the view (first_node)
     ChargeRate(job, +1, now);
-    job.cost_per_hour_micros = PricePerHour(job, nodes_, options_.policy);
+    job.cost_per_hour_micros = PricePerHour(job, nodes_.table(), options_.policy);
   }
   if (IsTerminal(to)) {
     job.finished_at = now;

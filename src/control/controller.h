@@ -6,13 +6,13 @@
 // control::RunBatch (batch.h) is the one way to drive it.
 //
 // It owns the jobs and their runs, the scheduler's view and usage ledger, and these parts:
-//   nodes_   (NodeTable,       node_table.h):  nodes, sessions, outboxes, parked polls;
+//   nodes_   (NodeDesk,        node_desk.h):   the nodes, their agents, drains, silent nodes
+//                                              and fences, the known nodes, the nodes' slots;
 //   queue_   (sched::JobQueue, job_queue.h):   the waiting jobs and the planning of passes;
 //   budgets_ (BudgetBook,      budget_book.h): budgets' periods, spending and alerts;
 //   events_  (EventRing,       event_ring.h):  the latest cluster events;
 //   tokens_  (TokenBook,       token_book.h):  the API tokens' records;
 //   gate_    (DependencyGate,  dependency_gate.h): pending jobs held back, and why;
-//   feasibility_ (FeasibilityCache, feasibility_cache.h): what could ever hold a request;
 //   idle_sessions_ (IdleSessions, idle_sessions.h): idle sessions' clocks and verdicts;
 //   counters_ (Counters,       metrics.h):     what GET /metrics counts since the start;
 //   crons_   (CronBook,        cron_book.h):   recurring jobs' series and the runs owed;
@@ -21,15 +21,14 @@
 //   numbers_ (AccountNumbers,  account_numbers.h): a pass's numbers for accounts and pools;
 //   failure_alerts_ (FailureAlerts, failure_alerts.h): job_failed alerts, an array's as one;
 //   blame_   (LaunchBlame,     launch_blame.h): launch failures proven elsewhere, and drains;
-//   watch_   (NodeWatch,       node_watch.h): silent nodes, their fences, jobs due back;
 //   passes_  (PassDriver,      pass_driver.h): a pass's input and run, the last claims.
 // Read commands are answered by ReadOuts (read_outs.h) over the parts, lent read-only; token
 // commands by the TokenBook; what a job uses and costs is job_cost.h's; a submit's specs that
 // name a model are sized by model_sizing.h.
 // controller.cc: restore, users' commands, job bookkeeping; controller_schedule.cc: what a
 // pass's result does; controller_runs.cc: launches, stops and ends; controller_agents.cc:
-// agents, nodes and drains; controller_cost.cc: attempts' costs and budgets;
-// controller_waiting.cc: dependencies, begin times, array throttles; controller_crons.cc:
+// what agents say of jobs, lost nodes' jobs, the tick; controller_cost.cc: attempts' costs and
+// budgets; controller_waiting.cc: dependencies, begin times, array throttles; controller_crons.cc:
 // recurring jobs; controller_sessions.cc: tunnels and idle sessions; controller_update.cc:
 // updates.
 #pragma once
@@ -50,12 +49,10 @@
 #include "control/dependency_gate.h"
 #include "control/event_ring.h"
 #include "control/failure_alerts.h"
-#include "control/feasibility_cache.h"
 #include "control/idempotency_keys.h"
 #include "control/idle_sessions.h"
 #include "control/launch_blame.h"
-#include "control/node_table.h"
-#include "control/node_watch.h"
+#include "control/node_desk.h"
 #include "control/pass_driver.h"
 #include "control/read_outs.h"
 #include "control/running_jobs.h"
@@ -73,6 +70,9 @@ namespace baton::control {
 class Controller {
  public:
   explicit Controller(ControllerOptions options = {});
+  // Its parts share its members by reference (NodeDesk): it stays where it was made.
+  Controller(const Controller&) = delete;
+  Controller& operator=(const Controller&) = delete;
 
   // Rebuilds the state a store snapshot describes. REQUIRES: called once, before any Apply.
   void Restore(store::Snapshot snapshot, TimePoint now);
@@ -101,7 +101,7 @@ class Controller {
   ReadOuts Read() const;
   Result<Submitted> Submit(const SubmitJobs& c, TimePoint now);
   // The request of `spec` as it will run (its nodes chosen when it named none), or why no set
-  // of its pool's nodes can ever hold it (feasibility_).
+  // of its pool's nodes can ever hold it (NodeDesk::Feasible).
   Result<Resources> Feasible(const JobSpec& spec, const std::string& user);
   Result<Resources> Admit(const JobSpec& spec, const std::string& user, TimePoint now);
   Result<JobShown> Act(const JobAction& c, TimePoint now);
@@ -111,8 +111,6 @@ class Controller {
   Result<JobSpec> Patched(const Job& job, const UpdateJob& c, TimePoint now);
   void ApplyPatch(Job& job, JobSpec spec, TimePoint now);
   Status ActOn(Job& job, JobAction::Kind kind, const Caller& caller, TimePoint now);
-  Result<NodeList> Drain(const DrainNode& c);
-  Result<NodeList> Inject(const InjectFault& c);
   // Sessions (controller_sessions.cc): tunnels to them; an interactive pool's limits at
   // submit; its idle sessions warned, then stopped.
   Result<JobShown> Tunnel(const OpenTunnel& c, TimePoint now);
@@ -120,8 +118,9 @@ class Controller {
   void ReclaimIdleSessions(TimePoint now);
   void StopIdleSession(Job& job, const PoolPolicy& pool, Duration idle_for, TimePoint now);
   Result<CronShown> Crons(const DeleteCron& c, TimePoint now);
+  // What an agent says of its jobs as it registers (reconciled with what the controller
+  // expects of its node) or reports (controller_agents.cc; the node's part is the NodeDesk's).
   Result<RegisterReply> Register(const AgentRegister& c, TimePoint now);
-  Result<PollAnswer> Poll(const AgentPoll& c, TimePoint now);
   Result<Acknowledged> Report(const AgentReport& c, TimePoint now);
   void OnTick(TimePoint now);
 
@@ -150,14 +149,11 @@ class Controller {
   // kProvenAfter): the nodes it could not start on before are counted against, and drained
   // at the limit.
   void BlameLaunchFailures(Job& job, TimePoint now);
-  void MarkLost(NodeRecord& node, TimePoint now);
   void NoteOutputLimit(Job& job, const NodeRecord& node, const JobEvent& e, TimePoint now);
-  void NoteLogsDropped(const AgentReport& c, TimePoint now);
   void RequeueFenced(TimePoint now);
-  // Acts on what the agent says of its GPUs' health: fences failed GPUs and requeues their
-  // jobs, turns hardware faults into drains, brings recovered GPUs back.
+  // What the agent says of its GPUs' health (NodeDesk::Health), and the jobs on GPUs that
+  // failed stopped, to be requeued.
   void ApplyHealth(NodeRecord& node, const std::vector<GpuHealth>& health, TimePoint now);
-  void RebuildNodeSlots(const NodeRecord& node);
 
   void SetState(Job& job, JobState to, TimePoint now);
   void ChargeRate(const Job& job, int sign, TimePoint now);
@@ -190,9 +186,6 @@ class Controller {
   // series was deleted) the next is queued at the batch's end, waiting for the next time its
   // schedule names.
   void QueueNextRuns(TimePoint now);
-  void SendOrder(const std::string& node, Order order);
-  // The node, added to the table and (unschedulable) to the view if it was not known.
-  NodeRecord& EnsureNode(const std::string& name);
   void MarkDirty(const Job& job) { changed_.jobs.insert(job.id); }
 
   ControllerOptions options_;
@@ -209,10 +202,6 @@ class Controller {
   RunningJobs running_;           // jobs_ never drops a job, and map nodes do not move
   sched::UsageLedger usage_;
 
-  NodeTable nodes_;
-  FeasibilityCache feasibility_;  // what could ever hold a request, by the known nodes
-  NodeWatch watch_;               // silent nodes, their fences, the lost nodes' jobs due back
-  std::pair<JobId, TimePoint> last_log_drop_{};  // the last log_dropped alert: of what, when
   sched::ClusterView view_;
   PassDriver passes_;  // runs a pass: its input, its buffers, the last full pass's claims
 
@@ -225,6 +214,8 @@ class Controller {
     std::vector<store::Drain> drains;
   } changed_;
   EventRing events_;
+  // After what it shares (view_, running_, events_, queue_, changed_.drains).
+  NodeDesk nodes_;
   TokenBook tokens_;
   Counters counters_;               // for GET /metrics, since this controller started
   IdleSessions idle_sessions_;      // the clocks of idle sessions (controller_sessions.cc)

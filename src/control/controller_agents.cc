@@ -1,247 +1,17 @@
-// The controller's side of the nodes: agents registering, polling for orders and reporting,
-// node timeouts, drains, and the node list.
+// What agents say of their jobs: a registering agent's jobs reconciled with what the controller
+// expects of its node, a report's job events (starts, exits, metrics, checkpoints, output
+// limits), the jobs on failed GPUs and on lost nodes stopped; and the tick. The nodes' own part
+// (sessions, polls, health, drains, silent nodes) is the NodeDesk's (node_desk.h).
 #include <algorithm>
 
 #include "control/controller.h"
 
 namespace baton::control {
-namespace {
-
-// Running jobs with a live process on GPU `gpu` of `node`.
-std::vector<JobId> JobsOnGpu(const NodeTable& nodes, const RunningJobs& running,
-                             const std::string& node, int gpu) {
-  std::vector<JobId> out;
-  const NodeRecord* record = nodes.Find(node);
-  if (record == nullptr) return out;
-  for (JobId id : record->running) {
-    for (const NodeAllocation& part : running.at(id)->allocation) {
-      if (part.node == node && !part.ended &&
-          std::find(part.gpus.begin(), part.gpus.end(), gpu) != part.gpus.end()) {
-        out.push_back(id);
-      }
-    }
-  }
-  return out;
-}
-
-// Whether GPU `gpu` of the node may be given to jobs: not drained, not being reset.
-bool GpuUsable(const NodeRecord& node, int gpu) {
-  if (node.gpu_drains.count(gpu) != 0) return false;
-  // "drain" health became an admin drain above; an admin's undrain overrides it.
-  return gpu < 0 || static_cast<size_t>(gpu) >= node.health.size() ||
-         node.health[gpu].state != GpuHealthState::kReset;
-}
-
-}  // namespace
-
-// ---- agents ----
-
-Result<NodeList> Controller::Drain(const DrainNode& c) {
-  if (!c.caller.admin) return Err(PermissionDenied("only an admin drains or undrains nodes"));
-  NodeRecord* node = nodes_.Find(c.node);
-  if (node == nullptr) return Err(NotFound("node " + c.node.substr(0, 64) + " is not known"));
-  // A node known only from the store (not back since a restart) has no GPU list yet: its
-  // GPU drains are taken on trust and apply when it registers.
-  for (int g : c.gpus) {
-    if (g < 0 || (!node->info.gpus.empty() && static_cast<size_t>(g) >= node->info.gpus.size())) {
-      return Err(InvalidArgument("gpus: node " + c.node + " has no GPU " + std::to_string(g)));
-    }
-  }
-  std::string reason = c.reason.empty() ? "drained by " + c.caller.user : c.reason.substr(0, 256);
-  if (c.gpus.empty()) {
-    node->drain_reason = c.drain ? reason : "";
-    node->launch_failures = 0;  // an undrained node starts over
-    changed_.drains.push_back(
-        store::Drain{.node = c.node, .gpu = -1, .reason = reason, .active = c.drain});
-  }
-  for (int g : c.gpus) {
-    if (c.drain)
-      node->gpu_drains[g] = reason;
-    else
-      node->gpu_drains.erase(g);
-    if (!c.drain && static_cast<size_t>(g) < node->health.size() &&
-        node->health[g].state == GpuHealthState::kDrain) {
-      // The admin says it is fixed: its agent forgets the fault, or it would report it again.
-      node->health[g] = GpuHealth{.index = g};
-      if (node->state == NodeRecord::State::kReady) {
-        Order o;
-        o.kind = Order::Kind::kReadmit;
-        o.inject.gpu = g;
-        SendOrder(c.node, std::move(o));
-      }
-    }
-    changed_.drains.push_back(
-        store::Drain{.node = c.node, .gpu = g, .reason = reason, .active = c.drain});
-  }
-  if (view_.FindNode(c.node) != nullptr) RebuildNodeSlots(*node);
-  queue_.RequestFull();  // an undrain frees GPUs; a drain changes reservations
-  return Read().Nodes();
-}
-
-Result<NodeList> Controller::Inject(const InjectFault& c) {
-  if (!c.caller.admin) return Err(PermissionDenied("only an admin injects faults"));
-  NodeRecord* node = nodes_.Find(c.node);
-  if (node == nullptr) return Err(NotFound("node " + c.node.substr(0, 64) + " is not known"));
-  if (node->state != NodeRecord::State::kReady)
-    return Err(Conflict("node " + c.node + " is not connected"));
-  if (node->info.gpu_backend != GpuBackendKind::kSimulated) {
-    return Err(InvalidArgument("node " + c.node + " has real GPUs (" +
-                               std::string(GpuBackendName(node->info.gpu_backend)) +
-                               "): faults are injected only into simulated GPUs"));
-  }
-  if (c.fault.fault != FaultKind::kSilence &&
-      (c.fault.gpu < 0 || static_cast<size_t>(c.fault.gpu) >= node->info.gpus.size())) {
-    return Err(
-        InvalidArgument("gpu: node " + c.node + " has no GPU " + std::to_string(c.fault.gpu)));
-  }
-  Order o;
-  o.kind = Order::Kind::kInject;
-  o.inject = c.fault;
-  SendOrder(c.node, std::move(o));
-  return Read().Nodes();
-}
-
-void Controller::ApplyHealth(NodeRecord& node, const std::vector<GpuHealth>& health,
-                             TimePoint now) {
-  size_t n = node.info.gpus.size();
-  std::vector<GpuHealth> next(n);
-  for (size_t g = 0; g < n; ++g) next[g].index = static_cast<int>(g);
-  for (const GpuHealth& h : health) {
-    if (h.index >= 0 && static_cast<size_t>(h.index) < n) next[h.index] = h;
-  }
-  node.health.resize(n);
-  for (size_t g = 0; g < n; ++g) node.health[g].index = static_cast<int>(g);
-  bool changed = false;
-  for (size_t g = 0; g < n; ++g) {
-    const GpuHealth old = node.health[g];
-    const GpuHealth& h = next[g];
-    if (old == h) continue;
-    changed = true;
-    int gpu = static_cast<int>(g);
-    std::string where = "GPU " + std::to_string(g) + " of " + node.info.name;
-    if (h.state == GpuHealthState::kOk) {
-      std::string still =
-          node.gpu_drains.count(gpu) ? " (still drained: " + node.gpu_drains[gpu] + ")" : "";
-      events_.Raise(
-          ClusterEvent{
-              .kind = EventKind::kGpuRecovered,
-              .severity = Severity::kInfo,
-              .node = node.info.name,
-              .gpu = gpu,
-              .message = where + " passed its health check and is back in service" + still},
-          now);
-      continue;
-    }
-    if (old.state == h.state && old.since == h.since) continue;  // only its words changed
-    // A new fault.
-    std::string until = h.state == GpuHealthState::kDrain ? "until an admin undrains it"
-                                                          : "until it passes a health check";
-    if (h.state == GpuHealthState::kDrain && node.gpu_drains.count(gpu) == 0) {
-      std::string reason = ("health: " + h.reason).substr(0, 256);
-      node.gpu_drains[gpu] = reason;
-      changed_.drains.push_back(
-          store::Drain{.node = node.info.name, .gpu = gpu, .reason = reason, .active = true});
-    }
-    std::vector<JobId> hit = JobsOnGpu(nodes_, running_, node.info.name, gpu);
-    std::string jobs, ended;  // requeued; stopped for good (requeue: false)
-    for (JobId id : hit) {
-      std::string& list = jobs_.at(id).spec.requeue ? jobs : ended;
-      list += (list.empty() ? "" : ", ") + id.ToString();
-    }
-    if (!jobs.empty()) jobs = "; requeued job " + jobs;
-    if (!ended.empty()) jobs += "; stopped job " + ended + " (never requeued: it fails)";
-    events_.Raise(ClusterEvent{.kind = EventKind::kGpuFailed,
-                               .severity = Severity::kAlert,
-                               .node = node.info.name,
-                               .gpu = gpu,
-                               .job = hit.empty() ? 0 : hit.front().value,
-                               .message = where + " failed: " + h.reason + "; out of service " +
-                                          until + jobs},
-                  now);
-    for (JobId id : hit) {
-      Job& j = jobs_.at(id);
-      if (j.state != JobState::kRunning || j.stop_requested || j.preempt_requested) continue;
-      // Back to the queue without spending a retry: it resumes from its last checkpoint.
-      j.preempt_requested = true;
-      j.reason_detail = (where + " failed: " + h.reason).substr(0, 512);
-      StopParts(j, StopReason::kNodeFailure, Duration(0), now);
-    }
-  }
-  node.health = std::move(next);
-  if (changed) {
-    RebuildNodeSlots(node);
-    queue_.RequestFull();
-  }
-}
-
-NodeRecord& Controller::EnsureNode(const std::string& name) {
-  bool added = false;
-  NodeRecord& node = nodes_.Ensure(name, &added);
-  if (added) {
-    feasibility_.MarkStale();
-    watch_.Reset();  // never seen: the next tick walks the nodes
-    sched::NodeSlots slots;
-    slots.name = name;
-    slots.schedulable = false;
-    view_.AddNode(std::move(slots));
-  }
-  return node;
-}
-
-void Controller::RebuildNodeSlots(const NodeRecord& node) {
-  sched::NodeSlots* slots = view_.FindNode(node.info.name);
-  slots->gpus.clear();
-  for (const Gpu& g : node.info.gpus) {
-    slots->gpus.push_back(sched::GpuSlot{.index = g.index,
-                                         .model = g.model,
-                                         .memory_bytes = g.memory_bytes,
-                                         .free_milli = 1000,
-                                         .free_memory_bytes = g.memory_bytes,
-                                         .usable = GpuUsable(node, g.index),
-                                         .island = g.island,
-                                         .pcie_switch = g.pcie_switch,
-                                         .numa_node = g.numa_node});
-  }
-  slots->pool = node.info.pool;
-  slots->refuses_root_jobs = node.info.refuses_root_jobs;
-  slots->total_cpus = slots->free_cpus = node.info.cpus;
-  slots->total_memory_bytes = slots->free_memory_bytes = node.info.memory_bytes;
-  slots->schedulable = node.state == NodeRecord::State::kReady && node.drain_reason.empty();
-  for (JobId id : node.running) {
-    const Job& j = *running_.at(id);
-    for (const auto& part : j.allocation) {
-      if (part.node == node.info.name) sched::ApplyPart(*slots, part, j.spec.resources, +1);
-    }
-  }
-}
-
-void Controller::SendOrder(const std::string& name, Order order) {
-  nodes_.Send(EnsureNode(name), std::move(order));
-}
 
 Result<RegisterReply> Controller::Register(const AgentRegister& c, TimePoint now) {
   const NodeInfo& info = c.request.node;
-  if (!IsValidNodeName(info.name)) return Err(InvalidArgument("node.name: invalid"));
-  NodeRecord& node = EnsureNode(info.name);
-  if (node.state != NodeRecord::State::kReady) {
-    events_.Raise(ClusterEvent{.kind = EventKind::kNodeJoined,
-                               .severity = Severity::kInfo,
-                               .node = info.name,
-                               .message = "node " + info.name + " joined with " +
-                                          std::to_string(info.gpus.size()) + " GPUs"},
-                  now);
-  }
-  if (node.info.gpus.size() != info.gpus.size()) node.health.clear();
-  nodes_.StartSession(node, now);
-  if (node.info != info || node.state == NodeRecord::State::kAwaiting) feasibility_.MarkStale();
-  node.info = info;
-  node.state = NodeRecord::State::kReady;
-  node.requeue_at = TimePoint::max();  // back before its fence passed: its jobs ran on
-  node.last_seen = now;
-  watch_.Reset();  // it may have been lost: the next tick walks the nodes
-  node.samples.clear();
-  RebuildNodeSlots(node);
-  queue_.RequestFull();
+  ASSIGN_OR_RETURN(NodeRecord * joined, nodes_.Join(info, now));
+  NodeRecord& node = *joined;
 
   // Reconcile: what the agent holds against what the controller expects of this node.
   std::set<std::pair<int64_t, int>> held;
@@ -270,7 +40,7 @@ Result<RegisterReply> Controller::Register(const AgentRegister& c, TimePoint now
                                                 .attempt = j.restarts,
                                                 .reason = StopReason::kPreempt,
                                                 .grace_period = options_.policy.preempt_grace};
-          SendOrder(info.name, std::move(o));
+          nodes_.Send(info.name, std::move(o));
         }
         continue;
       }
@@ -293,50 +63,13 @@ Result<RegisterReply> Controller::Register(const AgentRegister& c, TimePoint now
                        .fence_grace_ms = options_.fence_grace.count()};
 }
 
-Result<PollAnswer> Controller::Poll(const AgentPoll& c, TimePoint now) {
-  NodeRecord* node = nodes_.Find(c.node);
-  if (node == nullptr || node->session != c.session || node->state != NodeRecord::State::kReady) {
-    return Err(Conflict("node " + c.node + ": unknown session; register again"));
-  }
-  node->last_seen = now;
-  PollAnswer r;
-  if (std::optional<std::vector<Order>> orders = nodes_.Poll(*node, c.after, c.poll_id, now)) {
-    r.orders = std::move(*orders);
-  } else {
-    r.parked = true;
-  }
-  return r;
-}
-
 Result<Acknowledged> Controller::Report(const AgentReport& c, TimePoint now) {
   const ReportRequest& rep = c.report;
-  NodeRecord* node = nodes_.Find(rep.node);
-  if (node == nullptr || node->session != rep.session || node->state != NodeRecord::State::kReady) {
-    return Err(Conflict("node " + rep.node + ": unknown session; register again"));
-  }
-  node->last_seen = now;
-  node->attached = rep.attached;
-  if (c.log_bytes_dropped > 0) NoteLogsDropped(c, now);
-  if (!rep.gpus.empty()) {
-    node->samples = rep.gpus;
-    ObserveUtilization(*node, rep.gpus);
-  }
+  ASSIGN_OR_RETURN(NodeRecord * node, nodes_.Heard(c, now));
+  if (!rep.gpus.empty()) ObserveUtilization(*node, rep.gpus);
   for (const JobEvent& e : rep.events) HandleEvent(*node, e, now);
   if (!rep.health.empty()) ApplyHealth(*node, rep.health, now);
-  for (const GpuNotice& n : rep.notices) {
-    std::vector<JobId> on_gpu = JobsOnGpu(nodes_, running_, rep.node, n.gpu);
-    int64_t job = on_gpu.empty() ? 0 : on_gpu.back().value;
-    std::string msg =
-        "GPU " + std::to_string(n.gpu) + " of " + rep.node + ": " + n.message.substr(0, 256);
-    if (job != 0) msg += " in job " + std::to_string(job);
-    events_.Raise(ClusterEvent{.kind = EventKind::kGpuXid,
-                               .severity = Severity::kInfo,
-                               .node = rep.node,
-                               .gpu = n.gpu,
-                               .job = job,
-                               .message = msg},
-                  now);
-  }
+  nodes_.Notices(*node, rep.notices, now);
   return Acknowledged{};
 }
 
@@ -372,7 +105,7 @@ void Controller::HandleEvent(NodeRecord& node, const JobEvent& e, TimePoint now)
                          .attempt = e.attempt,
                          .reason = StopReason::kCancel,
                          .grace_period = Duration(0)};
-      SendOrder(node.info.name, std::move(o));
+      nodes_.Send(node.info.name, std::move(o));
     }
     return;
   }
@@ -428,24 +161,6 @@ void Controller::HandleEvent(NodeRecord& node, const JobEvent& e, TimePoint now)
   }
 }
 
-// The server kept not all of a report's log bytes. Said once per job (and reason) that it
-// happens to, and again once a minute while it lasts, so a full disk does not flood the events.
-void Controller::NoteLogsDropped(const AgentReport& c, TimePoint now) {
-  if (last_log_drop_.first == c.dropped_job &&
-      last_log_drop_.second + std::chrono::minutes(1) > now)
-    return;
-  last_log_drop_ = {c.dropped_job, now};
-  events_.Raise(
-      ClusterEvent{.kind = EventKind::kLogDropped,
-                   .severity = Severity::kAlert,
-                   .node = c.report.node,
-                   .job = c.dropped_job.value,
-                   .message = "the server did not keep " + std::to_string(c.log_bytes_dropped) +
-                              " bytes of job " + c.dropped_job.ToString() + "'s output from node " +
-                              c.report.node + ": " + c.dropped_why},
-      now);
-}
-
 // A job's output on `node` passed its limit: the node keeps its head and its tail only. Said
 // as a warning; with stop_at_output_limit the job is also cancelled, saying why.
 void Controller::NoteOutputLimit(Job& job, const NodeRecord& node, const JobEvent& e,
@@ -466,30 +181,21 @@ void Controller::NoteOutputLimit(Job& job, const NodeRecord& node, const JobEven
   StopParts(job, StopReason::kCancel, job.spec.grace_period, now);
 }
 
-void Controller::MarkLost(NodeRecord& node, TimePoint now) {
-  node.state = NodeRecord::State::kLost;
-  watch_.Lost(node);
-  std::string jobs = node.running.empty()
-                         ? ""
-                         : "; its jobs are requeued at " + FormatRfc3339(node.requeue_at) +
-                               ", once its agent has surely stopped them";
-  std::string kept;  // the jobs that end then instead (requeue: false)
-  for (JobId id : node.running) {
-    if (!jobs_.at(id).spec.requeue) kept += (kept.empty() ? "" : ", ") + id.ToString();
+void Controller::ApplyHealth(NodeRecord& node, const std::vector<GpuHealth>& health,
+                             TimePoint now) {
+  for (const NodeDesk::Hit& hit : nodes_.Health(node, health, now)) {
+    Job& j = jobs_.at(hit.job);
+    if (j.state != JobState::kRunning || j.stop_requested || j.preempt_requested) continue;
+    // Back to the queue without spending a retry: it resumes from its last checkpoint.
+    j.preempt_requested = true;
+    j.reason_detail = hit.detail;
+    StopParts(j, StopReason::kNodeFailure, Duration(0), now);
   }
-  if (!kept.empty()) jobs += " (" + kept + " never requeued: failed then)";
-  events_.Raise(ClusterEvent{.kind = EventKind::kNodeLost,
-                             .severity = Severity::kAlert,
-                             .node = node.info.name,
-                             .message = "node " + node.info.name + " stopped reporting" + jobs},
-                now);
-  if (sched::NodeSlots* s = view_.FindNode(node.info.name)) s->schedulable = false;
-  nodes_.Disconnect(node);
 }
 
 // The jobs of lost nodes whose fence has passed go back to the queue (no retry spent).
 void Controller::RequeueFenced(TimePoint now) {
-  for (NodeRecord* node : watch_.Fenced(nodes_, now)) {
+  for (NodeRecord* node : nodes_.Fenced(now)) {
     // A copy: stopping the jobs may end them.
     const std::vector<JobId> on_node(node->running.begin(), node->running.end());
     for (JobId id : on_node) {
@@ -506,9 +212,9 @@ void Controller::OnTick(TimePoint now) {
   if (gate_.WaitsForTime()) ReleaseBegun(now);
   for (JobId id : blame_.Proven(jobs_, now)) BlameLaunchFailures(jobs_.at(id), now);
   queue_.Tick(now, options_.full_pass_interval);
-  for (NodeRecord* node : watch_.Silent(nodes_, now)) MarkLost(*node, now);
+  nodes_.Watch(now);
   RequeueFenced(now);
-  nodes_.ExpirePolls(now, options_.poll_timeout);
+  nodes_.ExpirePolls(now);
 }
 
 }  // namespace baton::control

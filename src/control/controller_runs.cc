@@ -105,7 +105,7 @@ void Controller::Launch(Job& job, std::optional<size_t> only_rank) {
     l.node_addrs = node_addrs;
     l.step_port = job.step_port;
     l.step_key = job.step_key;
-    SendOrder(part.node, std::move(o));
+    nodes_.Send(part.node, std::move(o));
   }
 }
 
@@ -126,7 +126,7 @@ void Controller::StopParts(Job& job, StopReason reason, Duration grace, TimePoin
     o.kind = Order::Kind::kStop;
     o.stop =
         StopOrder{.job = job.id, .attempt = job.restarts, .reason = reason, .grace_period = grace};
-    SendOrder(part.node, std::move(o));
+    nodes_.Send(part.node, std::move(o));
   }
   MarkDirty(job);
   bool all_ended = std::all_of(job.allocation.begin(), job.allocation.end(),
@@ -142,7 +142,7 @@ bool Controller::LaunchElsewhere(Job& job) {
   }
   if (job.launch_failed_on.size() >= kLaunchNodesTried) return false;
   // Another node of its pool must be able to hold it.
-  std::vector<sched::KnownNode> others = feasibility_.Known(nodes_);
+  std::vector<sched::KnownNode> others = nodes_.Known();
   std::erase_if(others, [&](const sched::KnownNode& n) {
     return std::find(job.launch_failed_on.begin(), job.launch_failed_on.end(), n.info->name) !=
            job.launch_failed_on.end();
@@ -155,20 +155,8 @@ bool Controller::LaunchElsewhere(Job& job) {
 void Controller::BlameLaunchFailures(Job& job, TimePoint now) {
   bool changed = false;
   for (const LaunchBlame::Drain& d :
-       blame_.Blame(job, nodes_, options_.drain_after_launch_failures, &changed)) {
-    NodeRecord& failed = *nodes_.Find(d.node);
-    failed.drain_reason = d.reason;
-    changed_.drains.push_back(
-        store::Drain{.node = d.node, .gpu = -1, .reason = d.reason, .active = true});
-    if (view_.FindNode(d.node) != nullptr) RebuildNodeSlots(failed);
-    queue_.RequestFull();
-    events_.Raise(ClusterEvent{.kind = EventKind::kNodeDrained,
-                               .severity = Severity::kAlert,
-                               .node = d.node,
-                               .job = job.id.value,
-                               .message = "node " + d.node + " drained: " + d.reason +
-                                          "; `baton undrain " + d.node + "` returns it"},
-                  now);
+       blame_.Blame(job, nodes_.table(), options_.drain_after_launch_failures, &changed)) {
+    nodes_.DrainForLaunchFailures(d.node, d.reason, job.id, now);
   }
   if (changed) MarkDirty(job);
 }

@@ -53,7 +53,7 @@ Result<JobShown> Controller::Tunnel(const OpenTunnel& c, TimePoint now) {
                          .attempt = job->restarts,
                          .port = port,
                          .step_key = c.step ? job->step_key : ""};
-  SendOrder(first->node, std::move(o));
+  nodes_.Send(first->node, std::move(o));
   return JobShown{JobAsShown(*job, now)};
 }
 
@@ -91,7 +91,7 @@ void Controller::ReclaimIdleSessions(TimePoint now) {
     if (job->spec.interactive != Interactive::kNone) sessions.push_back(job);
   }
   for (const IdleSessions::Verdict& v :
-       idle_sessions_.Review(options_.policy, sessions, nodes_, now)) {
+       idle_sessions_.Review(options_.policy, sessions, nodes_.table(), now)) {
     if (v.kind == IdleSessions::Verdict::Kind::kStop) {
       StopIdleSession(*v.job, *v.pool, v.idle_for, now);
       continue;
@@ -108,7 +108,7 @@ void Controller::ReclaimIdleSessions(TimePoint now) {
                    std::to_string(v.pool->idle_utilization_pct) + "%); it will be stopped in " +
                    FormatDuration(std::chrono::duration_cast<std::chrono::seconds>(v.left)) +
                    " unless you attach (baton attach " + job.id.ToString() + ") or use its GPUs"};
-    if (!job.allocation.empty()) SendOrder(job.allocation.front().node, std::move(o));
+    if (!job.allocation.empty()) nodes_.Send(job.allocation.front().node, std::move(o));
   }
 }
 

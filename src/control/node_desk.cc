@@ -1,0 +1,361 @@
+#include "control/node_desk.h"
+
+#include <algorithm>
+
+namespace baton::control {
+namespace {
+
+// Running jobs with a live process on GPU `gpu` of `node`.
+std::vector<JobId> JobsOnGpu(const NodeRecord& node, const RunningJobs& running, int gpu) {
+  std::vector<JobId> out;
+  for (JobId id : node.running) {
+    for (const NodeAllocation& part : running.at(id)->allocation) {
+      if (part.node == node.info.name && !part.ended &&
+          std::find(part.gpus.begin(), part.gpus.end(), gpu) != part.gpus.end()) {
+        out.push_back(id);
+      }
+    }
+  }
+  return out;
+}
+
+// Whether GPU `gpu` of the node may be given to jobs: not drained, not being reset.
+bool GpuUsable(const NodeRecord& node, int gpu) {
+  if (node.gpu_drains.count(gpu) != 0) return false;
+  // "drain" health became an admin drain above; an admin's undrain overrides it.
+  return gpu < 0 || static_cast<size_t>(gpu) >= node.health.size() ||
+         node.health[gpu].state != GpuHealthState::kReset;
+}
+
+}  // namespace
+
+NodeDesk::NodeDesk(Shared shared)
+    : shared_(shared), watch_(shared.options.node_timeout, shared.options.fence_grace) {}
+
+NodeRecord& NodeDesk::Ensure(const std::string& name) {
+  bool added = false;
+  NodeRecord& node = nodes_.Ensure(name, &added);
+  if (added) {
+    feasibility_.MarkStale();
+    watch_.Reset();  // never seen: the next tick walks the nodes
+    sched::NodeSlots slots;
+    slots.name = name;
+    slots.schedulable = false;
+    shared_.view.AddNode(std::move(slots));
+  }
+  return node;
+}
+
+void NodeDesk::Send(const std::string& name, Order order) {
+  nodes_.Send(Ensure(name), std::move(order));
+}
+
+void NodeDesk::RebuildSlots(const NodeRecord& node) {
+  sched::NodeSlots* slots = shared_.view.FindNode(node.info.name);
+  slots->gpus.clear();
+  for (const Gpu& g : node.info.gpus) {
+    slots->gpus.push_back(sched::GpuSlot{.index = g.index,
+                                         .model = g.model,
+                                         .memory_bytes = g.memory_bytes,
+                                         .free_milli = 1000,
+                                         .free_memory_bytes = g.memory_bytes,
+                                         .usable = GpuUsable(node, g.index),
+                                         .island = g.island,
+                                         .pcie_switch = g.pcie_switch,
+                                         .numa_node = g.numa_node});
+  }
+  slots->pool = node.info.pool;
+  slots->refuses_root_jobs = node.info.refuses_root_jobs;
+  slots->total_cpus = slots->free_cpus = node.info.cpus;
+  slots->total_memory_bytes = slots->free_memory_bytes = node.info.memory_bytes;
+  slots->schedulable = node.state == NodeRecord::State::kReady && node.drain_reason.empty();
+  for (JobId id : node.running) {
+    const Job& j = *shared_.running.at(id);
+    for (const auto& part : j.allocation) {
+      if (part.node == node.info.name) sched::ApplyPart(*slots, part, j.spec.resources, +1);
+    }
+  }
+}
+
+void NodeDesk::RestoreDrains(const std::vector<store::Drain>& drains) {
+  for (const store::Drain& d : drains) {
+    if (!IsValidNodeName(d.node)) continue;
+    NodeRecord& n = Ensure(d.node);
+    if (d.gpu < 0)
+      n.drain_reason = d.reason;
+    else
+      n.gpu_drains[d.gpu] = d.reason;
+  }
+}
+
+// ---- an admin's commands ----
+
+Status NodeDesk::Drain(const DrainNode& c) {
+  if (!c.caller.admin) return PermissionDenied("only an admin drains or undrains nodes");
+  NodeRecord* node = nodes_.Find(c.node);
+  if (node == nullptr) return NotFound("node " + c.node.substr(0, 64) + " is not known");
+  // A node known only from the store (not back since a restart) has no GPU list yet: its
+  // GPU drains are taken on trust and apply when it registers.
+  for (int g : c.gpus) {
+    if (g < 0 || (!node->info.gpus.empty() && static_cast<size_t>(g) >= node->info.gpus.size())) {
+      return InvalidArgument("gpus: node " + c.node + " has no GPU " + std::to_string(g));
+    }
+  }
+  std::string reason = c.reason.empty() ? "drained by " + c.caller.user : c.reason.substr(0, 256);
+  if (c.gpus.empty()) {
+    node->drain_reason = c.drain ? reason : "";
+    node->launch_failures = 0;  // an undrained node starts over
+    shared_.drains.push_back(
+        store::Drain{.node = c.node, .gpu = -1, .reason = reason, .active = c.drain});
+  }
+  for (int g : c.gpus) {
+    if (c.drain)
+      node->gpu_drains[g] = reason;
+    else
+      node->gpu_drains.erase(g);
+    if (!c.drain && static_cast<size_t>(g) < node->health.size() &&
+        node->health[g].state == GpuHealthState::kDrain) {
+      // The admin says it is fixed: its agent forgets the fault, or it would report it again.
+      node->health[g] = GpuHealth{.index = g};
+      if (node->state == NodeRecord::State::kReady) {
+        Order o;
+        o.kind = Order::Kind::kReadmit;
+        o.inject.gpu = g;
+        Send(c.node, std::move(o));
+      }
+    }
+    shared_.drains.push_back(
+        store::Drain{.node = c.node, .gpu = g, .reason = reason, .active = c.drain});
+  }
+  if (shared_.view.FindNode(c.node) != nullptr) RebuildSlots(*node);
+  shared_.queue.RequestFull();  // an undrain frees GPUs; a drain changes reservations
+  return Status::Ok();
+}
+
+Status NodeDesk::Inject(const InjectFault& c) {
+  if (!c.caller.admin) return PermissionDenied("only an admin injects faults");
+  NodeRecord* node = nodes_.Find(c.node);
+  if (node == nullptr) return NotFound("node " + c.node.substr(0, 64) + " is not known");
+  if (node->state != NodeRecord::State::kReady)
+    return Conflict("node " + c.node + " is not connected");
+  if (node->info.gpu_backend != GpuBackendKind::kSimulated) {
+    return InvalidArgument("node " + c.node + " has real GPUs (" +
+                           std::string(GpuBackendName(node->info.gpu_backend)) +
+                           "): faults are injected only into simulated GPUs");
+  }
+  if (c.fault.fault != FaultKind::kSilence &&
+      (c.fault.gpu < 0 || static_cast<size_t>(c.fault.gpu) >= node->info.gpus.size())) {
+    return InvalidArgument("gpu: node " + c.node + " has no GPU " + std::to_string(c.fault.gpu));
+  }
+  Order o;
+  o.kind = Order::Kind::kInject;
+  o.inject = c.fault;
+  Send(c.node, std::move(o));
+  return Status::Ok();
+}
+
+void NodeDesk::DrainForLaunchFailures(const std::string& name, const std::string& reason, JobId job,
+                                      TimePoint now) {
+  NodeRecord& failed = *nodes_.Find(name);
+  failed.drain_reason = reason;
+  shared_.drains.push_back(store::Drain{.node = name, .gpu = -1, .reason = reason, .active = true});
+  if (shared_.view.FindNode(name) != nullptr) RebuildSlots(failed);
+  shared_.queue.RequestFull();
+  shared_.events.Raise(ClusterEvent{.kind = EventKind::kNodeDrained,
+                                    .severity = Severity::kAlert,
+                                    .node = name,
+                                    .job = job.value,
+                                    .message = "node " + name + " drained: " + reason +
+                                               "; `baton undrain " + name + "` returns it"},
+                       now);
+}
+
+// ---- agents ----
+
+Result<NodeRecord*> NodeDesk::Join(const NodeInfo& info, TimePoint now) {
+  if (!IsValidNodeName(info.name)) return Err(InvalidArgument("node.name: invalid"));
+  NodeRecord& node = Ensure(info.name);
+  if (node.state != NodeRecord::State::kReady) {
+    shared_.events.Raise(ClusterEvent{.kind = EventKind::kNodeJoined,
+                                      .severity = Severity::kInfo,
+                                      .node = info.name,
+                                      .message = "node " + info.name + " joined with " +
+                                                 std::to_string(info.gpus.size()) + " GPUs"},
+                         now);
+  }
+  if (node.info.gpus.size() != info.gpus.size()) node.health.clear();
+  nodes_.StartSession(node, now);
+  if (node.info != info || node.state == NodeRecord::State::kAwaiting) feasibility_.MarkStale();
+  node.info = info;
+  node.state = NodeRecord::State::kReady;
+  node.requeue_at = TimePoint::max();  // back before its fence passed: its jobs ran on
+  node.last_seen = now;
+  watch_.Reset();  // it may have been lost: the next tick walks the nodes
+  node.samples.clear();
+  RebuildSlots(node);
+  shared_.queue.RequestFull();
+  return &node;
+}
+
+Result<PollAnswer> NodeDesk::Poll(const AgentPoll& c, TimePoint now) {
+  NodeRecord* node = nodes_.Find(c.node);
+  if (node == nullptr || node->session != c.session || node->state != NodeRecord::State::kReady) {
+    return Err(Conflict("node " + c.node + ": unknown session; register again"));
+  }
+  node->last_seen = now;
+  PollAnswer r;
+  if (std::optional<std::vector<Order>> orders = nodes_.Poll(*node, c.after, c.poll_id, now)) {
+    r.orders = std::move(*orders);
+  } else {
+    r.parked = true;
+  }
+  return r;
+}
+
+Result<NodeRecord*> NodeDesk::Heard(const AgentReport& c, TimePoint now) {
+  const ReportRequest& rep = c.report;
+  NodeRecord* node = nodes_.Find(rep.node);
+  if (node == nullptr || node->session != rep.session || node->state != NodeRecord::State::kReady) {
+    return Err(Conflict("node " + rep.node + ": unknown session; register again"));
+  }
+  node->last_seen = now;
+  node->attached = rep.attached;
+  if (c.log_bytes_dropped > 0) NoteLogsDropped(c, now);
+  if (!rep.gpus.empty()) node->samples = rep.gpus;
+  return node;
+}
+
+void NodeDesk::Notices(const NodeRecord& node, const std::vector<GpuNotice>& notices,
+                       TimePoint now) {
+  const std::string& name = node.info.name;
+  for (const GpuNotice& n : notices) {
+    std::vector<JobId> on_gpu = JobsOnGpu(node, shared_.running, n.gpu);
+    int64_t job = on_gpu.empty() ? 0 : on_gpu.back().value;
+    std::string msg =
+        "GPU " + std::to_string(n.gpu) + " of " + name + ": " + n.message.substr(0, 256);
+    if (job != 0) msg += " in job " + std::to_string(job);
+    shared_.events.Raise(ClusterEvent{.kind = EventKind::kGpuXid,
+                                      .severity = Severity::kInfo,
+                                      .node = name,
+                                      .gpu = n.gpu,
+                                      .job = job,
+                                      .message = msg},
+                         now);
+  }
+}
+
+// The server kept not all of a report's log bytes. Said once per job (and reason) that it
+// happens to, and again once a minute while it lasts, so a full disk does not flood the events.
+void NodeDesk::NoteLogsDropped(const AgentReport& c, TimePoint now) {
+  if (last_log_drop_.first == c.dropped_job &&
+      last_log_drop_.second + std::chrono::minutes(1) > now)
+    return;
+  last_log_drop_ = {c.dropped_job, now};
+  shared_.events.Raise(
+      ClusterEvent{.kind = EventKind::kLogDropped,
+                   .severity = Severity::kAlert,
+                   .node = c.report.node,
+                   .job = c.dropped_job.value,
+                   .message = "the server did not keep " + std::to_string(c.log_bytes_dropped) +
+                              " bytes of job " + c.dropped_job.ToString() + "'s output from node " +
+                              c.report.node + ": " + c.dropped_why},
+      now);
+}
+
+std::vector<NodeDesk::Hit> NodeDesk::Health(NodeRecord& node, const std::vector<GpuHealth>& health,
+                                            TimePoint now) {
+  std::vector<Hit> hits;
+  size_t n = node.info.gpus.size();
+  std::vector<GpuHealth> next(n);
+  for (size_t g = 0; g < n; ++g) next[g].index = static_cast<int>(g);
+  for (const GpuHealth& h : health) {
+    if (h.index >= 0 && static_cast<size_t>(h.index) < n) next[h.index] = h;
+  }
+  node.health.resize(n);
+  for (size_t g = 0; g < n; ++g) node.health[g].index = static_cast<int>(g);
+  bool changed = false;
+  for (size_t g = 0; g < n; ++g) {
+    const GpuHealth old = node.health[g];
+    const GpuHealth& h = next[g];
+    if (old == h) continue;
+    changed = true;
+    int gpu = static_cast<int>(g);
+    std::string where = "GPU " + std::to_string(g) + " of " + node.info.name;
+    if (h.state == GpuHealthState::kOk) {
+      std::string still =
+          node.gpu_drains.count(gpu) ? " (still drained: " + node.gpu_drains[gpu] + ")" : "";
+      shared_.events.Raise(
+          ClusterEvent{
+              .kind = EventKind::kGpuRecovered,
+              .severity = Severity::kInfo,
+              .node = node.info.name,
+              .gpu = gpu,
+              .message = where + " passed its health check and is back in service" + still},
+          now);
+      continue;
+    }
+    if (old.state == h.state && old.since == h.since) continue;  // only its words changed
+    // A new fault.
+    std::string until = h.state == GpuHealthState::kDrain ? "until an admin undrains it"
+                                                          : "until it passes a health check";
+    if (h.state == GpuHealthState::kDrain && node.gpu_drains.count(gpu) == 0) {
+      std::string reason = ("health: " + h.reason).substr(0, 256);
+      node.gpu_drains[gpu] = reason;
+      shared_.drains.push_back(
+          store::Drain{.node = node.info.name, .gpu = gpu, .reason = reason, .active = true});
+    }
+    std::vector<JobId> hit = JobsOnGpu(node, shared_.running, gpu);
+    std::string jobs, ended;  // requeued; stopped for good (requeue: false)
+    for (JobId id : hit) {
+      std::string& list = shared_.jobs.at(id).spec.requeue ? jobs : ended;
+      list += (list.empty() ? "" : ", ") + id.ToString();
+    }
+    if (!jobs.empty()) jobs = "; requeued job " + jobs;
+    if (!ended.empty()) jobs += "; stopped job " + ended + " (never requeued: it fails)";
+    shared_.events.Raise(ClusterEvent{.kind = EventKind::kGpuFailed,
+                                      .severity = Severity::kAlert,
+                                      .node = node.info.name,
+                                      .gpu = gpu,
+                                      .job = hit.empty() ? 0 : hit.front().value,
+                                      .message = where + " failed: " + h.reason +
+                                                 "; out of service " + until + jobs},
+                         now);
+    for (JobId id : hit) hits.push_back(Hit{id, (where + " failed: " + h.reason).substr(0, 512)});
+  }
+  node.health = std::move(next);
+  if (changed) {
+    RebuildSlots(node);
+    shared_.queue.RequestFull();
+  }
+  return hits;
+}
+
+// ---- silent nodes ----
+
+void NodeDesk::Watch(TimePoint now) {
+  for (NodeRecord* node : watch_.Silent(nodes_, now)) MarkLost(*node, now);
+}
+
+void NodeDesk::MarkLost(NodeRecord& node, TimePoint now) {
+  node.state = NodeRecord::State::kLost;
+  watch_.Lost(node);
+  std::string jobs = node.running.empty()
+                         ? ""
+                         : "; its jobs are requeued at " + FormatRfc3339(node.requeue_at) +
+                               ", once its agent has surely stopped them";
+  std::string kept;  // the jobs that end then instead (requeue: false)
+  for (JobId id : node.running) {
+    if (!shared_.jobs.at(id).spec.requeue) kept += (kept.empty() ? "" : ", ") + id.ToString();
+  }
+  if (!kept.empty()) jobs += " (" + kept + " never requeued: failed then)";
+  shared_.events.Raise(
+      ClusterEvent{.kind = EventKind::kNodeLost,
+                   .severity = Severity::kAlert,
+                   .node = node.info.name,
+                   .message = "node " + node.info.name + " stopped reporting" + jobs},
+      now);
+  if (sched::NodeSlots* s = shared_.view.FindNode(node.info.name)) s->schedulable = false;
+  nodes_.Disconnect(node);
+}
+
+}  // namespace baton::control

@@ -1,0 +1,113 @@
+// The controller's side of the nodes: agents registering, polling and reporting what they
+// hold (sessions attached, GPU readings, health, notices, output the server dropped), nodes
+// gone silent and their fences, drains and injected faults, and each node's slots in the
+// scheduler's view. It owns the nodes (NodeTable), the watch over silent ones (NodeWatch) and
+// the known nodes a request is checked against (FeasibilityCache). What reaches jobs — a
+// registering agent's jobs reconciled, a job's events, the jobs on a failed GPU or a lost node
+// stopped — the Controller does with what the desk returns. It shares the Controller's view,
+// events, queue and running jobs, given at construction. Owned by the Controller; not
+// thread-safe.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "control/commands.h"
+#include "control/controller_options.h"
+#include "control/event_ring.h"
+#include "control/feasibility_cache.h"
+#include "control/node_table.h"
+#include "control/node_watch.h"
+#include "control/replies.h"
+#include "control/running_jobs.h"
+#include "sched/cluster_view.h"
+#include "sched/job_queue.h"
+#include "store/store.h"
+
+namespace baton::control {
+
+class NodeDesk {
+ public:
+  // The Controller's parts the desk works with; they outlive it.
+  struct Shared {
+    const ControllerOptions& options;
+    const std::map<JobId, Job>& jobs;
+    const RunningJobs& running;
+    sched::ClusterView& view;  // the nodes' slots are the desk's to make
+    EventRing& events;
+    sched::JobQueue& queue;             // a full pass is asked for when nodes change
+    std::vector<store::Drain>& drains;  // set or lifted in this batch, for its store batch
+  };
+  explicit NodeDesk(Shared shared);
+
+  NodeRecord* Find(const std::string& name) { return nodes_.Find(name); }
+  const NodeRecord* Find(const std::string& name) const { return nodes_.Find(name); }
+  NodeTable& table() { return nodes_; }
+  const NodeTable& table() const { return nodes_; }
+  // The node, added to the table and (unschedulable) to the view if it was not known.
+  NodeRecord& Ensure(const std::string& name);
+  void Send(const std::string& node, Order order);
+  // Makes the node's slots in the view again: its GPUs, drains and health, and its running jobs.
+  void RebuildSlots(const NodeRecord& node);
+  // The drains a store kept (before any agent registers).
+  void RestoreDrains(const std::vector<store::Drain>& drains);
+  // The parked polls answered in this batch (Effects::deliveries).
+  std::vector<Delivery> TakeDeliveries() { return nodes_.TakeDeliveries(); }
+
+  // The known nodes (every node registered or awaited) as the feasibility checks take them,
+  // and whether any set of them can ever hold `spec` (FeasibilityCache).
+  const std::vector<sched::KnownNode>& Known() { return feasibility_.Known(nodes_); }
+  Result<Resources> Feasible(const JobSpec& spec, const std::string& user, bool pool_configured) {
+    return feasibility_.Check(nodes_, spec, user, pool_configured);
+  }
+  // Pools may have come or gone: the known nodes are made again.
+  void PoolsChanged() { feasibility_.MarkStale(); }
+
+  // An admin's drain or undrain of a node or some of its GPUs; an injected fault sent to a
+  // simulated node's agent.
+  Status Drain(const DrainNode& c);
+  Status Inject(const InjectFault& c);
+  // The node drained for the launch failures of job `job` proven its own (LaunchBlame).
+  void DrainForLaunchFailures(const std::string& node, const std::string& reason, JobId job,
+                              TimePoint now);
+
+  // An agent registering: its node ready with a new session, what it says of its hardware, its
+  // slots made again. The Controller then reconciles the node's jobs and health.
+  Result<NodeRecord*> Join(const NodeInfo& info, TimePoint now);
+  Result<PollAnswer> Poll(const AgentPoll& c, TimePoint now);
+  // A report of the node's current session: heard now, its attached sessions and GPU readings
+  // kept, output the server dropped said. The Controller then takes its jobs' events and
+  // health, and the GPUs' notices (Notices) last.
+  Result<NodeRecord*> Heard(const AgentReport& c, TimePoint now);
+  void Notices(const NodeRecord& node, const std::vector<GpuNotice>& notices, TimePoint now);
+
+  // A running job on a GPU that failed: to be stopped and requeued (`detail`: why).
+  struct Hit {
+    JobId job;
+    std::string detail;
+  };
+  // What the agent says of its GPUs' health: failed GPUs fenced (hardware faults drained),
+  // recovered ones back, said as events. Returns the jobs on the GPUs that failed, in order.
+  std::vector<Hit> Health(NodeRecord& node, const std::vector<GpuHealth>& health, TimePoint now);
+
+  // At a tick: the nodes silent for the node timeout marked lost (their polls answered, their
+  // orders dropped, said as an event).
+  void Watch(TimePoint now);
+  // Parked polls that waited the poll timeout answered empty, so that their agents poll again.
+  void ExpirePolls(TimePoint now) { nodes_.ExpirePolls(now, shared_.options.poll_timeout); }
+  // The lost nodes whose fence has passed by `now`: their jobs go back to the queue.
+  std::vector<NodeRecord*> Fenced(TimePoint now) { return watch_.Fenced(nodes_, now); }
+
+ private:
+  void MarkLost(NodeRecord& node, TimePoint now);
+  void NoteLogsDropped(const AgentReport& c, TimePoint now);
+
+  Shared shared_;
+  NodeTable nodes_;
+  FeasibilityCache feasibility_;  // what could ever hold a request, by the known nodes
+  NodeWatch watch_;               // silent nodes, their fences, the lost nodes' jobs due back
+  std::pair<JobId, TimePoint> last_log_drop_{};  // the last log_dropped alert: of what, when
+};
+
+}  // namespace baton::control
