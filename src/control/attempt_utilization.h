@@ -8,6 +8,8 @@
 #include <cstdint>
 #include <unordered_map>
 
+#include "control/node_table.h"
+#include "control/running_jobs.h"
 #include "core/job.h"
 
 namespace baton::control {
@@ -16,6 +18,10 @@ class AttemptUtilization {
  public:
   // One reading of the running attempt of job `id`: the mean utilisation of its GPUs on a node.
   void Add(JobId id, double mean_pct);
+  // A report's GPU readings of `node`: one reading for each of the node's running jobs with a
+  // started part there, the mean of its GPUs' (a job with none of them read gets none).
+  void Observe(const NodeRecord& node, const std::vector<GpuSample>& samples,
+               const RunningJobs& running);
   // The attempt's readings so far added to `sum` and `samples` (a job's, for a read-out).
   void AddTo(JobId id, double* sum, int64_t* samples) const;
   // The attempt ended: its readings join the job's, and are forgotten here.

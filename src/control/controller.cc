@@ -7,6 +7,7 @@
 #include "control/job_cost.h"
 #include "control/model_sizing.h"
 #include "control/pass_records.h"
+#include "control/session_limits.h"
 #include "core/overloaded.h"
 #include "core/quantity.h"
 
@@ -308,7 +309,7 @@ Result<Resources> Controller::Admit(const JobSpec& spec, const std::string& user
       return Err(InvalidArgument("resources.gpus: pool " + spec.pool + " allows at most " +
                                  FormatMilli(pool->max_milli_per_job) + " GPUs per job"));
     }
-    RETURN_IF_ERROR(AdmitSession(spec, *pool, user));
+    RETURN_IF_ERROR(AdmitSession(jobs_, spec, *pool, user));
   }
   for (const auto& [field, ids] :
        {std::pair{"after", &spec.after}, std::pair{"after_any", &spec.after_any},
@@ -469,7 +470,7 @@ void Controller::SetState(Job& job, JobState to, TimePoint now) {
     counters_.jobs_finished[std::string(JobStateName(to))] += 1;
     AlertEnded(job, to, now);
     if (job.cron_id.value != 0 && !job.cron_stopped) crons_.Ended(job.id);
-    OnTerminal(job, now);
+    Recheck(gate_.AfterEnd(job, jobs_), now);  // the jobs that waited for its end
   }
 }
 

@@ -111,10 +111,9 @@ class Controller {
   Result<JobSpec> Patched(const Job& job, const UpdateJob& c, TimePoint now);
   void ApplyPatch(Job& job, JobSpec spec, TimePoint now);
   Status ActOn(Job& job, JobAction::Kind kind, const Caller& caller, TimePoint now);
-  // Sessions (controller_sessions.cc): tunnels to them; an interactive pool's limits at
-  // submit; its idle sessions warned, then stopped.
+  // Sessions (controller_sessions.cc): tunnels to them; an interactive pool's idle sessions
+  // warned, then stopped.
   Result<JobShown> Tunnel(const OpenTunnel& c, TimePoint now);
-  Status AdmitSession(const JobSpec& spec, const PoolPolicy& pool, const std::string& user) const;
   void ReclaimIdleSessions(TimePoint now);
   void StopIdleSession(Job& job, const PoolPolicy& pool, Duration idle_for, TimePoint now);
   Result<CronShown> Crons(const DeleteCron& c, TimePoint now);
@@ -159,22 +158,17 @@ class Controller {
   void ChargeRate(const Job& job, int sign, TimePoint now);
   // Called as an attempt ends: its cost and utilisation join the job's.
   void CloseAttempt(Job& job, TimePoint now);
-  // The GPUs' readings of a report, counted towards the running jobs on them.
-  void ObserveUtilization(const NodeRecord& node, const std::vector<GpuSample>& samples);
   // Budgets (control/budget_book.h): a recount (restore, new policy; `quiet`: alert levels
   // reached count as alerted), and the alerts.
   void RecountBudgets(TimePoint now, bool quiet);
   void CheckBudgets(TimePoint now);
   void Enqueue(Job& job, TimePoint now);
   void Dequeue(Job& job);
-  void OnTerminal(const Job& job, TimePoint now);
   // The job_failed alert of a job that ended (`to`), if any (failure_alerts_).
   void AlertEnded(const Job& job, JobState to, TimePoint now);
   // Looks again at blocked jobs that may go now; those that can enter the queue
   // (controller_waiting.cc, with the DependencyGate gate_).
   void Recheck(const std::vector<JobId>& ids, TimePoint now);
-  // The blocked jobs whose begin time has come.
-  void ReleaseBegun(TimePoint now);
   // A task of a throttled array gives up its place: the waiting tasks that may, take it.
   void LeaveGate(const Job& job, TimePoint now);
   // A new job of `spec` as a submit at `now` makes it, its resources `resources`, before it

@@ -1,5 +1,5 @@
-// A job's attempt closing (its cost and GPU readings kept), the GPU readings of reports, and
-// the budgets (control/budget_book.h) fed from the costs (control/job_cost.h).
+// A job's attempt closing (its cost and GPU readings kept), and the budgets (control/budget_book.h)
+// fed from the costs (control/job_cost.h).
 #include "control/controller.h"
 #include "control/job_cost.h"
 
@@ -10,30 +10,6 @@ void Controller::CloseAttempt(Job& job, TimePoint now) {
   job.cost_micros += cost;
   budgets_.AttemptClosed(job.spec.project, cost);
   utilization_.Close(job);
-}
-
-void Controller::ObserveUtilization(const NodeRecord& node, const std::vector<GpuSample>& samples) {
-  if (samples.empty()) return;
-  // The node's own jobs: every node reports every 2 s, so a walk of all running jobs here
-  // would cost nodes x jobs per interval.
-  for (JobId id : node.running) {
-    const Job* job = running_.at(id);
-    double sum = 0;
-    int n = 0;
-    for (const NodeAllocation& part : job->allocation) {
-      if (part.node != node.info.name || !part.started || part.ended) continue;
-      for (int g : part.gpus) {
-        for (const GpuSample& s : samples) {
-          if (s.index == g) {
-            sum += s.utilization_pct;
-            ++n;
-          }
-        }
-      }
-    }
-    if (n == 0) continue;
-    utilization_.Add(id, sum / n);
-  }
 }
 
 void Controller::RecountBudgets(TimePoint now, bool quiet) {

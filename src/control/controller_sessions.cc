@@ -1,9 +1,10 @@
 // Sessions (`baton run` jobs). Tunnels to running jobs (`baton run`, `attach`, `forward`): the
 // controller only checks who may open one and to what, and sends the order to the agent of the
-// job's first node; the bytes never pass through here (api/relay.h). An interactive pool's
-// limits on sessions at submit. Idle sessions: one whose pool is interactive, with no client
-// attached (its agent reports those) and its GPUs below the pool's threshold (the latest
-// samples) for the pool's idle_timeout is cancelled, after a warning in its terminal.
+// job's first node; the bytes never pass through here (api/relay.h). (An interactive pool's
+// limits on sessions at submit are session_limits.h's.) Idle sessions: one whose pool is
+// interactive, with no client attached (its agent reports those) and its GPUs below the pool's
+// threshold (the latest samples) for the pool's idle_timeout is cancelled, after a warning in its
+// terminal.
 #include <algorithm>
 #include <cstdio>
 
@@ -55,29 +56,6 @@ Result<JobShown> Controller::Tunnel(const OpenTunnel& c, TimePoint now) {
                          .step_key = c.step ? job->step_key : ""};
   nodes_.Send(first->node, std::move(o));
   return JobShown{JobAsShown(*job, now)};
-}
-
-Status Controller::AdmitSession(const JobSpec& spec, const PoolPolicy& pool,
-                                const std::string& user) const {
-  if (!pool.interactive || spec.interactive == Interactive::kNone) return Status::Ok();
-  if (spec.time_limit > pool.session_time_limit) {
-    return InvalidArgument("time_limit: sessions in pool " + spec.pool + " run at most " +
-                           FormatDuration(pool.session_time_limit) +
-                           " (a batch job, baton submit, may run longer)");
-  }
-  if (pool.max_sessions_per_user <= 0) return Status::Ok();
-  std::vector<std::string> open;
-  for (const auto& [id, job] : jobs_) {
-    if (job.user == user && job.spec.pool == spec.pool &&
-        job.spec.interactive != Interactive::kNone && !IsTerminal(job.state))
-      open.push_back(id.ToString());
-  }
-  if (static_cast<int>(open.size()) < pool.max_sessions_per_user) return Status::Ok();
-  std::string list;
-  for (const std::string& id : open) list += (list.empty() ? "" : ", ") + id;
-  return Conflict("pool " + spec.pool + " allows " + std::to_string(pool.max_sessions_per_user) +
-                  " session(s) per user; " + user + " has " + list +
-                  " (baton sessions lists them; baton cancel ends one)");
 }
 
 void Controller::ReclaimIdleSessions(TimePoint now) {

@@ -59,10 +59,6 @@ void Controller::LeaveGate(const Job& job, TimePoint now) {
   gate_.DropGateIfIdle(job.array_id);
 }
 
-void Controller::OnTerminal(const Job& ended, TimePoint now) {
-  Recheck(gate_.AfterEnd(ended, jobs_), now);
-}
-
 void Controller::Recheck(const std::vector<JobId>& ids, TimePoint now) {
   for (JobId id : ids) {
     Job& j = jobs_.at(id);
@@ -76,11 +72,6 @@ void Controller::Recheck(const std::vector<JobId>& ids, TimePoint now) {
     Enqueue(j, now);
     MarkDirty(j);
   }
-}
-
-void Controller::ReleaseBegun(TimePoint now) {
-  std::vector<JobId> due = gate_.Due(now);
-  if (!due.empty()) Recheck(due, now);
 }
 
 }  // namespace baton::control

@@ -34,5 +34,37 @@ TEST(AttemptUtilization, ReadingsAddUpPerAttemptAndJoinTheJobsWhenItEnds) {
   EXPECT_EQ(quiet.utilization_samples, 0);
 }
 
+TEST(AttemptUtilization, AReportsReadingsCountForTheNodesStartedJobsAsTheMeanOfTheirGpus) {
+  NodeRecord node;
+  node.info.name = "n1";
+  std::map<JobId, Job> jobs;
+  RunningJobs running;
+  auto run = [&](int64_t id, std::vector<NodeAllocation> allocation) {
+    Job& j = jobs[JobId{id}];
+    j.id = JobId{id};
+    j.allocation = std::move(allocation);
+    running.emplace(j.id, &j, RunningJobs::Kept{});
+    node.running.insert(j.id);
+  };
+  run(1, {NodeAllocation{.node = "n1", .gpus = {0, 1}, .started = true}});
+  run(2, {NodeAllocation{.node = "n1", .gpus = {2}}});  // not started yet: no reading
+  run(3, {NodeAllocation{.node = "n0", .gpus = {0}, .started = true},
+          NodeAllocation{.node = "n1", .gpus = {3}, .started = true}});
+  AttemptUtilization u;
+  u.Observe(
+      node,
+      {GpuSample{.index = 0, .utilization_pct = 90}, GpuSample{.index = 1, .utilization_pct = 50},
+       GpuSample{.index = 2, .utilization_pct = 100}},
+      running);
+  double sum = 0;
+  int64_t samples = 0;
+  u.AddTo(JobId{1}, &sum, &samples);
+  EXPECT_DOUBLE_EQ(sum, 70);  // the mean of GPUs 0 and 1
+  EXPECT_EQ(samples, 1);
+  EXPECT_EQ(u.size(), 1u);       // job 2 not started, job 3's GPU 3 not read, n0 not this node
+  u.Observe(node, {}, running);  // a report without readings adds none
+  EXPECT_EQ(u.size(), 1u);
+}
+
 }  // namespace
 }  // namespace baton::control
