@@ -4,6 +4,7 @@
 #include <csignal>
 #include <cstdlib>
 
+#include "control/job_checks.h"
 #include "control/job_cost.h"
 #include "control/model_sizing.h"
 #include "control/pass_records.h"
@@ -311,15 +312,7 @@ Result<Resources> Controller::Admit(const JobSpec& spec, const std::string& user
     }
     RETURN_IF_ERROR(AdmitSession(jobs_, spec, *pool, user));
   }
-  for (const auto& [field, ids] :
-       {std::pair{"after", &spec.after}, std::pair{"after_any", &spec.after_any},
-        std::pair{"after_notok", &spec.after_notok}}) {
-    for (JobId dep : *ids) {
-      if (jobs_.count(dep) == 0)
-        return Err(
-            InvalidArgument(std::string(field) + ": job " + dep.ToString() + " does not exist"));
-    }
-  }
+  RETURN_IF_ERROR(CheckDependencies(jobs_, spec));
   // Running attempts count as of the last tick: a submit does not walk the running jobs.
   RETURN_IF_ERROR(budgets_.Allows(options_.policy, spec.project, now));
   return Feasible(spec, user);
@@ -353,15 +346,8 @@ Result<Resources> Controller::Feasible(const JobSpec& spec, const std::string& u
 }
 
 Result<JobShown> Controller::Act(const JobAction& c, TimePoint now) {
-  const Job* found = FindJob(c.id, c.array_index);
-  if (found == nullptr) {
-    return Err(NotFound("job " + TaskName(c.id, c.array_index) + " does not exist"));
-  }
+  ASSIGN_OR_RETURN(const Job* found, FindOwned(jobs_, c.id, c.array_index, c.caller));
   Job& job = jobs_.at(found->id);
-  if (!c.caller.admin && job.user != c.caller.user) {
-    return Err(
-        PermissionDenied("job " + TaskName(c.id, c.array_index) + " belongs to " + job.user));
-  }
   if (c.array_index < 0 && job.array_id == job.id) {
     // The array's id: every task it can apply to (the others are left as they are).
     for (auto it = jobs_.find(job.id); it != jobs_.end() && it->second.array_id == job.id; ++it) {

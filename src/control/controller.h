@@ -105,10 +105,9 @@ class Controller {
   Result<Resources> Feasible(const JobSpec& spec, const std::string& user);
   Result<Resources> Admit(const JobSpec& spec, const std::string& user, TimePoint now);
   Result<JobShown> Act(const JobAction& c, TimePoint now);
-  // `baton update` (controller_update.cc): the job's spec with the fields changed, checked as a
-  // submit checks it; and putting it in place (the queue, the nodes of a running job).
+  // `baton update` (controller_update.cc): the update of a job or an array's tasks, their
+  // specs patched (job_update.h), put in place (the queue, the nodes of a running job).
   Result<JobShown> Update(const UpdateJob& c, TimePoint now);
-  Result<JobSpec> Patched(const Job& job, const UpdateJob& c, TimePoint now);
   void ApplyPatch(Job& job, JobSpec spec, TimePoint now);
   Status ActOn(Job& job, JobAction::Kind kind, const Caller& caller, TimePoint now);
   // Sessions (controller_sessions.cc): tunnels to them; an interactive pool's idle sessions

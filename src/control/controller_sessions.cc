@@ -9,15 +9,13 @@
 #include <cstdio>
 
 #include "control/controller.h"
+#include "control/job_checks.h"
 
 namespace baton::control {
 
 Result<JobShown> Controller::Tunnel(const OpenTunnel& c, TimePoint now) {
   std::string name = TaskName(c.id, c.array_index);
-  const Job* job = FindJob(c.id, c.array_index);
-  if (job == nullptr) return Err(NotFound("job " + name + " does not exist"));
-  if (!c.caller.admin && job->user != c.caller.user)
-    return Err(PermissionDenied("job " + name + " belongs to " + job->user));
+  ASSIGN_OR_RETURN(const Job* job, FindOwned(jobs_, c.id, c.array_index, c.caller));
   if (job->array_id == job->id && job->array_index < 0 && !job->spec.array.empty())
     return Err(InvalidArgument("job " + name + " is an array: name one task (12_7)"));
   if (job->state != JobState::kRunning) {
