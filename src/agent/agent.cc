@@ -363,9 +363,7 @@ void Agent::WaitForWork(TimePoint now, bool active, bool need_register) {
   // ending (short jobs end fast, and a signal sent just after a start waits for the job's
   // pid), then doubling up to 100 ms for long-running ones. Orders wake the loop at once
   // whatever the wait.
-  bool busy = std::any_of(jobs_.begin(), jobs_.end(), [](const auto& kv) {
-    return !kv.second.exited || !kv.second.unsent.empty();  // a signal waits for a pid
-  });
+  bool busy = jobs_.Busy();
   if (active) last_active_ = now;
   idle_wait_ = now - last_active_ < std::chrono::seconds(1)
                    ? std::chrono::milliseconds(2)
@@ -397,24 +395,17 @@ void Agent::HandleOrder(const Order& order) {
   }
   if (order.kind == Order::Kind::kTunnel) return OpenTunnel(order.tunnel);
   if (order.kind == Order::Kind::kNote) return DeliverNote(order.note);
-  if (order.kind == Order::Kind::kLaunch) {
-    auto it = jobs_.find(JobAttempt{order.launch.job, order.launch.attempt});
-    if (it == jobs_.end()) return Launch(order.launch, now);
-    // The launch of what runs here, again: its time limit changed (`baton update --time`).
-    RunningJob& job = it->second;
-    if (job.exited || job.order.time_limit == order.launch.time_limit) return;
-    job.order.time_limit = order.launch.time_limit;
-    job.stop.LimitChanged(job.order, job.started_at, now);
-    const LaunchOrder& o = job.order;
-    if (Status st = WriteRunFile(job); !st.ok())
-      LogWarn("job " + o.job.ToString() + ": its new time limit is not recorded: " + st.message(),
-              Context(o.job));
-    return;
+  Carry(jobs_.Take(order, now), now);  // a launch or a stop
+}
+
+void Agent::Carry(const JobBook::Effects& fx, TimePoint now) {
+  for (const LaunchOrder& o : fx.launches) Launch(o, now);
+  for (const JobAttempt& key : fx.relimited) {
+    if (Status st = WriteRunFile(jobs_[key]); !st.ok())
+      LogWarn("job " + key.job.ToString() + ": its new time limit is not recorded: " + st.message(),
+              Context(key.job));
   }
-  auto it = jobs_.find(JobAttempt{order.stop.job, order.stop.attempt});
-  if (it == jobs_.end() || it->second.exited) return;
-  RunningJob& job = it->second;
-  SignalJob(job, job.stop.Stop(job.order, order.stop.grace_period, now));
+  for (const auto& [key, sig] : fx.signals) SignalJob(jobs_[key], sig);
 }
 
 void Agent::SignalJob(RunningJob& job, int sig) {
@@ -443,8 +434,8 @@ void Agent::SendUnsent(RunningJob& job) {
 void Agent::StepStops(TimePoint now) {
   for (auto& [key, job] : jobs_) {
     if (!job.unsent.empty()) SendUnsent(job);
-    if (!job.exited) SignalJob(job, job.stop.Tick(job.order, job.started_at, now));
   }
+  Carry(jobs_.Tick(now), now);
 }
 
 void Agent::ScanCheckpoints(TimePoint now) {
@@ -540,14 +531,7 @@ bool Agent::SampleGpus(std::vector<GpuSample>* samples, TimePoint now) {
   // Which GPUs a job holds: what simulated GPUs read as load (NVML reads the real thing).
   // A session's do not count: a shell mostly waits for its user, so simulated sessions read
   // idle, and an interactive pool's idle reclaim can be tried without GPUs.
-  std::vector<bool> busy(gpus_.size(), false);
-  for (auto& [key, job] : jobs_) {
-    if (job.exited || job.order.interactive != Interactive::kNone) continue;
-    for (int g : job.order.gpus) {
-      if (g >= 0 && static_cast<size_t>(g) < busy.size()) busy[g] = true;
-    }
-  }
-  *samples = backend_.Sample(busy);
+  *samples = backend_.Sample(jobs_.HeldGpus(gpus_.size()));
   bool changed = health_.ObserveSamples(*samples, now);
   changed |= health_.Recheck([this](int device) { return backend_.CheckGpu(device); }, now);
   return changed;
@@ -596,7 +580,7 @@ bool Agent::SendReport(std::vector<GpuSample> samples) {
   }
   // What of each job's log is in this report; a log that cannot be read is marked so (its end
   // is not held back for output that will never come).
-  std::map<JobAttempt, Shipment> shipped;
+  std::map<JobAttempt, LogShipment> shipped;
   size_t budget = kReportLogBudget;
   for (auto& [key, job] : jobs_) {
     if (budget == 0) break;
@@ -608,7 +592,7 @@ bool Agent::SendReport(std::vector<GpuSample> samples) {
     if (!*next) continue;
     auto& [chunk, head] = **next;
     budget -= chunk.data.size();
-    shipped[key] = Shipment{.bytes = static_cast<int64_t>(chunk.data.size()), .head = head};
+    shipped[key] = LogShipment{.bytes = static_cast<int64_t>(chunk.data.size()), .head = head};
     rep.logs.push_back(std::move(chunk));
   }
   std::map<JobAttempt, int64_t> metrics_shipped = ShipMetrics(&budget, &rep.logs);
@@ -642,14 +626,7 @@ bool Agent::SendReport(std::vector<GpuSample> samples) {
   }
   if (res->status != 200) return false;
   outbox_.Acknowledged(draft);
-  for (auto& [key, s] : shipped) {
-    if (s.unreadable) continue;
-    (s.head ? jobs_[key].log_shipped : jobs_[key].tail_sent) += s.bytes;
-  }
-  for (auto& [key, n] : metrics_shipped) jobs_[key].metrics_shipped += n;
-  for (const JobAttempt& key : draft.ends) {
-    if (auto it = jobs_.find(key); it != jobs_.end()) it->second.exit_acked = true;
-  }
+  jobs_.Acknowledged(shipped, metrics_shipped, draft.ends);
   DropAcknowledged();
   return true;
 }

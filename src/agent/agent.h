@@ -31,6 +31,7 @@
 #include "agent/gpu_backend.h"
 #include "agent/health.h"
 #include "agent/host_topology.h"
+#include "agent/job_book.h"
 #include "agent/job_lease.h"
 #include "agent/launcher.h"
 #include "agent/log_plan.h"
@@ -91,33 +92,6 @@ class Agent {
   const std::vector<Gpu>& gpus() const { return gpus_; }
 
  private:
-  struct RunningJob {
-    LaunchOrder order;
-    Started process;
-    TimePoint started_at{};
-    bool adopted = false;  // not our child: watch its status file instead of waitpid
-    bool exited = false;
-    ExitStatus status;
-    bool lost = false;
-    bool launch_failed = false;  // it never started: said so to the controller
-    StopClock stop;              // its time limit, notice and stop (stop_clock.h)
-    int64_t log_shipped = 0;     // bytes of the log the controller has (from its start)
-    // Past its output limit (log_plan.h, agent_output.cc): how far the node's log was freed,
-    // whether the controller was told, and how much of its marker and tail the controller has.
-    int64_t punched_to = 0;
-    bool limit_told = false;
-    bool punch_failed = false;
-    int64_t tail_sent = 0;
-    // Signals due before the shim wrote the job's pid (it does within a millisecond or so of
-    // starting): sent in order once it has (SendUnsent), dropped if the shim ends first.
-    std::vector<int> unsent;
-    int64_t metrics_scanned = 0;  // bytes of the metrics file looked at for checkpoints
-    int64_t metrics_shipped = 0;  // bytes of the metrics file the controller has
-    std::string last_checkpoint;  // the latest checkpoint its metrics file reported
-    bool start_reported = false;
-    bool exit_acked = false;  // the controller has how it ended
-  };
-
   // The plan of the job's log now (log_plan.h).
   LogPlan PlanOf(const RunningJob& job) const;
   // Whether the controller lacks some of what the job's log plan says it is to have now.
@@ -150,6 +124,8 @@ class Agent {
   // newer one (a deposed leader's). A newer one is kept, in DATA/epoch too.
   bool AcceptEpoch(int64_t epoch);
   void HandleOrder(const Order& order);
+  // Carries out what the JobBook decided: starts, run files written again, signals.
+  void Carry(const JobBook::Effects& fx, TimePoint now);
   // Starts the job of `order` on the spec its Launcher prepares, or records why it could not.
   void Launch(const LaunchOrder& order, TimePoint now);
   // Code snapshot `id`'s archive from the controller in use (a job's Launcher asks).
@@ -164,11 +140,8 @@ class Agent {
   // The job's unsent signals, sent if its pid is known now; dropped if its shim has ended (the
   // job never ran).
   void SendUnsent(RunningJob& job);
-  void SignalJob(RunningJob& job, const StopClock::Signals& signals) {
-    for (int sig : signals) SignalJob(job, sig);
-  }
-  // What the jobs' clocks say at `now` (time limits, notices, graces over), carried out, and
-  // the signals that waited for a pid sent.
+  // The signals that waited for a pid sent, and what the jobs' clocks say at `now` (time
+  // limits, notices, graces over, JobBook::Tick) carried out.
   void StepStops(TimePoint now);
   // Reports checkpoints jobs announced in their metrics file since the last look, and the
   // values of their tracked metric (ScanMetrics: one job's).
@@ -181,13 +154,6 @@ class Agent {
   void Unreachable(Duration for_how_long) const;
   std::string last_contact_error_;  // the main loop's last failed request to a controller
   void Reached(Duration after) const;
-  // What of a job's log a report carries: bytes of its head (else of its marker and tail), or
-  // that it cannot be read.
-  struct Shipment {
-    int64_t bytes = 0;
-    bool head = true;
-    bool unreadable = false;
-  };
   // A report: the logs and metrics lines due (within a budget), what the outbox owes (a job's
   // end once its log is all in), the GPUs' samples and health; true when acknowledged.
   bool SendReport(std::vector<GpuSample> samples);
@@ -260,7 +226,7 @@ class Agent {
   std::atomic<bool> stopping_{false};
   std::atomic<int64_t> silent_until_ms_{0};  // an injected silence: no contact until then
 
-  std::map<JobAttempt, RunningJob> jobs_;  // main loop only
+  JobBook jobs_;         // main loop only: the jobs and what orders and time decide for them
   ReportOutbox outbox_;  // main loop only: the events, notices and health change owed
   Duration idle_wait_ = std::chrono::milliseconds(2);  // main loop: next look at the jobs
   TimePoint last_active_{};                            // main loop: a job last started or ended

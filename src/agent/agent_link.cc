@@ -156,16 +156,9 @@ bool Agent::RegisterWithController(bool* tried_every_server) {
     return false;
   }
   servers_->Succeeded(url);
-  if (epoch_before != 0 && reply->epoch > epoch_before) {
-    // A new leader: it has only what reached the store, not the logs the old one was sent.
-    for (auto& [key, job] : jobs_) job.log_shipped = job.metrics_shipped = 0;
-  }
   // The registration told the controller everything; exits in it are acknowledged.
   outbox_.Registered();
-  for (auto& [key, job] : jobs_) {
-    job.start_reported = true;
-    job.exit_acked = job.exited;
-  }
+  jobs_.Registered(/*new_leader=*/epoch_before != 0 && reply->epoch > epoch_before);
   DropAcknowledged();
   lease_.Set(reply->fence_ms, reply->fence_grace_ms);
   {

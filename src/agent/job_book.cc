@@ -1,0 +1,81 @@
+#include "agent/job_book.h"
+
+namespace baton::agent {
+
+JobBook::Effects JobBook::Take(const Order& order, TimePoint now) {
+  Effects fx;
+  if (order.kind == Order::Kind::kLaunch) {
+    auto it = jobs_.find(JobAttempt{order.launch.job, order.launch.attempt});
+    if (it == jobs_.end()) {
+      fx.launches.push_back(order.launch);
+      return fx;
+    }
+    // The launch of what runs here, again: its time limit changed (`baton update --time`).
+    RunningJob& job = it->second;
+    if (job.exited || job.order.time_limit == order.launch.time_limit) return fx;
+    job.order.time_limit = order.launch.time_limit;
+    job.stop.LimitChanged(job.order, job.started_at, now);
+    fx.relimited.push_back(it->first);
+    return fx;
+  }
+  if (order.kind != Order::Kind::kStop) return fx;
+  auto it = jobs_.find(JobAttempt{order.stop.job, order.stop.attempt});
+  if (it == jobs_.end() || it->second.exited) return fx;
+  RunningJob& job = it->second;
+  for (int sig : job.stop.Stop(job.order, order.stop.grace_period, now))
+    fx.signals.emplace_back(it->first, sig);
+  return fx;
+}
+
+JobBook::Effects JobBook::Tick(TimePoint now) {
+  Effects fx;
+  for (auto& [key, job] : jobs_) {
+    if (job.exited) continue;
+    for (int sig : job.stop.Tick(job.order, job.started_at, now)) fx.signals.emplace_back(key, sig);
+  }
+  return fx;
+}
+
+void JobBook::Acknowledged(const std::map<JobAttempt, LogShipment>& logs,
+                           const std::map<JobAttempt, int64_t>& metrics,
+                           const std::set<JobAttempt>& ends) {
+  for (const auto& [key, s] : logs) {
+    auto it = jobs_.find(key);
+    if (it == jobs_.end() || s.unreadable) continue;
+    (s.head ? it->second.log_shipped : it->second.tail_sent) += s.bytes;
+  }
+  for (const auto& [key, n] : metrics) {
+    if (auto it = jobs_.find(key); it != jobs_.end()) it->second.metrics_shipped += n;
+  }
+  for (const JobAttempt& key : ends) {
+    if (auto it = jobs_.find(key); it != jobs_.end()) it->second.exit_acked = true;
+  }
+}
+
+void JobBook::Registered(bool new_leader) {
+  for (auto& [key, job] : jobs_) {
+    if (new_leader) job.log_shipped = job.metrics_shipped = 0;
+    job.start_reported = true;
+    job.exit_acked = job.exited;
+  }
+}
+
+bool JobBook::Busy() const {
+  for (const auto& [key, job] : jobs_) {
+    if (!job.exited || !job.unsent.empty()) return true;  // a signal waits for a pid
+  }
+  return false;
+}
+
+std::vector<bool> JobBook::HeldGpus(size_t gpus) const {
+  std::vector<bool> held(gpus, false);
+  for (const auto& [key, job] : jobs_) {
+    if (job.exited || job.order.interactive != Interactive::kNone) continue;
+    for (int g : job.order.gpus) {
+      if (g >= 0 && static_cast<size_t>(g) < held.size()) held[g] = true;
+    }
+  }
+  return held;
+}
+
+}  // namespace baton::agent
