@@ -35,6 +35,12 @@ TempDir::TempDir() {
 }
 
 TempDir::~TempDir() {
+  // BATON_KEEP_TEST_DIRS=1 keeps what a test left (the servers' and agents' logs, .out) to
+  // look at after a failure.
+  if (const char* keep = std::getenv("BATON_KEEP_TEST_DIRS"); keep != nullptr && *keep == '1') {
+    std::fprintf(stderr, "kept %s\n", path_.c_str());
+    return;
+  }
   std::error_code ec;
   fs::remove_all(path_, ec);
 }
