@@ -624,7 +624,12 @@ bool Agent::SendReport(std::vector<GpuSample> samples) {
     need_register_ = true;
     return false;
   }
-  if (res->status != 200) return false;
+  if (res->status != 200) {
+    // Reached, and refused: the log says what it answered (Unreachable) instead of nothing.
+    last_contact_error_ = "it answered " + std::to_string(res->status) + ": " +
+                          codec::ErrorMessage(res->body).substr(0, 200);
+    return false;
+  }
   outbox_.Acknowledged(draft);
   jobs_.Acknowledged(shipped, metrics_shipped, draft.ends);
   DropAcknowledged();

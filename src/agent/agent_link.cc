@@ -131,6 +131,11 @@ bool Agent::RegisterWithController(bool* tried_every_server) {
   req.health = health_.health();
   auto res = (*client)->Request("POST", "/v1/agent/register", codec::EncodeRegister(req));
   if (!res) last_contact_error_ = res.error().message();
+  if (res && res->status != 200 && !res->standby) {
+    // Reached, and refused: say what it answered rather than only that it was not reached.
+    last_contact_error_ = "it answered " + std::to_string(res->status) + ": " +
+                          codec::ErrorMessage(res->body).substr(0, 200);
+  }
   if (res && res->standby && !res->leader.empty() && res->leader != url) {
     servers_->Leader(res->leader);
     *tried_every_server = false;

@@ -352,15 +352,21 @@ std::optional<ExitStatus> ReadExitStatus(Env& env, const std::string& path) {
   std::string_view kind = text.substr(0, space);
   std::optional<long> value = WholeNumber(text.substr(space + 1));
   if (!value || *value < 0 || *value > 255 ||
-      (kind != "exit" && kind != "signal" && kind != "unstarted" && kind != "fenced"))
+      (kind != "exit" && kind != "signal" && kind != "unstarted" && kind != "fenced" &&
+       kind != "fenced-exit"))
     return std::nullopt;
+  // A signal is 1 to 64 (SIGRTMAX): anything else is not one, and is never reported as one
+  // (the controller refuses a job event with a signal past 128, and with it the whole report).
+  if (kind == "signal" && (*value < 1 || *value > kMaxSignal)) return std::nullopt;
   ExitStatus s;
-  if (kind == "signal" || kind == "fenced")
+  // "fenced N" of a shim before "fenced-exit" was N whether a signal or the job's own exit
+  // code: past the last signal it can only have been an exit code (143 after a SIGTERM trap).
+  if (kind == "signal" || (kind == "fenced" && *value <= kMaxSignal))
     s.signal = static_cast<int>(*value);
   else
     s.exit_code = static_cast<int>(*value);
   s.unstarted = kind == "unstarted";
-  s.fenced = kind == "fenced";
+  s.fenced = kind == "fenced" || kind == "fenced-exit";
   return s;
 }
 

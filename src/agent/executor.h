@@ -53,6 +53,9 @@ struct Started {
   bool operator==(const Started&) const = default;
 };
 
+// The highest signal number (SIGRTMAX on Linux).
+constexpr int kMaxSignal = 64;
+
 struct ExitStatus {
   int exit_code = 0;  // valid when signal == 0
   int signal = 0;
@@ -133,8 +136,9 @@ Result<std::string> ShimIdentity(const std::string& user);
 // Reads the job's pid from the file the shim writes ("PID\n"): 0 when not there whole (yet).
 pid_t ReadJobPid(Env& env, const std::string& path);
 
-// Reads a status file the shim wrote: "exit N\n" or "signal N\n". Nothing when not there
-// whole (yet) or not of that form.
+// Reads a status file the shim wrote: "exit N", "signal N", "unstarted N" (it could not start
+// the job), "fenced N" (the fence's signal N ended it) or "fenced-exit N" (it ended by itself,
+// with code N, on the fence's SIGTERM). Nothing when not there whole (yet) or not of that form.
 std::optional<ExitStatus> ReadExitStatus(Env& env, const std::string& path);
 
 }  // namespace baton::agent

@@ -8,6 +8,7 @@
 #include <signal.h>
 
 #include <boost/json.hpp>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -84,6 +85,12 @@ std::string WaitForSecondCopy(const BatonProcess& server, const std::string& id,
   return second;
 }
 
+// Whether the agent of `node` has dropped the run file of job `id`'s first attempt: the
+// controller acknowledged how that copy ended.
+bool EndAcknowledged(const std::string& dir, const std::string& node, const std::string& id) {
+  return !std::filesystem::exists(dir + "/" + node + "/run/" + id + ".0.run");
+}
+
 void ExpectNoOverlap(const std::string& stamps, const std::string& first,
                      const std::string& second) {
   auto spans = Stamps(stamps);
@@ -142,13 +149,15 @@ TEST(Fencing, AStoppedAgentsJobIsStoppedBeforeItRunsElsewhere) {
   // A lost node spends no retry: with none to spend, the job would have failed.
   EXPECT_EQ(Show(c.server, id).at("retries").as_int64(), 0);
 
-  // The agent wakes: its copy is gone for good, reported as stopped by its fence.
+  // The agent wakes: its copy is gone for good, reported as stopped by its fence (its trap's
+  // exit 143 on the fence's SIGTERM), and the controller has that end.
   kill(stalled.pid(), SIGCONT);
   int64_t last = Stamps(stamps)[first].last;
   std::this_thread::sleep_for(2s);
   EXPECT_EQ(Stamps(stamps)[first].last, last);
   EXPECT_EQ(NodeOf(c.server, id), second);
   EXPECT_EQ(Show(c.server, id).at("state"), "running");
+  EXPECT_TRUE(Within(30s, [&] { return EndAcknowledged(dir.path(), first, id); }));
 }
 
 // Slurm's --no-requeue: a job that must not run twice ends failed with its lost node, once its
@@ -217,6 +226,10 @@ TEST(Fencing, ACutOffAgentsJobIsStoppedBeforeItRunsElsewhere) {
   std::this_thread::sleep_for(1s);
   EXPECT_EQ(Stamps(stamps)["n1"].last, last);
   EXPECT_EQ(NodeOf(c.server, id), "n2");
+  // And the end of its fenced copy reaches the controller: a job that ends by itself on the
+  // fence's SIGTERM (exit 143) once kept n1 from ever reporting or registering again.
+  EXPECT_TRUE(Within(30s, [&] { return EndAcknowledged(dir.path(), "n1", id); }));
+  EXPECT_EQ(RunCli(c.server, {"nodes"}).out.find("lost"), std::string::npos);
 }
 
 // A controller that restarts within the node timeout finds its nodes again before any

@@ -77,6 +77,45 @@ class ExecutorTest : public ::testing::Test {
   ProcessExecutor exec_{TestEnv(), BATON_SHIM};
 };
 
+TEST_F(ExecutorTest, AFencedJobsStatusSaysWhetherTheSignalOrItsOwnExitEndedIt) {
+  auto read = [&](const std::string& text) {
+    std::ofstream(dir_ + "/status") << text << "\n";
+    return ReadExitStatus(TestEnv(), dir_ + "/status");
+  };
+  std::optional<ExitStatus> st = read("fenced-exit 143");  // a SIGTERM trap that exits 143
+  ASSERT_TRUE(st.has_value());
+  EXPECT_TRUE(st->fenced);
+  EXPECT_EQ(st->exit_code, 143);
+  EXPECT_EQ(st->signal, 0);
+  st = read("fenced 9");  // SIGKILL after the grace
+  ASSERT_TRUE(st.has_value());
+  EXPECT_TRUE(st->fenced);
+  EXPECT_EQ(st->signal, 9);
+  // An older shim wrote its job's own exit code as "fenced N" too: past the last signal, N
+  // can only be an exit code, never reported as a signal the controller refuses.
+  st = read("fenced 143");
+  ASSERT_TRUE(st.has_value());
+  EXPECT_EQ(st->exit_code, 143);
+  EXPECT_EQ(st->signal, 0);
+  EXPECT_FALSE(read("signal 143").has_value());  // no such signal
+  EXPECT_FALSE(read("signal 0").has_value());
+  EXPECT_EQ(read("signal 15")->signal, 15);
+}
+
+TEST_F(ExecutorTest, ASigtermTrapThatExitsOnTheFenceIsRecordedAsItsExitCode) {
+  // The fence (a lease whose deadline has passed, beside the status file): the shim sends
+  // SIGTERM within a second, the job's trap exits 143.
+  ProcessSpec spec = Shell("trap 'exit 143' TERM; echo up; while true; do sleep 0.05; done");
+  std::ofstream(dir_ + "/lease") << "1 1000\n";
+  auto started = exec_.Start(spec);
+  ASSERT_TRUE(started.has_value()) << started.error().message();
+  std::optional<ExitStatus> st = WaitForExit(spec);
+  ASSERT_TRUE(st.has_value());
+  EXPECT_TRUE(st->fenced);
+  EXPECT_EQ(st->exit_code, 143);
+  EXPECT_EQ(st->signal, 0);
+}
+
 TEST_F(ExecutorTest, RunsTheCommandWithItsEnvironmentAndRecordsTheExitCode) {
   ProcessSpec spec = Shell("echo $GREETING from $(pwd); echo oops >&2; exit 3");
   auto started = exec_.Start(spec);

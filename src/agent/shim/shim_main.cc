@@ -515,8 +515,12 @@ void Finish(pid_t group, int status, bool not_started, ShimSession* session,
   setitimer(ITIMER_REAL, &off, nullptr);
   char text[64];
   if (Fenced()) {
-    snprintf(text, sizeof text, "fenced %d",
-             WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
+    // "fenced SIGNAL" when the fence's signal ended it, "fenced-exit CODE" when it ended by
+    // itself on the SIGTERM (a trap that checkpoints and exits 143).
+    if (WIFSIGNALED(status))
+      snprintf(text, sizeof text, "fenced %d", WTERMSIG(status));
+    else
+      snprintf(text, sizeof text, "fenced-exit %d", WEXITSTATUS(status));
   } else if (WIFSIGNALED(status)) {
     snprintf(text, sizeof text, "signal %d", WTERMSIG(status));
   } else {
