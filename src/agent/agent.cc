@@ -615,6 +615,7 @@ bool Agent::SendReport(std::vector<GpuSample> samples) {
   FollowServers(*report_client_, &report_generation_);
   std::string url = servers_->Current();
   auto res = report_client_->Request("POST", "/v1/agent/report", codec::EncodeReport(rep));
+  NoteContact(res);
   if (!res || res->standby) {
     if (res || servers_->size() > 1) SeekLeader(url, res);
     return false;
@@ -624,12 +625,7 @@ bool Agent::SendReport(std::vector<GpuSample> samples) {
     need_register_ = true;
     return false;
   }
-  if (res->status != 200) {
-    // Reached, and refused: the log says what it answered (Unreachable) instead of nothing.
-    last_contact_error_ = "it answered " + std::to_string(res->status) + ": " +
-                          codec::ErrorMessage(res->body).substr(0, 200);
-    return false;
-  }
+  if (res->status != 200) return false;  // refused: NoteContact kept what it answered
   outbox_.Acknowledged(draft);
   jobs_.Acknowledged(shipped, metrics_shipped, draft.ends);
   DropAcknowledged();

@@ -152,7 +152,11 @@ class Agent {
   bool SampleGpus(std::vector<GpuSample>* samples, TimePoint now);
   // The log lines of a controller out of reach (once a minute while it lasts) and back.
   void Unreachable(Duration for_how_long) const;
-  std::string last_contact_error_;  // the main loop's last failed request to a controller
+  // What the main loop's last request to a controller made of it: its transport's error, or
+  // the controller's refusal ("it answered 400: ..."); "" after one that succeeded. Unreachable
+  // says it.
+  void NoteContact(const Result<net::HttpResponse>& res);
+  std::string last_contact_error_;
   void Reached(Duration after) const;
   // A report: the logs and metrics lines due (within a budget), what the outbox owes (a job's
   // end once its log is all in), the GPUs' samples and health; true when acknowledged.

@@ -60,9 +60,23 @@ Status Agent::ReadCredential() {
   return Status::Ok();
 }
 
+void Agent::NoteContact(const Result<net::HttpResponse>& res) {
+  if (!res) {
+    last_contact_error_ = res.error().message();
+  } else if (res->standby) {
+    // Not an answer about this agent: the leader is elsewhere.
+  } else if (res->status >= 200 && res->status < 300) {
+    last_contact_error_.clear();
+  } else {
+    // Reached, and refused: say what it answered rather than only that it was not reached.
+    last_contact_error_ = "it answered " + std::to_string(res->status) + ": " +
+                          codec::ErrorMessage(res->body).substr(0, 200);
+  }
+}
+
 bool Agent::Join(net::HttpClient& client, const std::string& url) {
   auto res = client.Request("POST", "/v1/agent/join", codec::EncodeJoin(options_.name));
-  if (!res) last_contact_error_ = res.error().message();
+  NoteContact(res);
   if (!res || res->standby) return false;
   auto credential = res->status == 201 ? codec::DecodeJoinReply(res->body)
                                        : Result<std::string>(Err(Internal(res->body)));
@@ -130,12 +144,7 @@ bool Agent::RegisterWithController(bool* tried_every_server) {
   }
   req.health = health_.health();
   auto res = (*client)->Request("POST", "/v1/agent/register", codec::EncodeRegister(req));
-  if (!res) last_contact_error_ = res.error().message();
-  if (res && res->status != 200 && !res->standby) {
-    // Reached, and refused: say what it answered rather than only that it was not reached.
-    last_contact_error_ = "it answered " + std::to_string(res->status) + ": " +
-                          codec::ErrorMessage(res->body).substr(0, 200);
-  }
+  NoteContact(res);
   if (res && res->standby && !res->leader.empty() && res->leader != url) {
     servers_->Leader(res->leader);
     *tried_every_server = false;

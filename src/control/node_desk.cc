@@ -320,7 +320,8 @@ std::vector<NodeDesk::Hit> NodeDesk::Health(NodeRecord& node, const std::vector<
                                       .message = where + " failed: " + h.reason +
                                                  "; out of service " + until + jobs},
                          now);
-    for (JobId id : hit) hits.push_back(Hit{id, (where + " failed: " + h.reason).substr(0, 512)});
+    const std::string detail = (where + " failed: " + h.reason).substr(0, 512);
+    for (JobId id : hit) hits.push_back(Hit{id, detail});
   }
   node.health = std::move(next);
   if (changed) {

@@ -9,6 +9,7 @@
 // thread-safe.
 #pragma once
 
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
