@@ -34,7 +34,8 @@ struct StepEnd {
 
 // Sends `req` (its tail: the agent sent the head) over a tunnel to allocation `ref`'s host and
 // copies its output here until its end frame. Ctrl-C or a hangup closes the tunnel, which ends
-// the command there (130). `quiet`: its output is not shown (a probe).
+// the command there (130). `quiet`: its output is not shown, and 2 s of silence ends it (a
+// probe).
 Result<StepEnd> Step(ApiClient& api, const std::string& ref, const slurm::StepRequest& req,
                      const Signals* signals, bool quiet) {
   ASSIGN_OR_RETURN(ApiClient::Tunnel tunnel, api.OpenTunnel("/v1/jobs/" + ref + "/step"));
@@ -72,7 +73,10 @@ Result<StepEnd> Step(ApiClient& api, const std::string& ref, const slurm::StepRe
     pollfd fds[2] = {
         {.fd = tunnel.fd, .events = POLLIN, .revents = 0},
         {.fd = signals != nullptr ? signals->fd() : -1, .events = POLLIN, .revents = 0}};
-    if (poll(fds, 2, -1) < 0 && errno != EINTR) break;
+    // A probe whose tunnel reached something that does not answer (another program holding
+    // the port) gives up after 2 s.
+    const int ready = poll(fds, 2, quiet ? 2000 : -1);
+    if (ready == 0 || (ready < 0 && errno != EINTR)) break;
     if (fds[1].revents != 0 && signals->Next() != 0) {
       close(tunnel.fd);
       end.code = 130;
@@ -174,6 +178,22 @@ int RunLocal(ApiClient& api, const std::string& id, const std::vector<std::strin
   }
 }
 
+// What the allocation's host wrote last in the job's log on `node` (its first node), as
+// ": LINE", or where to look when there is none.
+std::string HostSays(ApiClient& api, const std::string& id, const std::string& node) {
+  auto log = api.Raw(
+      "GET", "/v1/jobs/" + id + "/logs?limit=65536" + (node.empty() ? "" : "&node=" + node));
+  std::string last;
+  if (log && log->status == 200) {
+    std::string_view text = log->body;
+    while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.remove_suffix(1);
+    size_t from = text.rfind('\n');
+    last = std::string(text.substr(from == std::string_view::npos ? 0 : from + 1));
+  }
+  if (last.empty() || last.size() > 512) return " (`baton logs " + id + "` says why)";
+  return ": " + last;
+}
+
 }  // namespace
 
 int RunIn(const Connection& conn, const std::string& ref, std::vector<std::string> words,
@@ -222,23 +242,32 @@ int Alloc(const Connection& conn, JobSpec spec, std::vector<std::string> command
     }
     return 1;
   }
-  // The host listens a moment after the job starts: a probe that runs `true` on the first node.
+  const Job& job = **running;
+  std::vector<std::string> nodes;
+  for (const NodeAllocation& part : job.allocation) nodes.push_back(part.node);
+  const std::string nodelist = CompressHostList(nodes);
+  // The host listens a moment after the job starts: a probe that runs `true` on the first node,
+  // until it answers, the job ends (its host could not start: the log's last line says why),
+  // or 15 s pass.
   slurm::StepRequest probe{.verb = "run", .cwd = "/", .argv = {"true"}};
   bool ready = false;
   for (int i = 0; i < 60 && !ready; ++i) {
     auto end = Step(**api, id, probe, nullptr, true);
     ready = end && end->ended && end->code == 0;
-    if (!ready) usleep(250'000);
+    if (ready) break;
+    if (auto now = (*api)->GetJob(id); now && IsTerminal(now->state)) {
+      return Fail(Unavailable("job allocation " + id + " on " + nodelist + " ended before it " +
+                              "answered (" + std::string(JobStateName(now->state)) +
+                              (now->reason_detail.empty() ? "" : ": " + now->reason_detail) + ")" +
+                              HostSays(**api, id, nodes.empty() ? "" : nodes.front())));
+    }
+    usleep(250'000);
   }
-  const Job& job = **running;
-  std::vector<std::string> nodes;
-  for (const NodeAllocation& part : job.allocation) nodes.push_back(part.node);
-  const std::string nodelist = CompressHostList(nodes);
   if (!ready) {
     (void)(*api)->Call("POST", "/v1/jobs/" + id + "/cancel");
     return Fail(Unavailable("job allocation " + id + " on " + nodelist +
-                            " did not answer within 15s; cancelled (`baton logs " + id +
-                            "` says why)"));
+                            " did not answer within 15s; cancelled" +
+                            HostSays(**api, id, nodes.empty() ? "" : nodes.front())));
   }
   Say("granted job allocation " + id + " on " + nodelist + ": srun here, or `baton run --in " + id +
       " -- COMMAND` anywhere, runs on it; exit gives it back");

@@ -41,7 +41,7 @@ TEST(Agents, ThreeAgentsRunATwelveGpuJobWhoseRanksMeetOverTcp) {
   }
   auto c = server.Client();
   ASSERT_TRUE(NodesReady(*c, 3));
-  std::string port = std::to_string(FreePort());
+  std::string port = std::to_string(MasterPort());
   int64_t id = Submit(*c, std::string(R"({"command": [")") + BATON_RENDEZVOUS +
                               R"("], "resources": {"gpus": 12, "nodes": 3}, "process_per_gpu": true,
                                  "grace_period": 1, "env": {"MASTER_PORT": ")" +
@@ -90,7 +90,7 @@ TEST(Agents, ARankThatFailsTearsItsGangDownEverywhereAndTheJobIsRequeued) {
       Submit(*c, std::string(R"({"command": [")") + BATON_RENDEZVOUS +
                      R"("], "resources": {"gpus": 4, "nodes": 2}, "process_per_gpu": true,
                                  "env": {"FAIL_RANK": "3", "MASTER_PORT": ")" +
-                     std::to_string(FreePort()) + R"("}, "retries": 1, "grace_period": 1})");
+                     std::to_string(MasterPort()) + R"("}, "retries": 1, "grace_period": 1})");
   std::string job = WaitForJob(*c, id, 30000);
   ASSERT_EQ(JsonString(job, "state"), "failed") << job;
   EXPECT_EQ(JsonField(job, "restarts"), "1") << job;  // torn down, requeued once, then failed

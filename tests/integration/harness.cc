@@ -427,6 +427,8 @@ std::string JsonString(const std::string& text, const std::string& field) {
 
 int FreePort() { return FreeLoopbackPort(); }
 
+int MasterPort() { return FreeRendezvousPort(); }
+
 std::string LogsUntil(net::HttpClient& client, int64_t id, const std::string& marker) {
   std::string body;
   for (int i = 0; i < 500; ++i) {

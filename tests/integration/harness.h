@@ -139,6 +139,11 @@ int RawStatus(const std::string& response);
 // A loopback port no one listens on now (bound, read and closed).
 int FreePort();
 
+// A job's MASTER_PORT of its own (tests run side by side, and each one's job 1 would meet at
+// the same default port): it and the step port after it are free on every address, below
+// the ephemeral ports that servers and connections of tests beside it take.
+int MasterPort();
+
 // POST /v1/jobs with `body`: the new job's id, or 0 (and a test failure) when it was refused.
 int64_t Submit(net::HttpClient& client, const std::string& body);
 

@@ -4,6 +4,7 @@
 // all-reduces through it) and scontrol; Slurm's spellings on the command line; `baton alloc` and
 // `baton run --in`; and a step server that takes tasks only from a caller with the job's key.
 #include <gtest/gtest.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -60,7 +61,8 @@ class Slurm : public ::testing::Test {
                      std::string* said = nullptr) {
     // A rendezvous port of its own (hence step ports too): tests run side by side on one host,
     // each cluster numbering its jobs from 1.
-    std::vector<std::string> all = {"submit", "--env", "MASTER_PORT=" + std::to_string(FreePort())};
+    std::vector<std::string> all = {"submit", "--env",
+                                    "MASTER_PORT=" + std::to_string(MasterPort())};
     all.insert(all.end(), args.begin(), args.end());
     CliResult r = RunCliIn(server, work, all, env);
     EXPECT_EQ(r.exit_code, 0) << r.out;
@@ -339,7 +341,7 @@ TEST_F(Slurm, ACommandInAnAllocationRunsSrunOnItsNodesAndGivesThemBack) {
   // (A rendezvous port of its own, hence a step port, as Submit gives.)
   CliResult r = RunCliIn(server, dir.path(),
                          {"alloc", "-N", "2", "--gpus-per-node", "1", "-t", "5", "--env",
-                          "MASTER_PORT=" + std::to_string(FreePort()), "--", "sh", "-c", script},
+                          "MASTER_PORT=" + std::to_string(MasterPort()), "--", "sh", "-c", script},
                          {bin});
   EXPECT_EQ(r.exit_code, 7) << r.out;  // the command's, as salloc's
   // The nodes in rank order: the first is the one that serves srun.
@@ -378,7 +380,7 @@ TEST_F(Slurm, RunInReachesOnlyAnAllocationOfItsOwner) {
   std::string held_out;
   std::thread holder([&] {
     held_out = RunCliIn(server, dir.path(),
-                        {"alloc", "-g", "1", "--env", "MASTER_PORT=" + std::to_string(FreePort()),
+                        {"alloc", "-g", "1", "--env", "MASTER_PORT=" + std::to_string(MasterPort()),
                          "--", "sh", "-c", "while [ ! -e " + stop + " ]; do sleep 0.2; done"},
                         {})
                    .out;
@@ -419,6 +421,32 @@ TEST_F(Slurm, RunInReachesOnlyAnAllocationOfItsOwner) {
   CliResult ended = RunCli(server, {"run", "--in", "1", "--", "true"});
   EXPECT_EQ(ended.exit_code, 1) << ended.out;
   EXPECT_TRUE(Has(ended.out, "job 1 is cancelled")) << ended.out;
+}
+
+// An allocation whose host cannot listen (another program holds its node's step port) ends at
+// once, and `baton alloc` says so with the host's own words rather than probing it for 15 s.
+TEST_F(Slurm, AnAllocationWhoseHostCannotListenSaysWhy) {
+  const int master = MasterPort();
+  int holder = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in any{};
+  any.sin_family = AF_INET;
+  any.sin_port = htons(static_cast<uint16_t>(master + 1));
+  ASSERT_EQ(bind(holder, reinterpret_cast<sockaddr*>(&any), sizeof any), 0) << strerror(errno);
+  ASSERT_EQ(listen(holder, 4), 0);
+  CliResult r = RunCliIn(
+      server, dir.path(),
+      {"alloc", "-g", "1", "--env", "MASTER_PORT=" + std::to_string(master), "--", "true"}, {});
+  close(holder);
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_TRUE(Has(r.out, "job allocation 1 on 127.0.0.")) << r.out;
+  EXPECT_TRUE(Has(r.out, " ended before it answered (failed")) << r.out;
+  EXPECT_TRUE(
+      Has(r.out, ": baton: this node cannot take the allocation's srun and run --in: port " +
+                     std::to_string(master + 1) + ": Address already in use"))
+      << r.out;
+  EXPECT_FALSE(Has(r.out, "did not answer")) << r.out;
+  EXPECT_FALSE(Has(r.out, "granted")) << r.out;
+  EXPECT_EQ(Show("1").at("state"), "failed");
 }
 
 // The step server of a batch script's other nodes runs a task only for a caller that shows the

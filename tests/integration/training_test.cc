@@ -38,7 +38,7 @@ std::vector<std::string> TrainArgs(const std::vector<std::string>& before) {
   std::vector<std::string> args = {"submit", "-g",
                                    "4",      "--nodes",
                                    "2",      "--process-per-gpu",
-                                   "--env",  "MASTER_PORT=" + std::to_string(FreePort())};
+                                   "--env",  "MASTER_PORT=" + std::to_string(MasterPort())};
   args.insert(args.end(), before.begin(), before.end());
   for (const std::string& a :
        {std::string("--"), kPython, std::string(BATON_SOURCE_DIR) + "/examples/ddp/train.py",

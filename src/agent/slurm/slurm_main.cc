@@ -175,9 +175,9 @@ int StepServer(bool alloc) {
     std::fflush(stdout);
   }
   if (listener < 0) {
-    std::fprintf(stderr,
-                 "baton: this node cannot take the batch script's srun tasks: port %d: %s\n", port,
-                 strerror(errno));
+    std::fprintf(stderr, "baton: this node cannot take %s: port %d: %s\n",
+                 alloc ? "the allocation's srun and run --in" : "the batch script's srun tasks",
+                 port, strerror(errno));
     return 1;
   }
   signal(SIGPIPE, SIG_IGN);
