@@ -16,14 +16,14 @@ namespace baton::control {
 
 Controller::Controller(ControllerOptions options)
     : options_(std::move(options)),
-      usage_(options_.policy.fairshare_half_life),
       nodes_(NodeDesk::Shared{.options = options_,
                               .jobs = jobs_,
                               .running = running_,
                               .view = view_,
                               .events = events_,
                               .queue = queue_,
-                              .drains = changed_.drains}) {
+                              .drains = changed_.drains}),
+      ledgers_(Ledgers::Shared{.policy = options_.policy, .jobs = jobs_, .running = running_}) {
   queue_.SetLevels(options_.policy.las_thresholds);
 }
 
@@ -59,22 +59,8 @@ void Controller::Restore(store::Snapshot snapshot, TimePoint now) {
   tokens_.Restore(std::move(snapshot.tokens));
   events_.Restore(std::move(snapshot.events));
   nodes_.RestoreDrains(snapshot.drains);
-  // Fair-share usage from the jobs' own history: what ran, decayed to now.
-  usage_.Advance(now);
-  for (const auto& [id, j] : jobs_) {
-    // A running job is charged from the pass that placed it until it leaves `running`,
-    // whether or not its start was reported: the charge must match what leaving takes off.
-    if (j.state == JobState::kRunning)
-      usage_.AddRate(j.spec.project, j.user, j.spec.resources.milli_gpus);
-    if (!j.started_at) continue;
-    TimePoint end = j.finished_at.value_or(now);
-    usage_.AddPast(j.spec.project, j.user, j.spec.resources.milli_gpus, *j.started_at, end);
-  }
-  for (const auto& [id, j] : jobs_) {
-    if (!IsTerminal(j.state)) budgets_.AttemptClosed(j.spec.project, j.cost_micros);
-  }
-  // Alerts a budget had reached before the restart are not sent again.
-  RecountBudgets(now, true);
+  // Fair-share usage from the jobs' own history, the budgets' spending.
+  ledgers_.Restore(now);
   // Reasons of restored jobs are recomputed by the first pass.
   queue_.RequestFull();
 }
@@ -144,12 +130,10 @@ Reply Controller::Apply(const Command& command, TimePoint now) {
           [&](const DeleteCron& c) { return ReplyTo(c, Crons(c, now)); },
           [&](const ListModels& c) { return ReplyTo(c, Read().Models()); },
           [&](const SetPolicy& c) {
-            usage_.Advance(now);
-            usage_.SetHalfLife(c.policy.fairshare_half_life);
             options_.policy = c.policy;
+            ledgers_.PolicyChanged(now);
             queue_.SetLevels(c.policy.las_thresholds);
             nodes_.PoolsChanged();
-            RecountBudgets(now, false);
             queue_.RequestFull();  // order, reserve and preempt by the new policy
             return ReplyTo(c, Acknowledged{});
           },
@@ -192,13 +176,13 @@ ReadOuts Controller::Read() const {
                   .running = running_,
                   .nodes = nodes_.table(),
                   .view = view_,
-                  .usage = usage_,
+                  .usage = ledgers_.usage(),
                   .events = events_,
                   .tokens = tokens_,
                   .counters = counters_,
                   .crons = crons_,
-                  .budgets = budgets_,
-                  .utilization = utilization_,
+                  .budgets = ledgers_.budgets(),
+                  .utilization = ledgers_.utilization(),
                   .numbers = numbers_};
 }
 
@@ -314,7 +298,7 @@ Result<Resources> Controller::Admit(const JobSpec& spec, const std::string& user
   }
   RETURN_IF_ERROR(CheckDependencies(jobs_, spec));
   // Running attempts count as of the last tick: a submit does not walk the running jobs.
-  RETURN_IF_ERROR(budgets_.Allows(options_.policy, spec.project, now));
+  RETURN_IF_ERROR(ledgers_.Allows(spec.project, now));
   return Feasible(spec, user);
 }
 
@@ -337,7 +321,7 @@ Job Controller::Draft(const JobSpec& spec, const Resources& resources, const std
 Job& Controller::Add(Job job, TimePoint now) {
   job.id = JobId{next_id_++};
   Job& added = jobs_[job.id] = std::move(job);
-  budgets_.Track(options_.policy, added.spec.project, now);
+  ledgers_.Track(added.spec.project, now);
   return added;
 }
 
@@ -435,9 +419,7 @@ void Controller::SetState(Job& job, JobState to, TimePoint now) {
     for (const auto& part : job.allocation) {
       if (NodeRecord* node = nodes_.Find(part.node)) node->running.erase(job.id);
     }
-    ChargeRate(job, -1, now);
-    if (job.started_at && now > *job.started_at) job.gpu_seconds += AttemptService(job, now);
-    CloseAttempt(job, now);
+    ledgers_.Stopped(job, now);
   }
   job.state = to;
   MarkDirty(job);
@@ -447,12 +429,12 @@ void Controller::SetState(Job& job, JobState to, TimePoint now) {
     for (const auto& part : job.allocation) nodes_.Ensure(part.node).running.insert(job.id);
     running_.emplace(job.id, &job,
                      KeptOf(job, numbers_, view_));  // after its nodes are in the view (first_node)
-    ChargeRate(job, +1, now);
+    ledgers_.Started(job, now);
     job.cost_per_hour_micros = PricePerHour(job, nodes_.table(), options_.policy);
   }
   if (IsTerminal(to)) {
     job.finished_at = now;
-    budgets_.JobEnded(job.spec.project, job.cost_micros);
+    ledgers_.Ended(job);
     counters_.jobs_finished[std::string(JobStateName(to))] += 1;
     AlertEnded(job, to, now);
     if (job.cron_id.value != 0 && !job.cron_stopped) crons_.Ended(job.id);
@@ -477,11 +459,6 @@ void Controller::AlertEnded(const Job& job, JobState to, TimePoint now) {
   if (std::optional<ClusterEvent> e = failure_alerts_.Ended(job, to, tasks)) {
     events_.Raise(std::move(*e), now);
   }
-}
-
-void Controller::ChargeRate(const Job& job, int sign, TimePoint now) {
-  usage_.Advance(now);
-  usage_.AddRate(job.spec.project, job.user, sign * job.spec.resources.milli_gpus);
 }
 
 }  // namespace baton::control

@@ -9,7 +9,8 @@
 //   nodes_   (NodeDesk,        node_desk.h):   the nodes, their agents, drains, silent nodes
 //                                              and fences, the known nodes, the nodes' slots;
 //   queue_   (sched::JobQueue, job_queue.h):   the waiting jobs and the planning of passes;
-//   budgets_ (BudgetBook,      budget_book.h): budgets' periods, spending and alerts;
+//   ledgers_ (Ledgers,         ledgers.h):     what attempts are charged: fair-share usage,
+//                                              budgets, GPU readings;
 //   events_  (EventRing,       event_ring.h):  the latest cluster events;
 //   tokens_  (TokenBook,       token_book.h):  the API tokens' records;
 //   gate_    (DependencyGate,  dependency_gate.h): pending jobs held back, and why;
@@ -17,7 +18,6 @@
 //   counters_ (Counters,       metrics.h):     what GET /metrics counts since the start;
 //   crons_   (CronBook,        cron_book.h):   recurring jobs' series and the runs owed;
 //   keys_    (IdempotencyKeys, idempotency_keys.h): submits' keys and the jobs they made;
-//   utilization_ (AttemptUtilization, attempt_utilization.h): running attempts' GPU readings;
 //   numbers_ (AccountNumbers,  account_numbers.h): a pass's numbers for accounts and pools;
 //   failure_alerts_ (FailureAlerts, failure_alerts.h): job_failed alerts, an array's as one;
 //   blame_   (LaunchBlame,     launch_blame.h): launch failures proven elsewhere, and drains;
@@ -27,10 +27,9 @@
 // name a model are sized by model_sizing.h.
 // controller.cc: restore, users' commands, job bookkeeping; controller_schedule.cc: what a
 // pass's result does; controller_runs.cc: launches, stops and ends; controller_agents.cc:
-// what agents say of jobs, lost nodes' jobs, the tick; controller_cost.cc: attempts' costs and
-// budgets; controller_waiting.cc: dependencies, begin times, array throttles; controller_crons.cc:
-// recurring jobs; controller_sessions.cc: tunnels and idle sessions; controller_update.cc:
-// updates.
+// what agents say of jobs, lost nodes' jobs, the tick; controller_waiting.cc: dependencies,
+// begin times, array throttles; controller_crons.cc: recurring jobs; controller_sessions.cc:
+// tunnels and idle sessions; controller_update.cc: updates.
 #pragma once
 
 #include <cstdint>
@@ -41,8 +40,6 @@
 #include <vector>
 
 #include "control/account_numbers.h"
-#include "control/attempt_utilization.h"
-#include "control/budget_book.h"
 #include "control/commands.h"
 #include "control/controller_options.h"
 #include "control/cron_book.h"
@@ -52,6 +49,7 @@
 #include "control/idempotency_keys.h"
 #include "control/idle_sessions.h"
 #include "control/launch_blame.h"
+#include "control/ledgers.h"
 #include "control/node_desk.h"
 #include "control/pass_driver.h"
 #include "control/read_outs.h"
@@ -93,7 +91,7 @@ class Controller {
   const std::map<JobId, Job>& jobs() const { return jobs_; }
   const sched::ClusterView& cluster() const { return view_; }
   size_t queue_length() const { return queue_.size(); }
-  const sched::UsageLedger& usage() const { return usage_; }
+  const sched::UsageLedger& usage() const { return ledgers_.usage(); }
   const Policy& policy() const { return options_.policy; }
 
  private:
@@ -154,13 +152,6 @@ class Controller {
   void ApplyHealth(NodeRecord& node, const std::vector<GpuHealth>& health, TimePoint now);
 
   void SetState(Job& job, JobState to, TimePoint now);
-  void ChargeRate(const Job& job, int sign, TimePoint now);
-  // Called as an attempt ends: its cost and utilisation join the job's.
-  void CloseAttempt(Job& job, TimePoint now);
-  // Budgets (control/budget_book.h): a recount (restore, new policy; `quiet`: alert levels
-  // reached count as alerted), and the alerts.
-  void RecountBudgets(TimePoint now, bool quiet);
-  void CheckBudgets(TimePoint now);
   void Enqueue(Job& job, TimePoint now);
   void Dequeue(Job& job);
   // The job_failed alert of a job that ended (`to`), if any (failure_alerts_).
@@ -193,7 +184,6 @@ class Controller {
   CronBook crons_;                // recurring jobs: their series and the next runs owed
   LaunchBlame blame_;             // running after launch failures elsewhere: to prove and blame
   RunningJobs running_;           // jobs_ never drops a job, and map nodes do not move
-  sched::UsageLedger usage_;
 
   sched::ClusterView view_;
   PassDriver passes_;  // runs a pass: its input, its buffers, the last full pass's claims
@@ -210,10 +200,9 @@ class Controller {
   // After what it shares (view_, running_, events_, queue_, changed_.drains).
   NodeDesk nodes_;
   TokenBook tokens_;
-  Counters counters_;               // for GET /metrics, since this controller started
-  IdleSessions idle_sessions_;      // the clocks of idle sessions (controller_sessions.cc)
-  AttemptUtilization utilization_;  // the running attempts' GPU readings
-  BudgetBook budgets_;
+  Counters counters_;           // for GET /metrics, since this controller started
+  IdleSessions idle_sessions_;  // the clocks of idle sessions (controller_sessions.cc)
+  Ledgers ledgers_;             // after what it reads (options_, jobs_, running_)
 };
 
 }  // namespace baton::control

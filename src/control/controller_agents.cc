@@ -66,7 +66,7 @@ Result<RegisterReply> Controller::Register(const AgentRegister& c, TimePoint now
 Result<Acknowledged> Controller::Report(const AgentReport& c, TimePoint now) {
   const ReportRequest& rep = c.report;
   ASSIGN_OR_RETURN(NodeRecord * node, nodes_.Heard(c, now));
-  utilization_.Observe(*node, rep.gpus, running_);
+  ledgers_.utilization().Observe(*node, rep.gpus, running_);
   for (const JobEvent& e : rep.events) HandleEvent(*node, e, now);
   if (!rep.health.empty()) ApplyHealth(*node, rep.health, now);
   nodes_.Notices(*node, rep.notices, now);
@@ -207,7 +207,7 @@ void Controller::RequeueFenced(TimePoint now) {
 }
 
 void Controller::OnTick(TimePoint now) {
-  CheckBudgets(now);
+  for (ClusterEvent& alert : ledgers_.CheckBudgets(now)) events_.Raise(std::move(alert), now);
   ReclaimIdleSessions(now);
   if (gate_.WaitsForTime()) Recheck(gate_.Due(now), now);  // blocked jobs whose time has come
   for (JobId id : blame_.Proven(jobs_, now)) BlameLaunchFailures(jobs_.at(id), now);

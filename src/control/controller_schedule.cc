@@ -31,7 +31,7 @@ void Controller::Schedule(TimePoint now) {
                                     .queue = queue_,
                                     .running = running_,
                                     .view = view_,
-                                    .usage = usage_,
+                                    .usage = ledgers_.usage(),
                                     .numbers = numbers_},
                   now);
   if (!ran) return;

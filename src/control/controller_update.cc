@@ -37,7 +37,8 @@ Result<JobShown> Controller::Update(const UpdateJob& c, TimePoint now) {
   if (c.set.empty()) return Err(InvalidArgument("nothing to change: name a field"));
   // The task's spec with the update (job_update.h), its new pool's nodes able to hold it.
   auto patched = [&](const Job& task) -> Result<JobSpec> {
-    ASSIGN_OR_RETURN(JobSpec spec, Patched(task, c, options_.policy, jobs_, budgets_, now));
+    ASSIGN_OR_RETURN(JobSpec spec,
+                     Patched(task, c, options_.policy, jobs_, ledgers_.budgets(), now));
     if (c.set.count("pool") && spec.pool != task.spec.pool) {
       ASSIGN_OR_RETURN(Resources fits, Feasible(spec, task.user));
       (void)fits;
