@@ -9,6 +9,7 @@
 #include "control/model_sizing.h"
 #include "control/pass_records.h"
 #include "control/session_limits.h"
+#include "control/session_orders.h"
 #include "core/overloaded.h"
 #include "core/quantity.h"
 
@@ -113,7 +114,13 @@ Reply Controller::Apply(const Command& command, TimePoint now) {
           [&](const GetJob& c) { return ReplyTo(c, Read().Get(c, now)); },
           [&](const ListJobs& c) { return ReplyTo(c, Read().List(c, now)); },
           [&](const GetJobMetrics& c) { return ReplyTo(c, Read().Metrics(c, now)); },
-          [&](const OpenTunnel& c) { return ReplyTo(c, Tunnel(c, now)); },
+          [&](const OpenTunnel& c) {
+            // Sent to the agent of the job's first node; the bytes never pass through here.
+            return ReplyTo(c, TunnelFor(c, jobs_, nodes_.table()).map([&](TunnelTo to) {
+              nodes_.Send(to.node, std::move(to.order));
+              return JobShown{JobAsShown(*to.job, now)};
+            }));
+          },
           [&](const ListNodes& c) { return ReplyTo(c, Read().Nodes()); },
           [&](const GetQueue& c) { return ReplyTo(c, Read().Queue(c)); },
           [&](const DrainNode& c) { return ReplyTo(c, nodes_after(nodes_.Drain(c))); },
@@ -299,7 +306,7 @@ Result<Resources> Controller::Admit(const JobSpec& spec, const std::string& user
   RETURN_IF_ERROR(CheckDependencies(jobs_, spec));
   // Running attempts count as of the last tick: a submit does not walk the running jobs.
   RETURN_IF_ERROR(ledgers_.Allows(spec.project, now));
-  return Feasible(spec, user);
+  return nodes_.Feasible(spec, user);
 }
 
 Job Controller::Draft(const JobSpec& spec, const Resources& resources, const std::string& user,
@@ -323,10 +330,6 @@ Job& Controller::Add(Job job, TimePoint now) {
   Job& added = jobs_[job.id] = std::move(job);
   ledgers_.Track(added.spec.project, now);
   return added;
-}
-
-Result<Resources> Controller::Feasible(const JobSpec& spec, const std::string& user) {
-  return nodes_.Feasible(spec, user, options_.policy.Pool(spec.pool) != nullptr);
 }
 
 Result<JobShown> Controller::Act(const JobAction& c, TimePoint now) {
@@ -436,28 +439,11 @@ void Controller::SetState(Job& job, JobState to, TimePoint now) {
     job.finished_at = now;
     ledgers_.Ended(job);
     counters_.jobs_finished[std::string(JobStateName(to))] += 1;
-    AlertEnded(job, to, now);
+    auto tasks = [&] { return FailureAlerts::ArrayTasks(job, jobs_); };
+    if (std::optional<ClusterEvent> e = failure_alerts_.Ended(job, to, tasks))
+      events_.Raise(std::move(*e), now);
     if (job.cron_id.value != 0 && !job.cron_stopped) crons_.Ended(job.id);
     Recheck(gate_.AfterEnd(job, jobs_), now);  // the jobs that waited for its end
-  }
-}
-
-void Controller::AlertEnded(const Job& job, JobState to, TimePoint now) {
-  // An array's tasks: as many as its indices (a submit may still be making them), else those
-  // made; and how many of them have ended.
-  auto tasks = [&] {
-    FailureAlerts::Tasks t;
-    for (auto it = jobs_.find(job.array_id);
-         it != jobs_.end() && it->second.array_id == job.array_id; ++it) {
-      ++t.total;
-      t.ended += IsTerminal(it->second.state) ? 1 : 0;
-    }
-    if (auto indices = TasksOf(job.spec); indices && *indices)
-      t.total = std::max(t.total, static_cast<int>((*indices)->indices.size()));
-    return t;
-  };
-  if (std::optional<ClusterEvent> e = failure_alerts_.Ended(job, to, tasks)) {
-    events_.Raise(std::move(*e), now);
   }
 }
 

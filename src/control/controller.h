@@ -24,12 +24,12 @@
 //   passes_  (PassDriver,      pass_driver.h): a pass's input and run, the last claims.
 // Read commands are answered by ReadOuts (read_outs.h) over the parts, lent read-only; token
 // commands by the TokenBook; what a job uses and costs is job_cost.h's; a submit's specs that
-// name a model are sized by model_sizing.h.
+// name a model are sized by model_sizing.h; a tunnel's order is session_orders.h's.
 // controller.cc: restore, users' commands, job bookkeeping; controller_schedule.cc: what a
 // pass's result does; controller_runs.cc: launches, stops and ends; controller_agents.cc:
 // what agents say of jobs, lost nodes' jobs, the tick; controller_waiting.cc: dependencies,
 // begin times, array throttles; controller_crons.cc: recurring jobs; controller_sessions.cc:
-// tunnels and idle sessions; controller_update.cc: updates.
+// idle sessions; controller_update.cc: updates.
 #pragma once
 
 #include <cstdint>
@@ -98,9 +98,6 @@ class Controller {
   // The parts, lent read-only to answer a read command (read_outs.h).
   ReadOuts Read() const;
   Result<Submitted> Submit(const SubmitJobs& c, TimePoint now);
-  // The request of `spec` as it will run (its nodes chosen when it named none), or why no set
-  // of its pool's nodes can ever hold it (NodeDesk::Feasible).
-  Result<Resources> Feasible(const JobSpec& spec, const std::string& user);
   Result<Resources> Admit(const JobSpec& spec, const std::string& user, TimePoint now);
   Result<JobShown> Act(const JobAction& c, TimePoint now);
   // `baton update` (controller_update.cc): the update of a job or an array's tasks, their
@@ -108,11 +105,8 @@ class Controller {
   Result<JobShown> Update(const UpdateJob& c, TimePoint now);
   void ApplyPatch(Job& job, JobSpec spec, TimePoint now);
   Status ActOn(Job& job, JobAction::Kind kind, const Caller& caller, TimePoint now);
-  // Sessions (controller_sessions.cc): tunnels to them; an interactive pool's idle sessions
-  // warned, then stopped.
-  Result<JobShown> Tunnel(const OpenTunnel& c, TimePoint now);
+  // An interactive pool's idle sessions warned, then stopped (controller_sessions.cc).
   void ReclaimIdleSessions(TimePoint now);
-  void StopIdleSession(Job& job, const PoolPolicy& pool, Duration idle_for, TimePoint now);
   Result<CronShown> Crons(const DeleteCron& c, TimePoint now);
   // What an agent says of its jobs as it registers (reconciled with what the controller
   // expects of its node) or reports (controller_agents.cc; the node's part is the NodeDesk's).
@@ -132,7 +126,6 @@ class Controller {
   // Sends the launch orders of the job's current attempt (only rank `only_rank`'s if given).
   void Launch(Job& job, std::optional<size_t> only_rank = std::nullopt);
   void HandleEvent(NodeRecord& node, const JobEvent& e, TimePoint now);
-  void NoteMetric(Job& job, const JobEvent& e, TimePoint now);
   void StopParts(Job& job, StopReason reason, Duration grace, TimePoint now);
   void Finish(Job& job, TimePoint now);
   // Launch failures (a job that never started on a node): the job goes back to the queue to
@@ -154,8 +147,6 @@ class Controller {
   void SetState(Job& job, JobState to, TimePoint now);
   void Enqueue(Job& job, TimePoint now);
   void Dequeue(Job& job);
-  // The job_failed alert of a job that ended (`to`), if any (failure_alerts_).
-  void AlertEnded(const Job& job, JobState to, TimePoint now);
   // Looks again at blocked jobs that may go now; those that can enter the queue
   // (controller_waiting.cc, with the DependencyGate gate_).
   void Recheck(const std::vector<JobId>& ids, TimePoint now);

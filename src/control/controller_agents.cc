@@ -1,10 +1,12 @@
 // What agents say of their jobs: a registering agent's jobs reconciled with what the controller
-// expects of its node, a report's job events (starts, exits, metrics, checkpoints, output
-// limits), the jobs on failed GPUs and on lost nodes stopped; and the tick. The nodes' own part
+// expects of its node, a report's job events (starts, exits, output limits; metrics and
+// checkpoints are job_events.h's), the jobs on failed GPUs and on lost nodes stopped; and the
+// tick. The nodes' own part
 // (sessions, polls, health, drains, silent nodes) is the NodeDesk's (node_desk.h).
 #include <algorithm>
 
 #include "control/controller.h"
+#include "control/job_events.h"
 
 namespace baton::control {
 
@@ -73,18 +75,6 @@ Result<Acknowledged> Controller::Report(const AgentReport& c, TimePoint now) {
   return Acknowledged{};
 }
 
-// A value of the job's tracked metric: its last, and its best if better.
-void Controller::NoteMetric(Job& job, const JobEvent& e, TimePoint now) {
-  if (job.spec.best_metric.empty()) return;
-  MetricPoint p{
-      .value = e.value, .step = e.step, .checkpoint = e.message, .at = std::min(e.at, now)};
-  const Boxed<MetricPoint>& best = job.metric_best;
-  if (!best || (job.spec.best_max ? p.value > best->value : p.value < best->value))
-    job.metric_best = p;
-  job.metric_last = std::move(p);
-  MarkDirty(job);
-}
-
 void Controller::HandleEvent(NodeRecord& node, const JobEvent& e, TimePoint now) {
   auto it = jobs_.find(e.job);
   NodeAllocation* part = nullptr;
@@ -110,12 +100,13 @@ void Controller::HandleEvent(NodeRecord& node, const JobEvent& e, TimePoint now)
     return;
   }
   if (part->ended) return;
-  if (e.kind == JobEvent::Kind::kMetric) return NoteMetric(*job, e, now);
+  if (e.kind == JobEvent::Kind::kMetric) {
+    if (NoteMetric(*job, e, now)) MarkDirty(*job);
+    return;
+  }
   if (e.kind == JobEvent::Kind::kOutputLimit) return NoteOutputLimit(*job, node, e, now);
   if (e.kind == JobEvent::Kind::kCheckpoint) {
-    // What preemption would lose is counted from here on.
-    job->last_checkpoint =
-        std::max(job->last_checkpoint.value_or(TimePoint{}), std::min(e.at, now));
+    NoteCheckpoint(*job, e, now);
     MarkDirty(*job);
     return;
   }

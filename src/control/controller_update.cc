@@ -40,7 +40,7 @@ Result<JobShown> Controller::Update(const UpdateJob& c, TimePoint now) {
     ASSIGN_OR_RETURN(JobSpec spec,
                      Patched(task, c, options_.policy, jobs_, ledgers_.budgets(), now));
     if (c.set.count("pool") && spec.pool != task.spec.pool) {
-      ASSIGN_OR_RETURN(Resources fits, Feasible(spec, task.user));
+      ASSIGN_OR_RETURN(Resources fits, nodes_.Feasible(spec, task.user));
       (void)fits;
     }
     return spec;

@@ -1,8 +1,21 @@
 #include "control/failure_alerts.h"
 
+#include <algorithm>
 #include <string>
 
 namespace baton::control {
+
+FailureAlerts::Tasks FailureAlerts::ArrayTasks(const Job& job, const std::map<JobId, Job>& jobs) {
+  Tasks t;
+  for (auto it = jobs.find(job.array_id); it != jobs.end() && it->second.array_id == job.array_id;
+       ++it) {
+    ++t.total;
+    t.ended += IsTerminal(it->second.state) ? 1 : 0;
+  }
+  if (auto indices = TasksOf(job.spec); indices && *indices)
+    t.total = std::max(t.total, static_cast<int>((*indices)->indices.size()));
+  return t;
+}
 
 std::optional<ClusterEvent> FailureAlerts::Ended(const Job& job, JobState to,
                                                  const std::function<Tasks()>& tasks) {

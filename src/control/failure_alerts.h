@@ -21,6 +21,10 @@ class FailureAlerts {
     int ended = 0;
   };
 
+  // The tasks of `job`'s array: as many as its indices (a submit may still be making them),
+  // else those made; and how many of them have ended.
+  static Tasks ArrayTasks(const Job& job, const std::map<JobId, Job>& jobs);
+
   // `job` ended in state `to`: the alert to raise, if any. `tasks` is asked only at an array's
   // first failed task (the task itself counted as ended).
   std::optional<ClusterEvent> Ended(const Job& job, JobState to,

@@ -57,10 +57,12 @@ class NodeDesk {
   std::vector<Delivery> TakeDeliveries() { return nodes_.TakeDeliveries(); }
 
   // The known nodes (every node registered or awaited) as the feasibility checks take them,
-  // and whether any set of them can ever hold `spec` (FeasibilityCache).
+  // and whether any set of them can ever hold `spec` (FeasibilityCache): its request as it
+  // will run (its nodes chosen when it named none), or why no set of its pool's nodes can.
   const std::vector<sched::KnownNode>& Known() { return feasibility_.Known(nodes_); }
-  Result<Resources> Feasible(const JobSpec& spec, const std::string& user, bool pool_configured) {
-    return feasibility_.Check(nodes_, spec, user, pool_configured);
+  Result<Resources> Feasible(const JobSpec& spec, const std::string& user) {
+    return feasibility_.Check(nodes_, spec, user,
+                              shared_.options.policy.Pool(spec.pool) != nullptr);
   }
   // Pools may have come or gone: the known nodes are made again.
   void PoolsChanged() { feasibility_.MarkStale(); }

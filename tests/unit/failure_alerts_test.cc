@@ -75,5 +75,24 @@ TEST(FailureAlerts, AnArrayWithOneFailureSaysNothingMoreAndItsLastTaskNothingAtA
   EXPECT_EQ(alerts.open_arrays(), 0u);
 }
 
+TEST(FailureAlerts, AnArraysTasksAreItsIndicesOrThoseMadeAndTheEndedAmongThem) {
+  std::map<JobId, Job> jobs;
+  for (int i = 0; i < 3; ++i) {
+    Job t = Task(40 + i, 40, i);
+    t.spec.array = "0-5";  // six indices, three made so far
+    t.state = i == 0 ? JobState::kFailed : JobState::kPending;
+    jobs[t.id] = t;
+  }
+  jobs[JobId{43}] = Task(43, 0, -1);  // the next job: not the array's
+  FailureAlerts::Tasks t = FailureAlerts::ArrayTasks(jobs.at(JobId{40}), jobs);
+  EXPECT_EQ(t.total, 6);
+  EXPECT_EQ(t.ended, 1);
+  jobs.at(JobId{41}).spec.array.clear();  // no indices to read: the tasks made count
+  jobs.at(JobId{41}).state = JobState::kSucceeded;
+  t = FailureAlerts::ArrayTasks(jobs.at(JobId{41}), jobs);
+  EXPECT_EQ(t.total, 3);
+  EXPECT_EQ(t.ended, 2);
+}
+
 }  // namespace
 }  // namespace baton::control
