@@ -4,11 +4,11 @@
 #include <csignal>
 #include <cstdlib>
 
+#include "control/admission.h"
 #include "control/job_checks.h"
 #include "control/job_cost.h"
 #include "control/model_sizing.h"
 #include "control/pass_records.h"
-#include "control/session_limits.h"
 #include "control/session_orders.h"
 #include "core/overloaded.h"
 #include "core/quantity.h"
@@ -240,8 +240,8 @@ Result<Submitted> Controller::Submit(const SubmitJobs& c, TimePoint now) {
     const JobId array{tasks[i].front() >= 0 ? next_id_ : 0};
     const JobSpec& spec = specs[i];
     for (int index : tasks[i]) {
-      Job job = Draft(spec.sweep.empty() ? spec : SweepTask(spec, static_cast<size_t>(index)),
-                      resolved[i], c.caller.user, now);
+      Job job = DraftJob(spec.sweep.empty() ? spec : SweepTask(spec, static_cast<size_t>(index)),
+                         resolved[i], c.caller.user, options_.policy, now);
       job.array_index = index;
       if (!sized.empty()) job.sized = sized[i];
       if (job.spec.hold) {
@@ -281,48 +281,13 @@ Result<Submitted> Controller::Submit(const SubmitJobs& c, TimePoint now) {
 // its dependencies existing, and some set of nodes able to hold it; its request as it will run.
 Result<Resources> Controller::Admit(const JobSpec& spec, const std::string& user, TimePoint now) {
   RETURN_IF_ERROR(ValidateJobSpec(spec));
-  if (options_.policy.OutputLimit(spec.output_limit, spec.pool) >
-      options_.policy.max_output_limit) {
-    return Err(InvalidArgument("output_limit: this cluster keeps at most " +
-                               FormatSize(options_.policy.max_output_limit) +
-                               " of a job's output per node"));
-  }
-  if (const PoolPolicy* pool = options_.policy.Pool(spec.pool)) {
-    Duration fallback = pool->interactive && spec.interactive != Interactive::kNone
-                            ? pool->session_time_limit
-                            : pool->default_time_limit;
-    Duration limit = spec.time_limit.count() > 0 ? spec.time_limit : fallback;
-    if (pool->max_time_limit.count() > 0 && (limit.count() == 0 || limit > pool->max_time_limit)) {
-      return Err(InvalidArgument("time_limit: pool " + spec.pool + " allows at most " +
-                                 FormatDuration(pool->max_time_limit)));
-    }
-    if (pool->max_milli_per_job != kNoLimit &&
-        spec.resources.milli_gpus > pool->max_milli_per_job) {
-      return Err(InvalidArgument("resources.gpus: pool " + spec.pool + " allows at most " +
-                                 FormatMilli(pool->max_milli_per_job) + " GPUs per job"));
-    }
+  RETURN_IF_ERROR(AdmitToPool(spec, options_.policy));
+  if (const PoolPolicy* pool = options_.policy.Pool(spec.pool))
     RETURN_IF_ERROR(AdmitSession(jobs_, spec, *pool, user));
-  }
   RETURN_IF_ERROR(CheckDependencies(jobs_, spec));
   // Running attempts count as of the last tick: a submit does not walk the running jobs.
   RETURN_IF_ERROR(ledgers_.Allows(spec.project, now));
   return nodes_.Feasible(spec, user);
-}
-
-Job Controller::Draft(const JobSpec& spec, const Resources& resources, const std::string& user,
-                      TimePoint now) const {
-  Job job;
-  job.spec = spec;
-  job.spec.resources = resources;
-  if (const PoolPolicy* pool = options_.policy.Pool(spec.pool);
-      pool && spec.time_limit.count() == 0) {
-    job.spec.time_limit = pool->interactive && spec.interactive != Interactive::kNone
-                              ? pool->session_time_limit
-                              : pool->default_time_limit;
-  }
-  job.user = user;
-  job.submitted_at = now;
-  return job;
 }
 
 Job& Controller::Add(Job job, TimePoint now) {

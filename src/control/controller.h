@@ -152,10 +152,7 @@ class Controller {
   void Recheck(const std::vector<JobId>& ids, TimePoint now);
   // A task of a throttled array gives up its place: the waiting tasks that may, take it.
   void LeaveGate(const Job& job, TimePoint now);
-  // A new job of `spec` as a submit at `now` makes it, its resources `resources`, before it
-  // has an id; and the job given its id, kept.
-  Job Draft(const JobSpec& spec, const Resources& resources, const std::string& user,
-            TimePoint now) const;
+  // A new job (admission.h's DraftJob) given its id, kept.
   Job& Add(Job job, TimePoint now);
   // Recurring jobs (controller_crons.cc, with the CronBook crons_): when a run ends (unless its
   // series was deleted) the next is queued at the batch's end, waiting for the next time its

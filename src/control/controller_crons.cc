@@ -6,6 +6,7 @@
 // the schedule (or cancelling the waiting run) ends the series.
 #include <algorithm>
 
+#include "control/admission.h"
 #include "control/controller.h"
 
 namespace baton::control {
@@ -28,7 +29,7 @@ void Controller::QueueNextRuns(TimePoint now) {
     spec.after_notok.clear();
     spec.hold = false;
     spec.begin = at;
-    Job& next = Add(Draft(spec, ended.spec.resources, ended.user, now), now);
+    Job& next = Add(DraftJob(spec, ended.spec.resources, ended.user, options_.policy, now), now);
     next.cron_id = ended.cron_id;
     next.step_key = ended.step_key;  // a batch script's runs share their series' secret
     series->last = id;

@@ -4,7 +4,7 @@
 // idle session in its terminal; and what stopping an idle session frees, with the event that
 // says so. The controller only sends the tunnel's order to the agent of the job's first node:
 // the bytes never pass through it (api/relay.h). (An interactive pool's limits on sessions at
-// submit are session_limits.h's; the idle clocks are IdleSessions'.)
+// submit are admission.h's; the idle clocks are IdleSessions'.)
 #pragma once
 
 #include <map>

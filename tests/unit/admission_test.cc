@@ -1,6 +1,7 @@
-// An interactive pool's limits on sessions at submit (control/session_limits.h); the
+// What a spec must meet at submit (control/admission.h): its pool's limits, an interactive
+// pool's limits on sessions, and the job it drafts; the
 // controller's and the CLI's tests cover the same words through a submit.
-#include "control/session_limits.h"
+#include "control/admission.h"
 
 #include <gtest/gtest.h>
 
@@ -60,6 +61,46 @@ TEST(SessionLimits, ASessionMayNotAskForMoreTimeThanItsPoolGivesSessions) {
             "longer)");
   PoolPolicy batch_pool;  // not interactive: no session limits
   EXPECT_TRUE(AdmitSession({}, Session(hours(9)), batch_pool, "ann").ok());
+}
+
+TEST(Admission, APoolsLongestTimeLimitAndGpusPerJobAreItsOwnAndOutputTheClusters) {
+  Policy policy;
+  PoolPolicy& dev = policy.pools["dev"] = Dev();
+  dev.max_time_limit = hours(12);
+  dev.default_time_limit = hours(2);
+  dev.max_milli_per_job = 2000;
+  JobSpec batch = Session(hours(13));
+  batch.interactive = Interactive::kNone;
+  EXPECT_EQ(AdmitToPool(batch, policy).message(), "time_limit: pool dev allows at most 12h");
+  batch.time_limit = Duration(0);  // the pool's default, within its longest
+  EXPECT_TRUE(AdmitToPool(batch, policy).ok());
+  batch.resources.milli_gpus = 3000;
+  EXPECT_EQ(AdmitToPool(batch, policy).message(),
+            "resources.gpus: pool dev allows at most 2 GPUs per job");
+  batch.pool = "elsewhere";  // a pool the policy does not configure has no such limits
+  EXPECT_TRUE(AdmitToPool(batch, policy).ok());
+  batch.output_limit = policy.max_output_limit + 1;
+  EXPECT_EQ(AdmitToPool(batch, policy).code(), Code::kInvalidArgument);
+  EXPECT_EQ(AdmitToPool(batch, policy).message().rfind("output_limit: this cluster keeps", 0), 0u);
+}
+
+TEST(Admission, ADraftedJobTakesItsPoolsDefaultTimeLimitASessionItsSessionLimit) {
+  Policy policy;
+  PoolPolicy& dev = policy.pools["dev"] = Dev();
+  dev.default_time_limit = hours(2);
+  const TimePoint now = FromMillis(1'794'312'000'000);
+  Resources two;
+  two.milli_gpus = 2000;
+  Job session = DraftJob(Session(hours(0)), two, "ann", policy, now);
+  EXPECT_EQ(session.spec.time_limit, hours(8));
+  EXPECT_EQ(session.spec.resources.milli_gpus, 2000);
+  EXPECT_EQ(session.user, "ann");
+  EXPECT_EQ(session.submitted_at, now);
+  EXPECT_EQ(session.id, JobId{});  // given by the controller as it keeps it
+  JobSpec batch = Session(hours(0));
+  batch.interactive = Interactive::kNone;
+  EXPECT_EQ(DraftJob(batch, two, "ann", policy, now).spec.time_limit, hours(2));
+  EXPECT_EQ(DraftJob(Session(hours(1)), two, "ann", policy, now).spec.time_limit, hours(1));
 }
 
 }  // namespace
