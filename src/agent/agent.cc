@@ -192,19 +192,10 @@ Status Agent::Recover() {
   auto records = run_files_.ReadAll();
   if (!records) return Internal("agent: cannot read back its jobs: " + records.error().message());
   for (RunRecord& r : *records) {
-    RunningJob job;
-    job.order = std::move(r.order);
-    job.process = r.process;
-    job.started_at = r.started_at;
-    job.adopted = true;
-    job.start_reported = true;  // registration tells the controller
-    // The controller has the log up to wherever it got; offsets make re-sending harmless.
-    job.log_shipped = 0;
+    RunningJob& job = jobs_.Adopt(std::move(r));
     job.limit_told = PlanOf(job).over;  // said before the restart
     // Checkpoints it announced before the restart were reported then (or are stale now).
     job.metrics_scanned = SizeOf(JobDir(job.order.job) + "/metrics.jsonl");
-    job.metrics_shipped = 0;
-    jobs_[JobAttempt{job.order.job, job.order.attempt}] = std::move(job);
   }
   CollectExits(clock_.Now());
   return Status::Ok();
@@ -488,23 +479,19 @@ void Agent::CollectExits(TimePoint now) {
     if (!status && !gone) continue;
     ScanMetrics(job, now);         // the lines it wrote last go before its end
     EnforceOutputLimit(job, now);  // a job that printed fast may have ended before a look
-    job.exited = true;
     EndFacts facts{
         .status = status, .timed_out = job.stop.timed_out(), .fence_ms = lease_.fence_ms()};
-    if (status) {
-      job.status = *status;
-      if (status->unstarted) facts.shims_words = ShimsWords(JobDir(job.order.job) + "/output.log");
-    } else {
+    if (!status) {
       SignalJob(job, SIGKILL);  // the shim died without a word: whatever it left, ended
+    } else if (status->unstarted) {
+      facts.shims_words = ShimsWords(JobDir(job.order.job) + "/output.log");
     }
     std::string group;
     if (cgroups_.usable()) {
       group = cgroups_.GroupPath(CgroupName(job.order.job, job.order.attempt));
       facts.oom_killed = cgroups_.OomKills(group) > 0;
     }
-    JobEvent e = EndEvent(job.order, facts, options_.name, now);
-    job.launch_failed = e.launch_failed;
-    job.lost = e.lost;
+    JobEvent e = jobs_.Exited(key, facts, options_.name, now);
     if (facts.oom_killed) {
       if (Status st =
               env_.AppendFile(JobDir(job.order.job) + "/output.log", "baton: " + e.message + "\n");

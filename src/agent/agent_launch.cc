@@ -66,28 +66,12 @@ void Agent::Launch(const LaunchOrder& order, TimePoint now) {
 }
 
 void Agent::FailLaunch(RunningJob job, int code, const std::string& message) {
-  job.exited = true;
-  job.launch_failed = true;
-  job.status.exit_code = code;
-  JobEvent started{.job = job.order.job,
-                   .attempt = job.order.attempt,
-                   .kind = JobEvent::Kind::kStarted,
-                   .at = job.started_at,
-                   .launch_failed = true};
-  outbox_.Add(started);
-  JobEvent exited = started;
-  exited.kind = JobEvent::Kind::kExited;
-  exited.exit_code = code;
-  exited.message = message;
-  outbox_.Add(exited);
+  const JobId id = job.order.job;
+  for (JobEvent& e : jobs_.LaunchFailed(std::move(job), code, message)) outbox_.Add(std::move(e));
   // Said in the job's log too, where its user looks first.
-  if (Status st =
-          env_.AppendFile(JobDir(job.order.job) + "/output.log", "baton: " + message + "\n");
-      !st.ok())
-    LogWarn(st.message(), Context(job.order.job));
-  LogWarn("job " + job.order.job.ToString() + " could not start: " + message,
-          Context(job.order.job));
-  jobs_[JobAttempt{job.order.job, job.order.attempt}] = std::move(job);
+  if (Status st = env_.AppendFile(JobDir(id) + "/output.log", "baton: " + message + "\n"); !st.ok())
+    LogWarn(st.message(), Context(id));
+  LogWarn("job " + id.ToString() + " could not start: " + message, Context(id));
 }
 
 }  // namespace baton::agent

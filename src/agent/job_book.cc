@@ -36,6 +36,45 @@ JobBook::Effects JobBook::Tick(TimePoint now) {
   return fx;
 }
 
+JobEvent JobBook::Exited(const JobAttempt& key, const EndFacts& facts, const std::string& node,
+                         TimePoint now) {
+  RunningJob& job = jobs_.at(key);
+  job.exited = true;
+  if (facts.status) job.status = *facts.status;
+  JobEvent e = EndEvent(job.order, facts, node, now);
+  job.launch_failed = e.launch_failed;
+  job.lost = e.lost;
+  return e;
+}
+
+std::vector<JobEvent> JobBook::LaunchFailed(RunningJob job, int code, const std::string& message) {
+  job.exited = true;
+  job.launch_failed = true;
+  job.status.exit_code = code;
+  JobEvent started{.job = job.order.job,
+                   .attempt = job.order.attempt,
+                   .kind = JobEvent::Kind::kStarted,
+                   .at = job.started_at,
+                   .launch_failed = true};
+  JobEvent exited = started;
+  exited.kind = JobEvent::Kind::kExited;
+  exited.exit_code = code;
+  exited.message = message;
+  jobs_[JobAttempt{job.order.job, job.order.attempt}] = std::move(job);
+  return {started, exited};
+}
+
+RunningJob& JobBook::Adopt(RunRecord record) {
+  RunningJob& job = jobs_[JobAttempt{record.order.job, record.order.attempt}];
+  job = RunningJob{};
+  job.order = std::move(record.order);
+  job.process = record.process;
+  job.started_at = record.started_at;
+  job.adopted = true;
+  job.start_reported = true;
+  return job;
+}
+
 void JobBook::Acknowledged(const std::map<JobAttempt, LogShipment>& logs,
                            const std::map<JobAttempt, int64_t>& metrics,
                            const std::set<JobAttempt>& ends) {

@@ -1,8 +1,10 @@
-// The jobs an agent runs, keyed by id and attempt, and what the controller's orders and the
-// agent's clock decide for them, as effects the agent carries out: attempts to start, signals
-// to send, run files to write again. No I/O, no threads, time passed in: the agent's main loop
-// hands it an order or a tick and does what it returns (agent.cc); its tests drive it directly.
-// Not thread-safe (the main loop's).
+// The jobs an agent runs, keyed by id and attempt, and what the controller's orders, the
+// agent's clock and its jobs' ends decide for them, as effects the agent carries out: attempts
+// to start, signals to send, run files to write again, events for the controller. No I/O, no
+// threads, time passed in: the agent's main loop hands it an order, a tick, an end it read (a
+// reaped shim's status, a launch that failed) or a run file read back, and does what it
+// returns (agent.cc, agent_launch.cc); its tests drive it directly. Not thread-safe (the main
+// loop's).
 #pragma once
 
 #include <cstdint>
@@ -13,6 +15,8 @@
 #include <vector>
 
 #include "agent/executor.h"
+#include "agent/job_end.h"
+#include "agent/run_file.h"
 #include "agent/stop_clock.h"
 #include "core/ids.h"
 #include "core/protocol.h"
@@ -74,6 +78,19 @@ class JobBook {
   Effects Take(const Order& order, TimePoint now);
   // What the running jobs' clocks say at `now`: time limits reached, notices due, graces over.
   Effects Tick(TimePoint now);
+
+  // Attempt `key` (here) ended as `facts` say (its shim's status, or none: lost): kept as
+  // ended, with its status and whether it was lost or never started; its exited event from
+  // node `node` (EndEvent).
+  JobEvent Exited(const JobAttempt& key, const EndFacts& facts, const std::string& node,
+                  TimePoint now);
+  // `job` could not be started (`code`, `message`: a launch that failed before it ran): kept as
+  // ended, and its started and exited events, both saying the launch failed.
+  std::vector<JobEvent> LaunchFailed(RunningJob job, int code, const std::string& message);
+  // An attempt read back from its run file by a restarted agent: not its child (its shim's
+  // status file says how it ends), its start known to the controller (the registration tells
+  // it), its log and metrics shipped again from their start (offsets make that harmless).
+  RunningJob& Adopt(RunRecord record);
 
   // A report was acknowledged: the controller has the bytes of each job's log and metrics file
   // it carried, and the ends it carried (JobAttempts).

@@ -1,6 +1,6 @@
-// The agent's jobs and what orders and time decide for them (agent/job_book.h), driven as the
-// agent's main loop drives them: an order or a tick in, effects out. The agent's own tests
-// cover carrying them out (processes, signals, run files).
+// The agent's jobs and what orders, time and ends decide for them (agent/job_book.h), driven as
+// the agent's main loop drives them: an order, a tick, an end or a run file in, effects out. The
+// agent's own tests cover carrying them out (processes, signals, run files).
 #include "agent/job_book.h"
 
 #include <gtest/gtest.h>
@@ -121,6 +121,98 @@ TEST(JobBook, AnAcknowledgedReportAndARegistrationSayWhatTheControllerHas) {
   book.Registered(/*new_leader=*/true);  // has only what reached the store
   EXPECT_EQ(book[kJob].log_shipped, 0);
   EXPECT_EQ(book[kJob].metrics_shipped, 0);
+}
+
+TEST(JobBook, AnEndIsKeptWithItsStatusAndBecomesTheExitedEvent) {
+  JobBook book;
+  Started(book, Launch(minutes(10)));
+  EXPECT_TRUE(book.Busy());
+  JobEvent e =
+      book.Exited(kJob, EndFacts{.status = ExitStatus{.exit_code = 3}}, "n1", kStart + seconds(5));
+  EXPECT_EQ(e.kind, JobEvent::Kind::kExited);
+  EXPECT_EQ(e.job, kJob.job);
+  EXPECT_EQ(e.attempt, kJob.attempt);
+  EXPECT_EQ(e.exit_code, 3);
+  EXPECT_EQ(e.at, kStart + seconds(5));
+  EXPECT_FALSE(e.lost);
+  const RunningJob& job = book.find(kJob)->second;
+  EXPECT_TRUE(job.exited);
+  EXPECT_EQ(job.status.exit_code, 3);
+  EXPECT_FALSE(book.Busy());
+  // Ended: a stop or a tick sends it nothing.
+  EXPECT_TRUE(book.Take(Stop(kJob, seconds(1)), kStart + seconds(6)).signals.empty());
+  EXPECT_TRUE(book.Tick(kStart + minutes(20)).signals.empty());
+}
+
+TEST(JobBook, AShimThatDiedWithoutAWordLosesItsJobAndAFenceSaysWhy) {
+  JobBook book;
+  Started(book, Launch(minutes(10)));
+  JobEvent lost = book.Exited(kJob, EndFacts{}, "n1", kStart);
+  EXPECT_TRUE(lost.lost);
+  EXPECT_TRUE(book.find(kJob)->second.lost);
+  const JobAttempt other{JobId{13}, 0};
+  Order second = Launch(minutes(10));
+  second.launch.job = other.job;
+  second.launch.attempt = other.attempt;
+  Started(book, second);
+  JobEvent fenced = book.Exited(
+      other, EndFacts{.status = ExitStatus{.signal = SIGTERM, .fenced = true}, .fence_ms = 30000},
+      "n1", kStart);
+  EXPECT_TRUE(fenced.lost);  // not the job's failure: it goes back to the queue
+  EXPECT_EQ(fenced.message, "stopped on node n1, which reached no controller for 30s (its fence)");
+  // One that never started says the shim's words, and is a failed launch.
+  const JobAttempt third{JobId{14}, 0};
+  Order unstarted = Launch(minutes(10));
+  unstarted.launch.job = third.job;
+  unstarted.launch.attempt = third.attempt;
+  Started(book, unstarted);
+  JobEvent never = book.Exited(third,
+                               EndFacts{.status = ExitStatus{.exit_code = 127, .unstarted = true},
+                                        .shims_words = "baton: cannot execute \"trian.py\""},
+                               "n1", kStart);
+  EXPECT_TRUE(never.launch_failed);
+  EXPECT_TRUE(book.find(third)->second.launch_failed);
+  EXPECT_EQ(never.message, "baton: cannot execute \"trian.py\"");
+}
+
+TEST(JobBook, ALaunchThatFailedIsKeptEndedAndSaidAsAStartAndAnExitThatFailed) {
+  JobBook book;
+  RunningJob job;
+  job.order = Launch(minutes(10)).launch;
+  job.started_at = kStart;
+  std::vector<JobEvent> events = book.LaunchFailed(std::move(job), 126, "no space left on device");
+  ASSERT_EQ(events.size(), 2u);
+  EXPECT_EQ(events[0].kind, JobEvent::Kind::kStarted);
+  EXPECT_TRUE(events[0].launch_failed);
+  EXPECT_EQ(events[0].at, kStart);
+  EXPECT_EQ(events[1].kind, JobEvent::Kind::kExited);
+  EXPECT_TRUE(events[1].launch_failed);
+  EXPECT_EQ(events[1].exit_code, 126);
+  EXPECT_EQ(events[1].message, "no space left on device");
+  ASSERT_NE(book.find(kJob), book.end());
+  EXPECT_TRUE(book.find(kJob)->second.exited);
+  EXPECT_FALSE(book.Busy());
+  EXPECT_TRUE(book.HeldGpus(2) == std::vector<bool>({false, false}));
+}
+
+TEST(JobBook, AnAdoptedJobIsWatchedThroughItsStatusFileAndShipsItsLogAgain) {
+  JobBook book;
+  RunningJob& stale = Started(book, Launch(minutes(10)));
+  stale.log_shipped = 4096;  // what this agent had before it restarted: gone with it
+  RunRecord record{.order = Launch(minutes(10)).launch,
+                   .process = {.shim_pid = 4242, .job_pid = 4243},
+                   .started_at = kStart - minutes(1)};
+  RunningJob& job = book.Adopt(record);
+  EXPECT_TRUE(job.adopted);
+  EXPECT_TRUE(job.start_reported);  // the registration tells the controller
+  EXPECT_EQ(job.log_shipped, 0);
+  EXPECT_EQ(job.metrics_shipped, 0);
+  EXPECT_EQ(job.process.shim_pid, 4242);
+  EXPECT_EQ(job.started_at, kStart - minutes(1));
+  EXPECT_EQ(book.size(), 1u);
+  // Its clock runs from its own start: the limit passes 9 minutes after the restart.
+  EXPECT_TRUE(book.Tick(kStart + minutes(8)).signals.empty());
+  EXPECT_EQ(book.Tick(kStart + minutes(9)).signals, (Signals{{kJob, SIGTERM}}));
 }
 
 }  // namespace
