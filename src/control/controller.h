@@ -89,10 +89,8 @@ class Controller {
     return control::FindJob(jobs_, id, array_index);
   }
   const std::map<JobId, Job>& jobs() const { return jobs_; }
-  const sched::ClusterView& cluster() const { return view_; }
   size_t queue_length() const { return queue_.size(); }
   const sched::UsageLedger& usage() const { return ledgers_.usage(); }
-  const Policy& policy() const { return options_.policy; }
 
  private:
   // The parts, lent read-only to answer a read command (read_outs.h).
