@@ -11,7 +11,6 @@
 #include "control/pass_records.h"
 #include "control/session_orders.h"
 #include "core/overloaded.h"
-#include "core/quantity.h"
 
 namespace baton::control {
 
