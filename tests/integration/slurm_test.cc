@@ -500,5 +500,84 @@ TEST(SlurmStepServer, RunsTasksOnlyForTheJobsKey) {
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
 }
 
+// A batch script's end asks the other nodes' step servers to end; a batch host stopped with
+// its job (a cancel, a preemption, a time limit: every node's part is stopped then) asks
+// nothing, and ends at once instead of waiting for their ports.
+TEST(SlurmStepServer, AScriptsEndEndsTheOtherNodesServersButAStoppedJobAsksNothing) {
+  const std::string key = "0123456789abcdef";
+  auto start = [&](const std::vector<std::string>& argv, int port) {
+    pid_t pid = fork();
+    if (pid == 0) {
+      setpgid(0, 0);
+      setenv("BATON_STEP_KEY", key.c_str(), 1);
+      setenv("BATON_STEP_PORT", std::to_string(port).c_str(), 1);
+      setenv("BATON_STEP_BIND", "127.0.0.1", 1);
+      setenv("BATON_STEP_ADDRS", "127.0.0.1,127.0.0.1", 1);  // rank 0 (this host), rank 1
+      std::vector<char*> args;
+      for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+      args.push_back(nullptr);
+      execv(BATON_SLURM, args.data());
+      _exit(127);
+    }
+    return pid;
+  };
+  auto serving = [&](int port) {
+    std::string error;
+    int fd = slurm::ConnectTo("127.0.0.1", port, 20, &error);
+    if (fd >= 0) close(fd);
+    return fd >= 0;
+  };
+  TempDir dir;
+  // The script ends by itself: the step server of rank 1 is asked to end, and does.
+  int port = FreePort();
+  pid_t server = start({BATON_SLURM, "--step-server"}, port);
+  ASSERT_TRUE(serving(port));
+  pid_t host = start({BATON_SLURM, "--batch-host", "--", "true"}, port);
+  int status = 0;
+  ASSERT_EQ(waitpid(host, &status, 0), host);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+  ASSERT_EQ(waitpid(server, &status, 0), server);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+  // The job is stopped while its script runs: the host ends with the script's signal and
+  // connects to no step server (its own stop comes from its node's agent). Rank 1 is a bare
+  // listener here: a connection the host made before it ended waits in its queue.
+  int listener = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  sockaddr_in at{};
+  at.sin_family = AF_INET;
+  at.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(bind(listener, reinterpret_cast<sockaddr*>(&at), sizeof at), 0);
+  ASSERT_EQ(listen(listener, 4), 0);
+  socklen_t len = sizeof at;
+  ASSERT_EQ(getsockname(listener, reinterpret_cast<sockaddr*>(&at), &len), 0);
+  port = ntohs(at.sin_port);
+  const std::string began = dir.path() + "/began";
+  host = start(
+      {BATON_SLURM, "--batch-host", "--", "/bin/sh", "-c", "touch " + began + "; exec sleep 30"},
+      port);
+  ASSERT_TRUE(Within(std::chrono::seconds(20), [&] { return access(began.c_str(), F_OK) == 0; }));
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // its handlers are set
+  kill(-host, SIGTERM);
+  ASSERT_EQ(waitpid(host, &status, 0), host);
+  EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM) << status;
+  int asked = accept(listener, nullptr, nullptr);
+  EXPECT_LT(asked, 0) << "the stopped job's host connected to rank 1's step server";
+  EXPECT_EQ(errno, EAGAIN);
+  if (asked >= 0) close(asked);
+  close(listener);
+  // With the same listener, a script that ends by itself does connect (what the check above
+  // would have seen).
+  listener = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  int one = 1;
+  setsockopt(listener, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  ASSERT_EQ(bind(listener, reinterpret_cast<sockaddr*>(&at), sizeof at), 0);
+  ASSERT_EQ(listen(listener, 4), 0);
+  host = start({BATON_SLURM, "--batch-host", "--", "true"}, port);
+  asked = accept(listener, nullptr, nullptr);
+  EXPECT_GE(asked, 0);
+  if (asked >= 0) close(asked);  // the host waits for no answer past its connection closing
+  ASSERT_EQ(waitpid(host, &status, 0), host);
+  close(listener);
+}
+
 }  // namespace
 }  // namespace baton::testing

@@ -394,8 +394,12 @@ int BatchHost(const std::vector<std::string>& args) {
     std::fprintf(stderr, "baton: cannot run %s: %s\n", argv[0], strerror(errno));
     _exit(errno == ENOENT ? 127 : 126);
   }
-  // The job's signals reach the script too (one process group): this one waits for its end.
-  for (int s : {SIGTERM, SIGINT, SIGHUP, SIGUSR1, SIGUSR2}) signal(s, SIG_IGN);
+  // The job's signals reach the script too (one process group): this one waits for its end,
+  // noting a stop (the job is stopped on every node then).
+  for (int s : {SIGUSR1, SIGUSR2}) signal(s, SIG_IGN);
+  struct sigaction sa {};
+  sa.sa_handler = OnStop;
+  for (int s : {SIGTERM, SIGINT, SIGHUP}) sigaction(s, &sa, nullptr);
   signal(SIGPIPE, SIG_IGN);
   if (relay) {
     ::close(out_pipe[1]);
@@ -422,8 +426,10 @@ int BatchHost(const std::vector<std::string>& args) {
   int ws = 0;
   while (waitpid(child, &ws, 0) < 0 && errno == EINTR) {
   }
-  // The script has ended, and with it the job: the other nodes' step servers end too.
-  std::string addrs = Env("BATON_STEP_ADDRS"), key = Env("BATON_STEP_KEY");
+  // The script has ended, and with it the job: the other nodes' step servers end too. Not
+  // when the job is being stopped (a cancel, a preemption, its time limit): theirs are being
+  // stopped as this one is, and asking them would only wait for their ports to answer.
+  std::string addrs = g_stop != 0 ? "" : Env("BATON_STEP_ADDRS"), key = Env("BATON_STEP_KEY");
   int port = std::atoi(Env("BATON_STEP_PORT").c_str());
   size_t start = 0;
   for (int rank = 0; port > 0 && start <= addrs.size() && !addrs.empty(); ++rank) {
