@@ -5,7 +5,7 @@
 // clock, does I/O or starts a thread. One owner calls it; it is not thread-safe.
 // control::RunBatch (batch.h) is the one way to drive it.
 //
-// It owns the jobs and their runs, the scheduler's view and usage ledger, and these parts:
+// It owns the jobs and their runs, the scheduler's view, and these parts:
 //   nodes_   (NodeDesk,        node_desk.h):   the nodes, their agents, drains, silent nodes
 //                                              and fences, the known nodes, the nodes' slots;
 //   queue_   (sched::JobQueue, job_queue.h):   the waiting jobs and the planning of passes;
@@ -23,8 +23,10 @@
 //   blame_   (LaunchBlame,     launch_blame.h): launch failures proven elsewhere, and drains;
 //   passes_  (PassDriver,      pass_driver.h): a pass's input and run, the last claims.
 // Read commands are answered by ReadOuts (read_outs.h) over the parts, lent read-only; token
-// commands by the TokenBook; what a job uses and costs is job_cost.h's; a submit's specs that
-// name a model are sized by model_sizing.h; a tunnel's order is session_orders.h's.
+// commands by the TokenBook; what a job uses and costs is job_cost.h's; what a spec must meet
+// at submit and the job it drafts are admission.h's, and a spec that names a model is sized by
+// model_sizing.h; a tunnel's order and an idle session's words are session_orders.h's; what a
+// job's metric and checkpoint events record is job_events.h's.
 // controller.cc: restore, users' commands, job bookkeeping; controller_schedule.cc: what a
 // pass's result does; controller_runs.cc: launches, stops and ends; controller_agents.cc:
 // what agents say of jobs, lost nodes' jobs, the tick; controller_waiting.cc: dependencies,
