@@ -374,10 +374,11 @@ void Controller::ShowAsNow(Job& job, TimePoint now) const {
 void Controller::SetState(Job& job, JobState to, TimePoint now) {
   if (!CanTransition(job.state, to)) std::abort();  // an illegal transition is a bug here
   JobState from = job.state;
-  // A task of a throttled array holds a place while queued or running.
+  // A task of a throttled array holds a place while queued or running (a pending job that is
+  // neither queued nor blocked is one Enqueue found can never run: it took none).
   const bool held_place =
       job.array_id.value != 0 &&
-      ((from == JobState::kPending && !gate_.Blocked(job.id) && to != JobState::kRunning) ||
+      ((from == JobState::kPending && queue_.Find(job.id) != nullptr && to != JobState::kRunning) ||
        from == JobState::kRunning);
   if (from == JobState::kPending) Dequeue(job);
   if (from == JobState::kRunning) {

@@ -89,6 +89,36 @@ TEST_F(ArrayTest, AThrottleKeepsAtMostNTasksGoingAndTheRestWaitInIndexOrder) {
   EXPECT_EQ(Count(array, JobState::kSucceeded), 10);
 }
 
+// A waiting task that can never run (updated to wait for the success of a job that was
+// cancelled) fails without giving up a place it never held: the throttle still lets one task
+// go at a time.
+TEST_F(ArrayTest, AWaitingTaskThatCanNeverRunFailsAndTheThrottleStillHolds) {
+  JobSpec gone;
+  gone.command = {"prepare"};
+  gone.hold = true;
+  auto g = Run(SubmitJobs{.caller = {"ada", false}, .specs = {gone}});
+  ASSERT_TRUE(g.status.ok()) << g.status.message();
+  const JobId cancelled = g->jobs[0].id;
+  ASSERT_TRUE(
+      Run(JobAction{.caller = {"ada", false}, .id = cancelled, .kind = JobAction::Kind::kCancel})
+          .status.ok());
+  JobId array = SubmitArray("0-2%1")->jobs[0].id;
+  ASSERT_EQ(Count(array, JobState::kRunning), 1);
+  UpdateJob u{.caller = {"ada", false}, .id = array, .array_index = 1, .set = {"after"}};
+  u.fields.after = {cancelled};
+  ASSERT_TRUE(Run(u).status.ok());
+  const Job& task1 = *c_->FindJob(array, 1);
+  EXPECT_EQ(task1.state, JobState::kFailed);
+  EXPECT_EQ(task1.reason, WaitReason::kDependency);
+  EXPECT_EQ(Count(array, JobState::kRunning), 1);  // task 0 alone, still
+  const Job& task2 = *c_->FindJob(array, 2);
+  EXPECT_EQ(task2.state, JobState::kPending);
+  EXPECT_EQ(task2.reason, WaitReason::kArrayLimit);
+  Poll("n1");
+  Finish(*c_->FindJob(array, 0));  // its end lets task 2 go
+  EXPECT_EQ(task2.state, JobState::kRunning);
+}
+
 TEST_F(ArrayTest, ACancelOfTheArraysIdCancelsEveryTaskAndOfOneTaskThatTaskAlone) {
   JobId array = SubmitArray("0-5%2")->jobs[0].id;
   auto one = Run(JobAction{
