@@ -246,6 +246,7 @@ int Alloc(const Connection& conn, JobSpec spec, std::vector<std::string> command
   std::vector<std::string> nodes;
   for (const NodeAllocation& part : job.allocation) nodes.push_back(part.node);
   const std::string nodelist = CompressHostList(nodes);
+  const std::string host = nodes.empty() ? "" : nodes.front();  // where the host runs
   // The host listens a moment after the job starts: a probe that runs `true` on the first node,
   // until it answers, the job ends (its host could not start: the log's last line says why),
   // or 15 s pass.
@@ -259,15 +260,14 @@ int Alloc(const Connection& conn, JobSpec spec, std::vector<std::string> command
       return Fail(Unavailable("job allocation " + id + " on " + nodelist + " ended before it " +
                               "answered (" + std::string(JobStateName(now->state)) +
                               (now->reason_detail.empty() ? "" : ": " + now->reason_detail) + ")" +
-                              HostSays(**api, id, nodes.empty() ? "" : nodes.front())));
+                              HostSays(**api, id, host)));
     }
     usleep(250'000);
   }
   if (!ready) {
     (void)(*api)->Call("POST", "/v1/jobs/" + id + "/cancel");
     return Fail(Unavailable("job allocation " + id + " on " + nodelist +
-                            " did not answer within 15s; cancelled" +
-                            HostSays(**api, id, nodes.empty() ? "" : nodes.front())));
+                            " did not answer within 15s; cancelled" + HostSays(**api, id, host)));
   }
   Say("granted job allocation " + id + " on " + nodelist + ": srun here, or `baton run --in " + id +
       " -- COMMAND` anywhere, runs on it; exit gives it back");
