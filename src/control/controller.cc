@@ -161,7 +161,7 @@ Effects Controller::EndBatch(TimePoint now) {
   fx.deliveries = nodes_.TakeDeliveries();
   fx.store.jobs.reserve(changed_.jobs.size());
   for (JobId id : changed_.jobs) fx.store.jobs.push_back(jobs_.at(id));
-  KeepRunningRecords();
+  KeepRunning(changed_.jobs, jobs_, numbers_, view_, running_);
   changed_.jobs.clear();
   if (changed_.next_id) fx.store.next_job_id = next_id_;
   changed_.next_id = false;

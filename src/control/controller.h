@@ -115,9 +115,6 @@ class Controller {
   void OnTick(TimePoint now);
 
   void Schedule(TimePoint now);
-  // Makes the records of the running jobs changed in this batch (changed_.jobs) again: before each
-  // pass, and at the batch's end for what the last pass's decisions changed.
-  void KeepRunningRecords();
   // Takes in a pass's decisions: reasons, preemptions, starts; whether an arrival that waits
   // could preempt (the re-pass rule, sched/job_queue.h).
   bool ApplyPass(PassDriver::Ran& ran, TimePoint now);
@@ -128,18 +125,7 @@ class Controller {
   void HandleEvent(NodeRecord& node, const JobEvent& e, TimePoint now);
   void StopParts(Job& job, StopReason reason, Duration grace, TimePoint now);
   void Finish(Job& job, TimePoint now);
-  // Launch failures (a job that never started on a node): the job goes back to the queue to
-  // start elsewhere, or fails when no other node could hold it; a node whose failures the
-  // job's start elsewhere proves to be its own is drained after
-  // ControllerOptions::drain_after_launch_failures of them in a row.
-  // Adds the nodes it could not start on to the job's; whether it may try another node.
-  bool LaunchElsewhere(Job& job);
-  // The job's program ran on its nodes (an exit of its own, or still running after
-  // kProvenAfter): the nodes it could not start on before are counted against, and drained
-  // at the limit.
-  void BlameLaunchFailures(Job& job, TimePoint now);
   void NoteOutputLimit(Job& job, const NodeRecord& node, const JobEvent& e, TimePoint now);
-  void RequeueFenced(TimePoint now);
   // What the agent says of its GPUs' health (NodeDesk::Health), and the jobs on GPUs that
   // failed stopped, to be requeued.
   void ApplyHealth(NodeRecord& node, const std::vector<GpuHealth>& health, TimePoint now);

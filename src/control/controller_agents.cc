@@ -128,7 +128,7 @@ void Controller::HandleEvent(NodeRecord& node, const JobEvent& e, TimePoint now)
   if (!e.launch_failed) {
     // Its program ran here, whatever its exit: the node starts jobs.
     node.launch_failures = 0;
-    if (blame_.Watched(job->id)) BlameLaunchFailures(*job, now);
+    if (blame_.Watched(job->id) && nodes_.BlameLaunchFailures(blame_, *job, now)) MarkDirty(*job);
   }
   if (!e.message.empty()) job->reason_detail = e.message.substr(0, 512);  // e.g. cannot execute
   part->ended = true;
@@ -184,27 +184,24 @@ void Controller::ApplyHealth(NodeRecord& node, const std::vector<GpuHealth>& hea
   }
 }
 
-// The jobs of lost nodes whose fence has passed go back to the queue (no retry spent).
-void Controller::RequeueFenced(TimePoint now) {
-  for (NodeRecord* node : nodes_.Fenced(now)) {
-    // A copy: stopping the jobs may end them.
-    const std::vector<JobId> on_node(node->running.begin(), node->running.end());
-    for (JobId id : on_node) {
-      Job& j = jobs_.at(id);
-      if (j.state != JobState::kRunning) continue;
-      StopParts(j, StopReason::kNodeFailure, Duration(0), now);
-    }
-  }
-}
-
 void Controller::OnTick(TimePoint now) {
   for (ClusterEvent& alert : ledgers_.CheckBudgets(now)) events_.Raise(std::move(alert), now);
   ReclaimIdleSessions(now);
   if (gate_.WaitsForTime()) Recheck(gate_.Due(now), now);  // blocked jobs whose time has come
-  for (JobId id : blame_.Proven(jobs_, now)) BlameLaunchFailures(jobs_.at(id), now);
+  for (JobId id : blame_.Proven(jobs_, now)) {
+    if (Job& job = jobs_.at(id); nodes_.BlameLaunchFailures(blame_, job, now)) MarkDirty(job);
+  }
   queue_.Tick(now, options_.full_pass_interval);
   nodes_.Watch(now);
-  RequeueFenced(now);
+  // The jobs of lost nodes whose fence has passed go back to the queue (no retry spent).
+  for (NodeRecord* node : nodes_.Fenced(now)) {
+    // A copy: stopping the jobs may end them.
+    const std::vector<JobId> on_node(node->running.begin(), node->running.end());
+    for (JobId id : on_node) {
+      if (Job& j = jobs_.at(id); j.state == JobState::kRunning)
+        StopParts(j, StopReason::kNodeFailure, Duration(0), now);
+    }
+  }
   nodes_.ExpirePolls(now);
 }
 

@@ -4,6 +4,7 @@
 #include <csignal>
 
 #include "control/controller.h"
+#include "control/launch_blame.h"
 #include "control/launch_orders.h"
 
 namespace baton::control {
@@ -19,7 +20,7 @@ void Controller::StopParts(Job& job, StopReason reason, Duration grace, TimePoin
   for (NodeAllocation& part : job.allocation) {
     if (part.ended) continue;
     NodeRecord* node = nodes_.Find(part.node);
-    // A part on a lost node ends only once the node's fence has passed (RequeueFenced): until
+    // A part on a lost node ends only once the node's fence has passed (OnTick): until
     // then its agent may still be running it.
     if (node != nullptr && node->state == NodeRecord::State::kLost && now < node->requeue_at)
       continue;
@@ -38,33 +39,6 @@ void Controller::StopParts(Job& job, StopReason reason, Duration grace, TimePoin
   bool all_ended = std::all_of(job.allocation.begin(), job.allocation.end(),
                                [](const NodeAllocation& p) { return p.ended; });
   if (all_ended) Finish(job, now);
-}
-
-bool Controller::LaunchElsewhere(Job& job) {
-  for (const NodeAllocation& p : job.allocation) {
-    auto& tried = job.launch_failed_on;
-    if (p.launch_failed && std::find(tried.begin(), tried.end(), p.node) == tried.end())
-      tried.push_back(p.node);
-  }
-  if (job.launch_failed_on.size() >= kLaunchNodesTried) return false;
-  // Another node of its pool must be able to hold it.
-  std::vector<sched::KnownNode> others = nodes_.Known();
-  std::erase_if(others, [&](const sched::KnownNode& n) {
-    return std::find(job.launch_failed_on.begin(), job.launch_failed_on.end(), n.info->name) !=
-           job.launch_failed_on.end();
-  });
-  if (others.empty()) return false;
-  return sched::CheckFeasible(others, job.spec.resources, job.spec.pool, false, job.user)
-      .has_value();
-}
-
-void Controller::BlameLaunchFailures(Job& job, TimePoint now) {
-  bool changed = false;
-  for (const LaunchBlame::Drain& d :
-       blame_.Blame(job, nodes_.table(), options_.drain_after_launch_failures, &changed)) {
-    nodes_.DrainForLaunchFailures(d.node, d.reason, job.id, now);
-  }
-  if (changed) MarkDirty(job);
 }
 
 void Controller::Finish(Job& job, TimePoint now) {
@@ -129,7 +103,7 @@ void Controller::Finish(Job& job, TimePoint now) {
     SetState(job, JobState::kTimedOut, now);
   } else if (lost) {
     requeue_or_fail("its node was lost while it ran");
-  } else if (unstarted && LaunchElsewhere(job)) {
+  } else if (unstarted && MayStartElsewhere(job, nodes_.Known(), kLaunchNodesTried)) {
     // Not the job's failure (yet): no retry spent.
     std::string words = job.reason_detail.empty() ? "" : ": " + job.reason_detail;
     requeue("requeued: could not start on node " + where + words);

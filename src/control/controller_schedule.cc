@@ -10,19 +10,11 @@ namespace baton::control {
 
 // ---- scheduling ----
 
-void Controller::KeepRunningRecords() {
-  for (JobId id : changed_.jobs) {
-    if (const Job& j = jobs_.at(id); j.state == JobState::kRunning)
-      running_.Keep(id, KeptOf(j, numbers_, view_));
-  }
-}
-
 // The queue plans which jobs a pass looks at, the PassDriver runs it, and the controller takes
 // in its decisions.
 void Controller::Schedule(TimePoint now) {
-  // The running jobs' records (RunningJobs) of the jobs changed in this batch (every change to
-  // a job is saved, so marked dirty), made again pass or no pass.
-  KeepRunningRecords();
+  // The running jobs' records of the jobs changed in this batch, made again pass or no pass.
+  KeepRunning(changed_.jobs, jobs_, numbers_, view_, running_);
   std::optional<PassDriver::Ran> ran =
       passes_.Run(PassDriver::Parts{.policy = options_.policy,
                                     .explained_waits = options_.explained_waits,

@@ -4,6 +4,21 @@
 
 namespace baton::control {
 
+bool MayStartElsewhere(Job& job, std::vector<sched::KnownNode> nodes, size_t tried_limit) {
+  auto& tried = job.launch_failed_on;
+  auto was_tried = [&](const std::string& name) {
+    return std::find(tried.begin(), tried.end(), name) != tried.end();
+  };
+  for (const NodeAllocation& p : job.allocation) {
+    if (p.launch_failed && !was_tried(p.node)) tried.push_back(p.node);
+  }
+  if (tried.size() >= tried_limit) return false;
+  std::erase_if(nodes, [&](const sched::KnownNode& n) { return was_tried(n.info->name); });
+  if (nodes.empty()) return false;
+  return sched::CheckFeasible(nodes, job.spec.resources, job.spec.pool, false, job.user)
+      .has_value();
+}
+
 std::vector<JobId> LaunchBlame::Proven(const std::map<JobId, Job>& jobs, TimePoint now) {
   std::vector<JobId> proven;
   for (auto it = unproven_.begin(); it != unproven_.end();) {

@@ -16,12 +16,19 @@
 
 #include "control/node_table.h"
 #include "core/job.h"
+#include "sched/feasibility.h"
 
 namespace baton::control {
 
 // A program that cannot be executed fails within milliseconds of its start: one still running
 // this long after started.
 inline constexpr Duration kProvenAfter = std::chrono::seconds(3);
+
+// A launch of `job` failed on some of its nodes (NodeAllocation::launch_failed): adds them to
+// the nodes it could not start on (Job::launch_failed_on), and says whether it may try
+// another: one of `nodes` (the known nodes) not among those could hold it, and fewer than
+// `tried_limit` have failed it.
+bool MayStartElsewhere(Job& job, std::vector<sched::KnownNode> nodes, size_t tried_limit);
 
 class LaunchBlame {
  public:

@@ -154,20 +154,25 @@ Status NodeDesk::Inject(const InjectFault& c) {
   return Status::Ok();
 }
 
-void NodeDesk::DrainForLaunchFailures(const std::string& name, const std::string& reason, JobId job,
-                                      TimePoint now) {
-  NodeRecord& failed = *nodes_.Find(name);
-  failed.drain_reason = reason;
-  shared_.drains.push_back(store::Drain{.node = name, .gpu = -1, .reason = reason, .active = true});
-  if (shared_.view.FindNode(name) != nullptr) RebuildSlots(failed);
-  shared_.queue.RequestFull();
-  shared_.events.Raise(ClusterEvent{.kind = EventKind::kNodeDrained,
-                                    .severity = Severity::kAlert,
-                                    .node = name,
-                                    .job = job.value,
-                                    .message = "node " + name + " drained: " + reason +
-                                               "; `baton undrain " + name + "` returns it"},
-                       now);
+bool NodeDesk::BlameLaunchFailures(LaunchBlame& blame, Job& job, TimePoint now) {
+  bool changed = false;
+  for (const LaunchBlame::Drain& d :
+       blame.Blame(job, nodes_, shared_.options.drain_after_launch_failures, &changed)) {
+    NodeRecord& failed = *nodes_.Find(d.node);
+    failed.drain_reason = d.reason;
+    shared_.drains.push_back(
+        store::Drain{.node = d.node, .gpu = -1, .reason = d.reason, .active = true});
+    if (shared_.view.FindNode(d.node) != nullptr) RebuildSlots(failed);
+    shared_.queue.RequestFull();
+    shared_.events.Raise(ClusterEvent{.kind = EventKind::kNodeDrained,
+                                      .severity = Severity::kAlert,
+                                      .node = d.node,
+                                      .job = job.id.value,
+                                      .message = "node " + d.node + " drained: " + d.reason +
+                                                 "; `baton undrain " + d.node + "` returns it"},
+                         now);
+  }
+  return changed;
 }
 
 // ---- agents ----

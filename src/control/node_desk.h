@@ -18,6 +18,7 @@
 #include "control/controller_options.h"
 #include "control/event_ring.h"
 #include "control/feasibility_cache.h"
+#include "control/launch_blame.h"
 #include "control/node_table.h"
 #include "control/node_watch.h"
 #include "control/replies.h"
@@ -71,9 +72,10 @@ class NodeDesk {
   // simulated node's agent.
   Status Drain(const DrainNode& c);
   Status Inject(const InjectFault& c);
-  // The node drained for the launch failures of job `job` proven its own (LaunchBlame).
-  void DrainForLaunchFailures(const std::string& node, const std::string& reason, JobId job,
-                              TimePoint now);
+  // Counts the launch failures that `job` proved not its own against their nodes (`blame`'s
+  // verdict, LaunchBlame::Blame), and drains the nodes at the limit
+  // (ControllerOptions::drain_after_launch_failures); whether that changed the job's record.
+  bool BlameLaunchFailures(LaunchBlame& blame, Job& job, TimePoint now);
 
   // An agent registering: its node ready with a new session, what it says of its hardware, its
   // slots made again. The Controller then reconciles the node's jobs and health.

@@ -39,6 +39,14 @@ RunningJobs::Kept KeptOf(const Job& job, AccountNumbers& numbers, const sched::C
                                   .checkpointed = job.last_checkpoint.has_value()}};
 }
 
+void KeepRunning(const std::set<JobId>& changed, const std::map<JobId, Job>& jobs,
+                 AccountNumbers& numbers, const sched::ClusterView& view, RunningJobs& running) {
+  for (JobId id : changed) {
+    if (const Job& j = jobs.at(id); j.state == JobState::kRunning)
+      running.Keep(id, KeptOf(j, numbers, view));
+  }
+}
+
 sched::RunningJob RunningOf(const Job& job, AccountNumbers& numbers, const sched::ClusterView& view,
                             TimePoint now) {
   RunningJobs::Kept kept = KeptOf(job, numbers, view);

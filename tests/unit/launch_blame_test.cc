@@ -80,5 +80,37 @@ TEST(LaunchBlame, EachFailedNodeCountsOnceAndOneAtTheLimitIsToBeDrained) {
   EXPECT_EQ(nodes.Find("bad")->launch_failures, 4);
 }
 
+NodeInfo Node(const std::string& name, int gpus) {
+  NodeInfo info;
+  info.name = name;
+  info.pool = "default";
+  info.cpus = 16;
+  info.memory_bytes = int64_t{64} << 30;
+  for (int g = 0; g < gpus; ++g) info.gpus.push_back(Gpu{.index = g, .model = "A100-80GB"});
+  return info;
+}
+
+TEST(LaunchBlame, AJobThatCouldNotStartMayTryANodeItHasNotFailedOnThatCanHoldIt) {
+  const NodeInfo a = Node("a", 4), b = Node("b", 4), small = Node("small", 1);
+  const std::vector<sched::KnownNode> known = {{.info = &a}, {.info = &b}, {.info = &small}};
+  Job job;
+  job.id = JobId{9};
+  job.spec.pool = "default";
+  job.spec.resources.milli_gpus = 2000;
+  job.spec.resources.nodes = 1;
+  job.allocation = {NodeAllocation{.node = "a", .launch_failed = true}};
+  EXPECT_TRUE(MayStartElsewhere(job, known, /*tried_limit=*/3));
+  EXPECT_EQ(job.launch_failed_on, std::vector<std::string>{"a"});
+  // Once "b" failed it too, only "small" is left, which cannot hold 2 GPUs.
+  job.allocation = {NodeAllocation{.node = "b", .launch_failed = true}};
+  EXPECT_FALSE(MayStartElsewhere(job, known, 3));
+  EXPECT_EQ(job.launch_failed_on, (std::vector<std::string>{"a", "b"}));
+  // A node is recorded once; at the limit of nodes tried it may not try another.
+  job.spec.resources.milli_gpus = 1000;
+  EXPECT_TRUE(MayStartElsewhere(job, known, 3));
+  EXPECT_EQ(job.launch_failed_on.size(), 2u);
+  EXPECT_FALSE(MayStartElsewhere(job, known, 2));
+}
+
 }  // namespace
 }  // namespace baton::control

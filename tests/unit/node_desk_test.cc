@@ -130,6 +130,36 @@ TEST_F(NodeDeskTest, AFailedGpuIsFencedAndTheJobsOnItAreReturnedToBeStopped) {
   EXPECT_TRUE(view_.FindNode("n1")->gpus[0].usable);
 }
 
+TEST_F(NodeDeskTest, LaunchFailuresAJobProvedNotItsOwnDrainANodeAtTheLimit) {
+  options_.drain_after_launch_failures = 2;
+  ASSERT_TRUE(desk_.Join(TwoGpus("bad"), kT0).has_value());
+  ASSERT_TRUE(desk_.Join(TwoGpus("good"), kT0).has_value());
+  events_.TakeNew();
+  desk_.Find("bad")->launch_failures = 1;
+  Job job;
+  job.id = JobId{4};
+  job.state = JobState::kRunning;
+  job.launch_failed_on = {"bad"};
+  job.allocation = {NodeAllocation{.node = "good", .started = true}};
+  LaunchBlame blame;
+  blame.Watch(job);
+  EXPECT_TRUE(desk_.BlameLaunchFailures(blame, job, kT0));  // counted: the job's record changed
+  EXPECT_EQ(job.launch_blamed, 1);
+  const std::string reason =
+      "launch failures: 2 jobs in a row could not start here and started on other nodes (last: "
+      "job 4)";
+  EXPECT_EQ(desk_.Find("bad")->drain_reason, reason);
+  EXPECT_FALSE(view_.FindNode("bad")->schedulable);
+  ASSERT_EQ(drains_.size(), 1u);  // for the store
+  EXPECT_EQ(drains_[0].node, "bad");
+  EXPECT_TRUE(drains_[0].active);
+  EXPECT_EQ(Messages(), std::vector<std::string>{"node bad drained: " + reason +
+                                                 "; `baton undrain bad` returns it"});
+  // Counted once: nothing more to blame, nothing changed.
+  EXPECT_FALSE(desk_.BlameLaunchFailures(blame, job, kT0));
+  EXPECT_EQ(drains_.size(), 1u);
+}
+
 TEST_F(NodeDeskTest, ASilentNodeIsLostAndFencedAndAReportOfAnOldSessionIsRefused) {
   ASSERT_TRUE(desk_.Join(TwoGpus("n1"), kT0).has_value());
   Running(7, "n1", 0);
