@@ -414,12 +414,9 @@ bool Agent::LearnJobPid(RunningJob& job) {
 }
 
 void Agent::SendUnsent(RunningJob& job) {
-  if (LearnJobPid(job)) {
-    for (int sig : job.unsent) executor_.Signal(job.process.job_pid, sig);
-    job.unsent.clear();
-  } else if (!executor_.Alive(job.process.shim_pid, job.process.shim_start_ticks)) {
-    job.unsent.clear();  // it never ran: nothing to signal
-  }
+  const bool known = LearnJobPid(job);
+  const bool alive = known || executor_.Alive(job.process.shim_pid, job.process.shim_start_ticks);
+  for (int sig : TakeDueSignals(job, known, alive)) executor_.Signal(job.process.job_pid, sig);
 }
 
 void Agent::StepStops(TimePoint now) {
@@ -626,18 +623,12 @@ bool Agent::AllShipped(const RunningJob& job) const {
 }
 
 void Agent::DropAcknowledged() {
-  for (auto it = jobs_.begin(); it != jobs_.end();) {
-    RunningJob& job = it->second;
-    // A kill that waits for the job's pid (a launch that failed after the start) keeps it.
-    if (job.exit_acked && job.unsent.empty() && AllShipped(job)) {
-      // A run file left behind re-adopts an ended job after a restart, which reports its end
-      // again: harmless, but worth a line.
-      if (Status st = run_files_.Remove(job.order.job, job.order.attempt); !st.ok())
-        LogWarn(st.message(), Context(job.order.job));
-      it = jobs_.erase(it);
-    } else {
-      ++it;
-    }
+  for (const RunningJob& job :
+       jobs_.TakeDone([this](const RunningJob& j) { return AllShipped(j); })) {
+    // A run file left behind re-adopts an ended job after a restart, which reports its end
+    // again: harmless, but worth a line.
+    if (Status st = run_files_.Remove(job.order.job, job.order.attempt); !st.ok())
+      LogWarn(st.message(), Context(job.order.job));
   }
 }
 

@@ -137,8 +137,8 @@ class Agent {
   // Whether the job's pid is known, reading the shim's pid file if it is not yet (and keeping
   // it in the run file).
   bool LearnJobPid(RunningJob& job);
-  // The job's unsent signals, sent if its pid is known now; dropped if its shim has ended (the
-  // job never ran).
+  // Looks for the pid of a job with signals waiting for it, and sends what TakeDueSignals
+  // (job_book.h) says is due.
   void SendUnsent(RunningJob& job);
   // The signals that waited for a pid sent, and what the jobs' clocks say at `now` (time
   // limits, notices, graces over, JobBook::Tick) carried out.
@@ -192,7 +192,8 @@ class Agent {
   LogContext Context(JobId job = {}) const {
     return LogContext{.component = "agent", .node = options_.name, .job = job.value};
   }
-  // Forgets jobs whose end the controller has and whose log it has whole.
+  // Forgets the jobs the JobBook is done with (TakeDone: their end and all of their output are
+  // the controller's), with their run files.
   void DropAcknowledged();
   // Tunnels (agent_tunnels.cc): the Unix socket a job's shim serves its session on; a thread per
   // tunnel order, connecting the controller's end to the session or a port; ending them all.

@@ -99,6 +99,27 @@ void JobBook::Registered(bool new_leader) {
   }
 }
 
+std::vector<int> TakeDueSignals(RunningJob& job, bool pid_known, bool shim_alive) {
+  std::vector<int> due;
+  if (pid_known) due.swap(job.unsent);
+  if (!pid_known && !shim_alive) job.unsent.clear();  // it never ran: nothing to signal
+  return due;
+}
+
+std::vector<RunningJob> JobBook::TakeDone(
+    const std::function<bool(const RunningJob&)>& all_shipped) {
+  std::vector<RunningJob> done;
+  for (auto it = jobs_.begin(); it != jobs_.end();) {
+    if (it->second.exit_acked && it->second.unsent.empty() && all_shipped(it->second)) {
+      done.push_back(std::move(it->second));
+      it = jobs_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  return done;
+}
+
 bool JobBook::Busy() const {
   for (const auto& [key, job] : jobs_) {
     if (!job.exited || !job.unsent.empty()) return true;  // a signal waits for a pid

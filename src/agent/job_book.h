@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <set>
 #include <string>
@@ -44,7 +45,7 @@ struct RunningJob {
   bool punch_failed = false;
   int64_t tail_sent = 0;
   // Signals due before the shim wrote the job's pid (it does within a millisecond or so of
-  // starting): sent in order once it has (Agent::SendUnsent), dropped if the shim ends first.
+  // starting): sent in order once it has, dropped if the shim ends first (TakeDueSignals).
   std::vector<int> unsent;
   int64_t metrics_scanned = 0;  // bytes of the metrics file looked at for checkpoints
   int64_t metrics_shipped = 0;  // bytes of the metrics file the controller has
@@ -60,6 +61,11 @@ struct LogShipment {
   bool head = true;
   bool unreadable = false;
 };
+
+// The job's signals that waited for its pid (RunningJob::unsent) to send now, taken, as the
+// agent's look for the pid found: all, in order, once `pid_known`; none, all dropped, once its
+// shim has ended without writing it (`shim_alive` false: the job never ran); else none yet.
+std::vector<int> TakeDueSignals(RunningJob& job, bool pid_known, bool shim_alive);
 
 class JobBook {
  public:
@@ -100,6 +106,11 @@ class JobBook {
   // (`new_leader`) has only what reached the store, not the logs the old one was sent: they go
   // again from their start.
   void Registered(bool new_leader);
+
+  // Takes out the attempts the agent is done with: the controller has their end and, as
+  // `all_shipped` says (the agent reads the files' sizes), all of their log and metrics; none
+  // whose kill waits for a pid (a launch that failed after the shim started keeps it).
+  std::vector<RunningJob> TakeDone(const std::function<bool(const RunningJob&)>& all_shipped);
 
   // Whether a job still runs or a signal waits for a pid: the main loop looks again soon.
   bool Busy() const;

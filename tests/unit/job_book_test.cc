@@ -95,6 +95,42 @@ TEST(JobBook, ItIsBusyWhileAJobRunsOrASignalWaitsAndHoldsTheGpusOfRunningBatchJo
   EXPECT_TRUE(book.Busy());
 }
 
+TEST(JobBook, SignalsWaitForThePidInOrderAndAreDroppedWhenTheJobNeverRan) {
+  RunningJob job;
+  job.unsent = {SIGTERM, SIGKILL};
+  // No pid yet, the shim alive: they wait.
+  EXPECT_TRUE(TakeDueSignals(job, /*pid_known=*/false, /*shim_alive=*/true).empty());
+  EXPECT_EQ(job.unsent, (std::vector<int>{SIGTERM, SIGKILL}));
+  // The pid known: all, in order, and none waits any more.
+  EXPECT_EQ(TakeDueSignals(job, true, true), (std::vector<int>{SIGTERM, SIGKILL}));
+  EXPECT_TRUE(job.unsent.empty());
+  // The shim ended without a pid: the job never ran, nothing to signal.
+  job.unsent = {SIGKILL};
+  EXPECT_TRUE(TakeDueSignals(job, false, false).empty());
+  EXPECT_TRUE(job.unsent.empty());
+}
+
+TEST(JobBook, AJobIsForgottenOnceItsEndAndOutputAreTheControllersAndNoKillWaits) {
+  JobBook book;
+  auto add = [&](int64_t id, bool acked, std::vector<int> unsent) {
+    RunningJob& job = book[JobAttempt{JobId{id}, 0}];
+    job.order.job = JobId{id};
+    job.exited = true;
+    job.exit_acked = acked;
+    job.unsent = std::move(unsent);
+  };
+  add(1, true, {});         // done
+  add(2, false, {});        // its end not acknowledged yet
+  add(3, true, {SIGKILL});  // a kill waits for its pid
+  add(4, true, {});         // its output not all shipped
+  std::vector<RunningJob> done =
+      book.TakeDone([](const RunningJob& j) { return j.order.job != JobId{4}; });
+  ASSERT_EQ(done.size(), 1u);
+  EXPECT_EQ(done[0].order.job, JobId{1});
+  EXPECT_EQ(book.size(), 3u);
+  EXPECT_EQ(book.find(JobAttempt{JobId{1}, 0}), book.end());
+}
+
 TEST(JobBook, AnAcknowledgedReportAndARegistrationSayWhatTheControllerHas) {
   JobBook book;
   Started(book, Launch(Duration(0)));
