@@ -56,6 +56,7 @@ void NodeDesk::RebuildSlots(const NodeRecord& node) {
   for (const Gpu& g : node.info.gpus) {
     slots->gpus.push_back(sched::GpuSlot{.index = g.index,
                                          .model = g.model,
+                                         .mig_profile = g.mig_profile,
                                          .memory_bytes = g.memory_bytes,
                                          .free_milli = 1000,
                                          .free_memory_bytes = g.memory_bytes,

@@ -273,10 +273,10 @@ bool EqualNoCase(std::string_view a, std::string_view b) {
   return true;
 }
 
-bool GpuTypeMatchesNamed(std::string_view model, std::string_view wanted) {
-  if (size_t mig = model.find("-MIG-"); mig != std::string_view::npos) {
-    return !wanted.empty() &&
-           (EqualNoCase(wanted, model.substr(mig + 5)) || EqualNoCase(wanted, model));
+bool GpuTypeMatchesNamed(std::string_view model, std::string_view mig_profile,
+                         std::string_view wanted) {
+  if (!mig_profile.empty()) {
+    return !wanted.empty() && (EqualNoCase(wanted, mig_profile) || EqualNoCase(wanted, model));
   }
   if (wanted.empty()) return true;
   if (wanted.size() > model.size()) return false;
@@ -295,7 +295,7 @@ std::map<std::string, GpuModelCount> CountGpuModels(const std::vector<const Node
   for (const NodeInfo* n : nodes) {
     std::map<std::string, int> here;
     for (const Gpu& g : n->gpus) {
-      if (!gpu_type.empty() && !GpuTypeMatches(g.model, gpu_type)) continue;
+      if (!gpu_type.empty() && !GpuTypeMatches(g, gpu_type)) continue;
       GpuModelCount& k = kinds[g.model];
       k.memory = std::max(k.memory, g.memory_bytes);
       k.total += 1;

@@ -131,23 +131,19 @@ std::vector<Gpu> SimulatedGpus(const GpuSpec& spec, std::string_view node_name);
 // Node names: 1-64 of [A-Za-z0-9._-].
 bool IsValidNodeName(std::string_view name);
 
-// Whether `model` satisfies a job's gpu_type constraint: equal, or a prefix up to a '-'
-// ("H100" matches "H100-80GB"), ignoring case. A MIG instance (model "A100-80GB-MIG-1g.10gb")
-// matches only a request naming its profile ("1g.10gb") or its whole model: a job asking for
-// "a GPU" or "an A100" gets a whole GPU, never a slice.
-bool GpuTypeMatchesNamed(std::string_view model, std::string_view wanted);
-// Whether `model` is a MIG instance's ("-MIG-" in it). A plain loop: a scheduling pass asks
-// this of every GPU it looks at, and the models are short.
-inline bool IsMigModel(std::string_view model) {
-  for (size_t i = 0; i + 5 <= model.size(); ++i) {
-    if (model[i] == '-' && model[i + 1] == 'M' && model[i + 2] == 'I' && model[i + 3] == 'G' &&
-        model[i + 4] == '-')
-      return true;
-  }
-  return false;
+// Whether a GPU of `model` satisfies a job's gpu_type constraint `wanted`: equal, or a prefix
+// up to a '-' ("H100" matches "H100-80GB"), ignoring case. A MIG instance (`mig_profile` not
+// "": model "A100-80GB-MIG-1g.10gb", profile "1g.10gb") matches only a request naming its
+// profile or its whole model: a job asking for "a GPU" or "an A100" gets a whole GPU, never a
+// slice. Inline for the common case: a scheduling pass asks this of every GPU it looks at.
+bool GpuTypeMatchesNamed(std::string_view model, std::string_view mig_profile,
+                         std::string_view wanted);
+inline bool GpuTypeMatches(std::string_view model, std::string_view mig_profile,
+                           std::string_view wanted) {
+  return wanted.empty() ? mig_profile.empty() : GpuTypeMatchesNamed(model, mig_profile, wanted);
 }
-inline bool GpuTypeMatches(std::string_view model, std::string_view wanted) {
-  return wanted.empty() ? !IsMigModel(model) : GpuTypeMatchesNamed(model, wanted);
+inline bool GpuTypeMatches(const Gpu& gpu, std::string_view wanted) {
+  return GpuTypeMatches(gpu.model, gpu.mig_profile, wanted);
 }
 
 // The GPU models of some nodes: each one's largest memory, the most of it one node has, on how

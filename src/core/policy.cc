@@ -4,12 +4,12 @@
 
 namespace baton {
 
-const GpuPrice* Policy::Price(const std::string& model) const {
+const GpuPrice* Policy::Price(const Gpu& gpu) const {
   const GpuPrice* best = nullptr;
   size_t best_len = 0;
   for (const auto& [name, price] : prices) {
-    if (EqualNoCase(name, model)) return &price;
-    if (GpuTypeMatches(model, name) && name.size() > best_len) {
+    if (EqualNoCase(name, gpu.model)) return &price;
+    if (GpuTypeMatches(gpu, name) && name.size() > best_len) {
       best = &price;
       best_len = name.size();
     }
@@ -17,18 +17,20 @@ const GpuPrice* Policy::Price(const std::string& model) const {
   return best;
 }
 
-std::optional<double> Policy::HourlyPrice(const std::string& model, bool spot) const {
+std::optional<double> Policy::HourlyPrice(const Gpu& gpu, bool spot) const {
   auto pick = [spot](const GpuPrice& p) { return spot && p.spot >= 0 ? p.spot : p.on_demand; };
-  if (const GpuPrice* p = Price(model)) return pick(*p);
-  size_t mig = model.find("-MIG-");
-  if (mig == std::string::npos) return std::nullopt;
-  const GpuPrice* parent = Price(model.substr(0, mig));
+  if (const GpuPrice* p = Price(gpu)) return pick(*p);
+  // A MIG instance's model is its GPU's followed by "-MIG-" and its profile (MigModel).
+  const std::string_view profile = gpu.mig_profile;  // "3g.40gb"
+  const std::string suffix = "-MIG-" + gpu.mig_profile;
+  if (profile.empty() || !gpu.model.ends_with(suffix)) return std::nullopt;
+  const GpuPrice* parent =
+      Price(Gpu{.model = gpu.model.substr(0, gpu.model.size() - suffix.size())});
   if (parent == nullptr) return std::nullopt;
-  std::string_view profile = std::string_view(model).substr(mig + 5);  // "3g.40gb"
-  size_t g = profile.find('g');
   // Compute slices of the whole GPU: 4 on an A30, 7 on the A100 and H100.
-  int slices = model.rfind("A30", 0) == 0 ? 4 : 7;
-  if (g != 1 || profile[0] < '1' || profile[0] - '0' > slices) return std::nullopt;
+  const int slices = gpu.model.rfind("A30", 0) == 0 ? 4 : 7;
+  if (profile.size() < 2 || profile[1] != 'g' || profile[0] < '1' || profile[0] - '0' > slices)
+    return std::nullopt;
   return pick(*parent) * (profile[0] - '0') / slices;
 }
 

@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/node.h"
 #include "core/sizing.h"
 #include "core/time.h"
 
@@ -138,14 +139,15 @@ struct Policy {
     auto it = users.find(name);
     return it == users.end() ? default_user : it->second;
   }
-  // The price of a GPU of `model`: its own entry, else the entry it matches as a gpu_type
-  // would (the model's prefix before a '-', ignoring case); null when the catalog has neither.
-  const GpuPrice* Price(const std::string& model) const;
-  // What a GPU of `model` costs an hour (the spot price for `spot`, when the catalog has one).
-  // A MIG instance the catalog does not name pays its share of its GPU's price: its compute
-  // slices ("3g.40gb" of an A100-80GB: 3 of 7; "2g.12gb" of an A30: 2 of 4). None when the
-  // catalog prices neither.
-  std::optional<double> HourlyPrice(const std::string& model, bool spot) const;
+  // The price of `gpu`: its model's own entry, else the entry it matches as a gpu_type would
+  // (the model's prefix before a '-', ignoring case; a MIG instance's profile); null when the
+  // catalog has neither.
+  const GpuPrice* Price(const Gpu& gpu) const;
+  // What `gpu` costs an hour (the spot price for `spot`, when the catalog has one). A MIG
+  // instance the catalog does not name pays its share of its GPU's price: its compute slices
+  // ("3g.40gb" of an A100-80GB: 3 of 7; "2g.12gb" of an A30: 2 of 4). None when the catalog
+  // prices neither.
+  std::optional<double> HourlyPrice(const Gpu& gpu, bool spot) const;
   const PoolPolicy* Pool(const std::string& name) const {
     auto it = pools.find(name);
     return it == pools.end() ? nullptr : &it->second;

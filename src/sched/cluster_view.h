@@ -18,6 +18,7 @@ inline constexpr TimePoint kNever = TimePoint::max();
 struct GpuSlot {
   int index = 0;
   std::string model;
+  std::string mig_profile;  // a MIG instance's ("1g.10gb"); "" = a whole GPU (core Gpu's)
   int64_t memory_bytes = 0;
   int64_t free_milli = 1000;      // 1000 = whole GPU free; less = shared by fractional jobs
   int64_t free_memory_bytes = 0;  // memory not promised to fractional jobs

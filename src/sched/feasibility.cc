@@ -74,7 +74,7 @@ class Check {
     for (const NodeInfo* n : nodes_) {
       for (const Gpu& g : n->gpus) {
         mig |= !g.mig_profile.empty();
-        if (!GpuTypeMatches(g.model, r_.gpu_type)) continue;
+        if (!GpuTypeMatches(g, r_.gpu_type)) continue;
         typed = true;
         largest = std::max(largest, g.memory_bytes);
         sized |= g.memory_bytes >= r_.gpu_memory_bytes;
@@ -123,7 +123,7 @@ class Check {
       if (n->cpus < r_.cpus || n->memory_bytes < r_.memory_bytes) continue;
       int cap = 0;
       for (const Gpu& g : n->gpus) {
-        cap += GpuTypeMatches(g.model, r_.gpu_type) && g.memory_bytes >= r_.gpu_memory_bytes;
+        cap += GpuTypeMatches(g, r_.gpu_type) && g.memory_bytes >= r_.gpu_memory_bytes;
       }
       caps.push_back(cap);
     }
@@ -261,7 +261,7 @@ Result<int> NodesWithNamed(const Resources& r, const std::vector<const NodeInfo*
                                       [&](const NodeInfo* x) { return x->name == name; });
     int64_t matching = 0;
     for (const Gpu& g : n->gpus) {
-      matching += GpuTypeMatches(g.model, r.gpu_type) && g.memory_bytes >= r.gpu_memory_bytes;
+      matching += GpuTypeMatches(g, r.gpu_type) && g.memory_bytes >= r.gpu_memory_bytes;
     }
     const bool holds =
         per_node < 1000 ? (per_node == 0 || matching > 0) : matching * 1000 >= per_node;

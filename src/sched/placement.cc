@@ -10,7 +10,8 @@ namespace baton::sched {
 namespace {
 
 bool GpuMatches(const GpuSlot& g, const Resources& r) {
-  return g.usable && GpuTypeMatches(g.model, r.gpu_type) && g.memory_bytes >= r.gpu_memory_bytes;
+  return g.usable && GpuTypeMatches(g.model, g.mig_profile, r.gpu_type) &&
+         g.memory_bytes >= r.gpu_memory_bytes;
 }
 
 bool FreeBefore(const GpuSlot& g, const PlaceRules& rules) {
@@ -100,7 +101,7 @@ std::string Shortfall(const ClusterView& view, const Resources& r, std::string_v
     for (const GpuSlot& g : n.gpus) {
       if (!g.usable || g.free_milli == 0) continue;
       any_free = true;
-      if (!GpuTypeMatches(g.model, r.gpu_type)) continue;
+      if (!GpuTypeMatches(g.model, g.mig_profile, r.gpu_type)) continue;
       typed_free = true;
       if (g.memory_bytes < r.gpu_memory_bytes) continue;
       whole += g.free_milli == 1000 ? 1000 : 0;
@@ -422,7 +423,8 @@ bool Placer::EverFits(const Resources& r, std::string_view pool) const {
     int64_t matching = 0;
     for (size_t i = n.first; i < n.last; ++i) {
       const FitSummary::Group& g = fit.groups[i];
-      if (GpuTypeMatches(g.model, r.gpu_type) && g.memory_bytes >= r.gpu_memory_bytes)
+      if (GpuTypeMatches(g.model, g.mig_profile, r.gpu_type) &&
+          g.memory_bytes >= r.gpu_memory_bytes)
         matching += g.count;
     }
     bool ok = per_node < 1000 ? (per_node == 0 || matching > 0) : matching * 1000 >= per_node;
@@ -461,8 +463,8 @@ void Placer::Summarize(FitSummary& into) const {
           groups.back().memory_bytes == g.memory_bytes) {
         ++groups.back().count;
       } else {
-        groups.push_back(FitSummary::Group{g.model, g.memory_bytes, 1});
-        into.mig |= IsMigModel(g.model);
+        groups.push_back(FitSummary::Group{g.model, g.mig_profile, g.memory_bytes, 1});
+        into.mig |= !g.mig_profile.empty();
       }
     }
     f.last = groups.size();

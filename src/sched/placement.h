@@ -51,6 +51,7 @@ std::optional<NodeAllocation> FitOnNodeSlots(const NodeSlots& n, const Resources
 struct FitSummary {
   struct Group {
     std::string model;
+    std::string mig_profile;  // GpuSlot's
     int64_t memory_bytes;
     int count;  // usable GPUs of this model and memory in a row on the node
   };

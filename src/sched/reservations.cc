@@ -85,7 +85,7 @@ std::optional<Reservation> Untimed(Placer& placer, const Resources& r, const std
   const bool by_type = !r.gpu_type.empty() || placer.AnyMig();
   auto could_take = [&](const GpuSlot& g) {
     return g.usable && g.reserved_from == kNever && g.memory_bytes >= r.gpu_memory_bytes &&
-           (!by_type || GpuTypeMatches(g.model, r.gpu_type));
+           (!by_type || GpuTypeMatches(g.model, g.mig_profile, r.gpu_type));
   };
   // How many of node `n`'s GPUs it could take are free (up to per_node), and whether there are
   // enough of them.

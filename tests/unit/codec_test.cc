@@ -580,8 +580,8 @@ TEST(ServerConfig, TheShippedExampleIsValid) {
   EXPECT_EQ(cfg->policy.Project("vision").guaranteed_milli, 16000);
   EXPECT_EQ(cfg->policy.Pool("dev")->max_time_limit, std::chrono::hours(8));
   EXPECT_EQ(cfg->policy.currency, "USD");
-  ASSERT_NE(cfg->policy.Price("H100-80GB"), nullptr);
-  EXPECT_GT(cfg->policy.Price("H100-80GB")->on_demand, 0);
+  ASSERT_NE(cfg->policy.Price(Gpu{.model = "H100-80GB"}), nullptr);
+  EXPECT_GT(cfg->policy.Price(Gpu{.model = "H100-80GB"})->on_demand, 0);
   EXPECT_GT(cfg->policy.Project("vision").budget.amount, 0);
   EXPECT_EQ(cfg->policy.Project("nlp").checkpoint_group, "nlp");
   EXPECT_EQ(cfg->policy.Project("vision").checkpoint_group, "");

@@ -231,11 +231,12 @@ TEST(GpuSpec, ParsesCountModelAndTopology) {
 }
 
 TEST(GpuType, MatchesModelFamilyCaseInsensitively) {
-  EXPECT_TRUE(GpuTypeMatches("H100-80GB", "h100"));
-  EXPECT_TRUE(GpuTypeMatches("H100-80GB", "H100-80GB"));
-  EXPECT_TRUE(GpuTypeMatches("H100-80GB", ""));
-  EXPECT_FALSE(GpuTypeMatches("H100-80GB", "A100"));
-  EXPECT_FALSE(GpuTypeMatches("A100-40GB", "A100-80GB"));
+  const Gpu h100{.model = "H100-80GB"};
+  EXPECT_TRUE(GpuTypeMatches(h100, "h100"));
+  EXPECT_TRUE(GpuTypeMatches(h100, "H100-80GB"));
+  EXPECT_TRUE(GpuTypeMatches(h100, ""));
+  EXPECT_FALSE(GpuTypeMatches(h100, "A100"));
+  EXPECT_FALSE(GpuTypeMatches(Gpu{.model = "A100-40GB"}, "A100-80GB"));
 }
 
 TEST(GpuSpec, MigLayoutsAreCheckedAgainstTheHardware) {
@@ -267,15 +268,17 @@ TEST(GpuSpec, MigLayoutsAreCheckedAgainstTheHardware) {
 }
 
 TEST(GpuType, MigSlicesGoOnlyToJobsThatNameTheirProfile) {
-  std::string slice = MigModel("A100-80GB", "1g.10gb");
-  EXPECT_EQ(slice, "A100-80GB-MIG-1g.10gb");
+  const Gpu slice{.model = MigModel("A100-80GB", "1g.10gb"), .mig_profile = "1g.10gb"};
+  EXPECT_EQ(slice.model, "A100-80GB-MIG-1g.10gb");
   EXPECT_TRUE(GpuTypeMatches(slice, "1g.10gb"));
   EXPECT_TRUE(GpuTypeMatches(slice, "1G.10GB"));
   EXPECT_TRUE(GpuTypeMatches(slice, "A100-80GB-MIG-1g.10gb"));
   EXPECT_FALSE(GpuTypeMatches(slice, ""));      // "any GPU" means a whole one
   EXPECT_FALSE(GpuTypeMatches(slice, "A100"));  // so does "an A100"
   EXPECT_FALSE(GpuTypeMatches(slice, "2g.20gb"));
-  EXPECT_FALSE(GpuTypeMatches("A100-80GB", "1g.10gb"));
+  EXPECT_FALSE(GpuTypeMatches(Gpu{.model = "A100-80GB"}, "1g.10gb"));
+  // What makes a GPU a slice is its profile, not its model's name.
+  EXPECT_TRUE(GpuTypeMatches(Gpu{.model = "A100-80GB-MIG-1g.10gb"}, ""));
 }
 
 TEST(NodeName, Validated) {
@@ -307,22 +310,26 @@ TEST(Budget, APriceIsFoundByModelThenByTheLongestPrefixAGpuTypeWouldName) {
   p.prices["H100-80GB"] = GpuPrice{.on_demand = 3};
   p.prices["a100"] = GpuPrice{.on_demand = 1};
   p.prices["1g.10gb"] = GpuPrice{.on_demand = 0.5};
-  EXPECT_EQ(p.Price("H100-80GB")->on_demand, 3);
-  EXPECT_EQ(p.Price("H100-94GB")->on_demand, 2);
-  EXPECT_EQ(p.Price("A100-40GB")->on_demand, 1);  // case does not matter
-  EXPECT_EQ(p.Price("A100-80GB-MIG-1g.10gb")->on_demand, 0.5);
-  EXPECT_EQ(p.Price("L4"), nullptr);
-  EXPECT_EQ(p.Price("H1000"), nullptr);
+  auto gpu = [](std::string model) { return Gpu{.model = std::move(model)}; };
+  auto slice = [](std::string model, std::string profile) {
+    return Gpu{.model = MigModel(model, profile), .mig_profile = profile};
+  };
+  EXPECT_EQ(p.Price(gpu("H100-80GB"))->on_demand, 3);
+  EXPECT_EQ(p.Price(gpu("H100-94GB"))->on_demand, 2);
+  EXPECT_EQ(p.Price(gpu("A100-40GB"))->on_demand, 1);  // case does not matter
+  EXPECT_EQ(p.Price(slice("A100-80GB", "1g.10gb"))->on_demand, 0.5);
+  EXPECT_EQ(p.Price(gpu("L4")), nullptr);
+  EXPECT_EQ(p.Price(gpu("H1000")), nullptr);
   // Spot when asked for and priced; MIG instances not named pay their slices of their GPU.
   p.prices["H100"].spot = 1;
-  EXPECT_EQ(p.HourlyPrice("H100-94GB", true), 1.0);
-  EXPECT_EQ(p.HourlyPrice("A100-40GB", true), 1.0);  // no spot price: on demand
-  EXPECT_EQ(p.HourlyPrice("A100-80GB-MIG-1g.10gb", false), 0.5);
-  EXPECT_DOUBLE_EQ(*p.HourlyPrice("H100-80GB-MIG-3g.40gb", false), 3.0 * 3 / 7);
+  EXPECT_EQ(p.HourlyPrice(gpu("H100-94GB"), true), 1.0);
+  EXPECT_EQ(p.HourlyPrice(gpu("A100-40GB"), true), 1.0);  // no spot price: on demand
+  EXPECT_EQ(p.HourlyPrice(slice("A100-80GB", "1g.10gb"), false), 0.5);
+  EXPECT_DOUBLE_EQ(*p.HourlyPrice(slice("H100-80GB", "3g.40gb"), false), 3.0 * 3 / 7);
   p.prices["A30"] = GpuPrice{.on_demand = 2};
-  EXPECT_EQ(p.HourlyPrice("A30-24GB-MIG-2g.12gb", false), 1.0);  // 2 of an A30's 4 slices
-  EXPECT_EQ(p.HourlyPrice("L4-MIG-1g.5gb", false), std::nullopt);
-  EXPECT_EQ(p.HourlyPrice("L4", false), std::nullopt);
+  EXPECT_EQ(p.HourlyPrice(slice("A30-24GB", "2g.12gb"), false), 1.0);  // 2 of an A30's 4
+  EXPECT_EQ(p.HourlyPrice(slice("L4", "1g.5gb"), false), std::nullopt);
+  EXPECT_EQ(p.HourlyPrice(gpu("L4"), false), std::nullopt);
 }
 
 }  // namespace

@@ -147,6 +147,7 @@ TEST(Scenario, MigSlicesAreDevicesAndNeverOversubscribed) {
   for (int i = 0; i < 4; ++i) {
     mig.gpus.push_back(GpuSlot{.index = i,
                                .model = MigModel("A100-80GB", profiles[i]),
+                               .mig_profile = profiles[i],
                                .memory_bytes = 10LL << 30,
                                .free_milli = 1000,
                                .free_memory_bytes = 10LL << 30,

@@ -336,10 +336,10 @@ TEST(AlibabaNodes, PodGpuSpecsMatchTheNodesOnceMappedToo) {
   EXPECT_EQ(OpenbGpuModel("V100M16"), "V100-16GB");
   EXPECT_EQ(OpenbGpuModel("G2"), "G2");
   EXPECT_EQ(OpenbGpuModel("X9"), "X9");
-  EXPECT_TRUE(GpuTypeMatches(OpenbGpuModel("V100M32"), OpenbGpuModel("V100M32")));
-  EXPECT_FALSE(GpuTypeMatches(OpenbGpuModel("V100M32"), "V100M32"));
+  EXPECT_TRUE(GpuTypeMatches(OpenbGpuModel("V100M32"), "", OpenbGpuModel("V100M32")));
+  EXPECT_FALSE(GpuTypeMatches(OpenbGpuModel("V100M32"), "", "V100M32"));
   for (const char* model : {"P100", "T4", "A10", "G2", "G3"}) {
-    EXPECT_TRUE(GpuTypeMatches(OpenbGpuModel(model), model)) << model;
+    EXPECT_TRUE(GpuTypeMatches(OpenbGpuModel(model), "", model)) << model;
   }
 }
 

@@ -54,10 +54,17 @@ TEST(UntimedReservation, TheFirstBigJobHoldsTheNodeClosestToFreeAndSmallJobsGoEl
   EXPECT_TRUE(said);
 }
 
+// A node of `count` MIG instances 1g.10gb of A100s.
+NodeSlots Slices(const std::string& name, int count) {
+  NodeSlots n = MakeNode(name, count, MigModel("A100-80GB", "1g.10gb"));
+  for (GpuSlot& g : n.gpus) g.mig_profile = "1g.10gb";
+  return n;
+}
+
 TEST(UntimedReservation, AJobThatNamesNoTypeHoldsWholeGpusNeverMigSlices) {
   // "mig" has eight free MIG slices, "whole" six busy GPUs of eight: a job of 4 GPUs that
   // names no type gets whole GPUs only, so it holds "whole".
-  ClusterView view{{MakeNode("mig", 8, "A100-80GB-MIG-1g.10gb"), MakeNode("whole", 8)}};
+  ClusterView view{{Slices("mig", 8), MakeNode("whole", 8)}};
   for (int i = 0; i < 6; ++i) view.nodes[1].gpus[i].free_milli = 0;
   Placer placer(view);
   Resources r;
@@ -68,7 +75,7 @@ TEST(UntimedReservation, AJobThatNamesNoTypeHoldsWholeGpusNeverMigSlices) {
   EXPECT_EQ(held->allocation[0].node, "whole");
   EXPECT_EQ(held->allocation[0].gpus, (std::vector<int>{6, 7, 0, 1}));  // free ones first
   // A cluster of slices alone holds nothing for it.
-  ClusterView slices{{MakeNode("mig", 8, "A100-80GB-MIG-1g.10gb")}};
+  ClusterView slices{{Slices("mig", 8)}};
   Placer on_slices(slices);
   EXPECT_FALSE(Untimed(on_slices, r, "default", kPassNow, NodeLimits{}).has_value());
 }
