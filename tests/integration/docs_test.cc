@@ -139,10 +139,18 @@ TEST(DocExamples, EveryBatonCommandTheDocsShowIsOneTheCliTakes) {
     for (const auto& [prefix, why] : needs) excused |= c.command.starts_with(prefix);
     if (excused) continue;
     project();
+    // Output sent to a system path (`> /etc/prometheus/baton.token`) goes under the work
+    // directory instead: whether such a directory exists is the machine's, not the command's.
+    std::string command = c.command;
+    if (size_t to = command.find("> /"); to != std::string::npos) {
+      std::string path = command.substr(to + 2, command.find(' ', to + 2) - (to + 2));
+      std::filesystem::create_directories(std::filesystem::path(work + path).parent_path());
+      command.replace(to + 2, path.size(), work + path);
+    }
     // (NODE: what the GPU drill in gpus.md names its node.)
     CliResult r =
         RunShell("cd '" + work + "' && export HOME='" + home.path() + "' NODE=gpu07 PATH=\"" + bin +
-                 ":$PATH\" && timeout -s KILL 5 " + c.command + " </dev/null");
+                 ":$PATH\" && timeout -s KILL 5 " + command + " </dev/null");
     ++ran;
     EXPECT_NE(r.exit_code, 2) << c.doc << ":" << c.line << ": " << c.command << "\n" << r.out;
     EXPECT_NE(r.exit_code, 127) << c.doc << ":" << c.line << ": " << c.command << "\n" << r.out;

@@ -493,6 +493,14 @@ std::string ReadFile(const std::string& path) {
   return ss.str();
 }
 
+bool TorchThere() {
+  std::string cmd = std::string(BATON_SOURCE_DIR) +
+                    "/scripts/install-test-server python3-torch >/dev/null 2>&1 && "
+                    "/usr/bin/python3 -c 'import torch.distributed as d; "
+                    "assert d.is_gloo_available()'";
+  return system(cmd.c_str()) == 0;
+}
+
 bool NodesReady(net::HttpClient& client, size_t n) {
   return Within(std::chrono::seconds(20), [&] {
     auto r = client.Request("GET", "/v1/nodes");

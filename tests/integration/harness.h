@@ -174,6 +174,10 @@ std::string ReadFile(const std::string& path);
 std::string WaitUntilWaiting(net::HttpClient& client, int64_t id, const std::string& reason,
                              int timeout_ms = 10000);
 
+// Installs Debian's python3-torch (the first test that needs it, on a fresh machine) and says
+// whether /usr/bin/python3 imports it with gloo. Every test that runs PyTorch asks first.
+bool TorchThere();
+
 // Waits (up to 20 s) until `n` nodes are ready; whether they are.
 bool NodesReady(net::HttpClient& client, size_t n);
 // The text up to its first newline: the id `baton submit` prints.

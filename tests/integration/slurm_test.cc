@@ -259,6 +259,7 @@ TEST_F(Slurm, SlurmsSpellingsWorkOnTheCommandLine) {
 }
 
 TEST_F(Slurm, SrunSpreadsTasksOverTheNodesAndPyTorchAllReducesThroughThem) {
+  if (!TorchThere()) GTEST_FAIL() << "python3-torch could not be installed or imported";
   std::string id = Submit({"multinode_srun.sh"});
   int code = Wait(id);
   std::string out = File("ddp-srun-" + id + ".out");
@@ -292,6 +293,7 @@ TEST_F(Slurm, AFailingTaskIsNamedAndItsCodeIsTheJobs) {
 // 'get'"); there the test still asserts what Baton does: srun started torchrun on each node
 // with that node's rank, and reported each task's failure.
 TEST_F(Slurm, TorchrunOnEachNodeMeetsAtTheNodeScontrolNames) {
+  if (!TorchThere()) GTEST_FAIL() << "python3-torch could not be installed or imported";
   CliResult probe =
       RunShell("cd " + dir.path() + " && timeout 60 torchrun --standalone --nproc_per_node=1 " +
                work + "/ddp.py");

@@ -24,14 +24,6 @@ using namespace std::chrono_literals;
 
 const std::string kPython = "/usr/bin/python3";
 
-// Installs python3-torch (the first time) and says whether it imports.
-bool TorchThere() {
-  std::string cmd = std::string(BATON_SOURCE_DIR) +
-                    "/scripts/install-test-server python3-torch >/dev/null 2>&1 && " + kPython +
-                    " -c 'import torch.distributed as d; assert d.is_gloo_available()'";
-  return system(cmd.c_str()) == 0;
-}
-
 // The job's rendezvous port is its own free one: clusters of other tests on this machine give
 // their jobs the same default ports (29500 + id).
 std::vector<std::string> TrainArgs(const std::vector<std::string>& before) {
