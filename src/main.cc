@@ -171,6 +171,9 @@ void AddAgentCommand(CLI::App& app, AgentCommand& c, int* exit_code) {
   agent_cmd->add_option(
       "--address", f.address,
       "host or IP other nodes reach this node's jobs at (MASTER_ADDR; default: the node name)");
+  agent_cmd->add_flag("--spot", f.spot,
+                      "a spot node: only preemptible jobs are placed here, and its GPUs are "
+                      "charged at the catalog's spot prices");
   AddHealthFlags(agent_cmd, f.health);
   AddLogFlags(agent_cmd, c.log);
   agent_cmd->callback([&c, exit_code] {

@@ -69,6 +69,7 @@ struct AgentOptions {
   // node timeout (its fence: run/lease, read by each job's shim). Off only for `baton up`'s
   // local agent, which shares the controller's process and cannot be cut off from it.
   bool fence = true;
+  bool spot = false;  // a spot node (NodeInfo::spot, `baton agent --spot`)
 };
 
 // What the agent works through. All must outlive it.

@@ -128,6 +128,7 @@ bool Agent::RegisterWithController(bool* tried_every_server) {
   req.node.pool = options_.pool;
   req.node.address = options_.address;
   req.node.refuses_root_jobs = as_root_ && !options_.allow_root_jobs;
+  req.node.spot = options_.spot;
   req.node.runtimes = Launcher::FindRuntimes();
   for (auto& [key, job] : jobs_) {
     JobEvent e;

@@ -136,7 +136,9 @@ void ShowRequest(const Job& j) {
   if (j.spec.env.empty()) line("env", "none set (or not yours to see)");
   for (size_t i = 0; i < j.spec.env.size(); ++i)
     line(i == 0 ? "env" : " ", j.spec.env[i].first + "=" + j.spec.env[i].second);
-  line("preemptible", j.spec.preemptible ? "yes" : "no");
+  line("preemptible", Preemptible(j.spec)
+                          ? "yes (it may be preempted, and run on spot nodes)"
+                          : "no (never preempted; within its project's guarantee, never on spot)");
   if (j.spec.process_per_gpu) line("processes", "one per GPU");
 }
 
@@ -346,6 +348,8 @@ int Nodes(const Connection& conn, bool json) {
     }
     // Its agent runs no job of root's (no --allow-root-jobs): said, as the scheduler skips it.
     if (n.info.refuses_root_jobs) note += (note.empty() ? "" : "; ") + std::string("no root jobs");
+    // A spot node runs preemptible jobs only.
+    if (n.info.spot) note += (note.empty() ? "" : "; ") + std::string("spot");
     std::string model = n.info.gpus.empty() ? "-" : n.info.gpus[0].model;
     t.Add({n.info.name, std::string(NodeStateName(n.state)), n.info.pool,
            std::to_string(n.info.gpus.size()), model, std::to_string(busy), std::to_string(drained),

@@ -242,7 +242,9 @@ Status ApplyFlags(const SubmitFlags& f, const std::set<std::string>* given, JobS
                        std::chrono::time_point_cast<Duration>(std::chrono::system_clock::now()),
                        "--begin"));
   }
-  if (use("--preemptible")) spec->preemptible = f.preemptible;
+  // Neither: as the job's kind chooses (a batch job is preemptible, a session is not).
+  if (use("--preemptible") && f.preemptible) spec->preemptible = true;
+  if (use("--no-preemptible") && f.no_preemptible) spec->preemptible = false;
   if (use("--process-per-gpu")) spec->process_per_gpu = f.process_per_gpu;
   if (use("--hold")) spec->hold = f.hold;
   if (use("--requeue")) spec->requeue = f.requeue;
@@ -356,7 +358,14 @@ void AddSpecFlags(CLI::App* sub, SubmitFlags& f, bool short_time) {
       ->allow_extra_args(false);
   sub->add_option("--workdir,-D,--chdir", f.workdir,
                   "working directory (default: the current one)");
-  sub->add_flag("--preemptible", f.preemptible, "the job may be preempted");
+  CLI::Option* preemptible = sub->add_flag(
+      "--preemptible", f.preemptible,
+      "it may be preempted and run on spot nodes, and use idle GPUs beyond its project's "
+      "guarantee (the default of batch jobs)");
+  sub->add_flag("--no-preemptible", f.no_preemptible,
+                "it is never preempted: it runs only within its project's guarantee and never on "
+                "spot nodes (the default of sessions, baton run)")
+      ->excludes(preemptible);
   sub->add_flag(
       "--process-per-gpu", f.process_per_gpu,
       "one process per GPU (LOCAL_RANK 0..n-1 on each node), as torchrun --nproc-per-node");

@@ -28,7 +28,8 @@ struct SubmitFlags {
   std::string model, params, task, precision;  // sizing from a model
   int64_t seq = 0, batch = 0;
   std::vector<std::string> env;
-  bool preemptible = false, hold = false, json = false, process_per_gpu = false, singleton = false;
+  bool preemptible = false, no_preemptible = false, hold = false, json = false,
+       process_per_gpu = false, singleton = false;
   bool requeue = true;     // --no-requeue: false
   bool test_only = false;  // submit --test-only (sbatch's): the server's dry run, nothing made
   // Slurm's spellings of a job's size, and a batch script's (cli/sbatch.h).

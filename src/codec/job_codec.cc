@@ -175,7 +175,12 @@ json::object JobObject(const Job& job, JobForm form) {
   if (s.model) o["model"] = EncodeModelSizing(*s.model);
   if (!job.sized.empty()) o["sized"] = job.sized;
   if (!s.best_metric.empty()) AddMetricFields(job, &o);
-  o["preemptible"] = s.preemptible;
+  // What the job is; a record keeps what was chosen (Preemptible() fills in the rest).
+  if (form != JobForm::kRecord) {
+    o["preemptible"] = Preemptible(s);
+  } else if (s.preemptible) {
+    o["preemptible"] = *s.preemptible;
+  }
   o["process_per_gpu"] = s.process_per_gpu;
   o["hold"] = s.hold;
   o["submitted_at"] = TimeValue(job.submitted_at);

@@ -410,19 +410,21 @@ Status DecodeSpecField(std::string_view key, const std::string& field, const jso
     return *st;
   } else if (std::optional<Status> st = DecodeModelField(key, field, val, spec)) {
     return *st;
-  } else if (key == "preemptible" || key == "hold" || key == "process_per_gpu" ||
-             key == "singleton" || key == "batch" || key == "slurm_env" || key == "alloc" ||
-             key == "requeue") {
+  } else if (key == "preemptible") {
     auto b = GetBool(val, field);
     if (!b) return b.error();
-    (key == "hold"          ? spec->hold
-     : key == "preemptible" ? spec->preemptible
-     : key == "singleton"   ? spec->singleton
-     : key == "batch"       ? spec->batch
-     : key == "slurm_env"   ? spec->slurm_env
-     : key == "alloc"       ? spec->alloc
-     : key == "requeue"     ? spec->requeue
-                            : spec->process_per_gpu) = *b;
+    spec->preemptible = *b;
+  } else if (key == "hold" || key == "process_per_gpu" || key == "singleton" || key == "batch" ||
+             key == "slurm_env" || key == "alloc" || key == "requeue") {
+    auto b = GetBool(val, field);
+    if (!b) return b.error();
+    (key == "hold"        ? spec->hold
+     : key == "singleton" ? spec->singleton
+     : key == "batch"     ? spec->batch
+     : key == "slurm_env" ? spec->slurm_env
+     : key == "alloc"     ? spec->alloc
+     : key == "requeue"   ? spec->requeue
+                          : spec->process_per_gpu) = *b;
   } else if (key == "output_file" || key == "error_file") {
     auto s = GetString(val, field, SpecLimits::kPathBytes);
     if (!s) return s.error();
@@ -657,7 +659,7 @@ std::string EncodeJobSpec(const JobSpec& s) {
     }
     o["sweep"] = std::move(sets);
   }
-  if (s.preemptible) o["preemptible"] = true;
+  if (s.preemptible) o["preemptible"] = *s.preemptible;
   if (s.process_per_gpu) o["process_per_gpu"] = true;
   if (s.hold) o["hold"] = true;
   if (s.batch) o["batch"] = true;

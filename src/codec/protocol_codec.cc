@@ -21,6 +21,7 @@ json::object NodeInfoObject(const NodeInfo& n) {
   o["pool"] = n.pool;
   o["address"] = n.address;
   o["refuses_root_jobs"] = n.refuses_root_jobs;
+  o["spot"] = n.spot;
   json::array runtimes;
   for (const std::string& r : n.runtimes) runtimes.emplace_back(r);
   o["runtimes"] = std::move(runtimes);
@@ -57,6 +58,7 @@ Result<NodeInfo> NodeInfoFrom(const json::value& v) {
     return Err(InvalidArgument("node.pool: 1-64 of letters, digits, '.', '_', '-'"));
   RETURN_IF_ERROR(Read(*o, "address", &n.address, Str(255)));
   RETURN_IF_ERROR(Read(*o, "refuses_root_jobs", &n.refuses_root_jobs, Bool()));
+  RETURN_IF_ERROR(Read(*o, "spot", &n.spot, Bool()));
   if (const json::value* rv = Find(*o, "runtimes")) {
     ASSIGN_OR_RETURN(const json::array* a, GetArray(*rv, "node.runtimes"));
     if (a->size() > 8) return Err(InvalidArgument("node.runtimes: more than 8"));

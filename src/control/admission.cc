@@ -2,6 +2,7 @@
 
 #include "core/quantity.h"
 #include "core/time.h"
+#include "sched/holdings.h"
 
 namespace baton::control {
 
@@ -27,6 +28,22 @@ Status AdmitToPool(const JobSpec& spec, const Policy& policy) {
                            FormatMilli(pool->max_milli_per_job) + " GPUs per job");
   }
   return Status::Ok();
+}
+
+Status AdmitNotPreemptible(const JobSpec& spec, const Policy& policy) {
+  if (Preemptible(spec) || !sched::AnyGuarantee(policy)) return Status::Ok();
+  const int64_t guaranteed = policy.Project(spec.project).guaranteed_milli;
+  if (spec.resources.milli_gpus <= guaranteed) return Status::Ok();
+  const std::string kind =
+      spec.preemptible ? "it is not preemptible" : "it is not preemptible (a session's default)";
+  return InvalidArgument("preemptible: " + kind + ", so it runs within project " + spec.project +
+                         "'s guarantee, which is " +
+                         (guaranteed == 0
+                              ? "none"
+                              : FormatMilli(guaranteed) + (guaranteed == 1000 ? " GPU" : " GPUs")) +
+                         ", and it asks for " + FormatMilli(spec.resources.milli_gpus) +
+                         (spec.resources.milli_gpus == 1000 ? " GPU" : " GPUs") +
+                         " (--preemptible lets it use idle GPUs, and be preempted for them)");
 }
 
 Status AdmitSession(const std::map<JobId, Job>& jobs, const JobSpec& spec, const PoolPolicy& pool,

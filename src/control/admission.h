@@ -25,6 +25,11 @@ Duration DefaultTimeLimit(const JobSpec& spec, const PoolPolicy& pool);
 // passes.
 Status AdmitToPool(const JobSpec& spec, const Policy& policy);
 
+// Whether a job of `spec` that is not preemptible can ever start: where the policy sets
+// guarantees, it runs within its project's (sched::LimitReason), so it may not ask for more;
+// InvalidArgument saying so, and that --preemptible lets it use idle GPUs beyond.
+Status AdmitNotPreemptible(const JobSpec& spec, const Policy& policy);
+
 // Whether `user` may submit the session `spec` to `pool`: OK for a batch job or a pool that is
 // not interactive; else why not (a time limit past the pool's, or as many open sessions as it
 // allows, named).

@@ -281,6 +281,7 @@ Result<Submitted> Controller::Submit(const SubmitJobs& c, TimePoint now) {
 Result<Resources> Controller::Admit(const JobSpec& spec, const std::string& user, TimePoint now) {
   RETURN_IF_ERROR(ValidateJobSpec(spec));
   RETURN_IF_ERROR(AdmitToPool(spec, options_.policy));
+  RETURN_IF_ERROR(AdmitNotPreemptible(spec, options_.policy));
   if (const PoolPolicy* pool = options_.policy.Pool(spec.pool))
     RETURN_IF_ERROR(AdmitSession(jobs_, spec, *pool, user));
   RETURN_IF_ERROR(CheckDependencies(jobs_, spec));

@@ -20,15 +20,18 @@ Result<Resources> FeasibilityCache::Check(const NodeTable& nodes, const JobSpec&
   Known(nodes);  // and forgets the answers of an older set of nodes
   const Resources& r = spec.resources;
   const bool root = user == "root";
+  const bool preemptible = Preemptible(spec);
   // The latest shapes first: a sweep or a burst of alike jobs finds its own at once.
   for (auto it = shapes_.rbegin(); it != shapes_.rend(); ++it) {
-    if (it->root == root && it->request == r && it->pool == spec.pool) return it->answer;
+    if (it->root == root && it->preemptible == preemptible && it->request == r &&
+        it->pool == spec.pool)
+      return it->answer;
   }
-  auto checked = sched::CheckFeasible(known_, r, spec.pool, pool_configured, user);
+  auto checked = sched::CheckFeasible(known_, r, spec.pool, pool_configured, user, preemptible);
   Result<Resources> answer =
       checked ? Result<Resources>(checked->resources) : Result<Resources>(Err(checked.error()));
   if (shapes_.size() >= kShapes) shapes_.erase(shapes_.begin());
-  shapes_.push_back(Shape{spec.pool, r, root, answer});
+  shapes_.push_back(Shape{spec.pool, r, root, preemptible, answer});
   return answer;
 }
 

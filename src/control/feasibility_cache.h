@@ -38,6 +38,7 @@ class FeasibilityCache {
     std::string pool;
     Resources request;
     bool root = false;
+    bool preemptible = true;
     Result<Resources> answer;
   };
   std::vector<sched::KnownNode> known_;

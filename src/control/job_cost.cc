@@ -23,7 +23,7 @@ int64_t PricePerHour(const Job& job, const NodeTable& nodes, const Policy& polic
     for (int index : part.gpus) {
       for (const Gpu& g : node->info.gpus) {
         if (g.index != index) continue;
-        std::optional<double> price = policy.HourlyPrice(g, job.spec.preemptible);
+        std::optional<double> price = policy.HourlyPrice(g, node->info.spot);
         if (price) per_hour += *price * static_cast<double>(part.milli_per_gpu) / 1000.0;
       }
     }

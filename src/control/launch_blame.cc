@@ -15,7 +15,8 @@ bool MayStartElsewhere(Job& job, std::vector<sched::KnownNode> nodes, size_t tri
   if (tried.size() >= tried_limit) return false;
   std::erase_if(nodes, [&](const sched::KnownNode& n) { return was_tried(n.info->name); });
   if (nodes.empty()) return false;
-  return sched::CheckFeasible(nodes, job.spec.resources, job.spec.pool, false, job.user)
+  return sched::CheckFeasible(nodes, job.spec.resources, job.spec.pool, false, job.user,
+                              Preemptible(job.spec))
       .has_value();
 }
 

@@ -67,6 +67,7 @@ void NodeDesk::RebuildSlots(const NodeRecord& node) {
   }
   slots->pool = node.info.pool;
   slots->refuses_root_jobs = node.info.refuses_root_jobs;
+  slots->spot = node.info.spot;
   slots->total_cpus = slots->free_cpus = node.info.cpus;
   slots->total_memory_bytes = slots->free_memory_bytes = node.info.memory_bytes;
   slots->schedulable = node.state == NodeRecord::State::kReady && node.drain_reason.empty();

@@ -16,22 +16,23 @@ RunningJobs::Kept KeptOf(const Job& job, AccountNumbers& numbers, const sched::C
   const TimePoint start = job.started_at.value_or(TimePoint{});  // RunningJobs::AtTime if none
   const Duration limit = job.spec.time_limit;
   return RunningJobs::Kept{
-      .record = sched::RunningJob{.id = job.id,
-                                  .resources = &job.spec.resources,
-                                  .allocation = &job.allocation,
-                                  .priority = job.spec.priority,
-                                  .project = &job.spec.project,
-                                  .user = &job.user,
-                                  .pool = numbers.PoolOf(job),
-                                  .started = start,
-                                  .expected_end = limit.count() > 0 ? start + limit : sched::kNever,
-                                  .last_checkpoint = job.last_checkpoint.value_or(start),
-                                  .stopping = job.stop_requested || job.preempt_requested,
-                                  .service = 0,
-                                  .account = numbers.AccountOf(job),
-                                  .first_node = job.allocation.empty()
-                                                    ? -1
-                                                    : view.IndexOf(job.allocation.front().node)},
+      .record =
+          sched::RunningJob{
+              .id = job.id,
+              .resources = &job.spec.resources,
+              .allocation = &job.allocation,
+              .priority = job.spec.priority,
+              .project = &job.spec.project,
+              .user = &job.user,
+              .pool = numbers.PoolOf(job),
+              .started = start,
+              .expected_end = limit.count() > 0 ? start + limit : sched::kNever,
+              .last_checkpoint = job.last_checkpoint.value_or(start),
+              .stopping = job.stop_requested || job.preempt_requested,
+              .service = 0,
+              .account = numbers.AccountOf(job),
+              .first_node = job.allocation.empty() ? -1 : view.IndexOf(job.allocation.front().node),
+              .preemptible = Preemptible(job.spec)},
       .clock = RunningJobs::Clock{.gpu_seconds = job.gpu_seconds,
                                   .milli_gpus = job.spec.resources.milli_gpus,
                                   .time_limit = limit,

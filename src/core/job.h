@@ -191,7 +191,12 @@ struct JobSpec {
   // (kStdin), or the job runs on a terminal of its own (kTty, `baton run -it`: one process on
   // one node) that clients attach to and detach from. kNone: a batch job (stdin is /dev/null).
   Interactive interactive = Interactive::kNone;
-  bool preemptible = false;
+  // Whether it may be preempted, in Run:ai's meaning (docs/scheduling.md#preemptible-jobs): a
+  // job that is not runs only within its project's guarantee (when the policy sets any), never
+  // on a spot node, and is never preempted; a preemptible one may use any idle capacity and
+  // spot nodes, and gives them back with notice. Unset: as chosen by Preemptible() (a batch job
+  // is, a session is not).
+  std::optional<bool> preemptible;
   bool hold = false;
   // One process per GPU (torchrun's nproc_per_node = GPUs), each with its LOCAL_RANK and RANK;
   // false: one process per node.
@@ -268,6 +273,12 @@ Result<std::pair<std::string, bool>> ParseBestMetric(std::string_view text, std:
 
 // Checks every field against SpecLimits and the rules between fields; the message names the
 // field ("resources.gpus: ...") so a user can fix the request.
+// Whether a job of `spec` may be preempted: as chosen, else a batch job may and a session
+// (`baton run`) may not.
+inline bool Preemptible(const JobSpec& spec) {
+  return spec.preemptible.value_or(spec.interactive == Interactive::kNone);
+}
+
 Status ValidateJobSpec(const JobSpec& spec);
 
 // The GPUs a job holds on one node (milli_per_gpu is 1000 for whole GPUs), and how the

@@ -56,6 +56,9 @@ struct NodeInfo {
   // Its agent refuses root's jobs (it runs as root without --allow-root-jobs): the scheduler
   // places none there, and a root job no node of its pool runs is refused at submit.
   bool refuses_root_jobs = false;
+  // A spot node (`baton agent --spot`): capacity its provider may reclaim at short notice. Only
+  // preemptible jobs are placed there, and its GPUs are charged at the catalog's spot prices.
+  bool spot = false;
   // The container runtimes its agent found on its PATH ("podman", "apptainer", "singularity"),
   // which jobs with an image run through.
   std::vector<std::string> runtimes;

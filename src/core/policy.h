@@ -55,7 +55,7 @@ struct ProjectPolicy {
 // A GPU model's price per GPU-hour (a fraction of a GPU pays its fraction).
 struct GpuPrice {
   double on_demand = 0;
-  double spot = -1;  // preemptible jobs; < 0: the on-demand price
+  double spot = -1;  // on spot nodes (NodeInfo::spot); < 0: the on-demand price
   bool operator==(const GpuPrice&) const = default;
 };
 

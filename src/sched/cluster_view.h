@@ -41,6 +41,7 @@ struct NodeSlots {
   int64_t free_memory_bytes = 0;
   bool schedulable = true;                // false when lost or drained
   bool refuses_root_jobs = false;         // its agent does not run root's jobs
+  bool spot = false;                      // a spot node: preemptible jobs only
   TimePoint host_reserved_from = kNever;  // CPUs/memory reserved from here
   JobId host_reserved_for;
   int jobs = 0;       // allocations on it (ApplyPart counts them)
@@ -52,9 +53,10 @@ struct NodeSlots {
 // start there before (a launch failure: the node is likely at fault, another may run it).
 struct NodeLimits {
   bool root = false;
+  bool no_spot = false;  // a job that is not preemptible: never on a spot node
   const std::vector<std::string>* avoid = nullptr;
   bool Allows(const NodeSlots& n) const;
-  bool any() const { return root || (avoid != nullptr && !avoid->empty()); }
+  bool any() const { return root || no_spot || (avoid != nullptr && !avoid->empty()); }
 };
 
 struct FitSummary;  // sched/placement.h

@@ -48,10 +48,18 @@ class FailedShapes {
   std::vector<FailedShape> shapes_;
 };
 
+// Which nodes of a pass's view refuse some jobs: root's (their agents refuse them), or all but
+// preemptible ones (spot nodes).
+struct Refusing {
+  bool root = false;
+  bool spot = false;
+};
+
 // What a job that does not fit now waits for, in words: no node of its pool can ever hold it
-// (`never`); for root's job where nodes refuse root's jobs (`refusing_root`), the free GPUs of
-// the others; else the pool's free GPUs and, with `shortfall`, what part of it is short.
+// (`never`); for a job some nodes refuse (root's, where nodes refuse root's jobs; one that is
+// not preemptible, where there are spot nodes), the free GPUs of the others and why they do;
+// else the pool's free GPUs and, with `shortfall`, what part of it is short.
 std::string NoFitWords(const Placer& placer, const PendingJob& job, const PlaceRules& rules,
-                       bool never, bool refusing_root, bool shortfall);
+                       bool never, Refusing refusing, bool shortfall);
 
 }  // namespace baton::sched

@@ -289,7 +289,7 @@ std::string DescribeNodes(const std::vector<const NodeInfo*>& nodes) {
 
 Result<Feasibility> CheckFeasible(const std::vector<KnownNode>& nodes, const Resources& request,
                                   std::string_view pool, bool pool_configured,
-                                  std::string_view user) {
+                                  std::string_view user, bool preemptible) {
   Feasibility out{.resources = request};
   if (out.resources.nodes == 0) out.resources.nodes = 1;  // unless judged below
   bool awaited =
@@ -327,6 +327,24 @@ Result<Feasibility> CheckFeasible(const std::vector<KnownNode>& nodes, const Res
             (refused == 1 ? " more refuses them (" : " more refuse them (") + refusing +
             ": `baton agent --allow-root-jobs` allows them)";
       scope = " that runs root's jobs";
+    }
+  }
+  if (!preemptible) {
+    const size_t spot =
+        std::count_if(in_pool.begin(), in_pool.end(), [](const NodeInfo* n) { return n->spot; });
+    if (spot == in_pool.size()) {
+      return Err(InvalidArgument(
+          "preemptible: the job is not preemptible, and every node of pool " + std::string(pool) +
+          " is a spot node, where only preemptible jobs run (--preemptible lets it run there); "
+          "pool " +
+          std::string(pool) + " has " + has));
+    }
+    if (spot > 0) {
+      std::erase_if(in_pool, [](const NodeInfo* n) { return n->spot; });
+      has = DescribeNodes(in_pool) + " that are not spot; " + std::to_string(spot) +
+            (spot == 1 ? " more is a spot node" : " more are spot nodes") +
+            ", where only preemptible jobs run (--preemptible lets it run there)";
+      scope += scope.empty() ? " that is not spot" : " and is not spot";
     }
   }
   RETURN_IF_ERROR(CheckNamed(nodes, request, pool, in_pool));

@@ -35,10 +35,12 @@ struct Feasibility {
 };
 
 // `pool_configured`: the configuration names the pool, so nodes may join it later; a pool
-// neither configured nor holding any node is refused, naming the pools that exist.
+// neither configured nor holding any node is refused, naming the pools that exist. Only nodes
+// that run the job count: for root's, nodes whose agents run root's jobs; for one that is not
+// `preemptible`, nodes that are not spot (those left out are said).
 Result<Feasibility> CheckFeasible(const std::vector<KnownNode>& nodes, const Resources& request,
                                   std::string_view pool, bool pool_configured,
-                                  std::string_view user);
+                                  std::string_view user, bool preemptible = true);
 
 // "2 nodes of 8xH100-80GB (64 CPUs, 512 GiB), 1 node of 4xA100-40GB (32 CPUs, 256 GiB)": the
 // pool's nodes grouped by shape, largest first.

@@ -12,6 +12,7 @@ bool LimitsUser(const UserPolicy& u) { return u.max_milli != kNoLimit || u.max_j
 }  // namespace
 
 Holdings::Holdings(const Policy& policy) {
+  guarantees = AnyGuarantee(policy);
   track_users = LimitsUser(policy.default_user);
   for (const auto& [name, u] : policy.users) track_users |= LimitsUser(u);
   for (const auto& [name, p] : policy.pools) track_pool_users |= p.max_milli_per_user != kNoLimit;
@@ -19,7 +20,7 @@ Holdings::Holdings(const Policy& policy) {
 
 bool AnyLimit(const Policy& policy) {
   Holdings tracked(policy);
-  if (tracked.track_users || tracked.track_pool_users) return true;
+  if (tracked.guarantees || tracked.track_users || tracked.track_pool_users) return true;
   if (policy.default_project.limit_milli != kNoLimit) return true;
   for (const auto& [name, p] : policy.projects) {
     if (p.limit_milli != kNoLimit) return true;
@@ -30,6 +31,17 @@ bool AnyLimit(const Policy& policy) {
 std::string LimitReason(const PendingJob& job, const Policy& policy, const Holdings& h) {
   const int64_t need = job.resources->milli_gpus;
   const ProjectPolicy& project = policy.Project(*job.project);
+  // Not preemptible: it runs within its project's guarantee, where the policy sets any (else it
+  // could not be taken back), as Run:ai's non-preemptible jobs do.
+  if (!job.preemptible && h.guarantees) {
+    int64_t held = h.Project(*job.project);
+    if (held + need > project.guaranteed_milli) {
+      return "not preemptible: it runs within project " + *job.project + "'s guarantee of " +
+             Gpus(project.guaranteed_milli) + ", of which " + Gpus(held) +
+             (held == 1000 ? " is" : " are") +
+             " held (--preemptible lets it use idle GPUs beyond, and be preempted for them)";
+    }
+  }
   if (project.limit_milli != kNoLimit) {
     int64_t held = h.Project(*job.project);
     if (held + need > project.limit_milli) {

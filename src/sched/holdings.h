@@ -18,6 +18,7 @@ namespace baton::sched {
 // when the policy limits users: a pass adds every running job, and most clusters set none.
 struct Holdings {
   explicit Holdings(const Policy& policy);
+  bool guarantees = false;  // some project has a guarantee (AnyGuarantee)
   bool track_users = false;
   bool track_pool_users = false;
   std::unordered_map<std::string_view, int64_t> project_milli;
@@ -57,9 +58,11 @@ struct Holdings {
 // account rather than per job: a cluster runs hundreds of jobs of a few accounts).
 void AddRunning(Holdings& held, const std::vector<RunningJob>& running);
 
-// Why `job` may not start now whatever the free GPUs: a quota or limit; "" when none.
+// Why `job` may not start now whatever the free GPUs: a quota or limit, or, for a job that is not
+// preemptible where the policy sets guarantees, its project's guarantee; "" when none.
 std::string LimitReason(const PendingJob& job, const Policy& policy, const Holdings& h);
-// Whether the policy sets any quota or limit LimitReason reads: when not, none makes a job wait.
+// Whether the policy sets any quota, limit or guarantee LimitReason reads: when not, none makes
+// a job wait.
 bool AnyLimit(const Policy& policy);
 // Whether some project has a guarantee (projects not named have the default's): then a job of
 // one under it may reclaim GPUs from projects borrowing beyond theirs.

@@ -36,7 +36,8 @@ PendingJob JobQueue::PendingRecord(const Job& job) {
                     .submitted = job.submitted_at,
                     .time_limit = job.spec.time_limit,
                     .service = job.gpu_seconds,
-                    .avoid = &job.launch_failed_on};
+                    .avoid = &job.launch_failed_on,
+                    .preemptible = Preemptible(job.spec)};
 }
 
 void JobQueue::Add(const Job& job, const PendingJob& record) {
@@ -85,7 +86,7 @@ uint32_t JobQueue::GroupOf(const PendingJob& r) {
   const Resources& x = *r.resources;
   auto [it, added] = group_index_.try_emplace(
       GroupKey{static_cast<int>(r.priority), level, x.milli_gpus, x.gpu_type, x.gpu_memory_bytes,
-               x.nodes, x.cpus, x.memory_bytes, *r.pool, *r.project, *r.user},
+               x.nodes, x.cpus, x.memory_bytes, *r.pool, *r.project, *r.user, r.preemptible},
       static_cast<uint32_t>(groups_.size()));
   if (added) groups_.emplace_back();
   return it->second;

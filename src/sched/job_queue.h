@@ -246,9 +246,10 @@ class JobQueue {
   mutable std::unordered_map<int64_t, uint32_t> position_;  // id -> index in order_, on demand
   mutable bool position_stale_ = false;
 
-  // Groups: (class, level, Resources' fields, pool, project, user) -> index into groups_.
+  // Groups: (class, level, Resources' fields, pool, project, user, preemptible) -> index into
+  // groups_.
   using GroupKey = std::tuple<int, int, int64_t, std::string, int64_t, int, int, int64_t,
-                              std::string, std::string, std::string>;
+                              std::string, std::string, std::string, bool>;
   std::map<GroupKey, uint32_t> group_index_;
   std::vector<Group> groups_;
   std::vector<uint32_t> live_groups_;

@@ -29,8 +29,12 @@ struct PendingJob {
   // The (project, user) pair as a number, the same for the same pair throughout the pass's
   // input (pending and running); -1: none given, the names are compared.
   int32_t account = -1;
+  // It may be preempted (JobSpec::preemptible); not: it never goes to a spot node, and, where
+  // the policy sets guarantees, starts only within its project's (LimitReason).
+  bool preemptible = true;
   NodeLimits Limits() const {
-    return NodeLimits{.root = user != nullptr && *user == "root", .avoid = avoid};
+    return NodeLimits{
+        .root = user != nullptr && *user == "root", .no_spot = !preemptible, .avoid = avoid};
   }
 };
 
@@ -52,6 +56,7 @@ struct RunningJob {
   // who made the record knows it (the controller: nodes keep their place in its view); -1:
   // looked up by name.
   int32_t first_node = -1;
+  bool preemptible = true;  // false: never a victim (JobSpec::preemptible)
   bool operator==(const RunningJob&) const = default;
 };
 

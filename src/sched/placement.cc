@@ -286,7 +286,7 @@ void Placer::Apply(const std::vector<NodeAllocation>& allocation, const Resource
 }
 
 bool NodeLimits::Allows(const NodeSlots& n) const {
-  if (root && n.refuses_root_jobs) return false;
+  if ((root && n.refuses_root_jobs) || (no_spot && n.spot)) return false;
   return avoid == nullptr || std::find(avoid->begin(), avoid->end(), n.name) == avoid->end();
 }
 

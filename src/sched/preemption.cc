@@ -92,7 +92,8 @@ Search::ProjectTerms Search::TermsOf(const RunningJob& x) const {
 
 bool Search::Eligible(size_t v) const {
   const RunningJob& x = in_.running[v];
-  if (ctx_.stopping[v] || (x.pool != job_.pool && *x.pool != *job_.pool)) return false;
+  if (!x.preemptible || ctx_.stopping[v] || (x.pool != job_.pool && *x.pool != *job_.pool))
+    return false;
   bool same_project = *x.project == *job_.project;
   const ProjectTerms terms = TermsOf(x);
   int64_t left = terms.held - x.resources->milli_gpus;

@@ -1,12 +1,12 @@
 // Preemption: which running jobs a waiting job may stop to start sooner, found within a pass.
 //
-// Eligible victims, in the waiting job's pool and not already stopping: a job of a lower
-// priority class of the same project, or of a project borrowing beyond its guarantee; with
-// least-attained-service preemption, a job of the same or a lower class that has had more
-// GPU-time (a higher LAS level); and, when the waiting job's project is under its own
-// guarantee, any job of another project that borrows. A job its project needs to stay within
-// its guarantee is protected (else a high-priority borrower and a reclaiming owner would
-// preempt each other in turn).
+// Eligible victims, preemptible (JobSpec::preemptible), in the waiting job's pool and not
+// already stopping: a job of a lower priority class of the same project, or of a project
+// borrowing beyond its guarantee; with least-attained-service preemption, a job of the same or
+// a lower class that has had more GPU-time (a higher LAS level); and, when the waiting job's
+// project is under its own guarantee, any job of another project that borrows. A job its
+// project needs to stay within its guarantee is protected (else a high-priority borrower and a
+// reclaiming owner would preempt each other in turn).
 //
 // Objective: the least GPU-time lost, counted from each victim's last checkpoint.
 //   1. Per node, a lower bound on the loss of making room there: the candidates by loss per

@@ -55,11 +55,12 @@ class Pass {
   // Whether every job after those walked so far would only be counted (WaitsWithoutLooking):
   // then the pass stops walking.
   bool RestIsCounted();
-  // Whether some node refuses this job that takes others' (nodes it failed on, or it is
-  // root's and a node refuses root's jobs): then what failed for others may fit it.
+  // Whether some node refuses this job that takes others' (nodes it failed on, it is root's
+  // and a node refuses root's jobs, or it is not preemptible and there are spot nodes): then
+  // what failed for others may fit it.
   bool Limited(const PlaceRules& rules) const {
     return (rules.limits.avoid != nullptr && !rules.limits.avoid->empty()) ||
-           (rules.limits.root && refusing_root_);
+           (rules.limits.root && refusing_.root) || (rules.limits.no_spot && refusing_.spot);
   }
   // Whether Shadow could find a time for a job of `milli` GPUs in `pool`: some release says
   // when, and what is free with all such releases is enough (Shadow's own first test). As the
@@ -137,8 +138,8 @@ class Pass {
   };
   std::vector<Least> least_asked_;  // made on first need
   bool least_known_ = false;
-  bool refusing_root_ = false;  // a node of the view refuses root's jobs
-  int changes_ = 0;  // starts and reservations so far: OpenFree's answers hold until the next
+  Refusing refusing_;  // nodes of the view refuse root's jobs, or all but preemptible ones
+  int changes_ = 0;    // starts and reservations so far: OpenFree's answers hold until the next
   std::vector<std::tuple<std::string_view, Open, int>> open_free_;  // pool, free, changes_
   std::set<std::string_view> untimed_pools_;  // pools where a job holds nodes without a time
 };
@@ -281,7 +282,8 @@ bool Pass::WaitsWithoutLooking(const PendingJob& job) {
 bool Pass::CountsGroup(const PendingJob& next, uint32_t g, size_t left) {
   // No words are due, and no node refuses one of them that takes others' jobs.
   const JobQueue::Group& group = in_.queue->group(g);
-  if (waits_.Explaining() || group.avoiding > 0 || (next.Limits().root && refusing_root_))
+  if (waits_.Explaining() || group.avoiding > 0 || (next.Limits().root && refusing_.root) ||
+      (next.Limits().no_spot && refusing_.spot))
     return false;
   // One shape, the group's, failed this pass (Consider: it fails again for a job that would
   // not end sooner than the one that failed), and the view only fills as the pass goes on.
@@ -330,7 +332,7 @@ FailedShape& Pass::ShapeOf(const PendingJob& job, const PlaceRules& rules, Faile
   }
   const bool never = !placer_->EverFits(*job.resources, *job.pool);
   // Past the explained waits no job of this pass will say it (the count only grows).
-  std::string words = waits_.Explaining() ? NoFitWords(*placer_, job, rules, never, refusing_root_,
+  std::string words = waits_.Explaining() ? NoFitWords(*placer_, job, rules, never, refusing_,
                                                        waits_.ahead() < detailed_)
                                           : std::string();
   local = FailedShape{job.resources, job.pool, never, rules.until, std::move(words)};
@@ -479,8 +481,10 @@ PassResult Pass::Run() {
     }
   }
   // 2. Walk it, until every job left would only be counted.
-  refusing_root_ = std::any_of(in_.view.nodes.begin(), in_.view.nodes.end(),
-                               [](const NodeSlots& n) { return n.refuses_root_jobs; });
+  for (const NodeSlots& n : in_.view.nodes) {
+    refusing_.root |= n.refuses_root_jobs;
+    refusing_.spot |= n.spot;
+  }
   placer_.emplace(in_.view);
   running_ = SummarizeRunning(in_.running, policy_, now_);
   DecidePreemption();

@@ -80,7 +80,8 @@ int RunAgent(const AgentFlags& f) {
                          .pool = f.pool,
                          .address = f.address,
                          .topology = HostTopologyOrNone(),
-                         .health = *limits};
+                         .health = *limits,
+                         .spot = f.spot};
   ApplyAgentFlags(f.health, &ao);
   agent::Agent a(std::move(ao),
                  {.backend = **backend, .executor = executor, .env = env, .clock = clock});

@@ -44,6 +44,7 @@ struct ServeOptions {
 struct AgentFlags {
   std::string server, token, token_file, name, gpus = "auto", data, pool = "default", address,
                                                tls_ca;
+  bool spot = false;
   HealthFlags health;
 };
 

@@ -540,8 +540,8 @@ std::string CsvField(std::string_view s) {
 std::string TraceCsv(const std::vector<TraceJob>& jobs) {
   bool priority = std::any_of(jobs.begin(), jobs.end(),
                               [](const TraceJob& j) { return j.priority != Priority::kNormal; });
-  bool preemptible =
-      std::any_of(jobs.begin(), jobs.end(), [](const TraceJob& j) { return j.preemptible; });
+  bool preemptible = std::any_of(jobs.begin(), jobs.end(),
+                                 [](const TraceJob& j) { return j.preemptible.has_value(); });
   std::string out = "submit_time,duration,gpus,nodes,name,user,project,gpu_type,time_limit";
   out += std::string(priority ? ",priority" : "") + (preemptible ? ",preemptible" : "") + "\n";
   for (const TraceJob& j : jobs) {
@@ -551,7 +551,7 @@ std::string TraceCsv(const std::vector<TraceJob>& jobs) {
            CsvField(j.resources.gpu_type) + "," +
            (j.time_limit.count() == 0 ? "" : Seconds(j.time_limit));
     if (priority) out += "," + std::string(PriorityName(j.priority));
-    if (preemptible) out += j.preemptible ? ",true" : ",false";
+    if (preemptible) out += !j.preemptible ? "," : *j.preemptible ? ",true" : ",false";
     out += "\n";
   }
   return out;

@@ -50,8 +50,9 @@ bool IsSacctHeader(std::string_view header_line);
 
 // The trace as the CSV ParseTraceCsv reads back to equal jobs (but `line`):
 //   submit_time,duration,gpus,nodes,name,user,project,gpu_type,time_limit
-// then priority and preemptible where any job differs from normal / false. Times are seconds
-// with up to three decimals; a time_limit of none is empty.
+// then priority where any job's is not normal, and preemptible where any job chose (empty for
+// one that did not: a batch job's default, preemptible). Times are seconds with up to three
+// decimals; a time_limit of none is empty.
 std::string TraceCsv(const std::vector<TraceJob>& jobs);
 
 }  // namespace baton::sim

@@ -13,8 +13,9 @@
 namespace baton::sim {
 
 // Parses a trace: columns submit_time, duration, gpus (required); name, user, project,
-// priority, gpu_type, time_limit, nodes, preemptible (optional), in any order. Times are
-// seconds (a number) or durations such as 90s, 2h. At most `max_jobs` rows.
+// priority, gpu_type, time_limit, nodes, preemptible (optional; empty or absent: preemptible, a
+// batch job's default), in any order. Times are seconds (a number) or durations such as 90s,
+// 2h. At most `max_jobs` rows.
 Result<std::vector<TraceJob>> ParseTraceCsv(std::string_view text, std::string_view file,
                                             size_t max_jobs = 10'000'000);
 

@@ -2,6 +2,7 @@
 // tells their kinds apart; sim/sacct.h and the others each read one kind).
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "core/job.h"
@@ -16,9 +17,9 @@ struct TraceJob {
   std::string user = "user";
   std::string project = "default";
   Priority priority = Priority::kNormal;
-  Duration time_limit{0};  // 0 = none
-  bool preemptible = false;
-  int line = 0;  // in the trace file, for messages
+  Duration time_limit{0};           // 0 = none
+  std::optional<bool> preemptible;  // unset: a batch job's default (preemptible)
+  int line = 0;                     // in the trace file, for messages
 
   // The job spec it is submitted as (command "sim").
   JobSpec Spec() const;

@@ -45,6 +45,12 @@ constexpr const char* kMigrations[] = {
     R"sql(
       CREATE TABLE events (seq BIGINT PRIMARY KEY, record TEXT NOT NULL);
     )sql",
+    // A job's record keeps `preemptible` only where it was chosen (JobSpec::preemptible); until
+    // then every record said false where nothing was, which now means "chosen not to be".
+    R"sql(
+      UPDATE jobs SET record = (record::jsonb - 'preemptible')::text
+        WHERE record::jsonb -> 'preemptible' = 'false'::jsonb;
+    )sql",
 };
 
 // Jobs and idempotency keys, the bulk of a batch, go as arrays: one statement for all of them.

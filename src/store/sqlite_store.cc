@@ -32,6 +32,12 @@ constexpr const char* kMigrations[] = {
     R"sql(
       CREATE TABLE events (seq INTEGER PRIMARY KEY, record TEXT NOT NULL);
     )sql",
+    // A job's record keeps `preemptible` only where it was chosen (JobSpec::preemptible); until
+    // then every record said false where nothing was, which now means "chosen not to be".
+    R"sql(
+      UPDATE jobs SET record = json_remove(record, '$.preemptible')
+        WHERE json_extract(record, '$.preemptible') = 0;
+    )sql",
 };
 
 Status SqlError(sqlite3* db, const std::string& what) {

@@ -84,6 +84,34 @@ TEST(Admission, APoolsLongestTimeLimitAndGpusPerJobAreItsOwnAndOutputTheClusters
   EXPECT_EQ(AdmitToPool(batch, policy).message().rfind("output_limit: this cluster keeps", 0), 0u);
 }
 
+TEST(Admission, AJobThatIsNotPreemptibleMayNotAskForMoreThanItsProjectsGuarantee) {
+  Policy policy;
+  JobSpec batch;
+  batch.project = "vision";
+  batch.resources.milli_gpus = 8000;
+  JobSpec session = Session();
+  session.project = "vision";
+  session.resources.milli_gpus = 1000;
+  // No guarantees anywhere: nothing to run within.
+  batch.preemptible = false;
+  EXPECT_TRUE(AdmitNotPreemptible(batch, policy).ok());
+  policy.projects["vision"].guaranteed_milli = 4000;
+  EXPECT_EQ(AdmitNotPreemptible(batch, policy).message(),
+            "preemptible: it is not preemptible, so it runs within project vision's guarantee, "
+            "which is 4 GPUs, and it asks for 8 GPUs (--preemptible lets it use idle GPUs, and be "
+            "preempted for them)");
+  batch.preemptible.reset();  // a batch job's default: preemptible
+  EXPECT_TRUE(AdmitNotPreemptible(batch, policy).ok());
+  EXPECT_TRUE(AdmitNotPreemptible(session, policy).ok());  // within the guarantee
+  session.project = "nlp";                                 // the default project: none
+  EXPECT_EQ(AdmitNotPreemptible(session, policy).message(),
+            "preemptible: it is not preemptible (a session's default), so it runs within project "
+            "nlp's guarantee, which is none, and it asks for 1 GPU (--preemptible lets it use idle "
+            "GPUs, and be preempted for them)");
+  session.preemptible = true;
+  EXPECT_TRUE(AdmitNotPreemptible(session, policy).ok());
+}
+
 TEST(Admission, ADraftedJobTakesItsPoolsDefaultTimeLimitASessionItsSessionLimit) {
   Policy policy;
   PoolPolicy& dev = policy.pools["dev"] = Dev();

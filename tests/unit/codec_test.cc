@@ -34,7 +34,7 @@ TEST(DecodeJobSpec, ReadsEveryContractField) {
   ASSERT_EQ(spec->env.size(), 1u);
   EXPECT_EQ(spec->env[0].first, "SEED");
   EXPECT_EQ(spec->after.size(), 2u);
-  EXPECT_TRUE(spec->preemptible);
+  EXPECT_EQ(spec->preemptible, std::optional<bool>(true));
   EXPECT_TRUE(spec->hold);
 }
 
@@ -279,6 +279,28 @@ array: "%2"
       EXPECT_NE(r.error().message().find("sweep"), std::string::npos) << r.error().message();
     }
   }
+}
+
+TEST(JobView, PreemptibleIsWhatTheJobIsAndTheRecordKeepsOnlyWhatWasChosen) {
+  auto unset = DecodeJobSpec(R"({"command": ["a"]})");
+  ASSERT_TRUE(unset.has_value()) << unset.error().message();
+  EXPECT_EQ(unset->preemptible, std::nullopt);
+  auto no = DecodeJobSpec(R"({"command": ["a"], "preemptible": false})");
+  ASSERT_TRUE(no.has_value()) << no.error().message();
+  EXPECT_EQ(no->preemptible, std::optional<bool>(false));
+  Job job;
+  job.id = JobId{7};
+  job.spec.command = {"a"};
+  // The API's object says what the job is: a batch job is, a session is not, unless chosen.
+  EXPECT_NE(EncodeJob(job, JobForm::kPublic).find(R"("preemptible":true)"), std::string::npos);
+  EXPECT_EQ(EncodeJob(job, JobForm::kRecord).find("preemptible"), std::string::npos);
+  job.spec.interactive = Interactive::kTty;
+  EXPECT_NE(EncodeJob(job, JobForm::kPublic).find(R"("preemptible":false)"), std::string::npos);
+  job.spec.preemptible = true;
+  EXPECT_NE(EncodeJob(job, JobForm::kRecord).find(R"("preemptible":true)"), std::string::npos);
+  auto back = DecodeJob(EncodeJob(job, JobForm::kRecord));
+  ASSERT_TRUE(back.has_value()) << back.error().message();
+  EXPECT_EQ(back->spec.preemptible, std::optional<bool>(true));
 }
 
 TEST(JobView, ShowsTheMasterPortOnlyWhileTheJobRuns) {

@@ -179,6 +179,35 @@ TEST(Feasibility, RootsJobsNeedANodeThatRunsThem) {
   ASSERT_FALSE(one);  // one node runs root's jobs: 8 GPUs at most
 }
 
+TEST(Feasibility, AJobThatIsNotPreemptibleNeedsANodeThatIsNotSpot) {
+  Cluster c;
+  c.Add("s1", 8, "H100-80GB").Add("s2", 8, "H100-80GB");
+  std::deque<NodeInfo> spot;  // the same nodes, as spot nodes
+  std::vector<KnownNode> known;
+  for (const KnownNode& k : c.nodes()) {
+    spot.push_back(*k.info);
+    spot.back().spot = true;
+    known.push_back(KnownNode{.info = &spot.back()});
+  }
+  auto refused = CheckFeasible(known, Ask(1), "default", false, "alice", /*preemptible=*/false);
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().message(),
+            "preemptible: the job is not preemptible, and every node of pool default is a spot "
+            "node, where only preemptible jobs run (--preemptible lets it run there); pool "
+            "default has 2 nodes of 8xH100-80GB (64 CPUs, 512GiB)");
+  EXPECT_TRUE(CheckFeasible(known, Ask(16), "default", false, "alice", true));
+  // Beside one on-demand node, only it counts: 8 GPUs at most, and the spot ones are said.
+  NodeInfo od = *c.nodes()[0].info;
+  od.name = "od";
+  known.push_back(KnownNode{.info = &od});
+  EXPECT_TRUE(CheckFeasible(known, Ask(8), "default", false, "alice", false));
+  auto big = CheckFeasible(known, Ask(16), "default", false, "alice", false);
+  ASSERT_FALSE(big);
+  EXPECT_NE(big.error().message().find("2 more are spot nodes, where only preemptible jobs run"),
+            std::string::npos)
+      << big.error().message();
+}
+
 TEST(NodeLimits, AJobGoesNowhereItsUserIsRefusedOrItCouldNotStart) {
   NodeSlots refusing;
   refusing.name = "a";
@@ -190,6 +219,12 @@ TEST(NodeLimits, AJobGoesNowhereItsUserIsRefusedOrItCouldNotStart) {
   EXPECT_TRUE(NodeLimits{.root = false}.Allows(refusing));
   EXPECT_TRUE(NodeLimits{.root = true}.Allows(plain));
   EXPECT_FALSE(NodeLimits{.avoid = &failed}.Allows(plain));
+  NodeSlots spot;
+  spot.name = "c";
+  spot.spot = true;
+  EXPECT_FALSE(NodeLimits{.no_spot = true}.Allows(spot));
+  EXPECT_TRUE(NodeLimits{.no_spot = false}.Allows(spot));
+  EXPECT_TRUE(NodeLimits{.no_spot = true}.Allows(plain));
   EXPECT_TRUE(NodeLimits{.avoid = &failed}.Allows(refusing));
 }
 

@@ -48,7 +48,9 @@ TEST(JobCost, APlacedJobPaysTheCatalogPriceOfEachGpuByTheShareItHolds) {
   j.allocation = {NodeAllocation{.node = "n1", .gpus = {0, 1}, .milli_per_gpu = 500},
                   NodeAllocation{.node = "gone", .gpus = {0}, .milli_per_gpu = 1000}};
   EXPECT_EQ(PricePerHour(j, nodes, policy), 3'000'000);  // half of 4 + half of 2; no "gone"
-  j.spec.preemptible = true;                             // pays the spot price
+  j.spec.preemptible = true;  // whether it may be preempted does not change its price
+  EXPECT_EQ(PricePerHour(j, nodes, policy), 3'000'000);
+  n1.info.spot = true;  // a spot node's GPUs cost their spot prices
   EXPECT_EQ(PricePerHour(j, nodes, policy), 750'000);
 }
 

@@ -212,19 +212,28 @@ TEST(FailedShapes, NoFitWordsSayWhatIsFreeAndWhatIsShort) {
   Placer placer(view);
   PendingJob job = jobs.Pending(1, 8000, 0);
   PlaceRules rules{.pool = "default", .limits = job.Limits()};
-  EXPECT_EQ(NoFitWords(placer, job, rules, /*never=*/true, false, false),
+  EXPECT_EQ(NoFitWords(placer, job, rules, /*never=*/true, Refusing{}, false),
             "no node in pool default can ever hold 8 GPUs");
-  EXPECT_EQ(NoFitWords(placer, job, rules, false, false, false),
+  EXPECT_EQ(NoFitWords(placer, job, rules, false, Refusing{}, false),
             "waiting for 8 GPUs; 5 GPUs free in pool default");
-  EXPECT_NE(NoFitWords(placer, job, rules, false, false, /*shortfall=*/true)
+  EXPECT_NE(NoFitWords(placer, job, rules, false, Refusing{}, /*shortfall=*/true)
                 .find("waiting for 8 GPUs; 5 GPUs free in pool default; short of "),
             std::string::npos);
   jobs.user = "root";
   PendingJob root = jobs.Pending(2, 2000, 0);
   PlaceRules root_rules{.pool = "default", .limits = root.Limits()};
-  EXPECT_EQ(NoFitWords(placer, root, root_rules, false, /*refusing_root=*/true, false),
+  EXPECT_EQ(NoFitWords(placer, root, root_rules, false, Refusing{.root = true}, false),
             "waiting for 2 GPUs; 1 GPU free in pool default on nodes that run root's jobs (1 node "
             "refuses them: `baton agent --allow-root-jobs` allows them)");
+  // Root's job that is not preemptible, where n1 is a spot node: neither node may run it.
+  view.nodes[0].spot = true;
+  Placer spot_placer(view);
+  root.preemptible = false;
+  PlaceRules both{.pool = "default", .limits = root.Limits()};
+  EXPECT_EQ(NoFitWords(spot_placer, root, both, false, Refusing{.root = true, .spot = true}, false),
+            "waiting for 2 GPUs; 0 GPUs free in pool default on nodes that run root's jobs and are "
+            "not spot (1 node refuses them: `baton agent --allow-root-jobs` allows them; 1 spot "
+            "node runs only preemptible jobs: --preemptible lets it use them)");
 }
 
 }  // namespace

@@ -100,6 +100,7 @@ struct SimJob {
   WaitReason reason = WaitReason::kNone;
   std::string detail;
   std::optional<TimePoint> estimated_start;
+  bool preemptible = true;  // false: never a victim, never on spot, within its guarantee
 };
 
 class MiniSim {
@@ -157,7 +158,8 @@ class MiniSim {
                       .pool = &j.pool,
                       .submitted = j.submitted,
                       .time_limit = j.limit,
-                      .service = j.service};
+                      .service = j.service,
+                      .preemptible = j.preemptible};
   }
 
   PassResult Pass(bool full = true) {
@@ -187,7 +189,8 @@ class MiniSim {
                        .expected_end = j.limit.count() > 0 ? *j.started + j.limit : kNever,
                        .last_checkpoint = j.checkpoint.value_or(*j.started),
                        .stopping = j.stop_at.has_value(),
-                       .service = Service(j)});
+                       .service = Service(j),
+                       .preemptible = j.preemptible});
       }
     }
     usage_.Advance(now_);

@@ -26,7 +26,7 @@ TEST(Trace, ReadsTheColumnsOfTheContractInAnyOrder) {
   EXPECT_EQ(a.time_limit, std::chrono::hours(2));
   EXPECT_EQ(a.name, "train, v2");
   EXPECT_EQ(a.resources.gpu_type, "H100");
-  EXPECT_TRUE(a.preemptible);
+  EXPECT_EQ(a.preemptible, std::optional<bool>(true));
   EXPECT_EQ(a.line, 3);
   const TraceJob& b = (*t)[1];
   EXPECT_EQ(b.resources.milli_gpus, 500);

@@ -348,6 +348,46 @@ TEST(SqliteStore, ADatabaseFromANewerBatonIsRefused) {
   EXPECT_NE(s.error().message().find("newer"), std::string::npos) << s.error().message();
 }
 
+// Two jobs as a Baton before `preemptible` was a choice wrote them: job 1's record says false
+// (every record did, where nothing was chosen), job 2's true.
+Batch RecordsOfBeforePreemptibleWasAChoice() {
+  Batch b;
+  b.jobs = {MakeJob(1, JobState::kPending), MakeJob(2, JobState::kRunning)};
+  b.jobs[1].spec.preemptible = true;
+  return b;
+}
+
+void ExpectPreemptibleAsChosen(const Snapshot& snap) {
+  ASSERT_EQ(snap.jobs.size(), 2u);
+  EXPECT_EQ(snap.jobs[0].spec.preemptible, std::nullopt);  // a batch job: preemptible
+  EXPECT_TRUE(Preemptible(snap.jobs[0].spec));
+  EXPECT_EQ(snap.jobs[1].spec.preemptible, std::optional<bool>(true));
+}
+
+TEST(SqliteStore, ARecordOfBeforePreemptibleWasAChoiceReadsAsNotChosen) {
+  TempDir dir;
+  std::string db = dir.path() + "/baton.db";
+  {
+    auto s = SqliteStore::Open(db);
+    ASSERT_TRUE(s.has_value()) << s.error().message();
+    ASSERT_TRUE((*s)->Commit(RecordsOfBeforePreemptibleWasAChoice()).ok());
+  }
+  {
+    sqlite3* raw = nullptr;
+    ASSERT_EQ(sqlite3_open(db.c_str(), &raw), SQLITE_OK);
+    const char* old =
+        "UPDATE jobs SET record = json_set(record, '$.preemptible', json('false')) "
+        "WHERE id = 1; PRAGMA user_version=4";
+    ASSERT_EQ(sqlite3_exec(raw, old, nullptr, nullptr, nullptr), SQLITE_OK);
+    sqlite3_close(raw);
+  }
+  auto s = SqliteStore::Open(db);
+  ASSERT_TRUE(s.has_value()) << s.error().message();
+  auto snap = (*s)->Load();
+  ASSERT_TRUE(snap.has_value()) << snap.error().message();
+  ExpectPreemptibleAsChosen(*snap);
+}
+
 // What only PostgreSQL meets: a bad address, a newer schema, a deposed leader's commit.
 TEST(PostgresStore, AServerThatDoesNotAnswerIsAClearErrorWithoutThePassword) {
   auto s = PostgresStore::Open("postgres://baton:s3cret@127.0.0.1:1/baton?connect_timeout=2");
@@ -376,6 +416,27 @@ TEST(PostgresStore, ADatabaseFromANewerBatonIsRefused) {
   ASSERT_FALSE(s.has_value());
   EXPECT_NE(s.error().message().find("newer than this baton"), std::string::npos)
       << s.error().message();
+}
+
+TEST(PostgresStore, ARecordOfBeforePreemptibleWasAChoiceReadsAsNotChosen) {
+  testing::PgServer& pg = SharedPgServer();
+  ASSERT_TRUE(pg.ok()) << pg.error();
+  std::string url = pg.NewDatabase("preemptible");
+  {
+    auto s = PostgresStore::Open(url);
+    ASSERT_TRUE(s.has_value()) << s.error().message();
+    ASSERT_TRUE((*s)->Commit(RecordsOfBeforePreemptibleWasAChoice()).ok());
+  }
+  ASSERT_TRUE(
+      pg.Psql("UPDATE jobs SET record = jsonb_set(record::jsonb, '{preemptible}', "
+              "'false')::text WHERE id = 1; "
+              "UPDATE baton_schema SET version = version - 1",
+              "preemptible"));
+  auto s = PostgresStore::Open(url);
+  ASSERT_TRUE(s.has_value()) << s.error().message();
+  auto snap = (*s)->Load();
+  ASSERT_TRUE(snap.has_value()) << snap.error().message();
+  ExpectPreemptibleAsChosen(*snap);
 }
 
 TEST(PostgresStore, ACommitFencedByAnOldEpochWritesNothing) {

@@ -105,7 +105,12 @@ def _parser():
     s.add_argument("-e", "--env", action="append", default=[], metavar="KEY=VALUE",
                    help="KEY=VALUE for the job's environment (repeatable)")
     s.add_argument("--workdir", help="working directory (default: the current one)")
-    s.add_argument("--preemptible", action="store_true", help="the job may be preempted")
+    chosen = s.add_mutually_exclusive_group()
+    chosen.add_argument("--preemptible", dest="preemptible", action="store_const", const=True, default=None,
+                        help="it may be preempted and run on spot nodes (the default of batch jobs)")
+    chosen.add_argument("--no-preemptible", dest="preemptible", action="store_const", const=False,
+                        help="it is never preempted: it runs only within its project's guarantee and never on "
+                             "spot nodes")
     s.add_argument("--process-per-gpu", action="store_true", help="one process per GPU, as torchrun --nproc-per-node")
     s.add_argument("--hold", action="store_true", help="submit held; `release` lets it run")
     s.add_argument("--json", action="store_true", help="print the job object instead of its id")

@@ -205,7 +205,7 @@ def _job_ids(value):
 
 def job_spec(command, gpus=0, name=None, priority=None, project=None, pool=None, time_limit=None, env=None,
              workdir=None, retries=None, nodes=None, gpu_type=None, process_per_gpu=False, after=None,
-             cpus=None, memory=None, gpu_memory=None, grace=None, signal=None, hold=False, preemptible=False,
+             cpus=None, memory=None, gpu_memory=None, grace=None, signal=None, hold=False, preemptible=None,
              array=None, after_any=None, after_notok=None, singleton=False, begin=None, schedule=None,
              model=None, venv=None, conda=None, best_metric=None):
     """The JSON job spec (docs/api.md) that `baton submit` sends for the same flags.
@@ -273,10 +273,11 @@ def job_spec(command, gpus=0, name=None, priority=None, project=None, pool=None,
                        ("gpu_memory", gpu_memory)):
         if value is not None:
             spec["resources"][key] = value
-    for key, value in (("process_per_gpu", process_per_gpu), ("hold", hold), ("preemptible", preemptible),
-                       ("singleton", singleton)):
+    for key, value in (("process_per_gpu", process_per_gpu), ("hold", hold), ("singleton", singleton)):
         if value:
             spec[key] = True
+    if preemptible is not None:  # None: the server's default (a batch job is preemptible)
+        spec["preemptible"] = bool(preemptible)
     return spec
 
 

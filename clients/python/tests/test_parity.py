@@ -120,6 +120,8 @@ def test_every_field_goes_into_the_spec_as_the_cli_sends_it(fake, tmp_path, monk
     assert fake.requests[-1][3] == {"command": "echo hi | wc -c", "name": "sh", "workdir": str(tmp_path),
                                     "resources": {"gpus": 0}}
     assert c.submit(["true"], workdir="/srv")["id"] == 1 and fake.requests[-1][3]["workdir"] == "/srv"
+    c.submit(["true"], preemptible=False)
+    assert fake.requests[-1][3]["preemptible"] is False
     jobs = c.submit_batch([{"command": ["a"], "gpus": 1, "time_limit": 90}, {"command": "b; c", "name": "n"}])
     assert [j["id"] for j in jobs] == [2, 3]
     assert fake.requests[-1][1:4:2] == ("/v1/jobs/batch", {"jobs": [
@@ -157,6 +159,10 @@ def test_the_python_cli_sends_what_baton_submit_sends(fake, tmp_path, monkeypatc
         "time_limit": "1h30m", "env": {"A": "1", "B": "2"}, "priority": "low", "project": "p", "pool": "q",
         "retries": 3, "after": [5, 6, 7], "grace_period": "5s", "signal": "USR1@1m", "hold": True,
         "preemptible": True, "array": "1-4"}
+    # Not preemptible, chosen: said as false (neither flag: nothing, the server's default).
+    assert pymain(argv[:4] + ["submit", "--no-preemptible", "--", "true"]) == 0
+    assert fake.requests[-1][3]["preemptible"] is False
+    capsys.readouterr()
     # One word with shell characters runs under sh, as with `baton submit`; --workdir wins.
     assert pymain(["--server", fake.url, "submit", "--workdir", "/w", "--", "make && ./run"]) == 0
     assert fake.requests[-1][3] == {"command": "make && ./run", "name": "sh", "workdir": "/w",
