@@ -191,8 +191,8 @@ Status WithCode(ApiClient& api, const SubmitFlags& f, std::vector<JobSpec>& spec
 
 // `baton submit --like ID [OPTIONS] [-- COMMAND]`: a batch job with the resources and the
 // environment of job ID (a session, say): its spec, not a session, not held, not an array or a
-// recurring job, without its dependencies and begin; the command given (else its own) and the
-// flags typed override it.
+// recurring job, without its dependencies and begin, preemptible as a batch job is unless told;
+// the command given (else its own) and the flags typed override it.
 int SubmitLike(const Connection& conn, const SubmitFlags& f, std::vector<std::string> command) {
   auto refs = ParseJobIds({f.like});
   if (!refs || refs->size() != 1) {
@@ -207,6 +207,7 @@ int SubmitLike(const Connection& conn, const SubmitFlags& f, std::vector<std::st
   if (!job) return Fail(job.error());
   JobSpec spec = std::move(job->spec);
   spec.interactive = Interactive::kNone;
+  spec.preemptible.reset();  // a session's "not preemptible" is its kind's, not a choice
   spec.hold = false;
   spec.array.clear();
   spec.schedule.clear();

@@ -271,6 +271,8 @@ TEST(Sessions, ASessionOutlivesItsAgentAndControllerAndSubmitLikeMakesABatchJobO
   EXPECT_EQ(job.at("resources").at("gpus").to_number<double>(), 1.0) << job;
   EXPECT_EQ(job.at("time_limit_s").to_number<double>(), 7200.0) << job;
   EXPECT_EQ(job.at("name"), "sh") << job;
+  EXPECT_EQ(job.at("preemptible"), true) << job;  // a batch job's default, not the session's
+  EXPECT_EQ(Show(baton, "1").at("preemptible"), false);
   EXPECT_EQ(RunCli(baton, {"wait", id}).exit_code, 0);
   EXPECT_NE(RunCli(baton, {"logs", id}).out.find("dev"), std::string::npos);
   EXPECT_EQ(RunCli(baton, {"submit", "--like", "1", "-f", "x.yaml"}).exit_code, 2);
