@@ -2,6 +2,7 @@
 // scripts' #SBATCH lines as Baton's submit flags.
 #include <gtest/gtest.h>
 #include <rapidcheck/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -133,8 +134,10 @@ TEST(Sbatch, DirectiveLinesSplitAsAShellDoes) {
 
 class ScriptFile : public ::testing::Test {
  protected:
+  // A file of this process's own: ctest runs these tests side by side, each in a process.
   std::string Write(const std::string& text) {
-    path_ = ::testing::TempDir() + "/script-" + std::to_string(++n_) + ".sh";
+    path_ = ::testing::TempDir() + "/script-" + std::to_string(getpid()) + "-" +
+            std::to_string(++n_) + ".sh";
     std::ofstream(path_) << text;
     return path_;
   }
