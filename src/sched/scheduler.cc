@@ -118,7 +118,6 @@ class Pass {
   RunningSummary running_;                // releases (sorted on need), stopping, classes
   std::vector<Release> untimed_scratch_;  // SortReleases' buffer
   bool releases_sorted_ = false;
-  bool any_guarantee_ = false;
   bool preemption_ = false;
   FailedShapes shapes_;                              // shapes that failed this pass
   std::deque<std::vector<NodeAllocation>> started_;  // stable addresses for releases
@@ -148,7 +147,7 @@ bool Pass::MayHaveVictims(const PendingJob& job) const {
   // A job that names its nodes does not preempt: a search picks the nodes its victims free.
   if (!job.resources->nodelist.empty()) return false;
   return static_cast<int>(job.priority) > running_.lowest_class ||
-         (any_guarantee_ && policy_.Project(*job.project).guaranteed_milli > 0) ||
+         (held_.guarantees && policy_.Project(*job.project).guaranteed_milli > 0) ||
          (policy_.las_preemption && LasLevel(policy_, job.service) < running_.highest_level);
 }
 
@@ -156,7 +155,6 @@ void Pass::DecidePreemption() {
   // Whether a preemption search can find anything this pass: a running job of a lower class
   // than some waiting one, or a project with a guarantee to reclaim. Most passes of most
   // clusters have neither, and a search looks at every running job.
-  any_guarantee_ = AnyGuarantee(policy_);
   if (!policy_.preemption || in_.running.empty()) return;
   // How many waiting jobs could find victims: once the walk has passed them all, no search is
   // left to make (RestIsCounted).
