@@ -174,6 +174,13 @@ void AddAgentCommand(CLI::App& app, AgentCommand& c, int* exit_code) {
   agent_cmd->add_flag("--spot", f.spot,
                       "a spot node: only preemptible jobs are placed here, and its GPUs are "
                       "charged at the catalog's spot prices");
+  agent_cmd->add_option(
+      "--reclaim-notice", f.reclaim_notice,
+      "where a spot node's reclaim notice comes from: aws[:URL] (EC2 instance metadata), "
+      "gcp[:URL] (Compute Engine metadata) or file:PATH (its existence); a notice stops the "
+      "node's jobs (SIGTERM, SIGKILL at the deadline) and they are requeued elsewhere");
+  agent_cmd->add_option("--reclaim-poll", f.reclaim_poll,
+                        "how often the reclaim notice's source is looked at (default 5s)");
   AddHealthFlags(agent_cmd, f.health);
   AddLogFlags(agent_cmd, c.log);
   agent_cmd->callback([&c, exit_code] {

@@ -50,7 +50,7 @@ std::string Agent::CgroupName(JobId id, int attempt) const {
 }
 
 Status Agent::Start() {
-  for (const char* sub : {"/run", "/jobs", "/code-cache"}) {
+  for (const char* sub : {"/run", "/jobs", "/code-cache", "/deadlines"}) {
     if (Status st = env_.CreateDirs(options_.data_dir + sub); !st.ok())
       return Internal("agent: " + st.message());
   }
@@ -106,6 +106,10 @@ Status Agent::Start() {
   stopping_ = false;
   main_thread_ = std::thread([this] { MainLoop(); });
   poll_thread_ = std::thread([this] { PollLoop(); });
+  if (options_.reclaim) {
+    reclaim_watch_ = std::make_unique<ReclaimWatch>(*options_.reclaim);
+    reclaim_thread_ = std::thread([this] { WatchReclaim(); });
+  }
   return Status::Ok();
 }
 
@@ -114,7 +118,9 @@ void Agent::Stop() {
   { std::lock_guard lock(mu_); }  // a waiter has read stopping_ false and waits, or reads true
   cv_.notify_all();
   if (poll_client_) poll_client_->Cancel();
+  if (reclaim_watch_) reclaim_watch_->Cancel();
   if (poll_thread_.joinable()) poll_thread_.join();
+  if (reclaim_thread_.joinable()) reclaim_thread_.join();
   if (main_thread_.joinable()) main_thread_.join();
   StopTunnels();
 }
@@ -127,10 +133,12 @@ void Agent::Stop() {
 // nothing. Job directories left by an older agent (0755) are closed here too.
 Status Agent::MakePrivate() {
   const std::string& data = options_.data_dir;
-  std::vector<std::pair<std::string, mode_t>> modes = {{data, as_root_ ? 0711 : 0700},
-                                                       {data + "/run", 0700},
-                                                       {data + "/jobs", as_root_ ? 0711 : 0700},
-                                                       {data + "/code-cache", 0700}};
+  std::vector<std::pair<std::string, mode_t>> modes = {
+      {data, as_root_ ? 0711 : 0700},
+      {data + "/run", 0700},
+      {data + "/jobs", as_root_ ? 0711 : 0700},
+      {data + "/code-cache", 0700},
+      {data + "/deadlines", as_root_ ? 0711 : 0700}};
   for (const auto& [dir, mode] : modes) {
     if (Status st = env_.SetMode(dir, mode); !st.ok()) return Internal("agent: " + st.message());
   }
@@ -308,6 +316,7 @@ void Agent::MainLoop() {
     }
     for (const Order& o : orders) HandleOrder(o);
     now = clock_.Now();
+    TakeReclaim(now);
     size_t events_before = outbox_.events();
     CollectExits(now);
     bool active = !orders.empty() || outbox_.events() != events_before;
@@ -318,7 +327,8 @@ void Agent::MainLoop() {
     std::vector<GpuSample> samples;
     if (samples_due) outbox_.HealthChanged(SampleGpus(&samples, now));
     if (!need_register && contact.Due(now) &&
-        (outbox_.events() > 0 || samples_due || logs_waiting || outbox_.health_news())) {
+        (outbox_.events() > 0 || samples_due || logs_waiting || outbox_.health_news() ||
+         (reclaim_ && !reclaim_told_))) {
       if (SendReport(std::move(samples))) {
         if (samples_due) last_sample_ = now;
         if (logs_due) last_logs_ = now;
@@ -359,8 +369,10 @@ void Agent::WaitForWork(TimePoint now, bool active, bool need_register) {
   idle_wait_ = now - last_active_ < std::chrono::seconds(1)
                    ? std::chrono::milliseconds(2)
                    : std::min<Duration>(idle_wait_ * 2, std::chrono::milliseconds(100));
-  cv_.wait_for(lock, busy ? idle_wait_ : std::chrono::milliseconds(100),
-               [&] { return stopping_ || !orders_.empty() || (need_register_ && !need_register); });
+  cv_.wait_for(lock, busy ? idle_wait_ : std::chrono::milliseconds(100), [&] {
+    return stopping_ || !orders_.empty() || (need_register_ && !need_register) ||
+           (reclaim_seen_ && !reclaim_);
+  });
 }
 
 void Agent::HandleOrder(const Order& order) {
@@ -396,6 +408,7 @@ void Agent::Carry(const JobBook::Effects& fx, TimePoint now) {
       LogWarn("job " + key.job.ToString() + ": its new time limit is not recorded: " + st.message(),
               Context(key.job));
   }
+  WriteDeadlines(fx.signals);
   for (const auto& [key, sig] : fx.signals) SignalJob(jobs_[key], sig);
 }
 
@@ -596,6 +609,7 @@ bool Agent::SendReport(std::vector<GpuSample> samples) {
   if (draft.health) rep.health = health_.health();
   rep.notices = draft.notices;
   rep.attached = AttachedSessions();
+  rep.reclaim = reclaim_;
   FollowServers(*report_client_, &report_generation_);
   std::string url = servers_->Current();
   auto res = report_client_->Request("POST", "/v1/agent/report", codec::EncodeReport(rep));
@@ -612,6 +626,7 @@ bool Agent::SendReport(std::vector<GpuSample> samples) {
   if (res->status != 200) return false;  // refused: NoteContact kept what it answered
   outbox_.Acknowledged(draft);
   jobs_.Acknowledged(shipped, metrics_shipped, draft.ends);
+  if (rep.reclaim) reclaim_told_ = true;
   DropAcknowledged();
   return true;
 }
@@ -628,6 +643,10 @@ void Agent::DropAcknowledged() {
     // A run file left behind re-adopts an ended job after a restart, which reports its end
     // again: harmless, but worth a line.
     if (Status st = run_files_.Remove(job.order.job, job.order.attempt); !st.ok())
+      LogWarn(st.message(), Context(job.order.job));
+    if (Status st =
+            env_.RemoveFile(DeadlineFileOf(options_.data_dir, job.order.job, job.order.attempt));
+        !st.ok())
       LogWarn(st.message(), Context(job.order.job));
   }
 }

@@ -35,6 +35,7 @@
 #include "agent/job_lease.h"
 #include "agent/launcher.h"
 #include "agent/log_plan.h"
+#include "agent/reclaim_watch.h"
 #include "agent/report_outbox.h"
 #include "agent/run_file.h"
 #include "agent/stop_clock.h"
@@ -70,6 +71,10 @@ struct AgentOptions {
   // local agent, which shares the controller's process and cannot be cut off from it.
   bool fence = true;
   bool spot = false;  // a spot node (NodeInfo::spot, `baton agent --spot`)
+  // Where a reclaim notice comes from (`--reclaim-notice`, reclaim_watch.h), looked at every
+  // reclaim_poll; none: the node has no notices.
+  std::optional<ReclaimSource> reclaim;
+  Duration reclaim_poll = std::chrono::seconds(5);
 };
 
 // What the agent works through. All must outlive it.
@@ -193,6 +198,14 @@ class Agent {
   LogContext Context(JobId job = {}) const {
     return LogContext{.component = "agent", .node = options_.name, .job = job.value};
   }
+  // Reclaim notices (agent_reclaim.cc): the watch thread's looks at the source until a notice;
+  // the main loop's taking of it (each job stopped with the deadline as its grace, the
+  // controller told by every report and registration from then on).
+  void WatchReclaim();
+  void TakeReclaim(TimePoint now);
+  // Writes the job's $BATON_PREEMPT_DEADLINE file (the time its SIGKILL is due) before the
+  // SIGTERM of a stop: `signals` are the Effects' signals about to be sent.
+  void WriteDeadlines(const std::vector<std::pair<JobAttempt, int>>& signals);
   // Forgets the jobs the JobBook is done with (TakeDone: their end and all of their output are
   // the controller's), with their run files.
   void DropAcknowledged();
@@ -230,7 +243,8 @@ class Agent {
   uint64_t session_ = 0;
   bool need_register_ = true;
   std::atomic<bool> stopping_{false};
-  std::atomic<int64_t> silent_until_ms_{0};  // an injected silence: no contact until then
+  std::atomic<int64_t> silent_until_ms_{0};    // an injected silence: no contact until then
+  std::optional<ReclaimNotice> reclaim_seen_;  // guarded by mu_: the watch thread's find
 
   JobBook jobs_;         // main loop only: the jobs and what orders and time decide for them
   ReportOutbox outbox_;  // main loop only: the events, notices and health change owed
@@ -241,6 +255,9 @@ class Agent {
   // The fence (main loop only): what the controller asked at registration, and the deadline
   // last written to run/lease (job_lease.h).
   JobLease lease_;
+  // The node's reclaim notice, once the main loop took it, and whether a report carried it.
+  std::optional<ReclaimNotice> reclaim_;
+  bool reclaim_told_ = false;
 
   std::unique_ptr<net::HttpClient> poll_client_;    // poll thread only (Cancel: any)
   std::unique_ptr<net::HttpClient> report_client_;  // main loop only
@@ -262,6 +279,8 @@ class Agent {
 
   std::thread main_thread_;
   std::thread poll_thread_;
+  std::unique_ptr<ReclaimWatch> reclaim_watch_;  // the watch thread's (Cancel: any)
+  std::thread reclaim_thread_;
 };
 
 }  // namespace baton::agent

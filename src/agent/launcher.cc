@@ -271,6 +271,7 @@ std::map<std::string, std::string> Launcher::Environment(const LaunchOrder& orde
   env["BATON_CHECKPOINT_DIR"] =
       order.checkpoint_dir.empty() ? dir + "/checkpoints" : order.checkpoint_dir;
   env["BATON_METRICS_FILE"] = dir + "/metrics.jsonl";
+  env["BATON_PREEMPT_DEADLINE"] = DeadlineFileOf(options_.data_dir, order.job, order.attempt);
   env["BATON_NODELIST"] = order.nodelist;
   env["BATON_NODE_NAME"] = options_.name;
   if (order.milli_per_gpu < 1000 && !order.gpus.empty()) {

@@ -30,6 +30,12 @@ inline std::string JobDirOf(const std::string& data_dir, JobId id) {
   return data_dir + "/jobs/" + id.ToString();
 }
 
+// The job's $BATON_PREEMPT_DEADLINE: DATA/deadlines/ID.ATTEMPT, written by the agent when it
+// stops the attempt (agent_reclaim.cc).
+inline std::string DeadlineFileOf(const std::string& data_dir, JobId id, int attempt) {
+  return data_dir + "/deadlines/" + id.ToString() + "." + std::to_string(attempt);
+}
+
 // Why a launch cannot start here: the exit code it is reported with (126: its user may not
 // run it here, as a shell says of a program it may not execute; 127: anything else) and why.
 struct LaunchRefusal {

@@ -1,11 +1,16 @@
 #include "agent/stop_clock.h"
 
+#include <algorithm>
 #include <csignal>
 
 namespace baton::agent {
 
 StopClock::Signals StopClock::Stop(const LaunchOrder& order, Duration grace, TimePoint now) {
-  if (phase_ != Phase::kRunning && grace.count() != 0) return {};
+  if (phase_ == Phase::kTerminating && grace.count() != 0) {
+    kill_at_ = std::min(kill_at_, now + grace);
+    return {};
+  }
+  if (phase_ == Phase::kKilled && grace.count() != 0) return {};
   return Begin(order, grace, false, now);
 }
 

@@ -18,8 +18,9 @@ class StopClock {
   // Signals to send to the job's process group, in this order.
   using Signals = std::vector<int>;
 
-  // The controller asks the job to stop (cancel, preemption, a lost node's requeue) with this
-  // grace. A stop already under way goes on as it is, unless this one gives no grace.
+  // The controller (or a reclaim notice) asks the job to stop (cancel, preemption, a lost
+  // node's requeue) with this grace. A stop already under way goes on, its SIGKILL brought
+  // forward to this one's where that is earlier (at once for no grace).
   Signals Stop(const LaunchOrder& order, Duration grace, TimePoint now);
   // Time has passed: the time limit reached (a stop with the job's own grace), the notice due,
   // a stop's grace over (SIGKILL).
@@ -32,6 +33,8 @@ class StopClock {
   bool stopping() const { return phase_ != Phase::kRunning; }
   // Whether the stop was the job's time limit.
   bool timed_out() const { return timed_out_; }
+  // While stopping (SIGTERM sent): when SIGKILL follows.
+  TimePoint kill_at() const { return kill_at_; }
 
  private:
   enum class Phase { kRunning, kTerminating, kKilled };

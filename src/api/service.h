@@ -103,6 +103,9 @@ class Service {
   Pull FollowLogs(const Identity& who, JobId job, std::string node, bool node_given,
                   int64_t offset);
   void EventStream(Call c);
+  // GET /v1/jobs/{id}/preemption?timeout=SECONDS: answered once the job is being preempted, has
+  // stopped running, or the timeout passed (streams.cc).
+  void Preemption(Call c);
   // Posts `command` (a C); `on_answer` gets its control::Answered<C> (whatever its status) on
   // an HTTP thread.
   template <typename C, typename OnAnswer>

@@ -43,6 +43,17 @@ struct LogFollow {
   Waiter waiter;
 };
 
+struct PreemptionWait {
+  PreemptionWait(Fanout& jobs, control::Caller c, JobId j, std::chrono::steady_clock::time_point u)
+      : caller(std::move(c)), job(j), until(u), waiter(jobs, j.value) {}
+
+  control::Caller caller;
+  JobId job;
+  std::chrono::steady_clock::time_point until;
+  bool answered = false;
+  Waiter waiter;
+};
+
 struct EventFeed {
   EventFeed(Fanout& events, int64_t from) : after(from), waiter(events) {}
 
@@ -95,6 +106,43 @@ Pull Service::FollowLogs(const Identity& who, JobId job, std::string node, bool 
       give(WaitForNews(f, kSafetyNet));
     });
   };
+}
+
+// Determined's preemption long-poll: {"job", "state", "preempting", "deadline", "reason"} once
+// the job's attempt is being preempted (by the scheduler, or its spot node's reclaim notice;
+// `deadline` is its SIGKILL's time), is no longer running, or `timeout` seconds (default 60, at
+// most 600) passed with it running undisturbed. Streamed (chunked) so that the wait holds no
+// thread: the answer is the one JSON object the stream ends with.
+void Service::Preemption(Call c) {
+  auto id = JobIdParam(c);
+  if (!id) return c.respond(Error(id.error()));
+  auto timeout = QueryInt(c.request, "timeout", 0, 600, 60);
+  if (!timeout) return c.respond(Error(timeout.error()));
+  auto w = std::make_shared<PreemptionWait>(
+      news_.jobs, CallerOf(c.who), id->id,
+      std::chrono::steady_clock::now() + std::chrono::seconds(*timeout));
+  Run(control::GetJob{w->caller, id->id, id->array_index}, std::move(c.respond),
+      [this, w](control::JobDetail& first) {
+        w->job = first.job.id;
+        Response res;
+        res.content_type = "application/json";
+        res.stream = [this, w](PieceCallback give) {
+          if (w->answered) return give(Piece{.end = true});
+          w->waiter.Look();
+          Ask(control::GetJob{w->caller, w->job}, [w, give](control::Answered<control::GetJob>& r) {
+            auto now = std::chrono::steady_clock::now();
+            if (r.status.ok() && r->job.state == JobState::kRunning && !r->job.preempt_deadline &&
+                now < w->until) {
+              auto left = std::chrono::duration_cast<std::chrono::milliseconds>(w->until - now);
+              return give(WaitForNews(w, std::min(left, kSafetyNet)));
+            }
+            w->answered = true;
+            if (!r.status.ok()) return give(Piece{.data = codec::EncodeError(r.status)});
+            give(Piece{.data = codec::EncodePreemption(r->job)});
+          });
+        };
+        return res;
+      });
 }
 
 // text/event-stream: "id: SEQ", "event: KIND", "data: EVENT-JSON" per event; a client that

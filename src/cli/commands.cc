@@ -147,6 +147,13 @@ void ShowRuns(const Job& j, const std::string& body) {
   auto line = ShowLine;
   line("restarts",
        std::to_string(j.restarts) + " (retries allowed: " + std::to_string(j.spec.retries) + ")");
+  line("preemptions",
+       std::to_string(j.preemptions) +
+           (j.spec.max_preemptions
+                ? " (at most " + std::to_string(*j.spec.max_preemptions) + ", --max-preemptions)"
+                : ""));
+  if (j.preempt_deadline)
+    line("preempting", "SIGKILL due at " + FormatRfc3339(*j.preempt_deadline));
   if (!j.spec.requeue) line("requeue", "never (--no-requeue): stopped by Baton, it fails");
   line("last requeue", j.last_requeue);
   if (j.estimated_start) line("expected start", FormatRfc3339(*j.estimated_start));
@@ -350,6 +357,11 @@ int Nodes(const Connection& conn, bool json) {
     if (n.info.refuses_root_jobs) note += (note.empty() ? "" : "; ") + std::string("no root jobs");
     // A spot node runs preemptible jobs only.
     if (n.info.spot) note += (note.empty() ? "" : "; ") + std::string("spot");
+    // Another spot node of its pool was reclaimed: none of its GPUs taken for a while.
+    if (n.cooling_until) {
+      note += (note.empty() ? "" : "; ") + std::string("no new jobs until ") +
+              FormatRfc3339(*n.cooling_until) + " (reclaim cool-off)";
+    }
     std::string model = n.info.gpus.empty() ? "-" : n.info.gpus[0].model;
     t.Add({n.info.name, std::string(NodeStateName(n.state)), n.info.pool,
            std::to_string(n.info.gpus.size()), model, std::to_string(busy), std::to_string(drained),

@@ -177,6 +177,8 @@ Status ApplyFlags(const SubmitFlags& f, const std::set<std::string>* given, JobS
   if (use("--pool")) spec->pool = f.pool;
   if (use("--name")) spec->name = f.name;
   if (use("--retries")) spec->retries = f.retries;
+  if (use("--max-preemptions") && f.max_preemptions != SubmitFlags::kNotGiven)
+    spec->max_preemptions = f.max_preemptions;
   if (use("--env")) {
     for (const std::string& kv : f.env) {
       size_t eq = kv.find('=');
@@ -300,6 +302,10 @@ void AddSpecFlags(CLI::App* sub, SubmitFlags& f, bool short_time) {
                   "SIG[@TIME]: send SIG (e.g. USR1) TIME before the time limit (default 60s), "
                   "as Slurm's --signal; SIGTERM follows at the limit");
   sub->add_option("--retries", f.retries, "times a failed job is requeued");
+  sub->add_option("--max-preemptions", f.max_preemptions,
+                  "times it may be preempted (or its spot node reclaimed) and requeued; the next "
+                  "preemption fails it (default: scheduling.max_preemptions, else no limit); "
+                  "apart from --retries");
   sub->add_flag("--requeue,!--no-requeue", f.requeue,
                 "--no-requeue: a job Baton stops (preempted, its node lost, its GPU failed) "
                 "fails instead of going back to the queue, as Slurm's (default: --requeue)");

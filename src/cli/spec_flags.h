@@ -23,6 +23,8 @@ struct SubmitFlags {
                                             pool = "default";
   std::string name, time, grace, signal, workdir, file, output_limit;
   int nodes = 0, cpus = 0, retries = 0;
+  int max_preemptions = kNotGiven;  // --max-preemptions; the server checks its range
+  static constexpr int kNotGiven = -1'000'000;
   std::vector<int64_t> after, after_any, after_notok;
   std::string begin, array, schedule, venv, conda, best_metric, like, code, image;
   std::string model, params, task, precision;  // sizing from a model

@@ -293,10 +293,10 @@ Status ReadSchedulingTimes(const ConfigReader& r, const YAML::Node& s, Policy* p
 }
 
 Status ReadScheduling(const ConfigReader& r, const YAML::Node& s, Policy* policy) {
-  RETURN_IF_ERROR(
-      r.Keys(s, "scheduling",
-             {"weights", "fairshare_half_life", "max_age", "backfill", "reservations", "preemption",
-              "preempt_grace", "las_thresholds", "las_preemption", "untimed_reservation"}));
+  RETURN_IF_ERROR(r.Keys(s, "scheduling",
+                         {"weights", "fairshare_half_life", "max_age", "backfill", "reservations",
+                          "preemption", "preempt_grace", "las_thresholds", "las_preemption",
+                          "untimed_reservation", "max_preemptions", "reclaim_cooloff"}));
   if (const YAML::Node w = s["weights"]) RETURN_IF_ERROR(ReadWeights(r, w, &policy->weights));
   RETURN_IF_ERROR(ReadSchedulingTimes(r, s, policy));
   if (s["backfill"]) {
@@ -315,6 +315,17 @@ Status ReadScheduling(const ConfigReader& r, const YAML::Node& s, Policy* policy
   }
   if (s["preempt_grace"]) {
     ASSIGN_OR_RETURN(policy->preempt_grace, r.Time(s["preempt_grace"], "scheduling.preempt_grace"));
+  }
+  if (s["max_preemptions"]) {
+    ASSIGN_OR_RETURN(double n, r.Number(s["max_preemptions"], "scheduling.max_preemptions", 0,
+                                        SpecLimits::kMaxPreemptions));
+    if (n != std::floor(n))
+      return r.Error(s["max_preemptions"], "scheduling.max_preemptions", "must be a whole number");
+    policy->max_preemptions = static_cast<int>(n);
+  }
+  if (s["reclaim_cooloff"]) {
+    ASSIGN_OR_RETURN(policy->reclaim_cooloff,
+                     r.Time(s["reclaim_cooloff"], "scheduling.reclaim_cooloff"));
   }
   if (const YAML::Node t = s["las_thresholds"]) RETURN_IF_ERROR(ReadLasThresholds(r, t, policy));
   if (s["las_preemption"]) {

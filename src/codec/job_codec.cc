@@ -158,6 +158,10 @@ json::object JobObject(const Job& job, JobForm form) {
   if (!s.error_file.empty()) o["error_file"] = s.error_file;
   if (s.tasks_per_node > 0) o["tasks_per_node"] = s.tasks_per_node;
   o["restarts"] = job.restarts;
+  o["preemptions"] = job.preemptions;
+  if (s.max_preemptions) o["max_preemptions"] = *s.max_preemptions;
+  // A preemption under way: when the running attempt's SIGKILL is due.
+  if (job.preempt_deadline) o["preempt_deadline"] = TimeValue(*job.preempt_deadline);
   o["last_requeue"] =
       job.last_requeue.empty() ? json::value(nullptr) : json::value(job.last_requeue);
   // When the running attempt last wrote a checkpoint line (the agent's time); absent before.
@@ -219,15 +223,17 @@ Result<std::optional<TimePoint>> OptionalTime(const json::object& o, std::string
 // The spec fields of a job object, through the same decoder users' specs go through.
 Result<JobSpec> SpecFromJobObject(const json::object& o) {
   json::object spec_obj;
-  for (std::string_view key : {"name",         "command",         "priority",     "project",
-                               "pool",         "retries",         "env",          "workdir",
-                               "after",        "after_any",       "after_notok",  "singleton",
-                               "begin",        "array",           "schedule",     "preemptible",
-                               "hold",         "process_per_gpu", "time_limit_s", "grace_period_s",
-                               "signal",       "model",           "venv",         "conda",
-                               "best_metric",  "interactive",     "code",         "image",
-                               "output_limit", "batch",           "slurm_env",    "output_file",
-                               "error_file",   "tasks_per_node",  "alloc",        "requeue"}) {
+  for (std::string_view key :
+       {"name",           "command",         "priority",     "project",
+        "pool",           "retries",         "env",          "workdir",
+        "after",          "after_any",       "after_notok",  "singleton",
+        "begin",          "array",           "schedule",     "preemptible",
+        "hold",           "process_per_gpu", "time_limit_s", "grace_period_s",
+        "signal",         "model",           "venv",         "conda",
+        "best_metric",    "interactive",     "code",         "image",
+        "output_limit",   "batch",           "slurm_env",    "output_file",
+        "error_file",     "tasks_per_node",  "alloc",        "requeue",
+        "max_preemptions"}) {
     if (const json::value* f = Find(o, key)) spec_obj[key] = *f;
   }
   if (const json::value* res = Find(o, "resources")) spec_obj["resources"] = *res;
@@ -355,6 +361,11 @@ Result<void> ReadJobBookkeeping(const json::object& o, Job* job) {
     ASSIGN_OR_RETURN(int64_t n, GetInt(*f, "failures", 0, SpecLimits::kMaxRetries));
     job->failures = static_cast<int>(n);
   }
+  if (const json::value* f = Find(o, "preemptions")) {
+    ASSIGN_OR_RETURN(int64_t n, GetInt(*f, "preemptions", 0, INT32_MAX));
+    job->preemptions = static_cast<int>(n);
+  }
+  ASSIGN_OR_RETURN(job->preempt_deadline, OptionalTime(o, "preempt_deadline"));
   if (const json::value* f = Find(o, "cost_micros")) {
     ASSIGN_OR_RETURN(job->cost_micros, GetInt(*f, "cost_micros", 0, INT64_MAX));
   } else if (const json::value* c = Find(o, "cost")) {
@@ -711,5 +722,16 @@ Result<std::string> DecodeCodeId(std::string_view body) {
 }
 
 std::string EncodeString(std::string_view s) { return json::serialize(json::value(s)); }
+
+std::string EncodePreemption(const Job& job) {
+  json::object o;
+  o["job"] = job.id.value;
+  o["state"] = JobStateName(job.state);
+  o["preempting"] = job.preempt_deadline.has_value();
+  o["deadline"] = OptTime(job.preempt_deadline);
+  o["reason"] = job.preempt_deadline && !job.reason_detail.empty() ? json::value(job.reason_detail)
+                                                                   : json::value(nullptr);
+  return json::serialize(o);
+}
 
 }  // namespace baton::codec

@@ -404,6 +404,11 @@ Status DecodeSpecField(std::string_view key, const std::string& field, const jso
     auto n = GetInt(val, field, 0, SpecLimits::kMaxRetries);
     if (!n) return n.error();
     spec->retries = static_cast<int>(*n);
+  } else if (key == "max_preemptions") {
+    if (val.is_null()) return Status::Ok();
+    auto n = GetInt(val, field, 0, SpecLimits::kMaxPreemptions);
+    if (!n) return n.error();
+    spec->max_preemptions = static_cast<int>(*n);
   } else if (key == "env") {
     return DecodeEnv(val, field, spec);
   } else if (std::optional<Status> st = DecodeWhenField(key, field, val, spec)) {
@@ -437,7 +442,8 @@ Status DecodeSpecField(std::string_view key, const std::string& field, const jso
     return FieldError(
         field,
         "unknown field (valid: name, command, resources, priority, project, pool, "
-        "time_limit, grace_period, signal, output_limit, retries, requeue, env, workdir, venv, "
+        "time_limit, grace_period, signal, output_limit, retries, requeue, max_preemptions, env, "
+        "workdir, venv, "
         "conda, "
         "image, code, interactive, after, after_any, "
         "after_notok, singleton, begin, schedule, array, sweep, model, best_metric, "
@@ -625,6 +631,7 @@ std::string EncodeJobSpec(const JobSpec& s) {
   if (s.signal != 0) o["signal"] = FormatNoticeSignal(s.signal, s.signal_before);
   if (s.retries > 0) o["retries"] = s.retries;
   if (!s.requeue) o["requeue"] = false;
+  if (s.max_preemptions) o["max_preemptions"] = *s.max_preemptions;
   if (s.output_limit > 0) o["output_limit"] = s.output_limit;
   if (!s.env.empty()) {
     json::object env;

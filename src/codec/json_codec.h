@@ -94,6 +94,14 @@ struct DrainBody {
 };
 Result<DrainBody> DecodeDrainBody(std::string_view text);
 
+// AWS's spot instance-action ({"action": "terminate", "time": "2026-11-29T12:02:00Z"}, the
+// body of /latest/meta-data/spot/instance-action): the time the instance is taken back.
+Result<TimePoint> DecodeInstanceAction(std::string_view text);
+
+// GET /v1/jobs/{id}/preemption's answer: {"job", "state", "preempting", "deadline" (its
+// SIGKILL's time, or null), "reason" (why it is preempted, or null)}.
+std::string EncodePreemption(const Job& job);
+
 // GET /v1/jobs/{id}: the job, and for a pending job its factors and place in the last full
 // ordering ("factors", "queue_position") when it has them.
 std::string EncodeJobDetail(const Job& job, const QueueFactors* factors,

@@ -223,6 +223,28 @@ Result<std::vector<GpuHealth>> HealthListFrom(const json::object& o) {
   return out;
 }
 
+json::object ReclaimObject(const ReclaimNotice& n) {
+  return json::object{
+      {"source", n.source}, {"seen", TimeValue(n.seen)}, {"deadline", TimeValue(n.deadline)}};
+}
+
+Result<std::optional<ReclaimNotice>> ReclaimFrom(const json::object& o) {
+  const json::value* v = Find(o, "reclaim");
+  if (v == nullptr || v->is_null()) return std::optional<ReclaimNotice>();
+  ASSIGN_OR_RETURN(const json::object* ro, GetObject(*v, "reclaim"));
+  ReclaimNotice n;
+  RETURN_IF_ERROR(Read(*ro, "source", &n.source, Str(16)));
+  if (n.source != "aws" && n.source != "gcp" && n.source != "file")
+    return Err(InvalidArgument("reclaim.source: must be aws, gcp or file"));
+  const json::value* seen = Find(*ro, "seen");
+  const json::value* deadline = Find(*ro, "deadline");
+  if (seen == nullptr || deadline == nullptr)
+    return Err(InvalidArgument("reclaim: needs seen and deadline"));
+  ASSIGN_OR_RETURN(n.seen, GetTime(*seen, "reclaim.seen"));
+  ASSIGN_OR_RETURN(n.deadline, GetTime(*deadline, "reclaim.deadline"));
+  return std::optional<ReclaimNotice>(std::move(n));
+}
+
 }  // namespace
 
 std::string EncodeRegister(const RegisterRequest& r) {
@@ -232,6 +254,7 @@ std::string EncodeRegister(const RegisterRequest& r) {
   for (const auto& e : r.jobs) jobs.emplace_back(EventObject(e));
   o["jobs"] = std::move(jobs);
   o["health"] = HealthArray(r.health);
+  if (r.reclaim) o["reclaim"] = ReclaimObject(*r.reclaim);
   return json::serialize(o);
 }
 
@@ -250,7 +273,20 @@ Result<RegisterRequest> DecodeRegister(std::string_view text) {
     }
   }
   ASSIGN_OR_RETURN(r.health, HealthListFrom(*o));
+  ASSIGN_OR_RETURN(r.reclaim, ReclaimFrom(*o));
   return r;
+}
+
+Result<TimePoint> DecodeInstanceAction(std::string_view text) {
+  ASSIGN_OR_RETURN(json::value v, Parse(text));
+  ASSIGN_OR_RETURN(const json::object* o, GetObject(v, ""));
+  std::string action;
+  RETURN_IF_ERROR(Read(*o, "action", &action, Str(32)));
+  if (action != "terminate" && action != "stop" && action != "hibernate")
+    return Err(InvalidArgument("action: must be terminate, stop or hibernate"));
+  const json::value* time = Find(*o, "time");
+  if (time == nullptr) return Err(InvalidArgument("time: missing"));
+  return GetTime(*time, "time");
 }
 
 std::string EncodeJoin(const std::string& node) {
@@ -336,6 +372,7 @@ std::string EncodeReport(const ReportRequest& r) {
   json::array attached;
   for (JobId id : r.attached) attached.emplace_back(id.value);
   o["attached"] = std::move(attached);
+  if (r.reclaim) o["reclaim"] = ReclaimObject(*r.reclaim);
   return json::serialize(o);
 }
 
@@ -401,6 +438,7 @@ Result<ReportRequest> DecodeReport(std::string_view text) {
       r.attached.push_back(JobId{id});
     }
   }
+  ASSIGN_OR_RETURN(r.reclaim, ReclaimFrom(*o));
   return r;
 }
 
@@ -411,6 +449,7 @@ json::object NodeStatusObject(const NodeStatus& n) {
   o["state"] = NodeStateName(n.state);
   o["last_seen"] = TimeValue(n.last_seen);
   o["drain_reason"] = n.drain_reason.empty() ? json::value(nullptr) : json::value(n.drain_reason);
+  o["cooling_until"] = n.cooling_until ? TimeValue(*n.cooling_until) : json::value(nullptr);
   json::array& gpus = o["gpus"].as_array();
   for (size_t i = 0; i < gpus.size(); ++i) {
     json::object& g = gpus[i].as_object();
@@ -557,6 +596,9 @@ Result<std::vector<NodeStatus>> DecodeNodeList(std::string_view text) {
     RETURN_IF_ERROR(Read(o, "state", &n.state, Named<NodeState>(kNodeStateNames)));
     if (const json::value* t = Find(o, "last_seen")) {
       ASSIGN_OR_RETURN(n.last_seen, GetTime(*t, "last_seen"));
+    }
+    if (const json::value* t = Find(o, "cooling_until"); t != nullptr && !t->is_null()) {
+      ASSIGN_OR_RETURN(n.cooling_until, GetTime(*t, "cooling_until"));
     }
     if (const json::value* d = Find(o, "drain_reason"); d != nullptr && d->is_string()) {
       n.drain_reason = std::string(d->get_string().subview(0, 256));

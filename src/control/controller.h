@@ -128,7 +128,9 @@ class Controller {
   void NoteOutputLimit(Job& job, const NodeRecord& node, const JobEvent& e, TimePoint now);
   // What the agent says of its GPUs' health (NodeDesk::Health), and the jobs on GPUs that
   // failed stopped, to be requeued.
-  void ApplyHealth(NodeRecord& node, const std::vector<GpuHealth>& health, TimePoint now);
+  // Stops the jobs a failed GPU or a reclaimed node hit (NodeDesk::Hit): back to the queue
+  // without a retry spent, when they end.
+  void StopHits(const std::vector<NodeDesk::Hit>& hits, TimePoint now);
 
   void SetState(Job& job, JobState to, TimePoint now);
   void Enqueue(Job& job, TimePoint now);

@@ -10,10 +10,23 @@
 
 namespace baton::control {
 
+namespace {
+
+// A preemption's stop sent again (to an agent that registered meanwhile): the time left until
+// its deadline (at least 1 s: SIGTERM first), else the preemption grace (a failed GPU's).
+Duration GraceLeft(const Job& j, Duration preempt_grace, TimePoint now) {
+  if (!j.preempt_deadline) return preempt_grace;
+  return std::max<Duration>(std::chrono::seconds(1), *j.preempt_deadline - now);
+}
+
+}  // namespace
+
 Result<RegisterReply> Controller::Register(const AgentRegister& c, TimePoint now) {
   const NodeInfo& info = c.request.node;
   ASSIGN_OR_RETURN(NodeRecord * joined, nodes_.Join(info, now));
   NodeRecord& node = *joined;
+  // Before the jobs' events: the ends of jobs the notice stopped are preemptions.
+  StopHits(nodes_.Reclaim(node, c.request.reclaim, true, now), now);
 
   // Reconcile: what the agent holds against what the controller expects of this node.
   std::set<std::pair<int64_t, int>> held;
@@ -34,14 +47,16 @@ Result<RegisterReply> Controller::Register(const AgentRegister& c, TimePoint now
           // A stop sent before the agent re-registered was dropped with the old outbox.
           Order o;
           o.kind = Order::Kind::kStop;
-          o.stop = j.stop_requested ? StopOrder{.job = j.id,
-                                                .attempt = j.restarts,
-                                                .reason = StopReason::kCancel,
-                                                .grace_period = j.spec.grace_period}
-                                    : StopOrder{.job = j.id,
-                                                .attempt = j.restarts,
-                                                .reason = StopReason::kPreempt,
-                                                .grace_period = options_.policy.preempt_grace};
+          o.stop =
+              j.stop_requested
+                  ? StopOrder{.job = j.id,
+                              .attempt = j.restarts,
+                              .reason = StopReason::kCancel,
+                              .grace_period = j.spec.grace_period}
+                  : StopOrder{.job = j.id,
+                              .attempt = j.restarts,
+                              .reason = StopReason::kPreempt,
+                              .grace_period = GraceLeft(j, options_.policy.preempt_grace, now)};
           nodes_.Send(info.name, std::move(o));
         }
         continue;
@@ -58,7 +73,7 @@ Result<RegisterReply> Controller::Register(const AgentRegister& c, TimePoint now
       break;
     }
   }
-  ApplyHealth(node, c.request.health, now);
+  StopHits(nodes_.Health(node, c.request.health, now), now);
   return RegisterReply{.session = node.session,
                        .next_seq = 0,
                        .fence_ms = options_.node_timeout.count(),
@@ -69,8 +84,9 @@ Result<Acknowledged> Controller::Report(const AgentReport& c, TimePoint now) {
   const ReportRequest& rep = c.report;
   ASSIGN_OR_RETURN(NodeRecord * node, nodes_.Heard(c, now));
   ledgers_.utilization().Observe(*node, rep.gpus, running_);
+  if (rep.reclaim) StopHits(nodes_.Reclaim(*node, rep.reclaim, false, now), now);
   for (const JobEvent& e : rep.events) HandleEvent(*node, e, now);
-  if (!rep.health.empty()) ApplyHealth(*node, rep.health, now);
+  if (!rep.health.empty()) StopHits(nodes_.Health(*node, rep.health, now), now);
   nodes_.Notices(*node, rep.notices, now);
   return Acknowledged{};
 }
@@ -172,15 +188,22 @@ void Controller::NoteOutputLimit(Job& job, const NodeRecord& node, const JobEven
   StopParts(job, StopReason::kCancel, job.spec.grace_period, now);
 }
 
-void Controller::ApplyHealth(NodeRecord& node, const std::vector<GpuHealth>& health,
-                             TimePoint now) {
-  for (const NodeDesk::Hit& hit : nodes_.Health(node, health, now)) {
+void Controller::StopHits(const std::vector<NodeDesk::Hit>& hits, TimePoint now) {
+  for (const NodeDesk::Hit& hit : hits) {
     Job& j = jobs_.at(hit.job);
+    if (j.state == JobState::kRunning && j.preempt_deadline && hit.reason == StopReason::kPreempt &&
+        now + hit.grace < *j.preempt_deadline) {
+      // Preempted already, and now its node is reclaimed: its agent kills it at the earlier.
+      j.preempt_deadline = now + hit.grace;
+      MarkDirty(j);
+    }
     if (j.state != JobState::kRunning || j.stop_requested || j.preempt_requested) continue;
     // Back to the queue without spending a retry: it resumes from its last checkpoint.
     j.preempt_requested = true;
+    if (hit.reason == StopReason::kPreempt) j.preempt_deadline = now + hit.grace;
     j.reason_detail = hit.detail;
-    StopParts(j, StopReason::kNodeFailure, Duration(0), now);
+    MarkDirty(j);
+    StopParts(j, hit.reason, hit.grace, now);
   }
 }
 

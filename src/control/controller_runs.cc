@@ -64,6 +64,8 @@ void Controller::Finish(Job& job, TimePoint now) {
     }
   }
   const NodeAllocation& report = failed != nullptr ? *failed : job.allocation.front();
+  const bool preemption = job.preempt_deadline.has_value();
+  job.preempt_deadline.reset();
   const bool unstarted = std::any_of(job.allocation.begin(), job.allocation.end(),
                                      [](const NodeAllocation& p) { return p.launch_failed; });
   std::string where;  // the nodes it could not start on, for the words below
@@ -97,7 +99,18 @@ void Controller::Finish(Job& job, TimePoint now) {
   } else if (job.preempt_requested) {
     std::string why = job.reason_detail.empty() ? "preempted" : job.reason_detail;
     job.preempt_requested = false;
-    requeue_or_fail(why);
+    // A preemption (not a failed GPU's stop) spends the job's budget of them, not a retry.
+    const std::optional<int> budget =
+        job.spec.max_preemptions ? job.spec.max_preemptions : options_.policy.max_preemptions;
+    if (preemption && job.spec.requeue && budget && job.preemptions >= *budget) {
+      job.reason_detail = why + "; not requeued: its " + std::to_string(*budget) +
+                          (*budget == 1 ? " preemption is" : " preemptions are") +
+                          " spent (max_preemptions)";
+      SetState(job, JobState::kFailed, now);
+    } else {
+      if (preemption && job.spec.requeue) ++job.preemptions;
+      requeue_or_fail(why);
+    }
   } else if (timed_out) {
     job.reason_detail = "stopped at its time limit of " + FormatDuration(job.spec.time_limit);
     SetState(job, JobState::kTimedOut, now);

@@ -51,6 +51,7 @@ bool Controller::ApplyPass(PassDriver::Ran& ran, TimePoint now) {
     if (victim.state != JobState::kRunning || victim.stop_requested || victim.preempt_requested)
       continue;
     victim.preempt_requested = true;
+    victim.preempt_deadline = now + options_.policy.preempt_grace;
     ++counters_.preemptions;
     victim.reason_detail = "preempted (" + std::string(PreemptReasonName(p.reason)) + ") for job " +
                            p.for_job.ToString();
@@ -94,6 +95,7 @@ void Controller::StartJob(Job& j, TimePoint now) {
   j.launched = false;
   j.stop_requested = false;
   j.preempt_requested = false;
+  j.preempt_deadline.reset();
   j.last_checkpoint.reset();
   j.estimated_start.reset();
   j.reason = WaitReason::kNone;

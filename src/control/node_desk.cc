@@ -70,7 +70,8 @@ void NodeDesk::RebuildSlots(const NodeRecord& node) {
   slots->spot = node.info.spot;
   slots->total_cpus = slots->free_cpus = node.info.cpus;
   slots->total_memory_bytes = slots->free_memory_bytes = node.info.memory_bytes;
-  slots->schedulable = node.state == NodeRecord::State::kReady && node.drain_reason.empty();
+  slots->schedulable = node.state == NodeRecord::State::kReady && node.drain_reason.empty() &&
+                       !node.reclaim && !node.cooling_until;
   for (JobId id : node.running) {
     const Job& j = *shared_.running.at(id);
     for (const auto& part : j.allocation) {
@@ -269,6 +270,51 @@ void NodeDesk::NoteLogsDropped(const AgentReport& c, TimePoint now) {
       now);
 }
 
+std::vector<NodeDesk::Hit> NodeDesk::Reclaim(NodeRecord& node,
+                                             const std::optional<ReclaimNotice>& notice,
+                                             bool registering, TimePoint now) {
+  if (!notice) {
+    // A registration without one: a new machine of the name, or an agent started again whose
+    // watch has not looked yet (it says so again in its next report).
+    if (registering && node.reclaim) {
+      node.reclaim.reset();
+      if (shared_.view.FindNode(node.info.name) != nullptr) RebuildSlots(node);
+      shared_.queue.RequestFull();
+    }
+    return {};
+  }
+  const bool news = !node.reclaim || node.reclaim->deadline != notice->deadline;
+  node.reclaim = *notice;
+  const std::string words = "its spot node " + node.info.name + " is taken back (" +
+                            notice->source + " reclaim notice, deadline " +
+                            FormatRfc3339(notice->deadline) + ")";
+  std::vector<Hit> hits;
+  for (JobId id : node.running) {
+    hits.push_back(
+        Hit{.job = id,
+            .detail = "preempted: " + words,
+            .reason = StopReason::kPreempt,
+            .grace = std::max<Duration>(std::chrono::seconds(1), notice->deadline - now)});
+  }
+  if (news) {
+    if (shared_.view.FindNode(node.info.name) != nullptr) RebuildSlots(node);
+    shared_.queue.RequestFull();  // its GPUs are gone; reservations change
+    const std::string cooling = CoolOff(node, now);
+    shared_.events.Raise(
+        ClusterEvent{.kind = EventKind::kNodeReclaimed,
+                     .severity = Severity::kInfo,
+                     .node = node.info.name,
+                     .message = "node " + node.info.name + ": spot reclaim notice (" +
+                                notice->source + "): taken back at " +
+                                FormatRfc3339(notice->deadline) + "; " +
+                                std::to_string(hits.size()) +
+                                (hits.size() == 1 ? " job stops" : " jobs stop") +
+                                " to be requeued elsewhere" + cooling},
+        now);
+  }
+  return hits;
+}
+
 std::vector<NodeDesk::Hit> NodeDesk::Health(NodeRecord& node, const std::vector<GpuHealth>& health,
                                             TimePoint now) {
   std::vector<Hit> hits;
@@ -342,6 +388,36 @@ std::vector<NodeDesk::Hit> NodeDesk::Health(NodeRecord& node, const std::vector<
 
 void NodeDesk::Watch(TimePoint now) {
   for (NodeRecord* node : watch_.Silent(nodes_, now)) MarkLost(*node, now);
+  if (now < cooling_ends_) return;
+  // A cool-off is over: its spot nodes take jobs again.
+  cooling_ends_ = TimePoint::max();
+  for (auto& [name, node] : nodes_) {
+    if (!node.cooling_until) continue;
+    if (*node.cooling_until > now) {
+      cooling_ends_ = std::min(cooling_ends_, *node.cooling_until);
+      continue;
+    }
+    node.cooling_until.reset();
+    if (shared_.view.FindNode(name) != nullptr) RebuildSlots(node);
+    shared_.queue.RequestFull();
+  }
+}
+
+std::string NodeDesk::CoolOff(const NodeRecord& reclaimed, TimePoint now) {
+  const Duration cooloff = shared_.options.policy.reclaim_cooloff;
+  if (cooloff <= Duration(0)) return "";
+  const TimePoint until = now + cooloff;
+  int cooling = 0;
+  for (auto& [name, node] : nodes_) {
+    if (&node == &reclaimed || !node.info.spot || node.info.pool != reclaimed.info.pool) continue;
+    node.cooling_until = std::max(node.cooling_until.value_or(until), until);
+    if (shared_.view.FindNode(name) != nullptr) RebuildSlots(node);
+    ++cooling;
+  }
+  cooling_ends_ = std::min(cooling_ends_, until);
+  if (cooling == 0) return "";
+  return "; pool " + reclaimed.info.pool + "'s other spot nodes take no new jobs until " +
+         FormatRfc3339(until) + " (reclaim_cooloff)";
 }
 
 void NodeDesk::MarkLost(NodeRecord& node, TimePoint now) {

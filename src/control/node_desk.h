@@ -87,14 +87,24 @@ class NodeDesk {
   Result<NodeRecord*> Heard(const AgentReport& c, TimePoint now);
   void Notices(const NodeRecord& node, const std::vector<GpuNotice>& notices, TimePoint now);
 
-  // A running job on a GPU that failed: to be stopped and requeued (`detail`: why).
+  // A running job on a GPU that failed, or on a node reclaimed: to be stopped (for `reason`,
+  // with `grace`) and requeued without a retry spent (`detail`: why).
   struct Hit {
     JobId job;
     std::string detail;
+    StopReason reason = StopReason::kNodeFailure;
+    Duration grace{0};
   };
   // What the agent says of its GPUs' health: failed GPUs fenced (hardware faults drained),
   // recovered ones back, said as events. Returns the jobs on the GPUs that failed, in order.
   std::vector<Hit> Health(NodeRecord& node, const std::vector<GpuHealth>& health, TimePoint now);
+
+  // A spot node's reclaim notice as its agent says it now (a registration's or a report's;
+  // none at a registration lifts an earlier one): the node out of scheduling, said once as a
+  // node_reclaimed event. Returns its running jobs, to be stopped with the time left until the
+  // deadline as their grace (at least 1 s: SIGTERM first) and requeued elsewhere.
+  std::vector<Hit> Reclaim(NodeRecord& node, const std::optional<ReclaimNotice>& notice,
+                           bool registering, TimePoint now);
 
   // At a tick: the nodes silent for the node timeout marked lost (their polls answered, their
   // orders dropped, said as an event).
@@ -106,6 +116,9 @@ class NodeDesk {
 
  private:
   void MarkLost(NodeRecord& node, TimePoint now);
+  // After `reclaimed`'s notice: the other spot nodes of its pool cool off (take no new jobs)
+  // for Policy::reclaim_cooloff; the words the event adds ("" when none do).
+  std::string CoolOff(const NodeRecord& reclaimed, TimePoint now);
   void NoteLogsDropped(const AgentReport& c, TimePoint now);
 
   Shared shared_;
@@ -113,6 +126,7 @@ class NodeDesk {
   FeasibilityCache feasibility_;  // what could ever hold a request, by the known nodes
   NodeWatch watch_;               // silent nodes, their fences, the lost nodes' jobs due back
   std::pair<JobId, TimePoint> last_log_drop_{};  // the last log_dropped alert: of what, when
+  TimePoint cooling_ends_ = TimePoint::max();    // the earliest end of a spot node's cool-off
 };
 
 }  // namespace baton::control

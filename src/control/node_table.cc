@@ -89,7 +89,7 @@ std::vector<Delivery> NodeTable::TakeDeliveries() {
 NodeState ShownState(const NodeRecord& node) {
   switch (node.state) {
     case NodeRecord::State::kReady:
-      return node.drain_reason.empty() ? NodeState::kReady : NodeState::kDrained;
+      return node.drain_reason.empty() && !node.reclaim ? NodeState::kReady : NodeState::kDrained;
     case NodeRecord::State::kLost:
       return NodeState::kLost;
     case NodeRecord::State::kAwaiting:

@@ -32,6 +32,12 @@ struct NodeRecord {
   std::string drain_reason;     // non-empty: drained by an admin
   std::map<int, std::string> gpu_drains;  // GPU index -> reason
   std::vector<GpuHealth> health;          // per GPU, as the agent last judged it
+  // A spot node's reclaim notice, as its agent said it: the node takes no new jobs. Lifted
+  // by a registration without one (a new machine of the name).
+  std::optional<ReclaimNotice> reclaim;
+  // A spot node of a pool another of whose spot nodes was reclaimed: no new jobs until then
+  // (Policy::reclaim_cooloff; NodeDesk::Watch lifts it).
+  std::optional<TimePoint> cooling_until;
   int launch_failures = 0;  // jobs in a row that could not start here and did elsewhere
   // The running jobs with a part here (Controller::SetState keeps it): what a report, a
   // registration or a lost node concerns, found without a walk of every running job.

@@ -161,6 +161,11 @@ NodeList ReadOuts::Nodes() const {
     s.samples = node.samples;
     s.gpu_jobs.resize(node.info.gpus.size());
     s.drain_reason = node.drain_reason;
+    if (s.drain_reason.empty() && node.reclaim) {
+      s.drain_reason = "spot reclaim notice (" + node.reclaim->source + "): taken back at " +
+                       FormatRfc3339(node.reclaim->deadline);
+    }
+    s.cooling_until = node.cooling_until;
     s.health = node.health;
     s.health.resize(node.info.gpus.size());
     for (size_t g = 0; g < s.health.size(); ++g) s.health[g].index = static_cast<int>(g);
@@ -212,7 +217,8 @@ MetricsShown ReadOuts::Metrics(TimePoint now) const {
           .node = name, .index = g.index, .model = g.model, .memory_total_bytes = g.memory_bytes};
       bool failed = !ready || (static_cast<size_t>(g.index) < node.health.size() &&
                                node.health[g.index].state != GpuHealthState::kOk);
-      bool drained = !node.drain_reason.empty() || node.gpu_drains.count(g.index) != 0;
+      bool drained =
+          !node.drain_reason.empty() || node.reclaim || node.gpu_drains.count(g.index) != 0;
       bool allocated = slots != nullptr && static_cast<size_t>(g.index) < slots->gpus.size() &&
                        slots->gpus[g.index].free_milli < 1000;
       gm.state = failed      ? GpuUse::kFailed

@@ -26,11 +26,12 @@ enum class EventKind {
   kSessionReclaimed,
   kJobOutputLimit,
   kLogDropped,
+  kNodeReclaimed,
 };
-inline constexpr std::array<std::string_view, 11> kEventKindNames = {
+inline constexpr std::array<std::string_view, 12> kEventKindNames = {
     "gpu_failed",        "gpu_recovered",    "gpu_xid",      "node_lost",
     "node_joined",       "job_failed",       "node_drained", "budget",
-    "session_reclaimed", "job_output_limit", "log_dropped"};
+    "session_reclaimed", "job_output_limit", "log_dropped",  "node_reclaimed"};
 inline std::string_view EventKindName(EventKind k) { return EnumName(kEventKindNames, k); }
 inline Result<EventKind> ParseEventKind(std::string_view text, std::string_view field = "kind") {
   return ParseEnum<EventKind>(kEventKindNames, field, text);

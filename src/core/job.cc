@@ -209,6 +209,11 @@ Status ValidateAccountAndLimits(const JobSpec& spec) {
   if (!spec.requeue && spec.retries > 0) {
     return FieldError("retries", "a job that is never requeued (requeue: false) has no retries");
   }
+  if (spec.max_preemptions &&
+      (*spec.max_preemptions < 0 || *spec.max_preemptions > SpecLimits::kMaxPreemptions)) {
+    return FieldError("max_preemptions",
+                      "must be between 0 and " + std::to_string(SpecLimits::kMaxPreemptions));
+  }
   return Status::Ok();
 }
 

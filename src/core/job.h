@@ -76,6 +76,7 @@ struct SpecLimits {
   static constexpr int kMaxNodes = 1024;
   static constexpr int kMaxCpus = 100'000;
   static constexpr int kMaxRetries = 100;
+  static constexpr int kMaxPreemptions = 1000;
   static constexpr size_t kMaxAfter = 256;
   static constexpr size_t kMaxArrayTasks = 10'000;
   static constexpr int kMaxArrayIndex = 1'000'000;
@@ -147,6 +148,10 @@ struct JobSpec {
   // queue (true, as always before) or ends failed with why (false, Slurm's --no-requeue): a job
   // that must never run twice. Not with retries.
   bool requeue = true;
+  // How many times it may be preempted (by the scheduler, or its spot node's reclaim notice)
+  // and requeued; the next preemption ends it failed. Apart from `retries`: a preemption never
+  // spends one. Unset: the policy's scheduling.max_preemptions, else no limit.
+  std::optional<int> max_preemptions;
   std::vector<std::pair<std::string, std::string>> env;
   std::string workdir;
   std::vector<JobId> after;        // after-ok: each must succeed first
@@ -329,15 +334,19 @@ struct Job {
   int restarts = 0;                       // also the attempt number of the current run
   std::string last_requeue;  // why it last went back to pending ("preempted (priority) for job 9")
   int failures = 0;          // retries used: requeues after a failure (not after a lost node)
+  int preemptions = 0;       // requeues after a preemption (JobSpec::max_preemptions)
   TimePoint submitted_at{};
   std::optional<TimePoint> started_at;
   std::optional<TimePoint> finished_at;
   std::optional<int> exit_code;
   std::optional<int> exit_signal;
   std::vector<NodeAllocation> allocation;
-  bool launched = false;                     // the agent confirmed the current attempt started
-  bool stop_requested = false;               // cancel asked for while running; ends as cancelled
-  bool preempt_requested = false;            // preempted while running; goes back to pending
+  bool launched = false;           // the agent confirmed the current attempt started
+  bool stop_requested = false;     // cancel asked for while running; ends as cancelled
+  bool preempt_requested = false;  // preempted while running; goes back to pending
+  // A preemption under way (by the scheduler, or a spot node's reclaim notice; not a failed
+  // GPU's stop): when its SIGKILL is due. Cleared when the attempt ends.
+  std::optional<TimePoint> preempt_deadline;
   std::optional<TimePoint> last_checkpoint;  // the current attempt's last reported checkpoint
   std::optional<TimePoint> estimated_start;  // pending: the scheduler's estimate (not stored)
   // A queued job's place as the last pass that explained it saw it: the jobs ahead of it that

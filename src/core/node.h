@@ -8,6 +8,7 @@
 #include <array>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -111,6 +112,8 @@ struct NodeStatus {
   std::string drain_reason;                    // non-empty: the node is drained
   std::vector<std::string> gpu_drain_reasons;  // per GPU: non-empty when that GPU is drained
   std::vector<GpuHealth> health;               // per GPU, as the agent last judged it
+  // A spot node cooling off after another of its pool was reclaimed: no new jobs until then.
+  std::optional<TimePoint> cooling_until;
 };
 
 struct GpuSpec {

@@ -100,6 +100,11 @@ struct Policy {
   bool untimed_reservation = true;
   bool preemption = true;
   Duration preempt_grace = std::chrono::seconds(30);  // SIGTERM -> SIGKILL for victims
+  // A job's budget of preemptions when it sets none (JobSpec::max_preemptions); none: no limit.
+  std::optional<int> max_preemptions;
+  // After a spot node's reclaim notice, the pool's other spot nodes take no new jobs this long
+  // (a reclaim comes in waves); 0: they go on at once.
+  Duration reclaim_cooloff = std::chrono::minutes(5);
   // Least attained service (Tiresias' two-dimensional LAS): a job's service is the GPU-seconds
   // it has run (GPUs x time, over all its attempts); these ascending thresholds split jobs into
   // levels, and the `las` factor is 1 in the first level and falls to 0 in the last. With

@@ -179,8 +179,19 @@ struct GpuNotice {
   bool operator==(const GpuNotice&) const = default;
 };
 
+// A spot node's reclaim notice (`baton agent --reclaim-notice`): its cloud's metadata (or a
+// file) says the node is taken back at `deadline`. The agent has begun stopping its jobs (SIGTERM
+// now, SIGKILL at the deadline) and says so in every report and registration from then on.
+struct ReclaimNotice {
+  std::string source;  // "aws", "gcp" or "file"
+  TimePoint seen{};    // when the agent saw it
+  TimePoint deadline{};
+  bool operator==(const ReclaimNotice&) const = default;
+};
+
 struct RegisterRequest {
   NodeInfo node;
+  std::optional<ReclaimNotice> reclaim;
   std::vector<JobEvent> jobs;     // every job it holds: running (kStarted) or ended
   std::vector<GpuHealth> health;  // every GPU's health; empty = all ok
 };
@@ -203,7 +214,8 @@ struct ReportRequest {
   std::vector<GpuSample> gpus;
   std::vector<GpuHealth> health;  // every GPU's health when it changed; empty = unchanged
   std::vector<GpuNotice> notices;
-  std::vector<JobId> attached;  // its sessions with a client attached now (every report)
+  std::vector<JobId> attached;           // its sessions with a client attached now (every report)
+  std::optional<ReclaimNotice> reclaim;  // the node's reclaim notice, once seen (every report)
 };
 
 }  // namespace baton

@@ -43,6 +43,19 @@ Result<std::unique_ptr<agent::GpuBackend>> MakeBackend(const std::string& gpus,
 
 int RunAgent(const AgentFlags& f) {
   sigset_t signals = BlockShutdownSignals();
+  std::optional<agent::ReclaimSource> reclaim;
+  if (!f.reclaim_notice.empty()) {
+    auto source = agent::ParseReclaimSource(f.reclaim_notice);
+    if (!source) return Fail(source.error());
+    reclaim = std::move(*source);
+    if (!f.spot)
+      return Fail(
+          InvalidArgument("--reclaim-notice: only a spot node gets reclaim notices (--spot)"));
+  }
+  auto reclaim_poll = ParseDuration(f.reclaim_poll, "--reclaim-poll");
+  if (!reclaim_poll) return Fail(reclaim_poll.error());
+  if (*reclaim_poll < std::chrono::milliseconds(100) || *reclaim_poll > std::chrono::minutes(10))
+    return Fail(InvalidArgument("--reclaim-poll: between 100ms and 10m"));
   std::string name = f.name.empty() ? HostName() : f.name;
   std::string dir = f.data.empty() ? cli::DefaultDataDir() + "/agent-" + name : f.data;
   std::string token = f.token;
@@ -81,7 +94,9 @@ int RunAgent(const AgentFlags& f) {
                          .address = f.address,
                          .topology = HostTopologyOrNone(),
                          .health = *limits,
-                         .spot = f.spot};
+                         .spot = f.spot,
+                         .reclaim = std::move(reclaim),
+                         .reclaim_poll = *reclaim_poll};
   ApplyAgentFlags(f.health, &ao);
   agent::Agent a(std::move(ao),
                  {.backend = **backend, .executor = executor, .env = env, .clock = clock});

@@ -45,6 +45,8 @@ struct AgentFlags {
   std::string server, token, token_file, name, gpus = "auto", data, pool = "default", address,
                                                tls_ca;
   bool spot = false;
+  std::string reclaim_notice;       // --reclaim-notice: aws[:URL], gcp[:URL] or file:PATH
+  std::string reclaim_poll = "5s";  // --reclaim-poll
   HealthFlags health;
 };
 

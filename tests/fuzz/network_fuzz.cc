@@ -1,10 +1,12 @@
 // Fuzz target: what reaches Baton from the network and the disk beyond protocol_fuzz's: a
 // session's frames (whole and a byte at a time, as a relay may cut them), a drain's body, URLs
-// as --server, BATON_SERVER and X-Baton-Leader give them, the agent's run records, and the data
-// directory's store mark.
+// as --server, BATON_SERVER and X-Baton-Leader give them, the agent's run records, the data
+// directory's store mark, and a spot node's reclaim notices (--reclaim-notice, the clouds'
+// metadata answers, a notice file).
 #include <cstdint>
 #include <string_view>
 
+#include "agent/reclaim_watch.h"
 #include "agent/run_file.h"
 #include "codec/json_codec.h"
 #include "core/session_frame.h"
@@ -36,6 +38,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   (void)baton::net::ParseHttpUrl(text);
   (void)baton::net::ParseBaseUrl(text);
   if (auto list = baton::net::ServerList::Parse(text)) (void)(*list)->ToString();
+  (void)baton::agent::ParseReclaimSource(text);
+  (void)baton::agent::AwsAnswer(200, text, baton::TimePoint{});
+  (void)baton::agent::GcpAnswer(200, text, baton::TimePoint{});
+  (void)baton::agent::FileAnswer(text, baton::TimePoint{});
   if (auto record = baton::agent::DecodeRunRecord(text))
     (void)baton::agent::EncodeRunRecord(*record);
   if (auto mark = baton::store::DecodeStoreMark(text)) (void)baton::store::EncodeStoreMark(*mark);

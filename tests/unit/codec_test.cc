@@ -397,6 +397,42 @@ TEST(Protocol, ReportCarriesMetricsLinesApartFromOutput) {
   EXPECT_NE(bad.error().message().find("logs[].stream"), std::string::npos);
 }
 
+TEST(Protocol, AReclaimNoticeTravelsInReportsAndRegistrations) {
+  ReportRequest r;
+  r.node = "spot1";
+  r.reclaim =
+      ReclaimNotice{.source = "gcp", .seen = FromMillis(5000), .deadline = FromMillis(35000)};
+  auto back = DecodeReport(EncodeReport(r));
+  ASSERT_TRUE(back.has_value()) << back.error().message();
+  EXPECT_EQ(back->reclaim, r.reclaim);
+  r.reclaim.reset();
+  EXPECT_EQ(DecodeReport(EncodeReport(r))->reclaim, std::nullopt);
+
+  RegisterRequest reg;
+  reg.node.name = "spot1";
+  reg.reclaim =
+      ReclaimNotice{.source = "aws", .seen = FromMillis(1000), .deadline = FromMillis(121000)};
+  auto reg_back = DecodeRegister(EncodeRegister(reg));
+  ASSERT_TRUE(reg_back.has_value()) << reg_back.error().message();
+  EXPECT_EQ(reg_back->reclaim, reg.reclaim);
+
+  auto bad = DecodeReport(R"({"node": "n1", "reclaim": {"source": "azure", "seen": )"
+                          R"("2026-11-29T12:00:00Z", "deadline": "2026-11-29T12:02:00Z"}})");
+  ASSERT_FALSE(bad.has_value());
+  EXPECT_EQ(bad.error().message(), "reclaim.source: must be aws, gcp or file");
+  bad = DecodeReport(R"({"node": "n1", "reclaim": {"source": "aws"}})");
+  ASSERT_FALSE(bad.has_value());
+  EXPECT_EQ(bad.error().message(), "reclaim: needs seen and deadline");
+}
+
+TEST(Protocol, AnInstanceActionSaysItsTime) {
+  auto t = DecodeInstanceAction(R"({"action": "hibernate", "time": "2026-11-29T12:02:00Z"})");
+  ASSERT_TRUE(t.has_value()) << t.error().message();
+  EXPECT_EQ(FormatRfc3339(*t), "2026-11-29T12:02:00.000Z");
+  EXPECT_EQ(DecodeInstanceAction(R"({"action": "terminate"})").error().message(), "time: missing");
+  EXPECT_FALSE(DecodeInstanceAction("[]").has_value());
+}
+
 TEST(MetricsLines, ParsesWholeLinesAndSaysWhereTheNextReadStarts) {
   // A running job: the last line may still be being written.
   std::string data = "{\"step\": 1, \"loss\": 0.5}\nnot json\n[1, 2]\n{\"step\": 2}";

@@ -130,6 +130,70 @@ TEST_F(NodeDeskTest, AFailedGpuIsFencedAndTheJobsOnItAreReturnedToBeStopped) {
   EXPECT_TRUE(view_.FindNode("n1")->gpus[0].usable);
 }
 
+TEST_F(NodeDeskTest, AReclaimNoticeTakesTheNodeOutAndStopsItsJobsWithTheTimeLeft) {
+  NodeRecord* node = *desk_.Join(TwoGpus("spot1"), kT0);
+  Messages();
+  Running(7, "spot1", 0);
+  Running(8, "spot1", 1);
+  const ReclaimNotice notice{
+      .source = "aws", .seen = kT0 + seconds(10), .deadline = kT0 + seconds(130)};
+  std::vector<NodeDesk::Hit> hits = desk_.Reclaim(*node, notice, false, kT0 + seconds(10));
+  ASSERT_EQ(hits.size(), 2u);
+  EXPECT_EQ(hits[0].job, JobId{7});
+  EXPECT_EQ(hits[1].job, JobId{8});
+  EXPECT_EQ(hits[0].reason, StopReason::kPreempt);
+  EXPECT_EQ(hits[0].grace, seconds(120));  // until the deadline
+  EXPECT_EQ(hits[0].detail,
+            "preempted: its spot node spot1 is taken back (aws reclaim notice, deadline "
+            "2026-09-21T14:15:30.000Z)");
+  EXPECT_EQ(Messages(), std::vector<std::string>{
+                            "node spot1: spot reclaim notice (aws): taken back at "
+                            "2026-09-21T14:15:30.000Z; 2 jobs stop to be requeued elsewhere"});
+  EXPECT_FALSE(view_.FindNode("spot1")->schedulable);
+  EXPECT_EQ(ShownState(*node), NodeState::kDrained);
+
+  // Every report says it again: no second event; a deadline already past still gives 1 s.
+  EXPECT_EQ(desk_.Reclaim(*node, notice, false, kT0 + seconds(200))[0].grace, seconds(1));
+  EXPECT_TRUE(Messages().empty());
+
+  // A registration without one (a new machine of the name) returns the node to service.
+  ASSERT_TRUE(desk_.Join(TwoGpus("spot1"), kT0 + seconds(300)).has_value());
+  EXPECT_TRUE(desk_.Reclaim(*node, std::nullopt, true, kT0 + seconds(300)).empty());
+  EXPECT_TRUE(view_.FindNode("spot1")->schedulable);
+  EXPECT_EQ(ShownState(*node), NodeState::kReady);
+}
+
+TEST_F(NodeDeskTest, AReclaimCoolsOffTheOtherSpotNodesOfItsPoolForAWhile) {
+  NodeInfo spot1 = TwoGpus("spot1"), spot2 = TwoGpus("spot2"), od = TwoGpus("od1"),
+           elsewhere = TwoGpus("spot3");
+  spot1.spot = spot2.spot = elsewhere.spot = true;
+  elsewhere.pool = "other";
+  NodeRecord* first = *desk_.Join(spot1, kT0);
+  for (const NodeInfo& info : {spot2, od, elsewhere}) ASSERT_TRUE(desk_.Join(info, kT0));
+  Messages();
+  desk_.Reclaim(*first, ReclaimNotice{.source = "gcp", .seen = kT0, .deadline = kT0 + seconds(30)},
+                false, kT0);
+  EXPECT_EQ(Messages(), std::vector<std::string>{
+                            "node spot1: spot reclaim notice (gcp): taken back at "
+                            "2026-09-21T14:13:50.000Z; 0 jobs stop to be requeued elsewhere; pool "
+                            "default's other spot nodes take no new jobs until "
+                            "2026-09-21T14:18:20.000Z (reclaim_cooloff)"});
+  // The pool's other spot node waits; its on-demand node and another pool's spot node do not.
+  EXPECT_FALSE(view_.FindNode("spot2")->schedulable);
+  EXPECT_EQ(desk_.Find("spot2")->cooling_until, kT0 + std::chrono::minutes(5));
+  EXPECT_TRUE(view_.FindNode("od1")->schedulable);
+  EXPECT_TRUE(view_.FindNode("spot3")->schedulable);
+
+  // Its agent registering again (or a restart) does not end the cool-off; time does.
+  ASSERT_TRUE(desk_.Join(spot2, kT0 + std::chrono::minutes(4)));
+  desk_.Watch(kT0 + std::chrono::minutes(4));
+  EXPECT_FALSE(view_.FindNode("spot2")->schedulable);
+  ASSERT_TRUE(desk_.Join(spot2, kT0 + std::chrono::minutes(5)));
+  desk_.Watch(kT0 + std::chrono::minutes(5));
+  EXPECT_TRUE(view_.FindNode("spot2")->schedulable);
+  EXPECT_FALSE(desk_.Find("spot2")->cooling_until.has_value());
+}
+
 TEST_F(NodeDeskTest, LaunchFailuresAJobProvedNotItsOwnDrainANodeAtTheLimit) {
   options_.drain_after_launch_failures = 2;
   ASSERT_TRUE(desk_.Join(TwoGpus("bad"), kT0).has_value());

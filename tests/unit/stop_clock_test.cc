@@ -60,12 +60,12 @@ TEST(StopClock, TheNoticeComesOnceThatLongBeforeTheLimit) {
   EXPECT_TRUE(clock.timed_out());
 }
 
-TEST(StopClock, AStopOrderUsesItsGraceAndAStopUnderWayGoesOnUnlessItAsksForNone) {
+TEST(StopClock, AStopOrderUsesItsGraceAndAStopUnderWayGoesOnUnlessItAsksForLess) {
   StopClock clock;
   LaunchOrder o = Order(minutes(10));
   EXPECT_EQ(clock.Stop(o, seconds(5), kStart + minutes(1)), Signals{SIGTERM});
   EXPECT_FALSE(clock.timed_out());  // cancelled, not timed out
-  // A second stop with a grace changes nothing: the first one's SIGKILL comes on its time.
+  // A second stop with a longer grace changes nothing: the first one's SIGKILL comes on time.
   EXPECT_EQ(clock.Stop(o, seconds(60), kStart + minutes(1) + seconds(1)), Signals{});
   // Nor does the time limit, reached meanwhile.
   EXPECT_EQ(clock.Tick(o, kStart, kStart + minutes(1) + seconds(4)), Signals{});
@@ -74,6 +74,22 @@ TEST(StopClock, AStopOrderUsesItsGraceAndAStopUnderWayGoesOnUnlessItAsksForNone)
   StopClock now;
   EXPECT_EQ(now.Stop(o, seconds(30), kStart), Signals{SIGTERM});
   EXPECT_EQ(now.Stop(o, Duration(0), kStart + seconds(1)), Signals{SIGKILL});  // kill now
+}
+
+TEST(StopClock, AStopThatGivesLessTimeBringsTheKillForwardAndSaysWhen) {
+  // A job being preempted with 30 s when its spot node's reclaim notice leaves 10 s: SIGKILL
+  // comes at the notice's deadline, not the preemption's, and kill_at says so (the time the
+  // agent writes to $BATON_PREEMPT_DEADLINE).
+  StopClock clock;
+  LaunchOrder o = Order(minutes(10));
+  EXPECT_EQ(clock.Stop(o, seconds(30), kStart), Signals{SIGTERM});
+  EXPECT_EQ(clock.kill_at(), kStart + seconds(30));
+  EXPECT_EQ(clock.Stop(o, seconds(10), kStart + seconds(2)), Signals{});
+  EXPECT_EQ(clock.kill_at(), kStart + seconds(12));
+  EXPECT_EQ(clock.Tick(o, kStart, kStart + seconds(11)), Signals{});
+  EXPECT_EQ(clock.Tick(o, kStart, kStart + seconds(12)), Signals{SIGKILL});
+  // Once killed, a stop with a grace sends nothing more.
+  EXPECT_EQ(clock.Stop(o, seconds(5), kStart + seconds(13)), Signals{});
 }
 
 TEST(StopClock, ATerminalsJobIsHungUpFirstAndNoGraceKillsAtOnce) {

@@ -76,6 +76,8 @@ def _parser():
     s.add_argument("--grace", help="grace between SIGTERM and SIGKILL (default 30s)")
     s.add_argument("--signal", help="SIG[@TIME]: send SIG (e.g. USR1) TIME before the time limit (default 60s)")
     s.add_argument("--retries", type=int, help="times a failed job is requeued")
+    s.add_argument("--max-preemptions", type=int, dest="max_preemptions",
+                   help="times it may be preempted and requeued (apart from --retries)")
     s.add_argument("--after", action="append", default=[], metavar="ID[,ID]",
                    help="start only after these jobs succeeded (repeatable; or 3,4)")
     s.add_argument("--after-any", action="append", default=[], metavar="ID[,ID]",
@@ -306,7 +308,7 @@ def _submit(client, args):
 def _submitted(client, args, command):
     return client.submit(command[0] if looks_like_shell(command) else command, gpus=args.gpus, name=args.name,
                          priority=args.priority, project=args.project, pool=args.pool,
-                         time_limit=args.time or None, nodes=args.nodes, retries=args.retries,
+                         time_limit=args.time or None, nodes=args.nodes, retries=args.retries, max_preemptions=args.max_preemptions,
                          workdir=args.workdir, env=args.env or None, process_per_gpu=args.process_per_gpu,
                          after=args.after or None, gpu_type=args.gpu_type or None,
                          gpu_memory=args.gpu_memory or None, cpus=args.cpus, memory=args.memory or None,

@@ -207,7 +207,7 @@ def job_spec(command, gpus=0, name=None, priority=None, project=None, pool=None,
              workdir=None, retries=None, nodes=None, gpu_type=None, process_per_gpu=False, after=None,
              cpus=None, memory=None, gpu_memory=None, grace=None, signal=None, hold=False, preemptible=None,
              array=None, after_any=None, after_notok=None, singleton=False, begin=None, schedule=None,
-             model=None, venv=None, conda=None, best_metric=None):
+             model=None, venv=None, conda=None, best_metric=None, max_preemptions=None):
     """The JSON job spec (docs/api.md) that `baton submit` sends for the same flags.
 
     command: a list of strings (the argv) or a string (run by /bin/sh -c); gpus: a number
@@ -228,6 +228,7 @@ def job_spec(command, gpus=0, name=None, priority=None, project=None, pool=None,
     virtual environment's directory (relative to the current one), conda: an environment's
     name or prefix, that the job runs in on its nodes; best_metric: "loss:min" or "acc:max",
     tracked from its metrics file (the job's `metric` holds its last and best);
+    max_preemptions: how many times it may be preempted and requeued (apart from retries);
     workdir: default the current directory.
 
     Only what needs the client's own clock or files is read here (begin, workdir, venv, env
@@ -261,7 +262,7 @@ def job_spec(command, gpus=0, name=None, priority=None, project=None, pool=None,
             workdir = None
     for key, value in (("priority", priority), ("project", project), ("pool", pool),
                        ("time_limit", time_limit), ("grace_period", grace), ("signal", signal),
-                       ("retries", retries), ("env", env), ("workdir", workdir), ("after", after or None),
+                       ("retries", retries), ("max_preemptions", max_preemptions), ("env", env), ("workdir", workdir), ("after", after or None),
                        ("after_any", after_any or None), ("after_notok", after_notok or None),
                        ("begin", begin), ("array", array), ("schedule", schedule or None),
                        ("model", model or None),

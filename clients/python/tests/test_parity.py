@@ -105,7 +105,7 @@ def test_every_field_goes_into_the_spec_as_the_cli_sends_it(fake, tmp_path, monk
     c.submit(["python3", "/x/train.py"], gpus=0.5, cpus=4, memory="64GiB", gpu_memory=40 << 30, gpu_type="H100",
              grace=10, signal="USR1@2m", hold=True, after=7, array="0-9%2", env=["A=1", "B=x=y"], retries=2,
              time_limit="2h", nodes=1, priority="high", project="p", pool="dev", preemptible=True,
-             idempotency_key="k")
+             max_preemptions=3, idempotency_key="k")
     method, path, _, spec, headers = fake.requests[-1]
     assert (method, path, headers["Idempotency-Key"]) == ("POST", "/v1/jobs", "k")
     assert spec == {
@@ -114,7 +114,7 @@ def test_every_field_goes_into_the_spec_as_the_cli_sends_it(fake, tmp_path, monk
                       "nodes": 1},
         "grace_period": 10, "signal": "USR1@2m", "hold": True, "after": [7], "array": "0-9%2",
         "env": {"A": "1", "B": "x=y"}, "retries": 2, "time_limit": "2h", "priority": "high", "project": "p",
-        "pool": "dev", "preemptible": True}
+        "pool": "dev", "preemptible": True, "max_preemptions": 3}
     # The defaults: the current directory, the program's name ("sh" for a string), nothing else.
     c.submit("echo hi | wc -c")
     assert fake.requests[-1][3] == {"command": "echo hi | wc -c", "name": "sh", "workdir": str(tmp_path),
@@ -147,7 +147,8 @@ def test_the_python_cli_sends_what_baton_submit_sends(fake, tmp_path, monkeypatc
     monkeypatch.chdir(tmp_path)
     argv = ["--server", fake.url, "--token", "t", "submit", "-g", "2", "-t", "1h30m", "--env", "A=1", "--env", "B=2",
             "--gpu-type", "A100", "--gpu-memory", "40GiB", "--cpus", "8", "--memory", "64GiB", "--nodes", "2",
-            "-p", "low", "--project", "p", "--pool", "q", "--name", "n", "--retries", "3", "--after", "5",
+            "-p", "low", "--project", "p", "--pool", "q", "--name", "n", "--retries", "3",
+            "--max-preemptions", "4", "--after", "5",
             "--after", "6,7", "--grace", "5s", "--signal", "USR1@1m", "--hold", "--preemptible", "--array", "1-4",
             "--", "python3", "x.py", "--lr", "0.1"]
     assert pymain(argv) == 0
@@ -157,8 +158,8 @@ def test_the_python_cli_sends_what_baton_submit_sends(fake, tmp_path, monkeypatc
         "resources": {"gpus": 2, "gpu_type": "A100", "gpu_memory": "40GiB", "cpus": 8, "memory": "64GiB",
                       "nodes": 2},
         "time_limit": "1h30m", "env": {"A": "1", "B": "2"}, "priority": "low", "project": "p", "pool": "q",
-        "retries": 3, "after": [5, 6, 7], "grace_period": "5s", "signal": "USR1@1m", "hold": True,
-        "preemptible": True, "array": "1-4"}
+        "retries": 3, "max_preemptions": 4, "after": [5, 6, 7], "grace_period": "5s", "signal": "USR1@1m",
+        "hold": True, "preemptible": True, "array": "1-4"}
     # Not preemptible, chosen: said as false (neither flag: nothing, the server's default).
     assert pymain(argv[:4] + ["submit", "--no-preemptible", "--", "true"]) == 0
     assert fake.requests[-1][3]["preemptible"] is False
@@ -249,8 +250,8 @@ def test_all_fields_give_the_same_job_as_baton_submit(server):
     first = c.submit(["true"])["id"]
     flags = ["-g", "1", "--gpu-type", "H100", "--gpu-memory", "40GiB", "--cpus", "2", "--memory", "1GiB",
              "-p", "high", "--project", "research", "--name", "twin", "-t", "2h", "--grace", "10s",
-             "--signal", "USR1@2m", "--retries", "2", "--after", str(first), "--env", "A=1", "--env", "B=2",
-             "--hold", "--preemptible"]
+             "--signal", "USR1@2m", "--retries", "2", "--max-preemptions", "2", "--after", str(first),
+             "--env", "A=1", "--env", "B=2", "--hold", "--preemptible"]
     code, out, err = cli(server, "submit", *flags, "--", "python3", "-c", "print(1)")
     assert code == 0, err
     code, pyout, err = pycli(server, "submit", *flags, "--", "python3", "-c", "print(1)")
@@ -258,13 +259,14 @@ def test_all_fields_give_the_same_job_as_baton_submit(server):
     from_cli, from_py = c.show(int(out)), c.show(int(pyout))
     api = c.submit(["python3", "-c", "print(1)"], gpus=1, gpu_type="H100", gpu_memory=40 << 30, cpus=2,
                    memory="1GiB", priority="high", project="research", name="twin", time_limit=7200,
-                   grace="10s", signal="USR1@2m", retries=2, after=[first], env={"A": "1", "B": "2"},
-                   hold=True, preemptible=True)
+                   grace="10s", signal="USR1@2m", retries=2, max_preemptions=2, after=[first],
+                   env={"A": "1", "B": "2"}, hold=True, preemptible=True)
     fields = ("name", "command", "resources", "priority", "project", "pool", "time_limit_s", "grace_period_s",
-              "signal", "retries", "env", "workdir", "after", "preemptible", "hold", "state")
+              "signal", "retries", "max_preemptions", "env", "workdir", "after", "preemptible", "hold", "state")
     for field in fields:
         assert from_cli.get(field) == from_py.get(field) == api.get(field), field
     assert from_py["state"] == "held" and from_py["workdir"] == os.getcwd()
+    assert from_py["max_preemptions"] == 2 and from_py["preemptions"] == 0
     assert from_py["resources"]["memory_bytes"] == 1 << 30 and from_py["signal"] == "USR1@2m"
     # Usage errors: exit 2 and the same words from both, before anything is sent.
     for bad in (["-t", "1.5x"], ["-t", "1.h"], ["--memory", "1.5XB"], ["--gpus", "0.1234"], ["--env", "=x"],
