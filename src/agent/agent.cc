@@ -104,12 +104,18 @@ Status Agent::Start() {
   }
   RETURN_IF_ERROR(Recover());
   stopping_ = false;
-  main_thread_ = std::thread([this] { MainLoop(); });
-  poll_thread_ = std::thread([this] { PollLoop(); });
   if (options_.reclaim) {
+    // A first look before the first registration: an agent started again on a node its cloud
+    // is taking back says so from the start, and is never offered a job meanwhile.
     reclaim_watch_ = std::make_unique<ReclaimWatch>(*options_.reclaim);
+    if (auto first = reclaim_watch_->Look(clock_.Now()); first && *first) {
+      std::lock_guard lock(mu_);
+      reclaim_seen_ = **first;
+    }
     reclaim_thread_ = std::thread([this] { WatchReclaim(); });
   }
+  main_thread_ = std::thread([this] { MainLoop(); });
+  poll_thread_ = std::thread([this] { PollLoop(); });
   return Status::Ok();
 }
 
@@ -301,6 +307,7 @@ void Agent::MainLoop() {
       orders.swap(orders_);
     }
     TimePoint now = clock_.Now();
+    TakeReclaim(now);  // before a registration, which then says it
     // With a fence, tries come at least ten times within it (up to 1.25 × a tenth with the
     // jitter): a controller back well within its node timeout is reached before any job here
     // is stopped.
@@ -316,7 +323,6 @@ void Agent::MainLoop() {
     }
     for (const Order& o : orders) HandleOrder(o);
     now = clock_.Now();
-    TakeReclaim(now);
     size_t events_before = outbox_.events();
     CollectExits(now);
     bool active = !orders.empty() || outbox_.events() != events_before;

@@ -18,6 +18,10 @@ namespace baton::agent {
 void Agent::WatchReclaim() {
   std::string failing;  // the source's last error, said once until it answers again
   while (!stopping_) {
+    {
+      std::lock_guard lock(mu_);
+      if (reclaim_seen_) return;  // seen at the start: nothing more to look for
+    }
     auto look = reclaim_watch_->Look(clock_.Now());
     if (!look) {
       if (!stopping_ && look.error().message() != failing) {

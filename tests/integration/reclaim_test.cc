@@ -9,6 +9,7 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -196,6 +197,10 @@ TEST(Reclaim, ANoticeStopsTheJobAtOnceAndItResumesElsewhereWithoutSpendingARetry
             << " s; notice -> running elsewhere " << resumed - Seconds(noticed)
             << " s (metadata looked at every 200ms)\n";
   EXPECT_LT(term - Seconds(noticed), 10.0);  // well before the deadline; a bound, not a target
+  // The deadlines' directory is the agent's: a job's user passes through it by name only.
+  struct stat st {};
+  ASSERT_EQ(stat((dir.path() + "/spot01/deadlines").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0711u);
 
   // No preemption under way now: the long-poll with no wait says so at once.
   auto now_poll = c->Request("GET", "/v1/jobs/" + std::to_string(id) + "/preemption?timeout=0");
@@ -248,6 +253,19 @@ TEST(Reclaim, ANodeWithANoticeTakesNoJobAndTheAgentRefusesANoticeOffSpot) {
   int64_t id = std::atoll(FirstLine(RunCli(server, {"submit", "-g", "1", "true"}).out).c_str());
   std::string waiting = WaitUntilWaiting(*c, id, "resources");
   EXPECT_FALSE(waiting.empty()) << GetJob(*c, id);
+
+  // Its agent started again looks before it registers: the node is never ready meanwhile.
+  spot.Stop();
+  spot.Start();
+  bool ever_ready = false;
+  for (int i = 0; i < 30; ++i) {  // 3 s: its registration and first reports
+    auto listed = c->Request("GET", "/v1/nodes");
+    ASSERT_TRUE(listed);
+    ever_ready |= listed->body.find("\"state\":\"ready\"") != std::string::npos;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_FALSE(ever_ready);
+  EXPECT_EQ(JsonString(GetJob(*c, id), "state"), "pending");
 
   // Off spot, a notice means nothing: the agent says so and does not start.
   CliResult off =

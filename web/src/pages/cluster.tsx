@@ -3,7 +3,7 @@
 import { useState } from 'preact/hooks';
 import { api, post, showError } from '../api';
 import { Empty, Loading, Section, StateBadge, useNow } from '../components';
-import { fmtBytes, fmtRelative, gib, heat } from '../format';
+import { fmtBytes, fmtRelative, fmtTime, gib, heat } from '../format';
 import { fetchAllJobs } from '../jobs';
 import { usePoll } from '../live';
 import { navigate } from '../router';
@@ -249,6 +249,11 @@ function NodeCard({
           <span class="tag" title="pool">
             {node.pool ?? 'default'}
           </span>
+          {node.spot && (
+            <span class="tag" title="a spot node: only preemptible jobs run here" data-testid="node-spot">
+              spot
+            </span>
+          )}
         </div>
         <div class="node-meta muted">
           {gpus.length} × {models.join(', ') || 'no GPUs'}
@@ -260,6 +265,11 @@ function NodeCard({
       {node.drain_reason && (
         <div class="node-reason" data-testid="node-drain-reason">
           drained: {node.drain_reason}
+        </div>
+      )}
+      {node.cooling_until && (
+        <div class="node-reason" data-testid="node-cooling">
+          no new jobs until {fmtTime(node.cooling_until)}: another spot node of its pool was reclaimed
         </div>
       )}
       {node.state === 'awaiting' && <div class="node-reason">awaiting: had running jobs when the controller restarted; not registered since</div>}

@@ -150,6 +150,15 @@ export function JobPage({ id }: { id: string }) {
             {j.queue_position !== undefined && <span class="muted"> · position {j.queue_position}</span>}
           </KV>
         )}
+        <KV label="preemptible" testid="job-preemptible">
+          {j.preemptible ? 'yes' : 'no'}
+          <span class="muted">
+            {' '}
+            · {j.preemptions} preemption{j.preemptions === 1 ? '' : 's'}
+            {j.max_preemptions !== undefined ? ` of at most ${j.max_preemptions}` : ''}
+          </span>
+          {j.preempt_deadline && <span class="tag tag-sm">SIGKILL {fmtRelative(j.preempt_deadline, now)}</span>}
+        </KV>
         {!active && (
           <KV label="exit">
             {fmtExit(j.exit_code, j.exit_signal)}
@@ -698,7 +707,7 @@ function JobEvents({ id }: { id: number }) {
 
 /* ---------- every field ---------- */
 
-const TIME_FIELDS = new Set(['submitted_at', 'started_at', 'finished_at', 'estimated_start', 'last_checkpoint', 'begin']);
+const TIME_FIELDS = new Set(['submitted_at', 'started_at', 'finished_at', 'estimated_start', 'last_checkpoint', 'begin', 'preempt_deadline']);
 
 function Fields({ job }: { job: Job }) {
   return (
