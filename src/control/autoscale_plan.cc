@@ -1,0 +1,187 @@
+#include "control/autoscale_plan.h"
+
+#include <algorithm>
+#include <map>
+
+#include "core/node.h"
+#include "sched/placement.h"
+
+namespace baton::control {
+
+namespace {
+
+// What one node's part of a job asks.
+struct Part {
+  int64_t milli = 0;
+  int cpus = 0;
+  int64_t memory = 0;
+};
+
+Part PartOf(const Resources& r) {
+  const int nodes = std::max(r.nodes, 1);
+  return Part{.milli = r.milli_gpus / nodes, .cpus = r.cpus, .memory = r.memory_bytes};
+}
+
+// A node that is coming (resuming, or resumed by this plan): what is left of it.
+struct Bin {
+  const NodeTemplate* t = nullptr;
+  int64_t free_milli = 0;
+  int free_cpus = 0;
+  int64_t free_memory = 0;
+  bool planned = false;  // resumed by this plan (its jobs are the resume's)
+};
+
+Bin Fresh(const NodeTemplate& t) {
+  return Bin{.t = &t,
+             .free_milli = int64_t{t.gpus} * 1000,
+             .free_cpus = t.cpus,
+             .free_memory = t.memory_bytes};
+}
+
+bool Fits(const Bin& b, const Part& p) {
+  return b.free_milli >= p.milli && (p.cpus == 0 || b.free_cpus >= p.cpus) &&
+         (p.memory == 0 || b.free_memory >= p.memory);
+}
+
+void Take(Bin& b, const Part& p) {
+  b.free_milli -= p.milli;
+  b.free_cpus -= p.cpus;
+  b.free_memory -= p.memory;
+}
+
+std::string Nodes(int n) { return std::to_string(n) + (n == 1 ? " node" : " nodes"); }
+
+}  // namespace
+
+bool TemplateHolds(const NodeTemplate& t, const std::string& pool, const Resources& r,
+                   bool preemptible) {
+  if (t.pool != pool || (t.spot && !preemptible) || r.exclusive || !r.nodelist.empty())
+    return false;
+  const Part p = PartOf(r);
+  if (p.milli > int64_t{t.gpus} * 1000) return false;
+  if (p.milli > 0 && !GpuTypeMatches(t.gpu_model, "", r.gpu_type)) return false;
+  if (r.gpu_memory_bytes > 0 && t.gpu_memory_bytes < r.gpu_memory_bytes) return false;
+  return (p.cpus == 0 || t.cpus >= p.cpus) && (p.memory == 0 || t.memory_bytes >= p.memory);
+}
+
+ScalePlan PlanScaling(const std::vector<NodeTemplate>& templates,
+                      const std::vector<ScaledNode>& nodes, const std::vector<ScaleDemand>& waiting,
+                      const ScaleRules& rules, TimePoint now) {
+  ScalePlan plan;
+  std::map<std::string, const NodeTemplate*> by_name;
+  for (const NodeTemplate& t : templates) by_name[t.name] = &t;
+  std::map<std::string, int> live;  // per template: resuming, ready or suspending
+  std::vector<Bin> bins;            // the coming nodes, then those this plan resumes
+  for (const ScaledNode& n : nodes) {
+    auto t = by_name.find(n.template_name);
+    if (t == by_name.end()) continue;  // a template since removed: left as it is
+    if (n.state == ScaledNode::State::kResuming && now - n.since >= rules.resume_timeout) {
+      const std::string why = "it did not register within the resume timeout of " +
+                              FormatDuration(rules.resume_timeout);
+      plan.failed.push_back({n.name, why});
+      plan.suspends.push_back({n.name, why});  // the provider stops what it started
+      continue;
+    }
+    if (n.state == ScaledNode::State::kResuming || n.state == ScaledNode::State::kReady ||
+        n.state == ScaledNode::State::kSuspending)
+      ++live[n.template_name];
+    if (n.state == ScaledNode::State::kResuming) bins.push_back(Fresh(*t->second));
+  }
+
+  // The waiting jobs, in queue order: onto capacity already coming, else onto new nodes of
+  // the cheapest template that holds them.
+  std::map<std::string, ScalePlan::Resume> resumes;
+  std::vector<std::string> order;  // the templates in the order their first resume came
+  int budget = rules.resume_budget;
+  for (const ScaleDemand& d : waiting) {
+    const Part p = PartOf(d.resources);
+    const int parts = std::max(d.resources.nodes, 1);
+    std::vector<size_t> chosen;
+    for (size_t i = 0; i < bins.size() && static_cast<int>(chosen.size()) < parts; ++i) {
+      if (Fits(bins[i], p) && TemplateHolds(*bins[i].t, d.pool, d.resources, d.preemptible))
+        chosen.push_back(i);
+    }
+    if (static_cast<int>(chosen.size()) == parts) {
+      for (size_t i : chosen) {
+        Take(bins[i], p);
+        if (!bins[i].planned) continue;
+        // On nodes this plan resumes: one of the jobs they are for.
+        std::vector<JobId>& jobs = resumes[bins[i].t->name].jobs;
+        if (std::find(jobs.begin(), jobs.end(), d.job) == jobs.end()) jobs.push_back(d.job);
+      }
+      continue;
+    }
+    const NodeTemplate* best = nullptr;
+    const NodeTemplate* full = nullptr;  // one that holds it, but is at its maximum
+    for (const NodeTemplate& t : templates) {
+      if (!TemplateHolds(t, d.pool, d.resources, d.preemptible)) continue;
+      if (live[t.name] + parts > t.max) {
+        full = full != nullptr ? full : &t;
+        continue;
+      }
+      if (best == nullptr || t.price_per_hour < best->price_per_hour) best = &t;
+    }
+    if (best == nullptr) {
+      plan.unserved.emplace_back(
+          d.job,
+          full != nullptr
+              ? "template " + full->name + " is at its max of " + Nodes(full->max)
+              : "no template of pool " + d.pool + " holds " + sched::DescribeRequest(d.resources));
+      continue;
+    }
+    if (budget < parts) {
+      plan.unserved.emplace_back(d.job, "the resume rate allows no more nodes now");
+      continue;
+    }
+    budget -= parts;
+    live[best->name] += parts;
+    for (int i = 0; i < parts; ++i) {
+      bins.push_back(Fresh(*best));
+      bins.back().planned = true;
+      Take(bins.back(), p);
+    }
+    ScalePlan::Resume& r = resumes[best->name];
+    if (r.count == 0) order.push_back(best->name);
+    r.template_name = best->name;
+    r.count += parts;
+    r.jobs.push_back(d.job);
+  }
+  for (const std::string& name : order) {
+    ScalePlan::Resume r = std::move(resumes[name]);
+    r.reason = "for " + std::to_string(r.jobs.size()) +
+               (r.jobs.size() == 1 ? " waiting job" : " waiting jobs");
+    plan.resumes.push_back(std::move(r));
+  }
+  // Each template's minimum.
+  for (const NodeTemplate& t : templates) {
+    const int missing = std::min(t.min - live[t.name], budget);
+    if (missing <= 0) continue;
+    budget -= missing;
+    live[t.name] += missing;
+    plan.resumes.push_back(
+        {.template_name = t.name, .count = missing, .reason = "its minimum of " + Nodes(t.min)});
+  }
+
+  // Idle ready nodes, the longest idle first, while their template keeps its minimum.
+  std::vector<const ScaledNode*> idle;
+  for (const ScaledNode& n : nodes) {
+    if (n.state == ScaledNode::State::kReady && !n.busy && n.idle_since &&
+        now - *n.idle_since >= rules.idle_time && by_name.count(n.template_name) != 0)
+      idle.push_back(&n);
+  }
+  std::stable_sort(idle.begin(), idle.end(), [](const ScaledNode* a, const ScaledNode* b) {
+    return *a->idle_since < *b->idle_since;
+  });
+  int suspend_budget = rules.suspend_budget;
+  for (const ScaledNode* n : idle) {
+    if (suspend_budget == 0) break;
+    const NodeTemplate& t = *by_name.at(n->template_name);
+    if (live[t.name] <= t.min) continue;
+    --live[t.name];
+    --suspend_budget;
+    plan.suspends.push_back({n->name, "idle for " + FormatDuration(now - *n->idle_since)});
+  }
+  return plan;
+}
+
+}  // namespace baton::control
