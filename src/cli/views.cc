@@ -433,8 +433,8 @@ int Queue(const Connection& conn, int limit, bool json, bool whole) {
   std::optional<int64_t> next;
   auto jobs = codec::DecodeJobList(*body, &next);
   if (!jobs) return Fail(jobs.error());
-  Table t(
-      {"#", "ID", "USER", "PROJECT", "PRIORITY", "GPUS", "WAITING", "EXPECTED START", "REASON"});
+  Table t({"#", "ID", "USER", "PROJECT", "PRIORITY", "GPUS", "PREEMPTIBLE", "WAITING",
+           "EXPECTED START", "REASON"});
   int pos = 0;
   for (const Job& j : *jobs) {
     // A job that waits for something other than the scheduler has no place in its order yet.
@@ -448,7 +448,8 @@ int Queue(const Connection& conn, int limit, bool json, bool whole) {
            TaskName(j.array_id.value != 0 ? j.array_id : j.id,
                     j.array_id.value != 0 ? j.array_index : -1),
            j.user, j.spec.project, std::string(PriorityName(j.spec.priority)),
-           FormatMilli(j.spec.resources.milli_gpus), Age(j.submitted_at),
+           FormatMilli(j.spec.resources.milli_gpus), Preemptible(j.spec) ? "yes" : "no",
+           Age(j.submitted_at),
            j.estimated_start ? FormatRfc3339(*j.estimated_start).substr(0, 19) + "Z" : "-", why});
   }
   t.Print(std::cout);

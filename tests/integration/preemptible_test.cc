@@ -95,6 +95,14 @@ TEST_F(Preemptible, ASpotNodeTakesOnlyPreemptibleJobsAndChargesItsSpotPrices) {
                          "--preemptible lets it use them)"),
             std::string::npos)
       << waiting;
+  // The queue says which it is, beside why it waits.
+  CliResult queue = RunCli(server, {"queue"});
+  ASSERT_EQ(queue.exit_code, 0) << queue.out;
+  EXPECT_NE(queue.out.find("PREEMPTIBLE"), std::string::npos) << queue.out;
+  const size_t row = queue.out.find("runs only preemptible jobs");
+  ASSERT_NE(row, std::string::npos) << queue.out;
+  const std::string line = queue.out.substr(queue.out.rfind('\n', row) + 1, row);
+  EXPECT_NE(line.find(" no "), std::string::npos) << queue.out;
   CliResult shown = RunCli(server, {"show", std::to_string(waits)});
   EXPECT_NE(shown.out.find("no (never preempted; within its project's guarantee, never on spot)"),
             std::string::npos)
