@@ -414,7 +414,7 @@ void Agent::Carry(const JobBook::Effects& fx, TimePoint now) {
       LogWarn("job " + key.job.ToString() + ": its new time limit is not recorded: " + st.message(),
               Context(key.job));
   }
-  WriteDeadlines(fx.signals);
+  WriteDeadlines(fx);
   for (const auto& [key, sig] : fx.signals) SignalJob(jobs_[key], sig);
 }
 

@@ -203,9 +203,10 @@ class Agent {
   // controller told by every report and registration from then on).
   void WatchReclaim();
   void TakeReclaim(TimePoint now);
-  // Writes the job's $BATON_PREEMPT_DEADLINE file (the time its SIGKILL is due) before the
-  // SIGTERM of a stop: `signals` are the Effects' signals about to be sent.
-  void WriteDeadlines(const std::vector<std::pair<JobAttempt, int>>& signals);
+  // Writes the jobs' $BATON_PREEMPT_DEADLINE files (the time their SIGKILL is due) before the
+  // SIGTERM of a stop, and again when a later stop brings it forward (`fx`: about to be
+  // carried out).
+  void WriteDeadlines(const JobBook::Effects& fx);
   // Forgets the jobs the JobBook is done with (TakeDone: their end and all of their output are
   // the controller's), with their run files.
   void DropAcknowledged();

@@ -73,9 +73,14 @@ void Agent::TakeReclaim(TimePoint now) {
           Context());
 }
 
-void Agent::WriteDeadlines(const std::vector<std::pair<JobAttempt, int>>& signals) {
-  for (const auto& [key, sig] : signals) {
-    if (sig != SIGTERM) continue;
+void Agent::WriteDeadlines(const JobBook::Effects& fx) {
+  // A stop's SIGTERM (not the notice a job asked for as --signal TERM@..., sent while it runs
+  // on), and stops brought forward.
+  std::vector<JobAttempt> due = fx.deadlines;
+  for (const auto& [key, sig] : fx.signals) {
+    if (sig == SIGTERM && jobs_[key].stop.stopping()) due.push_back(key);
+  }
+  for (const JobAttempt& key : due) {
     RunningJob& job = jobs_[key];
     const std::string path = DeadlineFileOf(options_.data_dir, key.job, key.attempt);
     Status st = env_.WriteFileAtomic(path, FormatRfc3339(job.stop.kill_at()) + "\n",

@@ -24,6 +24,7 @@ JobBook::Effects JobBook::Take(const Order& order, TimePoint now) {
   RunningJob& job = it->second;
   for (int sig : job.stop.Stop(job.order, order.stop.grace_period, now))
     fx.signals.emplace_back(it->first, sig);
+  if (job.stop.TakeKillMoved()) fx.deadlines.push_back(it->first);
   return fx;
 }
 

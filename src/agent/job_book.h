@@ -76,6 +76,9 @@ class JobBook {
     std::vector<LaunchOrder> launches;                // attempts to start (not here yet)
     std::vector<std::pair<JobAttempt, int>> signals;  // to each job's process group, in order
     std::vector<JobAttempt> relimited;  // a new time limit: their run files written again
+    // Stops under way whose SIGKILL a later stop brought forward: their deadline files
+    // ($BATON_PREEMPT_DEADLINE) written again.
+    std::vector<JobAttempt> deadlines;
   };
 
   // A launch or stop order. A launch of an attempt not here is to be started; of one here that

@@ -61,6 +61,8 @@ Status Launcher::InImage(const LaunchOrder& order, ProcessSpec* spec) {
   std::set<std::string> mounts = {JobDir(order.job), spec->workdir};
   if (!order.checkpoint_dir.empty()) mounts.insert(order.checkpoint_dir);
   bool real_gpus = backend_ != GpuBackendKind::kSimulated && !order.gpus.empty();
+  // Where the agent writes its $BATON_PREEMPT_DEADLINE, read-only at the same path.
+  const std::string deadlines = options_.data_dir + "/deadlines";
   std::vector<std::string> argv;
   if (!podman.empty()) {
     argv = {podman,
@@ -77,6 +79,7 @@ Status Launcher::InImage(const LaunchOrder& order, ProcessSpec* spec) {
     if (order.interactive != Interactive::kNone) argv.push_back("-i");
     if (order.interactive == Interactive::kTty) argv.push_back("-t");
     for (const std::string& m : mounts) argv.insert(argv.end(), {"-v", m + ":" + m});
+    argv.insert(argv.end(), {"-v", deadlines + ":" + deadlines + ":ro"});
     // The job's variables, their values from podman's own environment (the job's); the image
     // keeps its PATH and HOME.
     for (const std::string& e : spec->env) {
@@ -91,6 +94,7 @@ Status Launcher::InImage(const LaunchOrder& order, ProcessSpec* spec) {
   } else {
     std::string binds;
     for (const std::string& m : mounts) binds += (binds.empty() ? "" : ",") + m;
+    binds += "," + deadlines + ":" + deadlines + ":ro";
     argv = {apptainer, "exec", "--pwd", spec->workdir, "--bind", binds};
     if (real_gpus) argv.push_back("--nv");
     bool uri = order.image.find("://") != std::string::npos;

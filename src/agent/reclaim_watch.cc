@@ -20,7 +20,7 @@ Result<std::string> MetadataUrl(std::string_view rest, std::string_view fallback
   auto parsed = net::ParseHttpUrl(url);
   if (!parsed || parsed->tls) {
     return Err(InvalidArgument("--reclaim-notice " + std::string(spec.substr(0, 200)) +
-                               ": the metadata server is an http://HOST[:PORT] URL"));
+                               ": the metadata server is an http://HOST[:PORT] URL (not https)"));
   }
   return url;
 }
@@ -61,12 +61,12 @@ Result<ReclaimSource> ParseReclaimSource(std::string_view spec) {
   if (kind == "file") {
     if (!rest.starts_with('/') || rest.size() > 4096) {
       return Err(InvalidArgument("--reclaim-notice " + std::string(spec.substr(0, 200)) +
-                                 ": file:PATH takes an absolute path"));
+                                 ": file:PATH takes an absolute path of at most 4096 bytes"));
     }
     return ReclaimSource{.kind = ReclaimSource::Kind::kFile, .where = std::string(rest)};
   }
   return Err(InvalidArgument("--reclaim-notice " + std::string(spec.substr(0, 200)) +
-                             ": is aws[:URL], gcp[:URL] or file:PATH"));
+                             ": must be aws[:URL], gcp[:URL] or file:PATH"));
 }
 
 Result<std::optional<TimePoint>> AwsAnswer(int status, std::string_view body, TimePoint now) {

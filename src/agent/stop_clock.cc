@@ -7,7 +7,10 @@ namespace baton::agent {
 
 StopClock::Signals StopClock::Stop(const LaunchOrder& order, Duration grace, TimePoint now) {
   if (phase_ == Phase::kTerminating && grace.count() != 0) {
-    kill_at_ = std::min(kill_at_, now + grace);
+    if (now + grace < kill_at_) {
+      kill_at_ = now + grace;
+      kill_moved_ = true;
+    }
     return {};
   }
   if (phase_ == Phase::kKilled && grace.count() != 0) return {};

@@ -6,6 +6,7 @@
 // ignores SIGTERM, and ends with its jobs on SIGHUP). A grace of 0 kills at once.
 #pragma once
 
+#include <utility>
 #include <vector>
 
 #include "core/protocol.h"
@@ -35,6 +36,9 @@ class StopClock {
   bool timed_out() const { return timed_out_; }
   // While stopping (SIGTERM sent): when SIGKILL follows.
   TimePoint kill_at() const { return kill_at_; }
+  // Whether a stop since the last call brought the SIGKILL forward (the job's deadline file is
+  // to be written again).
+  bool TakeKillMoved() { return std::exchange(kill_moved_, false); }
 
  private:
   enum class Phase { kRunning, kTerminating, kKilled };
@@ -44,6 +48,7 @@ class StopClock {
   bool notice_sent_ = false;
   bool timed_out_ = false;
   TimePoint kill_at_{};  // kTerminating: when SIGKILL follows
+  bool kill_moved_ = false;
 };
 
 }  // namespace baton::agent

@@ -118,12 +118,11 @@ void Service::Preemption(Call c) {
   if (!id) return c.respond(Error(id.error()));
   auto timeout = QueryInt(c.request, "timeout", 0, 600, 60);
   if (!timeout) return c.respond(Error(timeout.error()));
-  auto w = std::make_shared<PreemptionWait>(
-      news_.jobs, CallerOf(c.who), id->id,
-      std::chrono::steady_clock::now() + std::chrono::seconds(*timeout));
-  Run(control::GetJob{w->caller, id->id, id->array_index}, std::move(c.respond),
-      [this, w](control::JobDetail& first) {
-        w->job = first.job.id;
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(*timeout);
+  Run(control::GetJob{CallerOf(c.who), id->id, id->array_index}, std::move(c.respond),
+      [this, who = c.who, until](control::JobDetail& first) {
+        // Waits on the job's own news: an array's task is known by its id only from here.
+        auto w = std::make_shared<PreemptionWait>(news_.jobs, CallerOf(who), first.job.id, until);
         Response res;
         res.content_type = "application/json";
         res.stream = [this, w](PieceCallback give) {

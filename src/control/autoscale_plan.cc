@@ -17,9 +17,13 @@ struct Part {
   int64_t memory = 0;
 };
 
+// A share of a GPU counts as the whole GPU: shares are placed GPU by GPU, and a plan that
+// packs them by their sum could promise a node more than its GPUs hold.
 Part PartOf(const Resources& r) {
   const int nodes = std::max(r.nodes, 1);
-  return Part{.milli = r.milli_gpus / nodes, .cpus = r.cpus, .memory = r.memory_bytes};
+  const int64_t milli = r.milli_gpus / nodes;
+  return Part{
+      .milli = milli > 0 && milli < 1000 ? 1000 : milli, .cpus = r.cpus, .memory = r.memory_bytes};
 }
 
 // A node that is coming (resuming, or resumed by this plan): what is left of it.
@@ -43,10 +47,22 @@ bool Fits(const Bin& b, const Part& p) {
          (p.memory == 0 || b.free_memory >= p.memory);
 }
 
-void Take(Bin& b, const Part& p) {
+// `exclusive`: the job holds the node alone.
+void Take(Bin& b, const Part& p, bool exclusive) {
   b.free_milli -= p.milli;
   b.free_cpus -= p.cpus;
   b.free_memory -= p.memory;
+  if (exclusive) {
+    b.free_milli = 0;
+    b.free_cpus = 0;
+    b.free_memory = 0;
+  }
+}
+
+// A fresh node for an exclusive job; any node with room for another.
+bool Room(const Bin& b, const Part& p, bool exclusive) {
+  if (exclusive && b.free_milli != int64_t{b.t->gpus} * 1000) return false;
+  return Fits(b, p);
 }
 
 std::string Nodes(int n) { return std::to_string(n) + (n == 1 ? " node" : " nodes"); }
@@ -55,8 +71,7 @@ std::string Nodes(int n) { return std::to_string(n) + (n == 1 ? " node" : " node
 
 bool TemplateHolds(const NodeTemplate& t, const std::string& pool, const Resources& r,
                    bool preemptible) {
-  if (t.pool != pool || (t.spot && !preemptible) || r.exclusive || !r.nodelist.empty())
-    return false;
+  if (t.pool != pool || (t.spot && !preemptible) || !r.nodelist.empty()) return false;
   const Part p = PartOf(r);
   if (p.milli > int64_t{t.gpus} * 1000) return false;
   if (p.milli > 0 && !GpuTypeMatches(t.gpu_model, "", r.gpu_type)) return false;
@@ -70,8 +85,10 @@ ScalePlan PlanScaling(const std::vector<NodeTemplate>& templates,
   ScalePlan plan;
   std::map<std::string, const NodeTemplate*> by_name;
   for (const NodeTemplate& t : templates) by_name[t.name] = &t;
-  std::map<std::string, int> live;  // per template: resuming, ready or suspending
-  std::vector<Bin> bins;            // the coming nodes, then those this plan resumes
+  // Per template: nodes resuming, ready or suspending (what its maximum counts), and those
+  // that stay (resuming or ready: what its minimum counts).
+  std::map<std::string, int> live, staying;
+  std::vector<Bin> bins;  // the coming nodes, then those this plan resumes
   for (const ScaledNode& n : nodes) {
     auto t = by_name.find(n.template_name);
     if (t == by_name.end()) continue;  // a template since removed: left as it is
@@ -85,6 +102,8 @@ ScalePlan PlanScaling(const std::vector<NodeTemplate>& templates,
     if (n.state == ScaledNode::State::kResuming || n.state == ScaledNode::State::kReady ||
         n.state == ScaledNode::State::kSuspending)
       ++live[n.template_name];
+    if (n.state == ScaledNode::State::kResuming || n.state == ScaledNode::State::kReady)
+      ++staying[n.template_name];
     if (n.state == ScaledNode::State::kResuming) bins.push_back(Fresh(*t->second));
   }
 
@@ -97,13 +116,14 @@ ScalePlan PlanScaling(const std::vector<NodeTemplate>& templates,
     const Part p = PartOf(d.resources);
     const int parts = std::max(d.resources.nodes, 1);
     std::vector<size_t> chosen;
+    const bool alone = d.resources.exclusive;
     for (size_t i = 0; i < bins.size() && static_cast<int>(chosen.size()) < parts; ++i) {
-      if (Fits(bins[i], p) && TemplateHolds(*bins[i].t, d.pool, d.resources, d.preemptible))
+      if (Room(bins[i], p, alone) && TemplateHolds(*bins[i].t, d.pool, d.resources, d.preemptible))
         chosen.push_back(i);
     }
     if (static_cast<int>(chosen.size()) == parts) {
       for (size_t i : chosen) {
-        Take(bins[i], p);
+        Take(bins[i], p, alone);
         if (!bins[i].planned) continue;
         // On nodes this plan resumes: one of the jobs they are for.
         std::vector<JobId>& jobs = resumes[bins[i].t->name].jobs;
@@ -123,10 +143,13 @@ ScalePlan PlanScaling(const std::vector<NodeTemplate>& templates,
     }
     if (best == nullptr) {
       plan.unserved.emplace_back(
-          d.job,
-          full != nullptr
-              ? "template " + full->name + " is at its max of " + Nodes(full->max)
-              : "no template of pool " + d.pool + " holds " + sched::DescribeRequest(d.resources));
+          d.job, !d.resources.nodelist.empty()
+                     ? "it names its nodes (--nodelist): autoscaling starts none for it"
+                 : full != nullptr
+                     ? "template " + full->name + " is at its max of " + Nodes(full->max)
+                     : "no template of pool " + d.pool + " holds " +
+                           sched::DescribeRequest(d.resources) +
+                           (d.preemptible ? "" : " on a node that is not spot"));
       continue;
     }
     if (budget < parts) {
@@ -135,10 +158,11 @@ ScalePlan PlanScaling(const std::vector<NodeTemplate>& templates,
     }
     budget -= parts;
     live[best->name] += parts;
+    staying[best->name] += parts;
     for (int i = 0; i < parts; ++i) {
       bins.push_back(Fresh(*best));
       bins.back().planned = true;
-      Take(bins.back(), p);
+      Take(bins.back(), p, alone);
     }
     ScalePlan::Resume& r = resumes[best->name];
     if (r.count == 0) order.push_back(best->name);
@@ -154,10 +178,11 @@ ScalePlan PlanScaling(const std::vector<NodeTemplate>& templates,
   }
   // Each template's minimum.
   for (const NodeTemplate& t : templates) {
-    const int missing = std::min(t.min - live[t.name], budget);
+    const int missing = std::min({t.min - staying[t.name], t.max - live[t.name], budget});
     if (missing <= 0) continue;
     budget -= missing;
     live[t.name] += missing;
+    staying[t.name] += missing;
     plan.resumes.push_back(
         {.template_name = t.name, .count = missing, .reason = "its minimum of " + Nodes(t.min)});
   }
@@ -176,8 +201,8 @@ ScalePlan PlanScaling(const std::vector<NodeTemplate>& templates,
   for (const ScaledNode* n : idle) {
     if (suspend_budget == 0) break;
     const NodeTemplate& t = *by_name.at(n->template_name);
-    if (live[t.name] <= t.min) continue;
-    --live[t.name];
+    if (staying[t.name] <= t.min) continue;
+    --staying[t.name];
     --suspend_budget;
     plan.suspends.push_back({n->name, "idle for " + FormatDuration(now - *n->idle_since)});
   }

@@ -193,9 +193,11 @@ void Controller::StopHits(const std::vector<NodeDesk::Hit>& hits, TimePoint now)
     Job& j = jobs_.at(hit.job);
     if (j.state == JobState::kRunning && j.preempt_deadline && hit.reason == StopReason::kPreempt &&
         now + hit.grace < *j.preempt_deadline) {
-      // Preempted already, and now its node is reclaimed: its agent kills it at the earlier.
+      // Preempted already, and now its node is reclaimed: the earlier SIGKILL, on every node.
       j.preempt_deadline = now + hit.grace;
       MarkDirty(j);
+      StopParts(j, hit.reason, hit.grace, now);
+      continue;
     }
     if (j.state != JobState::kRunning || j.stop_requested || j.preempt_requested) continue;
     // Back to the queue without spending a retry: it resumes from its last checkpoint.

@@ -103,9 +103,12 @@ void Controller::Finish(Job& job, TimePoint now) {
     const std::optional<int> budget =
         job.spec.max_preemptions ? job.spec.max_preemptions : options_.policy.max_preemptions;
     if (preemption && job.spec.requeue && budget && job.preemptions >= *budget) {
-      job.reason_detail = why + "; not requeued: its " + std::to_string(*budget) +
-                          (*budget == 1 ? " preemption is" : " preemptions are") +
-                          " spent (max_preemptions)";
+      job.reason_detail =
+          why + (*budget == 0 ? "; not requeued: it may not be preempted and requeued "
+                                "(max_preemptions 0)"
+                              : "; not requeued: its " + std::to_string(*budget) +
+                                    (*budget == 1 ? " preemption is" : " preemptions are") +
+                                    " spent (max_preemptions)");
       SetState(job, JobState::kFailed, now);
     } else {
       if (preemption && job.spec.requeue) ++job.preemptions;

@@ -284,17 +284,19 @@ std::vector<NodeDesk::Hit> NodeDesk::Reclaim(NodeRecord& node,
     return {};
   }
   const bool news = !node.reclaim || node.reclaim->deadline != notice->deadline;
+  if (news) node.reclaim_heard = now;
   node.reclaim = *notice;
+  // The time the notice gave, as the agent measured it (its clock and the cloud's, not the
+  // controller's, which may differ), less what has passed here since it came.
+  const Duration left = std::max<Duration>(
+      std::chrono::seconds(1), (notice->deadline - notice->seen) - (now - node.reclaim_heard));
   const std::string words = "its spot node " + node.info.name + " is taken back (" +
                             notice->source + " reclaim notice, deadline " +
                             FormatRfc3339(notice->deadline) + ")";
   std::vector<Hit> hits;
   for (JobId id : node.running) {
-    hits.push_back(
-        Hit{.job = id,
-            .detail = "preempted: " + words,
-            .reason = StopReason::kPreempt,
-            .grace = std::max<Duration>(std::chrono::seconds(1), notice->deadline - now)});
+    hits.push_back(Hit{
+        .job = id, .detail = "preempted: " + words, .reason = StopReason::kPreempt, .grace = left});
   }
   if (news) {
     if (shared_.view.FindNode(node.info.name) != nullptr) RebuildSlots(node);

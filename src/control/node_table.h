@@ -35,6 +35,7 @@ struct NodeRecord {
   // A spot node's reclaim notice, as its agent said it: the node takes no new jobs. Lifted
   // by a registration without one (a new machine of the name).
   std::optional<ReclaimNotice> reclaim;
+  TimePoint reclaim_heard{};  // when the controller first had it (its own clock)
   // A spot node of a pool another of whose spot nodes was reclaimed: no new jobs until then
   // (Policy::reclaim_cooloff; NodeDesk::Watch lifts it).
   std::optional<TimePoint> cooling_until;

@@ -125,10 +125,54 @@ TEST(PlanScaling, IdleNodesAreSuspendedAfterTheIdleTimeButNeverBelowTheMinimum) 
 
   // Below its minimum, a template is topped up with no job asking.
   t.min = 5;
+  t.max = 8;
   plan = PlanScaling({t}, nodes, {}, {}, kT0);
   ASSERT_EQ(plan.resumes.size(), 1u);
   EXPECT_EQ(plan.resumes[0].count, 2);
+  t.max = 4;  // never past its maximum
+  EXPECT_EQ(PlanScaling({t}, nodes, {}, {}, kT0).resumes.at(0).count, 1);
   EXPECT_EQ(plan.resumes[0].reason, "its minimum of 5 nodes");
+}
+
+TEST(PlanScaling, ANodeSuspendingDoesNotKeepItsTemplatesMinimum) {
+  NodeTemplate t = Template("h100x8", 8, 30);
+  t.min = 1;
+  const std::vector<ScaledNode> nodes = {
+      {.name = "going", .template_name = "h100x8", .state = ScaledNode::State::kSuspending},
+      {.name = "idle",
+       .template_name = "h100x8",
+       .state = ScaledNode::State::kReady,
+       .idle_since = kT0}};
+  ScalePlan plan = PlanScaling({t}, nodes, {}, {}, kT0 + minutes(30));
+  EXPECT_TRUE(plan.suspends.empty());  // the one that stays is the minimum
+  EXPECT_TRUE(plan.resumes.empty());
+}
+
+TEST(PlanScaling, SharesCountAsWholeGpusAnExclusiveJobGetsANodeAloneAndANodelistNone) {
+  const std::vector<NodeTemplate> templates = {Template("h100x2", 2, 10)};
+  // Three 0.6-GPU shares do not fit two GPUs: two nodes.
+  ScaleDemand share = Wants(1, 0);
+  share.resources.milli_gpus = 600;
+  ScaleDemand share2 = share, share3 = share;
+  share2.job = JobId{2};
+  share3.job = JobId{3};
+  ScalePlan plan = PlanScaling(templates, {}, {share, share2, share3}, {}, kT0);
+  ASSERT_EQ(plan.resumes.size(), 1u);
+  EXPECT_EQ(plan.resumes[0].count, 2);
+
+  ScaleDemand alone = Wants(4, 1);
+  alone.resources.exclusive = true;
+  plan = PlanScaling(templates, {}, {alone, Wants(5, 1)}, {}, kT0);
+  ASSERT_EQ(plan.resumes.size(), 1u);
+  EXPECT_EQ(plan.resumes[0].count, 2);  // job 5 does not share job 4's node
+
+  ScaleDemand named = Wants(6, 1);
+  named.resources.nodelist = {"gpu01"};
+  plan = PlanScaling(templates, {}, {named}, {}, kT0);
+  EXPECT_TRUE(plan.resumes.empty());
+  ASSERT_EQ(plan.unserved.size(), 1u);
+  EXPECT_EQ(plan.unserved[0].second,
+            "it names its nodes (--nodelist): autoscaling starts none for it");
 }
 
 }  // namespace

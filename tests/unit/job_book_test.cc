@@ -77,6 +77,20 @@ TEST(JobBook, AStopIsItsClocksSignalsAndAnEndedOrUnknownJobGetsNone) {
   EXPECT_TRUE(book.Tick(kStart + minutes(3)).signals.empty());
 }
 
+TEST(JobBook, AStopThatBringsTheKillForwardSaysItsDeadlineFileIsToBeWrittenAgain) {
+  JobBook book;
+  Started(book, Launch(Duration(0)));
+  JobBook::Effects first = book.Take(Stop(kJob, seconds(30)), kStart);
+  EXPECT_EQ(first.signals, (Signals{{kJob, SIGTERM}}));
+  EXPECT_TRUE(first.deadlines.empty());  // its SIGTERM's: the agent writes it with the signal
+  // A reclaim notice leaves 10 s: no signal now, SIGKILL sooner, the file written again.
+  JobBook::Effects sooner = book.Take(Stop(kJob, seconds(10)), kStart + seconds(1));
+  EXPECT_TRUE(sooner.signals.empty());
+  EXPECT_EQ(sooner.deadlines, std::vector<JobAttempt>{kJob});
+  EXPECT_EQ(book[kJob].stop.kill_at(), kStart + seconds(11));
+  EXPECT_TRUE(book.Take(Stop(kJob, seconds(60)), kStart + seconds(2)).deadlines.empty());
+}
+
 TEST(JobBook, ItIsBusyWhileAJobRunsOrASignalWaitsAndHoldsTheGpusOfRunningBatchJobs) {
   JobBook book;
   EXPECT_FALSE(book.Busy());

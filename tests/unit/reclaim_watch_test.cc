@@ -36,12 +36,12 @@ TEST(ReclaimWatch, SourcesAreAwsGcpOrAFileAndAnythingElseIsNamed) {
   EXPECT_EQ(file->where, "/run/spot-notice");
 
   EXPECT_EQ(ParseReclaimSource("azure").error().message(),
-            "--reclaim-notice azure: is aws[:URL], gcp[:URL] or file:PATH");
+            "--reclaim-notice azure: must be aws[:URL], gcp[:URL] or file:PATH");
   EXPECT_EQ(ParseReclaimSource("file:notice").error().message(),
-            "--reclaim-notice file:notice: file:PATH takes an absolute path");
+            "--reclaim-notice file:notice: file:PATH takes an absolute path of at most 4096 bytes");
   EXPECT_EQ(ParseReclaimSource("aws:https://169.254.169.254").error().message(),
             "--reclaim-notice aws:https://169.254.169.254: the metadata server is an "
-            "http://HOST[:PORT] URL");
+            "http://HOST[:PORT] URL (not https)");
 }
 
 TEST(ReclaimWatch, AwsSaysNothingUntilItsInstanceActionThenItsTime) {

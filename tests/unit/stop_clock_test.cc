@@ -84,8 +84,13 @@ TEST(StopClock, AStopThatGivesLessTimeBringsTheKillForwardAndSaysWhen) {
   LaunchOrder o = Order(minutes(10));
   EXPECT_EQ(clock.Stop(o, seconds(30), kStart), Signals{SIGTERM});
   EXPECT_EQ(clock.kill_at(), kStart + seconds(30));
+  EXPECT_FALSE(clock.TakeKillMoved());
   EXPECT_EQ(clock.Stop(o, seconds(10), kStart + seconds(2)), Signals{});
   EXPECT_EQ(clock.kill_at(), kStart + seconds(12));
+  EXPECT_TRUE(clock.TakeKillMoved());  // the deadline file is written again
+  EXPECT_FALSE(clock.TakeKillMoved());
+  EXPECT_EQ(clock.Stop(o, seconds(60), kStart + seconds(3)), Signals{});  // later: no change
+  EXPECT_FALSE(clock.TakeKillMoved());
   EXPECT_EQ(clock.Tick(o, kStart, kStart + seconds(11)), Signals{});
   EXPECT_EQ(clock.Tick(o, kStart, kStart + seconds(12)), Signals{SIGKILL});
   // Once killed, a stop with a grace sends nothing more.
