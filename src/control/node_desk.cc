@@ -52,6 +52,7 @@ void NodeDesk::Send(const std::string& name, Order order) {
 
 void NodeDesk::RebuildSlots(const NodeRecord& node) {
   sched::NodeSlots* slots = shared_.view.FindNode(node.info.name);
+  if (slots == nullptr) return;  // not in the view: no slots to make
   slots->gpus.clear();
   for (const Gpu& g : node.info.gpus) {
     slots->gpus.push_back(sched::GpuSlot{.index = g.index,
@@ -130,7 +131,7 @@ Status NodeDesk::Drain(const DrainNode& c) {
     shared_.drains.push_back(
         store::Drain{.node = c.node, .gpu = g, .reason = reason, .active = c.drain});
   }
-  if (shared_.view.FindNode(c.node) != nullptr) RebuildSlots(*node);
+  RebuildSlots(*node);
   shared_.queue.RequestFull();  // an undrain frees GPUs; a drain changes reservations
   return Status::Ok();
 }
@@ -165,7 +166,7 @@ bool NodeDesk::BlameLaunchFailures(LaunchBlame& blame, Job& job, TimePoint now) 
     failed.drain_reason = d.reason;
     shared_.drains.push_back(
         store::Drain{.node = d.node, .gpu = -1, .reason = d.reason, .active = true});
-    if (shared_.view.FindNode(d.node) != nullptr) RebuildSlots(failed);
+    RebuildSlots(failed);
     shared_.queue.RequestFull();
     shared_.events.Raise(ClusterEvent{.kind = EventKind::kNodeDrained,
                                       .severity = Severity::kAlert,
@@ -274,11 +275,11 @@ std::vector<NodeDesk::Hit> NodeDesk::Reclaim(NodeRecord& node,
                                              const std::optional<ReclaimNotice>& notice,
                                              bool registering, TimePoint now) {
   if (!notice) {
-    // A registration without one: a new machine of the name, or an agent started again whose
-    // watch has not looked yet (it says so again in its next report).
+    // A registration without one: a new machine of the name (an agent started again on a
+    // reclaimed machine looks before it registers).
     if (registering && node.reclaim) {
       node.reclaim.reset();
-      if (shared_.view.FindNode(node.info.name) != nullptr) RebuildSlots(node);
+      RebuildSlots(node);
       shared_.queue.RequestFull();
     }
     return {};
@@ -299,7 +300,7 @@ std::vector<NodeDesk::Hit> NodeDesk::Reclaim(NodeRecord& node,
         .job = id, .detail = "preempted: " + words, .reason = StopReason::kPreempt, .grace = left});
   }
   if (news) {
-    if (shared_.view.FindNode(node.info.name) != nullptr) RebuildSlots(node);
+    RebuildSlots(node);
     shared_.queue.RequestFull();  // its GPUs are gone; reservations change
     const std::string cooling = CoolOff(node, now);
     shared_.events.Raise(
@@ -400,7 +401,7 @@ void NodeDesk::Watch(TimePoint now) {
       continue;
     }
     node.cooling_until.reset();
-    if (shared_.view.FindNode(name) != nullptr) RebuildSlots(node);
+    RebuildSlots(node);
     shared_.queue.RequestFull();
   }
 }
@@ -413,7 +414,7 @@ std::string NodeDesk::CoolOff(const NodeRecord& reclaimed, TimePoint now) {
   for (auto& [name, node] : nodes_) {
     if (&node == &reclaimed || !node.info.spot || node.info.pool != reclaimed.info.pool) continue;
     node.cooling_until = std::max(node.cooling_until.value_or(until), until);
-    if (shared_.view.FindNode(name) != nullptr) RebuildSlots(node);
+    RebuildSlots(node);
     ++cooling;
   }
   cooling_ends_ = std::min(cooling_ends_, until);
