@@ -6,6 +6,7 @@
 #include <deque>
 #include <memory>
 
+#include "control/autoscale_plan.h"
 #include "control/controller.h"
 #include "sched/scheduler.h"
 #include "store/memory_store.h"
@@ -247,6 +248,60 @@ void BM_ControllerSubmit(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * state.range(0));
 }
 BENCHMARK(BM_ControllerSubmit)->Arg(1)->Arg(64)->Unit(benchmark::kMicrosecond);
+
+// One autoscaling decision (control/autoscale_plan.h) over `nodes` autoscaled nodes of four
+// templates (a tenth resuming, the rest ready: half busy, half idle, some for longer than the
+// idle time) and as many waiting jobs of mixed shapes (1, 2, 4 and 8 GPUs, gangs of 2 and 4
+// nodes, some not preemptible): what the controller spends at each scan.
+void BM_AutoscalePlan(benchmark::State& state) {
+  const int n = static_cast<int>(state.range(0));
+  const TimePoint now = FromMillis(1'790'000'000'000);
+  std::vector<NodeTemplate> templates;
+  for (const char* name : {"h100", "h100-spot", "a100", "a100-spot"}) {
+    const bool spot = std::string(name).ends_with("spot");
+    const bool h100 = std::string(name).starts_with("h100");
+    templates.push_back(NodeTemplate{.name = name,
+                                     .gpu_spec = h100 ? "8xH100-80GB" : "8xA100-80GB",
+                                     .gpus = 8,
+                                     .gpu_model = h100 ? "H100-80GB" : "A100-80GB",
+                                     .gpu_memory_bytes = 80LL << 30,
+                                     .cpus = 96,
+                                     .memory_bytes = 1LL << 40,
+                                     .price_per_hour = (h100 ? 98.0 : 40.0) * (spot ? 0.35 : 1),
+                                     .spot = spot,
+                                     .min = 2,
+                                     .max = n});
+  }
+  std::vector<control::ScaledNode> nodes;
+  for (int i = 0; i < n; ++i) {
+    control::ScaledNode node{.name = templates[i % 4].name + "-" + std::to_string(i / 4 + 1),
+                             .template_name = templates[i % 4].name,
+                             .since = now - std::chrono::minutes(i % 30)};
+    if (i % 10 == 0) {
+      node.state = control::ScaledNode::State::kResuming;
+    } else {
+      node.state = control::ScaledNode::State::kReady;
+      node.busy = i % 2 == 0;
+      if (!node.busy) node.idle_since = now - std::chrono::minutes(i % 20);
+    }
+    nodes.push_back(std::move(node));
+  }
+  std::vector<control::ScaleDemand> waiting;
+  const int64_t gpus[] = {1000, 2000, 4000, 8000, 16000, 32000};
+  for (int i = 0; i < n; ++i) {
+    Resources r{.milli_gpus = gpus[i % 6], .nodes = i % 6 >= 4 ? (i % 6 == 4 ? 2 : 4) : 1};
+    r.gpu_type = i % 3 == 0 ? "H100" : "";
+    waiting.push_back(control::ScaleDemand{
+        .job = JobId{i + 1}, .pool = "default", .resources = r, .preemptible = i % 5 != 0});
+  }
+  const control::ScaleRules rules;
+  for (auto _ : state) {
+    control::ScalePlan plan = control::PlanScaling(templates, nodes, waiting, rules, now);
+    benchmark::DoNotOptimize(plan);
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_AutoscalePlan)->Arg(100)->Arg(1000)->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 }  // namespace baton

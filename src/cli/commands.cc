@@ -362,11 +362,25 @@ int Nodes(const Connection& conn, bool json) {
       note += (note.empty() ? "" : "; ") + std::string("no new jobs until ") +
               FormatRfc3339(*n.cooling_until) + " (reclaim cool-off)";
     }
+    // Autoscaling's: its template, since when in its state or idle, and why.
+    if (!n.template_name.empty()) {
+      std::string scaled = "autoscaled (" + n.template_name + ")";
+      if (n.idle_since) {
+        scaled += ": idle since " + FormatRfc3339(*n.idle_since);
+      } else if (n.state_since && n.state != NodeState::kReady) {
+        scaled +=
+            ": " + std::string(NodeStateName(n.state)) + " since " + FormatRfc3339(*n.state_since);
+      }
+      if (!n.scaling_reason.empty() && n.state != NodeState::kReady)
+        scaled += " (" + n.scaling_reason + ")";
+      note = scaled + (note.empty() ? "" : "; ") + note;
+    }
     std::string model = n.info.gpus.empty() ? "-" : n.info.gpus[0].model;
     t.Add({n.info.name, std::string(NodeStateName(n.state)), n.info.pool,
            std::to_string(n.info.gpus.size()), model, std::to_string(busy), std::to_string(drained),
            std::to_string(n.info.cpus), FormatSize(n.info.memory_bytes),
-           std::string(GpuTopologyName(n.info.topology)), Age(n.last_seen) + " ago", note});
+           std::string(GpuTopologyName(n.info.topology)),
+           n.last_seen == TimePoint{} ? "-" : Age(n.last_seen) + " ago", note});
   }
   t.Print(std::cout);
   return 0;

@@ -116,6 +116,12 @@ std::optional<QueueInfo> DecodeQueueInfo(std::string_view job_json);
 std::string EncodeQueue(const std::vector<Job>& jobs, const std::vector<QueueFactors>& factors,
                         std::optional<int64_t> next);
 Result<std::vector<NodeStatus>> DecodeNodeList(std::string_view json);
+
+// What autoscaling asks its provider, as the JSON on its stdin (docs/operations.md "Elastic
+// capacity"), and the nodes its answer (its stdout) names: `{"nodes": [{"name", "id",
+// "template"}]}`, required of resume and list; suspend's may be empty.
+std::string EncodeProviderRequest(const ProviderRequest& request);
+Result<std::vector<ProvidedNode>> DecodeProviderAnswer(std::string_view json, ProviderVerb verb);
 // `baton gpus --json`: {"gpus": [one object per GPU of every node, with its readings and jobs]}.
 std::string EncodeGpuList(const std::vector<NodeStatus>& nodes);
 

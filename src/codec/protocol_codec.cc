@@ -450,6 +450,17 @@ json::object NodeStatusObject(const NodeStatus& n) {
   o["last_seen"] = TimeValue(n.last_seen);
   o["drain_reason"] = n.drain_reason.empty() ? json::value(nullptr) : json::value(n.drain_reason);
   o["cooling_until"] = n.cooling_until ? TimeValue(*n.cooling_until) : json::value(nullptr);
+  // Autoscaling's: its template, since when it is in its state, idle since when, and why.
+  auto optional_time = [](const std::optional<TimePoint>& t) {
+    return t ? TimeValue(*t) : json::value(nullptr);
+  };
+  auto optional_text = [](const std::string& t) {
+    return t.empty() ? json::value(nullptr) : json::value(t);
+  };
+  o["template"] = optional_text(n.template_name);
+  o["state_since"] = optional_time(n.state_since);
+  o["idle_since"] = optional_time(n.idle_since);
+  o["scaling_reason"] = optional_text(n.scaling_reason);
   json::array& gpus = o["gpus"].as_array();
   for (size_t i = 0; i < gpus.size(); ++i) {
     json::object& g = gpus[i].as_object();
@@ -599,6 +610,14 @@ Result<std::vector<NodeStatus>> DecodeNodeList(std::string_view text) {
     }
     if (const json::value* t = Find(o, "cooling_until"); t != nullptr && !t->is_null()) {
       ASSIGN_OR_RETURN(n.cooling_until, GetTime(*t, "cooling_until"));
+    }
+    RETURN_IF_ERROR(Read(o, "template", &n.template_name, Str(64)));
+    RETURN_IF_ERROR(Read(o, "scaling_reason", &n.scaling_reason, Str(1024)));
+    for (auto [key, at] :
+         {std::pair{"state_since", &n.state_since}, std::pair{"idle_since", &n.idle_since}}) {
+      if (const json::value* t = Find(o, key)) {
+        ASSIGN_OR_RETURN(*at, GetTime(*t, key));
+      }
     }
     if (const json::value* d = Find(o, "drain_reason"); d != nullptr && d->is_string()) {
       n.drain_reason = std::string(d->get_string().subview(0, 256));

@@ -105,6 +105,13 @@ ScalePlan PlanScaling(const std::vector<NodeTemplate>& templates,
     if (n.state == ScaledNode::State::kResuming || n.state == ScaledNode::State::kReady)
       ++staying[n.template_name];
     if (n.state == ScaledNode::State::kResuming) bins.push_back(Fresh(*t->second));
+    // A ready node's free room: a gang waiting for its other nodes counts on it.
+    if (n.state == ScaledNode::State::kReady && n.free_milli >= 0) {
+      bins.push_back(Bin{.t = t->second,
+                         .free_milli = n.free_milli,
+                         .free_cpus = n.free_cpus,
+                         .free_memory = n.free_memory});
+    }
   }
 
   // The waiting jobs, in queue order: onto capacity already coming, else onto new nodes of
@@ -121,7 +128,9 @@ ScalePlan PlanScaling(const std::vector<NodeTemplate>& templates,
       if (Room(bins[i], p, alone) && TemplateHolds(*bins[i].t, d.pool, d.resources, d.preemptible))
         chosen.push_back(i);
     }
-    if (static_cast<int>(chosen.size()) == parts) {
+    // On the coming nodes that have room (all of a gang's parts if they can), and what is
+    // missing on new nodes.
+    auto take_chosen = [&] {
       for (size_t i : chosen) {
         Take(bins[i], p, alone);
         if (!bins[i].planned) continue;
@@ -129,13 +138,17 @@ ScalePlan PlanScaling(const std::vector<NodeTemplate>& templates,
         std::vector<JobId>& jobs = resumes[bins[i].t->name].jobs;
         if (std::find(jobs.begin(), jobs.end(), d.job) == jobs.end()) jobs.push_back(d.job);
       }
+    };
+    const int missing = parts - static_cast<int>(chosen.size());
+    if (missing == 0) {
+      take_chosen();
       continue;
     }
     const NodeTemplate* best = nullptr;
     const NodeTemplate* full = nullptr;  // one that holds it, but is at its maximum
     for (const NodeTemplate& t : templates) {
       if (!TemplateHolds(t, d.pool, d.resources, d.preemptible)) continue;
-      if (live[t.name] + parts > t.max) {
+      if (live[t.name] + missing > t.max) {
         full = full != nullptr ? full : &t;
         continue;
       }
@@ -152,14 +165,15 @@ ScalePlan PlanScaling(const std::vector<NodeTemplate>& templates,
                            (d.preemptible ? "" : " on a node that is not spot"));
       continue;
     }
-    if (budget < parts) {
+    if (budget < missing) {
       plan.unserved.emplace_back(d.job, "the resume rate allows no more nodes now");
       continue;
     }
-    budget -= parts;
-    live[best->name] += parts;
-    staying[best->name] += parts;
-    for (int i = 0; i < parts; ++i) {
+    take_chosen();
+    budget -= missing;
+    live[best->name] += missing;
+    staying[best->name] += missing;
+    for (int i = 0; i < missing; ++i) {
       bins.push_back(Fresh(*best));
       bins.back().planned = true;
       Take(bins.back(), p, alone);
@@ -167,8 +181,8 @@ ScalePlan PlanScaling(const std::vector<NodeTemplate>& templates,
     ScalePlan::Resume& r = resumes[best->name];
     if (r.count == 0) order.push_back(best->name);
     r.template_name = best->name;
-    r.count += parts;
-    r.jobs.push_back(d.job);
+    r.count += missing;
+    if (std::find(r.jobs.begin(), r.jobs.end(), d.job) == r.jobs.end()) r.jobs.push_back(d.job);
   }
   for (const std::string& name : order) {
     ScalePlan::Resume r = std::move(resumes[name]);

@@ -5,8 +5,8 @@
 // failed (not registered within the resume timeout). The controller runs it at each scan and
 // carries the plan out through the provider; `baton sim` runs the same code.
 //
-// Not wired yet: the controller's scan, the provider calls and the configuration come next
-// (docs/operations.md, "Not built yet").
+// The templates are the configuration's (core/policy.h NodeTemplate); control/autoscaler.h
+// keeps the nodes and carries the plan out.
 #pragma once
 
 #include <optional>
@@ -16,35 +16,26 @@
 
 #include "core/ids.h"
 #include "core/job.h"
+#include "core/policy.h"
 #include "core/time.h"
 
 namespace baton::control {
-
-// A kind of node the provider can start: what each one has, what it costs, and how many of it
-// autoscaling may keep.
-struct NodeTemplate {
-  std::string name;
-  std::string pool = "default";
-  int gpus = 0;
-  std::string gpu_model;  // "H100-80GB"
-  int64_t gpu_memory_bytes = 0;
-  int cpus = 0;
-  int64_t memory_bytes = 0;
-  double price_per_hour = 0;  // the whole node's
-  bool spot = false;
-  int min = 0;
-  int max = 0;
-};
 
 // A node autoscaling made, as it stands.
 struct ScaledNode {
   enum class State { kResuming, kReady, kSuspending, kSuspended, kFailed };
   std::string name;
   std::string template_name;
+  std::string provider_id;  // what the provider calls it ("i-0abc..."); "" until it says
   State state = State::kResuming;
   TimePoint since{};                    // when it entered its state
   bool busy = false;                    // ready and running a job
   std::optional<TimePoint> idle_since;  // ready and idle since then
+  // Ready and taking jobs: what it has free now (whole GPUs, in milli), which a waiting job
+  // (a gang's part) may count on; -1: nothing (not ready, or taking no jobs).
+  int64_t free_milli = -1;
+  int free_cpus = 0;
+  int64_t free_memory = 0;
 };
 
 // A job waiting for resources, in queue order.

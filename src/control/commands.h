@@ -241,6 +241,24 @@ struct AgentReport {
   std::string dropped_why;
 };
 
+// What autoscaling asks its provider (Policy::autoscaling), an effect the server's provider
+// runner carries out (server/provider_runner.h), answered by a ProviderAnswer with its `id`.
+struct ProviderCall {
+  uint64_t id = 0;
+  std::vector<std::string> argv;  // the provider and its own arguments; the verb follows
+  Duration timeout{0};
+  ProviderRequest request;
+};
+
+// The provider's answer to call `call`: done, with the nodes it names (resume: those it is
+// starting; list: every node it has), or why not (it exited non-zero, hung, said nonsense).
+struct ProviderAnswer {
+  using Answer = Acknowledged;
+  uint64_t call = 0;
+  Status status;
+  std::vector<ProvidedNode> nodes;
+};
+
 // Time passed; look at timeouts.
 struct Tick {
   using Answer = Acknowledged;
@@ -250,7 +268,7 @@ using Command =
     std::variant<SubmitJobs, JobAction, UpdateJob, GetJob, ListJobs, ListNodes, GetQueue, DrainNode,
                  InjectFault, GetEvents, CreateToken, RevokeToken, JoinNode, RevokeNode, ListTokens,
                  GetMetrics, SetPolicy, GetUsage, GetJobMetrics, ListCrons, DeleteCron, ListModels,
-                 OpenTunnel, AgentRegister, AgentPoll, AgentReport, Tick>;
+                 OpenTunnel, AgentRegister, AgentPoll, AgentReport, ProviderAnswer, Tick>;
 
 // Every answer a command has (replies.h).
 using ReplyValue =
@@ -298,6 +316,7 @@ struct Effects {
   store::Batch store;  // must be durable before any reply of this batch is sent
   std::vector<Delivery> deliveries;
   std::vector<ClusterEvent> events;  // raised in this batch: to the log, and alerts to their hooks
+  std::vector<ProviderCall> provider_calls;  // for the provider runner, once the batch is durable
 };
 
 }  // namespace baton::control

@@ -23,7 +23,9 @@ Controller::Controller(ControllerOptions options)
                               .events = events_,
                               .queue = queue_,
                               .drains = changed_.drains}),
-      ledgers_(Ledgers::Shared{.policy = options_.policy, .jobs = jobs_, .running = running_}) {
+      ledgers_(Ledgers::Shared{.policy = options_.policy, .jobs = jobs_, .running = running_}),
+      scaling_(Autoscaler::Shared{
+          .options = options_, .events = events_, .nodes = nodes_, .view = view_}) {
   queue_.SetLevels(options_.policy.las_thresholds);
 }
 
@@ -140,12 +142,18 @@ Reply Controller::Apply(const Command& command, TimePoint now) {
             ledgers_.PolicyChanged(now);
             queue_.SetLevels(c.policy.las_thresholds);
             nodes_.PoolsChanged();
+            scaling_.PolicyChanged(now);
             queue_.RequestFull();  // order, reserve and preempt by the new policy
             return ReplyTo(c, Acknowledged{});
           },
           [&](const AgentRegister& c) { return ReplyTo(c, Register(c, now)); },
           [&](const AgentPoll& c) { return ReplyTo(c, nodes_.Poll(c, now)); },
           [&](const AgentReport& c) { return ReplyTo(c, Report(c, now)); },
+          [&](const ProviderAnswer& c) {
+            Status done = scaling_.Answered(c, now);
+            if (!done.ok()) return ErrorReply(std::move(done));
+            return ReplyTo(c, Acknowledged{});
+          },
           [&](const Tick& c) {
             OnTick(now);
             return ReplyTo(c, Acknowledged{});
@@ -156,7 +164,11 @@ Reply Controller::Apply(const Command& command, TimePoint now) {
 
 Effects Controller::EndBatch(TimePoint now) {
   if (crons_.Owed()) QueueNextRuns(now);
+  // Autoscaling looks at the submitted jobs once a full pass has said why they wait.
+  if (scaling_.WantsFullPass(now)) queue_.RequestFull();
   Schedule(now);
+  // After the pass, so that the jobs it left waiting for capacity are known.
+  if (scaling_.Due(now)) scaling_.Scan(ScaleDemands(), now);
   Effects fx;
   fx.deliveries = nodes_.TakeDeliveries();
   fx.store.jobs.reserve(changed_.jobs.size());
@@ -171,6 +183,7 @@ Effects Controller::EndBatch(TimePoint now) {
   fx.events = events_.TakeNew();
   fx.store.events = fx.events;  // kept, the newest store::kKeptEvents (GET /v1/events)
   fx.store.tokens = tokens_.TakeChanged();
+  fx.provider_calls = scaling_.TakeCalls();
   return fx;
 }
 
@@ -189,7 +202,8 @@ ReadOuts Controller::Read() const {
                   .crons = crons_,
                   .budgets = ledgers_.budgets(),
                   .utilization = ledgers_.utilization(),
-                  .numbers = numbers_};
+                  .numbers = numbers_,
+                  .scaling = &scaling_};
 }
 
 // ---- users' commands ----
@@ -273,6 +287,7 @@ Result<Submitted> Controller::Submit(const SubmitJobs& c, TimePoint now) {
                                          .first = first,
                                          .count = static_cast<int>(total)});
   }
+  scaling_.Nudge(now);  // a node may be wanted for them
   return r;
 }
 

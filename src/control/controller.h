@@ -21,7 +21,8 @@
 //   numbers_ (AccountNumbers,  account_numbers.h): a pass's numbers for accounts and pools;
 //   failure_alerts_ (FailureAlerts, failure_alerts.h): job_failed alerts, an array's as one;
 //   blame_   (LaunchBlame,     launch_blame.h): launch failures proven elsewhere, and drains;
-//   passes_  (PassDriver,      pass_driver.h): a pass's input and run, the last claims.
+//   passes_  (PassDriver,      pass_driver.h): a pass's input and run, the last claims;
+//   scaling_ (Autoscaler,      autoscaler.h):  autoscaling's nodes, scans and provider calls.
 // Read commands are answered by ReadOuts (read_outs.h) over the parts, lent read-only; token
 // commands by the TokenBook; what a job uses and costs is job_cost.h's; what a spec must meet
 // at submit and the job it drafts are admission.h's, and a spec that names a model is sized by
@@ -42,6 +43,7 @@
 #include <vector>
 
 #include "control/account_numbers.h"
+#include "control/autoscaler.h"
 #include "control/commands.h"
 #include "control/controller_options.h"
 #include "control/cron_book.h"
@@ -113,6 +115,9 @@ class Controller {
   Result<RegisterReply> Register(const AgentRegister& c, TimePoint now);
   Result<Acknowledged> Report(const AgentReport& c, TimePoint now);
   void OnTick(TimePoint now);
+  // The jobs that wait for capacity, in queue order, as autoscaling plans for them
+  // (controller_scaling.cc).
+  std::vector<ScaleDemand> ScaleDemands() const;
 
   void Schedule(TimePoint now);
   // Takes in a pass's decisions: reasons, preemptions, starts; whether an arrival that waits
@@ -179,6 +184,7 @@ class Controller {
   Counters counters_;           // for GET /metrics, since this controller started
   IdleSessions idle_sessions_;  // the clocks of idle sessions (controller_sessions.cc)
   Ledgers ledgers_;             // after what it reads (options_, jobs_, running_)
+  Autoscaler scaling_;          // after what it shares (options_, events_, nodes_)
 };
 
 }  // namespace baton::control

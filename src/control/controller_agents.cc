@@ -25,6 +25,7 @@ Result<RegisterReply> Controller::Register(const AgentRegister& c, TimePoint now
   const NodeInfo& info = c.request.node;
   ASSIGN_OR_RETURN(NodeRecord * joined, nodes_.Join(info, now));
   NodeRecord& node = *joined;
+  scaling_.Registered(info.name, now);
   // Before the jobs' events: the ends of jobs the notice stopped are preemptions.
   StopHits(nodes_.Reclaim(node, c.request.reclaim, true, now), now);
 

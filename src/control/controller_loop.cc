@@ -95,6 +95,9 @@ void ControllerLoop::Answer(BatchResult& result, std::vector<Command>& commands,
   if (options_.on_event) {
     for (const ClusterEvent& e : result.effects.events) options_.on_event(e);
   }
+  if (options_.on_provider_call) {
+    for (ProviderCall& c : result.effects.provider_calls) options_.on_provider_call(std::move(c));
+  }
   for (Delivery& d : result.effects.deliveries) {
     auto it = parked_.find(d.poll_id);
     if (it == parked_.end()) continue;

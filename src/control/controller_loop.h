@@ -28,6 +28,11 @@ struct LoopOptions {
   // sent (a token created in the batch works once its creation is answered); not called for a
   // batch that changed nothing durable. On the loop's thread, so it must be quick.
   std::function<void(const store::Batch&)> on_commit;
+  // Handed each call autoscaling makes of its provider once its batch is durable; the
+  // provider runner (server/provider_runner.h) makes it elsewhere and posts the answer back.
+  // On the loop's thread, so it must be quick. None: the calls are never made, and autoscaling
+  // waits for their answers.
+  std::function<void(ProviderCall)> on_provider_call;
 };
 
 class ControllerLoop {

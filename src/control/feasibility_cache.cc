@@ -2,12 +2,31 @@
 
 namespace baton::control {
 
-const std::vector<sched::KnownNode>& FeasibilityCache::Known(const NodeTable& nodes) {
+const std::vector<sched::KnownNode>& FeasibilityCache::Known(const NodeTable& nodes,
+                                                             const AutoscalingPolicy& scaling) {
   if (stale_) {
     known_.clear();
     for (const auto& [name, node] : nodes) {
       known_.push_back(sched::KnownNode{.info = &node.info,
                                         .registered = node.state != NodeRecord::State::kAwaiting});
+    }
+    templated_.clear();
+    if (scaling.on()) {
+      int left = kTemplateNodes;
+      for (const NodeTemplate& t : scaling.templates) {
+        auto spec = ParseGpuSpec(t.gpu_spec);
+        for (int i = 1; i <= t.max && left > 0; ++i, --left) {
+          NodeInfo info{.name = t.name + "-" + std::to_string(i),
+                        .cpus = t.cpus,
+                        .memory_bytes = t.memory_bytes,
+                        .pool = t.pool,
+                        .spot = t.spot};
+          if (nodes.Find(info.name) != nullptr) continue;  // known as itself
+          if (spec && spec->count > 0) info.gpus = SimulatedGpus(*spec, info.name);
+          templated_.push_back(std::move(info));
+        }
+      }
+      for (const NodeInfo& info : templated_) known_.push_back(sched::KnownNode{.info = &info});
     }
     shapes_.clear();
     stale_ = false;
@@ -15,9 +34,10 @@ const std::vector<sched::KnownNode>& FeasibilityCache::Known(const NodeTable& no
   return known_;
 }
 
-Result<Resources> FeasibilityCache::Check(const NodeTable& nodes, const JobSpec& spec,
-                                          const std::string& user, bool pool_configured) {
-  Known(nodes);  // and forgets the answers of an older set of nodes
+Result<Resources> FeasibilityCache::Check(const NodeTable& nodes, const AutoscalingPolicy& scaling,
+                                          const JobSpec& spec, const std::string& user,
+                                          bool pool_configured) {
+  Known(nodes, scaling);  // and forgets the answers of an older set of nodes
   const Resources& r = spec.resources;
   const bool root = user == "root";
   const bool preemptible = Preemptible(spec);

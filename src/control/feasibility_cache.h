@@ -24,14 +24,20 @@ class FeasibilityCache {
   // made again at the next question, and every answer is forgotten.
   void MarkStale() { stale_ = true; }
 
-  // Every node of `nodes`, registered or awaited, as the checks take them. The entries point
-  // into `nodes`, which must not change until MarkStale.
-  const std::vector<sched::KnownNode>& Known(const NodeTable& nodes);
+  // Every node of `nodes`, registered or awaited, and every node autoscaling could start
+  // (each template's maximum, under the names it would give them), as the checks take them.
+  // The entries point into `nodes`, which must not change until MarkStale.
+  const std::vector<sched::KnownNode>& Known(const NodeTable& nodes,
+                                             const AutoscalingPolicy& scaling);
 
   // The request of `spec` as it will run (its nodes chosen when it named none), or why no set of
   // its pool's nodes can ever hold it; `pool_configured`: the policy names spec.pool.
-  Result<Resources> Check(const NodeTable& nodes, const JobSpec& spec, const std::string& user,
-                          bool pool_configured);
+  Result<Resources> Check(const NodeTable& nodes, const AutoscalingPolicy& scaling,
+                          const JobSpec& spec, const std::string& user, bool pool_configured);
+
+  // Nodes of templates a feasibility check counts at most (beyond, a template's maximum is
+  // taken as this many).
+  static constexpr int kTemplateNodes = 4096;
 
  private:
   struct Shape {
@@ -42,6 +48,7 @@ class FeasibilityCache {
     Result<Resources> answer;
   };
   std::vector<sched::KnownNode> known_;
+  std::vector<NodeInfo> templated_;  // the nodes autoscaling could start
   bool stale_ = true;
   std::vector<Shape> shapes_;  // the latest request shapes and their answers, oldest first
 };

@@ -72,7 +72,7 @@ void NodeDesk::RebuildSlots(const NodeRecord& node) {
   slots->total_cpus = slots->free_cpus = node.info.cpus;
   slots->total_memory_bytes = slots->free_memory_bytes = node.info.memory_bytes;
   slots->schedulable = node.state == NodeRecord::State::kReady && node.drain_reason.empty() &&
-                       !node.reclaim && !node.cooling_until;
+                       !node.reclaim && !node.cooling_until && !node.leaving;
   for (JobId id : node.running) {
     const Job& j = *shared_.running.at(id);
     for (const auto& part : j.allocation) {
@@ -388,6 +388,26 @@ std::vector<NodeDesk::Hit> NodeDesk::Health(NodeRecord& node, const std::vector<
 }
 
 // ---- silent nodes ----
+
+void NodeDesk::Leave(NodeRecord& node, bool leaving) {
+  if (node.leaving == leaving) return;
+  node.leaving = leaving;
+  RebuildSlots(node);
+  if (!leaving) shared_.queue.RequestFull();
+}
+
+void NodeDesk::Suspend(NodeRecord& node, TimePoint now) {
+  node.leaving = false;
+  if (node.state == NodeRecord::State::kSuspended) return;
+  if (!node.running.empty()) {
+    if (node.state != NodeRecord::State::kLost) MarkLost(node, now);
+    return;
+  }
+  node.state = NodeRecord::State::kSuspended;
+  node.samples.clear();
+  nodes_.Disconnect(node);
+  RebuildSlots(node);
+}
 
 void NodeDesk::Watch(TimePoint now) {
   for (NodeRecord* node : watch_.Silent(nodes_, now)) MarkLost(*node, now);

@@ -60,10 +60,13 @@ class NodeDesk {
   // The known nodes (every node registered or awaited) as the feasibility checks take them,
   // and whether any set of them can ever hold `spec` (FeasibilityCache): its request as it
   // will run (its nodes chosen when it named none), or why no set of its pool's nodes can.
-  const std::vector<sched::KnownNode>& Known() { return feasibility_.Known(nodes_); }
+  const std::vector<sched::KnownNode>& Known() {
+    return feasibility_.Known(nodes_, shared_.options.policy.autoscaling);
+  }
   Result<Resources> Feasible(const JobSpec& spec, const std::string& user) {
-    return feasibility_.Check(nodes_, spec, user,
-                              shared_.options.policy.Pool(spec.pool) != nullptr);
+    const Policy& policy = shared_.options.policy;
+    return feasibility_.Check(nodes_, policy.autoscaling, spec, user,
+                              policy.Pool(spec.pool) != nullptr);
   }
   // Pools may have come or gone: the known nodes are made again.
   void PoolsChanged() { feasibility_.MarkStale(); }
@@ -105,6 +108,14 @@ class NodeDesk {
   // deadline as their grace (at least 1 s: SIGTERM first) and requeued elsewhere.
   std::vector<Hit> Reclaim(NodeRecord& node, const std::optional<ReclaimNotice>& notice,
                            bool registering, TimePoint now);
+
+  // Autoscaling returns the node to its provider (`leaving`: it takes no new jobs), or lets it
+  // stay after all.
+  void Leave(NodeRecord& node, bool leaving);
+  // Autoscaling returned the node to its provider: suspended, its polls answered, not missed
+  // when its agent falls silent. One that still runs jobs (it never should) is lost instead,
+  // so that they are requeued once its fence has passed.
+  void Suspend(NodeRecord& node, TimePoint now);
 
   // At a tick: the nodes silent for the node timeout marked lost (their polls answered, their
   // orders dropped, said as an event).

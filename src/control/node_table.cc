@@ -92,6 +92,8 @@ NodeState ShownState(const NodeRecord& node) {
       return node.drain_reason.empty() && !node.reclaim ? NodeState::kReady : NodeState::kDrained;
     case NodeRecord::State::kLost:
       return NodeState::kLost;
+    case NodeRecord::State::kSuspended:
+      return NodeState::kSuspended;
     case NodeRecord::State::kAwaiting:
       break;
   }

@@ -20,7 +20,9 @@ namespace baton::control {
 
 struct NodeRecord {
   NodeInfo info;
-  enum class State { kAwaiting, kReady, kLost } state = State::kAwaiting;
+  // kSuspended: an autoscaled node returned to its provider (control/autoscaler.h): gone, and
+  // not missed; an agent registering under its name makes it ready again.
+  enum class State { kAwaiting, kReady, kLost, kSuspended } state = State::kAwaiting;
   uint64_t session = 0;
   TimePoint last_seen{};
   std::deque<Order> outbox;  // sent or waiting to be sent, not yet acknowledged
@@ -39,6 +41,8 @@ struct NodeRecord {
   // A spot node of a pool another of whose spot nodes was reclaimed: no new jobs until then
   // (Policy::reclaim_cooloff; NodeDesk::Watch lifts it).
   std::optional<TimePoint> cooling_until;
+  // Autoscaling is returning it to its provider (suspending, or failed): no new jobs.
+  bool leaving = false;
   int launch_failures = 0;  // jobs in a row that could not start here and did elsewhere
   // The running jobs with a part here (Controller::SetState keeps it): what a report, a
   // registration or a lost node concerns, found without a walk of every running job.
@@ -48,8 +52,9 @@ struct NodeRecord {
   TimePoint requeue_at = TimePoint::max();
 };
 
-// The node's state as users see it: ready, drained (ready, with an admin's drain), lost, or
-// awaiting (known from a kept drain, not registered yet).
+// The node's state as users see it: ready, drained (ready, with an admin's drain), lost,
+// awaiting (known from a kept drain, not registered yet) or suspended; autoscaling's own
+// states (resuming, suspending, failed) are the Autoscaler's to show.
 NodeState ShownState(const NodeRecord& node);
 
 class NodeTable {

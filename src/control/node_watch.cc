@@ -9,7 +9,8 @@ std::vector<NodeRecord*> NodeWatch::Silent(NodeTable& nodes, TimePoint now) {
   if (seen_since_ && now - *seen_since_ <= node_timeout_) return silent;
   TimePoint since = TimePoint::max();
   for (auto& [name, node] : nodes) {
-    if (node.state == NodeRecord::State::kLost) continue;
+    if (node.state == NodeRecord::State::kLost || node.state == NodeRecord::State::kSuspended)
+      continue;
     if (now - node.last_seen > node_timeout_) {
       silent.push_back(&node);  // lost once the controller has marked it
       continue;

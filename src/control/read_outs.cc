@@ -6,6 +6,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "control/autoscaler.h"
 #include "control/job_cost.h"
 #include "control/pass_records.h"
 #include "core/sizing.h"
@@ -186,6 +187,7 @@ NodeList ReadOuts::Nodes() const {
     }
     r.nodes.push_back(std::move(s));
   }
+  if (scaling != nullptr) scaling->Show(r);
   return r;
 }
 
@@ -209,7 +211,8 @@ MetricsShown ReadOuts::Metrics(TimePoint now) const {
   m->events = static_cast<uint64_t>(events.raised());
   for (std::string_view s : kNodeStateNames) m->nodes_by_state[std::string(s)] = 0;
   for (const auto& [name, node] : nodes) {
-    m->nodes_by_state[std::string(NodeStateName(ShownState(node)))] += 1;
+    if (scaling == nullptr || !scaling->nodes().count(name))
+      m->nodes_by_state[std::string(NodeStateName(ShownState(node)))] += 1;
     const bool ready = node.state == NodeRecord::State::kReady;
     const sched::NodeSlots* slots = view.FindNode(name);
     for (const Gpu& g : node.info.gpus) {
@@ -235,6 +238,16 @@ MetricsShown ReadOuts::Metrics(TimePoint now) const {
       }
       m->gpus.push_back(std::move(gm));
     }
+  }
+  if (scaling != nullptr) {
+    NodeList scaled;  // autoscaling's nodes, in the states it shows
+    for (const auto& [name, n] : scaling->nodes()) {
+      if (const NodeRecord* r = nodes.Find(name))
+        scaled.nodes.push_back(NodeStatus{.info = r->info, .state = ShownState(*r)});
+    }
+    scaling->Show(scaled);
+    for (const NodeStatus& s : scaled.nodes)
+      m->nodes_by_state[std::string(NodeStateName(s.state))] += 1;
   }
   return MetricsShown{std::move(m)};
 }

@@ -30,6 +30,8 @@ const Job* FindJob(const std::map<JobId, Job>& jobs, JobId id, int array_index =
 // A copy of `job` as users see it at `now`: its running attempt's cost included.
 Job JobAsShown(const Job& job, TimePoint now);
 
+class Autoscaler;
+
 struct ReadOuts {
   const Policy& policy;
   const std::map<JobId, Job>& jobs;
@@ -47,6 +49,7 @@ struct ReadOuts {
   const AttemptUtilization& utilization;
   // The passes' numbers: a waiting job's factors are shown as a pass counts them.
   AccountNumbers& numbers;
+  const Autoscaler* scaling = nullptr;  // autoscaling's nodes and their states (none: none)
 
   Result<JobDetail> Get(const GetJob& c, TimePoint now) const;
   JobPage List(const ListJobs& c, TimePoint now) const;

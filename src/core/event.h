@@ -27,11 +27,19 @@ enum class EventKind {
   kJobOutputLimit,
   kLogDropped,
   kNodeReclaimed,
+  // Autoscaling (docs/operations.md "Elastic capacity"): nodes asked of the provider, returned
+  // to it, a resume that failed (not registered in time, a partial start), a provider that
+  // failed (exited non-zero, hung, answered nonsense).
+  kNodeResuming,
+  kNodeSuspending,
+  kNodeResumeFailed,
+  kProviderFailed,
 };
-inline constexpr std::array<std::string_view, 12> kEventKindNames = {
-    "gpu_failed",        "gpu_recovered",    "gpu_xid",      "node_lost",
-    "node_joined",       "job_failed",       "node_drained", "budget",
-    "session_reclaimed", "job_output_limit", "log_dropped",  "node_reclaimed"};
+inline constexpr std::array<std::string_view, 16> kEventKindNames = {
+    "gpu_failed",     "gpu_recovered",  "gpu_xid",       "node_lost",         "node_joined",
+    "job_failed",     "node_drained",   "budget",        "session_reclaimed", "job_output_limit",
+    "log_dropped",    "node_reclaimed", "node_resuming", "node_suspending",   "node_resume_failed",
+    "provider_failed"};
 inline std::string_view EventKindName(EventKind k) { return EnumName(kEventKindNames, k); }
 inline Result<EventKind> ParseEventKind(std::string_view text, std::string_view field = "kind") {
   return ParseEnum<EventKind>(kEventKindNames, field, text);

@@ -94,10 +94,22 @@ struct GpuHealth {
 };
 
 // A node as the controller shows it: what the agent said, and what Baton made of it.
-// A node as users see it: awaiting is known (a drain kept) but not registered yet.
-enum class NodeState { kReady, kDrained, kLost, kAwaiting };
-inline constexpr std::array<std::string_view, 4> kNodeStateNames = {"ready", "drained", "lost",
-                                                                    "awaiting"};
+// A node as users see it: awaiting is known (a drain kept) but not registered yet. An
+// autoscaled node is also resuming (asked of its provider, not registered yet), suspending
+// (being returned to it), suspended (returned: it costs nothing and runs nothing) or failed
+// (not registered within the resume timeout, or its resume failed; being suspended).
+enum class NodeState {
+  kReady,
+  kDrained,
+  kLost,
+  kAwaiting,
+  kResuming,
+  kSuspending,
+  kSuspended,
+  kFailed
+};
+inline constexpr std::array<std::string_view, 8> kNodeStateNames = {
+    "ready", "drained", "lost", "awaiting", "resuming", "suspending", "suspended", "failed"};
 inline std::string_view NodeStateName(NodeState s) { return EnumName(kNodeStateNames, s); }
 inline Result<NodeState> ParseNodeState(std::string_view text, std::string_view field = "state") {
   return ParseEnum<NodeState>(kNodeStateNames, field, text);
@@ -114,6 +126,12 @@ struct NodeStatus {
   std::vector<GpuHealth> health;               // per GPU, as the agent last judged it
   // A spot node cooling off after another of its pool was reclaimed: no new jobs until then.
   std::optional<TimePoint> cooling_until;
+  // A node autoscaling made (docs/operations.md "Elastic capacity"): its template, since when
+  // it is in its state, since when it has run no job (ready), and why it is where it is.
+  std::string template_name;  // "" = not autoscaled
+  std::optional<TimePoint> state_since;
+  std::optional<TimePoint> idle_since;
+  std::string scaling_reason;
 };
 
 struct GpuSpec {

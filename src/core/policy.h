@@ -3,6 +3,7 @@
 // server's configuration file and `baton sim` fill it in; sched/ reads it and nothing else.
 #pragma once
 
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <map>
@@ -11,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/ids.h"
 #include "core/node.h"
 #include "core/sizing.h"
 #include "core/time.h"
@@ -88,6 +90,64 @@ struct PoolPolicy {
   bool operator==(const PoolPolicy&) const = default;
 };
 
+// A kind of node an autoscaling provider can start (`autoscaling.templates:`,
+// docs/operations.md "Elastic capacity"): what each one has, what it costs, how many of it
+// autoscaling keeps at least and at most.
+struct NodeTemplate {
+  std::string name;
+  std::string pool = "default";
+  std::string gpu_spec;  // as `baton agent --gpus` takes it: "8xH100-80GB"; "" for none
+  int gpus = 0;
+  std::string gpu_model;  // "H100-80GB"
+  int64_t gpu_memory_bytes = 0;
+  int cpus = 0;
+  int64_t memory_bytes = 0;
+  double price_per_hour = 0;  // the whole node's
+  bool spot = false;
+  int min = 0;
+  int max = 0;
+  bool operator==(const NodeTemplate&) const = default;
+};
+
+// What autoscaling asks its provider, a verb and what it concerns (the JSON on the provider's
+// stdin, codec EncodeProviderRequest), and the nodes it names in its answer.
+enum class ProviderVerb { kResume, kSuspend, kList };
+inline constexpr std::array<std::string_view, 3> kProviderVerbNames = {"resume", "suspend", "list"};
+inline std::string_view ProviderVerbName(ProviderVerb v) { return EnumName(kProviderVerbNames, v); }
+
+// A node as a provider names it: ours, its own id for it ("i-0abc..."), its template.
+struct ProvidedNode {
+  std::string name;
+  std::string id;
+  std::string template_name;
+  bool operator==(const ProvidedNode&) const = default;
+};
+
+struct ProviderRequest {
+  ProviderVerb verb = ProviderVerb::kList;
+  NodeTemplate node_template;       // resume: of what
+  std::vector<ProvidedNode> nodes;  // resume: the names to give them; suspend: which
+  std::vector<JobId> jobs;          // resume: the waiting jobs they are for
+  std::string reason;               // why, as the event said it
+  bool operator==(const ProviderRequest&) const = default;
+};
+
+// Autoscaling through a provider (`autoscaling:`): an executable called with a verb (resume,
+// suspend, list) and JSON on its stdin, answering JSON on its stdout. Without a provider or
+// templates it is off.
+struct AutoscalingPolicy {
+  std::vector<std::string> provider;  // the executable and its own arguments; empty: off
+  Duration provider_timeout = std::chrono::seconds(60);  // then it is killed (its process group)
+  std::vector<NodeTemplate> templates;
+  Duration scan_interval = std::chrono::seconds(10);
+  Duration idle_time = std::chrono::minutes(10);       // a node idle so long is suspended
+  Duration resume_timeout = std::chrono::minutes(10);  // a node not registered by then failed
+  int resume_rate = 20;                                // nodes resumed a minute, at most
+  int suspend_rate = 20;                               // nodes suspended a minute, at most
+  bool on() const { return !provider.empty() && !templates.empty(); }
+  bool operator==(const AutoscalingPolicy&) const = default;
+};
+
 struct Policy {
   Weights weights;
   Duration fairshare_half_life = std::chrono::hours(24 * 7);
@@ -134,6 +194,7 @@ struct Policy {
   // another node resumes from its checkpoints (ROOT/project:NAME/JOB_ID for a project with a
   // checkpoint_group). "": a directory per node in the job's.
   std::string checkpoint_root;
+  AutoscalingPolicy autoscaling;
   bool operator==(const Policy&) const = default;
 
   const ProjectPolicy& Project(const std::string& name) const {

@@ -30,6 +30,7 @@
 #include "server/host.h"
 #include "server/leadership.h"
 #include "server/logging.h"
+#include "server/provider_runner.h"
 #include "server/serve_tls.h"
 #include "server/store_choice.h"
 #include "store/postgres_store.h"
@@ -310,10 +311,20 @@ int Serve(const ServeOptions& o, const std::string& config) {
   controller.Restore(std::move(setup->snapshot), clock.Now());
   auto webhooks = MakeWebhookSender(o);
   if (!webhooks) return Fail(webhooks.error());
-  control::ControllerLoop loop(
-      controller, *setup->store, clock,
-      MakeLoopOptions(webhooks->get(), news, tokens, **marker, placements, code),
-      StopOnStoreFailure);
+  // Autoscaling's provider calls, made off the loop's thread once the URL is known (Start);
+  // stopped before the loop, so that no answer is posted to a loop that is gone.
+  control::ControllerLoop* loop_ptr = nullptr;
+  ProviderRunner providers([&loop_ptr](control::ProviderAnswer answer) {
+    loop_ptr->Post(std::move(answer), [](const control::Reply&) {});
+  });
+  control::LoopOptions loop_options =
+      MakeLoopOptions(webhooks->get(), news, tokens, **marker, placements, code);
+  loop_options.on_provider_call = [&providers](control::ProviderCall call) {
+    providers.Run(std::move(call));
+  };
+  control::ControllerLoop loop(controller, *setup->store, clock, std::move(loop_options),
+                               StopOnStoreFailure);
+  loop_ptr = &loop;
 
   api::LogStore logs(kept + "/logs",
                      {.max_log_bytes = o.policy.max_output_limit + (int64_t{1} << 20),
@@ -353,6 +364,12 @@ int Serve(const ServeOptions& o, const std::string& config) {
   LogInfo(DescribeDashboard(setup->tls, *url, setup->listen.first, dir));
   if (Status st = server.unix_socket_status(); !st.ok())
     LogInfo(st.message() + "; commands on this machine use " + *url);
+  // What a provider needs to start agents that join this controller (docs/operations.md
+  // "Elastic capacity").
+  std::vector<std::string> provider_env = {"BATON_SERVER=" + *url, "BATON_DATA=" + dir,
+                                           "BATON_AGENT_TOKEN_FILE=" + dir + "/agent.token"};
+  if (!setup->tls.ca_file.empty()) provider_env.push_back("BATON_TLS_CA=" + setup->tls.ca_file);
+  providers.Start(std::move(provider_env));
 
   agent::PosixEnv env;
   agent::ProcessExecutor executor(env);
@@ -375,6 +392,7 @@ int Serve(const ServeOptions& o, const std::string& config) {
   }
   WaitForStop(signals, config, o, loop);
   if (local) local->Stop();
+  providers.Stop();
   loop.Stop();
   server.Stop();
   if (leading.keeper) leading.keeper->Release();  // a standby takes over at once

@@ -1,6 +1,6 @@
 // Fuzz target: what agents send the controller (register, report) and what the controller
 // sends agents (orders), job records as the store keeps them, and a job's metrics lines as
-// GET /v1/jobs/{id}/metrics/lines parses them.
+// GET /v1/jobs/{id}/metrics/lines parses them, and an autoscaling provider's answers.
 #include <cstdint>
 #include <string_view>
 
@@ -16,6 +16,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     (void)baton::codec::EncodeJob(*job, baton::codec::JobForm::kRecord);
   (void)baton::codec::DecodeNodeList(text);
   (void)baton::codec::DecodeInjectBody(text);
+  for (auto verb :
+       {baton::ProviderVerb::kResume, baton::ProviderVerb::kSuspend, baton::ProviderVerb::kList})
+    (void)baton::codec::DecodeProviderAnswer(text, verb);
   (void)baton::codec::DecodeTokenBody(text);
   if (auto t = baton::codec::DecodeTokenList(text)) (void)baton::codec::EncodeTokenList(*t);
   for (bool ended : {false, true}) {

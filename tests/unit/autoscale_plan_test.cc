@@ -73,6 +73,22 @@ TEST(PlanScaling, CapacityComingServesTheJobsItWasResumedForAndAGangGetsAllItsNo
   plan = PlanScaling(templates, coming, {Wants(1, 8), Wants(2, 16, 2)}, {}, kT0 + seconds(10));
   ASSERT_EQ(plan.resumes.size(), 1u);
   EXPECT_EQ(plan.resumes[0].count, 2);
+  // A gang of 2 with room for one part on the coming node: one node more, not two.
+  plan = PlanScaling(templates, coming, {Wants(2, 16, 2)}, {}, kT0 + seconds(10));
+  ASSERT_EQ(plan.resumes.size(), 1u);
+  EXPECT_EQ(plan.resumes[0].count, 1);
+  EXPECT_EQ(plan.resumes[0].jobs, std::vector<JobId>{JobId{2}});
+
+  // A gang of 2 with one ready node's room free and one node coming: nothing more.
+  std::vector<ScaledNode> ready_and_coming = coming;
+  ready_and_coming.push_back({.name = "h100x8-2",
+                              .template_name = "h100x8",
+                              .state = ScaledNode::State::kReady,
+                              .since = kT0,
+                              .free_milli = 8000});
+  plan = PlanScaling(templates, ready_and_coming, {Wants(2, 16, 2)}, {}, kT0 + seconds(10));
+  EXPECT_TRUE(plan.resumes.empty());
+  EXPECT_TRUE(plan.unserved.empty());
 
   // The resume rate: what it does not allow now waits for a later scan.
   plan = PlanScaling(templates, {}, {Wants(1, 8), Wants(2, 8)}, {.resume_budget = 1}, kT0);

@@ -612,6 +612,38 @@ TEST(ServerConfig, ErrorsNameTheFileTheLineAndTheKey) {
       {"tls: {ca: /x}\n", "tls.ca: unknown key"},
       {"alerts:\n  webhooks: [ftp://hooks.example/x]\n",
        "alerts.webhooks[0]: must be an https:// or http:// URL"},
+      {"autoscaling:\n  provider: bin/provider\n  templates: [{name: a, gpus: 8xH100-80GB, max: "
+       "1}]\n",
+       "line 2: autoscaling.provider: must start with an absolute path"},
+      {"autoscaling:\n  templates: [{name: a, gpus: 8xH100-80GB, max: 1}]\n",
+       "autoscaling: has templates but no provider to start them"},
+      {"autoscaling:\n  provider: /p\n", "autoscaling: has a provider but no templates"},
+      {"autoscaling:\n  provider: /p\n  templates: [{name: a, gpus: 8xH100-80GB}]\n",
+       "autoscaling.templates[0].max: missing"},
+      {"autoscaling:\n  provider: /p\n  templates: [{name: a, max: 2}]\n",
+       "autoscaling.templates[0].gpus: missing"},
+      {"autoscaling:\n  provider: /p\n  templates: [{name: a, gpus: eight, max: 2}]\n",
+       "autoscaling.templates[0].gpus: gpus: missing COUNTx"},
+      {"autoscaling:\n  provider: /p\n  templates: [{name: a, gpus: 1xH100-80GB, max: 2, min: "
+       "3}]\n",
+       "autoscaling.templates[0].min: must be a number from 0 to 2"},
+      {"autoscaling:\n  provider: /p\n  templates:\n    - {name: a, gpus: 1xH100-80GB, max: 2}\n"
+       "    - {name: a, gpus: 1xH100-80GB, max: 2}\n",
+       "line 5: autoscaling.templates[1].name: named twice"},
+      {"autoscaling:\n  provider: /p\n  templates: [{name: 'a b', gpus: 1xH100-80GB, max: 2}]\n",
+       "autoscaling.templates[0].name: 1-48 of letters"},
+      {"autoscaling:\n  provider: /p\n  idle_time: soon\n  templates: [{name: a, gpus: "
+       "1xH100-80GB, max: 1}]\n",
+       "line 3: autoscaling.idle_time:"},
+      {"autoscaling:\n  provider: /p\n  scan_interval: 2h\n  templates: [{name: a, gpus: "
+       "1xH100-80GB, max: 1}]\n",
+       "autoscaling.scan_interval: must be from 100ms to 1h"},
+      {"autoscaling:\n  provider: /p\n  resume_rate: 0\n  templates: [{name: a, gpus: 1xH100-80GB, "
+       "max: 1}]\n",
+       "autoscaling.resume_rate: must be a number from 1 to 10000"},
+      {"autoscaling:\n  provider: /p\n  templates: [{name: a, gpus: 1xH100-80GB, max: 1, size: "
+       "3}]\n",
+       "autoscaling.templates[0].size: unknown key"},
   };
   for (const auto& c : cases) {
     auto cfg = DecodeServerConfig(c.yaml, "baton.yaml");
@@ -627,6 +659,73 @@ TEST(ServerConfig, ErrorsNameTheFileTheLineAndTheKey) {
 
 namespace baton::codec {
 namespace {
+
+TEST(ServerConfig, AutoscalingReadsItsProviderAndTemplates) {
+  auto cfg = DecodeServerConfig(R"(
+autoscaling:
+  provider: /usr/local/bin/provider --region us-east-1
+  provider_timeout: 30s
+  idle_time: 5m
+  resume_rate: 4
+  templates:
+    - {name: h100-spot, pool: train, gpus: 8xH100-80GB, cpus: 96, memory: 1TiB, price: 31.5,
+       spot: true, max: 16}
+    - {name: a100, gpus: 4xA100-40GB, min: 1, max: 2}
+)",
+                                "baton.yaml");
+  ASSERT_TRUE(cfg.has_value()) << cfg.error().message();
+  const AutoscalingPolicy& a = cfg->policy.autoscaling;
+  EXPECT_TRUE(a.on());
+  EXPECT_EQ(a.provider,
+            (std::vector<std::string>{"/usr/local/bin/provider", "--region", "us-east-1"}));
+  EXPECT_EQ(a.provider_timeout, std::chrono::seconds(30));
+  EXPECT_EQ(a.idle_time, std::chrono::minutes(5));
+  EXPECT_EQ(a.resume_timeout, std::chrono::minutes(10));  // the default
+  EXPECT_EQ(a.resume_rate, 4);
+  ASSERT_EQ(a.templates.size(), 2u);
+  const NodeTemplate& t = a.templates[0];
+  EXPECT_EQ(t.name, "h100-spot");
+  EXPECT_EQ(t.pool, "train");
+  EXPECT_EQ(t.gpus, 8);
+  EXPECT_EQ(t.gpu_model, "H100-80GB");
+  EXPECT_EQ(t.gpu_memory_bytes, 80LL << 30);
+  EXPECT_EQ(t.cpus, 96);
+  EXPECT_EQ(t.memory_bytes, 1LL << 40);
+  EXPECT_DOUBLE_EQ(t.price_per_hour, 31.5);
+  EXPECT_TRUE(t.spot);
+  EXPECT_EQ(t.max, 16);
+  EXPECT_EQ(a.templates[1].min, 1);
+  EXPECT_EQ(a.templates[1].pool, "default");
+}
+
+TEST(ProviderCodec, TheRequestSaysItsVerbAndTheAnswerNamesItsNodes) {
+  ProviderRequest r{.verb = ProviderVerb::kResume,
+                    .node_template = NodeTemplate{.name = "h100", .gpu_spec = "8xH100-80GB"},
+                    .nodes = {{.name = "h100-1", .template_name = "h100"}},
+                    .jobs = {JobId{12}},
+                    .reason = "for 1 waiting job (12)"};
+  const std::string text = EncodeProviderRequest(r);
+  EXPECT_NE(text.find(R"("verb":"resume")"), std::string::npos) << text;
+  EXPECT_NE(text.find(R"("count":1)"), std::string::npos) << text;
+  EXPECT_NE(text.find(R"("jobs":[12])"), std::string::npos) << text;
+  EXPECT_NE(text.find(R"("gpus":"8xH100-80GB")"), std::string::npos) << text;
+  EXPECT_EQ(EncodeProviderRequest(ProviderRequest{}), "{\"verb\":\"list\"}\n");
+
+  auto nodes = DecodeProviderAnswer(
+      R"({"nodes": [{"name": "h100-1", "id": "i-1", "template": "h100"}]})", ProviderVerb::kResume);
+  ASSERT_TRUE(nodes.has_value()) << nodes.error().message();
+  ASSERT_EQ(nodes->size(), 1u);
+  EXPECT_EQ((*nodes)[0], (ProvidedNode{.name = "h100-1", .id = "i-1", .template_name = "h100"}));
+  // A suspend may answer nothing; a resume or a list must name its nodes.
+  EXPECT_TRUE(DecodeProviderAnswer("", ProviderVerb::kSuspend).has_value());
+  EXPECT_TRUE(DecodeProviderAnswer("{}", ProviderVerb::kSuspend).has_value());
+  EXPECT_FALSE(DecodeProviderAnswer("", ProviderVerb::kResume).has_value());
+  EXPECT_FALSE(DecodeProviderAnswer("{}", ProviderVerb::kList).has_value());
+  auto bad = DecodeProviderAnswer(R"({"nodes": [{"name": "a b"}]})", ProviderVerb::kList);
+  ASSERT_FALSE(bad.has_value());
+  EXPECT_EQ(bad.error().message(), "nodes[0].name: 1-64 of letters, digits, '.', '_', '-'");
+  EXPECT_FALSE(DecodeProviderAnswer("started!", ProviderVerb::kResume).has_value());
+}
 
 TEST(ServerConfig, TheShippedExampleIsValid) {
   std::ifstream in(std::string(BATON_SOURCE_DIR) + "/deploy/baton.example.yaml");

@@ -32,6 +32,7 @@ class ControllerTest : public ::testing::Test {
     BatchResult b = RunBatch(*c_, std::span(&cmd, 1), now_);
     EXPECT_TRUE(store_.Commit(b.effects.store).ok());
     last_deliveries_ = b.effects.deliveries;
+    for (ProviderCall& call : b.effects.provider_calls) calls_.push_back(std::move(call));
     return Answered<C>(std::move(b.replies[0]));
   }
 
@@ -105,6 +106,7 @@ class ControllerTest : public ::testing::Test {
   }
 
   std::vector<Delivery> last_deliveries_;
+  std::vector<ProviderCall> calls_;  // autoscaling's provider calls, as they were made
   uint64_t poll_ = 0;
 };
 

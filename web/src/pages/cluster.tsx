@@ -21,6 +21,9 @@ export type GpuState = 'idle' | 'busy' | 'drained' | 'failed' | 'reset' | 'lost'
  */
 export function gpuState(node: NodeInfo, g: Gpu): GpuState {
   if (node.state === 'lost' || node.state === 'awaiting') return 'lost';
+  // Autoscaling's nodes that are not ready: none of their GPUs takes a job.
+  if (node.state === 'failed') return 'failed';
+  if (node.state === 'resuming' || node.state === 'suspending' || node.state === 'suspended') return 'drained';
   if (g.health === 'drain') return 'failed';
   if (g.health === 'reset') return 'reset';
   if (g.lost) return 'lost';
@@ -273,6 +276,17 @@ function NodeCard({
         </div>
       )}
       {node.state === 'awaiting' && <div class="node-reason">awaiting: had running jobs when the controller restarted; not registered since</div>}
+      {node.template && (
+        <div class="node-reason" data-testid="node-scaling">
+          autoscaled ({node.template})
+          {node.idle_since
+            ? `: idle since ${fmtTime(node.idle_since)}`
+            : node.state !== 'ready' && node.state_since
+              ? `: ${node.state} since ${fmtTime(node.state_since)}`
+              : ''}
+          {node.scaling_reason && node.state !== 'ready' && ` (${node.scaling_reason})`}
+        </div>
+      )}
       <div class="gpus">
         {gpus.map((g) => (
           <GpuCell key={g.index} node={node} gpu={g} running={running} compact={compact} />

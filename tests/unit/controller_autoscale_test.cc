@@ -1,0 +1,318 @@
+// Autoscaling as the controller carries it out (issue 40; control/autoscaler.h): it asks the
+// provider what it has before anything else, resumes named nodes for the jobs that wait,
+// counts them as coming capacity, fails and suspends those that do not register in time or
+// that the provider left out, suspends idle ones, and shows every node's state and why.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "controller_fixture.h"
+
+namespace baton::control {
+namespace {
+
+class ControllerAutoscaleTest : public ControllerTest {
+ protected:
+  void SetUp() override {
+    ControllerTest::SetUp();
+    Policy p;
+    p.autoscaling.provider = {"/opt/provider"};
+    p.autoscaling.resume_timeout = std::chrono::minutes(5);
+    p.autoscaling.templates = {NodeTemplate{.name = "h100",
+                                            .gpu_spec = "8xH100-80GB",
+                                            .gpus = 8,
+                                            .gpu_model = "H100-80GB",
+                                            .gpu_memory_bytes = 80LL << 30,
+                                            .cpus = 64,
+                                            .memory_bytes = 512LL << 30,
+                                            .price_per_hour = 20,
+                                            .max = 4}};
+    ASSERT_TRUE(Run(SetPolicy{p}).status.ok());
+  }
+
+  // A tick a scan interval later: a scan.
+  void Scan() {
+    now_ += seconds(10);
+    Run(Tick{});
+  }
+  // The calls made since the last look.
+  std::vector<ProviderCall> Calls() { return std::exchange(calls_, {}); }
+  void Answer(const ProviderCall& call, std::vector<ProvidedNode> nodes, Status st = {}) {
+    auto r = Run(ProviderAnswer{.call = call.id, .status = std::move(st), .nodes = nodes});
+    ASSERT_TRUE(r.status.ok()) << r.status.message();
+  }
+  // The provider has nothing yet: the first scan's list answered empty.
+  void Listed() {
+    Scan();
+    auto calls = Calls();
+    ASSERT_EQ(calls.size(), 1u);
+    ASSERT_EQ(calls[0].request.verb, ProviderVerb::kList);
+    Answer(calls[0], {});
+  }
+  // The job waits with a reason once a pass has looked at it.
+  JobId Waiting(int64_t milli_gpus, int nodes = 1) {
+    JobSpec spec;
+    spec.command = {"true"};
+    spec.resources.milli_gpus = milli_gpus;
+    spec.resources.nodes = nodes;
+    auto submitted = Run(SubmitJobs{.caller = {"ada", true}, .specs = {spec}});
+    EXPECT_TRUE(submitted.status.ok()) << submitted.status.message();
+    if (!submitted.status.ok()) return JobId{0};
+    JobId id = submitted->jobs.at(0).id;
+    now_ += seconds(3);
+    Run(Tick{});
+    EXPECT_EQ(c_->FindJob(id)->reason, WaitReason::kResources);
+    return id;
+  }
+  // A job of `milli_gpus` waits, and h100-1 is resumed for it (the provider says it is
+  // starting it as i-1).
+  JobId ResumedFor(int64_t milli_gpus) {
+    Listed();
+    JobId job = Waiting(milli_gpus);
+    Scan();
+    auto calls = Calls();
+    EXPECT_EQ(calls.size(), 1u);
+    if (!calls.empty())
+      Answer(calls[0], {{.name = "h100-1", .id = "i-1", .template_name = "h100"}});
+    return job;
+  }
+  NodeStatus NodeShown(const std::string& name) {
+    for (NodeStatus& n : Run(ListNodes{}).value.nodes) {
+      if (n.info.name == name) return n;
+    }
+    ADD_FAILURE() << name << " is not shown";
+    return {};
+  }
+  std::vector<ClusterEvent> Events(EventKind kind) {
+    std::vector<ClusterEvent> out;
+    for (ClusterEvent& e : Run(GetEvents{}).value.events) {
+      if (e.kind == kind) out.push_back(std::move(e));
+    }
+    return out;
+  }
+};
+
+TEST_F(ControllerAutoscaleTest, TheProviderIsAskedWhatItHasBeforeAnyResume) {
+  JobId job = Waiting(8000);  // no node holds it; a template does, so it was taken
+  Scan();
+  auto calls = Calls();
+  ASSERT_EQ(calls.size(), 1u);
+  EXPECT_EQ(calls[0].request.verb, ProviderVerb::kList);
+  EXPECT_EQ(calls[0].argv, std::vector<std::string>{"/opt/provider"});
+  // Unanswered, it is not asked again, and nothing is resumed.
+  Scan();
+  EXPECT_TRUE(Calls().empty());
+  Answer(calls[0], {});
+  Scan();
+  calls = Calls();
+  ASSERT_EQ(calls.size(), 1u);
+  const ProviderRequest& r = calls[0].request;
+  EXPECT_EQ(r.verb, ProviderVerb::kResume);
+  EXPECT_EQ(r.node_template.name, "h100");
+  ASSERT_EQ(r.nodes.size(), 1u);
+  EXPECT_EQ(r.nodes[0].name, "h100-1");
+  EXPECT_EQ(r.jobs, std::vector<JobId>{job});
+  EXPECT_EQ(r.reason, "for 1 waiting job (" + job.ToString() + ")");
+  NodeStatus shown = NodeShown("h100-1");
+  EXPECT_EQ(shown.state, NodeState::kResuming);
+  EXPECT_EQ(shown.template_name, "h100");
+  EXPECT_EQ(shown.state_since, now_);
+  EXPECT_EQ(shown.info.gpus.size(), 8u);
+  auto resuming = Events(EventKind::kNodeResuming);
+  ASSERT_EQ(resuming.size(), 1u);
+  EXPECT_EQ(resuming[0].message, "autoscaling resumes 1 node of template h100 (h100-1) for 1 " +
+                                     std::string("waiting job (") + job.ToString() + ")");
+  // A resuming node is coming capacity: the next scans ask for no other.
+  Answer(calls[0], {{.name = "h100-1", .id = "i-1", .template_name = "h100"}});
+  Scan();
+  Scan();
+  EXPECT_TRUE(Calls().empty());
+}
+
+TEST_F(ControllerAutoscaleTest, ASubmitIsLookedAtInItsOwnBatchNotAScanIntervalLater) {
+  Listed();
+  now_ += seconds(2);  // past the last scan by more than a second
+  JobId job = Submit(8000);
+  EXPECT_EQ(c_->FindJob(job)->reason, WaitReason::kResources);
+  auto calls = Calls();
+  ASSERT_EQ(calls.size(), 1u);
+  EXPECT_EQ(calls[0].request.verb, ProviderVerb::kResume);
+  // Within a second of that scan, the next submit waits for the second to pass, and the pass
+  // before that scan is a full one: the job's reason is known to it.
+  now_ += milliseconds(300);
+  JobId second = Submit(8000);
+  EXPECT_TRUE(Calls().empty());
+  now_ += milliseconds(800);
+  Run(Tick{});
+  EXPECT_EQ(c_->FindJob(second)->reason, WaitReason::kResources);
+  calls = Calls();
+  ASSERT_EQ(calls.size(), 1u);
+  EXPECT_EQ(calls[0].request.jobs, std::vector<JobId>{second});
+}
+
+TEST_F(ControllerAutoscaleTest, AResumedNodeRunsTheJobAndIsSuspendedOnceIdle) {
+  const JobId job = ResumedFor(8000);
+  std::vector<ProviderCall> calls;
+  RegisterNode("h100-1", 8);
+  EXPECT_EQ(NodeShown("h100-1").state, NodeState::kReady);
+  now_ += seconds(5);
+  Run(Tick{});
+  ASSERT_EQ(State(job), JobState::kRunning);
+  Poll("h100-1");
+  ReportEvent("h100-1", {.job = job, .kind = JobEvent::Kind::kStarted});
+  Scan();
+  EXPECT_FALSE(NodeShown("h100-1").idle_since.has_value());  // busy
+  ReportEvent("h100-1", {.job = job, .kind = JobEvent::Kind::kExited});
+  ASSERT_EQ(State(job), JobState::kSucceeded);
+  Scan();
+  const TimePoint idle = now_;
+  EXPECT_EQ(NodeShown("h100-1").idle_since, idle);
+  // Idle for less than the idle time (10 minutes): kept. Its agent keeps reporting.
+  for (int i = 0; i < 58; ++i) {
+    Scan();
+    Run(AgentReport{ReportRequest{.node = "h100-1", .session = session_}});
+  }
+  EXPECT_TRUE(Calls().empty());
+  Scan();
+  Scan();
+  calls = Calls();
+  ASSERT_EQ(calls.size(), 1u);
+  EXPECT_EQ(calls[0].request.verb, ProviderVerb::kSuspend);
+  ASSERT_EQ(calls[0].request.nodes.size(), 1u);
+  EXPECT_EQ(calls[0].request.nodes[0].name, "h100-1");
+  EXPECT_EQ(calls[0].request.nodes[0].id, "i-1");
+  EXPECT_EQ(calls[0].request.reason, "idle for 10m");
+  EXPECT_EQ(NodeShown("h100-1").state, NodeState::kSuspending);
+  // Being suspended, it takes no new job.
+  JobId next = Waiting(1000);
+  EXPECT_EQ(State(next), JobState::kPending);
+  Answer(calls[0], {});
+  EXPECT_EQ(NodeShown("h100-1").state, NodeState::kSuspended);
+  // Gone, and not missed: its silence is no lost node.
+  now_ += std::chrono::minutes(5);
+  Run(Tick{});
+  EXPECT_TRUE(Events(EventKind::kNodeLost).empty());
+  auto suspending = Events(EventKind::kNodeSuspending);
+  ASSERT_EQ(suspending.size(), 1u);
+  EXPECT_EQ(suspending[0].message, "autoscaling suspends h100-1: idle for 10m");
+}
+
+TEST_F(ControllerAutoscaleTest, ANodeNotRegisteredInTimeFailsIsSuspendedAndTheJobWaitsOn) {
+  const JobId job = ResumedFor(8000);
+  std::vector<ProviderCall> calls;
+  for (int i = 0; i < 30; ++i) Scan();  // the resume timeout: 5 minutes
+  // The node failed is suspended, and one in its place is resumed in the same scan: a
+  // failed node is no coming capacity, and its name is taken until it is suspended.
+  calls = Calls();
+  ASSERT_EQ(calls.size(), 2u);
+  EXPECT_EQ(calls[0].request.verb, ProviderVerb::kSuspend);
+  EXPECT_EQ(calls[0].request.nodes.at(0).name, "h100-1");
+  EXPECT_EQ(calls[1].request.verb, ProviderVerb::kResume);
+  EXPECT_EQ(calls[1].request.nodes.at(0).name, "h100-2");
+  NodeStatus shown = NodeShown("h100-1");
+  EXPECT_EQ(shown.state, NodeState::kFailed);
+  EXPECT_EQ(shown.scaling_reason, "it did not register within the resume timeout of 5m");
+  auto failed = Events(EventKind::kNodeResumeFailed);
+  ASSERT_EQ(failed.size(), 1u);
+  EXPECT_EQ(failed[0].severity, Severity::kAlert);
+  EXPECT_EQ(failed[0].message,
+            "the resume of h100-1 failed: it did not register within the resume timeout of 5m; "
+            "suspended through the provider, and the jobs it was for wait for the next scan");
+  // The job waits, no retry spent.
+  EXPECT_EQ(State(job), JobState::kPending);
+  EXPECT_EQ(c_->FindJob(job)->restarts, 0);
+  Answer(calls[0], {});
+  EXPECT_EQ(NodeShown("h100-1").state, NodeState::kSuspended);
+}
+
+TEST_F(ControllerAutoscaleTest, ANodeTheProviderLeftOutFailsAndIsSuspended) {
+  Listed();
+  Waiting(16000, 2);
+  Scan();
+  auto calls = Calls();
+  ASSERT_EQ(calls.size(), 1u);
+  ASSERT_EQ(calls[0].request.nodes.size(), 2u);
+  Answer(calls[0], {{.name = "h100-1", .id = "i-1"}});
+  calls = Calls();
+  ASSERT_EQ(calls.size(), 1u);
+  EXPECT_EQ(calls[0].request.verb, ProviderVerb::kSuspend);
+  EXPECT_EQ(calls[0].request.nodes.at(0).name, "h100-2");
+  EXPECT_EQ(NodeShown("h100-1").state, NodeState::kResuming);
+  EXPECT_EQ(NodeShown("h100-2").state, NodeState::kFailed);
+  EXPECT_EQ(NodeShown("h100-2").scaling_reason,
+            "the provider started 1 of the 2 nodes asked, not these");
+  Answer(calls[0], {});
+  EXPECT_EQ(NodeShown("h100-2").state, NodeState::kSuspended);
+  // The gang still needs a second node: h100-1 is coming, h100-2 is asked again.
+  Scan();
+  calls = Calls();
+  ASSERT_EQ(calls.size(), 1u);
+  EXPECT_EQ(calls[0].request.verb, ProviderVerb::kResume);
+  ASSERT_EQ(calls[0].request.nodes.size(), 1u);
+  EXPECT_EQ(calls[0].request.nodes[0].name, "h100-2");
+}
+
+TEST_F(ControllerAutoscaleTest, AProviderThatFailsIsAnAlertAndWhatItMayHaveStartedIsSuspended) {
+  Scan();
+  auto calls = Calls();
+  Answer(calls.at(0), {}, Unavailable("exited 3: no credentials"));
+  auto alerts = Events(EventKind::kProviderFailed);
+  ASSERT_EQ(alerts.size(), 1u);
+  EXPECT_EQ(alerts[0].severity, Severity::kAlert);
+  EXPECT_EQ(alerts[0].message,
+            "provider list: exited 3: no credentials; autoscaling resumes and suspends nothing "
+            "until it answers (asked again at the next scan)");
+  Waiting(8000);
+  Scan();
+  calls = Calls();
+  ASSERT_EQ(calls.size(), 1u);
+  EXPECT_EQ(calls[0].request.verb, ProviderVerb::kList);
+  Answer(calls[0], {});
+  Scan();
+  calls = Calls();
+  ASSERT_EQ(calls.at(0).request.verb, ProviderVerb::kResume);
+  Answer(calls[0], {}, Unavailable("did not answer within 1m; killed (its process group)"));
+  calls = Calls();
+  ASSERT_EQ(calls.size(), 1u);
+  EXPECT_EQ(calls[0].request.verb, ProviderVerb::kSuspend);
+  EXPECT_EQ(NodeShown("h100-1").state, NodeState::kFailed);
+  EXPECT_EQ(Events(EventKind::kProviderFailed).back().message,
+            "provider resume: did not answer within 1m; killed (its process group)");
+  // A suspend that fails is asked again at the next scan.
+  Answer(calls[0], {}, Unavailable("exited 1"));
+  Scan();
+  calls = Calls();
+  bool again = std::any_of(calls.begin(), calls.end(), [](const ProviderCall& c) {
+    return c.request.verb == ProviderVerb::kSuspend && c.request.nodes.at(0).name == "h100-1";
+  });
+  EXPECT_TRUE(again);
+}
+
+TEST_F(ControllerAutoscaleTest, ANewControllerTakesWhatTheProviderListsAsItsOwn) {
+  Scan();
+  auto calls = Calls();
+  Answer(calls.at(0), {{.name = "h100-3", .id = "i-3", .template_name = "h100"},
+                       {.name = "elsewhere", .id = "i-9", .template_name = "no-such-template"}});
+  EXPECT_EQ(NodeShown("h100-3").state, NodeState::kResuming);
+  EXPECT_EQ(NodeShown("h100-3").scaling_reason, "listed by the provider, not registered yet");
+  RegisterNode("h100-3", 8);
+  EXPECT_EQ(NodeShown("h100-3").state, NodeState::kReady);
+  // A job it holds is placed there, and no node is resumed for it.
+  JobId job = Submit(8000);
+  now_ += seconds(3);
+  Run(Tick{});
+  EXPECT_EQ(State(job), JobState::kRunning);
+  Scan();
+  EXPECT_TRUE(Calls().empty());
+}
+
+TEST_F(ControllerAutoscaleTest, AJobNoTemplateHoldsIsRefusedAtSubmitAsBefore) {
+  JobSpec s;
+  s.command = {"true"};
+  s.resources.milli_gpus = 40000;  // five nodes of 8; the template has four at most
+  auto r = Run(SubmitJobs{.caller = {"ada", true}, .specs = {s}});
+  EXPECT_FALSE(r.status.ok());
+}
+
+}  // namespace
+}  // namespace baton::control
