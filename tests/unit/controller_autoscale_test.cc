@@ -221,6 +221,12 @@ TEST_F(ControllerAutoscaleTest, ANodeNotRegisteredInTimeFailsIsSuspendedAndTheJo
   // The job waits, no retry spent.
   EXPECT_EQ(State(job), JobState::kPending);
   EXPECT_EQ(c_->FindJob(job)->restarts, 0);
+  // Its agent registers late, while the provider is stopping its machine: it takes no job.
+  RegisterNode("h100-1", 8);
+  now_ += seconds(3);
+  Run(Tick{});
+  EXPECT_EQ(NodeShown("h100-1").state, NodeState::kFailed);
+  EXPECT_EQ(State(job), JobState::kPending);
   Answer(calls[0], {});
   EXPECT_EQ(NodeShown("h100-1").state, NodeState::kSuspended);
 }
