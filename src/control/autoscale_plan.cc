@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 
 #include "core/node.h"
 #include "sched/placement.h"
@@ -29,6 +30,7 @@ Part PartOf(const Resources& r) {
 // A node that is coming (resuming, or resumed by this plan): what is left of it.
 struct Bin {
   const NodeTemplate* t = nullptr;
+  std::string name;  // "" for one this plan resumes (named when the resume is made)
   int64_t free_milli = 0;
   int free_cpus = 0;
   int64_t free_memory = 0;
@@ -67,6 +69,49 @@ bool Room(const Bin& b, const Part& p, bool exclusive) {
 
 std::string Nodes(int n) { return std::to_string(n) + (n == 1 ? " node" : " nodes"); }
 
+std::string Listed(const std::vector<std::string>& names) {
+  std::string out;
+  for (const std::string& n : names) out += (out.empty() ? "" : ", ") + n;
+  return out;
+}
+
+bool Excluded(const ScaleDemand& d, const std::string& name) {
+  return !name.empty() && std::find(d.exclude.begin(), d.exclude.end(), name) != d.exclude.end();
+}
+
+// Whether `name` is one of the names autoscaling gives `t`'s nodes (TEMPLATE-1..MAX).
+bool NameOf(const NodeTemplate& t, const std::string& name) {
+  const std::string prefix = t.name + "-";
+  if (name.size() <= prefix.size() || name.size() > prefix.size() + 6 ||
+      name.compare(0, prefix.size(), prefix) != 0)
+    return false;
+  int k = 0;
+  for (size_t i = prefix.size(); i < name.size(); ++i) {
+    if (name[i] < '0' || name[i] > '9') return false;
+    k = k * 10 + (name[i] - '0');
+  }
+  return name[prefix.size()] != '0' && k >= 1 && k <= t.max;
+}
+
+// A resume of `t` that `d` is one of the jobs of names none of the nodes `d` must not be given.
+void Avoid(ScalePlan::Resume& r, const NodeTemplate& t, const ScaleDemand& d) {
+  for (const std::string& name : d.exclude) {
+    if (NameOf(t, name) && std::find(r.avoid.begin(), r.avoid.end(), name) == r.avoid.end())
+      r.avoid.push_back(name);
+  }
+}
+
+// `t`'s names that `d` must not be given and that no live node holds: each is one node fewer
+// of `t` that could be resumed for it.
+std::vector<std::string> Barred(const NodeTemplate& t, const ScaleDemand& d,
+                                const std::set<std::string>& live_names) {
+  std::vector<std::string> barred;
+  for (const std::string& name : d.exclude) {
+    if (NameOf(t, name) && live_names.count(name) == 0) barred.push_back(name);
+  }
+  return barred;
+}
+
 }  // namespace
 
 bool TemplateHolds(const NodeTemplate& t, const std::string& pool, const Resources& r,
@@ -88,6 +133,7 @@ ScalePlan PlanScaling(const std::vector<NodeTemplate>& templates,
   // Per template: nodes resuming, ready or suspending (what its maximum counts), and those
   // that stay (resuming or ready: what its minimum counts).
   std::map<std::string, int> live, staying;
+  std::set<std::string> live_names;
   std::vector<Bin> bins;  // the coming nodes, then those this plan resumes
   for (const ScaledNode& n : nodes) {
     auto t = by_name.find(n.template_name);
@@ -100,14 +146,20 @@ ScalePlan PlanScaling(const std::vector<NodeTemplate>& templates,
       continue;
     }
     if (n.state == ScaledNode::State::kResuming || n.state == ScaledNode::State::kReady ||
-        n.state == ScaledNode::State::kSuspending)
+        n.state == ScaledNode::State::kSuspending) {
       ++live[n.template_name];
+      live_names.insert(n.name);
+    }
     if (n.state == ScaledNode::State::kResuming || n.state == ScaledNode::State::kReady)
       ++staying[n.template_name];
-    if (n.state == ScaledNode::State::kResuming) bins.push_back(Fresh(*t->second));
+    if (n.state == ScaledNode::State::kResuming) {
+      bins.push_back(Fresh(*t->second));
+      bins.back().name = n.name;
+    }
     // A ready node's free room: a gang waiting for its other nodes counts on it.
     if (n.state == ScaledNode::State::kReady && n.free_milli >= 0) {
       bins.push_back(Bin{.t = t->second,
+                         .name = n.name,
                          .free_milli = n.free_milli,
                          .free_cpus = n.free_cpus,
                          .free_memory = n.free_memory});
@@ -125,7 +177,8 @@ ScalePlan PlanScaling(const std::vector<NodeTemplate>& templates,
     std::vector<size_t> chosen;
     const bool alone = d.resources.exclusive;
     for (size_t i = 0; i < bins.size() && static_cast<int>(chosen.size()) < parts; ++i) {
-      if (Room(bins[i], p, alone) && TemplateHolds(*bins[i].t, d.pool, d.resources, d.preemptible))
+      if (Room(bins[i], p, alone) && !Excluded(d, bins[i].name) &&
+          TemplateHolds(*bins[i].t, d.pool, d.resources, d.preemptible))
         chosen.push_back(i);
     }
     // On the coming nodes that have room (all of a gang's parts if they can), and what is
@@ -135,8 +188,9 @@ ScalePlan PlanScaling(const std::vector<NodeTemplate>& templates,
         Take(bins[i], p, alone);
         if (!bins[i].planned) continue;
         // On nodes this plan resumes: one of the jobs they are for.
-        std::vector<JobId>& jobs = resumes[bins[i].t->name].jobs;
-        if (std::find(jobs.begin(), jobs.end(), d.job) == jobs.end()) jobs.push_back(d.job);
+        ScalePlan::Resume& r = resumes[bins[i].t->name];
+        if (std::find(r.jobs.begin(), r.jobs.end(), d.job) == r.jobs.end()) r.jobs.push_back(d.job);
+        Avoid(r, *bins[i].t, d);
       }
     };
     const int missing = parts - static_cast<int>(chosen.size());
@@ -145,24 +199,36 @@ ScalePlan PlanScaling(const std::vector<NodeTemplate>& templates,
       continue;
     }
     const NodeTemplate* best = nullptr;
-    const NodeTemplate* full = nullptr;  // one that holds it, but is at its maximum
+    const NodeTemplate* full = nullptr;     // one that holds it, but is at its maximum
+    const NodeTemplate* barring = nullptr;  // one below it, but for the names `d` must not use
+    std::vector<std::string> barred_names;
     for (const NodeTemplate& t : templates) {
       if (!TemplateHolds(t, d.pool, d.resources, d.preemptible)) continue;
       if (live[t.name] + missing > t.max) {
         full = full != nullptr ? full : &t;
         continue;
       }
+      if (std::vector<std::string> barred = Barred(t, d, live_names);
+          live[t.name] + static_cast<int>(barred.size()) + missing > t.max) {
+        if (barring == nullptr) {
+          barring = &t;
+          barred_names = std::move(barred);
+        }
+        continue;
+      }
       if (best == nullptr || t.price_per_hour < best->price_per_hour) best = &t;
     }
     if (best == nullptr) {
       plan.unserved.emplace_back(
-          d.job, !d.resources.nodelist.empty()
-                     ? "it names its nodes (--nodelist): autoscaling starts none for it"
-                 : full != nullptr
-                     ? "template " + full->name + " is at its max of " + Nodes(full->max)
-                     : "no template of pool " + d.pool + " holds " +
-                           sched::DescribeRequest(d.resources) +
-                           (d.preemptible ? "" : " on a node that is not spot"));
+          d.job,
+          !d.resources.nodelist.empty()
+              ? "it names its nodes (--nodelist): autoscaling starts none for it"
+          : full != nullptr ? "template " + full->name + " is at its max of " + Nodes(full->max)
+          : barring != nullptr
+              ? "template " + barring->name + " has no node left it may be given (not " +
+                    Listed(barred_names) + ")"
+              : "no template of pool " + d.pool + " holds " + sched::DescribeRequest(d.resources) +
+                    (d.preemptible ? "" : " on a node that is not spot"));
       continue;
     }
     if (budget < missing) {
@@ -183,6 +249,7 @@ ScalePlan PlanScaling(const std::vector<NodeTemplate>& templates,
     r.template_name = best->name;
     r.count += missing;
     if (std::find(r.jobs.begin(), r.jobs.end(), d.job) == r.jobs.end()) r.jobs.push_back(d.job);
+    Avoid(r, *best, d);
   }
   for (const std::string& name : order) {
     ScalePlan::Resume r = std::move(resumes[name]);

@@ -44,6 +44,9 @@ struct ScaleDemand {
   std::string pool;
   Resources resources;
   bool preemptible = true;
+  // Nodes it must not be given: its --exclude, and the nodes it could not start on. A node
+  // of these names (coming or ready) is no capacity for it, and a resume for it names others.
+  std::vector<std::string> exclude;
 };
 
 struct ScaleRules {
@@ -60,6 +63,7 @@ struct ScalePlan {
     int count = 0;
     std::vector<JobId> jobs;
     std::string reason;
+    std::vector<std::string> avoid;  // names one of `jobs` must not be given
   };
   struct NodeReason {
     std::string node;

@@ -159,10 +159,12 @@ void Autoscaler::Scan(const std::vector<ScaleDemand>& waiting, TimePoint now) {
   for (const ScalePlan::Resume& r : plan.resumes) Resume(r, now);
 }
 
-std::vector<std::string> Autoscaler::FreeNames(const NodeTemplate& t, int count) const {
+std::vector<std::string> Autoscaler::FreeNames(const NodeTemplate& t, int count,
+                                               const std::vector<std::string>& avoid) const {
   std::vector<std::string> names;
   for (int i = 1; i <= t.max && static_cast<int>(names.size()) < count; ++i) {
     std::string name = t.name + "-" + std::to_string(i);
+    if (std::find(avoid.begin(), avoid.end(), name) != avoid.end()) continue;  // a job's no
     if (auto it = nodes_.find(name); it != nodes_.end()) {
       if (it->second.state != ScaledNode::State::kSuspended || it->second.call != 0) continue;
     } else if (const NodeRecord* r = shared_.nodes.Find(name);
@@ -177,7 +179,7 @@ std::vector<std::string> Autoscaler::FreeNames(const NodeTemplate& t, int count)
 void Autoscaler::Resume(const ScalePlan::Resume& r, TimePoint now) {
   const NodeTemplate* t = Template(r.template_name);
   if (t == nullptr) return;
-  std::vector<std::string> names = FreeNames(*t, r.count);
+  std::vector<std::string> names = FreeNames(*t, r.count, r.avoid);
   if (names.empty()) return;
   std::string reason = r.reason;
   if (!r.jobs.empty()) reason += " (" + JobsListed(r.jobs) + ")";

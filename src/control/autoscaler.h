@@ -96,7 +96,8 @@ class Autoscaler {
   // A new call of `verb` queued (its id in `id`), for the caller to fill in.
   ProviderRequest& NewCall(uint64_t* id, ProviderVerb verb, const std::string& reason);
   // The names for `count` new nodes of `t`: the lowest indices not in use.
-  std::vector<std::string> FreeNames(const NodeTemplate& t, int count) const;
+  std::vector<std::string> FreeNames(const NodeTemplate& t, int count,
+                                     const std::vector<std::string>& avoid) const;
   void Resume(const ScalePlan::Resume& r, TimePoint now);
   // Asks the provider to suspend `nodes` (their state `state`: suspending or failed).
   void Suspend(const std::vector<std::string>& names, ScaledNode::State state,

@@ -13,10 +13,13 @@ std::vector<ScaleDemand> Controller::ScaleDemands() const {
     const Job* j = control::FindJob(jobs_, e.id, -1);
     if (j == nullptr || j->state != JobState::kPending || gate_.Blocked(e.id)) continue;
     if (j->reason != WaitReason::kResources && j->reason != WaitReason::kPriority) continue;
-    waiting.push_back(ScaleDemand{.job = j->id,
-                                  .pool = j->spec.pool,
-                                  .resources = j->spec.resources,
-                                  .preemptible = Preemptible(j->spec)});
+    ScaleDemand d{.job = j->id,
+                  .pool = j->spec.pool,
+                  .resources = j->spec.resources,
+                  .preemptible = Preemptible(j->spec),
+                  .exclude = j->spec.resources.exclude};
+    d.exclude.insert(d.exclude.end(), j->launch_failed_on.begin(), j->launch_failed_on.end());
+    waiting.push_back(std::move(d));
   }
   return waiting;
 }

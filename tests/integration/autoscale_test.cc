@@ -17,6 +17,7 @@
 #include <fstream>
 #include <iostream>
 #include <set>
+#include <sstream>
 #include <string>
 
 #include "core/time.h"
@@ -256,6 +257,31 @@ TEST(Autoscale, ANodeThatNeverRegistersFailsIsSuspendedAndTheJobRunsOnAnotherWit
   EXPECT_EQ(k.Job(id).at("restarts"), 0);
   EXPECT_EQ(k.Node("h100-1").at("scaling_reason"),
             "it did not register within the resume timeout of 3s");
+}
+
+TEST(Autoscale, AJobThatCannotStartOnANodeIsGivenAnotherNodeNotTheSameOneAgain) {
+  ScaledCluster k(Scaling{.idle_time = "1s"});
+  // A program no node has: it cannot start on h100-1, then on the node resumed for it in its
+  // place, h100-2, then on h100-3, and fails for good with the agent's words, no retry spent
+  // and no node resumed twice for it.
+  const int64_t id = Submit(*k.c_, R"({"command": ["/nonexistent/train"], "resources":
+                                      {"gpus": 2}})");
+  ASSERT_TRUE(k.JobIs(id, "failed", 60)) << GetJob(*k.c_, id) << k.Calls();
+  json::value job = k.Job(id);
+  EXPECT_NE(json::value_to<std::string>(job.at("reason_detail")).find("/nonexistent/train"),
+            std::string::npos)
+      << job;
+  EXPECT_EQ(job.at("restarts"), 2);
+  // The nodes each resume named, in order.
+  std::vector<std::string> resumed;
+  std::istringstream calls(k.Calls());
+  for (std::string line; std::getline(calls, line);) {
+    const json::value call = json::parse(line);
+    if (call.at("verb") != "resume") continue;
+    for (const json::value& n : call.at("request").at("nodes").as_array())
+      resumed.push_back(json::value_to<std::string>(n.at("name")));
+  }
+  EXPECT_EQ(resumed, (std::vector<std::string>{"h100-1", "h100-2", "h100-3"})) << k.Calls();
 }
 
 TEST(Autoscale, ANodeThatWouldRegisterLateIsStoppedBeforeItJoins) {

@@ -191,5 +191,45 @@ TEST(PlanScaling, SharesCountAsWholeGpusAnExclusiveJobGetsANodeAloneAndANodelist
             "it names its nodes (--nodelist): autoscaling starts none for it");
 }
 
+TEST(PlanScaling, ANodeAJobMustNotBeGivenIsNoCapacityForItAndItsResumeNamesOthers) {
+  const std::vector<NodeTemplate> templates = {Template("h100", 8, 30, false, /*max=*/2)};
+  // The job could not start on h100-1, ready and idle: a new node for it, not h100-1 again.
+  ScaledNode ready{.name = "h100-1",
+                   .template_name = "h100",
+                   .state = ScaledNode::State::kReady,
+                   .since = kT0,
+                   .idle_since = kT0,
+                   .free_milli = 8000,
+                   .free_cpus = 96,
+                   .free_memory = int64_t{1} << 40};
+  ScaleDemand d = Wants(1, 8);
+  d.exclude = {"h100-1"};
+  ScalePlan plan = PlanScaling(templates, {ready}, {d}, {}, kT0 + seconds(10));
+  ASSERT_EQ(plan.resumes.size(), 1u);
+  EXPECT_EQ(plan.resumes[0].count, 1);
+  EXPECT_EQ(plan.resumes[0].avoid, std::vector<std::string>{"h100-1"});
+  // A job that may go there counts on it.
+  plan = PlanScaling(templates, {ready}, {Wants(2, 8)}, {}, kT0 + seconds(10));
+  EXPECT_TRUE(plan.resumes.empty());
+
+  // h100-1 suspended since: the template's max of 2 leaves one name it may have, h100-2.
+  plan = PlanScaling(templates, {}, {d}, {}, kT0);
+  ASSERT_EQ(plan.resumes.size(), 1u);
+  EXPECT_EQ(plan.resumes[0].avoid, std::vector<std::string>{"h100-1"});
+  // Both names barred: no resume, and why.
+  d.exclude = {"h100-1", "h100-2", "other-1"};
+  plan = PlanScaling(templates, {}, {d}, {}, kT0);
+  EXPECT_TRUE(plan.resumes.empty());
+  ASSERT_EQ(plan.unserved.size(), 1u);
+  EXPECT_EQ(plan.unserved[0].second,
+            "template h100 has no node left it may be given (not h100-1, h100-2)");
+  // A gang of 2 that must not have h100-2: one name too few.
+  ScaleDemand gang = Wants(3, 16, 2);
+  gang.exclude = {"h100-2"};
+  plan = PlanScaling(templates, {}, {gang}, {}, kT0);
+  EXPECT_TRUE(plan.resumes.empty());
+  ASSERT_EQ(plan.unserved.size(), 1u);
+}
+
 }  // namespace
 }  // namespace baton::control

@@ -197,6 +197,62 @@ TEST_F(ControllerAutoscaleTest, AResumedNodeRunsTheJobAndIsSuspendedOnceIdle) {
   EXPECT_EQ(suspending[0].message, "autoscaling suspends h100-1: idle for 10m");
 }
 
+TEST_F(ControllerAutoscaleTest, AJobThatCouldNotStartOnANodeGetsAnotherNotTheSameAgain) {
+  const JobId job = ResumedFor(8000);
+  RegisterNode("h100-1", 8);
+  now_ += seconds(5);
+  Run(Tick{});
+  ASSERT_EQ(State(job), JobState::kRunning);
+  Poll("h100-1");
+  // Its agent could not start it there (a missing user, a missing driver): requeued, and
+  // h100-1 is no capacity for it, though it is free.
+  ReportEvent("h100-1", {.job = job, .kind = JobEvent::Kind::kStarted, .launch_failed = true});
+  ReportEvent("h100-1", {.job = job,
+                         .kind = JobEvent::Kind::kExited,
+                         .exit_code = 126,
+                         .launch_failed = true,
+                         .message = "no such user"});
+  ASSERT_EQ(State(job), JobState::kPending);
+  ASSERT_EQ(c_->FindJob(job)->launch_failed_on, std::vector<std::string>{"h100-1"});
+  now_ += seconds(3);
+  Run(Tick{});
+  Scan();
+  auto calls = Calls();
+  ASSERT_EQ(calls.size(), 1u);
+  EXPECT_EQ(calls[0].request.verb, ProviderVerb::kResume);
+  ASSERT_EQ(calls[0].request.nodes.size(), 1u);
+  EXPECT_EQ(calls[0].request.nodes[0].name, "h100-2");
+  EXPECT_EQ(calls[0].request.jobs, std::vector<JobId>{job});
+  // h100-2 never registers and h100-1 is suspended once idle: the job waits for the node
+  // resumed in h100-2's place, h100-3, and no resume names h100-1 again for it.
+  Answer(calls[0], {{.name = "h100-2", .id = "i-2", .template_name = "h100"}});
+  for (int i = 0; i < 62; ++i) {
+    Scan();
+    Run(AgentReport{ReportRequest{.node = "h100-1", .session = session_}});
+  }
+  std::vector<std::string> resumed, suspended;
+  for (const ProviderCall& c : Calls()) {
+    for (const ProvidedNode& n : c.request.nodes)
+      (c.request.verb == ProviderVerb::kResume ? resumed : suspended).push_back(n.name);
+    Answer(c, c.request.verb == ProviderVerb::kSuspend
+                  ? std::vector<ProvidedNode>{}
+                  : std::vector<ProvidedNode>{
+                        {.name = "h100-3", .id = "i-3", .template_name = "h100"}});
+  }
+  EXPECT_EQ(resumed, std::vector<std::string>{"h100-3"});
+  EXPECT_EQ(suspended, (std::vector<std::string>{"h100-2", "h100-1"}));
+  ASSERT_EQ(NodeShown("h100-1").state, NodeState::kSuspended);
+  // h100-3 fails too: of the suspended names, the resume in its place takes h100-2, not
+  // h100-1.
+  for (int i = 0; i < 31; ++i) Scan();
+  resumed.clear();
+  for (const ProviderCall& c : Calls()) {
+    if (c.request.verb != ProviderVerb::kResume) continue;
+    for (const ProvidedNode& n : c.request.nodes) resumed.push_back(n.name);
+  }
+  EXPECT_EQ(resumed, std::vector<std::string>{"h100-2"});
+}
+
 TEST_F(ControllerAutoscaleTest, ANodeNotRegisteredInTimeFailsIsSuspendedAndTheJobWaitsOn) {
   const JobId job = ResumedFor(8000);
   std::vector<ProviderCall> calls;
