@@ -417,7 +417,7 @@ void Service::Usage(Call c) {
     *at = *t;
   }
   Run(usage, std::move(c.respond), [](control::UsageReport& r) {
-    return Json(200, codec::EncodeUsage(r.projects, r.users, r.currency));
+    return Json(200, codec::EncodeUsage(r.projects, r.users, r.nodes, r.currency));
   });
 }
 

@@ -307,23 +307,57 @@ int ShowUsage(const Connection& conn, const UsageOptions& o) {
   auto usage = codec::DecodeUsage(*body);
   if (!usage) return Fail(usage.error());
   const std::string& cur = usage->currency;
-  Table projects({"PROJECT", "JOBS", "RUNNING", "GPU-HOURS", "COST", "BUDGET", "USED"});
+  // With autoscaled nodes: what their idle time kept for each cost (not in COST; in USED).
+  const bool nodes = usage->nodes.has_value();
+  std::vector<std::string> head = {"PROJECT", "JOBS", "RUNNING", "GPU-HOURS", "COST"};
+  if (nodes) head.push_back("IDLE NODES");
+  head.insert(head.end(), {"BUDGET", "USED"});
+  Table projects(head);
   for (const UsageRow& u : usage->projects) {
-    projects.Add({u.project, std::to_string(u.jobs), std::to_string(u.running),
-                  Fixed(u.gpu_seconds / 3600, 2), Fixed(u.cost, 2) + " " + cur,
-                  u.budget ? Fixed(*u.budget, 2) + " a " + u.budget_period : "-",
-                  u.budget
+    std::vector<std::string> row = {u.project, std::to_string(u.jobs), std::to_string(u.running),
+                                    Fixed(u.gpu_seconds / 3600, 2), Fixed(u.cost, 2) + " " + cur};
+    if (nodes) row.push_back(Fixed(u.idle_cost, 2) + " " + cur);
+    row.push_back(u.budget ? Fixed(*u.budget, 2) + " a " + u.budget_period : "-");
+    row.push_back(u.budget
                       ? (*u.budget > 0 ? Fixed(100 * u.budget_spent / *u.budget, 1) : "100.0") + "%"
-                      : "-"});
+                      : "-");
+    projects.Add(row);
   }
   projects.Print(std::cout);
   std::cout << "\n";
-  Table users({"PROJECT", "USER", "JOBS", "RUNNING", "GPU-HOURS", "COST"});
+  head = {"PROJECT", "USER", "JOBS", "RUNNING", "GPU-HOURS", "COST"};
+  if (nodes) head.push_back("IDLE NODES");
+  Table users(head);
   for (const UsageRow& u : usage->users) {
-    users.Add({u.project, u.user, std::to_string(u.jobs), std::to_string(u.running),
-               Fixed(u.gpu_seconds / 3600, 2), Fixed(u.cost, 2) + " " + cur});
+    std::vector<std::string> row = {u.project,
+                                    u.user,
+                                    std::to_string(u.jobs),
+                                    std::to_string(u.running),
+                                    Fixed(u.gpu_seconds / 3600, 2),
+                                    Fixed(u.cost, 2) + " " + cur};
+    if (nodes) row.push_back(Fixed(u.idle_cost, 2) + " " + cur);
+    users.Add(row);
   }
   users.Print(std::cout);
+  if (!nodes) return 0;
+  const NodeCosts& n = *usage->nodes;
+  std::cout << "\nAutoscaled nodes, over "
+            << FormatDuration(std::chrono::milliseconds(std::llround(n.window_seconds * 1000)))
+            << ":\n";
+  Table templates({"TEMPLATE", "SPOT", "NODE-HOURS", "COST", "IDLE", "PEAK NODES", "FIXED"});
+  for (const NodeCostRow& t : n.templates) {
+    templates.Add({t.template_name, t.spot ? "yes" : "no", Fixed(t.node_seconds / 3600, 2),
+                   Fixed(t.cost, 2) + " " + cur, Fixed(t.idle_cost, 2) + " " + cur,
+                   std::to_string(t.peak_nodes), Fixed(t.fixed_cost, 2) + " " + cur});
+  }
+  templates.Print(std::cout);
+  std::cout << Fixed(n.node_seconds / 3600, 2) << " node-hours cost " << Fixed(n.cost, 2) << " "
+            << cur << " (" << Fixed(n.idle_cost, 2) << " " << cur
+            << " of it with no job); the peak as a fixed on-demand cluster: "
+            << Fixed(n.fixed_cost, 2) << " " << cur << "; saved " << Fixed(n.saved(), 2) << " "
+            << cur;
+  if (n.fixed_cost > 0) std::cout << " (" << Fixed(100 * n.saved() / n.fixed_cost, 1) << "%)";
+  std::cout << "\n";
   return 0;
 }
 

@@ -27,11 +27,12 @@ Result<Duration> TimeWithin(const ConfigReader& r, const YAML::Node& n, const st
 }
 
 // One of autoscaling.templates: {name, pool, gpus: 8xH100-80GB, cpus, memory, price, spot,
-// min, max}.
+// on_demand_price, min, max}.
 Result<NodeTemplate> ReadTemplate(const ConfigReader& r, const YAML::Node& n,
                                   const std::string& path) {
-  RETURN_IF_ERROR(
-      r.Keys(n, path, {"name", "pool", "gpus", "cpus", "memory", "price", "spot", "min", "max"}));
+  RETURN_IF_ERROR(r.Keys(n, path,
+                         {"name", "pool", "gpus", "cpus", "memory", "price", "spot",
+                          "on_demand_price", "min", "max"}));
   NodeTemplate t;
   if (!n["name"]) return Err(r.Error(n, path + ".name", "missing"));
   ASSIGN_OR_RETURN(t.name, r.Text(n["name"], path + ".name", 48));
@@ -67,6 +68,13 @@ Result<NodeTemplate> ReadTemplate(const ConfigReader& r, const YAML::Node& n,
   if (n["spot"]) {
     ASSIGN_OR_RETURN(t.spot, r.Bool(n["spot"], path + ".spot"));
   }
+  if (n["on_demand_price"]) {
+    if (!t.spot)
+      return Err(r.Error(n["on_demand_price"], path + ".on_demand_price",
+                         "only a spot template has one: the same node on demand, an hour"));
+    ASSIGN_OR_RETURN(t.on_demand_price,
+                     r.Number(n["on_demand_price"], path + ".on_demand_price", 0, 1e6));
+  }
   if (!n["max"])
     return Err(r.Error(n, path + ".max", "missing: how many of its nodes autoscaling may keep"));
   ASSIGN_OR_RETURN(t.max, WholeNumber(r, n["max"], path + ".max", 1, 10'000));
@@ -80,11 +88,23 @@ Result<NodeTemplate> ReadTemplate(const ConfigReader& r, const YAML::Node& n,
 
 // autoscaling: {provider, provider_timeout, scan_interval, idle_time, resume_timeout,
 // resume_rate, suspend_rate, templates: [...]} (docs/operations.md "Elastic capacity").
-Status ReadAutoscaling(const ConfigReader& r, const YAML::Node& n, AutoscalingPolicy* a) {
-  RETURN_IF_ERROR(r.Keys(n, "autoscaling",
-                         {"provider", "provider_timeout", "scan_interval", "idle_time",
-                          "resume_timeout", "resume_rate", "suspend_rate", "templates"}));
-  if (const YAML::Node p = n["provider"]) {
+Status ReadAutoscaling(const ConfigReader& r, const YAML::Node& n, AutoscalingPolicy* a,
+                       Duration* boot_delay) {
+  if (boot_delay != nullptr) {
+    RETURN_IF_ERROR(r.Keys(n, "autoscaling",
+                           {"boot_delay", "scan_interval", "idle_time", "resume_timeout",
+                            "resume_rate", "suspend_rate", "templates"}));
+    if (n["boot_delay"]) {
+      ASSIGN_OR_RETURN(*boot_delay, TimeWithin(r, n["boot_delay"], "autoscaling.boot_delay",
+                                               Duration(0), std::chrono::hours(24)));
+    }
+    a->provider = {"(baton sim)"};  // the simulator answers the calls itself
+  } else {
+    RETURN_IF_ERROR(r.Keys(n, "autoscaling",
+                           {"provider", "provider_timeout", "scan_interval", "idle_time",
+                            "resume_timeout", "resume_rate", "suspend_rate", "templates"}));
+  }
+  if (const YAML::Node p = n["provider"]; p && boot_delay == nullptr) {
     // "/path/to/provider --its args" (split at spaces), or a list of them.
     if (p.IsSequence()) {
       if (p.size() == 0 || p.size() > 32)
@@ -144,6 +164,8 @@ Status ReadAutoscaling(const ConfigReader& r, const YAML::Node& n, AutoscalingPo
       a->templates.push_back(std::move(tmpl));
     }
   }
+  if (boot_delay != nullptr && a->templates.empty())
+    return r.Error(n, "autoscaling", "has no templates: what kinds of node may it start?");
   if (a->provider.empty() != a->templates.empty())
     return r.Error(n, "autoscaling",
                    a->provider.empty() ? "has templates but no provider to start them"

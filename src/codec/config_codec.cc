@@ -553,16 +553,22 @@ Result<ClusterFile> DecodeClusterFile(std::string_view yaml, std::string_view fi
     ASSIGN_OR_RETURN(YAML::Node root, LoadChecked(yaml, file));
     if (root.IsNull())
       return Err(InvalidArgument(std::string(file) + ": empty (it needs nodes: [...])"));
-    RETURN_IF_ERROR(
-        r.Keys(root, "",
-               {"nodes", "scheduling", "defaults", "projects", "users", "pools", "gpu_catalog"}));
+    RETURN_IF_ERROR(r.Keys(root, "",
+                           {"nodes", "autoscaling", "scheduling", "defaults", "projects", "users",
+                            "pools", "gpu_catalog"}));
+    if (const YAML::Node a = root["autoscaling"]) {
+      RETURN_IF_ERROR(ReadAutoscaling(r, a, &cluster.policy.autoscaling, &cluster.boot_delay));
+      root.remove("autoscaling");  // read here, as the simulator's; not again as a server's
+    }
     const YAML::Node nodes = root["nodes"];
-    if (!nodes) return Err(r.Error(root, "nodes", "missing: a list of node groups"));
-    if (!nodes.IsSequence() || nodes.size() == 0)
+    const bool scaled = cluster.policy.autoscaling.on();
+    if (!nodes && !scaled)
+      return Err(r.Error(root, "nodes", "missing: a list of node groups (or autoscaling:)"));
+    if (nodes && (!nodes.IsSequence() || (nodes.size() == 0 && !scaled)))
       return Err(r.Error(nodes, "nodes", "must be a non-empty list"));
     int total = 0;
     std::set<std::string> names;
-    for (size_t i = 0; i < nodes.size(); ++i) {
+    for (size_t i = 0; nodes && i < nodes.size(); ++i) {
       const YAML::Node g = nodes[i];
       std::string path = "nodes[" + std::to_string(i) + "]";
       RETURN_IF_ERROR(r.Keys(g, path, {"name", "count", "gpus", "pool"}));

@@ -150,11 +150,12 @@ std::string EncodeReport(const ReportRequest& r);
 
 // GET /v1/usage: {"projects": [...], "users": [...]}.
 std::string EncodeUsage(const std::vector<UsageRow>& projects, const std::vector<UsageRow>& users,
-                        const std::string& currency);
+                        const std::optional<NodeCosts>& nodes, const std::string& currency);
 
 struct Usage {
   std::string currency;
   std::vector<UsageRow> projects, users;
+  std::optional<NodeCosts> nodes;
 };
 Result<Usage> DecodeUsage(std::string_view json);
 
@@ -231,7 +232,8 @@ struct ClusterFile {
     std::string pool = "default";
   };
   std::vector<Group> groups;
-  Policy policy;
+  Policy policy;  // with autoscaling: its templates (the simulator is the provider)
+  Duration boot_delay = std::chrono::minutes(2);  // autoscaling.boot_delay
 };
 Result<ClusterFile> DecodeClusterFile(std::string_view yaml, std::string_view file);
 

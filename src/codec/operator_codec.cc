@@ -1,6 +1,7 @@
 // JSON <-> what operators read and send: usage, job metrics, cluster events (also the alert
 // webhooks' body), fault injections and tokens. The agent protocol and node views are in
 // protocol_codec.cc.
+#include <algorithm>
 #include <cmath>
 #include <tuple>
 
@@ -12,7 +13,7 @@ namespace baton::codec {
 using namespace internal;
 
 std::string EncodeUsage(const std::vector<UsageRow>& projects, const std::vector<UsageRow>& users,
-                        const std::string& currency) {
+                        const std::optional<NodeCosts>& nodes, const std::string& currency) {
   auto rows = [](const std::vector<UsageRow>& list, bool with_user) {
     json::array a;
     for (const UsageRow& u : list) {
@@ -24,6 +25,7 @@ std::string EncodeUsage(const std::vector<UsageRow>& projects, const std::vector
       o["gpu_seconds"] = u.gpu_seconds;
       o["gpu_hours"] = u.gpu_seconds / 3600.0;
       o["cost"] = u.cost;
+      o["idle_cost"] = u.idle_cost;
       o["fairshare_usage"] = u.fairshare_usage;
       if (u.budget) {
         o["budget"] = *u.budget;
@@ -39,6 +41,29 @@ std::string EncodeUsage(const std::vector<UsageRow>& projects, const std::vector
   root["currency"] = currency;
   root["projects"] = rows(projects, false);
   root["users"] = rows(users, true);
+  if (nodes) {
+    json::object n;
+    json::array templates;
+    for (const NodeCostRow& t : nodes->templates) {
+      templates.emplace_back(json::object{{"template", t.template_name},
+                                          {"spot", t.spot},
+                                          {"node_seconds", t.node_seconds},
+                                          {"node_hours", t.node_seconds / 3600.0},
+                                          {"cost", t.cost},
+                                          {"idle_cost", t.idle_cost},
+                                          {"peak_nodes", t.peak_nodes},
+                                          {"fixed_cost", t.fixed_cost}});
+    }
+    n["templates"] = std::move(templates);
+    n["window_seconds"] = nodes->window_seconds;
+    n["node_seconds"] = nodes->node_seconds;
+    n["node_hours"] = nodes->node_seconds / 3600.0;
+    n["cost"] = nodes->cost;
+    n["idle_cost"] = nodes->idle_cost;
+    n["fixed_cost"] = nodes->fixed_cost;
+    n["saved"] = nodes->saved();
+    root["nodes"] = std::move(n);
+  }
   return json::serialize(root);
 }
 
@@ -51,8 +76,9 @@ Result<UsageRow> UsageRowFrom(const json::value& v, bool with_user) {
   if (with_user) RETURN_IF_ERROR(Read(*o, "user", &u.user, Str(64)));
   RETURN_IF_ERROR(Read(*o, "jobs", &u.jobs, Int(0, INT64_MAX)));
   RETURN_IF_ERROR(Read(*o, "running", &u.running, Int(0, INT64_MAX)));
-  for (auto [key, field] : {std::pair{"gpu_seconds", &u.gpu_seconds}, std::pair{"cost", &u.cost},
-                            std::pair{"fairshare_usage", &u.fairshare_usage}}) {
+  for (auto [key, field] :
+       {std::pair{"gpu_seconds", &u.gpu_seconds}, std::pair{"cost", &u.cost},
+        std::pair{"idle_cost", &u.idle_cost}, std::pair{"fairshare_usage", &u.fairshare_usage}}) {
     if (const json::value* f = Find(*o, key)) {
       ASSIGN_OR_RETURN(*field, GetNumber(*f, key));
     }
@@ -66,6 +92,42 @@ Result<UsageRow> UsageRowFrom(const json::value& v, bool with_user) {
     }
   }
   return u;
+}
+
+Result<double> NumberAt(const json::object& o, const char* key) {
+  const json::value* f = Find(o, key);
+  if (f == nullptr) return 0.0;
+  return GetNumber(*f, key);
+}
+
+Result<NodeCosts> NodeCostsFrom(const json::value& v) {
+  ASSIGN_OR_RETURN(const json::object* o, GetObject(v, "nodes"));
+  NodeCosts n;
+  for (auto [key, field] :
+       {std::pair{"window_seconds", &n.window_seconds}, std::pair{"node_seconds", &n.node_seconds},
+        std::pair{"cost", &n.cost}, std::pair{"idle_cost", &n.idle_cost},
+        std::pair{"fixed_cost", &n.fixed_cost}}) {
+    ASSIGN_OR_RETURN(*field, NumberAt(*o, key));
+  }
+  const json::value* list = Find(*o, "templates");
+  if (list == nullptr) return n;
+  ASSIGN_OR_RETURN(const json::array* a, GetArray(*list, "nodes.templates"));
+  for (const json::value& item : *a) {
+    ASSIGN_OR_RETURN(const json::object* t, GetObject(item, "nodes.templates[]"));
+    NodeCostRow row;
+    RETURN_IF_ERROR(Read(*t, "template", &row.template_name, Str(64)));
+    if (const json::value* s = Find(*t, "spot"); s != nullptr && s->is_bool())
+      row.spot = s->as_bool();
+    for (auto [key, field] :
+         {std::pair{"node_seconds", &row.node_seconds}, std::pair{"cost", &row.cost},
+          std::pair{"idle_cost", &row.idle_cost}, std::pair{"fixed_cost", &row.fixed_cost}}) {
+      ASSIGN_OR_RETURN(*field, NumberAt(*t, key));
+    }
+    ASSIGN_OR_RETURN(double peak, NumberAt(*t, "peak_nodes"));
+    row.peak_nodes = static_cast<int>(std::clamp(peak, 0.0, 1e6));
+    n.templates.push_back(std::move(row));
+  }
+  return n;
 }
 
 }  // namespace
@@ -84,6 +146,9 @@ Result<Usage> DecodeUsage(std::string_view text) {
       ASSIGN_OR_RETURN(UsageRow row, UsageRowFrom(item, with_user));
       list->push_back(std::move(row));
     }
+  }
+  if (const json::value* n = Find(*o, "nodes"); n != nullptr && !n->is_null()) {
+    ASSIGN_OR_RETURN(u.nodes, NodeCostsFrom(*n));
   }
   return u;
 }

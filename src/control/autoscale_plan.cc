@@ -124,6 +124,14 @@ bool TemplateHolds(const NodeTemplate& t, const std::string& pool, const Resourc
   return (p.cpus == 0 || t.cpus >= p.cpus) && (p.memory == 0 || t.memory_bytes >= p.memory);
 }
 
+const NodeTemplate* TemplateOfNode(const std::vector<NodeTemplate>& templates,
+                                   const std::string& node) {
+  for (const NodeTemplate& t : templates) {
+    if (NameOf(t, node)) return &t;
+  }
+  return nullptr;
+}
+
 ScalePlan PlanScaling(const std::vector<NodeTemplate>& templates,
                       const std::vector<ScaledNode>& nodes, const std::vector<ScaleDemand>& waiting,
                       const ScaleRules& rules, TimePoint now) {

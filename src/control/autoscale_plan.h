@@ -81,6 +81,10 @@ struct ScalePlan {
 bool TemplateHolds(const NodeTemplate& t, const std::string& pool, const Resources& r,
                    bool preemptible);
 
+// The template whose nodes are named as `node` is (TEMPLATE-1 .. TEMPLATE-MAX), if any.
+const NodeTemplate* TemplateOfNode(const std::vector<NodeTemplate>& templates,
+                                   const std::string& node);
+
 ScalePlan PlanScaling(const std::vector<NodeTemplate>& templates,
                       const std::vector<ScaledNode>& nodes, const std::vector<ScaleDemand>& waiting,
                       const ScaleRules& rules, TimePoint now);

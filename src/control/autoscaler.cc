@@ -27,6 +27,11 @@ std::string JobsListed(const std::vector<JobId>& jobs) {
 
 std::string Nodes(size_t n) { return std::to_string(n) + (n == 1 ? " node" : " nodes"); }
 
+const Job* JobOf(const std::map<JobId, Job>& jobs, JobId id) {
+  auto it = jobs.find(id);
+  return it == jobs.end() ? nullptr : &it->second;
+}
+
 }  // namespace
 
 const NodeTemplate* Autoscaler::Template(const std::string& name) const {
@@ -77,6 +82,31 @@ void Autoscaler::ProviderFailed(ProviderVerb verb, const std::string& node,
   Alert(EventKind::kProviderFailed, node, message, now);
 }
 
+void Autoscaler::Charge(const std::string& name, NodeUse use, const Job* job, TimePoint now) {
+  auto n = nodes_.find(name);
+  const NodeTemplate* t = n == nodes_.end() ? nullptr : Template(n->second.template_name);
+  if (t == nullptr) return;  // a template since removed: its stretch goes on at its price
+  shared_.ledger.Use(name, *t, policy().templates, use, job ? job->spec.project : "",
+                     job ? job->user : "", now);
+}
+
+void Autoscaler::ChargeAsBefore(const std::string& name, NodeUse use, TimePoint now) {
+  auto n = nodes_.find(name);
+  const NodeTemplate* t = n == nodes_.end() ? nullptr : Template(n->second.template_name);
+  if (t == nullptr) return;
+  const store::NodeCharge* open = shared_.ledger.Open(name);
+  const Node& node = n->second;
+  const bool seen = !node.last_project.empty();
+  shared_.ledger.Use(name, *t, policy().templates, use,
+                     seen   ? node.last_project
+                     : open ? open->project
+                            : "",
+                     seen   ? node.last_user
+                     : open ? open->user
+                            : "",
+                     now);
+}
+
 void Autoscaler::Scan(const std::vector<ScaleDemand>& waiting, TimePoint now) {
   next_scan_ = now + policy().scan_interval;
   last_scan_ = now;
@@ -109,8 +139,18 @@ void Autoscaler::Scan(const std::vector<ScaleDemand>& waiting, TimePoint now) {
       }
       if (n.busy) {
         n.idle_since.reset();
-      } else if (!n.idle_since) {
-        n.idle_since = now;
+        // Busy: its jobs pay their GPUs. One stretch while it stays busy; the latest job's
+        // project and user are those its idle time is charged to after.
+        if (const Job* latest = JobOf(shared_.jobs, *r->running.rbegin())) {
+          n.last_project = latest->spec.project;
+          n.last_user = latest->user;
+        }
+        if (const store::NodeCharge* open = shared_.ledger.Open(name);
+            open == nullptr || open->use != NodeLedger::UseName(NodeUse::kBusy))
+          Charge(name, NodeUse::kBusy, JobOf(shared_.jobs, *r->running.rbegin()), now);
+      } else {
+        if (!n.idle_since) n.idle_since = now;
+        ChargeAsBefore(name, NodeUse::kIdle, now);
       }
     }
     // A resume still under way is not timed out: the provider's own timeout ends it first.
@@ -201,6 +241,9 @@ void Autoscaler::Resume(const ScalePlan::Resume& r, TimePoint now) {
     n.call = id;
     n.reason = reason;
     resumed_.push_back(now);
+    // Its boot is charged to the job it is resumed for (none: the template's minimum).
+    Charge(name, NodeUse::kBoot, r.jobs.empty() ? nullptr : JobOf(shared_.jobs, r.jobs.front()),
+           now);
   }
   Alert(EventKind::kNodeResuming, names.size() == 1 ? names[0] : "",
         "autoscaling resumes " + Nodes(names.size()) + " of template " + t->name + " (" +
@@ -241,6 +284,7 @@ void Autoscaler::Fail(const std::vector<std::string>& names, const std::string& 
     n.state = ScaledNode::State::kFailed;
     n.since = now;
     n.reason = why;
+    Charge(name, NodeUse::kFailed, nullptr, now);  // the cluster's, not the job's
   }
   Alert(EventKind::kNodeResumeFailed, names.size() == 1 ? names[0] : "",
         "the resume of " + Names(names) + " failed: " + why +
@@ -268,6 +312,15 @@ void Autoscaler::Listed(const ProviderAnswer& answer, TimePoint now) {
       n.state = ScaledNode::State::kResuming;
       n.reason = "listed by the provider, not registered yet";
     }
+    // A stretch its predecessor left open goes on; a node it never charged starts now.
+    if (shared_.ledger.Open(p.name) == nullptr) {
+      Charge(p.name, n.state == ScaledNode::State::kReady ? NodeUse::kIdle : NodeUse::kBoot,
+             nullptr, now);
+    }
+  }
+  // A node charged before and not listed is gone: it cost until now, as far as is known.
+  for (const std::string& name : shared_.ledger.OpenNodes()) {
+    if (nodes_.count(name) == 0) shared_.ledger.End(name, now);
   }
 }
 
@@ -327,6 +380,7 @@ Status Autoscaler::Answered(const ProviderAnswer& answer, TimePoint now) {
         added.state = ScaledNode::State::kResuming;
         added.since = now;
         added.reason = "started by the provider under its own name";
+        Charge(p.name, NodeUse::kBoot, nullptr, now);
       }
       for (const std::string& name : mine) {
         if (started.count(name) == 0 && nodes_.at(name).state == ScaledNode::State::kResuming)
@@ -356,6 +410,7 @@ Status Autoscaler::Answered(const ProviderAnswer& answer, TimePoint now) {
     n.since = now;
     n.busy = false;
     n.idle_since.reset();
+    shared_.ledger.End(name, now);
     if (NodeRecord* r = shared_.nodes.Find(name)) shared_.nodes.Suspend(*r, now);
   }
   return Status::Ok();
@@ -377,6 +432,7 @@ void Autoscaler::Registered(const std::string& node, TimePoint now) {
     n.reason = "";
   }
   n.idle_since = now;
+  ChargeAsBefore(node, NodeUse::kIdle, now);  // booted for them: idle for them
   if (NodeRecord* r = shared_.nodes.Find(node)) shared_.nodes.Leave(*r, false);
 }
 

@@ -31,6 +31,7 @@
 #include "control/controller_options.h"
 #include "control/event_ring.h"
 #include "control/node_desk.h"
+#include "control/node_ledger.h"
 
 namespace baton::control {
 
@@ -40,12 +41,16 @@ class Autoscaler {
   struct Node : ScaledNode {
     uint64_t call = 0;   // the provider call under way for it (0: none)
     std::string reason;  // why it is in its state
+    // The latest job seen on it: whose its idle time is once it runs nothing.
+    std::string last_project, last_user;
   };
   struct Shared {
     const ControllerOptions& options;
     EventRing& events;
     NodeDesk& nodes;  // a leaving node takes no new jobs; a suspended one is forgotten
-    const sched::ClusterView& view;  // what a ready node has free
+    const sched::ClusterView& view;    // what a ready node has free
+    const std::map<JobId, Job>& jobs;  // whose a node's time is
+    NodeLedger& ledger;                // what each node costs, in stretches of one use
   };
   explicit Autoscaler(Shared shared) : shared_(shared) {}
 
@@ -110,6 +115,12 @@ class Autoscaler {
   void ProviderFailed(ProviderVerb verb, const std::string& node, const std::string& message,
                       TimePoint now);
   static constexpr Duration kSaidAgain = std::chrono::minutes(10);
+  // From `now`, node `name` is in `use` for the project and user of `job` (none: the
+  // cluster's own); its template's price from then on.
+  void Charge(const std::string& name, NodeUse use, const Job* job, TimePoint now);
+  // The same, for the project and user of the latest job seen on it, else those its open
+  // stretch is for (idle after its boot: theirs).
+  void ChargeAsBefore(const std::string& name, NodeUse use, TimePoint now);
   // What the rate still allows now, given the times of the latest ones.
   int Budget(std::deque<TimePoint>& times, int rate, TimePoint now) const;
 

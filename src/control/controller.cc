@@ -23,9 +23,16 @@ Controller::Controller(ControllerOptions options)
                               .events = events_,
                               .queue = queue_,
                               .drains = changed_.drains}),
-      ledgers_(Ledgers::Shared{.policy = options_.policy, .jobs = jobs_, .running = running_}),
-      scaling_(Autoscaler::Shared{
-          .options = options_, .events = events_, .nodes = nodes_, .view = view_}) {
+      ledgers_(Ledgers::Shared{.policy = options_.policy,
+                               .jobs = jobs_,
+                               .running = running_,
+                               .node_costs = node_costs_}),
+      scaling_(Autoscaler::Shared{.options = options_,
+                                  .events = events_,
+                                  .nodes = nodes_,
+                                  .view = view_,
+                                  .jobs = jobs_,
+                                  .ledger = node_costs_}) {
   queue_.SetLevels(options_.policy.las_thresholds);
 }
 
@@ -61,6 +68,7 @@ void Controller::Restore(store::Snapshot snapshot, TimePoint now) {
   tokens_.Restore(std::move(snapshot.tokens));
   events_.Restore(std::move(snapshot.events));
   nodes_.RestoreDrains(snapshot.drains);
+  node_costs_.Restore(std::move(snapshot.node_charges));  // before the budgets count them
   // Fair-share usage from the jobs' own history, the budgets' spending.
   ledgers_.Restore(now);
   // Reasons of restored jobs are recomputed by the first pass.
@@ -184,6 +192,7 @@ Effects Controller::EndBatch(TimePoint now) {
   fx.store.events = fx.events;  // kept, the newest store::kKeptEvents (GET /v1/events)
   fx.store.tokens = tokens_.TakeChanged();
   fx.provider_calls = scaling_.TakeCalls();
+  fx.store.node_charges = node_costs_.TakeChanged();
   return fx;
 }
 
@@ -203,7 +212,8 @@ ReadOuts Controller::Read() const {
                   .budgets = ledgers_.budgets(),
                   .utilization = ledgers_.utilization(),
                   .numbers = numbers_,
-                  .scaling = &scaling_};
+                  .scaling = &scaling_,
+                  .node_costs = &node_costs_};
 }
 
 // ---- users' commands ----

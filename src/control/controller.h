@@ -22,7 +22,8 @@
 //   failure_alerts_ (FailureAlerts, failure_alerts.h): job_failed alerts, an array's as one;
 //   blame_   (LaunchBlame,     launch_blame.h): launch failures proven elsewhere, and drains;
 //   passes_  (PassDriver,      pass_driver.h): a pass's input and run, the last claims;
-//   scaling_ (Autoscaler,      autoscaler.h):  autoscaling's nodes, scans and provider calls.
+//   scaling_ (Autoscaler,      autoscaler.h):  autoscaling's nodes, scans and provider calls;
+//   node_costs_ (NodeLedger,   node_ledger.h): what autoscaled nodes cost, and whose it is.
 // Read commands are answered by ReadOuts (read_outs.h) over the parts, lent read-only; token
 // commands by the TokenBook; what a job uses and costs is job_cost.h's; what a spec must meet
 // at submit and the job it drafts are admission.h's, and a spec that names a model is sized by
@@ -183,8 +184,10 @@ class Controller {
   TokenBook tokens_;
   Counters counters_;           // for GET /metrics, since this controller started
   IdleSessions idle_sessions_;  // the clocks of idle sessions (controller_sessions.cc)
-  Ledgers ledgers_;             // after what it reads (options_, jobs_, running_)
-  Autoscaler scaling_;          // after what it shares (options_, events_, nodes_)
+  NodeLedger node_costs_;       // what autoscaled nodes cost, in stretches of one use
+  Ledgers ledgers_;             // after what it reads (options_, jobs_, running_, node_costs_)
+  // After what it shares (options_, events_, nodes_, view_, jobs_, node_costs_).
+  Autoscaler scaling_;
 };
 
 }  // namespace baton::control

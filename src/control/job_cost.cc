@@ -2,6 +2,9 @@
 
 #include <cmath>
 #include <optional>
+#include <set>
+
+#include "control/autoscale_plan.h"
 
 namespace baton::control {
 
@@ -20,6 +23,13 @@ int64_t PricePerHour(const Job& job, const NodeTable& nodes, const Policy& polic
   for (const NodeAllocation& part : job.allocation) {
     const NodeRecord* node = nodes.Find(part.node);
     if (node == nullptr) continue;
+    // An autoscaled node: its GPUs' share of what the node costs.
+    if (const NodeTemplate* t = TemplateOfNode(policy.autoscaling.templates, part.node);
+        t != nullptr && t->gpus > 0 && t->price_per_hour > 0) {
+      per_hour += t->price_per_hour / t->gpus * static_cast<double>(part.gpus.size()) *
+                  static_cast<double>(part.milli_per_gpu) / 1000.0;
+      continue;
+    }
     for (int index : part.gpus) {
       for (const Gpu& g : node->info.gpus) {
         if (g.index != index) continue;
@@ -32,10 +42,25 @@ int64_t PricePerHour(const Job& job, const NodeTable& nodes, const Policy& polic
 }
 
 BudgetBook::RunningCost RunningCostByProject(const RunningJobs& running, const BudgetBook& budgets,
+                                             const NodeLedger& node_costs, const Policy& policy,
                                              TimePoint now, bool all) {
   BudgetBook::RunningCost cost;
   for (const auto& [id, job] : running) {
     if (all || budgets.Tracks(job->spec.project)) cost[job->spec.project] += AttemptCost(*job, now);
+  }
+  if (node_costs.charges().empty()) return cost;
+  std::set<std::string> projects;
+  for (const store::NodeCharge& c : node_costs.charges()) {
+    if (!c.project.empty()) projects.insert(c.project);
+  }
+  // One walk of the stretches per kind of period (day, week, month, total).
+  std::map<BudgetPeriod, std::map<NodeLedger::Owner, int64_t>> idle;
+  for (const std::string& p : projects) {
+    const Budget& b = policy.Project(p).budget;
+    if (b.amount < 0 || (!all && !budgets.Tracks(p))) continue;
+    auto [it, fresh] = idle.try_emplace(b.period);
+    if (fresh) it->second = node_costs.IdleCost(PeriodStart(b.period, now), now);
+    if (auto owed = it->second.find({p, ""}); owed != it->second.end()) cost[p] += owed->second;
   }
   return cost;
 }

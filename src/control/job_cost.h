@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "control/budget_book.h"
+#include "control/node_ledger.h"
 #include "control/node_table.h"
 #include "control/running_jobs.h"
 #include "core/job.h"
@@ -26,12 +27,15 @@ inline int64_t AllCost(const Job& job, TimePoint now) {
   return job.cost_micros + (job.state == JobState::kRunning ? AttemptCost(job, now) : 0);
 }
 
-// The price per hour of the GPUs `job` is placed on (micro-units), by the catalog.
+// The price per hour of the GPUs `job` is placed on (micro-units): on an autoscaled node, its
+// share of the template's price (the node's price over its GPUs); elsewhere, by the catalog.
 int64_t PricePerHour(const Job& job, const NodeTable& nodes, const Policy& policy);
 
-// The running attempts' cost by `now`, by project: every project's with `all`, else only the
-// projects `budgets` tracks.
+// What counts against budgets besides ended jobs, by project (every project's with `all`, else
+// only the projects `budgets` tracks): the running attempts' cost by `now`, and the autoscaled
+// nodes kept idle for the project since its budget's period began (node_ledger.h).
 BudgetBook::RunningCost RunningCostByProject(const RunningJobs& running, const BudgetBook& budgets,
+                                             const NodeLedger& node_costs, const Policy& policy,
                                              TimePoint now, bool all = false);
 
 }  // namespace baton::control

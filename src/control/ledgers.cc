@@ -58,14 +58,18 @@ Status Ledgers::Allows(const std::string& project, TimePoint now) const {
 std::vector<ClusterEvent> Ledgers::CheckBudgets(TimePoint now) {
   // Every tick: most clusters have no budget, and then nothing walks the running jobs.
   if (budgets_.empty()) return {};
-  return budgets_.Check(shared_.policy, shared_.jobs,
-                        RunningCostByProject(shared_.running, budgets_, now), now);
+  return budgets_.Check(
+      shared_.policy, shared_.jobs,
+      RunningCostByProject(shared_.running, budgets_, shared_.node_costs, shared_.policy, now),
+      now);
 }
 
 void Ledgers::RecountBudgets(TimePoint now, bool quiet) {
   // Every project's: the recount may give a budget to a project that had none.
   budgets_.Recount(shared_.policy, shared_.jobs,
-                   RunningCostByProject(shared_.running, budgets_, now, true), now, quiet);
+                   RunningCostByProject(shared_.running, budgets_, shared_.node_costs,
+                                        shared_.policy, now, true),
+                   now, quiet);
 }
 
 }  // namespace baton::control

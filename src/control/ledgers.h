@@ -13,6 +13,7 @@
 
 #include "control/attempt_utilization.h"
 #include "control/budget_book.h"
+#include "control/node_ledger.h"
 #include "control/running_jobs.h"
 #include "core/event.h"
 #include "core/job.h"
@@ -28,6 +29,7 @@ class Ledgers {
     const Policy& policy;
     const std::map<JobId, Job>& jobs;
     const RunningJobs& running;
+    const NodeLedger& node_costs;  // idle autoscaled nodes count against budgets
   };
   explicit Ledgers(Shared shared);
 

@@ -253,9 +253,18 @@ MetricsShown ReadOuts::Metrics(TimePoint now) const {
 }
 
 UsageReport ReadOuts::Usage(const GetUsage& c, TimePoint now) const {
-  const BudgetBook::RunningCost running_cost = RunningCostByProject(running, budgets, now);
+  static const NodeLedger kNoNodes;
+  const NodeLedger& nodes = node_costs != nullptr ? *node_costs : kNoNodes;
+  const BudgetBook::RunningCost running_cost =
+      RunningCostByProject(running, budgets, nodes, policy, now);
   std::map<std::string, UsageRow> projects;
   std::map<std::pair<std::string, std::string>, UsageRow> users;
+  // Autoscaled nodes kept for them while no job ran there, within the window.
+  for (const auto& [owner, micros] :
+       nodes.IdleCost(c.since.value_or(TimePoint{}), c.until.value_or(now))) {
+    UsageRow& row = owner.second.empty() ? projects[owner.first] : users[owner];
+    row.idle_cost += static_cast<double>(micros) / 1e6;
+  }
   for (const auto& [id, job] : jobs) {
     if (c.until && job.submitted_at >= *c.until) continue;
     if (c.since && job.finished_at && *job.finished_at < *c.since) continue;
@@ -268,7 +277,7 @@ UsageReport ReadOuts::Usage(const GetUsage& c, TimePoint now) const {
       row->cost += cost;
     }
   }
-  UsageReport r{.currency = policy.currency};
+  UsageReport r{.currency = policy.currency, .nodes = nodes.Costs(c.since, c.until, now)};
   for (auto& [name, row] : projects) {
     row.project = name;
     row.fairshare_usage = usage.project(name);

@@ -14,6 +14,7 @@
 #include "control/cron_book.h"
 #include "control/dependency_gate.h"
 #include "control/event_ring.h"
+#include "control/node_ledger.h"
 #include "control/node_table.h"
 #include "control/running_jobs.h"
 #include "control/token_book.h"
@@ -49,7 +50,8 @@ struct ReadOuts {
   const AttemptUtilization& utilization;
   // The passes' numbers: a waiting job's factors are shown as a pass counts them.
   AccountNumbers& numbers;
-  const Autoscaler* scaling = nullptr;  // autoscaling's nodes and their states (none: none)
+  const Autoscaler* scaling = nullptr;     // autoscaling's nodes and their states (none: none)
+  const NodeLedger* node_costs = nullptr;  // what autoscaled nodes cost (none: nothing)
 
   Result<JobDetail> Get(const GetJob& c, TimePoint now) const;
   JobPage List(const ListJobs& c, TimePoint now) const;

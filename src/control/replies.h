@@ -84,6 +84,7 @@ struct MetricsShown {
 struct UsageReport {
   std::vector<UsageRow> projects, users;
   std::string currency;
+  std::optional<NodeCosts> nodes;  // with autoscaled nodes in the window
 };
 
 // ListCrons: the recurring jobs still running.

@@ -103,6 +103,9 @@ struct NodeTemplate {
   int cpus = 0;
   int64_t memory_bytes = 0;
   double price_per_hour = 0;  // the whole node's
+  // The same node on demand, an hour: what a fixed cluster of it would pay (a spot template's
+  // `on_demand_price`, else the cheapest on-demand template of its GPUs, else its own price).
+  double on_demand_price = -1;
   bool spot = false;
   int min = 0;
   int max = 0;

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iomanip>
+#include <optional>
 #include <sstream>
 #include <vector>
 
@@ -54,7 +55,58 @@ double PeakRssMib() {
   return static_cast<double>(usage.ru_maxrss) / 1024.0;  // Linux reports KiB
 }
 
-std::string SummaryJson(const std::string& policy, const Summary& s, double wall_s) {
+// With autoscaling: the same trace on a fixed cluster of the autoscaled run's peak (its own
+// nodes, and as many of each template's as were ever up at once, all up from the start): the
+// waiting and the money autoscaling traded.
+struct FixedRun {
+  Summary summary;
+  int64_t nodes = 0;  // the templates' nodes it has
+};
+
+Result<FixedRun> RunFixed(const SimCluster& c, const std::vector<TraceJob>& trace,
+                          const Policy& policy, const NodeCosts& costs) {
+  std::vector<SimNode> nodes = c.nodes;
+  for (const NodeCostRow& row : costs.templates) {
+    for (const NodeTemplate& t : policy.autoscaling.templates) {
+      if (t.name != row.template_name) continue;
+      for (int i = 1; i <= row.peak_nodes; ++i)
+        nodes.push_back(
+            SimNode{.name = t.name + "-" + std::to_string(i), .gpus = t.gpu_spec, .pool = t.pool});
+    }
+  }
+  Policy fixed = policy;
+  fixed.autoscaling = AutoscalingPolicy{};
+  ASSIGN_OR_RETURN(SimResult r, Simulate(nodes, trace, fixed));
+  return FixedRun{.summary = r.summary,
+                  .nodes = static_cast<int64_t>(nodes.size() - c.nodes.size())};
+}
+
+std::string Money(double x, const std::string& currency) {
+  std::ostringstream o;
+  o << std::fixed << std::setprecision(2) << x << " " << currency;
+  return o.str();
+}
+
+// "  autoscaling: ..." and "  a fixed cluster of the peak ...": a run with autoscaling.
+std::string ScalingText(const Summary& s, const FixedRun& fixed, const std::string& currency) {
+  const NodeCosts& n = *s.nodes;
+  std::ostringstream out;
+  out << std::setprecision(6);
+  out << "\n  autoscaling: " << s.resumed_nodes << " nodes resumed; " << std::fixed
+      << std::setprecision(1) << n.node_seconds / 3600 << " node-hours cost "
+      << Money(n.cost, currency) << " (" << Money(n.idle_cost, currency)
+      << " with no job on them); wait avg " << s.avg_wait_s << " s"
+      << "\n  a fixed cluster of the peak (" << fixed.nodes
+      << " nodes up from the start, on demand)"
+      << " would cost " << Money(n.fixed_cost, currency) << "; wait avg "
+      << fixed.summary.avg_wait_s << " s; autoscaling saved " << Money(n.saved(), currency);
+  if (n.fixed_cost > 0)
+    out << " (" << std::setprecision(1) << 100 * n.saved() / n.fixed_cost << "%)";
+  return out.str();
+}
+
+std::string SummaryJson(const std::string& policy, const Summary& s, double wall_s,
+                        const FixedRun* fixed = nullptr) {
   std::ostringstream out;
   out << std::setprecision(6);
   out << "{\"policy\": " << codec::EncodeString(policy) << ", \"jobs\": " << s.jobs
@@ -74,7 +126,17 @@ std::string SummaryJson(const std::string& policy, const Summary& s, double wall
     out << (i ? ", " : "") << "{\"name\": " << codec::EncodeString(u.name)
         << ", \"line\": " << u.line << ", \"reason\": " << codec::EncodeString(u.reason) << "}";
   }
-  out << "]}";
+  out << "]";
+  if (s.nodes && fixed != nullptr) {
+    const NodeCosts& n = *s.nodes;
+    out << ", \"autoscaling\": {\"resumed_nodes\": " << s.resumed_nodes
+        << ", \"node_hours\": " << n.node_seconds / 3600 << ", \"cost\": " << n.cost
+        << ", \"idle_cost\": " << n.idle_cost << ", \"fixed_nodes\": " << fixed->nodes
+        << ", \"fixed_cost\": " << n.fixed_cost << ", \"saved\": " << n.saved()
+        << ", \"fixed_avg_wait_s\": " << fixed->summary.avg_wait_s
+        << ", \"fixed_avg_jct_s\": " << fixed->summary.avg_jct_s << "}";
+  }
+  out << "}";
   return out.str();
 }
 
@@ -108,6 +170,7 @@ struct Run {
   std::string policy;
   SimResult result;
   double wall_s = 0;
+  std::optional<FixedRun> fixed;  // with autoscaling
 };
 
 Status WriteFile(const std::string& path, const std::string& content) {
@@ -145,7 +208,9 @@ Status WriteReport(const std::string& dir, const std::vector<Run>& runs, double 
           << FormatMilli(j.milli_gpus) << ',' << num(j.submit) << ',' << num(j.start) << ','
           << num(j.end) << ',' << j.restarts << ',' << j.state << ',' << quote(run.policy) << '\n';
     }
-    summary << SummaryJson(run.policy, run.result.summary, run.wall_s) << '\n';
+    summary << SummaryJson(run.policy, run.result.summary, run.wall_s,
+                           run.fixed ? &*run.fixed : nullptr)
+            << '\n';
     pictures.push_back(ReportRun{.policy = run.policy, .result = &run.result, .gpus = gpus});
   }
   for (const auto& [name, content] :
@@ -179,6 +244,7 @@ Result<SimCluster> LoadCluster(const std::string& path) {
     }
   }
   c.policy = std::move(file.policy);
+  c.boot_delay = file.boot_delay;
   return c;
 }
 
@@ -212,13 +278,27 @@ int RunSim(const SimFlags& f, std::ostream& out, std::ostream& err) {
   std::vector<Run> runs;
   for (size_t i = 0; i < names.size(); ++i) {
     auto wall = std::chrono::steady_clock::now();
-    auto result = Simulate(cluster->nodes, *trace, policies[i]);
+    auto result = Simulate(cluster->nodes, *trace, policies[i],
+                           SimOptions{.boot_delay = cluster->boot_delay});
     if (!result) return fail(result.error(), 2);
     double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall).count();
-    out << (f.json ? SummaryJson(names[i], result->summary, wall_s)
-                   : SummaryText(names[i], result->summary, cluster->nodes.size(), wall_s))
-        << std::endl;
-    runs.push_back(Run{.policy = names[i], .result = std::move(*result), .wall_s = wall_s});
+    std::optional<FixedRun> fixed;
+    if (result->summary.nodes) {
+      auto ran = RunFixed(*cluster, *trace, policies[i], *result->summary.nodes);
+      if (!ran) return fail(ran.error(), 2);
+      fixed = std::move(*ran);
+    }
+    if (f.json) {
+      out << SummaryJson(names[i], result->summary, wall_s, fixed ? &*fixed : nullptr);
+    } else {
+      out << SummaryText(names[i], result->summary, cluster->nodes.size(), wall_s);
+      if (fixed) out << ScalingText(result->summary, *fixed, policies[i].currency);
+    }
+    out << std::endl;
+    runs.push_back(Run{.policy = names[i],
+                       .result = std::move(*result),
+                       .wall_s = wall_s,
+                       .fixed = std::move(fixed)});
   }
   if (!f.report.empty()) {
     if (Status st = WriteReport(f.report, runs, ClusterGpus(cluster->nodes)); !st.ok())

@@ -14,7 +14,8 @@ namespace baton::sim {
 
 struct SimCluster {
   std::vector<SimNode> nodes;
-  Policy policy;  // the file's policy keys (a node list has none)
+  Policy policy;                                  // the file's policy keys (a node list has none)
+  Duration boot_delay = std::chrono::minutes(2);  // with autoscaling: a resumed node's boot
 };
 
 // The cluster YAML of PRODUCT.md §6, or an Alibaba openb node list (told by its header).

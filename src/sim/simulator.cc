@@ -9,6 +9,7 @@
 #include <queue>
 #include <unordered_map>
 
+#include "control/autoscaler.h"
 #include "control/batch.h"
 #include "control/controller.h"
 #include "core/node.h"
@@ -27,6 +28,14 @@ struct Agent {
   uint64_t session = 0;
   uint64_t acked = 0;
   std::vector<JobEvent> outbox;  // to report in the next batch
+  bool up = true;                // an autoscaled node suspended is not (until resumed again)
+};
+
+// An autoscaled node the simulator (its provider) was asked to resume: it registers at `at`.
+struct Boot {
+  TimePoint at;
+  std::string name;
+  std::string template_name;
 };
 
 // One node's part of one attempt of a job, while it runs.
@@ -71,7 +80,7 @@ class Replay {
 
  private:
   // A command waiting for the next batch, and what its reply is for.
-  enum class Sent { kSubmit, kPoll, kReport };
+  enum class Sent { kSubmit, kPoll, kReport, kRegister, kProvider };
   struct Pending {
     Sent kind;
     size_t index;          // trace row (kSubmit) or agent (kPoll, kReport)
@@ -94,11 +103,25 @@ class Replay {
   void WakeAtThresholds(const LaunchOrder& l, const TraceJob& t, Duration run);
   void SubmitArrivals();
   void EndExits();
+  // Autoscaling, the simulator as the provider: answers the batch's calls (a resume boots its
+  // nodes, a suspend stops them at once, a list names what is up or booting), and registers
+  // the nodes whose boot is done.
+  void AnswerCalls(const std::vector<control::ProviderCall>& calls);
+  void BootNodes();
+  NodeInfo TemplateNode(const NodeTemplate& t, const std::string& name) const;
+  bool Scaling() const { return policy_.autoscaling.on(); }
+  const NodeTemplate* TemplateNamed(const std::string& name) const {
+    for (const NodeTemplate& t : policy_.autoscaling.templates) {
+      if (t.name == name) return &t;
+    }
+    return nullptr;
+  }
   // When the next thing happens by itself; none when nothing will.
   std::optional<TimePoint> NextEvent();
   void Summarize(SimResult& result) const;
   // "TIME VERB JOB aATTEMPT NODE[ DETAIL]", a line of the decision log.
   void Log(const char* verb, JobId job, int attempt, size_t agent, const std::string& detail = "");
+  void LogNode(const char* verb, const std::string& node);
 
   const std::vector<TraceJob>& trace_;
   const Policy& policy_;
@@ -133,6 +156,17 @@ class Replay {
   double gpu_seconds_ = 0;
   double idle_waiting_ = 0;  // GPU-seconds free while the queue was not empty
   double waiting_s_ = 0;     // ... and for how long it was not
+  // Autoscaling: nodes booting, each autoscaled node's agent, the last thing that could make
+  // a scan decide something (a submit, an end, a provider call: scans are simulated for an
+  // idle time after it), the GPU-seconds the nodes up offered.
+  std::vector<Boot> boots_;
+  std::map<std::string, size_t> agent_of_;
+  std::map<std::string, std::string> booted_;  // autoscaled node -> its template
+  TimePoint last_activity_ = kEpoch;
+  TimePoint nudged_scan_ = kEpoch;  // a submit's scan: at most a second after it
+  double capacity_seconds_ = 0;     // GPU-seconds of the nodes up
+  double waiting_capacity_s_ = 0;   // ... while the queue was not empty
+  int64_t resumed_ = 0;
 };
 
 control::ControllerOptions SimControllerOptions(const Policy& policy) {
@@ -160,6 +194,13 @@ Replay::Replay(const std::vector<TraceJob>& trace, const Policy& policy, const S
   for (size_t i = 0; i < arrival_.size(); ++i) arrival_[i] = i;
   std::stable_sort(arrival_.begin(), arrival_.end(),
                    [&](size_t a, size_t b) { return trace[a].submit < trace[b].submit; });
+}
+
+void Replay::LogNode(const char* verb, const std::string& node) {
+  if (!sim_options_.decisions) return;
+  char at[32];
+  std::snprintf(at, sizeof at, "%.3f", Seconds(now_ - kEpoch));
+  result_.decisions.push_back(std::string(at) + " " + verb + " " + node);
 }
 
 void Replay::Log(const char* verb, JobId job, int attempt, size_t agent,
@@ -195,7 +236,9 @@ Status Replay::RegisterNodes(const std::vector<SimNode>& nodes) {
     if (!r.status.ok()) return InvalidArgument("node " + nodes[i].name + ": " + r.status.message());
     agents_.push_back(
         Agent{.name = nodes[i].name, .session = std::get<RegisterReply>(r.value).session});
+    agent_of_[nodes[i].name] = agents_.size() - 1;
   }
+  AnswerCalls(b.effects.provider_calls);  // the autoscaler's first `list`
   return Status::Ok();
 }
 
@@ -323,10 +366,111 @@ Status Replay::TakeReply(const Pending& p, const control::Reply& r, std::vector<
       }
       return Status::Ok();
     }
+    case Sent::kRegister: {
+      Agent& a = agents_[p.index];
+      if (!r.status.ok()) {
+        return Internal("autoscaled node " + a.name + " could not register: " + r.status.message());
+      }
+      a.session = std::get<RegisterReply>(r.value).session;
+      a.acked = 0;
+      repoll.push_back(p.index);
+      return Status::Ok();
+    }
     case Sent::kReport:
+    case Sent::kProvider:
       return Status::Ok();
   }
   return Status::Ok();
+}
+
+NodeInfo Replay::TemplateNode(const NodeTemplate& t, const std::string& name) const {
+  NodeInfo info;
+  info.name = name;
+  if (auto spec = ParseGpuSpec(t.gpu_spec)) {
+    info.gpus = SimulatedGpus(*spec, name);
+    info.topology = spec->topology;
+  }
+  info.cpus = t.cpus > 0 ? t.cpus : 256;
+  info.memory_bytes = t.memory_bytes > 0 ? t.memory_bytes : int64_t{2} << 40;
+  info.gpu_backend = GpuBackendKind::kSimulated;
+  info.pool = t.pool;
+  info.spot = t.spot;
+  return info;
+}
+
+void Replay::AnswerCalls(const std::vector<control::ProviderCall>& calls) {
+  for (const control::ProviderCall& call : calls) {
+    last_activity_ = now_;
+    control::ProviderAnswer answer{.call = call.id};
+    switch (call.request.verb) {
+      case ProviderVerb::kList:  // what is booting, and the autoscaled nodes up
+        for (const Boot& b : boots_) {
+          answer.nodes.push_back(
+              {.name = b.name, .id = "sim-" + b.name, .template_name = b.template_name});
+        }
+        for (const auto& [name, template_name] : booted_) {
+          if (agents_[agent_of_.at(name)].up)
+            answer.nodes.push_back(
+                {.name = name, .id = "sim-" + name, .template_name = template_name});
+        }
+        break;
+      case ProviderVerb::kResume:
+        for (const ProvidedNode& n : call.request.nodes) {
+          boots_.push_back(Boot{.at = now_ + sim_options_.boot_delay,
+                                .name = n.name,
+                                .template_name = call.request.node_template.name});
+          answer.nodes.push_back(
+              {.name = n.name, .id = "sim-" + n.name, .template_name = n.template_name});
+          ++resumed_;
+          LogNode("resume", n.name);
+        }
+        break;
+      case ProviderVerb::kSuspend:
+        for (const ProvidedNode& n : call.request.nodes) {
+          std::erase_if(boots_, [&](const Boot& b) { return b.name == n.name; });
+          auto it = agent_of_.find(n.name);
+          if (it == agent_of_.end() || !agents_[it->second].up) continue;
+          Agent& a = agents_[it->second];
+          a.up = false;
+          a.outbox.clear();
+          std::erase_if(parked_, [&](const auto& p) { return p.second == it->second; });
+          if (const auto t = booted_.find(n.name); t != booted_.end()) {
+            if (const NodeTemplate* tmpl = TemplateNamed(t->second))
+              total_milli_ -= int64_t{tmpl->gpus} * 1000;
+          }
+          LogNode("suspend", n.name);
+        }
+        break;
+    }
+    Queue(std::move(answer), Pending{.kind = Sent::kProvider, .index = 0});
+  }
+}
+
+void Replay::BootNodes() {
+  std::vector<Boot> due;
+  std::erase_if(boots_, [&](const Boot& b) {
+    if (b.at > now_) return false;
+    due.push_back(b);
+    return true;
+  });
+  for (const Boot& b : due) {
+    const NodeTemplate* t = TemplateNamed(b.template_name);
+    if (t == nullptr) continue;
+    size_t ai;
+    if (auto it = agent_of_.find(b.name); it != agent_of_.end()) {
+      ai = it->second;
+      agents_[ai].up = true;
+    } else {
+      agents_.push_back(Agent{.name = b.name});
+      ai = agents_.size() - 1;
+      agent_of_[b.name] = ai;
+    }
+    booted_[b.name] = b.template_name;
+    total_milli_ += int64_t{t->gpus} * 1000;
+    LogNode("register", b.name);
+    Queue(control::AgentRegister{RegisterRequest{.node = TemplateNode(*t, b.name)}},
+          Pending{.kind = Sent::kRegister, .index = ai});
+  }
 }
 
 Status Replay::RunOneBatch(bool* progressed) {
@@ -358,7 +502,10 @@ Status Replay::RunOneBatch(bool* progressed) {
     repoll.push_back(ai);
     delivered |= !d.orders.empty();
   }
-  for (size_t ai : repoll) Poll(ai);
+  AnswerCalls(b.effects.provider_calls);  // suspends first: a node gone polls no more
+  for (size_t ai : repoll) {
+    if (agents_[ai].up) Poll(ai);
+  }
   *progressed = reported || delivered || !batch_.empty();
   return Status::Ok();
 }
@@ -376,6 +523,8 @@ void Replay::SubmitArrivals() {
   while (next_arrival_ < arrival_.size() &&
          kEpoch + trace_[arrival_[next_arrival_]].submit <= now_) {
     size_t i = arrival_[next_arrival_++];
+    last_activity_ = now_;
+    nudged_scan_ = now_ + control::Autoscaler::kNudgeGap;
     control::SubmitJobs submit;  // built step by step: GCC 12 misreads the aggregate (bug 107919)
     submit.caller.user = trace_[i].user;
     submit.specs.push_back(trace_[i].Spec());
@@ -390,6 +539,7 @@ void Replay::EndExits() {
     auto it = parts_.find(std::make_tuple(e.job.value, e.attempt, e.agent));
     if (it == parts_.end() || !it->second.alive) continue;  // stopped before its end
     it->second.alive = false;
+    last_activity_ = now_;
     attempt_start_.erase(std::make_pair(e.job.value, e.attempt));
     Log("end", e.job, e.attempt, e.agent, e.timed_out ? "timed_out" : "");
     busy_milli_ -= it->second.milli;
@@ -407,6 +557,19 @@ std::optional<TimePoint> Replay::NextEvent() {
   if (!exits_.empty() && (!t || exits_.top().at < *t)) t = exits_.top().at;
   while (!wakes_.empty() && wakes_.top() <= now_) wakes_.pop();
   if (!wakes_.empty() && (!t || wakes_.top() < *t)) t = wakes_.top();
+  if (Scaling()) {
+    for (const Boot& b : boots_) {
+      if (!t || b.at < *t) t = b.at;
+    }
+    // The autoscaler's scans: while nodes boot, and for an idle time (and two scans) after
+    // anything that could make one decide (an idle node is suspended then).
+    const AutoscalingPolicy& a = policy_.autoscaling;
+    if (!boots_.empty() || now_ - last_activity_ <= a.idle_time + 2 * a.scan_interval) {
+      const TimePoint scan = now_ + a.scan_interval;
+      if (!t || scan < *t) t = scan;
+    }
+    if (nudged_scan_ > now_ && (!t || nudged_scan_ < *t)) t = nudged_scan_;
+  }
   return t;
 }
 
@@ -427,19 +590,31 @@ Result<SimResult> Replay::Run(const std::vector<SimNode>& nodes) {
       idle_tick_done = false;
     }
     gpu_seconds_ += static_cast<double>(busy_milli_) / 1000.0 * Seconds(*t - now_);
+    capacity_seconds_ += static_cast<double>(total_milli_) / 1000.0 * Seconds(*t - now_);
     if (c_.queue_length() > 0) {
       idle_waiting_ +=
           static_cast<double>(total_milli_ - busy_milli_) / 1000.0 * Seconds(*t - now_);
       waiting_s_ += Seconds(*t - now_);
+      waiting_capacity_s_ += static_cast<double>(total_milli_) / 1000.0 * Seconds(*t - now_);
     }
     now_ = std::max(now_, *t);
     SubmitArrivals();
     EndExits();
+    BootNodes();
     RETURN_IF_ERROR(Settle());
     result_.timeline.emplace_back(Seconds(now_ - kEpoch), static_cast<double>(busy_milli_) / 1000.0,
                                   static_cast<int64_t>(c_.queue_length()));
   }
   Summarize(result_);
+  if (Scaling()) {
+    // What the autoscaled nodes cost from the trace's first submit, as GET /v1/usage says.
+    std::vector<control::Command> usage = {control::GetUsage{
+        .since = arrival_.empty() ? kEpoch : kEpoch + trace_[arrival_[0]].submit}};
+    control::BatchResult b = control::RunBatch(c_, usage, now_);
+    if (b.replies[0].status.ok())
+      result_.summary.nodes = std::get<control::UsageReport>(b.replies[0].value).nodes;
+    result_.summary.resumed_nodes = resumed_;
+  }
   return std::move(result_);
 }
 
@@ -497,6 +672,10 @@ void Replay::Summarize(SimResult& result) const {
       waiting_s_ > 0 && total_milli_ > 0
           ? idle_waiting_ / (static_cast<double>(total_milli_) / 1000.0 * waiting_s_)
           : 0;
+  if (Scaling()) {  // the GPUs up come and go: over what the nodes up offered
+    s.gpu_utilization = capacity_seconds_ > 0 ? gpu_seconds_ / capacity_seconds_ : 0;
+    s.idle_while_waiting = waiting_capacity_s_ > 0 ? idle_waiting_ / waiting_capacity_s_ : 0;
+  }
   double sum = 0, squares = 0;
   s.max_user_slowdown = slowdown.empty() ? 1 : 0;
   for (const auto& [user, acc] : slowdown) {

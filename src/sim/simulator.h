@@ -5,12 +5,14 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <vector>
 
 #include "core/policy.h"
 #include "core/status.h"
+#include "core/usage.h"
 #include "sim/trace.h"
 
 namespace baton::sim {
@@ -61,6 +63,10 @@ struct Summary {
   int64_t events = 0;                       // commands the controller applied
   int64_t unrunnable = 0;                   // jobs refused: no node set can ever hold them
   std::vector<Unrunnable> unrunnable_jobs;  // the first few of them, in trace order
+  // With autoscaling (the cluster file's autoscaling:): the nodes it resumed, and what its
+  // nodes cost from the trace's first submit on, as GET /v1/usage's `nodes` says it.
+  int64_t resumed_nodes = 0;
+  std::optional<NodeCosts> nodes;
 };
 
 struct SimResult {
@@ -76,6 +82,9 @@ struct SimResult {
 
 struct SimOptions {
   bool decisions = false;
+  // With autoscaling, the simulator is the provider: a node it is asked to resume registers
+  // this long after (its boot), one it is asked to suspend is gone at once.
+  Duration boot_delay = std::chrono::minutes(2);
 };
 
 // Policies by name: fifo, priority, fairshare, backfill, default (PRODUCT.md §2).

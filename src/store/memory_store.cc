@@ -10,6 +10,7 @@ Result<Snapshot> MemoryStore::Load() {
   for (const auto& [key, d] : drains_) s.drains.push_back(d);
   for (const auto& [id, t] : tokens_) s.tokens.push_back(t);
   s.events.assign(events_.begin(), events_.end());
+  for (const auto& [id, c] : charges_) s.node_charges.push_back(c);
   return s;
 }
 
@@ -30,6 +31,7 @@ Status MemoryStore::Commit(const Batch& batch) {
     events_.push_back(e);
     if (events_.size() > kKeptEvents) events_.pop_front();
   }
+  for (const NodeCharge& c : batch.node_charges) charges_[c.id] = c;
   ++commits_;
   return Status::Ok();
 }

@@ -30,6 +30,7 @@ class MemoryStore : public Store, public Identified {
   std::map<std::pair<std::string, int>, Drain> drains_;
   std::map<int64_t, Token> tokens_;
   std::deque<ClusterEvent> events_;
+  std::map<int64_t, NodeCharge> charges_;
   bool fail_ = false;
   int64_t commits_ = 0;
   int64_t id_ = 0;

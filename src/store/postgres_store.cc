@@ -51,6 +51,15 @@ constexpr const char* kMigrations[] = {
       UPDATE jobs SET record = (record::jsonb - 'preemptible')::text
         WHERE record::jsonb -> 'preemptible' = 'false'::jsonb;
     )sql",
+    // Autoscaled nodes' stretches of use, charged at their templates' prices (end_ms -1: open).
+    R"sql(
+      CREATE TABLE node_charges (id BIGINT PRIMARY KEY, node TEXT NOT NULL,
+                                 template TEXT NOT NULL, use TEXT NOT NULL,
+                                 project TEXT NOT NULL, "user" TEXT NOT NULL,
+                                 spot BOOLEAN NOT NULL, price_micros BIGINT NOT NULL,
+                                 on_demand_micros BIGINT NOT NULL, start_ms BIGINT NOT NULL,
+                                 end_ms BIGINT NOT NULL);
+    )sql",
 };
 
 // Jobs and idempotency keys, the bulk of a batch, go as arrays: one statement for all of them.
@@ -82,6 +91,15 @@ constexpr const char* kPutEvents =
 constexpr const char* kTrimEvents =
     "DELETE FROM events WHERE seq <= (SELECT MAX(seq) FROM events) - $1";
 
+constexpr const char* kPutCharge =
+    "INSERT INTO node_charges (id, node, template, use, project, \"user\", spot, price_micros, "
+    "on_demand_micros, start_ms, end_ms) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) "
+    "ON CONFLICT (id) DO UPDATE SET node = EXCLUDED.node, template = EXCLUDED.template, "
+    "use = EXCLUDED.use, project = EXCLUDED.project, \"user\" = EXCLUDED.\"user\", "
+    "spot = EXCLUDED.spot, price_micros = EXCLUDED.price_micros, "
+    "on_demand_micros = EXCLUDED.on_demand_micros, start_ms = EXCLUDED.start_ms, "
+    "end_ms = EXCLUDED.end_ms";
+
 struct Prepared {
   const char* name;
   const char* sql;
@@ -90,6 +108,7 @@ constexpr Prepared kStatements[] = {
     {"put_jobs", kPutJobs},     {"put_meta", kPutMeta},       {"put_keys", kPutKeys},
     {"put_drain", kPutDrain},   {"del_drain", kDelDrain},     {"put_token", kPutToken},
     {"put_events", kPutEvents}, {"trim_events", kTrimEvents}, {"fence", "SELECT baton_fence($1)"},
+    {"put_charge", kPutCharge},
 };
 
 Status Migrate(PgConn& pg) {
@@ -253,6 +272,30 @@ Result<Snapshot> PostgresStore::Load() {
       }
       snap.events.push_back(std::move(*event));
     }
+    ASSIGN_OR_RETURN(PgRows charges,
+                     pg.Query("SELECT id, node, template, use, project, \"user\", spot, "
+                              "price_micros, on_demand_micros, start_ms, end_ms FROM "
+                              "node_charges ORDER BY id",
+                              {}));
+    for (int r = 0; r < charges.size(); ++r) {
+      ASSIGN_OR_RETURN(int64_t id, charges.Int(r, 0));
+      ASSIGN_OR_RETURN(int64_t price, charges.Int(r, 7));
+      ASSIGN_OR_RETURN(int64_t on_demand, charges.Int(r, 8));
+      ASSIGN_OR_RETURN(int64_t start, charges.Int(r, 9));
+      ASSIGN_OR_RETURN(int64_t end, charges.Int(r, 10));
+      NodeCharge c{.id = id,
+                   .node = charges.Text(r, 1),
+                   .template_name = charges.Text(r, 2),
+                   .use = charges.Text(r, 3),
+                   .project = charges.Text(r, 4),
+                   .user = charges.Text(r, 5),
+                   .spot = charges.Text(r, 6) == "t",
+                   .price_micros = price,
+                   .on_demand_micros = on_demand,
+                   .start = FromMillis(start)};
+      if (end >= 0) c.end = FromMillis(end);
+      snap.node_charges.push_back(std::move(c));
+    }
     return Status::Ok();
   };
   Status st = read();
@@ -295,6 +338,13 @@ Status PostgresStore::Commit(const Batch& batch) {
     }
     p.SendPrepared("put_events", {PgTextArray(seqs), PgTextArray(records)});
     p.SendPrepared("trim_events", {std::to_string(kKeptEvents)});
+  }
+  for (const NodeCharge& c : batch.node_charges) {
+    p.SendPrepared("put_charge",
+                   {std::to_string(c.id), c.node, c.template_name, c.use, c.project, c.user,
+                    c.spot ? "true" : "false", std::to_string(c.price_micros),
+                    std::to_string(c.on_demand_micros), std::to_string(ToMillis(c.start)),
+                    std::to_string(c.end ? ToMillis(*c.end) : -1)});
   }
   p.SendPrepared("put_meta", {"commits", std::to_string(identity_.commits + 1)});
   p.Send("COMMIT");

@@ -38,6 +38,15 @@ constexpr const char* kMigrations[] = {
       UPDATE jobs SET record = json_remove(record, '$.preemptible')
         WHERE json_extract(record, '$.preemptible') = 0;
     )sql",
+    // Autoscaled nodes' stretches of use, charged at their templates' prices (end_ms -1: open).
+    R"sql(
+      CREATE TABLE node_charges (id INTEGER PRIMARY KEY, node TEXT NOT NULL,
+                                 template TEXT NOT NULL, use TEXT NOT NULL,
+                                 project TEXT NOT NULL, user TEXT NOT NULL,
+                                 spot INTEGER NOT NULL, price_micros INTEGER NOT NULL,
+                                 on_demand_micros INTEGER NOT NULL, start_ms INTEGER NOT NULL,
+                                 end_ms INTEGER NOT NULL);
+    )sql",
 };
 
 Status SqlError(sqlite3* db, const std::string& what) {
@@ -69,7 +78,7 @@ struct SqliteStore::Impl {
   std::string path;
   Identity identity;  // meta's store_id and commits
   Statement put_job, put_meta, put_key, put_drain, del_drain, put_token, put_event, trim_events,
-      begin, commit, rollback;
+      put_charge, begin, commit, rollback;
 
   ~Impl() {
     // Statements finalize in their destructors, which run after this body: close_v2 defers.
@@ -179,6 +188,11 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::OpenUnlabelled(const std::stri
       impl->db, "INSERT OR REPLACE INTO events (seq, record) VALUES (?, ?)"));
   RETURN_IF_ERROR(impl->trim_events.Prepare(
       impl->db, "DELETE FROM events WHERE seq <= (SELECT MAX(seq) FROM events) - ?"));
+  RETURN_IF_ERROR(impl->put_charge.Prepare(
+      impl->db,
+      "INSERT OR REPLACE INTO node_charges (id, node, template, use, project, user, spot, "
+      "price_micros, on_demand_micros, start_ms, end_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+      "?)"));
   RETURN_IF_ERROR(impl->begin.Prepare(impl->db, "BEGIN IMMEDIATE"));
   RETURN_IF_ERROR(impl->commit.Prepare(impl->db, "COMMIT"));
   RETURN_IF_ERROR(impl->rollback.Prepare(impl->db, "ROLLBACK"));
@@ -298,6 +312,30 @@ Result<Snapshot> SqliteStore::LoadUnlabelled() {
       snap.events.push_back(std::move(*event));
     }
   }
+  {
+    Statement s;
+    RETURN_IF_ERROR(s.Prepare(db,
+                              "SELECT id, node, template, use, project, user, spot, price_micros, "
+                              "on_demand_micros, start_ms, end_ms FROM node_charges ORDER BY id"));
+    auto text = [&](int col) {
+      const char* t = reinterpret_cast<const char*>(sqlite3_column_text(s.get(), col));
+      return std::string(t != nullptr ? t : "");
+    };
+    while (sqlite3_step(s.get()) == SQLITE_ROW) {
+      NodeCharge c{.id = sqlite3_column_int64(s.get(), 0),
+                   .node = text(1),
+                   .template_name = text(2),
+                   .use = text(3),
+                   .project = text(4),
+                   .user = text(5),
+                   .spot = sqlite3_column_int(s.get(), 6) != 0,
+                   .price_micros = sqlite3_column_int64(s.get(), 7),
+                   .on_demand_micros = sqlite3_column_int64(s.get(), 8),
+                   .start = FromMillis(sqlite3_column_int64(s.get(), 9))};
+      if (int64_t end = sqlite3_column_int64(s.get(), 10); end >= 0) c.end = FromMillis(end);
+      snap.node_charges.push_back(std::move(c));
+    }
+  }
   return snap;
 }
 
@@ -344,6 +382,13 @@ Status SqliteStore::Commit(const Batch& batch) {
   }
   if (!batch.events.empty()) {
     Status st = im.Step(im.trim_events.get(), "trim events", {static_cast<int64_t>(kKeptEvents)});
+    if (!st.ok()) return fail(st);
+  }
+  for (const NodeCharge& c : batch.node_charges) {
+    Status st = im.Step(im.put_charge.get(), "write node charge",
+                        {c.id, c.node, c.template_name, c.use, c.project, c.user,
+                         int64_t{c.spot ? 1 : 0}, c.price_micros, c.on_demand_micros,
+                         ToMillis(c.start), c.end ? ToMillis(*c.end) : int64_t{-1}});
     if (!st.ok()) return fail(st);
   }
   {

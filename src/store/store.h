@@ -47,6 +47,27 @@ struct Token {
   bool operator==(const Token&) const = default;
 };
 
+// A stretch of an autoscaled node's life in one use, charged at its template's price (issue
+// 40): a node costs from its resume to its suspend, whether it runs jobs or not. The stretches
+// of a node tile its life; the open one (no `end`) is replaced whole when it closes.
+struct NodeCharge {
+  int64_t id = 0;  // ascending, never handed out twice
+  std::string node;
+  std::string template_name;
+  // boot (resumed, not registered yet), idle (ready, no job), busy (jobs on it: they pay
+  // their GPUs), failed (a resume that failed, until the provider has stopped it)
+  std::string use;
+  // Whose: boot and idle stretches are charged to the project and user of the job the node
+  // was resumed for, or the last job that ran on it; "" for the cluster's own (its minimum).
+  std::string project, user;
+  bool spot = false;
+  int64_t price_micros = 0;      // the whole node's, an hour
+  int64_t on_demand_micros = 0;  // the same node on demand, an hour (what a fixed cluster pays)
+  TimePoint start{};
+  std::optional<TimePoint> end;
+  bool operator==(const NodeCharge&) const = default;
+};
+
 // The cluster events a store keeps (GET /v1/events, `baton events`): the newest, at most.
 inline constexpr size_t kKeptEvents = 10000;
 
@@ -54,9 +75,10 @@ struct Snapshot {
   std::vector<Job> jobs;    // ascending id
   int64_t next_job_id = 1;  // never handed out before
   std::vector<IdempotencyEntry> idempotency;
-  std::vector<Drain> drains;         // active ones
-  std::vector<Token> tokens;         // ascending id, revoked ones too
-  std::vector<ClusterEvent> events;  // the newest kKeptEvents at most, ascending seq
+  std::vector<Drain> drains;             // active ones
+  std::vector<Token> tokens;             // ascending id, revoked ones too
+  std::vector<ClusterEvent> events;      // the newest kKeptEvents at most, ascending seq
+  std::vector<NodeCharge> node_charges;  // ascending id
 };
 
 struct Batch {
@@ -67,9 +89,10 @@ struct Batch {
   std::vector<Token> tokens;  // inserted or replaced whole
   // Raised since the last batch, ascending seq: added, and the oldest beyond kKeptEvents go.
   std::vector<ClusterEvent> events;
+  std::vector<NodeCharge> node_charges;  // inserted or replaced whole
   bool empty() const {
     return jobs.empty() && !next_job_id && idempotency.empty() && drains.empty() &&
-           tokens.empty() && events.empty();
+           tokens.empty() && events.empty() && node_charges.empty();
   }
 };
 

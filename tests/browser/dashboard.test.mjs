@@ -236,6 +236,25 @@ test('a user sees the cluster, submits, follows, cancels, and is refused what th
     await page.getByTestId('nav-usage').click();
     await page.getByTestId('usage-project').first().waitFor();
     await shot(page, 'usage', true);
+    // With autoscaled nodes (their numbers are the API's, tested in C++: here, the usage as
+    // GET /v1/usage answers with a `nodes` object), the idle column and the nodes' table with
+    // what a fixed cluster would have cost and what was saved.
+    const usage = (await b.api('GET', '/v1/usage')).json;
+    usage.projects.forEach((x) => (x.idle_cost = 0));
+    usage.users.forEach((x) => (x.idle_cost = 0));
+    usage.projects[0].idle_cost = 3.6;
+    usage.nodes = {
+      templates: [{ template: 'h100-spot', spot: true, node_seconds: 11196, node_hours: 3.11, cost: 63.6, idle_cost: 3.6, peak_nodes: 1, fixed_cost: 786.4 }],
+      window_seconds: 28800, node_seconds: 11196, node_hours: 3.11, cost: 63.6, idle_cost: 3.6, fixed_cost: 786.4, saved: 722.8,
+    };
+    await page.route('**/v1/usage*', (route) => route.fulfill({ status: 200, contentType: 'application/json', body: JSON.stringify(usage) }));
+    await page.reload();
+    await page.getByTestId('usage-nodes').waitFor();
+    assert.match(await page.getByTestId('usage-saved').textContent(), /saved \$722\.80 \(91\.9%\)/);
+    assert.equal(await page.locator('[data-testid="usage-template"][data-template="h100-spot"] td').nth(1).textContent(), 'yes');
+    assert.equal(await page.getByTestId('usage-idle-cost').first().textContent(), '$3.60');
+    await shot(page, 'usage-autoscaled');
+    await page.unroute('**/v1/usage*');
     await page.getByTestId('nav-health').click();
     await page.getByTestId('event').first().waitFor();
     await page.getByTestId('nav-reports').click();

@@ -1,6 +1,7 @@
 // Fuzz target: what agents send the controller (register, report) and what the controller
 // sends agents (orders), job records as the store keeps them, and a job's metrics lines as
-// GET /v1/jobs/{id}/metrics/lines parses them, and an autoscaling provider's answers.
+// GET /v1/jobs/{id}/metrics/lines parses them, an autoscaling provider's answers, and
+// GET /v1/usage's answer as `baton usage` reads it.
 #include <cstdint>
 #include <string_view>
 
@@ -19,6 +20,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   for (auto verb :
        {baton::ProviderVerb::kResume, baton::ProviderVerb::kSuspend, baton::ProviderVerb::kList})
     (void)baton::codec::DecodeProviderAnswer(text, verb);
+  if (auto u = baton::codec::DecodeUsage(text))
+    (void)baton::codec::EncodeUsage(u->projects, u->users, u->nodes, u->currency);
   (void)baton::codec::DecodeTokenBody(text);
   if (auto t = baton::codec::DecodeTokenList(text)) (void)baton::codec::EncodeTokenList(*t);
   for (bool ended : {false, true}) {

@@ -216,6 +216,27 @@ TEST(Autoscale, AJobNoNodeHoldsResumesANodeThatRunsItAndTheIdleNodeIsSuspended) 
     EXPECT_NE(peek.exit_code, 0) << peek.out;
     EXPECT_NE(peek.out.find("Permission denied"), std::string::npos) << peek.out;
   }
+  // What it cost, as a user asks: h100 costs 7.2 an hour (0.002 a second); the job paid its 2
+  // of 2 GPUs while it ran, and its project the boot and the idle time before the suspend.
+  CliResult usage = RunCli(k.server_, {"usage"});
+  EXPECT_EQ(usage.exit_code, 0) << usage.out;
+  EXPECT_NE(usage.out.find("IDLE NODES"), std::string::npos) << usage.out;
+  EXPECT_NE(usage.out.find("Autoscaled nodes, over"), std::string::npos) << usage.out;
+  EXPECT_NE(usage.out.find("the peak as a fixed on-demand cluster"), std::string::npos)
+      << usage.out;
+  auto answer = k.c_->Request("GET", "/v1/usage");
+  ASSERT_TRUE(answer.has_value());
+  const json::value money = json::parse(answer->body);
+  const json::value& scaled = money.at("nodes");
+  const double node_seconds = scaled.at("node_seconds").to_number<double>();
+  const double life = static_cast<double>(Millis(shown.at("state_since")) - resumed) / 1000.0;
+  EXPECT_NEAR(node_seconds, life, 0.5) << answer->body;
+  EXPECT_NEAR(scaled.at("cost").to_number<double>(), life * 0.002, 0.002) << answer->body;
+  EXPECT_EQ(scaled.at("templates").at(0).at("peak_nodes"), 1);
+  const double idle = money.at("projects").at(0).at("idle_cost").to_number<double>();
+  EXPECT_GT(idle, 0) << answer->body;
+  EXPECT_NEAR(idle, scaled.at("idle_cost").to_number<double>(), 1e-6) << answer->body;
+  EXPECT_GT(job.at("cost_per_hour").to_number<double>(), 7.19) << job;
   // Each call had its verb and the request's JSON.
   EXPECT_NE(k.Calls().find(R"("request": {"verb": "list")"), std::string::npos) << k.Calls();
   EXPECT_NE(k.Calls().find(R"("nodes": [{"name": "h100-1", "template": "h100"}])"),
@@ -359,6 +380,21 @@ TEST(Autoscale, AControllerStartedAgainListsTheProviderAndStartsNothingTwice) {
   EXPECT_EQ(CountOf(k.Calls(), R"("request": {"verb": "resume")"), 1u) << k.Calls();
   EXPECT_EQ(CountOf(k.Calls(), R"("request": {"verb": "list")"), 2u) << k.Calls();
   EXPECT_EQ(k.Job(id).at("state"), "pending");
+  // Its boot is charged from the resume by the first controller, not from the restart: the
+  // stretch was stored and goes on.
+  const int64_t resumed = Millis(k.Events("node_resuming").at(0).at("at"));
+  auto r = k.c_->Request("GET", "/v1/usage");
+  ASSERT_TRUE(r.has_value());
+  const json::value usage = json::parse(r->body);
+  const double seconds = usage.at("nodes").at("node_seconds").to_number<double>();
+  const double since_resume =
+      static_cast<double>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                              std::chrono::system_clock::now().time_since_epoch())
+                              .count() -
+                          resumed) /
+      1000.0;
+  EXPECT_GT(seconds, since_resume - 1.0) << r->body;
+  EXPECT_LE(seconds, since_resume + 1.0) << r->body;
 }
 
 }  // namespace

@@ -266,6 +266,57 @@ TEST(Sim, ReplaysATraceAndWritesItsReport) {
   EXPECT_NE(bad.out.find("bad.csv: line 2: duration"), std::string::npos) << bad.out;
 }
 
+// "What would our month have cost with autoscaling?": a cluster file of node templates and a
+// boot delay; the summary gives node-hours, cost and waiting, and the same trace on a fixed
+// cluster of the peak for comparison.
+TEST(Sim, ReportsWhatAutoscaledNodesCostAgainstAFixedCluster) {
+  TempDir dir;
+  BatonProcess baton(dir.path() + "/server");
+  std::ofstream(dir.path() + "/cluster.yaml")
+      << "autoscaling:\n  boot_delay: 3m\n  idle_time: 10m\n  templates:\n"
+         "    - {name: h100-spot, gpus: 8xH100-80GB, price: 36, spot: true, "
+         "on_demand_price: 72, max: 4}\n"
+         "gpu_catalog: {currency: EUR}\n";
+  // A busy hour, then a quiet day: a fixed cluster sized for the hour idles all day.
+  std::ofstream(dir.path() + "/trace.csv") << "submit_time,duration,gpus,user\n"
+                                              "0,3600,8,ana\n0,3600,8,bo\n60,3600,8,cy\n"
+                                              "90000,600,8,ana\n";
+  CliResult text = RunCli(baton, {"sim", "--cluster", dir.path() + "/cluster.yaml", "--trace",
+                                  dir.path() + "/trace.csv"});
+  ASSERT_EQ(text.exit_code, 0) << text.out;
+  EXPECT_NE(text.out.find("autoscaling: 4 nodes resumed;"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("a fixed cluster of the peak (3 nodes up from the start, on demand)"),
+            std::string::npos)
+      << text.out;
+  EXPECT_NE(text.out.find(" EUR"), std::string::npos) << text.out;
+  CliResult r =
+      RunCli(baton, {"sim", "--cluster", dir.path() + "/cluster.yaml", "--trace",
+                     dir.path() + "/trace.csv", "--json", "--report", dir.path() + "/report"});
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const std::string all = r.out.substr(r.out.find('{'));
+  EXPECT_EQ(JsonField(all, "finished"), "4") << all;
+  // Each job waited for its node's boot (3 minutes) from its submit's scan: at once, or a
+  // second on for the first two (the scan before was the one that asked what the provider
+  // had); on the fixed cluster of 3 nodes none waited.
+  EXPECT_NEAR(std::stod(JsonField(all, "avg_wait_s")), (181 + 181 + 180 + 180) / 4.0, 1e-9) << all;
+  const std::string json = JsonField(all, "autoscaling");
+  ASSERT_FALSE(json.empty()) << all;
+  EXPECT_EQ(JsonField(json, "resumed_nodes"), "4") << json;
+  EXPECT_EQ(JsonField(json, "fixed_nodes"), "3") << json;
+  EXPECT_NEAR(std::stod(JsonField(json, "fixed_avg_wait_s")), 0, 1e-9) << json;
+  // Spot at half the on-demand price and gone when idle: far cheaper than 3 nodes for the day.
+  const double cost = std::stod(JsonField(json, "cost"));
+  const double fixed = std::stod(JsonField(json, "fixed_cost"));
+  EXPECT_GT(cost, 3 * 36.0) << json;  // 3 node-hours and more
+  EXPECT_LT(cost, 6 * 36.0) << json;
+  EXPECT_GT(fixed, 3 * 72 * 25.0) << json;  // 3 on-demand nodes for 25 hours and more
+  EXPECT_NEAR(std::stod(JsonField(json, "saved")), fixed - cost, 0.01) << json;
+  std::ifstream summary(dir.path() + "/report/summary.json");
+  std::string line;
+  std::getline(summary, line);
+  EXPECT_NE(line.find("\"autoscaling\": {\"resumed_nodes\": 4"), std::string::npos) << line;
+}
+
 // Policies side by side in one run: a summary line each, one report with a row per job and
 // policy; a Slurm site's sacct history replays directly and converts to the plain CSV; an
 // Alibaba openb node list serves as the cluster.

@@ -632,6 +632,12 @@ TEST(ServerConfig, ErrorsNameTheFileTheLineAndTheKey) {
        "line 5: autoscaling.templates[1].name: named twice"},
       {"autoscaling:\n  provider: /p\n  templates: [{name: 'a b', gpus: 1xH100-80GB, max: 2}]\n",
        "autoscaling.templates[0].name: 1-48 of letters"},
+      {"autoscaling:\n  provider: /p\n  templates: [{name: a, gpus: 1xH100-80GB, max: 2, "
+       "on_demand_price: 9}]\n",
+       "autoscaling.templates[0].on_demand_price: only a spot template has one"},
+      {"autoscaling:\n  provider: /p\n  templates: [{name: a, gpus: 1xH100-80GB, max: 2, "
+       "spot: true, on_demand_price: -1}]\n",
+       "autoscaling.templates[0].on_demand_price:"},
       {"autoscaling:\n  provider: /p\n  idle_time: soon\n  templates: [{name: a, gpus: "
        "1xH100-80GB, max: 1}]\n",
        "line 3: autoscaling.idle_time:"},
@@ -669,7 +675,7 @@ autoscaling:
   resume_rate: 4
   templates:
     - {name: h100-spot, pool: train, gpus: 8xH100-80GB, cpus: 96, memory: 1TiB, price: 31.5,
-       spot: true, max: 16}
+       spot: true, on_demand_price: 98.3, max: 16}
     - {name: a100, gpus: 4xA100-40GB, min: 1, max: 2}
 )",
                                 "baton.yaml");
@@ -693,9 +699,45 @@ autoscaling:
   EXPECT_EQ(t.memory_bytes, 1LL << 40);
   EXPECT_DOUBLE_EQ(t.price_per_hour, 31.5);
   EXPECT_TRUE(t.spot);
+  EXPECT_DOUBLE_EQ(t.on_demand_price, 98.3);
+  EXPECT_LT(a.templates[1].on_demand_price, 0);  // none given
   EXPECT_EQ(t.max, 16);
   EXPECT_EQ(a.templates[1].min, 1);
   EXPECT_EQ(a.templates[1].pool, "default");
+}
+
+TEST(UsageCodec, TheAutoscaledNodesMoneyGoesThereAndBack) {
+  UsageRow row{.project = "vision", .jobs = 2, .cost = 20, .idle_cost = 2.5};
+  NodeCosts nodes{.templates = {NodeCostRow{.template_name = "h100-spot",
+                                            .spot = true,
+                                            .node_seconds = 7200,
+                                            .cost = 24,
+                                            .idle_cost = 2.5,
+                                            .peak_nodes = 2,
+                                            .fixed_cost = 196.6}},
+                  .window_seconds = 3600,
+                  .node_seconds = 7200,
+                  .cost = 24,
+                  .idle_cost = 2.5,
+                  .fixed_cost = 196.6};
+  const std::string text = EncodeUsage({row}, {}, nodes, "USD");
+  EXPECT_NE(text.find(R"("saved":)"), std::string::npos) << text;
+  EXPECT_NE(text.find(R"("node_hours":)"), std::string::npos) << text;
+  auto back = DecodeUsage(text);
+  ASSERT_TRUE(back.has_value()) << back.error().message();
+  ASSERT_EQ(back->projects.size(), 1u);
+  EXPECT_DOUBLE_EQ(back->projects[0].idle_cost, 2.5);
+  ASSERT_TRUE(back->nodes.has_value());
+  ASSERT_EQ(back->nodes->templates.size(), 1u);
+  EXPECT_EQ(back->nodes->templates[0].template_name, "h100-spot");
+  EXPECT_TRUE(back->nodes->templates[0].spot);
+  EXPECT_EQ(back->nodes->templates[0].peak_nodes, 2);
+  EXPECT_DOUBLE_EQ(back->nodes->fixed_cost, 196.6);
+  EXPECT_NEAR(back->nodes->saved(), 172.6, 1e-9);
+  // Without autoscaled nodes: no "nodes" at all.
+  EXPECT_EQ(EncodeUsage({row}, {}, std::nullopt, "USD").find("nodes"), std::string::npos);
+  auto bad = DecodeUsage(R"({"nodes": {"templates": [{"template": 3}]}})");
+  ASSERT_FALSE(bad.has_value());
 }
 
 TEST(ProviderCodec, TheRequestSaysItsVerbAndTheAnswerNamesItsNodes) {

@@ -15,6 +15,9 @@ class ControllerAutoscaleTest : public ControllerTest {
  protected:
   void SetUp() override {
     ControllerTest::SetUp();
+    ASSERT_TRUE(Run(SetPolicy{ScalingPolicy()}).status.ok());
+  }
+  static Policy ScalingPolicy() {
     Policy p;
     p.autoscaling.provider = {"/opt/provider"};
     p.autoscaling.resume_timeout = std::chrono::minutes(5);
@@ -27,7 +30,7 @@ class ControllerAutoscaleTest : public ControllerTest {
                                             .memory_bytes = 512LL << 30,
                                             .price_per_hour = 20,
                                             .max = 4}};
-    ASSERT_TRUE(Run(SetPolicy{p}).status.ok());
+    return p;
   }
 
   // A tick a scan interval later: a scan.
@@ -251,6 +254,112 @@ TEST_F(ControllerAutoscaleTest, AJobThatCouldNotStartOnANodeGetsAnotherNotTheSam
     for (const ProvidedNode& n : c.request.nodes) resumed.push_back(n.name);
   }
   EXPECT_EQ(resumed, std::vector<std::string>{"h100-2"});
+}
+
+TEST_F(ControllerAutoscaleTest, ANodesTimeIsChargedAndWhatNoJobRanInCountsForWhomItWasKeptFor) {
+  // The default project has a budget of 100 a month; a node of h100 costs 20 an hour.
+  Policy p = ScalingPolicy();
+  p.projects["default"].budget = Budget{.amount = 100};
+  ASSERT_TRUE(Run(SetPolicy{p}).status.ok());
+  const JobId job = ResumedFor(8000);
+  const TimePoint resumed = Events(EventKind::kNodeResuming).at(0).at;
+  // It boots for 6 minutes, runs the job for an hour, then idles until it is suspended.
+  now_ = resumed + std::chrono::minutes(6);
+  RegisterNode("h100-1", 8);
+  Run(Tick{});
+  ASSERT_EQ(State(job), JobState::kRunning);
+  // The job pays its GPUs' share of the node's price: all 8 of 8, 20 an hour.
+  EXPECT_EQ(c_->FindJob(job)->cost_per_hour_micros, 20'000'000);
+  Poll("h100-1");
+  ReportEvent("h100-1", {.job = job, .kind = JobEvent::Kind::kStarted});
+  Scan();
+  now_ = resumed + std::chrono::minutes(66);
+  ReportEvent("h100-1", {.job = job, .kind = JobEvent::Kind::kExited});
+  ASSERT_EQ(State(job), JobState::kSucceeded);
+  Scan();
+  std::vector<ProviderCall> suspends;
+  while (suspends.empty()) {
+    Scan();
+    Run(AgentReport{ReportRequest{.node = "h100-1", .session = session_}});
+    for (ProviderCall& c : Calls()) {
+      if (c.request.verb == ProviderVerb::kSuspend) suspends.push_back(c);
+    }
+  }
+  Answer(suspends[0], {});
+  const TimePoint gone = now_;
+  // With no job: its boot, the scan interval from its registration to the scan that saw the
+  // job on it, and from the scan after the job's end to the suspend.
+  const double idle_minutes = 6 + 1.0 / 6 +
+                              std::chrono::duration<double, std::ratio<60>>(
+                                  gone - (resumed + std::chrono::minutes(66) + seconds(10)))
+                                  .count();
+  now_ += std::chrono::hours(1);
+  UsageReport usage = Run(GetUsage{}).value;
+  ASSERT_EQ(usage.projects.size(), 1u);
+  const UsageRow& row = usage.projects[0];
+  EXPECT_NEAR(row.cost, 20.0, 1e-6);  // the job's hour
+  EXPECT_NEAR(row.idle_cost, 20.0 * idle_minutes / 60.0, 0.01);
+  EXPECT_NEAR(row.budget_spent, row.cost + row.idle_cost, 0.01);
+  ASSERT_EQ(usage.users.size(), 1u);
+  EXPECT_NEAR(usage.users[0].idle_cost, row.idle_cost, 1e-9);
+  ASSERT_TRUE(usage.nodes.has_value());
+  ASSERT_EQ(usage.nodes->templates.size(), 1u);
+  const double node_minutes = std::chrono::duration<double, std::ratio<60>>(gone - resumed).count();
+  EXPECT_NEAR(usage.nodes->node_seconds, node_minutes * 60, 1e-6);
+  EXPECT_NEAR(usage.nodes->cost, 20.0 * node_minutes / 60.0, 1e-6);
+  EXPECT_NEAR(usage.nodes->idle_cost, row.idle_cost, 0.01);
+  EXPECT_EQ(usage.nodes->templates[0].peak_nodes, 1);
+  // A fixed node from the resume until now would have cost the hour since the suspend more.
+  EXPECT_NEAR(usage.nodes->saved(), 20.0, 1e-6);
+
+  // Stored: a new controller counts the same.
+  auto restarted = std::make_unique<Controller>();
+  restarted->Restore(*store_.Load(), now_);
+  c_ = std::move(restarted);
+  Run(SetPolicy{p});
+  UsageReport again = Run(GetUsage{}).value;
+  ASSERT_TRUE(again.nodes.has_value());
+  EXPECT_NEAR(again.nodes->cost, usage.nodes->cost, 1e-9);
+  EXPECT_NEAR(again.projects.at(0).idle_cost, row.idle_cost, 1e-9);
+  EXPECT_NEAR(again.projects.at(0).budget_spent, row.budget_spent, 1e-6);
+}
+
+TEST_F(ControllerAutoscaleTest, ANodeStillUpWhenTheControllerRestartsIsChargedOnFromWhereItWas) {
+  ResumedFor(8000);
+  const TimePoint resumed = Events(EventKind::kNodeResuming).at(0).at;
+  // The controller stops while h100-1 boots and starts again 10 minutes later.
+  auto restarted = std::make_unique<Controller>();
+  now_ += std::chrono::minutes(10);
+  restarted->Restore(*store_.Load(), now_);
+  c_ = std::move(restarted);
+  Run(SetPolicy{ScalingPolicy()});
+  // The provider lists it: its stretch goes on, none of the 10 minutes lost.
+  Scan();
+  auto calls = Calls();
+  ASSERT_EQ(calls.size(), 1u);
+  ASSERT_EQ(calls[0].request.verb, ProviderVerb::kList);
+  Answer(calls[0], {{.name = "h100-1", .id = "i-1", .template_name = "h100"}});
+  UsageReport usage = Run(GetUsage{}).value;
+  ASSERT_TRUE(usage.nodes.has_value());
+  EXPECT_NEAR(usage.nodes->node_seconds, std::chrono::duration<double>(now_ - resumed).count(),
+              1e-6);
+  // One it no longer lists is gone: charged until the list, no further.
+  Scan();
+  calls = Calls();
+  auto restarted_again = std::make_unique<Controller>();
+  restarted_again->Restore(*store_.Load(), now_);
+  c_ = std::move(restarted_again);
+  Run(SetPolicy{ScalingPolicy()});
+  Scan();
+  calls = Calls();
+  ASSERT_EQ(calls.size(), 1u);
+  Answer(calls[0], {});
+  const TimePoint listed = now_;
+  now_ += std::chrono::hours(1);
+  usage = Run(GetUsage{}).value;
+  ASSERT_TRUE(usage.nodes.has_value());
+  EXPECT_NEAR(usage.nodes->node_seconds, std::chrono::duration<double>(listed - resumed).count(),
+              1e-6);
 }
 
 TEST_F(ControllerAutoscaleTest, ANodeNotRegisteredInTimeFailsIsSuspendedAndTheJobWaitsOn) {

@@ -16,7 +16,9 @@ struct World {
   Policy policy;
   std::map<JobId, Job> jobs;
   RunningJobs running;
-  Ledgers ledgers{Ledgers::Shared{.policy = policy, .jobs = jobs, .running = running}};
+  NodeLedger node_costs;
+  Ledgers ledgers{Ledgers::Shared{
+      .policy = policy, .jobs = jobs, .running = running, .node_costs = node_costs}};
 };
 
 Job RunningJob(int64_t id, TimePoint started, int64_t cost_per_hour) {

@@ -1,6 +1,8 @@
 // `baton sim`: trace and cluster files, and replays through the real controller.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "codec/json_codec.h"
 #include "sim/simulator.h"
 #include "sim/trace.h"
@@ -150,6 +152,39 @@ projects:
   }
 }
 
+// A cluster file may declare node templates for autoscaling, with the simulator as their
+// provider: no provider of its own, a boot delay instead.
+TEST(ClusterFile, AutoscalingTemplatesAndABootDelay) {
+  auto c = codec::DecodeClusterFile(R"(
+autoscaling:
+  boot_delay: 90s
+  idle_time: 5m
+  templates:
+    - {name: h100-spot, gpus: 8xH100-80GB, price: 31.5, spot: true, max: 8}
+)",
+                                    "c.yaml");
+  ASSERT_TRUE(c.has_value()) << c.error().message();
+  EXPECT_TRUE(c->groups.empty());  // every node an autoscaled one
+  EXPECT_EQ(c->boot_delay, std::chrono::seconds(90));
+  EXPECT_TRUE(c->policy.autoscaling.on());
+  ASSERT_EQ(c->policy.autoscaling.templates.size(), 1u);
+  EXPECT_EQ(c->policy.autoscaling.templates[0].max, 8);
+  EXPECT_EQ(c->policy.autoscaling.idle_time, std::chrono::minutes(5));
+  for (auto [yaml, message] :
+       {std::pair{"autoscaling:\n  provider: /p\n  templates: [{name: a, gpus: 1xH100-80GB, max: "
+                  "1}]\n",
+                  "autoscaling.provider: unknown key"},
+        std::pair{"autoscaling:\n  boot_delay: 2m\n", "autoscaling: has no templates"},
+        std::pair{"autoscaling:\n  boot_delay: 2d\n  templates: [{name: a, gpus: 1xH100-80GB, "
+                  "max: 1}]\n",
+                  "autoscaling.boot_delay:"}}) {
+    auto bad = codec::DecodeClusterFile(yaml, "c.yaml");
+    ASSERT_FALSE(bad.has_value()) << yaml;
+    EXPECT_NE(bad.error().message().find(message), std::string::npos)
+        << yaml << " -> " << bad.error().message();
+  }
+}
+
 TraceJob Job(double submit_s, double duration_s, int64_t milli, Duration limit = Duration(0)) {
   TraceJob j;
   j.submit = std::chrono::milliseconds(static_cast<int64_t>(submit_s * 1000));
@@ -240,6 +275,65 @@ TEST(Simulate, AJobThatFitsNowhereIsCountedAndNamedAndTheReplayStillEnds) {
   EXPECT_EQ(u.line, 7);
   EXPECT_NE(u.reason.find("1 node of 2xH100-80GB"), std::string::npos) << u.reason;
   EXPECT_NE(r->summary.unrunnable_jobs[1].reason.find("H200"), std::string::npos);
+}
+
+// With autoscaling, the simulator is the provider: a job no node holds waits for a node's
+// resume and boot, each node is suspended after its idle time, and the summary says what the
+// nodes cost.
+TEST(Simulate, AutoscaledNodesBootForTheJobsAndAreSuspendedWhenIdle) {
+  Policy p;
+  p.autoscaling.provider = {"(baton sim)"};
+  p.autoscaling.idle_time = std::chrono::minutes(5);
+  p.autoscaling.templates = {NodeTemplate{.name = "h100",
+                                          .gpu_spec = "8xH100-80GB",
+                                          .gpus = 8,
+                                          .gpu_model = "H100-80GB",
+                                          .gpu_memory_bytes = 80LL << 30,
+                                          .price_per_hour = 36,  // 0.01 a second
+                                          .max = 2}};
+  std::vector<TraceJob> trace = {Job(0, 1000, 8000), Job(100, 500, 8000)};
+  auto r = Simulate({}, trace, p,
+                    SimOptions{.decisions = true, .boot_delay = std::chrono::seconds(120)});
+  ASSERT_TRUE(r.has_value()) << r.error().message();
+  // Each job's node is resumed at its submit's scan and boots 120 s: the first a second after
+  // the submit (the scan that asked the provider what it had was then), the second at once
+  // (no scan in the second before it).
+  EXPECT_DOUBLE_EQ(r->jobs[0].start, 121);
+  EXPECT_DOUBLE_EQ(r->jobs[1].start, 220);
+  EXPECT_EQ(r->summary.finished, 2);
+  EXPECT_EQ(r->summary.resumed_nodes, 2);
+  auto has = [&](const std::string& line) {
+    return std::find(r->decisions.begin(), r->decisions.end(), line) != r->decisions.end();
+  };
+  EXPECT_TRUE(has("1.000 resume h100-1"));
+  EXPECT_TRUE(has("121.000 register h100-1"));
+  EXPECT_TRUE(has("100.000 resume h100-2"));
+  // Each suspended once idle for 5 minutes (to within the 10 s scans): h100-2 after 720 s.
+  std::vector<std::string> suspends;
+  for (const std::string& d : r->decisions) {
+    if (d.find(" suspend ") != std::string::npos) suspends.push_back(d);
+  }
+  ASSERT_EQ(suspends.size(), 2u) << ::testing::PrintToString(r->decisions);
+  const double h2_gone = std::stod(suspends[0]);
+  const double h1_gone = std::stod(suspends[1]);
+  EXPECT_NE(suspends[0].find("h100-2"), std::string::npos);
+  EXPECT_GE(h2_gone, 720 + 300);
+  EXPECT_LE(h2_gone, 720 + 300 + 20);
+  EXPECT_GE(h1_gone, 1121 + 300);
+  EXPECT_LE(h1_gone, 1121 + 300 + 20);
+  ASSERT_TRUE(r->summary.nodes.has_value());
+  const NodeCosts& n = *r->summary.nodes;
+  EXPECT_NEAR(n.node_seconds, (h1_gone - 1) + (h2_gone - 100), 1e-6);
+  EXPECT_NEAR(n.cost, n.node_seconds * 0.01, 1e-6);
+  // With no job: the two boots (240 s) and the idle times before the suspends.
+  EXPECT_NEAR(n.idle_cost, (240 + (h2_gone - 720) + (h1_gone - 1121)) * 0.01, 0.2);
+  ASSERT_EQ(n.templates.size(), 1u);
+  EXPECT_EQ(n.templates[0].peak_nodes, 2);
+  EXPECT_NEAR(n.fixed_cost, 2 * 0.01 * n.window_seconds, 1e-6);
+  EXPECT_GT(n.saved(), 0);
+  // Utilisation is over the GPUs up: 8 x (1000 + 500) of what the nodes offered once booted.
+  EXPECT_GT(r->summary.gpu_utilization, 0.5);
+  EXPECT_LE(r->summary.gpu_utilization, 1.0);
 }
 
 }  // namespace

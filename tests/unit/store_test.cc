@@ -285,6 +285,38 @@ TEST_P(StoreConformance, EventsAreKeptTheNewestOnes) {
   EXPECT_EQ(snap.events.back().seq, last);
 }
 
+// Autoscaled nodes' charges (issue 40): kept across a reopen, an open one replaced whole when
+// it closes, so that a restart loses no node-second.
+TEST_P(StoreConformance, NodeChargesAreKeptAndAClosedOneReplacesItsOpenRecord) {
+  NodeCharge boot{.id = 1,
+                  .node = "h100-1",
+                  .template_name = "h100",
+                  .use = "boot",
+                  .project = "vision",
+                  .user = "ada",
+                  .spot = true,
+                  .price_micros = 31'500'000,
+                  .on_demand_micros = 98'300'000,
+                  .start = FromMillis(1'790'000'000'000)};
+  NodeCharge idle = boot;
+  idle.id = 2;
+  idle.use = "idle";
+  idle.start = FromMillis(1'790'000'090'000);
+  ASSERT_TRUE(store().Commit(Batch{.node_charges = {boot, idle}}).ok());
+  Reopen();
+  Snapshot snap = *store().Load();
+  ASSERT_EQ(snap.node_charges.size(), 2u);
+  EXPECT_EQ(snap.node_charges[0], boot);
+  EXPECT_EQ(snap.node_charges[1], idle);
+  EXPECT_FALSE(snap.node_charges[1].end.has_value());
+  idle.end = FromMillis(1'790'000'700'000);
+  ASSERT_TRUE(store().Commit(Batch{.node_charges = {idle}}).ok());
+  Reopen();
+  snap = *store().Load();
+  ASSERT_EQ(snap.node_charges.size(), 2u);
+  EXPECT_EQ(snap.node_charges[1], idle);
+}
+
 INSTANTIATE_TEST_SUITE_P(
     EveryStore, StoreConformance,
     ::testing::Values(StoreKind{.name = "Memory",
@@ -377,7 +409,7 @@ TEST(SqliteStore, ARecordOfBeforePreemptibleWasAChoiceReadsAsNotChosen) {
     ASSERT_EQ(sqlite3_open(db.c_str(), &raw), SQLITE_OK);
     const char* old =
         "UPDATE jobs SET record = json_set(record, '$.preemptible', json('false')) "
-        "WHERE id = 1; PRAGMA user_version=4";
+        "WHERE id = 1; DROP TABLE node_charges; PRAGMA user_version=4";
     ASSERT_EQ(sqlite3_exec(raw, old, nullptr, nullptr, nullptr), SQLITE_OK);
     sqlite3_close(raw);
   }
@@ -430,7 +462,7 @@ TEST(PostgresStore, ARecordOfBeforePreemptibleWasAChoiceReadsAsNotChosen) {
   ASSERT_TRUE(
       pg.Psql("UPDATE jobs SET record = jsonb_set(record::jsonb, '{preemptible}', "
               "'false')::text WHERE id = 1; "
-              "UPDATE baton_schema SET version = version - 1",
+              "DROP TABLE node_charges; UPDATE baton_schema SET version = 3",
               "preemptible"));
   auto s = PostgresStore::Open(url);
   ASSERT_TRUE(s.has_value()) << s.error().message();

@@ -45,6 +45,7 @@ export type WhoAmI = Answer<'/v1/whoami'>;
 export type UsageProject = Schemas['UsageProject'];
 export type UsageUser = Schemas['UsageUser'];
 export type Usage = Schemas['Usage'];
+export type UsageNodes = Schemas['UsageNodes'];
 export type JobGpuReading = Schemas['JobGpuMetrics'];
 export type JobMetrics = Schemas['JobMetrics'];
 export type MetricLines = Schemas['MetricsLines'];

@@ -106,6 +106,10 @@ class ConfigReader {
 };
 
 // `autoscaling:` (autoscaling_config.cc): its provider, timeouts, rates and node templates.
-Status ReadAutoscaling(const ConfigReader& r, const YAML::Node& n, AutoscalingPolicy* a);
+// With `boot_delay` (a `baton sim` cluster file), the simulator is the provider: no
+// `provider` or `provider_timeout`, and `boot_delay` (how long a resumed node takes to
+// register, default 2m) instead.
+Status ReadAutoscaling(const ConfigReader& r, const YAML::Node& n, AutoscalingPolicy* a,
+                       Duration* boot_delay = nullptr);
 
 }  // namespace baton::codec::internal

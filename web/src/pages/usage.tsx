@@ -6,7 +6,7 @@ import { Bar, Empty, Loading, Section } from '../components';
 import { fmtMoney, fmtNum } from '../format';
 import { usePoll } from '../live';
 import { store, useStore } from '../store';
-import type { Usage, UsageProject, UsageUser } from '../types';
+import type { Usage, UsageNodes, UsageProject, UsageUser } from '../types';
 
 type Period = '24h' | '7d' | '30d' | 'all' | 'custom';
 const period = store<Period>('7d');
@@ -69,9 +69,17 @@ export function UsagePage() {
     [u],
   );
   const total = projects.reduce(
-    (a, x) => ({ jobs: a.jobs + x.jobs, running: a.running + x.running, gh: a.gh + x.gpu_hours, cost: a.cost + x.cost }),
-    { jobs: 0, running: 0, gh: 0, cost: 0 },
+    (a, x) => ({
+      jobs: a.jobs + x.jobs,
+      running: a.running + x.running,
+      gh: a.gh + x.gpu_hours,
+      cost: a.cost + x.cost,
+      idle: a.idle + (x.idle_cost ?? 0),
+    }),
+    { jobs: 0, running: 0, gh: 0, cost: 0, idle: 0 },
   );
+  // With autoscaled nodes: what they cost with no job on them, by whom they were kept for.
+  const nodes = u?.nodes;
   const toggle = (name: string) => {
     const n = new Set(collapsed);
     if (n.has(name)) n.delete(name);
@@ -127,13 +135,18 @@ export function UsagePage() {
                   <th class="num">running</th>
                   <th class="num">GPU-hours</th>
                   <th class="num">cost ({currency})</th>
+                  {nodes && (
+                    <th class="num" title="autoscaled nodes kept for them with no job on them (booting, idle), not in cost">
+                      idle nodes ({currency})
+                    </th>
+                  )}
                   <th class="num" title="decayed usage fair share orders by, GPU-hours">fair-share usage</th>
                   <th class="w-30">budget</th>
                 </tr>
               </thead>
               <tbody>
                 {projects.map((x) => (
-                  <ProjectRows key={x.project} p={x} users={byProject.get(x.project) ?? []} currency={currency} open={!collapsed.has(x.project)} onToggle={() => toggle(x.project)} />
+                  <ProjectRows key={x.project} p={x} users={byProject.get(x.project) ?? []} currency={currency} idle={!!nodes} open={!collapsed.has(x.project)} onToggle={() => toggle(x.project)} />
                 ))}
                 <tr class="total-row">
                   <td>total</td>
@@ -141,19 +154,76 @@ export function UsagePage() {
                   <td class="num">{total.running}</td>
                   <td class="num">{fmtNum(total.gh, 2)}</td>
                   <td class="num">{fmtMoney(total.cost, currency)}</td>
+                  {nodes && <td class="num">{fmtMoney(total.idle, currency)}</td>}
                   <td />
                   <td />
                 </tr>
               </tbody>
             </table>
           </Section>
+          {nodes && <NodesSection nodes={nodes} currency={currency} />}
         </>
       )}
     </div>
   );
 }
 
-function ProjectRows({ p, users, currency, open, onToggle }: { p: UsageProject; users: UsageUser[]; currency: string; open: boolean; onToggle: () => void }) {
+/** Autoscaled nodes' money: node-hours and cost by template, and what a fixed cluster of the peak would have cost. */
+function NodesSection({ nodes, currency }: { nodes: UsageNodes; currency: string }) {
+  const pct = nodes.fixed_cost > 0 ? (100 * nodes.saved) / nodes.fixed_cost : 0;
+  return (
+    <Section title="Autoscaled nodes" count={nodes.templates.length}>
+      <p class="small" data-testid="usage-saved">
+        {fmtNum(nodes.node_hours, 2)} node-hours cost <b>{fmtMoney(nodes.cost, currency)}</b> ({fmtMoney(nodes.idle_cost, currency)} with no
+        job on them). A fixed on-demand cluster of the peak would have cost {fmtMoney(nodes.fixed_cost, currency)}: saved{' '}
+        <b>{fmtMoney(nodes.saved, currency)}</b>
+        {nodes.fixed_cost > 0 && ` (${fmtNum(pct, 1)}%)`}.
+      </p>
+      <table class="table" data-testid="usage-nodes">
+        <thead>
+          <tr>
+            <th>template</th>
+            <th>spot</th>
+            <th class="num">node-hours</th>
+            <th class="num">cost ({currency})</th>
+            <th class="num">with no job</th>
+            <th class="num">peak nodes</th>
+            <th class="num" title="the peak of nodes, on demand, for the whole period">fixed cluster</th>
+          </tr>
+        </thead>
+        <tbody>
+          {nodes.templates.map((t) => (
+            <tr key={t.template} data-testid="usage-template" data-template={t.template}>
+              <td>{t.template}</td>
+              <td>{t.spot ? 'yes' : 'no'}</td>
+              <td class="num">{fmtNum(t.node_hours, 2)}</td>
+              <td class="num">{fmtMoney(t.cost, currency)}</td>
+              <td class="num">{fmtMoney(t.idle_cost, currency)}</td>
+              <td class="num">{t.peak_nodes}</td>
+              <td class="num">{fmtMoney(t.fixed_cost, currency)}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </Section>
+  );
+}
+
+function ProjectRows({
+  p,
+  users,
+  currency,
+  idle,
+  open,
+  onToggle,
+}: {
+  p: UsageProject;
+  users: UsageUser[];
+  currency: string;
+  idle: boolean;
+  open: boolean;
+  onToggle: () => void;
+}) {
   const hasBudget = typeof p.budget === 'number';
   const pct = p.budget_used_pct ?? 0;
   return (
@@ -169,6 +239,11 @@ function ProjectRows({ p, users, currency, open, onToggle }: { p: UsageProject; 
         <td class="num">{p.running}</td>
         <td class="num" data-testid="usage-gpu-hours">{fmtNum(p.gpu_hours, 2)}</td>
         <td class="num" data-testid="usage-cost">{fmtMoney(p.cost, currency)}</td>
+        {idle && (
+          <td class="num" data-testid="usage-idle-cost">
+            {fmtMoney(p.idle_cost ?? 0, currency)}
+          </td>
+        )}
         <td class="num">{p.fairshare_usage === undefined ? '–' : fmtNum(p.fairshare_usage / 3600, 2)}</td>
         <td>
           {hasBudget ? (
@@ -191,6 +266,7 @@ function ProjectRows({ p, users, currency, open, onToggle }: { p: UsageProject; 
             <td class="num">{x.running}</td>
             <td class="num">{fmtNum(x.gpu_hours, 2)}</td>
             <td class="num">{fmtMoney(x.cost, currency)}</td>
+            {idle && <td class="num">{fmtMoney(x.idle_cost ?? 0, currency)}</td>}
             <td class="num">{x.fairshare_usage === undefined ? '–' : fmtNum(x.fairshare_usage / 3600, 2)}</td>
             <td />
           </tr>
