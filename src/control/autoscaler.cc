@@ -169,6 +169,16 @@ void Autoscaler::Scan(const std::vector<ScaleDemand>& waiting, TimePoint now) {
                          .resume_budget = Budget(resumed_, p.resume_rate, now),
                          .suspend_budget = Budget(suspended_, p.suspend_rate, now)};
   ScalePlan plan = PlanScaling(p.templates, view, waiting, rules, now);
+  // What the jobs still waiting are told: what was resumed for them stands until they run;
+  // why none serves them is this scan's.
+  std::map<JobId, std::string> notes;
+  for (const ScaleDemand& d : waiting) {
+    if (auto it = notes_.find(d.job); it != notes_.end() && it->second.starts_with("autoscaling r"))
+      notes.insert(*it);
+  }
+  for (const auto& [job, why] : plan.unserved)
+    notes[job] = "autoscaling starts no node for it now: " + why;
+  notes_ = std::move(notes);
 
   std::set<std::string> failed;
   for (const ScalePlan::NodeReason& f : plan.failed) {
@@ -249,6 +259,10 @@ void Autoscaler::Resume(const ScalePlan::Resume& r, TimePoint now) {
         "autoscaling resumes " + Nodes(names.size()) + " of template " + t->name + " (" +
             Names(names) + ") " + reason,
         now);
+  for (JobId job : r.jobs) {
+    notes_[job] = "autoscaling resumed " + Names(names) + " for it at " +
+                  FormatRfc3339(now).substr(0, 19) + "Z (nodes take a while to boot)";
+  }
 }
 
 void Autoscaler::Suspend(const std::vector<std::string>& names, ScaledNode::State state,

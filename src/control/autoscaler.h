@@ -88,6 +88,12 @@ class Autoscaler {
   // added.
   void Show(NodeList& list) const;
   const std::map<std::string, Node>& nodes() const { return nodes_; }
+  // What autoscaling does for a job waiting for capacity, in the words its reason adds ("" for
+  // nothing): the nodes resumed for it, or why no template serves it now. As of the last scan.
+  std::string NoteFor(JobId job) const {
+    auto it = notes_.find(job);
+    return it == notes_.end() ? "" : it->second;
+  }
 
  private:
   struct Call {
@@ -135,6 +141,7 @@ class Autoscaler {
   bool nudged_ = false;                        // jobs were submitted since the last scan
   std::deque<TimePoint> resumed_, suspended_;  // each node's time, for the rates
   std::map<ProviderVerb, std::pair<std::string, TimePoint>> failing_;  // said last, when
+  std::map<JobId, std::string> notes_;  // NoteFor: the waiting jobs' of the last scan
 };
 
 }  // namespace baton::control

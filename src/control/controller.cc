@@ -392,7 +392,13 @@ void Controller::ShowAsNow(std::vector<Job>& jobs, TimePoint now) const {
 }
 
 void Controller::ShowAsNow(Job& job, TimePoint now) const {
-  if (const Job* current = FindJob(job.id)) job = JobAsShown(*current, now);
+  const Job* current = FindJob(job.id);
+  if (current == nullptr) return;
+  job = JobAsShown(*current, now);
+  // A waiting job: what autoscaling does for it, in its reason's words.
+  if (job.state != JobState::kPending) return;
+  if (std::string note = scaling_.NoteFor(job.id); !note.empty())
+    job.reason_detail += (job.reason_detail.empty() ? "" : "; ") + note;
 }
 
 // ---- job state bookkeeping ----

@@ -252,6 +252,10 @@ TEST(Autoscale, AGangStartsOnlyOnceAllItsNodesAreThere) {
   ASSERT_TRUE(k.Becomes("h100-1", "ready"));
   EXPECT_EQ(k.StateOf("h100-2"), "resuming");
   EXPECT_EQ(k.Job(id).at("state"), "pending");  // not on part of its nodes
+  // Its reason says what autoscaling did for it, as a user reads it.
+  CliResult show = RunCli(k.server_, {"show", std::to_string(id)});
+  EXPECT_NE(show.out.find("autoscaling resumed h100-1, h100-2 for it at "), std::string::npos)
+      << show.out;
   ASSERT_TRUE(k.JobIs(id, "succeeded"));
   int64_t joined2 = 0;
   for (const json::value& e : k.Events("node_joined")) {

@@ -125,11 +125,41 @@ TEST_F(ControllerAutoscaleTest, TheProviderIsAskedWhatItHasBeforeAnyResume) {
   ASSERT_EQ(resuming.size(), 1u);
   EXPECT_EQ(resuming[0].message, "autoscaling resumes 1 node of template h100 (h100-1) for 1 " +
                                      std::string("waiting job (") + job.ToString() + ")");
+  // The job's reason says so, as `baton show` and `baton jobs` read it.
+  auto detail = Run(GetJob{.caller = {"ada", true}, .id = job});
+  ASSERT_TRUE(detail.status.ok());
+  EXPECT_NE(detail->job.reason_detail.find("autoscaling resumed h100-1 for it at "),
+            std::string::npos)
+      << detail->job.reason_detail;
   // A resuming node is coming capacity: the next scans ask for no other.
   Answer(calls[0], {{.name = "h100-1", .id = "i-1", .template_name = "h100"}});
   Scan();
   Scan();
   EXPECT_TRUE(Calls().empty());
+}
+
+TEST_F(ControllerAutoscaleTest, AJobNoTemplateServesNowIsToldWhy) {
+  Listed();
+  // Two gangs of 4 nodes; the template's max is 4: the second waits, and its reason says why.
+  const JobId first = Waiting(32000, 4);
+  const JobId second = Waiting(32000, 4);
+  Scan();
+  auto calls = Calls();
+  ASSERT_EQ(calls.size(), 1u);
+  EXPECT_EQ(calls[0].request.nodes.size(), 4u);
+  EXPECT_EQ(calls[0].request.jobs, std::vector<JobId>{first});
+  auto shown = Run(ListJobs{});
+  ASSERT_TRUE(shown.status.ok());
+  std::string first_says, second_says;
+  for (const Job& j : shown->jobs) (j.id == first ? first_says : second_says) = j.reason_detail;
+  EXPECT_NE(first_says.find("autoscaling resumed h100-1, h100-2, h100-3, h100-4 for it"),
+            std::string::npos)
+      << first_says;
+  EXPECT_NE(second_says.find(
+                "autoscaling starts no node for it now: template h100 is at its max of 4 nodes"),
+            std::string::npos)
+      << second_says;
+  EXPECT_NE(second, first);
 }
 
 TEST_F(ControllerAutoscaleTest, ASubmitIsLookedAtInItsOwnBatchNotAScanIntervalLater) {
