@@ -71,7 +71,10 @@ class ScaledCluster {
            "\n"
            "  templates:\n"
            "    - {name: h100, gpus: 2xH100-80GB, cpus: 8, memory: 64GiB, price: 7.2, max: " +
-           std::to_string(s.max) + "}\n";
+           std::to_string(s.max) +
+           "}\n"
+           "projects:\n"
+           "  default: {budget: 1000}\n";
   }
 
   // The provider's faults from now on (scripts/baton-local-provider); "" for none.
@@ -236,6 +239,11 @@ TEST(Autoscale, AJobNoNodeHoldsResumesANodeThatRunsItAndTheIdleNodeIsSuspended) 
   const double idle = money.at("projects").at(0).at("idle_cost").to_number<double>();
   EXPECT_GT(idle, 0) << answer->body;
   EXPECT_NEAR(idle, scaled.at("idle_cost").to_number<double>(), 1e-6) << answer->body;
+  // The project's budget counts its job and the node's time kept for it.
+  const json::value& project = money.at("projects").at(0);
+  EXPECT_NEAR(project.at("budget_spent").to_number<double>(),
+              project.at("cost").to_number<double>() + idle, 1e-3)
+      << answer->body;
   EXPECT_GT(job.at("cost_per_hour").to_number<double>(), 7.19) << job;
   // Each call had its verb and the request's JSON.
   EXPECT_NE(k.Calls().find(R"("request": {"verb": "list")"), std::string::npos) << k.Calls();
