@@ -166,6 +166,12 @@ Status ReadAutoscaling(const ConfigReader& r, const YAML::Node& n, AutoscalingPo
   }
   if (boot_delay != nullptr && a->templates.empty())
     return r.Error(n, "autoscaling", "has no templates: what kinds of node may it start?");
+  // A boot as long as the resume timeout fails every resume, and the replay would resume
+  // for ever.
+  if (boot_delay != nullptr && *boot_delay >= a->resume_timeout)
+    return r.Error(n["boot_delay"] ? n["boot_delay"] : n, "autoscaling.boot_delay",
+                   "must be shorter than resume_timeout (" + FormatDuration(a->resume_timeout) +
+                       "), or every resume fails");
   if (a->provider.empty() != a->templates.empty())
     return r.Error(n, "autoscaling",
                    a->provider.empty() ? "has templates but no provider to start them"

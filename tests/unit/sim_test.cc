@@ -177,7 +177,11 @@ autoscaling:
         std::pair{"autoscaling:\n  boot_delay: 2m\n", "autoscaling: has no templates"},
         std::pair{"autoscaling:\n  boot_delay: 2d\n  templates: [{name: a, gpus: 1xH100-80GB, "
                   "max: 1}]\n",
-                  "autoscaling.boot_delay:"}}) {
+                  "autoscaling.boot_delay:"},
+        std::pair{"autoscaling:\n  boot_delay: 15m\n  templates: [{name: a, gpus: 1xH100-80GB, "
+                  "max: 1}]\n",
+                  "line 2: autoscaling.boot_delay: must be shorter than resume_timeout (10m), "
+                  "or every resume fails"}}) {
     auto bad = codec::DecodeClusterFile(yaml, "c.yaml");
     ASSERT_FALSE(bad.has_value()) << yaml;
     EXPECT_NE(bad.error().message().find(message), std::string::npos)
