@@ -7,6 +7,7 @@
 #include <fstream>
 #include <iomanip>
 #include <optional>
+#include <set>
 #include <sstream>
 #include <vector>
 
@@ -66,12 +67,17 @@ struct FixedRun {
 Result<FixedRun> RunFixed(const SimCluster& c, const std::vector<TraceJob>& trace,
                           const Policy& policy, const NodeCosts& costs) {
   std::vector<SimNode> nodes = c.nodes;
+  std::set<std::string> names;  // a file's own node may have a template node's name
+  for (const SimNode& n : nodes) names.insert(n.name);
   for (const NodeCostRow& row : costs.templates) {
     for (const NodeTemplate& t : policy.autoscaling.templates) {
       if (t.name != row.template_name) continue;
-      for (int i = 1; i <= row.peak_nodes; ++i)
-        nodes.push_back(
-            SimNode{.name = t.name + "-" + std::to_string(i), .gpus = t.gpu_spec, .pool = t.pool});
+      for (int i = 1, k = 1; i <= row.peak_nodes; ++i, ++k) {
+        while (names.count(t.name + "-" + std::to_string(k)) != 0) ++k;
+        const std::string name = t.name + "-" + std::to_string(k);
+        names.insert(name);
+        nodes.push_back(SimNode{.name = name, .gpus = t.gpu_spec, .pool = t.pool});
+      }
     }
   }
   Policy fixed = policy;
@@ -133,6 +139,7 @@ std::string SummaryJson(const std::string& policy, const Summary& s, double wall
         << ", \"node_hours\": " << n.node_seconds / 3600 << ", \"cost\": " << n.cost
         << ", \"idle_cost\": " << n.idle_cost << ", \"fixed_nodes\": " << fixed->nodes
         << ", \"fixed_cost\": " << n.fixed_cost << ", \"saved\": " << n.saved()
+        << ", \"fixed_finished\": " << fixed->summary.finished
         << ", \"fixed_avg_wait_s\": " << fixed->summary.avg_wait_s
         << ", \"fixed_avg_jct_s\": " << fixed->summary.avg_jct_s << "}";
   }

@@ -277,6 +277,11 @@ TEST(Sim, ReportsWhatAutoscaledNodesCostAgainstAFixedCluster) {
          "    - {name: h100-spot, gpus: 8xH100-80GB, price: 36, spot: true, "
          "on_demand_price: 72, max: 4}\n"
          "gpu_catalog: {currency: EUR}\n";
+  // A file whose own node has a template node's name: the fixed cluster names its nodes apart.
+  std::ofstream(dir.path() + "/both.yaml")
+      << "nodes:\n  - {name: h100-spot-1, gpus: 1xL4-24GB}\n"
+         "autoscaling:\n  templates:\n"
+         "    - {name: h100-spot, gpus: 8xH100-80GB, price: 36, spot: true, max: 4}\n";
   // A busy hour, then a quiet day: a fixed cluster sized for the hour idles all day.
   std::ofstream(dir.path() + "/trace.csv") << "submit_time,duration,gpus,user\n"
                                               "0,3600,8,ana\n0,3600,8,bo\n60,3600,8,cy\n"
@@ -311,6 +316,16 @@ TEST(Sim, ReportsWhatAutoscaledNodesCostAgainstAFixedCluster) {
   EXPECT_LT(cost, 6 * 36.0) << json;
   EXPECT_GT(fixed, 3 * 72 * 25.0) << json;  // 3 on-demand nodes for 25 hours and more
   EXPECT_NEAR(std::stod(JsonField(json, "saved")), fixed - cost, 0.01) << json;
+  std::ofstream(dir.path() + "/both.csv")
+      << "submit_time,duration,gpus,gpu_type,user\n0,3600,8,H100,ana\n0,600,1,L4,bo\n";
+  CliResult both = RunCli(baton, {"sim", "--cluster", dir.path() + "/both.yaml", "--trace",
+                                  dir.path() + "/both.csv", "--json"});
+  ASSERT_EQ(both.exit_code, 0) << both.out;
+  const std::string both_all = both.out.substr(both.out.find('{'));
+  EXPECT_EQ(JsonField(both_all, "finished"), "2") << both.out;
+  const std::string scaled = JsonField(both_all, "autoscaling");
+  EXPECT_EQ(JsonField(scaled, "fixed_nodes"), "1") << both.out;
+  EXPECT_EQ(JsonField(scaled, "fixed_finished"), "2") << both.out;  // the L4 node kept too
   std::ifstream summary(dir.path() + "/report/summary.json");
   std::string line;
   std::getline(summary, line);
