@@ -141,13 +141,14 @@ void Autoscaler::Scan(const std::vector<ScaleDemand>& waiting, TimePoint now) {
         n.idle_since.reset();
         // Busy: its jobs pay their GPUs. One stretch while it stays busy; the latest job's
         // project and user are those its idle time is charged to after.
-        if (const Job* latest = JobOf(shared_.jobs, *r->running.rbegin())) {
+        const Job* latest = JobOf(shared_.jobs, *r->running.rbegin());
+        if (latest != nullptr) {
           n.last_project = latest->spec.project;
           n.last_user = latest->user;
         }
         if (const store::NodeCharge* open = shared_.ledger.Open(name);
             open == nullptr || open->use != NodeLedger::UseName(NodeUse::kBusy))
-          Charge(name, NodeUse::kBusy, JobOf(shared_.jobs, *r->running.rbegin()), now);
+          Charge(name, NodeUse::kBusy, latest, now);
       } else {
         if (!n.idle_since) n.idle_since = now;
         ChargeAsBefore(name, NodeUse::kIdle, now);
