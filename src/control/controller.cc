@@ -193,6 +193,7 @@ Effects Controller::EndBatch(TimePoint now) {
   fx.store.tokens = tokens_.TakeChanged();
   fx.provider_calls = scaling_.TakeCalls();
   fx.store.node_charges = node_costs_.TakeChanged();
+  fx.store.node_charges_removed = node_costs_.TakeRemoved();
   return fx;
 }
 

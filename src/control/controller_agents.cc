@@ -211,6 +211,9 @@ void Controller::StopHits(const std::vector<NodeDesk::Hit>& hits, TimePoint now)
 }
 
 void Controller::OnTick(TimePoint now) {
+  // Once a day: autoscaled nodes' stretches of days past the detail kept are folded.
+  if (options_.node_charge_detail < kMaxDuration)
+    node_costs_.Compact(PeriodStart(BudgetPeriod::kDay, now) - options_.node_charge_detail);
   for (ClusterEvent& alert : ledgers_.CheckBudgets(now)) events_.Raise(std::move(alert), now);
   ReclaimIdleSessions(now);
   if (gate_.WaitsForTime()) Recheck(gate_.Due(now), now);  // blocked jobs whose time has come

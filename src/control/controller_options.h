@@ -26,6 +26,9 @@ struct ControllerOptions {
   // queue), the first in order; the decisions are the same for any number. Passes that are
   // not full always explain sched::kExplainedWaits: the re-pass rule reads their reasons.
   int explained_waits = sched::kExplainedWaits;
+  // Autoscaled nodes' stretches of use are kept as they were for this long, older UTC days
+  // folded (NodeLedger::Compact); kMaxDuration: never folded (`baton sim`'s exact answers).
+  Duration node_charge_detail = std::chrono::days(35);
   Policy policy;
 };
 

@@ -1,8 +1,8 @@
 #include "control/job_cost.h"
 
 #include <cmath>
+#include <map>
 #include <optional>
-#include <set>
 
 #include "control/autoscale_plan.h"
 
@@ -49,18 +49,16 @@ BudgetBook::RunningCost RunningCostByProject(const RunningJobs& running, const B
     if (all || budgets.Tracks(job->spec.project)) cost[job->spec.project] += AttemptCost(*job, now);
   }
   if (node_costs.charges().empty()) return cost;
-  std::set<std::string> projects;
-  for (const store::NodeCharge& c : node_costs.charges()) {
-    if (!c.project.empty()) projects.insert(c.project);
-  }
-  // One walk of the stretches per kind of period (day, week, month, total).
-  std::map<BudgetPeriod, std::map<NodeLedger::Owner, int64_t>> idle;
-  for (const std::string& p : projects) {
+  // From the ledger's sums by day: once for all time (which projects it charged), then once
+  // per kind of period the budgets of those projects have (day, week, month).
+  std::map<BudgetPeriod, std::map<std::string, int64_t>> idle;
+  idle[BudgetPeriod::kTotal] = node_costs.IdleCostSince(TimePoint{}, now);
+  for (const auto& [p, ever] : idle.at(BudgetPeriod::kTotal)) {
     const Budget& b = policy.Project(p).budget;
     if (b.amount < 0 || (!all && !budgets.Tracks(p))) continue;
     auto [it, fresh] = idle.try_emplace(b.period);
-    if (fresh) it->second = node_costs.IdleCost(PeriodStart(b.period, now), now);
-    if (auto owed = it->second.find({p, ""}); owed != it->second.end()) cost[p] += owed->second;
+    if (fresh) it->second = node_costs.IdleCostSince(PeriodStart(b.period, now), now);
+    if (auto owed = it->second.find(p); owed != it->second.end()) cost[p] += owed->second;
   }
   return cost;
 }

@@ -57,16 +57,38 @@ class NodeLedger {
   // (boot, idle) charged to them within [since, until), in micro-units.
   using Owner = std::pair<std::string, std::string>;
   std::map<Owner, int64_t> IdleCost(TimePoint since, TimePoint until) const;
+  // Per project: the same from `since` (a UTC midnight) to `now`, from per-day totals of the
+  // closed stretches and the open ones: what budgets read every tick, without walking every
+  // stretch the cluster ever had.
+  std::map<std::string, int64_t> IdleCostSince(TimePoint since, TimePoint now) const;
   // The window's money by template; none when no stretch falls in it.
   std::optional<NodeCosts> Costs(std::optional<TimePoint> since, std::optional<TimePoint> until,
                                  TimePoint now) const;
 
+  // Folds each node's closed stretches of every UTC day before `before` (a midnight) into one
+  // stretch per use, owner and price, laid end to end from the node's first start that day,
+  // so that the ledger and its table stop growing with every change of use. A day's money,
+  // node-hours and whose they are stay exact; when within the day they were spent, and so a
+  // window cut inside the day and the most nodes up at once that day, do not. Only days with
+  // two stretches to fold change; a stretch across midnight is cut there when it is folded.
+  // Does nothing when `before` is not later than at the last call.
+  void Compact(TimePoint before);
+  // Ids of the stretches folded away since the last call, for the batch's store deletes.
+  std::vector<int64_t> TakeRemoved();
+
   const std::vector<store::NodeCharge>& charges() const { return charges_; }
 
  private:
+  void Closed(const store::NodeCharge& c);  // into idle_by_day_
+  void Reindex();                           // open_ and idle_by_day_ from charges_
+
   std::vector<store::NodeCharge> charges_;  // ascending id
   std::map<std::string, size_t> open_;      // node -> its open stretch
-  std::set<size_t> changed_;
+  // UTC day (days since 1970) -> project -> the money of its closed boot and idle stretches.
+  std::map<int64_t, std::map<std::string, double>> idle_by_day_;
+  std::set<int64_t> changed_;  // ids
+  std::vector<int64_t> removed_;
+  TimePoint compacted_before_{};
   int64_t next_id_ = 1;
 };
 

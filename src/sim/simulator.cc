@@ -176,6 +176,7 @@ control::ControllerOptions SimControllerOptions(const Policy& policy) {
   // No report says why a job waits: full passes write no reasons (the same decisions, and
   // a walk that stops at the last job that could start or hold GPUs instead of the 256th).
   options.explained_waits = 0;
+  options.node_charge_detail = kMaxDuration;  // a summary's money is exact for any window
   options.policy = policy;
   return options;
 }

@@ -32,6 +32,7 @@ Status MemoryStore::Commit(const Batch& batch) {
     if (events_.size() > kKeptEvents) events_.pop_front();
   }
   for (const NodeCharge& c : batch.node_charges) charges_[c.id] = c;
+  for (int64_t id : batch.node_charges_removed) charges_.erase(id);
   ++commits_;
   return Status::Ok();
 }

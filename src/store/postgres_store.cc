@@ -105,10 +105,17 @@ struct Prepared {
   const char* sql;
 };
 constexpr Prepared kStatements[] = {
-    {"put_jobs", kPutJobs},     {"put_meta", kPutMeta},       {"put_keys", kPutKeys},
-    {"put_drain", kPutDrain},   {"del_drain", kDelDrain},     {"put_token", kPutToken},
-    {"put_events", kPutEvents}, {"trim_events", kTrimEvents}, {"fence", "SELECT baton_fence($1)"},
+    {"put_jobs", kPutJobs},
+    {"put_meta", kPutMeta},
+    {"put_keys", kPutKeys},
+    {"put_drain", kPutDrain},
+    {"del_drain", kDelDrain},
+    {"put_token", kPutToken},
+    {"put_events", kPutEvents},
+    {"trim_events", kTrimEvents},
+    {"fence", "SELECT baton_fence($1)"},
     {"put_charge", kPutCharge},
+    {"del_charge", "DELETE FROM node_charges WHERE id = $1"},
 };
 
 Status Migrate(PgConn& pg) {
@@ -346,6 +353,7 @@ Status PostgresStore::Commit(const Batch& batch) {
                     std::to_string(c.on_demand_micros), std::to_string(ToMillis(c.start)),
                     std::to_string(c.end ? ToMillis(*c.end) : -1)});
   }
+  for (int64_t id : batch.node_charges_removed) p.SendPrepared("del_charge", {std::to_string(id)});
   p.SendPrepared("put_meta", {"commits", std::to_string(identity_.commits + 1)});
   p.Send("COMMIT");
   Status st = p.Finish();

@@ -78,7 +78,7 @@ struct SqliteStore::Impl {
   std::string path;
   Identity identity;  // meta's store_id and commits
   Statement put_job, put_meta, put_key, put_drain, del_drain, put_token, put_event, trim_events,
-      put_charge, begin, commit, rollback;
+      put_charge, del_charge, begin, commit, rollback;
 
   ~Impl() {
     // Statements finalize in their destructors, which run after this body: close_v2 defers.
@@ -193,6 +193,7 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::OpenUnlabelled(const std::stri
       "INSERT OR REPLACE INTO node_charges (id, node, template, use, project, user, spot, "
       "price_micros, on_demand_micros, start_ms, end_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
       "?)"));
+  RETURN_IF_ERROR(impl->del_charge.Prepare(impl->db, "DELETE FROM node_charges WHERE id = ?"));
   RETURN_IF_ERROR(impl->begin.Prepare(impl->db, "BEGIN IMMEDIATE"));
   RETURN_IF_ERROR(impl->commit.Prepare(impl->db, "COMMIT"));
   RETURN_IF_ERROR(impl->rollback.Prepare(impl->db, "ROLLBACK"));
@@ -389,6 +390,10 @@ Status SqliteStore::Commit(const Batch& batch) {
                         {c.id, c.node, c.template_name, c.use, c.project, c.user,
                          int64_t{c.spot ? 1 : 0}, c.price_micros, c.on_demand_micros,
                          ToMillis(c.start), c.end ? ToMillis(*c.end) : int64_t{-1}});
+    if (!st.ok()) return fail(st);
+  }
+  for (int64_t id : batch.node_charges_removed) {
+    Status st = im.Step(im.del_charge.get(), "delete node charge", {id});
     if (!st.ok()) return fail(st);
   }
   {

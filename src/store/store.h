@@ -90,9 +90,11 @@ struct Batch {
   // Raised since the last batch, ascending seq: added, and the oldest beyond kKeptEvents go.
   std::vector<ClusterEvent> events;
   std::vector<NodeCharge> node_charges;  // inserted or replaced whole
+  // Ids of stretches folded into others (NodeLedger::Compact): deleted, after the writes.
+  std::vector<int64_t> node_charges_removed;
   bool empty() const {
     return jobs.empty() && !next_job_id && idempotency.empty() && drains.empty() &&
-           tokens.empty() && events.empty() && node_charges.empty();
+           tokens.empty() && events.empty() && node_charges.empty() && node_charges_removed.empty();
   }
 };
 

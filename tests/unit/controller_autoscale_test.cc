@@ -515,5 +515,55 @@ TEST_F(ControllerAutoscaleTest, AJobNoTemplateHoldsIsRefusedAtSubmitAsBefore) {
   EXPECT_FALSE(r.status.ok());
 }
 
+// The stretches of days past the detail kept (35 days) are folded on the first tick of a day,
+// in the store too (a row each was kept for ever); usage and budgets count the same.
+TEST_F(ControllerAutoscaleTest, StretchesOfDaysLongPastAreFoldedInTheStoreAndCountTheSame) {
+  using std::chrono::hours;
+  using std::chrono::minutes;
+  Policy p = ScalingPolicy();
+  p.projects["vision"].budget = Budget{.amount = 1000, .period = BudgetPeriod::kTotal};
+  // 40 days ago, h100-1 was busy and idle for vision in turn, half an hour each, all day.
+  const TimePoint day = PeriodStart(BudgetPeriod::kDay, now_) - std::chrono::days(40);
+  std::vector<store::NodeCharge> old;
+  for (int i = 0; i < 48; ++i) {
+    old.push_back(store::NodeCharge{.id = i + 1,
+                                    .node = "h100-1",
+                                    .template_name = "h100",
+                                    .use = i % 2 == 0 ? "busy" : "idle",
+                                    .project = "vision",
+                                    .user = "ada",
+                                    .price_micros = 20'000'000,
+                                    .on_demand_micros = 20'000'000,
+                                    .start = day + minutes(30 * i),
+                                    .end = day + minutes(30 * i + 30)});
+  }
+  ASSERT_TRUE(store_.Commit(store::Batch{.node_charges = old}).ok());
+  c_ = std::make_unique<Controller>();
+  c_->Restore(*store_.Load(), now_);
+  ASSERT_TRUE(Run(SetPolicy{p}).status.ok());
+  const GetUsage that_day{.since = day, .until = day + hours(24)};
+  const UsageReport before = Run(that_day).value;
+
+  Run(Tick{});
+  const std::vector<store::NodeCharge> kept = store_.Load()->node_charges;
+  ASSERT_EQ(kept.size(), 2u);  // a busy and an idle stretch of 12 hours, end to end
+  EXPECT_EQ(kept[0].use, "busy");
+  EXPECT_EQ(kept[0].start, day);
+  EXPECT_EQ(kept[0].end, day + hours(12));
+  EXPECT_EQ(kept[1].use, "idle");
+  EXPECT_EQ(kept[1].end, day + hours(24));
+
+  const UsageReport after = Run(that_day).value;
+  ASSERT_TRUE(before.nodes.has_value() && after.nodes.has_value());
+  EXPECT_NEAR(after.nodes->cost, 480, 1e-6);  // 24 hours at 20
+  EXPECT_NEAR(after.nodes->cost, before.nodes->cost, 1e-6);
+  ASSERT_EQ(after.projects.size(), 1u);
+  EXPECT_NEAR(after.projects[0].idle_cost, 240, 1e-6);
+  EXPECT_NEAR(after.projects[0].idle_cost, before.projects.at(0).idle_cost, 1e-6);
+  // A total budget counts the idle half (no job of the store ran then).
+  EXPECT_NEAR(after.projects[0].budget_spent, 240, 1e-6);
+  EXPECT_NEAR(after.projects[0].budget_spent, before.projects.at(0).budget_spent, 1e-6);
+}
+
 }  // namespace
 }  // namespace baton::control

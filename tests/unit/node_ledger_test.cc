@@ -134,5 +134,138 @@ TEST(NodeLedger, ARestoredLedgerGoesOnWithItsOpenStretchesAndNumbersOnward) {
   EXPECT_EQ(second.IdleCost(kT0, kT0 + hours(3)).count({"", ""}), 0u);
 }
 
+// A UTC midnight, and a day of a node that changed use every 20 minutes: 72 stretches, busy for
+// nlp and idle for vision in turn, the last one running on past midnight.
+const TimePoint kDay = FromMillis(1'790'035'200'000);  // 2026-09-22T00:00:00Z
+
+void BusyDay(NodeLedger& ledger, const NodeTemplate& t, TimePoint day) {
+  for (int i = 0; i < 72; ++i) {
+    const bool busy = i % 2 == 0;
+    ledger.Use("h100-1", t, {t}, busy ? NodeUse::kBusy : NodeUse::kIdle, busy ? "nlp" : "vision",
+               busy ? "bob" : "ada", day + minutes(20 * i));
+  }
+}
+
+TEST(NodeLedger, BudgetsSumByDayWhatAWalkOfEveryStretchSums) {
+  const NodeTemplate t = Template("h100", 36);
+  NodeLedger ledger;
+  BusyDay(ledger, t, kDay - hours(24));  // yesterday, then today; the last idle still open
+  BusyDay(ledger, t, kDay);
+  ledger.Use("h100-2", t, {t}, NodeUse::kBoot, "vision", "ada", kDay - hours(30));
+  ledger.End("h100-2", kDay + hours(2));  // across two midnights
+  const TimePoint now = kDay + hours(25);
+  for (TimePoint since : {TimePoint{}, kDay - hours(24), kDay, kDay + hours(24), kDay + hours(3)}) {
+    const auto walked = ledger.IdleCost(since, now);
+    const auto summed = ledger.IdleCostSince(since, now);
+    for (const std::string project : {"vision", "nlp"}) {
+      const int64_t want = walked.count({project, ""}) ? walked.at({project, ""}) : 0;
+      const int64_t got = summed.count(project) ? summed.at(project) : 0;
+      EXPECT_NEAR(got, want, 1) << project << " since " << FormatRfc3339(since);
+    }
+  }
+  // Today's idle for vision: 35 closed stretches of 20 minutes, the open one from 23:40 to now
+  // (1 h 20 min), and h100-2's boot after midnight (2 h); 0.6 a minute.
+  EXPECT_NEAR(ledger.IdleCostSince(kDay, now).at("vision"), (35 * 20 + 80 + 120) * 600'000, 1);
+}
+
+void ExpectSameMoney(const std::map<NodeLedger::Owner, int64_t>& got,
+                     const std::map<NodeLedger::Owner, int64_t>& want) {
+  ASSERT_EQ(got.size(), want.size());
+  for (const auto& [owner, money] : want) EXPECT_NEAR(got.at(owner), money, 1) << owner.first;
+}
+
+TEST(NodeLedger, OldDaysAreFoldedIntoAStretchPerUseAndOwnerWithTheirMoneyKept) {
+  const NodeTemplate t = Template("h100", 36);
+  NodeLedger ledger;
+  // h100-2: idle, busy, idle across midnight (two days before today), then suspended.
+  ledger.Use("h100-2", t, {t}, NodeUse::kIdle, "vision", "ada", kDay - hours(50));
+  ledger.Use("h100-2", t, {t}, NodeUse::kBusy, "nlp", "bob", kDay - hours(49));
+  ledger.Use("h100-2", t, {t}, NodeUse::kIdle, "vision", "ada", kDay - minutes(48 * 60 + 30));
+  ledger.End("h100-2", kDay - hours(47));
+  // h100-1: two busy days; yesterday's last idle runs on to 01:00 today.
+  BusyDay(ledger, t, kDay - hours(48));
+  BusyDay(ledger, t, kDay - hours(24));
+  ledger.Use("h100-1", t, {t}, NodeUse::kBusy, "nlp", "bob", kDay + hours(1));
+  ledger.Use("h100-1", t, {t}, NodeUse::kIdle, "vision", "ada", kDay + hours(2));  // open
+  ASSERT_EQ(ledger.TakeChanged().size(), 149u);
+  const TimePoint now = kDay + hours(3);
+  const auto walked = ledger.IdleCost(kDay - hours(48), now);
+  const auto day_before = ledger.IdleCost(kDay - hours(48), kDay - hours(24));
+  const auto costs = ledger.Costs(kDay - hours(72), now, now);
+  ASSERT_TRUE(costs.has_value());
+  EXPECT_EQ(costs->templates.at(0).peak_nodes, 2);
+
+  ledger.Compact(kDay);  // the days before today
+  const std::vector<int64_t> removed = ledger.TakeRemoved();
+  const std::vector<store::NodeCharge> made = ledger.TakeChanged();
+  // Each of h100-1's old days: a busy and an idle stretch, end to end from its first start.
+  // Its idle across midnight ended after the cut: it stays as it was.
+  EXPECT_EQ(removed.size(), 72u + 71u + 3u);
+  ASSERT_EQ(made.size(), 7u);
+  for (const store::NodeCharge& c : made) {
+    EXPECT_GT(c.id, 149) << "a new id for every new stretch";
+    ASSERT_TRUE(c.end.has_value());
+  }
+  EXPECT_EQ(made[0].use, "busy");
+  EXPECT_EQ(made[0].start, kDay - hours(48));
+  EXPECT_EQ(made[0].end, kDay - hours(36));  // 36 stretches of 20 minutes
+  EXPECT_EQ(made[1].use, "idle");
+  EXPECT_EQ(made[1].project, "vision");
+  EXPECT_EQ(made[1].start, kDay - hours(36));  // end to end: one node is one node
+  EXPECT_EQ(made[1].end, kDay - hours(24));
+  EXPECT_EQ(made[3].start, kDay - hours(12));
+  EXPECT_EQ(made[3].end, kDay - minutes(20));  // 35 of yesterday's idle stretches
+  // h100-2's day before: its two idle stretches' parts before midnight are one; the part
+  // after midnight is a stretch of its own on the next day.
+  EXPECT_EQ(made[4].node, "h100-2");
+  EXPECT_EQ(made[4].use, "idle");
+  EXPECT_EQ(made[4].start, kDay - hours(50));
+  EXPECT_EQ(made[4].end, kDay - minutes(48 * 60 + 30));
+  EXPECT_EQ(made[5].use, "busy");
+  EXPECT_EQ(made[5].end, kDay - hours(48));
+  EXPECT_EQ(made[6].use, "idle");
+  EXPECT_EQ(made[6].start, kDay - hours(48));
+  EXPECT_EQ(made[6].end, kDay - hours(47));
+  EXPECT_EQ(ledger.charges().size(), 10u);  // and yesterday's last idle, today's two
+  ASSERT_NE(ledger.Open("h100-1"), nullptr);
+  EXPECT_EQ(ledger.Open("h100-1")->use, "idle");
+
+  // The money, node-hours and whose they are: the same for whole days.
+  ExpectSameMoney(ledger.IdleCost(kDay - hours(48), now), walked);
+  ExpectSameMoney(ledger.IdleCost(kDay - hours(48), kDay - hours(24)), day_before);
+  const auto after = ledger.Costs(kDay - hours(72), now, now);
+  ASSERT_TRUE(after.has_value());
+  EXPECT_NEAR(after->node_seconds, costs->node_seconds, 1e-6);
+  EXPECT_NEAR(after->cost, costs->cost, 1e-6);
+  EXPECT_NEAR(after->idle_cost, costs->idle_cost, 1e-6);
+  EXPECT_EQ(after->templates.at(0).peak_nodes, 2);
+  EXPECT_NEAR(ledger.IdleCostSince(kDay - hours(48), now).at("vision"), walked.at({"vision", ""}),
+              1);
+
+  // Once a day: the same cut again changes nothing.
+  ledger.Compact(kDay);
+  EXPECT_TRUE(ledger.TakeRemoved().empty());
+  EXPECT_TRUE(ledger.TakeChanged().empty());
+  // The next day's: yesterday's last idle has ended by then, and its part before midnight
+  // joins yesterday's idle.
+  ledger.Compact(kDay + hours(24));
+  EXPECT_EQ(ledger.TakeRemoved().size(), 3u);
+  const std::vector<store::NodeCharge> later = ledger.TakeChanged();
+  ASSERT_EQ(later.size(), 3u);
+  EXPECT_EQ(later[1].use, "idle");
+  EXPECT_EQ(later[1].start, kDay - hours(12));
+  EXPECT_EQ(later[1].end, kDay);
+  EXPECT_EQ(later[2].start, kDay);
+  EXPECT_EQ(later[2].end, kDay + hours(1));
+  ExpectSameMoney(ledger.IdleCost(kDay - hours(48), now), walked);
+
+  // What the store keeps after both batches is what the ledger has: a restore folds nothing.
+  NodeLedger restored;
+  restored.Restore(ledger.charges());
+  restored.Compact(kDay + hours(24));
+  EXPECT_TRUE(restored.TakeRemoved().empty());
+  ExpectSameMoney(restored.IdleCost(kDay - hours(48), now), walked);
+}
+
 }  // namespace
 }  // namespace baton::control

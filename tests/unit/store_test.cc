@@ -315,6 +315,16 @@ TEST_P(StoreConformance, NodeChargesAreKeptAndAClosedOneReplacesItsOpenRecord) {
   snap = *store().Load();
   ASSERT_EQ(snap.node_charges.size(), 2u);
   EXPECT_EQ(snap.node_charges[1], idle);
+
+  // A compaction (NodeLedger::Compact): one stretch replaced, the other removed, at once.
+  NodeCharge folded = boot;
+  folded.end = FromMillis(1'790'000'700'000);
+  ASSERT_TRUE(
+      store().Commit(Batch{.node_charges = {folded}, .node_charges_removed = {idle.id}}).ok());
+  Reopen();
+  snap = *store().Load();
+  ASSERT_EQ(snap.node_charges.size(), 1u);
+  EXPECT_EQ(snap.node_charges[0], folded);
 }
 
 INSTANTIATE_TEST_SUITE_P(
