@@ -210,6 +210,36 @@ void Autoscaler::Scan(const std::vector<ScaleDemand>& waiting, TimePoint now) {
   for (const ScalePlan::Resume& r : plan.resumes) Resume(r, now);
 }
 
+std::optional<TimePoint> Autoscaler::NextDecision() const {
+  if (!on()) return std::nullopt;
+  if (!listed_) return next_scan_;  // the list to ask for (again)
+  std::optional<TimePoint> at;
+  auto consider = [&at](TimePoint t) {
+    if (!at || t < *at) at = t;
+  };
+  const AutoscalingPolicy& p = policy();
+  for (const auto& [name, n] : nodes_) {
+    switch (n.state) {
+      case ScaledNode::State::kResuming:
+        consider(n.since + p.resume_timeout);
+        break;
+      case ScaledNode::State::kReady:
+        if (n.idle_since) consider(*n.idle_since + p.idle_time);
+        break;
+      case ScaledNode::State::kSuspending:
+      case ScaledNode::State::kFailed:
+        if (n.call == 0) consider(next_scan_);  // a suspend that failed: asked again
+        break;
+      case ScaledNode::State::kSuspended:
+        break;
+    }
+  }
+  // The rates' windows: a resume or suspend the rate held back may be made then.
+  if (!resumed_.empty()) consider(resumed_.front() + std::chrono::minutes(1));
+  if (!suspended_.empty()) consider(suspended_.front() + std::chrono::minutes(1));
+  return at;
+}
+
 std::vector<std::string> Autoscaler::FreeNames(const NodeTemplate& t, int count,
                                                const std::vector<std::string>& avoid) const {
   std::vector<std::string> names;

@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <deque>
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -82,6 +83,15 @@ class Autoscaler {
   void PolicyChanged(TimePoint now);
 
   std::vector<ProviderCall> TakeCalls() { return std::exchange(calls_, {}); }
+
+  // When a scan could next decide something if nothing else happens meanwhile (no submit, no
+  // job starting or ending, no node registering, no provider answering): an idle node's idle
+  // time running out, a resume's timeout, a rate limit's minute passing, a call to make again;
+  // none when only such a change could. A scan at any other time plans what the last one did.
+  // `baton sim` scans then and after each change instead of every scan interval.
+  std::optional<TimePoint> NextDecision() const;
+  TimePoint last_scan() const { return last_scan_; }
+  TimePoint next_scan() const { return next_scan_; }
 
   // The nodes as users see them: each of ours given its template, state, since when, idle
   // since when and why, and those that have no record of the desk's (resuming, suspended)

@@ -95,6 +95,7 @@ class Controller {
   }
   const std::map<JobId, Job>& jobs() const { return jobs_; }
   size_t queue_length() const { return queue_.size(); }
+  const Autoscaler& autoscaler() const { return scaling_; }
   const sched::UsageLedger& usage() const { return ledgers_.usage(); }
 
  private:

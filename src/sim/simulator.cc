@@ -156,13 +156,12 @@ class Replay {
   double gpu_seconds_ = 0;
   double idle_waiting_ = 0;  // GPU-seconds free while the queue was not empty
   double waiting_s_ = 0;     // ... and for how long it was not
-  // Autoscaling: nodes booting, each autoscaled node's agent, the last thing that could make
-  // a scan decide something (a submit, an end, a provider call: scans are simulated for an
-  // idle time after it), the GPU-seconds the nodes up offered.
+  // Autoscaling: nodes booting, each autoscaled node's agent, whether a scan is owed, the
+  // GPU-seconds the nodes up offered.
   std::vector<Boot> boots_;
   std::map<std::string, size_t> agent_of_;
   std::map<std::string, std::string> booted_;  // autoscaled node -> its template
-  TimePoint last_activity_ = kEpoch;
+  bool unseen_ = true;              // a batch changed something no scan has looked at since
   TimePoint nudged_scan_ = kEpoch;  // a submit's scan: at most a second after it
   double capacity_seconds_ = 0;     // GPU-seconds of the nodes up
   double waiting_capacity_s_ = 0;   // ... while the queue was not empty
@@ -401,7 +400,6 @@ NodeInfo Replay::TemplateNode(const NodeTemplate& t, const std::string& name) co
 
 void Replay::AnswerCalls(const std::vector<control::ProviderCall>& calls) {
   for (const control::ProviderCall& call : calls) {
-    last_activity_ = now_;
     control::ProviderAnswer answer{.call = call.id};
     switch (call.request.verb) {
       case ProviderVerb::kList:  // what is booting, and the autoscaled nodes up
@@ -485,7 +483,16 @@ Status Replay::RunOneBatch(bool* progressed) {
     a.outbox.clear();
     reported = true;
   }
+  const TimePoint scanned = c_.autoscaler().last_scan();
+  const bool commands = !batch_.empty();
   control::BatchResult b = control::RunBatch(c_, batch_, now_, {.tick = true});
+  // A scan at the batch's end (after its pass) saw what the batch did; else a scan is owed
+  // for anything it did (a submit, a report, a node up, a provider's answer, a job placed).
+  if (c_.autoscaler().last_scan() != scanned) {
+    unseen_ = false;
+  } else if (commands || !b.effects.deliveries.empty()) {
+    unseen_ = true;
+  }
   events_ += static_cast<int64_t>(batch_.size()) + 1;
   std::vector<size_t> repoll;
   for (size_t i = 0; i < pending_.size(); ++i) {
@@ -524,7 +531,6 @@ void Replay::SubmitArrivals() {
   while (next_arrival_ < arrival_.size() &&
          kEpoch + trace_[arrival_[next_arrival_]].submit <= now_) {
     size_t i = arrival_[next_arrival_++];
-    last_activity_ = now_;
     nudged_scan_ = now_ + control::Autoscaler::kNudgeGap;
     control::SubmitJobs submit;  // built step by step: GCC 12 misreads the aggregate (bug 107919)
     submit.caller.user = trace_[i].user;
@@ -540,7 +546,6 @@ void Replay::EndExits() {
     auto it = parts_.find(std::make_tuple(e.job.value, e.attempt, e.agent));
     if (it == parts_.end() || !it->second.alive) continue;  // stopped before its end
     it->second.alive = false;
-    last_activity_ = now_;
     attempt_start_.erase(std::make_pair(e.job.value, e.attempt));
     Log("end", e.job, e.attempt, e.agent, e.timed_out ? "timed_out" : "");
     busy_milli_ -= it->second.milli;
@@ -562,13 +567,17 @@ std::optional<TimePoint> Replay::NextEvent() {
     for (const Boot& b : boots_) {
       if (!t || b.at < *t) t = b.at;
     }
-    // The autoscaler's scans: while nodes boot, and for an idle time (and two scans) after
-    // anything that could make one decide (an idle node is suspended then).
-    const AutoscalingPolicy& a = policy_.autoscaling;
-    if (!boots_.empty() || now_ - last_activity_ <= a.idle_time + 2 * a.scan_interval) {
-      const TimePoint scan = now_ + a.scan_interval;
-      if (!t || scan < *t) t = scan;
+    // The autoscaler's scans: the next one due after anything that changed what a scan sees,
+    // and the first one due at or after its next decision (an idle time running out, a
+    // resume's timeout, a rate's minute). Those between would plan what the last one did.
+    const control::Autoscaler& as = c_.autoscaler();
+    std::optional<TimePoint> scan;
+    if (unseen_) scan = as.next_scan();
+    if (std::optional<TimePoint> d = as.NextDecision()) {
+      const TimePoint at = std::max(*d, as.next_scan());
+      if (!scan || at < *scan) scan = at;
     }
+    if (scan && (!t || *scan < *t)) t = std::max(*scan, now_);
     if (nudged_scan_ > now_ && (!t || nudged_scan_ < *t)) t = nudged_scan_;
   }
   return t;

@@ -565,5 +565,41 @@ TEST_F(ControllerAutoscaleTest, StretchesOfDaysLongPastAreFoldedInTheStoreAndCou
   EXPECT_NEAR(after.projects[0].budget_spent, before.projects.at(0).budget_spent, 1e-6);
 }
 
+// What `baton sim` relies on to scan only when a scan could decide something: with nothing
+// new, no scan before NextDecision decides anything, and the one at it does.
+TEST_F(ControllerAutoscaleTest, NoScanBeforeTheNextDecisionDecidesAnythingWhenNothingChanges) {
+  const JobId job = ResumedFor(8000);
+  const TimePoint resumed = Events(EventKind::kNodeResuming).at(0).at;
+  const Autoscaler& as = c_->autoscaler();
+  // Booting: the resume rate's minute comes before the resume's timeout (5 minutes).
+  EXPECT_EQ(as.NextDecision(), resumed + std::chrono::minutes(1));
+  now_ = resumed + std::chrono::minutes(2);
+  RegisterNode("h100-1", 8);
+  Run(Tick{});
+  ASSERT_EQ(State(job), JobState::kRunning);
+  Poll("h100-1");
+  ReportEvent("h100-1", {.job = job, .kind = JobEvent::Kind::kStarted});
+  Scan();
+  EXPECT_EQ(as.NextDecision(), std::nullopt);  // busy, no clock running: only a change decides
+  ReportEvent("h100-1", {.job = job, .kind = JobEvent::Kind::kExited});
+  Scan();  // sees it idle
+  const std::optional<TimePoint> idle_since = as.nodes().at("h100-1").idle_since;
+  ASSERT_TRUE(idle_since.has_value());
+  const std::optional<TimePoint> next = as.NextDecision();
+  ASSERT_EQ(next, *idle_since + std::chrono::minutes(10));  // the idle time
+  const size_t suspending = Events(EventKind::kNodeSuspending).size();
+  while (now_ + seconds(10) < *next) {
+    Scan();
+    Run(AgentReport{ReportRequest{.node = "h100-1", .session = session_}});  // alive
+    EXPECT_TRUE(Calls().empty());
+  }
+  EXPECT_EQ(Events(EventKind::kNodeSuspending).size(), suspending);
+  now_ = std::max(*next, as.next_scan());
+  Run(Tick{});
+  const std::vector<ProviderCall> calls = Calls();
+  ASSERT_EQ(calls.size(), 1u);
+  EXPECT_EQ(calls[0].request.verb, ProviderVerb::kSuspend);
+}
+
 }  // namespace
 }  // namespace baton::control
