@@ -546,7 +546,8 @@ std::string TraceCsv(const std::vector<TraceJob>& jobs) {
   out += std::string(priority ? ",priority" : "") + (preemptible ? ",preemptible" : "") + "\n";
   for (const TraceJob& j : jobs) {
     out += Seconds(j.submit) + "," + Seconds(j.duration) + "," +
-           FormatMilli(j.resources.milli_gpus) + "," + std::to_string(j.resources.nodes) + "," +
+           FormatMilli(j.resources.milli_gpus) + "," +
+           (j.resources.nodes == 0 ? "" : std::to_string(j.resources.nodes)) + "," +
            CsvField(j.name) + "," + CsvField(j.user) + "," + CsvField(j.project) + "," +
            CsvField(j.resources.gpu_type) + "," +
            (j.time_limit.count() == 0 ? "" : Seconds(j.time_limit));

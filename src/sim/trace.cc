@@ -135,6 +135,7 @@ Status ReadCsvRow(const std::vector<std::string>& fields,
   auto gpus = ParseMilli(get("gpus"), "gpus", SpecLimits::kMaxMilliGpus);
   if (!gpus) return RowProblem("gpus", gpus.error().message());
   j->resources.milli_gpus = *gpus;
+  j->resources.nodes = 0;  // none named: as `baton submit` without -N
   if (std::string n = get("nodes"); !n.empty()) {
     char* end = nullptr;
     long nodes = std::strtol(n.c_str(), &end, 10);

@@ -12,7 +12,9 @@ namespace baton::sim {
 struct TraceJob {
   Duration submit{0};    // from the trace's start
   Duration duration{0};  // how long it runs once given its GPUs
-  Resources resources;   // gpus (milli), nodes, gpu_type
+  // gpus (milli), nodes, gpu_type; nodes 0 (a Baton CSV row with none): as `baton submit`
+  // without -N, the fewest whole nodes that hold the GPUs split evenly, chosen at submit
+  Resources resources;
   std::string name;
   std::string user = "user";
   std::string project = "default";

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "codec/json_codec.h"
+#include "sim/sacct.h"
 #include "sim/simulator.h"
 #include "sim/trace.h"
 
@@ -35,6 +36,7 @@ TEST(Trace, ReadsTheColumnsOfTheContractInAnyOrder) {
   EXPECT_EQ(b.submit, std::chrono::milliseconds(30'500));
   EXPECT_EQ(b.user, "user");
   EXPECT_EQ(b.project, "default");
+  EXPECT_EQ(b.resources.nodes, 0);  // none named: chosen at submit, as `baton submit` does
 }
 
 TEST(Trace, ErrorsNameTheFileTheLineAndTheColumn) {
@@ -279,6 +281,37 @@ TEST(Simulate, AJobThatFitsNowhereIsCountedAndNamedAndTheReplayStillEnds) {
   EXPECT_EQ(u.line, 7);
   EXPECT_NE(u.reason.find("1 node of 2xH100-80GB"), std::string::npos) << u.reason;
   EXPECT_NE(r->summary.unrunnable_jobs[1].reason.find("H200"), std::string::npos);
+}
+
+// A trace row means what `baton submit` with the same fields means (issue 41): 16 GPUs and no
+// `nodes` on nodes of 8 GPUs is a gang over two whole nodes, as `baton submit -g 16`; with
+// `nodes` 1 (`-N 1 -g 16`) it can never run.
+TEST(Simulate, ATraceRowThatNamesNoNodesGoesOnTheFewestWholeNodesAsASubmitDoes) {
+  auto t = ParseTraceCsv(
+      "submit_time,duration,gpus,nodes,name\n"
+      "0,100,16,,spread\n"
+      "0,100,16,1,one-node\n",
+      "t.csv");
+  ASSERT_TRUE(t.has_value()) << t.error().message();
+  std::vector<SimNode> nodes = {{.name = "n1", .gpus = "8xH100-80GB"},
+                                {.name = "n2", .gpus = "8xH100-80GB"}};
+  auto r = Simulate(nodes, *t, Policy{});
+  ASSERT_TRUE(r.has_value()) << r.error().message();
+  EXPECT_EQ(r->jobs[0].state, "succeeded");
+  EXPECT_DOUBLE_EQ(r->jobs[0].start, 0);
+  EXPECT_DOUBLE_EQ(r->jobs[0].end, 100);
+  EXPECT_NEAR(r->summary.gpu_utilization, 1.0, 1e-9);  // both nodes' 16 GPUs for 100 s
+  EXPECT_EQ(r->jobs[1].state, "refused");
+  ASSERT_EQ(r->summary.unrunnable_jobs.size(), 1u);
+  EXPECT_NE(r->summary.unrunnable_jobs[0].reason.find("no set of nodes can ever hold"),
+            std::string::npos)
+      << r->summary.unrunnable_jobs[0].reason;
+
+  // Written back, a row with no nodes still names none.
+  auto back = ParseTraceCsv(TraceCsv(*t), "back.csv");
+  ASSERT_TRUE(back.has_value()) << back.error().message();
+  EXPECT_EQ((*back)[0].resources.nodes, 0);
+  EXPECT_EQ((*back)[1].resources.nodes, 1);
 }
 
 // With autoscaling, the simulator is the provider: a job no node holds waits for a node's
