@@ -211,10 +211,11 @@ Status ReadSchedulingTimes(const ConfigReader& r, const YAML::Node& s, Policy* p
 }
 
 Status ReadScheduling(const ConfigReader& r, const YAML::Node& s, Policy* policy) {
-  RETURN_IF_ERROR(r.Keys(s, "scheduling",
-                         {"weights", "fairshare_half_life", "max_age", "backfill", "reservations",
-                          "preemption", "preempt_grace", "las_thresholds", "las_preemption",
-                          "untimed_reservation", "max_preemptions", "reclaim_cooloff"}));
+  RETURN_IF_ERROR(
+      r.Keys(s, "scheduling",
+             {"weights", "fairshare_half_life", "max_age", "backfill", "reservations", "preemption",
+              "preempt_grace", "las_thresholds", "las_preemption", "untimed_reservation",
+              "max_preemptions", "reclaim_cooloff", "las_preemption_budget"}));
   if (const YAML::Node w = s["weights"]) RETURN_IF_ERROR(ReadWeights(r, w, &policy->weights));
   RETURN_IF_ERROR(ReadSchedulingTimes(r, s, policy));
   if (s["backfill"]) {
@@ -249,6 +250,17 @@ Status ReadScheduling(const ConfigReader& r, const YAML::Node& s, Policy* policy
   if (s["las_preemption"]) {
     ASSIGN_OR_RETURN(policy->las_preemption,
                      r.Bool(s["las_preemption"], "scheduling.las_preemption"));
+  }
+  if (const YAML::Node b = s["las_preemption_budget"]) {
+    if (b.IsScalar() && b.Scalar() == "none") {
+      policy->las_preemption_budget.reset();
+    } else {
+      ASSIGN_OR_RETURN(double n, r.Number(b, "scheduling.las_preemption_budget", 1,
+                                          SpecLimits::kMaxPreemptions));
+      if (n != std::floor(n))
+        return r.Error(b, "scheduling.las_preemption_budget", "must be a whole number or none");
+      policy->las_preemption_budget = static_cast<int>(n);
+    }
   }
   return {};
 }

@@ -27,7 +27,7 @@ struct Weights {
   double fairshare = 5'000;  // 2^-(usage/share) of the project, refined by the user's
   double age = 1'000;        // time waiting / max_age, capped at 1
   double size = 0;           // GPUs asked / GPUs in the cluster
-  double las = 0;            // least attained service level (Policy::las_thresholds)
+  double las = 5'000;        // least attained service level (Policy::las_thresholds)
   bool operator==(const Weights&) const = default;
 };
 
@@ -172,8 +172,14 @@ struct Policy {
   // it has run (GPUs x time, over all its attempts); these ascending thresholds split jobs into
   // levels, and the `las` factor is 1 in the first level and falls to 0 in the last. With
   // `las_preemption`, a waiting job may preempt a running job of a later level (more service).
-  std::vector<double> las_thresholds;  // GPU-seconds
-  bool las_preemption = false;
+  // By default one threshold, 10 GPU-hours, with LAS preemption (issue 41: no user starves on
+  // a busy cluster): a job that has run past it may yield its GPUs to one that has not, at most
+  // `las_preemption_budget` times.
+  std::vector<double> las_thresholds = {36'000};  // GPU-seconds
+  bool las_preemption = true;
+  // A job preempted this many times (for any reason) is no longer a victim of LAS preemption:
+  // it runs on unless a higher class or a guarantee needs its GPUs. None: no limit.
+  std::optional<int> las_preemption_budget = 1;
   std::map<std::string, ProjectPolicy> projects;  // unnamed projects get `default_project`
   ProjectPolicy default_project;
   std::map<std::string, UserPolicy> users;

@@ -79,6 +79,10 @@ inline int LasLevel(const std::vector<double>& thresholds, double service) {
 inline int LasLevel(const Policy& policy, double service) {
   return LasLevel(policy.las_thresholds, service);
 }
+// Whether LAS preemption may still stop `r` (Policy::las_preemption_budget).
+inline bool LasBudgetLeft(const Policy& policy, const RunningJob& r) {
+  return !policy.las_preemption_budget || r.preemptions < *policy.las_preemption_budget;
+}
 
 // `shares` may be null where the policy does not weigh fair share: the factor is then kUnweighed.
 Factors ComputeFactors(const PendingJob& job, const Policy& policy, TimePoint now,

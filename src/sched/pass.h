@@ -57,6 +57,7 @@ struct RunningJob {
   // looked up by name.
   int32_t first_node = -1;
   bool preemptible = true;  // false: never a victim (JobSpec::preemptible)
+  int32_t preemptions = 0;  // times it was preempted before (Policy::las_preemption_budget)
   bool operator==(const RunningJob&) const = default;
 };
 

@@ -102,7 +102,7 @@ bool Search::Eligible(size_t v) const {
   // Least attained service: a job that has had more GPU-time yields to one that has had less
   // (never to a lower class).
   if (policy_.las_preemption && x.priority <= job_.priority && (same_project || borrowed) &&
-      ctx_.levels[v] > level_) {
+      ctx_.levels[v] > level_ && LasBudgetLeft(policy_, x)) {
     return true;
   }
   return reclaim_ && !same_project && borrowed;

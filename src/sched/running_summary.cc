@@ -21,7 +21,9 @@ RunningSummary SummarizeRunning(const std::vector<RunningJob>& running, const Po
     if (policy.las_preemption) s.levels.push_back(LasLevel(policy, r.service));
     if (r.stopping) continue;
     s.lowest_class = std::min(s.lowest_class, static_cast<int>(r.priority));
-    if (policy.las_preemption) s.highest_level = std::max(s.highest_level, s.levels.back());
+    // Only a job LAS may still preempt is a victim it could find.
+    if (policy.las_preemption && LasBudgetLeft(policy, r))
+      s.highest_level = std::max(s.highest_level, s.levels.back());
   }
   return s;
 }

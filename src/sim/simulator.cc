@@ -701,8 +701,12 @@ void Replay::Summarize(SimResult& result) const {
 
 Result<Policy> NamedPolicy(const std::string& name, const Policy& configured) {
   Policy p = configured;
+  // The named policies other than `las` and `default` do not count service at all.
   auto only = [&](double priority, double fairshare, double age) {
-    p.weights = Weights{.priority = priority, .fairshare = fairshare, .age = age, .size = 0};
+    p.weights =
+        Weights{.priority = priority, .fairshare = fairshare, .age = age, .size = 0, .las = 0};
+    p.las_thresholds.clear();
+    p.las_preemption = false;
   };
   if (name == "default") return p;
   if (name == "fifo") {
@@ -726,9 +730,15 @@ Result<Policy> NamedPolicy(const std::string& name, const Policy& configured) {
     // least GPU-time so far goes first (submit order within a level); a job that crossed into
     // a later level yields its GPUs to waiting jobs of an earlier one. Work-conserving: a job
     // that fits starts even if one ahead waits.
+    const Policy defaults;
+    const std::vector<double> thresholds = configured.las_thresholds;
     only(10'000, 0, 0);
     p.weights.las = 1'000;
-    if (p.las_thresholds.empty()) p.las_thresholds = {3600, 36'000};  // 1 and 10 GPU-hours
+    // Tiresias' own: 1 and 10 GPU-hours, no budget, unless the file sets others.
+    p.las_thresholds = thresholds == defaults.las_thresholds || thresholds.empty()
+                           ? std::vector<double>{3600, 36'000}
+                           : thresholds;
+    if (p.las_preemption_budget == defaults.las_preemption_budget) p.las_preemption_budget.reset();
     p.las_preemption = true;
     p.preemption = true;
     p.backfill = true;

@@ -26,6 +26,7 @@ scheduling:
   preempt_grace: 45s
   las_thresholds: [1h, 10h]
   las_preemption: yes
+  las_preemption_budget: 3
 defaults:
   project: {share: 1, limit_gpus: 64}
   user: {max_jobs: 50}
@@ -52,6 +53,7 @@ pools:
   EXPECT_EQ(p.preempt_grace, std::chrono::seconds(45));
   EXPECT_EQ(p.las_thresholds, (std::vector<double>{3600, 36'000}));  // GPU-seconds
   EXPECT_TRUE(p.las_preemption);
+  EXPECT_EQ(p.las_preemption_budget, std::optional<int>(3));
   EXPECT_EQ(p.Project("vision").share, 3);
   EXPECT_EQ(p.Project("vision").guaranteed_milli, 16000);
   EXPECT_EQ(p.Project("vision").limit_milli, 32000);
@@ -106,6 +108,10 @@ TEST(ServerConfig, ErrorsNameTheFileTheLineAndTheKey) {
        "line 2: scheduling.las_thresholds[1]: thresholds must be above 0 and ascending"},
       {"scheduling:\n  las_thresholds: 1h\n", "scheduling.las_thresholds: must be a list"},
       {"scheduling:\n  las_thresholds: [soon]\n", "scheduling.las_thresholds[0]"},
+      {"scheduling:\n  las_preemption_budget: 0\n",
+       "line 2: scheduling.las_preemption_budget: must be a number from"},
+      {"scheduling:\n  las_preemption_budget: 1.5\n",
+       "scheduling.las_preemption_budget: must be a whole number or none"},
       {"gpu_catalog:\n  prices:\n    H100: cheap\n",
        "line 3: gpu_catalog.prices.H100: must be a number"},
       {"gpu_catalog:\n  prices:\n    H100: {spot: 1}\n",
@@ -401,4 +407,22 @@ projects:
 }
 
 }  // namespace
+// The default policy has least attained service on, with a budget (issue 41); a file may turn
+// it off, or lift the budget.
+TEST(ConfigFile, LeastAttainedServiceIsOnByDefaultWithABudgetAndMayBeTurnedOff) {
+  const Policy defaults;
+  EXPECT_EQ(defaults.las_thresholds, (std::vector<double>{36'000}));  // 10 GPU-hours
+  EXPECT_TRUE(defaults.las_preemption);
+  EXPECT_EQ(defaults.las_preemption_budget, std::optional<int>(1));
+  EXPECT_EQ(defaults.weights.las, 5'000);
+  auto cfg = DecodeServerConfig(
+      "scheduling:\n  las_thresholds: []\n  las_preemption: false\n"
+      "  las_preemption_budget: none\n",
+      "baton.yaml");
+  ASSERT_TRUE(cfg.has_value()) << cfg.error().message();
+  EXPECT_TRUE(cfg->policy.las_thresholds.empty());
+  EXPECT_FALSE(cfg->policy.las_preemption);
+  EXPECT_FALSE(cfg->policy.las_preemption_budget.has_value());
+}
+
 }  // namespace baton::codec

@@ -31,7 +31,8 @@ TEST(Las, LevelsCountTheThresholdsReached) {
   EXPECT_EQ(LasLevel(p, 3599), 0);
   EXPECT_EQ(LasLevel(p, 3600), 1);
   EXPECT_EQ(LasLevel(p, 36'000), 2);
-  EXPECT_EQ(LasLevel(Policy{}, 1e9), 0);  // no thresholds: one level
+  EXPECT_EQ(LasLevel(std::vector<double>{}, 1e9), 0);  // no thresholds: one level
+  EXPECT_EQ(LasLevel(Policy{}, 36'000), 1);            // the default: one, at 10 GPU-hours
 }
 
 TEST(Las, TheJobWithLessGpuTimeGoesFirstThenSubmitOrder) {
@@ -88,6 +89,37 @@ TEST(Las, NoPreemptionWithinALevelOrWhenTurnedOffOrFromAHigherClass) {
     EXPECT_TRUE(r.preemptions.empty());
     ASSERT_EQ(r.waits.size(), 1u);
     EXPECT_EQ(r.waits[0].reason, WaitReason::kResources);
+  }
+}
+
+// The budget (issue 41): a job LAS has preempted as often as `las_preemption_budget` says is no
+// longer its victim, so a long job yields its GPUs once, not again and again; a higher class
+// still takes them, and with no budget LAS preempts it as often as it crosses a level.
+TEST(Las, AJobPreemptedItsBudgetsWorthIsNoLongerAVictimOfLas) {
+  for (int c = 0; c < 3; ++c) {
+    SCOPED_TRACE(c);
+    Fixture f;
+    ClusterView view{{MakeNode("n1", 8)}};
+    RunningJob old = f.Running(view, 1, "n1", 0, 8, /*service=*/8 * 3600.0);  // level 1
+    old.preemptions = 1;
+    Policy policy = LasPolicy(true);
+    ASSERT_EQ(policy.las_preemption_budget, std::optional<int>(1));  // the default
+    if (c == 1) policy.las_preemption_budget.reset();
+    PassInput in{.view = view, .policy = &policy, .now = kNow};
+    in.running = {old};
+    PendingJob next = f.Pending(2, 4000, 0);
+    if (c == 2) next.priority = Priority::kHigh;
+    in.pending = {next};
+    PassResult r = RunPass(std::move(in));
+    if (c == 0) {
+      EXPECT_TRUE(r.preemptions.empty());
+      ASSERT_EQ(r.waits.size(), 1u);
+      EXPECT_EQ(r.waits[0].reason, WaitReason::kResources);
+      continue;
+    }
+    ASSERT_EQ(r.preemptions.size(), 1u);
+    EXPECT_EQ(r.preemptions[0].victim, JobId{1});
+    EXPECT_EQ(r.preemptions[0].reason, c == 1 ? PreemptReason::kService : PreemptReason::kPriority);
   }
 }
 

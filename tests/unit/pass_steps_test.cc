@@ -24,6 +24,7 @@ TEST(RunningSummary, SaysWhenEachJobGivesItsGpusBackAndWhatAPreemptorMustOutrank
   view.nodes.push_back(MakeNode("n1", 8));
   PassJobs jobs;
   Policy policy;
+  policy.las_preemption = false;
   policy.preempt_grace = seconds(30);
   std::vector<RunningJob> running;
   running.push_back(jobs.Running(view, 1, "n1", 0, 2, 0, Priority::kHigh));  // no time limit
@@ -71,6 +72,11 @@ TEST(RunningSummary, WithLasPreemptionGivesEachJobItsLevel) {
   RunningSummary s = SummarizeRunning(running, policy, kPassNow);
   EXPECT_EQ(s.levels, (std::vector<int>{0, 2}));
   EXPECT_EQ(s.highest_level, 2);
+  // A job whose LAS budget is spent is no victim a search could find (las_preemption_budget).
+  running[1].preemptions = 1;
+  s = SummarizeRunning(running, policy, kPassNow);
+  EXPECT_EQ(s.levels, (std::vector<int>{0, 2}));
+  EXPECT_EQ(s.highest_level, 0);
 }
 
 TEST(StandingClaims, KeepsTheFreshClaimsOfJobsStillWaitingAndMarksThemInTheView) {

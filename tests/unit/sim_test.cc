@@ -283,6 +283,27 @@ TEST(Simulate, AJobThatFitsNowhereIsCountedAndNamedAndTheReplayStillEnds) {
   EXPECT_NE(r->summary.unrunnable_jobs[1].reason.find("H200"), std::string::npos);
 }
 
+// The default policy's least attained service (issue 41): a job past 10 GPU-hours yields its
+// GPU to a new job once, then runs to its end; Tiresias' own (`las`, no budget) stops it for
+// every new job.
+TEST(Simulate, UnderTheDefaultPolicyALongJobYieldsToANewOneOnceThenRunsToItsEnd) {
+  std::vector<SimNode> nodes = {{.name = "n1", .gpus = "1xH100-80GB"}};
+  std::vector<TraceJob> trace = {Job(0, 100 * 3600, 1000)};
+  for (int i = 1; i <= 5; ++i) trace.push_back(Job(i * 11 * 3600, 600, 1000));
+  auto d = Simulate(nodes, trace, Policy{});
+  ASSERT_TRUE(d.has_value()) << d.error().message();
+  EXPECT_EQ(d->summary.preemptions, 1);
+  EXPECT_EQ(d->summary.finished, 6);
+  EXPECT_NEAR(d->jobs[1].start, 11 * 3600, 60);  // the first new job, at once
+  EXPECT_GT(d->jobs[2].start, 100 * 3600);       // the next waits for the long one's end
+  auto las_policy = NamedPolicy("las", Policy{});
+  ASSERT_TRUE(las_policy.has_value());
+  auto las = Simulate(nodes, trace, *las_policy);
+  ASSERT_TRUE(las.has_value()) << las.error().message();
+  EXPECT_EQ(las->summary.preemptions, 5);
+  EXPECT_NEAR(las->jobs[2].start, 22 * 3600, 60);
+}
+
 // A trace row means what `baton submit` with the same fields means (issue 41): 16 GPUs and no
 // `nodes` on nodes of 8 GPUs is a gang over two whole nodes, as `baton submit -g 16`; with
 // `nodes` 1 (`-N 1 -g 16`) it can never run.
