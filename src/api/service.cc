@@ -183,6 +183,7 @@ std::vector<Route> Service::Routes() {
       {"GET", "/v1/jobs/{id}/metrics", A::kUserOrAdmin, to(&Service::ShowJobMetrics)},
       {"GET", "/v1/jobs/{id}/metrics/lines", A::kUserOrAdmin, to(&Service::MetricsLines)},
       {"GET", "/v1/jobs/{id}/preemption", A::kUserOrAdmin, to(&Service::Preemption)},
+      {"GET", "/v1/jobs/{id}/wait", A::kUserOrAdmin, to(&Service::WaitEnd)},
       {"GET", "/v1/jobs/{id}/attach", A::kUserOrAdmin,
        [this](Call c) { OpenTunnel(std::move(c), TunnelTo::kSession); }},
       {"GET", "/v1/jobs/{id}/forward", A::kUserOrAdmin,

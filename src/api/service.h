@@ -106,6 +106,9 @@ class Service {
   // GET /v1/jobs/{id}/preemption?timeout=SECONDS: answered once the job is being preempted, has
   // stopped running, or the timeout passed (streams.cc).
   void Preemption(Call c);
+  // GET /v1/jobs/{id}/wait?timeout=SECONDS: answered once the job has ended (an array's id:
+  // every task of the array), or the timeout passed (streams.cc).
+  void WaitEnd(Call c);
   // Posts `command` (a C); `on_answer` gets its control::Answered<C> (whatever its status) on
   // an HTTP thread.
   template <typename C, typename OnAnswer>

@@ -54,6 +54,19 @@ struct PreemptionWait {
   Waiter waiter;
 };
 
+struct EndWait {
+  EndWait(Fanout& jobs, control::Caller c, JobId j, bool a, std::chrono::steady_clock::time_point u)
+      : caller(std::move(c)), job(j), array(a), from(j.value), until(u), waiter(jobs, j.value) {}
+
+  control::Caller caller;
+  JobId job;     // the job, or the array's id (its first task's)
+  bool array;    // every task of the array
+  int64_t from;  // an array: no task before this one is still going
+  std::chrono::steady_clock::time_point until;
+  bool answered = false;
+  Waiter waiter;
+};
+
 struct EventFeed {
   EventFeed(Fanout& events, int64_t from) : after(from), waiter(events) {}
 
@@ -139,6 +152,63 @@ void Service::Preemption(Call c) {
             if (!r.status.ok()) return give(Piece{.data = codec::EncodeError(r.status)});
             give(Piece{.data = codec::EncodePreemption(r->job)});
           });
+        };
+        return res;
+      });
+}
+
+// `baton wait`'s long-poll: {"job", "array", "ended"} once the job has ended (for an array's
+// id: every one of its tasks), or `timeout` seconds (default 60, at most 600) passed. Streamed
+// as the preemption's, so that the wait holds no thread. An array's waiter hears each task that
+// ends (main notifies the array's id then) and looks past the tasks ended so far, so a wait of
+// N tasks asks the controller about each task about once.
+void Service::WaitEnd(Call c) {
+  auto id = JobIdParam(c);
+  if (!id) return c.respond(Error(id.error()));
+  auto timeout = QueryInt(c.request, "timeout", 0, 600, 60);
+  if (!timeout) return c.respond(Error(timeout.error()));
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(*timeout);
+  const bool task = id->array_index >= 0;
+  Run(control::GetJob{CallerOf(c.who), id->id, id->array_index}, std::move(c.respond),
+      [this, who = c.who, until, task](control::JobDetail& first) {
+        const bool array = !task && first.job.array_id == first.job.id;
+        auto w = std::make_shared<EndWait>(news_.jobs, CallerOf(who), first.job.id, array, until);
+        Response res;
+        res.content_type = "application/json";
+        res.stream = [this, w](PieceCallback give) {
+          if (w->answered) return give(Piece{.end = true});
+          w->waiter.Look();
+          // Ended (or the timeout passed): the answer; else a wait for the job's news.
+          auto settle = [w, give](bool ended) {
+            auto now = std::chrono::steady_clock::now();
+            if (!ended && now < w->until) {
+              auto left = std::chrono::duration_cast<std::chrono::milliseconds>(w->until - now);
+              return give(WaitForNews(w, std::min(left, kSafetyNet)));
+            }
+            w->answered = true;
+            give(Piece{.data = "{\"job\":" + std::to_string(w->job.value) +
+                               ",\"array\":" + (w->array ? "true" : "false") +
+                               ",\"ended\":" + (ended ? "true" : "false") + "}"});
+          };
+          if (!w->array) {
+            return Ask(control::GetJob{w->caller, w->job},
+                       [w, give, settle](control::Answered<control::GetJob>& r) {
+                         if (!r.status.ok()) {
+                           w->answered = true;
+                           return give(Piece{.data = codec::EncodeError(r.status)});
+                         }
+                         settle(IsTerminal(r->job.state));
+                       });
+          }
+          Ask(control::ListJobs{.caller = w->caller,
+                                .states = {JobState::kPending, JobState::kHeld, JobState::kRunning},
+                                .array = w->job.value,
+                                .limit = 1,
+                                .after = w->from - 1},
+              [w, settle](control::Answered<control::ListJobs>& r) {
+                if (r.status.ok() && !r->jobs.empty()) w->from = r->jobs.front().id.value;
+                settle(r.status.ok() && r->jobs.empty());
+              });
         };
         return res;
       });

@@ -50,13 +50,19 @@ Result<JobDetail> ReadOuts::Get(const GetJob& c, TimePoint now) const {
 JobPage ReadOuts::List(const ListJobs& c, TimePoint now) const {
   JobPage r;
   int limit = std::clamp(c.limit, 1, 1000);
-  for (auto it = jobs.upper_bound(JobId{c.after}); it != jobs.end(); ++it) {
+  // An array's tasks have the ids from the array's on, one after another (Controller::Submit):
+  // its listing looks at them only, not at every job after them.
+  const int64_t after = c.array != 0 ? std::max(c.after, c.array - 1) : c.after;
+  for (auto it = jobs.upper_bound(JobId{after}); it != jobs.end(); ++it) {
     const Job& j = it->second;
+    if (c.array != 0 && j.array_id.value != c.array) {
+      if (j.id.value > c.array) break;
+      continue;
+    }
     if (!c.states.empty() && std::find(c.states.begin(), c.states.end(), j.state) == c.states.end())
       continue;
     if (!c.user.empty() && j.user != c.user) continue;
     if (!c.project.empty() && j.spec.project != c.project) continue;
-    if (c.array != 0 && j.array_id.value != c.array) continue;
     if (static_cast<int>(r.jobs.size()) == limit) {
       r.next = r.jobs.back().id.value;
       break;

@@ -109,7 +109,12 @@ control::LoopOptions MakeLoopOptions(net::WebhookSender* sender, api::News& news
                  std::chrono::time_point_cast<Duration>(std::chrono::system_clock::now()));
     }
     if (!batch.tokens.empty()) tokens.Apply(batch.tokens);
-    for (const Job& job : batch.jobs) news.jobs.Notify(job.id.value);
+    for (const Job& job : batch.jobs) {
+      news.jobs.Notify(job.id.value);
+      // A wait for a whole array (GET /v1/jobs/{array}/wait) hears each task that ends.
+      if (job.array_id.value != 0 && job.array_id != job.id && IsTerminal(job.state))
+        news.jobs.Notify(job.array_id.value);
+    }
   };
   return loop_options;
 }

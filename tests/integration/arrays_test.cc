@@ -146,5 +146,52 @@ TEST(Arrays, AFailingArrayIsTwoAlertsNotOnePerTask) {
       << events;
 }
 
+// `baton wait ARRAY` asks the server to hold its request until the array has ended (GET
+// /v1/jobs/{id}/wait): the answer comes when the last task ends, not at a poll's next tick; a
+// task or a job alone is waited for the same way, and the timeout answers `"ended": false`.
+TEST(Arrays, TheWaitRouteAnswersWhenTheLastTaskHasEnded) {
+  TempDir dir;
+  BatonProcess baton(dir.path(), {"--gpus", "2xH100-80GB"});
+  auto c = baton.Client();
+  // Six tasks of 0.3 s on two GPUs: three rounds, about 0.9 s in all.
+  std::string array =
+      FirstLine(RunCli(baton, {"submit", "--array", "0-5", "-g", "1", "--", "sleep", "0.3"}).out);
+  ASSERT_FALSE(array.empty());
+  auto answer =
+      c->Request("GET", "/v1/jobs/" + array + "/wait?timeout=60", {}, {}, std::chrono::seconds(90));
+  ASSERT_TRUE(answer.has_value()) << answer.error().message();
+  EXPECT_EQ(answer->status, 200) << answer->body;
+  EXPECT_EQ(json::parse(answer->body),
+            json::parse("{\"job\":" + array + ",\"array\":true,\"ended\":true}"));
+  // Every task had ended when it answered.
+  CliResult tasks = RunCli(baton, {"jobs", "--all", "--expand"});
+  EXPECT_EQ(CountOf(tasks.out, "succeeded"), 6u) << tasks.out;
+
+  // A held task: the timeout answers, and says it has not ended; so does a held job alone.
+  std::string held =
+      FirstLine(RunCli(baton, {"submit", "--hold", "--array", "0-1", "-g", "1", "--", "true"}).out);
+  auto timed = c->Request("GET", "/v1/jobs/" + held + "_1/wait?timeout=1");
+  ASSERT_TRUE(timed.has_value());
+  EXPECT_EQ(json::parse(timed->body),
+            json::parse("{\"job\":" + std::to_string(std::stoll(held) + 1) +
+                        ",\"array\":false,\"ended\":false}"));
+  auto whole = c->Request("GET", "/v1/jobs/" + held + "/wait?timeout=0");
+  ASSERT_TRUE(whole.has_value());
+  EXPECT_NE(whole->body.find("\"array\":true,\"ended\":false"), std::string::npos) << whole->body;
+  // Released, the whole array's wait answers once both have run.
+  ASSERT_EQ(RunCli(baton, {"release", held}).exit_code, 0);
+  auto done =
+      c->Request("GET", "/v1/jobs/" + held + "/wait?timeout=60", {}, {}, std::chrono::seconds(90));
+  ASSERT_TRUE(done.has_value());
+  EXPECT_NE(done->body.find("\"ended\":true"), std::string::npos) << done->body;
+  EXPECT_EQ(RunCli(baton, {"wait", held}).exit_code, 0);
+
+  // Bad input: an unknown job, a timeout out of range.
+  EXPECT_EQ(c->Request("GET", "/v1/jobs/99999/wait")->status, 404);
+  auto bad = c->Request("GET", "/v1/jobs/" + array + "/wait?timeout=601");
+  EXPECT_EQ(bad->status, 400);
+  EXPECT_NE(bad->body.find("timeout"), std::string::npos) << bad->body;
+}
+
 }  // namespace
 }  // namespace baton::testing
