@@ -21,11 +21,8 @@ namespace {
 // go after --).
 int RunInAllocation(const Connection& conn, const SubmitFlags& f, const std::string& ref,
                     bool session, std::vector<std::string> command) {
-  CLI::App scratch;
-  SubmitFlags unused;
-  AddSpecFlags(&scratch, unused);
   for (const std::string& flag : f.given) {
-    if (flag == "--env" || scratch.get_option_no_throw(flag) == nullptr) continue;
+    if (flag == "--env" || f.spec_names.count(flag) == 0) continue;
     return Usage(InvalidArgument("run --in: " + flag +
                                  ": the allocation has its size already; srun's options go after "
                                  "--: baton run --in " +

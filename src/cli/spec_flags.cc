@@ -273,6 +273,7 @@ Result<JobSpec> SpecFromFlags(const SubmitFlags& f, std::vector<std::string> com
 // The flags of a job's spec, shared by submit, resubmit and run (whose -t is --tty, as
 // docker's: its time limit is --time only).
 void AddSpecFlags(CLI::App* sub, SubmitFlags& f, bool short_time) {
+  const size_t before = sub->get_options().size();
   sub->add_option("-g,--gpus,-G", f.gpus, "GPUs (a fraction such as 0.25 shares one GPU)");
   sub->add_option("--gpu-type", f.gpu_type, "GPU model, e.g. H100 or A100-40GB");
   sub->add_option("--gpu-memory", f.gpu_memory,
@@ -401,6 +402,10 @@ void AddSpecFlags(CLI::App* sub, SubmitFlags& f, bool short_time) {
   sub->add_flag("--batch-script", f.batch_script,
                 "run the command as a batch script (sbatch): once, on the first node, with "
                 "SLURM_* variables, srun and scontrol; a script with #SBATCH lines is one");
+  // Their names, for NoteGiven (building the flags again to ask costs a short command's start).
+  const std::vector<CLI::Option*> all = sub->get_options();
+  for (size_t i = before; i < all.size(); ++i)
+    f.spec_names.insert("--" + all[i]->get_single_name());
 }
 
 // The job's command: words before the `--` that started the command keep the `--` as part of
@@ -423,14 +428,11 @@ Result<std::vector<std::string>> CommandWords(CLI::App& sub, const std::string& 
 // Records which flags were typed (their long names): only those override a file or a job.
 // Also keeps the spec flags typed as words, for a batch script's directives to go under.
 void NoteGiven(const CLI::App& sub, SubmitFlags* f) {
-  CLI::App scratch;
-  SubmitFlags unused;
-  AddSpecFlags(&scratch, unused);
   for (const CLI::Option* o : sub.get_options()) {
     if (o->count() == 0) continue;
     std::string name = "--" + o->get_single_name();
     f->given.insert(name);
-    if (scratch.get_option_no_throw(name) == nullptr) continue;
+    if (f->spec_names.count(name) == 0) continue;
     if (o->get_expected_max() == 0) {
       // A flag's last use, which may be its negation ("--no-requeue" of "--requeue").
       bool off = !o->results().empty() && o->results().back() == "false";

@@ -42,8 +42,9 @@ struct SubmitFlags {
   // Where it may go (Slurm's host lists: "gpu[01-04],login1").
   std::string nodelist, exclude;
   bool exclusive = false;
-  std::set<std::string> given;     // the flags typed, by long name ("--gpus")
-  std::vector<std::string> typed;  // the spec flags typed, as words ("--gpus", "2")
+  std::set<std::string> spec_names;  // the long names of the spec flags (AddSpecFlags)
+  std::set<std::string> given;       // the flags typed, by long name ("--gpus")
+  std::vector<std::string> typed;    // the spec flags typed, as words ("--gpus", "2")
 };
 
 // Whether a command of one word is a shell line (spaces, `;`, `|`, `$`...): it runs under
