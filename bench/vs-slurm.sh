@@ -2,7 +2,7 @@
 # Baton against Slurm on this machine, side by side, in one run (issue 20).
 #
 #   bash bench/vs-slurm.sh [--jobs N] [--runs N] [--latency-jobs N] [--rest-jobs N]
-#                          [--rest-conns N] [--skip-install]
+#                          [--rest-conns N] [--only LIST] [--skip-install]
 #
 # Installs Debian's Slurm (22.05 on Debian 12) when missing, starts a throwaway one-node Slurm
 # cluster with 8 GPUs (gres/gpu, dummy devices) and `baton up` with 8 simulated GPUs, each on a
@@ -10,13 +10,16 @@
 #
 #   1. CLI submits: a shell loop of --jobs one-process-per-job submits of a held one-GPU `true`
 #      (held, so that the loop measures the command line and the controller, not running jobs);
-#   2. end to end: the same loop not held, then waiting until every job has ended;
+#   2. end to end: the same loop not held, then waiting until every job has ended; and the
+#      same --jobs one-GPU `true` tasks as one job array, until every task has ended;
 #   3. submit to running: --latency-jobs jobs one after another on the idle cluster, each
 #      `date +%s%N > FILE`; the job's clock minus the shell's clock just before the submit;
 #   4. REST submits: held jobs over --rest-conns keep-alive connections, baton_load for Baton,
 #      an embedded Python client of slurmrestd for Slurm;
 #   and the floor of 1 and 2 on this machine: the same loops of a C program that sends the
 #   same request and nothing else (bench/submit_floor.c), against the same `baton up`.
+#
+# --only cli,e2e,array,floor,latency,rest measures only those (all by default).
 #
 # It needs root (slurmd starts jobs as their users; apt-get) and the Release build (make build).
 # Each --runs repetition starts both systems afresh, and alternates which of the two goes
@@ -36,6 +39,7 @@ usage() {
 }
 
 jobs=200 runs=1 lat_jobs=30 rest_jobs=20000 rest_conns=16 skip_install=0
+only=cli,e2e,array,floor,latency,rest
 while (($#)); do
   case $1 in
     --jobs | --runs | --latency-jobs | --rest-jobs | --rest-conns)
@@ -49,11 +53,20 @@ while (($#)); do
       esac
       shift 2
       ;;
+    --only)
+      [[ ${2:-} =~ ^(cli|e2e|array|floor|latency|rest)(,(cli|e2e|array|floor|latency|rest))*$ ]] ||
+        die "--only takes a comma-separated list of cli, e2e, array, floor, latency, rest"
+      only=$2
+      shift 2
+      ;;
     --skip-install) skip_install=1 && shift ;;
     -h | --help) usage 0 ;;
     *) echo "vs-slurm: unknown argument $1" >&2 && usage 2 ;;
   esac
 done
+
+wanted() { [[ ,$only, == *",$1,"* ]]; }
+((jobs <= 10000)) || die "--jobs is at most 10000 (the most tasks of one Baton array)"
 
 # ---- What must be there before anything starts -------------------------------------------
 ((EUID == 0)) || die "run as root (sudo bash $0): slurmd must be root to start jobs, and missing packages are installed with apt-get"
@@ -219,6 +232,8 @@ SchedulerParameters=batch_sched_delay=0
 # REST test's held jobs.
 MinJobAge=2
 MaxJobCount=200000
+# The array test submits --jobs tasks as one array (the default limit is 1,000 tasks).
+MaxArraySize=$((jobs + 1))
 ReturnToService=2
 # The node as Baton's simulated one: 64 CPUs, 512 GiB, 8 GPUs, whatever this machine has.
 SlurmdParameters=config_overrides
@@ -288,6 +303,8 @@ baton_held=("$B" submit --hold -g 1 -- true)
 slurm_run=(sbatch --parsable --gres=gpu:1 -o /dev/null --wrap true)
 baton_run=("$B" submit -g 1 -- true)
 floor_held=("$F")
+slurm_array=(sbatch --parsable --array="0-$((jobs - 1))" --gres=gpu:1 -o /dev/null --wrap true)
+baton_array=("$B" submit --array "0-$((jobs - 1))" -g 1 -- true)
 floor_run=("$F" --run)
 
 # ---- 1. CLI submit loop, held -------------------------------------------------------------
@@ -323,9 +340,9 @@ rate() { # NAME T0 T1: jobs per second
 # Slurm: `squeue -h` every 20 ms until it prints nothing (no job pending, running or
 # completing). `sbatch --wait` on a last job depending on the others would need one more
 # scheduling pass (up to a second), so polling is the fairer to Slurm.
-# Baton: `baton wait FIRST-LAST`, as a user would type it; and, to compare like with like,
-# `baton jobs` every 20 ms until it lists nothing (baton wait looks after 20 ms, then backs
-# off to every 250 ms).
+# Baton: `baton wait FIRST-LAST`, as a user would type it (the server answers its long-poll
+# when the last job has ended); and, to compare like with like, `baton jobs` every 20 ms until
+# it lists nothing.
 seconds() {
   local s
   s=$(awk -v us=$(($3 - $2)) 'BEGIN { printf "%.2f", us / 1e6 }')
@@ -361,6 +378,27 @@ e2e_baton_poll() {
   while [[ $("$B" jobs --json) != '{"jobs":[]'* ]]; do sleep 0.02; done
   now_us t1
   seconds baton_e2e_poll "$t0" "$t1" "polled"
+}
+
+# ---- 2b. An array end to end ----------------------------------------------------------------
+# --jobs tasks of one-GPU `true` as one job array: the submit, then until every task has ended
+# (Slurm: squeue -h empty, polled every 20 ms; Baton: baton wait ARRAY as a user types it).
+array_slurm() {
+  local t0 t1
+  now_us t0
+  "${slurm_array[@]}" >"$run_dir/slurm-array.id"
+  while [[ -n $(squeue -h) ]]; do sleep 0.02; done
+  now_us t1
+  seconds slurm_array "$t0" "$t1" "squeue empty"
+}
+array_baton() {
+  local t0 t1 id st=0
+  now_us t0
+  id=$("${baton_array[@]}")
+  "$B" wait "$id" || st=$?
+  now_us t1
+  seconds baton_array "$t0" "$t1" "baton wait exit $st"
+  ((st == 0)) || die "baton wait: some tasks of array $id did not succeed"
 }
 
 # ---- 3. Submit to running -----------------------------------------------------------------
@@ -536,6 +574,8 @@ print_header() { # after the first start: sbatch --version needs a configuration
   printf '  CLI, held:   %s\n               %s\n' "${slurm_held[*]}" "${baton_held[*]}"
   printf '  end to end:  %s; then squeue -h every 20 ms until empty\n' "${slurm_run[*]}"
   printf '               %s; then baton wait FIRST-LAST (and, again, baton jobs --json every 20 ms until empty)\n' "${baton_run[*]}"
+  printf '  array:       %s; then squeue -h every 20 ms until empty\n' "${slurm_array[*]}"
+  printf '               %s; then baton wait ARRAY\n' "${baton_array[*]}"
   printf '  floor:       %s, and %s then baton wait FIRST-LAST: the same requests from C (bench/submit_floor.c)\n' "${floor_held[*]}" "${floor_run[*]}"
   printf '  latency:     sbatch --parsable --gres=gpu:1 -o /dev/null --wrap "date +%%s%%N > FILE"\n'
   printf '               baton submit -g 1 -- sh -c "date +%%s%%N > FILE"   (a random 0-1 s pause before each)\n'
@@ -556,15 +596,20 @@ for ((run = 1; run <= runs; run++)); do
   "${slurm_run[@]}" >/dev/null
   while [[ -n $(squeue -h) ]]; do sleep 0.02; done
   "$B" wait "$("${baton_run[@]}")"
-  pair cli_slurm cli_baton
-  pair e2e_slurm e2e_baton
-  e2e_baton_poll
-  cli_floor
-  e2e_floor
-  pair lat_slurm lat_baton
+  if wanted cli; then pair cli_slurm cli_baton; fi
+  if wanted e2e; then
+    pair e2e_slurm e2e_baton
+    e2e_baton_poll
+  fi
+  if wanted array; then pair array_slurm array_baton; fi
+  if wanted floor; then
+    cli_floor
+    e2e_floor
+  fi
+  if wanted latency; then pair lat_slurm lat_baton; fi
   # Last: 2 x --rest-jobs held jobs. (Files made and deleted by the thousand slow the next
   # file creations on a journal-less ext4: docs/performance.md, "The file system".)
-  pair rest_slurm rest_baton
+  if wanted rest; then pair rest_slurm rest_baton; fi
   stop_baton
   stop_slurm "$slurm_dir"
 done
@@ -580,6 +625,7 @@ summary() { # VALUES...: the median, and the range when there are several
 median() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 row() { # LABEL SLURM-KEY BATON-KEY UNIT BETTER
   local s b r
+  [[ -n ${results[$3]:-} ]] || return 0 # not measured (--only)
   # shellcheck disable=SC2086 # the results are space-separated lists
   if [[ -z ${results[$2]:-} ]]; then
     s="n/a" r="-"
@@ -599,6 +645,7 @@ echo
 row "CLI submit loop, $jobs held one-GPU true" slurm_cli baton_cli "submits/s" "higher: ratio > 1 is Baton faster"
 row "End to end, $jobs one-GPU true (baton wait)" slurm_e2e baton_e2e_wait "s" "lower: ratio < 1 is Baton faster"
 row "End to end, $jobs one-GPU true (20 ms polls)" slurm_e2e baton_e2e_poll "s" "lower: ratio < 1 is Baton faster"
+row "Array end to end, $jobs one-GPU true tasks (baton wait)" slurm_array baton_array "s" "lower: ratio < 1 is Baton faster"
 row "Floor: CLI loop of the C submit, held" slurm_cli floor_cli "submits/s" "what no one-process client beats"
 row "Floor: end to end, C submit loop, baton wait" slurm_e2e floor_e2e_wait "s" "what no one-process client beats"
 row "Submit to running, $lat_jobs jobs, p50" slurm_latency_p50 baton_latency_p50 "ms" "lower: ratio < 1 is Baton faster"
@@ -606,4 +653,4 @@ row "Submit to running, $lat_jobs jobs, p99" slurm_latency_p99 baton_latency_p99
 row "Submit to running, $lat_jobs jobs, max" slurm_latency_max baton_latency_max "ms" "lower"
 row "REST submits, $rest_jobs held, $rest_conns conns" slurm_rest baton_rest "submits/s" "higher: ratio > 1 is Baton faster"
 [[ -z $rest_note ]] || echo "Slurm REST: not measured: $rest_note"
-echo "Slurm's end to end polls squeue -h; Baton's first row is baton wait as typed (it looks after 20 ms, then backs off to every 250 ms), the second polls baton jobs --json every 20 ms like Slurm's."
+echo "Slurm's end to end polls squeue -h; Baton's first row is baton wait as typed (the server answers its long-poll when the last job has ended), the second polls baton jobs --json every 20 ms like Slurm's."
