@@ -327,7 +327,8 @@ void Agent::MainLoop() {
     CollectExits(now);
     bool active = !orders.empty() || outbox_.events() != events_before;
     StepStops(now);
-    bool samples_due = now - last_sample_ >= options_.sample_interval;
+    bool samples_due =
+        now - last_sample_ >= std::max(options_.sample_interval, asked_sample_interval_);
     bool logs_due = now - last_logs_ >= options_.log_interval;
     bool logs_waiting = logs_due && PollHealthAndLogs(now);
     std::vector<GpuSample> samples;
@@ -630,6 +631,8 @@ bool Agent::SendReport(std::vector<GpuSample> samples) {
     return false;
   }
   if (res->status != 200) return false;  // refused: NoteContact kept what it answered
+  // An answer it cannot read leaves the interval as it was: the report was taken all the same.
+  if (auto asked = codec::DecodeReportReply(res->body)) asked_sample_interval_ = *asked;
   outbox_.Acknowledged(draft);
   jobs_.Acknowledged(shipped, metrics_shipped, draft.ends);
   if (rep.reclaim) reclaim_told_ = true;

@@ -252,6 +252,9 @@ class Agent {
   Duration idle_wait_ = std::chrono::milliseconds(2);  // main loop: next look at the jobs
   TimePoint last_active_{};                            // main loop: a job last started or ended
   TimePoint last_sample_{};
+  // How often the controller asks for the GPUs' readings (its answer to each report; it
+  // spreads a large cluster's readings out): readings go every max(this, sample_interval).
+  Duration asked_sample_interval_{};
   TimePoint last_logs_{};
   // The fence (main loop only): what the controller asked at registration, and the deadline
   // last written to run/lease (job_lease.h).

@@ -355,8 +355,9 @@ void Service::AgentReport(Call c) {
   for (const LogChunk& chunk : report->logs) news_.jobs.Notify(chunk.job.value);  // followers
   report->logs.clear();
   command.report = std::move(*report);
-  Run(std::move(command), std::move(c.respond),
-      [](control::Acknowledged&) { return Json(200, "{}"); });
+  Run(std::move(command), std::move(c.respond), [](control::ReportAnswer& r) {
+    return Json(200, codec::EncodeReportReply(r.sample_interval));
+  });
 }
 
 void Service::ListNodes(Call c) {

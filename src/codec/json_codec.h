@@ -147,6 +147,10 @@ Result<RegisterReply> DecodeRegisterReply(std::string_view json);
 std::string EncodeOrders(const std::vector<Order>& orders);
 Result<std::vector<Order>> DecodeOrders(std::string_view json);
 std::string EncodeReport(const ReportRequest& r);
+// Its answer: {"sample_interval_ms": N}, how often the agent is to send its GPUs' readings
+// (0 from a controller that does not say: the agent keeps its own).
+std::string EncodeReportReply(Duration sample_interval);
+Result<Duration> DecodeReportReply(std::string_view json);
 
 // GET /v1/usage: {"projects": [...], "users": [...]}.
 std::string EncodeUsage(const std::vector<UsageRow>& projects, const std::vector<UsageRow>& users,

@@ -338,6 +338,21 @@ Result<RegisterReply> DecodeRegisterReply(std::string_view text) {
   return r;
 }
 
+std::string EncodeReportReply(Duration sample_interval) {
+  json::object o;
+  o["sample_interval_ms"] = sample_interval.count();
+  return json::serialize(o);
+}
+
+Result<Duration> DecodeReportReply(std::string_view text) {
+  ASSIGN_OR_RETURN(json::value v, Parse(text));
+  ASSIGN_OR_RETURN(const json::object* o, GetObject(v, ""));
+  int64_t ms = 0;
+  // Up to an hour: a controller asking for rarer readings than that is not believed.
+  RETURN_IF_ERROR(Read(*o, "sample_interval_ms", &ms, Int(0, 3600 * 1000)));
+  return Duration(ms);
+}
+
 std::string EncodeReport(const ReportRequest& r) {
   json::object o;
   o["node"] = r.node;

@@ -232,7 +232,7 @@ struct AgentPoll {
 };
 
 struct AgentReport {
-  using Answer = Acknowledged;
+  using Answer = ReportAnswer;
   ReportRequest report;
   // Log bytes of the report the server did not keep (api::LogStore: the disk reserve, or past
   // the largest log), and why: raised as a log_dropped alert.
@@ -274,7 +274,7 @@ using Command =
 using ReplyValue =
     std::variant<Acknowledged, Submitted, JobShown, JobDetail, JobPage, QueuePage, NodeList,
                  EventList, TokenShown, TokenList, MetricsShown, UsageReport, JobMetrics, CronList,
-                 CronShown, ModelList, RegisterReply, PollAnswer>;
+                 CronShown, ModelList, RegisterReply, PollAnswer, ReportAnswer>;
 
 // The answer a command of type C has: C::Answer, one of ReplyValue's.
 template <typename C>

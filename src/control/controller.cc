@@ -178,6 +178,7 @@ Effects Controller::EndBatch(TimePoint now) {
   // After the pass, so that the jobs it left waiting for capacity are known.
   if (scaling_.Due(now)) scaling_.Scan(ScaleDemands(), now);
   Effects fx;
+  nodes_.ExpirePolls(now);  // at every batch's end: a few at a time in a large cluster
   fx.deliveries = nodes_.TakeDeliveries();
   fx.store.jobs.reserve(changed_.jobs.size());
   for (JobId id : changed_.jobs) fx.store.jobs.push_back(jobs_.at(id));

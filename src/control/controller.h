@@ -115,7 +115,10 @@ class Controller {
   // What an agent says of its jobs as it registers (reconciled with what the controller
   // expects of its node) or reports (controller_agents.cc; the node's part is the NodeDesk's).
   Result<RegisterReply> Register(const AgentRegister& c, TimePoint now);
-  Result<Acknowledged> Report(const AgentReport& c, TimePoint now);
+  Result<ReportAnswer> Report(const AgentReport& c, TimePoint now);
+  // How often an agent sends its GPUs' readings: the agent's own 2 s, or longer, so that all
+  // the nodes together send at most options_.sample_reports_per_second reports a second.
+  Duration SampleInterval() const;
   void OnTick(TimePoint now);
   // The jobs that wait for capacity, in queue order, as autoscaling plans for them
   // (controller_scaling.cc).

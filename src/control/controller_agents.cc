@@ -81,7 +81,15 @@ Result<RegisterReply> Controller::Register(const AgentRegister& c, TimePoint now
                        .fence_grace_ms = options_.fence_grace.count()};
 }
 
-Result<Acknowledged> Controller::Report(const AgentReport& c, TimePoint now) {
+Duration Controller::SampleInterval() const {
+  constexpr Duration kAgentDefault = std::chrono::seconds(2);  // agent::AgentOptions's
+  const int64_t rate = std::max(1, options_.sample_reports_per_second);
+  const auto nodes = static_cast<int64_t>(nodes_.table().size());
+  const Duration spread((nodes * 1000 + rate - 1) / rate);  // ms: `nodes` readings over it
+  return std::clamp(spread, kAgentDefault, std::max(kAgentDefault, options_.node_timeout / 4));
+}
+
+Result<ReportAnswer> Controller::Report(const AgentReport& c, TimePoint now) {
   const ReportRequest& rep = c.report;
   ASSIGN_OR_RETURN(NodeRecord * node, nodes_.Heard(c, now));
   ledgers_.utilization().Observe(*node, rep.gpus, running_);
@@ -89,7 +97,7 @@ Result<Acknowledged> Controller::Report(const AgentReport& c, TimePoint now) {
   for (const JobEvent& e : rep.events) HandleEvent(*node, e, now);
   if (!rep.health.empty()) StopHits(nodes_.Health(*node, rep.health, now), now);
   nodes_.Notices(*node, rep.notices, now);
-  return Acknowledged{};
+  return ReportAnswer{.sample_interval = SampleInterval()};
 }
 
 void Controller::HandleEvent(NodeRecord& node, const JobEvent& e, TimePoint now) {
@@ -231,7 +239,6 @@ void Controller::OnTick(TimePoint now) {
         StopParts(j, StopReason::kNodeFailure, Duration(0), now);
     }
   }
-  nodes_.ExpirePolls(now);
 }
 
 }  // namespace baton::control

@@ -17,7 +17,11 @@ struct ControllerOptions {
   // SIGTERM, and SIGKILL this long after. A lost node's jobs are requeued only once both have
   // surely happened (NodeWatch::FenceEnds), so that a job never runs twice.
   Duration fence_grace = std::chrono::seconds(10);
-  Duration poll_timeout = std::chrono::seconds(20);       // longest an agent's poll is held
+  Duration poll_timeout = std::chrono::seconds(20);  // longest an agent's poll is held
+  // GPU readings the agents send, over all nodes, at most this many reports a second: each
+  // agent is told to report its readings every max(2 s, nodes / this) seconds, and at least
+  // four times per node_timeout (Controller::SampleInterval).
+  int sample_reports_per_second = 1000;
   Duration full_pass_interval = std::chrono::seconds(2);  // re-order the queue (age, usage)
   // A node where this many jobs in a row could not start, and then started elsewhere, is
   // drained with the reason (a black hole would fail the whole queue); 0: never.

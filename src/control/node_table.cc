@@ -50,7 +50,7 @@ std::optional<std::vector<Order>> NodeTable::Poll(NodeRecord& node, uint64_t aft
   if (!node.outbox.empty()) return std::vector<Order>(node.outbox.begin(), node.outbox.end());
   node.parked_poll = poll_id;
   node.parked_at = now;
-  first_parked_ = std::min(first_parked_, now);
+  parked_.push_back(Parked{.at = now, .node = &node, .poll_id = poll_id});
   return std::nullopt;
 }
 
@@ -60,11 +60,17 @@ void NodeTable::Disconnect(NodeRecord& node) {
 }
 
 void NodeTable::ExpirePolls(TimePoint now, Duration timeout) {
-  if (first_parked_ == TimePoint::max() || now - first_parked_ < timeout) return;
-  first_parked_ = TimePoint::max();
-  for (auto& [name, node] : nodes_) {
-    if (node.parked_poll && now - node.parked_at >= timeout) Unpark(node);
-    if (node.parked_poll) first_parked_ = std::min(first_parked_, node.parked_at);
+  // A clock set back makes the front look young for as long as it went back: it is due then.
+  while (!parked_.empty() && (now - parked_.front().at >= timeout || now < parked_.front().at)) {
+    const Parked p = parked_.front();
+    parked_.pop_front();
+    if (p.node->parked_poll == p.poll_id) Unpark(*p.node);
+  }
+  // Entries of polls answered since stay until their time: with a long timeout (the
+  // simulator's never comes) they would pile up. Past twice the nodes, only the polls still
+  // parked are kept, in the order they parked.
+  if (parked_.size() > 2 * nodes_.size() + 1024) {
+    std::erase_if(parked_, [](const Parked& p) { return p.node->parked_poll != p.poll_id; });
   }
 }
 

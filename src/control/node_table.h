@@ -76,8 +76,9 @@ class NodeTable {
                                          TimePoint now);
   // Answers the node's parked poll empty and drops its orders (the node is lost).
   void Disconnect(NodeRecord& node);
-  // Answers parked polls that waited `timeout` empty, so that agents poll again. Walks the
-  // nodes only when the oldest poll parked since the last walk may be due.
+  // Answers parked polls that waited `timeout` empty, so that agents poll again. Looks only at
+  // the polls due (in the order they parked), so it can run at every batch's end: ten thousand
+  // agents' polls then expire a few at a time, not hundreds at once at each tick.
   void ExpirePolls(TimePoint now, Duration timeout);
   // The batch's deliveries: parked polls answered with the orders now waiting, and those
   // answered empty since the last call.
@@ -85,6 +86,7 @@ class NodeTable {
 
   auto begin() { return nodes_.begin(); }
   auto end() { return nodes_.end(); }
+  size_t size() const { return nodes_.size(); }
   auto begin() const { return nodes_.begin(); }
   auto end() const { return nodes_.end(); }
 
@@ -97,8 +99,14 @@ class NodeTable {
   // Nodes sent an order while their poll was parked: what TakeDeliveries answers, instead of a
   // walk of every node at every batch's end. May hold a node twice, or one answered since.
   std::vector<NodeRecord*> to_deliver_;
-  // No poll parked now parked before this (max: none parked); one answered since may have.
-  TimePoint first_parked_ = TimePoint::max();
+  // Polls as they parked, the oldest first: when, where, and which poll (an entry whose poll
+  // was answered since is skipped when its time comes).
+  struct Parked {
+    TimePoint at;
+    NodeRecord* node;
+    uint64_t poll_id;
+  };
+  std::deque<Parked> parked_;
 };
 
 }  // namespace baton::control

@@ -109,7 +109,13 @@ struct PollAnswer {
   bool parked = false;
 };
 
-// SetPolicy, AgentReport, Tick: nothing but that it was done.
+// SetPolicy, Tick: nothing but that it was done.
 struct Acknowledged {};
+
+// AgentReport: done, and how often the agent is to send its GPUs' readings from now on
+// (Controller::SampleInterval).
+struct ReportAnswer {
+  Duration sample_interval{};
+};
 
 }  // namespace baton::control

@@ -59,6 +59,19 @@ class FakeController {
     std::lock_guard lock(mu_);
     return logs_[job];
   }
+  // Every report as it came, and what the fake answers to the next ones.
+  std::vector<ReportRequest> reports() {
+    std::lock_guard lock(mu_);
+    return reports_;
+  }
+  bool WaitForReports(const std::function<bool(const std::vector<ReportRequest>&)>& pred) {
+    std::unique_lock lock(mu_);
+    return cv_.wait_for(lock, std::chrono::seconds(20), [&] { return pred(reports_); });
+  }
+  void AnswerReports(std::string body) {
+    std::lock_guard lock(mu_);
+    report_answer_ = std::move(body);
+  }
 
  private:
   void Handle(api::Request req, api::Respond respond) {
@@ -76,6 +89,7 @@ class FakeController {
     }
     if (req.path == "/v1/agent/report") {
       auto rep = codec::DecodeReport(req.body);
+      reports_.push_back(*rep);
       for (const JobEvent& e : rep->events) events_.push_back(e);
       for (const LogChunk& c : rep->logs) {  // as the server's log store: each at its offset
         if (c.metrics) continue;
@@ -85,7 +99,7 @@ class FakeController {
         log.replace(at, c.data.size(), c.data);
       }
       cv_.notify_all();
-      return respond({.body = "{}"});
+      return respond({.body = report_answer_});
     }
     // A short long poll: new orders, or none after 50 ms.
     uint64_t after = std::stoull(req.query["after"]);
@@ -100,6 +114,8 @@ class FakeController {
   std::vector<RegisterRequest> registers_;
   std::vector<JobEvent> events_;
   std::map<int64_t, std::string> logs_;
+  std::vector<ReportRequest> reports_;
+  std::string report_answer_ = "{}";  // an older controller's answer
   api::HttpServer server_;
 };
 
@@ -209,6 +225,32 @@ TEST_F(AgentTest, ALaunchedJobIsRecordedInItsRunFileAndBoundToItsGpusNumaNode) {
   ASSERT_EQ(executor_.specs().size(), 1u);
   EXPECT_EQ(executor_.specs()[0].cpus, *topology->CpuListOf({1}));
   EXPECT_EQ(executor_.specs()[0].memory_node, 1);
+}
+
+// Issue 41: ten thousand agents sending their GPUs' readings every 2 s would be 5,000
+// reports a second at the controller. A report's answer says how often the controller wants
+// them (it spreads a large cluster's out), and the agent sends them no more often than that.
+TEST_F(AgentTest, TheAgentSendsItsReadingsNoMoreOftenThanTheControllerAsks) {
+  controller_.AnswerReports(R"({"sample_interval_ms": 10000})");
+  auto agent = StartAgent(env_);
+  auto with_readings = [](const std::vector<ReportRequest>& reports) {
+    return std::count_if(reports.begin(), reports.end(),
+                         [](const ReportRequest& r) { return !r.gpus.empty(); });
+  };
+  // Its first readings go at once; the answer asks for them every 10 s.
+  ASSERT_TRUE(controller_.WaitForReports([](auto& reports) { return !reports.empty(); }));
+  const auto first = with_readings(controller_.reports());
+  EXPECT_EQ(first, 1);
+  // 4 s later (twice its own 2 s) a job's start is reported, without readings: none are due.
+  clock_.Advance(std::chrono::seconds(4));
+  controller_.Send(Launch(6, {4}));
+  ASSERT_TRUE(controller_.WaitFor(
+      [](auto&, auto& events) { return Has(events, 6, JobEvent::Kind::kStarted); }));
+  EXPECT_EQ(with_readings(controller_.reports()), first);
+  // At 10 s they are.
+  clock_.Advance(std::chrono::seconds(6));
+  EXPECT_TRUE(controller_.WaitForReports(
+      [&](auto& reports) { return with_readings(reports) == first + 1; }));
 }
 
 // Issue 15: the run file's write and rename failures were ignored, and the job ran on without

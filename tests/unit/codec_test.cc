@@ -451,6 +451,21 @@ TEST(MetricsLines, ParsesWholeLinesAndSaysWhereTheNextReadStarts) {
   EXPECT_NE(out.find("\"next\":0"), std::string::npos) << out;
 }
 
+// A report's answer: how often the controller wants the agent's readings (issue 41). An
+// older controller's "{}" leaves the agent's own; a value past an hour is refused by name.
+TEST(Protocol, AReportsAnswerSaysHowOftenToSendReadings) {
+  auto back = DecodeReportReply(EncodeReportReply(std::chrono::seconds(10)));
+  ASSERT_TRUE(back.has_value()) << back.error().message();
+  EXPECT_EQ(*back, std::chrono::seconds(10));
+  EXPECT_EQ(*DecodeReportReply("{}"), Duration(0));
+  auto bad = DecodeReportReply(R"({"sample_interval_ms": 3600001})");
+  ASSERT_FALSE(bad.has_value());
+  EXPECT_NE(bad.error().message().find("sample_interval_ms"), std::string::npos)
+      << bad.error().message();
+  EXPECT_FALSE(DecodeReportReply(R"({"sample_interval_ms": "10s"})").has_value());
+  EXPECT_FALSE(DecodeReportReply("[]").has_value());
+}
+
 TEST(Protocol, ReportRoundTripsBinaryLogs) {
   ReportRequest r;
   r.node = "n1";

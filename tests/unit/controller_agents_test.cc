@@ -23,6 +23,28 @@ TEST_F(ControllerTest, ALostNodeRequeuesItsJobs) {
   EXPECT_EQ(State(id), JobState::kRunning);
 }
 
+// Issue 41: ten thousand agents sending readings every 2 s would be 5,000 reports a second.
+// A report's answer tells the agent how often to send them: every max(2 s, nodes / rate) s,
+// and at least four times per node timeout (60 s here: every 15 s at the most).
+TEST_F(ControllerTest, AReportsAnswerSpreadsALargeClustersReadingsOut) {
+  ControllerOptions o;
+  o.sample_reports_per_second = 2;  // as the default 1,000 a second is for 1,000 times more
+  c_ = std::make_unique<Controller>(o);
+  c_->Restore(*store_.Load(), now_);
+  auto interval_with = [&](int nodes) {
+    for (int i = 1; i <= nodes; ++i) RegisterNode("n" + std::to_string(i), 1);
+    auto r =
+        Run(AgentReport{ReportRequest{.node = "n" + std::to_string(nodes), .session = session_}});
+    EXPECT_TRUE(r.status.ok()) << r.status.message();
+    return r.status.ok() ? r->sample_interval : Duration(0);
+  };
+  EXPECT_EQ(interval_with(1), seconds(2));  // the agent's own cadence
+  EXPECT_EQ(interval_with(4), seconds(2));  // 4 nodes at 2 reports a second: 2 s
+  EXPECT_EQ(interval_with(10), seconds(5));
+  EXPECT_EQ(interval_with(25), milliseconds(12500));
+  EXPECT_EQ(interval_with(100), seconds(15));  // a quarter of the node timeout
+}
+
 // Issue 37: a lost node's agent may still be running its jobs (stopped, or cut off). It
 // fences itself: its jobs are stopped once it has not reached a controller for the node
 // timeout (SIGTERM), and killed fence_grace later. The controller requeues them only after

@@ -149,5 +149,49 @@ TEST(NodeTable, PollsParkedAtDifferentTimesAreEachAnsweredWhenTheirTimeComes) {
   EXPECT_TRUE(answered_at(100).empty());
 }
 
+// Issue 41: at ten thousand agents, polls expired by the second's tick came hundreds at once,
+// and each burst held a submit's launch order up to 170 ms. The controller now expires them at
+// every batch's end, each when its own time comes.
+TEST(NodeTable, ManyParkedPollsExpireEachWhenItsTimeComesNotInBursts) {
+  NodeTable t;
+  const auto timeout = std::chrono::seconds(20);
+  std::vector<NodeRecord*> nodes;
+  for (int i = 0; i < 1000; ++i) {
+    nodes.push_back(&t.Ensure("n" + std::to_string(i)));
+    t.StartSession(*nodes.back(), kNow);
+  }
+  // One poll parks every 10 ms.
+  for (int i = 0; i < 1000; ++i) {
+    ASSERT_FALSE(t.Poll(*nodes[i], 0, i + 1, kNow + std::chrono::milliseconds(10 * i)).has_value());
+  }
+  (void)t.TakeDeliveries();
+  size_t most = 0, answered = 0;
+  for (int ms = 0; ms <= 30000; ms += 10) {
+    t.ExpirePolls(kNow + std::chrono::milliseconds(ms), timeout);
+    std::vector<Delivery> d = t.TakeDeliveries();
+    for (const Delivery& x : d) {
+      // Poll i parked at 10 i ms: answered at 20 s after that, not later.
+      EXPECT_EQ(static_cast<int>(x.poll_id) - 1, (ms - 20000) / 10) << "at " << ms << " ms";
+    }
+    most = std::max(most, d.size());
+    answered += d.size();
+  }
+  EXPECT_EQ(answered, 1000u);
+  EXPECT_EQ(most, 1u);
+}
+
+// A clock set back must not hold the polls parked before it for as long as it went back: they
+// are answered (empty), and the agents poll again.
+TEST(NodeTable, AClockSetBackAnswersTheParkedPollsRatherThanHoldingThem) {
+  NodeTable t;
+  NodeRecord& n = t.Ensure("n1");
+  t.StartSession(n, kNow);
+  ASSERT_FALSE(t.Poll(n, 0, 7, kNow).has_value());
+  t.ExpirePolls(kNow - std::chrono::hours(1), std::chrono::seconds(20));
+  std::vector<Delivery> d = t.TakeDeliveries();
+  ASSERT_EQ(d.size(), 1u);
+  EXPECT_EQ(d[0].poll_id, 7u);
+}
+
 }  // namespace
 }  // namespace baton::control
