@@ -30,24 +30,32 @@ std::vector<GpuSample> Samples(size_t gpus, const std::vector<bool>& busy) {
   return out;
 }
 
-void Sleep(Duration d) { std::this_thread::sleep_for(d); }
+// Agent i's own loopback address: 127.1.0.1 to 127.1.0.250, then 127.1.1.1, ... (62,500 to a
+// /16, then the next /16).
+std::string SourceAddress(int i) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "127.%d.%d.%d", 1 + i / 62'500, i / 250 % 250, 1 + i % 250);
+  return buf;
+}
 
 }  // namespace
 
 Result<std::unique_ptr<AgentFleet>> AgentFleet::Create(FleetOptions options) {
   ASSIGN_OR_RETURN(GpuSpec spec, ParseGpuSpec(options.gpus));
-  ASSIGN_OR_RETURN(net::HttpUrl url, net::ParseHttpUrl(options.server));
-  (void)url;
   if (options.agents < 1) return Err(InvalidArgument("--agents: at least 1"));
   if (!options.run_time) options.run_time = [](const LaunchOrder&) { return Duration(30'000); };
   if (!options.watch) options.watch = [](const LaunchOrder&) { return false; };
-  if (options.report_threads <= 0 || options.report_threads > options.agents)
-    options.report_threads = options.agents;
-  return std::unique_ptr<AgentFleet>(new AgentFleet(std::move(options), std::move(spec)));
+  if (options.report_threads <= 0) options.report_threads = std::min(options.agents, 64);
+  options.report_threads = std::min(options.report_threads, options.agents);
+  options.poll_threads = std::max(1, options.poll_threads);
+  ASSIGN_OR_RETURN(std::unique_ptr<LinkPool> pool,
+                   LinkPool::Create(options.server, options.tls, options.poll_threads));
+  return std::unique_ptr<AgentFleet>(
+      new AgentFleet(std::move(options), std::move(spec), std::move(pool)));
 }
 
-AgentFleet::AgentFleet(FleetOptions options, GpuSpec spec)
-    : options_(std::move(options)), spec_(std::move(spec)) {}
+AgentFleet::AgentFleet(FleetOptions options, GpuSpec spec, std::unique_ptr<LinkPool> pool)
+    : options_(std::move(options)), spec_(std::move(spec)), pool_(std::move(pool)) {}
 
 AgentFleet::~AgentFleet() { Stop(); }
 
@@ -64,6 +72,10 @@ void AgentFleet::NoteFatal(const std::string& what) {
   reg_cv_.notify_all();
 }
 
+int64_t AgentFleet::descriptors() const {
+  return options_.agents + int64_t{4} * options_.report_threads + LinkPool::kOwnDescriptors;
+}
+
 Result<AgentFleet::Started> AgentFleet::Start(Duration timeout) {
   for (int w = 0; w < options_.report_threads; ++w) {
     auto worker = std::make_unique<Worker>();
@@ -78,21 +90,21 @@ Result<AgentFleet::Started> AgentFleet::Start(Duration timeout) {
     a->name = name;
     if (!IsValidNodeName(a->name))
       return Err(InvalidArgument("--prefix: " + a->name + " is not a valid node name"));
-    a->worker = static_cast<size_t>(i) % workers_.size();
-    ASSIGN_OR_RETURN(a->poll,
-                     net::HttpClient::Create(options_.server, options_.token, options_.tls));
+    a->index = static_cast<size_t>(i);
+    a->worker = a->index % workers_.size();
+    ASSIGN_OR_RETURN(a->link, pool_->NewLink(pool_->loopback() ? SourceAddress(i) : ""));
     workers_[a->worker]->agents.push_back(a.get());
     agents_.push_back(std::move(a));
   }
   for (auto& w : workers_) threads_.emplace_back([this, &w] { ReportLoop(*w); });
-  for (size_t i = 0; i < agents_.size(); ++i)
-    threads_.emplace_back([this, i] { PollLoop(*agents_[i], i); });
+  pool_->Start();
 
   // Every agent at once, as after a controller restart or a power cut of the whole cluster.
   auto start = SteadyClock::now();
   std::unique_lock lock(reg_mu_);
   go_ = true;
   reg_cv_.notify_all();
+  for (auto& a : agents_) a->link->After(Duration(0), [this, &agent = *a] { Step(agent); });
   bool all = reg_cv_.wait_for(lock, timeout,
                               [&] { return registered_ == options_.agents || !fatal_.empty(); });
   if (!fatal_.empty()) return Err(Unavailable(fatal_));
@@ -116,7 +128,7 @@ void AgentFleet::Stop() {
     std::lock_guard lock(reg_mu_);
     reg_cv_.notify_all();
   }
-  for (auto& a : agents_) a->poll->Cancel();
+  pool_->Stop();
   for (auto& w : workers_) {
     w->client->Cancel();
     std::lock_guard lock(w->mu);
@@ -167,11 +179,34 @@ int64_t AgentFleet::ExitsOf(const std::string& name) {
 
 // ---- one agent's long poll (and its registrations) ----
 
-bool AgentFleet::Join(Agent& a) {
-  a.poll->SetToken(options_.join_token);
-  auto t0 = SteadyClock::now();
-  auto res = a.poll->Request("POST", "/v1/agent/join", codec::EncodeJoin(a.name));
-  double ms = Ms(SteadyClock::now() - t0);
+void AgentFleet::Step(Agent& a) {
+  if (stopping_) return;
+  uint64_t session;
+  bool joined;
+  {
+    std::lock_guard lock(a.mu);
+    session = a.session;
+    joined = !a.credential.empty();
+  }
+  if (session != 0) return Poll(a, session);
+  // As the agent: a join when it has no credential, then a registration, once a second until
+  // they work.
+  a.after = 0;
+  if (!options_.join_token.empty() && !joined) return Join(a);
+  Register(a);
+}
+
+void AgentFleet::Join(Agent& a) {
+  const auto t0 = SteadyClock::now();
+  a.link->Request("POST", "/v1/agent/join", codec::EncodeJoin(a.name), options_.join_token,
+                  std::chrono::seconds(30), [this, &a, t0](Result<net::HttpResponse> res) {
+                    if (stopping_) return;
+                    if (Joined(a, res, Ms(SteadyClock::now() - t0))) return Register(a);
+                    a.link->After(Duration(1000), [this, &a] { Step(a); });
+                  });
+}
+
+bool AgentFleet::Joined(Agent& a, const Result<net::HttpResponse>& res, double ms) {
   if (!res) {
     NoteError("join " + a.name + ": " + res.error().message());
     return false;
@@ -198,7 +233,7 @@ bool AgentFleet::Join(Agent& a) {
   return true;
 }
 
-bool AgentFleet::Register(Agent& a, size_t index) {
+void AgentFleet::Register(Agent& a) {
   RegisterRequest req;
   req.node.name = a.name;
   req.node.gpus = SimulatedGpus(spec_, a.name);
@@ -208,10 +243,11 @@ bool AgentFleet::Register(Agent& a, size_t index) {
   req.node.topology = spec_.topology;
   req.node.pool = "default";
   int64_t exits = 0;
+  std::string token;
   {
     // Everything it holds, as the agent does: running jobs started, ends not yet told.
     std::lock_guard lock(a.mu);
-    a.poll->SetToken(a.credential.empty() ? options_.token : a.credential);
+    token = a.credential.empty() ? options_.token : a.credential;
     for (const RunningJob& r : a.running) {
       req.jobs.push_back(JobEvent{.job = r.job, .attempt = r.attempt, .at = WallNow()});
     }
@@ -221,9 +257,17 @@ bool AgentFleet::Register(Agent& a, size_t index) {
       ++exits;
     }
   }
-  auto t0 = SteadyClock::now();
-  auto res = a.poll->Request("POST", "/v1/agent/register", codec::EncodeRegister(req));
-  double ms = Ms(SteadyClock::now() - t0);
+  const auto t0 = SteadyClock::now();
+  a.link->Request("POST", "/v1/agent/register", codec::EncodeRegister(req), std::move(token),
+                  std::chrono::seconds(30), [this, &a, t0, exits](Result<net::HttpResponse> res) {
+                    if (stopping_) return;
+                    if (Registered(a, res, Ms(SteadyClock::now() - t0), exits)) return Step(a);
+                    a.link->After(Duration(1000), [this, &a] { Step(a); });
+                  });
+}
+
+bool AgentFleet::Registered(Agent& a, const Result<net::HttpResponse>& res, double ms,
+                            int64_t exits) {
   if (!res) {
     NoteError("register " + a.name + ": " + res.error().message());
     return false;
@@ -254,9 +298,10 @@ bool AgentFleet::Register(Agent& a, size_t index) {
     a.events.clear();
     a.event_names.clear();
     // Readings spread evenly over the interval, as agents started at different times are.
-    a.next_sample = SteadyClock::now() + (first ? options_.sample_interval *
-                                                      static_cast<int64_t>(index) / options_.agents
-                                                : Duration(0));
+    a.next_sample =
+        SteadyClock::now() +
+        (first ? options_.sample_interval * static_cast<int64_t>(a.index) / options_.agents
+               : Duration(0));
   }
   {
     std::lock_guard lock(stats_mu_);
@@ -271,59 +316,49 @@ bool AgentFleet::Register(Agent& a, size_t index) {
   return true;
 }
 
-void AgentFleet::PollLoop(Agent& a, size_t index) {
+void AgentFleet::Poll(Agent& a, uint64_t session) {
+  std::string token;
   {
-    std::unique_lock lock(reg_mu_);
-    reg_cv_.wait(lock, [&] { return go_ || stopping_.load(); });
+    std::lock_guard lock(a.mu);
+    token = a.credential.empty() ? options_.token : a.credential;
   }
-  uint64_t after = 0;
-  while (!stopping_) {
-    uint64_t session;
-    bool joined;
+  std::string target = "/v1/agent/orders?node=" + a.name + "&session=" + std::to_string(session) +
+                       "&after=" + std::to_string(a.after);
+  a.link->Request("GET", std::move(target), {}, std::move(token), std::chrono::seconds(40),
+                  [this, &a, session](Result<net::HttpResponse> res) {
+                    if (stopping_) return;
+                    Polled(a, session, std::move(res));
+                  });
+}
+
+void AgentFleet::Polled(Agent& a, uint64_t session, Result<net::HttpResponse> res) {
+  auto again = [this, &a] { Step(a); };
+  if (!res || (res->status != 200 && res->status != 409)) {
+    NoteError("poll " + a.name + ": " +
+              (res ? "HTTP " + std::to_string(res->status) + ": " + codec::ErrorMessage(res->body)
+                   : res.error().message()));
     {
-      std::lock_guard lock(a.mu);
-      session = a.session;
-      joined = !a.credential.empty();
+      std::lock_guard lock(stats_mu_);
+      window_.poll_errors += 1;
     }
-    if (session == 0) {
-      // As the agent: a join when it has no credential, then a registration, once a second
-      // until they work.
-      if ((!options_.join_token.empty() && !joined && !Join(a)) || !Register(a, index)) {
-        for (int i = 0; i < 10 && !stopping_; ++i) Sleep(Duration(100));
-      }
-      after = 0;
-      continue;
-    }
-    std::string target = "/v1/agent/orders?node=" + a.name + "&session=" + std::to_string(session) +
-                         "&after=" + std::to_string(after);
-    auto res = a.poll->Request("GET", target, {}, {}, std::chrono::seconds(40));
-    if (stopping_) return;
-    if (!res || (res->status != 200 && res->status != 409)) {
-      NoteError("poll " + a.name + ": " +
-                (res ? "HTTP " + std::to_string(res->status) + ": " + codec::ErrorMessage(res->body)
-                     : res.error().message()));
-      {
-        std::lock_guard lock(stats_mu_);
-        window_.poll_errors += 1;
-      }
-      Sleep(Duration(300));  // as the agent after a failed poll
-      continue;
-    }
-    if (res->status == 409) {  // the node's session ended (lost, or the controller restarted)
+    return a.link->After(Duration(300), again);  // as the agent after a failed poll
+  }
+  if (res->status == 409) {  // the node's session ended (lost, or the controller restarted)
+    {
       std::lock_guard lock(a.mu);
       if (a.session == session) a.session = 0;
       std::lock_guard stats(stats_mu_);
       window_.conflicts += 1;
-      continue;
     }
-    auto orders = codec::DecodeOrders(res->body);
-    if (!orders) {
-      NoteError("poll " + a.name + ": cannot read the orders: " + orders.error().message());
-      Sleep(Duration(300));
-      continue;
-    }
-    HandleOrders(a, std::move(*orders), &after);
+    return Step(a);
   }
+  auto orders = codec::DecodeOrders(res->body);
+  if (!orders) {
+    NoteError("poll " + a.name + ": cannot read the orders: " + orders.error().message());
+    return a.link->After(Duration(300), again);
+  }
+  HandleOrders(a, std::move(*orders), &a.after);
+  Step(a);
 }
 
 void AgentFleet::HandleOrders(Agent& a, std::vector<Order> orders, uint64_t* after) {
@@ -452,7 +487,10 @@ void AgentFleet::Send(Worker& w, Agent& a, ReportRequest rep, bool with_samples)
       a.events.erase(a.events.begin(), a.events.begin() + static_cast<std::ptrdiff_t>(n));
       a.event_names.erase(a.event_names.begin(),
                           a.event_names.begin() + static_cast<std::ptrdiff_t>(n));
-      if (with_samples) a.next_sample = answered + options_.sample_interval;
+      // As the agent: readings no more often than the controller's answer asks.
+      if (auto asked = codec::DecodeReportReply(res->body)) a.asked_sample_interval = *asked;
+      if (with_samples)
+        a.next_sample = answered + std::max(options_.sample_interval, a.asked_sample_interval);
     }
   }
   if (!ok) {

@@ -1,19 +1,22 @@
 // A fleet of simulated agents in one process for baton_agents (bench/agents.cc): each joins
 // (optionally), registers, keeps a long poll for orders open, runs the jobs it is launched as
 // timers and reports their start and end, and reports its GPUs' readings at the production
-// agent's cadence (AgentOptions::sample_interval, 2 s), over the real agent protocol
-// (codec/json_codec.h) and net::HttpClient, as `baton agent` does. Nothing runs on the
-// machine: a job is a start event, a wait, and an exit event with code 0.
+// agent's cadence (AgentOptions::sample_interval, 2 s, or as often as each report's answer
+// asks: a large cluster's controller spreads them out), over the real agent protocol
+// (codec/json_codec.h), as `baton agent` does. Nothing runs on the machine: a job is a start
+// event, a wait, and an exit event with code 0.
 //
-// Threads. Each agent has two, as `baton agent` has: one keeps its long poll open, blocked in
-// HttpClient::Request for up to 20 s at a time, and one sends its reports (ReportLoop), each
-// over a keep-alive connection of its own, with the blocking client the agent itself uses. So
-// the controller sees what a thousand real agents send: two connections per node (TLS when the
-// URL says https), a report whenever one is due, as many in flight as nodes have something to
-// say. A thread that sleeps in a read or a wait costs a stack and no CPU; an async client
-// would save the stacks (some 100 MiB for 2,000 threads) but not the JSON and HTTP work, which
-// is what the load costs. --report-threads fewer than the agents makes each report thread
-// serve several agents in turn (fewer connections, and reports that queue behind each other).
+// Connections and threads. Each agent has a keep-alive connection of its own for its join,
+// registrations and long polls (TLS when the URL says https), from an address of its own when
+// the server is on loopback: agent i from 127.1.(i/250).(1+i%250), since the server caps the
+// connections of one peer address at half of all, and real nodes each have their own. These
+// connections are asynchronous (bench/async_link.h), on FleetOptions::poll_threads shared
+// threads: a poll waiting 20 s costs a descriptor and no thread, so ten thousand agents fit in
+// one process under a 20,000-descriptor limit. Reports go over report_threads blocking clients
+// (net::HttpClient: a thread and four descriptors each, from 127.0.0.1), each serving its share
+// of the agents in turn, by default min(agents, 64): a report due while its thread sends
+// another's waits, as it would not on a real node, and its round trip counts that wait.
+// descriptors() says what the fleet holds.
 #pragma once
 
 #include <atomic>
@@ -31,6 +34,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "async_link.h"
 #include "core/protocol.h"
 #include "net/http_client.h"
 
@@ -48,7 +52,8 @@ struct FleetOptions {
   int agents = 1000;
   std::string prefix = "sim";        // node names PREFIX-0000, PREFIX-0001, ...
   std::string gpus = "8xH100-80GB";  // each node's simulated GPUs (core::ParseGpuSpec)
-  int report_threads = 16;           // threads sending every agent's reports
+  int report_threads = 0;            // threads sending every agent's reports; 0: min(agents, 64)
+  int poll_threads = 2;              // threads running every agent's connection
   Duration sample_interval = std::chrono::seconds(2);  // agent/agent.h's default
   // How long a job launched as `order` runs before it exits 0.
   std::function<Duration(const LaunchOrder& order)> run_time;
@@ -89,8 +94,12 @@ class AgentFleet {
     std::vector<double> join_ms;
   };
   Result<Started> Start(Duration timeout);
-  // Stops every thread; polls in flight are cut (HttpClient::Cancel).
+  // Stops every thread; polls and reports in flight are cut.
   void Stop();
+
+  // Descriptors the fleet holds at most: a connection per agent, four per report thread, and
+  // the poll threads' io_context.
+  int64_t descriptors() const;
 
   // The counters since the previous call, which starts the next window.
   FleetWindow TakeWindow();
@@ -105,7 +114,7 @@ class AgentFleet {
   int64_t launches() const { return launches_total_.load(); }
 
  private:
-  explicit AgentFleet(FleetOptions options, GpuSpec spec);
+  AgentFleet(FleetOptions options, GpuSpec spec, std::unique_ptr<LinkPool> pool);
 
   struct RunningJob {
     JobId job;
@@ -116,8 +125,12 @@ class AgentFleet {
   };
   struct Agent {
     std::string name;
+    size_t index = 0;   // in agents_
     size_t worker = 0;  // the report thread that sends its reports
-    std::unique_ptr<net::HttpClient> poll;
+    // Its join, registrations and long polls, one at a time; `after` is the last order seen,
+    // touched only by the callbacks of `link` (which never overlap).
+    std::unique_ptr<Link> link;
+    uint64_t after = 0;
     std::mutex mu;  // guards what follows
     std::string credential;
     uint64_t session = 0;
@@ -126,6 +139,7 @@ class AgentFleet {
     std::vector<std::string> event_names;  // each event's job's name (ExitsOf)
     std::set<std::pair<int64_t, int>> launched;
     SteadyClock::time_point next_sample{};
+    Duration asked_sample_interval{};    // the last report's answer (sample_interval_ms)
     SteadyClock::time_point retry_at{};  // after a failed report: production waits 100 ms
   };
   struct Worker {
@@ -136,9 +150,16 @@ class AgentFleet {
     std::vector<Agent*> agents;
   };
 
-  void PollLoop(Agent& a, size_t index);
-  bool Join(Agent& a);
-  bool Register(Agent& a, size_t index);
+  // One agent's loop, as `baton agent`'s poll thread, in callbacks on its link: Step joins
+  // when it has no credential, registers when it has no session, and polls otherwise; each
+  // answer's handler calls Step again, at once or after the agent's wait.
+  void Step(Agent& a);
+  void Join(Agent& a);
+  bool Joined(Agent& a, const Result<net::HttpResponse>& res, double ms);
+  void Register(Agent& a);
+  bool Registered(Agent& a, const Result<net::HttpResponse>& res, double ms, int64_t exits);
+  void Poll(Agent& a, uint64_t session);
+  void Polled(Agent& a, uint64_t session, Result<net::HttpResponse> res);
   void HandleOrders(Agent& a, std::vector<Order> orders, uint64_t* after);
   void ReportLoop(Worker& w);
   // Builds `a`'s report if one is due by `now` (events, or readings every sample_interval);
@@ -153,6 +174,7 @@ class AgentFleet {
 
   FleetOptions options_;
   GpuSpec spec_;
+  std::unique_ptr<LinkPool> pool_;  // before agents_: their links go first
   std::vector<std::unique_ptr<Agent>> agents_;
   std::vector<std::unique_ptr<Worker>> workers_;
   std::vector<std::thread> threads_;

@@ -1,11 +1,12 @@
-// baton_agents: a thousand simulated nodes in one process against a running controller, over
-// the real agent protocol on loopback (bench/agent_fleet.h), and what the controller spends on
-// them (issue 20). In order, each step skipped when its option is 0:
+// baton_agents: a thousand (or ten thousand) simulated nodes in one process against a running
+// controller, over the real agent protocol on loopback (bench/agent_fleet.h), and what the
+// controller spends on them (issues 20 and 41). In order, each step skipped when its option is 0:
 //
 //   register  every agent registers at once: wall time, round trip p50/p99, and the server's
 //             RSS per node (its RSS with the agents connected minus before, over N)
-//   idle      --idle-s S: nothing changes; agents report GPU readings every 2 s and keep a long
-//             poll open: server CPU, reports/s and their round trip p50/p99, polls/s
+//   idle      --idle-s S: nothing changes; agents report GPU readings every 2 s (or as often as
+//             the controller's answers ask) and keep a long poll open: server CPU, reports/s
+//             and their round trip p50/p99, polls/s
 //   backlog   --backlog N: N held jobs through POST /v1/jobs/batch: submits/s, RSS per job
 //   idle      again, with the backlog held
 //   latency   --latency-runs N: one-GPU jobs one at a time while GPUs are free: submit -> the
@@ -17,7 +18,8 @@
 //
 //   baton_agents [--agents 1000] [--gpus 8xH100-80GB] [--run-ms 30000] [--backlog 100000]
 //                [--idle-s 20] [--latency-runs 200] [--churn-s 30] [--churn-queue 2000]
-//                [--report-threads R] [--join 1] [--prefix sim] [--user bench] [--server-pid PID]
+//                [--report-threads R] [--poll-threads 2] [--join 1] [--prefix sim] [--user bench]
+//                [--server-pid PID]
 //
 // Start the controller alone, so that these are its only nodes:
 //   D=$(mktemp -d); baton server --data $D --listen 127.0.0.1:0 &
@@ -27,8 +29,11 @@
 // --server-pid, else the process listening on the server's port. --join 1: each agent joins
 // with $BATON_HOME/agent.token first and uses its own credential (only once per node name:
 // use a new --prefix or data directory to join again). Agents use the admin token otherwise,
-// which the node protocol accepts. Each agent has a poll thread and a report thread, as the real
-// agent has; --report-threads R < N shares R report threads among the agents. Jobs are
+// which the node protocol accepts. Each agent has a connection of its own for its long polls,
+// from a loopback address of its own, all on --poll-threads threads (2); --report-threads R
+// threads (default min(N, 64)) send every agent's reports, each over a connection of its own
+// (bench/agent_fleet.h). The soft limit on open files is raised to the hard one; a run that
+// needs more descriptors than that (N + 4 R + a few) stops before it starts. Jobs are
 // submitted as --user (default bench, with a user token made for it); --user "" submits them
 // with the admin token, as the server's own user.
 #include <sys/resource.h>
@@ -86,13 +91,14 @@ struct Options {
   int latency_gap_ms = 20;
   int churn_s = 30;
   int churn_queue = 2000;
-  int report_threads = 0;  // one per agent
+  int report_threads = 0;  // min(agents, 64)
+  int poll_threads = 2;
   bool join = false;
   int server_pid = 0;
 };
 
-// Ends the run at once, from any thread: with a thousand agent threads running, exit()'s
-// destructors would pull their state from under them.
+// Ends the run at once, from any thread: with the agents' threads running, exit()'s destructors
+// would pull their state from under them.
 [[noreturn]] void Die(const std::string& msg) {
   std::fflush(stdout);
   std::cerr << "baton_agents: " << msg << std::endl;
@@ -192,6 +198,25 @@ double SelfCpu() {
   getrusage(RUSAGE_SELF, &u);
   return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
          static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
+}
+
+// Raises the soft limit on open files to the hard one; dies when `fleet` descriptors (and a
+// margin for this tool's own clients, /proc reads and standard streams) do not fit under it.
+void RaiseFileLimit(int64_t fleet) {
+  constexpr int64_t kMargin = 64;
+  rlimit r{};
+  if (getrlimit(RLIMIT_NOFILE, &r) != 0) Die("getrlimit(RLIMIT_NOFILE) failed");
+  if (r.rlim_cur != r.rlim_max) {
+    rlimit raised = r;
+    raised.rlim_cur = r.rlim_max;
+    if (setrlimit(RLIMIT_NOFILE, &raised) == 0) r = raised;
+  }
+  if (r.rlim_cur == RLIM_INFINITY || static_cast<int64_t>(r.rlim_cur) >= fleet + kMargin) return;
+  Die("this run needs " + std::to_string(fleet + kMargin) + " open files (" +
+      std::to_string(fleet) + " for the agents' connections and report clients, " +
+      std::to_string(kMargin) + " more for this tool), but the limit is " +
+      std::to_string(r.rlim_cur) + " (hard limit " + std::to_string(r.rlim_max) +
+      "): pass fewer --agents or --report-threads, or raise `ulimit -Hn`");
 }
 
 // ---- the controller's own counters (GET /metrics) ----
@@ -523,7 +548,7 @@ int main(int argc, char** argv) {
       std::printf(
           "usage: baton_agents [--agents N] [--gpus SPEC] [--run-ms MS] [--backlog N] "
           "[--batch B] [--idle-s S] [--latency-runs N] [--latency-gap-ms MS] "
-          "[--churn-s S] [--churn-queue N] [--report-threads R] [--join 0|1] "
+          "[--churn-s S] [--churn-queue N] [--report-threads R] [--poll-threads T] [--join 0|1] "
           "[--prefix P] [--user NAME] [--server-pid PID] [--server URL] [--token T] [--tls-ca "
           "FILE]\n"
           "(see the top of bench/agents.cc)\n");
@@ -563,6 +588,8 @@ int main(int argc, char** argv) {
       o.churn_queue = static_cast<int>(number(0, 10'000'000));
     else if (k == "--report-threads")
       o.report_threads = static_cast<int>(number(0, 100'000));
+    else if (k == "--poll-threads")
+      o.poll_threads = static_cast<int>(number(1, 64));
     else if (k == "--join")
       o.join = number(0, 1) == 1;
     else if (k == "--user")
@@ -602,6 +629,7 @@ int main(int argc, char** argv) {
   f.prefix = o.prefix;
   f.gpus = o.gpus;
   f.report_threads = o.report_threads;
+  f.poll_threads = o.poll_threads;
   const int64_t run_ms = o.run_ms;
   f.run_time = [run_ms](const baton::LaunchOrder& l) {
     double u = Unit(l.job.value);
@@ -615,6 +643,7 @@ int main(int argc, char** argv) {
   f.watch = [](const baton::LaunchOrder& l) { return l.name == kLatencyName; };
   auto fleet = AgentFleet::Create(std::move(f));
   if (!fleet) Die(fleet.error().message());
+  RaiseFileLimit((*fleet)->descriptors());
   auto admin = baton::net::HttpClient::Create(o.server, o.token, o.tls);
   if (!admin) Die(admin.error().message());
   auto who = (*admin)->Request("GET", "/v1/whoami");
