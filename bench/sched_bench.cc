@@ -249,6 +249,38 @@ void BM_ControllerSubmit(benchmark::State& state) {
 }
 BENCHMARK(BM_ControllerSubmit)->Arg(1)->Arg(64)->Unit(benchmark::kMicrosecond);
 
+// One job submitted and started per batch on a controller of 10,000 nodes x 8 GPUs (most of
+// them free): what a pass costs where the cluster, not the queue, is large (submit -> launch
+// order at ten thousand agents, docs/performance.md).
+void BM_ControllerSubmitOn10kNodes(benchmark::State& state) {
+  control::Controller c;
+  store::MemoryStore store;
+  TimePoint now = FromMillis(1'790'000'000'000);
+  c.Restore(*store.Load(), now);
+  for (int n = 0; n < 10000; ++n) {
+    NodeInfo info;
+    info.name = "n" + std::to_string(n);
+    info.cpus = 128;
+    info.memory_bytes = 1LL << 40;
+    for (int i = 0; i < 8; ++i)
+      info.gpus.push_back(Gpu{.index = i, .model = "H100-80GB", .memory_bytes = 80LL << 30});
+    (void)c.Apply(control::AgentRegister{RegisterRequest{.node = info}}, now);
+  }
+  (void)c.EndBatch(now);
+  JobSpec spec;
+  spec.command = {"true"};
+  spec.resources.milli_gpus = 1000;
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(
+        c.Apply(control::SubmitJobs{.caller = {"u", false}, .specs = {spec}}, now));
+    control::Effects fx = c.EndBatch(now);
+    benchmark::DoNotOptimize(fx);
+    now += std::chrono::milliseconds(1);
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_ControllerSubmitOn10kNodes)->Unit(benchmark::kMicrosecond)->Iterations(2000);
+
 // One autoscaling decision (control/autoscale_plan.h) over `nodes` autoscaled nodes of four
 // templates (a tenth resuming, the rest ready: half busy, half idle, some for longer than the
 // idle time) and as many waiting jobs of mixed shapes (1, 2, 4 and 8 GPUs, gangs of 2 and 4

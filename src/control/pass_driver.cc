@@ -78,6 +78,14 @@ std::optional<PassDriver::Ran> PassDriver::Run(const Parts& parts, TimePoint now
     }
     in.partial = plan.partial;
     view_.CopyFrom(parts.view);  // into the last pass's buffers: what changed since
+#ifndef NDEBUG
+    // A change of the controller's view, or of the last pass's copy, that did not stamp the
+    // node would show here.
+    if (view_.nodes != parts.view.nodes) {
+      std::fprintf(stderr, "the pass's copy of the cluster view is not the controller's\n");
+      std::abort();
+    }
+#endif
     in.view = std::move(view_);
     ran.result = sched::RunPassOn(in);
     view_ = std::move(in.view);

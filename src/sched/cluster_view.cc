@@ -14,6 +14,11 @@ uint64_t NewShape() {
 
 }  // namespace
 
+Stamp NewStamp() {
+  static std::atomic<uint64_t> last{0};
+  return Stamp{last.fetch_add(1, std::memory_order_relaxed) + 1};
+}
+
 int64_t ClusterView::FreeWholeGpus() const {
   int64_t n = 0;
   for (const auto& node : nodes) {
@@ -23,8 +28,22 @@ int64_t ClusterView::FreeWholeGpus() const {
   return n;
 }
 
+const ClusterView::Totals& ClusterView::totals() const {
+  if (shape != 0 && totals_shape == shape) return totals_kept;
+  totals_kept = Totals{};
+  for (const auto& n : nodes) {
+    totals_kept.refuses_root |= n.refuses_root_jobs;
+    totals_kept.spot |= n.spot;
+    if (!n.schedulable) continue;
+    for (const auto& g : n.gpus) totals_kept.usable_milli += g.usable ? 1000 : 0;
+  }
+  totals_shape = shape;
+  return totals_kept;
+}
+
 void ClusterView::AddNode(NodeSlots node) {
   const auto index = static_cast<int>(nodes.size());
+  node.stamp = NewStamp();
   nodes.push_back(std::move(node));
   shape = NewShape();
   if (by_name.size() != static_cast<size_t>(index)) return;  // IndexOf makes it whole again
@@ -50,6 +69,7 @@ NodeSlots* ClusterView::FindNode(const std::string& name) {
   const int i = IndexOf(name);
   if (i < 0) return nullptr;
   shape = NewShape();  // the caller may change what the node holds
+  nodes[i].stamp = NewStamp();
   return &nodes[i];
 }
 
@@ -66,6 +86,7 @@ void ClusterView::CopyFrom(const ClusterView& from) {
   for (size_t i = 0; i < nodes.size(); ++i) {
     NodeSlots& n = nodes[i];
     const NodeSlots& f = from.nodes[i];
+    if (n.stamp.value == f.stamp.value) continue;  // neither changed since the last copy
     if (n.gpus.size() != f.gpus.size()) {
       n = f;
       continue;
@@ -77,6 +98,8 @@ void ClusterView::CopyFrom(const ClusterView& from) {
     n.host_reserved_for = f.host_reserved_for;
     n.jobs = f.jobs;
     n.exclusive = f.exclusive;
+    n.reserved = f.reserved;
+    n.stamp = f.stamp;
     for (size_t k = 0; k < n.gpus.size(); ++k) {
       GpuSlot& g = n.gpus[k];
       const GpuSlot& h = f.gpus[k];
@@ -88,10 +111,17 @@ void ClusterView::CopyFrom(const ClusterView& from) {
     }
   }
   if (by_name.size() != from.by_name.size()) by_name = from.by_name;
+  if (from.totals_shape == shape && totals_shape != shape) {
+    totals_kept = from.totals_kept;
+    totals_shape = shape;
+  }
 }
 
 void ClusterView::ClearReservations() {
   for (auto& n : nodes) {
+    if (!n.reserved) continue;
+    n.reserved = false;
+    n.stamp = NewStamp();
     n.host_reserved_from = kNever;
     n.host_reserved_for = JobId{};
     for (auto& g : n.gpus) {
@@ -102,6 +132,7 @@ void ClusterView::ClearReservations() {
 }
 
 void ApplyPart(NodeSlots& node, const NodeAllocation& part, const Resources& r, int sign) {
+  node.stamp = NewStamp();
   node.free_cpus -= sign * r.cpus;
   node.free_memory_bytes -= sign * r.memory_bytes;
   node.jobs += sign;

@@ -15,6 +15,18 @@ namespace baton::sched {
 
 inline constexpr TimePoint kNever = TimePoint::max();
 
+// Which change of a node's contents a node holds: a number no other change of any view's nodes
+// had, given by every change of what is free, usable or reserved on it (ApplyPart,
+// MarkReservation, ClearReservations, a Placer's Hide and Unhide, AddNode, FindNode) and kept by
+// a copy. Two nodes of views of one shape with one stamp hold the same, so that a copy of the
+// view (CopyFrom) and a Placer's index (placement.h) look only at the nodes that changed. Not
+// part of what a node holds: nodes that hold the same are equal whatever their stamps.
+struct Stamp {
+  uint64_t value = 0;
+  bool operator==(const Stamp&) const { return true; }
+};
+Stamp NewStamp();
+
 struct GpuSlot {
   int index = 0;
   std::string model;
@@ -44,8 +56,10 @@ struct NodeSlots {
   bool spot = false;                      // a spot node: preemptible jobs only
   TimePoint host_reserved_from = kNever;  // CPUs/memory reserved from here
   JobId host_reserved_for;
-  int jobs = 0;       // allocations on it (ApplyPart counts them)
-  int exclusive = 0;  // ... of which of jobs that hold it alone (Resources::exclusive)
+  int jobs = 0;           // allocations on it (ApplyPart counts them)
+  int exclusive = 0;      // ... of which of jobs that hold it alone (Resources::exclusive)
+  bool reserved = false;  // a reservation is marked on it (ClearReservations clears these)
+  Stamp stamp;            // its last change (Stamp)
   bool operator==(const NodeSlots&) const = default;
 };
 
@@ -59,7 +73,22 @@ struct NodeLimits {
   bool any() const { return root || no_spot || (avoid != nullptr && !avoid->empty()); }
 };
 
-struct FitSummary;  // sched/placement.h
+struct FitSummary;   // sched/placement.h
+struct PlacerIndex;  // ... and what a Placer indexed of a view
+
+// A Placer's index of the view it is in, kept from pass to pass: moved with the view, dropped
+// by a copy (a copy is indexed anew).
+struct KeptIndex {
+  std::shared_ptr<PlacerIndex> index;
+  KeptIndex() = default;
+  KeptIndex(const KeptIndex&) {}
+  KeptIndex& operator=(const KeptIndex&) {
+    index.reset();
+    return *this;
+  }
+  KeptIndex(KeptIndex&&) noexcept = default;
+  KeptIndex& operator=(KeptIndex&&) noexcept = default;
+};
 
 struct ClusterView {
   std::vector<NodeSlots> nodes;
@@ -74,6 +103,9 @@ struct ClusterView {
   // What a Placer made of this shape for EverFits (FitSummary::shape says which), kept from pass
   // to pass while the shape lasts.
   mutable std::shared_ptr<const FitSummary> fit;
+  // What a Placer made of this view's free GPUs (placement.h), brought up to date by the next
+  // Placer from the nodes' stamps.
+  KeptIndex placer_index;
 
   // Adds a node at the end of `nodes`, in its place in by_name.
   void AddNode(NodeSlots node);
@@ -82,15 +114,28 @@ struct ClusterView {
   // Whether by_name covers every node.
   bool NamesIndexed() const { return by_name.size() == nodes.size(); }
   int64_t FreeWholeGpus() const;
+  // What the schedulable nodes hold in all, which only a change of shape changes (but a Placer's
+  // Hide, which forgets it): counted once per shape.
+  struct Totals {
+    int64_t usable_milli = 0;   // usable GPUs of schedulable nodes, in milli-GPUs
+    bool refuses_root = false;  // a node refuses root's jobs
+    bool spot = false;          // a node is a spot node
+  };
+  const Totals& totals() const;
+  void ForgetTotals() { totals_shape = 0; }
   // Subtracts (or with sign -1, returns) an allocation's GPUs, CPUs and memory.
   void Apply(const std::vector<NodeAllocation>& allocation, const Resources& r, int sign);
   NodeSlots* FindNode(const std::string& name);
   const NodeSlots* FindNode(const std::string& name) const;
   void ClearReservations();
   // Makes this view a copy of `from`. When it is a copy of `from`'s shape already (the
-  // controller's view copied into the last pass's buffer), only what changes between passes is
-  // copied: what is free, usable and reserved; the names, models and sizes are left as they are.
+  // controller's view copied into the last pass's buffer), only the nodes whose stamps differ
+  // are copied, and of them only what changes between passes: what is free, usable and
+  // reserved; the names, models and sizes are left as they are.
   void CopyFrom(const ClusterView& from);
+
+  mutable Totals totals_kept;         // what totals() counted ...
+  mutable uint64_t totals_shape = 0;  // ... for this shape; 0: none
 };
 
 // Subtracts (sign +1) or returns (sign -1) one node's part of an allocation, and counts the job

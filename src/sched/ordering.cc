@@ -12,14 +12,7 @@ namespace {
 double Seconds(Duration d) { return static_cast<double>(d.count()) / 1000.0; }
 
 // The GPUs of schedulable nodes that are usable, in milli-GPUs: the size factor's whole.
-int64_t ClusterMilli(const ClusterView& view) {
-  int64_t milli = 0;
-  for (const auto& n : view.nodes) {
-    if (!n.schedulable) continue;
-    for (const auto& g : n.gpus) milli += g.usable ? 1000 : 0;
-  }
-  return milli;
-}
+int64_t ClusterMilli(const ClusterView& view) { return view.totals().usable_milli; }
 
 }  // namespace
 

@@ -1,6 +1,9 @@
 #include "sched/placement.h"
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
 
 #include "core/hostlist.h"
 #include "core/node.h"
@@ -182,21 +185,85 @@ std::vector<int> PickWholeGpus(const NodeSlots& node, const Resources& r, const 
   return picked;
 }
 
-Placer::Placer(ClusterView& view) : view_(view) {
-  pos_.resize(view_.nodes.size());
-  node_pool_.resize(view_.nodes.size());
-  for (size_t i = 0; i < view_.nodes.size(); ++i) {
-    const std::string& name = view_.nodes[i].pool;
-    auto it =
-        std::find_if(pools_.begin(), pools_.end(), [&](const auto& p) { return p.first == name; });
-    if (it == pools_.end()) it = pools_.insert(it, {name, PoolIndex{}});
-    node_pool_[i] = static_cast<int>(it - pools_.begin());
-  }
-  for (size_t i = 0; i < view_.nodes.size(); ++i) Index(static_cast<int>(i));
+namespace {
+
+PlacerIndex& KeptIndexOf(ClusterView& view) {
+  std::shared_ptr<PlacerIndex>& kept = view.placer_index.index;
+  if (kept == nullptr) kept = std::make_shared<PlacerIndex>();
+  return *kept;
 }
 
-const Placer::PoolIndex* Placer::FindPool(std::string_view pool) const {
-  for (const auto& [name, index] : pools_) {
+}  // namespace
+
+Placer::Placer(ClusterView& view) : view_(view), ix_(KeptIndexOf(view)) {
+  const size_t count = view_.nodes.size();
+  if (view_.shape != 0 && ix_.shape == view_.shape && ix_.pos.size() == count) {
+    // The last Placer's index of this shape: only the nodes changed since are indexed again.
+    for (size_t i = 0; i < count; ++i) {
+      if (ix_.stamps[i] == view_.nodes[i].stamp.value) continue;
+      Unindex(static_cast<int>(i));
+      Index(static_cast<int>(i));
+    }
+    CheckIndex();
+    return;
+  }
+  ix_ = PlacerIndex{};
+  ix_.shape = view_.shape;
+  ix_.pos.resize(count);
+  ix_.node_pool.resize(count);
+  ix_.stamps.resize(count);
+  for (size_t i = 0; i < count; ++i) {
+    const std::string& name = view_.nodes[i].pool;
+    auto it = std::find_if(ix_.pools.begin(), ix_.pools.end(),
+                           [&](const auto& p) { return p.first == name; });
+    if (it == ix_.pools.end()) it = ix_.pools.insert(it, {name, PlacerIndex::Pool{}});
+    ix_.node_pool[i] = static_cast<int>(it - ix_.pools.begin());
+  }
+  for (size_t i = 0; i < count; ++i) Index(static_cast<int>(i));
+}
+
+void Placer::CheckIndex() const {
+#ifndef NDEBUG
+  // A change of a node that did not stamp it would show here: the kept index against the view.
+  std::vector<int64_t> pool_milli(ix_.pools.size(), 0);
+  for (size_t i = 0; i < view_.nodes.size(); ++i) {
+    const NodeSlots& n = view_.nodes[i];
+    const PlacerIndex::NodePos& p = ix_.pos[i];
+    int64_t free = 0;
+    int whole = 0;
+    bool shared = false;
+    for (const auto& g : n.gpus) {
+      if (!g.usable) continue;
+      free += g.free_milli;
+      shared |= g.free_milli > 0 && g.free_milli < 1000;
+      whole += g.free_milli == 1000 ? 1 : 0;
+    }
+    const PlacerIndex::Pool& pool = ix_.pools[ix_.node_pool[i]].second;
+    const bool right =
+        !n.schedulable
+            ? p.bucket < 0
+            : p.bucket == whole && p.free_milli == free && p.shared == shared &&
+                  std::binary_search(pool.buckets[p.bucket].begin(), pool.buckets[p.bucket].end(),
+                                     static_cast<int>(i)) &&
+                  pool.shared.count(static_cast<int>(i)) == (shared ? 1U : 0U);
+    if (!right) {
+      std::fprintf(stderr, "the kept placement index of node %s is not the node's\n",
+                   n.name.c_str());
+      std::abort();
+    }
+    pool_milli[ix_.node_pool[i]] += n.schedulable ? free : 0;
+  }
+  for (size_t k = 0; k < ix_.pools.size(); ++k) {
+    if (ix_.pools[k].second.free_milli == pool_milli[k]) continue;
+    std::fprintf(stderr, "the kept placement index of pool %s is not the pool's\n",
+                 ix_.pools[k].first.c_str());
+    std::abort();
+  }
+#endif
+}
+
+const PlacerIndex::Pool* Placer::FindPool(std::string_view pool) const {
+  for (const auto& [name, index] : ix_.pools) {
     if (name == pool) return index.indexed ? &index : nullptr;
   }
   return nullptr;
@@ -224,22 +291,25 @@ void Placer::SetUsable(int node, int gpu, bool usable) {
   } else {
     n.schedulable = usable;
   }
+  n.stamp = NewStamp();
+  view_.ForgetTotals();
   Index(node);
 }
 
 int Placer::NodeIndex(const std::string& name) const { return view_.IndexOf(name); }
 
 int64_t Placer::free_milli(std::string_view pool) const {
-  const PoolIndex* index = FindPool(pool);
+  const PlacerIndex::Pool* index = FindPool(pool);
   return index == nullptr ? 0 : index->free_milli;
 }
 
 void Placer::Index(int node) {
   const NodeSlots& n = view_.nodes[node];
-  NodePos& p = pos_[node];
-  p = NodePos{};
+  PlacerIndex::NodePos& p = ix_.pos[node];
+  p = PlacerIndex::NodePos{};
+  ix_.stamps[node] = n.stamp.value;
   if (!n.schedulable) return;
-  PoolIndex& pool = pools_[node_pool_[node]].second;
+  PlacerIndex::Pool& pool = ix_.pools[ix_.node_pool[node]].second;
   pool.indexed = true;
   int whole = 0;  // FreeWhole, in the same walk of the GPUs
   for (const auto& g : n.gpus) {
@@ -252,27 +322,25 @@ void Placer::Index(int node) {
     const size_t first_new = pool.buckets.size();
     pool.buckets.resize(whole + 1);
     // Room for every node in each: no growth of the buckets while a pass indexes its view.
-    for (size_t b = first_new; b < pool.buckets.size(); ++b) pool.buckets[b].reserve(pos_.size());
+    for (size_t b = first_new; b < pool.buckets.size(); ++b)
+      pool.buckets[b].reserve(ix_.pos.size());
   }
   p.bucket = whole;
-  p.pos = static_cast<int>(pool.buckets[whole].size());
-  pool.buckets[whole].push_back(node);
+  std::vector<int>& bucket = pool.buckets[whole];
+  bucket.insert(std::lower_bound(bucket.begin(), bucket.end(), node), node);
   pool.free_milli += p.free_milli;
   if (p.shared) pool.shared.insert(node);
 }
 
 void Placer::Unindex(int node) {
-  NodePos& p = pos_[node];
+  PlacerIndex::NodePos& p = ix_.pos[node];
   if (p.bucket < 0) return;
-  PoolIndex& pool = pools_[node_pool_[node]].second;
+  PlacerIndex::Pool& pool = ix_.pools[ix_.node_pool[node]].second;
   std::vector<int>& bucket = pool.buckets[p.bucket];
-  int moved = bucket.back();
-  bucket[p.pos] = moved;
-  pos_[moved].pos = p.pos;
-  bucket.pop_back();
+  bucket.erase(std::lower_bound(bucket.begin(), bucket.end(), node));
   pool.free_milli -= p.free_milli;
   if (p.shared) pool.shared.erase(node);
-  p = NodePos{};
+  p = PlacerIndex::NodePos{};
 }
 
 void Placer::Apply(const std::vector<NodeAllocation>& allocation, const Resources& r, int sign) {
@@ -324,9 +392,9 @@ std::optional<NodeAllocation> FitOnNodeSlots(const NodeSlots& n, const Resources
 
 std::optional<std::vector<NodeAllocation>> Placer::Find(const Resources& r,
                                                         const PlaceRules& rules) {
-  const PoolIndex* found = FindPool(rules.pool);
+  const PlacerIndex::Pool* found = FindPool(rules.pool);
   if (found == nullptr) return std::nullopt;
-  const PoolIndex& pool = *found;
+  const PlacerIndex::Pool& pool = *found;
   if (pool.free_milli < r.milli_gpus) return std::nullopt;
   const int64_t per_node = r.milli_gpus / r.nodes;
   std::vector<NodeAllocation> out;

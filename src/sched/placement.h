@@ -5,8 +5,9 @@
 // is placed on N nodes at once or not at all. GPUs a waiting job reserved from time T are
 // used only by jobs that end before T (backfill).
 //
-// Nodes are kept in buckets by free whole GPUs per pool, so a placement looks at the few
-// nodes that can hold it, not the whole cluster.
+// Nodes are kept in buckets by free whole GPUs per pool, each in the view's order (among alike
+// nodes, the first in it), so a placement looks at the few nodes that can hold it, not the
+// whole cluster.
 #pragma once
 
 #include <optional>
@@ -68,9 +69,34 @@ struct FitSummary {
   std::vector<Group> groups;
 };
 
+// What a Placer indexed of a view: its nodes in buckets by free whole GPUs per pool. Kept in
+// the view (ClusterView::placer_index) from one Placer to the next while the view's shape lasts;
+// the next looks again only at the nodes whose stamps changed since.
+struct PlacerIndex {
+  struct Pool {
+    // [free whole GPUs] -> node indices, in order: among alike nodes a search takes the first
+    // in the view's order, whatever the placements before it.
+    std::vector<std::vector<int>> buckets;
+    std::set<int> shared;    // nodes with a GPU partly used by fractions
+    int64_t free_milli = 0;  // usable GPU capacity free in the pool
+    bool indexed = false;    // a schedulable node of it was indexed
+  };
+  struct NodePos {
+    int bucket = -1;  // the bucket it is in; -1: none (not schedulable)
+    bool shared = false;
+    int64_t free_milli = 0;
+  };
+  uint64_t shape = 0;  // ClusterView::shape it indexes
+  std::vector<std::pair<std::string, Pool>> pools;
+  std::vector<int> node_pool;    // per node, its pool's place in pools
+  std::vector<NodePos> pos;      // per node, where it is
+  std::vector<uint64_t> stamps;  // per node, the stamp it had when indexed
+};
+
 class Placer {
  public:
-  // Indexes `view`, which must outlive the Placer and change only through it.
+  // Indexes `view`, which must outlive the Placer and change only through it (or by changes
+  // that stamp the nodes they change, between Placers).
   explicit Placer(ClusterView& view);
   // Takes GPUs (gpu >= 0) or nodes' hosts (gpu = -1: CPUs and memory) that are in use out of
   // use, for a search that must not count them, until Unhide puts them back as they were.
@@ -99,24 +125,13 @@ class Placer {
   const ClusterView& view() const { return view_; }
 
  private:
-  struct PoolIndex {
-    std::vector<std::vector<int>> buckets;  // [free whole GPUs] -> node indices
-    std::set<int> shared;                   // nodes with a GPU partly used by fractions
-    int64_t free_milli = 0;                 // usable GPU capacity free in the pool
-    bool indexed = false;                   // a schedulable node of it was indexed
-  };
-  struct NodePos {
-    int bucket = -1;
-    int pos = -1;
-    bool shared = false;
-    int64_t free_milli = 0;
-  };
-
   void Index(int node);
   void Unindex(int node);
+  // Debug builds: aborts where the kept index is not what the view holds.
+  void CheckIndex() const;
   // The pool's index, or nullptr when no schedulable node of it was indexed. A cluster has a few
   // pools: a walk over them is quicker than hashing the name, a few times per job of a pass.
-  const PoolIndex* FindPool(std::string_view pool) const;
+  const PlacerIndex::Pool* FindPool(std::string_view pool) const;
   // What EverFits reads: the view's own (ClusterView::fit) when it was made of the view's shape,
   // else made now and kept there; made apart, and not kept, while slots are hidden (Hide).
   const FitSummary& Fit() const;
@@ -124,9 +139,7 @@ class Placer {
   void SetUsable(int node, int gpu, bool usable);
 
   ClusterView& view_;
-  std::vector<std::pair<std::string, PoolIndex>> pools_;
-  std::vector<int> node_pool_;  // per node, its pool's place in pools_
-  std::vector<NodePos> pos_;
+  PlacerIndex& ix_;  // the view's (ClusterView::placer_index)
   mutable FitSummary hidden_fit_;
   mutable bool fit_made_ = false;  // this Placer made the view's (a view without a shape)
   std::vector<Slot> hidden_;

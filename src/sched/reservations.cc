@@ -145,6 +145,8 @@ void MarkReservation(ClusterView& view, const Reservation& r) {
     const int i = view.IndexOf(part.node);
     if (i < 0) continue;
     NodeSlots* n = &view.nodes[i];
+    n->reserved = true;
+    n->stamp = NewStamp();
     auto hold = [&](GpuSlot& slot) {
       if (r.from < slot.reserved_from) {
         slot.reserved_from = r.from;

@@ -479,10 +479,8 @@ PassResult Pass::Run() {
     }
   }
   // 2. Walk it, until every job left would only be counted.
-  for (const NodeSlots& n : in_.view.nodes) {
-    refusing_.root |= n.refuses_root_jobs;
-    refusing_.spot |= n.spot;
-  }
+  refusing_.root = in_.view.totals().refuses_root;
+  refusing_.spot = in_.view.totals().spot;
   placer_.emplace(in_.view);
   running_ = SummarizeRunning(in_.running, policy_, now_);
   DecidePreemption();

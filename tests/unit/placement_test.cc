@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <optional>
+
 #include "sched/scheduler.h"
 
 namespace baton::sched {
@@ -103,8 +105,16 @@ TEST(ClusterView, ACopyKeptFromPassToPassFollowsTheViewItCopies) {
   MarkReservation(v, Reservation{.id = JobId{7},
                                  .from = TimePoint{} + std::chrono::hours(1),
                                  .allocation = {NodeAllocation{.node = "b", .gpus = {1}}}});
-  copy.nodes[1].gpus[0].free_milli = 0;
-  copy.nodes[0].gpus[3].usable = false;
+  ApplyPart(copy.nodes[1], NodeAllocation{.node = "b", .gpus = {0}, .milli_per_gpu = 1000}, r, +1);
+  Placer(copy).Hide({Placer::Slot{.node = 0, .gpu = 3}});
+  copy.CopyFrom(v);
+  EXPECT_EQ(copy.nodes, v.nodes);
+  // Only the nodes whose stamps differ are looked at: every change above stamped its node. A
+  // node changed without (no code of Baton's does) is left as it is.
+  copy.nodes[0].free_cpus = 1;
+  copy.CopyFrom(v);
+  EXPECT_EQ(copy.nodes[0].free_cpus, 1);
+  copy.nodes[0].stamp = NewStamp();
   copy.CopyFrom(v);
   EXPECT_EQ(copy.nodes, v.nodes);
   // A node is changed (it registered again with other GPUs, in another pool), or added.
@@ -117,6 +127,46 @@ TEST(ClusterView, ACopyKeptFromPassToPassFollowsTheViewItCopies) {
   copy.CopyFrom(v);
   EXPECT_EQ(copy.nodes, v.nodes);
   EXPECT_EQ(copy.IndexOf("c"), 2);
+}
+
+TEST(Placement, APlacersIndexKeptWithTheViewFollowsWhatChangedBetweenPlacers) {
+  // Each pass's Placer finds the index the last one left in the pass's copy of the view, and
+  // indexes again only the nodes that changed since: jobs that ended or started on the
+  // controller's view, and what the last pass placed on its copy.
+  ClusterView v;
+  for (const char* name : {"a", "b", "c"}) v.AddNode(Node(name, 8));
+  ClusterView copy;
+  copy.CopyFrom(v);
+  std::optional<std::vector<NodeAllocation>> first = Placer(copy).Place(Gpus(8000), PlaceRules{});
+  ASSERT_TRUE(first);
+  EXPECT_NE(copy.placer_index.index, nullptr);
+  // The controller starts it, and a job of 4 GPUs on each of the other two.
+  v.Apply(*first, Gpus(8000), +1);
+  for (const char* name : {"a", "b", "c"}) {
+    if (name == first->front().node) continue;
+    v.Apply({NodeAllocation{.node = name, .gpus = {0, 1, 2, 3}, .milli_per_gpu = 1000}}, Gpus(4000),
+            +1);
+  }
+  copy.CopyFrom(v);
+  {
+    Placer placer(copy);
+    EXPECT_EQ(placer.free_milli("default"), 8000);
+    EXPECT_FALSE(placer.Place(Gpus(8000), PlaceRules{}));
+    EXPECT_TRUE(placer.Place(Gpus(4000), PlaceRules{}));
+    EXPECT_EQ(placer.free_milli("default"), 4000);
+  }
+  // The whole node's job ends; the next pass's copy drops what the last pass placed.
+  v.Apply(*first, Gpus(8000), -1);
+  copy.CopyFrom(v);
+  Placer placer(copy);
+  EXPECT_EQ(placer.free_milli("default"), 16000);
+  std::optional<std::vector<NodeAllocation>> again = placer.Place(Gpus(8000), PlaceRules{});
+  ASSERT_TRUE(again);
+  EXPECT_EQ(again->front().node, first->front().node);
+  // A copy of the view is indexed anew, never sharing the index of the view it copies.
+  ClusterView other = copy;
+  EXPECT_EQ(other.placer_index.index, nullptr);
+  EXPECT_EQ(Placer(other).free_milli("default"), 8000);
 }
 
 TEST(Placement, WhatEverFitsFollowsTheNodesAsTheyChange) {
