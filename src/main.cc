@@ -130,6 +130,8 @@ void AddServerCommand(CLI::App& app, ServeCommand& c, int* exit_code) {
                       "YAML configuration: listen, data, scheduling, projects, users, pools");
   srv_cmd->add_option("--data", c.options.data, "data directory");
   srv_cmd->add_option("--listen", c.options.listen, "HOST:PORT to serve");
+  srv_cmd->add_option("--http-threads", c.options.http_threads, "threads serving HTTP")
+      ->check(CLI::Range(1, 64));
   srv_cmd->add_option("--node-timeout", c.options.node_timeout,
                       "how long an agent may stay silent before its node is lost and its jobs "
                       "requeued (default 60s)");

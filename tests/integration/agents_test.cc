@@ -32,7 +32,9 @@ std::string Log(net::HttpClient& c, int64_t id, const std::string& node) {
 
 TEST(Agents, ThreeAgentsRunATwelveGpuJobWhoseRanksMeetOverTcp) {
   TempDir dir;
-  BatonProcess server(dir.path() + "/server", {}, "server");
+  // Four threads serve HTTP: the agents' polls and reports and the client's requests come
+  // in on any of them.
+  BatonProcess server(dir.path() + "/server", {"--http-threads", "4"}, "server");
   std::vector<std::unique_ptr<AgentProcess>> agents;
   for (int i = 1; i <= 3; ++i) {
     std::string name = "n" + std::to_string(i);

@@ -61,6 +61,17 @@ TEST(CliParser, AnUnknownOptionGetsSlurmsTranslationOrTheClosestOne) {
   EXPECT_EQ(RunCli(baton, {"jobs"}).out.find("true"), std::string::npos) << "nothing was sent";
 }
 
+TEST(CliParser, ServerThreadsAreBoundedAsUpsAre) {
+  TempDir dir;
+  BatonProcess baton(dir.path());
+  for (const char* n : {"0", "65", "many"}) {
+    CliResult r = RunCli(baton, {"server", "--data", dir.path() + "/other", "--http-threads", n});
+    EXPECT_EQ(r.exit_code, 2) << r.out;
+    EXPECT_NE(r.out.find("--http-threads"), std::string::npos) << r.out;
+  }
+  EXPECT_FALSE(std::filesystem::exists(dir.path() + "/other")) << "nothing was started";
+}
+
 TEST(CliParser, HelpAndVersion) {
   TempDir dir;
   BatonProcess baton(dir.path());
