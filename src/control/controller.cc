@@ -44,6 +44,7 @@ void Controller::Restore(store::Snapshot snapshot, TimePoint now) {
     next_id_ = std::max(next_id_, id.value + 1);
     Job& j = jobs_[id] = std::move(job);
     j.account = {};  // another controller's number, if any: this one numbers its own
+    tally_.Add(j);
     if (j.state == JobState::kRunning) {
       for (const auto& part : j.allocation) nodes_.Ensure(part.node).running.insert(id);
       running_.emplace(id, &j,
@@ -210,6 +211,7 @@ ReadOuts Controller::Read() const {
                   .events = events_,
                   .tokens = tokens_,
                   .counters = counters_,
+                  .tally = tally_,
                   .crons = crons_,
                   .budgets = ledgers_.budgets(),
                   .utilization = ledgers_.utilization(),
@@ -320,6 +322,7 @@ Result<Resources> Controller::Admit(const JobSpec& spec, const std::string& user
 Job& Controller::Add(Job job, TimePoint now) {
   job.id = JobId{next_id_++};
   Job& added = jobs_[job.id] = std::move(job);
+  tally_.Add(added);
   ledgers_.Track(added.spec.project, now);
   return added;
 }
@@ -421,8 +424,12 @@ void Controller::SetState(Job& job, JobState to, TimePoint now) {
     for (const auto& part : job.allocation) {
       if (NodeRecord* node = nodes_.Find(part.node)) node->running.erase(job.id);
     }
-    ledgers_.Stopped(job, now);
+    const double gpu_seconds = job.gpu_seconds;
+    const int64_t cost_micros = job.cost_micros;
+    ledgers_.Stopped(job, now);  // what the attempt used and cost, added to the job's
+    tally_.Charged(job.spec.project, job.gpu_seconds - gpu_seconds, job.cost_micros - cost_micros);
   }
+  tally_.Moved(from, to);
   job.state = to;
   MarkDirty(job);
   if (held_place) LeaveGate(job, now);

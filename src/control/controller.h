@@ -53,6 +53,7 @@
 #include "control/failure_alerts.h"
 #include "control/idempotency_keys.h"
 #include "control/idle_sessions.h"
+#include "control/job_tally.h"
 #include "control/launch_blame.h"
 #include "control/ledgers.h"
 #include "control/node_desk.h"
@@ -187,6 +188,7 @@ class Controller {
   NodeDesk nodes_;
   TokenBook tokens_;
   Counters counters_;           // for GET /metrics, since this controller started
+  JobTally tally_;              // for GET /metrics: jobs by state, projects' ended attempts
   IdleSessions idle_sessions_;  // the clocks of idle sessions (controller_sessions.cc)
   NodeLedger node_costs_;       // what autoscaled nodes cost, in stretches of one use
   Ledgers ledgers_;             // after what it reads (options_, jobs_, running_, node_costs_)

@@ -18,8 +18,10 @@ void Controller::ApplyPatch(Job& job, JobSpec spec, TimePoint now) {
     Dequeue(job);
     if (queued && job.array_id.value != 0) LeaveGate(job, now);
   }
-  if (spec.project != job.spec.project) job.account.id = -1;  // fair share of the new one
+  const std::string project = job.spec.project;
+  if (spec.project != project) job.account.id = -1;  // fair share of the new one
   job.spec = std::move(spec);
+  if (job.spec.project != project) tally_.Retagged(job, project);
   MarkDirty(job);
   if (pending) Enqueue(job, now);
   if (job.state == JobState::kRunning && time_changed) {

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <string>
 #include <unordered_set>
@@ -204,33 +206,26 @@ EventList ReadOuts::Events(const GetEvents& c) const {
 
 MetricsShown ReadOuts::Metrics(TimePoint now) const {
   auto m = std::make_shared<MetricsSnapshot>();
-  // A walk of every job in the controller's thread (a million held jobs: the longest read-out),
-  // so it does no more per job than it must: counts by state in an array, and one project's
-  // sums added up while jobs of that project follow each other (a user's backlog does).
+  // Kept as jobs change (JobTally), not walked: a million held jobs took 0.21 s to walk.
+#ifndef NDEBUG
+  if (!tally.SameAs(JobTally::Of(jobs))) {
+    std::fprintf(stderr, "the kept tally of jobs is not what the jobs say\n");
+    std::abort();
+  }
+#endif
   constexpr JobState kStates[] = {JobState::kPending,   JobState::kHeld,   JobState::kRunning,
                                   JobState::kSucceeded, JobState::kFailed, JobState::kCancelled,
                                   JobState::kTimedOut};
-  std::array<int64_t, std::size(kStates)> by_state{};
-  const std::string* project = nullptr;
-  double gpu_seconds = 0, cost = 0;
-  auto flush = [&] {
-    if (project == nullptr) return;
-    m->project_gpu_seconds[*project] += gpu_seconds;
-    m->project_cost[*project] += cost;
-  };
-  for (const auto& [id, job] : jobs) {
-    by_state[static_cast<size_t>(job.state)] += 1;
-    if (project == nullptr || *project != job.spec.project) {
-      flush();
-      project = &job.spec.project;
-      gpu_seconds = cost = 0;
-    }
-    gpu_seconds += AllService(job, now);
-    cost += static_cast<double>(AllCost(job, now)) / 1e6;
+  for (JobState s : kStates) m->jobs_by_state[std::string(JobStateName(s))] = tally.count(s);
+  // Each project's ended attempts, and the running attempts by now.
+  for (const auto& [project, sums] : tally.projects()) {
+    m->project_gpu_seconds[project] += sums.gpu_seconds;
+    m->project_cost[project] += static_cast<double>(sums.cost_micros) / 1e6;
   }
-  flush();
-  for (JobState s : kStates)
-    m->jobs_by_state[std::string(JobStateName(s))] = by_state[static_cast<size_t>(s)];
+  for (const auto& [id, job] : running) {
+    m->project_gpu_seconds[job->spec.project] += AttemptService(*job, now);
+    m->project_cost[job->spec.project] += static_cast<double>(AttemptCost(*job, now)) / 1e6;
+  }
   static_cast<Counters&>(*m) = counters;
   m->events = static_cast<uint64_t>(events.raised());
   for (std::string_view s : kNodeStateNames) m->nodes_by_state[std::string(s)] = 0;

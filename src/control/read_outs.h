@@ -14,6 +14,7 @@
 #include "control/cron_book.h"
 #include "control/dependency_gate.h"
 #include "control/event_ring.h"
+#include "control/job_tally.h"
 #include "control/node_ledger.h"
 #include "control/node_table.h"
 #include "control/running_jobs.h"
@@ -45,6 +46,7 @@ struct ReadOuts {
   const EventRing& events;
   const TokenBook& tokens;
   const Counters& counters;
+  const JobTally& tally;  // jobs by state, projects' ended attempts (GET /metrics)
   const CronBook& crons;
   const BudgetBook& budgets;
   const AttemptUtilization& utilization;

@@ -127,6 +127,66 @@ TEST(ControllerMetrics, CountJobsNodesGpusAndWaits) {
   EXPECT_EQ(m->jobs_by_state.at("succeeded"), 1);
 }
 
+// GET /metrics reads counts kept as jobs change (control/job_tally.h), not a walk of every job:
+// they follow submits, holds, starts, ends, a retry's requeue with the GPU-seconds of its first
+// attempt, a waiting job moved to another project, and a restart from the store.
+TEST(ControllerMetrics, KeptCountsFollowEveryChangeOfAJobAndARestart) {
+  Driven d;
+  TimePoint& now = d.now;
+  auto run = [&](auto command) { return d.Run(std::move(command)); };
+  NodeInfo info{.name = "n1",
+                .cpus = 8,
+                .memory_bytes = 1LL << 34,
+                .gpu_backend = GpuBackendKind::kSimulated};
+  info.gpus.push_back(Gpu{.index = 0, .model = "H100-80GB", .memory_bytes = 80LL << 30});
+  auto reg = run(control::AgentRegister{RegisterRequest{.node = info}});
+  JobSpec spec;
+  spec.command = {"false"};
+  spec.resources.milli_gpus = 1000;
+  spec.project = "vision";
+  spec.retries = 1;
+  JobSpec held = spec;
+  held.hold = true;
+  auto submitted = run(control::SubmitJobs{.caller = {"ada", false}, .specs = {spec, held}});
+  const JobId id = submitted->jobs.at(0).id;
+  auto m = run(control::GetMetrics{})->metrics;
+  EXPECT_EQ(m->jobs_by_state.at("running"), 1);
+  EXPECT_EQ(m->jobs_by_state.at("held"), 1);
+  auto report = [&](JobEvent::Kind kind, int exit_code) {
+    run(control::AgentReport{ReportRequest{
+        .node = "n1",
+        .session = reg->session,
+        .events = {JobEvent{.job = id, .kind = kind, .at = now, .exit_code = exit_code}}}});
+  };
+  report(JobEvent::Kind::kStarted, 0);
+  now += std::chrono::seconds(10);
+  // The node drained first: the job's retry waits in the queue instead of starting again.
+  run(control::DrainNode{.caller = {"root", true}, .node = "n1", .reason = "maintenance"});
+  report(JobEvent::Kind::kExited, 1);
+  m = run(control::GetMetrics{})->metrics;
+  EXPECT_EQ(m->jobs_by_state.at("pending"), 1);
+  EXPECT_EQ(m->jobs_by_state.at("running"), 0);
+  EXPECT_EQ(m->jobs_by_state.at("held"), 1);
+  EXPECT_DOUBLE_EQ(m->project_gpu_seconds.at("vision"), 10.0);
+  // Moved to another project while it waits: its ended attempt's GPU-seconds go with it.
+  JobSpec fields;
+  fields.project = "nlp";
+  auto moved = run(
+      control::UpdateJob{.caller = {"ada", false}, .id = id, .fields = fields, .set = {"project"}});
+  ASSERT_TRUE(moved.status.ok()) << moved.status.message();
+  m = run(control::GetMetrics{})->metrics;
+  EXPECT_DOUBLE_EQ(m->project_gpu_seconds.at("nlp"), 10.0);
+  EXPECT_DOUBLE_EQ(m->project_gpu_seconds.at("vision"), 0.0);
+  // A new controller from the same store counts the same.
+  control::Controller again;
+  again.Restore(*d.store.Load(), now);
+  control::Command get = control::GetMetrics{};
+  control::BatchResult b = control::RunBatch(again, std::span(&get, 1), now);
+  auto restored = control::Answered<control::GetMetrics>(std::move(b.replies[0]))->metrics;
+  EXPECT_EQ(restored->jobs_by_state, m->jobs_by_state);
+  EXPECT_DOUBLE_EQ(restored->project_gpu_seconds.at("nlp"), 10.0);
+}
+
 // Issue 16: `baton usage --since 2026-11-01` counts the jobs of that window only.
 TEST(ControllerMetrics, UsageCountsOnlyTheJobsOfItsWindow) {
   Driven d;

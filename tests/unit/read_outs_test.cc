@@ -24,12 +24,14 @@ struct Parts {
   EventRing events;
   TokenBook tokens;
   Counters counters;
+  JobTally tally;  // counted from `jobs` by Read(), as the controller keeps it
   CronBook crons;
   BudgetBook budgets;
   AttemptUtilization utilization;
   AccountNumbers numbers;
 
   ReadOuts Read() {
+    tally = JobTally::Of(jobs);
     return ReadOuts{.policy = policy,
                     .jobs = jobs,
                     .queue = queue,
@@ -41,6 +43,7 @@ struct Parts {
                     .events = events,
                     .tokens = tokens,
                     .counters = counters,
+                    .tally = tally,
                     .crons = crons,
                     .budgets = budgets,
                     .utilization = utilization,
