@@ -73,23 +73,32 @@ struct Driven {
     EXPECT_TRUE(store.Commit(b.effects.store).ok());
     return control::Answered<C>(std::move(b.replies[0]));
   }
+  // A one-GPU job running `command` in `project`.
+  static JobSpec Spec(const std::string& command, const std::string& project) {
+    JobSpec spec;
+    spec.command = {command};
+    spec.resources.milli_gpus = 1000;
+    spec.project = project;
+    return spec;
+  }
+  // Node n1 with `gpus` simulated H100s registers; its registration's answer.
+  control::Answered<control::AgentRegister> Register(int gpus) {
+    NodeInfo info{.name = "n1",
+                  .cpus = 8,
+                  .memory_bytes = 1LL << 34,
+                  .gpu_backend = GpuBackendKind::kSimulated};
+    for (int i = 0; i < gpus; ++i)
+      info.gpus.push_back(Gpu{.index = i, .model = "H100-80GB", .memory_bytes = 80LL << 30});
+    return Run(control::AgentRegister{RegisterRequest{.node = info}});
+  }
 };
 
 TEST(ControllerMetrics, CountJobsNodesGpusAndWaits) {
   Driven d;
   TimePoint& now = d.now;
   auto run = [&](auto command) { return d.Run(std::move(command)); };
-  NodeInfo info{.name = "n1",
-                .cpus = 8,
-                .memory_bytes = 1LL << 34,
-                .gpu_backend = GpuBackendKind::kSimulated};
-  for (int i = 0; i < 2; ++i)
-    info.gpus.push_back(Gpu{.index = i, .model = "H100-80GB", .memory_bytes = 80LL << 30});
-  auto reg = run(control::AgentRegister{RegisterRequest{.node = info}});
-  JobSpec spec;
-  spec.command = {"true"};
-  spec.resources.milli_gpus = 1000;
-  spec.project = "vision";
+  auto reg = d.Register(2);
+  JobSpec spec = Driven::Spec("true", "vision");
   JobId id = run(control::SubmitJobs{.caller = {"ada", false}, .specs = {spec}})->jobs.at(0).id;
   now += std::chrono::seconds(3);
   run(control::AgentReport{
@@ -134,16 +143,8 @@ TEST(ControllerMetrics, KeptCountsFollowEveryChangeOfAJobAndARestart) {
   Driven d;
   TimePoint& now = d.now;
   auto run = [&](auto command) { return d.Run(std::move(command)); };
-  NodeInfo info{.name = "n1",
-                .cpus = 8,
-                .memory_bytes = 1LL << 34,
-                .gpu_backend = GpuBackendKind::kSimulated};
-  info.gpus.push_back(Gpu{.index = 0, .model = "H100-80GB", .memory_bytes = 80LL << 30});
-  auto reg = run(control::AgentRegister{RegisterRequest{.node = info}});
-  JobSpec spec;
-  spec.command = {"false"};
-  spec.resources.milli_gpus = 1000;
-  spec.project = "vision";
+  auto reg = d.Register(1);
+  JobSpec spec = Driven::Spec("false", "vision");
   spec.retries = 1;
   JobSpec held = spec;
   held.hold = true;
@@ -192,16 +193,8 @@ TEST(ControllerMetrics, UsageCountsOnlyTheJobsOfItsWindow) {
   Driven d;
   TimePoint& now = d.now;
   auto run = [&](auto command) { return d.Run(std::move(command)); };
-  NodeInfo info{.name = "n1",
-                .cpus = 8,
-                .memory_bytes = 1LL << 34,
-                .gpu_backend = GpuBackendKind::kSimulated};
-  info.gpus.push_back(Gpu{.index = 0, .model = "H100-80GB", .memory_bytes = 80LL << 30});
-  auto reg = run(control::AgentRegister{RegisterRequest{.node = info}});
-  JobSpec spec;
-  spec.command = {"true"};
-  spec.resources.milli_gpus = 1000;
-  spec.project = "old";
+  auto reg = d.Register(1);
+  JobSpec spec = Driven::Spec("true", "old");
   JobId old = run(control::SubmitJobs{.caller = {"ada", false}, .specs = {spec}})->jobs.at(0).id;
   for (auto kind : {JobEvent::Kind::kStarted, JobEvent::Kind::kExited}) {
     run(control::AgentReport{
