@@ -1,7 +1,6 @@
 #include "control/read_outs.h"
 
 #include <algorithm>
-#include <array>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
