@@ -89,6 +89,10 @@ Status Agent::Start() {
                      .backend = backend_.kind(),
                      .as_root = as_root_,
                      .fetch_code = [this](const std::string& id) { return FetchCode(id); }});
+  mps_.emplace(
+      MpsDaemons::Options{
+          .dir = options_.data_dir + "/mps", .program = options_.mps_control, .context = Context()},
+      env_);
   auto servers = net::ServerList::Parse(options_.server);
   if (!servers) return servers.error();
   servers_ = std::move(*servers);
@@ -211,6 +215,7 @@ Status Agent::Recover() {
     // Checkpoints it announced before the restart were reported then (or are stale now).
     job.metrics_scanned = SizeOf(JobDir(job.order.job) + "/metrics.jsonl");
   }
+  RecoverMps();  // before the ends found next, which stop the daemons they leave without jobs
   CollectExits(clock_.Now());
   return Status::Ok();
 }
@@ -325,6 +330,7 @@ void Agent::MainLoop() {
     now = clock_.Now();
     size_t events_before = outbox_.events();
     CollectExits(now);
+    mps_->Check();
     bool active = !orders.empty() || outbox_.events() != events_before;
     StepStops(now);
     bool samples_due =
@@ -509,6 +515,7 @@ void Agent::CollectExits(TimePoint now) {
       facts.oom_killed = cgroups_.OomKills(group) > 0;
     }
     JobEvent e = jobs_.Exited(key, facts, options_.name, now);
+    mps_->Leave(key);  // its GPU's daemon stops with the GPU's last shared job
     if (facts.oom_killed) {
       if (Status st =
               env_.AppendFile(JobDir(job.order.job) + "/output.log", "baton: " + e.message + "\n");

@@ -35,6 +35,7 @@
 #include "agent/job_lease.h"
 #include "agent/launcher.h"
 #include "agent/log_plan.h"
+#include "agent/mps.h"
 #include "agent/reclaim_watch.h"
 #include "agent/report_outbox.h"
 #include "agent/run_file.h"
@@ -75,6 +76,9 @@ struct AgentOptions {
   // reclaim_poll; none: the node has no notices.
   std::optional<ReclaimSource> reclaim;
   Duration reclaim_poll = std::chrono::seconds(5);
+  // NVIDIA MPS's control program, run for each GPU that holds fractional jobs (agent/mps.h);
+  // "" = no MPS daemons (`--mps-control off`).
+  std::string mps_control = "nvidia-cuda-mps-control";
 };
 
 // What the agent works through. All must outlive it.
@@ -134,6 +138,12 @@ class Agent {
   void Carry(const JobBook::Effects& fx, TimePoint now);
   // Starts the job of `order` on the spec its Launcher prepares, or records why it could not.
   void Launch(const LaunchOrder& order, TimePoint now);
+  // A fractional job's share of its GPU: capped by the GPU's MPS daemon ("mps", its pipe
+  // directory and the GPU's name put in `spec`), else by its CUDA_MPS_* variables alone
+  // ("none", said in its log with why); "" for a job of whole GPUs.
+  std::string ShareGpu(const LaunchOrder& order, ProcessSpec& spec);
+  // The jobs that outlived the last run's agent on shared GPUs, to their MPS daemons.
+  void RecoverMps();
   // Code snapshot `id`'s archive from the controller in use (a job's Launcher asks).
   Result<std::string> FetchCode(const std::string& id);
   std::string ShimsWords(const std::string& log);
@@ -235,7 +245,8 @@ class Agent {
   // What a launch order becomes here (launcher.h): made at Start, when the GPUs, cgroups and
   // user are known; main loop only.
   std::optional<Launcher> launcher_;
-  HealthMonitor health_;  // main loop only
+  std::optional<MpsDaemons> mps_;  // main loop only (after Start)
+  HealthMonitor health_;           // main loop only
 
   std::mutex mu_;  // guards orders_, session_, need_register_, credential_
   std::string credential_;

@@ -28,6 +28,7 @@ json::array AllocationArray(const std::vector<NodeAllocation>& allocation, JobFo
     if (form == JobForm::kRecord || part.milli_per_gpu != 1000) {
       p["gpu_share"] = static_cast<double>(part.milli_per_gpu) / 1000.0;
     }
+    if (!part.gpu_sharing.empty()) p["gpu_sharing"] = part.gpu_sharing;
     if (form == JobForm::kRecord) {
       p["started"] = part.started;
       p["ended"] = part.ended;
@@ -303,6 +304,11 @@ Result<NodeAllocation> AllocationPartFromValue(const json::value& pv) {
   if (const json::value* s = Find(*p, "gpu_share")) {
     ASSIGN_OR_RETURN(double share, GetNumber(*s, "gpu_share"));
     ASSIGN_OR_RETURN(part.milli_per_gpu, MilliFromNumber(share, "gpu_share", 1000));
+  }
+  if (const json::value* s = Find(*p, "gpu_sharing")) {
+    ASSIGN_OR_RETURN(part.gpu_sharing, GetString(*s, "gpu_sharing", 16));
+    if (part.gpu_sharing != "mps" && part.gpu_sharing != "none")
+      return Err(InvalidArgument("gpu_sharing: must be mps or none"));
   }
   for (auto [key, flag] : {std::pair{"started", &part.started}, std::pair{"ended", &part.ended},
                            std::pair{"timed_out", &part.timed_out}, std::pair{"lost", &part.lost},

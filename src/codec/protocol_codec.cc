@@ -113,6 +113,7 @@ json::object EventObject(const JobEvent& e) {
   o["lost"] = e.lost;
   if (e.launch_failed) o["launch_failed"] = true;
   if (!e.message.empty()) o["message"] = e.message;
+  if (!e.gpu_sharing.empty()) o["gpu_sharing"] = e.gpu_sharing;
   return o;
 }
 
@@ -151,6 +152,9 @@ Result<JobEvent> EventFrom(const json::value& v) {
   RETURN_IF_ERROR(Read(*o, "lost", &e.lost, Bool()));
   RETURN_IF_ERROR(Read(*o, "launch_failed", &e.launch_failed, Bool()));
   RETURN_IF_ERROR(Read(*o, "message", &e.message, Str(4096)));
+  RETURN_IF_ERROR(Read(*o, "gpu_sharing", &e.gpu_sharing, Str(16)));
+  if (!e.gpu_sharing.empty() && e.gpu_sharing != "mps" && e.gpu_sharing != "none")
+    return Err(InvalidArgument("event.gpu_sharing: must be mps or none"));
   return e;
 }
 

@@ -139,6 +139,7 @@ void Controller::HandleEvent(NodeRecord& node, const JobEvent& e, TimePoint now)
   if (!part->started) {
     if (!e.launch_failed) blame_.Watch(*job);
     part->started = true;
+    part->gpu_sharing = e.gpu_sharing;
     if (!job->started_at && !e.launch_failed) {
       job->started_at = now;
       if (job->restarts == 0)

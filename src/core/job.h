@@ -301,6 +301,9 @@ struct NodeAllocation {
   // It never started there (no such user, refused, no working directory, no such program):
   // requeued elsewhere without spending a retry.
   bool launch_failed = false;
+  // A fractional share's: what caps it on the node, as its agent said at the start: "mps" (the
+  // GPU's MPS daemon) or "none" (only the job's CUDA_MPS_* variables); "" for whole GPUs.
+  std::string gpu_sharing;
   bool operator==(const NodeAllocation&) const = default;
 };
 

@@ -156,8 +156,11 @@ struct JobEvent {
   bool lost = false;           // the agent could not find out how it ended
   bool launch_failed = false;  // it never started (no such user, workdir, program; refused)
   std::string message;         // e.g. "cannot execute 'foo': No such file"
-  double value = 0;            // metric
-  int64_t step = -1;           // metric: the line's step, -1 none
+  // started, a fractional job's: what caps its share of its GPU, "mps" (its GPU's MPS daemon)
+  // or "none" (only its CUDA_MPS_* variables ask it to keep to it); "" for whole GPUs.
+  std::string gpu_sharing;
+  double value = 0;   // metric
+  int64_t step = -1;  // metric: the line's step, -1 none
 };
 
 struct LogChunk {

@@ -31,6 +31,14 @@ void AddHealthFlags(CLI::App* cmd, HealthFlags& f) {
   cmd->add_option("--job-pids-max", f.job_pids_max,
                   "most processes one job may have; 0 = no limit (default 16384)")
       ->check(CLI::Range(int64_t{0}, int64_t{1} << 22));
+  cmd->add_option("--mps-control", f.mps_control,
+                  "NVIDIA MPS's control program, run as a daemon for each GPU that holds "
+                  "fractional jobs; off: none (default nvidia-cuda-mps-control, from PATH)")
+      ->check([](const std::string& v) -> std::string {
+        if (v.empty() || v.size() > 4096)
+          return "a program's name or path (at most 4096 bytes), or off";
+        return "";
+      });
 }
 
 void ApplyAgentFlags(const HealthFlags& f, agent::AgentOptions* o) {
@@ -38,6 +46,7 @@ void ApplyAgentFlags(const HealthFlags& f, agent::AgentOptions* o) {
   o->cgroups = !f.no_cgroups;
   o->cgroup_root = f.cgroup_root;
   o->job_pids_max = f.job_pids_max;
+  o->mps_control = f.mps_control == "off" ? "" : f.mps_control;
 }
 
 Result<agent::HealthLimits> HealthLimitsOf(const HealthFlags& f) {

@@ -33,6 +33,7 @@ struct HealthFlags {
   bool no_cgroups = false;
   std::string cgroup_root;
   int64_t job_pids_max = 16384;
+  std::string mps_control = "nvidia-cuda-mps-control";  // "off": no MPS daemons
 };
 
 void AddHealthFlags(CLI::App* cmd, HealthFlags& f);

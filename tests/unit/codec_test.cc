@@ -180,6 +180,7 @@ TEST(JobRecord, RoundTripsEverything) {
   job.launch_failed_on = {"n7", "n9"};
   job.launch_blamed = 1;
   job.allocation[0].launch_failed = true;
+  job.allocation[0].gpu_sharing = "mps";
   job.spec.schedule = "0 3 * * mon-fri";
   job.spec.best_metric = "eval/acc";
   job.spec.best_max = true;
@@ -395,6 +396,33 @@ TEST(Protocol, ReportCarriesMetricsLinesApartFromOutput) {
   auto bad = DecodeReport(text);
   ASSERT_FALSE(bad.has_value());
   EXPECT_NE(bad.error().message().find("logs[].stream"), std::string::npos);
+}
+
+TEST(Protocol, AStartSaysWhatCapsAFractionalJobsShare) {
+  ReportRequest r;
+  r.node = "n1";
+  r.events = {JobEvent{.job = JobId{3}, .kind = JobEvent::Kind::kStarted, .gpu_sharing = "mps"},
+              JobEvent{.job = JobId{4}, .kind = JobEvent::Kind::kStarted, .gpu_sharing = "none"},
+              JobEvent{.job = JobId{5}, .kind = JobEvent::Kind::kStarted}};
+  std::string text = EncodeReport(r);
+  auto back = DecodeReport(text);
+  ASSERT_TRUE(back.has_value()) << back.error().message();
+  EXPECT_EQ(back->events[0].gpu_sharing, "mps");
+  EXPECT_EQ(back->events[1].gpu_sharing, "none");
+  EXPECT_EQ(back->events[2].gpu_sharing, "");  // whole GPUs: not said at all
+  size_t said = 0;
+  for (size_t i = text.find("gpu_sharing"); i != std::string::npos;
+       i = text.find("gpu_sharing", i + 1))
+    ++said;
+  EXPECT_EQ(said, 2u);
+  // A mechanism this controller does not know is refused, naming the field.
+  size_t at = text.find("\"mps\"");
+  ASSERT_NE(at, std::string::npos);
+  text.replace(at, 5, "\"hami\"");
+  auto bad = DecodeReport(text);
+  ASSERT_FALSE(bad.has_value());
+  EXPECT_NE(bad.error().message().find("gpu_sharing: must be mps or none"), std::string::npos)
+      << bad.error().message();
 }
 
 TEST(Protocol, AReclaimNoticeTravelsInReportsAndRegistrations) {

@@ -1,0 +1,115 @@
+// A fractional job under MPS, through the real binary (issue 42): `baton up`'s agent starts an
+// MPS control daemon (Debian's nvidia-cuda-mps, which runs without a GPU) for the GPU the job
+// shares, caps it at the job's share, points the job at it, says so in the job's allocation,
+// and stops the daemon when the job ends. With `--mps-control off` the job runs uncapped and
+// both its allocation and its log say so.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <boost/json.hpp>
+#include <filesystem>
+#include <string>
+
+#include "harness.h"
+
+namespace baton::testing {
+namespace {
+
+namespace fs = std::filesystem;
+namespace json = boost::json;
+using namespace std::chrono_literals;
+
+// The line of `log` that starts with `key`=, without it.
+std::string ValueIn(const std::string& log, const std::string& key) {
+  size_t at = log.find(key + "=");
+  if (at == std::string::npos) return "";
+  at += key.size() + 1;
+  return log.substr(at, log.find('\n', at) - at);
+}
+
+std::string AllocationSharing(const BatonProcess& baton, const std::string& id) {
+  json::value job = json::parse(GetJob(*baton.Client(), std::stoll(id)));
+  const json::array& alloc = job.at("allocation").as_array();
+  if (alloc.empty() || !alloc[0].as_object().contains("gpu_sharing")) return "";
+  return std::string(alloc[0].at("gpu_sharing").as_string());
+}
+
+TEST(Mps, AFractionalJobRunsUnderItsGpusDaemonWhichStopsWithIt) {
+  TempDir dir;
+  BatonProcess baton(dir.path() + "/server", {"--gpus", "2xH100-80GB"});
+  CliResult r =
+      RunCli(baton, {"submit", "-g", "0.5", "--gpu-memory", "10GiB", "--",
+                     "echo PIPE=$CUDA_MPS_PIPE_DIRECTORY; echo CVD=$CUDA_VISIBLE_DEVICES; "
+                     "echo THREADS=$CUDA_MPS_ACTIVE_THREAD_PERCENTAGE; echo ready; "
+                     "sleep 60"});
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const std::string id = FirstLine(r.out);
+  auto client = baton.Client();
+  std::string log = LogsUntil(*client, std::stoll(id), "ready");
+  const std::string pipe = ValueIn(log, "PIPE");
+  ASSERT_FALSE(pipe.empty()) << log;
+  EXPECT_EQ(pipe.rfind(baton.data_dir() + "/agent/mps/gpu", 0), 0u) << pipe;
+  EXPECT_EQ(ValueIn(log, "THREADS"), "50");
+  // Named by its UUID, as the daemon sees it (NVIDIA's MPS guide: not by an index).
+  EXPECT_EQ(ValueIn(log, "CVD").rfind("GPU-", 0), 0u) << log;
+  EXPECT_EQ(AllocationSharing(baton, id), "mps");
+
+  // The daemon holds the job's caps, as its own front end reads them back.
+  CliResult threads = RunShell(
+      "echo get_default_active_thread_percentage | "
+      "CUDA_MPS_PIPE_DIRECTORY=" +
+      pipe + " nvidia-cuda-mps-control");
+  EXPECT_EQ(threads.out, "50.0\n") << threads.out;
+  CliResult memory = RunShell(
+      "echo get_default_device_pinned_mem_limit 0 | "
+      "CUDA_MPS_PIPE_DIRECTORY=" +
+      pipe + " nvidia-cuda-mps-control");
+  EXPECT_TRUE(memory.out == "10G\n" || memory.out == "10240M\n") << memory.out;
+  struct stat st {};
+  ASSERT_EQ(stat(pipe.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0700u);  // the job's user's alone (root's here)
+
+  // The job's end stops its GPU's daemon: nothing of it is left running.
+  ASSERT_EQ(RunCli(baton, {"cancel", id}).exit_code, 0);
+  WaitForJob(*client, std::stoll(id));
+  EXPECT_TRUE(Within(10s, [&] { return !fs::exists(pipe); })) << pipe;
+  CliResult gone = RunShell("echo get_server_list | CUDA_MPS_PIPE_DIRECTORY=" + pipe +
+                            " nvidia-cuda-mps-control");
+  EXPECT_NE(gone.exit_code, 0) << gone.out;
+  EXPECT_EQ(AllocationSharing(baton, id), "mps");  // kept with the ended job
+}
+
+TEST(Mps, WithMpsOffAFractionalJobRunsUncappedAndSaysSo) {
+  TempDir dir;
+  BatonProcess baton(dir.path() + "/server", {"--gpus", "1xH100-80GB", "--mps-control", "off"});
+  CliResult r =
+      RunCli(baton, {"submit", "-g", "0.25", "--", "echo PIPE=${CUDA_MPS_PIPE_DIRECTORY:-unset}"});
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const std::string id = FirstLine(r.out);
+  ASSERT_EQ(RunCli(baton, {"wait", id}).exit_code, 0);
+  std::string log = RunCli(baton, {"logs", id}).out;
+  EXPECT_EQ(ValueIn(log, "PIPE"), "unset");
+  EXPECT_NE(log.find("baton: no MPS daemon caps this job's share of GPU 0 (MPS is off on this "
+                     "node (baton agent --mps-control off))"),
+            std::string::npos)
+      << log;
+  EXPECT_EQ(AllocationSharing(baton, id), "none");
+  EXPECT_FALSE(fs::exists(baton.data_dir() + "/agent/mps/gpu0/pipe"));
+  // A whole GPU is no one's to share: no word of MPS.
+  r = RunCli(baton, {"submit", "-g", "1", "--", "true"});
+  const std::string whole = FirstLine(r.out);
+  ASSERT_EQ(RunCli(baton, {"wait", whole}).exit_code, 0);
+  EXPECT_EQ(AllocationSharing(baton, whole), "");
+  EXPECT_EQ(RunCli(baton, {"logs", whole}).out.find("MPS"), std::string::npos);
+}
+
+TEST(Mps, TheAgentRefusesAnEmptyMpsControl) {
+  TempDir dir;
+  CliResult r = RunShell(std::string(BATON_BINARY) + " up --data " + dir.path() +
+                         " --listen 127.0.0.1:0 --mps-control '' 2>&1");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.out.find("--mps-control"), std::string::npos) << r.out;
+}
+
+}  // namespace
+}  // namespace baton::testing
