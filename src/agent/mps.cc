@@ -233,10 +233,12 @@ pid_t MpsDaemons::FindDaemon(const std::string& pipe) const {
   for (const fs::directory_entry& e : fs::directory_iterator("/proc", ec)) {
     const std::string name = e.path().filename().string();
     if (name.empty() || !std::all_of(name.begin(), name.end(), ::isdigit)) continue;
-    std::string cmdline = ReadWhole(e.path().string() + "/cmdline");
-    std::string argv0 = cmdline.substr(0, cmdline.find('\0'));
-    // The daemon alone: its front ends (a command) have ended, and servers have another name.
-    if (fs::path(argv0).filename().string() != program || cmdline.find("-d") == std::string::npos)
+    // The daemon alone ("PROGRAM -d"): its front ends (a command) have ended, and its servers
+    // are another program.
+    const std::string cmdline = ReadWhole(e.path().string() + "/cmdline");
+    const size_t end0 = cmdline.find('\0');
+    if (end0 == std::string::npos || cmdline.compare(end0, 4, std::string("\0-d\0", 4)) != 0 ||
+        fs::path(cmdline.substr(0, end0)).filename().string() != program)
       continue;
     std::string environ_text = ReadWhole(e.path().string() + "/environ");
     size_t at = 0;
@@ -367,9 +369,11 @@ void MpsDaemons::Stop(Daemon& d) {
   }
   std::error_code ec;
   fs::remove_all(pipe, ec);
-  LogInfo(
-      "MPS daemon for GPU " + std::to_string(d.gpu.index) + " stopped: no shared job left on it",
-      options_.context);
+  if (d.pid != 0) {
+    LogInfo(
+        "MPS daemon for GPU " + std::to_string(d.gpu.index) + " stopped: no shared job left on it",
+        options_.context);
+  }
 }
 
 Result<std::string> MpsDaemons::Join(JobAttempt job, const MpsGpu& gpu, const MpsUser& user,
@@ -391,7 +395,7 @@ Result<std::string> MpsDaemons::Join(JobAttempt job, const MpsGpu& gpu, const Mp
   if (!st.ok()) {
     d.jobs.erase(job);
     if (d.jobs.empty()) {
-      if (d.pid != 0) Stop(d);
+      Stop(d);  // also one that started but was not found: asked to quit through its pipe
       daemons_.erase(it);
     }
     return Err(st);
