@@ -174,6 +174,16 @@ void ShowRuns(const Job& j, const std::string& body) {
   TimePoint now = std::chrono::time_point_cast<Duration>(std::chrono::system_clock::now());
   line("elapsed", Elapsed(j, now));
   line("allocation", AllocationText(j));
+  // A share of a GPU: how much, and what holds the job to it there (docs/gpus.md).
+  for (const auto& part : j.allocation) {
+    if (part.milli_per_gpu >= 1000 || part.gpus.empty()) continue;
+    std::string share = FormatMilli(part.milli_per_gpu) + " of GPU " +
+                        std::to_string(part.gpus[0]) + " on " + part.node;
+    if (part.gpu_sharing == "mps") share += ", capped by the GPU's MPS daemon";
+    if (part.gpu_sharing == "none")
+      share += ", not capped (only its CUDA_MPS_* variables; its log says why)";
+    line("gpu share", share);
+  }
   std::string nodes;
   for (const auto& part : j.allocation) nodes += (nodes.empty() ? "" : ",") + part.node;
   line("node list", nodes);

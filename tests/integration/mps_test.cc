@@ -53,6 +53,9 @@ TEST(Mps, AFractionalJobRunsUnderItsGpusDaemonWhichStopsWithIt) {
   // Named by its UUID, as the daemon sees it (NVIDIA's MPS guide: not by an index).
   EXPECT_EQ(ValueIn(log, "CVD").rfind("GPU-", 0), 0u) << log;
   EXPECT_EQ(AllocationSharing(baton, id), "mps");
+  std::string show = RunCli(baton, {"show", id}).out;
+  EXPECT_NE(show.find("0.5 of GPU "), std::string::npos) << show;
+  EXPECT_NE(show.find("capped by the GPU's MPS daemon"), std::string::npos) << show;
 
   // The daemon holds the job's caps, as its own front end reads them back.
   CliResult threads = RunShell(
@@ -94,6 +97,8 @@ TEST(Mps, WithMpsOffAFractionalJobRunsUncappedAndSaysSo) {
             std::string::npos)
       << log;
   EXPECT_EQ(AllocationSharing(baton, id), "none");
+  EXPECT_NE(RunCli(baton, {"show", id}).out.find("0.25 of GPU 0 on "), std::string::npos);
+  EXPECT_NE(RunCli(baton, {"show", id}).out.find("not capped"), std::string::npos);
   EXPECT_FALSE(fs::exists(baton.data_dir() + "/agent/mps/gpu0/pipe"));
   // A whole GPU is no one's to share: no word of MPS.
   r = RunCli(baton, {"submit", "-g", "1", "--", "true"});
