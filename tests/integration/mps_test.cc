@@ -1,10 +1,12 @@
 // A fractional job under MPS, through the real binary (issue 42): `baton up`'s agent starts an
 // MPS control daemon (Debian's nvidia-cuda-mps, which runs without a GPU) for the GPU the job
 // shares, caps it at the job's share, points the job at it, says so in the job's allocation,
-// and stops the daemon when the job ends. With `--mps-control off` the job runs uncapped and
-// both its allocation and its log say so.
+// and stops the daemon when the job ends. The daemon is its first user's alone: another user's
+// job on the same GPU cannot reach it and runs uncapped, and says so. With `--mps-control off`
+// the job runs uncapped and both its allocation and its log say so.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <boost/json.hpp>
 #include <filesystem>
@@ -80,6 +82,63 @@ TEST(Mps, AFractionalJobRunsUnderItsGpusDaemonWhichStopsWithIt) {
                             " nvidia-cuda-mps-control");
   EXPECT_NE(gone.exit_code, 0) << gone.out;
   EXPECT_EQ(AllocationSharing(baton, id), "mps");  // kept with the ended job
+}
+
+TEST(Mps, TheGpusDaemonIsItsFirstUsersAloneAndAnotherUsersJobThereRunsUncapped) {
+  ASSERT_EQ(geteuid(), 0u) << "jobs run as their users only under root";
+  const int alice_uid = TestUser("btn-alice");
+  ASSERT_GE(TestUser("btn-bob"), 0);
+  ASSERT_GE(alice_uid, 0);
+  TempDir dir;
+  ASSERT_EQ(chmod(dir.path().c_str(), 0711), 0);  // as an operator's /var/lib/baton
+  BatonProcess baton(dir.path() + "/server", {"--gpus", "1xH100-80GB"});
+  auto token = [&](const char* user) {
+    CliResult r = RunCli(baton, {"token", "create", "--user", user});
+    EXPECT_EQ(r.exit_code, 0) << r.out;
+    return r.out.substr(0, r.out.find('\n'));
+  };
+  const std::string alice = token("btn-alice"), bob = token("btn-bob");
+  auto client = baton.Client();
+
+  // Alice's job reaches its daemon's pipe as alice.
+  CliResult r = RunCliWithToken(
+      baton, alice,
+      {"submit", "-g", "0.5", "--workdir", "/tmp", "--",
+       "echo PIPE=$CUDA_MPS_PIPE_DIRECTORY; ls $CUDA_MPS_PIPE_DIRECTORY/control >/dev/null && "
+       "echo reach-ok; echo ready; sleep 60"});
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const std::string a = FirstLine(r.out);
+  std::string log = LogsUntil(*client, std::stoll(a), "ready");
+  const std::string pipe = ValueIn(log, "PIPE");
+  ASSERT_FALSE(pipe.empty()) << log;
+  EXPECT_NE(log.find("reach-ok"), std::string::npos) << log;
+  struct stat st {};
+  ASSERT_EQ(stat(pipe.c_str(), &st), 0);
+  EXPECT_EQ(st.st_uid, static_cast<uid_t>(alice_uid));
+  EXPECT_EQ(st.st_mode & 07777, 0700u);
+  EXPECT_EQ(AllocationSharing(baton, a), "mps");
+
+  // Bob's half of the same GPU: no MPS (MPS serves one user at a time), and no way into
+  // alice's daemon.
+  r = RunCliWithToken(baton, bob,
+                      {"submit", "-g", "0.5", "--workdir", "/tmp", "--",
+                       "ls " + pipe +
+                           " >/dev/null 2>&1 && echo REACHED || echo DENIED; "
+                           "echo PIPE=${CUDA_MPS_PIPE_DIRECTORY:-unset}; echo ready; sleep 60"});
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const std::string b = FirstLine(r.out);
+  log = LogsUntil(*client, std::stoll(b), "ready");
+  EXPECT_NE(log.find("DENIED"), std::string::npos) << log;
+  EXPECT_EQ(ValueIn(log, "PIPE"), "unset") << log;
+  EXPECT_NE(log.find("MPS daemon serves user btn-alice's jobs"), std::string::npos) << log;
+  EXPECT_EQ(AllocationSharing(baton, b), "none");
+
+  // Alice's end stops the daemon although bob's job still shares the GPU.
+  ASSERT_EQ(RunCli(baton, {"cancel", a}).exit_code, 0);
+  WaitForJob(*client, std::stoll(a));
+  EXPECT_TRUE(Within(10s, [&] { return !fs::exists(pipe); })) << pipe;
+  ASSERT_EQ(RunCli(baton, {"cancel", b}).exit_code, 0);
+  WaitForJob(*client, std::stoll(b));
 }
 
 TEST(Mps, WithMpsOffAFractionalJobRunsUncappedAndSaysSo) {
