@@ -241,6 +241,15 @@ Result<Started> ProcessExecutor::Start(const ProcessSpec& spec) {
   return Started{.shim_pid = shim, .job_pid = 0, .shim_start_ticks = env_.ProcessStartTicks(shim)};
 }
 
+void SetDefaultSignals(posix_spawnattr_t* attr) {
+  sigset_t all, none;
+  sigfillset(&all);
+  sigemptyset(&none);
+  posix_spawnattr_setsigdefault(attr, &all);
+  posix_spawnattr_setsigmask(attr, &none);
+  posix_spawnattr_setflags(attr, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
+}
+
 Result<pid_t> ProcessExecutor::SpawnShim(std::vector<char*>& argv, std::vector<char*>& envp,
                                          const posix_spawn_file_actions_t* actions) {
   // posix_spawn starts the shim without copying this (large) process: with glibc it is a
@@ -248,12 +257,7 @@ Result<pid_t> ProcessExecutor::SpawnShim(std::vector<char*>& argv, std::vector<c
   // nothing blocked, which the job inherits.
   posix_spawnattr_t attr;
   posix_spawnattr_init(&attr);
-  sigset_t all, none;
-  sigfillset(&all);
-  sigemptyset(&none);
-  posix_spawnattr_setsigdefault(&attr, &all);
-  posix_spawnattr_setsigmask(&attr, &none);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
+  SetDefaultSignals(&attr);
   pid_t shim = 0;
   int err = posix_spawn(&shim, shim_path_.c_str(), actions, &attr, argv.data(), envp.data());
   posix_spawnattr_destroy(&attr);

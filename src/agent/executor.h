@@ -119,6 +119,10 @@ class ProcessExecutor : public Executor {
 };
 
 // A Unix user as the node's NSS knows them (files, LDAP...). NotFound names the user.
+// Sets `attr` (initialised) so that the program spawned with it starts with every signal's
+// default handling and none blocked, whatever this process ignores (SIGPIPE) or blocks.
+void SetDefaultSignals(posix_spawnattr_t* attr);
+
 struct UnixUser {
   uid_t uid = 0;
   gid_t gid = 0;

@@ -19,6 +19,8 @@
 #include <sstream>
 #include <thread>
 
+#include "agent/executor.h"
+
 extern char** environ;
 
 namespace baton::agent {
@@ -78,12 +80,7 @@ Result<std::string> RunControl(const std::vector<std::string>& argv,
   // Signals as a new program expects them (the agent ignores SIGPIPE, which would be inherited).
   posix_spawnattr_t attr;
   posix_spawnattr_init(&attr);
-  sigset_t all, none;
-  sigfillset(&all);
-  sigemptyset(&none);
-  posix_spawnattr_setsigdefault(&attr, &all);
-  posix_spawnattr_setsigmask(&attr, &none);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
+  SetDefaultSignals(&attr);
   pid_t pid = 0;
   int rc = posix_spawnp(&pid, argv[0].c_str(), &fa, &attr, args.data(), envp.data());
   posix_spawnattr_destroy(&attr);
