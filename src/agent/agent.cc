@@ -7,10 +7,12 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <set>
 
+#include "agent/executor.h"
 #include "agent/job_end.h"
 #include "agent/metrics_scan.h"
 #include "codec/json_codec.h"
@@ -93,6 +95,9 @@ Status Agent::Start() {
       MpsDaemons::Options{
           .dir = options_.data_dir + "/mps", .program = options_.mps_control, .context = Context()},
       env_);
+  const char* path = std::getenv("PATH");
+  mps_found_ =
+      mps_->enabled() && !FindExecutable(path != nullptr ? path : "", options_.mps_control).empty();
   auto servers = net::ServerList::Parse(options_.server);
   if (!servers) return servers.error();
   servers_ = std::move(*servers);

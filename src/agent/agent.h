@@ -246,7 +246,10 @@ class Agent {
   // user are known; main loop only.
   std::optional<Launcher> launcher_;
   std::optional<MpsDaemons> mps_;  // main loop only (after Start)
-  HealthMonitor health_;           // main loop only
+  // MPS is on and its control program was found at Start: told to the controller
+  // (NodeInfo::mps), which then gives each GPU's fractions to one user at a time.
+  bool mps_found_ = false;
+  HealthMonitor health_;  // main loop only
 
   std::mutex mu_;  // guards orders_, session_, need_register_, credential_
   std::string credential_;

@@ -129,6 +129,7 @@ bool Agent::RegisterWithController(bool* tried_every_server) {
   req.node.address = options_.address;
   req.node.refuses_root_jobs = as_root_ && !options_.allow_root_jobs;
   req.node.spot = options_.spot;
+  req.node.mps = mps_found_;
   req.node.runtimes = Launcher::FindRuntimes();
   req.reclaim = reclaim_;
   for (auto& [key, job] : jobs_) {

@@ -241,6 +241,19 @@ Result<Started> ProcessExecutor::Start(const ProcessSpec& spec) {
   return Started{.shim_pid = shim, .job_pid = 0, .shim_start_ticks = env_.ProcessStartTicks(shim)};
 }
 
+std::string FindExecutable(const std::string& dirs, const std::string& name) {
+  if (name.find('/') != std::string::npos) return ::access(name.c_str(), X_OK) == 0 ? name : "";
+  size_t at = 0;
+  while (at <= dirs.size()) {
+    size_t end = dirs.find(':', at);
+    if (end == std::string::npos) end = dirs.size();
+    std::string dir = dirs.substr(at, end - at);
+    if (!dir.empty() && ::access((dir + "/" + name).c_str(), X_OK) == 0) return dir + "/" + name;
+    at = end + 1;
+  }
+  return "";
+}
+
 void SetDefaultSignals(posix_spawnattr_t* attr) {
   sigset_t all, none;
   sigfillset(&all);

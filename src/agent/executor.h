@@ -118,11 +118,15 @@ class ProcessExecutor : public Executor {
   std::map<pid_t, uint64_t> orphans_;      // shims of a zygote that died: polled until they end
 };
 
-// A Unix user as the node's NSS knows them (files, LDAP...). NotFound names the user.
+// The path of the executable `name`: `name` itself when it has a '/', else the first of the
+// ':'-separated directories `dirs` (a PATH) that has it; "" when there is none.
+std::string FindExecutable(const std::string& dirs, const std::string& name);
+
 // Sets `attr` (initialised) so that the program spawned with it starts with every signal's
 // default handling and none blocked, whatever this process ignores (SIGPIPE) or blocks.
 void SetDefaultSignals(posix_spawnattr_t* attr);
 
+// A Unix user as the node's NSS knows them (files, LDAP...). NotFound names the user.
 struct UnixUser {
   uid_t uid = 0;
   gid_t gid = 0;

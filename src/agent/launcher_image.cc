@@ -17,19 +17,6 @@ namespace baton::agent {
 
 namespace {
 
-// The path of an executable `name` in the ':'-separated `dirs`; "" when none has it.
-std::string FindIn(const std::string& dirs, const std::string& name) {
-  size_t at = 0;
-  while (at <= dirs.size()) {
-    size_t end = dirs.find(':', at);
-    if (end == std::string::npos) end = dirs.size();
-    std::string dir = dirs.substr(at, end - at);
-    if (!dir.empty() && ::access((dir + "/" + name).c_str(), X_OK) == 0) return dir + "/" + name;
-    at = end + 1;
-  }
-  return "";
-}
-
 std::string PathOf(const std::vector<std::string>& env) {
   for (const std::string& e : env) {
     if (e.starts_with("PATH=")) return e.substr(5);
@@ -43,7 +30,7 @@ std::vector<std::string> Launcher::FindRuntimes() {
   const char* path = std::getenv("PATH");
   std::vector<std::string> found;
   for (const char* runtime : {"podman", "apptainer", "singularity"}) {
-    if (path != nullptr && !FindIn(path, runtime).empty()) found.emplace_back(runtime);
+    if (path != nullptr && !FindExecutable(path, runtime).empty()) found.emplace_back(runtime);
   }
   return found;
 }
@@ -51,9 +38,9 @@ std::vector<std::string> Launcher::FindRuntimes() {
 Status Launcher::InImage(const LaunchOrder& order, ProcessSpec* spec) {
   std::string path = PathOf(spec->env);
   bool sif = order.image.ends_with(".sif") || order.image[0] == '/';
-  std::string podman = sif ? "" : FindIn(path, "podman");
-  std::string apptainer = FindIn(path, "apptainer");
-  if (apptainer.empty()) apptainer = FindIn(path, "singularity");
+  std::string podman = sif ? "" : FindExecutable(path, "podman");
+  std::string apptainer = FindExecutable(path, "apptainer");
+  if (apptainer.empty()) apptainer = FindExecutable(path, "singularity");
   if (podman.empty() && apptainer.empty()) {
     return Unavailable("no container runtime for image " + order.image + " (" +
                        (sif ? "apptainer" : "podman or apptainer") + " on the job's PATH)");

@@ -388,6 +388,8 @@ int Nodes(const Connection& conn, bool json) {
     if (n.info.refuses_root_jobs) note += (note.empty() ? "" : "; ") + std::string("no root jobs");
     // A spot node runs preemptible jobs only.
     if (n.info.spot) note += (note.empty() ? "" : "; ") + std::string("spot");
+    // Its GPUs' fractions go to one user at a time, each GPU's MPS daemon serving them.
+    if (n.info.mps) note += (note.empty() ? "" : "; ") + std::string("MPS");
     // Another spot node of its pool was reclaimed: none of its GPUs taken for a while.
     if (n.cooling_until) {
       note += (note.empty() ? "" : "; ") + std::string("no new jobs until ") +

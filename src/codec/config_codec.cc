@@ -583,7 +583,7 @@ Result<ClusterFile> DecodeClusterFile(std::string_view yaml, std::string_view fi
     for (size_t i = 0; nodes && i < nodes.size(); ++i) {
       const YAML::Node g = nodes[i];
       std::string path = "nodes[" + std::to_string(i) + "]";
-      RETURN_IF_ERROR(r.Keys(g, path, {"name", "count", "gpus", "pool"}));
+      RETURN_IF_ERROR(r.Keys(g, path, {"name", "count", "gpus", "pool", "mps"}));
       ClusterFile::Group group;
       if (!g["name"]) return Err(r.Error(g, path + ".name", "missing"));
       ASSIGN_OR_RETURN(group.name, r.Text(g["name"], path + ".name", 48));
@@ -609,6 +609,9 @@ Result<ClusterFile> DecodeClusterFile(std::string_view yaml, std::string_view fi
         ASSIGN_OR_RETURN(group.pool, r.Text(g["pool"], path + ".pool", 64));
         if (!IsValidNodeName(group.pool))
           return Err(r.Error(g["pool"], path + ".pool", "1-64 of letters, digits, '.', '_', '-'"));
+      }
+      if (g["mps"]) {
+        ASSIGN_OR_RETURN(group.mps, r.Bool(g["mps"], path + ".mps"));
       }
       cluster.groups.push_back(std::move(group));
     }

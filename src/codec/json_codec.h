@@ -234,6 +234,7 @@ struct ClusterFile {
     int count = 1;
     std::string gpus;  // a --gpus SPEC, checked
     std::string pool = "default";
+    bool mps = false;  // its nodes share GPUs through MPS: one user's fractions per GPU
   };
   std::vector<Group> groups;
   Policy policy;  // with autoscaling: its templates (the simulator is the provider)

@@ -22,6 +22,7 @@ json::object NodeInfoObject(const NodeInfo& n) {
   o["address"] = n.address;
   o["refuses_root_jobs"] = n.refuses_root_jobs;
   o["spot"] = n.spot;
+  o["mps"] = n.mps;
   json::array runtimes;
   for (const std::string& r : n.runtimes) runtimes.emplace_back(r);
   o["runtimes"] = std::move(runtimes);
@@ -59,6 +60,7 @@ Result<NodeInfo> NodeInfoFrom(const json::value& v) {
   RETURN_IF_ERROR(Read(*o, "address", &n.address, Str(255)));
   RETURN_IF_ERROR(Read(*o, "refuses_root_jobs", &n.refuses_root_jobs, Bool()));
   RETURN_IF_ERROR(Read(*o, "spot", &n.spot, Bool()));
+  RETURN_IF_ERROR(Read(*o, "mps", &n.mps, Bool()));
   if (const json::value* rv = Find(*o, "runtimes")) {
     ASSIGN_OR_RETURN(const json::array* a, GetArray(*rv, "node.runtimes"));
     if (a->size() > 8) return Err(InvalidArgument("node.runtimes: more than 8"));

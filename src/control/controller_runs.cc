@@ -42,7 +42,7 @@ void Controller::StopParts(Job& job, StopReason reason, Duration grace, TimePoin
 }
 
 void Controller::Finish(Job& job, TimePoint now) {
-  view_.Apply(job.allocation, job.spec.resources, -1);
+  view_.Apply(job.allocation, job.spec.resources, -1, job.user);
   queue_.Freed();
   bool lost = false, timed_out = false, ok = true;
   const NodeAllocation* failed = nullptr;

@@ -91,7 +91,7 @@ bool Controller::ApplyPass(PassDriver::Ran& ran, TimePoint now) {
 }
 
 void Controller::StartJob(Job& j, TimePoint now) {
-  view_.Apply(j.allocation, j.spec.resources, +1);
+  view_.Apply(j.allocation, j.spec.resources, +1, j.user);
   j.launched = false;
   j.stop_requested = false;
   j.preempt_requested = false;

@@ -69,6 +69,7 @@ void NodeDesk::RebuildSlots(const NodeRecord& node) {
   slots->pool = node.info.pool;
   slots->refuses_root_jobs = node.info.refuses_root_jobs;
   slots->spot = node.info.spot;
+  slots->mps = node.info.mps;
   slots->total_cpus = slots->free_cpus = node.info.cpus;
   slots->total_memory_bytes = slots->free_memory_bytes = node.info.memory_bytes;
   slots->schedulable = node.state == NodeRecord::State::kReady && node.drain_reason.empty() &&
@@ -76,7 +77,7 @@ void NodeDesk::RebuildSlots(const NodeRecord& node) {
   for (JobId id : node.running) {
     const Job& j = *shared_.running.at(id);
     for (const auto& part : j.allocation) {
-      if (part.node == node.info.name) sched::ApplyPart(*slots, part, j.spec.resources, +1);
+      if (part.node == node.info.name) sched::ApplyPart(*slots, part, j.spec.resources, +1, j.user);
     }
   }
 }

@@ -60,6 +60,10 @@ struct NodeInfo {
   // A spot node (`baton agent --spot`): capacity its provider may reclaim at short notice. Only
   // preemptible jobs are placed there, and its GPUs are charged at the catalog's spot prices.
   bool spot = false;
+  // Its agent runs an MPS daemon for each GPU that holds fractional jobs (`baton agent
+  // --mps-control`, agent/mps.h), which serves one user's jobs at a time: the scheduler gives a
+  // GPU's fractions to one user at a time.
+  bool mps = false;
   // The container runtimes its agent found on its PATH ("podman", "apptainer", "singularity"),
   // which jobs with an image run through.
   std::vector<std::string> runtimes;

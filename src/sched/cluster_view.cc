@@ -34,6 +34,7 @@ const ClusterView::Totals& ClusterView::totals() const {
   for (const auto& n : nodes) {
     totals_kept.refuses_root |= n.refuses_root_jobs;
     totals_kept.spot |= n.spot;
+    totals_kept.mps |= n.mps;
     if (!n.schedulable) continue;
     for (const auto& g : n.gpus) totals_kept.usable_milli += g.usable ? 1000 : 0;
   }
@@ -108,6 +109,7 @@ void ClusterView::CopyFrom(const ClusterView& from) {
       g.usable = h.usable;
       g.reserved_from = h.reserved_from;
       g.reserved_for = h.reserved_for;
+      g.sharer = h.sharer;
     }
   }
   if (by_name.size() != from.by_name.size()) by_name = from.by_name;
@@ -131,7 +133,14 @@ void ClusterView::ClearReservations() {
   }
 }
 
-void ApplyPart(NodeSlots& node, const NodeAllocation& part, const Resources& r, int sign) {
+uint64_t UserKey(std::string_view user) {
+  uint64_t h = 14695981039346656037ull;  // FNV-1a
+  for (unsigned char c : user) h = (h ^ c) * 1099511628211ull;
+  return h == 0 ? 1 : h;
+}
+
+void ApplyPart(NodeSlots& node, const NodeAllocation& part, const Resources& r, int sign,
+               std::string_view user) {
   node.stamp = NewStamp();
   node.free_cpus -= sign * r.cpus;
   node.free_memory_bytes -= sign * r.memory_bytes;
@@ -140,19 +149,21 @@ void ApplyPart(NodeSlots& node, const NodeAllocation& part, const Resources& r, 
   for (int idx : part.gpus) {
     if (idx < 0 || static_cast<size_t>(idx) >= node.gpus.size()) continue;
     GpuSlot& g = node.gpus[idx];
+    if (part.milli_per_gpu < 1000 && sign > 0 && g.free_milli == 1000) g.sharer = UserKey(user);
     g.free_milli -= sign * part.milli_per_gpu;
+    if (g.free_milli == 1000) g.sharer = 0;
     if (part.milli_per_gpu < 1000) g.free_memory_bytes -= sign * r.gpu_memory_bytes;
     // Oversubscription of a share or of GPU memory is a bug in a caller, never a user's doing.
     if (g.free_milli < 0 || g.free_milli > 1000 || g.free_memory_bytes < 0) std::abort();
   }
 }
 
-void ClusterView::Apply(const std::vector<NodeAllocation>& allocation, const Resources& r,
-                        int sign) {
+void ClusterView::Apply(const std::vector<NodeAllocation>& allocation, const Resources& r, int sign,
+                        std::string_view user) {
   for (const auto& part : allocation) {
     const int i = IndexOf(part.node);
     if (i < 0) continue;  // a node that left; nothing to account on it
-    ApplyPart(nodes[i], part, r, sign);
+    ApplyPart(nodes[i], part, r, sign, user);
   }
 }
 

@@ -40,6 +40,9 @@ struct GpuSlot {
   int numa_node = 0;
   TimePoint reserved_from = kNever;  // a waiting job's reservation starts here (backfill)
   JobId reserved_for;                // ... and this is the job
+  // Whose fractional jobs share it (UserKey of the first that took a share while it was whole);
+  // 0 while it is whole. On a node whose GPUs MPS shares (NodeSlots::mps) that user's alone.
+  uint64_t sharer = 0;
   bool operator==(const GpuSlot&) const = default;
 };
 
@@ -51,9 +54,12 @@ struct NodeSlots {
   int free_cpus = 0;
   int64_t total_memory_bytes = 0;
   int64_t free_memory_bytes = 0;
-  bool schedulable = true;                // false when lost or drained
-  bool refuses_root_jobs = false;         // its agent does not run root's jobs
-  bool spot = false;                      // a spot node: preemptible jobs only
+  bool schedulable = true;         // false when lost or drained
+  bool refuses_root_jobs = false;  // its agent does not run root's jobs
+  bool spot = false;               // a spot node: preemptible jobs only
+  // An MPS daemon shares each of its GPUs among one user's fractional jobs at a time (its agent
+  // runs them, NodeInfo::mps): another user's fraction goes to another GPU.
+  bool mps = false;
   TimePoint host_reserved_from = kNever;  // CPUs/memory reserved from here
   JobId host_reserved_for;
   int jobs = 0;           // allocations on it (ApplyPart counts them)
@@ -69,6 +75,9 @@ struct NodeLimits {
   bool root = false;
   bool no_spot = false;  // a job that is not preemptible: never on a spot node
   const std::vector<std::string>* avoid = nullptr;
+  // The job's user: a GPU of an MPS node (NodeSlots::mps) that another user's fractional jobs
+  // share takes none of its fractions. "" = anyone's.
+  std::string_view user;
   bool Allows(const NodeSlots& n) const;
   bool any() const { return root || no_spot || (avoid != nullptr && !avoid->empty()); }
 };
@@ -120,11 +129,14 @@ struct ClusterView {
     int64_t usable_milli = 0;   // usable GPUs of schedulable nodes, in milli-GPUs
     bool refuses_root = false;  // a node refuses root's jobs
     bool spot = false;          // a node is a spot node
+    bool mps = false;           // a node's GPUs are shared by one user at a time (MPS)
   };
   const Totals& totals() const;
   void ForgetTotals() { totals_shape = 0; }
-  // Subtracts (or with sign -1, returns) an allocation's GPUs, CPUs and memory.
-  void Apply(const std::vector<NodeAllocation>& allocation, const Resources& r, int sign);
+  // Subtracts (or with sign -1, returns) an allocation's GPUs, CPUs and memory; `user` is the
+  // job's (ApplyPart).
+  void Apply(const std::vector<NodeAllocation>& allocation, const Resources& r, int sign,
+             std::string_view user = {});
   NodeSlots* FindNode(const std::string& name);
   const NodeSlots* FindNode(const std::string& name) const;
   void ClearReservations();
@@ -138,9 +150,14 @@ struct ClusterView {
   mutable uint64_t totals_shape = 0;  // ... for this shape; 0: none
 };
 
+// A user's name as the number GpuSlot::sharer keeps: never 0, the same for the same name.
+uint64_t UserKey(std::string_view user);
+
 // Subtracts (sign +1) or returns (sign -1) one node's part of an allocation, and counts the job
-// on the node (an exclusive one apart). Aborts on oversubscription: that would be a bug in a
+// on the node (an exclusive one apart). A fraction taken of a whole GPU makes `user` (the job's)
+// its sharer; the GPU whole again has none. Aborts on oversubscription: that would be a bug in a
 // caller, never a user's doing.
-void ApplyPart(NodeSlots& node, const NodeAllocation& part, const Resources& r, int sign);
+void ApplyPart(NodeSlots& node, const NodeAllocation& part, const Resources& r, int sign,
+               std::string_view user = {});
 
 }  // namespace baton::sched

@@ -48,6 +48,20 @@ std::string NoFitWords(const Placer& placer, const PendingJob& job, const PlaceR
   }
   std::string words = "waiting for " + DescribeRequest(r) + "; " +
                       Gpus(placer.free_milli(*job.pool)) + " free in pool " + *job.pool;
+  if (refusing.mps && r.milli_gpus < 1000 * r.nodes) {
+    // Shares of GPUs that MPS serves to another user now: not this job's.
+    const uint64_t user = UserKey(rules.limits.user);
+    int64_t others = 0;
+    for (const NodeSlots& n : placer.view().nodes) {
+      if (!n.schedulable || !n.mps || n.pool != *job.pool) continue;
+      for (const GpuSlot& g : n.gpus)
+        others += g.usable && g.sharer != 0 && g.sharer != user ? g.free_milli : 0;
+    }
+    if (others > 0) {
+      words += " (" + FormatMilli(others) +
+               " of it on GPUs that other users' jobs share: " + "MPS serves one user per GPU)";
+    }
+  }
   // What is short, for the head of the queue (a walk over the pool's nodes each).
   if (shortfall) {
     if (std::string short_of = Shortfall(placer.view(), r, *job.pool); !short_of.empty())

@@ -48,17 +48,19 @@ class FailedShapes {
   std::vector<FailedShape> shapes_;
 };
 
-// Which nodes of a pass's view refuse some jobs: root's (their agents refuse them), or all but
-// preemptible ones (spot nodes).
+// Which nodes of a pass's view refuse some jobs: root's (their agents refuse them), all but
+// preemptible ones (spot nodes), or fractions of GPUs another user shares (MPS nodes).
 struct Refusing {
   bool root = false;
   bool spot = false;
+  bool mps = false;
 };
 
 // What a job that does not fit now waits for, in words: no node of its pool can ever hold it
 // (`never`); for a job some nodes refuse (root's, where nodes refuse root's jobs; one that is
 // not preemptible, where there are spot nodes), the free GPUs of the others and why they do;
-// else the pool's free GPUs and, with `shortfall`, what part of it is short.
+// else the pool's free GPUs and, with `shortfall`, what part of it is short; for a fraction,
+// where MPS nodes are, how much of that other users' jobs share.
 std::string NoFitWords(const Placer& placer, const PendingJob& job, const PlaceRules& rules,
                        bool never, Refusing refusing, bool shortfall);
 

@@ -4,6 +4,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/job.h"
@@ -33,8 +34,10 @@ struct PendingJob {
   // the policy sets guarantees, starts only within its project's (LimitReason).
   bool preemptible = true;
   NodeLimits Limits() const {
-    return NodeLimits{
-        .root = user != nullptr && *user == "root", .no_spot = !preemptible, .avoid = avoid};
+    return NodeLimits{.root = user != nullptr && *user == "root",
+                      .no_spot = !preemptible,
+                      .avoid = avoid,
+                      .user = user != nullptr ? std::string_view(*user) : std::string_view()};
   }
 };
 
@@ -58,6 +61,7 @@ struct RunningJob {
   int32_t first_node = -1;
   bool preemptible = true;  // false: never a victim (JobSpec::preemptible)
   int32_t preemptions = 0;  // times it was preempted before (Policy::las_preemption_budget)
+  std::string_view User() const { return user != nullptr ? std::string_view(*user) : ""; }
   bool operator==(const RunningJob&) const = default;
 };
 

@@ -343,12 +343,13 @@ void Placer::Unindex(int node) {
   p = PlacerIndex::NodePos{};
 }
 
-void Placer::Apply(const std::vector<NodeAllocation>& allocation, const Resources& r, int sign) {
+void Placer::Apply(const std::vector<NodeAllocation>& allocation, const Resources& r, int sign,
+                   std::string_view user) {
   for (const auto& part : allocation) {
     int i = NodeIndex(part.node);
     if (i < 0) continue;
     Unindex(i);
-    ApplyPart(view_.nodes[i], part, r, sign);
+    ApplyPart(view_.nodes[i], part, r, sign, user);
     Index(i);
   }
 }
@@ -373,11 +374,14 @@ std::optional<NodeAllocation> FitOnNodeSlots(const NodeSlots& n, const Resources
   NodeAllocation part{.node = n.name, .milli_per_gpu = std::min<int64_t>(per_node_milli, 1000)};
   if (per_node_milli == 0) return part;
   if (per_node_milli < 1000) {
-    // Best fit among GPUs: the one whose free share is smallest yet enough.
+    // Best fit among GPUs: the one whose free share is smallest yet enough. Under MPS, among
+    // the whole ones and those the job's user shares already.
+    const uint64_t user = n.mps ? UserKey(rules.limits.user) : 0;
     const GpuSlot* best = nullptr;
     for (const auto& g : n.gpus) {
       if (!GpuMatches(g, r) || !FreeBefore(g, rules) || g.free_milli < per_node_milli) continue;
       if (g.free_memory_bytes < r.gpu_memory_bytes) continue;
+      if (user != 0 && g.sharer != 0 && g.sharer != user) continue;
       if (best == nullptr || g.free_milli < best->free_milli) best = &g;
     }
     if (best == nullptr) return std::nullopt;
@@ -462,7 +466,7 @@ std::optional<std::vector<NodeAllocation>> Placer::Find(const Resources& r,
 std::optional<std::vector<NodeAllocation>> Placer::Place(const Resources& r,
                                                          const PlaceRules& rules) {
   auto found = Find(r, rules);
-  if (found) Apply(*found, r, +1);
+  if (found) Apply(*found, r, +1, rules.limits.user);
   return found;
 }
 

@@ -1,7 +1,8 @@
 // Placement: where a job's GPUs go. Topology first — the fewest NVLink islands, then PCIe
 // switches, then NUMA nodes — then packing: among nodes that fit, the one with the fewest
 // free whole GPUs, so whole nodes and islands stay free for big jobs (no 7/6/7-of-8
-// fragmentation). Fractions go to the already-shared GPU they fill best. A gang of N nodes
+// fragmentation). Fractions go to the already-shared GPU they fill best (where MPS shares a
+// node's GPUs, one their own user shares, NodeSlots::mps). A gang of N nodes
 // is placed on N nodes at once or not at all. GPUs a waiting job reserved from time T are
 // used only by jobs that end before T (backfill).
 //
@@ -111,8 +112,9 @@ class Placer {
   std::optional<std::vector<NodeAllocation>> Place(const Resources& r, const PlaceRules& rules);
   // Where `r` would go now, without taking anything.
   std::optional<std::vector<NodeAllocation>> Find(const Resources& r, const PlaceRules& rules);
-  // Adds (sign +1) or returns (sign -1) an allocation, e.g. a job that ends.
-  void Apply(const std::vector<NodeAllocation>& allocation, const Resources& r, int sign);
+  // Adds (sign +1) or returns (sign -1) an allocation of `user`'s, e.g. a job that ends.
+  void Apply(const std::vector<NodeAllocation>& allocation, const Resources& r, int sign,
+             std::string_view user = {});
   // Whether `r` could ever fit on this cluster's usable nodes of `pool` if all were empty.
   bool EverFits(const Resources& r, std::string_view pool) const;
   // Whether a usable GPU is a MIG instance: where none is, any GPU matches a request that

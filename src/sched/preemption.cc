@@ -182,7 +182,8 @@ std::optional<Plan> Search::PlanOnNode(const NodeCands& nc) const {
   auto fit = FitOnNodeSlots(scratch, r_, any_, per_node_);
   auto release = [&](size_t v, int sign) {
     for (const auto& part : *in_.running[v].allocation) {
-      if (part.node == node.name) ApplyPart(scratch, part, *in_.running[v].resources, -sign);
+      if (part.node == node.name)
+        ApplyPart(scratch, part, *in_.running[v].resources, -sign, in_.running[v].User());
     }
   };
   for (size_t k = 0; !fit && k < nc.cands.size(); ++k) {

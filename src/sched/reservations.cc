@@ -47,7 +47,8 @@ std::optional<Reservation> Shadow(Placer& placer, const std::vector<Release>& re
     TimePoint at = releases[applied].at;
     if (at == kNever) break;
     for (; applied < releases.size() && releases[applied].at == at; ++applied) {
-      placer.Apply(*releases[applied].allocation, *releases[applied].resources, -1);
+      placer.Apply(*releases[applied].allocation, *releases[applied].resources, -1,
+                   releases[applied].User());
     }
     if (placer.free_milli(pool) < r.milli_gpus) continue;
     if (++attempts > 256) break;
@@ -57,7 +58,8 @@ std::optional<Reservation> Shadow(Placer& placer, const std::vector<Release>& re
   }
   while (applied > 0) {
     --applied;
-    placer.Apply(*releases[applied].allocation, *releases[applied].resources, +1);
+    placer.Apply(*releases[applied].allocation, *releases[applied].resources, +1,
+                 releases[applied].User());
   }
   placer.Unhide();
   return found;

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -19,6 +20,8 @@ struct Release {
   TimePoint at;
   const std::vector<NodeAllocation>* allocation;
   const Resources* resources;
+  const std::string* user = nullptr;  // the job's (GpuSlot::sharer)
+  std::string_view User() const { return user != nullptr ? std::string_view(*user) : ""; }
 };
 
 // The earliest time and GPUs at which `r` fits as `releases` (sorted by time) happen, with

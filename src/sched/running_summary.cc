@@ -16,7 +16,7 @@ RunningSummary SummarizeRunning(const std::vector<RunningJob>& running, const Po
     const RunningJob& r = running[i];
     TimePoint end =
         r.stopping ? std::min(r.expected_end, now + policy.preempt_grace) : r.expected_end;
-    s.Add(Release{end, r.allocation, r.resources});
+    s.Add(Release{end, r.allocation, r.resources, r.user});
     s.stopping[i] = r.stopping;
     if (policy.las_preemption) s.levels.push_back(LasLevel(policy, r.service));
     if (r.stopping) continue;

@@ -58,9 +58,12 @@ class Pass {
   // Whether some node refuses this job that takes others' (nodes it failed on, it is root's
   // and a node refuses root's jobs, or it is not preemptible and there are spot nodes): then
   // what failed for others may fit it.
-  bool Limited(const PlaceRules& rules) const {
+  // Whether what failed for the job may fit another of its shape: nodes refuse it, or it is a
+  // fraction that MPS nodes give only where its user shares a GPU (or one is whole).
+  bool Limited(const PlaceRules& rules, const Resources& r) const {
     return (rules.limits.avoid != nullptr && !rules.limits.avoid->empty()) ||
-           (rules.limits.root && refusing_.root) || (rules.limits.no_spot && refusing_.spot);
+           (rules.limits.root && refusing_.root) || (rules.limits.no_spot && refusing_.spot) ||
+           (refusing_.mps && r.milli_gpus > 0 && r.milli_gpus < 1000 * r.nodes);
   }
   // Whether Shadow could find a time for a job of `milli` GPUs in `pool`: some release says
   // when, and what is free with all such releases is enough (Shadow's own first test). As the
@@ -315,7 +318,7 @@ void Pass::Started(const PendingJob& job, const PlaceRules& rules, std::vector<N
   held_.Add(*job.project, *job.user, *job.pool, job.resources->milli_gpus, +1);
   ++changes_;
   started_.push_back(at);
-  running_.Add(Release{rules.until, &started_.back(), job.resources});
+  running_.Add(Release{rules.until, &started_.back(), job.resources, job.user});
   releases_sorted_ = false;
   result_.starts.push_back(Start{.id = job.id,
                                  .allocation = std::move(at),
@@ -334,7 +337,7 @@ FailedShape& Pass::ShapeOf(const PendingJob& job, const PlaceRules& rules, Faile
                                                        waits_.ahead() < detailed_)
                                           : std::string();
   local = FailedShape{job.resources, job.pool, never, rules.until, std::move(words)};
-  if (Limited(rules)) return local;
+  if (Limited(rules, *job.resources)) return local;
   FailedShape* kept = shapes_.Keep(local);
   return kept != nullptr ? *kept : local;
 }
@@ -348,7 +351,7 @@ void Pass::Consider(const PendingJob& job) {
                    .job = job.id};
   const auto claim = claims_.find(job.id.value);
   // A job some nodes refuse is its own shape: what failed for it may fit another.
-  FailedShape* found = Limited(rules) ? nullptr : shapes_.Find(r, job.pool);
+  FailedShape* found = Limited(rules, r) ? nullptr : shapes_.Find(r, job.pool);
   bool skip =
       found != nullptr && (found->never || rules.until >= found->until) && claim == claims_.end();
   if (!skip) {
@@ -481,6 +484,7 @@ PassResult Pass::Run() {
   // 2. Walk it, until every job left would only be counted.
   refusing_.root = in_.view.totals().refuses_root;
   refusing_.spot = in_.view.totals().spot;
+  refusing_.mps = in_.view.totals().mps;
   placer_.emplace(in_.view);
   running_ = SummarizeRunning(in_.running, policy_, now_);
   DecidePreemption();

@@ -247,7 +247,8 @@ Result<SimCluster> LoadCluster(const std::string& path) {
       c.nodes.push_back(
           SimNode{.name = g.count == 1 ? g.name : g.name + "-" + std::to_string(i + 1),
                   .gpus = g.gpus,
-                  .pool = g.pool});
+                  .pool = g.pool,
+                  .mps = g.mps});
     }
   }
   c.policy = std::move(file.policy);

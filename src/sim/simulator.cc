@@ -226,6 +226,7 @@ Status Replay::RegisterNodes(const std::vector<SimNode>& nodes) {
     info.gpu_backend = GpuBackendKind::kSimulated;
     info.topology = spec->topology;
     info.pool = n.pool;
+    info.mps = n.mps;
     total_milli_ += static_cast<int64_t>(info.gpus.size()) * 1000;
     registers.push_back(control::AgentRegister{RegisterRequest{.node = info}});
   }

@@ -21,6 +21,7 @@ struct SimNode {
   std::string name;
   std::string gpus;  // --gpus SPEC
   std::string pool = "default";
+  bool mps = false;  // its GPUs' fractions go to one user at a time (NodeInfo::mps)
 };
 
 // What became of one trace job; times in seconds from the trace's start, -1 when not reached.

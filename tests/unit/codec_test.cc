@@ -425,6 +425,25 @@ TEST(Protocol, AStartSaysWhatCapsAFractionalJobsShare) {
       << bad.error().message();
 }
 
+TEST(Protocol, ANodeSaysItsGpusAreSharedThroughMps) {
+  RegisterRequest reg;
+  reg.node.name = "n1";
+  reg.node.mps = true;
+  auto back = DecodeRegister(EncodeRegister(reg));
+  ASSERT_TRUE(back.has_value()) << back.error().message();
+  EXPECT_TRUE(back->node.mps);
+  // An agent from before MPS says nothing: no MPS.
+  std::string text = EncodeRegister(RegisterRequest{.node = NodeInfo{.name = "n1"}});
+  const size_t at = text.find("\"mps\":false,");
+  ASSERT_NE(at, std::string::npos) << text;
+  text.erase(at, 12);
+  back = DecodeRegister(text);
+  ASSERT_TRUE(back.has_value()) << back.error().message();
+  EXPECT_FALSE(back->node.mps);
+  text.insert(text.find("\"name\""), "\"mps\":\"yes\",");
+  EXPECT_FALSE(DecodeRegister(text).has_value()) << text;
+}
+
 TEST(Protocol, AReclaimNoticeTravelsInReportsAndRegistrations) {
   ReportRequest r;
   r.node = "spot1";

@@ -148,6 +148,53 @@ RC_GTEST_PROP(PlacementProperty, NeverOversubscribesAndGangsAreWhole, ()) {
   RC_ASSERT(view.FreeWholeGpus() == initial.FreeWholeGpus());
 }
 
+// Under MPS (NodeSlots::mps) a GPU's fractions are one user's at a time, and the GPU knows whose
+// (GpuSlot::sharer) exactly while fractions hold it; other nodes pack anyone's. Placements and
+// releases in any order.
+RC_GTEST_PROP(PlacementProperty, UnderMpsEachSharedGpuHoldsOneUsersFractions, ()) {
+  ClusterView view = RandomCluster();
+  for (NodeSlots& n : view.nodes) n.mps = *rc::gen::arbitrary<bool>();
+  const std::vector<std::string> users = {"u0", "u1", "u2"};
+  struct Held {
+    Live live;
+    std::string user;
+  };
+  std::map<int, Held> live;
+  const int steps = *rc::gen::inRange(1, 80);
+  for (int id = 0; id < steps; ++id) {
+    if (!live.empty() && *rc::gen::inRange(0, 3) == 0) {
+      auto it = live.begin();
+      std::advance(it, *rc::gen::inRange<size_t>(0, live.size()));
+      view.Apply(it->second.live.allocation, it->second.live.r, -1, it->second.user);
+      live.erase(it);
+    }
+    Resources r = *rc::gen::inRange(0, 4) == 0 ? RandomRequest() : Resources{};
+    if (r.milli_gpus == 0) r.milli_gpus = *rc::gen::inRange(1, 1000);
+    const std::string& user = *rc::gen::elementOf(users);
+    auto placed = Placer(view).Place(r, PlaceRules{.limits = NodeLimits{.user = user}});
+    if (placed) live[id] = Held{Live{r, *placed}, user};
+    // Who holds fractions of each GPU, from the live jobs alone.
+    std::map<std::pair<std::string, int>, std::set<std::string>> sharers;
+    for (const auto& [job, h] : live) {
+      for (const NodeAllocation& a : h.live.allocation) {
+        if (a.milli_per_gpu >= 1000) continue;
+        for (int g : a.gpus) sharers[{a.node, g}].insert(h.user);
+      }
+    }
+    for (const NodeSlots& n : view.nodes) {
+      for (const GpuSlot& g : n.gpus) {
+        const std::set<std::string>& who = sharers[{n.name, g.index}];
+        if (n.mps) RC_ASSERT(who.size() <= 1u);
+        if (who.empty()) {
+          RC_ASSERT(g.sharer == 0u);
+        } else if (n.mps) {
+          RC_ASSERT(g.sharer == UserKey(*who.begin()));
+        }
+      }
+    }
+  }
+}
+
 // A random cluster of 8-GPU nodes, a random policy and a random finite workload whose every
 // job fits the empty cluster and its project's limit.
 struct World {

@@ -129,7 +129,7 @@ TEST(ClusterFile, NodeGroupsAndThePolicyKeys) {
   auto c = codec::DecodeClusterFile(R"(
 nodes:
   - {name: dgx, count: 4, gpus: 8xH100-80GB, pool: prod}
-  - {name: pcie, gpus: "4xA100-40GB:topo=pcie"}
+  - {name: pcie, gpus: "4xA100-40GB:topo=pcie", mps: true}
 projects:
   vision: {share: 2, guaranteed_gpus: 8}
 )",
@@ -139,6 +139,8 @@ projects:
   EXPECT_EQ(c->groups[0].count, 4);
   EXPECT_EQ(c->groups[0].pool, "prod");
   EXPECT_EQ(c->groups[1].count, 1);
+  EXPECT_FALSE(c->groups[0].mps);
+  EXPECT_TRUE(c->groups[1].mps);
   EXPECT_EQ(c->policy.Project("vision").guaranteed_milli, 8000);
   for (auto [yaml, message] :
        {std::pair{"projects: {}\n", "c.yaml: line 1: nodes: missing"},
@@ -146,7 +148,8 @@ projects:
         std::pair{"nodes:\n  - {name: a, count: 0, gpus: 1xH100-80GB}\n", "nodes[0].count"},
         std::pair{"nodes:\n  - {name: a, gpus: 1xH100-80GB}\n  - {name: a, gpus: 1xH100-80GB}\n",
                   "line 3: nodes[1].name: named twice"},
-        std::pair{"nodes: []\n", "nodes: must be a non-empty list"}}) {
+        std::pair{"nodes: []\n", "nodes: must be a non-empty list"},
+        std::pair{"nodes:\n  - {name: a, gpus: 1xH100-80GB, mps: often}\n", "nodes[0].mps"}}) {
     auto bad = codec::DecodeClusterFile(yaml, "c.yaml");
     ASSERT_FALSE(bad.has_value()) << yaml;
     EXPECT_NE(bad.error().message().find(message), std::string::npos)
