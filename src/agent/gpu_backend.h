@@ -2,6 +2,7 @@
 // asks once what GPUs there are, then samples their gauges periodically.
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "core/node.h"
@@ -15,6 +16,14 @@ namespace baton::agent {
 struct XidEvent {
   int gpu = 0;
   int xid = 0;
+};
+
+// One MIG instance of a physical GPU: a GPU instance of `profile` ("3g.40gb") whose memory
+// slices start at `start` (NVML's placement), with its whole compute instance.
+struct MigSlice {
+  std::string profile;
+  int start = 0;
+  bool operator==(const MigSlice&) const = default;
 };
 
 class GpuBackend {
@@ -34,11 +43,35 @@ class GpuBackend {
     (void)index;
     return Status::Ok();
   }
+  // MIG on demand (issue 42), for physical GPU `physical` (its NVML index) in MIG mode: the
+  // instances it has now, in memory-slice order, and a change of them: `destroy` (each with its
+  // compute instances) and then `create` (each with its whole compute instance). A change stops
+  // at the first step that fails, and says which; what was done stays done (MigSlices says
+  // what there is). Discover afterwards reports the new instances.
+  virtual Result<std::vector<MigSlice>> MigSlices(int physical) {
+    (void)physical;
+    return Err(NoMigChanges());
+  }
+  virtual Status ChangeMig(int physical, const std::vector<MigSlice>& destroy,
+                           const std::vector<MigSlice>& create) {
+    (void)physical;
+    (void)destroy;
+    (void)create;
+    return NoMigChanges();
+  }
   // Injects a fault: only simulated GPUs can fake one.
   virtual Status Inject(const FaultInjection& fault) {
     (void)fault;
     return InvalidArgument("faults are injected only into simulated GPUs; this agent's are " +
                            std::string(GpuBackendName(kind())));
+  }
+
+ private:
+  Status NoMigChanges() const {
+    return Unavailable(
+        "MIG instances are made and destroyed only through NVML; this agent's "
+        "GPUs are " +
+        std::string(GpuBackendName(kind())));
   }
 };
 

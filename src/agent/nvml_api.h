@@ -13,6 +13,8 @@ extern "C" {
 
 typedef struct nvmlDevice_st* nvmlDevice_t;
 typedef struct nvmlEventSet_st* nvmlEventSet_t;
+typedef struct nvmlGpuInstance_st* nvmlGpuInstance_t;
+typedef struct nvmlComputeInstance_st* nvmlComputeInstance_t;
 
 typedef int nvmlReturn_t;
 #define NVML_SUCCESS 0
@@ -25,6 +27,8 @@ typedef int nvmlReturn_t;
 #define NVML_ERROR_DRIVER_NOT_LOADED 9
 #define NVML_ERROR_TIMEOUT 10
 #define NVML_ERROR_GPU_IS_LOST 15
+#define NVML_ERROR_IN_USE 19
+#define NVML_ERROR_INSUFFICIENT_RESOURCES 23
 #define NVML_ERROR_UNKNOWN 999
 
 #define NVML_DEVICE_UUID_V2_BUFFER_SIZE 96
@@ -74,6 +78,55 @@ typedef struct nvmlEventData_st {
   unsigned int computeInstanceId;
 } nvmlEventData_t;
 
+// MIG GPU instances: a profile is asked by its index (NVML_GPU_INSTANCE_PROFILE_1_SLICE = 0 up
+// to below NVML_GPU_INSTANCE_PROFILE_COUNT, which grows with drivers), and answers with its id
+// (19 for 1g.10gb), which the other calls take. A placement counts memory slices. Compute
+// instance profiles likewise (NVML_COMPUTE_INSTANCE_PROFILE_*).
+#define NVML_COMPUTE_INSTANCE_ENGINE_PROFILE_SHARED 0
+
+typedef struct nvmlGpuInstancePlacement_st {
+  unsigned int start;  // the first memory slice
+  unsigned int size;   // memory slices
+} nvmlGpuInstancePlacement_t;
+
+typedef struct nvmlGpuInstanceProfileInfo_v2_st {
+  unsigned int version;
+  unsigned int id;
+  unsigned int isP2pSupported;
+  unsigned int sliceCount;  // compute slices
+  unsigned int instanceCount;
+  unsigned int multiprocessorCount;
+  unsigned int copyEngineCount;
+  unsigned int decoderCount;
+  unsigned int encoderCount;
+  unsigned int jpegCount;
+  unsigned int ofaCount;
+  unsigned long long memorySizeMB;
+  char name[NVML_DEVICE_NAME_V2_BUFFER_SIZE];  // "MIG 1g.10gb"
+} nvmlGpuInstanceProfileInfo_v2_t;
+// NVML_STRUCT_VERSION(GpuInstanceProfileInfo, 2)
+#define nvmlGpuInstanceProfileInfo_v2 \
+  ((unsigned int)(sizeof(nvmlGpuInstanceProfileInfo_v2_t) | (2U << 24U)))
+
+typedef struct nvmlGpuInstanceInfo_st {
+  nvmlDevice_t device;
+  unsigned int id;
+  unsigned int profileId;
+  nvmlGpuInstancePlacement_t placement;
+} nvmlGpuInstanceInfo_t;
+
+typedef struct nvmlComputeInstanceProfileInfo_st {
+  unsigned int id;
+  unsigned int sliceCount;
+  unsigned int instanceCount;
+  unsigned int multiprocessorCount;
+  unsigned int sharedCopyEngineCount;
+  unsigned int sharedDecoderCount;
+  unsigned int sharedEncoderCount;
+  unsigned int sharedJpegCount;
+  unsigned int sharedOfaCount;
+} nvmlComputeInstanceProfileInfo_t;
+
 nvmlReturn_t nvmlInit_v2(void);
 nvmlReturn_t nvmlShutdown(void);
 const char* nvmlErrorString(nvmlReturn_t result);
@@ -103,6 +156,31 @@ nvmlReturn_t nvmlDeviceRegisterEvents(nvmlDevice_t device, unsigned long long ev
 nvmlReturn_t nvmlEventSetWait_v2(nvmlEventSet_t set, nvmlEventData_t* data,
                                  unsigned int timeout_ms);
 nvmlReturn_t nvmlEventSetFree(nvmlEventSet_t set);
+nvmlReturn_t nvmlDeviceGetGpuInstanceProfileInfoV(nvmlDevice_t device, unsigned int profile,
+                                                  nvmlGpuInstanceProfileInfo_v2_t* info);
+nvmlReturn_t nvmlDeviceGetGpuInstancePossiblePlacements_v2(nvmlDevice_t device,
+                                                           unsigned int profile_id,
+                                                           nvmlGpuInstancePlacement_t* placements,
+                                                           unsigned int* count);
+nvmlReturn_t nvmlDeviceCreateGpuInstanceWithPlacement(nvmlDevice_t device, unsigned int profile_id,
+                                                      const nvmlGpuInstancePlacement_t* placement,
+                                                      nvmlGpuInstance_t* gpu_instance);
+nvmlReturn_t nvmlDeviceGetGpuInstances(nvmlDevice_t device, unsigned int profile_id,
+                                       nvmlGpuInstance_t* gpu_instances, unsigned int* count);
+nvmlReturn_t nvmlGpuInstanceGetInfo(nvmlGpuInstance_t gpu_instance, nvmlGpuInstanceInfo_t* info);
+nvmlReturn_t nvmlGpuInstanceDestroy(nvmlGpuInstance_t gpu_instance);
+nvmlReturn_t nvmlGpuInstanceGetComputeInstanceProfileInfo(nvmlGpuInstance_t gpu_instance,
+                                                          unsigned int profile,
+                                                          unsigned int eng_profile,
+                                                          nvmlComputeInstanceProfileInfo_t* info);
+nvmlReturn_t nvmlGpuInstanceCreateComputeInstance(nvmlGpuInstance_t gpu_instance,
+                                                  unsigned int profile_id,
+                                                  nvmlComputeInstance_t* compute_instance);
+nvmlReturn_t nvmlGpuInstanceGetComputeInstances(nvmlGpuInstance_t gpu_instance,
+                                                unsigned int profile_id,
+                                                nvmlComputeInstance_t* compute_instances,
+                                                unsigned int* count);
+nvmlReturn_t nvmlComputeInstanceDestroy(nvmlComputeInstance_t compute_instance);
 // Memory faults waiting for a GPU reset: pages to retire (before Ampere), rows to remap (since).
 // is_pending is an nvmlEnableState_t: 0 disabled, 1 enabled.
 nvmlReturn_t nvmlDeviceGetRetiredPagesPendingStatus(nvmlDevice_t device, int* is_pending);

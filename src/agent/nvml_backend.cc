@@ -6,6 +6,7 @@
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <functional>
 #include <map>
 #include <numeric>
@@ -44,6 +45,24 @@ struct NvmlGpuBackend::Api {
   decltype(&nvmlEventSetFree) event_set_free = nullptr;
   decltype(&nvmlDeviceGetRetiredPagesPendingStatus) retired_pending = nullptr;
   decltype(&nvmlDeviceGetRemappedRows) remapped_rows = nullptr;
+  // MIG instances made and destroyed (MigSlices, ChangeMig): all or none.
+  decltype(&nvmlDeviceGetGpuInstanceProfileInfoV) gi_profile = nullptr;
+  decltype(&nvmlDeviceGetGpuInstancePossiblePlacements_v2) gi_placements = nullptr;
+  decltype(&nvmlDeviceCreateGpuInstanceWithPlacement) gi_create = nullptr;
+  decltype(&nvmlDeviceGetGpuInstances) gi_list = nullptr;
+  decltype(&nvmlGpuInstanceGetInfo) gi_info = nullptr;
+  decltype(&nvmlGpuInstanceDestroy) gi_destroy = nullptr;
+  decltype(&nvmlGpuInstanceGetComputeInstanceProfileInfo) ci_profile = nullptr;
+  decltype(&nvmlGpuInstanceCreateComputeInstance) ci_create = nullptr;
+  decltype(&nvmlGpuInstanceGetComputeInstances) ci_list = nullptr;
+  decltype(&nvmlComputeInstanceDestroy) ci_destroy = nullptr;
+
+  bool CanChangeMig() const {
+    return gi_profile != nullptr && gi_placements != nullptr && gi_create != nullptr &&
+           gi_list != nullptr && gi_info != nullptr && gi_destroy != nullptr &&
+           ci_profile != nullptr && ci_create != nullptr && ci_list != nullptr &&
+           ci_destroy != nullptr && mig_mode != nullptr;
+  }
 
   std::string Error(nvmlReturn_t r) const {
     const char* s = error_string != nullptr ? error_string(r) : nullptr;
@@ -166,6 +185,16 @@ Result<std::unique_ptr<NvmlGpuBackend>> NvmlGpuBackend::Open(NvmlOptions options
   Resolve(lib, "nvmlEventSetFree", a.event_set_free);
   Resolve(lib, "nvmlDeviceGetRetiredPagesPendingStatus", a.retired_pending);
   Resolve(lib, "nvmlDeviceGetRemappedRows", a.remapped_rows);
+  Resolve(lib, "nvmlDeviceGetGpuInstanceProfileInfoV", a.gi_profile);
+  Resolve(lib, "nvmlDeviceGetGpuInstancePossiblePlacements_v2", a.gi_placements);
+  Resolve(lib, "nvmlDeviceCreateGpuInstanceWithPlacement", a.gi_create);
+  Resolve(lib, "nvmlDeviceGetGpuInstances", a.gi_list);
+  Resolve(lib, "nvmlGpuInstanceGetInfo", a.gi_info);
+  Resolve(lib, "nvmlGpuInstanceDestroy", a.gi_destroy);
+  Resolve(lib, "nvmlGpuInstanceGetComputeInstanceProfileInfo", a.ci_profile);
+  Resolve(lib, "nvmlGpuInstanceCreateComputeInstance", a.ci_create);
+  Resolve(lib, "nvmlGpuInstanceGetComputeInstances", a.ci_list);
+  Resolve(lib, "nvmlComputeInstanceDestroy", a.ci_destroy);
   for (auto [fn, symbol] : {std::pair{reinterpret_cast<void*>(a.init), "nvmlInit_v2"},
                             {reinterpret_cast<void*>(a.shutdown), "nvmlShutdown"},
                             {reinterpret_cast<void*>(a.count), "nvmlDeviceGetCount_v2"},
@@ -456,6 +485,216 @@ std::vector<XidEvent> NvmlGpuBackend::PollXids() {
     }
   }
   return out;
+}
+
+// ---- MIG instances made and destroyed (issue 42) ----
+
+namespace {
+
+// Profile indices asked of NVML: its NVML_GPU_INSTANCE_PROFILE_COUNT grows with drivers (10 in
+// 12.2, more since), and an index past the last answers NVML_ERROR_INVALID_ARGUMENT.
+constexpr unsigned int kProfilesAsked = 32;
+constexpr unsigned int kMaxInstances = 8;  // GPU (or compute) instances of one profile, at most
+
+// A GPU instance profile a GPU has.
+struct GiProfile {
+  std::string name;  // "3g.40gb"
+  unsigned int id = 0;
+  unsigned int compute = 0;  // compute slices
+};
+
+// A GPU instance a GPU has.
+struct GiHere {
+  MigSlice slice;
+  nvmlGpuInstance_t handle = nullptr;
+  unsigned int compute = 0;
+};
+
+std::string GpuWords(int physical) { return "GPU " + std::to_string(physical); }
+
+Result<std::vector<GiProfile>> GiProfiles(const Api& a, nvmlDevice_t h, int physical) {
+  unsigned int current = NVML_DEVICE_MIG_DISABLE, pending = NVML_DEVICE_MIG_DISABLE;
+  if (nvmlReturn_t r = a.mig_mode(h, &current, &pending); r != NVML_SUCCESS)
+    return Err(Unavailable(GpuWords(physical) + ": nvmlDeviceGetMigMode: " + a.Error(r)));
+  if (current != NVML_DEVICE_MIG_ENABLE)
+    return Err(InvalidArgument(GpuWords(physical) + " is not in MIG mode"));
+  std::vector<GiProfile> out;
+  for (unsigned int index = 0; index < kProfilesAsked; ++index) {
+    nvmlGpuInstanceProfileInfo_v2_t info{};
+    info.version = nvmlGpuInstanceProfileInfo_v2;
+    nvmlReturn_t r = a.gi_profile(h, index, &info);
+    if (r == NVML_ERROR_INVALID_ARGUMENT) break;  // past the driver's last profile
+    if (r == NVML_ERROR_NOT_SUPPORTED) continue;  // not on this GPU
+    if (r != NVML_SUCCESS) {
+      return Err(Unavailable(GpuWords(physical) +
+                             ": nvmlDeviceGetGpuInstanceProfileInfoV: " + a.Error(r)));
+    }
+    std::string name(info.name, strnlen(info.name, sizeof info.name));
+    if (name.starts_with("MIG ")) name = name.substr(4);
+    out.push_back(GiProfile{.name = name, .id = info.id, .compute = info.sliceCount});
+  }
+  return out;
+}
+
+Result<std::vector<GiHere>> GisHere(const Api& a, nvmlDevice_t h, int physical,
+                                    const std::vector<GiProfile>& profiles) {
+  std::vector<GiHere> out;
+  for (const GiProfile& p : profiles) {
+    nvmlGpuInstance_t gis[kMaxInstances] = {};
+    unsigned int count = kMaxInstances;
+    if (nvmlReturn_t r = a.gi_list(h, p.id, gis, &count); r != NVML_SUCCESS) {
+      return Err(Unavailable(GpuWords(physical) + ": nvmlDeviceGetGpuInstances(" + p.name +
+                             "): " + a.Error(r)));
+    }
+    for (unsigned int k = 0; k < std::min(count, kMaxInstances); ++k) {
+      nvmlGpuInstanceInfo_t info{};
+      if (nvmlReturn_t r = a.gi_info(gis[k], &info); r != NVML_SUCCESS)
+        return Err(Unavailable(GpuWords(physical) + ": nvmlGpuInstanceGetInfo: " + a.Error(r)));
+      out.push_back(
+          GiHere{.slice = {.profile = p.name, .start = static_cast<int>(info.placement.start)},
+                 .handle = gis[k],
+                 .compute = p.compute});
+    }
+  }
+  std::sort(out.begin(), out.end(), [](const GiHere& x, const GiHere& y) {
+    return x.slice.start != y.slice.start ? x.slice.start < y.slice.start
+                                          : x.slice.profile < y.slice.profile;
+  });
+  return out;
+}
+
+std::string SliceWords(int physical, const MigSlice& s) {
+  return GpuWords(physical) + "'s " + s.profile + " at memory slice " + std::to_string(s.start);
+}
+
+// Destroys a GPU instance's compute instances, then it.
+Status DestroyGi(const Api& a, int physical, const GiHere& gi) {
+  for (unsigned int index = 0; index < kProfilesAsked; ++index) {
+    nvmlComputeInstanceProfileInfo_t info{};
+    nvmlReturn_t r =
+        a.ci_profile(gi.handle, index, NVML_COMPUTE_INSTANCE_ENGINE_PROFILE_SHARED, &info);
+    if (r == NVML_ERROR_INVALID_ARGUMENT) break;
+    if (r != NVML_SUCCESS) continue;  // not a profile of this GPU instance
+    nvmlComputeInstance_t cis[kMaxInstances] = {};
+    unsigned int count = kMaxInstances;
+    if (a.ci_list(gi.handle, info.id, cis, &count) != NVML_SUCCESS) continue;
+    for (unsigned int k = 0; k < std::min(count, kMaxInstances); ++k) {
+      if (nvmlReturn_t d = a.ci_destroy(cis[k]); d != NVML_SUCCESS) {
+        return d == NVML_ERROR_IN_USE
+                   ? Conflict(SliceWords(physical, gi.slice) + " is in use: a process runs on it")
+                   : Unavailable(SliceWords(physical, gi.slice) +
+                                 ": nvmlComputeInstanceDestroy: " + a.Error(d));
+      }
+    }
+  }
+  if (nvmlReturn_t r = a.gi_destroy(gi.handle); r != NVML_SUCCESS) {
+    return r == NVML_ERROR_IN_USE ? Conflict(SliceWords(physical, gi.slice) + " is in use")
+                                  : Unavailable(SliceWords(physical, gi.slice) +
+                                                ": nvmlGpuInstanceDestroy: " + a.Error(r));
+  }
+  return Status::Ok();
+}
+
+// Creates a GPU instance of `p` at `start` and its whole compute instance; on a failure, none.
+Status CreateGi(const Api& a, nvmlDevice_t h, int physical, const GiProfile& p, int start) {
+  const MigSlice slice{.profile = p.name, .start = start};
+  nvmlGpuInstancePlacement_t placements[kMaxInstances] = {};
+  unsigned int count = kMaxInstances;
+  if (nvmlReturn_t r = a.gi_placements(h, p.id, placements, &count); r != NVML_SUCCESS) {
+    return Unavailable(GpuWords(physical) + ": nvmlDeviceGetGpuInstancePossiblePlacements(" +
+                       p.name + "): " + a.Error(r));
+  }
+  const nvmlGpuInstancePlacement_t* at = nullptr;
+  std::string allowed;
+  for (unsigned int k = 0; k < std::min(count, kMaxInstances); ++k) {
+    if (static_cast<int>(placements[k].start) == start) at = &placements[k];
+    allowed += (allowed.empty() ? "" : ", ") + std::to_string(placements[k].start);
+  }
+  if (at == nullptr) {
+    return InvalidArgument(GpuWords(physical) + "'s " + p.name + " cannot start at memory slice " +
+                           std::to_string(start) + " (it may start at " + allowed + ")");
+  }
+  nvmlGpuInstance_t gi = nullptr;
+  if (nvmlReturn_t r = a.gi_create(h, p.id, at, &gi); r != NVML_SUCCESS) {
+    return r == NVML_ERROR_INSUFFICIENT_RESOURCES
+               ? Conflict(SliceWords(physical, slice) +
+                          ": its slices are taken (NVML: " + a.Error(r) + ")")
+               : Unavailable(SliceWords(physical, slice) +
+                             ": nvmlDeviceCreateGpuInstanceWithPlacement: " + a.Error(r));
+  }
+  // Its whole compute instance: the compute profile of as many slices as it has.
+  Status made = Unavailable(SliceWords(physical, slice) + ": no compute instance profile of " +
+                            std::to_string(p.compute) + " slices");
+  for (unsigned int index = 0; index < kProfilesAsked; ++index) {
+    nvmlComputeInstanceProfileInfo_t info{};
+    nvmlReturn_t r = a.ci_profile(gi, index, NVML_COMPUTE_INSTANCE_ENGINE_PROFILE_SHARED, &info);
+    if (r == NVML_ERROR_INVALID_ARGUMENT) break;
+    if (r != NVML_SUCCESS || info.sliceCount != p.compute) continue;
+    nvmlComputeInstance_t ci = nullptr;
+    r = a.ci_create(gi, info.id, &ci);
+    made = r == NVML_SUCCESS ? Status::Ok()
+                             : Unavailable(SliceWords(physical, slice) +
+                                           ": nvmlGpuInstanceCreateComputeInstance: " + a.Error(r));
+    break;
+  }
+  if (!made.ok()) (void)a.gi_destroy(gi);  // no GPU instance without its compute instance
+  return made;
+}
+
+}  // namespace
+
+void* NvmlGpuBackend::PhysicalHandle(int physical) const {
+  if (physical >= 0 && static_cast<size_t>(physical) < physical_.size()) return physical_[physical];
+  nvmlDevice_t h = nullptr;  // before Discover: NVML's own numbering
+  if (physical < 0 || api_->handle(static_cast<unsigned int>(physical), &h) != NVML_SUCCESS)
+    return nullptr;
+  return h;
+}
+
+Result<std::vector<MigSlice>> NvmlGpuBackend::MigSlices(int physical) {
+  const Api& a = *api_;
+  if (!a.CanChangeMig())
+    return Err(Unavailable("this NVML lacks the MIG instance functions (a driver too old)"));
+  nvmlDevice_t h = Dev(PhysicalHandle(physical));
+  if (h == nullptr) return Err(NotFound(GpuWords(physical) + ": no such GPU"));
+  ASSIGN_OR_RETURN(std::vector<GiProfile> profiles, GiProfiles(a, h, physical));
+  ASSIGN_OR_RETURN(std::vector<GiHere> here, GisHere(a, h, physical, profiles));
+  std::vector<MigSlice> out;
+  for (GiHere& g : here) out.push_back(std::move(g.slice));
+  return out;
+}
+
+Status NvmlGpuBackend::ChangeMig(int physical, const std::vector<MigSlice>& destroy,
+                                 const std::vector<MigSlice>& create) {
+  const Api& a = *api_;
+  if (!a.CanChangeMig())
+    return Unavailable("this NVML lacks the MIG instance functions (a driver too old)");
+  nvmlDevice_t h = Dev(PhysicalHandle(physical));
+  if (h == nullptr) return NotFound(GpuWords(physical) + ": no such GPU");
+  ASSIGN_OR_RETURN(std::vector<GiProfile> profiles, GiProfiles(a, h, physical));
+  auto profile = [&](const std::string& name) -> const GiProfile* {
+    for (const GiProfile& p : profiles) {
+      if (p.name == name) return &p;
+    }
+    return nullptr;
+  };
+  // Every name known before anything is done.
+  for (const auto* list : {&destroy, &create}) {
+    for (const MigSlice& s : *list) {
+      if (profile(s.profile) == nullptr)
+        return InvalidArgument(GpuWords(physical) + " has no MIG profile " + s.profile);
+    }
+  }
+  ASSIGN_OR_RETURN(std::vector<GiHere> here, GisHere(a, h, physical, profiles));
+  for (const MigSlice& s : destroy) {
+    auto it = std::find_if(here.begin(), here.end(), [&](const GiHere& g) { return g.slice == s; });
+    if (it == here.end()) return NotFound(SliceWords(physical, s) + ": no such instance");
+    RETURN_IF_ERROR(DestroyGi(a, physical, *it));
+    here.erase(it);
+  }
+  for (const MigSlice& s : create)
+    RETURN_IF_ERROR(CreateGi(a, h, physical, *profile(s.profile), s.start));
+  return Status::Ok();
 }
 
 }  // namespace baton::agent

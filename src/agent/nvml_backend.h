@@ -1,8 +1,8 @@
 // GPUs from NVIDIA's management library: discovery (UUID, name, memory, PCI bus id, NUMA node,
-// NVLink islands, PCIe switches, MIG instances), gauges (utilisation, memory, temperature,
-// power, uncorrected ECC errors) and XID events. NVML is loaded with dlopen when the agent
-// starts (agent/nvml_api.h), so the same binary runs on machines without a driver; the tests
-// load a double of the library through the same path.
+// NVLink islands, PCIe switches, MIG instances), MIG instances made and destroyed, gauges
+// (utilisation, memory, temperature, power, uncorrected ECC errors) and XID events. NVML is loaded
+// with dlopen when the agent starts (agent/nvml_api.h), so the same binary runs on machines without
+// a driver; the tests load a double of the library through the same path.
 #pragma once
 
 #include <memory>
@@ -36,6 +36,9 @@ class NvmlGpuBackend : public GpuBackend {
   std::vector<XidEvent> PollXids() override;
   // The GPU answers NVML and has no retired pages or remapped rows waiting for a reset.
   Status CheckGpu(int index) override;
+  Result<std::vector<MigSlice>> MigSlices(int physical) override;
+  Status ChangeMig(int physical, const std::vector<MigSlice>& destroy,
+                   const std::vector<MigSlice>& create) override;
   // The driver's version, "" if NVML does not say.
   const std::string& driver() const { return driver_; }
 
@@ -55,6 +58,8 @@ class NvmlGpuBackend : public GpuBackend {
     void* mig = nullptr;
     int physical = 0;
   };
+  // Physical GPU `physical`'s handle (Discover's numbering, else NVML's); null if none.
+  void* PhysicalHandle(int physical) const;
   std::vector<Device> devices_;
   std::vector<void*> physical_;  // physical GPU handles, by NVML index
   void* events_ = nullptr;       // the event set XIDs arrive on

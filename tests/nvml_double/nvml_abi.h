@@ -28,6 +28,9 @@ typedef enum nvmlReturn_enum {
   NVML_ERROR_DRIVER_NOT_LOADED = 9,
   NVML_ERROR_TIMEOUT = 10,
   NVML_ERROR_GPU_IS_LOST = 15,
+  NVML_ERROR_IN_USE = 19,
+  NVML_ERROR_INSUFFICIENT_RESOURCES = 23,
+  NVML_ERROR_ARGUMENT_VERSION_MISMATCH = 25,
   NVML_ERROR_UNKNOWN = 999
 } nvmlReturn_t;
 
@@ -56,6 +59,75 @@ typedef enum nvmlEnableState_enum {
 
 typedef struct nvmlDevice_st* nvmlDevice_t;
 typedef struct nvmlEventSet_st* nvmlEventSet_t;
+typedef struct nvmlGpuInstance_st* nvmlGpuInstance_t;
+typedef struct nvmlComputeInstance_st* nvmlComputeInstance_t;
+
+// MIG GPU instance profiles (nvml.h's NVML_GPU_INSTANCE_PROFILE_*): an index, not the profile
+// ID that nvidia-smi shows (19 for 1g.10gb), which nvmlGpuInstanceProfileInfo_t.id gives.
+#define NVML_GPU_INSTANCE_PROFILE_1_SLICE 0x0
+#define NVML_GPU_INSTANCE_PROFILE_2_SLICE 0x1
+#define NVML_GPU_INSTANCE_PROFILE_3_SLICE 0x2
+#define NVML_GPU_INSTANCE_PROFILE_4_SLICE 0x3
+#define NVML_GPU_INSTANCE_PROFILE_7_SLICE 0x4
+#define NVML_GPU_INSTANCE_PROFILE_8_SLICE 0x5
+#define NVML_GPU_INSTANCE_PROFILE_6_SLICE 0x6
+#define NVML_GPU_INSTANCE_PROFILE_1_SLICE_REV1 0x7
+#define NVML_GPU_INSTANCE_PROFILE_2_SLICE_REV1 0x8
+#define NVML_GPU_INSTANCE_PROFILE_1_SLICE_REV2 0x9
+#define NVML_GPU_INSTANCE_PROFILE_COUNT 0xA
+#define NVML_COMPUTE_INSTANCE_PROFILE_1_SLICE 0x0
+#define NVML_COMPUTE_INSTANCE_PROFILE_2_SLICE 0x1
+#define NVML_COMPUTE_INSTANCE_PROFILE_3_SLICE 0x2
+#define NVML_COMPUTE_INSTANCE_PROFILE_4_SLICE 0x3
+#define NVML_COMPUTE_INSTANCE_PROFILE_7_SLICE 0x4
+#define NVML_COMPUTE_INSTANCE_PROFILE_8_SLICE 0x5
+#define NVML_COMPUTE_INSTANCE_PROFILE_6_SLICE 0x6
+#define NVML_COMPUTE_INSTANCE_PROFILE_1_SLICE_REV1 0x7
+#define NVML_COMPUTE_INSTANCE_PROFILE_COUNT 0x8
+#define NVML_COMPUTE_INSTANCE_ENGINE_PROFILE_SHARED 0x0
+
+typedef struct nvmlGpuInstancePlacement_st {
+  unsigned int start;  // the first memory slice it occupies
+  unsigned int size;   // memory slices it occupies
+} nvmlGpuInstancePlacement_t;
+
+typedef struct nvmlGpuInstanceProfileInfo_v2_st {
+  unsigned int version;  // nvmlGpuInstanceProfileInfo_v2
+  unsigned int id;
+  unsigned int isP2pSupported;
+  unsigned int sliceCount;
+  unsigned int instanceCount;
+  unsigned int multiprocessorCount;
+  unsigned int copyEngineCount;
+  unsigned int decoderCount;
+  unsigned int encoderCount;
+  unsigned int jpegCount;
+  unsigned int ofaCount;
+  unsigned long long memorySizeMB;
+  char name[NVML_DEVICE_NAME_V2_BUFFER_SIZE];
+} nvmlGpuInstanceProfileInfo_v2_t;
+// NVML_STRUCT_VERSION(GpuInstanceProfileInfo, 2): the struct's size | (2 << 24).
+#define nvmlGpuInstanceProfileInfo_v2 \
+  ((unsigned int)(sizeof(nvmlGpuInstanceProfileInfo_v2_t) | (2U << 24U)))
+
+typedef struct nvmlGpuInstanceInfo_st {
+  nvmlDevice_t device;
+  unsigned int id;
+  unsigned int profileId;
+  nvmlGpuInstancePlacement_t placement;
+} nvmlGpuInstanceInfo_t;
+
+typedef struct nvmlComputeInstanceProfileInfo_st {
+  unsigned int id;
+  unsigned int sliceCount;
+  unsigned int instanceCount;
+  unsigned int multiprocessorCount;
+  unsigned int sharedCopyEngineCount;
+  unsigned int sharedDecoderCount;
+  unsigned int sharedEncoderCount;
+  unsigned int sharedJpegCount;
+  unsigned int sharedOfaCount;
+} nvmlComputeInstanceProfileInfo_t;
 
 typedef struct nvmlMemory_st {
   unsigned long long total;
@@ -99,6 +171,16 @@ _Static_assert(offsetof(nvmlEventData_t, eventType) == 8, "nvmlEventData_t.event
 _Static_assert(offsetof(nvmlEventData_t, eventData) == 16, "nvmlEventData_t.eventData");
 _Static_assert(offsetof(nvmlEventData_t, gpuInstanceId) == 24, "nvmlEventData_t");
 _Static_assert(sizeof(nvmlEventData_t) == 32, "nvmlEventData_t");
+_Static_assert(sizeof(nvmlGpuInstancePlacement_t) == 8, "nvmlGpuInstancePlacement_t");
+_Static_assert(offsetof(nvmlGpuInstanceProfileInfo_v2_t, memorySizeMB) == 48,
+               "nvmlGpuInstanceProfileInfo_v2_t.memorySizeMB");
+_Static_assert(offsetof(nvmlGpuInstanceProfileInfo_v2_t, name) == 56,
+               "nvmlGpuInstanceProfileInfo_v2_t.name");
+_Static_assert(sizeof(nvmlGpuInstanceProfileInfo_v2_t) == 152, "nvmlGpuInstanceProfileInfo_v2_t");
+_Static_assert(nvmlGpuInstanceProfileInfo_v2 == 0x02000098u, "nvmlGpuInstanceProfileInfo_v2");
+_Static_assert(offsetof(nvmlGpuInstanceInfo_t, placement) == 16, "nvmlGpuInstanceInfo_t");
+_Static_assert(sizeof(nvmlGpuInstanceInfo_t) == 24, "nvmlGpuInstanceInfo_t");
+_Static_assert(sizeof(nvmlComputeInstanceProfileInfo_t) == 36, "nvmlComputeInstanceProfileInfo_t");
 
 nvmlReturn_t nvmlInit_v2(void);
 nvmlReturn_t nvmlShutdown(void);
@@ -131,6 +213,36 @@ nvmlReturn_t nvmlDeviceRegisterEvents(nvmlDevice_t device, unsigned long long ev
                                       nvmlEventSet_t set);
 nvmlReturn_t nvmlEventSetWait_v2(nvmlEventSet_t set, nvmlEventData_t* data, unsigned int timeoutms);
 nvmlReturn_t nvmlEventSetFree(nvmlEventSet_t set);
+// MIG GPU and compute instances. The double knows one compute instance per GPU instance, the
+// whole of it (nvidia-smi mig -cgi ... -C).
+nvmlReturn_t nvmlDeviceGetGpuInstanceProfileInfoV(nvmlDevice_t device, unsigned int profile,
+                                                  nvmlGpuInstanceProfileInfo_v2_t* info);
+nvmlReturn_t nvmlDeviceGetGpuInstancePossiblePlacements_v2(nvmlDevice_t device,
+                                                           unsigned int profileId,
+                                                           nvmlGpuInstancePlacement_t* placements,
+                                                           unsigned int* count);
+nvmlReturn_t nvmlDeviceCreateGpuInstanceWithPlacement(nvmlDevice_t device, unsigned int profileId,
+                                                      const nvmlGpuInstancePlacement_t* placement,
+                                                      nvmlGpuInstance_t* gpuInstance);
+nvmlReturn_t nvmlDeviceGetGpuInstances(nvmlDevice_t device, unsigned int profileId,
+                                       nvmlGpuInstance_t* gpuInstances, unsigned int* count);
+nvmlReturn_t nvmlDeviceGetGpuInstanceById(nvmlDevice_t device, unsigned int id,
+                                          nvmlGpuInstance_t* gpuInstance);
+nvmlReturn_t nvmlGpuInstanceGetInfo(nvmlGpuInstance_t gpuInstance, nvmlGpuInstanceInfo_t* info);
+nvmlReturn_t nvmlGpuInstanceDestroy(nvmlGpuInstance_t gpuInstance);
+nvmlReturn_t nvmlGpuInstanceGetComputeInstanceProfileInfo(nvmlGpuInstance_t gpuInstance,
+                                                          unsigned int profile,
+                                                          unsigned int engProfile,
+                                                          nvmlComputeInstanceProfileInfo_t* info);
+nvmlReturn_t nvmlGpuInstanceCreateComputeInstance(nvmlGpuInstance_t gpuInstance,
+                                                  unsigned int profileId,
+                                                  nvmlComputeInstance_t* computeInstance);
+nvmlReturn_t nvmlGpuInstanceGetComputeInstances(nvmlGpuInstance_t gpuInstance,
+                                                unsigned int profileId,
+                                                nvmlComputeInstance_t* computeInstances,
+                                                unsigned int* count);
+nvmlReturn_t nvmlComputeInstanceDestroy(nvmlComputeInstance_t computeInstance);
+nvmlReturn_t nvmlDeviceGetGpuInstanceId(nvmlDevice_t device, unsigned int* id);
 nvmlReturn_t nvmlDeviceGetRetiredPagesPendingStatus(nvmlDevice_t device,
                                                     nvmlEnableState_t* isPending);
 nvmlReturn_t nvmlDeviceGetRemappedRows(nvmlDevice_t device, unsigned int* corrRows,

@@ -54,9 +54,19 @@ typedef struct {
   struct timespec mtime, ctime;
 } Stamp;
 
+struct nvmlGpuInstance_st {
+  char unused;
+};
+struct nvmlComputeInstance_st {
+  char unused;
+};
+
 static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct nvmlDevice_st g_gpu_handles[kMaxGpus];
 static struct nvmlDevice_st g_mig_handles[kMaxMigs];
+// A MIG slot's GPU instance and its (one) compute instance.
+static struct nvmlGpuInstance_st g_gi_handles[kMaxMigs];
+static struct nvmlComputeInstance_st g_ci_handles[kMaxMigs];
 static Script g_scripts[2];  // the one in force and the one being read (~160 KiB each)
 
 static struct {
@@ -183,7 +193,7 @@ static nvmlReturn_t Resolve(Fn fn, nvmlDevice_t device, int mig_answers, Target*
   int gpu = IndexOf(device, g_gpu_handles, sizeof g_gpu_handles[0], s->gpu_count);
   if (gpu < 0) {
     int mig = IndexOf(device, g_mig_handles, sizeof g_mig_handles[0], s->mig_count);
-    if (mig < 0) return NVML_ERROR_INVALID_ARGUMENT;
+    if (mig < 0 || !s->migs[mig].live || !s->migs[mig].ci) return NVML_ERROR_INVALID_ARGUMENT;
     if (!mig_answers) return NVML_ERROR_NOT_SUPPORTED;
     t->mig = &s->migs[mig];
     gpu = (int)t->mig->parent;
@@ -240,12 +250,293 @@ static nvmlReturn_t MigHandle(nvmlDevice_t device, unsigned int index, nvmlDevic
   const Script* s = g.current;
   unsigned int parent = (unsigned int)(t.gpu - s->gpus), seen = 0;
   for (unsigned int i = 0; i < s->mig_count; ++i) {
+    if (!s->migs[i].live || !s->migs[i].ci) continue;
     if (s->migs[i].parent == parent && seen++ == index) {
       *mig = &g_mig_handles[i];
       return NVML_SUCCESS;
     }
   }
   return NVML_ERROR_NOT_FOUND;
+}
+
+// ---- MIG GPU and compute instances ----
+
+// A GPU in MIG mode whose geometry the double knows (MigProfilesOf), for `fn`.
+static nvmlReturn_t MigGpu(Fn fn, nvmlDevice_t device, Target* t, const MigProfile** profiles,
+                           unsigned int* count) {
+  nvmlReturn_t r = Resolve(fn, device, 0, t);
+  if (r != NVML_SUCCESS) return r;
+  if (!t->gpu->mig) return NVML_ERROR_NOT_SUPPORTED;
+  *profiles = MigProfilesOf(t->gpu, count);
+  return *profiles == NULL ? NVML_ERROR_NOT_SUPPORTED : NVML_SUCCESS;
+}
+
+static const MigProfile* ProfileById(const MigProfile* profiles, unsigned int count,
+                                     unsigned int id) {
+  for (unsigned int i = 0; i < count; ++i) {
+    if (profiles[i].id == id) return &profiles[i];
+  }
+  return NULL;
+}
+
+static unsigned int GpuIndex(const Gpu* gpu) { return (unsigned int)(gpu - g.current->gpus); }
+
+// The live GPU instance a handle names, for `fn`, with its `fail` lines (its GPU's).
+static nvmlReturn_t ResolveGi(Fn fn, const void* handle, const void* base, size_t size,
+                              Mig** out) {
+  nvmlReturn_t r = Ready();
+  if (r != NVML_SUCCESS) return r;
+  Script* s = g.current;
+  int i = IndexOf(handle, base, size, kMaxMigs);
+  if (i < 0 || (unsigned int)i >= s->mig_count || !s->migs[i].live || s->migs[i].profile == NULL)
+    return NVML_ERROR_INVALID_ARGUMENT;
+  *out = &s->migs[i];
+  return Injected(fn, (int)s->migs[i].parent);
+}
+
+static nvmlReturn_t ProfileInfo(nvmlDevice_t device, unsigned int profile,
+                                nvmlGpuInstanceProfileInfo_v2_t* info) {
+  Target t;
+  const MigProfile* profiles;
+  unsigned int count;
+  nvmlReturn_t r = MigGpu(kFnGetGpuInstanceProfileInfoV, device, &t, &profiles, &count);
+  if (r != NVML_SUCCESS) return r;
+  if (info == NULL || profile >= NVML_GPU_INSTANCE_PROFILE_COUNT)
+    return NVML_ERROR_INVALID_ARGUMENT;
+  if (info->version != nvmlGpuInstanceProfileInfo_v2) return NVML_ERROR_ARGUMENT_VERSION_MISMATCH;
+  for (unsigned int i = 0; i < count; ++i) {
+    const MigProfile* p = &profiles[i];
+    if (p->index != profile) continue;
+    memset(info, 0, sizeof *info);
+    info->version = nvmlGpuInstanceProfileInfo_v2;
+    info->id = p->id;
+    info->sliceCount = p->compute;
+    info->instanceCount = p->count;
+    info->multiprocessorCount = p->compute * 16;
+    info->memorySizeMB = p->memory_mb;
+    snprintf(info->name, sizeof info->name, "MIG %s", p->name);
+    return NVML_SUCCESS;
+  }
+  return NVML_ERROR_NOT_SUPPORTED;
+}
+
+static nvmlReturn_t Placements(nvmlDevice_t device, unsigned int profile_id,
+                               nvmlGpuInstancePlacement_t* placements, unsigned int* count) {
+  Target t;
+  const MigProfile* profiles;
+  unsigned int n;
+  nvmlReturn_t r = MigGpu(kFnGetGpuInstancePossiblePlacements, device, &t, &profiles, &n);
+  if (r != NVML_SUCCESS) return r;
+  const MigProfile* p = ProfileById(profiles, n, profile_id);
+  if (p == NULL || count == NULL) return NVML_ERROR_INVALID_ARGUMENT;
+  unsigned int have = 0;
+  for (unsigned int st = 0; st < 8; ++st) have += p->starts >> st & 1u;
+  if (placements == NULL) {  // asking how many
+    *count = have;
+    return NVML_SUCCESS;
+  }
+  if (*count < have) {
+    *count = have;
+    return NVML_ERROR_INSUFFICIENT_SIZE;
+  }
+  unsigned int k = 0;
+  for (unsigned int st = 0; st < 8; ++st) {
+    if (p->starts >> st & 1u) placements[k++] = (nvmlGpuInstancePlacement_t){st, p->size};
+  }
+  *count = have;
+  return NVML_SUCCESS;
+}
+
+static nvmlReturn_t CreateGi(nvmlDevice_t device, unsigned int profile_id,
+                             const nvmlGpuInstancePlacement_t* placement, nvmlGpuInstance_t* out) {
+  Target t;
+  const MigProfile* profiles;
+  unsigned int n;
+  nvmlReturn_t r = MigGpu(kFnCreateGpuInstanceWithPlacement, device, &t, &profiles, &n);
+  if (r != NVML_SUCCESS) return r;
+  const MigProfile* p = ProfileById(profiles, n, profile_id);
+  if (p == NULL || placement == NULL || out == NULL || placement->start >= 8 ||
+      !(p->starts >> placement->start & 1u) || placement->size != p->size)
+    return NVML_ERROR_INVALID_ARGUMENT;
+  Script* s = g.current;
+  const unsigned int gpu = GpuIndex(t.gpu);
+  unsigned int used = 0, compute = 0, same = 0, ids = 0, instances = 0;
+  int free_slot = -1;
+  for (unsigned int i = 0; i < kMaxMigs; ++i) {
+    const Mig* m = &s->migs[i];
+    if (i >= s->mig_count || !m->live) {
+      if (free_slot < 0) free_slot = (int)i;
+      continue;
+    }
+    if (m->parent != gpu) continue;
+    ++instances;
+    if (m->profile == NULL) continue;
+    used |= ((1u << m->profile->size) - 1) << m->start;
+    compute += m->profile->compute;
+    same += m->profile == p ? 1 : 0;
+    ids |= 1u << m->gi_id;
+  }
+  const unsigned int run = ((1u << p->size) - 1) << placement->start;
+  if ((run & used) != 0 || compute + p->compute > 7 || same >= p->count || free_slot < 0 ||
+      instances >= kMaxMigsPerGpu)
+    return NVML_ERROR_INSUFFICIENT_RESOURCES;
+  Mig* m = &s->migs[free_slot];
+  memset(m, 0, sizeof *m);
+  m->parent = gpu;
+  m->live = 1;
+  m->profile = p;
+  m->start = placement->start;
+  m->gi_id = 1;
+  while (ids >> m->gi_id & 1u) ++m->gi_id;
+  m->memory = p->memory_mb << 20;
+  const char* uuid = strncmp(t.gpu->uuid, "GPU-", 4) == 0 ? t.gpu->uuid + 4 : t.gpu->uuid;
+  snprintf(m->uuid, sizeof m->uuid, "MIG-%.60s-%u", uuid, m->gi_id);
+  snprintf(m->name, sizeof m->name, "%.60s MIG %s", t.gpu->name, p->name);
+  if ((unsigned int)free_slot >= s->mig_count) s->mig_count = (unsigned int)free_slot + 1;
+  *out = &g_gi_handles[free_slot];
+  return NVML_SUCCESS;
+}
+
+static nvmlReturn_t GetGis(nvmlDevice_t device, unsigned int profile_id, nvmlGpuInstance_t* gis,
+                           unsigned int* count) {
+  Target t;
+  const MigProfile* profiles;
+  unsigned int n;
+  nvmlReturn_t r = MigGpu(kFnGetGpuInstances, device, &t, &profiles, &n);
+  if (r != NVML_SUCCESS) return r;
+  const MigProfile* p = ProfileById(profiles, n, profile_id);
+  if (p == NULL || gis == NULL || count == NULL) return NVML_ERROR_INVALID_ARGUMENT;
+  const Script* s = g.current;
+  unsigned int k = 0;
+  for (unsigned int i = 0; i < s->mig_count; ++i) {
+    const Mig* m = &s->migs[i];
+    if (!m->live || m->parent != GpuIndex(t.gpu) || m->profile != p) continue;
+    if (k == *count) return NVML_ERROR_INSUFFICIENT_SIZE;
+    gis[k++] = &g_gi_handles[i];
+  }
+  *count = k;
+  return NVML_SUCCESS;
+}
+
+static nvmlReturn_t GiById(nvmlDevice_t device, unsigned int id, nvmlGpuInstance_t* gi) {
+  Target t;
+  const MigProfile* profiles;
+  unsigned int n;
+  nvmlReturn_t r = MigGpu(kFnGetGpuInstanceById, device, &t, &profiles, &n);
+  if (r != NVML_SUCCESS) return r;
+  if (gi == NULL) return NVML_ERROR_INVALID_ARGUMENT;
+  const Script* s = g.current;
+  for (unsigned int i = 0; i < s->mig_count; ++i) {
+    const Mig* m = &s->migs[i];
+    if (m->live && m->profile != NULL && m->parent == GpuIndex(t.gpu) && m->gi_id == id) {
+      *gi = &g_gi_handles[i];
+      return NVML_SUCCESS;
+    }
+  }
+  return NVML_ERROR_NOT_FOUND;
+}
+
+static nvmlReturn_t GiInfo(nvmlGpuInstance_t gi, nvmlGpuInstanceInfo_t* info) {
+  Mig* m;
+  nvmlReturn_t r = ResolveGi(kFnGpuInstanceGetInfo, gi, g_gi_handles, sizeof g_gi_handles[0], &m);
+  if (r != NVML_SUCCESS) return r;
+  if (info == NULL) return NVML_ERROR_INVALID_ARGUMENT;
+  info->device = &g_gpu_handles[m->parent];
+  info->id = m->gi_id;
+  info->profileId = m->profile->id;
+  info->placement = (nvmlGpuInstancePlacement_t){m->start, m->profile->size};
+  return NVML_SUCCESS;
+}
+
+static nvmlReturn_t DestroyGi(nvmlGpuInstance_t gi) {
+  Mig* m;
+  nvmlReturn_t r = ResolveGi(kFnGpuInstanceDestroy, gi, g_gi_handles, sizeof g_gi_handles[0], &m);
+  if (r != NVML_SUCCESS) return r;
+  if (m->ci || m->busy) return NVML_ERROR_IN_USE;  // compute instances or processes on it
+  m->live = 0;
+  return NVML_SUCCESS;
+}
+
+// The compute instance profile `profile` (an NVML_COMPUTE_INSTANCE_PROFILE_* index) of a GPU
+// instance: its id is the index, and it has as many slices as the index says, at most the GPU
+// instance's.
+static nvmlReturn_t CiProfileInfo(nvmlGpuInstance_t gi, unsigned int profile,
+                                  unsigned int eng_profile,
+                                  nvmlComputeInstanceProfileInfo_t* info) {
+  static const unsigned int kSlices[NVML_COMPUTE_INSTANCE_PROFILE_COUNT] = {1, 2, 3, 4, 7, 8, 6, 1};
+  Mig* m;
+  nvmlReturn_t r = ResolveGi(kFnGetComputeInstanceProfileInfo, gi, g_gi_handles,
+                             sizeof g_gi_handles[0], &m);
+  if (r != NVML_SUCCESS) return r;
+  if (info == NULL || profile >= NVML_COMPUTE_INSTANCE_PROFILE_COUNT ||
+      eng_profile != NVML_COMPUTE_INSTANCE_ENGINE_PROFILE_SHARED)
+    return NVML_ERROR_INVALID_ARGUMENT;
+  if (kSlices[profile] > m->profile->compute || profile == NVML_COMPUTE_INSTANCE_PROFILE_1_SLICE_REV1)
+    return NVML_ERROR_NOT_SUPPORTED;
+  memset(info, 0, sizeof *info);
+  info->id = profile;
+  info->sliceCount = kSlices[profile];
+  info->instanceCount = m->profile->compute / kSlices[profile];
+  info->multiprocessorCount = kSlices[profile] * 16;
+  return NVML_SUCCESS;
+}
+
+static nvmlReturn_t CreateCi(nvmlGpuInstance_t gi, unsigned int profile_id,
+                             nvmlComputeInstance_t* ci) {
+  nvmlComputeInstanceProfileInfo_t info;
+  nvmlReturn_t r = CiProfileInfo(gi, profile_id, NVML_COMPUTE_INSTANCE_ENGINE_PROFILE_SHARED, &info);
+  if (r == NVML_ERROR_NOT_SUPPORTED) r = NVML_ERROR_INVALID_ARGUMENT;
+  if (r != NVML_SUCCESS) return r;
+  Mig* m;
+  r = ResolveGi(kFnCreateComputeInstance, gi, g_gi_handles, sizeof g_gi_handles[0], &m);
+  if (r != NVML_SUCCESS) return r;
+  if (ci == NULL) return NVML_ERROR_INVALID_ARGUMENT;
+  // The double makes only the whole GPU instance's compute instance, one at a time.
+  if (info.sliceCount != m->profile->compute) return NVML_ERROR_NOT_SUPPORTED;
+  if (m->ci) return NVML_ERROR_INSUFFICIENT_RESOURCES;
+  m->ci = 1;
+  *ci = &g_ci_handles[m - g.current->migs];
+  return NVML_SUCCESS;
+}
+
+static nvmlReturn_t GetCis(nvmlGpuInstance_t gi, unsigned int profile_id,
+                           nvmlComputeInstance_t* cis, unsigned int* count) {
+  Mig* m;
+  nvmlReturn_t r =
+      ResolveGi(kFnGetComputeInstances, gi, g_gi_handles, sizeof g_gi_handles[0], &m);
+  if (r != NVML_SUCCESS) return r;
+  if (cis == NULL || count == NULL || profile_id >= NVML_COMPUTE_INSTANCE_PROFILE_COUNT)
+    return NVML_ERROR_INVALID_ARGUMENT;
+  // Its one compute instance is of the profile whose slices are the GPU instance's.
+  static const unsigned int kSlices[NVML_COMPUTE_INSTANCE_PROFILE_COUNT] = {1, 2, 3, 4, 7, 8, 6, 1};
+  unsigned int k = 0;
+  if (m->ci && kSlices[profile_id] == m->profile->compute &&
+      profile_id != NVML_COMPUTE_INSTANCE_PROFILE_1_SLICE_REV1) {
+    if (*count < 1) return NVML_ERROR_INSUFFICIENT_SIZE;
+    cis[k++] = &g_ci_handles[m - g.current->migs];
+  }
+  *count = k;
+  return NVML_SUCCESS;
+}
+
+static nvmlReturn_t DestroyCi(nvmlComputeInstance_t ci) {
+  Mig* m;
+  nvmlReturn_t r =
+      ResolveGi(kFnComputeInstanceDestroy, ci, g_ci_handles, sizeof g_ci_handles[0], &m);
+  if (r != NVML_SUCCESS) return r;
+  if (!m->ci) return NVML_ERROR_INVALID_ARGUMENT;
+  if (m->busy) return NVML_ERROR_IN_USE;
+  m->ci = 0;
+  return NVML_SUCCESS;
+}
+
+static nvmlReturn_t GiIdOf(nvmlDevice_t device, unsigned int* id) {
+  Target t;
+  nvmlReturn_t r = Resolve(kFnGetGpuInstanceId, device, 1, &t);
+  if (r != NVML_SUCCESS) return r;
+  if (id == NULL || t.mig == NULL || t.mig->profile == NULL) return NVML_ERROR_INVALID_ARGUMENT;
+  *id = t.mig->gi_id;
+  return NVML_SUCCESS;
 }
 
 static int SetIndex(nvmlEventSet_t set) {
@@ -546,6 +837,82 @@ nvmlReturn_t nvmlDeviceGetMigDeviceHandleByIndex(nvmlDevice_t device, unsigned i
                                                  nvmlDevice_t* mig) {
   Enter(kFnGetMigDeviceHandleByIndex);
   return Leave(MigHandle(device, index, mig));
+}
+
+nvmlReturn_t nvmlDeviceGetGpuInstanceProfileInfoV(nvmlDevice_t device, unsigned int profile,
+                                                  nvmlGpuInstanceProfileInfo_v2_t* info) {
+  Enter(kFnGetGpuInstanceProfileInfoV);
+  return Leave(ProfileInfo(device, profile, info));
+}
+
+nvmlReturn_t nvmlDeviceGetGpuInstancePossiblePlacements_v2(nvmlDevice_t device,
+                                                           unsigned int profileId,
+                                                           nvmlGpuInstancePlacement_t* placements,
+                                                           unsigned int* count) {
+  Enter(kFnGetGpuInstancePossiblePlacements);
+  return Leave(Placements(device, profileId, placements, count));
+}
+
+nvmlReturn_t nvmlDeviceCreateGpuInstanceWithPlacement(nvmlDevice_t device, unsigned int profileId,
+                                                      const nvmlGpuInstancePlacement_t* placement,
+                                                      nvmlGpuInstance_t* gpuInstance) {
+  Enter(kFnCreateGpuInstanceWithPlacement);
+  return Leave(CreateGi(device, profileId, placement, gpuInstance));
+}
+
+nvmlReturn_t nvmlDeviceGetGpuInstances(nvmlDevice_t device, unsigned int profileId,
+                                       nvmlGpuInstance_t* gpuInstances, unsigned int* count) {
+  Enter(kFnGetGpuInstances);
+  return Leave(GetGis(device, profileId, gpuInstances, count));
+}
+
+nvmlReturn_t nvmlDeviceGetGpuInstanceById(nvmlDevice_t device, unsigned int id,
+                                          nvmlGpuInstance_t* gpuInstance) {
+  Enter(kFnGetGpuInstanceById);
+  return Leave(GiById(device, id, gpuInstance));
+}
+
+nvmlReturn_t nvmlGpuInstanceGetInfo(nvmlGpuInstance_t gpuInstance, nvmlGpuInstanceInfo_t* info) {
+  Enter(kFnGpuInstanceGetInfo);
+  return Leave(GiInfo(gpuInstance, info));
+}
+
+nvmlReturn_t nvmlGpuInstanceDestroy(nvmlGpuInstance_t gpuInstance) {
+  Enter(kFnGpuInstanceDestroy);
+  return Leave(DestroyGi(gpuInstance));
+}
+
+nvmlReturn_t nvmlGpuInstanceGetComputeInstanceProfileInfo(nvmlGpuInstance_t gpuInstance,
+                                                          unsigned int profile,
+                                                          unsigned int engProfile,
+                                                          nvmlComputeInstanceProfileInfo_t* info) {
+  Enter(kFnGetComputeInstanceProfileInfo);
+  return Leave(CiProfileInfo(gpuInstance, profile, engProfile, info));
+}
+
+nvmlReturn_t nvmlGpuInstanceCreateComputeInstance(nvmlGpuInstance_t gpuInstance,
+                                                  unsigned int profileId,
+                                                  nvmlComputeInstance_t* computeInstance) {
+  Enter(kFnCreateComputeInstance);
+  return Leave(CreateCi(gpuInstance, profileId, computeInstance));
+}
+
+nvmlReturn_t nvmlGpuInstanceGetComputeInstances(nvmlGpuInstance_t gpuInstance,
+                                                unsigned int profileId,
+                                                nvmlComputeInstance_t* computeInstances,
+                                                unsigned int* count) {
+  Enter(kFnGetComputeInstances);
+  return Leave(GetCis(gpuInstance, profileId, computeInstances, count));
+}
+
+nvmlReturn_t nvmlComputeInstanceDestroy(nvmlComputeInstance_t computeInstance) {
+  Enter(kFnComputeInstanceDestroy);
+  return Leave(DestroyCi(computeInstance));
+}
+
+nvmlReturn_t nvmlDeviceGetGpuInstanceId(nvmlDevice_t device, unsigned int* id) {
+  Enter(kFnGetGpuInstanceId);
+  return Leave(GiIdOf(device, id));
 }
 
 nvmlReturn_t nvmlEventSetCreate(nvmlEventSet_t* set) {

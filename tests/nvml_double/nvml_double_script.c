@@ -40,7 +40,67 @@ const FnInfo kFns[kFnCount] = {
     [kFnRegisterEvents] = {"nvmlDeviceRegisterEvents", kPerDevice},
     [kFnEventSetWait] = {"nvmlEventSetWait_v2", kSystemWide},
     [kFnEventSetFree] = {"nvmlEventSetFree", kSystemWide},
+    [kFnGetGpuInstanceProfileInfoV] = {"nvmlDeviceGetGpuInstanceProfileInfoV", kPerDevice},
+    [kFnGetGpuInstancePossiblePlacements] = {"nvmlDeviceGetGpuInstancePossiblePlacements_v2",
+                                             kPerDevice},
+    [kFnCreateGpuInstanceWithPlacement] = {"nvmlDeviceCreateGpuInstanceWithPlacement",
+                                           kPerDevice},
+    [kFnGetGpuInstances] = {"nvmlDeviceGetGpuInstances", kPerDevice},
+    [kFnGetGpuInstanceById] = {"nvmlDeviceGetGpuInstanceById", kPerDevice},
+    [kFnGpuInstanceGetInfo] = {"nvmlGpuInstanceGetInfo", kPerDevice},
+    [kFnGpuInstanceDestroy] = {"nvmlGpuInstanceDestroy", kPerDevice},
+    [kFnGetComputeInstanceProfileInfo] = {"nvmlGpuInstanceGetComputeInstanceProfileInfo",
+                                          kPerDevice},
+    [kFnCreateComputeInstance] = {"nvmlGpuInstanceCreateComputeInstance", kPerDevice},
+    [kFnGetComputeInstances] = {"nvmlGpuInstanceGetComputeInstances", kPerDevice},
+    [kFnComputeInstanceDestroy] = {"nvmlComputeInstanceDestroy", kPerDevice},
+    [kFnGetGpuInstanceId] = {"nvmlDeviceGetGpuInstanceId", kPerDevice},
 };
+
+// MIG geometry, as `nvidia-smi mig -lgip` and `-lgipp` list it: an A100 80GB (driver 515) and
+// an H100 80GB. Memory slices run 0..7; the starts are the placements' first slices
+// ({0,1,2,3,4,5,6}:1 is 0x7F).
+static const MigProfile kA100_80[] = {
+    {NVML_GPU_INSTANCE_PROFILE_1_SLICE, 19, "1g.10gb", 1, 1, 7, 9728, 0x7F},
+    {NVML_GPU_INSTANCE_PROFILE_1_SLICE_REV1, 20, "1g.10gb+me", 1, 1, 1, 9728, 0x7F},
+    {NVML_GPU_INSTANCE_PROFILE_2_SLICE, 14, "2g.20gb", 2, 2, 3, 19968, 0x15},
+    {NVML_GPU_INSTANCE_PROFILE_3_SLICE, 9, "3g.40gb", 3, 4, 2, 40192, 0x11},
+    {NVML_GPU_INSTANCE_PROFILE_4_SLICE, 5, "4g.40gb", 4, 4, 1, 40192, 0x01},
+    {NVML_GPU_INSTANCE_PROFILE_7_SLICE, 0, "7g.80gb", 7, 8, 1, 80896, 0x01},
+};
+static const MigProfile kH100_80[] = {
+    {NVML_GPU_INSTANCE_PROFILE_1_SLICE, 19, "1g.10gb", 1, 1, 7, 9984, 0x7F},
+    {NVML_GPU_INSTANCE_PROFILE_1_SLICE_REV1, 20, "1g.10gb+me", 1, 1, 1, 9984, 0x7F},
+    {NVML_GPU_INSTANCE_PROFILE_1_SLICE_REV2, 15, "1g.20gb", 1, 2, 4, 20096, 0x55},
+    {NVML_GPU_INSTANCE_PROFILE_2_SLICE, 14, "2g.20gb", 2, 2, 3, 20096, 0x15},
+    {NVML_GPU_INSTANCE_PROFILE_3_SLICE, 9, "3g.40gb", 3, 4, 2, 40448, 0x11},
+    {NVML_GPU_INSTANCE_PROFILE_4_SLICE, 5, "4g.40gb", 4, 4, 1, 40448, 0x01},
+    {NVML_GPU_INSTANCE_PROFILE_7_SLICE, 0, "7g.80gb", 7, 8, 1, 81152, 0x01},
+};
+
+const MigProfile* MigProfilesOf(const Gpu* gpu, unsigned int* count) {
+  const unsigned long long gib = 1ULL << 30;
+  *count = 0;
+  if (gpu->memory < 70 * gib || gpu->memory > 90 * gib) return NULL;
+  if (strstr(gpu->name, "H100") != NULL) {
+    *count = sizeof kH100_80 / sizeof kH100_80[0];
+    return kH100_80;
+  }
+  if (strstr(gpu->name, "A100") != NULL) {
+    *count = sizeof kA100_80 / sizeof kA100_80[0];
+    return kA100_80;
+  }
+  return NULL;
+}
+
+const MigProfile* MigProfileNamed(const Gpu* gpu, const char* name) {
+  unsigned int n;
+  const MigProfile* p = MigProfilesOf(gpu, &n);
+  for (unsigned int i = 0; i < n; ++i) {
+    if (strcmp(p[i].name, name) == 0) return &p[i];
+  }
+  return NULL;
+}
 
 // The peer an `nvlink=switch` entry names: no GPU's bus id, as an NVSwitch's is not.
 static const char kSwitchBus[] = "00000000:FF:00.0";
@@ -274,8 +334,9 @@ static int ParseGpu(const Tokens* t, int line, Script* s) {
 }
 
 static int ParseMig(const Tokens* t, int line, Script* s) {
-  enum { kParent, kUuid, kName, kMemory, kUsed };
-  static const char* const kKeys[] = {"parent", "uuid", "name", "memory", "used", NULL};
+  enum { kParent, kUuid, kName, kMemory, kUsed, kStart, kBusy };
+  static const char* const kKeys[] = {"parent", "uuid", "name", "memory",
+                                      "used",   "start", "busy", NULL};
   const char* v[sizeof kKeys / sizeof kKeys[0]];
   if (CollectKeys(t, kKeys, v, line) != 0) return -1;
   if (s->mig_count == kMaxMigs) return ScriptError(line, "more than %d mig lines", kMaxMigs);
@@ -291,10 +352,15 @@ static int ParseMig(const Tokens* t, int line, Script* s) {
       Text("uuid", v[kUuid], m->uuid, sizeof m->uuid, line) != 0 ||
       Text("name", v[kName], m->name, sizeof m->name, line) != 0 ||
       Number("memory", v[kMemory], ULLONG_MAX, &m->memory, line) != 0 ||
-      Number("used", v[kUsed], ULLONG_MAX, &m->used, line) != 0) {
+      Number("used", v[kUsed], ULLONG_MAX, &m->used, line) != 0 ||
+      NumberU("busy", v[kBusy], 1, (unsigned int*)&m->busy, line) != 0) {
     return -1;
   }
+  m->start = kNoStart;
+  if (v[kStart] != NULL && NumberU("start", v[kStart], 7, &m->start, line) != 0) return -1;
   if (m->used > m->memory) return ScriptError(line, "used= is more than memory=");
+  m->live = 1;
+  m->ci = 1;
   ++s->mig_count;
   return 0;
 }
@@ -372,6 +438,52 @@ static int ParseInit(const Tokens* t, int line, Script* s) {
   return 0;
 }
 
+// Gives each MIG line of a GPU whose geometry the double knows its profile (from its name,
+// "... MIG 3g.40gb"), its placement (start=, else the first free start the profile allows) and
+// its GPU instance id, and checks that they fit together as the hardware's would.
+static int PlaceMigs(Script* s) {
+  for (unsigned int i = 0; i < s->mig_count; ++i) {
+    Mig* m = &s->migs[i];
+    const Gpu* gpu = &s->gpus[m->parent];
+    const char* at = strstr(m->name, " MIG ");
+    m->profile = at != NULL ? MigProfileNamed(gpu, at + 5) : NULL;
+    if (m->profile == NULL) {
+      if (m->start != kNoStart) {
+        return ScriptError(m->line, "start=: the double knows no MIG profile named in name=");
+      }
+      continue;
+    }
+    unsigned int used = 0, compute = 0, id = 0;  // of the GPU's instances placed before it
+    for (unsigned int j = 0; j < i; ++j) {
+      const Mig* o = &s->migs[j];
+      if (o->parent != m->parent || o->profile == NULL) continue;
+      used |= ((1u << o->profile->size) - 1) << o->start;
+      compute += o->profile->compute;
+      if (o->gi_id > id) id = o->gi_id;
+    }
+    const unsigned int run = (1u << m->profile->size) - 1;
+    if (m->start == kNoStart) {
+      for (unsigned int st = 0; st < 8 && m->start == kNoStart; ++st) {
+        if ((m->profile->starts >> st & 1u) && ((run << st) & used) == 0) m->start = st;
+      }
+      if (m->start == kNoStart) {
+        return ScriptError(m->line, "no free placement for %s on GPU %u", m->profile->name,
+                           m->parent);
+      }
+    } else if (!(m->profile->starts >> m->start & 1u)) {
+      return ScriptError(m->line, "start=%u: %s may not start there", m->start,
+                         m->profile->name);
+    } else if ((run << m->start) & used) {
+      return ScriptError(m->line, "start=%u: memory slices another instance holds", m->start);
+    }
+    if (compute + m->profile->compute > 7) {
+      return ScriptError(m->line, "more than 7 compute slices on GPU %u", m->parent);
+    }
+    m->gi_id = id + 1;
+  }
+  return 0;
+}
+
 // What can be checked only once every line is read: references between lines.
 static int Check(Script* s) {
   for (unsigned int i = 0; i < s->gpu_count; ++i) {
@@ -398,6 +510,7 @@ static int Check(Script* s) {
       return ScriptError(m->line, "more than %d MIG devices on GPU %u", kMaxMigsPerGpu, m->parent);
     }
   }
+  if (PlaceMigs(s) != 0) return -1;
   for (unsigned int i = 0; i < s->fail_count; ++i) {
     const FailRule* f = &s->fails[i];
     if (f->gpu >= 0 && (unsigned int)f->gpu >= s->gpu_count) {

@@ -14,6 +14,7 @@ enum {
   kMaxXids = 4096,
   kMaxFails = 256,
   kDriverVersionSize = 80,  // NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE
+  kNoStart = 8,             // Mig::start not given (memory slices are 0..7)
 };
 
 // The functions, by the names tests and `fail` lines use.
@@ -43,6 +44,18 @@ typedef enum {
   kFnEventSetFree,
   kFnGetRetiredPagesPendingStatus,
   kFnGetRemappedRows,
+  kFnGetGpuInstanceProfileInfoV,
+  kFnGetGpuInstancePossiblePlacements,
+  kFnCreateGpuInstanceWithPlacement,
+  kFnGetGpuInstances,
+  kFnGetGpuInstanceById,
+  kFnGpuInstanceGetInfo,
+  kFnGpuInstanceDestroy,
+  kFnGetComputeInstanceProfileInfo,
+  kFnCreateComputeInstance,
+  kFnGetComputeInstances,
+  kFnComputeInstanceDestroy,
+  kFnGetGpuInstanceId,
   kFnCount
 } Fn;
 
@@ -75,12 +88,40 @@ typedef struct {
   Pci link_peer[NVML_NVLINK_MAX_LINKS];
 } Gpu;
 
+// A MIG profile of a GPU the double knows the MIG geometry of (A100 80GB, H100 80GB), as
+// `nvidia-smi mig -lgip` and `-lgipp` list it.
 typedef struct {
-  int line;
+  unsigned int index;            // NVML_GPU_INSTANCE_PROFILE_*
+  unsigned int id;               // the profile ID: 19 for 1g.10gb
+  const char* name;              // "1g.10gb"
+  unsigned int compute;          // compute slices, of 7
+  unsigned int size;             // memory slices, of 8
+  unsigned int count;            // instances a GPU may have at most
+  unsigned long long memory_mb;  // MiB
+  unsigned int starts;           // bit i: it may start at memory slice i
+} MigProfile;
+
+// The MIG profiles of `gpu`, or NULL (and 0) where the double knows none for its name and memory.
+const MigProfile* MigProfilesOf(const Gpu* gpu, unsigned int* count);
+// The profile of `gpu` named `name` ("3g.40gb"), or NULL.
+const MigProfile* MigProfileNamed(const Gpu* gpu, const char* name);
+
+// A MIG device, which is also the GPU instance it is the compute instance of. Lines of the
+// script are live devices; nvmlGpuInstanceDestroy makes a slot free (live = 0) and
+// nvmlDeviceCreateGpuInstanceWithPlacement fills a free one, with no compute instance until
+// nvmlGpuInstanceCreateComputeInstance: only then is it a MIG device.
+typedef struct {
+  int line;  // 0 for one the double made
   unsigned int parent;
   char uuid[NVML_DEVICE_UUID_V2_BUFFER_SIZE];
   char name[NVML_DEVICE_NAME_V2_BUFFER_SIZE];
   unsigned long long memory, used;
+  int live;                   // a GPU instance is here
+  int ci;                     // ... with its compute instance: a MIG device
+  int busy;                   // a process runs on it: destroying it is NVML_ERROR_IN_USE
+  const MigProfile* profile;  // NULL: a profile the double does not know (no instance calls)
+  unsigned int gi_id;         // its GPU instance's id on its GPU, from 1
+  unsigned int start;         // its first memory slice
 } Mig;
 
 typedef struct {

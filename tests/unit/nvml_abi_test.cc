@@ -29,6 +29,17 @@ TEST(NvmlAbi, TheAgentsDeclarationsHaveNvmlsLayoutAndValues) {
   static_assert(offsetof(nvmlEventData_t, gpuInstanceId) == 24);
   static_assert(offsetof(nvmlEventData_t, computeInstanceId) == 28);
   static_assert(sizeof(nvmlEventData_t) == 32);
+  static_assert(sizeof(nvmlGpuInstancePlacement_t) == 8);
+  static_assert(offsetof(nvmlGpuInstanceProfileInfo_v2_t, sliceCount) == 12);
+  static_assert(offsetof(nvmlGpuInstanceProfileInfo_v2_t, memorySizeMB) == 48);
+  static_assert(offsetof(nvmlGpuInstanceProfileInfo_v2_t, name) == 56);
+  static_assert(sizeof(nvmlGpuInstanceProfileInfo_v2_t) == 152);
+  static_assert(nvmlGpuInstanceProfileInfo_v2 == 0x02000098u);
+  static_assert(offsetof(nvmlGpuInstanceInfo_t, profileId) == 12);
+  static_assert(offsetof(nvmlGpuInstanceInfo_t, placement) == 16);
+  static_assert(sizeof(nvmlGpuInstanceInfo_t) == 24);
+  static_assert(offsetof(nvmlComputeInstanceProfileInfo_t, sliceCount) == 4);
+  static_assert(sizeof(nvmlComputeInstanceProfileInfo_t) == 36);
   // Values: nvmlReturn_t, the buffer sizes and the enums NVML documents.
   EXPECT_EQ(NVML_SUCCESS, 0);
   EXPECT_EQ(NVML_ERROR_UNINITIALIZED, 1);
@@ -40,6 +51,9 @@ TEST(NvmlAbi, TheAgentsDeclarationsHaveNvmlsLayoutAndValues) {
   EXPECT_EQ(NVML_ERROR_DRIVER_NOT_LOADED, 9);
   EXPECT_EQ(NVML_ERROR_TIMEOUT, 10);
   EXPECT_EQ(NVML_ERROR_GPU_IS_LOST, 15);
+  EXPECT_EQ(NVML_ERROR_IN_USE, 19);
+  EXPECT_EQ(NVML_ERROR_INSUFFICIENT_RESOURCES, 23);
+  EXPECT_EQ(NVML_COMPUTE_INSTANCE_ENGINE_PROFILE_SHARED, 0);
   EXPECT_EQ(NVML_ERROR_UNKNOWN, 999);
   EXPECT_EQ(NVML_DEVICE_UUID_V2_BUFFER_SIZE, 96);
   EXPECT_EQ(NVML_DEVICE_NAME_V2_BUFFER_SIZE, 96);

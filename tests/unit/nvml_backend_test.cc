@@ -231,6 +231,107 @@ TEST(NvmlBackend, MigInstancesAreTheDevices) {
   EXPECT_EQ(gpus[2].index, 2);
 }
 
+// An H100 in MIG mode with two 3g.40gb instances, as `nvidia-smi mig -cgi 9,9 -C` leaves it.
+const std::string kH100Mig =
+    "gpu uuid=GPU-h name=\"NVIDIA H100 80GB HBM3\" memory=85899345920 bus=00000000:18:00.0 "
+    "mig=1\n"
+    "mig parent=0 uuid=MIG-a name=\"NVIDIA H100 80GB HBM3 MIG 3g.40gb\" memory=42412802048\n"
+    "mig parent=0 uuid=MIG-b name=\"NVIDIA H100 80GB HBM3 MIG 3g.40gb\" memory=42412802048\n";
+
+std::vector<MigSlice> Slices(std::initializer_list<std::pair<const char*, int>> list) {
+  std::vector<MigSlice> out;
+  for (auto [profile, start] : list) out.push_back(MigSlice{.profile = profile, .start = start});
+  return out;
+}
+
+TEST(NvmlBackend, MigInstancesAreDestroyedAndCreatedThroughNvml) {
+  Machine m;
+  m.Script(kH100Mig);
+  auto b = m.Open();
+  ASSERT_TRUE(b.has_value()) << b.error().message();
+  auto now = (*b)->MigSlices(0);
+  ASSERT_TRUE(now.has_value()) << now.error().message();
+  EXPECT_EQ(*now, Slices({{"3g.40gb", 0}, {"3g.40gb", 4}}));
+
+  // The second half becomes a 2g.20gb and a 1g.10gb.
+  ASSERT_TRUE(
+      (*b)->ChangeMig(0, Slices({{"3g.40gb", 4}}), Slices({{"2g.20gb", 4}, {"1g.10gb", 6}})).ok());
+  now = (*b)->MigSlices(0);
+  ASSERT_TRUE(now.has_value()) << now.error().message();
+  EXPECT_EQ(*now, Slices({{"3g.40gb", 0}, {"2g.20gb", 4}, {"1g.10gb", 6}}));
+  // ... and they are the GPU's devices now, with their profiles' memory.
+  auto gpus = (*b)->Discover();
+  ASSERT_EQ(gpus.size(), 3u);
+  EXPECT_EQ(gpus[0].uuid, "MIG-a");
+  EXPECT_EQ(gpus[1].mig_profile, "2g.20gb");
+  EXPECT_EQ(gpus[1].model, MigModel("H100-80GB", "2g.20gb"));
+  EXPECT_EQ(gpus[1].memory_bytes, int64_t{20096} << 20);
+  EXPECT_EQ(gpus[2].mig_profile, "1g.10gb");
+  EXPECT_EQ(gpus[2].physical, 0);
+  EXPECT_NE(gpus[1].uuid, gpus[2].uuid);
+
+  // All of it back into one 7g.80gb.
+  ASSERT_TRUE((*b)->ChangeMig(0, Slices({{"3g.40gb", 0}, {"2g.20gb", 4}, {"1g.10gb", 6}}),
+                              Slices({{"7g.80gb", 0}}))
+                  .ok());
+  EXPECT_EQ(*(*b)->MigSlices(0), Slices({{"7g.80gb", 0}}));
+}
+
+TEST(NvmlBackend, AMigChangeTheHardwareRefusesSaysWhy) {
+  Machine m;
+  m.Script(kH100Mig);
+  auto b = m.Open();
+  ASSERT_TRUE(b.has_value()) << b.error().message();
+  auto refused = [&](const std::vector<MigSlice>& destroy, const std::vector<MigSlice>& create) {
+    Status st = (*b)->ChangeMig(0, destroy, create);
+    EXPECT_FALSE(st.ok());
+    return st.message();
+  };
+  // Slices another instance holds; a start the profile may not have; a profile it lacks; an
+  // instance that is not there.
+  EXPECT_NE(refused({}, Slices({{"2g.20gb", 4}}))
+                .find("GPU 0's 2g.20gb at memory slice 4: its "
+                      "slices are taken"),
+            std::string::npos);
+  EXPECT_NE(refused({}, Slices({{"3g.40gb", 2}}))
+                .find("GPU 0's 3g.40gb cannot start at memory slice 2 (it may start at 0, 4)"),
+            std::string::npos);
+  EXPECT_NE(refused({}, Slices({{"5g.60gb", 0}})).find("GPU 0 has no MIG profile 5g.60gb"),
+            std::string::npos);
+  EXPECT_NE(refused(Slices({{"1g.10gb", 3}}), {}).find("no such instance"), std::string::npos);
+  // Nothing was changed by any of them.
+  EXPECT_EQ(*(*b)->MigSlices(0), Slices({{"3g.40gb", 0}, {"3g.40gb", 4}}));
+
+  // A GPU not in MIG mode.
+  m.Script("gpu uuid=GPU-h name=\"NVIDIA H100 80GB HBM3\" memory=85899345920\n");
+  auto whole = m.Open();
+  ASSERT_TRUE(whole.has_value());
+  auto none = (*whole)->MigSlices(0);
+  ASSERT_FALSE(none.has_value());
+  EXPECT_EQ(none.error().message(), "GPU 0 is not in MIG mode");
+}
+
+TEST(NvmlBackend, AnInstanceInUseIsNotDestroyedAndAFailedCreateLeavesNoHalfInstance) {
+  Machine m;
+  m.Script(
+      "gpu uuid=GPU-a name=\"NVIDIA A100-SXM4-80GB\" memory=85899345920 mig=1\n"
+      "mig parent=0 uuid=MIG-a name=\"NVIDIA A100-SXM4-80GB MIG 4g.40gb\" memory=42144366592 "
+      "busy=1\n"
+      "fail function=nvmlGpuInstanceCreateComputeInstance gpu=0 code=999\n");
+  auto b = m.Open();
+  ASSERT_TRUE(b.has_value()) << b.error().message();
+  Status busy = (*b)->ChangeMig(0, Slices({{"4g.40gb", 0}}), {});
+  EXPECT_EQ(busy.message(), "GPU 0's 4g.40gb at memory slice 0 is in use: a process runs on it");
+  Status failed = (*b)->ChangeMig(0, {}, Slices({{"3g.40gb", 4}}));
+  EXPECT_NE(failed.message().find("GPU 0's 3g.40gb at memory slice 4: "
+                                  "nvmlGpuInstanceCreateComputeInstance: "),
+            std::string::npos)
+      << failed.message();
+  // The GPU instance made before its compute instance failed is gone again.
+  EXPECT_EQ(*(*b)->MigSlices(0), Slices({{"4g.40gb", 0}}));
+  EXPECT_EQ((*b)->Discover().size(), 1u);
+}
+
 TEST(NvmlBackend, ErrorsSayWhatFailed) {
   auto missing = NvmlGpuBackend::Open(NvmlOptions{.library = "/nonexistent/libnvidia-ml.so.1"});
   ASSERT_FALSE(missing.has_value());
