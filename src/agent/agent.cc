@@ -80,6 +80,7 @@ Status Agent::Start() {
             Context());
   }
   gpus_ = backend_.Discover();
+  gpu_addresses_ = backend_.PciAddresses();
   std::vector<int> physical;
   for (const Gpu& g : gpus_) physical.push_back(g.physical >= 0 ? g.physical : g.index);
   health_ = HealthMonitor(std::move(physical), options_.health);
@@ -88,6 +89,7 @@ Status Agent::Start() {
                      .env = env_,
                      .cgroups = cgroups_,
                      .gpus = gpus_,
+                     .gpu_addresses = gpu_addresses_,
                      .backend = backend_.kind(),
                      .as_root = as_root_,
                      .fetch_code = [this](const std::string& id) { return FetchCode(id); }});

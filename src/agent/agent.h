@@ -239,8 +239,9 @@ class Agent {
   Clock& clock_;
   RunFiles run_files_;
   std::vector<Gpu> gpus_;
-  CgroupManager cgroups_;  // main loop only (after Start)
-  bool as_root_ = false;   // jobs run as their users
+  std::vector<std::string> gpu_addresses_;  // each GPU's PCI address (GpuBackend::PciAddresses)
+  CgroupManager cgroups_;                   // main loop only (after Start)
+  bool as_root_ = false;                    // jobs run as their users
   std::string cgroup_prefix_;
   // What a launch order becomes here (launcher.h): made at Start, when the GPUs, cgroups and
   // user are known; main loop only.

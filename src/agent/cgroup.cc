@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <charconv>
 #include <chrono>
 #include <cstring>
 #include <fstream>
@@ -487,6 +488,45 @@ void CgroupManager::EnableControllers(const std::string& parent) {
     }
     enabled_.insert(c);
   }
+  // Device memory (dmem, Linux 6.14): enabled where offered, without a word where not (most
+  // kernels have none); a fractional job's GPU memory is then held by the kernel too.
+  const std::string dmem = "dmem";
+  if (root_has.count(dmem) == 0 && parent_has.count(dmem) > 0 &&
+      WriteValue(parent + "/cgroup.subtree_control", "+" + dmem) == 0)
+    root_has.insert(dmem);
+  if (root_has.count(dmem) > 0) {
+    const std::string file = root_ + "/cgroup.subtree_control";
+    if (int err = WriteValue(file, "+" + dmem); err != 0) {
+      warnings_.push_back("cgroup v2: cannot enable dmem in " + file + ": " + ErrorText(err) +
+                          ": fractional jobs' GPU memory is held by MPS alone");
+    } else {
+      enabled_.insert(dmem);
+    }
+  }
+}
+
+std::vector<DmemRegion> CgroupManager::DmemRegions() const {
+  std::vector<DmemRegion> out;
+  if (!Has("dmem")) return out;
+  // dmem.capacity is the root group's alone; the job root lies somewhere below it.
+  std::string dir = root_;
+  for (int depth = 0; depth < 64 && !dir.empty(); ++depth) {
+    if (auto text = ReadFile(dir + "/dmem.capacity")) {
+      for (std::string_view line : SplitOn(*text, '\n')) {
+        const size_t space = line.rfind(' ');
+        if (space == std::string_view::npos || space == 0) continue;
+        int64_t bytes = 0;
+        std::string_view number = line.substr(space + 1);
+        auto [end, ec] = std::from_chars(number.data(), number.data() + number.size(), bytes);
+        if (ec != std::errc() || end != number.data() + number.size()) continue;
+        out.push_back(DmemRegion{.name = std::string(line.substr(0, space)), .bytes = bytes});
+      }
+      return out;
+    }
+    const size_t slash = dir.rfind('/');
+    dir = slash == std::string::npos || slash == 0 ? "" : dir.substr(0, slash);
+  }
+  return out;
 }
 
 std::string CgroupManager::describe() const {
@@ -506,6 +546,7 @@ std::string CgroupManager::describe() const {
   }
   for (std::string_view c : kWantedAll) (Has(c) ? with : without) += " " + std::string(c);
   if (Has("devices")) with += " (devices by a BPF program)";
+  if (Has("dmem")) with += " dmem";
   std::string line =
       "job cgroups: cgroup v2 under " + root_ + ", limiting" + (with.empty() ? " nothing" : with);
   if (!without.empty()) line += "; without" + without;
@@ -543,6 +584,10 @@ Result<std::string> CgroupManager::Create(const std::string& name, const CgroupL
   if (Has("cpuset") && !limits.mems.empty()) writes.emplace_back("cpuset.mems", limits.mems);
   if (Has("pids")) {
     writes.emplace_back("pids.max", limits.pids > 0 ? std::to_string(limits.pids) : "max");
+  }
+  // One region a write: newer kernels take no more.
+  for (const auto& [region, bytes] : limits.device_memory) {
+    if (Has("dmem")) writes.emplace_back("dmem.max", region + " " + std::to_string(bytes));
   }
   for (const auto& [file, value] : writes) {
     const std::string file_path = path + "/" + file;

@@ -44,6 +44,16 @@ struct CgroupLimits {
   // Character devices the job may not open or make (cgroup v1's devices controller; under v2 a
   // BPF device program attached to the job's group): the node's other GPUs, {195, index}.
   std::vector<std::pair<int, int>> denied_devices;
+  // Device memory (cgroup v2's dmem controller, Linux 6.14 and later): a region of
+  // DeviceMemoryRegions and the bytes of it the job may hold (dmem.max), one write each.
+  std::vector<std::pair<std::string, int64_t>> device_memory;
+};
+
+// A region of device memory the dmem controller accounts (dmem.capacity at the cgroup2 root):
+// "drm/0000:18:00.0/vram0" for a DRM driver's VRAM, and its size.
+struct DmemRegion {
+  std::string name;
+  int64_t bytes = 0;
 };
 
 class CgroupManager {
@@ -62,13 +72,18 @@ class CgroupManager {
   const std::string& root() const { return root_; }
   // Whether job groups get this controller ("memory", "cpu", "cpuset", "pids", "devices"; under
   // v2 "devices" is a BPF program, offered where the root is a real cgroup2 directory and the
-  // kernel loads one).
+  // kernel loads one; "dmem" under v2 where the kernel has it, without a warning where not:
+  // most kernels do not yet).
   bool Has(std::string_view controller) const { return enabled_.count(controller) > 0; }
   int version() const { return version_; }
   // One line for the agent's start log.
   std::string describe() const;
   // One line per fallback, each saying what jobs run without.
   const std::vector<std::string>& warnings() const { return warnings_; }
+
+  // The device memory regions the dmem controller accounts: dmem.capacity in the nearest group
+  // at or above root() that has one (the cgroup2 root's). Empty without dmem.
+  std::vector<DmemRegion> DmemRegions() const;
 
   // The path of the job group called `name` (whether it exists or not); with v1, its
   // directory in each hierarchy, ':' between.

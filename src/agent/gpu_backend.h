@@ -43,6 +43,9 @@ class GpuBackend {
     (void)index;
     return Status::Ok();
   }
+  // Each GPU's PCI address as sysfs writes it ("0000:18:00.0"), by the index Discover gave it;
+  // "" where it has none (simulated GPUs, MIG instances). Empty before Discover.
+  virtual std::vector<std::string> PciAddresses() const { return {}; }
   // MIG on demand (issue 42), for physical GPU `physical` (its NVML index) in MIG mode: the
   // instances it has now, in memory-slice order, and a change of them: `destroy` (each with its
   // compute instances) and then `create` (each with its whole compute instance). A change stops

@@ -114,6 +114,7 @@ Launcher::Launcher(Deps deps)
       env_(deps.env),
       cgroups_(deps.cgroups),
       gpus_(deps.gpus),
+      gpu_addresses_(deps.gpu_addresses),
       backend_(deps.backend),
       as_root_(deps.as_root),
       fetch_code_(std::move(deps.fetch_code)) {}
@@ -505,6 +506,23 @@ void Launcher::ShareCheckpoints(const LaunchOrder& order, const UnixUser& user) 
   }
 }
 
+std::string Launcher::DmemRegionOf(const LaunchOrder& order) const {
+  // A fractional job that asked for GPU memory, on a whole GPU whose PCI address is known.
+  if (!cgroups_.Has("dmem") || order.milli_per_gpu >= 1000 || order.gpus.size() != 1 ||
+      order.gpu_memory_bytes <= 0)
+    return "";
+  const int g = order.gpus[0];
+  if (g < 0 || static_cast<size_t>(g) >= gpu_addresses_.size() || gpu_addresses_[g].empty())
+    return "";
+  // The driver's region of the GPU's own memory: its name holds the PCI address
+  // ("drm/0000:18:00.0/vram0"); the first such, in the kernel's order.
+  const std::string address = "/" + gpu_addresses_[g] + "/";
+  for (const DmemRegion& r : cgroups_.DmemRegions()) {
+    if (r.name.find(address) != std::string::npos) return r.name;
+  }
+  return "";
+}
+
 void Launcher::JoinCgroup(const LaunchOrder& order, const std::string& name, ProcessSpec* spec) {
   if (!cgroups_.usable()) return;
   CgroupLimits limits{.memory_bytes = order.memory_bytes,
@@ -523,9 +541,18 @@ void Launcher::JoinCgroup(const LaunchOrder& order, const std::string& name, Pro
   for (int minor : others) {
     if (!own.contains(minor)) limits.denied_devices.emplace_back(kNvidiaMajor, minor);
   }
+  const std::string region = DmemRegionOf(order);
+  if (!region.empty()) limits.device_memory.emplace_back(region, order.gpu_memory_bytes);
   auto group = cgroups_.Create(name, limits);
   if (group) {
     spec->cgroup = *group;
+    if (!region.empty()) {
+      const std::string line =
+          "baton: the kernel holds this job to " + FormatSize(order.gpu_memory_bytes) + " of GPU " +
+          std::to_string(order.gpus[0]) + "'s memory (cgroup dmem.max, " + region + ")\n";
+      if (Status st = env_.AppendFile(JobDir(order.job) + "/output.log", line); !st.ok())
+        LogWarn(st.message(), Context(order.job));
+    }
   } else {
     LogWarn("job " + order.job.ToString() + " runs without its cgroup: " + group.error().message(),
             Context(order.job));

@@ -50,8 +50,11 @@ class Launcher {
     Env& env;
     CgroupManager& cgroups;        // the agent's, as its start detected them
     const std::vector<Gpu>& gpus;  // the node's, as its start found them
-    GpuBackendKind backend;        // simulated GPUs are not passed into containers
-    bool as_root;                  // jobs run as their users
+    // Each GPU's PCI address, by index (GpuBackend::PciAddresses): where the kernel's dmem
+    // controller holds a fractional job's GPU memory.
+    const std::vector<std::string>& gpu_addresses;
+    GpuBackendKind backend;  // simulated GPUs are not passed into containers
+    bool as_root;            // jobs run as their users
     // Code snapshot `id`'s archive, fetched from the controller.
     std::function<Result<std::string>(const std::string& id)> fetch_code;
   };
@@ -89,6 +92,9 @@ class Launcher {
   // Puts the launch in the job's Python environment (venv or conda), or says why it cannot
   // be here.
   Status InPythonEnvironment(const LaunchOrder& order, ProcessSpec* spec);
+  // The dmem region that holds a fractional job's GPU memory (cgroup v2's dmem controller, where
+  // the GPU's driver registered one named by its PCI address), or "".
+  std::string DmemRegionOf(const LaunchOrder& order) const;
   // The launch's command through the job's container runtime, or why it has none
   // (launcher_image.cc).
   Status InImage(const LaunchOrder& order, ProcessSpec* spec);
@@ -97,6 +103,7 @@ class Launcher {
   Env& env_;
   CgroupManager& cgroups_;
   const std::vector<Gpu>& gpus_;
+  const std::vector<std::string>& gpu_addresses_;
   GpuBackendKind backend_;
   bool as_root_;
   std::function<Result<std::string>(const std::string& id)> fetch_code_;

@@ -401,7 +401,7 @@ std::vector<Gpu> NvmlGpuBackend::Discover() {
       g.index = static_cast<int>(out.size());
       g.physical = -1;
       out.push_back(g);
-      devices_.push_back(Device{.gpu = physical_[i], .physical = physical});
+      devices_.push_back(Device{.gpu = physical_[i], .physical = physical, .bus = found[i].bus});
     }
   }
   if (events_ == nullptr) events_ = XidEventSet(a, physical_);
@@ -642,6 +642,12 @@ Status CreateGi(const Api& a, nvmlDevice_t h, int physical, const GiProfile& p, 
 }
 
 }  // namespace
+
+std::vector<std::string> NvmlGpuBackend::PciAddresses() const {
+  std::vector<std::string> out;
+  for (const Device& d : devices_) out.push_back(d.bus);
+  return out;
+}
 
 void* NvmlGpuBackend::PhysicalHandle(int physical) const {
   if (physical >= 0 && static_cast<size_t>(physical) < physical_.size()) return physical_[physical];

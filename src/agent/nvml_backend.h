@@ -36,6 +36,7 @@ class NvmlGpuBackend : public GpuBackend {
   std::vector<XidEvent> PollXids() override;
   // The GPU answers NVML and has no retired pages or remapped rows waiting for a reset.
   Status CheckGpu(int index) override;
+  std::vector<std::string> PciAddresses() const override;
   Result<std::vector<MigSlice>> MigSlices(int physical) override;
   Status ChangeMig(int physical, const std::vector<MigSlice>& destroy,
                    const std::vector<MigSlice>& create) override;
@@ -57,6 +58,7 @@ class NvmlGpuBackend : public GpuBackend {
     void* gpu = nullptr;
     void* mig = nullptr;
     int physical = 0;
+    std::string bus;  // a whole GPU's PCI address, sysfs form; "" for a MIG instance
   };
   // Physical GPU `physical`'s handle (Discover's numbering, else NVML's); null if none.
   void* PhysicalHandle(int physical) const;

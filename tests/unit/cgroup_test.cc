@@ -79,6 +79,39 @@ TEST_F(CgroupTest, AJobGroupGetsEveryLimitItAsksFor) {
       << cgroups.describe();
 }
 
+// cgroup v2's dmem controller (Linux 6.14): enabled where offered, its regions read from the
+// cgroup2 root's dmem.capacity, a limit written as "REGION BYTES"; where the kernel has none,
+// no warning (most do not) and no file.
+TEST_F(CgroupTest, DeviceMemoryIsLimitedWhereTheKernelHasDmemAndSilentlyNotWhereNot) {
+  FakeRoot("memory pids dmem");
+  Write(dir_ + "/dmem.capacity",
+        "drm/0000:18:00.0/vram0 85899345920\ndrm/0000:3b:00.0/vram0 42949672960\n");
+  CgroupManager cgroups = CgroupManager::Detect(root_);
+  ASSERT_TRUE(cgroups.Has("dmem")) << Joined(cgroups.warnings());
+  EXPECT_NE(Read(root_ + "/cgroup.subtree_control").find("+dmem"), std::string::npos);
+  EXPECT_NE(cgroups.describe().find(" dmem"), std::string::npos) << cgroups.describe();
+  std::vector<DmemRegion> regions = cgroups.DmemRegions();
+  ASSERT_EQ(regions.size(), 2u);
+  EXPECT_EQ(regions[1].name, "drm/0000:3b:00.0/vram0");
+  EXPECT_EQ(regions[1].bytes, int64_t{40} << 30);
+  auto path =
+      cgroups.Create("job-8", {.device_memory = {{"drm/0000:3b:00.0/vram0", int64_t{10} << 30}}});
+  ASSERT_TRUE(path.has_value()) << path.error().message();
+  EXPECT_EQ(Read(*path + "/dmem.max"), "drm/0000:3b:00.0/vram0 10737418240");
+
+  fs::remove_all(dir_);
+  SetUp();
+  FakeRoot("memory pids");
+  CgroupManager without = CgroupManager::Detect(root_);
+  EXPECT_FALSE(without.Has("dmem"));
+  EXPECT_TRUE(without.DmemRegions().empty());
+  EXPECT_EQ(Joined(without.warnings()).find("dmem"), std::string::npos)
+      << Joined(without.warnings());
+  path = without.Create("job-9", {.device_memory = {{"drm/0000:3b:00.0/vram0", 1}}});
+  ASSERT_TRUE(path.has_value()) << path.error().message();
+  EXPECT_FALSE(fs::exists(*path + "/dmem.max"));
+}
+
 TEST_F(CgroupTest, WhatIsNotLimitedIsWrittenAsMaxSoAReusedGroupKeepsNoOldLimit) {
   FakeRoot("cpuset cpu memory pids");
   CgroupManager cgroups = CgroupManager::Detect(root_);

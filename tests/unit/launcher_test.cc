@@ -4,6 +4,11 @@
 #include "agent/launcher.h"
 
 #include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 
 #include "agent/agent.h"
 #include "mem_env.h"
@@ -18,6 +23,7 @@ struct LauncherTest : ::testing::Test {
   MemEnv env;
   CgroupManager cgroups;  // none usable: no cgroup is made
   std::vector<Gpu> gpus;
+  std::vector<std::string> addresses;  // each GPU's PCI address
   std::vector<std::string> fetched;
   Result<std::string> fetch_answer = std::string("archive bytes");
 
@@ -26,6 +32,7 @@ struct LauncherTest : ::testing::Test {
                                    .env = env,
                                    .cgroups = cgroups,
                                    .gpus = gpus,
+                                   .gpu_addresses = addresses,
                                    .backend = GpuBackendKind::kSimulated,
                                    .as_root = as_root,
                                    .fetch_code = [this](const std::string& id) {
@@ -118,6 +125,47 @@ TEST_F(LauncherTest, ACodeSnapshotIsFetchedOnceIntoTheAgentsCacheThenUnpacked) {
   ASSERT_FALSE(missing);
   EXPECT_EQ(missing.error().message,
             "node n1: code snapshot: the controller answered 404 for snapshot ffff");
+}
+
+// Where the kernel has cgroup v2's dmem controller and the GPU's driver a region named by its
+// PCI address, a fractional job's GPU memory is held there too, and its log says so; a whole
+// GPU's job, or a GPU no region names, gets no dmem limit.
+TEST_F(LauncherTest, AFractionalJobsGpuMemoryIsHeldByTheDmemControllerWhereThereIsOne) {
+  char tmpl[] = "/tmp/baton-dmem-XXXXXX";
+  const std::string dir = mkdtemp(tmpl);
+  const std::string root = dir + "/jobs";
+  std::filesystem::create_directories(root);
+  std::ofstream(root + "/cgroup.controllers") << "memory pids dmem\n";
+  std::ofstream(dir + "/dmem.capacity")
+      << "drm/0000:18:00.0/vram0 85899345920\ndrm/0000:3b:00.0/vram0 85899345920\n";
+  cgroups = CgroupManager::Detect(root);
+  ASSERT_TRUE(cgroups.Has("dmem")) << cgroups.describe();
+  gpus = {Gpu{.index = 0, .uuid = "GPU-a"}, Gpu{.index = 1, .uuid = "GPU-b"},
+          Gpu{.index = 2, .uuid = "GPU-c"}};
+  addresses = {"0000:18:00.0", "0000:3b:00.0", "0000:5e:00.0"};
+  auto launch = [&](int gpu, int64_t milli, int64_t memory, const std::string& group) {
+    LaunchOrder o = Order();
+    o.gpus = {gpu};
+    o.milli_per_gpu = milli;
+    o.gpu_memory_bytes = memory;
+    auto spec = Make().Prepare(o, group);
+    EXPECT_TRUE(spec) << spec.error().message;
+    std::ifstream in(root + "/" + group + "/dmem.max");
+    std::stringstream text;
+    text << in.rdbuf();
+    return text.str();
+  };
+  EXPECT_EQ(launch(1, 500, int64_t{10} << 30, "g1"), "drm/0000:3b:00.0/vram0 10737418240");
+  auto log = env.ReadRange("/data/jobs/7/output.log", 0, 1 << 20);
+  ASSERT_TRUE(log.has_value());
+  EXPECT_NE(log->find("baton: the kernel holds this job to 10GiB of GPU 1's memory (cgroup "
+                      "dmem.max, drm/0000:3b:00.0/vram0)"),
+            std::string::npos)
+      << *log;
+  EXPECT_EQ(launch(1, 1000, 0, "g2"), "");                // a whole GPU
+  EXPECT_EQ(launch(1, 500, 0, "g3"), "");                 // no GPU memory asked
+  EXPECT_EQ(launch(2, 500, int64_t{1} << 30, "g4"), "");  // no region for its address
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace
