@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "core/mig.h"
 #include "core/node.h"
 #include "core/protocol.h"
 #include "core/status.h"
@@ -16,14 +17,6 @@ namespace baton::agent {
 struct XidEvent {
   int gpu = 0;
   int xid = 0;
-};
-
-// One MIG instance of a physical GPU: a GPU instance of `profile` ("3g.40gb") whose memory
-// slices start at `start` (NVML's placement), with its whole compute instance.
-struct MigSlice {
-  std::string profile;
-  int start = 0;
-  bool operator==(const MigSlice&) const = default;
 };
 
 class GpuBackend {

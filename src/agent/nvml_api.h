@@ -181,6 +181,10 @@ nvmlReturn_t nvmlGpuInstanceGetComputeInstances(nvmlGpuInstance_t gpu_instance,
                                                 nvmlComputeInstance_t* compute_instances,
                                                 unsigned int* count);
 nvmlReturn_t nvmlComputeInstanceDestroy(nvmlComputeInstance_t compute_instance);
+// A MIG device's GPU instance: its id, and the GPU instance of that id on its GPU.
+nvmlReturn_t nvmlDeviceGetGpuInstanceId(nvmlDevice_t device, unsigned int* id);
+nvmlReturn_t nvmlDeviceGetGpuInstanceById(nvmlDevice_t device, unsigned int id,
+                                          nvmlGpuInstance_t* gpu_instance);
 // Memory faults waiting for a GPU reset: pages to retire (before Ampere), rows to remap (since).
 // is_pending is an nvmlEnableState_t: 0 disabled, 1 enabled.
 nvmlReturn_t nvmlDeviceGetRetiredPagesPendingStatus(nvmlDevice_t device, int* is_pending);

@@ -56,6 +56,9 @@ struct NvmlGpuBackend::Api {
   decltype(&nvmlGpuInstanceCreateComputeInstance) ci_create = nullptr;
   decltype(&nvmlGpuInstanceGetComputeInstances) ci_list = nullptr;
   decltype(&nvmlComputeInstanceDestroy) ci_destroy = nullptr;
+  // A MIG device's placement (Gpu::mig_start), where the driver says.
+  decltype(&nvmlDeviceGetGpuInstanceId) gi_id_of = nullptr;
+  decltype(&nvmlDeviceGetGpuInstanceById) gi_by_id = nullptr;
 
   bool CanChangeMig() const {
     return gi_profile != nullptr && gi_placements != nullptr && gi_create != nullptr &&
@@ -195,6 +198,8 @@ Result<std::unique_ptr<NvmlGpuBackend>> NvmlGpuBackend::Open(NvmlOptions options
   Resolve(lib, "nvmlGpuInstanceCreateComputeInstance", a.ci_create);
   Resolve(lib, "nvmlGpuInstanceGetComputeInstances", a.ci_list);
   Resolve(lib, "nvmlComputeInstanceDestroy", a.ci_destroy);
+  Resolve(lib, "nvmlDeviceGetGpuInstanceId", a.gi_id_of);
+  Resolve(lib, "nvmlDeviceGetGpuInstanceById", a.gi_by_id);
   for (auto [fn, symbol] : {std::pair{reinterpret_cast<void*>(a.init), "nvmlInit_v2"},
                             {reinterpret_cast<void*>(a.shutdown), "nvmlShutdown"},
                             {reinterpret_cast<void*>(a.count), "nvmlDeviceGetCount_v2"},
@@ -327,6 +332,19 @@ struct MigInstance {
   nvmlDevice_t handle = nullptr;
 };
 
+// The first memory slice of MIG device `m` of GPU `h`: its GPU instance's placement; -1 where
+// the driver does not say.
+int MigStartOf(const Api& a, nvmlDevice_t h, nvmlDevice_t m) {
+  unsigned int id = 0;
+  nvmlGpuInstance_t gi = nullptr;
+  nvmlGpuInstanceInfo_t info{};
+  if (a.gi_id_of == nullptr || a.gi_by_id == nullptr || a.gi_info == nullptr ||
+      a.gi_id_of(m, &id) != NVML_SUCCESS || a.gi_by_id(h, id, &gi) != NVML_SUCCESS ||
+      a.gi_info(gi, &info) != NVML_SUCCESS || info.placement.start >= kMigMemorySlices)
+    return -1;
+  return static_cast<int>(info.placement.start);
+}
+
 // The MIG instances of physical GPU `h` (at most 8); none when MIG is off or unknown.
 std::vector<MigInstance> MigInstances(const Api& a, nvmlDevice_t h, const Gpu& whole) {
   std::vector<MigInstance> out;
@@ -347,6 +365,7 @@ std::vector<MigInstance> MigInstances(const Api& a, nvmlDevice_t h, const Gpu& w
     g.model = MigModel(whole.model, g.mig_profile);
     nvmlMemory_t mem{};
     if (a.memory(m, &mem) == NVML_SUCCESS) g.memory_bytes = static_cast<int64_t>(mem.total);
+    g.mig_start = MigStartOf(a, h, m);
     out.push_back(MigInstance{.gpu = std::move(g), .handle = m});
   }
   return out;

@@ -5,6 +5,7 @@
 
 #include "codec/internal/json_util.h"
 #include "codec/json_codec.h"
+#include "core/mig.h"
 
 namespace baton::codec {
 namespace {
@@ -38,6 +39,7 @@ json::object NodeInfoObject(const NodeInfo& n) {
     go["pcie_switch"] = g.pcie_switch;
     go["physical"] = g.physical;
     go["mig_profile"] = g.mig_profile.empty() ? json::value(nullptr) : json::value(g.mig_profile);
+    go["mig_start"] = g.mig_start;
     gpus.emplace_back(std::move(go));
   }
   o["gpus"] = std::move(gpus);
@@ -86,6 +88,7 @@ Result<NodeInfo> NodeInfoFrom(const json::value& v) {
       if (const json::value* m = Find(*go, "mig_profile"); m != nullptr && !m->is_null()) {
         ASSIGN_OR_RETURN(gpu.mig_profile, GetString(*m, "node.gpus[].mig_profile", 32));
       }
+      RETURN_IF_ERROR(Read(*go, "mig_start", &gpu.mig_start, Int(-1, kMigMemorySlices - 1)));
       if (gpu.index != static_cast<int>(n.gpus.size())) {
         return Err(InvalidArgument("node.gpus: indices must be 0, 1, 2, ... in order"));
       }

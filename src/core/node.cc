@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <utility>
 
+#include "core/mig.h"
 #include "core/names.h"
 
 namespace baton {
@@ -120,6 +121,14 @@ Status ParseMigLayout(std::string_view layout, GpuSpec* spec) {
     return InvalidArgument("MIG layout uses " + std::to_string(memory_gb) + "GB; the GPU has " +
                            std::to_string(spec->memory_bytes >> 30) + "GB");
   }
+  // Where the hardware's geometry knows every profile on this GPU, they must fit its memory
+  // slices together too, as a real GPU's would (core/mig.h); each gets its place.
+  for (const std::string& p : spec->mig) {
+    if (!MigGeometryOf(p, spec->memory_bytes)) return Status::Ok();
+  }
+  auto starts = PlaceMig(spec->mig, spec->memory_bytes);
+  if (!starts) return InvalidArgument("MIG layout: " + starts.error().message());
+  spec->mig_starts = std::move(*starts);
   return Status::Ok();
 }
 
@@ -248,6 +257,7 @@ std::vector<Gpu> SimulatedGpus(const GpuSpec& spec_, std::string_view node_name_
       m.index = static_cast<int>(gpus.size());
       m.uuid = uuid_of("MIG", 1000 + static_cast<uint64_t>(i) * 16 + k, m.index);
       m.mig_profile = spec_.mig[k];
+      m.mig_start = k < spec_.mig_starts.size() ? spec_.mig_starts[k] : -1;
       m.model = MigModel(spec_.model, m.mig_profile);
       size_t dot = m.mig_profile.find('.');
       m.memory_bytes = std::stoll(m.mig_profile.substr(dot + 1, m.mig_profile.size() - dot - 3))

@@ -42,6 +42,7 @@ struct Gpu {
   int pcie_switch = 0;      // GPUs behind the same PCIe switch share this number
   int physical = -1;        // the physical GPU's ordinal (its CUDA index); -1 = same as index
   std::string mig_profile;  // a MIG instance ("1g.10gb") of GPU `physical`; "" = a whole GPU
+  int mig_start = -1;       // a MIG instance's first memory slice (its placement); -1 unknown
   bool operator==(const Gpu&) const = default;
 };
 
@@ -144,12 +145,15 @@ struct GpuSpec {
   int64_t memory_bytes = 0;                   // from the model's suffix
   GpuTopology topology = GpuTopology::kPcie;  // nvswitch | pairs | cubemesh | pcie
   std::vector<std::string> mig;  // MIG instances on every GPU ("3g.40gb", "1g.10gb", ...)
+  std::vector<int> mig_starts;   // ... each one's first memory slice (PlaceMig); empty: unknown
 };
 
 // Parses a simulated-GPU SPEC. The memory comes from the model suffix (-80GB = 80 GiB).
 // Option `:mig=P+P*N...` splits every GPU into MIG instances of profiles "<C>g.<M>gb"
 // (e.g. 8xA100-80GB:mig=3g.40gb+2g.20gb+1g.10gb*2): at most 7 compute slices and the GPU's
-// memory per GPU, so a layout can never promise more than the hardware has.
+// memory per GPU, so a layout can never promise more than the hardware has; where the
+// hardware's MIG geometry knows the profiles (core/mig.h), they must also fit its memory
+// slices together, and each instance gets its place.
 Result<GpuSpec> ParseGpuSpec(std::string_view text);
 
 // The GPUs (or MIG instances) a node with simulated GPUs has: indices, stable UUIDs seeded

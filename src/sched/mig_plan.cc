@@ -1,56 +1,13 @@
 #include "sched/mig_plan.h"
 
 #include <algorithm>
-#include <charconv>
-#include <cmath>
 
 namespace baton::sched {
 
 namespace {
 
-constexpr int kMemorySlices = 8;
-constexpr int kComputeSlices = 7;
-
-// The hardware's shapes: compute slices, memory slices, where they may start.
-struct Shape {
-  int compute;
-  int size;
-  std::vector<int> starts;
-};
-const std::vector<Shape>& Shapes() {
-  static const std::vector<Shape> shapes = {{1, 1, {0, 1, 2, 3, 4, 5, 6}},
-                                            {1, 2, {0, 2, 4, 6}},
-                                            {2, 2, {0, 2, 4}},
-                                            {3, 4, {0, 4}},
-                                            {4, 4, {0}},
-                                            {7, 8, {0}}};
-  return shapes;
-}
-
-// "3g.40gb" → 3, 40; "+me" → media.
-struct Profile {
-  int compute = 0;
-  int memory_gb = 0;
-  bool media = false;
-};
-std::optional<Profile> ParseProfile(std::string_view p) {
-  Profile out;
-  if (p.size() > 3 && p.substr(p.size() - 3) == "+me") {
-    out.media = true;
-    p.remove_suffix(3);
-  }
-  const size_t g = p.find("g.");
-  if (g == std::string_view::npos || g == 0 || p.size() < g + 5 || p.substr(p.size() - 2) != "gb")
-    return std::nullopt;
-  auto number = [](std::string_view text, int* value) {
-    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), *value);
-    return ec == std::errc() && end == text.data() + text.size() && *value > 0;
-  };
-  if (!number(p.substr(0, g), &out.compute) ||
-      !number(p.substr(g + 2, p.size() - g - 4), &out.memory_gb))
-    return std::nullopt;
-  return out;
-}
+constexpr int kMemorySlices = kMigMemorySlices;
+constexpr int kComputeSlices = kMigComputeSlices;
 
 // What a layout takes: its memory slices (a bit each), compute slices and "+me" instances.
 struct Use {
@@ -88,7 +45,7 @@ bool Overlaps(const MigInstance& i, int start, int size, int64_t memory) {
 
 // Largest first: compute slices, then memory; the queue's order between equals.
 bool Larger(const std::string& a, const std::string& b) {
-  auto pa = ParseProfile(a), pb = ParseProfile(b);
+  auto pa = ParseMigProfile(a), pb = ParseMigProfile(b);
   const std::pair<int, int> ka = pa ? std::pair{pa->compute, pa->memory_gb} : std::pair{0, 0};
   const std::pair<int, int> kb = pb ? std::pair{pb->compute, pb->memory_gb} : std::pair{0, 0};
   return ka > kb;
@@ -170,29 +127,6 @@ TimePoint EndOf(const Work& w, const std::vector<size_t>& ks) {
 }
 
 }  // namespace
-
-Result<MigGeometry> MigGeometryOf(std::string_view profile, int64_t memory_bytes) {
-  const std::string name(profile.substr(0, 64));
-  std::optional<Profile> p = ParseProfile(profile);
-  if (!p) {
-    return Err(InvalidArgument("MIG profile '" + name +
-                               "': not of the form <C>g.<M>gb (3g.40gb), with +me or not"));
-  }
-  if (memory_bytes <= 0)
-    return Err(InvalidArgument("MIG profile " + name + ": the GPU's memory is not known"));
-  const double gib = static_cast<double>(memory_bytes) / static_cast<double>(int64_t{1} << 30);
-  const auto size = static_cast<int>(std::lround(p->memory_gb / gib * kMemorySlices));
-  for (const Shape& s : Shapes()) {
-    if (s.compute == p->compute && s.size == size &&
-        (!p->media || s.compute == 1 || s.compute == 2))
-      return MigGeometry{
-          .compute = s.compute, .size = s.size, .starts = s.starts, .media = p->media};
-  }
-  return Err(InvalidArgument("MIG profile " + name + ": a GPU of " +
-                             std::to_string(std::llround(gib)) + " GiB has no instance of " +
-                             std::to_string(p->compute) + " compute slices and " +
-                             std::to_string(size) + "/8 of its memory"));
-}
 
 Status CheckMigLayout(const std::vector<MigInstance>& layout, int64_t memory_bytes) {
   unsigned slices = 0;

@@ -3,17 +3,7 @@
 // controller gives the GPUs as they are and the requests the queue could not place, and gets
 // the changes to order; nothing here reads a clock or a device.
 //
-// The geometry is the hardware's, as `nvidia-smi mig -lgipp` lists it on A100, H100 and H200
-// (and NVML's nvmlDeviceGetGpuInstancePossiblePlacements): 8 memory slices and 7 compute
-// slices; a profile "Cg.Mgb" takes C compute slices and a run of memory slices that starts
-// only where the hardware allows:
-//
-//   1g, 1/8 of the memory   {0,1,2,3,4,5,6}:1      2g   {0,2,4}:2     4g  {0}:4
-//   1g, 2/8 of the memory   {0,2,4,6}:2            3g   {0,4}:4       7g  {0}:8
-//
-// so an A100-80GB's 1g.10gb is {0..6}:1, its 1g.20gb {0,2,4,6}:2 and its 3g.40gb {0,4}:4, an
-// A100-40GB's 1g.5gb, 1g.10gb and 3g.20gb likewise, an H200's 1g.18gb, 1g.35gb and 3g.71gb
-// likewise. A "+me" profile (media extensions) is its base's geometry, at most one a GPU.
+// The geometry is the hardware's (core/mig.h).
 #pragma once
 
 #include <cstdint>
@@ -22,22 +12,11 @@
 #include <string_view>
 #include <vector>
 
+#include "core/mig.h"
 #include "core/status.h"
 #include "core/time.h"
 
 namespace baton::sched {
-
-// Where a profile may go on one GPU.
-struct MigGeometry {
-  int compute = 0;          // compute slices, of 7
-  int size = 0;             // memory slices, of 8
-  std::vector<int> starts;  // the first memory slice it may take
-  bool media = false;       // "+me": at most one a GPU
-};
-
-// The geometry of `profile` ("3g.40gb", "1g.10gb+me") on a GPU of `memory_bytes`, or why there
-// is none (a name not of that form, a size no MIG GPU has).
-Result<MigGeometry> MigGeometryOf(std::string_view profile, int64_t memory_bytes);
 
 // One MIG instance a GPU has, or is to have.
 struct MigInstance {

@@ -425,6 +425,25 @@ TEST(Protocol, AStartSaysWhatCapsAFractionalJobsShare) {
       << bad.error().message();
 }
 
+TEST(Protocol, AMigInstanceSaysWhereOnItsGpuItSits) {
+  RegisterRequest reg;
+  reg.node.name = "n1";
+  reg.node.gpus = {
+      Gpu{.index = 0, .uuid = "MIG-a", .physical = 0, .mig_profile = "3g.40gb", .mig_start = 4}};
+  auto back = DecodeRegister(EncodeRegister(reg));
+  ASSERT_TRUE(back.has_value()) << back.error().message();
+  EXPECT_EQ(back->node.gpus[0].mig_start, 4);
+  std::string text = EncodeRegister(reg);
+  const size_t at = text.find("\"mig_start\":4");
+  ASSERT_NE(at, std::string::npos) << text;
+  text.replace(at, 13, "\"mig_start\":8");  // the 9th of 8 memory slices
+  auto bad = DecodeRegister(text);
+  ASSERT_FALSE(bad.has_value());
+  EXPECT_NE(bad.error().message().find("mig_start"), std::string::npos) << bad.error().message();
+  text.replace(at, 13, "\"mig_start\":-1");
+  EXPECT_EQ(DecodeRegister(text)->node.gpus[0].mig_start, -1);
+}
+
 TEST(Protocol, ANodeSaysItsGpusAreSharedThroughMps) {
   RegisterRequest reg;
   reg.node.name = "n1";

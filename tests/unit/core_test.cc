@@ -244,6 +244,12 @@ TEST(GpuSpec, MigLayoutsAreCheckedAgainstTheHardware) {
   ASSERT_TRUE(parsed.has_value()) << parsed.error().message();
   GpuSpec s = *parsed;
   EXPECT_EQ(s.mig, (std::vector<std::string>{"3g.40gb", "2g.20gb", "1g.10gb", "1g.10gb"}));
+  // Placed as the hardware can hold them: the 3g.40gb on slices 4-7, the rest below.
+  EXPECT_EQ(s.mig_starts, (std::vector<int>{4, 0, 2, 3}));
+  std::vector<Gpu> gpus = SimulatedGpus(s, "a");
+  ASSERT_EQ(gpus.size(), 8u);
+  EXPECT_EQ(gpus[0].mig_start, 4);
+  EXPECT_EQ(gpus[7].mig_start, 3);
   GpuSpec t = *ParseGpuSpec("1xA100-80GB:topo=pcie:mig=1g.10gb*7");
   EXPECT_EQ(t.mig.size(), 7u);
   EXPECT_EQ(t.topology, GpuTopology::kPcie);

@@ -19,6 +19,31 @@ MigGeometry Geometry(std::string_view profile, int64_t memory) {
   return g ? *g : MigGeometry{};
 }
 
+TEST(MigGeometry, InstancesArePlacedTogetherWhereverTheHardwareCanHoldThem) {
+  const int64_t k80 = int64_t{80} << 30;
+  // In order given, found by search: the 3g.40gb only fits at 4 beside a 2g.20gb at 0.
+  auto starts = PlaceMig({"2g.20gb", "1g.10gb", "3g.40gb", "1g.10gb"}, k80);
+  ASSERT_TRUE(starts.has_value()) << starts.error().message();
+  EXPECT_EQ(*starts, (std::vector<int>{0, 2, 4, 3}));
+  EXPECT_EQ(*PlaceMig({"7g.80gb"}, k80), std::vector<int>{0});
+  EXPECT_EQ(
+      PlaceMig({"1g.10gb", "1g.10gb", "1g.10gb", "1g.10gb", "1g.10gb", "1g.10gb", "1g.10gb"}, k80)
+          ->back(),
+      6);
+  // Three 1g.20gb and a 2g.20gb need 8 slices in pairs at 0, 2, 4, 6; the 2g.20gb cannot
+  // start at 6.
+  EXPECT_EQ(*PlaceMig({"1g.20gb", "1g.20gb", "1g.20gb", "2g.20gb"}, k80),
+            (std::vector<int>{2, 4, 6, 0}));
+  auto too_many = PlaceMig({"4g.40gb", "4g.40gb"}, k80);
+  ASSERT_FALSE(too_many.has_value());
+  EXPECT_NE(too_many.error().message().find("8 compute slices in all"), std::string::npos);
+  EXPECT_EQ(*PlaceMig({"4g.40gb", "3g.40gb"}, k80), (std::vector<int>{0, 4}));
+  auto none = PlaceMig({"1g.20gb", "1g.20gb", "1g.20gb", "1g.20gb", "1g.10gb"}, k80);
+  ASSERT_FALSE(none.has_value());
+  EXPECT_NE(none.error().message().find("no placement"), std::string::npos);
+  EXPECT_FALSE(PlaceMig({"5g.60gb"}, k80).has_value());
+}
+
 TEST(MigGeometry, IsTheHardwaresPlacementTable) {
   using V = std::vector<int>;
   // A100-80GB and H100-80GB: nvidia-smi mig -lgipp, profiles 19, 15, 14, 9, 5, 0.

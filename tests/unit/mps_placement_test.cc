@@ -10,25 +10,10 @@
 #include "sched/placement.h"
 #include "sched/reservations.h"
 #include "sched/scheduler.h"
+#include "sched_harness.h"
 
 namespace baton::sched {
 namespace {
-
-NodeSlots Node(std::string name, int gpus, bool mps) {
-  NodeSlots n;
-  n.name = std::move(name);
-  n.mps = mps;
-  for (int i = 0; i < gpus; ++i) {
-    n.gpus.push_back(GpuSlot{.index = i,
-                             .model = "H100-80GB",
-                             .memory_bytes = 80LL << 30,
-                             .free_milli = 1000,
-                             .free_memory_bytes = 80LL << 30});
-  }
-  n.total_cpus = n.free_cpus = 64;
-  n.total_memory_bytes = n.free_memory_bytes = 512LL << 30;
-  return n;
-}
 
 Resources Gpus(int64_t milli) {
   Resources r;
@@ -37,8 +22,10 @@ Resources Gpus(int64_t milli) {
 }
 
 ClusterView View(int gpus, bool mps) {
+  NodeSlots node = testing::MakeNode("n1", gpus);
+  node.mps = mps;
   ClusterView v;
-  v.AddNode(Node("n1", gpus, mps));
+  v.AddNode(std::move(node));
   return v;
 }
 

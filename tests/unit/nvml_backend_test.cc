@@ -224,8 +224,11 @@ TEST(NvmlBackend, MigInstancesAreTheDevices) {
   EXPECT_EQ(gpus[0].model, MigModel("A100-80GB", "3g.40gb"));
   EXPECT_EQ(gpus[0].memory_bytes, int64_t{40} << 30);
   EXPECT_EQ(gpus[0].physical, 0);
+  EXPECT_EQ(gpus[0].mig_start, 0);  // its GPU instance's placement, as NVML says
   EXPECT_EQ(gpus[1].uuid, "MIG-2");
   EXPECT_EQ(gpus[1].physical, 0);
+  EXPECT_EQ(gpus[1].mig_start, 4);
+  EXPECT_EQ(gpus[2].mig_start, -1);  // a whole GPU
   EXPECT_EQ(gpus[2].uuid, "GPU-1001");
   EXPECT_TRUE(gpus[2].mig_profile.empty());
   EXPECT_EQ(gpus[2].index, 2);
@@ -268,6 +271,8 @@ TEST(NvmlBackend, MigInstancesAreDestroyedAndCreatedThroughNvml) {
   EXPECT_EQ(gpus[1].memory_bytes, int64_t{20096} << 20);
   EXPECT_EQ(gpus[2].mig_profile, "1g.10gb");
   EXPECT_EQ(gpus[2].physical, 0);
+  EXPECT_EQ(gpus[1].mig_start, 4);
+  EXPECT_EQ(gpus[2].mig_start, 6);
   EXPECT_NE(gpus[1].uuid, gpus[2].uuid);
 
   // All of it back into one 7g.80gb.
