@@ -133,8 +133,10 @@ void ClusterView::ClearReservations() {
   }
 }
 
+// FNV-1a. Two names of one number (about one in 2^64) would only let two users' fractions share
+// a GPU, which its agent then runs without MPS for the second, and says so.
 uint64_t UserKey(std::string_view user) {
-  uint64_t h = 14695981039346656037ull;  // FNV-1a
+  uint64_t h = 14695981039346656037ull;
   for (unsigned char c : user) h = (h ^ c) * 1099511628211ull;
   return h == 0 ? 1 : h;
 }

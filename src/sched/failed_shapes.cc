@@ -59,7 +59,7 @@ std::string NoFitWords(const Placer& placer, const PendingJob& job, const PlaceR
     }
     if (others > 0) {
       words += " (" + FormatMilli(others) +
-               " of it on GPUs that other users' jobs share: " + "MPS serves one user per GPU)";
+               " of it on GPUs that other users' jobs share: MPS serves one user per GPU)";
     }
   }
   // What is short, for the head of the queue (a walk over the pool's nodes each).

@@ -55,11 +55,10 @@ class Pass {
   // Whether every job after those walked so far would only be counted (WaitsWithoutLooking):
   // then the pass stops walking.
   bool RestIsCounted();
-  // Whether some node refuses this job that takes others' (nodes it failed on, it is root's
-  // and a node refuses root's jobs, or it is not preemptible and there are spot nodes): then
-  // what failed for others may fit it.
-  // Whether what failed for the job may fit another of its shape: nodes refuse it, or it is a
-  // fraction that MPS nodes give only where its user shares a GPU (or one is whole).
+  // Whether what failed for others of its shape may fit this job: some node refuses it and
+  // takes others' (nodes it failed on, it is root's and a node refuses root's jobs, or it is
+  // not preemptible and there are spot nodes), or it is a fraction, which MPS nodes give only
+  // on a whole GPU or one its own user shares.
   bool Limited(const PlaceRules& rules, const Resources& r) const {
     return (rules.limits.avoid != nullptr && !rules.limits.avoid->empty()) ||
            (rules.limits.root && refusing_.root) || (rules.limits.no_spot && refusing_.spot) ||
