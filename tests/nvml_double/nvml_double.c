@@ -261,6 +261,9 @@ static nvmlReturn_t MigHandle(nvmlDevice_t device, unsigned int index, nvmlDevic
 
 // ---- MIG GPU and compute instances ----
 
+// Compute slices of each compute instance profile (NVML_COMPUTE_INSTANCE_PROFILE_*, by index).
+static const unsigned int kCiSlices[NVML_COMPUTE_INSTANCE_PROFILE_COUNT] = {1, 2, 3, 4, 7, 8, 6, 1};
+
 // A GPU in MIG mode whose geometry the double knows (MigProfilesOf), for `fn`.
 static nvmlReturn_t MigGpu(Fn fn, nvmlDevice_t device, Target* t, const MigProfile** profiles,
                            unsigned int* count) {
@@ -463,7 +466,6 @@ static nvmlReturn_t DestroyGi(nvmlGpuInstance_t gi) {
 static nvmlReturn_t CiProfileInfo(nvmlGpuInstance_t gi, unsigned int profile,
                                   unsigned int eng_profile,
                                   nvmlComputeInstanceProfileInfo_t* info) {
-  static const unsigned int kSlices[NVML_COMPUTE_INSTANCE_PROFILE_COUNT] = {1, 2, 3, 4, 7, 8, 6, 1};
   Mig* m;
   nvmlReturn_t r = ResolveGi(kFnGetComputeInstanceProfileInfo, gi, g_gi_handles,
                              sizeof g_gi_handles[0], &m);
@@ -471,13 +473,13 @@ static nvmlReturn_t CiProfileInfo(nvmlGpuInstance_t gi, unsigned int profile,
   if (info == NULL || profile >= NVML_COMPUTE_INSTANCE_PROFILE_COUNT ||
       eng_profile != NVML_COMPUTE_INSTANCE_ENGINE_PROFILE_SHARED)
     return NVML_ERROR_INVALID_ARGUMENT;
-  if (kSlices[profile] > m->profile->compute || profile == NVML_COMPUTE_INSTANCE_PROFILE_1_SLICE_REV1)
+  if (kCiSlices[profile] > m->profile->compute || profile == NVML_COMPUTE_INSTANCE_PROFILE_1_SLICE_REV1)
     return NVML_ERROR_NOT_SUPPORTED;
   memset(info, 0, sizeof *info);
   info->id = profile;
-  info->sliceCount = kSlices[profile];
-  info->instanceCount = m->profile->compute / kSlices[profile];
-  info->multiprocessorCount = kSlices[profile] * 16;
+  info->sliceCount = kCiSlices[profile];
+  info->instanceCount = m->profile->compute / kCiSlices[profile];
+  info->multiprocessorCount = kCiSlices[profile] * 16;
   return NVML_SUCCESS;
 }
 
@@ -508,9 +510,8 @@ static nvmlReturn_t GetCis(nvmlGpuInstance_t gi, unsigned int profile_id,
   if (cis == NULL || count == NULL || profile_id >= NVML_COMPUTE_INSTANCE_PROFILE_COUNT)
     return NVML_ERROR_INVALID_ARGUMENT;
   // Its one compute instance is of the profile whose slices are the GPU instance's.
-  static const unsigned int kSlices[NVML_COMPUTE_INSTANCE_PROFILE_COUNT] = {1, 2, 3, 4, 7, 8, 6, 1};
   unsigned int k = 0;
-  if (m->ci && kSlices[profile_id] == m->profile->compute &&
+  if (m->ci && kCiSlices[profile_id] == m->profile->compute &&
       profile_id != NVML_COMPUTE_INSTANCE_PROFILE_1_SLICE_REV1) {
     if (*count < 1) return NVML_ERROR_INSUFFICIENT_SIZE;
     cis[k++] = &g_ci_handles[m - g.current->migs];
