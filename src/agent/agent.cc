@@ -15,6 +15,7 @@
 #include "agent/executor.h"
 #include "agent/job_end.h"
 #include "agent/metrics_scan.h"
+#include "agent/mig_places.h"
 #include "codec/json_codec.h"
 #include "core/file_util.h"
 #include "core/log.h"
@@ -34,7 +35,9 @@ constexpr size_t kReportLogBudget = 512 * 1024;
 
 Agent::Agent(AgentOptions options, AgentDeps deps)
     : options_(std::move(options)),
-      backend_(deps.backend),
+      places_(options_.mig_reconfigure ? std::make_unique<MigPlacesBackend>(deps.backend)
+                                       : nullptr),
+      backend_(places_ != nullptr ? *places_ : deps.backend),
       executor_(deps.executor),
       env_(deps.env),
       clock_(deps.clock),
@@ -418,7 +421,49 @@ void Agent::HandleOrder(const Order& order) {
   }
   if (order.kind == Order::Kind::kTunnel) return OpenTunnel(order.tunnel);
   if (order.kind == Order::Kind::kNote) return DeliverNote(order.note);
+  if (order.kind == Order::Kind::kMig) return ChangeMig(order.mig);
   Carry(jobs_.Take(order, now), now);  // a launch or a stop
+}
+
+void Agent::ChangeMig(const MigOrder& order) {
+  auto words = [](const std::vector<MigSlice>& list) {
+    std::string out;
+    for (const MigSlice& m : list)
+      out += (out.empty() ? "" : ", ") + m.profile + " at " + std::to_string(m.start);
+    return out.empty() ? std::string("none") : out;
+  };
+  const std::string what = "GPU " + std::to_string(order.physical) + "'s MIG instances (destroy " +
+                           words(order.destroy) + "; create " + words(order.create) + ")";
+  // The controller orders only idle instances destroyed; one a job holds here (its launch
+  // crossed the order) is not taken from under it.
+  std::string held_words;
+  const std::vector<bool> held = jobs_.HeldGpus(gpus_.size());
+  for (const MigSlice& d : order.destroy) {
+    for (const Gpu& g : gpus_) {
+      if (!g.vacant && g.physical == order.physical && g.mig_start == d.start &&
+          g.mig_profile == d.profile && held[static_cast<size_t>(g.index)])
+        held_words = "its " + d.profile + " at memory slice " + std::to_string(d.start) + " (GPU " +
+                     std::to_string(g.index) + ") runs a job";
+    }
+  }
+  if (!options_.mig_reconfigure) {
+    LogWarn("refused a change of " + what + ": this agent re-plans no MIG (--mig-reconfigure)",
+            Context());
+  } else if (!held_words.empty()) {
+    LogWarn("refused a change of " + what + ": " + held_words, Context());
+  } else if (Status st = backend_.ChangeMig(order.physical, order.destroy, order.create);
+             !st.ok()) {
+    LogWarn("could not change " + what + ": " + st.message(), Context());
+  } else {
+    LogInfo("changed " + what, Context());
+  }
+  // What the GPU has now, done or not, goes to the controller with a registration: it takes
+  // the GPU's instances from there, and the GPU out of `reconfiguring`. The indices of the
+  // devices that stayed are where they were (MigPlacesBackend), so no running job moves.
+  gpus_ = backend_.Discover();
+  gpu_addresses_ = backend_.PciAddresses();  // the launcher reads both where they are
+  std::lock_guard lock(mu_);
+  need_register_ = true;
 }
 
 void Agent::Carry(const JobBook::Effects& fx, TimePoint now) {

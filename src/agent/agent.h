@@ -79,6 +79,9 @@ struct AgentOptions {
   // NVIDIA MPS's control program, run for each GPU that holds fractional jobs (agent/mps.h);
   // "" = no MPS daemons (`--mps-control off`).
   std::string mps_control = "nvidia-cuda-mps-control";
+  // Its GPUs in MIG mode have their instances changed when the controller orders it
+  // (`--mig-reconfigure`, issue 42): numbered by MigPlacesBackend, told as NodeInfo::mig_gpus.
+  bool mig_reconfigure = false;
 };
 
 // What the agent works through. All must outlive it.
@@ -232,7 +235,12 @@ class Agent {
   std::vector<JobId> AttachedSessions();
   void DeliverNote(const SessionNote& note);
 
+  // A MIG change the controller ordered: made, then the GPUs found again and registered anew
+  // (the controller then takes the GPU's new instances).
+  void ChangeMig(const MigOrder& order);
+
   AgentOptions options_;
+  std::unique_ptr<GpuBackend> places_;  // with mig_reconfigure: the found GPUs, laid out
   GpuBackend& backend_;
   Executor& executor_;
   Env& env_;

@@ -130,6 +130,7 @@ bool Agent::RegisterWithController(bool* tried_every_server) {
   req.node.refuses_root_jobs = as_root_ && !options_.allow_root_jobs;
   req.node.spot = options_.spot;
   req.node.mps = mps_found_;
+  if (options_.mig_reconfigure) req.node.mig_gpus = backend_.MigParents();
   req.node.runtimes = Launcher::FindRuntimes();
   req.reclaim = reclaim_;
   for (auto& [key, job] : jobs_) {

@@ -44,6 +44,9 @@ class GpuBackend {
   // compute instances) and then `create` (each with its whole compute instance). A change stops
   // at the first step that fails, and says which; what was done stays done (MigSlices says
   // what there is). Discover afterwards reports the new instances.
+  // The physical GPUs in MIG mode (MigParent), whose instances MigSlices and ChangeMig see
+  // and change; each one's instances are the devices of Discover whose `physical` it is.
+  virtual std::vector<MigParent> MigParents() { return {}; }
   virtual Result<std::vector<MigSlice>> MigSlices(int physical) {
     (void)physical;
     return Err(NoMigChanges());

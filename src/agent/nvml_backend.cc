@@ -346,11 +346,14 @@ int MigStartOf(const Api& a, nvmlDevice_t h, nvmlDevice_t m) {
 }
 
 // The MIG instances of physical GPU `h` (at most 8); none when MIG is off or unknown.
-std::vector<MigInstance> MigInstances(const Api& a, nvmlDevice_t h, const Gpu& whole) {
+// `*mig`: whether MIG is on (it may be on with no instance).
+std::vector<MigInstance> MigInstances(const Api& a, nvmlDevice_t h, const Gpu& whole,
+                                      bool* mig_on) {
   std::vector<MigInstance> out;
   unsigned int current = NVML_DEVICE_MIG_DISABLE, pending = NVML_DEVICE_MIG_DISABLE;
   bool mig = a.mig_mode != nullptr && a.mig_count != nullptr && a.mig_handle != nullptr &&
              a.mig_mode(h, &current, &pending) == NVML_SUCCESS && current == NVML_DEVICE_MIG_ENABLE;
+  *mig_on = mig;
   unsigned int instances = 0;
   if (mig && a.mig_count(h, &instances) != NVML_SUCCESS) instances = 0;
   for (unsigned int k = 0; k < std::min(instances, 8u); ++k) {
@@ -389,6 +392,7 @@ std::vector<Gpu> NvmlGpuBackend::Discover() {
   std::vector<Gpu> out;
   devices_.clear();
   physical_.clear();
+  mig_parents_.clear();
   unsigned int count = 0;
   if (a.count(&count) != NVML_SUCCESS) return out;
   count = std::min(count, 64u);
@@ -409,16 +413,22 @@ std::vector<Gpu> NvmlGpuBackend::Discover() {
   // Devices: a whole GPU, or its MIG instances when MIG is on.
   for (size_t i = 0; i < found.size(); ++i) {
     const int physical = static_cast<int>(i);
-    std::vector<MigInstance> migs = MigInstances(a, Dev(physical_[i]), found[i].gpu);
+    bool mig_on = false;
+    std::vector<MigInstance> migs = MigInstances(a, Dev(physical_[i]), found[i].gpu, &mig_on);
     for (MigInstance& m : migs) {
       m.gpu.index = static_cast<int>(out.size());
       out.push_back(m.gpu);
       devices_.push_back(Device{.gpu = physical_[i], .mig = m.handle, .physical = physical});
     }
-    if (migs.empty()) {
+    // A GPU in MIG mode runs work only in its instances: with none it offers no device.
+    if (mig_on) {
+      mig_parents_.push_back(MigParent{.physical = physical,
+                                       .model = found[i].gpu.model,
+                                       .memory_bytes = found[i].gpu.memory_bytes});
+    } else {
       Gpu g = found[i].gpu;
       g.index = static_cast<int>(out.size());
-      g.physical = -1;
+      g.physical = physical;  // its CUDA ordinal, which MIG GPUs before it may make differ
       out.push_back(g);
       devices_.push_back(Device{.gpu = physical_[i], .physical = physical, .bus = found[i].bus});
     }

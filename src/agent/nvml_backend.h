@@ -37,6 +37,7 @@ class NvmlGpuBackend : public GpuBackend {
   // The GPU answers NVML and has no retired pages or remapped rows waiting for a reset.
   Status CheckGpu(int index) override;
   std::vector<std::string> PciAddresses() const override;
+  std::vector<MigParent> MigParents() override { return mig_parents_; }
   Result<std::vector<MigSlice>> MigSlices(int physical) override;
   Status ChangeMig(int physical, const std::vector<MigSlice>& destroy,
                    const std::vector<MigSlice>& create) override;
@@ -63,8 +64,9 @@ class NvmlGpuBackend : public GpuBackend {
   // Physical GPU `physical`'s handle (Discover's numbering, else NVML's); null if none.
   void* PhysicalHandle(int physical) const;
   std::vector<Device> devices_;
-  std::vector<void*> physical_;  // physical GPU handles, by NVML index
-  void* events_ = nullptr;       // the event set XIDs arrive on
+  std::vector<void*> physical_;         // physical GPU handles, by NVML index
+  std::vector<MigParent> mig_parents_;  // the GPUs Discover found in MIG mode
+  void* events_ = nullptr;              // the event set XIDs arrive on
 };
 
 // Baton's name for a GPU model from NVML's name and memory: "NVIDIA H100 80GB HBM3" with 80 GiB

@@ -7,6 +7,11 @@
 // leaves a GPU failing its health check when the catalog says it needs a reset or service; XID
 // 79 also makes it stop answering), a temperature, uncorrectable ECC errors, a GPU lost from the
 // bus, and `clear`, which stands for a GPU reset. A fault given a duration clears by itself.
+//
+// GPUs given MIG instances (`:mig=`) are in MIG mode: their instances can be destroyed and
+// created (MigSlices, ChangeMig) within the hardware's geometry (core/mig.h), as NVML would,
+// and Discover reports them as they are then. Like real instances, changes do not outlive the
+// agent's process: a restarted agent finds the SPEC's layout again.
 #pragma once
 
 #include <cstdint>
@@ -30,6 +35,10 @@ class SimulatedGpuBackend : public GpuBackend {
   std::vector<XidEvent> PollXids() override;
   Status CheckGpu(int index) override;
   Status Inject(const FaultInjection& fault) override;
+  std::vector<MigParent> MigParents() override;
+  Result<std::vector<MigSlice>> MigSlices(int physical) override;
+  Status ChangeMig(int physical, const std::vector<MigSlice>& destroy,
+                   const std::vector<MigSlice>& create) override;
 
   // The clock faults' durations are measured on (tests set their own).
   void SetClock(std::function<TimePoint()> now) { now_ = std::move(now); }
@@ -51,6 +60,8 @@ class SimulatedGpuBackend : public GpuBackend {
   std::string node_name_;
   uint64_t rng_;
   int devices_ = 0;  // GPUs, or MIG instances, that Discover reported
+  // With MIG: each GPU's instances now, as its devices are listed (start -1: unknown).
+  std::vector<std::vector<MigSlice>> layouts_;
 };
 
 }  // namespace baton::agent

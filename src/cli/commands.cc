@@ -390,6 +390,14 @@ int Nodes(const Connection& conn, bool json) {
     if (n.info.spot) note += (note.empty() ? "" : "; ") + std::string("spot");
     // Its GPUs' fractions go to one user at a time, each GPU's MPS daemon serving them.
     if (n.info.mps) note += (note.empty() ? "" : "; ") + std::string("MPS");
+    // Its MIG GPUs' instances follow the queue; those being changed now are named.
+    if (!n.info.mig_gpus.empty()) {
+      std::string changing;
+      for (int physical : n.mig_reconfiguring)
+        changing += (changing.empty() ? "GPU " : ", GPU ") + std::to_string(physical);
+      note += (note.empty() ? "" : "; ") + std::string("MIG re-planned") +
+              (changing.empty() ? "" : ": " + changing + " reconfiguring");
+    }
     // Another spot node of its pool was reclaimed: none of its GPUs taken for a while.
     if (n.cooling_until) {
       note += (note.empty() ? "" : "; ") + std::string("no new jobs until ") +
@@ -408,11 +416,12 @@ int Nodes(const Connection& conn, bool json) {
         scaled += " (" + n.scaling_reason + ")";
       note = scaled + (note.empty() ? "" : "; ") + note;
     }
+    const auto devices = std::count_if(n.info.gpus.begin(), n.info.gpus.end(),
+                                       [](const Gpu& g) { return !g.vacant; });
     std::string model = n.info.gpus.empty() ? "-" : n.info.gpus[0].model;
-    t.Add({n.info.name, std::string(NodeStateName(n.state)), n.info.pool,
-           std::to_string(n.info.gpus.size()), model, std::to_string(busy), std::to_string(drained),
-           std::to_string(n.info.cpus), FormatSize(n.info.memory_bytes),
-           std::string(GpuTopologyName(n.info.topology)),
+    t.Add({n.info.name, std::string(NodeStateName(n.state)), n.info.pool, std::to_string(devices),
+           model, std::to_string(busy), std::to_string(drained), std::to_string(n.info.cpus),
+           FormatSize(n.info.memory_bytes), std::string(GpuTopologyName(n.info.topology)),
            n.last_seen == TimePoint{} ? "-" : Age(n.last_seen) + " ago", note});
   }
   t.Print(std::cout);

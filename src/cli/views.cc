@@ -59,6 +59,7 @@ Table GpuTable(const std::vector<NodeStatus>& nodes, const std::map<int64_t, con
   size_t rows = 0;
   for (const NodeStatus& n : nodes) {
     for (size_t i = 0; i < n.info.gpus.size(); ++i) {
+      if (n.info.gpus[i].vacant) continue;  // a place for a MIG instance, not a device
       if (rows++ >= max_rows) {
         ++*hidden;
         continue;
@@ -71,6 +72,9 @@ Table GpuTable(const std::vector<NodeStatus>& nodes, const std::map<int64_t, con
           (i < n.gpu_drain_reasons.size() && !n.gpu_drain_reasons[i].empty())) {
         state = "drained";
       }
+      if (std::find(n.mig_reconfiguring.begin(), n.mig_reconfiguring.end(), g.physical) !=
+          n.mig_reconfiguring.end())
+        state = "reconfiguring";
       std::string owners;
       if (i < n.gpu_jobs.size()) {
         for (int64_t id : n.gpu_jobs[i]) {
@@ -135,6 +139,7 @@ std::string Render(const Frame& f, const std::string& server, int rows, int cols
   int sampled = 0;
   for (const NodeStatus& n : f.nodes) {
     for (size_t i = 0; i < n.info.gpus.size(); ++i) {
+      if (n.info.gpus[i].vacant) continue;
       ++total;
       if (i < n.gpu_jobs.size() && !n.gpu_jobs[i].empty()) ++busy;
       if (n.state != NodeState::kReady ||

@@ -215,7 +215,7 @@ Status ReadScheduling(const ConfigReader& r, const YAML::Node& s, Policy* policy
       r.Keys(s, "scheduling",
              {"weights", "fairshare_half_life", "max_age", "backfill", "reservations", "preemption",
               "preempt_grace", "las_thresholds", "las_preemption", "untimed_reservation",
-              "max_preemptions", "reclaim_cooloff", "las_preemption_budget"}));
+              "max_preemptions", "reclaim_cooloff", "las_preemption_budget", "mig_window"}));
   if (const YAML::Node w = s["weights"]) RETURN_IF_ERROR(ReadWeights(r, w, &policy->weights));
   RETURN_IF_ERROR(ReadSchedulingTimes(r, s, policy));
   if (s["backfill"]) {
@@ -245,6 +245,11 @@ Status ReadScheduling(const ConfigReader& r, const YAML::Node& s, Policy* policy
   if (s["reclaim_cooloff"]) {
     ASSIGN_OR_RETURN(policy->reclaim_cooloff,
                      r.Time(s["reclaim_cooloff"], "scheduling.reclaim_cooloff"));
+  }
+  if (s["mig_window"]) {
+    ASSIGN_OR_RETURN(policy->mig_window, r.Time(s["mig_window"], "scheduling.mig_window"));
+    if (policy->mig_window < std::chrono::seconds(1) || policy->mig_window > std::chrono::hours(24))
+      return r.Error(s["mig_window"], "scheduling.mig_window", "must be 1s to 24h");
   }
   if (const YAML::Node t = s["las_thresholds"]) RETURN_IF_ERROR(ReadLasThresholds(r, t, policy));
   if (s["las_preemption"]) {

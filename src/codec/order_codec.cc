@@ -108,6 +108,17 @@ std::string EncodeOrders(const std::vector<Order>& orders) {
       o["job"] = ord.note.job.value;
       o["attempt"] = ord.note.attempt;
       o["message"] = ord.note.message;
+    } else if (ord.kind == Order::Kind::kMig) {
+      o["kind"] = "mig";
+      o["physical"] = ord.mig.physical;
+      auto slices = [](const std::vector<MigSlice>& list) {
+        json::array a;
+        for (const MigSlice& m : list)
+          a.emplace_back(json::object{{"profile", m.profile}, {"start", m.start}});
+        return a;
+      };
+      o["destroy"] = slices(ord.mig.destroy);
+      o["create"] = slices(ord.mig.create);
     } else if (ord.kind == Order::Kind::kReadmit) {
       o["kind"] = "readmit";
       o["gpu"] = ord.inject.gpu;
@@ -270,6 +281,24 @@ Result<Order> OrderFrom(const json::value& item) {
     RETURN_IF_ERROR(Read(*o, "job", &ord.note.job.value, Int(1, INT64_MAX)));
     RETURN_IF_ERROR(Read(*o, "attempt", &ord.note.attempt, Int(0, INT32_MAX)));
     RETURN_IF_ERROR(Read(*o, "message", &ord.note.message, Str(4096)));
+  } else if (kind == "mig") {
+    ord.kind = Order::Kind::kMig;
+    RETURN_IF_ERROR(Read(*o, "physical", &ord.mig.physical, Int(0, 1023)));
+    for (auto [key, list] :
+         {std::pair{"destroy", &ord.mig.destroy}, std::pair{"create", &ord.mig.create}}) {
+      const json::value* lv = Find(*o, key);
+      if (lv == nullptr) continue;
+      ASSIGN_OR_RETURN(const json::array* a, GetArray(*lv, std::string("order.") + key));
+      if (a->size() > static_cast<size_t>(kMigMemorySlices))
+        return Err(InvalidArgument(std::string("order.") + key + ": more than 8 MIG instances"));
+      for (const auto& m : *a) {
+        ASSIGN_OR_RETURN(const json::object* mo, GetObject(m, std::string("order.") + key + "[]"));
+        MigSlice slice;
+        RETURN_IF_ERROR(Read(*mo, "profile", &slice.profile, Str(32)));
+        RETURN_IF_ERROR(Read(*mo, "start", &slice.start, Int(0, kMigMemorySlices - 1)));
+        list->push_back(std::move(slice));
+      }
+    }
   } else if (kind == "readmit") {
     ord.kind = Order::Kind::kReadmit;
     RETURN_IF_ERROR(Read(*o, "gpu", &ord.inject.gpu, Int(0, 1023)));
@@ -278,7 +307,7 @@ Result<Order> OrderFrom(const json::value& item) {
     ASSIGN_OR_RETURN(ord.inject, InjectionFrom(*o));
   } else {
     return Err(
-        InvalidArgument("order.kind: must be launch, stop, inject, readmit, tunnel or note"));
+        InvalidArgument("order.kind: must be launch, stop, inject, readmit, tunnel, note or mig"));
   }
   return ord;
 }

@@ -1,5 +1,6 @@
 // JSON <-> the agent protocol (registration, reports; the orders are in order_codec.cc) and
 // node views.
+#include <algorithm>
 #include <cmath>
 #include <tuple>
 
@@ -40,9 +41,18 @@ json::object NodeInfoObject(const NodeInfo& n) {
     go["physical"] = g.physical;
     go["mig_profile"] = g.mig_profile.empty() ? json::value(nullptr) : json::value(g.mig_profile);
     go["mig_start"] = g.mig_start;
+    if (g.vacant) go["vacant"] = true;
     gpus.emplace_back(std::move(go));
   }
   o["gpus"] = std::move(gpus);
+  if (!n.mig_gpus.empty()) {
+    json::array parents;
+    for (const MigParent& p : n.mig_gpus) {
+      parents.emplace_back(json::object{
+          {"physical", p.physical}, {"model", p.model}, {"memory_bytes", p.memory_bytes}});
+    }
+    o["mig_gpus"] = std::move(parents);
+  }
   return o;
 }
 
@@ -89,10 +99,30 @@ Result<NodeInfo> NodeInfoFrom(const json::value& v) {
         ASSIGN_OR_RETURN(gpu.mig_profile, GetString(*m, "node.gpus[].mig_profile", 32));
       }
       RETURN_IF_ERROR(Read(*go, "mig_start", &gpu.mig_start, Int(-1, kMigMemorySlices - 1)));
+      RETURN_IF_ERROR(Read(*go, "vacant", &gpu.vacant, Bool()));
+      if (gpu.vacant && (gpu.physical < 0 || !gpu.mig_profile.empty()))
+        return Err(InvalidArgument("node.gpus[]: a vacant place belongs to a MIG GPU (physical)"));
       if (gpu.index != static_cast<int>(n.gpus.size())) {
         return Err(InvalidArgument("node.gpus: indices must be 0, 1, 2, ... in order"));
       }
       n.gpus.push_back(std::move(gpu));
+    }
+  }
+  if (const json::value* mv = Find(*o, "mig_gpus")) {
+    ASSIGN_OR_RETURN(const json::array* a, GetArray(*mv, "node.mig_gpus"));
+    if (a->size() > 128) return Err(InvalidArgument("node.mig_gpus: more than 128"));
+    for (const auto& m : *a) {
+      ASSIGN_OR_RETURN(const json::object* mo, GetObject(m, "node.mig_gpus[]"));
+      MigParent p;
+      RETURN_IF_ERROR(Read(*mo, "physical", &p.physical, Int(0, 1023)));
+      RETURN_IF_ERROR(Read(*mo, "model", &p.model, Str(64)));
+      RETURN_IF_ERROR(Read(*mo, "memory_bytes", &p.memory_bytes, Int(0, INT64_MAX)));
+      for (const MigParent& q : n.mig_gpus) {
+        if (q.physical == p.physical)
+          return Err(
+              InvalidArgument("node.mig_gpus: GPU " + std::to_string(p.physical) + " given twice"));
+      }
+      n.mig_gpus.push_back(std::move(p));
     }
   }
   return n;
@@ -485,9 +515,23 @@ json::object NodeStatusObject(const NodeStatus& n) {
   o["state_since"] = optional_time(n.state_since);
   o["idle_since"] = optional_time(n.idle_since);
   o["scaling_reason"] = optional_text(n.scaling_reason);
+  auto reconfiguring = [&](int physical) {
+    return std::find(n.mig_reconfiguring.begin(), n.mig_reconfiguring.end(), physical) !=
+           n.mig_reconfiguring.end();
+  };
+  if (json::value* parents = o.if_contains("mig_gpus")) {
+    for (json::value& p : parents->as_array()) {
+      json::object& po = p.as_object();
+      po["state"] =
+          reconfiguring(static_cast<int>(po["physical"].as_int64())) ? "reconfiguring" : "ready";
+    }
+  }
   json::array& gpus = o["gpus"].as_array();
   for (size_t i = 0; i < gpus.size(); ++i) {
     json::object& g = gpus[i].as_object();
+    if (i < n.info.gpus.size() && !n.mig_reconfiguring.empty() &&
+        reconfiguring(n.info.gpus[i].physical))
+      g["reconfiguring"] = true;
     bool drained = i < n.gpu_drain_reasons.size() && !n.gpu_drain_reasons[i].empty();
     g["drain_reason"] = drained ? json::value(n.gpu_drain_reasons[i]) : json::value(nullptr);
     const GpuHealth* h = i < n.health.size() ? &n.health[i] : nullptr;
@@ -528,6 +572,7 @@ std::string EncodeGpuList(const std::vector<NodeStatus>& nodes) {
   for (const NodeStatus& n : nodes) {
     for (size_t i = 0; i < n.info.gpus.size(); ++i) {
       const Gpu& g = n.info.gpus[i];
+      if (g.vacant) continue;  // a place for a MIG instance, not a device
       json::object o;
       o["node"] = n.info.name;
       o["index"] = g.index;
@@ -645,6 +690,15 @@ Result<std::vector<NodeStatus>> DecodeNodeList(std::string_view text) {
     }
     if (const json::value* d = Find(o, "drain_reason"); d != nullptr && d->is_string()) {
       n.drain_reason = std::string(d->get_string().subview(0, 256));
+    }
+    if (const json::value* mv = Find(o, "mig_gpus"); mv != nullptr && mv->is_array()) {
+      for (const auto& p : mv->get_array()) {
+        const json::value* st = p.is_object() ? Find(p.get_object(), "state") : nullptr;
+        const json::value* ph = p.is_object() ? Find(p.get_object(), "physical") : nullptr;
+        if (st != nullptr && st->is_string() && st->get_string() == "reconfiguring" &&
+            ph != nullptr && ph->is_int64())
+          n.mig_reconfiguring.push_back(static_cast<int>(ph->get_int64()));
+      }
     }
     if (const json::value* gv = Find(o, "gpus"); gv != nullptr && gv->is_array()) {
       for (const auto& g : gv->get_array()) {

@@ -7,6 +7,7 @@
 
 #include "control/controller.h"
 #include "control/job_events.h"
+#include "control/mig_desk.h"
 
 namespace baton::control {
 
@@ -231,6 +232,7 @@ void Controller::OnTick(TimePoint now) {
   }
   queue_.Tick(now, options_.full_pass_interval);
   nodes_.Watch(now);
+  nodes_.PlanMig([&] { return queue_.First(kMigLook).first; }, now);
   // The jobs of lost nodes whose fence has passed go back to the queue (no retry spent).
   for (NodeRecord* node : nodes_.Fenced(now)) {
     // A copy: stopping the jobs may end them.

@@ -1,5 +1,7 @@
 #include "control/feasibility_cache.h"
 
+#include "control/mig_desk.h"
+
 namespace baton::control {
 
 const std::vector<sched::KnownNode>& FeasibilityCache::Known(const NodeTable& nodes,
@@ -48,6 +50,25 @@ Result<Resources> FeasibilityCache::Check(const NodeTable& nodes, const Autoscal
       return it->answer;
   }
   auto checked = sched::CheckFeasible(known_, r, spec.pool, pool_configured, user, preemptible);
+  // A MIG profile no instance has now may be cut where agents re-plan MIG (mig_desk.h).
+  if (const std::string profile = MigProfileWanted(r.gpu_type); !checked && !profile.empty()) {
+    std::vector<NodeInfo> cut;
+    for (const sched::KnownNode& k : known_) {
+      if (k.info != nullptr && !k.info->mig_gpus.empty())
+        cut.push_back(MigCutFor(*k.info, profile));
+    }
+    if (!cut.empty()) {
+      std::vector<sched::KnownNode> known;
+      size_t next = 0;
+      for (const sched::KnownNode& k : known_) {
+        known.push_back(k);
+        if (k.info != nullptr && !k.info->mig_gpus.empty()) known.back().info = &cut[next++];
+      }
+      if (auto again =
+              sched::CheckFeasible(known, r, spec.pool, pool_configured, user, preemptible))
+        checked = std::move(again);
+    }
+  }
   Result<Resources> answer =
       checked ? Result<Resources>(checked->resources) : Result<Resources>(Err(checked.error()));
   if (shapes_.size() >= kShapes) shapes_.erase(shapes_.begin());

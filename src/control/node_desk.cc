@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "control/mig_desk.h"
+
 namespace baton::control {
 namespace {
 
@@ -19,8 +21,13 @@ std::vector<JobId> JobsOnGpu(const NodeRecord& node, const RunningJobs& running,
   return out;
 }
 
-// Whether GPU `gpu` of the node may be given to jobs: not drained, not being reset.
-bool GpuUsable(const NodeRecord& node, int gpu) {
+// Whether GPU `gpu` of the node may be given to jobs: a device (not a vacant MIG place), not
+// drained, not being reset, not on a MIG GPU being re-partitioned or held for a change.
+bool GpuUsable(const NodeRecord& node, const Gpu& g) {
+  const int gpu = g.index;
+  if (g.vacant || node.mig_held.count(gpu) != 0 ||
+      (g.physical >= 0 && node.mig_reconfiguring.count(g.physical) != 0))
+    return false;
   if (node.gpu_drains.count(gpu) != 0) return false;
   // "drain" health became an admin drain above; an admin's undrain overrides it.
   return gpu < 0 || static_cast<size_t>(gpu) >= node.health.size() ||
@@ -55,13 +62,14 @@ void NodeDesk::RebuildSlots(const NodeRecord& node) {
   if (slots == nullptr) return;  // not in the view: no slots to make
   slots->gpus.clear();
   for (const Gpu& g : node.info.gpus) {
+    // A vacant MIG place: a slot no request's type matches, never usable.
     slots->gpus.push_back(sched::GpuSlot{.index = g.index,
-                                         .model = g.model,
-                                         .mig_profile = g.mig_profile,
-                                         .memory_bytes = g.memory_bytes,
+                                         .model = g.vacant ? "" : g.model,
+                                         .mig_profile = g.vacant ? "-" : g.mig_profile,
+                                         .memory_bytes = g.vacant ? 0 : g.memory_bytes,
                                          .free_milli = 1000,
-                                         .free_memory_bytes = g.memory_bytes,
-                                         .usable = GpuUsable(node, g.index),
+                                         .free_memory_bytes = g.vacant ? 0 : g.memory_bytes,
+                                         .usable = GpuUsable(node, g),
                                          .island = g.island,
                                          .pcie_switch = g.pcie_switch,
                                          .numa_node = g.numa_node});
@@ -190,10 +198,21 @@ Result<NodeRecord*> NodeDesk::Join(const NodeInfo& info, TimePoint now) {
                                       .severity = Severity::kInfo,
                                       .node = info.name,
                                       .message = "node " + info.name + " joined with " +
-                                                 std::to_string(info.gpus.size()) + " GPUs"},
+                                                 std::to_string(std::count_if(
+                                                     info.gpus.begin(), info.gpus.end(),
+                                                     [](const Gpu& g) { return !g.vacant; })) +
+                                                 " GPUs"},
                          now);
   }
   if (node.info.gpus.size() != info.gpus.size()) node.health.clear();
+  // A MIG GPU re-partitioned on order: its agent registers what it has now.
+  for (const auto& [physical, ordered] : node.mig_reconfiguring) {
+    bool done = false;
+    shared_.events.Raise(MigReported(info.name, physical, ordered, info, now, &done), now);
+    if (!done) node.mig_failed_until[physical] = now + kMigFailedRest;
+  }
+  node.mig_reconfiguring.clear();
+  node.mig_held.clear();
   nodes_.StartSession(node, now);
   if (node.info != info || node.state == NodeRecord::State::kAwaiting) feasibility_.MarkStale();
   node.info = info;
@@ -464,6 +483,60 @@ void NodeDesk::MarkLost(NodeRecord& node, TimePoint now) {
       now);
   if (sched::NodeSlots* s = shared_.view.FindNode(node.info.name)) s->schedulable = false;
   nodes_.Disconnect(node);
+}
+
+void NodeDesk::PlanMig(const std::function<std::vector<const Job*>()>& waiting, TimePoint now) {
+  if (now < next_mig_plan_) return;
+  next_mig_plan_ = now + shared_.options.policy.mig_window;
+  bool any = false;
+  for (auto& [name, node] : nodes_) {
+    if (node.info.mig_gpus.empty()) continue;
+    any = true;
+    // The instances held for the last window's changes are free again: what waits for them
+    // is planned anew below.
+    bool changed = !node.mig_held.empty();
+    node.mig_held.clear();
+    for (auto it = node.mig_reconfiguring.begin(); it != node.mig_reconfiguring.end();) {
+      if (now - it->second.at < kMigChangeTimeout) {
+        ++it;
+        continue;
+      }
+      shared_.events.Raise(
+          ClusterEvent{.kind = EventKind::kMigChanged,
+                       .severity = Severity::kAlert,
+                       .node = name,
+                       .message = "GPU " + std::to_string(it->first) + " of " + name +
+                                  ": its agent did not report the MIG change ordered " +
+                                  FormatDuration(now - it->second.at) +
+                                  " ago; its instances go back in use as they were"},
+          now);
+      node.mig_failed_until[it->first] = now + kMigFailedRest;
+      it = node.mig_reconfiguring.erase(it);
+      changed = true;
+    }
+    if (changed) {
+      RebuildSlots(node);
+      shared_.queue.RequestFull();
+    }
+  }
+  if (!any) return;
+  const std::vector<std::string> wanted = MigWanted(waiting());
+  if (wanted.empty()) return;
+  const sched::MigPlan plan = sched::PlanMig(MigGpusOf(nodes_, shared_.running, now), wanted);
+  for (const sched::MigChange& c : plan.changes) {
+    NodeRecord* node = nodes_.Find(c.node);
+    if (node == nullptr) continue;
+    if (c.after) {
+      // Busy instances in the way: no new job on them, so that they come free.
+      for (int g : MigIndices(node->info, c.gpu, c.drain)) node->mig_held.insert(g);
+    } else {
+      Order o = MigOrderOf(c);
+      node->mig_reconfiguring[c.gpu] = NodeRecord::MigOrdered{.order = o.mig, .at = now};
+      Send(c.node, std::move(o));
+    }
+    RebuildSlots(*node);
+  }
+  if (!plan.changes.empty()) shared_.queue.RequestFull();
 }
 
 }  // namespace baton::control

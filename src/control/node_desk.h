@@ -9,6 +9,7 @@
 // thread-safe.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <string>
 #include <utility>
@@ -125,6 +126,11 @@ class NodeDesk {
   // The lost nodes whose fence has passed by `now`: their jobs go back to the queue.
   std::vector<NodeRecord*> Fenced(TimePoint now) { return watch_.Fenced(nodes_, now); }
 
+  // MIG on demand (control/mig_desk.h), at a tick: once every Policy::mig_window, the changes
+  // of MIG GPUs that give `waiting` jobs (the queue's first, in its order; asked only when a
+  // node re-plans MIG) the instances they ask for, ordered or waited for.
+  void PlanMig(const std::function<std::vector<const Job*>()>& waiting, TimePoint now);
+
  private:
   void MarkLost(NodeRecord& node, TimePoint now);
   // After `reclaimed`'s notice: the other spot nodes of its pool cool off (take no new jobs)
@@ -138,6 +144,7 @@ class NodeDesk {
   NodeWatch watch_;               // silent nodes, their fences, the lost nodes' jobs due back
   std::pair<JobId, TimePoint> last_log_drop_{};  // the last log_dropped alert: of what, when
   TimePoint cooling_ends_ = TimePoint::max();    // the earliest end of a spot node's cool-off
+  TimePoint next_mig_plan_{};                    // PlanMig's next window
 };
 
 }  // namespace baton::control

@@ -50,6 +50,17 @@ struct NodeRecord {
   // A lost node's jobs are requeued at this time (Controller::FenceEnds), once its agent has
   // surely stopped them; TimePoint::max() while it is not lost.
   TimePoint requeue_at = TimePoint::max();
+  // MIG on demand (control/mig_desk.h), for a node whose agent re-plans MIG: the changes
+  // ordered and not yet reported by a registration (by physical GPU: the GPU reconfiguring,
+  // none of its instances given to jobs), instances held from new jobs until the window after
+  // (the busy instances a change waits for), and GPUs left alone after a change failed.
+  struct MigOrdered {
+    MigOrder order;
+    TimePoint at{};
+  };
+  std::map<int, MigOrdered> mig_reconfiguring;
+  std::set<int> mig_held;                     // GPU indices
+  std::map<int, TimePoint> mig_failed_until;  // physical GPU -> left alone until
 };
 
 // The node's state as users see it: ready, drained (ready, with an admin's drain), lost,

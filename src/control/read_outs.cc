@@ -175,6 +175,8 @@ NodeList ReadOuts::Nodes() const {
                        FormatRfc3339(node.reclaim->deadline);
     }
     s.cooling_until = node.cooling_until;
+    for (const auto& [physical, ordered] : node.mig_reconfiguring)
+      s.mig_reconfiguring.push_back(physical);
     s.health = node.health;
     s.health.resize(node.info.gpus.size());
     for (size_t g = 0; g < s.health.size(); ++g) s.health[g].index = static_cast<int>(g);
@@ -234,6 +236,7 @@ MetricsShown ReadOuts::Metrics(TimePoint now) const {
     const bool ready = node.state == NodeRecord::State::kReady;
     const sched::NodeSlots* slots = view.FindNode(name);
     for (const Gpu& g : node.info.gpus) {
+      if (g.vacant) continue;  // a place for a MIG instance, not a device
       GpuMetrics gm{
           .node = name, .index = g.index, .model = g.model, .memory_total_bytes = g.memory_bytes};
       bool failed = !ready || (static_cast<size_t>(g.index) < node.health.size() &&

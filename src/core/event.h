@@ -34,12 +34,14 @@ enum class EventKind {
   kNodeSuspending,
   kNodeResumeFailed,
   kProviderFailed,
+  // A MIG GPU's instances changed on the controller's order, or the change failed (issue 42).
+  kMigChanged,
 };
-inline constexpr std::array<std::string_view, 16> kEventKindNames = {
-    "gpu_failed",     "gpu_recovered",  "gpu_xid",       "node_lost",         "node_joined",
-    "job_failed",     "node_drained",   "budget",        "session_reclaimed", "job_output_limit",
-    "log_dropped",    "node_reclaimed", "node_resuming", "node_suspending",   "node_resume_failed",
-    "provider_failed"};
+inline constexpr std::array<std::string_view, 17> kEventKindNames = {
+    "gpu_failed",      "gpu_recovered",  "gpu_xid",       "node_lost",         "node_joined",
+    "job_failed",      "node_drained",   "budget",        "session_reclaimed", "job_output_limit",
+    "log_dropped",     "node_reclaimed", "node_resuming", "node_suspending",   "node_resume_failed",
+    "provider_failed", "mig_changed"};
 inline std::string_view EventKindName(EventKind k) { return EnumName(kEventKindNames, k); }
 inline Result<EventKind> ParseEventKind(std::string_view text, std::string_view field = "kind") {
   return ParseEnum<EventKind>(kEventKindNames, field, text);

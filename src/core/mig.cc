@@ -108,4 +108,24 @@ Result<std::vector<int>> PlaceMig(const std::vector<std::string>& profiles, int6
   return starts;
 }
 
+int MigCapacity(std::string_view profile, int64_t memory_bytes) {
+  if (!MigGeometryOf(profile, memory_bytes)) return 0;
+  std::vector<std::string> many;
+  for (int n = 1; n <= kMigComputeSlices; ++n) {
+    many.emplace_back(profile);
+    if (!PlaceMig(many, memory_bytes)) return n - 1;
+  }
+  return kMigComputeSlices;
+}
+
+std::string MigProfileWanted(std::string_view gpu_type) {
+  if (ParseMigProfile(gpu_type)) return std::string(gpu_type);
+  for (size_t at = gpu_type.find("-MIG-"); at != std::string_view::npos;
+       at = gpu_type.find("-MIG-", at + 1)) {
+    std::string_view rest = gpu_type.substr(at + 5);
+    if (ParseMigProfile(rest)) return std::string(rest);
+  }
+  return "";
+}
+
 }  // namespace baton

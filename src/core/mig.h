@@ -62,4 +62,12 @@ struct MigSlice {
 // not fit together.
 Result<std::vector<int>> PlaceMig(const std::vector<std::string>& profiles, int64_t memory_bytes);
 
+// How many instances of `profile` one empty GPU of `memory_bytes` holds at most (0: none, or a
+// profile it does not have).
+int MigCapacity(std::string_view profile, int64_t memory_bytes);
+
+// The MIG profile a job's gpu_type asks for: the profile itself ("1g.10gb") or an instance's
+// model ("A100-80GB-MIG-1g.10gb"); "" when it names none.
+std::string MigProfileWanted(std::string_view gpu_type);
+
 }  // namespace baton

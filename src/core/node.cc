@@ -273,6 +273,71 @@ std::string MigModel(std::string_view gpu_model, std::string_view profile) {
   return std::string(gpu_model) + "-MIG-" + std::string(profile);
 }
 
+std::vector<Gpu> MigPlaces(const std::vector<Gpu>& found, const std::vector<MigParent>& parents,
+                           std::vector<int>* inner) {
+  std::vector<Gpu> out;
+  std::vector<int> from;
+  auto parent_of = [&](int physical) -> const MigParent* {
+    for (const MigParent& p : parents)
+      if (p.physical == physical) return &p;
+    return nullptr;
+  };
+  // The physical GPUs in order: those found and those in MIG mode (which may have no instance).
+  std::vector<int> physicals;
+  for (const Gpu& g : found) physicals.push_back(g.physical >= 0 ? g.physical : g.index);
+  for (const MigParent& p : parents) physicals.push_back(p.physical);
+  std::sort(physicals.begin(), physicals.end());
+  physicals.erase(std::unique(physicals.begin(), physicals.end()), physicals.end());
+  for (int physical : physicals) {
+    const MigParent* parent = parent_of(physical);
+    const int first = static_cast<int>(out.size());
+    if (parent == nullptr) {
+      for (size_t i = 0; i < found.size(); ++i) {
+        const Gpu& g = found[i];
+        if ((g.physical >= 0 ? g.physical : g.index) != physical) continue;
+        out.push_back(g);
+        out.back().index = static_cast<int>(out.size()) - 1;
+        out.back().physical = physical;
+        from.push_back(static_cast<int>(i));
+      }
+      continue;
+    }
+    out.resize(out.size() + kMigPlaces);
+    from.resize(out.size(), -1);
+    std::vector<size_t> unplaced;
+    for (size_t i = 0; i < found.size(); ++i) {
+      const Gpu& g = found[i];
+      if (g.physical != physical || g.mig_profile.empty()) continue;
+      if (g.mig_start < 0 || g.mig_start >= kMigPlaces || from[first + g.mig_start] >= 0) {
+        unplaced.push_back(i);
+        continue;
+      }
+      out[first + g.mig_start] = g;
+      from[first + g.mig_start] = static_cast<int>(i);
+    }
+    for (size_t i : unplaced) {
+      for (int k = 0; k < kMigPlaces; ++k) {
+        if (from[first + k] >= 0) continue;
+        out[first + k] = found[i];
+        from[first + k] = static_cast<int>(i);
+        break;
+      }
+    }
+    for (int k = 0; k < kMigPlaces; ++k) {
+      Gpu& g = out[first + k];
+      g.index = first + k;
+      if (from[first + k] >= 0) continue;
+      g = Gpu{.index = first + k,
+              .model = parent->model,
+              .physical = physical,
+              .mig_start = k,
+              .vacant = true};
+    }
+  }
+  if (inner != nullptr) *inner = std::move(from);
+  return out;
+}
+
 bool EqualNoCase(std::string_view a, std::string_view b) {
   if (a.size() != b.size()) return false;
   for (size_t i = 0; i < a.size(); ++i) {
@@ -305,7 +370,7 @@ std::map<std::string, GpuModelCount> CountGpuModels(const std::vector<const Node
   for (const NodeInfo* n : nodes) {
     std::map<std::string, int> here;
     for (const Gpu& g : n->gpus) {
-      if (!gpu_type.empty() && !GpuTypeMatches(g, gpu_type)) continue;
+      if (g.vacant || (!gpu_type.empty() && !GpuTypeMatches(g, gpu_type))) continue;
       GpuModelCount& k = kinds[g.model];
       k.memory = std::max(k.memory, g.memory_bytes);
       k.total += 1;

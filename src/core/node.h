@@ -43,8 +43,23 @@ struct Gpu {
   int physical = -1;        // the physical GPU's ordinal (its CUDA index); -1 = same as index
   std::string mig_profile;  // a MIG instance ("1g.10gb") of GPU `physical`; "" = a whole GPU
   int mig_start = -1;       // a MIG instance's first memory slice (its placement); -1 unknown
+  // A place for a MIG instance that GPU `physical` does not have now (MigParent): no job goes
+  // there, and nothing shows it; its mig_start is where such an instance would start.
+  bool vacant = false;
   bool operator==(const Gpu&) const = default;
 };
+
+// A physical GPU in MIG mode whose instances its agent re-plans when the controller orders it
+// (`baton agent --mig-reconfigure`, issue 42). Its instances keep their device indices through
+// a change: the GPU takes 8 indices, first + the instance's first memory slice (MigPlaces), the
+// places where no instance starts being vacant GPUs.
+struct MigParent {
+  int physical = 0;          // its ordinal on the host (Gpu::physical of its instances)
+  std::string model;         // the whole GPU's ("A100-80GB")
+  int64_t memory_bytes = 0;  // the whole GPU's: which profiles it has (core/mig.h)
+  bool operator==(const MigParent&) const = default;
+};
+inline constexpr int kMigPlaces = 8;
 
 struct NodeInfo {
   std::string name;
@@ -68,6 +83,8 @@ struct NodeInfo {
   // The container runtimes its agent found on its PATH ("podman", "apptainer", "singularity"),
   // which jobs with an image run through.
   std::vector<std::string> runtimes;
+  // Its GPUs in MIG mode whose instances the controller may re-plan (MigParent).
+  std::vector<MigParent> mig_gpus;
   bool operator==(const NodeInfo&) const = default;
 };
 
@@ -137,6 +154,9 @@ struct NodeStatus {
   std::optional<TimePoint> state_since;
   std::optional<TimePoint> idle_since;
   std::string scaling_reason;
+  // MIG GPUs (MigParent::physical) whose change of instances the controller ordered and whose
+  // agent has not yet registered what they have now: their instances take no new job.
+  std::vector<int> mig_reconfiguring;
 };
 
 struct GpuSpec {
@@ -159,6 +179,14 @@ Result<GpuSpec> ParseGpuSpec(std::string_view text);
 // The GPUs (or MIG instances) a node with simulated GPUs has: indices, stable UUIDs seeded
 // by the node's name, NVLink islands, PCIe switches and NUMA nodes by topology (node.h top).
 std::vector<Gpu> SimulatedGpus(const GpuSpec& spec, std::string_view node_name);
+
+// The devices of an agent that re-plans MIG, from those it found (`found`: whole GPUs and MIG
+// instances, each with its `physical`) and its GPUs in MIG mode (`parents`): in the order of
+// their physical GPUs, a whole GPU takes one index and a MIG GPU kMigPlaces, its instances at
+// first + mig_start (one whose start is unknown at the first place left) and vacant GPUs at the
+// rest. `inner` (if given) gets, for each index, the index in `found` it came from, or -1.
+std::vector<Gpu> MigPlaces(const std::vector<Gpu>& found, const std::vector<MigParent>& parents,
+                           std::vector<int>* inner = nullptr);
 
 // Node names: 1-64 of [A-Za-z0-9._-].
 bool IsValidNodeName(std::string_view name);

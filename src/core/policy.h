@@ -168,6 +168,9 @@ struct Policy {
   // After a spot node's reclaim notice, the pool's other spot nodes take no new jobs this long
   // (a reclaim comes in waves); 0: they go on at once.
   Duration reclaim_cooloff = std::chrono::minutes(5);
+  // MIG on demand (issue 42): how often the queue's waiting MIG requests are gathered and the
+  // instances of GPUs whose agents re-plan MIG changed to meet them (control/mig_desk.h).
+  Duration mig_window = std::chrono::seconds(30);
   // Least attained service (Tiresias' two-dimensional LAS): a job's service is the GPU-seconds
   // it has run (GPUs x time, over all its attempts); these ascending thresholds split jobs into
   // levels, and the `las` factor is 1 in the first level and falls to 0 in the last. With

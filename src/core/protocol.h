@@ -12,6 +12,7 @@
 
 #include "core/ids.h"
 #include "core/job.h"
+#include "core/mig.h"
 #include "core/node.h"
 #include "core/time.h"
 
@@ -125,9 +126,18 @@ struct SessionNote {
   bool operator==(const SessionNote&) const = default;
 };
 
+// A change of one MIG GPU's instances (issue 42), which its agent makes and then registers
+// again with what the GPU has: `destroy` (each with its compute instances), then `create`.
+struct MigOrder {
+  int physical = 0;  // the GPU (MigParent::physical)
+  std::vector<MigSlice> destroy;
+  std::vector<MigSlice> create;
+  bool operator==(const MigOrder&) const = default;
+};
+
 struct Order {
   // kReadmit: an admin returned GPU `inject.gpu` to service; the agent forgets its fault.
-  enum class Kind { kLaunch, kStop, kInject, kReadmit, kTunnel, kNote };
+  enum class Kind { kLaunch, kStop, kInject, kReadmit, kTunnel, kNote, kMig };
   uint64_t seq = 0;
   // The leading controller's epoch (its lease's fencing token; 0 from a controller with no
   // lease): an agent refuses orders of an epoch older than one it has seen.
@@ -138,6 +148,7 @@ struct Order {
   FaultInjection inject;  // when kind == kInject (kReadmit: its gpu)
   TunnelOrder tunnel;     // when kind == kTunnel
   SessionNote note;       // when kind == kNote
+  MigOrder mig;           // when kind == kMig
 };
 
 // What an agent says of one job: it started, or it ended and how.

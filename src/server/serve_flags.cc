@@ -39,6 +39,9 @@ void AddHealthFlags(CLI::App* cmd, HealthFlags& f) {
           return "a program's name or path (at most 4096 bytes), or off";
         return "";
       });
+  cmd->add_flag("--mig-reconfigure", f.mig_reconfigure,
+                "the controller may destroy and create the MIG instances of GPUs in MIG mode to "
+                "fit what its queue asks for (MIG mode stays as the operator set it)");
 }
 
 void ApplyAgentFlags(const HealthFlags& f, agent::AgentOptions* o) {
@@ -47,6 +50,7 @@ void ApplyAgentFlags(const HealthFlags& f, agent::AgentOptions* o) {
   o->cgroup_root = f.cgroup_root;
   o->job_pids_max = f.job_pids_max;
   o->mps_control = f.mps_control == "off" ? "" : f.mps_control;
+  o->mig_reconfigure = f.mig_reconfigure;
 }
 
 Result<agent::HealthLimits> HealthLimitsOf(const HealthFlags& f) {

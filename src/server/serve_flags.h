@@ -34,6 +34,7 @@ struct HealthFlags {
   std::string cgroup_root;
   int64_t job_pids_max = 16384;
   std::string mps_control = "nvidia-cuda-mps-control";  // "off": no MPS daemons
+  bool mig_reconfigure = false;  // the controller may change MIG GPUs' instances
 };
 
 void AddHealthFlags(CLI::App* cmd, HealthFlags& f);

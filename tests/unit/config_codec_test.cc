@@ -27,6 +27,7 @@ scheduling:
   las_thresholds: [1h, 10h]
   las_preemption: yes
   las_preemption_budget: 3
+  mig_window: 10s
 defaults:
   project: {share: 1, limit_gpus: 64}
   user: {max_jobs: 50}
@@ -54,6 +55,8 @@ pools:
   EXPECT_EQ(p.las_thresholds, (std::vector<double>{3600, 36'000}));  // GPU-seconds
   EXPECT_TRUE(p.las_preemption);
   EXPECT_EQ(p.las_preemption_budget, std::optional<int>(3));
+  EXPECT_EQ(p.mig_window, std::chrono::seconds(10));
+  EXPECT_EQ(Policy{}.mig_window, std::chrono::seconds(30));
   EXPECT_EQ(p.Project("vision").share, 3);
   EXPECT_EQ(p.Project("vision").guaranteed_milli, 16000);
   EXPECT_EQ(p.Project("vision").limit_milli, 32000);
@@ -100,6 +103,8 @@ TEST(ServerConfig, ErrorsNameTheFileTheLineAndTheKey) {
       {"pools:\n  dev: {interactive: true, max_sessions_per_user: 1.5}\n",
        "pools.dev.max_sessions_per_user"},
       {"scheduling:\n  backfill: maybe\n", "line 2: scheduling.backfill: must be true or false"},
+      {"scheduling:\n  mig_window: 0s\n", "line 2: scheduling.mig_window: must be 1s to 24h"},
+      {"scheduling:\n  mig_window: 2d\n", "scheduling.mig_window: must be 1s to 24h"},
       {"scheduling:\n  weights: {priority: 1, luck: 2}\n", "scheduling.weights.luck: unknown key"},
       {"projects:\n  ../x: {}\n", "names are 1-64 of letters"},
       {"projects: [a, b]\n", "projects: must be a mapping"},

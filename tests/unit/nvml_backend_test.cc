@@ -10,6 +10,7 @@
 #include <fstream>
 #include <string>
 
+#include "agent/mig_places.h"
 #include "core/node.h"
 
 namespace baton::agent {
@@ -232,6 +233,7 @@ TEST(NvmlBackend, MigInstancesAreTheDevices) {
   EXPECT_EQ(gpus[2].uuid, "GPU-1001");
   EXPECT_TRUE(gpus[2].mig_profile.empty());
   EXPECT_EQ(gpus[2].index, 2);
+  EXPECT_EQ(gpus[2].physical, 1);  // its CUDA ordinal, which the MIG GPU before it shifts
 }
 
 // An H100 in MIG mode with two 3g.40gb instances, as `nvidia-smi mig -cgi 9,9 -C` leaves it.
@@ -280,6 +282,57 @@ TEST(NvmlBackend, MigInstancesAreDestroyedAndCreatedThroughNvml) {
                               Slices({{"7g.80gb", 0}}))
                   .ok());
   EXPECT_EQ(*(*b)->MigSlices(0), Slices({{"7g.80gb", 0}}));
+}
+
+TEST(NvmlBackend, AnAgentThatRePlansMigKeepsEachInstancesIndexThroughAChange) {
+  Machine m;
+  // GPU 0 in MIG mode with no instance at all, GPU 1 whole, GPU 2 an H100 in MIG mode.
+  m.Script(
+      "gpu uuid=GPU-a name=\"NVIDIA A100-SXM4-80GB\" memory=85899345920 bus=00000000:18:00.0 "
+      "mig=1\n" +
+      Gpu(1, "") +
+      "gpu uuid=GPU-h name=\"NVIDIA H100 80GB HBM3\" memory=85899345920 "
+      "bus=00000000:19:00.0 mig=1\n"
+      "mig parent=2 uuid=MIG-a name=\"NVIDIA H100 80GB HBM3 MIG 3g.40gb\" "
+      "memory=42412802048\n"
+      "mig parent=2 uuid=MIG-b name=\"NVIDIA H100 80GB HBM3 MIG 3g.40gb\" "
+      "memory=42412802048\n");
+  auto b = m.Open();
+  ASSERT_TRUE(b.has_value()) << b.error().message();
+  // A GPU in MIG mode runs work only in its instances: with none it offers no device.
+  ASSERT_EQ((*b)->Discover().size(), 3u);
+  std::vector<MigParent> parents = (*b)->MigParents();
+  ASSERT_EQ(parents.size(), 2u);
+  EXPECT_EQ(parents[0].physical, 0);
+  EXPECT_EQ(parents[0].model, "A100-80GB");
+  EXPECT_EQ(parents[1].physical, 2);
+
+  MigPlacesBackend places(**b);
+  std::vector<baton::Gpu> gpus = places.Discover();
+  ASSERT_EQ(gpus.size(), 8u + 1u + 8u);
+  for (int k = 0; k < 8; ++k) EXPECT_TRUE(gpus[k].vacant) << k;
+  EXPECT_EQ(gpus[8].uuid, "GPU-1001");
+  EXPECT_EQ(gpus[9 + 0].uuid, "MIG-a");
+  EXPECT_EQ(gpus[9 + 4].uuid, "MIG-b");
+
+  // The A100 gets a 4g.40gb and the H100's second half two instances: MIG-a stays at 9.
+  ASSERT_TRUE(places.ChangeMig(0, {}, Slices({{"4g.40gb", 0}})).ok());
+  ASSERT_TRUE(
+      places.ChangeMig(2, Slices({{"3g.40gb", 4}}), Slices({{"2g.20gb", 4}, {"1g.10gb", 6}})).ok());
+  std::vector<baton::Gpu> after = places.Discover();
+  ASSERT_EQ(after.size(), gpus.size());
+  EXPECT_EQ(after[0].mig_profile, "4g.40gb");
+  EXPECT_FALSE(after[0].vacant);
+  EXPECT_EQ(after[8], gpus[8]);
+  EXPECT_EQ(after[9], gpus[9]);
+  EXPECT_EQ(after[9 + 4].mig_profile, "2g.20gb");
+  EXPECT_EQ(after[9 + 6].mig_profile, "1g.10gb");
+  EXPECT_TRUE(after[9 + 5].vacant);
+  // Readings and health checks reach each instance's own device.
+  std::vector<GpuSample> samples = places.Sample(std::vector<bool>(after.size(), false));
+  ASSERT_EQ(samples.size(), after.size());
+  EXPECT_EQ(samples[9 + 6].index, 15);
+  EXPECT_TRUE(places.CheckGpu(9 + 6).ok());
 }
 
 TEST(NvmlBackend, AMigChangeTheHardwareRefusesSaysWhy) {
