@@ -588,7 +588,8 @@ Result<ClusterFile> DecodeClusterFile(std::string_view yaml, std::string_view fi
     for (size_t i = 0; nodes && i < nodes.size(); ++i) {
       const YAML::Node g = nodes[i];
       std::string path = "nodes[" + std::to_string(i) + "]";
-      RETURN_IF_ERROR(r.Keys(g, path, {"name", "count", "gpus", "pool", "mps"}));
+      RETURN_IF_ERROR(r.Keys(
+          g, path, {"name", "count", "gpus", "pool", "mps", "mig_reconfigure", "mig_delay"}));
       ClusterFile::Group group;
       if (!g["name"]) return Err(r.Error(g, path + ".name", "missing"));
       ASSIGN_OR_RETURN(group.name, r.Text(g["name"], path + ".name", 48));
@@ -617,6 +618,20 @@ Result<ClusterFile> DecodeClusterFile(std::string_view yaml, std::string_view fi
       }
       if (g["mps"]) {
         ASSIGN_OR_RETURN(group.mps, r.Bool(g["mps"], path + ".mps"));
+      }
+      if (g["mig_reconfigure"]) {
+        ASSIGN_OR_RETURN(group.mig_reconfigure,
+                         r.Bool(g["mig_reconfigure"], path + ".mig_reconfigure"));
+        if (group.mig_reconfigure && ParseGpuSpec(group.gpus)->mig.empty())
+          return Err(r.Error(g["mig_reconfigure"], path + ".mig_reconfigure",
+                             "its GPUs are not in MIG mode (gpus: ...:mig=7g.80gb, say)"));
+      }
+      if (g["mig_delay"]) {
+        if (!group.mig_reconfigure)
+          return Err(r.Error(g["mig_delay"], path + ".mig_delay", "is for mig_reconfigure: true"));
+        ASSIGN_OR_RETURN(group.mig_delay, r.Time(g["mig_delay"], path + ".mig_delay"));
+        if (group.mig_delay > std::chrono::hours(1))
+          return Err(r.Error(g["mig_delay"], path + ".mig_delay", "at most 1h"));
       }
       cluster.groups.push_back(std::move(group));
     }

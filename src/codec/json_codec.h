@@ -235,6 +235,10 @@ struct ClusterFile {
     std::string gpus;  // a --gpus SPEC, checked
     std::string pool = "default";
     bool mps = false;  // its nodes share GPUs through MPS: one user's fractions per GPU
+    // Its nodes' MIG GPUs are re-planned for the queue (`baton agent --mig-reconfigure`),
+    // each change taking `mig_delay` (the agent's NVML calls and its registration).
+    bool mig_reconfigure = false;
+    Duration mig_delay = std::chrono::seconds(5);
   };
   std::vector<Group> groups;
   Policy policy;  // with autoscaling: its templates (the simulator is the provider)

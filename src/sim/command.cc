@@ -87,6 +87,12 @@ Result<FixedRun> RunFixed(const SimCluster& c, const std::vector<TraceJob>& trac
                   .nodes = static_cast<int64_t>(nodes.size() - c.nodes.size())};
 }
 
+std::string Fixed(double x, int digits) {
+  std::ostringstream o;
+  o << std::fixed << std::setprecision(digits) << x;
+  return o.str();
+}
+
 std::string Money(double x, const std::string& currency) {
   std::ostringstream o;
   o << std::fixed << std::setprecision(2) << x << " " << currency;
@@ -127,12 +133,17 @@ std::string SummaryJson(const std::string& policy, const Summary& s, double wall
       << ", \"events_per_s\": " << (wall_s > 0 ? static_cast<double>(s.events) / wall_s : 0)
       << ", \"peak_rss_mib\": " << PeakRssMib() << ", \"unrunnable\": " << s.unrunnable
       << ", \"unrunnable_jobs\": [";
+  const std::string mig = s.mig_gpus == 0
+                              ? ""
+                              : ", \"mig\": {\"gpus\": " + std::to_string(s.mig_gpus) +
+                                    ", \"changes\": " + std::to_string(s.mig_changes) +
+                                    ", \"fragmentation\": " + Fixed(s.mig_fragmentation, 4) + "}";
   for (size_t i = 0; i < s.unrunnable_jobs.size(); ++i) {
     const Unrunnable& u = s.unrunnable_jobs[i];
     out << (i ? ", " : "") << "{\"name\": " << codec::EncodeString(u.name)
         << ", \"line\": " << u.line << ", \"reason\": " << codec::EncodeString(u.reason) << "}";
   }
-  out << "]";
+  out << "]" << mig;
   if (s.nodes && fixed != nullptr) {
     const NodeCosts& n = *s.nodes;
     out << ", \"autoscaling\": {\"resumed_nodes\": " << s.resumed_nodes
@@ -160,6 +171,11 @@ std::string SummaryText(const std::string& policy, const Summary& s, size_t node
       << s.max_user_slowdown << "\n"
       << "  " << s.events << " controller commands in " << wall_s << " s, peak memory "
       << PeakRssMib() << " MiB";
+  if (s.mig_gpus > 0) {
+    out << "\n  MIG: " << s.mig_gpus << " GPUs re-planned, " << s.mig_changes
+        << " changes, free slices' fragmentation " << Fixed(s.mig_fragmentation, 4)
+        << " (time-weighted mean)";
+  }
   if (s.unrunnable > 0) {
     out << "\n  " << s.unrunnable << " jobs can never run on this cluster (refused at submit)";
     for (const Unrunnable& u : s.unrunnable_jobs) {
@@ -248,7 +264,9 @@ Result<SimCluster> LoadCluster(const std::string& path) {
           SimNode{.name = g.count == 1 ? g.name : g.name + "-" + std::to_string(i + 1),
                   .gpus = g.gpus,
                   .pool = g.pool,
-                  .mps = g.mps});
+                  .mps = g.mps,
+                  .mig_reconfigure = g.mig_reconfigure,
+                  .mig_delay = g.mig_delay});
     }
   }
   c.policy = std::move(file.policy);

@@ -7,6 +7,7 @@
 #include <map>
 #include <optional>
 #include <queue>
+#include <set>
 #include <unordered_map>
 
 #include "control/autoscaler.h"
@@ -14,6 +15,7 @@
 #include "control/controller.h"
 #include "core/node.h"
 #include "core/quantity.h"
+#include "sched/mig_plan.h"
 
 namespace baton::sim {
 namespace {
@@ -29,6 +31,17 @@ struct Agent {
   uint64_t acked = 0;
   std::vector<JobEvent> outbox;  // to report in the next batch
   bool up = true;                // an autoscaled node suspended is not (until resumed again)
+  // A node whose MIG GPUs are re-planned: what it registers (its instances as they are now),
+  // and how long a change takes.
+  NodeInfo info;
+  Duration mig_delay{0};
+};
+
+// A MIG change ordered to a node, registered at `at`.
+struct MigDue {
+  TimePoint at;
+  size_t agent = 0;
+  MigOrder order;
 };
 
 // An autoscaled node the simulator (its provider) was asked to resume: it registers at `at`.
@@ -85,6 +98,7 @@ class Replay {
     Sent kind;
     size_t index;          // trace row (kSubmit) or agent (kPoll, kReport)
     uint64_t poll_id = 0;  // kPoll
+    uint64_t session = 0;  // kPoll: the agent's session when it polled
   };
 
   Status RegisterNodes(const std::vector<SimNode>& nodes);
@@ -101,6 +115,11 @@ class Replay {
   void Launch(size_t agent, const LaunchOrder& l);
   void Stop(size_t agent, const StopOrder& s);
   void WakeAtThresholds(const LaunchOrder& l, const TraceJob& t, Duration run);
+  // MIG on demand: the changes whose delay has passed made on their nodes, which register
+  // again with their new instances and the jobs they run.
+  void MakeMigChanges();
+  // The mean fragmentation of the re-planned GPUs' free memory slices now.
+  double MigFragmentationNow() const;
   void SubmitArrivals();
   void EndExits();
   // Autoscaling, the simulator as the provider: answers the batch's calls (a resume boots its
@@ -151,7 +170,8 @@ class Replay {
   std::priority_queue<Exit, std::vector<Exit>, std::greater<>> exits_;
   std::map<std::tuple<int64_t, int, size_t>, Part> parts_;
   uint64_t seq_ = 0, poll_id_ = 0;
-  std::unordered_map<uint64_t, size_t> parked_;  // poll id -> agent
+  // poll id -> the agent and its session then (a poll of an earlier session is not repeated)
+  std::unordered_map<uint64_t, std::pair<size_t, uint64_t>> parked_;
   int64_t busy_milli_ = 0;
   double gpu_seconds_ = 0;
   double idle_waiting_ = 0;  // GPU-seconds free while the queue was not empty
@@ -166,6 +186,20 @@ class Replay {
   double capacity_seconds_ = 0;     // GPU-seconds of the nodes up
   double waiting_capacity_s_ = 0;   // ... while the queue was not empty
   int64_t resumed_ = 0;
+  // MIG on demand: the GPUs re-planned, the changes ordered and not yet made, those made, the
+  // fragmentation now and its integral over time; the simulator's windows, which wake the
+  // controller every mig_window while jobs wait (its own windows fall within them), the
+  // changes made when the last began, and how many windows in a row changed nothing. When
+  // nothing else will happen, two quiet windows in a row (the controller planned in one of
+  // them on the same state) end the waiting.
+  int64_t mig_gpus_ = 0;
+  std::vector<MigDue> mig_due_;
+  int64_t mig_changes_ = 0;
+  double mig_fragmentation_ = 0;
+  double mig_fragmentation_s_ = 0;
+  TimePoint mig_window_ = kEpoch;
+  int64_t mig_changes_at_window_ = 0;
+  int quiet_windows_ = 0;
 };
 
 control::ControllerOptions SimControllerOptions(const Policy& policy) {
@@ -215,6 +249,7 @@ void Replay::Log(const char* verb, JobId job, int attempt, size_t agent,
 
 Status Replay::RegisterNodes(const std::vector<SimNode>& nodes) {
   std::vector<control::Command> registers;
+  std::vector<NodeInfo> infos;  // of nodes whose MIG is re-planned: they register again
   for (const SimNode& n : nodes) {
     auto spec = ParseGpuSpec(n.gpus);
     if (!spec) return InvalidArgument("node " + n.name + ": " + spec.error().message());
@@ -227,7 +262,21 @@ Status Replay::RegisterNodes(const std::vector<SimNode>& nodes) {
     info.topology = spec->topology;
     info.pool = n.pool;
     info.mps = n.mps;
-    total_milli_ += static_cast<int64_t>(info.gpus.size()) * 1000;
+    if (n.mig_reconfigure) {
+      if (spec->mig.empty())
+        return InvalidArgument("node " + n.name +
+                               ": mig_reconfigure: its GPUs are not in MIG mode");
+      for (int i = 0; i < spec->count; ++i) {
+        info.mig_gpus.push_back(
+            MigParent{.physical = i, .model = spec->model, .memory_bytes = spec->memory_bytes});
+      }
+      info.gpus = MigPlaces(info.gpus, info.mig_gpus);
+      mig_gpus_ += spec->count;
+    }
+    total_milli_ += static_cast<int64_t>(std::count_if(info.gpus.begin(), info.gpus.end(),
+                                                       [](const Gpu& g) { return !g.vacant; })) *
+                    1000;
+    infos.push_back(n.mig_reconfigure ? info : NodeInfo{});
     registers.push_back(control::AgentRegister{RegisterRequest{.node = info}});
   }
   control::BatchResult b = control::RunBatch(c_, registers, now_);
@@ -235,12 +284,112 @@ Status Replay::RegisterNodes(const std::vector<SimNode>& nodes) {
   for (size_t i = 0; i < nodes.size(); ++i) {
     const control::Reply& r = b.replies[i];
     if (!r.status.ok()) return InvalidArgument("node " + nodes[i].name + ": " + r.status.message());
-    agents_.push_back(
-        Agent{.name = nodes[i].name, .session = std::get<RegisterReply>(r.value).session});
+    agents_.push_back(Agent{.name = nodes[i].name,
+                            .session = std::get<RegisterReply>(r.value).session,
+                            .mig_delay = nodes[i].mig_delay});
+    agents_.back().info = std::move(infos[i]);
     agent_of_[nodes[i].name] = agents_.size() - 1;
   }
   AnswerCalls(b.effects.provider_calls);  // the autoscaler's first `list`
+  mig_fragmentation_ = MigFragmentationNow();
   return Status::Ok();
+}
+
+double Replay::MigFragmentationNow() const {
+  if (mig_gpus_ == 0) return 0;
+  double sum = 0;
+  for (const Agent& a : agents_) {
+    for (const MigParent& p : a.info.mig_gpus) {
+      std::vector<sched::MigInstance> layout;
+      for (const Gpu& g : a.info.gpus) {
+        if (!g.vacant && g.physical == p.physical)
+          layout.push_back(sched::MigInstance{.profile = g.mig_profile, .start = g.mig_start});
+      }
+      sum += sched::MigFragmentation(layout, p.memory_bytes);
+    }
+  }
+  return sum / static_cast<double>(mig_gpus_);
+}
+
+void Replay::MakeMigChanges() {
+  std::vector<MigDue> due;
+  std::erase_if(mig_due_, [&](const MigDue& d) {
+    if (d.at > now_) return false;
+    due.push_back(d);
+    return true;
+  });
+  std::set<size_t> registering;
+  for (const MigDue& d : due) {
+    Agent& a = agents_[d.agent];
+    const MigParent* parent = nullptr;
+    for (const MigParent& p : a.info.mig_gpus) {
+      if (p.physical == d.order.physical) parent = &p;
+    }
+    if (parent == nullptr) continue;
+    // The GPU's instances after the change: those destroyed gone, those created made as an
+    // agent's Discover would report them.
+    std::vector<Gpu> instances;
+    Gpu like;
+    for (const Gpu& g : a.info.gpus) {
+      if (g.physical == d.order.physical) like = g;
+      const bool destroyed = !g.vacant && g.physical == d.order.physical &&
+                             std::find(d.order.destroy.begin(), d.order.destroy.end(),
+                                       MigSlice{.profile = g.mig_profile, .start = g.mig_start}) !=
+                                 d.order.destroy.end();
+      if (!g.vacant && !destroyed) instances.push_back(g);
+    }
+    std::vector<sched::MigInstance> layout;
+    for (const Gpu& g : instances) {
+      if (g.physical == d.order.physical)
+        layout.push_back(sched::MigInstance{.profile = g.mig_profile, .start = g.mig_start});
+    }
+    for (const MigSlice& c : d.order.create) {
+      layout.push_back(sched::MigInstance{.profile = c.profile, .start = c.start});
+      Gpu m = like;
+      m.vacant = false;
+      m.uuid = "MIG-" + a.name + "-" + std::to_string(d.order.physical) + "-" +
+               std::to_string(c.start) + "-" + c.profile;
+      m.mig_profile = c.profile;
+      m.mig_start = c.start;
+      m.model = MigModel(parent->model, c.profile);
+      auto name = ParseMigProfile(c.profile);
+      m.memory_bytes = name ? int64_t{name->memory_gb} << 30 : 0;
+      m.island = 1'000'000 - 1 - d.order.physical;  // as SimulatedGpus places instances
+      instances.push_back(std::move(m));
+    }
+    // The hardware refuses what it cannot hold: the node registers as it was.
+    if (sched::CheckMigLayout(layout, parent->memory_bytes).ok()) {
+      const auto before = std::count_if(a.info.gpus.begin(), a.info.gpus.end(),
+                                        [](const Gpu& g) { return !g.vacant; });
+      a.info.gpus = MigPlaces(instances, a.info.mig_gpus);
+      const auto after = std::count_if(a.info.gpus.begin(), a.info.gpus.end(),
+                                       [](const Gpu& g) { return !g.vacant; });
+      total_milli_ += static_cast<int64_t>(after - before) * 1000;
+      ++mig_changes_;
+      mig_fragmentation_ = MigFragmentationNow();
+    }
+    LogNode("mig", a.name);
+    registering.insert(d.agent);
+  }
+  // One registration a node, however many of its GPUs changed: each would start a session
+  // (and a poll) of its own.
+  for (size_t agent : registering) {
+    Agent& a = agents_[agent];
+    RegisterRequest req{.node = a.info};
+    for (const auto& [key, part] : parts_) {
+      const auto& [job, attempt, index] = key;
+      if (index != agent || !part.alive) continue;
+      auto started = attempt_start_.find(std::make_pair(job, attempt));
+      req.jobs.push_back(JobEvent{.job = JobId{job},
+                                  .attempt = attempt,
+                                  .kind = JobEvent::Kind::kStarted,
+                                  .at = started != attempt_start_.end() ? started->second : now_});
+    }
+    // Ends not reported yet go with the registration, as an agent's would.
+    for (JobEvent& e : a.outbox) req.jobs.push_back(std::move(e));
+    a.outbox.clear();
+    Queue(control::AgentRegister{std::move(req)}, Pending{.kind = Sent::kRegister, .index = agent});
+  }
 }
 
 void Replay::Queue(control::Command command, Pending pending) {
@@ -254,7 +403,7 @@ void Replay::Poll(size_t agent) {
   Queue(
       control::AgentPoll{
           .node = a.name, .session = a.session, .after = a.acked, .poll_id = poll_id_},
-      Pending{.kind = Sent::kPoll, .index = agent, .poll_id = poll_id_});
+      Pending{.kind = Sent::kPoll, .index = agent, .poll_id = poll_id_, .session = a.session});
 }
 
 void Replay::WakeAtThresholds(const LaunchOrder& l, const TraceJob& t, Duration run) {
@@ -333,6 +482,8 @@ void Replay::HandleOrders(size_t agent, const std::vector<Order>& orders) {
       Launch(agent, o.launch);
     } else if (o.kind == Order::Kind::kStop) {
       Stop(agent, o.stop);
+    } else if (o.kind == Order::Kind::kMig) {
+      mig_due_.push_back(MigDue{.at = now_ + a.mig_delay, .agent = agent, .order = o.mig});
     }
   }
 }
@@ -360,7 +511,7 @@ Status Replay::TakeReply(const Pending& p, const control::Reply& r, std::vector<
       if (!r.status.ok()) return Status::Ok();
       const auto& poll = std::get<control::PollAnswer>(r.value);
       if (poll.parked) {
-        parked_[p.poll_id] = p.index;
+        parked_[p.poll_id] = {p.index, p.session};
       } else if (!poll.orders.empty()) {
         HandleOrders(p.index, poll.orders);
         repoll.push_back(p.index);
@@ -433,7 +584,7 @@ void Replay::AnswerCalls(const std::vector<control::ProviderCall>& calls) {
           Agent& a = agents_[it->second];
           a.up = false;
           a.outbox.clear();
-          std::erase_if(parked_, [&](const auto& p) { return p.second == it->second; });
+          std::erase_if(parked_, [&](const auto& p) { return p.second.first == it->second; });
           if (const auto t = booted_.find(n.name); t != booted_.end()) {
             if (const NodeTemplate* tmpl = TemplateNamed(t->second))
               total_milli_ -= int64_t{tmpl->gpus} * 1000;
@@ -505,8 +656,11 @@ Status Replay::RunOneBatch(bool* progressed) {
   for (const control::Delivery& d : b.effects.deliveries) {
     auto it = parked_.find(d.poll_id);
     if (it == parked_.end()) continue;
-    size_t ai = it->second;
+    const auto [ai, session] = it->second;
     parked_.erase(it);
+    // A poll of a session the agent has left (it registered again: a MIG change) is answered
+    // empty by the registration; the agent polls in its new session already.
+    if (session != agents_[ai].session) continue;
     HandleOrders(ai, d.orders);
     repoll.push_back(ai);
     delivered |= !d.orders.empty();
@@ -581,6 +735,15 @@ std::optional<TimePoint> Replay::NextEvent() {
     if (scan && (!t || *scan < *t)) t = std::max(*scan, now_);
     if (nudged_scan_ > now_ && (!t || nudged_scan_ < *t)) t = nudged_scan_;
   }
+  for (const MigDue& d : mig_due_) {
+    if (!t || d.at < *t) t = d.at;
+  }
+  // The next MIG window, while jobs wait: the controller may cut what they wait for. When
+  // nothing else will happen, only until two windows in a row changed nothing.
+  if (mig_gpus_ > 0 && c_.queue_length() > 0 && (t || quiet_windows_ < 2)) {
+    const TimePoint window = std::max(mig_window_, now_);
+    if (!t || window < *t) t = window;
+  }
   return t;
 }
 
@@ -608,10 +771,17 @@ Result<SimResult> Replay::Run(const std::vector<SimNode>& nodes) {
       waiting_s_ += Seconds(*t - now_);
       waiting_capacity_s_ += static_cast<double>(total_milli_) / 1000.0 * Seconds(*t - now_);
     }
+    mig_fragmentation_s_ += mig_fragmentation_ * Seconds(*t - now_);
     now_ = std::max(now_, *t);
+    if (mig_gpus_ > 0 && now_ >= mig_window_) {
+      quiet_windows_ = mig_changes_ == mig_changes_at_window_ ? quiet_windows_ + 1 : 0;
+      mig_changes_at_window_ = mig_changes_;
+      mig_window_ = now_ + policy_.mig_window;
+    }
     SubmitArrivals();
     EndExits();
     BootNodes();
+    MakeMigChanges();
     RETURN_IF_ERROR(Settle());
     result_.timeline.emplace_back(Seconds(now_ - kEpoch), static_cast<double>(busy_milli_) / 1000.0,
                                   static_cast<int64_t>(c_.queue_length()));
@@ -696,6 +866,10 @@ void Replay::Summarize(SimResult& result) const {
     s.max_user_slowdown = std::max(s.max_user_slowdown, x);
   }
   s.jain_fairness = squares > 0 ? sum * sum / (static_cast<double>(slowdown.size()) * squares) : 1;
+  s.mig_gpus = mig_gpus_;
+  s.mig_changes = mig_changes_;
+  const double span = Seconds(now_ - kEpoch);
+  s.mig_fragmentation = span > 0 ? mig_fragmentation_s_ / span : mig_fragmentation_;
 }
 
 }  // namespace

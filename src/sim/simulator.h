@@ -22,6 +22,10 @@ struct SimNode {
   std::string gpus;  // --gpus SPEC
   std::string pool = "default";
   bool mps = false;  // its GPUs' fractions go to one user at a time (NodeInfo::mps)
+  // Its MIG GPUs' instances are re-planned for the queue (NodeInfo::mig_gpus), each change
+  // registered `mig_delay` after it was ordered (its agent's NVML calls and registration).
+  bool mig_reconfigure = false;
+  Duration mig_delay = std::chrono::seconds(5);
 };
 
 // What became of one trace job; times in seconds from the trace's start, -1 when not reached.
@@ -68,6 +72,12 @@ struct Summary {
   // nodes cost from the trace's first submit on, as GET /v1/usage's `nodes` says it.
   int64_t resumed_nodes = 0;
   std::optional<NodeCosts> nodes;
+  // With MIG GPUs re-planned (SimNode::mig_reconfigure): how many there are, the changes made,
+  // and the mean fragmentation of their free memory slices over time (sched::MigFragmentation:
+  // 0 when each GPU's free slices are one run, towards 1 as they scatter).
+  int64_t mig_gpus = 0;
+  int64_t mig_changes = 0;
+  double mig_fragmentation = 0;
 };
 
 struct SimResult {

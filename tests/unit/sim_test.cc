@@ -399,3 +399,74 @@ TEST(Simulate, AutoscaledNodesBootForTheJobsAndAreSuspendedWhenIdle) {
 
 }  // namespace
 }  // namespace baton::sim
+
+namespace baton::sim {
+namespace {
+
+// MIG on demand in `baton sim` (issue 42): the cluster file says which nodes' MIG GPUs are
+// re-planned and how long a change takes; the real controller's windows cut the GPUs for the
+// trace's profiles, the simulated agents make each change after its delay and register again,
+// and the summary counts the changes and the free slices' fragmentation over time.
+TEST(Simulate, MigGpusAreCutForTheQueuesProfilesAfterTheirDelayAndTheFragmentationIsReported) {
+  auto file = codec::DecodeClusterFile(R"(
+nodes:
+  - {name: a100, count: 2, gpus: "1xA100-80GB:mig=7g.80gb", mig_reconfigure: true, mig_delay: 20s}
+scheduling: {mig_window: 10s}
+)",
+                                       "c.yaml");
+  ASSERT_TRUE(file.has_value()) << file.error().message();
+  ASSERT_TRUE(file->groups[0].mig_reconfigure);
+  EXPECT_EQ(file->groups[0].mig_delay, std::chrono::seconds(20));
+  EXPECT_EQ(file->policy.mig_window, std::chrono::seconds(10));
+  std::vector<SimNode> nodes = {{.name = "a100-1",
+                                 .gpus = "1xA100-80GB:mig=7g.80gb",
+                                 .mig_reconfigure = true,
+                                 .mig_delay = std::chrono::seconds(20)},
+                                {.name = "a100-2",
+                                 .gpus = "1xA100-80GB:mig=7g.80gb",
+                                 .mig_reconfigure = true,
+                                 .mig_delay = std::chrono::seconds(20)}};
+  std::vector<TraceJob> trace;
+  for (int i = 0; i < 6; ++i) {
+    TraceJob j = Job(i, 600, 1000);
+    j.resources.gpu_type = i % 2 == 0 ? "3g.40gb" : "1g.10gb";
+    trace.push_back(j);
+  }
+  TraceJob whole = Job(0, 100, 1000);
+  whole.resources.gpu_type = "7g.80gb";
+  trace.push_back(whole);
+  auto r = Simulate(nodes, trace, file->policy);
+  ASSERT_TRUE(r.has_value()) << r.error().message();
+  const Summary& s = r->summary;
+  EXPECT_EQ(s.finished, 7);
+  EXPECT_EQ(s.unrunnable, 0);
+  EXPECT_EQ(s.mig_gpus, 2);
+  EXPECT_GE(s.mig_changes, 2);
+  EXPECT_GE(s.mig_fragmentation, 0.0);
+  EXPECT_LE(s.mig_fragmentation, 1.0);
+  // The whole-GPU job ran on an instance as it was; the others waited for a window and a
+  // change's delay at least.
+  EXPECT_DOUBLE_EQ(r->jobs[6].start, 0);
+  for (int i = 0; i < 6; ++i) EXPECT_GE(r->jobs[i].start, 20.0) << i;
+
+  // A longer change costs the jobs that wait for it.
+  for (SimNode& n : nodes) n.mig_delay = std::chrono::seconds(120);
+  auto slow = Simulate(nodes, trace, file->policy);
+  ASSERT_TRUE(slow.has_value());
+  EXPECT_EQ(slow->summary.finished, 7);
+  EXPECT_GT(slow->summary.avg_wait_s, s.avg_wait_s);
+
+  for (auto [yaml, message] :
+       {std::pair{"nodes:\n  - {name: a, gpus: 1xA100-80GB, mig_reconfigure: true}\n",
+                  "nodes[0].mig_reconfigure: its GPUs are not in MIG mode"},
+        std::pair{"nodes:\n  - {name: a, gpus: 1xA100-80GB:mig=7g.80gb, mig_delay: 5s}\n",
+                  "nodes[0].mig_delay: is for mig_reconfigure: true"}}) {
+    auto bad = codec::DecodeClusterFile(yaml, "c.yaml");
+    ASSERT_FALSE(bad.has_value()) << yaml;
+    EXPECT_NE(bad.error().message().find(message), std::string::npos)
+        << yaml << " -> " << bad.error().message();
+  }
+}
+
+}  // namespace
+}  // namespace baton::sim
