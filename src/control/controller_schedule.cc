@@ -4,6 +4,7 @@
 
 #include "control/controller.h"
 #include "control/master_ports.h"
+#include "control/mig_desk.h"
 #include "control/pass_records.h"
 
 namespace baton::control {
@@ -42,6 +43,11 @@ bool Controller::ApplyPass(PassDriver::Ran& ran, TimePoint now) {
     Job& j = job_at(w.index);
     j.reason = w.reason;
     j.reason_detail = pass.texts[w.text];  // a copy into the buffer it has: no allocation
+    // "no node ... can ever hold": the scheduler sees only the MIG instances there are.
+    if (w.reason == WaitReason::kResources && j.reason_detail.starts_with("no node in pool")) {
+      if (auto cut = MigCutWords(nodes_.table(), j.spec, options_.policy.mig_window))
+        j.reason_detail = std::move(*cut);
+    }
     j.queue_ahead = w.ahead;
     j.reason_at = now;
     j.estimated_start = w.estimated_start;

@@ -101,6 +101,23 @@ NodeInfo MigCutFor(const NodeInfo& info, const std::string& profile) {
   return out;
 }
 
+std::optional<std::string> MigCutWords(const NodeTable& nodes, const JobSpec& spec,
+                                       Duration window) {
+  const std::string profile = MigProfileWanted(spec.resources.gpu_type);
+  if (profile.empty()) return std::nullopt;
+  for (const auto& [name, node] : nodes) {
+    if (node.info.pool != spec.pool || node.state != NodeRecord::State::kReady) continue;
+    for (const MigParent& p : node.info.mig_gpus) {
+      if (MigCapacity(profile, p.memory_bytes) > 0) {
+        return "waiting for a " + profile + " MIG instance, which no GPU of pool " + spec.pool +
+               " has free: the next MIG window (every " + FormatDuration(window) +
+               ") cuts one from a GPU that is re-planned";
+      }
+    }
+  }
+  return std::nullopt;
+}
+
 Order MigOrderOf(const sched::MigChange& change) {
   Order o;
   o.kind = Order::Kind::kMig;

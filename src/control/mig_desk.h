@@ -8,6 +8,7 @@
 // they are idle. A change that failed leaves its GPU alone for kMigFailedRest.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -47,6 +48,13 @@ std::string MigWords(const std::vector<MigSlice>& slices);
 // `info` as it would be with each of its re-plannable MIG GPUs cut into as many instances of
 // `profile` as it holds: what feasibility checks count for a job that asks for a profile.
 NodeInfo MigCutFor(const NodeInfo& info, const std::string& profile);
+
+// What a job waits for when it asks for a MIG profile (`spec`'s gpu_type) that no instance of
+// its pool has, where a GPU of its pool is re-planned and could hold one: the words that say
+// the next window cuts it (the scheduler, which sees only the instances there are, would say
+// no node can ever hold it). None when the job asks for no profile or no such GPU is there.
+std::optional<std::string> MigCutWords(const NodeTable& nodes, const JobSpec& spec,
+                                       Duration window);
 
 // A registration after a change of `physical` was ordered: whether the GPU has now what the
 // change was to create (then the change is done, else it failed), said as an event.

@@ -79,6 +79,10 @@ TEST_F(ControllerMigTest, AProfileNoInstanceHasIsCutAtTheNextWindowAndRunsOnceTh
   ASSERT_TRUE(a.has_value()) << a.error().message();
   EXPECT_EQ(State(*a), JobState::kPending);
   EXPECT_FALSE(Find(Poll("n1"), Order::Kind::kLaunch).has_value());
+  // It says what it waits for: not "no node can ever hold", but the window that cuts one.
+  EXPECT_EQ(c_->FindJob(*a)->reason_detail,
+            "waiting for a 3g.40gb MIG instance, which no GPU of pool default has free: the next "
+            "MIG window (every 30s) cuts one from a GPU that is re-planned");
 
   std::vector<Order> orders = Window();
   const std::optional<Order> mig = Find(orders, Order::Kind::kMig);
