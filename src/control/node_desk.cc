@@ -345,7 +345,10 @@ std::vector<NodeDesk::Hit> NodeDesk::Health(NodeRecord& node, const std::vector<
   std::vector<GpuHealth> next(n);
   for (size_t g = 0; g < n; ++g) next[g].index = static_cast<int>(g);
   for (const GpuHealth& h : health) {
-    if (h.index >= 0 && static_cast<size_t>(h.index) < n) next[h.index] = h;
+    // A vacant MIG place has no health of its own (its agent judges a MIG GPU's faults for all
+    // its places): no event, no drain, nothing to keep for the instance made there later.
+    if (h.index >= 0 && static_cast<size_t>(h.index) < n && !node.info.gpus[h.index].vacant)
+      next[h.index] = h;
   }
   node.health.resize(n);
   for (size_t g = 0; g < n; ++g) node.health[g].index = static_cast<int>(g);

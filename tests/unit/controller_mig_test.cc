@@ -172,6 +172,35 @@ TEST_F(ControllerMigTest, AChangeNeverReportedIsGivenUpAndOneThatFailedLeavesThe
   EXPECT_FALSE(Find(Window(), Order::Kind::kMig).has_value());
 }
 
+TEST_F(ControllerMigTest, AFaultOnAMigGpuIsItsInstancesNotItsVacantPlaces) {
+  RegisterMig({Instance("3g.40gb", 0)});
+  // The agent judges a MIG GPU's fault for every place of it; only the instance is a GPU.
+  std::vector<GpuHealth> health;
+  for (int g = 0; g < kMigPlaces; ++g) {
+    health.push_back(GpuHealth{.index = g,
+                               .state = GpuHealthState::kDrain,
+                               .reason = "xid 79: GPU has fallen off the bus",
+                               .since = now_});
+  }
+  auto r = Run(AgentReport{ReportRequest{.node = "n1", .session = session_, .health = health}});
+  ASSERT_TRUE(r.status.ok()) << r.status.message();
+  auto events = Run(GetEvents{});
+  int failed = 0;
+  for (const ClusterEvent& e : events->events) {
+    if (e.kind == EventKind::kGpuFailed) {
+      ++failed;
+      EXPECT_EQ(e.gpu, 0) << e.message;
+    }
+  }
+  EXPECT_EQ(failed, 1);
+  const NodeStatus node = Run(ListNodes{})->nodes.at(0);
+  EXPECT_FALSE(node.gpu_drain_reasons.at(0).empty());
+  for (int g = 1; g < kMigPlaces; ++g) {
+    EXPECT_TRUE(node.gpu_drain_reasons.at(g).empty()) << g;
+    EXPECT_EQ(node.health.at(g).state, GpuHealthState::kOk) << g;
+  }
+}
+
 TEST_F(ControllerMigTest, WithoutAnAgentThatRePlansMigAProfileNoneHasIsRefusedAtSubmit) {
   RegisterNode("n1", 2);
   Result<JobId> a = SubmitMig("3g.40gb");
