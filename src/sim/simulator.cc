@@ -6,66 +6,15 @@
 #include <cstdio>
 #include <map>
 #include <optional>
-#include <queue>
-#include <set>
-#include <unordered_map>
 
 #include "control/autoscaler.h"
-#include "control/batch.h"
-#include "control/controller.h"
 #include "core/node.h"
 #include "core/quantity.h"
-#include "sched/mig_plan.h"
+#include "sim/replay.h"
 
 namespace baton::sim {
+namespace replay {
 namespace {
-
-double Seconds(Duration d) { return static_cast<double>(d.count()) / 1000.0; }
-
-// A fixed epoch: the same trace gives the same decisions and the same report.
-const TimePoint kEpoch = FromMillis(1'700'000'000'000);
-
-struct Agent {
-  std::string name;
-  uint64_t session = 0;
-  uint64_t acked = 0;
-  std::vector<JobEvent> outbox;  // to report in the next batch
-  bool up = true;                // an autoscaled node suspended is not (until resumed again)
-  // A node whose MIG GPUs are re-planned: what it registers (its instances as they are now),
-  // and how long a change takes.
-  NodeInfo info;
-  Duration mig_delay{0};
-};
-
-// A MIG change ordered to a node, registered at `at`.
-struct MigDue {
-  TimePoint at;
-  size_t agent = 0;
-  MigOrder order;
-};
-
-// An autoscaled node the simulator (its provider) was asked to resume: it registers at `at`.
-struct Boot {
-  TimePoint at;
-  std::string name;
-  std::string template_name;
-};
-
-// One node's part of one attempt of a job, while it runs.
-struct Part {
-  bool alive = true;
-  int64_t milli = 0;  // GPU capacity it holds on the node
-};
-
-struct Exit {
-  TimePoint at;
-  uint64_t seq = 0;
-  size_t agent = 0;
-  JobId job;
-  int attempt = 0;
-  bool timed_out = false;
-  bool operator>(const Exit& o) const { return at != o.at ? at > o.at : seq > o.seq; }
-};
 
 double Mean(const std::vector<double>& v) {
   double sum = 0;
@@ -82,126 +31,6 @@ double Quantile(std::vector<double> v, double q) {
       static_cast<size_t>(std::ceil(q * static_cast<double>(v.size()))) - (q > 0 ? 1 : 0))];
 }
 
-// One replay of a trace. The simulated agents speak the agent protocol's commands in process;
-// every batch goes through control::RunBatch, as the server's loop runs it, so the decisions
-// are the production controller's.
-class Replay {
- public:
-  Replay(const std::vector<TraceJob>& trace, const Policy& policy, const SimOptions& options);
-
-  Result<SimResult> Run(const std::vector<SimNode>& nodes);
-
- private:
-  // A command waiting for the next batch, and what its reply is for.
-  enum class Sent { kSubmit, kPoll, kReport, kRegister, kProvider };
-  struct Pending {
-    Sent kind;
-    size_t index;          // trace row (kSubmit) or agent (kPoll, kReport)
-    uint64_t poll_id = 0;  // kPoll
-    uint64_t session = 0;  // kPoll: the agent's session when it polled
-  };
-
-  Status RegisterNodes(const std::vector<SimNode>& nodes);
-  void Queue(control::Command command, Pending pending);
-  // Applies the waiting commands, the agents' reports and a tick as one batch.
-  Status RunOneBatch(bool* progressed);
-  // Runs batches at `now_` until nothing more happens: reports, a tick, the batch's end,
-  // orders to the agents, their new polls.
-  Status Settle();
-  // Takes in a reply; adds an agent that should poll again to `repoll`.
-  Status TakeReply(const Pending& p, const control::Reply& r, std::vector<size_t>& repoll);
-  void Poll(size_t agent);
-  void HandleOrders(size_t agent, const std::vector<Order>& orders);
-  void Launch(size_t agent, const LaunchOrder& l);
-  void Stop(size_t agent, const StopOrder& s);
-  void WakeAtThresholds(const LaunchOrder& l, const TraceJob& t, Duration run);
-  // MIG on demand: the changes whose delay has passed made on their nodes, which register
-  // again with their new instances and the jobs they run.
-  void MakeMigChanges();
-  // The mean fragmentation of the re-planned GPUs' free memory slices now.
-  double MigFragmentationNow() const;
-  void SubmitArrivals();
-  void EndExits();
-  // Autoscaling, the simulator as the provider: answers the batch's calls (a resume boots its
-  // nodes, a suspend stops them at once, a list names what is up or booting), and registers
-  // the nodes whose boot is done.
-  void AnswerCalls(const std::vector<control::ProviderCall>& calls);
-  void BootNodes();
-  NodeInfo TemplateNode(const NodeTemplate& t, const std::string& name) const;
-  bool Scaling() const { return policy_.autoscaling.on(); }
-  const NodeTemplate* TemplateNamed(const std::string& name) const {
-    for (const NodeTemplate& t : policy_.autoscaling.templates) {
-      if (t.name == name) return &t;
-    }
-    return nullptr;
-  }
-  // When the next thing happens by itself; none when nothing will.
-  std::optional<TimePoint> NextEvent();
-  void Summarize(SimResult& result) const;
-  // "TIME VERB JOB aATTEMPT NODE[ DETAIL]", a line of the decision log.
-  void Log(const char* verb, JobId job, int attempt, size_t agent, const std::string& detail = "");
-  void LogNode(const char* verb, const std::string& node);
-
-  const std::vector<TraceJob>& trace_;
-  const Policy& policy_;
-  SimOptions sim_options_;
-  control::ControllerOptions options_;
-  control::Controller c_;
-  SimResult result_;
-  int64_t events_ = 0;
-  TimePoint now_ = kEpoch;
-
-  std::vector<Agent> agents_;
-  int64_t total_milli_ = 0;
-  std::vector<control::Command> batch_;
-  std::vector<Pending> pending_;
-  std::vector<size_t> arrival_;
-  size_t next_arrival_ = 0;
-  std::unordered_map<int64_t, size_t> index_of_;  // job id -> trace row
-  std::vector<JobId> id_of_;
-  std::unordered_map<size_t, std::string> refused_;  // trace row -> why it can never run
-  std::vector<double> first_start_;
-  // Work done by earlier attempts: a simulated job checkpoints when preempted and resumes there.
-  std::vector<Duration> done_;
-  std::map<std::pair<int64_t, int>, TimePoint> attempt_start_;  // (job, attempt) -> when it began
-  // Times a running job crosses a least-attained-service threshold: the controller should look
-  // then (a live one looks every 2 s; here nothing else would wake it).
-  std::priority_queue<TimePoint, std::vector<TimePoint>, std::greater<>> wakes_;
-  std::priority_queue<Exit, std::vector<Exit>, std::greater<>> exits_;
-  std::map<std::tuple<int64_t, int, size_t>, Part> parts_;
-  uint64_t seq_ = 0, poll_id_ = 0;
-  // poll id -> the agent and its session then (a poll of an earlier session is not repeated)
-  std::unordered_map<uint64_t, std::pair<size_t, uint64_t>> parked_;
-  int64_t busy_milli_ = 0;
-  double gpu_seconds_ = 0;
-  double idle_waiting_ = 0;  // GPU-seconds free while the queue was not empty
-  double waiting_s_ = 0;     // ... and for how long it was not
-  // Autoscaling: nodes booting, each autoscaled node's agent, whether a scan is owed, the
-  // GPU-seconds the nodes up offered.
-  std::vector<Boot> boots_;
-  std::map<std::string, size_t> agent_of_;
-  std::map<std::string, std::string> booted_;  // autoscaled node -> its template
-  bool unseen_ = true;              // a batch changed something no scan has looked at since
-  TimePoint nudged_scan_ = kEpoch;  // a submit's scan: at most a second after it
-  double capacity_seconds_ = 0;     // GPU-seconds of the nodes up
-  double waiting_capacity_s_ = 0;   // ... while the queue was not empty
-  int64_t resumed_ = 0;
-  // MIG on demand: the GPUs re-planned, the changes ordered and not yet made, those made, the
-  // fragmentation now and its integral over time; the simulator's windows, which wake the
-  // controller every mig_window while jobs wait (its own windows fall within them), the
-  // changes made when the last began, and how many windows in a row changed nothing. When
-  // nothing else will happen, two quiet windows in a row (the controller planned in one of
-  // them on the same state) end the waiting.
-  int64_t mig_gpus_ = 0;
-  std::vector<MigDue> mig_due_;
-  int64_t mig_changes_ = 0;
-  double mig_fragmentation_ = 0;
-  double mig_fragmentation_s_ = 0;
-  TimePoint mig_window_ = kEpoch;
-  int64_t mig_changes_at_window_ = 0;
-  int quiet_windows_ = 0;
-};
-
 control::ControllerOptions SimControllerOptions(const Policy& policy) {
   control::ControllerOptions options;
   options.node_timeout = kMaxDuration;  // simulated agents never go silent
@@ -213,6 +42,8 @@ control::ControllerOptions SimControllerOptions(const Policy& policy) {
   options.policy = policy;
   return options;
 }
+
+}  // namespace
 
 Replay::Replay(const std::vector<TraceJob>& trace, const Policy& policy, const SimOptions& options)
     : trace_(trace),
@@ -273,9 +104,7 @@ Status Replay::RegisterNodes(const std::vector<SimNode>& nodes) {
       info.gpus = MigPlaces(info.gpus, info.mig_gpus);
       mig_gpus_ += spec->count;
     }
-    total_milli_ += static_cast<int64_t>(std::count_if(info.gpus.begin(), info.gpus.end(),
-                                                       [](const Gpu& g) { return !g.vacant; })) *
-                    1000;
+    total_milli_ += Devices(info) * 1000;
     infos.push_back(n.mig_reconfigure ? info : NodeInfo{});
     registers.push_back(control::AgentRegister{RegisterRequest{.node = info}});
   }
@@ -293,103 +122,6 @@ Status Replay::RegisterNodes(const std::vector<SimNode>& nodes) {
   AnswerCalls(b.effects.provider_calls);  // the autoscaler's first `list`
   mig_fragmentation_ = MigFragmentationNow();
   return Status::Ok();
-}
-
-double Replay::MigFragmentationNow() const {
-  if (mig_gpus_ == 0) return 0;
-  double sum = 0;
-  for (const Agent& a : agents_) {
-    for (const MigParent& p : a.info.mig_gpus) {
-      std::vector<sched::MigInstance> layout;
-      for (const Gpu& g : a.info.gpus) {
-        if (!g.vacant && g.physical == p.physical)
-          layout.push_back(sched::MigInstance{.profile = g.mig_profile, .start = g.mig_start});
-      }
-      sum += sched::MigFragmentation(layout, p.memory_bytes);
-    }
-  }
-  return sum / static_cast<double>(mig_gpus_);
-}
-
-void Replay::MakeMigChanges() {
-  std::vector<MigDue> due;
-  std::erase_if(mig_due_, [&](const MigDue& d) {
-    if (d.at > now_) return false;
-    due.push_back(d);
-    return true;
-  });
-  std::set<size_t> registering;
-  for (const MigDue& d : due) {
-    Agent& a = agents_[d.agent];
-    const MigParent* parent = nullptr;
-    for (const MigParent& p : a.info.mig_gpus) {
-      if (p.physical == d.order.physical) parent = &p;
-    }
-    if (parent == nullptr) continue;
-    // The GPU's instances after the change: those destroyed gone, those created made as an
-    // agent's Discover would report them.
-    std::vector<Gpu> instances;
-    Gpu like;
-    for (const Gpu& g : a.info.gpus) {
-      if (g.physical == d.order.physical) like = g;
-      const bool destroyed = !g.vacant && g.physical == d.order.physical &&
-                             std::find(d.order.destroy.begin(), d.order.destroy.end(),
-                                       MigSlice{.profile = g.mig_profile, .start = g.mig_start}) !=
-                                 d.order.destroy.end();
-      if (!g.vacant && !destroyed) instances.push_back(g);
-    }
-    std::vector<sched::MigInstance> layout;
-    for (const Gpu& g : instances) {
-      if (g.physical == d.order.physical)
-        layout.push_back(sched::MigInstance{.profile = g.mig_profile, .start = g.mig_start});
-    }
-    for (const MigSlice& c : d.order.create) {
-      layout.push_back(sched::MigInstance{.profile = c.profile, .start = c.start});
-      Gpu m = like;
-      m.vacant = false;
-      m.uuid = "MIG-" + a.name + "-" + std::to_string(d.order.physical) + "-" +
-               std::to_string(c.start) + "-" + c.profile;
-      m.mig_profile = c.profile;
-      m.mig_start = c.start;
-      m.model = MigModel(parent->model, c.profile);
-      auto name = ParseMigProfile(c.profile);
-      m.memory_bytes = name ? int64_t{name->memory_gb} << 30 : 0;
-      m.island = 1'000'000 - 1 - d.order.physical;  // as SimulatedGpus places instances
-      instances.push_back(std::move(m));
-    }
-    // The hardware refuses what it cannot hold: the node registers as it was.
-    if (sched::CheckMigLayout(layout, parent->memory_bytes).ok()) {
-      const auto before = std::count_if(a.info.gpus.begin(), a.info.gpus.end(),
-                                        [](const Gpu& g) { return !g.vacant; });
-      a.info.gpus = MigPlaces(instances, a.info.mig_gpus);
-      const auto after = std::count_if(a.info.gpus.begin(), a.info.gpus.end(),
-                                       [](const Gpu& g) { return !g.vacant; });
-      total_milli_ += static_cast<int64_t>(after - before) * 1000;
-      ++mig_changes_;
-      mig_fragmentation_ = MigFragmentationNow();
-    }
-    LogNode("mig", a.name);
-    registering.insert(d.agent);
-  }
-  // One registration a node, however many of its GPUs changed: each would start a session
-  // (and a poll) of its own.
-  for (size_t agent : registering) {
-    Agent& a = agents_[agent];
-    RegisterRequest req{.node = a.info};
-    for (const auto& [key, part] : parts_) {
-      const auto& [job, attempt, index] = key;
-      if (index != agent || !part.alive) continue;
-      auto started = attempt_start_.find(std::make_pair(job, attempt));
-      req.jobs.push_back(JobEvent{.job = JobId{job},
-                                  .attempt = attempt,
-                                  .kind = JobEvent::Kind::kStarted,
-                                  .at = started != attempt_start_.end() ? started->second : now_});
-    }
-    // Ends not reported yet go with the registration, as an agent's would.
-    for (JobEvent& e : a.outbox) req.jobs.push_back(std::move(e));
-    a.outbox.clear();
-    Queue(control::AgentRegister{std::move(req)}, Pending{.kind = Sent::kRegister, .index = agent});
-  }
 }
 
 void Replay::Queue(control::Command command, Pending pending) {
@@ -533,95 +265,6 @@ Status Replay::TakeReply(const Pending& p, const control::Reply& r, std::vector<
       return Status::Ok();
   }
   return Status::Ok();
-}
-
-NodeInfo Replay::TemplateNode(const NodeTemplate& t, const std::string& name) const {
-  NodeInfo info;
-  info.name = name;
-  if (auto spec = ParseGpuSpec(t.gpu_spec)) {
-    info.gpus = SimulatedGpus(*spec, name);
-    info.topology = spec->topology;
-  }
-  info.cpus = t.cpus > 0 ? t.cpus : 256;
-  info.memory_bytes = t.memory_bytes > 0 ? t.memory_bytes : int64_t{2} << 40;
-  info.gpu_backend = GpuBackendKind::kSimulated;
-  info.pool = t.pool;
-  info.spot = t.spot;
-  return info;
-}
-
-void Replay::AnswerCalls(const std::vector<control::ProviderCall>& calls) {
-  for (const control::ProviderCall& call : calls) {
-    control::ProviderAnswer answer{.call = call.id};
-    switch (call.request.verb) {
-      case ProviderVerb::kList:  // what is booting, and the autoscaled nodes up
-        for (const Boot& b : boots_) {
-          answer.nodes.push_back(
-              {.name = b.name, .id = "sim-" + b.name, .template_name = b.template_name});
-        }
-        for (const auto& [name, template_name] : booted_) {
-          if (agents_[agent_of_.at(name)].up)
-            answer.nodes.push_back(
-                {.name = name, .id = "sim-" + name, .template_name = template_name});
-        }
-        break;
-      case ProviderVerb::kResume:
-        for (const ProvidedNode& n : call.request.nodes) {
-          boots_.push_back(Boot{.at = now_ + sim_options_.boot_delay,
-                                .name = n.name,
-                                .template_name = call.request.node_template.name});
-          answer.nodes.push_back(
-              {.name = n.name, .id = "sim-" + n.name, .template_name = n.template_name});
-          ++resumed_;
-          LogNode("resume", n.name);
-        }
-        break;
-      case ProviderVerb::kSuspend:
-        for (const ProvidedNode& n : call.request.nodes) {
-          std::erase_if(boots_, [&](const Boot& b) { return b.name == n.name; });
-          auto it = agent_of_.find(n.name);
-          if (it == agent_of_.end() || !agents_[it->second].up) continue;
-          Agent& a = agents_[it->second];
-          a.up = false;
-          a.outbox.clear();
-          std::erase_if(parked_, [&](const auto& p) { return p.second.first == it->second; });
-          if (const auto t = booted_.find(n.name); t != booted_.end()) {
-            if (const NodeTemplate* tmpl = TemplateNamed(t->second))
-              total_milli_ -= int64_t{tmpl->gpus} * 1000;
-          }
-          LogNode("suspend", n.name);
-        }
-        break;
-    }
-    Queue(std::move(answer), Pending{.kind = Sent::kProvider, .index = 0});
-  }
-}
-
-void Replay::BootNodes() {
-  std::vector<Boot> due;
-  std::erase_if(boots_, [&](const Boot& b) {
-    if (b.at > now_) return false;
-    due.push_back(b);
-    return true;
-  });
-  for (const Boot& b : due) {
-    const NodeTemplate* t = TemplateNamed(b.template_name);
-    if (t == nullptr) continue;
-    size_t ai;
-    if (auto it = agent_of_.find(b.name); it != agent_of_.end()) {
-      ai = it->second;
-      agents_[ai].up = true;
-    } else {
-      agents_.push_back(Agent{.name = b.name});
-      ai = agents_.size() - 1;
-      agent_of_[b.name] = ai;
-    }
-    booted_[b.name] = b.template_name;
-    total_milli_ += int64_t{t->gpus} * 1000;
-    LogNode("register", b.name);
-    Queue(control::AgentRegister{RegisterRequest{.node = TemplateNode(*t, b.name)}},
-          Pending{.kind = Sent::kRegister, .index = ai});
-  }
 }
 
 Status Replay::RunOneBatch(bool* progressed) {
@@ -872,7 +515,7 @@ void Replay::Summarize(SimResult& result) const {
   s.mig_fragmentation = span > 0 ? mig_fragmentation_s_ / span : mig_fragmentation_;
 }
 
-}  // namespace
+}  // namespace replay
 
 Result<Policy> NamedPolicy(const std::string& name, const Policy& configured) {
   Policy p = configured;
@@ -927,7 +570,7 @@ Result<Policy> NamedPolicy(const std::string& name, const Policy& configured) {
 
 Result<SimResult> Simulate(const std::vector<SimNode>& nodes, const std::vector<TraceJob>& trace,
                            const Policy& policy, const SimOptions& options) {
-  Replay replay(trace, policy, options);
+  replay::Replay replay(trace, policy, options);
   return replay.Run(nodes);
 }
 
