@@ -9,15 +9,18 @@
 //             and their round trip p50/p99, polls/s
 //   backlog   --backlog N: N held jobs through POST /v1/jobs/batch: submits/s, RSS per job
 //   idle      again, with the backlog held
-//   latency   --latency-runs N: one-GPU jobs one at a time while GPUs are free: submit -> the
-//             launch order at the simulated agent, and -> its start report acknowledged
+//   latency   --latency-runs N: one-GPU jobs one at a time while GPUs are free: submit -> its
+//             201 (committed), -> the launch order at the simulated agent, and -> its start
+//             report acknowledged; --latency-csv FILE writes each job's three times and when
+//             it was submitted (seconds into the step), to see where the slow ones fall
 //   churn     --churn-s S: every GPU busy, jobs ending and starting all the time (each runs
 //             about --run-ms), --churn-queue more waiting: server CPU, starts/s, reports/s and
 //             their round trip, and how many GPUs the controller keeps running jobs
 //   verify    the latency jobs went pending -> running -> succeeded
 //
 //   baton_agents [--agents 1000] [--gpus 8xH100-80GB] [--run-ms 30000] [--backlog 100000]
-//                [--idle-s 20] [--latency-runs 200] [--churn-s 30] [--churn-queue 2000]
+//                [--idle-s 20] [--latency-runs 200] [--latency-csv FILE] [--churn-s 30]
+//                [--churn-queue 2000]
 //                [--report-threads R] [--poll-threads 2] [--join 1] [--prefix sim] [--user bench]
 //                [--server-pid PID]
 //
@@ -42,9 +45,11 @@
 #include <algorithm>
 #include <atomic>
 #include <boost/json.hpp>
+#include <cerrno>
 #include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -89,6 +94,7 @@ struct Options {
   int idle_s = 20;
   int latency_runs = 200;
   int latency_gap_ms = 20;
+  std::string latency_csv;  // each latency job's times, one line each ("" = none)
   int churn_s = 30;
   int churn_queue = 2000;
   int report_threads = 0;  // min(agents, 64)
@@ -403,12 +409,20 @@ void Bench::Backlog() {
 
 void Bench::Latency() {
   Mark m = Begin();
-  std::vector<double> to_launch, to_started;
+  const auto began = SteadyClock::now();
+  std::vector<double> to_ack, to_launch, to_started;
+  std::FILE* csv = nullptr;
+  if (!o_.latency_csv.empty()) {
+    csv = std::fopen(o_.latency_csv.c_str(), "w");
+    if (csv == nullptr) Die("--latency-csv " + o_.latency_csv + ": " + std::strerror(errno));
+    std::fprintf(csv, "job,submitted_s,ack_ms,launch_ms,started_ms\n");
+  }
   const std::string body = std::string(R"({"name": ")") + kLatencyName +
                            R"(", "command": ["true"], "resources": {"gpus": 1}})";
   for (int i = 0; i < o_.latency_runs; ++i) {
     auto t0 = SteadyClock::now();
     auto r = client_->Request("POST", "/v1/jobs", body);
+    auto acked_at = SteadyClock::now();
     if (!r || r->status != 201)
       Die("submit failed: " +
           (r ? "HTTP " + std::to_string(r->status) + ": " + r->body : r.error().message()));
@@ -419,14 +433,21 @@ void Bench::Latency() {
     latency_jobs_.push_back(id);
     auto launched = fleet_->WaitLaunch(id, std::chrono::seconds(10));
     if (!launched) Die("job " + std::to_string(id) + " was not launched within 10 s");
+    to_ack.push_back(Ms(acked_at - t0));
     to_launch.push_back(Ms(*launched - t0));
     // Its start report goes at once; give it a moment to be answered.
     for (int k = 0; k < 1000 && !fleet_->StartAcked(id); ++k)
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    if (auto acked = fleet_->StartAcked(id)) to_started.push_back(Ms(*acked - t0));
+    auto started = fleet_->StartAcked(id);
+    if (started) to_started.push_back(Ms(*started - t0));
+    if (csv != nullptr)
+      std::fprintf(csv, "%" PRId64 ",%.6f,%.3f,%.3f,%.3f\n", id, Secs(t0 - began), to_ack.back(),
+                   to_launch.back(), started ? to_started.back() : -1.0);
     std::this_thread::sleep_for(std::chrono::milliseconds(o_.latency_gap_ms));
   }
   std::printf("latency: %d one-GPU jobs, one at a time, GPUs free:\n", o_.latency_runs);
+  if (csv != nullptr) std::fclose(csv);
+  std::printf("  submit -> 201 Created (committed): %s\n", Quantiles(to_ack).c_str());
   std::printf("  submit -> launch order at the agent: %s\n", Quantiles(to_launch).c_str());
   std::printf("  submit -> its start report acknowledged (the job's started_at): %s\n",
               Quantiles(to_started).c_str());
@@ -547,7 +568,7 @@ int main(int argc, char** argv) {
     if (k == "-h" || k == "--help") {
       std::printf(
           "usage: baton_agents [--agents N] [--gpus SPEC] [--run-ms MS] [--backlog N] "
-          "[--batch B] [--idle-s S] [--latency-runs N] [--latency-gap-ms MS] "
+          "[--batch B] [--idle-s S] [--latency-runs N] [--latency-gap-ms MS] [--latency-csv FILE] "
           "[--churn-s S] [--churn-queue N] [--report-threads R] [--poll-threads T] [--join 0|1] "
           "[--prefix P] [--user NAME] [--server-pid PID] [--server URL] [--token T] [--tls-ca "
           "FILE]\n"
@@ -582,6 +603,8 @@ int main(int argc, char** argv) {
       o.latency_runs = static_cast<int>(number(0, 1'000'000));
     else if (k == "--latency-gap-ms")
       o.latency_gap_ms = static_cast<int>(number(0, 60'000));
+    else if (k == "--latency-csv")
+      o.latency_csv = v;
     else if (k == "--churn-s")
       o.churn_s = static_cast<int>(number(0, 86'400));
     else if (k == "--churn-queue")

@@ -233,7 +233,8 @@ Result<PollAnswer> NodeDesk::Poll(const AgentPoll& c, TimePoint now) {
   }
   node->last_seen = now;
   PollAnswer r;
-  if (std::optional<std::vector<Order>> orders = nodes_.Poll(*node, c.after, c.poll_id, now)) {
+  if (std::optional<std::vector<Order>> orders =
+          nodes_.Poll(*node, c.after, c.poll_id, now, shared_.options.poll_timeout)) {
     r.orders = std::move(*orders);
   } else {
     r.parked = true;

@@ -122,7 +122,7 @@ class NodeDesk {
   // orders dropped, said as an event).
   void Watch(TimePoint now);
   // Parked polls that waited the poll timeout answered empty, so that their agents poll again.
-  void ExpirePolls(TimePoint now) { nodes_.ExpirePolls(now, shared_.options.poll_timeout); }
+  void ExpirePolls(TimePoint now) { nodes_.ExpirePolls(now); }
   // The lost nodes whose fence has passed by `now`: their jobs go back to the queue.
   std::vector<NodeRecord*> Fenced(TimePoint now) { return watch_.Fenced(nodes_, now); }
 

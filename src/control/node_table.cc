@@ -44,14 +44,27 @@ void NodeTable::Send(NodeRecord& node, Order order) {
 }
 
 std::optional<std::vector<Order>> NodeTable::Poll(NodeRecord& node, uint64_t after,
-                                                  uint64_t poll_id, TimePoint now) {
+                                                  uint64_t poll_id, TimePoint now,
+                                                  Duration timeout) {
   while (!node.outbox.empty() && node.outbox.front().seq <= after) node.outbox.pop_front();
   Unpark(node);
   if (!node.outbox.empty()) return std::vector<Order>(node.outbox.begin(), node.outbox.end());
   node.parked_poll = poll_id;
   node.parked_at = now;
-  parked_.push_back(Parked{.at = now, .node = &node, .poll_id = poll_id});
+  const Duration wait = PollWait(node.session, poll_id, timeout);
+  parked_.push_back(Parked{.at = now, .due = now + wait, .node = &node, .poll_id = poll_id});
+  std::push_heap(parked_.begin(), parked_.end(), DueLater);
   return std::nullopt;
+}
+
+Duration NodeTable::PollWait(uint64_t session, uint64_t poll_id, Duration timeout) {
+  if (timeout >= kMaxDuration) return timeout;             // never (the simulator's)
+  uint64_t z = session * 0x9e3779b97f4a7c15ULL + poll_id;  // splitmix64
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  z ^= z >> 31;
+  const Duration half = timeout / 2;
+  return timeout - half + Duration(static_cast<Duration::rep>(z % (half.count() + 1)));
 }
 
 void NodeTable::Disconnect(NodeRecord& node) {
@@ -59,18 +72,20 @@ void NodeTable::Disconnect(NodeRecord& node) {
   node.outbox.clear();
 }
 
-void NodeTable::ExpirePolls(TimePoint now, Duration timeout) {
-  // A clock set back makes the front look young for as long as it went back: it is due then.
-  while (!parked_.empty() && (now - parked_.front().at >= timeout || now < parked_.front().at)) {
-    const Parked p = parked_.front();
-    parked_.pop_front();
+void NodeTable::ExpirePolls(TimePoint now) {
+  // A clock set back makes the soonest look young for as long as it went back: it is due then.
+  while (!parked_.empty() && (parked_.front().due <= now || now < parked_.front().at)) {
+    std::pop_heap(parked_.begin(), parked_.end(), DueLater);
+    const Parked p = parked_.back();
+    parked_.pop_back();
     if (p.node->parked_poll == p.poll_id) Unpark(*p.node);
   }
   // Entries of polls answered since stay until their time: with a long timeout (the
   // simulator's never comes) they would pile up. Past twice the nodes, only the polls still
-  // parked are kept, in the order they parked.
+  // parked are kept.
   if (parked_.size() > 2 * nodes_.size() + 1024) {
     std::erase_if(parked_, [](const Parked& p) { return p.node->parked_poll != p.poll_id; });
+    std::make_heap(parked_.begin(), parked_.end(), DueLater);
   }
 }
 

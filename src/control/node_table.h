@@ -81,16 +81,23 @@ class NodeTable {
   // Numbers `order` and queues it in the node's outbox; a parked poll gets it at the batch's end.
   void Send(NodeRecord& node, Order order);
   // An agent's poll, acknowledging the orders up to `after`: the orders still waiting, or none
-  // and the poll parked (answered later by a delivery). An earlier parked poll is answered
-  // empty.
+  // and the poll parked (answered later by a delivery, or empty once it has waited its time:
+  // see PollWait). An earlier parked poll is answered empty.
   std::optional<std::vector<Order>> Poll(NodeRecord& node, uint64_t after, uint64_t poll_id,
-                                         TimePoint now);
+                                         TimePoint now, Duration timeout);
   // Answers the node's parked poll empty and drops its orders (the node is lost).
   void Disconnect(NodeRecord& node);
-  // Answers parked polls that waited `timeout` empty, so that agents poll again. Looks only at
-  // the polls due (in the order they parked), so it can run at every batch's end: ten thousand
+  // Answers parked polls that waited their time empty, so that agents poll again. Looks only
+  // at the polls due (the soonest first), so it can run at every batch's end: ten thousand
   // agents' polls then expire a few at a time, not hundreds at once at each tick.
-  void ExpirePolls(TimePoint now, Duration timeout);
+  void ExpirePolls(TimePoint now);
+  // How long poll `poll_id` of `session` waits before it is answered empty: from half of
+  // `timeout` to all of it, spread by the two numbers (the same each time). Agents that
+  // registered together (a controller's start, a failover) would otherwise poll again
+  // together every `timeout`, for ever: at ten thousand agents, waves of over a thousand
+  // answers a second that held submits behind them (docs/performance.md). Each wait drawn
+  // anew spreads them over the whole interval within a few rounds.
+  static Duration PollWait(uint64_t session, uint64_t poll_id, Duration timeout);
   // The batch's deliveries: parked polls answered with the orders now waiting, and those
   // answered empty since the last call.
   std::vector<Delivery> TakeDeliveries();
@@ -110,14 +117,16 @@ class NodeTable {
   // Nodes sent an order while their poll was parked: what TakeDeliveries answers, instead of a
   // walk of every node at every batch's end. May hold a node twice, or one answered since.
   std::vector<NodeRecord*> to_deliver_;
-  // Polls as they parked, the oldest first: when, where, and which poll (an entry whose poll
-  // was answered since is skipped when its time comes).
+  // Parked polls, a heap with the soonest due on top: when each parked and is due, where, and
+  // which poll (an entry whose poll was answered since is skipped when its time comes).
   struct Parked {
     TimePoint at;
+    TimePoint due;
     NodeRecord* node;
     uint64_t poll_id;
   };
-  std::deque<Parked> parked_;
+  static bool DueLater(const Parked& a, const Parked& b) { return a.due > b.due; }
+  std::vector<Parked> parked_;
 };
 
 }  // namespace baton::control
