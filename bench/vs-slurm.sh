@@ -23,7 +23,8 @@
 #
 # It needs root (slurmd starts jobs as their users; apt-get) and the Release build (make build).
 # Each --runs repetition starts both systems afresh, and alternates which of the two goes
-# first in every pair of measurements. Everything it starts is stopped, and its directory
+# first in every pair of measurements; before each side it waits (up to 5 s) for the machine to
+# be quiet, so that neither pays for work the other left running. Everything it starts is stopped, and its directory
 # removed, on exit, failure or Ctrl-C. TMPDIR picks the file system both systems write to.
 set -Eeuo pipefail # -E: the ERR trap below names the failing line inside functions too
 cd "$(dirname "$0")/.."
@@ -550,13 +551,34 @@ rest_baton() {
 declare -A results=()
 rest_note=""
 write_rest_client
+# Waits (up to 5 s) until the machine is quiet: under 10 % of one CPU busy over 100 ms. The
+# side measured first leaves work behind it (slurmctld goes on cancelling and writing its
+# state for a while after `scancel` returns), which the other side's loop would pay for.
+settle() {
+  local i a b busy total
+  for ((i = 0; i < 50; i++)); do
+    read -ra a < <(head -1 /proc/stat)
+    sleep 0.1
+    read -ra b < <(head -1 /proc/stat)
+    # user nice system idle iowait irq softirq steal: busy is all but idle and iowait
+    total=$(((b[1] + b[2] + b[3] + b[4] + b[5] + b[6] + b[7] + b[8]) - (a[1] + a[2] + a[3] + a[4] + a[5] + a[6] + a[7] + a[8])))
+    busy=$((total - (b[4] - a[4]) - (b[5] - a[5])))
+    # 100 ms is 10 ticks of one CPU at USER_HZ 100: under 1 tick busy is under 10 %
+    ((busy < 1)) && return 0
+  done
+  echo "  (the machine did not go quiet within 5 s: $busy of $total ticks busy in the last 100 ms)"
+}
 pair() { # the two sides of one measurement, Slurm first in odd runs, Baton first in even ones
   # (not `"$1" && "$2"`: set -e does not apply inside a function whose status is tested)
   if ((run % 2)); then
+    settle
     "$1"
+    settle
     "$2"
   else
+    settle
     "$2"
+    settle
     "$1"
   fi
 }
@@ -603,7 +625,9 @@ for ((run = 1; run <= runs; run++)); do
   fi
   if wanted array; then pair array_slurm array_baton; fi
   if wanted floor; then
+    settle
     cli_floor
+    settle
     e2e_floor
   fi
   if wanted latency; then pair lat_slurm lat_baton; fi
