@@ -215,6 +215,7 @@ Result<NodeRecord*> NodeDesk::Join(const NodeInfo& info, TimePoint now) {
   node.mig_held.clear();
   nodes_.StartSession(node, now);
   if (node.info != info || node.state == NodeRecord::State::kAwaiting) feasibility_.MarkStale();
+  mig_nodes_ += (info.mig_gpus.empty() ? 0 : 1) - (node.info.mig_gpus.empty() ? 0 : 1);
   node.info = info;
   node.state = NodeRecord::State::kReady;
   node.requeue_at = TimePoint::max();  // back before its fence passed: its jobs ran on
@@ -492,6 +493,7 @@ void NodeDesk::MarkLost(NodeRecord& node, TimePoint now) {
 void NodeDesk::PlanMig(const std::function<std::vector<const Job*>()>& waiting, TimePoint now) {
   if (now < next_mig_plan_) return;
   next_mig_plan_ = now + shared_.options.policy.mig_window;
+  if (mig_nodes_ == 0) return;  // no agent re-plans MIG: nothing to walk (most clusters)
   bool any = false;
   for (auto& [name, node] : nodes_) {
     if (node.info.mig_gpus.empty()) continue;

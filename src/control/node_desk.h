@@ -145,6 +145,7 @@ class NodeDesk {
   std::pair<JobId, TimePoint> last_log_drop_{};  // the last log_dropped alert: of what, when
   TimePoint cooling_ends_ = TimePoint::max();    // the earliest end of a spot node's cool-off
   TimePoint next_mig_plan_{};                    // PlanMig's next window
+  int mig_nodes_ = 0;  // nodes whose agents registered GPUs to re-plan (NodeInfo::mig_gpus)
 };
 
 }  // namespace baton::control
