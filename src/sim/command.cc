@@ -127,7 +127,11 @@ std::string SummaryJson(const std::string& policy, const Summary& s, double wall
       << ", \"p95_jct_s\": " << s.p95_jct_s << ", \"avg_wait_s\": " << s.avg_wait_s
       << ", \"gpu_utilization\": " << s.gpu_utilization
       << ", \"idle_while_waiting\": " << s.idle_while_waiting
-      << ", \"preemptions\": " << s.preemptions << ", \"jain_fairness\": " << s.jain_fairness
+      << ", \"preemptions\": " << s.preemptions << ", \"preemptions_per_job\": "
+      << (s.jobs > 0 ? static_cast<double>(s.preemptions) / static_cast<double>(s.jobs) : 0)
+      << ", \"preempted_jobs\": " << s.preempted_jobs
+      << ", \"max_job_preemptions\": " << s.max_job_preemptions
+      << ", \"jain_fairness\": " << s.jain_fairness
       << ", \"max_user_slowdown\": " << s.max_user_slowdown << ", \"events\": " << s.events
       << ", \"wall_s\": " << wall_s
       << ", \"events_per_s\": " << (wall_s > 0 ? static_cast<double>(s.events) / wall_s : 0)
@@ -167,6 +171,7 @@ std::string SummaryText(const std::string& policy, const Summary& s, size_t node
       << " s, p95 " << s.p95_jct_s << " s\n"
       << "  wait avg " << s.avg_wait_s << " s, GPU utilisation " << s.gpu_utilization
       << ", idle while jobs waited " << s.idle_while_waiting << ", preemptions " << s.preemptions
+      << " (" << s.preempted_jobs << " jobs, at most " << s.max_job_preemptions << " times one)"
       << ", Jain fairness (users) " << s.jain_fairness << ", worst user's mean slowdown "
       << s.max_user_slowdown << "\n"
       << "  " << s.events << " controller commands in " << wall_s << " s, peak memory "

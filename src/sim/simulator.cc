@@ -468,6 +468,8 @@ void Replay::Summarize(SimResult& result) const {
     } else if (const Job* j = id_of_[i].value != 0 ? c_.FindJob(id_of_[i]) : nullptr) {
       o.id = j->id.value;
       o.restarts = j->restarts;
+      s.preempted_jobs += j->preemptions > 0 ? 1 : 0;
+      s.max_job_preemptions = std::max(s.max_job_preemptions, j->preemptions);
       o.state = std::string(JobStateName(j->state));
       if (IsTerminal(j->state) && j->finished_at) o.end = Seconds(*j->finished_at - kEpoch);
     }

@@ -56,6 +56,11 @@ struct Summary {
   double avg_wait_s = 0;
   double gpu_utilization = 0;  // GPU-seconds run / (GPUs x makespan)
   int64_t preemptions = 0;
+  // Per job (Job::preemptions, the requeues after a preemption): how many jobs were preempted
+  // at least once, and the most times one job was. A policy that preempts little on average
+  // can still preempt one job again and again; this says whether any job was.
+  int64_t preempted_jobs = 0;
+  int max_job_preemptions = 0;
   double jain_fairness = 1;  // over users' mean slowdown (JCT / duration)
   // The worst user's mean slowdown: Jain's index falls when one user is slowed while the others
   // are not, even if everyone is better off than under another policy; this says how bad the

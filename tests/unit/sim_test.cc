@@ -296,6 +296,8 @@ TEST(Simulate, UnderTheDefaultPolicyALongJobYieldsToANewOneOnceThenRunsToItsEnd)
   auto d = Simulate(nodes, trace, Policy{});
   ASSERT_TRUE(d.has_value()) << d.error().message();
   EXPECT_EQ(d->summary.preemptions, 1);
+  EXPECT_EQ(d->summary.preempted_jobs, 1);  // per job: the long one, once (its budget)
+  EXPECT_EQ(d->summary.max_job_preemptions, 1);
   EXPECT_EQ(d->summary.finished, 6);
   EXPECT_NEAR(d->jobs[1].start, 11 * 3600, 60);  // the first new job, at once
   EXPECT_GT(d->jobs[2].start, 100 * 3600);       // the next waits for the long one's end
@@ -304,6 +306,8 @@ TEST(Simulate, UnderTheDefaultPolicyALongJobYieldsToANewOneOnceThenRunsToItsEnd)
   auto las = Simulate(nodes, trace, *las_policy);
   ASSERT_TRUE(las.has_value()) << las.error().message();
   EXPECT_EQ(las->summary.preemptions, 5);
+  EXPECT_EQ(las->summary.preempted_jobs, 1);  // all five were the long job's
+  EXPECT_EQ(las->summary.max_job_preemptions, 5);
   EXPECT_NEAR(las->jobs[2].start, 22 * 3600, 60);
 }
 
