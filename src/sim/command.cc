@@ -171,7 +171,7 @@ std::string SummaryText(const std::string& policy, const Summary& s, size_t node
       << " s, p95 " << s.p95_jct_s << " s\n"
       << "  wait avg " << s.avg_wait_s << " s, GPU utilisation " << s.gpu_utilization
       << ", idle while jobs waited " << s.idle_while_waiting << ", preemptions " << s.preemptions
-      << " (" << s.preempted_jobs << " jobs, at most " << s.max_job_preemptions << " times one)"
+      << " of " << s.preempted_jobs << " jobs (the most of one job " << s.max_job_preemptions << ")"
       << ", Jain fairness (users) " << s.jain_fairness << ", worst user's mean slowdown "
       << s.max_user_slowdown << "\n"
       << "  " << s.events << " controller commands in " << wall_s << " s, peak memory "
