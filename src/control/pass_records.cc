@@ -34,11 +34,12 @@ RunningJobs::Kept KeptOf(const Job& job, AccountNumbers& numbers, const sched::C
               .first_node = job.allocation.empty() ? -1 : view.IndexOf(job.allocation.front().node),
               .preemptible = Preemptible(job.spec),
               .preemptions = job.preemptions},
-      .clock = RunningJobs::Clock{.gpu_seconds = job.gpu_seconds,
-                                  .milli_gpus = job.spec.resources.milli_gpus,
-                                  .time_limit = limit,
-                                  .started = job.started_at.has_value(),
-                                  .checkpointed = job.last_checkpoint.has_value()}};
+      .clock =
+          RunningJobs::Clock{.gpu_seconds = job.gpu_seconds,
+                             .gpus = static_cast<double>(job.spec.resources.milli_gpus) / 1000.0,
+                             .time_limit = limit,
+                             .started = job.started_at.has_value(),
+                             .checkpointed = job.last_checkpoint.has_value()}};
 }
 
 void KeepRunning(const std::set<JobId>& changed, const std::map<JobId, Job>& jobs,

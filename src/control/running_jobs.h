@@ -32,8 +32,10 @@ class RunningJobs {
   using Entry = std::pair<JobId, Job*>;
   // What a job's record is brought up to a time from.
   struct Clock {
-    double gpu_seconds = 0;     // Job::gpu_seconds: its ended attempts
-    int64_t milli_gpus = 0;     // what it holds
+    double gpu_seconds = 0;  // Job::gpu_seconds: its ended attempts
+    // What it holds, in GPUs (its milli-GPUs / 1000.0, GpuSecondsRun's first step): worked
+    // out once, not at every pass for every running job.
+    double gpus = 0;
     Duration time_limit{0};     // JobSpec::time_limit (0: none)
     bool started = false;       // Job::started_at is known (RunningJob::started is it)
     bool checkpointed = false;  // Job::last_checkpoint is known (RunningJob::last_checkpoint)
@@ -51,8 +53,11 @@ class RunningJobs {
       record.expected_end = clock.time_limit.count() > 0 ? now + clock.time_limit : sched::kNever;
       if (!clock.checkpointed) record.last_checkpoint = now;
     }
-    record.service = clock.gpu_seconds +
-                     (clock.started ? GpuSecondsRun(clock.milli_gpus, record.started, now) : 0);
+    // GpuSecondsRun, to the last bit.
+    const bool ran = clock.started && now > record.started;
+    record.service =
+        clock.gpu_seconds +
+        (ran ? clock.gpus * static_cast<double>((now - record.started).count()) / 1000.0 : 0);
   }
 
   // As std::map's: nothing when `id` is there already.

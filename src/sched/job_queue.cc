@@ -364,15 +364,26 @@ void JobQueue::MakeRest() const {
   rest_.reset();
   // Every job of that pass's queue that it did not walk: those waiting still, and those that
   // left since (jobs that joined later were not in it).
-  std::unordered_set<int64_t> taken;
-  taken.reserve(order_.size() + rest.left.size());
-  for (const QueueEntry& e : order_) taken.insert(e.id.value);
+  // The walked jobs are a few dozen: a sorted list of their ids is quicker to make and to ask
+  // than a hash set.
+  std::vector<int64_t>& taken = rest_taken_;
+  taken.clear();
+  for (const QueueEntry& e : order_) taken.push_back(e.id.value);
+  std::sort(taken.begin(), taken.end());
+  auto was_taken = [&](int64_t id) { return std::binary_search(taken.begin(), taken.end(), id); };
+  const size_t walked = order_.size();
   for (const QueueEntry& e : rest.left) {
-    if (taken.insert(e.id.value).second) order_.push_back(e);
+    const bool again = std::any_of(order_.begin() + static_cast<std::ptrdiff_t>(walked),
+                                   order_.end(), [&](const QueueEntry& o) { return o.id == e.id; });
+    if (!was_taken(e.id.value) && !again) order_.push_back(e);
+  }
+  if (order_.size() > walked) {
+    for (size_t i = walked; i < order_.size(); ++i) taken.push_back(order_[i].id.value);
+    std::sort(taken.begin(), taken.end());
   }
   for (uint32_t g : live_groups_) {
     for (const Member& m : groups_[g].members) {
-      if (m.job == nullptr || m.seq > rest.seq || taken.count(m.id)) continue;
+      if (m.job == nullptr || m.seq > rest.seq || was_taken(m.id)) continue;
       order_.push_back(QueueEntry{JobId{m.id}, RestFactors(rest, m.record, g)});
     }
   }

@@ -42,7 +42,6 @@
 #include <string>
 #include <tuple>
 #include <unordered_map>
-#include <unordered_set>
 #include <vector>
 
 #include "core/job.h"
@@ -268,6 +267,7 @@ class JobQueue {
     std::vector<QueueEntry> left;   // members that left since, with their factors
   };
   mutable std::optional<Rest> rest_;
+  mutable std::vector<int64_t> rest_taken_;  // MakeRest's buffer: the ids already in order_
   // A member's factors as the pass that ordered the head saw them.
   static QueueFactors RestFactors(const Rest& rest, const PendingJob& record, uint32_t g);
   // Makes the rest of the order from the groups (SortRest orders it).

@@ -122,6 +122,9 @@ class Placer {
   bool AnyMig() const { return Fit().mig; }
 
   int64_t free_milli(std::string_view pool) const;
+  // The usable GPU capacity free on node `node` (an index into the view's nodes); 0 when it is
+  // not schedulable. From the index: no walk over its GPUs.
+  int64_t node_free_milli(int node) const { return ix_.pos[node].free_milli; }
   int NodeIndex(const std::string& name) const;
   ClusterView& view() { return view_; }
   const ClusterView& view() const { return view_; }

@@ -62,6 +62,13 @@ class Search {
   // GPU-seconds lost if `v` stops now: since its last checkpoint.
   double Loss(size_t v) const;
   double PerGpu(size_t v) const;
+  // Whether part `p` of running job `v`'s allocation is on node `ni`, named `name`: its first
+  // part by the index its record knows, without comparing names.
+  bool PartOn(size_t v, size_t p, int ni, const std::string& name) const {
+    const RunningJob& x = in_.running[v];
+    if (p == 0 && x.first_node >= 0) return x.first_node == ni;
+    return (*x.allocation)[p].node == name;
+  }
   std::vector<NodeCands> CandidateNodes() const;
   std::optional<Plan> PlanOnNode(const NodeCands& nc) const;
   bool KeepsGuarantees(const Claim& claim) const;
@@ -136,35 +143,46 @@ double Search::PerGpu(size_t v) const {
 std::vector<NodeCands> Search::CandidateNodes() const {
   std::vector<NodeCands> nodes;
   const auto& slots = ctx_.placer.view().nodes;
+  // A node's eligible candidates with their loss per GPU, worked out once each rather than at
+  // every comparison of the sort; a NodeCands is made only for a node where they make room.
+  struct Cand {
+    double per_gpu;
+    JobId id;
+    uint32_t v;
+  };
+  std::vector<Cand> cands;
   for (size_t ni = 0; ni < slots.size(); ++ni) {
     const NodeSlots& node = slots[ni];
     if (!node.schedulable || node.pool != *job_.pool) continue;
-    NodeCands nc;
-    nc.node = static_cast<int>(ni);
+    cands.clear();
     for (uint32_t v : ctx_.running_on_node[ni]) {
-      if (Eligible(v)) nc.cands.push_back(v);
+      if (Eligible(v)) cands.push_back(Cand{PerGpu(v), in_.running[v].id, v});
     }
-    if (r_.nodes == 1 && nc.cands.empty()) continue;  // it would have started already
-    int64_t free_here = 0;
-    for (const auto& g : node.gpus) free_here += g.usable ? g.free_milli : 0;
-    std::sort(nc.cands.begin(), nc.cands.end(), [&](size_t a, size_t b) {
-      double la = PerGpu(a), lb = PerGpu(b);
-      return la != lb ? la < lb : in_.running[a].id < in_.running[b].id;
+    if (r_.nodes == 1 && cands.empty()) continue;  // it would have started already
+    const int64_t free_here = ctx_.placer.node_free_milli(static_cast<int>(ni));
+    std::sort(cands.begin(), cands.end(), [](const Cand& a, const Cand& b) {
+      return a.per_gpu != b.per_gpu ? a.per_gpu < b.per_gpu : a.id < b.id;
     });
     int64_t missing = std::max<int64_t>(0, per_node_ - free_here);
-    for (size_t v : nc.cands) {
+    double bound = 0;
+    for (const Cand& c : cands) {
       if (missing <= 0) break;
       int64_t here = 0;
-      for (const auto& part : *in_.running[v].allocation) {
-        if (part.node == node.name)
-          here += part.milli_per_gpu * static_cast<int64_t>(part.gpus.size());
+      const std::vector<NodeAllocation>& parts = *in_.running[c.v].allocation;
+      for (size_t p = 0; p < parts.size(); ++p) {
+        if (PartOn(c.v, p, static_cast<int>(ni), node.name))
+          here += parts[p].milli_per_gpu * static_cast<int64_t>(parts[p].gpus.size());
       }
       int64_t used = std::min(here, missing);
-      nc.bound += PerGpu(v) * static_cast<double>(used);
+      bound += c.per_gpu * static_cast<double>(used);
       missing -= used;
     }
     if (missing > 0) continue;  // not even every candidate makes room here
-    nodes.push_back(std::move(nc));
+    NodeCands& nc = nodes.emplace_back();
+    nc.bound = bound;
+    nc.node = static_cast<int>(ni);
+    nc.cands.reserve(cands.size());
+    for (const Cand& c : cands) nc.cands.push_back(c.v);
   }
   std::sort(nodes.begin(), nodes.end(), [](const NodeCands& a, const NodeCands& b) {
     return a.bound != b.bound ? a.bound < b.bound : a.node < b.node;
@@ -181,9 +199,10 @@ std::optional<Plan> Search::PlanOnNode(const NodeCands& nc) const {
   plan.node = nc.node;
   auto fit = FitOnNodeSlots(scratch, r_, any_, per_node_);
   auto release = [&](size_t v, int sign) {
-    for (const auto& part : *in_.running[v].allocation) {
-      if (part.node == node.name)
-        ApplyPart(scratch, part, *in_.running[v].resources, -sign, in_.running[v].User());
+    const std::vector<NodeAllocation>& parts = *in_.running[v].allocation;
+    for (size_t p = 0; p < parts.size(); ++p) {
+      if (PartOn(v, p, nc.node, node.name))
+        ApplyPart(scratch, parts[p], *in_.running[v].resources, -sign, in_.running[v].User());
     }
   };
   for (size_t k = 0; !fit && k < nc.cands.size(); ++k) {

@@ -19,6 +19,7 @@
 // The claim reserves the freed GPUs for the job from now + policy.preempt_grace.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <set>
 #include <vector>
@@ -36,8 +37,8 @@ struct VictimSearch {
   const Policy& policy;
   TimePoint now;
   const Holdings& held;
-  const std::vector<bool>& stopping;  // per running job
-  const std::vector<int>& levels;     // per running job, its LAS level (policy.las_preemption)
+  const std::vector<uint8_t>& stopping;  // per running job: 1 when stopping
+  const std::vector<int>& levels;        // per running job, its LAS level (policy.las_preemption)
   Placer& placer;
   std::vector<std::vector<uint32_t>>& running_on_node;  // built at the first search
 };

@@ -109,14 +109,16 @@ std::optional<Reservation> Untimed(Placer& placer, const Resources& r, const std
       }
     }
   };
-  struct Candidate {
-    int free = 0;
-    int node = 0;
-  };
-  std::vector<Candidate> candidates;
+  // The node with the most free (up to per_node), the first in the view among equals. A node
+  // can have no more whole GPUs free than the placer's index says it has free: one that could
+  // not beat the best so far is not walked (at heavy load, most of them).
+  int best = -1;
+  int best_free = 0;
   const auto& nodes = placer.view().nodes;
-  candidates.reserve(nodes.size());
-  for (size_t ni = 0; ni < nodes.size(); ++ni) {
+  for (size_t ni = 0; ni < nodes.size() && !(best >= 0 && best_free == per_node); ++ni) {
+    const auto most = static_cast<int>(
+        std::min<int64_t>(per_node, placer.node_free_milli(static_cast<int>(ni)) / 1000));
+    if (best >= 0 && most <= best_free) continue;
     const NodeSlots& n = nodes[ni];
     if (!n.schedulable || n.pool != pool || !limits.Allows(n)) continue;
     if (std::find(r.exclude.begin(), r.exclude.end(), n.name) != r.exclude.end()) continue;
@@ -124,21 +126,15 @@ std::optional<Reservation> Untimed(Placer& placer, const Resources& r, const std
         (r.memory_bytes > 0 && n.total_memory_bytes < r.memory_bytes))
       continue;
     auto [free, enough] = count(n);
-    if (enough) candidates.push_back(Candidate{.free = free, .node = static_cast<int>(ni)});
+    if (!enough || (best >= 0 && free <= best_free)) continue;
+    best = static_cast<int>(ni);
+    best_free = free;
   }
-  if (static_cast<int>(candidates.size()) < r.nodes) return std::nullopt;
-  // The r.nodes with the most free, the first in the view among equals: only those are taken.
-  std::partial_sort(candidates.begin(), candidates.begin() + r.nodes, candidates.end(),
-                    [](const Candidate& a, const Candidate& b) {
-                      return a.free != b.free ? a.free > b.free : a.node < b.node;
-                    });
+  if (best < 0) return std::nullopt;
   Reservation res{.from = now, .resources = r};
-  for (int i = 0; i < r.nodes; ++i) {
-    const NodeSlots& n = nodes[candidates[i].node];
-    NodeAllocation part{.node = n.name};
-    take(n, part.gpus);
-    res.allocation.push_back(std::move(part));
-  }
+  NodeAllocation part{.node = nodes[best].name};
+  take(nodes[best], part.gpus);
+  res.allocation.push_back(std::move(part));
   return res;
 }
 

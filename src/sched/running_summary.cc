@@ -9,23 +9,37 @@ namespace baton::sched {
 RunningSummary SummarizeRunning(const std::vector<RunningJob>& running, const Policy& policy,
                                 TimePoint now) {
   RunningSummary s;
-  s.releases.reserve(running.size());
+  s.releases.resize(running.size());  // written in place below: no capacity check per job
   s.stopping.resize(running.size());
-  if (policy.las_preemption) s.levels.reserve(running.size());
+  // The most served job LAS may still preempt (only such a job is a victim it could find): the
+  // highest level is its level, the levels rising with service.
+  double most_served = -1;
   for (size_t i = 0; i < running.size(); ++i) {
     const RunningJob& r = running[i];
     TimePoint end =
         r.stopping ? std::min(r.expected_end, now + policy.preempt_grace) : r.expected_end;
-    s.Add(Release{end, r.allocation, r.resources, r.user});
-    s.stopping[i] = r.stopping;
-    if (policy.las_preemption) s.levels.push_back(LasLevel(policy, r.service));
+    s.releases[i] = Release{end, r.allocation, r.resources, r.user};
+    if (end != kNever) {
+      s.timed_releases += 1;
+      s.timed_milli += r.resources->milli_gpus;
+    }
+    s.stopping[i] = r.stopping ? 1 : 0;
     if (r.stopping) continue;
     s.lowest_class = std::min(s.lowest_class, static_cast<int>(r.priority));
-    // Only a job LAS may still preempt is a victim it could find.
     if (policy.las_preemption && LasBudgetLeft(policy, r))
-      s.highest_level = std::max(s.highest_level, s.levels.back());
+      most_served = std::max(most_served, r.service);
   }
+  if (most_served >= 0) s.highest_level = LasLevel(policy, most_served);
   return s;
+}
+
+const std::vector<int>& RunningSummary::Levels(const std::vector<RunningJob>& running,
+                                               const Policy& policy) {
+  if (!policy.las_preemption || levels.size() == running.size()) return levels;
+  levels.clear();
+  levels.reserve(running.size());
+  for (const RunningJob& r : running) levels.push_back(LasLevel(policy, r.service));
+  return levels;
 }
 
 }  // namespace baton::sched

@@ -16,8 +16,10 @@ namespace baton::sched {
 
 struct RunningSummary {
   std::vector<Release> releases;  // per running job, in order; then the pass's starts
-  std::vector<bool> stopping;     // per running job
-  std::vector<int> levels;        // per running job, its LAS level (policy.las_preemption only)
+  std::vector<uint8_t> stopping;  // per running job: 1 when stopping (bytes, not bits: read often)
+  // Per running job, its LAS level (policy.las_preemption only): made by Levels, at a pass's
+  // first victim search (most passes make none).
+  std::vector<int> levels;
   // Of the jobs not stopping: the lowest priority class (above kCritical when none runs) and
   // the most served LAS level (-1 when none, or no LAS preemption).
   int lowest_class = static_cast<int>(Priority::kCritical) + 1;
@@ -25,6 +27,8 @@ struct RunningSummary {
   int timed_releases = 0;   // releases that say when (kNever does not)
   int64_t timed_milli = 0;  // ... and the GPUs they give back, in milli-GPUs
 
+  // `levels`, made at the first call.
+  const std::vector<int>& Levels(const std::vector<RunningJob>& running, const Policy& policy);
   // A release the pass adds: a job it starts, ending at `at` (kNever without a time limit).
   void Add(Release release) {
     timed_releases += release.at != kNever ? 1 : 0;

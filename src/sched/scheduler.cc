@@ -171,19 +171,28 @@ void Pass::SortReleases() {
   // Most running jobs have no time limit (kNever, last): those with a time go first, in their
   // order, and only they are sorted. The same order as a stable sort of all.
   std::vector<Release>& releases = running_.releases;
-  size_t timed = 0;
-  untimed_scratch_.clear();
-  for (const Release& r : releases) {
-    if (r.at == kNever) {
-      untimed_scratch_.push_back(r);
-    } else {
-      releases[timed++] = r;
+  auto untimed = [](const Release& r) { return r.at == kNever; };
+  const auto first_untimed = std::find_if(releases.begin(), releases.end(), untimed);
+  auto timed = static_cast<size_t>(first_untimed - releases.begin());
+  // Those after the first untimed one are all untimed but for what was added since the last
+  // sort (a start with a time limit, a release brought forward): most often none, and nothing
+  // is moved.
+  if (!std::all_of(first_untimed, releases.end(), untimed)) {
+    untimed_scratch_.clear();
+    for (auto it = first_untimed; it != releases.end(); ++it) {
+      if (it->at == kNever) {
+        untimed_scratch_.push_back(*it);
+      } else {
+        releases[timed++] = *it;
+      }
     }
+    std::copy(untimed_scratch_.begin(), untimed_scratch_.end(),
+              releases.begin() + static_cast<std::ptrdiff_t>(timed));
   }
-  std::copy(untimed_scratch_.begin(), untimed_scratch_.end(),
-            releases.begin() + static_cast<std::ptrdiff_t>(timed));
-  std::stable_sort(releases.begin(), releases.begin() + static_cast<std::ptrdiff_t>(timed),
-                   [](const Release& a, const Release& b) { return a.at < b.at; });
+  auto earlier = [](const Release& a, const Release& b) { return a.at < b.at; };
+  const auto timed_end = releases.begin() + static_cast<std::ptrdiff_t>(timed);
+  if (!std::is_sorted(releases.begin(), timed_end, earlier))
+    std::stable_sort(releases.begin(), timed_end, earlier);
   releases_sorted_ = true;
 }
 
@@ -234,13 +243,16 @@ Pass::Open Pass::OpenFree(std::string_view pool) {
   for (auto& [name, open, at] : open_free_) {
     if (name == pool && at == changes_) return open;
   }
-  Open open;
+  // What is free in the pool (the placer's index), less what holds take of it: only a node a
+  // reservation marked (NodeSlots::reserved) has GPUs held, so only those are walked.
+  const int64_t free = placer_->free_milli(pool);
+  Open open{.timed = free, .untimed = free};
   for (const NodeSlots& n : placer_->view().nodes) {
-    if (!n.schedulable || n.pool != pool) continue;
+    if (!n.reserved || !n.schedulable || n.pool != pool) continue;
     for (const GpuSlot& g : n.gpus) {
-      if (!g.usable) continue;
-      if (g.reserved_from > now_) open.timed += g.free_milli;
-      if (g.reserved_from == kNever) open.untimed += g.free_milli;
+      if (!g.usable || g.reserved_from == kNever) continue;
+      open.untimed -= g.free_milli;
+      if (g.reserved_from <= now_) open.timed -= g.free_milli;
     }
   }
   for (auto& entry : open_free_) {
@@ -385,13 +397,14 @@ void Pass::Consider(const PendingJob& job) {
 
 bool Pass::Preempt(const PendingJob& job, std::optional<Reservation>& reservation) {
   ++searches_;
-  VictimSearch ctx{in_,      policy_,         now_, held_, running_.stopping, running_.levels,
+  VictimSearch ctx{in_,      policy_,           now_,
+                   held_,    running_.stopping, running_.Levels(in_.running, policy_),
                    *placer_, running_on_node_};
   std::optional<Claim> found = SearchVictims(job, ctx);
   if (!found) return false;
   for (size_t v : found->victims) {
     const RunningJob& x = in_.running[v];
-    running_.stopping[v] = true;
+    running_.stopping[v] = 1;
     result_.preemptions.push_back(Preemption{x.id, job.id, WhyPreempted(x, job, policy_)});
     for (Release& rel : running_.releases) {
       if (rel.allocation == x.allocation) running_.BringForward(rel, found->reservation.from);

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <cstdlib>
 #include <map>
 #include <optional>
@@ -250,12 +249,14 @@ Result<double> Number(const std::string& text) {
 
 // "2017-10-09 07:01:55" as seconds since 1970 (the trace's own clock; only differences count).
 Result<int64_t> PhillyTime(const std::string& text) {
-  int y, mo, d, h, mi, s;
-  char tail;
-  if (std::sscanf(text.c_str(), "%4d-%2d-%2d %2d:%2d:%2d%c", &y, &mo, &d, &h, &mi, &s, &tail) !=
-      6) {
-    return Err(InvalidArgument("not a time YYYY-MM-DD HH:MM:SS"));
+  // Its shape, digit by digit (ParseRfc3339 checks the ranges): a look at 19 characters, where
+  // sscanf took a tenth of the whole trace's reading.
+  static constexpr std::string_view kShape = "9999-99-99 99:99:99";
+  bool shaped = text.size() == kShape.size();
+  for (size_t i = 0; shaped && i < kShape.size(); ++i) {
+    shaped = kShape[i] == '9' ? text[i] >= '0' && text[i] <= '9' : text[i] == kShape[i];
   }
+  if (!shaped) return Err(InvalidArgument("not a time YYYY-MM-DD HH:MM:SS"));
   auto t = ParseRfc3339(text.substr(0, 10) + "T" + text.substr(11) + "Z");
   if (!t) return Err(t.error());
   return ToMillis(*t) / 1000;

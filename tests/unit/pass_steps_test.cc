@@ -39,11 +39,11 @@ TEST(RunningSummary, SaysWhenEachJobGivesItsGpusBackAndWhatAPreemptorMustOutrank
   EXPECT_EQ(s.releases[1].at, kPassNow + hours(1));
   EXPECT_EQ(s.releases[2].at, kPassNow + seconds(30));
   EXPECT_EQ(s.releases[2].allocation, running[2].allocation);
-  EXPECT_EQ(s.stopping, (std::vector<bool>{false, false, true}));
+  EXPECT_EQ(s.stopping, (std::vector<uint8_t>{0, 0, 1}));
   EXPECT_EQ(s.lowest_class, static_cast<int>(Priority::kNormal));  // not the stopping one
   EXPECT_EQ(s.timed_releases, 2);
   EXPECT_EQ(s.timed_milli, 5000);
-  EXPECT_TRUE(s.levels.empty());  // no LAS preemption: no levels
+  EXPECT_TRUE(s.Levels(running, policy).empty());  // no LAS preemption: no levels
 
   // A release brought forward for a preemptor becomes timed once; a start adds one.
   s.BringForward(s.releases[0], kPassNow + seconds(10));
@@ -70,13 +70,24 @@ TEST(RunningSummary, WithLasPreemptionGivesEachJobItsLevel) {
   std::vector<RunningJob> running = {jobs.Running(view, 1, "n1", 0, 1, 100),
                                      jobs.Running(view, 2, "n1", 1, 1, 50000)};
   RunningSummary s = SummarizeRunning(running, policy, kPassNow);
-  EXPECT_EQ(s.levels, (std::vector<int>{0, 2}));
+  EXPECT_TRUE(s.levels.empty());  // made only for a victim search
+  EXPECT_EQ(s.Levels(running, policy), (std::vector<int>{0, 2}));
   EXPECT_EQ(s.highest_level, 2);
   // A job whose LAS budget is spent is no victim a search could find (las_preemption_budget).
   running[1].preemptions = 1;
   s = SummarizeRunning(running, policy, kPassNow);
-  EXPECT_EQ(s.levels, (std::vector<int>{0, 2}));
+  EXPECT_EQ(s.Levels(running, policy), (std::vector<int>{0, 2}));
   EXPECT_EQ(s.highest_level, 0);
+  // Nor is one stopping already, however long it ran.
+  running.push_back(jobs.Running(view, 3, "n1", 2, 1, 40000));
+  running.back().stopping = true;
+  s = SummarizeRunning(running, policy, kPassNow);
+  EXPECT_EQ(s.Levels(running, policy), (std::vector<int>{0, 2, 2}));
+  EXPECT_EQ(s.highest_level, 0);
+  running[1].preemptions = 0;
+  running.push_back(jobs.Running(view, 4, "n1", 3, 1, 4000));
+  s = SummarizeRunning(running, policy, kPassNow);
+  EXPECT_EQ(s.highest_level, 2);
 }
 
 TEST(StandingClaims, KeepsTheFreshClaimsOfJobsStillWaitingAndMarksThemInTheView) {

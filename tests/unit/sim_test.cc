@@ -85,6 +85,24 @@ TEST(Trace, ThePhillyTraceIsRecognisedByItsHeader) {
   ASSERT_FALSE(bad.has_value());
   EXPECT_NE(bad.error().message().find("philly.csv: line 2: timestamp"), std::string::npos)
       << bad.error().message();
+  // The shape is checked digit by digit, the ranges by the time's own parser.
+  for (const char* time : {"2017-1-09 07:01:55", "2017-10-09T07:01:55", "2017-10-09 07:01:5x",
+                           " 2017-10-09 07:01:5", "+017-10-09 07:01:55"}) {
+    auto odd = ParseTrace(
+        std::string("timestamp,duration,num_gpus,gpu_time,cluster\n") + time + ",66.0,1,66.0,x\n",
+        "philly.csv");
+    ASSERT_FALSE(odd.has_value()) << time;
+    EXPECT_NE(
+        odd.error().message().find("philly.csv: line 2: timestamp: not a time YYYY-MM-DD HH:MM:SS"),
+        std::string::npos)
+        << odd.error().message();
+  }
+  auto out_of_range = ParseTrace(
+      "timestamp,duration,num_gpus,gpu_time,cluster\n2017-02-30 07:01:55,66.0,1,66.0,x\n",
+      "philly.csv");
+  ASSERT_FALSE(out_of_range.has_value());
+  EXPECT_NE(out_of_range.error().message().find("philly.csv: line 2: timestamp"),
+            std::string::npos);
 }
 
 TEST(Trace, AnAlibabaPodListIsRecognisedByItsHeader) {

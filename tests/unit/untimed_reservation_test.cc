@@ -80,6 +80,35 @@ TEST(UntimedReservation, AJobThatNamesNoTypeHoldsWholeGpusNeverMigSlices) {
   EXPECT_FALSE(Untimed(on_slices, r, "default", kPassNow, NodeLimits{}).has_value());
 }
 
+TEST(UntimedReservation, HoldsTheNodeWithTheMostFreeTheFirstAmongEqualsAndOnlyWhereEnoughAreFree) {
+  // Five nodes of 8 GPUs, `busy` of each in use; a job of 4 GPUs.
+  auto held_on = [](std::vector<int> busy, int gpus, std::vector<int> reserved = {}) {
+    ClusterView view;
+    for (size_t i = 0; i < busy.size(); ++i) {
+      view.nodes.push_back(MakeNode("n" + std::to_string(i + 1), 8));
+      for (int g = 0; g < busy[i]; ++g) view.nodes.back().gpus[g].free_milli = 0;
+    }
+    // GPUs held for another job (from the end of the node): not this job's to hold.
+    for (size_t i = 0; i < reserved.size(); ++i) {
+      for (int g = 0; g < reserved[i]; ++g) view.nodes[i].gpus[7 - g].reserved_from = kPassNow;
+    }
+    Placer placer(view);
+    Resources r;
+    r.milli_gpus = gpus * 1000;
+    std::optional<Reservation> held = Untimed(placer, r, "default", kPassNow, NodeLimits{});
+    return held ? held->allocation.at(0).node : std::string("none");
+  };
+  EXPECT_EQ(held_on({8, 6, 5, 5, 8}, 4), "n3");  // 3 free on n3 and n4: the first
+  EXPECT_EQ(held_on({8, 8, 8, 8, 8}, 4), "n1");  // none free anywhere: the first
+  EXPECT_EQ(held_on({3, 0, 8, 8, 8}, 4), "n1");  // 5 and 8 free: both as good as 4
+  EXPECT_EQ(held_on({3, 0, 8, 8, 8}, 2), "n1");
+  // n3's free GPUs are held for another job, two of them and more: only 3 of its GPUs could be
+  // this job's, not enough.
+  EXPECT_EQ(held_on({8, 6, 3, 5, 8}, 4, {0, 0, 5}), "n4");
+  // Held GPUs on every node but n5: n5, though nothing is free there.
+  EXPECT_EQ(held_on({8, 6, 3, 5, 8}, 4, {5, 5, 5, 5}), "n5");
+}
+
 TEST(UntimedReservation, WhenTurnedOffSmallJobsFillEveryGap) {
   PassJobs f;
   PassResult r = HeldOrNot(false, f);
