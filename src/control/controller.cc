@@ -181,8 +181,10 @@ Effects Controller::EndBatch(TimePoint now) {
   Effects fx;
   nodes_.ExpirePolls(now);  // at every batch's end: a few at a time in a large cluster
   fx.deliveries = nodes_.TakeDeliveries();
-  fx.store.jobs.reserve(changed_.jobs.size());
-  for (JobId id : changed_.jobs) fx.store.jobs.push_back(jobs_.at(id));
+  if (options_.store_jobs) {
+    fx.store.jobs.reserve(changed_.jobs.size());
+    for (JobId id : changed_.jobs) fx.store.jobs.push_back(jobs_.at(id));
+  }
   KeepRunning(changed_.jobs, jobs_, numbers_, view_, running_);
   changed_.jobs.clear();
   if (changed_.next_id) fx.store.next_job_id = next_id_;

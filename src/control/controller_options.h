@@ -33,6 +33,10 @@ struct ControllerOptions {
   // Autoscaled nodes' stretches of use are kept as they were for this long, older UTC days
   // folded (NodeLedger::Compact); kMaxDuration: never folded (`baton sim`'s exact answers).
   Duration node_charge_detail = std::chrono::days(35);
+  // Whether a batch's effects carry a copy of every job it changed, for the store to write
+  // (Effects::store.jobs). false: nothing keeps them (`baton sim`, whose replay has no store
+  // and would copy 400,000 jobs for nothing on the Philly trace).
+  bool store_jobs = true;
   Policy policy;
 };
 

@@ -39,6 +39,7 @@ control::ControllerOptions SimControllerOptions(const Policy& policy) {
   // a walk that stops at the last job that could start or hold GPUs instead of the 256th).
   options.explained_waits = 0;
   options.node_charge_detail = kMaxDuration;  // a summary's money is exact for any window
+  options.store_jobs = false;                 // no store: the batches' copies of jobs unmade
   options.policy = policy;
   return options;
 }
