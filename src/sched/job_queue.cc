@@ -370,17 +370,13 @@ void JobQueue::MakeRest() const {
   taken.clear();
   for (const QueueEntry& e : order_) taken.push_back(e.id.value);
   std::sort(taken.begin(), taken.end());
-  auto was_taken = [&](int64_t id) { return std::binary_search(taken.begin(), taken.end(), id); };
-  const size_t walked = order_.size();
   for (const QueueEntry& e : rest.left) {
-    const bool again = std::any_of(order_.begin() + static_cast<std::ptrdiff_t>(walked),
-                                   order_.end(), [&](const QueueEntry& o) { return o.id == e.id; });
-    if (!was_taken(e.id.value) && !again) order_.push_back(e);
+    auto at = std::lower_bound(taken.begin(), taken.end(), e.id.value);
+    if (at != taken.end() && *at == e.id.value) continue;
+    taken.insert(at, e.id.value);
+    order_.push_back(e);
   }
-  if (order_.size() > walked) {
-    for (size_t i = walked; i < order_.size(); ++i) taken.push_back(order_[i].id.value);
-    std::sort(taken.begin(), taken.end());
-  }
+  auto was_taken = [&](int64_t id) { return std::binary_search(taken.begin(), taken.end(), id); };
   for (uint32_t g : live_groups_) {
     for (const Member& m : groups_[g].members) {
       if (m.job == nullptr || m.seq > rest.seq || was_taken(m.id)) continue;

@@ -19,10 +19,7 @@ RunningSummary SummarizeRunning(const std::vector<RunningJob>& running, const Po
     TimePoint end =
         r.stopping ? std::min(r.expected_end, now + policy.preempt_grace) : r.expected_end;
     s.releases[i] = Release{end, r.allocation, r.resources, r.user};
-    if (end != kNever) {
-      s.timed_releases += 1;
-      s.timed_milli += r.resources->milli_gpus;
-    }
+    s.CountTimed(s.releases[i]);
     s.stopping[i] = r.stopping ? 1 : 0;
     if (r.stopping) continue;
     s.lowest_class = std::min(s.lowest_class, static_cast<int>(r.priority));

@@ -31,9 +31,13 @@ struct RunningSummary {
   const std::vector<int>& Levels(const std::vector<RunningJob>& running, const Policy& policy);
   // A release the pass adds: a job it starts, ending at `at` (kNever without a time limit).
   void Add(Release release) {
+    CountTimed(release);
+    releases.push_back(release);
+  }
+  // Counts `release` in timed_releases and timed_milli when it says when.
+  void CountTimed(const Release& release) {
     timed_releases += release.at != kNever ? 1 : 0;
     timed_milli += release.at != kNever ? release.resources->milli_gpus : 0;
-    releases.push_back(release);
   }
   // A release brought forward to `at` (its job is stopped for a preemptor).
   void BringForward(Release& release, TimePoint at) {
