@@ -239,7 +239,8 @@ int main(int argc, char** argv) {
   if (all || named == "server") AddServerCommand(app, srv, &exit_code);
   if (all || named == "agent") AddAgentCommand(app, agent_cmd, &exit_code);
   if (all || named == "sim") AddSimCommand(app, sim_flags, &exit_code);
-  if (all || is_client) cli::AddClientCommands(app, &exit_code, line.tail, is_client ? named : "");
+  if (all || is_client)
+    cli::AddClientCommands(app, &exit_code, line.tail, is_client ? named : "", line.head);
   if (std::optional<int> unknown = cli::RejectUnknownCommand(app, line.head)) return *unknown;
   if (std::optional<int> early = cli::ParseCommandLine(app, std::move(line.head))) return *early;
   return exit_code;

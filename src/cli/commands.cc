@@ -735,10 +735,10 @@ struct CommandGroup {
 
 std::vector<CommandGroup> ClientGroups(CLI::App& app, int* exit_code,
                                        const std::shared_ptr<Connection>& conn,
-                                       const CommandTail& tail) {
+                                       const CommandTail& tail, const FlagFilter& submit_flags) {
   // (Each captures what it adds the commands with by value: they outlive this call.)
   return {
-      {{"submit"}, [=, &app] { AddSubmitCommand(app, conn, exit_code, tail); }},
+      {{"submit"}, [=, &app] { AddSubmitCommand(app, conn, exit_code, tail, submit_flags); }},
       {{"resubmit"}, [=, &app] { AddResubmitCommand(app, conn, exit_code); }},
       {{"update"}, [=, &app] { AddJobUpdateCommand(app, conn, exit_code); }},
       {{"run", "alloc", "attach", "sessions", "forward"},
@@ -762,7 +762,7 @@ std::vector<std::string> ClientCommandNames() {
   CLI::App scratch;
   int code = 0;
   std::vector<std::string> names;
-  for (const CommandGroup& g : ClientGroups(scratch, &code, nullptr, nullptr))
+  for (const CommandGroup& g : ClientGroups(scratch, &code, nullptr, nullptr, {}))
     names.insert(names.end(), g.names.begin(), g.names.end());
   return names;
 }
@@ -774,13 +774,15 @@ bool IsClientCommand(const std::string& word) {
 }
 
 bool AddClientCommands(CLI::App& app, int* exit_code,
-                       std::optional<std::vector<std::string>> command_tail,
-                       std::string_view only) {
+                       std::optional<std::vector<std::string>> command_tail, std::string_view only,
+                       const std::vector<std::string>& words) {
   auto tail = std::make_shared<std::optional<std::vector<std::string>>>(std::move(command_tail));
   auto conn = std::make_shared<Connection>();
   // The connection flags, before the command (`baton --server URL jobs`) as after it.
   AddConnectionFlags(&app, *conn);
-  std::vector<CommandGroup> groups = ClientGroups(app, exit_code, conn, tail);
+  // `baton submit` alone: only the spec flags its words name (the one command run in loops).
+  FlagFilter submit_flags = only == "submit" ? FlagFilter::Of(words) : FlagFilter{};
+  std::vector<CommandGroup> groups = ClientGroups(app, exit_code, conn, tail, submit_flags);
   // (`baton help submit` looks the command up among all of them.)
   for (const CommandGroup& g : groups) {
     if (only != "help" && std::ranges::find(g.names, only) != g.names.end()) {

@@ -21,9 +21,11 @@ namespace baton::cli {
 // With `only` naming a client command (the command line's), only it and the commands defined
 // beside it are added, and true is returned: building every command's flags is a good part of
 // a short command's start. Otherwise (`help`, no command, an unknown one) all are added.
+// `words`: the command line's (before `--`); with `only` "submit", its spec flags that these
+// name and no others (FlagFilter).
 bool AddClientCommands(CLI::App& app, int* exit_code,
                        std::optional<std::vector<std::string>> command_tail = std::nullopt,
-                       std::string_view only = {});
+                       std::string_view only = {}, const std::vector<std::string>& words = {});
 
 // The client commands AddClientCommands adds, in its order.
 std::vector<std::string> ClientCommandNames();

@@ -26,13 +26,15 @@ size_t Distance(const std::string& a, const std::string& b) {
 
 std::vector<std::string> CommandNames(const CLI::App& app) {
   std::vector<std::string> names;
-  for (const CLI::App* sub : app.get_subcommands({})) names.push_back(sub->get_name());
+  for (const CLI::App* sub : app.get_subcommands({})) {
+    if (!sub->get_name().empty()) names.push_back(sub->get_name());  // not an option group
+  }
   return names;
 }
 
 const CLI::App* FindCommand(const CLI::App& app, const std::string& name) {
   for (const CLI::App* sub : app.get_subcommands({})) {
-    if (sub->get_name() == name) return sub;
+    if (!name.empty() && sub->get_name() == name) return sub;
   }
   return nullptr;
 }
@@ -50,12 +52,21 @@ int UnknownCommand(const CLI::App& app, const std::string& where, const std::str
   return 2;
 }
 
-// The usage line CLI11 would write ("Usage: baton [OPTIONS] SUBCOMMAND"), or a fixed one.
+// The usage line CLI11 would write ("Usage: baton [OPTIONS] SUBCOMMAND"), or a fixed one; an
+// option group as a section headed by its name, as the command's own "Options:" (CLI11's own
+// indents it under the name and heads it "Options:" again).
 class UsageFormatter : public CLI::Formatter {
  public:
   explicit UsageFormatter(std::string usage) : usage_(std::move(usage)) {}
   std::string make_usage(const CLI::App*, std::string) const override {
     return "Usage: " + usage_ + "\n";
+  }
+  std::string make_expanded(const CLI::App* sub) const override {
+    if (!sub->get_name().empty()) return CLI::Formatter::make_expanded(sub);
+    std::vector<const CLI::Option*> options = sub->get_options([sub](const CLI::Option* o) {
+      return o->nonpositional() && o != sub->get_help_ptr() && o != sub->get_help_all_ptr();
+    });
+    return options.empty() ? "" : make_group(sub->get_group(), false, options);
   }
 
  private:
@@ -76,7 +87,7 @@ constexpr SlurmFlag kSlurmFlags[] = {
 // The long and short names of every option of `app` ("--gpus", "-g").
 std::vector<std::string> OptionNames(const CLI::App& app) {
   std::vector<std::string> names;
-  for (const CLI::Option* o : app.get_options()) {
+  for (const CLI::Option* o : EveryOption(app)) {
     for (const std::string& n : o->get_lnames()) names.push_back("--" + n);
     for (const std::string& n : o->get_snames()) names.push_back("-" + n);
   }
@@ -137,7 +148,8 @@ std::string ClosestWord(const std::string& word, const std::vector<std::string>&
 }
 
 std::optional<std::string> UnknownOption(const CLI::App& command, const std::string& where,
-                                         const std::string& word) {
+                                         const std::string& word,
+                                         std::vector<std::string> more_names) {
   if (word.size() < 2 || word[0] != '-') return std::nullopt;
   std::string name = word.substr(0, std::min(word.find('='), size_t{64}));
   std::string line = "unknown option '" + name + "' for `" + where + "`";
@@ -146,7 +158,9 @@ std::optional<std::string> UnknownOption(const CLI::App& command, const std::str
       if (name == f.slurm) return line + ": Slurm's " + name + " is " + f.baton + " in Baton";
     }
   }
-  if (std::string closest = ClosestWord(name, OptionNames(command)); !closest.empty())
+  std::vector<std::string> names = OptionNames(command);
+  names.insert(names.end(), more_names.begin(), more_names.end());
+  if (std::string closest = ClosestWord(name, names); !closest.empty())
     return line + "; did you mean '" + closest + "'?";
   bool takes_command = where == "baton submit" || where == "baton run" || where == "baton alloc";
   return line + " (see `baton help" + where.substr(5) + "`" +
@@ -192,6 +206,17 @@ std::optional<int> ParseCommandLine(CLI::App& app, std::vector<std::string> head
     return 2;
   }
   return std::nullopt;
+}
+
+std::vector<const CLI::Option*> EveryOption(const CLI::App& command) {
+  std::vector<const CLI::Option*> options = command.get_options();
+  for (const CLI::App* group : command.get_subcommands({})) {
+    if (!group->get_name().empty()) continue;  // a command, not a group
+    for (const CLI::Option* o : group->get_options()) {
+      if (o != group->get_help_ptr() && o != group->get_help_all_ptr()) options.push_back(o);
+    }
+  }
+  return options;
 }
 
 void SetUsage(CLI::App* app, std::string usage) {

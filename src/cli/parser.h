@@ -9,7 +9,8 @@
 
 namespace CLI {
 class App;
-}
+class Option;
+}  // namespace CLI
 
 namespace baton::cli {
 
@@ -33,9 +34,11 @@ std::string ClosestWord(const std::string& word, const std::vector<std::string>&
 
 // What to say of an option `command` does not have (`where`: "baton submit"): Slurm's
 // spelling gets Baton's (for submit and run), a typo the closest option, else where to look.
-// Nothing when `word` is not an option (does not start with '-').
+// Nothing when `word` is not an option (does not start with '-'). `more_names` ("--gpus"): the
+// command's options that were not built (see FlagFilter), for the closest.
 std::optional<std::string> UnknownOption(const CLI::App& command, const std::string& where,
-                                         const std::string& word);
+                                         const std::string& word,
+                                         std::vector<std::string> more_names = {});
 
 // Before parsing: a command word `app` does not know gets "baton: unknown command 'sumbit'; did
 // you mean 'submit'?" on stderr and exit status 2. Nothing (parse on) otherwise.
@@ -52,7 +55,12 @@ void AddParserCommands(CLI::App& app, int* exit_code);
 // a request for help or a usage error gives the exit status to return instead.
 std::optional<int> ParseCommandLine(CLI::App& app, std::vector<std::string> head);
 
-// `usage` as the command's usage line in its help ("baton submit [OPTIONS] -- COMMAND ...").
+// The options of `command` and of its option groups (the sections of its help, as submit's
+// "Resources"), in the order they were added; not the groups' own help flags.
+std::vector<const CLI::Option*> EveryOption(const CLI::App& command);
+
+// `usage` as the command's usage line in its help ("baton submit [OPTIONS] -- COMMAND ..."),
+// and its option groups as sections ("Resources:") after its own "Options:".
 void SetUsage(CLI::App* command, std::string usage);
 
 }  // namespace baton::cli

@@ -22,7 +22,7 @@ namespace {
 int RunInAllocation(const Connection& conn, const SubmitFlags& f, const std::string& ref,
                     bool session, std::vector<std::string> command) {
   for (const std::string& flag : f.given) {
-    if (flag == "--env" || f.spec_names.count(flag) == 0) continue;
+    if (flag == "--env" || !f.IsSpecFlag(flag)) continue;
     return Usage(InvalidArgument("run --in: " + flag +
                                  ": the allocation has its size already; srun's options go after "
                                  "--: baton run --in " +
@@ -55,7 +55,7 @@ void AddAllocCommand(CLI::App& app, const std::shared_ptr<Connection>& conn, int
   AddConnectionFlags(sub, *conn);
   AddSpecFlags(sub, *f);
   sub->callback([sub, f, conn, exit_code, tail] {
-    auto command = CommandWords(*sub, "alloc", *tail);
+    auto command = CommandWords(*sub, "alloc", *tail, *f);
     if (!command) {
       *exit_code = Usage(command.error());
       return;
@@ -106,7 +106,7 @@ void AddRunCommand(CLI::App& app, const std::shared_ptr<Connection>& conn, int* 
                   "run COMMAND in this allocation (baton alloc) through srun, over its nodes; "
                   "the words after -- are srun's");
   sub->callback([sub, f, tty, jupyter, port, in, conn, exit_code, tail] {
-    auto command = CommandWords(*sub, "run", *tail);
+    auto command = CommandWords(*sub, "run", *tail, *f);
     if (!command) {
       *exit_code = Usage(command.error());
       return;

@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <filesystem>
+#include <functional>
 #include <sstream>
 #include <tuple>
 
@@ -270,153 +271,252 @@ Result<JobSpec> SpecFromFlags(const SubmitFlags& f, std::vector<std::string> com
   return spec;
 }
 
+namespace {
+
+// Whether `fn` is true of one of CLI11's names of an option ("-g,--gpus,-G"), each without a
+// negation's '!'; in order, up to the first it is true of.
+template <typename Fn>
+bool AnyName(std::string_view names, Fn fn) {
+  for (;;) {
+    size_t comma = names.find(',');
+    std::string_view name = names.substr(0, comma);
+    if (name.starts_with('!')) name.remove_prefix(1);
+    if (fn(name)) return true;
+    if (comma == std::string_view::npos) return false;
+    names.remove_prefix(comma + 1);
+  }
+}
+
+// The first long name among CLI11's `names` ("--gpus" of "-g,--gpus,-G"), a view of them.
+std::string_view FirstLongName(std::string_view names) {
+  std::string_view first;
+  AnyName(names, [&](std::string_view name) {
+    if (name.starts_with("--")) first = name;
+    return !first.empty();
+  });
+  return first;
+}
+
+// Adds the spec flags a FlagFilter wants, each to the section being written (an option group,
+// made with its first flag built), and every spec flag's long name to f.spec_names, for
+// NoteGiven and for a typo's closest flag. `then` sets what else a built option needs.
+class SpecFlagAdder {
+ public:
+  using Then = std::function<void(CLI::Option*)>;
+  SpecFlagAdder(CLI::App* sub, const FlagFilter& filter, SubmitFlags& f)
+      : sub_(sub), filter_(filter), f_(f) {}
+  void Section(const char* title) {
+    title_ = title;
+    group_ = nullptr;
+  }
+  template <typename T>
+  CLI::Option* Option(const char* names, T& value, const char* description, const Then& then = {}) {
+    CLI::App* group = GroupFor(names);
+    if (group == nullptr) return nullptr;
+    CLI::Option* o = group->add_option(names, value, description);
+    if (then) then(o);
+    return o;
+  }
+  template <typename T>
+  CLI::Option* Flag(const char* names, T& value, const char* description, const Then& then = {}) {
+    CLI::App* group = GroupFor(names);
+    if (group == nullptr) return nullptr;
+    CLI::Option* o = group->add_flag(names, value, description);
+    if (then) then(o);
+    return o;
+  }
+
+ private:
+  CLI::App* GroupFor(const char* names) {
+    f_.spec_names.push_back(FirstLongName(names));  // a view of the literal
+    if (!filter_.Wants(names)) return nullptr;
+    if (group_ == nullptr) group_ = sub_->add_option_group(title_);
+    return group_;
+  }
+
+  CLI::App* sub_;
+  const FlagFilter& filter_;
+  SubmitFlags& f_;
+  const char* title_ = "Options";
+  CLI::App* group_ = nullptr;
+};
+
+}  // namespace
+
+FlagFilter FlagFilter::Of(const std::vector<std::string>& words) {
+  FlagFilter filter;
+  filter.all_ = false;
+  for (const std::string& w : words) {
+    if (w.size() < 2 || w[0] != '-') continue;
+    if (w[1] == '-') {
+      std::string name = w.substr(2, w.find('=') - 2);
+      if (name == "help") filter.all_ = true;
+      filter.long_.push_back(std::move(name));
+    } else {
+      if (w.find('h') != std::string::npos) filter.all_ = true;
+      filter.short_.append(w, 1);
+    }
+  }
+  return filter;
+}
+
+bool FlagFilter::Wants(std::string_view names) const {
+  return all_ || AnyName(names, [this](std::string_view name) {
+           if (name.starts_with("--"))
+             return std::ranges::find(long_, name.substr(2)) != long_.end();
+           return name.size() == 2 && name[0] == '-' && short_.find(name[1]) != std::string::npos;
+         });
+}
+
 // The flags of a job's spec, shared by submit, resubmit and run (whose -t is --tty, as
-// docker's: its time limit is --time only).
-void AddSpecFlags(CLI::App* sub, SubmitFlags& f, bool short_time) {
-  const size_t before = sub->get_options().size();
-  sub->add_option("-g,--gpus,-G", f.gpus, "GPUs (a fraction such as 0.25 shares one GPU)");
-  sub->add_option("--gpu-type", f.gpu_type, "GPU model, e.g. H100 or A100-40GB");
-  sub->add_option("--gpu-memory", f.gpu_memory,
-                  "minimum GPU memory, e.g. 40GiB (a number alone is MiB)");
-  sub->add_option("--nodes,-N", f.nodes,
-                  "nodes (GPUs split evenly; default: the fewest that hold them)");
-  sub->add_option("--cpus", f.cpus, "CPU cores per node");
-  sub->add_flag("--exclusive", f.exclusive,
-                "its nodes run no other job while it runs (it holds only the GPUs it asks for)");
-  sub->add_option("-w,--nodelist", f.nodelist,
-                  "nodes it must be given, a list or Slurm's host list (gpu[01-04])");
-  sub->add_option("-x,--exclude", f.exclude, "nodes it must not be given (as --nodelist)");
-  sub->add_option("--memory,--mem", f.memory,
-                  "memory per node, e.g. 64GiB (a number alone is MiB, as Slurm's --mem)");
-  sub->add_option("-p,--priority,--qos", f.priority, "low, normal, high or critical");
-  sub->add_option("--project,-A,--account", f.project, "project to account the job to");
-  sub->add_option("--pool,--partition", f.pool, "pool (partition)");
-  sub->add_option("--name,-J,--job-name", f.name, "job name");
-  sub->add_option(short_time ? "-t,--time" : "--time", f.time,
-                  "time limit, e.g. 30m, 2h, 2:30:00, 1-12:00:00 (a number alone is minutes, as "
-                  "Slurm's)");
-  sub->add_option("--grace", f.grace, "grace between SIGTERM and SIGKILL (default 30s)");
-  sub->add_option("--output-limit", f.output_limit,
-                  "the most output a node keeps, its first half and its last, e.g. 256MiB "
-                  "(default: the pool's or the cluster's, 1GiB)");
-  sub->add_option("--signal", f.signal,
-                  "SIG[@TIME]: send SIG (e.g. USR1) TIME before the time limit (default 60s), "
-                  "as Slurm's --signal; SIGTERM follows at the limit");
-  sub->add_option("--retries", f.retries, "times a failed job is requeued");
-  sub->add_option("--max-preemptions", f.max_preemptions,
-                  "times it may be preempted (or its spot node reclaimed) and requeued; the next "
-                  "preemption fails it (default: scheduling.max_preemptions, else no limit); "
-                  "apart from --retries");
-  sub->add_flag("--requeue,!--no-requeue", f.requeue,
-                "--no-requeue: a job Baton stops (preempted, its node lost, its GPU failed) "
-                "fails instead of going back to the queue, as Slurm's (default: --requeue)");
+// docker's: its time limit is --time only). In option groups, the sections of the command's
+// help: CLI11 checks each option added against every other of its group for a name used twice,
+// which over one list of 60 options was two thirds of a `baton submit`'s instructions
+// (docs/performance.md); tests/unit/cli_test.cc checks the names across groups. Only those
+// `filter` wants are built.
+void AddSpecFlags(CLI::App* sub, SubmitFlags& f, bool short_time, const FlagFilter& filter) {
+  SpecFlagAdder s(sub, filter, f);
+  s.Section("Resources");
+  s.Option("-g,--gpus,-G", f.gpus, "GPUs (a fraction such as 0.25 shares one GPU)");
+  s.Option("--gpu-type", f.gpu_type, "GPU model, e.g. H100 or A100-40GB");
+  s.Option("--gpu-memory", f.gpu_memory, "minimum GPU memory, e.g. 40GiB (a number alone is MiB)");
+  s.Option("--nodes,-N", f.nodes, "nodes (GPUs split evenly; default: the fewest that hold them)");
+  s.Option("--cpus", f.cpus, "CPU cores per node");
+  s.Flag("--exclusive", f.exclusive,
+         "its nodes run no other job while it runs (it holds only the GPUs it asks for)");
+  s.Option("-w,--nodelist", f.nodelist,
+           "nodes it must be given, a list or Slurm's host list (gpu[01-04])");
+  s.Option("-x,--exclude", f.exclude, "nodes it must not be given (as --nodelist)");
+  s.Option("--memory,--mem", f.memory,
+           "memory per node, e.g. 64GiB (a number alone is MiB, as Slurm's --mem)");
+  s.Option("--gpus-per-node", f.gpus_per_node,
+           "[TYPE:]N GPUs on each node, as Slurm's (the job's GPUs: N x --nodes)");
+  s.Option("--gpus-per-task", f.gpus_per_task,
+           "[TYPE:]N GPUs for each task (x --ntasks-per-node on each node)");
+  s.Option("--ntasks,-n", f.ntasks, "a batch script's tasks (srun's), over its nodes",
+           [](CLI::Option* o) { o->check(CLI::Range(1, 1024 * 1024)); });
+  s.Option("--ntasks-per-node", f.tasks_per_node,
+           "a batch script's tasks on each node (what its srun starts)",
+           [](CLI::Option* o) { o->check(CLI::Range(1, 1024)); });
+  s.Option("--cpus-per-task,-c", f.cpus_per_task, "CPU cores for each task (x tasks per node)",
+           [](CLI::Option* o) { o->check(CLI::Range(1, 100'000)); });
+  s.Option("--gres", f.gres, "gpu:N or gpu:TYPE:N on each node, as Slurm's");
+  s.Option("--mem-per-gpu", f.mem_per_gpu, "memory per GPU (a number alone is MiB)");
+  s.Option("--mem-per-cpu", f.mem_per_cpu, "memory per CPU core (a number alone is MiB)");
+  s.Flag("--process-per-gpu", f.process_per_gpu,
+         "one process per GPU (LOCAL_RANK 0..n-1 on each node), as torchrun --nproc-per-node");
+  s.Section("Queue, limits and preemption");
+  s.Option("-p,--priority,--qos", f.priority, "low, normal, high or critical");
+  s.Option("--project,-A,--account", f.project, "project to account the job to");
+  s.Option("--pool,--partition", f.pool, "pool (partition)");
+  s.Option("--name,-J,--job-name", f.name, "job name");
+  s.Option(short_time ? "-t,--time" : "--time", f.time,
+           "time limit, e.g. 30m, 2h, 2:30:00, 1-12:00:00 (a number alone is minutes, as "
+           "Slurm's)");
+  s.Option("--grace", f.grace, "grace between SIGTERM and SIGKILL (default 30s)");
+  s.Option("--output-limit", f.output_limit,
+           "the most output a node keeps, its first half and its last, e.g. 256MiB "
+           "(default: the pool's or the cluster's, 1GiB)");
+  s.Option("--signal", f.signal,
+           "SIG[@TIME]: send SIG (e.g. USR1) TIME before the time limit (default 60s), "
+           "as Slurm's --signal; SIGTERM follows at the limit");
+  s.Option("--retries", f.retries, "times a failed job is requeued");
+  s.Option("--max-preemptions", f.max_preemptions,
+           "times it may be preempted (or its spot node reclaimed) and requeued; the next "
+           "preemption fails it (default: scheduling.max_preemptions, else no limit); "
+           "apart from --retries");
+  s.Flag("--requeue,!--no-requeue", f.requeue,
+         "--no-requeue: a job Baton stops (preempted, its node lost, its GPU failed) "
+         "fails instead of going back to the queue, as Slurm's (default: --requeue)");
+  CLI::Option* preemptible =
+      s.Flag("--preemptible", f.preemptible,
+             "it may be preempted and run on spot nodes, and use idle GPUs beyond its project's "
+             "guarantee (the default of batch jobs)");
+  s.Flag("--no-preemptible", f.no_preemptible,
+         "it is never preempted: it runs only within its project's guarantee and never on "
+         "spot nodes (the default of sessions, baton run)",
+         [preemptible](CLI::Option* o) {
+           if (preemptible != nullptr) o->excludes(preemptible);
+         });
+  s.Flag("--hold", f.hold, "submit held; `baton release` lets it run");
+  s.Section("When it starts");
   // Each of these takes one word per use (`--after 12,13 train.sh`: train.sh is the command).
-  sub->add_option("--after", f.after, "start only after these jobs succeeded (ID[,ID...])")
-      ->delimiter(',')
-      ->allow_extra_args(false);
-  sub->add_option("--after-any", f.after_any, "start only after these jobs ended, however")
-      ->delimiter(',')
-      ->allow_extra_args(false);
-  sub->add_option("--after-notok", f.after_notok,
-                  "start only after these jobs ended other than succeeded (a clean-up job)")
-      ->delimiter(',')
-      ->allow_extra_args(false);
-  sub->add_option("--array", f.array,
-                  "a job array, one task per index: 0-99%8 (at most 8 at once), 1,5,9, 0-20:5; "
-                  "each task sees BATON_ARRAY_JOB_ID and BATON_ARRAY_INDEX");
-  sub->add_flag("--singleton", f.singleton,
-                "start only once your earlier jobs of the same name have ended");
-  sub->add_option("--begin", f.begin,
-                  "not before TIME: +2h, now+30m, 14:00, 2026-12-01, 2026-12-01T09:00, or "
-                  "2026-12-01T09:00:00Z (local time unless it ends in Z)");
-  sub->add_option("--schedule", f.schedule,
-                  "recurring: a run at each time of this cron schedule, e.g. \"0 3 * * *\" "
-                  "(03:00 daily, the controller's local time), \"*/15 * * * *\", @hourly; "
-                  "`baton crons` lists them");
-  sub->add_option("--code", f.code,
-                  "snapshot DIR now (what git shows there, else every file; at most 512 MiB) and "
-                  "run the job in its own copy of it: edits after submit do not reach it");
-  sub->add_option("--image", f.image,
-                  "run in this container image, through podman (else apptainer; a .sif file's "
-                  "path: apptainer) on the node; its GPUs, job and working directories mounted");
-  sub->add_option("--venv", f.venv,
-                  "run in this Python virtual environment (its bin/ first on PATH); it must "
-                  "exist at that path on the nodes");
-  sub->add_option("--conda", f.conda,
-                  "run in this conda environment (a name or a prefix path), through `conda run`");
-  sub->add_option("--best-metric", f.best_metric,
-                  "NAME:min or NAME:max: track this metric of $BATON_METRICS_FILE's lines, its "
-                  "best value and the checkpoint of the best (baton show)");
-  sub->add_option("--model", f.model,
-                  "size the job from the model it serves or trains (baton size --list): the "
-                  "GPUs and GPU memory not given are filled in at submit");
-  sub->add_option("--params", f.params, "or from its parameter count: 7B, 70b, 125M");
-  sub->add_option("--task", f.task,
-                  "with --model: inference (default), finetune, lora, qlora, "
-                  "pretrain");
-  sub->add_option("--precision", f.precision,
-                  "with --model: fp32, bf16 (default), fp16, fp8, "
-                  "int8, int4");
-  sub->add_option("--seq", f.seq, "with --model: tokens per sequence (default 2048)")
-      ->check(CLI::Range(int64_t{1}, int64_t{10'000'000}));
-  sub->add_option("--batch", f.batch, "with --model: sequences per GPU (default 1)")
-      ->check(CLI::Range(int64_t{1}, int64_t{100'000}));
-  sub->add_option("--env", f.env, "KEY=VALUE for the job's environment (repeatable)")
-      ->allow_extra_args(false);
-  sub->add_option("--workdir,-D,--chdir", f.workdir,
-                  "working directory (default: the current one)");
-  CLI::Option* preemptible = sub->add_flag(
-      "--preemptible", f.preemptible,
-      "it may be preempted and run on spot nodes, and use idle GPUs beyond its project's "
-      "guarantee (the default of batch jobs)");
-  sub->add_flag("--no-preemptible", f.no_preemptible,
-                "it is never preempted: it runs only within its project's guarantee and never on "
-                "spot nodes (the default of sessions, baton run)")
-      ->excludes(preemptible);
-  sub->add_flag(
-      "--process-per-gpu", f.process_per_gpu,
-      "one process per GPU (LOCAL_RANK 0..n-1 on each node), as torchrun --nproc-per-node");
-  sub->add_flag("--hold", f.hold, "submit held; `baton release` lets it run");
-  sub->add_option("--gpus-per-node", f.gpus_per_node,
-                  "[TYPE:]N GPUs on each node, as Slurm's (the job's GPUs: N x --nodes)");
-  sub->add_option("--gpus-per-task", f.gpus_per_task,
-                  "[TYPE:]N GPUs for each task (x --ntasks-per-node on each node)");
-  sub->add_option("--ntasks,-n", f.ntasks, "a batch script's tasks (srun's), over its nodes")
-      ->check(CLI::Range(1, 1024 * 1024));
-  sub->add_option("--ntasks-per-node", f.tasks_per_node,
-                  "a batch script's tasks on each node (what its srun starts)")
-      ->check(CLI::Range(1, 1024));
-  sub->add_option("--cpus-per-task,-c", f.cpus_per_task,
-                  "CPU cores for each task (x tasks per node)")
-      ->check(CLI::Range(1, 100'000));
-  sub->add_option("--gres", f.gres, "gpu:N or gpu:TYPE:N on each node, as Slurm's");
-  sub->add_option("-d,--dependency", f.dependency,
-                  "Slurm's: afterok:ID[:ID...],afterany:ID,afternotok:ID,singleton");
-  sub->add_option("--mem-per-gpu", f.mem_per_gpu, "memory per GPU (a number alone is MiB)");
-  sub->add_option("--mem-per-cpu", f.mem_per_cpu, "memory per CPU core (a number alone is MiB)");
-  sub->add_option("-o,--output", f.output,
-                  "a batch script's output also to this file on its first node: %j job id, %A "
-                  "array id, %a task, %x name, %u user, %N node (default slurm-%j.out)");
-  sub->add_option("-e,--error", f.error,
-                  "a batch script's errors to this file (default: --output)");
-  sub->add_flag("--batch-script", f.batch_script,
-                "run the command as a batch script (sbatch): once, on the first node, with "
-                "SLURM_* variables, srun and scontrol; a script with #SBATCH lines is one");
-  // Their names, for NoteGiven (building the flags again to ask costs a short command's start).
-  const std::vector<CLI::Option*> all = sub->get_options();
-  for (size_t i = before; i < all.size(); ++i)
-    f.spec_names.insert("--" + all[i]->get_single_name());
+  s.Option("--after", f.after, "start only after these jobs succeeded (ID[,ID...])",
+           [](CLI::Option* o) { o->delimiter(',')->allow_extra_args(false); });
+  s.Option("--after-any", f.after_any, "start only after these jobs ended, however",
+           [](CLI::Option* o) { o->delimiter(',')->allow_extra_args(false); });
+  s.Option("--after-notok", f.after_notok,
+           "start only after these jobs ended other than succeeded (a clean-up job)",
+           [](CLI::Option* o) { o->delimiter(',')->allow_extra_args(false); });
+  s.Option("-d,--dependency", f.dependency,
+           "Slurm's: afterok:ID[:ID...],afterany:ID,afternotok:ID,singleton");
+  s.Option("--array", f.array,
+           "a job array, one task per index: 0-99%8 (at most 8 at once), 1,5,9, 0-20:5; "
+           "each task sees BATON_ARRAY_JOB_ID and BATON_ARRAY_INDEX");
+  s.Flag("--singleton", f.singleton,
+         "start only once your earlier jobs of the same name have ended");
+  s.Option("--begin", f.begin,
+           "not before TIME: +2h, now+30m, 14:00, 2026-12-01, 2026-12-01T09:00, or "
+           "2026-12-01T09:00:00Z (local time unless it ends in Z)");
+  s.Option("--schedule", f.schedule,
+           "recurring: a run at each time of this cron schedule, e.g. \"0 3 * * *\" "
+           "(03:00 daily, the controller's local time), \"*/15 * * * *\", @hourly; "
+           "`baton crons` lists them");
+  s.Section("What it runs in");
+  s.Option("--code", f.code,
+           "snapshot DIR now (what git shows there, else every file; at most 512 MiB) and "
+           "run the job in its own copy of it: edits after submit do not reach it");
+  s.Option("--image", f.image,
+           "run in this container image, through podman (else apptainer; a .sif file's "
+           "path: apptainer) on the node; its GPUs, job and working directories mounted");
+  s.Option("--venv", f.venv,
+           "run in this Python virtual environment (its bin/ first on PATH); it must "
+           "exist at that path on the nodes");
+  s.Option("--conda", f.conda,
+           "run in this conda environment (a name or a prefix path), through `conda run`");
+  s.Option("--env", f.env, "KEY=VALUE for the job's environment (repeatable)",
+           [](CLI::Option* o) { o->allow_extra_args(false); });
+  s.Option("--workdir,-D,--chdir", f.workdir, "working directory (default: the current one)");
+  s.Option("--best-metric", f.best_metric,
+           "NAME:min or NAME:max: track this metric of $BATON_METRICS_FILE's lines, its "
+           "best value and the checkpoint of the best (baton show)");
+  s.Section("Sizing from a model");
+  s.Option("--model", f.model,
+           "size the job from the model it serves or trains (baton size --list): the "
+           "GPUs and GPU memory not given are filled in at submit");
+  s.Option("--params", f.params, "or from its parameter count: 7B, 70b, 125M");
+  s.Option("--task", f.task,
+           "with --model: inference (default), finetune, lora, qlora, "
+           "pretrain");
+  s.Option("--precision", f.precision,
+           "with --model: fp32, bf16 (default), fp16, fp8, "
+           "int8, int4");
+  s.Option("--seq", f.seq, "with --model: tokens per sequence (default 2048)",
+           [](CLI::Option* o) { o->check(CLI::Range(int64_t{1}, int64_t{10'000'000})); });
+  s.Option("--batch", f.batch, "with --model: sequences per GPU (default 1)",
+           [](CLI::Option* o) { o->check(CLI::Range(int64_t{1}, int64_t{100'000})); });
+  s.Section("Batch scripts (sbatch)");
+  s.Option("-o,--output", f.output,
+           "a batch script's output also to this file on its first node: %j job id, %A "
+           "array id, %a task, %x name, %u user, %N node (default slurm-%j.out)");
+  s.Option("-e,--error", f.error, "a batch script's errors to this file (default: --output)");
+  s.Flag("--batch-script", f.batch_script,
+         "run the command as a batch script (sbatch): once, on the first node, with "
+         "SLURM_* variables, srun and scontrol; a script with #SBATCH lines is one");
 }
 
 // The job's command: words before the `--` that started the command keep the `--` as part of
 // it (`baton submit python x.py -- --flag`); otherwise the command is what follows `--`.
 Result<std::vector<std::string>> CommandWords(CLI::App& sub, const std::string& verb,
-                                              const std::optional<std::vector<std::string>>& tail) {
+                                              const std::optional<std::vector<std::string>>& tail,
+                                              const SubmitFlags& f) {
   std::vector<std::string> command = sub.remaining();
   // CLI11 hands over an unknown option as the first word of the command: a typo such as
   // `--gpu 1` would become the job's program. No program's name starts with '-'.
   if (!command.empty() && command[0].size() > 1 && command[0][0] == '-') {
-    return Err(InvalidArgument(UnknownOption(sub, "baton " + verb, command[0]).value_or("")));
+    std::vector<std::string> spec_names(f.spec_names.begin(), f.spec_names.end());  // copies
+    return Err(InvalidArgument(
+        UnknownOption(sub, "baton " + verb, command[0], std::move(spec_names)).value_or("")));
   }
   if (tail.has_value()) {
     if (!command.empty()) command.emplace_back("--");
@@ -428,11 +528,11 @@ Result<std::vector<std::string>> CommandWords(CLI::App& sub, const std::string& 
 // Records which flags were typed (their long names): only those override a file or a job.
 // Also keeps the spec flags typed as words, for a batch script's directives to go under.
 void NoteGiven(const CLI::App& sub, SubmitFlags* f) {
-  for (const CLI::Option* o : sub.get_options()) {
+  for (const CLI::Option* o : EveryOption(sub)) {
     if (o->count() == 0) continue;
     std::string name = "--" + o->get_single_name();
     f->given.insert(name);
-    if (f->spec_names.count(name) == 0) continue;
+    if (!f->IsSpecFlag(name)) continue;
     if (o->get_expected_max() == 0) {
       // A flag's last use, which may be its negation ("--no-requeue" of "--requeue").
       bool off = !o->results().empty() && o->results().back() == "false";

@@ -104,7 +104,7 @@ Result<SubmitFlags> ParseSpecWords(std::vector<std::string> words, const std::st
   SubmitFlags d;
   CLI::App app;
   app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
-  AddSpecFlags(&app, d);
+  AddSpecFlags(&app, d, true, FlagFilter::Of(words));
   std::reverse(words.begin(), words.end());
   try {
     app.parse(words);
@@ -385,7 +385,8 @@ int TestOnly(ApiClient& api, const std::string& body, bool batch, bool json) {
 
 // `baton submit`: the job's spec from flags or a file; its command after `--`.
 void AddSubmitCommand(CLI::App& app, const std::shared_ptr<Connection>& conn, int* exit_code,
-                      const std::shared_ptr<std::optional<std::vector<std::string>>>& tail) {
+                      const std::shared_ptr<std::optional<std::vector<std::string>>>& tail,
+                      const FlagFilter& filter) {
   auto f = std::make_shared<SubmitFlags>();
   CLI::App* sub =
       app.add_subcommand("submit", "submit a job: baton submit [OPTIONS] -- COMMAND [ARGS...]");
@@ -395,7 +396,7 @@ void AddSubmitCommand(CLI::App& app, const std::shared_ptr<Connection>& conn, in
            "SCRIPT [ARGS...]   (#SBATCH lines read, as sbatch)\n       baton submit -f FILE "
            "[OPTIONS]");
   AddConnectionFlags(sub, *conn);
-  AddSpecFlags(sub, *f);
+  AddSpecFlags(sub, *f, true, filter);
   sub->add_option("-f,--file", f->file,
                   "YAML job file (one job, a list, or {jobs: [...]}), or a job as `baton show ID "
                   "--json` prints it");
@@ -410,7 +411,7 @@ void AddSubmitCommand(CLI::App& app, const std::shared_ptr<Connection>& conn, in
                   "a batch script of this shell command line, as sbatch --wrap (its srun "
                   "spreads tasks over the job's nodes)");
   sub->callback([sub, f, conn, exit_code, tail] {
-    auto command = CommandWords(*sub, "submit", *tail);
+    auto command = CommandWords(*sub, "submit", *tail, *f);
     if (!command) {
       *exit_code = Usage(command.error());
       return;

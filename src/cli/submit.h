@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "cli/client.h"
+#include "cli/spec_flags.h"
 #include "core/time.h"
 
 namespace CLI {
@@ -16,9 +17,11 @@ class App;
 
 namespace baton::cli {
 
-// `tail`: the words after the command line's first `--` (see ReadCommandLine).
+// `tail`: the words after the command line's first `--` (see ReadCommandLine); `filter`: the
+// spec flags to build (all unless the caller knows the words typed).
 void AddSubmitCommand(CLI::App& app, const std::shared_ptr<Connection>& conn, int* exit_code,
-                      const std::shared_ptr<std::optional<std::vector<std::string>>>& tail);
+                      const std::shared_ptr<std::optional<std::vector<std::string>>>& tail,
+                      const FlagFilter& filter = {});
 
 // `--begin TEXT` as Slurm reads it: +DURATION or now+DURATION from `now`, RFC 3339 UTC
 // (2026-12-01T09:00:00Z), or a local

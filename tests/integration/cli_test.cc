@@ -89,6 +89,15 @@ TEST(CliParser, HelpAndVersion) {
   EXPECT_EQ(dash.exit_code, 0);
   EXPECT_NE(dash.out.find("Usage: baton submit [OPTIONS] -- COMMAND [ARGS...]"), std::string::npos)
       << dash.out;
+  // The spec flags in sections, each flag once, the help flag only in the command's own.
+  EXPECT_EQ(dash.out, submit.out);
+  size_t resources = dash.out.find("\nResources:\n  -g,-G,--gpus TEXT");
+  size_t scripts = dash.out.find("\nBatch scripts (sbatch):\n  -o,--output TEXT");
+  EXPECT_NE(resources, std::string::npos) << dash.out;
+  EXPECT_LT(dash.out.find("\nOptions:\n  -h,--help"), resources) << dash.out;
+  EXPECT_LT(resources, scripts) << dash.out;
+  EXPECT_EQ(dash.out.find("--help"), dash.out.rfind("--help")) << dash.out;
+  EXPECT_EQ(dash.out.find("--gpu-memory"), dash.out.rfind("--gpu-memory")) << dash.out;
   CliResult nested = RunCli(baton, {"help", "token", "create"});
   EXPECT_EQ(nested.exit_code, 0) << nested.out;
   EXPECT_NE(nested.out.find("Usage: baton token create"), std::string::npos) << nested.out;
