@@ -105,6 +105,15 @@ Factors FactorsOf(const PendingJob& job, const Weights& w, Duration max_age,
 // order comes without those jobs (size() falls by them).
 class QueueOrder {
  public:
+  // A job in the order: its score, its id for ties (the older first), its index.
+  struct Key {
+    double score;
+    int64_t id;
+    uint32_t index;
+  };
+  static bool Higher(const Key& a, const Key& b) {
+    return a.score != b.score ? a.score > b.score : a.id < b.id;
+  }
   QueueOrder(PassInput& in, const Policy& policy);
   size_t size() const { return size_; }
   // Given the queue: `counts(next, group, left)` is asked as a group's next job comes up, with
@@ -137,14 +146,6 @@ class QueueOrder {
   OrderRest TakeRest();
 
  private:
-  struct Key {
-    double score;
-    int64_t id;
-    uint32_t index;
-  };
-  static bool Higher(const Key& a, const Key& b) {
-    return a.score != b.score ? a.score > b.score : a.id < b.id;
-  }
   void SortTo(size_t end);
   // Given the queue: a group's next job (after `next`), by its order.
   struct Run {

@@ -19,11 +19,19 @@ struct Plan {
   int node = 0;
 };
 
-// A node's candidates (by loss per GPU, ascending) and the lower bound of phase 1.
+// A node's candidates (by loss per GPU, ascending: `count` of Candidates::flat from `begin`)
+// and the lower bound of phase 1.
 struct NodeCands {
   double bound = 0;
   int node = 0;
-  std::vector<size_t> cands;
+  uint32_t begin = 0;
+  uint32_t count = 0;
+};
+// The nodes where a search's candidates make room, with every node's candidates in one array
+// (not one allocation per node).
+struct Candidates {
+  std::vector<NodeCands> nodes;
+  std::vector<uint32_t> flat;
 };
 
 // One search, for one waiting job.
@@ -69,8 +77,8 @@ class Search {
     if (p == 0 && x.first_node >= 0) return x.first_node == ni;
     return (*x.allocation)[p].node == name;
   }
-  std::vector<NodeCands> CandidateNodes() const;
-  std::optional<Plan> PlanOnNode(const NodeCands& nc) const;
+  Candidates CandidateNodes() const;
+  std::optional<Plan> PlanOnNode(const NodeCands& nc, const std::vector<uint32_t>& flat) const;
   bool KeepsGuarantees(const Claim& claim) const;
 
   const PendingJob& job_;
@@ -83,6 +91,7 @@ class Search {
   const int level_;     // its LAS level (policy.las_preemption)
   const PlaceRules any_;
   mutable std::vector<ProjectTerms> by_account_;  // TermsOf's answers, by RunningJob::account
+  mutable NodeSlots scratch_;                     // PlanOnNode's copy of its node
 };
 
 Search::ProjectTerms Search::TermsOf(const RunningJob& x) const {
@@ -101,7 +110,7 @@ bool Search::Eligible(size_t v) const {
   const RunningJob& x = in_.running[v];
   if (!x.preemptible || ctx_.stopping[v] || (x.pool != job_.pool && *x.pool != *job_.pool))
     return false;
-  bool same_project = *x.project == *job_.project;
+  bool same_project = x.project == job_.project || *x.project == *job_.project;
   const ProjectTerms terms = TermsOf(x);
   int64_t left = terms.held - x.resources->milli_gpus;
   bool borrowed = left >= terms.guaranteed;
@@ -140,8 +149,9 @@ double Search::PerGpu(size_t v) const {
   return Loss(v) / static_cast<double>(std::max<int64_t>(in_.running[v].resources->milli_gpus, 1));
 }
 
-std::vector<NodeCands> Search::CandidateNodes() const {
-  std::vector<NodeCands> nodes;
+Candidates Search::CandidateNodes() const {
+  Candidates found;
+  std::vector<NodeCands>& nodes = found.nodes;
   const auto& slots = ctx_.placer.view().nodes;
   // A node's eligible candidates with their loss per GPU, worked out once each rather than at
   // every comparison of the sort; a NodeCands is made only for a node where they make room.
@@ -178,23 +188,25 @@ std::vector<NodeCands> Search::CandidateNodes() const {
       missing -= used;
     }
     if (missing > 0) continue;  // not even every candidate makes room here
-    NodeCands& nc = nodes.emplace_back();
-    nc.bound = bound;
-    nc.node = static_cast<int>(ni);
-    nc.cands.reserve(cands.size());
-    for (const Cand& c : cands) nc.cands.push_back(c.v);
+    nodes.push_back(NodeCands{.bound = bound,
+                              .node = static_cast<int>(ni),
+                              .begin = static_cast<uint32_t>(found.flat.size()),
+                              .count = static_cast<uint32_t>(cands.size())});
+    for (const Cand& c : cands) found.flat.push_back(c.v);
   }
   std::sort(nodes.begin(), nodes.end(), [](const NodeCands& a, const NodeCands& b) {
     return a.bound != b.bound ? a.bound < b.bound : a.node < b.node;
   });
-  return nodes;
+  return found;
 }
 
-std::optional<Plan> Search::PlanOnNode(const NodeCands& nc) const {
+std::optional<Plan> Search::PlanOnNode(const NodeCands& nc,
+                                       const std::vector<uint32_t>& flat) const {
   const NodeSlots& node = ctx_.placer.view().nodes[nc.node];
   // Reservations stand: they belong to jobs ahead of this one (or to claims), so the
   // claimer may take such GPUs only if it ends before the reservation begins.
-  NodeSlots scratch = node;
+  NodeSlots& scratch = scratch_;  // a copy of the node, into the last one's buffers
+  scratch = node;
   Plan plan;
   plan.node = nc.node;
   auto fit = FitOnNodeSlots(scratch, r_, any_, per_node_);
@@ -205,9 +217,9 @@ std::optional<Plan> Search::PlanOnNode(const NodeCands& nc) const {
         ApplyPart(scratch, parts[p], *in_.running[v].resources, -sign, in_.running[v].User());
     }
   };
-  for (size_t k = 0; !fit && k < nc.cands.size(); ++k) {
-    release(nc.cands[k], +1);
-    plan.victims.push_back(nc.cands[k]);
+  for (size_t k = nc.begin; !fit && k < nc.begin + nc.count; ++k) {
+    release(flat[k], +1);
+    plan.victims.push_back(flat[k]);
     fit = FitOnNodeSlots(scratch, r_, any_, per_node_);
   }
   if (!fit) return std::nullopt;
@@ -243,15 +255,18 @@ bool Search::KeepsGuarantees(const Claim& claim) const {
 std::optional<Claim> Search::Run() {
   IndexRunningByNode();
   std::vector<Plan> plans;
-  for (const NodeCands& nc : CandidateNodes()) {
+  std::vector<double> losses;
+  const Candidates candidates = CandidateNodes();
+  for (const NodeCands& nc : candidates.nodes) {
     if (static_cast<int>(plans.size()) >= r_.nodes) {
       // No better plan on this node than the worst of the r_.nodes best kept: stop.
-      std::vector<double> losses;
+      losses.clear();
       for (const Plan& p : plans) losses.push_back(p.loss);
       std::nth_element(losses.begin(), losses.begin() + (r_.nodes - 1), losses.end());
       if (nc.bound >= losses[r_.nodes - 1]) break;
     }
-    if (std::optional<Plan> plan = PlanOnNode(nc)) plans.push_back(std::move(*plan));
+    if (std::optional<Plan> plan = PlanOnNode(nc, candidates.flat))
+      plans.push_back(std::move(*plan));
   }
   std::sort(plans.begin(), plans.end(), [](const Plan& a, const Plan& b) {
     if (a.loss != b.loss) return a.loss < b.loss;
