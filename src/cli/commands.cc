@@ -733,44 +733,48 @@ struct CommandGroup {
   std::function<void()> add;
 };
 
-std::vector<CommandGroup> ClientGroups(CLI::App& app, int* exit_code,
+std::vector<CommandGroup> ClientGroups(CLI::App* app, int* exit_code,
                                        const std::shared_ptr<Connection>& conn,
                                        const CommandTail& tail, const FlagFilter& submit_flags) {
-  // (Each captures what it adds the commands with by value: they outlive this call.)
+  // (Each captures what it adds the commands with by value: they outlive this call. `app` is
+  // null where only the names are asked.)
   return {
-      {{"submit"}, [=, &app] { AddSubmitCommand(app, conn, exit_code, tail, submit_flags); }},
-      {{"resubmit"}, [=, &app] { AddResubmitCommand(app, conn, exit_code); }},
-      {{"update"}, [=, &app] { AddJobUpdateCommand(app, conn, exit_code); }},
+      {{"submit"}, [=] { AddSubmitCommand(*app, conn, exit_code, tail, submit_flags); }},
+      {{"resubmit"}, [=] { AddResubmitCommand(*app, conn, exit_code); }},
+      {{"update"}, [=] { AddJobUpdateCommand(*app, conn, exit_code); }},
       {{"run", "alloc", "attach", "sessions", "forward"},
-       [=, &app] { AddSessionCommands(app, conn, exit_code, tail); }},
+       [=] { AddSessionCommands(*app, conn, exit_code, tail); }},
       {{"jobs", "show", "logs", "cancel", "hold", "release", "wait"},
-       [=, &app] { AddJobCommands(app, conn, exit_code); }},
-      {{"crons"}, [=, &app] { AddCronCommands(app, conn, exit_code); }},
-      {{"size"}, [=, &app] { AddSizeCommand(app, conn, exit_code); }},
-      {{"nodes", "drain", "undrain", "node"}, [=, &app] { AddNodeCommands(app, conn, exit_code); }},
-      {{"config"}, [=, &app] { AddConfigCommands(app, exit_code); }},
-      {{"token"}, [=, &app] { AddTokenCommands(app, conn, exit_code); }},
+       [=] { AddJobCommands(*app, conn, exit_code); }},
+      {{"crons"}, [=] { AddCronCommands(*app, conn, exit_code); }},
+      {{"size"}, [=] { AddSizeCommand(*app, conn, exit_code); }},
+      {{"nodes", "drain", "undrain", "node"}, [=] { AddNodeCommands(*app, conn, exit_code); }},
+      {{"config"}, [=] { AddConfigCommands(*app, exit_code); }},
+      {{"token"}, [=] { AddTokenCommands(*app, conn, exit_code); }},
       {{"queue", "gpus", "usage", "events", "top"},
-       [=, &app] { AddViewCommands(app, conn, exit_code); }},
-      {{"help", "version"}, [=, &app] { AddParserCommands(app, exit_code); }},
+       [=] { AddViewCommands(*app, conn, exit_code); }},
+      {{"help", "version"}, [=] { AddParserCommands(*app, exit_code); }},
   };
 }
 
 }  // namespace
 
 std::vector<std::string> ClientCommandNames() {
-  CLI::App scratch;
   int code = 0;
   std::vector<std::string> names;
-  for (const CommandGroup& g : ClientGroups(scratch, &code, nullptr, nullptr, {}))
+  // No app to add them to: asked before each command is parsed, its names are all it needs.
+  for (const CommandGroup& g : ClientGroups(nullptr, &code, nullptr, nullptr, {}))
     names.insert(names.end(), g.names.begin(), g.names.end());
   return names;
 }
 
 bool IsClientCommand(const std::string& word) {
   if (word == "help") return false;
-  const std::vector<std::string> names = ClientCommandNames();
-  return std::ranges::find(names, word) != names.end();
+  int code = 0;
+  for (const CommandGroup& g : ClientGroups(nullptr, &code, nullptr, nullptr, {})) {
+    if (std::ranges::find(g.names, word) != g.names.end()) return true;
+  }
+  return false;
 }
 
 bool AddClientCommands(CLI::App& app, int* exit_code,
@@ -778,11 +782,13 @@ bool AddClientCommands(CLI::App& app, int* exit_code,
                        const std::vector<std::string>& words) {
   auto tail = std::make_shared<std::optional<std::vector<std::string>>>(std::move(command_tail));
   auto conn = std::make_shared<Connection>();
-  // The connection flags, before the command (`baton --server URL jobs`) as after it.
-  AddConnectionFlags(&app, *conn);
+  // The connection flags, before the command (`baton --server URL jobs`) as after it; not
+  // before it when the words name the command first (its own take them).
+  const size_t command_at = CommandIndex(words);
+  if (command_at != 1 || words[command_at] != only) AddConnectionFlags(&app, *conn);
   // `baton submit` alone: only the spec flags its words name (the one command run in loops).
   FlagFilter submit_flags = only == "submit" ? FlagFilter::Of(words) : FlagFilter{};
-  std::vector<CommandGroup> groups = ClientGroups(app, exit_code, conn, tail, submit_flags);
+  std::vector<CommandGroup> groups = ClientGroups(&app, exit_code, conn, tail, submit_flags);
   // (`baton help submit` looks the command up among all of them.)
   for (const CommandGroup& g : groups) {
     if (only != "help" && std::ranges::find(g.names, only) != g.names.end()) {
