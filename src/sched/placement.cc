@@ -298,6 +298,13 @@ void Placer::SetUsable(int node, int gpu, bool usable) {
 
 int Placer::NodeIndex(const std::string& name) const { return view_.IndexOf(name); }
 
+int Placer::PoolAt(std::string_view pool) const {
+  for (size_t k = 0; k < ix_.pools.size(); ++k) {
+    if (ix_.pools[k].first == pool) return static_cast<int>(k);
+  }
+  return -1;
+}
+
 int64_t Placer::free_milli(std::string_view pool) const {
   const PlacerIndex::Pool* index = FindPool(pool);
   return index == nullptr ? 0 : index->free_milli;

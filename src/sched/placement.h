@@ -122,6 +122,14 @@ class Placer {
   bool AnyMig() const { return Fit().mig; }
 
   int64_t free_milli(std::string_view pool) const;
+  // The place of `pool` among the pools of the index (-1: none), and what is free in the pool
+  // at such a place: a pass asks millions of times about a few pools, each looked up once.
+  int PoolAt(std::string_view pool) const;
+  int64_t free_milli_at(int at) const {
+    if (at < 0) return 0;
+    const PlacerIndex::Pool& p = ix_.pools[static_cast<size_t>(at)].second;
+    return p.indexed ? p.free_milli : 0;
+  }
   // The usable GPU capacity free on node `node` (an index into the view's nodes); 0 when it is
   // not schedulable. From the index: no walk over its GPUs.
   int64_t node_free_milli(int node) const { return ix_.pos[node].free_milli; }

@@ -68,8 +68,20 @@ class Pass {
   // when, and what is free with all such releases is enough (Shadow's own first test). As the
   // pass goes on, a start moves GPUs from free to a release, and only a victim search adds
   // to them: until then, a false stays false.
-  bool ShadowMayFind(int64_t milli, std::string_view pool) const {
-    return running_.timed_releases > 0 && milli <= placer_->free_milli(pool) + running_.timed_milli;
+  bool ShadowMayFind(int64_t milli, const std::string* pool) const {
+    return running_.timed_releases > 0 && milli <= FreeIn(pool) + running_.timed_milli;
+  }
+  // What is free in `pool` (a job's: PendingJob::pool), its place in the placer's index looked
+  // up once per pool string of the pass, not by name at each of its millions of questions.
+  int64_t FreeIn(const std::string* pool) const {
+    if (pool != last_pool_) {
+      last_pool_ = pool;
+      auto known = std::find_if(pool_at_.begin(), pool_at_.end(),
+                                [&](const auto& p) { return p.first == pool; });
+      if (known == pool_at_.end()) known = pool_at_.emplace(known, pool, placer_->PoolAt(*pool));
+      last_at_ = known->second;
+    }
+    return placer_->free_milli_at(last_at_);
   }
   // The free GPU capacity of `pool` that some later job could still use: not held from now
   // on for a job that waits (a job ends after now, so it cannot take such a GPU); and of that,
@@ -138,6 +150,10 @@ class Pass {
     int64_t untimed = std::numeric_limits<int64_t>::max();
   };
   std::vector<Least> least_asked_;  // made on first need
+  // FreeIn's: the pools asked about and their places, and the last asked.
+  mutable std::vector<std::pair<const std::string*, int>> pool_at_;
+  mutable const std::string* last_pool_ = nullptr;
+  mutable int last_at_ = -1;
   bool least_known_ = false;
   Refusing refusing_;  // nodes of the view refuse root's jobs, or all but preemptible ones
   int changes_ = 0;    // starts and reservations so far: OpenFree's answers hold until the next
@@ -222,7 +238,7 @@ bool Pass::RestIsCounted() {
   // begins: only GPUs held for no one are open to it.
   for (const Least& l : least_asked_) {
     const int64_t least = std::min(l.timed, l.untimed);
-    if (least > placer_->free_milli(*l.pool)) continue;
+    if (least > FreeIn(l.pool)) continue;
     if (!in_.full) return false;
     const Open open = OpenFree(*l.pool);
     if (l.timed <= open.timed || l.untimed <= open.untimed) return false;
@@ -231,7 +247,7 @@ bool Pass::RestIsCounted() {
   // Reservations are left, but no later job can get one: Shadow finds nothing for any (see
   // ShadowMayFind), and every pool's untimed hold is made (or there are none).
   if (std::any_of(least_asked_.begin(), least_asked_.end(), [&](const Least& l) {
-        return ShadowMayFind(std::min(l.timed, l.untimed), *l.pool);
+        return ShadowMayFind(std::min(l.timed, l.untimed), l.pool);
       }))
     return false;
   if (!policy_.untimed_reservation) return true;
@@ -282,8 +298,8 @@ bool Pass::WaitsWithoutLooking(const PendingJob& job) {
   }
   // Deep in a queue that no longer fits: no words to write, no reservation or search left
   // to make, and no room for it. Counting it is all there is to do.
-  if (!waits_.Explaining() && job.resources->milli_gpus > placer_->free_milli(*job.pool) &&
-      policy_.backfill && !claims_.count(job.id.value) &&
+  if (!waits_.Explaining() && job.resources->milli_gpus > FreeIn(job.pool) && policy_.backfill &&
+      !claims_.count(job.id.value) &&
       (!in_.full || (reserved_ >= policy_.reservations && !SearchesLeft()))) {
     waits_.Count();
     return true;
@@ -317,7 +333,7 @@ bool Pass::NothingToReserve(const PendingJob& job, const FailedShape& k) const {
   // Shadow promises nothing for the shape now (ShadowMayFind). A job this pass starts later
   // gives back, when it ends, only GPUs free now, where the shape failed already (and a shadow
   // hides every reservation); a victim search could stop running jobs at a known time.
-  if (ShadowMayFind(job.resources->milli_gpus, *job.pool) ||
+  if (ShadowMayFind(job.resources->milli_gpus, job.pool) ||
       (SearchesLeft() && preemptors_left_ > 0))
     return false;
   // The first job of the shape that failed tried its untimed hold, unless the pool has one.

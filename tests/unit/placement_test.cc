@@ -151,9 +151,16 @@ TEST(Placement, APlacersIndexKeptWithTheViewFollowsWhatChangedBetweenPlacers) {
   {
     Placer placer(copy);
     EXPECT_EQ(placer.free_milli("default"), 8000);
+    // A pool's place, looked up once, says what its name says as placements change it.
+    const int at = placer.PoolAt("default");
+    EXPECT_GE(at, 0);
+    EXPECT_EQ(placer.free_milli_at(at), 8000);
+    EXPECT_EQ(placer.PoolAt("gpu-big"), -1);
+    EXPECT_EQ(placer.free_milli_at(placer.PoolAt("gpu-big")), 0);
     EXPECT_FALSE(placer.Place(Gpus(8000), PlaceRules{}));
     EXPECT_TRUE(placer.Place(Gpus(4000), PlaceRules{}));
     EXPECT_EQ(placer.free_milli("default"), 4000);
+    EXPECT_EQ(placer.free_milli_at(at), 4000);
   }
   // The whole node's job ends; the next pass's copy drops what the last pass placed.
   v.Apply(*first, Gpus(8000), -1);
