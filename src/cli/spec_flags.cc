@@ -312,21 +312,19 @@ class SpecFlagAdder {
   template <typename T>
   CLI::Option* Option(const char* names, T& value, const char* description, const Then& then = {}) {
     CLI::App* group = GroupFor(names);
-    if (group == nullptr) return nullptr;
-    CLI::Option* o = group->add_option(names, value, description);
-    if (then) then(o);
-    return o;
+    return group != nullptr ? Built(group->add_option(names, value, description), then) : nullptr;
   }
   template <typename T>
   CLI::Option* Flag(const char* names, T& value, const char* description, const Then& then = {}) {
     CLI::App* group = GroupFor(names);
-    if (group == nullptr) return nullptr;
-    CLI::Option* o = group->add_flag(names, value, description);
-    if (then) then(o);
-    return o;
+    return group != nullptr ? Built(group->add_flag(names, value, description), then) : nullptr;
   }
 
  private:
+  static CLI::Option* Built(CLI::Option* o, const Then& then) {
+    if (then) then(o);
+    return o;
+  }
   CLI::App* GroupFor(const char* names) {
     f_.spec_names.push_back(FirstLongName(names));  // a view of the literal
     if (!filter_.Wants(names)) return nullptr;
