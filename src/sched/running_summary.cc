@@ -9,7 +9,6 @@ namespace baton::sched {
 RunningSummary SummarizeRunning(const std::vector<RunningJob>& running, const Policy& policy,
                                 TimePoint now) {
   RunningSummary s;
-  s.releases.resize(running.size());  // written in place below: no capacity check per job
   s.stopping.resize(running.size());
   // The most served job LAS may still preempt (only such a job is a victim it could find): the
   // highest level is its level, the levels rising with service.
@@ -18,8 +17,7 @@ RunningSummary SummarizeRunning(const std::vector<RunningJob>& running, const Po
     const RunningJob& r = running[i];
     TimePoint end =
         r.stopping ? std::min(r.expected_end, now + policy.preempt_grace) : r.expected_end;
-    s.releases[i] = Release{end, r.allocation, r.resources, r.user};
-    s.CountTimed(s.releases[i]);
+    if (end != kNever) s.Add(Release{end, r.allocation, r.resources, r.user});
     s.stopping[i] = r.stopping ? 1 : 0;
     if (r.stopping) continue;
     s.lowest_class = std::min(s.lowest_class, static_cast<int>(r.priority));

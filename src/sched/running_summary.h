@@ -15,7 +15,11 @@
 namespace baton::sched {
 
 struct RunningSummary {
-  std::vector<Release> releases;  // per running job, in order; then the pass's starts
+  // The releases that say when (a time limit, or the grace of a job being stopped), in the
+  // running jobs' order, then those the pass adds (its starts with a time limit, its victims).
+  // A job with no time limit gives its GPUs back at no known time and has none here: most jobs
+  // of most clusters, and nothing a reservation can count on.
+  std::vector<Release> releases;
   std::vector<uint8_t> stopping;  // per running job: 1 when stopping (bytes, not bits: read often)
   // Per running job, its LAS level (policy.las_preemption only): made by Levels, at a pass's
   // first victim search (most passes make none).
@@ -24,28 +28,25 @@ struct RunningSummary {
   // the most served LAS level (-1 when none, or no LAS preemption).
   int lowest_class = static_cast<int>(Priority::kCritical) + 1;
   int highest_level = -1;
-  int timed_releases = 0;   // releases that say when (kNever does not)
-  int64_t timed_milli = 0;  // ... and the GPUs they give back, in milli-GPUs
+  int64_t timed_milli = 0;  // the GPUs `releases` give back, in milli-GPUs
 
   // `levels`, made at the first call.
   const std::vector<int>& Levels(const std::vector<RunningJob>& running, const Policy& policy);
-  // A release the pass adds: a job it starts, ending at `at` (kNever without a time limit).
+  // A release the pass adds: a job it starts, ending at `at` (none when that is kNever).
   void Add(Release release) {
-    CountTimed(release);
+    if (release.at == kNever) return;
+    timed_milli += release.resources->milli_gpus;
     releases.push_back(release);
   }
-  // Counts `release` in timed_releases and timed_milli when it says when.
-  void CountTimed(const Release& release) {
-    timed_releases += release.at != kNever ? 1 : 0;
-    timed_milli += release.at != kNever ? release.resources->milli_gpus : 0;
-  }
-  // A release brought forward to `at` (its job is stopped for a preemptor).
-  void BringForward(Release& release, TimePoint at) {
-    if (release.at == kNever && at != kNever) {
-      timed_releases += 1;
-      timed_milli += release.resources->milli_gpus;
+  // Running job `x` is stopped for a preemptor: its GPUs are back by `at`, or by its own end
+  // if that is sooner.
+  void BringForward(const RunningJob& x, TimePoint at) {
+    for (Release& rel : releases) {
+      if (rel.allocation != x.allocation) continue;
+      rel.at = std::min(rel.at, at);
+      return;
     }
-    release.at = std::min(release.at, at);
+    Add(Release{at, x.allocation, x.resources, x.user});
   }
 };
 

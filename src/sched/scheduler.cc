@@ -69,7 +69,7 @@ class Pass {
   // pass goes on, a start moves GPUs from free to a release, and only a victim search adds
   // to them: until then, a false stays false.
   bool ShadowMayFind(int64_t milli, const std::string* pool) const {
-    return running_.timed_releases > 0 && milli <= FreeIn(pool) + running_.timed_milli;
+    return !running_.releases.empty() && milli <= FreeIn(pool) + running_.timed_milli;
   }
   // What is free in `pool` (a job's: PendingJob::pool), its place in the placer's index looked
   // up once per pool string of the pass, not by name at each of its millions of questions.
@@ -129,8 +129,7 @@ class Pass {
   std::unordered_map<int64_t, const Reservation*> claims_;  // earlier passes', by job
   std::optional<Placer> placer_;  // indexes the view once the claims are marked in it
   Holdings held_;
-  RunningSummary running_;                // releases (sorted on need), stopping, classes
-  std::vector<Release> untimed_scratch_;  // SortReleases' buffer
+  RunningSummary running_;  // releases (sorted on need), stopping, classes
   bool releases_sorted_ = false;
   bool preemption_ = false;
   FailedShapes shapes_;                              // shapes that failed this pass
@@ -184,31 +183,11 @@ void Pass::DecidePreemption() {
 
 void Pass::SortReleases() {
   if (releases_sorted_) return;
-  // Most running jobs have no time limit (kNever, last): those with a time go first, in their
-  // order, and only they are sorted. The same order as a stable sort of all.
+  // Stable: releases at the same time keep the running jobs' order, then the pass's own.
   std::vector<Release>& releases = running_.releases;
-  auto untimed = [](const Release& r) { return r.at == kNever; };
-  const auto first_untimed = std::find_if(releases.begin(), releases.end(), untimed);
-  auto timed = static_cast<size_t>(first_untimed - releases.begin());
-  // Those after the first untimed one are all untimed but for what was added since the last
-  // sort (a start with a time limit, a release brought forward): most often none, and nothing
-  // is moved.
-  if (!std::all_of(first_untimed, releases.end(), untimed)) {
-    untimed_scratch_.clear();
-    for (auto it = first_untimed; it != releases.end(); ++it) {
-      if (it->at == kNever) {
-        untimed_scratch_.push_back(*it);
-      } else {
-        releases[timed++] = *it;
-      }
-    }
-    std::copy(untimed_scratch_.begin(), untimed_scratch_.end(),
-              releases.begin() + static_cast<std::ptrdiff_t>(timed));
-  }
   auto earlier = [](const Release& a, const Release& b) { return a.at < b.at; };
-  const auto timed_end = releases.begin() + static_cast<std::ptrdiff_t>(timed);
-  if (!std::is_sorted(releases.begin(), timed_end, earlier))
-    std::stable_sort(releases.begin(), timed_end, earlier);
+  if (!std::is_sorted(releases.begin(), releases.end(), earlier))
+    std::stable_sort(releases.begin(), releases.end(), earlier);
   releases_sorted_ = true;
 }
 
@@ -422,9 +401,7 @@ bool Pass::Preempt(const PendingJob& job, std::optional<Reservation>& reservatio
     const RunningJob& x = in_.running[v];
     running_.stopping[v] = 1;
     result_.preemptions.push_back(Preemption{x.id, job.id, WhyPreempted(x, job, policy_)});
-    for (Release& rel : running_.releases) {
-      if (rel.allocation == x.allocation) running_.BringForward(rel, found->reservation.from);
-    }
+    running_.BringForward(x, found->reservation.from);
   }
   releases_sorted_ = false;
   reservation = std::move(found->reservation);

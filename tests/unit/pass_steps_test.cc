@@ -34,27 +34,35 @@ TEST(RunningSummary, SaysWhenEachJobGivesItsGpusBackAndWhatAPreemptorMustOutrank
   running.back().stopping = true;  // stopping already: gone within the grace, whatever its class
 
   RunningSummary s = SummarizeRunning(running, policy, kPassNow);
-  ASSERT_EQ(s.releases.size(), 3u);
-  EXPECT_EQ(s.releases[0].at, kNever);
-  EXPECT_EQ(s.releases[1].at, kPassNow + hours(1));
-  EXPECT_EQ(s.releases[2].at, kPassNow + seconds(30));
-  EXPECT_EQ(s.releases[2].allocation, running[2].allocation);
+  // Only the releases that say when: the job without a time limit has none.
+  ASSERT_EQ(s.releases.size(), 2u);
+  EXPECT_EQ(s.releases[0].at, kPassNow + hours(1));
+  EXPECT_EQ(s.releases[0].allocation, running[1].allocation);
+  EXPECT_EQ(s.releases[1].at, kPassNow + seconds(30));
+  EXPECT_EQ(s.releases[1].allocation, running[2].allocation);
   EXPECT_EQ(s.stopping, (std::vector<uint8_t>{0, 0, 1}));
   EXPECT_EQ(s.lowest_class, static_cast<int>(Priority::kNormal));  // not the stopping one
-  EXPECT_EQ(s.timed_releases, 2);
   EXPECT_EQ(s.timed_milli, 5000);
   EXPECT_TRUE(s.Levels(running, policy).empty());  // no LAS preemption: no levels
 
-  // A release brought forward for a preemptor becomes timed once; a start adds one.
-  s.BringForward(s.releases[0], kPassNow + seconds(10));
-  s.BringForward(s.releases[0], kPassNow + seconds(20));  // later: stays at the earlier
-  EXPECT_EQ(s.releases[0].at, kPassNow + seconds(10));
-  EXPECT_EQ(s.timed_releases, 3);
+  // A job stopped for a preemptor gets a release once, at the earlier of two times; one with a
+  // release already keeps it, brought forward; a start adds one only with a time limit.
+  s.BringForward(running[0], kPassNow + seconds(10));
+  s.BringForward(running[0], kPassNow + seconds(20));  // later: stays at the earlier
+  ASSERT_EQ(s.releases.size(), 3u);
+  EXPECT_EQ(s.releases[2].at, kPassNow + seconds(10));
+  EXPECT_EQ(s.releases[2].allocation, running[0].allocation);
+  EXPECT_EQ(s.timed_milli, 7000);
+  s.BringForward(running[1], kPassNow + seconds(40));
+  EXPECT_EQ(s.releases[0].at, kPassNow + seconds(40));
+  EXPECT_EQ(s.releases.size(), 3u);
   EXPECT_EQ(s.timed_milli, 7000);
   Resources one{.milli_gpus = 1000};
   s.Add(Release{kNever, nullptr, &one});
-  EXPECT_EQ(s.timed_releases, 3);
+  EXPECT_EQ(s.releases.size(), 3u);
+  s.Add(Release{kPassNow + hours(2), nullptr, &one});
   EXPECT_EQ(s.releases.size(), 4u);
+  EXPECT_EQ(s.timed_milli, 8000);
 
   EXPECT_EQ(SummarizeRunning({}, policy, kPassNow).lowest_class,
             static_cast<int>(Priority::kCritical) + 1);
