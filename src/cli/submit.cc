@@ -319,14 +319,13 @@ int Post(ApiClient& api, const std::string& body, bool batch, bool json) {
     if (!jobs) return Fail(jobs.error());
     for (const Job& j : *jobs) std::cout << j.id.value << "\n";
   } else {
-    auto job = codec::DecodeJob(*res);
+    auto job = codec::DecodeSubmitted(*res);
     if (!job) return Fail(job.error());
     std::cout << job->id.value << "\n";
-    if (!job->spec.schedule.empty() && job->spec.begin) {
-      std::cerr << "recurring job " << job->id.value << " (" << job->spec.schedule
-                << "): first run at " << FormatRfc3339(*job->spec.begin)
-                << "; `baton crons` lists it, `baton crons delete " << job->id.value
-                << "` stops it\n";
+    if (!job->schedule.empty() && job->begin) {
+      std::cerr << "recurring job " << job->id.value << " (" << job->schedule << "): first run at "
+                << FormatRfc3339(*job->begin) << "; `baton crons` lists it, `baton crons delete "
+                << job->id.value << "` stops it\n";
     }
   }
   return 0;

@@ -587,6 +587,20 @@ Result<Job> DecodeJob(std::string_view text) {
   return JobFromValue(v);
 }
 
+Result<Submitted> DecodeSubmitted(std::string_view text) {
+  ASSIGN_OR_RETURN(json::value v, Parse(text));
+  ASSIGN_OR_RETURN(const json::object* o, GetObject(v, "job"));
+  Submitted out;
+  const json::value* id = Find(*o, "id");
+  if (id == nullptr) return Err(InvalidArgument("job: missing id"));
+  ASSIGN_OR_RETURN(out.id.value, GetInt(*id, "id", 1, INT64_MAX));
+  if (const json::value* f = Find(*o, "schedule")) {
+    ASSIGN_OR_RETURN(out.schedule, GetString(*f, "schedule", SpecLimits::kScheduleBytes));
+  }
+  ASSIGN_OR_RETURN(out.begin, OptionalTime(*o, "begin"));
+  return out;
+}
+
 Result<std::vector<Job>> DecodeJobList(std::string_view text, std::optional<int64_t>* next) {
   ASSIGN_OR_RETURN(json::value v, Parse(text));
   ASSIGN_OR_RETURN(const json::object* o, GetObject(v, ""));

@@ -57,6 +57,15 @@ Result<std::vector<Job>> DecodeDryRun(std::string_view json);
 // Reads either form back (public form: bookkeeping fields take their defaults).
 Result<Job> DecodeJob(std::string_view json);
 Result<std::vector<Job>> DecodeJobList(std::string_view json, std::optional<int64_t>* next);
+// What `baton submit` prints of the job a submit made: its id and, for a recurring job, its
+// schedule and first run. Only these fields are read and checked (DecodeJob reads them all:
+// ten times the work, for a command that may run in a loop of thousands).
+struct Submitted {
+  JobId id;
+  std::string schedule;  // empty: not recurring
+  std::optional<TimePoint> begin;
+};
+Result<Submitted> DecodeSubmitted(std::string_view json);
 
 // Recurring jobs as GET /v1/crons shows them: {"crons": [cron, ...]}; a cron object is its id,
 // user, name, schedule, runs, next_run (while its run waits), job (that run) and last (the

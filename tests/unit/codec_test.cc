@@ -322,6 +322,40 @@ TEST(JobView, ShowsTheMasterPortOnlyWhileTheJobRuns) {
       << decoded.error().message();
 }
 
+// `baton submit` reads only the id, schedule and first run of the job it made: what the full
+// decoder reads of them, and the same errors for them.
+TEST(JobView, ASubmitsAnswerGivesWhatTheFullDecoderGives) {
+  Job job;
+  job.id = JobId{4242};
+  job.spec.command = {"train"};
+  job.spec.resources.milli_gpus = 2000;
+  for (bool recurring : {false, true}) {
+    if (recurring) {
+      job.spec.schedule = "0 3 * * *";
+      job.spec.begin = TimePoint(std::chrono::milliseconds(1'800'000'000'000));
+    }
+    const std::string text = EncodeJob(job, JobForm::kPublic);
+    auto full = DecodeJob(text);
+    auto light = DecodeSubmitted(text);
+    ASSERT_TRUE(full.has_value()) << full.error().message();
+    ASSERT_TRUE(light.has_value()) << light.error().message();
+    EXPECT_EQ(light->id, full->id);
+    EXPECT_EQ(light->schedule, full->spec.schedule);
+    EXPECT_EQ(light->begin, full->spec.begin);
+  }
+  EXPECT_EQ(DecodeSubmitted(R"({"name":"x"})").error().message(), "job: missing id");
+  EXPECT_NE(DecodeSubmitted(R"({"id":0})").error().message().find("id"), std::string::npos);
+  EXPECT_NE(DecodeSubmitted(R"({"id":3,"begin":"soon"})").error().message().find("begin"),
+            std::string::npos);
+  EXPECT_NE(
+      DecodeSubmitted(R"({"id":3,"schedule":)" + std::string("\"") + std::string(300, 'x') + "\"}")
+          .error()
+          .message()
+          .find("schedule"),
+      std::string::npos);
+  EXPECT_FALSE(DecodeSubmitted("[1,2").has_value());
+}
+
 TEST(Yaml, JobFileBecomesTheSameSpec) {
   auto json = YamlToJson(R"(
 name: train
