@@ -4,8 +4,11 @@
 #include <rapidcheck/gtest.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <string>
+#include <vector>
 
 #include "cli/sbatch.h"
 #include "codec/job_patch.h"
@@ -135,13 +138,19 @@ TEST(Sbatch, DirectiveLinesSplitAsAShellDoes) {
 class ScriptFile : public ::testing::Test {
  protected:
   // A file of this process's own: ctest runs these tests side by side, each in a process.
+  // Removed after the test (the temporary directory is shared, and was filling up).
   std::string Write(const std::string& text) {
     path_ = ::testing::TempDir() + "/script-" + std::to_string(getpid()) + "-" +
             std::to_string(++n_) + ".sh";
     std::ofstream(path_) << text;
+    written_.push_back(path_);
     return path_;
   }
+  void TearDown() override {
+    for (const std::string& p : written_) std::remove(p.c_str());
+  }
   std::string path_;
+  std::vector<std::string> written_;
   int n_ = 0;
 };
 
