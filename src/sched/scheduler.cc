@@ -157,7 +157,13 @@ class Pass {
   Refusing refusing_;  // nodes of the view refuse root's jobs, or all but preemptible ones
   int changes_ = 0;    // starts and reservations so far: OpenFree's answers hold until the next
   std::vector<std::tuple<std::string_view, Open, int>> open_free_;  // pool, free, changes_
-  std::set<std::string_view> untimed_pools_;  // pools where a job holds nodes without a time
+  // Pools where a job holds nodes without a time: a few at most, asked for millions of times
+  // (RestIsCounted), each by a job's pool string, which is most often the same string.
+  std::vector<const std::string*> untimed_pools_;
+  bool HoldsUntimed(const std::string* pool) const {
+    return std::any_of(untimed_pools_.begin(), untimed_pools_.end(),
+                       [&](const std::string* p) { return SamePool(p, pool); });
+  }
 };
 
 bool Pass::MayHaveVictims(const PendingJob& job) const {
@@ -231,7 +237,7 @@ bool Pass::RestIsCounted() {
     return false;
   if (!policy_.untimed_reservation) return true;
   return std::all_of(least_asked_.begin(), least_asked_.end(),
-                     [&](const Least& l) { return untimed_pools_.count(*l.pool) > 0; });
+                     [&](const Least& l) { return HoldsUntimed(l.pool); });
 }
 
 Pass::Open Pass::OpenFree(std::string_view pool) {
@@ -316,7 +322,7 @@ bool Pass::NothingToReserve(const PendingJob& job, const FailedShape& k) const {
       (SearchesLeft() && preemptors_left_ > 0))
     return false;
   // The first job of the shape that failed tried its untimed hold, unless the pool has one.
-  return !policy_.backfill || !policy_.untimed_reservation || untimed_pools_.count(*job.pool) ||
+  return !policy_.backfill || !policy_.untimed_reservation || HoldsUntimed(job.pool) ||
          k.untimed_failed || !MayHoldUntimed(*job.resources);
 }
 
@@ -440,10 +446,10 @@ void Pass::Reserve(const PendingJob& job, FailedShape& shape) {
   // empty, else jobs that fit in the gaps would pass it for ever.
   bool untimed = false;
   if (!reservation && !claimed && reserved_ < policy_.reservations && policy_.backfill &&
-      policy_.untimed_reservation && !untimed_pools_.count(*job.pool) && !shape.untimed_failed) {
+      policy_.untimed_reservation && !HoldsUntimed(job.pool) && !shape.untimed_failed) {
     reservation = Untimed(*placer_, r, *job.pool, now_, job.Limits());
     untimed = reservation.has_value();
-    if (untimed) untimed_pools_.insert(*job.pool);
+    if (untimed) untimed_pools_.push_back(job.pool);
     shape.untimed_failed = !untimed;
   }
   if (!reservation || (!claimed && reserved_ >= policy_.reservations)) {
