@@ -366,6 +366,14 @@ bool FlagFilter::Wants(std::string_view names) const {
          });
 }
 
+bool FlagFilter::Note(std::string_view names, std::vector<std::string_view>& known) const {
+  AnyName(names, [&](std::string_view name) {
+    if (name.starts_with("--")) known.push_back(name);
+    return false;
+  });
+  return Wants(names);
+}
+
 // The flags of a job's spec, shared by submit, resubmit and run (whose -t is --tty, as
 // docker's: its time limit is --time only). In option groups, the sections of the command's
 // help: CLI11 checks each option added against every other of its group for a name used twice,
@@ -512,9 +520,10 @@ Result<std::vector<std::string>> CommandWords(CLI::App& sub, const std::string& 
   // CLI11 hands over an unknown option as the first word of the command: a typo such as
   // `--gpu 1` would become the job's program. No program's name starts with '-'.
   if (!command.empty() && command[0].size() > 1 && command[0][0] == '-') {
-    std::vector<std::string> spec_names(f.spec_names.begin(), f.spec_names.end());  // copies
+    std::vector<std::string> names(f.spec_names.begin(), f.spec_names.end());  // copies
+    names.insert(names.end(), f.other_names.begin(), f.other_names.end());
     return Err(InvalidArgument(
-        UnknownOption(sub, "baton " + verb, command[0], std::move(spec_names)).value_or("")));
+        UnknownOption(sub, "baton " + verb, command[0], std::move(names)).value_or("")));
   }
   if (tail.has_value()) {
     if (!command.empty()) command.emplace_back("--");

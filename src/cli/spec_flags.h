@@ -47,6 +47,9 @@ struct SubmitFlags {
   // The long names of the spec flags ("--gpus"), every one whether built or not: views of the
   // literals of AddSpecFlags.
   std::vector<std::string_view> spec_names;
+  // The long names of the command's other options (--json, --server...), built or not, for a
+  // typo's closest (views of literals; not spec flags: never in `typed`).
+  std::vector<std::string_view> other_names;
   std::set<std::string> given;     // the flags typed, by long name ("--gpus")
   std::vector<std::string> typed;  // the spec flags typed, as words ("--gpus", "2")
   bool IsSpecFlag(std::string_view long_name) const {
@@ -68,6 +71,9 @@ class FlagFilter {
   static FlagFilter Of(const std::vector<std::string>& words);
   // Whether to build the option of CLI11's `names` ("-g,--gpus,-G", "--requeue,!--no-requeue").
   bool Wants(std::string_view names) const;
+  // Wants, for options of the command's own beside the spec flags: adds each long name of
+  // `names`, a literal, to `known`, built or not, so that a typo's closest is still found.
+  bool Note(std::string_view names, std::vector<std::string_view>& known) const;
 
  private:
   bool all_ = true;

@@ -46,6 +46,11 @@ TEST(CliParser, AnUnknownOptionGetsSlurmsTranslationOrTheClosestOne) {
   for (const auto& [args, said] : std::vector<std::pair<std::vector<std::string>, std::string>>{
            {{"submit", "--gpu", "2", "--", "true"},
             "baton: unknown option '--gpu' for `baton submit`; did you mean '--gpus'?"},
+           // Options of submit's own and the connection's, not built unless typed, are named.
+           {{"submit", "--jsn", "-g", "1", "--", "true"},
+            "baton: unknown option '--jsn' for `baton submit`; did you mean '--json'?"},
+           {{"submit", "--servr", "x", "--", "true"},
+            "baton: unknown option '--servr' for `baton submit`; did you mean '--server'?"},
            {{"submit", "-a", "0-3", "--", "true"},
             "baton: unknown option '-a' for `baton submit`: Slurm's -a is --array in Baton"},
            {{"run", "--export", "A=1", "--", "true"},

@@ -214,6 +214,12 @@ TEST(SpecFlags, ACommandLineParsesAlikeWithOnlyTheFlagsItNames) {
   EXPECT_FALSE(FlagFilter::Of({"--gpus-per-node", "2"}).Wants("-g,--gpus,-G"));
   EXPECT_FALSE(FlagFilter::Of({"gpus", "g"}).Wants("-g,--gpus,-G"));  // not options
   EXPECT_TRUE(FlagFilter{}.Wants("--anything"));
+  // A command's own options: built as wanted, every long name noted for a typo's closest.
+  std::vector<std::string_view> known;
+  EXPECT_FALSE(FlagFilter::Of({"-g", "1"}).Note("--server,--token", known));
+  EXPECT_TRUE(FlagFilter::Of({"-fjob.yaml"}).Note("-f,--file", known));
+  EXPECT_TRUE(FlagFilter::Of({"--json"}).Note("--json", known));
+  EXPECT_EQ(known, (std::vector<std::string_view>{"--server", "--token", "--file", "--json"}));
 }
 
 }  // namespace
