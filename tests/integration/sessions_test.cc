@@ -402,6 +402,11 @@ TEST(Sessions, RunJupyterServesDebiansNotebook) {
     GTEST_SKIP() << "Debian's jupyter-notebook could not be installed";
   TempDir dir;
   BatonProcess baton(dir.path() + "/data");
+  // A session's port on its node is its job id's (20000 + id): the test above, which ctest
+  // may run beside this one, has its own controller, whose jobs 1 and 2 are Jupyter sessions
+  // on this host too. Three held jobs first make this one job 4.
+  for (const char* id : {"1", "2", "3"})
+    ASSERT_EQ(FirstLine(RunCli(baton, {"submit", "--hold", "--", "true"}).out), id);
   Terminal t(baton, std::string(BATON_BINARY) + " run --jupyter --env PATH=/usr/bin:/bin");
   ASSERT_TRUE(t.Expect("?token=", 120s)) << t.seen();
   std::string seen = t.seen();
