@@ -597,7 +597,10 @@ Result<Submitted> DecodeSubmitted(std::string_view text) {
   if (const json::value* f = Find(*o, "schedule")) {
     ASSIGN_OR_RETURN(out.schedule, GetString(*f, "schedule", SpecLimits::kScheduleBytes));
   }
-  ASSIGN_OR_RETURN(out.begin, OptionalTime(*o, "begin"));
+  // null: none, as the spec decoder reads it.
+  if (const json::value* f = Find(*o, "begin"); f != nullptr && !f->is_null()) {
+    ASSIGN_OR_RETURN(out.begin, GetTime(*f, "begin"));
+  }
   return out;
 }
 

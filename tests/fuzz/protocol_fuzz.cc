@@ -3,6 +3,7 @@
 // GET /v1/jobs/{id}/metrics/lines parses them, an autoscaling provider's answers, and
 // GET /v1/usage's answer as `baton usage` reads it.
 #include <cstdint>
+#include <cstdlib>
 #include <string_view>
 
 #include "codec/json_codec.h"
@@ -13,8 +14,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   (void)baton::codec::DecodeReport(text);
   (void)baton::codec::DecodeOrders(text);
   (void)baton::codec::DecodeRegisterReply(text);
-  if (auto job = baton::codec::DecodeJob(text))
+  if (auto job = baton::codec::DecodeJob(text)) {
     (void)baton::codec::EncodeJob(*job, baton::codec::JobForm::kRecord);
+    // What `baton submit` reads of the same answer is what the whole decoder read.
+    auto submitted = baton::codec::DecodeSubmitted(text);
+    if (!submitted || submitted->id != job->id || submitted->schedule != job->spec.schedule ||
+        submitted->begin != job->spec.begin)
+      std::abort();
+  }
   (void)baton::codec::DecodeNodeList(text);
   (void)baton::codec::DecodeInjectBody(text);
   for (auto verb :

@@ -343,6 +343,9 @@ TEST(JobView, ASubmitsAnswerGivesWhatTheFullDecoderGives) {
     EXPECT_EQ(light->schedule, full->spec.schedule);
     EXPECT_EQ(light->begin, full->spec.begin);
   }
+  auto unset = DecodeSubmitted(R"({"id":3,"begin":null})");  // as the spec decoder reads it
+  ASSERT_TRUE(unset.has_value()) << unset.error().message();
+  EXPECT_FALSE(unset->begin.has_value());
   EXPECT_EQ(DecodeSubmitted(R"({"name":"x"})").error().message(), "job: missing id");
   EXPECT_NE(DecodeSubmitted(R"({"id":0})").error().message().find("id"), std::string::npos);
   EXPECT_NE(DecodeSubmitted(R"({"id":3,"begin":"soon"})").error().message().find("begin"),
