@@ -442,6 +442,32 @@ TEST_F(ControllerTest, PoolsGiveDefaultTimeLimitsAndRefuseLongerOnes) {
       << too_big.status.message();
 }
 
+// A waiting job moved to another pool is placed in that pool: what a pass knows of its pool is
+// not the pool it had when it first waited.
+TEST_F(ControllerTest, AWaitingJobMovedToAnotherPoolRunsThere) {
+  RegisterNode("n1", 1);  // pool default
+  NodeInfo big;
+  big.name = "b1";
+  big.pool = "big";
+  big.gpus.push_back(
+      Gpu{.index = 0, .uuid = "GPU-b", .model = "H100-80GB", .memory_bytes = 80LL << 30});
+  big.cpus = 64;
+  big.memory_bytes = 512LL << 30;
+  big.gpu_backend = GpuBackendKind::kSimulated;
+  ASSERT_TRUE(Run(AgentRegister{RegisterRequest{.node = big}}).status.ok());
+  JobId busy = Submit(1000);
+  JobId moved = Submit(1000);
+  ASSERT_EQ(State(busy), JobState::kRunning);
+  ASSERT_EQ(State(moved), JobState::kPending);  // default's one GPU is taken
+  JobSpec fields;
+  fields.pool = "big";
+  auto r = Run(UpdateJob{.caller = {"ada", true}, .id = moved, .fields = fields, .set = {"pool"}});
+  ASSERT_TRUE(r.status.ok()) << r.status.message();
+  EXPECT_EQ(State(moved), JobState::kRunning);
+  ASSERT_FALSE(c_->FindJob(moved)->allocation.empty());
+  EXPECT_EQ(c_->FindJob(moved)->allocation.front().node, "b1");
+}
+
 TEST_F(ControllerTest, ABatchIsAllOrNothing) {
   JobSpec good;
   good.command = {"true"};
