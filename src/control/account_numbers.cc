@@ -16,4 +16,10 @@ const std::string* AccountNumbers::PoolOf(const Job& job) {
   return job.account.pool;
 }
 
+const std::string* AccountNumbers::ProjectOf(const Job& job) {
+  if (job.account.project == nullptr)
+    job.account.project = &*projects_.insert(job.spec.project).first;
+  return job.account.project;
+}
+
 }  // namespace baton::control

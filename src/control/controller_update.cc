@@ -19,7 +19,10 @@ void Controller::ApplyPatch(Job& job, JobSpec spec, TimePoint now) {
     if (queued && job.array_id.value != 0) LeaveGate(job, now);
   }
   const std::string project = job.spec.project;
-  if (spec.project != project) job.account.id = -1;            // fair share of the new one
+  if (spec.project != project) {  // fair share of the new one, and its name
+    job.account.id = -1;
+    job.account.project = nullptr;
+  }
   if (spec.pool != job.spec.pool) job.account.pool = nullptr;  // the new pool's name
   job.spec = std::move(spec);
   if (job.spec.project != project) tally_.Retagged(job, project);

@@ -5,9 +5,10 @@
 namespace baton::control {
 
 sched::PendingJob PendingOf(const Job& job, AccountNumbers& numbers) {
-  // The queue's plain record, with the account number and the shared pool name.
+  // The queue's plain record, with the account number and the shared pool and project names.
   sched::PendingJob p = sched::JobQueue::PendingRecord(job);
   p.pool = numbers.PoolOf(job);
+  p.project = numbers.ProjectOf(job);
   p.account = numbers.AccountOf(job);
   return p;
 }
@@ -22,7 +23,7 @@ RunningJobs::Kept KeptOf(const Job& job, AccountNumbers& numbers, const sched::C
               .resources = &job.spec.resources,
               .allocation = &job.allocation,
               .priority = job.spec.priority,
-              .project = &job.spec.project,
+              .project = numbers.ProjectOf(job),
               .user = &job.user,
               .pool = numbers.PoolOf(job),
               .started = start,

@@ -359,11 +359,13 @@ struct Job {
   int queue_ahead = -1;
   // The controller's small number for the job's (project, user) pair, given on its first
   // pass, that fair share counts by instead of comparing names; and its one copy of the
-  // pool's name, shared by every job of the pool, that a pass compares by address first.
+  // pool's name and of the project's, each shared by every job of the pool or project, that a
+  // pass compares by address first.
   // A cache, not state: it is never stored, and two jobs that differ only in it are equal.
   struct AccountCache {
     mutable int32_t id = -1;
     mutable const std::string* pool = nullptr;
+    mutable const std::string* project = nullptr;
     bool operator==(const AccountCache&) const { return true; }
   } account;
   TimePoint reason_at{};

@@ -468,6 +468,31 @@ TEST_F(ControllerTest, AWaitingJobMovedToAnotherPoolRunsThere) {
   EXPECT_EQ(c_->FindJob(moved)->allocation.front().node, "b1");
 }
 
+// A waiting job moved to another project counts against that project's limit, not the one it
+// waited under.
+TEST_F(ControllerTest, AWaitingJobMovedToAnotherProjectRunsUnderItsLimit) {
+  ControllerOptions options;
+  options.policy.projects["capped"] = ProjectPolicy{.limit_milli = 1000};
+  c_ = std::make_unique<Controller>(options);
+  c_->Restore(*store_.Load(), now_);
+  RegisterNode("n1", 2);
+  JobSpec s;
+  s.command = {"true"};
+  s.resources.milli_gpus = 1000;
+  s.project = "capped";
+  JobId first = Run(SubmitJobs{.caller = {"ada", false}, .specs = {s}})->jobs[0].id;
+  JobId second = Run(SubmitJobs{.caller = {"ada", false}, .specs = {s}})->jobs[0].id;
+  ASSERT_EQ(State(first), JobState::kRunning);
+  ASSERT_EQ(State(second), JobState::kPending);  // capped holds its one GPU
+  EXPECT_EQ(c_->FindJob(second)->reason, WaitReason::kQuota);
+  JobSpec fields;
+  fields.project = "other";
+  auto r =
+      Run(UpdateJob{.caller = {"ada", false}, .id = second, .fields = fields, .set = {"project"}});
+  ASSERT_TRUE(r.status.ok()) << r.status.message();
+  EXPECT_EQ(State(second), JobState::kRunning);
+}
+
 TEST_F(ControllerTest, ABatchIsAllOrNothing) {
   JobSpec good;
   good.command = {"true"};
