@@ -397,30 +397,27 @@ void AddSubmitCommand(CLI::App& app, const std::shared_ptr<Connection>& conn, in
   // Its own options and the connection's too are built only when typed (or for help), as the
   // spec flags are: most submits type none of them.
   std::vector<std::string_view>& own = f->other_names;
+  auto option = [&](const char* names, std::string& value, const char* description) {
+    if (filter.Note(names, own)) sub->add_option(names, value, description);
+  };
+  auto flag = [&](const char* names, bool& value, const char* description) {
+    if (filter.Note(names, own)) sub->add_flag(names, value, description);
+  };
   if (filter.Note("--server,--token,--tls-ca", own)) AddConnectionFlags(sub, *conn);
   AddSpecFlags(sub, *f, true, filter);
-  if (filter.Note("-f,--file", own)) {
-    sub->add_option("-f,--file", f->file,
-                    "YAML job file (one job, a list, or {jobs: [...]}), or a job as `baton show "
-                    "ID --json` prints it");
-  }
-  if (filter.Note("--like", own)) {
-    sub->add_option("--like", f->like,
-                    "a job with the resources and environment of this one (a session's, say): "
-                    "the command given, else its own; the flags typed override it");
-  }
-  if (filter.Note("--json", own))
-    sub->add_flag("--json", f->json, "print the job object instead of its id");
-  if (filter.Note("--test-only", own)) {
-    sub->add_flag("--test-only", f->test_only,
-                  "check the job as the submit would (the server's dry run) and say what it "
-                  "would make, submitting nothing (sbatch --test-only)");
-  }
-  if (filter.Note("--wrap", own)) {
-    sub->add_option("--wrap", f->wrap,
-                    "a batch script of this shell command line, as sbatch --wrap (its srun "
-                    "spreads tasks over the job's nodes)");
-  }
+  option("-f,--file", f->file,
+         "YAML job file (one job, a list, or {jobs: [...]}), or a job as `baton show ID --json` "
+         "prints it");
+  option("--like", f->like,
+         "a job with the resources and environment of this one (a session's, say): the command "
+         "given, else its own; the flags typed override it");
+  flag("--json", f->json, "print the job object instead of its id");
+  flag("--test-only", f->test_only,
+       "check the job as the submit would (the server's dry run) and say what it would make, "
+       "submitting nothing (sbatch --test-only)");
+  option("--wrap", f->wrap,
+         "a batch script of this shell command line, as sbatch --wrap (its srun spreads tasks "
+         "over the job's nodes)");
   sub->callback([sub, f, conn, exit_code, tail] {
     auto command = CommandWords(*sub, "submit", *tail, *f);
     if (!command) {
