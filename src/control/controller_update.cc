@@ -19,12 +19,8 @@ void Controller::ApplyPatch(Job& job, JobSpec spec, TimePoint now) {
     if (queued && job.array_id.value != 0) LeaveGate(job, now);
   }
   const std::string project = job.spec.project;
-  if (spec.project != project) {  // fair share of the new one, and its name
-    job.account.id = -1;
-    job.account.project = nullptr;
-  }
-  if (spec.pool != job.spec.pool) job.account.pool = nullptr;  // the new pool's name
   job.spec = std::move(spec);
+  job.account = {};  // made from the spec (project, pool): made again from the new one
   if (job.spec.project != project) tally_.Retagged(job, project);
   MarkDirty(job);
   if (pending) Enqueue(job, now);

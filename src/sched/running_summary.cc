@@ -17,7 +17,7 @@ RunningSummary SummarizeRunning(const std::vector<RunningJob>& running, const Po
     const RunningJob& r = running[i];
     TimePoint end =
         r.stopping ? std::min(r.expected_end, now + policy.preempt_grace) : r.expected_end;
-    if (end != kNever) s.Add(Release{end, r.allocation, r.resources, r.user});
+    s.Add(Release{end, r.allocation, r.resources, r.user});  // none when it says no time
     s.stopping[i] = r.stopping ? 1 : 0;
     if (r.stopping) continue;
     s.lowest_class = std::min(s.lowest_class, static_cast<int>(r.priority));
