@@ -117,11 +117,14 @@ TEST(CliParser, HelpAndVersion) {
 // Every command pays for the libraries the binary loads at start: libpq (and the ~20 it
 // brings) is loaded only when a PostgreSQL store connects (store/libpq.h), hwloc (and libudev)
 // only when an agent reads its machine's topology. `baton` (the client) links none of them at
-// all; batond, the whole program, loads them when used.
+// all (a Release build links it statically: it loads nothing); batond, the whole program,
+// loads them when used.
 TEST(CliParser, TheBinariesDoNotLoadPostgresLibrariesAtStart) {
   const std::string batond = std::filesystem::path(BATON_BINARY).parent_path() / "batond";
   for (const std::string& binary : {std::string(BATON_BINARY), batond}) {
-    CliResult ldd = RunShell("ldd " + binary);
+    CliResult ldd = RunShell("ldd " + binary + " 2>&1");
+    if (binary == BATON_BINARY && ldd.out.find("not a dynamic executable") != std::string::npos)
+      continue;
     ASSERT_EQ(ldd.exit_code, 0) << binary << ": " << ldd.out;
     EXPECT_NE(ldd.out.find("libc.so"), std::string::npos) << ldd.out;
     for (const char* lib : {"libpq.so", "libkrb5", "libldap", "libgnutls", "libhwloc", "libudev"}) {
@@ -536,6 +539,7 @@ TEST(CliHistory, UsageSinceAndUntil) {
 TEST(CliViews, ShowHasEveryFieldOfTheJob) {
   TempDir dir;
   BatonProcess baton(dir.path());
+  ASSERT_TRUE(WaitForNodes(*baton.Client()));
   std::string first = SubmitHeld(baton, {});
   CliResult sub = RunCli(
       baton, {"submit",   "-g",   "1",         "--gpu-memory", "40GiB",   "--cpus",  "2",
@@ -575,6 +579,7 @@ TEST(CliViews, ShowHasEveryFieldOfTheJob) {
 TEST(CliViews, NodesShowCpusAndMemoryAndQueueReasonsAreWholeWhenPiped) {
   TempDir dir;
   BatonProcess baton(dir.path());
+  ASSERT_TRUE(WaitForNodes(*baton.Client()));
   CliResult nodes = RunCli(baton, {"nodes"});
   ASSERT_EQ(nodes.exit_code, 0) << nodes.out;
   EXPECT_NE(FirstLine(nodes.out).find("CPUS"), std::string::npos) << nodes.out;

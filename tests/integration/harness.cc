@@ -467,6 +467,21 @@ std::string WaitForJob(net::HttpClient& client, int64_t id, int timeout_ms) {
   return "";
 }
 
+bool WaitForNodes(net::HttpClient& client, size_t count, int timeout_ms) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  while (std::chrono::steady_clock::now() < deadline) {
+    auto r = client.Request("GET", "/v1/nodes");
+    boost::system::error_code ec;
+    boost::json::value v = r && r->status == 200 ? boost::json::parse(r->body, ec) : nullptr;
+    const boost::json::array* nodes = nullptr;
+    if (!ec && v.is_object() && v.as_object().contains("nodes"))
+      nodes = v.as_object().at("nodes").if_array();
+    if (nodes != nullptr && nodes->size() >= count) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return false;
+}
+
 std::string WaitUntilWaiting(net::HttpClient& client, int64_t id, const std::string& reason,
                              int timeout_ms) {
   auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);

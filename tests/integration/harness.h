@@ -164,6 +164,10 @@ std::string LogsUntil(net::HttpClient& client, int64_t id, const std::string& ma
 
 // GET /v1/jobs/{id} until its state is terminal; returns the job's JSON, or "" on timeout.
 std::string WaitForJob(net::HttpClient& client, int64_t id, int timeout_ms = 30000);
+// Waits until GET /v1/nodes lists at least `count` nodes; false at the timeout. `baton up`
+// writes server.url before its local agent has joined: a test about nodes, or about what no
+// node can hold, waits for it as a user typing a command a moment later does not have to.
+bool WaitForNodes(net::HttpClient& client, size_t count = 1, int timeout_ms = 30000);
 // Job `id`'s JSON now ("" when the request failed).
 std::string GetJob(net::HttpClient& client, int64_t id);
 // The whole file ("" when it cannot be read).

@@ -19,6 +19,7 @@ namespace json = boost::json;
 TEST(Fit, WhatNoNodeCanEverHoldIsRefusedAtSubmitNamingWhatExists) {
   TempDir dir;
   BatonProcess baton(dir.path(), {"--gpus", "8xH100-80GB"});
+  ASSERT_TRUE(WaitForNodes(*baton.Client()));
   CliResult ten = RunCli(baton, {"submit", "-g", "10", "--", "true"});
   EXPECT_EQ(ten.exit_code, 1) << ten.out;
   EXPECT_EQ(ten.out.rfind("baton: resources.gpus: no set of nodes can ever hold 10 GPUs", 0), 0u)
