@@ -6,9 +6,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+
+#include "core/text.h"
 
 extern char** environ;
 
@@ -17,11 +20,16 @@ namespace {
 
 constexpr size_t kMaxRead = 64 * 1024;
 
-std::string_view Trim(std::string_view s) {
-  size_t begin = s.find_first_not_of(" \t\r");
-  if (begin == std::string_view::npos) return {};
-  size_t end = s.find_last_not_of(" \t\r");
-  return s.substr(begin, end - begin + 1);
+// The words of `s`, between blanks.
+std::vector<std::string_view> Words(std::string_view s) {
+  std::vector<std::string_view> words;
+  for (size_t at = s.find_first_not_of(" \t\r"); at != std::string_view::npos;
+       at = s.find_first_not_of(" \t\r", at)) {
+    size_t end = s.find_first_of(" \t\r", at);
+    words.push_back(s.substr(at, end == std::string_view::npos ? end : end - at));
+    at = end;
+  }
+  return words;
 }
 
 // Reads all of `fd`, keeping at most `limit` bytes (the rest is read and dropped, so that a
@@ -61,27 +69,18 @@ std::vector<std::string> NameSources(std::string_view conf, std::string_view dat
   // versions): a source on any of them may be asked.
   std::vector<std::string> sources;
   bool named = false;
-  while (!conf.empty()) {
-    size_t eol = conf.find('\n');
-    std::string_view line = conf.substr(0, eol);
-    conf = eol == std::string_view::npos ? std::string_view{} : conf.substr(eol + 1);
-    line = line.substr(0, line.find('#'));
+  size_t pos = 0;
+  while (std::optional<std::string_view> next = NextLine(conf, &pos)) {
+    std::string_view line = next->substr(0, next->find('#'));
     size_t colon = line.find(':');
     if (colon == std::string_view::npos || Trim(line.substr(0, colon)) != database) continue;
     named = true;
-    std::string_view rest = line.substr(colon + 1);
-    while (!rest.empty()) {
-      size_t start = rest.find_first_not_of(" \t\r");
-      if (start == std::string_view::npos) break;
-      rest = rest.substr(start);
-      if (rest.front() == '[') {  // [NOTFOUND=return]: what to do after the source before it
-        size_t close = rest.find(']');
-        rest = close == std::string_view::npos ? std::string_view{} : rest.substr(close + 1);
-        continue;
-      }
-      size_t end = rest.find_first_of(" \t\r[");
-      sources.emplace_back(rest.substr(0, end));
-      rest = end == std::string_view::npos ? std::string_view{} : rest.substr(end);
+    // Between the sources, [NOTFOUND=return]: what to do after the source before it.
+    for (std::string_view rest = line.substr(colon + 1); !rest.empty();) {
+      size_t open = rest.find('[');
+      for (std::string_view word : Words(rest.substr(0, open))) sources.emplace_back(word);
+      size_t close = open == std::string_view::npos ? open : rest.find(']', open);
+      rest = close == std::string_view::npos ? std::string_view{} : rest.substr(close + 1);
     }
   }
   if (!named) {
@@ -111,26 +110,14 @@ bool StaticLookupWorks(const std::string& conf_path, std::string_view database) 
 std::vector<std::string> GetentAddresses(std::string_view out, std::string* canonical) {
   std::vector<std::string> addresses;
   bool first = true;
-  while (!out.empty()) {
-    size_t eol = out.find('\n');
-    std::string_view line = out.substr(0, eol);
-    out = eol == std::string_view::npos ? std::string_view{} : out.substr(eol + 1);
-    std::vector<std::string_view> words;
-    while (!line.empty()) {
-      size_t start = line.find_first_not_of(" \t\r");
-      if (start == std::string_view::npos) break;
-      line = line.substr(start);
-      size_t end = line.find_first_of(" \t\r");
-      words.push_back(line.substr(0, end));
-      line = end == std::string_view::npos ? std::string_view{} : line.substr(end);
-    }
+  size_t pos = 0;
+  while (std::optional<std::string_view> line = NextLine(out, &pos)) {
+    std::vector<std::string_view> words = Words(*line);
     if (words.empty()) continue;
     if (first && words.size() >= 3 && canonical != nullptr) *canonical = std::string(words[2]);
     first = false;
-    std::string address(words[0]);
-    bool seen = false;
-    for (const std::string& a : addresses) seen = seen || a == address;
-    if (!seen) addresses.push_back(std::move(address));
+    if (std::find(addresses.begin(), addresses.end(), words[0]) == addresses.end())
+      addresses.emplace_back(words[0]);
   }
   return addresses;
 }
