@@ -1,8 +1,8 @@
 // The agent's end of tunnels (`baton run`, `attach`, `forward`; api/relay.h): for each tunnel
 // order, a thread opens the controller's /v1/agent/tunnels/{id} and connects it to the job's
 // session (the Unix socket its shim serves, executor.h) or to a TCP port on this node's
-// loopback, and copies bytes both ways until either side ends. The threads end with the agent;
-// the job and its session do not (a client attaches again).
+// loopback that the job's user listens on, and copies bytes both ways until either side ends. The
+// threads end with the agent; the job and its session do not (a client attaches again).
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -132,14 +132,20 @@ std::string Agent::SessionSocket(JobId id, int attempt) const {
 
 void Agent::OpenTunnel(const TunnelOrder& t) {
   std::string target;
-  long owner = -1;  // an allocation's host: its job's user
-  if (!t.step_key.empty()) {
+  // A port (a forward, a notebook, an allocation's host): the job's user, who alone may be
+  // what listens there. Another user's process may have taken the port first: a notebook's
+  // is known from its job id, an allocation host's is one the controller chose.
+  long owner = -1;
+  if (t.port != 0) {
+    const bool step = !t.step_key.empty();
     auto it = jobs_.find(JobAttempt{t.job, t.attempt});
-    auto user = it == jobs_.end() || it->second.exited || !it->second.order.alloc
-                    ? Result<UnixUser>(Err(NotFound("it has no allocation running here")))
+    auto user = it == jobs_.end() || it->second.exited || (step && !it->second.order.alloc)
+                    ? Result<UnixUser>(Err(NotFound(step ? "it has no allocation running here"
+                                                         : "it is not running here")))
                     : LookupUnixUser(it->second.order.user);
     if (!user) {
-      LogWarn("tunnel to job " + t.job.ToString() + "'s allocation: " + user.error().message(),
+      LogWarn("tunnel to job " + t.job.ToString() + (step ? "'s allocation: " : "'s port: ") +
+                  user.error().message(),
               Context(t.job));
       return;
     }
@@ -190,18 +196,12 @@ void Agent::RunTunnel(const TunnelOrder& t, const std::string& socket, int stop,
     return;
   }
   int local = -1;
-  std::string why;  // why the connection failed, when said better than errno
+  std::string why;       // why the connection failed, when said better than errno
+  bool refused = false;  // what listens at the port is not the job's user's
   if (!t.step_key.empty()) {
-    // An allocation's host listens where the other nodes reach this one (BATON_STEP_BIND), and
-    // is told the job's key only if the job's user owns what listens there: the port is one
-    // the controller chose, which another process could have taken first.
+    // An allocation's host listens where the other nodes reach this one (BATON_STEP_BIND).
     local = slurm::ConnectTo(options_.address.empty() ? options_.name : options_.address, t.port, 0,
                              &why);
-    if (local >= 0 && ListenerUid(local) != owner) {
-      ::close(local);
-      local = -1;
-      why = "what listens there is not the job's user's";
-    }
   } else {
     local = t.port == 0 ? ConnectUnix(socket) : ConnectLoopback(t.port);
   }
@@ -211,6 +211,14 @@ void Agent::RunTunnel(const TunnelOrder& t, const std::string& socket, int stop,
     std::string also;
     local = slurm::ConnectTo(options_.address, t.port, 0, &also);
     errno = err;
+  }
+  // A port reaches only what the job's user listens on (see OpenTunnel): a forward's bytes
+  // and an allocation host's key go to no one else.
+  if (local >= 0 && t.port != 0 && ListenerUid(local) != owner) {
+    ::close(local);
+    local = -1;
+    refused = true;
+    why = "what listens there is not the job's user's";
   }
   // A session just started: its shim makes the socket a moment after the job is reported
   // started, and a client may attach in between. Wait for it a little.
@@ -227,8 +235,10 @@ void Agent::RunTunnel(const TunnelOrder& t, const std::string& socket, int stop,
                        EncodeFrame(FrameType::kNote, "baton: cannot reach job " + t.job.ToString() +
                                                          "'s session: " + why));
     }
-    LogInfo("tunnel to job " + t.job.ToString() + ": cannot connect to " + what + ": " + why,
-            Context(t.job));
+    // Another user's process at the job's port is worth an operator's look.
+    (refused ? LogWarn : LogInfo)(
+        "tunnel to job " + t.job.ToString() + ": cannot connect to " + what + ": " + why,
+        Context(t.job));
     ::close(up->fd);
     return;
   }

@@ -354,6 +354,70 @@ TEST(Sessions, ForwardReachesAnHttpServerInTheJob) {
   EXPECT_EQ(fwd.Wait(), 0);
 }
 
+// A forward reaches only what the job's user listens on. Another user's process at the port
+// (taken first: a notebook's port follows from its job id) gets none of the job's bytes and
+// gives none of its own: `baton run --jupyter` finds its notebook through such a forward, so
+// it can no longer print a URL, with its token, that leads to someone else's server.
+TEST(Sessions, AForwardReachesOnlyWhatTheJobsUserListensOn) {
+  if (geteuid() != 0) GTEST_SKIP() << "jobs run as their users only under root";
+  ASSERT_GE(TestUser("btn-alice"), 0);
+  ASSERT_GE(TestUser("btn-bob"), 0);
+  TempDir dir;
+  ASSERT_EQ(chmod(dir.path().c_str(), 0711), 0);  // the users pass through to their pages
+  BatonProcess baton(dir.path() + "/server");
+  Sh(baton, std::string(BATON_SOURCE_DIR) + "/scripts/install-test-server python3");
+  ASSERT_EQ(access("/usr/bin/python3", X_OK), 0) << "python3 could not be installed";
+  ASSERT_TRUE(WaitForNodes(*baton.Client()));
+  auto token = [&](const char* user) {
+    CliResult r = RunCli(baton, {"token", "create", "--user", user});
+    EXPECT_EQ(r.exit_code, 0) << r.out;
+    return FirstLine(r.out);
+  };
+  // Each user's job serves a page saying whose it is, on its own port.
+  auto serve = [&](const char* user, int port) {
+    std::string www = dir.path() + "/" + user;
+    EXPECT_EQ(mkdir(www.c_str(), 0755), 0);
+    std::ofstream(www + "/index.html") << "served for " << user << "\n";
+    CliResult r = RunCliWithToken(
+        baton, token(user),
+        {"submit", "--workdir", "/tmp", "--", "/usr/bin/python3", "-m", "http.server",
+         std::to_string(port), "--bind", "127.0.0.1", "--directory", www});
+    EXPECT_EQ(r.exit_code, 0) << r.out;
+    std::string id = FirstLine(r.out);
+    EXPECT_TRUE(Within(20s, [&] {
+      return Sh(baton, "curl -s http://127.0.0.1:" + std::to_string(port) + "/")
+                 .find(std::string("served for ") + user) != std::string::npos;
+    })) << RunCli(baton, {"logs", id}).out;
+    return id;
+  };
+  const int alice_port = FreePort();
+  const std::string alice = serve("btn-alice", alice_port);
+  const int bob_port = FreePort();
+  const std::string bob = serve("btn-bob", bob_port);
+  // What a forward of `job` to `port` gives a client here.
+  auto through = [&](const std::string& job, int port) {
+    Terminal fwd(baton,
+                 std::string(BATON_BINARY) + " forward " + job + " 0:" + std::to_string(port));
+    EXPECT_TRUE(fwd.Expect(" to port")) << fwd.seen();
+    std::string seen = fwd.seen();
+    size_t colon = seen.find("127.0.0.1:") + 10;
+    std::string local = seen.substr(colon, seen.find(' ', colon) - colon);
+    return Sh(baton, "curl -s -m 10 http://127.0.0.1:" + local + "/");
+  };
+  EXPECT_NE(through(alice, alice_port).find("served for btn-alice"), std::string::npos);
+  EXPECT_NE(through(bob, bob_port).find("served for btn-bob"), std::string::npos);
+  // Alice's job forwarded to where bob listens: nothing of bob's, and the agent says why.
+  EXPECT_EQ(through(alice, bob_port).find("btn-bob"), std::string::npos);
+  std::string text;
+  EXPECT_TRUE(Within(10s, [&] {
+    std::ifstream log(baton.data_dir() + "/baton.out");
+    text.assign(std::istreambuf_iterator<char>(log), std::istreambuf_iterator<char>());
+    return text.find("cannot connect to port " + std::to_string(bob_port) +
+                     ": what listens there is not the job's user's") != std::string::npos;
+  })) << text;
+  RunCli(baton, {"cancel", alice, bob});
+}
+
 TEST(Sessions, RunJupyterPrintsAUrlHereThatReachesItAndCtrlCEndsIt) {
   TempDir dir;
   BatonProcess baton(dir.path() + "/data");
