@@ -139,18 +139,22 @@ void Agent::OpenTunnel(const TunnelOrder& t) {
   if (t.port != 0) {
     const bool step = !t.step_key.empty();
     auto it = jobs_.find(JobAttempt{t.job, t.attempt});
-    auto user = it == jobs_.end() || it->second.exited || (step && !it->second.order.alloc)
-                    ? Result<UnixUser>(Err(NotFound(step ? "it has no allocation running here"
-                                                         : "it is not running here")))
-                    : LookupUnixUser(it->second.order.user);
-    if (!user) {
+    // Jobs run as their users under a root agent, else as the agent's own (whose jobs' users
+    // need no account here, as at launch).
+    Result<long> uid = static_cast<long>(geteuid());
+    if (it == jobs_.end() || it->second.exited || (step && !it->second.order.alloc)) {
+      uid = Err(NotFound(step ? "it has no allocation running here" : "it is not running here"));
+    } else if (as_root_) {
+      auto user = LookupUnixUser(it->second.order.user);
+      uid = user ? Result<long>(static_cast<long>(user->uid)) : Err(user.error());
+    }
+    if (!uid) {
       LogWarn("tunnel to job " + t.job.ToString() + (step ? "'s allocation: " : "'s port: ") +
-                  user.error().message(),
+                  uid.error().message(),
               Context(t.job));
       return;
     }
-    // Jobs run as their users under a root agent, else as the agent's own.
-    owner = static_cast<long>(as_root_ ? user->uid : geteuid());
+    owner = *uid;
   }
   if (t.port == 0) {
     auto it = jobs_.find(JobAttempt{t.job, t.attempt});

@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <poll.h>
+#include <pwd.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -13,7 +14,9 @@
 
 #include <boost/json.hpp>
 #include <chrono>
+#include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -416,6 +419,81 @@ TEST(Sessions, AForwardReachesOnlyWhatTheJobsUserListensOn) {
                      ": what listens there is not the job's user's") != std::string::npos;
   })) << text;
   RunCli(baton, {"cancel", alice, bob});
+}
+
+// An agent that is not root runs every job as its own user, whoever submitted it: a forward
+// reaches what that user listens on, and the job's user needs no account on the node.
+TEST(Sessions, AForwardUnderAnAgentNotRootReachesItsJobsWhoeverSubmittedThem) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root to run the agent as another user";
+  const int uid = TestUser("btn-alice");
+  ASSERT_GE(uid, 0);
+  const struct passwd* pw = getpwuid(static_cast<uid_t>(uid));
+  ASSERT_NE(pw, nullptr);
+  const std::string gid = std::to_string(pw->pw_gid);
+  TempDir dir;
+  ASSERT_EQ(chmod(dir.path().c_str(), 0711), 0);
+  BatonProcess server(dir.path() + "/server", {}, "server");
+  Sh(server, std::string(BATON_SOURCE_DIR) + "/scripts/install-test-server python3");
+  ASSERT_EQ(access("/usr/bin/python3", X_OK), 0) << "python3 could not be installed";
+  // Alice's agent: its files in a directory of hers, as a workstation user would run it.
+  const std::string home = dir.path() + "/alice";
+  ASSERT_EQ(mkdir(home.c_str(), 0700), 0);
+  std::filesystem::copy_file(server.ca_file(), home + "/ca.crt");
+  std::filesystem::copy_file(server.data_dir() + "/agent.token", home + "/agent.token");
+  ASSERT_EQ(
+      Sh(server, "chown -R " + std::to_string(uid) + ":" + gid + " '" + home + "' && echo ok"),
+      "ok\n");
+  const std::string pid =
+      Sh(server, "cd / && setpriv --reuid=" + std::to_string(uid) + " --regid=" + gid +
+                     " --clear-groups env HOME='" + home + "' " + BATON_BINARY +
+                     " agent --name a1 --gpus 1xH100-80GB --address 127.0.0.1 --server " +
+                     server.url() + " --tls-ca '" + home + "/ca.crt' --token-file '" + home +
+                     "/agent.token' --data '" + home + "/agent' >> '" + home +
+                     "/agent.out' 2>&1 & echo $!");
+  ASSERT_GT(std::atoi(pid.c_str()), 0) << pid;
+  struct StopAgent {
+    int pid;
+    ~StopAgent() { kill(pid, SIGTERM); }
+  } stop{std::atoi(pid.c_str())};
+  ASSERT_TRUE(WaitForNodes(*server.Client())) << Sh(server, "cat '" + home + "/agent.out'");
+  // A user with no account anywhere here submits a job serving a page.
+  CliResult made = RunCli(server, {"token", "create", "--user", "btn-no-account"});
+  ASSERT_EQ(made.exit_code, 0) << made.out;
+  // Its secret is the line of 64 hex digits (a warning says no such user is known here).
+  std::string secret;
+  std::istringstream lines(made.out);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.size() == 64 && line.find_first_not_of("0123456789abcdef") == std::string::npos)
+      secret = line;
+  }
+  ASSERT_FALSE(secret.empty()) << made.out;
+  const std::string www = dir.path() + "/www";
+  ASSERT_EQ(mkdir(www.c_str(), 0755), 0);
+  std::ofstream(www + "/index.html") << "served by the job\n";
+  const int port = FreePort();
+  CliResult job =
+      RunCliWithToken(server, secret,
+                      {"submit", "--workdir", "/tmp", "--", "/usr/bin/python3", "-m", "http.server",
+                       std::to_string(port), "--bind", "127.0.0.1", "--directory", www});
+  ASSERT_EQ(job.exit_code, 0) << job.out;
+  const std::string id = FirstLine(job.out);
+  ASSERT_TRUE(Within(20s, [&] {
+    return Sh(server, "curl -s http://127.0.0.1:" + std::to_string(port) + "/")
+               .find("served by the job") != std::string::npos;
+  })) << RunCli(server, {"logs", id}).out;
+  Terminal fwd(server, std::string(BATON_BINARY) + " forward " + id + " 0:" + std::to_string(port));
+  ASSERT_TRUE(fwd.Expect(" to port")) << fwd.seen();
+  std::string seen = fwd.seen();
+  size_t colon = seen.find("127.0.0.1:") + 10;
+  std::string local = seen.substr(colon, seen.find(' ', colon) - colon);
+  EXPECT_NE(Sh(server, "curl -s -m 10 http://127.0.0.1:" + local + "/").find("served by the job"),
+            std::string::npos)
+      << Sh(server, "cat '" + home + "/agent.out'");
+  RunCli(server, {"cancel", id});
+  // Gone before its agent stops (a stopped agent leaves its jobs running).
+  EXPECT_TRUE(Within(20s, [&] {
+    return Sh(server, "curl -s http://127.0.0.1:" + std::to_string(port) + "/").empty();
+  }));
 }
 
 TEST(Sessions, RunJupyterPrintsAUrlHereThatReachesItAndCtrlCEndsIt) {
