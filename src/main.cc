@@ -233,7 +233,7 @@ int main(int argc, char** argv) {
   AgentCommand agent_cmd;
   sim::SimFlags sim_flags;
   const bool is_client = cli::IsClientCommand(named);
-  const bool is_serving = named == "up" || named == "server" || named == "agent" || named == "sim";
+  const bool is_serving = cli::IsServerCommand(named);
   const bool all = !is_client && !is_serving && named != "--version";
   if (all || named == "up") AddUpCommand(app, up, &exit_code);
   if (all || named == "server") AddServerCommand(app, srv, &exit_code);

@@ -672,6 +672,10 @@ bool IsClientCommand(const std::string& word) {
   return false;
 }
 
+bool IsServerCommand(std::string_view word) {
+  return word == "up" || word == "server" || word == "agent" || word == "sim";
+}
+
 bool AddClientCommands(CLI::App& app, int* exit_code,
                        std::optional<std::vector<std::string>> command_tail, std::string_view only,
                        const std::vector<std::string>& words) {
@@ -680,7 +684,8 @@ bool AddClientCommands(CLI::App& app, int* exit_code,
   // The connection flags, before the command (`baton --server URL jobs`) as after it; not
   // before it when the words name the command first (its own take them).
   const size_t command_at = CommandIndex(words);
-  if (command_at != 1 || words[command_at] != only) AddConnectionFlags(&app, *conn);
+  const bool command_first = command_at == 1 && command_at < words.size() && words[1] == only;
+  if (!command_first) AddConnectionFlags(&app, *conn);
   // `baton submit` alone: only the spec flags its words name (the one command run in loops).
   FlagFilter submit_flags = only == "submit" ? FlagFilter::Of(words) : FlagFilter{};
   std::vector<CommandGroup> groups = ClientGroups(&app, exit_code, conn, tail, submit_flags);

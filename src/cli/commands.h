@@ -31,6 +31,9 @@ bool AddClientCommands(CLI::App& app, int* exit_code,
 std::vector<std::string> ClientCommandNames();
 // True for a client command's name (not `help`, which lists every command).
 bool IsClientCommand(const std::string& word);
+// True for the long-running commands and the simulator (up, server, agent, sim), which only
+// batond holds.
+bool IsServerCommand(std::string_view word);
 
 // deploy/baton.example.yaml, compiled in: what `baton config sample` prints.
 const char* ConfigSample();

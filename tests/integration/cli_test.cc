@@ -148,6 +148,9 @@ TEST(CliParser, TheClientHandsServerCommandsToBatondBesideIt) {
   EXPECT_NE(ps.out.find(std::string(BATON_BINARY) + " up --data "), std::string::npos) << ps.out;
   CliResult help = RunCli(baton, {"--help"});
   EXPECT_EQ(help.exit_code, 0) << help.out;
+  CliResult bare = RunCli(baton, {});  // `baton` alone
+  EXPECT_EQ(bare.exit_code, 2) << bare.out;
+  EXPECT_EQ(bare.out, "baton: A subcommand is required (see `baton help`)\n");
   for (const char* command : {"submit", "up", "server", "agent", "sim"}) {
     EXPECT_NE(help.out.find(std::string("  ") + command + " "), std::string::npos)
         << command << " missing from\n"
@@ -171,6 +174,31 @@ TEST(CliParser, TheClientHandsServerCommandsToBatondBesideIt) {
   EXPECT_TRUE(EveryLineSaysBaton(up.out)) << up.out;
   EXPECT_NE(up.out.find("`baton up` needs " + alone + "/batond"), std::string::npos) << up.out;
   EXPECT_FALSE(std::filesystem::exists(dir.path() + "/never"));
+  CliResult about_up = RunShell(env + alone + "/baton help up");
+  EXPECT_EQ(about_up.exit_code, 1) << about_up.out;
+  EXPECT_NE(about_up.out.find("`baton up` needs " + alone + "/batond"), std::string::npos)
+      << about_up.out;
+  // The help and a typo's suggestion, as on a login node with baton alone: from the client's
+  // own commands, not "needs batond".
+  CliResult about = RunShell(env + alone + "/baton help submit");
+  EXPECT_EQ(about.exit_code, 0) << about.out;
+  EXPECT_NE(about.out.find("--gpus"), std::string::npos) << about.out;
+  EXPECT_EQ(about.out.find("batond"), std::string::npos) << about.out;
+  EXPECT_EQ(about.out, RunShell(env + alone + "/baton submit --help").out);
+  CliResult alone_bare = RunShell(env + alone + "/baton");
+  EXPECT_EQ(alone_bare.exit_code, 2) << alone_bare.out;
+  EXPECT_EQ(alone_bare.out, bare.out);
+  for (const char* words : {"help", "--help"}) {
+    CliResult listing = RunShell(env + alone + "/baton " + words);
+    EXPECT_EQ(listing.exit_code, 0) << words << ": " << listing.out;
+    EXPECT_NE(listing.out.find("  submit "), std::string::npos) << words << ": " << listing.out;
+    EXPECT_EQ(listing.out.find("batond"), std::string::npos) << words << ": " << listing.out;
+  }
+  CliResult typo = RunShell(env + alone + "/baton sumbit -g 1 -- true");
+  EXPECT_NE(typo.exit_code, 0) << typo.out;
+  EXPECT_TRUE(EveryLineSaysBaton(typo.out)) << typo.out;
+  EXPECT_NE(typo.out.find("did you mean 'submit'"), std::string::npos) << typo.out;
+  EXPECT_EQ(typo.out.find("batond"), std::string::npos) << typo.out;
 }
 
 TEST(CliParser, ConnectionFlagsGoBeforeTheCommandToo) {
