@@ -2,6 +2,7 @@
 // URL1,URL2), refusing a deposed leader's epoch, joining as a new node for its credential, and
 // the two conversations: registration (main loop) and the long poll for orders (its thread).
 #include <cctype>
+#include <set>
 
 #include "agent/agent.h"
 #include "codec/json_codec.h"
@@ -133,12 +134,20 @@ bool Agent::RegisterWithController(bool* tried_every_server) {
   if (options_.mig_reconfigure) req.node.mig_gpus = backend_.MigParents();
   req.node.runtimes = Launcher::FindRuntimes();
   req.reclaim = reclaim_;
+  // A job that ended while the controller lacks some of its output is told as running: its
+  // end goes in a report with the last of its output, as every end does (report_outbox.h).
+  // Told here, the controller would end it, and refuse the output that followed as no longer
+  // placed on this node: a job that ended while its agent was restarting lost its output.
+  std::set<JobAttempt> held;
+  for (auto& [key, job] : jobs_) {
+    if (job.exited && LogWaiting(job)) held.insert(key);
+  }
   for (auto& [key, job] : jobs_) {
     JobEvent e;
     e.job = job.order.job;
     e.attempt = job.order.attempt;
     e.at = job.started_at;
-    e.kind = job.exited ? JobEvent::Kind::kExited : JobEvent::Kind::kStarted;
+    e.kind = job.exited && !held.count(key) ? JobEvent::Kind::kExited : JobEvent::Kind::kStarted;
     e.exit_code = job.status.exit_code;
     e.signal = job.status.signal;
     e.timed_out = job.stop.timed_out();
@@ -175,8 +184,8 @@ bool Agent::RegisterWithController(bool* tried_every_server) {
   }
   servers_->Succeeded(url);
   // The registration told the controller everything; exits in it are acknowledged.
-  outbox_.Registered();
-  jobs_.Registered(/*new_leader=*/epoch_before != 0 && reply->epoch > epoch_before);
+  outbox_.Registered(held);
+  jobs_.Registered(/*new_leader=*/epoch_before != 0 && reply->epoch > epoch_before, held);
   DropAcknowledged();
   lease_.Set(reply->fence_ms, reply->fence_grace_ms);
   {

@@ -92,11 +92,11 @@ void JobBook::Acknowledged(const std::map<JobAttempt, LogShipment>& logs,
   }
 }
 
-void JobBook::Registered(bool new_leader) {
+void JobBook::Registered(bool new_leader, const std::set<JobAttempt>& held) {
   for (auto& [key, job] : jobs_) {
     if (new_leader) job.log_shipped = job.metrics_shipped = 0;
     job.start_reported = true;
-    job.exit_acked = job.exited;
+    job.exit_acked = job.exited && !held.count(key);
   }
 }
 

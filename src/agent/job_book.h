@@ -107,8 +107,8 @@ class JobBook {
                     const std::map<JobAttempt, int64_t>& metrics, const std::set<JobAttempt>& ends);
   // A registration told the controller every job's start and end. A new leader's
   // (`new_leader`) has only what reached the store, not the logs the old one was sent: they go
-  // again from their start.
-  void Registered(bool new_leader);
+  // again from their start. The jobs in `held` were told as running: their end is still owed.
+  void Registered(bool new_leader, const std::set<JobAttempt>& held = {});
 
   // Takes out the attempts the agent is done with: the controller has their end and, as
   // `all_shipped` says (the agent reads the files' sizes), all of their log and metrics; none

@@ -36,8 +36,10 @@ void ReportOutbox::Acknowledged(const Draft& draft) {
   if (draft.health) health_changed_ = false;
 }
 
-void ReportOutbox::Registered() {
-  events_.clear();
+void ReportOutbox::Registered(const std::set<JobAttempt>& held) {
+  std::erase_if(events_, [&](const JobEvent& e) {
+    return !held.count(JobAttempt{e.job, e.attempt});
+  });
   health_changed_ = false;
 }
 

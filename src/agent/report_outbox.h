@@ -43,8 +43,9 @@ class ReportOutbox {
   // The controller acknowledged the report of `draft`: what it carried is owed no more.
   void Acknowledged(const Draft& draft);
   // A registration told the controller every job and the GPUs' health: the events and the
-  // health change are owed no more (the notices still are).
-  void Registered();
+  // health change are owed no more (the notices still are), but for the jobs in `held`, whose
+  // end it did not tell because the controller lacks some of their output.
+  void Registered(const std::set<JobAttempt>& held = {});
 
  private:
   std::vector<JobEvent> events_;

@@ -77,5 +77,19 @@ TEST(ReportOutbox, AFailedReportKeepsEverythingAndARegistrationClearsTheEventsAn
   EXPECT_EQ(draft.notices.size(), 1u);  // notices are not in a registration
 }
 
+// A registration that told a job as running because the controller lacked some of its output
+// keeps that job's end owed: the next report tells it with the last of the output.
+TEST(ReportOutbox, ARegistrationKeepsTheEndsItHeldBack) {
+  ReportOutbox outbox;
+  outbox.Add(Event(1, Kind::kExited));
+  outbox.Add(Event(2, Kind::kExited));
+  outbox.Registered({JobAttempt{JobId{2}, 0}});
+  EXPECT_EQ(outbox.events(), 1u);
+  ReportOutbox::Draft draft = outbox.Compose([](const JobAttempt&) { return false; });
+  ASSERT_EQ(draft.events.size(), 1u);
+  EXPECT_EQ(draft.events[0].job, JobId{2});
+  EXPECT_EQ(draft.ends.count(JobAttempt{JobId{2}, 0}), 1u);
+}
+
 }  // namespace
 }  // namespace baton::agent
