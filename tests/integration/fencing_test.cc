@@ -101,8 +101,9 @@ void ExpectNoOverlap(const std::string& stamps, const std::string& first,
 }
 
 struct TwoNodes {
-  explicit TwoNodes(const std::string& dir, bool n1_through_proxy = false)
-      : server(dir + "/server", {"--node-timeout", "5s"}, "server"),
+  explicit TwoNodes(const std::string& dir, bool n1_through_proxy = false,
+                    const std::string& node_timeout = "5s")
+      : server(dir + "/server", {"--node-timeout", node_timeout}, "server"),
         proxy(std::stoi(server.url().substr(server.url().rfind(':') + 1))),
         n1(server, "n1", dir + "/n1", "1xH100-80GB",
            n1_through_proxy ? std::vector<std::string>{"--server", "https://127.0.0.1:" +
@@ -234,24 +235,29 @@ TEST(Fencing, ACutOffAgentsJobIsStoppedBeforeItRunsElsewhere) {
 
 // A controller that restarts within the node timeout finds its nodes again before any
 // fence: running jobs run on (the agents' leases are renewed when they reach it again).
+// What the restart may take without a fence: the node timeout less the agents' report
+// interval (2 s: the lease was last renewed up to that long before the stop) and their retry
+// gap (a tenth of the node timeout, with a quarter more at random). With 5 s that left 1.75 s
+// for the stop, the pause and the start, less than a loaded CI machine's sanitizer build
+// took once; with 10 s, 5.75 s for a pause of 1 s.
 TEST(Fencing, AControllerRestartKillsNoRunningJob) {
   TempDir dir;
-  TwoNodes c(dir.path());
+  TwoNodes c(dir.path(), /*n1_through_proxy=*/false, /*node_timeout=*/"10s");
   const std::string stamps = dir.path() + "/stamps";
   const std::string id = c.StartJob(stamps);
   const std::string first = NodeOf(c.server, id);
   c.server.Stop();
-  std::this_thread::sleep_for(2s);
+  std::this_thread::sleep_for(1s);
   c.server.Start();
   ASSERT_TRUE(NodesReady(*c.server.Client(), 2));
-  // Past the agents' fence had they not reached it again (5 s and a grace of 10 s).
-  std::this_thread::sleep_for(17s);
+  // Past the agents' fence had they not reached it again (10 s and a grace of 10 s).
+  std::this_thread::sleep_for(21s);
   json::value job = Show(c.server, id);
   EXPECT_EQ(job.at("state"), "running") << job;
   EXPECT_EQ(job.at("restarts").as_int64(), 0) << job;
   auto spans = Stamps(stamps);
   EXPECT_EQ(spans.size(), 1u);
-  EXPECT_GT(spans[first].last, spans[first].first + 15'000'000'000LL);  // it stamped on throughout
+  EXPECT_GT(spans[first].last, spans[first].first + 20'000'000'000LL);  // it stamped on throughout
 }
 
 }  // namespace
