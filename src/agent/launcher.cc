@@ -327,6 +327,10 @@ std::map<std::string, std::string> Launcher::Environment(const LaunchOrder& orde
   if (order.slurm_env) {
     AddSlurmEnvironment(order, options_.name, &env);
     env["PATH"] = options_.data_dir + "/slurm-bin:" + env["PATH"];
+    // The notice --signal asks for: srun, a batch script's host and its step servers send it to
+    // the script's steps (srun's tasks), or leave it to the shell alone ("B:10").
+    if (order.signal != 0)
+      env["BATON_NOTICE_SIGNAL"] = (order.signal_shell ? "B:" : "") + std::to_string(order.signal);
   }
 
   return env;

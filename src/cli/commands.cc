@@ -92,9 +92,10 @@ void ShowRequest(const Job& j) {
   line("memory", r.memory_bytes > 0 ? FormatSize(r.memory_bytes) + " per node" : "not requested");
   line("time limit", j.spec.time_limit.count() > 0 ? FormatDuration(j.spec.time_limit) : "none");
   line("grace", FormatDuration(j.spec.grace_period) + " from SIGTERM to SIGKILL");
-  line("signal", j.spec.signal != 0
-                     ? FormatNoticeSignal(j.spec.signal, j.spec.signal_before) + " before its limit"
-                     : "none asked");
+  line("signal", j.spec.signal != 0 ? FormatNoticeSignal(j.spec.signal, j.spec.signal_before,
+                                                         j.spec.signal_shell) +
+                                          " before its limit"
+                                    : "none asked");
   std::string deps;
   for (const auto& [ids, when] :
        {std::pair{&j.spec.after, "once they succeeded"},
@@ -161,9 +162,10 @@ void ShowRuns(const Job& j, const std::string& body) {
     char text[160];
     std::snprintf(
         text, sizeof text,
-        "%lld (score %.0f = priority %.2f, fair share %.2f, age %.2f, size %.2f, each weighted)",
+        "%lld (score %.0f = priority %.2f, fair share %.2f, age %.2f, size %.2f, LAS %.2f, "
+        "each weighted)",
         static_cast<long long>(q->position), q->factors.score, q->factors.priority,
-        q->factors.fairshare, q->factors.age, q->factors.size);
+        q->factors.fairshare, q->factors.age, q->factors.size, q->factors.las);
     line("queue position", text);
   }
   line("submitted", FormatRfc3339(j.submitted_at));

@@ -143,7 +143,13 @@ Result<std::vector<std::string>> Dependencies(const std::string& value) {
     std::string ids;
     for (size_t i = 1; i < parts.size(); ++i) {
       std::string id = parts[i].substr(0, parts[i].find('+'));  // "+time": not kept
-      id = id.substr(0, id.find('_'));                          // a task's array
+      if (size_t task = id.find('_'); task != std::string::npos && AllDigits(id.substr(0, task))) {
+        // One task of an array: not the whole array, which would wait for every task.
+        return Err(InvalidArgument(
+            "--dependency=" + value + ": \"" + parts[i] + "\" is one task of array " +
+            id.substr(0, task) + ": name the task's own job id (`baton show " + id +
+            "` prints it), or the array's, " + id.substr(0, task) + ", for all its tasks"));
+      }
       if (!AllDigits(id)) {
         return Err(
             InvalidArgument("--dependency=" + value + ": \"" + parts[i] + "\" is not a job id"));
@@ -217,7 +223,8 @@ Result<std::vector<std::string>> TranslateSbatchOption(const std::string& typed,
   }
   if (name == "--signal") {
     std::string v = value;
-    if (v.starts_with("B:") || v.starts_with("R:")) v = v.substr(2);
+    // B: (the batch shell alone) is the job's too; R: (a reservation's) is Slurm's alone.
+    if (v.starts_with("R:")) v = v.substr(2);
     // Slurm's TIME after @ is seconds.
     size_t at = v.find('@');
     if (at != std::string::npos && AllDigits(v.substr(at + 1))) v += "s";
@@ -289,17 +296,47 @@ bool IsScript(const std::string& path) {
          !std::filesystem::is_directory(path);
 }
 
+// Whether `text` has #SBATCH or #BATON lines among the comments before its first command.
+bool HasDirectives(const std::string& text) {
+  std::istringstream lines(text);
+  std::string line;
+  std::getline(lines, line);  // #!
+  while (std::getline(lines, line)) {
+    std::string trimmed = line.substr(std::min(line.find_first_not_of(" \t\r"), line.size()));
+    if (trimmed.empty()) continue;
+    if (trimmed[0] != '#') return false;
+    for (std::string_view d : {"#SBATCH", "#BATON"}) {
+      if (trimmed.starts_with(d) &&
+          (trimmed.size() == d.size() || trimmed[d.size()] == ' ' || trimmed[d.size()] == '\t'))
+        return true;
+    }
+  }
+  return false;
+}
+
 Result<BatchScript> ReadBatchScript(const std::string& path, const std::vector<std::string>& args) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return Err(NotFound(path + ": cannot be read"));
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (text.size() > kMaxScriptBytes)
-    return Err(TooLarge(path + ": a batch script of at most 250 KiB (this one is " +
-                        std::to_string(text.size() >> 10) + " KiB)"));
-  if (text.find('\0') != std::string::npos)
-    return Err(InvalidArgument(path + ": not a script (it holds a NUL byte)"));
+  std::string text(kMaxScriptBytes + 1, '\0');  // read no more than a script may hold
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  text.resize(static_cast<size_t>(in.gcount()));
   BatchScript script;
   script.name = std::filesystem::path(path).filename().string();
+  // A file without directives that Baton cannot run as one: a command, unless --batch-script.
+  auto refuse = [&](Status why) -> Result<BatchScript> {
+    if (HasDirectives(text)) return Err(std::move(why));
+    script.refused = why.message();
+    return script;
+  };
+  if (text.size() > kMaxScriptBytes) {
+    std::error_code ec;
+    auto bytes = std::filesystem::file_size(path, ec);
+    return refuse(TooLarge(path + ": a batch script of at most 252 KiB (this one is " +
+                           (ec ? std::string("larger") : std::to_string(bytes >> 10) + " KiB") +
+                           ")"));
+  }
+  if (text.find('\0') != std::string::npos)
+    return refuse(InvalidArgument(path + ": not a script (it holds a NUL byte)"));
   std::istringstream lines(text);
   std::string line;
   std::getline(lines, line);
@@ -322,8 +359,9 @@ Result<BatchScript> ReadBatchScript(const std::string& path, const std::vector<s
                program == "ksh";
   bool python = program.starts_with("python");
   if (!shell && !python) {
-    return Err(InvalidArgument(path + ":1: " + line.substr(0, 80) +
-                               ": Baton runs batch scripts of sh, bash, dash, zsh, ksh or python"));
+    return refuse(
+        InvalidArgument(path + ":1: " + line.substr(0, 80) +
+                        ": Baton runs batch scripts of sh, bash, dash, zsh, ksh or python"));
   }
   std::filesystem::path absolute = std::filesystem::absolute(path).lexically_normal();
   script.command = interpreter;

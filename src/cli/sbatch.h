@@ -19,12 +19,15 @@ struct BatchScript {
   std::vector<std::string> notes;  // what to tell the user (directives taken as notes only)
   bool directives = false;         // it has #SBATCH or #BATON lines
   bool array = false;              // it asks for an array (its default output name differs)
+  // Why it cannot run as a batch script (its interpreter, its size), for a script without
+  // directives, which runs as any command unless --batch-script asks otherwise; "" if it can.
+  std::string refused;
 };
 
 // Whether `path` is a script: a readable file whose first line starts with "#!".
 bool IsScript(const std::string& path);
 
-// Reads the script at `path` (at most 256 KiB), run with `args`. A directive Baton does not
+// Reads the script at `path` (at most 252 KiB), run with `args`. A directive Baton does not
 // know is an error naming the line.
 Result<BatchScript> ReadBatchScript(const std::string& path, const std::vector<std::string>& args);
 

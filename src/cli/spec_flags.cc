@@ -116,6 +116,7 @@ Status ApplyTimeFlags(const SubmitFlags& f, const std::set<std::string>* given, 
     ASSIGN_OR_RETURN(NoticeSignal notice, ParseNoticeSignal(f.signal, "--signal"));
     spec->signal = notice.signal;
     spec->signal_before = notice.before;
+    spec->signal_shell = notice.shell;
   }
   if (use("--grace") && !f.grace.empty()) {
     ASSIGN_OR_RETURN(spec->grace_period, ParseDuration(f.grace, "--grace"));
@@ -245,9 +246,13 @@ Status ApplyFlags(const SubmitFlags& f, const std::set<std::string>* given, JobS
                        std::chrono::time_point_cast<Duration>(std::chrono::system_clock::now()),
                        "--begin"));
   }
-  // Neither: as the job's kind chooses (a batch job is preemptible, a session is not).
-  if (use("--preemptible") && f.preemptible) spec->preemptible = true;
-  if (use("--no-preemptible") && f.no_preemptible) spec->preemptible = false;
+  // Neither: as the job's kind chooses (a batch job is preemptible, a session is not). A typed
+  // `--preemptible=false` is `--no-preemptible` (and `--no-preemptible=false` `--preemptible`).
+  auto typed = [&](const char* flag) { return use(flag) && f.given.count(flag) > 0; };
+  if (typed("--preemptible") || (use("--preemptible") && f.preemptible))
+    spec->preemptible = f.preemptible;
+  if (typed("--no-preemptible") || (use("--no-preemptible") && f.no_preemptible))
+    spec->preemptible = !f.no_preemptible;
   if (use("--process-per-gpu")) spec->process_per_gpu = f.process_per_gpu;
   if (use("--hold")) spec->hold = f.hold;
   if (use("--requeue")) spec->requeue = f.requeue;
@@ -424,8 +429,9 @@ void AddSpecFlags(CLI::App* sub, SubmitFlags& f, bool short_time, const FlagFilt
            "the most output a node keeps, its first half and its last, e.g. 256MiB "
            "(default: the pool's or the cluster's, 1GiB)");
   s.Option("--signal", f.signal,
-           "SIG[@TIME]: send SIG (e.g. USR1) TIME before the time limit (default 60s), "
-           "as Slurm's --signal; SIGTERM follows at the limit");
+           "[B:]SIG[@TIME]: send SIG (e.g. USR1) TIME before the time limit (default 60s), "
+           "as Slurm's --signal: a batch script's srun tasks get it, with B: its shell alone; "
+           "SIGTERM follows at the limit");
   s.Option("--retries", f.retries, "times a failed job is requeued");
   s.Option("--max-preemptions", f.max_preemptions,
            "times it may be preempted (or its spot node reclaimed) and requeued; the next "
@@ -541,9 +547,10 @@ void NoteGiven(const CLI::App& sub, SubmitFlags* f) {
     f->given.insert(name);
     if (!f->IsSpecFlag(name)) continue;
     if (o->get_expected_max() == 0) {
-      // A flag's last use, which may be its negation ("--no-requeue" of "--requeue").
+      // A flag's last use, which may be its negation ("--no-requeue" of "--requeue") or a
+      // value ("--hold=false"): as its name and value, which every flag takes.
       bool off = !o->results().empty() && o->results().back() == "false";
-      f->typed.push_back(off ? "--no-" + o->get_single_name() : name);
+      f->typed.push_back(off ? name + "=false" : name);
       continue;
     }
     for (const std::string& value : o->results()) f->typed.insert(f->typed.end(), {name, value});

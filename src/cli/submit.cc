@@ -164,8 +164,16 @@ Result<JobSpec> SpecFromScript(const SubmitFlags& f, std::vector<std::string> co
     std::vector<std::string> args(command.begin() + 1, command.end());
     ASSIGN_OR_RETURN(script, ReadBatchScript(command[0], args));
     if (!script.directives && !f.batch_script) return SpecFromFlags(f, std::move(command));
+    if (!script.refused.empty()) return Err(InvalidArgument(script.refused));
   }
   std::vector<std::string> words = script.flags;
+  // A typed --preemptible or --no-preemptible wins over the script's either: two flags that
+  // exclude each other, which one parse would refuse together.
+  if (f.given.count("--preemptible") > 0 || f.given.count("--no-preemptible") > 0) {
+    std::erase_if(words, [](const std::string& w) {
+      return w.starts_with("--preemptible") || w.starts_with("--no-preemptible");
+    });
+  }
   words.insert(words.end(), f.typed.begin(), f.typed.end());
   ASSIGN_OR_RETURN(SubmitFlags merged,
                    ParseSpecWords(words, command.empty() ? "--wrap" : command[0]));

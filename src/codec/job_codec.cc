@@ -147,8 +147,9 @@ json::object JobObject(const Job& job, JobForm form) {
                           ? json::value(nullptr)
                           : json::value(static_cast<double>(s.time_limit.count()) / 1000.0);
   o["grace_period_s"] = static_cast<double>(s.grace_period.count()) / 1000.0;
-  o["signal"] = s.signal == 0 ? json::value(nullptr)
-                              : json::value(FormatNoticeSignal(s.signal, s.signal_before));
+  o["signal"] = s.signal == 0
+                    ? json::value(nullptr)
+                    : json::value(FormatNoticeSignal(s.signal, s.signal_before, s.signal_shell));
   o["retries"] = s.retries;
   if (!s.requeue) o["requeue"] = false;
   if (s.output_limit > 0) o["output_limit"] = s.output_limit;
@@ -564,6 +565,9 @@ std::optional<QueueInfo> DecodeQueueInfo(std::string_view job_json) {
     if (x == nullptr || !x->is_number()) return std::nullopt;
     *field = x->to_number<double>();
   }
+  // A server before the LAS factor sends none: 0, as it counted.
+  if (const json::value* x = Find(f->get_object(), "las"); x != nullptr && x->is_number())
+    info.factors.las = x->to_number<double>();
   return info;
 }
 

@@ -388,12 +388,14 @@ Status DecodeSpecField(std::string_view key, const std::string& field, const jso
     if (s->empty()) {
       spec->signal = 0;
       spec->signal_before = Duration(0);
+      spec->signal_shell = false;
       return Status::Ok();
     }
     auto notice = ParseNoticeSignal(*s, field);
     if (!notice) return notice.error();
     spec->signal = notice->signal;
     spec->signal_before = notice->before;
+    spec->signal_shell = notice->shell;
   } else if (key == "output_limit") {
     auto s = GetSize(val, field);
     if (!s) return s.error();
@@ -628,7 +630,7 @@ std::string EncodeJobSpec(const JobSpec& s) {
   if (s.time_limit.count() > 0)
     o["time_limit"] = static_cast<double>(s.time_limit.count()) / 1000.0;
   o["grace_period"] = static_cast<double>(s.grace_period.count()) / 1000.0;
-  if (s.signal != 0) o["signal"] = FormatNoticeSignal(s.signal, s.signal_before);
+  if (s.signal != 0) o["signal"] = FormatNoticeSignal(s.signal, s.signal_before, s.signal_shell);
   if (s.retries > 0) o["retries"] = s.retries;
   if (!s.requeue) o["requeue"] = false;
   if (s.max_preemptions) o["max_preemptions"] = *s.max_preemptions;

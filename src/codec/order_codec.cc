@@ -74,6 +74,7 @@ std::string EncodeOrders(const std::vector<Order>& orders) {
       if (l.signal != 0) {
         o["signal"] = l.signal;
         o["signal_before_ms"] = l.signal_before.count();
+        if (l.signal_shell) o["signal_shell"] = true;
       }
       o["nodelist"] = l.nodelist;
       o["node_rank"] = l.node_rank;
@@ -180,6 +181,7 @@ Result<LaunchOrder> LaunchFrom(const json::object& o) {
   ms = 0;
   RETURN_IF_ERROR(Read(o, "signal_before_ms", &ms, Int(0, INT64_MAX)));
   l.signal_before = Duration(ms);
+  RETURN_IF_ERROR(Read(o, "signal_shell", &l.signal_shell, Bool()));
   RETURN_IF_ERROR(Read(o, "nodelist", &l.nodelist, Str(1 << 20)));
   RETURN_IF_ERROR(Read(o, "node_rank", &l.node_rank, Int(0, 1'000'000)));
   RETURN_IF_ERROR(Read(o, "num_nodes", &l.num_nodes, Int(1, 1'000'000)));

@@ -79,6 +79,7 @@ std::vector<std::pair<std::string, Order>> LaunchOrders(const Job& job, const No
     l.grace_period = job.spec.grace_period;
     l.signal = job.spec.signal;
     l.signal_before = job.spec.signal_before;
+    l.signal_shell = job.spec.signal_shell;
     l.nodelist = nodelist;
     l.node_rank = static_cast<int>(rank);
     l.num_nodes = static_cast<int>(job.allocation.size());

@@ -377,6 +377,8 @@ std::optional<int> NoticeSignalNumber(std::string_view text) {
 }  // namespace
 
 Result<NoticeSignal> ParseNoticeSignal(std::string_view text, std::string_view field) {
+  const bool shell = text.starts_with("B:");
+  if (shell) text.remove_prefix(2);
   size_t at = text.find('@');
   std::string_view sig = text.substr(0, at);
   std::optional<int> number = NoticeSignalNumber(sig);
@@ -385,7 +387,7 @@ Result<NoticeSignal> ParseNoticeSignal(std::string_view text, std::string_view f
                                      "\" is no signal a job can catch (use e.g. USR1, USR2, "
                                      "INT, HUP or TERM; KILL and STOP cannot be caught)"));
   }
-  NoticeSignal out{.signal = *number, .before = std::chrono::seconds(60)};
+  NoticeSignal out{.signal = *number, .before = std::chrono::seconds(60), .shell = shell};
   if (at != std::string_view::npos) {
     auto before = ParseDuration(text.substr(at + 1), field);
     if (!before) return Err(before.error());
@@ -419,11 +421,13 @@ Result<std::pair<std::string, bool>> ParseBestMetric(std::string_view text,
   return std::pair{name, goal == "max"};
 }
 
-std::string FormatNoticeSignal(int signal, Duration before) {
+std::string FormatNoticeSignal(int signal, Duration before, bool shell) {
+  if (signal == 0) return "";
+  std::string name = std::to_string(signal);
   for (const SignalName& s : kNoticeSignals) {
-    if (s.number == signal) return std::string(s.name) + "@" + FormatDuration(before);
+    if (s.number == signal) name = s.name;
   }
-  return signal == 0 ? "" : std::to_string(signal) + "@" + FormatDuration(before);
+  return (shell ? "B:" : "") + name + "@" + FormatDuration(before);
 }
 
 Status ValidateJobSpec(const JobSpec& spec) {

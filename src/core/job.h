@@ -210,6 +210,10 @@ struct JobSpec {
   // ahead of the time limit (the job's or its pool's), then SIGTERM at the limit.
   int signal = 0;
   Duration signal_before{0};
+  // Slurm's --signal=B:...: the notice goes to a batch script's shell alone. Without it a batch
+  // script's notice (other than TERM, INT or HUP) goes to its steps, the tasks its srun starts,
+  // as Slurm's does, and the shell runs on (docs/slurm.md).
+  bool signal_shell = false;
   // A batch script, as sbatch runs one (`baton submit train.sh`): its command runs once, on the
   // first node of its allocation; the other nodes hold their share and run the tasks its `srun`
   // starts there. Not with process_per_gpu (srun starts the tasks) or interactive.
@@ -263,14 +267,16 @@ inline JobSpec SubmittedSpec() {
 
 // A job's notice signal, "SIG[@DURATION]" as Slurm's --signal takes it: a name (USR1 or
 // SIGUSR1, any case) or a number, and how long before the time limit (default 60 s, as
-// Slurm's). Signals that cannot be caught (KILL, STOP) are refused.
+// Slurm's), after Slurm's "B:" for a batch script's shell alone (JobSpec::signal_shell). Signals
+// that cannot be caught (KILL, STOP) are refused.
 struct NoticeSignal {
   int signal = 0;
   Duration before{0};
+  bool shell = false;
 };
 Result<NoticeSignal> ParseNoticeSignal(std::string_view text, std::string_view field);
-// "USR1@2m": what ParseNoticeSignal reads back; "" when `signal` is 0.
-std::string FormatNoticeSignal(int signal, Duration before);
+// "USR1@2m", "B:USR1@2m": what ParseNoticeSignal reads back; "" when `signal` is 0.
+std::string FormatNoticeSignal(int signal, Duration before, bool shell = false);
 
 // "loss:min", "accuracy:max", or a name alone (lower is better): the metric and whether
 // higher is better.

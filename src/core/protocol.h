@@ -47,6 +47,7 @@ struct LaunchOrder {
   Duration grace_period{0};
   int signal = 0;             // the job's notice signal (JobSpec::signal); 0 = none
   Duration signal_before{0};  // ... sent this long before the time limit
+  bool signal_shell = false;  // ... to a batch script's shell alone (JobSpec::signal_shell)
   std::string nodelist;       // comma-separated node names of the whole job
   int node_rank = 0;
   int num_nodes = 1;

@@ -180,7 +180,11 @@ Result<Task> StartTask(const std::vector<std::string>& argv, const std::vector<s
   if (pid < 0) return Err(Unavailable(std::string("fork: ") + strerror(errno)));
   if (pid == 0) {
     setpgid(0, 0);
-    for (int s : {SIGINT, SIGTERM, SIGHUP, SIGPIPE, SIGUSR1, SIGUSR2, SIGCHLD}) signal(s, SIG_DFL);
+    // Every signal as a new process has it, whatever srun or its step server ignores (a job's
+    // notice, SIGPIPE).
+    for (int s = 1; s < 32; ++s) {
+      if (s != SIGKILL && s != SIGSTOP) signal(s, SIG_DFL);
+    }
     sigset_t none;
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, nullptr);

@@ -5,6 +5,7 @@
 #include <random>
 
 #include "api/http_server.h"
+#include "codec/json_codec.h"
 #include "core/file_util.h"
 #include "core/log.h"
 #include "core/time.h"
@@ -35,16 +36,16 @@ api::Response StandbyAnswer(const api::Request& req, const store::Leadership& le
   if (!leader.live) {
     headers.emplace_back("Retry-After", "1");
     return api::Response{.status = 503,
-                         .body =
-                             R"({"error":"this controller is a standby and no controller )"
-                             R"(leads right now (a failover is under way): try again shortly"})",
+                         .body = codec::EncodeError(Unavailable(
+                             "this controller is a standby and no controller leads right now (a "
+                             "failover is under way): try again shortly")),
                          .headers = headers};
   }
   headers.emplace_back("Location", leader.url + req.target);
-  return api::Response{
-      .status = 307,
-      .body = R"({"error":"this controller is a standby: the leader is )" + leader.url + "\"}",
-      .headers = headers};
+  return api::Response{.status = 307,
+                       .body = codec::EncodeError(Unavailable(
+                           "this controller is a standby: the leader is " + leader.url)),
+                       .headers = headers};
 }
 
 Status WriteServerFiles(const StandbyOptions& o, uint16_t port) {

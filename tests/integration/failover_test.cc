@@ -227,6 +227,10 @@ TEST(Failover, AStandbyPointsAtTheLeaderAndACleanStopHandsOver) {
   EXPECT_EQ(r->status, 307);
   EXPECT_TRUE(r->standby);
   EXPECT_EQ(r->leader, c.servers[0]->url());
+  // Its body is an error as every other: a code and a message.
+  EXPECT_EQ(r->body, R"({"error":{"code":"unavailable","message":"this controller is a standby: )"
+                     R"(the leader is )" +
+                         c.servers[0]->url() + R"("}})");
   // The command line follows it, given only the standby.
   CliResult submitted =
       RunCli(*c.servers[1], {"--server", c.servers[1]->url(), "submit", "--", "true"});

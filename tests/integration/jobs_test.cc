@@ -299,6 +299,42 @@ TEST(Cli, TestOnlySaysWhatTheSubmitWouldMakeAndSubmitsNothing) {
               std::string::npos)
         << r.out;
   }
+  // `--preemptible=false` is `--no-preemptible`, typed or in a script, and a typed one wins
+  // over the script's (a job that must never be stopped is not preempted for a spelling).
+  std::string spot = dir.path() + "/spot.sh", steady = dir.path() + "/steady.sh";
+  std::ofstream(spot) << "#!/bin/bash\n#BATON --preemptible\necho hi\n";
+  std::ofstream(steady) << "#!/bin/bash\n#BATON --preemptible=false\necho hi\n";
+  for (const auto& [words, preemptible] :
+       {std::pair{std::vector<std::string>{"--", "true"}, "true"},  // a batch job's default
+        std::pair{std::vector<std::string>{"--preemptible=false", "--", "true"}, "false"},
+        std::pair{std::vector<std::string>{"--no-preemptible=false", "--", "true"}, "true"},
+        std::pair{std::vector<std::string>{spot}, "true"},
+        std::pair{std::vector<std::string>{"--no-preemptible", spot}, "false"},
+        std::pair{std::vector<std::string>{"--preemptible=false", spot}, "false"},
+        std::pair{std::vector<std::string>{steady}, "false"},
+        std::pair{std::vector<std::string>{"--preemptible", steady}, "true"}}) {
+    std::vector<std::string> args = {"submit", "--test-only", "--json"};
+    args.insert(args.end(), words.begin(), words.end());
+    CliResult r = RunCli(baton, args);
+    EXPECT_EQ(r.exit_code, 0) << words.front() << ": " << r.out;
+    EXPECT_NE(r.out.find(std::string("\"preemptible\":") + preemptible + ","), std::string::npos)
+        << words.front() << ": " << r.out;
+  }
+  // A script of another language without directives is a command, as any program is; asked
+  // to be a batch script, it is refused, saying why.
+  std::string perl = dir.path() + "/count.pl";
+  std::ofstream(perl) << "#!/usr/bin/perl\nprint 1;\n";
+  CliResult plain = RunCli(baton, {"submit", "--test-only", perl});
+  EXPECT_EQ(plain.exit_code, 0) << plain.out;
+  EXPECT_EQ(FirstLine(plain.out),
+            "count.pl would be pending: no GPU on 1 node of pool default, "
+            "no time limit")
+      << plain.out;
+  CliResult batch = RunCli(baton, {"submit", "--test-only", "--batch-script", perl});
+  EXPECT_EQ(batch.exit_code, 2) << batch.out;
+  EXPECT_NE(batch.out.find("Baton runs batch scripts of sh, bash, dash, zsh, ksh or python"),
+            std::string::npos)
+      << batch.out;
   // A script's directive cannot ask for it: it is typed.
   std::string script = dir.path() + "/t.sh";
   std::ofstream(script) << "#!/bin/bash\n#SBATCH --test-only\necho hi\n";

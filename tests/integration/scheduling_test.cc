@@ -100,6 +100,8 @@ TEST(Scheduling, TheQueueShowsOrderReasonsAndEstimatedStarts) {
   EXPECT_NE(show.out.find("expected start"), std::string::npos) << show.out;
   EXPECT_NE(show.out.find("queue position 1 (score"), std::string::npos) << show.out;
   EXPECT_NE(show.out.find("fair share"), std::string::npos) << show.out;
+  // Every factor the score sums, LAS among them: 1 for a job that never ran.
+  EXPECT_NE(show.out.find(", LAS 1.00, each weighted)"), std::string::npos) << show.out;
   RunCli(baton, {"cancel", std::to_string(busy), std::to_string(low), std::to_string(high)});
 }
 

@@ -165,9 +165,45 @@ TEST_F(Slurm, AScriptCheckpointsOnItsWarningSignalBeforeTheLimit) {
   std::string id = Submit({"signal_checkpoint.sh"}, {}, &said);
   EXPECT_FALSE(Has(said, "--requeue")) << "Baton's default, taken without a note: " << said;
   EXPECT_EQ(Wait(id), 0) << Logs(id);
-  EXPECT_EQ(Show(id).at("signal"), "USR1@15s");
+  EXPECT_EQ(Show(id).at("signal"), "B:USR1@15s");  // the batch shell's alone, as asked
   EXPECT_FALSE(Show(id).as_object().contains("requeue")) << "requeued as any job";
   EXPECT_TRUE(Has(File("ckpt-" + id + ".out"), "USR1: checkpointing at step ")) << Logs(id);
+}
+
+// Without B:, Slurm's --signal is for the job's steps: srun's tasks get it on every node (here
+// from srun on the first, from the step server on the second) and the batch shell is not
+// signalled, so `srun python train.py` with Lightning's SIGUSR1 handler checkpoints and the
+// script runs on, where a signal to the whole script had ended the shell and srun at once.
+TEST_F(Slurm, AWarningSignalWithoutBGoesToTheStepsOnEveryNodeAndNotTheShell) {
+  std::string id = Submit({"signal_steps.sh"});
+  EXPECT_EQ(Wait(id), 0) << File("steps-" + id + ".out") << Logs(id);
+  EXPECT_EQ(Show(id).at("signal"), "USR1@15s");
+  std::string out = File("steps-" + id + ".out");
+  EXPECT_TRUE(Has(out, "task 0: USR1, checkpointing")) << out;
+  EXPECT_TRUE(Has(out, "task 1: USR1, checkpointing")) << out;
+  EXPECT_TRUE(Has(out, "the shell ran on: srun exited 0")) << out;
+}
+
+// A pool with `slurm: false` gives its jobs no SLURM_* variables, srun or scontrol; a batch
+// script still runs, and its output file's %x and %j are named from the job's BATON_* ones.
+TEST(SlurmOff, APoolWithoutSlurmStillNamesAScriptsOutputFile) {
+  TempDir dir;
+  std::string config = dir.path() + "/baton.yaml";
+  std::ofstream(config) << "pools:\n  default: {slurm: false}\n";
+  BatonProcess baton(dir.path() + "/server", {"--gpus", "2xH100-80GB", "--config", config});
+  std::string work = dir.path() + "/project";
+  fs::create_directories(work);
+  std::ofstream(work + "/quiet.sh") << "#!/bin/bash\n#SBATCH --output=%x-%j.out\n"
+                                       "case $PATH in *slurm-bin*) s=on;; *) s=none;; esac\n"
+                                       "echo \"job ${BATON_JOB_ID}, srun: $s, slurm id: "
+                                       "${SLURM_JOB_ID:-none}\"\n";
+  CliResult sub = RunCliIn(baton, work, {"submit", "quiet.sh"});
+  ASSERT_EQ(sub.exit_code, 0) << sub.out;
+  std::string id = IdOf(sub.out);
+  EXPECT_EQ(RunCli(baton, {"wait", id, "--timeout", "60"}).exit_code, 0)
+      << RunCli(baton, {"logs", id}).out;
+  EXPECT_EQ(ReadFile(work + "/quiet.sh-" + id + ".out"),  // %x: the name, the script's by default
+            "job " + id + ", srun: none, slurm id: none\n");
 }
 
 // Slurm's --no-requeue: a job that must not run twice fails when it is preempted (or its node

@@ -167,6 +167,23 @@ TEST(SpecFlags, EachNameBelongsToOneOptionAcrossTheHelpsSections) {
   }
 }
 
+// `--preemptible=false` is `--no-preemptible` (CLI11 takes a flag's value), not a job left to
+// its kind's default: a job that must never be stopped is not preempted because of a spelling.
+TEST(SpecFlags, AFlagsFalseValueSaysTheOpposite) {
+  auto preemptible = [](std::vector<std::string> words) -> std::string {
+    Parsed p = ParseSubmit(std::move(words), FlagFilter{});
+    if (p.outcome.find("\"preemptible\":true") != std::string::npos) return "true";
+    if (p.outcome.find("\"preemptible\":false") != std::string::npos) return "false";
+    return p.outcome.find("\"preemptible\"") == std::string::npos ? "unset" : p.outcome;
+  };
+  EXPECT_EQ(preemptible({"-g", "1", "true"}), "unset");  // as the job's kind chooses
+  EXPECT_EQ(preemptible({"--preemptible", "true"}), "true");
+  EXPECT_EQ(preemptible({"--no-preemptible", "true"}), "false");
+  EXPECT_EQ(preemptible({"--preemptible=false", "true"}), "false");
+  EXPECT_EQ(preemptible({"--preemptible=true", "true"}), "true");
+  EXPECT_EQ(preemptible({"--no-preemptible=false", "true"}), "true");
+}
+
 TEST(SpecFlags, ACommandLineParsesAlikeWithOnlyTheFlagsItNames) {
   const std::vector<std::vector<std::string>> lines = {
       {"--hold", "-g", "1", "--", "true"},

@@ -360,6 +360,16 @@ TEST(NoticeSignal, ReadsNamesNumbersAndTimesAsSlurmDoes) {
   ASSERT_TRUE(back.has_value());
   EXPECT_EQ(back->signal, SIGINT);
   EXPECT_EQ(back->before, std::chrono::seconds(90));
+  EXPECT_FALSE(back->shell);
+  // Slurm's B: (a batch script's shell alone), read and written back.
+  auto shell = ParseNoticeSignal("B:USR1@90", "signal");
+  ASSERT_TRUE(shell.has_value()) << shell.error().message();
+  EXPECT_EQ(shell->signal, SIGUSR1);
+  EXPECT_EQ(shell->before, std::chrono::seconds(90));
+  EXPECT_TRUE(shell->shell);
+  EXPECT_EQ(FormatNoticeSignal(SIGUSR1, std::chrono::seconds(90), true), "B:USR1@1m30s");
+  EXPECT_FALSE(ParseNoticeSignal("B:", "signal").has_value());
+  EXPECT_FALSE(ParseNoticeSignal("B:KILL", "signal").has_value());
 }
 
 TEST(NoticeSignal, RefusesWhatAJobCannotCatchAndBadTimes) {

@@ -95,7 +95,9 @@ TEST(Sbatch, OptionsBecomeBatonsFlags) {
   EXPECT_EQ(Flags("--mem", "32G"), (Words{"--memory", "32G"}));
   EXPECT_EQ(Flags("-d", "afterok:12:13,afterany:14,singleton"),
             (Words{"--after", "12,13", "--after-any", "14", "--singleton"}));
-  EXPECT_EQ(Flags("--signal", "B:USR1@120"), (Words{"--signal", "USR1@120s"}));
+  EXPECT_EQ(Flags("--signal", "B:USR1@120"), (Words{"--signal", "B:USR1@120s"}));  // the shell's
+  EXPECT_EQ(Flags("--signal", "USR1@120"), (Words{"--signal", "USR1@120s"}));      // the steps'
+  EXPECT_EQ(Flags("--signal", "R:USR1@120"), (Words{"--signal", "USR1@120s"}));
   EXPECT_EQ(Flags("-o", "logs/%x_%j.out"), (Words{"--output", "logs/%x_%j.out"}));
   EXPECT_EQ(Flags("-w", "gpu[01-02]"), (Words{"--nodelist", "gpu[01-02]"}));
   EXPECT_EQ(Flags("--exclude", "gpu07"), (Words{"--exclude", "gpu07"}));
@@ -119,6 +121,8 @@ TEST(Sbatch, WhatBatonDoesNotDoIsRefusedSayingWhy) {
            {"--gres", "nvme:1", "Baton schedules GPUs"},
            {"-d", "afterok:1?afterany:2", "all hold"},
            {"-d", "after:1", "afterok:ID"},
+           // One task, not its whole array (which would wait for every task).
+           {"-d", "afterok:12_7", "\"12_7\" is one task of array 12: name the task's own job id"},
            {"--constraint", "a100", "--gres=gpu:TYPE:N"},
            {"--burst-buffer", "x", "an sbatch option Baton does not know"},
            {"--job-name", "", "needs a value"}}) {
@@ -186,14 +190,29 @@ TEST_F(ScriptFile, AnUnknownDirectiveIsNamedWithItsLine) {
             path + ":3: #SBATCH --frobnicate: an sbatch option Baton does not know");
 }
 
+// With directives, a script Baton cannot run as a batch script is refused, saying why; without
+// them it is no batch script (a perl or awk program, a large generated script): it runs as any
+// command does, and only --batch-script gets the refusal.
 TEST_F(ScriptFile, WhatIsNoScriptOrTooBigIsRefused) {
   EXPECT_FALSE(cli::ReadBatchScript(Write("echo no shebang\n"), {}).has_value());
-  auto awk = cli::ReadBatchScript(Write("#!/usr/bin/awk -f\n{print}\n"), {});
+  auto awk = cli::ReadBatchScript(Write("#!/usr/bin/awk -f\n#SBATCH -J a\n{print}\n"), {});
   ASSERT_FALSE(awk.has_value());
   EXPECT_NE(awk.error().message().find("sh, bash, dash, zsh, ksh or python"), std::string::npos);
-  auto big = cli::ReadBatchScript(Write("#!/bin/sh\n" + std::string(300 * 1024, '#') + "\n"), {});
+  auto perl = cli::ReadBatchScript(Write("#!/usr/bin/perl\n# a comment\nprint 1;\n"), {});
+  ASSERT_TRUE(perl.has_value()) << perl.error().message();
+  EXPECT_FALSE(perl->directives);
+  EXPECT_NE(perl->refused.find("sh, bash, dash, zsh, ksh or python"), std::string::npos);
+  const std::string filler = std::string(300 * 1024, '#') + "\n";
+  auto big = cli::ReadBatchScript(Write("#!/bin/sh\n#SBATCH -J a\n" + filler), {});
   ASSERT_FALSE(big.has_value());
-  EXPECT_NE(big.error().message().find("at most 250 KiB"), std::string::npos);
+  EXPECT_NE(big.error().message().find("at most 252 KiB (this one is 300 KiB)"), std::string::npos)
+      << big.error().message();
+  auto plain = cli::ReadBatchScript(Write("#!/bin/sh\necho\n" + filler), {});
+  ASSERT_TRUE(plain.has_value()) << plain.error().message();
+  EXPECT_NE(plain->refused.find("at most 252 KiB"), std::string::npos);
+  auto sh = cli::ReadBatchScript(Write("#!/bin/sh\necho\n"), {});
+  ASSERT_TRUE(sh.has_value());
+  EXPECT_TRUE(sh->refused.empty());
   EXPECT_FALSE(cli::IsScript(::testing::TempDir()));
 }
 

@@ -38,6 +38,8 @@ namespace {
 
 volatile sig_atomic_t g_stop = 0;
 void OnStop(int sig) { g_stop = sig; }
+volatile sig_atomic_t g_notice = 0;
+void OnNotice(int sig) { g_notice = sig; }
 
 std::string Env(const char* key) {
   const char* v = std::getenv(key);
@@ -67,10 +69,21 @@ void ServeTask(int conn, const StepRequest& req) {
   struct sigaction sa {};
   sa.sa_handler = OnStop;
   for (int s : {SIGTERM, SIGINT, SIGHUP}) sigaction(s, &sa, nullptr);
+  // The job's notice, which this node's agent sends to its step server: passed on to the task,
+  // unless it is the batch shell's alone (B:; then ignored, as the server ignores it).
+  if (Notice notice = NoticeOf(); notice.signal != 0 && !notice.shell) {
+    struct sigaction na {};
+    na.sa_handler = OnNotice;
+    sigaction(notice.signal, &na, nullptr);
+  }
   bool gone = false, forwarded = false;
   int out = task->out, err = task->err;
   auto killed_at = std::chrono::steady_clock::time_point::max();
   while (out >= 0 || err >= 0) {
+    if (int notice = g_notice; notice != 0 && !forwarded) {
+      g_notice = 0;
+      ::kill(-task->pid, notice);
+    }
     if ((g_stop != 0 || gone) && !forwarded) {
       ::kill(-task->pid, g_stop != 0 ? g_stop : SIGTERM);
       forwarded = true;
@@ -184,6 +197,8 @@ int StepServer(bool alloc) {
   struct sigaction sa {};
   sa.sa_handler = OnStop;
   for (int s : {SIGTERM, SIGINT, SIGHUP}) sigaction(s, &sa, nullptr);
+  // The job's notice reaches this server's process group: its tasks' handlers pass it on.
+  if (Notice notice = NoticeOf(); notice.signal != 0) signal(notice.signal, SIG_IGN);
   std::vector<pid_t> handlers;
   auto stop_all = [&](int sig) {
     for (pid_t h : handlers) ::kill(h, sig);
@@ -261,6 +276,12 @@ int StepServer(bool alloc) {
   return 128 + sig;
 }
 
+// Slurm's variable, else Baton's own (a pool with `slurm: false` gives its jobs no SLURM_*).
+std::string EnvOr(const char* slurm, const char* baton) {
+  std::string v = Env(slurm);
+  return v.empty() ? Env(baton) : v;
+}
+
 // An output pattern's file name: %j job id, %A array job id, %a task index, %x name, %u user,
 // %N node, %n node index, %t task, %s step, %J job.step, %% a '%'; a number after % pads
 // (%4a: 0007).
@@ -279,7 +300,7 @@ std::string ExpandPattern(const std::string& pattern) {
       out += pattern.substr(i);
       break;
     }
-    std::string job = Env("SLURM_JOB_ID"), value;
+    std::string job = EnvOr("SLURM_JOB_ID", "BATON_JOB_ID"), value;
     bool number = true;
     switch (pattern[j]) {
       case 'j':
@@ -290,14 +311,16 @@ std::string ExpandPattern(const std::string& pattern) {
         number = false;
         break;
       case 'A':
-        value = Env("SLURM_ARRAY_JOB_ID").empty() ? job : Env("SLURM_ARRAY_JOB_ID");
+        value = EnvOr("SLURM_ARRAY_JOB_ID", "BATON_ARRAY_JOB_ID");
+        if (value.empty()) value = job;
         break;
       case 'a':
         // Slurm's own "no task" index, so that a name reads as it would there.
-        value = Env("SLURM_ARRAY_TASK_ID").empty() ? "4294967294" : Env("SLURM_ARRAY_TASK_ID");
+        value = EnvOr("SLURM_ARRAY_TASK_ID", "BATON_ARRAY_INDEX");
+        if (value.empty()) value = "4294967294";
         break;
       case 'x':
-        value = Env("SLURM_JOB_NAME");
+        value = EnvOr("SLURM_JOB_NAME", "BATON_JOB_NAME");
         number = false;
         break;
       case 'u':
@@ -305,7 +328,7 @@ std::string ExpandPattern(const std::string& pattern) {
         number = false;
         break;
       case 'N':
-        value = Env("SLURMD_NODENAME");
+        value = EnvOr("SLURMD_NODENAME", "BATON_NODE_NAME");
         number = false;
         break;
       case 'n':
@@ -377,12 +400,16 @@ int BatchHost(const std::vector<std::string>& args) {
   bool relay = out_file >= 0 || err_file >= 0;
   int out_pipe[2] = {-1, -1}, err_pipe[2] = {-1, -1};
   if (relay && (pipe2(out_pipe, O_CLOEXEC) != 0 || pipe2(err_pipe, O_CLOEXEC) != 0)) relay = false;
+  const Notice notice = NoticeOf();
   pid_t child = fork();
   if (child < 0) {
     std::fprintf(stderr, "baton: cannot start the batch script: %s\n", strerror(errno));
     return 1;
   }
   if (child == 0) {
+    // The job's notice is for its steps, not its shell (Slurm's --signal without B:): the shell
+    // starts with it ignored, and srun passes it on to its tasks.
+    if (notice.signal != 0 && !notice.shell) signal(notice.signal, SIG_IGN);
     if (relay) {
       dup2(out_pipe[1], 1);
       dup2(err_pipe[1], 2);
@@ -397,6 +424,7 @@ int BatchHost(const std::vector<std::string>& args) {
   // The job's signals reach the script too (one process group): this one waits for its end,
   // noting a stop (the job is stopped on every node then).
   for (int s : {SIGUSR1, SIGUSR2}) signal(s, SIG_IGN);
+  if (notice.signal != 0) signal(notice.signal, SIG_IGN);
   struct sigaction sa {};
   sa.sa_handler = OnStop;
   for (int s : {SIGTERM, SIGINT, SIGHUP}) sigaction(s, &sa, nullptr);

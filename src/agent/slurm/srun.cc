@@ -30,6 +30,8 @@ namespace {
 
 volatile sig_atomic_t g_signal = 0;
 void OnSignal(int sig) { g_signal = sig; }
+volatile sig_atomic_t g_notice = 0;
+void OnNotice(int sig) { g_notice = sig; }
 
 std::vector<std::string> Split(const std::string& s, char sep) {
   std::vector<std::string> out;
@@ -251,6 +253,17 @@ void Stop(Running& r, int sig) {
 
 }  // namespace
 
+Notice NoticeOf() {
+  const char* v = std::getenv("BATON_NOTICE_SIGNAL");
+  std::string text = v != nullptr ? v : "";
+  Notice n{.shell = text.starts_with("B:")};
+  n.signal = std::atoi(text.c_str() + (n.shell ? 2 : 0));
+  if (n.signal <= 0 || n.signal >= 32 || n.signal == SIGTERM || n.signal == SIGINT ||
+      n.signal == SIGHUP || n.signal == SIGKILL || n.signal == SIGSTOP)
+    n.signal = 0;
+  return n;
+}
+
 int Srun(const std::vector<std::string>& args) {
   auto parsed = ParseSrun(args);
   if (!parsed) {
@@ -351,6 +364,13 @@ int Srun(const std::vector<std::string>& args) {
   sa.sa_handler = OnSignal;
   for (int s : {SIGINT, SIGTERM, SIGHUP}) sigaction(s, &sa, nullptr);
   signal(SIGPIPE, SIG_IGN);
+  // The job's notice: passed on to the tasks here (the other nodes' step servers pass it to
+  // theirs), or, the batch shell's alone (B:), not this srun's.
+  if (Notice notice = NoticeOf(); notice.signal != 0) {
+    struct sigaction na {};
+    na.sa_handler = notice.shell ? SIG_IGN : OnNotice;
+    sigaction(notice.signal, &na, nullptr);
+  }
 
   std::vector<Running> tasks;
   int task = 0;
@@ -398,6 +418,12 @@ int Srun(const std::vector<std::string>& args) {
     if (g_signal != 0 && !stopping) {
       stopping = true;
       for (Running& r : tasks) Stop(r, g_signal);
+    }
+    if (int notice = g_notice; notice != 0) {
+      g_notice = 0;
+      for (Running& r : tasks) {
+        if (!r.remote && r.pid > 0 && r.status.empty()) ::kill(-r.pid, notice);
+      }
     }
     std::vector<pollfd> fds;
     std::vector<std::pair<size_t, int>> which;  // task, 0 out / 1 err / 2 socket
