@@ -143,12 +143,12 @@ Result<std::vector<std::string>> Dependencies(const std::string& value) {
     std::string ids;
     for (size_t i = 1; i < parts.size(); ++i) {
       std::string id = parts[i].substr(0, parts[i].find('+'));  // "+time": not kept
-      if (size_t task = id.find('_'); task != std::string::npos && AllDigits(id.substr(0, task))) {
+      if (std::string array = id.substr(0, id.find('_')); array != id && AllDigits(array)) {
         // One task of an array: not the whole array, which would wait for every task.
         return Err(InvalidArgument(
-            "--dependency=" + value + ": \"" + parts[i] + "\" is one task of array " +
-            id.substr(0, task) + ": name the task's own job id (`baton show " + id +
-            "` prints it), or the array's, " + id.substr(0, task) + ", for all its tasks"));
+            "--dependency=" + value + ": \"" + parts[i] + "\" is one task of array " + array +
+            ": name the task's own job id (`baton show " + id + "` prints it), or the array's, " +
+            array + ", for all its tasks"));
       }
       if (!AllDigits(id)) {
         return Err(
@@ -296,20 +296,28 @@ bool IsScript(const std::string& path) {
          !std::filesystem::is_directory(path);
 }
 
+// A line after the #! one, as sbatch reads the comments before a script's first command.
+enum class Lead { kOther, kSbatch, kBaton, kCommand };  // kOther: blank, or another comment
+Lead LeadingLine(const std::string& line, std::string* rest) {
+  std::string trimmed = line.substr(std::min(line.find_first_not_of(" \t\r"), line.size()));
+  if (trimmed.empty()) return Lead::kOther;
+  if (trimmed[0] != '#') return Lead::kCommand;
+  bool sbatch = trimmed.starts_with("#SBATCH");
+  if (!sbatch && !trimmed.starts_with("#BATON")) return Lead::kOther;
+  *rest = trimmed.substr(sbatch ? 7 : 6);
+  if (!rest->empty() && (*rest)[0] != ' ' && (*rest)[0] != '\t') return Lead::kOther;  // #SBATCHED
+  return sbatch ? Lead::kSbatch : Lead::kBaton;
+}
+
 // Whether `text` has #SBATCH or #BATON lines among the comments before its first command.
 bool HasDirectives(const std::string& text) {
   std::istringstream lines(text);
-  std::string line;
+  std::string line, rest;
   std::getline(lines, line);  // #!
   while (std::getline(lines, line)) {
-    std::string trimmed = line.substr(std::min(line.find_first_not_of(" \t\r"), line.size()));
-    if (trimmed.empty()) continue;
-    if (trimmed[0] != '#') return false;
-    for (std::string_view d : {"#SBATCH", "#BATON"}) {
-      if (trimmed.starts_with(d) &&
-          (trimmed.size() == d.size() || trimmed[d.size()] == ' ' || trimmed[d.size()] == '\t'))
-        return true;
-    }
+    Lead lead = LeadingLine(line, &rest);
+    if (lead == Lead::kCommand) return false;
+    if (lead != Lead::kOther) return true;
   }
   return false;
 }
@@ -370,17 +378,14 @@ Result<BatchScript> ReadBatchScript(const std::string& path, const std::vector<s
   script.command.insert(script.command.end(), args.begin(), args.end());
   // Directives: #SBATCH and #BATON lines before the first command, as sbatch reads them.
   int number = 1;
+  std::string rest;
   while (std::getline(lines, line)) {
     ++number;
-    std::string trimmed = line.substr(std::min(line.find_first_not_of(" \t\r"), line.size()));
-    if (trimmed.empty()) continue;
-    if (trimmed[0] != '#') break;
-    bool sbatch = trimmed.starts_with("#SBATCH");
-    bool baton = trimmed.starts_with("#BATON");
-    if (!sbatch && !baton) continue;
+    Lead lead = LeadingLine(line, &rest);
+    if (lead == Lead::kCommand) break;
+    if (lead == Lead::kOther) continue;
+    bool baton = lead == Lead::kBaton;
     std::string where = path + ":" + std::to_string(number) + ": ";
-    std::string rest = trimmed.substr(sbatch ? 7 : 6);
-    if (!rest.empty() && rest[0] != ' ' && rest[0] != '\t') continue;  // #SBATCHED: a comment
     script.directives = true;
     auto words = SplitDirective(rest);
     if (!words) return Err(InvalidArgument(where + words.error().message()));
